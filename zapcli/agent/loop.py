@@ -1,0 +1,224 @@
+"""The tool-calling loop (SPEC §7.2): model → tool calls → results → … → report.
+Imports `zapcli.agent.types` only: records go to a Sink, so it knows nothing of files or processes.
+
+Limits (should_stop, max turns, token budget) are checked before every model
+call. Tool failures of every kind go back to the model as error results; the
+loop itself ends only through an Outcome, never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any
+
+from zapcli.agent.types import (
+    Approver,
+    ModelClient,
+    ModelError,
+    Sink,
+    Tool,
+    ToolCall,
+    ToolContext,
+    ToolResult,
+    Turn,
+)
+
+SUBAGENT_TOOL = "subagent"
+NeedsApproval = Callable[[str, dict[str, Any]], tuple[bool, str]]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a run ended. `status`: "completed" | "failed" | "timeout"; `reason`
+    None when completed (e.g. "max turns", "token budget", a ModelError's
+    reason); `report`: the final answer, or the last text seen when not completed."""
+
+    status: str
+    reason: str | None
+    report: str
+
+
+def run_loop(*, system_prompt: str, task: str, client: ModelClient, tools: list[Tool],
+             sink: Sink, ctx: ToolContext, max_turns: int = 40, max_tokens: int | None = None,
+             approver: Approver | None = None, needs_approval: NeedsApproval | None = None,
+             steer: Callable[[], list[str]] | None = None,
+             before_model_call: Callable[[], list[str]] | None = None,
+             should_stop: Callable[[], str | tuple[str, str] | None] | None = None) -> Outcome:
+    """Run the agent until it answers without tool calls or a limit stops it.
+
+    Records emitted: text/thinking {delta}; tool_call {call_id, name,
+    arguments}; tool_result {call_id, ok, content, duration_ms}; usage {model,
+    input_tokens, output_tokens, cached_tokens}; steer {text, delivered}; a
+    one-time diagnostic when the endpoint reports no usage; report {text} on
+    completion only. `max_tokens` budgets input+output tokens summed over calls.
+    `needs_approval(tool, args) -> (ask, summary)`; an ask without `approver`
+    is denied. `steer()` returns user texts to deliver before the next call;
+    `before_model_call()` returns notice lines sent as one user message.
+    `should_stop()` returns a reason (status "timeout" when it mentions a
+    timeout or deadline, else "failed") or an explicit (status, reason).
+    """
+    granted = {t.spec.name.lower(): t for t in tools}
+    specs = [t.spec.to_openai() for t in tools]
+    messages: list[dict[str, Any]] = ([{"role": "system", "content": system_prompt}]
+                                      if system_prompt else [])
+    messages.append({"role": "user", "content": task})
+    turns = used = 0
+    last_text = ""
+    told_no_usage = False
+
+    def stop_reason() -> tuple[str, str] | None:
+        reason = should_stop() if should_stop else None
+        if isinstance(reason, tuple):
+            return reason
+        if reason:
+            timed_out = "timeout" in reason.lower() or "deadline" in reason.lower()
+            return ("timeout" if timed_out else "failed"), reason
+        return None
+
+    while True:
+        stop = stop_reason()
+        if stop is None and turns >= max_turns:
+            stop = ("failed", "max turns")
+        if stop is None and max_tokens is not None and used > max_tokens:
+            stop = ("failed", "token budget")
+        if stop is not None:
+            return Outcome(stop[0], stop[1], last_text)
+        for text in steer() if steer else []:
+            messages.append({"role": "user", "content": text})
+            sink("steer", {"text": text, "delivered": True})
+        notices = before_model_call() if before_model_call else []
+        if notices:
+            messages.append({"role": "user", "content": "\n".join(notices)})
+        turns += 1
+        try:
+            turn = client.complete(messages, specs, lambda kind, d: sink(kind, {"delta": d}))
+        except ModelError as e:
+            return Outcome("failed", e.reason, last_text)
+        except Exception as e:  # a client bug must still end as a status, not a traceback
+            return Outcome("failed", f"model client failed: {type(e).__name__}: {e}", last_text)
+        if turn.usage is not None:
+            u = turn.usage
+            sink("usage", {"model": turn.model or client.model, "input_tokens": u.input_tokens,
+                           "output_tokens": u.output_tokens, "cached_tokens": u.cached_tokens})
+            used += u.input_tokens + u.output_tokens
+        else:
+            if not told_no_usage:
+                told_no_usage = True
+                sink("diagnostic", {"dimension": "model", "name": client.model, "message":
+                                    "the model endpoint reports no token usage; usage totals "
+                                    "miss these calls and the token budget uses an estimate "
+                                    "(4 characters per token)"})
+            used += _estimate(messages, turn)
+        messages.append(_assistant_message(turn))
+        if turn.text:
+            last_text = turn.text
+        if not turn.tool_calls:
+            sink("report", {"text": turn.text})
+            return Outcome("completed", None, turn.text)
+        results = _run_calls(turn.tool_calls, granted, sink, ctx, approver, needs_approval,
+                             stop_reason)
+        for call, result in zip(turn.tool_calls, results, strict=True):
+            content = result.content or "(no output)"
+            messages.append({"role": "tool", "tool_call_id": call.call_id,
+                             "content": content if result.ok else f"Error: {content}"})
+
+
+def _assistant_message(turn: Turn) -> dict[str, Any]:
+    msg: dict[str, Any] = {"role": "assistant", "content": turn.text}
+    if turn.tool_calls:
+        # Arguments that did not parse go back as {}: some servers reject invalid JSON in history.
+        msg["tool_calls"] = [{"id": c.call_id, "type": "function", "function": {
+            "name": c.name or "unknown",
+            "arguments": json.dumps(c.arguments) if c.arguments is not None else "{}"}}
+            for c in turn.tool_calls]
+    return msg
+
+
+def _estimate(messages: list[dict[str, Any]], turn: Turn) -> int:
+    out = len(turn.text) + len(turn.reasoning) + sum(len(c.raw_arguments) for c in turn.tool_calls)
+    return (len(json.dumps(messages)) + out) // 4
+
+
+def _run_calls(calls: list[ToolCall], granted: dict[str, Tool], sink: Sink, ctx: ToolContext,
+               approver: Approver | None, needs_approval: NeedsApproval | None,
+               stop_reason: Callable[[], tuple[str, str] | None]) -> list[ToolResult]:
+    """Run one message's calls: concurrently when all are `subagent` calls, else in order."""
+
+    def announce(call: ToolCall) -> None:
+        tool = granted.get(call.name.lower())
+        sink("tool_call", {"call_id": call.call_id, "name": tool.spec.name if tool else call.name,
+                           "arguments": call.arguments if call.arguments is not None
+                           else call.raw_arguments})
+
+    def finish(call: ToolCall, result: ToolResult, ms: int) -> ToolResult:
+        sink("tool_result", {"call_id": call.call_id, "ok": result.ok, "content": result.content,
+                             "duration_ms": ms})
+        return result
+
+    if len(calls) > 1 and all(c.name.lower() == SUBAGENT_TOOL for c in calls):
+        for call in calls:
+            announce(call)
+        results: dict[int, ToolResult] = {}
+        with ThreadPoolExecutor(max_workers=len(calls), thread_name_prefix="subagent") as pool:
+            futures = {pool.submit(_execute, c, granted, ctx, approver, needs_approval): i
+                       for i, c in enumerate(calls)}
+            for fut in as_completed(futures):
+                i = futures[fut]
+                results[i] = finish(calls[i], *fut.result())
+        return [results[i] for i in range(len(calls))]
+    out = []
+    for call in calls:
+        announce(call)
+        stop = stop_reason()
+        if stop is not None:
+            out.append(finish(call, ToolResult(False, f"not run: {stop[1]}"), 0))
+            continue
+        out.append(finish(call, *_execute(call, granted, ctx, approver, needs_approval)))
+    return out
+
+
+def _execute(call: ToolCall, granted: dict[str, Tool], ctx: ToolContext,
+             approver: Approver | None,
+             needs_approval: NeedsApproval | None) -> tuple[ToolResult, int]:
+    """One call → (result, duration in ms). Never raises."""
+    start = time.monotonic()
+    tool = granted.get(call.name.lower())
+    try:
+        result = _check_and_run(call, tool, granted, ctx, approver, needs_approval)
+    except Exception as e:  # a broken tool or approver becomes an error the model reads
+        name = tool.spec.name if tool else call.name
+        result = ToolResult(False, f"`{name}` failed: {type(e).__name__}: {e}")
+    return result, int((time.monotonic() - start) * 1000)
+
+
+def _check_and_run(call: ToolCall, tool: Tool | None, granted: dict[str, Tool],
+                   ctx: ToolContext, approver: Approver | None,
+                   needs_approval: NeedsApproval | None) -> ToolResult:
+    if tool is None:
+        names = ", ".join(sorted(t.spec.name for t in granted.values())) or "none"
+        shown = call.name or "(no name)"
+        return ToolResult(False, f"`{shown}` is not available to this subagent "
+                                 f"(available tools: {names})")
+    name = tool.spec.name
+    if call.error is not None or call.arguments is None:
+        return ToolResult(False, f"invalid call to `{name}`: {call.error or 'no arguments'}. "
+                                 "Call it again with its arguments as one JSON object.")
+    args = call.arguments
+    if needs_approval is not None:
+        ask, summary = needs_approval(name, args)
+        if ask:
+            if approver is None:
+                return ToolResult(False, f"`{name}` needs approval ({summary}) and nobody can "
+                                         "approve it here; choose a way that needs no approval")
+            approved, why = approver.request(name, summary, args)
+            if not approved:
+                return ToolResult(False, f"the user denied `{name}` ({summary}): "
+                                         f"{why or 'no reason given'}. Do not retry it unchanged.")
+    result = tool.run(args, ctx)
+    if not isinstance(result, ToolResult):
+        return ToolResult(True, str(result))
+    return result

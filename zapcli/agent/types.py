@@ -1,0 +1,112 @@
+"""Contracts shared by the agent loop, model clients, tools and approvals.
+
+Imports nothing of zapcli. Record types and their fields are SPEC §4's; the
+loop emits them through a `Sink` and never learns where they go (the child
+writes them to its trail, `zapcli run` streams them to the terminal too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+# (record type, fields) -> None. Types: thinking, text, tool_call, tool_result,
+# usage, diagnostic, approval_request, approval_decision, steer, report.
+Sink = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What the model sees: name (canonical spelling), description, JSON schema."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+    def to_openai(self) -> dict[str, Any]:
+        return {"type": "function", "function": {
+            "name": self.name, "description": self.description,
+            "parameters": dict(self.parameters)}}
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A tool's answer to the model. `ok=False` is an error the model reads."""
+
+    ok: bool
+    content: str
+
+
+@dataclass
+class ToolContext:
+    """What a tool may touch. Paths are absolute. `env` is already scrubbed."""
+
+    workspace: str
+    cwd: str
+    env: dict[str, str] = field(default_factory=dict)
+    writable_roots: tuple[str, ...] = ()
+    deadline_monotonic: float | None = None  # time.monotonic() value; None = no deadline
+
+
+class Tool(Protocol):
+    spec: ToolSpec
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call from the model. `arguments` is None when `error` says why
+    (invalid JSON, not an object): the loop sends `error` back as a tool error."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any] | None
+    raw_arguments: str = ""
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+
+
+@dataclass
+class Turn:
+    """One assistant message, assembled from a stream."""
+
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    model: str = ""
+
+
+class ModelError(Exception):
+    """The model call failed for good (after the SDK's retries); `reason` is
+    one line a user can act on, e.g. "model endpoint returned 401: check
+    OPENAI_API_KEY"."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class ModelClient(Protocol):
+    model: str
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                 on_delta: Callable[[str, str], None]) -> Turn:
+        """Stream one assistant turn. `on_delta(kind, text)` with kind "text" or
+        "thinking" as deltas arrive. Raises ModelError."""
+        ...
+
+
+class Approver(Protocol):
+    def request(self, tool: str, summary: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+        """Block until decided; return (approved, reason)."""
+        ...

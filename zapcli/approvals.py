@@ -1,0 +1,180 @@
+"""SPEC §10's one approval decision, used by the parent agent and subagents alike.
+Imports: stdlib only.
+
+`decide()` is pure (it reads the filesystem only to resolve symlinks) and
+answers allow / ask / deny before a tool runs. Tool kinds:
+
+| kind      | tools                                   | confirm | workspace        | auto-edit | full  |
+|-----------|-----------------------------------------|---------|------------------|-----------|-------|
+| read-only | read glob grep todo task_output task_stop WebFetch WebSearch use_skill kb_search memory_read memory_search mcp_search mcp_describe subagent | allow | allow | allow | allow |
+| edit      | write edit                              | ask     | allow inside a root, else ask | allow | allow |
+| memory    | memory_write (its folder is bound)      | ask     | allow            | allow     | allow |
+| exec      | bash                                    | ask     | ask              | ask       | allow |
+| mcp       | mcp_call                                | ask     | allow if allowlisted, else ask | same as workspace | allow |
+| unknown   | anything else                           | ask     | ask              | ask       | allow |
+
+Choices made where the spec is silent:
+- WebFetch/WebSearch only read (the network), so they never ask.
+- task_stop only stops a job the model itself started (an approved bash).
+- `subagent` (parent only) never asks: every child carries its own approval mode.
+- In `confirm` mode even allowlisted MCP calls ask ("every ... MCP call asks").
+- `workspace` mode resolves the target path (`~`, `..`, symlinks, including
+  dangling ones and symlinked parent folders) before checking the roots, and
+  treats `.git/` and `.zapcli/` inside a root as outside: a hook or an
+  `mcp.json` written there would run code or widen grants later.
+- A write or edit without a usable string `path` is denied (nothing to check).
+- `unattended=True` turns every ask into a deny whose reason tells the model
+  what to do instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Literal
+
+MODES = ("confirm", "workspace", "auto-edit", "full")
+READ_ONLY = frozenset({
+    "read", "glob", "grep", "todo", "task_output", "task_stop", "webfetch", "websearch",
+    "use_skill", "kb_search", "memory_read", "memory_search", "mcp_search", "mcp_describe",
+    "subagent"})
+EDIT = frozenset({"write", "edit"})
+MEMORY = frozenset({"memory_write"})
+EXEC = frozenset({"bash"})
+MCP = frozenset({"mcp_call"})
+PROTECTED_DIRS = (".git", ".zapcli")
+SUMMARY_MAX = 100
+
+Action = Literal["allow", "ask", "deny"]
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: Action
+    summary: str  # one line for a person: "bash: rm -rf build"
+    reason: str  # why; for a deny, written for the model
+
+
+def _one_line(text: str, limit: int = SUMMARY_MAX) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _resolve(path: str, cwd: str) -> str:
+    """Where a write to `path` really lands: `~`, `..` and symlinks resolved."""
+    return os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
+
+
+def _under(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:  # different drives
+        return False
+
+
+def _show(path: str, cwd: str, workspace: str) -> str:
+    absolute = os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
+    ws = os.path.normpath(workspace)
+    return os.path.relpath(absolute, ws) if _under(absolute, ws) and absolute != ws else absolute
+
+
+def summarize(tool: str, args: dict[str, Any], *, workspace: str, cwd: str) -> str:
+    """One line a person can approve or deny from."""
+    key = tool.lower()
+    path = args.get("path") if isinstance(args, dict) else None
+    where = _show(path, cwd, workspace) if isinstance(path, str) and path.strip() else "?"
+    if key == "bash":
+        label = "bash (background)" if args.get("background") is True else "bash"
+        return _one_line(f"{label}: {args.get('command', '')}")
+    if key == "write":
+        content = args.get("content")
+        size = len(content.encode("utf-8", "replace")) if isinstance(content, str) else 0
+        return _one_line(f"write: {where} ({size:,} bytes)")
+    if key == "edit":
+        suffix = " (replace all)" if args.get("replace_all") is True else ""
+        return _one_line(f"edit: {where}{suffix}")
+    if key == "mcp_call":
+        server, name = args.get("server", "?"), args.get("tool", "?")
+        return _one_line(f"mcp_call: {server}/{name}")
+    if key in ("read", "glob", "grep") and isinstance(path, str):
+        extra = f" {args.get('pattern')}" if "pattern" in args else ""
+        return _one_line(f"{tool}:{extra} {where}")
+    for field in ("url", "query", "pattern", "job_id", "command"):
+        if isinstance(args.get(field), str):
+            return _one_line(f"{tool}: {args[field]}")
+    try:
+        shown = json.dumps(args, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        shown = str(args)
+    return _one_line(f"{tool}: {shown}")
+
+
+def _edit_target(args: dict[str, Any], cwd: str, roots: list[str]) -> tuple[bool, str]:
+    """(inside a writable root and not in a protected folder, explanation)."""
+    real = _resolve(args["path"], cwd)
+    for root in roots:
+        if not _under(real, root):
+            continue
+        rel_parts = os.path.relpath(real, root).split(os.sep)
+        guarded = next((p for p in rel_parts if p in PROTECTED_DIRS), None)
+        if guarded:
+            return False, f"{real} is inside {guarded}/, which only a person may change"
+        return True, f"{real} is inside {root}"
+    return False, f"{real} is outside the workspace and the writable roots"
+
+
+def _deny_unattended(summary: str, why: str) -> str:
+    return (f"denied: this needs a person's approval ({why}), but the run is unattended, so "
+            "nobody can give it. Do not retry the call. Reach the goal another way with "
+            "what this mode allows, or finish and say in your report that a person must "
+            f"approve: {summary}")
+
+
+def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: str,
+           writable_roots: tuple[str, ...] = (), unattended: bool = False,
+           mcp_allowlisted: bool = False) -> Decision:
+    """Whether `tool(args)` runs now ("allow"), waits for a person ("ask") or not
+    at all ("deny"). Raises ValueError for a mode not in MODES (config checks it)."""
+    if mode not in MODES:
+        raise ValueError(f"unknown approval mode {mode!r}; use one of {', '.join(MODES)}")
+    args = args if isinstance(args, dict) else {}
+    key = tool.lower()
+    summary = summarize(tool, args, workspace=workspace, cwd=cwd)
+
+    def verdict(action: Action, reason: str) -> Decision:
+        if action == "ask" and unattended:
+            return Decision("deny", summary, _deny_unattended(summary, reason))
+        return Decision(action, summary, reason)
+
+    if key in READ_ONLY:
+        return verdict("allow", f"{tool} only reads")
+    if mode == "full":
+        return verdict("allow", "full mode: nothing asks")
+    if key in EDIT:
+        if mode == "confirm":
+            return verdict("ask", "confirm mode asks before every edit")
+        if mode == "auto-edit":
+            return verdict("allow", "auto-edit mode: edits run")
+        path = args.get("path")
+        if not isinstance(path, str) or not path.strip() or "\x00" in path:
+            return Decision("deny", summary, f"{tool} needs a string `path` naming the file; "
+                            "fix the arguments and call it again")
+        roots = [os.path.realpath(r) for r in (workspace, *writable_roots) if r]
+        inside, why = _edit_target(args, cwd, roots)
+        if inside:
+            return verdict("allow", f"workspace mode: {why}")
+        return verdict("ask", why)
+    if key in MEMORY:
+        if mode == "confirm":
+            return verdict("ask", "confirm mode asks before every write")
+        return verdict("allow", f"{tool} writes only its own memory folder")
+    if key in EXEC:
+        return verdict("ask", f"{mode} mode asks before running commands")
+    if key in MCP:
+        if mode != "confirm" and mcp_allowlisted:
+            return verdict("allow", "the MCP tool is on its server's approval allowlist")
+        if mode == "confirm":
+            return verdict("ask", "confirm mode asks before every MCP call")
+        return verdict("ask", "this MCP tool is not on its server's approval allowlist")
+    return verdict("ask", f"{tool} is not a known read-only tool")

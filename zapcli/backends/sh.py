@@ -1,0 +1,80 @@
+"""The `sh` backend: run the task as `/bin/sh -c TASK`, pump its output into
+the capped files, enforce the deadline on a monotonic clock.
+
+Imports `zapcli.supervisor`. The command shares the supervisor's process group,
+so `kill` reaches it through the group; at the deadline the supervisor kills
+its own tree (TERM+CONT, grace, KILL), sparing only itself.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+
+from zapcli.supervisor.capture import CappedFile, pump
+from zapcli.supervisor.kill import kill_tree
+from zapcli.supervisor.launch import process_create_time
+
+PUMP_JOIN_S = 2.0
+
+
+@dataclass
+class Outcome:
+    status: str  # completed | failed | timeout | cancelled
+    exit_code: int | None
+    reason: str | None
+
+
+def _describe(code: int) -> str:
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"killed by {name}"
+    return f"exit code {code}"
+
+
+def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono: float,
+        grace_s: float, terminated: threading.Event) -> Outcome:
+    """Run `task` to its end, its deadline, or a SIGTERM of the supervisor."""
+    proc = subprocess.Popen(["/bin/sh", "-c", task], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+                            close_fds=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    threads = [pump(os.dup(proc.stdout.fileno()), out), pump(os.dup(proc.stderr.fileno()), err)]
+    proc.stdout.close()
+    proc.stderr.close()
+    me, my_ctime = os.getpid(), process_create_time(os.getpid())
+    outcome: Outcome | None = None
+    while True:
+        remaining = deadline_mono - time.monotonic()
+        if remaining <= 0:
+            kill_tree(me, my_ctime, grace_s, include_root=False)
+            proc.wait()
+            outcome = Outcome("timeout", None, "deadline reached; the command was killed")
+            break
+        if terminated.is_set():
+            # Give the command the same grace a `kill` gives it, then end the tree.
+            try:
+                proc.wait(timeout=min(grace_s, max(remaining, 0)))
+            except subprocess.TimeoutExpired:
+                kill_tree(me, my_ctime, grace_s, include_root=False)
+                proc.wait()
+            outcome = Outcome("cancelled", proc.returncode, "terminated by a signal")
+            break
+        try:
+            code = proc.wait(timeout=min(remaining, 0.2))
+        except subprocess.TimeoutExpired:
+            continue
+        outcome = Outcome("completed", 0, None) if code == 0 else Outcome("failed", code, _describe(code))
+        break
+    # Leftover background jobs of the command would hold the pipes open forever.
+    kill_tree(me, my_ctime, min(grace_s, 1.0), include_root=False)
+    for t in threads:
+        t.join(timeout=PUMP_JOIN_S)
+    return outcome

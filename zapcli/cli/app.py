@@ -1,0 +1,163 @@
+"""The typer application: every command, its options and its help.
+
+Imports typer and `zapcli.cli.commands`. Each command body is one line that
+hands its parameters to the matching `commands.<name>.execute`, which the
+fast path (`zapcli.cli.fastpath`) calls too; `zapcli.cli.argspec` is generated
+from the signatures below (`python -m zapcli.cli.gen argspec`).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from zapcli import __version__
+
+app = typer.Typer(
+    name="zapcli", no_args_is_help=True, add_completion=False,
+    rich_markup_mode="rich", context_settings={"help_option_names": ["-h", "--help"]},
+    help="Parallel LLM subagents as ordinary background processes.\n\n"
+         "[bold]zapcli spawn[/] starts one and returns its id at once; [bold]poll[/], [bold]wait[/], "
+         "[bold]list[/], [bold]kill[/], [bold]output[/] and [bold]replay[/] work on it from any later "
+         "command, even after a restart.\n\nExample: id=$(zapcli spawn --cli sh -- 'make test'); zapcli wait \"$id\"",
+)
+
+JSON = typer.Option(False, "--json", help="Print one JSON document (stable snake_case keys).")
+
+
+def _run(name: str, params: dict) -> None:
+    from importlib import import_module
+
+    raise typer.Exit(import_module(f"zapcli.cli.commands.{name}").execute(**params))
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"zapcli {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                      help="Print the version and exit.")) -> None:
+    """zapcli."""
+
+
+@app.command()
+def spawn(
+    task: str = typer.Argument(..., help="What to do. '-' reads it from stdin (UTF-8, up to 1 MB)."),
+    cli: str = typer.Option("zapcli", "--cli", help="Backend: zapcli (the built-in agent) or sh (a shell command)."),
+    agent: Optional[str] = typer.Option(None, "--agent", help="Subagent definition to use (zapcli backend)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model for this subagent."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Deadline in seconds (default 300, config timeout_s)."),
+    approval: Optional[str] = typer.Option(None, "--approval", help="confirm | workspace | auto-edit | full."),
+    cwd: Optional[str] = typer.Option(None, "--cwd", help="Directory to run in (default: here)."),
+    after: Optional[list[str]] = typer.Option(None, "--after", help="Start only after this subagent completed (repeatable)."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output)."),
+    unattended: bool = typer.Option(False, "--unattended", help="Deny at once whatever would ask for approval."),
+    json: bool = JSON,
+) -> None:
+    """Start a subagent in the background and print its id at once.
+
+    On a terminal the id comes with a short summary; in a pipe or $(...) only
+    the id is printed, so [bold]id=$(zapcli spawn --cli sh -- 'make test')[/] works.
+    """
+    _run("spawn", locals())
+
+
+@app.command()
+def poll(
+    ids: list[str] = typer.Argument(..., help="Subagent ids."),
+    wait_secs: int = typer.Option(0, "--wait-secs", help="Wait up to 5 s plus this many seconds (1-30)."),
+    no_wait: bool = typer.Option(False, "--no-wait", help="Check once and return."),
+    json: bool = JSON,
+) -> None:
+    """Wait briefly for subagents, then show their status and folded output."""
+    _run("poll", locals())
+
+
+@app.command()
+def wait(
+    ids: list[str] = typer.Argument(..., help="Subagent ids."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Give up after this many seconds (exit 4)."),
+    any: bool = typer.Option(False, "--any", help="Return when any one has ended."),
+    json: bool = JSON,
+) -> None:
+    """Block until subagents end. Exit 0: all completed; 3: one ended otherwise; 4: timed out."""
+    _run("wait", locals())
+
+
+@app.command("list")
+def list_(
+    all: bool = typer.Option(False, "--all", help="Every session, not just this one."),
+    status: Optional[str] = typer.Option(None, "--status", help="Only this status (running, completed, ...)."),
+    json: bool = JSON,
+) -> None:
+    """List this session's subagents, newest first."""
+    _run("list", locals())
+
+
+@app.command()
+def kill(
+    ids: Optional[list[str]] = typer.Argument(None, help="Subagent ids."),
+    grace: Optional[float] = typer.Option(None, "--grace", help="Seconds between SIGTERM and SIGKILL (default 3)."),
+    all: bool = typer.Option(False, "--all", help="Every running and queued subagent of this session."),
+    json: bool = JSON,
+) -> None:
+    """Stop subagents: SIGTERM to the whole process tree, SIGKILL after the grace period."""
+    _run("kill", locals())
+
+
+@app.command()
+def output(
+    id: str = typer.Argument(..., help="Subagent id."),
+    stderr: bool = typer.Option(False, "--stderr", help="Show captured stderr instead of stdout."),
+    follow: bool = typer.Option(False, "--follow", "-f", help="Keep streaming until the subagent ends."),
+    raw: bool = typer.Option(False, "--raw", help="Exact bytes (control sequences are not escaped)."),
+    json: bool = JSON,
+) -> None:
+    """Print the whole captured output, unfolded."""
+    _run("output", locals())
+
+
+@app.command()
+def replay(
+    id: str = typer.Argument(..., help="Subagent id."),
+    raw: bool = typer.Option(False, "--raw", help="Print the JSONL records themselves."),
+    since: Optional[int] = typer.Option(None, "--since", help="Only records after this seq."),
+    json: bool = JSON,
+) -> None:
+    """Show everything a subagent did, from its trail."""
+    _run("replay", locals())
+
+
+@app.command()
+def run(
+    task: Optional[str] = typer.Argument(None, help="What to do (foreground agent)."),
+    subagent: bool = typer.Option(False, "--subagent", help="Child form used by spawn (internal)."),
+    id: Optional[str] = typer.Option(None, "--id", help="Subagent id for --subagent."),
+    agent: Optional[str] = typer.Option(None, "--agent", help="Definition to use."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model to use."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output)."),
+    approval: Optional[str] = typer.Option(None, "--approval", help="confirm | workspace | auto-edit | full."),
+    unattended: bool = typer.Option(False, "--unattended", help="Deny whatever would ask."),
+    json: bool = JSON,
+) -> None:
+    """Run the built-in agent in the foreground, with the subagent tool."""
+    _run("run", locals())
+
+
+@app.command()
+def gc(
+    dry_run: bool = typer.Option(False, "--dry-run", help="Say what would be removed; remove nothing."),
+    json: bool = JSON,
+) -> None:
+    """Apply retention now: trim big trails, keep at most max_kept subagents."""
+    _run("gc", locals())
+
+
+@app.command()
+def session(json: bool = JSON) -> None:
+    """Print the current session (ZAPCLI_SESSION, or derived from the terminal)."""
+    _run("session", locals())

@@ -1,0 +1,21 @@
+"""`zapcli run`: the built-in agent in the foreground, or (`--subagent --id`)
+the child form that `spawn` starts."""
+
+from __future__ import annotations
+
+from zapcli.errors import UsageError
+
+
+def execute(task: str | None = None, subagent: bool = False, id: str | None = None,
+            agent: str | None = None, model: str | None = None, max_tokens: int | None = None,
+            approval: str | None = None, unattended: bool = False, json: bool = False) -> int:
+    if subagent:
+        if not id:
+            raise UsageError("run --subagent needs --id ID (it is started by `zapcli spawn`)")
+        from zapcli.backends.child import main
+
+        return main(id)
+    from zapcli.backends import parent
+
+    return parent.run_foreground(task=task, agent=agent, model=model, max_tokens=max_tokens,
+                                 approval=approval, unattended=unattended, json=json)

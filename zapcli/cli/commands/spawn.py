@@ -1,0 +1,32 @@
+"""`zapcli spawn`: start a subagent and print its id."""
+
+from __future__ import annotations
+
+import sys
+
+from zapcli.cli.output import emit_json, emit_lines, is_tty, warn
+from zapcli.cli.render import STATUS_STYLE, one_line
+from zapcli.ops.spawn import MAX_TASK_BYTES, SpawnRequest, decode_task, spawn
+
+
+def execute(task: str, cli: str = "zapcli", agent: str | None = None, model: str | None = None,
+            timeout: float | None = None, approval: str | None = None, cwd: str | None = None,
+            after: list[str] | None = None, max_tokens: int | None = None,
+            unattended: bool = False, json: bool = False) -> int:
+    if task == "-":
+        task = decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
+    res = spawn(SpawnRequest(task=task, cli=cli, agent=agent, model=model, timeout_s=timeout,
+                             approval=approval, cwd=cwd, after=tuple(after or ()),
+                             max_tokens=max_tokens, unattended=unattended))
+    for w in res.warnings:
+        warn(w)
+    if json:
+        emit_json({"id": res.id, "status": res.status, "cli": res.cli, "task": res.task,
+                   "created": res.created, "warnings": list(res.warnings)})
+    elif is_tty():
+        emit_lines([(STATUS_STYLE.get(res.status, ""), f"[SubAgent] {res.id}: {res.status}"),
+                    ("", f"CLI: {res.cli}"), ("", f"Task: {one_line(res.task, 200)}"),
+                    ("dim", f"Created: {res.created}")])
+    else:  # scripts: `id=$(zapcli spawn …)` gets exactly the id
+        sys.stdout.write(res.id + "\n")
+    return 0

@@ -1,0 +1,36 @@
+"""`zapcli wait`: block until all (or any) subagents end; exit 0 / 3 / 4."""
+
+from __future__ import annotations
+
+from zapcli.cli.output import emit_json, emit_lines, is_tty
+from zapcli.cli.render import duration, view_header, view_json
+from zapcli.cli.spinner import Spinner
+from zapcli.config import load_settings
+from zapcli.errors import EXIT_OK, EXIT_WAIT_NOT_COMPLETED, EXIT_WAIT_TIMEOUT
+from zapcli.ops.poll import wait
+
+
+def execute(ids: list[str], timeout: float | None = None, any: bool = False, json: bool = False) -> int:
+    with Spinner(enabled=is_tty() and not json) as spin:
+        res = wait(list(ids), load_settings(), timeout_s=timeout, any_=any,
+                   on_tick=lambda vs, t: spin.update(
+                       f"waiting for {sum(not v.terminal for v in vs)} subagent(s) ({duration(t)})"))
+    done = [v for v in res.views if v.terminal]
+    if res.timed_out:
+        code = EXIT_WAIT_TIMEOUT
+    elif all(v.status == "completed" for v in done):
+        code = EXIT_OK
+    else:
+        code = EXIT_WAIT_NOT_COMPLETED
+    if json:
+        emit_json({"timed_out": res.timed_out, "waited_s": round(res.waited_s, 3), "exit_code": code,
+                   "subagents": [view_json(v) for v in res.views]})
+        return code
+    lines: list[tuple[str, str]] = []
+    if res.timed_out:
+        lines.append(("yellow", f"[SubAgent] wait timed out after {duration(res.waited_s)}"))
+    for v in res.views:
+        head = view_header(v)
+        lines.append((head[0][0], "[SubAgent] " + head[0][1]))
+    emit_lines(lines)
+    return code

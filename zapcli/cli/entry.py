@@ -1,0 +1,44 @@
+"""The console-script entry point: fast path first, typer for the rest.
+
+Imports `zapcli.cli.fastpath`, `zapcli.cli.output`, `zapcli.errors`; typer only
+when the fast path declines. The one catch-all that turns a ZapcliError into a
+clear stderr line and its exit code lives here: a user mistake never shows a
+traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    from zapcli.errors import ZapcliError
+
+    try:
+        from zapcli.cli import fastpath
+
+        code = fastpath.run(args)
+        if code is not None:
+            return code
+        from zapcli.cli.app import app
+
+        try:
+            app(args=args, prog_name="zapcli", standalone_mode=True)
+        except SystemExit as exc:
+            return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        return 0
+    except ZapcliError as exc:
+        from zapcli.cli.output import error
+
+        error(exc.message)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("zapcli: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        try:
+            sys.stdout = None  # type: ignore[assignment]
+        except Exception:
+            pass
+        return 0

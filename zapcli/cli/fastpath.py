@@ -1,0 +1,94 @@
+"""The fast path: parse common command lines without importing typer.
+
+Imports only `zapcli.cli.argspec` (generated from the typer app's signatures)
+and, once parsed, the command's `execute`. Typer stays the one declaration of
+the interface and handles everything unusual: `parse` returns None for help,
+unknown options, bad numbers, a missing argument — anything it is not sure
+about — and the caller falls back to typer, which prints the proper message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zapcli.cli.argspec import SPEC
+
+_CONVERT = {"str": str, "int": int, "float": float}
+
+
+def parse(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
+    """(command, params) for a plain command line, else None."""
+    if not argv or argv[0] not in SPEC:
+        return None
+    cmd = argv[0]
+    spec = SPEC[cmd]
+    options: dict[str, tuple[str, str, bool]] = spec["options"]
+    params: dict[str, Any] = dict(spec["defaults"])
+    for dest, _kind, multiple in options.values():
+        if multiple:
+            params[dest] = None
+    positionals: list[str] = []
+    i, n = 1, len(argv)
+    only_args = False
+    while i < n:
+        tok = argv[i]
+        i += 1
+        if only_args or tok == "-" or not tok.startswith("-"):
+            positionals.append(tok)
+            continue
+        if tok == "--":
+            only_args = True
+            continue
+        name, eq, value = tok.partition("=")
+        if name not in options:
+            return None  # -h, --help, unknown options: typer explains
+        dest, kind, multiple = options[name]
+        if kind == "flag":
+            if eq:
+                return None
+            params[dest] = True
+            continue
+        if not eq:
+            if i >= n:
+                return None
+            value = argv[i]
+            i += 1
+        try:
+            converted = _CONVERT[kind](value)
+        except ValueError:
+            return None
+        if multiple:
+            params[dest] = (params[dest] or []) + [converted]
+        else:
+            params[dest] = converted
+    args: list[tuple[str, str, int, bool]] = spec["args"]
+    for dest, kind, nargs, required in args:
+        if nargs == -1:
+            if required and not positionals:
+                return None
+            try:
+                params[dest] = [_CONVERT[kind](p) for p in positionals] or (None if not required else [])
+            except ValueError:
+                return None
+            positionals = []
+        elif positionals:
+            try:
+                params[dest] = _CONVERT[kind](positionals.pop(0))
+            except ValueError:
+                return None
+        elif required:
+            return None
+    if positionals:
+        return None
+    return cmd, params
+
+
+def run(argv: list[str]) -> int | None:
+    """Execute a plain command line; None when typer must take over."""
+    parsed = parse(argv)
+    if parsed is None:
+        return None
+    cmd, params = parsed
+    from importlib import import_module
+
+    return import_module(f"zapcli.cli.commands.{cmd}").execute(**params)

@@ -1,0 +1,75 @@
+"""Writing to the terminal or a pipe: JSON documents, human text, errors.
+
+Imports orjson; rich only when stdout is a terminal with colour allowed.
+Human text escapes terminal control sequences so a subagent's output cannot
+retitle or reprogram the caller's terminal (SPEC §3 poll).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import Any
+
+import orjson
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def escape_controls(text: str) -> str:
+    """Show control characters (ESC, BEL, NUL, C1, ...) as `\\xNN`; keep \\n and \\t."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def is_tty(stream: Any = None) -> bool:
+    stream = stream or sys.stdout
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def color_allowed() -> bool:
+    return is_tty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def emit_json(doc: Any) -> None:
+    """One JSON document on stdout (snake_case keys, ISO-8601 UTC timestamps)."""
+    sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str) + b"\n")
+    sys.stdout.flush()
+
+
+def emit_lines(lines: list[tuple[str, str]]) -> None:
+    """Print human lines. Each item is (style, text); style is a rich style
+    name or "" — used only on a colour terminal."""
+    if color_allowed():
+        from rich.console import Console
+        from rich.text import Text
+
+        console = Console(highlight=False, soft_wrap=True)
+        for style, text in lines:
+            console.print(Text(text, style=style or ""))
+        return
+    out = sys.stdout
+    out.write("".join(text + "\n" for _style, text in lines))
+    out.flush()
+
+
+def error(message: str) -> None:
+    """One line on stderr: `zapcli: error: <message>`."""
+    line = f"zapcli: error: {escape_controls(message)}"
+    if is_tty(sys.stderr) and not os.environ.get("NO_COLOR"):
+        from rich.console import Console
+        from rich.text import Text
+
+        Console(stderr=True, highlight=False, soft_wrap=True).print(
+            Text.assemble(("zapcli: error: ", "bold red"), escape_controls(message)))
+    else:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+def warn(message: str) -> None:
+    sys.stderr.write(f"zapcli: warning: {escape_controls(message)}\n")
+    sys.stderr.flush()

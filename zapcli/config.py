@@ -1,0 +1,139 @@
+"""Settings (SPEC §2): defaults < user config.yaml < workspace .zapcli/config.yaml
+< environment (`ZAPCLI_<KEY>`) < flags. Imports `zapcli.paths`, `zapcli.errors`.
+
+YAML is imported only when a config file exists, so the common path stays fast.
+An invalid file raises ConfigError naming file, line and key; nothing of it is
+applied (never half-applied).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from zapcli.errors import ConfigError
+from zapcli.paths import config_dir
+
+APPROVAL_MODES = ("confirm", "workspace", "auto-edit", "full")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Effective settings. Durations are seconds; counts are plain integers."""
+
+    timeout_s: float = 300.0
+    max_concurrent: int = 8  # running subagents per session; 0 = unlimited
+    max_kept: int = 1000
+    stall_s: float = 120.0  # 0 disables stall display
+    kill_grace_s: float = 3.0
+    model: str | None = None
+    providers: dict[str, Any] = field(default_factory=dict)
+    approval: str = "workspace"
+    writable_roots: tuple[str, ...] = ()
+
+
+_NUMBER_KEYS = {"timeout_s": float, "stall_s": float, "kill_grace_s": float,
+                "max_concurrent": int, "max_kept": int}
+KEYS = tuple(f.name for f in fields(Settings))
+
+
+def _check_value(key: str, value: Any) -> Any:
+    """Return the normalised value or raise ValueError saying what is expected."""
+    if key in _NUMBER_KEYS:
+        kind = _NUMBER_KEYS[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"expected a number, got {value!r}")
+        if kind is int and not float(value).is_integer():
+            raise ValueError(f"expected a whole number, got {value!r}")
+        if value < 0 or (key == "timeout_s" and value == 0):
+            raise ValueError(f"expected a positive number, got {value!r}")
+        return kind(value)
+    if key == "model":
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"expected a model name (text), got {value!r}")
+        return value
+    if key == "providers":
+        if not isinstance(value, dict):
+            raise ValueError("expected a mapping of provider name to {base_url, api_key_env, ...}")
+        return value
+    if key == "approval":
+        if value not in APPROVAL_MODES:
+            raise ValueError(f"expected one of {', '.join(APPROVAL_MODES)}, got {value!r}")
+        return value
+    if key == "writable_roots":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError("expected a list of folder paths")
+        return tuple(value)
+    raise AssertionError(key)
+
+
+def _load_file(path: Path) -> dict[str, Any]:
+    """Parse and validate one config file; {} when it does not exist."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc}") from None
+    import yaml
+
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise ConfigError(f"{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    if node is None:
+        return {}
+    if not isinstance(node, yaml.MappingNode):
+        raise ConfigError(f"{path}:{node.start_mark.line + 1}: the config must be a mapping of keys")
+    out: dict[str, Any] = {}
+    for key_node, value_node in node.value:
+        key = key_node.value
+        line = key_node.start_mark.line + 1
+        if key not in KEYS:
+            near = difflib.get_close_matches(str(key), KEYS, n=1)
+            hint = f" (did you mean '{near[0]}'?)" if near else f" (valid keys: {', '.join(KEYS)})"
+            raise ConfigError(f"{path}:{line}: unknown key '{key}'{hint}")
+        if key in out:
+            raise ConfigError(f"{path}:{line}: key '{key}' is given twice")
+        value = yaml.SafeLoader(yaml.serialize(value_node)).get_single_data()
+        try:
+            out[key] = _check_value(key, value)
+        except ValueError as exc:
+            raise ConfigError(f"{path}:{line}: key '{key}': {exc}") from None
+    return out
+
+
+def _from_env() -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in ("timeout_s", "max_concurrent", "max_kept", "stall_s", "kill_grace_s", "approval"):
+        raw = os.environ.get("ZAPCLI_" + key.upper())
+        if raw is None or raw == "":
+            continue
+        value: Any = raw
+        if key in _NUMBER_KEYS:
+            try:
+                value = float(raw)
+            except ValueError:
+                raise ConfigError(f"ZAPCLI_{key.upper()}={raw!r}: expected a number") from None
+        try:
+            out[key] = _check_value(key, value)
+        except ValueError as exc:
+            raise ConfigError(f"ZAPCLI_{key.upper()}: {exc}") from None
+    if os.environ.get("ZAPCLI_MODEL"):
+        out["model"] = os.environ["ZAPCLI_MODEL"]
+    return out
+
+
+def load_settings(workspace: Path | None = None) -> Settings:
+    """Merge the layers into one Settings. Raises ConfigError for an invalid file."""
+    merged: dict[str, Any] = {}
+    merged.update(_load_file(config_dir() / "config.yaml"))
+    if workspace is not None:
+        merged.update(_load_file(workspace / ".zapcli" / "config.yaml"))
+    merged.update(_from_env())
+    return Settings(**merged)

@@ -1,0 +1,234 @@
+"""Discovery in layers (SPEC §8.2) and resolution by name. Imports the definitions room,
+zapcli.paths, zapcli.errors; importlib.metadata only when plugins are scanned.
+
+Load order: built-in → plugin (`zapcli.subagents` entry points, `plugin-id:name`)
+→ system (`<config>/subagents`) → workspace (`<workspace>/.zapcli/subagents`).
+A later layer shadows an earlier one by name; a broken file is one entry with
+diagnostics that never hides the others — but it does shadow an earlier
+definition of the same name, so a broken override is never replaced silently.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from zapcli.definitions.model import LAYERS, Definition, Diagnostic
+from zapcli.definitions.schema import NAME_RE, parse_definition
+from zapcli.definitions.store import Switches
+from zapcli.definitions.yamlload import read_text
+from zapcli.errors import ZapcliError
+from zapcli.paths import config_dir
+
+DEFAULT_AGENT = "general"
+PLUGIN_GROUP = "zapcli.subagents"
+SUFFIXES = (".yml", ".yaml")
+_NAME_LINE = re.compile(r"^name:\s*['\"]?([a-z0-9][a-z0-9-]*)['\"]?\s*(?:#.*)?$", re.M)
+
+
+@dataclass
+class Entry:
+    """One definition file as found: valid (`definition` set) or broken (`diagnostics`)."""
+
+    name: str
+    layer: str
+    file: str
+    definition: Definition | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def system_dir() -> Path:
+    return config_dir() / "subagents"
+
+
+def workspace_dir(workspace: Path) -> Path:
+    return workspace / ".zapcli" / "subagents"
+
+
+def _guess_name(text: str | None, file: str) -> str:
+    match = _NAME_LINE.search(text or "")
+    return match.group(1) if match else Path(file).stem.lower()
+
+
+def load_entry(raw: bytes, file: str, layer: str, *, prefix: str = "",
+               source: str | None = None) -> Entry:
+    """Parse one file's bytes into an Entry (never raises for bad content)."""
+    text, diags = read_text(raw, file)
+    definition = None
+    if text is not None:
+        definition, diags = parse_definition(text, file, layer=layer, source=source)
+    if definition is not None and prefix:
+        definition = _renamed(definition, f"{prefix}:{definition.name}")
+    name = definition.name if definition else (prefix + ":" if prefix else "") + _guess_name(text, file)
+    return Entry(name, layer, file, definition, diags)
+
+
+def _renamed(definition: Definition, name: str) -> Definition:
+    from dataclasses import replace
+
+    return replace(definition, name=name)
+
+
+def _folder_files(folder: Path) -> list[Path]:
+    try:
+        return sorted(p for p in folder.iterdir() if p.suffix in SUFFIXES and p.is_file())
+    except OSError:
+        return []
+
+
+def _file_entries(files: Iterable[Path], layer: str, prefix: str = "") -> list[Entry]:
+    out = []
+    for path in files:
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            out.append(Entry(_guess_name(None, str(path)), layer, str(path), None,
+                             [Diagnostic(str(path), 0, 0, f"cannot read: {exc.strerror or exc}")]))
+            continue
+        out.append(load_entry(raw, str(path), layer, prefix=prefix))
+    return out
+
+
+def _builtin_entries() -> list[Entry]:
+    folder = resources.files("zapcli.definitions") / "builtin"
+    out = []
+    for item in sorted(folder.iterdir(), key=lambda p: p.name):
+        if item.name.endswith(SUFFIXES):
+            label = f"builtin:{item.name}"
+            out.append(load_entry(item.read_bytes(), label, "builtin", source=label))
+    return out
+
+
+def _plugin_entries() -> list[Entry]:
+    """Entry point `id = pkg.mod:attr`; attr is a folder, or a callable returning a
+    folder or a list of YAML file paths. Names become `id:name`."""
+    from importlib.metadata import entry_points
+
+    out: list[Entry] = []
+    for ep in sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: e.name):
+        label = f"plugin:{ep.name}"
+        if not NAME_RE.match(ep.name):
+            out.append(Entry(ep.name, "plugin", label, None, [Diagnostic(
+                label, 0, 0, f"plugin id {ep.name!r} is not valid (use [a-z0-9-])")]))
+            continue
+        try:
+            obj = ep.load()
+            obj = obj() if callable(obj) else obj
+            items = [obj] if isinstance(obj, (str, Path)) else list(obj)
+            files: list[Path] = []
+            for item in items:
+                path = Path(item)
+                files.extend(_folder_files(path) if path.is_dir() else [path])
+        except Exception as exc:  # a broken plugin is a diagnostic, never a crash
+            out.append(Entry(ep.name, "plugin", label, None, [Diagnostic(
+                label, 0, 0, f"plugin {ep.name!r} failed to load: {exc}")]))
+            continue
+        out.extend(_file_entries(files, "plugin", prefix=ep.name))
+    return out
+
+
+class Catalog:
+    """Every definition found, by layer. `get(name)` is the effective valid one."""
+
+    def __init__(self, entries: list[Entry]):
+        self.entries = entries
+        self.extra: list[Diagnostic] = []
+        self._effective: dict[str, Entry] = {}
+        for entry in entries:
+            current = self._effective.get(entry.name)
+            if current is not None and current.layer == entry.layer:
+                self.extra.append(Diagnostic(entry.file, 0, 0, (
+                    f"name '{entry.name}' is also defined in {current.file}; this file is ignored"),
+                    "give each definition its own name"))
+                continue
+            self._effective[entry.name] = entry
+
+    def entry(self, name: str) -> Entry | None:
+        """The effective entry for `name` (valid or broken), or None."""
+        return self._effective.get(name)
+
+    def get(self, name: str) -> Definition | None:
+        entry = self._effective.get(name)
+        return entry.definition if entry else None
+
+    def all(self) -> list[Definition]:
+        """Effective valid definitions, in layer order then by name."""
+        return [e.definition for e in self.effective() if e.definition is not None]
+
+    def effective(self) -> list[Entry]:
+        """Effective entries (valid and broken), in layer order then by name."""
+        return sorted(self._effective.values(), key=lambda e: (LAYERS.index(e.layer), e.name))
+
+    def names(self) -> list[str]:
+        return [d.name for d in self.all()]
+
+    def shadowed(self, name: str) -> list[Entry]:
+        """Entries of `name` hidden by the effective one (earlier layers), load order."""
+        winner = self._effective.get(name)
+        return [e for e in self.entries if e.name == name and e is not winner]
+
+    def problems(self, name: str) -> list[Diagnostic]:
+        entry = self._effective.get(name)
+        return list(entry.diagnostics) if entry else []
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """Every problem found: broken files, duplicate names, plugin failures."""
+        return [d for e in self.entries for d in e.diagnostics] + self.extra
+
+
+def discover(workspace: Path, *, plugins: bool = True) -> Catalog:
+    """Load every layer for `workspace`. Never raises for bad files (see `.diagnostics`)."""
+    entries = _builtin_entries()
+    if plugins:
+        entries += _plugin_entries()
+    entries += _file_entries(_folder_files(system_dir()), "system")
+    entries += _file_entries(_folder_files(workspace_dir(workspace)), "workspace")
+    return Catalog(entries)
+
+
+def invalid_error(name: str, entry: Entry) -> ZapcliError:
+    lines = [f"subagent definition '{name}' is invalid and was not loaded:"]
+    lines += [str(d) for d in entry.diagnostics]
+    return ZapcliError("\n".join(lines), code="definition_invalid")
+
+
+def unknown_error(name: str, catalog: Catalog) -> ZapcliError:
+    names = catalog.names()
+    near = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    near += [n for n in names if n.split(":")[-1] == name and n not in near][:1]
+    message = f"no subagent definition named '{name}'"
+    if near:
+        message += f" (did you mean '{near[0]}'?)"
+    broken = [e for e in catalog.entries if e.definition is None and Path(e.file).stem == name]
+    if broken:
+        message += f"; {broken[0].file} exists but is invalid:\n" + "\n".join(
+            str(d) for d in broken[0].diagnostics)
+    else:
+        message += f"; available: {', '.join(names)}" if names else ""
+    return ZapcliError(message, code="definition_unknown")
+
+
+def resolve(name: str | None, workspace: Path, *, catalog: Catalog | None = None,
+            switches: Switches | None = None) -> Definition:
+    """The definition `spawn --agent NAME` runs (`general` when name is None/empty).
+
+    Raises ZapcliError (exit 1): code `definition_invalid` with every
+    `file:line:col: message` and hint when the named file is broken;
+    `definition_unknown` with a did-you-mean; `definition_disabled`.
+    """
+    name = name or DEFAULT_AGENT
+    catalog = catalog or discover(workspace)
+    entry = catalog.entry(name)
+    if entry is None:
+        raise unknown_error(name, catalog)
+    if entry.definition is None:
+        raise invalid_error(name, entry)
+    if not (switches or Switches()).get(name).enabled:
+        raise ZapcliError(f"subagent definition '{name}' is disabled on this machine; "
+                          f"enable it with `zapcli agents enable {name}`", code="definition_disabled")
+    return entry.definition

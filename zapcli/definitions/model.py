@@ -1,0 +1,132 @@
+"""Value types of the definitions room: Diagnostic, KnowledgeSource, Definition.
+Imports only the standard library.
+
+A Definition is always valid (the loader never builds one from a broken file);
+`to_dict()` is the frozen form written into the spawn record (SPEC §4) and
+`from_dict()` reads it back in the child, which never re-reads YAML layers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+MEMORY_MODES = ("none", "private", "shared")
+DEFAULT_MAX_TURNS = 40
+LAYERS = ("builtin", "plugin", "system", "workspace")
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One problem in one definition file. `line`/`column` are 1-based (0 = unknown)."""
+
+    file: str
+    line: int
+    column: int
+    message: str
+    hint: str = ""
+
+    def location(self) -> str:
+        """`file:line:col` (or just `file` when the position is unknown)."""
+        if self.line <= 0:
+            return self.file
+        return f"{self.file}:{self.line}:{self.column}"
+
+    def __str__(self) -> str:
+        text = f"{self.location()}: {self.message}"
+        return f"{text}\n  hint: {self.hint}" if self.hint else text
+
+    def one_line(self) -> str:
+        """The diagnostic on a single line (hint after ` — `), for lists and the trail."""
+        text = f"{self.location()}: {self.message}"
+        return f"{text} — {self.hint}" if self.hint else text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "column": self.column,
+                "message": self.message, "hint": self.hint}
+
+
+@dataclass(frozen=True)
+class KnowledgeSource:
+    """`{name, path}`: `path` is a workspace-relative glob (already checked not to escape)."""
+
+    name: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A valid subagent definition plus its provenance.
+
+    `tools` holds canonical names, deduplicated, in declared order; an absent
+    `tools` key is `()` (undeclared means unreachable). `layer` is one of
+    LAYERS; `source` is the file it came from (or `builtin:<file>` /
+    `plugin:<id>:<file>`).
+    """
+
+    name: str
+    description: str
+    tools: tuple[str, ...] = ()
+    skills: tuple[str, ...] = ()
+    mcp_servers: tuple[str, ...] = ()
+    knowledge: tuple[KnowledgeSource, ...] = ()
+    memory: str = "none"
+    max_turns: int = DEFAULT_MAX_TURNS
+    model: str | None = None
+    env: tuple[str, ...] = ()
+    prompt: str = ""
+    layer: str = "workspace"
+    source: str = ""
+    declared: frozenset[str] = field(default_factory=frozenset)  # keys present in the file
+
+    def to_file_dict(self) -> dict[str, Any]:
+        """The definition in file form (keys as written in YAML), only declared keys.
+
+        `copy` writes this, so every dimension is carried over.
+        """
+        full: dict[str, Any] = {
+            "name": self.name.split(":")[-1], "description": self.description,
+            "tools": list(self.tools), "skills": list(self.skills),
+            "mcp": {"servers": list(self.mcp_servers)},
+            "knowledge": [{"name": k.name, "path": k.path} for k in self.knowledge],
+            "memory": self.memory, "maxTurns": self.max_turns, "model": self.model,
+            "env": list(self.env), "prompt": self.prompt,
+        }
+        keep = set(self.declared) | {"name", "description"}
+        return {k: v for k, v in full.items() if k in keep}
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready frozen form for the spawn record; `from_dict` reverses it."""
+        return {
+            "name": self.name, "description": self.description, "tools": list(self.tools),
+            "skills": list(self.skills), "mcp": {"servers": list(self.mcp_servers)},
+            "knowledge": [{"name": k.name, "path": k.path} for k in self.knowledge],
+            "memory": self.memory, "maxTurns": self.max_turns, "model": self.model,
+            "env": list(self.env), "prompt": self.prompt, "layer": self.layer,
+            "source": self.source, "declared": sorted(self.declared),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Definition:
+        """Rebuild from `to_dict()` output. Raises ValueError on a malformed record."""
+        try:
+            memory = str(data.get("memory") or "none")
+            if memory not in MEMORY_MODES:
+                raise ValueError(f"memory mode {memory!r}")
+            return cls(
+                name=str(data["name"]), description=str(data["description"]),
+                tools=tuple(str(t) for t in data.get("tools") or ()),
+                skills=tuple(str(s) for s in data.get("skills") or ()),
+                mcp_servers=tuple(str(s) for s in (data.get("mcp") or {}).get("servers") or ()),
+                knowledge=tuple(KnowledgeSource(str(k["name"]), str(k["path"]))
+                                for k in data.get("knowledge") or ()),
+                memory=memory, max_turns=int(data.get("maxTurns") or DEFAULT_MAX_TURNS),
+                model=data.get("model") or None,
+                env=tuple(str(e) for e in data.get("env") or ()),
+                prompt=str(data.get("prompt") or ""),
+                layer=str(data.get("layer") or "workspace"),
+                source=str(data.get("source") or ""),
+                declared=frozenset(data.get("declared") or ()),
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"malformed frozen definition: {exc}") from None

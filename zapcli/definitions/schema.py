@@ -1,0 +1,325 @@
+"""The definition schema (SPEC §8.1): node tree → Definition, or Diagnostics at line:col.
+Imports yaml, zapcli.definitions.{model, toolnames, yamlload}.
+
+Strict on purpose: an unknown key, a duplicate key or a value of the wrong
+YAML type makes the definition invalid (it is never run with defaults). Every
+problem in the file is reported, each where it sits.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+import yaml
+
+from zapcli.definitions import toolnames
+from zapcli.definitions.model import (
+    DEFAULT_MAX_TURNS,
+    MEMORY_MODES,
+    Definition,
+    Diagnostic,
+    KnowledgeSource,
+)
+from zapcli.definitions.yamlload import compose_text
+
+KEYS = ("name", "description", "tools", "skills", "mcp", "knowledge", "memory",
+        "maxTurns", "model", "env", "prompt")
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+ITEM_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # skill, server, knowledge names
+ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MAX_NAME = 64
+MAX_SKILLS = 16
+MAX_TURNS_LIMIT = 1000
+
+# Keys other tools use, suggested when difflib alone would not find them.
+_KEY_ALIASES = {
+    "allowedtools": "tools", "allowed_tools": "tools", "allowed-tools": "tools",
+    "tool": "tools", "max_turns": "maxTurns", "max-turns": "maxTurns",
+    "maxturns": "maxTurns", "turns": "maxTurns", "system_prompt": "prompt",
+    "systemprompt": "prompt", "instructions": "prompt", "mcpservers": "mcp",
+    "mcp_servers": "mcp", "servers": "mcp", "skill": "skills", "environment": "env",
+    "knowledgebase": "knowledge", "kb": "knowledge", "desc": "description",
+}
+_STR, _BOOL, _INT, _NULL = ("tag:yaml.org,2002:" + t for t in ("str", "bool", "int", "null"))
+
+
+def suggest_key(key: str, keys: tuple[str, ...] = KEYS) -> str | None:
+    """The closest valid key for a misspelt one (`allowedTools` → `tools`), or None."""
+    low = key.lower()
+    if low in _KEY_ALIASES and _KEY_ALIASES[low] in keys:
+        return _KEY_ALIASES[low]
+    lowered = {k.lower(): k for k in keys}
+    near = difflib.get_close_matches(low, list(lowered), n=1, cutoff=0.6)
+    return lowered[near[0]] if near else None
+
+
+def describe(node: yaml.Node) -> str:
+    """How YAML read a value, in words: `the boolean false (\"no\")`, `a list`, …"""
+    if isinstance(node, yaml.SequenceNode):
+        return "a list"
+    if isinstance(node, yaml.MappingNode):
+        return "a mapping"
+    if node.tag == _BOOL:
+        value = node.value.lower() in ("yes", "true", "on", "y")
+        return f"the boolean {str(value).lower()} (`{node.value}`)"
+    if node.tag == _NULL:
+        return "nothing (null)"
+    if node.tag == _STR:
+        return f"the text {node.value!r}"
+    kind = node.tag.rsplit(":", 1)[-1]
+    return f"the {'number' if kind in ('int', 'float') else kind} {node.value}"
+
+
+class _Checker:
+    """Collects diagnostics for one file while reading its node tree."""
+
+    def __init__(self, file: str):
+        self.file = file
+        self.diags: list[Diagnostic] = []
+
+    def bad(self, node: yaml.Node | None, message: str, hint: str = "") -> None:
+        line, col = (node.start_mark.line + 1, node.start_mark.column + 1) if node else (1, 1)
+        self.diags.append(Diagnostic(self.file, line, col, message, hint))
+
+    def mapping(self, node: yaml.Node, where: str, keys: tuple[str, ...]) -> dict[str, Any]:
+        """Keys → (key node, value node); unknown and duplicate keys are diagnostics."""
+        out: dict[str, Any] = {}
+        if not isinstance(node, yaml.MappingNode):
+            self.bad(node, f"{where} must be a mapping of keys, not {describe(node)}")
+            return out
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != _STR:
+                self.bad(key_node, f"{where}: keys must be plain names, not {describe(key_node)}")
+                continue
+            key = key_node.value
+            if key in out:
+                first = out[key][0].start_mark.line + 1
+                self.bad(key_node, f"key '{key}' is given twice (first on line {first})",
+                         "keep one of them; YAML would silently use the last")
+            elif key not in keys:
+                near = suggest_key(key, keys)
+                if key == "<<":
+                    self.bad(key_node, "YAML merge keys (<<) are not supported", "write the keys out")
+                elif key.lower().replace("_", "") == "allowedtools":
+                    self.bad(key_node, f"unknown key '{key}' (did you mean 'tools'?); it grants "
+                             "nothing: only the tools listed under `tools` are given",
+                             "rename it to `tools`")
+                else:
+                    self.bad(key_node, f"unknown key '{key}'" + (
+                        f" (did you mean '{near}'?)" if near else ""),
+                        f"rename it to `{near}`" if near else f"valid keys: {', '.join(keys)}")
+            out.setdefault(key, (key_node, value_node))
+        return out
+
+    def text(self, node: yaml.Node, key: str, hint: str = "") -> str | None:
+        if isinstance(node, yaml.ScalarNode) and node.tag == _STR:
+            return str(node.value)
+        self.bad(node, f"`{key}` must be text, not {describe(node)}",
+                 hint or (f"quote it: {key}: \"{node.value}\"" if isinstance(
+                     node, yaml.ScalarNode) and node.tag != _NULL else ""))
+        return None
+
+    def names(self, node: yaml.Node, key: str, pattern: re.Pattern[str], example: str
+              ) -> list[tuple[str, yaml.Node]] | None:
+        """A list of names → [(name, node)], or None after a diagnostic."""
+        if not isinstance(node, yaml.SequenceNode):
+            hint = f"write it as a list: {key}: [{example}]"
+            if isinstance(node, yaml.ScalarNode) and node.tag == _STR and node.value.strip():
+                parts = [p for p in re.split(r"[,\s]+", node.value) if p]
+                hint = f"write it as a list: {key}: [{', '.join(parts)}]"
+            self.bad(node, f"`{key}` must be a list, not {describe(node)}", hint)
+            return None
+        out: list[tuple[str, yaml.Node]] = []
+        for item in node.value:
+            if not (isinstance(item, yaml.ScalarNode) and item.tag == _STR):
+                self.bad(item, f"each entry of `{key}` must be a name, not {describe(item)}")
+            elif not pattern.match(item.value):
+                self.bad(item, f"{item.value!r} is not a valid name in `{key}`",
+                         f"use letters, digits, '-', '_' or '.' (e.g. {example})")
+            else:
+                out.append((item.value, item))
+        return out
+
+
+def _tools(c: _Checker, node: yaml.Node) -> tuple[str, ...]:
+    entries = c.names(node, "tools", re.compile(r"^\S+$"), "read, grep")
+    out: list[str] = []
+    for name, item in entries or ():
+        canonical = toolnames.canonical_tool(name)
+        if canonical is None:
+            reason = toolnames.never_grantable_reason(name)
+            if reason:
+                c.bad(item, f"tool '{name}' is never grantable: {reason}")
+                continue
+            near = toolnames.suggest_tool(name)
+            c.bad(item, f"unknown tool '{name}'" + (f" (did you mean '{near}'?)" if near else ""),
+                  f"grantable tools: {', '.join(toolnames.GRANTABLE)}")
+        elif canonical not in out:
+            out.append(canonical)
+    return tuple(out)
+
+
+def _dedup(entries: list[tuple[str, yaml.Node]] | None) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(name for name, _ in entries or ()))
+
+
+def _knowledge(c: _Checker, node: yaml.Node) -> tuple[KnowledgeSource, ...]:
+    if not isinstance(node, yaml.SequenceNode):
+        c.bad(node, f"`knowledge` must be a list of {{name, path}}, not {describe(node)}",
+              "knowledge: [{name: docs, path: \"docs/**/*.md\"}]")
+        return ()
+    out: list[KnowledgeSource] = []
+    for item in node.value:
+        fields = c.mapping(item, "each knowledge entry", ("name", "path"))
+        if not isinstance(item, yaml.MappingNode):
+            continue
+        missing = [k for k in ("name", "path") if k not in fields]
+        if missing:
+            c.bad(item, f"knowledge entry lacks {' and '.join(missing)}",
+                  "knowledge: [{name: docs, path: \"docs/**/*.md\"}]")
+            continue
+        name = c.text(fields["name"][1], "name")
+        path = c.text(fields["path"][1], "path")
+        if name is None or path is None:
+            continue
+        problem = knowledge_path_problem(path)
+        if not ITEM_RE.match(name):
+            c.bad(fields["name"][1], f"{name!r} is not a valid knowledge name",
+                  "use letters, digits, '-', '_' or '.'")
+        elif any(k.name == name for k in out):
+            c.bad(fields["name"][1], f"knowledge name '{name}' is given twice")
+        elif problem:
+            c.bad(fields["path"][1], f"knowledge path {path!r} is refused: {problem}",
+                  "use a glob relative to the workspace, e.g. docs/**/*.md")
+        else:
+            out.append(KnowledgeSource(name, path))
+    return tuple(out)
+
+
+def knowledge_path_problem(path: str) -> str | None:
+    """Why a knowledge glob is refused (absolute, escaping, empty), or None."""
+    if not path.strip():
+        return "it is empty"
+    if path.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", path):
+        return "it is an absolute path"
+    if "\\" in path:
+        return "it uses '\\' (use '/' separators)"
+    if ".." in path.split("/"):
+        return "it escapes the workspace ('..')"
+    return None
+
+
+def _memory(c: _Checker, node: yaml.Node) -> str | None:
+    if isinstance(node, yaml.ScalarNode) and node.tag == _STR and node.value in MEMORY_MODES:
+        return str(node.value)
+    if isinstance(node, yaml.ScalarNode) and node.tag == _BOOL:
+        off = node.value.lower() in ("no", "false", "off", "n")
+        c.bad(node, f"`memory: {node.value}` is YAML's boolean {str(not off).lower()}, "
+              "not a memory mode", "write `memory: none`" if off else
+              "write `memory: private` or `memory: shared`")
+        return None
+    c.bad(node, f"`memory` must be one of none, private, shared; not {describe(node)}")
+    return None
+
+
+def _check_fields(c: _Checker, f: dict[str, Any]) -> dict[str, Any]:
+    v: dict[str, Any] = {}
+    if "name" in f:
+        name = c.text(f["name"][1], "name")
+        if name is not None and (not NAME_RE.match(name) or len(name) > MAX_NAME):
+            c.bad(f["name"][1], f"name {name!r} is not valid: use lower-case letters, digits "
+                  "and '-', starting with a letter or digit", f"e.g. name: {_slug(name)}")
+        elif name is not None:
+            v["name"] = name
+    if "description" in f:
+        desc = c.text(f["description"][1], "description")
+        if desc is not None and not desc.strip():
+            c.bad(f["description"][1], "`description` is empty",
+                  "say in one line what it does and when to use it")
+        elif desc is not None:
+            v["description"] = desc.strip()
+    if "tools" in f:
+        v["tools"] = _tools(c, f["tools"][1])
+    if "skills" in f:
+        skills = c.names(f["skills"][1], "skills", ITEM_RE, "pdf-tools")
+        v["skills"] = _dedup(skills)
+        if len(v["skills"]) > MAX_SKILLS:
+            c.bad(f["skills"][1], f"{len(v['skills'])} skills declared; at most {MAX_SKILLS}")
+    if "mcp" in f:
+        mcp = c.mapping(f["mcp"][1], "`mcp`", ("servers",))
+        if isinstance(f["mcp"][1], yaml.MappingNode) and "servers" not in mcp:
+            c.bad(f["mcp"][1], "`mcp` lacks `servers`", "mcp: {servers: [github]}")
+        if "servers" in mcp:
+            v["mcp_servers"] = _dedup(c.names(mcp["servers"][1], "servers", ITEM_RE, "github"))
+    if "knowledge" in f:
+        v["knowledge"] = _knowledge(c, f["knowledge"][1])
+    if "memory" in f:
+        v["memory"] = _memory(c, f["memory"][1])
+    if "maxTurns" in f:
+        node = f["maxTurns"][1]
+        turns = _as_int(node)
+        ok = turns is not None
+        turns = turns or 0
+        if not ok or not 1 <= turns <= MAX_TURNS_LIMIT:
+            c.bad(node, f"`maxTurns` must be a whole number from 1 to {MAX_TURNS_LIMIT}, "
+                  f"not {describe(node)}")
+        v["max_turns"] = turns
+    if "model" in f:
+        model = c.text(f["model"][1], "model")
+        if model is not None and not model.strip():
+            c.bad(f["model"][1], "`model` is empty", "remove the key to use the session default")
+        v["model"] = model
+    if "env" in f:
+        v["env"] = _dedup(c.names(f["env"][1], "env", ENV_RE, "GITHUB_TOKEN"))
+    if "prompt" in f:
+        v["prompt"] = c.text(f["prompt"][1], "prompt", "write the prompt as a block: prompt: |")
+    return v
+
+
+def _as_int(node: yaml.Node) -> int | None:
+    if not (isinstance(node, yaml.ScalarNode) and node.tag == _INT):
+        return None
+    try:
+        return int(node.value.replace("_", ""), 10)
+    except ValueError:
+        return None
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-") or "my-agent"
+
+
+def validate_node(root: yaml.Node, file: str, *, layer: str = "workspace",
+                  source: str | None = None) -> tuple[Definition | None, list[Diagnostic]]:
+    """Check a composed definition. Returns (Definition, []) or (None, diagnostics)."""
+    c = _Checker(file)
+    fields = c.mapping(root, "a definition", KEYS)
+    if not isinstance(root, yaml.MappingNode):
+        return None, c.diags
+    for required in ("name", "description"):
+        if required not in fields:
+            c.bad(root, f"missing required key '{required}'",
+                  "a definition needs `name:` and `description:`")
+    values = _check_fields(c, fields)
+    if c.diags:
+        return None, c.diags
+    return Definition(
+        name=values["name"], description=values["description"],
+        tools=values.get("tools", ()), skills=values.get("skills", ()),
+        mcp_servers=values.get("mcp_servers", ()), knowledge=values.get("knowledge", ()),
+        memory=values.get("memory", "none"), max_turns=values.get("max_turns", DEFAULT_MAX_TURNS),
+        model=values.get("model"), env=values.get("env", ()), prompt=values.get("prompt", ""),
+        layer=layer, source=source if source is not None else file,
+        declared=frozenset(fields),
+    ), []
+
+
+def parse_definition(text: str, file: str, *, layer: str = "workspace",
+                     source: str | None = None) -> tuple[Definition | None, list[Diagnostic]]:
+    """YAML text → (Definition, []) or (None, diagnostics naming file, line, column)."""
+    root, diags = compose_text(text, file)
+    if root is None:
+        return None, diags
+    return validate_node(root, file, layer=layer, source=source)

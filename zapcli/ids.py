@@ -1,0 +1,25 @@
+"""Subagent ids (SPEC §1): `sa_YYYYMMDD_xxxxxxxx`. Imports nothing of zapcli.
+
+An id is validated with a full regex match before it is ever joined to a path,
+so `../x`, absolute paths, globs, upper case, newlines and empty strings can
+never name a file.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+
+ID_RE = re.compile(r"sa_[0-9]{8}_[0-9a-f]{8}")
+
+
+def new_id(now: float | None = None) -> str:
+    """Return a fresh id: UTC date of `now` (epoch seconds) + 8 CSPRNG hex chars."""
+    t = time.gmtime(time.time() if now is None else now)
+    return f"sa_{t.tm_year:04d}{t.tm_mon:02d}{t.tm_mday:02d}_{secrets.token_hex(4)}"
+
+
+def is_valid(value: object) -> bool:
+    """True when `value` is a str that fully matches `^sa_[0-9]{8}_[0-9a-f]{8}$`."""
+    return isinstance(value, str) and ID_RE.fullmatch(value) is not None

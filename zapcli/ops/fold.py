@@ -1,0 +1,77 @@
+"""Folding captured output for poll (SPEC §3 poll): first 2 KB, a line saying
+how much was folded, last 2 KB — cut on UTF-8 character boundaries.
+
+Imports `zapcli.trail.store`. Reads only the head and tail of the file, so a
+subagent's 1 MB of output never sits in memory.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from zapcli.trail import store
+
+FOLD_BYTES = 2048
+CAP_BYTES = 1024 * 1024
+
+
+@dataclass
+class Folded:
+    """`head` and `tail` are text; `folded_bytes` the bytes between them (0 =
+    nothing folded, `tail` empty). `written` is what the subagent wrote in all."""
+
+    head: str
+    tail: str
+    folded_bytes: int
+    kept: int
+    written: int
+
+    @property
+    def truncated(self) -> bool:
+        return self.written > self.kept
+
+
+def _cut_end(raw: bytes) -> bytes:
+    """Drop an incomplete UTF-8 sequence at the end of `raw`."""
+    for back in range(1, min(4, len(raw)) + 1):
+        byte = raw[-back]
+        if byte < 0x80:
+            return raw
+        if byte >= 0xC0:  # a lead byte: is its sequence complete?
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return raw if back >= need else raw[:-back]
+    return raw
+
+
+def _cut_start(raw: bytes) -> bytes:
+    """Drop continuation bytes at the start of `raw` (a character cut in half)."""
+    i = 0
+    while i < min(3, len(raw)) and 0x80 <= raw[i] < 0xC0:
+        i += 1
+    return raw[i:]
+
+
+def decode(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+def fold_file(path: Path, written: int | None = None, limit: int = FOLD_BYTES) -> Folded:
+    """Fold the captured file at `path` (missing file = empty)."""
+    try:
+        fd = store.open_read(path)
+    except OSError:
+        return Folded("", "", 0, 0, written or 0)
+    try:
+        size = os.fstat(fd).st_size
+        written = max(written or 0, size)
+        body = _cut_end(os.pread(fd, min(size, 4), max(size - 4, 0))) if size else b""
+        end = size - (min(size, 4) - len(body))  # the kept end, minus a torn character
+        if end <= 2 * limit:
+            return Folded(decode(os.pread(fd, end, 0)), "", 0, size, written)
+        head = _cut_end(os.pread(fd, limit, 0))
+        tail = _cut_start(os.pread(fd, limit, end - limit))
+        return Folded(decode(head), decode(tail), end - len(head) - len(tail), size, written)
+    finally:
+        os.close(fd)

@@ -1,0 +1,81 @@
+"""`zapcli kill`: cancel subagents — record first, then signal the whole tree.
+
+Imports `zapcli.ops.status`, `zapcli.ops.session`, `zapcli.supervisor.kill`.
+The `cancelled` status is appended (fsynced) before any signal, so it is the
+first terminal record whatever the dying child writes. Pending approvals are
+settled as denied. Several ids are killed in parallel so grace periods overlap.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from zapcli.config import Settings
+from zapcli.errors import NotFound, UsageError
+from zapcli.ops import session as sessions
+from zapcli.ops.status import load, observe
+from zapcli.trail import store
+
+
+@dataclass
+class KillEntry:
+    id: str
+    outcome: str  # cancelled | already <status> | does not exist
+    pid: int | None = None
+    signals: str | None = None  # e.g. "SIGTERM" or "SIGTERM, SIGKILL"
+    error: str | None = None
+
+
+def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
+    try:
+        view = observe(sid, kill_grace_s=settings.kill_grace_s)
+    except NotFound as exc:
+        return KillEntry(sid, "does not exist", error=exc.message)
+    if view.terminal:
+        return KillEntry(sid, f"already {view.status}")
+    s = load(sid)
+    path = store.path_for(sid)
+    seq = s.last_seq + 1
+    if s.pending_approval is not None:
+        store.append_record(path, "approval_decision", {
+            "req_id": s.pending_approval.get("req_id"), "decision": "deny",
+            "reason": "the subagent was killed"}, seq=seq)
+        seq += 1
+    store.append_record(path, "status", {"status": "cancelled", "exit_code": None,
+                                         "reason": "killed by the user", "mono": time.monotonic(),
+                                         "by": "kill"}, seq=seq)
+    proc = s.process or s.start
+    if proc is None:  # queued: nothing to signal
+        sessions.deactivate(view.session, sid)
+        return KillEntry(sid, "cancelled")
+    from zapcli.supervisor.kill import kill_tree
+
+    report = kill_tree(int(proc["pid"]), float(proc["create_time"]), grace_s)
+    sessions.deactivate(view.session, sid)
+    sig = "SIGTERM, SIGKILL" if report.killed else "SIGTERM"
+    return KillEntry(sid, "cancelled", pid=int(proc["pid"]), signals=sig if report.root_alive else None)
+
+
+def kill(ids: list[str], settings: Settings, *, grace_s: float | None = None,
+         all_: bool = False) -> list[KillEntry]:
+    """Kill the named subagents (or, with `all_`, every running and queued one
+    of this session). Each id answers on its own."""
+    if all_ and ids:
+        raise UsageError("give subagent ids or --all, not both")
+    if not all_ and not ids:
+        raise UsageError("kill needs subagent ids (or --all for this session's running ones)")
+    grace = settings.kill_grace_s if grace_s is None else grace_s
+    if not grace >= 0 or grace > 3600:
+        raise UsageError(f"--grace must be between 0 and 3600 seconds, got {grace_s}")
+    if all_:
+        session = sessions.current()
+        ids = [sid for sid in sessions.active(session)]
+    if not ids:
+        return []
+    with ThreadPoolExecutor(max_workers=min(len(ids), 16)) as pool:
+        entries = list(pool.map(lambda sid: _kill_one(sid, grace, settings), ids))
+    if all_:
+        entries = [e for e in entries if e.outcome == "cancelled"]
+    return entries

@@ -1,0 +1,53 @@
+"""`zapcli list`: this session's subagents (or every session's), newest first.
+
+Imports `zapcli.ops.status`, `zapcli.ops.session`, `zapcli.ops.queue`.
+`--all` scans the subagents folder; a session's list reads only its members.
+"""
+
+from __future__ import annotations
+
+import os
+
+from zapcli import ids as idmod
+from zapcli.config import Settings
+from zapcli.errors import NotFound, UsageError
+from zapcli.ops import queue
+from zapcli.ops import session as sessions
+from zapcli.ops.status import View, observe
+from zapcli.paths import subagents_dir
+from zapcli.trail.records import NON_TERMINAL_STATUSES, TERMINAL_STATUSES
+
+STATUSES = NON_TERMINAL_STATUSES + TERMINAL_STATUSES
+
+
+def _all_ids() -> list[str]:
+    try:
+        names = os.listdir(subagents_dir())
+    except FileNotFoundError:
+        return []
+    return [n[:-6] for n in names if n.endswith(".jsonl") and idmod.is_valid(n[:-6])]
+
+
+def list_subagents(settings: Settings, *, all_sessions: bool = False,
+                   status: str | None = None) -> tuple[str, list[View]]:
+    """(session, views) newest first. Raises UsageError for an unknown status."""
+    if status is not None and status not in STATUSES:
+        raise UsageError(f"unknown --status '{status}'; choose one of: {', '.join(STATUSES)}")
+    session = sessions.current()
+    ids = _all_ids() if all_sessions else sessions.members(session)
+    views: list[View] = []
+    for sid in ids:
+        try:
+            views.append(observe(sid, stall_s=settings.stall_s, kill_grace_s=settings.kill_grace_s))
+        except NotFound:
+            continue
+    if any(v.status == "queued" for v in views):
+        for s in {v.session for v in views if v.status == "queued"}:
+            try:
+                queue.drain(s, settings)
+            except Exception:
+                pass
+    views.sort(key=lambda v: v.created, reverse=True)
+    if status:
+        views = [v for v in views if v.status == status]
+    return session, views

@@ -1,0 +1,58 @@
+"""`zapcli output`: the whole captured output, unfolded, optionally followed.
+
+Imports `zapcli.ops.status`, `zapcli.trail.store`. Yields raw byte chunks; the
+CLI decides how to show them.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+
+from zapcli.ops.status import load, observe
+from zapcli.trail import store
+
+FOLLOW_TICK_S = 0.25
+
+
+def chunks(sid: str, *, stderr: bool = False, follow: bool = False) -> Iterator[bytes]:
+    """Yield the captured bytes of `sid`; with `follow`, keep yielding new bytes
+    until the subagent is terminal. Raises NotFound for an unknown id."""
+    load(sid)  # validates the id and the trail before anything is read
+    path = store.path_for(sid, ".err" if stderr else ".out")
+    offset = 0
+    while True:
+        try:
+            fd = store.open_read(path)
+        except FileNotFoundError:
+            fd = -1
+        if fd >= 0:
+            try:
+                while True:
+                    data = os.pread(fd, 65536, offset)
+                    if not data:
+                        break
+                    offset += len(data)
+                    yield data
+            finally:
+                os.close(fd)
+        if not follow or observe(sid).terminal:
+            if follow and fd >= 0:
+                continue_once = _drain_rest(path, offset)
+                if continue_once:
+                    yield continue_once
+            return
+        time.sleep(FOLLOW_TICK_S)
+
+
+def _drain_rest(path, offset: int) -> bytes:
+    try:
+        fd = store.open_read(path)
+    except OSError:
+        return b""
+    try:
+        size = os.fstat(fd).st_size
+        return os.pread(fd, max(size - offset, 0), offset) if size > offset else b""
+    finally:
+        os.close(fd)

@@ -1,0 +1,121 @@
+"""`zapcli poll` and `zapcli wait`: observe named subagents until terminal.
+
+Imports `zapcli.ops.status`, `zapcli.ops.queue`, `zapcli.ops.fold`. Each id
+answers on its own: an unknown or malformed id is an entry with an error and
+never affects the others. Explicit ids work from any session.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from zapcli.config import Settings
+from zapcli.errors import NotFound, UsageError
+from zapcli.ops import queue
+from zapcli.ops.fold import Folded, fold_file
+from zapcli.ops.status import View, observe
+from zapcli.trail import store
+
+TICK_S = 0.5
+BASE_WAIT_S = 5.0
+
+
+@dataclass
+class Entry:
+    id: str
+    view: View | None = None
+    error: str | None = None
+    output: Folded | None = None
+
+
+@dataclass
+class PollResult:
+    entries: list[Entry] = field(default_factory=list)
+    waited_s: float = 0.0
+
+    @property
+    def all_running(self) -> bool:
+        return bool(self.entries) and all(e.view is not None and not e.view.terminal for e in self.entries)
+
+
+def _observe_all(ids: list[str], settings: Settings) -> list[Entry]:
+    entries = []
+    for sid in ids:
+        try:
+            entries.append(Entry(sid, observe(sid, stall_s=settings.stall_s,
+                                              kill_grace_s=settings.kill_grace_s)))
+        except NotFound as exc:
+            entries.append(Entry(sid, error=exc.message if "does not exist" in exc.message
+                                 else f"{sid} does not exist"))
+    _kick_queue(entries, settings)
+    return entries
+
+
+def _kick_queue(entries: list[Entry], settings: Settings) -> None:
+    """An observer that sees a queued subagent makes sure free slots are used."""
+    for session in {e.view.session for e in entries if e.view and e.view.status == "queued"}:
+        try:
+            queue.drain(session, settings)
+        except Exception:  # the queue is best effort for observers
+            pass
+
+
+def _done(entries: list[Entry]) -> bool:
+    return all(e.view is None or e.view.terminal for e in entries)
+
+
+def poll(ids: list[str], settings: Settings, *, wait_secs: int = 0, no_wait: bool = False,
+         on_tick: Callable[[list[Entry], float], None] | None = None) -> PollResult:
+    """Wait up to 5 s + `wait_secs` (1..30), checking every 500 ms; fold outputs."""
+    if not ids:
+        raise UsageError("poll needs at least one subagent id")
+    if wait_secs and not 1 <= wait_secs <= 30:
+        raise UsageError(f"--wait-secs must be between 1 and 30, got {wait_secs}")
+    start = time.monotonic()
+    budget = 0.0 if no_wait else BASE_WAIT_S + wait_secs
+    entries = _observe_all(ids, settings)
+    while not _done(entries) and time.monotonic() - start < budget:
+        if on_tick:
+            on_tick(entries, time.monotonic() - start)
+        time.sleep(min(TICK_S, max(budget - (time.monotonic() - start), 0)))
+        entries = _observe_all(ids, settings)
+    for e in entries:
+        if e.view is not None and e.view.terminal:
+            e.output = fold_file(store.path_for(e.id, ".out"), e.view.stdout_written)
+    return PollResult(entries, time.monotonic() - start)
+
+
+@dataclass
+class WaitResult:
+    views: list[View]
+    timed_out: bool
+    waited_s: float
+
+
+def wait(ids: list[str], settings: Settings, *, timeout_s: float | None = None, any_: bool = False,
+         on_tick: Callable[[list[View], float], None] | None = None) -> WaitResult:
+    """Block until all (or any) named subagents are terminal, or `timeout_s` passes.
+
+    Raises NotFound naming the first id that does not exist (nothing awaited).
+    """
+    if not ids:
+        raise UsageError("wait needs at least one subagent id")
+    if timeout_s is not None and not timeout_s >= 0:
+        raise UsageError(f"--timeout must be a positive number of seconds, got {timeout_s}")
+    start = time.monotonic()
+    while True:
+        views = []
+        for sid in ids:
+            views.append(observe(sid, stall_s=settings.stall_s, kill_grace_s=settings.kill_grace_s))
+        _kick_queue([Entry(v.id, v) for v in views], settings)
+        finished = [v for v in views if v.terminal]
+        elapsed = time.monotonic() - start
+        if (any_ and finished) or len(finished) == len(views):
+            return WaitResult(views, False, elapsed)
+        if timeout_s is not None and elapsed >= timeout_s:
+            return WaitResult(views, True, elapsed)
+        if on_tick:
+            on_tick(views, elapsed)
+        time.sleep(TICK_S if timeout_s is None else min(TICK_S, max(timeout_s - elapsed, 0.01)))

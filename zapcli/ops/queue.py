@@ -1,0 +1,121 @@
+"""The daemonless queue (SPEC §6.4) and `--after` dependencies.
+
+Imports `zapcli.ops.status`, `zapcli.ops.session`, `zapcli.supervisor`,
+`zapcli.trail`. Whoever observes a free slot (spawn, poll, list, wait, a
+finishing child) calls `drain`, which starts queued subagents in creation
+order under the session's file lock, so each is started exactly once.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from zapcli.config import Settings
+from zapcli.errors import NotFound, StateError
+from zapcli.ops import session as sessions
+from zapcli.ops.status import View, load, observe
+from zapcli.paths import ensure_dir, locks_dir
+from zapcli.trail import store
+
+LOCK_TIMEOUT_S = 60.0
+
+
+@contextmanager
+def session_lock(session: str) -> Iterator[None]:
+    """Hold the session's cross-process queue lock (filelock)."""
+    from filelock import FileLock, Timeout
+
+    path = ensure_dir(locks_dir()) / f"queue-{sessions.key(session)}.lock"
+    lock = FileLock(str(path), timeout=LOCK_TIMEOUT_S)
+    try:
+        with lock:
+            yield
+    except Timeout:
+        raise StateError(f"the queue lock {path} stayed busy for {LOCK_TIMEOUT_S:.0f}s; try again") from None
+
+
+def child_argv(sid: str) -> list[str]:
+    """How a subagent's supervisor is started: the same interpreter, `-m zapcli`."""
+    return [sys.executable, "-m", "zapcli", "run", "--subagent", "--id", sid]
+
+
+def launch(sid: str, settings: Settings) -> None:
+    """Start the child of a queued subagent and append its `process` record."""
+    from zapcli.supervisor.launch import launch_detached
+
+    s = load(sid)
+    spawn = s.spawn
+    env = dict(os.environ)
+    env["ZAPCLI_SESSION"] = str(spawn.get("session", ""))
+    env.pop("ZAPCLI_SUBAGENT_ID", None)
+    started_mono = time.monotonic()
+    pid, ctime = launch_detached(child_argv(sid), env=env, cwd=str(spawn.get("cwd") or "/"),
+                                 stderr_path=store.path_for(sid, ".err"))
+    timeout_s = float(spawn.get("timeout_s") or settings.timeout_s)
+    from zapcli.trail.records import iso_utc
+
+    ok = store.append_record(store.path_for(sid), "process", {
+        "pid": pid, "create_time": ctime, "mono": started_mono,
+        "deadline": iso_utc(time.time() + timeout_s), "deadline_mono": started_mono + timeout_s,
+    }, seq=s.last_seq + 1)
+    if not ok:
+        raise StateError(f"could not record the process of {sid}: the state directory is not writable")
+
+
+def _dependency_block(view: View, settings: Settings) -> tuple[bool, str | None]:
+    """(ready, failure reason) for the `--after` ids of a queued subagent."""
+    for dep in view.after:
+        try:
+            dv = observe(dep, kill_grace_s=settings.kill_grace_s)
+        except NotFound:
+            return False, f"dependency {dep} ended lost"
+        if not dv.terminal:
+            return False, None
+        if dv.status != "completed":
+            return False, f"dependency {dep} ended {dv.status}"
+    return True, None
+
+
+def drain(session: str, settings: Settings) -> list[str]:
+    """Start as many queued subagents of `session` as free slots allow.
+
+    Returns the ids started. Also fails queued subagents whose dependency
+    ended other than `completed`.
+    """
+    started: list[str] = []
+    with session_lock(session):
+        running = 0
+        waiting: list[View] = []
+        for sid in sessions.active(session):
+            try:
+                view = observe(sid, kill_grace_s=settings.kill_grace_s)
+            except NotFound:
+                sessions.deactivate(session, sid)
+                continue
+            if view.terminal:
+                sessions.deactivate(session, sid)
+            elif view.status == "queued":
+                waiting.append(view)
+            else:
+                running += 1
+        for view in waiting:
+            ready, failure = _dependency_block(view, settings)
+            if failure:
+                s = load(view.id)
+                store.append_record(store.path_for(view.id), "status", {
+                    "status": "failed", "exit_code": None, "reason": failure,
+                    "mono": time.monotonic()}, seq=s.last_seq + 1)
+                sessions.deactivate(session, view.id)
+                continue
+            if not ready:
+                continue
+            if settings.max_concurrent and running >= settings.max_concurrent:
+                break
+            launch(view.id, settings)
+            started.append(view.id)
+            running += 1
+    return started

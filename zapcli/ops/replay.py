@@ -1,0 +1,33 @@
+"""`zapcli replay`: the trail, record by record, whatever became of the process.
+
+Imports `zapcli.ops.status`, `zapcli.trail`. Returns parsed entries (records,
+corrupt-line markers) and a note when a torn last line was skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from zapcli.errors import NotFound
+from zapcli.trail import reader, store
+
+
+@dataclass
+class ReplayResult:
+    id: str
+    entries: list[Any] = field(default_factory=list)  # dicts or ("corrupt", line, text)
+    torn_tail_bytes: int = 0
+
+
+def replay(sid: str, *, since: int | None = None) -> ReplayResult:
+    """Read the whole trail of `sid`. Raises NotFound for an unknown id."""
+    path = store.path_for(sid)
+    try:
+        trail = reader.read(path)
+    except OSError:
+        raise NotFound(f"{sid} does not exist") from None
+    entries = trail.entries
+    if since is not None:
+        entries = [e for e in entries if not isinstance(e, dict) or (isinstance(e.get("seq"), int) and e["seq"] > since)]
+    return ReplayResult(sid, entries, len(trail.torn_tail))

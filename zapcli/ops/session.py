@@ -1,0 +1,100 @@
+"""The current session (SPEC §1) and its on-disk membership index.
+
+Imports `zapcli.paths`. A session is `ZAPCLI_SESSION`, else the caller's
+terminal session: `os.getsid(0)` plus that leader's start time, so a reused
+sid is a new session. Membership markers under `<state>/sessions/<key>/`
+(`all/` and `active/`) let `list` and the queue read only this session's
+trails; they are hints, always checked against the trail, never status.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from pathlib import Path
+
+from zapcli.paths import ensure_dir, state_dir
+
+
+def current() -> str:
+    """The session name for this process."""
+    env = os.environ.get("ZAPCLI_SESSION")
+    if env:
+        return env
+    sid = os.getsid(0)
+    try:
+        import psutil
+
+        started = int(psutil.Process(sid).create_time())
+    except Exception:  # leader gone or unreadable: the sid alone
+        started = 0
+    return f"tty-{sid}-{started}"
+
+
+def key(session: str) -> str:
+    """A filesystem-safe key for any session string."""
+    return hashlib.sha256(session.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+
+
+def _dir(session: str, kind: str) -> Path:
+    return state_dir() / "sessions" / key(session) / kind
+
+
+def add(session: str, sid: str) -> None:
+    """Record `sid` as a member (and active) of `session`, in creation order."""
+    name = f"{time.time_ns():020d}_{sid}"
+    for kind in ("all", "active"):
+        folder = ensure_dir(_dir(session, kind))
+        (folder / name).touch(mode=0o600)
+
+
+def _members(session: str, kind: str) -> list[tuple[str, Path]]:
+    folder = _dir(session, kind)
+    try:
+        names = sorted(os.listdir(folder))
+    except FileNotFoundError:
+        return []
+    return [(n.partition("_")[2], folder / n) for n in names if "_" in n]
+
+
+def members(session: str) -> list[str]:
+    """All ids of `session`, oldest first."""
+    return [sid for sid, _ in _members(session, "all")]
+
+
+def active(session: str) -> list[str]:
+    """Ids of `session` not yet seen terminal, oldest first."""
+    return [sid for sid, _ in _members(session, "active")]
+
+
+def deactivate(session: str, sid: str) -> None:
+    """Drop `sid` from the active markers (it was seen terminal)."""
+    for member, path in _members(session, "active"):
+        if member == sid:
+            path.unlink(missing_ok=True)
+
+
+def forget(session: str, sid: str) -> None:
+    """Drop every marker of `sid` (retention deleted it)."""
+    for kind in ("all", "active"):
+        for member, path in _members(session, kind):
+            if member == sid:
+                path.unlink(missing_ok=True)
+
+
+def all_active() -> list[tuple[str, str]]:
+    """(session key, id) for every active marker of every session."""
+    root = state_dir() / "sessions"
+    out = []
+    try:
+        keys = os.listdir(root)
+    except FileNotFoundError:
+        return []
+    for k in keys:
+        try:
+            names = os.listdir(root / k / "active")
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        out.extend((k, n.partition("_")[2]) for n in names if "_" in n)
+    return out

@@ -1,0 +1,132 @@
+"""`zapcli spawn`: validate, write the frozen `spawn` record, start or queue.
+
+Imports `zapcli.ops.queue`, `zapcli.ops.session`, `zapcli.trail`, `zapcli.config`.
+Every check runs before anything is created: a refused spawn leaves no trail,
+no marker, no process (SPEC §3 spawn).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from zapcli import ids
+from zapcli.config import APPROVAL_MODES, Settings, load_settings
+from zapcli.errors import UsageError, ZapcliError
+from zapcli.ops import queue
+from zapcli.ops import session as sessions
+from zapcli.paths import workspace_of
+from zapcli.redact import secret_values
+from zapcli.trail import records, store
+
+MAX_TASK_BYTES = 1024 * 1024
+BACKENDS = ("zapcli", "sh")
+
+
+@dataclass
+class SpawnRequest:
+    """Arguments of one spawn. `task` is text; timeout in seconds."""
+
+    task: str
+    cli: str = "zapcli"
+    agent: str | None = None
+    model: str | None = None
+    timeout_s: float | None = None
+    approval: str | None = None
+    cwd: str | None = None
+    after: tuple[str, ...] = ()
+    max_tokens: int | None = None
+    unattended: bool = False
+
+
+@dataclass
+class SpawnResult:
+    id: str
+    status: str
+    cli: str
+    task: str
+    created: str
+    warnings: tuple[str, ...] = ()
+
+
+def decode_task(raw: bytes) -> str:
+    """Task bytes (from stdin) to text: UTF-8, at most 1 MB. Raises UsageError."""
+    if len(raw) > MAX_TASK_BYTES:
+        raise UsageError(f"task is {len(raw):,} bytes; the limit is {MAX_TASK_BYTES:,} bytes (1 MB)")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"task is not valid UTF-8 (byte {exc.start}); pass UTF-8 text") from None
+
+
+def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
+    if req.cli not in BACKENDS:
+        raise UsageError(f"unknown backend '{req.cli}' for --cli; choose one of: {', '.join(BACKENDS)}")
+    task = req.task
+    if not task or not task.strip():
+        raise UsageError("the task is empty; give the work to do, e.g. zapcli spawn --cli sh -- 'make test'")
+    size = len(task.encode("utf-8", "surrogatepass"))
+    if size > MAX_TASK_BYTES:
+        raise UsageError(f"task is {size:,} bytes; the limit is {MAX_TASK_BYTES:,} bytes (1 MB)")
+    try:
+        task.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError("task is not valid UTF-8 text") from None
+    timeout = settings.timeout_s if req.timeout_s is None else req.timeout_s
+    if not (timeout > 0) or timeout != timeout or timeout > 7 * 86400:
+        raise UsageError(f"--timeout must be between 0 and 604800 seconds, got {req.timeout_s}")
+    if req.approval is not None and req.approval not in APPROVAL_MODES:
+        raise UsageError(f"unknown --approval '{req.approval}'; choose one of: {', '.join(APPROVAL_MODES)}")
+    for dep in req.after:
+        if not ids.is_valid(dep) or not store.exists(dep):
+            raise UsageError(f"--after {dep!r}: no such subagent")
+    if req.cwd is not None and not Path(req.cwd).is_dir():
+        raise UsageError(f"--cwd {req.cwd!r} is not a directory")
+    return task, float(timeout)
+
+
+def _backend_fields(req: SpawnRequest, workspace: Path) -> tuple[dict, tuple[str, ...]]:
+    """Definition, model and warnings for the chosen backend (resolved before any fork)."""
+    if req.cli == "sh":
+        if req.agent:
+            raise UsageError("--agent applies to --cli zapcli only; drop it for --cli sh")
+        return {"agent": None, "model": None, "definition": None}, ()
+    from zapcli.backends import agent_spawn  # the agent backend resolves its definition
+
+    return agent_spawn.resolve(req, workspace)
+
+
+def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
+    """Create and start (or queue) one subagent. Raises ZapcliError; nothing is
+    created when it does."""
+    cwd = Path(req.cwd or os.getcwd()).resolve()
+    workspace = workspace_of(cwd)
+    settings = settings or load_settings(workspace)
+    task, timeout = _validate(req, settings)
+    backend, warnings = _backend_fields(req, workspace)
+    session = sessions.current()
+    sid = ids.new_id()
+    now = time.time()
+    fields = {
+        "session": session, "cli": req.cli, "task": task, "cwd": str(cwd),
+        "workspace": str(workspace), "timeout_s": timeout,
+        "approval": req.approval or settings.approval, "unattended": req.unattended,
+        "max_tokens": req.max_tokens, "after": list(req.after), "mono": time.monotonic(),
+        "deadline": records.iso_utc(now + timeout),
+        "kill_grace_s": settings.kill_grace_s, **backend,
+    }
+    store.create_trail(sid, fields, secret_values())
+    try:
+        sessions.add(session, sid)
+        queue.drain(session, settings)
+    except ZapcliError:
+        store.path_for(sid).unlink(missing_ok=True)
+        sessions.forget(session, sid)
+        raise
+    from zapcli.ops.status import load, to_view
+
+    status = to_view(sid, load(sid)).status
+    return SpawnResult(id=sid, status=status, cli=req.cli, task=task,
+                       created=records.iso_utc(now), warnings=warnings)

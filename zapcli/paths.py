@@ -1,0 +1,78 @@
+"""Where things live (SPEC §2); imports only `zapcli.errors`.
+
+State (trails, captured output, database) lives under `ZAPCLI_HOME` or
+`platformdirs.user_state_dir("zapcli")`; config under `ZAPCLI_CONFIG_HOME` or
+`platformdirs.user_config_dir("zapcli")`. Directories are created 0700.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from zapcli.errors import StateError
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def state_dir() -> Path:
+    """The state root (not created). `ZAPCLI_HOME` overrides the platform default."""
+    env = os.environ.get("ZAPCLI_HOME")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs  # only when the override is absent
+
+    return Path(platformdirs.user_state_dir("zapcli"))
+
+
+def config_dir() -> Path:
+    """The user config root (not created). `ZAPCLI_CONFIG_HOME` overrides."""
+    env = os.environ.get("ZAPCLI_CONFIG_HOME")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("zapcli"))
+
+
+def subagents_dir() -> Path:
+    """`<state>/subagents`, where `<id>.jsonl`, `<id>.out`, `<id>.err` live."""
+    return state_dir() / "subagents"
+
+
+def locks_dir() -> Path:
+    """`<state>/locks`: cross-process lock files (queue, retention)."""
+    return state_dir() / "locks"
+
+
+def ensure_dir(path: Path) -> Path:
+    """Create `path` (and parents) with mode 0700; return it.
+
+    Raises StateError("could not create subagent directory: <reason>") when the
+    filesystem refuses (read-only, permissions, disk full, a file in the way).
+    """
+    try:
+        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        if not path.is_dir():
+            raise NotADirectoryError(f"{path} is not a directory")
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise StateError(
+            f"could not create subagent directory: {reason} ({path}); "
+            "set ZAPCLI_HOME to a writable folder"
+        ) from None
+    return path
+
+
+def workspace_of(cwd: Path) -> Path:
+    """The git top-level containing `cwd`, or `cwd` itself outside a repository.
+
+    Found by walking up for a `.git` entry (file or folder, so worktrees count)
+    instead of running git, which would cost a process per command.
+    """
+    cwd = cwd.resolve()
+    for candidate in (cwd, *cwd.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return cwd

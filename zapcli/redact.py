@@ -1,0 +1,64 @@
+"""Secret redaction (SPEC §4): values of secret-looking environment variables
+become `***` in trail records and captured output. Imports nothing of zapcli.
+
+A value is secret when its variable's name contains KEY, TOKEN, SECRET or
+PASSWORD and the value is at least 8 characters long.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+
+MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+MIN_LEN = 8
+MASK = b"***"
+
+
+def secret_values(environ: Mapping[str, str] | None = None) -> list[bytes]:
+    """UTF-8 encoded secret values, longest first (so a longer secret that
+    contains a shorter one is masked whole)."""
+    env = os.environ if environ is None else environ
+    found = {
+        value.encode("utf-8", "surrogateescape")
+        for name, value in env.items()
+        if len(value) >= MIN_LEN and any(m in name.upper() for m in MARKERS)
+    }
+    return sorted(found, key=len, reverse=True)
+
+
+def mask(data: bytes, secrets: Iterable[bytes]) -> bytes:
+    """Replace every occurrence of every secret in `data` with `***`."""
+    for secret in secrets:
+        if secret in data:
+            data = data.replace(secret, MASK)
+    return data
+
+
+class StreamRedactor:
+    """Masks secrets in a byte stream fed in arbitrary chunks.
+
+    A secret split across two chunks is still masked: the last `longest - 1`
+    bytes of each chunk are held back until the next chunk (or `finish`).
+    """
+
+    def __init__(self, secrets: list[bytes]):
+        self._secrets = secrets
+        self._hold = max((len(s) for s in secrets), default=0) - 1
+        self._pending = b""
+
+    def feed(self, chunk: bytes) -> bytes:
+        """Return the bytes that are safe to write now."""
+        if not self._secrets:
+            return chunk
+        data = mask(self._pending + chunk, self._secrets)
+        if self._hold <= 0 or len(data) <= self._hold:
+            self._pending = data if self._hold > 0 else b""
+            return b"" if self._hold > 0 else data
+        self._pending = data[-self._hold:]
+        return data[: -self._hold]
+
+    def finish(self) -> bytes:
+        """Return whatever is still held back (already masked)."""
+        out, self._pending = self._pending, b""
+        return out

@@ -1,0 +1,83 @@
+"""Capped output capture (SPEC §5): pipes pumped into `<id>.out` / `<id>.err`.
+
+Imports `zapcli.redact`. The first 1 MB is kept; bytes past the cap are counted
+and dropped while the pipe keeps draining, so a chatty child never blocks.
+Secrets are masked even when split across two reads.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from zapcli.redact import StreamRedactor
+
+CAP_BYTES = 1024 * 1024
+READ_CHUNK = 64 * 1024
+
+
+class CappedFile:
+    """Appends to one file up to `cap` bytes; counts everything offered.
+
+    `written` is the total bytes the producer wrote (after masking);
+    `kept` what is on disk. Thread-safe.
+    """
+
+    def __init__(self, fd: int, secrets: list[bytes], cap: int = CAP_BYTES):
+        self._fd = fd
+        self._cap = cap
+        self._redactor = StreamRedactor(secrets)
+        self._lock = threading.Lock()
+        self.written = 0
+        self.kept = 0
+
+    def write(self, data: bytes) -> None:
+        with self._lock:
+            self._store(self._redactor.feed(data))
+
+    def _store(self, data: bytes) -> None:
+        if not data:
+            return
+        self.written += len(data)
+        room = self._cap - self.kept
+        if room <= 0:
+            return
+        part = data[:room]
+        try:
+            os.write(self._fd, part)
+            self.kept += len(part)
+        except OSError:
+            pass  # a full disk loses output, never the subagent
+
+    def close(self) -> None:
+        with self._lock:
+            self._store(self._redactor.finish())
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+
+    @property
+    def truncated(self) -> bool:
+        return self.written > self.kept
+
+
+def pump(fd: int, sink: CappedFile) -> threading.Thread:
+    """Drain pipe `fd` into `sink` on a daemon thread until EOF; closes `fd`."""
+
+    def run() -> None:
+        try:
+            while True:
+                try:
+                    chunk = os.read(fd, READ_CHUNK)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                sink.write(chunk)
+        finally:
+            os.close(fd)
+
+    thread = threading.Thread(target=run, name=f"pump-{fd}", daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,94 @@
+"""Kill a whole process tree: TERM (+CONT) now, KILL after the grace period.
+
+Imports psutil, `zapcli.supervisor.liveness`. The tree is the root's process
+group plus every descendant found (including ones that left the group with
+setsid), re-collected before the SIGKILL so late forks are caught. A process
+whose identity no longer matches the record is never signalled; a process
+that is already gone counts as success.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import dataclass, field
+
+import psutil
+
+from zapcli.supervisor.liveness import find
+
+
+@dataclass
+class KillReport:
+    """What happened: pids signalled with TERM and pids that needed KILL."""
+
+    termed: list[int] = field(default_factory=list)
+    killed: list[int] = field(default_factory=list)
+    root_alive: bool = False
+
+
+def _collect(root: psutil.Process | None, pgid: int, exclude: int) -> dict[int, psutil.Process]:
+    found: dict[int, psutil.Process] = {}
+    if root is not None:
+        try:
+            if root.is_running():
+                found[root.pid] = root
+            for child in root.children(recursive=True):
+                found[child.pid] = child
+        except psutil.Error:
+            pass
+    for proc in psutil.process_iter():
+        try:
+            if os.getpgid(proc.pid) == pgid:
+                found.setdefault(proc.pid, proc)
+                for child in proc.children(recursive=True):
+                    found.setdefault(child.pid, child)
+        except (OSError, psutil.Error):
+            continue
+    found.pop(exclude, None)
+    return found
+
+
+def _signal(procs: dict[int, psutil.Process], sig: int) -> list[int]:
+    hit = []
+    for pid, proc in procs.items():
+        try:
+            proc.send_signal(sig)  # psutil checks the pid was not reused
+            hit.append(pid)
+        except psutil.Error:
+            continue
+    return hit
+
+
+def kill_tree(pid: int, create_time: float, grace_s: float, *, include_root: bool = True) -> KillReport:
+    """TERM+CONT the tree of the recorded process, wait `grace_s` seconds, KILL the rest.
+
+    `include_root=False` spares the root itself (a supervisor ending its own
+    work); the caller's own pid is always spared.
+    """
+    report = KillReport()
+    root = find(pid, create_time)
+    report.root_alive = root is not None
+    if root is None:
+        return report
+    me = os.getpid()
+    procs = _collect(root, pid, me)
+    if not include_root:
+        procs.pop(pid, None)
+    report.termed = _signal(procs, signal.SIGTERM)
+    _signal(procs, signal.SIGCONT)  # a stopped process must be able to act on TERM
+    _, alive = psutil.wait_procs(list(procs.values()), timeout=max(grace_s, 0))
+    again = _collect(root if include_root else None, pid, me)
+    if not include_root:
+        again.pop(pid, None)
+        for proc in list(procs.values()):
+            try:
+                for child in proc.children(recursive=True):
+                    again.setdefault(child.pid, child)
+            except psutil.Error:
+                pass
+    for proc in alive:
+        again.setdefault(proc.pid, proc)
+    report.killed = _signal(again, signal.SIGKILL)
+    psutil.wait_procs(list(again.values()), timeout=1)
+    return report

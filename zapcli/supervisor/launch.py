@@ -1,0 +1,43 @@
+"""Start a detached child: its own session, stdin /dev/null, no inherited fds.
+
+Imports psutil. The child's stdout goes nowhere and its stderr to a file the
+caller names (so a crash before the child's own logging still leaves a
+traceback behind); the caller's pipes are never inherited, which is what lets
+`id=$(zapcli spawn …)` return at once.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+
+def launch_detached(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | Path,
+                    stderr_path: Path) -> tuple[int, float]:
+    """Start `argv` detached; return (pid, create_time in epoch seconds).
+
+    Raises OSError when the program cannot be started.
+    """
+    err_fd = os.open(stderr_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        proc = subprocess.Popen(
+            list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err_fd,
+            cwd=str(cwd), env=dict(env), start_new_session=True, close_fds=True,
+        )
+    finally:
+        os.close(err_fd)
+    # Popen's finalizer would warn that the child still runs; it is meant to.
+    proc.returncode = 0
+    return proc.pid, process_create_time(proc.pid)
+
+
+def process_create_time(pid: int) -> float:
+    """psutil's create time (epoch seconds) for `pid`; 0.0 if it already vanished."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return 0.0

@@ -1,0 +1,45 @@
+"""Is a recorded process still ours and alive? (SPEC §6.2 step 2.)
+
+Imports psutil. Identity is pid + create time: a reused pid is not our process.
+A zombie is dead, so a child whose parent does not reap it reads as gone at the
+first check.
+"""
+
+from __future__ import annotations
+
+import os
+
+import psutil
+
+CREATE_TIME_TOLERANCE_S = 0.05
+
+
+def find(pid: int, create_time: float) -> psutil.Process | None:
+    """The live psutil.Process for (pid, create_time), or None if dead/reused/zombie."""
+    if not isinstance(pid, int) or pid <= 0:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass  # exists, owned by someone else: identity decides
+    try:
+        proc = psutil.Process(pid)
+        if abs(proc.create_time() - float(create_time)) > CREATE_TIME_TOLERANCE_S:
+            return None
+        if proc.status() in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD):
+            return None
+        return proc
+    except (psutil.Error, TypeError, ValueError):
+        return None
+
+
+def is_alive(pid: int, create_time: float) -> bool:
+    """True when the recorded process still runs and is the same process."""
+    return find(pid, create_time) is not None
+
+
+def boot_time() -> float:
+    """When this machine booted (epoch seconds)."""
+    return psutil.boot_time()

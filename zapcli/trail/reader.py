@@ -1,0 +1,114 @@
+"""The tolerant trail reader and the per-trail summary status is derived from.
+
+Imports `zapcli.trail.records`, `zapcli.trail.store`. Reads on demand only. A
+torn last line (a crash mid-write) is skipped and reported; a corrupt line in
+the middle is kept as a `corrupt` entry and reading goes on. The FIRST terminal
+`status` record is final (SPEC §4), so a killer and a dying child cannot
+disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from zapcli.trail import records, store
+
+
+@dataclass
+class Trail:
+    """Parsed trail. `entries` holds dicts, or ("corrupt", line_no, text) tuples."""
+
+    entries: list[Any] = field(default_factory=list)
+    torn_tail: bytes = b""
+    size: int = 0
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        return [e for e in self.entries if isinstance(e, dict)]
+
+
+def parse(data: bytes) -> Trail:
+    """Split JSONL bytes into records; never raises for bad content."""
+    trail = Trail(size=len(data))
+    lines = data.split(b"\n")
+    last = lines.pop()  # b"" when the data ends in a newline
+    if last.strip(b"\x00 \t\r"):
+        trail.torn_tail = last
+    for no, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            rec = None
+        if isinstance(rec, dict) and isinstance(rec.get("type"), str):
+            trail.entries.append(rec)
+        else:
+            trail.entries.append(("corrupt", no, line[:200].decode("utf-8", "replace")))
+    return trail
+
+
+def read(path: Path) -> Trail:
+    """Read and parse a trail. Raises FileNotFoundError / OSError (symlink: ELOOP)."""
+    return parse(store.read_bytes(path))
+
+
+@dataclass
+class Summary:
+    """What poll/list/wait need from one trail, gathered in one pass."""
+
+    spawn: dict[str, Any]
+    process: dict[str, Any] | None = None  # the latest `process` record
+    start: dict[str, Any] | None = None
+    final: dict[str, Any] | None = None  # the first terminal `status` record
+    report: str | None = None
+    pending_approval: dict[str, Any] | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    last_seq: int = 0
+    torn: bool = False
+    corrupt: int = 0
+
+
+def summarize(trail: Trail) -> Summary | None:
+    """None when the trail has no `spawn` record as its first record."""
+    recs = trail.records
+    if not recs or recs[0].get("type") != "spawn":
+        return None
+    s = Summary(spawn=recs[0], torn=bool(trail.torn_tail))
+    s.corrupt = len(trail.entries) - len(recs)
+    pending: dict[str, dict[str, Any]] = {}
+    for rec in recs[1:]:
+        rtype = rec.get("type")
+        seq = rec.get("seq")
+        if isinstance(seq, int) and seq > s.last_seq:
+            s.last_seq = seq
+        if rtype == "process":
+            s.process = rec
+        elif rtype == "start":
+            s.start = rec
+        elif rtype == "status":
+            if s.final is None and rec.get("status") in records.TERMINAL_STATUSES:
+                s.final = rec
+        elif rtype == "report":
+            s.report = rec.get("text")
+        elif rtype == "usage":
+            s.input_tokens += _int(rec.get("input_tokens"))
+            s.output_tokens += _int(rec.get("output_tokens"))
+            s.cached_tokens += _int(rec.get("cached_tokens"))
+        elif rtype == "approval_request":
+            pending[str(rec.get("req_id"))] = rec
+        elif rtype == "approval_decision":
+            pending.pop(str(rec.get("req_id")), None)
+    if pending and s.final is None:
+        s.pending_approval = next(iter(pending.values()))
+    return s
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -1,0 +1,143 @@
+"""The child's batched trail writer (SPEC §4 write discipline).
+
+Imports `zapcli.trail.records`, `zapcli.trail.store`. `append` only queues a
+tuple (no I/O, no formatting) and returns; a background thread encodes and
+writes the queue every 250 ms. `write_sync` drains the queue and writes one
+record with fsync: used for `report` and terminal `status` so a result is never
+lost. A full disk (ENOSPC) drops records, counts them and says so in a
+`diagnostic` once space returns.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from zapcli.trail import records, store
+
+FLUSH_INTERVAL_S = 0.25
+
+
+class TrailWriter:
+    """Appends records to one trail. Thread-safe; one instance per process.
+
+    `start_seq` continues the trail's counter (the spawner used 0 and 1).
+    """
+
+    def __init__(self, path: Path, *, start_seq: int, secrets: list[bytes],
+                 interval_s: float = FLUSH_INTERVAL_S):
+        self.path = path
+        self._fd = store.open_append(path)
+        self._secrets = secrets
+        self._queue: deque[tuple[str, dict[str, Any], float]] = deque()
+        self._seq = start_seq
+        self._lock = threading.Lock()  # serialises file writes and seq
+        self._torn = store.ends_torn(self._fd)
+        self.dropped = 0  # records lost to a full disk, not yet reported
+        self.dropped_total = 0
+        self._interval = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="trail-writer", daemon=True)
+        self._thread.start()
+
+    def append(self, rtype: str, fields: dict[str, Any]) -> None:
+        """Queue a record; never blocks on disk. Fields must be JSON-able."""
+        self._queue.append((rtype, fields, time.time()))
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            self.flush()
+
+    def _encode_queue(self) -> tuple[bytes, int]:
+        """Pop the queue into bytes; merge consecutive text/thinking deltas."""
+        out: list[bytes] = []
+        count = 0
+        merged: tuple[str, dict[str, Any], float] | None = None
+        while True:
+            try:
+                item = self._queue.popleft()
+            except IndexError:
+                break
+            rtype, fields, ts = item
+            if merged and rtype == merged[0] and rtype in ("text", "thinking") and len(fields) == 1:
+                merged[1]["delta"] += fields.get("delta", "")
+                continue
+            if merged:
+                out.append(self._line(*merged))
+                count += 1
+            merged = (rtype, dict(fields), ts) if rtype in ("text", "thinking") and len(fields) == 1 else None
+            if merged is None:
+                out.append(self._line(rtype, fields, ts))
+                count += 1
+        if merged:
+            out.append(self._line(*merged))
+            count += 1
+        return b"".join(out), count
+
+    def _line(self, rtype: str, fields: dict[str, Any], ts: float) -> bytes:
+        self._seq += 1
+        return records.encode(records.make(rtype, self._seq, fields, ts), self._secrets)
+
+    def _write(self, data: bytes, count: int, *, fsync: bool) -> bool:
+        """Write encoded lines; on ENOSPC count them as dropped."""
+        if self.dropped and count:
+            note = records.make("diagnostic", self._seq + 1, {
+                "dimension": "trail", "name": "disk_full",
+                "message": f"{self.dropped} records were dropped: the disk was full"})
+            self._seq += 1
+            data = records.encode(note, self._secrets) + data
+        if self._torn:
+            data = b"\n" + data
+        try:
+            store.write_all(self._fd, data)
+            if fsync:
+                os.fsync(self._fd)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            self._torn = store.ends_torn(self._fd)
+            self.dropped += count
+            self.dropped_total += count
+            return False
+        self._torn = False
+        self.dropped = 0
+        return True
+
+    def flush(self) -> None:
+        """Write everything queued so far (called by the thread every 250 ms)."""
+        with self._lock:
+            data, count = self._encode_queue()
+            if count:
+                self._write(data, count, fsync=False)
+
+    def write_sync(self, rtype: str, fields: dict[str, Any], *, retry_s: float = 0.0) -> bool:
+        """Flush the queue, then write `rtype` and fsync before returning.
+
+        With `retry_s` a full disk is retried for that many seconds (the final
+        report is retried until the exit). Returns False if it never landed.
+        """
+        give_up = time.monotonic() + retry_s
+        with self._lock:
+            data, count = self._encode_queue()
+            line = self._line(rtype, fields, time.time())
+            while True:
+                if self._write(data + line, count + 1, fsync=True):
+                    return True
+                self.dropped -= 1  # the sync record is retried, not dropped
+                self.dropped_total -= 1
+                data, count = b"", 0
+                if time.monotonic() >= give_up:
+                    return False
+                time.sleep(0.2)
+
+    def close(self) -> None:
+        """Stop the thread, write what is queued, close the file."""
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.flush()
+        os.close(self._fd)
