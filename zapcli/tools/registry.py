@@ -9,16 +9,14 @@ is built by the capabilities layer (it needs the resolved skills), so
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from zapcli.agent.types import Tool
 
 if TYPE_CHECKING:
     from zapcli.tools.procs import JobRegistry
-
-# (query, max_results) -> [{title, url, snippet}]; or a URL template with {query}.
-SearchProvider = Callable[[str, int], list[Mapping[str, Any]]]
+    from zapcli.tools.web import SearchProvider  # (query, n) -> [{title, url, snippet}]
 
 GRANTABLE: tuple[str, ...] = ("bash", "task_output", "task_stop", "read", "write", "edit",
                               "glob", "grep", "WebFetch", "WebSearch", "use_skill", "todo")

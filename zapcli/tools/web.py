@@ -14,7 +14,7 @@ import re
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from html.parser import HTMLParser
 from typing import Any
 
@@ -25,7 +25,7 @@ MAX_BYTES = 512 * 1024
 MAX_TEXT = 100_000
 TIMEOUT_S = 30.0
 USER_AGENT = "zapcli (+https://github.com/zapcli)"
-SearchProvider = Callable[[str, int], list[Mapping[str, Any]]]
+SearchProvider = Callable[[str, int], Sequence[Mapping[str, Any]]]
 
 
 class _NoOddRedirects(urllib.request.HTTPRedirectHandler):
@@ -189,7 +189,7 @@ class WebSearchTool(BaseTool):
         self.provider = provider
         self.timeout_s = timeout_s
 
-    def _search_url(self, query: str, n: int, timeout: float) -> list[Mapping[str, Any]]:
+    def _search_url(self, query: str, n: int, timeout: float) -> Sequence[Mapping[str, Any]]:
         assert isinstance(self.provider, str)
         url = self.provider.replace("{query}", urllib.parse.quote_plus(query))
         _, _, body, _, _ = http_get(url, timeout, accept="application/json")

@@ -1,0 +1,117 @@
+"""Shared fixtures: an isolated state/config folder and session per test, a
+`zap` runner for the real CLI in a subprocess, and `wait_until` (no bare sleeps).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def wait_until(cond: Callable[[], object], timeout: float = 10.0, interval: float = 0.05) -> object:
+    """Return cond()'s first truthy value; fail the test after `timeout` seconds."""
+    end = time.monotonic() + timeout
+    while True:
+        value = cond()
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise AssertionError(f"condition not met within {timeout}s: {cond}")
+        time.sleep(interval)
+
+
+class Zap:
+    """Runs `python -m zapcli ...` with the test's environment."""
+
+    def __init__(self, env: dict[str, str], home: Path, cwd: Path):
+        self.env = env
+        self.home = home
+        self.cwd = cwd
+
+    def __call__(self, *args: str, input: bytes | str | None = None, timeout: float = 60,
+                 env: dict[str, str] | None = None, check: bool = False) -> subprocess.CompletedProcess:
+        data = input.encode() if isinstance(input, str) else input
+        proc = subprocess.run([sys.executable, "-m", "zapcli", *args], input=data,
+                              stdin=None if data is not None else subprocess.DEVNULL,
+                              capture_output=True, timeout=timeout, cwd=self.cwd,
+                              env={**self.env, **(env or {})})
+        proc.out = proc.stdout.decode("utf-8", "replace")  # type: ignore[attr-defined]
+        proc.err = proc.stderr.decode("utf-8", "replace")  # type: ignore[attr-defined]
+        if check:
+            assert proc.returncode == 0, (args, proc.returncode, proc.err)
+        return proc
+
+    def spawn_sh(self, cmd: str, *extra: str, timeout: float = 60) -> str:
+        """Spawn an sh subagent; return its id."""
+        proc = self("spawn", "--cli", "sh", "--timeout", str(timeout), *extra, "--", cmd)
+        assert proc.returncode == 0, proc.err
+        sid = proc.out.strip()
+        assert sid.startswith("sa_"), proc.out
+        return sid
+
+    def json(self, *args: str, **kw) -> dict:
+        import json
+
+        proc = self(*args, "--json", **kw)
+        assert proc.stdout, (args, proc.returncode, proc.err)
+        return json.loads(proc.stdout)
+
+    def status(self, sid: str) -> str:
+        return self.json("poll", "--no-wait", sid)["subagents"][0]["status"]
+
+    def wait_status(self, sid: str, timeout: float = 20) -> str:
+        def done():
+            st = self.status(sid)
+            return st if st not in ("queued", "running", "awaiting_approval") else None
+        return wait_until(done, timeout, 0.2)  # type: ignore[return-value]
+
+    def trail(self, sid: str) -> Path:
+        return self.home / "subagents" / f"{sid}.jsonl"
+
+
+@pytest.fixture
+def zap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Zap:
+    home = tmp_path / "state"
+    config = tmp_path / "config"
+    work = tmp_path / "work"
+    work.mkdir()
+    session = f"test-{uuid.uuid4().hex[:8]}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZAPCLI_")}
+    env.update(ZAPCLI_HOME=str(home), ZAPCLI_CONFIG_HOME=str(config), ZAPCLI_SESSION=session,
+               PYTHONPATH=str(REPO), NO_COLOR="1")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.chdir(work)
+    z = Zap(env, home, work)
+    yield z
+    # Never leave a subagent behind: kill whatever this test started.
+    for proc in psutil.process_iter(["cmdline", "environ"]):
+        try:
+            if proc.info["environ"] and proc.info["environ"].get("ZAPCLI_HOME") == str(home):
+                proc.kill()
+        except (psutil.Error, AttributeError):
+            continue
+
+
+def pgrep(marker: str) -> list[int]:
+    """Pids whose command line contains `marker` (e.g. 'sleep 3101')."""
+    out = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if proc.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+            if marker in " ".join(proc.info["cmdline"] or []):
+                out.append(proc.pid)
+        except psutil.Error:
+            continue
+    return out

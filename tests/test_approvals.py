@@ -1,0 +1,162 @@
+"""SPEC §10: the one decision function, every mode x tool kind x inside/outside."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from zapcli.approvals import MODES, Decision, decide, summarize
+
+
+@pytest.fixture
+def tree(tmp_path):
+    ws, out, extra = tmp_path / "ws", tmp_path / "outside", tmp_path / "extra"
+    for d in (ws / "src", out, extra):
+        d.mkdir(parents=True)
+    (out / "secret.txt").write_text("s", encoding="utf-8")
+    (ws / "src" / "x.py").write_text("x = 1\n", encoding="utf-8")
+    os.symlink(out, ws / "link_out")  # a folder symlink that escapes
+    os.symlink(out / "secret.txt", ws / "file_link")  # a file symlink that escapes
+    os.symlink(out / "new.txt", ws / "dangling")  # escapes to a file not yet there
+    os.symlink(ws / "src", ws / "src_alias")  # stays inside
+    return {"ws": str(ws), "out": str(out), "extra": str(extra)}
+
+
+def run(tree, mode, tool, args, **kw):
+    kw.setdefault("writable_roots", (tree["extra"],))
+    kw.setdefault("unattended", False)
+    return decide(mode, tool, args, workspace=tree["ws"], cwd=tree["ws"], **kw)
+
+
+# kind -> (tool, args builder, extra kwargs); expected per mode in MODES order
+KINDS = {
+    "read_outside": ("read", lambda t: {"path": t["out"] + "/secret.txt"}, {},
+                     ["allow", "allow", "allow", "allow"]),
+    "edit_inside": ("edit", lambda t: {"path": "src/x.py", "old_string": "1",
+                                        "new_string": "2"}, {},
+                    ["ask", "allow", "allow", "allow"]),
+    "write_inside": ("write", lambda t: {"path": "src/new.py", "content": "y"}, {},
+                     ["ask", "allow", "allow", "allow"]),
+    "write_root": ("write", lambda t: {"path": t["extra"] + "/n.txt", "content": "y"}, {},
+                   ["ask", "allow", "allow", "allow"]),
+    "write_outside": ("write", lambda t: {"path": t["out"] + "/n.txt", "content": "y"}, {},
+                      ["ask", "ask", "allow", "allow"]),
+    "bash": ("bash", lambda t: {"command": "ls"}, {}, ["ask", "ask", "ask", "allow"]),
+    "bash_background": ("bash", lambda t: {"command": "make", "background": True}, {},
+                        ["ask", "ask", "ask", "allow"]),
+    "mcp_allowlisted": ("mcp_call", lambda t: {"server": "gh", "tool": "list"},
+                        {"mcp_allowlisted": True}, ["ask", "allow", "allow", "allow"]),
+    "mcp_off_list": ("mcp_call", lambda t: {"server": "gh", "tool": "delete"}, {},
+                     ["ask", "ask", "ask", "allow"]),
+    "memory_write": ("memory_write", lambda t: {"text": "x"}, {},
+                     ["ask", "allow", "allow", "allow"]),
+    "unknown": ("frobnicate", lambda t: {"x": 1}, {}, ["ask", "ask", "ask", "allow"]),
+}
+READ_ONLY = ["read", "glob", "grep", "todo", "task_output", "task_stop", "WebFetch",
+             "webfetch", "WebSearch", "use_skill", "kb_search", "memory_read",
+             "memory_search", "mcp_search", "mcp_describe", "subagent"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("mode", MODES)
+def test_decision_table(tree, mode, kind):
+    tool, build, kw, expected = KINDS[kind]
+    want = expected[MODES.index(mode)]
+    d = run(tree, mode, tool, build(tree), **kw)
+    assert isinstance(d, Decision)
+    assert d.action == want, (mode, kind, d)
+    assert d.summary and "\n" not in d.summary and d.reason
+    unattended = run(tree, mode, tool, build(tree), unattended=True, **kw)
+    if want == "ask":
+        assert unattended.action == "deny"
+        assert "unattended" in unattended.reason and "Do not retry" in unattended.reason
+        assert unattended.summary == d.summary
+    else:
+        assert unattended.action == want
+
+
+@pytest.mark.parametrize("tool", READ_ONLY)
+@pytest.mark.parametrize("mode", MODES)
+def test_read_only_tools_never_ask(tree, mode, tool):
+    args = {"path": "/etc/passwd", "pattern": "*", "url": "http://x", "job_id": "job_1"}
+    assert run(tree, mode, tool, args, unattended=True).action == "allow"
+
+
+ESCAPES = {
+    "absolute": lambda t: t["out"] + "/n.txt",
+    "dotdot": lambda t: "../outside/n.txt",
+    "dotdot_in_middle": lambda t: "src/../../outside/n.txt",
+    "symlinked_folder": lambda t: "link_out/n.txt",
+    "symlinked_file": lambda t: "file_link",
+    "dangling_symlink": lambda t: "dangling",
+    "home": lambda t: "~/n.txt",
+    "git_hook": lambda t: ".git/hooks/pre-commit",
+    "zapcli_config": lambda t: ".zapcli/mcp.json",
+    "git_in_root": lambda t: t["extra"] + "/.git/config",
+}
+
+
+@pytest.mark.parametrize("tool", ["write", "edit"])
+@pytest.mark.parametrize("escape", ESCAPES)
+def test_workspace_mode_catches_escapes(tree, escape, tool, monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path / "outside"))
+    args = {"path": ESCAPES[escape](tree), "content": "x", "old_string": "a",
+            "new_string": "b"}
+    d = run(tree, "workspace", tool, args)
+    assert d.action == "ask", d
+    denied = run(tree, "workspace", tool, args, unattended=True)
+    assert denied.action == "deny"
+    assert run(tree, "auto-edit", tool, args).action == "allow"
+
+
+@pytest.mark.parametrize("path", ["src/x.py", "src_alias/x.py", "./src/../src/x.py",
+                                  "new_dir/deeper/file.txt"])
+def test_workspace_mode_allows_inside(tree, path):
+    assert run(tree, "workspace", "write", {"path": path, "content": ""}).action == "allow"
+
+
+def test_workspace_given_through_a_symlink(tree, tmp_path):
+    alias = tmp_path / "ws_alias"
+    os.symlink(tree["ws"], alias)
+    d = decide("workspace", "write", {"path": "src/y.py", "content": ""},
+               workspace=str(alias), cwd=str(alias), writable_roots=(), unattended=False)
+    assert d.action == "allow"
+
+
+def test_cwd_below_workspace(tree):
+    sub = os.path.join(tree["ws"], "src")
+    d = decide("workspace", "write", {"path": "../top.txt", "content": ""},
+               workspace=tree["ws"], cwd=sub, writable_roots=(), unattended=False)
+    assert d.action == "allow"
+    d = decide("workspace", "write", {"path": "../../outside/x", "content": ""},
+               workspace=tree["ws"], cwd=sub, writable_roots=(), unattended=False)
+    assert d.action == "ask"
+
+
+def test_write_without_path_is_denied_in_workspace_mode(tree):
+    for args in ({"content": "x"}, {"path": 3}, {"path": "  "}):
+        d = run(tree, "workspace", "write", args)
+        assert d.action == "deny" and "path" in d.reason
+
+
+def test_unknown_mode_is_an_error(tree):
+    with pytest.raises(ValueError, match="unknown approval mode"):
+        run(tree, "yolo", "bash", {"command": "ls"})
+
+
+def test_summaries(tree):
+    ws = tree["ws"]
+    long_cmd = "rm -rf build && " + "echo x " * 40
+    s = summarize("bash", {"command": long_cmd}, workspace=ws, cwd=ws)
+    assert s.startswith("bash: rm -rf build") and len(s) <= 100 and s.endswith("…")
+    assert summarize("bash", {"command": "a\n  b"}, workspace=ws, cwd=ws) == "bash: a b"
+    s = summarize("write", {"path": "src/x.py", "content": "é" * 617}, workspace=ws, cwd=ws)
+    assert s == "write: src/x.py (1,234 bytes)"
+    s = summarize("edit", {"path": tree["out"] + "/f"}, workspace=ws, cwd=ws)
+    assert s == f"edit: {tree['out']}/f"
+    s = summarize("mcp_call", {"server": "gh", "tool": "create_issue"}, workspace=ws, cwd=ws)
+    assert s == "mcp_call: gh/create_issue"
+    assert summarize("WebFetch", {"url": "http://a"}, workspace=ws, cwd=ws) == \
+        "WebFetch: http://a"
+    assert run(tree, "confirm", "bash", {"command": "ls"}).summary == "bash: ls"
