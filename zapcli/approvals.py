@@ -132,7 +132,7 @@ def _deny_unattended(summary: str, why: str) -> str:
 
 
 def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: str,
-           writable_roots: tuple[str, ...] = (), unattended: bool = False,
+           writable_roots: tuple[str, ...], unattended: bool,
            mcp_allowlisted: bool = False) -> Decision:
     """Whether `tool(args)` runs now ("allow"), waits for a person ("ask") or not
     at all ("deny"). Raises ValueError for a mode not in MODES (config checks it)."""

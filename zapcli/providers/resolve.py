@@ -42,9 +42,9 @@ def resolve_model(model_flag: str | None, settings_model: str | None,
     if not (slash and prefix in providers):
         return name, (env.get("OPENAI_BASE_URL") or None), DEFAULT_KEY_ENV
     entry = providers[prefix]
-    where = f"config `providers.{prefix}`"
+    where = f"config key providers.{prefix}"
     if not isinstance(entry, Mapping):
-        raise ModelError(f"{where} must be a mapping with `base_url` (and `api_key_env`)")
+        raise ModelError(f"{where} must be a mapping with base_url (and api_key_env)")
     base_url = entry.get("base_url")
     if not isinstance(base_url, str) or not base_url.strip():
         raise ModelError(f"{where}.base_url is missing: set it to the server's URL, "

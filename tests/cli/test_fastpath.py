@@ -1,0 +1,75 @@
+"""The fast path must agree with typer on every command line it accepts, and
+decline (fall back to typer) on everything unusual."""
+
+from __future__ import annotations
+
+import pytest
+
+from zapcli.cli import app as app_module
+from zapcli.cli import fastpath, gen
+
+ACCEPTED = [
+    ["spawn", "--cli", "sh", "--", "echo hi"],
+    ["spawn", "--cli=sh", "--timeout", "2.5", "--after", "sa_20261130_00000000", "--after",
+     "sa_20261130_00000001", "task"],
+    ["spawn", "-"],
+    ["spawn", "--json", "--max-tokens", "100", "--unattended", "--", "--looks-like-an-option"],
+    ["poll", "sa_20261130_00000000", "x", "--wait-secs", "3"],
+    ["poll", "--no-wait", "--json", "a"],
+    ["wait", "a", "b", "--any", "--timeout", "1"],
+    ["list"], ["list", "--all", "--status", "running"],
+    ["kill", "a", "--grace", "0"], ["kill", "--all"],
+    ["output", "a", "--stderr", "-f"], ["replay", "a", "--raw", "--since", "3"],
+    ["run", "--subagent", "--id", "sa_20261130_00000000"], ["gc", "--dry-run"], ["session", "--json"],
+]
+
+DECLINED = [
+    [], ["--help"], ["spawn", "--help"], ["spawn"], ["spawn", "--bogus", "x"], ["poll"],
+    ["poll", "a", "--wait-secs", "abc"], ["spawn", "--timeout"], ["nosuchcommand"],
+    ["spawn", "a", "b"], ["spawn", "-x"], ["list", "--all=yes"], ["--version"],
+]
+
+
+def typer_params(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> dict:
+    captured: dict = {}
+
+    def fake_run(name, params):
+        captured.update(name=name, params=dict(params))
+
+    monkeypatch.setattr(app_module, "_run", fake_run)
+    app_module.app(args=argv, prog_name="zapcli", standalone_mode=False)
+    return captured
+
+
+@pytest.mark.parametrize("argv", ACCEPTED, ids=lambda a: " ".join(a) or "empty")
+def test_fast_path_matches_typer(argv, monkeypatch):
+    parsed = fastpath.parse(argv)
+    assert parsed is not None
+    cmd, params = parsed
+    expected = typer_params(argv, monkeypatch)
+    assert expected["name"] == cmd
+    norm = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in expected["params"].items()}
+    assert params == norm
+
+
+@pytest.mark.parametrize("argv", DECLINED, ids=lambda a: " ".join(a) or "empty")
+def test_fast_path_declines_unusual_lines(argv):
+    assert fastpath.parse(argv) is None
+
+
+def test_generated_files_are_current():
+    """argspec, completions and the man page are generated from the typer app."""
+    assert gen.main(["check"]) == 0, "run `make completions man` (python -m zapcli.cli.gen all)"
+
+
+def test_every_command_is_in_the_man_page_and_completions():
+    from pathlib import Path
+
+    root = Path(gen.ROOT)
+    man = (root / "man/zapcli.1").read_text()
+    for section in ("EXIT STATUS", "ENVIRONMENT", "FILES"):
+        assert f".SH {section}" in man
+    for cmd in gen.commands():
+        assert f"zapcli {cmd}" in man
+        for comp in ("completions/zapcli.bash", "completions/_zapcli", "completions/zapcli.fish"):
+            assert cmd in (root / comp).read_text()

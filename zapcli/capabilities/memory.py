@@ -1,0 +1,223 @@
+"""Memory (SPEC §8.4): a directory bound at construction, prompt injection, three tools.
+Imports filelock (lazily), zapcli.agent.types, capabilities.textsearch.
+
+`private` → `<workspace>/.zapcli/agent-memory/<name>/`, `shared` →
+`<workspace>/.zapcli/memory/`. File arguments are bare `*.md` names (no
+separators, no `..`), so no argument can reach outside the directory. Root
+`*.md` files are injected into the prompt within 4 KB each / 12 KB in all;
+`daily/*.md` is searchable only. Writes hold a file lock in the directory, so
+appends from several processes are serialized.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
+from zapcli.capabilities.textsearch import search_files
+
+FILE_BUDGET = 4 * 1024
+TOTAL_BUDGET = 12 * 1024
+MAX_READ = 64 * 1024
+MAX_WRITE = 64 * 1024
+LOCK_NAME = ".memory.lock"
+_FILE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}\.md$")
+
+
+def memory_dir(workspace: Path, mode: str, name: str) -> Path | None:
+    """Where a definition's memory lives; None for `none`. `name` may be `plugin:x`."""
+    if mode == "private":
+        return workspace / ".zapcli" / "agent-memory" / name.replace(":", "_")
+    if mode == "shared":
+        return workspace / ".zapcli" / "memory"
+    return None
+
+
+def _kb(n: int) -> str:
+    return f"{n / 1024:.1f} KB"
+
+
+class MemoryStore:
+    """One memory directory. Every path it touches is `root/<name>.md` or
+    `root/daily/<name>.md` with `name` checked by `file_name`."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    @staticmethod
+    def file_name(value: Any) -> str:
+        """A safe bare file name (`notes` → `notes.md`). Raises ValueError otherwise."""
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError("`file` must be a file name like notes.md")
+        name = value.strip()
+        if "/" in name or "\\" in name or ".." in name or "\0" in name:
+            raise ValueError(f"{value!r}: memory file names cannot contain path separators or '..'")
+        name = name if name.endswith(".md") else name + ".md"
+        if not _FILE_RE.match(name):
+            raise ValueError(f"{value!r} is not a valid memory file name (letters, digits, -_.)")
+        return name
+
+    def path(self, name: str, daily: bool = False) -> Path:
+        return (self.root / "daily" / name) if daily else (self.root / name)
+
+    def injection(self) -> tuple[list[tuple[str, str]], list[str]]:
+        """Root *.md files for the prompt: ([(file name, text)], [one-line notes for
+        files left out whole]). MEMORY.md first, then by name."""
+        try:
+            files = sorted((p for p in self.root.glob("*.md") if p.is_file()),
+                           key=lambda p: (p.name != "MEMORY.md", p.name))
+        except OSError:
+            return [], []
+        kept: list[tuple[str, str]] = []
+        notes: list[str] = []
+        total = 0
+        for path in files:
+            try:
+                raw = path.read_bytes()
+            except OSError:
+                continue
+            if len(raw) > FILE_BUDGET:
+                notes.append(f"{path.name} left out: {_kb(len(raw))} is over the 4 KB per-file "
+                             "budget; read it with memory_read")
+            elif total + len(raw) > TOTAL_BUDGET:
+                notes.append(f"{path.name} left out: the 12 KB memory budget is used up; "
+                             "read it with memory_read")
+            else:
+                total += len(raw)
+                kept.append((path.name, raw.decode("utf-8", "replace")))
+        return kept, notes
+
+    def write(self, name: str, text: str, *, daily: bool = False, replace: bool = False) -> Path:
+        """Append (or replace) under the directory's lock; returns the file written."""
+        from filelock import FileLock
+
+        target = self.path(name, daily)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.root / LOCK_NAME), timeout=30):
+            if replace:
+                tmp = target.with_name(f".{target.name}.tmp")
+                tmp.write_text(text, encoding="utf-8")
+                os.replace(tmp, target)
+            else:
+                data = text if text.endswith("\n") else text + "\n"
+                fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                try:
+                    os.write(fd, data.encode("utf-8"))
+                finally:
+                    os.close(fd)
+        return target
+
+    def files(self) -> list[tuple[str, Path]]:
+        out = []
+        for pattern in ("*.md", "daily/*.md"):
+            out += [(str(p.relative_to(self.root)), p) for p in sorted(self.root.glob(pattern))
+                    if p.is_file()]
+        return out
+
+
+def _file_args(args: dict[str, Any]) -> tuple[str, bool]:
+    daily = bool(args.get("daily"))
+    if daily and not args.get("file"):
+        return dt.date.today().isoformat() + ".md", True
+    return MemoryStore.file_name(args.get("file", "MEMORY.md")), daily
+
+
+class MemoryWriteTool:
+    def __init__(self, store: MemoryStore):
+        self.store = store
+        self.spec = ToolSpec(
+            name="memory_write",
+            description="Save to memory. Appends `text` to a root file (default MEMORY.md, "
+                        "shown in your prompt next run) or, with daily=true, to today's "
+                        "daily/<date>.md (searchable only). replace=true rewrites the file.",
+            parameters={"type": "object", "properties": {
+                "text": {"type": "string"}, "file": {"type": "string"},
+                "daily": {"type": "boolean"}, "replace": {"type": "boolean"}},
+                "required": ["text"], "additionalProperties": False})
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        text = args.get("text")
+        if not isinstance(text, str) or not text.strip():
+            return ToolResult(False, "memory_write needs non-empty `text`")
+        if len(text.encode("utf-8")) > MAX_WRITE:
+            return ToolResult(False, "text is over 64 KB; save a summary instead")
+        try:
+            name, daily = _file_args(args)
+            path = self.store.write(name, text, daily=daily, replace=bool(args.get("replace")))
+        except (ValueError, OSError) as exc:
+            return ToolResult(False, str(exc))
+        return ToolResult(True, f"saved to {path.relative_to(self.store.root)}")
+
+
+class MemoryReadTool:
+    def __init__(self, store: MemoryStore):
+        self.store = store
+        self.spec = ToolSpec(
+            name="memory_read",
+            description="Read a memory file (a root file, or with daily=true a daily/ file). "
+                        "Without `file`, lists the memory files.",
+            parameters={"type": "object", "properties": {
+                "file": {"type": "string"}, "daily": {"type": "boolean"}},
+                "additionalProperties": False})
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        if not args.get("file"):
+            listing = [label for label, _ in self.store.files()]
+            return ToolResult(True, "\n".join(listing) if listing else "memory is empty")
+        try:
+            name = MemoryStore.file_name(args["file"])
+            raw = self.store.path(name, bool(args.get("daily"))).read_bytes()
+        except ValueError as exc:
+            return ToolResult(False, str(exc))
+        except OSError:
+            return ToolResult(False, f"no memory file {args['file']!r}; call memory_read "
+                              "without `file` to list them")
+        text = raw[:MAX_READ].decode("utf-8", "replace")
+        return ToolResult(True, text + ("\n[cut at 64 KB]" if len(raw) > MAX_READ else ""))
+
+
+class MemorySearchTool:
+    def __init__(self, store: MemoryStore):
+        self.store = store
+        self.spec = ToolSpec(
+            name="memory_search",
+            description="Search every memory file, daily/ included, for a query; returns "
+                        "ranked `file:line: text` hits.",
+            parameters={"type": "object", "properties": {"query": {"type": "string"}},
+                        "required": ["query"], "additionalProperties": False})
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        query = args.get("query")
+        if not isinstance(query, str) or not query.strip():
+            return ToolResult(False, "memory_search needs a non-empty `query`")
+        return ToolResult(True, search_files(self.store.files(), query).render(query))
+
+
+def memory_tools(root: Path) -> list[Any]:
+    """The three tools, bound to `root` (in catalog order: read, search, write)."""
+    store = MemoryStore(root)
+    return [MemoryReadTool(store), MemorySearchTool(store), MemoryWriteTool(store)]
+
+
+def prompt_section(root: Path, mode: str, workspace: Path) -> str:
+    """The memory part of the capability catalog (heading, injected files, notes)."""
+    try:
+        shown = str(root.resolve().relative_to(workspace.resolve())) + "/"
+    except ValueError:
+        shown = str(root) + "/"
+    who = "private to this definition" if mode == "private" else "shared by this workspace's subagents"
+    lines = [f"## Memory\nYour memory persists between runs in {shown} ({who}). Save what a "
+             "later run would need with memory_write; look things up with memory_read and "
+             "memory_search."]
+    kept, notes = MemoryStore(root).injection()
+    for name, text in kept:
+        lines.append(f"### {name}\n{text.rstrip()}")
+    if notes:
+        lines.append("\n".join(f"- {n}" for n in notes))
+    if not kept and not notes:
+        lines.append("(memory is empty)")
+    return "\n\n".join(lines)
