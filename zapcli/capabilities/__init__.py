@@ -1,1 +1,12 @@
-"""capabilities."""
+"""Capabilities (SPEC §8.4–8.5): definition → Grant, capability tools, prompt assembly.
+May import zapcli.definitions, zapcli.agent.types, zapcli.paths; `mcp` only lazily.
+
+Public API: `build_grant(definition, workspace, available_tools=None) -> Grant`,
+`Grant.to_dict()/from_dict()`, `open_tools(grant, approver=None) -> CapabilityTools`,
+`assemble_prompt(definition, grant) -> str`.
+"""
+
+from zapcli.capabilities.grant import CapabilityTools, Grant, build_grant, open_tools
+from zapcli.capabilities.prompt import FRAMEWORK, assemble_prompt
+
+__all__ = ["FRAMEWORK", "CapabilityTools", "Grant", "assemble_prompt", "build_grant", "open_tools"]

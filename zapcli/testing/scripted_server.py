@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -111,8 +112,7 @@ class ScriptedServer:
     """
 
     def __init__(self, script: Any, *, variables: dict[str, str] | None = None,
-                 models: list[str] | None = None, api_key: str | None = None,
-                 host: str = "127.0.0.1", port: int = 0):
+                 models: list[str] | None = None, api_key: str | None = None, port: int = 0):
         self.rules = validate_script(script)
         self.variables: dict[str, str] = dict(variables or {})
         self.models = models
@@ -120,7 +120,7 @@ class ScriptedServer:
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
         self._convs: dict[tuple[str, str], dict[str, Any]] = {}
-        self._httpd = _Server((host, port), _Handler)
+        self._httpd = _Server(("127.0.0.1", port), _Handler)
         self._httpd.scripted = self  # type: ignore[attr-defined]
         self._thread: threading.Thread | None = None
 
@@ -138,19 +138,19 @@ class ScriptedServer:
             return list(self._requests)
 
     def start(self) -> ScriptedServer:
+        """Serve on a background thread (idempotent)."""
         if self._thread is None:
             self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
                                             name="scripted-server", daemon=True)
             self._thread.start()
         return self
 
-    def serve_forever(self) -> None:
-        self._httpd.serve_forever()
-
     def stop(self) -> None:
-        self._httpd.shutdown() if self._thread else None
+        """Stop serving and close the socket; requests in flight are abandoned."""
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread = None
         self._httpd.server_close()
-        self._thread = None
 
     def __enter__(self) -> ScriptedServer:
         return self.start()
@@ -399,19 +399,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"scripted_server: {a.script}: {exc}", file=sys.stderr)
         return 2
     variables = dict(v.split("=", 1) for v in a.var if "=" in v)
-    import os
-
     key = os.environ.get(a.api_key_env) if a.api_key_env else None
     srv = ScriptedServer(script, variables=variables, models=a.models, api_key=key, port=a.port)
-    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=srv._httpd.shutdown).start())
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    srv.start()
     print(f"listening {srv.base_url}", flush=True)
     try:
-        srv.serve_forever()
+        while not stop.wait(0.5):
+            pass
     except KeyboardInterrupt:
         pass
-    srv._httpd.server_close()
+    srv.stop()
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

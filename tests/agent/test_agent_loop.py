@@ -1,0 +1,292 @@
+"""run_loop end to end over real HTTP: ChatClient → scripted server, with small
+real tools. Asserts on the records emitted and on what the model received."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from zapcli.agent.loop import Outcome, run_loop
+from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
+from zapcli.providers.openai_chat import ChatClient
+from zapcli.testing import ScriptedServer
+
+OBJ = {"type": "object", "properties": {"path": {"type": "string"}}}
+
+
+class ReadTool:
+    spec = ToolSpec("read", "Read a text file.", OBJ)
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        self.calls.append(args)
+        path = Path(ctx.workspace, args["path"])
+        if not path.exists():
+            return ToolResult(False, f"{args['path']}: no such file")
+        return ToolResult(True, path.read_text(encoding="utf-8"))
+
+
+class BoomTool:
+    spec = ToolSpec("boom", "Always raises.", {"type": "object", "properties": {}})
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        raise RuntimeError("kaboom")
+
+
+class SubagentTool:
+    """Meets its siblings at a barrier: only passes when run concurrently."""
+
+    spec = ToolSpec("subagent", "Delegate.", {"type": "object", "properties": {}})
+
+    def __init__(self, parties: int) -> None:
+        self.barrier = threading.Barrier(parties, timeout=5)
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        self.barrier.wait()
+        return ToolResult(True, f"spawned {args.get('task')}")
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.records: list[tuple[str, dict[str, Any]]] = []
+
+    def __call__(self, kind: str, fields: dict[str, Any]) -> None:
+        self.records.append((kind, fields))
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [f for k, f in self.records if k == kind]
+
+    def kinds(self) -> list[str]:
+        return [k for k, _ in self.records if k not in ("text", "thinking")]
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+def run(script: Any, tmp_path: Path, tools: list[Any], **kw: Any
+        ) -> tuple[Outcome, Recorder, list[dict[str, Any]]]:
+    sink = Recorder()
+    with ScriptedServer(script) as srv:
+        client = ChatClient("scripted", base_url=srv.base_url, api_key="k", max_retries=2)
+        outcome = run_loop(system_prompt="You are a test agent.", task=kw.pop("task", "do it"),
+                           client=client, tools=tools, sink=sink,
+                           ctx=ToolContext(workspace=str(tmp_path), cwd=str(tmp_path)), **kw)
+        requests = srv.requests
+    return outcome, sink, requests
+
+
+def tool_messages(request: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
+
+
+def test_tool_round_trip(tmp_path):
+    (tmp_path / "a.txt").write_text("alpha contents", encoding="utf-8")
+    script = [{"turns": [call("read", path="a.txt"), {"text": "The file says alpha."}]}]
+    read = ReadTool()
+    outcome, sink, requests = run(script, tmp_path, [read])
+    assert outcome == Outcome("completed", None, "The file says alpha.")
+    assert read.calls == [{"path": "a.txt"}]
+    assert sink.kinds() == ["usage", "tool_call", "tool_result", "usage", "report"]
+    assert sink.of("tool_call")[0]["arguments"] == {"path": "a.txt"}
+    result = sink.of("tool_result")[0]
+    assert result["ok"] is True and result["content"] == "alpha contents"
+    assert result["call_id"] == sink.of("tool_call")[0]["call_id"]
+    assert isinstance(result["duration_ms"], int)
+    assert tool_messages(requests[1]) == ["alpha contents"]
+    assistant = requests[1]["messages"][2]
+    assert assistant["tool_calls"][0]["id"] == result["call_id"]
+    assert sink.of("report") == [{"text": "The file says alpha."}]
+    assert "".join(f["delta"] for f in sink.of("text")) == "The file says alpha."
+
+
+def test_model_receives_exactly_the_granted_tools(tmp_path):
+    tools = [ReadTool(), BoomTool()]
+    _, _, requests = run([{"turns": [{"text": "ok"}]}], tmp_path, tools)
+    assert requests[0]["tools"] == [t.spec.to_openai() for t in tools]
+    assert requests[0]["messages"] == [{"role": "system", "content": "You are a test agent."},
+                                       {"role": "user", "content": "do it"}]
+
+
+def test_tool_error_goes_back_to_the_model(tmp_path):
+    script = [{"turns": [call("read", path="missing.txt"), {"text": "no file"}]}]
+    outcome, sink, requests = run(script, tmp_path, [ReadTool()])
+    assert outcome.status == "completed"
+    assert sink.of("tool_result")[0]["ok"] is False
+    assert tool_messages(requests[1]) == ["Error: missing.txt: no such file"]
+
+
+def test_tool_exception_becomes_an_error_result(tmp_path):
+    script = [{"turns": [call("boom"), {"text": "survived"}]}]
+    outcome, sink, requests = run(script, tmp_path, [BoomTool()])
+    assert outcome.report == "survived"
+    assert "RuntimeError: kaboom" in sink.of("tool_result")[0]["content"]
+    assert "kaboom" in tool_messages(requests[1])[0]
+
+
+def test_tool_not_granted_is_refused_never_run(tmp_path):
+    script = [{"turns": [call("bash", command="rm -rf /"), {"text": "ok"}]}]
+    read = ReadTool()
+    outcome, sink, requests = run(script, tmp_path, [read])
+    assert outcome.status == "completed" and read.calls == []
+    content = sink.of("tool_result")[0]["content"]
+    assert content.startswith("`bash` is not available to this subagent") and "read" in content
+
+
+def test_tool_names_match_case_insensitively(tmp_path):
+    (tmp_path / "b.txt").write_text("beta", encoding="utf-8")
+    script = [{"turns": [call("READ", path="b.txt"), {"text": "ok"}]}]
+    _, sink, _ = run(script, tmp_path, [ReadTool()])
+    assert sink.of("tool_call")[0]["name"] == "read"
+    assert sink.of("tool_result")[0]["content"] == "beta"
+
+
+def test_malformed_arguments_go_back_as_a_tool_error(tmp_path):
+    script = [{"turns": [{"tool_calls": [{"name": "read", "arguments": '{"path": "a'}]},
+                         {"text": "fixed"}]}]
+    read = ReadTool()
+    outcome, sink, requests = run(script, tmp_path, [read])
+    assert outcome.status == "completed" and read.calls == []
+    assert "not valid JSON" in sink.of("tool_result")[0]["content"]
+    assert sink.of("tool_call")[0]["arguments"] == '{"path": "a'
+    assert requests[1]["messages"][2]["tool_calls"][0]["function"]["arguments"] == "{}"
+    assert "not valid JSON" in tool_messages(requests[1])[0]
+
+
+def test_max_turns(tmp_path):
+    script = [{"turns": [call("read", path="x")], "loop": True}]
+    outcome, _, requests = run(script, tmp_path, [ReadTool()], max_turns=3)
+    assert (outcome.status, outcome.reason) == ("failed", "max turns")
+    assert len(requests) == 3
+
+
+def test_token_budget_stops_after_the_current_step(tmp_path):
+    step = {**call("read", path="x"), "usage": {"prompt_tokens": 100, "completion_tokens": 50}}
+    read = ReadTool()
+    outcome, sink, requests = run([{"turns": [step], "loop": True}], tmp_path, [read],
+                                  max_tokens=200)
+    assert (outcome.status, outcome.reason) == ("failed", "token budget")
+    assert len(requests) == 2 and len(read.calls) == 2  # the step that crossed it finished
+    assert [u["input_tokens"] for u in sink.of("usage")] == [100, 100]
+
+
+def test_steering_is_delivered_before_the_next_call(tmp_path):
+    pending: list[str] = []
+
+    class Slow(ReadTool):
+        def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+            pending.append("focus on the tests")  # `zapcli send` arriving mid-step
+            return ToolResult(True, "done")
+
+    def steer() -> list[str]:
+        out = list(pending)
+        pending.clear()
+        return out
+
+    script = [{"turns": [call("read", path="x"), {"text": "ok"}]}]
+    outcome, sink, requests = run(script, tmp_path, [Slow()], steer=steer)
+    assert outcome.status == "completed"
+    assert sink.of("steer") == [{"text": "focus on the tests", "delivered": True}]
+    assert requests[1]["messages"][-1] == {"role": "user", "content": "focus on the tests"}
+    assert all(m["content"] != "focus on the tests" for m in requests[0]["messages"])
+    kinds = sink.kinds()
+    assert kinds.index("steer") > kinds.index("tool_result")
+
+
+def test_notices_before_model_call(tmp_path):
+    notes = [["sa_1: completed — found it"], []]
+    script = [{"turns": [{"text": "thanks"}]}]
+    _, _, requests = run(script, tmp_path, [], before_model_call=lambda: notes.pop(0))
+    assert requests[0]["messages"][-1] == {"role": "user", "content": "sa_1: completed — found it"}
+
+
+def test_should_stop_ends_with_timeout(tmp_path):
+    checks = iter([None, None, "deadline reached"])
+    script = [{"turns": [call("read", path="x")], "loop": True}]
+    outcome, _, requests = run(script, tmp_path, [ReadTool()], should_stop=lambda: next(checks))
+    assert (outcome.status, outcome.reason) == ("timeout", "deadline reached")
+    assert len(requests) == 1
+
+
+def test_model_error_fails_with_its_reason(tmp_path):
+    script = [{"turns": [{"text": "working on it"}, ], "match": "never"},
+              {"turns": [call("read", path="x"), {"error_200": {"message": "model crashed"}}]}]
+    outcome, sink, _ = run(script, tmp_path, [ReadTool()])
+    assert outcome.status == "failed" and "model crashed" in outcome.reason
+    assert sink.of("report") == []
+
+
+def test_truncated_stream_fails_and_the_call_is_not_run(tmp_path):
+    cut = {"raw": [{"choices": [{"index": 0, "delta": {"tool_calls": [
+        {"index": 0, "id": "c", "function": {"name": "read", "arguments": '{"pa'}}]}}]}]}
+    read = ReadTool()
+    outcome, _, _ = run([{"turns": [cut]}], tmp_path, [read])
+    assert outcome.status == "failed" and "`read`" in outcome.reason and read.calls == []
+
+
+def test_transient_http_errors_are_retried(tmp_path):
+    script = [{"turns": [{"http_error": {"status": 429}}, {"http_error": {"status": 500}},
+                         {"text": "made it"}]}]
+    outcome, _, requests = run(script, tmp_path, [])
+    assert outcome.report == "made it" and len(requests) == 3
+
+
+def test_reasoning_and_missing_usage(tmp_path):
+    script = [{"turns": [{"reasoning": "pondering", "text": "answer", "usage": None,
+                          "reasoning_field": "think_tags"}]}]
+    outcome, sink, _ = run(script, tmp_path, [])
+    assert outcome.report == "answer"
+    assert "".join(f["delta"] for f in sink.of("thinking")) == "pondering"
+    assert sink.of("usage") == [] and len(sink.of("diagnostic")) == 1
+
+
+def test_approval_denied_is_not_run_and_the_model_is_told(tmp_path):
+    class Deny:
+        def request(self, tool: str, summary: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+            return False, "not today"
+
+    read = ReadTool()
+    script = [{"turns": [call("read", path="x"), {"text": "ok"}]}]
+    _, sink, _ = run(script, tmp_path, [read], approver=Deny(),
+                     needs_approval=lambda name, args: (True, f"{name} {args['path']}"))
+    assert read.calls == []
+    assert "denied `read` (read x): not today" in sink.of("tool_result")[0]["content"]
+
+
+def test_approval_needed_without_approver_is_denied(tmp_path):
+    read = ReadTool()
+    script = [{"turns": [call("read", path="x"), {"text": "ok"}]}]
+    _, sink, _ = run(script, tmp_path, [read], needs_approval=lambda n, a: (True, "read x"))
+    assert read.calls == [] and "needs approval" in sink.of("tool_result")[0]["content"]
+
+
+def test_several_subagent_calls_run_concurrently(tmp_path):
+    calls = [{"name": "subagent", "arguments": {"task": t}} for t in ("a", "b", "c")]
+    script = [{"turns": [{"tool_calls": calls}, {"text": "all spawned"}]}]
+    outcome, sink, requests = run(script, tmp_path, [SubagentTool(3)])
+    assert outcome.status == "completed"
+    assert [r["ok"] for r in sink.of("tool_result")] == [True, True, True]
+    assert tool_messages(requests[1]) == ["spawned a", "spawned b", "spawned c"]
+    assert sink.kinds()[1:4] == ["tool_call"] * 3
+
+
+def test_subagent_mixed_with_other_tools_runs_in_order(tmp_path):
+    calls = [{"name": "subagent", "arguments": {"task": "a"}},
+             {"name": "read", "arguments": {"path": "x"}}]
+    script = [{"turns": [{"tool_calls": calls}, {"text": "ok"}]}]
+    sub = SubagentTool(2)
+    sub.barrier = threading.Barrier(2, timeout=0.2)  # sequential: nobody else arrives
+    _, sink, _ = run(script, tmp_path, [sub, ReadTool()])
+    assert sink.kinds()[1:5] == ["tool_call", "tool_result", "tool_call", "tool_result"]
+    assert "BrokenBarrierError" in sink.of("tool_result")[0]["content"]
+
+
+@pytest.mark.parametrize("task", ["a task with {braces} and \u00e9"])
+def test_task_text_is_sent_verbatim(tmp_path, task):
+    _, _, requests = run([{"turns": [{"text": "ok"}]}], tmp_path, [], task=task)
+    assert requests[0]["messages"][1]["content"] == task
