@@ -106,6 +106,7 @@ def test_unknown_path_is_404():
     ({"turns": []}, "list of rules"),
     ([{"turn": []}], "rule 0"),
     ([{"turns": [{"txt": "x"}]}], "rule 0 turn 0: unknown key"),
+    ([{"turns": [{"http_error": {"status": 500, "times": 0}}]}], "times >= 1"),
 ])
 def test_malformed_scripts_are_refused(bad, needle):
     with pytest.raises(ScriptError, match=needle):

@@ -90,6 +90,9 @@ class _Checker:
             self.bad(node, f"{where} must be a mapping of keys, not {describe(node)}")
             return out
         for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.value == "<<":
+                self.bad(key_node, "YAML merge keys (<<) are not supported", "write the keys out")
+                continue
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != _STR:
                 self.bad(key_node, f"{where}: keys must be plain names, not {describe(key_node)}")
                 continue
@@ -100,9 +103,7 @@ class _Checker:
                          "keep one of them; YAML would silently use the last")
             elif key not in keys:
                 near = suggest_key(key, keys)
-                if key == "<<":
-                    self.bad(key_node, "YAML merge keys (<<) are not supported", "write the keys out")
-                elif key.lower().replace("_", "") == "allowedtools":
+                if key.lower().replace("_", "") == "allowedtools":
                     self.bad(key_node, f"unknown key '{key}' (did you mean 'tools'?); it grants "
                              "nothing: only the tools listed under `tools` are given",
                              "rename it to `tools`")
@@ -304,7 +305,7 @@ def validate_node(root: yaml.Node, file: str, *, layer: str = "workspace",
                   "a definition needs `name:` and `description:`")
     values = _check_fields(c, fields)
     if c.diags:
-        return None, c.diags
+        return None, sorted(c.diags, key=lambda d: (d.line, d.column))
     return Definition(
         name=values["name"], description=values["description"],
         tools=values.get("tools", ()), skills=values.get("skills", ()),

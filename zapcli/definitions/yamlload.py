@@ -87,7 +87,11 @@ def _syntax_diagnostic(file: str, text: str, exc: yaml.YAMLError) -> Diagnostic:
         message = "YAML syntax error: a second `: ` inside an unquoted value"
         hint = hint or 'quote values that contain ": "'
     else:
-        message = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
+        message = f"YAML syntax error: {problem}" + (f" ({context}" if context else "")
+        start = getattr(exc, "context_mark", None)
+        if context and start is not None and mark is not None and start.line != mark.line:
+            message += f" that starts at line {start.line + 1}, column {start.column + 1}"
+        message += ")" if context else ""
     return Diagnostic(file, line, col, message, hint)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from zapcli import ids
 from zapcli.config import Settings
 from zapcli.errors import NotFound
+from zapcli.locks import LockTimeout, exclusive
 from zapcli.ops import session as sessions
 from zapcli.ops.status import observe
 from zapcli.paths import ensure_dir, locks_dir, subagents_dir
@@ -50,19 +51,17 @@ def _running() -> list[str]:
 
 def collect(settings: Settings, *, dry_run: bool = False, opportunistic: bool = False) -> GcResult:
     """Apply retention now. `opportunistic` returns quietly when busy."""
-    from filelock import FileLock, Timeout
-
     result = GcResult(dry_run=dry_run)
-    lock = FileLock(str(ensure_dir(locks_dir()) / "retention.lock"), timeout=0 if opportunistic else 30)
+    path = ensure_dir(locks_dir()) / "retention.lock"
     try:
-        with lock:
+        with exclusive(path, 0 if opportunistic else 30):
             busy = _running()
             if busy:
                 result.skipped_reason = f"{len(busy)} subagent(s) running; retention runs only when none is"
                 result.kept = len(_ids_on_disk())
                 return result
             _apply(settings, result, dry_run)
-    except Timeout:
+    except LockTimeout:
         result.skipped_reason = "another retention run holds the lock"
     return result
 

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 
 from zapcli.config import Settings
 from zapcli.errors import NotFound, StateError
+from zapcli.locks import LockTimeout, exclusive
 from zapcli.ops import session as sessions
 from zapcli.ops.status import View, load, observe
 from zapcli.paths import ensure_dir, locks_dir
@@ -26,15 +27,12 @@ LOCK_TIMEOUT_S = 60.0
 
 @contextmanager
 def session_lock(session: str) -> Iterator[None]:
-    """Hold the session's cross-process queue lock (filelock)."""
-    from filelock import FileLock, Timeout
-
+    """Hold the session's cross-process queue lock."""
     path = ensure_dir(locks_dir()) / f"queue-{sessions.key(session)}.lock"
-    lock = FileLock(str(path), timeout=LOCK_TIMEOUT_S)
     try:
-        with lock:
+        with exclusive(path, LOCK_TIMEOUT_S):
             yield
-    except Timeout:
+    except LockTimeout:
         raise StateError(f"the queue lock {path} stayed busy for {LOCK_TIMEOUT_S:.0f}s; try again") from None
 
 

@@ -11,6 +11,20 @@ Imports only the standard library (and PyYAML when a YAML script is loaded).
 See `zapcli.testing.scripted_server` for the script format.
 """
 
-from zapcli.testing.scripted_server import ScriptedServer, ScriptError, load_script
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from zapcli.testing.scripted_server import ScriptedServer, ScriptError, load_script
 
 __all__ = ["ScriptError", "ScriptedServer", "load_script"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so `python -m zapcli.testing.scripted_server` does not import itself twice.
+    if name in __all__:
+        from zapcli.testing import scripted_server
+
+        return getattr(scripted_server, name)
+    raise AttributeError(f"module 'zapcli.testing' has no attribute {name!r}")

@@ -86,6 +86,9 @@ def validate_script(data: Any) -> list[dict[str, Any]]:
             if unknown := set(turn) - _TURN_KEYS:
                 raise ScriptError(f"rule {i} turn {j}: unknown key(s) {sorted(unknown)}; "
                                   f"valid: {sorted(_TURN_KEYS)}")
+            err = turn.get("http_error")
+            if err is not None and not (isinstance(err, dict) and int(err.get("times", 1)) >= 1):
+                raise ScriptError(f"rule {i} turn {j}: http_error needs {{status, times >= 1}}")
     return data
 
 
