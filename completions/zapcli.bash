@@ -3,7 +3,7 @@ _zapcli() {
     local cur cmd opts
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=( $(compgen -W "spawn poll wait list kill output replay run gc session --help --version" -- "$cur") )
+        COMPREPLY=( $(compgen -W "spawn poll wait list kill output replay run gc session send approve deny usage doctor tool-schema --help --version" -- "$cur") )
         return
     fi
     cmd="${COMP_WORDS[1]}"
@@ -18,6 +18,12 @@ _zapcli() {
         run) opts="--agent --approval --id --json --max-tokens --model --subagent --unattended" ;;
         gc) opts="--dry-run --json" ;;
         session) opts="--json" ;;
+        send) opts="--json" ;;
+        approve) opts="--json" ;;
+        deny) opts="--json --reason" ;;
+        usage) opts="--all --json" ;;
+        doctor) opts="--json" ;;
+        tool-schema) opts="--json" ;;
     esac
     if [[ "$cur" == -* ]]; then
         COMPREPLY=( $(compgen -W "$opts --help" -- "$cur") )

@@ -115,3 +115,35 @@ def pgrep(marker: str) -> list[int]:
         except psutil.Error:
             continue
     return out
+
+
+def sleep_marker(base: int) -> str:
+    """A `sleep` duration unique to this run (`base` seconds plus random
+    microseconds), so `pgrep(f"sleep {m}")` never matches another test run's."""
+    import random
+
+    return f"{base}.{random.randrange(100000, 1000000)}"
+
+
+def trail_records(path: Path) -> list[dict]:
+    """The complete, parseable records of a trail file (read directly, no zapcli)."""
+    import json
+
+    out = []
+    for line in path.read_bytes().split(b"\n"):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out
+
+
+def final_status(path: Path) -> str | None:
+    """The first terminal status in a trail, read directly (no observer runs)."""
+    terminal = {"completed", "failed", "timeout", "cancelled", "lost", "interrupted"}
+    for rec in trail_records(path):
+        if rec.get("type") == "status" and rec.get("status") in terminal:
+            return rec["status"]
+    return None

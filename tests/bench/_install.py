@@ -4,13 +4,23 @@ This environment sets PYTHONDONTWRITEBYTECODE=1, so the editable install would
 recompile every module on every run and start-up figures would measure the
 compiler. `build()` copies `zapcli/` into a temp dir, byte-compiles it with
 `python -m compileall -q`, and returns an `Install` whose `env()` puts that copy
-first on PYTHONPATH (third-party dependencies still come from the venv's
-site-packages, which pip compiled at install time).
+first on PYTHONPATH. Third-party dependencies come from the repo venv's
+site-packages (pip compiled them at install time).
 
-Commands run as `[venv_python, "-m", "zapcli", ...]` from a scratch working
+The interpreter: the repo venv's site-packages also holds the editable
+install's `__editable___zapcli_*_finder` .pth hook, which `site` imports at
+*every* start of that venv's python (pathlib, re, urllib.parse...: about as much
+as a bare interpreter start again), a cost an installed zapcli never pays. So
+`build()` also makes a throwaway venv (`python -m venv --without-pip`, same
+base interpreter) whose only site-packages entry is a .pth line naming the repo
+venv's site-packages: dependencies resolve there, but its .pth hooks are not
+run. `Install.python` is that interpreter; `Install.repo_python` is the repo
+venv's, kept for the informational reference `ref_pass_repo`.
+
+Commands run as `[python, "-m", "zapcli", ...]` from a scratch working
 directory (never the repository: `-m` puts the cwd first on sys.path, which
 would pick the uncompiled source tree again). References measured alongside:
-`[venv_python, "-I", "-c", "pass"]` and `[venv_python, "-c", "import zapcli.cli.entry"]`.
+`[python, "-I", "-c", "pass"]` and `[python, "-c", "import zapcli.cli.entry"]`.
 
 Benchmarks are scripts (pytest never collects tests/bench) and never run in CI.
 """
@@ -45,9 +55,10 @@ def venv_python() -> str:
 class Install:
     """A byte-compiled copy of the package in `root` (`root/zapcli`)."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, python: str):
         self.root = root
-        self.python = venv_python()
+        self.python = python  # the clean bench venv's interpreter
+        self.repo_python = venv_python()
         self.scratch = root / "cwd"  # neutral working directory for every command
         self.scratch.mkdir(exist_ok=True)
 
@@ -94,6 +105,11 @@ class Install:
         return [self.python, "-I", "-c", "pass"]
 
     @property
+    def ref_pass_repo(self) -> list[str]:
+        """`python -I -c pass` with the repo venv (pays the editable-install hook)."""
+        return [self.repo_python, "-I", "-c", "pass"]
+
+    @property
     def ref_import(self) -> list[str]:
         return [self.python, "-c", "import zapcli.cli.entry"]
 
@@ -114,10 +130,16 @@ class Install:
 
     def check_copy_is_used(self) -> None:
         """Fail loudly if the subprocess would import the editable source tree."""
-        out = self.run([self.python, "-c", "import zapcli, sys; print(zapcli.__file__); "
-                        "print(sys.flags.dont_write_bytecode)"], self.env()).stdout.decode().split()
-        if not out or not out[0].startswith(str(self.root)):
+        out = self.run([self.python, "-c", "import sys, zapcli.cli.entry, orjson; print(zapcli.__file__); "
+                        "print(zapcli.cli.entry.__cached__); "
+                        "print(any('editable' in m for m in sys.modules))"],
+                       self.env()).stdout.decode().split()
+        if len(out) != 3 or not out[0].startswith(str(self.root)):
             raise RuntimeError(f"zapcli resolved to {out[:1]}, not the compiled copy in {self.root}")
+        if not Path(out[1]).is_file():
+            raise RuntimeError(f"no byte-code for the copy: {out[1]} is missing")
+        if out[2] != "False":
+            raise RuntimeError("the editable-install finder is still imported by the bench interpreter")
 
     def cleanup(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
@@ -130,9 +152,23 @@ def build(prefix: str = "zapcli-bench-") -> Install:
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     (root / "config").mkdir(mode=0o700)
     subprocess.run([venv_python(), "-m", "compileall", "-q", str(root / "zapcli")], check=True)
-    inst = Install(root)
+    python = _clean_venv(root / "venv")
+    inst = Install(root, python)
     inst.check_copy_is_used()
     return inst
+
+
+def _clean_venv(path: Path) -> str:
+    """A pip-less venv seeing the repo venv's site-packages through a plain
+    path .pth (so that directory's own .pth hooks are not executed)."""
+    repo_py = venv_python()
+    subprocess.run([repo_py, "-m", "venv", "--without-pip", str(path)], check=True)
+    site_of = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    deps = subprocess.run([repo_py, "-c", site_of], check=True, capture_output=True, text=True).stdout.strip()
+    python = str(path / "bin" / "python")
+    mine = subprocess.run([python, "-c", site_of], check=True, capture_output=True, text=True).stdout.strip()
+    Path(mine, "zapcli-bench-deps.pth").write_text(deps + "\n", encoding="utf-8")
+    return python
 
 
 # -- shared figures helpers ---------------------------------------------------

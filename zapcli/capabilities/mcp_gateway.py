@@ -124,7 +124,9 @@ class McpGateway:
                     assert self._stop is not None
                     await self._stop.wait()
         except BaseException as exc:  # noqa: BLE001 - reported through `ready`
-            if not ready.done():
+            if isinstance(exc, asyncio.CancelledError) and not ready.done():
+                ready.cancel()  # start-up timed out; the waiter already reported it
+            elif not ready.done():
                 errlog.seek(0)
                 tail = errlog.read()[-300:].strip()
                 leaf = _leaf(exc)
@@ -179,7 +181,7 @@ class McpGateway:
                     + (", ".join(self.declared) or "none"))
         self.start()
         if self.status.get(server) != "running":
-            return f"MCP server '{server}' is {self.status.get(server)}"
+            return f"MCP server '{server}' cannot be used: {self.status.get(server)}"
         return None
 
     def call(self, server: str, tool: str, arguments: dict[str, Any],

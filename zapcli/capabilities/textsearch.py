@@ -30,6 +30,7 @@ class SearchResult:
     files_read: int = 0
     bytes_read: int = 0
     byte_budget_hit: bool = False  # a file was left unread or read only in part
+    files_partial: int = 0  # files read only up to the byte budget
     lines_cut: int = 0
     binary_skipped: int = 0
     max_hits: int = MAX_HITS
@@ -46,14 +47,19 @@ class SearchResult:
             out.append(f"[truncated: {self.matched_lines} lines matched; showing the best "
                        f"{len(self.hits)} (hit budget {self.max_hits})]")
         if self.byte_budget_hit:
-            out.append(f"[truncated: stopped after reading {self.max_bytes // (1024 * 1024)} MiB; "
-                       f"{self.files_read} of {self.files_total} file(s) searched; "
-                       "narrow the search to see the rest]")
+            part = f", {self.files_partial} in part" if self.files_partial else ""
+            out.append(f"[truncated: stopped after reading {_size(self.max_bytes)}; "
+                       f"{self.files_read - self.files_partial} of {self.files_total} file(s) "
+                       f"searched in full{part}; narrow the search to see the rest]")
         if self.lines_cut:
             out.append(f"[{self.lines_cut} hit line(s) cut at {self.max_line} characters (…)]")
         if self.binary_skipped:
             out.append(f"[{self.binary_skipped} binary file(s) skipped]")
         return "\n".join(out)
+
+
+def _size(n: int) -> str:
+    return f"{n // (1024 * 1024)} MiB" if n % (1024 * 1024) == 0 else f"{n} bytes"
 
 
 def query_terms(query: str) -> list[str]:
@@ -106,6 +112,7 @@ def search_files(files: Iterable[tuple[str, Path]], query: str, *, max_bytes: in
             cut = data.rfind(b"\n")
             data = data[: cut + 1] if cut >= 0 else b""
             result.byte_budget_hit = True
+            result.files_partial += 1 if b"\0" not in data[:8192] else 0
         result.bytes_read += len(data)
         if b"\0" in data[:8192]:
             result.binary_skipped += 1

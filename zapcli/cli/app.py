@@ -161,3 +161,55 @@ def gc(
 def session(json: bool = JSON) -> None:
     """Print the current session (ZAPCLI_SESSION, or derived from the terminal)."""
     _run("session", locals())
+
+
+@app.command()
+def send(
+    id: str = typer.Argument(..., help="Subagent id."),
+    text: str = typer.Argument(..., help="Message for the model, delivered before its next call."),
+    json: bool = JSON,
+) -> None:
+    """Steer a running subagent: TEXT reaches its model before the next model call."""
+    _run("send", locals())
+
+
+@app.command()
+def approve(
+    id: str = typer.Argument(..., help="Subagent id."),
+    req: Optional[str] = typer.Argument(None, help="Request id (default: the pending one)."),
+    json: bool = JSON,
+) -> None:
+    """Approve a subagent's pending request; it resumes within 500 ms."""
+    _run("approve", locals())
+
+
+@app.command()
+def deny(
+    id: str = typer.Argument(..., help="Subagent id."),
+    req: Optional[str] = typer.Argument(None, help="Request id (default: the pending one)."),
+    reason: Optional[str] = typer.Option(None, "--reason", help="Told to the model."),
+    json: bool = JSON,
+) -> None:
+    """Deny a subagent's pending request; the model is told why."""
+    _run("deny", locals())
+
+
+@app.command()
+def usage(
+    all: bool = typer.Option(False, "--all", help="Every session, not just this one."),
+    json: bool = JSON,
+) -> None:
+    """Token totals per subagent and per session, subagents included in their parent's."""
+    _run("usage", locals())
+
+
+@app.command()
+def doctor(json: bool = JSON) -> None:
+    """Check config, state folder, definitions, MCP servers and model reachability."""
+    _run("doctor", locals())
+
+
+@app.command("tool-schema")
+def tool_schema(json: bool = typer.Option(True, "--json", help="Always JSON.")) -> None:
+    """Print the `subagent` tool's JSON schema, to register zapcli in another agent framework."""
+    _run("tool_schema", locals())

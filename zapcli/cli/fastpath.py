@@ -91,4 +91,4 @@ def run(argv: list[str]) -> int | None:
     cmd, params = parsed
     from importlib import import_module
 
-    return import_module(f"zapcli.cli.commands.{cmd}").execute(**params)
+    return import_module(f"zapcli.cli.commands.{cmd.replace('-', '_')}").execute(**params)

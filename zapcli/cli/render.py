@@ -95,3 +95,73 @@ def view_json(v: View) -> dict[str, Any]:
 def folded_json(f: Folded) -> dict[str, Any]:
     return {"head": f.head, "tail": f.tail, "folded_bytes": f.folded_bytes,
             "kept_bytes": f.kept, "written_bytes": f.written, "truncated": f.truncated}
+
+
+Lines = list[tuple[str, str]]
+
+
+def spawn_lines(res: Any) -> Lines:
+    return [(STATUS_STYLE.get(res.status, ""), f"[SubAgent] {res.id}: {res.status}"),
+            ("", f"CLI: {res.cli}"), ("", f"Task: {one_line(res.task, 200)}"),
+            ("dim", f"Created: {res.created}")]
+
+
+def poll_lines(res: Any) -> Lines:
+    if res.all_running:
+        n = len(res.entries)
+        tasks = " / ".join(one_line(e.view.task, TASK_PREVIEW) for e in res.entries if e.view)
+        return [("cyan", f"[SubAgent] {n}/{n} still running (waited {duration(res.waited_s)})"),
+                ("", f"  tasks: {tasks}")]
+    lines: Lines = []
+    for e in res.entries:
+        if lines:
+            lines.append(("", ""))
+        if e.view is None:
+            lines.append(("red", f"[SubAgent] {one_line(e.error or '', 200)}"))
+            continue
+        head = view_header(e.view)
+        lines.append((head[0][0], "[SubAgent] " + head[0][1]))
+        lines.extend(head[1:])
+        if e.output is not None:
+            lines.extend(folded_lines(e.output))
+    return lines
+
+
+def wait_lines(res: Any) -> Lines:
+    lines: Lines = []
+    if res.timed_out:
+        lines.append(("yellow", f"[SubAgent] wait timed out after {duration(res.waited_s)}"))
+    for v in res.views:
+        head = view_header(v)
+        lines.append((head[0][0], "[SubAgent] " + head[0][1]))
+    return lines
+
+
+def list_lines(views: list[View], all_sessions: bool) -> Lines:
+    where = "across all sessions" if all_sessions else "in this session"
+    noun = "subagent" if len(views) == 1 else "subagents"
+    lines: Lines = [("bold", f"[SubAgent] {len(views)} {noun} {where}")]
+    for v in views:
+        lines.append(("", ""))
+        lines.extend(view_header(v))
+    return lines
+
+
+def kill_lines(entries: list[Any]) -> Lines:
+    killed = [e for e in entries if e.outcome == "cancelled"]
+    noun = "subagent" if len(killed) == 1 else "subagents"
+    lines: Lines = [("bold", f"[SubAgent] terminated {len(killed)} {noun}" + (":" if entries else ""))]
+    for e in entries:
+        if e.outcome == "cancelled":
+            how = f" ({e.signals} -> PID {e.pid})" if e.pid and e.signals else "" if e.pid else " (was queued)"
+            lines.append(("yellow", f"  {e.id}: cancelled{how}"))
+        elif e.error:
+            lines.append(("red", f"  {one_line(e.error, 200)}"))
+        else:
+            lines.append(("dim", f"  {e.id}: {e.outcome}, nothing to kill"))
+    return lines
+
+
+def plain(lines: Lines) -> str:
+    """The text of rendered lines, as an LLM tool result."""
+    return "\n".join(text for _style, text in lines)

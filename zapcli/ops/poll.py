@@ -16,6 +16,7 @@ from zapcli.errors import NotFound, UsageError
 from zapcli.ops import queue
 from zapcli.ops.fold import Folded, fold_file
 from zapcli.ops.status import View, observe
+from zapcli.ops.usage import settle
 from zapcli.trail import store
 
 TICK_S = 0.5
@@ -84,6 +85,7 @@ def poll(ids: list[str], settings: Settings, *, wait_secs: int = 0, no_wait: boo
     for e in entries:
         if e.view is not None and e.view.terminal:
             e.output = fold_file(store.path_for(e.id, ".out"), e.view.stdout_written)
+            settle(e.view)
     return PollResult(entries, time.monotonic() - start)
 
 
@@ -113,6 +115,8 @@ def wait(ids: list[str], settings: Settings, *, timeout_s: float | None = None, 
         finished = [v for v in views if v.terminal]
         elapsed = time.monotonic() - start
         if (any_ and finished) or len(finished) == len(views):
+            for v in finished:
+                settle(v)
             return WaitResult(views, False, elapsed)
         if timeout_s is not None and elapsed >= timeout_s:
             return WaitResult(views, True, elapsed)

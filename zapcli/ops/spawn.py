@@ -87,15 +87,15 @@ def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
     return task, float(timeout)
 
 
-def _backend_fields(req: SpawnRequest, workspace: Path) -> tuple[dict, tuple[str, ...]]:
+def _backend_fields(req: SpawnRequest, workspace: Path, settings: Settings) -> tuple[dict, tuple[str, ...]]:
     """Definition, model and warnings for the chosen backend (resolved before any fork)."""
     if req.cli == "sh":
-        if req.agent:
-            raise UsageError("--agent applies to --cli zapcli only; drop it for --cli sh")
+        if req.agent or req.model:
+            raise UsageError("--agent and --model apply to --cli zapcli only; drop them for --cli sh")
         return {"agent": None, "model": None, "definition": None}, ()
-    from zapcli.backends import agent_spawn  # the agent backend resolves its definition
+    from zapcli.ops.resolve import resolve_agent
 
-    return agent_spawn.resolve(req, workspace)
+    return resolve_agent(req.agent, req.model, workspace, settings)
 
 
 def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
@@ -105,7 +105,7 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     workspace = workspace_of(cwd)
     settings = settings or load_settings(workspace)
     task, timeout = _validate(req, settings)
-    backend, warnings = _backend_fields(req, workspace)
+    backend, warnings = _backend_fields(req, workspace, settings)
     session = sessions.current()
     sid = ids.new_id()
     now = time.time()
@@ -115,7 +115,8 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
         "approval": req.approval or settings.approval, "unattended": req.unattended,
         "max_tokens": req.max_tokens, "after": list(req.after), "mono": time.monotonic(),
         "deadline": records.iso_utc(now + timeout),
-        "kill_grace_s": settings.kill_grace_s, **backend,
+        "kill_grace_s": settings.kill_grace_s, "writable_roots": list(settings.writable_roots),
+        **backend,
     }
     store.create_trail(sid, fields, secret_values())
     try:

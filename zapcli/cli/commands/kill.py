@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from zapcli.cli.output import emit_json, emit_lines
+from zapcli.cli.render import kill_lines
 from zapcli.config import load_settings
 from zapcli.ops.kill import kill
 
@@ -14,18 +15,7 @@ def execute(ids: list[str] | None = None, grace: float | None = None, all: bool 
         emit_json({"subagents": [{"id": e.id, "outcome": e.outcome, "pid": e.pid, "signals": e.signals,
                                   "error": e.error} for e in entries]})
     else:
-        killed = [e for e in entries if e.outcome == "cancelled"]
-        noun = "subagent" if len(killed) == 1 else "subagents"
-        lines = [("bold", f"[SubAgent] terminated {len(killed)} {noun}" + (":" if entries else ""))]
-        for e in entries:
-            if e.outcome == "cancelled":
-                how = f" ({e.signals} -> PID {e.pid})" if e.pid and e.signals else " (was queued)" if not e.pid else ""
-                lines.append(("yellow", f"  {e.id}: cancelled{how}"))
-            elif e.error:
-                lines.append(("red", f"  {e.error}"))
-            else:
-                lines.append(("dim", f"  {e.id}: {e.outcome}, nothing to kill"))
-        emit_lines(lines)
+        emit_lines(kill_lines(entries))
     return 1 if entries and all_failed(entries) else 0
 
 

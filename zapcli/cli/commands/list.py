@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from zapcli.cli.output import emit_json, emit_lines
-from zapcli.cli.render import view_header, view_json
+from zapcli.cli.render import list_lines, view_json
 from zapcli.config import load_settings
 from zapcli.ops.listing import list_subagents
 
@@ -14,11 +14,5 @@ def execute(all: bool = False, status: str | None = None, json: bool = False) ->
         emit_json({"session": session, "all_sessions": all, "count": len(views),
                    "subagents": [view_json(v) for v in views]})
         return 0
-    where = "across all sessions" if all else "in this session"
-    noun = "subagent" if len(views) == 1 else "subagents"
-    lines: list[tuple[str, str]] = [("bold", f"[SubAgent] {len(views)} {noun} {where}")]
-    for v in views:
-        lines.append(("", ""))
-        lines.extend(view_header(v))
-    emit_lines(lines)
+    emit_lines(list_lines(views, all))
     return 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from zapcli.cli.output import emit_json, emit_lines, is_tty
-from zapcli.cli.render import duration, folded_json, folded_lines, one_line, view_header, view_json
+from zapcli.cli.render import duration, folded_json, poll_lines, view_json
 from zapcli.cli.spinner import Spinner
 from zapcli.config import load_settings
 from zapcli.ops.poll import poll
@@ -18,22 +18,6 @@ def execute(ids: list[str], wait_secs: int = 0, no_wait: bool = False, json: boo
         emit_json({"waited_s": round(res.waited_s, 3), "all_running": res.all_running, "subagents": [
             {"id": e.id, "error": e.error, **(view_json(e.view) if e.view else {}),
              "output": folded_json(e.output) if e.output else None} for e in res.entries]})
-    elif res.all_running:
-        n = len(res.entries)
-        tasks = " / ".join(one_line(e.view.task, 40) for e in res.entries if e.view)
-        emit_lines([("cyan", f"[SubAgent] {n}/{n} still running (waited {duration(res.waited_s)})"),
-                    ("", f"  tasks: {tasks}")])
     else:
-        lines: list[tuple[str, str]] = []
-        for e in res.entries:
-            if e.view is None:
-                lines.append(("red", f"[SubAgent] {one_line(e.error or '', 200)}"))
-                continue
-            head = view_header(e.view)
-            lines.append((head[0][0], "[SubAgent] " + head[0][1]))
-            lines.extend(head[1:])
-            if e.output is not None:
-                lines.extend(folded_lines(e.output))
-            lines.append(("", ""))
-        emit_lines(lines[:-1] if lines and lines[-1] == ("", "") else lines)
+        emit_lines(poll_lines(res))
     return 1 if all(e.view is None for e in res.entries) else 0

@@ -15,7 +15,7 @@ def execute(task: str | None = None, subagent: bool = False, id: str | None = No
         from zapcli.backends.child import main
 
         return main(id)
-    from zapcli.backends import parent
+    from zapcli.cli.foreground import run_foreground
 
-    return parent.run_foreground(task=task, agent=agent, model=model, max_tokens=max_tokens,
-                                 approval=approval, unattended=unattended, json=json)
+    return run_foreground(task=task, agent=agent, model=model, max_tokens=max_tokens,
+                          approval=approval, unattended=unattended, json=json)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from zapcli.cli.output import emit_json, emit_lines, is_tty, warn
-from zapcli.cli.render import STATUS_STYLE, one_line
+from zapcli.cli.render import spawn_lines
 from zapcli.ops.spawn import MAX_TASK_BYTES, SpawnRequest, decode_task, spawn
 
 
@@ -24,9 +24,7 @@ def execute(task: str, cli: str = "zapcli", agent: str | None = None, model: str
         emit_json({"id": res.id, "status": res.status, "cli": res.cli, "task": res.task,
                    "created": res.created, "warnings": list(res.warnings)})
     elif is_tty():
-        emit_lines([(STATUS_STYLE.get(res.status, ""), f"[SubAgent] {res.id}: {res.status}"),
-                    ("", f"CLI: {res.cli}"), ("", f"Task: {one_line(res.task, 200)}"),
-                    ("dim", f"Created: {res.created}")])
+        emit_lines(spawn_lines(res))
     else:  # scripts: `id=$(zapcli spawn …)` gets exactly the id
         sys.stdout.write(res.id + "\n")
     return 0

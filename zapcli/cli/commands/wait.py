@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from zapcli.cli.output import emit_json, emit_lines, is_tty
-from zapcli.cli.render import duration, view_header, view_json
+from zapcli.cli.render import duration, view_json, wait_lines
 from zapcli.cli.spinner import Spinner
 from zapcli.config import load_settings
 from zapcli.errors import EXIT_OK, EXIT_WAIT_NOT_COMPLETED, EXIT_WAIT_TIMEOUT
@@ -26,11 +26,5 @@ def execute(ids: list[str], timeout: float | None = None, any: bool = False, jso
         emit_json({"timed_out": res.timed_out, "waited_s": round(res.waited_s, 3), "exit_code": code,
                    "subagents": [view_json(v) for v in res.views]})
         return code
-    lines: list[tuple[str, str]] = []
-    if res.timed_out:
-        lines.append(("yellow", f"[SubAgent] wait timed out after {duration(res.waited_s)}"))
-    for v in res.views:
-        head = view_header(v)
-        lines.append((head[0][0], "[SubAgent] " + head[0][1]))
-    emit_lines(lines)
+    emit_lines(wait_lines(res))
     return code

@@ -1,0 +1,52 @@
+"""Isolated folders and small builders for the capabilities tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from zapcli.definitions import Definition, parse_definition
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in ("state", "config", "home"):
+        (tmp_path / name).mkdir()
+    monkeypatch.setenv("ZAPCLI_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("ZAPCLI_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return tmp_path
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+def _define(body: str, name: str = "t") -> Definition:
+    definition, diags = parse_definition(f"name: {name}\ndescription: test agent\n{body}", "t.yml")
+    assert definition is not None, [str(d) for d in diags]
+    return definition
+
+
+@pytest.fixture
+def define():
+    """define(yaml body after name/description, name="t") -> Definition."""
+    return _define
+
+
+def _skill(root: Path, name: str, description: str, body: str = "Do the thing.") -> Path:
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "SKILL.md"
+    path.write_text(f"---\nname: {name}\ndescription: {description}\n---\n{body}\n")
+    return path
+
+
+@pytest.fixture
+def make_skill():
+    """make_skill(root, name, description, body) -> SKILL.md path."""
+    return _skill

@@ -1,0 +1,119 @@
+"""The `zapcli` backend, child side: the built-in agent writing to its trail.
+
+Imports `zapcli.agent`, `zapcli.providers`, `zapcli.tools`, `zapcli.capabilities`,
+`zapcli.definitions`, `zapcli.trail`. Builds the model client, the granted
+tools and the system prompt from the frozen `spawn` record (never from the
+YAML layers), runs the loop with the trail as its sink, streams visible text
+to stdout, writes the `report` synchronously, and reports steering messages
+that were never delivered.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from zapcli.backends.gate import Gate
+from zapcli.backends.sh import Outcome
+from zapcli.supervisor.capture import CappedFile
+from zapcli.trail import reader, store
+from zapcli.trail.writer import TrailWriter
+
+
+class SteerInbox:
+    """`steer` records written by `zapcli send`, delivered once each."""
+
+    def __init__(self, sid: str):
+        self.path = store.path_for(sid)
+        self.delivered: set[str] = set()
+
+    def pending(self) -> list[tuple[str, str]]:
+        out = []
+        for rec in reader.read(self.path).records:
+            if rec.get("type") == "steer" and not rec.get("delivered"):
+                key = str(rec.get("steer_id") or rec.get("seq"))
+                if key not in self.delivered:
+                    out.append((key, str(rec.get("text", ""))))
+        return out
+
+    def take(self) -> list[str]:
+        texts = []
+        for key, text in self.pending():
+            self.delivered.add(key)
+            texts.append(text)
+        return texts
+
+
+def run(sid: str, spawn: dict[str, Any], *, writer: TrailWriter, out: CappedFile, err: CappedFile,
+        deadline_mono: float, terminated: threading.Event) -> Outcome:
+    from zapcli.agent.loop import run_loop
+    from zapcli.agent.types import ModelError, ToolContext
+    from zapcli.capabilities.grant import Grant, open_tools
+    from zapcli.capabilities.prompt import assemble_prompt
+    from zapcli.config import load_settings
+    from zapcli.definitions import Definition
+    from zapcli.ops.resolve import search_provider
+    from zapcli.providers.resolve import build_client
+    from zapcli.tools.env import scrubbed_env
+    from zapcli.tools.registry import Toolset
+
+    workspace = str(spawn.get("workspace") or "/")
+    settings = load_settings(Path(workspace))
+    try:
+        client = build_client(spawn.get("model"), None, settings.providers, os.environ)
+    except ModelError as exc:
+        return Outcome("failed", None, exc.reason)
+    definition = Definition.from_dict(spawn["definition"])
+    grant = Grant.from_dict(spawn["grant"])
+    for diag in spawn.get("diagnostics") or []:
+        writer.append("diagnostic", diag)
+    gate = Gate(sid, writer, mode=str(spawn.get("approval") or "workspace"), workspace=workspace,
+                cwd=str(spawn.get("cwd") or workspace),
+                writable_roots=tuple(spawn.get("writable_roots") or ()),
+                unattended=bool(spawn.get("unattended")), deadline_mono=deadline_mono,
+                terminated=terminated)
+    toolset = Toolset(grant.tools, search_provider=search_provider())
+    caps = open_tools(grant, approver=gate)
+    for diag in caps.diagnostics:
+        writer.append("diagnostic", diag)
+    env = scrubbed_env(os.environ, definition.env, deny_names=(getattr(client, "api_key_env", ""),))
+    ctx = ToolContext(workspace=workspace, cwd=str(spawn.get("cwd") or workspace), env=env,
+                      writable_roots=tuple(spawn.get("writable_roots") or ()),
+                      deadline_monotonic=deadline_mono)
+    inbox = SteerInbox(sid)
+
+    def sink(rtype: str, fields: dict[str, Any]) -> None:
+        if rtype == "text":
+            out.write(str(fields.get("delta", "")).encode("utf-8", "replace"))
+        if rtype == "report":
+            writer.write_sync("report", fields, retry_s=5.0)
+            return
+        if rtype == "tool_call":
+            out.write(b"\n")
+        writer.append(rtype, fields)
+
+    def should_stop() -> tuple[str, str] | None:
+        if terminated.is_set():
+            return ("cancelled", "terminated by a signal")
+        if time.monotonic() >= deadline_mono:
+            return ("timeout", "deadline reached")
+        return None
+
+    try:
+        result = run_loop(system_prompt=assemble_prompt(definition, grant), task=str(spawn["task"]),
+                          client=client, tools=[*toolset.tools, *caps.tools], sink=sink, ctx=ctx,
+                          max_turns=definition.max_turns, max_tokens=spawn.get("max_tokens"),
+                          approver=gate, needs_approval=gate.needs_approval, steer=inbox.take,
+                          should_stop=should_stop)
+    finally:
+        toolset.close()
+        caps.close()
+    for _key, text in inbox.pending():
+        writer.append("diagnostic", {"dimension": "steer", "name": "undelivered",
+                                     "message": f"not delivered (the subagent ended first): {text[:200]}"})
+    if result.report and not result.report.endswith("\n"):
+        out.write(b"\n")
+    return Outcome(result.status, 0 if result.status == "completed" else None, result.reason)

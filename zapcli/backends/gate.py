@@ -1,0 +1,82 @@
+"""Approvals on the child side (SPEC §10): the one decision function
+(`zapcli.approvals.decide`) plus a trail-backed Approver.
+
+Imports `zapcli.approvals`, `zapcli.trail`. A request is an `approval_request`
+record (fsynced); `zapcli approve|deny` append the `approval_decision`; the
+child re-reads its trail every 100 ms, so it resumes within 500 ms. The wait
+counts against the deadline; a kill settles it as denied.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from typing import Any
+
+from zapcli.approvals import decide
+from zapcli.trail import reader, records, store
+from zapcli.trail.writer import TrailWriter
+
+POLL_S = 0.1
+NOT_ASKING = frozenset({"mcp_search", "mcp_describe", "mcp_call"})  # the MCP gateway asks itself
+
+
+class Gate:
+    """`needs_approval` for the loop and the `Approver` it (and MCP) call."""
+
+    def __init__(self, sid: str, writer: TrailWriter, *, mode: str, workspace: str, cwd: str,
+                 writable_roots: tuple[str, ...], unattended: bool, deadline_mono: float,
+                 terminated: threading.Event):
+        self.sid, self.writer = sid, writer
+        self.mode, self.workspace, self.cwd = mode, workspace, cwd
+        self.writable_roots, self.unattended = writable_roots, unattended
+        self.deadline, self.terminated = deadline_mono, terminated
+        self._ids = itertools.count(1)
+        self._last: Any = None
+
+    def needs_approval(self, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+        if tool in NOT_ASKING:
+            return False, ""
+        self._last = decide(self.mode, tool, args, workspace=self.workspace, cwd=self.cwd,
+                            writable_roots=self.writable_roots, unattended=self.unattended)
+        return self._last.action != "allow", self._last.summary
+
+    def request(self, tool: str, summary: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+        """Block until decided; (approved, reason)."""
+        decision = self._last
+        self._last = None
+        if decision is None:  # called by the MCP gateway for an off-allowlist call
+            decision = decide(self.mode, "mcp_call", arguments, workspace=self.workspace,
+                              cwd=self.cwd, writable_roots=self.writable_roots,
+                              unattended=self.unattended)
+            if decision.action == "allow":
+                return True, ""
+        req_id = f"r{next(self._ids)}"
+        shown = records.fold_text(repr(arguments), 2000)
+        self.writer.write_sync("approval_request", {"req_id": req_id, "tool": tool,
+                                                    "summary": summary, "arguments": shown})
+        if decision.action == "deny":
+            reason = decision.reason or "denied by policy"
+            self.writer.write_sync("approval_decision", {"req_id": req_id, "decision": "deny",
+                                                         "reason": reason, "by": "policy"})
+            return False, reason
+        return self._wait(req_id)
+
+    def _wait(self, req_id: str) -> tuple[bool, str]:
+        path = store.path_for(self.sid)
+        while True:
+            trail = reader.read(path)
+            for rec in reversed(trail.records):
+                if rec.get("type") == "approval_decision" and rec.get("req_id") == req_id:
+                    approved = rec.get("decision") == "approve"
+                    return approved, str(rec.get("reason") or "")
+                if rec.get("type") == "status" and rec.get("status") in records.TERMINAL_STATUSES:
+                    return False, "the subagent was stopped"
+            if self.terminated.is_set():
+                return False, "the subagent was stopped"
+            if time.monotonic() >= self.deadline:
+                self.writer.write_sync("approval_decision", {"req_id": req_id, "decision": "deny",
+                                                             "reason": "deadline reached", "by": "timeout"})
+                return False, "the deadline was reached while waiting for approval"
+            time.sleep(POLL_S)

@@ -1,0 +1,12 @@
+"""`zapcli tool-schema`: the `subagent` tool's JSON schema, for other agent frameworks."""
+
+from __future__ import annotations
+
+from zapcli.cli.output import emit_json
+
+
+def execute(json: bool = True) -> int:
+    from zapcli.cli.subagent_tool import tool_schema
+
+    emit_json(tool_schema())
+    return 0

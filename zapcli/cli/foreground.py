@@ -1,0 +1,125 @@
+"""`zapcli run TASK`: the built-in agent in the foreground, with the subagent tool.
+
+Imports `zapcli.agent`, `zapcli.providers`, `zapcli.tools`, `zapcli.capabilities`
+lazily (only this command pays for them). Text streams to stdout, tool
+activity to stderr. Everything it starts belongs to its own run id
+(ZAPCLI_SESSION), whose ledger collects its own tokens and its subagents'.
+Approvals ask on a terminal; without one they are denied with a reason.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from zapcli.cli.output import escape_controls, is_tty
+from zapcli.errors import UsageError, ZapcliError
+
+
+class TerminalApprover:
+    """Asks y/N on the terminal; denies when there is none (never blocks a script)."""
+
+    def __init__(self, mode: str, workspace: str, cwd: str, roots: tuple[str, ...], unattended: bool):
+        self.mode, self.workspace, self.cwd, self.roots = mode, workspace, cwd, roots
+        self.unattended = unattended or not (sys.stdin.isatty() and sys.stderr.isatty())
+        self._last: Any = None
+
+    def needs_approval(self, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+        from zapcli.approvals import decide
+
+        if tool in ("subagent", "mcp_search", "mcp_describe", "mcp_call"):
+            return False, ""
+        self._last = decide(self.mode, tool, args, workspace=self.workspace, cwd=self.cwd,
+                            writable_roots=self.roots, unattended=self.unattended)
+        return self._last.action != "allow", self._last.summary
+
+    def request(self, tool: str, summary: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+        last, self._last = self._last, None
+        if last is not None and last.action == "deny":
+            return False, last.reason or "denied by policy"
+        if self.unattended:
+            return False, "no terminal to ask for approval (run with --approval full to allow)"
+        from rich.prompt import Confirm
+
+        ok = Confirm.ask(f"[magenta]allow[/] {escape_controls(summary)}?", default=False)
+        return ok, "approved at the terminal" if ok else "denied at the terminal"
+
+
+def run_foreground(task: str | None, agent: str | None, model: str | None, max_tokens: int | None,
+                   approval: str | None, unattended: bool, json: bool) -> int:
+    from zapcli import ids, ledger
+    from zapcli.config import APPROVAL_MODES, load_settings
+    from zapcli.paths import workspace_of
+
+    if not task or not task.strip():
+        raise UsageError("the task is empty; e.g. zapcli run 'summarise the open TODOs'")
+    if approval is not None and approval not in APPROVAL_MODES:
+        raise UsageError(f"unknown --approval '{approval}'; choose one of: {', '.join(APPROVAL_MODES)}")
+    if task == "-":
+        task = sys.stdin.read()
+    run_id = "run_" + ids.new_id()[3:]
+    os.environ["ZAPCLI_SESSION"] = run_id
+    cwd = str(Path.cwd())
+    workspace = workspace_of(Path(cwd))
+    settings = load_settings(workspace)
+    from zapcli.agent.loop import run_loop
+    from zapcli.agent.types import ModelError, ToolContext
+    from zapcli.capabilities.grant import Grant, open_tools
+    from zapcli.capabilities.prompt import assemble_prompt
+    from zapcli.cli.subagent_tool import SubagentTool
+    from zapcli.definitions import Definition
+    from zapcli.ops.resolve import resolve_agent, search_provider
+    from zapcli.providers.resolve import build_client
+    from zapcli.tools.env import scrubbed_env
+    from zapcli.tools.registry import Toolset
+
+    fields, _warnings = resolve_agent(agent, model, workspace, settings)
+    try:
+        client = build_client(fields["model"], None, settings.providers, os.environ)
+    except ModelError as exc:
+        raise ZapcliError(exc.reason) from None
+    definition = Definition.from_dict(fields["definition"])
+    grant = Grant.from_dict(fields["grant"])
+    gate = TerminalApprover(approval or settings.approval, str(workspace), cwd,
+                            settings.writable_roots, unattended)
+    toolset = Toolset(grant.tools, search_provider=search_provider())
+    caps = open_tools(grant, approver=gate)
+    sub = SubagentTool()
+    tokens = [0, 0, 0]
+    err = sys.stderr
+
+    def sink(rtype: str, rec: dict[str, Any]) -> None:
+        if rtype == "text":
+            sys.stdout.write(escape_controls(str(rec.get("delta", ""))))
+            sys.stdout.flush()
+        elif rtype == "tool_call":
+            err.write(f"\n· {rec.get('name')} {escape_controls(str(rec.get('arguments')))[:200]}\n")
+        elif rtype == "tool_result" and not rec.get("ok"):
+            err.write(f"  ! {escape_controls(str(rec.get('content')))[:300]}\n")
+        elif rtype == "usage":
+            for i, key in enumerate(("input_tokens", "output_tokens", "cached_tokens")):
+                tokens[i] += int(rec.get(key) or 0)
+        elif rtype == "diagnostic":
+            err.write(f"zapcli: note: {escape_controls(str(rec.get('message')))}\n")
+
+    for diag in [*fields.get("diagnostics", []), *caps.diagnostics]:
+        sink("diagnostic", diag)
+    ctx = ToolContext(workspace=str(workspace), cwd=cwd, env=scrubbed_env(os.environ, definition.env),
+                      writable_roots=settings.writable_roots)
+    try:
+        result = run_loop(system_prompt=assemble_prompt(definition, grant), task=task, client=client,
+                          tools=[*toolset.tools, *caps.tools, sub], sink=sink, ctx=ctx,
+                          max_turns=definition.max_turns, max_tokens=max_tokens, approver=gate,
+                          needs_approval=gate.needs_approval, before_model_call=sub.announcements)
+    finally:
+        toolset.close()
+        caps.close()
+        ledger.add_run_usage(run_id, ledger.Tokens(*tokens))
+    sys.stdout.write("\n")
+    if result.status != "completed":
+        raise ZapcliError(f"run {run_id} ended {result.status}: {result.reason}")
+    if is_tty(err):
+        err.write(f"[run {run_id}: {tokens[0]} in / {tokens[1]} out tokens; `ZAPCLI_SESSION={run_id} zapcli usage` for details]\n")
+    return 0

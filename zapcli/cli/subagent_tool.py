@@ -1,0 +1,143 @@
+"""The `subagent` tool (SPEC §7.4): spawn/poll/wait/list/kill for a parent LLM.
+
+Imports `zapcli.ops`, `zapcli.cli.render`, `zapcli.agent.types`. It calls the
+same functions as the CLI and answers with the same text the CLI prints, so
+an LLM sees exactly what a person would. Poll and wait run inside the tool
+and consume no model turns; `announcements()` tells the model, before each
+call, which of its subagents ended since the last call.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
+from zapcli.cli import render
+from zapcli.config import load_settings
+from zapcli.errors import ZapcliError
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "action": {"type": "string", "enum": ["spawn", "poll", "wait", "list", "kill"],
+                   "description": "spawn: start a subagent (returns its id at once); poll: status "
+                                  "and folded output (waits up to 5 s + wait_secs); wait: block "
+                                  "until they end (no ids = every subagent you started); list: "
+                                  "your subagents; kill: stop them."},
+        "task": {"type": "string", "description": "spawn: the complete, self-contained task."},
+        "cli": {"type": "string", "enum": ["zapcli", "sh"],
+                "description": "spawn: zapcli (an LLM agent, default) or sh (a shell command)."},
+        "agent": {"type": "string", "description": "spawn: definition name (e.g. explorer, code-reviewer)."},
+        "model": {"type": "string", "description": "spawn: model override."},
+        "timeout": {"type": "number", "description": "spawn: deadline in seconds (default 300); wait: give up after."},
+        "after": {"type": "array", "items": {"type": "string"},
+                  "description": "spawn: start only after these subagent ids completed."},
+        "ids": {"type": "array", "items": {"type": "string"}, "description": "poll/wait/kill: subagent ids."},
+        "wait_secs": {"type": "integer", "minimum": 1, "maximum": 30, "description": "poll: extra seconds to wait."},
+        "any": {"type": "boolean", "description": "wait: return when any one has ended."},
+    },
+    "required": ["action"],
+    "additionalProperties": False,
+}
+DESCRIPTION = ("Run work in parallel background subagents. Spawn several at once (one call each, "
+               "in the same message), then wait for them; finished subagents are also announced "
+               "to you before your next turn.")
+
+
+def tool_schema() -> dict[str, Any]:
+    """The OpenAI function-tool schema (what `zapcli tool-schema` prints)."""
+    return ToolSpec("subagent", DESCRIPTION, SCHEMA).to_openai()
+
+
+class SubagentTool:
+    spec = ToolSpec("subagent", DESCRIPTION, SCHEMA)
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+        self._announced: set[str] = set()
+        self._lock = threading.Lock()
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        action = args.get("action")
+        handler = getattr(self, f"_{action}", None) if action in SCHEMA["properties"]["action"]["enum"] else None
+        if handler is None:
+            return ToolResult(False, f"unknown action {action!r}; use one of spawn, poll, wait, list, kill")
+        try:
+            return ToolResult(True, handler(args, ctx))
+        except ZapcliError as exc:
+            return ToolResult(False, exc.message)
+
+    def _spawn(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        from zapcli.ops.spawn import SpawnRequest, spawn
+
+        res = spawn(SpawnRequest(task=str(args.get("task") or ""), cli=args.get("cli") or "zapcli",
+                                 agent=args.get("agent"), model=args.get("model"),
+                                 timeout_s=args.get("timeout"), cwd=ctx.cwd,
+                                 after=tuple(args.get("after") or ())))
+        with self._lock:
+            self.started.append(res.id)
+        return render.plain(render.spawn_lines(res) + [("", f"Warning: {w}") for w in res.warnings])
+
+    def _poll(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        from zapcli.ops.poll import poll
+
+        res = poll(self._ids(args), load_settings(), wait_secs=int(args.get("wait_secs") or 0))
+        self._mark(e.id for e in res.entries if e.view and e.view.terminal)
+        return render.plain(render.poll_lines(res))
+
+    def _wait(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        from zapcli.ops.poll import poll, wait
+
+        ids = self._ids(args)
+        res = wait(ids, load_settings(), timeout_s=args.get("timeout"), any_=bool(args.get("any")))
+        final = poll(ids, load_settings(), no_wait=True)
+        self._mark(e.id for e in final.entries if e.view and e.view.terminal)
+        head = render.plain(render.wait_lines(res)) if res.timed_out else ""
+        return (head + "\n\n" if head else "") + render.plain(render.poll_lines(final))
+
+    def _list(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        from zapcli.ops.listing import list_subagents
+
+        _session, views = list_subagents(load_settings())
+        return render.plain(render.list_lines(views, False))
+
+    def _kill(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        from zapcli.ops.kill import kill
+
+        return render.plain(render.kill_lines(kill(self._ids(args), load_settings())))
+
+    def _ids(self, args: dict[str, Any]) -> list[str]:
+        ids = [str(i) for i in args.get("ids") or []]
+        if not ids:
+            with self._lock:
+                ids = list(self.started)
+        if not ids:
+            raise ZapcliError("no subagent ids given and none started yet; spawn first")
+        return ids
+
+    def _mark(self, ids: Any) -> None:
+        with self._lock:
+            self._announced.update(ids)
+
+    def announcements(self) -> list[str]:
+        """One line per subagent of ours that ended since the last call."""
+        from zapcli.errors import NotFound
+        from zapcli.ops.status import observe
+        from zapcli.ops.usage import settle
+
+        with self._lock:
+            todo = [sid for sid in self.started if sid not in self._announced]
+        lines = []
+        for sid in todo:
+            try:
+                view = observe(sid)
+            except NotFound:
+                continue
+            if not view.terminal:
+                continue
+            settle(view)
+            first = (view.report or view.reason or "").strip().split("\n")[0][:200]
+            lines.append(f"[SubAgent] {sid} finished: {view.status}" + (f" — {first}" if first else ""))
+            self._mark([sid])
+        return lines

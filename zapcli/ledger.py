@@ -1,0 +1,123 @@
+"""The token ledger (SPEC §9) in `<state>/zapcli.db` (stdlib sqlite3, WAL).
+
+Imports `zapcli.paths`. A subagent's own `usage` records are its ledger; when
+a parent collects a terminal subagent its totals are settled into the parent
+run's ledger exactly once — the primary key on the subagent id makes a second
+settlement a no-op. The parent run is the subagent's session (`zapcli run`
+sets ZAPCLI_SESSION to its own run id for everything it starts).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+
+from zapcli.paths import ensure_dir, state_dir
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS ledger_settlement (
+    subagent_id   TEXT PRIMARY KEY,
+    parent        TEXT NOT NULL,
+    status        TEXT,
+    input_tokens  INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cached_tokens INTEGER NOT NULL,
+    settled_at    REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ledger_run (
+    run_id        TEXT PRIMARY KEY,
+    input_tokens  INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    cached_tokens INTEGER NOT NULL DEFAULT 0,
+    updated_at    REAL NOT NULL
+);
+"""
+
+
+def connect() -> sqlite3.Connection:
+    """Open the database (created 0600 in a 0700 folder), WAL mode, schema ensured."""
+    path = ensure_dir(state_dir()) / "zapcli.db"
+    new = not path.exists()
+    conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+    if new:
+        path.chmod(0o600)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.executescript(SCHEMA)
+    return conn
+
+
+@dataclass(frozen=True)
+class Tokens:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+def settle(subagent_id: str, parent: str, status: str, tokens: Tokens) -> bool:
+    """Settle a terminal subagent into `parent` once. True if settled now,
+    False if it had been settled before (a no-op)."""
+    conn = connect()
+    try:
+        cur = conn.execute(
+            "INSERT OR IGNORE INTO ledger_settlement VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (subagent_id, parent, status, tokens.input_tokens, tokens.output_tokens,
+             tokens.cached_tokens, time.time()))
+        return cur.rowcount == 1
+    finally:
+        conn.close()
+
+
+def add_run_usage(run_id: str, tokens: Tokens) -> None:
+    """Add a foreground run's own model usage to its ledger row."""
+    conn = connect()
+    try:
+        conn.execute(
+            "INSERT INTO ledger_run VALUES (?, ?, ?, ?, ?) ON CONFLICT(run_id) DO UPDATE SET "
+            "input_tokens = input_tokens + excluded.input_tokens, "
+            "output_tokens = output_tokens + excluded.output_tokens, "
+            "cached_tokens = cached_tokens + excluded.cached_tokens, updated_at = excluded.updated_at",
+            (run_id, tokens.input_tokens, tokens.output_tokens, tokens.cached_tokens, time.time()))
+    finally:
+        conn.close()
+
+
+@dataclass
+class ParentTotals:
+    parent: str
+    own: Tokens
+    subagents: list[tuple[str, str, Tokens]]  # (id, status, tokens)
+
+    @property
+    def total(self) -> Tokens:
+        sub = [t for _, _, t in self.subagents]
+        return Tokens(self.own.input_tokens + sum(t.input_tokens for t in sub),
+                      self.own.output_tokens + sum(t.output_tokens for t in sub),
+                      self.own.cached_tokens + sum(t.cached_tokens for t in sub))
+
+
+def totals(parent: str | None = None) -> list[ParentTotals]:
+    """Ledger rows per parent (all parents when `parent` is None)."""
+    conn = connect()
+    try:
+        where, args = ("WHERE parent = ?", (parent,)) if parent else ("", ())
+        rows = conn.execute(
+            f"SELECT parent, subagent_id, status, input_tokens, output_tokens, cached_tokens "
+            f"FROM ledger_settlement {where} ORDER BY settled_at", args).fetchall()
+        run_where, run_args = ("WHERE run_id = ?", (parent,)) if parent else ("", ())
+        runs = {r[0]: Tokens(*r[1:]) for r in conn.execute(
+            f"SELECT run_id, input_tokens, output_tokens, cached_tokens FROM ledger_run {run_where}", run_args)}
+    finally:
+        conn.close()
+    out: dict[str, ParentTotals] = {}
+    for p, sid, status, i, o, c in rows:
+        out.setdefault(p, ParentTotals(p, runs.get(p, Tokens()), [])).subagents.append((sid, status, Tokens(i, o, c)))
+    for p, own in runs.items():
+        out.setdefault(p, ParentTotals(p, own, []))
+    if parent and parent not in out:
+        out[parent] = ParentTotals(parent, Tokens(), [])
+    return list(out.values())

@@ -1,0 +1,43 @@
+"""Spawn-time resolution for the built-in agent: definition, model, grant.
+
+Imports `zapcli.definitions`, `zapcli.capabilities`, `zapcli.tools.registry`
+(names only). Everything is resolved in the parent before any fork and frozen
+into the `spawn` record, so editing a YAML file later changes nothing for a
+running subagent (SPEC §4, §8.3).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from zapcli.config import Settings
+
+NO_MODEL_WARNING = ("no model configured: this subagent will fail at once; pass --model, set "
+                    "ZAPCLI_MODEL, or set `model:` in config.yaml (and OPENAI_BASE_URL / "
+                    "OPENAI_API_KEY for the endpoint)")
+
+
+def search_provider() -> str | None:
+    """The configured WebSearch provider (a URL template with `{query}`), if any."""
+    return os.environ.get("ZAPCLI_SEARCH_URL") or None
+
+
+def resolve_agent(agent: str | None, model_flag: str | None, workspace: Path,
+                  settings: Settings) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """(spawn-record fields, warnings). Raises ZapcliError for an unknown,
+    invalid or disabled definition (nothing is created)."""
+    from zapcli.capabilities.grant import build_grant
+    from zapcli.definitions import Switches, discover, effective_model, resolve
+    from zapcli.tools.registry import available_tools
+
+    catalog = discover(workspace)
+    switches = Switches()
+    definition = resolve(agent, workspace, catalog=catalog, switches=switches)
+    model = effective_model(model_flag, definition, switches.model_overrides(), settings.model)
+    grant = build_grant(definition, workspace,
+                        available_tools=available_tools(search_provider=search_provider()))
+    warnings = [] if model else [NO_MODEL_WARNING]
+    return {"agent": definition.name, "model": model, "definition": definition.to_dict(),
+            "grant": grant.to_dict(), "diagnostics": list(grant.diagnostics)}, tuple(warnings)

@@ -1,0 +1,75 @@
+"""`zapcli send`, `approve`, `deny`: messages to a running subagent through its trail.
+
+Imports `zapcli.ops.status`, `zapcli.trail`. Each appends one record; the child
+reads its trail before each model call (steer) and every 100 ms while waiting
+for a decision (approvals), so no extra channel is needed.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from zapcli.errors import UsageError, ZapcliError
+from zapcli.ops.status import load, observe
+from zapcli.trail import store
+
+
+@dataclass
+class SteerResult:
+    id: str
+    steer_id: str
+    status: str
+
+
+def send(sid: str, text: str) -> SteerResult:
+    """Queue `text` for delivery before the subagent's next model call.
+
+    Raises ZapcliError when the subagent already ended (not delivered) or is
+    not a built-in agent; UsageError for an empty text.
+    """
+    if not text or not text.strip():
+        raise UsageError("the message is empty; give the text to send")
+    view = observe(sid)
+    if view.cli != "zapcli":
+        raise ZapcliError(f"{sid} runs the `{view.cli}` backend, which takes no messages")
+    if view.terminal:
+        raise ZapcliError(f"not delivered: {sid} already ended ({view.status})", code="not_delivered")
+    s = load(sid)
+    steer_id = os.urandom(4).hex()
+    if not store.append_record(store.path_for(sid), "steer", {"steer_id": steer_id, "text": text,
+                                                              "delivered": False}, seq=s.last_seq + 1):
+        raise ZapcliError(f"could not write to the trail of {sid}")
+    return SteerResult(sid, steer_id, view.status)
+
+
+@dataclass
+class DecisionResult:
+    id: str
+    req_id: str
+    decision: str
+    tool: str
+    summary: str
+
+
+def decide(sid: str, req_id: str | None, approve: bool, reason: str | None = None) -> DecisionResult:
+    """Approve or deny the pending request `req_id` (the only pending one when None).
+
+    Raises ZapcliError when nothing is pending or `req_id` is not pending.
+    """
+    view = observe(sid)
+    if view.terminal:
+        raise ZapcliError(f"{sid} already ended ({view.status}); nothing to decide")
+    s = load(sid)
+    pending = s.pending_approval
+    if pending is None:
+        raise ZapcliError(f"{sid} has no pending approval request")
+    if req_id is not None and str(pending.get("req_id")) != req_id:
+        raise ZapcliError(f"{sid} has no pending request {req_id}; pending: {pending.get('req_id')}")
+    decision = "approve" if approve else "deny"
+    store.append_record(store.path_for(sid), "approval_decision", {
+        "req_id": pending.get("req_id"), "decision": decision,
+        "reason": reason or ("approved by the user" if approve else "denied by the user"),
+        "by": "user"}, seq=s.last_seq + 1)
+    return DecisionResult(sid, str(pending.get("req_id")), decision, str(pending.get("tool")),
+                          str(pending.get("summary", "")))

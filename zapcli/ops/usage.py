@@ -1,0 +1,33 @@
+"""`zapcli usage` and settlement (SPEC §9).
+
+Imports `zapcli.ledger`, `zapcli.ops.status`, `zapcli.ops.session`. Collecting a
+terminal subagent (poll, wait, usage, the parent's subagent tool) settles its
+token totals into its parent run — its session — exactly once.
+"""
+
+from __future__ import annotations
+
+from zapcli import ledger
+from zapcli.errors import NotFound
+from zapcli.ops import session as sessions
+from zapcli.ops.status import View, observe
+
+
+def settle(view: View) -> bool:
+    """Settle a terminal view with tokens; True if this call settled it."""
+    if not view.terminal or not (view.input_tokens or view.output_tokens or view.cached_tokens):
+        return False
+    return ledger.settle(view.id, view.session, view.status,
+                         ledger.Tokens(view.input_tokens, view.output_tokens, view.cached_tokens))
+
+
+def usage(*, all_sessions: bool = False) -> list[ledger.ParentTotals]:
+    """Per-parent totals; this session only unless `all_sessions`. Settles this
+    session's terminal subagents first (usage collects them)."""
+    session = sessions.current()
+    for sid in sessions.members(session):
+        try:
+            settle(observe(sid))
+        except NotFound:
+            continue
+    return ledger.totals(None if all_sessions else session)
