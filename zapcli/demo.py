@@ -1,14 +1,18 @@
 """`make demo`: the main job end to end, offline, no API key.
 
-Runs the real `zapcli` CLI as a user would (each step is printed as the shell
-command it is): spawns several `sh` subagents in parallel over this
-repository's own files, polls them, waits, kills a slow one, lists the
-session and replays one trail. State goes to a fresh temporary ZAPCLI_HOME so
-the demo never touches your own subagents.
+Part 1 runs the real `zapcli` CLI as a user would (each step is printed as the
+shell command it is): `sh` subagents in parallel over this repository's own
+files, poll, list, kill, wait, replay. Part 2 starts the bundled scripted
+OpenAI-compatible server on 127.0.0.1 and runs a parent `zapcli run` whose
+model spawns three built-in-agent subagents; they really glob, grep and read
+this repository through their tools, the parent collects their results and
+reports, and one subagent's trail is replayed. State goes to a fresh temporary
+ZAPCLI_HOME, so the demo never touches your own subagents.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -19,50 +23,108 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 JOBS = {
-    "lines per module": "find zapcli -name '*.py' | sort | xargs wc -l | sort -n | tail -8",
-    "largest functions": (
-        "python3 - <<'PY'\nimport ast,pathlib\nrows=[]\n"
-        "for p in pathlib.Path('zapcli').rglob('*.py'):\n"
-        "    for n in ast.walk(ast.parse(p.read_text())):\n"
-        "        if isinstance(n,(ast.FunctionDef,ast.AsyncFunctionDef)):\n"
-        "            rows.append((n.end_lineno-n.lineno+1,f'{p}:{n.lineno} {n.name}'))\n"
-        "for size,name in sorted(rows)[-5:]: print(size,'lines',name)\nPY"),
+    "lines per module": "find zapcli -name '*.py' | sort | xargs wc -l | sort -n | tail -6",
     "compile check": "python3 -m compileall -q zapcli && echo 'all modules compile'",
-    "TODO markers": "grep -rn 'TODO\\|FIXME' zapcli tests | wc -l | xargs echo 'TODO/FIXME markers:'",
+    "TODO markers": "grep -rn 'TODO\\|FIXME' zapcli | wc -l | xargs echo 'TODO/FIXME markers in zapcli/:'",
 }
+
+CHILD_TASKS = {
+    "modules": "List the Python modules of the supervisor package (zapcli/supervisor).",
+    "tests": "Find which test files exercise the kill command.",
+    "readme": "Read the first lines of README.md and say what zapcli is.",
+}
+
+SCRIPT = [
+    {"match": "Survey this repository", "turns": [
+        {"text": "I'll split the survey across three subagents.",
+         "tool_calls": [{"name": "subagent", "arguments": {"action": "spawn", "agent": "explorer",
+                                                           "task": task}} for task in CHILD_TASKS.values()],
+         "usage": {"prompt_tokens": 900, "completion_tokens": 80}},
+        {"tool_calls": [{"name": "subagent", "arguments": {"action": "wait", "timeout": 60}}],
+         "usage": {"prompt_tokens": 1400, "completion_tokens": 20}},
+        {"text": "Survey done: the supervisor package holds the process code, kill is covered by "
+                 "the end-to-end tests, and the README describes zapcli as parallel LLM subagents "
+                 "running as background processes.",
+         "usage": {"prompt_tokens": 2600, "completion_tokens": 60}}]},
+    {"match": CHILD_TASKS["modules"], "turns": [
+        {"tool_calls": [{"name": "glob", "arguments": {"pattern": "zapcli/supervisor/*.py"}}],
+         "usage": {"prompt_tokens": 300, "completion_tokens": 15}},
+        {"text": "The supervisor package has the modules listed by glob above: launch, liveness, "
+                 "kill and capture.", "usage": {"prompt_tokens": 420, "completion_tokens": 25}}]},
+    {"match": CHILD_TASKS["tests"], "turns": [
+        {"tool_calls": [{"name": "grep", "arguments": {"pattern": "def test_.*kill", "path": "tests"}}],
+         "usage": {"prompt_tokens": 300, "completion_tokens": 15}},
+        {"text": "The kill command is exercised by the test functions grep found above.",
+         "usage": {"prompt_tokens": 600, "completion_tokens": 18}}]},
+    {"match": CHILD_TASKS["readme"], "turns": [
+        {"tool_calls": [{"name": "read", "arguments": {"path": "README.md", "limit": 4}}],
+         "usage": {"prompt_tokens": 300, "completion_tokens": 12}},
+        {"text": "zapcli runs parallel LLM subagents as ordinary background OS processes.",
+         "usage": {"prompt_tokens": 380, "completion_tokens": 16}}]},
+]
 
 
 def sh(argv: list[str], env: dict[str, str], capture: bool = False) -> str:
     print(f"\n$ {' '.join(shlex.quote(a) for a in argv)}", flush=True)
     proc = subprocess.run(argv, env=env, cwd=REPO, text=True, stdout=subprocess.PIPE if capture else None)
     if capture:
-        out = proc.stdout.strip()
-        print(out, flush=True)
-        return out
+        print(proc.stdout.strip(), flush=True)
+        return proc.stdout.strip()
     return ""
+
+
+def part_sh(zap: list[str], env: dict[str, str]) -> None:
+    print("# 1. spawn sh subagents in parallel over this repository, plus one slow one")
+    ids = {t: sh(zap + ["spawn", "--cli", "sh", "--timeout", "60", "--", c], env, capture=True)
+           for t, c in JOBS.items()}
+    slow = sh(zap + ["spawn", "--cli", "sh", "--", "echo 'scanning forever…'; sleep 600"], env, capture=True)
+    print("\n# poll returns as soon as every named subagent has finished (at most 5 s + --wait-secs)")
+    sh(zap + ["poll", *ids.values(), "--wait-secs", "10"], env)
+    print("\n# the slow one is still running: list shows the session, kill ends its whole tree")
+    sh(zap + ["list"], env)
+    sh(zap + ["kill", slow, "--grace", "1"], env)
+    sh(zap + ["wait", *ids.values()], env)
+    sh(zap + ["replay", ids["lines per module"]], env)
+
+
+def part_agent(zap: list[str], env: dict[str, str], home: str) -> None:
+    print("\n# 2. the built-in agent, offline: a scripted OpenAI-compatible server on 127.0.0.1")
+    script = Path(home) / "demo-script.json"
+    script.write_text(json.dumps(SCRIPT), encoding="utf-8")
+    server = subprocess.Popen([sys.executable, "-m", "zapcli.testing.scripted_server", "--script",
+                               str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().split()[-1]
+        agent_env = {**env, "OPENAI_BASE_URL": url, "ZAPCLI_MODEL": "scripted-demo",
+                     "OPENAI_API_KEY": "sk-demo-not-a-real-key"}
+        print(f"# model endpoint: {url} (OPENAI_BASE_URL), model scripted-demo (ZAPCLI_MODEL)")
+        run = subprocess.run(zap + ["run", "Survey this repository with parallel subagents."],
+                             env=agent_env, cwd=REPO, text=True, capture_output=True)
+        print("\n$ zapcli run 'Survey this repository with parallel subagents.'")
+        print(run.stderr.rstrip())
+        print(run.stdout.rstrip())
+        children = json.loads(subprocess.run(zap + ["list", "--all", "--json"], env=agent_env, cwd=REPO,
+                                              text=True, capture_output=True).stdout)["subagents"]
+        agents = [c for c in children if c["cli"] == "zapcli"]
+        if agents:
+            sh(zap + ["replay", agents[-1]["id"]], agent_env)
+            sh(zap + ["usage", "--all"], agent_env)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
 
 
 def main() -> int:
     home = tempfile.mkdtemp(prefix="zapcli-demo-")
     env = {**os.environ, "ZAPCLI_HOME": home, "ZAPCLI_SESSION": "demo"}
+    for key in ("ZAPCLI_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        env.pop(key, None)
     zap = [sys.executable, "-m", "zapcli"]
     print(f"# zapcli demo — state in {home} (ZAPCLI_HOME), session 'demo'")
-    print("# 1. spawn four sh subagents in parallel over this repository, plus one slow one")
-    ids = {}
-    for title, cmd in JOBS.items():
-        ids[title] = sh(zap + ["spawn", "--cli", "sh", "--timeout", "60", "--", cmd], env, capture=True)
-    slow = sh(zap + ["spawn", "--cli", "sh", "--", "echo 'scanning forever…'; sleep 600"], env, capture=True)
-    print("\n# 2. poll: returns as soon as every named subagent has finished (at most 5 s + --wait-secs)")
-    sh(zap + ["poll", *ids.values(), "--wait-secs", "10"], env)
-    print("\n# 3. the slow one is still running; list shows the session, then kill ends its whole tree")
-    sh(zap + ["list"], env)
-    sh(zap + ["kill", slow, "--grace", "1"], env)
-    print("\n# 4. wait: exit 0 only when every awaited subagent completed")
-    sh(zap + ["wait", *ids.values()], env)
-    sh(zap + ["poll", "--no-wait", slow], env)
-    print("\n# 5. replay: everything one subagent did, from its trail")
-    sh(zap + ["replay", ids["lines per module"]], env)
-    print(f"\n# done. Try: ZAPCLI_HOME={home} zapcli list --all")
+    part_sh(zap, env)
+    part_agent(zap, env, home)
+    print(f"\n# done. Look around: ZAPCLI_HOME={home} zapcli list --all")
     return 0
 
 

@@ -84,15 +84,19 @@ def run(sid: str, spawn: dict[str, Any], *, writer: TrailWriter, out: CappedFile
                       writable_roots=tuple(spawn.get("writable_roots") or ()),
                       deadline_monotonic=deadline_mono)
     inbox = SteerInbox(sid)
+    at_line_start = [True]
 
     def sink(rtype: str, fields: dict[str, Any]) -> None:
         if rtype == "text":
-            out.write(str(fields.get("delta", "")).encode("utf-8", "replace"))
+            delta = str(fields.get("delta", ""))
+            out.write(delta.encode("utf-8", "replace"))
+            at_line_start[0] = delta.endswith("\n") if delta else at_line_start[0]
         if rtype == "report":
             writer.write_sync("report", fields, retry_s=5.0)
             return
-        if rtype == "tool_call":
-            out.write(b"\n")
+        if rtype == "tool_call" and not at_line_start[0]:
+            out.write(b"\n")  # keep each turn's visible text on its own lines
+            at_line_start[0] = True
         writer.append(rtype, fields)
 
     def should_stop() -> tuple[str, str] | None:

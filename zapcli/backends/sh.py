@@ -1,7 +1,9 @@
-"""The `sh` backend: run the task as `/bin/sh -c TASK`, pump its output into
-the capped files, enforce the deadline on a monotonic clock.
+"""The `sh` backend: run the task with `/bin/sh`, pump its output into the
+capped files, enforce the deadline on a monotonic clock.
 
-Imports `zapcli.supervisor`. The command shares the supervisor's process group,
+Imports `zapcli.supervisor`. The task never travels in argv (no 128 KB argv
+limit, nothing in `ps`): the shell reads it from a pipe and evaluates it with
+stdin `/dev/null`. The command shares the supervisor's process group,
 so `kill` reaches it through the group; at the deadline the supervisor kills
 its own tree (TERM+CONT, grace, KILL), sparing only itself.
 """
@@ -20,6 +22,8 @@ from zapcli.supervisor.kill import kill_tree
 from zapcli.supervisor.launch import process_create_time
 
 PUMP_JOIN_S = 2.0
+# Read the whole task from the pipe on stdin, then run it with stdin /dev/null.
+BOOTSTRAP = 'eval "$(cat)" </dev/null'
 
 
 @dataclass
@@ -39,12 +43,37 @@ def _describe(code: int) -> str:
     return f"exit code {code}"
 
 
+def _feed(fd: int, data: bytes) -> None:
+    """Write `data` into pipe `fd` on a daemon thread (a task may exceed the
+    pipe buffer), then close it; a shell that stopped reading is not an error."""
+
+    def write() -> None:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+    threading.Thread(target=write, name="task-feed", daemon=True).start()
+
+
 def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono: float,
         grace_s: float, terminated: threading.Event) -> Outcome:
     """Run `task` to its end, its deadline, or a SIGTERM of the supervisor."""
-    proc = subprocess.Popen(["/bin/sh", "-c", task], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                            close_fds=True)
+    task_r, task_w = os.pipe()
+    try:
+        proc = subprocess.Popen(["/bin/sh", "-c", BOOTSTRAP], stdin=task_r,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+                                close_fds=True)
+    except BaseException:
+        os.close(task_w)
+        raise
+    finally:
+        os.close(task_r)
+    _feed(task_w, task.encode("utf-8"))
     assert proc.stdout is not None and proc.stderr is not None
     threads = [pump(os.dup(proc.stdout.fileno()), out), pump(os.dup(proc.stderr.fileno()), err)]
     proc.stdout.close()

@@ -93,8 +93,10 @@ class Grant:
             raise ValueError(f"malformed frozen grant: {exc}") from None
 
 
-def _grant_tools(definition: Definition, available: set[str]) -> tuple[tuple[str, ...], list]:
-    granted, diags = [], []
+def _grant_tools(definition: Definition, available: set[str]
+                 ) -> tuple[tuple[str, ...], list[dict[str, str]]]:
+    granted: list[str] = []
+    diags: list[dict[str, str]] = []
     for name in definition.tools:
         canonical = canonical_tool(name)
         if canonical is None:
@@ -114,8 +116,10 @@ def _grant_tools(definition: Definition, available: set[str]) -> tuple[tuple[str
     return tuple(granted), diags
 
 
-def _grant_knowledge(definition: Definition, workspace: Path, tools: tuple[str, ...]):
-    granted, diags = [], []
+def _grant_knowledge(definition: Definition, workspace: Path, tools: tuple[str, ...]
+                     ) -> tuple[tuple[KnowledgeSource, ...], list[dict[str, str]]]:
+    granted: list[KnowledgeSource] = []
+    diags: list[dict[str, str]] = []
     for source in definition.knowledge:
         if "read" not in tools:
             diags.append(_diag("knowledge", source.name, "knowledge needs the `read` tool to "

@@ -227,7 +227,7 @@ def _server_tool(gateway: McpGateway, args: dict[str, Any]) -> tuple[RemoteTool 
     refusal = gateway.refusal(server)
     if refusal:
         return None, refusal
-    tool = gateway.tools.get(server, {}).get(name) if isinstance(name, str) else None
+    tool = gateway.tools.get(str(server), {}).get(name) if isinstance(name, str) else None
     if tool is None:
         return None, f"server '{server}' has no tool {name!r}; find tools with mcp_search"
     return tool, ""
@@ -303,7 +303,7 @@ class McpCallTool:
 
     def needs_approval(self, args: dict[str, Any]) -> bool:
         """True unless the tool is on its declared server's allowlist."""
-        config = self.gateway.configs.get(args.get("server"))  # type: ignore[arg-type]
+        config = self.gateway.configs.get(str(args.get("server")))
         return config is None or args.get("tool") not in config.allow
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

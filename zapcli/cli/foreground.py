@@ -90,14 +90,25 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     tokens = [0, 0, 0]
     err = sys.stderr
 
+    mid_line = [False]
+
     def sink(rtype: str, rec: dict[str, Any]) -> None:
         if rtype == "text":
-            sys.stdout.write(escape_controls(str(rec.get("delta", ""))))
+            delta = escape_controls(str(rec.get("delta", "")))
+            sys.stdout.write(delta)
             sys.stdout.flush()
+            mid_line[0] = bool(delta) and not delta.endswith("\n") or (mid_line[0] and not delta)
         elif rtype == "tool_call":
-            err.write(f"\n· {rec.get('name')} {escape_controls(str(rec.get('arguments')))[:200]}\n")
-        elif rtype == "tool_result" and not rec.get("ok"):
-            err.write(f"  ! {escape_controls(str(rec.get('content')))[:300]}\n")
+            if mid_line[0]:
+                sys.stdout.write("\n")
+                sys.stdout.flush()
+                mid_line[0] = False
+            err.write(f"· {rec.get('name')} {escape_controls(str(rec.get('arguments')))[:200]}\n")
+        elif rtype == "tool_result":
+            lines = escape_controls(str(rec.get("content", ""))).split("\n")
+            shown = "\n".join("  │ " + x for x in lines[:12])
+            more = f"\n  │ … {len(lines) - 12} more lines" if len(lines) > 12 else ""
+            err.write(("" if rec.get("ok") else "  ! error:\n") + shown + more + "\n")
         elif rtype == "usage":
             for i, key in enumerate(("input_tokens", "output_tokens", "cached_tokens")):
                 tokens[i] += int(rec.get(key) or 0)

@@ -26,7 +26,7 @@ from zapcli.definitions.layers import (
 )
 from zapcli.definitions.model import Definition, Diagnostic
 from zapcli.definitions.schema import NAME_RE, parse_definition
-from zapcli.definitions.store import Switches, model_origin
+from zapcli.definitions.store import Switch, Switches, model_origin
 from zapcli.definitions.yamlload import read_text
 from zapcli.errors import UsageError, ZapcliError
 
@@ -102,7 +102,7 @@ class CopyResult:
     path: str
 
 
-def _row(entry: Entry, catalog: Catalog, switches: dict, session_default: str | None) -> AgentRow:
+def _row(entry: Entry, catalog: Catalog, switches: dict[str, Switch], session_default: str | None) -> AgentRow:
     switch = switches.get(entry.name)
     overrides = {entry.name: switch.model} if switch and switch.model else {}
     model, origin = model_origin(None, entry.definition, overrides, session_default)
