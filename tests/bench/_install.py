@@ -116,7 +116,7 @@ class Install:
     def run(self, argv: Sequence[str], env: dict[str, str], *, check: bool = True,
             timeout: float = 60) -> subprocess.CompletedProcess:
         proc = subprocess.run(list(argv), env=env, cwd=self.scratch, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+                              capture_output=True, timeout=timeout)
         if check and proc.returncode != 0:
             raise RuntimeError(f"{argv[2:]} exited {proc.returncode}: "
                                f"{proc.stderr.decode('utf-8', 'replace')[-2000:]}")

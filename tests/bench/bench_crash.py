@@ -27,7 +27,6 @@ import signal
 import statistics
 import struct
 import subprocess
-import sys
 import time
 from pathlib import Path
 

@@ -9,7 +9,8 @@ import pytest
 
 from zapcli.agent.types import ToolContext
 from zapcli.capabilities import build_grant, open_tools
-from zapcli.capabilities.knowledge import KbSearchTool, source_files
+from zapcli.capabilities.captools import KbSearchTool
+from zapcli.capabilities.knowledge import source_files
 from zapcli.definitions import Definition, KnowledgeSource
 
 

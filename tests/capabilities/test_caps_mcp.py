@@ -188,13 +188,14 @@ def test_bad_mcp_json_is_a_diagnostic(ws: Path, isolated: Path, define) -> None:
     assert "invalid JSON" in messages and "not configured" in messages
 
 
-def test_parent_side_never_imports_mcp(ws: Path, mcp_json: Path) -> None:
+def test_parent_side_never_imports_mcp_or_the_loop(ws: Path, mcp_json: Path) -> None:
     code = ("import sys; from pathlib import Path\n"
             "from zapcli.definitions import parse_definition\n"
             "from zapcli.capabilities import build_grant, assemble_prompt\n"
             "d, _ = parse_definition('name: a\\ndescription: b\\nmcp: {servers: [test]}\\n', 'a')\n"
             f"g = build_grant(d, Path({str(ws)!r})); assemble_prompt(d, g)\n"
-            "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')))")
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'openai')\n"
+            "             or m.startswith(('zapcli.agent.loop', 'zapcli.providers'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ})
     assert out.stdout.strip() == "[]"

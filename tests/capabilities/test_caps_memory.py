@@ -11,7 +11,8 @@ import pytest
 
 from zapcli.agent.types import ToolContext
 from zapcli.capabilities import assemble_prompt, build_grant, open_tools
-from zapcli.capabilities.memory import MemoryStore, memory_tools
+from zapcli.capabilities.captools import memory_tools
+from zapcli.capabilities.memory import MemoryStore
 
 
 def ctx(ws: Path) -> ToolContext:
@@ -95,7 +96,7 @@ WRITER = textwrap.dedent("""\
     import sys
     from pathlib import Path
     from zapcli.agent.types import ToolContext
-    from zapcli.capabilities.memory import memory_tools
+    from zapcli.capabilities.captools import memory_tools
     root, tag = Path(sys.argv[1]), sys.argv[2]
     write = [t for t in memory_tools(root) if t.spec.name == "memory_write"][0]
     ctx = ToolContext(str(root), str(root))

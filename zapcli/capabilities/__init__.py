@@ -1,5 +1,5 @@
 """Capabilities (SPEC §8.4–8.5): definition → Grant, capability tools, prompt assembly.
-May import zapcli.definitions, zapcli.agent.types, zapcli.paths; `mcp` only lazily.
+May import zapcli.definitions, zapcli.paths; zapcli.agent.types and `mcp` only in open_tools.
 
 Public API: `build_grant(definition, workspace, available_tools=None) -> Grant`,
 `Grant.to_dict()/from_dict()`, `open_tools(grant, approver=None) -> CapabilityTools`,

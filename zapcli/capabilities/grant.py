@@ -1,5 +1,5 @@
 """Definition → Grant (SPEC §8.4): what a subagent may reach, and the tools that reach it.
-Imports zapcli.definitions, zapcli.agent.types and this room; `mcp` only via mcp_gateway.
+Imports zapcli.definitions and this room; captools/mcp_gateway (zapcli.agent, mcp) lazily.
 
 `build_grant` runs in the parent at spawn (no processes started, `mcp` not
 imported) and is frozen into the spawn record with `to_dict`; the child reads
@@ -14,15 +14,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from zapcli.agent.types import Approver
 from zapcli.capabilities import knowledge as kb
 from zapcli.capabilities import memory as mem
 from zapcli.capabilities import skills as sk
 from zapcli.capabilities.mcpconfig import ServerConfig, load_servers, missing_message
 from zapcli.definitions.model import MEMORY_MODES, Definition, KnowledgeSource
 from zapcli.definitions.toolnames import GRANTABLE, canonical_tool, never_grantable_reason
+
+if TYPE_CHECKING:
+    from zapcli.agent.types import Approver
 
 SKILL_TOOLS = ("use_skill",)
 KNOWLEDGE_TOOLS = ("kb_search",)
@@ -191,14 +193,16 @@ def open_tools(grant: Grant, *, approver: Approver | None = None, start_mcp: boo
     """Build use_skill / kb_search / mcp_* / memory_* for `grant`. With `start_mcp`
     the declared servers start now, and a server that fails is a diagnostic (the
     gateway stays mounted). `approver` decides off-allowlist MCP calls."""
+    from zapcli.capabilities import captools
+
     tools: list[Any] = []
     diags: list[dict[str, str]] = []
     gateway = None
     workspace = Path(grant.workspace)
     if grant.skills:
-        tools.append(sk.UseSkillTool(grant.skills))
+        tools.append(captools.UseSkillTool(grant.skills))
     if grant.knowledge:
-        tools.append(kb.KbSearchTool(workspace, grant.knowledge))
+        tools.append(captools.KbSearchTool(workspace, grant.knowledge))
     if grant.mcp_servers:
         from zapcli.capabilities.mcp_gateway import McpGateway, gateway_tools
 
@@ -208,5 +212,5 @@ def open_tools(grant: Grant, *, approver: Approver | None = None, start_mcp: boo
             diags += gateway.start()
         tools += gateway_tools(gateway, approver)
     if grant.memory != "none" and grant.memory_dir:
-        tools += mem.memory_tools(Path(grant.memory_dir))
+        tools += captools.memory_tools(Path(grant.memory_dir))
     return CapabilityTools(tools, diags, gateway)

@@ -1,5 +1,5 @@
-"""Knowledge sources (SPEC §8.4): workspace-relative globs and the `kb_search` tool.
-Imports zapcli.agent.types, zapcli.definitions (model, schema), capabilities.textsearch.
+"""Knowledge sources (SPEC §8.4): which files a workspace-relative glob covers.
+Imports zapcli.definitions (model, schema); the kb_search tool lives in captools.
 
 Never preloaded: the prompt lists one line per source and `kb_search(query)`
 scans the matching files on demand within the budgets of textsearch. Absolute
@@ -10,10 +10,7 @@ and escaping globs are refused; a match that resolves outside the workspace
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
-from zapcli.capabilities.textsearch import MAX_BYTES, MAX_HITS, MAX_LINE, search_files
 from zapcli.definitions.model import KnowledgeSource
 from zapcli.definitions.schema import knowledge_path_problem
 
@@ -48,45 +45,6 @@ def source_files(workspace: Path, source: KnowledgeSource) -> list[tuple[str, Pa
                 continue
             found.setdefault(str(real.relative_to(root)), real)
     return sorted(found.items())
-
-
-class KbSearchTool:
-    """`kb_search(query, source?)`: ranked `path:line: text` hits over the granted sources."""
-
-    def __init__(self, workspace: Path, sources: tuple[KnowledgeSource, ...], *,
-                 max_bytes: int = MAX_BYTES, max_hits: int = MAX_HITS, max_line: int = MAX_LINE):
-        self.workspace = workspace
-        self.sources = sources
-        self.limits = {"max_bytes": max_bytes, "max_hits": max_hits, "max_line": max_line}
-        names = ", ".join(s.name for s in sources)
-        self.spec = ToolSpec(
-            name="kb_search",
-            description=(f"Search the knowledge sources ({names}) for lines matching a query. "
-                         f"Returns up to {max_hits} ranked `path:line: text` hits; open a hit "
-                         "with read. Says when a budget truncated the search."),
-            parameters={"type": "object", "properties": {
-                "query": {"type": "string", "description": "words to look for"},
-                "source": {"type": "string", "enum": [s.name for s in sources],
-                           "description": "search only this source"}},
-                "required": ["query"], "additionalProperties": False})
-
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        query = args.get("query")
-        if not isinstance(query, str) or not query.strip():
-            return ToolResult(False, "kb_search needs a non-empty `query`")
-        wanted = args.get("source")
-        sources = [s for s in self.sources if wanted in (None, "", s.name)]
-        if not sources:
-            return ToolResult(False, f"no knowledge source named {wanted!r}; sources: "
-                              + ", ".join(s.name for s in self.sources))
-        files: dict[str, Path] = {}
-        for source in sources:
-            try:
-                files.update(source_files(self.workspace, source))
-            except ValueError as exc:
-                return ToolResult(False, str(exc))
-        result = search_files(files.items(), query, **self.limits)
-        return ToolResult(True, result.render(query))
 
 
 def prompt_lines(sources: tuple[KnowledgeSource, ...]) -> list[str]:

@@ -1,5 +1,5 @@
-"""Memory (SPEC §8.4): a directory bound at construction, prompt injection, three tools.
-Imports filelock (lazily), zapcli.agent.types, capabilities.textsearch.
+"""Memory (SPEC §8.4): the bound directory, locked writes, prompt injection (tools: captools).
+Imports filelock (lazily) and the standard library.
 
 `private` → `<workspace>/.zapcli/agent-memory/<name>/`, `shared` →
 `<workspace>/.zapcli/memory/`. File arguments are bare `*.md` names (no
@@ -11,14 +11,10 @@ appends from several processes are serialized.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import re
 from pathlib import Path
 from typing import Any
-
-from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
-from zapcli.capabilities.textsearch import search_files
 
 FILE_BUDGET = 4 * 1024
 TOTAL_BUDGET = 12 * 1024
@@ -117,90 +113,6 @@ class MemoryStore:
             out += [(str(p.relative_to(self.root)), p) for p in sorted(self.root.glob(pattern))
                     if p.is_file()]
         return out
-
-
-def _file_args(args: dict[str, Any]) -> tuple[str, bool]:
-    daily = bool(args.get("daily"))
-    if daily and not args.get("file"):
-        return dt.date.today().isoformat() + ".md", True
-    return MemoryStore.file_name(args.get("file", "MEMORY.md")), daily
-
-
-class MemoryWriteTool:
-    def __init__(self, store: MemoryStore):
-        self.store = store
-        self.spec = ToolSpec(
-            name="memory_write",
-            description="Save to memory. Appends `text` to a root file (default MEMORY.md, "
-                        "shown in your prompt next run) or, with daily=true, to today's "
-                        "daily/<date>.md (searchable only). replace=true rewrites the file.",
-            parameters={"type": "object", "properties": {
-                "text": {"type": "string"}, "file": {"type": "string"},
-                "daily": {"type": "boolean"}, "replace": {"type": "boolean"}},
-                "required": ["text"], "additionalProperties": False})
-
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        text = args.get("text")
-        if not isinstance(text, str) or not text.strip():
-            return ToolResult(False, "memory_write needs non-empty `text`")
-        if len(text.encode("utf-8")) > MAX_WRITE:
-            return ToolResult(False, "text is over 64 KB; save a summary instead")
-        try:
-            name, daily = _file_args(args)
-            path = self.store.write(name, text, daily=daily, replace=bool(args.get("replace")))
-        except (ValueError, OSError) as exc:
-            return ToolResult(False, str(exc))
-        return ToolResult(True, f"saved to {path.relative_to(self.store.root)}")
-
-
-class MemoryReadTool:
-    def __init__(self, store: MemoryStore):
-        self.store = store
-        self.spec = ToolSpec(
-            name="memory_read",
-            description="Read a memory file (a root file, or with daily=true a daily/ file). "
-                        "Without `file`, lists the memory files.",
-            parameters={"type": "object", "properties": {
-                "file": {"type": "string"}, "daily": {"type": "boolean"}},
-                "additionalProperties": False})
-
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        if not args.get("file"):
-            listing = [label for label, _ in self.store.files()]
-            return ToolResult(True, "\n".join(listing) if listing else "memory is empty")
-        try:
-            name = MemoryStore.file_name(args["file"])
-            raw = self.store.path(name, bool(args.get("daily"))).read_bytes()
-        except ValueError as exc:
-            return ToolResult(False, str(exc))
-        except OSError:
-            return ToolResult(False, f"no memory file {args['file']!r}; call memory_read "
-                              "without `file` to list them")
-        text = raw[:MAX_READ].decode("utf-8", "replace")
-        return ToolResult(True, text + ("\n[cut at 64 KB]" if len(raw) > MAX_READ else ""))
-
-
-class MemorySearchTool:
-    def __init__(self, store: MemoryStore):
-        self.store = store
-        self.spec = ToolSpec(
-            name="memory_search",
-            description="Search every memory file, daily/ included, for a query; returns "
-                        "ranked `file:line: text` hits.",
-            parameters={"type": "object", "properties": {"query": {"type": "string"}},
-                        "required": ["query"], "additionalProperties": False})
-
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        query = args.get("query")
-        if not isinstance(query, str) or not query.strip():
-            return ToolResult(False, "memory_search needs a non-empty `query`")
-        return ToolResult(True, search_files(self.store.files(), query).render(query))
-
-
-def memory_tools(root: Path) -> list[Any]:
-    """The three tools, bound to `root` (in catalog order: read, search, write)."""
-    store = MemoryStore(root)
-    return [MemoryReadTool(store), MemorySearchTool(store), MemoryWriteTool(store)]
 
 
 def prompt_section(root: Path, mode: str, workspace: Path) -> str:

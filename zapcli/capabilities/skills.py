@@ -1,5 +1,5 @@
-"""Skills (SPEC §8.4): allowlisted SKILL.md folders found in layers, and `use_skill`.
-Imports yaml (frontmatter, lazily), zapcli.paths, zapcli.agent.types.
+"""Skills (SPEC §8.4): allowlisted SKILL.md folders found in layers (use_skill: captools).
+Imports yaml (frontmatter, lazily), zapcli.paths.
 
 Search order, first found wins: workspace `.zapcli/skills`, `.claude/skills`,
 `.agents/skills`; system `<config>/skills`; the user's `~/.claude/skills`,
@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
 from zapcli.paths import config_dir
 
 MAX_SKILLS = 16
@@ -139,34 +138,3 @@ def prompt_lines(skills: list[Skill] | tuple[Skill, ...], workspace: Path) -> li
     return [f"- {s.name}: {s.description} ({_show(Path(s.path), workspace)})" for s in skills]
 
 
-class UseSkillTool:
-    """`use_skill(name)`: the body of a granted skill's SKILL.md; nothing else is reachable."""
-
-    def __init__(self, skills: tuple[Skill, ...]):
-        self.skills = {s.name: s for s in skills}
-        self.spec = ToolSpec(
-            name="use_skill",
-            description="Load a skill's instructions by name. Skills: "
-                        + ", ".join(self.skills),
-            parameters={"type": "object", "properties": {
-                "name": {"type": "string", "enum": list(self.skills)}},
-                "required": ["name"], "additionalProperties": False})
-
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        name = args.get("name")
-        skill = self.skills.get(name) if isinstance(name, str) else None
-        if skill is None:
-            return ToolResult(False, f"skill {name!r} is not available to this subagent; "
-                              f"available: {', '.join(self.skills) or 'none'}")
-        try:
-            raw = Path(skill.path).read_bytes()
-        except OSError as exc:
-            return ToolResult(False, f"cannot read {skill.path}: {exc.strerror or exc}")
-        text = raw[:MAX_SKILL_BYTES].decode("utf-8", "replace")
-        try:
-            _, body = split_frontmatter(text)
-        except ValueError as exc:
-            return ToolResult(False, str(exc))
-        note = "\n[skill file cut at 64 KB]" if len(raw) > MAX_SKILL_BYTES else ""
-        folder = str(Path(skill.path).parent)
-        return ToolResult(True, f"# skill: {skill.name} (folder: {folder})\n\n{body.strip()}{note}")

@@ -1,5 +1,5 @@
-"""Tool names a definition may declare: the grantable set, canonical spelling, suggestions.
-Imports only the standard library (the lead may point GRANTABLE at zapcli.tools.registry).
+"""Tool names a definition may declare: canonical spelling, refusals, suggestions.
+Imports zapcli.tools.registry (names only: GRANTABLE and the never-grantable list).
 
 SPEC §7.3 lists the grantable built-in tools; names match case-insensitively and
 are stored in the canonical spelling below. §8.4 lists what is never grantable.
@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import difflib
 
-# The one place the grantable set lives in this package (SPEC §7.3).
-GRANTABLE: tuple[str, ...] = (
-    "bash", "task_output", "task_stop", "read", "write", "edit", "glob", "grep",
-    "WebFetch", "WebSearch", "use_skill", "todo",
-)
+# The grantable set and the refusal list live in the tools room's registry (one
+# place for both rooms); this module adds only suggestions and a few prefixes.
+from zapcli.tools.registry import GRANTABLE, canonical_name
+from zapcli.tools.registry import never_grantable_reason as _registry_reason
 
 _CANONICAL = {name.lower(): name for name in GRANTABLE}
 
@@ -29,38 +28,23 @@ _SYNONYMS = {
     "notebookedit": "edit", "websearchtool": "WebSearch",
 }
 
-# Never grantable by name (SPEC §8.4), with the reason a user can act on.
-_NEVER = {
-    "ask_user": "asking the user is never granted to a subagent",
-    "askuser": "asking the user is never granted to a subagent",
-    "askuserquestion": "asking the user is never granted to a subagent",
-    "mcp_search": "MCP tools come from `mcp: {servers: [...]}`, not from `tools`",
-    "mcp_describe": "MCP tools come from `mcp: {servers: [...]}`, not from `tools`",
-    "mcp_call": "MCP tools come from `mcp: {servers: [...]}`, not from `tools`",
-    "memory_write": "memory tools come from `memory: private|shared`, not from `tools`",
-    "memory_read": "memory tools come from `memory: private|shared`, not from `tools`",
-    "memory_search": "memory tools come from `memory: private|shared`, not from `tools`",
-    "kb_search": "kb_search comes from `knowledge: [...]`, not from `tools`",
-    "subagent": "only the parent agent has the subagent tool",
-    "task": "only the parent agent starts subagents",
-    "agents": "definition-management tools are never granted",
-    "exitplanmode": "UI tools are never granted",
-}
-
 
 def canonical_tool(name: str) -> str | None:
     """The canonical spelling of a grantable tool (`webfetch` → `WebFetch`), else None."""
-    return _CANONICAL.get(name.strip().lower())
+    return canonical_name(name)
 
 
 def never_grantable_reason(name: str) -> str | None:
     """Why `name` can never be granted by name, or None when it is not such a name."""
+    reason = _registry_reason(name)
+    if reason:
+        return reason
     low = name.strip().lower()
-    if low.startswith("mcp__") or low.startswith("mcp:"):
-        return "raw MCP tools are never granted; declare `mcp: {servers: [...]}`"
-    if low.startswith("agents_") or low.startswith("definition"):
-        return "definition-management tools are never granted"
-    return _NEVER.get(low)
+    if low.startswith("mcp:"):
+        return _registry_reason("mcp__")
+    if low.startswith(("agents_", "definition")):
+        return _registry_reason("agents")
+    return None
 
 
 def suggest_tool(name: str) -> str | None:

@@ -67,8 +67,8 @@ def _syntax_diagnostic(file: str, text: str, exc: yaml.YAMLError) -> Diagnostic:
     problem = str(getattr(exc, "problem", None) or exc)
     context = getattr(exc, "context", None) or ""
     if isinstance(exc, AliasBudgetError):
-        return Diagnostic(file, line, col, f"refused: {problem}; a definition may use at most "
-                          f"{MAX_ALIASES} aliases", "write the values out instead of aliasing them")
+        return Diagnostic(file, line, col, f"refused: {problem}, as in an alias bomb; "
+                          "nothing was expanded", "write the values out instead of aliasing them")
     if "'\\t'" in problem:
         return Diagnostic(file, line, col, "a tab character where YAML allows only spaces",
                           "indent with spaces, never tabs")

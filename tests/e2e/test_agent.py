@@ -1,0 +1,254 @@
+"""The built-in agent end to end: real child processes talking real HTTP to the
+bundled scripted OpenAI-compatible server (SPEC §7, §9, §10)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import psutil
+import pytest
+
+from tests.conftest import wait_until
+from zapcli.testing import ScriptedServer
+
+KEY = "sk-test-secret-abcdef123456"
+
+
+def _usage(p, c):
+    return {"prompt_tokens": p, "completion_tokens": c}
+
+
+@pytest.fixture
+def model(zap):
+    """Start a scripted server for a script; point the test's zap at it."""
+    servers = []
+
+    def start(script):
+        srv = ScriptedServer(script)
+        srv.start()
+        servers.append(srv)
+        zap.env.update(OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted", OPENAI_API_KEY=KEY)
+        return srv
+
+    yield start
+    for srv in servers:
+        srv.stop()
+
+
+def _spawn(zap, task, *extra):
+    proc = zap("spawn", *extra, "--", task)
+    assert proc.returncode == 0, proc.err
+    return proc.out.strip()
+
+
+def _records(zap, sid):
+    return zap.json("replay", sid)["records"]
+
+
+def test_tool_round_trip_and_report(zap, model):
+    (zap.cwd / "notes.txt").write_text("the secret number is 42\n")
+    srv = model([{"match": "find the number", "turns": [
+        {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}], "usage": _usage(50, 5)},
+        {"text": "The number is 42.", "usage": _usage(80, 6)}]}])
+    sid = _spawn(zap, "find the number")
+    assert zap("wait", sid).returncode == 0
+    recs = _records(zap, sid)
+    types = [r["type"] for r in recs]
+    assert types.index("tool_call") < types.index("tool_result") < types.index("report")
+    result = next(r for r in recs if r["type"] == "tool_result")
+    assert result["ok"] and "42" in result["content"]
+    assert next(r for r in recs if r["type"] == "report")["text"] == "The number is 42."
+    assert zap("output", sid).out.rstrip().endswith("The number is 42.")
+    # the tool result went back to the model in the second request
+    second = srv.requests[1]["messages"]
+    assert any(m["role"] == "tool" and "42" in m["content"] for m in second)
+
+
+def test_tool_error_goes_back_to_the_model(zap, model):
+    srv = model([{"match": "read missing", "turns": [
+        {"tool_calls": [{"name": "read", "arguments": {"path": "does-not-exist.txt"}}]},
+        {"text": "It does not exist."}]}])
+    sid = _spawn(zap, "read missing")
+    assert zap("wait", sid).returncode == 0
+    result = next(r for r in _records(zap, sid) if r["type"] == "tool_result")
+    assert not result["ok"]
+    assert any(m["role"] == "tool" and m["content"].startswith("Error") for m in srv.requests[1]["messages"])
+
+
+def test_429_then_success(zap, model):
+    model([{"match": "flaky", "turns": [{"http_error": {"status": 429, "times": 1}}, {"text": "ok after retry"}]}])
+    sid = _spawn(zap, "flaky")
+    assert zap("wait", sid).returncode == 0
+    assert zap.json("poll", sid)["subagents"][0]["report"] == "ok after retry"
+
+
+def test_max_turns_fails_with_reason(zap, model):
+    (zap.cwd / ".zapcli" / "subagents").mkdir(parents=True)
+    (zap.cwd / ".zapcli" / "subagents" / "looper.yml").write_text(
+        "name: looper\ndescription: loops\ntools: [glob]\nmaxTurns: 2\n")
+    model([{"match": "loop", "loop": True, "turns": [
+        {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*"}}]}]}])
+    sid = _spawn(zap, "loop forever", "--agent", "looper")
+    assert zap("wait", sid).returncode == 3
+    view = zap.json("poll", sid)["subagents"][0]
+    assert (view["status"], view["reason"]) == ("failed", "max turns")
+
+
+def test_no_model_configured_fails_at_once_and_spawn_warns(zap):
+    proc = zap("spawn", "--", "do something")
+    assert proc.returncode == 0
+    assert "no model configured" in proc.err
+    sid = proc.out.strip()
+    assert zap("wait", sid, "--timeout", "30").returncode == 3
+    view = zap.json("poll", sid)["subagents"][0]
+    assert view["status"] == "failed" and "ZAPCLI_MODEL" in view["reason"]
+
+
+def test_subagent_child_never_gets_the_subagent_tool(zap, model):
+    srv = model([{"match": "list tools", "turns": [{"text": "done"}]}])
+    sid = _spawn(zap, "list tools")
+    assert zap("wait", sid).returncode == 0
+    names = [t["function"]["name"] for t in srv.requests[0]["tools"]]
+    assert "subagent" not in names and "read" in names
+
+
+def _spawn_bash_needing_approval(zap, model, marker):
+    model([{"match": marker, "turns": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": f"echo {marker} > out.txt"}}]},
+        {"text": "finished"}]}])
+    return _spawn(zap, marker)
+
+
+def _pending(zap, sid):
+    def check():
+        view = zap.json("poll", "--no-wait", sid)["subagents"][0]
+        return view if view["status"] == "awaiting_approval" else None
+    return wait_until(check, timeout=20, interval=0.2)
+
+
+def test_approval_approve_path(zap, model):
+    sid = _spawn_bash_needing_approval(zap, model, "approve-me")
+    view = _pending(zap, sid)
+    assert view["pending_approval"]["tool"] == "bash"
+    listed = zap("list").out
+    assert "awaiting_approval" in listed and "bash" in listed
+    assert zap("approve", sid).returncode == 0
+    assert zap("wait", sid, "--timeout", "20").returncode == 0
+    assert (zap.cwd / "out.txt").read_text().strip() == "approve-me"
+
+
+def test_approval_deny_path_tells_the_model(zap, model):
+    sid = _spawn_bash_needing_approval(zap, model, "deny-me")
+    _pending(zap, sid)
+    assert zap("deny", sid, "--reason", "not today").returncode == 0
+    assert zap("wait", sid, "--timeout", "20").returncode == 0
+    result = next(r for r in _records(zap, sid) if r["type"] == "tool_result")
+    assert not result["ok"] and "not today" in result["content"]
+    assert not (zap.cwd / "out.txt").exists()
+
+
+def test_unattended_denies_at_once(zap, model):
+    model([{"match": "unattended", "turns": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo x > out.txt"}}]}, {"text": "ok"}]}])
+    sid = _spawn(zap, "unattended job", "--unattended")
+    assert zap("wait", sid, "--timeout", "20").returncode == 0
+    assert not (zap.cwd / "out.txt").exists()
+    decision = next(r for r in _records(zap, sid) if r["type"] == "approval_decision")
+    assert decision["decision"] == "deny"
+
+
+def test_kill_while_awaiting_approval_settles_it_denied(zap, model):
+    sid = _spawn_bash_needing_approval(zap, model, "kill-me")
+    _pending(zap, sid)
+    assert zap("kill", sid, "--grace", "1").returncode == 0
+    recs = _records(zap, sid)
+    assert any(r["type"] == "approval_decision" and r["decision"] == "deny" for r in recs)
+    assert zap.status(sid) == "cancelled"
+    assert not (zap.cwd / "out.txt").exists()
+
+
+def test_steering_is_delivered_before_the_next_model_call(zap, model):
+    srv = model([{"match": "steer me", "turns": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 2"}}], "delay_s": 0},
+        {"text": "done"}]}])
+    sid = _spawn(zap, "steer me", "--approval", "full")
+    wait_until(lambda: any(r["type"] == "tool_call" for r in _records(zap, sid)), timeout=20)
+    assert zap("send", sid, "also check the docs").returncode == 0
+    assert zap("wait", sid, "--timeout", "30").returncode == 0
+    assert any(m["role"] == "user" and m["content"] == "also check the docs" for m in srv.requests[1]["messages"])
+    assert any(r["type"] == "steer" and r.get("delivered") for r in _records(zap, sid))
+    after = zap("send", sid, "too late")
+    assert after.returncode == 1 and "not delivered" in after.err
+
+
+def test_token_budget_stops_the_loop(zap, model):
+    model([{"match": "budget", "loop": True, "turns": [
+        {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*"}}], "usage": _usage(600, 10)}]}])
+    sid = _spawn(zap, "budget run", "--max-tokens", "1000")
+    assert zap("wait", sid, "--timeout", "30").returncode == 3
+    view = zap.json("poll", sid)["subagents"][0]
+    assert (view["status"], view["reason"]) == ("failed", "token budget")
+
+
+def test_tokens_settle_into_the_parent_exactly_once(zap, model):
+    model([{"match": "count tokens", "turns": [{"text": "done", "usage": _usage(123, 7)}]}])
+    sid = _spawn(zap, "count tokens")
+    zap("wait", sid, check=True)
+    for _ in range(3):  # poll, wait and usage all collect it; it settles once
+        zap("poll", sid, check=True)
+        zap("wait", sid, check=True)
+    doc = zap.json("usage")
+    (session,) = doc["sessions"]
+    assert session["total"]["input_tokens"] == 123 and session["total"]["output_tokens"] == 7
+    assert [s["id"] for s in session["subagents"]] == [sid]
+
+
+def test_api_key_is_in_no_trail_output_or_ps_line(zap, model):
+    model([{"match": "leak", "turns": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "env; echo key=$OPENAI_API_KEY"}}]},
+        {"text": f"the key might be {KEY}"}]}])
+    sid = _spawn(zap, "leak the key", "--approval", "full")
+    seen_in_ps = []
+
+    def scan():
+        for p in psutil.process_iter(["cmdline"]):
+            try:
+                if KEY in " ".join(p.info["cmdline"] or []):
+                    seen_in_ps.append(p.pid)
+            except psutil.Error:
+                pass
+        return zap.status(sid) not in ("running", "queued")
+    wait_until(scan, timeout=30, interval=0.1)
+    assert not seen_in_ps
+    for path in zap.home.rglob("*"):
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path
+
+
+def test_parent_run_spawns_subagents_and_collects_them(zap, model):
+    srv = model([
+        {"match": "parent job", "turns": [
+            {"tool_calls": [{"name": "subagent", "arguments": {"action": "spawn", "task": "child one"}},
+                            {"name": "subagent", "arguments": {"action": "spawn", "task": "child two"}}],
+             "usage": _usage(100, 10)},
+            {"tool_calls": [{"name": "subagent", "arguments": {"action": "wait", "timeout": 60}}],
+             "usage": _usage(100, 10)},
+            {"text": "all children done", "usage": _usage(100, 10)}]},
+        {"match": "child one", "turns": [{"text": "one done", "usage": _usage(10, 1)}]},
+        {"match": "child two", "turns": [{"text": "two done", "usage": _usage(10, 1)}]}])
+    proc = subprocess.run([sys.executable, "-m", "zapcli", "run", "parent job"], env=zap.env, cwd=zap.cwd,
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    assert "all children done" in proc.stdout
+    parent_tools = [t["function"]["name"] for t in srv.requests[0]["tools"]]
+    assert "subagent" in parent_tools
+    third = srv.requests[-1]["messages"]
+    waited = [m for m in third if m["role"] == "tool" and "one done" in m["content"]]
+    assert waited, "the wait result carried the children's output"
+    usage = json.loads(subprocess.run([sys.executable, "-m", "zapcli", "usage", "--all", "--json"],
+                                      env=zap.env, capture_output=True, text=True).stdout)
+    run = next(s for s in usage["sessions"] if s["session"].startswith("run_"))
+    assert run["own"]["input_tokens"] == 300 and len(run["subagents"]) == 2
+    assert run["total"]["input_tokens"] == 320

@@ -1,0 +1,723 @@
+"""Every command end to end (SPEC §3, §6): spawn, poll, wait, list, kill,
+output, replay, gc, session, status derivation, the queue and user mistakes.
+
+Real processes, real signals, real files; no mocks. Time bounds are generous
+(they catch a hang, never measure speed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+
+import psutil
+import pytest
+
+from tests.conftest import final_status, pgrep, sleep_marker, trail_records, wait_until
+
+ID_RE = re.compile(r"^sa_\d{8}_[0-9a-f]{8}$")
+
+
+def _record(zap, sid: str, rtype: str) -> dict | None:
+    for rec in trail_records(zap.trail(sid)):
+        if rec.get("type") == rtype:
+            return rec
+    return None
+
+
+def _supervisor_pid(zap, sid: str) -> int:
+    return int(wait_until(lambda: _record(zap, sid, "process"), 10)["pid"])  # type: ignore[index]
+
+
+def _kill_markers(*markers: str) -> None:
+    for m in markers:
+        for pid in pgrep(m):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def _zap_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "zapcli", *args]
+
+
+def _one_error_line(res, code: int) -> str:
+    assert res.returncode == code, (res.returncode, res.out, res.err)
+    assert "Traceback" not in res.err
+    lines = [line for line in res.err.splitlines() if line.strip()]
+    assert len(lines) == 1, res.err
+    assert lines[0].startswith("zapcli: error: ")
+    return lines[0]
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _rewrite(zap, sid: str, rtype: str, **changes) -> None:
+    """Edit the first `rtype` record of a trail in place (by hand, as a user could)."""
+    path = zap.trail(sid)
+    lines = path.read_bytes().split(b"\n")
+    for i, line in enumerate(lines):
+        if not line:
+            continue
+        rec = json.loads(line)
+        if rec.get("type") == rtype:
+            rec.update(changes)
+            lines[i] = json.dumps(rec).encode()
+            break
+    else:
+        raise AssertionError(f"no {rtype} record")
+    path.write_bytes(b"\n".join(lines))
+
+
+def _crash(zap, sid: str) -> None:
+    """SIGKILL a subagent's whole process group: it dies without a result."""
+    sup = _supervisor_pid(zap, sid)
+    wait_until(lambda: _record(zap, sid, "start"), 10)
+    os.killpg(sup, signal.SIGKILL)
+    wait_until(lambda: _gone(sup), 5)
+    assert final_status(zap.trail(sid)) is None
+
+
+# --------------------------------------------------------------------------- spawn
+
+
+@pytest.mark.timeout(60)
+def test_spawn_returns_an_id_at_once_even_with_stdout_captured(zap):
+    m = f"sleep {sleep_marker(3301)}"
+    t0 = time.monotonic()
+    res = subprocess.run(_zap_cmd("spawn", "--cli", "sh", "--", m), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=zap.env,
+                         cwd=zap.cwd, timeout=30)
+    took = time.monotonic() - t0
+    try:
+        assert res.returncode == 0, res.stderr
+        sid = res.stdout.decode().strip()
+        assert ID_RE.match(sid), sid
+        assert took < 15, took  # the child sleeps for an hour: spawn did not wait on it
+        assert pgrep(m), "the child is not running"
+        assert zap.status(sid) == "running"
+    finally:
+        _kill_markers(m)
+
+
+@pytest.mark.timeout(60)
+def test_spawn_detaches_the_child(zap):
+    """Own session, stdin /dev/null, and none of the caller's descriptors: a
+    pipe handed to spawn reaches EOF as soon as spawn has exited."""
+    m = f"sleep {sleep_marker(3302)}"
+    r, w = os.pipe()
+    os.set_inheritable(w, True)
+    try:
+        proc = subprocess.Popen(_zap_cmd("spawn", "--cli", "sh", "--", f"exec {m}"),
+                                stdout=w, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                pass_fds=(w,), env=zap.env, cwd=zap.cwd)
+        os.close(w)
+        ready, _, _ = select.select([r], [], [], 20)
+        assert ready, "spawn (or its child) held the caller's pipe open"
+        data = b""
+        while True:
+            ready, _, _ = select.select([r], [], [], 20)
+            assert ready, "the child holds the caller's pipe: no EOF"
+            chunk = os.read(r, 4096)
+            if not chunk:
+                break
+            data += chunk
+        assert proc.wait(10) == 0
+        sid = data.decode().strip()
+        assert ID_RE.match(sid)
+        wait_until(lambda: pgrep(m), 10)
+        sup = _supervisor_pid(zap, sid)
+        assert os.getsid(sup) != os.getsid(0)
+        assert os.getsid(sup) == sup  # it leads its own session
+        for pid in (sup, pgrep(m)[0]):
+            assert os.readlink(f"/proc/{pid}/fd/0") == "/dev/null"
+    finally:
+        os.close(r)
+        _kill_markers(m)
+
+
+@pytest.mark.timeout(60)
+def test_spawn_task_never_in_argv(zap):
+    token = f"argv-secret-{time.time_ns()}"
+    m = f"sleep {sleep_marker(3303)}"
+    sid = zap.spawn_sh(f"echo {token} >/dev/null; {m}")
+    try:
+        wait_until(lambda: pgrep(m), 10)
+        seen = []
+        for proc in psutil.process_iter(["cmdline"]):
+            try:
+                if token in " ".join(proc.info["cmdline"] or []):
+                    seen.append(proc.info["cmdline"])
+            except psutil.Error:
+                continue
+        assert not seen, seen
+        ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        assert token not in ps
+        assert zap.status(sid) == "running"
+    finally:
+        _kill_markers(m)
+
+
+@pytest.mark.timeout(60)
+def test_spawn_task_from_stdin(zap):
+    task = "printf '%s\\n' \"from stdin: ünïcode\""
+    res = zap("spawn", "--cli", "sh", "-", input=task.encode())
+    assert res.returncode == 0, res.err
+    sid = res.out.strip()
+    assert ID_RE.match(sid)
+    assert zap.wait_status(sid) == "completed"
+    assert zap("output", sid).out == "from stdin: ünïcode\n"
+    assert _record(zap, sid, "spawn")["task"] == task  # type: ignore[index]
+
+
+# --------------------------------------------------------------------------- poll
+
+
+@pytest.mark.timeout(60)
+def test_poll_wait_secs_range(zap):
+    sid = zap.spawn_sh("echo hi")
+    assert zap.wait_status(sid) == "completed"
+    for bad in ("0", "31", "-1"):
+        res = zap("poll", sid, "--wait-secs", bad)
+        line = _one_error_line(res, 2)
+        assert "--wait-secs" in line and "1 and 30" in line
+    for good in ("1", "30"):
+        res = zap("poll", sid, "--wait-secs", good)
+        assert res.returncode == 0, res.err
+        assert f"{sid}: completed" in res.out
+
+
+@pytest.mark.timeout(60)
+def test_poll_returns_early_when_done(zap):
+    sid = zap.spawn_sh("sleep 1; echo finished")
+    t0 = time.monotonic()
+    doc = zap.json("poll", sid, "--wait-secs", "30")
+    took = time.monotonic() - t0
+    assert doc["subagents"][0]["status"] == "completed"
+    assert doc["subagents"][0]["output"]["head"] == "finished\n"
+    assert took < 20, took  # a poll that ignored completion would take 35 s
+
+
+@pytest.mark.timeout(60)
+def test_poll_no_wait_checks_once(zap):
+    m = f"sleep {sleep_marker(3304)}"
+    sid = zap.spawn_sh(m)
+    try:
+        doc = zap.json("poll", "--no-wait", sid)
+        assert doc["subagents"][0]["status"] == "running"
+        assert doc["waited_s"] < 2.5  # not the 5 s base wait
+    finally:
+        _kill_markers(m)
+
+
+@pytest.mark.timeout(60)
+def test_poll_folds_output_at_2kb(zap):
+    # 10000 bytes: numbered lines, so head and tail are recognisable
+    sid = zap.spawn_sh("i=0; while [ $i -lt 1000 ]; do printf 'line %04d\\n' $i; i=$((i+1)); done")
+    assert zap.wait_status(sid) == "completed"
+    full = "".join(f"line {i:04d}\n" for i in range(1000)).encode()
+    doc = zap.json("poll", sid)["subagents"][0]["output"]
+    assert doc["head"].encode() == full[:2048]
+    assert doc["tail"].encode() == full[-2048:]
+    assert doc["folded_bytes"] == len(full) - 4096
+    assert not doc["truncated"]
+    out = zap("poll", sid).out
+    assert f"{len(full) - 4096} bytes folded" in out
+    assert "line 0000" in out and "line 0999" in out and "line 0500" not in out
+    assert "OUTPUT TRUNCATED" not in out
+    assert zap("output", sid).stdout == full  # output is unfolded
+
+
+@pytest.mark.timeout(60)
+def test_poll_output_truncated_past_1mb(zap):
+    sid = zap.spawn_sh("head -c 1500000 /dev/zero | tr '\\0' a")
+    assert zap.wait_status(sid) == "completed"
+    out = zap("poll", sid).out
+    assert "OUTPUT TRUNCATED (1500000 bytes written, 1 MB kept)" in out
+    assert len(zap("output", sid).stdout) == 1024 * 1024
+
+
+@pytest.mark.timeout(60)
+def test_poll_all_running_summary(zap):
+    m1, m2 = f"sleep {sleep_marker(3305)}", f"sleep {sleep_marker(3306)}"
+    t1 = f"{m1} # alpha task with a rather long description that goes on"
+    t2 = f"{m2} # beta"
+    a, b = zap.spawn_sh(t1), zap.spawn_sh(t2)
+    try:
+        res = zap("poll", "--no-wait", a, b)
+        assert res.returncode == 0, res.err
+        lines = res.out.splitlines()
+        assert len(lines) == 2, res.out
+        assert re.fullmatch(r"\[SubAgent\] 2/2 still running \(waited [0-9.]+s\)", lines[0]), lines[0]
+        assert lines[1].startswith("  tasks: ")
+        parts = lines[1][len("  tasks: "):].split(" / ")
+        assert len(parts) == 2
+        assert len(parts[0]) <= 40 and t1.startswith(parts[0].rstrip("…"))
+        assert parts[1] == t2
+    finally:
+        _kill_markers(m1, m2)
+
+
+@pytest.mark.timeout(60)
+def test_poll_bad_ids_answer_for_themselves(zap):
+    sid = zap.spawn_sh("echo fine")
+    assert zap.wait_status(sid) == "completed"
+    unknown, malformed = "sa_20260101_0badc0de", "not-an-id"
+    res = zap("poll", unknown, sid, malformed)
+    assert res.returncode == 0, res.err
+    assert f"{unknown} does not exist" in res.out
+    assert f"{malformed} does not exist" in res.out
+    assert f"{sid}: completed" in res.out and "fine" in res.out
+    doc = zap.json("poll", unknown, sid, malformed)["subagents"]
+    assert [d["id"] for d in doc] == [unknown, sid, malformed]
+    assert doc[1]["status"] == "completed" and doc[1]["error"] is None
+    assert "does not exist" in doc[0]["error"] and "does not exist" in doc[2]["error"]
+    res = zap("poll", unknown, malformed)
+    assert res.returncode == 1 and "Traceback" not in res.err
+
+
+# --------------------------------------------------------------------------- wait, list, kill
+
+
+@pytest.mark.timeout(60)
+def test_wait_exit_codes(zap):
+    ok = zap.spawn_sh("true")
+    bad = zap.spawn_sh("exit 3")
+    m = f"sleep {sleep_marker(3307)}"
+    slow = zap.spawn_sh(m)
+    try:
+        assert zap("wait", ok).returncode == 0
+        res = zap("wait", ok, bad)
+        assert res.returncode == 3, res.out
+        assert "failed" in res.out
+        t0 = time.monotonic()
+        res = zap("wait", "--timeout", "1", slow)
+        assert res.returncode == 4, res.out
+        assert time.monotonic() - t0 < 15
+        res = zap("wait", "--any", "--timeout", "20", ok, slow)
+        assert res.returncode == 0, res.out
+        doc = zap.json("wait", "--any", "--timeout", "20", bad, slow)
+        assert doc["exit_code"] == 3 and not doc["timed_out"]
+        assert pgrep(m), "wait --any returned because the slow one ended?"
+    finally:
+        _kill_markers(m)
+
+
+@pytest.mark.timeout(60)
+def test_list_sessions_and_status(zap):
+    mine = zap.spawn_sh("echo mine")
+    other_env = {"ZAPCLI_SESSION": zap.env["ZAPCLI_SESSION"] + "-other"}
+    res = zap("spawn", "--cli", "sh", "--", "exit 1", env=other_env)
+    assert res.returncode == 0, res.err
+    theirs = res.out.strip()
+    assert zap.wait_status(mine) == "completed" and zap.wait_status(theirs) == "failed"
+
+    assert [v["id"] for v in zap.json("list")["subagents"]] == [mine]
+    assert [v["id"] for v in zap.json("list", env=other_env)["subagents"]] == [theirs]
+    nobody = zap.json("list", env={"ZAPCLI_SESSION": "nobody-here"})
+    assert nobody["count"] == 0 and nobody["subagents"] == []
+    every = zap.json("list", "--all")
+    assert {v["id"] for v in every["subagents"]} == {mine, theirs}
+    assert [v["id"] for v in every["subagents"]] == [theirs, mine]  # newest first
+    assert [v["id"] for v in zap.json("list", "--all", "--status", "failed")["subagents"]] == [theirs]
+    assert zap.json("list", "--status", "failed")["subagents"] == []
+    out = zap("list").out
+    assert out.startswith("[SubAgent] 1 subagent in this session")
+    assert f"{mine}: completed" in out and "Task: echo mine" in out
+    _one_error_line(zap("list", "--status", "bogus"), 2)
+
+
+@pytest.mark.timeout(60)
+def test_kill_whole_tree_all_and_finished(zap):
+    m1, m2, m3 = (f"sleep {sleep_marker(n)}" for n in (3308, 3309, 3310))
+    a = zap.spawn_sh(f'sh -c "{m1} & wait" & {m2}')
+    b = zap.spawn_sh(f"exec {m3}")
+    other_m = f"sleep {sleep_marker(3311)}"
+    other_env = {"ZAPCLI_SESSION": zap.env["ZAPCLI_SESSION"] + "-other"}
+    res = zap("spawn", "--cli", "sh", "--", f"exec {other_m}", env=other_env)
+    assert res.returncode == 0
+    other = res.out.strip()
+    done = zap.spawn_sh("true")
+    try:
+        wait_until(lambda: all(pgrep(m) for m in (m1, m2, m3, other_m)), 10)
+        assert zap.wait_status(done) == "completed"
+        res = zap("kill", "--all", "--grace", "1")
+        assert res.returncode == 0, res.err
+        assert res.out.startswith("[SubAgent] terminated 2 subagents:")
+        assert f"{a}: cancelled (SIGTERM" in res.out and f"{b}: cancelled" in res.out
+        assert other not in res.out
+        wait_until(lambda: not any(pgrep(m) for m in (m1, m2, m3)), 5)
+        assert pgrep(other_m), "kill --all reached another session"
+        assert zap.status(a) == "cancelled" and zap.status(b) == "cancelled"
+        # already-finished ids are reported as such, not as errors
+        res = zap("kill", done, a)
+        assert res.returncode == 0, res.err
+        assert f"{done}: already completed" in res.out and f"{a}: already cancelled" in res.out
+        doc = zap.json("kill", done)
+        assert doc["subagents"][0]["outcome"] == "already completed"
+        # an explicit id works from any session
+        res = zap("kill", "--grace", "1", other)
+        assert res.returncode == 0 and f"{other}: cancelled" in res.out
+        wait_until(lambda: not pgrep(other_m), 5)
+    finally:
+        _kill_markers(m1, m2, m3, other_m)
+
+
+@pytest.mark.timeout(60)
+def test_output_stderr_and_follow(zap):
+    sid = zap.spawn_sh("echo to-out; echo to-err >&2")
+    assert zap.wait_status(sid) == "completed"
+    assert zap("output", sid).out == "to-out\n"
+    assert zap("output", "--stderr", sid).out == "to-err\n"
+
+    m = sleep_marker(2)
+    sid = zap.spawn_sh(f"echo first; sleep {m}; echo second")
+    proc = subprocess.Popen(_zap_cmd("output", "--follow", sid), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=zap.env, cwd=zap.cwd)
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 15)
+        assert ready
+        assert proc.stdout.readline() == b"first\n"
+        assert zap.status(sid) == "running"  # streamed while it still ran
+        rest, err = proc.communicate(timeout=20)
+        assert proc.returncode == 0, err
+        assert rest == b"second\n"
+        assert zap.status(sid) == "completed"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.timeout(60)
+def test_replay_and_raw(zap):
+    sid = zap.spawn_sh("echo replayed")
+    assert zap.wait_status(sid) == "completed"
+    res = zap("replay", sid)
+    assert res.returncode == 0
+    assert res.out.startswith(f"[SubAgent] replay of {sid}")
+    assert "spawn  cli=sh" in res.out and "status completed" in res.out
+    raw = zap("replay", "--raw", sid)
+    assert raw.returncode == 0
+    recs = [json.loads(line) for line in raw.out.splitlines()]
+    assert [r["type"] for r in recs] == ["spawn", "process", "start", "status"]
+    assert recs == trail_records(zap.trail(sid))
+    assert all(r["v"] == 1 and isinstance(r["seq"], int) for r in recs)
+    since = zap.json("replay", "--since", str(recs[1]["seq"]), sid)["records"]
+    assert [r["type"] for r in since] == ["start", "status"]
+
+
+@pytest.mark.timeout(60)
+def test_gc_dry_run_and_for_real(zap):
+    ids = []
+    for i in range(3):
+        ids.append(zap.spawn_sh(f"echo {i}"))
+        assert zap.wait_status(ids[-1]) == "completed"
+    keep_one = {"ZAPCLI_MAX_KEPT": "1"}
+    doc = zap.json("gc", "--dry-run", env=keep_one)
+    assert doc["dry_run"] and sorted(doc["deleted"]) == sorted(ids[:2]), doc
+    for sid in ids:
+        assert zap.trail(sid).exists()
+    assert "would delete 2" in zap("gc", "--dry-run", env=keep_one).out
+    doc = zap.json("gc", env=keep_one)
+    assert sorted(doc["deleted"]) == sorted(ids[:2]) and doc["kept"] == 1
+    for sid in ids[:2]:
+        assert not zap.trail(sid).exists() and not zap.trail(sid).with_suffix(".out").exists()
+    assert zap.trail(ids[2]).exists()
+    assert [v["id"] for v in zap.json("list")["subagents"]] == [ids[2]]
+
+
+@pytest.mark.timeout(60)
+def test_session(zap):
+    assert zap("session").out == zap.env["ZAPCLI_SESSION"] + "\n"
+    env = {k: v for k, v in zap.env.items() if k != "ZAPCLI_SESSION"}
+    res = subprocess.run(_zap_cmd("session"), capture_output=True, text=True, env=env,
+                         cwd=zap.cwd, stdin=subprocess.DEVNULL, timeout=30)
+    assert res.returncode == 0
+    leader = os.getsid(0)
+    start = int(psutil.Process(leader).create_time())
+    assert res.stdout == f"tty-{leader}-{start}\n"
+    doc = json.loads(subprocess.run(_zap_cmd("session", "--json"), capture_output=True, env=env,
+                                    cwd=zap.cwd, stdin=subprocess.DEVNULL, timeout=30).stdout)
+    assert doc == {"session": f"tty-{leader}-{start}", "source": "terminal"}
+
+
+@pytest.mark.timeout(60)
+def test_json_on_every_command(zap):
+    res = zap("spawn", "--cli", "sh", "--json", "--", "echo j")
+    doc = json.loads(res.stdout)
+    sid = doc["id"]
+    assert ID_RE.match(sid) and doc["cli"] == "sh" and doc["task"] == "echo j"
+    assert doc["status"] in ("running", "queued")
+    assert zap.json("wait", sid)["exit_code"] == 0
+    checks = {
+        ("poll", sid): lambda d: d["subagents"][0]["status"] == "completed",
+        ("list",): lambda d: d["count"] == 1,
+        ("list", "--all"): lambda d: d["count"] == 1,
+        ("kill", sid): lambda d: d["subagents"][0]["outcome"] == "already completed",
+        ("output", sid): lambda d: d["text"] == "j\n",
+        ("output", "--stderr", sid): lambda d: d["text"] == "",
+        ("replay", sid): lambda d: d["records"][0]["type"] == "spawn",
+        ("gc", "--dry-run"): lambda d: d["dry_run"] is True,
+        ("gc",): lambda d: d["deleted"] == [],
+        ("session",): lambda d: d["session"] == zap.env["ZAPCLI_SESSION"],
+    }
+    for args, check in checks.items():
+        res = zap(*args, "--json")
+        assert res.returncode == 0, (args, res.err)
+        assert check(json.loads(res.stdout)), (args, res.out)
+    created = zap.json("poll", sid)["subagents"][0]["created"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", created)
+
+
+# --------------------------------------------------------------------------- status derivation
+
+
+@pytest.mark.timeout(60)
+def test_first_terminal_status_wins(zap):
+    sid = zap.spawn_sh("echo done")
+    assert zap.wait_status(sid) == "completed"
+    path = zap.trail(sid)
+    seq = max(r["seq"] for r in trail_records(path)) + 1
+    with open(path, "ab") as f:
+        f.write(json.dumps({"v": 1, "seq": seq, "ts": _iso(time.time()), "type": "status",
+                            "status": "failed", "exit_code": 9, "reason": "late"}).encode() + b"\n")
+    assert zap.status(sid) == "completed"
+    assert zap("wait", sid).returncode == 0
+    assert f"{sid}: completed" in zap("list").out
+
+
+@pytest.mark.timeout(60)
+def test_identity_is_pid_and_create_time(zap, tmp_path):
+    """A process record pointing at a live process with another create time
+    (a reused pid) reads `lost`, and that process is never signalled."""
+    flag = tmp_path / "signalled"
+    decoy = subprocess.Popen([sys.executable, "-c",
+                              "import signal, sys, time\n"
+                              "def hit(n, f): open(sys.argv[1], 'a').write(str(n))\n"
+                              "for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCONT):\n"
+                              "    signal.signal(s, hit)\n"
+                              "time.sleep(120)\n", str(flag)], env=zap.env)
+    try:
+        m = f"sleep {sleep_marker(3312)}"
+        sid = zap.spawn_sh(f"exec {m}")
+        _crash(zap, sid)
+        real_ctime = psutil.Process(decoy.pid).create_time()
+        # deadline long past: an observer that trusted the pid would kill it
+        _rewrite(zap, sid, "process", pid=decoy.pid, create_time=real_ctime - 5.0, deadline_mono=0.0)
+        _rewrite(zap, sid, "start", pid=decoy.pid, create_time=real_ctime - 5.0)
+        assert zap.status(sid) == "lost"
+        res = zap("kill", sid)
+        assert res.returncode == 0 and "already lost" in res.out
+        time.sleep(0.3)
+        assert decoy.poll() is None and not flag.exists()
+    finally:
+        decoy.kill()
+        decoy.wait()
+
+
+@pytest.mark.timeout(60)
+def test_lost_versus_interrupted(zap):
+    m1, m2 = f"sleep {sleep_marker(3313)}", f"sleep {sleep_marker(3314)}"
+    lost, rebooted = zap.spawn_sh(f"exec {m1}"), zap.spawn_sh(f"exec {m2}")
+    for sid in (lost, rebooted):
+        _crash(zap, sid)
+    # spawned before this machine booted: the machine restarted while it ran
+    _rewrite(zap, rebooted, "spawn", ts=_iso(psutil.boot_time() - 3600))
+    assert zap.status(lost) == "lost"
+    assert zap.status(rebooted) == "interrupted"
+    # sticky: the observer recorded it
+    assert final_status(zap.trail(lost)) == "lost"
+    assert final_status(zap.trail(rebooted)) == "interrupted"
+    assert zap("wait", lost).returncode == 3
+
+
+@pytest.mark.timeout(60)
+def test_observer_backstop_timeout(zap):
+    """The supervisor itself is stopped, so it cannot enforce its deadline;
+    an observer past deadline + 10 s kills the tree and records `timeout`."""
+    m = f"sleep {sleep_marker(3315)}"
+    sid = zap.spawn_sh(f"exec {m}", timeout=2)
+    sup = _supervisor_pid(zap, sid)
+    try:
+        os.kill(sup, signal.SIGSTOP)
+        deadline = _record(zap, sid, "process")["deadline_mono"]  # type: ignore[index]
+        assert zap.status(sid) == "running"
+        time.sleep(max(deadline + 10.5 - time.monotonic(), 0))
+        doc = zap.json("poll", "--no-wait", sid)["subagents"][0]
+        assert doc["status"] == "timeout", doc
+        assert "observer" in doc["reason"]
+        wait_until(lambda: _gone(sup), 10)
+        wait_until(lambda: not pgrep(m), 10)
+        assert final_status(zap.trail(sid)) == "timeout"
+    finally:
+        try:
+            os.kill(sup, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        _kill_markers(m)
+
+
+@pytest.mark.timeout(60)
+def test_stalled_display(zap):
+    m = f"sleep {sleep_marker(3316)}"
+    sid = zap.spawn_sh(f"exec {m}")
+    stall = {"ZAPCLI_STALL_S": "1"}
+    try:
+        wait_until(lambda: _record(zap, sid, "start"), 10)
+        wait_until(lambda: "running (stalled" in zap("poll", "--no-wait", sid, env=stall).out, 10, 0.3)
+        assert re.search(rf"{sid}: running \(stalled [0-9.]+s\)", zap("list", env=stall).out)
+        doc = zap.json("poll", "--no-wait", sid, env=stall)["subagents"][0]
+        assert doc["status"] == "running" and doc["stalled_s"] >= 1
+        # stall_s 0 disables it
+        assert "stalled" not in zap("list", env={"ZAPCLI_STALL_S": "0"}).out
+    finally:
+        _kill_markers(m)
+
+
+# --------------------------------------------------------------------------- queue
+
+
+@pytest.mark.timeout(90)
+def test_queue_caps_concurrency_and_drains_by_itself(zap):
+    cap = {"ZAPCLI_MAX_CONCURRENT": "2"}
+    ids, statuses = [], []
+    for _ in range(5):
+        res = zap("spawn", "--cli", "sh", "--json", "--", "sleep 1", env=cap)
+        assert res.returncode == 0, res.err
+        doc = json.loads(res.stdout)
+        ids.append(doc["id"])
+        statuses.append(doc["status"])
+    assert statuses[:2] == ["running", "running"]
+    assert statuses[2:].count("queued") >= 2
+    # no other command runs: finishing children start the queued ones
+    wait_until(lambda: all(final_status(zap.trail(s)) for s in ids), 40, 0.2)
+    events = []
+    for sid in ids:
+        recs = trail_records(zap.trail(sid))
+        start = next(r for r in recs if r["type"] == "process")
+        end = next(r for r in recs if r["type"] == "status")
+        assert end["status"] == "completed"
+        events += [(start["ts"], 1), (end["ts"], -1)]
+    running = peak = 0
+    for _ts, delta in sorted(events, key=lambda e: (e[0], e[1])):
+        running += delta
+        peak = max(peak, running)
+    assert peak == 2, events
+    # creation order
+    starts = [next(r for r in trail_records(zap.trail(s)) if r["type"] == "process")["ts"] for s in ids]
+    assert starts == sorted(starts)
+
+
+@pytest.mark.timeout(60)
+def test_after_waits_for_its_dependency(zap):
+    dep = zap.spawn_sh("sleep 1; echo dep")
+    res = zap("spawn", "--cli", "sh", "--json", "--after", dep, "--", "echo after")
+    assert res.returncode == 0, res.err
+    doc = json.loads(res.stdout)
+    assert doc["status"] == "queued"
+    sid = doc["id"]
+    assert zap.wait_status(sid) == "completed"
+    dep_end = next(r for r in trail_records(zap.trail(dep)) if r["type"] == "status")
+    start = next(r for r in trail_records(zap.trail(sid)) if r["type"] == "process")
+    assert start["ts"] > dep_end["ts"]
+    assert zap("output", sid).out == "after\n"
+
+
+@pytest.mark.timeout(60)
+def test_after_fails_when_the_dependency_fails(zap):
+    dep = zap.spawn_sh("sleep 1; exit 1")
+    sid = zap.spawn_sh("echo never", "--after", dep)
+    assert zap.wait_status(sid) == "failed"
+    doc = zap.json("poll", sid)["subagents"][0]
+    assert doc["reason"] == f"dependency {dep} ended failed"
+    types = [r["type"] for r in trail_records(zap.trail(sid))]
+    assert "process" not in types and "start" not in types  # never started
+    assert zap("output", sid).out == ""
+
+
+@pytest.mark.timeout(60)
+def test_after_unknown_id_refused(zap):
+    for bad in ("sa_20260101_0badc0de", "../x"):
+        res = zap("spawn", "--cli", "sh", "--after", bad, "--", "echo x")
+        line = _one_error_line(res, 2)
+        assert "--after" in line
+        assert not (zap.home / "subagents").exists() or not os.listdir(zap.home / "subagents")
+
+
+# --------------------------------------------------------------------------- user mistakes
+
+
+def _nothing_created(zap) -> None:
+    sub = zap.home / "subagents"
+    assert not sub.exists() or os.listdir(sub) == [], os.listdir(sub)
+    sessions = zap.home / "sessions"
+    assert not sessions.exists() or not any(p.is_file() for p in sessions.rglob("*"))
+
+
+@pytest.mark.timeout(60)
+def test_user_mistakes(zap):
+    cases = [
+        (("spawn", "--cli", "sh", "--", ""), 2, "empty"),
+        (("spawn", "--cli", "sh", "--", "  \n\t "), 2, "empty"),
+        (("spawn", "--cli", "bogus", "--", "echo x"), 2, "unknown backend 'bogus'"),
+        (("spawn", "--cli", "sh", "--timeout", "0", "--", "echo x"), 2, "--timeout"),
+        (("replay", "nope"), 1, "does not exist"),
+        (("output", "sa_20260101_0badc0de"), 1, "does not exist"),
+        (("wait", "../etc"), 1, "does not exist"),
+        (("poll", "x", "--wait-secs", "31"), 2, "--wait-secs"),
+        (("poll", "x", "--wait-secs", "0"), 2, "--wait-secs"),
+    ]
+    for args, code, words in cases:
+        res = zap(*args)
+        line = _one_error_line(res, code)
+        assert words in line, (args, line)
+        _nothing_created(zap)
+    res = zap("spawn", "--cli", "sh", "-", input=b"   \n")
+    assert "empty" in _one_error_line(res, 2)
+    res = zap("spawn", "--cli", "sh", "-", input=b"echo \xff\xfe")
+    assert "UTF-8" in _one_error_line(res, 2)
+    res = zap("poll", "nope")  # poll answers per id, on stdout
+    assert res.returncode == 1 and "nope does not exist" in res.out and "Traceback" not in res.err
+    _nothing_created(zap)
+
+
+@pytest.mark.timeout(60)
+def test_unwritable_state_dir(zap, tmp_path):
+    in_the_way = tmp_path / "a-file"
+    in_the_way.write_text("not a directory")
+    homes = [in_the_way, in_the_way / "state"]
+    ro = tmp_path / "read-only"
+    ro.mkdir()
+    ro.chmod(0o500)
+    if os.access(ro, os.W_OK):  # root ignores permission bits: use a filesystem that refuses
+        ro = __import__("pathlib").Path(f"/sys/zapcli-e2e-{os.getpid()}")
+    homes.append(ro / "state")
+    try:
+        for home in homes:
+            res = zap("spawn", "--cli", "sh", "--", "echo x", env={"ZAPCLI_HOME": str(home)})
+            line = _one_error_line(res, 1)
+            assert "could not create subagent directory" in line, line
+            assert not (home.exists() and home.is_dir())
+        assert in_the_way.read_text() == "not a directory"
+        assert not ro.exists() or os.listdir(ro) == []
+    finally:
+        if ro.is_relative_to(tmp_path):
+            ro.chmod(0o700)
