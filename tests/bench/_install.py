@@ -190,4 +190,7 @@ def interleaved(n: int, runners: dict[str, Callable[[], float]], warmup: int = 2
 
 
 def fmt_ratio(value: float, ref: float) -> str:
-    return f"{value / ref:.1f}x" if ref > 0 else "n/a"
+    if ref <= 0:
+        return "n/a"
+    r = value / ref
+    return f"{r:.2f}x" if r < 1 else f"{r:.1f}x"

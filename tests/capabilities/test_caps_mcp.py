@@ -31,11 +31,18 @@ def wait_until(condition, timeout: float = 10.0) -> bool:
 
 
 class RecordingApprover:
-    def __init__(self, answer: bool):
-        self.answer = answer
+    """Decides like the `workspace` mode (allowlisted runs, the rest asks) unless
+    `confirm`; records what it had to ask a person about."""
+
+    def __init__(self, answer: bool, confirm: bool = False):
+        self.answer, self.confirm = answer, confirm
         self.asked: list[tuple[str, str]] = []
+        self.seen: list[dict] = []
 
     def request(self, tool: str, summary: str, arguments: dict) -> tuple[bool, str]:
+        self.seen.append(arguments)
+        if arguments.get("allowlisted") and not self.confirm:
+            return True, ""
         self.asked.append((tool, summary))
         return self.answer, "the user said so"
 
@@ -96,7 +103,9 @@ def test_search_describe_call_on_a_real_server(ws: Path, opened) -> None:
     assert described["approval"] == "asks for approval"
     echo = by["mcp_call"].run({"server": "test", "tool": "echo", "arguments": {"text": "hi"}}, ctx(ws))
     assert echo.ok and echo.content == "echo: hi"
-    assert approver.asked == []  # allowlisted: runs without asking
+    assert approver.asked == []  # allowlisted: runs without asking a person
+    assert approver.seen[-1] == {"server": "test", "tool": "echo", "arguments": {"text": "hi"},
+                                 "allowlisted": True}
     added = by["mcp_call"].run({"server": "test", "tool": "add", "arguments": {"a": 2, "b": 3}},
                                ctx(ws))
     assert added.ok and added.content == "5"
@@ -111,6 +120,21 @@ def test_off_allowlist_denied(ws: Path, opened) -> None:
     assert not result.ok and result.content == "denied: the user said so"
     assert by["mcp_call"].needs_approval({"server": "test", "tool": "delete_everything"})
     assert not by["mcp_call"].needs_approval({"server": "test", "tool": "echo"})
+
+
+def test_confirm_mode_asks_even_for_allowlisted_tools(ws: Path, opened) -> None:
+    approver = RecordingApprover(answer=False, confirm=True)
+    _, _, by = opened("test", approver)
+    result = by["mcp_call"].run({"server": "test", "tool": "echo", "arguments": {"text": "x"}},
+                                ctx(ws))
+    assert not result.ok and approver.asked == [("mcp_call", 'MCP test/echo {"text": "x"}')]
+
+
+def test_without_approver_allowlisted_runs_and_the_rest_is_not_run(ws: Path, opened) -> None:
+    _, _, by = opened("test")
+    echo = by["mcp_call"].run({"server": "test", "tool": "echo", "arguments": {"text": "y"}},
+                              ctx(ws))
+    assert echo.ok and echo.content == "echo: y"
 
 
 def test_no_approver_means_not_run(ws: Path, opened) -> None:

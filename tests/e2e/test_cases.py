@@ -132,7 +132,9 @@ def test_c03_deadline_holds_for_a_stopped_process(zap):
     try:
         pid = wait_until(lambda: pgrep(m), 10)[0]  # type: ignore[index]
         os.kill(pid, signal.SIGSTOP)
-        time.sleep(6)  # the case's scenario: the deadline passes while stopped
+        assert psutil.Process(pid).status() == psutil.STATUS_STOPPED
+        # nobody polls: the deadline passes while it is stopped
+        wait_until(lambda: final_status(zap.trail(sid)), 15)
         res = zap.json("poll", sid)
         assert res["subagents"][0]["status"] == "timeout", res
         wait_until(lambda: not psutil.pid_exists(pid)

@@ -14,6 +14,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from datetime import datetime, timezone
 
@@ -111,7 +112,7 @@ def test_spawn_returns_an_id_at_once_even_with_stdout_captured(zap):
         sid = res.stdout.decode().strip()
         assert ID_RE.match(sid), sid
         assert took < 15, took  # the child sleeps for an hour: spawn did not wait on it
-        assert pgrep(m), "the child is not running"
+        wait_until(lambda: pgrep(m), 10)  # and it runs on after spawn has returned
         assert zap.status(sid) == "running"
     finally:
         _kill_markers(m)
@@ -185,6 +186,11 @@ def test_spawn_task_from_stdin(zap):
     assert zap.wait_status(sid) == "completed"
     assert zap("output", sid).out == "from stdin: ünïcode\n"
     assert _record(zap, sid, "spawn")["task"] == task  # type: ignore[index]
+    # trails hold prompts and output: directories 0700, files 0600
+    for d in (zap.home, zap.home / "subagents"):
+        assert d.stat().st_mode & 0o777 == 0o700, d
+    for suffix in (".jsonl", ".out", ".err"):
+        assert zap.trail(sid).with_suffix(suffix).stat().st_mode & 0o777 == 0o600, suffix
 
 
 # --------------------------------------------------------------------------- poll
@@ -331,6 +337,7 @@ def test_list_sessions_and_status(zap):
 
     assert [v["id"] for v in zap.json("list")["subagents"]] == [mine]
     assert [v["id"] for v in zap.json("list", env=other_env)["subagents"]] == [theirs]
+    assert zap.status(theirs) == "failed"  # an explicit id works from any session
     nobody = zap.json("list", env={"ZAPCLI_SESSION": "nobody-here"})
     assert nobody["count"] == 0 and nobody["subagents"] == []
     every = zap.json("list", "--all")
@@ -378,6 +385,24 @@ def test_kill_whole_tree_all_and_finished(zap):
         wait_until(lambda: not pgrep(other_m), 5)
     finally:
         _kill_markers(m1, m2, m3, other_m)
+
+
+@pytest.mark.timeout(60)
+def test_kill_lets_a_stopped_process_handle_sigterm(zap, tmp_path):
+    m = f"sleep {sleep_marker(3318)}"
+    flag = tmp_path / "handled"
+    sid = zap.spawn_sh(f"sh -c 'trap \"touch {flag}; exit 0\" TERM; {m} & wait'")
+    try:
+        pid = wait_until(lambda: pgrep(m), 10)[0]  # type: ignore[index]
+        handler = psutil.Process(pid).ppid()  # the sh with the trap
+        os.kill(handler, signal.SIGSTOP)
+        wait_until(lambda: psutil.Process(handler).status() == psutil.STATUS_STOPPED, 5)
+        res = zap("kill", "--grace", "3", sid)
+        assert res.returncode == 0, res.err
+        assert flag.exists(), "the stopped process never got to run its TERM handler"
+        assert not pgrep(m)
+    finally:
+        _kill_markers(m)
 
 
 @pytest.mark.timeout(60)
@@ -559,11 +584,17 @@ def test_observer_backstop_timeout(zap):
     try:
         os.kill(sup, signal.SIGSTOP)
         deadline = _record(zap, sid, "process")["deadline_mono"]  # type: ignore[index]
-        assert zap.status(sid) == "running"
-        time.sleep(max(deadline + 10.5 - time.monotonic(), 0))
-        doc = zap.json("poll", "--no-wait", sid)["subagents"][0]
+        while True:  # observe once a second; before deadline + 10 s it must stay running
+            checked = time.monotonic()
+            doc = zap.json("poll", "--no-wait", sid)["subagents"][0]
+            if doc["status"] != "running":
+                break
+            assert checked < deadline + 15, "no observer enforced the deadline"
+            time.sleep(1)
         assert doc["status"] == "timeout", doc
         assert "observer" in doc["reason"]
+        assert time.monotonic() > deadline + 10  # not before the 10 s slack
+        assert psutil.Process(sup).status() != psutil.STATUS_STOPPED or _gone(sup)
         wait_until(lambda: _gone(sup), 10)
         wait_until(lambda: not pgrep(m), 10)
         assert final_status(zap.trail(sid)) == "timeout"
@@ -582,7 +613,9 @@ def test_stalled_display(zap):
     stall = {"ZAPCLI_STALL_S": "1"}
     try:
         wait_until(lambda: _record(zap, sid, "start"), 10)
-        wait_until(lambda: "running (stalled" in zap("poll", "--no-wait", sid, env=stall).out, 10, 0.3)
+        # the all-running poll summary still shows the stall
+        wait_until(lambda: re.search(rf"^  {sid}: running \(stalled [0-9.]+s\)$",
+                                     zap("poll", "--no-wait", sid, env=stall).out, re.M), 10, 0.3)
         assert re.search(rf"{sid}: running \(stalled [0-9.]+s\)", zap("list", env=stall).out)
         doc = zap.json("poll", "--no-wait", sid, env=stall)["subagents"][0]
         assert doc["status"] == "running" and doc["stalled_s"] >= 1
@@ -598,15 +631,21 @@ def test_stalled_display(zap):
 @pytest.mark.timeout(90)
 def test_queue_caps_concurrency_and_drains_by_itself(zap):
     cap = {"ZAPCLI_MAX_CONCURRENT": "2"}
-    ids, statuses = [], []
-    for _ in range(5):
+    docs: list[dict] = []
+
+    def spawn() -> None:
         res = zap("spawn", "--cli", "sh", "--json", "--", "sleep 1", env=cap)
         assert res.returncode == 0, res.err
-        doc = json.loads(res.stdout)
-        ids.append(doc["id"])
-        statuses.append(doc["status"])
-    assert statuses[:2] == ["running", "running"]
-    assert statuses[2:].count("queued") >= 2
+        docs.append(json.loads(res.stdout))
+
+    threads = [threading.Thread(target=spawn) for _ in range(5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(docs) == 5
+    ids = [d["id"] for d in docs]
+    assert "queued" in [d["status"] for d in docs]
     # no other command runs: finishing children start the queued ones
     wait_until(lambda: all(final_status(zap.trail(s)) for s in ids), 40, 0.2)
     events = []
@@ -621,9 +660,36 @@ def test_queue_caps_concurrency_and_drains_by_itself(zap):
         running += delta
         peak = max(peak, running)
     assert peak == 2, events
-    # creation order
-    starts = [next(r for r in trail_records(zap.trail(s)) if r["type"] == "process")["ts"] for s in ids]
-    assert starts == sorted(starts)
+
+
+@pytest.mark.timeout(60)
+def test_queue_starts_in_creation_order_and_kill_covers_queued(zap):
+    cap = {"ZAPCLI_MAX_CONCURRENT": "1"}
+    m = f"sleep {sleep_marker(3317)}"
+
+    def spawn(task: str) -> str:
+        res = zap("spawn", "--cli", "sh", "--", task, env=cap)
+        assert res.returncode == 0, res.err
+        return res.out.strip()
+
+    first = spawn("sleep 1")
+    queued = [spawn(f"echo {i}") for i in range(3)]
+    blocker = spawn(f"exec {m}")  # runs after the others; then holds the only slot
+    victim = spawn("echo never")
+    try:
+        wait_until(lambda: pgrep(m), 20)
+        starts = [_record(zap, s, "process")["ts"] for s in [first, *queued, blocker]]  # type: ignore[index]
+        assert starts == sorted(starts)
+        assert zap.status(victim) == "queued"
+        res = zap("kill", "--all", env=cap)
+        assert res.returncode == 0, res.err
+        assert f"{victim}: cancelled (was queued)" in res.out and f"{blocker}: cancelled" in res.out
+        wait_until(lambda: not pgrep(m), 10)
+        assert zap.status(victim) == "cancelled"
+        time.sleep(1)  # a drain that ignored the cancel would start it now
+        assert _record(zap, victim, "process") is None and _record(zap, victim, "start") is None
+    finally:
+        _kill_markers(m)
 
 
 @pytest.mark.timeout(60)

@@ -290,8 +290,15 @@ class McpDescribeTool:
 
 
 class McpCallTool:
-    """`mcp_call(server, tool, arguments)`. Off-allowlist calls ask `approver`; with no
-    approver they are denied (never run unasked)."""
+    """`mcp_call(server, tool, arguments)` on a declared server.
+
+    With an `approver`, every call goes through `approver.request("mcp_call",
+    summary, {"server", "tool", "arguments", "allowlisted"})`: the approver applies
+    the one decision function (SPEC §10: `confirm` asks even for allowlisted
+    tools; `workspace`/`auto-edit` let allowlisted tools run; `full` allows all),
+    so it should pass `allowlisted` on as `mcp_allowlisted`. Without an approver,
+    allowlisted tools run and any other call is denied (never run unasked).
+    """
 
     def __init__(self, gateway: McpGateway, approver: Approver | None = None):
         self.gateway = gateway
@@ -313,14 +320,17 @@ class McpCallTool:
         tool, problem = _server_tool(self.gateway, args)
         if tool is None:
             return ToolResult(False, problem)
-        if self.needs_approval(args):
-            if self.approver is None:
-                return ToolResult(False, f"{tool.server}/{tool.name} needs approval and no "
-                                  "approver is available; it was not run")
+        allowlisted = not self.needs_approval(args)
+        if self.approver is not None:
             summary = f"MCP {tool.server}/{tool.name} {json.dumps(arguments)[:200]}"
-            approved, reason = self.approver.request("mcp_call", summary, dict(args))
+            approved, reason = self.approver.request("mcp_call", summary, {
+                "server": tool.server, "tool": tool.name, "arguments": arguments,
+                "allowlisted": allowlisted})
             if not approved:
                 return ToolResult(False, f"denied: {reason}" if reason else "denied")
+        elif not allowlisted:
+            return ToolResult(False, f"{tool.server}/{tool.name} needs approval and no "
+                              "approver is available; it was not run")
         return self.gateway.call(tool.server, tool.name, arguments)
 
 

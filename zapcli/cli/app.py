@@ -69,7 +69,7 @@ def spawn(
 @app.command()
 def poll(
     ids: list[str] = typer.Argument(..., help="Subagent ids."),
-    wait_secs: int = typer.Option(0, "--wait-secs", help="Wait up to 5 s plus this many seconds (1-30)."),
+    wait_secs: Optional[int] = typer.Option(None, "--wait-secs", help="Wait up to 5 s plus this many seconds (1-30)."),
     no_wait: bool = typer.Option(False, "--no-wait", help="Check once and return."),
     json: bool = JSON,
 ) -> None:

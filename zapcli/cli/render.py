@@ -7,11 +7,14 @@ Imports `zapcli.ops` result types only. Human lines are (style, text) pairs for
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
 
 from zapcli.cli.output import escape_controls
 from zapcli.ops.fold import Folded
 from zapcli.ops.status import View
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
 
 STATUS_STYLE = {"running": "cyan", "queued": "yellow", "awaiting_approval": "magenta",
                 "completed": "green", "failed": "red", "timeout": "red", "cancelled": "yellow",
@@ -110,8 +113,11 @@ def poll_lines(res: Any) -> Lines:
     if res.all_running:
         n = len(res.entries)
         tasks = " / ".join(one_line(e.view.task, TASK_PREVIEW) for e in res.entries if e.view)
+        # a hang must stay visible in the summary too (SPEC §6.2 stall)
+        stalled = [("yellow", f"  {e.view.id}: {status_phrase(e.view)}")
+                   for e in res.entries if e.view and e.view.stalled_s is not None]
         return [("cyan", f"[SubAgent] {n}/{n} still running (waited {duration(res.waited_s)})"),
-                ("", f"  tasks: {tasks}")]
+                ("", f"  tasks: {tasks}"), *stalled]
     lines: Lines = []
     for e in res.entries:
         if lines:

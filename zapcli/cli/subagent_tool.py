@@ -82,7 +82,7 @@ class SubagentTool:
     def _poll(self, args: dict[str, Any], ctx: ToolContext) -> str:
         from zapcli.ops.poll import poll
 
-        res = poll(self._ids(args), load_settings(), wait_secs=int(args.get("wait_secs") or 0))
+        res = poll(self._ids(args), load_settings(), wait_secs=None if args.get("wait_secs") is None else int(args["wait_secs"]))
         self._mark(e.id for e in res.entries if e.view and e.view.terminal)
         return render.plain(render.poll_lines(res))
 

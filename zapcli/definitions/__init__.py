@@ -1,5 +1,5 @@
 """Subagent definitions (SPEC §8.1–8.3): YAML loading, validation, layers, management.
-May import zapcli.paths and zapcli.errors; imported by ops and capabilities, never by the CLI directly.
+May import zapcli.paths, zapcli.errors, zapcli.tools.registry (names); used by ops and capabilities.
 
 Public API: `discover(workspace) -> Catalog`, `resolve(name, workspace) -> Definition`,
 `parse_definition(text, file)`, `Definition`, `Diagnostic`, `effective_model(...)`;

@@ -14,8 +14,8 @@ import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from zapcli.definitions.model import LAYERS, Definition, Diagnostic
 from zapcli.definitions.schema import NAME_RE, parse_definition
@@ -94,7 +94,11 @@ def _file_entries(files: Iterable[Path], layer: str, prefix: str = "") -> list[E
 
 
 def _builtin_entries() -> list[Entry]:
-    folder = resources.files("zapcli.definitions") / "builtin"
+    folder: Any = Path(__file__).with_name("builtin")
+    if not folder.is_dir():  # installed as a zip: importlib.resources costs ~10 ms, so only then
+        from importlib import resources
+
+        folder = resources.files("zapcli.definitions") / "builtin"
     out = []
     for item in sorted(folder.iterdir(), key=lambda p: p.name):
         if item.name.endswith(SUFFIXES):

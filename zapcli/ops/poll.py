@@ -67,15 +67,16 @@ def _done(entries: list[Entry]) -> bool:
     return all(e.view is None or e.view.terminal for e in entries)
 
 
-def poll(ids: list[str], settings: Settings, *, wait_secs: int = 0, no_wait: bool = False,
+def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no_wait: bool = False,
          on_tick: Callable[[list[Entry], float], None] | None = None) -> PollResult:
-    """Wait up to 5 s + `wait_secs` (1..30), checking every 500 ms; fold outputs."""
+    """Wait up to 5 s + `wait_secs` (1..30; None = not given), checking every
+    500 ms; fold outputs."""
     if not ids:
         raise UsageError("poll needs at least one subagent id")
-    if wait_secs and not 1 <= wait_secs <= 30:
+    if wait_secs is not None and not 1 <= wait_secs <= 30:
         raise UsageError(f"--wait-secs must be between 1 and 30, got {wait_secs}")
     start = time.monotonic()
-    budget = 0.0 if no_wait else BASE_WAIT_S + wait_secs
+    budget = 0.0 if no_wait else BASE_WAIT_S + (wait_secs or 0)
     entries = _observe_all(ids, settings)
     while not _done(entries) and time.monotonic() - start < budget:
         if on_tick:

@@ -9,8 +9,8 @@ trails; they are hints, always checked against the trail, never status.
 
 from __future__ import annotations
 
-import hashlib
 import os
+import re
 import time
 from pathlib import Path
 
@@ -32,9 +32,17 @@ def current() -> str:
     return f"tty-{sid}-{started}"
 
 
+_SAFE = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
 def key(session: str) -> str:
-    """A filesystem-safe key for any session string."""
-    return hashlib.sha256(session.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+    """A filesystem-safe key for any session string: the name itself when it is
+    short and plain (no hashlib import on the hot path), else a sha256 prefix."""
+    if _SAFE.fullmatch(session) and session not in (".", ".."):
+        return "s-" + session
+    import hashlib
+
+    return "h-" + hashlib.sha256(session.encode("utf-8", "surrogateescape")).hexdigest()[:24]
 
 
 def _dir(session: str, kind: str) -> Path:

@@ -16,9 +16,12 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any
 
 from zapcli.trail import records, store
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
 
 FLUSH_INTERVAL_S = 0.25
 

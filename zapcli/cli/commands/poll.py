@@ -9,7 +9,7 @@ from zapcli.config import load_settings
 from zapcli.ops.poll import poll
 
 
-def execute(ids: list[str], wait_secs: int = 0, no_wait: bool = False, json: bool = False) -> int:
+def execute(ids: list[str], wait_secs: int | None = None, no_wait: bool = False, json: bool = False) -> int:
     with Spinner(enabled=is_tty() and not json) as spin:
         res = poll(list(ids), load_settings(), wait_secs=wait_secs, no_wait=no_wait,
                    on_tick=lambda es, t: spin.update(

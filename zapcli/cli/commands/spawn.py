@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 
 from zapcli.cli.output import emit_json, emit_lines, is_tty, warn
-from zapcli.cli.render import spawn_lines
 from zapcli.ops.spawn import MAX_TASK_BYTES, SpawnRequest, decode_task, spawn
 
 
@@ -24,6 +23,8 @@ def execute(task: str, cli: str = "zapcli", agent: str | None = None, model: str
         emit_json({"id": res.id, "status": res.status, "cli": res.cli, "task": res.task,
                    "created": res.created, "warnings": list(res.warnings)})
     elif is_tty():
+        from zapcli.cli.render import spawn_lines
+
         emit_lines(spawn_lines(res))
     else:  # scripts: `id=$(zapcli spawn …)` gets exactly the id
         sys.stdout.write(res.id + "\n")
