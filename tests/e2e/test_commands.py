@@ -683,7 +683,7 @@ def test_queue_starts_in_creation_order_and_kill_covers_queued(zap):
         assert zap.status(victim) == "queued"
         res = zap("kill", "--all", env=cap)
         assert res.returncode == 0, res.err
-        assert f"{victim}: cancelled (was queued)" in res.out and f"{blocker}: cancelled" in res.out
+        assert f"{victim}: cancelled (was queued)" in res.out and f"{blocker}: cancelled" in res.out, (res.out, zap.trail(victim).read_text(), os.listdir(next((zap.home / "sessions").iterdir()) / "active"))
         wait_until(lambda: not pgrep(m), 10)
         assert zap.status(victim) == "cancelled"
         time.sleep(1)  # a drain that ignored the cancel would start it now

@@ -37,6 +37,7 @@ class Gate:
 
     def needs_approval(self, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
         if tool in NOT_ASKING:
+            self._last = None
             return False, ""
         self._last = decide(self.mode, tool, args, workspace=self.workspace, cwd=self.cwd,
                             writable_roots=self.writable_roots, unattended=self.unattended)
@@ -44,12 +45,12 @@ class Gate:
 
     def request(self, tool: str, summary: str, arguments: dict[str, Any]) -> tuple[bool, str]:
         """Block until decided; (approved, reason)."""
-        decision = self._last
-        self._last = None
-        if decision is None:  # called by the MCP gateway for an off-allowlist call
+        decision, self._last = self._last, None
+        if tool == "mcp_call":  # the MCP gateway asks for every call; the policy decides
             decision = decide(self.mode, "mcp_call", arguments, workspace=self.workspace,
                               cwd=self.cwd, writable_roots=self.writable_roots,
-                              unattended=self.unattended)
+                              unattended=self.unattended,
+                              mcp_allowlisted=bool(arguments.get("allowlisted")))
             if decision.action == "allow":
                 return True, ""
         req_id = f"r{next(self._ids)}"

@@ -30,6 +30,7 @@ class TerminalApprover:
         from zapcli.approvals import decide
 
         if tool in ("subagent", "mcp_search", "mcp_describe", "mcp_call"):
+            self._last = None
             return False, ""
         self._last = decide(self.mode, tool, args, workspace=self.workspace, cwd=self.cwd,
                             writable_roots=self.roots, unattended=self.unattended)
@@ -37,6 +38,14 @@ class TerminalApprover:
 
     def request(self, tool: str, summary: str, arguments: dict[str, Any]) -> tuple[bool, str]:
         last, self._last = self._last, None
+        if tool == "mcp_call":  # the MCP gateway asks for every call; the policy decides
+            from zapcli.approvals import decide
+
+            last = decide(self.mode, "mcp_call", arguments, workspace=self.workspace, cwd=self.cwd,
+                          writable_roots=self.roots, unattended=self.unattended,
+                          mcp_allowlisted=bool(arguments.get("allowlisted")))
+            if last.action == "allow":
+                return True, ""
         if last is not None and last.action == "deny":
             return False, last.reason or "denied by policy"
         if self.unattended:
