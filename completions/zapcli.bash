@@ -3,7 +3,7 @@ _zapcli() {
     local cur cmd opts
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=( $(compgen -W "spawn poll wait list kill output replay run gc session send approve deny usage doctor tool-schema --help --version" -- "$cur") )
+        COMPREPLY=( $(compgen -W "spawn poll wait list kill output replay run gc session send approve deny usage doctor tool-schema agents --help --version" -- "$cur") )
         return
     fi
     cmd="${COMP_WORDS[1]}"
@@ -24,12 +24,23 @@ _zapcli() {
         usage) opts="--all --json" ;;
         doctor) opts="--json" ;;
         tool-schema) opts="--json" ;;
+        agents) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "list show save delete enable disable model copy" -- "$cur") ); return; fi
+           case "${COMP_WORDS[2]}" in
+               list) opts="--json" ;;
+               show) opts="--json" ;;
+               save) opts="--json --scope" ;;
+               delete) opts="--json --scope" ;;
+               enable) opts="--json" ;;
+               disable) opts="--json" ;;
+               model) opts="--clear --json" ;;
+               copy) opts="--as --force --json --to" ;;
+           esac ;;
     esac
     if [[ "$cur" == -* ]]; then
         COMPREPLY=( $(compgen -W "$opts --help" -- "$cur") )
     else
         case "$cmd" in
-            poll|wait|kill|output|replay) COMPREPLY=( $(compgen -W "$(ls "${ZAPCLI_HOME:-${XDG_STATE_HOME:-$HOME/.local/state}/zapcli}/subagents" 2>/dev/null | sed -n "s/\.jsonl$//p")" -- "$cur") ) ;;
+            poll|wait|kill|output|replay|send|approve|deny) COMPREPLY=( $(compgen -W "$(ls "${ZAPCLI_HOME:-${XDG_STATE_HOME:-$HOME/.local/state}/zapcli}/subagents" 2>/dev/null | sed -n "s/\.jsonl$//p")" -- "$cur") ) ;;
         esac
     fi
 }

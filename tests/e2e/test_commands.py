@@ -681,7 +681,9 @@ def test_queue_starts_in_creation_order_and_kill_covers_queued(zap):
         starts = [_record(zap, s, "process")["ts"] for s in [first, *queued, blocker]]  # type: ignore[index]
         assert starts == sorted(starts)
         assert zap.status(victim) == "queued"
+        import datetime; print("KILL AT", datetime.datetime.utcnow().isoformat())
         res = zap("kill", "--all", env=cap)
+        print("KILL DONE", datetime.datetime.utcnow().isoformat())
         assert res.returncode == 0, res.err
         assert f"{victim}: cancelled (was queued)" in res.out and f"{blocker}: cancelled" in res.out, (res.out, zap.trail(victim).read_text(), os.listdir(next((zap.home / "sessions").iterdir()) / "active"))
         wait_until(lambda: not pgrep(m), 10)

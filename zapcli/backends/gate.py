@@ -57,7 +57,7 @@ class Gate:
         shown = records.fold_text(repr(arguments), 2000)
         self.writer.write_sync("approval_request", {"req_id": req_id, "tool": tool,
                                                     "summary": summary, "arguments": shown})
-        if decision.action == "deny":
+        if decision is not None and decision.action == "deny":
             reason = decision.reason or "denied by policy"
             self.writer.write_sync("approval_decision", {"req_id": req_id, "decision": "deny",
                                                          "reason": reason, "by": "policy"})

@@ -213,3 +213,81 @@ def doctor(json: bool = JSON) -> None:
 def tool_schema(json: bool = typer.Option(True, "--json", help="Always JSON.")) -> None:
     """Print the `subagent` tool's JSON schema, to register zapcli in another agent framework."""
     _run("tool_schema", locals())
+
+
+agents_app = typer.Typer(help="Manage subagent definitions (YAML) and their machine-local switches.",
+                         no_args_is_help=True)
+app.add_typer(agents_app, name="agents")
+
+
+def _agents(fn: str, **params) -> None:
+    from zapcli.cli.commands import agents
+
+    raise typer.Exit(getattr(agents, fn)(**params))
+
+
+@agents_app.command("list")
+def agents_list(json: bool = JSON) -> None:
+    """Every definition: name, layer, source file, enabled, effective model, diagnostics."""
+    _agents("list_", json=json)
+
+
+@agents_app.command("show")
+def agents_show(name: str = typer.Argument(..., help="Definition name."), json: bool = JSON) -> None:
+    """One definition in full, with its diagnostics."""
+    _agents("show", name=name, json=json)
+
+
+@agents_app.command("save")
+def agents_save(
+    file: str = typer.Argument(..., help="A definition YAML file to validate and install."),
+    scope: str = typer.Option("workspace", "--scope", help="system (~/.config/zapcli) or workspace (.zapcli/)."),
+    json: bool = JSON,
+) -> None:
+    """Validate FILE and install it into a scope (refused if invalid or named like a built-in)."""
+    _agents("save", file=file, scope=scope, json=json)
+
+
+@agents_app.command("delete")
+def agents_delete(
+    name: str = typer.Argument(..., help="Definition name."),
+    scope: Optional[str] = typer.Option(None, "--scope", help="system or workspace (default: the effective one)."),
+    json: bool = JSON,
+) -> None:
+    """Delete a system or workspace definition file."""
+    _agents("delete", name=name, scope=scope, json=json)
+
+
+@agents_app.command("enable")
+def agents_enable(name: str = typer.Argument(..., help="Definition name."), json: bool = JSON) -> None:
+    """Enable a definition on this machine."""
+    _agents("switch", name=name, enable=True, json=json)
+
+
+@agents_app.command("disable")
+def agents_disable(name: str = typer.Argument(..., help="Definition name."), json: bool = JSON) -> None:
+    """Disable a definition on this machine (spawn --agent NAME is then refused)."""
+    _agents("switch", name=name, enable=False, json=json)
+
+
+@agents_app.command("model")
+def agents_model(
+    name: str = typer.Argument(..., help="Definition name."),
+    model: Optional[str] = typer.Argument(None, help="Model to use for it on this machine."),
+    clear: bool = typer.Option(False, "--clear", help="Remove the override."),
+    json: bool = JSON,
+) -> None:
+    """Set or clear a machine-local model override (the only change allowed on a built-in)."""
+    _agents("model", name=name, model=model, clear=clear, json=json)
+
+
+@agents_app.command("copy")
+def agents_copy(
+    name: str = typer.Argument(..., help="Definition to copy (e.g. a built-in)."),
+    to: str = typer.Option("system", "--to", help="Target scope: system or workspace."),
+    as_: Optional[str] = typer.Option(None, "--as", help="New name for the copy."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing file."),
+    json: bool = JSON,
+) -> None:
+    """Copy a definition (all dimensions) into a scope, to edit it there."""
+    _agents("copy", name=name, to=to, as_=as_, force=force, json=json)

@@ -27,6 +27,17 @@ def commands() -> dict[str, Any]:
     return out
 
 
+def groups() -> dict[str, dict[str, Any]]:
+    """{group name: {subcommand: wrapper}} for typer sub-apps (e.g. `agents`)."""
+    from zapcli.cli.app import app
+
+    out: dict[str, dict[str, Any]] = {}
+    for group in app.registered_groups:
+        sub = group.typer_instance
+        out[group.name] = {(c.name or c.callback.__name__): c.callback for c in sub.registered_commands}
+    return out
+
+
 def _kind(hint: Any) -> tuple[str, bool]:
     args = typing.get_args(hint)
     if typing.get_origin(hint) is typing.Union:
@@ -36,11 +47,16 @@ def _kind(hint: Any) -> tuple[str, bool]:
     return {str: "str", int: "int", float: "float", bool: "flag"}[hint], False
 
 
-def argspec() -> dict[str, Any]:
+def argspec(with_groups: bool = False) -> dict[str, Any]:
+    """The command table. `with_groups` adds "group sub" entries (docs only:
+    the fast path handles top-level commands, typer the groups)."""
     from typer.models import ArgumentInfo, OptionInfo
 
     spec: dict[str, Any] = {}
-    for name, fn in commands().items():
+    items = list(commands().items())
+    if with_groups:
+        items += [(f"{g} {n}", fn) for g, cmds in groups().items() for n, fn in cmds.items()]
+    for name, fn in items:
         hints = typing.get_type_hints(fn)
         entry: dict[str, Any] = {"options": {}, "args": [], "defaults": {}, "help": inspect.getdoc(fn) or ""}
         for pname, param in inspect.signature(fn).parameters.items():
@@ -76,9 +92,9 @@ def main(argv: list[str]) -> int:
 
     targets = {
         "argspec": [(ROOT / "zapcli/cli/argspec.py", render_argspec)],
-        "completions": [(ROOT / "completions" / f, (lambda s=s: completion.render(s, argspec())))
+        "completions": [(ROOT / "completions" / f, (lambda s=s: completion.render(s, argspec(with_groups=True))))
                         for f, s in (("zapcli.bash", "bash"), ("_zapcli", "zsh"), ("zapcli.fish", "fish"))],
-        "man": [(ROOT / "man/zapcli.1", lambda: manpage.render(argspec()))],
+        "man": [(ROOT / "man/zapcli.1", lambda: manpage.render(argspec(with_groups=True)))],
     }
     wanted = argv[:1] or ["all"]
     if wanted[0] == "check":

@@ -1,0 +1,144 @@
+"""Definitions through the real CLI (SPEC §8): C13/C14 at spawn, the exact tool
+list and prompt sections a model receives, the agents commands, precedence,
+and the frozen spawn record."""
+
+from __future__ import annotations
+
+import pytest
+
+from zapcli.testing import ScriptedServer
+
+
+@pytest.fixture
+def server(zap):
+    srv = ScriptedServer([{"turns": [{"text": "done"}], "loop": True}])
+    srv.start()
+    zap.env.update(OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="session-model", OPENAI_API_KEY="sk-x-123456789")
+    yield srv
+    srv.stop()
+
+
+def _defs(zap):
+    folder = zap.cwd / ".zapcli" / "subagents"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _spawn_ok(zap, *args):
+    proc = zap("spawn", *args)
+    assert proc.returncode == 0, proc.err
+    sid = proc.out.strip()
+    assert zap("wait", sid, "--timeout", "30").returncode == 0, zap("poll", sid).out
+    return sid
+
+
+def test_c13_one_bad_file_does_not_hide_the_others(zap, server):
+    d = _defs(zap)
+    (d / "reviewer.yaml").write_text("name: reviewer\ndescription: Reviews diffs. Use when: ready\ntools: [read]\n")
+    (d / "helper.yaml").write_text("name: helper\ndescription: helps\ntools: [read]\n")
+    bad = zap("spawn", "--agent", "reviewer", "--", "review")
+    assert bad.returncode == 1 and "Traceback" not in bad.err
+    assert "reviewer.yaml:2:" in bad.err and "quote" in bad.err
+    assert not (zap.home / "subagents").exists() or not list((zap.home / "subagents").glob("*.jsonl"))
+    _spawn_ok(zap, "--agent", "helper", "--", "help")
+
+
+@pytest.mark.parametrize("body,needle", [
+    ("name: t\ndescription: d\ntools:\n\t- read\n", "tab"),
+    ("name: t\ndescription: d\nmemory: no\n", "memory: none"),
+    ("name: t\ndescription: d\ntools: [read]\ntools: [grep]\n", "twice"),
+    ("", "empty"),
+    ("name: t\ndescription: d\ntools: Read, Grep\n", "list"),
+    ("name: t\ndescription: d\ntools: [Read, Serch]\n", "Serch"),
+    ("name: t\ndescription: d\nallowedTools: [Read]\n", "did you mean 'tools'"),
+    ("a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b]\n"
+     "d: &d [*c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d]\nname: t\ndescription: d\n", "alias"),
+])
+def test_c13_c14_bad_definitions_are_clear_diagnostics(zap, server, body, needle):
+    (_defs(zap) / "t.yaml").write_text(body)
+    proc = zap("spawn", "--agent", "t", "--", "x")
+    assert proc.returncode == 1, proc.out
+    assert needle in proc.err and "t.yaml:" in proc.err and "Traceback" not in proc.err
+    listed = zap("agents", "list")
+    assert listed.returncode == 0 and "t.yaml" in listed.out  # shown, not hidden
+
+
+def test_declared_tools_are_exactly_what_the_model_receives(zap, server):
+    (_defs(zap) / "narrow.yaml").write_text("name: narrow\ndescription: d\ntools: [read, GREP, Read]\n")
+    _spawn_ok(zap, "--agent", "narrow", "--", "narrow job")
+    req = server.requests[-1]
+    assert [t["function"]["name"] for t in req["tools"]] == ["read", "grep"]
+    system = req["messages"][0]["content"]
+    for section in ("skill", "knowledge", "MCP", "memory"):
+        assert section.lower() not in system.lower()
+
+
+def test_knowledge_and_memory_add_exactly_their_tools_and_sections(zap, server):
+    (zap.cwd / "docs").mkdir()
+    (zap.cwd / "docs" / "guide.md").write_text("# Guide\nAlways quote YAML values.\n")
+    mem = zap.cwd / ".zapcli" / "agent-memory" / "kbuser"
+    mem.mkdir(parents=True)
+    (mem / "notes.md").write_text("Remember: the build uses make.\n")
+    (_defs(zap) / "kbuser.yaml").write_text(
+        "name: kbuser\ndescription: d\ntools: [read]\nknowledge:\n  - {name: docs, path: 'docs/*.md'}\nmemory: private\n")
+    _spawn_ok(zap, "--agent", "kbuser", "--", "kb job")
+    req = server.requests[-1]
+    names = [t["function"]["name"] for t in req["tools"]]
+    assert names == ["read", "kb_search", "memory_read", "memory_search", "memory_write"]
+    system = req["messages"][0]["content"]
+    assert "docs" in system and "Remember: the build uses make." in system
+
+
+def test_model_precedence_flag_override_definition_session(zap, server):
+    (_defs(zap) / "pinned.yaml").write_text("name: pinned\ndescription: d\nmodel: def-model\n")
+    _spawn_ok(zap, "--agent", "pinned", "--", "p1")
+    assert server.requests[-1]["model"] == "def-model"
+    assert zap("agents", "model", "pinned", "override-model").returncode == 0
+    _spawn_ok(zap, "--agent", "pinned", "--", "p2")
+    assert server.requests[-1]["model"] == "override-model"
+    _spawn_ok(zap, "--agent", "pinned", "--model", "flag-model", "--", "p3")
+    assert server.requests[-1]["model"] == "flag-model"
+    assert zap("agents", "model", "pinned", "--clear").returncode == 0
+    (_defs(zap) / "plain.yaml").write_text("name: plain\ndescription: d\n")
+    _spawn_ok(zap, "--agent", "plain", "--", "p4")
+    assert server.requests[-1]["model"] == "session-model"
+
+
+def test_disabled_definition_is_refused_and_switch_is_not_in_the_yaml(zap, server):
+    path = _defs(zap) / "paused.yaml"
+    path.write_text("name: paused\ndescription: d\n")
+    before = path.read_bytes()
+    assert zap("agents", "disable", "paused").returncode == 0
+    proc = zap("spawn", "--agent", "paused", "--", "x")
+    assert proc.returncode == 1 and "disabled" in proc.err
+    assert path.read_bytes() == before
+    assert zap("agents", "enable", "paused").returncode == 0
+    _spawn_ok(zap, "--agent", "paused", "--", "x")
+
+
+def test_editing_the_yaml_after_spawn_changes_nothing(zap, server):
+    path = _defs(zap) / "frozen.yaml"
+    path.write_text("name: frozen\ndescription: d\ntools: [read]\n")
+    sid = _spawn_ok(zap, "--agent", "frozen", "--", "frozen job")
+    path.write_text("name: frozen\ndescription: d\ntools: [bash, write]\n")
+    spawn = zap.json("replay", sid)["records"][0]
+    assert spawn["grant"]["tools"] == ["read"]
+
+
+def test_agents_save_refuses_builtin_names_and_invalid_files(zap, tmp_path):
+    good = tmp_path / "mine.yaml"
+    good.write_text("name: mine\ndescription: mine\ntools: [read]\n")
+    assert zap("agents", "save", str(good), "--scope", "workspace").returncode == 0
+    assert (zap.cwd / ".zapcli" / "subagents").exists()
+    clash = tmp_path / "clash.yaml"
+    clash.write_text("name: explorer\ndescription: x\n")
+    proc = zap("agents", "save", str(clash))
+    assert proc.returncode != 0 and "built-in" in proc.err
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: broken\ndescription: x\nknowledge: [{name: k, path: docs}]\n")
+    proc = zap("agents", "save", str(broken))
+    assert proc.returncode != 0 and "read" in proc.err
+    shown = zap.json("agents", "show", "mine")
+    assert shown["definition"]["tools"] == ["read"]
+    assert zap("agents", "delete", "mine").returncode == 0
+    assert zap("agents", "show", "mine").returncode == 1
