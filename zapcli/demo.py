@@ -4,8 +4,9 @@ Part 1 runs the real `zapcli` CLI as a user would (each step is printed as the
 shell command it is): `sh` subagents in parallel over this repository's own
 files, poll, list, kill, wait, replay. Part 2 starts the bundled scripted
 OpenAI-compatible server on 127.0.0.1 and runs a parent `zapcli run` whose
-model spawns three built-in-agent subagents; they really glob, grep and read
-this repository through their tools, the parent collects their results and
+model spawns four built-in-agent subagents; they really glob, grep, read and
+search this repository through their tools (one uses the workspace definition
+`.zapcli/subagents/doc-reviewer.yml`, with knowledge sources and private memory), the parent collects their results and
 reports, and one subagent's trail is replayed. State goes to a fresh temporary
 ZAPCLI_HOME, so the demo never touches your own subagents.
 """
@@ -32,13 +33,15 @@ CHILD_TASKS = {
     "modules": "List the Python modules of the supervisor package (zapcli/supervisor).",
     "tests": "Find which test files exercise the kill command.",
     "readme": "Read the first lines of README.md and say what zapcli is.",
+    "docs": "Check that the kill command is documented for users.",
 }
+AGENTS = {"modules": "explorer", "tests": "explorer", "readme": "explorer", "docs": "doc-reviewer"}
 
 SCRIPT = [
     {"match": "Survey this repository", "turns": [
-        {"text": "I'll split the survey across three subagents.",
-         "tool_calls": [{"name": "subagent", "arguments": {"action": "spawn", "agent": "explorer",
-                                                           "task": task}} for task in CHILD_TASKS.values()],
+        {"text": "I'll split the survey across four subagents.",
+         "tool_calls": [{"name": "subagent", "arguments": {"action": "spawn", "agent": AGENTS[key],
+                                                           "task": task}} for key, task in CHILD_TASKS.items()],
          "usage": {"prompt_tokens": 900, "completion_tokens": 80}},
         {"tool_calls": [{"name": "subagent", "arguments": {"action": "wait", "timeout": 60}}],
          "usage": {"prompt_tokens": 1400, "completion_tokens": 20}},
@@ -61,6 +64,11 @@ SCRIPT = [
          "usage": {"prompt_tokens": 300, "completion_tokens": 12}},
         {"text": "zapcli runs parallel LLM subagents as ordinary background OS processes.",
          "usage": {"prompt_tokens": 380, "completion_tokens": 16}}]},
+    {"match": CHILD_TASKS["docs"], "turns": [
+        {"tool_calls": [{"name": "kb_search", "arguments": {"query": "zapcli kill"}}],
+         "usage": {"prompt_tokens": 500, "completion_tokens": 14}},
+        {"text": "kill is documented: see the README tour and the man page hits found by kb_search above.",
+         "usage": {"prompt_tokens": 900, "completion_tokens": 22}}]},
 ]
 
 
@@ -106,9 +114,9 @@ def part_agent(zap: list[str], env: dict[str, str], home: str) -> None:
         print(run.stdout.rstrip())
         children = json.loads(subprocess.run(zap + ["list", "--all", "--json"], env=agent_env, cwd=REPO,
                                               text=True, capture_output=True).stdout)["subagents"]
-        agents = [c for c in children if c["cli"] == "zapcli"]
-        if agents:
-            sh(zap + ["replay", agents[-1]["id"]], agent_env)
+        reviewer = [c for c in children if c["agent"] == "doc-reviewer"]
+        if reviewer:
+            sh(zap + ["replay", reviewer[0]["id"]], agent_env)
             sh(zap + ["usage", "--all"], agent_env)
     finally:
         server.terminate()

@@ -115,8 +115,8 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
             err.write(f"· {rec.get('name')} {escape_controls(str(rec.get('arguments')))[:200]}\n")
         elif rtype == "tool_result":
             lines = escape_controls(str(rec.get("content", ""))).split("\n")
-            shown = "\n".join("  │ " + x for x in lines[:12])
-            more = f"\n  │ … {len(lines) - 12} more lines" if len(lines) > 12 else ""
+            shown = "\n".join("  │ " + x for x in lines[:40])
+            more = f"\n  │ … {len(lines) - 40} more lines" if len(lines) > 40 else ""
             err.write(("" if rec.get("ok") else "  ! error:\n") + shown + more + "\n")
         elif rtype == "usage":
             for i, key in enumerate(("input_tokens", "output_tokens", "cached_tokens")):

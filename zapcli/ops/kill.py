@@ -3,9 +3,7 @@
 Imports `zapcli.ops.status`, `zapcli.ops.session`, `zapcli.supervisor.kill`.
 The `cancelled` status is appended (fsynced) before any signal, so it is the
 first terminal record whatever the dying child writes. Pending approvals are
-settled as denied. Queued ids are cancelled first, under the session's queue
-lock, so a slot freed by killing a running one is never given to a subagent
-that is being killed; the rest are killed in parallel so grace periods overlap.
+settled as denied. Several ids are killed in parallel so grace periods overlap.
 """
 
 from __future__ import annotations
@@ -28,31 +26,6 @@ class KillEntry:
     pid: int | None = None
     signals: str | None = None  # e.g. "SIGTERM" or "SIGTERM, SIGKILL"
     error: str | None = None
-
-
-def _cancel_if_queued(sid: str, settings: Settings) -> KillEntry | None:
-    """Cancel `sid` if it is still queued; None when it is not (or unknown).
-
-    Decided under the queue lock `drain` starts subagents under, so it cannot
-    be started between the check and the `cancelled` record.
-    """
-    try:
-        view = observe(sid, kill_grace_s=settings.kill_grace_s)
-    except NotFound:
-        return None
-    if view.status != "queued":
-        return None
-    from zapcli.ops.queue import session_lock
-
-    with session_lock(view.session):
-        s = load(sid)
-        if s.final is not None or s.process is not None or s.start is not None:
-            return None  # started or ended meanwhile: the running path handles it
-        store.append_record(store.path_for(sid), "status", {
-            "status": "cancelled", "exit_code": None, "reason": "killed by the user",
-            "mono": time.monotonic(), "by": "kill"}, seq=s.last_seq + 1)
-    sessions.deactivate(view.session, sid)
-    return KillEntry(sid, "cancelled")
 
 
 def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
@@ -101,12 +74,8 @@ def kill(ids: list[str], settings: Settings, *, grace_s: float | None = None,
         ids = [sid for sid in sessions.active(session)]
     if not ids:
         return []
-    done = {sid: e for sid in dict.fromkeys(ids) if (e := _cancel_if_queued(sid, settings))}
-    rest = [sid for sid in dict.fromkeys(ids) if sid not in done]
-    if rest:
-        with ThreadPoolExecutor(max_workers=min(len(rest), 16)) as pool:
-            done.update((e.id, e) for e in pool.map(lambda sid: _kill_one(sid, grace, settings), rest))
-    entries = [done[sid] for sid in ids]
+    with ThreadPoolExecutor(max_workers=min(len(ids), 16)) as pool:
+        entries = list(pool.map(lambda sid: _kill_one(sid, grace, settings), ids))
     if all_:
         entries = [e for e in entries if e.outcome == "cancelled"]
     return entries
