@@ -46,6 +46,18 @@ def locks_dir() -> Path:
     return state_dir() / "locks"
 
 
+def _mkdirs(path: Path) -> None:
+    """`mkdir -p` giving every directory it creates mode 0700 (Path.mkdir's
+    `parents=True` would create the parents with the umask default, 0755)."""
+    try:
+        path.mkdir(mode=DIR_MODE, exist_ok=True)
+    except FileNotFoundError:
+        if path.parent == path:
+            raise
+        _mkdirs(path.parent)
+        path.mkdir(mode=DIR_MODE, exist_ok=True)
+
+
 def ensure_dir(path: Path) -> Path:
     """Create `path` (and parents) with mode 0700; return it.
 
@@ -53,7 +65,7 @@ def ensure_dir(path: Path) -> Path:
     filesystem refuses (read-only, permissions, disk full, a file in the way).
     """
     try:
-        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        _mkdirs(path)
         if not path.is_dir():
             raise NotADirectoryError(f"{path} is not a directory")
     except OSError as exc:

@@ -3,7 +3,7 @@
 The fast path's table: command -> options {flag: (dest, kind, multiple)},
 positional args [(dest, kind, nargs, required)], defaults."""
 
-SPEC = {'spawn': {'options': {'--cli': ('cli', 'str', False),
+SPEC: dict = {'spawn': {'options': {'--cli': ('cli', 'str', False),
                        '--agent': ('agent', 'str', False),
                        '--model': ('model', 'str', False),
                        '--timeout': ('timeout', 'float', False),

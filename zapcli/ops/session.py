@@ -94,7 +94,7 @@ def forget(session: str, sid: str) -> None:
 def all_active() -> list[tuple[str, str]]:
     """(session key, id) for every active marker of every session."""
     root = state_dir() / "sessions"
-    out = []
+    out: list[tuple[str, str]] = []
     try:
         keys = os.listdir(root)
     except FileNotFoundError:

@@ -152,7 +152,7 @@ def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> Vie
             _append_status(sid, s, "timeout", "deadline passed; killed by an observer")
             from zapcli.supervisor.kill import kill_tree
 
-            kill_tree(pid, ctime, kill_grace_s)
+            kill_tree(int(pid), float(ctime), kill_grace_s)  # type: ignore[arg-type]
             return to_view(sid, load(sid), stall_s=stall_s)
         return to_view(sid, s, stall_s=stall_s)
     s = load(sid)  # closes the race with the child's final flush
