@@ -103,9 +103,9 @@ def _crash(zap, sid: str) -> None:
 def test_spawn_returns_an_id_at_once_even_with_stdout_captured(zap):
     m = f"sleep {sleep_marker(3301)}"
     t0 = time.monotonic()
-    res = subprocess.run(_zap_cmd("spawn", "--cli", "sh", "--", m), stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=zap.env,
-                         cwd=zap.cwd, timeout=30)
+    # stdout is a pipe, as in id=$(zapcli spawn ...): run() returns only once it closes
+    res = subprocess.run(_zap_cmd("spawn", "--cli", "sh", "--", m), capture_output=True,
+                         stdin=subprocess.DEVNULL, env=zap.env, cwd=zap.cwd, timeout=30)
     took = time.monotonic() - t0
     try:
         assert res.returncode == 0, res.stderr
@@ -594,7 +594,6 @@ def test_observer_backstop_timeout(zap):
         assert doc["status"] == "timeout", doc
         assert "observer" in doc["reason"]
         assert time.monotonic() > deadline + 10  # not before the 10 s slack
-        assert psutil.Process(sup).status() != psutil.STATUS_STOPPED or _gone(sup)
         wait_until(lambda: _gone(sup), 10)
         wait_until(lambda: not pgrep(m), 10)
         assert final_status(zap.trail(sid)) == "timeout"
