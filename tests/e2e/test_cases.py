@@ -132,7 +132,7 @@ def test_c03_deadline_holds_for_a_stopped_process(zap):
     try:
         pid = wait_until(lambda: pgrep(m), 10)[0]  # type: ignore[index]
         os.kill(pid, signal.SIGSTOP)
-        assert psutil.Process(pid).status() == psutil.STATUS_STOPPED
+        wait_until(lambda: psutil.Process(pid).status() == psutil.STATUS_STOPPED, 5)
         # nobody polls: the deadline passes while it is stopped
         wait_until(lambda: final_status(zap.trail(sid)), 15)
         res = zap.json("poll", sid)

@@ -41,7 +41,7 @@ def main(sid: str) -> int:
     if s.final is not None:
         return EXIT_OK  # ended (e.g. cancelled) before it ever started
     secrets = secret_values()
-    writer = TrailWriter(store.path_for(sid), start_seq=max(s.last_seq, 1) + 1, secrets=secrets)
+    writer = TrailWriter(store.path_for(sid), start_seq=max(s.last_seq, 1), secrets=secrets)
     terminated = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: terminated.set())
     signal.signal(signal.SIGINT, lambda *_: terminated.set())

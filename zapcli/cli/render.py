@@ -116,7 +116,9 @@ def poll_lines(res: Any) -> Lines:
         # a hang must stay visible in the summary too (SPEC §6.2 stall)
         stalled = [("yellow", f"  {e.view.id}: {status_phrase(e.view)}")
                    for e in res.entries if e.view and e.view.stalled_s is not None]
-        return [("cyan", f"[SubAgent] {n}/{n} still running (waited {duration(res.waited_s)})"),
+        queued = sum(1 for e in res.entries if e.view and e.view.status == "queued")
+        note = f"; {queued} of them queued" if queued else ""
+        return [("cyan", f"[SubAgent] {n}/{n} still running (waited {duration(res.waited_s)}{note})"),
                 ("", f"  tasks: {tasks}"), *stalled]
     lines: Lines = []
     for e in res.entries:

@@ -28,13 +28,9 @@ class KillEntry:
     error: str | None = None
 
 
-def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
-    try:
-        view = observe(sid, kill_grace_s=settings.kill_grace_s)
-    except NotFound as exc:
-        return KillEntry(sid, "does not exist", error=exc.message)
-    if view.terminal:
-        return KillEntry(sid, f"already {view.status}")
+def _record_cancel(sid: str) -> dict | None:
+    """Append the denied approvals and the `cancelled` status; return the
+    process record to signal (None when it never started)."""
     s = load(sid)
     path = store.path_for(sid)
     seq = s.last_seq + 1
@@ -46,8 +42,31 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
     store.append_record(path, "status", {"status": "cancelled", "exit_code": None,
                                          "reason": "killed by the user", "mono": time.monotonic(),
                                          "by": "kill"}, seq=seq)
-    proc = s.process or s.start
-    if proc is None:  # queued: nothing to signal
+    return s.process or s.start
+
+
+def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
+    try:
+        view = observe(sid, kill_grace_s=settings.kill_grace_s)
+    except NotFound as exc:
+        return KillEntry(sid, "does not exist", error=exc.message)
+    if view.terminal:
+        return KillEntry(sid, f"already {view.status}")
+    if view.status == "queued":
+        # Under the queue lock, so a slot freeing right now cannot start it behind our back.
+        from zapcli.ops.queue import session_lock
+
+        with session_lock(view.session):
+            s = load(sid)
+            if s.final is None and s.process is None and s.start is None:
+                _record_cancel(sid)
+                sessions.deactivate(view.session, sid)
+                return KillEntry(sid, "cancelled")
+        view = observe(sid, kill_grace_s=settings.kill_grace_s)
+        if view.terminal:
+            return KillEntry(sid, f"already {view.status}")
+    proc = _record_cancel(sid)
+    if proc is None:
         sessions.deactivate(view.session, sid)
         return KillEntry(sid, "cancelled")
     from zapcli.supervisor.kill import kill_tree

@@ -111,8 +111,11 @@ def drain(session: str, settings: Settings) -> list[str]:
                 continue
             if not ready:
                 continue
-            if settings.max_concurrent and running >= settings.max_concurrent:
-                break
+            # The cap it was spawned under, not the observer's: a `poll` run with
+            # other settings must not start it early.
+            cap = load(view.id).spawn.get("max_concurrent", settings.max_concurrent)
+            if cap and running >= cap:
+                continue
             launch(view.id, settings)
             started.append(view.id)
             running += 1

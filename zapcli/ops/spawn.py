@@ -116,6 +116,7 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
         "max_tokens": req.max_tokens, "after": list(req.after), "mono": time.monotonic(),
         "deadline": records.iso_utc(now + timeout),
         "kill_grace_s": settings.kill_grace_s, "writable_roots": list(settings.writable_roots),
+        "max_concurrent": settings.max_concurrent,
         **backend,
     }
     store.create_trail(sid, fields, secret_values())
