@@ -42,6 +42,7 @@ def render(spec: dict[str, Any]) -> str:
         ".TP", "ZAPCLI_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY", "Model access for the built-in agent.",
         ".TP", "ZAPCLI_TIMEOUT_S, ZAPCLI_MAX_CONCURRENT, ZAPCLI_STALL_S, ZAPCLI_KILL_GRACE_S, ZAPCLI_MAX_KEPT",
         "Override the matching config.yaml keys.",
+        ".TP", "ZAPCLI_SEARCH_URL", "WebSearch provider: a URL template with {query} returning SearXNG-style JSON.",
         ".TP", "NO_COLOR", "Disable colour.",
         ".SH FILES",
         ".TP", "$ZAPCLI_HOME/subagents/ID.jsonl", "The trail: append-only JSONL record of everything the subagent did.",
