@@ -8,7 +8,6 @@ applied (never half-applied).
 
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -98,6 +97,8 @@ def _load_file(path: Path) -> dict[str, Any]:
         key = key_node.value
         line = key_node.start_mark.line + 1
         if key not in KEYS:
+            import difflib
+
             near = difflib.get_close_matches(str(key), KEYS, n=1)
             hint = f" (did you mean '{near[0]}'?)" if near else f" (valid keys: {', '.join(KEYS)})"
             raise ConfigError(f"{path}:{line}: unknown key '{key}'{hint}")

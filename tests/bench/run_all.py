@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHES = ["bench_cli", "bench_trail", "bench_crash", "bench_wait_cpu"]
+BENCHES = ["bench_cli", "bench_trail", "bench_crash", "bench_wait_cpu", "bench_agent_loop", "bench_agent_startup"]
 
 
 def main(argv: list[str]) -> int:

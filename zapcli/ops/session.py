@@ -23,12 +23,9 @@ def current() -> str:
     if env:
         return env
     sid = os.getsid(0)
-    try:
-        import psutil
+    from zapcli.supervisor.launch import process_create_time
 
-        started = int(psutil.Process(sid).create_time())
-    except Exception:  # leader gone or unreadable: the sid alone
-        started = 0
+    started = int(process_create_time(sid))  # 0 when the leader is gone or unreadable
     return f"tty-{sid}-{started}"
 
 

@@ -145,8 +145,7 @@ def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> Vie
     from zapcli.supervisor import liveness
 
     pid, ctime = proc.get("pid"), proc.get("create_time")
-    alive = liveness.find(pid, ctime) if isinstance(pid, int) and isinstance(ctime, (int, float)) else None
-    if alive is not None:
+    if isinstance(pid, int) and isinstance(ctime, (int, float)) and liveness.is_alive(pid, ctime):
         deadline = proc.get("deadline_mono")
         if isinstance(deadline, (int, float)) and time.monotonic() > deadline + OBSERVER_DEADLINE_SLACK_S:
             _append_status(sid, s, "timeout", "deadline passed; killed by an observer")

@@ -1,6 +1,6 @@
 """Start a detached child: its own session, stdin /dev/null, no inherited fds.
 
-Imports psutil. The child's stdout goes nowhere and its stderr to a file the
+Imports `zapcli.supervisor.procfs` (psutil as its fallback). The child's stdout goes nowhere and its stderr to a file the
 caller names (so a crash before the child's own logging still leaves a
 traceback behind); the caller's pipes are never inherited, which is what lets
 `id=$(zapcli spawn …)` return at once.
@@ -35,6 +35,11 @@ def launch_detached(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | P
 
 def process_create_time(pid: int) -> float:
     """psutil's create time (epoch seconds) for `pid`; 0.0 if it already vanished."""
+    from zapcli.supervisor import procfs
+
+    st = procfs.stat(pid)
+    if st is not None:
+        return st[1]
     import psutil
 
     try:
