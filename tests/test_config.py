@@ -1,0 +1,59 @@
+"""config.yaml: layered, validated with file/line/key, never half-applied."""
+
+from __future__ import annotations
+
+import pytest
+
+from zapcli.config import load_settings
+from zapcli.errors import ConfigError
+
+
+@pytest.fixture
+def cfg(tmp_path, monkeypatch):
+    home = tmp_path / "cfg"
+    home.mkdir()
+    monkeypatch.setenv("ZAPCLI_CONFIG_HOME", str(home))
+    for var in ("ZAPCLI_TIMEOUT_S", "ZAPCLI_MAX_CONCURRENT", "ZAPCLI_MODEL", "ZAPCLI_APPROVAL"):
+        monkeypatch.delenv(var, raising=False)
+    return home / "config.yaml"
+
+
+def test_defaults_without_files(cfg):
+    s = load_settings()
+    assert (s.timeout_s, s.max_concurrent, s.max_kept, s.stall_s, s.kill_grace_s, s.approval) == \
+        (300, 8, 1000, 120, 3, "workspace")
+
+
+def test_workspace_overrides_user_key_by_key_and_env_overrides_both(cfg, tmp_path, monkeypatch):
+    cfg.write_text("timeout_s: 60\nmax_concurrent: 2\n")
+    ws = tmp_path / "ws"
+    (ws / ".zapcli").mkdir(parents=True)
+    (ws / ".zapcli" / "config.yaml").write_text("max_concurrent: 4\n")
+    s = load_settings(ws)
+    assert (s.timeout_s, s.max_concurrent) == (60, 4)
+    monkeypatch.setenv("ZAPCLI_TIMEOUT_S", "7")
+    assert load_settings(ws).timeout_s == 7
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("timeout_s: 10\nmax_concurent: 3\n", ":2: unknown key 'max_concurent' (did you mean 'max_concurrent'?)"),
+    ("timeout_s: soon\n", ":1: key 'timeout_s': expected a number"),
+    ("approval: yes\n", ":1: key 'approval'"),
+    ("timeout_s: 10\n\tmax_kept: 5\n", "invalid YAML"),
+    ("- a\n- b\n", "must be a mapping"),
+    ("max_kept: 1.5\n", "whole number"),
+])
+def test_invalid_file_names_file_line_and_key(cfg, text, needle):
+    cfg.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert str(cfg) in info.value.message and needle in info.value.message
+
+
+def test_invalid_config_stops_a_command_with_one_line(zap, tmp_path):
+    cfg = tmp_path / "config" / "config.yaml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text("max_concurrent: many\n")
+    proc = zap("spawn", "--cli", "sh", "--", "true")
+    assert proc.returncode == 1 and "config.yaml:1" in proc.err and "Traceback" not in proc.err
+    assert not (zap.home / "subagents").exists() or not list((zap.home / "subagents").iterdir())
