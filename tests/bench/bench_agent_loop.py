@@ -22,10 +22,15 @@ pays the `openai` import and connection set-up.
 
 Prints: the median overhead per turn (µs) over the repetitions and its ratio
 to the reference, the median `client.complete` wall (the scripted model's
-round trip, all calls of all repetitions) measured in the same run; the
-calling-thread cost of the sink per record; the sink record rate (records per
-second of loop wall and per turn), checked against the lines on disk after
-`close()`.
+round trip, all calls of all repetitions) measured in the same run. The
+history grows by two messages a turn and so does the round trip (the SDK
+walks every message of every request), so the ratio to the round trip of the
+first 10 calls of each run is printed too, with the growth per message. Also
+the per-turn gaps (end of one model call to the start of the next, minus the
+tool run: median, p90, first and last quarter, to show whether the loop's own
+cost grows with the history), the calling-thread cost of the sink per record,
+and the sink record rate (records per second of loop wall and per turn),
+checked against the lines on disk after `close()`.
 """
 
 from __future__ import annotations
