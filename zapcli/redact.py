@@ -62,3 +62,56 @@ class StreamRedactor:
         """Return whatever is still held back (already masked)."""
         out, self._pending = self._pending, b""
         return out
+
+
+# A task may contain a secret the user typed (e.g. `curl -H "Authorization: $TOKEN"`
+# expanded by their shell). The trail must not hold it, yet the child must run
+# the task exactly. So the stored task names the variable instead: the child,
+# which inherits the same environment, puts the value back; displays show ***.
+_OPEN, _CLOSE = "\ue000", "\ue001"  # private-use code points: never in real text
+
+
+def secret_names(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """(name, value) of secret variables, longest value first."""
+    env = os.environ if environ is None else environ
+    pairs = [(n, v) for n, v in env.items()
+             if len(v) >= MIN_LEN and any(m in n.upper() for m in MARKERS)]
+    return sorted(pairs, key=lambda p: len(p[1]), reverse=True)
+
+
+def mark(text: str, environ: Mapping[str, str] | None = None) -> str:
+    """Replace secret values in `text` by references to their variables."""
+    for name, value in secret_names(environ):
+        if value in text:
+            text = text.replace(value, f"{_OPEN}{name}{_CLOSE}")
+    return text
+
+
+class MissingSecret(Exception):
+    """A marked task names a variable this environment lacks."""
+
+
+def unmark(text: str, environ: Mapping[str, str] | None = None) -> str:
+    """Put the values back (the child side). Raises MissingSecret naming the variable."""
+    env = os.environ if environ is None else environ
+    if _OPEN not in text:
+        return text
+    out, rest = [], text
+    while _OPEN in rest:
+        head, _, tail = rest.partition(_OPEN)
+        name, sep, rest = tail.partition(_CLOSE)
+        if not sep:
+            return text
+        if name not in env:
+            raise MissingSecret(name)
+        out += [head, env[name]]
+    return "".join(out) + rest
+
+
+def display(text: str) -> str:
+    """The stored form for people and logs: every reference shown as ***."""
+    if _OPEN not in text:
+        return text
+    import re
+
+    return re.sub(f"{_OPEN}[^{_CLOSE}]*{_CLOSE}", "***", text)

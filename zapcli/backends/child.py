@@ -57,16 +57,27 @@ def main(sid: str) -> int:
                             "definition": spawn.get("definition"),
                             "tools": (spawn.get("grant") or {}).get("tools", []),
                             "diagnostics": len(spawn.get("diagnostics") or [])})
+    from zapcli.redact import MissingSecret, unmark
+
     try:
-        if spawn.get("cli") == "sh":
+        task = unmark(str(spawn["task"]))
+    except MissingSecret as exc:
+        task = None
+        missing = f"the task uses the value of ${exc.args[0]}, which is not set in this subagent's environment"
+    try:
+        if task is None:
+            from zapcli.backends.sh import Outcome
+
+            outcome = Outcome("failed", None, missing)
+        elif spawn.get("cli") == "sh":
             from zapcli.backends import sh
 
-            outcome = sh.run(str(spawn["task"]), cwd=str(spawn.get("cwd") or "/"), out=out, err=err,
+            outcome = sh.run(task, cwd=str(spawn.get("cwd") or "/"), out=out, err=err,
                              deadline_mono=deadline, grace_s=grace_s, terminated=terminated)
         else:
             from zapcli.backends import agent_run
 
-            outcome = agent_run.run(sid, spawn, writer=writer, out=out, err=err,
+            outcome = agent_run.run(sid, {**spawn, "task": task}, writer=writer, out=out, err=err,
                                     deadline_mono=deadline, terminated=terminated)
     except Exception as exc:  # the child's catch-all: a result is never lost
         traceback.print_exc(file=sys.stderr)

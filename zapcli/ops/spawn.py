@@ -18,7 +18,7 @@ from zapcli.errors import UsageError, ZapcliError
 from zapcli.ops import queue
 from zapcli.ops import session as sessions
 from zapcli.paths import workspace_of
-from zapcli.redact import secret_values
+from zapcli.redact import display, mark, secret_values
 from zapcli.trail import records, store
 
 MAX_TASK_BYTES = 1024 * 1024
@@ -110,7 +110,7 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     sid = ids.new_id()
     now = time.time()
     fields = {
-        "session": session, "cli": req.cli, "task": task, "cwd": str(cwd),
+        "session": session, "cli": req.cli, "task": mark(task), "cwd": str(cwd),
         "workspace": str(workspace), "timeout_s": timeout,
         "approval": req.approval or settings.approval, "unattended": req.unattended,
         "max_tokens": req.max_tokens, "after": list(req.after), "mono": time.monotonic(),
@@ -130,5 +130,5 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     from zapcli.ops.status import load, to_view
 
     status = to_view(sid, load(sid)).status
-    return SpawnResult(id=sid, status=status, cli=req.cli, task=task,
+    return SpawnResult(id=sid, status=status, cli=req.cli, task=display(mark(task)),
                        created=records.iso_utc(now), warnings=warnings)

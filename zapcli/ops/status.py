@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 
 from zapcli.errors import NotFound
+from zapcli.redact import display
 from zapcli.trail import reader, records, store
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -101,7 +102,7 @@ def to_view(sid: str, s: reader.Summary, *, stall_s: float = 0.0) -> View:
     sp = s.spawn
     view = View(
         id=sid, status="queued", session=str(sp.get("session", "")), cli=str(sp.get("cli", "")),
-        agent=sp.get("agent"), task=str(sp.get("task", "")), created=str(sp.get("ts", "")),
+        agent=sp.get("agent"), task=display(str(sp.get("task", ""))), created=str(sp.get("ts", "")),
         report=s.report, input_tokens=s.input_tokens, output_tokens=s.output_tokens,
         cached_tokens=s.cached_tokens, after=tuple(sp.get("after") or ()),
     )

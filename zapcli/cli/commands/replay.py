@@ -9,6 +9,7 @@ import orjson
 from zapcli.cli.output import emit_json, emit_lines, escape_controls
 from zapcli.cli.render import one_line
 from zapcli.ops.replay import replay
+from zapcli.redact import display
 
 
 def _line(rec: dict) -> tuple[str, str]:
@@ -16,7 +17,7 @@ def _line(rec: dict) -> tuple[str, str]:
     ts = str(rec.get("ts", ""))[11:23]
     pre = f"{rec.get('seq', '?'):>4} {ts} "
     if t == "spawn":
-        return "bold", pre + f"spawn  cli={rec.get('cli')} agent={rec.get('agent')} timeout={rec.get('timeout_s')}s task: {one_line(str(rec.get('task', '')), 200)}"
+        return "bold", pre + f"spawn  cli={rec.get('cli')} agent={rec.get('agent') or '-'} timeout={rec.get('timeout_s')}s task: {one_line(display(str(rec.get('task', ''))), 200)}"
     if t in ("process", "start"):
         return "dim", pre + f"{t:<6} pid {rec.get('pid')}"
     if t in ("text", "thinking"):
