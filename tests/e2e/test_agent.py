@@ -252,3 +252,36 @@ def test_parent_run_spawns_subagents_and_collects_them(zap, model):
     run = next(s for s in usage["sessions"] if s["session"].startswith("run_"))
     assert run["own"]["input_tokens"] == 300 and len(run["subagents"]) == 2
     assert run["total"]["input_tokens"] == 320
+
+
+def test_deadline_holds_while_the_model_call_hangs(zap, model):
+    model([{"match": "hang", "turns": [{"text": "late", "delay_s": 40}]}])
+    sid = _spawn(zap, "hang please", "--timeout", "2")
+    # nobody polls until the end: the child enforces its own deadline
+    from tests.conftest import final_status
+
+    wait_until(lambda: final_status(zap.trail(sid)), timeout=20, interval=0.2)
+    assert final_status(zap.trail(sid)) == "timeout"
+    pid = _records(zap, sid)[1]["pid"]
+    wait_until(lambda: not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE, 10)
+
+
+def test_kill_during_a_model_call_ends_within_the_grace(zap, model):
+    model([{"match": "slow model", "turns": [{"text": "late", "delay_s": 40}]}])
+    sid = _spawn(zap, "slow model")
+    wait_until(lambda: any(r["type"] == "start" for r in _records(zap, sid)), timeout=20)
+    res = zap.json("kill", sid, "--grace", "5")
+    assert res["subagents"][0]["outcome"] == "cancelled"
+    assert res["subagents"][0]["signals"] == "SIGTERM"  # it exited on TERM, no SIGKILL needed
+    assert zap.status(sid) == "cancelled"
+
+
+def test_run_subagent_by_hand_never_runs_a_task_twice(zap):
+    sid = zap.spawn_sh("echo ran >> runs.txt; sleep 3")
+    wait_until(lambda: (zap.cwd / "runs.txt").exists(), 10)
+    proc = zap("run", "--subagent", "--id", sid, timeout=30)
+    assert proc.returncode == 2 and "already running" in proc.err
+    assert zap("wait", sid).returncode == 0
+    assert (zap.cwd / "runs.txt").read_text() == "ran\n"
+    again = zap("run", "--subagent", "--id", sid)
+    assert again.returncode == 2 and "already ended" in again.err

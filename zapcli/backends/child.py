@@ -14,11 +14,13 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 
-from zapcli.errors import EXIT_FAILED, EXIT_OK
+from zapcli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from zapcli.ops.status import load
 from zapcli.redact import secret_values
 from zapcli.supervisor.capture import CappedFile
+from zapcli.supervisor.kill import kill_tree
 from zapcli.supervisor.launch import process_create_time
 from zapcli.trail import store
 from zapcli.trail.writer import TrailWriter
@@ -33,13 +35,68 @@ def _open_capture(sid: str, suffix: str, secrets: list[bytes]) -> CappedFile:
     return CappedFile(fd, secrets)
 
 
+CLAIM_WAIT_S = 5.0
+
+
+def _claim(sid: str) -> str | None:
+    """None when this process is the one zapcli launched for `sid`, else why not.
+
+    The launcher appends a `process` record naming our pid right after the
+    fork; running `run --subagent` by hand on a live or queued subagent would
+    run its task twice, so it is refused.
+    """
+    from zapcli.supervisor.liveness import is_alive
+
+    me = os.getpid()
+    give_up = time.monotonic() + CLAIM_WAIT_S
+    while True:
+        s = load(sid)
+        if s.final is not None:
+            return f"{sid} already ended ({s.final.get('status')})"
+        for rec in (s.start, s.process):
+            if rec and rec.get("pid") != me and is_alive(rec.get("pid"), rec.get("create_time")):
+                return f"{sid} is already running (pid {rec.get('pid')})"
+        if s.process and s.process.get("pid") == me:
+            return None
+        if time.monotonic() > give_up:
+            return (f"{sid} was not launched for this process; `run --subagent` is started by "
+                    "`zapcli spawn` and the queue, not by hand")
+        time.sleep(0.02)
+
+
+def _watchdog(sid: str, writer: TrailWriter, *, deadline: float, terminated: threading.Event,
+              done: threading.Event, grace_s: float, after: Callable[[], None]) -> None:
+    """Enforce the deadline and SIGTERM even while the agent is blocked in a model
+    call: the loop stops by itself between steps; if it has not within a
+    second, record the end, kill our own work and exit."""
+    while not done.wait(0.1):
+        if terminated.is_set():
+            status, reason = "cancelled", "terminated by a signal"
+        elif time.monotonic() >= deadline:
+            status, reason = "timeout", "deadline reached (the model call was abandoned)"
+        else:
+            continue
+        if done.wait(1.0):
+            return
+        if load(sid).final is None:
+            writer.write_sync("status", {"status": status, "exit_code": None, "reason": reason,
+                                         "mono": time.monotonic()}, retry_s=2.0)
+        writer.close()
+        me = os.getpid()
+        kill_tree(me, process_create_time(me), min(grace_s, 1.0), include_root=False)
+        after()
+        os._exit(EXIT_FAILED)
+
+
 def main(sid: str) -> int:
     """Run subagent `sid` to its end. Returns the process exit code."""
     started_mono = time.monotonic()
+    refusal = _claim(sid)
+    if refusal is not None:
+        sys.stderr.write(f"zapcli: error: {refusal}\n")
+        return EXIT_USAGE
     s = load(sid)
     spawn = s.spawn
-    if s.final is not None:
-        return EXIT_OK  # ended (e.g. cancelled) before it ever started
     secrets = secret_values()
     writer = TrailWriter(store.path_for(sid), start_seq=max(s.last_seq, 1), secrets=secrets)
     terminated = threading.Event()
@@ -48,6 +105,7 @@ def main(sid: str) -> int:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     out = _open_capture(sid, ".out", secrets)
     err = _open_capture(sid, ".err", secrets)
+    session, workspace = str(spawn.get("session", "")), str(spawn.get("workspace") or "/")
     timeout_s = float(spawn.get("timeout_s") or 300)
     grace_s = float(spawn.get("kill_grace_s") or 3)
     deadline = started_mono + timeout_s
@@ -77,8 +135,15 @@ def main(sid: str) -> int:
         else:
             from zapcli.backends import agent_run
 
-            outcome = agent_run.run(sid, {**spawn, "task": task}, writer=writer, out=out, err=err,
-                                    deadline_mono=deadline, terminated=terminated)
+            done = threading.Event()
+            threading.Thread(target=_watchdog, name="watchdog", daemon=True, kwargs=dict(
+                sid=sid, writer=writer, deadline=deadline, terminated=terminated, done=done,
+                grace_s=grace_s, after=lambda: _after_exit(session, sid, workspace, busy=True))).start()
+            try:
+                outcome = agent_run.run(sid, {**spawn, "task": task}, writer=writer, out=out,
+                                        err=err, deadline_mono=deadline, terminated=terminated)
+            finally:
+                done.set()
     except Exception as exc:  # the child's catch-all: a result is never lost
         traceback.print_exc(file=sys.stderr)
         from zapcli.backends.sh import Outcome
@@ -93,11 +158,11 @@ def main(sid: str) -> int:
     if already is None:
         writer.write_sync("status", fields, retry_s=max(grace_s, 5.0))
     writer.close()
-    _after_exit(str(spawn.get("session", "")), sid, str(spawn.get("workspace") or "/"))
+    _after_exit(session, sid, workspace, busy=terminated.is_set())
     return EXIT_OK if outcome.status == "completed" else EXIT_FAILED
 
 
-def _after_exit(session: str, sid: str, workspace: str) -> None:
+def _after_exit(session: str, sid: str, workspace: str, busy: bool = False) -> None:
     """Free our slot: start the next queued subagent; retention if idle."""
     try:
         from zapcli.config import load_settings
@@ -109,6 +174,7 @@ def _after_exit(session: str, sid: str, workspace: str) -> None:
 
         settings = load_settings(Path(workspace))
         queue.drain(session, settings)
-        gc.collect(settings, opportunistic=True)
+        if not busy:  # a killed child must exit within the grace period
+            gc.collect(settings, opportunistic=True)
     except Exception:
         traceback.print_exc(file=sys.stderr)

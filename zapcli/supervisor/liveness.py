@@ -38,7 +38,7 @@ def find(pid: int, create_time: float):  # -> psutil.Process | None
         return None
 
 
-def is_alive(pid: int, create_time: float) -> bool:
+def is_alive(pid: object, create_time: object) -> bool:
     """True when the recorded process still runs and is the same process.
     Reads /proc directly where it can (no psutil import on the hot path)."""
     if not isinstance(pid, int) or pid <= 0 or not isinstance(create_time, (int, float)):
