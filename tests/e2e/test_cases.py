@@ -559,3 +559,17 @@ def test_c15_ids_are_not_paths(zap, tmp_path):
     finally:
         decoy.kill()
         decoy.wait()
+
+
+@pytest.mark.timeout(60)
+def test_work_of_a_killed_supervisor_is_ended_when_it_is_found_lost(zap):
+    m = f"sleep {sleep_marker(3501)}"
+    sid = zap.spawn_sh(f"{m}; echo never")
+    try:
+        wait_until(lambda: pgrep(m), 10)
+        supervisor = trail_records(zap.trail(sid))[1]["pid"]
+        os.kill(supervisor, signal.SIGKILL)
+        wait_until(lambda: zap.status(sid) == "lost", 10)
+        wait_until(lambda: not pgrep(m), 10)  # the orphaned sleep did not run on
+    finally:
+        _kill_markers(m)

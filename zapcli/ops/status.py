@@ -162,5 +162,10 @@ def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> Vie
             _append_status(sid, s, "interrupted", "the machine restarted while it ran")
         else:
             _append_status(sid, s, "lost", "its process died without recording a result")
+            # Its work may outlive it (re-parented to init): end it, or it runs on uncounted.
+            from zapcli.supervisor.kill import kill_orphans
+
+            if isinstance(pid, int) and isinstance(ctime, (int, float)):
+                kill_orphans(pid, float(ctime), min(kill_grace_s, 1.0))
         s = load(sid)
     return to_view(sid, s, stall_s=stall_s)

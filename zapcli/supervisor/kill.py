@@ -92,3 +92,27 @@ def kill_tree(pid: int, create_time: float, grace_s: float, *, include_root: boo
     report.killed = _signal(again, signal.SIGKILL)
     psutil.wait_procs(list(again.values()), timeout=1)
     return report
+
+
+def kill_orphans(pgid: int, not_before: float, grace_s: float) -> KillReport:
+    """End what is left of a dead supervisor's work: the members of process
+    group `pgid` created no earlier than the supervisor itself (`not_before`,
+    epoch seconds), so a reused group id can never point at a stranger."""
+    report = KillReport()
+    me = os.getpid()
+    found: dict[int, psutil.Process] = {}
+    for proc in psutil.process_iter():
+        try:
+            if proc.pid != me and os.getpgid(proc.pid) == pgid and proc.create_time() >= not_before - 0.05:
+                found[proc.pid] = proc
+                for child in proc.children(recursive=True):
+                    found.setdefault(child.pid, child)
+        except (OSError, psutil.Error):
+            continue
+    if not found:
+        return report
+    report.termed = _signal(found, signal.SIGTERM)
+    _signal(found, signal.SIGCONT)
+    _, alive = psutil.wait_procs(list(found.values()), timeout=max(grace_s, 0))
+    report.killed = _signal({p.pid: p for p in alive}, signal.SIGKILL)
+    return report
