@@ -156,3 +156,21 @@ def test_append_is_cheap_on_the_calling_thread(tmp_path):
     assert time.perf_counter() - t0 >= 0
     w.close()
     assert len(_lines(path)) == 2  # merged into one text record
+
+
+def test_records_appended_by_others_keep_seq_increasing_and_unglued(tmp_path):
+    path = _new_trail(tmp_path / "t.jsonl")
+    w = TrailWriter(path, start_seq=1, secrets=[], interval_s=60)
+    w.append("text", {"delta": "a"})
+    w.flush()
+    last = reader.summarize(reader.read(path)).last_seq
+    store.append_record(path, "steer", {"text": "x", "delivered": False}, seq=last + 1)  # another writer
+    with open(path, "ab") as f:
+        f.write(b'{"v":1,"seq":4,"type":"sta')  # and one that died mid-write
+    w.append("tool_call", {"call_id": "1", "name": "read", "arguments": {}})
+    w.write_sync("status", {"status": "completed"})
+    w.close()
+    trail = reader.read(path)
+    seqs = [r["seq"] for r in trail.records]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs), seqs
+    assert reader.summarize(trail).final["status"] == "completed"

@@ -17,6 +17,8 @@ import time
 from collections import deque
 from pathlib import Path
 
+import orjson
+
 from zapcli.trail import records, store
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -41,6 +43,7 @@ class TrailWriter:
         self._seq = start_seq
         self._lock = threading.Lock()  # serialises file writes and seq
         self._torn = store.ends_torn(self._fd)
+        self._known_size = -1  # file size after our last write; -1 = check now
         self.dropped = 0  # records lost to a full disk, not yet reported
         self.dropped_total = 0
         self._interval = interval_s
@@ -82,6 +85,24 @@ class TrailWriter:
             count += 1
         return b"".join(out), count
 
+    def _sync_with_others(self) -> None:
+        """Others append too (kill, approve, send, observers). If the file grew
+        behind our back, continue after their highest seq and end a fragment
+        they may have left, so seqs stay increasing and no line is glued."""
+        size = os.fstat(self._fd).st_size
+        if size == self._known_size:
+            return
+        self._torn = store.ends_torn(self._fd)
+        tail = os.pread(self._fd, min(size, 65536), max(size - 65536, 0))
+        for line in tail.split(b"\n")[1:] if size > 65536 else tail.split(b"\n"):
+            try:
+                seq = orjson.loads(line).get("seq")
+            except (orjson.JSONDecodeError, AttributeError):
+                continue
+            if isinstance(seq, int) and seq > self._seq:
+                self._seq = seq
+        self._known_size = size
+
     def _line(self, rtype: str, fields: dict[str, Any], ts: float) -> bytes:
         self._seq += 1
         return records.encode(records.make(rtype, self._seq, fields, ts), self._secrets)
@@ -98,6 +119,7 @@ class TrailWriter:
             data = b"\n" + data
         try:
             store.write_all(self._fd, data)
+            self._known_size = os.fstat(self._fd).st_size
             if fsync:
                 os.fsync(self._fd)
         except OSError as exc:
@@ -114,6 +136,9 @@ class TrailWriter:
     def flush(self) -> None:
         """Write everything queued so far (called by the thread every 250 ms)."""
         with self._lock:
+            if not self._queue:
+                return
+            self._sync_with_others()
             data, count = self._encode_queue()
             if count:
                 self._write(data, count, fsync=False)
@@ -126,6 +151,7 @@ class TrailWriter:
         """
         give_up = time.monotonic() + retry_s
         with self._lock:
+            self._sync_with_others()
             data, count = self._encode_queue()
             line = self._line(rtype, fields, time.time())
             while True:
