@@ -28,7 +28,7 @@ class Settings:
 
     timeout_s: float = 300.0
     max_concurrent: int = 8  # running subagents per session; 0 = unlimited
-    max_kept: int = 1000
+    max_kept: int = 1000  # 0 = keep everything
     stall_s: float = 120.0  # 0 disables stall display
     kill_grace_s: float = 3.0
     model: str | None = None

@@ -29,10 +29,18 @@ def main(argv: list[str] | None = None) -> int:
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         return 0
     except ZapcliError as exc:
-        from zapcli.cli.output import error
+        from zapcli.cli.output import emit_json, error
 
         error(exc.message)
+        if "--json" in args:  # scripts piping to jq still get one document
+            emit_json({"error": {"code": exc.code, "message": exc.message, "exit_code": exc.exit_code}})
         return exc.exit_code
+    except OSError as exc:  # an environment problem (full disk, a file in the way): one line
+        from zapcli.cli.output import error
+
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        error(f"{exc.strerror or exc}{where}; check ZAPCLI_HOME and the folders zapcli uses")
+        return 1
     except KeyboardInterrupt:
         sys.stderr.write("zapcli: interrupted\n")
         return 130

@@ -101,7 +101,15 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
 
     mid_line = [False]
 
+    err.write(f"[run {run_id}: subagents it starts belong to session {run_id}; "
+              f"see them with ZAPCLI_SESSION={run_id} zapcli list]\n")
+
     def sink(rtype: str, rec: dict[str, Any]) -> None:
+        if json and rtype in ("text", "tool_call", "tool_result"):
+            if rtype == "tool_result" and not rec.get("ok"):
+                pass
+            else:
+                return  # --json: one document at the end, nothing streamed
         if rtype == "text":
             delta = escape_controls(str(rec.get("delta", "")))
             sys.stdout.write(delta)
@@ -137,6 +145,14 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
         toolset.close()
         caps.close()
         ledger.add_run_usage(run_id, ledger.Tokens(*tokens))
+    if json:
+        from zapcli.cli.output import emit_json
+
+        emit_json({"run_id": run_id, "status": result.status, "reason": result.reason,
+                   "report": result.report, "subagents": list(sub.started),
+                   "tokens": {"input_tokens": tokens[0], "output_tokens": tokens[1],
+                              "cached_tokens": tokens[2]}})
+        return 0 if result.status == "completed" else 1
     sys.stdout.write("\n")
     if result.status != "completed":
         raise ZapcliError(f"run {run_id} ended {result.status}: {result.reason}")

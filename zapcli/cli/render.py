@@ -53,7 +53,7 @@ def status_phrase(v: View) -> str:
     parts = [f"took {duration(v.elapsed_s)}"] if v.elapsed_s is not None else []
     if v.exit_code is not None:
         parts.append(f"exit {v.exit_code}")
-    if v.reason and v.status != "completed":
+    if v.reason and v.status != "completed" and not v.reason.startswith("exit code"):
         parts.append(one_line(v.reason, 120))
     return f"{v.status} ({', '.join(parts)})" if parts else v.status
 
@@ -88,8 +88,18 @@ def folded_lines(f: Folded) -> list[tuple[str, str]]:
     return lines
 
 
+JSON_TASK_BYTES = 2048
+
+
 def view_json(v: View) -> dict[str, Any]:
+    """A view as JSON; the task is folded to 2 KB (`zapcli replay --json` has it whole)."""
     doc = asdict(v)
+    raw = v.task.encode("utf-8", "replace")
+    doc["task_bytes"] = len(raw)
+    if len(raw) > JSON_TASK_BYTES:
+        from zapcli.trail.records import fold_text
+
+        doc["task"] = fold_text(v.task, JSON_TASK_BYTES)
     doc["after"] = list(v.after)
     doc["terminal"] = v.terminal
     return doc

@@ -84,7 +84,7 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
         finished.append((stat.st_mtime, sid, view.session))
         if stat.st_size > retention.TRIM_OVER_BYTES:
             result.trimmed[sid] = stat.st_size - retention.KEEP_BYTES if dry_run else retention.trim(path)
-    excess = len(ids_) - settings.max_kept
+    excess = len(ids_) - settings.max_kept if settings.max_kept else 0  # 0 = keep all
     finished.sort()
     for _mtime, sid, session in finished[:max(excess, 0)]:
         result.deleted.append(sid)
@@ -92,4 +92,4 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
             for suffix in (".jsonl", ".out", ".err"):
                 store.path_for(sid, suffix).unlink(missing_ok=True)
             sessions.forget(session, sid)
-    result.kept = len(ids_) - (0 if dry_run else len(result.deleted))
+    result.kept = len(ids_) - len(result.deleted)  # with --dry-run: what would be kept

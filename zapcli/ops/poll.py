@@ -38,7 +38,8 @@ class PollResult:
 
     @property
     def all_running(self) -> bool:
-        return bool(self.entries) and all(e.view is not None and not e.view.terminal for e in self.entries)
+        return bool(self.entries) and all(e.view is not None and e.view.status in ("running", "queued")
+                                          for e in self.entries)
 
 
 def _observe_all(ids: list[str], settings: Settings) -> list[Entry]:

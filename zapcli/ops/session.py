@@ -58,7 +58,7 @@ def _members(session: str, kind: str) -> list[tuple[str, Path]]:
     folder = _dir(session, kind)
     try:
         names = sorted(os.listdir(folder))
-    except FileNotFoundError:
+    except OSError:  # missing, or something that is not a folder in the way
         return []
     return [(n.partition("_")[2], folder / n) for n in names if "_" in n]
 

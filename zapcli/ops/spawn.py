@@ -56,7 +56,7 @@ def decode_task(raw: bytes) -> str:
     if len(raw) > MAX_TASK_BYTES:
         raise UsageError(f"task is {len(raw):,} bytes; the limit is {MAX_TASK_BYTES:,} bytes (1 MB)")
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8").removeprefix("\ufeff")  # a BOM is not part of the task
     except UnicodeDecodeError as exc:
         raise UsageError(f"task is not valid UTF-8 (byte {exc.start}); pass UTF-8 text") from None
 
@@ -75,8 +75,11 @@ def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
     except UnicodeEncodeError:
         raise UsageError("task is not valid UTF-8 text") from None
     timeout = settings.timeout_s if req.timeout_s is None else req.timeout_s
-    if not (timeout > 0) or timeout != timeout or timeout > 7 * 86400:
-        raise UsageError(f"--timeout must be between 0 and 604800 seconds, got {req.timeout_s}")
+    if not (0 < timeout <= 7 * 86400):  # also refuses NaN
+        where = "--timeout" if req.timeout_s is not None else "timeout_s (config or ZAPCLI_TIMEOUT_S)"
+        raise UsageError(f"{where} must be more than 0 and at most 604800 seconds, got {timeout}")
+    if req.max_tokens is not None and req.max_tokens <= 0:
+        raise UsageError(f"--max-tokens must be a positive number of tokens, got {req.max_tokens}")
     if req.approval is not None and req.approval not in APPROVAL_MODES:
         raise UsageError(f"unknown --approval '{req.approval}'; choose one of: {', '.join(APPROVAL_MODES)}")
     for dep in req.after:
@@ -90,8 +93,9 @@ def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
 def _backend_fields(req: SpawnRequest, workspace: Path, settings: Settings) -> tuple[dict, tuple[str, ...]]:
     """Definition, model and warnings for the chosen backend (resolved before any fork)."""
     if req.cli == "sh":
-        if req.agent or req.model:
-            raise UsageError("--agent and --model apply to --cli zapcli only; drop them for --cli sh")
+        if req.agent or req.model or req.unattended or req.max_tokens or req.approval:
+            raise UsageError("--agent, --model, --approval, --max-tokens and --unattended apply to "
+                             "--cli zapcli only; drop them for --cli sh")
         return {"agent": None, "model": None, "definition": None}, ()
     from zapcli.ops.resolve import resolve_agent
 
@@ -101,7 +105,10 @@ def _backend_fields(req: SpawnRequest, workspace: Path, settings: Settings) -> t
 def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     """Create and start (or queue) one subagent. Raises ZapcliError; nothing is
     created when it does."""
-    cwd = Path(req.cwd or os.getcwd()).resolve()
+    try:
+        cwd = Path(req.cwd or os.getcwd()).resolve()
+    except FileNotFoundError:
+        raise UsageError("the current directory no longer exists; cd to an existing one or pass --cwd") from None
     workspace = workspace_of(cwd)
     settings = settings or load_settings(workspace)
     task, timeout = _validate(req, settings)

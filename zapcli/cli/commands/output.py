@@ -13,7 +13,12 @@ def execute(id: str, stderr: bool = False, follow: bool = False, raw: bool = Fal
             json: bool = False) -> int:
     if json:
         data = b"".join(chunks(id, stderr=stderr, follow=follow))
+        from zapcli.ops.status import observe
+
+        view = observe(id)
+        written = (view.stderr_written if stderr else view.stdout_written) or len(data)
         emit_json({"id": id, "stream": "stderr" if stderr else "stdout", "bytes": len(data),
+                   "written_bytes": written, "truncated": written > len(data),
                    "text": data.decode("utf-8", "replace")})
         return 0
     out = sys.stdout.buffer
@@ -27,4 +32,16 @@ def execute(id: str, stderr: bool = False, follow: bool = False, raw: bool = Fal
     if not raw:
         out.write(escape_controls(decoder.decode(b"", final=True)).encode("utf-8"))
     out.flush()
+    _note_truncation(id, stderr)
     return 0
+
+
+def _note_truncation(sid: str, stderr: bool) -> None:
+    import sys
+
+    from zapcli.ops.status import observe
+
+    view = observe(sid)
+    written = view.stderr_written if stderr else view.stdout_written
+    if written and written > 1024 * 1024:
+        sys.stderr.write(f"zapcli: note: OUTPUT TRUNCATED ({written} bytes written, 1 MB kept)\n")

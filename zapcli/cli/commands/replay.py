@@ -27,7 +27,9 @@ def _line(rec: dict) -> tuple[str, str]:
         return "cyan", pre + f"tool_call {rec.get('name')} {escape_controls(args)[:400]}"
     if t == "tool_result":
         ok = "ok" if rec.get("ok") else "ERROR"
-        return ("green" if rec.get("ok") else "red"), pre + f"tool_result {ok} ({rec.get('duration_ms')} ms): " + escape_controls(str(rec.get("content", "")))[:2000]
+        content = escape_controls(str(rec.get("content", "")))
+        more = f"\n     … {len(content) - 2000} more characters (replay --raw shows all)" if len(content) > 2000 else ""
+        return ("green" if rec.get("ok") else "red"), pre + f"tool_result {ok} ({rec.get('duration_ms')} ms): " + content[:2000] + more
     if t == "usage":
         return "dim", pre + f"usage {rec.get('model')}: {rec.get('input_tokens')} in, {rec.get('output_tokens')} out, {rec.get('cached_tokens')} cached"
     if t == "report":
