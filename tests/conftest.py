@@ -147,3 +147,26 @@ def final_status(path: Path) -> str | None:
         if rec.get("type") == "status" and rec.get("status") in terminal:
             return rec["status"]
     return None
+
+
+def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """In-process isolation: state, config and HOME under tmp_path."""
+    for name in ("state", "config", "home"):
+        (tmp_path / name).mkdir(exist_ok=True)
+    monkeypatch.setenv("ZAPCLI_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("ZAPCLI_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return tmp_path
+
+
+def record_of(zap: Zap, sid: str, rtype: str) -> dict | None:
+    """The first record of type `rtype` in the trail of `sid`, if any."""
+    for rec in trail_records(zap.trail(sid)):
+        if rec.get("type") == rtype:
+            return rec
+    return None
+
+
+def supervisor_pid(zap: Zap, sid: str) -> int:
+    """The pid of `sid`'s supervisor, once its `process` record is written."""
+    return int(wait_until(lambda: record_of(zap, sid, "process"), 10)["pid"])  # type: ignore[index]

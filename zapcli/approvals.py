@@ -178,3 +178,40 @@ def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: s
             return verdict("ask", "confirm mode asks before every MCP call")
         return verdict("ask", "this MCP tool is not on its server's approval allowlist")
     return verdict("ask", f"{tool} is not a known read-only tool")
+
+
+# Tools whose approval is decided elsewhere: the MCP gateway asks (through the
+# approver) for each call itself, and a `subagent` carries its own mode.
+DECIDED_ELSEWHERE = frozenset({"subagent", "mcp_search", "mcp_describe", "mcp_call"})
+
+
+@dataclass
+class Policy:
+    """`decide` bound to one run's settings, with the two-step protocol both
+    approvers use: `needs_approval` (the loop's hook) remembers its Decision
+    for the `request` that follows; an MCP call is decided at request time
+    with its allowlist flag."""
+
+    mode: str
+    workspace: str
+    cwd: str
+    writable_roots: tuple[str, ...]
+    unattended: bool
+    last: Decision | None = None
+
+    def needs_approval(self, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+        if tool in DECIDED_ELSEWHERE:
+            self.last = None
+            return False, ""
+        self.last = decide(self.mode, tool, args, workspace=self.workspace, cwd=self.cwd,
+                           writable_roots=self.writable_roots, unattended=self.unattended)
+        return self.last.action != "allow", self.last.summary
+
+    def decision_for(self, tool: str, arguments: dict[str, Any]) -> Decision | None:
+        """The decision a `request(tool, …)` is about (consumed once)."""
+        last, self.last = self.last, None
+        if tool == "mcp_call":
+            return decide(self.mode, "mcp_call", arguments, workspace=self.workspace, cwd=self.cwd,
+                          writable_roots=self.writable_roots, unattended=self.unattended,
+                          mcp_allowlisted=bool(arguments.get("allowlisted")))
+        return last

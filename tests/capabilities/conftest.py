@@ -6,17 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import isolate
 from zapcli.definitions import Definition, parse_definition
 
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in ("state", "config", "home"):
-        (tmp_path / name).mkdir()
-    monkeypatch.setenv("ZAPCLI_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("ZAPCLI_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    return tmp_path
+    return isolate(tmp_path, monkeypatch)
 
 
 @pytest.fixture

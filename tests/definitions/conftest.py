@@ -6,15 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import isolate
+
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in ("state", "config", "home"):
-        (tmp_path / name).mkdir()
-    monkeypatch.setenv("ZAPCLI_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("ZAPCLI_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    return tmp_path
+    return isolate(tmp_path, monkeypatch)
 
 
 @pytest.fixture

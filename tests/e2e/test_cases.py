@@ -19,21 +19,20 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import final_status, pgrep, sleep_marker, trail_records, wait_until
+from tests.conftest import (
+    final_status,
+    pgrep,
+    record_of,
+    sleep_marker,
+    supervisor_pid,
+    trail_records,
+    wait_until,
+)
 
 TERMINAL = {"completed", "failed", "timeout", "cancelled", "lost", "interrupted"}
 
 
-def _record(zap, sid: str, rtype: str) -> dict | None:
-    for rec in trail_records(zap.trail(sid)):
-        if rec.get("type") == rtype:
-            return rec
-    return None
-
-
-def _supervisor_pid(zap, sid: str) -> int:
-    rec = wait_until(lambda: _record(zap, sid, "process"), 10)
-    return int(rec["pid"])  # type: ignore[index]
+_record, _supervisor_pid = record_of, supervisor_pid
 
 
 def _none_alive(*markers: str) -> bool:

@@ -21,20 +21,20 @@ from datetime import datetime, timezone
 import psutil
 import pytest
 
-from tests.conftest import final_status, pgrep, sleep_marker, trail_records, wait_until
+from tests.conftest import (
+    final_status,
+    pgrep,
+    record_of,
+    sleep_marker,
+    supervisor_pid,
+    trail_records,
+    wait_until,
+)
 
 ID_RE = re.compile(r"^sa_\d{8}_[0-9a-f]{8}$")
 
 
-def _record(zap, sid: str, rtype: str) -> dict | None:
-    for rec in trail_records(zap.trail(sid)):
-        if rec.get("type") == rtype:
-            return rec
-    return None
-
-
-def _supervisor_pid(zap, sid: str) -> int:
-    return int(wait_until(lambda: _record(zap, sid, "process"), 10)["pid"])  # type: ignore[index]
+_record, _supervisor_pid = record_of, supervisor_pid
 
 
 def _kill_markers(*markers: str) -> None:

@@ -14,45 +14,30 @@ import threading
 import time
 from typing import Any
 
-from zapcli.approvals import decide
+from zapcli.approvals import Policy
 from zapcli.trail import reader, records, store
 from zapcli.trail.writer import TrailWriter
 
 POLL_S = 0.1
-NOT_ASKING = frozenset({"mcp_search", "mcp_describe", "mcp_call"})  # the MCP gateway asks itself
 
 
-class Gate:
-    """`needs_approval` for the loop and the `Approver` it (and MCP) call."""
+class Gate(Policy):
+    """The child's approver: `needs_approval` for the loop (from Policy) and a
+    `request` that records the question in the trail and waits for the answer."""
 
     def __init__(self, sid: str, writer: TrailWriter, *, mode: str, workspace: str, cwd: str,
                  writable_roots: tuple[str, ...], unattended: bool, deadline_mono: float,
                  terminated: threading.Event):
+        super().__init__(mode, workspace, cwd, writable_roots, unattended)
         self.sid, self.writer = sid, writer
-        self.mode, self.workspace, self.cwd = mode, workspace, cwd
-        self.writable_roots, self.unattended = writable_roots, unattended
         self.deadline, self.terminated = deadline_mono, terminated
         self._ids = itertools.count(1)
-        self._last: Any = None
-
-    def needs_approval(self, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
-        if tool in NOT_ASKING:
-            self._last = None
-            return False, ""
-        self._last = decide(self.mode, tool, args, workspace=self.workspace, cwd=self.cwd,
-                            writable_roots=self.writable_roots, unattended=self.unattended)
-        return self._last.action != "allow", self._last.summary
 
     def request(self, tool: str, summary: str, arguments: dict[str, Any]) -> tuple[bool, str]:
         """Block until decided; (approved, reason)."""
-        decision, self._last = self._last, None
-        if tool == "mcp_call":  # the MCP gateway asks for every call; the policy decides
-            decision = decide(self.mode, "mcp_call", arguments, workspace=self.workspace,
-                              cwd=self.cwd, writable_roots=self.writable_roots,
-                              unattended=self.unattended,
-                              mcp_allowlisted=bool(arguments.get("allowlisted")))
-            if decision.action == "allow":
-                return True, ""
+        decision = self.decision_for(tool, arguments)
+        if decision is not None and decision.action == "allow":
+            return True, ""
         req_id = f"r{next(self._ids)}"
         shown = records.fold_text(repr(arguments), 2000)
         self.writer.write_sync("approval_request", {"req_id": req_id, "tool": tool,

@@ -14,45 +14,30 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from zapcli.approvals import Policy
 from zapcli.cli.output import escape_controls, is_tty
 from zapcli.errors import UsageError, ZapcliError
 
 
-class TerminalApprover:
+class TerminalApprover(Policy):
     """Asks y/N on the terminal; denies when there is none (never blocks a script)."""
 
     def __init__(self, mode: str, workspace: str, cwd: str, roots: tuple[str, ...], unattended: bool):
-        self.mode, self.workspace, self.cwd, self.roots = mode, workspace, cwd, roots
-        self.unattended = unattended or not (sys.stdin.isatty() and sys.stderr.isatty())
-        self._last: Any = None
-
-    def needs_approval(self, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
-        from zapcli.approvals import decide
-
-        if tool in ("subagent", "mcp_search", "mcp_describe", "mcp_call"):
-            self._last = None
-            return False, ""
-        self._last = decide(self.mode, tool, args, workspace=self.workspace, cwd=self.cwd,
-                            writable_roots=self.roots, unattended=self.unattended)
-        return self._last.action != "allow", self._last.summary
+        unattended = unattended or not (sys.stdin.isatty() and sys.stderr.isatty())
+        super().__init__(mode, workspace, cwd, roots, unattended)
 
     def request(self, tool: str, summary: str, arguments: dict[str, Any]) -> tuple[bool, str]:
-        last, self._last = self._last, None
-        if tool == "mcp_call":  # the MCP gateway asks for every call; the policy decides
-            from zapcli.approvals import decide
-
-            last = decide(self.mode, "mcp_call", arguments, workspace=self.workspace, cwd=self.cwd,
-                          writable_roots=self.roots, unattended=self.unattended,
-                          mcp_allowlisted=bool(arguments.get("allowlisted")))
-            if last.action == "allow":
-                return True, ""
-        if last is not None and last.action == "deny":
-            return False, last.reason or "denied by policy"
+        decision = self.decision_for(tool, arguments)
+        if decision is not None and decision.action == "allow":
+            return True, ""
+        if decision is not None and decision.action == "deny":
+            return False, decision.reason or "denied by policy"
         if self.unattended:
             return False, "no terminal to ask for approval (run with --approval full to allow)"
+        from rich.markup import escape
         from rich.prompt import Confirm
 
-        ok = Confirm.ask(f"[magenta]allow[/] {escape_controls(summary)}?", default=False)
+        ok = Confirm.ask(f"[magenta]allow[/] {escape(escape_controls(summary))}?", default=False)
         return ok, "approved at the terminal" if ok else "denied at the terminal"
 
 
