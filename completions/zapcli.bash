@@ -36,6 +36,14 @@ _zapcli() {
                copy) opts="--as --force --json --to" ;;
            esac ;;
     esac
+    case "${COMP_WORDS[COMP_CWORD-1]}" in
+        --cli) COMPREPLY=( $(compgen -W "zapcli sh" -- "$cur") ); return ;;
+        --approval) COMPREPLY=( $(compgen -W "confirm workspace auto-edit full" -- "$cur") ); return ;;
+        --status) COMPREPLY=( $(compgen -W "queued running awaiting_approval completed failed timeout cancelled lost interrupted" -- "$cur") ); return ;;
+        --scope|--to) COMPREPLY=( $(compgen -W "system workspace" -- "$cur") ); return ;;
+        --cwd) COMPREPLY=( $(compgen -d -- "$cur") ); return ;;
+        --agent|--model|--timeout|--after|--max-tokens|--wait-secs|--grace|--since|--reason|--id|--as) return ;;
+    esac
     if [[ "$cur" == -* ]]; then
         COMPREPLY=( $(compgen -W "$opts --help" -- "$cur") )
     else

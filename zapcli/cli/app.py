@@ -23,7 +23,7 @@ app = typer.Typer(
          "command, even after a restart.\n\nExample: id=$(zapcli spawn --cli sh -- 'make test'); zapcli wait \"$id\"",
 )
 
-JSON = typer.Option(False, "--json", help="Print one JSON document (stable snake_case keys).")
+JSON = typer.Option(False, "--json", help="Print one JSON document (stable snake_case keys).", metavar="")
 
 
 def _run(name: str, params: dict) -> None:
@@ -46,16 +46,16 @@ def main(version: bool = typer.Option(False, "--version", callback=_version, is_
 
 @app.command()
 def spawn(
-    task: str = typer.Argument(..., help="What to do. '-' reads it from stdin (UTF-8, up to 1 MB)."),
-    cli: str = typer.Option("zapcli", "--cli", help="Backend: zapcli (the built-in agent) or sh (a shell command)."),
-    agent: Optional[str] = typer.Option(None, "--agent", help="Subagent definition to use (zapcli backend)."),
-    model: Optional[str] = typer.Option(None, "--model", help="Model for this subagent."),
-    timeout: Optional[float] = typer.Option(None, "--timeout", help="Deadline in seconds (default 300, config timeout_s)."),
-    approval: Optional[str] = typer.Option(None, "--approval", help="confirm | workspace | auto-edit | full."),
-    cwd: Optional[str] = typer.Option(None, "--cwd", help="Directory to run in (default: here)."),
-    after: Optional[list[str]] = typer.Option(None, "--after", help="Start only after this subagent completed (repeatable)."),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output)."),
-    unattended: bool = typer.Option(False, "--unattended", help="Deny at once whatever would ask for approval."),
+    task: str = typer.Argument(..., help="What to do. '-' reads it from stdin (UTF-8, up to 1 MB).", metavar="TASK"),
+    cli: str = typer.Option("zapcli", "--cli", help="Backend: zapcli (the built-in agent) or sh (a shell command).", metavar="NAME"),
+    agent: Optional[str] = typer.Option(None, "--agent", help="Subagent definition to use (zapcli backend).", metavar="NAME"),
+    model: Optional[str] = typer.Option(None, "--model", help="Model for this subagent.", metavar="MODEL"),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Deadline in seconds (default 300, config timeout_s).", metavar="SECS"),
+    approval: Optional[str] = typer.Option(None, "--approval", help="confirm | workspace | auto-edit | full.", metavar="MODE"),
+    cwd: Optional[str] = typer.Option(None, "--cwd", help="Directory to run in (default: here).", metavar="DIR"),
+    after: Optional[list[str]] = typer.Option(None, "--after", help="Start only after this subagent completed (repeatable).", metavar="ID"),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output).", metavar="N"),
+    unattended: bool = typer.Option(False, "--unattended", help="Deny at once whatever would ask for approval.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Start a subagent in the background and print its id at once.
@@ -68,9 +68,9 @@ def spawn(
 
 @app.command()
 def poll(
-    ids: list[str] = typer.Argument(..., help="Subagent ids."),
-    wait_secs: Optional[int] = typer.Option(None, "--wait-secs", help="Wait up to 5 s plus this many seconds (1-30)."),
-    no_wait: bool = typer.Option(False, "--no-wait", help="Check once and return."),
+    ids: list[str] = typer.Argument(..., help="Subagent ids.", metavar="IDS"),
+    wait_secs: Optional[int] = typer.Option(None, "--wait-secs", help="Wait up to 5 s plus this many seconds (1-30).", metavar="N"),
+    no_wait: bool = typer.Option(False, "--no-wait", help="Check once and return.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Wait briefly for subagents, then show their status and folded output."""
@@ -79,9 +79,9 @@ def poll(
 
 @app.command()
 def wait(
-    ids: list[str] = typer.Argument(..., help="Subagent ids."),
-    timeout: Optional[float] = typer.Option(None, "--timeout", help="Give up after this many seconds (exit 4)."),
-    any: bool = typer.Option(False, "--any", help="Return when any one has ended."),
+    ids: list[str] = typer.Argument(..., help="Subagent ids.", metavar="IDS"),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Give up after this many seconds (exit 4).", metavar="SECS"),
+    any: bool = typer.Option(False, "--any", help="Return when any one has ended.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Block until subagents end. Exit 0: all completed; 3: one ended otherwise; 4: timed out."""
@@ -90,8 +90,8 @@ def wait(
 
 @app.command("list")
 def list_(
-    all: bool = typer.Option(False, "--all", help="Every session, not just this one."),
-    status: Optional[str] = typer.Option(None, "--status", help="Only this status (running, completed, ...)."),
+    all: bool = typer.Option(False, "--all", help="Every session, not just this one.", metavar=""),
+    status: Optional[str] = typer.Option(None, "--status", help="Only this status (running, completed, ...).", metavar="STATUS"),
     json: bool = JSON,
 ) -> None:
     """List this session's subagents, newest first."""
@@ -100,9 +100,9 @@ def list_(
 
 @app.command()
 def kill(
-    ids: Optional[list[str]] = typer.Argument(None, help="Subagent ids."),
-    grace: Optional[float] = typer.Option(None, "--grace", help="Seconds between SIGTERM and SIGKILL (default 3)."),
-    all: bool = typer.Option(False, "--all", help="Every running and queued subagent of this session."),
+    ids: Optional[list[str]] = typer.Argument(None, help="Subagent ids.", metavar="IDS"),
+    grace: Optional[float] = typer.Option(None, "--grace", help="Seconds between SIGTERM and SIGKILL (default 3).", metavar="SECS"),
+    all: bool = typer.Option(False, "--all", help="Every running and queued subagent of this session.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Stop subagents: SIGTERM to the whole process tree, SIGKILL after the grace period."""
@@ -111,10 +111,10 @@ def kill(
 
 @app.command()
 def output(
-    id: str = typer.Argument(..., help="Subagent id."),
-    stderr: bool = typer.Option(False, "--stderr", help="Show captured stderr instead of stdout."),
-    follow: bool = typer.Option(False, "--follow", "-f", help="Keep streaming until the subagent ends."),
-    raw: bool = typer.Option(False, "--raw", help="Exact bytes (control sequences are not escaped)."),
+    id: str = typer.Argument(..., help="Subagent id.", metavar="ID"),
+    stderr: bool = typer.Option(False, "--stderr", help="Show captured stderr instead of stdout.", metavar=""),
+    follow: bool = typer.Option(False, "--follow", "-f", help="Keep streaming until the subagent ends.", metavar=""),
+    raw: bool = typer.Option(False, "--raw", help="Exact bytes (control sequences are not escaped).", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Print the whole captured output, unfolded."""
@@ -123,9 +123,9 @@ def output(
 
 @app.command()
 def replay(
-    id: str = typer.Argument(..., help="Subagent id."),
-    raw: bool = typer.Option(False, "--raw", help="Print the JSONL records themselves."),
-    since: Optional[int] = typer.Option(None, "--since", help="Only records after this seq."),
+    id: str = typer.Argument(..., help="Subagent id.", metavar="ID"),
+    raw: bool = typer.Option(False, "--raw", help="Print the JSONL records themselves.", metavar=""),
+    since: Optional[int] = typer.Option(None, "--since", help="Only records after this seq.", metavar="SEQ"),
     json: bool = JSON,
 ) -> None:
     """Show everything a subagent did, from its trail."""
@@ -134,14 +134,14 @@ def replay(
 
 @app.command()
 def run(
-    task: Optional[str] = typer.Argument(None, help="What to do (foreground agent)."),
-    subagent: bool = typer.Option(False, "--subagent", help="Child form used by spawn (internal)."),
-    id: Optional[str] = typer.Option(None, "--id", help="Subagent id for --subagent."),
-    agent: Optional[str] = typer.Option(None, "--agent", help="Definition to use."),
-    model: Optional[str] = typer.Option(None, "--model", help="Model to use."),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output)."),
-    approval: Optional[str] = typer.Option(None, "--approval", help="confirm | workspace | auto-edit | full."),
-    unattended: bool = typer.Option(False, "--unattended", help="Deny whatever would ask."),
+    task: Optional[str] = typer.Argument(None, help="What to do (foreground agent).", metavar="TASK"),
+    subagent: bool = typer.Option(False, "--subagent", help="Child form used by spawn (internal).", metavar=""),
+    id: Optional[str] = typer.Option(None, "--id", help="Subagent id for --subagent.", metavar="ID"),
+    agent: Optional[str] = typer.Option(None, "--agent", help="Definition to use.", metavar="NAME"),
+    model: Optional[str] = typer.Option(None, "--model", help="Model to use.", metavar="MODEL"),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output).", metavar="N"),
+    approval: Optional[str] = typer.Option(None, "--approval", help="confirm | workspace | auto-edit | full.", metavar="MODE"),
+    unattended: bool = typer.Option(False, "--unattended", help="Deny whatever would ask.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Run the built-in agent in the foreground, with the subagent tool."""
@@ -150,7 +150,7 @@ def run(
 
 @app.command()
 def gc(
-    dry_run: bool = typer.Option(False, "--dry-run", help="Say what would be removed; remove nothing."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Say what would be removed; remove nothing.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Apply retention now: trim big trails, keep at most max_kept subagents."""
@@ -165,8 +165,8 @@ def session(json: bool = JSON) -> None:
 
 @app.command()
 def send(
-    id: str = typer.Argument(..., help="Subagent id."),
-    text: str = typer.Argument(..., help="Message for the model, delivered before its next call."),
+    id: str = typer.Argument(..., help="Subagent id.", metavar="ID"),
+    text: str = typer.Argument(..., help="Message for the model, delivered before its next call.", metavar="TEXT"),
     json: bool = JSON,
 ) -> None:
     """Steer a running subagent: TEXT reaches its model before the next model call."""
@@ -175,8 +175,8 @@ def send(
 
 @app.command()
 def approve(
-    id: str = typer.Argument(..., help="Subagent id."),
-    req: Optional[str] = typer.Argument(None, help="Request id (default: the pending one)."),
+    id: str = typer.Argument(..., help="Subagent id.", metavar="ID"),
+    req: Optional[str] = typer.Argument(None, help="Request id (default: the pending one).", metavar="REQ"),
     json: bool = JSON,
 ) -> None:
     """Approve a subagent's pending request; it resumes within 500 ms."""
@@ -185,9 +185,9 @@ def approve(
 
 @app.command()
 def deny(
-    id: str = typer.Argument(..., help="Subagent id."),
-    req: Optional[str] = typer.Argument(None, help="Request id (default: the pending one)."),
-    reason: Optional[str] = typer.Option(None, "--reason", help="Told to the model."),
+    id: str = typer.Argument(..., help="Subagent id.", metavar="ID"),
+    req: Optional[str] = typer.Argument(None, help="Request id (default: the pending one).", metavar="REQ"),
+    reason: Optional[str] = typer.Option(None, "--reason", help="Told to the model.", metavar="TEXT"),
     json: bool = JSON,
 ) -> None:
     """Deny a subagent's pending request; the model is told why."""
@@ -196,7 +196,7 @@ def deny(
 
 @app.command()
 def usage(
-    all: bool = typer.Option(False, "--all", help="Every session, not just this one."),
+    all: bool = typer.Option(False, "--all", help="Every session, not just this one.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Token totals per subagent and per session, subagents included in their parent's."""
@@ -210,7 +210,7 @@ def doctor(json: bool = JSON) -> None:
 
 
 @app.command("tool-schema")
-def tool_schema(json: bool = typer.Option(True, "--json", help="Always JSON.")) -> None:
+def tool_schema(json: bool = typer.Option(True, "--json", help="Always JSON.", metavar="")) -> None:
     """Print the `subagent` tool's JSON schema, to register zapcli in another agent framework."""
     _run("tool_schema", locals())
 
@@ -240,8 +240,8 @@ def agents_show(name: str = typer.Argument(..., help="Definition name."), json: 
 
 @agents_app.command("save")
 def agents_save(
-    file: str = typer.Argument(..., help="A definition YAML file to validate and install."),
-    scope: str = typer.Option("workspace", "--scope", help="system (~/.config/zapcli) or workspace (.zapcli/)."),
+    file: str = typer.Argument(..., help="A definition YAML file to validate and install.", metavar="FILE"),
+    scope: str = typer.Option("workspace", "--scope", help="system (~/.config/zapcli) or workspace (.zapcli/).", metavar="SCOPE"),
     json: bool = JSON,
 ) -> None:
     """Validate FILE and install it into a scope (refused if invalid or named like a built-in)."""
@@ -250,8 +250,8 @@ def agents_save(
 
 @agents_app.command("delete")
 def agents_delete(
-    name: str = typer.Argument(..., help="Definition name."),
-    scope: Optional[str] = typer.Option(None, "--scope", help="system or workspace (default: the effective one)."),
+    name: str = typer.Argument(..., help="Definition name.", metavar="NAME"),
+    scope: Optional[str] = typer.Option(None, "--scope", help="system or workspace (default: the effective one).", metavar="SCOPE"),
     json: bool = JSON,
 ) -> None:
     """Delete a system or workspace definition file."""
@@ -272,9 +272,9 @@ def agents_disable(name: str = typer.Argument(..., help="Definition name."), jso
 
 @agents_app.command("model")
 def agents_model(
-    name: str = typer.Argument(..., help="Definition name."),
-    model: Optional[str] = typer.Argument(None, help="Model to use for it on this machine."),
-    clear: bool = typer.Option(False, "--clear", help="Remove the override."),
+    name: str = typer.Argument(..., help="Definition name.", metavar="NAME"),
+    model: Optional[str] = typer.Argument(None, help="Model to use for it on this machine.", metavar="MODEL"),
+    clear: bool = typer.Option(False, "--clear", help="Remove the override.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Set or clear a machine-local model override (the only change allowed on a built-in)."""
@@ -283,10 +283,10 @@ def agents_model(
 
 @agents_app.command("copy")
 def agents_copy(
-    name: str = typer.Argument(..., help="Definition to copy (e.g. a built-in)."),
-    to: str = typer.Option("system", "--to", help="Target scope: system or workspace."),
-    as_: Optional[str] = typer.Option(None, "--as", help="New name for the copy."),
-    force: bool = typer.Option(False, "--force", help="Overwrite an existing file."),
+    name: str = typer.Argument(..., help="Definition to copy (e.g. a built-in).", metavar="NAME"),
+    to: str = typer.Option("system", "--to", help="Target scope: system or workspace.", metavar="SCOPE"),
+    as_: Optional[str] = typer.Option(None, "--as", help="New name for the copy.", metavar="NAME"),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing file.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Copy a definition (all dimensions) into a scope, to edit it there."""

@@ -25,10 +25,15 @@ def render(spec: dict[str, Any]) -> str:
     for cmd, v in spec.items():
         args = " ".join(f"\\fI{a[0].upper()}\\fR" + ("..." if a[2] == -1 else "") for a in v["args"])
         out += [".TP", f"\\fBzapcli {cmd}\\fR [\\fIOPTIONS\\fR] {args}".rstrip(), _esc(v.get("help", ""))]
-        for opt in sorted(v["options"]):
-            dest, kind, multiple = v["options"][opt]
+        by_dest: dict[str, list[str]] = {}
+        for opt, (dest, _kind, _multiple) in v["options"].items():
+            by_dest.setdefault(dest, []).append(opt)
+        for opts in sorted(by_dest.values(), key=lambda o: o[0]):
+            _dest, kind, _multiple = v["options"][opts[0]]
             meta = "" if kind == "flag" else f" \\fI{kind.upper()}\\fR"
-            out += [".RS", ".TP", f"\\fB{_esc(opt)}\\fR{meta}", _esc(v.get("option_help", {}).get(opt, "")), ".RE"]
+            names = ", ".join(f"\\fB{_esc(o)}\\fR" for o in sorted(opts, key=len, reverse=True))
+            help_ = next((v.get("option_help", {})[o] for o in opts if o in v.get("option_help", {})), "")
+            out += [".RS", ".TP", f"{names}{meta}", _esc(help_), ".RE"]
     out += [
         ".SH EXIT STATUS",
         ".TP", "0", "Done.", ".TP", "1", "The operation failed; stderr says why and what to do.",

@@ -66,7 +66,20 @@ def collect(settings: Settings, *, dry_run: bool = False, opportunistic: bool = 
     return result
 
 
+def _orphan_captures() -> list[str]:
+    """`<id>.out` / `<id>.err` whose trail is gone (deleted by hand)."""
+    try:
+        names = set(os.listdir(subagents_dir()))
+    except OSError:
+        return []
+    return sorted(n for n in names if n[-4:] in (".out", ".err") and ids.is_valid(n[:-4])
+                  and f"{n[:-4]}.jsonl" not in names)
+
+
 def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
+    for name in _orphan_captures():
+        if not dry_run:
+            (subagents_dir() / name).unlink(missing_ok=True)
     ids_ = _ids_on_disk()
     finished: list[tuple[float, str, str]] = []  # (mtime, id, session)
     for sid in ids_:

@@ -105,6 +105,8 @@ def _backend_fields(req: SpawnRequest, workspace: Path, settings: Settings) -> t
 def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     """Create and start (or queue) one subagent. Raises ZapcliError; nothing is
     created when it does."""
+    if req.cwd is not None and not Path(req.cwd or "\0").is_dir():
+        raise UsageError(f"--cwd {req.cwd!r} is not a directory")
     try:
         cwd = Path(req.cwd or os.getcwd()).resolve()
     except FileNotFoundError:
