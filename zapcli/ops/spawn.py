@@ -17,7 +17,7 @@ from zapcli.config import APPROVAL_MODES, Settings, load_settings
 from zapcli.errors import UsageError, ZapcliError
 from zapcli.ops import queue
 from zapcli.ops import session as sessions
-from zapcli.paths import workspace_of
+from zapcli.paths import subagents_dir, workspace_of
 from zapcli.redact import display, mark, secret_values
 from zapcli.trail import records, store
 
@@ -102,6 +102,22 @@ def _backend_fields(req: SpawnRequest, workspace: Path, settings: Settings) -> t
     return resolve_agent(req.agent, req.model, workspace, settings)
 
 
+def _maybe_collect(settings: Settings) -> None:
+    """Retention, opportunistically (SPEC §6.3): only when the folder holds more
+    subagents than `max_kept`, counted by one directory listing, so a normal
+    spawn pays nothing. The run itself is skipped while any subagent runs."""
+    if not settings.max_kept:
+        return
+    try:
+        count = sum(1 for n in os.listdir(subagents_dir()) if n.endswith(".jsonl"))
+    except OSError:
+        return
+    if count > settings.max_kept:
+        from zapcli.ops.gc import collect
+
+        collect(settings, opportunistic=True)
+
+
 def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     """Create and start (or queue) one subagent. Raises ZapcliError; nothing is
     created when it does."""
@@ -136,6 +152,7 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
         store.path_for(sid).unlink(missing_ok=True)
         sessions.forget(session, sid)
         raise
+    _maybe_collect(settings)
     from zapcli.ops.status import load, to_view
 
     status = to_view(sid, load(sid)).status
