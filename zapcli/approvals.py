@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -197,10 +198,25 @@ class Policy:
     cwd: str
     writable_roots: tuple[str, ...]
     unattended: bool
-    last: Decision | None = None
+
+    @property
+    def last(self) -> Decision | None:
+        # per thread: several `subagent` calls of one message run concurrently
+        return getattr(self._local(), "last", None)
+
+    @last.setter
+    def last(self, value: Decision | None) -> None:
+        self._local().last = value
+
+    def _local(self) -> threading.local:
+        if "_tls" not in self.__dict__:
+            self.__dict__["_tls"] = threading.local()
+        return self.__dict__["_tls"]
 
     def needs_approval(self, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
-        if tool in DECIDED_ELSEWHERE:
+        if tool == "subagent" and args.get("action") == "spawn" and args.get("cli") == "sh":
+            tool, args = "bash", {"command": str(args.get("task") or "")}  # a shell command is bash
+        elif tool in DECIDED_ELSEWHERE:
             self.last = None
             return False, ""
         self.last = decide(self.mode, tool, args, workspace=self.workspace, cwd=self.cwd,

@@ -285,3 +285,44 @@ def test_run_subagent_by_hand_never_runs_a_task_twice(zap):
     assert (zap.cwd / "runs.txt").read_text() == "ran\n"
     again = zap("run", "--subagent", "--id", sid)
     assert again.returncode == 2 and "already ended" in again.err
+
+
+def _run(zap, *args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "zapcli", "run", *args], env=zap.env, cwd=zap.cwd,
+                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def test_subagent_tool_sh_spawn_needs_the_same_approval_as_bash(zap, model, tmp_path):
+    target = tmp_path / "outside.txt"
+    model([{"match": "sh spawn", "turns": [
+        {"tool_calls": [{"name": "subagent", "arguments": {
+            "action": "spawn", "cli": "sh", "task": f"echo PWNED > {target}"}}]},
+        {"text": "tried"}]}])
+    proc = _run(zap, "--approval", "confirm", "--unattended", "sh spawn")
+    assert proc.returncode == 0, proc.stderr
+    assert not target.exists()
+    assert "denied" in proc.stderr
+
+
+def test_children_inherit_the_parents_approval_mode(zap, model):
+    model([{"match": "inherit", "turns": [
+        {"tool_calls": [{"name": "subagent", "arguments": {"action": "spawn", "task": "child inherits"}}]},
+        {"text": "spawned"}]},
+        {"match": "child inherits", "turns": [{"text": "ok"}]}])
+    proc = _run(zap, "--approval", "confirm", "--unattended", "inherit")
+    assert proc.returncode == 0, proc.stderr
+    docs = zap.json("list", "--all")["subagents"]
+    child = docs[0]["id"]
+    spawn = zap.json("replay", child)["records"][0]
+    assert (spawn["approval"], spawn["unattended"]) == ("confirm", True)
+
+
+def test_a_parent_without_bash_cannot_spawn_shell_commands(zap, model, tmp_path):
+    target = tmp_path / "via-explorer.txt"
+    model([{"match": "explorer parent", "turns": [
+        {"tool_calls": [{"name": "subagent", "arguments": {
+            "action": "spawn", "cli": "sh", "task": f"touch {target}"}}]},
+        {"text": "tried"}]}])
+    proc = _run(zap, "--agent", "explorer", "--approval", "full", "explorer parent")
+    assert proc.returncode == 0, proc.stderr
+    assert not target.exists() and "does not grant `bash`" in proc.stderr

@@ -80,7 +80,7 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
                             settings.writable_roots, unattended)
     toolset = Toolset(grant.tools, search_provider=search_provider())
     caps = open_tools(grant, approver=gate)
-    sub = SubagentTool()
+    sub = SubagentTool(approval=gate.mode, unattended=gate.unattended, shell_allowed="bash" in grant.tools)
     tokens = [0, 0, 0]
     err = sys.stderr
 

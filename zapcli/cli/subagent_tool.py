@@ -53,7 +53,13 @@ def tool_schema() -> dict[str, Any]:
 class SubagentTool:
     spec = ToolSpec("subagent", DESCRIPTION, SCHEMA)
 
-    def __init__(self) -> None:
+    def __init__(self, *, approval: str = "workspace", unattended: bool = False,
+                 shell_allowed: bool = True) -> None:
+        """Children inherit the parent's approval mode and `unattended` (never
+        looser than the parent); `cli: sh` is a shell command, so it exists only
+        for a parent whose definition grants `bash` (undeclared = unreachable),
+        and it goes through the same approval as `bash` (Policy.needs_approval)."""
+        self.approval, self.unattended, self.shell_allowed = approval, unattended, shell_allowed
         self.started: list[str] = []
         self._announced: set[str] = set()
         self._lock = threading.Lock()
@@ -71,10 +77,17 @@ class SubagentTool:
     def _spawn(self, args: dict[str, Any], ctx: ToolContext) -> str:
         from zapcli.ops.spawn import SpawnRequest, spawn
 
-        res = spawn(SpawnRequest(task=str(args.get("task") or ""), cli=args.get("cli") or "zapcli",
+        cli = args.get("cli") or "zapcli"
+        if cli == "sh" and not self.shell_allowed:
+            raise ZapcliError("cli `sh` runs a shell command, and this agent's definition does not "
+                              "grant `bash`; spawn a `zapcli` subagent instead")
+        shell = cli == "sh"  # the approval fields belong to the agent backend only
+        res = spawn(SpawnRequest(task=str(args.get("task") or ""), cli=cli,
                                  agent=args.get("agent"), model=args.get("model"),
                                  timeout_s=args.get("timeout"), cwd=ctx.cwd,
-                                 after=tuple(args.get("after") or ())))
+                                 after=tuple(args.get("after") or ()),
+                                 approval=None if shell else self.approval,
+                                 unattended=False if shell else self.unattended))
         with self._lock:
             self.started.append(res.id)
         return render.plain(render.spawn_lines(res) + [("", f"Warning: {w}") for w in res.warnings])
