@@ -58,13 +58,29 @@ class MemoryStore:
         return name
 
     def path(self, name: str, daily: bool = False) -> Path:
-        return (self.root / "daily" / name) if daily else (self.root / name)
+        """The file for `name`. Raises ValueError when it (or its folder) is a
+        symlink: a repository could ship one pointing anywhere (~/.bashrc)."""
+        path = (self.root / "daily" / name) if daily else (self.root / name)
+        if not self.contained(path):
+            raise ValueError(f"{name} is a symbolic link or leaves the memory folder; memory "
+                             "files must be plain files inside it")
+        return path
+
+    def contained(self, path: Path) -> bool:
+        """True when `path` is no symlink and sits in the memory folder (or its daily/)."""
+        try:
+            if self.root.is_symlink() or path.is_symlink() or (path.parent != self.root and path.parent.is_symlink()):
+                return False
+            root = self.root.resolve()
+            return path.resolve().parent in (root, root / "daily")
+        except OSError:
+            return False
 
     def injection(self) -> tuple[list[tuple[str, str]], list[str]]:
         """Root *.md files for the prompt: ([(file name, text)], [one-line notes for
         files left out whole]). MEMORY.md first, then by name."""
         try:
-            files = sorted((p for p in self.root.glob("*.md") if p.is_file()),
+            files = sorted((p for p in self.root.glob("*.md") if p.is_file() and self.contained(p)),
                            key=lambda p: (p.name != "MEMORY.md", p.name))
         except OSError:
             return [], []
@@ -100,7 +116,7 @@ class MemoryStore:
                 os.replace(tmp, target)
             else:
                 data = text if text.endswith("\n") else text + "\n"
-                fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
                 try:
                     os.write(fd, data.encode("utf-8"))
                 finally:
@@ -111,7 +127,7 @@ class MemoryStore:
         out = []
         for pattern in ("*.md", "daily/*.md"):
             out += [(str(p.relative_to(self.root)), p) for p in sorted(self.root.glob(pattern))
-                    if p.is_file()]
+                    if p.is_file() and self.contained(p)]
         return out
 
 
