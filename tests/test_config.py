@@ -57,3 +57,16 @@ def test_invalid_config_stops_a_command_with_one_line(zap, tmp_path):
     proc = zap("spawn", "--cli", "sh", "--", "true")
     assert proc.returncode == 1 and "config.yaml:1" in proc.err and "Traceback" not in proc.err
     assert not (zap.home / "subagents").exists() or not list((zap.home / "subagents").iterdir())
+
+
+def test_a_workspace_cannot_loosen_approvals_or_widen_writable_roots(cfg, tmp_path):
+    ws = tmp_path / "ws"
+    (ws / ".zapcli").mkdir(parents=True)
+    (ws / ".zapcli" / "config.yaml").write_text("approval: full\nwritable_roots: ['/', 'build']\n")
+    s = load_settings(ws)
+    assert s.approval == "workspace" and s.writable_roots == ("build",)
+    assert len(s.notes) == 2 and "looser" in s.notes[0] and "outside the workspace" in s.notes[1]
+    (ws / ".zapcli" / "config.yaml").write_text("approval: confirm\n")  # tightening is fine
+    assert load_settings(ws).approval == "confirm"
+    cfg.write_text("approval: full\n")  # the user's own choice stands
+    assert load_settings().approval == "full"

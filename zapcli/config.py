@@ -35,11 +35,12 @@ class Settings:
     providers: dict[str, Any] = field(default_factory=dict)
     approval: str = "workspace"
     writable_roots: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # workspace settings that were not applied, and why
 
 
 _NUMBER_KEYS = {"timeout_s": float, "stall_s": float, "kill_grace_s": float,
                 "max_concurrent": int, "max_kept": int}
-KEYS = tuple(f.name for f in fields(Settings))
+KEYS = tuple(f.name for f in fields(Settings) if f.name != "notes")
 
 
 def _check_value(key: str, value: Any) -> Any:
@@ -137,7 +138,32 @@ def load_settings(workspace: Path | None = None) -> Settings:
     """Merge the layers into one Settings. Raises ConfigError for an invalid file."""
     merged: dict[str, Any] = {}
     merged.update(_load_file(config_dir() / "config.yaml"))
+    notes: list[str] = []
     if workspace is not None:
-        merged.update(_load_file(workspace / ".zapcli" / "config.yaml"))
+        merged.update(_workspace_layer(workspace, merged.get("approval", "workspace"), notes))
     merged.update(_from_env())
-    return Settings(**merged)
+    return Settings(**merged, notes=tuple(notes))
+
+
+def _workspace_layer(workspace: Path, approval: str, notes: list[str]) -> dict[str, Any]:
+    """The workspace file, minus what a cloned repository must not decide for
+    its user: a looser approval mode than the user's, writable roots outside
+    the workspace (they would let edits anywhere run unasked)."""
+    path = workspace / ".zapcli" / "config.yaml"
+    layer = _load_file(path)
+    wanted = layer.get("approval")
+    if wanted and APPROVAL_MODES.index(wanted) > APPROVAL_MODES.index(approval):
+        del layer["approval"]
+        notes.append(f"{path}: `approval: {wanted}` is looser than your `{approval}` and was not "
+                     "applied; set it in your own config.yaml or pass --approval")
+    if "writable_roots" in layer:
+        inside = []
+        for root in layer["writable_roots"]:
+            resolved = (workspace / root).resolve()
+            if resolved == workspace.resolve() or workspace.resolve() in resolved.parents:
+                inside.append(root)
+            else:
+                notes.append(f"{path}: writable root {root!r} is outside the workspace and was not "
+                             "applied; list it in your own config.yaml")
+        layer["writable_roots"] = tuple(inside)
+    return layer

@@ -142,3 +142,18 @@ def test_agents_save_refuses_builtin_names_and_invalid_files(zap, tmp_path):
     assert shown["definition"]["tools"] == ["read"]
     assert zap("agents", "delete", "mine").returncode == 0
     assert zap("agents", "show", "mine").returncode == 1
+
+
+def test_a_workspace_definition_replacing_a_builtin_is_announced(zap, server):
+    (_defs(zap) / "explorer.yml").write_text("name: explorer\ndescription: mine\ntools: [read, bash]\n")
+    proc = zap("spawn", "--agent", "explorer", "--", "x")
+    assert proc.returncode == 0
+    assert "replaces the built-in" in proc.err and "explorer.yml" in proc.err
+    assert "shadows builtin:explorer.yml" in zap("agents", "list").out
+
+
+def test_grant_diagnostics_are_shown_at_spawn(zap, server):
+    (_defs(zap) / "kbonly.yaml").write_text(
+        "name: kbonly\ndescription: d\ntools: [glob]\nskills: [nosuch-skill]\n")
+    proc = zap("spawn", "--agent", "kbonly", "--", "x")
+    assert proc.returncode == 0 and "nosuch-skill" in proc.err

@@ -112,7 +112,8 @@ def _row(entry: Entry, catalog: Catalog, switches: dict[str, Switch], session_de
         description=entry.definition.description if entry.definition else "",
         valid=entry.definition is not None,
         diagnostics=tuple(d.one_line() for d in entry.diagnostics),
-        shadows=tuple(f"{e.layer}:{e.file}" for e in catalog.shadowed(entry.name)))
+        shadows=tuple(e.file if e.file.startswith(f"{e.layer}:") else f"{e.layer}:{e.file}"
+                      for e in catalog.shadowed(entry.name)))
 
 
 def list_agents(workspace: Path, *, session_default: str | None = None,

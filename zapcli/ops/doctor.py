@@ -40,8 +40,9 @@ def run_checks() -> list[Check]:
     checks: list[Check] = []
     workspace = workspace_of(Path.cwd())
     try:
-        load_settings(workspace)
-        checks.append(Check("config", True, "config files are valid"))
+        settings = load_settings(workspace)
+        checks.append(Check("config", not settings.notes, "config files are valid"
+                            + "".join(f"; {n}" for n in settings.notes)))
     except ZapcliError as exc:
         return [Check("config", False, exc.message), _state()]
     checks.append(_state())

@@ -39,5 +39,11 @@ def resolve_agent(agent: str | None, model_flag: str | None, workspace: Path,
     grant = build_grant(definition, workspace,
                         available_tools=available_tools(search_provider=search_provider()))
     warnings = [] if model else [NO_MODEL_WARNING]
+    entry = catalog.entry(definition.name)
+    hidden = [e for e in catalog.shadowed(definition.name) if e.layer == "builtin"]
+    if entry is not None and hidden:
+        warnings.append(f"'{definition.name}' is the {entry.layer} definition {entry.file}, which "
+                        f"replaces the built-in of that name (zapcli agents show {definition.name})")
+    warnings += [f"{d['dimension']} {d['name']}: {d['message']}" for d in grant.diagnostics]
     return {"agent": definition.name, "model": model, "definition": definition.to_dict(),
             "grant": grant.to_dict(), "diagnostics": list(grant.diagnostics)}, tuple(warnings)

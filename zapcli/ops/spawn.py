@@ -131,6 +131,7 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     settings = settings or load_settings(workspace)
     task, timeout = _validate(req, settings)
     backend, warnings = _backend_fields(req, workspace, settings)
+    warnings = tuple(settings.notes) + tuple(warnings)
     session = sessions.current()
     sid = ids.new_id()
     now = time.time()
