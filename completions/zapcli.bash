@@ -15,7 +15,7 @@ _zapcli() {
         kill) opts="--all --grace --json" ;;
         output) opts="--follow --json --raw --stderr -f" ;;
         replay) opts="--json --raw --since" ;;
-        run) opts="--agent --approval --id --json --max-tokens --model --subagent --unattended" ;;
+        run) opts="--agent --approval --id --json --max-tokens --model --subagent --timeout --unattended" ;;
         gc) opts="--dry-run --json" ;;
         session) opts="--json" ;;
         send) opts="--json" ;;

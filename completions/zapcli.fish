@@ -49,6 +49,7 @@ complete -c zapcli -n '__fish_seen_subcommand_from run' -l json -d 'Print one JS
 complete -c zapcli -n '__fish_seen_subcommand_from run' -l max-tokens -d 'Token budget (input + output).'
 complete -c zapcli -n '__fish_seen_subcommand_from run' -l model -d 'Model to use.'
 complete -c zapcli -n '__fish_seen_subcommand_from run' -l subagent -d 'Child form used by spawn (internal).'
+complete -c zapcli -n '__fish_seen_subcommand_from run' -l timeout -d 'Deadline in seconds (default: config timeout_s, 300).'
 complete -c zapcli -n '__fish_seen_subcommand_from run' -l unattended -d 'Deny whatever would ask.'
 complete -c zapcli -n __fish_use_subcommand -a gc -d 'Apply retention now trim big trails, keep at most max_kept subagents.'
 complete -c zapcli -n '__fish_seen_subcommand_from gc' -l dry-run -d 'Say what would be removed; remove nothing.'

@@ -326,3 +326,9 @@ def test_a_parent_without_bash_cannot_spawn_shell_commands(zap, model, tmp_path)
     proc = _run(zap, "--agent", "explorer", "--approval", "full", "explorer parent")
     assert proc.returncode == 0, proc.stderr
     assert not target.exists() and "does not grant `bash`" in proc.stderr
+
+
+def test_foreground_run_holds_its_deadline_while_the_model_hangs(zap, model):
+    model([{"match": "hang forever", "turns": [{"text": "late", "delay_s": 60}]}])
+    proc = _run(zap, "--timeout", "2", "hang forever", timeout=40)
+    assert proc.returncode == 1 and "timed out after 2s" in proc.stderr

@@ -142,6 +142,7 @@ def run(
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output).", metavar="N"),
     approval: Optional[str] = typer.Option(None, "--approval", help="confirm | workspace | auto-edit | full.", metavar="MODE"),
     unattended: bool = typer.Option(False, "--unattended", help="Deny whatever would ask.", metavar=""),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Deadline in seconds (default: config timeout_s, 300).", metavar="SECS"),
     json: bool = JSON,
 ) -> None:
     """Run the built-in agent in the foreground, with the subagent tool."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +43,25 @@ class TerminalApprover(Policy):
         return ok, "approved at the terminal" if ok else "denied at the terminal"
 
 
+def _left_running(sub: Any, run_id: str) -> None:
+    """Say which subagents of this run are still running, and how to stop them."""
+    from zapcli.errors import NotFound
+    from zapcli.ops.status import observe
+
+    running = []
+    for sid in list(sub.started):
+        try:
+            if not observe(sid).terminal:
+                running.append(sid)
+        except NotFound:
+            continue
+    if running:
+        sys.stderr.write(f"zapcli: note: {len(running)} subagent(s) of this run still running "
+                         f"({' '.join(running)}); stop them with ZAPCLI_SESSION={run_id} zapcli kill --all\n")
+
+
 def run_foreground(task: str | None, agent: str | None, model: str | None, max_tokens: int | None,
-                   approval: str | None, unattended: bool, json: bool) -> int:
+                   approval: str | None, unattended: bool, json: bool, timeout: float | None = None) -> int:
     from zapcli import ids, ledger
     from zapcli.config import APPROVAL_MODES, load_settings
     from zapcli.paths import workspace_of
@@ -121,15 +140,40 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
         sink("diagnostic", diag)
     ctx = ToolContext(workspace=str(workspace), cwd=cwd, env=scrubbed_env(os.environ, definition.env),
                       writable_roots=settings.writable_roots)
+    limit = settings.timeout_s if timeout is None else timeout
+    if not 0 < limit <= 7 * 86400:
+        raise UsageError(f"--timeout must be more than 0 and at most 604800 seconds, got {limit}")
+    deadline = time.monotonic() + limit
+    box: list[Any] = []
+
+    def loop() -> None:
+        box.append(run_loop(
+            system_prompt=assemble_prompt(definition, grant), task=task, client=client,
+            tools=[*toolset.tools, *caps.tools, sub], sink=sink, ctx=ctx,
+            max_turns=definition.max_turns, max_tokens=max_tokens, approver=gate,
+            needs_approval=gate.needs_approval, before_model_call=sub.announcements,
+            should_stop=lambda: ("timeout", f"--timeout {limit:g}s reached")
+            if time.monotonic() >= deadline else None))
+
+    # The loop runs on a thread so the deadline and Ctrl-C hold even while a
+    # model call blocks; a blocked call is abandoned (the thread is a daemon).
+    worker = threading.Thread(target=loop, name="agent-loop", daemon=True)
     try:
-        result = run_loop(system_prompt=assemble_prompt(definition, grant), task=task, client=client,
-                          tools=[*toolset.tools, *caps.tools, sub], sink=sink, ctx=ctx,
-                          max_turns=definition.max_turns, max_tokens=max_tokens, approver=gate,
-                          needs_approval=gate.needs_approval, before_model_call=sub.announcements)
+        worker.start()
+        worker.join(timeout=max(limit, 0) + 1.0)
+    except KeyboardInterrupt:
+        _left_running(sub, run_id)
+        raise
     finally:
         toolset.close()
         caps.close()
         ledger.add_run_usage(run_id, ledger.Tokens(*tokens))
+    if not box:
+        _left_running(sub, run_id)
+        raise ZapcliError(f"run {run_id} timed out after {limit:g}s (waiting for the model); "
+                          "raise --timeout or check the endpoint with `zapcli doctor`")
+    result = box[0]
+    _left_running(sub, run_id)
     if json:
         from zapcli.cli.output import emit_json
 

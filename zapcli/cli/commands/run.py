@@ -8,7 +8,8 @@ from zapcli.errors import UsageError
 
 def execute(task: str | None = None, subagent: bool = False, id: str | None = None,
             agent: str | None = None, model: str | None = None, max_tokens: int | None = None,
-            approval: str | None = None, unattended: bool = False, json: bool = False) -> int:
+            approval: str | None = None, unattended: bool = False, timeout: float | None = None,
+            json: bool = False) -> int:
     if subagent:
         if not id:
             raise UsageError("run --subagent needs --id ID (it is started by `zapcli spawn`)")
@@ -18,4 +19,4 @@ def execute(task: str | None = None, subagent: bool = False, id: str | None = No
     from zapcli.cli.foreground import run_foreground
 
     return run_foreground(task=task, agent=agent, model=model, max_tokens=max_tokens,
-                          approval=approval, unattended=unattended, json=json)
+                          approval=approval, unattended=unattended, json=json, timeout=timeout)
