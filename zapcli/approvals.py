@@ -126,7 +126,7 @@ def _edit_target(args: dict[str, Any], cwd: str, roots: list[str]) -> tuple[bool
 
 
 def _deny_unattended(summary: str, why: str) -> str:
-    return (f"denied: this needs a person's approval ({why}), but the run is unattended, so "
+    return (f"this needs a person's approval ({why}), but the run is unattended, so "
             "nobody can give it. Do not retry the call. Reach the goal another way with "
             "what this mode allows, or finish and say in your report that a person must "
             f"approve: {summary}")

@@ -255,7 +255,7 @@ def test_approval_denied_is_not_run_and_the_model_is_told(tmp_path):
     _, sink, _ = run(script, tmp_path, [read], approver=Deny(),
                      needs_approval=lambda name, args: (True, f"{name} {args['path']}"))
     assert read.calls == []
-    assert "denied `read` (read x): not today" in sink.of("tool_result")[0]["content"]
+    assert "`read` was not approved (read x): not today" in sink.of("tool_result")[0]["content"]
 
 
 def test_approval_needed_without_approver_is_denied(tmp_path):

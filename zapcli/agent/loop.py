@@ -216,7 +216,7 @@ def _check_and_run(call: ToolCall, tool: Tool | None, granted: dict[str, Tool],
                                          "approve it here; choose a way that needs no approval")
             approved, why = approver.request(name, summary, args)
             if not approved:
-                return ToolResult(False, f"the user denied `{name}` ({summary}): "
+                return ToolResult(False, f"`{name}` was not approved ({summary}): "
                                          f"{why or 'no reason given'}. Do not retry it unchanged.")
     result = tool.run(args, ctx)
     if not isinstance(result, ToolResult):

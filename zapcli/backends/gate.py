@@ -39,9 +39,8 @@ class Gate(Policy):
         if decision is not None and decision.action == "allow":
             return True, ""
         req_id = f"r{next(self._ids)}"
-        shown = records.fold_text(repr(arguments), 2000)
         self.writer.write_sync("approval_request", {"req_id": req_id, "tool": tool,
-                                                    "summary": summary, "arguments": shown})
+                                                    "summary": summary, "arguments": arguments})
         if decision is not None and decision.action == "deny":
             reason = decision.reason or "denied by policy"
             self.writer.write_sync("approval_decision", {"req_id": req_id, "decision": "deny",

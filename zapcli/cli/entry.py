@@ -35,6 +35,11 @@ def main(argv: list[str] | None = None) -> int:
         if "--json" in args:  # scripts piping to jq still get one document
             emit_json({"error": {"code": exc.code, "message": exc.message, "exit_code": exc.exit_code}})
         return exc.exit_code
+    except BrokenPipeError:  # `zapcli … | head`: the reader left; not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as exc:  # an environment problem (full disk, a file in the way): one line
         from zapcli.cli.output import error
 
@@ -44,9 +49,3 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("zapcli: interrupted\n")
         return 130
-    except BrokenPipeError:
-        try:
-            sys.stdout = None  # type: ignore[assignment]
-        except Exception:
-            pass
-        return 0

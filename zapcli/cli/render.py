@@ -64,7 +64,7 @@ def view_header(v: View) -> list[tuple[str, str]]:
              ("", f"  Task: {one_line(v.task, 100)}")]
     if v.pending_approval:
         req = v.pending_approval
-        lines.append(("magenta", f"  Awaiting approval {req.get('req_id')}: {req.get('tool')}: "
+        lines.append(("magenta", f"  Awaiting approval {req.get('req_id')}: "
                                  f"{one_line(str(req.get('summary', '')), 100)}"))
         lines.append(("dim", f"  Decide: zapcli approve {v.id} {req.get('req_id')} | zapcli deny {v.id} {req.get('req_id')}"))
     if v.input_tokens or v.output_tokens:

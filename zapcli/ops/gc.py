@@ -54,7 +54,7 @@ def collect(settings: Settings, *, dry_run: bool = False, opportunistic: bool = 
     result = GcResult(dry_run=dry_run)
     path = ensure_dir(locks_dir()) / "retention.lock"
     try:
-        with exclusive(path, 0 if opportunistic else 30):
+        with exclusive(path, 2 if opportunistic else 30):  # brief: a spawn may be checking
             busy = _running()
             if busy:
                 result.skipped_reason = f"{len(busy)} subagent(s) running; retention runs only when none is"

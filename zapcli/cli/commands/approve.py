@@ -16,5 +16,5 @@ def execute(id: str, req: str | None = None, json: bool = False, *, approve: boo
     else:
         verb = "approved" if approve else "denied"
         emit_lines([("green" if approve else "yellow",
-                     f"[SubAgent] {res.id}: {verb} {res.req_id} ({res.tool}: {one_line(res.summary, 100)})")])
+                     f"[SubAgent] {res.id}: {verb} {res.req_id} ({one_line(res.summary, 100)})")])
     return 0
