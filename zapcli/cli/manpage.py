@@ -23,7 +23,8 @@ def render(spec: dict[str, Any]) -> str:
            "per-subagent JSONL trails on disk. Every command accepts \\fB\\-\\-json\\fR.",
            ".SH COMMANDS"]
     for cmd, v in spec.items():
-        args = " ".join(f"\\fI{a[0].upper()}\\fR" + ("..." if a[2] == -1 else "") for a in v["args"])
+        args = " ".join(("{}" if a[3] else "[{}]").format(f"\\fI{a[0].upper()}\\fR" + ("..." if a[2] == -1 else ""))
+                        for a in v["args"])
         out += [".TP", f"\\fBzapcli {cmd}\\fR [\\fIOPTIONS\\fR] {args}".rstrip(), _esc(v.get("help", ""))]
         by_dest: dict[str, list[str]] = {}
         for opt, (dest, _kind, _multiple) in v["options"].items():

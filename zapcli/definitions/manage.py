@@ -281,6 +281,8 @@ def set_agent_model(name: str, model: str | None, workspace: Path, *,
     _entry_or_fail(name, discover(workspace))
     if model is not None and not model.strip():
         raise UsageError("the model name is empty; pass a model or --clear")
+    if model is not None and (any(c.isspace() or not c.isprintable() for c in model.strip())):
+        raise UsageError(f"{model!r} is not a model name (no spaces or control characters)")
     previous = (switches or Switches()).set_model(name, model.strip() if model else None)
     return ModelResult(name, model.strip() if model else None, previous.model)
 

@@ -51,10 +51,19 @@ def run_checks() -> list[Check]:
     catalog = discover(workspace)
     diags = catalog.diagnostics
     checks.append(Check("definitions", not diags, f"{len(catalog.names())} definitions"
-                        + ("" if not diags else "; " + "; ".join(str(d) for d in diags[:5]))))
+                        + "".join(f"\n    {d.one_line()}" for d in diags)))
     from zapcli.capabilities.mcpconfig import load_servers
 
     servers, mcp_diags = load_servers(workspace)
-    checks.append(Check("mcp servers", not mcp_diags, f"{len(servers)} configured"
-                        + ("" if not mcp_diags else "; " + "; ".join(d['message'] for d in mcp_diags))))
+    if servers:  # really start each one (briefly): a configured server may not run
+        from zapcli.capabilities.mcp_gateway import McpGateway
+
+        gateway = McpGateway(tuple(servers), servers, workspace, start_timeout=10.0)
+        try:
+            mcp_diags = [*mcp_diags, *gateway.start()]
+        finally:
+            gateway.close()
+    problems = "".join(f"\n    {d['name']}: {d['message']}" for d in mcp_diags)
+    checks.append(Check("mcp servers", not mcp_diags, f"{len(servers)} configured, "
+                        f"{len(servers) - len({d['name'] for d in mcp_diags})} started" + problems))
     return checks

@@ -25,7 +25,13 @@ def usage(*, all_sessions: bool = False) -> list[ledger.ParentTotals]:
     """Per-parent totals; this session only unless `all_sessions`. Settles this
     session's terminal subagents first (usage collects them)."""
     session = sessions.current()
-    for sid in sessions.members(session):
+    if all_sessions:
+        from zapcli.ops.listing import _all_ids
+
+        todo = _all_ids()
+    else:
+        todo = sessions.members(session)
+    for sid in todo:
         try:
             settle(observe(sid))
         except NotFound:

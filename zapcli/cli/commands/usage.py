@@ -17,9 +17,11 @@ def execute(all: bool = False, json: bool = False) -> int:
     lines: list[tuple[str, str]] = []
     for p in parents:
         t = p.total
+        sub_in = sum(x.input_tokens for _, _, x in p.subagents)
+        sub_out = sum(x.output_tokens for _, _, x in p.subagents)
         lines.append(("bold", f"[SubAgent] session {p.parent}: {t.input_tokens} in, {t.output_tokens} out"
-                              f" ({t.cached_tokens} cached) — own {p.own.total}, subagents "
-                              f"{sum(x.total for _, _, x in p.subagents)}"))
+                              f" ({t.cached_tokens} cached) — its own calls {p.own.input_tokens} in / "
+                              f"{p.own.output_tokens} out, its subagents {sub_in} in / {sub_out} out"))
         for sid, status, tok in p.subagents:
             lines.append(("", f"  {sid}: {status}, {tok.input_tokens} in, {tok.output_tokens} out"))
     if not lines:
