@@ -157,3 +157,12 @@ def test_grant_diagnostics_are_shown_at_spawn(zap, server):
         "name: kbonly\ndescription: d\ntools: [glob]\nskills: [nosuch-skill]\n")
     proc = zap("spawn", "--agent", "kbonly", "--", "x")
     assert proc.returncode == 0 and "nosuch-skill" in proc.err
+
+
+def test_agents_show_reports_what_a_spawn_would_drop(zap):
+    (_defs(zap) / "kbnoread.yaml").write_text(
+        "name: kbnoread\ndescription: d\ntools: [glob]\nknowledge:\n  - {name: docs, path: '*.md'}\n")
+    (zap.cwd / "a.md").write_text("x\n")
+    doc = zap.json("agents", "show", "kbnoread")
+    assert any(g["dimension"] == "knowledge" and "read" in g["message"] for g in doc["grant_diagnostics"])
+    assert "knowledge" in zap("agents", "show", "kbnoread").out

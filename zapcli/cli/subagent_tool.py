@@ -72,7 +72,12 @@ class SubagentTool:
         try:
             return ToolResult(True, handler(args, ctx))
         except ZapcliError as exc:
-            return ToolResult(False, exc.message)
+            message = exc.message
+            for flag, param in (("--wait-secs", "wait_secs"), ("--timeout", "timeout"),
+                                ("--after", "after"), ("--agent", "agent"), ("--model", "model"),
+                                ("--cli", "cli")):
+                message = message.replace(flag, f"`{param}`")
+            return ToolResult(False, message)
 
     def _spawn(self, args: dict[str, Any], ctx: ToolContext) -> str:
         from zapcli.ops.spawn import SpawnRequest, spawn

@@ -145,7 +145,7 @@ def show_agent(name: str, workspace: Path, *, session_default: str | None = None
 
 def scope_dir(scope: str, workspace: Path) -> Path:
     if scope not in SCOPES:
-        raise UsageError(f"unknown scope '{scope}': use --scope system or --scope workspace")
+        raise UsageError(f"unknown scope '{scope}': choose system or workspace")
     return system_dir() if scope == "system" else workspace_dir(workspace)
 
 

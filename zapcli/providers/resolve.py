@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from zapcli.providers.openai_chat import ChatClient
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
-NO_MODEL = ("no model configured: pass --model, set ZAPCLI_MODEL, or set `model:` in "
-            "~/.config/zapcli/config.yaml")
+NO_MODEL = ("no model configured: pass --model, set ZAPCLI_MODEL, or set `model:` in your "
+            "config.yaml ($ZAPCLI_CONFIG_HOME, default ~/.config/zapcli)")
 
 
 def resolve_model(model_flag: str | None, settings_model: str | None,

@@ -60,9 +60,20 @@ def show(name: str, json: bool = False) -> int:
                        f"{', '.join(k.name for k in d.knowledge) or '(none)'}"),
                   ("dim", "  prompt:"), *[("", "    " + escape_controls(x)) for x in d.prompt.splitlines()]]
     lines += [("red", f"  ! {escape_controls(x.one_line())}") for x in res.diagnostics]
+    grant_diags: list[dict] = []
+    if d is not None:
+        from zapcli.capabilities.grant import build_grant
+        from zapcli.ops.resolve import search_provider
+        from zapcli.tools.registry import available_tools
+
+        grant_diags = build_grant(d, _ws(), available_tools=available_tools(
+            search_provider=search_provider())).diagnostics
+        lines += [("yellow", f"  ! {g['dimension']} {g['name']}: {escape_controls(g['message'])}")
+                  for g in grant_diags]
     return _emit(json, {"agent": asdict(res.row), "definition": d.to_dict() if d else None,
                         "model_override": res.model_override,
-                        "diagnostics": [x.to_dict() for x in res.diagnostics]}, lines)
+                        "diagnostics": [x.to_dict() for x in res.diagnostics],
+                        "grant_diagnostics": grant_diags}, lines)
 
 
 def save(file: str, scope: str = "workspace", json: bool = False) -> int:
