@@ -170,3 +170,14 @@ def record_of(zap: Zap, sid: str, rtype: str) -> dict | None:
 def supervisor_pid(zap: Zap, sid: str) -> int:
     """The pid of `sid`'s supervisor, once its `process` record is written."""
     return int(wait_until(lambda: record_of(zap, sid, "process"), 10)["pid"])  # type: ignore[index]
+
+
+def start_decoy(flag: Path, env: dict[str, str]) -> subprocess.Popen:
+    """A live process that records (in `flag`) every TERM/INT/HUP/CONT it gets:
+    point a record at it to prove zapcli never signals a stranger."""
+    return subprocess.Popen([sys.executable, "-c",
+                             "import signal, sys, time\n"
+                             "def hit(n, f): open(sys.argv[1], 'a').write(str(n))\n"
+                             "for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCONT):\n"
+                             "    signal.signal(s, hit)\n"
+                             "time.sleep(120)\n", str(flag)], env=env)

@@ -24,6 +24,7 @@ from tests.conftest import (
     pgrep,
     record_of,
     sleep_marker,
+    start_decoy,
     supervisor_pid,
     trail_records,
     wait_until,
@@ -500,12 +501,7 @@ def test_c15_ids_are_not_paths(zap, tmp_path):
     identity and a passed deadline: if zapcli ever read them it would signal
     the decoy or print the secret."""
     flag = tmp_path / "signalled"
-    decoy = subprocess.Popen([sys.executable, "-c",
-                              "import signal, sys, time\n"
-                              "def hit(n, f): open(sys.argv[1], 'a').write(str(n))\n"
-                              "for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCONT):\n"
-                              "    signal.signal(s, hit)\n"
-                              "time.sleep(120)\n", str(flag)], env=zap.env)
+    decoy = start_decoy(flag, zap.env)
     try:
         ctime = psutil.Process(decoy.pid).create_time()
         valid = zap.spawn_sh("echo valid-output")

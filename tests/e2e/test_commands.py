@@ -26,6 +26,7 @@ from tests.conftest import (
     pgrep,
     record_of,
     sleep_marker,
+    start_decoy,
     supervisor_pid,
     trail_records,
     wait_until,
@@ -534,12 +535,7 @@ def test_identity_is_pid_and_create_time(zap, tmp_path):
     """A process record pointing at a live process with another create time
     (a reused pid) reads `lost`, and that process is never signalled."""
     flag = tmp_path / "signalled"
-    decoy = subprocess.Popen([sys.executable, "-c",
-                              "import signal, sys, time\n"
-                              "def hit(n, f): open(sys.argv[1], 'a').write(str(n))\n"
-                              "for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCONT):\n"
-                              "    signal.signal(s, hit)\n"
-                              "time.sleep(120)\n", str(flag)], env=zap.env)
+    decoy = start_decoy(flag, zap.env)
     try:
         m = f"sleep {sleep_marker(3312)}"
         sid = zap.spawn_sh(f"exec {m}")
