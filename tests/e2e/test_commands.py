@@ -477,12 +477,45 @@ def test_session(zap):
     res = subprocess.run(_zap_cmd("session"), capture_output=True, text=True, env=env,
                          cwd=zap.cwd, stdin=subprocess.DEVNULL, timeout=30)
     assert res.returncode == 0
-    leader = os.getsid(0)
-    start = int(psutil.Process(leader).create_time())
-    assert res.stdout == f"tty-{leader}-{start}\n"
+    sid = os.getsid(0)
+    start = int(psutil.Process(sid or _outermost_ancestor()).create_time())
+    assert res.stdout == f"tty-{sid}-{start}\n"
     doc = json.loads(subprocess.run(_zap_cmd("session", "--json"), capture_output=True, env=env,
                                     cwd=zap.cwd, stdin=subprocess.DEVNULL, timeout=30).stdout)
-    assert doc == {"session": f"tty-{leader}-{start}", "source": "terminal"}
+    assert doc == {"session": f"tty-{sid}-{start}", "source": "terminal"}
+
+
+def _outermost_ancestor() -> int:
+    proc = psutil.Process()
+    while proc.ppid() > 0:
+        proc = psutil.Process(proc.ppid())
+    return proc.pid
+
+
+def _unshare_works() -> bool:
+    probe = ["unshare", "-Upfr", "--mount-proc", "true"]
+    try:
+        return subprocess.run(probe, capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.timeout(60)
+def test_session_when_the_leader_is_outside_the_pid_namespace(zap):
+    """Containers and CI sandboxes: getsid(0) answers 0. Two commands in one
+    namespace share a session named after its first process, not `tty-0-0`."""
+    if not _unshare_works():
+        pytest.skip("needs unshare with user+pid namespaces (not permitted on this machine)")
+    env = {k: v for k, v in zap.env.items() if k != "ZAPCLI_SESSION"}
+    script = ("import os, subprocess, sys; print(os.getsid(0)); sys.stdout.flush(); "
+              f"[subprocess.run({_zap_cmd('session')!r}) for _ in range(2)]")
+    res = subprocess.run(["unshare", "-Upfr", "--mount-proc", sys.executable, "-c", script],
+                         capture_output=True, text=True, env=env, cwd=zap.cwd,
+                         stdin=subprocess.DEVNULL, timeout=30)
+    assert res.returncode == 0, res.stderr
+    sid, first, second = res.stdout.splitlines()
+    assert sid == "0" and first == second
+    assert re.fullmatch(r"tty-0-[1-9][0-9]+", first)
 
 
 @pytest.mark.timeout(60)

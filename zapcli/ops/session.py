@@ -2,7 +2,9 @@
 
 Imports `zapcli.paths`. A session is `ZAPCLI_SESSION`, else the caller's
 terminal session: `os.getsid(0)` plus that leader's start time, so a reused
-sid is a new session. Membership markers under `<state>/sessions/<key>/`
+sid is a new session. When the leader lies outside this PID namespace
+(`getsid` answers 0, as in containers and CI sandboxes) the outermost
+visible ancestor stands in for it: `tty-0-<its start time>`. Membership markers under `<state>/sessions/<key>/`
 (`all/` and `active/`) let `list` and the queue read only this session's
 trails; they are hints, always checked against the trail, never status.
 """
@@ -23,9 +25,10 @@ def current() -> str:
     if env:
         return env
     sid = os.getsid(0)
-    from zapcli.supervisor.launch import process_create_time
+    from zapcli.supervisor.launch import outermost_ancestor, process_create_time
 
-    started = int(process_create_time(sid))  # 0 when the leader is gone or unreadable
+    leader = sid if sid > 0 else outermost_ancestor()
+    started = int(process_create_time(leader))  # 0 when the leader is gone or unreadable
     return f"tty-{sid}-{started}"
 
 

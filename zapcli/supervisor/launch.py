@@ -46,3 +46,24 @@ def process_create_time(pid: int) -> float:
         return psutil.Process(pid).create_time()
     except psutil.Error:
         return 0.0
+
+
+def outermost_ancestor() -> int:
+    """The oldest ancestor of this process visible in its PID namespace (the
+    one whose parent is 0): the stand-in leader when `getsid` answers 0."""
+    from zapcli.supervisor import procfs
+
+    pid = os.getpid()
+    for _ in range(4096):  # a parent chain is never longer; guards a /proc oddity
+        ppid = procfs.parent(pid)
+        if ppid is None:  # no /proc: ask psutil, which knows other platforms
+            import psutil
+
+            try:
+                ppid = psutil.Process(pid).ppid()
+            except psutil.Error:
+                return pid
+        if ppid <= 0:
+            return pid
+        pid = ppid
+    return pid

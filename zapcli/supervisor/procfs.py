@@ -49,3 +49,14 @@ def stat(pid: int) -> tuple[str, float] | None:
         return fields[0].decode("ascii"), ticks / os.sysconf("SC_CLK_TCK") + boot_time()
     except (IndexError, ValueError, RuntimeError):
         return None
+
+
+def parent(pid: int) -> int | None:
+    """The parent pid of `pid` (0 when its parent lies outside this PID
+    namespace), or None when it does not exist or /proc is unavailable."""
+    try:
+        with open(f"{_PROC}/{int(pid)}/stat", "rb") as f:
+            data = f.read()
+        return int(data[data.rfind(b")") + 2:].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
