@@ -93,9 +93,13 @@ class McpGateway:
             ready: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
             self._tasks[name] = asyncio.ensure_future(self._serve(config, ready))
             waits.append((name, ready))
+        # One shared deadline: the servers start side by side, so N hung servers
+        # cost one start_timeout before the first model call, not N of them.
+        deadline = asyncio.get_running_loop().time() + self.start_timeout
         for name, ready in waits:
             try:
-                await asyncio.wait_for(asyncio.shield(ready), self.start_timeout)
+                left = max(0.0, deadline - asyncio.get_running_loop().time())
+                await asyncio.wait_for(asyncio.shield(ready), left)
                 self.status[name] = "running"
             except Exception as exc:  # noqa: BLE001 - every failure becomes a diagnostic
                 reason = (f"did not answer within {self.start_timeout:g}s"
