@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import psutil
 import pytest
@@ -148,6 +149,30 @@ def test_approval_deny_path_tells_the_model(zap, model):
     assert not result["ok"] and "not today" in result["content"]
     assert not (zap.cwd / "out.txt").exists()
 
+
+
+def test_racing_approve_and_deny_record_exactly_one_decision(zap, model):
+    """Tryout: `approve & deny & wait` both said yes and wrote two decisions."""
+    sid = _spawn_bash_needing_approval(zap, model, "race-me")
+    _pending(zap, sid)
+    # Each decider imports everything first, then all fire at the same instant.
+    go = time.time() + 1.5
+    code = ("import sys, time; from zapcli.cli.entry import main; import zapcli.ops.steer; "
+            f"time.sleep(max(0, {go} - time.time())); raise SystemExit(main(sys.argv[1:]))")
+    procs = [subprocess.Popen([sys.executable, "-c", code, verb, "--json", sid], env=zap.env,
+                              cwd=zap.cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for verb in ("approve", "deny") * 4]
+    results = [(p.wait(timeout=30), p.stdout.read()) for p in procs]
+    winners = [json.loads(out) for code, out in results if code == 0]
+    assert len(winners) == 1, results
+    losers = [json.loads(out)["error"] for code, out in results if code != 0]
+    assert all("no pending approval" in e["message"] or "nothing to decide" in e["message"]
+               for e in losers), losers
+    assert zap("wait", sid, "--timeout", "20").returncode == 0
+    decisions = [r for r in _records(zap, sid) if r["type"] == "approval_decision"]
+    assert len(decisions) == 1
+    ran = (zap.cwd / "out.txt").exists()
+    assert ran == (decisions[0]["decision"] == "approve") == (winners[0]["decision"] == "approve")
 
 def test_unattended_denies_at_once(zap, model):
     model([{"match": "unattended", "turns": [

@@ -51,17 +51,31 @@ class Gate(Policy):
     def _wait(self, req_id: str) -> tuple[bool, str]:
         path = store.path_for(self.sid)
         while True:
-            trail = reader.read(path)
-            for rec in reversed(trail.records):
-                if rec.get("type") == "approval_decision" and rec.get("req_id") == req_id:
-                    approved = rec.get("decision") == "approve"
-                    return approved, str(rec.get("reason") or "")
-                if rec.get("type") == "status" and rec.get("status") in records.TERMINAL_STATUSES:
-                    return False, "the subagent was stopped"
+            answer = _answer(path, req_id)
+            if answer is not None:
+                return answer
             if self.terminated.is_set():
                 return False, "the subagent was stopped"
             if time.monotonic() >= self.deadline:
-                self.writer.write_sync("approval_decision", {"req_id": req_id, "decision": "deny",
-                                                             "reason": "deadline reached", "by": "timeout"})
+                # Under the decision lock, so a user's answer landing right now
+                # is either seen here or refused to the user: one decision only.
+                with store.decisions_locked(path):
+                    answer = _answer(path, req_id)
+                    if answer is not None:
+                        return answer
+                    self.writer.write_sync("approval_decision", {
+                        "req_id": req_id, "decision": "deny", "reason": "deadline reached",
+                        "by": "timeout"})
                 return False, "the deadline was reached while waiting for approval"
             time.sleep(POLL_S)
+
+
+def _answer(path: Any, req_id: str) -> tuple[bool, str] | None:
+    """The first decision on `req_id` in the trail (the one that counts), or a
+    denial when the subagent was stopped first; None while still pending."""
+    for rec in reader.read(path).records:
+        if rec.get("type") == "approval_decision" and rec.get("req_id") == req_id:
+            return rec.get("decision") == "approve", str(rec.get("reason") or "")
+        if rec.get("type") == "status" and rec.get("status") in records.TERMINAL_STATUSES:
+            return False, "the subagent was stopped"
+    return None

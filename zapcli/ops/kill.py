@@ -31,17 +31,18 @@ class KillEntry:
 def _record_cancel(sid: str) -> dict | None:
     """Append the denied approvals and the `cancelled` status; return the
     process record to signal (None when it never started)."""
-    s = load(sid)
     path = store.path_for(sid)
-    seq = s.last_seq + 1
-    if s.pending_approval is not None:
-        store.append_record(path, "approval_decision", {
-            "req_id": s.pending_approval.get("req_id"), "decision": "deny",
-            "reason": "the subagent was killed"}, seq=seq)
-        seq += 1
-    store.append_record(path, "status", {"status": "cancelled", "exit_code": None,
-                                         "reason": "killed by the user", "mono": time.monotonic(),
-                                         "by": "kill"}, seq=seq)
+    with store.decisions_locked(path):  # a racing approve cannot land between the two
+        s = load(sid)
+        seq = s.last_seq + 1
+        if s.pending_approval is not None:
+            store.append_record(path, "approval_decision", {
+                "req_id": s.pending_approval.get("req_id"), "decision": "deny",
+                "reason": "the subagent was killed", "by": "kill"}, seq=seq)
+            seq += 1
+        store.append_record(path, "status", {"status": "cancelled", "exit_code": None,
+                                             "reason": "killed by the user",
+                                             "mono": time.monotonic(), "by": "kill"}, seq=seq)
     return s.process or s.start
 
 

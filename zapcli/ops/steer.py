@@ -60,16 +60,22 @@ def decide(sid: str, req_id: str | None, approve: bool, reason: str | None = Non
     view = observe(sid)
     if view.terminal:
         raise ZapcliError(f"{sid} already ended ({view.status}); nothing to decide")
-    s = load(sid)
-    pending = s.pending_approval
-    if pending is None:
-        raise ZapcliError(f"{sid} has no pending approval request")
-    if req_id is not None and str(pending.get("req_id")) != req_id:
-        raise ZapcliError(f"{sid} has no pending request {req_id}; pending: {pending.get('req_id')}")
-    decision = "approve" if approve else "deny"
-    store.append_record(store.path_for(sid), "approval_decision", {
-        "req_id": pending.get("req_id"), "decision": decision,
-        "reason": reason or ("approved by the user" if approve else "denied by the user"),
-        "by": "user"}, seq=s.last_seq + 1)
+    # Check and append under the trail's decision lock: of two racing
+    # `approve`/`deny` (or a kill), exactly one decides; the other is told so.
+    with store.decisions_locked(store.path_for(sid)):
+        s = load(sid)
+        pending = s.pending_approval
+        if s.final is not None:
+            raise ZapcliError(f"{sid} already ended ({s.final.get('status')}); nothing to decide")
+        if pending is None:
+            raise ZapcliError(f"{sid} has no pending approval request", code="not_pending")
+        if req_id is not None and str(pending.get("req_id")) != req_id:
+            raise ZapcliError(f"{sid} has no pending request {req_id}; pending: "
+                              f"{pending.get('req_id')}", code="not_pending")
+        decision = "approve" if approve else "deny"
+        store.append_record(store.path_for(sid), "approval_decision", {
+            "req_id": pending.get("req_id"), "decision": decision,
+            "reason": reason or ("approved by the user" if approve else "denied by the user"),
+            "by": "user"}, seq=s.last_seq + 1)
     return DecisionResult(sid, str(pending.get("req_id")), decision, str(pending.get("tool")),
                           str(pending.get("summary", "")))

@@ -8,8 +8,11 @@ and mode 0600, so a planted symlink or a guessed id can never redirect a write.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from zapcli import ids
@@ -46,6 +49,23 @@ def create_exclusive(path: Path) -> int:
 def open_append(path: Path) -> int:
     """Open an existing store file for appending without following symlinks."""
     return os.open(path, os.O_RDWR | os.O_APPEND | _NOFOLLOW | _CLOEXEC)
+
+
+@contextmanager
+def decisions_locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive `flock` on the trail itself while deciding an approval.
+
+    Everyone who settles a pending request — `approve`, `deny`, `kill` and the
+    child's own deadline — checks "still pending?" and appends the decision
+    under this lock, so exactly one decision is recorded per request. The
+    batched writer never takes it. Raises FileNotFoundError / OSError(ELOOP).
+    """
+    fd = open_read(path)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def open_read(path: Path) -> int:
