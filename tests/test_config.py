@@ -70,3 +70,39 @@ def test_a_workspace_cannot_loosen_approvals_or_widen_writable_roots(cfg, tmp_pa
     assert load_settings(ws).approval == "confirm"
     cfg.write_text("approval: full\n")  # the user's own choice stands
     assert load_settings().approval == "full"
+
+
+def test_every_problem_of_a_file_is_named_at_once(cfg):
+    cfg.write_text("timout_s: 5\napproval: yolo\nmax_concurrent: many\nmax_kept: 3\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    lines = info.value.message.splitlines()
+    assert [line.split(":")[1] for line in lines] == ["1", "2", "3"]
+    assert "did you mean 'timeout_s'" in lines[0] and "yolo" in lines[1] and "many" in lines[2]
+
+
+def test_lenient_load_skips_an_invalid_layer_whole_and_says_so(cfg, tmp_path):
+    cfg.write_text("max_kept: 0\nbogus_key: 1\n")
+    ws = tmp_path / "ws"
+    (ws / ".zapcli").mkdir(parents=True)
+    (ws / ".zapcli" / "config.yaml").write_text("max_concurrent: 3\n")
+    s = load_settings(ws, lenient=True)
+    assert s.max_kept == 1000  # the invalid file is not half-applied
+    assert s.max_concurrent == 3  # the valid layer still is
+    assert len(s.problems) == 1 and "bogus_key" in s.problems[0]
+
+
+def test_a_config_typo_never_blocks_watching_or_stopping(zap, tmp_path):
+    """Tryout: one unknown key in config.yaml made `kill` refuse to run."""
+    sid = zap("spawn", "--cli", "sh", "--", "exec sleep 3917").out.strip()
+    cfg = tmp_path / "config" / "config.yaml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text("bogus_key: 1\n")
+    for args, seen in ((("list",), sid), (("poll", "--no-wait", sid), "still running")):
+        proc = zap(*args)
+        assert proc.returncode == 0 and seen in proc.out
+        assert "warning" in proc.err and "bogus_key" in proc.err and "Traceback" not in proc.err
+    doc = zap.json("kill", sid)
+    assert doc["subagents"][0]["outcome"] == "cancelled"
+    assert zap.status(sid) == "cancelled"
+    assert zap("spawn", "--cli", "sh", "--", "true").returncode == 1  # starting work stays strict

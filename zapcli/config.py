@@ -2,8 +2,10 @@
 < environment (`ZAPCLI_<KEY>`) < flags. Imports `zapcli.paths`, `zapcli.errors`.
 
 YAML is imported only when a config file exists, so the common path stays fast.
-An invalid file raises ConfigError naming file, line and key; nothing of it is
-applied (never half-applied).
+An invalid file raises ConfigError naming file, line and key for every
+problem in it; nothing of it is applied (never half-applied). Commands that
+only watch or stop subagents load leniently: an invalid layer is skipped and
+its problems travel in `Settings.problems`, so a typo never blocks `kill`.
 """
 
 from __future__ import annotations
@@ -36,11 +38,12 @@ class Settings:
     approval: str = "workspace"
     writable_roots: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # workspace settings that were not applied, and why
+    problems: tuple[str, ...] = ()  # lenient loads only: invalid layers that were skipped
 
 
 _NUMBER_KEYS = {"timeout_s": float, "stall_s": float, "kill_grace_s": float,
                 "max_concurrent": int, "max_kept": int}
-KEYS = tuple(f.name for f in fields(Settings) if f.name != "notes")
+KEYS = tuple(f.name for f in fields(Settings) if f.name not in ("notes", "problems"))
 
 
 def _check_value(key: str, value: Any) -> Any:
@@ -94,6 +97,7 @@ def _load_file(path: Path) -> dict[str, Any]:
     if not isinstance(node, yaml.MappingNode):
         raise ConfigError(f"{path}:{node.start_mark.line + 1}: the config must be a mapping of keys")
     out: dict[str, Any] = {}
+    problems: list[str] = []
     for key_node, value_node in node.value:
         key = key_node.value
         line = key_node.start_mark.line + 1
@@ -102,19 +106,24 @@ def _load_file(path: Path) -> dict[str, Any]:
 
             near = difflib.get_close_matches(str(key), KEYS, n=1)
             hint = f" (did you mean '{near[0]}'?)" if near else f" (valid keys: {', '.join(KEYS)})"
-            raise ConfigError(f"{path}:{line}: unknown key '{key}'{hint}")
+            problems.append(f"{path}:{line}: unknown key '{key}'{hint}")
+            continue
         if key in out:
-            raise ConfigError(f"{path}:{line}: key '{key}' is given twice")
+            problems.append(f"{path}:{line}: key '{key}' is given twice")
+            continue
         value = yaml.SafeLoader(yaml.serialize(value_node)).get_single_data()
         try:
             out[key] = _check_value(key, value)
         except ValueError as exc:
-            raise ConfigError(f"{path}:{line}: key '{key}': {exc}") from None
+            problems.append(f"{path}:{line}: key '{key}': {exc}")
+    if problems:  # every problem at once, so one edit fixes them all
+        raise ConfigError("\n".join(problems))
     return out
 
 
 def _from_env() -> dict[str, Any]:
     out: dict[str, Any] = {}
+    problems: list[str] = []
     for key in ("timeout_s", "max_concurrent", "max_kept", "stall_s", "kill_grace_s", "approval"):
         raw = os.environ.get("ZAPCLI_" + key.upper())
         if raw is None or raw == "":
@@ -124,25 +133,41 @@ def _from_env() -> dict[str, Any]:
             try:
                 value = float(raw)
             except ValueError:
-                raise ConfigError(f"ZAPCLI_{key.upper()}={raw!r}: expected a number") from None
+                problems.append(f"ZAPCLI_{key.upper()}={raw!r}: expected a number")
+                continue
         try:
             out[key] = _check_value(key, value)
         except ValueError as exc:
-            raise ConfigError(f"ZAPCLI_{key.upper()}: {exc}") from None
+            problems.append(f"ZAPCLI_{key.upper()}: {exc}")
+    if problems:
+        raise ConfigError("\n".join(problems))
     if os.environ.get("ZAPCLI_MODEL"):
         out["model"] = os.environ["ZAPCLI_MODEL"]
     return out
 
 
-def load_settings(workspace: Path | None = None) -> Settings:
-    """Merge the layers into one Settings. Raises ConfigError for an invalid file."""
+def load_settings(workspace: Path | None = None, *, lenient: bool = False) -> Settings:
+    """Merge the layers into one Settings.
+
+    Raises ConfigError for an invalid file or variable, listing every problem.
+    With `lenient` an invalid layer is skipped whole and its message lands in
+    `Settings.problems` instead: for commands that watch or stop subagents.
+    """
     merged: dict[str, Any] = {}
-    merged.update(_load_file(config_dir() / "config.yaml"))
     notes: list[str] = []
+    problems: list[str] = []
+    layers = [lambda: _load_file(config_dir() / "config.yaml")]
     if workspace is not None:
-        merged.update(_workspace_layer(workspace, merged.get("approval", "workspace"), notes))
-    merged.update(_from_env())
-    return Settings(**merged, notes=tuple(notes))
+        layers.append(lambda: _workspace_layer(workspace, merged.get("approval", "workspace"), notes))
+    layers.append(_from_env)
+    for layer in layers:
+        try:
+            merged.update(layer())
+        except ConfigError as exc:
+            if not lenient:
+                raise
+            problems.append(exc.message)
+    return Settings(**merged, notes=tuple(notes), problems=tuple(problems))
 
 
 def _workspace_layer(workspace: Path, approval: str, notes: list[str]) -> dict[str, Any]:

@@ -55,15 +55,18 @@ def run(sid: str, spawn: dict[str, Any], *, writer: TrailWriter, out: CappedFile
     from zapcli.capabilities.prompt import assemble_prompt
     from zapcli.config import load_settings
     from zapcli.definitions import Definition
+    from zapcli.errors import ConfigError
     from zapcli.ops.resolve import search_provider
     from zapcli.providers.resolve import build_client
     from zapcli.tools.env import scrubbed_env
     from zapcli.tools.registry import Toolset
 
     workspace = str(spawn.get("workspace") or "/")
-    settings = load_settings(Path(workspace))
     try:
+        settings = load_settings(Path(workspace))
         client = build_client(spawn.get("model"), None, settings.providers, os.environ)
+    except ConfigError as exc:  # edited after spawn: the providers table cannot be trusted
+        return Outcome("failed", None, f"the config became invalid after spawn: {exc.message}")
     except ModelError as exc:
         return Outcome("failed", None, exc.reason)
     definition = Definition.from_dict(spawn["definition"])

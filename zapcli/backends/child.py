@@ -172,9 +172,11 @@ def _after_exit(session: str, sid: str, workspace: str, busy: bool = False) -> N
         sessions.deactivate(session, sid)
         from pathlib import Path
 
-        settings = load_settings(Path(workspace))
+        settings = load_settings(Path(workspace), lenient=True)
         queue.drain(session, settings)
-        if not busy:  # a killed child must exit within the grace period
+        # Retention deletes trails by `max_kept`: never on a guess, so not
+        # while a config layer is invalid; nor when killed (exit within grace).
+        if not busy and not settings.problems:
             gc.collect(settings, opportunistic=True)
     except Exception:
         traceback.print_exc(file=sys.stderr)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from zapcli.cli.output import emit_json, emit_lines
 from zapcli.cli.render import kill_lines
-from zapcli.config import load_settings
+from zapcli.cli.settings import for_observers
 from zapcli.ops.kill import kill
 
 
 def execute(ids: list[str] | None = None, grace: float | None = None, all: bool = False,
             json: bool = False) -> int:
-    entries = kill(list(ids or []), load_settings(), grace_s=grace, all_=all)
+    entries = kill(list(ids or []), for_observers(), grace_s=grace, all_=all)
     if json:
         emit_json({"subagents": [{"id": e.id, "outcome": e.outcome, "pid": e.pid, "signals": e.signals,
                                   "error": e.error} for e in entries]})

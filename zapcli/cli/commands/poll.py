@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from zapcli.cli.output import emit_json, emit_lines, is_tty
 from zapcli.cli.render import duration, folded_json, poll_lines, view_json
+from zapcli.cli.settings import for_observers
 from zapcli.cli.spinner import Spinner
-from zapcli.config import load_settings
 from zapcli.ops.poll import poll
 
 
 def execute(ids: list[str], wait_secs: int | None = None, no_wait: bool = False, json: bool = False) -> int:
     with Spinner(enabled=is_tty() and not json) as spin:
-        res = poll(list(ids), load_settings(), wait_secs=wait_secs, no_wait=no_wait,
+        res = poll(list(ids), for_observers(), wait_secs=wait_secs, no_wait=no_wait,
                    on_tick=lambda es, t: spin.update(
                        f"{sum(1 for e in es if e.view and not e.view.terminal)} still running ({duration(t)})"))
     if json:
