@@ -69,8 +69,10 @@ def config_files(workspace: Path) -> list[Path]:
     return [config_dir() / "mcp.json", workspace / ".zapcli" / "mcp.json"]
 
 
-def _diag(name: str, message: str) -> dict[str, str]:
-    return {"dimension": "mcp", "name": name, "message": message}
+def _diag(name: str, message: str, scope: str = "file") -> dict[str, str]:
+    """A problem of a whole mcp.json (`scope` "file", `name` its path) or of one
+    server entry in it (`scope` "server", `name` the server's)."""
+    return {"dimension": "mcp", "name": name, "message": message, "scope": scope}
 
 
 def _server(name: str, raw: Any, source: str) -> tuple[ServerConfig | None, str | None]:
@@ -117,7 +119,7 @@ def read_file(path: Path) -> tuple[dict[str, ServerConfig], list[dict[str, str]]
     for name, raw in servers.items():
         config, problem = _server(str(name), raw, str(path))
         if config is None:
-            diags.append(_diag(str(name), f"{path}: server '{name}' {problem}"))
+            diags.append(_diag(str(name), f"{path}: server '{name}' {problem}", "server"))
         else:
             out[str(name)] = config
     return out, diags

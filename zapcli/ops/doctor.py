@@ -8,17 +8,21 @@ by the CLI command, the one parent command that pays for the openai SDK.
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from zapcli.config import Settings
 from zapcli.errors import ZapcliError
 
 
 @dataclass
 class Check:
+    """One check: `detail` is a one-line summary, `problems` one line each."""
+
     name: str
     ok: bool
     detail: str
+    problems: list[str] = field(default_factory=list)
 
 
 def _state() -> Check:
@@ -33,37 +37,46 @@ def _state() -> Check:
         return Check("state folder", False, getattr(exc, "message", str(exc)))
 
 
-def run_checks() -> list[Check]:
+def run_checks() -> tuple[list[Check], Settings]:
+    """Every check but the model's, and the settings the model check should use.
+
+    An invalid config layer fails the config check and is skipped (as the
+    watching commands do), so the other checks still run and report.
+    """
     from zapcli.config import load_settings
     from zapcli.paths import workspace_of
 
-    checks: list[Check] = []
     workspace = workspace_of(Path.cwd())
-    try:
-        settings = load_settings(workspace)
-        checks.append(Check("config", not settings.notes, "config files are valid"
-                            + "".join(f"; {n}" for n in settings.notes)))
-    except ZapcliError as exc:
-        return [Check("config", False, exc.message), _state()]
-    checks.append(_state())
+    settings = load_settings(workspace, lenient=True)
+    problems = [line for p in settings.problems for line in p.splitlines()] + list(settings.notes)
+    checks = [Check("config", not problems,
+                    "config files are valid" if not problems else
+                    f"{len(problems)} problem(s); the invalid files were skipped", problems),
+              _state()]
     from zapcli.definitions import discover
 
     catalog = discover(workspace)
-    diags = catalog.diagnostics
-    checks.append(Check("definitions", not diags, f"{len(catalog.names())} definitions"
-                        + "".join(f"\n    {d.one_line()}" for d in diags)))
+    diags = [d.one_line() for d in catalog.diagnostics]
+    checks.append(Check("definitions", not diags, f"{len(catalog.names())} definitions", diags))
+    checks.append(_mcp(workspace))
+    return checks, settings
+
+
+def _mcp(workspace: Path) -> Check:
     from zapcli.capabilities.mcpconfig import load_servers
 
-    servers, mcp_diags = load_servers(workspace)
+    servers, diags = load_servers(workspace)
+    broken = {d["name"] for d in diags if d.get("scope") == "server"} - set(servers)
+    started = 0
     if servers:  # really start each one (briefly): a configured server may not run
         from zapcli.capabilities.mcp_gateway import McpGateway
 
         gateway = McpGateway(tuple(servers), servers, workspace, start_timeout=10.0)
         try:
-            mcp_diags = [*mcp_diags, *gateway.start()]
+            diags = [*diags, *gateway.start()]
+            started = sum(1 for st in gateway.status.values() if st == "running")
         finally:
             gateway.close()
-    problems = "".join(f"\n    {d['name']}: {d['message']}" for d in mcp_diags)
-    checks.append(Check("mcp servers", not mcp_diags, f"{len(servers)} configured, "
-                        f"{len(servers) - len({d['name'] for d in mcp_diags})} started" + problems))
-    return checks
+    return Check("mcp servers", not diags,
+                 f"{len(servers) + len(broken)} configured, {started} started",
+                 [d["message"] for d in diags])  # each message names its server or file

@@ -87,7 +87,7 @@ class ChatClient:
                 del params["stream_options"]  # an older server that rejects usage reporting
                 return self._stream(params, on_delta)
         except openai.OpenAIError as e:
-            raise self._reason(e) from None
+            raise self.explain(e) from None
 
     def _stream(self, params: dict[str, Any], on_delta: Callable[[str, str], None]) -> Turn:
         asm = TurnAssembler(on_delta, self.model)
@@ -128,8 +128,8 @@ class ChatClient:
         return ModelError(f"the connection to the model endpoint {self.endpoint} broke mid-answer "
                           f"({name}: {_short(e, 120)}); the partial turn was discarded, retry")
 
-    def _reason(self, e: Exception) -> ModelError:
-        """Map an SDK exception to a ModelError saying what to do."""
+    def explain(self, e: Exception) -> ModelError:
+        """Map an SDK exception (openai.OpenAIError) to a ModelError saying what to do."""
         import openai
 
         where, env, model = self.endpoint, self.api_key_env, self.model

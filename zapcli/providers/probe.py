@@ -20,14 +20,20 @@ def probe(model: str | None, providers: Mapping[str, Any] | None) -> tuple[bool,
         client = build_client(None, model, providers, os.environ, timeout_s=10, max_retries=0)
     except ModelError as exc:
         return False, exc.reason
-    try:
-        from openai import OpenAI
+    import openai
 
-        sdk = OpenAI(base_url=client.base_url, api_key=client._api_key or "unused", timeout=10,
-                     max_retries=0)
+    where = client.base_url or "https://api.openai.com/v1"
+    try:
+        sdk = openai.OpenAI(base_url=client.base_url, api_key=client._api_key or "unused",
+                            timeout=10, max_retries=0)
         models = [m.id for m in sdk.models.list()]
-    except Exception as exc:  # doctor reports, never raises
-        return False, f"{client.model} at {client.base_url or 'api.openai.com'}: {type(exc).__name__}: {exc}"
+    except openai.NotFoundError:
+        return False, (f"{where}/models answered 404: check OPENAI_BASE_URL (or the provider's "
+                       "base_url); it usually ends in /v1")
+    except openai.OpenAIError as exc:  # the same wording a failing subagent would show
+        return False, f"{client.model}: {client.explain(exc).reason}"
+    except Exception as exc:  # noqa: BLE001 - doctor reports, never raises
+        return False, f"{client.model} at {where}: {type(exc).__name__}: {exc}"
     if models and client.model not in models:
         return False, f"{client.model}: the server does not list it (it has: {', '.join(models[:5])})"
     return True, f"{client.model} at {client.base_url or 'api.openai.com'}"

@@ -7,21 +7,22 @@ from zapcli.ops.doctor import run_checks
 
 
 def execute(json: bool = False) -> int:
-    from zapcli.config import load_settings
     from zapcli.errors import ZapcliError
     from zapcli.ops.doctor import Check
     from zapcli.providers.probe import probe  # the one model import a parent command makes
 
-    checks = run_checks()
-    if all(c.ok for c in checks if c.name == "config"):
-        try:
-            ok, detail = probe(load_settings().model, load_settings().providers)
-        except ZapcliError as exc:
-            ok, detail = False, exc.message
-        checks.append(Check("model", ok, detail))
+    checks, settings = run_checks()
+    try:
+        ok, detail = probe(settings.model, settings.providers)
+    except ZapcliError as exc:
+        ok, detail = False, exc.message
+    checks.append(Check("model", ok, detail))
     if json:
         emit_json({"ok": all(c.ok for c in checks), "checks": [vars(c) for c in checks]})
     else:
-        emit_lines([("green" if c.ok else "red", f"{'ok  ' if c.ok else 'FAIL'} {c.name}: {c.detail}")
-                    for c in checks])
+        lines: list[tuple[str, str]] = []
+        for c in checks:
+            lines.append(("green" if c.ok else "red", f"{'ok  ' if c.ok else 'FAIL'} {c.name}: {c.detail}"))
+            lines.extend(("", f"    {p}") for p in c.problems)
+        emit_lines(lines)
     return 0 if all(c.ok for c in checks) else 1

@@ -1,0 +1,58 @@
+"""`zapcli doctor` through the real CLI: every check runs even when one fails,
+counts are honest, and each problem is its own line (tryout findings)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from zapcli.testing import ScriptedServer
+
+SERVER = str(Path(__file__).parent.parent / "capabilities" / "fixtures" / "mcp_server.py")
+
+
+def test_doctor_all_good(zap):
+    srv = ScriptedServer([{"turns": [{"text": "x"}]}], models=["m1"])
+    srv.start()
+    try:
+        zap.env.update(OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="m1")
+        proc = zap("doctor")
+        assert proc.returncode == 0, proc.out
+        assert [line.split(":")[0] for line in proc.out.splitlines()] == [
+            "ok   config", "ok   state folder", "ok   definitions", "ok   mcp servers", "ok   model"]
+        zap.env["ZAPCLI_MODEL"] = "m2"
+        doc = zap.json("doctor")
+        model = next(c for c in doc["checks"] if c["name"] == "model")
+        assert not doc["ok"] and "does not list it" in model["detail"] and "m1" in model["detail"]
+    finally:
+        srv.stop()
+
+
+def test_doctor_reports_everything_when_config_and_mcp_are_broken(zap, tmp_path):
+    cfg = tmp_path / "config" / "config.yaml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text("timout_s: 5\napproval: yolo\n")
+    (zap.cwd / ".zapcli").mkdir(exist_ok=True)
+    (zap.cwd / ".zapcli" / "mcp.json").write_text(json.dumps({"mcpServers": {
+        "good": {"command": sys.executable, "args": [SERVER]},
+        "nocommand": {"args": []},
+        "missing": {"command": str(tmp_path / "no-such-program")},
+    }}))
+    zap.env.update(OPENAI_BASE_URL="http://127.0.0.1:9/v1", ZAPCLI_MODEL="m")
+    proc = zap("doctor", "--json")
+    assert proc.returncode == 1 and "Traceback" not in proc.err
+    checks = {c["name"]: c for c in json.loads(proc.out)["checks"]}
+    assert set(checks) == {"config", "state folder", "definitions", "mcp servers", "model"}
+    config = checks["config"]
+    assert not config["ok"] and len(config["problems"]) == 2
+    assert "timout_s" in config["problems"][0] and "yolo" in config["problems"][1]
+    mcp = checks["mcp servers"]
+    assert mcp["detail"] == "3 configured, 1 started"
+    assert len(mcp["problems"]) == 2 and all("\n" not in p for p in mcp["problems"])
+    assert any("nocommand" in p for p in mcp["problems"])
+    assert any("missing" in p and "did not start" in p for p in mcp["problems"])
+    model = checks["model"]
+    assert not model["ok"] and "cannot connect" in model["detail"] and "Error:" not in model["detail"]
+    human = zap("doctor").out.splitlines()
+    assert human[0].startswith("FAIL config: 2 problem(s)") and human[1].startswith("    ")
