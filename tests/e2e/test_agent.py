@@ -357,3 +357,56 @@ def test_foreground_run_holds_its_deadline_while_the_model_hangs(zap, model):
     model([{"match": "hang forever", "turns": [{"text": "late", "delay_s": 60}]}])
     proc = _run(zap, "--timeout", "2", "hang forever", timeout=40)
     assert proc.returncode == 1 and "timed out after 2s" in proc.stderr
+
+
+def _run_on_a_terminal(zap, task: str, answers: bytes, timeout: float = 40) -> tuple[int, str]:
+    """`zapcli run TASK` with a real pseudo-terminal as stdin/stdout/stderr;
+    `answers` is typed once the approval question shows."""
+    import os
+    import pty
+    import select as sel
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: becomes `zapcli run` on the terminal
+        os.chdir(zap.cwd)
+        os.execve(sys.executable, [sys.executable, "-m", "zapcli", "run", task], zap.env)
+    seen, typed, give_up = b"", False, time.monotonic() + timeout
+    while time.monotonic() < give_up:
+        ready, _, _ = sel.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+        if not typed and b"allow" in seen:
+            os.write(fd, answers)
+            typed = True
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), seen.decode("utf-8", "replace")
+
+
+def test_terminal_prompt_end_of_input_denies_instead_of_crashing(zap, model, tmp_path):
+    """Tryout: Ctrl-D at the approval question raised a bare EOFError into the run."""
+    target = tmp_path / "made.txt"
+    model([{"match": "tty parent", "turns": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": f"touch {target}"}}]},
+        {"text": "parent done"}]}])
+    code, screen = _run_on_a_terminal(zap, "tty parent", b"\x04")  # ^D: end of input
+    assert code == 0, screen
+    assert "allow" in screen and "parent done" in screen
+    assert "EOFError" not in screen and "Traceback" not in screen
+    assert not target.exists()
+
+
+def test_terminal_prompt_yes_runs_the_tool(zap, model, tmp_path):
+    target = tmp_path / "made.txt"
+    model([{"match": "tty yes", "turns": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": f"touch {target}"}}]},
+        {"text": "parent done"}]}])
+    code, screen = _run_on_a_terminal(zap, "tty yes", b"y\r")
+    assert code == 0, screen
+    assert target.exists()

@@ -39,8 +39,19 @@ class TerminalApprover(Policy):
         from rich.markup import escape
         from rich.prompt import Confirm
 
-        ok = Confirm.ask(f"[magenta]allow[/] {escape(escape_controls(summary))}?", default=False)
+        # One question at a time: concurrent `subagent` calls may ask together.
+        with _ASKING:
+            try:
+                ok = Confirm.ask(f"[magenta]allow[/] {escape(escape_controls(summary))}?",
+                                 default=False)
+            except EOFError:  # the terminal's input ended: nobody can answer any more
+                self.unattended = True
+                sys.stderr.write("\n")
+                return False, "no answer at the terminal (its input ended); denied"
         return ok, "approved at the terminal" if ok else "denied at the terminal"
+
+
+_ASKING = threading.Lock()
 
 
 def _left_running(sub: Any, run_id: str) -> None:
