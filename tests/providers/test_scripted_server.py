@@ -107,6 +107,11 @@ def test_unknown_path_is_404():
     ([{"turn": []}], "rule 0"),
     ([{"turns": [{"txt": "x"}]}], "rule 0 turn 0: unknown key"),
     ([{"turns": [{"http_error": {"status": 500, "times": 0}}]}], "times >= 1"),
+    ([{"turns": [{"error_200": True}]}], "error_200 needs"),
+    ([{"turns": [{"error_200": "boom"}]}], "error_200 needs"),
+    ([{"turns": [{"text": "cut", "close": True}]}], "goes with `raw`"),
+    ([{"turns": [{"raw": ["data: {}\n\n"], "close": "never"}]}], "close is"),
+    ([{"turns": [{"raw": "data: [DONE]"}]}], "raw is a list"),
 ])
 def test_malformed_scripts_are_refused(bad, needle):
     with pytest.raises(ScriptError, match=needle):

@@ -89,6 +89,19 @@ def validate_script(data: Any) -> list[dict[str, Any]]:
             err = turn.get("http_error")
             if err is not None and not (isinstance(err, dict) and int(err.get("times", 1)) >= 1):
                 raise ScriptError(f"rule {i} turn {j}: http_error needs {{status, times >= 1}}")
+            e200 = turn.get("error_200")
+            if e200 is not None and not (isinstance(e200, dict) and isinstance(e200.get("message"), str)):
+                raise ScriptError(f"rule {i} turn {j}: error_200 needs {{message, type?, code?}}, "
+                                  f"got {e200!r}")
+            if "close" in turn and (turn["close"] not in ("clean", "abort") or "raw" not in turn):
+                raise ScriptError(f"rule {i} turn {j}: close is \"clean\" or \"abort\" and goes with "
+                                  f"`raw` (got {turn['close']!r}); to cut a stream short, give "
+                                  "`raw` lines without a final chunk and close: \"abort\"")
+            raw = turn.get("raw")
+            if raw is not None and not (isinstance(raw, list)
+                                        and all(isinstance(x, (str, dict)) for x in raw)):
+                raise ScriptError(f"rule {i} turn {j}: raw is a list of SSE strings (sent "
+                                  "verbatim, each ending in \\n\\n) or chunk objects")
     return data
 
 
