@@ -158,6 +158,47 @@ def test_malformed_arguments_go_back_as_a_tool_error(tmp_path):
     assert "not valid JSON" in tool_messages(requests[1])[0]
 
 
+
+class StrictTool:
+    """A capability-style tool (not a BaseTool): relies on the loop for its schema."""
+
+    spec = ToolSpec("strict", "Strict schema.", {
+        "type": "object", "additionalProperties": False, "required": ["ids"],
+        "properties": {"ids": {"type": "array", "items": {"type": "string"}},
+                       "wait_secs": {"type": "integer", "minimum": 1, "maximum": 30}}})
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        self.calls.append(args)
+        return ToolResult(True, "ran")
+
+
+@pytest.mark.parametrize("arguments, needle", [
+    ({"ids": ["a"], "bogus": 1}, "unknown argument(s) bogus"),
+    ({"ids": "a"}, "`ids` must be a list"),
+    ({"ids": [1]}, "list of strings"),
+    ({"ids": ["a"], "wait_secs": 99}, "at most 30"),
+    ({}, "missing required argument(s) ids"),
+])
+def test_every_tool_call_is_held_to_its_schema_before_it_runs(tmp_path, arguments, needle):
+    """Tryout: the `subagent` tool ran a spawn with an argument its schema forbids."""
+    strict = StrictTool()
+    script = [{"turns": [{"tool_calls": [{"name": "strict", "arguments": arguments}]},
+                         {"text": "ok"}]}]
+    outcome, sink, requests = run(script, tmp_path, [strict])
+    assert outcome.status == "completed" and strict.calls == []
+    content = sink.of("tool_result")[0]["content"]
+    assert content.startswith("invalid call to `strict`") and needle in content
+
+
+def test_loose_values_are_normalized_before_the_tool_sees_them(tmp_path):
+    strict = StrictTool()
+    script = [{"turns": [call("strict", ids=["a"], wait_secs="5"), {"text": "ok"}]}]
+    run(script, tmp_path, [strict])
+    assert strict.calls == [{"ids": ["a"], "wait_secs": 5}]
+
 def test_max_turns(tmp_path):
     script = [{"turns": [call("read", path="x")], "loop": True}]
     outcome, _, requests = run(script, tmp_path, [ReadTool()], max_turns=3)

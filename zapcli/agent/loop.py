@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
+from zapcli.agent.arguments import ArgumentError, check_args
 from zapcli.agent.types import (
     Approver,
     ModelClient,
@@ -207,7 +208,11 @@ def _check_and_run(call: ToolCall, tool: Tool | None, granted: dict[str, Tool],
     if call.error is not None or call.arguments is None:
         return ToolResult(False, f"invalid call to `{name}`: {call.error or 'no arguments'}. "
                                  "Call it again with its arguments as one JSON object.")
-    args = call.arguments
+    try:  # the schema holds for every tool, before anyone is asked to approve it
+        args = check_args(tool.spec, call.arguments)
+    except ArgumentError as e:
+        return ToolResult(False, f"invalid call to `{name}`: {e}. Call it again with arguments "
+                                 "that match its schema.")
     if needs_approval is not None:
         ask, summary = needs_approval(name, args)
         if ask:

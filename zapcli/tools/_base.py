@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
 from typing import Any
 
+from zapcli.agent.arguments import ArgumentError, check_args
 from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
 
 
@@ -33,71 +33,6 @@ def schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
             "additionalProperties": False}
 
 
-_TRUE = {"true", "yes", "1"}
-_FALSE = {"false", "no", "0"}
-
-
-def _coerce(name: str, value: Any, prop: Mapping[str, Any]) -> Any:
-    """Check one value against its property schema. Lenient where models often
-    slip (a number sent as "10", a boolean as "true"), strict otherwise."""
-    kind = prop.get("type")
-    if kind == "string":
-        if not isinstance(value, str):
-            raise ToolError(f"argument `{name}` must be a string, got {type(value).__name__}")
-    elif kind in ("integer", "number"):
-        if isinstance(value, str):
-            try:
-                value = float(value.strip())
-            except ValueError:
-                raise ToolError(f"argument `{name}` must be a number, got {value!r}") from None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ToolError(f"argument `{name}` must be a number, got {type(value).__name__}")
-        if kind == "integer":
-            if value != int(value):
-                raise ToolError(f"argument `{name}` must be a whole number, got {value}")
-            value = int(value)
-        if "minimum" in prop and value < prop["minimum"]:
-            raise ToolError(f"argument `{name}` must be at least {prop['minimum']}, got {value}")
-    elif kind == "boolean":
-        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-            value = value.strip().lower() in _TRUE
-        if not isinstance(value, bool):
-            raise ToolError(f"argument `{name}` must be true or false, got {value!r}")
-    elif kind == "array":
-        if not isinstance(value, list):
-            raise ToolError(f"argument `{name}` must be a list, got {type(value).__name__}")
-    elif kind == "object" and not isinstance(value, dict):
-        raise ToolError(f"argument `{name}` must be an object, got {type(value).__name__}")
-    if "enum" in prop and value not in prop["enum"]:
-        choices = ", ".join(repr(c) for c in prop["enum"])
-        raise ToolError(f"argument `{name}` must be one of {choices}, got {value!r}")
-    return value
-
-
-def check_args(spec: ToolSpec, args: Any) -> dict[str, Any]:
-    """Validate `args` against the spec's schema; return them normalized.
-    Optional arguments sent as null count as absent."""
-    if args is None:
-        args = {}
-    if not isinstance(args, dict):
-        raise ToolError(f"arguments of `{spec.name}` must be a JSON object")
-    props: Mapping[str, Any] = spec.parameters.get("properties", {})
-    required = spec.parameters.get("required", [])
-    unknown = sorted(k for k in args if k not in props)
-    if unknown:
-        raise ToolError(f"unknown argument(s) {', '.join(unknown)} for `{spec.name}`; "
-                        f"allowed: {', '.join(props)}")
-    out: dict[str, Any] = {}
-    for name, value in args.items():
-        if value is None and name not in required:
-            continue
-        out[name] = _coerce(name, value, props[name])
-    missing = [r for r in required if r not in out]
-    if missing:
-        raise ToolError(f"missing required argument(s) {', '.join(missing)} for `{spec.name}`")
-    return out
-
-
 class BaseTool:
     """A tool: `spec` for the model, `_run` for the work. `run` is the safe wrapper."""
 
@@ -106,7 +41,7 @@ class BaseTool:
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:
             return self._run(check_args(self.spec, args), ctx)
-        except ToolError as e:
+        except (ToolError, ArgumentError) as e:
             return fail(str(e))
         except OSError as e:
             where = f" ({e.filename})" if getattr(e, "filename", None) else ""
