@@ -74,6 +74,19 @@ def test_same_name_twice_in_one_layer(ws: Path, write) -> None:
                for d in catalog.diagnostics)
 
 
+
+def test_same_name_twice_in_one_layer_the_file_named_after_it_wins(ws: Path, write) -> None:
+    """Tryout: bar.yml (`name: foo`) beat foo.yml, and `agents list` called it shadowing."""
+    sub = ws / ".zapcli" / "subagents"
+    write(sub, "bar.yml", agent("foo", "from bar"))
+    write(sub, "foo.yml", agent("foo", "from foo"))
+    catalog = discover(ws)
+    assert catalog.get("foo").description == "from foo"
+    assert catalog.shadowed("foo") == [] and [e.file for e in catalog.ignored("foo")] == [
+        str(sub / "bar.yml")]
+    assert any(d.file.endswith("bar.yml") and "foo.yml, which is the one used" in d.message
+               for d in catalog.diagnostics)
+
 def test_unknown_name_suggests(ws: Path) -> None:
     with pytest.raises(ZapcliError) as info:
         resolve("explorr", ws)

@@ -142,12 +142,19 @@ class Catalog:
         self.entries = entries
         self.extra: list[Diagnostic] = []
         self._effective: dict[str, Entry] = {}
+        self._ignored: list[Entry] = []  # same name twice in one layer: the losers
         for entry in entries:
             current = self._effective.get(entry.name)
             if current is not None and current.layer == entry.layer:
+                # The file named after the definition (foo.yml for `name: foo`) wins;
+                # otherwise the first in file order. Either way, it is reported.
+                if _named_after(entry) and not _named_after(current):
+                    current, entry = entry, current
+                    self._effective[entry.name] = current
+                self._ignored.append(entry)
                 self.extra.append(Diagnostic(entry.file, 0, 0, (
-                    f"name '{entry.name}' is also defined in {current.file}; this file is ignored"),
-                    "give each definition its own name"))
+                    f"name '{entry.name}' is also defined in {current.file}, which is the one "
+                    "used; this file is ignored"), "give each definition its own name"))
                 continue
             self._effective[entry.name] = entry
 
@@ -173,7 +180,12 @@ class Catalog:
     def shadowed(self, name: str) -> list[Entry]:
         """Entries of `name` hidden by the effective one (earlier layers), load order."""
         winner = self._effective.get(name)
-        return [e for e in self.entries if e.name == name and e is not winner]
+        return [e for e in self.entries if e.name == name and e is not winner
+                and e not in self._ignored]
+
+    def ignored(self, name: str) -> list[Entry]:
+        """Other files of the effective one's layer that use the same `name`."""
+        return [e for e in self._ignored if e.name == name]
 
     def problems(self, name: str) -> list[Diagnostic]:
         entry = self._effective.get(name)
@@ -183,6 +195,12 @@ class Catalog:
     def diagnostics(self) -> list[Diagnostic]:
         """Every problem found: broken files, duplicate names, plugin failures."""
         return [d for e in self.entries for d in e.diagnostics] + self.extra
+
+
+def _named_after(entry: Entry) -> bool:
+    stem = Path(entry.file.rpartition(":")[2] if entry.layer in ("builtin", "plugin")
+                else entry.file).stem
+    return stem == entry.name.rpartition(":")[2]
 
 
 def discover(workspace: Path, *, plugins: bool = True) -> Catalog:
