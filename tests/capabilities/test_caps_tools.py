@@ -25,7 +25,7 @@ def test_missing_from_session_table_is_a_diagnostic(ws: Path, define) -> None:
     assert grant.tools == ("read",)
     assert grant.diagnostics == [{"dimension": "tools", "name": "WebSearch", "message":
                                   "`WebSearch` is declared but not available in this session's "
-                                  "tool table (no search provider is configured)"}]
+                                  "tool table (no search provider is configured: set ZAPCLI_SEARCH_URL)"}]
 
 
 def test_never_grantable_from_a_frozen_record_is_refused_with_reason(ws: Path) -> None:

@@ -20,7 +20,8 @@ def test_doctor_all_good(zap):
         proc = zap("doctor")
         assert proc.returncode == 0, proc.out
         assert [line.split(":")[0] for line in proc.out.splitlines()] == [
-            "ok   config", "ok   state folder", "ok   definitions", "ok   mcp servers", "ok   model"]
+            "ok   config", "ok   state folder", "ok   definitions", "ok   capabilities",
+            "ok   mcp servers", "ok   model"]
         zap.env["ZAPCLI_MODEL"] = "m2"
         doc = zap.json("doctor")
         model = next(c for c in doc["checks"] if c["name"] == "model")
@@ -43,7 +44,8 @@ def test_doctor_reports_everything_when_config_and_mcp_are_broken(zap, tmp_path)
     proc = zap("doctor", "--json")
     assert proc.returncode == 1 and "Traceback" not in proc.err
     checks = {c["name"]: c for c in json.loads(proc.out)["checks"]}
-    assert set(checks) == {"config", "state folder", "definitions", "mcp servers", "model"}
+    assert set(checks) == {"config", "state folder", "definitions", "capabilities", "mcp servers",
+                           "model"}
     config = checks["config"]
     assert not config["ok"] and len(config["problems"]) == 2
     assert "timout_s" in config["problems"][0] and "yolo" in config["problems"][1]
@@ -56,3 +58,20 @@ def test_doctor_reports_everything_when_config_and_mcp_are_broken(zap, tmp_path)
     assert not model["ok"] and "cannot connect" in model["detail"] and "Error:" not in model["detail"]
     human = zap("doctor").out.splitlines()
     assert human[0].startswith("FAIL config: 2 problem(s)") and human[1].startswith("    ")
+
+
+def test_declared_but_unavailable_capabilities_show_before_any_spawn(zap):
+    """Tryout: a WebSearch without provider, a missing skill and an unconfigured
+    server were only warned about at spawn time."""
+    folder = zap.cwd / ".zapcli" / "subagents"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "web.yml").write_text("name: web\ndescription: d\ntools: [read, WebSearch]\n"
+                                    "skills: [nope]\nmcp: {servers: [ghost]}\n")
+    zap.env.pop("ZAPCLI_SEARCH_URL", None)
+    row = next(a for a in zap.json("agents", "list")["agents"] if a["name"] == "web")
+    assert sorted(g["name"] for g in row["grant_diagnostics"]) == ["WebSearch", "ghost", "nope"]
+    listed = zap("agents", "list").out
+    assert "ZAPCLI_SEARCH_URL" in listed and "skill 'nope'" in listed
+    checks = {c["name"]: c for c in zap.json("doctor")["checks"]}
+    assert not checks["capabilities"]["ok"] and len(checks["capabilities"]["problems"]) == 3
+    assert all(p.startswith("web: ") for p in checks["capabilities"]["problems"])

@@ -111,7 +111,7 @@ def _grant_tools(definition: Definition, available: set[str]
         elif canonical not in available:
             diags.append(_diag("tools", canonical, f"`{canonical}` is declared but not available "
                                "in this session's tool table" + (
-                                   " (no search provider is configured)"
+                                   " (no search provider is configured: set ZAPCLI_SEARCH_URL)"
                                    if canonical == "WebSearch" else "")))
         elif canonical not in granted:
             granted.append(canonical)

@@ -58,6 +58,14 @@ def run_checks() -> tuple[list[Check], Settings]:
     catalog = discover(workspace)
     diags = [d.one_line() for d in catalog.diagnostics]
     checks.append(Check("definitions", not diags, f"{len(catalog.names())} definitions", diags))
+    from zapcli.ops.resolve import grant_problems
+
+    missing = [f"{d.name}: {g['dimension']} {g['name']}: {g['message']}"
+               for d in catalog.all() for g in grant_problems(d, workspace)]
+    checks.append(Check("capabilities", not missing,
+                        "every declared capability is available" if not missing else
+                        f"{len(missing)} declared but not available here (spawn goes on "
+                        "without them)", missing))
     checks.append(_mcp(workspace))
     return checks, settings
 

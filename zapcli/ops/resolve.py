@@ -47,3 +47,15 @@ def resolve_agent(agent: str | None, model_flag: str | None, workspace: Path,
     warnings += [f"{d['dimension']} {d['name']}: {d['message']}" for d in grant.diagnostics]
     return {"agent": definition.name, "model": model, "definition": definition.to_dict(),
             "grant": grant.to_dict(), "diagnostics": list(grant.diagnostics)}, tuple(warnings)
+
+
+def grant_problems(definition: Any, workspace: Path) -> list[dict[str, str]]:
+    """What the definition declares but would not get on this machine (a tool
+    with no provider, an unconfigured MCP server, a missing skill...): the
+    grant's diagnostics, as spawn would warn them. Each is {dimension, name,
+    message}. For `agents list|show` and `doctor`, before anything is spawned."""
+    from zapcli.capabilities.grant import build_grant
+    from zapcli.tools.registry import available_tools
+
+    return list(build_grant(definition, workspace, available_tools=available_tools(
+        search_provider=search_provider())).diagnostics)

@@ -28,21 +28,33 @@ def _emit(json: bool, doc: dict, lines: list[tuple[str, str]]) -> int:
 
 
 def list_(json: bool = False) -> int:
+    from zapcli.definitions import discover
     from zapcli.definitions.manage import list_agents
+    from zapcli.ops.resolve import grant_problems
 
-    res = list_agents(_ws(), session_default=load_settings(_ws()).model)
+    catalog = discover(_ws())
+    res = list_agents(_ws(), session_default=load_settings(_ws(), lenient=True).model,
+                      catalog=catalog)
+    grants = {r.name: grant_problems(catalog.get(r.name), _ws()) for r in res.rows if r.valid}
     lines: list[tuple[str, str]] = [("bold", f"[SubAgent] {len(res.rows)} definitions")]
     for r in res.rows:
-        state = "" if r.enabled else " (disabled)"
+        state = "enabled" if r.enabled else "disabled"
         style = "red" if not r.valid else "dim" if not r.enabled else ""
-        lines.append((style, f"{r.name}{state}  [{r.layer}] model: {r.model or '-'} ({r.model_origin})"))
+        lines.append((style, f"{r.name}  [{r.layer}] {state}  model: {r.model or '-'} ({r.model_origin})"))
         lines.append(("dim", f"  {escape_controls(r.description)[:100]}"))
         lines.append(("dim", f"  {r.source}" + (f"  shadows {', '.join(r.shadows)}" if r.shadows else "")))
         lines.extend(("red", f"  ! {escape_controls(d)}") for d in r.diagnostics)
+        lines.extend(("yellow", f"  ! {_grant_line(g)}") for g in grants.get(r.name, []))
     other = [d for d in res.diagnostics if not any(str(d.file) == r.source for r in res.rows)]
     lines.extend(("red", f"! {escape_controls(d.one_line())}") for d in other)
-    return _emit(json, {"agents": [asdict(r) for r in res.rows],
+    return _emit(json, {"agents": [{**asdict(r), "grant_diagnostics": grants.get(r.name, [])}
+                                   for r in res.rows],
                         "diagnostics": [d.to_dict() for d in res.diagnostics]}, lines)
+
+
+def _grant_line(g: dict) -> str:
+    """A declared capability this machine cannot give, as spawn would warn it."""
+    return f"{g['dimension']} {g['name']}: {escape_controls(g['message'])} (spawn would go on without it)"
 
 
 def show(name: str, json: bool = False) -> int:
@@ -62,14 +74,10 @@ def show(name: str, json: bool = False) -> int:
     lines += [("red", f"  ! {escape_controls(x.one_line())}") for x in res.diagnostics]
     grant_diags: list[dict] = []
     if d is not None:
-        from zapcli.capabilities.grant import build_grant
-        from zapcli.ops.resolve import search_provider
-        from zapcli.tools.registry import available_tools
+        from zapcli.ops.resolve import grant_problems
 
-        grant_diags = build_grant(d, _ws(), available_tools=available_tools(
-            search_provider=search_provider())).diagnostics
-        lines += [("yellow", f"  ! {g['dimension']} {g['name']}: {escape_controls(g['message'])}")
-                  for g in grant_diags]
+        grant_diags = grant_problems(d, _ws())
+        lines += [("yellow", f"  ! {_grant_line(g)}") for g in grant_diags]
     return _emit(json, {"agent": asdict(res.row), "definition": d.to_dict() if d else None,
                         "model_override": res.model_override,
                         "diagnostics": [x.to_dict() for x in res.diagnostics],
