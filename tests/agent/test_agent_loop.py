@@ -199,10 +199,11 @@ def test_loose_values_are_normalized_before_the_tool_sees_them(tmp_path):
     run(script, tmp_path, [strict])
     assert strict.calls == [{"ids": ["a"], "wait_secs": 5}]
 
+
 def test_max_turns(tmp_path):
     script = [{"turns": [call("read", path="x")], "loop": True}]
     outcome, _, requests = run(script, tmp_path, [ReadTool()], max_turns=3)
-    assert (outcome.status, outcome.reason) == ("failed", "max turns")
+    assert (outcome.status, outcome.reason) == ("failed", "max turns reached (3 model calls)")
     assert len(requests) == 3
 
 
@@ -211,7 +212,7 @@ def test_token_budget_stops_after_the_current_step(tmp_path):
     read = ReadTool()
     outcome, sink, requests = run([{"turns": [step], "loop": True}], tmp_path, [read],
                                   max_tokens=200)
-    assert (outcome.status, outcome.reason) == ("failed", "token budget")
+    assert (outcome.status, outcome.reason) == ("failed", "token budget exceeded (300 of 200 tokens)")
     assert len(requests) == 2 and len(read.calls) == 2  # the step that crossed it finished
     assert [u["input_tokens"] for u in sink.of("usage")] == [100, 100]
 
@@ -224,15 +225,15 @@ def test_steering_is_delivered_before_the_next_call(tmp_path):
             pending.append("focus on the tests")  # `zapcli send` arriving mid-step
             return ToolResult(True, "done")
 
-    def steer() -> list[str]:
-        out = list(pending)
+    def steer() -> list[tuple[str, str]]:
+        out = [("s1", text) for text in pending]
         pending.clear()
         return out
 
     script = [{"turns": [call("read", path="x"), {"text": "ok"}]}]
     outcome, sink, requests = run(script, tmp_path, [Slow()], steer=steer)
     assert outcome.status == "completed"
-    assert sink.of("steer") == [{"text": "focus on the tests", "delivered": True}]
+    assert sink.of("steer") == [{"steer_id": "s1", "text": "focus on the tests", "delivered": True}]
     assert requests[1]["messages"][-1] == {"role": "user", "content": "focus on the tests"}
     assert all(m["content"] != "focus on the tests" for m in requests[0]["messages"])
     kinds = sink.kinds()

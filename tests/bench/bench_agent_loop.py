@@ -156,7 +156,7 @@ def one_run(base_url: str, work: Path, folder: Path, turns: int, tag: str) -> di
         writer.close()
         toolset.close()
     calls = client.spans
-    if outcome.reason != "max turns" or len(calls) != turns or len(tool_spans) != turns:
+    if not (outcome.reason or "").startswith("max turns") or len(calls) != turns or len(tool_spans) != turns:
         raise RuntimeError(f"run {tag}: ended {outcome.status} ({outcome.reason}) after "
                            f"{len(calls)} model calls and {len(tool_spans)} tool runs; "
                            f"expected {turns} of each and 'max turns'")

@@ -94,7 +94,7 @@ def test_max_turns_fails_with_reason(zap, model):
     sid = _spawn(zap, "loop forever", "--agent", "looper")
     assert zap("wait", sid).returncode == 3
     view = zap.json("poll", sid)["subagents"][0]
-    assert (view["status"], view["reason"]) == ("failed", "max turns")
+    assert (view["status"], view["reason"]) == ("failed", "max turns reached (2 model calls)")
 
 
 def test_no_model_configured_fails_at_once_and_spawn_warns(zap):
@@ -203,7 +203,9 @@ def test_steering_is_delivered_before_the_next_model_call(zap, model):
     assert zap("send", sid, "also check the docs").returncode == 0
     assert zap("wait", sid, "--timeout", "30").returncode == 0
     assert any(m["role"] == "user" and m["content"] == "also check the docs" for m in srv.requests[1]["messages"])
-    assert any(r["type"] == "steer" and r.get("delivered") for r in _records(zap, sid))
+    steers = [r for r in _records(zap, sid) if r["type"] == "steer"]
+    sent = next(r for r in steers if not r["delivered"])
+    assert any(r["delivered"] and r["steer_id"] == sent["steer_id"] for r in steers)
     after = zap("send", sid, "too late")
     assert after.returncode == 1 and "not delivered" in after.err
 
@@ -214,7 +216,8 @@ def test_token_budget_stops_the_loop(zap, model):
     sid = _spawn(zap, "budget run", "--max-tokens", "1000")
     assert zap("wait", sid, "--timeout", "30").returncode == 3
     view = zap.json("poll", sid)["subagents"][0]
-    assert (view["status"], view["reason"]) == ("failed", "token budget")
+    assert view["status"] == "failed" and view["reason"].startswith("token budget exceeded (")
+    assert view["reason"].endswith("of 1,000 tokens)")
 
 
 def test_tokens_settle_into_the_parent_exactly_once(zap, model):

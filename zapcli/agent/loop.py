@@ -46,18 +46,18 @@ class Outcome:
 def run_loop(*, system_prompt: str, task: str, client: ModelClient, tools: list[Tool],
              sink: Sink, ctx: ToolContext, max_turns: int = 40, max_tokens: int | None = None,
              approver: Approver | None = None, needs_approval: NeedsApproval | None = None,
-             steer: Callable[[], list[str]] | None = None,
+             steer: Callable[[], list[tuple[str, str]]] | None = None,
              before_model_call: Callable[[], list[str]] | None = None,
              should_stop: Callable[[], str | tuple[str, str] | None] | None = None) -> Outcome:
     """Run the agent until it answers without tool calls or a limit stops it.
 
     Records emitted: text/thinking {delta}; tool_call {call_id, name,
     arguments}; tool_result {call_id, ok, content, duration_ms}; usage {model,
-    input_tokens, output_tokens, cached_tokens}; steer {text, delivered}; a
+    input_tokens, output_tokens, cached_tokens}; steer {steer_id, text, delivered}; a
     one-time diagnostic when the endpoint reports no usage; report {text} on
     completion only. `max_tokens` budgets input+output tokens summed over calls.
     `needs_approval(tool, args) -> (ask, summary)`; an ask without `approver`
-    is denied. `steer()` returns user texts to deliver before the next call;
+    is denied. `steer()` returns (steer_id, text) pairs to deliver before the next call;
     `before_model_call()` returns notice lines sent as one user message.
     `should_stop()` returns a reason (status "timeout" when it mentions a
     timeout or deadline, else "failed") or an explicit (status, reason).
@@ -83,14 +83,14 @@ def run_loop(*, system_prompt: str, task: str, client: ModelClient, tools: list[
     while True:
         stop = stop_reason()
         if stop is None and turns >= max_turns:
-            stop = ("failed", "max turns")
+            stop = ("failed", f"max turns reached ({max_turns} model calls)")
         if stop is None and max_tokens is not None and used > max_tokens:
-            stop = ("failed", "token budget")
+            stop = ("failed", f"token budget exceeded ({used:,} of {max_tokens:,} tokens)")
         if stop is not None:
             return Outcome(stop[0], stop[1], last_text)
-        for text in steer() if steer else []:
+        for steer_id, text in steer() if steer else []:
             messages.append({"role": "user", "content": text})
-            sink("steer", {"text": text, "delivered": True})
+            sink("steer", {"steer_id": steer_id, "text": text, "delivered": True})
         notices = before_model_call() if before_model_call else []
         if notices:
             messages.append({"role": "user", "content": "\n".join(notices)})

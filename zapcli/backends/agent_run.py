@@ -39,12 +39,11 @@ class SteerInbox:
                     out.append((key, str(rec.get("text", ""))))
         return out
 
-    def take(self) -> list[str]:
-        texts = []
-        for key, text in self.pending():
-            self.delivered.add(key)
-            texts.append(text)
-        return texts
+    def take(self) -> list[tuple[str, str]]:
+        """(steer_id, text) of each message not delivered yet, marking them delivered."""
+        taken = self.pending()
+        self.delivered.update(key for key, _ in taken)
+        return taken
 
 
 def run(sid: str, spawn: dict[str, Any], *, writer: TrailWriter, out: CappedFile, err: CappedFile,
