@@ -784,6 +784,9 @@ def test_user_mistakes(zap):
         (("wait", "../etc"), 1, "does not exist"),
         (("poll", "x", "--wait-secs", "31"), 2, "--wait-secs"),
         (("poll", "x", "--wait-secs", "0"), 2, "--wait-secs"),
+        (("spawn", "--agent", "", "--", "echo x"), 2, "--agent is empty"),
+        (("spawn", "--model", " ", "--", "echo x"), 2, "--model is empty"),
+        (("agents", "model", "explorer"), 2, "give the MODEL 'explorer' should use"),
     ]
     for args, code, words in cases:
         res = zap(*args)
@@ -792,6 +795,8 @@ def test_user_mistakes(zap):
         _nothing_created(zap)
     res = zap("spawn", "--cli", "sh", "-", input=b"   \n")
     assert "empty" in _one_error_line(res, 2)
+    res = zap("spawn", "--cli", "sh", "-", input=b"x" * 2_000_006)
+    assert "more than 1,048,576 bytes" in _one_error_line(res, 2)
     res = zap("spawn", "--cli", "sh", "-", input=b"echo \xff\xfe")
     assert "UTF-8" in _one_error_line(res, 2)
     res = zap("poll", "nope")  # poll answers per id, on stdout

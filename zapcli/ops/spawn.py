@@ -52,9 +52,11 @@ class SpawnResult:
 
 
 def decode_task(raw: bytes) -> str:
-    """Task bytes (from stdin) to text: UTF-8, at most 1 MB. Raises UsageError."""
+    """Task bytes (from stdin, read up to one byte past the limit) to text:
+    UTF-8, at most 1 MB. Raises UsageError."""
     if len(raw) > MAX_TASK_BYTES:
-        raise UsageError(f"task is {len(raw):,} bytes; the limit is {MAX_TASK_BYTES:,} bytes (1 MB)")
+        raise UsageError(f"task on stdin is more than {MAX_TASK_BYTES:,} bytes, the limit (1 MB); "
+                         "put the material in a file and name the file in the task")
     try:
         return raw.decode("utf-8").removeprefix("\ufeff")  # a BOM is not part of the task
     except UnicodeDecodeError as exc:
@@ -64,6 +66,10 @@ def decode_task(raw: bytes) -> str:
 def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
     if req.cli not in BACKENDS:
         raise UsageError(f"unknown backend '{req.cli}' for --cli; choose one of: {', '.join(BACKENDS)}")
+    for flag, value in (("--agent", req.agent), ("--model", req.model)):
+        if value is not None and not value.strip():
+            raise UsageError(f"{flag} is empty; give a name (zapcli agents list shows the "
+                             f"definitions and their models) or leave {flag} out")
     task = req.task
     if not task or not task.strip():
         raise UsageError("the task is empty; give the work to do, e.g. zapcli spawn --cli sh -- 'make test'")

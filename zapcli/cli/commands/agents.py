@@ -116,8 +116,11 @@ def switch(name: str, enable: bool, json: bool = False) -> int:
 def model(name: str, model: str | None = None, clear: bool = False, json: bool = False) -> int:
     from zapcli.definitions.manage import set_agent_model
 
-    if clear == bool(model):
-        raise UsageError("give a MODEL or --clear (not both)")
+    if clear and model:
+        raise UsageError("give a MODEL or --clear, not both")
+    if not clear and not model:
+        raise UsageError(f"give the MODEL '{name}' should use (e.g. zapcli agents model {name} "
+                         "gpt-4o-mini), or --clear to drop its override")
     res = set_agent_model(name, None if clear else model, _ws())
     text = f"model override for '{res.name}' cleared" if res.model is None else f"'{res.name}' now uses {res.model}"
     return _emit(json, asdict(res), [("", f"[SubAgent] {text} (machine-local)")])
