@@ -79,6 +79,7 @@ class DeleteResult:
     layer: str
     path: str
     now_effective: str | None  # "layer:file" now visible under that name, if any
+    was_effective: bool = True  # False: a shadowed file was deleted; nothing changed for spawn
 
 
 @dataclass(frozen=True)
@@ -239,7 +240,7 @@ def delete_agent(name: str, workspace: Path, *, scope: str | None = None,
     """Remove NAME's file from the system or workspace layer (the effective one unless
     `scope` says which). Built-in and plugin definitions are refused (read-only)."""
     catalog = discover(workspace)
-    entry = _entry_or_fail(name, catalog)
+    entry = effective = _entry_or_fail(name, catalog)
     if scope is not None:
         scope_dir(scope, workspace)
         found = [e for e in catalog.entries if e.name == name and e.layer == scope]
@@ -255,7 +256,7 @@ def delete_agent(name: str, workspace: Path, *, scope: str | None = None,
     if after is None:
         (switches or Switches()).forget(name)
     return DeleteResult(name, entry.layer, entry.file,
-                        f"{after.layer}:{after.file}" if after else None)
+                        f"{after.layer}:{after.file}" if after else None, entry is effective)
 
 
 def _set_enabled(name: str, workspace: Path, enabled: bool, switches: Switches | None

@@ -101,7 +101,8 @@ def delete(name: str, scope: str | None = None, json: bool = False) -> int:
     res = delete_agent(name, _ws(), scope=scope)
     lines = [("yellow", f"[SubAgent] deleted '{res.name}' ({res.layer}: {res.path})")]
     if res.now_effective:
-        lines.append(("dim", f"  '{res.name}' now resolves to {res.now_effective}"))
+        verb = "now resolves" if res.was_effective else "still resolves"
+        lines.append(("dim", f"  '{res.name}' {verb} to {res.now_effective}"))
     return _emit(json, asdict(res), lines)
 
 
