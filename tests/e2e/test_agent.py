@@ -270,6 +270,13 @@ def test_parent_run_spawns_subagents_and_collects_them(zap, model):
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr
     assert "all children done" in proc.stdout
+    # arguments shown as JSON; a result that does not follow its own call says whose it is
+    lines = proc.stderr.splitlines()
+    assert '· subagent {"action": "spawn", "task": "child one"}' in lines
+    calls = [i for i, line in enumerate(lines) if line.startswith("· subagent")]
+    first_result = next(i for i, line in enumerate(lines) if line.startswith("  │"))
+    if first_result > calls[1]:  # both calls were announced before the results came
+        assert lines[first_result - 1].startswith("  ↳ subagent {")
     parent_tools = [t["function"]["name"] for t in srv.requests[0]["tools"]]
     assert "subagent" in parent_tools
     third = srv.requests[-1]["messages"]
@@ -413,3 +420,28 @@ def test_terminal_prompt_yes_runs_the_tool(zap, model, tmp_path):
     code, screen = _run_on_a_terminal(zap, "tty yes", b"y\r")
     assert code == 0, screen
     assert target.exists()
+
+
+def test_sigterm_to_run_names_the_subagents_still_running(zap, model):
+    """Tryout: a SIGTERMed `zapcli run` exited silently while its children ran on."""
+    model([{"match": "term parent", "turns": [
+        {"tool_calls": [{"name": "subagent", "arguments": {"action": "spawn", "task": "term child"}}]},
+        {"text": "never", "delay_s": 60}]},
+        {"match": "term child", "turns": [{"text": "late", "delay_s": 60}]}])
+    proc = subprocess.Popen([sys.executable, "-m", "zapcli", "run", "term parent"], env=zap.env,
+                            cwd=zap.cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL)
+    try:
+        run_id = proc.stderr.readline().split()[1].rstrip(":")
+        env = {**zap.env, "ZAPCLI_SESSION": run_id}
+        wait_until(lambda: json.loads(subprocess.run(
+            [sys.executable, "-m", "zapcli", "list", "--json"], env=env, capture_output=True,
+            text=True).stdout)["count"] == 1, timeout=30)
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err
+    assert "terminated (SIGTERM)" in err and "1 subagent(s) of this run still running" in err
+    assert "Traceback" not in err
+    subprocess.run([sys.executable, "-m", "zapcli", "kill", "--all"], env=env, timeout=30)

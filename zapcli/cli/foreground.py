@@ -10,6 +10,7 @@ Approvals ask on a terminal; without one they are denied with a reason.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
@@ -52,6 +53,23 @@ class TerminalApprover(Policy):
 
 
 _ASKING = threading.Lock()
+
+
+class _Terminated(Exception):
+    """SIGTERM reached `zapcli run`: end like Ctrl-C, naming what still runs."""
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise _Terminated()
+
+
+def _args_text(arguments: Any) -> str:
+    """Tool-call arguments as compact JSON (as `replay` shows them), escaped."""
+    if isinstance(arguments, str):
+        return escape_controls(arguments)
+    import json as jsonlib
+
+    return escape_controls(jsonlib.dumps(arguments, ensure_ascii=False, separators=(", ", ": ")))
 
 
 def _left_running(sub: Any, run_id: str) -> None:
@@ -115,6 +133,8 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     err = sys.stderr
 
     mid_line = [False]
+    calls: dict[str, str] = {}  # call_id -> "name {arguments}", to label results
+    last_call = [""]
 
     err.write(f"[run {run_id}: subagents it starts belong to session {run_id}; "
               f"see them with ZAPCLI_SESSION={run_id} zapcli list]\n")
@@ -135,8 +155,15 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
                 sys.stdout.write("\n")
                 sys.stdout.flush()
                 mid_line[0] = False
-            err.write(f"· {rec.get('name')} {escape_controls(str(rec.get('arguments')))[:200]}\n")
+            call = f"{rec.get('name')} {_args_text(rec.get('arguments'))}"
+            calls[str(rec.get("call_id"))] = call
+            last_call[0] = str(rec.get("call_id"))
+            err.write(f"· {call[:200]}\n")
         elif rtype == "tool_result":
+            call_id = str(rec.get("call_id"))
+            if call_id != last_call[0]:  # several calls ran at once: say whose result this is
+                err.write(f"  ↳ {calls.get(call_id, '?')[:120]}\n")
+            last_call[0] = call_id
             lines = escape_controls(str(rec.get("content", ""))).split("\n")
             shown = "\n".join("  │ " + x for x in lines[:40])
             more = f"\n  │ … {len(lines) - 40} more lines" if len(lines) > 40 else ""
@@ -169,13 +196,18 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     # The loop runs on a thread so the deadline and Ctrl-C hold even while a
     # model call blocks; a blocked call is abandoned (the thread is a daemon).
     worker = threading.Thread(target=loop, name="agent-loop", daemon=True)
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         worker.start()
         worker.join(timeout=max(limit, 0) + 1.0)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, _Terminated) as exc:
         _left_running(sub, run_id)
+        if isinstance(exc, _Terminated):
+            err.write(f"zapcli: run {run_id} was terminated (SIGTERM)\n")
+            raise SystemExit(128 + signal.SIGTERM) from None
         raise
     finally:
+        signal.signal(signal.SIGTERM, previous)
         toolset.close()
         caps.close()
         ledger.add_run_usage(run_id, ledger.Tokens(*tokens))

@@ -115,7 +115,8 @@ Lines = list[tuple[str, str]]
 
 def spawn_lines(res: Any) -> Lines:
     return [(STATUS_STYLE.get(res.status, ""), f"[SubAgent] {res.id}: {res.status}"),
-            ("", f"CLI: {res.cli}"), ("", f"Task: {one_line(res.task, 200)}"),
+            ("", f"CLI: {res.cli}" + (f" (agent {res.agent})" if res.agent else "")),
+            ("", f"Task: {one_line(res.task, 200)}"),
             ("dim", f"Created: {res.created}")]
 
 

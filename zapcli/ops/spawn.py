@@ -49,6 +49,7 @@ class SpawnResult:
     task: str
     created: str
     warnings: tuple[str, ...] = ()
+    agent: str | None = None  # the definition, for the zapcli backend
 
 
 def decode_task(raw: bytes) -> str:
@@ -162,6 +163,6 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     _maybe_collect(settings)
     from zapcli.ops.status import load, to_view
 
-    status = to_view(sid, load(sid)).status
-    return SpawnResult(id=sid, status=status, cli=req.cli, task=display(mark(task)),
-                       created=records.iso_utc(now), warnings=warnings)
+    view = to_view(sid, load(sid))
+    return SpawnResult(id=sid, status=view.status, cli=req.cli, task=display(mark(task)),
+                       created=records.iso_utc(now), warnings=warnings, agent=view.agent)

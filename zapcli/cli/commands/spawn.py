@@ -20,7 +20,7 @@ def execute(task: str, cli: str = "zapcli", agent: str | None = None, model: str
     for w in res.warnings:
         warn(w)
     if json:
-        emit_json({"id": res.id, "status": res.status, "cli": res.cli, "task": res.task,
+        emit_json({"id": res.id, "status": res.status, "cli": res.cli, "agent": res.agent, "task": res.task,
                    "created": res.created, "warnings": list(res.warnings)})
     elif is_tty():
         from zapcli.cli.render import spawn_lines
