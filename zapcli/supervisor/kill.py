@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from dataclasses import dataclass, field
 
 import psutil
@@ -60,6 +61,34 @@ def _signal(procs: dict[int, psutil.Process], sig: int) -> list[int]:
     return hit
 
 
+def _wait_gone(procs: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    """Wait up to `timeout` seconds for `procs` to end; return those still alive.
+
+    A zombie counts as gone (C06): it has exited and only waits to be reaped,
+    which a slow init may take seconds to do. psutil.wait_procs would wait for
+    the reaping, stretching every kill to the full grace period and then
+    "escalating" to a SIGKILL that has nothing left to kill.
+    """
+    give_up = time.monotonic() + max(timeout, 0)
+    alive = list(procs)
+    delay = 0.005
+    while True:
+        alive = [p for p in alive if _running(p)]
+        if not alive or time.monotonic() >= give_up:
+            return alive
+        time.sleep(min(delay, max(give_up - time.monotonic(), 0)))
+        delay = min(delay * 2, 0.1)
+
+
+def _running(proc: psutil.Process) -> bool:
+    """Alive and not a zombie (our own children too: their reaper, e.g. a
+    Popen.wait, must keep the exit status, so we never reap here)."""
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 def kill_tree(pid: int, create_time: float, grace_s: float, *, include_root: bool = True) -> KillReport:
     """TERM+CONT the tree of the recorded process, wait `grace_s` seconds, KILL the rest.
 
@@ -77,7 +106,7 @@ def kill_tree(pid: int, create_time: float, grace_s: float, *, include_root: boo
         procs.pop(pid, None)
     report.termed = _signal(procs, signal.SIGTERM)
     _signal(procs, signal.SIGCONT)  # a stopped process must be able to act on TERM
-    _, alive = psutil.wait_procs(list(procs.values()), timeout=max(grace_s, 0))
+    alive = _wait_gone(list(procs.values()), grace_s)
     again = _collect(root if include_root else None, pid, me)
     if not include_root:
         again.pop(pid, None)
@@ -89,8 +118,9 @@ def kill_tree(pid: int, create_time: float, grace_s: float, *, include_root: boo
                 pass
     for proc in alive:
         again.setdefault(proc.pid, proc)
+    again = {p.pid: p for p in again.values() if _running(p)}  # exited in time: not "killed"
     report.killed = _signal(again, signal.SIGKILL)
-    psutil.wait_procs(list(again.values()), timeout=1)
+    _wait_gone(list(again.values()), 1)
     return report
 
 
@@ -113,6 +143,6 @@ def kill_orphans(pgid: int, not_before: float, grace_s: float) -> KillReport:
         return report
     report.termed = _signal(found, signal.SIGTERM)
     _signal(found, signal.SIGCONT)
-    _, alive = psutil.wait_procs(list(found.values()), timeout=max(grace_s, 0))
+    alive = _wait_gone(list(found.values()), grace_s)
     report.killed = _signal({p.pid: p for p in alive}, signal.SIGKILL)
     return report
