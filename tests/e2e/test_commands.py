@@ -727,6 +727,25 @@ def test_queue_starts_in_creation_order_and_kill_covers_queued(zap):
 
 
 @pytest.mark.timeout(60)
+def test_a_kill_that_needs_sigkill_still_starts_the_next_queued(zap, tmp_path):
+    """Tryout: with the runner's tree SIGKILLed nobody drained the queue, so the
+    queued subagent waited for the next unrelated command."""
+    cap = {"ZAPCLI_MAX_CONCURRENT": "1"}
+    m = f"sleep {sleep_marker(3318)}"
+    stubborn = zap("spawn", "--cli", "sh", "--", f"trap '' TERM; {m}; true", env=cap).out.strip()
+    flag = tmp_path / "next-ran"
+    nxt = zap("spawn", "--cli", "sh", "--", f"touch {flag}", env=cap).out.strip()
+    try:
+        wait_until(lambda: pgrep(m), 20)
+        doc = zap.json("kill", "--grace", "0.3", stubborn, stubborn, env=cap)
+        assert [e["id"] for e in doc["subagents"]] == [stubborn]  # named twice, killed once
+        assert "SIGKILL" in doc["subagents"][0]["signals"]
+        wait_until(flag.exists, 20)  # no other zapcli command runs meanwhile
+        assert zap.wait_status(nxt) == "completed"
+    finally:
+        _kill_markers(m)
+
+@pytest.mark.timeout(60)
 def test_after_waits_for_its_dependency(zap):
     dep = zap.spawn_sh("sleep 1; echo dep")
     res = zap("spawn", "--cli", "sh", "--json", "--after", dep, "--", "echo after")

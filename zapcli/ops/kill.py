@@ -26,6 +26,7 @@ class KillEntry:
     pid: int | None = None
     signals: str | None = None  # e.g. "SIGTERM" or "SIGTERM, SIGKILL"
     error: str | None = None
+    session: str | None = None  # whose queue the freed slot belongs to
 
 
 def _record_cancel(sid: str) -> dict | None:
@@ -62,20 +63,21 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
             if s.final is None and s.process is None and s.start is None:
                 _record_cancel(sid)
                 sessions.deactivate(view.session, sid)
-                return KillEntry(sid, "cancelled")
+                return KillEntry(sid, "cancelled", session=view.session)
         view = observe(sid, kill_grace_s=settings.kill_grace_s)
         if view.terminal:
             return KillEntry(sid, f"already {view.status}")
     proc = _record_cancel(sid)
     if proc is None:
         sessions.deactivate(view.session, sid)
-        return KillEntry(sid, "cancelled")
+        return KillEntry(sid, "cancelled", session=view.session)
     from zapcli.supervisor.kill import kill_tree
 
     report = kill_tree(int(proc["pid"]), float(proc["create_time"]), grace_s)
     sessions.deactivate(view.session, sid)
     sig = "SIGTERM, SIGKILL" if report.killed else "SIGTERM"
-    return KillEntry(sid, "cancelled", pid=int(proc["pid"]), signals=sig if report.root_alive else None)
+    return KillEntry(sid, "cancelled", pid=int(proc["pid"]), signals=sig if report.root_alive else None,
+                     session=view.session)
 
 
 def kill(ids: list[str], settings: Settings, *, grace_s: float | None = None,
@@ -92,10 +94,25 @@ def kill(ids: list[str], settings: Settings, *, grace_s: float | None = None,
     if all_:
         session = sessions.current()
         ids = [sid for sid in sessions.active(session)]
+    ids = list(dict.fromkeys(ids))  # the same id twice is killed (and reported) once
     if not ids:
         return []
     with ThreadPoolExecutor(max_workers=min(len(ids), 16)) as pool:
         entries = list(pool.map(lambda sid: _kill_one(sid, grace, settings), ids))
+    _start_queued(entries, settings)
     if all_:
         entries = [e for e in entries if e.outcome == "cancelled"]
     return entries
+
+
+def _start_queued(entries: list[KillEntry], settings: Settings) -> None:
+    """Killing freed slots. The killed supervisor drains its queue as it exits,
+    unless it needed SIGKILL: then nobody would until the next observer, so the
+    killer does it (§6.4: whoever observes a free slot)."""
+    from zapcli.ops import queue
+
+    for session in {e.session for e in entries if e.session and e.outcome == "cancelled"}:
+        try:
+            queue.drain(session, settings)
+        except Exception:  # noqa: BLE001 - best effort; the next observer drains too
+            pass

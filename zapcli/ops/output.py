@@ -37,13 +37,26 @@ def chunks(sid: str, *, stderr: bool = False, follow: bool = False) -> Iterator[
                     yield data
             finally:
                 os.close(fd)
-        if not follow or observe(sid).terminal:
+        view = observe(sid) if follow else None
+        if view is not None and view.status == "queued":
+            _kick(view.session)  # an observer seeing a queued one uses a free slot (§6.4)
+        if view is None or view.terminal:
             if follow and fd >= 0:
                 continue_once = _drain_rest(path, offset)
                 if continue_once:
                     yield continue_once
             return
         time.sleep(FOLLOW_TICK_S)
+
+
+def _kick(session: str) -> None:
+    from zapcli.config import load_settings
+    from zapcli.ops import queue
+
+    try:
+        queue.drain(session, load_settings(lenient=True))
+    except Exception:  # noqa: BLE001 - the queue is best effort for observers
+        pass
 
 
 def _drain_rest(path, offset: int) -> bytes:
