@@ -17,20 +17,23 @@ FILE_MODE = 0o600
 
 
 def state_dir() -> Path:
-    """The state root (not created). `ZAPCLI_HOME` overrides the platform default."""
+    """The state root (not created). `ZAPCLI_HOME` overrides the platform default;
+    a relative value is taken from the current directory (and passed on to
+    children made absolute: they run elsewhere)."""
     env = os.environ.get("ZAPCLI_HOME")
     if env:
-        return Path(env).expanduser()
+        return Path(os.path.abspath(os.path.expanduser(env)))
     import platformdirs  # only when the override is absent
 
     return Path(platformdirs.user_state_dir("zapcli"))
 
 
 def config_dir() -> Path:
-    """The user config root (not created). `ZAPCLI_CONFIG_HOME` overrides."""
+    """The user config root (not created). `ZAPCLI_CONFIG_HOME` overrides
+    (relative: from the current directory, as `ZAPCLI_HOME`)."""
     env = os.environ.get("ZAPCLI_CONFIG_HOME")
     if env:
-        return Path(env).expanduser()
+        return Path(os.path.abspath(os.path.expanduser(env)))
     import platformdirs
 
     return Path(platformdirs.user_config_dir("zapcli"))
@@ -88,3 +91,14 @@ def workspace_of(cwd: Path) -> Path:
         if (candidate / ".git").exists():
             return candidate
     return cwd
+
+
+def child_env(environ: dict[str, str]) -> dict[str, str]:
+    """`environ` for a child that runs in another directory: the state and
+    config overrides made absolute, so it finds the same folders."""
+    env = dict(environ)
+    if env.get("ZAPCLI_HOME"):
+        env["ZAPCLI_HOME"] = str(state_dir())
+    if env.get("ZAPCLI_CONFIG_HOME"):
+        env["ZAPCLI_CONFIG_HOME"] = str(config_dir())
+    return env

@@ -845,3 +845,17 @@ def test_unwritable_state_dir(zap, tmp_path):
     finally:
         if ro.is_relative_to(tmp_path):
             ro.chmod(0o700)
+
+
+@pytest.mark.timeout(60)
+def test_relative_zapcli_home_with_another_cwd(zap, tmp_path):
+    """Tryout: ZAPCLI_HOME=rel/h with --cwd elsewhere made the child look for
+    its trail under the other directory, and the subagent read `lost`."""
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    env = {"ZAPCLI_HOME": "rel/h", "ZAPCLI_CONFIG_HOME": "rel/cfg"}
+    sid = zap("spawn", "--cli", "sh", "--cwd", str(other), "--", "pwd", env=env).out.strip()
+    assert zap("wait", sid, "--timeout", "30", env=env).returncode == 0
+    assert zap("output", sid, env=env).out.strip() == str(other)
+    assert (zap.cwd / "rel" / "h" / "subagents" / f"{sid}.jsonl").exists()
+    assert not (other / "rel").exists()

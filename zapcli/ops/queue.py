@@ -19,7 +19,7 @@ from zapcli.errors import NotFound, StateError
 from zapcli.locks import LockTimeout, exclusive
 from zapcli.ops import session as sessions
 from zapcli.ops.status import View, load, observe
-from zapcli.paths import ensure_dir, locks_dir
+from zapcli.paths import child_env, ensure_dir, locks_dir
 from zapcli.trail import store
 
 LOCK_TIMEOUT_S = 60.0
@@ -47,7 +47,7 @@ def launch(sid: str, settings: Settings) -> None:
 
     s = load(sid)
     spawn = s.spawn
-    env = dict(os.environ)
+    env = child_env(dict(os.environ))
     env["ZAPCLI_SESSION"] = str(spawn.get("session", ""))
     env.pop("ZAPCLI_SUBAGENT_ID", None)
     started_mono = time.monotonic()
