@@ -859,3 +859,19 @@ def test_relative_zapcli_home_with_another_cwd(zap, tmp_path):
     assert zap("output", sid, env=env).out.strip() == str(other)
     assert (zap.cwd / "rel" / "h" / "subagents" / f"{sid}.jsonl").exists()
     assert not (other / "rel").exists()
+
+
+def test_parser_errors_are_one_line_and_a_json_document(zap):
+    """Tryout: `--wait-secs abc --json` printed a box on stderr and nothing on stdout."""
+    for args, words in [(("poll", "x", "--wait-secs", "abc"), "--wait-secs"),
+                        (("wait",), "Missing argument 'IDS'"),
+                        (("spawn", "--timeout", "abc", "--", "x"), "--timeout"),
+                        (("nosuchcommand",), "No such command")]:
+        res = zap(*args, "--json")
+        line = _one_error_line(res, 2)
+        assert words in line and "--help" in line and "╭" not in res.err
+        doc = json.loads(res.out)
+        assert doc["error"]["code"] == "usage" and doc["error"]["exit_code"] == 2
+    res = zap("spawn", "--cli", "sh", "--", "echo", "hi", "there")
+    assert "quote the whole task" in _one_error_line(res, 2)
+    _nothing_created(zap)

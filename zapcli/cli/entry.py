@@ -21,13 +21,19 @@ def main(argv: list[str] | None = None) -> int:
         code = fastpath.run(args)
         if code is not None:
             return code
+        import typer
+
         from zapcli.cli.app import app
 
         try:
-            app(args=args, prog_name="zapcli", standalone_mode=True)
+            result = app(args=args, prog_name="zapcli", standalone_mode=False)
         except SystemExit as exc:
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        return 0
+        except typer.Abort:  # Ctrl-C inside a prompt
+            raise KeyboardInterrupt from None
+        except typer.TyperException as exc:  # a usage error found by the parser
+            raise _usage_error(exc, args) from None
+        return result if isinstance(result, int) else 0
     except ZapcliError as exc:
         from zapcli.cli.output import emit_json, error
 
@@ -49,3 +55,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("zapcli: interrupted\n")
         return 130
+
+
+def _usage_error(exc: Exception, args: list[str]) -> Exception:
+    """The parser's complaint as a UsageError (exit 2): one line with where to
+    look, and with `--json` a document too, like every other error."""
+    from zapcli.errors import UsageError
+
+    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    ctx = getattr(exc, "ctx", None)
+    path = getattr(ctx, "command_path", None) or "zapcli"
+    if "unexpected extra argument" in message and args[:1] in (["spawn"], ["run"]):
+        message += "; quote the whole task as one argument, e.g. zapcli spawn -- 'echo hi there'"
+    return UsageError(f"{message.rstrip('.')} (see {path} --help)")
