@@ -523,7 +523,7 @@ def test_c15_ids_are_not_paths(zap, tmp_path):
         bad = BAD_IDS + [str(outside), link]
 
         res = zap("poll", "--no-wait", valid, *bad)
-        assert res.returncode == 0, res.err
+        assert res.returncode == 1 and res.err.count("does not exist") == len(bad), res.err
         assert f"{valid}: completed" in res.out and "valid-output" in res.out
         assert res.out.count("does not exist") == len(bad)
         doc = zap.json("poll", "--no-wait", valid, *bad)["subagents"]
@@ -531,7 +531,7 @@ def test_c15_ids_are_not_paths(zap, tmp_path):
         assert all("does not exist" in d["error"] for d in doc[1:])
 
         res = zap("kill", *bad, valid)
-        assert res.returncode == 0, res.err
+        assert res.returncode == 1 and res.err.count("does not exist") == len(bad), res.err
         assert "already completed" in res.out
         assert res.out.count("does not exist") == len(bad)
 

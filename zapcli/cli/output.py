@@ -80,3 +80,12 @@ def error(message: str) -> None:
 def warn(message: str) -> None:
     sys.stderr.write(f"zapcli: warning: {escape_controls(message)}\n")
     sys.stderr.flush()
+
+
+def missing_ids_exit(errors: list[str]) -> int:
+    """The exit code of a command that answered each id on its own: 1 when any
+    id did not exist (the others were still answered), with one stderr line
+    each, so a script notices a mistyped id; else 0."""
+    for message in errors:
+        error(message)
+    return 1 if errors else 0

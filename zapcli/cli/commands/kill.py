@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zapcli.cli.output import emit_json, emit_lines
+from zapcli.cli.output import emit_json, emit_lines, missing_ids_exit
 from zapcli.cli.render import kill_lines
 from zapcli.cli.settings import for_observers
 from zapcli.ops.kill import kill
@@ -16,8 +16,5 @@ def execute(ids: list[str] | None = None, grace: float | None = None, all: bool 
                                   "error": e.error} for e in entries]})
     else:
         emit_lines(kill_lines(entries))
-    return 1 if entries and all_failed(entries) else 0
-
-
-def all_failed(entries: list) -> bool:
-    return all(e.outcome == "does not exist" for e in entries)
+    return missing_ids_exit([e.error or f"{e.id} does not exist" for e in entries
+                                if e.outcome == "does not exist"])

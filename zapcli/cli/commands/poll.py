@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zapcli.cli.output import emit_json, emit_lines, is_tty
+from zapcli.cli.output import emit_json, emit_lines, is_tty, missing_ids_exit
 from zapcli.cli.render import duration, folded_json, poll_lines, view_json
 from zapcli.cli.settings import for_observers
 from zapcli.cli.spinner import Spinner
@@ -20,4 +20,4 @@ def execute(ids: list[str], wait_secs: int | None = None, no_wait: bool = False,
              "output": folded_json(e.output) if e.output else None} for e in res.entries]})
     else:
         emit_lines(poll_lines(res))
-    return 1 if all(e.view is None for e in res.entries) else 0
+    return missing_ids_exit([str(e.error) for e in res.entries if e.view is None])
