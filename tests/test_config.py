@@ -106,3 +106,17 @@ def test_a_config_typo_never_blocks_watching_or_stopping(zap, tmp_path):
     assert doc["subagents"][0]["outcome"] == "cancelled"
     assert zap.status(sid) == "cancelled"
     assert zap("spawn", "--cli", "sh", "--", "true").returncode == 1  # starting work stays strict
+
+
+def test_limits_are_worded_as_they_are(cfg, monkeypatch):
+    """Tryout: ZAPCLI_MAX_KEPT=-1 said "expected a positive number, got -1.0"
+    though 0 is allowed (keep all) and the key is a whole number."""
+    monkeypatch.setenv("ZAPCLI_MAX_KEPT", "-1")
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert info.value.message == "ZAPCLI_MAX_KEPT: expected 0 or more, got -1"
+    monkeypatch.setenv("ZAPCLI_MAX_KEPT", "0")
+    assert load_settings().max_kept == 0
+    monkeypatch.setenv("ZAPCLI_TIMEOUT_S", "0")
+    with pytest.raises(ConfigError, match="above 0"):
+        load_settings()

@@ -54,8 +54,10 @@ def _check_value(key: str, value: Any) -> Any:
             raise ValueError(f"expected a number, got {value!r}")
         if kind is int and not float(value).is_integer():
             raise ValueError(f"expected a whole number, got {value!r}")
-        if value < 0 or (key == "timeout_s" and value == 0):
-            raise ValueError(f"expected a positive number, got {value!r}")
+        if key == "timeout_s" and value <= 0:
+            raise ValueError(f"expected a number of seconds above 0, got {value!r}")
+        if value < 0:
+            raise ValueError(f"expected 0 or more, got {value!r}")
         return kind(value)
     if key == "model":
         if value is not None and not isinstance(value, str):
@@ -131,7 +133,7 @@ def _from_env() -> dict[str, Any]:
         value: Any = raw
         if key in _NUMBER_KEYS:
             try:
-                value = float(raw)
+                value = int(raw) if raw.strip().lstrip("+-").isdigit() else float(raw)
             except ValueError:
                 problems.append(f"ZAPCLI_{key.upper()}={raw!r}: expected a number")
                 continue

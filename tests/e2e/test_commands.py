@@ -876,3 +876,36 @@ def test_parser_errors_are_one_line_and_a_json_document(zap):
     res = zap("spawn", "--cli", "sh", "--", "echo", "hi", "there")
     assert "quote the whole task" in _one_error_line(res, 2)
     _nothing_created(zap)
+
+
+def test_poll_shows_why_a_subagent_failed(zap):
+    """Tryout: a failed command's stderr was invisible in poll."""
+    sid = zap.spawn_sh("echo out; ls /nonexistent-zapcli-dir; exit 2")
+    assert zap.wait_status(sid) == "failed"
+    res = zap("poll", sid)
+    assert "Stderr:" in res.out and "nonexistent-zapcli-dir" in res.out
+    doc = zap.json("poll", sid)["subagents"][0]
+    assert "nonexistent-zapcli-dir" in doc["stderr_tail"]
+    ok = zap.spawn_sh("echo fine >&2")
+    assert zap.wait_status(ok) == "completed"
+    assert zap.json("poll", ok)["subagents"][0]["stderr_tail"] is None  # only for failures
+
+
+def test_a_removed_output_file_is_named_not_called_truncated(zap):
+    sid = zap.spawn_sh("echo hi")
+    assert zap.wait_status(sid) == "completed"
+    zap.trail(sid).with_suffix(".out").unlink()
+    res = zap("poll", sid)
+    assert "output file missing" in res.out and "TRUNCATED" not in res.out
+    out = zap.json("poll", sid)["subagents"][0]["output"]
+    assert out["missing"] is True and out["truncated"] is False
+
+
+def test_a_shell_reported_signal_is_named(zap):
+    sid = zap.spawn_sh("sh -c 'kill -9 $$'")  # the inner shell dies; the outer reports 137
+    assert zap.wait_status(sid) == "failed"
+    assert "exit 137 (128 + SIGKILL: killed by a signal)" in zap("poll", sid).out
+    sid = zap.spawn_sh("kill -9 $$")  # the command itself dies of the signal
+    assert zap.wait_status(sid) == "failed"
+    assert "(took" in zap("poll", sid).out and ", killed by SIGKILL)" in zap("poll", sid).out
+    assert "exit -9" not in zap("poll", sid).out

@@ -103,7 +103,7 @@ def run(sid: str, spawn: dict[str, Any], *, writer: TrailWriter, out: CappedFile
 
     def should_stop() -> tuple[str, str] | None:
         if terminated.is_set():
-            return ("cancelled", "terminated by a signal")
+            return ("cancelled", "its runner got SIGTERM (not from zapcli kill)")
         if time.monotonic() >= deadline_mono:
             return ("timeout", "deadline reached")
         return None

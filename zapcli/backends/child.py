@@ -71,7 +71,7 @@ def _watchdog(sid: str, writer: TrailWriter, *, deadline: float, terminated: thr
     second, record the end, kill our own work and exit."""
     while not done.wait(0.1):
         if terminated.is_set():
-            status, reason = "cancelled", "terminated by a signal"
+            status, reason = "cancelled", "its runner got SIGTERM (not from zapcli kill)"
         elif time.monotonic() >= deadline:
             status, reason = "timeout", "deadline reached (the model call was abandoned)"
         else:

@@ -40,6 +40,11 @@ def _describe(code: int) -> str:
         except ValueError:
             name = f"signal {-code}"
         return f"killed by {name}"
+    if 128 < code < 128 + 65:  # how a shell reports a child that a signal ended
+        try:
+            return f"exit code {code} (128 + {signal.Signals(code - 128).name}: killed by a signal)"
+        except ValueError:
+            pass
     return f"exit code {code}"
 
 
@@ -94,7 +99,9 @@ def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono:
             except subprocess.TimeoutExpired:
                 kill_tree(me, my_ctime, grace_s, include_root=False)
                 proc.wait()
-            outcome = Outcome("cancelled", proc.returncode, "terminated by a signal")
+            outcome = Outcome("cancelled", proc.returncode,
+                              "its runner got SIGTERM (not from zapcli kill); the command "
+                              + ("then exited" if (proc.returncode or 0) >= 0 else "was ended"))
             break
         try:
             code = proc.wait(timeout=min(remaining, 0.2))

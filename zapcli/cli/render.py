@@ -51,10 +51,17 @@ def status_phrase(v: View) -> str:
     if v.status == "queued":
         return "queued (waiting for " + ("dependencies / " if v.after else "") + "a free slot)"
     parts = [f"took {duration(v.elapsed_s)}"] if v.elapsed_s is not None else []
-    if v.exit_code is not None:
-        parts.append(f"exit {v.exit_code}")
-    if v.reason and v.status != "completed" and not v.reason.startswith("exit code"):
-        parts.append(one_line(v.reason, 120))
+    reason = v.reason or ""
+    if v.exit_code is not None and v.exit_code < 0 and reason.startswith("killed by"):
+        pass  # a negative code is Python's way of saying the reason; say only the reason
+    elif v.exit_code is not None:
+        same = f"exit code {v.exit_code}"
+        parts.append(f"exit {v.exit_code}" + reason[len(same):] if reason.startswith(same) else
+                     f"exit {v.exit_code}")
+        if reason.startswith(same):
+            reason = ""
+    if reason and v.status != "completed":
+        parts.append(one_line(reason, 120))
     return f"{v.status} ({', '.join(parts)})" if parts else v.status
 
 
@@ -77,6 +84,10 @@ def folded_lines(f: Folded) -> list[tuple[str, str]]:
     lines: list[tuple[str, str]] = []
     if f.truncated:
         lines.append(("bold red", f"  OUTPUT TRUNCATED ({f.written} bytes written, 1 MB kept)"))
+    if f.missing:
+        lines.append(("yellow", f"  (output file missing: {f.written} bytes were written, and the "
+                                "file was removed since)"))
+        return lines
     if not f.head:
         lines.append(("dim", "  (no output)"))
         return lines
@@ -107,7 +118,8 @@ def view_json(v: View) -> dict[str, Any]:
 
 def folded_json(f: Folded) -> dict[str, Any]:
     return {"head": f.head, "tail": f.tail, "folded_bytes": f.folded_bytes,
-            "kept_bytes": f.kept, "written_bytes": f.written, "truncated": f.truncated}
+            "kept_bytes": f.kept, "written_bytes": f.written, "truncated": f.truncated,
+            "missing": f.missing}
 
 
 Lines = list[tuple[str, str]]
@@ -143,6 +155,13 @@ def poll_lines(res: Any) -> Lines:
         lines.extend(head[1:])
         if e.output is not None:
             lines.extend(folded_lines(e.output))
+        if e.stderr_tail:
+            written = e.view.stderr_written or 0
+            shown = len(e.stderr_tail.encode("utf-8"))
+            lines.append(("dim", "  Stderr" + (f" (last {shown} of {written} bytes; zapcli output "
+                                               f"{e.id} --stderr has all)" if written > shown else "")
+                          + ":"))
+            lines.extend(("", "    " + escape_controls(x)) for x in e.stderr_tail.rstrip("\n").split("\n"))
     return lines
 
 

@@ -27,10 +27,11 @@ class Folded:
     folded_bytes: int
     kept: int
     written: int
+    missing: bool = False  # the file is gone (deleted by hand) though bytes were written
 
     @property
     def truncated(self) -> bool:
-        return self.written > self.kept
+        return self.written > self.kept and not self.missing
 
 
 def _cut_end(raw: bytes) -> bytes:
@@ -62,7 +63,7 @@ def fold_file(path: Path, written: int | None = None, limit: int = FOLD_BYTES) -
     try:
         fd = store.open_read(path)
     except OSError:
-        return Folded("", "", 0, 0, written or 0)
+        return Folded("", "", 0, 0, written or 0, missing=bool(written))
     try:
         size = os.fstat(fd).st_size
         written = max(written or 0, size)
@@ -75,3 +76,20 @@ def fold_file(path: Path, written: int | None = None, limit: int = FOLD_BYTES) -
         return Folded(decode(head), decode(tail), end - len(head) - len(tail), size, written)
     finally:
         os.close(fd)
+
+
+def tail_text(path: Path, limit: int = 1024) -> str:
+    """The last `limit` bytes of a captured file as text, starting on a
+    character and, when it can, a line boundary ("" when missing or empty)."""
+    try:
+        fd = store.open_read(path)
+    except OSError:
+        return ""
+    try:
+        size = os.fstat(fd).st_size
+        raw = _cut_start(os.pread(fd, min(size, limit), max(size - limit, 0)))
+    finally:
+        os.close(fd)
+    if size > limit and b"\n" in raw[:-1]:
+        raw = raw[raw.index(b"\n") + 1:]
+    return decode(raw)

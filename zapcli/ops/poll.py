@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from zapcli.config import Settings
 from zapcli.errors import NotFound, UsageError
 from zapcli.ops import queue
-from zapcli.ops.fold import Folded, fold_file
+from zapcli.ops.fold import Folded, fold_file, tail_text
 from zapcli.ops.status import View, observe
 from zapcli.ops.usage import settle
 from zapcli.trail import store
 
 TICK_S = 0.5
 BASE_WAIT_S = 5.0
+STDERR_TAIL_BYTES = 1024
 
 
 @dataclass
@@ -29,6 +30,7 @@ class Entry:
     view: View | None = None
     error: str | None = None
     output: Folded | None = None
+    stderr_tail: str | None = None  # the end of stderr, for one that did not complete
 
 
 @dataclass
@@ -87,6 +89,9 @@ def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no
     for e in entries:
         if e.view is not None and e.view.terminal:
             e.output = fold_file(store.path_for(e.id, ".out"), e.view.stdout_written)
+            if e.view.status != "completed" and e.view.stderr_written:
+                # why it failed is usually here: show it without another command
+                e.stderr_tail = tail_text(store.path_for(e.id, ".err"), STDERR_TAIL_BYTES)
             settle(e.view)
     return PollResult(entries, time.monotonic() - start)
 
@@ -107,7 +112,7 @@ def wait(ids: list[str], settings: Settings, *, timeout_s: float | None = None, 
     if not ids:
         raise UsageError("wait needs at least one subagent id")
     if timeout_s is not None and not timeout_s >= 0:
-        raise UsageError(f"--timeout must be a positive number of seconds, got {timeout_s}")
+        raise UsageError(f"--timeout must be 0 or more seconds (0: check once), got {timeout_s}")
     start = time.monotonic()
     while True:
         views = []

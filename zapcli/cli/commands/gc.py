@@ -18,6 +18,7 @@ def execute(dry_run: bool = False, json: bool = False) -> int:
     if res.skipped_reason:
         lines.append(("yellow", f"  skipped: {res.skipped_reason}"))
     lines += [("dim", f"  {sid}: {verb}") for sid in res.deleted]
-    lines += [("dim", f"  {sid}: trimmed {n} bytes") for sid, n in res.trimmed.items()]
+    trim = "would trim about" if dry_run else "trimmed"
+    lines += [("dim", f"  {sid}: {trim} {n} bytes") for sid, n in res.trimmed.items()]
     emit_lines(lines)
     return 0

@@ -17,7 +17,8 @@ def execute(ids: list[str], wait_secs: int | None = None, no_wait: bool = False,
     if json:
         emit_json({"waited_s": round(res.waited_s, 3), "all_running": res.all_running, "subagents": [
             {"id": e.id, "error": e.error, **(view_json(e.view) if e.view else {}),
-             "output": folded_json(e.output) if e.output else None} for e in res.entries]})
+             "output": folded_json(e.output) if e.output else None,
+             "stderr_tail": e.stderr_tail} for e in res.entries]})
     else:
         emit_lines(poll_lines(res))
     return missing_ids_exit([str(e.error) for e in res.entries if e.view is None])
