@@ -909,3 +909,17 @@ def test_a_shell_reported_signal_is_named(zap):
     assert zap.wait_status(sid) == "failed"
     assert "(took" in zap("poll", sid).out and ", killed by SIGKILL)" in zap("poll", sid).out
     assert "exit -9" not in zap("poll", sid).out
+
+
+def test_odd_ids_and_homes_are_named_plainly(zap, tmp_path):
+    sid = zap.spawn_sh("echo x")
+    assert zap.wait_status(sid) == "completed"
+    res = zap("poll", "--no-wait", f" {sid}")
+    assert res.returncode == 1 and f"' {sid}' (spaces around the id) does not exist" in res.err
+    zap.trail(sid).write_bytes(b"")
+    res = zap("replay", sid)
+    assert "its trail is empty" in _one_error_line(res, 1)
+    a_file = tmp_path / "home-is-a-file"
+    a_file.write_text("x")
+    res = zap("list", env={"ZAPCLI_HOME": str(a_file)})
+    assert "is a file, not a folder" in _one_error_line(res, 1)

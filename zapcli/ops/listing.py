@@ -10,11 +10,11 @@ import os
 
 from zapcli import ids as idmod
 from zapcli.config import Settings
-from zapcli.errors import NotFound, UsageError
+from zapcli.errors import NotFound, StateError, UsageError
 from zapcli.ops import queue
 from zapcli.ops import session as sessions
 from zapcli.ops.status import View, observe
-from zapcli.paths import subagents_dir
+from zapcli.paths import state_dir, subagents_dir
 from zapcli.trail.records import NON_TERMINAL_STATUSES, TERMINAL_STATUSES
 
 STATUSES = NON_TERMINAL_STATUSES + TERMINAL_STATUSES
@@ -33,6 +33,10 @@ def list_subagents(settings: Settings, *, all_sessions: bool = False,
     """(session, views) newest first. Raises UsageError for an unknown status."""
     if status is not None and status not in STATUSES:
         raise UsageError(f"unknown --status '{status}'; choose one of: {', '.join(STATUSES)}")
+    home = state_dir()
+    if home.exists() and not home.is_dir():  # else "0 subagents" would hide the mistake
+        raise StateError(f"the state folder {home} is a file, not a folder; point ZAPCLI_HOME "
+                         "elsewhere or move the file")
     session = sessions.current()
     ids = _all_ids() if all_sessions else sessions.members(session)
     views: list[View] = []

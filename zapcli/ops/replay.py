@@ -30,6 +30,8 @@ def replay(sid: str, *, since: int | None = None) -> ReplayResult:
         trail = reader.read(path)
     except OSError:
         raise NotFound(f"{sid} does not exist") from None
+    if not trail.entries and not trail.torn_tail:
+        raise NotFound(f"{sid} does not exist (its trail is empty)")
     entries = trail.entries
     if since is not None:
         entries = [e for e in entries if not isinstance(e, dict) or (isinstance(e.get("seq"), int) and e["seq"] > since)]
