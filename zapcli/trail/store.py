@@ -39,7 +39,7 @@ def path_for(sid: str, suffix: str = ".jsonl") -> Path:
 def _show(value: object) -> str:
     odd = (not isinstance(value, str) or not value.isprintable() or not value
            or value != value.strip())  # a space around an id would be invisible
-    text = repr(value) if odd else value
+    text = repr(value) if odd else str(value)
     if isinstance(value, str) and value and value != value.strip() and ids.is_valid(value.strip()):
         text += " (spaces around the id)"
     return text[:120]
