@@ -122,3 +122,13 @@ def test_bad_arguments(ws: Path, docs: Path) -> None:
     assert not tool.run({"query": "  "}, ctx(ws)).ok
     assert "no knowledge source named" in tool.run({"query": "x", "source": "nope"}, ctx(ws)).content
     assert "no lines match" in tool.run({"query": "zzzz"}, ctx(ws)).content
+
+
+def test_whole_words_rank_above_parts_of_words(tmp_path: Path) -> None:
+    """Tryout: kb_search "kill" put `skills: [release-notes]` first."""
+    from zapcli.capabilities.textsearch import search_files
+
+    doc = tmp_path / "doc.md"
+    doc.write_text("skills: [release-notes]\nzapcli kill stops a subagent\n", encoding="utf-8")
+    result = search_files([("doc.md", doc)], "kill")
+    assert [line for _, line, _ in result.hits] == [2, 1]

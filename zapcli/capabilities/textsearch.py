@@ -70,18 +70,23 @@ def query_terms(query: str) -> list[str]:
 
 
 def score_line(low_line: str, terms: list[str], phrase: str) -> int:
-    """0 when no term occurs; more for more distinct terms, repeats and the exact phrase."""
-    distinct = 0
-    repeats = 0
+    """0 when no term occurs; more for more distinct terms, terms found as whole
+    words ("kill" in "kill it" beats "kill" inside "skills"), repeats and the
+    exact phrase."""
+    distinct = whole = repeats = 0
+    words: set[str] | None = None
     for term in terms:
         count = low_line.count(term)
         if count:
             distinct += 1
             repeats += min(count, 3)
+            if words is None:
+                words = set(_WORD.findall(low_line))
+            whole += term in words
     if not distinct:
         return 0
     bonus = 5 if len(terms) > 1 and phrase and phrase in low_line else 0
-    return distinct * 10 + repeats + bonus
+    return distinct * 10 + whole * 4 + repeats + bonus
 
 
 def search_files(files: Iterable[tuple[str, Path]], query: str, *, max_bytes: int = MAX_BYTES,
