@@ -68,6 +68,8 @@ def run(sid: str, spawn: dict[str, Any], *, writer: TrailWriter, out: CappedFile
         return Outcome("failed", None, f"the config became invalid after spawn: {exc.message}")
     except ModelError as exc:
         return Outcome("failed", None, exc.reason)
+    client.on_http_error = lambda status, message: writer.append(
+        "diagnostic", {"dimension": "model", "name": f"http_{status}", "message": message})
     definition = Definition.from_dict(spawn["definition"])
     grant = Grant.from_dict(spawn["grant"])
     for diag in spawn.get("diagnostics") or []:

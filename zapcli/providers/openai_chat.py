@@ -45,6 +45,9 @@ class ChatClient:
         self.max_retries = max_retries
         self.api_key_env = api_key_env
         self._sdk: Any = None
+        # Called with (HTTP status, text) for every error answer, including the
+        # ones the SDK then retries, which would otherwise leave no trace.
+        self.on_http_error: Callable[[int, str], None] | None = None
 
     def __repr__(self) -> str:  # never show the key
         return f"ChatClient(model={self.model!r}, base_url={self.base_url!r})"
@@ -63,9 +66,25 @@ class ChatClient:
                     raise ModelError(f"no API key: set {self.api_key_env}, or set OPENAI_BASE_URL "
                                      "to a local server that needs none")
                 key = NO_KEY
-            self._sdk = openai.OpenAI(api_key=key, base_url=self.base_url,
+            http = openai.DefaultHttpxClient(event_hooks={"response": [self._seen]})
+            self._sdk = openai.OpenAI(api_key=key, base_url=self.base_url, http_client=http,
                                       timeout=self.timeout_s, max_retries=self.max_retries)
         return self._sdk
+
+    def _seen(self, response: Any) -> None:
+        """httpx response hook: report error answers (each attempt, retried or not)."""
+        if response.status_code < 400 or self.on_http_error is None:
+            return
+        headers = response.headers
+        wait = (f"; the server asks to wait {headers['retry-after-ms']} ms" if "retry-after-ms" in headers
+                else f"; the server asks to wait {headers['retry-after']} s" if "retry-after" in headers
+                else "")
+        try:
+            self.on_http_error(response.status_code, (
+                f"the model endpoint answered HTTP {response.status_code}{wait} (429 and 5xx "
+                f"are retried up to {self.max_retries} times)"))
+        except Exception:  # noqa: BLE001 - reporting must never break a request
+            pass
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                  on_delta: Callable[[str, str], None]) -> Turn:
