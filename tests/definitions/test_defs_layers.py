@@ -64,28 +64,21 @@ def test_only_yml_and_yaml_files(ws: Path, write) -> None:
     assert "a" in names and "b" in names and "c" not in names and "d" not in names
 
 
-def test_same_name_twice_in_one_layer(ws: Path, write) -> None:
+@pytest.mark.parametrize("files, winner, loser", [
+    (("one.yml", "two.yml"), "one.yml", "two.yml"),  # neither is named after it: file order
+    (("bar.yml", "foo.yml"), "foo.yml", "bar.yml"),  # tryout: bar.yml used to beat foo.yml
+])
+def test_same_name_twice_in_one_layer(ws: Path, write, files, winner, loser) -> None:
     sub = ws / ".zapcli" / "subagents"
-    write(sub, "one.yml", agent("twin", "first"))
-    write(sub, "two.yml", agent("twin", "second"))
+    for file in files:
+        write(sub, file, agent("foo", f"from {file}"))
     catalog = discover(ws)
-    assert catalog.get("twin").description == "first"
-    assert any("also defined in" in d.message and d.file.endswith("two.yml")
+    assert catalog.get("foo").description == f"from {winner}"
+    assert catalog.shadowed("foo") == []  # not shadowing: `agents list` must not say so
+    assert [e.file for e in catalog.ignored("foo")] == [str(sub / loser)]
+    assert any(d.file.endswith(loser) and f"{winner}, which is the one used" in d.message
                for d in catalog.diagnostics)
 
-
-
-def test_same_name_twice_in_one_layer_the_file_named_after_it_wins(ws: Path, write) -> None:
-    """Tryout: bar.yml (`name: foo`) beat foo.yml, and `agents list` called it shadowing."""
-    sub = ws / ".zapcli" / "subagents"
-    write(sub, "bar.yml", agent("foo", "from bar"))
-    write(sub, "foo.yml", agent("foo", "from foo"))
-    catalog = discover(ws)
-    assert catalog.get("foo").description == "from foo"
-    assert catalog.shadowed("foo") == [] and [e.file for e in catalog.ignored("foo")] == [
-        str(sub / "bar.yml")]
-    assert any(d.file.endswith("bar.yml") and "foo.yml, which is the one used" in d.message
-               for d in catalog.diagnostics)
 
 def test_unknown_name_suggests(ws: Path) -> None:
     with pytest.raises(ZapcliError) as info:
