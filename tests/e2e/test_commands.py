@@ -923,3 +923,28 @@ def test_odd_ids_and_homes_are_named_plainly(zap, tmp_path):
     a_file.write_text("x")
     res = zap("list", env={"ZAPCLI_HOME": str(a_file)})
     assert "is a file, not a folder" in _one_error_line(res, 1)
+
+
+@pytest.mark.timeout(90)
+def test_a_spawn_killed_midway_leaves_no_ghost(zap):
+    """Tryout: a harness's timeout SIGKILLed/SIGTERMed `spawn` and left subagents
+    queued forever, outside their session's list and `kill --all`."""
+    procs = []
+    for i in range(30):  # at once: they contend for the session's queue lock, as in a harness
+        procs.append(subprocess.Popen(_zap_cmd("spawn", "--cli", "sh", "--", f"echo ghost-{i}"),
+                                      env=zap.env, cwd=zap.cwd, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL))
+    start = time.monotonic()
+    for i, proc in enumerate(procs):  # hit them at different moments of their work
+        time.sleep(max(0.0, start + 0.1 + 0.03 * i - time.monotonic()))
+        proc.send_signal(signal.SIGTERM if i % 2 else signal.SIGKILL)
+    for proc in procs:
+        proc.wait(timeout=30)
+    every = zap.json("list", "--all")["subagents"]
+    mine = zap.json("list")["subagents"]
+    assert sorted(v["id"] for v in every) == sorted(v["id"] for v in mine)  # none outside
+    for view in mine:  # each one that exists runs to its end (its session starts it)
+        assert zap.wait_status(view["id"], timeout=30) == "completed", view
+    # and a supervisor launched while spawn held SIGTERM still obeys it
+    sid = zap.spawn_sh(f"exec sleep {sleep_marker(3319)}")
+    assert zap.json("kill", "--grace", "5", sid)["subagents"][0]["signals"] == "SIGTERM"

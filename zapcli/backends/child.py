@@ -103,6 +103,9 @@ def main(sid: str) -> int:
     signal.signal(signal.SIGTERM, lambda *_: terminated.set())
     signal.signal(signal.SIGINT, lambda *_: terminated.set())
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    # `spawn` holds these signals while it launches us, and a signal mask is
+    # inherited: let them in now (one that is pending reaches our handlers).
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
     out = _open_capture(sid, ".out", secrets)
     err = _open_capture(sid, ".err", secrets)
     session, workspace = str(spawn.get("session", "")), str(spawn.get("workspace") or "/")

@@ -91,8 +91,8 @@ def drain(session: str, settings: Settings) -> list[str]:
         for sid in sessions.active(session):
             try:
                 view = observe(sid, kill_grace_s=settings.kill_grace_s)
-            except NotFound:
-                sessions.deactivate(session, sid)
+            except NotFound:  # maybe a spawn in progress: its trail comes right after
+                sessions.drop_if_abandoned(session, sid)
                 continue
             if view.terminal:
                 sessions.deactivate(session, sid)

@@ -76,6 +76,18 @@ def active(session: str) -> list[str]:
     return [sid for sid, _ in _members(session, "active")]
 
 
+def drop_if_abandoned(session: str, sid: str, older_than_s: float = 60.0) -> None:
+    """Forget a member whose trail does not exist: only once its marker is old,
+    since `spawn` writes the marker just before the trail (a fresh marker
+    without a trail is a spawn in progress, not an abandoned one)."""
+    cutoff = time.time_ns() - int(older_than_s * 1e9)
+    for kind in ("all", "active"):
+        for member, path in _members(session, kind):
+            stamp = path.name.partition("_")[0]
+            if member == sid and stamp.isdigit() and int(stamp) < cutoff:
+                path.unlink(missing_ok=True)
+
+
 def deactivate(session: str, sid: str) -> None:
     """Drop `sid` from the active markers (it was seen terminal)."""
     for member, path in _members(session, "active"):

@@ -8,6 +8,7 @@ no marker, no process (SPEC §3 spawn).
 from __future__ import annotations
 
 import os
+import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,14 +153,24 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
         "max_concurrent": settings.max_concurrent,
         **backend,
     }
-    store.create_trail(sid, fields, secret_values())
+    # From here to the launch is one step for the caller: SIGINT/SIGTERM/SIGHUP
+    # wait until it is done, so a caller killed mid-spawn (a harness's timeout)
+    # never leaves a half-made subagent. The session marker comes first, so
+    # even a SIGKILL in between leaves one that its session sees, lists, can
+    # kill, and whose queue starts it.
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
     try:
         sessions.add(session, sid)
-        queue.drain(session, settings)
-    except ZapcliError:
-        store.path_for(sid).unlink(missing_ok=True)
-        sessions.forget(session, sid)
-        raise
+        try:
+            store.create_trail(sid, fields, secret_values())
+            queue.drain(session, settings)
+        except ZapcliError:
+            store.path_for(sid).unlink(missing_ok=True)
+            sessions.forget(session, sid)
+            raise
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     _maybe_collect(settings)
     from zapcli.ops.status import load, to_view
 
