@@ -271,9 +271,10 @@ def test_poll_all_running_summary(zap):
         res = zap("poll", "--no-wait", a, b)
         assert res.returncode == 0, res.err
         lines = res.out.splitlines()
-        assert len(lines) == 2, res.out
+        assert len(lines) == 3, res.out
         assert re.fullmatch(r"\[SubAgent\] 2/2 still running \(waited [0-9.]+s\)", lines[0]), lines[0]
         assert lines[1].startswith("  tasks: ")
+        assert lines[2] == f"  ids: {a} {b}"  # which id is which task, for a model acting on it
         parts = lines[1][len("  tasks: "):].split(" / ")
         assert len(parts) == 2
         assert len(parts[0]) <= 40 and t1.startswith(parts[0].rstrip("…"))
@@ -948,3 +949,25 @@ def test_a_spawn_killed_midway_leaves_no_ghost(zap):
     # and a supervisor launched while spawn held SIGTERM still obeys it
     sid = zap.spawn_sh(f"exec sleep {sleep_marker(3319)}")
     assert zap.json("kill", "--grace", "5", sid)["subagents"][0]["signals"] == "SIGTERM"
+
+
+def test_poll_helps_a_model_act(zap, tmp_path):
+    """Tryout (an LLM harness): no output while running, no hint when the
+    session is another one, no way back from a shortened id."""
+    m = f"sleep {sleep_marker(3320)}"
+    sid = zap.spawn_sh(f"echo partial-1; {m}")
+    done = zap.spawn_sh("echo done")
+    try:
+        wait_until(lambda: zap.trail(sid).with_suffix(".out").read_bytes() == b"partial-1\n", 20)
+        assert zap.wait_status(done) == "completed"
+        res = zap("poll", "--no-wait", sid, done)
+        assert "Output so far:" in res.out and "partial-1" in res.out
+        assert zap.json("poll", "--no-wait", sid)["subagents"][0]["output"]["head"] == "partial-1\n"
+        other = zap("list", env={"ZAPCLI_SESSION": "somewhere-else"})
+        assert "0 subagents" in other.out and "active in other sessions" in other.err
+        doc = zap.json("list", env={"ZAPCLI_SESSION": "somewhere-else"})
+        assert doc["active_in_other_sessions"] >= 1
+        short = zap("poll", "--no-wait", sid[-8:])
+        assert f"did you mean {sid}?" in short.err
+    finally:
+        zap("kill", sid)

@@ -89,3 +89,9 @@ def missing_ids_exit(errors: list[str]) -> int:
     for message in errors:
         error(message)
     return 1 if errors else 0
+
+
+def note(message: str) -> None:
+    """One informational line on stderr: `zapcli: note: <message>`."""
+    sys.stderr.write(f"zapcli: note: {escape_controls(message)}\n")
+    sys.stderr.flush()

@@ -80,7 +80,8 @@ def view_header(v: View) -> list[tuple[str, str]]:
     return lines
 
 
-def folded_lines(f: Folded) -> list[tuple[str, str]]:
+def folded_lines(f: Folded, *, so_far: bool = False) -> list[tuple[str, str]]:
+    """The folded output block; `so_far` for a subagent still running."""
     lines: list[tuple[str, str]] = []
     if f.truncated:
         lines.append(("bold red", f"  OUTPUT TRUNCATED ({f.written} bytes written, 1 MB kept)"))
@@ -89,12 +90,13 @@ def folded_lines(f: Folded) -> list[tuple[str, str]]:
                                 "file was removed since)"))
         return lines
     if not f.head:
-        lines.append(("dim", "  (no output)"))
+        lines.append(("dim", "  (no output yet)" if so_far else "  (no output)"))
         return lines
-    lines.append(("dim", "  Output:"))
+    lines.append(("dim", "  Output so far:" if so_far else "  Output:"))
     lines.extend(("", "    " + escape_controls(x)) for x in f.head.rstrip("\n").split("\n"))
     if f.folded_bytes:
-        lines.append(("yellow", f"    … {f.folded_bytes} bytes folded (zapcli output ID shows everything) …"))
+        shows = "the 1 MB kept" if f.truncated else "everything"
+        lines.append(("yellow", f"    … {f.folded_bytes} bytes folded (zapcli output ID shows {shows}) …"))
         lines.extend(("", "    " + escape_controls(x)) for x in f.tail.rstrip("\n").split("\n"))
     return lines
 
@@ -141,8 +143,9 @@ def poll_lines(res: Any) -> Lines:
                    for e in res.entries if e.view and e.view.stalled_s is not None]
         queued = sum(1 for e in res.entries if e.view and e.view.status == "queued")
         note = f"; {queued} of them queued" if queued else ""
+        ids = " ".join(e.id for e in res.entries)
         return [("cyan", f"[SubAgent] {n}/{n} still running (waited {duration(res.waited_s)}{note})"),
-                ("", f"  tasks: {tasks}"), *stalled]
+                ("", f"  tasks: {tasks}"), ("dim", f"  ids: {ids}"), *stalled]
     lines: Lines = []
     for e in res.entries:
         if lines:
@@ -154,7 +157,7 @@ def poll_lines(res: Any) -> Lines:
         lines.append((head[0][0], "[SubAgent] " + head[0][1]))
         lines.extend(head[1:])
         if e.output is not None:
-            lines.extend(folded_lines(e.output))
+            lines.extend(folded_lines(e.output, so_far=not e.view.terminal))
         if e.stderr_tail:
             written = e.view.stderr_written or 0
             shown = len(e.stderr_tail.encode("utf-8"))

@@ -55,3 +55,11 @@ def list_subagents(settings: Settings, *, all_sessions: bool = False,
     if status:
         views = [v for v in views if v.status == status]
     return session, views
+
+
+def active_elsewhere(session: str) -> int:
+    """How many subagents other sessions have marked active (a hint from the
+    markers, not a status): when this session's list is empty, the caller may
+    be in another session than it thinks (a harness without ZAPCLI_SESSION)."""
+    mine = sessions.key(session)
+    return sum(1 for k, _sid in sessions.all_active() if k != mine)

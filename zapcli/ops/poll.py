@@ -87,8 +87,10 @@ def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no
         time.sleep(min(TICK_S, max(budget - (time.monotonic() - start), 0)))
         entries = _observe_all(ids, settings)
     for e in entries:
-        if e.view is not None and e.view.terminal:
+        if e.view is not None and e.view.status not in ("queued",):
+            # a running one's output so far too: often enough to act on
             e.output = fold_file(store.path_for(e.id, ".out"), e.view.stdout_written)
+        if e.view is not None and e.view.terminal:
             if e.view.status != "completed" and e.view.stderr_written:
                 # why it failed is usually here: show it without another command
                 e.stderr_tail = tail_text(store.path_for(e.id, ".err"), STDERR_TAIL_BYTES)

@@ -119,7 +119,8 @@ def to_view(sid: str, s: reader.Summary, *, stall_s: float = 0.0) -> View:
         view.ended = f.get("ts")
     elif s.pending_approval is not None:
         view.status = "awaiting_approval"
-        view.pending_approval = s.pending_approval
+        view.pending_approval = {k: v for k, v in s.pending_approval.items()
+                                 if k not in ("v", "seq", "type")}  # the request, not the record
     view.elapsed_s = _elapsed(s, time.monotonic())
     if view.status in ("running", "awaiting_approval") and stall_s > 0:
         age = _activity_age(sid)

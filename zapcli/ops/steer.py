@@ -32,7 +32,7 @@ def send(sid: str, text: str) -> SteerResult:
         raise UsageError("the message is empty; give the text to send")
     view = observe(sid)
     if view.cli != "zapcli":
-        raise ZapcliError(f"{sid} runs the `{view.cli}` backend, which takes no messages")
+        raise ZapcliError(f"{sid} runs the `{view.cli}` backend, which takes no messages", code="wrong_backend")
     if view.terminal:
         raise ZapcliError(f"not delivered: {sid} already ended ({view.status})", code="not_delivered")
     s = load(sid)
@@ -59,14 +59,15 @@ def decide(sid: str, req_id: str | None, approve: bool, reason: str | None = Non
     """
     view = observe(sid)
     if view.terminal:
-        raise ZapcliError(f"{sid} already ended ({view.status}); nothing to decide")
+        raise ZapcliError(f"{sid} already ended ({view.status}); nothing to decide", code="ended")
     # Check and append under the trail's decision lock: of two racing
     # `approve`/`deny` (or a kill), exactly one decides; the other is told so.
     with store.decisions_locked(store.path_for(sid)):
         s = load(sid)
         pending = s.pending_approval
         if s.final is not None:
-            raise ZapcliError(f"{sid} already ended ({s.final.get('status')}); nothing to decide")
+            raise ZapcliError(f"{sid} already ended ({s.final.get('status')}); nothing to decide",
+                              code="ended")
         if pending is None:
             raise ZapcliError(f"{sid} has no pending approval request", code="not_pending")
         if req_id is not None and str(pending.get("req_id")) != req_id:

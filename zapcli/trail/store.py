@@ -32,8 +32,19 @@ def path_for(sid: str, suffix: str = ".jsonl") -> Path:
     """`<state>/subagents/<id><suffix>`. Raises NotFound for anything that is
     not a valid id, before any path is built."""
     if not ids.is_valid(sid):
-        raise NotFound(f"{_show(sid)} does not exist (not a subagent id)")
+        raise NotFound(f"{_show(sid)} does not exist (not a subagent id{_full_id_of(sid)})")
     return subagents_dir() / f"{sid}{suffix}"
+
+
+def _full_id_of(part: object) -> str:
+    """"; did you mean sa_…?" when `part` is the 8-hex tail of exactly one id."""
+    if not (isinstance(part, str) and len(part) == 8 and all(c in "0123456789abcdef" for c in part)):
+        return ""
+    try:
+        found = [n[:-6] for n in os.listdir(subagents_dir()) if n.endswith(f"_{part}.jsonl")]
+    except OSError:
+        return ""
+    return f"; did you mean {found[0]}?" if len(found) == 1 and ids.is_valid(found[0]) else ""
 
 
 def _show(value: object) -> str:
