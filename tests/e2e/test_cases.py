@@ -96,6 +96,26 @@ def test_c02_sigterm_first_then_sigkill_after_grace_on_kill(zap, tmp_path):
 
 
 @pytest.mark.timeout(60)
+def test_c02_kill_grace_is_the_one_given_to_kill(zap):
+    """Tryout: with `kill_grace_s: 1` at spawn, `kill --grace 6` still let the
+    runner SIGKILL the command after 1 s (and reported only SIGTERM)."""
+    m = f"sleep {sleep_marker(3205)}"
+    res = zap("spawn", "--cli", "sh", "--", f"trap '' TERM; {m}; true",
+              env={"ZAPCLI_KILL_GRACE_S": "1"})
+    sid = res.out.strip()
+    try:
+        wait_until(lambda: pgrep(m), 10)
+        killer = threading.Thread(target=lambda: zap("kill", "--grace", "6", sid))
+        killer.start()
+        time.sleep(3)  # past the spawn-time grace, well inside the one asked for
+        assert pgrep(m), "the command was killed before the --grace it was given"
+        killer.join(30)
+        assert not pgrep(m)
+        assert zap.status(sid) == "cancelled"
+    finally:
+        _kill_markers(m)
+
+@pytest.mark.timeout(60)
 def test_c02_sigterm_first_then_sigkill_after_grace_on_timeout(zap, tmp_path):
     m_ignore, m_graceful = f"sleep {sleep_marker(3203)}", f"sleep {sleep_marker(3204)}"
     flag = tmp_path / "graceful"

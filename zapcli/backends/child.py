@@ -134,7 +134,8 @@ def main(sid: str) -> int:
             from zapcli.backends import sh
 
             outcome = sh.run(task, cwd=str(spawn.get("cwd") or "/"), out=out, err=err,
-                             deadline_mono=deadline, grace_s=grace_s, terminated=terminated)
+                             deadline_mono=deadline, grace_s=grace_s, terminated=terminated,
+                             stop_grace=lambda: _kill_grace(sid, grace_s))
         else:
             from zapcli.backends import agent_run
 
@@ -163,6 +164,16 @@ def main(sid: str) -> int:
     writer.close()
     _after_exit(session, sid, workspace, busy=terminated.is_set())
     return EXIT_OK if outcome.status == "completed" else EXIT_FAILED
+
+
+def _kill_grace(sid: str, default: float) -> float:
+    """The grace a `zapcli kill --grace` asked for (recorded with the cancel,
+    before its SIGTERM), so the command gets what the user gave; else ours."""
+    final = load(sid).final or {}
+    grace = final.get("grace_s")
+    if final.get("by") == "kill" and isinstance(grace, (int, float)) and not isinstance(grace, bool):
+        return float(grace)
+    return default
 
 
 def _after_exit(session: str, sid: str, workspace: str, busy: bool = False) -> None:

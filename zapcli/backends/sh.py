@@ -15,6 +15,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from zapcli.supervisor.capture import CappedFile, pump
@@ -66,8 +67,13 @@ def _feed(fd: int, data: bytes) -> None:
 
 
 def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono: float,
-        grace_s: float, terminated: threading.Event) -> Outcome:
-    """Run `task` to its end, its deadline, or a SIGTERM of the supervisor."""
+        grace_s: float, terminated: threading.Event,
+        stop_grace: Callable[[], float] | None = None) -> Outcome:
+    """Run `task` to its end, its deadline, or a SIGTERM of the supervisor.
+
+    `grace_s` (seconds) is how long the command may take to end after SIGTERM;
+    `stop_grace()`, read when the SIGTERM came, may give another (a `kill --grace`).
+    """
     task_r, task_w = os.pipe()
     try:
         proc = subprocess.Popen(["/bin/sh", "-c", BOOTSTRAP], stdin=task_r,
@@ -93,11 +99,12 @@ def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono:
             outcome = Outcome("timeout", None, "deadline reached; the command was killed")
             break
         if terminated.is_set():
-            # Give the command the same grace a `kill` gives it, then end the tree.
+            # Give the command the same grace the `kill` gives it, then end the tree.
+            grace = stop_grace() if stop_grace else grace_s
             try:
-                proc.wait(timeout=min(grace_s, max(remaining, 0)))
+                proc.wait(timeout=min(grace, max(remaining, 0)))
             except subprocess.TimeoutExpired:
-                kill_tree(me, my_ctime, grace_s, include_root=False)
+                kill_tree(me, my_ctime, grace, include_root=False)
                 proc.wait()
             outcome = Outcome("cancelled", proc.returncode,
                               "its runner got SIGTERM (not from zapcli kill); the command "

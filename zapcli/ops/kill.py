@@ -29,7 +29,7 @@ class KillEntry:
     session: str | None = None  # whose queue the freed slot belongs to
 
 
-def _record_cancel(sid: str) -> dict | None:
+def _record_cancel(sid: str, grace_s: float | None = None) -> dict | None:
     """Append the denied approvals and the `cancelled` status; return the
     process record to signal (None when it never started)."""
     path = store.path_for(sid)
@@ -43,7 +43,8 @@ def _record_cancel(sid: str) -> dict | None:
             seq += 1
         store.append_record(path, "status", {"status": "cancelled", "exit_code": None,
                                              "reason": "killed by the user",
-                                             "mono": time.monotonic(), "by": "kill"}, seq=seq)
+                                             "mono": time.monotonic(), "by": "kill",
+                                             "grace_s": grace_s}, seq=seq)
     return s.process or s.start
 
 
@@ -67,7 +68,7 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
         view = observe(sid, kill_grace_s=settings.kill_grace_s)
         if view.terminal:
             return KillEntry(sid, f"already {view.status}")
-    proc = _record_cancel(sid)
+    proc = _record_cancel(sid, grace_s)
     if proc is None:
         sessions.deactivate(view.session, sid)
         return KillEntry(sid, "cancelled", session=view.session)
