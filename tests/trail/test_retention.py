@@ -33,6 +33,9 @@ def test_trim_keeps_head_contiguous_tail_and_report(tmp_path):
     assert recs[2]["dropped_bytes"] == dropped
     body = [r["seq"] for r in recs[3:]]
     assert body == list(range(body[0], body[0] + len(body)))  # contiguous run
+    seqs = [r["seq"] for r in recs]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)  # tryout: the marker took a kept seq
+    assert recs[2]["seq"] == body[0] - 1
     s = reader.summarize(reader.parse(data))
     assert s.report == "the answer" and s.final["status"] == "completed"
 

@@ -64,8 +64,13 @@ def trim(path: Path, *, over: int = TRIM_OVER_BYTES, keep: int = KEEP_BYTES) -> 
         first_seq = orjson.loads(tail[0]).get("seq", 0) if tail else 0
     except orjson.JSONDecodeError:
         pass
-    marker = records.encode(records.make("trimmed", first_seq, {"dropped_bytes": dropped}), [])
-    body = b"".join(h + b"\n" for h in head) + marker + b"".join(x + b"\n" for x in extra + tail)
+    # The marker stands where the dropped records were: after the kept older
+    # ones, before the tail, with the seq of the last dropped record, so seqs
+    # stay unique and in order.
+    marker = records.encode(records.make("trimmed", max(first_seq - 1, 0),
+                                         {"dropped_bytes": dropped}), [])
+    body = (b"".join(h + b"\n" for h in head + extra) + marker
+            + b"".join(x + b"\n" for x in tail))
     tmp = path.with_name(f".{path.name}.trim-{os.getpid()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), FILE_MODE)
     try:
