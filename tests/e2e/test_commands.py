@@ -808,6 +808,7 @@ def test_user_mistakes(zap):
         (("spawn", "--agent", "", "--", "echo x"), 2, "--agent is empty"),
         (("spawn", "--model", " ", "--", "echo x"), 2, "--model is empty"),
         (("agents", "model", "explorer"), 2, "give the MODEL 'explorer' should use"),
+        (("send", "sa_20260101_0badc0de", "x" * 40000), 2, "the limit is 32,768"),
     ]
     for args, code, words in cases:
         res = zap(*args)
@@ -969,5 +970,21 @@ def test_poll_helps_a_model_act(zap, tmp_path):
         assert doc["active_in_other_sessions"] >= 1
         short = zap("poll", "--no-wait", sid[-8:])
         assert f"did you mean {sid}?" in short.err
+    finally:
+        zap("kill", sid)
+
+
+def test_ctrl_c_with_json_still_prints_a_document(zap):
+    m = f"sleep {sleep_marker(3321)}"
+    sid = zap.spawn_sh(f"exec {m}")
+    try:
+        proc = subprocess.Popen(_zap_cmd("wait", sid, "--json"), env=zap.env, cwd=zap.cwd,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+        assert proc.returncode == 130 and "interrupted" in err
+        assert json.loads(out)["error"]["code"] == "interrupted"
+        assert zap.status(sid) == "running"  # the subagent keeps running
     finally:
         zap("kill", sid)

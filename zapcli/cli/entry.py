@@ -54,6 +54,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         sys.stderr.write("zapcli: interrupted\n")
+        if "--json" in args:  # a reader of stdout still gets one document
+            from zapcli.cli.output import emit_json
+
+            emit_json({"error": {"code": "interrupted", "message": "interrupted (Ctrl-C); "
+                                 "subagents keep running", "exit_code": 130}})
         return 130
 
 

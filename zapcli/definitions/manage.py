@@ -171,9 +171,10 @@ def _builtin_names(catalog: Catalog) -> set[str]:
 
 def _check_saveable(definition: Definition, catalog: Catalog) -> None:
     if definition.name in _builtin_names(catalog):
-        raise ZapcliError(f"'{definition.name}' is the name of a built-in definition; choose "
-                          f"another name (a built-in's model can be changed with `zapcli agents "
-                          f"model {definition.name} MODEL`)", code="definition_builtin")
+        raise ZapcliError(f"'{definition.name}' is the name of a built-in definition; give "
+                          "the copy another name (`agents copy NAME --as NEW`, or `name:` in the "
+                          f"file); a built-in's model can be changed with `zapcli agents "
+                          f"model {definition.name} MODEL`", code="definition_builtin")
     if definition.knowledge and "read" not in definition.tools:
         raise ZapcliError(f"{definition.source}: declares `knowledge` but not the `read` tool; "
                           "add read to `tools` so the subagent can open what kb_search finds",

@@ -14,6 +14,8 @@ from zapcli.errors import UsageError, ZapcliError
 from zapcli.ops.status import load, observe
 from zapcli.trail import store
 
+MAX_MESSAGE_BYTES = 32 * 1024
+
 
 @dataclass
 class SteerResult:
@@ -30,6 +32,10 @@ def send(sid: str, text: str) -> SteerResult:
     """
     if not text or not text.strip():
         raise UsageError("the message is empty; give the text to send")
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_MESSAGE_BYTES:  # a record holds 64 KB: refuse rather than cut it short
+        raise UsageError(f"the message is {size:,} bytes; the limit is {MAX_MESSAGE_BYTES:,} "
+                         "(32 KB); write the material to a file and send its path")
     view = observe(sid)
     if view.cli != "zapcli":
         raise ZapcliError(f"{sid} runs the `{view.cli}` backend, which takes no messages", code="wrong_backend")

@@ -80,9 +80,10 @@ class ChatClient:
                 else f"; the server asks to wait {headers['retry-after']} s" if "retry-after" in headers
                 else "")
         try:
-            self.on_http_error(response.status_code, (
-                f"the model endpoint answered HTTP {response.status_code}{wait} (429 and 5xx "
-                f"are retried up to {self.max_retries} times)"))
+            status = response.status_code
+            retried = (f" (retried up to {self.max_retries} times)"
+                       if status == 429 or status >= 500 else "")
+            self.on_http_error(status, f"the model endpoint answered HTTP {status}{wait}{retried}")
         except Exception:  # noqa: BLE001 - reporting must never break a request
             pass
 

@@ -38,7 +38,7 @@ def list_(json: bool = False) -> int:
     grants = {r.name: grant_problems(catalog.get(r.name), _ws()) for r in res.rows if r.valid}
     lines: list[tuple[str, str]] = [("bold", f"[SubAgent] {len(res.rows)} definitions")]
     for r in res.rows:
-        state = "enabled" if r.enabled else "disabled"
+        state = "invalid" if not r.valid else "enabled" if r.enabled else "disabled"
         style = "red" if not r.valid else "dim" if not r.enabled else ""
         lines.append((style, f"{r.name}  [{r.layer}] {state}  model: {r.model or '-'} ({r.model_origin})"))
         lines.append(("dim", f"  {escape_controls(r.description)[:100]}"))
