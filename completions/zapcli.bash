@@ -3,49 +3,56 @@ _zapcli() {
     local cur cmd opts
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=( $(compgen -W "spawn poll wait list kill output replay run gc session send approve deny usage doctor tool-schema agents --help --version" -- "$cur") )
+        COMPREPLY=( $(compgen -W "spawn poll wait list kill output replay run gc session send approve deny usage doctor tool-schema agents --help -h --version" -- "$cur") )
         return
     fi
     cmd="${COMP_WORDS[1]}"
     case "$cmd" in
-        spawn) opts="--after --agent --approval --cli --cwd --json --max-tokens --model --timeout --unattended" ;;
-        poll) opts="--json --no-wait --wait-secs" ;;
-        wait) opts="--any --json --timeout" ;;
-        list) opts="--all --json --status" ;;
-        kill) opts="--all --grace --json" ;;
-        output) opts="--follow --json --raw --stderr -f" ;;
-        replay) opts="--json --raw --since" ;;
-        run) opts="--agent --approval --id --json --max-tokens --model --subagent --timeout --unattended" ;;
-        gc) opts="--dry-run --json" ;;
-        session) opts="--json" ;;
-        send) opts="--json" ;;
-        approve) opts="--json" ;;
-        deny) opts="--json --reason" ;;
-        usage) opts="--all --json" ;;
-        doctor) opts="--json" ;;
-        tool-schema) opts="--json" ;;
+        spawn) opts="--after --agent --approval --cli --cwd --help --json --max-tokens --model --timeout --unattended" ;;
+        poll) opts="--help --json --no-wait --wait-secs" ;;
+        wait) opts="--any --help --json --timeout" ;;
+        list) opts="--all --help --json --status" ;;
+        kill) opts="--all --grace --help --json" ;;
+        output) opts="--follow --help --json --raw --stderr -f" ;;
+        replay) opts="--help --json --raw --since" ;;
+        run) opts="--agent --approval --help --id --json --max-tokens --model --subagent --timeout --unattended" ;;
+        gc) opts="--dry-run --help --json" ;;
+        session) opts="--help --json" ;;
+        send) opts="--help --json" ;;
+        approve) opts="--help --json" ;;
+        deny) opts="--help --json --reason" ;;
+        usage) opts="--all --help --json" ;;
+        doctor) opts="--help --json" ;;
+        tool-schema) opts="--help --json" ;;
         agents) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "list show save delete enable disable model copy" -- "$cur") ); return; fi
            case "${COMP_WORDS[2]}" in
-               list) opts="--json" ;;
-               show) opts="--json" ;;
-               save) opts="--json --scope" ;;
-               delete) opts="--json --scope" ;;
-               enable) opts="--json" ;;
-               disable) opts="--json" ;;
-               model) opts="--clear --json" ;;
-               copy) opts="--as --force --json --to" ;;
+               list) opts="--help --json" ;;
+               show) opts="--help --json" ;;
+               save) opts="--help --json --scope" ;;
+               delete) opts="--help --json --scope" ;;
+               enable) opts="--help --json" ;;
+               disable) opts="--help --json" ;;
+               model) opts="--clear --help --json" ;;
+               copy) opts="--as --force --help --json --to" ;;
            esac ;;
     esac
     case "${COMP_WORDS[COMP_CWORD-1]}" in
         --cli) COMPREPLY=( $(compgen -W "zapcli sh" -- "$cur") ); return ;;
         --approval) COMPREPLY=( $(compgen -W "confirm workspace auto-edit full" -- "$cur") ); return ;;
         --status) COMPREPLY=( $(compgen -W "queued running awaiting_approval completed failed timeout cancelled lost interrupted" -- "$cur") ); return ;;
-        --scope|--to) COMPREPLY=( $(compgen -W "system workspace" -- "$cur") ); return ;;
+        --scope) COMPREPLY=( $(compgen -W "system workspace" -- "$cur") ); return ;;
+        --to) COMPREPLY=( $(compgen -W "system workspace" -- "$cur") ); return ;;
+        --agent) COMPREPLY=( $(compgen -W "$(echo general explorer code-reviewer test-runner fixer; ls "${ZAPCLI_CONFIG_HOME:-${XDG_CONFIG_HOME:-$HOME/.config}/zapcli}/subagents" "$(git rev-parse --show-toplevel 2>/dev/null || pwd)/.zapcli/subagents" 2>/dev/null | sed -n "s/\.ya\{0,1\}ml$//p")" -- "$cur") ); return ;;
         --cwd) COMPREPLY=( $(compgen -d -- "$cur") ); return ;;
-        --agent|--model|--timeout|--after|--max-tokens|--wait-secs|--grace|--since|--reason|--id|--as) return ;;
+        --model|--timeout|--after|--max-tokens|--wait-secs|--grace|--since|--reason|--id|--as) return ;;
     esac
     if [[ "$cur" == -* ]]; then
-        COMPREPLY=( $(compgen -W "$opts --help" -- "$cur") )
+        COMPREPLY=( $(compgen -W "$opts" -- "$cur") )
+    elif [ "$cmd" = agents ] && [ "$COMP_CWORD" -eq 3 ]; then
+        case "${COMP_WORDS[2]}" in
+            show|delete|enable|disable|model|copy) COMPREPLY=( $(compgen -W "$(echo general explorer code-reviewer test-runner fixer; ls "${ZAPCLI_CONFIG_HOME:-${XDG_CONFIG_HOME:-$HOME/.config}/zapcli}/subagents" "$(git rev-parse --show-toplevel 2>/dev/null || pwd)/.zapcli/subagents" 2>/dev/null | sed -n "s/\.ya\{0,1\}ml$//p")" -- "$cur") ) ;;
+            save) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        esac
     else
         case "$cmd" in
             poll|wait|kill|output|replay|send|approve|deny) COMPREPLY=( $(compgen -W "$(ls "${ZAPCLI_HOME:-${XDG_STATE_HOME:-$HOME/.local/state}/zapcli}/subagents" 2>/dev/null | sed -n "s/\.jsonl$//p")" -- "$cur") ) ;;

@@ -68,11 +68,13 @@ def argspec(with_groups: bool = False) -> dict[str, Any]:
                     entry["options"][decl] = (pname, kind, multiple)
                 entry["defaults"][pname] = info.default
                 entry.setdefault("option_help", {})[decls[0]] = info.help or ""
+                entry.setdefault("option_meta", {})[decls[0]] = info.metavar
             elif isinstance(info, ArgumentInfo):
                 required = info.default is ...
                 entry["args"].append((pname, kind, -1 if multiple else 1, required))
                 entry["defaults"][pname] = None if required else info.default
                 entry.setdefault("arg_help", {})[pname] = info.help or ""
+                entry.setdefault("arg_meta", {})[pname] = info.metavar
         spec[name] = entry
     return spec
 

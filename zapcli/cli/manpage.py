@@ -21,40 +21,66 @@ def render(spec: dict[str, Any]) -> str:
            "once; \\fBpoll\\fR, \\fBwait\\fR, \\fBlist\\fR, \\fBkill\\fR, \\fBoutput\\fR and \\fBreplay\\fR "
            "work on it from any later command, even after a restart, because everything lives in "
            "per-subagent JSONL trails on disk. Every command accepts \\fB\\-\\-json\\fR.",
+           ".SH OPTIONS",
+           ".TP", "\\fB\\-\\-version\\fR", "Print the version and exit.",
+           ".TP", "\\fB\\-h\\fR, \\fB\\-\\-help\\fR", "Show help (also after any command) and exit.",
            ".SH COMMANDS"]
     for cmd, v in spec.items():
-        args = " ".join(("{}" if a[3] else "[{}]").format(f"\\fI{a[0].upper()}\\fR" + ("..." if a[2] == -1 else ""))
-                        for a in v["args"])
+        metas = v.get("arg_meta", {})
+        args = " ".join(("{}" if a[3] else "[{}]").format(
+            f"\\fI{(metas.get(a[0]) or a[0].upper()).strip('{}')}\\fR" + ("..." if a[2] == -1 else ""))
+            for a in v["args"])
         out += [".TP", f"\\fBzapcli {cmd}\\fR [\\fIOPTIONS\\fR] {args}".rstrip(), _esc(v.get("help", ""))]
+        for a in v["args"]:
+            if v.get("arg_help", {}).get(a[0]):
+                name = (metas.get(a[0]) or a[0].upper()).strip("{}")
+                out += [".RS", ".TP", f"\\fI{name}\\fR", _esc(v["arg_help"][a[0]]), ".RE"]
         by_dest: dict[str, list[str]] = {}
         for opt, (dest, _kind, _multiple) in v["options"].items():
             by_dest.setdefault(dest, []).append(opt)
         for opts in sorted(by_dest.values(), key=lambda o: o[0]):
-            _dest, kind, _multiple = v["options"][opts[0]]
-            meta = "" if kind == "flag" else f" \\fI{kind.upper()}\\fR"
+            dest, kind, _multiple = v["options"][opts[0]]
+            given = next((v.get("option_meta", {})[o] for o in opts if v.get("option_meta", {}).get(o)), None)
+            meta = "" if kind == "flag" else f" \\fI{given or kind.upper()}\\fR"
             names = ", ".join(f"\\fB{_esc(o)}\\fR" for o in sorted(opts, key=len, reverse=True))
             help_ = next((v.get("option_help", {})[o] for o in opts if o in v.get("option_help", {})), "")
+            default = v.get("defaults", {}).get(dest)
+            if kind != "flag" and default not in (None, "", [], ()) and "default" not in help_:
+                help_ += f" [default: {default}]"
             out += [".RS", ".TP", f"{names}{meta}", _esc(help_), ".RE"]
     out += [
         ".SH EXIT STATUS",
-        ".TP", "0", "Done.", ".TP", "1", "The operation failed; stderr says why and what to do.",
+        ".TP", "0", "Done.", ".TP", "1", "The operation failed; stderr says why and what to do. "
+        "\\fBpoll\\fR and \\fBkill\\fR: also when any id given does not exist (the others are still answered).",
         ".TP", "2", "Usage error (bad option, empty task, out-of-range value).",
         ".TP", "3", "\\fBwait\\fR: an awaited subagent ended other than completed.",
         ".TP", "4", "\\fBwait\\fR: the wait itself timed out.",
+        ".TP", "130", "Interrupted (Ctrl-C); subagents keep running.",
+        ".TP", "143", "\\fBrun\\fR: terminated by SIGTERM (it names the subagents still running).",
         ".SH ENVIRONMENT",
-        ".TP", "ZAPCLI_HOME", "State folder (trails, output, database). Default ~/.local/state/zapcli.",
-        ".TP", "ZAPCLI_CONFIG_HOME", "Config folder. Default ~/.config/zapcli.",
-        ".TP", "ZAPCLI_SESSION", "Session owning new subagents; default derived from the terminal session.",
+        ".TP", "ZAPCLI_HOME", "State folder (trails, output, database). Default $XDG_STATE_HOME/zapcli "
+        "(~/.local/state/zapcli). A relative path is taken from the current directory.",
+        ".TP", "ZAPCLI_CONFIG_HOME", "Config folder. Default $XDG_CONFIG_HOME/zapcli (~/.config/zapcli).",
+        ".TP", "ZAPCLI_SESSION", "Session owning new subagents. Default: the caller's process session "
+        "(getsid plus its leader's start time). Set it in scripts and agent harnesses.",
         ".TP", "ZAPCLI_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY", "Model access for the built-in agent.",
-        ".TP", "ZAPCLI_TIMEOUT_S, ZAPCLI_MAX_CONCURRENT, ZAPCLI_STALL_S, ZAPCLI_KILL_GRACE_S, ZAPCLI_MAX_KEPT",
-        "Override the matching config.yaml keys.",
+        ".TP", "ZAPCLI_TIMEOUT_S, ZAPCLI_MAX_CONCURRENT, ZAPCLI_MAX_KEPT, ZAPCLI_STALL_S, ZAPCLI_KILL_GRACE_S, "
+        "ZAPCLI_APPROVAL",
+        "Override the matching config.yaml keys (model, providers and writable_roots have no variable).",
         ".TP", "ZAPCLI_SEARCH_URL", "WebSearch provider: a URL template with {query} returning SearXNG-style JSON.",
         ".TP", "NO_COLOR", "Disable colour.",
         ".SH FILES",
         ".TP", "$ZAPCLI_HOME/subagents/ID.jsonl", "The trail: append-only JSONL record of everything the subagent did.",
         ".TP", "$ZAPCLI_HOME/subagents/ID.out, ID.err", "Captured stdout and stderr, each capped at 1 MB.",
         ".TP", "$ZAPCLI_HOME/zapcli.db", "Machine-local definition switches, model overrides and the token ledger.",
-        ".TP", "~/.config/zapcli/config.yaml, WORKSPACE/.zapcli/config.yaml", "Settings.",
-        ".TP", "~/.config/zapcli/subagents/, WORKSPACE/.zapcli/subagents/", "Subagent definitions (YAML).",
+        ".TP", "$ZAPCLI_CONFIG_HOME/config.yaml, WORKSPACE/.zapcli/config.yaml", "Settings; the workspace "
+        "file cannot loosen approval or add writable roots outside the workspace.",
+        ".TP", "$ZAPCLI_CONFIG_HOME/subagents/, WORKSPACE/.zapcli/subagents/",
+        "Subagent definitions (YAML): the system and workspace scopes.",
+        ".TP", "$ZAPCLI_CONFIG_HOME/mcp.json, WORKSPACE/.zapcli/mcp.json", "MCP servers (the workspace wins by name).",
+        ".TP", "WORKSPACE/.zapcli/skills/, .claude/skills/, .agents/skills/", "Skills (folders with SKILL.md); "
+        "also under $ZAPCLI_CONFIG_HOME/skills and ~/.claude/skills, ~/.agents/skills.",
+        ".TP", "WORKSPACE/.zapcli/agent-memory/NAME/, WORKSPACE/.zapcli/memory/", "Private and shared memory.",
+        ".PP", "WORKSPACE is the git top-level of the current directory, or the directory itself outside git.",
         ".SH SEE ALSO", "The README of the zapcli project.", ""]
     return "\n".join(out)

@@ -1,0 +1,51 @@
+"""The bash completion script, run by a real bash: commands, option values,
+definition names (built-in, system and workspace) and subagent ids."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "completions" / "zapcli.bash"
+
+pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+
+
+def complete(words: list[str], tmp_path: Path) -> list[str]:
+    """COMPREPLY for the command line `words` (the last word is being typed)."""
+    quoted = " ".join("'" + w.replace("'", "'\\''") + "'" for w in words)
+    script = (f"source {SCRIPT}; COMP_WORDS=({quoted}); COMP_CWORD={len(words) - 1}; "
+              "_zapcli; printf '%s\\n' \"${COMPREPLY[@]}\"")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
+           "ZAPCLI_HOME": str(tmp_path / "state"), "ZAPCLI_CONFIG_HOME": str(tmp_path / "config")}
+    res = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env,
+                         cwd=tmp_path / "ws", timeout=30)
+    assert res.returncode == 0, res.stderr
+    return [line for line in res.stdout.splitlines() if line]
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "ws" / ".zapcli" / "subagents").mkdir(parents=True)
+    (tmp_path / "ws" / ".zapcli" / "subagents" / "doc-checker.yml").write_text("name: doc-checker\n")
+    (tmp_path / "config" / "subagents").mkdir(parents=True)
+    (tmp_path / "config" / "subagents" / "mine.yaml").write_text("name: mine\n")
+    (tmp_path / "state" / "subagents").mkdir(parents=True)
+    (tmp_path / "state" / "subagents" / "sa_20261130_0123abcd.jsonl").write_text("")
+    return tmp_path
+
+
+def test_commands_values_names_and_ids(ws: Path) -> None:
+    assert {"spawn", "agents", "--version", "-h"} <= set(complete(["zapcli", ""], ws))
+    assert complete(["zapcli", "spawn", "--cli", ""], ws) == ["zapcli", "sh"]
+    names = complete(["zapcli", "spawn", "--agent", ""], ws)
+    assert {"general", "explorer", "doc-checker", "mine"} <= set(names)
+    assert "doc-checker" in complete(["zapcli", "agents", "show", "d"], ws)
+    assert complete(["zapcli", "agents", "copy", "--"], ws) == sorted(
+        complete(["zapcli", "agents", "copy", "--"], ws))
+    assert {"--to", "--as", "--force"} <= set(complete(["zapcli", "agents", "copy", "--"], ws))
+    assert complete(["zapcli", "poll", "sa_"], ws) == ["sa_20261130_0123abcd"]
+    assert "--help" in complete(["zapcli", "poll", "--h"], ws)
