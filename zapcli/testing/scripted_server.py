@@ -405,7 +405,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
                    help="fill {NAME} placeholders in the script")
     p.add_argument("--model", action="append", dest="models", metavar="ID",
-                   help="serve only these model ids (default: any)")
+                   help="serve only these model ids, listed by /v1/models (default: any "
+                        "model is accepted and /v1/models lists 'scripted')")
     p.add_argument("--api-key-env", metavar="NAME",
                    help="require the bearer token held in this environment variable")
     a = p.parse_args(argv)
