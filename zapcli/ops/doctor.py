@@ -48,10 +48,13 @@ def run_checks() -> tuple[list[Check], Settings]:
 
     workspace = workspace_of(Path.cwd())
     settings = load_settings(workspace, lenient=True)
-    problems = [line for p in settings.problems for line in p.splitlines()] + list(settings.notes)
-    checks = [Check("config", not problems,
-                    "config files are valid" if not problems else
-                    f"{len(problems)} problem(s); the invalid files were skipped", problems),
+    invalid = [line for p in settings.problems for line in p.splitlines()]
+    problems = invalid + list(settings.notes)
+    detail = ("config files are valid" if not problems else
+              f"{len(invalid)} problem(s): spawn and run refuse to start until they are fixed "
+              "(the other checks below ran without the invalid files)" if invalid else
+              f"{len(problems)} workspace setting(s) not applied")
+    checks = [Check("config", not problems, detail, problems),
               _state()]
     from zapcli.definitions import discover
 
