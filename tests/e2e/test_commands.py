@@ -988,3 +988,22 @@ def test_ctrl_c_with_json_still_prints_a_document(zap):
         assert zap.status(sid) == "running"  # the subagent keeps running
     finally:
         zap("kill", sid)
+
+
+@pytest.mark.timeout(60)
+def test_a_queued_subagent_whose_folder_vanished_fails_and_frees_the_queue(zap, tmp_path):
+    """Tryout: its launch raised in every drain, so it stayed queued forever,
+    blocked the ones behind it, and made each later spawn exit 1."""
+    cap = {"ZAPCLI_MAX_CONCURRENT": "1"}
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    first = zap("spawn", "--cli", "sh", "--", "sleep 1", env=cap).out.strip()
+    doomed = zap("spawn", "--cli", "sh", "--cwd", str(gone), "--", "pwd", env=cap).out.strip()
+    gone.rmdir()
+    later = zap("spawn", "--cli", "sh", "--", "echo later", env=cap)
+    assert later.returncode == 0, later.err
+    assert zap.wait_status(first) == "completed"
+    assert zap.wait_status(doomed) == "failed"
+    reason = zap.json("poll", doomed)["subagents"][0]["reason"]
+    assert reason == f"could not start: its working directory {gone} no longer exists"
+    assert zap.wait_status(later.out.strip()) == "completed"

@@ -41,8 +41,14 @@ def child_argv(sid: str) -> list[str]:
     return [sys.executable, "-m", "zapcli", "run", "--subagent", "--id", sid]
 
 
-def launch(sid: str, settings: Settings) -> None:
-    """Start the child of a queued subagent and append its `process` record."""
+def launch(sid: str, settings: Settings) -> bool:
+    """Start the child of a queued subagent and append its `process` record.
+
+    Returns False when it cannot be started (its folder was removed while it
+    waited, the machine is out of processes...): it is then recorded `failed`
+    with the reason, so it never blocks the queue behind it. Raises StateError
+    when the `process` record cannot be written.
+    """
     from zapcli.supervisor.launch import launch_detached
 
     s = load(sid)
@@ -51,8 +57,17 @@ def launch(sid: str, settings: Settings) -> None:
     env["ZAPCLI_SESSION"] = str(spawn.get("session", ""))
     env.pop("ZAPCLI_SUBAGENT_ID", None)
     started_mono = time.monotonic()
-    pid, ctime = launch_detached(child_argv(sid), env=env, cwd=str(spawn.get("cwd") or "/"),
-                                 stderr_path=store.path_for(sid, ".err"))
+    cwd = str(spawn.get("cwd") or "/")
+    try:
+        pid, ctime = launch_detached(child_argv(sid), env=env, cwd=cwd,
+                                     stderr_path=store.path_for(sid, ".err"))
+    except OSError as exc:
+        why = (f"its working directory {cwd} no longer exists" if not os.path.isdir(cwd)
+               else f"{exc.strerror or exc}")
+        store.append_record(store.path_for(sid), "status", {
+            "status": "failed", "exit_code": None, "reason": f"could not start: {why}",
+            "mono": time.monotonic()}, seq=s.last_seq + 1)
+        return False
     timeout_s = float(spawn.get("timeout_s") or settings.timeout_s)
     from zapcli.trail.records import iso_utc
 
@@ -62,6 +77,7 @@ def launch(sid: str, settings: Settings) -> None:
     }, seq=s.last_seq + 1)
     if not ok:
         raise StateError(f"could not record the process of {sid}: the state directory is not writable")
+    return True
 
 
 def _dependency_block(view: View, settings: Settings) -> tuple[bool, str | None]:
@@ -116,7 +132,9 @@ def drain(session: str, settings: Settings) -> list[str]:
             cap = load(view.id).spawn.get("max_concurrent", settings.max_concurrent)
             if cap and running >= cap:
                 continue
-            launch(view.id, settings)
+            if not launch(view.id, settings):
+                sessions.deactivate(session, view.id)
+                continue
             started.append(view.id)
             running += 1
     return started
