@@ -1007,3 +1007,27 @@ def test_a_queued_subagent_whose_folder_vanished_fails_and_frees_the_queue(zap, 
     reason = zap.json("poll", doomed)["subagents"][0]["reason"]
     assert reason == f"could not start: its working directory {gone} no longer exists"
     assert zap.wait_status(later.out.strip()) == "completed"
+
+
+def test_closed_or_full_standard_streams(zap):
+    """Tryout: `>&-` gave tracebacks, and `> /dev/full` blamed ZAPCLI_HOME while
+    the subagent had started and its id was lost."""
+    closed = subprocess.run(" ".join(_zap_cmd("spawn", "--cli", "sh", "--", "'echo closed'"))
+                            + " >&- 2>/dev/null", shell=True, env=zap.env, cwd=zap.cwd, timeout=30)
+    assert closed.returncode == 0
+    assert subprocess.run(" ".join(_zap_cmd("list", "--json")) + " >&-", shell=True,
+                          env=zap.env, cwd=zap.cwd, timeout=30).returncode == 0
+    no_stdin = subprocess.run(" ".join(_zap_cmd("spawn", "--cli", "sh", "-")) + " <&-",
+                              shell=True, env=zap.env, cwd=zap.cwd, capture_output=True, text=True,
+                              timeout=30)
+    assert no_stdin.returncode == 2 and "Traceback" not in no_stdin.stderr
+    with open("/dev/full", "w") as full:
+        res = subprocess.run(_zap_cmd("spawn", "--cli", "sh", "--", "echo full"), env=zap.env,
+                             cwd=zap.cwd, stdout=full, stderr=subprocess.PIPE, text=True, timeout=30)
+        assert res.returncode == 1 and "Traceback" not in res.stderr
+        assert re.search(r"sa_\d{8}_[0-9a-f]{8} was started, but its id could not be printed "
+                         r"\(could not write to standard output", res.stderr), res.stderr
+        res = subprocess.run(_zap_cmd("list", "--json"), env=zap.env, cwd=zap.cwd, stdout=full,
+                             stderr=subprocess.PIPE, text=True, timeout=30)
+        assert res.returncode == 1 and "Traceback" not in res.stderr
+        assert "could not write to standard output" in res.stderr and "ZAPCLI_HOME" not in res.stderr

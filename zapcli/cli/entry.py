@@ -13,6 +13,7 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    _standard_streams()
     from zapcli.errors import ZapcliError
 
     try:
@@ -38,8 +39,12 @@ def main(argv: list[str] | None = None) -> int:
         from zapcli.cli.output import emit_json, error
 
         error(exc.message)
-        if "--json" in args:  # scripts piping to jq still get one document
-            emit_json({"error": {"code": exc.code, "message": exc.message, "exit_code": exc.exit_code}})
+        if "--json" in args and exc.code != "stdout":  # scripts piping to jq still get one document
+            try:
+                emit_json({"error": {"code": exc.code, "message": exc.message,
+                                     "exit_code": exc.exit_code}})
+            except (ZapcliError, OSError):  # stdout is gone too: the stderr line has it
+                pass
         return exc.exit_code
     except BrokenPipeError:  # `zapcli … | head`: the reader left; not an error
         import os
@@ -73,3 +78,21 @@ def _usage_error(exc: Exception, args: list[str]) -> Exception:
     if "unexpected extra argument" in message and args[:1] in (["spawn"], ["run"]):
         message += "; quote the whole task as one argument, e.g. zapcli spawn -- 'echo hi there'"
     return UsageError(f"{message.rstrip('.')} (see {path} --help)")
+
+
+def _standard_streams() -> None:
+    """Started with stdin, stdout or stderr closed (`zapcli … >&-`): put
+    /dev/null in their place, so output goes nowhere instead of crashing, and
+    no file zapcli opens can land on fd 0-2 and receive another's writes."""
+    import os
+
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            got = os.open(os.devnull, os.O_RDWR)
+            if got != fd:  # a lower one was also closed and took it; the loop fills in order
+                os.dup2(got, fd)
+                os.close(got)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, encoding="utf-8", closefd=False))

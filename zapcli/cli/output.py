@@ -11,6 +11,8 @@ import os
 import re
 import sys
 
+from zapcli.errors import ZapcliError
+
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
     from typing import Any
@@ -39,12 +41,50 @@ def color_allowed() -> bool:
     return is_tty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
+class StdoutError(ZapcliError):
+    """Standard output cannot be written (a full disk, /dev/full, a bad fd)."""
+
+    code = "stdout"
+
+
+def _stdout_failed(exc: OSError) -> StdoutError:
+    return StdoutError(f"could not write to standard output: {exc.strerror or exc}")
+
+
 def emit_json(doc: Any) -> None:
-    """One JSON document on stdout (snake_case keys, ISO-8601 UTC timestamps)."""
+    """One JSON document on stdout (snake_case keys, ISO-8601 UTC timestamps).
+    Raises StdoutError when stdout cannot be written."""
     import orjson
 
-    sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str) + b"\n")
-    sys.stdout.flush()
+    try:
+        sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str) + b"\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise _stdout_failed(exc) from None
+
+
+def emit_bytes(data: bytes) -> None:
+    """Bytes on stdout, as they are, flushed. Raises StdoutError."""
+    try:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise _stdout_failed(exc) from None
+
+
+def emit_text(text: str) -> None:
+    """Plain text on stdout, as is. Raises StdoutError."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise _stdout_failed(exc) from None
 
 
 def emit_lines(lines: list[tuple[str, str]]) -> None:
@@ -58,9 +98,7 @@ def emit_lines(lines: list[tuple[str, str]]) -> None:
         for style, text in lines:
             console.print(Text(text, style=style or ""))
         return
-    out = sys.stdout
-    out.write("".join(text + "\n" for _style, text in lines))
-    out.flush()
+    emit_text("".join(text + "\n" for _style, text in lines))
 
 
 def error(message: str) -> None:

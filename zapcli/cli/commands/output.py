@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import codecs
-import sys
 
-from zapcli.cli.output import emit_json, escape_controls
+from zapcli.cli.output import emit_bytes, emit_json, escape_controls
 from zapcli.ops.output import chunks
 
 
@@ -21,17 +20,14 @@ def execute(id: str, stderr: bool = False, follow: bool = False, raw: bool = Fal
                    "written_bytes": written, "truncated": written > len(data),
                    "text": data.decode("utf-8", "replace")})
         return 0
-    out = sys.stdout.buffer
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     for chunk in chunks(id, stderr=stderr, follow=follow):
         if raw:
-            out.write(chunk)
+            emit_bytes(chunk)
         else:  # never let captured escape sequences reach the terminal
-            out.write(escape_controls(decoder.decode(chunk)).encode("utf-8"))
-        out.flush()
+            emit_bytes(escape_controls(decoder.decode(chunk)).encode("utf-8"))
     if not raw:
-        out.write(escape_controls(decoder.decode(b"", final=True)).encode("utf-8"))
-    out.flush()
+        emit_bytes(escape_controls(decoder.decode(b"", final=True)).encode("utf-8"))
     _note_truncation(id, stderr)
     return 0
 

@@ -6,7 +6,7 @@ import sys
 
 import orjson
 
-from zapcli.cli.output import emit_json, emit_lines, escape_controls
+from zapcli.cli.output import emit_bytes, emit_json, emit_lines, escape_controls
 from zapcli.cli.render import one_line
 from zapcli.ops.replay import replay
 from zapcli.redact import display
@@ -50,10 +50,7 @@ def execute(id: str, raw: bool = False, since: int | None = None, json: bool = F
                    "torn_tail_bytes": res.torn_tail_bytes})
         return 0
     if raw:
-        out = sys.stdout.buffer
-        for e in res.entries:
-            out.write(orjson.dumps(e) + b"\n" if isinstance(e, dict) else b"")
-        out.flush()
+        emit_bytes(b"".join(orjson.dumps(e) + b"\n" for e in res.entries if isinstance(e, dict)))
     else:
         lines = [("bold", f"[SubAgent] replay of {id}")]
         for e in res.entries:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import os
-import sys
 
-from zapcli.cli.output import emit_json
+from zapcli.cli.output import emit_json, emit_text
 from zapcli.ops import session as sessions
 
 
@@ -14,5 +13,5 @@ def execute(json: bool = False) -> int:
     if json:
         emit_json({"session": name, "source": "ZAPCLI_SESSION" if os.environ.get("ZAPCLI_SESSION") else "terminal"})
     else:
-        sys.stdout.write(name + "\n")
+        emit_text(name + "\n")
     return 0

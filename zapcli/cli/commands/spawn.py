@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from zapcli.cli.output import emit_json, emit_lines, is_tty, warn
+from zapcli.cli.output import StdoutError, emit_json, emit_lines, emit_text, is_tty, warn
 from zapcli.ops.spawn import MAX_TASK_BYTES, SpawnRequest, decode_task, spawn
 
 
@@ -19,13 +19,17 @@ def execute(task: str, cli: str = "zapcli", agent: str | None = None, model: str
                              max_tokens=max_tokens, unattended=unattended))
     for w in res.warnings:
         warn(w)
-    if json:
-        emit_json({"id": res.id, "status": res.status, "cli": res.cli, "agent": res.agent, "task": res.task,
-                   "created": res.created, "warnings": list(res.warnings)})
-    elif is_tty():
-        from zapcli.cli.render import spawn_lines
+    try:
+        if json:
+            emit_json({"id": res.id, "status": res.status, "cli": res.cli, "agent": res.agent,
+                       "task": res.task, "created": res.created, "warnings": list(res.warnings)})
+        elif is_tty():
+            from zapcli.cli.render import spawn_lines
 
-        emit_lines(spawn_lines(res))
-    else:  # scripts: `id=$(zapcli spawn …)` gets exactly the id
-        sys.stdout.write(res.id + "\n")
+            emit_lines(spawn_lines(res))
+        else:  # scripts: `id=$(zapcli spawn …)` gets exactly the id
+            emit_text(res.id + "\n")
+    except StdoutError as exc:  # it runs: the id must not be lost with the output
+        raise StdoutError(f"{res.id} was started, but its id could not be printed "
+                          f"({exc.message})") from None
     return 0
