@@ -449,3 +449,23 @@ def test_sigterm_to_run_names_the_subagents_still_running(zap, model):
     assert "terminated (SIGTERM)" in err and "1 subagent(s) of this run still running" in err
     assert "Traceback" not in err
     subprocess.run([sys.executable, "-m", "zapcli", "kill", "--all"], env=env, timeout=30)
+
+
+@pytest.mark.timeout(90)
+def test_deadline_holds_while_a_tool_holds_the_interpreter(zap, model):
+    """Tryout: a runaway regex in `grep` starved the watchdog thread, so the
+    deadline held only once an observer came by (deadline + 10 s)."""
+    from tests.conftest import final_status
+
+    (zap.cwd / "redos.txt").write_text("a" * 5000 + "!\n")
+    model([{"match": "redos", "turns": [
+        {"tool_calls": [{"name": "grep", "arguments": {"pattern": "(a+)+$", "path": "redos.txt"}}]},
+        {"text": "never"}]}])
+    sid = _spawn(zap, "redos please", "--timeout", "3", "--agent", "explorer")
+    # nobody runs a zapcli command from here on: only the child can end it
+    wait_until(lambda: final_status(zap.trail(sid)), timeout=30, interval=0.2)
+    assert final_status(zap.trail(sid)) == "timeout"
+    runner = next(r for r in json.loads("[" + ",".join(
+        zap.trail(sid).read_text().splitlines()) + "]") if r["type"] == "process")
+    wait_until(lambda: not psutil.pid_exists(runner["pid"])
+               or psutil.Process(runner["pid"]).status() == psutil.STATUS_ZOMBIE, timeout=10)

@@ -15,6 +15,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from typing import Any
 
 from zapcli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from zapcli.ops.status import load
@@ -73,7 +74,7 @@ def _watchdog(sid: str, writer: TrailWriter, *, deadline: float, terminated: thr
         if terminated.is_set():
             status, reason = "cancelled", "its runner got SIGTERM (not from zapcli kill)"
         elif time.monotonic() >= deadline:
-            status, reason = "timeout", "deadline reached (the model call was abandoned)"
+            status, reason = "timeout", "deadline reached (the step in progress was abandoned)"
         else:
             continue
         if done.wait(1.0):
@@ -86,6 +87,31 @@ def _watchdog(sid: str, writer: TrailWriter, *, deadline: float, terminated: thr
         kill_tree(me, process_create_time(me), min(grace_s, 1.0), include_root=False)
         after()
         os._exit(EXIT_FAILED)
+
+
+BACKSTOP_S = 2.0  # after the deadline, beyond the watchdog's own 1 s
+
+
+def _arm_backstop(sid: str, deadline: float, grace_s: float, after: Callable[[], None]) -> None:
+    """A SIGALRM shortly after the deadline, for when the watchdog thread cannot
+    run: a tool holding the interpreter (a runaway regex in `grep`) starves
+    every other thread, but C code such as the regex engine still checks for
+    signals, so the handler runs in the main thread and ends the subagent."""
+
+    def backstop(signum: int, frame: Any) -> None:
+        if load(sid).final is None:
+            s = load(sid)
+            store.append_record(store.path_for(sid), "status", {
+                "status": "timeout", "exit_code": None, "mono": time.monotonic(),
+                "reason": "deadline reached; the runner was stuck in a step and was stopped"},
+                seq=s.last_seq + 1)
+        me = os.getpid()
+        kill_tree(me, process_create_time(me), min(grace_s, 1.0), include_root=False)
+        after()
+        os._exit(EXIT_FAILED)
+
+    signal.signal(signal.SIGALRM, backstop)
+    signal.setitimer(signal.ITIMER_REAL, max(deadline - time.monotonic(), 0.0) + BACKSTOP_S)
 
 
 def main(sid: str) -> int:
@@ -140,14 +166,17 @@ def main(sid: str) -> int:
             from zapcli.backends import agent_run
 
             done = threading.Event()
+            leave = lambda: _after_exit(session, sid, workspace, busy=True)  # noqa: E731
             threading.Thread(target=_watchdog, name="watchdog", daemon=True, kwargs=dict(
                 sid=sid, writer=writer, deadline=deadline, terminated=terminated, done=done,
-                grace_s=grace_s, after=lambda: _after_exit(session, sid, workspace, busy=True))).start()
+                grace_s=grace_s, after=leave)).start()
+            _arm_backstop(sid, deadline, grace_s, leave)
             try:
                 outcome = agent_run.run(sid, {**spawn, "task": task}, writer=writer, out=out,
                                         err=err, deadline_mono=deadline, terminated=terminated)
             finally:
                 done.set()
+                signal.setitimer(signal.ITIMER_REAL, 0)
     except Exception as exc:  # the child's catch-all: a result is never lost
         traceback.print_exc(file=sys.stderr)
         from zapcli.backends.sh import Outcome
