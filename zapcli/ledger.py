@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
+from zapcli.errors import StateError
 from zapcli.paths import ensure_dir, state_dir
 
 SCHEMA = """
@@ -33,6 +36,21 @@ CREATE TABLE IF NOT EXISTS ledger_run (
     updated_at    REAL NOT NULL
 );
 """
+
+
+@contextmanager
+def _db() -> Iterator[sqlite3.Connection]:
+    """A connection for one operation, closed after it. Raises StateError (not a
+    raw sqlite3 error) when the database cannot be used, e.g. a full disk."""
+    try:
+        conn = connect()
+        try:
+            yield conn
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise StateError(f"the token ledger {state_dir() / 'zapcli.db'} cannot be used: {exc}; "
+                         "free some space in ZAPCLI_HOME or check its permissions") from None
 
 
 def connect() -> sqlite3.Connection:
@@ -61,29 +79,23 @@ class Tokens:
 def settle(subagent_id: str, parent: str, status: str, tokens: Tokens) -> bool:
     """Settle a terminal subagent into `parent` once. True if settled now,
     False if it had been settled before (a no-op)."""
-    conn = connect()
-    try:
+    with _db() as conn:
         cur = conn.execute(
             "INSERT OR IGNORE INTO ledger_settlement VALUES (?, ?, ?, ?, ?, ?, ?)",
             (subagent_id, parent, status, tokens.input_tokens, tokens.output_tokens,
              tokens.cached_tokens, time.time()))
         return cur.rowcount == 1
-    finally:
-        conn.close()
 
 
 def add_run_usage(run_id: str, tokens: Tokens) -> None:
     """Add a foreground run's own model usage to its ledger row."""
-    conn = connect()
-    try:
+    with _db() as conn:
         conn.execute(
             "INSERT INTO ledger_run VALUES (?, ?, ?, ?, ?) ON CONFLICT(run_id) DO UPDATE SET "
             "input_tokens = input_tokens + excluded.input_tokens, "
             "output_tokens = output_tokens + excluded.output_tokens, "
             "cached_tokens = cached_tokens + excluded.cached_tokens, updated_at = excluded.updated_at",
             (run_id, tokens.input_tokens, tokens.output_tokens, tokens.cached_tokens, time.time()))
-    finally:
-        conn.close()
 
 
 @dataclass
@@ -102,8 +114,7 @@ class ParentTotals:
 
 def totals(parent: str | None = None) -> list[ParentTotals]:
     """Ledger rows per parent (all parents when `parent` is None)."""
-    conn = connect()
-    try:
+    with _db() as conn:
         where, args = ("WHERE parent = ?", (parent,)) if parent else ("", ())
         rows = conn.execute(
             f"SELECT parent, subagent_id, status, input_tokens, output_tokens, cached_tokens "
@@ -111,8 +122,6 @@ def totals(parent: str | None = None) -> list[ParentTotals]:
         run_where, run_args = ("WHERE run_id = ?", (parent,)) if parent else ("", ())
         runs = {r[0]: Tokens(*r[1:]) for r in conn.execute(
             f"SELECT run_id, input_tokens, output_tokens, cached_tokens FROM ledger_run {run_where}", run_args)}
-    finally:
-        conn.close()
     out: dict[str, ParentTotals] = {}
     for p, sid, status, i, o, c in rows:
         out.setdefault(p, ParentTotals(p, runs.get(p, Tokens()), [])).subagents.append((sid, status, Tokens(i, o, c)))

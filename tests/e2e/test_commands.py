@@ -1031,3 +1031,50 @@ def test_closed_or_full_standard_streams(zap):
                              stderr=subprocess.PIPE, text=True, timeout=30)
         assert res.returncode == 1 and "Traceback" not in res.stderr
         assert "could not write to standard output" in res.stderr and "ZAPCLI_HOME" not in res.stderr
+
+
+@pytest.mark.timeout(60)
+def test_kill_says_so_when_it_cannot_record_the_cancel(zap):
+    """Tryout: on a read-only state folder `kill` printed `cancelled`, exit 0,
+    while the trail said otherwise."""
+    m = f"sleep {sleep_marker(3322)}"
+    sid = zap.spawn_sh(f"exec {m}")
+    folder = zap.home / "subagents"
+    wait_until(lambda: pgrep(m), 10)
+    mounted = subprocess.run(f"mount --bind {folder} {folder} && mount -o remount,bind,ro {folder}",
+                             shell=True, capture_output=True).returncode == 0
+    try:
+        if not mounted:
+            pytest.skip("needs mount (bind, read-only) permission")
+        res = zap("kill", sid)
+        assert res.returncode == 1 and "could not be recorded" in res.err
+        assert f"{sid}: killed" in res.out
+        wait_until(lambda: not pgrep(m), 10)
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(folder)])
+        _kill_markers(m)
+
+
+@pytest.mark.timeout(60)
+def test_a_dead_runner_reads_lost_even_when_that_cannot_be_recorded(zap):
+    """Tryout: with the state folder full, a dead runner read `running` forever."""
+    m = f"sleep {sleep_marker(3323)}"
+    sid = zap.spawn_sh(f"exec {m}")
+    folder = zap.home / "subagents"
+    wait_until(lambda: pgrep(m), 10)
+    runner = supervisor_pid(zap, sid)
+    mounted = subprocess.run(f"mount --bind {folder} {folder} && mount -o remount,bind,ro {folder}",
+                             shell=True, capture_output=True).returncode == 0
+    try:
+        if not mounted:
+            pytest.skip("needs mount (bind, read-only) permission")
+        os.killpg(runner, signal.SIGKILL)
+        wait_until(lambda: not pgrep(m), 10)
+        view = zap.json("poll", "--no-wait", sid)["subagents"][0]
+        assert view["status"] == "lost" and "not recorded" in view["reason"]
+        assert zap("wait", sid, "--timeout", "10").returncode == 3
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(folder)])
+        _kill_markers(m)

@@ -189,13 +189,15 @@ def list_lines(views: list[View], all_sessions: bool) -> Lines:
 
 
 def kill_lines(entries: list[Any]) -> Lines:
-    killed = [e for e in entries if e.outcome == "cancelled"]
+    killed = [e for e in entries if e.outcome in ("cancelled", "killed")]
     noun = "subagent" if len(killed) == 1 else "subagents"
     lines: Lines = [("bold", f"[SubAgent] terminated {len(killed)} {noun}" + (":" if entries else ""))]
     for e in entries:
-        if e.outcome == "cancelled":
+        if e.outcome in ("cancelled", "killed"):
             how = f" ({e.signals} -> PID {e.pid})" if e.pid and e.signals else "" if e.pid else " (was queued)"
-            lines.append(("yellow", f"  {e.id}: cancelled{how}"))
+            lines.append(("yellow", f"  {e.id}: {e.outcome}{how}"))
+            if e.error:
+                lines.append(("red", f"    {one_line(e.error, 200)}"))
         elif e.error:
             lines.append(("red", f"  {one_line(e.error, 200)}"))
         else:

@@ -22,16 +22,21 @@ from zapcli.trail import store
 @dataclass
 class KillEntry:
     id: str
-    outcome: str  # cancelled | already <status> | does not exist
+    outcome: str  # cancelled | killed (not recorded) | not cancelled | already <status> | does not exist
     pid: int | None = None
     signals: str | None = None  # e.g. "SIGTERM" or "SIGTERM, SIGKILL"
     error: str | None = None
     session: str | None = None  # whose queue the freed slot belongs to
 
 
-def _record_cancel(sid: str, grace_s: float | None = None) -> dict | None:
+NOT_RECORDED = ("killed, but the cancel could not be recorded (the state folder is full or "
+                "read-only): its status will show how it ended instead")
+
+
+def _record_cancel(sid: str, grace_s: float | None = None) -> tuple[dict | None, bool]:
     """Append the denied approvals and the `cancelled` status; return the
-    process record to signal (None when it never started)."""
+    process record to signal (None when it never started) and whether the
+    status was written."""
     path = store.path_for(sid)
     with store.decisions_locked(path):  # a racing approve cannot land between the two
         s = load(sid)
@@ -41,11 +46,10 @@ def _record_cancel(sid: str, grace_s: float | None = None) -> dict | None:
                 "req_id": s.pending_approval.get("req_id"), "decision": "deny",
                 "reason": "the subagent was killed", "by": "kill"}, seq=seq)
             seq += 1
-        store.append_record(path, "status", {"status": "cancelled", "exit_code": None,
-                                             "reason": "killed by the user",
-                                             "mono": time.monotonic(), "by": "kill",
-                                             "grace_s": grace_s}, seq=seq)
-    return s.process or s.start
+        recorded = store.append_record(path, "status", {
+            "status": "cancelled", "exit_code": None, "reason": "killed by the user",
+            "mono": time.monotonic(), "by": "kill", "grace_s": grace_s}, seq=seq)
+    return s.process or s.start, recorded
 
 
 def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
@@ -62,13 +66,17 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
         with session_lock(view.session):
             s = load(sid)
             if s.final is None and s.process is None and s.start is None:
-                _record_cancel(sid)
+                _, recorded = _record_cancel(sid)
+                if not recorded:  # nothing runs yet, and it must not start
+                    return KillEntry(sid, "not cancelled", error=(
+                        f"{sid}: the cancel could not be recorded (the state folder is full or "
+                        "read-only); it stays queued"))
                 sessions.deactivate(view.session, sid)
                 return KillEntry(sid, "cancelled", session=view.session)
         view = observe(sid, kill_grace_s=settings.kill_grace_s)
         if view.terminal:
             return KillEntry(sid, f"already {view.status}")
-    proc = _record_cancel(sid, grace_s)
+    proc, recorded = _record_cancel(sid, grace_s)
     if proc is None:
         sessions.deactivate(view.session, sid)
         return KillEntry(sid, "cancelled", session=view.session)
@@ -77,8 +85,10 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
     report = kill_tree(int(proc["pid"]), float(proc["create_time"]), grace_s)
     sessions.deactivate(view.session, sid)
     sig = "SIGTERM, SIGKILL" if report.killed else "SIGTERM"
-    return KillEntry(sid, "cancelled", pid=int(proc["pid"]), signals=sig if report.root_alive else None,
-                     session=view.session)
+    # Stopping it matters more than recording it: it is stopped either way.
+    return KillEntry(sid, "cancelled" if recorded else "killed", pid=int(proc["pid"]),
+                     signals=sig if report.root_alive else None, session=view.session,
+                     error=None if recorded else f"{sid}: {NOT_RECORDED}")
 
 
 def kill(ids: list[str], settings: Settings, *, grace_s: float | None = None,
@@ -102,7 +112,7 @@ def kill(ids: list[str], settings: Settings, *, grace_s: float | None = None,
         entries = list(pool.map(lambda sid: _kill_one(sid, grace, settings), ids))
     _start_queued(entries, settings)
     if all_:
-        entries = [e for e in entries if e.outcome == "cancelled"]
+        entries = [e for e in entries if e.outcome in ("cancelled", "killed", "not cancelled")]
     return entries
 
 
@@ -112,7 +122,7 @@ def _start_queued(entries: list[KillEntry], settings: Settings) -> None:
     killer does it (§6.4: whoever observes a free slot)."""
     from zapcli.ops import queue
 
-    for session in {e.session for e in entries if e.session and e.outcome == "cancelled"}:
+    for session in {e.session for e in entries if e.session and e.outcome in ("cancelled", "killed")}:
         try:
             queue.drain(session, settings)
         except Exception:  # noqa: BLE001 - best effort; the next observer drains too

@@ -129,10 +129,22 @@ def to_view(sid: str, s: reader.Summary, *, stall_s: float = 0.0) -> View:
     return view
 
 
-def _append_status(sid: str, s: reader.Summary, status: str, reason: str) -> None:
-    store.append_record(store.path_for(sid), "status", {
+NOT_RECORDED = " (not recorded: the state folder is full or read-only)"
+
+
+def _append_status(sid: str, s: reader.Summary, status: str, reason: str) -> bool:
+    """Record what an observer found. False when it could not be written: the
+    caller then shows the finding anyway (a dead runner must not read
+    `running` forever because the disk is full)."""
+    return store.append_record(store.path_for(sid), "status", {
         "status": status, "exit_code": None, "reason": reason, "mono": time.monotonic(),
         "by": "observer"}, seq=s.last_seq + 1)
+
+
+def _unrecorded(sid: str, s: reader.Summary, status: str, reason: str, stall_s: float) -> View:
+    view = to_view(sid, s, stall_s=stall_s)
+    view.status, view.reason, view.stalled_s = status, reason + NOT_RECORDED, None
+    return view
 
 
 def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> View:
@@ -150,23 +162,30 @@ def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> Vie
     if isinstance(pid, int) and isinstance(ctime, (int, float)) and liveness.is_alive(pid, ctime):
         deadline = proc.get("deadline_mono")
         if isinstance(deadline, (int, float)) and time.monotonic() > deadline + OBSERVER_DEADLINE_SLACK_S:
-            _append_status(sid, s, "timeout", "deadline passed; killed by an observer")
+            reason = "deadline passed; killed by an observer"
+            recorded = _append_status(sid, s, "timeout", reason)
             from zapcli.supervisor.kill import kill_tree
 
             kill_tree(int(pid), float(ctime), kill_grace_s)  # type: ignore[arg-type]
+            if not recorded and load(sid).final is None:
+                return _unrecorded(sid, s, "timeout", reason, stall_s)
             return to_view(sid, load(sid), stall_s=stall_s)
         return to_view(sid, s, stall_s=stall_s)
     s = load(sid)  # closes the race with the child's final flush
     if s.final is None:
         spawned = records.parse_iso(str(s.spawn.get("ts"))) if s.spawn.get("ts") else 0.0
         if liveness.boot_time() > spawned:
-            _append_status(sid, s, "interrupted", "the machine restarted while it ran")
+            status, reason = "interrupted", "the machine restarted while it ran"
+            recorded = _append_status(sid, s, status, reason)
         else:
-            _append_status(sid, s, "lost", "its process died without recording a result")
+            status, reason = "lost", "its process died without recording a result"
+            recorded = _append_status(sid, s, status, reason)
             # Its work may outlive it (re-parented to init): end it, or it runs on uncounted.
             from zapcli.supervisor.kill import kill_orphans
 
             if isinstance(pid, int) and isinstance(ctime, (int, float)):
                 kill_orphans(pid, float(ctime), min(kill_grace_s, 1.0))
+        if not recorded and load(sid).final is None:
+            return _unrecorded(sid, s, status, reason, stall_s)
         s = load(sid)
     return to_view(sid, s, stall_s=stall_s)

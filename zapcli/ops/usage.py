@@ -8,17 +8,27 @@ token totals into its parent run — its session — exactly once.
 from __future__ import annotations
 
 from zapcli import ledger
-from zapcli.errors import NotFound
+from zapcli.errors import NotFound, StateError
 from zapcli.ops import session as sessions
 from zapcli.ops.status import View, observe
 
 
-def settle(view: View) -> bool:
-    """Settle a terminal view with tokens; True if this call settled it."""
+def settle(view: View, *, strict: bool = False) -> bool:
+    """Settle a terminal view with tokens; True if this call settled it.
+
+    Observers (poll, wait) settle best effort: when the ledger cannot be
+    written (a full disk) they go on, and a later collection settles it, still
+    exactly once. With `strict` (`zapcli usage`) StateError is raised.
+    """
     if not view.terminal or not (view.input_tokens or view.output_tokens or view.cached_tokens):
         return False
-    return ledger.settle(view.id, view.session, view.status,
-                         ledger.Tokens(view.input_tokens, view.output_tokens, view.cached_tokens))
+    try:
+        return ledger.settle(view.id, view.session, view.status,
+                             ledger.Tokens(view.input_tokens, view.output_tokens, view.cached_tokens))
+    except StateError:
+        if strict:
+            raise
+        return False
 
 
 def usage(*, all_sessions: bool = False) -> list[ledger.ParentTotals]:
@@ -33,7 +43,7 @@ def usage(*, all_sessions: bool = False) -> list[ledger.ParentTotals]:
         todo = sessions.members(session)
     for sid in todo:
         try:
-            settle(observe(sid))
+            settle(observe(sid), strict=True)
         except NotFound:
             continue
     return ledger.totals(None if all_sessions else session)

@@ -22,4 +22,4 @@ def execute(ids: list[str] | None = None, grace: float | None = None, all: bool 
 
         other_sessions(session.current())
     return missing_ids_exit([e.error or f"{e.id} does not exist" for e in entries
-                                if e.outcome == "does not exist"])
+                             if e.outcome in ("does not exist", "killed", "not cancelled")])
