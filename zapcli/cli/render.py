@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from zapcli.cli.output import escape_controls
-from zapcli.ops.fold import Folded
+from zapcli.ops.fold import CAP_BYTES, Folded
 from zapcli.ops.status import View
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -83,8 +83,11 @@ def view_header(v: View) -> list[tuple[str, str]]:
 def folded_lines(f: Folded, *, so_far: bool = False) -> list[tuple[str, str]]:
     """The folded output block; `so_far` for a subagent still running."""
     lines: list[tuple[str, str]] = []
-    if f.truncated:
+    if f.truncated and f.kept >= CAP_BYTES:
         lines.append(("bold red", f"  OUTPUT TRUNCATED ({f.written} bytes written, 1 MB kept)"))
+    elif f.truncated:
+        lines.append(("bold red", f"  OUTPUT INCOMPLETE ({f.written} bytes written, {f.kept} kept: "
+                                  "writing the output file failed, e.g. a full disk)"))
     if f.missing:
         lines.append(("yellow", f"  (output file missing: {f.written} bytes were written, and the "
                                 "file was removed since)"))

@@ -30,6 +30,7 @@ class CappedFile:
         self._lock = threading.Lock()
         self.written = 0
         self.kept = 0
+        self.write_failed = False  # kept < cap because writing failed, not because of the cap
 
     def write(self, data: bytes) -> None:
         with self._lock:
@@ -40,14 +41,16 @@ class CappedFile:
             return
         self.written += len(data)
         room = self._cap - self.kept
-        if room <= 0:
+        if room <= 0 or self.write_failed:  # after a failed write: no gap in the middle
             return
-        part = data[:room]
+        part = memoryview(data[:room])
         try:
-            os.write(self._fd, part)
-            self.kept += len(part)
+            while part:  # os.write may take only some of it (a nearly full disk)
+                n = os.write(self._fd, part)
+                self.kept += n
+                part = part[n:]
         except OSError:
-            pass  # a full disk loses output, never the subagent
+            self.write_failed = True  # a full disk loses output, never the subagent
 
     def close(self) -> None:
         with self._lock:

@@ -35,9 +35,18 @@ def execute(id: str, stderr: bool = False, follow: bool = False, raw: bool = Fal
 def _note_truncation(sid: str, stderr: bool) -> None:
     import sys
 
+    from zapcli.ops.fold import CAP_BYTES
     from zapcli.ops.status import observe
+    from zapcli.trail import store
 
     view = observe(sid)
     written = view.stderr_written if stderr else view.stdout_written
-    if written and written > 1024 * 1024:
+    try:
+        kept = store.path_for(sid, ".err" if stderr else ".out").stat().st_size
+    except OSError:
+        kept = 0
+    if written and written > kept and kept >= CAP_BYTES:
         sys.stderr.write(f"zapcli: note: OUTPUT TRUNCATED ({written} bytes written, 1 MB kept)\n")
+    elif written and written > kept:
+        sys.stderr.write(f"zapcli: note: OUTPUT INCOMPLETE ({written} bytes written, {kept} kept: "
+                         "writing the output file failed, e.g. a full disk)\n")
