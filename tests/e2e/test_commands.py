@@ -959,7 +959,8 @@ def test_poll_helps_a_model_act(zap, tmp_path):
     sid = zap.spawn_sh(f"echo partial-1; {m}")
     done = zap.spawn_sh("echo done")
     try:
-        wait_until(lambda: zap.trail(sid).with_suffix(".out").read_bytes() == b"partial-1\n", 20)
+        out = zap.trail(sid).with_suffix(".out")
+        wait_until(lambda: out.exists() and out.read_bytes() == b"partial-1\n", 20)
         assert zap.wait_status(done) == "completed"
         res = zap("poll", "--no-wait", sid, done)
         assert "Output so far:" in res.out and "partial-1" in res.out
@@ -1078,3 +1079,17 @@ def test_a_dead_runner_reads_lost_even_when_that_cannot_be_recorded(zap):
         if mounted:
             subprocess.run(["umount", str(folder)])
         _kill_markers(m)
+
+
+def test_a_lost_subagent_no_longer_counts_as_active_elsewhere(zap):
+    m = f"sleep {sleep_marker(3324)}"
+    sid = zap.spawn_sh(f"exec {m}")
+    runner = supervisor_pid(zap, sid)
+    wait_until(lambda: pgrep(m), 10)
+    other = {"ZAPCLI_SESSION": "another-one"}
+    assert zap.json("list", env=other)["active_in_other_sessions"] == 1
+    os.killpg(runner, signal.SIGKILL)
+    wait_until(lambda: not pgrep(m), 10)
+    assert zap("wait", sid, "--timeout", "10").returncode == 3  # found lost
+    assert zap.json("list", env=other)["active_in_other_sessions"] == 0
+    assert "other sessions" not in zap("list", env=other).err

@@ -62,4 +62,13 @@ def active_elsewhere(session: str) -> int:
     markers, not a status): when this session's list is empty, the caller may
     be in another session than it thinks (a harness without ZAPCLI_SESSION)."""
     mine = sessions.key(session)
-    return sum(1 for k, _sid in sessions.all_active() if k != mine)
+    count = 0
+    for k, sid in sessions.all_active():
+        if k == mine:
+            continue
+        try:  # a marker is a hint: count only what really is not finished
+            if not observe(sid).terminal:
+                count += 1
+        except NotFound:
+            continue
+    return count

@@ -169,6 +169,7 @@ def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> Vie
             kill_tree(int(pid), float(ctime), kill_grace_s)  # type: ignore[arg-type]
             if not recorded and load(sid).final is None:
                 return _unrecorded(sid, s, "timeout", reason, stall_s)
+            _forget_active(sid, s)
             return to_view(sid, load(sid), stall_s=stall_s)
         return to_view(sid, s, stall_s=stall_s)
     s = load(sid)  # closes the race with the child's final flush
@@ -187,5 +188,16 @@ def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> Vie
                 kill_orphans(pid, float(ctime), min(kill_grace_s, 1.0))
         if not recorded and load(sid).final is None:
             return _unrecorded(sid, s, status, reason, stall_s)
+        _forget_active(sid, s)
         s = load(sid)
     return to_view(sid, s, stall_s=stall_s)
+
+
+def _forget_active(sid: str, s: reader.Summary) -> None:
+    """A runner that died or was stopped by an observer cannot clear its
+    session's active marker: do it for it."""
+    from zapcli.ops import session as sessions
+
+    session = s.spawn.get("session")
+    if isinstance(session, str):
+        sessions.deactivate(session, sid)

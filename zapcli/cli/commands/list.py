@@ -14,7 +14,8 @@ def execute(all: bool = False, status: str | None = None, json: bool = False) ->
     if json:
         doc = {"session": session, "all_sessions": all, "count": len(views),
                "subagents": [view_json(v) for v in views]}
-        if not all:
+        doc["active_in_other_sessions"] = None  # counted only when this session shows nothing
+        if not all and not views:
             from zapcli.ops.listing import active_elsewhere
 
             doc["active_in_other_sessions"] = active_elsewhere(session)
