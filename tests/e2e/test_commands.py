@@ -1093,3 +1093,13 @@ def test_a_lost_subagent_no_longer_counts_as_active_elsewhere(zap):
     assert zap("wait", sid, "--timeout", "10").returncode == 3  # found lost
     assert zap.json("list", env=other)["active_in_other_sessions"] == 0
     assert "other sessions" not in zap("list", env=other).err
+
+
+def test_gc_does_not_count_a_damaged_trail(zap):
+    """Tryout: a trail emptied by hand counted towards max_kept, so gc deleted
+    the newest real subagent in its place."""
+    broken, real = zap.spawn_sh("echo a"), zap.spawn_sh("echo b")
+    assert zap.wait_status(broken) == "completed" and zap.wait_status(real) == "completed"
+    zap.trail(broken).write_bytes(b"")
+    doc = zap.json("gc", env={"ZAPCLI_MAX_KEPT": "1"})
+    assert doc["deleted"] == [] and zap.trail(real).exists() and zap.trail(broken).exists()

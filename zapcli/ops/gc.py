@@ -82,10 +82,12 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
             (subagents_dir() / name).unlink(missing_ok=True)
     ids_ = _ids_on_disk()
     finished: list[tuple[float, str, str]] = []  # (mtime, id, session)
+    unreadable = 0  # no spawn record (damaged by hand): never deleted, and not counted
     for sid in ids_:
         try:
             view = observe(sid)
         except NotFound:
+            unreadable += 1
             continue
         if not view.terminal:
             continue
@@ -97,7 +99,7 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
         finished.append((stat.st_mtime, sid, view.session))
         if stat.st_size > retention.TRIM_OVER_BYTES:
             result.trimmed[sid] = stat.st_size - retention.KEEP_BYTES if dry_run else retention.trim(path)
-    excess = len(ids_) - settings.max_kept if settings.max_kept else 0  # 0 = keep all
+    excess = len(ids_) - unreadable - settings.max_kept if settings.max_kept else 0  # 0 = keep all
     finished.sort()
     for _mtime, sid, session in finished[:max(excess, 0)]:
         result.deleted.append(sid)
