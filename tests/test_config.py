@@ -120,3 +120,19 @@ def test_limits_are_worded_as_they_are(cfg, monkeypatch):
     monkeypatch.setenv("ZAPCLI_TIMEOUT_S", "0")
     with pytest.raises(ConfigError, match="above 0"):
         load_settings()
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("kill_grace_s: 1e9\n", "write it out"),
+    ("kill_grace_s: .nan\n", "finite"),
+])
+def test_numbers_yaml_reads_oddly(cfg, text, needle):
+    cfg.write_text(text)
+    with pytest.raises(ConfigError, match=needle):
+        load_settings()
+
+
+def test_nan_from_the_environment_is_refused(cfg, monkeypatch):
+    monkeypatch.setenv("ZAPCLI_KILL_GRACE_S", "nan")
+    with pytest.raises(ConfigError, match="finite"):
+        load_settings()

@@ -50,8 +50,13 @@ def _check_value(key: str, value: Any) -> Any:
     """Return the normalised value or raise ValueError saying what is expected."""
     if key in _NUMBER_KEYS:
         kind = _NUMBER_KEYS[key]
+        if isinstance(value, str) and _looks_numeric(value):
+            raise ValueError(f"expected a number, got the text {value!r} (YAML reads a number "
+                             "like 1e9 as text: write it out, e.g. 1000000000)")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"expected a number, got {value!r}")
+        if value != value or value in (float("inf"), float("-inf")):  # nan, inf
+            raise ValueError(f"expected a finite number, got {value!r}")
         if kind is int and not float(value).is_integer():
             raise ValueError(f"expected a whole number, got {value!r}")
         if key == "timeout_s" and value <= 0:
@@ -76,6 +81,14 @@ def _check_value(key: str, value: Any) -> Any:
             raise ValueError("expected a list of folder paths")
         return tuple(value)
     raise AssertionError(key)
+
+
+def _looks_numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return text.strip().lower() not in ("nan", "inf", "-inf", "+inf", "infinity")
 
 
 def _load_file(path: Path) -> dict[str, Any]:

@@ -155,3 +155,11 @@ def test_not_utf8() -> None:
 def test_huge_file_is_refused() -> None:
     out = diags_of("name: a\ndescription: d\nprompt: " + "x" * 300_000 + "\n")
     assert "larger than" in out[0]
+
+
+def test_a_diagnostic_never_quotes_a_whole_file():
+    """Tryout: a definition symlinked to /etc/passwd printed the file in `agents list`."""
+    long_text = "root:x:0:0:root:/root:/bin/bash " * 40
+    diags = diags_of(long_text)
+    assert diags and all(len(d) <= 240 + len("f.yaml:1:1: ") for d in diags)
+    assert long_text[:120] not in " ".join(diags)  # a short quote, not the content

@@ -67,10 +67,13 @@ def describe(node: yaml.Node) -> str:
     if node.tag == _NULL:
         return "nothing (null)"
     if node.tag == _STR:
-        return f"the text {node.value!r}"
+        text = node.value if len(node.value) <= 60 else node.value[:59] + "…"
+        return f"the text {text!r}"
     kind = node.tag.rsplit(":", 1)[-1]
     return f"the {'number' if kind in ('int', 'float') else kind} {node.value}"
 
+
+MAX_MESSAGE = 240  # characters of one diagnostic message
 
 class _Checker:
     """Collects diagnostics for one file while reading its node tree."""
@@ -81,6 +84,8 @@ class _Checker:
 
     def bad(self, node: yaml.Node | None, message: str, hint: str = "") -> None:
         line, col = (node.start_mark.line + 1, node.start_mark.column + 1) if node else (1, 1)
+        if len(message) > MAX_MESSAGE:  # quoted file content (a symlink to any file) stays short
+            message = message[:MAX_MESSAGE - 1] + "…"
         self.diags.append(Diagnostic(self.file, line, col, message, hint))
 
     def mapping(self, node: yaml.Node, where: str, keys: tuple[str, ...]) -> dict[str, Any]:

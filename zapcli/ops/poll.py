@@ -76,6 +76,7 @@ def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no
     500 ms; fold outputs."""
     if not ids:
         raise UsageError("poll needs at least one subagent id")
+    ids = list(dict.fromkeys(ids))  # the same id twice answers once
     if wait_secs is not None and not 1 <= wait_secs <= 30:
         raise UsageError(f"--wait-secs must be between 1 and 30, got {wait_secs}")
     start = time.monotonic()
@@ -113,6 +114,7 @@ def wait(ids: list[str], settings: Settings, *, timeout_s: float | None = None, 
     """
     if not ids:
         raise UsageError("wait needs at least one subagent id")
+    ids = list(dict.fromkeys(ids))
     if timeout_s is not None and not timeout_s >= 0:
         raise UsageError(f"--timeout must be 0 or more seconds (0: check once), got {timeout_s}")
     start = time.monotonic()
