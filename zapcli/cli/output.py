@@ -47,8 +47,17 @@ class StdoutError(ZapcliError):
     code = "stdout"
 
 
-def _stdout_failed(exc: OSError) -> StdoutError:
-    return StdoutError(f"could not write to standard output: {exc.strerror or exc}")
+def emit_bytes(data: bytes) -> None:
+    """Bytes on stdout, as they are, flushed. Raises StdoutError when stdout
+    cannot be written; BrokenPipeError (the reader left) passes through."""
+    try:
+        sys.stdout.flush()  # text written before, in order
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise StdoutError(f"could not write to standard output: {exc.strerror or exc}") from None
 
 
 def emit_json(doc: Any) -> None:
@@ -56,35 +65,12 @@ def emit_json(doc: Any) -> None:
     Raises StdoutError when stdout cannot be written."""
     import orjson
 
-    try:
-        sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str) + b"\n")
-        sys.stdout.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as exc:
-        raise _stdout_failed(exc) from None
-
-
-def emit_bytes(data: bytes) -> None:
-    """Bytes on stdout, as they are, flushed. Raises StdoutError."""
-    try:
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as exc:
-        raise _stdout_failed(exc) from None
+    emit_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str) + b"\n")
 
 
 def emit_text(text: str) -> None:
-    """Plain text on stdout, as is. Raises StdoutError."""
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as exc:
-        raise _stdout_failed(exc) from None
+    """Plain text on stdout, as is (UTF-8). Raises StdoutError."""
+    emit_bytes(text.encode("utf-8", "surrogateescape"))
 
 
 def emit_lines(lines: list[tuple[str, str]]) -> None:
