@@ -948,8 +948,13 @@ def test_a_spawn_killed_midway_leaves_no_ghost(zap):
     for view in mine:  # each one that exists runs to its end (its session starts it)
         assert zap.wait_status(view["id"], timeout=30) == "completed", view
     # and a supervisor launched while spawn held SIGTERM still obeys it
-    sid = zap.spawn_sh(f"exec sleep {sleep_marker(3319)}")
-    assert zap.json("kill", "--grace", "5", sid)["subagents"][0]["signals"] == "SIGTERM"
+    m = f"sleep {sleep_marker(3319)}"
+    sid = zap.spawn_sh(f"exec {m}")
+    try:
+        wait_until(lambda: pgrep(m), 10)
+        assert zap.json("kill", "--grace", "5", sid)["subagents"][0]["signals"] == "SIGTERM"
+    finally:
+        _kill_markers(m)
 
 
 def test_poll_helps_a_model_act(zap, tmp_path):

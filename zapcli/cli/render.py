@@ -192,7 +192,7 @@ def list_lines(views: list[View], all_sessions: bool) -> Lines:
 
 
 def kill_lines(entries: list[Any]) -> Lines:
-    killed = [e for e in entries if e.outcome in ("cancelled", "killed")]
+    killed = [e for e in entries if e.outcome in ("cancelled", "killed")]  # ops.kill.STOPPED
     noun = "subagent" if len(killed) == 1 else "subagents"
     lines: Lines = [("bold", f"[SubAgent] terminated {len(killed)} {noun}" + (":" if entries else ""))]
     for e in entries:

@@ -29,6 +29,9 @@ class KillEntry:
     session: str | None = None  # whose queue the freed slot belongs to
 
 
+STOPPED = ("cancelled", "killed")  # outcomes that stopped something ("killed": not recorded)
+FAILED = ("does not exist", "killed", "not cancelled")  # outcomes that make `kill` exit 1
+
 NOT_RECORDED = ("killed, but the cancel could not be recorded (the state folder is full or "
                 "read-only): its status will show how it ended instead")
 
@@ -112,7 +115,7 @@ def kill(ids: list[str], settings: Settings, *, grace_s: float | None = None,
         entries = list(pool.map(lambda sid: _kill_one(sid, grace, settings), ids))
     _start_queued(entries, settings)
     if all_:
-        entries = [e for e in entries if e.outcome in ("cancelled", "killed", "not cancelled")]
+        entries = [e for e in entries if e.outcome in (*STOPPED, "not cancelled")]
     return entries
 
 
@@ -122,7 +125,7 @@ def _start_queued(entries: list[KillEntry], settings: Settings) -> None:
     killer does it (§6.4: whoever observes a free slot)."""
     from zapcli.ops import queue
 
-    for session in {e.session for e in entries if e.session and e.outcome in ("cancelled", "killed")}:
+    for session in {e.session for e in entries if e.session and e.outcome in STOPPED}:
         try:
             queue.drain(session, settings)
         except Exception:  # noqa: BLE001 - best effort; the next observer drains too

@@ -5,7 +5,7 @@ from __future__ import annotations
 from zapcli.cli.output import emit_json, emit_lines, missing_ids_exit
 from zapcli.cli.render import kill_lines
 from zapcli.cli.settings import for_observers
-from zapcli.ops.kill import kill
+from zapcli.ops.kill import FAILED, kill
 
 
 def execute(ids: list[str] | None = None, grace: float | None = None, all: bool = False,
@@ -22,4 +22,4 @@ def execute(ids: list[str] | None = None, grace: float | None = None, all: bool 
 
         other_sessions(session.current())
     return missing_ids_exit([e.error or f"{e.id} does not exist" for e in entries
-                             if e.outcome in ("does not exist", "killed", "not cancelled")])
+                             if e.outcome in FAILED])
