@@ -469,3 +469,16 @@ def test_deadline_holds_while_a_tool_holds_the_interpreter(zap, model):
         zap.trail(sid).read_text().splitlines()) + "]") if r["type"] == "process")
     wait_until(lambda: not psutil.pid_exists(runner["pid"])
                or psutil.Process(runner["pid"]).status() == psutil.STATUS_ZOMBIE, timeout=10)
+
+
+def test_a_message_that_arrives_too_late_is_reported_undelivered(zap, model):
+    """Tryout: `send` said "queued" and nothing but `replay` ever said it was lost."""
+    model([{"match": "last word", "turns": [{"text": "the final answer", "delay_s": 3}]}])
+    sid = _spawn(zap, "last word")
+    wait_until(lambda: zap.status(sid) == "running", timeout=20)
+    time.sleep(1)  # inside its one and last model call
+    assert zap("send", sid, "one more thing").returncode == 0
+    assert zap("wait", sid, "--timeout", "30").returncode == 0
+    view = zap.json("poll", sid)["subagents"][0]
+    assert view["undelivered_messages"] == 1
+    assert "Not delivered: 1 message(s)" in zap("poll", sid).out

@@ -74,6 +74,9 @@ def view_header(v: View) -> list[tuple[str, str]]:
         lines.append(("magenta", f"  Awaiting approval {req.get('req_id')}: "
                                  f"{one_line(str(req.get('summary', '')), 100)}"))
         lines.append(("dim", f"  Decide: zapcli approve {v.id} {req.get('req_id')} | zapcli deny {v.id} {req.get('req_id')}"))
+    if v.undelivered_messages:
+        lines.append(("yellow", f"  Not delivered: {v.undelivered_messages} message(s) sent with "
+                                "zapcli send (it ended before its next model call)"))
     if v.input_tokens or v.output_tokens:
         lines.append(("dim", f"  Tokens: {v.input_tokens} in, {v.output_tokens} out"
                              + (f" ({v.cached_tokens} cached)" if v.cached_tokens else "")))

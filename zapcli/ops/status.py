@@ -44,6 +44,7 @@ class View:
     output_tokens: int = 0
     cached_tokens: int = 0
     pending_approval: dict[str, Any] | None = None
+    undelivered_messages: int = 0  # sent with `zapcli send`, but it ended before reading them
     stdout_written: int | None = None
     stderr_written: int | None = None
     after: tuple[str, ...] = ()
@@ -117,6 +118,7 @@ def to_view(sid: str, s: reader.Summary, *, stall_s: float = 0.0) -> View:
         view.stdout_written = f.get("stdout_bytes")
         view.stderr_written = f.get("stderr_bytes")
         view.ended = f.get("ts")
+        view.undelivered_messages = max(s.messages_sent - s.messages_delivered, 0)
     elif s.pending_approval is not None:
         view.status = "awaiting_approval"
         view.pending_approval = {k: v for k, v in s.pending_approval.items()

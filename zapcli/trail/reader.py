@@ -76,6 +76,8 @@ class Summary:
     last_seq: int = 0
     torn: bool = False
     corrupt: int = 0
+    messages_sent: int = 0  # `steer` records from `zapcli send`
+    messages_delivered: int = 0  # `steer` records the subagent wrote on delivery
 
 
 def summarize(trail: Trail) -> Summary | None:
@@ -104,6 +106,11 @@ def summarize(trail: Trail) -> Summary | None:
             s.input_tokens += _int(rec.get("input_tokens"))
             s.output_tokens += _int(rec.get("output_tokens"))
             s.cached_tokens += _int(rec.get("cached_tokens"))
+        elif rtype == "steer":
+            if rec.get("delivered"):
+                s.messages_delivered += 1
+            else:
+                s.messages_sent += 1
         elif rtype == "approval_request":
             pending[str(rec.get("req_id"))] = rec
         elif rtype == "approval_decision":
