@@ -107,7 +107,26 @@ def test_workspace_mode_catches_escapes(tree, escape, tool, monkeypatch, tmp_pat
     assert d.action == "ask", d
     denied = run(tree, "workspace", tool, args, unattended=True)
     assert denied.action == "deny"
-    assert run(tree, "auto-edit", tool, args).action == "allow"
+    guarded = escape in ("git_hook", "zapcli_config", "git_in_root")  # they ask in auto-edit too
+    assert run(tree, "auto-edit", tool, args).action == ("ask" if guarded else "allow")
+
+
+@pytest.mark.parametrize("mode", ["workspace", "auto-edit"])
+def test_zapcli_own_folders_ask_in_every_mode_but_full(tree, tmp_path, mode):
+    """Tryout: with the workspace at $HOME, a subagent rewrote config.yaml to
+    `approval: full`, and forged an approval into another subagent's trail."""
+    state, config = tree["ws"] + "/.local/state/zapcli", tree["ws"] + "/.config/zapcli"
+    for path in (config + "/config.yaml", state + "/subagents/sa_20261130_0000abcd.jsonl",
+                 config + "/subagents/explorer.yml"):
+        args = {"path": path, "content": "approval: full", "old_string": "a", "new_string": "b"}
+        for tool in ("write", "edit"):
+            d = run(tree, mode, tool, args, control_roots=(state, config))
+            assert d.action == "ask" and "zapcli's own folder" in d.reason, d
+            assert run(tree, mode, tool, args, control_roots=(state, config),
+                       unattended=True).action == "deny"
+            assert run(tree, "full", tool, args, control_roots=(state, config)).action == "allow"
+    assert run(tree, mode, "write", {"path": "src/x.py", "content": ""},
+               control_roots=(state, config)).action == "allow"
 
 
 @pytest.mark.parametrize("path", ["src/x.py", "src_alias/x.py", "./src/../src/x.py",

@@ -22,6 +22,9 @@ Choices made where the spec is silent:
   dangling ones and symlinked parent folders) before checking the roots, and
   treats `.git/` and `.zapcli/` inside a root as outside: a hook or an
   `mcp.json` written there would run code or widen grants later.
+- zapcli's own state and config folders (`control_roots`), and `.git/` or
+  `.zapcli/` inside a root, ask in `auto-edit` mode too: an edit there could
+  record a forged approval in a trail or loosen the config for every run.
 - A write or edit without a usable string `path` is denied (nothing to check).
 - `unattended=True` turns every ask into a deny whose reason tells the model
   what to do instead.
@@ -111,16 +114,25 @@ def summarize(tool: str, args: dict[str, Any], *, workspace: str, cwd: str) -> s
     return _one_line(f"{tool}: {shown}")
 
 
+def _guarded(real: str, roots: list[str]) -> str | None:
+    """Why `real` (a resolved path) is in `.git/` or `.zapcli/` of a root, or None."""
+    for root in roots:
+        if _under(real, root):
+            rel_parts = os.path.relpath(real, root).split(os.sep)
+            guarded = next((p for p in rel_parts if p in PROTECTED_DIRS), None)
+            if guarded:
+                return f"{real} is inside {guarded}/, which only a person may change"
+    return None
+
+
 def _edit_target(args: dict[str, Any], cwd: str, roots: list[str]) -> tuple[bool, str]:
     """(inside a writable root and not in a protected folder, explanation)."""
     real = _resolve(args["path"], cwd)
-    for root in roots:
-        if not _under(real, root):
-            continue
-        rel_parts = os.path.relpath(real, root).split(os.sep)
-        guarded = next((p for p in rel_parts if p in PROTECTED_DIRS), None)
-        if guarded:
-            return False, f"{real} is inside {guarded}/, which only a person may change"
+    guarded = _guarded(real, roots)
+    if guarded:
+        return False, guarded
+    root = next((r for r in roots if _under(real, r)), None)
+    if root is not None:
         return True, f"{real} is inside {root}"
     return False, f"{real} is outside the workspace and the writable roots"
 
@@ -132,11 +144,30 @@ def _deny_unattended(summary: str, why: str) -> str:
             f"approve: {summary}")
 
 
+def _control_target(args: dict[str, Any], cwd: str, roots: list[str],
+                    control_roots: tuple[str, ...]) -> str | None:
+    """Why a write would change what agents may do, or None: zapcli's own state
+    (trails, where approvals are recorded) and config folders, and `.git/` or
+    `.zapcli/` inside a writable root (hooks, definitions, mcp.json)."""
+    path = args.get("path")
+    if not isinstance(path, str) or not path.strip() or "\x00" in path:
+        return None
+    real = _resolve(path, cwd)
+    for control in control_roots:
+        if control and _under(real, os.path.realpath(control)):
+            return f"{real} is inside zapcli's own folder {control}, which only a person may change"
+    return _guarded(real, roots)
+
+
 def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: str,
            writable_roots: tuple[str, ...], unattended: bool,
-           mcp_allowlisted: bool = False) -> Decision:
+           mcp_allowlisted: bool = False, control_roots: tuple[str, ...] = ()) -> Decision:
     """Whether `tool(args)` runs now ("allow"), waits for a person ("ask") or not
-    at all ("deny"). Raises ValueError for a mode not in MODES (config checks it)."""
+    at all ("deny"). Raises ValueError for a mode not in MODES (config checks it).
+
+    `control_roots` are zapcli's own state and config folders: an edit there
+    (or in `.git/` / `.zapcli/`) asks in every mode but `full`, auto-edit
+    included, since it could forge an approval or widen a grant."""
     if mode not in MODES:
         raise ValueError(f"unknown approval mode {mode!r}; use one of {', '.join(MODES)}")
     args = args if isinstance(args, dict) else {}
@@ -155,13 +186,16 @@ def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: s
     if key in EDIT:
         if mode == "confirm":
             return verdict("ask", "confirm mode asks before every edit")
+        roots = [os.path.realpath(r) for r in (workspace, *writable_roots) if r]
+        control = _control_target(args, cwd, roots, control_roots)
+        if control:
+            return verdict("ask", control)
         if mode == "auto-edit":
             return verdict("allow", "auto-edit mode: edits run")
         path = args.get("path")
         if not isinstance(path, str) or not path.strip() or "\x00" in path:
             return Decision("deny", summary, f"{tool} needs a string `path` naming the file; "
                             "fix the arguments and call it again")
-        roots = [os.path.realpath(r) for r in (workspace, *writable_roots) if r]
         inside, why = _edit_target(args, cwd, roots)
         if inside:
             return verdict("allow", f"workspace mode: {why}")
@@ -198,6 +232,7 @@ class Policy:
     cwd: str
     writable_roots: tuple[str, ...]
     unattended: bool
+    control_roots: tuple[str, ...] = ()  # zapcli's state and config folders (see decide)
 
     @property
     def last(self) -> Decision | None:
@@ -220,7 +255,8 @@ class Policy:
             self.last = None
             return False, ""
         self.last = decide(self.mode, tool, args, workspace=self.workspace, cwd=self.cwd,
-                           writable_roots=self.writable_roots, unattended=self.unattended)
+                           writable_roots=self.writable_roots, unattended=self.unattended,
+                           control_roots=self.control_roots)
         return self.last.action != "allow", self.last.summary
 
     def decision_for(self, tool: str, arguments: dict[str, Any]) -> Decision | None:

@@ -102,3 +102,10 @@ def child_env(environ: dict[str, str]) -> dict[str, str]:
     if env.get("ZAPCLI_CONFIG_HOME"):
         env["ZAPCLI_CONFIG_HOME"] = str(config_dir())
     return env
+
+
+def control_roots() -> tuple[str, ...]:
+    """zapcli's own folders, which no agent may edit without a person (the
+    state folder holds the trails where approvals are recorded; the config
+    folder holds config.yaml, mcp.json and the system definitions)."""
+    return (str(state_dir()), str(config_dir()))

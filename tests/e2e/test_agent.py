@@ -482,3 +482,20 @@ def test_a_message_that_arrives_too_late_is_reported_undelivered(zap, model):
     view = zap.json("poll", sid)["subagents"][0]
     assert view["undelivered_messages"] == 1
     assert "Not delivered: 1 message(s)" in zap("poll", sid).out
+
+
+def test_a_subagent_cannot_loosen_the_config_or_forge_approvals(zap, model):
+    """Tryout: with zapcli's folders inside the workspace (running from $HOME
+    outside git), `workspace` mode let a subagent write `approval: full`."""
+    cfg = zap.cwd / "dot-config-zapcli"
+    cfg.mkdir()
+    model([{"match": "loosen", "turns": [
+        {"tool_calls": [{"name": "write", "arguments": {"path": "dot-config-zapcli/config.yaml",
+                                                         "content": "approval: full\n"}}]},
+        {"text": "tried"}]}])
+    proc = zap("spawn", "--unattended", "--", "loosen it", env={"ZAPCLI_CONFIG_HOME": str(cfg)})
+    sid = proc.out.strip()
+    assert zap("wait", sid, "--timeout", "30", env={"ZAPCLI_CONFIG_HOME": str(cfg)}).returncode == 0
+    result = next(r for r in _records(zap, sid) if r["type"] == "tool_result")
+    assert not result["ok"] and "zapcli's own folder" in result["content"]
+    assert not (cfg / "config.yaml").exists()

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from zapcli.approvals import Policy
+from zapcli.paths import control_roots
 from zapcli.trail import reader, records, store
 from zapcli.trail.writer import TrailWriter
 
@@ -28,7 +29,7 @@ class Gate(Policy):
     def __init__(self, sid: str, writer: TrailWriter, *, mode: str, workspace: str, cwd: str,
                  writable_roots: tuple[str, ...], unattended: bool, deadline_mono: float,
                  terminated: threading.Event):
-        super().__init__(mode, workspace, cwd, writable_roots, unattended)
+        super().__init__(mode, workspace, cwd, writable_roots, unattended, control_roots())
         self.sid, self.writer = sid, writer
         self.deadline, self.terminated = deadline_mono, terminated
         self._ids = itertools.count(1)

@@ -20,6 +20,7 @@ from typing import Any
 from zapcli.approvals import Policy
 from zapcli.cli.output import escape_controls, is_tty
 from zapcli.errors import UsageError, ZapcliError
+from zapcli.paths import control_roots
 
 
 class TerminalApprover(Policy):
@@ -27,7 +28,7 @@ class TerminalApprover(Policy):
 
     def __init__(self, mode: str, workspace: str, cwd: str, roots: tuple[str, ...], unattended: bool):
         unattended = unattended or not (sys.stdin.isatty() and sys.stderr.isatty())
-        super().__init__(mode, workspace, cwd, roots, unattended)
+        super().__init__(mode, workspace, cwd, roots, unattended, control_roots())
 
     def request(self, tool: str, summary: str, arguments: dict[str, Any]) -> tuple[bool, str]:
         decision = self.decision_for(tool, arguments)
