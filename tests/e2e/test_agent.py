@@ -11,7 +11,7 @@ import time
 import psutil
 import pytest
 
-from tests.conftest import wait_until
+from tests.conftest import sleep_marker, wait_until
 from zapcli.testing import ScriptedServer
 
 KEY = "sk-test-secret-abcdef123456"
@@ -499,3 +499,23 @@ def test_a_subagent_cannot_loosen_the_config_or_forge_approvals(zap, model):
     result = next(r for r in _records(zap, sid) if r["type"] == "tool_result")
     assert not result["ok"] and "zapcli's own folder" in result["content"]
     assert not (cfg / "config.yaml").exists()
+
+
+def test_the_subagent_tool_reaches_only_the_runs_own_subagents(zap, model):
+    """Tryout: a read-only, unattended parent polled another session's subagent
+    (reading its output) and killed it."""
+    m = f"sleep {sleep_marker(3325)}"
+    victim = zap("spawn", "--cli", "sh", "--", f"echo victim-secret; exec {m}",
+                 env={"ZAPCLI_SESSION": "victim-session"}).out.strip()
+    try:
+        model([{"match": "reach out", "turns": [
+            {"tool_calls": [{"name": "subagent", "arguments": {"action": "poll", "ids": [victim]}}]},
+            {"tool_calls": [{"name": "subagent", "arguments": {"action": "kill", "ids": [victim]}}]},
+            {"text": "done"}]}])
+        proc = _run(zap, "--agent", "explorer", "--unattended", "reach out")
+        assert proc.returncode == 0, proc.stderr
+        assert "victim-secret" not in proc.stderr + proc.stdout
+        assert proc.stderr.count("not a subagent this run started") == 2
+        assert zap.status(victim) == "running"
+    finally:
+        zap("kill", victim)

@@ -126,12 +126,20 @@ class SubagentTool:
         return render.plain(render.kill_lines(kill(self._ids(args), load_settings())))
 
     def _ids(self, args: dict[str, Any]) -> list[str]:
+        """The ids asked for, all of them started by this run (undeclared means
+        unreachable: the tool never reaches another session's work)."""
         ids = [str(i) for i in args.get("ids") or []]
+        with self._lock:
+            mine = list(self.started)
         if not ids:
-            with self._lock:
-                ids = list(self.started)
+            ids = mine
         if not ids:
             raise ZapcliError("no subagent ids given and none started yet; spawn first")
+        foreign = [i for i in ids if i not in mine]
+        if foreign:
+            raise ZapcliError(f"{', '.join(foreign)}: not a subagent this run started; this tool "
+                              f"reaches only its own ({', '.join(mine) or 'none yet'})",
+                              code="not_yours")
         return ids
 
     def _mark(self, ids: Any) -> None:
