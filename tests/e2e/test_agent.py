@@ -4,6 +4,7 @@ bundled scripted OpenAI-compatible server (SPEC §7, §9, §10)."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -519,3 +520,36 @@ def test_the_subagent_tool_reaches_only_the_runs_own_subagents(zap, model):
         assert zap.status(victim) == "running"
     finally:
         zap("kill", victim)
+
+
+def test_a_killed_run_keeps_its_tokens_and_json_gets_a_document(zap, model):
+    """Tryout: SIGKILL lost the run's own tokens (they were recorded at the
+    end), and SIGTERM with --json printed nothing on stdout."""
+    model([{"match": "spend then hang", "loop": True, "turns": [
+        {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*"}}], "usage": _usage(111, 11)},
+        {"text": "never", "delay_s": 60}]}])
+    for sig, extra in ((signal.SIGKILL, ()), (signal.SIGTERM, ("--json",))):
+        task = f"spend then hang ({sig.name})"  # its own conversation in the script
+        proc = subprocess.Popen([sys.executable, "-m", "zapcli", "run", *extra, task],
+                                env=zap.env, cwd=zap.cwd, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+        try:
+            run_id = proc.stderr.readline().split()[1].rstrip(":")
+            if not extra:
+                seen = ""
+                while "│" not in seen:  # the glob result: the first call is paid
+                    line = proc.stderr.readline()
+                    assert line, f"the run ended early: {seen}"
+                    seen += line
+            time.sleep(1.5)  # (--json streams nothing: the first call takes milliseconds)
+            proc.send_signal(sig)
+            out, _err = proc.communicate(timeout=30)
+        finally:
+            proc.kill()
+        doc = json.loads(subprocess.run([sys.executable, "-m", "zapcli", "usage", "--all", "--json"],
+                                        env=zap.env, capture_output=True, text=True).stdout)
+        mine = next(s for s in doc["sessions"] if s["session"] == run_id)
+        assert mine["own"]["input_tokens"] == 111, (sig, mine)
+        if extra:
+            assert proc.returncode == 143
+            assert json.loads(out)["status"] == "cancelled"

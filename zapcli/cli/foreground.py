@@ -73,6 +73,17 @@ def _args_text(arguments: Any) -> str:
     return escape_controls(jsonlib.dumps(arguments, ensure_ascii=False, separators=(", ", ": ")))
 
 
+def _emit_run(run_id: str, status: str, reason: str | None, report: str | None, sub: Any,
+              tokens: list[int]) -> None:
+    """The one `run --json` document: `tokens` are the run's own model calls."""
+    from zapcli.cli.output import emit_json
+
+    emit_json({"run_id": run_id, "status": status, "reason": reason, "report": report,
+               "subagents": list(sub.started),
+               "tokens": {"input_tokens": tokens[0], "output_tokens": tokens[1],
+                          "cached_tokens": tokens[2]}})
+
+
 def _left_running(sub: Any, run_id: str) -> None:
     """Say which subagents of this run are still running, and how to stop them."""
     from zapcli.errors import NotFound
@@ -170,8 +181,13 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
             more = f"\n  │ … {len(lines) - 40} more lines" if len(lines) > 40 else ""
             err.write(("" if rec.get("ok") else "  ! error:\n") + shown + more + "\n")
         elif rtype == "usage":
-            for i, key in enumerate(("input_tokens", "output_tokens", "cached_tokens")):
-                tokens[i] += int(rec.get(key) or 0)
+            step = [int(rec.get(key) or 0) for key in ("input_tokens", "output_tokens", "cached_tokens")]
+            for i, n in enumerate(step):
+                tokens[i] += n
+            try:  # recorded per model call: a SIGKILLed run keeps what it spent
+                ledger.add_run_usage(run_id, ledger.Tokens(*step))
+            except ZapcliError as exc:
+                err.write(f"zapcli: warning: tokens not recorded: {exc.message}\n")
         elif rtype == "diagnostic":
             err.write(f"zapcli: note: {escape_controls(str(rec.get('message')))}\n")
 
@@ -205,13 +221,14 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
         _left_running(sub, run_id)
         if isinstance(exc, _Terminated):
             err.write(f"zapcli: run {run_id} was terminated (SIGTERM)\n")
+            if json:  # --json promises one document, also when the run does not complete
+                _emit_run(run_id, "cancelled", "terminated (SIGTERM)", None, sub, tokens)
             raise SystemExit(128 + signal.SIGTERM) from None
         raise
     finally:
         signal.signal(signal.SIGTERM, previous)
         toolset.close()
         caps.close()
-        ledger.add_run_usage(run_id, ledger.Tokens(*tokens))
     if not box:
         _left_running(sub, run_id)
         raise ZapcliError(f"run {run_id} timed out after {limit:g}s (waiting for the model); "
@@ -219,12 +236,7 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     result = box[0]
     _left_running(sub, run_id)
     if json:
-        from zapcli.cli.output import emit_json
-
-        emit_json({"run_id": run_id, "status": result.status, "reason": result.reason,
-                   "report": result.report, "subagents": list(sub.started),
-                   "tokens": {"input_tokens": tokens[0], "output_tokens": tokens[1],
-                              "cached_tokens": tokens[2]}})
+        _emit_run(run_id, result.status, result.reason, result.report, sub, tokens)
         return 0 if result.status == "completed" else 1
     sys.stdout.write("\n")
     if result.status != "completed":
