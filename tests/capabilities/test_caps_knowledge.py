@@ -132,3 +132,13 @@ def test_whole_words_rank_above_parts_of_words(tmp_path: Path) -> None:
     doc.write_text("skills: [release-notes]\nzapcli kill stops a subagent\n", encoding="utf-8")
     result = search_files([("doc.md", doc)], "kill")
     assert [line for _, line, _ in result.hits] == [2, 1]
+
+
+def test_a_query_without_words_says_so(tmp_path: Path) -> None:
+    """Tryout: `.*` answered "no lines match '.*' in 0 file(s)" beside three files."""
+    from zapcli.capabilities.textsearch import search_files
+
+    doc = tmp_path / "doc.md"
+    doc.write_text("anything\n", encoding="utf-8")
+    text = search_files([("doc.md", doc)], ".*").render(".*")
+    assert "has no words to search for" in text

@@ -144,3 +144,13 @@ def test_plugins_are_namespaced(ws: Path, plugin_site: Path) -> None:
     with pytest.raises(ZapcliError) as info:
         resolve("deploy", ws)
     assert "did you mean 'acme:deploy'?" in info.value.message
+
+
+def test_a_disabled_definition_is_not_offered_as_available(ws: Path, tmp_path: Path) -> None:
+    from zapcli.definitions.store import Switches
+
+    switches = Switches(tmp_path / "switches.db")
+    switches.set_enabled("fixer", False)
+    with pytest.raises(ZapcliError) as info:
+        resolve("nosuch", ws, switches=switches)
+    assert "available:" in info.value.message and "fixer" not in info.value.message

@@ -132,7 +132,11 @@ class McpGateway:
                 ready.cancel()  # start-up timed out; the waiter already reported it
             elif not ready.done():
                 errlog.seek(0)
-                tail = errlog.read()[-300:].strip()
+                text = errlog.read()
+                tail = text[-300:]
+                if len(text) > 300 and "\n" in tail:  # start on a line, not mid-word
+                    tail = tail[tail.index("\n") + 1:]
+                tail = tail.strip()
                 leaf = _leaf(exc)
                 reason = f"{type(leaf).__name__}: {leaf}" + (f" (stderr: {tail})" if tail else "")
                 ready.set_exception(RuntimeError(reason))

@@ -39,7 +39,10 @@ class SearchResult:
 
     def render(self, query: str) -> str:
         """The tool answer: one `path:line: text` per hit, then explicit budget notes."""
-        if not self.hits:
+        if not self.hits and not query_terms(query):
+            out = [f"{query!r} has no words to search for: kb_search and memory_search match "
+                   "words, not patterns; give one or more words"]
+        elif not self.hits:
             out = [f"no lines match {query!r} in {self.files_read} file(s)"]
         else:
             out = [f"{label}:{line}: {text}" for label, line, text in self.hits]

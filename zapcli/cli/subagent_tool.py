@@ -72,7 +72,7 @@ class SubagentTool:
         try:
             return ToolResult(True, handler(args, ctx))
         except ZapcliError as exc:
-            message = exc.message
+            message = exc.message.replace(", e.g. zapcli spawn --cli sh -- 'make test'", " in `task`")
             for flag, param in (("--wait-secs", "wait_secs"), ("--timeout", "timeout"),
                                 ("--after", "after"), ("--agent", "agent"), ("--model", "model"),
                                 ("--cli", "cli")):

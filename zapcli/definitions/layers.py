@@ -219,8 +219,10 @@ def invalid_error(name: str, entry: Entry) -> ZapcliError:
     return ZapcliError("\n".join(lines), code="definition_invalid")
 
 
-def unknown_error(name: str, catalog: Catalog) -> ZapcliError:
-    names = catalog.names()
+def unknown_error(name: str, catalog: Catalog, disabled: set[str] | None = None) -> ZapcliError:
+    """"no subagent definition named …" with a did-you-mean and the names that
+    would run (`disabled` ones left out)."""
+    names = [n for n in catalog.names() if n not in (disabled or set())]
     near = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
     near += [n for n in names if n.split(":")[-1] == name and n not in near][:1]
     message = f"no subagent definition named '{name}'"
@@ -246,11 +248,12 @@ def resolve(name: str | None, workspace: Path, *, catalog: Catalog | None = None
     name = name or DEFAULT_AGENT
     catalog = catalog or discover(workspace)
     entry = catalog.entry(name)
+    switches = switches or Switches()
     if entry is None:
-        raise unknown_error(name, catalog)
+        raise unknown_error(name, catalog, {n for n in catalog.names() if not switches.get(n).enabled})
     if entry.definition is None:
         raise invalid_error(name, entry)
-    if not (switches or Switches()).get(name).enabled:
+    if not switches.get(name).enabled:
         raise ZapcliError(f"subagent definition '{name}' is disabled on this machine; "
                           f"enable it with `zapcli agents enable {name}`", code="definition_disabled")
     return entry.definition
