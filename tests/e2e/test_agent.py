@@ -474,10 +474,9 @@ def test_deadline_holds_while_a_tool_holds_the_interpreter(zap, model):
 
 def test_a_message_that_arrives_too_late_is_reported_undelivered(zap, model):
     """Tryout: `send` said "queued" and nothing but `replay` ever said it was lost."""
-    model([{"match": "last word", "turns": [{"text": "the final answer", "delay_s": 3}]}])
+    srv = model([{"match": "last word", "turns": [{"text": "the final answer", "delay_s": 3}]}])
     sid = _spawn(zap, "last word")
-    wait_until(lambda: zap.status(sid) == "running", timeout=20)
-    time.sleep(1)  # inside its one and last model call
+    wait_until(lambda: srv.requests, timeout=30, interval=0.1)  # inside its one and last call
     assert zap("send", sid, "one more thing").returncode == 0
     assert zap("wait", sid, "--timeout", "30").returncode == 0
     view = zap.json("poll", sid)["subagents"][0]
@@ -533,23 +532,22 @@ def test_a_killed_run_keeps_its_tokens_and_json_gets_a_document(zap, model):
         proc = subprocess.Popen([sys.executable, "-m", "zapcli", "run", *extra, task],
                                 env=zap.env, cwd=zap.cwd, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+        def own_input(run_id: str) -> int:
+            doc = json.loads(subprocess.run(
+                [sys.executable, "-m", "zapcli", "usage", "--all", "--json"], env=zap.env,
+                capture_output=True, text=True).stdout)
+            return next((s["own"]["input_tokens"] for s in doc["sessions"]
+                         if s["session"] == run_id), 0)
+
         try:
             run_id = proc.stderr.readline().split()[1].rstrip(":")
-            if not extra:
-                seen = ""
-                while "│" not in seen:  # the glob result: the first call is paid
-                    line = proc.stderr.readline()
-                    assert line, f"the run ended early: {seen}"
-                    seen += line
-            time.sleep(1.5)  # (--json streams nothing: the first call takes milliseconds)
+            # recorded while the run still runs (it then hangs in its second call)
+            wait_until(lambda rid=run_id: own_input(rid) == 111, timeout=30, interval=0.2)
             proc.send_signal(sig)
             out, _err = proc.communicate(timeout=30)
         finally:
             proc.kill()
-        doc = json.loads(subprocess.run([sys.executable, "-m", "zapcli", "usage", "--all", "--json"],
-                                        env=zap.env, capture_output=True, text=True).stdout)
-        mine = next(s for s in doc["sessions"] if s["session"] == run_id)
-        assert mine["own"]["input_tokens"] == 111, (sig, mine)
+        assert own_input(run_id) == 111, sig
         if extra:
             assert proc.returncode == 143
             assert json.loads(out)["status"] == "cancelled"
