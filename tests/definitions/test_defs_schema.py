@@ -163,3 +163,11 @@ def test_a_diagnostic_never_quotes_a_whole_file():
     diags = diags_of(long_text)
     assert diags and all(len(d) <= 240 + len("f.yaml:1:1: ") for d in diags)
     assert long_text[:120] not in " ".join(diags)  # a short quote, not the content
+
+
+def test_an_unclosed_bracket_is_pointed_at_where_it_opened():
+    """Tryout: the hint said to quote the next line's value, which fixes nothing."""
+    diags = diags_of("name: bad3\ndescription: [unclosed\nprompt: hi\n")
+    text = "\n".join(diags)
+    assert "close the bracket opened at line 2, column 14" in text
+    assert 'prompt: "hi"' not in text

@@ -1108,3 +1108,16 @@ def test_gc_does_not_count_a_damaged_trail(zap):
     zap.trail(broken).write_bytes(b"")
     doc = zap.json("gc", env={"ZAPCLI_MAX_KEPT": "1"})
     assert doc["deleted"] == [] and zap.trail(real).exists() and zap.trail(broken).exists()
+
+
+def test_a_runner_killed_before_it_starts_writes_no_start_after_the_cancel(zap):
+    """Tryout: `spawn` then `kill` at once left a `start` record after `cancelled`."""
+    for i in range(6):
+        sid = zap.spawn_sh(f"sleep {sleep_marker(3326 + i)}")
+        zap("kill", sid)
+        time.sleep(0.3)
+        types = [r["type"] for r in trail_records(zap.trail(sid))]
+        end = next(n for n, r in enumerate(trail_records(zap.trail(sid)))
+                   if r["type"] == "status")
+        assert "start" not in types[end:], types
+        _kill_markers(f"sleep {sleep_marker(3326 + i)}")

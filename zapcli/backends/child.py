@@ -139,11 +139,19 @@ def main(sid: str) -> int:
     grace_s = float(spawn.get("kill_grace_s") or 3)
     deadline = started_mono + timeout_s
     pid = os.getpid()
-    writer.append("start", {"pid": pid, "create_time": process_create_time(pid),
-                            "mono": started_mono, "deadline_mono": deadline,
-                            "definition": spawn.get("definition"),
-                            "tools": (spawn.get("grant") or {}).get("tools", []),
-                            "diagnostics": len(spawn.get("diagnostics") or [])})
+    # Under the decision lock `kill` takes to record a cancel: either the cancel
+    # comes first and nothing starts, or `start` does and the cancel follows it.
+    with store.decisions_locked(store.path_for(sid)):
+        if load(sid).final is not None:  # killed between its launch and now
+            writer.close()
+            out.close()
+            err.close()
+            return EXIT_FAILED
+        writer.write_sync("start", {"pid": pid, "create_time": process_create_time(pid),
+                                    "mono": started_mono, "deadline_mono": deadline,
+                                    "definition": spawn.get("definition"),
+                                    "tools": (spawn.get("grant") or {}).get("tools", []),
+                                    "diagnostics": len(spawn.get("diagnostics") or [])})
     from zapcli.redact import MissingSecret, unmark
 
     try:

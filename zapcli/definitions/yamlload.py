@@ -91,6 +91,10 @@ def _syntax_diagnostic(file: str, text: str, exc: yaml.YAMLError) -> Diagnostic:
         start = getattr(exc, "context_mark", None)
         if context and start is not None and mark is not None and start.line != mark.line:
             message += f" that starts at line {start.line + 1}, column {start.column + 1}"
+            if "flow" in context:  # the mistake is where the bracket opened, not here
+                hint = (f"close the bracket opened at line {start.line + 1}, column "
+                        f"{start.column + 1}, or quote that value if the bracket is text: "
+                        + (_quote_hint(text, start).removeprefix("quote the value: ") or "\"…\""))
         message += ")" if context else ""
     return Diagnostic(file, line, col, message, hint)
 

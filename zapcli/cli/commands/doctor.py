@@ -22,7 +22,8 @@ def execute(json: bool = False) -> int:
     else:
         lines: list[tuple[str, str]] = []
         for c in checks:
-            lines.append(("green" if c.ok else "red", f"{'ok  ' if c.ok else 'FAIL'} {c.name}: {c.detail}"))
+            word, style = ("FAIL", "red") if not c.ok else ("WARN", "yellow") if c.warning else ("ok  ", "green")
+            lines.append((style, f"{word} {c.name}: {c.detail}"))
             lines.extend(("", f"    {p}") for p in c.problems)
         emit_lines(lines)
     return 0 if all(c.ok for c in checks) else 1
