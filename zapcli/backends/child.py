@@ -83,10 +83,16 @@ def _watchdog(sid: str, writer: TrailWriter, *, deadline: float, terminated: thr
             writer.write_sync("status", {"status": status, "exit_code": None, "reason": reason,
                                          "mono": time.monotonic()}, retry_s=2.0)
         writer.close()
-        me = os.getpid()
-        kill_tree(me, process_create_time(me), min(grace_s, 1.0), include_root=False)
-        after()
-        os._exit(EXIT_FAILED)
+        _end_now(grace_s, after)
+
+
+def _end_now(grace_s: float, after: Callable[[], None]) -> None:
+    """Kill our own work (not us), free our slot, and exit without unwinding:
+    the last step of the watchdog and of the backstop, once the end is recorded."""
+    me = os.getpid()
+    kill_tree(me, process_create_time(me), min(grace_s, 1.0), include_root=False)
+    after()
+    os._exit(EXIT_FAILED)
 
 
 BACKSTOP_S = 2.0  # after the deadline, beyond the watchdog's own 1 s
@@ -99,16 +105,13 @@ def _arm_backstop(sid: str, deadline: float, grace_s: float, after: Callable[[],
     signals, so the handler runs in the main thread and ends the subagent."""
 
     def backstop(signum: int, frame: Any) -> None:
-        if load(sid).final is None:
-            s = load(sid)
+        s = load(sid)
+        if s.final is None:  # not through the writer: the stuck thread may hold its lock
             store.append_record(store.path_for(sid), "status", {
                 "status": "timeout", "exit_code": None, "mono": time.monotonic(),
                 "reason": "deadline reached; the runner was stuck in a step and was stopped"},
                 seq=s.last_seq + 1)
-        me = os.getpid()
-        kill_tree(me, process_create_time(me), min(grace_s, 1.0), include_root=False)
-        after()
-        os._exit(EXIT_FAILED)
+        _end_now(grace_s, after)
 
     signal.signal(signal.SIGALRM, backstop)
     signal.setitimer(signal.ITIMER_REAL, max(deadline - time.monotonic(), 0.0) + BACKSTOP_S)

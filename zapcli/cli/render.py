@@ -195,11 +195,13 @@ def list_lines(views: list[View], all_sessions: bool) -> Lines:
 
 
 def kill_lines(entries: list[Any]) -> Lines:
-    killed = [e for e in entries if e.outcome in ("cancelled", "killed")]  # ops.kill.STOPPED
+    from zapcli.ops.kill import STOPPED
+
+    killed = [e for e in entries if e.outcome in STOPPED]
     noun = "subagent" if len(killed) == 1 else "subagents"
     lines: Lines = [("bold", f"[SubAgent] terminated {len(killed)} {noun}" + (":" if entries else ""))]
     for e in entries:
-        if e.outcome in ("cancelled", "killed"):
+        if e.outcome in STOPPED:
             how = f" ({e.signals} -> PID {e.pid})" if e.pid and e.signals else "" if e.pid else " (was queued)"
             lines.append(("yellow", f"  {e.id}: {e.outcome}{how}"))
             if e.error:
