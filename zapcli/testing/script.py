@@ -1,0 +1,175 @@
+"""The script format every scripted protocol server shares: rules, turns, and
+the per-conversation cursor. Imports only the standard library (PyYAML lazily).
+
+A script is a list of rules. Each rule has an optional `match` (a substring of
+the conversation's first user message or of its system prompt; no `match`
+matches everything), a list of `turns`, and optional `loop: true` (start over
+when the turns run out; otherwise the conversation gets a closing text turn).
+A conversation is identified by its system prompt and first user message; it
+takes the first rule that matches and advances one turn per request.
+
+Turn keys (all optional; each protocol renders them in its own wire format):
+  text: str                  assistant text, streamed in small pieces
+  reasoning: str             reasoning / thinking
+  reasoning_field: str       Chat Completions only: "reasoning_content"
+                               (default), "reasoning" or "think_tags"
+  tool_calls: [{name, arguments, id?}]   arguments: an object (sent as JSON)
+                               or a string (sent verbatim, e.g. invalid JSON)
+  usage: {prompt_tokens, completion_tokens, cached_tokens?} | null
+                               absent = estimated from sizes; null = not sent
+  finish_reason: str         default "tool_calls" when calls, else "stop"
+  http_error: {status, times=1, message?, code?, retry_after_ms=10}
+                               answer with this HTTP error `times` times, then
+                               serve the next turn
+  error_200: {message, type?, code?}   an error inside an HTTP 200 (for a
+                               streaming protocol: an error event mid-stream)
+  raw: [str | object, ...]   streamed verbatim: strings as-is, objects as
+                               `data: <json>\\n\\n`
+  close: "clean" | "abort"   how a raw stream ends ("abort": cut it short)
+  delay_s: float             sleep before answering
+
+Strings may hold placeholders `{name}` filled from `variables`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+_RULE_KEYS = {"match", "turns", "loop"}
+TURN_KEYS = {"text", "reasoning", "reasoning_field", "tool_calls", "usage", "finish_reason",
+             "http_error", "error_200", "raw", "close", "delay_s"}
+EXHAUSTED_TEXT = "[scripted server: this conversation has no more turns]"
+
+
+class ScriptError(ValueError):
+    """The script is malformed; the message names the rule and turn."""
+
+
+def load_script(path: str | Path) -> list[dict[str, Any]]:
+    """Read a script from a JSON or YAML file (a list of rules, or {rules: [...]})."""
+    text = Path(path).read_text(encoding="utf-8")
+    if str(path).endswith((".yml", ".yaml")):
+        import yaml
+
+        data = yaml.safe_load(text)
+    else:
+        data = json.loads(text)
+    return validate_script(data)
+
+
+def validate_script(data: Any) -> list[dict[str, Any]]:
+    """Return the rules of `data`; raise ScriptError naming what is wrong."""
+    if isinstance(data, dict) and "rules" in data:
+        data = data["rules"]
+    if not isinstance(data, list):
+        raise ScriptError("a script is a list of rules")
+    for i, rule in enumerate(data):
+        if not isinstance(rule, dict) or not isinstance(rule.get("turns"), list):
+            raise ScriptError(f"rule {i}: expected a mapping with a `turns` list")
+        if unknown := set(rule) - _RULE_KEYS:
+            raise ScriptError(f"rule {i}: unknown key(s) {sorted(unknown)}")
+        for j, turn in enumerate(rule["turns"]):
+            _validate_turn(turn, f"rule {i} turn {j}")
+    return data
+
+
+def _validate_turn(turn: Any, where: str) -> None:
+    if not isinstance(turn, dict):
+        raise ScriptError(f"{where}: expected a mapping")
+    if unknown := set(turn) - TURN_KEYS:
+        raise ScriptError(f"{where}: unknown key(s) {sorted(unknown)}; valid: {sorted(TURN_KEYS)}")
+    err = turn.get("http_error")
+    if err is not None and not (isinstance(err, dict) and int(err.get("times", 1)) >= 1):
+        raise ScriptError(f"{where}: http_error needs {{status, times >= 1}}")
+    e200 = turn.get("error_200")
+    if e200 is not None and not (isinstance(e200, dict) and isinstance(e200.get("message"), str)):
+        raise ScriptError(f"{where}: error_200 needs {{message, type?, code?}}, got {e200!r}")
+    if "close" in turn and (turn["close"] not in ("clean", "abort") or "raw" not in turn):
+        raise ScriptError(f"{where}: close is \"clean\" or \"abort\" and goes with `raw` (got "
+                          f"{turn['close']!r}); to cut a stream short, give `raw` lines without "
+                          "a final chunk and close: \"abort\"")
+    raw = turn.get("raw")
+    if raw is not None and not (isinstance(raw, list) and all(isinstance(x, (str, dict)) for x in raw)):
+        raise ScriptError(f"{where}: raw is a list of SSE strings (sent verbatim, each ending in "
+                          "\\n\\n) or chunk objects")
+
+
+def text_of(content: Any) -> str:
+    """The text of a message content: a string, or a list of parts with `text`."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict)
+                       and isinstance(p.get("text", ""), str))
+    return ""
+
+
+def pieces(text: str, size: int = 12) -> Iterable[str]:
+    """`text` in chunks of `size` characters, as a model streams it."""
+    return (text[i:i + size] for i in range(0, len(text), size))
+
+
+def estimate_tokens(obj: Any) -> int:
+    """A size-based token estimate (4 characters a token), at least 1."""
+    return max(1, len(obj if isinstance(obj, str) else json.dumps(obj)) // 4)
+
+
+class Conversations:
+    """Which turn each conversation is at. Thread-safe."""
+
+    def __init__(self, rules: list[dict[str, Any]], variables: dict[str, str] | None = None):
+        self.rules = rules
+        self.variables: dict[str, str] = dict(variables or {})
+        self._lock = threading.Lock()
+        self._convs: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def fill(self, value: Any) -> Any:
+        """Replace `{name}` placeholders in every string inside `value`."""
+        if isinstance(value, str):
+            for name, sub in self.variables.items():
+                value = value.replace("{" + name + "}", str(sub))
+            return value
+        if isinstance(value, list):
+            return [self.fill(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.fill(v) for k, v in value.items()}
+        return value
+
+    def next_turn(self, system: str, user: str) -> tuple[dict[str, Any] | None, str]:
+        """The turn to serve for this conversation, or (None, why) when no rule matches.
+
+        A served turn carries `_id` (unique per conversation and turn), for
+        ids of calls and messages."""
+        with self._lock:
+            conv = self._convs.get((system, user))
+            if conv is None:
+                for idx, rule in enumerate(self.rules):
+                    m = rule.get("match")
+                    if m is None or m in user or m in system:
+                        conv = {"rule": idx, "turn": 0, "failed": 0, "n": len(self._convs)}
+                        break
+                else:
+                    return None, f"scripted server: no rule matches the user message {user[:80]!r}"
+                self._convs[(system, user)] = conv
+            return self._advance(conv), ""
+
+    def _advance(self, conv: dict[str, Any]) -> dict[str, Any]:
+        turns = self.rules[conv["rule"]]["turns"]
+        while True:
+            if conv["turn"] >= len(turns):
+                if not self.rules[conv["rule"]].get("loop") or not turns:
+                    return {"text": EXHAUSTED_TEXT, "_id": f"{conv['n']}_end"}
+                conv["turn"] = 0
+            turn = turns[conv["turn"]]
+            err = turn.get("http_error")
+            if err is not None and conv["failed"] < int(err.get("times", 1)):
+                conv["failed"] += 1
+                return turn
+            conv["turn"] += 1
+            conv["failed"] = 0
+            if err is None:
+                return dict(turn, _id=f"{conv['n']}_{conv['turn']}")
