@@ -5,7 +5,12 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed-stamp
 
-.PHONY: all install demo test lint bench completions man clean
+.PHONY: all install agent-clis demo test lint bench completions man clean
+
+# The agent CLIs the backend tests drive, pinned; installed with npm into an
+# ignored cache folder once (the stamp holds the list: a new pin reinstalls).
+CLIS_DIR   = .cache/agent-clis
+AGENT_CLIS = @anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 opencode-ai@1.18.33
 
 all: test
 
@@ -17,10 +22,18 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+agent-clis:
+	@if [ "$$(cat $(CLIS_DIR)/.stamp 2>/dev/null)" = "$(AGENT_CLIS)" ]; then :; \
+	elif command -v npm >/dev/null 2>&1; then \
+	  echo "installing the pinned agent CLIs into $(CLIS_DIR) (once)"; \
+	  mkdir -p $(CLIS_DIR) && npm install --no-audit --no-fund --loglevel=error \
+	    --prefix $(CLIS_DIR) $(AGENT_CLIS) && echo "$(AGENT_CLIS)" > $(CLIS_DIR)/.stamp; \
+	else echo "npm not found: the tests of the claude, codex, gemini and opencode backends will be skipped"; fi
+
 demo: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m zapcli.demo
 
-test: $(STAMP)
+test: $(STAMP) agent-clis
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -q -n 2 tests
 
 lint: $(STAMP)

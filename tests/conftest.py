@@ -181,3 +181,19 @@ def start_decoy(flag: Path, env: dict[str, str]) -> subprocess.Popen:
                              "for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCONT):\n"
                              "    signal.signal(s, hit)\n"
                              "time.sleep(120)\n", str(flag)], env=env)
+
+
+AGENT_CLIS_BIN = REPO / ".cache" / "agent-clis" / "node_modules" / ".bin"
+
+
+def agent_cli(name: str) -> Path:
+    """The pinned agent CLI `name` (claude, codex, gemini, opencode) that
+    `make test` installs with npm; the test is skipped, saying why, without it."""
+    import shutil
+
+    path = AGENT_CLIS_BIN / name
+    if path.exists():
+        return path
+    why = ("npm is not installed" if shutil.which("npm") is None
+           else "run `make agent-clis` (make test does it)")
+    pytest.skip(f"{name} CLI not installed in {AGENT_CLIS_BIN}: {why}")
