@@ -1,0 +1,6 @@
+"""Other agent CLIs as backends (SPEC §13): claude, codex, gemini, opencode.
+
+One module per CLI holds its `Adapter` (how it is started) and its event
+parser (how its output becomes trail records); `base` holds the shapes they
+share. Imports only the standard library and `zapcli.backends.clis.base`.
+"""

@@ -1,0 +1,112 @@
+"""The shapes every agent-CLI adapter shares (SPEC §13).
+
+Imports only the standard library. An adapter turns a `CliRequest` (what the
+subagent must do, under which definition and approval mode) into a
+`CliLaunch` (argv, environment, stdin bytes, files for its private config
+home), and gives an `EventParser` that turns each JSON event the CLI prints
+into trail records `(type, fields)` with the fields of SPEC §4, and knows the
+outcome once the stream ended. The runner does the rest: pumping, the trail,
+the deadline, kill, the ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+Record = tuple[str, dict[str, Any]]  # (record type, fields), e.g. ("text", {"delta": "hi"})
+
+
+@dataclass(frozen=True)
+class McpServer:
+    """One MCP server the definition declares, as configured in mcp.json."""
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+
+
+@dataclass(frozen=True)
+class CliRequest:
+    """Everything an adapter needs to start its CLI for one subagent."""
+
+    task: str
+    cwd: str
+    workspace: str
+    config_home: Path  # private to this subagent, created 0700 and empty
+    env: Mapping[str, str]  # the caller's environment (the CLI's own variables pass through)
+    approval: str = "workspace"  # confirm | workspace | auto-edit | full
+    unattended: bool = False
+    model: str | None = None
+    prompt: str | None = None  # the definition's prompt, appended to the CLI's system prompt
+    tools: tuple[str, ...] | None = None  # zapcli tool names the definition grants; None = not declared
+    mcp_servers: tuple[McpServer, ...] = ()
+    output_schema: Mapping[str, Any] | None = None
+    resume: str | None = None  # the CLI's own session id to resume (`zapcli continue`)
+    # claude only: an MCP server (command + args) whose tool `approve` decides a
+    # permission request through zapcli's approvals; None = no such hook.
+    approval_server: McpServer | None = None
+
+
+@dataclass
+class CliLaunch:
+    """How to start the CLI. `stdin` None means /dev/null; bytes are written
+    from a thread and the pipe closed after the last byte."""
+
+    argv: list[str]
+    env: dict[str, str]
+    stdin: bytes | None = None
+    files: dict[str, str] = field(default_factory=dict)  # relative to config_home -> text (0600)
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)  # {dimension, name, message}
+
+
+@dataclass
+class CliOutcome:
+    """How the subagent ended, decided from the stream and the exit."""
+
+    status: str  # completed | failed
+    reason: str | None = None
+    report: str | None = None
+
+
+class EventParser:
+    """Turns a CLI's events into records. One instance per subagent run.
+
+    `feed` gets each line already parsed as JSON (any JSON value); lines that
+    are not JSON never reach it (the runner records them as diagnostics).
+    `terminal` turns True at the CLI's terminal event; after it the runner
+    gives the CLI a short grace to exit. `finish` decides the outcome from
+    what was seen, the exit code and the last stderr lines.
+    """
+
+    terminal: bool = False
+    session_id: str | None = None  # the CLI's own session/thread id (for resume)
+
+    def feed(self, event: Any) -> list[Record]:
+        raise NotImplementedError
+
+    def finish(self, exit_code: int | None, stderr_tail: str) -> CliOutcome:
+        raise NotImplementedError
+
+
+class Adapter:
+    """One agent CLI: its name, default binary, event format and how to start it."""
+
+    name: str = ""
+    binary: str = ""  # looked up on PATH unless config gives backends.<name>.command
+    event_format: str = ""  # claude-stream-json | codex-json | gemini-stream-json | opencode-json
+    install_hint: str = ""  # e.g. "npm install -g @anthropic-ai/claude-code"
+
+    def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
+        """argv (starting with `command`), environment and files for `req`."""
+        raise NotImplementedError
+
+    def parser(self) -> EventParser:
+        raise NotImplementedError
+
+    def version_argv(self, command: list[str]) -> list[str]:
+        return [*command, "--version"]
