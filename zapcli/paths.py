@@ -88,7 +88,8 @@ def workspace_of(cwd: Path) -> Path:
     """
     cwd = cwd.resolve()
     for candidate in (cwd, *cwd.parents):
-        if (candidate / ".git").exists():
+        git = candidate / ".git"
+        if git.is_file() or (git / "HEAD").exists():  # a stray empty `.git` folder is no repository
             return candidate
     return cwd
 

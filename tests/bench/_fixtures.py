@@ -55,14 +55,14 @@ def make_finished(session: str, n: int, *, cwd: str, seed: int = 1) -> list[str]
         path = store.path_for(sid)
         pid = base_pid + i
         ctime = round(now - 0.05, 2)
-        store.append_record(path, "process", {
+        store.append(path, "process", {
             "pid": pid, "create_time": ctime, "mono": mono + 0.03,
             "deadline": records.iso_utc(now + timeout), "deadline_mono": mono + 0.03 + timeout,
-        }, seq=1, sync=False)
-        store.append_record(path, "start", {
+        }, sync=False)
+        store.append(path, "start", {
             "pid": pid, "create_time": ctime, "mono": mono + 0.15, "deadline_mono": mono + 0.15 + timeout,
             "definition": None, "tools": [], "diagnostics": 0,
-        }, seq=3, sync=False)
+        }, sync=False)
         roll = rng.random()
         out_text = f"ok: {task}\n".encode() * rng.randint(0, 40)
         err_text = b"" if roll < 0.85 else b"error: something failed\n"
@@ -72,12 +72,12 @@ def make_finished(session: str, n: int, *, cwd: str, seed: int = 1) -> list[str]
             status, code, reason = "failed", 1, "exit code 1"
         else:
             status, code, reason = "cancelled", None, "terminated by a signal"
-        store.append_record(path, "status", {
+        store.append(path, "status", {
             "status": status, "exit_code": code, "reason": reason,
             "mono": mono + 0.15 + rng.uniform(0.05, 40.0),
             "stdout_bytes": len(out_text), "stderr_bytes": len(err_text),
             "stdout_kept": len(out_text), "stderr_kept": len(err_text),
-        }, seq=4, sync=False)
+        }, sync=False)
         for suffix, data in ((".out", out_text), (".err", err_text)):
             fd = store.create_exclusive(store.path_for(sid, suffix))
             try:

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from zapcli.backends.gate import Gate
-from zapcli.backends.sh import Outcome
 from zapcli.supervisor.capture import CappedFile
 from zapcli.trail import reader, store
+from zapcli.trail.model import Outcome, Status
 from zapcli.trail.writer import TrailWriter
 
 
@@ -65,9 +65,9 @@ def run(sid: str, spawn: dict[str, Any], *, writer: TrailWriter, out: CappedFile
         settings = load_settings(Path(workspace))
         client = build_client(spawn.get("model"), None, settings.providers, os.environ)
     except ConfigError as exc:  # edited after spawn: the providers table cannot be trusted
-        return Outcome("failed", None, f"the config became invalid after spawn: {exc.message}")
+        return Outcome(Status.FAILED, None, f"the config became invalid after spawn: {exc.message}")
     except ModelError as exc:
-        return Outcome("failed", None, exc.reason)
+        return Outcome(Status.FAILED, None, exc.reason)
     client.on_http_error = lambda status, message: writer.append(
         "diagnostic", {"dimension": "model", "name": f"http_{status}", "message": message})
     definition = Definition.from_dict(spawn["definition"])
@@ -124,4 +124,4 @@ def run(sid: str, spawn: dict[str, Any], *, writer: TrailWriter, out: CappedFile
                                      "message": f"not delivered (the subagent ended first): {text[:200]}"})
     if result.report and not result.report.endswith("\n"):
         out.write(b"\n")
-    return Outcome(result.status, 0 if result.status == "completed" else None, result.reason)
+    return Outcome(Status(result.status), 0 if result.status == "completed" else None, result.reason)

@@ -24,6 +24,7 @@ from zapcli.supervisor.capture import CappedFile
 from zapcli.supervisor.kill import kill_tree
 from zapcli.supervisor.launch import process_create_time
 from zapcli.trail import store
+from zapcli.trail.model import Outcome, Status
 from zapcli.trail.writer import TrailWriter
 
 
@@ -79,9 +80,7 @@ def _watchdog(sid: str, writer: TrailWriter, *, deadline: float, terminated: thr
             continue
         if done.wait(1.0):
             return
-        if load(sid).final is None:
-            writer.write_sync("status", {"status": status, "exit_code": None, "reason": reason,
-                                         "mono": time.monotonic()}, retry_s=2.0)
+        writer.end(Outcome(Status(status), None, reason), retry_s=2.0)
         writer.close()
         _end_now(grace_s, after)
 
@@ -105,12 +104,9 @@ def _arm_backstop(sid: str, deadline: float, grace_s: float, after: Callable[[],
     signals, so the handler runs in the main thread and ends the subagent."""
 
     def backstop(signum: int, frame: Any) -> None:
-        s = load(sid)
-        if s.final is None:  # not through the writer: the stuck thread may hold its lock
-            store.append_record(store.path_for(sid), "status", {
-                "status": "timeout", "exit_code": None, "mono": time.monotonic(),
-                "reason": "deadline reached; the runner was stuck in a step and was stopped"},
-                seq=s.last_seq + 1)
+        # not through the writer: the stuck thread may hold its lock
+        store.end(store.path_for(sid), Outcome(Status.TIMEOUT, None, "deadline reached; the "
+                                               "runner was stuck in a step and was stopped"))
         _end_now(grace_s, after)
 
     signal.signal(signal.SIGALRM, backstop)
@@ -144,7 +140,7 @@ def main(sid: str) -> int:
     pid = os.getpid()
     # Under the decision lock `kill` takes to record a cancel: either the cancel
     # comes first and nothing starts, or `start` does and the cancel follows it.
-    with store.decisions_locked(store.path_for(sid)):
+    with store.locked(store.path_for(sid)):
         if load(sid).final is not None:  # killed between its launch and now
             writer.close()
             out.close()
@@ -164,9 +160,7 @@ def main(sid: str) -> int:
         missing = f"the task uses the value of ${exc.args[0]}, which is not set in this subagent's environment"
     try:
         if task is None:
-            from zapcli.backends.sh import Outcome
-
-            outcome = Outcome("failed", None, missing)
+            outcome = Outcome(Status.FAILED, None, missing)
         elif spawn.get("cli") == "sh":
             from zapcli.backends import sh
 
@@ -190,20 +184,14 @@ def main(sid: str) -> int:
                 signal.setitimer(signal.ITIMER_REAL, 0)
     except Exception as exc:  # the child's catch-all: a result is never lost
         traceback.print_exc(file=sys.stderr)
-        from zapcli.backends.sh import Outcome
-
-        outcome = Outcome("failed", None, f"internal error: {type(exc).__name__}: {exc}")
+        outcome = Outcome(Status.FAILED, None, f"internal error: {type(exc).__name__}: {exc}")
     out.close()
     err.close()
-    fields = {"status": outcome.status, "exit_code": outcome.exit_code, "reason": outcome.reason,
-              "mono": time.monotonic(), "stdout_bytes": out.written, "stderr_bytes": err.written,
-              "stdout_kept": out.kept, "stderr_kept": err.kept}
-    already = load(sid).final
-    if already is None:
-        writer.write_sync("status", fields, retry_s=max(grace_s, 5.0))
+    writer.end(outcome, retry_s=max(grace_s, 5.0), stdout_bytes=out.written,
+               stderr_bytes=err.written, stdout_kept=out.kept, stderr_kept=err.kept)
     writer.close()
     _after_exit(session, sid, workspace, busy=terminated.is_set())
-    return EXIT_OK if outcome.status == "completed" else EXIT_FAILED
+    return EXIT_OK if outcome.status == Status.COMPLETED else EXIT_FAILED
 
 
 def _kill_grace(sid: str, default: float) -> float:

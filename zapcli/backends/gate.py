@@ -60,7 +60,7 @@ class Gate(Policy):
             if time.monotonic() >= self.deadline:
                 # Under the decision lock, so a user's answer landing right now
                 # is either seen here or refused to the user: one decision only.
-                with store.decisions_locked(path):
+                with store.locked(path):
                     answer = _answer(path, req_id)
                     if answer is not None:
                         return answer

@@ -16,22 +16,15 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from zapcli.supervisor.capture import CappedFile, pump
 from zapcli.supervisor.kill import kill_tree
 from zapcli.supervisor.launch import process_create_time
+from zapcli.trail.model import Outcome, Status
 
 PUMP_JOIN_S = 2.0
 # Read the whole task from the pipe on stdin, then run it with stdin /dev/null.
 BOOTSTRAP = 'eval "$(cat)" </dev/null'
-
-
-@dataclass
-class Outcome:
-    status: str  # completed | failed | timeout | cancelled
-    exit_code: int | None
-    reason: str | None
 
 
 def _describe(code: int) -> str:
@@ -96,7 +89,7 @@ def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono:
         if remaining <= 0:
             kill_tree(me, my_ctime, grace_s, include_root=False)
             proc.wait()
-            outcome = Outcome("timeout", None, "deadline reached; the command was killed")
+            outcome = Outcome(Status.TIMEOUT, None, "deadline reached; the command was killed")
             break
         if terminated.is_set():
             # Give the command the same grace the `kill` gives it, then end the tree.
@@ -106,7 +99,7 @@ def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono:
             except subprocess.TimeoutExpired:
                 kill_tree(me, my_ctime, grace, include_root=False)
                 proc.wait()
-            outcome = Outcome("cancelled", proc.returncode,
+            outcome = Outcome(Status.CANCELLED, proc.returncode,
                               "its runner got SIGTERM (not from zapcli kill); the command "
                               + ("then exited" if (proc.returncode or 0) >= 0 else "was ended"))
             break
@@ -114,7 +107,7 @@ def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono:
             code = proc.wait(timeout=min(remaining, 0.2))
         except subprocess.TimeoutExpired:
             continue
-        outcome = Outcome("completed", 0, None) if code == 0 else Outcome("failed", code, _describe(code))
+        outcome = Outcome(Status.COMPLETED, 0, None) if code == 0 else Outcome(Status.FAILED, code, _describe(code))
         break
     # Leftover background jobs of the command would hold the pipes open forever.
     kill_tree(me, my_ctime, min(grace_s, 1.0), include_root=False)

@@ -8,7 +8,6 @@ settled as denied. Several ids are killed in parallel so grace periods overlap.
 
 from __future__ import annotations
 
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -17,6 +16,7 @@ from zapcli.errors import NotFound, UsageError
 from zapcli.ops import session as sessions
 from zapcli.ops.status import load, observe
 from zapcli.trail import store
+from zapcli.trail.model import Outcome, Status
 
 
 @dataclass
@@ -41,18 +41,15 @@ def _record_cancel(sid: str, grace_s: float | None = None) -> tuple[dict | None,
     process record to signal (None when it never started) and whether the
     status was written."""
     path = store.path_for(sid)
-    with store.decisions_locked(path):  # a racing approve cannot land between the two
+    with store.locked(path):  # a racing approve cannot land between the two
         s = load(sid)
-        seq = s.last_seq + 1
         if s.pending_approval is not None:
-            store.append_record(path, "approval_decision", {
+            store.append(path, "approval_decision", {
                 "req_id": s.pending_approval.get("req_id"), "decision": "deny",
-                "reason": "the subagent was killed", "by": "kill"}, seq=seq)
-            seq += 1
-        recorded = store.append_record(path, "status", {
-            "status": "cancelled", "exit_code": None, "reason": "killed by the user",
-            "mono": time.monotonic(), "by": "kill", "grace_s": grace_s}, seq=seq)
-    return s.process or s.start, recorded
+                "reason": "the subagent was killed", "by": "kill"})
+        final, _ours = store.end(path, Outcome(Status.CANCELLED, None, "killed by the user"),
+                                 by="kill", grace_s=grace_s)
+    return s.process or s.start, final is not None
 
 
 def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:

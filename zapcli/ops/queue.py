@@ -21,6 +21,7 @@ from zapcli.ops import session as sessions
 from zapcli.ops.status import View, load, observe
 from zapcli.paths import child_env, ensure_dir, locks_dir
 from zapcli.trail import store
+from zapcli.trail.model import Outcome, Status
 
 LOCK_TIMEOUT_S = 60.0
 
@@ -64,18 +65,16 @@ def launch(sid: str, settings: Settings) -> bool:
     except OSError as exc:
         why = (f"its working directory {cwd} no longer exists" if not os.path.isdir(cwd)
                else f"{exc.strerror or exc}")
-        store.append_record(store.path_for(sid), "status", {
-            "status": "failed", "exit_code": None, "reason": f"could not start: {why}",
-            "mono": time.monotonic()}, seq=s.last_seq + 1)
+        store.end(store.path_for(sid), Outcome(Status.FAILED, None, f"could not start: {why}"))
         return False
     timeout_s = float(spawn.get("timeout_s") or settings.timeout_s)
     from zapcli.trail.records import iso_utc
 
-    ok = store.append_record(store.path_for(sid), "process", {
+    seq = store.append(store.path_for(sid), "process", {
         "pid": pid, "create_time": ctime, "mono": started_mono,
         "deadline": iso_utc(time.time() + timeout_s), "deadline_mono": started_mono + timeout_s,
-    }, seq=s.last_seq + 1)
-    if not ok:
+    })
+    if seq is None:
         raise StateError(f"could not record the process of {sid}: the state directory is not writable")
     return True
 
@@ -119,10 +118,7 @@ def drain(session: str, settings: Settings) -> list[str]:
         for view in waiting:
             ready, failure = _dependency_block(view, settings)
             if failure:
-                s = load(view.id)
-                store.append_record(store.path_for(view.id), "status", {
-                    "status": "failed", "exit_code": None, "reason": failure,
-                    "mono": time.monotonic()}, seq=s.last_seq + 1)
+                store.end(store.path_for(view.id), Outcome(Status.FAILED, None, failure))
                 sessions.deactivate(session, view.id)
                 continue
             if not ready:

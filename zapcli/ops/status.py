@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from zapcli.errors import NotFound
 from zapcli.redact import display
 from zapcli.trail import reader, records, store
+from zapcli.trail.model import Outcome, Status
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -138,9 +139,9 @@ def _append_status(sid: str, s: reader.Summary, status: str, reason: str) -> boo
     """Record what an observer found. False when it could not be written: the
     caller then shows the finding anyway (a dead runner must not read
     `running` forever because the disk is full)."""
-    return store.append_record(store.path_for(sid), "status", {
-        "status": status, "exit_code": None, "reason": reason, "mono": time.monotonic(),
-        "by": "observer"}, seq=s.last_seq + 1)
+    final, _ours = store.end(store.path_for(sid), Outcome(Status(status), None, reason),
+                             by="observer")
+    return final is not None
 
 
 def _unrecorded(sid: str, s: reader.Summary, status: str, reason: str, stall_s: float) -> View:

@@ -41,10 +41,9 @@ def send(sid: str, text: str) -> SteerResult:
         raise ZapcliError(f"{sid} runs the `{view.cli}` backend, which takes no messages", code="wrong_backend")
     if view.terminal:
         raise ZapcliError(f"not delivered: {sid} already ended ({view.status})", code="not_delivered")
-    s = load(sid)
     steer_id = os.urandom(4).hex()
-    if not store.append_record(store.path_for(sid), "steer", {"steer_id": steer_id, "text": text,
-                                                              "delivered": False}, seq=s.last_seq + 1):
+    if store.append(store.path_for(sid), "steer", {"steer_id": steer_id, "text": text,
+                                                   "delivered": False}) is None:
         raise ZapcliError(f"could not write to the trail of {sid}")
     return SteerResult(sid, steer_id, view.status)
 
@@ -68,7 +67,7 @@ def decide(sid: str, req_id: str | None, approve: bool, reason: str | None = Non
         raise ZapcliError(f"{sid} already ended ({view.status}); nothing to decide", code="ended")
     # Check and append under the trail's decision lock: of two racing
     # `approve`/`deny` (or a kill), exactly one decides; the other is told so.
-    with store.decisions_locked(store.path_for(sid)):
+    with store.locked(store.path_for(sid)):
         s = load(sid)
         pending = s.pending_approval
         if s.final is not None:
@@ -80,9 +79,9 @@ def decide(sid: str, req_id: str | None, approve: bool, reason: str | None = Non
             raise ZapcliError(f"{sid} has no pending request {req_id}; pending: "
                               f"{pending.get('req_id')}", code="not_pending")
         decision = "approve" if approve else "deny"
-        store.append_record(store.path_for(sid), "approval_decision", {
+        store.append(store.path_for(sid), "approval_decision", {
             "req_id": pending.get("req_id"), "decision": decision,
             "reason": reason or ("approved by the user" if approve else "denied by the user"),
-            "by": "user"}, seq=s.last_seq + 1)
+            "by": "user"})
     return DecisionResult(sid, str(pending.get("req_id")), decision, str(pending.get("tool")),
                           str(pending.get("summary", "")))

@@ -1,6 +1,9 @@
 """Files of one subagent: paths from a validated id, safe opens, single appends.
 
-Imports `zapcli.ids`, `zapcli.paths`, `zapcli.errors`, `zapcli.trail.records`.
+Imports `zapcli.ids`, `zapcli.paths`, `zapcli.errors`, `zapcli.trail.records`,
+`zapcli.trail.model`. The trail's lock (`locked`), the one append for
+everyone but the batched writer (`append`, seq assigned inside) and the one
+way to end a subagent (`end`) live here.
 Every open refuses symlinks (O_NOFOLLOW) and new files are created with O_EXCL
 and mode 0600, so a planted symlink or a guessed id can never redirect a write.
 """
@@ -10,15 +13,20 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import stat
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import orjson
+
 from zapcli import ids
 from zapcli.errors import NotFound, StateError
 from zapcli.paths import FILE_MODE, ensure_dir, subagents_dir
 from zapcli.trail import records
+from zapcli.trail.model import Outcome, is_terminal
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -26,6 +34,7 @@ if TYPE_CHECKING:
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 def path_for(sid: str, suffix: str = ".jsonl") -> Path:
@@ -63,29 +72,76 @@ def create_exclusive(path: Path) -> int:
 
 def open_append(path: Path) -> int:
     """Open an existing store file for appending without following symlinks."""
-    return os.open(path, os.O_RDWR | os.O_APPEND | _NOFOLLOW | _CLOEXEC)
+    return _regular(os.open(path, os.O_RDWR | os.O_APPEND | _NOFOLLOW | _CLOEXEC | _NONBLOCK), path)
+
+
+def _regular(fd: int, path: Path) -> int:
+    """`fd` when it is a regular file; else close it and raise OSError: a FIFO,
+    socket or device planted in the store is never read or written (opening
+    with O_NONBLOCK means even a FIFO's open cannot hang)."""
+    try:
+        is_file = stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        os.close(fd)
+        raise
+    if not is_file:
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return fd
+
+
+class _Held:
+    """One trail's lock in this process: a re-entrant thread lock around one
+    `flock` on the trail (flock locks belong to an open file, so a second
+    open of the same trail in this process would block on its own lock)."""
+
+    def __init__(self) -> None:
+        self.rlock = threading.RLock()
+        self.fd = -1
+        self.depth = 0
+
+
+_HELD: dict[str, _Held] = {}
+_HELD_GUARD = threading.Lock()
 
 
 @contextmanager
-def decisions_locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive `flock` on the trail itself while deciding an approval.
+def locked(path: Path) -> Iterator[None]:
+    """Hold the trail's lock: exclusive across processes (`flock` on the trail
+    itself) and threads, re-entrant within one thread.
 
-    Everyone who settles a pending request — `approve`, `deny`, `kill` and the
-    child's own deadline — checks "still pending?" and appends the decision
-    under this lock, so exactly one decision is recorded per request. The
-    batched writer never takes it. Raises FileNotFoundError / OSError(ELOOP).
+    Every append (`append`, `end`, the batched writer) and every decision
+    (approve, deny, kill, the child's deadline) happens under it, so seqs are
+    unique and in order, no two writers splice a record, and "still pending?"
+    or "not ended yet?" checks hold until the append. Retention's rewrite
+    takes it too. Raises FileNotFoundError / OSError(ELOOP).
     """
-    fd = open_read(path)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+    key = str(path)
+    with _HELD_GUARD:
+        held = _HELD.setdefault(key, _Held())
+    with held.rlock:
+        if held.depth == 0:
+            fd = open_read(path)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except BaseException:
+                os.close(fd)
+                raise
+            held.fd = fd
+        held.depth += 1
+        try:
+            yield
+        finally:
+            held.depth -= 1
+            if held.depth == 0:
+                os.close(held.fd)  # releases the flock
+                held.fd = -1
 
 
 def open_read(path: Path) -> int:
-    """Open a store file for reading without following symlinks."""
-    return os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+    """Open a store file for reading without following symlinks; only a
+    regular file is opened (OSError otherwise)."""
+    return _regular(os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK), path)
 
 
 def read_bytes(path: Path) -> bytes:
@@ -151,30 +207,93 @@ def create_trail(sid: str, spawn_fields: dict[str, Any], secrets: list[bytes]) -
     return path
 
 
-def append_record(path: Path, rtype: str, fields: dict[str, Any], *, seq: int,
-                  secrets: list[bytes] = (), sync: bool = True, retries: float = 0.0) -> bool:  # type: ignore[assignment]
-    """Append one record from an observer or the spawner (not the batched writer).
+SEQ_WINDOW = 2 * records.MAX_RECORD_BYTES
 
-    Ends a torn fragment first, so no record is glued onto half of another.
-    With `retries` (seconds) a full disk is retried until that time has passed.
-    Returns False when the record could not be written.
+
+def last_seq(fd: int) -> int:
+    """The highest `seq` among the trail's last records (its whole content when
+    the tail holds no complete record, e.g. only a large `spawn` record)."""
+    size = os.fstat(fd).st_size
+    start = max(size - SEQ_WINDOW, 0)
+    best = _max_seq(os.pread(fd, size - start, start), skip_first=start > 0)
+    if best is None and start > 0:
+        best = _max_seq(os.pread(fd, size, 0), skip_first=False)
+    return best or 0
+
+
+def _max_seq(data: bytes, *, skip_first: bool) -> int | None:
+    lines = data.split(b"\n")
+    best = None
+    for line in lines[1:] if skip_first else lines:
+        if not line:
+            continue
+        try:
+            seq = orjson.loads(line).get("seq")
+        except (orjson.JSONDecodeError, AttributeError):
+            continue
+        if isinstance(seq, int) and not isinstance(seq, bool) and (best is None or seq > best):
+            best = seq
+    return best
+
+
+def append(path: Path, rtype: str, fields: dict[str, Any], *, secrets: list[bytes] = (),  # type: ignore[assignment]
+           sync: bool = True, retries: float = 0.0) -> int | None:
+    """Append one record (not through the batched writer), under the trail's
+    lock: its `seq` is the trail's last one plus one. Ends a torn fragment
+    first, so no record is glued onto half of another. With `retries`
+    (seconds) a full disk is retried until that time has passed. Returns the
+    seq written, or None when the record could not be written.
     """
-    line = records.encode(records.make(rtype, seq, fields), list(secrets))
     give_up = time.monotonic() + retries
     while True:
         try:
-            fd = open_append(path)
-        except OSError:
-            return False
-        try:
-            data = (b"\n" + line) if ends_torn(fd) else line
-            write_all(fd, data)
-            if sync:
-                os.fsync(fd)
-            return True
+            with locked(path):
+                fd = open_append(path)
+                try:
+                    seq = last_seq(fd) + 1
+                    line = records.encode(records.make(rtype, seq, fields), list(secrets))
+                    write_all(fd, (b"\n" + line) if ends_torn(fd) else line)
+                    if sync:
+                        os.fsync(fd)
+                    return seq
+                finally:
+                    os.close(fd)
         except OSError as exc:
             if exc.errno != errno.ENOSPC or time.monotonic() >= give_up:
-                return False
-        finally:
-            os.close(fd)
+                return None
         time.sleep(0.2)
+
+
+def first_terminal(path: Path) -> dict[str, Any] | None:
+    """The first terminal `status` record of the trail (the final one), if any."""
+    from zapcli.trail import reader
+
+    for rec in reader.read(path).records:
+        if rec.get("type") == "status" and is_terminal(rec.get("status")):
+            return rec
+    return None
+
+
+def end(path: Path, outcome: Outcome, *, by: str | None = None, retries: float = 0.0,
+        **extra: Any) -> tuple[dict[str, Any] | None, bool]:
+    """End a subagent: append its terminal `status` unless one is already
+    recorded (the first terminal status is final, SPEC §4), under the trail's
+    lock. Returns (the final status record, whether this call wrote it); the
+    record is None when nothing could be written (a full or read-only disk).
+
+    This and `TrailWriter.end` (the runner's own) are the only ways a
+    subagent ends.
+    """
+    fields: dict[str, Any] = {"status": str(outcome.status), "exit_code": outcome.exit_code,
+                              "reason": outcome.reason, "mono": time.monotonic()}
+    if by is not None:
+        fields["by"] = by
+    fields.update(extra)
+    with locked(path):
+        final = first_terminal(path)
+        if final is not None:
+            return final, False
+        seq = append(path, "status", fields, retries=retries)
+    if seq is None:
+        return None, False
+    return {"v": records.SCHEMA_VERSION, "seq": seq, "type": "status", **fields}, True

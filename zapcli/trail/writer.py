@@ -20,6 +20,7 @@ from pathlib import Path
 import orjson
 
 from zapcli.trail import records, store
+from zapcli.trail.model import Outcome
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -135,7 +136,11 @@ class TrailWriter:
 
     def flush(self) -> None:
         """Write everything queued so far (called by the thread every 250 ms)."""
-        with self._lock:
+        if not self._queue:
+            return
+        # The trail's lock before our own (the order everywhere): appends of
+        # other processes and threads never interleave with ours.
+        with store.locked(self.path), self._lock:
             if not self._queue:
                 return
             self._sync_with_others()
@@ -150,7 +155,7 @@ class TrailWriter:
         report is retried until the exit). Returns False if it never landed.
         """
         give_up = time.monotonic() + retry_s
-        with self._lock:
+        with store.locked(self.path), self._lock:
             self._sync_with_others()
             data, count = self._encode_queue()
             line = self._line(rtype, fields, time.time())
@@ -163,6 +168,18 @@ class TrailWriter:
                 if time.monotonic() >= give_up:
                     return False
                 time.sleep(0.2)
+
+    def end(self, outcome: Outcome, *, retry_s: float = 0.0, **extra: Any) -> bool:
+        """The runner's own end: flush, then write the terminal `status` (fsync)
+        unless a terminal status is already recorded — the first one is final
+        (`store.end` is everyone else's). Returns True when this status is it."""
+        fields: dict[str, Any] = {"status": str(outcome.status), "exit_code": outcome.exit_code,
+                                  "reason": outcome.reason, "mono": time.monotonic(), **extra}
+        with store.locked(self.path):
+            if store.first_terminal(self.path) is not None:
+                self.flush()
+                return False
+            return self.write_sync("status", fields, retry_s=retry_s)
 
     def close(self) -> None:
         """Stop the thread, write what is queued, close the file."""

@@ -1,0 +1,159 @@
+"""The trail's typed model: statuses, the frozen `spawn` record, outcomes.
+
+Imports only the standard library. The file format is SPEC §4's; these types
+are how code reads it. `SpawnRecord.from_record` is the one place that knows
+the `spawn` record's defaults, and it never raises: a damaged field falls
+back to its default, so a bad trail affects only its own answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Status(str, Enum):
+    """A subagent's status. Compares, hashes and formats as its string value,
+    so views, JSON documents and lookups keyed by plain strings all agree."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    AWAITING_APPROVAL = "awaiting_approval"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+    LOST = "lost"
+    INTERRUPTED = "interrupted"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    @property
+    def terminal(self) -> bool:
+        return self.value in TERMINAL
+
+    @classmethod
+    def parse(cls, value: object) -> Status | None:
+        """The Status named `value`, or None for anything else."""
+        try:
+            return cls(value)
+        except ValueError:
+            return None
+
+
+TERMINAL = frozenset({"completed", "failed", "timeout", "cancelled", "lost", "interrupted"})
+NON_TERMINAL = ("queued", "running", "awaiting_approval")
+ALL = NON_TERMINAL + ("completed", "failed", "timeout", "cancelled", "lost", "interrupted")
+
+
+def is_terminal(status: object) -> bool:
+    return isinstance(status, str) and status in TERMINAL
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a subagent ended, as its runner (or whoever ends it) records it."""
+
+    status: Status
+    exit_code: int | None = None
+    reason: str | None = None
+
+
+DEFAULT_TIMEOUT_S = 300.0
+DEFAULT_KILL_GRACE_S = 3.0
+DEFAULT_APPROVAL = "workspace"
+DEFAULT_EXECUTOR = "local"
+
+
+def _str(value: Any, default: str = "") -> str:
+    return value if isinstance(value, str) else default
+
+
+def _opt_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _num(value: Any, default: float, *, zero_ok: bool = False) -> float:
+    """A finite positive number (or 0 with `zero_ok`), else `default`."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return default
+    ok = (value >= 0 if zero_ok else value > 0) and value != float("inf")
+    return float(value) if ok else default  # NaN fails both comparisons
+
+
+def _strs(value: Any) -> tuple[str, ...]:
+    return tuple(x for x in value if isinstance(x, str)) if isinstance(value, list) else ()
+
+
+def _dict(value: Any) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None
+
+
+@dataclass(frozen=True)
+class SpawnRecord:
+    """The frozen `spawn` record: what the subagent is, decided at spawn time.
+
+    `raw` is the record itself, for fields only one backend knows."""
+
+    session: str
+    cli: str
+    task: str
+    created: str  # the record's `ts`
+    cwd: str
+    workspace: str
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    kill_grace_s: float = DEFAULT_KILL_GRACE_S
+    approval: str = DEFAULT_APPROVAL
+    unattended: bool = False
+    agent: str | None = None
+    model: str | None = None
+    max_tokens: int | None = None
+    max_concurrent: int | None = None  # None: the observer's setting applies
+    after: tuple[str, ...] = ()
+    writable_roots: tuple[str, ...] = ()
+    executor: str = DEFAULT_EXECUTOR
+    definition: dict[str, Any] | None = None
+    grant: dict[str, Any] | None = None
+    diagnostics: tuple[dict[str, Any], ...] = ()
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_record(cls, rec: dict[str, Any]) -> SpawnRecord:
+        """Read a `spawn` record; every damaged or missing field takes its default."""
+        max_tokens = rec.get("max_tokens")
+        cap = rec.get("max_concurrent")
+        workspace = _str(rec.get("workspace")) or "/"
+        diagnostics = rec.get("diagnostics")
+        return cls(
+            session=_str(rec.get("session")), cli=_str(rec.get("cli")),
+            task=_str(rec.get("task")), created=_str(rec.get("ts")),
+            cwd=_str(rec.get("cwd")) or workspace, workspace=workspace,
+            timeout_s=_num(rec.get("timeout_s"), DEFAULT_TIMEOUT_S),
+            kill_grace_s=_num(rec.get("kill_grace_s"), DEFAULT_KILL_GRACE_S, zero_ok=True),
+            approval=_str(rec.get("approval")) or DEFAULT_APPROVAL,
+            unattended=rec.get("unattended") is True,
+            agent=_opt_str(rec.get("agent")), model=_opt_str(rec.get("model")),
+            max_tokens=max_tokens if isinstance(max_tokens, int) and not isinstance(max_tokens, bool)
+            else None,
+            max_concurrent=cap if isinstance(cap, int) and not isinstance(cap, bool) and cap >= 0
+            else None,
+            after=_strs(rec.get("after")), writable_roots=_strs(rec.get("writable_roots")),
+            executor=_str(rec.get("executor")) or DEFAULT_EXECUTOR,
+            definition=_dict(rec.get("definition")), grant=_dict(rec.get("grant")),
+            diagnostics=tuple(d for d in diagnostics if isinstance(d, dict))
+            if isinstance(diagnostics, list) else (),
+            raw=rec,
+        )
+
+    @property
+    def granted_tools(self) -> list[str]:
+        tools = (self.grant or {}).get("tools")
+        return [t for t in tools if isinstance(t, str)] if isinstance(tools, list) else []
