@@ -12,7 +12,7 @@ PKG = Path(__file__).resolve().parents[1] / "zapcli"
 FORBIDDEN = {
     "trail": {"supervisor", "ops", "cli", "agent", "backends", "providers", "tools"},
     "supervisor": {"trail", "ops", "cli", "agent", "backends", "providers", "tools"},
-    "ops": {"cli", "agent", "providers", "tools", "backends.agent_run", "backends.child"},
+    "ops": {"cli", "agent", "providers", "tools", "backends.agent_run", "runner"},
     "agent": {"trail", "supervisor", "ops", "cli", "backends"},
     "providers": {"trail", "supervisor", "ops", "cli", "backends"},
     "tools": {"trail", "supervisor", "ops", "cli", "backends"},

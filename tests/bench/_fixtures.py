@@ -29,7 +29,7 @@ def make_finished(session: str, n: int, *, cwd: str, seed: int = 1) -> list[str]
     `.out` / `.err` capture files, and session markers (`all` only: a finished
     child deactivates itself). Returns the ids, oldest first."""
     from zapcli import ids
-    from zapcli.ops import session as sessions
+    from zapcli.lifecycle import session as sessions
     from zapcli.paths import state_dir
     from zapcli.trail import records, store
 

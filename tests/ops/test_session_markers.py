@@ -10,8 +10,8 @@ import pytest
 
 from tests.conftest import isolate
 from zapcli.config import Settings
-from zapcli.ops import queue
-from zapcli.ops import session as sessions
+from zapcli.lifecycle import queue
+from zapcli.lifecycle import session as sessions
 from zapcli.paths import state_dir
 
 

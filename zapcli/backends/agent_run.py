@@ -16,10 +16,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from zapcli.backends.base import Backend, RunContext
 from zapcli.backends.gate import Gate
 from zapcli.supervisor.capture import CappedFile
 from zapcli.trail import reader, store
-from zapcli.trail.model import Outcome, Status
+from zapcli.trail.model import Outcome, SpawnRecord, Status
 from zapcli.trail.writer import TrailWriter
 
 
@@ -46,46 +47,55 @@ class SteerInbox:
         return taken
 
 
-def run(sid: str, spawn: dict[str, Any], *, writer: TrailWriter, out: CappedFile, err: CappedFile,
+class AgentBackend(Backend):
+    """`--cli zapcli`: the built-in agent, in the runner's own interpreter."""
+
+    name = "zapcli"
+    in_process = True
+
+    def run(self, ctx: RunContext) -> Outcome:
+        return run(ctx.sid, ctx.spawn, ctx.task, writer=ctx.writer, out=ctx.out,
+                   deadline_mono=ctx.deadline_mono, terminated=ctx.terminated)
+
+
+def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: CappedFile,
         deadline_mono: float, terminated: threading.Event) -> Outcome:
     from zapcli.agent.loop import run_loop
     from zapcli.agent.types import ModelError, ToolContext
+    from zapcli.backends.resolve import search_provider
     from zapcli.capabilities.grant import Grant, open_tools
     from zapcli.capabilities.prompt import assemble_prompt
     from zapcli.config import load_settings
     from zapcli.definitions import Definition
     from zapcli.errors import ConfigError
-    from zapcli.ops.resolve import search_provider
     from zapcli.providers.resolve import build_client
     from zapcli.tools.env import scrubbed_env
     from zapcli.tools.registry import Toolset
 
-    workspace = str(spawn.get("workspace") or "/")
+    workspace = spawn.workspace
     try:
         settings = load_settings(Path(workspace))
-        client = build_client(spawn.get("model"), None, settings.providers, os.environ)
+        client = build_client(spawn.model, None, settings.providers, os.environ)
     except ConfigError as exc:  # edited after spawn: the providers table cannot be trusted
         return Outcome(Status.FAILED, None, f"the config became invalid after spawn: {exc.message}")
     except ModelError as exc:
         return Outcome(Status.FAILED, None, exc.reason)
     client.on_http_error = lambda status, message: writer.append(
         "diagnostic", {"dimension": "model", "name": f"http_{status}", "message": message})
-    definition = Definition.from_dict(spawn["definition"])
-    grant = Grant.from_dict(spawn["grant"])
-    for diag in spawn.get("diagnostics") or []:
+    definition = Definition.from_dict(spawn.definition or {})
+    grant = Grant.from_dict(spawn.grant or {})
+    for diag in spawn.diagnostics:
         writer.append("diagnostic", diag)
-    gate = Gate(sid, writer, mode=str(spawn.get("approval") or "workspace"), workspace=workspace,
-                cwd=str(spawn.get("cwd") or workspace),
-                writable_roots=tuple(spawn.get("writable_roots") or ()),
-                unattended=bool(spawn.get("unattended")), deadline_mono=deadline_mono,
-                terminated=terminated)
+    gate = Gate(sid, writer, mode=spawn.approval, workspace=workspace, cwd=spawn.cwd,
+                writable_roots=spawn.writable_roots, unattended=spawn.unattended,
+                deadline_mono=deadline_mono, terminated=terminated)
     toolset = Toolset(grant.tools, search_provider=search_provider())
     caps = open_tools(grant, approver=gate)
     for diag in caps.diagnostics:
         writer.append("diagnostic", diag)
     env = scrubbed_env(os.environ, definition.env, deny_names=(getattr(client, "api_key_env", ""),))
-    ctx = ToolContext(workspace=workspace, cwd=str(spawn.get("cwd") or workspace), env=env,
-                      writable_roots=tuple(spawn.get("writable_roots") or ()),
+    ctx = ToolContext(workspace=workspace, cwd=spawn.cwd, env=env,
+                      writable_roots=spawn.writable_roots,
                       deadline_monotonic=deadline_mono)
     inbox = SteerInbox(sid)
     at_line_start = [True]
@@ -111,9 +121,9 @@ def run(sid: str, spawn: dict[str, Any], *, writer: TrailWriter, out: CappedFile
         return None
 
     try:
-        result = run_loop(system_prompt=assemble_prompt(definition, grant), task=str(spawn["task"]),
+        result = run_loop(system_prompt=assemble_prompt(definition, grant), task=task,
                           client=client, tools=[*toolset.tools, *caps.tools], sink=sink, ctx=ctx,
-                          max_turns=definition.max_turns, max_tokens=spawn.get("max_tokens"),
+                          max_turns=definition.max_turns, max_tokens=spawn.max_tokens,
                           approver=gate, needs_approval=gate.needs_approval, steer=inbox.take,
                           should_stop=should_stop)
     finally:

@@ -16,7 +16,8 @@ from typing import Any
 
 from zapcli.approvals import Policy
 from zapcli.paths import control_roots
-from zapcli.trail import reader, records, store
+from zapcli.trail import reader, store
+from zapcli.trail.model import is_terminal
 from zapcli.trail.writer import TrailWriter
 
 POLL_S = 0.1
@@ -77,6 +78,6 @@ def _answer(path: Any, req_id: str) -> tuple[bool, str] | None:
     for rec in reader.read(path).records:
         if rec.get("type") == "approval_decision" and rec.get("req_id") == req_id:
             return rec.get("decision") == "approve", str(rec.get("reason") or "")
-        if rec.get("type") == "status" and rec.get("status") in records.TERMINAL_STATUSES:
+        if rec.get("type") == "status" and is_terminal(rec.get("status")):
             return False, "the subagent was stopped"
     return None

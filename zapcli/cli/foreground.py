@@ -87,7 +87,7 @@ def _emit_run(run_id: str, status: str, reason: str | None, report: str | None, 
 def _left_running(sub: Any, run_id: str) -> None:
     """Say which subagents of this run are still running, and how to stop them."""
     from zapcli.errors import NotFound
-    from zapcli.ops.status import observe
+    from zapcli.lifecycle.observe import observe
 
     running = []
     for sid in list(sub.started):
@@ -120,11 +120,11 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     settings = load_settings(workspace)
     from zapcli.agent.loop import run_loop
     from zapcli.agent.types import ModelError, ToolContext
+    from zapcli.backends.resolve import resolve_agent, search_provider
     from zapcli.capabilities.grant import Grant, open_tools
     from zapcli.capabilities.prompt import assemble_prompt
     from zapcli.cli.subagent_tool import SubagentTool
     from zapcli.definitions import Definition
-    from zapcli.ops.resolve import resolve_agent, search_provider
     from zapcli.providers.resolve import build_client
     from zapcli.tools.env import scrubbed_env
     from zapcli.tools.registry import Toolset

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from zapcli.cli.output import escape_controls
+from zapcli.lifecycle.status import View
 from zapcli.ops.fold import CAP_BYTES, Folded
-from zapcli.ops.status import View
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:

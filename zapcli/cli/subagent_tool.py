@@ -149,7 +149,7 @@ class SubagentTool:
     def announcements(self) -> list[str]:
         """One line per subagent of ours that ended since the last call."""
         from zapcli.errors import NotFound
-        from zapcli.ops.status import observe
+        from zapcli.lifecycle.observe import observe
         from zapcli.ops.usage import settle
 
         with self._lock:

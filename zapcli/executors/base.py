@@ -16,9 +16,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Launched:
-    """What `launch` recorded: the `process` record's fields (local: pid and
-    create_time; a cluster: its job id and address) and, for a local runner,
-    the pid to use for kill -0 style checks."""
+    """What `launch` found out, for the `process` record: local, `pid` and
+    `create_time`; a cluster, its job id and address."""
 
     fields: dict[str, Any]
 
@@ -38,6 +37,7 @@ class Signalled:
 
     termed: list[Any] = field(default_factory=list)
     killed: list[Any] = field(default_factory=list)
+    root_alive: bool = False  # the runner itself was still alive when signalled
 
 
 class Executor:

@@ -1,5 +1,6 @@
 """What each command does. Functions return result objects and never print.
 
-Imports `zapcli.trail`, `zapcli.supervisor`, `zapcli.config`, `zapcli.paths`;
-never typer/rich, never the agent, providers, openai or mcp (start-up speed).
+Imports `zapcli.lifecycle`, `zapcli.trail`, `zapcli.executors`, `zapcli.config`,
+`zapcli.paths` and the parent side of `zapcli.backends`; never typer/rich,
+never the agent, providers, openai, mcp or ray (start-up speed).
 """

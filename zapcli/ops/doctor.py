@@ -62,7 +62,7 @@ def run_checks() -> tuple[list[Check], Settings]:
     catalog = discover(workspace)
     diags = [d.one_line() for d in catalog.diagnostics]
     checks.append(Check("definitions", not diags, f"{len(catalog.names())} definitions", diags))
-    from zapcli.ops.resolve import grant_problems
+    from zapcli.backends.resolve import grant_problems
 
     missing = [f"{d.name}: {g['dimension']} {g['name']}: {g['message']}"
                for d in catalog.all() for g in grant_problems(d, workspace)]

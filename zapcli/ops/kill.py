@@ -1,6 +1,6 @@
 """`zapcli kill`: cancel subagents — record first, then signal the whole tree.
 
-Imports `zapcli.ops.status`, `zapcli.ops.session`, `zapcli.supervisor.kill`.
+Imports `zapcli.lifecycle` (observe, queue, session) and the executors.
 The `cancelled` status is appended (fsynced) before any signal, so it is the
 first terminal record whatever the dying child writes. Pending approvals are
 settled as denied. Several ids are killed in parallel so grace periods overlap.
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from zapcli.config import Settings
 from zapcli.errors import NotFound, UsageError
-from zapcli.ops import session as sessions
-from zapcli.ops.status import load, observe
+from zapcli.lifecycle import session as sessions
+from zapcli.lifecycle.observe import load, observe
 from zapcli.trail import store
 from zapcli.trail.model import Outcome, Status
 
@@ -61,7 +61,7 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
         return KillEntry(sid, f"already {view.status}")
     if view.status == "queued":
         # Under the queue lock, so a slot freeing right now cannot start it behind our back.
-        from zapcli.ops.queue import session_lock
+        from zapcli.lifecycle.queue import session_lock
 
         with session_lock(view.session):
             s = load(sid)
@@ -80,13 +80,13 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
     if proc is None:
         sessions.deactivate(view.session, sid)
         return KillEntry(sid, "cancelled", session=view.session)
-    from zapcli.supervisor.kill import kill_tree
+    from zapcli import executors
 
-    report = kill_tree(int(proc["pid"]), float(proc["create_time"]), grace_s)
+    report = executors.get(load(sid).spawn.executor).signal(proc, grace_s)
     sessions.deactivate(view.session, sid)
     sig = "SIGTERM, SIGKILL" if report.killed else "SIGTERM"
     # Stopping it matters more than recording it: it is stopped either way.
-    return KillEntry(sid, "cancelled" if recorded else "killed", pid=int(proc["pid"]),
+    return KillEntry(sid, "cancelled" if recorded else "killed", pid=proc.get("pid"),
                      signals=sig if report.root_alive else None, session=view.session,
                      error=None if recorded else f"{sid}: {NOT_RECORDED}")
 
@@ -120,7 +120,7 @@ def _start_queued(entries: list[KillEntry], settings: Settings) -> None:
     """Killing freed slots. The killed supervisor drains its queue as it exits,
     unless it needed SIGKILL: then nobody would until the next observer, so the
     killer does it (§6.4: whoever observes a free slot)."""
-    from zapcli.ops import queue
+    from zapcli.lifecycle import queue
 
     for session in {e.session for e in entries if e.session and e.outcome in STOPPED}:
         try:

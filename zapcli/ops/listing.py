@@ -1,6 +1,6 @@
 """`zapcli list`: this session's subagents (or every session's), newest first.
 
-Imports `zapcli.ops.status`, `zapcli.ops.session`, `zapcli.ops.queue`.
+Imports `zapcli.lifecycle`.
 `--all` scans the subagents folder; a session's list reads only its members.
 """
 
@@ -11,13 +11,12 @@ import os
 from zapcli import ids as idmod
 from zapcli.config import Settings
 from zapcli.errors import NotFound, StateError, UsageError
-from zapcli.ops import queue
-from zapcli.ops import session as sessions
-from zapcli.ops.status import View, observe
+from zapcli.lifecycle import queue
+from zapcli.lifecycle import session as sessions
+from zapcli.lifecycle.observe import observe
+from zapcli.lifecycle.status import View
 from zapcli.paths import state_dir, subagents_dir
-from zapcli.trail.records import NON_TERMINAL_STATUSES, TERMINAL_STATUSES
-
-STATUSES = NON_TERMINAL_STATUSES + TERMINAL_STATUSES
+from zapcli.trail.model import ALL as STATUSES
 
 
 def _all_ids() -> list[str]:

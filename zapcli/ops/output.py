@@ -1,6 +1,6 @@
 """`zapcli output`: the whole captured output, unfolded, optionally followed.
 
-Imports `zapcli.ops.status`, `zapcli.trail.store`. Yields raw byte chunks; the
+Imports `zapcli.lifecycle`, `zapcli.trail.store`. Yields raw byte chunks; the
 CLI decides how to show them.
 """
 
@@ -10,7 +10,7 @@ import os
 import time
 from collections.abc import Iterator
 
-from zapcli.ops.status import load, observe
+from zapcli.lifecycle.observe import load, observe
 from zapcli.trail import store
 
 FOLLOW_TICK_S = 0.25
@@ -51,7 +51,7 @@ def chunks(sid: str, *, stderr: bool = False, follow: bool = False) -> Iterator[
 
 def _kick(session: str) -> None:
     from zapcli.config import load_settings
-    from zapcli.ops import queue
+    from zapcli.lifecycle import queue
 
     try:
         queue.drain(session, load_settings(lenient=True))

@@ -1,6 +1,6 @@
 """`zapcli poll` and `zapcli wait`: observe named subagents until terminal.
 
-Imports `zapcli.ops.status`, `zapcli.ops.queue`, `zapcli.ops.fold`. Each id
+Imports `zapcli.lifecycle`, `zapcli.lifecycle.queue`, `zapcli.ops.fold`. Each id
 answers on its own: an unknown or malformed id is an entry with an error and
 never affects the others. Explicit ids work from any session.
 """
@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 
 from zapcli.config import Settings
 from zapcli.errors import NotFound, UsageError
-from zapcli.ops import queue
+from zapcli.lifecycle import queue
+from zapcli.lifecycle.observe import observe
+from zapcli.lifecycle.status import View
 from zapcli.ops.fold import Folded, fold_file, tail_text
-from zapcli.ops.status import View, observe
 from zapcli.ops.usage import settle
 from zapcli.trail import store
 

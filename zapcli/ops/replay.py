@@ -1,6 +1,6 @@
 """`zapcli replay`: the trail, record by record, whatever became of the process.
 
-Imports `zapcli.ops.status`, `zapcli.trail`. Returns parsed entries (records,
+Imports `zapcli.lifecycle`, `zapcli.trail`. Returns parsed entries (records,
 corrupt-line markers) and a note when a torn last line was skipped.
 """
 

@@ -1,6 +1,6 @@
 """`zapcli spawn`: validate, write the frozen `spawn` record, start or queue.
 
-Imports `zapcli.ops.queue`, `zapcli.ops.session`, `zapcli.trail`, `zapcli.config`.
+Imports `zapcli.lifecycle.queue`, `zapcli.lifecycle.session`, `zapcli.trail`, `zapcli.config`.
 Every check runs before anything is created: a refused spawn leaves no trail,
 no marker, no process (SPEC §3 spawn).
 """
@@ -14,16 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zapcli import ids
+from zapcli.backends import NAMES as BACKENDS
 from zapcli.config import APPROVAL_MODES, Settings, load_settings
 from zapcli.errors import UsageError, ZapcliError
-from zapcli.ops import queue
-from zapcli.ops import session as sessions
+from zapcli.lifecycle import queue
+from zapcli.lifecycle import session as sessions
 from zapcli.paths import subagents_dir, workspace_of
 from zapcli.redact import display, mark, secret_values
 from zapcli.trail import records, store
 
 MAX_TASK_BYTES = 1024 * 1024
-BACKENDS = ("zapcli", "sh")
 
 
 @dataclass
@@ -100,14 +100,11 @@ def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
 
 def _backend_fields(req: SpawnRequest, workspace: Path, settings: Settings) -> tuple[dict, tuple[str, ...]]:
     """Definition, model and warnings for the chosen backend (resolved before any fork)."""
-    if req.cli == "sh":
-        if req.agent or req.model or req.unattended or req.max_tokens or req.approval:
-            raise UsageError("--agent, --model, --approval, --max-tokens and --unattended apply to "
-                             "--cli zapcli only; drop them for --cli sh")
-        return {"agent": None, "model": None, "definition": None}, ()
-    from zapcli.ops.resolve import resolve_agent
+    from zapcli.backends.resolve import spawn_fields
 
-    return resolve_agent(req.agent, req.model, workspace, settings)
+    return spawn_fields(req.cli, agent=req.agent, model=req.model, approval=req.approval,
+                        unattended=req.unattended, max_tokens=req.max_tokens,
+                        workspace=workspace, settings=settings)
 
 
 def _maybe_collect(settings: Settings) -> None:
@@ -121,7 +118,7 @@ def _maybe_collect(settings: Settings) -> None:
     except OSError:
         return
     if count > settings.max_kept:
-        from zapcli.ops.gc import collect
+        from zapcli.lifecycle.retention import collect
 
         collect(settings, opportunistic=True)
 
@@ -172,8 +169,8 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     _maybe_collect(settings)
-    from zapcli.ops.status import load, to_view
+    from zapcli.lifecycle.observe import load, view_of
 
-    view = to_view(sid, load(sid))
+    view = view_of(sid, load(sid))
     return SpawnResult(id=sid, status=view.status, cli=req.cli, task=display(mark(task)),
                        created=records.iso_utc(now), warnings=warnings, agent=view.agent)

@@ -1,6 +1,6 @@
 """`zapcli send`, `approve`, `deny`: messages to a running subagent through its trail.
 
-Imports `zapcli.ops.status`, `zapcli.trail`. Each appends one record; the child
+Imports `zapcli.lifecycle`, `zapcli.trail`. Each appends one record; the child
 reads its trail before each model call (steer) and every 100 ms while waiting
 for a decision (approvals), so no extra channel is needed.
 """
@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 
 from zapcli.errors import UsageError, ZapcliError
-from zapcli.ops.status import load, observe
+from zapcli.lifecycle.observe import load, observe
 from zapcli.trail import store
 
 MAX_MESSAGE_BYTES = 32 * 1024

@@ -1,6 +1,6 @@
 """`zapcli usage` and settlement (SPEC §9).
 
-Imports `zapcli.ledger`, `zapcli.ops.status`, `zapcli.ops.session`. Collecting a
+Imports `zapcli.ledger`, `zapcli.lifecycle`, `zapcli.lifecycle.session`. Collecting a
 terminal subagent (poll, wait, usage, the parent's subagent tool) settles its
 token totals into its parent run — its session — exactly once.
 """
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from zapcli import ledger
 from zapcli.errors import NotFound, StateError
-from zapcli.ops import session as sessions
-from zapcli.ops.status import View, observe
+from zapcli.lifecycle import session as sessions
+from zapcli.lifecycle.observe import observe
+from zapcli.lifecycle.status import View
 
 
 def settle(view: View, *, strict: bool = False) -> bool:

@@ -1,6 +1,6 @@
 """The tolerant trail reader and the per-trail summary status is derived from.
 
-Imports `zapcli.trail.records`, `zapcli.trail.store`. Reads on demand only. A
+Imports `zapcli.trail.model`, `zapcli.trail.store`. Reads on demand only. A
 torn last line (a crash mid-write) is skipped and reported; a corrupt line in
 the middle is kept as a `corrupt` entry and reading goes on. The FIRST terminal
 `status` record is final (SPEC §4), so a killer and a dying child cannot
@@ -14,7 +14,8 @@ from pathlib import Path
 
 import orjson
 
-from zapcli.trail import records, store
+from zapcli.trail import store
+from zapcli.trail.model import SpawnRecord, is_terminal
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def read(path: Path) -> Trail:
 class Summary:
     """What poll/list/wait need from one trail, gathered in one pass."""
 
-    spawn: dict[str, Any]
+    spawn: SpawnRecord
     process: dict[str, Any] | None = None  # the latest `process` record
     start: dict[str, Any] | None = None
     final: dict[str, Any] | None = None  # the first terminal `status` record
@@ -85,7 +86,7 @@ def summarize(trail: Trail) -> Summary | None:
     recs = trail.records
     if not recs or recs[0].get("type") != "spawn":
         return None
-    s = Summary(spawn=recs[0], torn=bool(trail.torn_tail))
+    s = Summary(spawn=SpawnRecord.from_record(recs[0]), torn=bool(trail.torn_tail))
     s.corrupt = len(trail.entries) - len(recs)
     pending: dict[str, dict[str, Any]] = {}
     for rec in recs[1:]:
@@ -98,7 +99,7 @@ def summarize(trail: Trail) -> Summary | None:
         elif rtype == "start":
             s.start = rec
         elif rtype == "status":
-            if s.final is None and rec.get("status") in records.TERMINAL_STATUSES:
+            if s.final is None and is_terminal(rec.get("status")):
                 s.final = rec
         elif rtype == "report":
             s.report = rec.get("text")

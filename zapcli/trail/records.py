@@ -21,8 +21,6 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 MAX_RECORD_BYTES = 64 * 1024
 TOOL_RESULT_MAX_BYTES = 16 * 1024
-TERMINAL_STATUSES = ("completed", "failed", "timeout", "cancelled", "lost", "interrupted")
-NON_TERMINAL_STATUSES = ("queued", "running", "awaiting_approval")
 UNCAPPED_TYPES = frozenset({"spawn"})
 
 

@@ -28,9 +28,9 @@ def _emit(json: bool, doc: dict, lines: list[tuple[str, str]]) -> int:
 
 
 def list_(json: bool = False) -> int:
+    from zapcli.backends.resolve import grant_problems
     from zapcli.definitions import discover
     from zapcli.definitions.manage import list_agents
-    from zapcli.ops.resolve import grant_problems
 
     catalog = discover(_ws())
     res = list_agents(_ws(), session_default=load_settings(_ws(), lenient=True).model,
@@ -74,7 +74,7 @@ def show(name: str, json: bool = False) -> int:
     lines += [("red", f"  ! {escape_controls(x.one_line())}") for x in res.diagnostics]
     grant_diags: list[dict] = []
     if d is not None:
-        from zapcli.ops.resolve import grant_problems
+        from zapcli.backends.resolve import grant_problems
 
         grant_diags = grant_problems(d, _ws())
         lines += [("yellow", f"  ! {_grant_line(g)}") for g in grant_diags]

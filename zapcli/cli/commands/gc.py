@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from zapcli.cli.output import emit_json, emit_lines
 from zapcli.config import load_settings
-from zapcli.ops.gc import collect
+from zapcli.lifecycle.retention import collect
 
 
 def execute(dry_run: bool = False, json: bool = False) -> int:

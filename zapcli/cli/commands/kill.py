@@ -18,7 +18,7 @@ def execute(ids: list[str] | None = None, grace: float | None = None, all: bool 
         emit_lines(kill_lines(entries))
     if all and not entries:
         from zapcli.cli.hints import other_sessions
-        from zapcli.ops import session
+        from zapcli.lifecycle import session
 
         other_sessions(session.current())
     return missing_ids_exit([e.error or f"{e.id} does not exist" for e in entries

@@ -12,7 +12,7 @@ def execute(id: str, stderr: bool = False, follow: bool = False, raw: bool = Fal
             json: bool = False) -> int:
     if json:
         data = b"".join(chunks(id, stderr=stderr, follow=follow))
-        from zapcli.ops.status import observe
+        from zapcli.lifecycle.observe import observe
 
         view = observe(id)
         written = (view.stderr_written if stderr else view.stdout_written) or len(data)
@@ -35,8 +35,8 @@ def execute(id: str, stderr: bool = False, follow: bool = False, raw: bool = Fal
 def _note_truncation(sid: str, stderr: bool) -> None:
     import sys
 
+    from zapcli.lifecycle.observe import observe
     from zapcli.ops.fold import CAP_BYTES
-    from zapcli.ops.status import observe
     from zapcli.trail import store
 
     view = observe(sid)

@@ -13,7 +13,7 @@ def execute(task: str | None = None, subagent: bool = False, id: str | None = No
     if subagent:
         if not id:
             raise UsageError("run --subagent needs --id ID (it is started by `zapcli spawn`)")
-        from zapcli.backends.child import main
+        from zapcli.runner.main import main
 
         return main(id)
     from zapcli.cli.foreground import run_foreground

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from zapcli.cli.output import emit_json, emit_text
-from zapcli.ops import session as sessions
+from zapcli.lifecycle import session as sessions
 
 
 def execute(json: bool = False) -> int:

@@ -1,7 +1,7 @@
 """The daemonless queue (SPEC §6.4) and `--after` dependencies.
 
-Imports `zapcli.ops.status`, `zapcli.ops.session`, `zapcli.supervisor`,
-`zapcli.trail`. Whoever observes a free slot (spawn, poll, list, wait, a
+Imports `zapcli.lifecycle.observe`, `zapcli.lifecycle.session`,
+`zapcli.executors`, `zapcli.trail`. Whoever observes a free slot (spawn, poll, list, wait, a
 finishing child) calls `drain`, which starts queued subagents in creation
 order under the session's file lock, so each is started exactly once.
 """
@@ -16,12 +16,14 @@ from contextlib import contextmanager
 
 from zapcli.config import Settings
 from zapcli.errors import NotFound, StateError
+from zapcli.lifecycle import session as sessions
+from zapcli.lifecycle.observe import load, observe
+from zapcli.lifecycle.status import View
 from zapcli.locks import LockTimeout, exclusive
-from zapcli.ops import session as sessions
-from zapcli.ops.status import View, load, observe
 from zapcli.paths import child_env, ensure_dir, locks_dir
 from zapcli.trail import store
 from zapcli.trail.model import Outcome, Status
+from zapcli.trail.records import iso_utc
 
 LOCK_TIMEOUT_S = 60.0
 
@@ -43,35 +45,33 @@ def child_argv(sid: str) -> list[str]:
 
 
 def launch(sid: str, settings: Settings) -> bool:
-    """Start the child of a queued subagent and append its `process` record.
+    """Start the runner of a queued subagent through its executor and append
+    its `process` record.
 
     Returns False when it cannot be started (its folder was removed while it
     waited, the machine is out of processes...): it is then recorded `failed`
     with the reason, so it never blocks the queue behind it. Raises StateError
     when the `process` record cannot be written.
     """
-    from zapcli.supervisor.launch import launch_detached
+    from zapcli import executors
 
-    s = load(sid)
-    spawn = s.spawn
+    spawn = load(sid).spawn
     env = child_env(dict(os.environ))
-    env["ZAPCLI_SESSION"] = str(spawn.get("session", ""))
+    env["ZAPCLI_SESSION"] = spawn.session
     env.pop("ZAPCLI_SUBAGENT_ID", None)
     started_mono = time.monotonic()
-    cwd = str(spawn.get("cwd") or "/")
+    cwd = spawn.cwd or "/"
     try:
-        pid, ctime = launch_detached(child_argv(sid), env=env, cwd=cwd,
-                                     stderr_path=store.path_for(sid, ".err"))
+        launched = executors.get(spawn.executor).launch(
+            sid, child_argv(sid), env=env, cwd=cwd, stderr_path=store.path_for(sid, ".err"))
     except OSError as exc:
         why = (f"its working directory {cwd} no longer exists" if not os.path.isdir(cwd)
                else f"{exc.strerror or exc}")
         store.end(store.path_for(sid), Outcome(Status.FAILED, None, f"could not start: {why}"))
         return False
-    timeout_s = float(spawn.get("timeout_s") or settings.timeout_s)
-    from zapcli.trail.records import iso_utc
-
+    timeout_s = spawn.timeout_s
     seq = store.append(store.path_for(sid), "process", {
-        "pid": pid, "create_time": ctime, "mono": started_mono,
+        **launched.fields, "mono": started_mono,
         "deadline": iso_utc(time.time() + timeout_s), "deadline_mono": started_mono + timeout_s,
     })
     if seq is None:
@@ -125,7 +125,8 @@ def drain(session: str, settings: Settings) -> list[str]:
                 continue
             # The cap it was spawned under, not the observer's: a `poll` run with
             # other settings must not start it early.
-            cap = load(view.id).spawn.get("max_concurrent", settings.max_concurrent)
+            cap = load(view.id).spawn.max_concurrent
+            cap = settings.max_concurrent if cap is None else cap
             if cap and running >= cap:
                 continue
             if not launch(view.id, settings):

@@ -1,4 +1,6 @@
-"""Spawn-time resolution for the built-in agent: definition, model, grant.
+"""Spawn-time resolution, the parent side of each backend: for the built-in
+agent its definition, model and grant; for `sh` a check that no agent option
+was given.
 
 Imports `zapcli.definitions`, `zapcli.capabilities`, `zapcli.tools.registry`
 (names only). Everything is resolved in the parent before any fork and frozen
@@ -59,3 +61,21 @@ def grant_problems(definition: Any, workspace: Path) -> list[dict[str, str]]:
 
     return list(build_grant(definition, workspace, available_tools=available_tools(
         search_provider=search_provider())).diagnostics)
+
+
+AGENT_ONLY = ("--agent, --model, --approval, --max-tokens and --unattended apply to "
+              "--cli zapcli only; drop them for --cli sh")
+
+
+def spawn_fields(cli: str, *, agent: str | None, model: str | None, approval: str | None,
+                 unattended: bool, max_tokens: int | None, workspace: Path,
+                 settings: Settings) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The backend's fields of the `spawn` record and the warnings for the
+    caller, resolved before anything is created. Raises ZapcliError."""
+    if cli == "sh":
+        from zapcli.errors import UsageError
+
+        if agent or model or unattended or max_tokens or approval:
+            raise UsageError(AGENT_ONLY)
+        return {"agent": None, "model": None, "definition": None}, ()
+    return resolve_agent(agent, model, workspace, settings)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import orjson
 
-from zapcli.trail import reader, records, retention
+from zapcli.trail import reader, records
+from zapcli.trail import trim as retention
 
 
 def _line(rtype, seq, **fields):

@@ -1,6 +1,6 @@
 """The current session (SPEC §1) and its on-disk membership index.
 
-Imports `zapcli.paths`. A session is `ZAPCLI_SESSION`, else the caller's
+Imports `zapcli.paths`, `zapcli.supervisor.launch` (the session leader's start time). A session is `ZAPCLI_SESSION`, else the caller's
 terminal session: `os.getsid(0)` plus that leader's start time, so a reused
 sid is a new session. When the leader lies outside this PID namespace
 (`getsid` answers 0, as in containers and CI sandboxes) the outermost

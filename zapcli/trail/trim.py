@@ -16,6 +16,7 @@ import orjson
 
 from zapcli.paths import FILE_MODE
 from zapcli.trail import records, store
+from zapcli.trail.model import is_terminal
 
 TRIM_OVER_BYTES = 5 * 1024 * 1024
 KEEP_BYTES = 1024 * 1024
@@ -41,7 +42,7 @@ def trim(path: Path, *, over: int = TRIM_OVER_BYTES, keep: int = KEEP_BYTES) -> 
         rtype = rec.get("type")
         if rtype in ("spawn", "process"):
             head.append(line)
-        elif rtype == "status" and rec.get("status") in records.TERMINAL_STATUSES:
+        elif rtype == "status" and is_terminal(rec.get("status")):
             keepers.setdefault("status", line)
         elif rtype == "report":
             keepers["report"] = line

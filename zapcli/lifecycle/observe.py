@@ -1,0 +1,122 @@
+"""The observer (SPEC §6.2): read a trail, gather the facts, derive the
+status, and act on what was found.
+
+Imports `zapcli.lifecycle.status`, `zapcli.executors`, `zapcli.trail`.
+Observing may act, as the spec requires: a dead runner with no terminal
+record gets a sticky `lost` / `interrupted` status (and what is left of its
+work is ended), and one alive past its deadline by more than 10 s is killed
+and recorded `timeout`. Both go through `store.end`, so the first terminal
+status wins whoever else is ending it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from zapcli.errors import NotFound
+from zapcli.lifecycle.status import Facts, Finding, View, apply, derive, to_view
+from zapcli.trail import reader, store
+from zapcli.trail.model import Outcome
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
+
+    from zapcli.executors.base import Executor
+
+
+def load(sid: str) -> reader.Summary:
+    """Read and summarise a trail. Raises NotFound for a bad or unknown id."""
+    path = store.path_for(sid)
+    try:
+        trail = reader.read(path)
+    except (FileNotFoundError, NotADirectoryError):
+        raise NotFound(f"{sid} does not exist") from None
+    except OSError:  # a symlink or FIFO planted in place of a trail is not a trail
+        raise NotFound(f"{sid} does not exist") from None
+    summary = reader.summarize(trail)
+    if summary is None:
+        raise NotFound(f"{sid} does not exist (its trail has no spawn record)")
+    return summary
+
+
+def _activity_age(sid: str) -> float | None:
+    newest = 0.0
+    for suffix in (".jsonl", ".out", ".err"):
+        try:
+            newest = max(newest, os.stat(store.path_for(sid, suffix), follow_symlinks=False).st_mtime)
+        except OSError:
+            continue
+    return time.time() - newest if newest else None
+
+
+def _executor(s: reader.Summary) -> Executor:
+    from zapcli import executors
+
+    return executors.get(s.spawn.executor)
+
+
+def facts_for(sid: str, s: reader.Summary, *, stall_s: float = 0.0) -> Facts:
+    """The facts `derive` needs: asks the executor only for a runner that has
+    started and not ended (a finished subagent costs no process check)."""
+    now = time.monotonic()
+    age = _activity_age(sid) if stall_s > 0 and s.final is None else None
+    proc = s.process or s.start
+    if s.final is not None or proc is None:
+        return Facts(None, now, activity_age=age)
+    live = _executor(s).alive(proc)
+    boot = 0.0
+    if live.alive is False:
+        from zapcli.supervisor.liveness import boot_time
+
+        boot = boot_time()
+    return Facts(live.alive, now, boot, age, live.reason)
+
+
+def view_of(sid: str, s: reader.Summary, *, stall_s: float = 0.0) -> View:
+    """The view of a summary without asking any executor (a spawn's own answer)."""
+    return to_view(sid, s, Facts(None, time.monotonic()), stall_s=stall_s)
+
+
+def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> View:
+    """Derive the current status of `sid` (SPEC §6.2), acting where required.
+
+    Raises NotFound for an invalid or unknown id.
+    """
+    s = load(sid)
+    view, finding = derive(sid, s, facts_for(sid, s, stall_s=stall_s), stall_s=stall_s)
+    if finding is None:
+        return view
+    if not finding.overdue:
+        s = load(sid)  # closes the race with the runner's final flush
+        view, finding = derive(sid, s, facts_for(sid, s, stall_s=stall_s), stall_s=stall_s)
+        if finding is None:
+            return view
+    return _act(sid, s, view, finding, stall_s=stall_s, kill_grace_s=kill_grace_s)
+
+
+def _act(sid: str, s: reader.Summary, view: View, finding: Finding, *, stall_s: float,
+         kill_grace_s: float) -> View:
+    """Record what was found, end what is left of the runner's work, free its slot."""
+    final, _ours = store.end(store.path_for(sid), Outcome(finding.status, None, finding.reason),
+                             by="observer")
+    proc: dict[str, Any] = s.process or s.start or {}
+    if finding.overdue:
+        _executor(s).signal(proc, kill_grace_s)
+    elif finding.status == "lost":  # its work may outlive it (re-parented to init)
+        _executor(s).signal(proc, min(kill_grace_s, 1.0))
+    if final is None:
+        return apply(view, finding, recorded=False)
+    forget_active(sid, s)
+    fresh = load(sid)
+    return to_view(sid, fresh, Facts(None, time.monotonic()), stall_s=stall_s)
+
+
+def forget_active(sid: str, s: reader.Summary) -> None:
+    """A runner that died or was stopped by an observer cannot clear its
+    session's active marker: do it for it."""
+    from zapcli.lifecycle import session as sessions
+
+    if s.spawn.session:
+        sessions.deactivate(s.spawn.session, sid)

@@ -1,0 +1,111 @@
+"""Retention (SPEC §6.3): trim big trails, keep at most `max_kept` subagents.
+
+Imports `zapcli.lifecycle.observe`, `zapcli.lifecycle.session`, `zapcli.trail`. Runs only
+while no subagent is running, under a file lock; counts by scanning the
+directory; deletes the oldest finished subagents first; never touches a
+running one.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from zapcli import ids
+from zapcli.config import Settings
+from zapcli.errors import NotFound
+from zapcli.lifecycle import session as sessions
+from zapcli.lifecycle.observe import observe
+from zapcli.locks import LockTimeout, exclusive
+from zapcli.paths import ensure_dir, locks_dir, subagents_dir
+from zapcli.trail import store
+from zapcli.trail import trim as retention
+
+
+@dataclass
+class GcResult:
+    kept: int = 0
+    deleted: list[str] = field(default_factory=list)
+    trimmed: dict[str, int] = field(default_factory=dict)  # id -> bytes dropped
+    skipped_reason: str | None = None
+    dry_run: bool = False
+
+
+def _ids_on_disk() -> list[str]:
+    try:
+        names = os.listdir(subagents_dir())
+    except FileNotFoundError:
+        return []
+    return sorted(n[:-6] for n in names if n.endswith(".jsonl") and ids.is_valid(n[:-6]))
+
+
+def _running() -> list[str]:
+    busy = []
+    for _key, sid in sessions.all_active():
+        try:
+            if not observe(sid).terminal:
+                busy.append(sid)
+        except NotFound:
+            continue
+    return busy
+
+
+def collect(settings: Settings, *, dry_run: bool = False, opportunistic: bool = False) -> GcResult:
+    """Apply retention now. `opportunistic` returns quietly when busy."""
+    result = GcResult(dry_run=dry_run)
+    path = ensure_dir(locks_dir()) / "retention.lock"
+    try:
+        with exclusive(path, 2 if opportunistic else 30):  # brief: a spawn may be checking
+            busy = _running()
+            if busy:
+                result.skipped_reason = f"{len(busy)} subagent(s) running; retention runs only when none is"
+                result.kept = len(_ids_on_disk())
+                return result
+            _apply(settings, result, dry_run)
+    except LockTimeout:
+        result.skipped_reason = "another retention run holds the lock"
+    return result
+
+
+def _orphan_captures() -> list[str]:
+    """`<id>.out` / `<id>.err` whose trail is gone (deleted by hand)."""
+    try:
+        names = set(os.listdir(subagents_dir()))
+    except OSError:
+        return []
+    return sorted(n for n in names if n[-4:] in (".out", ".err") and ids.is_valid(n[:-4])
+                  and f"{n[:-4]}.jsonl" not in names)
+
+
+def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
+    for name in _orphan_captures():
+        if not dry_run:
+            (subagents_dir() / name).unlink(missing_ok=True)
+    ids_ = _ids_on_disk()
+    finished: list[tuple[float, str, str]] = []  # (mtime, id, session)
+    unreadable = 0  # no spawn record (damaged by hand): never deleted, and not counted
+    for sid in ids_:
+        try:
+            view = observe(sid)
+        except NotFound:
+            unreadable += 1
+            continue
+        if not view.terminal:
+            continue
+        path = store.path_for(sid)
+        try:
+            stat = os.stat(path, follow_symlinks=False)
+        except OSError:
+            continue
+        finished.append((stat.st_mtime, sid, view.session))
+        if stat.st_size > retention.TRIM_OVER_BYTES:
+            result.trimmed[sid] = stat.st_size - retention.KEEP_BYTES if dry_run else retention.trim(path)
+    excess = len(ids_) - unreadable - settings.max_kept if settings.max_kept else 0  # 0 = keep all
+    finished.sort()
+    for _mtime, sid, session in finished[:max(excess, 0)]:
+        result.deleted.append(sid)
+        if not dry_run:
+            for suffix in (".jsonl", ".out", ".err"):
+                store.path_for(sid, suffix).unlink(missing_ok=True)
+            sessions.forget(session, sid)
+    result.kept = len(ids_) - len(result.deleted)  # with --dry-run: what would be kept

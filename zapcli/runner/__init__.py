@@ -1,0 +1,7 @@
+"""The runner: `zapcli run --subagent --id ID`, the process an executor starts
+for one subagent. It claims the subagent, writes `start`, runs its backend,
+guards the deadline, and ends it through the trail whatever happens.
+
+Imports `zapcli.trail`, `zapcli.supervisor`, `zapcli.lifecycle` (queue drain
+and retention at exit) and `zapcli.backends`; never `zapcli.ops` or `zapcli.cli`.
+"""

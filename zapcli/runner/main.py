@@ -1,0 +1,185 @@
+"""`zapcli run --subagent --id ID`: the runner's main.
+
+Imports `zapcli.trail`, `zapcli.supervisor`, `zapcli.backends` (the seam; each
+backend lazily), `zapcli.runner.guard`, and `zapcli.lifecycle` (queue drain,
+retention) at exit. Reads its task from its own `spawn` record (never argv),
+writes `start`, runs the backend, and ends the subagent synchronously (fsync)
+before it exits, whatever happens.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+
+from zapcli import backends
+from zapcli.backends.base import RunContext
+from zapcli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from zapcli.lifecycle.observe import load
+from zapcli.redact import secret_values
+from zapcli.runner import guard
+from zapcli.supervisor.capture import CappedFile
+from zapcli.supervisor.launch import process_create_time
+from zapcli.trail import store
+from zapcli.trail.model import Outcome, SpawnRecord, Status
+from zapcli.trail.writer import TrailWriter
+
+
+def _open_capture(sid: str, suffix: str, secrets: list[bytes]) -> CappedFile:
+    path = store.path_for(sid, suffix)
+    try:
+        fd = store.create_exclusive(path)
+    except FileExistsError:
+        fd = store.open_append(path)
+    return CappedFile(fd, secrets)
+
+
+CLAIM_WAIT_S = 5.0
+
+
+def _claim(sid: str) -> str | None:
+    """None when this process is the one zapcli launched for `sid`, else why not.
+
+    The launcher appends a `process` record naming our pid right after the
+    fork; running `run --subagent` by hand on a live or queued subagent would
+    run its task twice, so it is refused.
+    """
+    from zapcli.supervisor.liveness import is_alive
+
+    me = os.getpid()
+    give_up = time.monotonic() + CLAIM_WAIT_S
+    while True:
+        s = load(sid)
+        if s.final is not None:
+            return f"{sid} already ended ({s.final.get('status')})"
+        for rec in (s.start, s.process):
+            if rec and rec.get("pid") != me and is_alive(rec.get("pid"), rec.get("create_time")):
+                return f"{sid} is already running (pid {rec.get('pid')})"
+        if s.process and s.process.get("pid") == me:
+            return None
+        if time.monotonic() > give_up:
+            return (f"{sid} was not launched for this process; `run --subagent` is started by "
+                    "`zapcli spawn` and the queue, not by hand")
+        time.sleep(0.02)
+
+
+def _start(sid: str, spawn: SpawnRecord, writer: TrailWriter, started_mono: float,
+           deadline: float) -> bool:
+    """Write `start`, under the trail's lock `kill` takes to record a cancel:
+    either the cancel comes first and nothing starts (False), or `start` does
+    and the cancel follows it."""
+    pid = os.getpid()
+    with store.locked(store.path_for(sid)):
+        if load(sid).final is not None:  # killed between its launch and now
+            return False
+        writer.write_sync("start", {"pid": pid, "create_time": process_create_time(pid),
+                                    "mono": started_mono, "deadline_mono": deadline,
+                                    "definition": spawn.definition, "tools": spawn.granted_tools,
+                                    "diagnostics": len(spawn.diagnostics)})
+    return True
+
+
+def _signals(terminated: threading.Event) -> None:
+    signal.signal(signal.SIGTERM, lambda *_: terminated.set())
+    signal.signal(signal.SIGINT, lambda *_: terminated.set())
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    # `spawn` holds these signals while it launches us, and a signal mask is
+    # inherited: let them in now (one that is pending reaches our handlers).
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+
+
+def main(sid: str) -> int:
+    """Run subagent `sid` to its end. Returns the process exit code."""
+    started_mono = time.monotonic()
+    refusal = _claim(sid)
+    if refusal is not None:
+        sys.stderr.write(f"zapcli: error: {refusal}\n")
+        return EXIT_USAGE
+    s = load(sid)
+    spawn = s.spawn
+    secrets = secret_values()
+    writer = TrailWriter(store.path_for(sid), start_seq=max(s.last_seq, 1), secrets=secrets)
+    terminated = threading.Event()
+    _signals(terminated)
+    out = _open_capture(sid, ".out", secrets)
+    err = _open_capture(sid, ".err", secrets)
+    deadline = started_mono + spawn.timeout_s
+    if not _start(sid, spawn, writer, started_mono, deadline):
+        for f in (writer, out, err):
+            f.close()
+        return EXIT_FAILED
+    ctx = RunContext(sid, spawn, "", writer, out, err, deadline, terminated,
+                     stop_grace=lambda: _kill_grace(sid, spawn.kill_grace_s))
+    try:
+        outcome = _run_backend(ctx)
+    except Exception as exc:  # the runner's catch-all: a result is never lost
+        traceback.print_exc(file=sys.stderr)
+        outcome = Outcome(Status.FAILED, None, f"internal error: {type(exc).__name__}: {exc}")
+    out.close()
+    err.close()
+    writer.end(outcome, retry_s=max(spawn.kill_grace_s, 5.0), stdout_bytes=out.written,
+               stderr_bytes=err.written, stdout_kept=out.kept, stderr_kept=err.kept)
+    writer.close()
+    _after_exit(spawn, sid, busy=terminated.is_set())
+    return EXIT_OK if outcome.status == Status.COMPLETED else EXIT_FAILED
+
+
+def _run_backend(ctx: RunContext) -> Outcome:
+    """The task from the spawn record, then the backend; in-process work gets
+    the watchdog and the backstop too."""
+    from zapcli.redact import MissingSecret, unmark
+
+    try:
+        ctx.task = unmark(ctx.spawn.task)
+    except MissingSecret as exc:
+        return Outcome(Status.FAILED, None, f"the task uses the value of ${exc.args[0]}, which "
+                       "is not set in this subagent's environment")
+    backend = backends.get(ctx.spawn.cli)
+    if not backend.in_process:
+        return backend.run(ctx)
+    done = threading.Event()
+    leave = lambda: _after_exit(ctx.spawn, ctx.sid, busy=True)  # noqa: E731
+    grace = ctx.spawn.kill_grace_s
+    threading.Thread(target=guard.watchdog, name="watchdog", daemon=True, kwargs=dict(
+        writer=ctx.writer, deadline=ctx.deadline_mono, terminated=ctx.terminated, done=done,
+        grace_s=grace, after=leave)).start()
+    guard.arm_backstop(ctx.sid, ctx.deadline_mono, grace, leave)
+    try:
+        return backend.run(ctx)
+    finally:
+        done.set()
+        guard.disarm_backstop()
+
+
+def _kill_grace(sid: str, default: float) -> float:
+    """The grace a `zapcli kill --grace` asked for (recorded with the cancel,
+    before its SIGTERM), so the command gets what the user gave; else ours."""
+    final = load(sid).final or {}
+    grace = final.get("grace_s")
+    if final.get("by") == "kill" and isinstance(grace, (int, float)) and not isinstance(grace, bool):
+        return float(grace)
+    return default
+
+
+def _after_exit(spawn: SpawnRecord, sid: str, busy: bool = False) -> None:
+    """Free our slot: start the next queued subagent; retention if idle."""
+    try:
+        from pathlib import Path
+
+        from zapcli.config import load_settings
+        from zapcli.lifecycle import queue, retention
+        from zapcli.lifecycle import session as sessions
+
+        sessions.deactivate(spawn.session, sid)
+        settings = load_settings(Path(spawn.workspace), lenient=True)
+        queue.drain(spawn.session, settings)
+        # Retention deletes trails by `max_kept`: never on a guess, so not
+        # while a config layer is invalid; nor when killed (exit within grace).
+        if not busy and not settings.problems:
+            retention.collect(settings, opportunistic=True)
+    except Exception:
+        traceback.print_exc(file=sys.stderr)
