@@ -13,7 +13,7 @@ FORBIDDEN = {
     "trail": {"supervisor", "ops", "cli", "agent", "backends", "providers", "tools"},
     "supervisor": {"trail", "ops", "cli", "agent", "backends", "providers", "tools"},
     "ops": {"cli", "agent", "providers", "tools", "backends.agent_run", "runner"},
-    "agent": {"trail", "supervisor", "ops", "cli", "backends"},
+    "agent": {"trail", "supervisor", "ops", "cli", "backends", "host", "runner", "lifecycle"},
     "providers": {"trail", "supervisor", "ops", "cli", "backends"},
     "tools": {"trail", "supervisor", "ops", "cli", "backends"},
     "definitions": {"cli", "ops", "backends", "agent", "providers"},

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -215,17 +214,17 @@ def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: s
     return verdict("ask", f"{tool} is not a known read-only tool")
 
 
-# Tools whose approval is decided elsewhere: the MCP gateway asks (through the
-# approver) for each call itself, and a `subagent` carries its own mode.
-DECIDED_ELSEWHERE = frozenset({"subagent", "mcp_search", "mcp_describe", "mcp_call"})
+# Tools whose approval is decided elsewhere: a `subagent` carries its own
+# mode (but a shell `subagent` spawn is a bash command), and an `mcp_call` is
+# decided by the MCP gateway at call time, with its allowlist flag.
+DECIDED_ELSEWHERE = frozenset({"subagent", "mcp_call"})
 
 
 @dataclass
 class Policy:
-    """`decide` bound to one run's settings, with the two-step protocol both
-    approvers use: `needs_approval` (the loop's hook) remembers its Decision
-    for the `request` that follows; an MCP call is decided at request time
-    with its allowlist flag."""
+    """`decide` bound to one run's settings: the `check` half of the approver
+    interface both approvers share (the child's trail-backed Gate and the
+    terminal's); each adds its own `ask`."""
 
     mode: str
     workspace: str
@@ -234,36 +233,18 @@ class Policy:
     unattended: bool
     control_roots: tuple[str, ...] = ()  # zapcli's state and config folders (see decide)
 
-    @property
-    def last(self) -> Decision | None:
-        # per thread: several `subagent` calls of one message run concurrently
-        return getattr(self._local(), "last", None)
-
-    @last.setter
-    def last(self, value: Decision | None) -> None:
-        self._local().last = value
-
-    def _local(self) -> threading.local:
-        if "_tls" not in self.__dict__:
-            self.__dict__["_tls"] = threading.local()
-        return self.__dict__["_tls"]
-
-    def needs_approval(self, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+    def check(self, tool: str, args: dict[str, Any], *,
+              allowlisted: bool | None = None) -> Decision:
+        """allow / ask / deny for `tool(args)`, from the policy alone."""
         if tool == "subagent" and args.get("action") == "spawn" and args.get("cli") == "sh":
             tool, args = "bash", {"command": str(args.get("task") or "")}  # a shell command is bash
-        elif tool in DECIDED_ELSEWHERE:
-            self.last = None
-            return False, ""
-        self.last = decide(self.mode, tool, args, workspace=self.workspace, cwd=self.cwd,
-                           writable_roots=self.writable_roots, unattended=self.unattended,
-                           control_roots=self.control_roots)
-        return self.last.action != "allow", self.last.summary
-
-    def decision_for(self, tool: str, arguments: dict[str, Any]) -> Decision | None:
-        """The decision a `request(tool, …)` is about (consumed once)."""
-        last, self.last = self.last, None
-        if tool == "mcp_call":
-            return decide(self.mode, "mcp_call", arguments, workspace=self.workspace, cwd=self.cwd,
+        elif tool == "mcp_call" and allowlisted is not None:
+            return decide(self.mode, "mcp_call", args, workspace=self.workspace, cwd=self.cwd,
                           writable_roots=self.writable_roots, unattended=self.unattended,
-                          mcp_allowlisted=bool(arguments.get("allowlisted")))
-        return last
+                          mcp_allowlisted=allowlisted)
+        elif tool in DECIDED_ELSEWHERE:
+            return Decision("allow", summarize(tool, args, workspace=self.workspace, cwd=self.cwd),
+                            f"{tool} is decided when it runs")
+        return decide(self.mode, tool, args, workspace=self.workspace, cwd=self.cwd,
+                      writable_roots=self.writable_roots, unattended=self.unattended,
+                      control_roots=self.control_roots)

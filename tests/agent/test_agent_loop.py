@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from zapcli.agent.loop import Outcome, run_loop
-from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
+from zapcli.agent.loop import LoopResult as Outcome
+from zapcli.agent.loop import run_loop
+from zapcli.agent.types import Hooks, Limits, ToolContext, ToolResult, ToolSpec
 from zapcli.providers.openai_chat import ChatClient
 from zapcli.testing import ScriptedServer
 
@@ -74,9 +75,12 @@ def run(script: Any, tmp_path: Path, tools: list[Any], **kw: Any
     sink = Recorder()
     with ScriptedServer(script) as srv:
         client = ChatClient("scripted", base_url=srv.base_url, api_key="k", max_retries=2)
-        outcome = run_loop(system_prompt="You are a test agent.", task=kw.pop("task", "do it"),
+        task = kw.pop("task", "do it")
+        limits = Limits(**{k: kw.pop(k) for k in ("max_turns", "max_tokens", "should_stop") if k in kw})
+        outcome = run_loop(system_prompt="You are a test agent.", task=task,
                            client=client, tools=tools, sink=sink,
-                           ctx=ToolContext(workspace=str(tmp_path), cwd=str(tmp_path)), **kw)
+                           ctx=ToolContext(workspace=str(tmp_path), cwd=str(tmp_path)),
+                           limits=limits, hooks=Hooks(**kw))
         requests = srv.requests
     return outcome, sink, requests
 
@@ -287,15 +291,27 @@ def test_reasoning_and_missing_usage(tmp_path):
     assert sink.of("usage") == [] and len(sink.of("diagnostic")) == 1
 
 
+class Asks:
+    """The policy half of an approver: every call needs a person."""
+
+    def __init__(self, summary):
+        self.summary = summary
+
+    def check(self, tool: str, args: dict[str, Any], *, allowlisted: bool | None = None) -> Any:
+        from zapcli.approvals import Decision
+
+        return Decision("ask", self.summary(tool, args), "a person decides")
+
+
 def test_approval_denied_is_not_run_and_the_model_is_told(tmp_path):
-    class Deny:
-        def request(self, tool: str, summary: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+    class Deny(Asks):
+        def ask(self, tool: str, verdict: Any, args: dict[str, Any]) -> tuple[bool, str]:
             return False, "not today"
 
     read = ReadTool()
     script = [{"turns": [call("read", path="x"), {"text": "ok"}]}]
-    _, sink, _ = run(script, tmp_path, [read], approver=Deny(),
-                     needs_approval=lambda name, args: (True, f"{name} {args['path']}"))
+    _, sink, _ = run(script, tmp_path, [read],
+                     approver=Deny(lambda name, args: f"{name} {args['path']}"))
     assert read.calls == []
     assert "`read` was not approved (read x): not today" in sink.of("tool_result")[0]["content"]
 
@@ -303,7 +319,7 @@ def test_approval_denied_is_not_run_and_the_model_is_told(tmp_path):
 def test_approval_needed_without_approver_is_denied(tmp_path):
     read = ReadTool()
     script = [{"turns": [call("read", path="x"), {"text": "ok"}]}]
-    _, sink, _ = run(script, tmp_path, [read], needs_approval=lambda n, a: (True, "read x"))
+    _, sink, _ = run(script, tmp_path, [read], approver=Asks(lambda n, a: "read x"))
     assert read.calls == [] and "needs approval" in sink.of("tool_result")[0]["content"]
 
 

@@ -39,11 +39,16 @@ class RecordingApprover:
         self.asked: list[tuple[str, str]] = []
         self.seen: list[dict] = []
 
-    def request(self, tool: str, summary: str, arguments: dict) -> tuple[bool, str]:
-        self.seen.append(arguments)
-        if arguments.get("allowlisted") and not self.confirm:
-            return True, ""
-        self.asked.append((tool, summary))
+    def check(self, tool: str, args: dict, *, allowlisted: bool | None = None):
+        from zapcli.approvals import Decision
+
+        self.seen.append({**args, "allowlisted": allowlisted})
+        if allowlisted and not self.confirm:
+            return Decision("allow", "", "allowlisted")
+        return Decision("ask", "", "a person decides")
+
+    def ask(self, tool: str, verdict, args: dict) -> tuple[bool, str]:
+        self.asked.append((tool, verdict.summary))
         return self.answer, "the user said so"
 
 

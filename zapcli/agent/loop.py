@@ -18,6 +18,8 @@ from typing import Any
 from zapcli.agent.arguments import ArgumentError, check_args
 from zapcli.agent.types import (
     Approver,
+    Hooks,
+    Limits,
     ModelClient,
     ModelError,
     Sink,
@@ -29,14 +31,14 @@ from zapcli.agent.types import (
 )
 
 SUBAGENT_TOOL = "subagent"
-NeedsApproval = Callable[[str, dict[str, Any]], tuple[bool, str]]
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """How a run ended. `status`: "completed" | "failed" | "timeout"; `reason`
-    None when completed (e.g. "max turns", "token budget", a ModelError's
-    reason); `report`: the final answer, or the last text seen when not completed."""
+class LoopResult:
+    """How a loop ended. `status`: "completed" | "failed" | "timeout" |
+    "cancelled"; `reason` None when completed (e.g. "max turns", "token
+    budget", a ModelError's reason); `report`: the final answer, or the last
+    text seen when not completed."""
 
     status: str
     reason: str | None
@@ -44,88 +46,102 @@ class Outcome:
 
 
 def run_loop(*, system_prompt: str, task: str, client: ModelClient, tools: list[Tool],
-             sink: Sink, ctx: ToolContext, max_turns: int = 40, max_tokens: int | None = None,
-             approver: Approver | None = None, needs_approval: NeedsApproval | None = None,
-             steer: Callable[[], list[tuple[str, str]]] | None = None,
-             before_model_call: Callable[[], list[str]] | None = None,
-             should_stop: Callable[[], str | tuple[str, str] | None] | None = None) -> Outcome:
+             sink: Sink, ctx: ToolContext, limits: Limits = Limits(),
+             hooks: Hooks = Hooks()) -> LoopResult:
     """Run the agent until it answers without tool calls or a limit stops it.
 
     Records emitted: text/thinking {delta}; tool_call {call_id, name,
     arguments}; tool_result {call_id, ok, content, duration_ms}; usage {model,
-    input_tokens, output_tokens, cached_tokens}; steer {steer_id, text, delivered}; a
-    one-time diagnostic when the endpoint reports no usage; report {text} on
-    completion only. `max_tokens` budgets input+output tokens summed over calls.
-    `needs_approval(tool, args) -> (ask, summary)`; an ask without `approver`
-    is denied. `steer()` returns (steer_id, text) pairs to deliver before the next call;
-    `before_model_call()` returns notice lines sent as one user message.
-    `should_stop()` returns a reason (status "timeout" when it mentions a
-    timeout or deadline, else "failed") or an explicit (status, reason).
+    input_tokens, output_tokens, cached_tokens}; steer {steer_id, text,
+    delivered}; a one-time diagnostic when the endpoint reports no usage;
+    report {text} on completion only.
     """
     granted = {t.spec.name.lower(): t for t in tools}
     specs = [t.spec.to_openai() for t in tools]
     messages: list[dict[str, Any]] = ([{"role": "system", "content": system_prompt}]
                                       if system_prompt else [])
     messages.append({"role": "user", "content": task})
-    turns = used = 0
-    last_text = ""
-    told_no_usage = False
-
-    def stop_reason() -> tuple[str, str] | None:
-        reason = should_stop() if should_stop else None
-        if isinstance(reason, tuple):
-            return reason
-        if reason:
-            timed_out = "timeout" in reason.lower() or "deadline" in reason.lower()
-            return ("timeout" if timed_out else "failed"), reason
-        return None
-
+    state = _State()
     while True:
-        stop = stop_reason()
-        if stop is None and turns >= max_turns:
-            stop = ("failed", f"max turns reached ({max_turns} model calls)")
-        if stop is None and max_tokens is not None and used > max_tokens:
-            stop = ("failed", f"token budget exceeded ({used:,} of {max_tokens:,} tokens)")
+        stop = _limit_reached(limits, state)
         if stop is not None:
-            return Outcome(stop[0], stop[1], last_text)
-        for steer_id, text in steer() if steer else []:
-            messages.append({"role": "user", "content": text})
-            sink("steer", {"steer_id": steer_id, "text": text, "delivered": True})
-        notices = before_model_call() if before_model_call else []
-        if notices:
-            messages.append({"role": "user", "content": "\n".join(notices)})
-        turns += 1
+            return LoopResult(stop[0], stop[1], state.last_text)
+        _deliver(messages, sink, hooks)
+        state.turns += 1
         try:
             turn = client.complete(messages, specs, lambda kind, d: sink(kind, {"delta": d}))
         except ModelError as e:
-            return Outcome("failed", e.reason, last_text)
+            return LoopResult("failed", e.reason, state.last_text)
         except Exception as e:  # a client bug must still end as a status, not a traceback
-            return Outcome("failed", f"model client failed: {type(e).__name__}: {e}", last_text)
-        if turn.usage is not None:
-            u = turn.usage
-            sink("usage", {"model": turn.model or client.model, "input_tokens": u.input_tokens,
-                           "output_tokens": u.output_tokens, "cached_tokens": u.cached_tokens})
-            used += u.input_tokens + u.output_tokens
-        else:
-            if not told_no_usage:
-                told_no_usage = True
-                sink("diagnostic", {"dimension": "model", "name": client.model, "message":
-                                    "the model endpoint reports no token usage; usage totals "
-                                    "miss these calls and the token budget uses an estimate "
-                                    "(4 characters per token)"})
-            used += _estimate(messages, turn)
+            return LoopResult("failed", f"model client failed: {type(e).__name__}: {e}",
+                              state.last_text)
+        _count_usage(turn, messages, client, sink, state)
         messages.append(_assistant_message(turn))
         if turn.text:
-            last_text = turn.text
+            state.last_text = turn.text
         if not turn.tool_calls:
             sink("report", {"text": turn.text})
-            return Outcome("completed", None, turn.text)
-        results = _run_calls(turn.tool_calls, granted, sink, ctx, approver, needs_approval,
-                             stop_reason)
+            return LoopResult("completed", None, turn.text)
+        results = _run_calls(turn.tool_calls, granted, sink, ctx, hooks.approver,
+                             lambda: _stop_reason(limits))
         for call, result in zip(turn.tool_calls, results, strict=True):
             content = result.content or "(no output)"
             messages.append({"role": "tool", "tool_call_id": call.call_id,
                              "content": content if result.ok else f"Error: {content}"})
+
+
+@dataclass
+class _State:
+    turns: int = 0
+    used: int = 0  # tokens, input + output
+    last_text: str = ""
+    told_no_usage: bool = False
+
+
+def _stop_reason(limits: Limits) -> tuple[str, str] | None:
+    reason = limits.should_stop() if limits.should_stop else None
+    if isinstance(reason, tuple):
+        return reason
+    if reason:
+        timed_out = "timeout" in reason.lower() or "deadline" in reason.lower()
+        return ("timeout" if timed_out else "failed"), reason
+    return None
+
+
+def _limit_reached(limits: Limits, state: _State) -> tuple[str, str] | None:
+    stop = _stop_reason(limits)
+    if stop is None and state.turns >= limits.max_turns:
+        stop = ("failed", f"max turns reached ({limits.max_turns} model calls)")
+    if stop is None and limits.max_tokens is not None and state.used > limits.max_tokens:
+        stop = ("failed", f"token budget exceeded ({state.used:,} of {limits.max_tokens:,} tokens)")
+    return stop
+
+
+def _deliver(messages: list[dict[str, Any]], sink: Sink, hooks: Hooks) -> None:
+    """Steering messages and notices, before the next model call."""
+    for steer_id, text in hooks.steer() if hooks.steer else []:
+        messages.append({"role": "user", "content": text})
+        sink("steer", {"steer_id": steer_id, "text": text, "delivered": True})
+    notices = hooks.before_model_call() if hooks.before_model_call else []
+    if notices:
+        messages.append({"role": "user", "content": "\n".join(notices)})
+
+
+def _count_usage(turn: Turn, messages: list[dict[str, Any]], client: ModelClient, sink: Sink,
+                 state: _State) -> None:
+    if turn.usage is not None:
+        u = turn.usage
+        sink("usage", {"model": turn.model or client.model, "input_tokens": u.input_tokens,
+                       "output_tokens": u.output_tokens, "cached_tokens": u.cached_tokens})
+        state.used += u.input_tokens + u.output_tokens
+        return
+    if not state.told_no_usage:
+        state.told_no_usage = True
+        sink("diagnostic", {"dimension": "model", "name": client.model, "message":
+                            "the model endpoint reports no token usage; usage totals "
+                            "miss these calls and the token budget uses an estimate "
+                            "(4 characters per token)"})
+    state.used += _estimate(messages, turn)
 
 
 def _assistant_message(turn: Turn) -> dict[str, Any]:
@@ -145,7 +161,7 @@ def _estimate(messages: list[dict[str, Any]], turn: Turn) -> int:
 
 
 def _run_calls(calls: list[ToolCall], granted: dict[str, Tool], sink: Sink, ctx: ToolContext,
-               approver: Approver | None, needs_approval: NeedsApproval | None,
+               approver: Approver | None,
                stop_reason: Callable[[], tuple[str, str] | None]) -> list[ToolResult]:
     """Run one message's calls: concurrently when all are `subagent` calls, else in order."""
 
@@ -165,7 +181,7 @@ def _run_calls(calls: list[ToolCall], granted: dict[str, Tool], sink: Sink, ctx:
             announce(call)
         results: dict[int, ToolResult] = {}
         with ThreadPoolExecutor(max_workers=len(calls), thread_name_prefix="subagent") as pool:
-            futures = {pool.submit(_execute, c, granted, ctx, approver, needs_approval): i
+            futures = {pool.submit(_execute, c, granted, ctx, approver): i
                        for i, c in enumerate(calls)}
             for fut in as_completed(futures):
                 i = futures[fut]
@@ -178,18 +194,17 @@ def _run_calls(calls: list[ToolCall], granted: dict[str, Tool], sink: Sink, ctx:
         if stop is not None:
             out.append(finish(call, ToolResult(False, f"not run: {stop[1]}"), 0))
             continue
-        out.append(finish(call, *_execute(call, granted, ctx, approver, needs_approval)))
+        out.append(finish(call, *_execute(call, granted, ctx, approver)))
     return out
 
 
 def _execute(call: ToolCall, granted: dict[str, Tool], ctx: ToolContext,
-             approver: Approver | None,
-             needs_approval: NeedsApproval | None) -> tuple[ToolResult, int]:
+             approver: Approver | None) -> tuple[ToolResult, int]:
     """One call → (result, duration in ms). Never raises."""
     start = time.monotonic()
     tool = granted.get(call.name.lower())
     try:
-        result = _check_and_run(call, tool, granted, ctx, approver, needs_approval)
+        result = _check_and_run(call, tool, granted, ctx, approver)
     except Exception as e:  # a broken tool or approver becomes an error the model reads
         name = tool.spec.name if tool else call.name
         result = ToolResult(False, f"`{name}` failed: {type(e).__name__}: {e}")
@@ -197,8 +212,7 @@ def _execute(call: ToolCall, granted: dict[str, Tool], ctx: ToolContext,
 
 
 def _check_and_run(call: ToolCall, tool: Tool | None, granted: dict[str, Tool],
-                   ctx: ToolContext, approver: Approver | None,
-                   needs_approval: NeedsApproval | None) -> ToolResult:
+                   ctx: ToolContext, approver: Approver | None) -> ToolResult:
     if tool is None:
         names = ", ".join(sorted(t.spec.name for t in granted.values())) or "none"
         shown = call.name or "(no name)"
@@ -213,17 +227,29 @@ def _check_and_run(call: ToolCall, tool: Tool | None, granted: dict[str, Tool],
     except ArgumentError as e:
         return ToolResult(False, f"invalid call to `{name}`: {e}. Call it again with arguments "
                                  "that match its schema.")
-    if needs_approval is not None:
-        ask, summary = needs_approval(name, args)
-        if ask:
-            if approver is None:
-                return ToolResult(False, f"`{name}` needs approval ({summary}) and nobody can "
-                                         "approve it here; choose a way that needs no approval")
-            approved, why = approver.request(name, summary, args)
-            if not approved:
-                return ToolResult(False, f"`{name}` was not approved ({summary}): "
-                                         f"{why or 'no reason given'}. Do not retry it unchanged.")
+    refusal = _approval(name, args, approver)
+    if refusal is not None:
+        return refusal
     result = tool.run(args, ctx)
     if not isinstance(result, ToolResult):
         return ToolResult(True, str(result))
     return result
+
+
+def _approval(name: str, args: dict[str, Any], approver: Approver | None) -> ToolResult | None:
+    """None when the call may run; else the error the model reads. An
+    approver without `ask` cannot settle anything the policy did not allow."""
+    if approver is None:
+        return None
+    verdict = approver.check(name, args)
+    if verdict.action == "allow":
+        return None
+    ask = getattr(approver, "ask", None)
+    if ask is None:
+        return ToolResult(False, f"`{name}` needs approval ({verdict.summary}) and nobody can "
+                                 "approve it here; choose a way that needs no approval")
+    approved, why = ask(name, verdict, args)
+    if approved:
+        return None
+    return ToolResult(False, f"`{name}` was not approved ({verdict.summary}): "
+                             f"{why or 'no reason given'}. Do not retry it unchanged.")

@@ -106,7 +106,51 @@ class ModelClient(Protocol):
         ...
 
 
+class Verdict(Protocol):
+    """An approval decision (`zapcli.approvals.Decision`): `action` is "allow",
+    "ask" or "deny"; `summary` one line for a person; `reason` why."""
+
+    @property
+    def action(self) -> str: ...
+    @property
+    def summary(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+
+
 class Approver(Protocol):
-    def request(self, tool: str, summary: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+    """The one approver interface (SPEC §10): `check` decides from the policy
+    alone and never blocks; `ask` settles what `check` did not allow — it asks
+    a person and blocks until answered, or records and returns a denial."""
+
+    def check(self, tool: str, args: dict[str, Any], *,
+              allowlisted: bool | None = None) -> Verdict:
+        """`allowlisted` is given by the MCP gateway for an `mcp_call` (True when
+        the tool is on its server's allowlist); the loop never gives it."""
+        ...
+
+    def ask(self, tool: str, verdict: Verdict, args: dict[str, Any]) -> tuple[bool, str]:
         """Block until decided; return (approved, reason)."""
         ...
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Checked before every model call. `should_stop()` returns a reason (the
+    status is "timeout" when it mentions a timeout or deadline, else "failed")
+    or an explicit (status, reason)."""
+
+    max_turns: int = 40
+    max_tokens: int | None = None  # input + output tokens summed over calls
+    should_stop: Callable[[], str | tuple[str, str] | None] | None = None
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """How the loop reaches its host. `steer()` returns (steer_id, text) pairs
+    to deliver before the next call; `before_model_call()` returns notice
+    lines sent as one user message; without an `approver` every tool runs."""
+
+    approver: Approver | None = None
+    steer: Callable[[], list[tuple[str, str]]] | None = None
+    before_model_call: Callable[[], list[str]] | None = None

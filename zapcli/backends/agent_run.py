@@ -1,16 +1,14 @@
-"""The `zapcli` backend, child side: the built-in agent writing to its trail.
+"""The `zapcli` backend, runner side: the built-in agent writing to its trail.
 
-Imports `zapcli.agent`, `zapcli.providers`, `zapcli.tools`, `zapcli.capabilities`,
-`zapcli.definitions`, `zapcli.trail`. Builds the model client, the granted
-tools and the system prompt from the frozen `spawn` record (never from the
-YAML layers), runs the loop with the trail as its sink, streams visible text
-to stdout, writes the `report` synchronously, and reports steering messages
-that were never delivered.
+Imports `zapcli.host` (lazily), `zapcli.backends.gate`, `zapcli.trail`.
+Builds the agent from the frozen `spawn` record (never from the YAML layers)
+through the one agent host, runs it with the trail as its sink, streams
+visible text to stdout, writes the `report` synchronously, and reports
+steering messages that were never delivered.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from pathlib import Path
@@ -60,58 +58,28 @@ class AgentBackend(Backend):
 
 def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: CappedFile,
         deadline_mono: float, terminated: threading.Event) -> Outcome:
-    from zapcli.agent.loop import run_loop
-    from zapcli.agent.types import ModelError, ToolContext
-    from zapcli.backends.resolve import search_provider
-    from zapcli.capabilities.grant import Grant, open_tools
-    from zapcli.capabilities.prompt import assemble_prompt
+    from zapcli.agent.types import Hooks, ModelError
     from zapcli.config import load_settings
-    from zapcli.definitions import Definition
     from zapcli.errors import ConfigError
-    from zapcli.providers.resolve import build_client
-    from zapcli.tools.env import scrubbed_env
-    from zapcli.tools.registry import Toolset
+    from zapcli.host.agent import build_host
 
-    workspace = spawn.workspace
+    gate = Gate(sid, writer, mode=spawn.approval, workspace=spawn.workspace, cwd=spawn.cwd,
+                writable_roots=spawn.writable_roots, unattended=spawn.unattended,
+                deadline_mono=deadline_mono, terminated=terminated)
     try:
-        settings = load_settings(Path(workspace))
-        client = build_client(spawn.model, None, settings.providers, os.environ)
+        settings = load_settings(Path(spawn.workspace))
+        host = build_host(spawn.raw, workspace=spawn.workspace, cwd=spawn.cwd,
+                          writable_roots=spawn.writable_roots, providers=settings.providers,
+                          approver=gate, deadline_mono=deadline_mono,
+                          on_http_error=lambda status, message: writer.append("diagnostic", {
+                              "dimension": "model", "name": f"http_{status}", "message": message}))
     except ConfigError as exc:  # edited after spawn: the providers table cannot be trusted
         return Outcome(Status.FAILED, None, f"the config became invalid after spawn: {exc.message}")
     except ModelError as exc:
         return Outcome(Status.FAILED, None, exc.reason)
-    client.on_http_error = lambda status, message: writer.append(
-        "diagnostic", {"dimension": "model", "name": f"http_{status}", "message": message})
-    definition = Definition.from_dict(spawn.definition or {})
-    grant = Grant.from_dict(spawn.grant or {})
-    for diag in spawn.diagnostics:
+    for diag in host.diagnostics:
         writer.append("diagnostic", diag)
-    gate = Gate(sid, writer, mode=spawn.approval, workspace=workspace, cwd=spawn.cwd,
-                writable_roots=spawn.writable_roots, unattended=spawn.unattended,
-                deadline_mono=deadline_mono, terminated=terminated)
-    toolset = Toolset(grant.tools, search_provider=search_provider())
-    caps = open_tools(grant, approver=gate)
-    for diag in caps.diagnostics:
-        writer.append("diagnostic", diag)
-    env = scrubbed_env(os.environ, definition.env, deny_names=(getattr(client, "api_key_env", ""),))
-    ctx = ToolContext(workspace=workspace, cwd=spawn.cwd, env=env,
-                      writable_roots=spawn.writable_roots,
-                      deadline_monotonic=deadline_mono)
     inbox = SteerInbox(sid)
-    at_line_start = [True]
-
-    def sink(rtype: str, fields: dict[str, Any]) -> None:
-        if rtype == "text":
-            delta = str(fields.get("delta", ""))
-            out.write(delta.encode("utf-8", "replace"))
-            at_line_start[0] = delta.endswith("\n") if delta else at_line_start[0]
-        if rtype == "report":
-            writer.write_sync("report", fields, retry_s=5.0)
-            return
-        if rtype == "tool_call" and not at_line_start[0]:
-            out.write(b"\n")  # keep each turn's visible text on its own lines
-            at_line_start[0] = True
-        writer.append(rtype, fields)
 
     def should_stop() -> tuple[str, str] | None:
         if terminated.is_set():
@@ -121,17 +89,35 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
         return None
 
     try:
-        result = run_loop(system_prompt=assemble_prompt(definition, grant), task=task,
-                          client=client, tools=[*toolset.tools, *caps.tools], sink=sink, ctx=ctx,
-                          max_turns=definition.max_turns, max_tokens=spawn.max_tokens,
-                          approver=gate, needs_approval=gate.needs_approval, steer=inbox.take,
-                          should_stop=should_stop)
+        result = host.run(task, _TrailSink(writer, out), hooks=Hooks(approver=gate, steer=inbox.take),
+                          max_tokens=spawn.max_tokens, should_stop=should_stop)
     finally:
-        toolset.close()
-        caps.close()
+        host.close()
     for _key, text in inbox.pending():
         writer.append("diagnostic", {"dimension": "steer", "name": "undelivered",
                                      "message": f"not delivered (the subagent ended first): {text[:200]}"})
     if result.report and not result.report.endswith("\n"):
         out.write(b"\n")
     return Outcome(Status(result.status), 0 if result.status == "completed" else None, result.reason)
+
+
+class _TrailSink:
+    """Records go to the trail; visible text also to stdout, each turn's on
+    its own lines; the report is written synchronously (never lost)."""
+
+    def __init__(self, writer: TrailWriter, out: CappedFile):
+        self.writer, self.out = writer, out
+        self.at_line_start = True
+
+    def __call__(self, rtype: str, fields: dict[str, Any]) -> None:
+        if rtype == "text":
+            delta = str(fields.get("delta", ""))
+            self.out.write(delta.encode("utf-8", "replace"))
+            self.at_line_start = delta.endswith("\n") if delta else self.at_line_start
+        if rtype == "report":
+            self.writer.write_sync("report", fields, retry_s=5.0)
+            return
+        if rtype == "tool_call" and not self.at_line_start:
+            self.out.write(b"\n")
+            self.at_line_start = True
+        self.writer.append(rtype, fields)

@@ -14,6 +14,7 @@ import threading
 import time
 from typing import Any
 
+from zapcli.agent.types import Verdict
 from zapcli.approvals import Policy
 from zapcli.paths import control_roots
 from zapcli.trail import reader, store
@@ -24,8 +25,8 @@ POLL_S = 0.1
 
 
 class Gate(Policy):
-    """The child's approver: `needs_approval` for the loop (from Policy) and a
-    `request` that records the question in the trail and waits for the answer."""
+    """The child's approver: `check` from Policy, and an `ask` that records the
+    question in the trail and waits for the answer."""
 
     def __init__(self, sid: str, writer: TrailWriter, *, mode: str, workspace: str, cwd: str,
                  writable_roots: tuple[str, ...], unattended: bool, deadline_mono: float,
@@ -35,16 +36,17 @@ class Gate(Policy):
         self.deadline, self.terminated = deadline_mono, terminated
         self._ids = itertools.count(1)
 
-    def request(self, tool: str, summary: str, arguments: dict[str, Any]) -> tuple[bool, str]:
-        """Block until decided; (approved, reason)."""
-        decision = self.decision_for(tool, arguments)
-        if decision is not None and decision.action == "allow":
+    def ask(self, tool: str, verdict: Verdict, args: dict[str, Any]) -> tuple[bool, str]:
+        """Record the request; a policy denial is decided at once, anything
+        else waits for `approve` / `deny` (or the deadline, or a kill)."""
+        if verdict.action == "allow":
             return True, ""
         req_id = f"r{next(self._ids)}"
         self.writer.write_sync("approval_request", {"req_id": req_id, "tool": tool,
-                                                    "summary": summary, "arguments": arguments})
-        if decision is not None and decision.action == "deny":
-            reason = decision.reason or "denied by policy"
+                                                    "summary": verdict.summary,
+                                                    "arguments": args})
+        if verdict.action == "deny":
+            reason = verdict.reason or "denied by policy"
             self.writer.write_sync("approval_decision", {"req_id": req_id, "decision": "deny",
                                                          "reason": reason, "by": "policy"})
             return False, reason

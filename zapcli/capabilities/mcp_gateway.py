@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from zapcli.agent.types import Approver, ToolContext, ToolResult, ToolSpec
+from zapcli.approvals import Decision
 from zapcli.capabilities.mcpconfig import ServerConfig
 
 MAX_RESULT = 100_000  # characters of one call's result
@@ -300,11 +301,11 @@ class McpDescribeTool:
 class McpCallTool:
     """`mcp_call(server, tool, arguments)` on a declared server.
 
-    With an `approver`, every call goes through `approver.request("mcp_call",
-    summary, {"server", "tool", "arguments", "allowlisted"})`: the approver applies
-    the one decision function (SPEC §10: `confirm` asks even for allowlisted
-    tools; `workspace`/`auto-edit` let allowlisted tools run; `full` allows all),
-    so it should pass `allowlisted` on as `mcp_allowlisted`. Without an approver,
+    With an `approver`, every call is checked with `approver.check("mcp_call",
+    {"server", "tool", "arguments"}, allowlisted=...)`, which applies the one
+    decision function (SPEC §10: `confirm` asks even for allowlisted tools;
+    `workspace`/`auto-edit` let allowlisted tools run; `full` allows all), and
+    what it does not allow goes to `approver.ask`. Without an approver,
     allowlisted tools run and any other call is denied (never run unasked).
     """
 
@@ -330,12 +331,15 @@ class McpCallTool:
             return ToolResult(False, problem)
         allowlisted = not self.needs_approval(args)
         if self.approver is not None:
-            summary = f"MCP {tool.server}/{tool.name} {json.dumps(arguments)[:200]}"
-            approved, reason = self.approver.request("mcp_call", summary, {
-                "server": tool.server, "tool": tool.name, "arguments": arguments,
-                "allowlisted": allowlisted})
-            if not approved:
-                return ToolResult(False, f"denied: {reason}" if reason else "denied")
+            call = {"server": tool.server, "tool": tool.name, "arguments": arguments}
+            verdict = self.approver.check("mcp_call", call, allowlisted=allowlisted)
+            if verdict.action != "allow":
+                summary = f"MCP {tool.server}/{tool.name} {json.dumps(arguments)[:200]}"
+                approved, reason = self.approver.ask(
+                    "mcp_call", Decision(verdict.action, summary, verdict.reason),  # type: ignore[arg-type]
+                    {**call, "allowlisted": allowlisted})
+                if not approved:
+                    return ToolResult(False, f"denied: {reason}" if reason else "denied")
         elif not allowlisted:
             return ToolResult(False, f"{tool.server}/{tool.name} needs approval and no "
                               "approver is available; it was not run")

@@ -58,7 +58,7 @@ class SubagentTool:
         """Children inherit the parent's approval mode and `unattended` (never
         looser than the parent); `cli: sh` is a shell command, so it exists only
         for a parent whose definition grants `bash` (undeclared = unreachable),
-        and it goes through the same approval as `bash` (Policy.needs_approval)."""
+        and it goes through the same approval as `bash` (Policy.check)."""
         self.approval, self.unattended, self.shell_allowed = approval, unattended, shell_allowed
         self.started: list[str] = []
         self._announced: set[str] = set()
