@@ -15,19 +15,67 @@ EXIT_WAIT_NOT_COMPLETED = 3  # `wait`: some awaited subagent ended otherwise
 EXIT_WAIT_TIMEOUT = 4  # `wait`: the wait itself timed out
 
 
+_MARK = "\x1f"  # around a parameter name inside a message (see `param`)
+FLAG_NAMES = {"all_": "all", "any_": "any", "as_": "as", "timeout_s": "timeout", "grace_s": "grace"}
+
+
+def param(name: str) -> str:
+    """A parameter named in an error message. Ops name parameters, not
+    flags: the CLI shows `param("wait_secs")` as `--wait-secs`, a tool that
+    takes JSON arguments (the subagent tool, MCP) as `wait_secs`."""
+    return f"{_MARK}{name}{_MARK}"
+
+
+_ALT, _OR = "\x1e", "\x1d"
+
+
+def either(cli: str, tool: str) -> str:
+    """Words that differ between the CLI (`cli`) and a tool call (`tool`)."""
+    return f"{_ALT}{cli}{_OR}{tool}{_ALT}"
+
+
+def _spell(template: str, style: str) -> str:
+    if _ALT in template:
+        parts = template.split(_ALT)
+        for i in range(1, len(parts), 2):
+            cli, _, tool = parts[i].partition(_OR)
+            parts[i] = cli if style == "flag" else tool
+        template = "".join(parts)
+    if _MARK not in template:
+        return template
+    parts = template.split(_MARK)
+    for i in range(1, len(parts), 2):
+        name = FLAG_NAMES.get(parts[i], parts[i])
+        parts[i] = "--" + name.replace("_", "-") if style == "flag" else f"`{name}`"
+    return "".join(parts)
+
+
 class ZapcliError(Exception):
-    """A failure the user can act on. `code` is stable; `exit_code` is 1 or 2."""
+    """A failure the user can act on. `code` is stable; `exit_code` is 1 or 2.
+
+    `message` spells parameters as CLI flags; `for_tool()` as the parameter
+    names a tool call uses."""
 
     code = "error"
     exit_code = EXIT_FAILED
 
     def __init__(self, message: str, *, code: str | None = None, exit_code: int | None = None):
         super().__init__(message)
-        self.message = message
+        self.template = message
         if code is not None:
             self.code = code
         if exit_code is not None:
             self.exit_code = exit_code
+
+    @property
+    def message(self) -> str:
+        return _spell(self.template, "flag")
+
+    def for_tool(self) -> str:
+        return _spell(self.template, "param")
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class UsageError(ZapcliError):

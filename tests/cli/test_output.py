@@ -1,6 +1,6 @@
 """Human output never passes terminal control sequences through."""
 
-from zapcli.cli.output import escape_controls
+from zapcli.render.text import escape_controls
 
 
 def test_escape_sequences_are_shown_not_executed():

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
-from zapcli.cli.render import folded_lines
 from zapcli.ops.fold import Folded
+from zapcli.render.common import folded_lines
 from zapcli.supervisor.capture import CappedFile
 
 

@@ -1,6 +1,6 @@
 """Next-step hints on stderr that several commands share.
 
-Imports `zapcli.cli.output`, `zapcli.ops.listing` (lazily).
+Imports `zapcli.cli.output`.
 """
 
 from __future__ import annotations
@@ -8,12 +8,9 @@ from __future__ import annotations
 from zapcli.cli.output import note
 
 
-def other_sessions(session: str) -> None:
+def other_sessions(session: str, others: int | None) -> None:
     """When this session shows nothing: say if other sessions have active
     subagents (a harness that setsid's each command changes session each time)."""
-    from zapcli.ops.listing import active_elsewhere
-
-    others = active_elsewhere(session)
     if others:
         note(f"{others} subagent(s) are active in other sessions (this one is {session}): "
              "zapcli list --all; set ZAPCLI_SESSION to share one session between commands")

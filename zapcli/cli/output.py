@@ -8,25 +8,14 @@ retitle or reprogram the caller's terminal (SPEC §3 poll).
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 from zapcli.errors import ZapcliError
+from zapcli.render.text import escape_controls
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
     from typing import Any
-
-
-# C0/C1 controls (ESC, BEL, NUL, CR, ...) and the Unicode bidi overrides that
-# can make text read differently from what it is (U+202A-202E, U+2066-2069).
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def escape_controls(text: str) -> str:
-    """Show control characters (ESC, BEL, NUL, C1, ...) as `\\xNN`; keep \\n and \\t."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                        else f"\\u{ord(m.group()):04x}", text)
 
 
 def is_tty(stream: Any = None) -> bool:
@@ -71,6 +60,15 @@ def emit_json(doc: Any) -> None:
 def emit_text(text: str) -> None:
     """Plain text on stdout, as is (UTF-8). Raises StdoutError."""
     emit_bytes(text.encode("utf-8", "surrogateescape"))
+
+
+def emit(json: bool, doc: Any, lines: Any, result: Any) -> None:
+    """A verb's answer: its renderer's JSON document (`doc(result)`) with
+    --json, else its human lines (`lines(result)`)."""
+    if json:
+        emit_json(doc(result))
+    else:
+        emit_lines(lines(result))
 
 
 def emit_lines(lines: list[tuple[str, str]]) -> None:

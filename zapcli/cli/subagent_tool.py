@@ -13,9 +13,10 @@ import threading
 from typing import Any
 
 from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
-from zapcli.cli import render
 from zapcli.config import load_settings
 from zapcli.errors import ZapcliError
+from zapcli.render import poll as render_poll
+from zapcli.render.common import plain
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -72,12 +73,7 @@ class SubagentTool:
         try:
             return ToolResult(True, handler(args, ctx))
         except ZapcliError as exc:
-            message = exc.message.replace(", e.g. zapcli spawn --cli sh -- 'make test'", " in `task`")
-            for flag, param in (("--wait-secs", "wait_secs"), ("--timeout", "timeout"),
-                                ("--after", "after"), ("--agent", "agent"), ("--model", "model"),
-                                ("--cli", "cli")):
-                message = message.replace(flag, f"`{param}`")
-            return ToolResult(False, message)
+            return ToolResult(False, exc.for_tool())
 
     def _spawn(self, args: dict[str, Any], ctx: ToolContext) -> str:
         from zapcli.ops.spawn import SpawnRequest, spawn
@@ -95,14 +91,16 @@ class SubagentTool:
                                  unattended=False if shell else self.unattended))
         with self._lock:
             self.started.append(res.id)
-        return render.plain(render.spawn_lines(res) + [("", f"Warning: {w}") for w in res.warnings])
+        from zapcli.render import spawn as render_spawn
+
+        return plain(render_spawn.tool_lines(res))
 
     def _poll(self, args: dict[str, Any], ctx: ToolContext) -> str:
         from zapcli.ops.poll import poll
 
         res = poll(self._ids(args), load_settings(), wait_secs=None if args.get("wait_secs") is None else int(args["wait_secs"]))
         self._mark(e.id for e in res.entries if e.view and e.view.terminal)
-        return render.plain(render.poll_lines(res))
+        return plain(render_poll.lines(res))
 
     def _wait(self, args: dict[str, Any], ctx: ToolContext) -> str:
         from zapcli.ops.poll import poll, wait
@@ -111,19 +109,22 @@ class SubagentTool:
         res = wait(ids, load_settings(), timeout_s=args.get("timeout"), any_=bool(args.get("any")))
         final = poll(ids, load_settings(), no_wait=True)
         self._mark(e.id for e in final.entries if e.view and e.view.terminal)
-        head = render.plain(render.wait_lines(res)) if res.timed_out else ""
-        return (head + "\n\n" if head else "") + render.plain(render.poll_lines(final))
+        from zapcli.render import wait as render_wait
+
+        head = plain(render_wait.lines(res)) if res.timed_out else ""
+        return (head + "\n\n" if head else "") + plain(render_poll.lines(final))
 
     def _list(self, args: dict[str, Any], ctx: ToolContext) -> str:
         from zapcli.ops.listing import list_subagents
+        from zapcli.render import listing
 
-        _session, views = list_subagents(load_settings())
-        return render.plain(render.list_lines(views, False))
+        return plain(listing.lines(list_subagents(load_settings())))
 
     def _kill(self, args: dict[str, Any], ctx: ToolContext) -> str:
         from zapcli.ops.kill import kill
+        from zapcli.render import kill as render_kill
 
-        return render.plain(render.kill_lines(kill(self._ids(args), load_settings())))
+        return plain(render_kill.lines(kill(self._ids(args), load_settings())))
 
     def _ids(self, args: dict[str, Any]) -> list[str]:
         """The ids asked for, all of them started by this run (undeclared means

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from zapcli.config import Settings
-from zapcli.errors import NotFound, UsageError
+from zapcli.errors import NotFound, UsageError, param
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import load, observe
 from zapcli.trail import store
@@ -96,12 +96,12 @@ def kill(ids: list[str], settings: Settings, *, grace_s: float | None = None,
     """Kill the named subagents (or, with `all_`, every running and queued one
     of this session). Each id answers on its own."""
     if all_ and ids:
-        raise UsageError("give subagent ids or --all, not both")
+        raise UsageError(f"give subagent ids or {param('all')}, not both")
     if not all_ and not ids:
-        raise UsageError("kill needs subagent ids (or --all for this session's running ones)")
+        raise UsageError(f"kill needs subagent ids (or {param('all')} for this session's running ones)")
     grace = settings.kill_grace_s if grace_s is None else grace_s
     if not grace >= 0 or grace > 3600:
-        raise UsageError(f"--grace must be between 0 and 3600 seconds, got {grace_s}")
+        raise UsageError(f"{param('grace')} must be between 0 and 3600 seconds, got {grace_s}")
     if all_:
         session = sessions.current()
         ids = [sid for sid in sessions.active(session)]

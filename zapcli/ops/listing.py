@@ -7,10 +7,11 @@ Imports `zapcli.lifecycle`.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from zapcli import ids as idmod
 from zapcli.config import Settings
-from zapcli.errors import NotFound, StateError, UsageError
+from zapcli.errors import NotFound, StateError, UsageError, param
 from zapcli.lifecycle import queue
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import observe
@@ -27,11 +28,23 @@ def _all_ids() -> list[str]:
     return [n[:-6] for n in names if n.endswith(".jsonl") and idmod.is_valid(n[:-6])]
 
 
+@dataclass
+class ListResult:
+    """This session's (or every session's) views, newest first.
+    `active_elsewhere`: when this session shows nothing, how many subagents
+    other sessions have active (None when not counted)."""
+
+    session: str
+    views: list[View]
+    all_sessions: bool = False
+    active_elsewhere: int | None = None
+
+
 def list_subagents(settings: Settings, *, all_sessions: bool = False,
-                   status: str | None = None) -> tuple[str, list[View]]:
-    """(session, views) newest first. Raises UsageError for an unknown status."""
+                   status: str | None = None) -> ListResult:
+    """Raises UsageError for an unknown status."""
     if status is not None and status not in STATUSES:
-        raise UsageError(f"unknown --status '{status}'; choose one of: {', '.join(STATUSES)}")
+        raise UsageError(f"unknown {param('status')} '{status}'; choose one of: {', '.join(STATUSES)}")
     home = state_dir()
     if home.exists() and not home.is_dir():  # else "0 subagents" would hide the mistake
         raise StateError(f"the state folder {home} is a file, not a folder; point ZAPCLI_HOME "
@@ -53,7 +66,10 @@ def list_subagents(settings: Settings, *, all_sessions: bool = False,
     views.sort(key=lambda v: v.created, reverse=True)
     if status:
         views = [v for v in views if v.status == status]
-    return session, views
+    res = ListResult(session, views, all_sessions)
+    if not all_sessions and not views:
+        res.active_elsewhere = active_elsewhere(session)
+    return res
 
 
 def active_elsewhere(session: str) -> int:

@@ -12,7 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from zapcli.config import Settings
-from zapcli.errors import NotFound, UsageError
+from zapcli.errors import (
+    EXIT_OK,
+    EXIT_WAIT_NOT_COMPLETED,
+    EXIT_WAIT_TIMEOUT,
+    NotFound,
+    UsageError,
+    param,
+)
 from zapcli.lifecycle import queue
 from zapcli.lifecycle.observe import observe
 from zapcli.lifecycle.status import View
@@ -79,7 +86,7 @@ def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no
         raise UsageError("poll needs at least one subagent id")
     ids = list(dict.fromkeys(ids))  # the same id twice answers once
     if wait_secs is not None and not 1 <= wait_secs <= 30:
-        raise UsageError(f"--wait-secs must be between 1 and 30, got {wait_secs}")
+        raise UsageError(f"{param('wait_secs')} must be between 1 and 30, got {wait_secs}")
     start = time.monotonic()
     budget = 0.0 if no_wait else BASE_WAIT_S + (wait_secs or 0)
     entries = _observe_all(ids, settings)
@@ -106,6 +113,15 @@ class WaitResult:
     timed_out: bool
     waited_s: float
 
+    @property
+    def exit_code(self) -> int:
+        """0 every awaited one completed, 3 one ended otherwise, 4 the wait timed out."""
+        if self.timed_out:
+            return EXIT_WAIT_TIMEOUT
+        if all(v.status == "completed" for v in self.views if v.terminal):
+            return EXIT_OK
+        return EXIT_WAIT_NOT_COMPLETED
+
 
 def wait(ids: list[str], settings: Settings, *, timeout_s: float | None = None, any_: bool = False,
          on_tick: Callable[[list[View], float], None] | None = None) -> WaitResult:
@@ -117,7 +133,7 @@ def wait(ids: list[str], settings: Settings, *, timeout_s: float | None = None, 
         raise UsageError("wait needs at least one subagent id")
     ids = list(dict.fromkeys(ids))
     if timeout_s is not None and not timeout_s >= 0:
-        raise UsageError(f"--timeout must be 0 or more seconds (0: check once), got {timeout_s}")
+        raise UsageError(f"{param('timeout')} must be 0 or more seconds (0: check once), got {timeout_s}")
     start = time.monotonic()
     while True:
         views = []

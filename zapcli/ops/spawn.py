@@ -16,7 +16,7 @@ from pathlib import Path
 from zapcli import ids
 from zapcli.backends import NAMES as BACKENDS
 from zapcli.config import APPROVAL_MODES, Settings, load_settings
-from zapcli.errors import UsageError, ZapcliError
+from zapcli.errors import UsageError, ZapcliError, either, param
 from zapcli.lifecycle import queue
 from zapcli.lifecycle import session as sessions
 from zapcli.paths import subagents_dir, workspace_of
@@ -67,14 +67,16 @@ def decode_task(raw: bytes) -> str:
 
 def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
     if req.cli not in BACKENDS:
-        raise UsageError(f"unknown backend '{req.cli}' for --cli; choose one of: {', '.join(BACKENDS)}")
-    for flag, value in (("--agent", req.agent), ("--model", req.model)):
+        raise UsageError(f"unknown backend '{req.cli}' for {param('cli')}; choose one of: "
+                         f"{', '.join(BACKENDS)}")
+    for flag, value in ((param("agent"), req.agent), (param("model"), req.model)):
         if value is not None and not value.strip():
             raise UsageError(f"{flag} is empty; give a name (zapcli agents list shows the "
                              f"definitions and their models) or leave {flag} out")
     task = req.task
     if not task or not task.strip():
-        raise UsageError("the task is empty; give the work to do, e.g. zapcli spawn --cli sh -- 'make test'")
+        raise UsageError("the task is empty; give the work to do"
+                         + either(", e.g. zapcli spawn --cli sh -- 'make test'", " in `task`"))
     size = len(task.encode("utf-8", "surrogatepass"))
     if size > MAX_TASK_BYTES:
         raise UsageError(f"task is {size:,} bytes; the limit is {MAX_TASK_BYTES:,} bytes (1 MB)")
@@ -84,17 +86,18 @@ def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
         raise UsageError("task is not valid UTF-8 text") from None
     timeout = settings.timeout_s if req.timeout_s is None else req.timeout_s
     if not (0 < timeout <= 7 * 86400):  # also refuses NaN
-        where = "--timeout" if req.timeout_s is not None else "timeout_s (config or ZAPCLI_TIMEOUT_S)"
+        where = param("timeout") if req.timeout_s is not None else "timeout_s (config or ZAPCLI_TIMEOUT_S)"
         raise UsageError(f"{where} must be more than 0 and at most 604800 seconds, got {timeout}")
     if req.max_tokens is not None and req.max_tokens <= 0:
-        raise UsageError(f"--max-tokens must be a positive number of tokens, got {req.max_tokens}")
+        raise UsageError(f"{param('max_tokens')} must be a positive number of tokens, got {req.max_tokens}")
     if req.approval is not None and req.approval not in APPROVAL_MODES:
-        raise UsageError(f"unknown --approval '{req.approval}'; choose one of: {', '.join(APPROVAL_MODES)}")
+        raise UsageError(f"unknown {param('approval')} '{req.approval}'; choose one of: "
+                         f"{', '.join(APPROVAL_MODES)}")
     for dep in req.after:
         if not ids.is_valid(dep) or not store.exists(dep):
-            raise UsageError(f"--after {dep!r}: no such subagent")
+            raise UsageError(f"{param('after')} {dep!r}: no such subagent")
     if req.cwd is not None and not Path(req.cwd).is_dir():
-        raise UsageError(f"--cwd {req.cwd!r} is not a directory")
+        raise UsageError(f"{param('cwd')} {req.cwd!r} is not a directory")
     return task, float(timeout)
 
 
@@ -127,7 +130,7 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     """Create and start (or queue) one subagent. Raises ZapcliError; nothing is
     created when it does."""
     if req.cwd is not None and not Path(req.cwd or "\0").is_dir():
-        raise UsageError(f"--cwd {req.cwd!r} is not a directory")
+        raise UsageError(f"{param('cwd')} {req.cwd!r} is not a directory")
     try:
         cwd = Path(req.cwd or os.getcwd()).resolve()
     except FileNotFoundError:

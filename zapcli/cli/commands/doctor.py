@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from zapcli.cli.output import emit_json, emit_lines
+from zapcli.cli.output import emit
 from zapcli.ops.doctor import run_checks
+from zapcli.render import doctor as render
 
 
 def execute(json: bool = False) -> int:
@@ -17,13 +18,5 @@ def execute(json: bool = False) -> int:
     except ZapcliError as exc:
         ok, detail = False, exc.message
     checks.append(Check("model", ok, detail))
-    if json:
-        emit_json({"ok": all(c.ok for c in checks), "checks": [vars(c) for c in checks]})
-    else:
-        lines: list[tuple[str, str]] = []
-        for c in checks:
-            word, style = ("FAIL", "red") if not c.ok else ("WARN", "yellow") if c.warning else ("ok  ", "green")
-            lines.append((style, f"{word} {c.name}: {c.detail}"))
-            lines.extend(("", f"    {p}") for p in c.problems)
-        emit_lines(lines)
+    emit(json, render.doc, render.lines, checks)
     return 0 if all(c.ok for c in checks) else 1

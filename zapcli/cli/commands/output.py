@@ -13,12 +13,10 @@ def execute(id: str, stderr: bool = False, follow: bool = False, raw: bool = Fal
     if json:
         data = b"".join(chunks(id, stderr=stderr, follow=follow))
         from zapcli.lifecycle.observe import observe
+        from zapcli.render import output as render
 
         view = observe(id)
-        written = (view.stderr_written if stderr else view.stdout_written) or len(data)
-        emit_json({"id": id, "stream": "stderr" if stderr else "stdout", "bytes": len(data),
-                   "written_bytes": written, "truncated": written > len(data),
-                   "text": data.decode("utf-8", "replace")})
+        emit_json(render.doc(id, stderr, data, view.stderr_written if stderr else view.stdout_written))
         return 0
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     for chunk in chunks(id, stderr=stderr, follow=follow):

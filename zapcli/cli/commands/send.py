@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from zapcli.cli.output import emit_json, emit_lines
+from zapcli.cli.output import emit
 from zapcli.ops.steer import send
+from zapcli.render import messages as render
 
 
 def execute(id: str, text: str, json: bool = False) -> int:
-    res = send(id, text)
-    if json:
-        emit_json({"id": res.id, "steer_id": res.steer_id, "delivered": False, "status": res.status})
-    else:
-        emit_lines([("", f"[SubAgent] {res.id}: message queued; delivered before its next model call "
-                         f"(zapcli replay {res.id} shows when)")])
+    emit(json, render.sent_doc, render.sent_lines, send(id, text))
     return 0

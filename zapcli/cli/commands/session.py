@@ -12,6 +12,6 @@ def execute(json: bool = False) -> int:
     name = sessions.current()
     if json:
         emit_json({"session": name, "source": "ZAPCLI_SESSION" if os.environ.get("ZAPCLI_SESSION") else "terminal"})
-    else:
+    else:  # the bare name, for $(zapcli session)
         emit_text(name + "\n")
     return 0

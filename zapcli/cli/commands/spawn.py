@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from zapcli.cli.output import StdoutError, emit_json, emit_lines, emit_text, is_tty, warn
+from zapcli.cli.output import StdoutError, emit, emit_text, is_tty, warn
 from zapcli.ops.spawn import MAX_TASK_BYTES, SpawnRequest, decode_task, spawn
 
 
@@ -20,13 +20,10 @@ def execute(task: str, cli: str = "zapcli", agent: str | None = None, model: str
     for w in res.warnings:
         warn(w)
     try:
-        if json:
-            emit_json({"id": res.id, "status": res.status, "cli": res.cli, "agent": res.agent,
-                       "task": res.task, "created": res.created, "warnings": list(res.warnings)})
-        elif is_tty():
-            from zapcli.cli.render import spawn_lines
+        if json or is_tty():
+            from zapcli.render import spawn as render
 
-            emit_lines(spawn_lines(res))
+            emit(json, render.doc, render.lines, res)
         else:  # scripts: `id=$(zapcli spawn …)` gets exactly the id
             emit_text(res.id + "\n")
     except StdoutError as exc:  # it runs: the id must not be lost with the output

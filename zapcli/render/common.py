@@ -1,20 +1,25 @@
-"""Result objects -> human lines or JSON documents. One place for every format.
+"""What every verb's renderer shares: durations, status phrases, the view
+header, folded output, the view's JSON document.
 
-Imports `zapcli.ops` result types only. Human lines are (style, text) pairs for
-`output.emit_lines`; JSON documents are plain dicts with snake_case keys.
+Imports `zapcli.lifecycle.status` and `zapcli.ops.fold` types only; never
+typer or rich. Human lines are (style, text) pairs: the CLI colours them on a
+terminal, a tool call joins their text (`plain`). JSON documents are plain
+dicts with snake_case keys.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict
 
-from zapcli.cli.output import escape_controls
 from zapcli.lifecycle.status import View
 from zapcli.ops.fold import CAP_BYTES, Folded
+from zapcli.render.text import escape_controls
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
     from typing import Any
+
+Lines = list[tuple[str, str]]
 
 STATUS_STYLE = {"running": "cyan", "queued": "yellow", "awaiting_approval": "magenta",
                 "completed": "green", "failed": "red", "timeout": "red", "cancelled": "yellow",
@@ -128,89 +133,6 @@ def folded_json(f: Folded) -> dict[str, Any]:
     return {"head": f.head, "tail": f.tail, "folded_bytes": f.folded_bytes,
             "kept_bytes": f.kept, "written_bytes": f.written, "truncated": f.truncated,
             "missing": f.missing}
-
-
-Lines = list[tuple[str, str]]
-
-
-def spawn_lines(res: Any) -> Lines:
-    return [(STATUS_STYLE.get(res.status, ""), f"[SubAgent] {res.id}: {res.status}"),
-            ("", f"CLI: {res.cli}" + (f" (agent {res.agent})" if res.agent else "")),
-            ("", f"Task: {one_line(res.task, 200)}"),
-            ("dim", f"Created: {res.created}")]
-
-
-def poll_lines(res: Any) -> Lines:
-    if res.all_running:
-        n = len(res.entries)
-        tasks = " / ".join(one_line(e.view.task, TASK_PREVIEW) for e in res.entries if e.view)
-        # a hang must stay visible in the summary too (SPEC §6.2 stall)
-        stalled = [("yellow", f"  {e.view.id}: {status_phrase(e.view)}")
-                   for e in res.entries if e.view and e.view.stalled_s is not None]
-        queued = sum(1 for e in res.entries if e.view and e.view.status == "queued")
-        note = f"; {queued} of them queued" if queued else ""
-        ids = " ".join(e.id for e in res.entries)
-        return [("cyan", f"[SubAgent] {n}/{n} still running (waited {duration(res.waited_s)}{note})"),
-                ("", f"  tasks: {tasks}"), ("dim", f"  ids: {ids}"), *stalled]
-    lines: Lines = []
-    for e in res.entries:
-        if lines:
-            lines.append(("", ""))
-        if e.view is None:
-            lines.append(("red", f"[SubAgent] {one_line(e.error or '', 200)}"))
-            continue
-        head = view_header(e.view)
-        lines.append((head[0][0], "[SubAgent] " + head[0][1]))
-        lines.extend(head[1:])
-        if e.output is not None:
-            lines.extend(folded_lines(e.output, so_far=not e.view.terminal))
-        if e.stderr_tail:
-            written = e.view.stderr_written or 0
-            shown = len(e.stderr_tail.encode("utf-8"))
-            lines.append(("dim", "  Stderr" + (f" (last {shown} of {written} bytes; zapcli output "
-                                               f"{e.id} --stderr has all)" if written > shown else "")
-                          + ":"))
-            lines.extend(("", "    " + escape_controls(x)) for x in e.stderr_tail.rstrip("\n").split("\n"))
-    return lines
-
-
-def wait_lines(res: Any) -> Lines:
-    lines: Lines = []
-    if res.timed_out:
-        lines.append(("yellow", f"[SubAgent] wait timed out after {duration(res.waited_s)}"))
-    for v in res.views:
-        head = view_header(v)
-        lines.append((head[0][0], "[SubAgent] " + head[0][1]))
-    return lines
-
-
-def list_lines(views: list[View], all_sessions: bool) -> Lines:
-    where = "across all sessions" if all_sessions else "in this session"
-    noun = "subagent" if len(views) == 1 else "subagents"
-    lines: Lines = [("bold", f"[SubAgent] {len(views)} {noun} {where}")]
-    for v in views:
-        lines.append(("", ""))
-        lines.extend(view_header(v))
-    return lines
-
-
-def kill_lines(entries: list[Any]) -> Lines:
-    from zapcli.ops.kill import STOPPED
-
-    killed = [e for e in entries if e.outcome in STOPPED]
-    noun = "subagent" if len(killed) == 1 else "subagents"
-    lines: Lines = [("bold", f"[SubAgent] terminated {len(killed)} {noun}" + (":" if entries else ""))]
-    for e in entries:
-        if e.outcome in STOPPED:
-            how = f" ({e.signals} -> PID {e.pid})" if e.pid and e.signals else "" if e.pid else " (was queued)"
-            lines.append(("yellow", f"  {e.id}: {e.outcome}{how}"))
-            if e.error:
-                lines.append(("red", f"    {one_line(e.error, 200)}"))
-        elif e.error:
-            lines.append(("red", f"  {one_line(e.error, 200)}"))
-        else:
-            lines.append(("dim", f"  {e.id}: {e.outcome}, nothing to kill"))
-    return lines
 
 
 def plain(lines: Lines) -> str:

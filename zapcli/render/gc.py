@@ -1,0 +1,23 @@
+"""`gc`: what retention deleted or trimmed (or would, with --dry-run)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zapcli.render.common import Lines
+
+
+def lines(res: Any) -> Lines:
+    verb = "would delete" if res.dry_run else "deleted"
+    out: Lines = [("bold", f"[SubAgent] gc: {verb} {len(res.deleted)}, kept {res.kept}")]
+    if res.skipped_reason:
+        out.append(("yellow", f"  skipped: {res.skipped_reason}"))
+    out += [("dim", f"  {sid}: {verb}") for sid in res.deleted]
+    trim = "would trim about" if res.dry_run else "trimmed"
+    out += [("dim", f"  {sid}: {trim} {n} bytes") for sid, n in res.trimmed.items()]
+    return out
+
+
+def doc(res: Any) -> dict[str, Any]:
+    return {"dry_run": res.dry_run, "kept": res.kept, "deleted": res.deleted,
+            "trimmed": res.trimmed, "skipped_reason": res.skipped_reason}

@@ -1,0 +1,30 @@
+"""`kill`: what was stopped, how, and what was not there to stop."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zapcli.ops.kill import STOPPED
+from zapcli.render.common import Lines, one_line
+
+
+def lines(entries: list[Any]) -> Lines:
+    killed = [e for e in entries if e.outcome in STOPPED]
+    noun = "subagent" if len(killed) == 1 else "subagents"
+    out: Lines = [("bold", f"[SubAgent] terminated {len(killed)} {noun}" + (":" if entries else ""))]
+    for e in entries:
+        if e.outcome in STOPPED:
+            how = f" ({e.signals} -> PID {e.pid})" if e.pid and e.signals else "" if e.pid else " (was queued)"
+            out.append(("yellow", f"  {e.id}: {e.outcome}{how}"))
+            if e.error:
+                out.append(("red", f"    {one_line(e.error, 200)}"))
+        elif e.error:
+            out.append(("red", f"  {one_line(e.error, 200)}"))
+        else:
+            out.append(("dim", f"  {e.id}: {e.outcome}, nothing to kill"))
+    return out
+
+
+def doc(entries: list[Any]) -> dict[str, Any]:
+    return {"subagents": [{"id": e.id, "outcome": e.outcome, "pid": e.pid, "signals": e.signals,
+                           "error": e.error} for e in entries]}

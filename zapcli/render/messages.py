@@ -1,0 +1,28 @@
+"""`send`, `approve`, `deny`: what was delivered or decided."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zapcli.render.common import Lines, one_line
+
+
+def sent_lines(res: Any) -> Lines:
+    return [("", f"[SubAgent] {res.id}: message queued; delivered before its next model call "
+                 f"(zapcli replay {res.id} shows when)")]
+
+
+def sent_doc(res: Any) -> dict[str, Any]:
+    return {"id": res.id, "steer_id": res.steer_id, "delivered": False, "status": res.status}
+
+
+def decided_lines(res: Any) -> Lines:
+    approved = res.decision == "approve"
+    verb = "approved" if approved else "denied"
+    return [("green" if approved else "yellow",
+             f"[SubAgent] {res.id}: {verb} {res.req_id} ({one_line(res.summary, 100)})")]
+
+
+def decided_doc(res: Any) -> dict[str, Any]:
+    return {"id": res.id, "req_id": res.req_id, "decision": res.decision, "tool": res.tool,
+            "summary": res.summary}

@@ -1,0 +1,62 @@
+"""`replay`: a trail record by record, each as one readable line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from zapcli.redact import display
+from zapcli.render.common import Lines, one_line
+from zapcli.render.text import escape_controls
+
+RESULT_SHOWN = 2000  # characters of a tool result; `replay --raw` has all
+
+
+def record_line(rec: dict[str, Any]) -> tuple[str, str]:
+    t = rec.get("type")
+    pre = f"{rec.get('seq', '?'):>4} {str(rec.get('ts', ''))[11:23]} "
+    if t == "spawn":
+        return "bold", pre + (f"spawn  cli={rec.get('cli')} agent={rec.get('agent') or '-'} "
+                              f"timeout={rec.get('timeout_s')}s task: "
+                              f"{one_line(display(str(rec.get('task', ''))), 200)}")
+    if t in ("process", "start"):
+        return "dim", pre + f"{t:<6} pid {rec.get('pid')}"
+    if t in ("text", "thinking"):
+        return ("italic dim" if t == "thinking" else ""), pre + f"{t}: " + escape_controls(str(rec.get("delta", "")))
+    if t == "tool_call":
+        args = orjson.dumps(rec.get("arguments")).decode()
+        return "cyan", pre + f"tool_call {rec.get('name')} {escape_controls(args)[:400]}"
+    if t == "tool_result":
+        ok = "ok" if rec.get("ok") else "ERROR"
+        content = escape_controls(str(rec.get("content", "")))
+        more = (f"\n     … {len(content) - RESULT_SHOWN} more characters (replay --raw shows all)"
+                if len(content) > RESULT_SHOWN else "")
+        return (("green" if rec.get("ok") else "red"),
+                pre + f"tool_result {ok} ({rec.get('duration_ms')} ms): " + content[:RESULT_SHOWN] + more)
+    if t == "usage":
+        return "dim", pre + (f"usage {rec.get('model')}: {rec.get('input_tokens')} in, "
+                             f"{rec.get('output_tokens')} out, {rec.get('cached_tokens')} cached")
+    if t == "report":
+        return "bold", pre + "report:\n" + escape_controls(str(rec.get("text", "")))
+    if t == "status":
+        extra = ", ".join(f"{k} {rec.get(k)}" for k in ("exit_code", "reason") if rec.get(k) is not None)
+        return "bold", pre + f"status {rec.get('status')}" + (f" ({escape_controls(extra)})" if extra else "")
+    rest = {k: v for k, v in rec.items() if k not in ("v", "seq", "ts", "type")}
+    return "", pre + f"{t} " + escape_controls(orjson.dumps(rest).decode())[:1000]
+
+
+def lines(res: Any) -> Lines:
+    out: Lines = [("bold", f"[SubAgent] replay of {res.id}")]
+    for e in res.entries:
+        if isinstance(e, dict):
+            out.append(record_line(e))
+        else:
+            out.append(("red", f"   ? corrupt line {e[1]} skipped: {escape_controls(e[2])[:120]}"))
+    return out
+
+
+def doc(res: Any) -> dict[str, Any]:
+    return {"id": res.id, "records": [e for e in res.entries if isinstance(e, dict)],
+            "corrupt_lines": [e[1] for e in res.entries if not isinstance(e, dict)],
+            "torn_tail_bytes": res.torn_tail_bytes}

@@ -1,0 +1,24 @@
+"""`spawn`: the new subagent's id, status, backend and task."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zapcli.render.common import STATUS_STYLE, Lines, one_line
+
+
+def lines(res: Any) -> Lines:
+    return [(STATUS_STYLE.get(res.status, ""), f"[SubAgent] {res.id}: {res.status}"),
+            ("", f"CLI: {res.cli}" + (f" (agent {res.agent})" if res.agent else "")),
+            ("", f"Task: {one_line(res.task, 200)}"),
+            ("dim", f"Created: {res.created}")]
+
+
+def tool_lines(res: Any) -> Lines:
+    """What a model reads: the lines, and each warning after them."""
+    return lines(res) + [("", f"Warning: {w}") for w in res.warnings]
+
+
+def doc(res: Any) -> dict[str, Any]:
+    return {"id": res.id, "status": res.status, "cli": res.cli, "agent": res.agent,
+            "task": res.task, "created": res.created, "warnings": list(res.warnings)}

@@ -1,0 +1,19 @@
+"""Text that is safe to show: terminal control sequences escaped.
+
+Imports only `re`, so the CLI's output module can use it without pulling in
+the renderers.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0/C1 controls (ESC, BEL, NUL, CR, ...) and the Unicode bidi overrides that
+# can make text read differently from what it is (U+202A-202E, U+2066-2069).
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def escape_controls(text: str) -> str:
+    """Show control characters (ESC, BEL, NUL, C1, ...) as `\\xNN`; keep \\n and \\t."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                        else f"\\u{ord(m.group()):04x}", text)

@@ -1,0 +1,30 @@
+"""`usage`: token totals per session (parent run) and per subagent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zapcli.render.common import Lines
+
+
+def lines(parents: list[Any]) -> Lines:
+    out: Lines = []
+    for p in parents:
+        t = p.total
+        sub_in = sum(x.input_tokens for _, _, x in p.subagents)
+        sub_out = sum(x.output_tokens for _, _, x in p.subagents)
+        out.append(("bold", f"[SubAgent] session {p.parent}: {t.input_tokens} in, {t.output_tokens} out"
+                            f" ({t.cached_tokens} cached) — its own calls {p.own.input_tokens} in / "
+                            f"{p.own.output_tokens} out, its subagents {sub_in} in / {sub_out} out"))
+        for sid, status, tok in p.subagents:
+            out.append(("", f"  {sid}: {status}, {tok.input_tokens} in, {tok.output_tokens} out"))
+    if not out:
+        out.append(("", "[SubAgent] no token usage recorded"))
+    return out
+
+
+def doc(parents: list[Any]) -> dict[str, Any]:
+    return {"sessions": [{
+        "session": p.parent, "own": vars(p.own), "total": vars(p.total),
+        "subagents": [{"id": sid, "status": st, **vars(t)} for sid, st, t in p.subagents]}
+        for p in parents]}
