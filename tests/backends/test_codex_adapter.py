@@ -114,6 +114,15 @@ def test_real_codex_http_400_fails_fast_with_the_message(tmp_path):
     assert of(records, "usage") == [] and outcome.report is None
 
 
+def test_real_codex_unreachable_endpoint_fails_instead_of_waiting_forever(tmp_path):
+    with ScriptedServer([], protocol="responses") as srv:
+        req = request(tmp_path, srv, "anyone there?")
+    # the server is stopped: its port now refuses connections
+    records, outcome, _, elapsed, _ = run_codex(req, timeout=120)
+    assert outcome.status == "failed" and "Connection failed" in (outcome.reason or "")
+    assert elapsed < 90  # measured ~25 s; unbounded retries would never end
+
+
 def test_real_codex_stream_cut_every_time_fails_once_without_doubled_text(tmp_path):
     from zapcli.testing.responses import _events, _sse
 

@@ -19,8 +19,11 @@ logs there; `codex exec resume` needs the same home):
   workspace/auto-edit → workspace-write, confirm or unattended → read-only.
   In the config, not as `--sandbox`, because `exec resume` has no such flag;
 - `[analytics] enabled = false`, `[features] plugins = false` (offline they
-  wait on the network), `developer_instructions` = the definition's prompt
-  (codex appends it to its own instructions as a developer message);
+  wait on the network), `unbounded_connection_retries = false` (else an
+  unreachable endpoint is retried forever: "Reconnecting... waiting for
+  network"; without it codex gives up after 5 retries, ~25 s),
+  `developer_instructions` = the definition's prompt (codex appends it to its
+  own instructions as a developer message);
 - each MCP server as `[mcp_servers.NAME]` with `required = true` (codex waits
   for it before the first request; otherwise a server slower than codex's
   first request never reaches the model in a one-turn exec) and its tools'
@@ -82,7 +85,7 @@ def tool_settings(req: CliRequest, sandbox: str) -> tuple[dict[str, Any], str, l
     if req.tools is None:
         return {}, sandbox, []
     granted = {t.lower() for t in req.tools}
-    keys: dict[str, Any] = {"features.goals": False, "features.multi_agent": False}
+    keys: dict[str, Any] = {"features.goals": False, "agents.enabled": False}
     diags: list[dict[str, str]] = []
     if "bash" not in granted:
         keys["features.shell_tool"] = False
@@ -145,7 +148,8 @@ def config_toml(req: CliRequest, env: dict[str, str]) -> tuple[str, list[dict[st
     tables: dict[str, dict[str, Any]] = {
         "model_providers.zapcli": {"name": "zapcli", "base_url": base_url,
                                    "env_key": "OPENAI_API_KEY", "wire_api": "responses"},
-        "analytics": {"enabled": False}, "features": {"plugins": False}}
+        "analytics": {"enabled": False},
+        "features": {"plugins": False, "unbounded_connection_retries": False}}
     for dotted, value in keys.items():
         table, _, key = dotted.rpartition(".")
         if table:
