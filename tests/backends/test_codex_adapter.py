@@ -73,7 +73,7 @@ def of(records: list[Record], kind: str) -> list[dict[str, Any]]:
 def test_real_codex_tool_turn_text_calls_usage_report(tmp_path):
     script = [{"match": "run echo", "turns": [
         {"reasoning": "I should run it", "tool_calls": [
-            {"name": "exec_command", "arguments": {"cmd": "echo hi-from-shell"}, "id": "call_e1"}],
+            {"name": "exec_command", "arguments": {"cmd": "echo hi-from-shell; env"}, "id": "call_e1"}],
          "usage": {"prompt_tokens": 1000, "completion_tokens": 20, "cached_tokens": 100}},
         {"text": "The command printed hi.",
          "usage": {"prompt_tokens": 1200, "completion_tokens": 10, "cached_tokens": 900}}]}]
@@ -90,6 +90,8 @@ def test_real_codex_tool_turn_text_calls_usage_report(tmp_path):
     assert "echo hi-from-shell" in call["arguments"]["command"] and call["name"] == "shell"
     assert result["call_id"] == call["call_id"] and result["ok"] is True
     assert "hi-from-shell" in result["content"]
+    assert "OPENAI_BASE_URL=" in result["content"] and KEY not in result["content"]
+    assert not list(req.config_home.rglob("shell_snapshots/*"))  # they hold the environment
     assert of(records, "thinking") == [{"delta": "I should run it"}]
     assert of(records, "text") == [{"delta": "The command printed hi."}]
     usage, = of(records, "usage")  # once, the sum of both model calls
@@ -314,4 +316,6 @@ def test_prompt_schema_resume_and_mcp_secrets(tmp_path):
     assert db["env"] == {"MODE": "ro"} and db["env_vars"] == ["DB_TOKEN"] and db["required"]
     assert db["tools"]["query"]["approval_mode"] == "approve"
     assert "s3cr3t-value" not in launch.files["config.toml"]
+    assert "*KEY*" in cfg["shell_environment_policy"]["exclude"]
+    assert cfg["features"]["shell_snapshot"] is False
     assert launch.env["DB_TOKEN"] == "s3cr3t-value"

@@ -22,6 +22,10 @@ logs there; `codex exec resume` needs the same home):
   wait on the network), `unbounded_connection_retries = false` (else an
   unreachable endpoint is retried forever: "Reconnecting... waiting for
   network"; without it codex gives up after 5 retries, ~25 s),
+  `shell_snapshot = false` (a snapshot file in CODEX_HOME holds every
+  exported variable, the API key included), `[shell_environment_policy]
+  exclude` of KEY/TOKEN/SECRET/PASSWORD names (codex 0.169 otherwise hands
+  OPENAI_API_KEY to every command the model runs),
   `developer_instructions` = the definition's prompt (codex appends it to its
   own instructions as a developer message);
 - each MCP server as `[mcp_servers.NAME]` with `required = true` (codex waits
@@ -49,6 +53,7 @@ from zapcli.backends.clis.base import Adapter, CliLaunch, CliRequest, EventParse
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 SCHEMA_FILE = "output-schema.json"
+SECRET_GLOBS = ["*KEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*"]
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.I)
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -149,7 +154,9 @@ def config_toml(req: CliRequest, env: dict[str, str]) -> tuple[str, list[dict[st
         "model_providers.zapcli": {"name": "zapcli", "base_url": base_url,
                                    "env_key": "OPENAI_API_KEY", "wire_api": "responses"},
         "analytics": {"enabled": False},
-        "features": {"plugins": False, "unbounded_connection_retries": False}}
+        "features": {"plugins": False, "unbounded_connection_retries": False,
+                     "shell_snapshot": False},
+        "shell_environment_policy": {"exclude": SECRET_GLOBS}}
     for dotted, value in keys.items():
         table, _, key = dotted.rpartition(".")
         if table:
