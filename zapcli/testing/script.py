@@ -125,7 +125,7 @@ class Conversations:
         self.rules = rules
         self.variables: dict[str, str] = dict(variables or {})
         self._lock = threading.Lock()
-        self._convs: dict[tuple[str, str], dict[str, Any]] = {}
+        self._convs: dict[tuple[str, str, str], dict[str, Any]] = {}
 
     def fill(self, value: Any) -> Any:
         """Replace `{name}` placeholders in every string inside `value`."""
@@ -139,13 +139,15 @@ class Conversations:
             return {k: self.fill(v) for k, v in value.items()}
         return value
 
-    def next_turn(self, system: str, user: str) -> tuple[dict[str, Any] | None, str]:
+    def next_turn(self, system: str, user: str, thread: str = "") -> tuple[dict[str, Any] | None, str]:
         """The turn to serve for this conversation, or (None, why) when no rule matches.
 
-        A served turn carries `_id` (unique per conversation and turn), for
-        ids of calls and messages."""
+        `thread`: an id the client gives its conversation, where its protocol
+        has one (it keeps two conversations with the same opening apart; it
+        never takes part in `match`). A served turn carries `_id` (unique per
+        conversation and turn), for ids of calls and messages."""
         with self._lock:
-            conv = self._convs.get((system, user))
+            conv = self._convs.get((system, user, thread))
             if conv is None:
                 for idx, rule in enumerate(self.rules):
                     m = rule.get("match")
@@ -154,7 +156,7 @@ class Conversations:
                         break
                 else:
                     return None, f"scripted server: no rule matches the user message {user[:80]!r}"
-                self._convs[(system, user)] = conv
+                self._convs[(system, user, thread)] = conv
             return self._advance(conv), ""
 
     def _advance(self, conv: dict[str, Any]) -> dict[str, Any]:

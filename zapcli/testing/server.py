@@ -23,7 +23,8 @@ from typing import Any
 
 from zapcli.testing.script import Conversations, load_script, validate_script
 
-PROTOCOLS = {"chat": "zapcli.testing.chat:ChatProtocol"}
+PROTOCOLS = {"chat": "zapcli.testing.chat:ChatProtocol",
+             "responses": "zapcli.testing.responses:ResponsesProtocol"}
 
 
 class Protocol:

@@ -28,6 +28,7 @@ class McpServer:
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
+    allow: tuple[str, ...] = ()  # tools approved without asking (mcp.json `allow`)
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,10 @@ class CliRequest:
     mcp_servers: tuple[McpServer, ...] = ()
     output_schema: Mapping[str, Any] | None = None
     resume: str | None = None  # the CLI's own session id to resume (`zapcli continue`)
+    # tokens the resumed session had already reported (input, output, cached), for
+    # CLIs that report running totals of a session (codex): the parser counts
+    # only what this run adds. None = nothing counted yet.
+    resume_usage: Mapping[str, int] | None = None
     # claude only: an MCP server (command + args) whose tool `approve` decides a
     # permission request through zapcli's approvals; None = no such hook.
     approval_server: McpServer | None = None
@@ -105,7 +110,9 @@ class Adapter:
         """argv (starting with `command`), environment and files for `req`."""
         raise NotImplementedError
 
-    def parser(self) -> EventParser:
+    def parser(self, req: CliRequest | None = None) -> EventParser:
+        """A fresh parser for one run of `req` (the model it names, the usage
+        a resumed session already reported)."""
         raise NotImplementedError
 
     def version_argv(self, command: list[str]) -> list[str]:

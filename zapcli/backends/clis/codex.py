@@ -1,0 +1,204 @@
+"""The Codex CLI (0.169) as a backend: how `codex exec --json` is started
+(SPEC §13). Imports only the standard library, `zapcli.backends.clis.base`
+and, for the events, `zapcli.backends.clis.codex_events`.
+
+Launch. `codex exec --json --skip-git-repo-check [--model M]
+[--output-schema FILE] -` (or `codex exec resume ... THREAD_ID -`): the task
+always arrives on stdin (`-`; the runner closes the pipe after the last byte),
+never on argv. Without `--skip-git-repo-check` codex refuses a folder that is
+not a git repository.
+
+Private config home. `CODEX_HOME` = the request's config home, holding the
+`config.toml` written here (codex also keeps its sessions, sqlite state and
+logs there; `codex exec resume` needs the same home):
+- a model provider `zapcli` whose `base_url` is `OPENAI_BASE_URL` (codex 0.169
+  ignores that variable itself), `env_key = "OPENAI_API_KEY"` (the key stays
+  in the environment, never in the file), `wire_api = "responses"`;
+- `approval_policy = "never"` (exec never prompts: what would ask is denied)
+  and `sandbox_mode` from the approval mode: full → danger-full-access,
+  workspace/auto-edit → workspace-write, confirm or unattended → read-only.
+  In the config, not as `--sandbox`, because `exec resume` has no such flag;
+- `[analytics] enabled = false`, `[features] plugins = false` (offline they
+  wait on the network), `unbounded_connection_retries = false` (else an
+  unreachable endpoint is retried forever: "Reconnecting... waiting for
+  network"; without it codex gives up after 5 retries, ~25 s),
+  `shell_snapshot = false` (a snapshot file in CODEX_HOME holds every
+  exported variable, the API key included), `[shell_environment_policy]
+  exclude` of KEY/TOKEN/SECRET/PASSWORD names (codex 0.169 otherwise hands
+  OPENAI_API_KEY to every command the model runs),
+  `developer_instructions` = the definition's prompt (codex appends it to its
+  own instructions as a developer message);
+- each MCP server as `[mcp_servers.NAME]` with `required = true` (codex waits
+  for it before the first request; otherwise a server slower than codex's
+  first request never reaches the model in a one-turn exec) and its tools'
+  approval: full → every tool approved, workspace → the `allow` list, other
+  modes → none (exec denies them). Secret-named env values go through the
+  environment (`env_vars`), not the file.
+
+Tools. codex has no per-tool allow list. When the definition declares
+`tools`: no bash → `features.shell_tool = false`; neither write nor edit →
+sandbox read-only (apply_patch is still offered, and refused); no WebSearch →
+`web_search = "disabled"`; WebFetch → network inside workspace-write; goals
+and codex's own sub-agents are switched off. What cannot be withheld is a
+diagnostic.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from zapcli.backends.clis.base import Adapter, CliLaunch, CliRequest, EventParser, McpServer
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+SCHEMA_FILE = "output-schema.json"
+SECRET_GLOBS = ["*KEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*"]
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.I)
+_SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def toml_str(value: str) -> str:
+    """`value` as a TOML basic string (JSON escapes are TOML escapes, except DEL)."""
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return toml_str(str(value))
+
+
+def sandbox_mode(req: CliRequest) -> str:
+    if req.approval == "full":
+        return "danger-full-access"
+    if req.unattended or req.approval == "confirm":
+        return "read-only"
+    return "workspace-write"
+
+
+def _diag(name: str, message: str) -> dict[str, str]:
+    return {"dimension": "tools", "name": name, "message": message}
+
+
+def tool_settings(req: CliRequest, sandbox: str) -> tuple[dict[str, Any], str, list[dict[str, str]]]:
+    """(top-level config keys, sandbox mode, diagnostics) for the declared tools."""
+    if req.tools is None:
+        return {}, sandbox, []
+    granted = {t.lower() for t in req.tools}
+    keys: dict[str, Any] = {"features.goals": False, "agents.enabled": False}
+    diags: list[dict[str, str]] = []
+    if "bash" not in granted:
+        keys["features.shell_tool"] = False
+    if not granted & {"write", "edit"} and sandbox != "read-only":
+        sandbox = "read-only"
+        diags.append(_diag("write", "codex: write/edit not granted, so its sandbox is "
+                           "read-only; its apply_patch tool is still offered and is refused"))
+    if "websearch" not in granted:
+        keys["web_search"] = "disabled"
+    if "webfetch" in granted:
+        keys["sandbox_workspace_write.network_access"] = True
+        diags.append(_diag("WebFetch", "codex has no web fetch tool: it fetches through its "
+                           "shell, with network allowed in its sandbox"))
+    for name in sorted({"read", "glob", "grep"} - granted):
+        if "bash" in granted:
+            diags.append(_diag(name, f"codex cannot withhold {name}: its shell reads any file "
+                               "the sandbox can read"))
+    if "bash" not in granted and granted & {"read", "glob", "grep"}:
+        diags.append(_diag("read", "codex reads files only through its shell, which is not "
+                           "granted: read/glob/grep have no codex tool"))
+    if "todo" not in granted:
+        diags.append(_diag("todo", "codex's plan tool (update_plan) cannot be switched off"))
+    diags.append(_diag("request_user_input", "codex always offers request_user_input and "
+                       "view_image; in exec mode nobody answers a question"))
+    return keys, sandbox, diags
+
+
+def _mcp_section(srv: McpServer, req: CliRequest, env: dict[str, str]) -> list[str]:
+    head = f"mcp_servers.{srv.name}"
+    lines = [f"[{head}]", f"command = {toml_str(srv.command)}",
+             f"args = {toml_value(list(srv.args))}", "required = true",
+             "startup_timeout_sec = 60"]
+    if srv.cwd:
+        lines.append(f"cwd = {toml_str(srv.cwd)}")
+    plain = {k: v for k, v in srv.env.items() if not _SECRET_NAME.search(k)}
+    secret = sorted(k for k in srv.env if _SECRET_NAME.search(k))
+    if plain:
+        lines.append("env = { " + ", ".join(f"{toml_str(k)} = {toml_str(v)}"
+                                            for k, v in plain.items()) + " }")
+    if secret:
+        lines.append(f"env_vars = {toml_value(secret)}")
+        env.update({k: srv.env[k] for k in secret})
+    if req.approval == "full":
+        lines.append('default_tools_approval_mode = "approve"')
+    elif req.approval == "workspace" and not req.unattended:
+        for tool in srv.allow:
+            lines += ["", f"[{head}.tools.{toml_str(tool)}]", 'approval_mode = "approve"']
+    return lines + [""]
+
+
+def config_toml(req: CliRequest, env: dict[str, str]) -> tuple[str, list[dict[str, str]]]:
+    """The private config.toml for `req`, and the diagnostics it implies.
+    Adds to `env` what MCP servers must get through the environment."""
+    keys, sandbox, diags = tool_settings(req, sandbox_mode(req))
+    base_url = req.env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+    top = {"model_provider": "zapcli", "approval_policy": "never", "sandbox_mode": sandbox,
+           "check_for_update_on_startup": False}
+    if req.prompt:
+        top["developer_instructions"] = req.prompt
+    tables: dict[str, dict[str, Any]] = {
+        "model_providers.zapcli": {"name": "zapcli", "base_url": base_url,
+                                   "env_key": "OPENAI_API_KEY", "wire_api": "responses"},
+        "analytics": {"enabled": False},
+        "features": {"plugins": False, "unbounded_connection_retries": False,
+                     "shell_snapshot": False},
+        "shell_environment_policy": {"exclude": SECRET_GLOBS}}
+    for dotted, value in keys.items():
+        table, _, key = dotted.rpartition(".")
+        if table:
+            tables.setdefault(table, {})[key] = value
+        else:
+            top[key] = value
+    lines = [f"{k} = {toml_value(v)}" for k, v in top.items()] + [""]
+    for table, values in tables.items():
+        lines += [f"[{table}]", *(f"{k} = {toml_value(v)}" for k, v in values.items()), ""]
+    for srv in req.mcp_servers:
+        if not _SERVER_NAME.match(srv.name):
+            diags.append({"dimension": "mcp", "name": srv.name, "message": "codex accepts MCP "
+                          "server names of letters, digits, - and _ only: not passed"})
+            continue
+        lines += _mcp_section(srv, req, env)
+    return "\n".join(lines), diags
+
+
+class CodexAdapter(Adapter):
+    name = "codex"
+    binary = "codex"
+    event_format = "codex-json"
+    install_hint = "npm install -g @openai/codex"
+
+    def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
+        env = dict(req.env)
+        env["CODEX_HOME"] = str(req.config_home)
+        config, diags = config_toml(req, env)
+        files = {"config.toml": config}
+        argv = [*command, "exec"] + (["resume"] if req.resume else [])
+        argv += ["--json", "--skip-git-repo-check"]
+        if req.model:
+            argv += ["--model", req.model]
+        if req.output_schema is not None:
+            files[SCHEMA_FILE] = json.dumps(req.output_schema)
+            argv += ["--output-schema", str(req.config_home / SCHEMA_FILE)]
+        argv += [req.resume, "-"] if req.resume else ["-"]
+        return CliLaunch(argv=argv, env=env, stdin=req.task.encode("utf-8"), files=files,
+                         diagnostics=list(diags))
+
+    def parser(self, req: CliRequest | None = None) -> EventParser:
+        from zapcli.backends.clis.codex_events import CodexParser
+
+        return CodexParser(model=req.model if req else None,
+                           already=req.resume_usage if req else None)
