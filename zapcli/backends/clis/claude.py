@@ -23,7 +23,8 @@ tool with {tool_name, input, tool_use_id} and expects one text block holding
 Environment: the caller's, plus CLAUDE_CONFIG_DIR, no non-essential traffic
 (no telemetry, update checks or preconnects: the only host contacted is
 ANTHROPIC_BASE_URL), CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 unless set (C18:
-zapcli's own timeout is the only clock), session state events on (the
+zapcli's own timeout is the only clock), CLAUDE_CODE_TMPDIR in the config
+home unless set, session state events on (the
 parser's end-of-work signal), tool search off when MCP servers are declared.
 """
 
@@ -122,6 +123,8 @@ def _environment(req: CliRequest) -> dict[str, str]:
     env.update(_FIXED_ENV)
     env["CLAUDE_CONFIG_DIR"] = str(req.config_home)
     env.setdefault("CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS", "0")
+    # background task output and sockets inside the private home, not /tmp/claude-<uid>
+    env.setdefault("CLAUDE_CODE_TMPDIR", str(req.config_home / "tmp"))
     if req.mcp_servers:
         env.setdefault("ENABLE_TOOL_SEARCH", "false")  # MCP tools offered directly
     return env
