@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,7 +56,11 @@ def request(tmp: Path, srv: ScriptedServer, task: str, **kw: Any) -> CliRequest:
                       env=env, **kw)
 
 
-def run_claude(req: CliRequest, command: list[str] | None = None, timeout: float = 90) -> Run:
+def run_claude(req: CliRequest, command: list[str] | None = None, timeout: float = 90,
+               grace: float = 5.0) -> Run:
+    """Start claude as the launch says, feed each stdout line to the parser as
+    it arrives; once the parser says terminal, give claude `grace` seconds to
+    exit, then kill it (what the runner does)."""
     launch = ClaudeAdapter().launch(req, command or [str(CLAUDE)])
     for rel, text in launch.files.items():
         path = req.config_home / rel
@@ -63,19 +68,43 @@ def run_claude(req: CliRequest, command: list[str] | None = None, timeout: float
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-    proc = subprocess.run(launch.argv, env=launch.env, cwd=req.cwd, input=launch.stdin,
-                          stdin=None if launch.stdin is not None else subprocess.DEVNULL,
-                          capture_output=True, timeout=timeout)
-    run = Run(launch, proc.returncode, proc.stdout.split(b"\n"),
-              proc.stderr.decode("utf-8", "replace"))
-    for line in run.lines:
+    proc = subprocess.Popen(launch.argv, env=launch.env, cwd=req.cwd,
+                            stdin=subprocess.PIPE if launch.stdin is not None else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    err: list[bytes] = []
+    err_reader = threading.Thread(target=lambda: err.append(proc.stderr.read()),  # type: ignore[union-attr]
+                                  daemon=True)
+    err_reader.start()
+    if launch.stdin is not None:
+        threading.Thread(target=_write_stdin, args=(proc, launch.stdin), daemon=True).start()
+    killer = threading.Timer(timeout, proc.kill)
+    killer.start()
+    run = Run(launch, 0, [], "")
+    for line in proc.stdout:  # type: ignore[union-attr]
+        run.lines.append(line.rstrip(b"\n"))
         try:
-            event = json.loads(line.rstrip(b"\r").decode("utf-8", "replace"))
+            event = json.loads(line.rstrip(b"\r\n").decode("utf-8", "replace"))
         except ValueError:
             continue
         run.records += run.parser.feed(event)
-    run.outcome = run.parser.finish(proc.returncode, run.stderr[-4000:])
+        if run.parser.terminal:
+            killer.cancel()
+            killer = threading.Timer(grace, proc.kill)
+            killer.start()
+    run.exit_code = proc.wait()
+    killer.cancel()
+    err_reader.join(5)
+    run.stderr = b"".join(err).decode("utf-8", "replace")
+    run.outcome = run.parser.finish(run.exit_code, run.stderr[-4000:])
     return run
+
+
+def _write_stdin(proc: subprocess.Popen[bytes], data: bytes) -> None:
+    try:
+        proc.stdin.write(data)  # type: ignore[union-attr]
+        proc.stdin.close()  # type: ignore[union-attr]
+    except (BrokenPipeError, OSError):
+        pass
 
 
 def _capture(name: str, script: list[dict[str, Any]], task: str, **kw: Any) -> None:

@@ -219,3 +219,18 @@ def test_real_claude_resumes_and_returns_structured_output(claude: Path, tmp_pat
     assert second.parser.session_id == sid
     assert second.parser.structured_output == {"word": "plum"}
     assert second.outcome is not None and json.loads(second.outcome.report or "") == {"word": "plum"}
+
+
+def test_real_claude_rejected_key_fails_fast_not_after_minutes_of_retries(
+        claude: Path, tmp_path: Path) -> None:
+    import time
+
+    script = [{"turns": [{"text": "never"}]}]
+    srv = ScriptedServer(script, protocol="anthropic", api_key="the-right-key-123456")
+    with srv:
+        t0 = time.monotonic()
+        run = run_claude(request(tmp_path, srv, "auth test", approval="full"), grace=1)
+        took = time.monotonic() - t0
+    assert run.parser.terminal and run.outcome is not None and run.outcome.status == "failed"
+    assert "rejected the credentials (status 401" in (run.outcome.reason or "")
+    assert took < 30  # claude alone would retry for minutes

@@ -8,7 +8,9 @@ mcp_servers) → attributes, no record (the runner writes `start`); `assistant`
 agent) → text / thinking / tool_call; `user` tool_result blocks → tool_result
 (paired by the tool_use id); `system/permission_denied` and the result's
 `permission_denials` → one diagnostic per denied call; `system/api_retry` →
-diagnostic; `system/task_started` / `task_notification` / `task_updated` /
+diagnostic (a second retry after HTTP 401/403 is fatal:
+terminal, and the outcome is failed, since claude would retry a rejected key
+for minutes); `system/task_started` / `task_notification` / `task_updated` /
 `background_tasks_changed` → the open background tasks (C18); `result` →
 usage and the report; `system/session_state_changed` idle → terminal.
 
@@ -35,6 +37,7 @@ from typing import Any
 from zapcli.backends.clis.base import CliOutcome, EventParser, Record
 
 CEILING_MARKERS = ("Background tasks still running", "CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS")
+AUTH_STATUSES = (401, 403)
 _TASK_DONE = {"completed", "failed", "killed", "stopped", "cancelled", "error"}
 
 
@@ -84,6 +87,7 @@ class ClaudeEventParser(EventParser):
         self.open_tasks: dict[str, str] = {}  # task_id -> description
         self.results = 0
         self.last_result: dict[str, Any] | None = None
+        self.fatal: str | None = None  # an error claude would only retry in vain
         self._state_events = False
         self._denied: set[str] = set()
         self._model_totals: dict[str, dict[str, float]] = {}
@@ -150,15 +154,23 @@ class ClaudeEventParser(EventParser):
             return self._denied_record(event.get("tool_use_id"), event.get("tool_name"),
                                        event.get("message") or event.get("decision_reason"))
         if sub == "api_retry":
-            return [_diag("backend", "api_retry",
-                          f"API retry {event.get('attempt')}/{event.get('max_retries')}: "
-                          f"status {event.get('error_status')}, {event.get('error')}")]
+            return self._retry(event)
         if sub == "session_state_changed":
             self._state_events = True
             if event.get("state") == "idle" and self.results:
                 self.terminal = True
             return []
         return self._task_event(sub, event)
+
+    def _retry(self, event: dict[str, Any]) -> list[Record]:
+        status = event.get("error_status")
+        what = f"status {status}, {event.get('error')}"
+        if status in AUTH_STATUSES and _int(event.get("attempt")) >= 2:
+            # claude retries a rejected key ~10 times over minutes: fatal now
+            self.fatal = f"the API rejected the credentials ({what})"
+            self.terminal = True
+        return [_diag("backend", "api_retry", f"API retry {event.get('attempt')}/"
+                      f"{event.get('max_retries')}: {what}")]
 
     def _init(self, event: dict[str, Any]) -> list[Record]:
         if self.version is not None:  # a later turn's init repeats the first
@@ -255,6 +267,8 @@ class ClaudeEventParser(EventParser):
         lines = [ln for ln in stderr_tail.splitlines() if ln.strip()]
         ceiling = next((ln for ln in lines if any(m in ln for m in CEILING_MARKERS)), None)
         res = self.last_result
+        if self.fatal:
+            return CliOutcome("failed", f"claude stopped: {self.fatal}")
         if res is None:
             tail = "\n".join(lines[-10:]) or "(stderr empty)"
             return CliOutcome("failed", f"claude exited (code {exit_code}) without a result "
