@@ -234,3 +234,18 @@ def test_real_claude_rejected_key_fails_fast_not_after_minutes_of_retries(
     assert run.parser.terminal and run.outcome is not None and run.outcome.status == "failed"
     assert "rejected the credentials (status 401" in (run.outcome.reason or "")
     assert took < 30  # claude alone would retry for minutes
+
+
+@pytest.mark.parametrize("turn", [
+    {"http_error": {"status": 429, "message": "slow down", "retry_after_ms": 500}},
+    {"raw": [{"type": "message_start", "message": {
+        "id": "m1", "type": "message", "role": "assistant", "model": "x", "content": [],
+        "stop_reason": None, "usage": {"input_tokens": 5, "output_tokens": 1}}}], "close": "abort"},
+])
+def test_real_claude_retries_transient_faults_and_says_so(claude: Path, tmp_path: Path,
+                                                          turn: dict[str, Any]) -> None:
+    with _serve([{"match": "flaky", "turns": [turn, {"text": "recovered"}]}]) as srv:
+        run = run_claude(request(tmp_path, srv, "flaky", approval="full"))
+        assert len(srv.requests) == 2
+    assert run.outcome is not None and run.outcome.report == "recovered"
+    assert [d["name"] for d in run.of("diagnostic")] == ["api_retry"]
