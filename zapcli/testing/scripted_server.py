@@ -3,7 +3,8 @@
 Imports `zapcli.testing.script` and `zapcli.testing.server`.
 
 The script format is described in `zapcli.testing.script`. The first stdout
-line is `listening http://127.0.0.1:PORT/v1`; it serves until SIGTERM.
+line is `listening <base URL>` (`http://127.0.0.1:PORT/v1` for chat, the bare
+root for anthropic, as ANTHROPIC_BASE_URL wants it); it serves until SIGTERM.
 """
 
 from __future__ import annotations

@@ -24,7 +24,8 @@ from typing import Any
 from zapcli.testing.script import Conversations, load_script, validate_script
 
 PROTOCOLS = {"chat": "zapcli.testing.chat:ChatProtocol",
-             "responses": "zapcli.testing.responses:ResponsesProtocol"}
+             "responses": "zapcli.testing.responses:ResponsesProtocol",
+             "anthropic": "zapcli.testing.anthropic:AnthropicProtocol"}
 
 
 class Protocol:
@@ -38,6 +39,11 @@ class Protocol:
 
     def get(self, h: Handler, path: str) -> None:
         h.send_json(404, {"error": {"message": f"Invalid URL (GET {path})"}})
+
+    def head(self, h: Handler, path: str) -> None:
+        h.send_response(404)
+        h.send_header("Content-Length", "0")
+        h.end_headers()
 
     def post(self, h: Handler, path: str, body: dict[str, Any]) -> None:
         h.send_json(404, {"error": {"message": f"Invalid URL (POST {path})"}})
@@ -57,7 +63,8 @@ class ScriptedServer:
     404; None accepts any model); `api_key`: when set, other keys get 401.
     Use as a context manager or call start()/stop(). `requests` is a copy of
     every request body received; with `log_dir` each is also written there
-    as `req-N.json`.
+    as `req-N.json`. `side_requests` counts requests a protocol answered
+    outside the script (e.g. a CLI's title generation; see the protocol).
     """
 
     def __init__(self, script: Any, *, variables: dict[str, str] | None = None,
@@ -70,6 +77,7 @@ class ScriptedServer:
         self.log_dir = Path(log_dir) if log_dir else None
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
+        self.side_requests = 0
         self.protocol = protocol_class(protocol)(self)
         self._httpd = _Server(("127.0.0.1", port), Handler)
         self._httpd.scripted = self  # type: ignore[attr-defined]
@@ -120,6 +128,10 @@ class ScriptedServer:
     def fill(self, value: Any) -> Any:
         return self.conversations.fill(value)
 
+    def count_side_request(self) -> None:
+        with self._lock:
+            self.side_requests += 1
+
     def record(self, body: dict[str, Any]) -> None:
         with self._lock:
             self._requests.append(body)
@@ -154,6 +166,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.srv.protocol.get(self, self.path)
+
+    def do_HEAD(self) -> None:
+        self.srv.protocol.head(self, self.path)
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)

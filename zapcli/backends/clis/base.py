@@ -90,6 +90,7 @@ class EventParser:
 
     terminal: bool = False
     session_id: str | None = None  # the CLI's own session/thread id (for resume)
+    version: str | None = None  # the CLI's version when its stream says it (for `start`)
 
     def feed(self, event: Any) -> list[Record]:
         raise NotImplementedError
