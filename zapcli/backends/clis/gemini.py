@@ -65,7 +65,6 @@ _MODE_ALLOWS: dict[str, set[str] | None] = {
     "auto_edit": _READ_ONLY | {"write_file", "replace", "web_fetch"},
     "yolo": None,  # everything
 }
-_ALWAYS = ("update_topic", "complete_task")  # innocuous bookkeeping the prompt refers to
 DENIED_ERRORS = {"tool_not_registered", "policy_violation", "path_not_in_workspace",
                  "sandbox_expansion_required"}
 
@@ -79,7 +78,8 @@ def core_tools(tools: tuple[str, ...], mode: str, mcp_names: list[str]
     """`tools.core` for the granted zapcli `tools` under approval `mode`, and
     the diagnostics for what Gemini cannot grant."""
     allows = _MODE_ALLOWS[mode]
-    core, diags = list(_ALWAYS), []
+    core: list[str] = []
+    diags: list[dict[str, Any]] = []
     for name in tools:
         mapped = TOOL_MAP.get(name)
         if not mapped:
