@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import import_module
 from pathlib import Path
@@ -25,7 +26,8 @@ from zapcli.testing.script import Conversations, load_script, validate_script
 
 PROTOCOLS = {"chat": "zapcli.testing.chat:ChatProtocol",
              "responses": "zapcli.testing.responses:ResponsesProtocol",
-             "anthropic": "zapcli.testing.anthropic:AnthropicProtocol"}
+             "anthropic": "zapcli.testing.anthropic:AnthropicProtocol",
+             "gemini": "zapcli.testing.gemini:GeminiProtocol"}
 
 
 class Protocol:
@@ -196,7 +198,9 @@ class Handler(BaseHTTPRequestHandler):
     def send_stream(self, items: list[Any], close: str = "clean",
                     content_type: str = "text/event-stream; charset=utf-8") -> None:
         """A chunked reply: strings sent as they are, objects as `data: <json>`
-        SSE events. `close="abort"` drops the connection without ending it."""
+        SSE events, a float pauses that many seconds (so the next item arrives
+        in a read of its own). `close="abort"` drops the connection without
+        ending it."""
         self.send_response(200)
         self.send_header("Content-Type", content_type)
         self.send_header("Cache-Control", "no-cache")
@@ -204,6 +208,9 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         try:
             for item in items:
+                if isinstance(item, float):
+                    time.sleep(item)
+                    continue
                 data = (item if isinstance(item, str) else f"data: {json.dumps(item)}\n\n").encode()
                 if data:
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
