@@ -87,7 +87,8 @@ class ChatProtocol(Protocol):
         if err := turn.get("http_error"):
             status = int(err.get("status", 500))
             headers = {"retry-after-ms": str(err.get("retry_after_ms", 10))}
-            etype = "rate_limit_error" if status == 429 else "server_error"
+            etype = ("rate_limit_error" if status == 429 else "server_error" if status >= 500
+                     else "invalid_request_error")  # as OpenAI: a plain 4xx is not retryable
             return _error(h, status, err.get("message", f"scripted HTTP {status}"),
                           err.get("code"), etype, headers)
         if err := turn.get("error_200"):
