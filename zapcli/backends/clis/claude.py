@@ -170,5 +170,5 @@ class ClaudeAdapter(Adapter):
         return CliLaunch(argv=argv, env=env, stdin=req.task.encode("utf-8"), files=files,
                          diagnostics=diags)
 
-    def parser(self) -> EventParser:
+    def parser(self, req: CliRequest | None = None) -> EventParser:
         return ClaudeEventParser()

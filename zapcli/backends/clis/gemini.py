@@ -157,7 +157,7 @@ class GeminiAdapter(Adapter):
             diags += more
         return settings, diags
 
-    def parser(self) -> GeminiParser:
+    def parser(self, req: CliRequest | None = None) -> GeminiParser:
         return GeminiParser()
 
 

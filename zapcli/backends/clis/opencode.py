@@ -192,7 +192,7 @@ class OpencodeAdapter(Adapter):
         return CliLaunch(argv=argv, env=environment(req), stdin=req.task.encode(),
                          files=files, diagnostics=diags)
 
-    def parser(self) -> EventParser:
+    def parser(self, req: CliRequest | None = None) -> EventParser:
         return OpencodeParser()
 
 
