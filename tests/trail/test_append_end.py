@@ -10,7 +10,7 @@ import random
 import threading
 from pathlib import Path
 
-from zapcli.trail import reader, records, store
+from zapcli.trail import ending, reader, records, store
 from zapcli.trail.model import Outcome, SpawnRecord, Status
 from zapcli.trail.writer import TrailWriter
 
@@ -48,7 +48,7 @@ def test_concurrent_appenders_never_splice_and_seqs_are_unique(tmp_path):
 
 def _ender(path: str, status: str, barrier) -> None:
     barrier.wait()
-    final, ours = store.end(Path(path), Outcome(Status(status), None, status))
+    final, ours = ending.end(Path(path), Outcome(Status(status), None, status))
     os._exit(0 if ours else 3)
 
 
@@ -89,7 +89,7 @@ def test_writer_end_after_an_observer_end_records_nothing(tmp_path):
     path = _new_trail(tmp_path / "t.jsonl")
     w = TrailWriter(path, start_seq=0, secrets=[], interval_s=60)
     w.append("text", {"delta": "hi"})
-    final, ours = store.end(path, Outcome(Status.CANCELLED, None, "killed"), by="kill")
+    final, ours = ending.end(path, Outcome(Status.CANCELLED, None, "killed"), by="kill")
     assert ours and final["status"] == "cancelled"
     assert w.end(Outcome(Status.COMPLETED, 0, None)) is False
     w.close()

@@ -16,7 +16,7 @@ import time
 
 from zapcli.errors import NotFound
 from zapcli.lifecycle.status import Facts, Finding, View, apply, derive, to_view
-from zapcli.trail import reader, store
+from zapcli.trail import ending, reader, store
 from zapcli.trail.model import Outcome
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -99,7 +99,7 @@ def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> Vie
 def _act(sid: str, s: reader.Summary, view: View, finding: Finding, *, stall_s: float,
          kill_grace_s: float) -> View:
     """Record what was found, end what is left of the runner's work, free its slot."""
-    final, _ours = store.end(store.path_for(sid), Outcome(finding.status, None, finding.reason),
+    final, _ours = ending.end(store.path_for(sid), Outcome(finding.status, None, finding.reason),
                              by="observer")
     proc: dict[str, Any] = s.process or s.start or {}
     if finding.overdue:

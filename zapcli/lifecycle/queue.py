@@ -21,7 +21,7 @@ from zapcli.lifecycle.observe import load, observe
 from zapcli.lifecycle.status import View
 from zapcli.locks import LockTimeout, exclusive
 from zapcli.paths import child_env, ensure_dir, locks_dir
-from zapcli.trail import store
+from zapcli.trail import ending, store
 from zapcli.trail.model import Outcome, Status
 from zapcli.trail.records import iso_utc
 
@@ -67,7 +67,7 @@ def launch(sid: str, settings: Settings) -> bool:
     except OSError as exc:
         why = (f"its working directory {cwd} no longer exists" if not os.path.isdir(cwd)
                else f"{exc.strerror or exc}")
-        store.end(store.path_for(sid), Outcome(Status.FAILED, None, f"could not start: {why}"))
+        ending.end(store.path_for(sid), Outcome(Status.FAILED, None, f"could not start: {why}"))
         return False
     timeout_s = spawn.timeout_s
     seq = store.append(store.path_for(sid), "process", {
@@ -118,7 +118,7 @@ def drain(session: str, settings: Settings) -> list[str]:
         for view in waiting:
             ready, failure = _dependency_block(view, settings)
             if failure:
-                store.end(store.path_for(view.id), Outcome(Status.FAILED, None, failure))
+                ending.end(store.path_for(view.id), Outcome(Status.FAILED, None, failure))
                 sessions.deactivate(session, view.id)
                 continue
             if not ready:

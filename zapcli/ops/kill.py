@@ -15,7 +15,7 @@ from zapcli.config import Settings
 from zapcli.errors import NotFound, UsageError, param
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import load, observe
-from zapcli.trail import store
+from zapcli.trail import ending, store
 from zapcli.trail.model import Outcome, Status
 
 
@@ -47,7 +47,7 @@ def _record_cancel(sid: str, grace_s: float | None = None) -> tuple[dict | None,
             store.append(path, "approval_decision", {
                 "req_id": s.pending_approval.get("req_id"), "decision": "deny",
                 "reason": "the subagent was killed", "by": "kill"})
-        final, _ours = store.end(path, Outcome(Status.CANCELLED, None, "killed by the user"),
+        final, _ours = ending.end(path, Outcome(Status.CANCELLED, None, "killed by the user"),
                                  by="kill", grace_s=grace_s)
     return s.process or s.start, final is not None
 

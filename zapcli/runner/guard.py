@@ -19,7 +19,7 @@ from typing import Any
 from zapcli.errors import EXIT_FAILED
 from zapcli.supervisor.kill import kill_tree
 from zapcli.supervisor.launch import process_create_time
-from zapcli.trail import store
+from zapcli.trail import ending, store
 from zapcli.trail.model import Outcome, Status
 from zapcli.trail.writer import TrailWriter
 
@@ -63,7 +63,7 @@ def arm_backstop(sid: str, deadline: float, grace_s: float, after: Callable[[], 
 
     def backstop(signum: int, frame: Any) -> None:
         # not through the writer: the stuck thread may hold its lock
-        store.end(store.path_for(sid), Outcome(Status.TIMEOUT, None, "deadline reached; the "
+        ending.end(store.path_for(sid), Outcome(Status.TIMEOUT, None, "deadline reached; the "
                                                "runner was stuck in a step and was stopped"))
         end_now(grace_s, after)
 

@@ -56,6 +56,14 @@ def parse(data: bytes) -> Trail:
     return trail
 
 
+def first_terminal(path: Path) -> dict[str, Any] | None:
+    """The first terminal `status` record of the trail (the final one), if any."""
+    for rec in read(path).records:
+        if rec.get("type") == "status" and is_terminal(rec.get("status")):
+            return rec
+    return None
+
+
 def read(path: Path) -> Trail:
     """Read and parse a trail. Raises FileNotFoundError / OSError (symlink: ELOOP)."""
     return parse(store.read_bytes(path))

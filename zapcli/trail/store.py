@@ -1,10 +1,8 @@
 """Files of one subagent: paths from a validated id, safe opens, single appends.
 
-Imports `zapcli.ids`, `zapcli.paths`, `zapcli.errors`, `zapcli.trail.records`,
-`zapcli.trail.model`. The trail's lock (`locked`), the one append for
-everyone but the batched writer (`append`, seq assigned inside) and the one
-way to end a subagent (`end`) live here.
-Every open refuses symlinks (O_NOFOLLOW) and new files are created with O_EXCL
+Imports `zapcli.ids`, `zapcli.paths`, `zapcli.errors`, `zapcli.trail.records`.
+The trail's lock (`locked`) and the one append for everyone but the batched
+writer (`append`, seq assigned inside) live here. Every open refuses symlinks (O_NOFOLLOW) and new files are created with O_EXCL
 and mode 0600, so a planted symlink or a guessed id can never redirect a write.
 """
 
@@ -26,7 +24,6 @@ from zapcli import ids
 from zapcli.errors import NotFound, StateError
 from zapcli.paths import FILE_MODE, ensure_dir, subagents_dir
 from zapcli.trail import records
-from zapcli.trail.model import Outcome, is_terminal
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -262,38 +259,3 @@ def append(path: Path, rtype: str, fields: dict[str, Any], *, secrets: list[byte
             if exc.errno != errno.ENOSPC or time.monotonic() >= give_up:
                 return None
         time.sleep(0.2)
-
-
-def first_terminal(path: Path) -> dict[str, Any] | None:
-    """The first terminal `status` record of the trail (the final one), if any."""
-    from zapcli.trail import reader
-
-    for rec in reader.read(path).records:
-        if rec.get("type") == "status" and is_terminal(rec.get("status")):
-            return rec
-    return None
-
-
-def end(path: Path, outcome: Outcome, *, by: str | None = None, retries: float = 0.0,
-        **extra: Any) -> tuple[dict[str, Any] | None, bool]:
-    """End a subagent: append its terminal `status` unless one is already
-    recorded (the first terminal status is final, SPEC §4), under the trail's
-    lock. Returns (the final status record, whether this call wrote it); the
-    record is None when nothing could be written (a full or read-only disk).
-
-    This and `TrailWriter.end` (the runner's own) are the only ways a
-    subagent ends.
-    """
-    fields: dict[str, Any] = {"status": str(outcome.status), "exit_code": outcome.exit_code,
-                              "reason": outcome.reason, "mono": time.monotonic()}
-    if by is not None:
-        fields["by"] = by
-    fields.update(extra)
-    with locked(path):
-        final = first_terminal(path)
-        if final is not None:
-            return final, False
-        seq = append(path, "status", fields, retries=retries)
-    if seq is None:
-        return None, False
-    return {"v": records.SCHEMA_VERSION, "seq": seq, "type": "status", **fields}, True

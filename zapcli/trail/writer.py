@@ -19,7 +19,7 @@ from pathlib import Path
 
 import orjson
 
-from zapcli.trail import records, store
+from zapcli.trail import reader, records, store
 from zapcli.trail.model import Outcome
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -172,11 +172,11 @@ class TrailWriter:
     def end(self, outcome: Outcome, *, retry_s: float = 0.0, **extra: Any) -> bool:
         """The runner's own end: flush, then write the terminal `status` (fsync)
         unless a terminal status is already recorded — the first one is final
-        (`store.end` is everyone else's). Returns True when this status is it."""
+        (`trail.ending.end` is everyone else's). Returns True when this status is it."""
         fields: dict[str, Any] = {"status": str(outcome.status), "exit_code": outcome.exit_code,
                                   "reason": outcome.reason, "mono": time.monotonic(), **extra}
         with store.locked(self.path):
-            if store.first_terminal(self.path) is not None:
+            if reader.first_terminal(self.path) is not None:
                 self.flush()
                 return False
             return self.write_sync("status", fields, retry_s=retry_s)

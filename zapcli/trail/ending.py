@@ -1,0 +1,39 @@
+"""The one way anyone but the runner ends a subagent (SPEC §4: the first
+terminal status is final); the runner's own is `TrailWriter.end`.
+
+Imports `zapcli.trail.store`, `zapcli.trail.reader`, `zapcli.trail.model`.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from zapcli.trail import reader, records, store
+from zapcli.trail.model import Outcome
+
+
+def end(path: Path, outcome: Outcome, *, by: str | None = None, retries: float = 0.0,
+        **extra: Any) -> tuple[dict[str, Any] | None, bool]:
+    """End a subagent: append its terminal `status` unless one is already
+    recorded (the first terminal status is final, SPEC §4), under the trail's
+    lock. Returns (the final status record, whether this call wrote it); the
+    record is None when nothing could be written (a full or read-only disk).
+
+    This and `TrailWriter.end` (the runner's own) are the only ways a
+    subagent ends.
+    """
+    fields: dict[str, Any] = {"status": str(outcome.status), "exit_code": outcome.exit_code,
+                              "reason": outcome.reason, "mono": time.monotonic()}
+    if by is not None:
+        fields["by"] = by
+    fields.update(extra)
+    with store.locked(path):
+        final = reader.first_terminal(path)
+        if final is not None:
+            return final, False
+        seq = store.append(path, "status", fields, retries=retries)
+    if seq is None:
+        return None, False
+    return {"v": records.SCHEMA_VERSION, "seq": seq, "type": "status", **fields}, True
