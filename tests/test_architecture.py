@@ -28,7 +28,7 @@ FORBIDDEN = {
     "backends": {"cli", "ops", "render", "runner", "testing"},
     "runner": {"cli", "ops", "render", "testing"},
     "host": {"cli", "ops", "render", "runner", "lifecycle", "executors", "trail", "supervisor",
-             "testing"},
+             "backends", "testing"},
     "agent": ROOMS - {"agent"},
     "providers": {"cli", "ops", "render", "runner", "host", "lifecycle", "executors", "trail",
                   "supervisor", "backends", "testing"},

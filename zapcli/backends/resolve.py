@@ -10,7 +10,6 @@ running subagent (SPEC §4, §8.3).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -21,18 +20,13 @@ NO_MODEL_WARNING = ("no model configured: this subagent will fail at once; pass 
                     "OPENAI_API_KEY for the endpoint)")
 
 
-def search_provider() -> str | None:
-    """The configured WebSearch provider (a URL template with `{query}`), if any."""
-    return os.environ.get("ZAPCLI_SEARCH_URL") or None
-
-
 def resolve_agent(agent: str | None, model_flag: str | None, workspace: Path,
                   settings: Settings) -> tuple[dict[str, Any], tuple[str, ...]]:
     """(spawn-record fields, warnings). Raises ZapcliError for an unknown,
     invalid or disabled definition (nothing is created)."""
     from zapcli.capabilities.grant import build_grant
     from zapcli.definitions import Switches, discover, effective_model, resolve
-    from zapcli.tools.registry import available_tools
+    from zapcli.tools.registry import available_tools, search_provider
 
     catalog = discover(workspace)
     switches = Switches()
@@ -57,7 +51,7 @@ def grant_problems(definition: Any, workspace: Path) -> list[dict[str, str]]:
     grant's diagnostics, as spawn would warn them. Each is {dimension, name,
     message}. For `agents list|show` and `doctor`, before anything is spawned."""
     from zapcli.capabilities.grant import build_grant
-    from zapcli.tools.registry import available_tools
+    from zapcli.tools.registry import available_tools, search_provider
 
     return list(build_grant(definition, workspace, available_tools=available_tools(
         search_provider=search_provider())).diagnostics)

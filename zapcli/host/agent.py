@@ -50,13 +50,12 @@ def build_host(fields: Mapping[str, Any], *, workspace: str, cwd: str,
                on_http_error: Callable[[int, str], None] | None = None) -> AgentHost:
     """Build the agent of `fields` (the `spawn` record's model, definition and
     grant). Raises ModelError when no model client can be made."""
-    from zapcli.backends.resolve import search_provider
     from zapcli.capabilities.grant import Grant, open_tools
     from zapcli.capabilities.prompt import assemble_prompt
     from zapcli.definitions import Definition
     from zapcli.providers.resolve import build_client
     from zapcli.tools.env import scrubbed_env
-    from zapcli.tools.registry import Toolset
+    from zapcli.tools.registry import Toolset, search_provider
 
     client = build_client(fields.get("model"), None, providers, os.environ)
     if on_http_error is not None:

@@ -71,6 +71,13 @@ def available_tools(*, search_provider: SearchProvider | str | None = None) -> t
     return tuple(n for n in GRANTABLE if n != "WebSearch" or search_provider is not None)
 
 
+def search_provider() -> str | None:
+    """The configured WebSearch provider (a URL template with `{query}`), if any."""
+    import os
+
+    return os.environ.get("ZAPCLI_SEARCH_URL") or None
+
+
 class Toolset:
     """Fresh tool instances for one loop, sharing one background-job registry.
     Call `close()` when the loop ends: it stops the jobs still running."""
