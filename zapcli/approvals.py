@@ -6,11 +6,12 @@ answers allow / ask / deny before a tool runs. Tool kinds:
 
 | kind      | tools                                   | confirm | workspace        | auto-edit | full  |
 |-----------|-----------------------------------------|---------|------------------|-----------|-------|
-| read-only | read glob grep todo task_output task_stop WebFetch WebSearch use_skill kb_search memory_read memory_search mcp_search mcp_describe subagent | allow | allow | allow | allow |
+| read-only | read glob grep todo task_output task_stop WebFetch WebSearch use_skill kb_search memory_read memory_search mcp_search mcp_describe subagent subagents_list | allow | allow | allow | allow |
 | edit      | write edit                              | ask     | allow inside a root, else ask | allow | allow |
 | memory    | memory_write (its folder is bound)      | ask     | allow            | allow     | allow |
 | exec      | bash                                    | ask     | ask              | ask       | allow |
 | mcp       | mcp_call                                | ask     | allow if allowlisted, else ask | same as workspace | allow |
+| config    | subagents_save subagents_delete (parent only) | ask | ask          | ask       | allow |
 | unknown   | anything else                           | ask     | ask              | ask       | allow |
 
 Choices made where the spec is silent:
@@ -41,11 +42,12 @@ MODES = ("confirm", "workspace", "auto-edit", "full")
 READ_ONLY = frozenset({
     "read", "glob", "grep", "todo", "task_output", "task_stop", "webfetch", "websearch",
     "use_skill", "kb_search", "memory_read", "memory_search", "mcp_search", "mcp_describe",
-    "subagent"})
+    "subagent", "subagents_list"})
 EDIT = frozenset({"write", "edit"})
 MEMORY = frozenset({"memory_write"})
 EXEC = frozenset({"bash"})
 MCP = frozenset({"mcp_call"})
+CONFIG = frozenset({"subagents_save", "subagents_delete"})  # the parent's definition tools
 PROTECTED_DIRS = (".git", ".zapcli")
 SUMMARY_MAX = 100
 
@@ -97,6 +99,14 @@ def summarize(tool: str, args: dict[str, Any], *, workspace: str, cwd: str) -> s
     if key == "edit":
         suffix = " (replace all)" if args.get("replace_all") is True else ""
         return _one_line(f"edit: {where}{suffix}")
+    if key in CONFIG:
+        name = args.get("name") or (args.get("fields") or {}).get("name") or "?"
+        if not isinstance(name, str) or name == "?":
+            import re
+
+            found = re.search(r"(?m)^name:\s*(\S+)", str(args.get("yaml") or ""))
+            name = found.group(1) if found else "?"
+        return _one_line(f"{tool}: {name} ({args.get('scope') or 'workspace'})")
     if key == "mcp_call":
         server, name = args.get("server", "?"), args.get("tool", "?")
         return _one_line(f"mcp_call: {server}/{name}")
@@ -205,6 +215,9 @@ def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: s
         return verdict("allow", f"{tool} writes only its own memory folder")
     if key in EXEC:
         return verdict("ask", f"{mode} mode asks before running commands")
+    if key in CONFIG:
+        return verdict("ask", "a definition decides what agents may do; a person approves "
+                              "saving or deleting one")
     if key in MCP:
         if mode != "confirm" and mcp_allowlisted:
             return verdict("allow", "the MCP tool is on its server's approval allowlist")

@@ -182,6 +182,7 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     from zapcli import ids
     from zapcli.agent.types import ModelError
     from zapcli.backends.resolve import resolve_agent
+    from zapcli.cli.definition_tools import definition_tools
     from zapcli.cli.subagent_tool import SubagentTool
     from zapcli.config import load_settings
     from zapcli.host.agent import build_host
@@ -202,7 +203,8 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     try:
         host = build_host(fields, workspace=str(workspace), cwd=cwd,
                           writable_roots=settings.writable_roots, providers=settings.providers,
-                          approver=gate, extra_tools=(sub,), deadline_mono=deadline)
+                          approver=gate, extra_tools=(sub, *definition_tools()),
+                          deadline_mono=deadline)
     except ModelError as exc:
         raise ZapcliError(exc.reason) from None
     sink = _TerminalSink(run_id, json)

@@ -58,3 +58,43 @@ def set_model(name: str, model: str | None, clear: bool, workspace: Path) -> Any
         raise UsageError(f"give the MODEL '{name}' should use (e.g. zapcli agents model {name} "
                          f"gpt-4o-mini), or {param('clear')} to drop its override")
     return set_agent_model(name, None if clear else model, workspace)
+
+
+def save_text(text: str, scope: str, workspace: Path, *, replaces: str | None = None) -> Any:
+    """`agents save` for YAML given as text (the parent agent's `subagents_save`):
+    the text goes to a draft file named after the definition it replaces (or
+    its own name) under the state folder, and that file goes through
+    `save_agent`, the CLI's own code path — the same validation, the same
+    bytes on disk, and a rename removes the old file as a re-saved edited
+    file does."""
+    import re
+
+    from zapcli.definitions.manage import SCOPES, save_agent
+    from zapcli.paths import ensure_dir, state_dir
+
+    if scope not in SCOPES:
+        raise UsageError(f"unknown {param('scope')} '{scope}': choose system or workspace")
+    found = re.search(r"(?m)^name:\s*['\"]?([A-Za-z0-9_.-]+)", text)
+    stem = replaces or (found.group(1) if found else "definition")
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", stem) or stem.startswith("."):
+        raise UsageError(f"{param('replaces')} '{stem}' is not a definition name")
+    draft = ensure_dir(state_dir() / "definition-drafts" / scope) / f"{stem}.yml"
+    tmp = draft.with_name(f".{draft.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.chmod(0o600)
+    tmp.replace(draft)
+    return save_agent(draft, scope, workspace)
+
+
+def fields_to_yaml(fields: dict[str, Any]) -> str:
+    """A definition given as fields, as the YAML a person would write."""
+    import yaml
+
+    return yaml.safe_dump(fields, sort_keys=False, allow_unicode=True, default_flow_style=False)
+
+
+def layer_folders(workspace: Path) -> dict[str, str]:
+    """Where each writable layer keeps its files (built-ins ship with zapcli)."""
+    from zapcli.definitions.manage import scope_dir
+
+    return {scope: str(scope_dir(scope, workspace)) for scope in ("system", "workspace")}

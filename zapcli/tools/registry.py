@@ -44,6 +44,7 @@ NEVER_GRANTABLE: dict[str, str] = {
     "agents": _DEFS, "save_agent": _DEFS, "delete_agent": _DEFS, "enable_agent": _DEFS,
     "disable_agent": _DEFS, "agents_save": _DEFS, "agents_delete": _DEFS,
     "agents_enable": _DEFS, "agents_disable": _DEFS, "agents_model": _DEFS,
+    "subagents_list": _DEFS, "subagents_save": _DEFS, "subagents_delete": _DEFS,
     "subagent": _SUB, "task": _SUB, "agent": _SUB,
 }
 

@@ -1,0 +1,98 @@
+"""The parent agent's definition tools (`zapcli run` only): `subagents_list`,
+`subagents_save`, `subagents_delete` — the `zapcli agents list|save|delete`
+operations, through the same code path, so a definition the agent writes is
+the file a person would have saved.
+
+Imports `zapcli.ops.agents`, `zapcli.definitions.manage`, `zapcli.render`,
+`zapcli.agent.types`. Saving and deleting are configuration changes: the
+run's approver asks for them (`zapcli.approvals`, kind `config`). No
+subagent can be granted them (the never-grantable list).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
+from zapcli.errors import ZapcliError
+from zapcli.render import agents as render
+from zapcli.render.common import plain
+
+SCOPE = {"type": "string", "enum": ["workspace", "system"],
+         "description": "workspace (.zapcli/subagents, travels with the repository) or system "
+                        "(the user's own, on this machine). Default workspace."}
+
+
+class SubagentsList:
+    spec = ToolSpec("subagents_list", "Every subagent definition: name, layer, source file, "
+                    "enabled, effective model, tools and the other declared dimensions, "
+                    "diagnostics, and each layer's folder.",
+                    {"type": "object", "properties": {}, "additionalProperties": False})
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from zapcli.definitions import discover
+        from zapcli.ops.agents import layer_folders, list_agents
+
+        workspace = Path(ctx.workspace)
+        res = list_agents(workspace)
+        doc = render.list_doc(res)
+        catalog = discover(workspace)
+        for row in doc["agents"]:
+            definition = catalog.get(row["name"]) if row["valid"] else None
+            row["declares"] = definition.to_dict() if definition is not None else None
+        doc["folders"] = layer_folders(workspace)
+        return ToolResult(True, json.dumps(doc, indent=1, default=str))
+
+
+class SubagentsSave:
+    spec = ToolSpec("subagents_save", "Create or update a subagent definition, exactly as "
+                    "`zapcli agents save` does: validated (file:line:column diagnostics with "
+                    "did-you-mean), built-in names refused. Give the YAML text or the fields. "
+                    "It can be spawned on your next turn.",
+                    {"type": "object", "properties": {
+                        "yaml": {"type": "string", "description": "The definition as YAML text."},
+                        "fields": {"type": "object", "description": "The definition as fields "
+                                   "(name, description, tools, prompt, ...) instead of yaml."},
+                        "scope": SCOPE,
+                        "replaces": {"type": "string", "description": "The name this definition "
+                                     "had before, when you rename it: its old file is removed."}},
+                     "additionalProperties": False})
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from zapcli.ops.agents import fields_to_yaml, save_text
+
+        text, fields = args.get("yaml"), args.get("fields")
+        if (text is None) == (fields is None):
+            return ToolResult(False, "give exactly one of `yaml` (the definition's text) or "
+                                     "`fields` (its keys as an object)")
+        if fields is not None:
+            text = fields_to_yaml(fields)
+        try:
+            res = save_text(str(text), str(args.get("scope") or "workspace"),
+                            Path(ctx.workspace), replaces=args.get("replaces"))
+        except ZapcliError as exc:
+            return ToolResult(False, exc.for_tool())
+        return ToolResult(True, plain(render.saved_lines(res)))
+
+
+class SubagentsDelete:
+    spec = ToolSpec("subagents_delete", "Delete a custom subagent definition (never a built-in).",
+                    {"type": "object", "properties": {
+                        "name": {"type": "string", "description": "The definition's name."},
+                        "scope": SCOPE},
+                     "required": ["name"], "additionalProperties": False})
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from zapcli.definitions.manage import delete_agent
+
+        try:
+            res = delete_agent(str(args["name"]), Path(ctx.workspace), scope=args.get("scope"))
+        except ZapcliError as exc:
+            return ToolResult(False, exc.for_tool())
+        return ToolResult(True, plain(render.deleted_lines(res)))
+
+
+def definition_tools() -> tuple[Any, ...]:
+    return (SubagentsList(), SubagentsSave(), SubagentsDelete())
