@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from zapcli.paths import ensure_dir, state_dir
 from zapcli.trail import store
@@ -30,11 +31,33 @@ def home_of(sid: str) -> Path:
     return store.path_for(sid, HOME_SUFFIX)
 
 
-def make_home(sid: str, copy_of: str | None = None) -> Path:
-    """Create the home of `sid` (0700), empty or as a copy of `copy_of`'s home."""
+def _ignore(patterns: tuple[str, ...]) -> Any:
+    """copytree's ignore: the adapter's patterns, sockets and FIFOs."""
+    import fnmatch
+    import stat
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        out = {n for n in names if any(fnmatch.fnmatch(n, p) for p in patterns)}
+        for n in names:
+            try:
+                mode = os.lstat(os.path.join(folder, n)).st_mode
+            except OSError:
+                out.add(n)
+                continue
+            if stat.S_ISSOCK(mode) or stat.S_ISFIFO(mode):
+                out.add(n)
+        return out
+
+    return ignore
+
+
+def make_home(sid: str, copy_of: str | None = None, drop: tuple[str, ...] = ()) -> Path:
+    """Create the home of `sid` (0700), empty or as a copy of `copy_of`'s home
+    without the files matching `drop` (what the CLI must rebuild, e.g. an
+    index holding the old home's absolute paths)."""
     home = home_of(sid)
     if copy_of is not None and home_of(copy_of).is_dir() and not home.exists():
-        shutil.copytree(home_of(copy_of), home, symlinks=True)
+        shutil.copytree(home_of(copy_of), home, symlinks=True, ignore=_ignore(drop))
     home.mkdir(mode=0o700, exist_ok=True)
     os.chmod(home, 0o700)
     return home

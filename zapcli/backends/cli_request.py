@@ -60,7 +60,7 @@ def approval_server(sid: str) -> McpServer:
                      args=("-m", "zapcli.backends.clis.approval_server", "--id", sid), env=env)
 
 
-def build(ctx: RunContext, kind: str) -> Plan:
+def build(ctx: RunContext, kind: str, drop: tuple[str, ...] = ()) -> Plan:
     """The request for `ctx`'s subagent, run by the CLI of `kind`. Raises
     CannotResume when a continuation's old session is gone."""
     spawn = ctx.spawn
@@ -71,7 +71,7 @@ def build(ctx: RunContext, kind: str) -> Plan:
         at = point(continue_of)
         resume, usage = at.session_id, at.usage
         extra = {"continue_of": continue_of, "resumed_usage": at.usage}
-        home = cli_home.make_home(ctx.sid, copy_of=continue_of)
+        home = cli_home.make_home(ctx.sid, copy_of=continue_of, drop=drop)
     else:
         home = cli_home.make_home(ctx.sid)
     definition = spawn.definition
@@ -88,4 +88,4 @@ def build(ctx: RunContext, kind: str) -> Plan:
         output_schema=schema if isinstance(schema, dict) else None,
         resume=resume, resume_usage=usage,
         approval_server=approval_server(ctx.sid) if hook else None)
-    return Plan(req, [], extra)
+    return Plan(req, list(spawn.diagnostics), extra)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -49,6 +50,7 @@ class Sink:
         self.at_line_start = True
         self.tail = ""  # the last text written to stdout (to end it with the report)
         self.tokens = 0
+        self.started: dict[str, float] = {}  # call_id -> when its tool_call came
 
     def __call__(self, rtype: str, fields: dict[str, Any]) -> None:
         if rtype == "text":
@@ -57,9 +59,15 @@ class Sink:
                 self.out.write(delta.encode("utf-8", "replace"))
                 self.at_line_start = delta.endswith("\n")
                 self.tail = (self.tail + delta)[-4096:]
-        elif rtype == "tool_call" and not self.at_line_start:
-            self.out.write(b"\n")
-            self.at_line_start = True
+        elif rtype == "tool_call":
+            self.started[str(fields.get("call_id"))] = time.monotonic()
+            if not self.at_line_start:
+                self.out.write(b"\n")
+                self.at_line_start = True
+        elif rtype == "tool_result" and fields.get("duration_ms") is None:
+            began = self.started.pop(str(fields.get("call_id")), None)
+            if began is not None:
+                fields = {**fields, "duration_ms": int((time.monotonic() - began) * 1000)}
         elif rtype == "usage":
             if "cost" in fields and "cost_usd" not in fields:
                 fields = dict(fields)

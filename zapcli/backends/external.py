@@ -62,7 +62,7 @@ class CliBackend(Backend):
                            f"(backend {ctx.spawn.cli!r}); spawn it again")
         adapter = registry.adapter(registry.FORMATS[str(fmt)])
         try:
-            plan = cli_request.build(ctx, adapter.name)
+            plan = cli_request.build(ctx, adapter.name, adapter.resume_drop)
         except cli_request.CannotResume as exc:
             return Outcome(Status.FAILED, None, str(exc))
         launch = adapter.launch(plan.request, [str(c) for c in command])
@@ -87,6 +87,7 @@ class _Run:
     terminal_at: float | None = None
     _session_written: bool = False
     _version_written: bool = False
+    _seen: int = 0
     _version: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -160,8 +161,12 @@ class _Run:
         cli_home.end_marked(self.ctx.sid, 1.0)
 
     def _after_event(self) -> None:
-        """The `session` record, once the CLI has said its session id."""
-        if not self._session_written and self.parser.session_id:
+        """The `session` record, once the CLI has said its session id and its
+        version (or one more event came without it)."""
+        if self._session_written or not self.parser.session_id:
+            return
+        self._seen += 1
+        if self.parser.version or self._seen >= 2:
             self._write_session()
 
     def _write_session(self) -> None:
