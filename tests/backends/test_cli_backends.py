@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -32,6 +34,10 @@ SCRIPTS = {
                 "description": "write denied"}}]},
             {"text": "Approval test over."}]},
         {"match": "CLAUDE-SLOW", "turns": [{"delay_s": 90, "text": "too late"}]},
+        {"match": "CLAUDE-DEFINITION", "turns": [
+            {"text": "Echoing.", "tool_calls": [{"name": "mcp__testsrv__echo",
+                                                 "arguments": {"text": "via mcp"}}]},
+            {"text": "Definition run over."}]},
         {"match": "CLAUDE-CONTINUE", "turns": [{"text": "First answer: 41."},
                                                {"text": "Continued answer: 42."}]},
     ],
@@ -224,6 +230,47 @@ def test_continue_resumes_the_cli_session_in_a_copy_of_its_home(zap, servers, tm
         assert sum(u["output_tokens"] for u in ct.records(zap, sid, "usage")) == 30
     with pytest.raises(Exception, match="not an agent CLI"):
         resume.check(zap.spawn_sh("true"))
+
+
+MCP_SERVER = Path(__file__).parents[1] / "capabilities" / "fixtures" / "mcp_server.py"
+DEFINITION = """name: claude-reviewer
+description: reviews with claude
+cli: claude
+model: claude-sonnet-9
+tools: [read, grep]
+skills: [pdf-tools]
+mcp: {servers: [testsrv]}
+prompt: |
+  DEFINITION-PROMPT-MARKER: review carefully.
+"""
+
+
+def test_agent_definition_gives_claude_its_prompt_model_tools_and_mcp_server(zap, servers,
+                                                                            tmp_path):
+    import json
+
+    env = setup(zap, servers, "claude", tmp_path)
+    folder = zap.cwd / ".zapcli" / "subagents"
+    folder.mkdir(parents=True)
+    (folder / "claude-reviewer.yaml").write_text(DEFINITION)
+    (zap.cwd / ".zapcli" / "mcp.json").write_text(json.dumps({"mcpServers": {"testsrv": {
+        "command": sys.executable, "args": [str(MCP_SERVER)]}}}))
+    proc = zap("spawn", "--agent", "claude-reviewer", "--approval", "full", "--",
+               "CLAUDE-DEFINITION go", env=env)  # no --cli: the definition names claude
+    assert proc.returncode == 0, proc.err
+    assert "skills" in proc.err  # claude does not get zapcli's skills: said at spawn
+    sid = proc.out.strip()
+    assert zap("wait", sid, "--timeout", "90").returncode == 0, ct.dump(zap, sid)
+    assert ct.records(zap, sid, "spawn")[0]["cli"] == "claude"
+    bodies = [b for b in servers["claude"].requests if "CLAUDE-DEFINITION" in json.dumps(b)]
+    assert bodies and all(b["model"] == "claude-sonnet-9" for b in bodies)
+    assert "DEFINITION-PROMPT-MARKER" in json.dumps(bodies[0]["system"])
+    tools = {t["name"] for t in bodies[0]["tools"]}
+    assert {"Read", "Grep", "mcp__testsrv__echo"} <= tools and "Bash" not in tools, tools
+    result = ct.records(zap, sid, "tool_result")[0]
+    assert result["ok"] and "echo: via mcp" in result["content"]
+    diags = " ".join(d["message"] for d in ct.records(zap, sid, "diagnostic"))
+    assert "skills" in diags
 
 
 def _cmd(pid: int) -> list[str]:
