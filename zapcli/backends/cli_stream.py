@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from zapcli.supervisor.capture import CappedFile
     from zapcli.trail.writer import TrailWriter
 
+_loads = orjson.loads
+_DecodeError = orjson.JSONDecodeError
 READ_CHUNK = 256 * 1024
 MAX_LINE = 64 * 1024 * 1024
 SHOWN = 200  # bytes of a non-JSON line shown in its diagnostic
@@ -92,10 +94,11 @@ def _int(v: Any) -> int:
 
 class LinePump:
     """Reads the CLI's stdout on a thread; each line → parser → sink.
-    `on_event` runs after every parsed line (the session record, terminal)."""
+    `on_event` runs after every parsed line while it is set (the session
+    record); the caller clears it when it needs no more calls."""
 
     def __init__(self, fd: int, parser: EventParser, sink: Callable[[str, dict[str, Any]], None],
-                 on_event: Callable[[], None] = lambda: None):
+                 on_event: Callable[[], None] | None = None):
         self.fd, self.parser, self.sink, self.on_event = fd, parser, sink, on_event
         self.lines = 0
         self.not_json = 0
@@ -141,29 +144,42 @@ class LinePump:
             self._line(b"".join(pieces), held)
 
     def _line(self, line: bytes, size: int) -> None:
-        self.largest = max(self.largest, size)
+        if size > self.largest:
+            self.largest = size
         if size > MAX_LINE:
             self.sink("diagnostic", {"dimension": "backend", "name": "line_too_long",
                                      "message": f"a line of {size} bytes was dropped (over "
                                                 f"{MAX_LINE} bytes): {line[:SHOWN]!r}"})
             return
-        if line.endswith(b"\r"):
+        if line[-1:] == b"\r":
             line = line[:-1]
-        if not line.strip():
+        if not line:
             return
         self.lines += 1
         try:
-            event = decode(line)
-        except ValueError:
-            self.not_json += 1
-            shown = line[:SHOWN].decode("utf-8", "replace")
-            self.sink("diagnostic", {"dimension": "backend", "name": "not_json",
-                                     "message": f"a line that is not JSON ({size} bytes): "
-                                                f"{shown}"})
+            event = _loads(line)
+        except _DecodeError:
+            try:
+                event = _loads(line.decode("utf-8", "replace"))  # invalid UTF-8 in a string
+            except _DecodeError:
+                self._not_json(line, size)
+                return
+        records = self.parser.feed(event)
+        if records:
+            sink = self.sink
+            for rtype, fields in records:
+                sink(rtype, fields)
+        if self.on_event is not None:
+            self.on_event()
+
+    def _not_json(self, line: bytes, size: int) -> None:
+        if line.isspace():
+            self.lines -= 1
             return
-        for rtype, fields in self.parser.feed(event):
-            self.sink(rtype, fields)
-        self.on_event()
+        self.not_json += 1
+        shown = line[:SHOWN].decode("utf-8", "replace")
+        self.sink("diagnostic", {"dimension": "backend", "name": "not_json",
+                                 "message": f"a line that is not JSON ({size} bytes): {shown}"})
 
 
 class TailPump:

@@ -88,6 +88,7 @@ class _Run:
     _session_written: bool = False
     _version_written: bool = False
     _seen: int = 0
+    pump: LinePump | None = None
     _version: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -105,6 +106,7 @@ class _Run:
             return Outcome(Status.FAILED, None, f"could not start {self.command[0]}: {exc}")
         assert proc.stdout is not None and proc.stderr is not None
         out = LinePump(os.dup(proc.stdout.fileno()), self.parser, self.sink, self._after_event)
+        self.pump = out
         err = TailPump(os.dup(proc.stderr.fileno()), ctx.err)
         proc.stdout.close()
         proc.stderr.close()
@@ -180,6 +182,8 @@ class _Run:
                                       **self.session_extra}
             self.ctx.writer.append("session", fields)
             self._session_written = True
+            if self.pump is not None:
+                self.pump.on_event = None  # no more calls needed per line
             self._version_written = version is not None
 
     def _find_version(self) -> None:
