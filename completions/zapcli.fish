@@ -6,7 +6,7 @@ complete -c zapcli -n __fish_use_subcommand -a spawn -d 'Start a subagent in the
 complete -c zapcli -n '__fish_seen_subcommand_from spawn' -l after -x -d 'Start only after this subagent completed (repeatable).'
 complete -c zapcli -n '__fish_seen_subcommand_from spawn' -l agent -x -a '(echo general explorer code-reviewer test-runner fixer; ls "${ZAPCLI_CONFIG_HOME:-${XDG_CONFIG_HOME:-$HOME/.config}/zapcli}/subagents" "$(git rev-parse --show-toplevel 2>/dev/null || pwd)/.zapcli/subagents" 2>/dev/null | sed -n "s/\\.ya\\{0,1\\}ml$//p")' -d 'Subagent definition to use (zapcli backend).'
 complete -c zapcli -n '__fish_seen_subcommand_from spawn' -l approval -x -a 'confirm workspace auto-edit full' -d 'confirm | workspace | auto-edit | full.'
-complete -c zapcli -n '__fish_seen_subcommand_from spawn' -l cli -x -a 'zapcli sh' -d 'Backend: zapcli (the built-in agent) or sh (a shell command).'
+complete -c zapcli -n '__fish_seen_subcommand_from spawn' -l cli -x -a 'zapcli sh' -d 'Backend: zapcli (the built-in agent, default), sh (a shell command), or an agent CLI: claude, codex, gemini, opencode (or one config.yaml\'s backends: defines). Default: the --agent definition\'s cli:, else zapcli.'
 complete -c zapcli -n '__fish_seen_subcommand_from spawn' -l cwd -x -a '(__fish_complete_directories)' -d 'Directory to run in (default: here).'
 complete -c zapcli -n '__fish_seen_subcommand_from spawn' -l json -d 'Print one JSON document (stable snake_case keys).'
 complete -c zapcli -n '__fish_seen_subcommand_from spawn' -l max-tokens -x -d 'Token budget (input + output).'

@@ -37,6 +37,7 @@ class Settings:
     providers: dict[str, Any] = field(default_factory=dict)
     approval: str = "workspace"
     writable_roots: tuple[str, ...] = ()
+    backends: dict[str, Any] = field(default_factory=dict)  # name -> {command: [argv], format}
     notes: tuple[str, ...] = ()  # workspace settings that were not applied, and why
     problems: tuple[str, ...] = ()  # lenient loads only: invalid layers that were skipped
 
@@ -80,6 +81,10 @@ def _check_value(key: str, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ValueError("expected a list of folder paths")
         return tuple(value)
+    if key == "backends":
+        from zapcli.backends.clis.registry import check_backends
+
+        return check_backends(value)
     raise AssertionError(key)
 
 
@@ -196,6 +201,10 @@ def _workspace_layer(workspace: Path, approval: str, notes: list[str]) -> dict[s
         del layer["approval"]
         notes.append(f"{path}: `approval: {wanted}` is looser than your `{approval}` and was not "
                      "applied; set it in your own config.yaml or pass --approval")
+    if "backends" in layer:  # a command a cloned repository names would run as its user
+        del layer["backends"]
+        notes.append(f"{path}: `backends` was not applied: the commands an agent CLI runs as "
+                     "are set in your own config.yaml")
     if "writable_roots" in layer:
         inside = []
         for root in layer["writable_roots"]:

@@ -7,7 +7,9 @@ OpenAI-compatible server on 127.0.0.1 and runs a parent `zapcli run` whose
 model spawns four built-in-agent subagents; they really glob, grep, read and
 search this repository through their tools (one uses the workspace definition
 `.zapcli/subagents/doc-reviewer.yml`, with knowledge sources and private memory), the parent collects their results and
-reports, and one subagent's trail is replayed. State goes to a fresh temporary
+reports, and one subagent's trail is replayed. Part 3 runs Claude Code (when
+installed: on PATH or the copy `make test` pins) as a backend subagent against
+the scripted Anthropic server, and says how to get it otherwise. State goes to a fresh temporary
 ZAPCLI_HOME, so the demo never touches your own subagents.
 """
 
@@ -123,15 +125,62 @@ def part_agent(zap: list[str], env: dict[str, str], home: str) -> None:
         server.wait(timeout=10)
 
 
+CLAUDE_SCRIPT = [{"match": "Count the Python modules", "turns": [
+    {"reasoning": "A shell one-liner answers this.", "text": "Counting them.",
+     "tool_calls": [{"name": "Bash", "arguments": {
+         "command": "find zapcli -name '*.py' | wc -l", "description": "count modules"}}]},
+    {"text": "zapcli has the number of Python modules the shell printed above."}]}]
+
+
+def find_claude() -> str | None:
+    """Claude Code on PATH, or the pinned copy `make test` installs."""
+    import shutil
+
+    found = shutil.which("claude")
+    cached = REPO / ".cache" / "agent-clis" / "node_modules" / ".bin" / "claude"
+    return found or (str(cached) if cached.exists() else None)
+
+
+def part_backend(zap: list[str], env: dict[str, str], home: str) -> None:
+    print("\n# 3. another agent CLI as the backend: Claude Code, supervised like any subagent")
+    claude = find_claude()
+    if claude is None:
+        print("# Claude Code is not installed, so this part is skipped. Get it with\n"
+              "#   npm install -g @anthropic-ai/claude-code   (or `make agent-clis` here)\n"
+              "# then: zapcli spawn --cli claude 'task'  (also codex, gemini, opencode)")
+        return
+    script = Path(home) / "claude-script.json"
+    script.write_text(json.dumps(CLAUDE_SCRIPT), encoding="utf-8")
+    server = subprocess.Popen([sys.executable, "-m", "zapcli.testing.scripted_server",
+                               "--protocol", "anthropic", "--script", str(script)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().split()[-1]
+        cli_env = {**env, "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-demo-not-real",
+                   "PATH": f"{Path(claude).parent}{os.pathsep}{env.get('PATH', '')}"}
+        print(f"# {claude}, endpoint {url} (ANTHROPIC_BASE_URL): a scripted Anthropic server")
+        sid = sh(zap + ["spawn", "--cli", "claude", "--approval", "full", "--",
+                        "Count the Python modules of zapcli."], cli_env, capture=True)
+        sh(zap + ["wait", sid, "--timeout", "120"], cli_env)
+        sh(zap + ["poll", sid, "--no-wait"], cli_env)
+        sh(zap + ["replay", sid], cli_env)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
 def main() -> int:
     home = tempfile.mkdtemp(prefix="zapcli-demo-")
     env = {**os.environ, "ZAPCLI_HOME": home, "ZAPCLI_SESSION": "demo"}
-    for key in ("ZAPCLI_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+    for key in ("ZAPCLI_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL",
+                "ANTHROPIC_API_KEY"):
         env.pop(key, None)
     zap = [sys.executable, "-m", "zapcli"]
     print(f"# zapcli demo — state in {home} (ZAPCLI_HOME), session 'demo'")
     part_sh(zap, env)
     part_agent(zap, env, home)
+    part_backend(zap, env, home)
     print(f"\n# done. Look around: ZAPCLI_HOME={home} zapcli list --all")
     return 0
 

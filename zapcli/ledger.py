@@ -62,6 +62,9 @@ def connect() -> sqlite3.Connection:
         path.chmod(0o600)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.executescript(SCHEMA)
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(ledger_settlement)")}
+    if "cost_usd" not in columns:  # added for agent CLIs that report a cost (SPEC §13)
+        conn.execute("ALTER TABLE ledger_settlement ADD COLUMN cost_usd REAL")
     return conn
 
 
@@ -70,6 +73,7 @@ class Tokens:
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
+    cost_usd: float | None = None  # where the backend reports a cost
 
     @property
     def total(self) -> int:
@@ -81,9 +85,10 @@ def settle(subagent_id: str, parent: str, status: str, tokens: Tokens) -> bool:
     False if it had been settled before (a no-op)."""
     with _db() as conn:
         cur = conn.execute(
-            "INSERT OR IGNORE INTO ledger_settlement VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR IGNORE INTO ledger_settlement (subagent_id, parent, status, input_tokens, "
+            "output_tokens, cached_tokens, settled_at, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (subagent_id, parent, status, tokens.input_tokens, tokens.output_tokens,
-             tokens.cached_tokens, time.time()))
+             tokens.cached_tokens, time.time(), tokens.cost_usd))
         return cur.rowcount == 1
 
 
@@ -107,9 +112,11 @@ class ParentTotals:
     @property
     def total(self) -> Tokens:
         sub = [t for _, _, t in self.subagents]
+        costs = [t.cost_usd for t in sub if t.cost_usd is not None]
         return Tokens(self.own.input_tokens + sum(t.input_tokens for t in sub),
                       self.own.output_tokens + sum(t.output_tokens for t in sub),
-                      self.own.cached_tokens + sum(t.cached_tokens for t in sub))
+                      self.own.cached_tokens + sum(t.cached_tokens for t in sub),
+                      sum(costs) if costs else None)
 
 
 def totals(parent: str | None = None) -> list[ParentTotals]:
@@ -117,14 +124,15 @@ def totals(parent: str | None = None) -> list[ParentTotals]:
     with _db() as conn:
         where, args = ("WHERE parent = ?", (parent,)) if parent else ("", ())
         rows = conn.execute(
-            f"SELECT parent, subagent_id, status, input_tokens, output_tokens, cached_tokens "
-            f"FROM ledger_settlement {where} ORDER BY settled_at", args).fetchall()
+            f"SELECT parent, subagent_id, status, input_tokens, output_tokens, cached_tokens, "
+            f"cost_usd FROM ledger_settlement {where} ORDER BY settled_at", args).fetchall()
         run_where, run_args = ("WHERE run_id = ?", (parent,)) if parent else ("", ())
         runs = {r[0]: Tokens(*r[1:]) for r in conn.execute(
             f"SELECT run_id, input_tokens, output_tokens, cached_tokens FROM ledger_run {run_where}", run_args)}
     out: dict[str, ParentTotals] = {}
-    for p, sid, status, i, o, c in rows:
-        out.setdefault(p, ParentTotals(p, runs.get(p, Tokens()), [])).subagents.append((sid, status, Tokens(i, o, c)))
+    for p, sid, status, i, o, c, cost in rows:
+        out.setdefault(p, ParentTotals(p, runs.get(p, Tokens()), [])).subagents.append(
+            (sid, status, Tokens(i, o, c, cost)))
     for p, own in runs.items():
         out.setdefault(p, ParentTotals(p, own, []))
     if parent and parent not in out:

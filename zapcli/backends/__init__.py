@@ -1,5 +1,6 @@
 """What a subagent runs (the `--cli` option): `sh`, `zapcli` (the built-in
-agent), and other agent CLIs next.
+agent), and the agent CLIs claude, codex, gemini, opencode (SPEC §13) plus
+any `backends.<name>` config.yaml defines.
 
 Imports `zapcli.backends.base`; each backend module is imported only by the
 runner that runs it (`get`), and `zapcli.backends.resolve` holds the light
@@ -10,13 +11,19 @@ from __future__ import annotations
 
 from zapcli.backends.base import Backend
 
-NAMES = ("zapcli", "sh")
+CLIS = ("claude", "codex", "gemini", "opencode")
+NAMES = ("zapcli", "sh", *CLIS)
 _CLASSES = {"zapcli": "zapcli.backends.agent_run:AgentBackend", "sh": "zapcli.backends.sh:ShBackend"}
+_CLI_CLASS = "zapcli.backends.external:CliBackend"
 
 
 def get(name: str) -> Backend:
-    """The backend called `name`. Raises KeyError for an unknown one."""
+    """The backend called `name`: any name other than zapcli and sh is an agent
+    CLI (a built-in or one config.yaml defined; spawn checked it), run from
+    the spawn record's frozen `backend`. Raises KeyError for an empty name."""
     from importlib import import_module
 
-    module, _, cls = _CLASSES[name].partition(":")
+    if not name:
+        raise KeyError(name)
+    module, _, cls = _CLASSES.get(name, _CLI_CLASS).partition(":")
     return getattr(import_module(module), cls)()  # type: ignore[no-any-return]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from zapcli.agent.types import Verdict
@@ -53,25 +54,32 @@ class Gate(Policy):
         return self._wait(req_id)
 
     def _wait(self, req_id: str) -> tuple[bool, str]:
-        path = store.path_for(self.sid)
-        while True:
-            answer = _answer(path, req_id)
-            if answer is not None:
-                return answer
-            if self.terminated.is_set():
-                return False, "the subagent was stopped"
-            if time.monotonic() >= self.deadline:
-                # Under the decision lock, so a user's answer landing right now
-                # is either seen here or refused to the user: one decision only.
-                with store.locked(path):
-                    answer = _answer(path, req_id)
-                    if answer is not None:
-                        return answer
-                    self.writer.write_sync("approval_decision", {
-                        "req_id": req_id, "decision": "deny", "reason": "deadline reached",
+        return wait_decision(store.path_for(self.sid), req_id, deadline_mono=self.deadline,
+                             stopped=self.terminated.is_set,
+                             record=lambda f: self.writer.write_sync("approval_decision", f))
+
+
+def wait_decision(path: Any, req_id: str, *, deadline_mono: float, stopped: Callable[[], bool],
+                  record: Callable[[dict[str, Any]], Any]) -> tuple[bool, str]:
+    """Wait for the decision on `req_id` in the trail at `path` (re-read every
+    100 ms): (approved, reason). Denied when the subagent ends or `stopped()`;
+    at the deadline a denial is recorded through `record`, under the decision
+    lock, so a user's answer landing right then is either seen or refused."""
+    while True:
+        answer = _answer(path, req_id)
+        if answer is not None:
+            return answer
+        if stopped():
+            return False, "the subagent was stopped"
+        if time.monotonic() >= deadline_mono:
+            with store.locked(path):
+                answer = _answer(path, req_id)
+                if answer is not None:
+                    return answer
+                record({"req_id": req_id, "decision": "deny", "reason": "deadline reached",
                         "by": "timeout"})
-                return False, "the deadline was reached while waiting for approval"
-            time.sleep(POLL_S)
+            return False, "the deadline was reached while waiting for approval"
+        time.sleep(POLL_S)
 
 
 def _answer(path: Any, req_id: str) -> tuple[bool, str] | None:

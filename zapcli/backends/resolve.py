@@ -72,4 +72,9 @@ def spawn_fields(cli: str, *, agent: str | None, model: str | None, approval: st
         if agent or model or unattended or max_tokens or approval:
             raise UsageError(AGENT_ONLY)
         return {"agent": None, "model": None, "definition": None}, ()
+    if cli != "zapcli":  # an agent CLI (SPEC §13)
+        from zapcli.backends.cli_resolve import spawn_fields as cli_fields
+
+        return cli_fields(cli, agent=agent, model=model, approval=approval, unattended=unattended,
+                          max_tokens=max_tokens, workspace=workspace, settings=settings)
     return resolve_agent(agent, model, workspace, settings)

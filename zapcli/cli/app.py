@@ -47,7 +47,7 @@ def main(version: bool = typer.Option(False, "--version", callback=_version, is_
 @app.command()
 def spawn(
     task: str = typer.Argument(..., help="What to do. '-' reads it from stdin (UTF-8, up to 1 MB).", metavar="TASK"),
-    cli: str = typer.Option("zapcli", "--cli", help="Backend: zapcli (the built-in agent) or sh (a shell command).", metavar="NAME"),
+    cli: Optional[str] = typer.Option(None, "--cli", help="Backend: zapcli (the built-in agent, default), sh (a shell command), or an agent CLI: claude, codex, gemini, opencode (or one config.yaml's backends: defines). Default: the --agent definition's cli:, else zapcli.", metavar="NAME"),
     agent: Optional[str] = typer.Option(None, "--agent", help="Subagent definition to use (zapcli backend).", metavar="NAME"),
     model: Optional[str] = typer.Option(None, "--model", help="Model for this subagent.", metavar="MODEL"),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Deadline in seconds (default 300, config timeout_s).", metavar="SECS"),

@@ -13,6 +13,7 @@ import threading
 from typing import Any
 
 from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
+from zapcli.backends import NAMES as BACKEND_NAMES
 from zapcli.config import load_settings
 from zapcli.errors import ZapcliError
 from zapcli.render import poll as render_poll
@@ -27,8 +28,9 @@ SCHEMA: dict[str, Any] = {
                                   "until they end (no ids = every subagent you started); list: "
                                   "your subagents; kill: stop them."},
         "task": {"type": "string", "description": "spawn: the complete, self-contained task."},
-        "cli": {"type": "string", "enum": ["zapcli", "sh"],
-                "description": "spawn: zapcli (an LLM agent, default) or sh (a shell command)."},
+        "cli": {"type": "string", "enum": list(BACKEND_NAMES),
+                "description": "spawn: zapcli (an LLM agent, default), sh (a shell command), or "
+                               "an agent CLI installed here (claude, codex, gemini, opencode)."},
         "agent": {"type": "string", "description": "spawn: definition name (e.g. explorer, code-reviewer)."},
         "model": {"type": "string", "description": "spawn: model override."},
         "timeout": {"type": "number", "description": "spawn: deadline in seconds (default 300); wait: give up after."},
@@ -78,7 +80,7 @@ class SubagentTool:
     def _spawn(self, args: dict[str, Any], ctx: ToolContext) -> str:
         from zapcli.ops.spawn import SpawnRequest, spawn
 
-        cli = args.get("cli") or "zapcli"
+        cli = args.get("cli") or None  # None: the definition's `cli:`, else zapcli
         if cli == "sh" and not self.shell_allowed:
             raise ZapcliError("cli `sh` runs a shell command, and this agent's definition does not "
                               "grant `bash`; spawn a `zapcli` subagent instead")

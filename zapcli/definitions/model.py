@@ -75,6 +75,7 @@ class Definition:
     model: str | None = None
     env: tuple[str, ...] = ()
     prompt: str = ""
+    cli: str | None = None  # the backend it runs on (`cli:`), e.g. claude; None: the built-in agent
     layer: str = "workspace"
     source: str = ""
     declared: frozenset[str] = field(default_factory=frozenset)  # keys present in the file
@@ -90,7 +91,7 @@ class Definition:
             "mcp": {"servers": list(self.mcp_servers)},
             "knowledge": [{"name": k.name, "path": k.path} for k in self.knowledge],
             "memory": self.memory, "maxTurns": self.max_turns, "model": self.model,
-            "env": list(self.env), "prompt": self.prompt,
+            "env": list(self.env), "prompt": self.prompt, "cli": self.cli,
         }
         keep = set(self.declared) | {"name", "description"}
         return {k: v for k, v in full.items() if k in keep}
@@ -102,7 +103,7 @@ class Definition:
             "skills": list(self.skills), "mcp": {"servers": list(self.mcp_servers)},
             "knowledge": [{"name": k.name, "path": k.path} for k in self.knowledge],
             "memory": self.memory, "maxTurns": self.max_turns, "model": self.model,
-            "env": list(self.env), "prompt": self.prompt, "layer": self.layer,
+            "env": list(self.env), "prompt": self.prompt, "cli": self.cli, "layer": self.layer,
             "source": self.source, "declared": sorted(self.declared),
         }
 
@@ -124,6 +125,7 @@ class Definition:
                 model=data.get("model") or None,
                 env=tuple(str(e) for e in data.get("env") or ()),
                 prompt=str(data.get("prompt") or ""),
+                cli=str(data["cli"]) if data.get("cli") else None,
                 layer=str(data.get("layer") or "workspace"),
                 source=str(data.get("source") or ""),
                 declared=frozenset(data.get("declared") or ()),

@@ -25,7 +25,7 @@ from zapcli.definitions.model import (
 from zapcli.definitions.yamlload import compose_text
 
 KEYS = ("name", "description", "tools", "skills", "mcp", "knowledge", "memory",
-        "maxTurns", "model", "env", "prompt")
+        "maxTurns", "model", "env", "prompt", "cli")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 ITEM_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # skill, server, knowledge names
 ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -230,6 +230,9 @@ def _memory(c: _Checker, node: yaml.Node) -> str | None:
     return None
 
 
+CLI_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+
+
 def _check_fields(c: _Checker, f: dict[str, Any]) -> dict[str, Any]:
     v: dict[str, Any] = {}
     if "name" in f:
@@ -281,6 +284,13 @@ def _check_fields(c: _Checker, f: dict[str, Any]) -> dict[str, Any]:
         v["env"] = _dedup(c.names(f["env"][1], "env", ENV_RE, "GITHUB_TOKEN"))
     if "prompt" in f:
         v["prompt"] = c.text(f["prompt"][1], "prompt", "write the prompt as a block: prompt: |")
+    if "cli" in f:
+        cli = c.text(f["cli"][1], "cli")
+        if cli is not None and not CLI_RE.match(cli):
+            c.bad(f["cli"][1], f"`cli: {cli}` is not a backend name", "e.g. cli: claude "
+                  "(zapcli, sh, claude, codex, gemini, opencode, or one config.yaml defines)")
+        elif cli is not None:
+            v["cli"] = cli
     return v
 
 
@@ -317,7 +327,7 @@ def validate_node(root: yaml.Node, file: str, *, layer: str = "workspace",
         mcp_servers=values.get("mcp_servers", ()), knowledge=values.get("knowledge", ()),
         memory=values.get("memory", "none"), max_turns=values.get("max_turns", DEFAULT_MAX_TURNS),
         model=values.get("model"), env=values.get("env", ()), prompt=values.get("prompt", ""),
-        layer=layer, source=source if source is not None else file,
+        cli=values.get("cli"), layer=layer, source=source if source is not None else file,
         declared=frozenset(fields),
     ), []
 

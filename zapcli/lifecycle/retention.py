@@ -9,6 +9,7 @@ running one.
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass, field
 
 from zapcli import ids
@@ -20,6 +21,8 @@ from zapcli.locks import LockTimeout, exclusive
 from zapcli.paths import ensure_dir, locks_dir, subagents_dir
 from zapcli.trail import store
 from zapcli.trail import trim as retention
+
+HOME = ".home"  # an agent CLI's private config home, `<id>.home/` (SPEC §13)
 
 
 @dataclass
@@ -68,19 +71,24 @@ def collect(settings: Settings, *, dry_run: bool = False, opportunistic: bool = 
 
 
 def _orphan_captures() -> list[str]:
-    """`<id>.out` / `<id>.err` whose trail is gone (deleted by hand)."""
+    """`<id>.out` / `<id>.err` / `<id>.home` whose trail is gone (deleted by hand)."""
     try:
         names = set(os.listdir(subagents_dir()))
     except OSError:
         return []
     return sorted(n for n in names if n[-4:] in (".out", ".err") and ids.is_valid(n[:-4])
-                  and f"{n[:-4]}.jsonl" not in names)
+                  and f"{n[:-4]}.jsonl" not in names) + sorted(
+        n for n in names if n.endswith(HOME) and ids.is_valid(n[:-len(HOME)])
+        and f"{n[:-len(HOME)]}.jsonl" not in names)
 
 
 def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
     for name in _orphan_captures():
         if not dry_run:
-            (subagents_dir() / name).unlink(missing_ok=True)
+            if name.endswith(HOME):
+                shutil.rmtree(subagents_dir() / name, ignore_errors=True)
+            else:
+                (subagents_dir() / name).unlink(missing_ok=True)
     ids_ = _ids_on_disk()
     finished: list[tuple[float, str, str]] = []  # (mtime, id, session)
     unreadable = 0  # no spawn record (damaged by hand): never deleted, and not counted
@@ -107,5 +115,6 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
         if not dry_run:
             for suffix in (".jsonl", ".out", ".err"):
                 store.path_for(sid, suffix).unlink(missing_ok=True)
+            shutil.rmtree(store.path_for(sid, HOME), ignore_errors=True)  # an agent CLI's home
             sessions.forget(session, sid)
     result.kept = len(ids_) - len(result.deleted)  # with --dry-run: what would be kept

@@ -46,6 +46,7 @@ class View:
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
+    cost_usd: float | None = None  # where an agent CLI reports one
     pending_approval: dict[str, Any] | None = None
     undelivered_messages: int = 0  # sent with `zapcli send`, but it ended before reading them
     stdout_written: int | None = None
@@ -105,7 +106,7 @@ def to_view(sid: str, s: reader.Summary, facts: Facts, *, stall_s: float = 0.0) 
         id=sid, status=Status.QUEUED, session=sp.session, cli=sp.cli, agent=sp.agent,
         task=display(sp.task), created=sp.created, report=s.report,
         input_tokens=s.input_tokens, output_tokens=s.output_tokens,
-        cached_tokens=s.cached_tokens, after=sp.after,
+        cached_tokens=s.cached_tokens, cost_usd=s.cost_usd, after=sp.after,
     )
     if s.process is not None or s.start is not None:
         view.pid = (s.process or s.start or {}).get("pid")

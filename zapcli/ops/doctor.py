@@ -72,7 +72,39 @@ def run_checks() -> tuple[list[Check], Settings]:
                         f"{len(missing)} declared but not available here (spawn goes on "
                         "without them)", missing, warning=bool(missing)))
     checks.append(_mcp(workspace))
+    checks.append(_backends(settings))
     return checks, settings
+
+
+def _backend_line(name: str, settings: Settings) -> tuple[str, bool]:
+    """`name: version (path)` or `name: not installed — what to do`; and found?"""
+    import os
+
+    from zapcli.backends import cli_home
+    from zapcli.backends.clis import registry
+
+    try:
+        found = registry.find(name, settings.backends)
+    except registry.NotInstalled as exc:
+        return f"{name}: not installed — {exc}", False
+    command = list(found.command)
+    argv = registry.adapter(found.kind).version_argv(command)
+    version = cli_home.version(argv, command, dict(os.environ))
+    return f"{name}: {version or 'version unknown'} ({' '.join(command)})", True
+
+
+def _backends(settings: Settings) -> Check:
+    """Each agent CLI backend (SPEC §13) with its version, or what to install."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from zapcli.backends.clis import registry
+
+    names = registry.names(settings.backends)
+    with ThreadPoolExecutor(max_workers=len(names)) as pool:
+        lines = list(pool.map(lambda n: _backend_line(n, settings), names))
+    found = sum(1 for _, ok in lines if ok)
+    return Check("backends", True, f"{found} of {len(names)} agent CLIs found",
+                 [line for line, _ in lines], warning=found < len(names))
 
 
 def _mcp(workspace: Path) -> Check:

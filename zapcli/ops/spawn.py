@@ -31,7 +31,7 @@ class SpawnRequest:
     """Arguments of one spawn. `task` is text; timeout in seconds."""
 
     task: str
-    cli: str = "zapcli"
+    cli: str | None = None  # None: the definition's `cli:`, else zapcli
     agent: str | None = None
     model: str | None = None
     timeout_s: float | None = None
@@ -40,6 +40,7 @@ class SpawnRequest:
     after: tuple[str, ...] = ()
     max_tokens: int | None = None
     unattended: bool = False
+    continue_of: str | None = None  # an agent-CLI subagent to resume (zapcli continue)
 
 
 @dataclass
@@ -66,9 +67,9 @@ def decode_task(raw: bytes) -> str:
 
 
 def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
-    if req.cli not in BACKENDS:
+    if req.cli not in BACKENDS and req.cli not in settings.backends:
         raise UsageError(f"unknown backend '{req.cli}' for {param('cli')}; choose one of: "
-                         f"{', '.join(BACKENDS)}")
+                         f"{', '.join((*BACKENDS, *settings.backends))}")
     for flag, value in ((param("agent"), req.agent), (param("model"), req.model)):
         if value is not None and not value.strip():
             raise UsageError(f"{flag} is empty; give a name (zapcli agents list shows the "
@@ -101,11 +102,22 @@ def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
     return task, float(timeout)
 
 
+def _choose_backend(req: SpawnRequest, workspace: Path) -> SpawnRequest:
+    """`--cli` when given, else the backend the definition names (`cli:`), else zapcli."""
+    if req.cli:
+        return req
+    from dataclasses import replace
+
+    from zapcli.backends.cli_resolve import definition_cli
+
+    return replace(req, cli=definition_cli(req.agent, workspace) or "zapcli")
+
+
 def _backend_fields(req: SpawnRequest, workspace: Path, settings: Settings) -> tuple[dict, tuple[str, ...]]:
     """Definition, model and warnings for the chosen backend (resolved before any fork)."""
     from zapcli.backends.resolve import spawn_fields
 
-    return spawn_fields(req.cli, agent=req.agent, model=req.model, approval=req.approval,
+    return spawn_fields(req.cli or "zapcli", agent=req.agent, model=req.model, approval=req.approval,
                         unattended=req.unattended, max_tokens=req.max_tokens,
                         workspace=workspace, settings=settings)
 
@@ -137,8 +149,19 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
         raise UsageError("the current directory no longer exists; cd to an existing one or pass --cwd") from None
     workspace = workspace_of(cwd)
     settings = settings or load_settings(workspace)
+    resumed: dict = {}
+    if req.continue_of:  # the same CLI, session home, cwd and definition (SPEC §13)
+        from dataclasses import replace
+
+        from zapcli.backends.resume import check
+
+        resumed = check(req.continue_of)
+        cwd, workspace = Path(resumed.pop("cwd")), Path(resumed.pop("workspace"))
+        req = replace(req, cli=resumed["cli"], agent=None)
+    req = _choose_backend(req, workspace)
     task, timeout = _validate(req, settings)
     backend, warnings = _backend_fields(req, workspace, settings)
+    backend.update(resumed)
     warnings = tuple(settings.notes) + tuple(warnings)
     session = sessions.current()
     sid = ids.new_id()
@@ -175,5 +198,5 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     from zapcli.lifecycle.observe import load, view_of
 
     view = view_of(sid, load(sid))
-    return SpawnResult(id=sid, status=view.status, cli=req.cli, task=display(mark(task)),
+    return SpawnResult(id=sid, status=view.status, cli=str(req.cli), task=display(mark(task)),
                        created=records.iso_utc(now), warnings=warnings, agent=view.agent)

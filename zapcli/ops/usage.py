@@ -25,7 +25,8 @@ def settle(view: View, *, strict: bool = False) -> bool:
         return False
     try:
         return ledger.settle(view.id, view.session, view.status,
-                             ledger.Tokens(view.input_tokens, view.output_tokens, view.cached_tokens))
+                             ledger.Tokens(view.input_tokens, view.output_tokens, view.cached_tokens,
+                                           view.cost_usd))
     except StateError:
         if strict:
             raise

@@ -84,7 +84,9 @@ def view_header(v: View) -> list[tuple[str, str]]:
                                 "zapcli send (it ended before its next model call)"))
     if v.input_tokens or v.output_tokens:
         lines.append(("dim", f"  Tokens: {v.input_tokens} in, {v.output_tokens} out"
-                             + (f" ({v.cached_tokens} cached)" if v.cached_tokens else "")))
+                             + (f" ({v.cached_tokens} cached)" if v.cached_tokens else "")
+                             + (f", ${v.cost_usd:.4f}" if getattr(v, "cost_usd", None) is not None
+                                else "")))
     return lines
 
 

@@ -23,7 +23,9 @@ def record_line(rec: dict[str, Any]) -> tuple[str, str]:
     if t in ("process", "start"):
         return "dim", pre + f"{t:<6} pid {rec.get('pid')}"
     if t in ("text", "thinking"):
-        return ("italic dim" if t == "thinking" else ""), pre + f"{t}: " + escape_controls(str(rec.get("delta", "")))
+        who = f" [in {rec['parent_call_id']}]" if rec.get("parent_call_id") else ""
+        return (("italic dim" if t == "thinking" else ""),
+                pre + f"{t}{who}: " + escape_controls(str(rec.get("delta", ""))))
     if t == "tool_call":
         args = orjson.dumps(rec.get("arguments")).decode()
         return "cyan", pre + f"tool_call {rec.get('name')} {escape_controls(args)[:400]}"
@@ -36,7 +38,12 @@ def record_line(rec: dict[str, Any]) -> tuple[str, str]:
                 pre + f"tool_result {ok} ({rec.get('duration_ms')} ms): " + content[:RESULT_SHOWN] + more)
     if t == "usage":
         return "dim", pre + (f"usage {rec.get('model')}: {rec.get('input_tokens')} in, "
-                             f"{rec.get('output_tokens')} out, {rec.get('cached_tokens')} cached")
+                             f"{rec.get('output_tokens')} out, {rec.get('cached_tokens')} cached"
+                             + (f", ${rec['cost_usd']:.4f}" if isinstance(rec.get("cost_usd"), (int, float))
+                                else ""))
+    if t == "session":  # an agent CLI's own session (SPEC §13)
+        return "dim", pre + (f"session {rec.get('cli')} {rec.get('version') or '(version unknown)'} "
+                             f"id {rec.get('session_id')} model {rec.get('model') or '-'}")
     if t == "report":
         return "bold", pre + "report:\n" + escape_controls(str(rec.get("text", "")))
     if t == "status":

@@ -15,9 +15,11 @@ def lines(parents: list[Any]) -> Lines:
         sub_out = sum(x.output_tokens for _, _, x in p.subagents)
         out.append(("bold", f"[SubAgent] session {p.parent}: {t.input_tokens} in, {t.output_tokens} out"
                             f" ({t.cached_tokens} cached) — its own calls {p.own.input_tokens} in / "
-                            f"{p.own.output_tokens} out, its subagents {sub_in} in / {sub_out} out"))
+                            f"{p.own.output_tokens} out, its subagents {sub_in} in / {sub_out} out"
+                            + (f", ${t.cost_usd:.4f} reported" if t.cost_usd is not None else "")))
         for sid, status, tok in p.subagents:
-            out.append(("", f"  {sid}: {status}, {tok.input_tokens} in, {tok.output_tokens} out"))
+            cost = f", ${tok.cost_usd:.4f}" if tok.cost_usd is not None else ""
+            out.append(("", f"  {sid}: {status}, {tok.input_tokens} in, {tok.output_tokens} out{cost}"))
     if not out:
         out.append(("", "[SubAgent] no token usage recorded"))
     return out

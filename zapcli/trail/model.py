@@ -123,6 +123,7 @@ class SpawnRecord:
     definition: dict[str, Any] | None = None
     grant: dict[str, Any] | None = None
     diagnostics: tuple[dict[str, Any], ...] = ()
+    backend: dict[str, Any] | None = None  # an agent CLI: {name, command, format} (SPEC §13)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -150,6 +151,7 @@ class SpawnRecord:
             definition=_dict(rec.get("definition")), grant=_dict(rec.get("grant")),
             diagnostics=tuple(d for d in diagnostics if isinstance(d, dict))
             if isinstance(diagnostics, list) else (),
+            backend=_dict(rec.get("backend")),
             raw=rec,
         )
 

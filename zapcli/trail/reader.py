@@ -87,6 +87,8 @@ class Summary:
     corrupt: int = 0
     messages_sent: int = 0  # `steer` records from `zapcli send`
     messages_delivered: int = 0  # `steer` records the subagent wrote on delivery
+    cost_usd: float | None = None  # summed where the backend reports a cost
+    cli_session: dict[str, Any] | None = None  # an agent CLI's own session id, version (`session`)
 
 
 def summarize(trail: Trail) -> Summary | None:
@@ -115,6 +117,13 @@ def summarize(trail: Trail) -> Summary | None:
             s.input_tokens += _int(rec.get("input_tokens"))
             s.output_tokens += _int(rec.get("output_tokens"))
             s.cached_tokens += _int(rec.get("cached_tokens"))
+            cost = rec.get("cost_usd")
+            if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+                s.cost_usd = (s.cost_usd or 0.0) + float(cost)
+        elif rtype == "session":
+            s.cli_session = {**(s.cli_session or {}),
+                             **{k: v for k, v in rec.items() if k not in ("v", "seq", "ts", "type")
+                                and v is not None}}
         elif rtype == "steer":
             if rec.get("delivered"):
                 s.messages_delivered += 1

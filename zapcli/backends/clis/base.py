@@ -106,6 +106,9 @@ class Adapter:
     binary: str = ""  # looked up on PATH unless config gives backends.<name>.command
     event_format: str = ""  # claude-stream-json | codex-json | gemini-stream-json | opencode-json
     install_hint: str = ""  # e.g. "npm install -g @anthropic-ai/claude-code"
+    # files (glob patterns) left out when a continued subagent copies the old
+    # config home: what holds the old home's absolute paths and is rebuilt
+    resume_drop: tuple[str, ...] = ()
 
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         """argv (starting with `command`), environment and files for `req`."""

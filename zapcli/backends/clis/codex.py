@@ -180,6 +180,9 @@ class CodexAdapter(Adapter):
     binary = "codex"
     event_format = "codex-json"
     install_hint = "npm install -g @openai/codex"
+    # its thread index stores each rollout's absolute path: a copy would resume
+    # (and append to) the OLD home's rollout; without it codex finds the copy's
+    resume_drop = ("state_*.sqlite*",)
 
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         env = dict(req.env)

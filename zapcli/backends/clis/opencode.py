@@ -193,7 +193,7 @@ class OpencodeAdapter(Adapter):
                          files=files, diagnostics=diags)
 
     def parser(self, req: CliRequest | None = None) -> EventParser:
-        return OpencodeParser()
+        return OpencodeParser(model=req.model if req else None)
 
 
 def _obj(value: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from zapcli.cli.output import StdoutError, emit, emit_text, is_tty, warn
 from zapcli.ops.spawn import MAX_TASK_BYTES, SpawnRequest, decode_task, spawn
 
 
-def execute(task: str, cli: str = "zapcli", agent: str | None = None, model: str | None = None,
+def execute(task: str, cli: str | None = None, agent: str | None = None, model: str | None = None,
             timeout: float | None = None, approval: str | None = None, cwd: str | None = None,
             after: list[str] | None = None, max_tokens: int | None = None,
             unattended: bool = False, json: bool = False) -> int:

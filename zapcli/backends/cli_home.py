@@ -1,0 +1,176 @@
+"""An agent CLI's private config home and what lives around it (SPEC §13).
+
+Imports `zapcli.trail.store` (paths), `zapcli.paths`, psutil (leftovers). The
+home is `<state>/subagents/<id>.home/` (0700): the adapter's launch files are
+written there 0600, the CLI keeps its sessions there, and it stays after the
+run so `zapcli continue` can resume the session; retention removes it with
+its subagent. A continued subagent starts from a copy of the old one's home.
+Also: the CLI's version (cached per program file, so `--version` runs once
+per installed version), and the CLI's leftovers (processes that carry the
+subagent's marker in their environment, however far they wandered).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from zapcli.paths import ensure_dir, state_dir
+from zapcli.trail import store
+
+HOME_SUFFIX = ".home"
+MARKER = "ZAPCLI_SUBAGENT_ID"  # in the CLI's environment: every process it starts inherits it
+VERSION_TIMEOUT_S = 20.0
+
+
+def home_of(sid: str) -> Path:
+    return store.path_for(sid, HOME_SUFFIX)
+
+
+def _ignore(patterns: tuple[str, ...]) -> Any:
+    """copytree's ignore: the adapter's patterns, sockets and FIFOs."""
+    import fnmatch
+    import stat
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        out = {n for n in names if any(fnmatch.fnmatch(n, p) for p in patterns)}
+        for n in names:
+            try:
+                mode = os.lstat(os.path.join(folder, n)).st_mode
+            except OSError:
+                out.add(n)
+                continue
+            if stat.S_ISSOCK(mode) or stat.S_ISFIFO(mode):
+                out.add(n)
+        return out
+
+    return ignore
+
+
+def make_home(sid: str, copy_of: str | None = None, drop: tuple[str, ...] = ()) -> Path:
+    """Create the home of `sid` (0700), empty or as a copy of `copy_of`'s home
+    without the files matching `drop` (what the CLI must rebuild, e.g. an
+    index holding the old home's absolute paths)."""
+    home = home_of(sid)
+    if copy_of is not None and home_of(copy_of).is_dir() and not home.exists():
+        shutil.copytree(home_of(copy_of), home, symlinks=True, ignore=_ignore(drop))
+    home.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(home, 0o700)
+    return home
+
+
+def write_files(home: Path, files: dict[str, str]) -> None:
+    """The launch files, relative to `home`: folders 0700, files 0600, never
+    through a symlink planted in the home."""
+    root = home.resolve()
+    for rel, text in files.items():
+        path = (home / rel)
+        if root not in path.resolve().parents:
+            raise ValueError(f"launch file {rel!r} is outside the config home")
+        folder = path.parent
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(path, flags, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+
+
+def remove_home(sid: str) -> None:
+    shutil.rmtree(home_of(sid), ignore_errors=True)
+
+
+def _cache_path() -> Path:
+    return ensure_dir(state_dir()) / "cli-versions.json"
+
+
+def _key(command: list[str]) -> str | None:
+    try:
+        real = os.path.realpath(command[0])
+        st = os.stat(real)
+    except OSError:
+        return None
+    return f"{real}:{st.st_size}:{int(st.st_mtime)}:{' '.join(command[1:])}"
+
+
+def cached_version(command: list[str]) -> str | None:
+    key = _key(command)
+    try:
+        data = json.loads(_cache_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = data.get(key) if isinstance(data, dict) and key else None
+    return value if isinstance(value, str) else None
+
+
+def version(argv: list[str], command: list[str], env: dict[str, str] | None = None) -> str | None:
+    """The CLI's version: from the cache, else by running `argv` (its
+    `--version`) once and caching the first line it prints."""
+    hit = cached_version(command)
+    if hit is not None:
+        return hit
+    try:
+        proc = subprocess.run(argv, capture_output=True, timeout=VERSION_TIMEOUT_S, env=env,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = (proc.stdout or proc.stderr).decode("utf-8", "replace").strip()
+    found = text.splitlines()[0][:120] if proc.returncode == 0 and text else None
+    key = _key(command)
+    if found and key:
+        path = _cache_path()
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        data = data if isinstance(data, dict) else {}
+        data[key] = found
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+        os.replace(tmp, path)
+    return found
+
+
+def marked(sid: str) -> list[int]:
+    """Pids of live processes whose environment carries `sid`'s marker (what
+    the CLI started, even re-parented to init in a session of its own)."""
+    import psutil
+
+    me = os.getpid()
+    found = []
+    for proc in psutil.process_iter():
+        if proc.pid == me:
+            continue
+        try:
+            if proc.environ().get(MARKER) == sid and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc.pid)
+        except (psutil.Error, OSError):
+            continue
+    return found
+
+
+def end_marked(sid: str, grace_s: float) -> list[int]:
+    """TERM what still carries the marker, KILL it after `grace_s`."""
+    import psutil
+
+    from zapcli.supervisor.kill import _wait_gone
+
+    procs = []
+    for pid in marked(sid):
+        try:
+            p = psutil.Process(pid)
+            p.terminate()
+            procs.append(p)
+        except psutil.Error:
+            continue
+    for p in _wait_gone(procs, grace_s):
+        try:
+            p.kill()
+        except psutil.Error:
+            continue
+    return [p.pid for p in procs]

@@ -1,0 +1,91 @@
+"""The runner's `CliRequest` for an agent-CLI subagent, from its frozen spawn
+record (SPEC §13). Imports `zapcli.backends.cli_home`, `zapcli.backends.resume`,
+`zapcli.capabilities.mcpconfig` (thaw the frozen MCP servers), `zapcli.paths`.
+
+The definition (if any) gives the prompt, the tools (declared, or none:
+undeclared means unreachable) and its MCP servers; without a definition the
+CLI keeps its own tools. The environment is the runner's (the CLI's own
+endpoint and key variables pass through) plus the subagent's marker. For
+claude outside `full` and `--unattended`, zapcli's approval server is the
+CLI's permission prompt tool. A `continue_of` resumes the old CLI session in
+a copy of the old config home.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from zapcli.backends import cli_home
+from zapcli.backends.base import RunContext
+from zapcli.backends.clis.base import CliRequest, McpServer
+from zapcli.backends.resume import CannotResume, point
+
+__all__ = ["CannotResume", "Plan", "build", "APPROVAL_SERVER"]
+APPROVAL_SERVER = "zapcli_approval"
+
+
+@dataclass
+class Plan:
+    request: CliRequest
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    session_extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _servers(backend: dict[str, Any]) -> tuple[McpServer, ...]:
+    from zapcli.capabilities.mcpconfig import ServerConfig
+
+    out = []
+    for frozen in backend.get("mcp") or ():
+        try:
+            cfg = ServerConfig.thaw(frozen)
+        except (KeyError, TypeError, ValueError):
+            continue
+        out.append(McpServer(name=cfg.name, command=cfg.command, args=cfg.args,
+                             env=cfg.expanded_env(), cwd=cfg.cwd, allow=cfg.allow))
+    return tuple(out)
+
+
+def approval_server(sid: str) -> McpServer:
+    """zapcli's stdio MCP server whose `approve` tool turns claude's permission
+    requests into this subagent's approval requests."""
+    from zapcli.paths import state_dir
+
+    env = {"ZAPCLI_HOME": str(state_dir())}
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return McpServer(name=APPROVAL_SERVER, command=sys.executable,
+                     args=("-m", "zapcli.backends.clis.approval_server", "--id", sid), env=env)
+
+
+def build(ctx: RunContext, kind: str, drop: tuple[str, ...] = ()) -> Plan:
+    """The request for `ctx`'s subagent, run by the CLI of `kind`. Raises
+    CannotResume when a continuation's old session is gone."""
+    spawn = ctx.spawn
+    extra: dict[str, Any] = {}
+    resume = usage = None
+    continue_of = spawn.raw.get("continue_of")
+    if isinstance(continue_of, str) and continue_of:
+        at = point(continue_of)
+        resume, usage = at.session_id, at.usage
+        extra = {"continue_of": continue_of, "resumed_usage": at.usage}
+        home = cli_home.make_home(ctx.sid, copy_of=continue_of, drop=drop)
+    else:
+        home = cli_home.make_home(ctx.sid)
+    definition = spawn.definition
+    env = dict(os.environ)
+    env[cli_home.MARKER] = ctx.sid
+    schema = spawn.raw.get("output_schema")
+    hook = kind == "claude" and spawn.approval != "full" and not spawn.unattended
+    req = CliRequest(
+        task=ctx.task, cwd=spawn.cwd, workspace=spawn.workspace, config_home=home, env=env,
+        approval=spawn.approval, unattended=spawn.unattended, model=spawn.model,
+        prompt=(definition or {}).get("prompt") or None,
+        tools=tuple((definition or {}).get("tools") or ()) if definition is not None else None,
+        mcp_servers=_servers(spawn.backend or {}),
+        output_schema=schema if isinstance(schema, dict) else None,
+        resume=resume, resume_usage=usage,
+        approval_server=approval_server(ctx.sid) if hook else None)
+    return Plan(req, list(spawn.diagnostics), extra)

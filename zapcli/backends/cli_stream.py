@@ -1,0 +1,250 @@
+"""An agent CLI's stdout, line by line, into trail records (SPEC §13, C20).
+
+Imports orjson, `zapcli.backends.clis.base` (types), and for types only the
+writer and capture. Bytes are split on `\\n` only, a trailing `\\r` is dropped,
+each complete line is decoded whole (invalid UTF-8 replaced, never a crash)
+and parsed as JSON; a line that is not JSON becomes one `diagnostic` showing
+its first bytes and the stream goes on. No line cap below `MAX_LINE` (64 MiB).
+The pump only hands records to the batched trail writer and the capped
+stdout, so it keeps up with a burst at exit.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from zapcli.backends.clis.base import EventParser, Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zapcli.supervisor.capture import CappedFile
+    from zapcli.trail.writer import TrailWriter
+
+_loads = orjson.loads
+_DecodeError = orjson.JSONDecodeError
+READ_CHUNK = 256 * 1024
+MAX_LINE = 64 * 1024 * 1024
+SHOWN = 200  # bytes of a non-JSON line shown in its diagnostic
+
+
+def decode(line: bytes) -> Any:
+    """One line as JSON. Raises ValueError when it is not JSON."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        text = line.decode("utf-8", "replace")  # invalid UTF-8 inside a string
+        return orjson.loads(text)
+
+
+class Sink:
+    """Where a parser's records go: the trail, and visible text to stdout
+    (each turn's text on its own lines), with the usage seen so far."""
+
+    def __init__(self, writer: TrailWriter, out: CappedFile):
+        self.writer, self.out = writer, out
+        self.at_line_start = True
+        self.tail = ""  # the last text written to stdout (to end it with the report)
+        self.tokens = 0
+        self.started: dict[str, float] = {}  # call_id -> when its tool_call came
+
+    def __call__(self, rtype: str, fields: dict[str, Any]) -> None:
+        if rtype == "text":
+            delta = str(fields.get("delta", ""))
+            if delta:
+                self.out.write(delta.encode("utf-8", "replace"))
+                self.at_line_start = delta.endswith("\n")
+                self.tail = (self.tail + delta)[-4096:]
+        elif rtype == "tool_call":
+            self.started[str(fields.get("call_id"))] = time.monotonic()
+            if not self.at_line_start:
+                self.out.write(b"\n")
+                self.at_line_start = True
+        elif rtype == "tool_result" and fields.get("duration_ms") is None:
+            began = self.started.pop(str(fields.get("call_id")), None)
+            if began is not None:
+                fields = {**fields, "duration_ms": int((time.monotonic() - began) * 1000)}
+        elif rtype == "usage":
+            if "cost" in fields and "cost_usd" not in fields:
+                fields = dict(fields)
+                fields["cost_usd"] = fields.pop("cost")
+            self.tokens += _int(fields.get("input_tokens")) + _int(fields.get("output_tokens"))
+        self.writer.append(rtype, fields)
+
+    def end_with(self, report: str) -> None:
+        """Make stdout end with the report (once), like the built-in agent's."""
+        if report.strip() and not self.tail.rstrip().endswith(report.strip()[-2000:]):
+            self.out.write((("" if self.at_line_start else "\n") + report).encode(
+                "utf-8", "replace"))
+            self.at_line_start = report.endswith("\n")
+        if not self.at_line_start:
+            self.out.write(b"\n")
+            self.at_line_start = True
+
+
+def _int(v: Any) -> int:
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+
+
+class LinePump:
+    """Reads the CLI's stdout on a thread; each line → parser → sink.
+    `on_event` runs after every parsed line while it is set (the session
+    record); the caller clears it when it needs no more calls."""
+
+    def __init__(self, fd: int, parser: EventParser, sink: Callable[[str, dict[str, Any]], None],
+                 on_event: Callable[[], None] | None = None):
+        self.fd, self.parser, self.sink, self.on_event = fd, parser, sink, on_event
+        self.lines = 0
+        self.not_json = 0
+        self.largest = 0
+        self.failed: str | None = None
+        self.thread = threading.Thread(target=self._run, name="cli-stdout", daemon=True)
+
+    def start(self) -> LinePump:
+        self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            self.pump()
+        except Exception as exc:  # a parser bug must not lose the run: say so, keep draining
+            self.failed = f"{type(exc).__name__}: {exc}"
+            self.sink("diagnostic", {"dimension": "backend", "name": "parser",
+                                     "message": f"reading the CLI's output failed: {self.failed}"})
+            while os.read(self.fd, READ_CHUNK):
+                pass
+        finally:
+            os.close(self.fd)
+
+    def pump(self) -> None:
+        pieces: list[bytes] = []
+        held = 0
+        while True:
+            chunk = os.read(self.fd, READ_CHUNK)
+            if not chunk:
+                break
+            if b"\n" not in chunk:
+                held += len(chunk)
+                if held <= MAX_LINE:
+                    pieces.append(chunk)
+                continue
+            lines = chunk.split(b"\n")
+            pieces.append(lines[0])
+            self._line(b"".join(pieces), held + len(lines[0]))
+            for line in lines[1:-1]:
+                self._line(line, len(line))
+            pieces, held = [lines[-1]], len(lines[-1])
+        if held:
+            self._line(b"".join(pieces), held)
+
+    def _line(self, line: bytes, size: int) -> None:
+        if size > self.largest:
+            self.largest = size
+        if size > MAX_LINE:
+            self.sink("diagnostic", {"dimension": "backend", "name": "line_too_long",
+                                     "message": f"a line of {size} bytes was dropped (over "
+                                                f"{MAX_LINE} bytes): {line[:SHOWN]!r}"})
+            return
+        if line[-1:] == b"\r":
+            line = line[:-1]
+        if not line:
+            return
+        self.lines += 1
+        try:
+            event = _loads(line)
+        except _DecodeError:
+            try:
+                event = _loads(line.decode("utf-8", "replace"))  # invalid UTF-8 in a string
+            except _DecodeError:
+                self._not_json(line, size)
+                return
+        records = self.parser.feed(event)
+        if records:
+            sink = self.sink
+            for rtype, fields in records:
+                sink(rtype, fields)
+        if self.on_event is not None:
+            self.on_event()
+
+    def _not_json(self, line: bytes, size: int) -> None:
+        if line.isspace():
+            self.lines -= 1
+            return
+        self.not_json += 1
+        shown = line[:SHOWN].decode("utf-8", "replace")
+        self.sink("diagnostic", {"dimension": "backend", "name": "not_json",
+                                 "message": f"a line that is not JSON ({size} bytes): {shown}"})
+
+
+class TailPump:
+    """Drains the CLI's stderr into the capped `.err` file, keeping its last
+    lines for the outcome (a CLI that died says why there)."""
+
+    def __init__(self, fd: int, err: CappedFile, keep: int = 64 * 1024):
+        self.fd, self.err = fd, err
+        self._tail: deque[bytes] = deque()
+        self._size, self._keep = 0, keep
+        self.thread = threading.Thread(target=self._run, name="cli-stderr", daemon=True)
+
+    def start(self) -> TailPump:
+        self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            while True:
+                try:
+                    chunk = os.read(self.fd, 64 * 1024)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                self.err.write(chunk)
+                self._tail.append(chunk)
+                self._size += len(chunk)
+                while self._size - len(self._tail[0]) >= self._keep:
+                    self._size -= len(self._tail.popleft())
+        finally:
+            os.close(self.fd)
+
+    def text(self) -> str:
+        return b"".join(self._tail)[-self._keep:].decode("utf-8", "replace")
+
+
+def feed_stdin(fd: int, data: bytes) -> threading.Thread:
+    """Write `data` to pipe `fd` from its own thread and close it after the
+    last byte; a CLI that never reads (or exits first) is not an error."""
+
+    def write() -> None:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        except OSError:
+            pass
+        finally:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=write, name="cli-stdin", daemon=True)
+    thread.start()
+    return thread
+
+
+def records_of(parser: EventParser, lines: list[bytes]) -> list[Record]:
+    """Parse captured lines the way the pump does (for benchmarks and tests)."""
+    out: list[Record] = []
+    for line in lines:
+        try:
+            out += parser.feed(decode(line.rstrip(b"\r")))
+        except ValueError:
+            out.append(("diagnostic", {"dimension": "backend", "name": "not_json"}))
+    return out

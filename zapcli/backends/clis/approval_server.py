@@ -1,0 +1,97 @@
+"""zapcli's approval hook for Claude Code: a stdio MCP server (official `mcp`
+SDK) whose tool `approve` is claude's `--permission-prompt-tool` (SPEC §10,
+§13). Run by claude as `python -m zapcli.backends.clis.approval_server --id ID`.
+
+Imports `mcp` (2.x `MCPServer`, 1.x `FastMCP`), `zapcli.trail`,
+`zapcli.backends.gate` (the waiting). Each call — Claude Code sends
+{tool_name, input, tool_use_id} — becomes an `approval_request` record in
+the subagent's trail (so poll and list show `awaiting_approval` with the tool
+and a one-line summary), decided by `zapcli approve` / `deny` (or the
+deadline, or a kill: denied). The answer is ONE text block holding
+{"behavior": "allow", "updatedInput": input} or {"behavior": "deny",
+"message": reason}, as claude expects.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+from zapcli.trail import reader, store
+
+SUMMARY_CHARS = 200
+_KEYS = ("command", "file_path", "path", "url", "pattern", "notebook_path", "description")
+
+
+def summary(tool: str, args: dict[str, Any]) -> str:
+    """One line saying what the call would do, e.g. `Bash: rm -rf build`."""
+    for key in _KEYS:
+        if isinstance(args.get(key), str) and args[key].strip():
+            text = " ".join(args[key].split())
+            return f"{tool}: {text}"[:SUMMARY_CHARS]
+    return f"{tool}: {json.dumps(args, ensure_ascii=False)}"[:SUMMARY_CHARS]
+
+
+def _deadline(path: Any) -> float:
+    """The runner's deadline (monotonic clock, system-wide on Linux)."""
+    for rec in reader.read(path).records:
+        if rec.get("type") == "start" and isinstance(rec.get("deadline_mono"), (int, float)):
+            return float(rec["deadline_mono"])
+    return time.monotonic() + 300.0
+
+
+def request(sid: str, tool: str, args: dict[str, Any], call_id: str | None) -> tuple[bool, str]:
+    """Record the request in `sid`'s trail and wait for the decision."""
+    from zapcli.backends.gate import wait_decision
+
+    path = store.path_for(sid)
+    with store.locked(path):
+        n = sum(1 for r in reader.read(path).records if r.get("type") == "approval_request")
+        req_id = f"r{n + 1}"
+        store.append(path, "approval_request", {
+            "req_id": req_id, "tool": tool, "summary": summary(tool, args), "arguments": args,
+            "call_id": call_id, "by": "claude"})
+    return wait_decision(path, req_id, deadline_mono=_deadline(path), stopped=lambda: False,
+                         record=lambda f: store.append(path, "approval_decision", f))
+
+
+def answer(approved: bool, reason: str, args: dict[str, Any]) -> str:
+    if approved:
+        return json.dumps({"behavior": "allow", "updatedInput": args})
+    return json.dumps({"behavior": "deny", "message": f"denied through zapcli: {reason}"
+                       if reason else "denied through zapcli"})
+
+
+def serve(sid: str) -> None:
+    try:
+        from mcp.server.mcpserver import MCPServer as Server
+    except ImportError:  # mcp 1.x
+        from mcp.server.fastmcp import FastMCP as Server  # type: ignore[no-redef,attr-defined]
+
+    server = Server("zapcli_approval")
+
+    @server.tool(structured_output=False)
+    async def approve(tool_name: str, input: dict[str, Any], tool_use_id: str | None = None) -> str:
+        """Decide whether Claude Code may run a tool call (zapcli approvals)."""
+        import anyio
+
+        args = input if isinstance(input, dict) else {}
+        ok, reason = await anyio.to_thread.run_sync(request, sid, tool_name, args, tool_use_id)
+        return answer(ok, reason, args)
+
+    server.run()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="zapcli-approval-server")
+    parser.add_argument("--id", required=True)
+    args = parser.parse_args(argv)
+    store.path_for(args.id)  # refuses anything that is not a subagent id
+    serve(args.id)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,224 @@
+"""Agent CLIs as backends, runner side (SPEC §13): `CliBackend` runs claude,
+codex, gemini, opencode (or a configured CLI speaking one of their formats)
+as the subagent's work.
+
+Imports `zapcli.backends.clis` (adapters, lazily), `zapcli.backends.cli_home`,
+`cli_stream`, `cli_request`, `zapcli.supervisor`, `zapcli.trail`. The CLI is a
+child of the runner in the runner's process group (so `kill` reaches it with
+the group), stdout pumped before stdin is written, stdin fed from its own
+thread and closed after the last byte. Its terminal event ends the work: the
+report, usage and status are recorded, the CLI gets a short grace
+(ZAPCLI_BACKEND_EXIT_GRACE_S, default 3 s) to exit and then its whole tree is
+ended, with whatever it left running. The deadline and SIGTERM end the tree
+too (timeout / cancelled); an exit without a terminal event is failed with
+the last stderr lines.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from zapcli.backends import cli_home
+from zapcli.backends.base import Backend, RunContext
+from zapcli.backends.cli_stream import LinePump, Sink, TailPump, feed_stdin
+from zapcli.backends.clis.base import CliLaunch, CliOutcome, CliRequest, EventParser
+from zapcli.supervisor.kill import kill_tree
+from zapcli.supervisor.launch import process_create_time
+from zapcli.trail.model import Outcome, Status
+
+DEFAULT_EXIT_GRACE_S = 3.0
+PUMP_JOIN_S = 5.0
+TICK_S = 0.05
+
+
+def exit_grace() -> float:
+    """Seconds a CLI may take to exit after its terminal event."""
+    try:
+        value = float(os.environ.get("ZAPCLI_BACKEND_EXIT_GRACE_S", ""))
+    except ValueError:
+        return DEFAULT_EXIT_GRACE_S
+    return value if 0 <= value <= 600 else DEFAULT_EXIT_GRACE_S
+
+
+class CliBackend(Backend):
+    """`--cli claude|codex|gemini|opencode|<configured>`: the spawn record's
+    frozen `backend` ({name, command, format}) says what to start."""
+
+    name = "cli"
+
+    def run(self, ctx: RunContext) -> Outcome:
+        from zapcli.backends import cli_request
+        from zapcli.backends.clis import registry
+
+        found = ctx.spawn.backend or {}
+        command, fmt = found.get("command"), found.get("format")
+        if not (isinstance(command, list) and command and fmt in registry.FORMATS):
+            return Outcome(Status.FAILED, None, "the spawn record names no agent CLI to run "
+                           f"(backend {ctx.spawn.cli!r}); spawn it again")
+        adapter = registry.adapter(registry.FORMATS[str(fmt)])
+        try:
+            plan = cli_request.build(ctx, adapter.name, adapter.resume_drop)
+        except cli_request.CannotResume as exc:
+            return Outcome(Status.FAILED, None, str(exc))
+        launch = adapter.launch(plan.request, [str(c) for c in command])
+        cli_home.write_files(plan.request.config_home, launch.files)
+        for diag in [*plan.diagnostics, *launch.diagnostics]:
+            ctx.writer.append("diagnostic", diag)
+        run = _Run(ctx, adapter.parser(plan.request), plan.request, launch,
+                   [str(c) for c in command], adapter.version_argv([str(c) for c in command]))
+        run.session_extra = plan.session_extra
+        return run.supervise()
+
+
+@dataclass
+class _Run:
+    ctx: RunContext
+    parser: EventParser
+    req: CliRequest
+    launch: CliLaunch
+    command: list[str]
+    version_argv: list[str]
+    session_extra: dict[str, Any] = field(default_factory=dict)
+    terminal_at: float | None = None
+    _session_written: bool = False
+    _version_written: bool = False
+    _seen: int = 0
+    pump: LinePump | None = None
+    _version: str | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def supervise(self) -> Outcome:
+        ctx = self.ctx
+        me = os.getpid()
+        self.me_ctime = process_create_time(me)
+        self.sink = Sink(ctx.writer, ctx.out)
+        try:
+            proc = subprocess.Popen(
+                self.launch.argv, env=self.launch.env, cwd=self.req.cwd, close_fds=True,
+                stdin=subprocess.PIPE if self.launch.stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except OSError as exc:
+            return Outcome(Status.FAILED, None, f"could not start {self.command[0]}: {exc}")
+        assert proc.stdout is not None and proc.stderr is not None
+        out = LinePump(os.dup(proc.stdout.fileno()), self.parser, self.sink, self._after_event)
+        self.pump = out
+        err = TailPump(os.dup(proc.stderr.fileno()), ctx.err)
+        proc.stdout.close()
+        proc.stderr.close()
+        out.start()
+        err.start()
+        if self.launch.stdin is not None and proc.stdin is not None:  # after the pumps run
+            feed_stdin(os.dup(proc.stdin.fileno()), self.launch.stdin)
+            proc.stdin.close()
+        threading.Thread(target=self._find_version, name="cli-version", daemon=True).start()
+        ending = self._wait(proc)
+        self._end_leftovers()
+        out.thread.join(PUMP_JOIN_S)
+        err.thread.join(PUMP_JOIN_S)
+        return self._outcome(proc, ending, err.text())
+
+    # -- while it runs ------------------------------------------------------
+
+    def _wait(self, proc: subprocess.Popen[bytes]) -> str | None:
+        """Until the CLI exits or must be ended; returns why we ended it
+        (None: it exited by itself)."""
+        ctx = self.ctx
+        grace = exit_grace()
+        max_tokens = ctx.spawn.max_tokens
+        while True:
+            try:
+                proc.wait(TICK_S)
+                return None
+            except subprocess.TimeoutExpired:
+                pass
+            now = time.monotonic()
+            if ctx.terminated.is_set():
+                self._end_tree(ctx.stop_grace())
+                return "cancelled"
+            if now >= ctx.deadline_mono:
+                self._end_tree(ctx.spawn.kill_grace_s)
+                return "timeout"
+            if self.parser.terminal:
+                self.terminal_at = self.terminal_at or now
+                if now - self.terminal_at >= grace:
+                    self._end_tree(min(ctx.spawn.kill_grace_s, 1.0))
+                    return "after_terminal"
+            elif max_tokens and self.sink.tokens > max_tokens:
+                self._end_tree(ctx.spawn.kill_grace_s)
+                return "budget"
+
+    def _end_tree(self, grace_s: float) -> None:
+        """TERM the CLI and everything under the runner, KILL after the grace."""
+        kill_tree(os.getpid(), self.me_ctime, grace_s, include_root=False)
+
+    def _end_leftovers(self) -> None:
+        """Whatever the CLI left running, in our group, under us, or re-parented
+        to init with the subagent's marker in its environment."""
+        kill_tree(os.getpid(), self.me_ctime, 1.0, include_root=False)
+        cli_home.end_marked(self.ctx.sid, 1.0)
+
+    def _after_event(self) -> None:
+        """The `session` record, once the CLI has said its session id and its
+        version (or one more event came without it)."""
+        if self._session_written or not self.parser.session_id:
+            return
+        self._seen += 1
+        if self.parser.version or self._seen >= 2:
+            self._write_session()
+
+    def _write_session(self) -> None:
+        with self._lock:
+            version = getattr(self.parser, "version", None) or self._version
+            fields: dict[str, Any] = {"cli": self.ctx.spawn.cli,
+                                      "session_id": self.parser.session_id,
+                                      "version": version, "model": getattr(
+                                          self.parser, "model", None) or self.req.model,
+                                      "config_home": str(self.req.config_home),
+                                      **self.session_extra}
+            self.ctx.writer.append("session", fields)
+            self._session_written = True
+            if self.pump is not None:
+                self.pump.on_event = None  # no more calls needed per line
+            self._version_written = version is not None
+
+    def _find_version(self) -> None:
+        self._version = cli_home.version(self.version_argv, self.command, self.launch.env)
+
+    # -- the end --------------------------------------------------------------
+
+    def _outcome(self, proc: subprocess.Popen[bytes], ending: str | None,
+                 stderr_tail: str) -> Outcome:
+        code = proc.wait()
+        ctx = self.ctx
+        if self.parser.session_id and (not self._session_written or (
+                not self._version_written and self._version)):
+            self._write_session()
+        if ending is None and ctx.terminated.is_set() and not self.parser.terminal:
+            ending = "cancelled"  # the SIGTERM reached the CLI first (it is in our group)
+        if ending in ("cancelled", "timeout", "budget") and not self.parser.terminal:
+            why = {"cancelled": (Status.CANCELLED, "its runner got SIGTERM (not from zapcli "
+                                 "kill); the CLI's process tree was ended"),
+                   "timeout": (Status.TIMEOUT, "deadline reached; the CLI's process tree was "
+                               "ended"),
+                   "budget": (Status.FAILED, "token budget")}[ending]
+            self._report(self.parser.finish(code, stderr_tail).report if ending == "budget"
+                         else None)
+            return Outcome(why[0], None, why[1])
+        result: CliOutcome = self.parser.finish(code, stderr_tail)
+        self._report(result.report)
+        if result.status == "completed":
+            return Outcome(Status.COMPLETED, 0, None)
+        return Outcome(Status.FAILED, code if code is not None and code >= 0 else None,
+                       result.reason or f"{ctx.spawn.cli} failed (exit code {code})")
+
+    def _report(self, report: str | None) -> None:
+        if report is None:
+            self.sink.end_with("")
+            return
+        self.ctx.writer.write_sync("report", {"text": report}, retry_s=5.0)
+        self.sink.end_with(report)
