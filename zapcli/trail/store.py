@@ -183,6 +183,24 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
+def write_whole(fd: int, data: bytes, *, sync: bool = False) -> None:
+    """Append `data` (whole lines) to the trail open on `fd`, under its lock:
+    all of it or none of it. A write that fails part-way (ENOSPC at a page
+    boundary writes the first part, then refuses the rest) is cut back to the
+    size before it, so the trail always ends on a whole record. Re-raises."""
+    size = os.fstat(fd).st_size
+    try:
+        write_all(fd, data)
+        if sync:
+            os.fsync(fd)
+    except OSError:
+        try:
+            os.ftruncate(fd, size)
+        except OSError:
+            pass
+        raise
+
+
 def create_trail(sid: str, spawn_fields: dict[str, Any], secrets: list[bytes]) -> Path:
     """Create `<id>.jsonl` exclusively holding the fsynced `spawn` record.
 
@@ -252,9 +270,7 @@ def append(path: Path, rtype: str, fields: dict[str, Any], *, secrets: list[byte
                 try:
                     seq = last_seq(fd) + 1
                     line = records.encode(records.make(rtype, seq, fields), list(secrets))
-                    write_all(fd, (b"\n" + line) if ends_torn(fd) else line)
-                    if sync:
-                        os.fsync(fd)
+                    write_whole(fd, (b"\n" + line) if ends_torn(fd) else line, sync=sync)
                     return seq
                 finally:
                     os.close(fd)

@@ -108,21 +108,22 @@ class TrailWriter:
         self._seq += 1
         return records.encode(records.make(rtype, self._seq, fields, ts), self._secrets)
 
+    def _note(self) -> bytes:
+        """The `diagnostic` saying how many records a full disk dropped, to
+        go before the next lines (encoded first, so seqs stay in order)."""
+        if not self.dropped:
+            return b""
+        return self._line("diagnostic", {"dimension": "trail", "name": "disk_full", "message":
+                                         f"{self.dropped} records were dropped: the disk was full"},
+                          time.time())
+
     def _write(self, data: bytes, count: int, *, fsync: bool) -> bool:
         """Write encoded lines; on ENOSPC count them as dropped."""
-        if self.dropped and count:
-            note = records.make("diagnostic", self._seq + 1, {
-                "dimension": "trail", "name": "disk_full",
-                "message": f"{self.dropped} records were dropped: the disk was full"})
-            self._seq += 1
-            data = records.encode(note, self._secrets) + data
         if self._torn:
             data = b"\n" + data
         try:
-            store.write_all(self._fd, data)
+            store.write_whole(self._fd, data, sync=fsync)
             self._known_size = os.fstat(self._fd).st_size
-            if fsync:
-                os.fsync(self._fd)
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
                 raise
@@ -144,9 +145,10 @@ class TrailWriter:
             if not self._queue:
                 return
             self._sync_with_others()
+            note = self._note() if self._queue else b""
             data, count = self._encode_queue()
             if count:
-                self._write(data, count, fsync=False)
+                self._write(note + data, count, fsync=False)
 
     def write_sync(self, rtype: str, fields: dict[str, Any], *, retry_s: float = 0.0) -> bool:
         """Flush the queue, then write `rtype` and fsync before returning.
@@ -157,14 +159,16 @@ class TrailWriter:
         give_up = time.monotonic() + retry_s
         with store.locked(self.path), self._lock:
             self._sync_with_others()
+            note = self._note()
             data, count = self._encode_queue()
-            line = self._line(rtype, fields, time.time())
+            ts = time.time()
             while True:
-                if self._write(data + line, count + 1, fsync=True):
+                if self._write(note + data + self._line(rtype, fields, ts), count + 1, fsync=True):
                     return True
                 self.dropped -= 1  # the sync record is retried, not dropped
                 self.dropped_total -= 1
                 data, count = b"", 0
+                note = self._note()
                 if time.monotonic() >= give_up:
                     return False
                 time.sleep(0.2)
