@@ -68,12 +68,12 @@ def collect(settings: Settings, *, dry_run: bool = False, opportunistic: bool = 
 
 
 def _orphan_captures() -> list[str]:
-    """`<id>.out` / `<id>.err` whose trail is gone (deleted by hand)."""
+    """`<id>.out` / `.err` / `.end` whose trail is gone (deleted by hand)."""
     try:
         names = set(os.listdir(subagents_dir()))
     except OSError:
         return []
-    return sorted(n for n in names if n[-4:] in (".out", ".err") and ids.is_valid(n[:-4])
+    return sorted(n for n in names if n[-4:] in (".out", ".err", ".end") and ids.is_valid(n[:-4])
                   and f"{n[:-4]}.jsonl" not in names)
 
 
@@ -105,7 +105,7 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
     for _mtime, sid, session in finished[:max(excess, 0)]:
         result.deleted.append(sid)
         if not dry_run:
-            for suffix in (".jsonl", ".out", ".err"):
+            for suffix in store.SUFFIXES:
                 store.path_for(sid, suffix).unlink(missing_ok=True)
             sessions.forget(session, sid)
     result.kept = len(ids_) - len(result.deleted)  # with --dry-run: what would be kept

@@ -24,7 +24,7 @@ from zapcli.redact import secret_values
 from zapcli.runner import guard
 from zapcli.supervisor.capture import CappedFile
 from zapcli.supervisor.launch import process_create_time
-from zapcli.trail import store
+from zapcli.trail import endslot, store
 from zapcli.trail.model import Outcome, SpawnRecord, Status
 from zapcli.trail.writer import TrailWriter
 
@@ -112,6 +112,7 @@ def main(sid: str) -> int:
         for f in (writer, out, err):
             f.close()
         return EXIT_FAILED
+    endslot.reserve(writer.path)  # room for the end, whatever the disk does later
     ctx = RunContext(sid, spawn, "", writer, out, err, deadline, terminated,
                      stop_grace=lambda: _kill_grace(sid, spawn.kill_grace_s))
     try:

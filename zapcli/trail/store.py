@@ -37,6 +37,9 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
+SUFFIXES = (".jsonl", ".out", ".err", ".end")  # every file of one subagent
+
+
 def path_for(sid: str, suffix: str = ".jsonl") -> Path:
     """`<state>/subagents/<id><suffix>`. Raises NotFound for anything that is
     not a valid id, before any path is built."""

@@ -5,7 +5,8 @@ tuple (no I/O, no formatting) and returns; a background thread encodes and
 writes the queue every 250 ms. `write_sync` drains the queue and writes one
 record with fsync: used for `report` and terminal `status` so a result is never
 lost. A full disk (ENOSPC) drops records, counts them and says so in a
-`diagnostic` once space returns.
+`diagnostic` once space returns; a terminal status that cannot be written
+goes into the space the runner reserved (`zapcli.trail.endslot`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import orjson
 
-from zapcli.trail import records, store
+from zapcli.trail import endslot, records, store
 from zapcli.trail.model import Outcome
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -182,8 +183,15 @@ class TrailWriter:
         with store.locked(self.path):
             if store.first_terminal(self.path) is not None:
                 self.flush()
+                endslot.release(self.path)
                 return False
-            return self.write_sync("status", fields, retry_s=retry_s)
+            if self.write_sync("status", fields, retry_s=retry_s):
+                endslot.release(self.path)
+                return True
+        # The disk stayed full: the outcome goes into the space reserved at
+        # start, and the first observer records it (never `lost`).
+        endslot.keep(self.path, fields)
+        return False
 
     def close(self) -> None:
         """Stop the thread, write what is queued, close the file."""
