@@ -82,7 +82,7 @@ def run_loop(*, system_prompt: str, task: str, client: ModelClient, tools: list[
         if not turn.tool_calls:
             sink("report", {"text": turn.text})
             return LoopResult("completed", None, turn.text)
-        results = _run_calls(turn.tool_calls, granted, sink, ctx, hooks.approver,
+        results = _run_calls(turn.tool_calls, granted, sink, ctx, hooks,
                              lambda: _stop_reason(limits))
         for call, result in zip(turn.tool_calls, results, strict=True):
             content = result.content or "(no output)"
@@ -161,9 +161,11 @@ def _estimate(messages: list[dict[str, Any]], turn: Turn) -> int:
 
 
 def _run_calls(calls: list[ToolCall], granted: dict[str, Tool], sink: Sink, ctx: ToolContext,
-               approver: Approver | None,
+               hooks: Hooks,
                stop_reason: Callable[[], tuple[str, str] | None]) -> list[ToolResult]:
-    """Run one message's calls: concurrently when all are `subagent` calls, else in order."""
+    """Run one message's calls: concurrently when all are `subagent` calls, else in order.
+    Results are masked (`hooks.redact`) before the sink and the model see them."""
+    approver = hooks.approver
 
     def announce(call: ToolCall) -> None:
         tool = granted.get(call.name.lower())
@@ -172,6 +174,8 @@ def _run_calls(calls: list[ToolCall], granted: dict[str, Tool], sink: Sink, ctx:
                            else call.raw_arguments})
 
     def finish(call: ToolCall, result: ToolResult, ms: int) -> ToolResult:
+        if hooks.redact is not None and result.content:
+            result = ToolResult(result.ok, hooks.redact(result.content))
         sink("tool_result", {"call_id": call.call_id, "ok": result.ok, "content": result.content,
                              "duration_ms": ms})
         return result

@@ -92,9 +92,27 @@ def _signals(terminated: threading.Event) -> None:
     signal.pthread_sigmask(signal.SIG_SETMASK, set())
 
 
+def _guard_secrets() -> None:
+    """Take the secret variables our launcher handed over outside our
+    environment block, and make this process non-dumpable: tools run as the
+    same user, and neither /proc/<runner>/environ nor its memory may give
+    them the model key (#12.1)."""
+    from zapcli.redact import restore_secrets
+
+    restore_secrets()
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+        except (OSError, AttributeError):
+            pass
+
+
 def main(sid: str) -> int:
     """Run subagent `sid` to its end. Returns the process exit code."""
     started_mono = time.monotonic()
+    _guard_secrets()
     refusal = _claim(sid)
     if refusal is not None:
         sys.stderr.write(f"zapcli: error: {refusal}\n")
