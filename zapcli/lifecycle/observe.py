@@ -119,6 +119,8 @@ def _act(sid: str, s: reader.Summary, view: View, finding: Finding, *, stall_s: 
         _executor(s).signal(proc, kill_grace_s)
     elif found == "lost":  # its work may outlive it (re-parented to init)
         _executor(s).signal(proc, min(kill_grace_s, 1.0))
+    if found in ("lost", "timeout"):
+        end_helpers(sid, s, min(kill_grace_s, 1.0))
     if final is None:
         if kept is not None:
             view.exit_code = _int(kept.get("exit_code"))
@@ -126,6 +128,22 @@ def _act(sid: str, s: reader.Summary, view: View, finding: Finding, *, stall_s: 
     forget_active(sid, s)
     fresh = load(sid)
     return to_view(sid, fresh, Facts(None, time.monotonic()), stall_s=stall_s)
+
+
+def end_helpers(sid: str, s: reader.Summary, grace_s: float) -> int:
+    """End the helpers a runner recorded (MCP servers and commands in groups
+    of their own, which a dead runner's group kill does not reach) and note
+    in the trail how many processes that took (C17). Local runners only."""
+    if not s.helpers or s.spawn.executor != "local":
+        return 0
+    from zapcli.supervisor.kill import kill_helpers
+
+    ended = kill_helpers(s.helpers, grace_s)
+    if ended:
+        store.append(store.path_for(sid), "diagnostic", {
+            "dimension": "process", "name": "leftovers",
+            "message": f"ended {ended} leftover process(es) its helpers left running"})
+    return ended
 
 
 def _int(value: Any) -> int | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from zapcli.config import Settings
 from zapcli.errors import NotFound, UsageError, param
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import load, observe
+from zapcli.lifecycle.observe import end_helpers, load, observe
 from zapcli.trail import store
 from zapcli.trail.model import Outcome, Status
 
@@ -93,7 +93,10 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
         return KillEntry(sid, "cancelled", session=view.session)
     from zapcli import executors
 
-    report = executors.get(load(sid).spawn.executor).signal(proc, grace_s)
+    s = load(sid)
+    report = executors.get(s.spawn.executor).signal(proc, grace_s)
+    if not report.root_alive:  # its helpers are no longer its descendants
+        end_helpers(sid, s, grace_s)
     sessions.deactivate(view.session, sid)
     sig = "SIGTERM, SIGKILL" if report.killed else "SIGTERM"
     # Stopping it matters more than recording it: it is stopped either way.

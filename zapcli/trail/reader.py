@@ -79,6 +79,7 @@ class Summary:
     corrupt: int = 0
     messages_sent: int = 0  # `steer` records from `zapcli send`
     messages_delivered: int = 0  # `steer` records the subagent wrote on delivery
+    helpers: list[dict[str, Any]] = field(default_factory=list)  # `helper` records (C17)
 
 
 def summarize(trail: Trail) -> Summary | None:
@@ -98,6 +99,8 @@ def summarize(trail: Trail) -> Summary | None:
             s.process = rec
         elif rtype == "start":
             s.start = rec
+        elif rtype == "helper":
+            s.helpers.append(rec)
         elif rtype == "status":
             if s.final is None and is_terminal(rec.get("status")):
                 s.final = rec
