@@ -119,7 +119,7 @@ def kill(ids: list[str], settings: Settings, *, grace_s: float | None = None,
     if all_:
         session = sessions.current()
         ids = [sid for sid in sessions.active(session)]
-    ids = list(dict.fromkeys(ids))  # the same id twice is killed (and reported) once
+    ids = list(dict.fromkeys(store.resolve(i) for i in ids))  # the same id twice: once
     if not ids:
         return []
     with ThreadPoolExecutor(max_workers=min(len(ids), 16)) as pool:

@@ -93,6 +93,7 @@ def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
     if req.approval is not None and req.approval not in APPROVAL_MODES:
         raise UsageError(f"unknown {param('approval')} '{req.approval}'; choose one of: "
                          f"{', '.join(APPROVAL_MODES)}")
+    req.after = tuple(store.resolve(dep) for dep in req.after)
     for dep in req.after:
         if not ids.is_valid(dep) or not store.exists(dep):
             raise UsageError(f"{param('after')} {dep!r}: no such subagent")

@@ -48,15 +48,31 @@ def path_for(sid: str, suffix: str = ".jsonl") -> Path:
     return subagents_dir() / f"{sid}{suffix}"
 
 
-def _full_id_of(part: object) -> str:
-    """"; did you mean sa_…?" when `part` is the 8-hex tail of exactly one id."""
+def _ids_with_tail(part: object) -> list[str]:
+    """The ids whose 8-hex tail is `part` (none when `part` is no such tail)."""
     if not (isinstance(part, str) and len(part) == 8 and all(c in "0123456789abcdef" for c in part)):
-        return ""
+        return []
     try:
-        found = [n[:-6] for n in os.listdir(subagents_dir()) if n.endswith(f"_{part}.jsonl")]
+        return [n[:-6] for n in os.listdir(subagents_dir())
+                if n.endswith(f"_{part}.jsonl") and ids.is_valid(n[:-6])]
     except OSError:
-        return ""
-    return f"; did you mean {found[0]}?" if len(found) == 1 and ids.is_valid(found[0]) else ""
+        return []
+
+
+def resolve(value: str) -> str:
+    """The full id for `value`: itself, or the one id whose 8-hex tail it is
+    (SPEC §1: the tail is accepted wherever an id is, when exactly one
+    subagent has it). Anything else comes back unchanged, to be refused."""
+    if ids.is_valid(value):
+        return value
+    found = _ids_with_tail(value)
+    return found[0] if len(found) == 1 else value
+
+
+def _full_id_of(part: object) -> str:
+    """Why a tail did not resolve: several subagents share it."""
+    found = _ids_with_tail(part)
+    return f"; {len(found)} subagents end in {part}: give the whole id" if len(found) > 1 else ""
 
 
 def _show(value: object) -> str:
