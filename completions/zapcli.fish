@@ -16,7 +16,7 @@ complete -c zapcli -n '__fish_seen_subcommand_from spawn' -l unattended -d 'Deny
 complete -c zapcli -n __fish_use_subcommand -a poll -d 'Wait briefly for subagents, then show their status and folded output.'
 complete -c zapcli -n '__fish_seen_subcommand_from poll' -l json -d 'Print one JSON document (stable snake_case keys).'
 complete -c zapcli -n '__fish_seen_subcommand_from poll' -l no-wait -d 'Check once and return.'
-complete -c zapcli -n '__fish_seen_subcommand_from poll' -l wait-secs -x -d 'Wait up to 5 s plus this many seconds (1-30).'
+complete -c zapcli -n '__fish_seen_subcommand_from poll' -l wait-secs -x -d 'Wait up to 5 s plus this many seconds (0-30, default 0).'
 complete -c zapcli -n '__fish_seen_subcommand_from poll' -a '(ls "${ZAPCLI_HOME:-${XDG_STATE_HOME:-$HOME/.local/state}/zapcli}/subagents" 2>/dev/null | sed -n "s/\\.jsonl$//p")'
 complete -c zapcli -n __fish_use_subcommand -a wait -d 'Block until subagents end. Exit 0: all completed; 3: one ended otherwise; 4: timed out.'
 complete -c zapcli -n '__fish_seen_subcommand_from wait' -l any -d 'Return when any one has ended.'
