@@ -11,7 +11,7 @@ _zapcli() {
         spawn) opts="--after --agent --approval --cli --cwd --help --json --max-tokens --model --timeout --unattended" ;;
         poll) opts="--help --json --no-wait --wait-secs" ;;
         wait) opts="--any --help --json --timeout" ;;
-        list) opts="--all --help --json --status" ;;
+        list) opts="--all --help --json --limit --long --status --watch -l -w" ;;
         kill) opts="--all --grace --help --json" ;;
         output) opts="--follow --help --json --raw --stderr -f" ;;
         replay) opts="--help --json --raw --since" ;;

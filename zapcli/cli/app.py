@@ -92,9 +92,12 @@ def wait(
 def list_(
     all: bool = typer.Option(False, "--all", help="Every session, not just this one.", metavar=""),
     status: Optional[str] = typer.Option(None, "--status", help="Only this status (running, completed, ...).", metavar="STATUS"),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Show the newest N (default 20; 0: all).", metavar="N"),
+    long: bool = typer.Option(False, "--long", "-l", help="Four lines per subagent instead of the table.", metavar=""),
+    watch: bool = typer.Option(False, "--watch", "-w", help="A live table on the terminal until Ctrl-C.", metavar=""),
     json: bool = JSON,
 ) -> None:
-    """List this session's subagents, newest first."""
+    """List this session's subagents, newest first, as a compact table."""
     _run("list", locals())
 
 
