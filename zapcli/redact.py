@@ -36,7 +36,8 @@ def split_secrets(env: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str
     what a runner may start with in its environment block, and what it is
     handed another way (a /proc/<pid>/environ any same-user tool can read
     must never hold them)."""
-    public, secret = {}, {}
+    public: dict[str, str] = {}
+    secret: dict[str, str] = {}
     for name, value in env.items():
         (secret if is_secret_name(name) else public)[name] = value
     return public, secret

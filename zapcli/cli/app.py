@@ -113,6 +113,25 @@ def kill(
 
 
 @app.command()
+def rm(
+    ids: list[str] = typer.Argument(..., help="Ids of finished subagents.", metavar="IDS"),
+    json: bool = JSON,
+) -> None:
+    """Remove finished subagents: their trails, output and markers (running ones are refused)."""
+    _run("rm", locals())
+
+
+@app.command()
+def clean(
+    all: bool = typer.Option(False, "--all", help="Every session, not just this one.", metavar=""),
+    status: Optional[str] = typer.Option(None, "--status", help="Only those that ended so (failed, cancelled, ...).", metavar="STATUS"),
+    json: bool = JSON,
+) -> None:
+    """Remove every finished subagent of this session."""
+    _run("clean", locals())
+
+
+@app.command()
 def output(
     id: str = typer.Argument(..., help="Subagent id.", metavar="ID"),
     stderr: bool = typer.Option(False, "--stderr", help="Show captured stderr instead of stdout.", metavar=""),
