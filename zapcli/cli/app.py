@@ -26,6 +26,20 @@ app = typer.Typer(
 JSON = typer.Option(False, "--json", help="Print one JSON document (stable snake_case keys).", metavar="")
 
 
+def _no_type_column() -> None:
+    """Help shows each parameter's metavar (TASK, IDS, N), never typer's type
+    labels (`<str>`, `<bool>`, `<list[str]>`) beside it."""
+    import typer.core as tc
+
+    option_type = tc.TyperOption.display_type_rich
+    tc.TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
+    tc.TyperOption.display_type_rich = (  # type: ignore[method-assign]
+        lambda self, ctx: None if self.is_flag or self.count else option_type(self, ctx))
+
+
+_no_type_column()
+
+
 def _run(name: str, params: dict) -> None:
     from importlib import import_module
 
@@ -157,8 +171,8 @@ def replay(
 @app.command()
 def run(
     task: Optional[str] = typer.Argument(None, help="What to do (foreground agent).", metavar="TASK"),
-    subagent: bool = typer.Option(False, "--subagent", help="Child form used by spawn (internal).", metavar=""),
-    id: Optional[str] = typer.Option(None, "--id", help="Subagent id for --subagent.", metavar="ID"),
+    subagent: bool = typer.Option(False, "--subagent", help="Child form used by spawn (internal).", metavar="", hidden=True),
+    id: Optional[str] = typer.Option(None, "--id", help="Subagent id for --subagent.", metavar="ID", hidden=True),
     agent: Optional[str] = typer.Option(None, "--agent", help="Definition to use.", metavar="NAME"),
     model: Optional[str] = typer.Option(None, "--model", help="Model to use.", metavar="MODEL"),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output).", metavar="N"),
