@@ -112,8 +112,10 @@ def mask_text(text: str, secrets: Iterable[bytes]) -> str:
 class StreamRedactor:
     """Masks secrets in a byte stream fed in arbitrary chunks.
 
-    A secret split across two chunks is still masked: the last `longest - 1`
-    bytes of each chunk are held back until the next chunk (or `finish`).
+    A secret split across two chunks is still masked: only a chunk's tail
+    that is the start of some secret is held back until the next chunk (or
+    `finish`) — `tick1 1\n` is never held for a 21-byte key — and the caller
+    releases even that after a short idle time (`pending`, `finish`).
     """
 
     def __init__(self, secrets: list[bytes]):
@@ -121,16 +123,26 @@ class StreamRedactor:
         self._hold = max((len(s) for s in secrets), default=0) - 1
         self._pending = b""
 
+    @property
+    def pending(self) -> bool:
+        return bool(self._pending)
+
+    def _risky_tail(self, data: bytes) -> int:
+        """Length of the longest tail of `data` that begins some secret."""
+        for k in range(min(self._hold, len(data)), 0, -1):
+            tail = data[-k:]
+            if any(s.startswith(tail) for s in self._secrets):
+                return k
+        return 0
+
     def feed(self, chunk: bytes) -> bytes:
         """Return the bytes that are safe to write now."""
         if not self._secrets:
             return chunk
         data = mask(self._pending + chunk, self._secrets)
-        if self._hold <= 0 or len(data) <= self._hold:
-            self._pending = data if self._hold > 0 else b""
-            return b"" if self._hold > 0 else data
-        self._pending = data[-self._hold:]
-        return data[: -self._hold]
+        keep = self._risky_tail(data)
+        self._pending = data[len(data) - keep:] if keep else b""
+        return data[: len(data) - keep]
 
     def finish(self) -> bytes:
         """Return whatever is still held back (already masked)."""
