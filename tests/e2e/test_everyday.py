@@ -78,3 +78,13 @@ def test_agents_list_cuts_descriptions_with_an_ellipsis(zap):
     line = next(x for x in out.splitlines() if "explains every" in x)
     assert line.rstrip().endswith("…")
     assert json.dumps(out)  # text only
+
+
+@pytest.mark.timeout(60)
+def test_a_utf8_task_in_argv_under_a_c_locale(zap):
+    """#12.8: argv bytes are what the user typed."""
+    res = zap("spawn", "--cli", "sh", "--", "echo héllo ✓", env={"LC_ALL": "C", "PYTHONUTF8": "0"})
+    assert res.returncode == 0, res.err
+    sid = res.out.strip()
+    assert zap("wait", sid).returncode == 0
+    assert zap("output", sid).out == "héllo ✓\n"

@@ -53,6 +53,20 @@ class SpawnResult:
     agent: str | None = None  # the definition, for the zapcli backend
 
 
+def argv_text(text: str) -> str:
+    """Text as the user typed it: under a non-UTF-8 locale (LC_ALL=C) Python
+    turns argv's UTF-8 bytes into surrogate escapes; those bytes are what was
+    typed, so they are decoded as UTF-8 (#12.8). Other text is unchanged."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        try:
+            return text.encode("utf-8", "surrogateescape").decode("utf-8")
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            return text  # really not UTF-8: refused below
+
+
 def decode_task(raw: bytes) -> str:
     """Task bytes (from stdin, read up to one byte past the limit) to text:
     UTF-8, at most 1 MB. Raises UsageError."""
@@ -73,7 +87,7 @@ def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
         if value is not None and not value.strip():
             raise UsageError(f"{flag} is empty; give a name (zapcli agents list shows the "
                              f"definitions and their models) or leave {flag} out")
-    task = req.task
+    task = argv_text(req.task)
     if not task or not task.strip():
         raise UsageError("the task is empty; give the work to do"
                          + either(", e.g. zapcli spawn --cli sh -- 'make test'", " in `task`"))
