@@ -88,3 +88,27 @@ def test_a_utf8_task_in_argv_under_a_c_locale(zap):
     sid = res.out.strip()
     assert zap("wait", sid).returncode == 0
     assert zap("output", sid).out == "héllo ✓\n"
+
+
+@pytest.mark.timeout(60)
+def test_huge_numbers_and_deep_yaml_are_clear_errors(zap):
+    """#12.7: no traceback, nothing created, the watching commands still work."""
+    res = zap("spawn", "--cli", "zapcli", "--max-tokens", "9" * 25, "--", "hi", env={"ZAPCLI_MODEL": "m"})
+    assert res.returncode == 2 and "--max-tokens" in res.err and "Traceback" not in res.err
+    cfg = zap.home.parent / "config"
+    cfg.mkdir(exist_ok=True)
+    (cfg / "config.yaml").write_text("max_concurrent: " + "9" * 25 + "\n")
+    res = zap("spawn", "--cli", "sh", "--", "true")
+    assert res.returncode == 1 and "config.yaml:1: key 'max_concurrent'" in res.err
+    (cfg / "config.yaml").write_text("a: " + "[" * 3000 + "]" * 3000 + "\n")
+    res = zap("spawn", "--cli", "sh", "--", "true")
+    assert res.returncode == 1 and "nested too deeply" in res.err and "Traceback" not in res.err
+    for args in (("list",), ("kill", "--all"), ("poll", "--no-wait", "0badc0de")):
+        res = zap(*args)
+        assert res.returncode in (0, 1) and "nested too deeply" in res.err, (args, res.err)
+        assert "Traceback" not in res.err
+    assert not list(zap.home.glob("subagents/*")) and not list(zap.home.glob("sessions/*/all/*"))
+    deep = zap.cwd / "deep.yml"
+    deep.write_text("name: deep\ndescription: d\nprompt: " + "[" * 3000 + "]" * 3000 + "\n")
+    res = zap("agents", "save", str(deep))
+    assert res.returncode != 0 and "nested too deeply" in res.err and "Traceback" not in res.err

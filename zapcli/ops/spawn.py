@@ -15,8 +15,8 @@ from pathlib import Path
 
 from zapcli import ids
 from zapcli.backends import NAMES as BACKENDS
-from zapcli.config import APPROVAL_MODES, Settings, load_settings
-from zapcli.errors import UsageError, ZapcliError, either, param
+from zapcli.config import APPROVAL_MODES, MAX_INT, Settings, load_settings
+from zapcli.errors import UsageError, either, param
 from zapcli.lifecycle import queue
 from zapcli.lifecycle import session as sessions
 from zapcli.paths import subagents_dir, workspace_of
@@ -102,8 +102,9 @@ def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
     if not (0 < timeout <= 7 * 86400):  # also refuses NaN
         where = param("timeout") if req.timeout_s is not None else "timeout_s (config or ZAPCLI_TIMEOUT_S)"
         raise UsageError(f"{where} must be more than 0 and at most 604800 seconds, got {timeout}")
-    if req.max_tokens is not None and req.max_tokens <= 0:
-        raise UsageError(f"{param('max_tokens')} must be a positive number of tokens, got {req.max_tokens}")
+    if req.max_tokens is not None and not 0 < req.max_tokens <= MAX_INT:
+        raise UsageError(f"{param('max_tokens')} must be a positive number of tokens up to "
+                         f"{MAX_INT}, got {req.max_tokens}")
     if req.approval is not None and req.approval not in APPROVAL_MODES:
         raise UsageError(f"unknown {param('approval')} '{req.approval}'; choose one of: "
                          f"{', '.join(APPROVAL_MODES)}")
@@ -180,7 +181,7 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
         try:
             store.create_trail(sid, fields, secret_values())
             queue.drain(session, settings)
-        except ZapcliError:
+        except Exception:  # nothing half-made stays behind, whatever went wrong
             store.path_for(sid).unlink(missing_ok=True)
             sessions.forget(session, sid)
             raise
