@@ -3,7 +3,7 @@ _zapcli() {
     local cur cmd opts
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=( $(compgen -W "spawn poll wait list kill output replay run gc session send approve deny usage doctor tool-schema agents --help -h --version" -- "$cur") )
+        COMPREPLY=( $(compgen -W "spawn poll wait list kill rm clean output replay run gc session send approve deny usage doctor tool-schema agents --help -h --version" -- "$cur") )
         return
     fi
     cmd="${COMP_WORDS[1]}"
@@ -11,8 +11,10 @@ _zapcli() {
         spawn) opts="--after --agent --approval --cli --cwd --help --json --max-tokens --model --timeout --unattended" ;;
         poll) opts="--help --json --no-wait --wait-secs" ;;
         wait) opts="--any --help --json --timeout" ;;
-        list) opts="--all --help --json --status" ;;
+        list) opts="--all --help --json --limit --long --status --watch -l -w" ;;
         kill) opts="--all --grace --help --json" ;;
+        rm) opts="--help --json" ;;
+        clean) opts="--all --help --json --status" ;;
         output) opts="--follow --help --json --raw --stderr -f" ;;
         replay) opts="--help --json --raw --since" ;;
         run) opts="--agent --approval --help --id --json --max-tokens --model --subagent --timeout --unattended" ;;

@@ -197,3 +197,43 @@ def agent_cli(name: str) -> Path:
     why = ("npm is not installed" if shutil.which("npm") is None
            else "run `make agent-clis` (make test does it)")
     pytest.skip(f"{name} CLI not installed in {AGENT_CLIS_BIN}: {why}")
+
+
+class SmallDisk:
+    """A real tmpfs of `size` bytes (root only): `fill()` takes every free
+    byte with a filler file, `free()` gives it back. ENOSPC then comes from
+    the kernel exactly as on a full disk, page boundaries included."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.filler = path / ".filler"
+
+    def fill(self) -> None:
+        fd = os.open(self.filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            for size in (65536, 4096, 1024, 256, 64, 16, 4, 1):  # the partial page too
+                while True:
+                    try:
+                        os.write(fd, b"\0" * size)
+                    except OSError:
+                        break
+        finally:
+            os.close(fd)
+
+    def free(self) -> None:
+        self.filler.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A 1 MB tmpfs mounted for the test; skipped where mounting is not allowed."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", str(mnt)],
+                         capture_output=True)
+    if res.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {res.stderr.decode(errors='replace').strip()}")
+    try:
+        yield SmallDisk(mnt)
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)

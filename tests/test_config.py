@@ -98,7 +98,7 @@ def test_a_config_typo_never_blocks_watching_or_stopping(zap, tmp_path):
     cfg = tmp_path / "config" / "config.yaml"
     cfg.parent.mkdir(parents=True, exist_ok=True)
     cfg.write_text("bogus_key: 1\n")
-    for args, seen in ((("list",), sid), (("poll", "--no-wait", sid), "still running")):
+    for args, seen in ((("list", "--long"), sid), (("poll", "--no-wait", sid), "still running")):
         proc = zap(*args)
         assert proc.returncode == 0 and seen in proc.out
         assert "warning" in proc.err and "bogus_key" in proc.err and "Traceback" not in proc.err

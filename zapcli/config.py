@@ -42,6 +42,7 @@ class Settings:
     problems: tuple[str, ...] = ()  # lenient loads only: invalid layers that were skipped
 
 
+MAX_INT = 2**63 - 1  # what a record can hold (orjson: 64-bit integers)
 _NUMBER_KEYS = {"timeout_s": float, "stall_s": float, "kill_grace_s": float,
                 "max_concurrent": int, "max_kept": int}
 KEYS = tuple(f.name for f in fields(Settings) if f.name not in ("notes", "problems"))
@@ -60,6 +61,8 @@ def _check_value(key: str, value: Any) -> Any:
             raise ValueError(f"expected a finite number, got {value!r}")
         if kind is int and not float(value).is_integer():
             raise ValueError(f"expected a whole number, got {value!r}")
+        if abs(value) > MAX_INT:
+            raise ValueError(f"expected a number up to {MAX_INT}, got {value!r}")
         if key == "timeout_s" and value <= 0:
             raise ValueError(f"expected a number of seconds above 0, got {value!r}")
         if value < 0:
@@ -108,6 +111,8 @@ def _load_file(path: Path) -> dict[str, Any]:
 
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply to be a config file") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
@@ -131,7 +136,11 @@ def _load_file(path: Path) -> dict[str, Any]:
         if key in out:
             problems.append(f"{path}:{line}: key '{key}' is given twice")
             continue
-        value = yaml.SafeLoader(yaml.serialize(value_node)).get_single_data()
+        try:
+            value = yaml.SafeLoader(yaml.serialize(value_node)).get_single_data()
+        except RecursionError:
+            problems.append(f"{path}:{line}: key '{key}': nested too deeply")
+            continue
         try:
             out[key] = _check_value(key, value)
         except ValueError as exc:

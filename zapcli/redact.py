@@ -22,9 +22,76 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[bytes]:
     found = {
         value.encode("utf-8", "surrogateescape")
         for name, value in env.items()
-        if len(value) >= MIN_LEN and any(m in name.upper() for m in MARKERS)
+        if len(value) >= MIN_LEN and is_secret_name(name)
     }
     return sorted(found, key=len, reverse=True)
+
+
+def is_secret_name(name: str) -> bool:
+    return any(m in name.upper() for m in MARKERS)
+
+
+def split_secrets(env: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(the environment without secret-named variables, those variables):
+    what a runner may start with in its environment block, and what it is
+    handed another way (a /proc/<pid>/environ any same-user tool can read
+    must never hold them)."""
+    public: dict[str, str] = {}
+    secret: dict[str, str] = {}
+    for name, value in env.items():
+        (secret if is_secret_name(name) else public)[name] = value
+    return public, secret
+
+
+SECRETS_FD_VAR = "ZAPCLI_SECRETS_FD"
+
+
+def restore_secrets() -> None:
+    """The runner's side of `split_secrets`: read the variables from the fd
+    named by ZAPCLI_SECRETS_FD (an anonymous memory file its launcher wrote),
+    close it and put them into os.environ — the process's own copy, which
+    /proc/<pid>/environ (the block it was started with) never shows."""
+    fd_text = os.environ.pop(SECRETS_FD_VAR, None)
+    if not fd_text or not fd_text.isdigit():
+        return
+    import json
+
+    fd = int(fd_text)
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        secrets = json.loads(b"".join(chunks) or b"{}")
+    except (OSError, ValueError):
+        return
+    finally:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    if isinstance(secrets, dict):
+        os.environ.update({str(k): str(v) for k, v in secrets.items()})
+
+
+def secrets_fd(secret: Mapping[str, str]) -> int:
+    """An fd holding `secret` as JSON, positioned at its start, for a child
+    to inherit (`restore_secrets` reads it): an anonymous memory file where
+    the platform has one, else an unlinked 0600 temp file."""
+    import json
+
+    data = json.dumps(dict(secret)).encode("utf-8", "surrogateescape")
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("zapcli-secrets", os.MFD_CLOEXEC)
+    else:  # pragma: no cover - not Linux
+        import tempfile
+
+        fd = os.dup(tempfile.TemporaryFile().fileno())
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def mask(data: bytes, secrets: Iterable[bytes]) -> bytes:
@@ -35,11 +102,20 @@ def mask(data: bytes, secrets: Iterable[bytes]) -> bytes:
     return data
 
 
+def mask_text(text: str, secrets: Iterable[bytes]) -> str:
+    """`mask` for text (a tool result on its way to the model)."""
+    data = text.encode("utf-8", "surrogateescape")
+    masked = mask(data, secrets)
+    return text if masked is data else masked.decode("utf-8", "surrogateescape")
+
+
 class StreamRedactor:
     """Masks secrets in a byte stream fed in arbitrary chunks.
 
-    A secret split across two chunks is still masked: the last `longest - 1`
-    bytes of each chunk are held back until the next chunk (or `finish`).
+    A secret split across two chunks is still masked: only a chunk's tail
+    that is the start of some secret is held back until the next chunk (or
+    `finish`) — `tick1 1\n` is never held for a 21-byte key — and the caller
+    releases even that after a short idle time (`pending`, `finish`).
     """
 
     def __init__(self, secrets: list[bytes]):
@@ -47,16 +123,26 @@ class StreamRedactor:
         self._hold = max((len(s) for s in secrets), default=0) - 1
         self._pending = b""
 
+    @property
+    def pending(self) -> bool:
+        return bool(self._pending)
+
+    def _risky_tail(self, data: bytes) -> int:
+        """Length of the longest tail of `data` that begins some secret."""
+        for k in range(min(self._hold, len(data)), 0, -1):
+            tail = data[-k:]
+            if any(s.startswith(tail) for s in self._secrets):
+                return k
+        return 0
+
     def feed(self, chunk: bytes) -> bytes:
         """Return the bytes that are safe to write now."""
         if not self._secrets:
             return chunk
         data = mask(self._pending + chunk, self._secrets)
-        if self._hold <= 0 or len(data) <= self._hold:
-            self._pending = data if self._hold > 0 else b""
-            return b"" if self._hold > 0 else data
-        self._pending = data[-self._hold:]
-        return data[: -self._hold]
+        keep = self._risky_tail(data)
+        self._pending = data[len(data) - keep:] if keep else b""
+        return data[: len(data) - keep]
 
     def finish(self) -> bytes:
         """Return whatever is still held back (already masked)."""

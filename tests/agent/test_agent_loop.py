@@ -348,3 +348,28 @@ def test_subagent_mixed_with_other_tools_runs_in_order(tmp_path):
 def test_task_text_is_sent_verbatim(tmp_path, task):
     _, _, requests = run([{"turns": [{"text": "ok"}]}], tmp_path, [], task=task)
     assert requests[0]["messages"][1]["content"] == task
+
+
+def test_the_wait_for_approval_is_recorded_apart_from_the_tool_time(tmp_path):
+    """#14.4: `wc -l` approved after 0.6 s is not a 600 ms tool."""
+    import time
+
+    class SlowYes(Asks):
+        def ask(self, tool: str, verdict: Any, args: dict[str, Any]) -> tuple[bool, str]:
+            time.sleep(0.6)
+            return True, ""
+
+    (tmp_path / "x").write_text("hi\n")
+    script = [{"turns": [call("read", path="x"), {"text": "ok"}]}]
+    _, sink, _ = run(script, tmp_path, [ReadTool()], approver=SlowYes(lambda n, a: "read x"))
+    result = sink.of("tool_result")[0]
+    assert result["approval_wait_ms"] >= 600 and result["duration_ms"] < 300
+
+
+def test_tool_results_are_masked_before_the_model_sees_them(tmp_path):
+    (tmp_path / "x").write_text("key=sk-abcdefghijkl\n")
+    script = [{"turns": [call("read", path="x"), {"text": "ok"}]}]
+    _, sink, requests = run(script, tmp_path, [ReadTool()],
+                            redact=lambda text: text.replace("sk-abcdefghijkl", "***"))
+    assert tool_messages(requests[1]) == ["key=***\n"]
+    assert sink.of("tool_result")[0]["content"] == "key=***\n"

@@ -132,7 +132,7 @@ def stop_server(proc: subprocess.Popen) -> None:
 
 def one_run(base_url: str, work: Path, folder: Path, turns: int, tag: str) -> dict[str, Any]:
     from zapcli.agent.loop import run_loop
-    from zapcli.agent.types import ToolContext
+    from zapcli.agent.types import Limits, ToolContext
     from zapcli.providers.openai_chat import ChatClient
     from zapcli.tools.registry import Toolset
     from zapcli.trail.writer import TrailWriter
@@ -150,7 +150,7 @@ def one_run(base_url: str, work: Path, folder: Path, turns: int, tag: str) -> di
         # the task names the run: each run is a new conversation on the server
         t0 = time.perf_counter()
         outcome = run_loop(system_prompt=SYSTEM, task=f"list the text files ({tag})", client=client,
-                           tools=tools, sink=sink, ctx=ctx, max_turns=turns)
+                           tools=tools, sink=sink, ctx=ctx, limits=Limits(max_turns=turns))
         wall = time.perf_counter() - t0
     finally:
         writer.close()

@@ -47,14 +47,14 @@ def make_server(ScriptedServer: type) -> Any:
             self.first_seen: dict[str, float] = {}
             self._seen_lock = threading.Lock()
 
-        def _record(self, body: dict[str, Any]) -> None:
+        def record(self, body: dict[str, Any]) -> None:
             now = time.monotonic()
             user = next((m.get("content") for m in body.get("messages") or []
                          if isinstance(m, dict) and m.get("role") == "user"), None)
             if isinstance(user, str):
                 with self._seen_lock:
                     self.first_seen.setdefault(user, now)
-            super()._record(body)
+            super().record(body)
 
     return ReceiptServer([{"turns": [{"text": "done.", "usage": {"prompt_tokens": 200,
                                                                   "completion_tokens": 2}}]}])

@@ -24,20 +24,67 @@ def main(argv: list[str]) -> int:
         print(f"no such benchmark: {' '.join(argv)}; choose from {', '.join(BENCHES)}", file=sys.stderr)
         return 2
     failed = []
+    figures: dict[str, str] = {}
     start = time.monotonic()
     for name in wanted:
         print(f"== {name} ==", flush=True)
         t0 = time.monotonic()
-        code = subprocess.call([sys.executable, str(HERE / f"{name}.py")], cwd=HERE.parents[1])
+        code = _run(name, figures)
         print(f"# {name} took {time.monotonic() - t0:.0f}s{'' if code == 0 else f', FAILED (exit {code})'}",
               flush=True)
         if code != 0:
             failed.append(name)
     print(f"# all benchmarks took {time.monotonic() - start:.0f}s", flush=True)
+    _goals(figures)
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
         return 1
     return 0
+
+
+# The five figures issue #12 sets goals for: (name, line key, how to read it, goal, met?)
+GOALS = [
+    ("spawn", "spawn_median_ms", "ratio_vs_python_pass", "<= 3x python -I -c pass", lambda v: v <= 3),
+    ("poll --no-wait", "poll_no_wait_median_ms", "ratio_vs_python_pass", "<= 3x", lambda v: v <= 3),
+    ("list at 1,000", "list_1000_median_ms", "ratio_vs_python_pass", "<= 4x", lambda v: v <= 4),
+    ("trail end to end", "end_to_end_records_per_s", "", ">= 300,000 records/s", lambda v: v >= 300_000),
+    ("launch -> first model request", "agent_first_request_median_ms", "", "<= 250 ms",
+     lambda v: v <= 250),
+]
+
+
+def _run(name: str, figures: dict[str, str]) -> int:
+    """One bench in its own process; its lines are echoed and kept by key."""
+    proc = subprocess.Popen([sys.executable, str(HERE / f"{name}.py")], cwd=HERE.parents[1],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        print(line, end="", flush=True)
+        key, _, rest = line.partition(" ")
+        figures[key] = rest
+    return proc.wait()
+
+
+def _goals(figures: dict[str, str]) -> None:
+    """The five figures with their goals, at the end of `make bench`."""
+    print("== goals (issue #12) ==")
+    for label, key, ratio_key, goal, met in GOALS:
+        rest = figures.get(key)
+        if rest is None:
+            print(f"{label:<32} not measured (run the bench that prints {key})")
+            continue
+        words = rest.split()
+        try:
+            if ratio_key:
+                value = float(words[words.index(ratio_key) + 1].rstrip("x"))
+                shown = f"{value:.1f}x ({words[0]} ms)"
+            else:
+                value = float(words[0].replace(",", ""))
+                shown = words[0] + (" ms" if key.endswith("_ms") else "")
+        except (ValueError, IndexError):
+            print(f"{label:<32} unreadable: {rest.strip()}")
+            continue
+        print(f"{label:<32} {shown:<22} goal {goal:<26} {'met' if met(value) else 'NOT MET'}")
 
 
 if __name__ == "__main__":

@@ -101,14 +101,14 @@ def test_max_turns_fails_with_reason(zap, model):
     assert (view["status"], view["reason"]) == ("failed", "max turns reached (2 model calls)")
 
 
-def test_no_model_configured_fails_at_once_and_spawn_warns(zap):
+def test_no_model_configured_is_refused_at_spawn(zap):
+    """#14.2: spawn can tell: one line naming what to set, exit 1, nothing created."""
     proc = zap("spawn", "--", "do something")
-    assert proc.returncode == 0
-    assert "no model configured" in proc.err
-    sid = proc.out.strip()
-    assert zap("wait", sid, "--timeout", "30").returncode == 3
-    view = zap.json("poll", sid)["subagents"][0]
-    assert view["status"] == "failed" and "ZAPCLI_MODEL" in view["reason"]
+    assert proc.returncode == 1 and proc.out == ""
+    lines = proc.err.strip().splitlines()
+    assert len(lines) == 1 and "no model configured" in lines[0] and "ZAPCLI_MODEL" in lines[0]
+    assert not list(zap.home.glob("subagents/*"))
+    assert zap.json("list")["count"] == 0
 
 
 def test_subagent_child_never_gets_the_subagent_tool(zap, model):

@@ -411,7 +411,7 @@ def test_c10_sixty_spawns_at_once(zap):
     watcher.join()
     assert res.returncode == 0, res.out[-2000:]
     assert not list_failures, list_failures[:3]
-    doc = zap.json("list")
+    doc = zap.json("list", "--limit", "0")
     assert doc["count"] == 60 and len(doc["subagents"]) == 60
     for i, sid in ids.items():
         assert zap.trail(sid).with_suffix(".out").read_bytes() == f"out-{i}\n".encode()
@@ -543,15 +543,15 @@ def test_c15_ids_are_not_paths(zap, tmp_path):
         bad = BAD_IDS + [str(outside), link]
 
         res = zap("poll", "--no-wait", valid, *bad)
-        assert res.returncode == 1 and res.err.count("does not exist") == len(bad), res.err
+        assert res.returncode == 1 and "does not exist" not in res.err, res.err  # once, in place
         assert f"{valid}: completed" in res.out and "valid-output" in res.out
         assert res.out.count("does not exist") == len(bad)
         doc = zap.json("poll", "--no-wait", valid, *bad)["subagents"]
         assert doc[0]["status"] == "completed"
-        assert all("does not exist" in d["error"] for d in doc[1:])
+        assert all("does not exist" in d["error"]["message"] for d in doc[1:])
 
         res = zap("kill", *bad, valid)
-        assert res.returncode == 1 and res.err.count("does not exist") == len(bad), res.err
+        assert res.returncode == 1 and "does not exist" not in res.err, res.err
         assert "already completed" in res.out
         assert res.out.count("does not exist") == len(bad)
 

@@ -82,7 +82,7 @@ def run_loop(*, system_prompt: str, task: str, client: ModelClient, tools: list[
         if not turn.tool_calls:
             sink("report", {"text": turn.text})
             return LoopResult("completed", None, turn.text)
-        results = _run_calls(turn.tool_calls, granted, sink, ctx, hooks.approver,
+        results = _run_calls(turn.tool_calls, granted, sink, ctx, hooks,
                              lambda: _stop_reason(limits))
         for call, result in zip(turn.tool_calls, results, strict=True):
             content = result.content or "(no output)"
@@ -161,9 +161,11 @@ def _estimate(messages: list[dict[str, Any]], turn: Turn) -> int:
 
 
 def _run_calls(calls: list[ToolCall], granted: dict[str, Tool], sink: Sink, ctx: ToolContext,
-               approver: Approver | None,
+               hooks: Hooks,
                stop_reason: Callable[[], tuple[str, str] | None]) -> list[ToolResult]:
-    """Run one message's calls: concurrently when all are `subagent` calls, else in order."""
+    """Run one message's calls: concurrently when all are `subagent` calls, else in order.
+    Results are masked (`hooks.redact`) before the sink and the model see them."""
+    approver = hooks.approver
 
     def announce(call: ToolCall) -> None:
         tool = granted.get(call.name.lower())
@@ -171,9 +173,14 @@ def _run_calls(calls: list[ToolCall], granted: dict[str, Tool], sink: Sink, ctx:
                            "arguments": call.arguments if call.arguments is not None
                            else call.raw_arguments})
 
-    def finish(call: ToolCall, result: ToolResult, ms: int) -> ToolResult:
-        sink("tool_result", {"call_id": call.call_id, "ok": result.ok, "content": result.content,
-                             "duration_ms": ms})
+    def finish(call: ToolCall, result: ToolResult, ms: int, wait_ms: int = 0) -> ToolResult:
+        if hooks.redact is not None and result.content:
+            result = ToolResult(result.ok, hooks.redact(result.content))
+        fields: dict[str, Any] = {"call_id": call.call_id, "ok": result.ok,
+                                  "content": result.content, "duration_ms": ms}
+        if wait_ms:  # the time a person took to decide is not the tool's
+            fields["approval_wait_ms"] = wait_ms
+        sink("tool_result", fields)
         return result
 
     if len(calls) > 1 and all(c.name.lower() == SUBAGENT_TOOL for c in calls):
@@ -199,20 +206,24 @@ def _run_calls(calls: list[ToolCall], granted: dict[str, Tool], sink: Sink, ctx:
 
 
 def _execute(call: ToolCall, granted: dict[str, Tool], ctx: ToolContext,
-             approver: Approver | None) -> tuple[ToolResult, int]:
-    """One call → (result, duration in ms). Never raises."""
+             approver: Approver | None) -> tuple[ToolResult, int, int]:
+    """One call → (result, its duration in ms, ms spent waiting for an
+    approval, which the duration leaves out). Never raises."""
     start = time.monotonic()
     tool = granted.get(call.name.lower())
+    waited: list[float] = []
     try:
-        result = _check_and_run(call, tool, granted, ctx, approver)
+        result = _check_and_run(call, tool, granted, ctx, approver, waited)
     except Exception as e:  # a broken tool or approver becomes an error the model reads
         name = tool.spec.name if tool else call.name
         result = ToolResult(False, f"`{name}` failed: {type(e).__name__}: {e}")
-    return result, int((time.monotonic() - start) * 1000)
+    wait = sum(waited)
+    return result, int((time.monotonic() - start - wait) * 1000), int(wait * 1000)
 
 
 def _check_and_run(call: ToolCall, tool: Tool | None, granted: dict[str, Tool],
-                   ctx: ToolContext, approver: Approver | None) -> ToolResult:
+                   ctx: ToolContext, approver: Approver | None,
+                   waited: list[float]) -> ToolResult:
     if tool is None:
         names = ", ".join(sorted(t.spec.name for t in granted.values())) or "none"
         shown = call.name or "(no name)"
@@ -227,7 +238,9 @@ def _check_and_run(call: ToolCall, tool: Tool | None, granted: dict[str, Tool],
     except ArgumentError as e:
         return ToolResult(False, f"invalid call to `{name}`: {e}. Call it again with arguments "
                                  "that match its schema.")
+    asked = time.monotonic()
     refusal = _approval(name, args, approver)
+    waited.append(time.monotonic() - asked)
     if refusal is not None:
         return refusal
     result = tool.run(args, ctx)

@@ -149,8 +149,11 @@ class Limits:
 class Hooks:
     """How the loop reaches its host. `steer()` returns (steer_id, text) pairs
     to deliver before the next call; `before_model_call()` returns notice
-    lines sent as one user message; without an `approver` every tool runs."""
+    lines sent as one user message; without an `approver` every tool runs;
+    `redact(text)` is applied to every tool result before the model or the
+    sink sees it."""
 
     approver: Approver | None = None
     steer: Callable[[], list[tuple[str, str]]] | None = None
     before_model_call: Callable[[], list[str]] | None = None
+    redact: Callable[[str], str] | None = None  # masks secrets in a tool result before anyone sees it

@@ -15,9 +15,9 @@ from typing import Any
 
 from zapcli.config import Settings
 
-NO_MODEL_WARNING = ("no model configured: this subagent will fail at once; pass --model, set "
-                    "ZAPCLI_MODEL, or set `model:` in config.yaml (and OPENAI_BASE_URL / "
-                    "OPENAI_API_KEY for the endpoint)")
+NO_MODEL = ("no model configured: pass --model, set ZAPCLI_MODEL, set `model:` in "
+            "config.yaml or in the definition, or `zapcli agents model NAME MODEL` (and "
+            "OPENAI_BASE_URL / OPENAI_API_KEY for the endpoint)")
 
 
 def resolve_agent(agent: str | None, model_flag: str | None, workspace: Path,
@@ -34,7 +34,11 @@ def resolve_agent(agent: str | None, model_flag: str | None, workspace: Path,
     model = effective_model(model_flag, definition, switches.model_overrides(), settings.model)
     grant = build_grant(definition, workspace,
                         available_tools=available_tools(search_provider=search_provider()))
-    warnings = [] if model else [NO_MODEL_WARNING]
+    if not model:  # spawn can tell already: refuse, nothing created (SPEC §7.1)
+        from zapcli.errors import ZapcliError
+
+        raise ZapcliError(NO_MODEL, code="no_model")
+    warnings: list[str] = []
     entry = catalog.entry(definition.name)
     hidden = [e for e in catalog.shadowed(definition.name) if e.layer == "builtin"]
     if entry is not None and hidden:

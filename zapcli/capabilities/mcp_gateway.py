@@ -43,6 +43,15 @@ def _attr(obj: Any, *names: str, default: Any = None) -> Any:
     return default
 
 
+def _own_children() -> set[int]:
+    import psutil
+
+    try:
+        return {p.pid for p in psutil.Process().children()}
+    except psutil.Error:
+        return set()
+
+
 def _leaf(exc: BaseException) -> BaseException:
     while getattr(exc, "exceptions", None):
         exc = exc.exceptions[0]  # type: ignore[attr-defined]
@@ -83,8 +92,13 @@ class McpGateway:
             self._loop = asyncio.new_event_loop()
             threading.Thread(target=self._loop.run_forever, name="zapcli-mcp", daemon=True).start()
             atexit.register(self.close)
+            before = _own_children()
             future = asyncio.run_coroutine_threadsafe(self._start_all(), self._loop)
             future.result()
+            from zapcli import children
+
+            for pid in sorted(_own_children() - before):  # the servers (or their wrappers)
+                children.started(pid, "mcp")
         return list(self.diagnostics)
 
     async def _start_all(self) -> None:

@@ -26,6 +26,20 @@ app = typer.Typer(
 JSON = typer.Option(False, "--json", help="Print one JSON document (stable snake_case keys).", metavar="")
 
 
+def _no_type_column() -> None:
+    """Help shows each parameter's metavar (TASK, IDS, N), never typer's type
+    labels (`<str>`, `<bool>`, `<list[str]>`) beside it."""
+    import typer.core as tc
+
+    option_type = tc.TyperOption.display_type_rich
+    tc.TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
+    tc.TyperOption.display_type_rich = (  # type: ignore[method-assign]
+        lambda self, ctx: None if self.is_flag or self.count else option_type(self, ctx))
+
+
+_no_type_column()
+
+
 def _run(name: str, params: dict) -> None:
     from importlib import import_module
 
@@ -69,7 +83,7 @@ def spawn(
 @app.command()
 def poll(
     ids: list[str] = typer.Argument(..., help="Subagent ids.", metavar="IDS"),
-    wait_secs: Optional[int] = typer.Option(None, "--wait-secs", help="Wait up to 5 s plus this many seconds (1-30).", metavar="N"),
+    wait_secs: Optional[int] = typer.Option(None, "--wait-secs", help="Wait up to 5 s plus this many seconds (0-30, default 0).", metavar="N"),
     no_wait: bool = typer.Option(False, "--no-wait", help="Check once and return.", metavar=""),
     json: bool = JSON,
 ) -> None:
@@ -92,9 +106,12 @@ def wait(
 def list_(
     all: bool = typer.Option(False, "--all", help="Every session, not just this one.", metavar=""),
     status: Optional[str] = typer.Option(None, "--status", help="Only this status (running, completed, ...).", metavar="STATUS"),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Show the newest N (default 20; 0: all).", metavar="N"),
+    long: bool = typer.Option(False, "--long", "-l", help="Four lines per subagent instead of the table.", metavar=""),
+    watch: bool = typer.Option(False, "--watch", "-w", help="A live table on the terminal until Ctrl-C.", metavar=""),
     json: bool = JSON,
 ) -> None:
-    """List this session's subagents, newest first."""
+    """List this session's subagents, newest first, as a compact table."""
     _run("list", locals())
 
 
@@ -107,6 +124,25 @@ def kill(
 ) -> None:
     """Stop subagents: SIGTERM to the whole process tree, SIGKILL after the grace period."""
     _run("kill", locals())
+
+
+@app.command()
+def rm(
+    ids: list[str] = typer.Argument(..., help="Ids of finished subagents.", metavar="IDS"),
+    json: bool = JSON,
+) -> None:
+    """Remove finished subagents: their trails, output and markers (running ones are refused)."""
+    _run("rm", locals())
+
+
+@app.command()
+def clean(
+    all: bool = typer.Option(False, "--all", help="Every session, not just this one.", metavar=""),
+    status: Optional[str] = typer.Option(None, "--status", help="Only those that ended so (failed, cancelled, ...).", metavar="STATUS"),
+    json: bool = JSON,
+) -> None:
+    """Remove every finished subagent of this session."""
+    _run("clean", locals())
 
 
 @app.command()
@@ -135,8 +171,8 @@ def replay(
 @app.command()
 def run(
     task: Optional[str] = typer.Argument(None, help="What to do (foreground agent).", metavar="TASK"),
-    subagent: bool = typer.Option(False, "--subagent", help="Child form used by spawn (internal).", metavar=""),
-    id: Optional[str] = typer.Option(None, "--id", help="Subagent id for --subagent.", metavar="ID"),
+    subagent: bool = typer.Option(False, "--subagent", help="Child form used by spawn (internal).", metavar="", hidden=True),
+    id: Optional[str] = typer.Option(None, "--id", help="Subagent id for --subagent.", metavar="ID", hidden=True),
     agent: Optional[str] = typer.Option(None, "--agent", help="Definition to use.", metavar="NAME"),
     model: Optional[str] = typer.Option(None, "--model", help="Model to use.", metavar="MODEL"),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output).", metavar="N"),

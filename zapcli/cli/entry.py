@@ -33,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
         except typer.Abort:  # Ctrl-C inside a prompt
             raise KeyboardInterrupt from None
         except typer.TyperException as exc:  # a usage error found by the parser
+            if not _message(exc).strip():  # bare `zapcli` / `zapcli agents`: the help was the answer
+                return getattr(exc, "exit_code", 2)
             raise _usage_error(exc, args) from None
         return result if isinstance(result, int) else 0
     except ZapcliError as exc:
@@ -67,17 +69,58 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def _message(exc: Exception) -> str:
+    return exc.format_message() if hasattr(exc, "format_message") else str(exc)
+
+
+# What people type first, from other tools, and the command that does it here.
+LIKELY = {"status": "poll (one subagent) or list", "ps": "list", "ls": "list", "logs": "output",
+          "log": "output or replay", "show": "replay", "stop": "kill", "cancel": "kill",
+          "start": "spawn", "new": "spawn", "remove": "rm", "delete": "rm", "prune": "clean",
+          "attach": "output --follow", "tail": "output --follow", "version": "--version"}
+
+
+def _did_you_mean(message: str, ctx: object) -> str:
+    """"; did you mean …?" for an unknown command."""
+    import difflib
+    import re
+
+    m = re.search(r"No such command '([^']*)'", message)
+    if not m or "did you mean" in message.lower():
+        return ""
+    typed = m.group(1).lower()
+    names = sorted(getattr(getattr(ctx, "command", None), "commands", {}) or {})
+    alias = difflib.get_close_matches(typed, list(LIKELY), 1, 0.7)
+    hint = (LIKELY[alias[0]] if alias else "") or ", ".join(difflib.get_close_matches(typed, names, 2, 0.6))
+    return f"; did you mean {hint}?" if hint else ""
+
+
 def _usage_error(exc: Exception, args: list[str]) -> Exception:
     """The parser's complaint as a UsageError (exit 2): one line with where to
     look, and with `--json` a document too, like every other error."""
     from zapcli.errors import UsageError
 
-    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    message = _message(exc)
     ctx = getattr(exc, "ctx", None)
     path = getattr(ctx, "command_path", None) or "zapcli"
-    if "unexpected extra argument" in message and args[:1] in (["spawn"], ["run"]):
-        message += "; quote the whole task as one argument, e.g. zapcli spawn -- 'echo hi there'"
+    message = message.rstrip(".") + _did_you_mean(message, ctx)
+    if args[:1] in (["spawn"], ["run"]):
+        message += _spawn_hint(message, args)
     return UsageError(f"{message.rstrip('.')} (see {path} --help)")
+
+
+def _spawn_hint(message: str, args: list[str]) -> str:
+    """The fix for a task the parser split (#14.3): options after `--` are
+    part of the task; an unquoted task's `-x` words look like options."""
+    if "unexpected extra argument" in message:
+        if "--" in args and any(a.startswith("-") for a in args[args.index("--") + 1:]):
+            return ("; everything after -- is the task: put options (like --json) before --, "
+                    "and quote the task as one argument, e.g. zapcli spawn --json -- 'echo hi'")
+        return "; quote the whole task as one argument, e.g. zapcli spawn -- 'echo hi there'"
+    if "No such option" in message and "--" not in args:
+        return ("; if it belongs to the task, end the options with -- and quote the task, "
+                "e.g. zapcli spawn --cli sh -- 'ls -la'")
+    return ""
 
 
 def _standard_streams() -> None:

@@ -9,8 +9,8 @@ from zapcli.cli.output import note
 
 
 def other_sessions(session: str, others: int | None) -> None:
-    """When this session shows nothing: say if other sessions have active
-    subagents (a harness that setsid's each command changes session each time)."""
+    """When this session shows nothing: say if other sessions have subagents
+    (a harness that setsid's each command changes session each time)."""
     if others:
-        note(f"{others} subagent(s) are active in other sessions (this one is {session}): "
+        note(f"{others} subagent(s) in other sessions (this one is {session}): "
              "zapcli list --all; set ZAPCLI_SESSION to share one session between commands")

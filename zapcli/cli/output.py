@@ -104,12 +104,14 @@ def warn(message: str) -> None:
     sys.stderr.flush()
 
 
-def missing_ids_exit(errors: list[str]) -> int:
+def missing_ids_exit(errors: list[str], json: bool = False) -> int:
     """The exit code of a command that answered each id on its own: 1 when any
-    id did not exist (the others were still answered), with one stderr line
-    each, so a script notices a mistyped id; else 0."""
-    for message in errors:
-        error(message)
+    id did not exist (the others were still answered); else 0. The text
+    answer already says it in place, once; with --json (whose document holds
+    it) one stderr line each tells a script's log too."""
+    if json:
+        for message in errors:
+            error(message)
     return 1 if errors else 0
 
 

@@ -37,7 +37,7 @@ SCHEMA: dict[str, Any] = {
         "after": {"type": "array", "items": {"type": "string"},
                   "description": "spawn: start only after these subagent ids completed."},
         "ids": {"type": "array", "items": {"type": "string"}, "description": "poll/wait/kill: subagent ids."},
-        "wait_secs": {"type": "integer", "minimum": 1, "maximum": 30, "description": "poll: extra seconds to wait."},
+        "wait_secs": {"type": "integer", "minimum": 0, "maximum": 30, "description": "poll: extra seconds to wait."},
         "any": {"type": "boolean", "description": "wait: return when any one has ended."},
     },
     "required": ["action"],

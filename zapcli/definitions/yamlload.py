@@ -139,6 +139,8 @@ def compose_text(text: str, file: str) -> tuple[yaml.Node | None, list[Diagnosti
     loader = StrictLoader(text)
     try:
         root = loader.get_single_node()
+    except RecursionError:
+        return None, [Diagnostic(file, 1, 1, "nested too deeply", "a definition is a short, flat YAML file")]
     except yaml.YAMLError as exc:
         return None, [_syntax_diagnostic(file, text, exc)]
     finally:
@@ -148,6 +150,8 @@ def compose_text(text: str, file: str) -> tuple[yaml.Node | None, list[Diagnosti
                                  "a definition needs at least `name:` and `description:`")]
     try:
         _expanded_size(root, {}, set())
+    except RecursionError:
+        return None, [Diagnostic(file, 1, 1, "nested too deeply", "a definition is a short, flat YAML file")]
     except ValueError as exc:
         return None, [Diagnostic(file, root.start_mark.line + 1, root.start_mark.column + 1,
                                  f"refused: {exc}", "write the values out instead of aliasing them")]

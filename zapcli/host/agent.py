@@ -31,8 +31,16 @@ class AgentHost:
 
     def run(self, task: str, sink: Sink, *, hooks: Hooks, max_tokens: int | None = None,
             should_stop: Callable[[], str | tuple[str, str] | None] | None = None) -> Any:
-        """Run the loop to its end; returns its `LoopResult`."""
+        """Run the loop to its end; returns its `LoopResult`. Tool results are
+        masked with this process's secret values before the model sees them."""
+        from dataclasses import replace
+
         from zapcli.agent.loop import run_loop
+        from zapcli.redact import mask_text, secret_values
+
+        secrets = secret_values()
+        if hooks.redact is None and secrets:
+            hooks = replace(hooks, redact=lambda text: mask_text(text, secrets))
 
         limits = Limits(max_turns=self.max_turns, max_tokens=max_tokens, should_stop=should_stop)
         return run_loop(system_prompt=self.system_prompt, task=task, client=self.client,

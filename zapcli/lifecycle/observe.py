@@ -16,8 +16,8 @@ import time
 
 from zapcli.errors import NotFound
 from zapcli.lifecycle.status import Facts, Finding, View, apply, derive, to_view
-from zapcli.trail import ending, reader, store
-from zapcli.trail.model import Outcome
+from zapcli.trail import ending, endslot, reader, store
+from zapcli.trail.model import Outcome, Status
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -98,19 +98,56 @@ def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> Vie
 
 def _act(sid: str, s: reader.Summary, view: View, finding: Finding, *, stall_s: float,
          kill_grace_s: float) -> View:
-    """Record what was found, end what is left of the runner's work, free its slot."""
-    final, _ours = ending.end(store.path_for(sid), Outcome(finding.status, None, finding.reason),
-                             by="observer")
+    """Record what was found, end what is left of the runner's work, free its slot.
+    A runner that could not write its end (a full disk) kept it in its
+    reserved slot: that outcome is recorded, not `lost`."""
+    path = store.path_for(sid)
+    found = finding.status
+    kept = None if finding.overdue else endslot.kept(path)
+    if kept is not None:
+        finding = Finding(Status.parse(kept.get("status")) or finding.status,
+                          str(kept.get("reason") or ""))
+        extra = {k: v for k, v in kept.items() if k not in ("status", "exit_code", "reason")}
+        final, _ours = ending.end(path, Outcome(finding.status, _int(kept.get("exit_code")),
+                                                kept.get("reason")), **extra)
+    else:
+        final, _ours = ending.end(path, Outcome(finding.status, None, finding.reason), by="observer")
+    if final is not None:
+        endslot.release(path)
     proc: dict[str, Any] = s.process or s.start or {}
     if finding.overdue:
         _executor(s).signal(proc, kill_grace_s)
-    elif finding.status == "lost":  # its work may outlive it (re-parented to init)
+    elif found == "lost":  # its work may outlive it (re-parented to init)
         _executor(s).signal(proc, min(kill_grace_s, 1.0))
+    if found in ("lost", "timeout"):
+        end_helpers(sid, s, min(kill_grace_s, 1.0))
     if final is None:
+        if kept is not None:
+            view.exit_code = _int(kept.get("exit_code"))
         return apply(view, finding, recorded=False)
     forget_active(sid, s)
     fresh = load(sid)
     return to_view(sid, fresh, Facts(None, time.monotonic()), stall_s=stall_s)
+
+
+def end_helpers(sid: str, s: reader.Summary, grace_s: float) -> int:
+    """End the helpers a runner recorded (MCP servers and commands in groups
+    of their own, which a dead runner's group kill does not reach) and note
+    in the trail how many processes that took (C17). Local runners only."""
+    if not s.helpers or s.spawn.executor != "local":
+        return 0
+    from zapcli.supervisor.kill import kill_helpers
+
+    ended = kill_helpers(s.helpers, grace_s)
+    if ended:
+        store.append(store.path_for(sid), "diagnostic", {
+            "dimension": "process", "name": "leftovers",
+            "message": f"ended {ended} leftover process(es) its helpers left running"})
+    return ended
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def forget_active(sid: str, s: reader.Summary) -> None:

@@ -8,6 +8,7 @@ running one.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -70,13 +71,27 @@ def collect(settings: Settings, *, dry_run: bool = False, opportunistic: bool = 
     return result
 
 
+def delete_files(sid: str, session: str) -> None:
+    """Remove everything of one finished subagent: its files (the trail last,
+    under its lock), an agent CLI's home, its session markers. `gc` and
+    `rm`/`clean` both go through here."""
+    path = store.path_for(sid)
+    with contextlib.suppress(FileNotFoundError), store.locked(path):
+        for suffix in store.SUFFIXES[1:]:
+            store.path_for(sid, suffix).unlink(missing_ok=True)
+        shutil.rmtree(store.path_for(sid, HOME), ignore_errors=True)  # an agent CLI's home
+        path.unlink(missing_ok=True)
+    path.unlink(missing_ok=True)
+    sessions.forget(session, sid)
+
+
 def _orphan_captures() -> list[str]:
-    """`<id>.out` / `<id>.err` / `<id>.home` whose trail is gone (deleted by hand)."""
+    """`<id>.out` / `.err` / `.end` / `.home` whose trail is gone (deleted by hand)."""
     try:
         names = set(os.listdir(subagents_dir()))
     except OSError:
         return []
-    return sorted(n for n in names if n[-4:] in (".out", ".err") and ids.is_valid(n[:-4])
+    return sorted(n for n in names if n[-4:] in (".out", ".err", ".end") and ids.is_valid(n[:-4])
                   and f"{n[:-4]}.jsonl" not in names) + sorted(
         n for n in names if n.endswith(HOME) and ids.is_valid(n[:-len(HOME)])
         and f"{n[:-len(HOME)]}.jsonl" not in names)
@@ -113,8 +128,5 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
     for _mtime, sid, session in finished[:max(excess, 0)]:
         result.deleted.append(sid)
         if not dry_run:
-            for suffix in (".jsonl", ".out", ".err"):
-                store.path_for(sid, suffix).unlink(missing_ok=True)
-            shutil.rmtree(store.path_for(sid, HOME), ignore_errors=True)  # an agent CLI's home
-            sessions.forget(session, sid)
+            delete_files(sid, session)
     result.kept = len(ids_) - len(result.deleted)  # with --dry-run: what would be kept

@@ -118,3 +118,23 @@ def all_active() -> list[tuple[str, str]]:
             continue
         out.extend((k, n.partition("_")[2]) for n in names if "_" in n)
     return out
+
+
+def all_members() -> list[tuple[str, str]]:
+    """(creation stamp, id) for every member marker of every session."""
+    root = state_dir() / "sessions"
+    out: list[tuple[str, str]] = []
+    try:
+        keys = os.listdir(root)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    for k in keys:
+        try:
+            names = os.listdir(root / k / "all")
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for n in names:
+            stamp, sep, sid = n.partition("_")
+            if sep:
+                out.append((stamp, sid))
+    return out

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from zapcli.config import Settings
 from zapcli.errors import NotFound, UsageError, param
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import load, observe
+from zapcli.lifecycle.observe import end_helpers, load, observe
 from zapcli.trail import ending, store
 from zapcli.trail.model import Outcome, Status
 
@@ -36,20 +36,27 @@ NOT_RECORDED = ("killed, but the cancel could not be recorded (the state folder 
                 "read-only): its status will show how it ended instead")
 
 
-def _record_cancel(sid: str, grace_s: float | None = None) -> tuple[dict | None, bool]:
+def _record_cancel(sid: str, grace_s: float | None = None) -> tuple[dict | None, bool, str | None]:
     """Append the denied approvals and the `cancelled` status; return the
-    process record to signal (None when it never started) and whether the
-    status was written."""
+    process record to signal (None when it never started), whether the
+    status was written, and — when it had already ended — how.
+
+    Decided under the trail's lock, the one the runner ends under: a child
+    that finished first wins, and the kill reports that instead of a cancel."""
     path = store.path_for(sid)
-    with store.locked(path):  # a racing approve cannot land between the two
+    with store.locked(path):  # a racing approve or end cannot land in between
         s = load(sid)
+        if s.final is not None:
+            return None, False, str(s.final.get("status"))
         if s.pending_approval is not None:
             store.append(path, "approval_decision", {
                 "req_id": s.pending_approval.get("req_id"), "decision": "deny",
                 "reason": "the subagent was killed", "by": "kill"})
-        final, _ours = ending.end(path, Outcome(Status.CANCELLED, None, "killed by the user"),
+        final, ours = ending.end(path, Outcome(Status.CANCELLED, None, "killed by the user"),
                                  by="kill", grace_s=grace_s)
-    return s.process or s.start, final is not None
+    if final is not None and not ours:
+        return None, False, str(final.get("status"))
+    return s.process or s.start, final is not None, None
 
 
 def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
@@ -66,7 +73,9 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
         with session_lock(view.session):
             s = load(sid)
             if s.final is None and s.process is None and s.start is None:
-                _, recorded = _record_cancel(sid)
+                _, recorded, ended = _record_cancel(sid)
+                if ended is not None:
+                    return KillEntry(sid, f"already {ended}")
                 if not recorded:  # nothing runs yet, and it must not start
                     return KillEntry(sid, "not cancelled", error=(
                         f"{sid}: the cancel could not be recorded (the state folder is full or "
@@ -76,13 +85,18 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
         view = observe(sid, kill_grace_s=settings.kill_grace_s)
         if view.terminal:
             return KillEntry(sid, f"already {view.status}")
-    proc, recorded = _record_cancel(sid, grace_s)
+    proc, recorded, ended = _record_cancel(sid, grace_s)
+    if ended is not None:  # it finished on its own while we looked: say so, signal nothing
+        return KillEntry(sid, f"already {ended}")
     if proc is None:
         sessions.deactivate(view.session, sid)
         return KillEntry(sid, "cancelled", session=view.session)
     from zapcli import executors
 
-    report = executors.get(load(sid).spawn.executor).signal(proc, grace_s)
+    s = load(sid)
+    report = executors.get(s.spawn.executor).signal(proc, grace_s)
+    if not report.root_alive:  # its helpers are no longer its descendants
+        end_helpers(sid, s, grace_s)
     sessions.deactivate(view.session, sid)
     sig = "SIGTERM, SIGKILL" if report.killed else "SIGTERM"
     # Stopping it matters more than recording it: it is stopped either way.
@@ -105,7 +119,7 @@ def kill(ids: list[str], settings: Settings, *, grace_s: float | None = None,
     if all_:
         session = sessions.current()
         ids = [sid for sid in sessions.active(session)]
-    ids = list(dict.fromkeys(ids))  # the same id twice is killed (and reported) once
+    ids = list(dict.fromkeys(store.resolve(i) for i in ids))  # the same id twice: once
     if not ids:
         return []
     with ThreadPoolExecutor(max_workers=min(len(ids), 16)) as pool:

@@ -2,6 +2,9 @@
 
 Imports `zapcli.lifecycle`.
 `--all` scans the subagents folder; a session's list reads only its members.
+Creation order comes from the session markers (their names start with the
+creation time), so only the `limit` newest trails are read: a list over
+1,000 subagents observes 20 of them. `--status` has to observe every one.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from zapcli.lifecycle.status import View
 from zapcli.paths import state_dir, subagents_dir
 from zapcli.trail.model import ALL as STATUSES
 
+DEFAULT_LIMIT = 20
+
 
 def _all_ids() -> list[str]:
     try:
@@ -30,52 +35,88 @@ def _all_ids() -> list[str]:
 
 @dataclass
 class ListResult:
-    """This session's (or every session's) views, newest first.
-    `active_elsewhere`: when this session shows nothing, how many subagents
-    other sessions have active (None when not counted)."""
+    """This session's (or every session's) views, newest first, at most
+    `limit` (0: all). `more`: how many further ones were not shown.
+    `elsewhere`: when this session shows nothing, how many subagents other
+    sessions have (None when not counted)."""
 
     session: str
     views: list[View]
     all_sessions: bool = False
     active_elsewhere: int | None = None
+    more: int = 0
+    limit: int = DEFAULT_LIMIT
+    long: bool = False
 
 
-def list_subagents(settings: Settings, *, all_sessions: bool = False,
-                   status: str | None = None) -> ListResult:
-    """Raises UsageError for an unknown status."""
+def _newest_first(all_sessions: bool, session: str) -> list[str]:
+    """Ids newest first: the session's markers are in creation order; for
+    every session, the markers of all of them, then any trail without one
+    (made by hand) by its id's date."""
+    if not all_sessions:
+        return list(reversed(sessions.members(session)))
+    on_disk = set(_all_ids())
+    stamped = sorted(sessions.all_members(), reverse=True)
+    order = [sid for _stamp, sid in stamped if sid in on_disk]
+    known = set(order)
+    order += sorted((sid for sid in on_disk if sid not in known), reverse=True)
+    return list(dict.fromkeys(order))
+
+
+def list_subagents(settings: Settings, *, all_sessions: bool = False, status: str | None = None,
+                   limit: int | None = DEFAULT_LIMIT, long: bool = False) -> ListResult:
+    """Raises UsageError for an unknown status or a negative limit."""
     if status is not None and status not in STATUSES:
         raise UsageError(f"unknown {param('status')} '{status}'; choose one of: {', '.join(STATUSES)}")
+    limit = DEFAULT_LIMIT if limit is None else limit
+    if limit < 0:
+        raise UsageError(f"{param('limit')} must be 0 (all) or more, got {limit}")
     home = state_dir()
     if home.exists() and not home.is_dir():  # else "0 subagents" would hide the mistake
         raise StateError(f"the state folder {home} is a file, not a folder; point ZAPCLI_HOME "
                          "elsewhere or move the file")
     session = sessions.current()
-    ids = _all_ids() if all_sessions else sessions.members(session)
+    ids = _newest_first(all_sessions, session)
     views: list[View] = []
-    for sid in ids:
+    more = 0
+    for n, sid in enumerate(ids):
+        if limit and len(views) >= limit and status is None:
+            more = len(ids) - n
+            break
         try:
-            views.append(observe(sid, stall_s=settings.stall_s, kill_grace_s=settings.kill_grace_s))
+            view = observe(sid, stall_s=settings.stall_s, kill_grace_s=settings.kill_grace_s)
         except NotFound:
             continue
-    if any(v.status == "queued" for v in views):
-        for s in {v.session for v in views if v.status == "queued"}:
-            try:
-                queue.drain(s, settings)
-            except Exception:
-                pass
-    views.sort(key=lambda v: v.created, reverse=True)
-    if status:
-        views = [v for v in views if v.status == status]
-    res = ListResult(session, views, all_sessions)
+        if status is None or view.status == status:
+            views.append(view)
+    if limit and len(views) > limit:
+        views, more = views[:limit], len(views) - limit
+    _kick_queue(views, settings)
+    res = ListResult(session, views, all_sessions, more=more, limit=limit, long=long)
     if not all_sessions and not views:
-        res.active_elsewhere = active_elsewhere(session)
+        res.active_elsewhere = in_other_sessions(session)
     return res
+
+
+def _kick_queue(views: list[View], settings: Settings) -> None:
+    for s in {v.session for v in views if v.status == "queued"}:
+        try:
+            queue.drain(s, settings)
+        except Exception:
+            pass
+
+
+def in_other_sessions(session: str) -> int:
+    """How many subagents other sessions have (their markers, counted, not
+    read): when this session's list is empty, the caller may be in another
+    session than it thinks (a harness without ZAPCLI_SESSION)."""
+    mine = set(sessions.members(session))
+    return sum(1 for _stamp, sid in sessions.all_members() if sid not in mine)
 
 
 def active_elsewhere(session: str) -> int:
     """How many subagents other sessions have marked active (a hint from the
-    markers, not a status): when this session's list is empty, the caller may
-    be in another session than it thinks (a harness without ZAPCLI_SESSION)."""
+    markers, not a status), for `kill --all` finding nothing here."""
     mine = sessions.key(session)
     count = 0
     for k, sid in sessions.all_active():

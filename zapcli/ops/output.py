@@ -17,6 +17,7 @@ FOLLOW_TICK_S = 0.25
 
 
 def chunks(sid: str, *, stderr: bool = False, follow: bool = False) -> Iterator[bytes]:
+    sid = store.resolve(sid)
     """Yield the captured bytes of `sid`; with `follow`, keep yielding new bytes
     until the subagent is terminal. Raises NotFound for an unknown id."""
     load(sid)  # validates the id and the trail before anything is read

@@ -80,13 +80,15 @@ def _done(entries: list[Entry]) -> bool:
 
 def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no_wait: bool = False,
          on_tick: Callable[[list[Entry], float], None] | None = None) -> PollResult:
-    """Wait up to 5 s + `wait_secs` (1..30; None = not given), checking every
+    """Wait up to 5 s + `wait_secs` (0..30; None = 0), checking every
     500 ms; fold outputs."""
     if not ids:
         raise UsageError("poll needs at least one subagent id")
-    ids = list(dict.fromkeys(ids))  # the same id twice answers once
-    if wait_secs is not None and not 1 <= wait_secs <= 30:
-        raise UsageError(f"{param('wait_secs')} must be between 1 and 30, got {wait_secs}")
+    ids = list(dict.fromkeys(store.resolve(i) for i in ids))  # the same id twice answers once
+    if wait_secs is not None and not 0 <= wait_secs <= 30:
+        raise UsageError(f"{param('wait_secs')} must be between 0 and 30, got {wait_secs}; "
+                         f"poll waits at most 5 s plus that (use wait for longer, or "
+                         f"{param('no_wait')} to check once)")
     start = time.monotonic()
     budget = 0.0 if no_wait else BASE_WAIT_S + (wait_secs or 0)
     entries = _observe_all(ids, settings)
@@ -131,7 +133,7 @@ def wait(ids: list[str], settings: Settings, *, timeout_s: float | None = None, 
     """
     if not ids:
         raise UsageError("wait needs at least one subagent id")
-    ids = list(dict.fromkeys(ids))
+    ids = list(dict.fromkeys(store.resolve(i) for i in ids))
     if timeout_s is not None and not timeout_s >= 0:
         raise UsageError(f"{param('timeout')} must be 0 or more seconds (0: check once), got {timeout_s}")
     start = time.monotonic()

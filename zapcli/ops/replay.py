@@ -24,6 +24,7 @@ class ReplayResult:
 
 
 def replay(sid: str, *, since: int | None = None) -> ReplayResult:
+    sid = store.resolve(sid)
     """Read the whole trail of `sid`. Raises NotFound for an unknown id."""
     path = store.path_for(sid)
     try:

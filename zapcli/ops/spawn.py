@@ -15,8 +15,8 @@ from pathlib import Path
 
 from zapcli import ids
 from zapcli.backends import NAMES as BACKENDS
-from zapcli.config import APPROVAL_MODES, Settings, load_settings
-from zapcli.errors import UsageError, ZapcliError, either, param
+from zapcli.config import APPROVAL_MODES, MAX_INT, Settings, load_settings
+from zapcli.errors import UsageError, either, param
 from zapcli.lifecycle import queue
 from zapcli.lifecycle import session as sessions
 from zapcli.paths import subagents_dir, workspace_of
@@ -54,6 +54,20 @@ class SpawnResult:
     agent: str | None = None  # the definition, for the zapcli backend
 
 
+def argv_text(text: str) -> str:
+    """Text as the user typed it: under a non-UTF-8 locale (LC_ALL=C) Python
+    turns argv's UTF-8 bytes into surrogate escapes; those bytes are what was
+    typed, so they are decoded as UTF-8 (#12.8). Other text is unchanged."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        try:
+            return text.encode("utf-8", "surrogateescape").decode("utf-8")
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            return text  # really not UTF-8: refused below
+
+
 def decode_task(raw: bytes) -> str:
     """Task bytes (from stdin, read up to one byte past the limit) to text:
     UTF-8, at most 1 MB. Raises UsageError."""
@@ -74,7 +88,7 @@ def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
         if value is not None and not value.strip():
             raise UsageError(f"{flag} is empty; give a name (zapcli agents list shows the "
                              f"definitions and their models) or leave {flag} out")
-    task = req.task
+    task = argv_text(req.task)
     if not task or not task.strip():
         raise UsageError("the task is empty; give the work to do"
                          + either(", e.g. zapcli spawn --cli sh -- 'make test'", " in `task`"))
@@ -89,11 +103,13 @@ def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
     if not (0 < timeout <= 7 * 86400):  # also refuses NaN
         where = param("timeout") if req.timeout_s is not None else "timeout_s (config or ZAPCLI_TIMEOUT_S)"
         raise UsageError(f"{where} must be more than 0 and at most 604800 seconds, got {timeout}")
-    if req.max_tokens is not None and req.max_tokens <= 0:
-        raise UsageError(f"{param('max_tokens')} must be a positive number of tokens, got {req.max_tokens}")
+    if req.max_tokens is not None and not 0 < req.max_tokens <= MAX_INT:
+        raise UsageError(f"{param('max_tokens')} must be a positive number of tokens up to "
+                         f"{MAX_INT}, got {req.max_tokens}")
     if req.approval is not None and req.approval not in APPROVAL_MODES:
         raise UsageError(f"unknown {param('approval')} '{req.approval}'; choose one of: "
                          f"{', '.join(APPROVAL_MODES)}")
+    req.after = tuple(store.resolve(dep) for dep in req.after)
     for dep in req.after:
         if not ids.is_valid(dep) or not store.exists(dep):
             raise UsageError(f"{param('after')} {dep!r}: no such subagent")
@@ -188,7 +204,7 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
         try:
             store.create_trail(sid, fields, secret_values())
             queue.drain(session, settings)
-        except ZapcliError:
+        except Exception:  # nothing half-made stays behind, whatever went wrong
             store.path_for(sid).unlink(missing_ok=True)
             sessions.forget(session, sid)
             raise

@@ -25,6 +25,7 @@ class SteerResult:
 
 
 def send(sid: str, text: str) -> SteerResult:
+    sid = store.resolve(sid)
     """Queue `text` for delivery before the subagent's next model call.
 
     Raises ZapcliError when the subagent already ended (not delivered) or is
@@ -58,6 +59,7 @@ class DecisionResult:
 
 
 def decide(sid: str, req_id: str | None, approve: bool, reason: str | None = None) -> DecisionResult:
+    sid = store.resolve(sid)
     """Approve or deny the pending request `req_id` (the only pending one when None).
 
     Raises ZapcliError when nothing is pending or `req_id` is not pending.

@@ -7,11 +7,14 @@ token totals into its parent run — its session — exactly once.
 
 from __future__ import annotations
 
-from zapcli import ledger
 from zapcli.errors import NotFound, StateError
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import observe
 from zapcli.lifecycle.status import View
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zapcli.ledger import ParentTotals
 
 
 def settle(view: View, *, strict: bool = False) -> bool:
@@ -23,6 +26,8 @@ def settle(view: View, *, strict: bool = False) -> bool:
     """
     if not view.terminal or not (view.input_tokens or view.output_tokens or view.cached_tokens):
         return False
+    from zapcli import ledger  # sqlite3 only when there are tokens to settle
+
     try:
         return ledger.settle(view.id, view.session, view.status,
                              ledger.Tokens(view.input_tokens, view.output_tokens, view.cached_tokens,
@@ -33,7 +38,7 @@ def settle(view: View, *, strict: bool = False) -> bool:
         return False
 
 
-def usage(*, all_sessions: bool = False) -> list[ledger.ParentTotals]:
+def usage(*, all_sessions: bool = False) -> list[ParentTotals]:
     """Per-parent totals; this session only unless `all_sessions`. Settles this
     session's terminal subagents first (usage collects them)."""
     session = sessions.current()
@@ -48,4 +53,6 @@ def usage(*, all_sessions: bool = False) -> list[ledger.ParentTotals]:
             settle(observe(sid), strict=True)
         except NotFound:
             continue
+    from zapcli import ledger
+
     return ledger.totals(None if all_sessions else session)

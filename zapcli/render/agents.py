@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from zapcli.render.common import Lines
+from zapcli.render.common import Lines, one_line
 from zapcli.render.text import escape_controls
 
 
@@ -21,7 +21,7 @@ def list_lines(res: Any) -> Lines:
         state = "invalid" if not r.valid else "enabled" if r.enabled else "disabled"
         style = "red" if not r.valid else "dim" if not r.enabled else ""
         out.append((style, f"{r.name}  [{r.layer}] {state}  model: {r.model or '-'} ({r.model_origin})"))
-        out.append(("dim", f"  {escape_controls(r.description)[:100]}"))
+        out.append(("dim", f"  {one_line(r.description, 100)}"))
         out.append(("dim", f"  {r.source}" + (f"  shadows {', '.join(r.shadows)}" if r.shadows else "")))
         out.extend(("red", f"  ! {escape_controls(d)}") for d in r.diagnostics)
         out.extend(("yellow", f"  ! {_grant_line(g)}") for g in res.grants.get(r.name, []))

@@ -40,10 +40,25 @@ def duration(seconds: float | None) -> str:
 
 
 def one_line(text: str, limit: int | None = None) -> str:
+    """`text` on one line, cut to `limit` characters at a word when one is
+    near, with `…` saying it was cut."""
     flat = " ".join(text.split())
     if limit and len(flat) > limit:
-        flat = flat[: limit - 1] + "…"
+        cut = flat[: limit - 1]
+        space = cut.rfind(" ")
+        flat = (cut[:space] if space > limit * 0.6 else cut).rstrip(" ,;:") + "…"
     return escape_controls(flat)
+
+
+def last_line(f: Folded | None) -> str | None:
+    """The last non-empty line a subagent wrote so far (from its folded output)."""
+    if f is None or f.missing:
+        return None
+    for text in (f.tail, f.head):
+        for line in reversed(text.split("\n")):
+            if line.strip():
+                return line
+    return None
 
 
 def status_phrase(v: View) -> str:
@@ -90,8 +105,9 @@ def view_header(v: View) -> list[tuple[str, str]]:
     return lines
 
 
-def folded_lines(f: Folded, *, so_far: bool = False) -> list[tuple[str, str]]:
-    """The folded output block; `so_far` for a subagent still running."""
+def folded_lines(f: Folded, *, so_far: bool = False, sid: str = "ID") -> list[tuple[str, str]]:
+    """The folded output block; `so_far` for a subagent still running; `sid`
+    names the subagent in the hint that shows the rest."""
     lines: list[tuple[str, str]] = []
     if f.truncated and f.kept >= CAP_BYTES:
         lines.append(("bold red", f"  OUTPUT TRUNCATED ({f.written} bytes written, 1 MB kept)"))
@@ -109,7 +125,7 @@ def folded_lines(f: Folded, *, so_far: bool = False) -> list[tuple[str, str]]:
     lines.extend(("", "    " + escape_controls(x)) for x in f.head.rstrip("\n").split("\n"))
     if f.folded_bytes:
         shows = "the 1 MB kept" if f.truncated else "everything"
-        lines.append(("yellow", f"    … {f.folded_bytes} bytes folded (zapcli output ID shows {shows}) …"))
+        lines.append(("yellow", f"    … {f.folded_bytes} bytes folded (zapcli output {sid} shows {shows}) …"))
         lines.extend(("", "    " + escape_controls(x)) for x in f.tail.rstrip("\n").split("\n"))
     return lines
 
@@ -128,6 +144,9 @@ def view_json(v: View) -> dict[str, Any]:
         doc["task"] = fold_text(v.task, JSON_TASK_BYTES)
     doc["after"] = list(v.after)
     doc["terminal"] = v.terminal
+    for key in ("elapsed_s", "stalled_s"):  # milliseconds, not float noise
+        if isinstance(doc.get(key), float):
+            doc[key] = round(doc[key], 3)
     return doc
 
 

@@ -1,24 +1,76 @@
-"""`list`: this session's (or every session's) subagents, newest first."""
+"""`list`: a compact table, newest first (one line per subagent, the task
+cut to the width); `--long`: the four-line blocks."""
 
 from __future__ import annotations
 
+import shutil
 from typing import Any
 
-from zapcli.render.common import Lines, view_header, view_json
+from zapcli.render.common import (
+    STATUS_STYLE,
+    Lines,
+    duration,
+    one_line,
+    view_header,
+    view_json,
+)
+
+
+def _width() -> int:
+    return max(shutil.get_terminal_size((100, 24)).columns, 60)
+
+
+def short_status(v: Any) -> str:
+    """`running 23s`, `completed 45s`, `failed 3.0s exit 2`, `queued`."""
+    if v.status == "queued":
+        return "queued"
+    if v.stalled_s is not None:
+        return f"running stalled {duration(v.stalled_s)}"
+    text = f"{v.status} {duration(v.elapsed_s)}" if v.elapsed_s is not None else str(v.status)
+    if v.terminal and v.exit_code not in (None, 0):
+        text += f" exit {v.exit_code}"
+    return text
+
+
+def table(views: list[Any], width: int | None = None) -> Lines:
+    """The compact rows: id tail, status, backend/agent, task (cut to `width`)."""
+    width = width or _width()
+    rows = [(v.id[-8:], short_status(v), v.cli + (f"/{v.agent}" if v.agent else ""), v)
+            for v in views]
+    w_status = max([len("STATUS"), *(len(r[1]) for r in rows)])
+    w_cli = max([len("CLI"), *(len(r[2]) for r in rows)])
+    task_room = max(width - 8 - w_status - w_cli - 6, 20)
+    out: Lines = [("dim", f"{'ID':<8}  {'STATUS':<{w_status}}  {'CLI':<{w_cli}}  TASK")]
+    for tail, status, cli, v in rows:
+        out.append((STATUS_STYLE.get(v.status, ""),
+                    f"{tail:<8}  {status:<{w_status}}  {cli:<{w_cli}}  {one_line(v.task, task_room)}"))
+        if v.pending_approval:
+            req = v.pending_approval
+            out.append(("magenta", f"{'':8}  ↳ asks to run {req.get('tool')}: "
+                                   f"{one_line(str(req.get('summary', '')), task_room)} "
+                                   f"(zapcli approve {tail} | zapcli deny {tail})"))
+    return out
 
 
 def lines(res: Any) -> Lines:
     where = "across all sessions" if res.all_sessions else "in this session"
-    noun = "subagent" if len(res.views) == 1 else "subagents"
-    out: Lines = [("bold", f"[SubAgent] {len(res.views)} {noun} {where}")]
-    for v in res.views:
-        out.append(("", ""))
-        out.extend(view_header(v))
+    total = len(res.views) + res.more
+    noun = "subagent" if total == 1 else "subagents"
+    out: Lines = [("bold", f"[SubAgent] {total} {noun} {where}"
+                           + (f", newest {len(res.views)} shown" if res.more else ""))]
+    if res.long:
+        for v in res.views:
+            out.append(("", ""))
+            out.extend(view_header(v))
+    elif res.views:
+        out.extend(table(res.views))
+    if res.more:
+        out.append(("dim", f"… {res.more} more (--limit N shows N, --limit 0 all)"))
     return out
 
 
 def doc(res: Any) -> dict[str, Any]:
     return {"session": res.session, "all_sessions": res.all_sessions, "count": len(res.views),
-            "subagents": [view_json(v) for v in res.views],
+            "more": res.more, "subagents": [view_json(v) for v in res.views],
             # counted only when this session shows nothing
-            "active_in_other_sessions": res.active_elsewhere}
+            "in_other_sessions": res.active_elsewhere}

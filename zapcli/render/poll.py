@@ -11,6 +11,7 @@ from zapcli.render.common import (
     duration,
     folded_json,
     folded_lines,
+    last_line,
     one_line,
     status_phrase,
     view_header,
@@ -28,8 +29,10 @@ def _all_running(res: Any) -> Lines:
     queued = sum(1 for e in res.entries if e.view and e.view.status == "queued")
     note = f"; {queued} of them queued" if queued else ""
     ids = " ".join(e.id for e in res.entries)
+    latest = [("dim", f"  {e.id[-8:]} last wrote: {one_line(line, 100)}") for e in res.entries
+              if (line := last_line(e.output)) is not None]
     return [("cyan", f"[SubAgent] {n}/{n} still running (waited {duration(res.waited_s)}{note})"),
-            ("", f"  tasks: {tasks}"), ("dim", f"  ids: {ids}"), *stalled]
+            ("", f"  tasks: {tasks}"), ("dim", f"  ids: {ids}"), *latest, *stalled]
 
 
 def _stderr_lines(e: Any) -> Lines:
@@ -55,14 +58,15 @@ def lines(res: Any) -> Lines:
         out.append((head[0][0], "[SubAgent] " + head[0][1]))
         out.extend(head[1:])
         if e.output is not None:
-            out.extend(folded_lines(e.output, so_far=not e.view.terminal))
+            out.extend(folded_lines(e.output, so_far=not e.view.terminal, sid=e.id))
         if e.stderr_tail:
             out.extend(_stderr_lines(e))
     return out
 
 
 def entry_doc(e: Any) -> dict[str, Any]:
-    return {"id": e.id, "error": e.error, **(view_json(e.view) if e.view else {}),
+    error = {"code": "not_found", "message": e.error} if e.error else None  # as every error
+    return {"id": e.id, "error": error, **(view_json(e.view) if e.view else {}),
             "output": folded_json(e.output) if e.output else None, "stderr_tail": e.stderr_tail}
 
 

@@ -13,7 +13,17 @@ from zapcli.render.text import escape_controls
 RESULT_SHOWN = 2000  # characters of a tool result; `replay --raw` has all
 
 
+def _indented(text: str, width: int) -> str:
+    """Continuation lines under the first one, not flush left."""
+    return text.replace("\n", "\n" + " " * width)
+
+
 def record_line(rec: dict[str, Any]) -> tuple[str, str]:
+    style, text = _record_line(rec)
+    return style, _indented(text.rstrip("\n"), 5)
+
+
+def _record_line(rec: dict[str, Any]) -> tuple[str, str]:
     t = rec.get("type")
     pre = f"{rec.get('seq', '?'):>4} {str(rec.get('ts', ''))[11:23]} "
     if t == "spawn":
@@ -32,10 +42,13 @@ def record_line(rec: dict[str, Any]) -> tuple[str, str]:
     if t == "tool_result":
         ok = "ok" if rec.get("ok") else "ERROR"
         content = escape_controls(str(rec.get("content", "")))
-        more = (f"\n     … {len(content) - RESULT_SHOWN} more characters (replay --raw shows all)"
+        more = (f"\n… {len(content) - RESULT_SHOWN} more characters (replay --raw shows all)"
                 if len(content) > RESULT_SHOWN else "")
+        waited = rec.get("approval_wait_ms")
+        took = f"{rec.get('duration_ms')} ms" + (f", {waited} ms waiting for approval" if waited else "")
+        body = content[:RESULT_SHOWN] + more
         return (("green" if rec.get("ok") else "red"),
-                pre + f"tool_result {ok} ({rec.get('duration_ms')} ms): " + content[:RESULT_SHOWN] + more)
+                pre + f"tool_result {ok} ({took}):" + ("\n" if "\n" in body else " ") + body)
     if t == "usage":
         return "dim", pre + (f"usage {rec.get('model')}: {rec.get('input_tokens')} in, "
                              f"{rec.get('output_tokens')} out, {rec.get('cached_tokens')} cached"
@@ -45,7 +58,7 @@ def record_line(rec: dict[str, Any]) -> tuple[str, str]:
         return "dim", pre + (f"session {rec.get('cli')} {rec.get('version') or '(version unknown)'} "
                              f"id {rec.get('session_id')} model {rec.get('model') or '-'}")
     if t == "report":
-        return "bold", pre + "report:\n" + escape_controls(str(rec.get("text", "")))
+        return "bold", pre + "report:\n" + escape_controls(str(rec.get("text", "")).rstrip("\n"))
     if t == "status":
         extra = ", ".join(f"{k} {rec.get(k)}" for k in ("exit_code", "reason") if rec.get(k) is not None)
         return "bold", pre + f"status {rec.get('status')}" + (f" ({escape_controls(extra)})" if extra else "")

@@ -24,7 +24,7 @@ from zapcli.redact import secret_values
 from zapcli.runner import guard
 from zapcli.supervisor.capture import CappedFile
 from zapcli.supervisor.launch import process_create_time
-from zapcli.trail import store
+from zapcli.trail import endslot, store
 from zapcli.trail.model import Outcome, SpawnRecord, Status
 from zapcli.trail.writer import TrailWriter
 
@@ -83,6 +83,27 @@ def _start(sid: str, spawn: SpawnRecord, writer: TrailWriter, started_mono: floa
     return True
 
 
+def _record_helpers(writer: TrailWriter) -> list[dict]:
+    """Record every helper process started from here on (an MCP server, a
+    command in its own group) in the trail, fsynced before it is used, so
+    an observer can end it if we die (C17). Returns the live list."""
+    from zapcli import children
+
+    helpers: list[dict] = []
+
+    def record(pid: int, name: str) -> None:
+        try:
+            pgid = os.getpgid(pid)
+        except OSError:
+            return
+        fields = {"pid": pid, "create_time": process_create_time(pid), "pgid": pgid, "name": name}
+        helpers.append(fields)
+        writer.write_sync("helper", fields)
+
+    children.listen(record)
+    return helpers
+
+
 def _signals(terminated: threading.Event) -> None:
     signal.signal(signal.SIGTERM, lambda *_: terminated.set())
     signal.signal(signal.SIGINT, lambda *_: terminated.set())
@@ -92,9 +113,27 @@ def _signals(terminated: threading.Event) -> None:
     signal.pthread_sigmask(signal.SIG_SETMASK, set())
 
 
+def _guard_secrets() -> None:
+    """Take the secret variables our launcher handed over outside our
+    environment block, and make this process non-dumpable: tools run as the
+    same user, and neither /proc/<runner>/environ nor its memory may give
+    them the model key (#12.1)."""
+    from zapcli.redact import restore_secrets
+
+    restore_secrets()
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+        except (OSError, AttributeError):
+            pass
+
+
 def main(sid: str) -> int:
     """Run subagent `sid` to its end. Returns the process exit code."""
     started_mono = time.monotonic()
+    _guard_secrets()
     refusal = _claim(sid)
     if refusal is not None:
         sys.stderr.write(f"zapcli: error: {refusal}\n")
@@ -112,6 +151,8 @@ def main(sid: str) -> int:
         for f in (writer, out, err):
             f.close()
         return EXIT_FAILED
+    endslot.reserve(writer.path)  # room for the end, whatever the disk does later
+    helpers = _record_helpers(writer)
     ctx = RunContext(sid, spawn, "", writer, out, err, deadline, terminated,
                      stop_grace=lambda: _kill_grace(sid, spawn.kill_grace_s))
     try:
@@ -121,6 +162,10 @@ def main(sid: str) -> int:
         outcome = Outcome(Status.FAILED, None, f"internal error: {type(exc).__name__}: {exc}")
     out.close()
     err.close()
+    if helpers:  # normally ended by whoever started them; never left behind (C17)
+        from zapcli.supervisor.kill import kill_helpers
+
+        kill_helpers(helpers, 1.0)
     writer.end(outcome, retry_s=max(spawn.kill_grace_s, 5.0), stdout_bytes=out.written,
                stderr_bytes=err.written, stdout_kept=out.kept, stderr_kept=err.kept)
     writer.close()

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 from zapcli.redact import StreamRedactor
 
 CAP_BYTES = 1024 * 1024
 READ_CHUNK = 64 * 1024
+IDLE_RELEASE_S = 0.5  # bytes held back as a possible secret's start go out after this much quiet
 
 
 class CappedFile:
@@ -31,10 +33,31 @@ class CappedFile:
         self.written = 0
         self.kept = 0
         self.write_failed = False  # kept < cap because writing failed, not because of the cap
+        self._last_write = 0.0
+        self._timer: threading.Timer | None = None
 
     def write(self, data: bytes) -> None:
         with self._lock:
             self._store(self._redactor.feed(data))
+            self._last_write = time.monotonic()
+            if self._redactor.pending and self._timer is None:
+                self._arm(IDLE_RELEASE_S)
+
+    def _arm(self, delay: float) -> None:
+        self._timer = threading.Timer(delay, self._release_when_idle)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _release_when_idle(self) -> None:
+        """The last line of an idle subagent must appear (#14.1): after
+        IDLE_RELEASE_S without a write, what is held back goes out."""
+        with self._lock:
+            self._timer = None
+            quiet = time.monotonic() - self._last_write
+            if quiet < IDLE_RELEASE_S:
+                self._arm(IDLE_RELEASE_S - quiet)
+            elif self._fd >= 0:
+                self._store(self._redactor.finish())
 
     def _store(self, data: bytes) -> None:
         if not data:
@@ -54,11 +77,14 @@ class CappedFile:
 
     def close(self) -> None:
         with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
             self._store(self._redactor.finish())
             try:
                 os.close(self._fd)
             except OSError:
                 pass
+            self._fd = -1
 
     @property
     def truncated(self) -> bool:

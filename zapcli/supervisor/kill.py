@@ -146,3 +146,21 @@ def kill_orphans(pgid: int, not_before: float, grace_s: float) -> KillReport:
     alive = _wait_gone(list(found.values()), grace_s)
     report.killed = _signal({p.pid: p for p in alive}, signal.SIGKILL)
     return report
+
+
+def kill_helpers(helpers: list[dict], grace_s: float) -> int:
+    """End what is left of recorded helpers (`helper` records: pid,
+    create_time, pgid — MCP servers, commands in their own groups): each
+    one's tree while it lives, else what is left of its process group.
+    Identity is checked as everywhere (pid + create time; group members no
+    older than the helper). Returns how many processes were signalled."""
+    hit: set[int] = set()
+    for h in helpers:
+        pid, ctime, pgid = h.get("pid"), h.get("create_time"), h.get("pgid")
+        if not isinstance(pid, int) or not isinstance(ctime, (int, float)):
+            continue
+        report = kill_tree(pid, float(ctime), grace_s)
+        if not report.root_alive and isinstance(pgid, int) and pgid > 1:
+            report = kill_orphans(pgid, float(ctime), grace_s)
+        hit.update(report.termed, report.killed)
+    return len(hit)

@@ -1,9 +1,11 @@
 """Start a detached child: its own session, stdin /dev/null, no inherited fds.
 
-Imports `zapcli.supervisor.procfs` (psutil as its fallback). The child's stdout goes nowhere and its stderr to a file the
+Imports `zapcli.supervisor.procfs` (psutil as its fallback), `zapcli.redact`. The child's stdout goes nowhere and its stderr to a file the
 caller names (so a crash before the child's own logging still leaves a
 traceback behind); the caller's pipes are never inherited, which is what lets
-`id=$(zapcli spawn …)` return at once.
+`id=$(zapcli spawn …)` return at once. Secret-named variables are not in
+the child's environment block: they reach it through an inherited memory
+file (`zapcli.redact.restore_secrets` on the child's side).
 """
 
 from __future__ import annotations
@@ -20,14 +22,23 @@ def launch_detached(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | P
 
     Raises OSError when the program cannot be started.
     """
+    from zapcli.redact import SECRETS_FD_VAR, secrets_fd, split_secrets
+
+    public, secret = split_secrets(env)
+    pass_fds: tuple[int, ...] = ()
+    if secret:  # never in the child's environment block (/proc/<pid>/environ)
+        pass_fds = (secrets_fd(secret),)
+        public[SECRETS_FD_VAR] = str(pass_fds[0])
     err_fd = os.open(stderr_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
         proc = subprocess.Popen(
             list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err_fd,
-            cwd=str(cwd), env=dict(env), start_new_session=True, close_fds=True,
+            cwd=str(cwd), env=public, start_new_session=True, close_fds=True, pass_fds=pass_fds,
         )
     finally:
         os.close(err_fd)
+        for fd in pass_fds:
+            os.close(fd)
     # Popen's finalizer would warn that the child still runs; it is meant to.
     proc.returncode = 0
     return proc.pid, process_create_time(proc.pid)

@@ -135,6 +135,9 @@ def start(command: str, cwd: str, env: dict[str, str]) -> tuple[subprocess.Popen
         raise
     finally:
         os.close(write_fd)
+    from zapcli import children
+
+    children.started(proc.pid, "bash")
     sink = CappedOutput()
     stop = threading.Event()
     reader = threading.Thread(target=_pump, args=(read_fd, sink, stop), daemon=True,

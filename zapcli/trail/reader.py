@@ -89,6 +89,7 @@ class Summary:
     messages_delivered: int = 0  # `steer` records the subagent wrote on delivery
     cost_usd: float | None = None  # summed where the backend reports a cost
     cli_session: dict[str, Any] | None = None  # an agent CLI's own session id, version (`session`)
+    helpers: list[dict[str, Any]] = field(default_factory=list)  # `helper` records (C17)
 
 
 def summarize(trail: Trail) -> Summary | None:
@@ -108,6 +109,8 @@ def summarize(trail: Trail) -> Summary | None:
             s.process = rec
         elif rtype == "start":
             s.start = rec
+        elif rtype == "helper":
+            s.helpers.append(rec)
         elif rtype == "status":
             if s.final is None and is_terminal(rec.get("status")):
                 s.final = rec

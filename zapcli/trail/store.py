@@ -34,6 +34,9 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
+SUFFIXES = (".jsonl", ".out", ".err", ".end")  # every file of one subagent
+
+
 def path_for(sid: str, suffix: str = ".jsonl") -> Path:
     """`<state>/subagents/<id><suffix>`. Raises NotFound for anything that is
     not a valid id, before any path is built."""
@@ -42,15 +45,31 @@ def path_for(sid: str, suffix: str = ".jsonl") -> Path:
     return subagents_dir() / f"{sid}{suffix}"
 
 
-def _full_id_of(part: object) -> str:
-    """"; did you mean sa_…?" when `part` is the 8-hex tail of exactly one id."""
+def _ids_with_tail(part: object) -> list[str]:
+    """The ids whose 8-hex tail is `part` (none when `part` is no such tail)."""
     if not (isinstance(part, str) and len(part) == 8 and all(c in "0123456789abcdef" for c in part)):
-        return ""
+        return []
     try:
-        found = [n[:-6] for n in os.listdir(subagents_dir()) if n.endswith(f"_{part}.jsonl")]
+        return [n[:-6] for n in os.listdir(subagents_dir())
+                if n.endswith(f"_{part}.jsonl") and ids.is_valid(n[:-6])]
     except OSError:
-        return ""
-    return f"; did you mean {found[0]}?" if len(found) == 1 and ids.is_valid(found[0]) else ""
+        return []
+
+
+def resolve(value: str) -> str:
+    """The full id for `value`: itself, or the one id whose 8-hex tail it is
+    (SPEC §1: the tail is accepted wherever an id is, when exactly one
+    subagent has it). Anything else comes back unchanged, to be refused."""
+    if ids.is_valid(value):
+        return value
+    found = _ids_with_tail(value)
+    return found[0] if len(found) == 1 else value
+
+
+def _full_id_of(part: object) -> str:
+    """Why a tail did not resolve: several subagents share it."""
+    found = _ids_with_tail(part)
+    return f"; {len(found)} subagents end in {part}: give the whole id" if len(found) > 1 else ""
 
 
 def _show(value: object) -> str:
@@ -180,6 +199,24 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
+def write_whole(fd: int, data: bytes, *, sync: bool = False) -> None:
+    """Append `data` (whole lines) to the trail open on `fd`, under its lock:
+    all of it or none of it. A write that fails part-way (ENOSPC at a page
+    boundary writes the first part, then refuses the rest) is cut back to the
+    size before it, so the trail always ends on a whole record. Re-raises."""
+    size = os.fstat(fd).st_size
+    try:
+        write_all(fd, data)
+        if sync:
+            os.fsync(fd)
+    except OSError:
+        try:
+            os.ftruncate(fd, size)
+        except OSError:
+            pass
+        raise
+
+
 def create_trail(sid: str, spawn_fields: dict[str, Any], secrets: list[bytes]) -> Path:
     """Create `<id>.jsonl` exclusively holding the fsynced `spawn` record.
 
@@ -249,9 +286,7 @@ def append(path: Path, rtype: str, fields: dict[str, Any], *, secrets: list[byte
                 try:
                     seq = last_seq(fd) + 1
                     line = records.encode(records.make(rtype, seq, fields), list(secrets))
-                    write_all(fd, (b"\n" + line) if ends_torn(fd) else line)
-                    if sync:
-                        os.fsync(fd)
+                    write_whole(fd, (b"\n" + line) if ends_torn(fd) else line, sync=sync)
                     return seq
                 finally:
                     os.close(fd)

@@ -5,7 +5,8 @@ tuple (no I/O, no formatting) and returns; a background thread encodes and
 writes the queue every 250 ms. `write_sync` drains the queue and writes one
 record with fsync: used for `report` and terminal `status` so a result is never
 lost. A full disk (ENOSPC) drops records, counts them and says so in a
-`diagnostic` once space returns.
+`diagnostic` once space returns; a terminal status that cannot be written
+goes into the space the runner reserved (`zapcli.trail.endslot`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import orjson
 
-from zapcli.trail import reader, records, store
+from zapcli.trail import endslot, reader, records, store
 from zapcli.trail.model import Outcome
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -108,21 +109,22 @@ class TrailWriter:
         self._seq += 1
         return records.encode(records.make(rtype, self._seq, fields, ts), self._secrets)
 
+    def _note(self) -> bytes:
+        """The `diagnostic` saying how many records a full disk dropped, to
+        go before the next lines (encoded first, so seqs stay in order)."""
+        if not self.dropped:
+            return b""
+        return self._line("diagnostic", {"dimension": "trail", "name": "disk_full", "message":
+                                         f"{self.dropped} records were dropped: the disk was full"},
+                          time.time())
+
     def _write(self, data: bytes, count: int, *, fsync: bool) -> bool:
         """Write encoded lines; on ENOSPC count them as dropped."""
-        if self.dropped and count:
-            note = records.make("diagnostic", self._seq + 1, {
-                "dimension": "trail", "name": "disk_full",
-                "message": f"{self.dropped} records were dropped: the disk was full"})
-            self._seq += 1
-            data = records.encode(note, self._secrets) + data
         if self._torn:
             data = b"\n" + data
         try:
-            store.write_all(self._fd, data)
+            store.write_whole(self._fd, data, sync=fsync)
             self._known_size = os.fstat(self._fd).st_size
-            if fsync:
-                os.fsync(self._fd)
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
                 raise
@@ -144,9 +146,10 @@ class TrailWriter:
             if not self._queue:
                 return
             self._sync_with_others()
+            note = self._note() if self._queue else b""
             data, count = self._encode_queue()
             if count:
-                self._write(data, count, fsync=False)
+                self._write(note + data, count, fsync=False)
 
     def write_sync(self, rtype: str, fields: dict[str, Any], *, retry_s: float = 0.0) -> bool:
         """Flush the queue, then write `rtype` and fsync before returning.
@@ -157,14 +160,16 @@ class TrailWriter:
         give_up = time.monotonic() + retry_s
         with store.locked(self.path), self._lock:
             self._sync_with_others()
+            note = self._note()
             data, count = self._encode_queue()
-            line = self._line(rtype, fields, time.time())
+            ts = time.time()
             while True:
-                if self._write(data + line, count + 1, fsync=True):
+                if self._write(note + data + self._line(rtype, fields, ts), count + 1, fsync=True):
                     return True
                 self.dropped -= 1  # the sync record is retried, not dropped
                 self.dropped_total -= 1
                 data, count = b"", 0
+                note = self._note()
                 if time.monotonic() >= give_up:
                     return False
                 time.sleep(0.2)
@@ -178,8 +183,15 @@ class TrailWriter:
         with store.locked(self.path):
             if reader.first_terminal(self.path) is not None:
                 self.flush()
+                endslot.release(self.path)
                 return False
-            return self.write_sync("status", fields, retry_s=retry_s)
+            if self.write_sync("status", fields, retry_s=retry_s):
+                endslot.release(self.path)
+                return True
+        # The disk stayed full: the outcome goes into the space reserved at
+        # start, and the first observer records it (never `lost`).
+        endslot.keep(self.path, fields)
+        return False
 
     def close(self) -> None:
         """Stop the thread, write what is queued, close the file."""

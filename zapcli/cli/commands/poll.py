@@ -16,4 +16,4 @@ def execute(ids: list[str], wait_secs: int | None = None, no_wait: bool = False,
                    on_tick=lambda es, t: spin.update(
                        f"{sum(1 for e in es if e.view and not e.view.terminal)} still running ({duration(t)})"))
     emit(json, render.doc, render.lines, res)
-    return missing_ids_exit([str(e.error) for e in res.entries if e.view is None])
+    return missing_ids_exit([str(e.error) for e in res.entries if e.view is None], json)

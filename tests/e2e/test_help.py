@@ -1,0 +1,33 @@
+"""Help and parser errors (#12.17, #14.3): metavars not type labels, no
+internal options, no empty error line, did-you-mean, hints that point the
+right way."""
+
+from __future__ import annotations
+
+
+def test_help_shows_metavars_and_hides_internal_options(zap):
+    for cmd in (("spawn",), ("poll",), ("run",), ("agents", "show"), ("kill",)):
+        out = zap(*cmd, "--help", env={"COLUMNS": "120"}).out
+        assert "<str>" not in out and "<bool>" not in out and "<list" not in out, (cmd, out)
+    run = zap("run", "--help", env={"COLUMNS": "120"}).out
+    assert "--subagent" not in run and "--id" not in run
+
+
+def test_bare_commands_show_help_without_an_empty_error(zap):
+    for cmd in ((), ("agents",)):
+        res = zap(*cmd)
+        assert "Usage" in res.out or "Usage" in res.err
+        assert "error" not in res.err, res.err
+
+
+def test_unknown_commands_get_a_did_you_mean(zap):
+    assert "did you mean poll (one subagent) or list?" in zap("status").err
+    assert "did you mean output?" in zap("logs").err
+    assert zap("lst").err.count("Did you mean") + zap("lst").err.count("did you mean") == 1
+
+
+def test_spawn_hints_point_the_right_way(zap):
+    err = zap("spawn", "--cli", "sh", "--", "echo hi", "--json").err
+    assert "put options (like --json) before --" in err
+    err = zap("spawn", "--cli", "sh", "ls", "-la").err
+    assert "No such option: -l" in err and "end the options with --" in err

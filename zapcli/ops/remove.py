@@ -1,0 +1,66 @@
+"""`zapcli rm` and `zapcli clean`: remove finished subagents (like pueue's
+`remove` / `clean`). Imports `zapcli.lifecycle`, `zapcli.trail`.
+
+Only a terminal subagent is removed — its trail, captured output and
+session markers; a running or queued one is refused (kill it first). Each
+removal happens under the trail's lock, after the status was checked there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from zapcli.config import Settings
+from zapcli.errors import NotFound, UsageError, param
+from zapcli.lifecycle import session as sessions
+from zapcli.lifecycle.observe import load, observe
+from zapcli.lifecycle.retention import delete_files
+from zapcli.ops.listing import _newest_first
+from zapcli.trail import store
+from zapcli.trail.model import TERMINAL
+
+
+@dataclass
+class RemoveResult:
+    removed: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)  # id -> why not
+
+
+def _remove_one(sid: str, settings: Settings, res: RemoveResult) -> None:
+    try:
+        view = observe(sid, kill_grace_s=settings.kill_grace_s)
+    except NotFound as exc:
+        res.refused[sid] = exc.message
+        return
+    if not view.terminal:
+        res.refused[sid] = f"{sid} is {view.status}; only finished subagents are removed (zapcli kill {sid} first)"
+        return
+    delete_files(sid, load(sid).spawn.session)
+    res.removed.append(sid)
+
+
+def rm(ids: list[str], settings: Settings) -> RemoveResult:
+    """Remove the named finished subagents; each id answers on its own."""
+    if not ids:
+        raise UsageError("rm needs subagent ids (zapcli clean removes every finished one)")
+    res = RemoveResult()
+    for sid in dict.fromkeys(store.resolve(i) for i in ids):
+        _remove_one(sid, settings, res)
+    return res
+
+
+def clean(settings: Settings, *, all_sessions: bool = False, status: str | None = None) -> RemoveResult:
+    """Remove every finished subagent of this session (`all_sessions`: of
+    every session), or only those that ended with `status`."""
+    if status is not None and status not in TERMINAL:
+        raise UsageError(f"{param('status')} '{status}' is not a finished status; choose one of: "
+                         f"{', '.join(sorted(TERMINAL))}")
+    res = RemoveResult()
+    for sid in _newest_first(all_sessions, sessions.current()):
+        try:
+            view = observe(sid, kill_grace_s=settings.kill_grace_s)
+        except NotFound:
+            continue
+        if view.terminal and (status is None or view.status == status):
+            _remove_one(sid, settings, res)
+    return res

@@ -1,0 +1,20 @@
+"""`rm` and `clean`: what was removed and what was refused, and why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zapcli.render.common import Lines, one_line
+
+
+def lines(res: Any) -> Lines:
+    noun = "subagent" if len(res.removed) == 1 else "subagents"
+    out: Lines = [("bold", f"[SubAgent] removed {len(res.removed)} finished {noun}")]
+    out += [("dim", f"  {sid}: removed") for sid in res.removed]
+    out += [("red", f"  {one_line(why, 200)}") for why in res.refused.values()]
+    return out
+
+
+def doc(res: Any) -> dict[str, Any]:
+    return {"removed": res.removed,
+            "refused": [{"id": sid, "message": why} for sid, why in res.refused.items()]}

@@ -1,0 +1,98 @@
+"""A subagent's reserved end, `<id>.end`: disk space taken when its runner
+starts, so a disk that is full at exit never loses how it ended (#12.4).
+
+Imports `zapcli.trail.store`. The runner reserves `SLOT_BYTES` when it
+starts (`reserve`, posix_fallocate: the blocks are allocated now). If its
+terminal `status` cannot be appended to the trail at the end, it writes the
+record's fields into the reserved bytes instead (`keep`: an overwrite in
+place, which needs no new block) and exits. The observer that then finds the
+runner dead without a terminal record appends the kept outcome (`kept`)
+instead of `lost`; once the trail holds a terminal status the slot is removed
+(`release`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+
+from zapcli.trail import store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+SLOT_BYTES = 8192
+SUFFIX = ".end"
+
+
+def _path(trail: Path) -> Path:
+    return trail.with_suffix(SUFFIX)
+
+
+def reserve(trail: Path) -> bool:
+    """Create the slot next to `trail` with its space allocated. False when
+    that is not possible (no space already, or no fallocate): the end then
+    has only the trail's own retries."""
+    try:
+        fd = store.create_exclusive(_path(trail))
+    except OSError:
+        return False
+    try:
+        os.posix_fallocate(fd, 0, SLOT_BYTES)
+        return True
+    except (OSError, AttributeError):
+        _path(trail).unlink(missing_ok=True)
+        return False
+    finally:
+        os.close(fd)
+
+
+def keep(trail: Path, fields: dict[str, Any]) -> bool:
+    """Write the terminal `status` fields into the reserved slot (fsynced);
+    a long reason is cut to fit. False when there is no slot."""
+    fields = dict(fields)
+    data = orjson.dumps(fields, default=str)
+    if len(data) >= SLOT_BYTES:
+        fields["reason"] = str(fields.get("reason") or "")[: SLOT_BYTES // 2]
+        data = orjson.dumps(fields, default=str)[: SLOT_BYTES - 1]
+    try:
+        fd = os.open(_path(trail), os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    try:
+        if os.fstat(fd).st_size < len(data) + 1:
+            return False
+        os.pwrite(fd, data + b"\n", 0)
+        os.fsync(fd)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def kept(trail: Path) -> dict[str, Any] | None:
+    """The terminal `status` fields a runner kept in its slot, if any."""
+    try:
+        data = store.read_bytes(_path(trail))
+    except OSError:
+        return None
+    data = data.strip(b"\0 \n")
+    if not data:
+        return None
+    try:
+        fields = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    return fields if isinstance(fields, dict) and isinstance(fields.get("status"), str) else None
+
+
+def release(trail: Path) -> None:
+    """Remove the slot (the trail holds the terminal status now)."""
+    try:
+        _path(trail).unlink()
+    except OSError:
+        pass
