@@ -130,7 +130,7 @@ def test_tool_turn_completes_with_report_replay_usage_once_and_no_key(zap, serve
     assert rows[0]["input_tokens"] == sum(u["input_tokens"] for u in used)
     if cli == "claude":
         assert rows[0]["cost_usd"] > 0  # claude reports a cost
-    assert f"CLI: {cli}" in zap("list").out
+    assert f"CLI: {cli}" in zap("list", "--long").out
     # the key: not in the trail, the captures or the config home
     assert ct.secret_leaks(zap, sid, ct.KEYS[cli]) == []
     assert oct(ct.home(zap, sid).stat().st_mode)[-3:] == "700"

@@ -199,7 +199,7 @@ def test_a_user_defined_backend_speaks_a_known_format(zap, tmp_path):
     use(zap, {"qwen": {"command": [str(script)], "format": "claude-stream-json"}})
     sid, view = run(zap, "qwen", "wrapped task", env={"ZAP_T": str(tmp_path)})
     assert view["status"] == "completed" and view["cli"] == "qwen"
-    assert "CLI: qwen" in zap("list").out
+    assert "CLI: qwen" in zap("list", "--long").out
     session = ct.records(zap, sid, "session")[0]
     assert session["session_id"] == "11111111-2222-4333-8444-555555555555"
     # it was started with claude's flags (it speaks claude's format)

@@ -48,7 +48,8 @@ def test_spawn_poll_wait_list_output_replay_kill(zap):
     has(polled["subagents"][0]["output"], {"head", "tail", "folded_bytes", "kept_bytes",
                                            "written_bytes", "truncated", "missing"})
     listed = zap.json("list")
-    has(listed, {"session", "all_sessions", "count", "subagents", "active_in_other_sessions"})
+    has(listed, {"session", "all_sessions", "count", "subagents", "active_in_other_sessions",
+                 "in_other_sessions", "more"})
     has(listed["subagents"][0], VIEW)
     has(zap.json("output", sid), {"id", "stream", "bytes", "written_bytes", "truncated", "text"})
     replayed = zap.json("replay", sid)

@@ -11,7 +11,7 @@ import psutil
 from tests.conftest import final_status, supervisor_pid
 from zapcli.cli.settings import for_observers
 from zapcli.ops.kill import kill
-from zapcli.trail import store
+from zapcli.trail import ending, store
 from zapcli.trail.model import Outcome, Status
 
 
@@ -25,7 +25,7 @@ def test_a_finish_that_lands_first_is_reported_not_a_cancel(zap):
         killer.start()
         time.sleep(0.5)  # the killer has seen it running and waits for the lock
         assert not entries
-        store.end(path, Outcome(Status.COMPLETED, 0, None), by="runner")
+        ending.end(path, Outcome(Status.COMPLETED, 0, None), by="runner")
     killer.join(10)
     try:
         assert [e.outcome for e in entries] == ["already completed"]

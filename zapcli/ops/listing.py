@@ -43,7 +43,8 @@ class ListResult:
     session: str
     views: list[View]
     all_sessions: bool = False
-    active_elsewhere: int | None = None
+    in_other_sessions: int | None = None
+    active_elsewhere: int | None = None  # of those, how many are not finished
     more: int = 0
     limit: int = DEFAULT_LIMIT
     long: bool = False
@@ -94,7 +95,8 @@ def list_subagents(settings: Settings, *, all_sessions: bool = False, status: st
     _kick_queue(views, settings)
     res = ListResult(session, views, all_sessions, more=more, limit=limit, long=long)
     if not all_sessions and not views:
-        res.active_elsewhere = in_other_sessions(session)
+        res.in_other_sessions = in_other_sessions(session)
+        res.active_elsewhere = active_elsewhere(session) if res.in_other_sessions else 0
     return res
 
 

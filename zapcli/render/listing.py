@@ -73,4 +73,5 @@ def doc(res: Any) -> dict[str, Any]:
     return {"session": res.session, "all_sessions": res.all_sessions, "count": len(res.views),
             "more": res.more, "subagents": [view_json(v) for v in res.views],
             # counted only when this session shows nothing
-            "in_other_sessions": res.active_elsewhere}
+            "in_other_sessions": res.in_other_sessions,
+            "active_in_other_sessions": res.active_elsewhere}

@@ -23,8 +23,8 @@ def execute(all: bool = False, status: str | None = None, limit: int | None = No
         return _watch(settings, all, status, limit)
     res = list_subagents(settings, all_sessions=all, status=status, limit=limit, long=long)
     emit(json, render.doc, render.lines, res)
-    if not json and res.active_elsewhere:
-        other_sessions(res.session, res.active_elsewhere)
+    if not json and res.in_other_sessions:
+        other_sessions(res.session, res.in_other_sessions)
     return 0
 
 
