@@ -52,6 +52,11 @@ class View:
     stderr_written: int | None = None
     after: tuple[str, ...] = ()
     ended: str | None = None
+    # SPEC §16: the tree receipt (path, branch, base, ...; `ready`: made, or
+    # `error`: git's message), and the links `zapcli continue` made.
+    worktree: dict[str, Any] | None = None
+    continue_of: str | None = None
+    continued_by: str | None = None
 
     @property
     def terminal(self) -> bool:
@@ -106,6 +111,8 @@ def to_view(sid: str, s: reader.Summary, facts: Facts, *, stall_s: float = 0.0) 
         task=display(sp.task), created=sp.created, report=s.report,
         input_tokens=s.input_tokens, output_tokens=s.output_tokens,
         cached_tokens=s.cached_tokens, after=sp.after,
+        continue_of=sp.raw.get("continue_of") if isinstance(sp.raw.get("continue_of"), str) else None,
+        continued_by=s.continued_by, worktree=_receipt(s),
     )
     if s.process is not None or s.start is not None:
         view.pid = (s.process or s.start or {}).get("pid")
@@ -128,6 +135,18 @@ def to_view(sid: str, s: reader.Summary, facts: Facts, *, stall_s: float = 0.0) 
         if facts.activity_age is not None and facts.activity_age >= stall_s:
             view.stalled_s = facts.activity_age
     return view
+
+
+def _receipt(s: reader.Summary) -> dict[str, Any] | None:
+    tree = s.spawn.raw.get("worktree")
+    if not isinstance(tree, dict):
+        return None
+    out = dict(tree)
+    made = s.worktree
+    out["ready"] = bool(made and made.get("ok"))
+    if made and not made.get("ok"):
+        out["error"] = made.get("error")
+    return out
 
 
 def _spawned_epoch(s: reader.Summary) -> float:

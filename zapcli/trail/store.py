@@ -282,7 +282,8 @@ def end(path: Path, outcome: Outcome, *, by: str | None = None, retries: float =
     record is None when nothing could be written (a full or read-only disk).
 
     This and `TrailWriter.end` (the runner's own) are the only ways a
-    subagent ends.
+    subagent ends; both start its on-finish command right after
+    (`zapcli.trail.finish`, once over everyone).
     """
     fields: dict[str, Any] = {"status": str(outcome.status), "exit_code": outcome.exit_code,
                               "reason": outcome.reason, "mono": time.monotonic()}
@@ -296,4 +297,7 @@ def end(path: Path, outcome: Outcome, *, by: str | None = None, retries: float =
         seq = append(path, "status", fields, retries=retries)
     if seq is None:
         return None, False
+    from zapcli.trail import finish
+
+    finish.fire(path)
     return {"v": records.SCHEMA_VERSION, "seq": seq, "type": "status", **fields}, True

@@ -179,7 +179,12 @@ class TrailWriter:
             if store.first_terminal(self.path) is not None:
                 self.flush()
                 return False
-            return self.write_sync("status", fields, retry_s=retry_s)
+            written = self.write_sync("status", fields, retry_s=retry_s)
+        if written:
+            from zapcli.trail import finish
+
+            finish.fire(self.path)  # its on-finish command, once over everyone
+        return written
 
     def close(self) -> None:
         """Stop the thread, write what is queued, close the file."""
