@@ -23,9 +23,12 @@ def branch_for(sid: str) -> str:
 
 
 def root() -> Path:
-    """Where the trees live: `<state>/worktrees/` (outside every repository,
-    so a tree never shows up as untracked files of its own repository)."""
-    return state_dir() / "worktrees"
+    """Where the trees live: `<state>-worktrees/` beside the state folder (`~/.local/state/zapcli-worktrees`). Outside every
+    repository, so a tree never shows up as untracked files of its own
+    repository; and outside the state folder, whose files only a person may
+    edit (approvals are recorded there), so an agent may edit its tree."""
+    state = state_dir()
+    return state.parent / f"{state.name}-worktrees"
 
 
 def path_for(sid: str) -> Path:
