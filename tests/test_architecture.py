@@ -18,10 +18,13 @@ FORBIDDEN = {
     "tools": {"trail", "supervisor", "ops", "cli", "backends"},
     "definitions": {"cli", "ops", "backends", "agent", "providers"},
     "capabilities": {"cli", "ops", "backends", "providers"},
+    # git only: who uses a tree and what gc may do is lifecycle's (SPEC §16)
+    "worktrees": {"trail", "supervisor", "ops", "cli", "agent", "backends", "providers", "tools",
+                  "lifecycle", "runner", "host"},
 }
 ALLOWED = {"ops": {"tools.registry"}}  # the name catalog of the session's tool table
 HEAVY = {"typer", "rich", "openai", "mcp"}
-NO_HEAVY_ROOMS = {"ops", "trail", "supervisor"}
+NO_HEAVY_ROOMS = {"ops", "trail", "supervisor", "worktrees"}
 
 
 def _imports(path: Path) -> list[str]:
