@@ -64,7 +64,7 @@ def _tree_lines(e: Any) -> Lines:
     if not t["exists"]:
         out.append(("dim", "  Worktree state: removed"))
     else:
-        why = f" ({', '.join(t['reasons'])})" if t["reasons"] else ""
+        why = f": {', '.join(t['reasons'])}" if t["reasons"] else ""
         out.append(("yellow" if t["holds_work"] else "dim", f"  Worktree state: {t['state']}{why}"))
     if t["base_moved"]:
         out.append(("yellow", f"  Note: the workspace's HEAD moved since the base (now "

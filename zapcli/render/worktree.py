@@ -20,7 +20,7 @@ def _state_words(t: Any) -> str:
     st = t.state
     words = st.label if st is not None else "?"
     if st is not None and st.reasons():
-        words += f" ({', '.join(st.reasons())})"
+        words += f": {', '.join(st.reasons())}"
     if t.running:
         words += f"; its subagent {t.running[0]} is running"
     elif t.users:

@@ -48,7 +48,7 @@ class TreeState:
                 out.append(f"{n} {what}{'s' if n != 1 else ''}")
         if self.unpushed:
             out.append(f"{self.unpushed} unpushed commit{'s' if self.unpushed != 1 else ''} "
-                       ", on no other branch")
+                       "(on no other branch)")
         if self.error:
             out.append(f"git could not tell ({self.error})")
         return out
