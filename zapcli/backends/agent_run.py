@@ -109,8 +109,8 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
 
 def _history(spawn: SpawnRecord, writer: TrailWriter) -> tuple[list[dict[str, Any]] | None, Outcome | None]:
     """The conversation a continued subagent carries on (`continue_of`)."""
-    prev = spawn.raw.get("continue_of")
-    if not isinstance(prev, str):
+    prev = spawn.continue_of
+    if prev is None:
         return None, None
     from zapcli.backends.history import HistoryError, conversation
 
@@ -128,7 +128,7 @@ def _history(spawn: SpawnRecord, writer: TrailWriter) -> tuple[list[dict[str, An
 def _report_check(spawn: SpawnRecord, host: Any) -> Any:
     """With `--output-schema`: tell the model the schema, and check its final
     answer — the validation errors go back to it, at most MAX_TRIES answers."""
-    schema = spawn.raw.get("output_schema")
+    schema = spawn.output_schema
     if schema is None:
         return None
     from zapcli import outputschema

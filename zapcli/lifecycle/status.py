@@ -111,7 +111,7 @@ def to_view(sid: str, s: reader.Summary, facts: Facts, *, stall_s: float = 0.0) 
         task=display(sp.task), created=sp.created, report=s.report,
         input_tokens=s.input_tokens, output_tokens=s.output_tokens,
         cached_tokens=s.cached_tokens, after=sp.after,
-        continue_of=sp.raw.get("continue_of") if isinstance(sp.raw.get("continue_of"), str) else None,
+        continue_of=sp.continue_of,
         continued_by=s.continued_by, worktree=_receipt(s),
     )
     if s.process is not None or s.start is not None:
@@ -138,8 +138,8 @@ def to_view(sid: str, s: reader.Summary, facts: Facts, *, stall_s: float = 0.0) 
 
 
 def _receipt(s: reader.Summary) -> dict[str, Any] | None:
-    tree = s.spawn.raw.get("worktree")
-    if not isinstance(tree, dict):
+    tree = s.spawn.worktree
+    if tree is None:
         return None
     out = dict(tree)
     made = s.worktree

@@ -14,20 +14,20 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from zapcli import ids as idmod
 from zapcli import worktrees
 from zapcli.errors import NotFound
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import load, observe
+from zapcli.trail.model import SpawnRecord
 from zapcli.worktrees import git as g
 from zapcli.worktrees.inspect import TreeState, state
 
 
-def receipt_of(spawn_raw: dict[str, Any]) -> g.Receipt | None:
+def receipt_of(spawn: SpawnRecord) -> g.Receipt | None:
     """The tree receipt a `spawn` record carries, if any."""
-    return g.Receipt.from_dict(spawn_raw.get("worktree"))
+    return g.Receipt.from_dict(spawn.worktree)
 
 
 def _inside(child: str, parent: str) -> bool:
@@ -52,7 +52,7 @@ def live() -> Live:
         except NotFound:
             continue
         if not view.terminal:
-            out.append((sid, str(view.status), s.spawn.cwd, receipt_of(s.spawn.raw)))
+            out.append((sid, str(view.status), s.spawn.cwd, receipt_of(s.spawn)))
     return out
 
 
@@ -106,7 +106,7 @@ def _chain(sid: str) -> tuple[list[str], list[str], g.Receipt | None]:
             break
         chain.append(current)
         statuses.append(str(s.final.get("status")) if s.final else "running")
-        receipt = receipt or receipt_of(s.spawn.raw)
+        receipt = receipt or receipt_of(s.spawn)
         current = s.continued_by
     return chain, statuses, receipt
 
@@ -146,7 +146,7 @@ def find(sid: str | None = None, *, inspect: bool = True) -> list[Tree]:
 def tree_of(sid: str) -> Tree:
     """The tree of subagent `sid` (or of the subagent it continued). Raises NotFound."""
     s = load(sid)
-    r = receipt_of(s.spawn.raw)
+    r = receipt_of(s.spawn)
     if r is None:
         raise NotFound(f"{sid} has no worktree (it was not spawned with --worktree)")
     found = find(Path(r.path).name)

@@ -60,9 +60,9 @@ def continue_(sid: str, text: str, *, model: str | None = None, timeout_s: float
         if model is not None:
             inherit["model"] = model
         inherit["continue_of"] = sid
-        if isinstance(raw.get("worktree"), dict):
-            inherit["worktree"] = {**raw["worktree"], "carried": True}
-        hook = raw.get("on_finish") if on_finish is None else on_finish
+        if s.spawn.worktree is not None:
+            inherit["worktree"] = {**s.spawn.worktree, "carried": True}
+        hook = s.spawn.on_finish if on_finish is None else on_finish
         res = spawn(SpawnRequest(
             task=text, cli=s.spawn.cli, timeout_s=timeout_s, approval=s.spawn.approval,
             cwd=s.spawn.cwd, unattended=s.spawn.unattended, max_tokens=s.spawn.max_tokens,

@@ -119,7 +119,7 @@ def _structured(view: View) -> Any:
         return None
     from zapcli.lifecycle.observe import load
 
-    schema = load(view.id).spawn.raw.get("output_schema")
+    schema = load(view.id).spawn.output_schema
     if schema is None:
         return None
     from zapcli import outputschema

@@ -162,7 +162,7 @@ def _check_output(sid: str, spawn: SpawnRecord, outcome: Outcome) -> Outcome:
     """`--output-schema`, the same for every backend: a completed subagent whose
     final report is not JSON valid for the schema ends `failed` (the built-in
     agent has already had its tries to fix it)."""
-    schema = spawn.raw.get("output_schema")
+    schema = spawn.output_schema
     if schema is None or outcome.status != Status.COMPLETED:
         return outcome
     from zapcli import outputschema

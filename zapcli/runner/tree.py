@@ -29,12 +29,12 @@ def enter(spawn: SpawnRecord, writer: TrailWriter) -> tuple[SpawnRecord, Outcome
     from zapcli.worktrees import git as g
     from zapcli.worktrees.create import attach, create
 
-    r = g.Receipt.from_dict(spawn.raw.get("worktree"))
+    r = g.Receipt.from_dict(spawn.worktree)
     if r is None:
         return spawn, None
     started = time.monotonic()
     try:
-        if spawn.raw.get("worktree", {}).get("carried"):
+        if (spawn.worktree or {}).get("carried"):
             how = attach(r)
         else:
             create(r)

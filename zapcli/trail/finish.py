@@ -35,9 +35,35 @@ TIMEOUT_S = 600.0  # an on-finish command that hangs is stopped after this long
 OUTPUT_TAIL = 2000
 
 
+def _names_a_command(path: Path) -> bool:
+    """Whether the trail's `spawn` record (its first line) names an on-finish
+    command: read alone, so ending a subagent without one costs no parse of
+    its whole trail."""
+    import orjson
+
+    fd = store.open_read(path)
+    try:
+        head = b""
+        while b"\n" not in head:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            head += chunk
+    finally:
+        os.close(fd)
+    if b'"on_finish"' not in head.partition(b"\n")[0]:
+        return False
+    try:
+        return bool(orjson.loads(head.partition(b"\n")[0]).get("on_finish"))
+    except (orjson.JSONDecodeError, AttributeError):
+        return False
+
+
 def _claim(path: Path) -> bool:
     """Append the claim record if the trail is terminal, names a command and
     has no claim yet. True when this call claimed it."""
+    if not _names_a_command(path):
+        return False
     with store.locked(path):
         recs = reader.read(path).records
         if not recs or recs[0].get("type") != "spawn" or not recs[0].get("on_finish"):
