@@ -47,6 +47,14 @@ def test_c21_eight_parallel_spawns_all_get_their_tree(zap, repo):
         assert git(Path(tree["path"]), "rev-parse", "--abbrev-ref", "HEAD") == f"zapcli/{sid}"
     assert numbers == {str(n) for n in range(8)}  # each worked only in its own tree
 
+    # poll flags a result whose base is no longer the workspace's HEAD
+    (repo / "other.txt").write_text("moved on\n")
+    git(repo, "add", "other.txt")
+    git(repo, "commit", "-q", "-m", "main moved")
+    tree = _doc(zap, ids[0])["worktree"]
+    assert tree["base_moved"] and tree["workspace_head"] == git(repo, "rev-parse", "HEAD")
+    assert "HEAD moved since the base" in zap("poll", "--no-wait", ids[0]).out
+
 
 def test_c21_cleanup_keeps_what_is_not_safe_to_drop(zap, repo):
     commit = "echo x > a.txt && git add a.txt && git -c user.email=t@t -c user.name=t commit -qm wip"
@@ -106,40 +114,20 @@ def test_refused_at_spawn_outside_a_repository(zap):
     assert not list((zap.home / "subagents").glob("*.jsonl")) if (zap.home / "subagents").exists() else True
 
 
-def test_poll_flags_a_result_whose_base_moved(zap, repo):
-    sid = zap.spawn_sh("echo done > result.txt && git add result.txt && "
-                       "git -c user.email=t@t -c user.name=t commit -qm result", "--worktree")
-    assert zap.wait_status(sid) == "completed"
-    assert not _doc(zap, sid)["worktree"]["base_moved"]
-    (repo / "other.txt").write_text("moved on\n")
-    git(repo, "add", "other.txt")
-    git(repo, "commit", "-q", "-m", "main moved")
-    tree = _doc(zap, sid)["worktree"]
-    assert tree["base_moved"] and tree["workspace_head"] == git(repo, "rev-parse", "HEAD")
-    assert "HEAD moved since the base" in zap("poll", "--no-wait", sid).out
-
-
 def test_worktree_rm_refuses_work_and_never_a_running_tree(zap, repo):
     dirty = zap.spawn_sh("echo draft > notes.txt", "--worktree")
     unpushed = zap.spawn_sh("echo x > a.txt && git add a.txt && "
                             "git -c user.email=t@t -c user.name=t commit -qm wip", "--worktree")
-    marker = sleep_marker(3334)
-    running = zap.spawn_sh(f"exec sleep {marker}", "--worktree")
+    running = zap.spawn_sh(f"exec sleep {sleep_marker(3334)}", "--worktree")
     assert zap("wait", "--timeout", "30", dirty, unpushed).returncode == 0
-    wait_until(lambda: _doc(zap, running)["worktree"]["ready"])
-
-    states = {t["id"]: t for t in zap.json("worktree", "list")["worktrees"]}
-    assert states[dirty]["state"]["state"] == "dirty"
-    assert states[unpushed]["state"]["state"] == "unpushed"
-    assert states[running]["running"] == [running]
+    wait_until(lambda: _doc(zap, running)["worktree"]["ready"], 20, 0.2)
 
     refused = zap("worktree", "rm", dirty)
     assert refused.returncode == 1 and "1 untracked file" in refused.err and "--force" in refused.err
     refused = zap("worktree", "rm", unpushed)
     assert refused.returncode == 1 and "1 unpushed commit" in refused.err
-    for extra in ((), ("--force",)):
-        refused = zap("worktree", "rm", running, *extra)
-        assert refused.returncode == 1 and "never removed while its subagent runs" in refused.err
+    refused = zap("worktree", "rm", running, "--force")
+    assert refused.returncode == 1 and "never removed while its subagent runs" in refused.err
 
     done = zap.json("worktree", "rm", dirty, "--force")
     assert done["removed"] and done["branch_deleted"]  # nothing beyond its base
@@ -147,8 +135,7 @@ def test_worktree_rm_refuses_work_and_never_a_running_tree(zap, repo):
     done = zap.json("worktree", "rm", unpushed, "--force")
     assert not Path(done["path"]).exists() and not done["branch_deleted"]
     assert "kept" in done["note"] and f"refs/heads/zapcli/{unpushed}" in branches(repo)
-    zap("kill", running, check=True)
-    assert zap.json("worktree", "rm", running)["removed"]
+    assert Path(_doc(zap, running)["worktree"]["path"]).is_dir()
 
 
 def test_gc_reports_a_failing_remove_and_never_deletes_by_hand(zap, repo):
