@@ -93,8 +93,11 @@ def plan(cwd: Path, path: Path, branch: str) -> Receipt:
     """The receipt for a new tree of the repository around `cwd`, based on its
     current HEAD (one git call, at spawn time). Raises UsageError when `cwd`
     is not in a repository with at least one commit."""
-    proc = git(["rev-parse", "--show-toplevel", "--git-common-dir", "--show-prefix", "HEAD"],
-               cwd, check=False)
+    try:
+        proc = git(["rev-parse", "--show-toplevel", "--git-common-dir", "--show-prefix", "HEAD"],
+                   cwd, check=False)
+    except GitError as exc:  # git missing or not runnable
+        raise UsageError(f"{param('worktree')}: {exc.message}") from None
     lines = proc.stdout.split("\n")
     if proc.returncode != 0 or len(lines) < 4:
         why = (proc.stderr or "").strip().split("\n")[-1]
