@@ -33,17 +33,19 @@ def enter(spawn: SpawnRecord, writer: TrailWriter) -> tuple[SpawnRecord, Outcome
     if r is None:
         return spawn, None
     started = time.monotonic()
+    waited = 0.0
     try:
         if (spawn.worktree or {}).get("carried"):
             how = attach(r)
         else:
-            create(r)
+            waited = create(r)
             how = "created"
     except g.GitError as exc:
         writer.write_sync("worktree", {**r.to_dict(), "ok": False, "error": exc.message})
         return spawn, Outcome(Status.FAILED, None, f"worktree: git worktree add failed: {exc.message}")
     writer.write_sync("worktree", {**r.to_dict(), "ok": True, "how": how,
-                                   "ms": int((time.monotonic() - started) * 1000)})
+                                   "ms": int((time.monotonic() - started) * 1000),
+                                   "lock_wait_ms": int(waited * 1000)})
     cwd = r.cwd if os.path.isdir(r.cwd) else r.path  # a folder the base commit does not have
     raw = {**spawn.raw, "cwd": cwd, "workspace": r.path}
     return dataclasses.replace(spawn, cwd=cwd, workspace=r.path, raw=raw), None

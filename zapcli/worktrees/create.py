@@ -32,17 +32,20 @@ def _locked(r: g.Receipt) -> AbstractContextManager[None]:
     return exclusive(Path(r.common_dir) / LOCK_NAME, LOCK_TIMEOUT_S)
 
 
-def create(r: g.Receipt) -> None:
-    """Make the tree of `r` on its new branch from `r.base`. Raises GitError
-    with git's message; then neither the tree nor the branch is left."""
+def create(r: g.Receipt) -> float:
+    """Make the tree of `r` on its new branch from `r.base`; returns the
+    seconds spent waiting for the repository's lock. Raises GitError with
+    git's message; then neither the tree nor the branch is left."""
     ensure_dir(Path(r.path).parent)
+    asked = time.monotonic()
     try:
         with _locked(r):
+            waited = time.monotonic() - asked
             for attempt, pause in enumerate((*RETRIES, None)):
                 proc = g.git(["worktree", "add", "--no-track", "-q", "-b", r.branch, r.path,
                               r.base], r.repo, check=False)
                 if proc.returncode == 0:
-                    return
+                    return waited
                 message = g._message(proc)
                 _undo(r, drop_branch=True)
                 if pause is None or not any(t in message for t in _TRANSIENT):
@@ -51,6 +54,7 @@ def create(r: g.Receipt) -> None:
     except LockTimeout:
         raise g.GitError(f"the worktree lock {Path(r.common_dir) / LOCK_NAME} stayed busy for "
                          f"{LOCK_TIMEOUT_S:.0f}s") from None
+    raise AssertionError("unreachable")  # the loop returns or raises
 
 
 def attach(r: g.Receipt) -> str:
