@@ -3,12 +3,12 @@ _zapcli() {
     local cur cmd opts
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=( $(compgen -W "spawn poll wait list kill rm clean output replay run gc session send approve deny usage doctor tool-schema agents --help -h --version" -- "$cur") )
+        COMPREPLY=( $(compgen -W "spawn poll wait list kill rm clean output replay run continue gc session send approve deny usage doctor tool-schema worktree agents --help -h --version" -- "$cur") )
         return
     fi
     cmd="${COMP_WORDS[1]}"
     case "$cmd" in
-        spawn) opts="--after --agent --approval --cli --cwd --help --json --max-tokens --model --timeout --unattended" ;;
+        spawn) opts="--after --agent --approval --cli --cwd --help --json --max-tokens --model --on-finish --output-schema --timeout --unattended --worktree" ;;
         poll) opts="--help --json --no-wait --wait-secs" ;;
         wait) opts="--any --help --json --timeout" ;;
         list) opts="--all --help --json --limit --long --status --watch -l -w" ;;
@@ -18,6 +18,7 @@ _zapcli() {
         output) opts="--follow --help --json --raw --stderr -f" ;;
         replay) opts="--help --json --raw --since" ;;
         run) opts="--agent --approval --help --id --json --max-tokens --model --subagent --timeout --unattended" ;;
+        continue) opts="--help --json --model --on-finish --timeout" ;;
         gc) opts="--dry-run --help --json" ;;
         session) opts="--help --json" ;;
         send) opts="--help --json" ;;
@@ -26,6 +27,11 @@ _zapcli() {
         usage) opts="--all --help --json" ;;
         doctor) opts="--help --json" ;;
         tool-schema) opts="--help --json" ;;
+        worktree) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "list rm" -- "$cur") ); return; fi
+           case "${COMP_WORDS[2]}" in
+               list) opts="--help --json" ;;
+               rm) opts="--force --help --json" ;;
+           esac ;;
         agents) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "list show save delete enable disable model copy" -- "$cur") ); return; fi
            case "${COMP_WORDS[2]}" in
                list) opts="--help --json" ;;

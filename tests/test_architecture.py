@@ -12,7 +12,7 @@ PKG = Path(__file__).resolve().parents[1] / "zapcli"
 
 ROOMS = {"cli", "ops", "render", "lifecycle", "executors", "supervisor", "trail", "backends",
          "runner", "host", "agent", "providers", "tools", "definitions", "capabilities",
-         "testing", "toolapi", "mcp_server"}
+         "testing", "toolapi", "mcp_server", "worktrees"}
 # room -> rooms (or room.module) it must never import
 FORBIDDEN = {
     "trail": ROOMS - {"trail"},
@@ -39,10 +39,12 @@ FORBIDDEN = {
     "capabilities": {"cli", "ops", "render", "runner", "host", "lifecycle", "executors",
                      "backends", "providers", "testing"},
     "testing": ROOMS - {"testing"},
+    # git only: who uses a tree and what gc may do is lifecycle's (SPEC §16)
+    "worktrees": ROOMS - {"worktrees"},
 }
 ALLOWED = {"ops": {"tools.registry"}}  # the name catalog of the session's tool table
 HEAVY = {"typer", "rich", "openai", "mcp", "ray"}
-NO_HEAVY_ROOMS = {"ops", "trail", "supervisor", "lifecycle", "render", "executors"}
+NO_HEAVY_ROOMS = {"ops", "trail", "supervisor", "lifecycle", "render", "executors", "worktrees"}
 HEAVY_HOME = {"executors/ray.py": {"ray"}}  # the one place each may be imported lazily
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80

@@ -38,6 +38,7 @@ class Settings:
     approval: str = "workspace"
     writable_roots: tuple[str, ...] = ()
     backends: dict[str, Any] = field(default_factory=dict)  # name -> {command: [argv], format}
+    on_finish: str | None = None  # shell command run once when a subagent ends (SPEC §16)
     notes: tuple[str, ...] = ()  # workspace settings that were not applied, and why
     problems: tuple[str, ...] = ()  # lenient loads only: invalid layers that were skipped
 
@@ -75,6 +76,10 @@ def _check_value(key: str, value: Any) -> Any:
     if key == "providers":
         if not isinstance(value, dict):
             raise ValueError("expected a mapping of provider name to {base_url, api_key_env, ...}")
+        return value
+    if key == "on_finish":
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"expected a shell command (text), got {value!r}")
         return value
     if key == "approval":
         if value not in APPROVAL_MODES:
@@ -202,7 +207,8 @@ def load_settings(workspace: Path | None = None, *, lenient: bool = False) -> Se
 def _workspace_layer(workspace: Path, approval: str, notes: list[str]) -> dict[str, Any]:
     """The workspace file, minus what a cloned repository must not decide for
     its user: a looser approval mode than the user's, writable roots outside
-    the workspace (they would let edits anywhere run unasked)."""
+    the workspace (they would let edits anywhere run unasked), an on-finish
+    command (it would run whatever the repository says)."""
     path = workspace / ".zapcli" / "config.yaml"
     layer = _load_file(path)
     wanted = layer.get("approval")
@@ -214,6 +220,10 @@ def _workspace_layer(workspace: Path, approval: str, notes: list[str]) -> dict[s
         del layer["backends"]
         notes.append(f"{path}: `backends` was not applied: the commands an agent CLI runs as "
                      "are set in your own config.yaml")
+    if layer.get("on_finish"):  # a cloned repository must not make zapcli run its commands
+        del layer["on_finish"]
+        notes.append(f"{path}: `on_finish` runs a command and is not taken from a workspace "
+                     "file; set it in your own config.yaml or pass --on-finish")
     if "writable_roots" in layer:
         inside = []
         for root in layer["writable_roots"]:

@@ -9,8 +9,10 @@ search this repository through their tools (one uses the workspace definition
 `.zapcli/subagents/doc-reviewer.yml`, with knowledge sources and private memory), the parent collects their results and
 reports, and one subagent's trail is replayed. Part 3 runs Claude Code (when
 installed: on PATH or the copy `make test` pins) as a backend subagent against
-the scripted Anthropic server, and says how to get it otherwise. State goes to a fresh temporary
-ZAPCLI_HOME, so the demo never touches your own subagents.
+the scripted Anthropic server, and says how to get it otherwise. Part 4 makes a small git
+repository and two `--worktree` subagents edit it at once, each committing on
+its own branch (`zapcli/<id>`), with an `--on-finish` command. State goes to a
+fresh temporary ZAPCLI_HOME, so the demo never touches your own subagents.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -168,6 +171,42 @@ def part_backend(zap: list[str], env: dict[str, str], home: str) -> None:
     finally:
         server.terminate()
         server.wait(timeout=10)
+EDITS = {
+    "docs": "printf '# Usage\\n\\nRun make.\\n' > USAGE.md && git add USAGE.md && "
+            "git -c user.email=demo@zapcli -c user.name=demo commit -qm 'add USAGE.md'",
+    "code": "sed -i 's/return a + b/return b + a/' calc.py && git -c user.email=demo@zapcli "
+            "-c user.name=demo commit -qam 'calc: commute'",
+}
+
+
+def part_worktrees(zap: list[str], env: dict[str, str], home: str) -> None:
+    print("\n# 4. parallel coding: two subagents edit one repository, each in its own git worktree")
+    repo = Path(home) / "demo-repo"
+    repo.mkdir()
+    git = ["git", "-c", "user.email=demo@zapcli", "-c", "user.name=demo"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=repo, check=True)
+    (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
+    subprocess.run([*git, "add", "calc.py"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "calc"], cwd=repo, check=True)
+    log = Path(home) / "finished.log"
+    hook = f'echo "$ZAPCLI_ID $ZAPCLI_STATUS" >> {shlex.quote(str(log))}'
+    ids = [sh(zap + ["spawn", "--cli", "sh", "--worktree", "--on-finish", hook, "--cwd", str(repo),
+                     "--", cmd], env, capture=True) for cmd in EDITS.values()]
+    sh(zap + ["wait", *ids], env)
+    sh(zap + ["poll", "--no-wait", ids[0]], env)
+    sh(zap + ["worktree", "list"], env)
+    print(f"\n# each subagent committed on its own branch; main is untouched ({repo})")
+    for argv in (["git", "branch", "--list"], ["git", "log", "--oneline", "--all", "--graph"]):
+        print(f"\n$ {' '.join(argv)}", flush=True)
+        subprocess.run(argv, cwd=repo, check=False)
+    end = time.monotonic() + 10  # the hooks run detached, right after each ended
+    while time.monotonic() < end and len(_lines(log)) < len(ids):
+        time.sleep(0.05)
+    print("\n# --on-finish ran once for each:\n" + "\n".join(_lines(log)))
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
 
 
 def main() -> int:
@@ -181,6 +220,7 @@ def main() -> int:
     part_sh(zap, env)
     part_agent(zap, env, home)
     part_backend(zap, env, home)
+    part_worktrees(zap, env, home)
     print(f"\n# done. Look around: ZAPCLI_HOME={home} zapcli list --all")
     return 0
 

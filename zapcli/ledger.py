@@ -28,6 +28,10 @@ CREATE TABLE IF NOT EXISTS ledger_settlement (
     cached_tokens INTEGER NOT NULL,
     settled_at    REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS ledger_budget (
+    run_id        TEXT PRIMARY KEY,
+    max_tokens    INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS ledger_run (
     run_id        TEXT PRIMARY KEY,
     input_tokens  INTEGER NOT NULL DEFAULT 0,
@@ -103,11 +107,24 @@ def add_run_usage(run_id: str, tokens: Tokens) -> None:
             (run_id, tokens.input_tokens, tokens.output_tokens, tokens.cached_tokens, time.time()))
 
 
+def set_budget(run_id: str, max_tokens: int) -> None:
+    """Record a run's tree budget (`zapcli run --max-tokens`), for `usage`."""
+    with _db() as conn:
+        conn.execute("INSERT OR REPLACE INTO ledger_budget VALUES (?, ?)", (run_id, max_tokens))
+
+
 @dataclass
 class ParentTotals:
     parent: str
     own: Tokens
     subagents: list[tuple[str, str, Tokens]]  # (id, status, tokens)
+    budget: int | None = None  # the run's tree budget, input + output tokens
+    running: Tokens = Tokens()  # subagents not finished yet (not settled), as their trails say
+
+    @property
+    def tree_total(self) -> int:
+        """Input + output tokens of the run and every subagent it started."""
+        return self.total.total + self.running.total
 
     @property
     def total(self) -> Tokens:
@@ -129,6 +146,8 @@ def totals(parent: str | None = None) -> list[ParentTotals]:
         run_where, run_args = ("WHERE run_id = ?", (parent,)) if parent else ("", ())
         runs = {r[0]: Tokens(*r[1:]) for r in conn.execute(
             f"SELECT run_id, input_tokens, output_tokens, cached_tokens FROM ledger_run {run_where}", run_args)}
+        budgets = dict(conn.execute(f"SELECT run_id, max_tokens FROM ledger_budget {run_where}",
+                                    run_args).fetchall())
     out: dict[str, ParentTotals] = {}
     for p, sid, status, i, o, c, cost in rows:
         out.setdefault(p, ParentTotals(p, runs.get(p, Tokens()), [])).subagents.append(
@@ -137,4 +156,6 @@ def totals(parent: str | None = None) -> list[ParentTotals]:
         out.setdefault(p, ParentTotals(p, own, []))
     if parent and parent not in out:
         out[parent] = ParentTotals(parent, Tokens(), [])
+    for p, budget in budgets.items():
+        out.setdefault(p, ParentTotals(p, Tokens(), [])).budget = budget
     return list(out.values())

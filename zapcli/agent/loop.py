@@ -47,19 +47,22 @@ class LoopResult:
 
 def run_loop(*, system_prompt: str, task: str, client: ModelClient, tools: list[Tool],
              sink: Sink, ctx: ToolContext, limits: Limits = Limits(),
-             hooks: Hooks = Hooks()) -> LoopResult:
+             hooks: Hooks = Hooks(), history: list[dict[str, Any]] | None = None) -> LoopResult:
     """Run the agent until it answers without tool calls or a limit stops it.
 
     Records emitted: text/thinking {delta}; tool_call {call_id, name,
     arguments}; tool_result {call_id, ok, content, duration_ms}; usage {model,
     input_tokens, output_tokens, cached_tokens}; steer {steer_id, text,
-    delivered}; a one-time diagnostic when the endpoint reports no usage;
-    report {text} on completion only.
+    delivered}; notice {text, source} for a message the loop itself adds
+    (a rejected final answer); a one-time diagnostic when the endpoint
+    reports no usage; report {text} on completion only. `history`: an
+    earlier conversation (a continued subagent's) sent before `task`.
     """
     granted = {t.spec.name.lower(): t for t in tools}
     specs = [t.spec.to_openai() for t in tools]
     messages: list[dict[str, Any]] = ([{"role": "system", "content": system_prompt}]
                                       if system_prompt else [])
+    messages.extend(history or [])
     messages.append({"role": "user", "content": task})
     state = _State()
     while True:
@@ -80,10 +83,18 @@ def run_loop(*, system_prompt: str, task: str, client: ModelClient, tools: list[
         if turn.text:
             state.last_text = turn.text
         if not turn.tool_calls:
-            sink("report", {"text": turn.text})
-            return LoopResult("completed", None, turn.text)
+            rejected = hooks.check_report(turn.text) if hooks.check_report else None
+            if rejected is None:
+                sink("report", {"text": turn.text})
+                return LoopResult("completed", None, turn.text)
+            reason, retry = rejected
+            if retry is None:
+                return LoopResult("failed", reason, turn.text)
+            messages.append({"role": "user", "content": retry})
+            sink("notice", {"text": retry, "source": "report_check"})
+            continue
         results = _run_calls(turn.tool_calls, granted, sink, ctx, hooks,
-                             lambda: _stop_reason(limits))
+                             lambda: _stop_reason(limits), state.turns)
         for call, result in zip(turn.tool_calls, results, strict=True):
             content = result.content or "(no output)"
             messages.append({"role": "tool", "tool_call_id": call.call_id,
@@ -162,16 +173,17 @@ def _estimate(messages: list[dict[str, Any]], turn: Turn) -> int:
 
 def _run_calls(calls: list[ToolCall], granted: dict[str, Tool], sink: Sink, ctx: ToolContext,
                hooks: Hooks,
-               stop_reason: Callable[[], tuple[str, str] | None]) -> list[ToolResult]:
+               stop_reason: Callable[[], tuple[str, str] | None], turn: int = 0) -> list[ToolResult]:
     """Run one message's calls: concurrently when all are `subagent` calls, else in order.
-    Results are masked (`hooks.redact`) before the sink and the model see them."""
+    Results are masked (`hooks.redact`) before the sink and the model see them; `turn`
+    (the model call they came from) is recorded with each call."""
     approver = hooks.approver
 
     def announce(call: ToolCall) -> None:
         tool = granted.get(call.name.lower())
         sink("tool_call", {"call_id": call.call_id, "name": tool.spec.name if tool else call.name,
                            "arguments": call.arguments if call.arguments is not None
-                           else call.raw_arguments})
+                           else call.raw_arguments, "turn": turn})
 
     def finish(call: ToolCall, result: ToolResult, ms: int, wait_ms: int = 0) -> ToolResult:
         if hooks.redact is not None and result.content:

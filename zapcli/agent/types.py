@@ -157,3 +157,6 @@ class Hooks:
     steer: Callable[[], list[tuple[str, str]]] | None = None
     before_model_call: Callable[[], list[str]] | None = None
     redact: Callable[[str], str] | None = None  # masks secrets in a tool result before anyone sees it
+    # check_report(final text) -> None to accept it; else (reason, message for
+    # the model to try again) — or (reason, None): no more tries, the loop fails.
+    check_report: Callable[[str], tuple[str, str | None] | None] | None = None

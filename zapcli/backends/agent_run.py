@@ -79,6 +79,11 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
         return Outcome(Status.FAILED, None, exc.reason)
     for diag in host.diagnostics:
         writer.append("diagnostic", diag)
+    history, failure = _history(spawn, writer)
+    if failure is not None:
+        host.close()
+        return failure
+    check_report = _report_check(spawn, host)
     inbox = SteerInbox(sid)
 
     def should_stop() -> tuple[str, str] | None:
@@ -89,8 +94,9 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
         return None
 
     try:
-        result = host.run(task, _TrailSink(writer, out), hooks=Hooks(approver=gate, steer=inbox.take),
-                          max_tokens=spawn.max_tokens, should_stop=should_stop)
+        result = host.run(task, _TrailSink(writer, out),
+                          hooks=Hooks(approver=gate, steer=inbox.take, check_report=check_report),
+                          max_tokens=spawn.max_tokens, should_stop=should_stop, history=history)
     finally:
         host.close()
     for _key, text in inbox.pending():
@@ -99,6 +105,48 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
     if result.report and not result.report.endswith("\n"):
         out.write(b"\n")
     return Outcome(Status(result.status), 0 if result.status == "completed" else None, result.reason)
+
+
+def _history(spawn: SpawnRecord, writer: TrailWriter) -> tuple[list[dict[str, Any]] | None, Outcome | None]:
+    """The conversation a continued subagent carries on (`continue_of`)."""
+    prev = spawn.continue_of
+    if prev is None:
+        return None, None
+    from zapcli.backends.history import HistoryError, conversation
+
+    try:
+        hist = conversation(prev)
+    except HistoryError as exc:
+        return None, Outcome(Status.FAILED, None, f"cannot continue {prev}: {exc}")
+    if hist.repaired or hist.dropped:
+        writer.append("diagnostic", {"dimension": "history", "name": "repaired", "message": (
+            f"the conversation of {prev} had {hist.repaired} tool call(s) without a result (closed "
+            f"with an error result) and {hist.dropped} result(s) without their call (dropped)")})
+    return hist.messages, None
+
+
+def _report_check(spawn: SpawnRecord, host: Any) -> Any:
+    """With `--output-schema`: tell the model the schema, and check its final
+    answer — the validation errors go back to it, at most MAX_TRIES answers."""
+    schema = spawn.output_schema
+    if schema is None:
+        return None
+    from zapcli import outputschema
+
+    host.system_prompt = (host.system_prompt + "\n\n" if host.system_prompt else "") + \
+        outputschema.instructions(schema)
+    tries = [0]
+
+    def check(text: str) -> tuple[str, str | None] | None:
+        why = outputschema.check(schema, text)
+        if why is None:
+            return None
+        tries[0] += 1
+        left = outputschema.MAX_TRIES - tries[0]
+        reason = f"{outputschema.REASON}: {why}"
+        return (reason, outputschema.feedback(why, left) if left > 0 else None)
+
+    return check
 
 
 class _TrailSink:

@@ -43,7 +43,8 @@ _no_type_column()
 def _run(name: str, params: dict) -> None:
     from importlib import import_module
 
-    raise typer.Exit(import_module(f"zapcli.cli.commands.{name}").execute(**params))
+    module = name + "_" if name == "continue" else name  # a Python keyword
+    raise typer.Exit(import_module(f"zapcli.cli.commands.{module}").execute(**params))
 
 
 def _version(value: bool) -> None:
@@ -70,6 +71,9 @@ def spawn(
     after: Optional[list[str]] = typer.Option(None, "--after", help="Start only after this subagent completed (repeatable).", metavar="ID"),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output).", metavar="N"),
     unattended: bool = typer.Option(False, "--unattended", help="Deny at once whatever would ask for approval.", metavar=""),
+    worktree: bool = typer.Option(False, "--worktree", help="Work in a new git worktree on branch zapcli/<id>, from the current HEAD.", metavar=""),
+    on_finish: Optional[str] = typer.Option(None, "--on-finish", help="Shell command run once when it ends (ZAPCLI_ID, ZAPCLI_STATUS, ZAPCLI_EXIT_CODE, ZAPCLI_TRAIL set); config on_finish.", metavar="CMD"),
+    output_schema: Optional[str] = typer.Option(None, "--output-schema", help="JSON Schema file the final report must satisfy (poll --json: structured).", metavar="FILE"),
     json: bool = JSON,
 ) -> None:
     """Start a subagent in the background and print its id at once.
@@ -185,12 +189,29 @@ def run(
     _run("run", locals())
 
 
+@app.command("continue")
+def continue_(
+    id: str = typer.Argument(..., help="A finished subagent's id.", metavar="ID"),
+    text: str = typer.Argument(..., help="What to do next. '-' reads it from stdin.", metavar="TEXT"),
+    model: Optional[str] = typer.Option(None, "--model", help="Model for the new subagent (default: the old one's).", metavar="MODEL"),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Deadline in seconds (default 300, config timeout_s).", metavar="SECS"),
+    on_finish: Optional[str] = typer.Option(None, "--on-finish", help="Shell command run once when it ends (default: the old one's).", metavar="CMD"),
+    json: bool = JSON,
+) -> None:
+    """Continue a finished subagent as a new one that has its whole conversation (and worktree).
+
+    The new subagent's first model request holds the old conversation, then TEXT;
+    its id is printed at once, as with spawn.
+    """
+    _run("continue", locals())
+
+
 @app.command()
 def gc(
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would be removed; remove nothing.", metavar=""),
     json: bool = JSON,
 ) -> None:
-    """Apply retention now: trim big trails, keep at most max_kept subagents."""
+    """Apply retention now: trim big trails, keep at most max_kept subagents, remove clean finished worktrees."""
     _run("gc", locals())
 
 
@@ -250,6 +271,30 @@ def doctor(json: bool = JSON) -> None:
 def tool_schema(json: bool = typer.Option(True, "--json", help="Always JSON.", metavar="")) -> None:
     """Print the `subagent` tool's JSON schema, to register zapcli in another agent framework."""
     _run("tool_schema", locals())
+
+
+worktree_app = typer.Typer(help="The git worktrees of --worktree subagents.", no_args_is_help=True)
+app.add_typer(worktree_app, name="worktree")
+
+
+@worktree_app.command("list")
+def worktree_list(json: bool = JSON) -> None:
+    """Every subagent worktree with its state: clean, dirty, unpushed commits, in use."""
+    from zapcli.cli.commands import worktree
+
+    raise typer.Exit(worktree.list_(json=json))
+
+
+@worktree_app.command("rm")
+def worktree_rm(
+    id: str = typer.Argument(..., help="Subagent id whose worktree to remove.", metavar="ID"),
+    force: bool = typer.Option(False, "--force", help="Also when dirty, unpushed or in use (never while its subagent runs).", metavar=""),
+    json: bool = JSON,
+) -> None:
+    """Remove a subagent's worktree (and its branch when it has nothing beyond its base)."""
+    from zapcli.cli.commands import worktree
+
+    raise typer.Exit(worktree.rm(id=id, force=force, json=json))
 
 
 agents_app = typer.Typer(help="Manage subagent definitions (YAML) and their machine-local switches.",

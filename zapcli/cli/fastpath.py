@@ -93,4 +93,7 @@ def run(argv: list[str]) -> int | None:
     cmd, params = parsed
     from importlib import import_module
 
-    return import_module(f"zapcli.cli.commands.{cmd.replace('-', '_')}").execute(**params)
+    name = cmd.replace("-", "_")
+    if name == "continue":  # a Python keyword: its module is continue_
+        name += "_"
+    return import_module(f"zapcli.cli.commands.{name}").execute(**params)

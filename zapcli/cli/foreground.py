@@ -208,34 +208,67 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     except ModelError as exc:
         raise ZapcliError(exc.reason) from None
     sink = _TerminalSink(run_id, json)
+    budget = _budget(run_id, max_tokens, sink, sub, settings)
     sys.stderr.write(f"[run {run_id}: subagents it starts belong to session {run_id}; "
                      f"see them with ZAPCLI_SESSION={run_id} zapcli list]\n")
     for diag in host.diagnostics:
         sink("diagnostic", diag)
     try:
-        result = _run_in_foreground(host, task, sink, gate, sub, max_tokens, deadline, limit, json)
+        result = _run_in_foreground(host, task, sink, gate, sub, budget, deadline, limit, json)
     finally:
         host.close()
     return _finish(result, run_id, sink, sub, json)
 
 
+def _budget(run_id: str, max_tokens: int | None, sink: _TerminalSink, sub: Any,
+            settings: Any) -> Any:
+    """`--max-tokens` on `run` is a budget for the whole tree (SPEC §16)."""
+    if max_tokens is None:
+        return None
+    if max_tokens <= 0:
+        raise UsageError(f"--max-tokens must be a positive number of tokens, got {max_tokens}")
+    from zapcli import ledger
+    from zapcli.ops.budget import TreeBudget
+
+    budget = TreeBudget(run_id, max_tokens, own=lambda: sink.tokens[0] + sink.tokens[1],
+                        children=lambda: list(sub.started), settings=settings)
+    sub.budget = budget
+    try:
+        ledger.set_budget(run_id, max_tokens)
+    except ZapcliError as exc:
+        sys.stderr.write(f"zapcli: warning: budget not recorded for `usage`: {exc.message}\n")
+    return budget
+
+
 def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: TerminalApprover,
-                       sub: Any, max_tokens: int | None, deadline: float, limit: float,
+                       sub: Any, budget: Any, deadline: float, limit: float,
                        json: bool) -> Any:
     """The loop runs on a thread so the deadline and Ctrl-C hold even while a
-    model call blocks; a blocked call is abandoned (the thread is a daemon)."""
+    model call blocks; a blocked call is abandoned (the thread is a daemon).
+    A tree budget is enforced on its own thread too: subagents spend while
+    the model waits for them."""
     from zapcli.agent.types import Hooks
 
     box: list[Any] = []
-    hooks = Hooks(approver=gate, before_model_call=sub.announcements)
+    notices = sub.announcements if budget is None else lambda: sub.announcements() + budget.notices()
+    hooks = Hooks(approver=gate, before_model_call=notices)
+
+    def stop_reason() -> tuple[str, str] | None:
+        if time.monotonic() >= deadline:
+            return ("timeout", f"--timeout {limit:g}s reached")
+        if budget is not None and budget.enforce():
+            return budget.should_stop()  # type: ignore[no-any-return]
+        return None
 
     def loop() -> None:
-        box.append(host.run(task, sink, hooks=hooks, max_tokens=max_tokens, should_stop=lambda: (
-            "timeout", f"--timeout {limit:g}s reached") if time.monotonic() >= deadline else None))
+        box.append(host.run(task, sink, hooks=hooks, should_stop=stop_reason))
 
     worker = threading.Thread(target=loop, name="agent-loop", daemon=True)
     previous = signal.signal(signal.SIGTERM, _terminated)
     run_id = sink.run_id
+    watching = threading.Event()
+    if budget is not None:
+        budget.watch(watching)
     try:
         worker.start()
         worker.join(timeout=max(limit, 0) + 1.0)
@@ -248,6 +281,7 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
             raise SystemExit(128 + signal.SIGTERM) from None
         raise
     finally:
+        watching.set()
         signal.signal(signal.SIGTERM, previous)
     if not box:
         _left_running(sub, run_id)

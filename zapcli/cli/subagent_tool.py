@@ -64,6 +64,7 @@ class SubagentTool:
         and it goes through the same approval as `bash` (Policy.check)."""
         self.approval, self.unattended, self.shell_allowed = approval, unattended, shell_allowed
         self.started: list[str] = []
+        self.budget: Any = None  # ops.budget.TreeBudget of `run --max-tokens`
         self._announced: set[str] = set()
         self._lock = threading.Lock()
 
@@ -85,7 +86,10 @@ class SubagentTool:
             raise ZapcliError("cli `sh` runs a shell command, and this agent's definition does not "
                               "grant `bash`; spawn a `zapcli` subagent instead")
         shell = cli == "sh"  # the approval fields belong to the agent backend only
+        # Under a tree budget: refused once spent; an agent child gets what is left as its own.
+        left = self.budget.check_spawn() if self.budget is not None else None
         res = spawn(SpawnRequest(task=str(args.get("task") or ""), cli=cli,
+                                 max_tokens=None if shell else left,
                                  agent=args.get("agent"), model=args.get("model"),
                                  timeout_s=args.get("timeout"), cwd=ctx.cwd,
                                  after=tuple(args.get("after") or ()),

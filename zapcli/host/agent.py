@@ -30,9 +30,11 @@ class AgentHost:
     _closers: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
     def run(self, task: str, sink: Sink, *, hooks: Hooks, max_tokens: int | None = None,
-            should_stop: Callable[[], str | tuple[str, str] | None] | None = None) -> Any:
+            should_stop: Callable[[], str | tuple[str, str] | None] | None = None,
+            history: list[dict[str, Any]] | None = None) -> Any:
         """Run the loop to its end; returns its `LoopResult`. Tool results are
-        masked with this process's secret values before the model sees them."""
+        masked with this process's secret values before the model sees them;
+        `history`: the conversation a continued subagent carries on."""
         from dataclasses import replace
 
         from zapcli.agent.loop import run_loop
@@ -44,7 +46,8 @@ class AgentHost:
 
         limits = Limits(max_turns=self.max_turns, max_tokens=max_tokens, should_stop=should_stop)
         return run_loop(system_prompt=self.system_prompt, task=task, client=self.client,
-                        tools=self.tools, sink=sink, ctx=self.ctx, limits=limits, hooks=hooks)
+                        tools=self.tools, sink=sink, ctx=self.ctx, limits=limits, hooks=hooks,
+                        history=history)
 
     def close(self) -> None:
         for close in self._closers:

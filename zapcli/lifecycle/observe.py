@@ -86,6 +86,10 @@ def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> Vie
     """
     s = load(sid)
     view, finding = derive(sid, s, facts_for(sid, s, stall_s=stall_s), stall_s=stall_s)
+    if s.final is not None and not s.finish_claimed and s.spawn.on_finish:
+        from zapcli.trail import finish
+
+        finish.fire(store.path_for(sid))  # whoever ended it died before starting it
     if finding is None:
         return view
     if not finding.overdue:

@@ -12,6 +12,7 @@ import contextlib
 import os
 import shutil
 from dataclasses import dataclass, field
+from typing import Any
 
 from zapcli import ids
 from zapcli.config import Settings
@@ -33,6 +34,7 @@ class GcResult:
     trimmed: dict[str, int] = field(default_factory=dict)  # id -> bytes dropped
     skipped_reason: str | None = None
     dry_run: bool = False
+    worktrees: list[Any] = field(default_factory=list)  # lifecycle.worktrees.Decision, `zapcli gc` only
 
 
 def _ids_on_disk() -> list[str]:

@@ -53,6 +53,11 @@ class View:
     stderr_written: int | None = None
     after: tuple[str, ...] = ()
     ended: str | None = None
+    # SPEC §16: the tree receipt (path, branch, base, ...; `ready`: made, or
+    # `error`: git's message), and the links `zapcli continue` made.
+    worktree: dict[str, Any] | None = None
+    continue_of: str | None = None
+    continued_by: str | None = None
 
     @property
     def terminal(self) -> bool:
@@ -107,6 +112,8 @@ def to_view(sid: str, s: reader.Summary, facts: Facts, *, stall_s: float = 0.0) 
         task=display(sp.task), created=sp.created, report=s.report,
         input_tokens=s.input_tokens, output_tokens=s.output_tokens,
         cached_tokens=s.cached_tokens, cost_usd=s.cost_usd, after=sp.after,
+        continue_of=sp.continue_of,
+        continued_by=s.continued_by, worktree=_receipt(s),
     )
     if s.process is not None or s.start is not None:
         view.pid = (s.process or s.start or {}).get("pid")
@@ -129,6 +136,18 @@ def to_view(sid: str, s: reader.Summary, facts: Facts, *, stall_s: float = 0.0) 
         if facts.activity_age is not None and facts.activity_age >= stall_s:
             view.stalled_s = facts.activity_age
     return view
+
+
+def _receipt(s: reader.Summary) -> dict[str, Any] | None:
+    tree = s.spawn.worktree
+    if tree is None:
+        return None
+    out = dict(tree)
+    made = s.worktree
+    out["ready"] = bool(made and made.get("ok"))
+    if made and not made.get("ok"):
+        out["error"] = made.get("error")
+    return out
 
 
 def _spawned_epoch(s: reader.Summary) -> float:

@@ -141,3 +141,22 @@ def _start_queued(entries: list[KillEntry], settings: Settings) -> None:
             queue.drain(session, settings)
         except Exception:  # noqa: BLE001 - best effort; the next observer drains too
             pass
+
+
+def end_and_stop(sid: str, outcome: Outcome, settings: Settings, *, by: str) -> bool:
+    """Record `outcome` as the end of `sid` (the first terminal status wins),
+    then end its process tree as `kill` does — for a stop that is not the
+    user's cancel (a run's token budget). True when this call ended it."""
+    from zapcli import executors
+
+    s = load(sid)
+    if s.final is not None:
+        return False
+    _final, ours = ending.end(store.path_for(sid), outcome, by=by)
+    if not ours:
+        return False
+    proc = s.process or s.start
+    if proc is not None:
+        executors.get(s.spawn.executor).signal(proc, settings.kill_grace_s)
+    sessions.deactivate(s.spawn.session, sid)
+    return True

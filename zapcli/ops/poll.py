@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from zapcli.config import Settings
 from zapcli.errors import (
@@ -39,6 +40,8 @@ class Entry:
     error: str | None = None
     output: Folded | None = None
     stderr_tail: str | None = None  # the end of stderr, for one that did not complete
+    tree: dict[str, Any] | None = None  # its worktree now: state, and whether HEAD moved
+    structured: Any = None  # --output-schema: the parsed final report
 
 
 @dataclass
@@ -106,7 +109,38 @@ def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no
                 # why it failed is usually here: show it without another command
                 e.stderr_tail = tail_text(store.path_for(e.id, ".err"), STDERR_TAIL_BYTES)
             settle(e.view)
+            e.structured = _structured(e.view)
+        if e.view is not None and e.view.worktree and e.view.worktree.get("ready"):
+            e.tree = _tree_now(e.view.worktree)
     return PollResult(entries, time.monotonic() - start)
+
+
+def _structured(view: View) -> Any:
+    """The parsed final report of a completed subagent with an output schema."""
+    if view.status != "completed":
+        return None
+    from zapcli.lifecycle.observe import load
+
+    schema = load(view.id).spawn.output_schema
+    if schema is None:
+        return None
+    from zapcli import outputschema
+
+    return outputschema.structured(schema, outputschema.final_text(view.id, view.report))
+
+
+def _tree_now(receipt: dict[str, Any]) -> dict[str, Any] | None:
+    """What the tree holds now, and whether the workspace's HEAD moved since
+    the base (a result built on an old base needs a merge or rebase)."""
+    from zapcli.worktrees import git as g
+    from zapcli.worktrees.inspect import state
+
+    r = g.Receipt.from_dict(receipt)
+    if r is None:
+        return None
+    head = g.head_of(r.repo)
+    return {**state(r).to_dict(), "workspace_head": head,
+            "base_moved": head is not None and head != r.base}
 
 
 @dataclass

@@ -12,6 +12,7 @@ import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from zapcli import ids
 from zapcli.backends import NAMES as BACKENDS
@@ -41,6 +42,12 @@ class SpawnRequest:
     max_tokens: int | None = None
     unattended: bool = False
     continue_of: str | None = None  # an agent-CLI subagent to resume (zapcli continue)
+    worktree: bool = False  # work in a new git worktree on branch zapcli/<id> (SPEC §16)
+    on_finish: str | None = None  # a shell command run once when it ends; "" = none
+    output_schema: str | None = None  # a JSON Schema file the final report must satisfy
+    # `zapcli continue`: the spawn-record fields carried over from the old
+    # subagent (definition, model, grant, tree, ...), used instead of resolving.
+    inherit: dict[str, Any] | None = None
 
 
 @dataclass
@@ -138,6 +145,25 @@ def _backend_fields(req: SpawnRequest, workspace: Path, settings: Settings) -> t
                         workspace=workspace, settings=settings)
 
 
+def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[str, Any]:
+    """The SPEC §16 fields: tree receipt, on-finish command, output schema.
+    Raises UsageError (before anything is created)."""
+    out: dict[str, Any] = {}
+    if req.worktree:
+        from zapcli import worktrees
+        from zapcli.worktrees.git import plan
+
+        out["worktree"] = plan(cwd, worktrees.path_for(sid), worktrees.branch_for(sid)).to_dict()
+    hook = settings.on_finish if req.on_finish is None else req.on_finish
+    if hook is not None and hook.strip():
+        out["on_finish"] = hook
+    if req.output_schema is not None:
+        from zapcli import outputschema
+
+        out["output_schema"] = outputschema.load_schema(req.output_schema)
+    return out
+
+
 def _maybe_collect(settings: Settings) -> None:
     """Retention, opportunistically (SPEC §6.3): only when the folder holds more
     subagents than `max_kept`, counted by one directory listing, so a normal
@@ -176,11 +202,16 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
         req = replace(req, cli=resumed["cli"], agent=None)
     req = _choose_backend(req, workspace)
     task, timeout = _validate(req, settings)
-    backend, warnings = _backend_fields(req, workspace, settings)
+    warnings: tuple[str, ...] = ()
+    if req.inherit is not None:
+        backend = dict(req.inherit)
+    else:
+        backend, warnings = _backend_fields(req, workspace, settings)
     backend.update(resumed)
     warnings = tuple(settings.notes) + tuple(warnings)
     session = sessions.current()
     sid = ids.new_id()
+    backend.update(_extras(req, settings, cwd, sid))
     now = time.time()
     fields = {
         "session": session, "cli": req.cli, "task": mark(task), "cwd": str(cwd),

@@ -48,11 +48,22 @@ def usage(*, all_sessions: bool = False) -> list[ParentTotals]:
         todo = _all_ids()
     else:
         todo = sessions.members(session)
+    running: dict[str, list[int]] = {}  # session -> tokens of its subagents still running
     for sid in todo:
         try:
-            settle(observe(sid), strict=True)
+            view = observe(sid)
         except NotFound:
             continue
-    from zapcli import ledger
+        if view.terminal:
+            settle(view, strict=True)
+        else:
+            acc = running.setdefault(view.session, [0, 0, 0])
+            for i, n in enumerate((view.input_tokens, view.output_tokens, view.cached_tokens)):
+                acc[i] += n
+    from zapcli import ledger  # sqlite3 only here
 
-    return ledger.totals(None if all_sessions else session)
+    out = ledger.totals(None if all_sessions else session)
+    for p in out:
+        if p.parent in running:
+            p.running = ledger.Tokens(*running[p.parent])
+    return out

@@ -15,9 +15,20 @@ def lines(res: Any) -> Lines:
     out += [("dim", f"  {sid}: {verb}") for sid in res.deleted]
     trim = "would trim about" if res.dry_run else "trimmed"
     out += [("dim", f"  {sid}: {trim} {n} bytes") for sid, n in res.trimmed.items()]
+    if res.worktrees:
+        from zapcli.render.worktree import decision_lines
+
+        out += decision_lines(res.worktrees, res.dry_run)
     return out
 
 
 def doc(res: Any) -> dict[str, Any]:
     return {"dry_run": res.dry_run, "kept": res.kept, "deleted": res.deleted,
-            "trimmed": res.trimmed, "skipped_reason": res.skipped_reason}
+            "trimmed": res.trimmed, "skipped_reason": res.skipped_reason,
+            "worktrees": [_decision(d) for d in res.worktrees]}
+
+
+def _decision(d: Any) -> dict[str, Any]:
+    from zapcli.render.worktree import decision_doc
+
+    return decision_doc(d)

@@ -44,6 +44,37 @@ def _stderr_lines(e: Any) -> Lines:
             *(("", "    " + escape_controls(x)) for x in e.stderr_tail.rstrip("\n").split("\n"))]
 
 
+def _tree_lines(e: Any) -> Lines:
+    """The worktree receipt, what the tree holds now, and a moved HEAD."""
+    v = e.view
+    out: Lines = []
+    if v.continue_of:
+        out.append(("dim", f"  Continues: {v.continue_of}"))
+    if v.continued_by:
+        out.append(("dim", f"  Continued as: {v.continued_by}"))
+    r = v.worktree
+    if not r:
+        return out
+    out.append(("", f"  Worktree: {r.get('path')} (branch {r.get('branch')}, base "
+                    f"{str(r.get('base'))[:12]})"))
+    if r.get("error"):
+        out.append(("red", f"  Worktree not made: {one_line(str(r['error']), 200)}"))
+    t = e.tree
+    if t is None:
+        if not r.get("ready") and not r.get("error"):
+            out.append(("dim", "  Worktree state: not made yet"))
+        return out
+    if not t["exists"]:
+        out.append(("dim", "  Worktree state: removed"))
+    else:
+        why = f": {', '.join(t['reasons'])}" if t["reasons"] else ""
+        out.append(("yellow" if t["holds_work"] else "dim", f"  Worktree state: {t['state']}{why}"))
+    if t["base_moved"]:
+        out.append(("yellow", f"  Note: the workspace's HEAD moved since the base (now "
+                              f"{str(t['workspace_head'])[:12]}): merge or rebase this branch"))
+    return out
+
+
 def lines(res: Any) -> Lines:
     if res.all_running:
         return _all_running(res)
@@ -57,6 +88,7 @@ def lines(res: Any) -> Lines:
         head = view_header(e.view)
         out.append((head[0][0], "[SubAgent] " + head[0][1]))
         out.extend(head[1:])
+        out.extend(_tree_lines(e))
         if e.output is not None:
             out.extend(folded_lines(e.output, so_far=not e.view.terminal, sid=e.id))
         if e.stderr_tail:
@@ -66,8 +98,12 @@ def lines(res: Any) -> Lines:
 
 def entry_doc(e: Any) -> dict[str, Any]:
     error = {"code": "not_found", "message": e.error} if e.error else None  # as every error
-    return {"id": e.id, "error": error, **(view_json(e.view) if e.view else {}),
-            "output": folded_json(e.output) if e.output else None, "stderr_tail": e.stderr_tail}
+    doc = {"id": e.id, "error": error, **(view_json(e.view) if e.view else {}),
+           "output": folded_json(e.output) if e.output else None, "stderr_tail": e.stderr_tail,
+           "structured": e.structured}
+    if doc.get("worktree") and e.tree is not None:
+        doc["worktree"] = {**doc["worktree"], **e.tree}
+    return doc
 
 
 def doc(res: Any) -> dict[str, Any]:

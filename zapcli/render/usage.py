@@ -17,6 +17,14 @@ def lines(parents: list[Any]) -> Lines:
                             f" ({t.cached_tokens} cached) — its own calls {p.own.input_tokens} in / "
                             f"{p.own.output_tokens} out, its subagents {sub_in} in / {sub_out} out"
                             + (f", ${t.cost_usd:.4f} reported" if t.cost_usd is not None else "")))
+        if p.running.total:
+            out.append(("", f"  still running: {p.running.input_tokens} in, "
+                            f"{p.running.output_tokens} out (counted when collected)"))
+        if p.budget:
+            pct = 100 * p.tree_total / p.budget
+            style = "red" if pct >= 100 else "yellow" if pct >= 80 else "dim"
+            out.append((style, f"  budget: {p.tree_total} of {p.budget} tokens ({pct:.0f}%), the "
+                               "run and every subagent it started"))
         for sid, status, tok in p.subagents:
             cost = f", ${tok.cost_usd:.4f}" if tok.cost_usd is not None else ""
             out.append(("", f"  {sid}: {status}, {tok.input_tokens} in, {tok.output_tokens} out{cost}"))
@@ -28,5 +36,6 @@ def lines(parents: list[Any]) -> Lines:
 def doc(parents: list[Any]) -> dict[str, Any]:
     return {"sessions": [{
         "session": p.parent, "own": vars(p.own), "total": vars(p.total),
+        "running": vars(p.running), "tree_total": p.tree_total, "budget": p.budget,
         "subagents": [{"id": sid, "status": st, **vars(t)} for sid, st, t in p.subagents]}
         for p in parents]}

@@ -21,7 +21,7 @@ from zapcli.backends.base import RunContext
 from zapcli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from zapcli.lifecycle.observe import load
 from zapcli.redact import secret_values
-from zapcli.runner import guard
+from zapcli.runner import guard, tree
 from zapcli.supervisor.capture import CappedFile
 from zapcli.supervisor.launch import process_create_time
 from zapcli.trail import endslot, store
@@ -153,10 +153,12 @@ def main(sid: str) -> int:
         return EXIT_FAILED
     endslot.reserve(writer.path)  # room for the end, whatever the disk does later
     helpers = _record_helpers(writer)
-    ctx = RunContext(sid, spawn, "", writer, out, err, deadline, terminated,
-                     stop_grace=lambda: _kill_grace(sid, spawn.kill_grace_s))
     try:
-        outcome = _run_backend(ctx)
+        work, outcome = tree.enter(spawn, writer)
+        if outcome is None:
+            ctx = RunContext(sid, work, "", writer, out, err, deadline, terminated,
+                             stop_grace=lambda: _kill_grace(sid, spawn.kill_grace_s))
+            outcome = _run_backend(ctx)
     except Exception as exc:  # the runner's catch-all: a result is never lost
         traceback.print_exc(file=sys.stderr)
         outcome = Outcome(Status.FAILED, None, f"internal error: {type(exc).__name__}: {exc}")
@@ -166,6 +168,7 @@ def main(sid: str) -> int:
         from zapcli.supervisor.kill import kill_helpers
 
         kill_helpers(helpers, 1.0)
+    outcome = _check_output(sid, spawn, outcome)
     writer.end(outcome, retry_s=max(spawn.kill_grace_s, 5.0), stdout_bytes=out.written,
                stderr_bytes=err.written, stdout_kept=out.kept, stderr_kept=err.kept)
     writer.close()
@@ -198,6 +201,21 @@ def _run_backend(ctx: RunContext) -> Outcome:
     finally:
         done.set()
         guard.disarm_backstop()
+
+
+def _check_output(sid: str, spawn: SpawnRecord, outcome: Outcome) -> Outcome:
+    """`--output-schema`, the same for every backend: a completed subagent whose
+    final report is not JSON valid for the schema ends `failed` (the built-in
+    agent has already had its tries to fix it)."""
+    schema = spawn.output_schema
+    if schema is None or outcome.status != Status.COMPLETED:
+        return outcome
+    from zapcli import outputschema
+
+    problem = outputschema.check(schema, outputschema.final_text(sid, load(sid).report))
+    if problem is None:
+        return outcome
+    return Outcome(Status.FAILED, None, f"{outputschema.REASON}: {problem}")
 
 
 def _kill_grace(sid: str, default: float) -> float:

@@ -53,6 +53,40 @@ def _message(turn: dict[str, Any]) -> tuple[str, str, str, list[dict[str, Any]]]
     return text, reasoning, field, calls
 
 
+def malformed_history(messages: Any) -> str | None:
+    """What OpenAI answers with a 400 about a conversation's shape, if anything:
+    an assistant message with `tool_calls` must be followed by one `tool`
+    message per call id (before any other message), and a `tool` message
+    must answer a call of the assistant message just before it."""
+    if not isinstance(messages, list):
+        return None
+    pending: list[str] = []
+    answerable: set[str] = set()
+    for i, m in enumerate(messages):
+        role = m.get("role") if isinstance(m, dict) else None
+        if role == "tool":
+            call_id = m.get("tool_call_id")
+            if call_id not in answerable:
+                return (f"Invalid parameter: messages with role 'tool' must be a response to a "
+                        f"preceeding message with 'tool_calls' (messages[{i}], tool_call_id "
+                        f"{call_id!r}).")
+            answerable.discard(call_id)
+            pending = [c for c in pending if c != call_id]
+            continue
+        if pending:
+            return (f"An assistant message with 'tool_calls' must be followed by tool messages "
+                    f"responding to each 'tool_call_id'. The following tool_call_ids did not have "
+                    f"response messages: {', '.join(pending)} (before messages[{i}]).")
+        calls = m.get("tool_calls") if role == "assistant" else None
+        ids = [str(c.get("id")) for c in calls or [] if isinstance(c, dict)]
+        pending, answerable = list(ids), set(ids)
+    if pending:
+        return (f"An assistant message with 'tool_calls' must be followed by tool messages "
+                f"responding to each 'tool_call_id'. The following tool_call_ids did not have "
+                f"response messages: {', '.join(pending)}.")
+    return None
+
+
 class ChatProtocol(Protocol):
     name = "chat"
 
@@ -70,6 +104,8 @@ class ChatProtocol(Protocol):
             return _error(h, 400, "We could not parse the JSON body of your request.")
         srv = self.server
         srv.record(body)
+        if problem := malformed_history(body.get("messages")):
+            return _error(h, 400, problem, "invalid_request_error")
         if srv.api_key is not None and h.headers.get("Authorization") != f"Bearer {srv.api_key}":
             return _error(h, 401, "Incorrect API key provided.", "invalid_api_key")
         model = str(body.get("model") or "")

@@ -36,4 +36,7 @@ def end(path: Path, outcome: Outcome, *, by: str | None = None, retries: float =
         seq = store.append(path, "status", fields, retries=retries)
     if seq is None:
         return None, False
+    from zapcli.trail import finish
+
+    finish.fire(path)  # its on-finish command, once over everyone
     return {"v": records.SCHEMA_VERSION, "seq": seq, "type": "status", **fields}, True

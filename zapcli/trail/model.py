@@ -155,6 +155,27 @@ class SpawnRecord:
             raw=rec,
         )
 
+    # SPEC §16 fields, read from the record as written (absent on older trails)
+    @property
+    def worktree(self) -> dict[str, Any] | None:
+        """The tree receipt of a `--worktree` subagent (repo, common_dir, path,
+        branch, base, subdir; `carried` for a continued one)."""
+        return _dict(self.raw.get("worktree"))
+
+    @property
+    def on_finish(self) -> str | None:
+        return _opt_str(self.raw.get("on_finish")) or None
+
+    @property
+    def output_schema(self) -> Any:
+        """The JSON Schema of `--output-schema` (an object or a boolean), or None."""
+        return self.raw.get("output_schema")
+
+    @property
+    def continue_of(self) -> str | None:
+        """The subagent this one continues (`zapcli continue`)."""
+        return _opt_str(self.raw.get("continue_of"))
+
     @property
     def granted_tools(self) -> list[str]:
         tools = (self.grant or {}).get("tools")

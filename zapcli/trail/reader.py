@@ -90,6 +90,9 @@ class Summary:
     cost_usd: float | None = None  # summed where the backend reports a cost
     cli_session: dict[str, Any] | None = None  # an agent CLI's own session id, version (`session`)
     helpers: list[dict[str, Any]] = field(default_factory=list)  # `helper` records (C17)
+    continued_by: str | None = None  # `zapcli continue` made this subagent's successor
+    finish_claimed: bool = False  # its on-finish command was claimed (run once)
+    worktree: dict[str, Any] | None = None  # the runner's `worktree` record: the tree is made
 
 
 def summarize(trail: Trail) -> Summary | None:
@@ -132,6 +135,12 @@ def summarize(trail: Trail) -> Summary | None:
                 s.messages_delivered += 1
             else:
                 s.messages_sent += 1
+        elif rtype == "continued":
+            s.continued_by = rec.get("by") if isinstance(rec.get("by"), str) else None
+        elif rtype == "on_finish":
+            s.finish_claimed = True
+        elif rtype == "worktree":
+            s.worktree = rec
         elif rtype == "approval_request":
             pending[str(rec.get("req_id"))] = rec
         elif rtype == "approval_decision":

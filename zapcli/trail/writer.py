@@ -185,9 +185,13 @@ class TrailWriter:
                 self.flush()
                 endslot.release(self.path)
                 return False
-            if self.write_sync("status", fields, retry_s=retry_s):
-                endslot.release(self.path)
-                return True
+            written = self.write_sync("status", fields, retry_s=retry_s)
+        if written:
+            endslot.release(self.path)
+            from zapcli.trail import finish
+
+            finish.fire(self.path)  # its on-finish command, once over everyone
+            return True
         # The disk stayed full: the outcome goes into the space reserved at
         # start, and the first observer records it (never `lost`).
         endslot.keep(self.path, fields)

@@ -5,18 +5,25 @@ from __future__ import annotations
 import sys
 
 from zapcli.cli.output import StdoutError, emit, emit_text, is_tty, warn
-from zapcli.ops.spawn import MAX_TASK_BYTES, SpawnRequest, decode_task, spawn
+from zapcli.ops.spawn import MAX_TASK_BYTES, SpawnRequest, SpawnResult, decode_task, spawn
 
 
 def execute(task: str, cli: str | None = None, agent: str | None = None, model: str | None = None,
             timeout: float | None = None, approval: str | None = None, cwd: str | None = None,
             after: list[str] | None = None, max_tokens: int | None = None,
-            unattended: bool = False, json: bool = False) -> int:
+            unattended: bool = False, worktree: bool = False, on_finish: str | None = None,
+            output_schema: str | None = None, json: bool = False) -> int:
     if task == "-":
         task = decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
     res = spawn(SpawnRequest(task=task, cli=cli, agent=agent, model=model, timeout_s=timeout,
                              approval=approval, cwd=cwd, after=tuple(after or ()),
-                             max_tokens=max_tokens, unattended=unattended))
+                             max_tokens=max_tokens, unattended=unattended, worktree=worktree,
+                             on_finish=on_finish, output_schema=output_schema))
+    return print_spawned(res, json)
+
+
+def print_spawned(res: SpawnResult, json: bool) -> int:
+    """The id (a pipe) or the summary (a terminal, --json), as spawn and continue print it."""
     for w in res.warnings:
         warn(w)
     try:

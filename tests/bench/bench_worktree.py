@@ -1,0 +1,154 @@
+"""`spawn --worktree` (SPEC §16) against `git worktree add` alone, same run.
+
+Usage: .venv/bin/python tests/bench/bench_worktree.py [--runs 7] [--files 10000]
+
+Builds a repository of N files (one commit) and, round-robin:
+- reference: `git worktree add --no-track -b B PATH HEAD` (what any tool pays);
+- `zapcli spawn --cli sh --worktree -- true`: the time until `spawn` returns
+  (the id), and the time until the tree is ready — the runner's `worktree`
+  record, written once `git worktree add` finished inside it. The second is
+  the figure comparable to the reference (goal ≤ 1.2×).
+Then eight `spawn --worktree` started at the same instant: the time until
+all eight are running with their tree ready, against the sum of their own
+`git worktree add` times (zapcli serializes creations per repository, so
+that sum is the floor) and against 8 x the reference. Each tree is removed (untimed) after its round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import _install
+
+GIT = ["git", "-c", "user.email=b@b", "-c", "user.name=b"]
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run([*GIT, *args], cwd=repo, check=True, capture_output=True)
+
+
+def make_repo(root: Path, files: int) -> Path:
+    repo = root / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    per_dir = 100
+    for i in range(files):
+        d = repo / f"pkg{i // per_dir:03d}"
+        d.mkdir(exist_ok=True)
+        (d / f"mod{i % per_dir:03d}.py").write_text(f"# module {i}\nVALUE = {i}\n" * 8)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "many files")
+    return repo
+
+
+GIT_MS: list[float] = []  # `git worktree add` inside zapcli's runner, as its record says
+
+
+def ready_at(home: Path, sid: str, timeout: float = 120) -> float:
+    """perf_counter time when the trail of `sid` got its `worktree` record."""
+    trail = home / "subagents" / f"{sid}.jsonl"
+    end = time.perf_counter() + timeout
+    while time.perf_counter() < end:
+        try:
+            for line in trail.read_bytes().split(b"\n"):
+                if b'"type":"worktree"' in line:
+                    rec = json.loads(line)
+                    if not rec.get("ok"):
+                        raise RuntimeError(f"{sid}: {rec.get('error')}")
+                    GIT_MS.append(float(rec.get("ms") or 0) - float(rec.get("lock_wait_ms") or 0))
+                    return time.perf_counter()
+        except FileNotFoundError:
+            pass
+        time.sleep(0.002)
+    raise RuntimeError(f"{sid}: no worktree within {timeout}s")
+
+
+def _zap(inst: _install.Install, repo: Path, env: dict[str, str], *args: str) -> str:
+    proc = subprocess.run(inst.zapcli(*args), cwd=repo, env=env, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=120)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr)
+    return proc.stdout.strip()
+
+
+def main() -> int:
+    _install.ensure_venv()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--files", type=int, default=10000)
+    opts = ap.parse_args()
+    inst = _install.build()
+    try:
+        return _bench(inst, opts.runs, opts.files)
+    finally:
+        inst.cleanup()
+
+
+def _bench(inst: _install.Install, runs: int, files: int) -> int:
+    t0 = time.perf_counter()
+    repo = make_repo(inst.root, files)
+    print(f"# repository of {files} files built in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+    home = inst.new_home("wt")
+    env = inst.env(home)
+    refs = inst.root / "ref-trees"
+    n = [0]
+
+    def git_alone() -> float:
+        n[0] += 1
+        path = refs / f"t{n[0]}"
+        t = time.perf_counter()
+        _git(repo, "worktree", "add", "--no-track", "-q", "-b", f"ref/{n[0]}", str(path), "HEAD")
+        took = time.perf_counter() - t
+        _git(repo, "worktree", "remove", "--force", str(path))
+        return took
+
+    spawn_returned: list[float] = []
+
+    def zap_ready() -> float:
+        t = time.perf_counter()
+        sid = _zap(inst, repo, env, "spawn", "--cli", "sh", "--worktree", "--", "true")
+        spawn_returned.append(time.perf_counter() - t)
+        took = ready_at(home, sid) - t
+        _zap(inst, repo, env, "wait", sid)
+        _zap(inst, repo, env, "worktree", "rm", sid)
+        return took
+
+    got = _install.interleaved(runs, {"git": git_alone, "zapcli": zap_ready}, warmup=1)
+    overhead = [r * 1000 - g for r, g in zip(got["zapcli"], GIT_MS[1:], strict=True)]
+    ref = _install.median_ms(got["git"])
+    ready = _install.median_ms(got["zapcli"])
+    returned = _install.median_ms(spawn_returned[1:])
+    print(f"git worktree add alone ({files} files): {ref:.0f} ms")
+    print(f"spawn --worktree, until spawn returns: {returned:.0f} ms ({_install.fmt_ratio(returned, ref)})")
+    print(f"spawn --worktree, until the tree is ready: {ready:.0f} ms ({_install.fmt_ratio(ready, ref)})")
+    print(f"  of which zapcli's own part (spawn, runner start-up, lock; the rest is its git "
+          f"worktree add): {sorted(overhead)[len(overhead) // 2]:.0f} ms")
+    _eight(inst, repo, env, home, ref)
+    return 0
+
+
+def _eight(inst: _install.Install, repo: Path, env: dict[str, str], home: Path, ref_ms: float) -> None:
+    GIT_MS.clear()
+    t = time.perf_counter()
+    procs = [subprocess.Popen(inst.zapcli("spawn", "--cli", "sh", "--worktree", "--", "sleep 5"),
+                              cwd=repo, env=env, stdout=subprocess.PIPE, text=True,
+                              stdin=subprocess.DEVNULL) for _ in range(8)]
+    ids = [p.communicate(timeout=120)[0].strip() for p in procs]
+    returned = time.perf_counter() - t
+    all_ready = max(ready_at(home, sid) for sid in ids) - t
+    inside = sum(GIT_MS)
+    print(f"8 parallel spawn --worktree: all 8 ids printed after {returned * 1000:.0f} ms; all 8 "
+          f"running in their trees after {all_ready * 1000:.0f} ms")
+    print(f"  their 8 git worktree add, one after the other under the lock: {inside:.0f} ms in all "
+          f"({_install.fmt_ratio(all_ready * 1000, inside)} of that); 8 x the reference above: "
+          f"{8 * ref_ms:.0f} ms ({_install.fmt_ratio(all_ready * 1000, 8 * ref_ms)})")
+    _zap(inst, repo, env, "wait", *ids)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,88 @@
+"""`--on-finish CMD` (SPEC §16): exactly once per subagent, whoever ends it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.conftest import sleep_marker, supervisor_pid, trail_records, wait_until
+
+HOOK = 'echo "$ZAPCLI_ID $ZAPCLI_STATUS [$ZAPCLI_EXIT_CODE] $ZAPCLI_TRAIL" >> {log}'
+
+
+def _hook_lines(log: Path, sid: str) -> list[list[str]]:
+    if not log.exists():
+        return []
+    return [line.split() for line in log.read_text().splitlines() if line.startswith(sid)]
+
+
+def _ran(zap, log: Path, sid: str) -> list[str]:
+    """The one line the hook wrote for `sid`, once its helper recorded its end."""
+    wait_until(lambda: any(r["type"] == "on_finish" and r.get("state") == "done"
+                           for r in trail_records(zap.trail(sid))), 20)
+    lines = _hook_lines(log, sid)
+    assert len(lines) == 1, lines
+    claims = [r for r in trail_records(zap.trail(sid)) if r["type"] == "on_finish"]
+    assert [c["state"] for c in claims] == ["claimed", "done"]
+    return lines[0]
+
+
+def test_runs_once_after_completion_failure_timeout_and_kill(zap, tmp_path):
+    log = tmp_path / "hook.log"
+    hook = HOOK.format(log=log)
+    ok = zap.spawn_sh("true", "--on-finish", hook)
+    failed = zap.spawn_sh("exit 3", "--on-finish", hook)
+    slow = zap.spawn_sh(f"sleep {sleep_marker(3501)}", "--on-finish", hook, timeout=1)
+    killed = zap.spawn_sh(f"sleep {sleep_marker(3502)}", "--on-finish", hook)
+    wait_until(lambda: zap.status(killed) == "running")
+    zap("kill", killed, "--grace", "0.5", check=True)
+    assert _ran(zap, log, ok) == [ok, "completed", "[0]", str(zap.trail(ok))]
+    assert _ran(zap, log, failed)[1:3] == ["failed", "[3]"]
+    assert _ran(zap, log, slow)[1:3] == ["timeout", "[]"]
+    assert _ran(zap, log, killed)[1] == "cancelled"
+
+
+def test_after_the_runner_was_sigkilled_twenty_observers_run_it_once(zap, tmp_path):
+    log = tmp_path / "hook.log"
+    sid = zap.spawn_sh(f"sleep {sleep_marker(3503)}", "--on-finish", HOOK.format(log=log))
+    os.kill(supervisor_pid(zap, sid), signal.SIGKILL)
+    time.sleep(0.2)
+    observers = [subprocess.Popen([sys.executable, "-m", "zapcli", "poll", "--no-wait", sid],
+                                  env=zap.env, cwd=zap.cwd, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL) for _ in range(20)]
+    for p in observers:
+        p.wait(timeout=60)
+    assert _ran(zap, log, sid)[1] == "lost"
+    time.sleep(0.5)  # a late duplicate would show up here
+    assert len(_hook_lines(log, sid)) == 1
+
+
+def test_its_own_failure_is_a_diagnostic_not_a_status(zap):
+    sid = zap.spawn_sh("true", "--on-finish", "echo 'hook broke' >&2; exit 7")
+    assert zap("wait", sid).returncode == 0
+    diag = wait_until(lambda: [r for r in trail_records(zap.trail(sid))
+                               if r["type"] == "diagnostic" and r.get("dimension") == "on_finish"], 20)
+    assert "exited with code 7" in diag[0]["message"] and "hook broke" in diag[0]["message"]
+    assert zap.status(sid) == "completed"
+
+
+def test_config_sets_the_default_and_a_workspace_file_cannot(zap, tmp_path):
+    log = tmp_path / "hook.log"
+    config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.yaml").write_text(f"on_finish: '{HOOK.format(log=log)}'\n")
+    (zap.cwd / ".zapcli").mkdir()
+    (zap.cwd / ".zapcli" / "config.yaml").write_text("on_finish: 'touch pwned'\n")
+    proc = zap("spawn", "--cli", "sh", "--", "true")
+    assert "is not taken from a workspace file" in proc.err
+    sid = proc.out.strip()
+    assert _ran(zap, log, sid)[1] == "completed"
+    assert not (zap.cwd / "pwned").exists()
+    off = zap.spawn_sh("true", "--on-finish", "")  # '' turns the default off
+    assert zap("wait", off).returncode == 0
+    time.sleep(0.5)
+    assert not _hook_lines(log, off)

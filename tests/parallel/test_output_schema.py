@@ -1,0 +1,67 @@
+"""`--output-schema FILE` (SPEC §16): validated with jsonschema, retried by the
+built-in agent, checked the same way for `sh`, `structured` in poll --json."""
+
+from __future__ import annotations
+
+import json
+
+SCHEMA = {"type": "object", "required": ["answer"], "additionalProperties": False,
+          "properties": {"answer": {"type": "integer"}}}
+
+
+def _schema(zap) -> str:
+    path = zap.cwd / "schema.json"
+    path.write_text(json.dumps(SCHEMA))
+    return str(path)
+
+
+def _doc(zap, sid):
+    return zap.json("poll", "--no-wait", sid)["subagents"][0]
+
+
+def test_the_agent_gets_its_errors_back_and_fixes_its_answer(zap, model):
+    srv = model([{"match": "give the answer", "turns": [
+        {"text": "The answer is 42."},
+        {"text": '```json\n{"answer": 42}\n```'}]}])
+    proc = zap("spawn", "--output-schema", _schema(zap), "--", "give the answer")
+    assert proc.returncode == 0, proc.err
+    sid = proc.out.strip()
+    assert zap("wait", "--timeout", "30", sid).returncode == 0, zap("replay", sid).out
+    assert _doc(zap, sid)["structured"] == {"answer": 42}
+    system = srv.requests[0]["messages"][0]["content"]
+    assert '"answer"' in system and "JSON Schema" in system  # the agent is told the schema
+    retry = srv.requests[1]["messages"][-1]
+    assert retry["role"] == "user" and "not JSON" in retry["content"]
+
+
+def test_three_invalid_answers_fail_with_output_schema(zap, model):
+    srv = model([{"match": "answer badly", "turns": [
+        {"text": "no json here"}, {"text": '{"answer": "x"}'}, {"text": '{"answer": 1, "extra": 2}'},
+        {"text": '{"answer": 7}'}]}])
+    proc = zap("spawn", "--output-schema", _schema(zap), "--", "answer badly")
+    sid = proc.out.strip()
+    assert zap("wait", "--timeout", "30", sid).returncode == 3
+    doc = _doc(zap, sid)
+    assert doc["status"] == "failed" and doc["reason"].startswith("output schema:")
+    assert "Additional properties" in doc["reason"] and doc["structured"] is None
+    assert len(srv.requests) == 3  # three answers, no fourth try
+    assert "is not of type 'integer'" in srv.requests[2]["messages"][-1]["content"]
+
+
+def test_an_invalid_schema_is_refused_at_spawn(zap):
+    bad = zap.cwd / "bad.json"
+    bad.write_text(json.dumps({"type": "object", "properties": {"a": {"type": "no-such-type"}}}))
+    for path, words in ((bad, "not a valid JSON Schema"), (zap.cwd / "missing.json", "cannot read")):
+        proc = zap("spawn", "--cli", "sh", "--output-schema", str(path), "--", "echo {}")
+        assert proc.returncode == 2 and words in proc.err
+    assert not (zap.home / "subagents").exists() or not list((zap.home / "subagents").iterdir())
+
+
+def test_every_backend_is_checked_the_same_way(zap):
+    schema = _schema(zap)
+    good = zap.spawn_sh("echo '{\"answer\": 3}'", "--output-schema", schema)
+    bad = zap.spawn_sh("echo 'three'", "--output-schema", schema)
+    zap("wait", "--timeout", "30", good, bad)
+    assert _doc(zap, good)["structured"] == {"answer": 3}
+    doc = _doc(zap, bad)
+    assert doc["status"] == "failed" and doc["reason"].startswith("output schema: the final report is not JSON")

@@ -1,0 +1,165 @@
+"""`--worktree` with real git and real processes (SPEC §16, case C21)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import sleep_marker, wait_until
+from tests.parallel.conftest import branches, git
+
+
+def _spawn_at_once(zap, cmds: list[str]) -> list[str]:
+    """Start one `spawn --worktree` process per command, all at the same instant."""
+    procs = [subprocess.Popen([sys.executable, "-m", "zapcli", "spawn", "--cli", "sh", "--worktree",
+                               "--timeout", "60", "--", c], cwd=zap.cwd, env=zap.env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for c in cmds]
+    out = [p.communicate(timeout=60) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [e for _o, e in out]
+    return [o.strip() for o, _e in out]
+
+
+def _doc(zap, sid: str) -> dict:
+    return zap.json("poll", "--no-wait", sid)["subagents"][0]
+
+
+def test_c21_eight_parallel_spawns_all_get_their_tree(zap, repo):
+    base = git(repo, "rev-parse", "HEAD")
+    ids = _spawn_at_once(zap, [f"echo {n} > out.txt; sleep 1" for n in range(8)])
+    assert len(set(ids)) == 8
+    assert zap("wait", "--timeout", "60", *ids).returncode == 0
+    assert len(git(repo, "worktree", "list").split("\n")) == 9
+    assert sorted(branches(repo)) == sorted(["refs/heads/main"] + [f"refs/heads/zapcli/{i}" for i in ids])
+    assert not (repo / "out.txt").exists()  # nobody worked in the main checkout
+    numbers = set()
+    listed = {d["id"]: d for d in zap.json("list")["subagents"]}
+    for sid in ids:
+        trail = zap.trail(sid).read_text()
+        assert "could not lock" not in trail and ".lock" not in trail
+        doc = _doc(zap, sid)
+        tree = doc["worktree"]
+        assert tree["branch"] == f"zapcli/{sid}" and tree["base"] == base and tree["ready"]
+        assert tree["state"] == "dirty" and tree["untracked"] == 1 and not tree["base_moved"]
+        assert listed[sid]["worktree"]["path"] == tree["path"]  # the receipt in list --json too
+        numbers.add(Path(tree["path"], "out.txt").read_text().strip())
+        assert git(Path(tree["path"]), "rev-parse", "--abbrev-ref", "HEAD") == f"zapcli/{sid}"
+    assert numbers == {str(n) for n in range(8)}  # each worked only in its own tree
+
+    # poll flags a result whose base is no longer the workspace's HEAD
+    (repo / "other.txt").write_text("moved on\n")
+    git(repo, "add", "other.txt")
+    git(repo, "commit", "-q", "-m", "main moved")
+    tree = _doc(zap, ids[0])["worktree"]
+    assert tree["base_moved"] and tree["workspace_head"] == git(repo, "rev-parse", "HEAD")
+    assert "HEAD moved since the base" in zap("poll", "--no-wait", ids[0]).out
+
+
+def test_c21_cleanup_keeps_what_is_not_safe_to_drop(zap, repo):
+    commit = "echo x > a.txt && git add a.txt && git -c user.email=t@t -c user.name=t commit -qm wip"
+    d = zap.spawn_sh("echo draft > notes.txt", "--worktree")
+    u = zap.spawn_sh(commit, "--worktree")
+    c = zap.spawn_sh("true", "--worktree")
+    assert zap("wait", "--timeout", "30", d, u, c).returncode == 0
+    wt = _doc(zap, c)["worktree"]["path"]
+    marker = sleep_marker(3333)
+    z = zap.spawn_sh(f"exec sleep {marker}", "--cwd", wt)
+    wait_until(lambda: zap.status(z) == "running")
+
+    dry = zap.json("gc", "--dry-run")["worktrees"]
+    by_id = {x["id"]: x for x in dry}
+    assert by_id[d]["action"] == "keep" and "1 untracked file" in by_id[d]["reason"]
+    assert by_id[u]["action"] == "keep" and "1 unpushed commit" in by_id[u]["reason"]
+    assert by_id[c]["action"] == "keep" and z in by_id[c]["reason"]
+    zap("gc", check=True)
+    assert Path(wt).is_dir()  # in use by a live subagent: kept
+    for sid, words in ((d, "1 untracked file"), (u, "1 unpushed commit")):
+        text = zap("poll", "--no-wait", sid).out
+        assert "Worktree: " in text and f"zapcli/{sid}" in text and words in text
+    listed = zap.json("worktree", "list")["worktrees"]
+    assert next(t for t in listed if t["id"] == c)["in_use_by"] == [z]
+
+    zap("kill", z, check=True)
+    gc = zap.json("gc")["worktrees"]
+    removed = next(x for x in gc if x["id"] == c)
+    assert removed["action"] == "remove" and removed["branch_deleted"]
+    assert not Path(wt).exists()
+    assert f"refs/heads/zapcli/{c}" not in branches(repo)
+    for sid in (d, u):
+        assert Path(_doc(zap, sid)["worktree"]["path"]).is_dir()
+        assert f"refs/heads/zapcli/{sid}" in branches(repo)
+    assert "Worktree state: removed" in zap("poll", "--no-wait", c).out
+
+
+def test_a_failed_creation_leaves_no_branch_and_never_runs_the_task(zap, repo):
+    hook = repo / ".git" / "hooks" / "post-checkout"
+    hook.write_text("#!/bin/sh\necho 'post-checkout says no' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    sid = zap.spawn_sh("touch ran-here", "--worktree")
+    assert zap.wait_status(sid) == "failed"
+    doc = _doc(zap, sid)
+    assert doc["reason"].startswith("worktree: git worktree add failed")
+    assert "post-checkout says no" in doc["reason"]
+    assert doc["worktree"]["error"] and not doc["worktree"]["ready"]
+    assert branches(repo) == ["refs/heads/main"]  # no orphan branch
+    assert len(git(repo, "worktree", "list").split("\n")) == 1
+    assert not (repo / "ran-here").exists()
+    assert not any(Path(str(zap.home) + "-worktrees").glob("*/ran-here"))
+
+
+def test_refused_at_spawn_outside_a_repository(zap):
+    proc = zap("spawn", "--cli", "sh", "--worktree", "--", "true")
+    assert proc.returncode == 2 and "--worktree needs a git repository" in proc.err
+    assert not list((zap.home / "subagents").glob("*.jsonl")) if (zap.home / "subagents").exists() else True
+
+
+def test_worktree_rm_refuses_work_and_never_a_running_tree(zap, repo):
+    dirty = zap.spawn_sh("echo draft > notes.txt", "--worktree")
+    unpushed = zap.spawn_sh("echo x > a.txt && git add a.txt && "
+                            "git -c user.email=t@t -c user.name=t commit -qm wip", "--worktree")
+    running = zap.spawn_sh(f"exec sleep {sleep_marker(3334)}", "--worktree")
+    assert zap("wait", "--timeout", "30", dirty, unpushed).returncode == 0
+    wait_until(lambda: _doc(zap, running)["worktree"]["ready"], 20, 0.2)
+
+    refused = zap("worktree", "rm", dirty)
+    assert refused.returncode == 1 and "1 untracked file" in refused.err and "--force" in refused.err
+    refused = zap("worktree", "rm", unpushed)
+    assert refused.returncode == 1 and "1 unpushed commit" in refused.err
+    refused = zap("worktree", "rm", running, "--force")
+    assert refused.returncode == 1 and "never removed while its subagent runs" in refused.err
+
+    done = zap.json("worktree", "rm", dirty, "--force")
+    assert done["removed"] and done["branch_deleted"]  # nothing beyond its base
+    assert not Path(done["path"]).exists()
+    done = zap.json("worktree", "rm", unpushed, "--force")
+    assert not Path(done["path"]).exists() and not done["branch_deleted"]
+    assert "kept" in done["note"] and f"refs/heads/zapcli/{unpushed}" in branches(repo)
+    assert Path(_doc(zap, running)["worktree"]["path"]).is_dir()
+
+
+def test_gc_reports_a_failing_remove_and_never_deletes_by_hand(zap, repo):
+    sid = zap.spawn_sh("true", "--worktree")
+    assert zap.wait_status(sid) == "completed"
+    path = Path(_doc(zap, sid)["worktree"]["path"])
+    dry = next(x for x in zap.json("gc", "--dry-run")["worktrees"] if x["id"] == sid)
+    assert dry["action"] == "remove" and "clean" in dry["reason"]
+    assert path.is_dir()  # --dry-run removes nothing
+    git(repo, "worktree", "lock", str(path))  # git now refuses to remove it
+    gc = zap("gc")
+    assert gc.returncode == 0 and "NOT removed: git worktree remove failed" in gc.out
+    assert (path / "README").is_file()  # no rm -rf behind git's back
+    assert f"refs/heads/zapcli/{sid}" in branches(repo)
+
+
+def test_the_built_in_agent_edits_only_its_tree(zap, repo, model):
+    model([{"match": "write hello", "turns": [
+        {"tool_calls": [{"name": "write", "arguments": {"path": "hello.txt", "content": "hi\n"}}]},
+        {"text": "Wrote hello.txt."}]}])
+    proc = zap("spawn", "--agent", "fixer", "--worktree", "--", "write hello")
+    assert proc.returncode == 0, proc.err
+    sid = proc.out.strip()
+    assert zap.wait_status(sid) == "completed", zap("replay", sid).out
+    tree = Path(_doc(zap, sid)["worktree"]["path"])
+    assert (tree / "hello.txt").read_text() == "hi\n"
+    assert not (repo / "hello.txt").exists()

@@ -1,0 +1,206 @@
+"""Subagents' trees seen from the lifecycle: who uses each one, what it
+holds, and what `worktree rm` and `gc` may do with it (SPEC §16).
+
+Imports `zapcli.worktrees`, `zapcli.lifecycle.observe`, `zapcli.lifecycle.session`.
+A tree is in use while any subagent that is not terminal (queued included)
+has it as its tree or works inside it (`--cwd`). zapcli never removes a tree
+in use or one that holds work (changes, untracked files, commits on no other
+branch); `gc` removes clean trees whose subagents all finished, and says
+why it kept every other one.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from zapcli import ids as idmod
+from zapcli import worktrees
+from zapcli.errors import NotFound
+from zapcli.lifecycle import session as sessions
+from zapcli.lifecycle.observe import load, observe
+from zapcli.trail.model import SpawnRecord
+from zapcli.worktrees import git as g
+from zapcli.worktrees.inspect import TreeState, state
+
+
+def receipt_of(spawn: SpawnRecord) -> g.Receipt | None:
+    """The tree receipt a `spawn` record carries, if any."""
+    return g.Receipt.from_dict(spawn.worktree)
+
+
+def _inside(child: str, parent: str) -> bool:
+    try:
+        c, p = Path(child).resolve(), Path(parent).resolve()
+    except OSError:
+        return False
+    return c == p or p in c.parents
+
+
+Live = list[tuple[str, str, str, "g.Receipt | None"]]  # (id, status, cwd, receipt)
+
+
+def live() -> Live:
+    """Every subagent not terminal, found through the active markers of every
+    session (a hint, each one observed)."""
+    out: Live = []
+    for _key, sid in sessions.all_active():
+        try:
+            s = load(sid)
+            view = observe(sid)
+        except NotFound:
+            continue
+        if not view.terminal:
+            out.append((sid, str(view.status), s.spawn.cwd, receipt_of(s.spawn)))
+    return out
+
+
+def live_users(path: str, alive: Live | None = None) -> list[tuple[str, str, bool]]:
+    """(id, status, owner) of every live subagent that uses the tree at `path`:
+    `owner` when it is that subagent's own tree, else it works inside it."""
+    out = []
+    for sid, status, cwd, r in live() if alive is None else alive:
+        owner = r is not None and _inside(r.path, path) and _inside(path, r.path)
+        if owner or _inside(cwd, path):
+            out.append((sid, status, owner))
+    return out
+
+
+@dataclass
+class Tree:
+    """One subagent tree. `ids`: the subagents that had it, oldest first (a
+    `continue` carries a tree over); `statuses` theirs."""
+
+    receipt: g.Receipt
+    ids: list[str] = field(default_factory=list)
+    statuses: list[str] = field(default_factory=list)
+    state: TreeState | None = None
+    users: list[tuple[str, str, bool]] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.ids[0] if self.ids else Path(self.receipt.path).name
+
+    @property
+    def running(self) -> list[str]:
+        return [sid for sid, _st, owner in self.users if owner]
+
+    @property
+    def in_use_by(self) -> list[str]:
+        return [sid for sid, _st, _owner in self.users]
+
+
+def _chain(sid: str) -> tuple[list[str], list[str], g.Receipt | None]:
+    """The ids (and statuses) of `sid` and the subagents that continued it."""
+    chain: list[str] = []
+    statuses: list[str] = []
+    receipt: g.Receipt | None = None
+    seen: set[str] = set()
+    current: str | None = sid
+    while current and current not in seen and len(chain) < 100:
+        seen.add(current)
+        try:
+            s = load(current)
+        except NotFound:
+            break
+        chain.append(current)
+        statuses.append(str(s.final.get("status")) if s.final else "running")
+        receipt = receipt or receipt_of(s.spawn)
+        current = s.continued_by
+    return chain, statuses, receipt
+
+
+def _orphan_receipt(path: Path) -> g.Receipt:
+    """A tree whose trail is gone: what git still knows (its base is lost)."""
+    proc = g.git(["rev-parse", "--path-format=absolute", "--git-common-dir"], path, check=False)
+    common = proc.stdout.strip() if proc.returncode == 0 else ""
+    repo = str(Path(common).parent) if common.endswith("/.git") else common
+    return g.Receipt(repo=repo, common_dir=common, path=str(path),
+                     branch=worktrees.branch_for(path.name), base="")
+
+
+def find(sid: str | None = None, *, inspect: bool = True) -> list[Tree]:
+    """Every tree zapcli made that still exists on disk (or the one of `sid`)."""
+    try:
+        names = sorted(os.listdir(worktrees.root()))
+    except OSError:
+        names = []
+    if sid is not None:
+        names = [n for n in names if n == sid]
+    trees = []
+    alive = live() if names else []
+    for name in names:
+        path = worktrees.root() / name
+        if not idmod.is_valid(name) or not path.is_dir():
+            continue
+        chain, statuses, receipt = _chain(name)
+        tree = Tree(receipt or _orphan_receipt(path), chain, statuses)
+        tree.users = live_users(str(path), alive)
+        if inspect:
+            tree.state = state(tree.receipt)
+        trees.append(tree)
+    return trees
+
+
+def tree_of(sid: str) -> Tree:
+    """The tree of subagent `sid` (or of the subagent it continued). Raises NotFound."""
+    s = load(sid)
+    r = receipt_of(s.spawn)
+    if r is None:
+        raise NotFound(f"{sid} has no worktree (it was not spawned with --worktree)")
+    found = find(Path(r.path).name)
+    if not found:
+        raise NotFound(f"the worktree of {sid} ({r.path}) does not exist (removed, or not "
+                       "created yet)")
+    return found[0]
+
+
+@dataclass
+class Decision:
+    """What `gc` does with one tree, and why."""
+
+    tree: Tree
+    action: str  # remove | keep | failed
+    reason: str
+    branch_deleted: bool = False
+
+
+def decide(tree: Tree) -> Decision:
+    """Remove only a clean tree of finished subagents that nobody uses."""
+    st = tree.state or state(tree.receipt)
+    if tree.running:
+        return Decision(tree, "keep", f"its subagent {tree.running[0]} is not finished")
+    if tree.users:
+        sid, status, _owner = tree.users[0]
+        return Decision(tree, "keep", f"in use by {sid} ({status}), which works inside it")
+    if st.holds_work:
+        return Decision(tree, "keep", "holds work: " + ", ".join(st.reasons()))
+    done = ", ".join(f"{i} {s}" for i, s in zip(tree.ids, tree.statuses, strict=True))
+    return Decision(tree, "remove", f"clean, and its subagent finished ({done or 'trail gone'})")
+
+
+def collect(*, dry_run: bool = False) -> list[Decision]:
+    """`gc` for trees: remove every tree `decide` allows, never with --force;
+    a failing `git worktree remove` is reported as such and nothing else is
+    tried (no rm -rf)."""
+    from zapcli.worktrees.remove import remove
+
+    decisions = [decide(t) for t in find()]
+    if dry_run:
+        return decisions
+    for d in decisions:
+        if d.action != "remove":
+            continue
+        if live_users(d.tree.receipt.path):  # a subagent started since we looked
+            d.action, d.reason = "keep", "in use by a subagent that started meanwhile"
+            continue
+        try:
+            done = remove(d.tree.receipt, d.tree.state or state(d.tree.receipt))
+        except g.GitError as exc:
+            d.action, d.reason = "failed", f"git worktree remove failed: {exc.message}"
+            continue
+        d.branch_deleted = done.branch
+        if done.note:
+            d.reason += f"; {done.note}"
+    return decisions

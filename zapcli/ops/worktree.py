@@ -1,0 +1,52 @@
+"""`zapcli worktree list` and `zapcli worktree rm ID [--force]` (SPEC §16).
+
+Imports `zapcli.lifecycle.worktrees`, `zapcli.worktrees`. `rm` refuses a tree
+that holds work (changes, untracked files, commits on no other branch) or
+that a live subagent works in, unless `--force`; it never removes the tree
+of a subagent that has not finished, even with `--force`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from zapcli.errors import ZapcliError, param
+from zapcli.lifecycle import worktrees as lw
+from zapcli.worktrees import git as g
+from zapcli.worktrees.remove import remove as git_remove
+
+
+def list_trees() -> list[lw.Tree]:
+    """Every subagent tree on disk, with its state and users."""
+    return lw.find()
+
+
+@dataclass
+class RmResult:
+    tree: lw.Tree
+    branch_deleted: bool
+    note: str = ""
+
+
+def remove(sid: str, *, force: bool = False) -> RmResult:
+    """Remove the tree of `sid`. Raises ZapcliError saying why not."""
+    tree = lw.tree_of(sid)
+    st = tree.state
+    assert st is not None
+    if tree.running:
+        raise ZapcliError(f"the worktree of {sid} belongs to {tree.running[0]}, which has not "
+                          "finished; it is never removed while its subagent runs (kill it "
+                          "first)", code="in_use")
+    if tree.users and not force:
+        users = ", ".join(f"{i} ({s})" for i, s, _o in tree.users)
+        raise ZapcliError(f"the worktree {tree.receipt.path} is in use by {users}; wait for "
+                          f"them, or remove it anyway with {param('force')}", code="in_use")
+    if st.holds_work and not force:
+        raise ZapcliError(f"the worktree {tree.receipt.path} holds work: "
+                          f"{', '.join(st.reasons())}; commit or push it, or remove it anyway "
+                          f"with {param('force')}", code="holds_work")
+    try:
+        done = git_remove(tree.receipt, st, force=force)
+    except g.GitError as exc:
+        raise ZapcliError(f"git worktree remove failed: {exc.message}") from None
+    return RmResult(tree, done.branch, done.note)

@@ -1,0 +1,126 @@
+"""`--output-schema FILE` (SPEC §16): the final report must be JSON valid for
+a JSON Schema. Imports `zapcli.errors`; `jsonschema` lazily (only a spawn
+with a schema and its runner pay for it), `zapcli.trail.store` lazily.
+
+One reading of a report for everyone: surrounding whitespace and one
+Markdown code fence (```json … ```) are allowed around the JSON, nothing
+else. The built-in agent is told the schema and gets the validation errors
+back (at most `MAX_TRIES` answers in all); every backend's report is then
+checked the same way by its runner, and `poll --json` carries the value.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from zapcli.errors import UsageError, param
+
+REASON = "output schema"
+MAX_TRIES = 3
+MAX_SCHEMA_BYTES = 32 * 1024  # it travels in the spawn record and the prompt
+MAX_ERRORS = 8
+
+
+def load_schema(path: str) -> dict[str, Any]:
+    """Read and check a schema file. Raises UsageError (nothing is created)."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{param('output_schema')} {path!r}: cannot read it ({exc.strerror or exc})") from None
+    if len(raw) > MAX_SCHEMA_BYTES:
+        raise UsageError(f"{param('output_schema')} {path!r} is {len(raw):,} bytes; the limit is "
+                         f"{MAX_SCHEMA_BYTES:,}")
+    try:
+        schema = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"{param('output_schema')} {path!r} is not JSON: {exc}") from None
+    if not isinstance(schema, (dict, bool)):
+        raise UsageError(f"{param('output_schema')} {path!r}: a JSON Schema is an object, got "
+                         f"{type(schema).__name__}")
+    from jsonschema import SchemaError
+    from jsonschema.validators import validator_for
+
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        where = "/".join(str(p) for p in exc.path) or "(top level)"
+        raise UsageError(f"{param('output_schema')} {path!r} is not a valid JSON Schema: at "
+                         f"{where}: {exc.message}") from None
+    return schema  # type: ignore[return-value]
+
+
+def parse(text: str | None) -> tuple[Any, str | None]:
+    """(the JSON value of a report, None) or (None, why it is not JSON)."""
+    if text is None or not text.strip():
+        return None, "the final report is empty"
+    body = text.strip()
+    if body.startswith("```") and body.endswith("```") and body.count("```") == 2:
+        body = body[3:-3]
+        first, _, rest = body.partition("\n")
+        body = rest if first.strip().lower() in ("json", "") else body
+    try:
+        return json.loads(body), None
+    except ValueError as exc:
+        return None, f"the final report is not JSON ({exc})"
+
+
+def problems(schema: Any, value: Any) -> list[str]:
+    """Validation errors of `value`, one line each, at most MAX_ERRORS."""
+    from jsonschema.validators import validator_for
+
+    validator = validator_for(schema)(schema)
+    out = []
+    for err in sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.path))):
+        where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.path)
+        out.append(f"at {where}: {err.message[:300]}")
+        if len(out) >= MAX_ERRORS:
+            break
+    return out
+
+
+def check(schema: Any, text: str | None) -> str | None:
+    """None when `text` is JSON valid for `schema`, else one line saying why.
+    Never raises."""
+    value, why = parse(text)
+    if why is not None:
+        return why
+    try:
+        errs = problems(schema, value)
+    except Exception as exc:  # a schema jsonschema cannot apply is a failure, not a crash
+        return f"the schema could not be applied: {exc}"
+    return "; ".join(errs) if errs else None
+
+
+def structured(schema: Any, text: str | None) -> Any:
+    """The parsed value of a valid report, else None."""
+    if check(schema, text) is not None:
+        return None
+    return parse(text)[0]
+
+
+def final_text(sid: str, report: str | None) -> str | None:
+    """A subagent's final report: its `report` record, or (for a shell command)
+    its captured stdout."""
+    if report is not None:
+        return report
+    from zapcli.trail import store
+
+    try:
+        return store.read_bytes(store.path_for(sid, ".out")).decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def instructions(schema: Any) -> str:
+    """What the built-in agent is told about its final answer."""
+    return ("Your final answer (the message in which you call no tool) must be one JSON value, "
+            "and nothing else, that is valid for this JSON Schema:\n"
+            + json.dumps(schema, indent=1, ensure_ascii=False))
+
+
+def feedback(why: str, tries_left: int) -> str:
+    """The message that gives the model its validation errors back."""
+    return (f"Your final answer does not satisfy the required output schema: {why}. Answer again "
+            f"with only the corrected JSON ({tries_left} more tr{'y' if tries_left == 1 else 'ies'}).")

@@ -1,0 +1,35 @@
+"""Git worktrees for `--worktree` subagents (SPEC §16): the git side only.
+
+Imports `zapcli.paths`, `zapcli.locks`, `zapcli.errors`; never the trail,
+processes or the CLI. `git.py` runs git and reads a repository; `create.py`
+makes a subagent's tree (serialized per repository); `inspect.py` tells
+what a tree holds (dirty, untracked, unpushed commits); `remove.py` removes
+one through `git worktree remove` only. Which trees are in use by a live
+subagent, and what `gc` may remove, is decided in `zapcli.lifecycle.worktrees`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from zapcli.paths import state_dir
+
+BRANCH_PREFIX = "zapcli/"
+
+
+def branch_for(sid: str) -> str:
+    """The branch of a subagent's tree: `zapcli/<id>`."""
+    return BRANCH_PREFIX + sid
+
+
+def root() -> Path:
+    """Where the trees live: `<state>-worktrees/` beside the state folder (`~/.local/state/zapcli-worktrees`). Outside every
+    repository, so a tree never shows up as untracked files of its own
+    repository; and outside the state folder, whose files only a person may
+    edit (approvals are recorded there), so an agent may edit its tree."""
+    state = state_dir()
+    return state.parent / f"{state.name}-worktrees"
+
+
+def path_for(sid: str) -> Path:
+    return root() / sid

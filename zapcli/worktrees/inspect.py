@@ -1,0 +1,95 @@
+"""What a tree holds: uncommitted changes, untracked files, commits on no
+other branch. Imports `zapcli.worktrees.git`.
+
+Untracked files count as work (a draft nobody added yet is still someone's
+work); ignored files do not (git's own `worktree remove` drops them too).
+A commit is safe when another branch or a remote-tracking ref has it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from zapcli.worktrees import git as g
+
+
+@dataclass
+class TreeState:
+    exists: bool
+    modified: int = 0  # tracked files changed, staged or not
+    untracked: int = 0
+    unpushed: int = 0  # commits of the tree's HEAD and branch on no other branch or remote
+    beyond_base: int = 0  # commits on the branch past its base
+    head: str | None = None
+    error: str | None = None  # git could not tell: treated as holding work
+
+    @property
+    def holds_work(self) -> bool:
+        return bool(self.modified or self.untracked or self.unpushed or self.error)
+
+    @property
+    def label(self) -> str:
+        """clean | dirty | unpushed | missing | unknown."""
+        if not self.exists:
+            return "missing"
+        if self.error:
+            return "unknown"
+        if self.modified or self.untracked:
+            return "dirty"
+        return "unpushed" if self.unpushed else "clean"
+
+    def reasons(self) -> list[str]:
+        """Why the tree holds work, in words: "1 untracked file", ..."""
+        out = []
+        for n, what in ((self.modified, "modified file"), (self.untracked, "untracked file")):
+            if n:
+                out.append(f"{n} {what}{'s' if n != 1 else ''}")
+        if self.unpushed:
+            out.append(f"{self.unpushed} unpushed commit{'s' if self.unpushed != 1 else ''} "
+                       "(on no other branch)")
+        if self.error:
+            out.append(f"git could not tell ({self.error})")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"state": self.label, "exists": self.exists, "modified": self.modified,
+                "untracked": self.untracked, "unpushed": self.unpushed,
+                "beyond_base": self.beyond_base, "head": self.head, "error": self.error,
+                "holds_work": self.holds_work and self.exists, "reasons": self.reasons()}
+
+
+def state(r: g.Receipt) -> TreeState:
+    """The state of the tree of `r` (for a tree deleted by hand: of its branch)."""
+    st = TreeState(exists=Path(r.path).is_dir())
+    try:
+        if st.exists:
+            _changes(st, r.path)
+            st.head = g.git(["rev-parse", "HEAD"], r.path).stdout.strip()
+        where = r.path if st.exists else r.repo
+        has_branch = g.branch_exists(where, r.branch)
+        tips = (["HEAD"] if st.exists else []) + ([f"refs/heads/{r.branch}"] if has_branch else [])
+        if tips:
+            count = g.git(["rev-list", "--count", *tips, "--not", f"--exclude={r.branch}",
+                           "--branches", "--remotes"], where)
+            st.unpushed = int(count.stdout.strip() or 0)
+        if r.base and has_branch:
+            beyond = g.git(["rev-list", "--count", f"{r.base}..refs/heads/{r.branch}"], where,
+                           check=False)
+            st.beyond_base = int(beyond.stdout.strip() or 0) if beyond.returncode == 0 else 0
+    except (g.GitError, ValueError) as exc:
+        st.error = str(exc)[:200]
+    return st
+
+
+def _changes(st: TreeState, path: str) -> None:
+    status = g.git(["status", "--porcelain=v1", "-z", "--untracked-files=all"], path)
+    entries = iter(status.stdout.split("\0"))
+    for entry in entries:
+        if entry.startswith("??"):
+            st.untracked += 1
+        elif len(entry) > 3:
+            st.modified += 1
+            if entry[0] in "RC":  # a rename or copy names its source next
+                next(entries, None)

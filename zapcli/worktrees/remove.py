@@ -1,0 +1,46 @@
+"""Removing a tree: through `git worktree remove` only, never `rm -rf`.
+
+Imports `zapcli.worktrees.git`, `zapcli.worktrees.create` (its per-repository
+lock), `zapcli.worktrees.inspect`. Without `force`, git itself refuses a
+tree with changes or untracked files — a second guard behind the caller's
+checks. The branch goes too only when it has nothing beyond its base and
+every commit of it is on another branch or remote; otherwise it is kept and
+the caller says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from zapcli.worktrees import git as g
+from zapcli.worktrees.create import _locked
+from zapcli.worktrees.inspect import TreeState
+
+
+@dataclass
+class Removed:
+    tree: bool  # the tree was removed
+    branch: bool  # its branch was deleted too
+    note: str = ""  # why the branch was kept, or what git said
+
+
+def remove(r: g.Receipt, st: TreeState, *, force: bool = False) -> Removed:
+    """Remove the tree of `r` (whose state is `st`). Raises GitError with git's
+    message when git refuses or fails; nothing else is tried then."""
+    with _locked(r):
+        if Path(r.path).exists():
+            g.git(["worktree", "remove", *(["--force"] if force else []), r.path], r.repo)
+        else:
+            g.git(["worktree", "prune"], r.repo, check=False)
+        if not g.branch_exists(r.repo, r.branch):
+            return Removed(True, False)
+        if st.beyond_base or st.unpushed or st.error:
+            why = (f"{st.unpushed} commit(s) on no other branch" if st.unpushed
+                   else f"{st.beyond_base} commit(s) beyond its base" if st.beyond_base
+                   else "its commits could not be checked")
+            return Removed(True, False, f"branch {r.branch} kept: {why}")
+        proc = g.git(["branch", "-D", r.branch], r.repo, check=False)
+        if proc.returncode != 0:
+            return Removed(True, False, f"branch {r.branch} kept: {g._message(proc)}")
+    return Removed(True, True)
