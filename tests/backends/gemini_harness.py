@@ -68,19 +68,20 @@ def run_gemini(binary: Path, req: CliRequest, timeout: float = 120.0,
     launch = adapter.launch(req, [str(binary)])
     write_files(launch, req.config_home)
     t0 = time.monotonic()
+    # stdout to a file, as the runner does: in its own session gemini may exit
+    # before a pipe's pending writes are flushed, losing its answer
+    stream = open(req.config_home / "stdout.jsonl", "w+b")  # noqa: SIM115
     proc = subprocess.Popen(launch.argv, env=launch.env, cwd=req.cwd, start_new_session=True,
                             stdin=subprocess.PIPE if launch.stdin is not None else subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=stream, stderr=subprocess.PIPE)
     lines: list[bytes] = []
     err: list[bytes] = []
 
     def pump_out() -> None:
-        assert proc.stdout is not None
-        buf = b""
-        while chunk := proc.stdout.read1(1 << 16):
-            buf += chunk
-            *done, buf = buf.split(b"\n")
-            lines.extend(ln.rstrip(b"\r") for ln in done)
+        proc.wait()
+        stream.seek(0)
+        *done, buf = stream.read().split(b"\n")
+        lines.extend(ln.rstrip(b"\r") for ln in done)
         if buf:
             lines.append(buf)
 

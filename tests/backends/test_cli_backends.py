@@ -66,6 +66,7 @@ SCRIPTS = {
             {"text": "Done listing: seen.txt"}]},
         {"match": "GEMINI-FAIL", "turns": [
             {"http_error": {"status": 400, "message": "scripted bad request", "times": 20}}]},
+        {"match": "GEMINI-BIG", "turns": [{"text": "big task read"}], "loop": True},
     ],
     "opencode": [
         {"match": "OPENCODE-TOOL-TURN", "turns": [
@@ -280,3 +281,19 @@ def _cmd(pid: int) -> list[str]:
         return psutil.Process(pid).cmdline()
     except psutil.Error:
         return []
+
+
+def test_four_gemini_runs_with_a_big_task_at_once_all_keep_their_answer(zap, servers, tmp_path):
+    """Measured: gemini in its own session writing a ~400 KB line to a pipe sometimes
+    exited 0 without its answer under load; the runner gives it a file to write."""
+    env = setup(zap, servers, "gemini", tmp_path)
+    ids = []
+    for i in range(4):  # the task on stdin: far over the argv limit
+        proc = zap("spawn", "--cli", "gemini", "--", "-", input=f"GEMINI-BIG {i} " + "数据✓ " * 40000,
+                   env=env)
+        assert proc.returncode == 0, proc.err
+        ids.append(proc.out.strip())
+    assert zap("wait", *ids, "--timeout", "180").returncode == 0, [ct.dump(zap, i) for i in ids]
+    for sid in ids:
+        assert ct.records(zap, sid, "report")[-1]["text"].strip() == "big task read"
+        assert not (ct.home(zap, sid) / "stdout.jsonl").exists()

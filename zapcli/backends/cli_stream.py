@@ -92,14 +92,18 @@ def _int(v: Any) -> int:
     return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
 
 
+FOLLOW_S = 0.02  # how often a followed output file is read while the CLI runs
+
+
 class LinePump:
     """Reads the CLI's stdout on a thread; each line → parser → sink.
     `on_event` runs after every parsed line while it is set (the session
     record); the caller clears it when it needs no more calls."""
 
     def __init__(self, fd: int, parser: EventParser, sink: Callable[[str, dict[str, Any]], None],
-                 on_event: Callable[[], None] | None = None):
+                 on_event: Callable[[], None] | None = None, done: threading.Event | None = None):
         self.fd, self.parser, self.sink, self.on_event = fd, parser, sink, on_event
+        self.done = done  # reading a file the CLI writes: EOF ends the pump once this is set
         self.lines = 0
         self.not_json = 0
         self.largest = 0
@@ -128,7 +132,15 @@ class LinePump:
         while True:
             chunk = os.read(self.fd, READ_CHUNK)
             if not chunk:
-                break
+                if self.done is None:
+                    break
+                if self.done.is_set():  # it has exited: what it wrote is all there
+                    chunk = os.read(self.fd, READ_CHUNK)
+                    if not chunk:
+                        break
+                else:
+                    time.sleep(FOLLOW_S)
+                    continue
             if b"\n" not in chunk:
                 held += len(chunk)
                 if held <= MAX_LINE:

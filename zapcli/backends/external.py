@@ -5,8 +5,8 @@ as the subagent's work.
 Imports `zapcli.backends.clis` (adapters, lazily), `zapcli.backends.cli_home`,
 `cli_stream`, `cli_request`, `zapcli.supervisor`, `zapcli.trail`. The CLI is a
 child of the runner in the runner's process group (so `kill` reaches it with
-the group), stdout pumped before stdin is written, stdin fed from its own
-thread and closed after the last byte. Its terminal event ends the work: the
+the group), its stdout a file in its home that is followed from before stdin
+is written, stdin fed from its own thread and closed after the last byte. Its terminal event ends the work: the
 report, usage and status are recorded, the CLI gets a short grace
 (ZAPCLI_BACKEND_EXIT_GRACE_S, default 3 s) to exit and then its whole tree is
 ended, with whatever it left running. The deadline and SIGTERM end the tree
@@ -21,6 +21,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from zapcli.backends import cli_home
@@ -32,7 +33,7 @@ from zapcli.supervisor.launch import process_create_time
 from zapcli.trail.model import Outcome, Status
 
 DEFAULT_EXIT_GRACE_S = 3.0
-PUMP_JOIN_S = 5.0
+PUMP_JOIN_S = 30.0  # parsing what is left after the exit (a big last burst)
 TICK_S = 0.05
 
 
@@ -97,18 +98,27 @@ class _Run:
         me = os.getpid()
         self.me_ctime = process_create_time(me)
         self.sink = Sink(ctx.writer, ctx.out)
+        # The CLI's stdout is a file we follow, not a pipe: a node CLI in its
+        # own session may exit before a pipe's pending writes are flushed
+        # (measured: gemini lost its answer 3 times in 8 under load), and a
+        # file never makes it wait for a slow reader (C20).
+        stream = Path(self.req.config_home) / "stdout.jsonl"
+        write_fd = os.open(stream, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
         try:
             proc = subprocess.Popen(
                 self.launch.argv, env=self.launch.env, cwd=self.req.cwd, close_fds=True,
                 stdin=subprocess.PIPE if self.launch.stdin is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                stdout=write_fd, stderr=subprocess.PIPE)
         except OSError as exc:
             return Outcome(Status.FAILED, None, f"could not start {self.command[0]}: {exc}")
-        assert proc.stdout is not None and proc.stderr is not None
-        out = LinePump(os.dup(proc.stdout.fileno()), self.parser, self.sink, self._after_event)
+        finally:
+            os.close(write_fd)
+        assert proc.stderr is not None
+        exited = threading.Event()
+        out = LinePump(os.open(stream, os.O_RDONLY | os.O_CLOEXEC), self.parser, self.sink,
+                       self._after_event, done=exited)
         self.pump = out
         err = TailPump(os.dup(proc.stderr.fileno()), ctx.err)
-        proc.stdout.close()
         proc.stderr.close()
         out.start()
         err.start()
@@ -118,7 +128,9 @@ class _Run:
         threading.Thread(target=self._find_version, name="cli-version", daemon=True).start()
         ending = self._wait(proc)
         self._end_leftovers()
+        exited.set()
         out.thread.join(PUMP_JOIN_S)
+        stream.unlink(missing_ok=True)  # everything it said is in the trail now
         err.thread.join(PUMP_JOIN_S)
         return self._outcome(proc, ending, err.text())
 
