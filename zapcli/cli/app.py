@@ -210,6 +210,18 @@ def doctor(json: bool = JSON) -> None:
     _run("doctor", locals())
 
 
+@app.command()
+def call(
+    document: Optional[str] = typer.Argument(None, help="One call of the tool-schema tool as JSON, e.g. '{\"action\": \"list\"}'; '-' or nothing reads it from stdin.", metavar="JSON"),
+    json: bool = typer.Option(False, "--json", help="Print the result's JSON document instead of its text.", metavar=""),
+) -> None:
+    """Execute one `tool-schema` call and print exactly the text a model would get.
+
+    Exit codes as the matching command's: 0 done, 1 failed, 2 bad call; wait adds 3 and 4.
+    """
+    _run("call", locals())
+
+
 @app.command("tool-schema")
 def tool_schema(json: bool = typer.Option(True, "--json", help="Always JSON.", metavar="")) -> None:
     """Print the `subagent` tool's JSON schema, to register zapcli in another agent framework."""
@@ -292,3 +304,20 @@ def agents_copy(
 ) -> None:
     """Copy a definition (all dimensions) into a scope, to edit it there."""
     _agents("copy", name=name, to=to, as_=as_, force=force, json=json)
+
+
+mcp_app = typer.Typer(help="zapcli as an MCP server, for Claude Code, Codex, Gemini CLI, Cursor and any MCP client.",
+                      no_args_is_help=True)
+app.add_typer(mcp_app, name="mcp")
+
+
+@mcp_app.command("serve")
+def mcp_serve(
+    http: Optional[str] = typer.Option(None, "--http", help="Serve streamable HTTP on [HOST:]PORT (host 127.0.0.1 unless given) instead of stdio.", metavar="ADDR"),
+) -> None:
+    """Serve zapcli's tools over MCP: spawn, poll, wait, list, kill, output, replay, send,
+    approve, deny, agents, usage, agents_save, agents_delete. Each connection is its own
+    session unless ZAPCLI_SESSION is set."""
+    from zapcli.cli.commands import mcp
+
+    raise typer.Exit(mcp.serve(http=http))
