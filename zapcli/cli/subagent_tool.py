@@ -37,7 +37,7 @@ class SubagentTool:
         for a parent whose definition grants `bash` (undeclared = unreachable),
         and it goes through the same approval as `bash` (Policy.check)."""
         self.env = Env(surface="run", approval=approval, unattended=unattended,
-                       shell_allowed=shell_allowed)
+                       shell_allowed=shell_allowed, stop_on_approval=False)
         self._notices: list[str] = []
         self._lock = threading.Lock()
 

@@ -93,7 +93,9 @@ class Zapserver:
 
     async def _run(self, ctx: Any, conn: Conn, name: str, args: Any) -> Reply:
         ticker = _Ticker(ctx, conn)
-        env = replace(conn.env, on_tick=ticker)  # shares the connection's ids and lock
+        # shares the connection's ids and lock; a client that cannot elicit decides
+        # approvals itself, so poll/wait show a request at once
+        env = replace(conn.env, on_tick=ticker, stop_on_approval=not ticker.can_elicit)
 
         def work() -> Reply:
             with sessions.using(conn.session):

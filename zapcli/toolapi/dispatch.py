@@ -38,7 +38,9 @@ class Env:
     """Where a call runs. `surface` "tool" (MCP, `zapcli call`) or "run" (the
     `subagent` tool of `zapcli run`: it reaches only the subagents it started,
     and its children inherit its approval mode). `tick(views, elapsed)` is
-    called while poll/wait block (progress, approvals)."""
+    called while poll/wait block (progress, approvals); `stop_on_approval`
+    makes them return as soon as a subagent asks for approval (the caller
+    decides; inside `zapcli run` the person at the terminal does)."""
 
     surface: str = "tool"
     cwd: str | None = None
@@ -46,6 +48,7 @@ class Env:
     unattended: bool = False
     shell_allowed: bool = True
     on_tick: Callable[[list[Any], float], None] | None = None
+    stop_on_approval: bool = True  # poll/wait return when a request awaits this caller
     started: list[str] = field(default_factory=list)
     announced: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)

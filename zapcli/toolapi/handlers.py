@@ -60,6 +60,18 @@ def spawn(a: dict[str, Any], env: Env) -> Reply:
     return _reply(render.tool_lines(res), render.doc(res), env)
 
 
+class _Decide(Exception):  # noqa: N818 - a signal, not an error
+    """Stops a poll/wait: a subagent awaits a decision this caller must make."""
+
+
+def _ticker(env: Env) -> Any:
+    def tick(views: list[Any], elapsed: float) -> None:
+        env.tick(views, elapsed)
+        if env.stop_on_approval and any(v.pending_approval for v in views):
+            raise _Decide()
+    return tick
+
+
 def poll(a: dict[str, Any], env: Env) -> Reply:
     from zapcli.ops.poll import poll as do_poll
     from zapcli.render import poll as render
@@ -67,9 +79,12 @@ def poll(a: dict[str, Any], env: Env) -> Reply:
     wait_secs = a["wait_secs"]
     if wait_secs is not None and not 0 <= wait_secs <= 30:
         raise UsageError(f"{param('wait_secs')} must be between 0 and 30, got {wait_secs}")
-    res = do_poll(env.ids(a["ids"]), env.settings(), wait_secs=wait_secs or None,
-                  no_wait=bool(a["no_wait"]),
-                  on_tick=lambda es, t: env.tick([e.view for e in es if e.view], t))
+    ids, tick = env.ids(a["ids"]), _ticker(env)
+    try:
+        res = do_poll(ids, env.settings(), wait_secs=wait_secs or None, no_wait=bool(a["no_wait"]),
+                      on_tick=lambda es, t: tick([e.view for e in es if e.view], t))
+    except _Decide:  # show the request now: waiting longer would only wait for the deadline
+        res = do_poll(ids, env.settings(), no_wait=True)
     env.seen(e.id for e in res.entries if e.view and e.view.terminal)
     missing = any(e.view is None for e in res.entries)
     return _reply(render.lines(res), render.doc(res), env, 1 if missing else 0)
@@ -84,12 +99,21 @@ def wait(a: dict[str, Any], env: Env) -> Reply:
     from zapcli.render import wait as render
 
     ids = env.ids(a["ids"], all_if_none=env.surface == "run")
-    res = do_wait(ids, env.settings(), timeout_s=a["timeout"], any_=bool(a["any"]),
-                  on_tick=env.tick)
+    try:
+        res = do_wait(ids, env.settings(), timeout_s=a["timeout"], any_=bool(a["any"]),
+                      on_tick=_ticker(env))
+        head = render.lines(res)[:1] if res.timed_out else []
+    except _Decide:
+        res, head = None, [("magenta", "[SubAgent] waiting stopped: an approval request needs "
+                                       "your decision (approve or deny), then wait again")]
     final = do_poll(ids, env.settings(), no_wait=True)
     env.seen(e.id for e in final.entries if e.view and e.view.terminal)
-    head = render.lines(res)[:1] if res.timed_out else []
-    doc = {**render.doc(res), "subagents": [render_poll.entry_doc(e) for e in final.entries]}
+    subagents = [render_poll.entry_doc(e) for e in final.entries]
+    if res is None:
+        doc = {"timed_out": False, "stopped_for_approval": True, "exit_code": 0,
+               "subagents": subagents}
+        return _reply(head + [("", "")] + render_poll.lines(final), doc, env)
+    doc = {**render.doc(res), "subagents": subagents}
     return _reply(head + ([("", "")] if head else []) + render_poll.lines(final), doc, env,
                   res.exit_code)
 
