@@ -3,7 +3,7 @@ _zapcli() {
     local cur cmd opts
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=( $(compgen -W "spawn poll wait list kill output replay run gc session send approve deny usage doctor tool-schema agents --help -h --version" -- "$cur") )
+        COMPREPLY=( $(compgen -W "spawn poll wait list kill output replay run gc session send approve deny usage doctor call tool-schema agents mcp --help -h --version" -- "$cur") )
         return
     fi
     cmd="${COMP_WORDS[1]}"
@@ -23,6 +23,7 @@ _zapcli() {
         deny) opts="--help --json --reason" ;;
         usage) opts="--all --help --json" ;;
         doctor) opts="--help --json" ;;
+        call) opts="--help --json" ;;
         tool-schema) opts="--help --json" ;;
         agents) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "list show save delete enable disable model copy" -- "$cur") ); return; fi
            case "${COMP_WORDS[2]}" in
@@ -34,6 +35,10 @@ _zapcli() {
                disable) opts="--help --json" ;;
                model) opts="--clear --help --json" ;;
                copy) opts="--as --force --help --json --to" ;;
+           esac ;;
+        mcp) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "serve" -- "$cur") ); return; fi
+           case "${COMP_WORDS[2]}" in
+               serve) opts="--help --http" ;;
            esac ;;
     esac
     case "${COMP_WORDS[COMP_CWORD-1]}" in

@@ -4,6 +4,7 @@ SDK client from a synchronous test (`run(async_fn)`)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
@@ -58,3 +59,24 @@ def bash_script(marker: str, commands: int = 1) -> list[dict[str, Any]]:
         {"tool_calls": [{"name": "bash", "arguments": {"command": f"echo {marker}{i} >> out.txt"}}]}
         for i in range(commands)]
     return [{"match": marker, "turns": [*turns, {"text": f"finished {marker}"}]}]
+
+
+def tool_result_text(request: dict[str, Any]) -> str:
+    """The text of the tool results in an Anthropic Messages request's last user message."""
+    messages = request.get("messages") or []
+    out: list[str] = []
+    for block in (messages[-1].get("content") if messages else None) or []:
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            content = block.get("content")
+            if isinstance(content, str):
+                out.append(content)
+            else:
+                out += [b.get("text", "") for b in content or [] if isinstance(b, dict)]
+    # Claude Code sends a result's structuredContent as JSON text: read its `text`
+    for i, piece in enumerate(out):
+        if piece.startswith("{"):
+            try:
+                out[i] = str(json.loads(piece).get("text", piece))
+            except ValueError:
+                pass
+    return "\n".join(out)
