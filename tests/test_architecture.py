@@ -18,10 +18,13 @@ FORBIDDEN = {
     "tools": {"trail", "supervisor", "ops", "cli", "backends"},
     "definitions": {"cli", "ops", "backends", "agent", "providers"},
     "capabilities": {"cli", "ops", "backends", "providers"},
+    "toolapi": {"cli", "mcpserver", "agent", "providers", "tools", "runner", "host"},
+    "mcpserver": {"cli", "agent", "providers", "tools", "runner", "host"},
 }
 ALLOWED = {"ops": {"tools.registry"}}  # the name catalog of the session's tool table
 HEAVY = {"typer", "rich", "openai", "mcp"}
-NO_HEAVY_ROOMS = {"ops", "trail", "supervisor"}
+NO_HEAVY_ROOMS = {"ops", "trail", "supervisor", "toolapi"}
+MCP_ROOMS = {"mcpserver", "capabilities"}  # the server, and the gateway to a subagent's MCP servers
 
 
 def _imports(path: Path) -> list[str]:
@@ -62,3 +65,29 @@ def test_only_cli_imports_typer_and_rich():
             if name.split(".")[0] in ("typer", "rich") and rel[0] != "cli":
                 bad.append(f"{path}: imports {name}")
     assert not bad, "\n".join(bad)
+
+
+def test_only_the_server_and_the_gateway_import_mcp():
+    bad = []
+    for path in PKG.rglob("*.py"):
+        rel = path.relative_to(PKG).parts
+        for name in _imports(path):
+            if name.split(".")[0] in ("mcp", "mcp_types") and rel[0] not in MCP_ROOMS:
+                bad.append(f"{path}: imports {name}")
+    assert not bad, "\n".join(bad)
+
+
+def test_call_and_tool_schema_never_load_mcp_or_typer(tmp_path):
+    """`zapcli call` is on the fast path: a harness pays for it on every call."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; from zapcli.cli.entry import main; main(['call', '{\"action\": \"list\"}']); "
+            "main(['tool-schema']); print(sorted(m for m in ('mcp', 'typer', 'rich', 'openai') "
+            "if m in sys.modules))")
+    env = dict(os.environ, ZAPCLI_HOME=str(tmp_path / "h"), ZAPCLI_CONFIG_HOME=str(tmp_path / "c"),
+               ZAPCLI_SESSION="arch", PYTHONPATH=str(PKG.parent))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=60)
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout + out.stderr
