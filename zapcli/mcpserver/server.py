@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -95,7 +95,7 @@ class Zapserver:
         ticker = _Ticker(ctx, conn)
         # shares the connection's ids and lock; a client that cannot elicit decides
         # approvals itself, so poll/wait show a request at once
-        env = replace(conn.env, on_tick=ticker, stop_on_approval=not ticker.can_elicit)
+        env = conn.env.copy(on_tick=ticker, stop_on_approval=not ticker.can_elicit)
 
         def work() -> Reply:
             with sessions.using(conn.session):

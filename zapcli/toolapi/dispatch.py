@@ -9,8 +9,7 @@ becomes a Reply that says so, so no surface (MCP, run, call) crashes on input.
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
+import _thread
 
 from zapcli.errors import UsageError, ZapcliError
 from zapcli.toolapi.spec import BY_NAME, Action
@@ -24,16 +23,17 @@ if TYPE_CHECKING:
     from zapcli.config import Settings
 
 
-@dataclass
 class Reply:
-    text: str
-    doc: Any
-    exit_code: int = 0  # as the CLI command's (wait: 0 / 3 / 4)
-    error: bool = False  # the call failed; `text` says why and what to do
-    code: str = ""  # the error's stable code
+    """`text` for the model; `doc` the JSON document; `exit_code` as the CLI
+    command's (wait: 0 / 3 / 4); `error`: the call failed, `text` says why and
+    what to do; `code`: the error's stable code. (Plain classes: `zapcli call`
+    is on the fast path, and a dataclass costs ~1 ms to create at import.)"""
+
+    def __init__(self, text: str, doc: Any, exit_code: int = 0, error: bool = False,
+                 code: str = ""):
+        self.text, self.doc, self.exit_code, self.error, self.code = text, doc, exit_code, error, code
 
 
-@dataclass
 class Env:
     """Where a call runs. `surface` "tool" (MCP, `zapcli call`) or "run" (the
     `subagent` tool of `zapcli run`: it reaches only the subagents it started,
@@ -42,17 +42,24 @@ class Env:
     makes them return as soon as a subagent asks for approval (the caller
     decides; inside `zapcli run` the person at the terminal does)."""
 
-    surface: str = "tool"
-    cwd: str | None = None
-    approval: str | None = None
-    unattended: bool = False
-    shell_allowed: bool = True
-    on_tick: Callable[[list[Any], float], None] | None = None
-    stop_on_approval: bool = True  # poll/wait return when a request awaits this caller
-    started: list[str] = field(default_factory=list)
-    announced: set[str] = field(default_factory=set)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    _settings: Settings | None = None
+    def __init__(self, surface: str = "tool", *, cwd: str | None = None,
+                 approval: str | None = None, unattended: bool = False,
+                 shell_allowed: bool = True, stop_on_approval: bool = True,
+                 on_tick: Callable[[list[Any], float], None] | None = None):
+        self.surface, self.cwd, self.approval, self.unattended = surface, cwd, approval, unattended
+        self.shell_allowed, self.stop_on_approval, self.on_tick = shell_allowed, stop_on_approval, on_tick
+        self.started: list[str] = []
+        self.announced: set[str] = set()
+        self.lock = _thread.allocate_lock()
+        self._settings: Settings | None = None
+
+    def copy(self, **changes: Any) -> Env:
+        """This Env with `changes`, sharing its ids, lock and settings (one
+        MCP connection, several calls at once)."""
+        other = object.__new__(Env)
+        other.__dict__.update(self.__dict__)
+        other.__dict__.update(changes)
+        return other
 
     def settings(self) -> Settings:
         if self._settings is None:

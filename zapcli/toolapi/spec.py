@@ -10,16 +10,16 @@ test can check that the declaration describes nothing the CLI lacks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from zapcli.backends import NAMES as BACKENDS
 from zapcli.config import APPROVAL_MODES
 from zapcli.trail.model import ALL as STATUSES
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 SCOPES = ("system", "workspace")
 
 
-@dataclass(frozen=True)
 class Param:
     """One parameter. `type`: string, integer, number, boolean or array (of
     strings). `required`: the action refuses the call without it (the schema
@@ -28,31 +28,41 @@ class Param:
     CLI has it under the same name; "" when only the tool has it (say why in
     `description`)."""
 
-    name: str
-    type: str
-    description: str
-    required: bool = False
-    enum: tuple[str, ...] | None = None
-    cli: str | None = None
-    run_description: str | None = None  # inside `zapcli run`, when it differs
+    # Plain classes, not dataclasses: `zapcli call` is on the fast path, and a
+    # dataclass costs about a millisecond to create at import.
+    def __init__(self, name: str, type: str, description: str, required: bool = False,
+                 enum: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None,
+                 cli: str | None = None, run_description: str | None = None):
+        self.name, self.type, self.description, self.required = name, type, description, required
+        self._enum, self.cli, self.run_description = enum, cli, run_description
+
+    @property
+    def enum(self) -> tuple[str, ...] | None:
+        """The allowed values (computed when first asked: the backend names)."""
+        if callable(self._enum):
+            self._enum = tuple(self._enum())
+        return self._enum
 
 
-@dataclass(frozen=True)
 class Action:
-    name: str
-    description: str
-    params: tuple[Param, ...]
-    command: str  # the CLI command it mirrors, e.g. "poll", "agents save"
-    read_only: bool = True
-    destructive: bool = False
-    in_run: bool = True  # offered by the `subagent` tool of `zapcli run`
-    run_hidden: tuple[str, ...] = ()  # parameters `zapcli run` decides itself
-    run_description: str | None = None
-    blocks: bool = False  # may wait a while: reports progress, forwards approvals
-    fields: dict[str, str] = field(default_factory=dict)
+    def __init__(self, name: str, description: str, params: tuple[Param, ...], command: str, *,
+                 read_only: bool = True, destructive: bool = False, in_run: bool = True,
+                 run_hidden: tuple[str, ...] = (), run_description: str | None = None):
+        self.name, self.description, self.params = name, description, params
+        self.command = command  # the CLI command it mirrors, e.g. "poll", "agents save"
+        self.read_only, self.destructive = read_only, destructive
+        self.in_run = in_run  # offered by the `subagent` tool of `zapcli run`
+        self.run_hidden = run_hidden  # parameters `zapcli run` decides itself
+        self.run_description = run_description
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
+
+
+def _backends() -> tuple[str, ...]:
+    from zapcli.backends import NAMES
+
+    return tuple(NAMES)
 
 
 def _ids(what: str, required: bool = True, run: str | None = None) -> Param:
@@ -69,9 +79,8 @@ ACTIONS: tuple[Action, ...] = (
                Param("task", "string", "The complete, self-contained task (UTF-8, up to 1 MB); "
                      "for cli sh, the shell command.", required=True),
                Param("cli", "string", "Backend: zapcli (the built-in LLM agent, the default), "
-                     "sh (the task is a shell command)" + "".join(
-                         f", {n}" for n in BACKENDS if n not in ("zapcli", "sh")) + ".",
-                     enum=BACKENDS),
+                     "sh (the task is a shell command), or another agent CLI zapcli knows.",
+                     enum=_backends),
                Param("agent", "string", "Definition to use (e.g. explorer, code-reviewer; the "
                      "agents action lists them)."),
                Param("model", "string", "Model for this subagent."),
@@ -89,13 +98,13 @@ ACTIONS: tuple[Action, ...] = (
                _ids("check"),
                Param("wait_secs", "integer", "Extra seconds to wait, 0 to 30 (default 0)."),
                Param("no_wait", "boolean", "Check once and return at once."),
-           ), "poll", blocks=True),
+           ), "poll"),
     Action("wait", "Block until the subagents end (or one of them, with any), then show their "
            "status and folded output.", (
                _ids("wait for", run="Subagent ids to wait for; omit for every subagent you started."),
                Param("timeout", "number", "Give up after this many seconds (0: check once)."),
                Param("any", "boolean", "Return when any one has ended."),
-           ), "wait", blocks=True),
+           ), "wait"),
     Action("list", "Subagents of this session (all: every session), newest first.", (
         Param("all", "boolean", "Every session, not just this one."),
         Param("status", "string", "Only subagents with this status.", enum=STATUSES),
