@@ -3,7 +3,7 @@ _zapcli() {
     local cur cmd opts
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=( $(compgen -W "spawn poll wait list kill rm clean output replay run continue gc session send approve deny usage doctor tool-schema worktree agents --help -h --version" -- "$cur") )
+        COMPREPLY=( $(compgen -W "spawn poll wait list kill rm clean output replay run continue gc session send approve deny usage doctor call tool-schema worktree agents mcp --help -h --version" -- "$cur") )
         return
     fi
     cmd="${COMP_WORDS[1]}"
@@ -26,6 +26,7 @@ _zapcli() {
         deny) opts="--help --json --reason" ;;
         usage) opts="--all --help --json" ;;
         doctor) opts="--help --json" ;;
+        call) opts="--help --json" ;;
         tool-schema) opts="--help --json" ;;
         worktree) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "list rm" -- "$cur") ); return; fi
            case "${COMP_WORDS[2]}" in
@@ -42,6 +43,10 @@ _zapcli() {
                disable) opts="--help --json" ;;
                model) opts="--clear --help --json" ;;
                copy) opts="--as --force --help --json --to" ;;
+           esac ;;
+        mcp) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "serve" -- "$cur") ); return; fi
+           case "${COMP_WORDS[2]}" in
+               serve) opts="--help --http" ;;
            esac ;;
     esac
     case "${COMP_WORDS[COMP_CWORD-1]}" in

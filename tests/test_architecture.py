@@ -12,7 +12,7 @@ PKG = Path(__file__).resolve().parents[1] / "zapcli"
 
 ROOMS = {"cli", "ops", "render", "lifecycle", "executors", "supervisor", "trail", "backends",
          "runner", "host", "agent", "providers", "tools", "definitions", "capabilities",
-         "testing", "toolapi", "mcp_server", "worktrees"}
+         "testing", "toolapi", "mcpserver", "worktrees"}
 # room -> rooms (or room.module) it must never import
 FORBIDDEN = {
     "trail": ROOMS - {"trail"},
@@ -41,13 +41,18 @@ FORBIDDEN = {
     "testing": ROOMS - {"testing"},
     # git only: who uses a tree and what gc may do is lifecycle's (SPEC §16)
     "worktrees": ROOMS - {"worktrees"},
+    "toolapi": {"cli", "mcpserver", "agent", "providers", "tools", "runner", "host", "testing"},
+    "mcpserver": {"cli", "agent", "providers", "tools", "runner", "host", "testing"},
 }
 ALLOWED = {"ops": {"tools.registry"}}  # the name catalog of the session's tool table
 HEAVY = {"typer", "rich", "openai", "mcp", "ray"}
-NO_HEAVY_ROOMS = {"ops", "trail", "supervisor", "lifecycle", "render", "executors", "worktrees"}
+NO_HEAVY_ROOMS = {"ops", "trail", "supervisor", "lifecycle", "render", "executors", "worktrees",
+                  "toolapi"}
 HEAVY_HOME = {"executors/ray.py": {"ray"}}  # the one place each may be imported lazily
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
+MCP_ROOMS = {"mcpserver", "capabilities"}  # the server, and the gateway to a subagent's MCP servers
+MCP_FILES = {"backends/clis/approval_server.py"}  # claude's --permission-prompt-tool server
 
 
 def _imports(path: Path) -> list[str]:
@@ -150,3 +155,30 @@ def test_only_the_trail_ends_a_subagent():
     bad = [f"{rel}:{line}" for path, rel, _ in _modules() for line in _status_appends(path)
            if rel.as_posix() not in ("trail/ending.py", "trail/writer.py")]
     assert not bad, bad
+
+
+def test_only_the_server_and_the_gateway_import_mcp():
+    bad = []
+    for path in PKG.rglob("*.py"):
+        rel = path.relative_to(PKG).parts
+        for name in _imports(path):
+            if (name.split(".")[0] in ("mcp", "mcp_types") and rel[0] not in MCP_ROOMS
+                    and "/".join(rel) not in MCP_FILES):
+                bad.append(f"{path}: imports {name}")
+    assert not bad, "\n".join(bad)
+
+
+def test_call_and_tool_schema_never_load_mcp_or_typer(tmp_path):
+    """`zapcli call` is on the fast path: a harness pays for it on every call."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; from zapcli.cli.entry import main; main(['call', '{\"action\": \"list\"}']); "
+            "main(['tool-schema']); print(sorted(m for m in ('mcp', 'typer', 'rich', 'openai') "
+            "if m in sys.modules))")
+    env = dict(os.environ, ZAPCLI_HOME=str(tmp_path / "h"), ZAPCLI_CONFIG_HOME=str(tmp_path / "c"),
+               ZAPCLI_SESSION="arch", PYTHONPATH=str(PKG.parent))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=60)
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout + out.stderr

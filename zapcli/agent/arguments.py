@@ -27,6 +27,8 @@ def _coerce(name: str, value: Any, prop: Mapping[str, Any]) -> Any:
     """Check one value against its property schema. Lenient where models often
     slip (a number sent as "10", a boolean as "true"), strict otherwise."""
     kind = prop.get("type")
+    if isinstance(kind, list):  # ["string", "null"]: strict mode's optional parameter
+        kind = next((k for k in kind if k != "null"), None)
     if kind == "string":
         if not isinstance(value, str):
             raise ArgumentError(f"argument `{name}` must be a string, got {type(value).__name__}")
@@ -65,9 +67,15 @@ def _coerce(name: str, value: Any, prop: Mapping[str, Any]) -> Any:
     return value
 
 
+def _nullable(prop: Any) -> bool:
+    kind = prop.get("type") if isinstance(prop, Mapping) else None
+    return isinstance(kind, list) and "null" in kind
+
+
 def check_args(spec: ToolSpec, args: Any) -> dict[str, Any]:
     """Validate `args` against the spec's schema; return them normalized.
-    Optional arguments sent as null count as absent."""
+    Optional arguments sent as null count as absent; so does a left-out
+    nullable one (strict-mode schemas list every property as required)."""
     if args is None:
         args = {}
     if not isinstance(args, dict):
@@ -80,10 +88,10 @@ def check_args(spec: ToolSpec, args: Any) -> dict[str, Any]:
                             f"allowed: {', '.join(props)}")
     out: dict[str, Any] = {}
     for name, value in args.items():
-        if value is None and name not in required:
+        if value is None and (name not in required or _nullable(props.get(name))):
             continue
         out[name] = _coerce(name, value, props[name]) if name in props else value
-    missing = [r for r in required if r not in out]
+    missing = [r for r in required if r not in out and not _nullable(props.get(r))]
     if missing:
         raise ArgumentError(f"missing required argument(s) {', '.join(missing)} for `{spec.name}`")
     return out

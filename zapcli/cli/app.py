@@ -267,109 +267,24 @@ def doctor(json: bool = JSON) -> None:
     _run("doctor", locals())
 
 
+@app.command()
+def call(
+    document: Optional[str] = typer.Argument(None, help="One call of the tool-schema tool as JSON, e.g. '{\"action\": \"list\"}'; '-' or nothing reads it from stdin.", metavar="JSON"),
+    json: bool = typer.Option(False, "--json", help="Print the result's JSON document instead of its text.", metavar=""),
+) -> None:
+    """Execute one `tool-schema` call and print exactly the text a model would get.
+
+    Exit codes as the matching command's: 0 done, 1 failed, 2 bad call; wait adds 3 and 4.
+    """
+    _run("call", locals())
+
+
 @app.command("tool-schema")
 def tool_schema(json: bool = typer.Option(True, "--json", help="Always JSON.", metavar="")) -> None:
     """Print the `subagent` tool's JSON schema, to register zapcli in another agent framework."""
     _run("tool_schema", locals())
 
 
-worktree_app = typer.Typer(help="The git worktrees of --worktree subagents.", no_args_is_help=True)
-app.add_typer(worktree_app, name="worktree")
-
-
-@worktree_app.command("list")
-def worktree_list(json: bool = JSON) -> None:
-    """Every subagent worktree with its state: clean, dirty, unpushed commits, in use."""
-    from zapcli.cli.commands import worktree
-
-    raise typer.Exit(worktree.list_(json=json))
-
-
-@worktree_app.command("rm")
-def worktree_rm(
-    id: str = typer.Argument(..., help="Subagent id whose worktree to remove.", metavar="ID"),
-    force: bool = typer.Option(False, "--force", help="Also when dirty, unpushed or in use (never while its subagent runs).", metavar=""),
-    json: bool = JSON,
-) -> None:
-    """Remove a subagent's worktree (and its branch when it has nothing beyond its base)."""
-    from zapcli.cli.commands import worktree
-
-    raise typer.Exit(worktree.rm(id=id, force=force, json=json))
-
-
-agents_app = typer.Typer(help="Manage subagent definitions (YAML) and their machine-local switches.",
-                         no_args_is_help=True)
-app.add_typer(agents_app, name="agents")
-
-
-def _agents(fn: str, **params) -> None:
-    from zapcli.cli.commands import agents
-
-    raise typer.Exit(getattr(agents, fn)(**params))
-
-
-@agents_app.command("list")
-def agents_list(json: bool = JSON) -> None:
-    """Every definition: name, layer, source file, enabled, effective model, diagnostics."""
-    _agents("list_", json=json)
-
-
-@agents_app.command("show")
-def agents_show(name: str = typer.Argument(..., help="Definition name."), json: bool = JSON) -> None:
-    """One definition in full, with its diagnostics."""
-    _agents("show", name=name, json=json)
-
-
-@agents_app.command("save")
-def agents_save(
-    file: str = typer.Argument(..., help="A definition YAML file to validate and install.", metavar="FILE"),
-    scope: str = typer.Option("workspace", "--scope", help="system (~/.config/zapcli) or workspace (.zapcli/).", metavar="SCOPE"),
-    json: bool = JSON,
-) -> None:
-    """Validate FILE and install it into a scope (refused if invalid or named like a built-in)."""
-    _agents("save", file=file, scope=scope, json=json)
-
-
-@agents_app.command("delete")
-def agents_delete(
-    name: str = typer.Argument(..., help="Definition name.", metavar="NAME"),
-    scope: Optional[str] = typer.Option(None, "--scope", help="system or workspace (default: the effective one).", metavar="SCOPE"),
-    json: bool = JSON,
-) -> None:
-    """Delete a system or workspace definition file."""
-    _agents("delete", name=name, scope=scope, json=json)
-
-
-@agents_app.command("enable")
-def agents_enable(name: str = typer.Argument(..., help="Definition name."), json: bool = JSON) -> None:
-    """Enable a definition on this machine."""
-    _agents("switch", name=name, enable=True, json=json)
-
-
-@agents_app.command("disable")
-def agents_disable(name: str = typer.Argument(..., help="Definition name."), json: bool = JSON) -> None:
-    """Disable a definition on this machine (spawn --agent NAME is then refused)."""
-    _agents("switch", name=name, enable=False, json=json)
-
-
-@agents_app.command("model")
-def agents_model(
-    name: str = typer.Argument(..., help="Definition name.", metavar="NAME"),
-    model: Optional[str] = typer.Argument(None, help="Model to use for it on this machine.", metavar="MODEL"),
-    clear: bool = typer.Option(False, "--clear", help="Remove the override.", metavar=""),
-    json: bool = JSON,
-) -> None:
-    """Set or clear a machine-local model override (the only change allowed on a built-in)."""
-    _agents("model", name=name, model=model, clear=clear, json=json)
-
-
-@agents_app.command("copy")
-def agents_copy(
-    name: str = typer.Argument(..., help="Definition to copy (e.g. a built-in).", metavar="NAME"),
-    to: str = typer.Option("system", "--to", help="Target scope: system or workspace.", metavar="SCOPE"),
-    as_: Optional[str] = typer.Option(None, "--as", help="New name for the copy.", metavar="NAME"),
-    force: bool = typer.Option(False, "--force", help="Overwrite an existing file.", metavar=""),
-    json: bool = JSON,
-) -> None:
-    """Copy a definition (all dimensions) into a scope, to edit it there."""
-    _agents("copy", name=name, to=to, as_=as_, force=force, json=json)
+# The command groups (worktree, agents, mcp) live beside this module; importing
+# them registers them on `app`.
+from zapcli.cli import groups  # noqa: E402,F401

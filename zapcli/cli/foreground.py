@@ -4,7 +4,8 @@ Imports `zapcli.agent`, `zapcli.providers`, `zapcli.tools`, `zapcli.capabilities
 lazily (only this command pays for them). Text streams to stdout, tool
 activity to stderr. Everything it starts belongs to its own run id
 (ZAPCLI_SESSION), whose ledger collects its own tokens and its subagents'.
-Approvals ask on a terminal; without one they are denied with a reason.
+Approvals ask on a terminal; without one they are denied with a reason. The
+subagents' approval requests are asked there too, at once (`zapcli.cli.watch`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class TerminalApprover(Policy):
     def __init__(self, mode: str, workspace: str, cwd: str, roots: tuple[str, ...], unattended: bool):
         unattended = unattended or not (sys.stdin.isatty() and sys.stderr.isatty())
         super().__init__(mode, workspace, cwd, roots, unattended, control_roots())
+        self.input_ended = False
 
     def ask(self, tool: str, verdict: Verdict, args: dict[str, Any]) -> tuple[bool, str]:
         if verdict.action == "allow":
@@ -47,7 +49,7 @@ class TerminalApprover(Policy):
                 ok = Confirm.ask(f"[magenta]allow[/] {escape(escape_controls(verdict.summary))}?",
                                  default=False)
             except EOFError:  # the terminal's input ended: nobody can answer any more
-                self.unattended = True
+                self.unattended = self.input_ended = True
                 sys.stderr.write("\n")
                 return False, "no answer at the terminal (its input ended); denied"
         return ok, "approved at the terminal" if ok else "denied at the terminal"
@@ -248,10 +250,13 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
     A tree budget is enforced on its own thread too: subagents spend while
     the model waits for them."""
     from zapcli.agent.types import Hooks
+    from zapcli.cli.watch import ApprovalWatcher
 
     box: list[Any] = []
     notices = sub.announcements if budget is None else lambda: sub.announcements() + budget.notices()
     hooks = Hooks(approver=gate, before_model_call=notices)
+    # subagents' approval requests are asked here, at once, whatever the model is doing
+    watcher = ApprovalWatcher(lambda: sub.started, sub.notify, gate, _ASKING)
 
     def stop_reason() -> tuple[str, str] | None:
         if time.monotonic() >= deadline:
@@ -270,6 +275,7 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
     if budget is not None:
         budget.watch(watching)
     try:
+        watcher.start()
         worker.start()
         worker.join(timeout=max(limit, 0) + 1.0)
     except (KeyboardInterrupt, _Terminated) as exc:
@@ -282,6 +288,7 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         raise
     finally:
         watching.set()
+        watcher.stop.set()
         signal.signal(signal.SIGTERM, previous)
     if not box:
         _left_running(sub, run_id)

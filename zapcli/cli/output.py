@@ -11,7 +11,7 @@ import os
 import sys
 
 from zapcli.errors import ZapcliError
-from zapcli.render.text import escape_controls
+from zapcli.render.text import escape_controls, spell
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -80,9 +80,9 @@ def emit_lines(lines: list[tuple[str, str]]) -> None:
 
         console = Console(highlight=False, soft_wrap=True)
         for style, text in lines:
-            console.print(Text(text, style=style or ""))
+            console.print(Text(spell(text, "cli"), style=style or ""))
         return
-    emit_text("".join(text + "\n" for _style, text in lines))
+    emit_text(spell("".join(text + "\n" for _style, text in lines), "cli"))
 
 
 def error(message: str) -> None:

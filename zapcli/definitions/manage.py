@@ -188,17 +188,33 @@ def save_agent(file: Path, scope: str, workspace: Path, *, catalog: Catalog | No
     Raises UsageError (bad scope) or ZapcliError: unreadable or invalid file
     (every diagnostic), a built-in's name, knowledge without `read`.
     """
-    target_dir = scope_dir(scope, workspace)
+    scope_dir(scope, workspace)
     try:
         raw = file.read_bytes()
     except OSError as exc:
         raise ZapcliError(f"cannot read {file}: {exc.strerror or exc}", code="definition_io") from None
-    text, diags = read_text(raw, str(file))
+    return _save(raw, str(file), file, scope, workspace, catalog, switches)
+
+
+def save_agent_text(text: str, scope: str, workspace: Path, *, catalog: Catalog | None = None,
+                    switches: Switches | None = None) -> SaveResult:
+    """`save_agent` for a definition given as text (the MCP tool `agents_save`):
+    the same validation, diagnostics, refusals and install; no source file."""
+    scope_dir(scope, workspace)
+    return _save(text.encode("utf-8", "surrogatepass"), "<yaml>", None, scope, workspace,
+                 catalog, switches)
+
+
+def _save(raw: bytes, source: str, file: Path | None, scope: str, workspace: Path,
+          catalog: Catalog | None, switches: Switches | None) -> SaveResult:
+    target_dir = scope_dir(scope, workspace)
+    text, diags = read_text(raw, source)
     definition = None
     if text is not None:
-        definition, diags = parse_definition(text, str(file), layer=scope)
+        definition, diags = parse_definition(text, source, layer=scope)
     if definition is None or text is None:
-        raise invalid_error(file.stem, Entry(file.stem, scope, str(file), None, diags))
+        stem = file.stem if file is not None else "(yaml)"
+        raise invalid_error(stem, Entry(stem, scope, source, None, diags))
     catalog = catalog or discover(workspace)
     _check_saveable(definition, catalog)
     switches = switches or Switches()
@@ -206,13 +222,14 @@ def save_agent(file: Path, scope: str, workspace: Path, *, catalog: Catalog | No
     replaced = target.exists()
     _atomic_write(target, raw)
     removed = _remove_old(file, target, target_dir, definition.name, catalog, switches)
-    switches.record_saved(target_dir.resolve(), file.resolve(), definition.name)
+    if file is not None:
+        switches.record_saved(target_dir.resolve(), file.resolve(), definition.name)
     duplicates = tuple(f"{e.layer}:{e.file}" for e in catalog.entries
                        if e.name == definition.name and e.layer != scope)
     return SaveResult(definition.name, scope, str(target), replaced, tuple(removed), duplicates)
 
 
-def _remove_old(file: Path, target: Path, target_dir: Path, name: str, catalog: Catalog,
+def _remove_old(file: Path | None, target: Path, target_dir: Path, name: str, catalog: Catalog,
                 switches: Switches) -> list[str]:
     """Files made stale by this save: other files of this name in the scope folder, the
     edited file itself when it was renamed in place, the previous save of this source."""
@@ -222,9 +239,9 @@ def _remove_old(file: Path, target: Path, target_dir: Path, name: str, catalog: 
         path = Path(entry.file)
         if path.parent.resolve() == resolved_dir and entry.name == name:
             stale.add(path)
-    if file.resolve().parent == resolved_dir:
+    if file is not None and file.resolve().parent == resolved_dir:
         stale.add(file)
-    old_name = switches.saved_name(resolved_dir, file.resolve())
+    old_name = switches.saved_name(resolved_dir, file.resolve()) if file is not None else None
     if old_name and old_name != name:
         stale.update(p for p in (target_dir / f"{old_name}.yml", target_dir / f"{old_name}.yaml")
                      if p.exists())

@@ -14,13 +14,32 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from zapcli.paths import ensure_dir, state_dir
 
+_OVERRIDE: ContextVar[str | None] = ContextVar("zapcli_session", default=None)
+
+
+@contextmanager
+def using(session: str) -> Iterator[None]:
+    """Within this block (this thread or task), `current()` is `session`: a
+    server with several connections gives each its own (`zapcli mcp serve`)."""
+    token = _OVERRIDE.set(session)
+    try:
+        yield
+    finally:
+        _OVERRIDE.reset(token)
+
 
 def current() -> str:
-    """The session name for this process."""
+    """The session name for this process (or the block of `using`)."""
+    override = _OVERRIDE.get()
+    if override:
+        return override
     env = os.environ.get("ZAPCLI_SESSION")
     if env:
         return env

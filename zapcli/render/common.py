@@ -13,7 +13,7 @@ from dataclasses import asdict
 
 from zapcli.lifecycle.status import View
 from zapcli.ops.fold import CAP_BYTES, Folded
-from zapcli.render.text import escape_controls
+from zapcli.render.text import alt, escape_controls, spell
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -93,10 +93,13 @@ def view_header(v: View) -> list[tuple[str, str]]:
         req = v.pending_approval
         lines.append(("magenta", f"  Awaiting approval {req.get('req_id')}: "
                                  f"{one_line(str(req.get('summary', '')), 100)}"))
-        lines.append(("dim", f"  Decide: zapcli approve {v.id} {req.get('req_id')} | zapcli deny {v.id} {req.get('req_id')}"))
+        rid = req.get("req_id")
+        lines.append(("dim", alt(f"  Decide: zapcli approve {v.id} {rid} | zapcli deny {v.id} {rid}",
+                                 f"  Decide: action approve or deny with id {v.id} and req {rid}",
+                                 "  The person running zapcli is asked; you are told the outcome")))
     if v.undelivered_messages:
         lines.append(("yellow", f"  Not delivered: {v.undelivered_messages} message(s) sent with "
-                                "zapcli send (it ended before its next model call)"))
+                                + alt("zapcli send", "send") + " (it ended before its next model call)"))
     if v.input_tokens or v.output_tokens:
         lines.append(("dim", f"  Tokens: {v.input_tokens} in, {v.output_tokens} out"
                              + (f" ({v.cached_tokens} cached)" if v.cached_tokens else "")
@@ -125,7 +128,8 @@ def folded_lines(f: Folded, *, so_far: bool = False, sid: str = "ID") -> list[tu
     lines.extend(("", "    " + escape_controls(x)) for x in f.head.rstrip("\n").split("\n"))
     if f.folded_bytes:
         shows = "the 1 MB kept" if f.truncated else "everything"
-        lines.append(("yellow", f"    … {f.folded_bytes} bytes folded (zapcli output {sid} shows {shows}) …"))
+        how = alt(f"zapcli output {sid}", "action output")
+        lines.append(("yellow", f"    … {f.folded_bytes} bytes folded ({how} shows {shows}) …"))
         lines.extend(("", "    " + escape_controls(x)) for x in f.tail.rstrip("\n").split("\n"))
     return lines
 
@@ -156,6 +160,6 @@ def folded_json(f: Folded) -> dict[str, Any]:
             "missing": f.missing}
 
 
-def plain(lines: Lines) -> str:
-    """The text of rendered lines, as an LLM tool result."""
-    return "\n".join(text for _style, text in lines)
+def plain(lines: Lines, surface: str = "tool") -> str:
+    """The text of rendered lines, as an LLM tool result (`surface`: tool or run)."""
+    return spell("\n".join(text for _style, text in lines), surface)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from zapcli.render.common import Lines, one_line
+from zapcli.render.text import alt
 
 
 def sent_lines(res: Any) -> Lines:
     return [("", f"[SubAgent] {res.id}: message queued; delivered before its next model call "
-                 f"(zapcli replay {res.id} shows when)")]
+                 "(" + alt(f"zapcli replay {res.id}", "action replay") + " shows when)")]
 
 
 def sent_doc(res: Any) -> dict[str, Any]:

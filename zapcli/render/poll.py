@@ -17,7 +17,7 @@ from zapcli.render.common import (
     view_header,
     view_json,
 )
-from zapcli.render.text import escape_controls
+from zapcli.render.text import alt, escape_controls
 
 
 def _all_running(res: Any) -> Lines:
@@ -38,7 +38,8 @@ def _all_running(res: Any) -> Lines:
 def _stderr_lines(e: Any) -> Lines:
     written = e.view.stderr_written or 0
     shown = len(e.stderr_tail.encode("utf-8"))
-    more = (f" (last {shown} of {written} bytes; zapcli output {e.id} --stderr has all)"
+    how = alt(f"zapcli output {e.id} --stderr", "action output with stderr true")
+    more = (f" (last {shown} of {written} bytes; {how} has all)"
             if written > shown else "")
     return [("dim", f"  Stderr{more}:"),
             *(("", "    " + escape_controls(x)) for x in e.stderr_tail.rstrip("\n").split("\n"))]

@@ -6,7 +6,7 @@ from zapcli.cli.output import emit_json
 
 
 def execute(json: bool = True) -> int:
-    from zapcli.cli.subagent_tool import tool_schema
+    from zapcli.toolapi.schema import tool_schema
 
     emit_json(tool_schema())
     return 0

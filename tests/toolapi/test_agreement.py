@@ -1,0 +1,82 @@
+"""tool-schema, call, the `subagent` tool of `zapcli run` and the MCP tools are
+generated from one declaration: they agree on every action and parameter,
+and the declaration describes nothing the CLI lacks."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from zapcli.toolapi.dispatch import check
+from zapcli.toolapi.schema import action_schema, offered, tool_schema
+from zapcli.toolapi.spec import ACTIONS, BY_NAME, RUN_ACTIONS
+
+SAMPLE = {"string": "x", "integer": 1, "number": 1.5, "boolean": True, "array": ["x"]}
+
+
+def _mcp_tools():
+    from zapcli.mcpserver.tools import TOOLS
+
+    return {t.name: t for t in TOOLS}
+
+
+def test_tool_schema_command_prints_the_generated_schema(zap):
+    assert json.loads(zap("tool-schema", check=True).out) == tool_schema()
+
+
+def test_every_surface_has_the_same_actions_and_parameters():
+    from zapcli.cli.subagent_tool import SubagentTool
+
+    combined = tool_schema()["function"]["parameters"]["properties"]
+    run = SubagentTool.spec.parameters["properties"]
+    mcp = _mcp_tools()
+    assert combined["action"]["enum"] == [a.name for a in ACTIONS] == list(mcp)
+    assert run["action"]["enum"] == [a.name for a in RUN_ACTIONS]
+    for a in ACTIONS:
+        names = [p.name for p in a.params]
+        assert list(mcp[a.name].input_schema["properties"]) == names
+        assert mcp[a.name].input_schema == action_schema(a)
+        for p in a.params:
+            assert combined[p.name]["type"] == [p.type, "null"]  # one type for every action
+            assert f"{a.name}: " in combined[p.name]["description"]
+        if a.in_run:
+            assert all(p.name in run and run[p.name]["type"] == [p.type, "null"]
+                       for p in offered(a, run=True))
+        # `call` takes every parameter the schema offers
+        action, checked = check(a.name, {p.name: (p.enum[0] if p.enum else SAMPLE[p.type])
+                                         for p in a.params})
+        assert action is a and all(checked[n] is not None for n in names)
+    assert set(combined) - {"action"} == {p.name for a in ACTIONS for p in a.params}
+
+
+def test_the_declaration_describes_nothing_the_cli_lacks():
+    from zapcli.cli.gen import argspec
+
+    spec = argspec(with_groups=True)
+    for a in ACTIONS:
+        cli = spec[a.command]["defaults"]
+        for p in a.params:
+            if p.cli == "":  # tool-only, said in its description
+                assert a.name == "agents" and "agents show" in spec
+                continue
+            assert (p.cli or p.name) in cli, f"{a.name}.{p.name} is not a parameter of zapcli {a.command}"
+    # `wait` without ids exists only inside zapcli run, and only its schema says so
+    wait_ids = BY_NAME["wait"].param("ids")
+    assert wait_ids is not None and wait_ids.required and "omit" not in wait_ids.description
+    assert "omit" in (wait_ids.run_description or "")
+
+
+def test_every_action_a_result_points_to_exists():
+    """Hints in tool results name tool actions (`action output`), never a
+    command the tool lacks; the run surface never tells its model to approve."""
+    from zapcli.render.text import alt, spell
+
+    root = Path(__file__).resolve().parents[2] / "zapcli" / "render"
+    sources = "".join(p.read_text() for p in root.glob("*.py"))
+    pointed = set(re.findall(r"action (\w+)", sources))
+    assert pointed and pointed <= set(BY_NAME), pointed - set(BY_NAME)
+    text = alt("zapcli approve X r1", "action approve or deny", "the person running zapcli is asked")
+    assert spell(text, "cli") == "zapcli approve X r1"
+    assert spell(text, "tool") == "action approve or deny"
+    assert "approve" not in spell(text, "run")

@@ -1,0 +1,132 @@
+"""The typer command groups: `zapcli worktree …`, `zapcli agents …`,
+`zapcli mcp …`, registered on the app of `zapcli.cli.app`.
+
+Imports typer and `zapcli.cli.app` (the app and the shared `--json` option);
+each body hands its parameters to `zapcli.cli.commands`.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from zapcli.cli.app import JSON, app
+
+worktree_app = typer.Typer(help="The git worktrees of --worktree subagents.", no_args_is_help=True)
+app.add_typer(worktree_app, name="worktree")
+
+
+@worktree_app.command("list")
+def worktree_list(json: bool = JSON) -> None:
+    """Every subagent worktree with its state: clean, dirty, unpushed commits, in use."""
+    from zapcli.cli.commands import worktree
+
+    raise typer.Exit(worktree.list_(json=json))
+
+
+@worktree_app.command("rm")
+def worktree_rm(
+    id: str = typer.Argument(..., help="Subagent id whose worktree to remove.", metavar="ID"),
+    force: bool = typer.Option(False, "--force", help="Also when dirty, unpushed or in use (never while its subagent runs).", metavar=""),
+    json: bool = JSON,
+) -> None:
+    """Remove a subagent's worktree (and its branch when it has nothing beyond its base)."""
+    from zapcli.cli.commands import worktree
+
+    raise typer.Exit(worktree.rm(id=id, force=force, json=json))
+
+
+agents_app = typer.Typer(help="Manage subagent definitions (YAML) and their machine-local switches.",
+                         no_args_is_help=True)
+app.add_typer(agents_app, name="agents")
+
+
+def _agents(fn: str, **params) -> None:
+    from zapcli.cli.commands import agents
+
+    raise typer.Exit(getattr(agents, fn)(**params))
+
+
+@agents_app.command("list")
+def agents_list(json: bool = JSON) -> None:
+    """Every definition: name, layer, source file, enabled, effective model, diagnostics."""
+    _agents("list_", json=json)
+
+
+@agents_app.command("show")
+def agents_show(name: str = typer.Argument(..., help="Definition name."), json: bool = JSON) -> None:
+    """One definition in full, with its diagnostics."""
+    _agents("show", name=name, json=json)
+
+
+@agents_app.command("save")
+def agents_save(
+    file: str = typer.Argument(..., help="A definition YAML file to validate and install.", metavar="FILE"),
+    scope: str = typer.Option("workspace", "--scope", help="system (~/.config/zapcli) or workspace (.zapcli/).", metavar="SCOPE"),
+    json: bool = JSON,
+) -> None:
+    """Validate FILE and install it into a scope (refused if invalid or named like a built-in)."""
+    _agents("save", file=file, scope=scope, json=json)
+
+
+@agents_app.command("delete")
+def agents_delete(
+    name: str = typer.Argument(..., help="Definition name.", metavar="NAME"),
+    scope: Optional[str] = typer.Option(None, "--scope", help="system or workspace (default: the effective one).", metavar="SCOPE"),
+    json: bool = JSON,
+) -> None:
+    """Delete a system or workspace definition file."""
+    _agents("delete", name=name, scope=scope, json=json)
+
+
+@agents_app.command("enable")
+def agents_enable(name: str = typer.Argument(..., help="Definition name."), json: bool = JSON) -> None:
+    """Enable a definition on this machine."""
+    _agents("switch", name=name, enable=True, json=json)
+
+
+@agents_app.command("disable")
+def agents_disable(name: str = typer.Argument(..., help="Definition name."), json: bool = JSON) -> None:
+    """Disable a definition on this machine (spawn --agent NAME is then refused)."""
+    _agents("switch", name=name, enable=False, json=json)
+
+
+@agents_app.command("model")
+def agents_model(
+    name: str = typer.Argument(..., help="Definition name.", metavar="NAME"),
+    model: Optional[str] = typer.Argument(None, help="Model to use for it on this machine.", metavar="MODEL"),
+    clear: bool = typer.Option(False, "--clear", help="Remove the override.", metavar=""),
+    json: bool = JSON,
+) -> None:
+    """Set or clear a machine-local model override (the only change allowed on a built-in)."""
+    _agents("model", name=name, model=model, clear=clear, json=json)
+
+
+@agents_app.command("copy")
+def agents_copy(
+    name: str = typer.Argument(..., help="Definition to copy (e.g. a built-in).", metavar="NAME"),
+    to: str = typer.Option("system", "--to", help="Target scope: system or workspace.", metavar="SCOPE"),
+    as_: Optional[str] = typer.Option(None, "--as", help="New name for the copy.", metavar="NAME"),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing file.", metavar=""),
+    json: bool = JSON,
+) -> None:
+    """Copy a definition (all dimensions) into a scope, to edit it there."""
+    _agents("copy", name=name, to=to, as_=as_, force=force, json=json)
+
+
+mcp_app = typer.Typer(help="zapcli as an MCP server, for Claude Code, Codex, Gemini CLI, Cursor and any MCP client.",
+                      no_args_is_help=True)
+app.add_typer(mcp_app, name="mcp")
+
+
+@mcp_app.command("serve")
+def mcp_serve(
+    http: Optional[str] = typer.Option(None, "--http", help="Serve streamable HTTP on [HOST:]PORT (host 127.0.0.1 unless given) instead of stdio.", metavar="ADDR"),
+) -> None:
+    """Serve zapcli's tools over MCP: spawn, poll, wait, list, kill, output, replay, send,
+    approve, deny, agents, usage, agents_save, agents_delete. Each connection is its own
+    session unless ZAPCLI_SESSION is set."""
+    from zapcli.cli.commands import mcp
+
+    raise typer.Exit(mcp.serve(http=http))

@@ -1,0 +1,104 @@
+"""Approvals reach the parent session (SPEC §14): while `zapcli run` works, a
+thread watches the trails of the subagents it started and asks the person at
+the terminal about each approval request the moment it is made — id, task,
+tool, one-line summary — one question at a time (the same lock as the run's
+own questions). The answer decides it (`ops.steer.decide`); Ctrl-D denies
+this and every later question; without a terminal each request is denied at
+once, the reason told to the child. The parent model never decides: it is
+told the outcome in a notice before its next model call.
+
+Imports `zapcli.lifecycle.observe`, `zapcli.ops.steer`, `zapcli.cli.output`;
+rich only when it asks.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from zapcli.cli.output import escape_controls
+from zapcli.errors import ZapcliError
+
+POLL_S = 0.25
+NO_TERMINAL = ("no terminal to ask for approval: the parent `zapcli run` has none, so requests "
+               "are denied at once")
+INPUT_ENDED = "no answer at the terminal (its input ended); denied"
+
+
+class ApprovalWatcher(threading.Thread):
+    """`started()` lists the run's subagents; `notify(line)` tells the parent
+    model; `gate` is the run's TerminalApprover (its `unattended` means nobody
+    can answer any more) and `lock` the one-question-at-a-time lock."""
+
+    def __init__(self, started: Callable[[], list[str]], notify: Callable[[str], None],
+                 gate: Any, lock: threading.Lock):
+        super().__init__(name="approval-watcher", daemon=True)
+        self.started, self.notify, self.gate, self.lock = started, notify, gate, lock
+        self.asked: set[tuple[str, str]] = set()
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(POLL_S):
+            try:
+                self._scan()
+            except Exception as exc:  # noqa: BLE001 - the watcher must outlive a bad trail
+                sys.stderr.write(f"zapcli: note: approval watcher: {exc}\n")
+
+    def _scan(self) -> None:
+        from zapcli.errors import NotFound
+        from zapcli.lifecycle.observe import load
+
+        for sid in self.started():
+            try:
+                state = load(sid)
+            except NotFound:
+                continue
+            req = state.pending_approval
+            if req is None or state.final is not None:
+                continue
+            key = (sid, str(req.get("req_id")))
+            if key in self.asked:
+                continue
+            self.asked.add(key)
+            from zapcli.redact import display
+
+            task = display(state.spawn.task)
+            approve, reason = self._ask(sid, key[1], task, req)
+            self._decide(sid, key[1], req, approve, reason)
+
+    def _ask(self, sid: str, req_id: str, task: str, req: dict[str, Any]) -> tuple[bool, str]:
+        if self.gate.unattended:
+            return False, INPUT_ENDED if getattr(self.gate, "input_ended", False) else NO_TERMINAL
+        from rich.markup import escape
+        from rich.prompt import Confirm
+
+        with self.lock:
+            if self.gate.unattended:  # the input ended while this one waited its turn
+                return False, INPUT_ENDED
+            flat = escape_controls(" ".join(task.split()))
+            sys.stderr.write(f"\n[subagent {sid} asks ({req_id})] task: {flat[:80]}"
+                             f"{'…' if len(flat) > 80 else ''}\n")
+            summary = escape_controls(str(req.get("summary") or req.get("tool")))
+            try:
+                ok = Confirm.ask(f"[magenta]allow[/] {escape(summary)}?", default=False)
+            except EOFError:  # Ctrl-D: nobody answers any more; this and later ones are denied
+                self.gate.unattended = True
+                self.gate.input_ended = True
+                sys.stderr.write("\n")
+                return False, INPUT_ENDED
+        return ok, "approved at the terminal" if ok else "denied at the terminal"
+
+    def _decide(self, sid: str, req_id: str, req: dict[str, Any], approve: bool, reason: str) -> None:
+        from zapcli.ops.steer import decide
+
+        summary = " ".join(str(req.get("summary") or req.get("tool")).split())[:100]
+        try:
+            decide(sid, req_id, approve, reason)
+        except ZapcliError as exc:  # decided elsewhere meanwhile, or it ended
+            sys.stderr.write(f"zapcli: note: {sid} {req_id}: {exc.message}\n")
+            return
+        verb = "approved" if approve else "denied"
+        self.notify(f"[SubAgent] {sid} asked to run {summary} ({req_id}): {verb} — {reason}. "
+                    "Approvals are decided by the person running zapcli, not by you.")

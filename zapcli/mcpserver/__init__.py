@@ -1,0 +1,8 @@
+"""`zapcli mcp serve`: zapcli's tools over MCP (SPEC §14), the official `mcp` SDK.
+
+`tools` turns the declaration (`zapcli.toolapi.spec`) into MCP tools and call
+results; `server` builds the low-level SDK server (one session per
+connection, progress while poll/wait block, approvals forwarded as
+elicitations) and serves it on stdio or streamable HTTP. This room is the only
+one that imports `mcp`, and only `zapcli mcp serve` imports this room.
+"""

@@ -1,0 +1,220 @@
+"""The MCP server: the low-level SDK `Server`, its two handlers, and the
+stdio / streamable-HTTP runners.
+
+Imports `mcp`, `anyio`, `zapcli.toolapi`, `zapcli.lifecycle.session`,
+`zapcli.ops.steer` (decisions from elicitations). A tool call runs the
+blocking op in a worker thread, inside the connection's session
+(`session.using`): each connection is its own session unless ZAPCLI_SESSION
+is set (a 2026-07-28 HTTP request has no connection: they share the
+server's). While poll/wait block, the worker reports progress and forwards the
+approval requests of this connection's subagents as elicitations when the
+client declares the capability: a request to the client on a connection
+that can take one (stdio, legacy HTTP), an `InputRequiredResult` on a
+2026-07-28 one (the client answers and calls again; the wait goes on).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.lowlevel.server import Server
+
+from zapcli import __version__
+from zapcli.lifecycle import session as sessions
+from zapcli.mcpserver.tools import TOOLS, result
+from zapcli.toolapi.dispatch import Env, Reply, call
+
+INSTRUCTIONS = ("zapcli runs work in parallel background subagents (OS processes). spawn returns "
+                "an id at once; wait (or poll) for it; output and replay show what it did. "
+                "Subagents keep running after this connection ends.")
+PROGRESS_EVERY_S = 1.0
+APPROVAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"reason": {"type": "string", "title": "Reason (optional)",
+                              "description": "Told to the subagent's model."}},
+}
+
+
+class NeedInput(Exception):  # noqa: N818 - a signal, not an error
+    """Raised from a worker: the client must answer these elicitations first."""
+
+    def __init__(self, requests: dict[str, types.ElicitRequest]):
+        super().__init__("input required")
+        self.requests = requests
+
+
+@dataclass
+class Conn:
+    """One connection's state: its session and the subagents it started."""
+
+    session: str
+    env: Env = field(default_factory=lambda: Env(surface="tool"))
+    asked: set[tuple[str, str]] = field(default_factory=set)
+
+
+class Zapserver:
+    def __init__(self) -> None:
+        self.fixed = os.environ.get("ZAPCLI_SESSION") or None
+        self.conns: dict[str, Conn] = {}
+
+    def conn(self, ctx: Any) -> Conn:
+        connection = getattr(ctx.session, "_connection", None)
+        key = getattr(connection, "session_id", None) or "-"
+        if key not in self.conns:
+            from zapcli import ids
+
+            name = self.fixed or f"mcp-{ids.new_id()[3:]}"
+            self.conns[key] = Conn(name)
+            _log(f"connection {key}: session {name} (protocol {ctx.protocol_version})")
+        return self.conns[key]
+
+    async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=TOOLS)
+
+    async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
+        try:
+            conn = self.conn(ctx)
+            await self._answers(conn, params.input_responses)
+            reply = await self._run(ctx, conn, params.name, params.arguments)
+        except NeedInput as need:
+            return types.InputRequiredResult(input_requests=dict(need.requests),
+                                             request_state="approvals")
+        except Exception as exc:  # noqa: BLE001 - the server answers; it never crashes on input
+            reply = Reply(f"internal error: {type(exc).__name__}: {exc}", None, 1, error=True,
+                          code="internal")
+        return result(reply)
+
+    async def _run(self, ctx: Any, conn: Conn, name: str, args: Any) -> Reply:
+        ticker = _Ticker(ctx, conn)
+        # shares the connection's ids and lock; a client that cannot elicit decides
+        # approvals itself, so poll/wait show a request at once
+        env = conn.env.copy(on_tick=ticker, stop_on_approval=not ticker.can_elicit)
+
+        def work() -> Reply:
+            with sessions.using(conn.session):
+                return call(name, args, env)
+
+        reply = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        if ticker.need:
+            raise NeedInput(ticker.need)
+        return reply
+
+    async def _answers(self, conn: Conn, responses: Any) -> None:
+        """Answers to elicitations we asked for in an InputRequiredResult."""
+        for key, answer in (responses or {}).items():
+            parts = str(key).split(":")
+            if len(parts) == 3 and parts[0] == "approval" and isinstance(answer, types.ElicitResult):
+                await anyio.to_thread.run_sync(_decide, parts[1], parts[2], answer)
+
+
+def _decide(sid: str, req: str, answer: types.ElicitResult) -> str:
+    """Approve on accept; deny on decline or cancel, with the reason given."""
+    from zapcli.errors import ZapcliError
+    from zapcli.ops.steer import decide
+
+    given = (answer.content or {}).get("reason") if answer.content else None
+    reason = str(given) if given else None
+    approve = answer.action == "accept"
+    if not approve and reason is None:
+        reason = ("declined by the user of the MCP client" if answer.action == "decline"
+                  else "the user of the MCP client dismissed the approval request")
+    try:
+        decide(sid, req, approve, reason or "approved by the user of the MCP client")
+    except ZapcliError as exc:  # decided elsewhere meanwhile, or it ended
+        return exc.message
+    return "approve" if approve else "deny"
+
+
+class _Ticker:
+    """Called from the worker while poll/wait block: progress notifications
+    (at most one a second) and approval requests forwarded as elicitations."""
+
+    def __init__(self, ctx: Any, conn: Conn):
+        self.ctx, self.conn = ctx, conn
+        self.last = -PROGRESS_EVERY_S
+        self.need: dict[str, types.ElicitRequest] = {}
+        caps = ctx.session.client_capabilities
+        elicit = getattr(caps, "elicitation", None)
+        self.can_elicit = elicit is not None and (elicit.form is not None or elicit.url is None)
+        self.back_channel = bool(ctx.session.can_send_request)
+
+    def __call__(self, views: list[Any], elapsed: float) -> None:
+        if elapsed - self.last >= PROGRESS_EVERY_S:
+            self.last = elapsed
+            running = sum(1 for v in views if not v.terminal)
+            message = f"{running} of {len(views)} still running ({int(elapsed)}s)"
+            try:
+                anyio.from_thread.run(self.ctx.session.report_progress, elapsed, None, message)
+            except Exception:  # noqa: BLE001 - progress is best effort
+                pass
+        if self.can_elicit:
+            self._forward([v for v in views if v.pending_approval])
+
+    def _forward(self, views: list[Any]) -> None:
+        with self.conn.env.lock:
+            mine = set(self.conn.env.started)
+        for v in views:
+            req = v.pending_approval
+            key = (v.id, str(req.get("req_id")))
+            if v.id not in mine or key in self.conn.asked:
+                continue
+            self.conn.asked.add(key)
+            message = (f"zapcli subagent {v.id} asks for approval ({req.get('req_id')}):\n"
+                       f"{req.get('summary')}\nTask: {' '.join(v.task.split())[:200]}\n"
+                       "Accept to allow it, decline to deny it.")
+            if self.back_channel:
+                answer = anyio.from_thread.run(self._elicit, message)
+                _decide(key[0], key[1], answer)
+            else:
+                self.need[f"approval:{key[0]}:{key[1]}"] = types.ElicitRequest(
+                    params=types.ElicitRequestFormParams(message=message,
+                                                         requested_schema=APPROVAL_SCHEMA))
+        if self.need:
+            raise _StopWaiting()
+
+    async def _elicit(self, message: str) -> types.ElicitResult:
+        try:
+            return await self.ctx.session.elicit_form(message, APPROVAL_SCHEMA,
+                                                      related_request_id=self.ctx.request_id)
+        except Exception as exc:  # noqa: BLE001 - a client that fails to answer denies
+            return types.ElicitResult(action="cancel", content={"reason": f"no answer ({exc})"})
+
+
+class _StopWaiting(Exception):
+    """Ends the blocking op early so the handler can return InputRequiredResult."""
+
+
+def build() -> Server[Any]:
+    zs = Zapserver()
+    return Server("zapcli", version=__version__, instructions=INSTRUCTIONS,
+                  on_list_tools=zs.list_tools, on_call_tool=zs.call_tool)
+
+
+def _log(message: str) -> None:
+    sys.stderr.write(f"zapcli mcp: {message}\n")
+    sys.stderr.flush()
+
+
+async def serve_stdio() -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = build()
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+async def serve_http(host: str, port: int) -> None:
+    import uvicorn
+
+    server = build()
+    app = server.streamable_http_app(host=host)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    _log(f"serving streamable HTTP on http://{host}:{port}/mcp")
+    await uvicorn.Server(config).serve()

@@ -1,0 +1,235 @@
+"""What answers each action: the same op and renderer as the CLI command.
+
+Imports `zapcli.ops`, `zapcli.render`, `zapcli.lifecycle`, lazily per action.
+Each handler takes the checked arguments (absent = None) and the `Env`, and
+returns a `Reply` whose text is the renderer's lines (`plain`) and whose
+document is the renderer's `doc` — what `zapcli <command> --json` prints.
+"""
+
+from __future__ import annotations
+
+from zapcli.errors import UsageError, ZapcliError, param
+from zapcli.render.common import plain
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
+
+    from zapcli.toolapi.dispatch import Env, Reply
+
+TEXT_MAX = 24 * 1024  # what one tool result shows at most (bytes of UTF-8)
+
+
+def _reply(lines: Any, doc: Any, env: Env, exit_code: int = 0) -> Reply:
+    from zapcli.toolapi.dispatch import Reply
+
+    return Reply(bound(plain(lines, env.surface)), doc, exit_code)
+
+
+def bound(text: str, limit: int = TEXT_MAX, hint: str = "") -> str:
+    """`text`, or its head and tail with a line saying how much was left out."""
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) <= limit:
+        return text
+    half = limit // 2
+    head = raw[:half].decode("utf-8", "ignore")
+    tail = raw[-half:].decode("utf-8", "ignore")
+    folded = len(raw) - len(head.encode("utf-8", "surrogatepass")) - len(tail.encode("utf-8", "surrogatepass"))
+    return f"{head}\n… {folded} bytes folded{hint} …\n{tail}"
+
+
+def spawn(a: dict[str, Any], env: Env) -> Reply:
+    from zapcli.ops.spawn import SpawnRequest
+    from zapcli.ops.spawn import spawn as do_spawn
+    from zapcli.render import spawn as render
+
+    cli = a["cli"] or None  # None: the definition's `cli:`, else zapcli
+    if cli == "sh" and not env.shell_allowed:
+        raise ZapcliError("cli `sh` runs a shell command, and this agent's definition does not "
+                          "grant `bash`; spawn a `zapcli` subagent instead")
+    approval, unattended, max_tokens = a["approval"], bool(a["unattended"]), a["max_tokens"]
+    shell = cli == "sh"  # the approval fields belong to the agent backend only
+    if env.surface == "run":  # children inherit the parent's mode, never looser
+        approval = None if shell else env.approval
+        unattended = False if shell else env.unattended
+    if env.budget is not None:  # a run's tree budget: refused once spent; a child gets what is left
+        left = env.budget.check_spawn()
+        max_tokens = None if shell else min(x for x in (left, max_tokens) if x is not None)
+    res = do_spawn(SpawnRequest(
+        task=a["task"] or "", cli=cli, agent=a["agent"], model=a["model"], timeout_s=a["timeout"],
+        approval=approval, cwd=a["cwd"] or env.cwd, after=tuple(a["after"] or ()),
+        max_tokens=max_tokens, unattended=unattended))
+    env.started_one(res.id)
+    return _reply(render.tool_lines(res), render.doc(res), env)
+
+
+class _Decide(Exception):  # noqa: N818 - a signal, not an error
+    """Stops a poll/wait: a subagent awaits a decision this caller must make."""
+
+
+def _ticker(env: Env) -> Any:
+    def tick(views: list[Any], elapsed: float) -> None:
+        env.tick(views, elapsed)
+        if env.stop_on_approval and any(v.pending_approval for v in views):
+            raise _Decide()
+    return tick
+
+
+def poll(a: dict[str, Any], env: Env) -> Reply:
+    from zapcli.ops.poll import poll as do_poll
+    from zapcli.render import poll as render
+
+    wait_secs = a["wait_secs"]
+    if wait_secs is not None and not 0 <= wait_secs <= 30:
+        raise UsageError(f"{param('wait_secs')} must be between 0 and 30, got {wait_secs}")
+    ids, tick = env.ids(a["ids"]), _ticker(env)
+    try:
+        res = do_poll(ids, env.settings(), wait_secs=wait_secs or None, no_wait=bool(a["no_wait"]),
+                      on_tick=lambda es, t: tick([e.view for e in es if e.view], t))
+    except _Decide:  # show the request now: waiting longer would only wait for the deadline
+        res = do_poll(ids, env.settings(), no_wait=True)
+    env.seen(e.id for e in res.entries if e.view and e.view.terminal)
+    missing = any(e.view is None for e in res.entries)
+    return _reply(render.lines(res), render.doc(res), env, 1 if missing else 0)
+
+
+def wait(a: dict[str, Any], env: Env) -> Reply:
+    """The wait, then every awaited subagent as `poll` shows it (output
+    included), so the model needs no second call."""
+    from zapcli.ops.poll import poll as do_poll
+    from zapcli.ops.poll import wait as do_wait
+    from zapcli.render import poll as render_poll
+    from zapcli.render import wait as render
+
+    ids = env.ids(a["ids"], all_if_none=env.surface == "run")
+    try:
+        res = do_wait(ids, env.settings(), timeout_s=a["timeout"], any_=bool(a["any"]),
+                      on_tick=_ticker(env))
+        head = render.lines(res)[:1] if res.timed_out else []
+    except _Decide:
+        res, head = None, [("magenta", "[SubAgent] waiting stopped: an approval request needs "
+                                       "your decision (approve or deny), then wait again")]
+    final = do_poll(ids, env.settings(), no_wait=True)
+    env.seen(e.id for e in final.entries if e.view and e.view.terminal)
+    subagents = [render_poll.entry_doc(e) for e in final.entries]
+    if res is None:
+        doc = {"timed_out": False, "stopped_for_approval": True, "exit_code": 0,
+               "subagents": subagents}
+        return _reply(head + [("", "")] + render_poll.lines(final), doc, env)
+    doc = {**render.doc(res), "subagents": subagents}
+    return _reply(head + ([("", "")] if head else []) + render_poll.lines(final), doc, env,
+                  res.exit_code)
+
+
+def list_(a: dict[str, Any], env: Env) -> Reply:
+    from zapcli.ops.listing import list_subagents
+    from zapcli.render import listing as render
+
+    res = list_subagents(env.settings(), all_sessions=bool(a["all"]), status=a["status"])
+    return _reply(render.lines(res), render.doc(res), env)
+
+
+def kill(a: dict[str, Any], env: Env) -> Reply:
+    from zapcli.ops.kill import FAILED
+    from zapcli.ops.kill import kill as do_kill
+    from zapcli.render import kill as render
+
+    ids = env.ids(a["ids"]) if a["ids"] or not a["all"] else []
+    entries = do_kill(ids, env.settings(), grace_s=a["grace"], all_=bool(a["all"]))
+    failed = any(e.outcome in FAILED for e in entries)
+    return _reply(render.lines(entries), render.doc(entries), env, 1 if failed else 0)
+
+
+def output(a: dict[str, Any], env: Env) -> Reply:
+    from zapcli.lifecycle.observe import observe
+    from zapcli.ops.output import chunks
+    from zapcli.render import output as render
+    from zapcli.render.text import escape_controls
+    from zapcli.trail import store
+
+    sid, stderr = env.one(a["id"]), bool(a["stderr"])
+    data = b"".join(chunks(sid, stderr=stderr))
+    view = observe(sid)
+    doc = render.doc(sid, stderr, data, view.stderr_written if stderr else view.stdout_written)
+    path = store.path_for(sid, ".err" if stderr else ".out")
+    text = bound(escape_controls(doc["text"]), hint=f"; the whole output is in {path}")
+    if doc["truncated"]:
+        text = f"OUTPUT TRUNCATED ({doc['written_bytes']} bytes written, {doc['bytes']} kept)\n" + text
+    from zapcli.toolapi.dispatch import Reply
+
+    doc["text"] = bound(doc["text"])
+    return Reply(text or "(no output)", doc)
+
+
+def replay(a: dict[str, Any], env: Env) -> Reply:
+    from zapcli.ops.replay import replay as do_replay
+    from zapcli.render import replay as render
+
+    res = do_replay(env.one(a["id"]), since=a["since"])
+    reply = _reply(render.lines(res), render.doc(res), env)
+    last = max((r.get("seq", 0) for r in res.entries if isinstance(r, dict)), default=0)
+    reply.text = bound(plain(render.lines(res), env.surface),
+                       hint=f"; since=SEQ shows the records after SEQ (last seq {last})")
+    return reply
+
+
+def send(a: dict[str, Any], env: Env) -> Reply:
+    from zapcli.ops.steer import send as do_send
+    from zapcli.render import messages as render
+
+    res = do_send(env.one(a["id"]), a["text"] or "")
+    return _reply(render.sent_lines(res), render.sent_doc(res), env)
+
+
+def approve(a: dict[str, Any], env: Env, *, approve: bool = True) -> Reply:
+    from zapcli.ops.steer import decide
+    from zapcli.render import messages as render
+
+    res = decide(env.one(a["id"]), a["req"], approve, a.get("reason"))
+    return _reply(render.decided_lines(res), render.decided_doc(res), env)
+
+
+def deny(a: dict[str, Any], env: Env) -> Reply:
+    return approve(a, env, approve=False)
+
+
+def agents(a: dict[str, Any], env: Env) -> Reply:
+    from zapcli.ops.agents import list_agents, show_agent
+    from zapcli.render import agents as render
+
+    ws = env.workspace()
+    if a["name"]:
+        shown = show_agent(a["name"], ws)
+        return _reply(render.show_lines(shown), render.show_doc(shown), env)
+    res = list_agents(ws)
+    return _reply(render.list_lines(res), render.list_doc(res), env)
+
+
+def usage(a: dict[str, Any], env: Env) -> Reply:
+    from zapcli.ops.usage import usage as do_usage
+    from zapcli.render import usage as render
+
+    parents = do_usage(all_sessions=bool(a["all"]))
+    return _reply(render.lines(parents), render.doc(parents), env)
+
+
+def agents_save(a: dict[str, Any], env: Env) -> Reply:
+    from zapcli.definitions.manage import save_agent_text
+    from zapcli.render import agents as render
+
+    res = save_agent_text(a["yaml"] or "", a["scope"] or "workspace", env.workspace())
+    return _reply(render.saved_lines(res), render.as_doc(res), env)
+
+
+def agents_delete(a: dict[str, Any], env: Env) -> Reply:
+    from zapcli.definitions.manage import delete_agent
+    from zapcli.render import agents as render
+
+    res = delete_agent(a["name"], env.workspace(), scope=a["scope"])
+    return _reply(render.deleted_lines(res), render.as_doc(res), env)
+
+
+HANDLERS = {"spawn": spawn, "poll": poll, "wait": wait, "list": list_, "kill": kill,
+            "output": output, "replay": replay, "send": send, "approve": approve, "deny": deny,
+            "agents": agents, "usage": usage, "agents_save": agents_save,
+            "agents_delete": agents_delete}

@@ -1,0 +1,86 @@
+"""JSON schemas generated from the declaration: the one `subagent` tool
+(`zapcli tool-schema`, the tool of `zapcli run`) and one schema per action
+(the MCP tools).
+
+Imports `zapcli.toolapi.spec`. Every schema keeps to what OpenAI's strict
+function calling and Anthropic's tool input rules both accept: an object at
+the root, `additionalProperties: false`, every property listed in `required`
+(an optional one is nullable: `["string", "null"]`), no numeric or length
+bounds (ranges are in the descriptions and checked by `dispatch`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zapcli.toolapi.spec import ACTIONS, Action, Param
+
+TOOL_NAME = "subagent"
+DESCRIPTION = ("Run work in parallel background subagents (OS processes that keep running "
+               "between calls). Spawn several at once (one call each, in the same message), then "
+               "wait for them.")
+RUN_NOTE = (" Finished subagents are also announced to you before your next turn; approvals "
+            "your subagents ask for are decided by the person running zapcli.")
+
+
+def param_schema(p: Param, run: bool = False) -> dict[str, Any]:
+    """The nullable JSON schema of one parameter (null = not given)."""
+    desc = (p.run_description if run and p.run_description else p.description)
+    if p.required:
+        desc = ("Required. " if not (run and p.run_description) else "") + desc
+    schema: dict[str, Any] = {"type": [p.type, "null"], "description": desc}
+    if p.type == "array":
+        schema["items"] = {"type": "string"}
+    if p.enum is not None:
+        schema["enum"] = [*p.enum, None]
+    return schema
+
+
+def offered(action: Action, run: bool) -> tuple[Param, ...]:
+    """The parameters a surface offers (`zapcli run` decides some itself)."""
+    return tuple(p for p in action.params if not (run and p.name in action.run_hidden))
+
+
+def action_schema(action: Action) -> dict[str, Any]:
+    """One MCP tool's input schema."""
+    props = {p.name: param_schema(p) for p in action.params}
+    return {"type": "object", "properties": props, "required": list(props),
+            "additionalProperties": False}
+
+
+def _merged(params: list[tuple[Action, Param]], run: bool) -> dict[str, Any]:
+    """One property of the combined tool, used by several actions: the same
+    type everywhere; its description says what it means for each action."""
+    first = params[0][1]
+    schema = param_schema(first, run)
+    if len(params) > 1:
+        schema["description"] = " ".join(
+            f"{a.name}: {param_schema(p, run)['description']}" for a, p in params)
+    else:
+        schema["description"] = f"{params[0][0].name}: {schema['description']}"
+    return schema
+
+
+def subagent_schema(run: bool = False) -> dict[str, Any]:
+    """The `subagent` tool's parameters: `action` plus every action's parameters."""
+    actions = [a for a in ACTIONS if a.in_run or not run]
+    by_param: dict[str, list[tuple[Action, Param]]] = {}
+    for a in actions:
+        for p in offered(a, run):
+            by_param.setdefault(p.name, []).append((a, p))
+    lines = " ".join(f"{a.name}: {(a.run_description if run and a.run_description else a.description)}"
+                      for a in actions)
+    props: dict[str, Any] = {"action": {"type": "string", "enum": [a.name for a in actions],
+                                        "description": lines}}
+    for name, uses in by_param.items():
+        props[name] = _merged(uses, run)
+    return {"type": "object", "properties": props, "required": list(props),
+            "additionalProperties": False}
+
+
+def tool_schema(run: bool = False) -> dict[str, Any]:
+    """The OpenAI function-tool form of the `subagent` tool (what
+    `zapcli tool-schema` prints; `strict: true` holds for it)."""
+    return {"type": "function", "function": {
+        "name": TOOL_NAME, "description": DESCRIPTION + (RUN_NOTE if run else ""),
+        "parameters": subagent_schema(run), "strict": True}}

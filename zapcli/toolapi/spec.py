@@ -1,0 +1,165 @@
+"""The declaration: every action a model can call, its parameters, and the
+CLI command each one mirrors.
+
+Imports `zapcli.backends` (backend names), `zapcli.config` (approval modes),
+`zapcli.trail.model` (statuses). Everything else in `zapcli.toolapi` and the
+MCP server is generated from `ACTIONS`. A parameter is named like the CLI
+command's parameter (`cli` says where the CLI spells it differently), so a
+test can check that the declaration describes nothing the CLI lacks.
+"""
+
+from __future__ import annotations
+
+from zapcli.config import APPROVAL_MODES
+from zapcli.trail.model import ALL as STATUSES
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+SCOPES = ("system", "workspace")
+
+
+class Param:
+    """One parameter. `type`: string, integer, number, boolean or array (of
+    strings). `required`: the action refuses the call without it (the schema
+    still lists every parameter as required-and-nullable, for strict mode).
+    `cli`: the CLI command's parameter name when it differs; None when the
+    CLI has it under the same name; "" when only the tool has it (say why in
+    `description`)."""
+
+    # Plain classes, not dataclasses: `zapcli call` is on the fast path, and a
+    # dataclass costs about a millisecond to create at import.
+    def __init__(self, name: str, type: str, description: str, required: bool = False,
+                 enum: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None,
+                 cli: str | None = None, run_description: str | None = None):
+        self.name, self.type, self.description, self.required = name, type, description, required
+        self._enum, self.cli, self.run_description = enum, cli, run_description
+
+    @property
+    def enum(self) -> tuple[str, ...] | None:
+        """The allowed values (computed when first asked: the backend names)."""
+        if callable(self._enum):
+            self._enum = tuple(self._enum())
+        return self._enum
+
+
+class Action:
+    def __init__(self, name: str, description: str, params: tuple[Param, ...], command: str, *,
+                 read_only: bool = True, destructive: bool = False, in_run: bool = True,
+                 run_hidden: tuple[str, ...] = (), run_description: str | None = None):
+        self.name, self.description, self.params = name, description, params
+        self.command = command  # the CLI command it mirrors, e.g. "poll", "agents save"
+        self.read_only, self.destructive = read_only, destructive
+        self.in_run = in_run  # offered by the `subagent` tool of `zapcli run`
+        self.run_hidden = run_hidden  # parameters `zapcli run` decides itself
+        self.run_description = run_description
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+
+def _backends() -> tuple[str, ...]:
+    from zapcli.backends import NAMES
+
+    return tuple(NAMES)
+
+
+def _ids(what: str, required: bool = True, run: str | None = None) -> Param:
+    return Param("ids", "array", f"Subagent ids to {what}.", required=required, run_description=run)
+
+
+def _id(what: str) -> Param:
+    return Param("id", "string", f"The subagent id to {what}.", required=True)
+
+
+ACTIONS: tuple[Action, ...] = (
+    Action("spawn", "Start a subagent in the background; returns its id at once. Spawn several "
+           "(one call each) to work in parallel, then wait for them.", (
+               Param("task", "string", "The complete, self-contained task (UTF-8, up to 1 MB); "
+                     "for cli sh, the shell command.", required=True),
+               Param("cli", "string", "Backend: zapcli (the built-in LLM agent, the default), "
+                     "sh (the task is a shell command), or another agent CLI zapcli knows.",
+                     enum=_backends),
+               Param("agent", "string", "Definition to use (e.g. explorer, code-reviewer; the "
+                     "agents action lists them)."),
+               Param("model", "string", "Model for this subagent."),
+               Param("timeout", "number", "Deadline in seconds (more than 0, at most 604800; "
+                     "default 300)."),
+               Param("approval", "string", "What asks for approval: confirm, workspace (the "
+                     "default), auto-edit or full.", enum=APPROVAL_MODES),
+               Param("cwd", "string", "Directory to run in (default: the server's)."),
+               Param("after", "array", "Start only after these subagent ids completed."),
+               Param("max_tokens", "integer", "Token budget (input + output), more than 0."),
+               Param("unattended", "boolean", "Deny at once whatever would ask for approval."),
+           ), "spawn", read_only=False, run_hidden=("approval", "cwd", "unattended")),
+    Action("poll", "Status and folded output of subagents; waits up to 5 s + wait_secs for them "
+           "to end (no_wait: check once).", (
+               _ids("check"),
+               Param("wait_secs", "integer", "Extra seconds to wait, 0 to 30 (default 0)."),
+               Param("no_wait", "boolean", "Check once and return at once."),
+           ), "poll"),
+    Action("wait", "Block until the subagents end (or one of them, with any), then show their "
+           "status and folded output.", (
+               _ids("wait for", run="Subagent ids to wait for; omit for every subagent you started."),
+               Param("timeout", "number", "Give up after this many seconds (0: check once)."),
+               Param("any", "boolean", "Return when any one has ended."),
+           ), "wait"),
+    Action("list", "Subagents of this session (all: every session), newest first.", (
+        Param("all", "boolean", "Every session, not just this one."),
+        Param("status", "string", "Only subagents with this status.", enum=STATUSES),
+    ), "list", run_description="The subagents this run started, newest first."),
+    Action("kill", "Stop subagents: SIGTERM to the whole process tree, SIGKILL after the grace "
+           "period; pending approvals are denied.", (
+               _ids("stop", required=False),
+               Param("all", "boolean", "Every running and queued subagent of this session."),
+               Param("grace", "number", "Seconds between SIGTERM and SIGKILL (default 3)."),
+           ), "kill", read_only=False, destructive=True),
+    Action("output", "The whole captured output of one subagent, unfolded (a tool result shows "
+           "at most 24 KB: its head and tail).", (
+               _id("read"),
+               Param("stderr", "boolean", "Captured stderr instead of stdout."),
+           ), "output"),
+    Action("replay", "Everything a subagent did, from its trail: tool calls and results, "
+           "approvals, usage, report, final status.", (
+               _id("replay"),
+               Param("since", "integer", "Only records after this sequence number."),
+           ), "replay"),
+    Action("send", "Steer a running zapcli subagent: the text reaches its model before its next "
+           "model call.", (
+               _id("steer"),
+               Param("text", "string", "The message (up to 32 KB).", required=True),
+           ), "send", read_only=False),
+    Action("approve", "Approve a subagent's pending approval request; it resumes within 500 ms.", (
+        _id("approve"),
+        Param("req", "string", "The request id (default: the pending one)."),
+    ), "approve", read_only=False, in_run=False),
+    Action("deny", "Deny a subagent's pending approval request; its model is told the reason.", (
+        _id("deny"),
+        Param("req", "string", "The request id (default: the pending one)."),
+        Param("reason", "string", "Why; told to the subagent's model."),
+    ), "deny", read_only=False, in_run=False),
+    Action("agents", "Subagent definitions: every one with its layer, file, model and "
+           "diagnostics, or one in full (name).", (
+               Param("name", "string", "Show this definition in full.", cli=""),
+           ), "agents list", in_run=False),
+    Action("usage", "Token totals per subagent and per session.", (
+        Param("all", "boolean", "Every session, not just this one."),
+    ), "usage", in_run=False),
+    Action("agents_save", "Validate a definition (YAML text) and install it as a system or "
+           "workspace definition; built-in names are refused. A configuration change.", (
+               Param("yaml", "string", "The definition file's text (YAML with name, description, "
+                     "tools, prompt, ...).", required=True, cli="file"),
+               Param("scope", "string", "system (the user's) or workspace (the default).",
+                     enum=SCOPES),
+           ), "agents save", read_only=False, in_run=False),
+    Action("agents_delete", "Delete a system or workspace definition (never a built-in). A "
+           "configuration change.", (
+               Param("name", "string", "Definition name.", required=True),
+               Param("scope", "string", "system or workspace (default: the effective one).",
+                     enum=SCOPES),
+           ), "agents delete", read_only=False, destructive=True, in_run=False),
+)
+
+BY_NAME = {a.name: a for a in ACTIONS}
+RUN_ACTIONS = tuple(a for a in ACTIONS if a.in_run)
