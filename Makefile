@@ -14,11 +14,14 @@ AGENT_CLIS = @anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gem
 
 all: test
 
+# pip's build chatter goes to a log, shown only when the install fails.
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	@echo "building $(VENV) (once; the log is $(VENV)/install.log)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install --quiet --upgrade pip > $(VENV)/install.log 2>&1 \
+	  && $(PY) -m pip install --quiet -e '.[dev]' >> $(VENV)/install.log 2>&1 \
+	  || { cat $(VENV)/install.log; exit 1; }
+	@touch $(STAMP)
 
 install: $(STAMP)
 
