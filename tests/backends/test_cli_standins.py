@@ -254,9 +254,10 @@ def test_doctor_lists_each_backend_with_version_or_what_is_missing(zap, tmp_path
 
 
 def test_the_subagent_tool_and_tool_schema_offer_every_backend(zap):
-    from zapcli.cli.subagent_tool import SCHEMA
+    from zapcli.toolapi.schema import subagent_schema
 
-    assert {"claude", "codex", "gemini", "opencode"} <= set(SCHEMA["properties"]["cli"]["enum"])
+    schema = subagent_schema(run=True)
+    assert {"claude", "codex", "gemini", "opencode"} <= set(schema["properties"]["cli"]["enum"])
     assert "opencode" in zap("tool-schema").out
 
 
