@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 APPROVAL_MODES = ("confirm", "workspace", "auto-edit", "full")
+EXECUTORS = ("local", "ray")  # zapcli.executors.NAMES (config imports no executor)
+RAY_KEYS = ("address", "resources", "python", "env", "max_concurrent")
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,8 @@ class Settings:
     providers: dict[str, Any] = field(default_factory=dict)
     approval: str = "workspace"
     writable_roots: tuple[str, ...] = ()
+    executor: str = "local"  # where runners run (SPEC §15)
+    ray: dict[str, Any] = field(default_factory=dict)  # the Ray executor's section (RAY_KEYS)
     notes: tuple[str, ...] = ()  # workspace settings that were not applied, and why
     problems: tuple[str, ...] = ()  # lenient loads only: invalid layers that were skipped
 
@@ -80,7 +84,36 @@ def _check_value(key: str, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ValueError("expected a list of folder paths")
         return tuple(value)
+    if key == "executor":
+        if value not in EXECUTORS:
+            raise ValueError(f"expected one of {', '.join(EXECUTORS)}, got {value!r}")
+        return value
+    if key == "ray":
+        return _check_ray(value)
     raise AssertionError(key)
+
+
+def _check_ray(value: Any) -> dict[str, Any]:
+    """The `ray:` section: address (the dashboard's), resources (Ray's
+    entrypoint resources), python (the interpreter on the nodes), env (names
+    of variables forwarded to the runner), max_concurrent (a cap of its own)."""
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a mapping with keys {', '.join(RAY_KEYS)}")
+    for key, item in value.items():
+        if key not in RAY_KEYS:
+            raise ValueError(f"unknown key ray.{key} (valid: {', '.join(RAY_KEYS)})")
+        if key in ("address", "python") and not (isinstance(item, str) and item.strip()):
+            raise ValueError(f"ray.{key}: expected text, got {item!r}")
+        if key == "resources" and not (isinstance(item, dict) and all(
+                isinstance(n, str) and isinstance(a, (int, float)) and not isinstance(a, bool)
+                and a >= 0 for n, a in item.items())):
+            raise ValueError("ray.resources: expected a mapping of resource name to amount, "
+                             "e.g. {CPU: 1, my_node_type: 1}")
+        if key == "env" and not (isinstance(item, list) and all(isinstance(n, str) for n in item)):
+            raise ValueError("ray.env: expected a list of environment variable names")
+        if key == "max_concurrent" and (isinstance(item, bool) or not isinstance(item, int) or item < 0):
+            raise ValueError(f"ray.max_concurrent: expected a whole number, 0 or more, got {item!r}")
+    return dict(value)
 
 
 def _looks_numeric(text: str) -> bool:
@@ -139,7 +172,8 @@ def _load_file(path: Path) -> dict[str, Any]:
 def _from_env() -> dict[str, Any]:
     out: dict[str, Any] = {}
     problems: list[str] = []
-    for key in ("timeout_s", "max_concurrent", "max_kept", "stall_s", "kill_grace_s", "approval"):
+    for key in ("timeout_s", "max_concurrent", "max_kept", "stall_s", "kill_grace_s", "approval",
+                "executor"):
         raw = os.environ.get("ZAPCLI_" + key.upper())
         if raw is None or raw == "":
             continue
@@ -188,7 +222,8 @@ def load_settings(workspace: Path | None = None, *, lenient: bool = False) -> Se
 def _workspace_layer(workspace: Path, approval: str, notes: list[str]) -> dict[str, Any]:
     """The workspace file, minus what a cloned repository must not decide for
     its user: a looser approval mode than the user's, writable roots outside
-    the workspace (they would let edits anywhere run unasked)."""
+    the workspace (they would let edits anywhere run unasked), the executor
+    and its cluster (they would send tasks and forwarded keys elsewhere)."""
     path = workspace / ".zapcli" / "config.yaml"
     layer = _load_file(path)
     wanted = layer.get("approval")
@@ -196,6 +231,11 @@ def _workspace_layer(workspace: Path, approval: str, notes: list[str]) -> dict[s
         del layer["approval"]
         notes.append(f"{path}: `approval: {wanted}` is looser than your `{approval}` and was not "
                      "applied; set it in your own config.yaml or pass --approval")
+    for key in ("executor", "ray"):  # where tasks (and ray.env's secrets) are sent is the user's call
+        if key in layer:
+            del layer[key]
+            notes.append(f"{path}: `{key}` was not applied (a workspace cannot choose where your "
+                         "subagents run); set it in your own config.yaml or pass --executor")
     if "writable_roots" in layer:
         inside = []
         for root in layer["writable_roots"]:

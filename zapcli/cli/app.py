@@ -56,6 +56,7 @@ def spawn(
     after: Optional[list[str]] = typer.Option(None, "--after", help="Start only after this subagent completed (repeatable).", metavar="ID"),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output).", metavar="N"),
     unattended: bool = typer.Option(False, "--unattended", help="Deny at once whatever would ask for approval.", metavar=""),
+    executor: Optional[str] = typer.Option(None, "--executor", help="Where it runs: local (this machine) or ray (a Ray cluster: RAY_ADDRESS or ray.address; config executor).", metavar="NAME"),
     json: bool = JSON,
 ) -> None:
     """Start a subagent in the background and print its id at once.

@@ -11,12 +11,12 @@ from zapcli.ops.spawn import MAX_TASK_BYTES, SpawnRequest, decode_task, spawn
 def execute(task: str, cli: str = "zapcli", agent: str | None = None, model: str | None = None,
             timeout: float | None = None, approval: str | None = None, cwd: str | None = None,
             after: list[str] | None = None, max_tokens: int | None = None,
-            unattended: bool = False, json: bool = False) -> int:
+            unattended: bool = False, executor: str | None = None, json: bool = False) -> int:
     if task == "-":
         task = decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
     res = spawn(SpawnRequest(task=task, cli=cli, agent=agent, model=model, timeout_s=timeout,
                              approval=approval, cwd=cwd, after=tuple(after or ()),
-                             max_tokens=max_tokens, unattended=unattended))
+                             max_tokens=max_tokens, unattended=unattended, executor=executor))
     for w in res.warnings:
         warn(w)
     try:
