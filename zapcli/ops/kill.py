@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from zapcli.config import Settings
 from zapcli.errors import NotFound, UsageError, param
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import load, observe
+from zapcli.lifecycle.observe import deliver_quietly, load, observe
 from zapcli.trail import store
 from zapcli.trail.model import Outcome, Status
 
@@ -36,10 +36,10 @@ NOT_RECORDED = ("killed, but the cancel could not be recorded (the state folder 
                 "read-only): its status will show how it ended instead")
 
 
-def _record_cancel(sid: str, grace_s: float | None = None) -> tuple[dict | None, bool]:
+def _record_cancel(sid: str, grace_s: float | None = None) -> tuple[dict | None, dict | None]:
     """Append the denied approvals and the `cancelled` status; return the
-    process record to signal (None when it never started) and whether the
-    status was written."""
+    process record to signal (None when it never started) and the final
+    status record (None when it could not be written)."""
     path = store.path_for(sid)
     with store.locked(path):  # a racing approve cannot land between the two
         s = load(sid)
@@ -49,7 +49,7 @@ def _record_cancel(sid: str, grace_s: float | None = None) -> tuple[dict | None,
                 "reason": "the subagent was killed", "by": "kill"})
         final, _ours = store.end(path, Outcome(Status.CANCELLED, None, "killed by the user"),
                                  by="kill", grace_s=grace_s)
-    return s.process or s.start, final is not None
+    return s.process or s.start, final
 
 
 def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
@@ -66,8 +66,8 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
         with session_lock(view.session):
             s = load(sid)
             if s.final is None and s.process is None and s.start is None:
-                _, recorded = _record_cancel(sid)
-                if not recorded:  # nothing runs yet, and it must not start
+                _, final = _record_cancel(sid)
+                if final is None:  # nothing runs yet, and it must not start
                     return KillEntry(sid, "not cancelled", error=(
                         f"{sid}: the cancel could not be recorded (the state folder is full or "
                         "read-only); it stays queued"))
@@ -76,15 +76,21 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
         view = observe(sid, kill_grace_s=settings.kill_grace_s)
         if view.terminal:
             return KillEntry(sid, f"already {view.status}")
-    proc, recorded = _record_cancel(sid, grace_s)
+    proc, final = _record_cancel(sid, grace_s)
+    recorded = final is not None
     if proc is None:
         sessions.deactivate(view.session, sid)
         return KillEntry(sid, "cancelled", session=view.session)
     from zapcli import executors
 
-    report = executors.get(load(sid).spawn.executor).signal(proc, grace_s)
+    ex = executors.get(load(sid).spawn.executor)
+    if final is not None and ex.remote:  # its node ends the tree itself, with this grace
+        deliver_quietly(ex, sid, proc, final)
+    report = ex.signal(proc, grace_s)
+    if ex.remote:  # bring home what it wrote while it ended
+        observe(sid, kill_grace_s=settings.kill_grace_s)
     sessions.deactivate(view.session, sid)
-    sig = "SIGTERM, SIGKILL" if report.killed else "SIGTERM"
+    sig = report.how or ("SIGTERM, SIGKILL" if report.killed else "SIGTERM")
     # Stopping it matters more than recording it: it is stopped either way.
     return KillEntry(sid, "cancelled" if recorded else "killed", pid=proc.get("pid"),
                      signals=sig if report.root_alive else None, session=view.session,

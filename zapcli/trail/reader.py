@@ -79,6 +79,7 @@ class Summary:
     corrupt: int = 0
     messages_sent: int = 0  # `steer` records from `zapcli send`
     messages_delivered: int = 0  # `steer` records the subagent wrote on delivery
+    collected: dict[str, Any] | None = None  # a remote runner's files are all home (SPEC §15)
 
 
 def summarize(trail: Trail) -> Summary | None:
@@ -112,6 +113,8 @@ def summarize(trail: Trail) -> Summary | None:
                 s.messages_delivered += 1
             else:
                 s.messages_sent += 1
+        elif rtype == "collected":
+            s.collected = rec
         elif rtype == "approval_request":
             pending[str(rec.get("req_id"))] = rec
         elif rtype == "approval_decision":
