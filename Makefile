@@ -34,7 +34,7 @@ demo: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m zapcli.demo
 
 test: $(STAMP) agent-clis
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -q -n 2 tests
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -q -n 2 --dist loadgroup tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check zapcli tests
