@@ -18,6 +18,7 @@ FORBIDDEN = {
     "tools": {"trail", "supervisor", "ops", "cli", "backends"},
     "definitions": {"cli", "ops", "backends", "agent", "providers"},
     "capabilities": {"cli", "ops", "backends", "providers"},
+    "executors": {"cli", "ops", "agent", "backends", "providers", "tools", "host", "runner", "lifecycle"},
 }
 ALLOWED = {"ops": {"tools.registry"}}  # the name catalog of the session's tool table
 HEAVY = {"typer", "rich", "openai", "mcp"}
@@ -60,5 +61,18 @@ def test_only_cli_imports_typer_and_rich():
         rel = path.relative_to(PKG).parts
         for name in _imports(path):
             if name.split(".")[0] in ("typer", "rich") and rel[0] != "cli":
+                bad.append(f"{path}: imports {name}")
+    assert not bad, "\n".join(bad)
+
+
+def test_only_the_node_side_imports_ray():
+    """The caller talks HTTP to a Ray cluster: `ray` is imported only by the
+    node side of the Ray executor (which runs inside a Ray job)."""
+    bad = []
+    for path in PKG.rglob("*.py"):
+        if path.relative_to(PKG).parts == ("executors", "ray_node.py"):
+            continue
+        for name in _imports(path):
+            if name.split(".")[0] == "ray":
                 bad.append(f"{path}: imports {name}")
     assert not bad, "\n".join(bad)

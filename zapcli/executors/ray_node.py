@@ -1,7 +1,6 @@
 """The node side of the Ray executor: the job's entrypoint.
 
-Imports `zapcli.trail`, `zapcli.paths`, `zapcli.lifecycle.observe` (load),
-`zapcli.executors.local` (to end the runner's tree), `zapcli.supervisor`;
+Imports `zapcli.trail`, `zapcli.paths`, `zapcli.executors.local` (to end the runner's tree), `zapcli.supervisor`;
 `ray._raylet.GcsClient` only in the inbox thread (this runs on a Ray node,
 inside a Ray job, which sets RAY_ADDRESS to the cluster's GCS).
 
@@ -239,7 +238,7 @@ class Inbox(threading.Thread):
 
 def run(sid: str) -> int:
     """The job's entrypoint. Exit 0 when the runner recorded its end."""
-    from zapcli.lifecycle.observe import load
+    from zapcli.trail import store
 
     # Ray's stop TERMs every process of the job at once: the runner ends its
     # own work; this process keeps shipping until the runner is gone.
@@ -256,7 +255,7 @@ def run(sid: str) -> int:
             pass
     inbox.close()
     shipper.ship()
-    final = load(sid).final
+    final = store.first_terminal(store.path_for(sid))
     sys.stdout.write(f"{FRAME} end {proc.returncode} {'recorded' if final else 'unrecorded'}\n")
     sys.stdout.flush()
     return 0 if final is not None else 1
