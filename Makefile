@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 	@echo "building $(VENV) (once; the log is $(VENV)/install.log)"
 	@$(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --quiet --upgrade pip > $(VENV)/install.log 2>&1 \
-	  && $(PY) -m pip install --quiet -e '.[dev]' >> $(VENV)/install.log 2>&1 \
+	  && $(PY) -m pip install --quiet -e '.[dev,ray]' >> $(VENV)/install.log 2>&1 \
 	  || { cat $(VENV)/install.log; exit 1; }
 	@touch $(STAMP)
 
@@ -37,7 +37,7 @@ demo: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m zapcli.demo
 
 test: $(STAMP) agent-clis
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -q -n 2 tests
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -q -n 2 --dist loadgroup tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check zapcli tests

@@ -8,7 +8,7 @@ _zapcli() {
     fi
     cmd="${COMP_WORDS[1]}"
     case "$cmd" in
-        spawn) opts="--after --agent --approval --cli --cwd --help --json --max-tokens --model --on-finish --output-schema --timeout --unattended --worktree" ;;
+        spawn) opts="--after --agent --approval --cli --cwd --executor --help --json --max-tokens --model --on-finish --output-schema --timeout --unattended --worktree" ;;
         poll) opts="--help --json --no-wait --wait-secs" ;;
         wait) opts="--any --help --json --timeout" ;;
         list) opts="--all --help --json --limit --long --status --watch -l -w" ;;

@@ -8,6 +8,7 @@ complete -c zapcli -n '__fish_seen_subcommand_from spawn' -l agent -x -a '(echo 
 complete -c zapcli -n '__fish_seen_subcommand_from spawn' -l approval -x -a 'confirm workspace auto-edit full' -d 'confirm | workspace | auto-edit | full.'
 complete -c zapcli -n '__fish_seen_subcommand_from spawn' -l cli -x -a 'zapcli sh' -d 'Backend: zapcli (the built-in agent, default), sh (a shell command), or an agent CLI: claude, codex, gemini, opencode (or one config.yaml\'s backends: defines). Default: the --agent definition\'s cli:, else zapcli.'
 complete -c zapcli -n '__fish_seen_subcommand_from spawn' -l cwd -x -a '(__fish_complete_directories)' -d 'Directory to run in (default: here).'
+complete -c zapcli -n '__fish_seen_subcommand_from spawn' -l executor -x -d 'Where it runs: local (this machine) or ray (a Ray cluster: RAY_ADDRESS or ray.address; config executor).'
 complete -c zapcli -n '__fish_seen_subcommand_from spawn' -l json -d 'Print one JSON document (stable snake_case keys).'
 complete -c zapcli -n '__fish_seen_subcommand_from spawn' -l max-tokens -x -d 'Token budget (input + output).'
 complete -c zapcli -n '__fish_seen_subcommand_from spawn' -l model -x -d 'Model for this subagent.'

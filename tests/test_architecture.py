@@ -48,7 +48,7 @@ ALLOWED = {"ops": {"tools.registry"}}  # the name catalog of the session's tool 
 HEAVY = {"typer", "rich", "openai", "mcp", "ray"}
 NO_HEAVY_ROOMS = {"ops", "trail", "supervisor", "lifecycle", "render", "executors", "worktrees",
                   "toolapi"}
-HEAVY_HOME = {"executors/ray.py": {"ray"}}  # the one place each may be imported lazily
+HEAVY_HOME = {"executors/ray_node.py": {"ray"}}  # the one place each may be imported lazily
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
 MCP_ROOMS = {"mcpserver", "capabilities"}  # the server, and the gateway to a subagent's MCP servers
@@ -182,3 +182,16 @@ def test_call_and_tool_schema_never_load_mcp_or_typer(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          cwd=tmp_path, timeout=60)
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout + out.stderr
+
+
+def test_only_the_node_side_imports_ray():
+    """The caller talks HTTP to a Ray cluster: `ray` is imported only by the
+    node side of the Ray executor (which runs inside a Ray job)."""
+    bad = []
+    for path in PKG.rglob("*.py"):
+        if path.relative_to(PKG).parts == ("executors", "ray_node.py"):
+            continue
+        for name in _imports(path):
+            if name.split(".")[0] == "ray":
+                bad.append(f"{path}: imports {name}")
+    assert not bad, "\n".join(bad)

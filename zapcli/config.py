@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 APPROVAL_MODES = ("confirm", "workspace", "auto-edit", "full")
+EXECUTORS = ("local", "ray")  # zapcli.executors.NAMES (config imports no executor)
+RAY_KEYS = ("address", "resources", "python", "env", "max_concurrent")
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,8 @@ class Settings:
     writable_roots: tuple[str, ...] = ()
     backends: dict[str, Any] = field(default_factory=dict)  # name -> {command: [argv], format}
     on_finish: str | None = None  # shell command run once when a subagent ends (SPEC §16)
+    executor: str = "local"  # where runners run (SPEC §15)
+    ray: dict[str, Any] = field(default_factory=dict)  # the Ray executor's section (RAY_KEYS)
     notes: tuple[str, ...] = ()  # workspace settings that were not applied, and why
     problems: tuple[str, ...] = ()  # lenient loads only: invalid layers that were skipped
 
@@ -93,7 +97,36 @@ def _check_value(key: str, value: Any) -> Any:
         from zapcli.backends.clis.registry import check_backends
 
         return check_backends(value)
+    if key == "executor":
+        if value not in EXECUTORS:
+            raise ValueError(f"expected one of {', '.join(EXECUTORS)}, got {value!r}")
+        return value
+    if key == "ray":
+        return _check_ray(value)
     raise AssertionError(key)
+
+
+def _check_ray(value: Any) -> dict[str, Any]:
+    """The `ray:` section: address (the dashboard's), resources (Ray's
+    entrypoint resources), python (the interpreter on the nodes), env (names
+    of variables forwarded to the runner), max_concurrent (a cap of its own)."""
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a mapping with keys {', '.join(RAY_KEYS)}")
+    for key, item in value.items():
+        if key not in RAY_KEYS:
+            raise ValueError(f"unknown key ray.{key} (valid: {', '.join(RAY_KEYS)})")
+        if key in ("address", "python") and not (isinstance(item, str) and item.strip()):
+            raise ValueError(f"ray.{key}: expected text, got {item!r}")
+        if key == "resources" and not (isinstance(item, dict) and all(
+                isinstance(n, str) and isinstance(a, (int, float)) and not isinstance(a, bool)
+                and a >= 0 for n, a in item.items())):
+            raise ValueError("ray.resources: expected a mapping of resource name to amount, "
+                             "e.g. {CPU: 1, my_node_type: 1}")
+        if key == "env" and not (isinstance(item, list) and all(isinstance(n, str) for n in item)):
+            raise ValueError("ray.env: expected a list of environment variable names")
+        if key == "max_concurrent" and (isinstance(item, bool) or not isinstance(item, int) or item < 0):
+            raise ValueError(f"ray.max_concurrent: expected a whole number, 0 or more, got {item!r}")
+    return dict(value)
 
 
 def _looks_numeric(text: str) -> bool:
@@ -158,7 +191,8 @@ def _load_file(path: Path) -> dict[str, Any]:
 def _from_env() -> dict[str, Any]:
     out: dict[str, Any] = {}
     problems: list[str] = []
-    for key in ("timeout_s", "max_concurrent", "max_kept", "stall_s", "kill_grace_s", "approval"):
+    for key in ("timeout_s", "max_concurrent", "max_kept", "stall_s", "kill_grace_s", "approval",
+                "executor"):
         raw = os.environ.get("ZAPCLI_" + key.upper())
         if raw is None or raw == "":
             continue
@@ -208,7 +242,8 @@ def _workspace_layer(workspace: Path, approval: str, notes: list[str]) -> dict[s
     """The workspace file, minus what a cloned repository must not decide for
     its user: a looser approval mode than the user's, writable roots outside
     the workspace (they would let edits anywhere run unasked), an on-finish
-    command (it would run whatever the repository says)."""
+    command (it would run whatever the repository says), the executor and
+    its cluster (they would send tasks and forwarded keys elsewhere)."""
     path = workspace / ".zapcli" / "config.yaml"
     layer = _load_file(path)
     wanted = layer.get("approval")
@@ -224,6 +259,11 @@ def _workspace_layer(workspace: Path, approval: str, notes: list[str]) -> dict[s
         del layer["on_finish"]
         notes.append(f"{path}: `on_finish` runs a command and is not taken from a workspace "
                      "file; set it in your own config.yaml or pass --on-finish")
+    for key in ("executor", "ray"):  # where tasks (and ray.env's secrets) are sent is the user's call
+        if key in layer:
+            del layer[key]
+            notes.append(f"{path}: `{key}` was not applied (a workspace cannot choose where your "
+                         "subagents run); set it in your own config.yaml or pass --executor")
     if "writable_roots" in layer:
         inside = []
         for root in layer["writable_roots"]:

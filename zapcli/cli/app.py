@@ -74,6 +74,7 @@ def spawn(
     worktree: bool = typer.Option(False, "--worktree", help="Work in a new git worktree on branch zapcli/<id>, from the current HEAD.", metavar=""),
     on_finish: Optional[str] = typer.Option(None, "--on-finish", help="Shell command run once when it ends (ZAPCLI_ID, ZAPCLI_STATUS, ZAPCLI_EXIT_CODE, ZAPCLI_TRAIL set); config on_finish.", metavar="CMD"),
     output_schema: Optional[str] = typer.Option(None, "--output-schema", help="JSON Schema file the final report must satisfy (poll --json: structured).", metavar="FILE"),
+    executor: Optional[str] = typer.Option(None, "--executor", help="Where it runs: local (this machine) or ray (a Ray cluster: RAY_ADDRESS or ray.address; config executor).", metavar="NAME"),
     json: bool = JSON,
 ) -> None:
     """Start a subagent in the background and print its id at once.

@@ -1,14 +1,14 @@
 """Where a subagent's runner runs (SPEC §15): this machine, or a cluster.
 
 Imports `zapcli.executors.base`; each executor module imports its own engine
-lazily (the Ray client only in `ray`), so no command pays for one it does not use.
+lazily (`ray` talks to its cluster over HTTP and never imports Ray), so no command pays for one it does not use.
 """
 
 from __future__ import annotations
 
 from zapcli.executors.base import Executor
 
-NAMES = ("local",)
+NAMES = ("local", "ray")
 
 
 def get(name: str | None) -> Executor:
@@ -17,4 +17,8 @@ def get(name: str | None) -> Executor:
         from zapcli.executors.local import LocalExecutor
 
         return LocalExecutor()
+    if name == "ray":
+        from zapcli.executors.ray import RayExecutor
+
+        return RayExecutor()
     raise KeyError(name)

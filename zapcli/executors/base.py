@@ -1,9 +1,14 @@
-"""The executor seam: launch, alive, signal, collect.
+"""The executor seam: check, launch, alive, signal, collect, deliver.
 
-Imports only the standard library. An executor starts the runner of one
-subagent (`zapcli run --subagent --id ID`) somewhere and answers three later
-questions about it from the facts its `launch` recorded in the `process`
-record: is it alive, stop it, and bring its records and output home.
+Imports `zapcli.errors` and the standard library. An executor starts the
+runner of one subagent (`zapcli run --subagent --id ID`) somewhere and answers
+later questions about it from the facts its `launch` recorded in the
+`process` record: is it alive, stop it, bring its records and output home,
+and hand it records the caller wrote for it (`send`, `approve`, `deny`).
+
+A local runner shares this machine's state folder, so `collect` and
+`deliver` have nothing to do; a remote one (`remote = True`) keeps its files
+on its node, and the observer collects before it derives a status.
 """
 
 from __future__ import annotations
@@ -12,6 +17,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from zapcli.errors import ZapcliError
+
+
+class ExecutorError(ZapcliError):
+    """The executor cannot be used now (its cluster is unreachable, refused
+    the job, is not configured): one line, exit 1."""
+
+    code = "executor"
 
 
 @dataclass(frozen=True)
@@ -38,10 +52,29 @@ class Signalled:
     termed: list[Any] = field(default_factory=list)
     killed: list[Any] = field(default_factory=list)
     root_alive: bool = False  # the runner itself was still alive when signalled
+    how: str | None = None  # a remote executor's words for it, e.g. "job stopped"
+
+
+@dataclass
+class Collected:
+    """What one `collect` brought home. `ended`: the runner's side said it
+    shipped everything it will ever ship (nothing more to fetch)."""
+
+    records: int = 0
+    out_bytes: int = 0
+    err_bytes: int = 0
+    ended: bool = False
 
 
 class Executor:
     name: str = ""
+    remote: bool = False  # the runner keeps its files elsewhere: collect before deriving
+
+    def check(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """At spawn, before anything is created: validate `options` (this
+        executor's config section) and make sure it can launch now. Returns the
+        fields to freeze into the `spawn` record. Raises ExecutorError."""
+        return {}
 
     def launch(self, sid: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: str,
                stderr_path: Path) -> Launched:
@@ -55,6 +88,11 @@ class Executor:
         """TERM the runner's whole tree, KILL what is left after `grace_s`."""
         raise NotImplementedError
 
-    def collect(self, sid: str, process: Mapping[str, Any]) -> None:
+    def collect(self, sid: str, process: Mapping[str, Any]) -> Collected | None:
         """Bring the runner's trail records and captured output into this
-        machine's state folder (local: nothing to do)."""
+        machine's state folder. None when it cannot be reached now."""
+        return Collected(ended=True)
+
+    def deliver(self, sid: str, process: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> None:
+        """Hand records the caller appended to this trail (steer, approval
+        decisions, a cancel) to the runner. Raises ExecutorError."""

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from zapcli.executors.base import Executor, Launched, Liveness, Signalled
+from zapcli.executors.base import Collected, Executor, Launched, Liveness, Signalled
 
 
 class LocalExecutor(Executor):
@@ -45,5 +45,6 @@ class LocalExecutor(Executor):
             report = kill_orphans(pid, float(ctime), grace_s)
         return Signalled(report.termed, report.killed, root_alive=report.root_alive)
 
-    def collect(self, sid: str, process: Mapping[str, Any]) -> None:
+    def collect(self, sid: str, process: Mapping[str, Any]) -> Collected:
         """Nothing to bring home: the runner writes this machine's state folder."""
+        return Collected(ended=True)

@@ -7,6 +7,13 @@ record gets a sticky `lost` / `interrupted` status (and what is left of its
 work is ended), and one alive past its deadline by more than 10 s is killed
 and recorded `timeout`. Both go through `store.end`, so the first terminal
 status wins whoever else is ending it.
+
+A runner on another machine (a remote executor, SPEC §15) is asked first
+(its job's status), then what it wrote is brought home, then the status is
+derived as for a local one; a cluster that does not answer leaves it
+running until its deadline has passed, then it is `lost`. Once its job has
+ended and everything that could come home has, a `collected` record says so:
+from then on it is read from this machine's files alone, like a local one.
 """
 
 from __future__ import annotations
@@ -15,7 +22,15 @@ import os
 import time
 
 from zapcli.errors import NotFound
-from zapcli.lifecycle.status import Facts, Finding, View, apply, derive, to_view
+from zapcli.lifecycle.status import (
+    OBSERVER_DEADLINE_SLACK_S,
+    Facts,
+    Finding,
+    View,
+    apply,
+    derive,
+    to_view,
+)
 from zapcli.trail import ending, endslot, reader, store
 from zapcli.trail.model import Outcome, Status
 
@@ -79,12 +94,19 @@ def view_of(sid: str, s: reader.Summary, *, stall_s: float = 0.0) -> View:
     return to_view(sid, s, Facts(None, time.monotonic()), stall_s=stall_s)
 
 
+def needs_collect(s: reader.Summary) -> bool:
+    """True for a launched remote subagent whose files are not all home yet."""
+    return s.spawn.executor != "local" and s.process is not None and s.collected is None
+
+
 def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> View:
     """Derive the current status of `sid` (SPEC §6.2), acting where required.
 
     Raises NotFound for an invalid or unknown id.
     """
     s = load(sid)
+    if needs_collect(s):
+        return _observe_remote(sid, s, stall_s=stall_s, kill_grace_s=kill_grace_s)
     view, finding = derive(sid, s, facts_for(sid, s, stall_s=stall_s), stall_s=stall_s)
     if s.final is not None and not s.finish_claimed and s.spawn.on_finish:
         from zapcli.trail import finish
@@ -98,6 +120,42 @@ def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> Vie
         if finding is None:
             return view
     return _act(sid, s, view, finding, stall_s=stall_s, kill_grace_s=kill_grace_s)
+
+
+def _late(proc: dict[str, Any], now: float) -> bool:
+    deadline = proc.get("deadline_mono")
+    return isinstance(deadline, (int, float)) and now > deadline + OBSERVER_DEADLINE_SLACK_S
+
+
+def _observe_remote(sid: str, s: reader.Summary, *, stall_s: float, kill_grace_s: float) -> View:
+    """Observe a runner on another machine (see the module docstring): its
+    job's status FIRST, then collect (a job that has ended has shipped all it
+    could), then derive; `collected` once nothing more can come home."""
+    ex = _executor(s)
+    proc: dict[str, Any] = s.process or {}
+    live = ex.alive(proc)
+    got = ex.collect(sid, proc) if live.alive is not None else None
+    s = load(sid)
+    now = time.monotonic()
+    age = _activity_age(sid) if stall_s > 0 and s.final is None else None
+    # boot time 0: a reboot of this machine says nothing about a node's runner
+    view, finding = derive(sid, s, Facts(live.alive, now, 0.0, age, live.reason), stall_s=stall_s)
+    late = _late(proc, now)
+    if finding is None and s.final is None and live.alive is None and late:
+        finding = Finding(Status.LOST, f"{live.reason}; nothing came back after its deadline passed "
+                                       "(what came back before is kept)")
+    if finding is not None:
+        view = _act(sid, s, view, finding, stall_s=stall_s, kill_grace_s=kill_grace_s)
+    if live.alive is False or (live.alive is None and late):
+        _mark_collected(sid, bool(got is not None and got.ended), live.reason)
+    return view
+
+
+def _mark_collected(sid: str, complete: bool, reason: str | None) -> None:
+    path = store.path_for(sid)
+    with store.locked(path):
+        if load(sid).collected is None:
+            store.append(path, "collected", {"complete": complete, "reason": reason})
 
 
 def _act(sid: str, s: reader.Summary, view: View, finding: Finding, *, stall_s: float,
@@ -120,7 +178,10 @@ def _act(sid: str, s: reader.Summary, view: View, finding: Finding, *, stall_s: 
         endslot.release(path)
     proc: dict[str, Any] = s.process or s.start or {}
     if finding.overdue:
-        _executor(s).signal(proc, kill_grace_s)
+        ex = _executor(s)
+        if final is not None:
+            deliver_quietly(ex, sid, proc, final)  # a remote runner ends its own tree, in the grace
+        ex.signal(proc, kill_grace_s)
     elif found == "lost":  # its work may outlive it (re-parented to init)
         _executor(s).signal(proc, min(kill_grace_s, 1.0))
     if found in ("lost", "timeout"):
@@ -152,6 +213,18 @@ def end_helpers(sid: str, s: reader.Summary, grace_s: float) -> int:
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def deliver_quietly(ex: Executor, sid: str, proc: dict[str, Any], record: dict[str, Any]) -> bool:
+    """Hand a record to the runner; False when it could not be (the signal
+    that follows still stops it)."""
+    from zapcli.executors.base import ExecutorError
+
+    try:
+        ex.deliver(sid, proc, [record])
+    except ExecutorError:
+        return False
+    return True
 
 
 def forget_active(sid: str, s: reader.Summary) -> None:

@@ -54,6 +54,7 @@ def launch(sid: str, settings: Settings) -> bool:
     when the `process` record cannot be written.
     """
     from zapcli import executors
+    from zapcli.executors.base import ExecutorError
 
     spawn = load(sid).spawn
     env = child_env(dict(os.environ))
@@ -68,6 +69,9 @@ def launch(sid: str, settings: Settings) -> bool:
         why = (f"its working directory {cwd} no longer exists" if not os.path.isdir(cwd)
                else f"{exc.strerror or exc}")
         ending.end(store.path_for(sid), Outcome(Status.FAILED, None, f"could not start: {why}"))
+        return False
+    except ExecutorError as exc:  # its cluster refused or did not answer
+        ending.end(store.path_for(sid), Outcome(Status.FAILED, None, f"could not start: {exc.message}"))
         return False
     timeout_s = spawn.timeout_s
     seq = store.append(store.path_for(sid), "process", {
@@ -101,7 +105,7 @@ def drain(session: str, settings: Settings) -> list[str]:
     """
     started: list[str] = []
     with session_lock(session):
-        running = 0
+        running: dict[str, int] = {}  # per pool: the session's, or an executor's own cap
         waiting: list[View] = []
         for sid in sessions.active(session):
             try:
@@ -114,7 +118,8 @@ def drain(session: str, settings: Settings) -> list[str]:
             elif view.status == "queued":
                 waiting.append(view)
             else:
-                running += 1
+                pool = _pool(view.id)
+                running[pool] = running.get(pool, 0) + 1
         for view in waiting:
             ready, failure = _dependency_block(view, settings)
             if failure:
@@ -125,13 +130,23 @@ def drain(session: str, settings: Settings) -> list[str]:
                 continue
             # The cap it was spawned under, not the observer's: a `poll` run with
             # other settings must not start it early.
-            cap = load(view.id).spawn.max_concurrent
-            cap = settings.max_concurrent if cap is None else cap
-            if cap and running >= cap:
+            spawn = load(view.id).spawn
+            cap = settings.max_concurrent if spawn.max_concurrent is None else spawn.max_concurrent
+            pool = _pool(view.id, spawn.raw)
+            if cap and running.get(pool, 0) >= cap:
                 continue
             if not launch(view.id, settings):
                 sessions.deactivate(session, view.id)
                 continue
             started.append(view.id)
-            running += 1
+            running[pool] = running.get(pool, 0) + 1
     return started
+
+
+def _pool(sid: str, raw: dict | None = None) -> str:
+    """Whose cap a subagent counts against: the session's (local and remote
+    alike), or its executor's own (`ray.max_concurrent`, frozen as `pool`)."""
+    if raw is None:
+        raw = load(sid).spawn.raw
+    pool = raw.get("pool")
+    return pool if isinstance(pool, str) and pool else "session"

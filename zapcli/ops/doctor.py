@@ -1,7 +1,7 @@
 """`zapcli doctor`: one line per check, each saying what to fix.
 
 Imports `zapcli.config`, `zapcli.paths`, `zapcli.definitions`, `zapcli.capabilities`
-(config of MCP servers); the model check is `zapcli.providers.probe`, imported
+(config of MCP servers), `zapcli.executors.ray_api` when a Ray cluster is configured; the model check is `zapcli.providers.probe`, imported
 by the CLI command, the one parent command that pays for the openai SDK.
 """
 
@@ -73,6 +73,9 @@ def run_checks() -> tuple[list[Check], Settings]:
                         "without them)", missing, warning=bool(missing)))
     checks.append(_mcp(workspace))
     checks.append(_backends(settings))
+    cluster = _cluster(settings)
+    if cluster is not None:
+        checks.append(cluster)
     return checks, settings
 
 
@@ -105,6 +108,35 @@ def _backends(settings: Settings) -> Check:
     found = sum(1 for _, ok in lines if ok)
     return Check("backends", True, f"{found} of {len(names)} agent CLIs found",
                  [line for line, _ in lines], warning=found < len(names))
+
+
+def _cluster(settings: Settings) -> Check | None:
+    """The Ray cluster, when one is configured (`executor: ray`, `ray.address`
+    or RAY_ADDRESS): it answers, its version, its nodes. None otherwise."""
+    import os
+
+    if settings.executor != "ray" and not settings.ray.get("address") and not os.environ.get("RAY_ADDRESS"):
+        return None
+    from zapcli.executors import ray_api
+    from zapcli.executors.base import ExecutorError
+
+    try:
+        addr = ray_api.address(settings.ray)
+        version = ray_api.version(addr)
+    except ExecutorError as exc:
+        return Check("ray cluster", False, exc.message)
+    try:
+        nodes = ray_api.call(addr, "GET", "/api/v0/nodes?limit=1000")["data"]["result"]["result"]
+        alive = [n for n in nodes if n.get("state") == "ALIVE"]
+        shape = f", {len(alive)} node(s) alive"
+    except (OSError, ValueError, KeyError, TypeError):
+        alive, shape = [], ""
+    wanted = {k: v for k, v in (settings.ray.get("resources") or {}).items()}
+    problems = []
+    if wanted and alive and not any(all(n.get("resources_total", {}).get(k, 0) >= v for k, v in wanted.items())
+                                    for n in alive):
+        problems.append(f"no alive node has ray.resources {wanted}: jobs would wait (PENDING) for one")
+    return Check("ray cluster", not problems, f"Ray {version} at {addr}{shape}", problems)
 
 
 def _mcp(workspace: Path) -> Check:

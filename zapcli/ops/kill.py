@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from zapcli.config import Settings
 from zapcli.errors import NotFound, UsageError, param
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import end_helpers, load, observe
+from zapcli.lifecycle.observe import deliver_quietly, end_helpers, load, observe
 from zapcli.trail import ending, store
 from zapcli.trail.model import Outcome, Status
 
@@ -36,10 +36,11 @@ NOT_RECORDED = ("killed, but the cancel could not be recorded (the state folder 
                 "read-only): its status will show how it ended instead")
 
 
-def _record_cancel(sid: str, grace_s: float | None = None) -> tuple[dict | None, bool, str | None]:
+def _record_cancel(sid: str, grace_s: float | None = None) -> tuple[dict | None, dict | None, str | None]:
     """Append the denied approvals and the `cancelled` status; return the
-    process record to signal (None when it never started), whether the
-    status was written, and — when it had already ended — how.
+    process record to signal (None when it never started), the final status
+    record (None when it could not be written), and — when it had already
+    ended — how.
 
     Decided under the trail's lock, the one the runner ends under: a child
     that finished first wins, and the kill reports that instead of a cancel."""
@@ -47,7 +48,7 @@ def _record_cancel(sid: str, grace_s: float | None = None) -> tuple[dict | None,
     with store.locked(path):  # a racing approve or end cannot land in between
         s = load(sid)
         if s.final is not None:
-            return None, False, str(s.final.get("status"))
+            return None, None, str(s.final.get("status"))
         if s.pending_approval is not None:
             store.append(path, "approval_decision", {
                 "req_id": s.pending_approval.get("req_id"), "decision": "deny",
@@ -55,8 +56,8 @@ def _record_cancel(sid: str, grace_s: float | None = None) -> tuple[dict | None,
         final, ours = ending.end(path, Outcome(Status.CANCELLED, None, "killed by the user"),
                                  by="kill", grace_s=grace_s)
     if final is not None and not ours:
-        return None, False, str(final.get("status"))
-    return s.process or s.start, final is not None, None
+        return None, None, str(final.get("status"))
+    return s.process or s.start, final, None
 
 
 def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
@@ -73,10 +74,10 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
         with session_lock(view.session):
             s = load(sid)
             if s.final is None and s.process is None and s.start is None:
-                _, recorded, ended = _record_cancel(sid)
+                _, final, ended = _record_cancel(sid)
                 if ended is not None:
                     return KillEntry(sid, f"already {ended}")
-                if not recorded:  # nothing runs yet, and it must not start
+                if final is None:  # nothing runs yet, and it must not start
                     return KillEntry(sid, "not cancelled", error=(
                         f"{sid}: the cancel could not be recorded (the state folder is full or "
                         "read-only); it stays queued"))
@@ -85,20 +86,26 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
         view = observe(sid, kill_grace_s=settings.kill_grace_s)
         if view.terminal:
             return KillEntry(sid, f"already {view.status}")
-    proc, recorded, ended = _record_cancel(sid, grace_s)
+    proc, final, ended = _record_cancel(sid, grace_s)
     if ended is not None:  # it finished on its own while we looked: say so, signal nothing
         return KillEntry(sid, f"already {ended}")
+    recorded = final is not None
     if proc is None:
         sessions.deactivate(view.session, sid)
         return KillEntry(sid, "cancelled", session=view.session)
     from zapcli import executors
 
     s = load(sid)
-    report = executors.get(s.spawn.executor).signal(proc, grace_s)
-    if not report.root_alive:  # its helpers are no longer its descendants
+    ex = executors.get(s.spawn.executor)
+    if final is not None and ex.remote:  # its node ends the tree itself, with this grace
+        deliver_quietly(ex, sid, proc, final)
+    report = ex.signal(proc, grace_s)
+    if ex.remote:  # bring home what it wrote while it ended
+        observe(sid, kill_grace_s=settings.kill_grace_s)
+    elif not report.root_alive:  # its helpers are no longer its descendants
         end_helpers(sid, s, grace_s)
     sessions.deactivate(view.session, sid)
-    sig = "SIGTERM, SIGKILL" if report.killed else "SIGTERM"
+    sig = report.how or ("SIGTERM, SIGKILL" if report.killed else "SIGTERM")
     # Stopping it matters more than recording it: it is stopped either way.
     return KillEntry(sid, "cancelled" if recorded else "killed", pid=proc.get("pid"),
                      signals=sig if report.root_alive else None, session=view.session,

@@ -10,7 +10,7 @@ import os
 import time
 from collections.abc import Iterator
 
-from zapcli.lifecycle.observe import load, observe
+from zapcli.lifecycle.observe import load, needs_collect, observe
 from zapcli.trail import store
 
 FOLLOW_TICK_S = 0.25
@@ -20,7 +20,8 @@ def chunks(sid: str, *, stderr: bool = False, follow: bool = False) -> Iterator[
     sid = store.resolve(sid)
     """Yield the captured bytes of `sid`; with `follow`, keep yielding new bytes
     until the subagent is terminal. Raises NotFound for an unknown id."""
-    load(sid)  # validates the id and the trail before anything is read
+    if needs_collect(load(sid)):  # validates the id; a remote runner's output comes home first
+        observe(sid)
     path = store.path_for(sid, ".err" if stderr else ".out")
     offset = 0
     while True:

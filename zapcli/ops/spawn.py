@@ -1,6 +1,7 @@
 """`zapcli spawn`: validate, write the frozen `spawn` record, start or queue.
 
-Imports `zapcli.lifecycle.queue`, `zapcli.lifecycle.session`, `zapcli.trail`, `zapcli.config`.
+Imports `zapcli.lifecycle.queue`, `zapcli.lifecycle.session`, `zapcli.trail`, `zapcli.config`;
+`zapcli.executors` only for a subagent that does not run on this machine.
 Every check runs before anything is created: a refused spawn leaves no trail,
 no marker, no process (SPEC §3 spawn).
 """
@@ -48,6 +49,7 @@ class SpawnRequest:
     # `zapcli continue`: the spawn-record fields carried over from the old
     # subagent (definition, model, grant, tree, ...), used instead of resolving.
     inherit: dict[str, Any] | None = None
+    executor: str | None = None  # None: config `executor` (default local)
 
 
 @dataclass
@@ -164,6 +166,24 @@ def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[
     return out
 
 
+def _executor_fields(req: SpawnRequest, settings: Settings) -> dict:
+    """`executor` and its frozen settings for the spawn record; the executor
+    checks it can launch now (a cluster that does not answer: one line, exit
+    1, nothing created). A local subagent imports no executor."""
+    name = req.executor or settings.executor
+    if name == "local":
+        return {}
+    from zapcli import executors
+
+    if name not in executors.NAMES:
+        raise UsageError(f"unknown {param('executor')} '{name}'; choose one of: {', '.join(executors.NAMES)}")
+    options = dict(getattr(settings, name, None) or {})
+    fields = {"executor": name, **executors.get(name).check(options)}
+    if options.get("max_concurrent") is not None:  # a cap of its own, counted over its own pool
+        fields.update(max_concurrent=options["max_concurrent"], pool=name)
+    return fields
+
+
 def _maybe_collect(settings: Settings) -> None:
     """Retention, opportunistically (SPEC §6.3): only when the folder holds more
     subagents than `max_kept`, counted by one directory listing, so a normal
@@ -208,6 +228,7 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     else:
         backend, warnings = _backend_fields(req, workspace, settings)
     backend.update(resumed)
+    placement = _executor_fields(req, settings)
     warnings = tuple(settings.notes) + tuple(warnings)
     session = sessions.current()
     sid = ids.new_id()
@@ -221,7 +242,7 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
         "deadline": records.iso_utc(now + timeout),
         "kill_grace_s": settings.kill_grace_s, "writable_roots": list(settings.writable_roots),
         "max_concurrent": settings.max_concurrent,
-        **backend,
+        **backend, **placement,
     }
     # From here to the launch is one step for the caller: SIGINT/SIGTERM/SIGHUP
     # wait until it is done, so a caller killed mid-spawn (a harness's timeout)

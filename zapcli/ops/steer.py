@@ -1,8 +1,10 @@
 """`zapcli send`, `approve`, `deny`: messages to a running subagent through its trail.
 
-Imports `zapcli.lifecycle`, `zapcli.trail`. Each appends one record; the child
-reads its trail before each model call (steer) and every 100 ms while waiting
-for a decision (approvals), so no extra channel is needed.
+Imports `zapcli.lifecycle`, `zapcli.trail`; `zapcli.executors` for a remote
+runner. Each appends one record; the child reads its trail before each model
+call (steer) and every 100 ms while waiting for a decision (approvals), so no
+extra channel is needed. A runner on another machine (SPEC §15) reads its
+own trail there: its executor `deliver`s the record to it.
 """
 
 from __future__ import annotations
@@ -43,10 +45,23 @@ def send(sid: str, text: str) -> SteerResult:
     if view.terminal:
         raise ZapcliError(f"not delivered: {sid} already ended ({view.status})", code="not_delivered")
     steer_id = os.urandom(4).hex()
-    if store.append(store.path_for(sid), "steer", {"steer_id": steer_id, "text": text,
-                                                   "delivered": False}) is None:
+    fields = {"steer_id": steer_id, "text": text, "delivered": False}
+    seq = store.append(store.path_for(sid), "steer", fields)
+    if seq is None:
         raise ZapcliError(f"could not write to the trail of {sid}")
+    _to_runner(sid, {"type": "steer", "seq": seq, **fields})
     return SteerResult(sid, steer_id, view.status)
+
+
+def _to_runner(sid: str, record: dict) -> None:
+    """A runner on another machine reads its own trail there: hand it the
+    record (a local one reads this trail). Raises ExecutorError."""
+    s = load(sid)
+    if s.spawn.executor == "local" or s.process is None:  # a queued one takes it at launch
+        return
+    from zapcli import executors
+
+    executors.get(s.spawn.executor).deliver(sid, s.process, [record])
 
 
 @dataclass
@@ -81,9 +96,11 @@ def decide(sid: str, req_id: str | None, approve: bool, reason: str | None = Non
             raise ZapcliError(f"{sid} has no pending request {req_id}; pending: "
                               f"{pending.get('req_id')}", code="not_pending")
         decision = "approve" if approve else "deny"
-        store.append(store.path_for(sid), "approval_decision", {
-            "req_id": pending.get("req_id"), "decision": decision,
-            "reason": reason or ("approved by the user" if approve else "denied by the user"),
-            "by": "user"})
+        fields = {"req_id": pending.get("req_id"), "decision": decision,
+                  "reason": reason or ("approved by the user" if approve else "denied by the user"),
+                  "by": "user"}
+        seq = store.append(store.path_for(sid), "approval_decision", fields)
+    if seq is not None:
+        _to_runner(sid, {"type": "approval_decision", "seq": seq, **fields})
     return DecisionResult(sid, str(pending.get("req_id")), decision, str(pending.get("tool")),
                           str(pending.get("summary", "")))

@@ -14,7 +14,8 @@ def lines(entries: list[Any]) -> Lines:
     out: Lines = [("bold", f"[SubAgent] terminated {len(killed)} {noun}" + (":" if entries else ""))]
     for e in entries:
         if e.outcome in STOPPED:
-            how = f" ({e.signals} -> PID {e.pid})" if e.pid and e.signals else "" if e.pid else " (was queued)"
+            how = (f" ({e.signals} -> PID {e.pid})" if e.pid and e.signals else "" if e.pid
+                   else f" ({e.signals})" if e.signals else " (was queued)")
             out.append(("yellow", f"  {e.id}: {e.outcome}{how}"))
             if e.error:
                 out.append(("red", f"    {one_line(e.error, 200)}"))

@@ -31,7 +31,12 @@ def _record_line(rec: dict[str, Any]) -> tuple[str, str]:
                               f"timeout={rec.get('timeout_s')}s task: "
                               f"{one_line(display(str(rec.get('task', ''))), 200)}")
     if t in ("process", "start"):
-        return "dim", pre + f"{t:<6} pid {rec.get('pid')}"
+        if rec.get("pid") is None and rec.get("job_id"):  # a runner on a cluster (SPEC §15)
+            return "dim", pre + f"{t:<6} {rec.get('executor')} job {rec.get('job_id')} at {rec.get('address')}"
+        return "dim", pre + f"{t:<6} pid {rec.get('pid')}" + (" on its node" if "node_seq" in rec else "")
+    if t == "collected":
+        what = "everything came home" if rec.get("complete") else "what could come home did"
+        return "dim", pre + f"collected: {what} ({escape_controls(str(rec.get('reason') or ''))})"
     if t in ("text", "thinking"):
         who = f" [in {rec['parent_call_id']}]" if rec.get("parent_call_id") else ""
         return (("italic dim" if t == "thinking" else ""),

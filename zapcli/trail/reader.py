@@ -93,6 +93,7 @@ class Summary:
     continued_by: str | None = None  # `zapcli continue` made this subagent's successor
     finish_claimed: bool = False  # its on-finish command was claimed (run once)
     worktree: dict[str, Any] | None = None  # the runner's `worktree` record: the tree is made
+    collected: dict[str, Any] | None = None  # a remote runner's files are all home (SPEC §15)
 
 
 def summarize(trail: Trail) -> Summary | None:
@@ -141,6 +142,8 @@ def summarize(trail: Trail) -> Summary | None:
             s.finish_claimed = True
         elif rtype == "worktree":
             s.worktree = rec
+        elif rtype == "collected":
+            s.collected = rec
         elif rtype == "approval_request":
             pending[str(rec.get("req_id"))] = rec
         elif rtype == "approval_decision":
