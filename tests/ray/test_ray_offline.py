@@ -103,7 +103,7 @@ def test_list_of_1000_does_not_ask_the_cluster_about_finished_ones(zap: Zap) -> 
             _fake_remote(zap, address, running=False)
         running = _fake_remote(zap, address, running=True)
         _Counting.hits.clear()
-        res = zap.json("list", "--all")
+        res = zap.json("list", "--all", "--limit", "0")
         assert len(res["subagents"]) == 1000
         assert sorted({v["status"] for v in res["subagents"]}) == ["completed", "running"]
         assert _Counting.hits and all(f"zapcli-{running}" in path for path in _Counting.hits), _Counting.hits[:5]
