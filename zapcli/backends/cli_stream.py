@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from zapcli.backends.clis.base import EventParser, Record
+from zapcli.backends.clis.base import EventParser
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -227,36 +227,3 @@ class TailPump:
 
     def text(self) -> str:
         return b"".join(self._tail)[-self._keep:].decode("utf-8", "replace")
-
-
-def feed_stdin(fd: int, data: bytes) -> threading.Thread:
-    """Write `data` to pipe `fd` from its own thread and close it after the
-    last byte; a CLI that never reads (or exits first) is not an error."""
-
-    def write() -> None:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        except OSError:
-            pass
-        finally:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-    thread = threading.Thread(target=write, name="cli-stdin", daemon=True)
-    thread.start()
-    return thread
-
-
-def records_of(parser: EventParser, lines: list[bytes]) -> list[Record]:
-    """Parse captured lines the way the pump does (for benchmarks and tests)."""
-    out: list[Record] = []
-    for line in lines:
-        try:
-            out += parser.feed(decode(line.rstrip(b"\r")))
-        except ValueError:
-            out.append(("diagnostic", {"dimension": "backend", "name": "not_json"}))
-    return out

@@ -26,8 +26,9 @@ from typing import Any
 
 from zapcli.backends import cli_home
 from zapcli.backends.base import Backend, RunContext
-from zapcli.backends.cli_stream import LinePump, Sink, TailPump, feed_stdin
+from zapcli.backends.cli_stream import LinePump, Sink, TailPump
 from zapcli.backends.clis.base import CliLaunch, CliOutcome, CliRequest, EventParser
+from zapcli.supervisor.capture import feed
 from zapcli.supervisor.kill import kill_tree
 from zapcli.supervisor.launch import process_create_time
 from zapcli.trail.model import Outcome, Status
@@ -123,7 +124,7 @@ class _Run:
         out.start()
         err.start()
         if self.launch.stdin is not None and proc.stdin is not None:  # after the pumps run
-            feed_stdin(os.dup(proc.stdin.fileno()), self.launch.stdin)
+            feed(os.dup(proc.stdin.fileno()), self.launch.stdin, "cli-stdin")
             proc.stdin.close()
         threading.Thread(target=self._find_version, name="cli-version", daemon=True).start()
         ending = self._wait(proc)

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 
 from zapcli.backends.base import Backend, RunContext
-from zapcli.supervisor.capture import CappedFile, pump
+from zapcli.supervisor.capture import CappedFile, feed, pump
 from zapcli.supervisor.kill import kill_tree
 from zapcli.supervisor.launch import process_create_time
 from zapcli.trail.model import Outcome, Status
@@ -43,23 +43,6 @@ def _describe(code: int) -> str:
     return f"exit code {code}"
 
 
-def _feed(fd: int, data: bytes) -> None:
-    """Write `data` into pipe `fd` on a daemon thread (a task may exceed the
-    pipe buffer), then close it; a shell that stopped reading is not an error."""
-
-    def write() -> None:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
-
-    threading.Thread(target=write, name="task-feed", daemon=True).start()
-
-
 def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono: float,
         grace_s: float, terminated: threading.Event,
         stop_grace: Callable[[], float] | None = None) -> Outcome:
@@ -78,7 +61,7 @@ def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono:
         raise
     finally:
         os.close(task_r)
-    _feed(task_w, task.encode("utf-8"))
+    feed(task_w, task.encode("utf-8"), "task-feed")
     assert proc.stdout is not None and proc.stderr is not None
     threads = [pump(os.dup(proc.stdout.fileno()), out), pump(os.dup(proc.stderr.fileno()), err)]
     proc.stdout.close()

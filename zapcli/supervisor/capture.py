@@ -110,3 +110,26 @@ def pump(fd: int, sink: CappedFile) -> threading.Thread:
     thread = threading.Thread(target=run, name=f"pump-{fd}", daemon=True)
     thread.start()
     return thread
+
+
+def feed(fd: int, data: bytes, name: str = "stdin-feed") -> threading.Thread:
+    """Write `data` into pipe `fd` from its own thread (it may exceed the pipe
+    buffer while the child fills its own output) and close it after the last
+    byte; a child that stopped reading, or never reads, is not an error."""
+
+    def write() -> None:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        except OSError:
+            pass
+        finally:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=write, name=name, daemon=True)
+    thread.start()
+    return thread

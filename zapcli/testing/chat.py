@@ -13,10 +13,40 @@ from zapcli.testing.script import estimate_tokens, pieces, text_of
 from zapcli.testing.server import Handler, Protocol
 
 
-def _error(h: Handler, status: int, message: str, code: str | None = None,
-           etype: str = "invalid_request_error", headers: dict[str, str] | None = None) -> None:
+def openai_error(h: Handler, status: int, message: str, code: str | None = None,
+                 etype: str = "invalid_request_error", headers: dict[str, str] | None = None) -> None:
+    """An error in OpenAI's shape (Chat Completions and Responses alike)."""
     h.send_json(status, {"error": {"message": message, "type": etype, "param": None,
                                    "code": code}}, headers)
+
+
+_error = openai_error
+
+
+def openai_turn(srv: Any, h: Handler, body: dict[str, Any], key: tuple[str, ...],
+                problem: str | None = None) -> dict[str, Any] | None:
+    """What OpenAI's endpoints check before answering (the body recorded, a
+    malformed request refused, the bearer key, a known model), then the
+    conversation's next turn, filled and delayed. None when an error was sent."""
+    srv.record(body)
+    if problem:
+        openai_error(h, 400, problem, "invalid_request_error")
+        return None
+    if srv.api_key is not None and h.headers.get("Authorization") != f"Bearer {srv.api_key}":
+        openai_error(h, 401, "Incorrect API key provided.", "invalid_api_key")
+        return None
+    model = str(body.get("model") or "")
+    if srv.models is not None and model not in srv.models:
+        openai_error(h, 404, f"The model `{model}` does not exist or you do not have "
+                            "access to it.", "model_not_found")
+        return None
+    turn, why = srv.conversations.next_turn(*key)
+    if turn is None:
+        openai_error(h, 400, why, "no_matching_rule")
+        return None
+    turn = srv.fill(turn)
+    time.sleep(float(turn.get("delay_s") or 0))
+    return turn  # type: ignore[no-any-return]
 
 
 def conversation_key(body: dict[str, Any]) -> tuple[str, str]:
@@ -102,22 +132,10 @@ class ChatProtocol(Protocol):
             return _error(h, 404, f"Invalid URL (POST {path})")
         if body.get("_invalid"):
             return _error(h, 400, "We could not parse the JSON body of your request.")
-        srv = self.server
-        srv.record(body)
-        if problem := malformed_history(body.get("messages")):
-            return _error(h, 400, problem, "invalid_request_error")
-        if srv.api_key is not None and h.headers.get("Authorization") != f"Bearer {srv.api_key}":
-            return _error(h, 401, "Incorrect API key provided.", "invalid_api_key")
-        model = str(body.get("model") or "")
-        if srv.models is not None and model not in srv.models:
-            return _error(h, 404, f"The model `{model}` does not exist or you do not have "
-                          "access to it.", "model_not_found")
-        turn, why = srv.conversations.next_turn(*conversation_key(body))
-        if turn is None:
-            return _error(h, 400, why, "no_matching_rule")
-        turn = srv.fill(turn)
-        time.sleep(float(turn.get("delay_s") or 0))
-        self._answer(h, turn, body)
+        turn = openai_turn(self.server, h, body, conversation_key(body),
+                           malformed_history(body.get("messages")))
+        if turn is not None:
+            self._answer(h, turn, body)
 
     def _answer(self, h: Handler, turn: dict[str, Any], body: dict[str, Any]) -> None:
         if err := turn.get("http_error"):

@@ -39,14 +39,10 @@ import json
 import time
 from typing import Any
 
+from zapcli.testing.chat import openai_error as _error
+from zapcli.testing.chat import openai_turn
 from zapcli.testing.script import estimate_tokens, pieces, text_of
 from zapcli.testing.server import Handler, Protocol
-
-
-def _error(h: Handler, status: int, message: str, code: str | None = None,
-           etype: str = "invalid_request_error", headers: dict[str, str] | None = None) -> None:
-    h.send_json(status, {"error": {"message": message, "type": etype, "param": None,
-                                   "code": code}}, headers)
 
 
 def conversation_key(body: dict[str, Any]) -> tuple[str, str, str]:
@@ -124,20 +120,9 @@ class ResponsesProtocol(Protocol):
             return _error(h, 404, f"Invalid URL (POST {path})")
         if body.get("_invalid"):
             return _error(h, 400, "We could not parse the JSON body of your request.")
-        srv = self.server
-        srv.record(body)
-        if srv.api_key is not None and h.headers.get("Authorization") != f"Bearer {srv.api_key}":
-            return _error(h, 401, "Incorrect API key provided.", "invalid_api_key")
-        model = str(body.get("model") or "")
-        if srv.models is not None and model not in srv.models:
-            return _error(h, 404, f"The model `{model}` does not exist or you do not have "
-                          "access to it.", "model_not_found")
-        turn, why = srv.conversations.next_turn(*conversation_key(body))
-        if turn is None:
-            return _error(h, 400, why, "no_matching_rule")
-        turn = srv.fill(turn)
-        time.sleep(float(turn.get("delay_s") or 0))
-        self._answer(h, turn, body)
+        turn = openai_turn(self.server, h, body, conversation_key(body))
+        if turn is not None:
+            self._answer(h, turn, body)
 
     def _answer(self, h: Handler, turn: dict[str, Any], body: dict[str, Any]) -> None:
         if err := turn.get("http_error"):
