@@ -103,6 +103,27 @@ def zap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Zap:
             continue
 
 
+@pytest.fixture
+def model(zap: Zap, request: pytest.FixtureRequest):
+    """`model(script, **kw)` starts a scripted Chat Completions server and points
+    the test's zap at it (model `scripted`, key: the test module's `KEY`)."""
+    from zapcli.testing import ScriptedServer
+
+    key = getattr(request.module, "KEY", "sk-test-scripted-0123456789")
+    servers = []
+
+    def start(script: object, **kw: object) -> ScriptedServer:
+        srv = ScriptedServer(script, **kw)  # type: ignore[arg-type]
+        srv.start()
+        servers.append(srv)
+        zap.env.update(OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted", OPENAI_API_KEY=key)
+        return srv
+
+    yield start
+    for srv in servers:
+        srv.stop()
+
+
 def pgrep(marker: str) -> list[int]:
     """Pids whose command line contains `marker` (e.g. 'sleep 3101')."""
     out = []

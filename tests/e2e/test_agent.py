@@ -13,7 +13,6 @@ import psutil
 import pytest
 
 from tests.conftest import sleep_marker, wait_until
-from zapcli.testing import ScriptedServer
 
 KEY = "sk-test-secret-abcdef123456"
 
@@ -22,21 +21,6 @@ def _usage(p, c):
     return {"prompt_tokens": p, "completion_tokens": c}
 
 
-@pytest.fixture
-def model(zap):
-    """Start a scripted server for a script; point the test's zap at it."""
-    servers = []
-
-    def start(script):
-        srv = ScriptedServer(script)
-        srv.start()
-        servers.append(srv)
-        zap.env.update(OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted", OPENAI_API_KEY=KEY)
-        return srv
-
-    yield start
-    for srv in servers:
-        srv.stop()
 
 
 def _spawn(zap, task, *extra):

@@ -10,8 +10,6 @@ import sys
 
 import pytest
 
-from zapcli.testing import ScriptedServer
-
 TYPO = "name: doc-checker\ndescription: Checks docs. Read-only.\ntoolz: [read, grep]\nprompt: You check docs.\n"
 FIXED = "name: doc-checker\ndescription: Checks docs. Read-only.\ntools: [read, grep]\nprompt: You check docs.\n"
 
@@ -20,20 +18,6 @@ def call(tool, **arguments):
     return {"tool_calls": [{"name": tool, "arguments": arguments}]}
 
 
-@pytest.fixture
-def model(zap):
-    servers = []
-
-    def start(script):
-        srv = ScriptedServer(script)
-        srv.start()
-        servers.append(srv)
-        zap.env.update(OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted", OPENAI_API_KEY="sk-defs-123456")
-        return srv
-
-    yield start
-    for srv in servers:
-        srv.stop()
 
 
 def run(zap, *args):

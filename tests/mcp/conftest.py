@@ -9,27 +9,9 @@ import sys
 from typing import Any
 
 import anyio
-import pytest
-
-from zapcli.testing import ScriptedServer
-
-KEY = "sk-test-mcp-0123456789"
 
 
-@pytest.fixture
-def model(zap):
-    servers: list[ScriptedServer] = []
 
-    def start(script: list[dict[str, Any]]) -> ScriptedServer:
-        srv = ScriptedServer(script)
-        srv.start()
-        servers.append(srv)
-        zap.env.update(OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted", OPENAI_API_KEY=KEY)
-        return srv
-
-    yield start
-    for srv in servers:
-        srv.stop()
 
 
 def server_params(zap, session: str | None = None) -> Any:

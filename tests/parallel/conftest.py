@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from zapcli.testing import ScriptedServer
-
 GIT_ID = ["-c", "user.email=t@t", "-c", "user.name=t"]
 
 
@@ -39,19 +37,3 @@ def branches(repo: Path) -> list[str]:
     return git(repo, "for-each-ref", "--format=%(refname)", "refs/heads").split("\n")
 
 
-@pytest.fixture
-def model(zap):
-    """Start a scripted Chat Completions server; point the test's zap at it."""
-    servers = []
-
-    def start(script, **kw):
-        srv = ScriptedServer(script, **kw)
-        srv.start()
-        servers.append(srv)
-        zap.env.update(OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted",
-                       OPENAI_API_KEY="sk-test-parallel-0123456789")
-        return srv
-
-    yield start
-    for srv in servers:
-        srv.stop()
