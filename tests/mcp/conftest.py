@@ -11,9 +11,6 @@ from typing import Any
 import anyio
 
 
-
-
-
 def server_params(zap, session: str | None = None) -> Any:
     """`zapcli mcp serve` on stdio with the test's env; without `session`,
     no ZAPCLI_SESSION: the connection makes its own."""
