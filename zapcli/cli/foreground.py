@@ -292,8 +292,12 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         signal.signal(signal.SIGTERM, previous)
     if not box:
         _left_running(sub, run_id)
-        raise ZapcliError(f"run {run_id} timed out after {limit:g}s (waiting for the model); "
-                          "raise --timeout or check the endpoint with `zapcli doctor`")
+        why = (f"timed out after {limit:g}s (waiting for the model); raise --timeout or check "
+               "the endpoint with `zapcli doctor`")
+        if json:  # --json promises the run document, also when the run does not complete
+            _emit_run(run_id, "timeout", why, None, sub, sink.tokens)
+            raise SystemExit(1)
+        raise ZapcliError(f"run {run_id} {why}")
     return box[0]
 
 

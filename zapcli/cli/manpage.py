@@ -51,7 +51,8 @@ def render(spec: dict[str, Any]) -> str:
     out += [
         ".SH EXIT STATUS",
         ".TP", "0", "Done.", ".TP", "1", "The operation failed; stderr says why and what to do. "
-        "\\fBpoll\\fR and \\fBkill\\fR: also when any id given does not exist (the others are still answered).",
+        "\\fBpoll\\fR, \\fBkill\\fR and \\fBrm\\fR: also when any id given does not exist (the others are "
+        "still answered; the error stands in its place on stdout, and with \\fB--json\\fR also on stderr).",
         ".TP", "2", "Usage error (bad option, empty task, out-of-range value).",
         ".TP", "3", "\\fBwait\\fR: an awaited subagent ended other than completed.",
         ".TP", "4", "\\fBwait\\fR: the wait itself timed out.",

@@ -79,4 +79,5 @@ def compact(reply: Reply) -> dict[str, Any]:
 
 def result(reply: Reply) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=reply.text)],
-                                structured_content=compact(reply), is_error=reply.error)
+                                structured_content=compact(reply),
+                                is_error=reply.error or reply.exit_code == 1)  # an unknown id too

@@ -39,11 +39,14 @@ def continue_(sid: str, text: str, *, model: str | None = None, timeout_s: float
               on_finish: str | None = None) -> SpawnResult:
     """Start the successor of `sid`. Raises NotFound, UsageError, ZapcliError;
     nothing is created when it does."""
+    sid = store.resolve(sid)
     view = observe(sid)
+    _refuse_backend(sid, view.cli)
     if not view.terminal:
+        steer = f"steer it with `zapcli send {sid} TEXT`, or " if view.cli == "zapcli" else ""
         raise ZapcliError(f"{sid} is still {view.status}; only a finished subagent can be "
-                          f"continued: steer it with `zapcli send {sid} TEXT`, or wait for it "
-                          "(zapcli wait) or stop it (zapcli kill) first", code="not_finished")
+                          f"continued: {steer}wait for it (zapcli wait) or stop it (zapcli kill) "
+                          "first", code="not_finished")
     path = store.path_for(sid)
     with store.locked(path):  # two `continue` of one id at once: one wins
         s = load(sid)

@@ -30,13 +30,17 @@ class RmResult:
 
 def remove(sid: str, *, force: bool = False) -> RmResult:
     """Remove the tree of `sid`. Raises ZapcliError saying why not."""
+    from zapcli.trail.store import resolve
+
+    sid = resolve(sid)
     tree = lw.tree_of(sid)
     st = tree.state
     assert st is not None
     if tree.running:
-        raise ZapcliError(f"the worktree of {sid} belongs to {tree.running[0]}, which has not "
-                          "finished; it is never removed while its subagent runs (kill it "
-                          "first)", code="in_use")
+        whose = (f"{sid} has not finished" if tree.running[0] == sid else
+                 f"{tree.running[0]}, which works in it, has not finished")
+        raise ZapcliError(f"the worktree of {sid} is in use: {whose}; a tree is never removed "
+                          "while a subagent runs in it (kill it first)", code="in_use")
     if tree.users and not force:
         users = ", ".join(f"{i} ({s})" for i, s, _o in tree.users)
         raise ZapcliError(f"the worktree {tree.receipt.path} is in use by {users}; wait for "

@@ -46,7 +46,7 @@ def table(views: list[Any], width: int | None = None) -> Lines:
                     f"{tail:<8}  {status:<{w_status}}  {cli:<{w_cli}}  {one_line(v.task, task_room)}"))
         if v.pending_approval:
             req = v.pending_approval
-            out.append(("magenta", f"{'':8}  ↳ asks to run {req.get('tool')}: "
+            out.append(("magenta", f"{'':8}  ↳ asks: "
                                    f"{one_line(str(req.get('summary', '')), task_room)} "
                                    f"(zapcli approve {tail} | zapcli deny {tail})"))
     return out

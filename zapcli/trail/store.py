@@ -38,8 +38,10 @@ SUFFIXES = (".jsonl", ".out", ".err", ".end")  # every file of one subagent
 
 
 def path_for(sid: str, suffix: str = ".jsonl") -> Path:
-    """`<state>/subagents/<id><suffix>`. Raises NotFound for anything that is
-    not a valid id, before any path is built."""
+    """`<state>/subagents/<id><suffix>`; the 8-hex tail of exactly one id
+    stands for it. Raises NotFound for anything else, before any path is built."""
+    if not ids.is_valid(sid):
+        sid = resolve(sid)
     if not ids.is_valid(sid):
         raise NotFound(f"{_show(sid)} does not exist (not a subagent id{_full_id_of(sid)})")
     return subagents_dir() / f"{sid}{suffix}"

@@ -10,6 +10,9 @@ from zapcli.ops.output import chunks
 
 def execute(id: str, stderr: bool = False, follow: bool = False, raw: bool = False,
             json: bool = False) -> int:
+    from zapcli.trail.store import resolve
+
+    id = resolve(id)  # the 8-hex tail stands for the id
     if json:
         data = b"".join(chunks(id, stderr=stderr, follow=follow))
         from zapcli.lifecycle.observe import observe

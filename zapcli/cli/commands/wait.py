@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
-from zapcli.cli.output import emit, is_tty
+from zapcli.cli.output import emit, is_tty, note
 from zapcli.cli.settings import for_observers
 from zapcli.cli.spinner import Spinner
 from zapcli.ops.poll import wait
 from zapcli.render import wait as render
-from zapcli.render.common import duration
+from zapcli.render.common import duration, one_line
+
+
+def _asked(told: set[tuple[str, str]], views: list) -> None:
+    """Say once, on stderr, when a subagent waits for the caller's decision:
+    `wait` keeps blocking, and nobody else may be there to answer."""
+    for v in views:
+        req = v.pending_approval
+        if req and (v.id, str(req.get("req_id"))) not in told:
+            told.add((v.id, str(req.get("req_id"))))
+            note(f"{v.id} awaits approval {req.get('req_id')} ({one_line(str(req.get('summary', '')), 100)}): "
+                 f"zapcli approve {v.id} | zapcli deny {v.id} --reason TEXT")
 
 
 def execute(ids: list[str], timeout: float | None = None, any: bool = False, json: bool = False) -> int:
+    told: set[tuple[str, str]] = set()
+
+    def tick(views: list, elapsed: float) -> None:
+        _asked(told, views)
+        spin.update(f"waiting for {sum(not v.terminal for v in views)} subagent(s) ({duration(elapsed)})")
+
     with Spinner(enabled=is_tty() and not json) as spin:
-        res = wait(list(ids), for_observers(), timeout_s=timeout, any_=any,
-                   on_tick=lambda vs, t: spin.update(
-                       f"waiting for {sum(not v.terminal for v in vs)} subagent(s) ({duration(t)})"))
+        res = wait(list(ids), for_observers(), timeout_s=timeout, any_=any, on_tick=tick)
     emit(json, render.doc, render.lines, res)
     return res.exit_code
