@@ -17,6 +17,7 @@ from zapcli.definitions.layers import (
     Catalog,
     Entry,
     discover,
+    guess_name,
     invalid_error,
     system_dir,
     unknown_error,
@@ -201,8 +202,8 @@ def _save(raw: bytes, source: str, file: Path | None, scope: str, workspace: Pat
     if text is not None:
         definition, diags = parse_definition(text, source, layer=scope)
     if definition is None or text is None:
-        stem = file.stem if file is not None else "(yaml)"
-        raise invalid_error(stem, Entry(stem, scope, source, None, diags))
+        name = guess_name(text, str(file) if file is not None else "(yaml)")
+        raise invalid_error(name, Entry(name, scope, source, None, diags))
     catalog = catalog or discover(workspace)
     _check_saveable(definition, catalog)
     switches = switches or Switches()

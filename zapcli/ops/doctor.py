@@ -11,6 +11,7 @@ import errno
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from zapcli.config import Settings
 from zapcli.errors import ZapcliError
@@ -103,8 +104,7 @@ def run_checks() -> tuple[list[Check], Settings]:
     from zapcli.definitions import discover
 
     catalog = discover(workspace)
-    diags = [d.one_line() for d in catalog.diagnostics]
-    checks.append(Check("definitions", not diags, f"{len(catalog.names())} definitions", diags))
+    checks.append(_definitions(catalog))
     from zapcli.backends.resolve import grant_problems
 
     missing = [f"{d.name}: {g['dimension']} {g['name']}: {g['message']}"
@@ -120,6 +120,19 @@ def run_checks() -> tuple[list[Check], Settings]:
     if cluster is not None:
         checks.append(cluster)
     return checks, settings
+
+
+def _definitions(catalog: Any) -> Check:
+    """How many definitions load, and which are invalid (spawn refuses those)."""
+    diags = [d.one_line() for d in catalog.diagnostics]
+    invalid = sorted({e.name for e in catalog.entries if e.definition is None})
+    detail = f"{len(catalog.names())} definitions load"
+    if invalid:
+        detail = (f"{len(invalid)} invalid, not loaded (spawn --agent refuses them): "
+                  f"{', '.join(invalid)}; {len(catalog.names())} load")
+    elif diags:
+        detail += f"; {len(diags)} problem(s) below"
+    return Check("definitions", not diags, detail, diags)
 
 
 def _backend_line(name: str, settings: Settings) -> tuple[str, bool]:
