@@ -36,8 +36,13 @@ agent-clis:
 demo: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m zapcli.demo
 
+# Not -q: with -q pytest-xdist says "bringing up nodes..." twice when stdout is
+# not a terminal; at the default verbosity it says "created: 2/2 workers" and
+# "2 workers [N items]" once each (--no-header drops the platform lines).
+PYTEST_OPTS = --no-header -n 2 --dist loadgroup
+
 test: $(STAMP) agent-clis
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -q -n 2 --dist loadgroup tests
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(PYTEST_OPTS) tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check zapcli tests
