@@ -1,5 +1,5 @@
 """An invalid config file and the watching commands (SPEC §2, #14.7): poll,
-wait, list, kill, and gc warn once per command — not per subagent —
+wait, list, kill, output and gc warn once per command — not per subagent —
 naming the file, line and key, and go on without that file. gc never deletes
 by `max_kept` on a guess: it still trims and removes worktrees that hold no
 work, and says it kept the rest because the config is invalid."""
@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -45,7 +47,15 @@ def test_watching_commands_warn_once_naming_file_line_and_key(zap):
         res = zap(*args)
         assert res.returncode == 0, (args, res.out, res.err)
         _warned_once(zap, res.err, args)
+    # output --follow of a queued subagent reads the settings to find it a slot: once, not per tick
+    follow = subprocess.Popen([sys.executable, "-m", "zapcli", "output", "--follow", queued],
+                              env={**zap.env, **limited}, cwd=zap.cwd, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(1.5)  # several follow ticks
     zap("kill", slow, check=True)
+    out, err = follow.communicate(timeout=30)
+    assert out == b"q\n", (out, err)
+    _warned_once(zap, err.decode(), "output --follow")
 
 
 def _git(cwd, *args: str) -> None:
