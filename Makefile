@@ -33,11 +33,17 @@ agent-clis:
 	    --prefix $(CLIS_DIR) $(AGENT_CLIS) && echo "$(AGENT_CLIS)" > $(CLIS_DIR)/.stamp; \
 	else echo "npm not found: the tests of the claude, codex, gemini and opencode backends will be skipped"; fi
 
+# The demo removes its temporary folders at the end; `make demo KEEP=1` keeps them.
 demo: $(STAMP)
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m zapcli.demo
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" ZAPCLI_DEMO_KEEP="$(KEEP)" $(PY) -m zapcli.demo
+
+# Not -q: with -q pytest-xdist says "bringing up nodes..." twice when stdout is
+# not a terminal; at the default verbosity it says "created: 2/2 workers" and
+# "2 workers [N items]" once each (--no-header drops the platform lines).
+PYTEST_OPTS = --no-header -n 2 --dist loadgroup
 
 test: $(STAMP) agent-clis
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -q -n 2 --dist loadgroup tests
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(PYTEST_OPTS) tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check zapcli tests

@@ -11,8 +11,12 @@ reports, and one subagent's trail is replayed. Part 3 runs Claude Code (when
 installed: on PATH or the copy `make test` pins) as a backend subagent against
 the scripted Anthropic server, and says how to get it otherwise. Part 4 makes a small git
 repository and two `--worktree` subagents edit it at once, each committing on
-its own branch (`zapcli/<id>`), with an `--on-finish` command. State goes to a
-fresh temporary ZAPCLI_HOME, so the demo never touches your own subagents.
+its own branch (`zapcli/<id>`), with an `--on-finish` command. State and config
+go to a fresh temporary ZAPCLI_HOME / ZAPCLI_CONFIG_HOME, so the demo never
+touches your own subagents and your config cannot change it. At the end nothing
+it started is left running, and its folders are removed — unless
+ZAPCLI_DEMO_KEEP=1 (`make demo KEEP=1`), which keeps them and prints a command
+that works from any shell to look around.
 """
 
 from __future__ import annotations
@@ -209,19 +213,71 @@ def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
 
 
+def stop_leftovers(zap: list[str], env: dict[str, str]) -> list[str]:
+    """Kill whatever subagent of the demo's state folder still runs (every
+    session), then end any process still carrying that ZAPCLI_HOME (there
+    should be none); returns a line per process that had to be ended so."""
+    import psutil
+
+    listed = subprocess.run(zap + ["list", "--all", "--json", "--limit", "0"], env=env, cwd=REPO,
+                            text=True, capture_output=True)
+    try:
+        views = json.loads(listed.stdout)["subagents"]
+    except (ValueError, KeyError):
+        views = []
+    running = [v["id"] for v in views if v.get("status") in ("queued", "running", "awaiting_approval")]
+    if running:
+        subprocess.run(zap + ["kill", "--grace", "1", *running], env=env, cwd=REPO,
+                       capture_output=True)
+    ended = []
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        try:
+            if proc.pid != os.getpid() and proc.environ().get("ZAPCLI_HOME") == env["ZAPCLI_HOME"]:
+                proc.kill()
+                ended.append(f"{proc.pid} {' '.join(proc.info['cmdline'] or [])[:80]}")
+        except (psutil.Error, OSError):
+            continue
+    return ended
+
+
+def look_around_hint(home: str) -> str:
+    """A command that lists the demo's subagents from any shell: the zapcli
+    next to this Python (the venv's), by its full path."""
+    script = Path(sys.executable).parent / "zapcli"
+    command = shlex.quote(str(script)) if script.exists() else f"{shlex.quote(sys.executable)} -m zapcli"
+    return f"ZAPCLI_HOME={shlex.quote(home)} {command} list --all"
+
+
 def main() -> int:
+    import shutil
+
     home = tempfile.mkdtemp(prefix="zapcli-demo-")
-    env = {**os.environ, "ZAPCLI_HOME": home, "ZAPCLI_SESSION": "demo"}
+    keep = os.environ.get("ZAPCLI_DEMO_KEEP", "") not in ("", "0")
+    env = {**os.environ, "ZAPCLI_HOME": home, "ZAPCLI_CONFIG_HOME": os.path.join(home, "config"),
+           "ZAPCLI_SESSION": "demo"}
     for key in ("ZAPCLI_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL",
                 "ANTHROPIC_API_KEY"):
         env.pop(key, None)
     zap = [sys.executable, "-m", "zapcli"]
     print(f"# zapcli demo — state in {home} (ZAPCLI_HOME), session 'demo'")
-    part_sh(zap, env)
-    part_agent(zap, env, home)
-    part_backend(zap, env, home)
-    part_worktrees(zap, env, home)
-    print(f"\n# done. Look around: ZAPCLI_HOME={home} zapcli list --all")
+    try:
+        part_sh(zap, env)
+        part_agent(zap, env, home)
+        part_backend(zap, env, home)
+        part_worktrees(zap, env, home)
+    finally:
+        for line in stop_leftovers(zap, env):
+            print(f"# warning: ended a process the demo left running: {line}")
+        folders = [home, f"{home}-worktrees"]  # zapcli.worktrees.root(): beside the state folder
+        if keep:
+            print(f"\n# done. Kept {' and '.join(f for f in folders if os.path.isdir(f))}; "
+                  f"look around:\n#   {look_around_hint(home)}\n# remove them when done: "
+                  f"rm -rf {' '.join(shlex.quote(f) for f in folders)}")
+        else:
+            for folder in folders:
+                shutil.rmtree(folder, ignore_errors=True)
+            print(f"\n# done. Nothing is left running and the demo's folders ({home}, its "
+                  "worktrees) were removed.\n# To keep them and look around: make demo KEEP=1")
     return 0
 
 

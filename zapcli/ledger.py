@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from zapcli.errors import StateError
-from zapcli.paths import ensure_dir, state_dir
+from zapcli.paths import create_private, ensure_dir, state_dir
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS ledger_settlement (
@@ -60,10 +60,11 @@ def _db() -> Iterator[sqlite3.Connection]:
 def connect() -> sqlite3.Connection:
     """Open the database (created 0600 in a 0700 folder), WAL mode, schema ensured."""
     path = ensure_dir(state_dir()) / "zapcli.db"
-    new = not path.exists()
+    try:
+        create_private(path)  # before sqlite3, which creates it 0644; its -wal and -shm follow
+    except OSError as exc:
+        raise sqlite3.OperationalError(f"cannot create {path}: {exc.strerror or exc}") from None
     conn = sqlite3.connect(path, timeout=30, isolation_level=None)
-    if new:
-        path.chmod(0o600)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.executescript(SCHEMA)
     columns = {row[1] for row in conn.execute("PRAGMA table_info(ledger_settlement)")}

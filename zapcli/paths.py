@@ -2,7 +2,8 @@
 
 State (trails, captured output, database) lives under `ZAPCLI_HOME` or
 `platformdirs.user_state_dir("zapcli")`; config under `ZAPCLI_CONFIG_HOME` or
-`platformdirs.user_config_dir("zapcli")`. Directories are created 0700.
+`platformdirs.user_config_dir("zapcli")`. Directories are created 0700 and
+files zapcli writes for the user (definitions, memory, the database) 0600.
 """
 
 from __future__ import annotations
@@ -49,16 +50,44 @@ def locks_dir() -> Path:
     return state_dir() / "locks"
 
 
-def _mkdirs(path: Path) -> None:
+def make_dirs(path: Path) -> Path:
     """`mkdir -p` giving every directory it creates mode 0700 (Path.mkdir's
-    `parents=True` would create the parents with the umask default, 0755)."""
+    `parents=True` would create the parents with the umask default, 0755).
+    Folders that already exist keep their mode. Raises OSError."""
     try:
         path.mkdir(mode=DIR_MODE, exist_ok=True)
     except FileNotFoundError:
         if path.parent == path:
             raise
-        _mkdirs(path.parent)
+        make_dirs(path.parent)
         path.mkdir(mode=DIR_MODE, exist_ok=True)
+    return path
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write `data` to `path` atomically (a temp file in the same folder,
+    fsynced, then `os.replace`), mode 0600 whatever the umask, creating
+    missing folders 0700: config, definitions and memory hold prompts and
+    notes as private as a trail. Raises OSError."""
+    import tempfile
+
+    make_dirs(path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)  # 0600
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def create_private(path: Path) -> None:
+    """Create `path` empty with mode 0600 if it does not exist (before a
+    library such as sqlite3 opens it with its own default, 0644)."""
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0), FILE_MODE))
 
 
 def ensure_dir(path: Path) -> Path:
@@ -68,7 +97,7 @@ def ensure_dir(path: Path) -> Path:
     filesystem refuses (read-only, permissions, disk full, a file in the way).
     """
     try:
-        _mkdirs(path)
+        make_dirs(path)
         if not path.is_dir():
             raise NotADirectoryError(f"{path} is not a directory")
     except OSError as exc:

@@ -219,6 +219,17 @@ def test_tokens_settle_into_the_parent_exactly_once(zap, model):
     (session,) = doc["sessions"]
     assert session["total"]["input_tokens"] == 123 and session["total"]["output_tokens"] == 7
     assert [s["id"] for s in session["subagents"]] == [sid]
+    text = zap("usage").out  # a shell parent: its own share is said in words, not "0 in / 0 out"
+    assert "123 in, 7 out" in text and "no model calls of its own" in text, text
+
+
+@pytest.mark.timeout(60)
+def test_usage_of_a_session_of_shell_subagents_says_no_model_calls(zap):
+    """#14.6: not "its own calls 0 in / 0 out, its subagents 0 in / 0 out"."""
+    sid = zap.spawn_sh("echo no model here")
+    zap("wait", sid, check=True)
+    text = zap("usage", check=True).out
+    assert "no model calls" in text and "0 in" not in text, text
 
 
 def test_api_key_is_in_no_trail_output_or_ps_line(zap, model):

@@ -486,7 +486,44 @@ def test_session(zap):
     assert res.stdout == f"tty-{sid}-{start}\n"
     doc = json.loads(subprocess.run(_zap_cmd("session", "--json"), capture_output=True, env=env,
                                     cwd=zap.cwd, stdin=subprocess.DEVNULL, timeout=30).stdout)
-    assert doc == {"session": f"tty-{sid}-{start}", "source": "terminal"}
+    from zapcli.lifecycle.session import has_terminal
+
+    assert doc["session"] == f"tty-{sid}-{start}"
+    assert doc["source"] == ("terminal" if has_terminal() else "process session")
+    assert f"session {sid}" in doc["derived_from"]
+
+
+@pytest.mark.timeout(60)
+def test_session_says_what_it_is_derived_from(zap):
+    """#14.6: the `tty-` name is the POSIX session's; without a terminal,
+    `zapcli session` says so (a note on stderr: stdout stays the bare name for
+    $(zapcli session)), and --json's source is "process session"."""
+    import fcntl
+    import termios
+
+    env = {k: v for k, v in zap.env.items() if k != "ZAPCLI_SESSION"}
+
+    def run(*args: str, tty: bool) -> subprocess.CompletedProcess:
+        master, slave = os.openpty()
+        try:
+            return subprocess.run(_zap_cmd("session", *args), capture_output=True, text=True,
+                                  env=env, cwd=zap.cwd, timeout=30, start_new_session=True,
+                                  stdin=slave if tty else subprocess.DEVNULL,
+                                  preexec_fn=(lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0)) if tty else None)
+        finally:
+            os.close(master)
+            os.close(slave)
+
+    bare = run(tty=False)
+    assert re.fullmatch(r"tty-[0-9]+-[0-9]+\n", bare.stdout), bare.stdout
+    assert "there is no terminal" in bare.stderr and "ZAPCLI_SESSION" in bare.stderr
+    doc = json.loads(run("--json", tty=False).stdout)
+    assert doc["source"] == "process session" and "no terminal" in doc["derived_from"]
+    in_tty = run(tty=True)
+    assert in_tty.stderr == "" and re.fullmatch(r"tty-[0-9]+-[0-9]+\n", in_tty.stdout)
+    doc = json.loads(run("--json", tty=True).stdout)
+    assert doc["source"] == "terminal" and "this terminal's process session" in doc["derived_from"]
+    assert zap.json("session")["source"] == "ZAPCLI_SESSION"
 
 
 def _outermost_ancestor() -> int:

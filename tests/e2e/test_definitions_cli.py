@@ -166,3 +166,23 @@ def test_agents_show_reports_what_a_spawn_would_drop(zap):
     doc = zap.json("agents", "show", "kbnoread")
     assert any(g["dimension"] == "knowledge" and "read" in g["message"] for g in doc["grant_diagnostics"])
     assert "knowledge" in zap("agents", "show", "kbnoread").out
+
+
+def test_invalid_definitions_are_named_as_invalid_everywhere(zap, tmp_path):
+    """#14.5: `agents show` does not say `enabled: True` for a file spawn would
+    refuse; doctor's definitions line names the invalid ones; `agents save`
+    names the definition by its `name:`, not by the file's stem."""
+    d = _defs(zap)
+    (d / "bad.yml").write_text("name: bad\ndescription: x\ntools: [rread]\n")
+    (d / "worse.yml").write_text("name: worse\ndescripton: x\n")
+    shown = zap("agents", "show", "bad").out
+    assert "enabled" not in shown and "invalid: not loaded, spawn refuses it" in shown
+    assert "  enabled   model:" in zap("agents", "show", "explorer").out
+    assert zap("agents", "disable", "explorer").returncode == 0
+    assert "disabled (zapcli agents enable explorer)" in zap("agents", "show", "explorer").out
+    head = next(x for x in zap("doctor").out.splitlines() if x.startswith("FAIL definitions"))
+    assert head.startswith("FAIL definitions: 2 invalid, not loaded (spawn --agent refuses them): "
+                           "bad, worse; "), head
+    (tmp_path / "b1.yml").write_text("name: realname\ndescription: y\nmemory: no\n")
+    res = zap("agents", "save", "../b1.yml")
+    assert res.returncode == 1 and "'realname' is invalid" in res.err and "'b1'" not in res.err, res.err

@@ -79,3 +79,23 @@ def test_declared_but_unavailable_capabilities_show_before_any_spawn(zap):
     assert caps["ok"] and caps["warning"] and len(caps["problems"]) == 3
     assert "WARN capabilities: 3 declared but not available" in zap("doctor").out
     assert all(p.startswith("web: ") for p in checks["capabilities"]["problems"])
+
+
+def test_doctor_state_folder_on_a_full_disk(zap, small_disk):
+    """#12.11: a full disk still lets an empty file be created; doctor writes
+    real bytes and reads the free space, and says so."""
+    zap.env["ZAPCLI_HOME"] = str(small_disk.path / "state")
+
+    def state() -> dict:
+        return next(c for c in zap.json("doctor")["checks"] if c["name"] == "state folder")
+
+    low = state()  # a 1 MB disk: fine to write, but nearly full
+    assert low["ok"] and low["warning"] and "free" in low["detail"], low
+    assert "free some space" in low["problems"][0]
+    small_disk.fill()
+    full = state()
+    assert not full["ok"] and "disk is full" in full["detail"], full
+    text = zap("doctor").out
+    assert "FAIL state folder: a test write failed: No space left on device" in text
+    small_disk.free()
+    assert state()["ok"]

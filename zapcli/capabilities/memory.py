@@ -1,5 +1,6 @@
 """Memory (SPEC §8.4): the bound directory, locked writes, prompt injection (tools: captools).
-Imports filelock (lazily) and the standard library.
+Imports filelock and zapcli.paths (lazily, for writes) and the standard library.
+Folders it creates are 0700 and files 0600.
 
 `private` → `<workspace>/.zapcli/agent-memory/<name>/`, `shared` →
 `<workspace>/.zapcli/memory/`. File arguments are bare `*.md` names (no
@@ -107,16 +108,17 @@ class MemoryStore:
         """Append (or replace) under the directory's lock; returns the file written."""
         from filelock import FileLock
 
+        from zapcli.paths import FILE_MODE, make_dirs, write_private
+
         target = self.path(name, daily)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.root / LOCK_NAME), timeout=30):
+        make_dirs(target.parent)  # 0700: memory holds what agents noted (SPEC §2)
+        with FileLock(str(self.root / LOCK_NAME), timeout=30, mode=FILE_MODE):
             if replace:
-                tmp = target.with_name(f".{target.name}.tmp")
-                tmp.write_text(text, encoding="utf-8")
-                os.replace(tmp, target)
+                write_private(target, text.encode("utf-8"))
             else:
                 data = text if text.endswith("\n") else text + "\n"
-                fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+                fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW,
+                             FILE_MODE)
                 try:
                     os.write(fd, data.encode("utf-8"))
                 finally:

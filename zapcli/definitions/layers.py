@@ -49,7 +49,8 @@ def workspace_dir(workspace: Path) -> Path:
     return workspace / ".zapcli" / "subagents"
 
 
-def _guess_name(text: str | None, file: str) -> str:
+def guess_name(text: str | None, file: str) -> str:
+    """The `name:` a file declares (read even when the file is invalid), else its stem."""
     match = _NAME_LINE.search(text or "")
     return match.group(1) if match else Path(file).stem.lower()
 
@@ -63,7 +64,7 @@ def load_entry(raw: bytes, file: str, layer: str, *, prefix: str = "",
         definition, diags = parse_definition(text, file, layer=layer, source=source)
     if definition is not None and prefix:
         definition = _renamed(definition, f"{prefix}:{definition.name}")
-    name = definition.name if definition else (prefix + ":" if prefix else "") + _guess_name(text, file)
+    name = definition.name if definition else (prefix + ":" if prefix else "") + guess_name(text, file)
     return Entry(name, layer, file, definition, diags)
 
 
@@ -86,7 +87,7 @@ def _file_entries(files: Iterable[Path], layer: str, prefix: str = "") -> list[E
         try:
             raw = path.read_bytes()
         except OSError as exc:
-            out.append(Entry(_guess_name(None, str(path)), layer, str(path), None,
+            out.append(Entry(guess_name(None, str(path)), layer, str(path), None,
                              [Diagnostic(str(path), 0, 0, f"cannot read: {exc.strerror or exc}")]))
             continue
         out.append(load_entry(raw, str(path), layer, prefix=prefix))

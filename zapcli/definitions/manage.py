@@ -3,13 +3,11 @@ model, copy. Returns result objects, never prints. Imports the definitions room,
 
 Switches and model overrides go to SQLite (store.py), never into YAML; built-ins
 are read-only except for the model override. Files are written atomically
-(temp file in the same folder + os.replace).
+(temp file in the same folder + os.replace), 0600 in folders created 0700.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from zapcli.definitions.layers import (
     Catalog,
     Entry,
     discover,
+    guess_name,
     invalid_error,
     system_dir,
     unknown_error,
@@ -29,6 +28,7 @@ from zapcli.definitions.schema import NAME_RE, parse_definition
 from zapcli.definitions.store import Switch, Switches, model_origin
 from zapcli.definitions.yamlload import read_text
 from zapcli.errors import UsageError, ZapcliError
+from zapcli.paths import write_private
 
 SCOPES = ("system", "workspace")
 
@@ -151,18 +151,7 @@ def scope_dir(scope: str, workspace: Path) -> Path:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_private(path, data)  # 0600 in folders created 0700 (SPEC §2), atomically
 
 
 def _builtin_names(catalog: Catalog) -> set[str]:
@@ -213,8 +202,8 @@ def _save(raw: bytes, source: str, file: Path | None, scope: str, workspace: Pat
     if text is not None:
         definition, diags = parse_definition(text, source, layer=scope)
     if definition is None or text is None:
-        stem = file.stem if file is not None else "(yaml)"
-        raise invalid_error(stem, Entry(stem, scope, source, None, diags))
+        name = guess_name(text, str(file) if file is not None else "(yaml)")
+        raise invalid_error(name, Entry(name, scope, source, None, diags))
     catalog = catalog or discover(workspace)
     _check_saveable(definition, catalog)
     switches = switches or Switches()

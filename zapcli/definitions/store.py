@@ -8,7 +8,6 @@ never create the database: a machine where nothing was switched has no rows.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping
@@ -18,7 +17,7 @@ from pathlib import Path
 
 from zapcli.definitions.model import Definition
 from zapcli.errors import StateError
-from zapcli.paths import FILE_MODE, ensure_dir, state_dir
+from zapcli.paths import create_private, ensure_dir, state_dir
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS definition_switches (
@@ -58,7 +57,7 @@ class Switches:
         try:
             if write:
                 ensure_dir(self.db_path.parent)
-                os.close(os.open(self.db_path, os.O_CREAT | os.O_WRONLY, FILE_MODE))
+                create_private(self.db_path)  # sqlite3 would create it 0644 (its -wal, -shm follow)
             conn = sqlite3.connect(str(self.db_path), timeout=10)
         except (OSError, sqlite3.Error) as exc:
             raise StateError(f"cannot open {self.db_path}: {exc}") from None

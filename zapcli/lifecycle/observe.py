@@ -49,7 +49,8 @@ def load(sid: str) -> reader.Summary:
     except (FileNotFoundError, NotADirectoryError):
         raise NotFound(f"{sid} does not exist") from None
     except OSError:  # a symlink or FIFO planted in place of a trail is not a trail
-        raise NotFound(f"{sid} does not exist") from None
+        raise NotFound(f"{sid} does not exist (what is in place of its trail is not a "
+                       "regular file)") from None
     summary = reader.summarize(trail)
     if summary is None:
         raise NotFound(f"{sid} does not exist (its trail has no spawn record)")

@@ -3,7 +3,8 @@
 Imports `zapcli.lifecycle.observe`, `zapcli.lifecycle.session`, `zapcli.trail`. Runs only
 while no subagent is running, under a file lock; counts by scanning the
 directory; deletes the oldest finished subagents first; never touches a
-running one.
+running one; deletes nothing by `max_kept` while a config layer is invalid
+(leniently loaded settings carry `problems`): it still trims.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class GcResult:
     deleted: list[str] = field(default_factory=list)
     trimmed: dict[str, int] = field(default_factory=dict)  # id -> bytes dropped
     skipped_reason: str | None = None
+    kept_reason: str | None = None  # why nothing was deleted by max_kept (an invalid config)
     dry_run: bool = False
     worktrees: list[Any] = field(default_factory=list)  # lifecycle.worktrees.Decision, `zapcli gc` only
 
@@ -126,6 +128,10 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
         if stat.st_size > retention.TRIM_OVER_BYTES:
             result.trimmed[sid] = stat.st_size - retention.KEEP_BYTES if dry_run else retention.trim(path)
     excess = len(ids_) - unreadable - settings.max_kept if settings.max_kept else 0  # 0 = keep all
+    if settings.problems:  # max_kept may be in the file that was skipped: never delete on a guess
+        excess = 0
+        result.kept_reason = ("a config file is invalid, so max_kept is unknown and no subagent "
+                              "was deleted for it; fix the config and run zapcli gc again")
     finished.sort()
     for _mtime, sid, session in finished[:max(excess, 0)]:
         result.deleted.append(sid)

@@ -51,6 +51,34 @@ def current() -> str:
     return f"tty-{sid}-{started}"
 
 
+def has_terminal() -> bool:
+    """True when this process has a controlling terminal (opening /dev/tty works)."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    os.close(fd)
+    return True
+
+
+def describe() -> tuple[str, str]:
+    """(source, what the current session is derived from, in words) for `zapcli
+    session`: "ZAPCLI_SESSION", "terminal", or "process session" when there is
+    no terminal — the `tty-` name is the POSIX session's either way (its id
+    and its leader's start time), so it stays the same if the terminal goes."""
+    if _OVERRIDE.get():
+        return "connection", "the MCP connection's own session"
+    if os.environ.get("ZAPCLI_SESSION"):
+        return "ZAPCLI_SESSION", "the ZAPCLI_SESSION environment variable"
+    sid = os.getsid(0)
+    leader = f"session {sid}" if sid > 0 else "the outermost visible process (getsid answered 0)"
+    if has_terminal():
+        return "terminal", f"this terminal's process {leader} and its leader's start time"
+    return "process session", (f"the process {leader} and its leader's start time; there is no "
+                               "terminal (a harness that starts each command in a session of "
+                               "its own splits them: set ZAPCLI_SESSION to share one)")
+
+
 _SAFE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 

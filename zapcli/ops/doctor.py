@@ -7,9 +7,11 @@ by the CLI command, the one parent command that pays for the openai SDK.
 
 from __future__ import annotations
 
+import errno
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from zapcli.config import Settings
 from zapcli.errors import ZapcliError
@@ -26,16 +28,58 @@ class Check:
     warning: bool = False  # ok, but worth a look (doctor still exits 0)
 
 
+LOW_SPACE = 64 * 2**20  # under this a few busy trails (5 MB each before trimming) fill the disk
+PROBE = b"\0" * 65536  # a write the size of a busy batch: an empty file fits a full disk
+
+
+def _size(n: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TB"  # unreachable; for mypy
+
+
+def _probe_write(folder: Path) -> None:
+    """Really write (and fsync) some bytes in `folder`, then remove them: a full
+    disk still lets a file be created, only its first block fails."""
+    import os
+
+    with tempfile.NamedTemporaryFile(dir=folder, prefix=".doctor-") as fh:
+        fh.write(PROBE)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
 def _state() -> Check:
+    """The state folder exists (0700), a write really lands there, and its disk
+    has room (bytes and inodes); a nearly full disk is a warning."""
+    import os
+
     from zapcli.paths import ensure_dir, subagents_dir
 
     try:
         folder = ensure_dir(subagents_dir())
-        with tempfile.NamedTemporaryFile(dir=folder):
-            pass
-        return Check("state folder", True, str(folder))
-    except (ZapcliError, OSError) as exc:
-        return Check("state folder", False, getattr(exc, "message", str(exc)))
+        fs = os.statvfs(folder)
+        free = fs.f_bavail * fs.f_frsize
+        inodes = fs.f_favail if fs.f_files else None  # some filesystems do not count inodes
+        _probe_write(folder)
+    except ZapcliError as exc:
+        return Check("state folder", False, exc.message)
+    except OSError as exc:
+        fix = ("; the disk is full: free some space there or set ZAPCLI_HOME to a folder on "
+               "another disk (subagents cannot record anything until then)"
+               if exc.errno in (errno.ENOSPC, errno.EDQUOT) else "")
+        return Check("state folder", False,
+                     f"a test write failed: {exc.strerror or exc} ({subagents_dir()}){fix}")
+    detail = f"{folder} ({_size(free)} free)"
+    if free < LOW_SPACE or inodes is not None and inodes < 1000:
+        room = f"only {_size(free)}" if free < LOW_SPACE else f"only {inodes} inodes"
+        return Check("state folder", True, detail, [
+            f"{room} free on the disk holding {folder}: trails (up to 5 MB each before "
+            "trimming) and captured output (1 MB each) may not fit; free some space or set "
+            "ZAPCLI_HOME elsewhere"], warning=True)
+    return Check("state folder", True, detail)
 
 
 def run_checks() -> tuple[list[Check], Settings]:
@@ -60,8 +104,7 @@ def run_checks() -> tuple[list[Check], Settings]:
     from zapcli.definitions import discover
 
     catalog = discover(workspace)
-    diags = [d.one_line() for d in catalog.diagnostics]
-    checks.append(Check("definitions", not diags, f"{len(catalog.names())} definitions", diags))
+    checks.append(_definitions(catalog))
     from zapcli.backends.resolve import grant_problems
 
     missing = [f"{d.name}: {g['dimension']} {g['name']}: {g['message']}"
@@ -77,6 +120,19 @@ def run_checks() -> tuple[list[Check], Settings]:
     if cluster is not None:
         checks.append(cluster)
     return checks, settings
+
+
+def _definitions(catalog: Any) -> Check:
+    """How many definitions load, and which are invalid (spawn refuses those)."""
+    diags = [d.one_line() for d in catalog.diagnostics]
+    invalid = sorted({e.name for e in catalog.entries if e.definition is None})
+    detail = f"{len(catalog.names())} definitions load"
+    if invalid:
+        detail = (f"{len(invalid)} invalid, not loaded (spawn --agent refuses them): "
+                  f"{', '.join(invalid)}; {len(catalog.names())} load")
+    elif diags:
+        detail += f"; {len(diags)} problem(s) below"
+    return Check("definitions", not diags, detail, diags)
 
 
 def _backend_line(name: str, settings: Settings) -> tuple[str, bool]:

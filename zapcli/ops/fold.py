@@ -28,6 +28,7 @@ class Folded:
     kept: int
     written: int
     missing: bool = False  # the file is gone (deleted by hand) though bytes were written
+    unreadable: str = ""  # why the file in its place cannot be read (e.g. "not a regular file")
 
     @property
     def truncated(self) -> bool:
@@ -62,8 +63,10 @@ def fold_file(path: Path, written: int | None = None, limit: int = FOLD_BYTES) -
     """Fold the captured file at `path` (missing file = empty)."""
     try:
         fd = store.open_read(path)
-    except OSError:
+    except FileNotFoundError:
         return Folded("", "", 0, 0, written or 0, missing=bool(written))
+    except OSError as exc:  # a FIFO, socket or symlink in its place: never read
+        return Folded("", "", 0, 0, written or 0, missing=True, unreadable=exc.strerror or str(exc))
     try:
         size = os.fstat(fd).st_size
         written = max(written or 0, size)

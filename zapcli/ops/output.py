@@ -8,18 +8,25 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from zapcli.lifecycle.observe import load, needs_collect, observe
 from zapcli.trail import store
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zapcli.config import Settings
+
 FOLLOW_TICK_S = 0.25
 
 
-def chunks(sid: str, *, stderr: bool = False, follow: bool = False) -> Iterator[bytes]:
-    sid = store.resolve(sid)
+def chunks(sid: str, *, stderr: bool = False, follow: bool = False,
+           settings: Callable[[], Settings] | None = None) -> Iterator[bytes]:
     """Yield the captured bytes of `sid`; with `follow`, keep yielding new bytes
-    until the subagent is terminal. Raises NotFound for an unknown id."""
+    until the subagent is terminal. Raises NotFound for an unknown id.
+    `settings` gives the (leniently loaded) settings when a queued subagent
+    needs a slot; the CLI's warns about an invalid config once."""
+    sid = store.resolve(sid)
     if needs_collect(load(sid)):  # validates the id; a remote runner's output comes home first
         observe(sid)
     path = store.path_for(sid, ".err" if stderr else ".out")
@@ -41,7 +48,7 @@ def chunks(sid: str, *, stderr: bool = False, follow: bool = False) -> Iterator[
                 os.close(fd)
         view = observe(sid) if follow else None
         if view is not None and view.status == "queued":
-            _kick(view.session)  # an observer seeing a queued one uses a free slot (§6.4)
+            _kick(view.session, settings)  # an observer seeing a queued one uses a free slot (§6.4)
         if view is None or view.terminal:
             if follow and fd >= 0:
                 continue_once = _drain_rest(path, offset)
@@ -51,12 +58,12 @@ def chunks(sid: str, *, stderr: bool = False, follow: bool = False) -> Iterator[
         time.sleep(FOLLOW_TICK_S)
 
 
-def _kick(session: str) -> None:
+def _kick(session: str, settings: Callable[[], Settings] | None) -> None:
     from zapcli.config import load_settings
     from zapcli.lifecycle import queue
 
     try:
-        queue.drain(session, load_settings(lenient=True))
+        queue.drain(session, settings() if settings else load_settings(lenient=True))
     except Exception:  # noqa: BLE001 - the queue is best effort for observers
         pass
 

@@ -36,10 +36,19 @@ def list_doc(res: Any) -> dict[str, Any]:
             "diagnostics": [d.to_dict() for d in res.listing.diagnostics]}
 
 
+def _state(row: Any) -> str:
+    """What `spawn --agent` would do with it: an invalid file is never run,
+    whatever its machine-local switch says."""
+    if not row.valid:
+        return "invalid: not loaded, spawn refuses it until the file is fixed"
+    return "enabled" if row.enabled else f"disabled (zapcli agents enable {row.name})"
+
+
 def show_lines(res: Any) -> Lines:
     row, d = res.shown.row, res.shown.definition
     out: Lines = [("bold", f"[SubAgent] {row.name} [{row.layer}] {row.source}"),
-                  ("", f"  enabled: {row.enabled}   model: {row.model or '-'} ({row.model_origin})")]
+                  ("red" if not row.valid else "", f"  {_state(row)}   model: {row.model or '-'} "
+                                                    f"({row.model_origin})")]
     if d is not None:
         out += [("", f"  description: {escape_controls(d.description)}"),
                 ("", f"  tools: {', '.join(d.tools) or '(none)'}"),

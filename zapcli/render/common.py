@@ -117,6 +117,10 @@ def folded_lines(f: Folded, *, so_far: bool = False, sid: str = "ID") -> list[tu
     elif f.truncated:
         lines.append(("bold red", f"  OUTPUT INCOMPLETE ({f.written} bytes written, {f.kept} kept: "
                                   "writing the output file failed, e.g. a full disk)"))
+    if f.unreadable:
+        lines.append(("yellow", f"  (output file not read: {f.unreadable}; {f.written} bytes "
+                                "were written)"))
+        return lines
     if f.missing:
         lines.append(("yellow", f"  (output file missing: {f.written} bytes were written, and the "
                                 "file was removed since)"))

@@ -12,6 +12,8 @@ def lines(res: Any) -> Lines:
     out: Lines = [("bold", f"[SubAgent] gc: {verb} {len(res.deleted)}, kept {res.kept}")]
     if res.skipped_reason:
         out.append(("yellow", f"  skipped: {res.skipped_reason}"))
+    if res.kept_reason:
+        out.append(("yellow", f"  kept the rest: {res.kept_reason}"))
     out += [("dim", f"  {sid}: {verb}") for sid in res.deleted]
     trim = "would trim about" if res.dry_run else "trimmed"
     out += [("dim", f"  {sid}: {trim} {n} bytes") for sid, n in res.trimmed.items()]
@@ -25,6 +27,7 @@ def lines(res: Any) -> Lines:
 def doc(res: Any) -> dict[str, Any]:
     return {"dry_run": res.dry_run, "kept": res.kept, "deleted": res.deleted,
             "trimmed": res.trimmed, "skipped_reason": res.skipped_reason,
+            "kept_reason": res.kept_reason,
             "worktrees": [_decision(d) for d in res.worktrees]}
 
 

@@ -13,10 +13,17 @@ def lines(parents: list[Any]) -> Lines:
         t = p.total
         sub_in = sum(x.input_tokens for _, _, x in p.subagents)
         sub_out = sum(x.output_tokens for _, _, x in p.subagents)
-        out.append(("bold", f"[SubAgent] session {p.parent}: {t.input_tokens} in, {t.output_tokens} out"
-                            f" ({t.cached_tokens} cached) — its own calls {p.own.input_tokens} in / "
-                            f"{p.own.output_tokens} out, its subagents {sub_in} in / {sub_out} out"
-                            + (f", ${t.cost_usd:.4f} reported" if t.cost_usd is not None else "")))
+        if not (t.total or t.cached_tokens or p.running.total) and t.cost_usd is None:
+            out.append(("bold", f"[SubAgent] session {p.parent}: no model calls (nothing it ran "
+                                "used tokens, e.g. sh subagents)"))
+        else:
+            own = (f"its own calls {p.own.input_tokens} in / {p.own.output_tokens} out"
+                   if p.own.total else "no model calls of its own")
+            subs = (f"its subagents {sub_in} in / {sub_out} out" if sub_in or sub_out
+                    else "no model calls by its finished subagents")
+            out.append(("bold", f"[SubAgent] session {p.parent}: {t.input_tokens} in, "
+                                f"{t.output_tokens} out ({t.cached_tokens} cached) — {own}, {subs}"
+                                + (f", ${t.cost_usd:.4f} reported" if t.cost_usd is not None else "")))
         if p.running.total:
             out.append(("", f"  still running: {p.running.input_tokens} in, "
                             f"{p.running.output_tokens} out (counted when collected)"))

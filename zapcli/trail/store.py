@@ -90,7 +90,7 @@ def create_exclusive(path: Path) -> int:
 
 def open_append(path: Path) -> int:
     """Open an existing store file for appending without following symlinks."""
-    return _regular(os.open(path, os.O_RDWR | os.O_APPEND | _NOFOLLOW | _CLOEXEC | _NONBLOCK), path)
+    return _regular(_open(path, os.O_RDWR | os.O_APPEND | _NOFOLLOW | _CLOEXEC | _NONBLOCK), path)
 
 
 def _regular(fd: int, path: Path) -> int:
@@ -159,7 +159,17 @@ def locked(path: Path) -> Iterator[None]:
 def open_read(path: Path) -> int:
     """Open a store file for reading without following symlinks; only a
     regular file is opened (OSError otherwise)."""
-    return _regular(os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK), path)
+    return _regular(_open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK), path)
+
+
+def _open(path: Path, flags: int) -> int:
+    """os.open, where a socket's ENXIO ("No such device or address") says what it is."""
+    try:
+        return os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise OSError(errno.EINVAL, "not a regular file", str(path)) from None
+        raise
 
 
 def read_bytes(path: Path) -> bytes:

@@ -1,13 +1,15 @@
-"""`zapcli gc`: retention on demand."""
+"""`zapcli gc`: retention on demand. A watching command (SPEC §2): an invalid
+config file is warned about once and skipped; retention then deletes nothing
+by `max_kept` (it would be a guess) but still trims and removes clean worktrees."""
 
 from __future__ import annotations
 
 from zapcli.cli.output import emit
-from zapcli.config import load_settings
+from zapcli.cli.settings import for_observers
 from zapcli.ops.gc import gc
 from zapcli.render import gc as render
 
 
 def execute(dry_run: bool = False, json: bool = False) -> int:
-    emit(json, render.doc, render.lines, gc(load_settings(), dry_run=dry_run))
+    emit(json, render.doc, render.lines, gc(for_observers(), dry_run=dry_run))
     return 0

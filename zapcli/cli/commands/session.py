@@ -1,17 +1,18 @@
-"""`zapcli session`: print the current session."""
+"""`zapcli session`: print the current session and what it is derived from."""
 
 from __future__ import annotations
 
-import os
-
-from zapcli.cli.output import emit_json, emit_text
+from zapcli.cli.output import emit_json, emit_text, note
 from zapcli.lifecycle import session as sessions
 
 
 def execute(json: bool = False) -> int:
     name = sessions.current()
+    source, derived = sessions.describe()
     if json:
-        emit_json({"session": name, "source": "ZAPCLI_SESSION" if os.environ.get("ZAPCLI_SESSION") else "terminal"})
-    else:  # the bare name, for $(zapcli session)
-        emit_text(name + "\n")
+        emit_json({"session": name, "source": source, "derived_from": derived})
+        return 0
+    emit_text(name + "\n")  # the bare name on stdout, for $(zapcli session)
+    if source == "process session":  # a `tty-` name with no terminal: say where it comes from
+        note(f"{name} is named after {derived}")
     return 0
