@@ -39,8 +39,8 @@ def remove(sid: str, *, force: bool = False) -> RmResult:
     if tree.running:
         whose = (f"{sid} has not finished" if tree.running[0] == sid else
                  f"{tree.running[0]}, which works in it, has not finished")
-        raise ZapcliError(f"the worktree of {sid} is in use: {whose}; a tree is never removed "
-                          "while a subagent runs in it (kill it first)", code="in_use")
+        raise ZapcliError(f"the worktree of {sid} is in use: {whose}; it is never removed "
+                          "while its subagent runs (kill it first)", code="in_use")
     if tree.users and not force:
         users = ", ".join(f"{i} ({s})" for i, s, _o in tree.users)
         raise ZapcliError(f"the worktree {tree.receipt.path} is in use by {users}; wait for "
