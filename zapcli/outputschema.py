@@ -1,5 +1,5 @@
 """`--output-schema FILE` (SPEC §16): the final report must be JSON valid for
-a JSON Schema. Imports `zapcli.errors`; `jsonschema` lazily (only a spawn
+a JSON Schema. Imports `zapcli.errors`, `zapcli.boundedread`; `jsonschema` lazily (only a spawn
 with a schema and its runner pay for it), `zapcli.trail.store` lazily.
 
 One reading of a report for everyone: surrounding whitespace and one
@@ -12,7 +12,6 @@ checked the same way by its runner, and `poll --json` carries the value.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from zapcli.errors import UsageError, param
@@ -25,13 +24,15 @@ MAX_ERRORS = 8
 
 def load_schema(path: str) -> dict[str, Any]:
     """Read and check a schema file. Raises UsageError (nothing is created)."""
+    from zapcli.boundedread import larger_than, read_at_most
+
     try:
-        raw = Path(path).read_bytes()
+        raw = read_at_most(path, MAX_SCHEMA_BYTES)
     except OSError as exc:
         raise UsageError(f"{param('output_schema')} {path!r}: cannot read it ({exc.strerror or exc})") from None
     if len(raw) > MAX_SCHEMA_BYTES:
-        raise UsageError(f"{param('output_schema')} {path!r} is {len(raw):,} bytes; the limit is "
-                         f"{MAX_SCHEMA_BYTES:,}")
+        raise UsageError(f"{param('output_schema')} {path!r} is larger than "
+                         f"{larger_than(MAX_SCHEMA_BYTES)} ({MAX_SCHEMA_BYTES:,} bytes), the limit")
     try:
         schema = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:

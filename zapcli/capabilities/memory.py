@@ -1,5 +1,5 @@
 """Memory (SPEC §8.4): the bound directory, locked writes, prompt injection (tools: captools).
-Imports filelock (lazily) and the standard library.
+Imports filelock (lazily), `zapcli.boundedread` and the standard library.
 
 `private` → `<workspace>/.zapcli/agent-memory/<name>/`, `shared` →
 `<workspace>/.zapcli/memory/`. File arguments are bare `*.md` names (no
@@ -15,6 +15,8 @@ import os
 import re
 from pathlib import Path
 from typing import Any
+
+from zapcli.boundedread import read_at_most
 
 FILE_BUDGET = 4 * 1024
 TOTAL_BUDGET = 12 * 1024
@@ -35,6 +37,13 @@ def memory_dir(workspace: Path, mode: str, name: str) -> Path | None:
 
 def _kb(n: int) -> str:
     return f"{n / 1024:.1f} KB"
+
+
+def _size(path: Path) -> str:
+    try:
+        return _kb(path.stat().st_size)
+    except OSError:
+        return "the file"
 
 
 class MemoryStore:
@@ -89,11 +98,11 @@ class MemoryStore:
         total = 0
         for path in files:
             try:
-                raw = path.read_bytes()
+                raw = read_at_most(path, FILE_BUDGET)
             except OSError:
                 continue
             if len(raw) > FILE_BUDGET:
-                notes.append(f"{path.name} left out: {_kb(len(raw))} is over the 4 KB per-file "
+                notes.append(f"{path.name} left out: {_size(path)} is over the 4 KB per-file "
                              "budget; read it with memory_read")
             elif total + len(raw) > TOTAL_BUDGET:
                 notes.append(f"{path.name} left out: the 12 KB memory budget is used up; "
