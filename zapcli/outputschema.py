@@ -2,9 +2,9 @@
 a JSON Schema. Imports `zapcli.errors`, `zapcli.boundedread`; `jsonschema` lazily (only a spawn
 with a schema and its runner pay for it), `zapcli.trail.store` lazily.
 
-One reading of a report for everyone: surrounding whitespace and one
-Markdown code fence (```json … ```) are allowed around the JSON, nothing
-else. The built-in agent is told the schema and gets the validation errors
+One reading of a report for everyone: the report is JSON as a whole
+(whitespace or a bare ``` fence around it allowed), or exactly one Markdown
+```json fence holds the JSON and text around that fence is ignored. The built-in agent is told the schema and gets the validation errors
 back (at most `MAX_TRIES` answers in all); every backend's report is then
 checked the same way by its runner, and `poll --json` carries the value.
 """
@@ -12,6 +12,7 @@ checked the same way by its runner, and `poll --json` carries the value.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from zapcli.errors import UsageError, param
@@ -52,19 +53,38 @@ def load_schema(path: str) -> dict[str, Any]:
     return schema  # type: ignore[return-value]
 
 
+EXPECTED = ("expected bare JSON or one ```json fence holding it (text around the fence is "
+            "allowed)")
+# a ```json fence: its opening line, its content, a closing line of ``` alone
+_JSON_FENCE = re.compile(r"^[ \t]*```[ \t]*json[ \t]*\r?\n(.*?)^[ \t]*```[ \t]*$", re.S | re.M | re.I)
+
+
 def parse(text: str | None) -> tuple[Any, str | None]:
-    """(the JSON value of a report, None) or (None, why it is not JSON)."""
+    """(the JSON value of a report, None) or (None, why it is not JSON).
+
+    The report is JSON as a whole (a bare ``` fence around all of it too), or
+    exactly one ```json fence holds it and any text around that is ignored."""
     if text is None or not text.strip():
         return None, "the final report is empty"
     body = text.strip()
     if body.startswith("```") and body.endswith("```") and body.count("```") == 2:
-        body = body[3:-3]
-        first, _, rest = body.partition("\n")
-        body = rest if first.strip().lower() in ("json", "") else body
+        first, _, rest = body[3:-3].partition("\n")
+        if first.strip() == "":
+            body = rest
     try:
         return json.loads(body), None
+    except ValueError:
+        pass
+    fences = _JSON_FENCE.findall(text)
+    if len(fences) > 1:
+        return None, (f"the final report has {len(fences)} ```json fences; "
+                      "expected bare JSON or exactly one ```json fence")
+    if not fences:
+        return None, f"the final report is not JSON: {EXPECTED}"
+    try:
+        return json.loads(fences[0]), None
     except ValueError as exc:
-        return None, f"the final report is not JSON ({exc})"
+        return None, f"the ```json fence of the final report does not hold valid JSON ({exc})"
 
 
 def problems(schema: Any, value: Any) -> list[str]:
