@@ -38,6 +38,18 @@ def _state() -> Check:
         return Check("state folder", False, getattr(exc, "message", str(exc)))
 
 
+def _database(state: Check) -> Check:
+    """The state folder's check, failed too when zapcli.db is damaged or
+    cannot be read (it holds the switches, model overrides and token ledger)."""
+    from zapcli import statedb
+
+    why = statedb.check()
+    if why is None:
+        return state
+    return Check(state.name, False, state.detail if not state.ok else f"{state.detail}; "
+                 "its database cannot be used", [*state.problems, why])
+
+
 def run_checks() -> tuple[list[Check], Settings]:
     """Every check but the model's, and the settings the model check should use.
 
@@ -56,7 +68,7 @@ def run_checks() -> tuple[list[Check], Settings]:
               "(the other checks below ran without the invalid files)" if invalid else
               f"{len(problems)} workspace setting(s) not applied")
     checks = [Check("config", not problems, detail, problems),
-              _state()]
+              _database(_state())]
     from zapcli.definitions import discover
 
     catalog = discover(workspace)
