@@ -39,3 +39,32 @@ def test_doctor_checks_the_database(zap):
     (zap.home / "zapcli.db").rename(db + ".broken")
     proc = zap("doctor")
     assert any(line.startswith("ok   state folder") for line in proc.out.splitlines()), proc.out
+
+
+def test_doctor_on_a_read_only_state_folder_reports_it_and_goes_on(zap):
+    """Tryout: doctor died with "Read-only file system (…/.cli-versions.json.N)"
+    and printed no check: writing the CLI version cache stopped it."""
+    import shutil
+    import subprocess
+    import sys
+
+    import pytest
+
+    from tests.backends.clitest import configure
+
+    configure(zap, "codex")  # a CLI whose version doctor looks up (and caches)
+    (zap.home / "subagents").mkdir(parents=True)
+    home = str(zap.home)
+    script = (f"mount --bind {home} {home} && mount -o remount,bind,ro {home} || exit 97; "
+              f"exec {sys.executable} -m zapcli doctor")
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare(1)")
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
+                          timeout=120, cwd=zap.cwd, env=zap.env)
+    if proc.returncode == 97 or "unshare failed" in proc.stderr:
+        pytest.skip(f"cannot mount a read-only folder here: {proc.stderr.strip()}")
+    heads = [line for line in proc.stdout.splitlines() if not line.startswith(" ")]
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert any(h.startswith("FAIL state folder") and "Read-only" in h for h in heads), proc.stdout
+    assert any(h.split(":")[0].endswith("backends") for h in heads), proc.stdout
+    assert "codex-cli" in proc.stdout or "codex: " in proc.stdout, proc.stdout

@@ -34,8 +34,12 @@ def _state() -> Check:
         with tempfile.NamedTemporaryFile(dir=folder):
             pass
         return Check("state folder", True, str(folder))
-    except (ZapcliError, OSError) as exc:
-        return Check("state folder", False, getattr(exc, "message", str(exc)))
+    except ZapcliError as exc:
+        return Check("state folder", False, exc.message)
+    except OSError as exc:  # e.g. a read-only file system: said, and the other checks go on
+        return Check("state folder", False, f"{folder} cannot be written ({exc.strerror or exc}); "
+                     "zapcli keeps every subagent's trail there: make it writable or set "
+                     "ZAPCLI_HOME to a writable folder")
 
 
 def _database(state: Check) -> Check:
