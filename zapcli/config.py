@@ -1,5 +1,5 @@
 """Settings (SPEC §2): defaults < user config.yaml < workspace .zapcli/config.yaml
-< environment (`ZAPCLI_<KEY>`) < flags. Imports `zapcli.paths`, `zapcli.errors`.
+< environment (`ZAPCLI_<KEY>`) < flags. Imports `zapcli.paths`, `zapcli.errors`, `zapcli.boundedread` (when a file is read).
 
 YAML is imported only when a config file exists, so the common path stays fast.
 An invalid file raises ConfigError naming file, line and key for every
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 APPROVAL_MODES = ("confirm", "workspace", "auto-edit", "full")
+MAX_CONFIG_BYTES = 256 * 1024  # config.yaml is short; a bigger file is refused unread
 EXECUTORS = ("local", "ray")  # zapcli.executors.NAMES (config imports no executor)
 RAY_KEYS = ("address", "resources", "python", "env", "max_concurrent")
 
@@ -139,11 +140,20 @@ def _looks_numeric(text: str) -> bool:
 
 def _load_file(path: Path) -> dict[str, Any]:
     """Parse and validate one config file; {} when it does not exist."""
+    from zapcli.boundedread import larger_than, read_at_most
+
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = read_at_most(path, MAX_CONFIG_BYTES)
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: the file is larger than {larger_than(MAX_CONFIG_BYTES)}; "
+                          "a config file is a short YAML file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: cannot read config: {exc}") from None
     import yaml
 

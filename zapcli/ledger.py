@@ -1,6 +1,6 @@
 """The token ledger (SPEC §9) in `<state>/zapcli.db` (stdlib sqlite3, WAL).
 
-Imports `zapcli.paths`. A subagent's own `usage` records are its ledger; when
+Imports `zapcli.paths`, `zapcli.statedb`. A subagent's own `usage` records are its ledger; when
 a parent collects a terminal subagent its totals are settled into the parent
 run's ledger exactly once — the primary key on the subagent id makes a second
 settlement a no-op. The parent run is the subagent's session (`zapcli run`
@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from zapcli import statedb
 from zapcli.errors import StateError
 from zapcli.paths import create_private, ensure_dir, state_dir
 
@@ -53,8 +54,7 @@ def _db() -> Iterator[sqlite3.Connection]:
         finally:
             conn.close()
     except sqlite3.Error as exc:
-        raise StateError(f"the token ledger {state_dir() / 'zapcli.db'} cannot be used: {exc}; "
-                         "free some space in ZAPCLI_HOME or check its permissions") from None
+        raise StateError(f"the token ledger: {statedb.problem(exc)}") from None
 
 
 def connect() -> sqlite3.Connection:

@@ -1,10 +1,10 @@
 """`--output-schema FILE` (SPEC §16): the final report must be JSON valid for
-a JSON Schema. Imports `zapcli.errors`; `jsonschema` lazily (only a spawn
+a JSON Schema. Imports `zapcli.errors`, `zapcli.boundedread`; `jsonschema` lazily (only a spawn
 with a schema and its runner pay for it), `zapcli.trail.store` lazily.
 
-One reading of a report for everyone: surrounding whitespace and one
-Markdown code fence (```json … ```) are allowed around the JSON, nothing
-else. The built-in agent is told the schema and gets the validation errors
+One reading of a report for everyone: the report is JSON as a whole
+(whitespace or a bare ``` fence around it allowed), or exactly one Markdown
+```json fence holds the JSON and text around that fence is ignored. The built-in agent is told the schema and gets the validation errors
 back (at most `MAX_TRIES` answers in all); every backend's report is then
 checked the same way by its runner, and `poll --json` carries the value.
 """
@@ -12,7 +12,7 @@ checked the same way by its runner, and `poll --json` carries the value.
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import re
 from typing import Any
 
 from zapcli.errors import UsageError, param
@@ -25,13 +25,15 @@ MAX_ERRORS = 8
 
 def load_schema(path: str) -> dict[str, Any]:
     """Read and check a schema file. Raises UsageError (nothing is created)."""
+    from zapcli.boundedread import larger_than, read_at_most
+
     try:
-        raw = Path(path).read_bytes()
+        raw = read_at_most(path, MAX_SCHEMA_BYTES)
     except OSError as exc:
         raise UsageError(f"{param('output_schema')} {path!r}: cannot read it ({exc.strerror or exc})") from None
     if len(raw) > MAX_SCHEMA_BYTES:
-        raise UsageError(f"{param('output_schema')} {path!r} is {len(raw):,} bytes; the limit is "
-                         f"{MAX_SCHEMA_BYTES:,}")
+        raise UsageError(f"{param('output_schema')} {path!r} is larger than "
+                         f"{larger_than(MAX_SCHEMA_BYTES)} ({MAX_SCHEMA_BYTES:,} bytes), the limit")
     try:
         schema = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
@@ -51,19 +53,38 @@ def load_schema(path: str) -> dict[str, Any]:
     return schema  # type: ignore[return-value]
 
 
+EXPECTED = ("expected bare JSON or one ```json fence holding it (text around the fence is "
+            "allowed)")
+# a ```json fence: its opening line, its content, a closing line of ``` alone
+_JSON_FENCE = re.compile(r"^[ \t]*```[ \t]*json[ \t]*\r?\n(.*?)^[ \t]*```[ \t]*$", re.S | re.M | re.I)
+
+
 def parse(text: str | None) -> tuple[Any, str | None]:
-    """(the JSON value of a report, None) or (None, why it is not JSON)."""
+    """(the JSON value of a report, None) or (None, why it is not JSON).
+
+    The report is JSON as a whole (a bare ``` fence around all of it too), or
+    exactly one ```json fence holds it and any text around that is ignored."""
     if text is None or not text.strip():
         return None, "the final report is empty"
     body = text.strip()
     if body.startswith("```") and body.endswith("```") and body.count("```") == 2:
-        body = body[3:-3]
-        first, _, rest = body.partition("\n")
-        body = rest if first.strip().lower() in ("json", "") else body
+        first, _, rest = body[3:-3].partition("\n")
+        if first.strip() == "":
+            body = rest
     try:
         return json.loads(body), None
+    except ValueError:
+        pass
+    fences = _JSON_FENCE.findall(text)
+    if len(fences) > 1:
+        return None, (f"the final report has {len(fences)} ```json fences; "
+                      "expected bare JSON or exactly one ```json fence")
+    if not fences:
+        return None, f"the final report is not JSON: {EXPECTED}"
+    try:
+        return json.loads(fences[0]), None
     except ValueError as exc:
-        return None, f"the final report is not JSON ({exc})"
+        return None, f"the ```json fence of the final report does not hold valid JSON ({exc})"
 
 
 def problems(schema: Any, value: Any) -> list[str]:
@@ -93,10 +114,11 @@ def check(schema: Any, text: str | None) -> str | None:
     return "; ".join(errs) if errs else None
 
 
-def structured(schema: Any, text: str | None) -> Any:
-    """The parsed value of a valid report, else None."""
-    if check(schema, text) is not None:
-        return None
+def structured(text: str | None) -> Any:
+    """The parsed value of a `completed` subagent's report, else None. Only
+    parsed: its runner validated it before it ended `completed` (under the
+    deadline); validating again in a watching command would run a pattern
+    that backtracks with no deadline at all."""
     return parse(text)[0]
 
 

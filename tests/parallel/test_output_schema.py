@@ -65,3 +65,40 @@ def test_every_backend_is_checked_the_same_way(zap):
     assert _doc(zap, good)["structured"] == {"answer": 3}
     doc = _doc(zap, bad)
     assert doc["status"] == "failed" and doc["reason"].startswith("output schema: the final report is not JSON")
+
+
+def test_the_deadline_holds_while_the_report_is_checked(zap):
+    """Tryout: a schema whose pattern backtracks for ever ((a+)+$ on a's and a
+    '!') ran ~30 s past --timeout 8 after the command had finished: the check
+    ran with no watchdog and no backstop. The check is in C and holds the
+    interpreter, so only the SIGALRM backstop can stop it."""
+    import time
+
+    schema = zap.cwd / "s7.json"
+    schema.write_text(json.dumps({"type": "string", "pattern": "(a+)+$"}))
+    report = '"' + "a" * 44 + '!"'
+    started = time.monotonic()
+    sid = zap.spawn_sh(f"echo '{report}'", "--output-schema", str(schema), timeout=3)
+    assert zap.wait_status(sid, timeout=30) == "timeout"
+    took = time.monotonic() - started
+    doc = _doc(zap, sid)
+    assert took < 3 + 2 + 4, took  # the deadline, the backstop's 2 s, start-up
+    assert "output schema" in doc["reason"], doc["reason"]
+
+
+def test_one_json_fence_with_text_around_it_is_the_report(zap):
+    """Tryout: 'Here you go:' + a ```json fence was refused with a parser
+    position ("Expecting value: line 1 column 1")."""
+    schema = _schema(zap)
+    fenced = zap.spawn_sh("printf 'Here you go:\\n```json\\n{\"answer\": 5}\\n```\\nDone.\\n'",
+                          "--output-schema", schema)
+    two = zap.spawn_sh("printf '```json\\n{\"answer\": 1}\\n```\\nor\\n```json\\n{\"answer\": 2}\\n```\\n'",
+                       "--output-schema", schema)
+    prose = zap.spawn_sh("echo 'The answer is 3.'", "--output-schema", schema)
+    zap("wait", "--timeout", "30", fenced, two, prose)
+    assert _doc(zap, fenced)["structured"] == {"answer": 5}, _doc(zap, fenced)
+    doc = _doc(zap, two)
+    assert doc["status"] == "failed" and "2 ```json fences" in doc["reason"], doc["reason"]
+    reason = _doc(zap, prose)["reason"]
+    assert reason.startswith("output schema: the final report is not JSON")
+    assert "bare JSON or one ```json fence" in reason and "column" not in reason, reason

@@ -114,6 +114,18 @@ def test_refused_at_spawn_outside_a_repository(zap):
     assert not list((zap.home / "subagents").glob("*.jsonl")) if (zap.home / "subagents").exists() else True
 
 
+def test_refused_at_spawn_in_a_repository_with_no_commit_yet(zap):
+    """Tryout: it said the folder "is not in" a repository, quoting git's usage
+    line ('git <command> [<revision>...] -- [<file>...]')."""
+    git(zap.cwd, "init", "-q")
+    (zap.cwd / "sub").mkdir()
+    proc = zap("spawn", "--cli", "sh", "--worktree", "--", "true", env={"LANG": "de_DE.UTF-8"})
+    assert proc.returncode == 2, proc.err
+    assert "has no commit yet" in proc.err and "git commit" in proc.err, proc.err
+    assert "not in one" not in proc.err and "<command>" not in proc.err, proc.err
+    assert not (zap.home / "subagents").exists() or not list((zap.home / "subagents").glob("*.jsonl"))
+
+
 def test_worktree_rm_refuses_work_and_never_a_running_tree(zap, repo):
     dirty = zap.spawn_sh("echo draft > notes.txt", "--worktree")
     unpushed = zap.spawn_sh("echo x > a.txt && git add a.txt && "

@@ -164,3 +164,32 @@ def test_real_gemini_mid_stream_error_and_aborted_stream_fail_the_run(tmp_path):
     assert cut.outcome is not None and cut.outcome.status == "failed"
     assert "terminated" in (cut.outcome.reason or "") and cut.outcome.report == "par"
     print(f"aborted stream: failed after {cut.elapsed:.1f}s")
+
+
+def test_the_printed_url_is_what_each_variable_takes(tmp_path):
+    """Tryout: the gemini server printed `listening http://127.0.0.1:PORT/v1beta`,
+    but GOOGLE_GEMINI_BASE_URL must be the root (the CLI adds /v1beta)."""
+    import os
+    import subprocess
+    import sys
+
+    with ScriptedServer([], protocol="gemini") as srv:
+        assert srv.base_url == srv.root_url
+    script = tmp_path / "s.json"
+    script.write_text("[]")
+    expected = {"chat": ("OPENAI_BASE_URL", "/v1"), "responses": ("OPENAI_BASE_URL", "/v1"),
+                "anthropic": ("ANTHROPIC_BASE_URL", ""), "gemini": ("GOOGLE_GEMINI_BASE_URL", "")}
+    for protocol, (variable, tail) in expected.items():
+        proc = subprocess.Popen([sys.executable, "-m", "zapcli.testing.scripted_server",
+                                 "--protocol", protocol, "--script", str(script)],
+                                stdout=subprocess.PIPE, text=True,
+                                env={**os.environ, "PYTHONPATH": os.getcwd()})
+        try:
+            first = proc.stdout.readline().strip()
+            second = proc.stdout.readline().strip()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+        url = first.split(" ", 1)[1]
+        assert url.startswith("http://127.0.0.1:") and url.rsplit(":", 1)[1].lstrip("0123456789") == tail
+        assert second.startswith(f"use: {variable}={url}"), (protocol, second)

@@ -19,6 +19,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from zapcli.errors import ZapcliError
 from zapcli.paths import ensure_dir, state_dir
 from zapcli.trail import store
 
@@ -100,7 +101,7 @@ def cached_version(command: list[str]) -> str | None:
     key = _key(command)
     try:
         data = json.loads(_cache_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, ZapcliError):  # no state folder: no cache
         return None
     value = data.get(key) if isinstance(data, dict) and key else None
     return value if isinstance(value, str) else None
@@ -121,19 +122,30 @@ def version(argv: list[str], command: list[str], env: dict[str, str] | None = No
     found = text.splitlines()[0][:120] if proc.returncode == 0 and text else None
     key = _key(command)
     if found and key:
-        path = _cache_path()
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            data = {}
-        data = data if isinstance(data, dict) else {}
-        data[key] = found
-        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+            _remember(key, found)
+        except (OSError, ZapcliError):  # a cache: a read-only or full state folder never stops anyone
+            pass
+    return found
+
+
+def _remember(key: str, found: str) -> None:
+    path = _cache_path()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    data = data if isinstance(data, dict) else {}
+    data[key] = found
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(data, fh)
         os.replace(tmp, path)
-    return found
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def marked(sid: str) -> list[int]:

@@ -35,6 +35,21 @@ def find_backend(cli: str, settings: Settings) -> Any:
         raise ZapcliError(str(exc), code="backend_missing") from None
 
 
+def _refuse_unusable(found: Any, model: str | None, workspace: Path) -> None:
+    """Refuse (exit 1, nothing created) what the adapter knows cannot work,
+    as a missing CLI is refused: opencode with no model, a CLI with no way
+    to authenticate. The runner's environment is this process's."""
+    import os
+
+    from zapcli.backends.clis import registry
+
+    adapter = registry.adapter(found.kind)
+    own = Path(found.command[0]).name == adapter.binary
+    why = adapter.refusal(model, os.environ, str(workspace), own)
+    if why is not None:
+        raise ZapcliError(why, code="backend_unusable")
+
+
 def _diag(dimension: str, name: str, message: str) -> dict[str, str]:
     return {"dimension": dimension, "name": name, "message": message}
 
@@ -77,6 +92,7 @@ def spawn_fields(cli: str, *, agent: str | None, model: str | None, approval: st
     diags: list[dict[str, str]] = []
     if agent:
         fields, mcp, diags = _definition(agent, model, cli, workspace)
+    _refuse_unusable(found, fields["model"], workspace)
     fields["backend"] = {**found.frozen(), "mcp": mcp}
     fields["diagnostics"] = diags
     return fields, tuple(f"{d['dimension']} {d['name']}: {d['message']}" for d in diags)

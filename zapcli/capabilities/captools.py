@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
+from zapcli.boundedread import read_at_most
 from zapcli.capabilities.knowledge import source_files
 from zapcli.capabilities.memory import MAX_READ, MAX_WRITE, MemoryStore
 from zapcli.capabilities.skills import MAX_SKILL_BYTES, Skill, split_frontmatter
@@ -40,7 +41,7 @@ class UseSkillTool:
             return ToolResult(False, f"skill {name!r} is not available to this subagent; "
                               f"available: {', '.join(self.skills) or 'none'}")
         try:
-            raw = Path(skill.path).read_bytes()
+            raw = read_at_most(skill.path, MAX_SKILL_BYTES)
         except OSError as exc:
             return ToolResult(False, f"cannot read {skill.path}: {exc.strerror or exc}")
         text = raw[:MAX_SKILL_BYTES].decode("utf-8", "replace")
@@ -145,7 +146,7 @@ class MemoryReadTool:
             return ToolResult(True, "\n".join(listing) if listing else "memory is empty")
         try:
             name = MemoryStore.file_name(args["file"])
-            raw = self.store.path(name, bool(args.get("daily"))).read_bytes()
+            raw = read_at_most(self.store.path(name, bool(args.get("daily"))), MAX_READ)
         except ValueError as exc:
             return ToolResult(False, str(exc))
         except OSError:

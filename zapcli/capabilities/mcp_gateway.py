@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import json
+import os
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -146,8 +147,9 @@ class McpGateway:
             if isinstance(exc, asyncio.CancelledError) and not ready.done():
                 ready.cancel()  # start-up timed out; the waiter already reported it
             elif not ready.done():
-                errlog.seek(0)
-                text = errlog.read()
+                errlog.flush()  # only the end: a server may have written gigabytes
+                size = os.fstat(errlog.fileno()).st_size
+                text = os.pread(errlog.fileno(), 4096, max(0, size - 4096)).decode("utf-8", "replace")
                 tail = text[-300:]
                 if len(text) > 300 and "\n" in tail:  # start on a line, not mid-word
                     tail = tail[tail.index("\n") + 1:]

@@ -1,5 +1,5 @@
 """MCP server configuration (`mcp.json`, system then workspace): read, check, freeze.
-Imports json and zapcli.paths only — never the `mcp` SDK.
+Imports json, zapcli.paths and zapcli.boundedread only — never the `mcp` SDK.
 
 Format: `{"mcpServers": {name: {"command": str, "args": [str], "env": {str: str},
 "allow": [tool names approved without asking]}}}`. The workspace file overrides
@@ -15,7 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zapcli.boundedread import larger_than, read_at_most
 from zapcli.paths import config_dir
+
+MAX_FILE_BYTES = 256 * 1024  # mcp.json: a few servers, never more
 
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.I)
 _REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -102,11 +105,18 @@ def _server(name: str, raw: Any, source: str) -> tuple[ServerConfig | None, str 
 def read_file(path: Path) -> tuple[dict[str, ServerConfig], list[dict[str, str]]]:
     """Servers in one mcp.json (none when the file does not exist) and its problems."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = read_at_most(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         return {}, []
-    except (OSError, UnicodeDecodeError) as exc:
-        return {}, [_diag(str(path), f"cannot read: {exc}")]
+    except OSError as exc:
+        return {}, [_diag(str(path), f"{path}: cannot read: {exc.strerror or exc}")]
+    if len(raw) > MAX_FILE_BYTES:
+        return {}, [_diag(str(path), f"{path}: the file is larger than "
+                          f"{larger_than(MAX_FILE_BYTES)}; nothing in it was loaded")]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return {}, [_diag(str(path), f"{path}: cannot read: {exc}")]
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

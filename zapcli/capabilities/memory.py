@@ -1,6 +1,6 @@
 """Memory (SPEC §8.4): the bound directory, locked writes, prompt injection (tools: captools).
-Imports filelock and zapcli.paths (lazily, for writes) and the standard library.
-Folders it creates are 0700 and files 0600.
+Imports filelock and zapcli.paths (lazily, for writes), `zapcli.boundedread`
+and the standard library. Folders it creates are 0700 and files 0600.
 
 `private` → `<workspace>/.zapcli/agent-memory/<name>/`, `shared` →
 `<workspace>/.zapcli/memory/`. File arguments are bare `*.md` names (no
@@ -16,6 +16,8 @@ import os
 import re
 from pathlib import Path
 from typing import Any
+
+from zapcli.boundedread import read_at_most
 
 FILE_BUDGET = 4 * 1024
 TOTAL_BUDGET = 12 * 1024
@@ -36,6 +38,13 @@ def memory_dir(workspace: Path, mode: str, name: str) -> Path | None:
 
 def _kb(n: int) -> str:
     return f"{n / 1024:.1f} KB"
+
+
+def _size(path: Path) -> str:
+    try:
+        return _kb(path.stat().st_size)
+    except OSError:
+        return "the file"
 
 
 class MemoryStore:
@@ -90,11 +99,11 @@ class MemoryStore:
         total = 0
         for path in files:
             try:
-                raw = path.read_bytes()
+                raw = read_at_most(path, FILE_BUDGET)
             except OSError:
                 continue
             if len(raw) > FILE_BUDGET:
-                notes.append(f"{path.name} left out: {_kb(len(raw))} is over the 4 KB per-file "
+                notes.append(f"{path.name} left out: {_size(path)} is over the 4 KB per-file "
                              "budget; read it with memory_read")
             elif total + len(raw) > TOTAL_BUDGET:
                 notes.append(f"{path.name} left out: the 12 KB memory budget is used up; "

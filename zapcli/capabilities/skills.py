@@ -1,5 +1,5 @@
 """Skills (SPEC §8.4): allowlisted SKILL.md folders found in layers (use_skill: captools).
-Imports yaml (frontmatter, lazily), zapcli.paths.
+Imports yaml (frontmatter, lazily), zapcli.paths, zapcli.boundedread.
 
 Search order, first found wins: workspace `.zapcli/skills`, `.claude/skills`,
 `.agents/skills`; system `<config>/skills`; the user's `~/.claude/skills`,
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from zapcli.boundedread import read_at_most
 from zapcli.paths import config_dir
 
 MAX_SKILLS = 16
@@ -77,7 +78,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
 
 def _read_skill(folder: Path, root: Path) -> Skill:
     path = folder / "SKILL.md"
-    text = path.read_bytes()[:MAX_SKILL_BYTES].decode("utf-8", "replace")
+    text = read_at_most(path, MAX_SKILL_BYTES)[:MAX_SKILL_BYTES].decode("utf-8", "replace")
     meta, _ = split_frontmatter(text)
     description = meta.get("description")
     if not isinstance(description, str) or not description.strip():
@@ -106,7 +107,7 @@ def find_skills(names: tuple[str, ...], workspace: Path
         skill = None
         for root in roots:
             folder = root / name
-            if not (folder / "SKILL.md").is_file():
+            if not (folder / "SKILL.md").exists():  # a FIFO or device: a diagnostic
                 continue
             try:
                 skill = _read_skill(folder, root)

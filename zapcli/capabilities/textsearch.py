@@ -1,5 +1,5 @@
 """Ranked line search over files with hard budgets, shared by kb_search and memory_search.
-Imports only the standard library.
+Imports only the standard library and `zapcli.boundedread`.
 
 Lines are scanned in memory and scored by how many query terms they contain;
 the best hits come back as `path:line: text`. Budgets are explicit and every
@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from zapcli.boundedread import read_at_most
 
 MAX_BYTES = 8 * 1024 * 1024
 MAX_HITS = 50
@@ -111,8 +113,7 @@ def search_files(files: Iterable[tuple[str, Path]], query: str, *, max_bytes: in
             result.byte_budget_hit = True
             break
         try:
-            with open(path, "rb") as fh:
-                data = fh.read(remaining + 1)
+            data = read_at_most(path, remaining)
         except OSError:
             continue
         if len(data) > remaining:  # the budget ends inside this file: keep whole lines only

@@ -176,7 +176,11 @@ def _checked(task: str | None, approval: str | None, timeout: float | None,
     limit = default_timeout if timeout is None else timeout
     if not 0 < limit <= 7 * 86400:
         raise UsageError(f"--timeout must be more than 0 and at most 604800 seconds, got {limit}")
-    return (sys.stdin.read() if task == "-" else task), limit
+    if task == "-":  # read up to one byte past the limit, never the whole of /dev/zero
+        from zapcli.ops.spawn import MAX_TASK_BYTES, decode_task
+
+        task = decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
+    return task, limit
 
 
 def run_foreground(task: str | None, agent: str | None, model: str | None, max_tokens: int | None,

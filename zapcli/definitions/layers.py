@@ -1,5 +1,5 @@
 """Discovery in layers (SPEC §8.2) and resolution by name. Imports the definitions room,
-zapcli.paths, zapcli.errors; importlib.metadata only when plugins are scanned.
+zapcli.paths, zapcli.errors, zapcli.boundedread; importlib.metadata only when plugins are scanned.
 
 Load order: built-in → plugin (`zapcli.subagents` entry points, `plugin-id:name`)
 → system (`<config>/subagents`) → workspace (`<workspace>/.zapcli/subagents`).
@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zapcli.boundedread import read_at_most
 from zapcli.definitions.model import LAYERS, Definition, Diagnostic
 from zapcli.definitions.schema import NAME_RE, parse_definition
 from zapcli.definitions.store import Switches
-from zapcli.definitions.yamlload import read_text
+from zapcli.definitions.yamlload import MAX_FILE_BYTES, read_text
 from zapcli.errors import ZapcliError
 from zapcli.paths import config_dir
 
@@ -76,7 +77,9 @@ def _renamed(definition: Definition, name: str) -> Definition:
 
 def _folder_files(folder: Path) -> list[Path]:
     try:
-        return sorted(p for p in folder.iterdir() if p.suffix in SUFFIXES and p.is_file())
+        # not only regular files: a FIFO or a device named *.yml is an entry with a
+        # diagnostic (read_at_most refuses it), never a silent gap
+        return sorted(p for p in folder.iterdir() if p.suffix in SUFFIXES and not p.is_dir())
     except OSError:
         return []
 
@@ -85,7 +88,7 @@ def _file_entries(files: Iterable[Path], layer: str, prefix: str = "") -> list[E
     out = []
     for path in files:
         try:
-            raw = path.read_bytes()
+            raw = read_at_most(path, MAX_FILE_BYTES)
         except OSError as exc:
             out.append(Entry(guess_name(None, str(path)), layer, str(path), None,
                              [Diagnostic(str(path), 0, 0, f"cannot read: {exc.strerror or exc}")]))

@@ -1,5 +1,6 @@
 """What `zapcli agents ...` does (SPEC §8.3): list, show, save, delete, enable, disable,
-model, copy. Returns result objects, never prints. Imports the definitions room, paths, errors.
+model, copy. Returns result objects, never prints. Imports the definitions room, paths, errors,
+boundedread.
 
 Switches and model overrides go to SQLite (store.py), never into YAML; built-ins
 are read-only except for the model override. Files are written atomically
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import yaml
 
+from zapcli.boundedread import read_at_most
 from zapcli.definitions.layers import (
     Catalog,
     Entry,
@@ -26,7 +28,7 @@ from zapcli.definitions.layers import (
 from zapcli.definitions.model import Definition, Diagnostic
 from zapcli.definitions.schema import NAME_RE, parse_definition
 from zapcli.definitions.store import Switch, Switches, model_origin
-from zapcli.definitions.yamlload import read_text
+from zapcli.definitions.yamlload import MAX_FILE_BYTES, read_text
 from zapcli.errors import UsageError, ZapcliError
 from zapcli.paths import write_private
 
@@ -179,7 +181,7 @@ def save_agent(file: Path, scope: str, workspace: Path, *, catalog: Catalog | No
     """
     scope_dir(scope, workspace)
     try:
-        raw = file.read_bytes()
+        raw = read_at_most(file, MAX_FILE_BYTES)
     except OSError as exc:
         raise ZapcliError(f"cannot read {file}: {exc.strerror or exc}", code="definition_io") from None
     return _save(raw, str(file), file, scope, workspace, catalog, switches)

@@ -1,5 +1,6 @@
 """Machine-local definition facts in `<state>/zapcli.db` (SPEC §2, §8.3): switches,
-model overrides, where saved files came from. Imports sqlite3, zapcli.paths.
+model overrides, where saved files came from. Imports sqlite3, zapcli.paths, zapcli.statedb
+(what to say when the database cannot be used).
 
 Never written into definition files. Tables are prefixed `definition_`; the
 database is shared with other rooms (token ledger), opened in WAL mode. Reads
@@ -15,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from zapcli import statedb
 from zapcli.definitions.model import Definition
 from zapcli.errors import StateError
 from zapcli.paths import create_private, ensure_dir, state_dir
@@ -59,15 +61,17 @@ class Switches:
                 ensure_dir(self.db_path.parent)
                 create_private(self.db_path)  # sqlite3 would create it 0644 (its -wal, -shm follow)
             conn = sqlite3.connect(str(self.db_path), timeout=10)
-        except (OSError, sqlite3.Error) as exc:
+        except OSError as exc:
             raise StateError(f"cannot open {self.db_path}: {exc}") from None
+        except sqlite3.Error as exc:
+            raise StateError(statedb.problem(exc, self.db_path)) from None
         try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.executescript(_SCHEMA)
             with conn:
                 yield conn
         except sqlite3.Error as exc:
-            raise StateError(f"{self.db_path}: {exc}; set ZAPCLI_HOME to a writable folder") from None
+            raise StateError(statedb.problem(exc, self.db_path)) from None
         finally:
             conn.close()
 

@@ -66,12 +66,14 @@ def _state() -> Check:
         _probe_write(folder)
     except ZapcliError as exc:
         return Check("state folder", False, exc.message)
-    except OSError as exc:
+    except OSError as exc:  # a full disk, a read-only file system: said, and the other checks go on
         fix = ("; the disk is full: free some space there or set ZAPCLI_HOME to a folder on "
                "another disk (subagents cannot record anything until then)"
-               if exc.errno in (errno.ENOSPC, errno.EDQUOT) else "")
+               if exc.errno in (errno.ENOSPC, errno.EDQUOT) else
+               "; zapcli keeps every subagent's trail there: make it writable or set "
+               "ZAPCLI_HOME to a writable folder")
         return Check("state folder", False,
-                     f"a test write failed: {exc.strerror or exc} ({subagents_dir()}){fix}")
+                     f"a test write failed: {exc.strerror or exc} ({folder} cannot be written){fix}")
     detail = f"{folder} ({_size(free)} free)"
     if free < LOW_SPACE or inodes is not None and inodes < 1000:
         room = f"only {_size(free)}" if free < LOW_SPACE else f"only {inodes} inodes"
@@ -80,6 +82,18 @@ def _state() -> Check:
             "trimming) and captured output (1 MB each) may not fit; free some space or set "
             "ZAPCLI_HOME elsewhere"], warning=True)
     return Check("state folder", True, detail)
+
+
+def _database(state: Check) -> Check:
+    """The state folder's check, failed too when zapcli.db is damaged or
+    cannot be read (it holds the switches, model overrides and token ledger)."""
+    from zapcli import statedb
+
+    why = statedb.check()
+    if why is None:
+        return state
+    return Check(state.name, False, state.detail if not state.ok else f"{state.detail}; "
+                 "its database cannot be used", [*state.problems, why])
 
 
 def run_checks() -> tuple[list[Check], Settings]:
@@ -100,7 +114,7 @@ def run_checks() -> tuple[list[Check], Settings]:
               "(the other checks below ran without the invalid files)" if invalid else
               f"{len(problems)} workspace setting(s) not applied")
     checks = [Check("config", not problems, detail, problems),
-              _state()]
+              _database(_state())]
     from zapcli.definitions import discover
 
     catalog = discover(workspace)

@@ -126,7 +126,7 @@ def _structured(view: View) -> Any:
         return None
     from zapcli import outputschema
 
-    return outputschema.structured(schema, outputschema.final_text(view.id, view.report))
+    return outputschema.structured(outputschema.final_text(view.id, view.report))
 
 
 def _tree_now(receipt: dict[str, Any]) -> dict[str, Any] | None:

@@ -55,16 +55,20 @@ def end_now(grace_s: float, after: Callable[[], None]) -> None:
     os._exit(EXIT_FAILED)
 
 
-def arm_backstop(sid: str, deadline: float, grace_s: float, after: Callable[[], None]) -> None:
+STUCK_REASON = "deadline reached; the runner was stuck in a step and was stopped"
+
+
+def arm_backstop(sid: str, deadline: float, grace_s: float, after: Callable[[], None],
+                 reason: str = STUCK_REASON) -> None:
     """A SIGALRM shortly after the deadline, for when the watchdog thread cannot
-    run: a tool holding the interpreter (a runaway regex in `grep`) starves
-    every other thread, but C code such as the regex engine still checks for
-    signals, so the handler runs in the main thread and ends the subagent."""
+    run: a tool holding the interpreter (a runaway regex in `grep`, or in the
+    output-schema check) starves every other thread, but C code such as the
+    regex engine still checks for signals, so the handler runs in the main
+    thread and ends the subagent (`timeout`, `reason`)."""
 
     def backstop(signum: int, frame: Any) -> None:
         # not through the writer: the stuck thread may hold its lock
-        ending.end(store.path_for(sid), Outcome(Status.TIMEOUT, None, "deadline reached; the "
-                                               "runner was stuck in a step and was stopped"))
+        ending.end(store.path_for(sid), Outcome(Status.TIMEOUT, None, reason))
         end_now(grace_s, after)
 
     signal.signal(signal.SIGALRM, backstop)

@@ -168,7 +168,7 @@ def main(sid: str) -> int:
         from zapcli.supervisor.kill import kill_helpers
 
         kill_helpers(helpers, 1.0)
-    outcome = _check_output(sid, spawn, outcome)
+    outcome = _check_in_time(sid, spawn, outcome, writer, deadline)
     writer.end(outcome, retry_s=max(spawn.kill_grace_s, 5.0), stdout_bytes=out.written,
                stderr_bytes=err.written, stdout_kept=out.kept, stderr_kept=err.kept)
     writer.close()
@@ -200,6 +200,24 @@ def _run_backend(ctx: RunContext) -> Outcome:
         return backend.run(ctx)
     finally:
         done.set()
+        guard.disarm_backstop()
+
+
+def _check_in_time(sid: str, spawn: SpawnRecord, outcome: Outcome, writer: TrailWriter,
+                   deadline: float) -> Outcome:
+    """`_check_output` under the deadline, for every backend: the backend's own
+    guards are off by now, and a schema's pattern can backtrack for ever in C
+    (holding the interpreter), so the SIGALRM backstop is armed around it."""
+    if spawn.output_schema is None or outcome.status != Status.COMPLETED:
+        return outcome
+    writer.flush()  # the backstop ends the trail directly: what was said is there first
+    guard.arm_backstop(sid, deadline, spawn.kill_grace_s,
+                       lambda: _after_exit(spawn, sid, busy=True),
+                       reason="deadline reached while the final report was checked against "
+                              "the output schema (a pattern that backtracks?)")
+    try:
+        return _check_output(sid, spawn, outcome)
+    finally:
         guard.disarm_backstop()
 
 

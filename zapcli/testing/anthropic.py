@@ -161,6 +161,7 @@ def stream_events(turn: dict[str, Any], body: dict[str, Any]) -> list[dict[str, 
 class AnthropicProtocol(Protocol):
     name = "anthropic"
     base_path = ""  # ANTHROPIC_BASE_URL is the root: the SDK appends /v1/messages
+    url_variable = "ANTHROPIC_BASE_URL"
 
     def head(self, h: Handler, path: str) -> None:
         h.send_response(200 if path.split("?")[0].rstrip("/") == "/api/hello" else 404)

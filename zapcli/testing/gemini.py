@@ -2,8 +2,8 @@
 Gemini CLI and the google-genai SDKs speak it. Imports only the standard
 library and `zapcli.testing.script` / `.server`.
 
-Point a client at `ScriptedServer(..., protocol="gemini").root_url` (the
-SDK appends `/v1beta`): `GOOGLE_GEMINI_BASE_URL=<root_url>`, any
+Point a client at `ScriptedServer(..., protocol="gemini").base_url`, the
+root (the SDK appends `/v1beta`): `GOOGLE_GEMINI_BASE_URL=<root_url>`, any
 `GEMINI_API_KEY` (checked only when the server has `api_key`; sent as the
 `x-goog-api-key` header or `?key=`).
 
@@ -164,7 +164,8 @@ def _finish(turn: dict[str, Any]) -> str:
 
 class GeminiProtocol(Protocol):
     name = "gemini"
-    base_path = "/v1beta"
+    base_path = ""  # GOOGLE_GEMINI_BASE_URL is the root: the CLI and SDKs append /v1beta
+    url_variable = "GOOGLE_GEMINI_BASE_URL"
 
     def get(self, h: Handler, path: str) -> None:
         route = urlsplit(path).path.rstrip("/")

@@ -3,8 +3,12 @@
 Imports `zapcli.testing.script` and `zapcli.testing.server`.
 
 The script format is described in `zapcli.testing.script`. The first stdout
-line is `listening <base URL>` (`http://127.0.0.1:PORT/v1` for chat, the bare
-root for anthropic, as ANTHROPIC_BASE_URL wants it); it serves until SIGTERM.
+line is `listening <base URL>`, the URL a client is given
+(`http://127.0.0.1:PORT/v1` for chat and responses, the bare root for
+anthropic and gemini, whose clients append their own paths); the second,
+`use: VARIABLE=<base URL>`, names the variable that takes it
+(OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL). It serves
+until SIGTERM.
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ class Protocol:
 
     name = "base"
     base_path = "/v1"  # what `ScriptedServer.base_url` ends in
+    url_variable = "OPENAI_BASE_URL"  # the variable that takes `base_url` (printed by main)
 
     def __init__(self, server: ScriptedServer):
         self.server = server
@@ -257,6 +258,7 @@ def main(argv: list[str] | None = None, *, default_protocol: str = "chat") -> in
         tmp.write_text(str(srv.port), encoding="utf-8")
         os.replace(tmp, a.port_file)
     print(f"listening {srv.base_url}", flush=True)
+    print(f"use: {srv.protocol.url_variable}={srv.base_url}", flush=True)
     try:
         while not stop.wait(0.5):
             pass

@@ -100,10 +100,13 @@ def plan(cwd: Path, path: Path, branch: str) -> Receipt:
         raise UsageError(f"{param('worktree')}: {exc.message}") from None
     lines = proc.stdout.split("\n")
     if proc.returncode != 0 or len(lines) < 4:
-        why = (proc.stderr or "").strip().split("\n")[-1]
-        if "unknown revision" in why or "ambiguous argument 'HEAD'" in why:
-            raise UsageError(f"{param('worktree')}: the repository at {cwd} has no commit yet; "
-                             "commit something first (the tree starts from HEAD)")
+        stderr = (proc.stderr or "").strip()
+        # git names the missing HEAD first, then prints a usage hint: look at all of it
+        if lines[0].strip() and ("unknown revision" in stderr or "ambiguous argument 'HEAD'" in stderr):
+            raise UsageError(f"{param('worktree')}: the repository at {lines[0].strip()} has no "
+                             "commit yet, and a tree starts from a commit; make the first one "
+                             "(e.g. git add -A && git commit -m 'first commit'), then spawn again")
+        why = stderr.split("\n")[0]
         raise UsageError(f"{param('worktree')} needs a git repository, and {cwd} is not in one "
                          f"({why or 'git rev-parse failed'})")
     top, common, prefix, head = lines[0], lines[1], lines[2], lines[3]

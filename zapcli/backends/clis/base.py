@@ -119,5 +119,14 @@ class Adapter:
         a resumed session already reported)."""
         raise NotImplementedError
 
+    def refusal(self, model: str | None, env: Mapping[str, str], cwd: str,
+                own_program: bool) -> str | None:
+        """Why a spawn cannot work, known before anything starts — one line
+        naming what to pass or set — or None. `env` is what the CLI will get;
+        `own_program` is False for a wrapper (another program name in
+        `backends.<name>.command`), which may supply keys itself, so only
+        what no wrapper can fix is refused then."""
+        return None
+
     def version_argv(self, command: list[str]) -> list[str]:
         return [*command, "--version"]

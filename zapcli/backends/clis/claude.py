@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from zapcli.backends.clis.base import Adapter, CliLaunch, CliRequest, EventParser, McpServer
@@ -56,6 +57,9 @@ _FIXED_ENV = {
     "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
     "CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS": "1",
 }
+# any of them lets Claude Code authenticate without a login in its config folder
+AUTH_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
+            "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
 # set when Claude Code itself started zapcli: they bind to the outer session
 _DROPPED_ENV = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT")
 
@@ -169,6 +173,15 @@ class ClaudeAdapter(Adapter):
             argv += ["--json-schema", json.dumps(req.output_schema)]
         return CliLaunch(argv=argv, env=env, stdin=req.task.encode("utf-8"), files=files,
                          diagnostics=diags)
+
+    def refusal(self, model: str | None, env: Mapping[str, str], cwd: str,
+                own_program: bool) -> str | None:
+        # its config folder is private to the subagent: a `claude /login` is not there
+        if own_program and not any(env.get(k) for k in AUTH_ENV):
+            return ("Claude Code runs with a config folder of its own, so your `claude /login` "
+                    "is not used: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, or "
+                    "CLAUDE_CODE_OAUTH_TOKEN from `claude setup-token`), then spawn again")
+        return None
 
     def parser(self, req: CliRequest | None = None) -> EventParser:
         return ClaudeEventParser()

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from zapcli.backends.clis.base import Adapter, CliLaunch, CliRequest, EventParser, McpServer
@@ -199,6 +200,13 @@ class CodexAdapter(Adapter):
         argv += [req.resume, "-"] if req.resume else ["-"]
         return CliLaunch(argv=argv, env=env, stdin=req.task.encode("utf-8"), files=files,
                          diagnostics=list(diags))
+
+    def refusal(self, model: str | None, env: Mapping[str, str], cwd: str,
+                own_program: bool) -> str | None:
+        if own_program and not env.get("OPENAI_API_KEY"):  # our provider's env_key
+            return ("codex reads its API key from OPENAI_API_KEY, which is not set: set it "
+                    "(any value for a local server that checks none), then spawn again")
+        return None
 
     def parser(self, req: CliRequest | None = None) -> EventParser:
         from zapcli.backends.clis.codex_events import CodexParser

@@ -35,7 +35,9 @@ only ever lists tools the approval mode allows anyway.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from zapcli.backends.clis.base import (
@@ -157,8 +159,27 @@ class GeminiAdapter(Adapter):
             diags += more
         return settings, diags
 
+    def refusal(self, model: str | None, env: Mapping[str, str], cwd: str,
+                own_program: bool) -> str | None:
+        # settings.json selects API-key auth; the CLI also reads a .env file it finds
+        if own_program and not env.get("GEMINI_API_KEY") and not _env_file(cwd, env):
+            return ("the Gemini CLI runs with API-key auth and GEMINI_API_KEY is not set: set "
+                    "it (any value for a local server that checks none), then spawn again")
+        return None
+
     def parser(self, req: CliRequest | None = None) -> GeminiParser:
         return GeminiParser()
+
+
+def _env_file(cwd: str, env: Mapping[str, str]) -> bool:
+    """Whether the Gemini CLI would load a .env file (which may hold the key):
+    `.gemini/.env` or `.env` in `cwd` or a parent, or in the home folder."""
+    folder = Path(cwd).resolve()
+    home = Path(env.get("HOME") or Path.home())
+    for place in (folder, *folder.parents, home):
+        if (place / ".gemini" / ".env").exists() or (place / ".env").exists():
+            return True
+    return False
 
 
 def _ts(event: dict[str, Any]) -> float | None:

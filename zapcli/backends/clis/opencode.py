@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from zapcli.backends.clis.base import (
@@ -191,6 +192,14 @@ class OpencodeAdapter(Adapter):
             files[f"{CONFIG_DIR}/zapcli-prompt.md"] = req.prompt
         return CliLaunch(argv=argv, env=environment(req), stdin=req.task.encode(),
                          files=files, diagnostics=diags)
+
+    def refusal(self, model: str | None, env: Mapping[str, str], cwd: str,
+                own_program: bool) -> str | None:
+        if not model:  # its only provider is ours, whose model list is the one we write
+            return ("opencode needs a model: pass --model NAME (a model your OPENAI_BASE_URL "
+                    "serves, e.g. --model gpt-4o-mini), or use an --agent whose definition "
+                    "names a model")
+        return None
 
     def parser(self, req: CliRequest | None = None) -> EventParser:
         return OpencodeParser(model=req.model if req else None)

@@ -12,18 +12,28 @@ import sys
 
 from zapcli.cli.output import emit_json, emit_text, error
 
+MAX_CALL_BYTES = 8 * 1024 * 1024  # a 1 MB task, JSON-escaped, fits
+
 
 def execute(document: str | None = None, json: bool = False) -> int:
     import orjson
 
     from zapcli.toolapi.dispatch import Env, Reply, call_document
 
-    raw = sys.stdin.buffer.read() if document in (None, "-") else document.encode("utf-8", "surrogatepass")
-    try:
-        parsed = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        message = (f"the call is not valid JSON ({exc}); give one object like "
-                   "{\"action\": \"poll\", \"ids\": [\"sa_…\"]}")
+    # stdin: read up to one byte past the limit, never the whole of /dev/zero
+    raw = (sys.stdin.buffer.read(MAX_CALL_BYTES + 1) if document in (None, "-")
+           else document.encode("utf-8", "surrogatepass"))
+    message = None
+    if len(raw) > MAX_CALL_BYTES:
+        message = (f"the call is more than {MAX_CALL_BYTES:,} bytes, the limit (8 MB); a task "
+                   "is at most 1 MB")
+    else:
+        try:
+            parsed = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            message = (f"the call is not valid JSON ({exc}); give one object like "
+                       "{\"action\": \"poll\", \"ids\": [\"sa_…\"]}")
+    if message is not None:
         reply = Reply(message, {"error": {"code": "usage", "message": message, "exit_code": 2}},
                       2, error=True, code="usage")
     else:

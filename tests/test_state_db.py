@@ -1,0 +1,70 @@
+"""A damaged `$ZAPCLI_HOME/zapcli.db` (tryout: `echo garbage > zapcli.db`):
+every command that uses it says what the file holds and to move it aside
+(not "set ZAPCLI_HOME to a writable folder" or "free some space"), and
+doctor's state-folder check finds it."""
+
+from __future__ import annotations
+
+
+def _garbage(zap) -> str:
+    zap.home.mkdir(parents=True, exist_ok=True)
+    db = zap.home / "zapcli.db"
+    db.write_text("garbage\n")
+    return str(db)
+
+
+def _says_move_aside(text: str, db: str) -> None:
+    assert f"mv {db} {db}.broken" in text and "token ledger" in text, text
+    assert "writable folder" not in text and "free some space" not in text, text
+
+
+def test_spawn_and_usage_say_what_the_file_holds_and_to_move_it_aside(zap, model):
+    model([{"turns": [{"text": "x"}]}])
+    db = _garbage(zap)
+    spawn = zap("spawn", "--", "say hi")
+    assert spawn.returncode == 1, spawn.err
+    _says_move_aside(spawn.err, db)
+    usage = zap("usage")
+    assert usage.returncode == 1, usage.err
+    _says_move_aside(usage.err, db)
+
+
+def test_doctor_checks_the_database(zap):
+    db = _garbage(zap)
+    proc = zap("doctor")
+    assert proc.returncode != 0, proc.out
+    state = proc.out.split("state folder", 1)[1].split("\n\n")[0]
+    assert proc.out.splitlines()[1].startswith("FAIL state folder"), proc.out
+    _says_move_aside(state, db)
+    (zap.home / "zapcli.db").rename(db + ".broken")
+    proc = zap("doctor")
+    assert any(line.startswith("ok   state folder") for line in proc.out.splitlines()), proc.out
+
+
+def test_doctor_on_a_read_only_state_folder_reports_it_and_goes_on(zap):
+    """Tryout: doctor died with "Read-only file system (…/.cli-versions.json.N)"
+    and printed no check: writing the CLI version cache stopped it."""
+    import shutil
+    import subprocess
+    import sys
+
+    import pytest
+
+    from tests.backends.clitest import configure
+
+    configure(zap, "codex")  # a CLI whose version doctor looks up (and caches)
+    (zap.home / "subagents").mkdir(parents=True)
+    home = str(zap.home)
+    script = (f"mount --bind {home} {home} && mount -o remount,bind,ro {home} || exit 97; "
+              f"exec {sys.executable} -m zapcli doctor")
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare(1)")
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
+                          timeout=120, cwd=zap.cwd, env=zap.env)
+    if proc.returncode == 97 or "unshare failed" in proc.stderr:
+        pytest.skip(f"cannot mount a read-only folder here: {proc.stderr.strip()}")
+    heads = [line for line in proc.stdout.splitlines() if not line.startswith(" ")]
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert any(h.startswith("FAIL state folder") and "Read-only" in h for h in heads), proc.stdout
+    assert any(h.split(":")[0].endswith("backends") for h in heads), proc.stdout
+    assert "codex-cli" in proc.stdout or "codex: " in proc.stdout, proc.stdout

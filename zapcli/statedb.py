@@ -1,0 +1,61 @@
+"""`<state>/zapcli.db`: what it holds, what to tell a user when SQLite cannot
+use it, and doctor's look at it. Imports `zapcli.paths`; sqlite3 only in
+`check`.
+
+The database holds the definitions' switches and model overrides
+(`definitions.store`) and the token ledger (`ledger`). Both say the same
+thing when it fails: a file that is not a database (or is corrupt) is moved
+aside and zapcli creates a new one; a full disk needs space; a file or
+folder zapcli may not write needs its permissions or another ZAPCLI_HOME.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from zapcli.paths import state_dir
+
+HOLDS = "definition switches, model overrides and the token ledger"
+_CORRUPT = ("SQLITE_NOTADB", "SQLITE_CORRUPT")
+
+
+def path() -> Path:
+    return state_dir() / "zapcli.db"
+
+
+def problem(exc: BaseException, db: Path | None = None) -> str:
+    """One line for a sqlite3 error on the database: what happened and what to do."""
+    db = db or path()
+    name = str(getattr(exc, "sqlite_errorname", "") or "")  # Python 3.11+
+    text = str(exc)
+    if name.startswith(_CORRUPT) or "not a database" in text or "malformed" in text:
+        from shlex import quote
+
+        return (f"{db} is damaged ({text}): it holds zapcli's {HOLDS}; move it aside "
+                f"(mv {quote(str(db))} {quote(f'{db}.broken')}) and zapcli creates a new, "
+                "empty one")
+    if name.startswith("SQLITE_FULL") or "disk is full" in text:
+        return f"{db} cannot be written ({text}): free some space in {db.parent}"
+    return (f"{db} cannot be used ({text}): check the permissions of the file and its folder, "
+            "or set ZAPCLI_HOME to a writable folder")
+
+
+def check() -> str | None:
+    """None when the database is usable (or not created yet: nothing was
+    recorded), else `problem`'s line. Reads only; never creates it."""
+    db = path()
+    if not db.exists():
+        return None
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            verdict = conn.execute("PRAGMA quick_check").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return problem(exc, db)
+    if verdict and verdict[0] != "ok":
+        return problem(sqlite3.DatabaseError(f"database disk image is malformed: {verdict[0]}"), db)
+    return None
