@@ -71,10 +71,14 @@ def describe() -> tuple[str, str]:
     if os.environ.get("ZAPCLI_SESSION"):
         return "ZAPCLI_SESSION", "the ZAPCLI_SESSION environment variable"
     sid = os.getsid(0)
-    leader = f"session {sid}" if sid > 0 else "the outermost visible process (getsid answered 0)"
+    if sid > 0:
+        leader = f"process session {sid} and its leader's start time"
+    else:
+        leader = ("the outermost visible process and its start time (getsid answered 0: "
+                  "the session's leader is outside this process namespace)")
     if has_terminal():
-        return "terminal", f"this terminal's process {leader} and its leader's start time"
-    return "process session", (f"the process {leader} and its leader's start time; there is no "
+        return "terminal", f"this terminal's {leader}" if sid > 0 else leader
+    return "process session", (f"{leader}; there is no "
                                "terminal (a harness that starts each command in a session of "
                                "its own splits them: set ZAPCLI_SESSION to share one)")
 
