@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 FLUSH_INTERVAL_S = 0.25
+_DELTAS = ("text", "thinking")  # merged within a batch
+_now = time.time
 
 
 class TrailWriter:
@@ -42,6 +44,7 @@ class TrailWriter:
         self._fd = store.open_append(path)
         self._secrets = secrets
         self._queue: deque[tuple[str, dict[str, Any], float]] = deque()
+        self._push = self._queue.append  # `append` is called per record: one lookup less
         self._seq = start_seq
         self._lock = threading.Lock()  # serialises file writes and seq
         self._torn = store.ends_torn(self._fd)
@@ -55,7 +58,7 @@ class TrailWriter:
 
     def append(self, rtype: str, fields: dict[str, Any]) -> None:
         """Queue a record; never blocks on disk. Fields must be JSON-able."""
-        self._queue.append((rtype, fields, time.time()))
+        self._push((rtype, fields, _now()))
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
@@ -63,29 +66,27 @@ class TrailWriter:
 
     def _encode_queue(self) -> tuple[bytes, int]:
         """Pop the queue into bytes; merge consecutive text/thinking deltas."""
-        out: list[bytes] = []
-        count = 0
+        queue = self._queue
+        items = [queue.popleft() for _ in range(len(queue))]  # appends may go on meanwhile
+        batch: list[tuple[str, dict[str, Any], float]] = []
+        keep = batch.append
         merged: tuple[str, dict[str, Any], float] | None = None
-        while True:
-            try:
-                item = self._queue.popleft()
-            except IndexError:
-                break
+        for item in items:
             rtype, fields, ts = item
-            if merged and rtype == merged[0] and rtype in ("text", "thinking") and len(fields) == 1:
-                merged[1]["delta"] += fields.get("delta", "")
+            if rtype in _DELTAS and len(fields) == 1:
+                if merged and rtype == merged[0]:
+                    merged[1]["delta"] += fields.get("delta", "")
+                    continue
+                merged = (rtype, dict(fields), ts)
+                keep(merged)
                 continue
-            if merged:
-                out.append(self._line(*merged))
-                count += 1
-            merged = (rtype, dict(fields), ts) if rtype in ("text", "thinking") and len(fields) == 1 else None
-            if merged is None:
-                out.append(self._line(rtype, fields, ts))
-                count += 1
-        if merged:
-            out.append(self._line(*merged))
-            count += 1
-        return b"".join(out), count
+            merged = None
+            keep(item)
+        if not batch:
+            return b"", 0
+        data = records.lines(batch, self._seq, self._secrets)
+        self._seq += len(batch)
+        return data, len(batch)
 
     def _sync_with_others(self) -> None:
         """Others append too (kill, approve, send, observers). If the file grew
@@ -107,7 +108,7 @@ class TrailWriter:
 
     def _line(self, rtype: str, fields: dict[str, Any], ts: float) -> bytes:
         self._seq += 1
-        return records.encode(records.make(rtype, self._seq, fields, ts), self._secrets)
+        return records.line(rtype, self._seq, fields, ts, self._secrets)
 
     def _note(self) -> bytes:
         """The `diagnostic` saying how many records a full disk dropped, to
