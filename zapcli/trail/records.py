@@ -1,6 +1,6 @@
 """Record encoding: envelope, timestamps, folding to the size caps, secret masking.
 
-Imports `zapcli.redact`. Caps from SPEC §4: no record over 64 KB (the `spawn`
+Imports `zapcli.redact`, `zapcli.trail.jsonl` (orjson for a batch). Caps from SPEC §4: no record over 64 KB (the `spawn`
 record, which carries the task of up to 1 MB, is the one exception),
 `tool_result.content` folded over 16 KB.
 """
@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import time
 
-import orjson
-
 from zapcli.redact import MASK, mask
+from zapcli.trail import jsonl
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -111,7 +110,7 @@ def encode(record: dict[str, Any], secrets: list[bytes]) -> bytes:
         content = record.get("content")
         if isinstance(content, str) and len(content) * 4 > TOOL_RESULT_MAX_BYTES:
             record["content"] = fold_text(content, TOOL_RESULT_MAX_BYTES)
-    line = orjson.dumps(record, default=str)
+    line = jsonl.dumps(record)
     for secret in secrets:  # `mask`, inline: this runs once per record
         if secret in line:
             line = line.replace(secret, MASK)
@@ -119,7 +118,7 @@ def encode(record: dict[str, Any], secrets: list[bytes]) -> bytes:
         limit = MAX_RECORD_BYTES // 2
         while len(line) >= MAX_RECORD_BYTES and limit >= 256:
             record = _fold_strings(record, limit)
-            line = mask(orjson.dumps(record, default=str), secrets)
+            line = mask(jsonl.dumps(record), secrets)
             limit //= 2
     return line + b"\n"
 
@@ -139,6 +138,8 @@ def lines(items: list[tuple[str, dict[str, Any], float]], seq: int, secrets: lis
     one cannot match across two) and several times faster. Each line is copied
     into one buffer right away: keeping thousands of orjson's outputs alive
     costs more than the copy."""
+    import orjson  # the batched writer: many records (`encode` uses the stdlib's json)
+
     global _second
     bulk = all(len(secret) >= len(MASK) and b"\n" not in secret for secret in secrets)
     done: list[bytes] = []  # masked pieces
