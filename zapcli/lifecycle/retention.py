@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass, field
 
 from zapcli import ids
 from zapcli.config import Settings
@@ -19,6 +18,7 @@ from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import observe
 from zapcli.locks import LockTimeout, exclusive
 from zapcli.paths import ensure_dir, locks_dir, subagents_dir
+from zapcli.plain import field, plain
 from zapcli.trail import store
 from zapcli.trail import trim as retention
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 HOME = ".home"  # an agent CLI's private config home, `<id>.home/` (SPEC §13)
 
 
-@dataclass
+@plain
 class GcResult:
     kept: int = 0
     deleted: list[str] = field(default_factory=list)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from zapcli.config import Settings
 from zapcli.errors import (
@@ -25,6 +24,7 @@ from zapcli.lifecycle.observe import observe
 from zapcli.lifecycle.status import View
 from zapcli.ops.fold import Folded, fold_file, tail_text
 from zapcli.ops.usage import settle
+from zapcli.plain import field, plain
 from zapcli.trail import store
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -36,7 +36,7 @@ BASE_WAIT_S = 5.0
 STDERR_TAIL_BYTES = 1024
 
 
-@dataclass
+@plain
 class Entry:
     id: str
     view: View | None = None
@@ -47,7 +47,7 @@ class Entry:
     structured: Any = None  # --output-schema: the parsed final report
 
 
-@dataclass
+@plain
 class PollResult:
     entries: list[Entry] = field(default_factory=list)
     waited_s: float = 0.0
@@ -146,7 +146,7 @@ def _tree_now(receipt: dict[str, Any]) -> dict[str, Any] | None:
             "base_moved": head is not None and head != r.base}
 
 
-@dataclass
+@plain
 class WaitResult:
     views: list[View]
     timed_out: bool

@@ -9,9 +9,9 @@ disagree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from zapcli.plain import field, plain
 from zapcli.trail import jsonl, store
 from zapcli.trail.model import SpawnRecord, is_terminal
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-@dataclass
+@plain
 class Trail:
     """Parsed trail. `entries` holds dicts, or ("corrupt", line_no, text) tuples."""
 
@@ -68,7 +68,7 @@ def read(path: Path) -> Trail:
     return parse(store.read_bytes(path))
 
 
-@dataclass
+@plain
 class Summary:
     """What poll/list/wait need from one trail, gathered in one pass."""
 
