@@ -75,6 +75,19 @@ def _collect(cls: type) -> tuple[Field, ...]:
     return tuple(found.values())
 
 
+def _lazy_init(cls: type, specs: tuple[Field, ...], frozen: bool) -> Any:
+    """An `__init__` that compiles the real one when the class is first
+    instantiated (compiling costs ~0.1 ms a class; a command instantiates
+    few of the classes it imports) and puts it in its own place."""
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        real = _init(cls, specs, frozen)
+        _untyped(cls).__init__ = real
+        real(self, *args, **kwargs)
+
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    return __init__
+
+
 def _init(cls: type, specs: tuple[Field, ...], frozen: bool) -> Any:
     """`__init__` compiled from source, as dataclasses does (as fast as one written by hand)."""
     params, body = [], []
@@ -148,7 +161,7 @@ def _make(cls: type[T], *, frozen: bool) -> type[T]:
     specs = _collect(cls)
     made = _untyped(cls)  # methods are assigned on purpose
     made.__plain_fields__ = specs
-    made.__init__ = _init(cls, specs, frozen)
+    made.__init__ = _lazy_init(cls, specs, frozen)
     own = cls.__dict__
     if "__repr__" not in own:
         made.__repr__ = _repr

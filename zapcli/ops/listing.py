@@ -14,7 +14,6 @@ import os
 from zapcli import ids as idmod
 from zapcli.config import Settings
 from zapcli.errors import NotFound, StateError, UsageError, param
-from zapcli.lifecycle import queue
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import observe
 from zapcli.lifecycle.status import View
@@ -103,6 +102,8 @@ def list_subagents(settings: Settings, *, all_sessions: bool = False, status: st
 def _kick_queue(views: list[View], settings: Settings) -> None:
     for s in {v.session for v in views if v.status == "queued"}:
         try:
+            from zapcli.lifecycle import queue  # only then: most lists start nothing
+
             queue.drain(s, settings)
         except Exception:
             pass

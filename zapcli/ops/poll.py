@@ -19,11 +19,9 @@ from zapcli.errors import (
     UsageError,
     param,
 )
-from zapcli.lifecycle import queue
 from zapcli.lifecycle.observe import observe
 from zapcli.lifecycle.status import View
 from zapcli.ops.fold import Folded, fold_file, tail_text
-from zapcli.ops.usage import settle
 from zapcli.plain import field, plain
 from zapcli.trail import store
 
@@ -74,6 +72,8 @@ def _observe_all(ids: list[str], settings: Settings) -> list[Entry]:
 def _kick_queue(entries: list[Entry], settings: Settings) -> None:
     """An observer that sees a queued subagent makes sure free slots are used."""
     for session in {e.view.session for e in entries if e.view and e.view.status == "queued"}:
+        from zapcli.lifecycle import queue  # only then: most polls start nothing
+
         try:
             queue.drain(session, settings)
         except Exception:  # the queue is best effort for observers
@@ -111,6 +111,8 @@ def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no
             if e.view.status != "completed" and e.view.stderr_written:
                 # why it failed is usually here: show it without another command
                 e.stderr_tail = tail_text(store.path_for(e.id, ".err"), STDERR_TAIL_BYTES)
+            from zapcli.ops.usage import settle
+
             settle(e.view)
             e.structured = _structured(e.view)
         if e.view is not None and e.view.worktree and e.view.worktree.get("ready"):
@@ -182,6 +184,8 @@ def wait(ids: list[str], settings: Settings, *, timeout_s: float | None = None, 
         finished = [v for v in views if v.terminal]
         elapsed = time.monotonic() - start
         if (any_ and finished) or len(finished) == len(views):
+            from zapcli.ops.usage import settle
+
             for v in finished:
                 settle(v)
             return WaitResult(views, False, elapsed)
