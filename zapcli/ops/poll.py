@@ -111,13 +111,20 @@ def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no
             if e.view.status != "completed" and e.view.stderr_written:
                 # why it failed is usually here: show it without another command
                 e.stderr_tail = tail_text(store.path_for(e.id, ".err"), STDERR_TAIL_BYTES)
-            from zapcli.ops.usage import settle
-
-            settle(e.view)
+            _settle(e.view)
             e.structured = _structured(e.view)
         if e.view is not None and e.view.worktree and e.view.worktree.get("ready"):
             e.tree = _tree_now(e.view.worktree)
     return PollResult(entries, time.monotonic() - start)
+
+
+def _settle(view: View) -> None:
+    """Settle a finished view's tokens in the ledger (`ops.usage.settle`),
+    imported only when there are tokens: most subagents have none."""
+    if view.input_tokens or view.output_tokens or view.cached_tokens:
+        from zapcli.ops.usage import settle
+
+        settle(view)
 
 
 def _structured(view: View) -> Any:
@@ -184,10 +191,8 @@ def wait(ids: list[str], settings: Settings, *, timeout_s: float | None = None, 
         finished = [v for v in views if v.terminal]
         elapsed = time.monotonic() - start
         if (any_ and finished) or len(finished) == len(views):
-            from zapcli.ops.usage import settle
-
             for v in finished:
-                settle(v)
+                _settle(v)
             return WaitResult(views, False, elapsed)
         if timeout_s is not None and elapsed >= timeout_s:
             return WaitResult(views, True, elapsed)
