@@ -61,8 +61,15 @@ class TrailWriter:
         self._push((rtype, fields, _now()))
 
     def _run(self) -> None:
-        while not self._stop.wait(self._interval):
+        """A batch every interval, timed so that a record waits at most one
+        interval from its append until it is written: the next batch is
+        taken one interval after the last one was, less the time writing
+        the last one took (else each flush would add its own duration)."""
+        began, took = time.monotonic(), 0.0
+        while not self._stop.wait(max(began + self._interval - took - time.monotonic(), 0.0)):
+            began = time.monotonic()
             self.flush()
+            took = time.monotonic() - began
 
     def _encode_queue(self) -> tuple[bytes, int]:
         """Pop the queue into bytes; merge consecutive text/thinking deltas."""
