@@ -3,7 +3,7 @@ writes a few records, orjson where there are many (the batched writer, long trai
 
 Imports `json`; orjson only on demand — its import pulls in dataclasses,
 inspect, uuid, datetime and json itself (~10 ms, as much as a whole `poll`).
-Both paths give the same answers: what the standard parser would read
+Where orjson is loaded anyway (the runner) it is used. Both paths give the same answers: what the standard parser would read
 differently from orjson (NaN and infinities, integers past 64 bits, escaped
 lone surrogates, deep nesting) and what the standard encoder cannot write as
 orjson does (types other than JSON's own, NaN, lone surrogates) is handed to
@@ -13,6 +13,7 @@ orjson. Numbers may be spelt differently (`1e-07` and `1e-7`); they read the sam
 from __future__ import annotations
 
 import json
+import sys
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -52,6 +53,12 @@ _decoder = json.JSONDecoder(parse_int=_int, parse_float=_float, parse_constant=_
 
 def loads(line: bytes) -> Any:
     """One JSON document from UTF-8 bytes. Raises ValueError for anything orjson refuses."""
+    fast = sys.modules.get("orjson")  # loaded anyway (the runner): the faster one
+    return fast.loads(line) if fast is not None else std_loads(line)
+
+
+def std_loads(line: bytes) -> Any:
+    """`loads` with the standard library's json."""
     if b"\\ud" in line or b"\\uD" in line:  # surrogate escapes: orjson's rules decide
         return _orjson_loads(line)
     try:
@@ -84,6 +91,12 @@ _encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(","
 
 def dumps(value: Any) -> bytes:
     """Compact JSON bytes, as `orjson.dumps(value, default=str)` writes them."""
+    fast = sys.modules.get("orjson")  # loaded anyway (the runner): the faster one
+    return fast.dumps(value, default=str) if fast is not None else std_dumps(value)  # type: ignore[no-any-return]
+
+
+def std_dumps(value: Any) -> bytes:
+    """`dumps` with the standard library's json."""
     try:
         return _encoder.encode(value).encode("utf-8")
     except (_Orjson, ValueError, RecursionError):  # other types, NaN, lone surrogates

@@ -144,26 +144,25 @@ def lines(items: list[tuple[str, dict[str, Any], float]], seq: int, secrets: lis
     bulk = all(len(secret) >= len(MASK) and b"\n" not in secret for secret in secrets)
     done: list[bytes] = []  # masked pieces
     out = bytearray()
-    dumps = orjson.dumps
-    second, prefix = _second
+    dumps, newline, version = orjson.dumps, orjson.OPT_APPEND_NEWLINE, SCHEMA_VERSION
+    second, prefix = _second  # `second` is only ever a valid one (iso_utc caches no other)
     for rtype, fields, ts in items:
         seq += 1
         whole = int(ts)
         micros = round((ts - whole) * 1e6)
-        if micros >= 1_000_000 or whole != second or not 0 <= ts < 253402300799:
+        if whole != second or micros >= 1_000_000:
             stamp = iso_utc(ts)  # a new second (or an odd value): the full path, which caches
             second, prefix = _second
         else:
             stamp = f"{prefix}.{micros:06d}Z"
-        record = {"v": SCHEMA_VERSION, "seq": seq, "ts": stamp, "type": rtype, **fields}
+        record = {"v": version, "seq": seq, "ts": stamp, "type": rtype, **fields}
         if rtype == "tool_result":
             content = record.get("content")
             if isinstance(content, str) and len(content) * 4 > TOOL_RESULT_MAX_BYTES:
                 record["content"] = fold_text(content, TOOL_RESULT_MAX_BYTES)
-        data = dumps(record, default=str)
-        if bulk and len(data) < MAX_RECORD_BYTES:  # masking only shortens it: no cap to apply
+        data = dumps(record, default=str, option=newline)
+        if bulk and len(data) <= MAX_RECORD_BYTES:  # masking only shortens it: no cap to apply
             out += data
-            out += b"\n"
             continue
         done += (_masked(out, secrets), encode(record, secrets))  # the whole path, line by line
         out = bytearray()
