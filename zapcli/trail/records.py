@@ -14,6 +14,7 @@ from zapcli.trail import jsonl
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 SCHEMA_VERSION = 1
@@ -128,7 +129,7 @@ def make(rtype: str, seq: int, fields: dict[str, Any], epoch: float | None = Non
     return {"v": SCHEMA_VERSION, "seq": seq, "ts": iso_utc(epoch), "type": rtype, **fields}
 
 
-def lines(items: list[tuple[str, dict[str, Any], float]], seq: int, secrets: list[bytes]) -> bytes:
+def lines(items: Iterable[tuple[str, dict[str, Any], float]], seq: int, secrets: list[bytes]) -> bytes:
     """The batched writer's `encode(make(rtype, seq + n, fields, ts))` for each
     of `items`, numbered from `seq + 1`, one after the other: the same bytes,
     with the per-record work inlined (it is most of a trail's cost).

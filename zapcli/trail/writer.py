@@ -43,8 +43,12 @@ class TrailWriter:
         self.path = path
         self._fd = store.open_append(path)
         self._secrets = secrets
-        self._queue: deque[tuple[str, dict[str, Any], float]] = deque()
-        self._push = self._queue.append  # `append` is called per record: one lookup less
+        # Flat: type, fields, time, type, ... Each append adds its three at once
+        # (deque.extend of a tuple runs without a thread switch) and keeps no
+        # new object tracked by the garbage collector alive: a queue of tuples
+        # made the collector's full passes over a big heap most of an append.
+        self._queue: deque[Any] = deque()
+        self._push = self._queue.extend  # `append` is called per record: one lookup less
         self._seq = start_seq
         self._lock = threading.Lock()  # serialises file writes and seq
         self._torn = store.ends_torn(self._fd)
@@ -58,7 +62,7 @@ class TrailWriter:
 
     def append(self, rtype: str, fields: dict[str, Any]) -> None:
         """Queue a record; never blocks on disk. Fields must be JSON-able."""
-        self._push((rtype, fields, _now()))
+        self._push((rtype, fields, _now()))  # the tuple is freed at once
 
     def _run(self) -> None:
         """A batch every interval, timed so that a record waits at most one
@@ -75,25 +79,26 @@ class TrailWriter:
         """Pop the queue into bytes; merge consecutive text/thinking deltas."""
         queue = self._queue
         items = [queue.popleft() for _ in range(len(queue))]  # appends may go on meanwhile
-        batch: list[tuple[str, dict[str, Any], float]] = []
-        keep = batch.append
-        merged: tuple[str, dict[str, Any], float] | None = None
-        for item in items:
-            rtype, fields, ts = item
+        batch: list[Any] = []  # flat too
+        merged: dict[str, Any] | None = None  # the fields of the delta being merged into
+        it = iter(items)
+        for rtype, fields, ts in zip(it, it, it, strict=True):
             if rtype in _DELTAS and len(fields) == 1:
-                if merged and rtype == merged[0]:
-                    merged[1]["delta"] += fields.get("delta", "")
+                if merged is not None and rtype == batch[-3]:
+                    merged["delta"] += fields.get("delta", "")
                     continue
-                merged = (rtype, dict(fields), ts)
-                keep(merged)
+                merged = dict(fields)
+                batch += (rtype, merged, ts)
                 continue
             merged = None
-            keep(item)
+            batch += (rtype, fields, ts)
         if not batch:
             return b"", 0
-        data = records.lines(batch, self._seq, self._secrets)
-        self._seq += len(batch)
-        return data, len(batch)
+        count = len(batch) // 3
+        at = iter(batch)
+        data = records.lines(zip(at, at, at, strict=True), self._seq, self._secrets)
+        self._seq += count
+        return data, count
 
     def _sync_with_others(self) -> None:
         """Others append too (kill, approve, send, observers). If the file grew
