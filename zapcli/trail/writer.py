@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 FLUSH_INTERVAL_S = 0.25
+WAKE_MARGIN_S = 0.005  # a timed wait can wake a little late
 _DELTAS = ("text", "thinking")  # merged within a batch
 _now = time.time
 
@@ -68,9 +69,11 @@ class TrailWriter:
         """A batch every interval, timed so that a record waits at most one
         interval from its append until it is written: the next batch is
         taken one interval after the last one was, less the time writing
-        the last one took (else each flush would add its own duration)."""
+        the last one took (else each flush would add its own duration) and
+        a margin for this thread's wake-up on a busy machine."""
         began, took = time.monotonic(), 0.0
-        while not self._stop.wait(max(began + self._interval - took - time.monotonic(), 0.0)):
+        margin = min(WAKE_MARGIN_S, self._interval / 10)
+        while not self._stop.wait(max(began + self._interval - took - margin - time.monotonic(), 0.0)):
             began = time.monotonic()
             self.flush()
             took = time.monotonic() - began
