@@ -18,3 +18,19 @@ def test_bad_ids_never_become_paths(bad):
     assert not ids.is_valid(bad)
     with pytest.raises(NotFound):
         store.path_for(bad)
+
+
+def test_validation_is_the_full_match_of_the_id_pattern():
+    """is_valid checks without a regex (#12 speed); it accepts exactly what the pattern does."""
+    import random
+    import re
+
+    pattern = re.compile(r"sa_[0-9]{8}_[0-9a-f]{8}")
+    rng = random.Random(7)
+    cands: list[object] = [None, 5, "", "sa_20261201_73f59b2e\n", "sa_2026120١_73f59b2e", "sa_²0261201_73f59b2e"]
+    for _ in range(5000):
+        chars = list("sa_20261201_73f59b2e")
+        chars[rng.randrange(20)] = rng.choice("0a_Zs١²\n-f9A")
+        cands.append("".join(chars)[: rng.choice([20, 20, 19, 21])])
+    for value in cands:
+        assert ids.is_valid(value) == (isinstance(value, str) and pattern.fullmatch(value) is not None), value

@@ -11,11 +11,11 @@ its problems travel in `Settings.problems`, so a typo never blocks `kill`.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from zapcli.errors import ConfigError
 from zapcli.paths import config_dir
+from zapcli.plain import field, fields, frozen
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ EXECUTORS = ("local", "ray")  # zapcli.executors.NAMES (config imports no execut
 RAY_KEYS = ("address", "resources", "python", "env", "max_concurrent")
 
 
-@dataclass(frozen=True)
+@frozen
 class Settings:
     """Effective settings. Durations are seconds; counts are plain integers."""
 

@@ -9,19 +9,20 @@ terminal status itself; the runner ends the subagent.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from zapcli.plain import plain
 from zapcli.trail.model import Outcome, SpawnRecord
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import threading
+
     from zapcli.supervisor.capture import CappedFile
     from zapcli.trail.writer import TrailWriter
 
 
-@dataclass
+@plain
 class RunContext:
     """Everything a backend may use. `stop_grace()` is the grace (seconds)
     the work gets after a SIGTERM: the one a `zapcli kill --grace` asked for,

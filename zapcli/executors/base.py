@@ -14,11 +14,14 @@ on its node, and the observer collects before it derives a status.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from zapcli.errors import ZapcliError
+from zapcli.plain import field, frozen, plain
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ExecutorError(ZapcliError):
@@ -28,7 +31,7 @@ class ExecutorError(ZapcliError):
     code = "executor"
 
 
-@dataclass(frozen=True)
+@frozen
 class Launched:
     """What `launch` found out, for the `process` record: local, `pid` and
     `create_time`; a cluster, its job id and address."""
@@ -36,7 +39,7 @@ class Launched:
     fields: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@frozen
 class Liveness:
     """`alive` True/False, or None when it cannot be told now (the cluster is
     unreachable); `reason` says why it is dead or unknown."""
@@ -45,7 +48,7 @@ class Liveness:
     reason: str | None = None
 
 
-@dataclass
+@plain
 class Signalled:
     """What `signal` did: process ids (or job ids) terminated and killed."""
 
@@ -55,7 +58,7 @@ class Signalled:
     how: str | None = None  # a remote executor's words for it, e.g. "job stopped"
 
 
-@dataclass
+@plain
 class Collected:
     """What one `collect` brought home. `ended`: the runner's side said it
     shipped everything it will ever ship (nothing more to fetch)."""

@@ -31,7 +31,7 @@ from zapcli.lifecycle.status import (
     derive,
     to_view,
 )
-from zapcli.trail import ending, endslot, reader, store
+from zapcli.trail import reader, store
 from zapcli.trail.model import Outcome, Status
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -164,6 +164,8 @@ def _act(sid: str, s: reader.Summary, view: View, finding: Finding, *, stall_s: 
     """Record what was found, end what is left of the runner's work, free its slot.
     A runner that could not write its end (a full disk) kept it in its
     reserved slot: that outcome is recorded, not `lost`."""
+    from zapcli.trail import ending, endslot  # only when something is to be recorded
+
     path = store.path_for(sid)
     found = finding.status
     kept = None if finding.overdue else endslot.kept(path)

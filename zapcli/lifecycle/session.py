@@ -108,23 +108,31 @@ def add(session: str, sid: str) -> None:
         (folder / name).touch(mode=0o600)
 
 
-def _members(session: str, kind: str) -> list[tuple[str, Path]]:
+def _names(session: str, kind: str) -> tuple[Path, list[tuple[str, str]]]:
+    """The marker folder and its (id, marker name) pairs, oldest first. No
+    Path per marker: `list` reads a thousand of them to show twenty."""
     folder = _dir(session, kind)
     try:
         names = sorted(os.listdir(folder))
     except OSError:  # missing, or something that is not a folder in the way
-        return []
-    return [(n.partition("_")[2], folder / n) for n in names if "_" in n]
+        return folder, []
+    return folder, [(n.partition("_")[2], n) for n in names if "_" in n]
+
+
+def _members(session: str, kind: str, sid: str) -> list[Path]:
+    """The marker files of `sid` in `session`'s `kind` folder."""
+    folder, named = _names(session, kind)
+    return [folder / n for member, n in named if member == sid]
 
 
 def members(session: str) -> list[str]:
     """All ids of `session`, oldest first."""
-    return [sid for sid, _ in _members(session, "all")]
+    return [sid for sid, _ in _names(session, "all")[1]]
 
 
 def active(session: str) -> list[str]:
     """Ids of `session` not yet seen terminal, oldest first."""
-    return [sid for sid, _ in _members(session, "active")]
+    return [sid for sid, _ in _names(session, "active")[1]]
 
 
 def drop_if_abandoned(session: str, sid: str, older_than_s: float = 60.0) -> None:
@@ -133,25 +141,23 @@ def drop_if_abandoned(session: str, sid: str, older_than_s: float = 60.0) -> Non
     without a trail is a spawn in progress, not an abandoned one)."""
     cutoff = time.time_ns() - int(older_than_s * 1e9)
     for kind in ("all", "active"):
-        for member, path in _members(session, kind):
+        for path in _members(session, kind, sid):
             stamp = path.name.partition("_")[0]
-            if member == sid and stamp.isdigit() and int(stamp) < cutoff:
+            if stamp.isdigit() and int(stamp) < cutoff:
                 path.unlink(missing_ok=True)
 
 
 def deactivate(session: str, sid: str) -> None:
     """Drop `sid` from the active markers (it was seen terminal)."""
-    for member, path in _members(session, "active"):
-        if member == sid:
-            path.unlink(missing_ok=True)
+    for path in _members(session, "active", sid):
+        path.unlink(missing_ok=True)
 
 
 def forget(session: str, sid: str) -> None:
     """Drop every marker of `sid` (retention deleted it)."""
     for kind in ("all", "active"):
-        for member, path in _members(session, kind):
-            if member == sid:
-                path.unlink(missing_ok=True)
+        for path in _members(session, kind, sid):
+            path.unlink(missing_ok=True)
 
 
 def all_active() -> list[tuple[str, str]]:

@@ -10,8 +10,7 @@ returns the view and what the observer must do, if anything (`Finding`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from zapcli.plain import frozen, plain
 from zapcli.redact import display
 from zapcli.trail import reader, records
 from zapcli.trail.model import Status, is_terminal
@@ -26,7 +25,7 @@ INTERRUPTED_REASON = "the machine restarted while it ran"
 OVERDUE_REASON = "deadline passed; killed by an observer"
 
 
-@dataclass
+@plain
 class View:
     """One subagent as commands report it. Times are epoch seconds / seconds."""
 
@@ -64,7 +63,7 @@ class View:
         return is_terminal(self.status)
 
 
-@dataclass(frozen=True)
+@frozen
 class Facts:
     """What an observer knows besides the trail. `alive`: the runner is alive
     (True), dead (False) or cannot be told now (None: not started, or its
@@ -77,7 +76,7 @@ class Facts:
     why: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Finding:
     """What the observer must record (and, for `overdue`, kill)."""
 

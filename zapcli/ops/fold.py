@@ -8,16 +8,16 @@ subagent's 1 MB of output never sits in memory.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
+from zapcli.plain import plain
 from zapcli.trail import store
 
 FOLD_BYTES = 2048
 CAP_BYTES = 1024 * 1024
 
 
-@dataclass
+@plain
 class Folded:
     """`head` and `tail` are text; `folded_bytes` the bytes between them (0 =
     nothing folded, `tail` empty). `written` is what the subagent wrote in all."""

@@ -10,16 +10,15 @@ creation time), so only the `limit` newest trails are read: a list over
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from zapcli import ids as idmod
 from zapcli.config import Settings
 from zapcli.errors import NotFound, StateError, UsageError, param
-from zapcli.lifecycle import queue
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import observe
 from zapcli.lifecycle.status import View
 from zapcli.paths import state_dir, subagents_dir
+from zapcli.plain import plain
 from zapcli.trail.model import ALL as STATUSES
 
 DEFAULT_LIMIT = 20
@@ -33,7 +32,7 @@ def _all_ids() -> list[str]:
     return [n[:-6] for n in names if n.endswith(".jsonl") and idmod.is_valid(n[:-6])]
 
 
-@dataclass
+@plain
 class ListResult:
     """This session's (or every session's) views, newest first, at most
     `limit` (0: all). `more`: how many further ones were not shown.
@@ -103,6 +102,8 @@ def list_subagents(settings: Settings, *, all_sessions: bool = False, status: st
 def _kick_queue(views: list[View], settings: Settings) -> None:
     for s in {v.session for v in views if v.status == "queued"}:
         try:
+            from zapcli.lifecycle import queue  # only then: most lists start nothing
+
             queue.drain(s, settings)
         except Exception:
             pass

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
 from zapcli.config import Settings
 from zapcli.errors import (
@@ -21,19 +19,22 @@ from zapcli.errors import (
     UsageError,
     param,
 )
-from zapcli.lifecycle import queue
 from zapcli.lifecycle.observe import observe
 from zapcli.lifecycle.status import View
 from zapcli.ops.fold import Folded, fold_file, tail_text
-from zapcli.ops.usage import settle
+from zapcli.plain import field, plain
 from zapcli.trail import store
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
 
 TICK_S = 0.5
 BASE_WAIT_S = 5.0
 STDERR_TAIL_BYTES = 1024
 
 
-@dataclass
+@plain
 class Entry:
     id: str
     view: View | None = None
@@ -44,7 +45,7 @@ class Entry:
     structured: Any = None  # --output-schema: the parsed final report
 
 
-@dataclass
+@plain
 class PollResult:
     entries: list[Entry] = field(default_factory=list)
     waited_s: float = 0.0
@@ -71,6 +72,8 @@ def _observe_all(ids: list[str], settings: Settings) -> list[Entry]:
 def _kick_queue(entries: list[Entry], settings: Settings) -> None:
     """An observer that sees a queued subagent makes sure free slots are used."""
     for session in {e.view.session for e in entries if e.view and e.view.status == "queued"}:
+        from zapcli.lifecycle import queue  # only then: most polls start nothing
+
         try:
             queue.drain(session, settings)
         except Exception:  # the queue is best effort for observers
@@ -108,11 +111,20 @@ def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no
             if e.view.status != "completed" and e.view.stderr_written:
                 # why it failed is usually here: show it without another command
                 e.stderr_tail = tail_text(store.path_for(e.id, ".err"), STDERR_TAIL_BYTES)
-            settle(e.view)
+            _settle(e.view)
             e.structured = _structured(e.view)
         if e.view is not None and e.view.worktree and e.view.worktree.get("ready"):
             e.tree = _tree_now(e.view.worktree)
     return PollResult(entries, time.monotonic() - start)
+
+
+def _settle(view: View) -> None:
+    """Settle a finished view's tokens in the ledger (`ops.usage.settle`),
+    imported only when there are tokens: most subagents have none."""
+    if view.input_tokens or view.output_tokens or view.cached_tokens:
+        from zapcli.ops.usage import settle
+
+        settle(view)
 
 
 def _structured(view: View) -> Any:
@@ -143,7 +155,7 @@ def _tree_now(receipt: dict[str, Any]) -> dict[str, Any] | None:
             "base_moved": head is not None and head != r.base}
 
 
-@dataclass
+@plain
 class WaitResult:
     views: list[View]
     timed_out: bool
@@ -180,7 +192,7 @@ def wait(ids: list[str], settings: Settings, *, timeout_s: float | None = None, 
         elapsed = time.monotonic() - start
         if (any_ and finished) or len(finished) == len(views):
             for v in finished:
-                settle(v)
+                _settle(v)
             return WaitResult(views, False, elapsed)
         if timeout_s is not None and elapsed >= timeout_s:
             return WaitResult(views, True, elapsed)

@@ -11,9 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from zapcli import ids
 from zapcli.backends import NAMES as BACKENDS
@@ -22,13 +20,18 @@ from zapcli.errors import UsageError, either, param
 from zapcli.lifecycle import queue
 from zapcli.lifecycle import session as sessions
 from zapcli.paths import subagents_dir, workspace_of
+from zapcli.plain import plain
 from zapcli.redact import display, mark, secret_values
 from zapcli.trail import records, store
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_TASK_BYTES = 1024 * 1024
 
 
-@dataclass
+@plain
 class SpawnRequest:
     """Arguments of one spawn. `task` is text; timeout in seconds."""
 
@@ -52,7 +55,7 @@ class SpawnRequest:
     executor: str | None = None  # None: config `executor` (default local)
 
 
-@dataclass
+@plain
 class SpawnResult:
     id: str
     status: str
@@ -131,9 +134,8 @@ def _choose_backend(req: SpawnRequest, workspace: Path) -> SpawnRequest:
     """`--cli` when given, else the backend the definition names (`cli:`), else zapcli."""
     if req.cli:
         return req
-    from dataclasses import replace
-
     from zapcli.backends.cli_resolve import definition_cli
+    from zapcli.plain import replace
 
     return replace(req, cli=definition_cli(req.agent, workspace) or "zapcli")
 
@@ -213,9 +215,8 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     settings = settings or load_settings(workspace)
     resumed: dict = {}
     if req.continue_of:  # the same CLI, session home, cwd and definition (SPEC §13)
-        from dataclasses import replace
-
         from zapcli.backends.resume import check
+        from zapcli.plain import replace
 
         resumed = check(req.continue_of)
         cwd, workspace = Path(resumed.pop("cwd")), Path(resumed.pop("workspace"))

@@ -9,10 +9,9 @@ dicts with snake_case keys.
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from zapcli.lifecycle.status import View
 from zapcli.ops.fold import CAP_BYTES, Folded
+from zapcli.plain import asdict
 from zapcli.render.text import alt, escape_controls, spell
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy

@@ -1,22 +1,22 @@
 """Text that is safe to show: terminal control sequences escaped.
 
-Imports only `re`, so the CLI's output module can use it without pulling in
+Imports nothing, so the CLI's output module can use it without pulling in
 the renderers.
 """
 
 from __future__ import annotations
 
-import re
-
 # C0/C1 controls (ESC, BEL, NUL, CR, ...) and the Unicode bidi overrides that
-# can make text read differently from what it is (U+202A-202E, U+2066-2069).
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# can make text read differently from what it is (U+202A-202E, U+2066-2069),
+# each to its escape: a table for str.translate (a regex took ~0.4 ms to compile).
+_CONTROL = {c: (f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}")
+            for first, last in ((0x00, 0x08), (0x0B, 0x1F), (0x7F, 0x9F), (0x202A, 0x202E), (0x2066, 0x2069))
+            for c in range(first, last + 1)}
 
 
 def escape_controls(text: str) -> str:
     """Show control characters (ESC, BEL, NUL, C1, ...) as `\\xNN`; keep \\n and \\t."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                        else f"\\u{ord(m.group()):04x}", text)
+    return text.translate(_CONTROL)
 
 
 # Words that differ by where the text is read: a person at the CLI, a model

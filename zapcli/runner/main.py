@@ -130,10 +130,42 @@ def _guard_secrets() -> None:
             pass
 
 
+def _prefetch(sid: str) -> None:
+    """The built-in agent's heavy imports on a thread, started first thing:
+    `openai` (~0.5 s, most of the time to the first model request) and, when
+    the grant has MCP servers, `mcp` before it. Meanwhile this thread claims
+    the subagent, writes `start`, reserves the end, builds the grant and
+    starts the MCP servers (waiting on processes and fsyncs): the first
+    request waits only for what is left of the imports. Both threads import
+    top-down through the same packages, and whoever imports a module second
+    waits for it on Python's import lock. Best effort: a failure here is met
+    again, and reported, where the module is really used."""
+    try:
+        spawn = load(sid).spawn
+    except Exception:  # noqa: BLE001 - the claim right after says what is wrong
+        return
+    if spawn.cli != "zapcli":
+        return
+    mcp = (spawn.grant or {}).get("mcp")
+    names = (["mcp", "mcp.client.stdio"] if isinstance(mcp, dict) and mcp.get("servers") else []) + ["openai"]
+
+    def work() -> None:
+        from importlib import import_module
+
+        for name in names:
+            try:
+                import_module(name)
+            except Exception:  # noqa: BLE001 - see above
+                return
+
+    threading.Thread(target=work, name="prefetch-imports", daemon=True).start()
+
+
 def main(sid: str) -> int:
     """Run subagent `sid` to its end. Returns the process exit code."""
     started_mono = time.monotonic()
     _guard_secrets()
+    _prefetch(sid)
     refusal = _claim(sid)
     if refusal is not None:
         sys.stderr.write(f"zapcli: error: {refusal}\n")

@@ -13,10 +13,10 @@ the caller saw, however long the subagent was queued.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 
+from zapcli import plain
 from zapcli.trail.model import Outcome, SpawnRecord, Status
 from zapcli.trail.writer import TrailWriter
 
@@ -48,4 +48,4 @@ def enter(spawn: SpawnRecord, writer: TrailWriter) -> tuple[SpawnRecord, Outcome
                                    "lock_wait_ms": int(waited * 1000)})
     cwd = r.cwd if os.path.isdir(r.cwd) else r.path  # a folder the base commit does not have
     raw = {**spawn.raw, "cwd": cwd, "workspace": r.path}
-    return dataclasses.replace(spawn, cwd=cwd, workspace=r.path, raw=raw), None
+    return plain.replace(spawn, cwd=cwd, workspace=r.path, raw=raw), None

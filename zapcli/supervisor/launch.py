@@ -11,7 +11,6 @@ file (`zapcli.redact.restore_secrets` on the child's side).
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -22,6 +21,8 @@ def launch_detached(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | P
 
     Raises OSError when the program cannot be started.
     """
+    import subprocess  # here: every command that derives its session imports this module
+
     from zapcli.redact import SECRETS_FD_VAR, secrets_fd, split_secrets
 
     public, secret = split_secrets(env)

@@ -1,7 +1,7 @@
 """A subagent's reserved end, `<id>.end`: disk space taken when its runner
 starts, so a disk that is full at exit never loses how it ended (#12.4).
 
-Imports `zapcli.trail.store`. The runner reserves `SLOT_BYTES` when it
+Imports `zapcli.trail.store`, `zapcli.trail.jsonl`. The runner reserves `SLOT_BYTES` when it
 starts (`reserve`, posix_fallocate: the blocks are allocated now). If its
 terminal `status` cannot be appended to the trail at the end, it writes the
 record's fields into the reserved bytes instead (`keep`: an overwrite in
@@ -16,9 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import orjson
-
-from zapcli.trail import store
+from zapcli.trail import jsonl, store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,10 +52,10 @@ def keep(trail: Path, fields: dict[str, Any]) -> bool:
     """Write the terminal `status` fields into the reserved slot (fsynced);
     a long reason is cut to fit. False when there is no slot."""
     fields = dict(fields)
-    data = orjson.dumps(fields, default=str)
+    data = jsonl.dumps(fields)
     if len(data) >= SLOT_BYTES:
         fields["reason"] = str(fields.get("reason") or "")[: SLOT_BYTES // 2]
-        data = orjson.dumps(fields, default=str)[: SLOT_BYTES - 1]
+        data = jsonl.dumps(fields)[: SLOT_BYTES - 1]
     try:
         fd = os.open(_path(trail), os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
@@ -84,8 +82,8 @@ def kept(trail: Path) -> dict[str, Any] | None:
     if not data:
         return None
     try:
-        fields = orjson.loads(data)
-    except orjson.JSONDecodeError:
+        fields = jsonl.loads(data)
+    except ValueError:
         return None
     return fields if isinstance(fields, dict) and isinstance(fields.get("status"), str) else None
 

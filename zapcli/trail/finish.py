@@ -39,7 +39,7 @@ def _names_a_command(path: Path) -> bool:
     """Whether the trail's `spawn` record (its first line) names an on-finish
     command: read alone, so ending a subagent without one costs no parse of
     its whole trail."""
-    import orjson
+    from zapcli.trail import jsonl
 
     fd = store.open_read(path)
     try:
@@ -54,8 +54,8 @@ def _names_a_command(path: Path) -> bool:
     if b'"on_finish"' not in head.partition(b"\n")[0]:
         return False
     try:
-        return bool(orjson.loads(head.partition(b"\n")[0]).get("on_finish"))
-    except (orjson.JSONDecodeError, AttributeError):
+        return bool(jsonl.loads(head.partition(b"\n")[0]).get("on_finish"))
+    except (ValueError, AttributeError):
         return False
 
 

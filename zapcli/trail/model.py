@@ -8,9 +8,13 @@ back to its default, so a bad trail affects only its own answer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+
+from zapcli.plain import field, frozen
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Status(str, Enum):
@@ -58,7 +62,7 @@ def is_terminal(status: object) -> bool:
     return isinstance(status, str) and status in TERMINAL
 
 
-@dataclass(frozen=True)
+@frozen
 class Outcome:
     """How a subagent ended, as its runner (or whoever ends it) records it."""
 
@@ -97,7 +101,7 @@ def _dict(value: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-@dataclass(frozen=True)
+@frozen
 class SpawnRecord:
     """The frozen `spawn` record: what the subagent is, decided at spawn time.
 

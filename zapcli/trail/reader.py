@@ -1,6 +1,6 @@
 """The tolerant trail reader and the per-trail summary status is derived from.
 
-Imports `zapcli.trail.model`, `zapcli.trail.store`. Reads on demand only. A
+Imports `zapcli.trail.model`, `zapcli.trail.store`, `zapcli.trail.jsonl`. Reads on demand only. A
 torn last line (a crash mid-write) is skipped and reported; a corrupt line in
 the middle is kept as a `corrupt` entry and reading goes on. The FIRST terminal
 `status` record is final (SPEC §4), so a killer and a dying child cannot
@@ -9,12 +9,10 @@ disagree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
-
-from zapcli.trail import store
+from zapcli.plain import field, plain
+from zapcli.trail import jsonl, store
 from zapcli.trail.model import SpawnRecord, is_terminal
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -22,7 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-@dataclass
+@plain
 class Trail:
     """Parsed trail. `entries` holds dicts, or ("corrupt", line_no, text) tuples."""
 
@@ -38,6 +36,7 @@ class Trail:
 def parse(data: bytes) -> Trail:
     """Split JSONL bytes into records; never raises for bad content."""
     trail = Trail(size=len(data))
+    loads = jsonl.loader(len(data))
     lines = data.split(b"\n")
     last = lines.pop()  # b"" when the data ends in a newline
     if last.strip(b"\x00 \t\r"):
@@ -46,8 +45,8 @@ def parse(data: bytes) -> Trail:
         if not line.strip():
             continue
         try:
-            rec = orjson.loads(line)
-        except orjson.JSONDecodeError:
+            rec = loads(line)
+        except ValueError:
             rec = None
         if isinstance(rec, dict) and isinstance(rec.get("type"), str):
             trail.entries.append(rec)
@@ -69,7 +68,7 @@ def read(path: Path) -> Trail:
     return parse(store.read_bytes(path))
 
 
-@dataclass
+@plain
 class Summary:
     """What poll/list/wait need from one trail, gathered in one pass."""
 

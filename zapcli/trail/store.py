@@ -1,6 +1,6 @@
 """Files of one subagent: paths from a validated id, safe opens, single appends.
 
-Imports `zapcli.ids`, `zapcli.paths`, `zapcli.errors`, `zapcli.trail.records`.
+Imports `zapcli.ids`, `zapcli.paths`, `zapcli.errors`, `zapcli.trail.records`, `zapcli.trail.jsonl`.
 The trail's lock (`locked`) and the one append for everyone but the batched
 writer (`append`, seq assigned inside) live here. Every open refuses symlinks (O_NOFOLLOW) and new files are created with O_EXCL
 and mode 0600, so a planted symlink or a guessed id can never redirect a write.
@@ -8,22 +8,20 @@ and mode 0600, so a planted symlink or a guessed id can never redirect a write.
 
 from __future__ import annotations
 
+import _thread  # threading's core (threading itself costs ~1 ms of start-up)
 import errno
 import fcntl
 import os
 import stat
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import orjson
-
 from zapcli import ids
 from zapcli.errors import NotFound, StateError
 from zapcli.paths import FILE_MODE, ensure_dir, subagents_dir
-from zapcli.trail import records
+from zapcli.trail import jsonl, records
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -114,13 +112,13 @@ class _Held:
     open of the same trail in this process would block on its own lock)."""
 
     def __init__(self) -> None:
-        self.rlock = threading.RLock()
+        self.rlock = _thread.RLock()
         self.fd = -1
         self.depth = 0
 
 
 _HELD: dict[str, _Held] = {}
-_HELD_GUARD = threading.Lock()
+_HELD_GUARD = _thread.allocate_lock()
 
 
 @contextmanager
@@ -269,13 +267,14 @@ def last_seq(fd: int) -> int:
 
 def _max_seq(data: bytes, *, skip_first: bool) -> int | None:
     lines = data.split(b"\n")
+    loads = jsonl.loader(len(data))
     best = None
     for line in lines[1:] if skip_first else lines:
         if not line:
             continue
         try:
-            seq = orjson.loads(line).get("seq")
-        except (orjson.JSONDecodeError, AttributeError):
+            seq = loads(line).get("seq")
+        except (ValueError, AttributeError):
             continue
         if isinstance(seq, int) and not isinstance(seq, bool) and (best is None or seq > best):
             best = seq

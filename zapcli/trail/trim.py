@@ -12,8 +12,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import orjson
-
 from zapcli.paths import FILE_MODE
 from zapcli.trail import records, store
 from zapcli.trail.model import is_terminal
@@ -27,6 +25,8 @@ def trim(path: Path, *, over: int = TRIM_OVER_BYTES, keep: int = KEEP_BYTES) -> 
     data = store.read_bytes(path)
     if len(data) <= over:
         return 0
+    import orjson  # a trail over `over` bytes: worth its import
+
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 FLUSH_INTERVAL_S = 0.25
+WAKE_MARGIN_S = 0.005  # a timed wait can wake a little late
+_DELTAS = ("text", "thinking")  # merged within a batch
+_now = time.time
 
 
 class TrailWriter:
@@ -41,7 +44,12 @@ class TrailWriter:
         self.path = path
         self._fd = store.open_append(path)
         self._secrets = secrets
-        self._queue: deque[tuple[str, dict[str, Any], float]] = deque()
+        # Flat: type, fields, time, type, ... Each append adds its three at once
+        # (deque.extend of a tuple runs without a thread switch) and keeps no
+        # new object tracked by the garbage collector alive: a queue of tuples
+        # made the collector's full passes over a big heap most of an append.
+        self._queue: deque[Any] = deque()
+        self._push = self._queue.extend  # `append` is called per record: one lookup less
         self._seq = start_seq
         self._lock = threading.Lock()  # serialises file writes and seq
         self._torn = store.ends_torn(self._fd)
@@ -55,37 +63,45 @@ class TrailWriter:
 
     def append(self, rtype: str, fields: dict[str, Any]) -> None:
         """Queue a record; never blocks on disk. Fields must be JSON-able."""
-        self._queue.append((rtype, fields, time.time()))
+        self._push((rtype, fields, _now()))  # the tuple is freed at once
 
     def _run(self) -> None:
-        while not self._stop.wait(self._interval):
+        """A batch every interval, timed so that a record waits at most one
+        interval from its append until it is written: the next batch is
+        taken one interval after the last one was, less the time writing
+        the last one took (else each flush would add its own duration) and
+        a margin for this thread's wake-up on a busy machine."""
+        began, took = time.monotonic(), 0.0
+        margin = min(WAKE_MARGIN_S, self._interval / 10)
+        while not self._stop.wait(max(began + self._interval - took - margin - time.monotonic(), 0.0)):
+            began = time.monotonic()
             self.flush()
+            took = time.monotonic() - began
 
     def _encode_queue(self) -> tuple[bytes, int]:
         """Pop the queue into bytes; merge consecutive text/thinking deltas."""
-        out: list[bytes] = []
-        count = 0
-        merged: tuple[str, dict[str, Any], float] | None = None
-        while True:
-            try:
-                item = self._queue.popleft()
-            except IndexError:
-                break
-            rtype, fields, ts = item
-            if merged and rtype == merged[0] and rtype in ("text", "thinking") and len(fields) == 1:
-                merged[1]["delta"] += fields.get("delta", "")
+        queue = self._queue
+        items = [queue.popleft() for _ in range(len(queue))]  # appends may go on meanwhile
+        batch: list[Any] = []  # flat too
+        merged: dict[str, Any] | None = None  # the fields of the delta being merged into
+        it = iter(items)
+        for rtype, fields, ts in zip(it, it, it, strict=True):
+            if rtype in _DELTAS and len(fields) == 1:
+                if merged is not None and rtype == batch[-3]:
+                    merged["delta"] += fields.get("delta", "")
+                    continue
+                merged = dict(fields)
+                batch += (rtype, merged, ts)
                 continue
-            if merged:
-                out.append(self._line(*merged))
-                count += 1
-            merged = (rtype, dict(fields), ts) if rtype in ("text", "thinking") and len(fields) == 1 else None
-            if merged is None:
-                out.append(self._line(rtype, fields, ts))
-                count += 1
-        if merged:
-            out.append(self._line(*merged))
-            count += 1
-        return b"".join(out), count
+            merged = None
+            batch += (rtype, fields, ts)
+        if not batch:
+            return b"", 0
+        count = len(batch) // 3
+        at = iter(batch)
+        data = records.lines(zip(at, at, at, strict=True), self._seq, self._secrets)
+        self._seq += count
+        return data, count
 
     def _sync_with_others(self) -> None:
         """Others append too (kill, approve, send, observers). If the file grew
@@ -107,7 +123,7 @@ class TrailWriter:
 
     def _line(self, rtype: str, fields: dict[str, Any], ts: float) -> bytes:
         self._seq += 1
-        return records.encode(records.make(rtype, self._seq, fields, ts), self._secrets)
+        return records.line(rtype, self._seq, fields, ts, self._secrets)
 
     def _note(self) -> bytes:
         """The `diagnostic` saying how many records a full disk dropped, to
