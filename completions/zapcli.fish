@@ -77,7 +77,7 @@ complete -c zapcli -n '__fish_seen_subcommand_from continue' -l timeout -x -d 'D
 complete -c zapcli -n __fish_use_subcommand -a gc -d 'Apply retention now: trim big trails, keep at most max_kept subagents, remove clean finished worktrees.'
 complete -c zapcli -n '__fish_seen_subcommand_from gc' -l dry-run -d 'Say what would be removed; remove nothing.'
 complete -c zapcli -n '__fish_seen_subcommand_from gc' -l json -d 'Print one JSON document (stable snake_case keys).'
-complete -c zapcli -n __fish_use_subcommand -a session -d 'Print the current session (ZAPCLI_SESSION, or derived from the terminal).'
+complete -c zapcli -n __fish_use_subcommand -a session -d 'Print the current session (ZAPCLI_SESSION, else named after the process session; --json says which).'
 complete -c zapcli -n '__fish_seen_subcommand_from session' -l json -d 'Print one JSON document (stable snake_case keys).'
 complete -c zapcli -n __fish_use_subcommand -a send -d 'Steer a running subagent: TEXT reaches its model before the next model call.'
 complete -c zapcli -n '__fish_seen_subcommand_from send' -l json -d 'Print one JSON document (stable snake_case keys).'

@@ -218,7 +218,7 @@ def gc(
 
 @app.command()
 def session(json: bool = JSON) -> None:
-    """Print the current session (ZAPCLI_SESSION, or derived from the terminal)."""
+    """Print the current session (ZAPCLI_SESSION, else named after the process session; --json says which)."""
     _run("session", locals())
 
 
