@@ -175,3 +175,19 @@ def test_the_built_in_agent_edits_only_its_tree(zap, repo, model):
     tree = Path(_doc(zap, sid)["worktree"]["path"])
     assert (tree / "hello.txt").read_text() == "hi\n"
     assert not (repo / "hello.txt").exists()
+
+
+def test_a_tool_caller_gets_a_worktree_too(zap, repo):
+    """The spawn tool (zapcli call, MCP, zapcli run) takes `worktree` like the CLI's flag."""
+    res = subprocess.run([sys.executable, "-m", "zapcli", "call", "--json"], cwd=zap.cwd, env=zap.env,
+                         input='{"action": "spawn", "cli": "sh", "task": "echo tool > t.txt", '
+                               '"worktree": true}', capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    import json
+
+    sid = json.loads(res.stdout)["id"]
+    assert zap("wait", "--timeout", "60", sid).returncode == 0
+    tree = _doc(zap, sid)["worktree"]
+    assert tree["branch"] == f"zapcli/{sid}" and tree["ready"]
+    assert Path(tree["path"], "t.txt").read_text() == "tool\n"
+    assert not (repo / "t.txt").exists()

@@ -92,6 +92,9 @@ ACTIONS: tuple[Action, ...] = (
                Param("after", "array", "Start only after these subagent ids completed."),
                Param("max_tokens", "integer", "Token budget (input + output), more than 0."),
                Param("unattended", "boolean", "Deny at once whatever would ask for approval."),
+               Param("worktree", "boolean", "Work in a new git worktree on branch zapcli/<id>, "
+                     "from the current HEAD of the repository holding cwd (parallel edits to one "
+                     "repository never collide; the branch holds the result)."),
            ), "spawn", read_only=False, run_hidden=("approval", "cwd", "unattended")),
     Action("poll", "Status and folded output of subagents; waits up to 5 s + wait_secs for them "
            "to end (no_wait: check once).", (
