@@ -65,3 +65,11 @@ def test_the_fixtures_themselves_never_change():
     """Observing copies only: a fixture with a dead runner stays unended on disk."""
     text = (FROZEN / "sa_20261130_f0000007.jsonl").read_text()
     assert '"type":"status"' not in text and '"type":"report"' not in text
+
+
+def test_an_interrupted_subagent_ran_until_its_last_record_before_the_reboot(frozen):
+    """Its end was recorded after the reboot, on another boot's monotonic clock:
+    the elapsed time is from its launch to its last record (1.26 s), not a
+    difference of two clocks."""
+    doc = frozen.json("poll", "--no-wait", "sa_20261130_f0000007")["subagents"][0]
+    assert doc["status"] == "interrupted" and doc["elapsed_s"] == pytest.approx(1.258, abs=0.01)

@@ -92,10 +92,16 @@ def _elapsed(s: reader.Summary, now_mono: float) -> float | None:
     start_mono = proc.get("mono")
     if s.final is not None:
         end_mono = s.final.get("mono")
+        # interrupted: recorded after a reboot, on another boot's monotonic clock; it
+        # ran until its last record before the machine went down
+        if s.final.get("status") == Status.INTERRUPTED:
+            end_mono, end_ts = None, s.last_ts
+        else:
+            end_ts = s.final.get("ts")
         if isinstance(start_mono, (int, float)) and isinstance(end_mono, (int, float)) and end_mono >= start_mono:
             return end_mono - start_mono
         try:
-            return max(records.parse_iso(s.final["ts"]) - records.parse_iso(proc["ts"]), 0.0)
+            return max(records.parse_iso(end_ts) - records.parse_iso(proc["ts"]), 0.0)  # type: ignore[arg-type]
         except (KeyError, ValueError, TypeError):
             return None
     if isinstance(start_mono, (int, float)) and now_mono >= start_mono:

@@ -93,6 +93,7 @@ class Summary:
     finish_claimed: bool = False  # its on-finish command was claimed (run once)
     worktree: dict[str, Any] | None = None  # the runner's `worktree` record: the tree is made
     collected: dict[str, Any] | None = None  # a remote runner's files are all home (SPEC §15)
+    last_ts: str | None = None  # the last record's time before the end: its last sign of life
 
 
 def summarize(trail: Trail) -> Summary | None:
@@ -108,6 +109,9 @@ def summarize(trail: Trail) -> Summary | None:
         seq = rec.get("seq")
         if isinstance(seq, int) and seq > s.last_seq:
             s.last_seq = seq
+        if s.final is None and isinstance(rec.get("ts"), str) and not (
+                rtype == "status" and is_terminal(rec.get("status"))):
+            s.last_ts = rec["ts"]
         if rtype == "process":
             s.process = rec
         elif rtype == "start":
