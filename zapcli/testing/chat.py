@@ -23,6 +23,17 @@ def openai_error(h: Handler, status: int, message: str, code: str | None = None,
 _error = openai_error
 
 
+def scripted_http_error(h: Handler, err: dict[str, Any]) -> None:
+    """A turn's `http_error`, as OpenAI sends it (both endpoints): 429 is a rate
+    limit, 5xx a server error, a plain 4xx an invalid request (not retryable)."""
+    status = int(err.get("status", 500))
+    headers = {"retry-after-ms": str(err.get("retry_after_ms", 10))}
+    etype = ("rate_limit_error" if status == 429 else "server_error" if status >= 500
+             else "invalid_request_error")
+    openai_error(h, status, err.get("message", f"scripted HTTP {status}"), err.get("code"),
+                 etype, headers)
+
+
 def openai_turn(srv: Any, h: Handler, body: dict[str, Any], key: tuple[str, ...],
                 problem: str | None = None) -> dict[str, Any] | None:
     """What OpenAI's endpoints check before answering (the body recorded, a
@@ -139,12 +150,7 @@ class ChatProtocol(Protocol):
 
     def _answer(self, h: Handler, turn: dict[str, Any], body: dict[str, Any]) -> None:
         if err := turn.get("http_error"):
-            status = int(err.get("status", 500))
-            headers = {"retry-after-ms": str(err.get("retry_after_ms", 10))}
-            etype = ("rate_limit_error" if status == 429 else "server_error" if status >= 500
-                     else "invalid_request_error")  # as OpenAI: a plain 4xx is not retryable
-            return _error(h, status, err.get("message", f"scripted HTTP {status}"),
-                          err.get("code"), etype, headers)
+            return scripted_http_error(h, err)
         if err := turn.get("error_200"):
             error = {"message": err.get("message", "scripted error"), "type": err.get("type",
                      "server_error"), "code": err.get("code")}

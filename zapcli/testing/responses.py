@@ -40,7 +40,7 @@ import time
 from typing import Any
 
 from zapcli.testing.chat import openai_error as _error
-from zapcli.testing.chat import openai_turn
+from zapcli.testing.chat import openai_turn, scripted_http_error
 from zapcli.testing.script import estimate_tokens, pieces, text_of
 from zapcli.testing.server import Handler, Protocol
 
@@ -126,11 +126,7 @@ class ResponsesProtocol(Protocol):
 
     def _answer(self, h: Handler, turn: dict[str, Any], body: dict[str, Any]) -> None:
         if err := turn.get("http_error"):
-            status = int(err.get("status", 500))
-            headers = {"retry-after-ms": str(err.get("retry_after_ms", 10))}
-            etype = "rate_limit_error" if status == 429 else "server_error"
-            return _error(h, status, err.get("message", f"scripted HTTP {status}"),
-                          err.get("code"), etype, headers)
+            return scripted_http_error(h, err)
         if "raw" in turn:
             return h.send_stream(turn["raw"], turn.get("close", "clean"))
         if not body.get("stream"):
