@@ -60,6 +60,7 @@ def _bench(inst: _install.Install, runs: int, n_sub: int) -> int:
     env_spawn_big = inst.env(spawn_home, session=SESSION)
     env_nosession = inst.env(big, session=None)
     env_plain = inst.env(inst.new_home("ref"), session=SESSION)
+    env_defaults = _default_folders(inst, big)
 
     # Sanity before timing: each command works and sees what it should.
     listed = inst.run(inst.zapcli("list", "--json", "--limit", "0"), env_big).stdout
@@ -109,6 +110,7 @@ def _bench(inst: _install.Install, runs: int, n_sub: int) -> int:
         "spawn": spawn_fresh,
         "spawn_1000_on_disk": spawn_big,
         "poll_no_wait": cmd(inst.zapcli("poll", "--no-wait", poll_id), env_big),
+        "poll_no_wait_default_folders": cmd(inst.zapcli("poll", "--no-wait", poll_id), env_defaults),
         "list_1000": cmd(inst.zapcli("list"), env_big),
         "list_all_1000": cmd(inst.zapcli("list", "--all"), env_big),
         "session": cmd(inst.zapcli("session"), env_nosession),
@@ -128,10 +130,31 @@ def _bench(inst: _install.Install, runs: int, n_sub: int) -> int:
             print(f"{name}_median_ms {med:.1f}  ratio_vs_python_pass {_install.fmt_ratio(med, ref)}"
                   "  (info: .venv/bin/python -I -c pass, pays the editable-install .pth hook)")
             continue
+        if name == "poll_no_wait_default_folders":
+            print(f"{name}_median_ms {med:.1f}  ratio_vs_python_pass {_install.fmt_ratio(med, ref)}"
+                  "  (info: no ZAPCLI_HOME/ZAPCLI_CONFIG_HOME, so platformdirs finds the folders,"
+                  " as for a user with neither set)")
+            continue
         goal = f" ({goals[name]})" if name in goals else ""
         print(f"{labels.get(name, name)}_median_ms {med:.1f}  ratio_vs_python_pass "
               f"{_install.fmt_ratio(med, ref)}{goal}")
     return 0
+
+
+def _default_folders(inst: _install.Install, home: Path) -> dict[str, str]:
+    """The environment of a user who sets neither ZAPCLI_HOME nor
+    ZAPCLI_CONFIG_HOME: platformdirs resolves both, through XDG folders that
+    point into the bench's temp dir (the state one at `home`)."""
+    xdg = inst.root / "xdg"
+    (xdg / "state").mkdir(parents=True, exist_ok=True)
+    (xdg / "config").mkdir(exist_ok=True)
+    link = xdg / "state" / "zapcli"
+    if not link.exists():
+        link.symlink_to(home)
+    env = inst.env(None, session=SESSION)
+    del env["ZAPCLI_CONFIG_HOME"]
+    env.update(XDG_STATE_HOME=str(xdg / "state"), XDG_CONFIG_HOME=str(xdg / "config"))
+    return env
 
 
 if __name__ == "__main__":
