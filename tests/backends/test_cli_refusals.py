@@ -63,3 +63,22 @@ def test_a_key_in_a_gemini_env_file_or_a_wrapper_is_not_refused(zap, tmp_path):
     (folder / "config.yaml").write_text(f"backends:\n  codex:\n    command: {wrapper}\n")
     proc = zap("spawn", "--cli", "codex", "--timeout", "5", "--", "say hi")
     assert proc.returncode == 0, proc.err
+
+
+def test_a_gemini_env_file_below_the_repository_in_cwd_is_seen(zap, tmp_path):
+    """The CLI looks for .env from where it runs (--cwd), not from the top of
+    the repository holding it."""
+    import subprocess
+
+    _bare(zap, tmp_path)
+    ct.configure(zap, "gemini")
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "pkg" / ".env").write_text("GEMINI_API_KEY=from-dotenv\n")
+    proc = zap("spawn", "--cli", "gemini", "--model", "gemini-2.5-flash", "--timeout", "5",
+               "--cwd", str(repo / "pkg"), "--", "say hi")
+    assert proc.returncode == 0, proc.err
+    proc = zap("spawn", "--cli", "gemini", "--model", "gemini-2.5-flash", "--timeout", "5",
+               "--cwd", str(repo), "--", "say hi")
+    assert proc.returncode == 1 and "GEMINI_API_KEY is not set" in proc.err

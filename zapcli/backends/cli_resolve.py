@@ -35,17 +35,18 @@ def find_backend(cli: str, settings: Settings) -> Any:
         raise ZapcliError(str(exc), code="backend_missing") from None
 
 
-def _refuse_unusable(found: Any, model: str | None, workspace: Path) -> None:
+def _refuse_unusable(found: Any, model: str | None, cwd: Path) -> None:
     """Refuse (exit 1, nothing created) what the adapter knows cannot work,
     as a missing CLI is refused: opencode with no model, a CLI with no way
-    to authenticate. The runner's environment is this process's."""
+    to authenticate. The runner's environment is this process's; `cwd` is
+    where the CLI will run (it looks for files such as .env from there)."""
     import os
 
     from zapcli.backends.clis import registry
 
     adapter = registry.adapter(found.kind)
     own = Path(found.command[0]).name == adapter.binary
-    why = adapter.refusal(model, os.environ, str(workspace), own)
+    why = adapter.refusal(model, os.environ, str(cwd), own)
     if why is not None:
         raise ZapcliError(why, code="backend_unusable")
 
@@ -83,7 +84,7 @@ def _definition(agent: str, model: str | None, cli: str, workspace: Path
 
 def spawn_fields(cli: str, *, agent: str | None, model: str | None, approval: str | None,
                  unattended: bool, max_tokens: int | None, workspace: Path,
-                 settings: Settings) -> tuple[dict[str, Any], tuple[str, ...]]:
+                 settings: Settings, cwd: Path | None = None) -> tuple[dict[str, Any], tuple[str, ...]]:
     """The spawn record's fields for an agent CLI, and warnings. Raises
     ZapcliError (nothing is created)."""
     found = find_backend(cli, settings)
@@ -92,7 +93,7 @@ def spawn_fields(cli: str, *, agent: str | None, model: str | None, approval: st
     diags: list[dict[str, str]] = []
     if agent:
         fields, mcp, diags = _definition(agent, model, cli, workspace)
-    _refuse_unusable(found, fields["model"], workspace)
+    _refuse_unusable(found, fields["model"], cwd or workspace)
     fields["backend"] = {**found.frozen(), "mcp": mcp}
     fields["diagnostics"] = diags
     return fields, tuple(f"{d['dimension']} {d['name']}: {d['message']}" for d in diags)

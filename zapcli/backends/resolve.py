@@ -70,9 +70,10 @@ AGENT_ONLY = ("--agent, --model, --approval, --max-tokens and --unattended apply
 
 def spawn_fields(cli: str, *, agent: str | None, model: str | None, approval: str | None,
                  unattended: bool, max_tokens: int | None, workspace: Path,
-                 settings: Settings) -> tuple[dict[str, Any], tuple[str, ...]]:
+                 settings: Settings, cwd: Path | None = None) -> tuple[dict[str, Any], tuple[str, ...]]:
     """The backend's fields of the `spawn` record and the warnings for the
-    caller, resolved before anything is created. Raises ZapcliError."""
+    caller, resolved before anything is created (`cwd`: where the work runs,
+    default the workspace). Raises ZapcliError."""
     if cli == "sh":
         from zapcli.errors import UsageError
 
@@ -83,5 +84,6 @@ def spawn_fields(cli: str, *, agent: str | None, model: str | None, approval: st
         from zapcli.backends.cli_resolve import spawn_fields as cli_fields
 
         return cli_fields(cli, agent=agent, model=model, approval=approval, unattended=unattended,
-                          max_tokens=max_tokens, workspace=workspace, settings=settings)
+                          max_tokens=max_tokens, workspace=workspace, settings=settings,
+                          cwd=cwd or workspace)
     return resolve_agent(agent, model, workspace, settings)

@@ -140,13 +140,14 @@ def _choose_backend(req: SpawnRequest, workspace: Path) -> SpawnRequest:
     return replace(req, cli=definition_cli(req.agent, workspace) or "zapcli")
 
 
-def _backend_fields(req: SpawnRequest, workspace: Path, settings: Settings) -> tuple[dict, tuple[str, ...]]:
+def _backend_fields(req: SpawnRequest, workspace: Path, settings: Settings,
+                    cwd: Path) -> tuple[dict, tuple[str, ...]]:
     """Definition, model and warnings for the chosen backend (resolved before any fork)."""
     from zapcli.backends.resolve import spawn_fields
 
     return spawn_fields(req.cli or "zapcli", agent=req.agent, model=req.model, approval=req.approval,
                         unattended=req.unattended, max_tokens=req.max_tokens,
-                        workspace=workspace, settings=settings)
+                        workspace=workspace, settings=settings, cwd=cwd)
 
 
 def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[str, Any]:
@@ -227,7 +228,7 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     if req.inherit is not None:
         backend = dict(req.inherit)
     else:
-        backend, warnings = _backend_fields(req, workspace, settings)
+        backend, warnings = _backend_fields(req, workspace, settings, cwd)
     backend.update(resumed)
     placement = _executor_fields(req, settings)
     warnings = tuple(settings.notes) + tuple(warnings)
