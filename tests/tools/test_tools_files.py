@@ -109,3 +109,46 @@ def test_paths_expand_home_and_absolute(ctx, tmp_path, monkeypatch):
     assert (tmp_path / "h.txt").read_text(encoding="utf-8") == "hi"
     res = ReadTool().run({"path": os.path.join(str(tmp_path), "h.txt")}, ctx)
     assert res.ok and "hi" in res.content
+
+
+def _within(seconds: float, fn):
+    """fn() in a daemon thread; its result, or AssertionError when it blocks."""
+    import threading
+
+    box: list = []
+    t = threading.Thread(target=lambda: box.append(fn()), daemon=True)
+    t.start()
+    t.join(seconds)
+    assert box, "the tool blocked"
+    return box[0]
+
+
+def test_a_fifo_or_device_is_refused_at_once_never_opened(ctx, tmp_path):
+    """Opening a FIFO blocks until its other end opens: a tool call on one used
+    to hang until the subagent's deadline. /dev/zero never ends."""
+    from zapcli.tools.search import GrepTool
+
+    ws = tmp_path / "ws"
+    os.mkfifo(ws / "pipe")
+    (ws / "a.txt").write_text("needle\n", encoding="utf-8")
+    os.symlink("/dev/zero", ws / "zero")
+    for tool, args in ((ReadTool(), {"path": "pipe"}), (WriteTool(), {"path": "pipe", "content": "x"}),
+                       (EditTool(), {"path": "pipe", "old_string": "a", "new_string": "b"}),
+                       (ReadTool(), {"path": "zero"}),
+                       (EditTool(), {"path": "zero", "old_string": "a", "new_string": "b"})):
+        res = _within(5, lambda tool=tool, args=args: tool.run(args, ctx))
+        assert not res.ok and "not a regular file" in res.content, (tool.spec.name, res.content)
+    res = _within(5, lambda: GrepTool().run({"pattern": "needle"}, ctx))  # walks past the FIFO
+    assert res.ok and "a.txt:1: needle" in res.content
+    res = _within(5, lambda: GrepTool().run({"pattern": "x", "path": "pipe"}, ctx))
+    assert not res.ok and "FIFO" in res.content
+
+
+def test_edit_refuses_a_file_too_large_to_hold(ctx, tmp_path):
+    from zapcli.tools import files
+
+    big = tmp_path / "ws" / "big.txt"
+    with open(big, "wb") as f:
+        f.truncate(files.MAX_EDIT_BYTES + 10)  # sparse: no disk used
+    res = EditTool().run({"path": "big.txt", "old_string": "a", "new_string": "b"}, ctx)
+    assert not res.ok and "too large for edit" in res.content and "sed" in res.content

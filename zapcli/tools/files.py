@@ -15,6 +15,7 @@ from zapcli.tools._base import (
     BaseTool,
     ToolError,
     is_binary,
+    not_regular,
     ok,
     resolve_path,
     schema,
@@ -25,6 +26,15 @@ DEFAULT_LIMIT = 2000  # lines per read
 MAX_LINE = 2000  # characters shown of one line
 MAX_OUTPUT = 100_000  # characters of one read's answer
 SNIFF = 8192
+MAX_EDIT_BYTES = 16 << 20  # edit holds the file in memory twice
+
+
+def _refuse_special(path: str, shown: str, tool: str) -> None:
+    """A FIFO would block the open until its deadline; a device may never end."""
+    kind = not_regular(path)
+    if kind is not None:
+        raise ToolError(f"{shown} is {kind}, not a regular file; {tool} works only on "
+                        "regular files")
 
 
 def _missing(path: str, shown: str) -> ToolError:
@@ -62,6 +72,7 @@ class ReadTool(BaseTool):
                             "to list it")
         if not os.path.exists(path):
             raise _missing(path, shown)
+        _refuse_special(path, shown, "read")
         offset, limit = args.get("offset", 1), args.get("limit", DEFAULT_LIMIT)
         with open(path, "rb") as fb:
             if is_binary(fb.read(SNIFF)):
@@ -123,6 +134,7 @@ class WriteTool(BaseTool):
         shown = show_path(ctx, path)
         if os.path.isdir(path):
             raise ToolError(f"{shown} is a directory; give a file path")
+        _refuse_special(path, shown, "write")
         existed = os.path.exists(path)
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         content: str = args["content"]
@@ -168,8 +180,12 @@ class EditTool(BaseTool):
             raise ToolError("`old_string` is empty; to create or replace a whole file use write")
         if old == new:
             raise ToolError("`old_string` and `new_string` are the same; nothing to change")
+        _refuse_special(path, shown, "edit")
         with open(path, "rb") as fb:
-            raw = fb.read()
+            raw = fb.read(MAX_EDIT_BYTES + 1)
+        if len(raw) > MAX_EDIT_BYTES:
+            raise ToolError(f"{shown} is larger than {MAX_EDIT_BYTES >> 20} MB, too large for "
+                            "edit; change it with a command in bash (e.g. sed) instead")
         if is_binary(raw[:SNIFF]):
             raise ToolError(f"{shown} is a binary file; edit only works on text")
         try:

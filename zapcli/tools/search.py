@@ -13,7 +13,16 @@ import re
 from typing import Any
 
 from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
-from zapcli.tools._base import BaseTool, ToolError, is_binary, ok, resolve_path, schema, show_path
+from zapcli.tools._base import (
+    BaseTool,
+    ToolError,
+    is_binary,
+    not_regular,
+    ok,
+    resolve_path,
+    schema,
+    show_path,
+)
 
 GLOB_MAX_RESULTS = 200
 GLOB_MAX_SCANNED = 50_000
@@ -142,14 +151,16 @@ class GrepTool(BaseTool):
         root = resolve_path(ctx, args.get("path", "."))
         if not os.path.exists(root):
             raise ToolError(f"no such file or folder: {show_path(ctx, root)}")
+        if (kind := not_regular(root)) is not None:
+            raise ToolError(f"{show_path(ctx, root)} is {kind}, not a file or folder to search")
         wanted = _file_filter(args.get("glob"))
         hits: list[str] = []
         files = skipped_big = cut = 0
         truncated = False
         for path in _walk(root):
             rel = os.path.relpath(path, root) if path != root else os.path.basename(path)
-            if not wanted(rel) or os.path.islink(path) and not os.path.isfile(path):
-                continue
+            if not wanted(rel) or not os.path.isfile(path):
+                continue  # a dangling link, a FIFO (its open would block), a socket, a device
             try:
                 if os.path.getsize(path) > GREP_MAX_FILE_BYTES:
                     skipped_big += 1
