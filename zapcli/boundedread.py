@@ -1,8 +1,10 @@
 """Reading a file that a user or a repository supplies — a definition, a
 SKILL.md, a memory file, a knowledge source, mcp.json, config.yaml, an
-output schema — without trusting its size or its kind. Imports only the
+output schema, a file an agent's tool reads or writes — without trusting
+its size or its kind. Imports only the
 standard library.
 
+`open_regular(path)` opens only a regular file, never blocking on a FIFO;
 `read_at_most(path, limit)` returns at most `limit + 1` bytes, so a caller
 tells "too large" from the length without ever holding more than that in
 memory (a 500 MB definition or `/dev/zero` costs `limit + 1` bytes, not the
@@ -33,12 +35,23 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_at_most(path: str | os.PathLike[str], limit: int) -> bytes:
-    """At most `limit + 1` bytes of the regular file at `path` (more than
-    `limit` means the file is larger than the limit). Raises OSError:
-    FileNotFoundError, PermissionError, or EINVAL / EISDIR for what is not a
-    regular file ("is a device, not a regular file")."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+def open_regular(path: str | os.PathLike[str], *, write: bool = False) -> int:
+    """A file descriptor of the regular file at `path`, opened without ever
+    blocking (a FIFO's open waits for its other end), its kind checked on the
+    open file itself (no window for a swap between a check and the open).
+    `write`: opened for writing, created if missing (0666 less the umask),
+    not truncated. Blocking mode is restored before it is returned. Raises
+    OSError: FileNotFoundError, PermissionError, or EINVAL / EISDIR / ENXIO
+    for what is not a regular file ("is a FIFO (named pipe), not a regular
+    file")."""
+    flags = (os.O_WRONLY | os.O_CREAT) if write else os.O_RDONLY
+    try:
+        fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except OSError as exc:  # a FIFO without a reader refuses a non-blocking writer
+        if exc.errno == errno.ENXIO:
+            raise OSError(errno.ENXIO, "is a FIFO (named pipe) or a socket, not a regular file",
+                          os.fspath(path)) from None
+        raise
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -46,6 +59,19 @@ def read_at_most(path: str | os.PathLike[str], limit: int) -> bytes:
             code = errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL
             raise OSError(code, f"is {kind}, not a regular file" if kind.startswith("a ")
                           else kind, os.fspath(path))
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_at_most(path: str | os.PathLike[str], limit: int) -> bytes:
+    """At most `limit + 1` bytes of the regular file at `path` (more than
+    `limit` means the file is larger than the limit). Raises OSError as
+    `open_regular` does."""
+    fd = open_regular(path)
+    try:
         chunks: list[bytes] = []
         left = limit + 1
         while left > 0:

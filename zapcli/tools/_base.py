@@ -104,21 +104,3 @@ def is_binary(sample: bytes) -> bool:
     """A NUL byte in the first block means binary, as git and grep decide."""
     return b"\x00" in sample
 
-
-def not_regular(path: str) -> str | None:
-    """What `path` is when it is not a regular file a tool can open without
-    blocking ("a FIFO (named pipe)", "a socket", "a device"), else None.
-    Symlinks are followed; a missing path is None (the caller says so)."""
-    import stat
-
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return None
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        return None
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"

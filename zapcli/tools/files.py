@@ -1,5 +1,5 @@
 """The `read`, `write` and `edit` tools.
-Imports: stdlib, zapcli.agent.types, zapcli.tools._base.
+Imports: stdlib, zapcli.agent.types, zapcli.boundedread, zapcli.tools._base.
 
 Whether a write may happen is the approvals' business (zapcli.approvals),
 decided before `run` is called; these tools only do the I/O, in UTF-8.
@@ -7,15 +7,17 @@ decided before `run` is called; these tools only do the I/O, in UTF-8.
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 from typing import Any
 
 from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
+from zapcli.boundedread import open_regular
 from zapcli.tools._base import (
     BaseTool,
     ToolError,
     is_binary,
-    not_regular,
     ok,
     resolve_path,
     schema,
@@ -29,12 +31,22 @@ SNIFF = 8192
 MAX_EDIT_BYTES = 16 << 20  # edit holds the file in memory twice
 
 
-def _refuse_special(path: str, shown: str, tool: str) -> None:
-    """A FIFO would block the open until its deadline; a device may never end."""
-    kind = not_regular(path)
-    if kind is not None:
-        raise ToolError(f"{shown} is {kind}, not a regular file; {tool} works only on "
-                        "regular files")
+def _open(path: str, shown: str, tool: str, *, write: bool = False) -> int:
+    """The file's descriptor; a FIFO, socket or device is refused, never opened
+    in a way that blocks (a FIFO's open waits for its other end)."""
+    try:
+        return open_regular(path, write=write)
+    except OSError as e:
+        if e.errno in (errno.EINVAL, errno.ENXIO):
+            raise ToolError(f"{shown} {e.strerror}; {tool} works only on regular files") from None
+        raise
+
+
+def _replace_content(path: str, shown: str, tool: str, text: str) -> None:
+    fd = _open(path, shown, tool, write=True)
+    os.ftruncate(fd, 0)
+    with open(fd, "w", encoding="utf-8", newline="") as f:
+        f.write(text)
 
 
 def _missing(path: str, shown: str) -> ToolError:
@@ -72,47 +84,52 @@ class ReadTool(BaseTool):
                             "to list it")
         if not os.path.exists(path):
             raise _missing(path, shown)
-        _refuse_special(path, shown, "read")
         offset, limit = args.get("offset", 1), args.get("limit", DEFAULT_LIMIT)
-        with open(path, "rb") as fb:
+        with open(_open(path, shown, "read"), "rb") as fb:
             if is_binary(fb.read(SNIFF)):
                 size = os.fstat(fb.fileno()).st_size
                 raise ToolError(f"{shown} is a binary file ({size:,} bytes); it cannot be "
                                 "shown as text")
-        lines: list[str] = []
-        size = 0
-        total = 0
-        cut_lines = 0
-        full = False
-        with open(path, encoding="utf-8", errors="replace", newline=None) as f:
-            for total, line in enumerate(f, start=1):
-                if total < offset or full:
-                    continue
-                line = line.rstrip("\n")
-                if len(line) > MAX_LINE:
-                    line = line[:MAX_LINE] + f" … [{len(line) - MAX_LINE:,} characters cut]"
-                    cut_lines += 1
-                entry = f"{total:6}\t{line}"
-                if size + len(entry) > MAX_OUTPUT and lines:
-                    full = True
-                    continue
-                lines.append(entry)
-                size += len(entry) + 1
-                full = full or len(lines) >= limit
-        if total == 0:
-            return ok(f"{shown} is empty (0 lines)")
-        if offset > total:
-            raise ToolError(f"offset {offset} is past the end of {shown}, which has "
-                            f"{total} lines")
-        last = offset + len(lines) - 1
-        notes = []
-        if last < total:
-            notes.append(f"showing lines {offset}-{last} of {total}; read on with "
-                         f"offset={last + 1}")
-        if cut_lines:
-            notes.append(f"{cut_lines} long line(s) cut at {MAX_LINE} characters")
-        body = "\n".join(lines)
-        return ok(body + "".join(f"\n[{n}]" for n in notes))
+            fb.seek(0)
+            return _numbered(io.TextIOWrapper(fb, encoding="utf-8", errors="replace"),
+                             shown, offset, limit)
+
+
+def _numbered(f: io.TextIOWrapper, shown: str, offset: int, limit: int) -> ToolResult:
+    """Lines `offset`.. of `f`, numbered, at most `limit` and MAX_OUTPUT characters."""
+    lines: list[str] = []
+    size = 0
+    total = 0
+    cut_lines = 0
+    full = False
+    for total, line in enumerate(f, start=1):
+        if total < offset or full:
+            continue
+        line = line.rstrip("\n")
+        if len(line) > MAX_LINE:
+            line = line[:MAX_LINE] + f" … [{len(line) - MAX_LINE:,} characters cut]"
+            cut_lines += 1
+        entry = f"{total:6}\t{line}"
+        if size + len(entry) > MAX_OUTPUT and lines:
+            full = True
+            continue
+        lines.append(entry)
+        size += len(entry) + 1
+        full = full or len(lines) >= limit
+    if total == 0:
+        return ok(f"{shown} is empty (0 lines)")
+    if offset > total:
+        raise ToolError(f"offset {offset} is past the end of {shown}, which has "
+                        f"{total} lines")
+    last = offset + len(lines) - 1
+    notes = []
+    if last < total:
+        notes.append(f"showing lines {offset}-{last} of {total}; read on with "
+                     f"offset={last + 1}")
+    if cut_lines:
+        notes.append(f"{cut_lines} long line(s) cut at {MAX_LINE} characters")
+    body = "\n".join(lines)
+    return ok(body + "".join(f"\n[{n}]" for n in notes))
 
 
 class WriteTool(BaseTool):
@@ -134,12 +151,10 @@ class WriteTool(BaseTool):
         shown = show_path(ctx, path)
         if os.path.isdir(path):
             raise ToolError(f"{shown} is a directory; give a file path")
-        _refuse_special(path, shown, "write")
         existed = os.path.exists(path)
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         content: str = args["content"]
-        with open(path, "w", encoding="utf-8", newline="") as f:
-            f.write(content)
+        _replace_content(path, shown, "write", content)
         n_bytes = len(content.encode("utf-8", errors="surrogatepass"))
         n_lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
         verb = "overwrote" if existed else "created"
@@ -180,8 +195,7 @@ class EditTool(BaseTool):
             raise ToolError("`old_string` is empty; to create or replace a whole file use write")
         if old == new:
             raise ToolError("`old_string` and `new_string` are the same; nothing to change")
-        _refuse_special(path, shown, "edit")
-        with open(path, "rb") as fb:
+        with open(_open(path, shown, "edit"), "rb") as fb:
             raw = fb.read(MAX_EDIT_BYTES + 1)
         if len(raw) > MAX_EDIT_BYTES:
             raise ToolError(f"{shown} is larger than {MAX_EDIT_BYTES >> 20} MB, too large for "
@@ -212,7 +226,6 @@ class EditTool(BaseTool):
                             "make it unique, or set replace_all: true")
         first = _line_of(text, text.index(old))
         text = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
-        with open(path, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+        _replace_content(path, shown, "edit", text)
         what = f"{count} occurrences" if count > 1 else f"1 occurrence at line {first}"
         return ok(f"edited {shown}: replaced {what}")

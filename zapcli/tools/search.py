@@ -1,5 +1,5 @@
 """The `glob` and `grep` tools: finding files and lines without a shell.
-Imports: stdlib, zapcli.agent.types, zapcli.tools._base.
+Imports: stdlib, zapcli.agent.types, zapcli.boundedread, zapcli.tools._base.
 
 Both skip `.git`; both bound their work and say when a bound cut the answer.
 """
@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import fnmatch
 import glob as globlib
+import io
 import os
 import re
 from typing import Any
 
 from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
+from zapcli.boundedread import open_regular
 from zapcli.tools._base import (
     BaseTool,
     ToolError,
     is_binary,
-    not_regular,
     ok,
     resolve_path,
     schema,
@@ -151,25 +152,30 @@ class GrepTool(BaseTool):
         root = resolve_path(ctx, args.get("path", "."))
         if not os.path.exists(root):
             raise ToolError(f"no such file or folder: {show_path(ctx, root)}")
-        if (kind := not_regular(root)) is not None:
-            raise ToolError(f"{show_path(ctx, root)} is {kind}, not a file or folder to search")
+        if not os.path.isdir(root):
+            try:  # a FIFO, socket or device: said, never opened
+                os.close(open_regular(root))
+            except OSError as e:
+                raise ToolError(f"{show_path(ctx, root)} {e.strerror}; grep searches files "
+                                "and folders") from None
         wanted = _file_filter(args.get("glob"))
         hits: list[str] = []
         files = skipped_big = cut = 0
         truncated = False
         for path in _walk(root):
             rel = os.path.relpath(path, root) if path != root else os.path.basename(path)
-            if not wanted(rel) or not os.path.isfile(path):
-                continue  # a dangling link, a FIFO (its open would block), a socket, a device
+            if not wanted(rel) or os.path.islink(path) and not os.path.isfile(path):
+                continue
             try:
                 if os.path.getsize(path) > GREP_MAX_FILE_BYTES:
                     skipped_big += 1
                     continue
-                with open(path, "rb") as fb:
+                with open(open_regular(path), "rb") as fb:  # a FIFO raises, never blocks
                     if is_binary(fb.read(8192)):
                         continue
-                files += 1
-                with open(path, encoding="utf-8", errors="replace") as f:
+                    fb.seek(0)
+                    files += 1
+                    f = io.TextIOWrapper(fb, encoding="utf-8", errors="replace")
                     for number, line in enumerate(f, start=1):
                         if not rx.search(line):
                             continue
