@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from zapcli.errors import ZapcliError
-from zapcli.paths import ensure_dir, state_dir
+from zapcli.paths import ensure_dir, make_dirs, state_dir, write_private
 from zapcli.trail import store
 
 HOME_SUFFIX = ".home"
@@ -72,8 +72,7 @@ def write_files(home: Path, files: dict[str, str]) -> None:
         path = (home / rel)
         if root not in path.resolve().parents:
             raise ValueError(f"launch file {rel!r} is outside the config home")
-        folder = path.parent
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_dirs(path.parent)
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
         fd = os.open(path, flags, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -137,15 +136,7 @@ def _remember(key: str, found: str) -> None:
         data = {}
     data = data if isinstance(data, dict) else {}
     data[key] = found
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh)
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_private(path, json.dumps(data).encode())  # atomic: a racing writer loses an entry at worst
 
 
 def marked(sid: str) -> list[int]:
