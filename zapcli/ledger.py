@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 from zapcli import statedb
 from zapcli.errors import StateError
-from zapcli.paths import create_private, ensure_dir, state_dir
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS ledger_settlement (
@@ -59,14 +58,7 @@ def _db() -> Iterator[sqlite3.Connection]:
 
 def connect() -> sqlite3.Connection:
     """Open the database (created 0600 in a 0700 folder), WAL mode, schema ensured."""
-    path = ensure_dir(state_dir()) / "zapcli.db"
-    try:
-        create_private(path)  # before sqlite3, which creates it 0644; its -wal and -shm follow
-    except OSError as exc:
-        raise sqlite3.OperationalError(f"cannot create {path}: {exc.strerror or exc}") from None
-    conn = sqlite3.connect(path, timeout=30, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.executescript(SCHEMA)
+    conn = statedb.connect(SCHEMA, timeout=30, isolation_level=None)
     columns = {row[1] for row in conn.execute("PRAGMA table_info(ledger_settlement)")}
     if "cost_usd" not in columns:  # added for agent CLIs that report a cost (SPEC §13)
         conn.execute("ALTER TABLE ledger_settlement ADD COLUMN cost_usd REAL")

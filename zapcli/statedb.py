@@ -1,6 +1,6 @@
 """`<state>/zapcli.db`: what it holds, what to tell a user when SQLite cannot
-use it, and doctor's look at it. Imports `zapcli.paths`; sqlite3 only in
-`check`.
+use it, how it is opened, and doctor's look at it. Imports `zapcli.paths`;
+sqlite3 only in `connect` and `check`.
 
 The database holds the definitions' switches and model overrides
 (`definitions.store`) and the token ledger (`ledger`). Both say the same
@@ -14,6 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from zapcli.paths import state_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sqlite3
+    from typing import Literal
 
 HOLDS = "definition switches, model overrides and the token ledger"
 _CORRUPT = ("SQLITE_NOTADB", "SQLITE_CORRUPT")
@@ -38,6 +43,34 @@ def problem(exc: BaseException, db: Path | None = None) -> str:
         return f"{db} cannot be written ({text}): free some space in {db.parent}"
     return (f"{db} cannot be used ({text}): check the permissions of the file and its folder, "
             "or set ZAPCLI_HOME to a writable folder")
+
+
+def connect(schema: str, db: Path | None = None, *, timeout: float = 30,
+            isolation_level: Literal["DEFERRED", "EXCLUSIVE", "IMMEDIATE"] | None = "DEFERRED",
+            ) -> sqlite3.Connection:
+    """Open the database for writing: created 0600 in a 0700 folder before
+    SQLite opens it (SQLite would create it 0644; its -wal and -shm copy the
+    mode), WAL mode, `schema` ensured. Raises sqlite3.Error (pass it to
+    `problem`); a file that cannot be created is an OperationalError too."""
+    import sqlite3
+
+    from zapcli.paths import create_private, ensure_dir
+
+    db = db or path()
+    try:
+        if not db.exists():  # an existing one is opened as it is (a read-only folder too)
+            ensure_dir(db.parent)
+            create_private(db)
+    except OSError as exc:
+        raise sqlite3.OperationalError(f"cannot create {db}: {exc.strerror or exc}") from None
+    conn = sqlite3.connect(str(db), timeout=timeout, isolation_level=isolation_level)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.executescript(schema)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 def check() -> str | None:

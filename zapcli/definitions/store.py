@@ -19,7 +19,6 @@ from pathlib import Path
 from zapcli import statedb
 from zapcli.definitions.model import Definition
 from zapcli.errors import StateError
-from zapcli.paths import create_private, ensure_dir, state_dir
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS definition_switches (
@@ -49,7 +48,7 @@ class Switches:
     """Access to the definition tables. `db_path` defaults to `<state>/zapcli.db`."""
 
     def __init__(self, db_path: Path | None = None):
-        self.db_path = db_path or state_dir() / "zapcli.db"
+        self.db_path = db_path or statedb.path()
 
     @contextmanager
     def _connect(self, write: bool) -> Iterator[sqlite3.Connection | None]:
@@ -57,17 +56,10 @@ class Switches:
             yield None
             return
         try:
-            if write:
-                ensure_dir(self.db_path.parent)
-                create_private(self.db_path)  # sqlite3 would create it 0644 (its -wal, -shm follow)
-            conn = sqlite3.connect(str(self.db_path), timeout=10)
-        except OSError as exc:
-            raise StateError(f"cannot open {self.db_path}: {exc}") from None
+            conn = statedb.connect(_SCHEMA, self.db_path, timeout=10)
         except sqlite3.Error as exc:
             raise StateError(statedb.problem(exc, self.db_path)) from None
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.executescript(_SCHEMA)
             with conn:
                 yield conn
         except sqlite3.Error as exc:
