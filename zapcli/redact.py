@@ -161,7 +161,7 @@ def secret_names(environ: Mapping[str, str] | None = None) -> list[tuple[str, st
     """(name, value) of secret variables, longest value first."""
     env = os.environ if environ is None else environ
     pairs = [(n, v) for n, v in env.items()
-             if len(v) >= MIN_LEN and any(m in n.upper() for m in MARKERS)]
+             if len(v) >= MIN_LEN and is_secret_name(n)]
     return sorted(pairs, key=lambda p: len(p[1]), reverse=True)
 
 

@@ -18,7 +18,7 @@ from zapcli.backends.base import Backend, RunContext
 from zapcli.backends.gate import Gate
 from zapcli.supervisor.capture import CappedFile
 from zapcli.trail import reader, store
-from zapcli.trail.model import Outcome, SpawnRecord, Status
+from zapcli.trail.model import SIGTERM_REASON, Outcome, SpawnRecord, Status
 from zapcli.trail.writer import TrailWriter
 
 
@@ -88,7 +88,7 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
 
     def should_stop() -> tuple[str, str] | None:
         if terminated.is_set():
-            return ("cancelled", "its runner got SIGTERM (not from zapcli kill)")
+            return ("cancelled", SIGTERM_REASON)
         if time.monotonic() >= deadline_mono:
             return ("timeout", "deadline reached")
         return None

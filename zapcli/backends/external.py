@@ -31,7 +31,7 @@ from zapcli.backends.clis.base import CliLaunch, CliOutcome, CliRequest, EventPa
 from zapcli.supervisor.capture import feed
 from zapcli.supervisor.kill import kill_tree
 from zapcli.supervisor.launch import process_create_time
-from zapcli.trail.model import Outcome, Status
+from zapcli.trail.model import SIGTERM_REASON, Outcome, Status
 
 DEFAULT_EXIT_GRACE_S = 3.0
 PUMP_JOIN_S = 30.0  # parsing what is left after the exit (a big last burst)
@@ -214,8 +214,8 @@ class _Run:
         if ending is None and ctx.terminated.is_set() and not self.parser.terminal:
             ending = "cancelled"  # the SIGTERM reached the CLI first (it is in our group)
         if ending in ("cancelled", "timeout", "budget") and not self.parser.terminal:
-            why = {"cancelled": (Status.CANCELLED, "its runner got SIGTERM (not from zapcli "
-                                 "kill); the CLI's process tree was ended"),
+            why = {"cancelled": (Status.CANCELLED, f"{SIGTERM_REASON}; the CLI's process tree "
+                                 "was ended"),
                    "timeout": (Status.TIMEOUT, "deadline reached; the CLI's process tree was "
                                "ended"),
                    "budget": (Status.FAILED, "token budget")}[ending]

@@ -21,7 +21,7 @@ from zapcli.backends.base import Backend, RunContext
 from zapcli.supervisor.capture import CappedFile, feed, pump
 from zapcli.supervisor.kill import kill_tree
 from zapcli.supervisor.launch import process_create_time
-from zapcli.trail.model import Outcome, Status
+from zapcli.trail.model import SIGTERM_REASON, Outcome, Status
 
 PUMP_JOIN_S = 2.0
 # Read the whole task from the pipe on stdin, then run it with stdin /dev/null.
@@ -84,7 +84,7 @@ def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono:
                 kill_tree(me, my_ctime, grace, include_root=False)
                 proc.wait()
             outcome = Outcome(Status.CANCELLED, proc.returncode,
-                              "its runner got SIGTERM (not from zapcli kill); the command "
+                              f"{SIGTERM_REASON}; the command "
                               + ("then exited" if (proc.returncode or 0) >= 0 else "was ended"))
             break
         try:

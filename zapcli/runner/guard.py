@@ -20,11 +20,10 @@ from zapcli.errors import EXIT_FAILED
 from zapcli.supervisor.kill import kill_tree
 from zapcli.supervisor.launch import process_create_time
 from zapcli.trail import ending, store
-from zapcli.trail.model import Outcome, Status
+from zapcli.trail.model import SIGTERM_REASON, Outcome, Status
 from zapcli.trail.writer import TrailWriter
 
 BACKSTOP_S = 2.0  # after the deadline, beyond the watchdog's own 1 s
-SIGTERM_REASON = "its runner got SIGTERM (not from zapcli kill)"
 
 
 def watchdog(writer: TrailWriter, *, deadline: float, terminated: threading.Event,

@@ -75,6 +75,9 @@ DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_KILL_GRACE_S = 3.0
 DEFAULT_APPROVAL = "workspace"
 DEFAULT_EXECUTOR = "local"
+# why a subagent ended `cancelled` when its runner was sent SIGTERM by someone
+# else (a backend adds what became of its work)
+SIGTERM_REASON = "its runner got SIGTERM (not from zapcli kill)"
 
 
 def _str(value: Any, default: str = "") -> str:

@@ -51,11 +51,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from zapcli.backends.clis.base import Adapter, CliLaunch, CliRequest, EventParser, McpServer
+from zapcli.redact import MARKERS, is_secret_name
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 SCHEMA_FILE = "output-schema.json"
-SECRET_GLOBS = ["*KEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*"]
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.I)
+SECRET_GLOBS = [f"*{m}*" for m in MARKERS]  # codex's shell_environment_policy excludes these
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
@@ -126,8 +126,8 @@ def _mcp_section(srv: McpServer, req: CliRequest, env: dict[str, str]) -> list[s
              "startup_timeout_sec = 60"]
     if srv.cwd:
         lines.append(f"cwd = {toml_str(srv.cwd)}")
-    plain = {k: v for k, v in srv.env.items() if not _SECRET_NAME.search(k)}
-    secret = sorted(k for k in srv.env if _SECRET_NAME.search(k))
+    plain = {k: v for k, v in srv.env.items() if not is_secret_name(k)}
+    secret = sorted(k for k in srv.env if is_secret_name(k))
     if plain:
         lines.append("env = { " + ", ".join(f"{toml_str(k)} = {toml_str(v)}"
                                             for k, v in plain.items()) + " }")
