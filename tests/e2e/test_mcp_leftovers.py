@@ -1,7 +1,8 @@
 """C17: an MCP stdio server that ignores EOF and SIGTERM, behind a wrapper
 (`sh -c`), with a helper of its own, never outlives its subagent — on normal
 completion, on kill, and when the runner itself is SIGKILLed (then the
-observer that records `lost` ends it from the runner's `helper` records)."""
+observer that records `lost` ends it from the runner's `helper` records), and
+when a run's token budget stops a child whose runner is already dead."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import json
 import os
 import signal
 
+import psutil
 import pytest
 
-from tests.conftest import pgrep, record_of, sleep_marker, supervisor_pid, wait_until
+from tests.conftest import final_status, pgrep, record_of, sleep_marker, supervisor_pid, wait_until
 from zapcli.testing import ScriptedServer
 
 STUBBORN = '''
@@ -90,9 +92,30 @@ def test_after_kill(zap, pinger):
 def test_after_the_runner_is_killed(zap, pinger):
     spawn, leftovers = pinger
     sid = spawn()
-    assert record_of(zap, sid, "helper")["name"] == "mcp"
+    assert wait_until(lambda: record_of(zap, sid, "helper"), 5)["name"] == "mcp"
     os.kill(supervisor_pid(zap, sid), signal.SIGKILL)
     wait_until(lambda: zap.status(sid) == "lost", 10, 0.3)
     wait_until(lambda: not leftovers(), 5)
     note = next(r for r in zap.json("replay", sid)["records"] if r.get("name") == "leftovers")
     assert "ended" in note["message"]
+
+
+def test_after_a_budget_stop_of_a_dead_runner(zap, pinger, monkeypatch):
+    """The token budget stops a child as an observer or `kill` would: its
+    runner died and nobody observed it yet, so only its `helper` records
+    lead to what it left running — which the stop ends too."""
+    from zapcli.cli.settings import for_observers
+    from zapcli.ops.budget import TreeBudget
+
+    spawn, leftovers = pinger
+    sid = spawn()
+    assert wait_until(lambda: record_of(zap, sid, "helper"), 5)["name"] == "mcp"
+    runner = psutil.Process(supervisor_pid(zap, sid))
+    runner.kill()
+    wait_until(lambda: not runner.is_running() or runner.status() == psutil.STATUS_ZOMBIE, 5)
+    monkeypatch.setenv("ZAPCLI_KILL_GRACE_S", "1")
+    budget = TreeBudget("run-budget", 100, own=lambda: 100, children=lambda: [sid],
+                        settings=for_observers())
+    assert budget.enforce() == 100 and budget.stopped == [sid]
+    assert final_status(zap.trail(sid)) == "failed"
+    wait_until(lambda: not leftovers(), 5)

@@ -51,3 +51,18 @@ def test_running_subagents_count_and_are_stopped_at_100_percent(zap, model):
     assert sum(s["input_tokens"] + s["output_tokens"] for s in usage["subagents"]) > 0
     text = zap("usage", env=env).out
     assert "budget: " in text and "of 1500 tokens" in text
+
+
+def test_one_check_reads_the_tree_once(zap):
+    """Before each model step the run enforces and asks whether to stop: the
+    tokens used (every child's trail) are read once for both."""
+    from zapcli.cli.settings import for_observers
+    from zapcli.ops.budget import TreeBudget
+
+    reads = []
+    budget = TreeBudget("run-x", 1000, own=lambda: reads.append(1) or 1200, children=list,
+                        settings=for_observers())
+    used = budget.enforce()
+    assert used == 1200 and budget.should_stop(used) == (
+        "failed", "token budget exceeded (1,200 of 1,000 tokens, this run and its subagents)")
+    assert len(reads) == 1

@@ -265,8 +265,9 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
     def stop_reason() -> tuple[str, str] | None:
         if time.monotonic() >= deadline:
             return ("timeout", f"--timeout {limit:g}s reached")
-        if budget is not None and budget.enforce():
-            return budget.should_stop()  # type: ignore[no-any-return]
+        used = None if budget is None else budget.enforce()  # every child's trail read once
+        if used is not None:
+            return budget.should_stop(used)  # type: ignore[no-any-return]
         return None
 
     def loop() -> None:

@@ -38,7 +38,7 @@ TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need
 if TYPE_CHECKING:
     from typing import Any
 
-    from zapcli.executors.base import Executor
+    from zapcli.executors.base import Executor, Signalled
 
 
 def load(sid: str) -> reader.Summary:
@@ -179,23 +179,49 @@ def _act(sid: str, s: reader.Summary, view: View, finding: Finding, *, stall_s: 
         final, _ours = ending.end(path, Outcome(finding.status, None, finding.reason), by="observer")
     if final is not None:
         endslot.release(path)
-    proc: dict[str, Any] = s.process or s.start or {}
     if finding.overdue:
-        ex = _executor(s)
-        if final is not None:
-            deliver_quietly(ex, sid, proc, final)  # a remote runner ends its own tree, in the grace
-        ex.signal(proc, kill_grace_s)
+        stop_after_end(sid, s, final, kill_grace_s, collect=False)  # the caller collects
     elif found == "lost":  # its work may outlive it (re-parented to init)
-        _executor(s).signal(proc, min(kill_grace_s, 1.0))
-    if found in ("lost", "timeout"):
-        end_helpers(sid, s, min(kill_grace_s, 1.0))
+        stop_after_end(sid, s, final, min(kill_grace_s, 1.0), gone=True, collect=False)
+    elif final is not None:
+        forget_active(sid, s)
     if final is None:
         if kept is not None:
             view.exit_code = _int(kept.get("exit_code"))
         return apply(view, finding, recorded=False)
-    forget_active(sid, s)
     fresh = load(sid)
     return to_view(sid, fresh, Facts(None, time.monotonic()), stall_s=stall_s)
+
+
+def stop_after_end(sid: str, s: reader.Summary, final: dict[str, Any] | None, grace_s: float, *,
+                   gone: bool = False, collect: bool = True) -> Signalled:
+    """Stop the runner of `sid` once its end is recorded (`final`, the terminal
+    record; None when it could not be written: it is stopped all the same) —
+    the one way an observer, `kill` and a run's token budget stop one.
+
+    A remote runner is handed `final` first (unless it is known `gone`), so
+    its node ends its tree itself within `grace_s`; then its tree is
+    signalled. A remote one's files are then brought home (`collect`, unless
+    the caller is the observer collecting them); a local one's helpers —
+    in groups of their own, which a dead runner's group kill does not
+    reach — are ended. Its session's active marker goes once `final` is
+    recorded (a runner whose end could not be recorded stays to be observed)."""
+    from zapcli.executors.base import Signalled
+
+    proc: dict[str, Any] | None = s.process or s.start
+    ex = _executor(s)
+    report = Signalled()
+    if proc is not None:
+        if ex.remote and final is not None and not gone:
+            deliver_quietly(ex, sid, proc, final)
+        report = ex.signal(proc, grace_s)
+    if not ex.remote:
+        end_helpers(sid, s, grace_s)
+    elif collect and proc is not None:
+        observe(sid, kill_grace_s=grace_s)
+    if final is not None:
+        forget_active(sid, s)
+    return report
 
 
 def end_helpers(sid: str, s: reader.Summary, grace_s: float) -> int:

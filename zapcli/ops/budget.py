@@ -69,14 +69,15 @@ class TreeBudget:
                               code="token_budget")
         return self.limit - used
 
-    def enforce(self) -> bool:
-        """At 100 %: stop every running subagent of the run. True once spent."""
+    def enforce(self) -> int | None:
+        """At 100 %: stop every running subagent of the run. Once spent, the
+        tokens used (read once: hand them to `should_stop`), else None."""
         from zapcli.ops.kill import end_and_stop
 
         with self._lock:
             used = self.used()
             if used < self.limit:
-                return False
+                return None
             self.spent.set()
             why = f"{REASON}: the run {self.run_id} used {used:,} of {self.limit:,} tokens"
             for sid in self.children():
@@ -86,11 +87,13 @@ class TreeBudget:
                         self.stopped.append(sid)
                 except NotFound:
                     continue
-            return True
+            return used
 
-    def should_stop(self) -> tuple[str, str] | None:
-        if self.spent.is_set() or self.used() >= self.limit:
-            return ("failed", f"{REASON} exceeded ({self.used():,} of {self.limit:,} tokens, "
+    def should_stop(self, used: int | None = None) -> tuple[str, str] | None:
+        """The run's stop, with `used` as `enforce` just read it (else read here)."""
+        used = self.used() if used is None else used
+        if self.spent.is_set() or used >= self.limit:
+            return ("failed", f"{REASON} exceeded ({used:,} of {self.limit:,} tokens, "
                               "this run and its subagents)")
         return None
 

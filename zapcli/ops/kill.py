@@ -1,6 +1,6 @@
 """`zapcli kill`: cancel subagents — record first, then signal the whole tree.
 
-Imports `zapcli.lifecycle` (observe, queue, session) and the executors.
+Imports `zapcli.lifecycle` (observe — which stops a runner —, queue, session).
 The `cancelled` status is appended (fsynced) before any signal, so it is the
 first terminal record whatever the dying child writes. Pending approvals are
 settled as denied. Several ids are killed in parallel so grace periods overlap.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from zapcli.config import Settings
 from zapcli.errors import NotFound, UsageError, param
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import deliver_quietly, end_helpers, load, observe
+from zapcli.lifecycle.observe import load, observe, stop_after_end
 from zapcli.trail import ending, store
 from zapcli.trail.model import Outcome, Status
 
@@ -93,18 +93,9 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
     if proc is None:
         sessions.deactivate(view.session, sid)
         return KillEntry(sid, "cancelled", session=view.session)
-    from zapcli import executors
-
-    s = load(sid)
-    ex = executors.get(s.spawn.executor)
-    if final is not None and ex.remote:  # its node ends the tree itself, with this grace
-        deliver_quietly(ex, sid, proc, final)
-    report = ex.signal(proc, grace_s)
-    if ex.remote:  # bring home what it wrote while it ended
-        observe(sid, kill_grace_s=settings.kill_grace_s)
-    elif not report.root_alive:  # its helpers are no longer its descendants
-        end_helpers(sid, s, grace_s)
-    sessions.deactivate(view.session, sid)
+    report = stop_after_end(sid, load(sid), final, grace_s)
+    if not recorded:  # stopped all the same: its slot is free
+        sessions.deactivate(view.session, sid)
     sig = report.how or ("SIGTERM, SIGKILL" if report.killed else "SIGTERM")
     # Stopping it matters more than recording it: it is stopped either way.
     return KillEntry(sid, "cancelled" if recorded else "killed", pid=proc.get("pid"),
@@ -154,16 +145,10 @@ def end_and_stop(sid: str, outcome: Outcome, settings: Settings, *, by: str) -> 
     """Record `outcome` as the end of `sid` (the first terminal status wins),
     then end its process tree as `kill` does — for a stop that is not the
     user's cancel (a run's token budget). True when this call ended it."""
-    from zapcli import executors
-
-    s = load(sid)
-    if s.final is not None:
+    if load(sid).final is not None:
         return False
-    _final, ours = ending.end(store.path_for(sid), outcome, by=by)
+    final, ours = ending.end(store.path_for(sid), outcome, by=by)
     if not ours:
         return False
-    proc = s.process or s.start
-    if proc is not None:
-        executors.get(s.spawn.executor).signal(proc, settings.kill_grace_s)
-    sessions.deactivate(s.spawn.session, sid)
+    stop_after_end(sid, load(sid), final, settings.kill_grace_s)  # its start may have landed since
     return True
