@@ -122,18 +122,12 @@ def _early_records() -> list[dict[str, Any]]:
 
 def _start(sid: str) -> tuple[subprocess.Popen, dict[str, Any]]:
     """Create the node trail from spawn.jsonl, launch the runner, record its process."""
-    from zapcli.paths import ensure_dir, state_dir, subagents_dir
+    from zapcli.paths import state_dir
     from zapcli.supervisor.launch import process_create_time
     from zapcli.trail import store
 
     line, note = _node_spawn_line(sid, Path("spawn.jsonl").read_bytes())
-    ensure_dir(subagents_dir())
-    fd = store.create_exclusive(store.path_for(sid))
-    try:
-        store.write_all(fd, line)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    store.create_trail_line(sid, line)
     env = {k: v for k, v in os.environ.items() if k != "ZAPCLI_SUBAGENT_ID"}
     env.update(_forwarded_env())
     err_fd = store.create_exclusive(store.path_for(sid, ".err"))
