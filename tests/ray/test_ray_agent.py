@@ -1,6 +1,7 @@
 """The built-in agent on the worker node, talking to a scripted model on this
 machine: it completes, and approve / deny / send from the caller reach it
-(through the inbox the node side polls), each decision within 500 ms."""
+(through the inbox the node side polls), each decision within 500 ms; a key
+forwarded by `ray.env` is not in the node runner's environment block."""
 
 from __future__ import annotations
 
