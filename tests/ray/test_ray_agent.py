@@ -1,6 +1,7 @@
 """The built-in agent on the worker node, talking to a scripted model on this
 machine: it completes, and approve / deny / send from the caller reach it
-(through the inbox the node side polls), each decision within 500 ms."""
+(through the inbox the node side polls), each decision within 500 ms; a key
+forwarded by `ray.env` is not in the node runner's environment block."""
 
 from __future__ import annotations
 
@@ -76,3 +77,29 @@ def test_the_agent_on_the_node_takes_approve_deny_and_send(zap: Zap, shared_clus
         assert approve_s < 2 and deny_s < 2  # generous for a loaded CI machine; measured ~0.25 s
     finally:
         srv.stop()
+
+
+def test_a_forwarded_key_is_not_in_the_runners_environment_on_the_node(zap: Zap, shared_cluster) -> None:
+    """As locally (tests/e2e/test_secrets_proc.py): a key `ray.env` forwards
+    reaches the runner outside its environment block, which any same-user
+    tool on the node could read; the model calls with it still work (the
+    server refuses any other key)."""
+    script = [{"match": "peek", "turns": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo peeked"}}]}, {"text": "peek done"}]}]
+    with ScriptedServer(script, api_key=KEY) as srv:
+        zap.env.update(OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted", OPENAI_API_KEY=KEY)
+        zap = remote(zap, shared_cluster, ray={"env": ["OPENAI_BASE_URL", "OPENAI_API_KEY"]})
+        res = zap("spawn", "--", "peek")
+        assert res.returncode == 0, res.err
+        sid = res.out.strip()
+        # parked on the approval of its tool call: the runner is alive, its first model call made
+        view = wait_until(lambda: (v := poll(zap, sid))["status"] in ("awaiting_approval", "failed") and v, 90, 0.2)
+        assert view["status"] == "awaiting_approval", view  # type: ignore[index]
+        start = next(r for r in trail_records(node_file(shared_cluster, sid)) if r["type"] == "start")
+        environ = open(f"/proc/{start['pid']}/environ", "rb").read()
+        assert b"ZAPCLI_HOME=" in environ and b"RAY_ADDRESS=" in environ  # the node runner's block
+        assert KEY.encode() not in environ
+        assert zap("approve", sid).returncode == 0
+        assert zap("wait", sid, "--timeout", "90").returncode == 0
+        assert zap("output", sid).out.rstrip().endswith("peek done")
+        assert len(srv.requests) == 2

@@ -4,7 +4,11 @@ part-way never leaves half a record, and seqs stay in order afterwards
 
 from __future__ import annotations
 
+import base64
+import errno
 import json
+
+import pytest
 
 from zapcli.trail import records, store
 from zapcli.trail.writer import TrailWriter
@@ -57,3 +61,53 @@ def test_the_batched_writer_drops_whole_batches_and_says_so(small_disk):
     notes = [r for r in recs if r["type"] == "diagnostic" and r.get("name") == "disk_full"]
     assert recs[-1]["type"] == "report"
     assert len(notes) == 1 and "40 records were dropped" in notes[0]["message"]
+
+
+SECRET = "sk-node-secret-0123456789"
+
+
+def test_ready_made_records_go_in_whole_or_not_at_all(small_disk):
+    """`store.append_records` (a Ray node's records brought home): seqs
+    assigned inside after the trail's last, each record masked and within
+    the size cap, and a batch the disk cannot hold leaves no part of it."""
+    path = _new_trail(small_disk.path / "t.jsonl")
+    assert store.append_records(path, [{"type": "start", "ts": "then", "seq": 7}]) == 1
+    small_disk.fill()
+    size = path.stat().st_size
+    batch = [{"type": "tool_result", "call_id": str(i), "ok": True, "content": "y" * 3000} for i in range(40)]
+    with pytest.raises(OSError) as err:
+        store.append_records(path, batch)
+    assert err.value.errno == errno.ENOSPC
+    assert path.stat().st_size == size
+    _records(path)
+    small_disk.free()
+    big = {"type": "text", "delta": f"{SECRET} " + "z" * 200_000}
+    assert store.append_records(path, [big, {"type": "report", "text": SECRET}], secrets=[SECRET.encode()]) == 2
+    data = path.read_bytes()
+    recs = _records(path)
+    assert [(r["type"], r["seq"]) for r in recs] == [("spawn", 0), ("start", 1), ("text", 2), ("report", 3)]
+    assert recs[1]["ts"] == "then" and recs[2]["ts"] and recs[2]["v"] == records.SCHEMA_VERSION
+    assert SECRET.encode() not in data and recs[3]["text"] == "***"
+    assert all(len(line) < records.MAX_RECORD_BYTES for line in data.split(b"\n")[1:])
+
+
+def test_a_ray_nodes_trail_comes_home_whole_on_a_full_disk(small_disk, monkeypatch):
+    """ray_collect on a full disk: the import fails without leaving half a
+    record; once there is room, the same log brings every record home once."""
+    from zapcli import ids
+    from zapcli.executors import ray_collect
+
+    monkeypatch.setenv("ZAPCLI_HOME", str(small_disk.path / "home"))
+    sid = ids.new_id()
+    path = store.create_trail(sid, {"task": "t"}, [])
+    node = b"".join(json.dumps({"v": 1, "seq": n, "ts": "t", "type": t, "delta": "y" * 3000}).encode() + b"\n"
+                    for n, t in [(0, "spawn"), (1, "process")] + [(n, "text") for n in range(2, 40)])
+    log = f"ZAPCLI1 t 0 {base64.b64encode(node).decode()}\nZAPCLI1 end 0 recorded"
+    small_disk.fill()
+    with pytest.raises(OSError):
+        ray_collect.apply(sid, ray_collect.parse(log))
+    _records(path)
+    small_disk.free()
+    assert ray_collect.apply(sid, ray_collect.parse(log)).records == 38
+    recs = _records(path)
+    assert [(r["seq"], r.get("node_seq")) for r in recs[1:]] == [(n - 1, n) for n in range(2, 40)]

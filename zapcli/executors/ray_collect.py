@@ -1,6 +1,6 @@
 """Bringing a remote runner's trail and output home: frames in, files out.
 
-Imports `zapcli.trail`, `zapcli.executors.base`; never `ray`. The node side
+Imports `zapcli.trail`, `zapcli.executors.base`, `zapcli.redact`; never `ray`. The node side
 (`ray_node`) prints frames `ZAPCLI1 <stream> <offset> <base64>` in the job's
 log; `parse` reads them back and `apply` merges them into this machine's
 state folder:
@@ -14,7 +14,9 @@ state folder:
   collecting twice (two observers at once) never duplicates a record. The
   node's `spawn` and `process` records are not imported (the caller has its
   own), nor records the node got from the caller (`from_caller`).
-All of it under the trail's lock, so seqs stay unique with other appenders.
+All of it under the trail's lock, so seqs stay unique with other appenders;
+the records go in through `store.append_records` (masked with this
+machine's secrets, within the size cap, all of them or none).
 """
 
 from __future__ import annotations
@@ -109,6 +111,10 @@ def _node_records(chunks: list[tuple[int, bytes]]) -> list[dict]:
 
 
 def _import_trail(sid: str, chunks: list[tuple[int, bytes]]) -> int:
+    """Append the node records not home yet (after the `node_seq` cursor);
+    the store numbers, masks and writes them (all or none)."""
+    from zapcli.redact import secret_values
+
     path = store.path_for(sid)
     node = _node_records(chunks)
     if not node:
@@ -116,24 +122,13 @@ def _import_trail(sid: str, chunks: list[tuple[int, bytes]]) -> int:
     with store.locked(path):
         local = reader.read(path).records
         cursor = max((r["node_seq"] for r in local if isinstance(r.get("node_seq"), int)), default=-1)
-        fd = store.open_append(path)
-        try:
-            seq = store.last_seq(fd)
-            lines = []
-            for rec in node:
-                if rec["seq"] <= cursor or rec.get("type") in SKIP_TYPES or rec.get("from_caller"):
-                    continue
-                cursor = rec["seq"]
-                seq += 1
-                moved = {NODE_CLOCK.get(k, k): v for k, v in rec.items()}
-                lines.append(orjson.dumps({**moved, "seq": seq, "node_seq": rec["seq"]}) + b"\n")
-            if lines:
-                data = b"".join(lines)
-                store.write_all(fd, (b"\n" + data) if store.ends_torn(fd) else data)
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-    return len(lines)
+        new = []
+        for rec in node:
+            if rec["seq"] <= cursor or rec.get("type") in SKIP_TYPES or rec.get("from_caller"):
+                continue
+            cursor = rec["seq"]
+            new.append({**{NODE_CLOCK.get(k, k): v for k, v in rec.items()}, "node_seq": rec["seq"]})
+        return store.append_records(path, new, secrets=secret_values())
 
 
 def apply(sid: str, frames: Frames) -> Collected:

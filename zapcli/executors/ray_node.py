@@ -10,7 +10,8 @@ byte) and maybe `env.json` (the variables `ray.env` forwards). It creates the
 subagent's trail in the NODE's state folder (its `ZAPCLI_HOME` or the
 platform default), starts the ordinary runner `zapcli run --subagent --id ID`
 as its child (same process group: Ray's stop and Ray's fate sharing reach
-it), and while it runs:
+it; the forwarded secrets handed over as `supervisor.launch.secret_env` does
+locally, never in its environment block), and while it runs:
 
 - ships the trail (whole lines), stdout and stderr home through the job's own
   log, one frame per line `ZAPCLI1 <t|o|e> <offset> <base64>`, every 250 ms
@@ -122,27 +123,26 @@ def _early_records() -> list[dict[str, Any]]:
 
 def _start(sid: str) -> tuple[subprocess.Popen, dict[str, Any]]:
     """Create the node trail from spawn.jsonl, launch the runner, record its process."""
-    from zapcli.paths import ensure_dir, state_dir, subagents_dir
-    from zapcli.supervisor.launch import process_create_time
+    from zapcli.paths import state_dir
+    from zapcli.supervisor.launch import close_fds, process_create_time, secret_env
     from zapcli.trail import store
 
     line, note = _node_spawn_line(sid, Path("spawn.jsonl").read_bytes())
-    ensure_dir(subagents_dir())
-    fd = store.create_exclusive(store.path_for(sid))
-    try:
-        store.write_all(fd, line)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    store.create_trail_line(sid, line)
     env = {k: v for k, v in os.environ.items() if k != "ZAPCLI_SUBAGENT_ID"}
     env.update(_forwarded_env())
-    err_fd = store.create_exclusive(store.path_for(sid, ".err"))
+    # the forwarded keys reach the runner as locally: not in its /proc/<pid>/environ
+    env, pass_fds = secret_env(env)
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "zapcli", "run", "--subagent", "--id", sid],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err_fd,
-                                close_fds=True, env=env)
+        err_fd = store.create_exclusive(store.path_for(sid, ".err"))
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "zapcli", "run", "--subagent", "--id", sid],
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err_fd,
+                                    close_fds=True, pass_fds=pass_fds, env=env)
+        finally:
+            os.close(err_fd)
     finally:
-        os.close(err_fd)
+        close_fds(pass_fds)
     rec = {"pid": proc.pid, "create_time": process_create_time(proc.pid), "mono": time.monotonic(),
            "node": socket.gethostname()}
     store.append(store.path_for(sid), "process", rec)

@@ -23,26 +23,46 @@ def launch_detached(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | P
     """
     import subprocess  # here: every command that derives its session imports this module
 
-    from zapcli.redact import SECRETS_FD_VAR, secrets_fd, split_secrets
-
-    public, secret = split_secrets(env)
-    pass_fds: tuple[int, ...] = ()
-    if secret:  # never in the child's environment block (/proc/<pid>/environ)
-        pass_fds = (secrets_fd(secret),)
-        public[SECRETS_FD_VAR] = str(pass_fds[0])
-    err_fd = os.open(stderr_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    public, pass_fds = secret_env(env)
     try:
-        proc = subprocess.Popen(
-            list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err_fd,
-            cwd=str(cwd), env=public, start_new_session=True, close_fds=True, pass_fds=pass_fds,
-        )
+        err_fd = os.open(stderr_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            proc = subprocess.Popen(
+                list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err_fd,
+                cwd=str(cwd), env=public, start_new_session=True, close_fds=True, pass_fds=pass_fds,
+            )
+        finally:
+            os.close(err_fd)
     finally:
-        os.close(err_fd)
-        for fd in pass_fds:
-            os.close(fd)
+        close_fds(pass_fds)
     # Popen's finalizer would warn that the child still runs; it is meant to.
     proc.returncode = 0
     return proc.pid, process_create_time(proc.pid)
+
+
+def secret_env(env: Mapping[str, str]) -> tuple[dict[str, str], tuple[int, ...]]:
+    """(the environment for a runner's Popen, the fds it must inherit): the
+    secret-named variables of `env` are not in the returned environment (its
+    /proc/<pid>/environ) but in an inherited memory file it names in
+    ZAPCLI_SECRETS_FD, which `zapcli.redact.restore_secrets` reads. Pass the
+    fds as Popen's `pass_fds` and close them after (`close_fds`)."""
+    from zapcli.redact import SECRETS_FD_VAR, secrets_fd, split_secrets
+
+    public, secret = split_secrets(env)
+    if not secret:
+        return public, ()
+    fd = secrets_fd(secret)
+    public[SECRETS_FD_VAR] = str(fd)
+    return public, (fd,)
+
+
+def close_fds(fds: Sequence[int]) -> None:
+    """Close `secret_env`'s fds in the launcher once the child has them."""
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def process_create_time(pid: int) -> float:

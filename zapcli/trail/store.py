@@ -2,7 +2,8 @@
 
 Imports `zapcli.ids`, `zapcli.paths`, `zapcli.errors`, `zapcli.trail.records`, `zapcli.trail.jsonl`.
 The trail's lock (`locked`) and the one append for everyone but the batched
-writer (`append`, seq assigned inside) live here. Every open refuses symlinks (O_NOFOLLOW) and new files are created with O_EXCL
+writer (`append`, seq assigned inside; `append_records` for ready-made records,
+e.g. a Ray node's brought home) live here. Every open refuses symlinks (O_NOFOLLOW) and new files are created with O_EXCL
 and mode 0600, so a planted symlink or a guessed id can never redirect a write.
 """
 
@@ -25,6 +26,7 @@ from zapcli.trail import jsonl, records
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -233,9 +235,17 @@ def create_trail(sid: str, spawn_fields: dict[str, Any], secrets: list[bytes]) -
     Raises StateError when the directory or file cannot be created; on a
     failed write the half-made file is removed (never half-written state).
     """
+    return create_trail_line(sid, records.encode(records.make("spawn", 0, spawn_fields), secrets))
+
+
+def create_trail_line(sid: str, line: bytes) -> Path:
+    """`create_trail` with the `spawn` record's line ready-made (a Ray node
+    keeps the caller's record byte for byte). Raises StateError, ValueError
+    for anything but one whole line."""
+    if not line.endswith(b"\n") or b"\n" in line[:-1]:
+        raise ValueError("a spawn record is one line ending in a newline")
     ensure_dir(subagents_dir())
     path = path_for(sid)
-    line = records.encode(records.make("spawn", 0, spawn_fields), secrets)
     try:
         fd = create_exclusive(path)
     except OSError as exc:
@@ -305,3 +315,29 @@ def append(path: Path, rtype: str, fields: dict[str, Any], *, secrets: list[byte
             if exc.errno != errno.ENOSPC or time.monotonic() >= give_up:
                 return None
         time.sleep(0.2)
+
+
+def append_records(path: Path, recs: Iterable[dict[str, Any]], *, secrets: Iterable[bytes] = (),
+                   sync: bool = True) -> int:
+    """Append ready-made records (each keeps its `type`, `ts` and other
+    fields; `v` and `ts` are filled in when missing), under the trail's lock:
+    their `seq`s are assigned here, following the trail's last one. Each is
+    encoded as `append` does (masked, within the size cap); all of them are
+    written or none (`write_whole`: a full disk leaves the trail ending on a
+    whole record). Returns how many were written; raises OSError."""
+    masks = list(secrets)
+    with locked(path):
+        fd = open_append(path)
+        try:
+            seq = last_seq(fd)
+            lines = []
+            for rec in recs:
+                seq += 1
+                env = records.make(str(rec.get("type")), seq, {})
+                lines.append(records.encode({**env, **rec, "seq": seq}, masks))
+            if lines:
+                data = b"".join(lines)
+                write_whole(fd, (b"\n" + data) if ends_torn(fd) else data, sync=sync)
+            return len(lines)
+        finally:
+            os.close(fd)
