@@ -29,7 +29,8 @@ def _bash_then_text(marker: str) -> dict:
 def _arrival(info, sid: str, rtype: str, since: float) -> float:
     """Seconds from `since` until a caller record of `rtype` is in the node's trail."""
     path = node_file(info, sid)
-    wait_until(lambda: any(r["type"] == rtype and r.get("from_caller") for r in trail_records(path)), 10, 0.01)
+    assert wait_until(lambda: any(r["type"] == rtype and r.get("from_caller")
+                                  for r in trail_records(path)), 60, 0.01), f"no {rtype} on the node"
     return time.monotonic() - since
 
 
@@ -73,8 +74,8 @@ def test_the_agent_on_the_node_takes_approve_deny_and_send(zap: Zap, shared_clus
         for sid in ids.values():  # the key reached the node, but no trail and not the dashboard
             assert KEY not in zap.trail(sid).read_text() and KEY not in node_file(shared_cluster, sid).read_text()
             assert KEY not in json.dumps(job(shared_cluster, sid))
+        # a figure, not an assertion (tests never assert speed): bench_ray.py measures it
         print(f"decision on the node {approve_s * 1000:.0f} ms / {deny_s * 1000:.0f} ms after approve/deny began")
-        assert approve_s < 2 and deny_s < 2  # generous for a loaded CI machine; measured ~0.25 s
     finally:
         srv.stop()
 

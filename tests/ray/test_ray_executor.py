@@ -21,7 +21,9 @@ pytestmark = [pytest.mark.xdist_group("ray"), pytest.mark.timeout(240)]
 
 def test_runs_on_the_worker_node_and_comes_home_while_running(zap: Zap, shared_cluster) -> None:
     zap = remote(zap, shared_cluster)
-    task = 'echo "home=$ZAPCLI_HOME"; for i in $(seq 10); do echo "tick $i"; echo "e$i" >&2; sleep 0.4; done'
+    go = zap.cwd / "go"  # the node is this machine: the task ends once the test has looked
+    task = ('echo "home=$ZAPCLI_HOME"; for i in $(seq 10); do echo "tick $i"; echo "e$i" >&2; sleep 0.4; done; '
+            f'until [ -e {go} ]; do sleep 0.1; done')
     sid = zap.spawn_sh(task)
     process = record_of(zap, sid, "process")
     assert process and process["job_id"] == f"zapcli-{sid}" and "pid" not in process
@@ -31,6 +33,7 @@ def test_runs_on_the_worker_node_and_comes_home_while_running(zap: Zap, shared_c
                       and b"tick 2" in out.read_bytes(), 60, 0.2)
     listed = zap.json("list")["subagents"]
     assert [v["status"] for v in listed if v["id"] == sid] == ["running"]
+    go.touch()
     assert zap("wait", sid, "--timeout", "60").returncode == 0
     view = poll(zap, sid)
     assert view["status"] == "completed" and view["exit_code"] == 0
