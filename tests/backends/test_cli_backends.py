@@ -209,24 +209,28 @@ def test_codex_killed_from_outside_is_lost(zap, servers, tmp_path):
 
 
 @pytest.mark.parametrize("cli", ["claude", "codex"])
-def test_continue_resumes_the_cli_session_in_a_copy_of_its_home(zap, servers, tmp_path,
-                                                                 monkeypatch, cli):
+def test_continue_resumes_the_cli_session_in_a_copy_of_its_home(zap, servers, tmp_path, cli):
     from zapcli.backends import resume
-    from zapcli.ops.spawn import SpawnRequest, spawn
 
     env = setup(zap, servers, cli, tmp_path)
-    first = ct.spawn(zap, cli, f"{cli.upper()}-CONTINUE once", env)
+    first = ct.spawn(zap, cli, f"{cli.upper()}-CONTINUE once", env, "--max-tokens", "1000000",
+                     "--on-finish", "true")
     assert zap("wait", first, "--timeout", "90").returncode == 0, ct.dump(zap, first)
     old = ct.records(zap, first, "session")[-1]
-    assert resume.check(first)["continue_of"] == first
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    sid = spawn(SpawnRequest(task="and then?", continue_of=first)).id
+    assert resume.check(first).session_id == old["session_id"]
+    proc = zap("continue", first, "and then?", env=env)
+    assert proc.returncode == 0, proc.err
+    sid = proc.out.strip()
     assert zap("wait", sid, "--timeout", "90").returncode == 0, ct.dump(zap, sid)
     new = ct.records(zap, sid, "session")[-1]
     assert new["session_id"] == old["session_id"] and new["continue_of"] == first
     assert "42" in ct.records(zap, sid, "report")[-1]["text"]
-    assert ct.records(zap, sid, "spawn")[0]["continue_of"] == first
+    spawned, was = ct.records(zap, sid, "spawn")[0], ct.records(zap, first, "spawn")[0]
+    assert spawned["continue_of"] == first
+    # what carries over for the built-in agent carries over for a CLI too
+    for key in ("cli", "backend", "cwd", "workspace", "model", "approval", "max_tokens", "on_finish"):
+        assert spawned.get(key) == was.get(key), key
+    assert (spawned["max_tokens"], spawned["on_finish"]) == (1000000, "true")
     if cli == "codex":  # codex reports the thread's running total: counted once
         assert sum(u["output_tokens"] for u in ct.records(zap, sid, "usage")) == 30
     with pytest.raises(Exception, match="not an agent CLI"):

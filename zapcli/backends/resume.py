@@ -1,13 +1,15 @@
-"""`zapcli continue` for agent-CLI subagents (SPEC §13, §16): may this one be
-continued, and from what.
+"""`zapcli continue` for agent-CLI subagents (SPEC §13, §16): is there a
+session to resume, and where.
 
 Imports `zapcli.lifecycle.observe`, `zapcli.backends.cli_home`, `zapcli.errors`.
 A CLI subagent is continued through the CLI's own resume (`claude --resume`,
 `codex exec resume`, `gemini --resume`, `opencode run --session`): the new
-subagent's spawn record says `continue_of: <old id>`, runs with the old one's
-backend, cwd, model and definition, and its runner starts the CLI in a copy of
-the old config home (where the CLI keeps the session) with the session id the
-old trail's `session` record holds. Never one still running.
+subagent's spawn record says `continue_of: <old id>` (what else carries over
+is `zapcli.ops.continue_`'s to decide, as for every backend), and its runner
+starts the CLI in a copy of the old config home (where the CLI keeps the
+session) with the session id the old trail's `session` record holds. This
+module only says whether that resume point exists: an agent CLI's
+subagent, ended, with a recorded session id and its config home still there.
 """
 
 from __future__ import annotations
@@ -55,15 +57,11 @@ def _point(old_id: str) -> tuple[ResumePoint, Any]:
     return ResumePoint(old_id, session_id, usage), s
 
 
-def check(old_id: str) -> dict[str, Any]:
-    """The spawn-record fields of a subagent continuing `old_id` (its
-    backend, cwd, workspace, model, definition, approval, `continue_of`).
-    Raises ZapcliError saying why it cannot be continued."""
-    _, s = _point(old_id)
-    sp = s.spawn
-    return {"cli": sp.cli, "backend": sp.backend, "cwd": sp.cwd, "workspace": sp.workspace,
-            "model": sp.model, "agent": sp.agent, "definition": sp.definition,
-            "approval": sp.approval, "unattended": sp.unattended, "continue_of": old_id}
+def check(old_id: str) -> ResumePoint:
+    """The resume point of `old_id`, checked at `zapcli continue` time (the
+    runner reads it again when it starts). Raises ZapcliError saying why it
+    cannot be continued."""
+    return _point(old_id)[0]
 
 
 class CannotResume(Exception):

@@ -1,20 +1,23 @@
 """`zapcli continue ID TEXT` (SPEC §16): a finished subagent goes on as a new
 subagent that has its whole conversation, then TEXT.
 
-Imports `zapcli.ops.spawn`, `zapcli.lifecycle.observe`, `zapcli.trail`. The new
-subagent is spawned like any other (id at once, queue, deadline) with the old
-one's frozen definition, model, grant, approval, working directory, tree
-(`--worktree` carries over: same path and branch), output schema and
-on-finish command, plus `continue_of: <old id>`; its runner rebuilds the
-conversation from the old trail (`zapcli.backends.history`). The old trail
-gets a `continued` record naming the new id, so the ids are linked both
-ways. Never a subagent that has not ended; never twice (two successors
-would share one tree).
+Imports `zapcli.ops.spawn`, `zapcli.lifecycle.observe`, `zapcli.trail`;
+`zapcli.backends.resume` for an agent CLI. The new subagent is spawned like
+any other (id at once, queue, deadline) with `continue_of: <old id>` and
+what carries over, decided here and only here, for every backend: the old
+one's frozen definition, model (`--model` to change it), grant, backend
+(an agent CLI's frozen command), approval, unattended, token limit,
+working directory, tree (`--worktree` carries over: same path and branch),
+output schema and on-finish command. The old trail gets a `continued`
+record naming the new id, so the ids are linked both ways. Never a
+subagent that has not ended; never twice (two successors would share one
+tree).
 
-What continuing means per backend: `zapcli` as above; `sh` is refused (a
-shell command has no conversation: spawn a new one); the agent CLIs resume
-their own session (SPEC §13) through `spawn`'s `continue_of`
-(`zapcli.backends.resume`: the same CLI, config home, cwd and definition).
+What continuing means per backend: `zapcli`: its runner rebuilds the
+conversation from the old trail (`zapcli.backends.history`); `sh` is refused
+(a shell command has no conversation: spawn a new one); an agent CLI resumes
+its own session (SPEC §13) in a copy of the old config home, once
+`zapcli.backends.resume` has checked there is a session to resume.
 """
 
 from __future__ import annotations
@@ -25,8 +28,11 @@ from zapcli.errors import UsageError, ZapcliError
 from zapcli.lifecycle.observe import load, observe
 from zapcli.ops.spawn import SpawnRequest, SpawnResult, spawn
 from zapcli.trail import store
+from zapcli.trail.model import SpawnRecord
 
-CARRIED = ("agent", "model", "definition", "grant", "diagnostics", "output_schema")
+# The frozen spawn-record fields a continuation takes as they are (the rest
+# go through SpawnRequest below, so spawn checks them like any other).
+CARRIED = ("agent", "model", "definition", "grant", "backend", "diagnostics", "output_schema")
 
 
 def _refuse_backend(sid: str, cli: str) -> None:
@@ -54,22 +60,30 @@ def continue_(sid: str, text: str, *, model: str | None = None, timeout_s: float
         if s.continued_by:
             raise ZapcliError(f"{sid} was already continued as {s.continued_by}; continue that "
                               "one instead", code="already_continued")
-        if s.spawn.cli != "zapcli":  # an agent CLI resumes its own session
-            res = spawn(SpawnRequest(task=text, cli=s.spawn.cli, model=model, timeout_s=timeout_s,
-                                     continue_of=sid, on_finish=on_finish))
-            store.append(path, "continued", {"by": res.id})
-            return res
-        raw = s.spawn.raw
-        inherit: dict[str, Any] = {k: raw[k] for k in CARRIED if k in raw}
-        if model is not None:
-            inherit["model"] = model
-        inherit["continue_of"] = sid
-        if s.spawn.worktree is not None:
-            inherit["worktree"] = {**s.spawn.worktree, "carried": True}
-        hook = s.spawn.on_finish if on_finish is None else on_finish
-        res = spawn(SpawnRequest(
-            task=text, cli=s.spawn.cli, timeout_s=timeout_s, approval=s.spawn.approval,
-            cwd=s.spawn.cwd, unattended=s.spawn.unattended, max_tokens=s.spawn.max_tokens,
-            on_finish=hook if isinstance(hook, str) else "", inherit=inherit))
+        res = spawn(_request(s.spawn, sid, text, model=model, timeout_s=timeout_s,
+                             on_finish=on_finish))
         store.append(path, "continued", {"by": res.id})
     return res
+
+
+def _request(old: SpawnRecord, sid: str, text: str, *, model: str | None,
+             timeout_s: float | None, on_finish: str | None) -> SpawnRequest:
+    """The spawn request of `sid`'s successor: what carries over (see the
+    module docstring), with `--model`, `--timeout` and `--on-finish` given
+    to `continue` instead where they are. Raises ZapcliError when an agent
+    CLI has no session to resume."""
+    inherit: dict[str, Any] = {k: old.raw[k] for k in CARRIED if k in old.raw}
+    if model is not None:
+        inherit["model"] = model
+    if old.worktree is not None:
+        inherit["worktree"] = {**old.worktree, "carried": True}
+    if old.backend is not None:  # an agent CLI resumes its own session
+        from zapcli.backends import resume
+
+        resume.check(sid)
+    inherit["continue_of"] = sid
+    hook = old.on_finish if on_finish is None else on_finish
+    return SpawnRequest(
+        task=text, cli=old.cli, timeout_s=timeout_s, approval=old.approval, cwd=old.cwd,
+        unattended=old.unattended, max_tokens=old.max_tokens,
+        on_finish=hook if isinstance(hook, str) else "", inherit=inherit)

@@ -45,12 +45,12 @@ class SpawnRequest:
     after: tuple[str, ...] = ()
     max_tokens: int | None = None
     unattended: bool = False
-    continue_of: str | None = None  # an agent-CLI subagent to resume (zapcli continue)
     worktree: bool = False  # work in a new git worktree on branch zapcli/<id> (SPEC §16)
     on_finish: str | None = None  # a shell command run once when it ends; "" = none
     output_schema: str | None = None  # a JSON Schema file the final report must satisfy
-    # `zapcli continue`: the spawn-record fields carried over from the old
-    # subagent (definition, model, grant, tree, ...), used instead of resolving.
+    # `zapcli continue` (`zapcli.ops.continue_` decides what): the spawn-record
+    # fields carried over from the old subagent (definition, model, grant, an
+    # agent CLI's backend, tree, `continue_of`...), used instead of resolving.
     inherit: dict[str, Any] | None = None
     executor: str | None = None  # None: config `executor` (default local)
 
@@ -214,14 +214,6 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
         raise UsageError("the current directory no longer exists; cd to an existing one or pass --cwd") from None
     workspace = workspace_of(cwd)
     settings = settings or load_settings(workspace)
-    resumed: dict = {}
-    if req.continue_of:  # the same CLI, session home, cwd and definition (SPEC §13)
-        from zapcli.backends.resume import check
-        from zapcli.plain import replace
-
-        resumed = check(req.continue_of)
-        cwd, workspace = Path(resumed.pop("cwd")), Path(resumed.pop("workspace"))
-        req = replace(req, cli=resumed["cli"], agent=None)
     req = _choose_backend(req, workspace)
     task, timeout = _validate(req, settings)
     warnings: tuple[str, ...] = ()
@@ -229,7 +221,6 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
         backend = dict(req.inherit)
     else:
         backend, warnings = _backend_fields(req, workspace, settings, cwd)
-    backend.update(resumed)
     placement = _executor_fields(req, settings)
     warnings = tuple(settings.notes) + tuple(warnings)
     session = sessions.current()
