@@ -45,6 +45,9 @@ from zapcli.testing.script import estimate_tokens, pieces, text_of
 from zapcli.testing.server import Handler, Protocol
 
 
+_MODEL_MADE = ("call", "call_output", "reasoning")  # function_call, custom_tool_call, ...
+
+
 def conversation_key(body: dict[str, Any]) -> tuple[str, str, str]:
     """(system, user, thread) of a Responses request; see the module doc."""
     items = body.get("input")
@@ -54,13 +57,15 @@ def conversation_key(body: dict[str, Any]) -> tuple[str, str, str]:
             items if isinstance(items, list) else []:
         if not isinstance(item, dict):
             continue
-        kind, role = item.get("type", "message"), item.get("role")
+        kind, role = str(item.get("type") or "message"), item.get("role")
         if kind == "message" and role in ("developer", "system") and not users:
             system.append(text_of(item.get("content")))
         elif kind == "message" and role == "user":
             users.append(text_of(item.get("content")))
+        elif kind != "message" and role != "assistant" and not kind.endswith(_MODEL_MADE):
+            continue  # e.g. codex's leading `additional_tools` item: not part of the conversation
         else:
-            break
+            break  # the first item the model produced ends the opening messages
     thread = body.get("prompt_cache_key")
     return ("\n\n".join(s for s in system if s), "\n\n".join(users),
             thread if isinstance(thread, str) else "")
