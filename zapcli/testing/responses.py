@@ -44,7 +44,6 @@ from zapcli.testing.chat import openai_turn, scripted_http_error
 from zapcli.testing.script import estimate_tokens, pieces, text_of
 from zapcli.testing.server import Handler, Protocol
 
-
 _MODEL_MADE = ("call", "call_output", "reasoning")  # function_call, custom_tool_call, ...
 
 
