@@ -121,6 +121,9 @@ def test_approval_approve_path(zap, model):
     sid = _spawn_bash_needing_approval(zap, model, "approve-me")
     view = _pending(zap, sid)
     assert view["pending_approval"]["tool"] == "bash"
+    # poll returns at once: waiting would not bring the decision (it used to wait 5 s + 30 s)
+    doc = zap.json("poll", "--wait-secs", "30", sid)
+    assert doc["subagents"][0]["status"] == "awaiting_approval" and doc["waited_s"] < 20
     listed = zap("list").out
     assert "awaiting_approval" in listed and "bash" in listed
     assert zap("approve", sid).returncode == 0

@@ -88,6 +88,7 @@ def test_approvals_without_elicitation_go_through_the_approve_and_deny_tools(zap
     assert "waiting stopped: an approval request needs your decision" in text(first)
     assert f"Decide: action approve or deny with id {sid} and req r1" in text(first)
     assert first.structured_content["subagents"][0]["pending_approval"]["tool"] == "bash"
+    assert first.structured_content["exit_code"] == 4  # the wait stopped before it ended
     assert "Awaiting approval r2" in text(second)
     assert "zapcli approve" not in text(first)
     assert "approved r1" in text(approved) and "denied r2" in text(denied)

@@ -80,14 +80,21 @@ def _kick_queue(entries: list[Entry], settings: Settings) -> None:
             pass
 
 
-def _done(entries: list[Entry]) -> bool:
+def _done(entries: list[Entry], stop_on_approval: bool) -> bool:
+    """Every one has ended — or one awaits an approval decision, which waiting
+    longer would not bring (`stop_on_approval`: the caller is who decides)."""
+    if stop_on_approval and any(e.view is not None and e.view.pending_approval for e in entries):
+        return True
     return all(e.view is None or e.view.terminal for e in entries)
 
 
 def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no_wait: bool = False,
-         on_tick: Callable[[list[Entry], float], None] | None = None) -> PollResult:
+         on_tick: Callable[[list[Entry], float], None] | None = None,
+         stop_on_approval: bool = True) -> PollResult:
     """Wait up to 5 s + `wait_secs` (0..30; None = 0), checking every
-    500 ms; fold outputs."""
+    500 ms, until every one has ended or one awaits an approval decision
+    (unless `stop_on_approval` is False: someone else decides, e.g. the
+    person at `zapcli run`'s terminal); fold outputs."""
     if not ids:
         raise UsageError("poll needs at least one subagent id")
     ids = list(dict.fromkeys(store.resolve(i) for i in ids))  # the same id twice answers once
@@ -98,7 +105,7 @@ def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no
     start = time.monotonic()
     budget = 0.0 if no_wait else BASE_WAIT_S + (wait_secs or 0)
     entries = _observe_all(ids, settings)
-    while not _done(entries) and time.monotonic() - start < budget:
+    while not _done(entries, stop_on_approval) and time.monotonic() - start < budget:
         if on_tick:
             on_tick(entries, time.monotonic() - start)
         time.sleep(min(TICK_S, max(budget - (time.monotonic() - start), 0)))

@@ -8,7 +8,7 @@ document is the renderer's `doc` — what `zapcli <command> --json` prints.
 
 from __future__ import annotations
 
-from zapcli.errors import UsageError, ZapcliError, param
+from zapcli.errors import EXIT_WAIT_TIMEOUT, UsageError, ZapcliError, param
 from zapcli.render.common import plain
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -85,7 +85,8 @@ def poll(a: dict[str, Any], env: Env) -> Reply:
     ids, tick = env.ids(a["ids"]), _ticker(env)
     try:
         res = do_poll(ids, env.settings(), wait_secs=wait_secs or None, no_wait=bool(a["no_wait"]),
-                      on_tick=lambda es, t: tick([e.view for e in es if e.view], t))
+                      on_tick=lambda es, t: tick([e.view for e in es if e.view], t),
+                      stop_on_approval=env.stop_on_approval)
     except _Decide:  # show the request now: waiting longer would only wait for the deadline
         res = do_poll(ids, env.settings(), no_wait=True)
     env.seen(e.id for e in res.entries if e.view and e.view.terminal)
@@ -113,9 +114,9 @@ def wait(a: dict[str, Any], env: Env) -> Reply:
     env.seen(e.id for e in final.entries if e.view and e.view.terminal)
     subagents = [render_poll.entry_doc(e) for e in final.entries]
     if res is None:
-        doc = {"timed_out": False, "stopped_for_approval": True, "exit_code": 0,
-               "subagents": subagents}
-        return _reply(head + [("", "")] + render_poll.lines(final), doc, env)
+        doc = {"timed_out": False, "stopped_for_approval": True,
+               "exit_code": EXIT_WAIT_TIMEOUT, "subagents": subagents}  # stopped before they ended
+        return _reply(head + [("", "")] + render_poll.lines(final), doc, env, EXIT_WAIT_TIMEOUT)
     doc = {**render.doc(res), "subagents": subagents}
     return _reply(head + ([("", "")] if head else []) + render_poll.lines(final), doc, env,
                   res.exit_code)

@@ -97,7 +97,7 @@ ACTIONS: tuple[Action, ...] = (
                      "repository never collide; the branch holds the result)."),
            ), "spawn", read_only=False, run_hidden=("approval", "cwd", "unattended")),
     Action("poll", "Status and folded output of subagents; waits up to 5 s + wait_secs for them "
-           "to end (no_wait: check once).", (
+           "to end, or until one asks for approval (no_wait: check once).", (
                _ids("check"),
                Param("wait_secs", "integer", "Extra seconds to wait, 0 to 30 (default 0)."),
                Param("no_wait", "boolean", "Check once and return at once."),
