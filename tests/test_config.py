@@ -42,6 +42,11 @@ def test_workspace_overrides_user_key_by_key_and_env_overrides_both(cfg, tmp_pat
     ("timeout_s: 10\n\tmax_kept: 5\n", "invalid YAML"),
     ("- a\n- b\n", "must be a mapping"),
     ("max_kept: 1.5\n", "whole number"),
+    # providers: each entry checked here, not when a subagent first uses it (tryout)
+    ("model: x\nproviders:\n  p1: [a, b]\n", ":2: key 'providers': providers.p1: expected a mapping"),
+    ("providers:\n  p3: {base_url: 7}\n", "providers.p3.base_url: expected text, got 7"),
+    ("providers:\n  p3: {base_url: 'http://x/v1', bogus: 1}\n", "unknown key providers.p3.bogus"),
+    ("providers:\n  p4: {api_key_env: K}\n", "providers.p4.base_url is missing"),
 ])
 def test_invalid_file_names_file_line_and_key(cfg, text, needle):
     cfg.write_text(text)

@@ -79,9 +79,7 @@ def _check_value(key: str, value: Any) -> Any:
             raise ValueError(f"expected a model name (text), got {value!r}")
         return value
     if key == "providers":
-        if not isinstance(value, dict):
-            raise ValueError("expected a mapping of provider name to {base_url, api_key_env, ...}")
-        return value
+        return _check_providers(value)
     if key == "on_finish":
         if value is not None and not isinstance(value, str):
             raise ValueError(f"expected a shell command (text), got {value!r}")
@@ -105,6 +103,31 @@ def _check_value(key: str, value: Any) -> Any:
     if key == "ray":
         return _check_ray(value)
     raise AssertionError(key)
+
+
+PROVIDER_KEYS = ("base_url", "api_key_env")
+
+
+def _check_providers(value: Any) -> dict[str, Any]:
+    """`providers:` name → {base_url (required), api_key_env}: checked here, so
+    a broken entry stops spawn and shows in doctor rather than failing each
+    subagent that uses it."""
+    if not isinstance(value, dict):
+        raise ValueError("expected a mapping of provider name to {base_url, api_key_env}")
+    for name, entry in value.items():
+        where = f"providers.{name}"
+        if not isinstance(entry, dict):
+            raise ValueError(f"{where}: expected a mapping with base_url (and api_key_env), "
+                             f"got {entry!r}")
+        for key, item in entry.items():
+            if key not in PROVIDER_KEYS:
+                raise ValueError(f"unknown key {where}.{key} (valid: {', '.join(PROVIDER_KEYS)})")
+            if not (isinstance(item, str) and item.strip()):
+                raise ValueError(f"{where}.{key}: expected text, got {item!r}")
+        if "base_url" not in entry:
+            raise ValueError(f"{where}.base_url is missing: set it to the server's URL, "
+                             "e.g. http://localhost:11434/v1")
+    return value
 
 
 def _check_ray(value: Any) -> dict[str, Any]:
