@@ -55,13 +55,13 @@ def _diag(dimension: str, name: str, message: str) -> dict[str, str]:
     return {"dimension": dimension, "name": name, "message": message}
 
 
-def _definition(agent: str, model: str | None, cli: str, workspace: Path
+def _definition(agent: str, model: str | None, cli: str, workspace: Path, catalog: Any = None
                 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, str]]]:
     """(fields, frozen MCP configs, diagnostics) for `--agent` on a CLI."""
     from zapcli.capabilities.mcpconfig import load_servers, missing_message
     from zapcli.definitions import Switches, discover, effective_model, resolve
 
-    catalog = discover(workspace)
+    catalog = catalog or discover(workspace)
     switches = Switches()
     d = resolve(agent, workspace, catalog=catalog, switches=switches)
     chosen = effective_model(model, d, switches.model_overrides(), None)
@@ -84,22 +84,24 @@ def _definition(agent: str, model: str | None, cli: str, workspace: Path
 
 def spawn_fields(cli: str, *, agent: str | None, model: str | None, approval: str | None,
                  unattended: bool, max_tokens: int | None, workspace: Path,
-                 settings: Settings, cwd: Path | None = None) -> tuple[dict[str, Any], tuple[str, ...]]:
+                 settings: Settings, cwd: Path | None = None,
+                 catalog: Any = None) -> tuple[dict[str, Any], tuple[str, ...]]:
     """The spawn record's fields for an agent CLI, and warnings. Raises
-    ZapcliError (nothing is created)."""
+    ZapcliError (nothing is created). `catalog`: the definitions, when the
+    caller has already discovered them."""
     found = find_backend(cli, settings)
     fields: dict[str, Any] = {"agent": None, "model": model, "definition": None}
     mcp: list[dict[str, Any]] = []
     diags: list[dict[str, str]] = []
     if agent:
-        fields, mcp, diags = _definition(agent, model, cli, workspace)
+        fields, mcp, diags = _definition(agent, model, cli, workspace, catalog)
     _refuse_unusable(found, fields["model"], cwd or workspace)
     fields["backend"] = {**found.frozen(), "mcp": mcp}
     fields["diagnostics"] = diags
     return fields, tuple(f"{d['dimension']} {d['name']}: {d['message']}" for d in diags)
 
 
-def definition_cli(agent: str | None, workspace: Path) -> str | None:
+def definition_cli(agent: str | None, workspace: Path, catalog: Any = None) -> str | None:
     """The backend a definition names (`cli:`), without loading more than the
     catalog; None when it names none or cannot be read (spawn reports that)."""
     if not agent:
@@ -107,7 +109,7 @@ def definition_cli(agent: str | None, workspace: Path) -> str | None:
     from zapcli.definitions import discover
 
     try:
-        catalog = discover(workspace)
+        catalog = catalog or discover(workspace)
         entry = catalog.entry(agent)
         d = getattr(entry, "definition", None) if entry is not None else None
     except ZapcliError:

@@ -24,14 +24,14 @@ NO_MODEL = ("no model configured: pass --model, set ZAPCLI_MODEL, set `model:` i
 
 
 def resolve_agent(agent: str | None, model_flag: str | None, workspace: Path,
-                  settings: Settings) -> tuple[dict[str, Any], tuple[str, ...]]:
+                  settings: Settings, catalog: Any = None) -> tuple[dict[str, Any], tuple[str, ...]]:
     """(spawn-record fields, warnings). Raises ZapcliError for an unknown,
     invalid or disabled definition (nothing is created)."""
     from zapcli.capabilities.grant import build_grant
     from zapcli.definitions import Switches, discover, effective_model, resolve
     from zapcli.tools.registry import available_tools, search_provider
 
-    catalog = discover(workspace)
+    catalog = catalog or discover(workspace)
     switches = Switches()
     definition = resolve(agent, workspace, catalog=catalog, switches=switches)
     model = effective_model(model_flag, definition, switches.model_overrides(), settings.model)
@@ -70,7 +70,8 @@ AGENT_ONLY = ("--agent, --model, --approval, --max-tokens and --unattended apply
 
 def spawn_fields(cli: str, *, agent: str | None, model: str | None, approval: str | None,
                  unattended: bool, max_tokens: int | None, workspace: Path,
-                 settings: Settings, cwd: Path | None = None) -> tuple[dict[str, Any], tuple[str, ...]]:
+                 settings: Settings, cwd: Path | None = None,
+                 catalog: Any = None) -> tuple[dict[str, Any], tuple[str, ...]]:
     """The backend's fields of the `spawn` record and the warnings for the
     caller, resolved before anything is created (`cwd`: where the work runs,
     default the workspace). Raises ZapcliError."""
@@ -85,5 +86,5 @@ def spawn_fields(cli: str, *, agent: str | None, model: str | None, approval: st
 
         return cli_fields(cli, agent=agent, model=model, approval=approval, unattended=unattended,
                           max_tokens=max_tokens, workspace=workspace, settings=settings,
-                          cwd=cwd or workspace)
-    return resolve_agent(agent, model, workspace, settings)
+                          cwd=cwd or workspace, catalog=catalog)
+    return resolve_agent(agent, model, workspace, settings, catalog)

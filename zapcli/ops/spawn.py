@@ -16,7 +16,7 @@ from pathlib import Path
 from zapcli import ids
 from zapcli.backends import NAMES as BACKENDS
 from zapcli.config import APPROVAL_MODES, MAX_INT, Settings, load_settings
-from zapcli.errors import UsageError, either, param
+from zapcli.errors import UsageError, ZapcliError, either, param
 from zapcli.lifecycle import queue
 from zapcli.lifecycle import session as sessions
 from zapcli.paths import subagents_dir, workspace_of
@@ -130,24 +130,38 @@ def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
     return task, float(timeout)
 
 
-def _choose_backend(req: SpawnRequest, workspace: Path) -> SpawnRequest:
+def _catalog(req: SpawnRequest, workspace: Path) -> Any:
+    """The definitions, read once for `--agent` (the backend it names, then
+    its fields); None without one, or when they cannot be read (resolving
+    says why)."""
+    if not req.agent or req.inherit is not None:
+        return None
+    from zapcli.definitions import discover
+
+    try:
+        return discover(workspace)
+    except ZapcliError:
+        return None
+
+
+def _choose_backend(req: SpawnRequest, workspace: Path, catalog: Any) -> SpawnRequest:
     """`--cli` when given, else the backend the definition names (`cli:`), else zapcli."""
     if req.cli:
         return req
     from zapcli.backends.cli_resolve import definition_cli
     from zapcli.plain import replace
 
-    return replace(req, cli=definition_cli(req.agent, workspace) or "zapcli")
+    return replace(req, cli=definition_cli(req.agent, workspace, catalog) or "zapcli")
 
 
 def _backend_fields(req: SpawnRequest, workspace: Path, settings: Settings,
-                    cwd: Path) -> tuple[dict, tuple[str, ...]]:
+                    cwd: Path, catalog: Any) -> tuple[dict, tuple[str, ...]]:
     """Definition, model and warnings for the chosen backend (resolved before any fork)."""
     from zapcli.backends.resolve import spawn_fields
 
     return spawn_fields(req.cli or "zapcli", agent=req.agent, model=req.model, approval=req.approval,
                         unattended=req.unattended, max_tokens=req.max_tokens,
-                        workspace=workspace, settings=settings, cwd=cwd)
+                        workspace=workspace, settings=settings, cwd=cwd, catalog=catalog)
 
 
 def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[str, Any]:
@@ -214,13 +228,14 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
         raise UsageError("the current directory no longer exists; cd to an existing one or pass --cwd") from None
     workspace = workspace_of(cwd)
     settings = settings or load_settings(workspace)
-    req = _choose_backend(req, workspace)
+    catalog = _catalog(req, workspace)
+    req = _choose_backend(req, workspace, catalog)
     task, timeout = _validate(req, settings)
     warnings: tuple[str, ...] = ()
     if req.inherit is not None:
         backend = dict(req.inherit)
     else:
-        backend, warnings = _backend_fields(req, workspace, settings, cwd)
+        backend, warnings = _backend_fields(req, workspace, settings, cwd, catalog)
     placement = _executor_fields(req, settings)
     warnings = tuple(settings.notes) + tuple(warnings)
     session = sessions.current()
