@@ -107,15 +107,24 @@ def view_header(v: View) -> list[tuple[str, str]]:
     return lines
 
 
+def cut_note(written: int | None, kept: int) -> str | None:
+    """What became of output that did not all reach its file: capped at 1 MB,
+    or a write that failed (a full disk); None when all of it is there."""
+    if not written or written <= kept:
+        return None
+    if kept >= CAP_BYTES:
+        return f"OUTPUT TRUNCATED ({written} bytes written, 1 MB kept)"
+    return (f"OUTPUT INCOMPLETE ({written} bytes written, {kept} kept: writing the output file "
+            "failed, e.g. a full disk)")
+
+
 def folded_lines(f: Folded, *, so_far: bool = False, sid: str = "ID") -> list[tuple[str, str]]:
     """The folded output block; `so_far` for a subagent still running; `sid`
     names the subagent in the hint that shows the rest."""
     lines: list[tuple[str, str]] = []
-    if f.truncated and f.kept >= CAP_BYTES:
-        lines.append(("bold red", f"  OUTPUT TRUNCATED ({f.written} bytes written, 1 MB kept)"))
-    elif f.truncated:
-        lines.append(("bold red", f"  OUTPUT INCOMPLETE ({f.written} bytes written, {f.kept} kept: "
-                                  "writing the output file failed, e.g. a full disk)"))
+    note = cut_note(f.written, f.kept) if f.truncated else None
+    if note:
+        lines.append(("bold red", f"  {note}"))
     if f.unreadable:
         lines.append(("yellow", f"  (output file not read: {f.unreadable}; {f.written} bytes "
                                 "were written)"))

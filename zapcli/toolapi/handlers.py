@@ -145,6 +145,7 @@ def output(a: dict[str, Any], env: Env) -> Reply:
     from zapcli.lifecycle.observe import observe
     from zapcli.ops.output import chunks
     from zapcli.render import output as render
+    from zapcli.render.common import cut_note
     from zapcli.render.text import escape_controls
     from zapcli.trail import store
 
@@ -154,8 +155,9 @@ def output(a: dict[str, Any], env: Env) -> Reply:
     doc = render.doc(sid, stderr, data, view.stderr_written if stderr else view.stdout_written)
     path = store.path_for(sid, ".err" if stderr else ".out")
     text = bound(escape_controls(doc["text"]), hint=f"; the whole output is in {path}")
-    if doc["truncated"]:
-        text = f"OUTPUT TRUNCATED ({doc['written_bytes']} bytes written, {doc['bytes']} kept)\n" + text
+    note = cut_note(doc["written_bytes"], doc["bytes"]) if doc["truncated"] else None
+    if note:
+        text = f"{note}\n{text}"
     from zapcli.toolapi.dispatch import Reply
 
     doc["text"] = bound(doc["text"])

@@ -54,7 +54,7 @@ def _note_truncation(sid: str, stderr: bool) -> None:
     import sys
 
     from zapcli.lifecycle.observe import observe
-    from zapcli.ops.fold import CAP_BYTES
+    from zapcli.render.common import cut_note
     from zapcli.trail import store
 
     view = observe(sid)
@@ -63,8 +63,6 @@ def _note_truncation(sid: str, stderr: bool) -> None:
         kept = store.path_for(sid, ".err" if stderr else ".out").stat().st_size
     except OSError:
         kept = 0
-    if written and written > kept and kept >= CAP_BYTES:
-        sys.stderr.write(f"zapcli: note: OUTPUT TRUNCATED ({written} bytes written, 1 MB kept)\n")
-    elif written and written > kept:
-        sys.stderr.write(f"zapcli: note: OUTPUT INCOMPLETE ({written} bytes written, {kept} kept: "
-                         "writing the output file failed, e.g. a full disk)\n")
+    note = cut_note(written, kept)
+    if note:
+        sys.stderr.write(f"zapcli: note: {note}\n")
