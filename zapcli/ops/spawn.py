@@ -125,8 +125,6 @@ def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
     for dep in req.after:
         if not ids.is_valid(dep) or not store.exists(dep):
             raise UsageError(f"{param('after')} {dep!r}: no such subagent")
-    if req.cwd is not None and not Path(req.cwd).is_dir():
-        raise UsageError(f"{param('cwd')} {req.cwd!r} is not a directory")
     return task, float(timeout)
 
 
