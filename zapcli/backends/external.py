@@ -35,6 +35,7 @@ from zapcli.trail.model import SIGTERM_REASON, Outcome, Status
 
 DEFAULT_EXIT_GRACE_S = 3.0
 PUMP_JOIN_S = 30.0  # parsing what is left after the exit (a big last burst)
+VERSION_JOIN_S = 10.0  # how long the end waits for a `--version` still running (uncached)
 TICK_S = 0.05
 
 
@@ -92,6 +93,7 @@ class _Run:
     _seen: int = 0
     pump: LinePump | None = None
     _version: str | None = None
+    _version_thread: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def supervise(self) -> Outcome:
@@ -126,7 +128,9 @@ class _Run:
         if self.launch.stdin is not None and proc.stdin is not None:  # after the pumps run
             feed(os.dup(proc.stdin.fileno()), self.launch.stdin, "cli-stdin")
             proc.stdin.close()
-        threading.Thread(target=self._find_version, name="cli-version", daemon=True).start()
+        self._version_thread = threading.Thread(target=self._find_version, name="cli-version",
+                                                daemon=True)
+        self._version_thread.start()
         ending = self._wait(proc)
         self._end_leftovers()
         exited.set()
@@ -208,6 +212,9 @@ class _Run:
                  stderr_tail: str) -> Outcome:
         code = proc.wait()
         ctx = self.ctx
+        if self.parser.session_id and not self._version_written and self._version_thread:
+            # `--version` runs beside the CLI; a first run on a busy machine may still be at it
+            self._version_thread.join(VERSION_JOIN_S)
         if self.parser.session_id and (not self._session_written or (
                 not self._version_written and self._version)):
             self._write_session()

@@ -64,8 +64,8 @@ def grant_problems(definition: Any, workspace: Path) -> list[dict[str, str]]:
         search_provider=search_provider())).diagnostics)
 
 
-AGENT_ONLY = ("--agent, --model, --approval, --max-tokens and --unattended apply to "
-              "--cli zapcli only; drop them for --cli sh")
+AGENT_ONLY = ("--agent, --model, --approval, --max-tokens and --unattended are for agents "
+              "(zapcli and the agent CLIs), not a shell command; drop them for --cli sh")
 
 
 def spawn_fields(cli: str, *, agent: str | None, model: str | None, approval: str | None,

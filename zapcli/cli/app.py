@@ -63,7 +63,7 @@ def main(version: bool = typer.Option(False, "--version", callback=_version, is_
 def spawn(
     task: str = typer.Argument(..., help="What to do. '-' reads it from stdin (UTF-8, up to 1 MB).", metavar="TASK"),
     cli: Optional[str] = typer.Option(None, "--cli", help="Backend: zapcli (the built-in agent, default), sh (a shell command), or an agent CLI: claude, codex, gemini, opencode (or one config.yaml's backends: defines). Default: the --agent definition's cli:, else zapcli.", metavar="NAME"),
-    agent: Optional[str] = typer.Option(None, "--agent", help="Subagent definition to use (zapcli backend).", metavar="NAME"),
+    agent: Optional[str] = typer.Option(None, "--agent", help="Subagent definition to use (its cli: may pick the backend).", metavar="NAME"),
     model: Optional[str] = typer.Option(None, "--model", help="Model for this subagent.", metavar="MODEL"),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Deadline in seconds (default 300, config timeout_s).", metavar="SECS"),
     approval: Optional[str] = typer.Option(None, "--approval", help="confirm | workspace | auto-edit | full.", metavar="MODE"),
@@ -180,7 +180,7 @@ def run(
     id: Optional[str] = typer.Option(None, "--id", help="Subagent id for --subagent.", metavar="ID", hidden=True),
     agent: Optional[str] = typer.Option(None, "--agent", help="Definition to use.", metavar="NAME"),
     model: Optional[str] = typer.Option(None, "--model", help="Model to use.", metavar="MODEL"),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output).", metavar="N"),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output) of the run and every subagent it starts.", metavar="N"),
     approval: Optional[str] = typer.Option(None, "--approval", help="confirm | workspace | auto-edit | full.", metavar="MODE"),
     unattended: bool = typer.Option(False, "--unattended", help="Deny whatever would ask.", metavar=""),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Deadline in seconds (default: config timeout_s, 300).", metavar="SECS"),
@@ -281,7 +281,7 @@ def call(
 
 
 @app.command("tool-schema")
-def tool_schema(json: bool = typer.Option(True, "--json", help="Always JSON.", metavar="")) -> None:
+def tool_schema(json: bool = typer.Option(True, "--json", help="Always JSON.", metavar="", hidden=True)) -> None:
     """Print the `subagent` tool's JSON schema, to register zapcli in another agent framework."""
     _run("tool_schema", locals())
 

@@ -124,9 +124,11 @@ app.add_typer(mcp_app, name="mcp")
 def mcp_serve(
     http: Optional[str] = typer.Option(None, "--http", help="Serve streamable HTTP on [HOST:]PORT (host 127.0.0.1 unless given) instead of stdio.", metavar="ADDR"),
 ) -> None:
-    """Serve zapcli's tools over MCP: spawn, poll, wait, list, kill, output, replay, send,
-    approve, deny, agents, usage, agents_save, agents_delete. Each connection is its own
-    session unless ZAPCLI_SESSION is set."""
+    """Serve zapcli's tools over MCP (stdio, or streamable HTTP with --http).
+
+    The tools: spawn, poll, wait, list, kill, output, replay, send, approve, deny,
+    agents, usage, agents_save, agents_delete. Each connection is its own session
+    unless ZAPCLI_SESSION is set."""
     from zapcli.cli.commands import mcp
 
     raise typer.Exit(mcp.serve(http=http))
