@@ -191,3 +191,37 @@ def test_a_tool_caller_gets_a_worktree_too(zap, repo):
     assert tree["branch"] == f"zapcli/{sid}" and tree["ready"]
     assert Path(tree["path"], "t.txt").read_text() == "tool\n"
     assert not (repo / "t.txt").exists()
+
+
+def test_a_tree_whose_repository_or_subagent_is_gone_can_still_be_removed(zap, repo, tmp_path):
+    """tryout: a scratch clone deleted after its subagent ran left a tree that no
+    command could remove ("check ZAPCLI_HOME"); `zapcli rm` of the subagent left
+    one that `worktree rm` called an id that "does not exist"."""
+    import shutil
+
+    clone = tmp_path / "clone"
+    git(repo, "clone", "-q", str(repo), str(clone))
+    proc = subprocess.run([sys.executable, "-m", "zapcli", "spawn", "--cli", "sh", "--worktree",
+                           "--", "echo y > y.txt"], cwd=clone, env=zap.env, capture_output=True,
+                          text=True, timeout=60)
+    gone = proc.stdout.strip()
+    kept = zap.spawn_sh("echo z > z.txt", "--worktree")
+    assert zap("wait", "--timeout", "60", gone, kept).returncode == 0
+    tree_gone = Path(_doc(zap, gone)["worktree"]["path"])
+    tree_kept = Path(_doc(zap, kept)["worktree"]["path"])
+    shutil.rmtree(clone)  # the repository goes, its tree stays
+    listed = zap("worktree", "list").out
+    assert "no longer exists" in listed and "fatal" not in listed
+    res = zap("worktree", "rm", gone)
+    assert res.returncode == 1 and "no longer exists" in res.err and "--force" in res.err
+    assert tree_gone.is_dir()
+    res = zap("worktree", "rm", "--force", gone)
+    assert res.returncode == 0, res.err
+    assert not tree_gone.exists()
+
+    assert zap("rm", kept).returncode == 0  # the subagent goes, its tree (untracked z.txt) stays
+    assert tree_kept.is_dir()
+    res = zap("worktree", "rm", kept)
+    assert res.returncode == 1 and "holds work" in res.err
+    assert zap("worktree", "rm", "--force", kept).returncode == 0
+    assert not tree_kept.exists()

@@ -144,8 +144,15 @@ def find(sid: str | None = None, *, inspect: bool = True) -> list[Tree]:
 
 
 def tree_of(sid: str) -> Tree:
-    """The tree of subagent `sid` (or of the subagent it continued). Raises NotFound."""
-    s = load(sid)
+    """The tree of subagent `sid` (or of the subagent it continued); a tree whose
+    subagent was removed (`zapcli rm`) by its folder's name. Raises NotFound."""
+    try:
+        s = load(sid)
+    except NotFound:
+        orphan = find(sid) if idmod.is_valid(sid) else []
+        if orphan:
+            return orphan[0]
+        raise
     r = receipt_of(s.spawn)
     if r is None:
         raise NotFound(f"{sid} has no worktree (it was not spawned with --worktree)")

@@ -45,6 +45,11 @@ def remove(sid: str, *, force: bool = False) -> RmResult:
         users = ", ".join(f"{i} ({s})" for i, s, _o in tree.users)
         raise ZapcliError(f"the worktree {tree.receipt.path} is in use by {users}; wait for "
                           f"them, or remove it anyway with {param('force')}", code="in_use")
+    if tree.receipt.repo_gone and not force:
+        raise ZapcliError(f"the repository of the worktree {tree.receipt.path} "
+                          f"({tree.receipt.repo}) no longer exists, so git cannot remove it; "
+                          f"{param('force')} deletes the folder (with whatever is in it)",
+                          code="repo_gone")
     if st.holds_work and not force:
         raise ZapcliError(f"the worktree {tree.receipt.path} holds work: "
                           f"{', '.join(st.reasons())}; commit or push it, or remove it anyway "

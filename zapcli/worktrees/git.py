@@ -70,6 +70,11 @@ class Receipt:
     base: str
     subdir: str = ""
 
+    @property
+    def repo_gone(self) -> bool:
+        """The repository was deleted (or moved): git keeps no record of the tree."""
+        return bool(self.common_dir) and not Path(self.common_dir).is_dir()
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

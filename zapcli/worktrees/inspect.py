@@ -63,6 +63,9 @@ class TreeState:
 def state(r: g.Receipt) -> TreeState:
     """The state of the tree of `r` (for a tree deleted by hand: of its branch)."""
     st = TreeState(exists=Path(r.path).is_dir())
+    if r.repo_gone:
+        st.error = f"its repository {r.repo} no longer exists"
+        return st
     try:
         if st.exists:
             _changes(st, r.path)

@@ -1,4 +1,6 @@
-"""Removing a tree: through `git worktree remove` only, never `rm -rf`.
+"""Removing a tree: through `git worktree remove` only, never `rm -rf` —
+except the folder of a tree whose repository no longer exists (git has
+nothing left to ask), and only when forced.
 
 Imports `zapcli.worktrees.git`, `zapcli.worktrees.create` (its per-repository
 lock), `zapcli.worktrees.inspect`. Without `force`, git itself refuses a
@@ -28,6 +30,15 @@ class Removed:
 def remove(r: g.Receipt, st: TreeState, *, force: bool = False) -> Removed:
     """Remove the tree of `r` (whose state is `st`). Raises GitError with git's
     message when git refuses or fails; nothing else is tried then."""
+    if r.repo_gone:
+        if not force:
+            raise g.GitError(f"its repository {r.repo} no longer exists, so git cannot remove "
+                             "the tree; --force deletes its folder")
+        import shutil
+
+        shutil.rmtree(r.path, ignore_errors=True)
+        return Removed(not Path(r.path).exists(), False,
+                       f"its repository {r.repo} no longer exists: the folder was deleted")
     with _locked(r):
         if Path(r.path).exists():
             g.git(["worktree", "remove", *(["--force"] if force else []), r.path], r.repo)
