@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +64,8 @@ class Zapserver:
     def __init__(self) -> None:
         self.fixed = os.environ.get("ZAPCLI_SESSION") or None
         self.conns: dict[str, Conn] = {}
+        self.cut = 0  # tool calls cancelled before they answered
+        self.closing = threading.Event()  # set: every blocking call stops at its next tick
 
     def conn(self, ctx: Any) -> Conn:
         connection = getattr(ctx.session, "_connection", None)
@@ -92,7 +95,7 @@ class Zapserver:
         return result(reply)
 
     async def _run(self, ctx: Any, conn: Conn, name: str, args: Any) -> Reply:
-        ticker = _Ticker(ctx, conn)
+        ticker = _Ticker(ctx, conn, self.closing)
         # shares the connection's ids and lock; a client that cannot elicit decides
         # approvals itself, so poll/wait show a request at once
         env = conn.env.copy(on_tick=ticker, stop_on_approval=not ticker.can_elicit)
@@ -101,7 +104,12 @@ class Zapserver:
             with sessions.using(conn.session):
                 return call(name, args, env)
 
-        reply = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        try:
+            reply = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            ticker.cancelled.set()  # the client cancelled it or went away: stop the worker
+            self.cut += 1
+            raise
         if ticker.need:
             raise NeedInput(ticker.need)
         return reply
@@ -136,8 +144,9 @@ class _Ticker:
     """Called from the worker while poll/wait block: progress notifications
     (at most one a second) and approval requests forwarded as elicitations."""
 
-    def __init__(self, ctx: Any, conn: Conn):
-        self.ctx, self.conn = ctx, conn
+    def __init__(self, ctx: Any, conn: Conn, closing: threading.Event):
+        self.ctx, self.conn, self.closing = ctx, conn, closing
+        self.cancelled = threading.Event()
         self.last = -PROGRESS_EVERY_S
         self.need: dict[str, types.ElicitRequest] = {}
         caps = ctx.session.client_capabilities
@@ -146,6 +155,8 @@ class _Ticker:
         self.back_channel = bool(ctx.session.can_send_request)
 
     def __call__(self, views: list[Any], elapsed: float) -> None:
+        if self.cancelled.is_set() or self.closing.is_set():
+            raise _Cancelled()
         if elapsed - self.last >= PROGRESS_EVERY_S:
             self.last = elapsed
             running = sum(1 for v in views if not v.terminal)
@@ -191,8 +202,12 @@ class _StopWaiting(Exception):
     """Ends the blocking op early so the handler can return InputRequiredResult."""
 
 
-def build() -> Server[Any]:
-    zs = Zapserver()
+class _Cancelled(Exception):
+    """Ends the blocking op of a call nobody waits for any more."""
+
+
+def build(zs: Zapserver | None = None) -> Server[Any]:
+    zs = zs or Zapserver()
     return Server("zapcli", version=__version__, instructions=INSTRUCTIONS,
                   on_list_tools=zs.list_tools, on_call_tool=zs.call_tool)
 
@@ -205,9 +220,29 @@ def _log(message: str) -> None:
 async def serve_stdio() -> None:
     from mcp.server.stdio import stdio_server
 
-    server = build()
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    zs = Zapserver()
+    server = build(zs)
+    broken = False
+    try:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    except Exception as exc:  # noqa: BLE001 - re-raised unless the client went away
+        if not _disconnected(exc):
+            raise
+        broken = True
+    finally:
+        zs.closing.set()  # a worker still blocking ends at its next tick (<= 0.5 s)
+    if broken or zs.cut:
+        _log("the client disconnected" + (f"; {zs.cut} call(s) cancelled" if zs.cut else ""))
+
+
+def _disconnected(exc: BaseException) -> bool:
+    """A broken pipe or closed stream, alone or in (nested) exception groups."""
+    inner = getattr(exc, "exceptions", None)
+    if inner is not None:
+        return all(_disconnected(e) for e in inner)
+    return isinstance(exc, (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError,
+                            anyio.ClosedResourceError))
 
 
 async def serve_http(host: str, port: int) -> None:
