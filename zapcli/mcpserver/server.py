@@ -16,6 +16,7 @@ that can take one (stdio, legacy HTTP), an `InputRequiredResult` on a
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -245,11 +246,44 @@ def _disconnected(exc: BaseException) -> bool:
                             anyio.ClosedResourceError))
 
 
-async def serve_http(host: str, port: int) -> None:
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on host:port (port 0: one the system picks), or a
+    ZapcliError naming the address and why."""
+    from zapcli.errors import ZapcliError
+
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise ZapcliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}".lower()) from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(addr)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        why = (exc.strerror or str(exc)).lower()
+        raise ZapcliError(f"cannot listen on {host}:{port}: {why}") from None
+    return sock
+
+
+async def serve_http(sock: socket.socket) -> None:
+    """Streamable HTTP on a socket from `listen`; says "serving" once uvicorn
+    has started on it, with the port bound."""
     import uvicorn
 
+    host, port = sock.getsockname()[:2]
     server = build()
     app = server.streamable_http_app(host=host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    _log(f"serving streamable HTTP on http://{host}:{port}/mcp")
-    await uvicorn.Server(config).serve()
+    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+
+    async def announce() -> None:
+        while not web.started:
+            await anyio.sleep(0.02)
+        shown = f"[{host}]" if ":" in host else host
+        _log(f"serving streamable HTTP on http://{shown}:{port}/mcp")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(announce)
+        await web.serve(sockets=[sock])
+        tg.cancel_scope.cancel()
