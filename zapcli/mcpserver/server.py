@@ -9,8 +9,11 @@ is set (a 2026-07-28 HTTP request has no connection: they share the
 server's). While poll/wait block, the worker reports progress and forwards the
 approval requests of this connection's subagents as elicitations when the
 client declares the capability: a request to the client on a connection
-that can take one (stdio, legacy HTTP), an `InputRequiredResult` on a
-2026-07-28 one (the client answers and calls again; the wait goes on).
+that can take one (stdio, legacy HTTP; asked in the background, so progress
+goes on and the wait's timeout holds; an unanswered one ends with the call),
+an `InputRequiredResult` on a 2026-07-28 one (the client answers and calls
+again; the wait goes on). A call whose client cancels it or goes away stops
+at its worker's next tick; a stdio client gone is one line on stderr.
 """
 
 from __future__ import annotations
@@ -105,12 +108,15 @@ class Zapserver:
             with sessions.using(conn.session):
                 return call(name, args, env)
 
-        try:
-            reply = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
-        except anyio.get_cancelled_exc_class():
-            ticker.cancelled.set()  # the client cancelled it or went away: stop the worker
-            self.cut += 1
-            raise
+        async with anyio.create_task_group() as ticker.asks:  # questions asked meanwhile
+            try:
+                reply = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+            except anyio.get_cancelled_exc_class():
+                ticker.cancelled.set()  # the client cancelled it or went away: stop the worker
+                self.cut += 1
+                raise
+            # a question still unanswered ends with the call (its request stays pending)
+            ticker.asks.cancel_scope.cancel()
         if ticker.need:
             raise NeedInput(ticker.need)
         return reply
@@ -148,6 +154,7 @@ class _Ticker:
     def __init__(self, ctx: Any, conn: Conn, closing: threading.Event):
         self.ctx, self.conn, self.closing = ctx, conn, closing
         self.cancelled = threading.Event()
+        self.asks: Any = None  # the call's task group: elicitations in flight
         self.last = -PROGRESS_EVERY_S
         self.need: dict[str, types.ElicitRequest] = {}
         caps = ctx.session.client_capabilities
@@ -181,15 +188,22 @@ class _Ticker:
             message = (f"zapcli subagent {v.id} asks for approval ({req.get('req_id')}):\n"
                        f"{req.get('summary')}\nTask: {' '.join(v.task.split())[:200]}\n"
                        "Accept to allow it, decline to deny it.")
-            if self.back_channel:
-                answer = anyio.from_thread.run(self._elicit, message)
-                _decide(key[0], key[1], answer)
+            if self.back_channel:  # asked meanwhile: progress goes on, the timeout holds
+                anyio.from_thread.run_sync(self.asks.start_soon, self._ask, key, message)
             else:
                 self.need[f"approval:{key[0]}:{key[1]}"] = types.ElicitRequest(
                     params=types.ElicitRequestFormParams(message=message,
                                                          requested_schema=APPROVAL_SCHEMA))
         if self.need:
             raise _StopWaiting()
+
+    async def _ask(self, key: tuple[str, str], message: str) -> None:
+        try:
+            answer = await self._elicit(message)
+        except anyio.get_cancelled_exc_class():
+            self.conn.asked.discard(key)  # unanswered when the call ended: a later one asks again
+            raise
+        await anyio.to_thread.run_sync(_decide, key[0], key[1], answer)
 
     async def _elicit(self, message: str) -> types.ElicitResult:
         try:
