@@ -176,3 +176,30 @@ def test_an_unanswered_elicitation_does_not_hold_the_wait_past_its_timeout(zap, 
     assert waited.structured_content["subagents"][0]["pending_approval"]["tool"] == "bash"
     assert sum(1 for t in notes if t > asked[0]) >= 3  # progress after the question went out
     assert "approved r1" in text(approved) and f"{sid}: completed" in text(done)
+
+
+def test_a_late_answer_in_the_2026_era_does_not_restart_the_wait(zap, model):
+    """2026-07-28: the question is an InputRequiredResult and the client calls
+    again with the answer; the retried wait gets what is left of its timeout,
+    not a fresh one (the decision still counts)."""
+    import anyio
+    import mcp_types as types
+
+    model(bash_script("late", commands=2))
+    asked: list[str] = []
+
+    async def late(context, params):
+        asked.append(params.message)
+        await anyio.sleep(5)  # the user answers after the wait's timeout
+        return types.ElicitResult(action="accept", content={})
+
+    async def go():
+        async with Client(server_params(zap), elicitation_callback=late, mode="auto") as c:
+            sid = (await c.call_tool("spawn", {"task": "late job"})).structured_content["id"]
+            waited = await c.call_tool("wait", {"ids": [sid], "timeout": 3})
+            return sid, waited
+
+    sid, waited = run(go)
+    assert len(asked) == 1 and waited.structured_content["timed_out"] is True, text(waited)
+    decisions = [r for r in zap.json("replay", sid)["records"] if r["type"] == "approval_decision"]
+    assert [d["decision"] for d in decisions] == ["approve"]

@@ -12,16 +12,19 @@ client declares the capability: a request to the client on a connection
 that can take one (stdio, legacy HTTP; asked in the background, so progress
 goes on and the wait's timeout holds; an unanswered one ends with the call),
 an `InputRequiredResult` on a 2026-07-28 one (the client answers and calls
-again; the wait goes on). A call whose client cancels it or goes away stops
+again; the wait goes on with what is left of its timeout: the deadline rides
+in `request_state`). A call whose client cancels it or goes away stops
 at its worker's next tick; a stdio client gone is one line on stderr.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,13 +89,15 @@ class Zapserver:
         return types.ListToolsResult(tools=TOOLS)
 
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
+        args, deadline = _resume(params.name, params.arguments, params.request_state)
         try:
             conn = self.conn(ctx)
             await self._answers(conn, params.input_responses)
-            reply = await self._run(ctx, conn, params.name, params.arguments)
+            reply = await self._run(ctx, conn, params.name, args)
         except NeedInput as need:
+            state = json.dumps({"approvals": True, "deadline": deadline})
             return types.InputRequiredResult(input_requests=dict(need.requests),
-                                             request_state="approvals")
+                                             request_state=state)
         except Exception as exc:  # noqa: BLE001 - the server answers; it never crashes on input
             reply = Reply(f"internal error: {type(exc).__name__}: {exc}", None, 1, error=True,
                           code="internal")
@@ -127,6 +132,19 @@ class Zapserver:
             parts = str(key).split(":")
             if len(parts) == 3 and parts[0] == "approval" and isinstance(answer, types.ElicitResult):
                 await anyio.to_thread.run_sync(_decide, parts[1], parts[2], answer)
+
+
+def _resume(name: str, args: Any, state: str | None) -> tuple[Any, float | None]:
+    """A wait's arguments and the time its timeout ends. Called again after an
+    InputRequiredResult (`state` is what we sent), the wait gets what is left
+    of its first call's timeout: the client's round trip counts."""
+    if name != "wait" or not isinstance(args, dict) or not isinstance(args.get("timeout"), (int, float)):
+        return args, None
+    try:
+        deadline = float(json.loads(state or "{}").get("deadline"))
+    except (ValueError, TypeError, AttributeError):
+        return args, time.time() + args["timeout"]  # the first call (or a state we did not write)
+    return {**args, "timeout": round(max(deadline - time.time(), 0.0), 3)}, deadline
 
 
 def _decide(sid: str, req: str, answer: types.ElicitResult) -> str:
