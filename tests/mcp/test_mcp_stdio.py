@@ -140,3 +140,67 @@ def test_each_connection_is_its_own_session(zap):
     assert [s["id"] for s in seen_a] == [a] and [s["id"] for s in seen_b] == [b]
     # the subagents outlive their connection and stay visible everywhere by id
     wait_until(lambda: zap.status(a) == "completed" and zap.status(b) == "completed", 20)
+
+
+def test_an_unanswered_elicitation_does_not_hold_the_wait_past_its_timeout(zap, model):
+    """Legacy era: the question goes out while the wait goes on (progress
+    keeps flowing); the wait's own timeout ends the call and the request stays
+    pending for the approve tool."""
+    import time
+
+    import anyio
+
+    model(bash_script("unanswered"))
+    asked: list[float] = []
+    notes: list[float] = []
+
+    async def never(context, params):
+        asked.append(time.monotonic())
+        await anyio.sleep_forever()
+
+    async def progress(p, total, message):
+        notes.append(time.monotonic())
+
+    async def go():
+        async with Client(server_params(zap), elicitation_callback=never, mode="legacy") as c:
+            sid = (await c.call_tool("spawn", {"task": "unanswered job"})).structured_content["id"]
+            with anyio.fail_after(30):
+                waited = await c.call_tool("wait", {"ids": [sid], "timeout": 8},
+                                           progress_callback=progress)
+            approved = await c.call_tool("approve", {"id": sid})
+            done = await c.call_tool("wait", {"ids": [sid], "timeout": 30})
+            return sid, waited, approved, done
+
+    sid, waited, approved, done = run(go)
+    assert len(asked) == 1 and waited.structured_content["timed_out"] is True
+    assert waited.structured_content["exit_code"] == 4
+    assert waited.structured_content["subagents"][0]["pending_approval"]["tool"] == "bash"
+    assert sum(1 for t in notes if t > asked[0]) >= 3  # progress after the question went out
+    assert "approved r1" in text(approved) and f"{sid}: completed" in text(done)
+
+
+def test_a_late_answer_in_the_2026_era_does_not_restart_the_wait(zap, model):
+    """2026-07-28: the question is an InputRequiredResult and the client calls
+    again with the answer; the retried wait gets what is left of its timeout,
+    not a fresh one (the decision still counts)."""
+    import anyio
+    import mcp_types as types
+
+    model(bash_script("late", commands=2))
+    asked: list[str] = []
+
+    async def late(context, params):
+        asked.append(params.message)
+        await anyio.sleep(5)  # the user answers after the wait's timeout
+        return types.ElicitResult(action="accept", content={})
+
+    async def go():
+        async with Client(server_params(zap), elicitation_callback=late, mode="auto") as c:
+            sid = (await c.call_tool("spawn", {"task": "late job"})).structured_content["id"]
+            waited = await c.call_tool("wait", {"ids": [sid], "timeout": 3})
+            return sid, waited
+
+    sid, waited = run(go)
+    assert len(asked) == 1 and waited.structured_content["timed_out"] is True, text(waited)
+    decisions = [r for r in zap.json("replay", sid)["records"] if r["type"] == "approval_decision"]
+    assert [d["decision"] for d in decisions] == ["approve"]

@@ -9,14 +9,22 @@ is set (a 2026-07-28 HTTP request has no connection: they share the
 server's). While poll/wait block, the worker reports progress and forwards the
 approval requests of this connection's subagents as elicitations when the
 client declares the capability: a request to the client on a connection
-that can take one (stdio, legacy HTTP), an `InputRequiredResult` on a
-2026-07-28 one (the client answers and calls again; the wait goes on).
+that can take one (stdio, legacy HTTP; asked in the background, so progress
+goes on and the wait's timeout holds; an unanswered one ends with the call),
+an `InputRequiredResult` on a 2026-07-28 one (the client answers and calls
+again; the wait goes on with what is left of its timeout: the deadline rides
+in `request_state`). A call whose client cancels it or goes away stops
+at its worker's next tick; a stdio client gone is one line on stderr.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import sys
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +71,8 @@ class Zapserver:
     def __init__(self) -> None:
         self.fixed = os.environ.get("ZAPCLI_SESSION") or None
         self.conns: dict[str, Conn] = {}
+        self.cut = 0  # tool calls cancelled before they answered
+        self.closing = threading.Event()  # set: every blocking call stops at its next tick
 
     def conn(self, ctx: Any) -> Conn:
         connection = getattr(ctx.session, "_connection", None)
@@ -79,20 +89,22 @@ class Zapserver:
         return types.ListToolsResult(tools=TOOLS)
 
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
+        args, deadline = _resume(params.name, params.arguments, params.request_state)
         try:
             conn = self.conn(ctx)
             await self._answers(conn, params.input_responses)
-            reply = await self._run(ctx, conn, params.name, params.arguments)
+            reply = await self._run(ctx, conn, params.name, args)
         except NeedInput as need:
+            state = json.dumps({"approvals": True, "deadline": deadline})
             return types.InputRequiredResult(input_requests=dict(need.requests),
-                                             request_state="approvals")
+                                             request_state=state)
         except Exception as exc:  # noqa: BLE001 - the server answers; it never crashes on input
             reply = Reply(f"internal error: {type(exc).__name__}: {exc}", None, 1, error=True,
                           code="internal")
         return result(reply)
 
     async def _run(self, ctx: Any, conn: Conn, name: str, args: Any) -> Reply:
-        ticker = _Ticker(ctx, conn)
+        ticker = _Ticker(ctx, conn, self.closing)
         # shares the connection's ids and lock; a client that cannot elicit decides
         # approvals itself, so poll/wait show a request at once
         env = conn.env.copy(on_tick=ticker, stop_on_approval=not ticker.can_elicit)
@@ -101,7 +113,15 @@ class Zapserver:
             with sessions.using(conn.session):
                 return call(name, args, env)
 
-        reply = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        async with anyio.create_task_group() as ticker.asks:  # questions asked meanwhile
+            try:
+                reply = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+            except anyio.get_cancelled_exc_class():
+                ticker.cancelled.set()  # the client cancelled it or went away: stop the worker
+                self.cut += 1
+                raise
+            # a question still unanswered ends with the call (its request stays pending)
+            ticker.asks.cancel_scope.cancel()
         if ticker.need:
             raise NeedInput(ticker.need)
         return reply
@@ -112,6 +132,19 @@ class Zapserver:
             parts = str(key).split(":")
             if len(parts) == 3 and parts[0] == "approval" and isinstance(answer, types.ElicitResult):
                 await anyio.to_thread.run_sync(_decide, parts[1], parts[2], answer)
+
+
+def _resume(name: str, args: Any, state: str | None) -> tuple[Any, float | None]:
+    """A wait's arguments and the time its timeout ends. Called again after an
+    InputRequiredResult (`state` is what we sent), the wait gets what is left
+    of its first call's timeout: the client's round trip counts."""
+    if name != "wait" or not isinstance(args, dict) or not isinstance(args.get("timeout"), (int, float)):
+        return args, None
+    try:
+        deadline = float(json.loads(state or "{}").get("deadline"))
+    except (ValueError, TypeError, AttributeError):
+        return args, time.time() + args["timeout"]  # the first call (or a state we did not write)
+    return {**args, "timeout": round(max(deadline - time.time(), 0.0), 3)}, deadline
 
 
 def _decide(sid: str, req: str, answer: types.ElicitResult) -> str:
@@ -136,8 +169,10 @@ class _Ticker:
     """Called from the worker while poll/wait block: progress notifications
     (at most one a second) and approval requests forwarded as elicitations."""
 
-    def __init__(self, ctx: Any, conn: Conn):
-        self.ctx, self.conn = ctx, conn
+    def __init__(self, ctx: Any, conn: Conn, closing: threading.Event):
+        self.ctx, self.conn, self.closing = ctx, conn, closing
+        self.cancelled = threading.Event()
+        self.asks: Any = None  # the call's task group: elicitations in flight
         self.last = -PROGRESS_EVERY_S
         self.need: dict[str, types.ElicitRequest] = {}
         caps = ctx.session.client_capabilities
@@ -146,6 +181,8 @@ class _Ticker:
         self.back_channel = bool(ctx.session.can_send_request)
 
     def __call__(self, views: list[Any], elapsed: float) -> None:
+        if self.cancelled.is_set() or self.closing.is_set():
+            raise _Cancelled()
         if elapsed - self.last >= PROGRESS_EVERY_S:
             self.last = elapsed
             running = sum(1 for v in views if not v.terminal)
@@ -169,15 +206,22 @@ class _Ticker:
             message = (f"zapcli subagent {v.id} asks for approval ({req.get('req_id')}):\n"
                        f"{req.get('summary')}\nTask: {' '.join(v.task.split())[:200]}\n"
                        "Accept to allow it, decline to deny it.")
-            if self.back_channel:
-                answer = anyio.from_thread.run(self._elicit, message)
-                _decide(key[0], key[1], answer)
+            if self.back_channel:  # asked meanwhile: progress goes on, the timeout holds
+                anyio.from_thread.run_sync(self.asks.start_soon, self._ask, key, message)
             else:
                 self.need[f"approval:{key[0]}:{key[1]}"] = types.ElicitRequest(
                     params=types.ElicitRequestFormParams(message=message,
                                                          requested_schema=APPROVAL_SCHEMA))
         if self.need:
             raise _StopWaiting()
+
+    async def _ask(self, key: tuple[str, str], message: str) -> None:
+        try:
+            answer = await self._elicit(message)
+        except anyio.get_cancelled_exc_class():
+            self.conn.asked.discard(key)  # unanswered when the call ended: a later one asks again
+            raise
+        await anyio.to_thread.run_sync(_decide, key[0], key[1], answer)
 
     async def _elicit(self, message: str) -> types.ElicitResult:
         try:
@@ -191,8 +235,12 @@ class _StopWaiting(Exception):
     """Ends the blocking op early so the handler can return InputRequiredResult."""
 
 
-def build() -> Server[Any]:
-    zs = Zapserver()
+class _Cancelled(Exception):
+    """Ends the blocking op of a call nobody waits for any more."""
+
+
+def build(zs: Zapserver | None = None) -> Server[Any]:
+    zs = zs or Zapserver()
     return Server("zapcli", version=__version__, instructions=INSTRUCTIONS,
                   on_list_tools=zs.list_tools, on_call_tool=zs.call_tool)
 
@@ -205,16 +253,69 @@ def _log(message: str) -> None:
 async def serve_stdio() -> None:
     from mcp.server.stdio import stdio_server
 
-    server = build()
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    zs = Zapserver()
+    server = build(zs)
+    broken = False
+    try:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    except Exception as exc:  # noqa: BLE001 - re-raised unless the client went away
+        if not _disconnected(exc):
+            raise
+        broken = True
+    finally:
+        zs.closing.set()  # a worker still blocking ends at its next tick (<= 0.5 s)
+    if broken or zs.cut:
+        _log("the client disconnected" + (f"; {zs.cut} call(s) cancelled" if zs.cut else ""))
 
 
-async def serve_http(host: str, port: int) -> None:
+def _disconnected(exc: BaseException) -> bool:
+    """A broken pipe or closed stream, alone or in (nested) exception groups."""
+    inner = getattr(exc, "exceptions", None)
+    if inner is not None:
+        return all(_disconnected(e) for e in inner)
+    return isinstance(exc, (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError,
+                            anyio.ClosedResourceError))
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on host:port (port 0: one the system picks), or a
+    ZapcliError naming the address and why."""
+    from zapcli.errors import ZapcliError
+
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise ZapcliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}".lower()) from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(addr)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        why = (exc.strerror or str(exc)).lower()
+        raise ZapcliError(f"cannot listen on {host}:{port}: {why}") from None
+    return sock
+
+
+async def serve_http(sock: socket.socket) -> None:
+    """Streamable HTTP on a socket from `listen`; says "serving" once uvicorn
+    has started on it, with the port bound."""
     import uvicorn
 
+    host, port = sock.getsockname()[:2]
     server = build()
     app = server.streamable_http_app(host=host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    _log(f"serving streamable HTTP on http://{host}:{port}/mcp")
-    await uvicorn.Server(config).serve()
+    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+
+    async def announce() -> None:
+        while not web.started:
+            await anyio.sleep(0.02)
+        shown = f"[{host}]" if ":" in host else host
+        _log(f"serving streamable HTTP on http://{shown}:{port}/mcp")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(announce)
+        await web.serve(sockets=[sock])
+        tg.cancel_scope.cancel()

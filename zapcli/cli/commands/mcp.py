@@ -29,6 +29,6 @@ def serve(http: str | None = None) -> int:
     if http is None:
         anyio.run(server.serve_stdio)
     else:
-        host, port = address(http)
-        anyio.run(server.serve_http, host, port)
+        sock = server.listen(*address(http))  # a port in use: one error line, exit 1
+        anyio.run(server.serve_http, sock)
     return 0
