@@ -76,17 +76,18 @@ def _args_text(arguments: Any) -> str:
 
 
 def _emit_run(run_id: str, status: str, reason: str | None, report: str | None, sub: Any,
-              tokens: list[int]) -> None:
-    """The one `run --json` document: `tokens` are the run's own model calls."""
+              tokens: list[int], **extra: Any) -> None:
+    """The one `run --json` document: `tokens` are the run's own model calls;
+    `extra` keys (`running`, `error`) when the run did not complete."""
     from zapcli.cli.output import emit_json
 
     emit_json({"run_id": run_id, "status": status, "reason": reason, "report": report,
                "subagents": list(sub.started),
                "tokens": {"input_tokens": tokens[0], "output_tokens": tokens[1],
-                          "cached_tokens": tokens[2]}})
+                          "cached_tokens": tokens[2]}, **extra})
 
 
-def _left_running(sub: Any, run_id: str) -> None:
+def _left_running(sub: Any, run_id: str) -> list[str]:
     """Say which subagents of this run are still running, and how to stop them."""
     from zapcli.errors import NotFound
     from zapcli.lifecycle.observe import observe
@@ -101,6 +102,7 @@ def _left_running(sub: Any, run_id: str) -> None:
     if running:
         sys.stderr.write(f"zapcli: note: {len(running)} subagent(s) of this run still running "
                          f"({' '.join(running)}); stop them with ZAPCLI_SESSION={run_id} zapcli kill --all\n")
+    return running
 
 
 class _TerminalSink:
@@ -284,13 +286,7 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         worker.start()
         worker.join(timeout=max(limit, 0) + 1.0)
     except (KeyboardInterrupt, _Terminated) as exc:
-        _left_running(sub, run_id)
-        if isinstance(exc, _Terminated):
-            sys.stderr.write(f"zapcli: run {run_id} was terminated (SIGTERM)\n")
-            if json:  # --json promises one document, also when the run does not complete
-                _emit_run(run_id, "cancelled", "terminated (SIGTERM)", None, sub, sink.tokens)
-            raise SystemExit(128 + signal.SIGTERM) from None
-        raise
+        _interrupted(exc, run_id, sub, sink, json)
     finally:
         watching.set()
         watcher.stop.set()
@@ -304,6 +300,26 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
             raise SystemExit(1)
         raise ZapcliError(f"run {run_id} {why}")
     return box[0]
+
+
+def _interrupted(exc: BaseException, run_id: str, sub: Any, sink: _TerminalSink,
+                 json: bool) -> None:
+    """Ctrl-C or SIGTERM: name what still runs; with --json the run document
+    (one document, also when the run does not complete) and the exit code."""
+    running = _left_running(sub, run_id)
+    if isinstance(exc, _Terminated):
+        sys.stderr.write(f"zapcli: run {run_id} was terminated (SIGTERM)\n")
+        if json:
+            _emit_run(run_id, "cancelled", "terminated (SIGTERM)", None, sub, sink.tokens,
+                      running=running)
+        raise SystemExit(128 + signal.SIGTERM) from None
+    if not json:
+        raise exc
+    sys.stderr.write("zapcli: interrupted\n")
+    why = "interrupted (Ctrl-C); subagents keep running"
+    _emit_run(run_id, "interrupted", why, None, sub, sink.tokens, running=running,
+              error={"code": "interrupted", "message": why, "exit_code": 130})
+    raise SystemExit(130) from None
 
 
 def _finish(result: Any, run_id: str, sink: _TerminalSink, sub: Any, json: bool) -> int:
