@@ -50,3 +50,33 @@ def test_ctrl_c_on_run_json_prints_the_run_document(zap, model):
         assert "Traceback" not in err
     finally:
         subprocess.run([sys.executable, "-m", "zapcli", "kill", "--all"], env=env, timeout=30)
+
+
+def _tool_results(srv, match):
+    last = [r for r in srv.requests if match in json.dumps(r["messages"][1])][-1]
+    return [m["content"] for m in last["messages"] if m["role"] == "tool"]
+
+
+def test_subagents_save_leaves_no_drafts_and_names_the_definition(zap, model):
+    bad = "name: my-reviewer\ndescription: d\ntools: [read, grpe]\n"
+    good = "name: my-reviewer\ndescription: d\ntools: [read, grep]\n"
+    srv = model([{"match": "save drafts", "turns": [
+        call("subagents_save", yaml=bad),
+        call("subagents_save", yaml=good),
+        call("subagents_save", fields={"name": "old-one", "description": "d", "tools": ["read"]}),
+        call("subagents_save", fields={"name": "new-one", "description": "d", "tools": ["read"]},
+             replaces="old-one"),
+        {"text": "ok"}]}])
+    proc = subprocess.run([sys.executable, "-m", "zapcli", "run", "--approval", "full",
+                           "save drafts"], env=zap.env, cwd=zap.cwd, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    rejected, saved, _first, renamed = _tool_results(srv, "save drafts")
+    assert "unknown tool 'grpe'" in rejected
+    assert "definition-drafts" not in rejected and str(zap.home) not in rejected
+    assert "my-reviewer" in rejected and "<yaml>:3:" in rejected
+    assert "saved 'my-reviewer'" in saved and "removed old file" in renamed
+    folder = zap.cwd / ".zapcli" / "subagents"
+    assert sorted(p.name for p in folder.iterdir()) == ["my-reviewer.yml", "new-one.yml"]
+    drafts = zap.home / "definition-drafts"
+    assert not drafts.exists() or not [p for p in drafts.rglob("*") if p.is_file()]

@@ -48,7 +48,7 @@ class SubagentsList:
 
 class SubagentsSave:
     spec = ToolSpec("subagents_save", "Create or update a subagent definition, exactly as "
-                    "`zapcli agents save` does: validated (file:line:column diagnostics with "
+                    "`zapcli agents save` does: validated (`<yaml>:line:column` diagnostics with "
                     "did-you-mean), built-in names refused. Give the YAML text or the fields. "
                     "It can be spawned on your next turn.",
                     {"type": "object", "properties": {
