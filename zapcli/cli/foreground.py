@@ -45,6 +45,10 @@ class TerminalApprover(Policy):
 
         # One question at a time: concurrent `subagent` calls may ask together.
         with _ASKING:
+            if tool == "subagents_save":  # a configuration change: show what it saves
+                from zapcli.cli.definition_tools import save_preview
+
+                sys.stderr.write(escape_controls(save_preview(args, self.workspace)) + "\n")
             try:
                 ok = Confirm.ask(f"[magenta]allow[/] {escape(escape_controls(verdict.summary))}?",
                                  default=False)
