@@ -46,3 +46,46 @@ def test_the_save_question_shows_the_file_the_grant_and_the_yaml(zap):
     assert f"new file {folder / 'fresh-one.yml'}" in second and "tools: grep" in second
     assert "prompt: You grep." in second and "REPLACES" not in second
     assert (folder / "my-reviewer.yml").read_text() == NEW
+
+
+@pytest.mark.timeout(120)
+def test_a_killed_runs_children_are_denied_not_left_waiting(zap):
+    """Tryout: children of a SIGKILLed `zapcli run` sat in awaiting_approval
+    until their deadline, then ended `timeout`."""
+    import json
+    import os
+    import signal
+
+    from tests.conftest import wait_until
+
+    script = [
+        {"match": "CHILD-orphan", "turns": [
+            {"tool_calls": [{"name": "bash", "arguments": {"command": "echo ran >> out.txt"}}]},
+            {"text": "child finished"}]},
+        {"match": "PARENT-orphan", "turns": [
+            {"tool_calls": [{"name": "subagent", "arguments": {"action": "spawn",
+                                                                "task": "CHILD-orphan job"}}]},
+            {"tool_calls": [{"name": "subagent", "arguments": {"action": "wait"}}]},
+            {"text": "parent done"}]}]
+    with ScriptedServer(script) as srv:
+        env = dict(zap.env, OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted",
+                   OPENAI_API_KEY="sk-test-pty-0123456789", TERM="dumb")
+        term = Terminal([sys.executable, "-m", "zapcli", "run", "PARENT-orphan"], env, str(zap.cwd))
+        try:
+            term.expect(b"allow")
+            pid = term.proc.pid
+            term.proc.send_signal(signal.SIGKILL)
+            term.proc.wait(10)
+        finally:
+            os.close(term.master)
+        (child,) = zap.json("list", "--all")["subagents"]
+        sid = child["id"]
+        wait_until(lambda: zap.json("poll", "--no-wait", sid)["subagents"][0]["status"]
+                   == "completed", timeout=20, interval=0.5)
+    records = [json.loads(line) for line in zap.trail(sid).read_text().splitlines()]
+    (decision,) = [r for r in records if r["type"] == "approval_decision"]
+    assert decision["decision"] == "deny" and decision["by"] == "relay"
+    assert f"pid {pid}" in decision["reason"] and "no longer running" in decision["reason"]
+    spawn = next(r for r in records if r["type"] == "spawn")
+    assert spawn["relay"]["pid"] == pid
+    assert not (zap.cwd / "out.txt").exists()

@@ -211,6 +211,8 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
                             settings.writable_roots, unattended)
     sub = SubagentTool(approval=gate.mode, unattended=gate.unattended,
                        shell_allowed="bash" in (fields["grant"] or {}).get("tools", []))
+    if not gate.unattended:  # its children's questions come here while this process lives
+        sub.env.relay = _relay()
     deadline = time.monotonic() + limit
     try:
         host = build_host(fields, workspace=str(workspace), cwd=cwd,
@@ -230,6 +232,17 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     finally:
         host.close()
     return _finish(result, run_id, sink, sub, json)
+
+
+def _relay() -> dict[str, Any]:
+    """This process's identity, recorded in each child's spawn record: the
+    child's gate denies a pending request once this run is gone."""
+    import socket
+
+    from zapcli.supervisor.launch import process_create_time
+
+    return {"pid": os.getpid(), "create_time": process_create_time(os.getpid()),
+            "host": socket.gethostname()}
 
 
 def _budget(run_id: str, max_tokens: int | None, sink: _TerminalSink, sub: Any,
