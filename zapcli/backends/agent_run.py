@@ -65,7 +65,7 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
 
     gate = Gate(sid, writer, mode=spawn.approval, workspace=spawn.workspace, cwd=spawn.cwd,
                 writable_roots=spawn.writable_roots, unattended=spawn.unattended,
-                deadline_mono=deadline_mono, terminated=terminated)
+                deadline_mono=deadline_mono, terminated=terminated, relay=spawn.relay)
     try:
         settings = load_settings(Path(spawn.workspace))
         host = build_host(spawn.raw, workspace=spawn.workspace, cwd=spawn.cwd,

@@ -4,7 +4,11 @@
 Imports `zapcli.approvals`, `zapcli.trail`. A request is an `approval_request`
 record (fsynced); `zapcli approve|deny` append the `approval_decision`; the
 child re-reads its trail every 100 ms, so it resumes within 500 ms. The wait
-counts against the deadline; a kill settles it as denied.
+counts against the deadline; a kill settles it as denied. A child of `zapcli
+run` with a terminal carries the run's identity (`relay` in its spawn record):
+once that process is gone (checked every second, pid + create time through
+`zapcli.supervisor.liveness`) the request is denied, saying why, instead of
+waiting for a question nobody is shown.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from zapcli.trail.model import is_terminal
 from zapcli.trail.writer import TrailWriter
 
 POLL_S = 0.1
+RELAY_CHECK_S = 1.0
 
 
 class Gate(Policy):
@@ -31,9 +36,9 @@ class Gate(Policy):
 
     def __init__(self, sid: str, writer: TrailWriter, *, mode: str, workspace: str, cwd: str,
                  writable_roots: tuple[str, ...], unattended: bool, deadline_mono: float,
-                 terminated: threading.Event):
+                 terminated: threading.Event, relay: dict[str, Any] | None = None):
         super().__init__(mode, workspace, cwd, writable_roots, unattended, control_roots())
-        self.sid, self.writer = sid, writer
+        self.sid, self.writer, self.relay = sid, writer, relay
         self.deadline, self.terminated = deadline_mono, terminated
         self._ids = itertools.count(1)
 
@@ -56,29 +61,54 @@ class Gate(Policy):
     def _wait(self, req_id: str) -> tuple[bool, str]:
         return wait_decision(store.path_for(self.sid), req_id, deadline_mono=self.deadline,
                              stopped=self.terminated.is_set,
-                             record=lambda f: self.writer.write_sync("approval_decision", f))
+                             record=lambda f: self.writer.write_sync("approval_decision", f),
+                             relay=self.relay)
+
+
+def relay_gone(relay: dict[str, Any] | None) -> str | None:
+    """Why nobody can be asked any more when the `zapcli run` that relays this
+    subagent's approvals (`relay`: pid, create_time, host) has ended; None
+    while it runs, or when there is none or it runs on another machine."""
+    import socket
+
+    from zapcli.supervisor.liveness import is_alive
+
+    if not relay or relay.get("host") != socket.gethostname():
+        return None
+    if is_alive(relay.get("pid"), relay.get("create_time")):
+        return None
+    return (f"the `zapcli run` that asked a person about this subagent's approvals (pid "
+            f"{relay.get('pid')}) is no longer running, so nobody can approve; do not retry "
+            "the call, finish and say in your report what needs approval")
 
 
 def wait_decision(path: Any, req_id: str, *, deadline_mono: float, stopped: Callable[[], bool],
-                  record: Callable[[dict[str, Any]], Any]) -> tuple[bool, str]:
+                  record: Callable[[dict[str, Any]], Any],
+                  relay: dict[str, Any] | None = None) -> tuple[bool, str]:
     """Wait for the decision on `req_id` in the trail at `path` (re-read every
     100 ms): (approved, reason). Denied when the subagent ends or `stopped()`;
-    at the deadline a denial is recorded through `record`, under the decision
-    lock, so a user's answer landing right then is either seen or refused."""
+    at the deadline, or once the `zapcli run` that relays the question
+    (`relay`, checked every second) is gone, a denial is recorded through
+    `record`, under the decision lock, so a user's answer landing right then
+    is either seen or refused."""
+    next_check = time.monotonic() + RELAY_CHECK_S
     while True:
         answer = _answer(path, req_id)
         if answer is not None:
             return answer
         if stopped():
             return False, "the subagent was stopped"
-        if time.monotonic() >= deadline_mono:
+        gone = None
+        if relay and time.monotonic() >= next_check:
+            gone, next_check = relay_gone(relay), time.monotonic() + RELAY_CHECK_S
+        if gone or time.monotonic() >= deadline_mono:
+            why, by = (gone, "relay") if gone else ("deadline reached", "timeout")
             with store.locked(path):
                 answer = _answer(path, req_id)
                 if answer is not None:
                     return answer
-                record({"req_id": req_id, "decision": "deny", "reason": "deadline reached",
-                        "by": "timeout"})
-            return False, "the deadline was reached while waiting for approval"
+                record({"req_id": req_id, "decision": "deny", "reason": why, "by": by})
+            return False, gone or "the deadline was reached while waiting for approval"
         time.sleep(POLL_S)
 
 

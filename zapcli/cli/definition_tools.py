@@ -6,7 +6,9 @@ the file a person would have saved.
 Imports `zapcli.ops.agents`, `zapcli.definitions.manage`, `zapcli.render`,
 `zapcli.agent.types`. Saving and deleting are configuration changes: the
 run's approver asks for them (`zapcli.approvals`, kind `config`). No
-subagent can be granted them (the never-grantable list).
+subagent can be granted them (the never-grantable list). `save_preview`
+(also `zapcli.definitions.schema`) is what the terminal shows with the
+question for a save: file, REPLACES, grant, YAML or diff.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ class SubagentsList:
 
 class SubagentsSave:
     spec = ToolSpec("subagents_save", "Create or update a subagent definition, exactly as "
-                    "`zapcli agents save` does: validated (file:line:column diagnostics with "
+                    "`zapcli agents save` does: validated (`<yaml>:line:column` diagnostics with "
                     "did-you-mean), built-in names refused. Give the YAML text or the fields. "
                     "It can be spawned on your next turn.",
                     {"type": "object", "properties": {
@@ -92,6 +94,68 @@ class SubagentsDelete:
         except ZapcliError as exc:
             return ToolResult(False, exc.for_tool())
         return ToolResult(True, plain(render.deleted_lines(res)))
+
+
+PREVIEW_LINES = 40
+
+
+def _bounded(lines: list[str], limit: int = PREVIEW_LINES) -> list[str]:
+    more = [f"  │ … {len(lines) - limit} more lines"] if len(lines) > limit else []
+    return ["  │ " + line for line in lines[:limit]] + more
+
+
+def _grant(definition: Any) -> list[str]:
+    """The facts of what the definition may do, one line each."""
+    def listed(items: Any) -> str:
+        return ", ".join(str(x) for x in items) if items else "none"
+
+    facts = [f"    tools: {listed(definition.tools)}",
+             f"    mcp servers: {listed(definition.mcp_servers)}", f"    env: {listed(definition.env)}"]
+    if definition.cli:
+        facts.append(f"    runs on: {definition.cli}")
+    if definition.knowledge or definition.memory != "none":
+        facts.append(f"    knowledge: {listed(k.name for k in definition.knowledge)}; "
+                     f"memory: {definition.memory}")
+    return facts
+
+
+def save_preview(args: dict[str, Any], workspace: str) -> str:
+    """What a `subagents_save` approval is about, for the person asked: the
+    file it writes (and whether it REPLACES one), the grant, and the YAML (a
+    diff when it replaces a file), bounded. Read-only; never raises."""
+    import difflib
+
+    from zapcli.definitions.manage import scope_dir
+    from zapcli.definitions.schema import parse_definition
+    from zapcli.ops.agents import fields_to_yaml
+
+    try:
+        text = str(args["yaml"]) if args.get("yaml") is not None else fields_to_yaml(args["fields"])
+        scope = str(args.get("scope") or "workspace")
+        folder = scope_dir(scope, Path(workspace))
+        definition, diags = parse_definition(text, "<yaml>", layer=scope)
+    except Exception as exc:  # noqa: BLE001 - the save itself will say what is wrong
+        return f"  (no preview: {exc})"
+    if definition is None:
+        return "\n".join([f"  INVALID, the save will be refused ({len(diags)} problem(s))",
+                          *_bounded(text.splitlines())])
+    name = definition.name
+    target = next((p for p in (folder / f"{name}.yml", folder / f"{name}.yaml") if p.exists()), None)
+    lines = [f"  REPLACES {target}" if target else f"  new file {folder / f'{name}.yml'}"]
+    old_name = args.get("replaces")
+    if isinstance(old_name, str) and old_name != name:
+        lines.append(f"  and removes {old_name!r} ({folder / f'{old_name}.yml'})")
+    lines += ["  grants:", *_grant(definition)]
+    if target is not None:
+        try:
+            before = target.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            before = []
+        diff = list(difflib.unified_diff(before, text.splitlines(), str(target), "new", lineterm=""))
+        lines += ["  changes:", *_bounded(diff or ["(no changes)"])]
+    else:
+        lines += ["  yaml:", *_bounded(text.splitlines())]
+    return "\n".join(lines)
 
 
 def definition_tools() -> tuple[Any, ...]:

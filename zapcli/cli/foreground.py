@@ -45,6 +45,10 @@ class TerminalApprover(Policy):
 
         # One question at a time: concurrent `subagent` calls may ask together.
         with _ASKING:
+            if tool == "subagents_save":  # a configuration change: show what it saves
+                from zapcli.cli.definition_tools import save_preview
+
+                sys.stderr.write(escape_controls(save_preview(args, self.workspace)) + "\n")
             try:
                 ok = Confirm.ask(f"[magenta]allow[/] {escape(escape_controls(verdict.summary))}?",
                                  default=False)
@@ -76,17 +80,18 @@ def _args_text(arguments: Any) -> str:
 
 
 def _emit_run(run_id: str, status: str, reason: str | None, report: str | None, sub: Any,
-              tokens: list[int]) -> None:
-    """The one `run --json` document: `tokens` are the run's own model calls."""
+              tokens: list[int], **extra: Any) -> None:
+    """The one `run --json` document: `tokens` are the run's own model calls;
+    `extra` keys (`running`, `error`) when the run did not complete."""
     from zapcli.cli.output import emit_json
 
     emit_json({"run_id": run_id, "status": status, "reason": reason, "report": report,
                "subagents": list(sub.started),
                "tokens": {"input_tokens": tokens[0], "output_tokens": tokens[1],
-                          "cached_tokens": tokens[2]}})
+                          "cached_tokens": tokens[2]}, **extra})
 
 
-def _left_running(sub: Any, run_id: str) -> None:
+def _left_running(sub: Any, run_id: str) -> list[str]:
     """Say which subagents of this run are still running, and how to stop them."""
     from zapcli.errors import NotFound
     from zapcli.lifecycle.observe import observe
@@ -101,6 +106,7 @@ def _left_running(sub: Any, run_id: str) -> None:
     if running:
         sys.stderr.write(f"zapcli: note: {len(running)} subagent(s) of this run still running "
                          f"({' '.join(running)}); stop them with ZAPCLI_SESSION={run_id} zapcli kill --all\n")
+    return running
 
 
 class _TerminalSink:
@@ -205,6 +211,8 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
                             settings.writable_roots, unattended)
     sub = SubagentTool(approval=gate.mode, unattended=gate.unattended,
                        shell_allowed="bash" in (fields["grant"] or {}).get("tools", []))
+    if not gate.unattended:  # its children's questions come here while this process lives
+        sub.env.relay = _relay()
     deadline = time.monotonic() + limit
     try:
         host = build_host(fields, workspace=str(workspace), cwd=cwd,
@@ -224,6 +232,17 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     finally:
         host.close()
     return _finish(result, run_id, sink, sub, json)
+
+
+def _relay() -> dict[str, Any]:
+    """This process's identity, recorded in each child's spawn record: the
+    child's gate denies a pending request once this run is gone."""
+    import socket
+
+    from zapcli.supervisor.launch import process_create_time
+
+    return {"pid": os.getpid(), "create_time": process_create_time(os.getpid()),
+            "host": socket.gethostname()}
 
 
 def _budget(run_id: str, max_tokens: int | None, sink: _TerminalSink, sub: Any,
@@ -284,13 +303,7 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         worker.start()
         worker.join(timeout=max(limit, 0) + 1.0)
     except (KeyboardInterrupt, _Terminated) as exc:
-        _left_running(sub, run_id)
-        if isinstance(exc, _Terminated):
-            sys.stderr.write(f"zapcli: run {run_id} was terminated (SIGTERM)\n")
-            if json:  # --json promises one document, also when the run does not complete
-                _emit_run(run_id, "cancelled", "terminated (SIGTERM)", None, sub, sink.tokens)
-            raise SystemExit(128 + signal.SIGTERM) from None
-        raise
+        _interrupted(exc, run_id, sub, sink, json)
     finally:
         watching.set()
         watcher.stop.set()
@@ -304,6 +317,26 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
             raise SystemExit(1)
         raise ZapcliError(f"run {run_id} {why}")
     return box[0]
+
+
+def _interrupted(exc: BaseException, run_id: str, sub: Any, sink: _TerminalSink,
+                 json: bool) -> None:
+    """Ctrl-C or SIGTERM: name what still runs; with --json the run document
+    (one document, also when the run does not complete) and the exit code."""
+    running = _left_running(sub, run_id)
+    if isinstance(exc, _Terminated):
+        sys.stderr.write(f"zapcli: run {run_id} was terminated (SIGTERM)\n")
+        if json:
+            _emit_run(run_id, "cancelled", "terminated (SIGTERM)", None, sub, sink.tokens,
+                      running=running)
+        raise SystemExit(128 + signal.SIGTERM) from None
+    if not json:
+        raise exc
+    sys.stderr.write("zapcli: interrupted\n")
+    why = "interrupted (Ctrl-C); subagents keep running"
+    _emit_run(run_id, "interrupted", why, None, sub, sink.tokens, running=running,
+              error={"code": "interrupted", "message": why, "exit_code": 130})
+    raise SystemExit(130) from None
 
 
 def _finish(result: Any, run_id: str, sink: _TerminalSink, sub: Any, json: bool) -> int:

@@ -188,16 +188,19 @@ def save_agent(file: Path, scope: str, workspace: Path, *, catalog: Catalog | No
 
 
 def save_agent_text(text: str, scope: str, workspace: Path, *, catalog: Catalog | None = None,
-                    switches: Switches | None = None) -> SaveResult:
-    """`save_agent` for a definition given as text (the MCP tool `agents_save`):
-    the same validation, diagnostics, refusals and install; no source file."""
+                    switches: Switches | None = None, replaces: str | None = None) -> SaveResult:
+    """`save_agent` for a definition given as text (the MCP tool `agents_save`, the
+    parent's `subagents_save`): the same validation, diagnostics (`<yaml>:line:col`),
+    refusals and install; no source file. `replaces` names the definition this
+    one renames: its file in the scope folder is removed."""
     scope_dir(scope, workspace)
     return _save(text.encode("utf-8", "surrogatepass"), "<yaml>", None, scope, workspace,
-                 catalog, switches)
+                 catalog, switches, replaces)
 
 
 def _save(raw: bytes, source: str, file: Path | None, scope: str, workspace: Path,
-          catalog: Catalog | None, switches: Switches | None) -> SaveResult:
+          catalog: Catalog | None, switches: Switches | None,
+          replaces: str | None = None) -> SaveResult:
     target_dir = scope_dir(scope, workspace)
     text, diags = read_text(raw, source)
     definition = None
@@ -212,7 +215,7 @@ def _save(raw: bytes, source: str, file: Path | None, scope: str, workspace: Pat
     target = target_dir / f"{definition.name}.yml"
     replaced = target.exists()
     _atomic_write(target, raw)
-    removed = _remove_old(file, target, target_dir, definition.name, catalog, switches)
+    removed = _remove_old(file, target, target_dir, definition.name, catalog, switches, replaces)
     if file is not None:
         switches.record_saved(target_dir.resolve(), file.resolve(), definition.name)
     duplicates = tuple(f"{e.layer}:{e.file}" for e in catalog.entries
@@ -221,18 +224,19 @@ def _save(raw: bytes, source: str, file: Path | None, scope: str, workspace: Pat
 
 
 def _remove_old(file: Path | None, target: Path, target_dir: Path, name: str, catalog: Catalog,
-                switches: Switches) -> list[str]:
+                switches: Switches, replaces: str | None = None) -> list[str]:
     """Files made stale by this save: other files of this name in the scope folder, the
-    edited file itself when it was renamed in place, the previous save of this source."""
+    edited file itself when it was renamed in place, the previous save of this source
+    (or the definition it `replaces`)."""
     stale: set[Path] = set()
     resolved_dir = target_dir.resolve()
     for entry in catalog.entries:
         path = Path(entry.file)
-        if path.parent.resolve() == resolved_dir and entry.name == name:
+        if path.parent.resolve() == resolved_dir and entry.name in (name, replaces):
             stale.add(path)
     if file is not None and file.resolve().parent == resolved_dir:
         stale.add(file)
-    old_name = switches.saved_name(resolved_dir, file.resolve()) if file is not None else None
+    old_name = switches.saved_name(resolved_dir, file.resolve()) if file is not None else replaces
     if old_name and old_name != name:
         stale.update(p for p in (target_dir / f"{old_name}.yml", target_dir / f"{old_name}.yaml")
                      if p.exists())

@@ -62,28 +62,19 @@ def set_model(name: str, model: str | None, clear: bool, workspace: Path) -> Any
 
 def save_text(text: str, scope: str, workspace: Path, *, replaces: str | None = None) -> Any:
     """`agents save` for YAML given as text (the parent agent's `subagents_save`):
-    the text goes to a draft file named after the definition it replaces (or
-    its own name) under the state folder, and that file goes through
-    `save_agent`, the CLI's own code path — the same validation, the same
-    bytes on disk, and a rename removes the old file as a re-saved edited
-    file does."""
+    validated from memory by the CLI's own code path — the same diagnostics
+    (quoted as `<yaml>:line:col`, under the definition's name), the same bytes
+    on disk; `replaces` (a rename) removes the old name's file in the scope."""
     import re
 
-    from zapcli.definitions.manage import SCOPES, save_agent
-    from zapcli.paths import ensure_dir, state_dir
+    from zapcli.definitions.manage import SCOPES, save_agent_text
 
     if scope not in SCOPES:
         raise UsageError(f"unknown {param('scope')} '{scope}': choose system or workspace")
-    found = re.search(r"(?m)^name:\s*['\"]?([A-Za-z0-9_.-]+)", text)
-    stem = replaces or (found.group(1) if found else "definition")
-    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", stem) or stem.startswith("."):
-        raise UsageError(f"{param('replaces')} '{stem}' is not a definition name")
-    draft = ensure_dir(state_dir() / "definition-drafts" / scope) / f"{stem}.yml"
-    tmp = draft.with_name(f".{draft.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.chmod(0o600)
-    tmp.replace(draft)
-    return save_agent(draft, scope, workspace)
+    if replaces is not None and (not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", replaces)
+                                 or replaces.startswith(".")):
+        raise UsageError(f"{param('replaces')} '{replaces}' is not a definition name")
+    return save_agent_text(text, scope, workspace, replaces=replaces)
 
 
 def fields_to_yaml(fields: dict[str, Any]) -> str:

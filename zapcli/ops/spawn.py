@@ -53,6 +53,9 @@ class SpawnRequest:
     # agent CLI's backend, tree, `continue_of`...), used instead of resolving.
     inherit: dict[str, Any] | None = None
     executor: str | None = None  # None: config `executor` (default local)
+    # `zapcli run` with a terminal: {pid, create_time, host} of the run that asks
+    # a person about this subagent's approvals; the gate denies once it is gone
+    relay: dict[str, Any] | None = None
 
 
 @plain
@@ -248,7 +251,7 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
         "deadline": records.iso_utc(now + timeout),
         "kill_grace_s": settings.kill_grace_s, "writable_roots": list(settings.writable_roots),
         "max_concurrent": settings.max_concurrent,
-        **backend, **placement,
+        **backend, **placement, **({"relay": req.relay} if req.relay else {}),
     }
     # From here to the launch is one step for the caller: SIGINT/SIGTERM/SIGHUP
     # wait until it is done, so a caller killed mid-spawn (a harness's timeout)

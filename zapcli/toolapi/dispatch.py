@@ -51,6 +51,7 @@ class Env:
         self.started: list[str] = []
         self.announced: set[str] = set()
         self.budget: Any = None  # ops.budget.TreeBudget of `zapcli run --max-tokens`
+        self.relay: dict[str, Any] | None = None  # `zapcli run` that relays approvals (ops.spawn)
         self.lock = _thread.allocate_lock()
         self._settings: Settings | None = None
 

@@ -179,6 +179,12 @@ class SpawnRecord:
         return self.raw.get("output_schema")
 
     @property
+    def relay(self) -> dict[str, Any] | None:
+        """`{pid, create_time, host}` of the `zapcli run` that asks a person about
+        this subagent's approvals (a run with a terminal), or None."""
+        return _dict(self.raw.get("relay"))
+
+    @property
     def continue_of(self) -> str | None:
         """The subagent this one continues (`zapcli continue`)."""
         return _opt_str(self.raw.get("continue_of"))

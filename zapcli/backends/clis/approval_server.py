@@ -53,8 +53,11 @@ def request(sid: str, tool: str, args: dict[str, Any], call_id: str | None) -> t
         store.append(path, "approval_request", {
             "req_id": req_id, "tool": tool, "summary": summary(tool, args), "arguments": args,
             "call_id": call_id, "by": "claude"})
+    relay = next((r.get("relay") for r in reader.read(path).records if r.get("type") == "spawn"),
+                 None)
     return wait_decision(path, req_id, deadline_mono=_deadline(path), stopped=lambda: False,
-                         record=lambda f: store.append(path, "approval_decision", f))
+                         record=lambda f: store.append(path, "approval_decision", f),
+                         relay=relay if isinstance(relay, dict) else None)
 
 
 def answer(approved: bool, reason: str, args: dict[str, Any]) -> str:
