@@ -2,7 +2,8 @@
 `remove` / `clean`). Imports `zapcli.lifecycle`, `zapcli.trail`.
 
 Only a terminal subagent is removed — its trail, captured output and
-session markers; a running or queued one is refused (kill it first). Each
+session markers; a running or queued one is refused (kill it first), and so
+is one whose on-finish command is not done yet (`clean` keeps it this time). Each
 removal happens under the trail's lock, after the status was checked there.
 """
 
@@ -14,7 +15,7 @@ from zapcli.config import Settings
 from zapcli.errors import NotFound, UsageError, param
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import load, observe
-from zapcli.lifecycle.retention import delete_files
+from zapcli.lifecycle.retention import KEPT_FOR_FINISH, delete_files, finish_pending
 from zapcli.ops.listing import _newest_first
 from zapcli.trail import store
 from zapcli.trail.model import TERMINAL
@@ -24,18 +25,30 @@ from zapcli.trail.model import TERMINAL
 class RemoveResult:
     removed: list[str] = field(default_factory=list)
     refused: dict[str, str] = field(default_factory=dict)  # id -> why not
+    kept: dict[str, str] = field(default_factory=dict)  # clean: id -> why not this time
 
 
-def _remove_one(sid: str, settings: Settings, res: RemoveResult) -> None:
+def _remove_one(sid: str, settings: Settings, res: RemoveResult, *, later: bool = False) -> None:
+    """Remove `sid` if it has ended and its on-finish command is done (or
+    gone); `later` (clean) notes one whose command still runs as kept."""
     try:
-        view = observe(sid, kill_grace_s=settings.kill_grace_s)
+        view = observe(sid, kill_grace_s=settings.kill_grace_s)  # fires an unclaimed on-finish
     except NotFound as exc:
         res.refused[sid] = exc.message
         return
     if not view.terminal:
         res.refused[sid] = f"{sid} is {view.status}; only finished subagents are removed (zapcli kill {sid} first)"
         return
-    delete_files(sid, load(sid).spawn.session)
+    summary = load(sid)
+    waiting = finish_pending(summary)
+    if waiting is not None:
+        if later:
+            res.kept[sid] = f"{KEPT_FOR_FINISH} ({waiting})"
+        else:
+            res.refused[sid] = (f"{sid} has ended but {waiting}; it is removed once that is done "
+                                f"(try again in a moment)")
+        return
+    delete_files(sid, summary.spawn.session)
     res.removed.append(sid)
 
 
@@ -62,5 +75,5 @@ def clean(settings: Settings, *, all_sessions: bool = False, status: str | None 
         except NotFound:
             continue
         if view.terminal and (status is None or view.status == status):
-            _remove_one(sid, settings, res)
+            _remove_one(sid, settings, res, later=True)
     return res
