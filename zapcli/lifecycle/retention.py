@@ -110,7 +110,7 @@ def collect(settings: Settings, *, dry_run: bool = False, opportunistic: bool = 
     return result
 
 
-def delete_files(sid: str, session: str) -> None:
+def delete_files(sid: str, session: str | None) -> None:
     """Remove everything of one finished subagent: its files (the trail last,
     under its lock), an agent CLI's home, its session markers. `gc` and
     `rm`/`clean` both go through here."""
@@ -123,7 +123,8 @@ def delete_files(sid: str, session: str) -> None:
         shutil.rmtree(store.path_for(sid, HOME), ignore_errors=True)  # an agent CLI's home
         path.unlink(missing_ok=True)
     path.unlink(missing_ok=True)
-    sessions.forget(session, sid)
+    if session is not None:
+        sessions.forget(session, sid)
 
 
 def _orphan_captures() -> list[str]:

@@ -3,7 +3,8 @@
 
 Only a terminal subagent is removed — its trail, captured output and
 session markers; a running or queued one is refused (kill it first), and so
-is one whose on-finish command is not done yet (`clean` keeps it this time). Each
+is one whose on-finish command is not done yet (`clean` keeps it this time).
+`rm` also removes a damaged trail (no spawn record) whose process is not alive. Each
 removal happens under the trail's lock, after the status was checked there.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from zapcli.config import Settings
-from zapcli.errors import NotFound, UsageError, param
+from zapcli.errors import Damaged, NotFound, UsageError, param
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import load, observe
 from zapcli.lifecycle.retention import KEPT_FOR_FINISH, delete_files, finish_pending
@@ -33,6 +34,10 @@ def _remove_one(sid: str, settings: Settings, res: RemoveResult, *, later: bool 
     gone); `later` (clean) notes one whose command still runs as kept."""
     try:
         view = observe(sid, kill_grace_s=settings.kill_grace_s)  # fires an unclaimed on-finish
+    except Damaged as exc:
+        if not later:
+            _remove_damaged(sid, exc.message, res)
+        return
     except NotFound as exc:
         res.refused[sid] = exc.message
         return
@@ -50,6 +55,23 @@ def _remove_one(sid: str, settings: Settings, res: RemoveResult, *, later: bool 
         return
     delete_files(sid, summary.spawn.session)
     res.removed.append(sid)
+
+
+def _remove_damaged(sid: str, why: str, res: RemoveResult) -> None:
+    """`rm` of a trail without its spawn record: its files go once no
+    recorded process of it is alive."""
+    from zapcli.lifecycle import damaged
+
+    found = damaged.inspect(sid)
+    if found is None:  # repaired or removed meanwhile
+        res.refused[sid] = why
+    elif found.alive:
+        pid = found.process.get("pid") if found.process else None
+        res.refused[sid] = (f"{sid} is damaged ({found.reason}) and its process (pid {pid}) still "
+                            f"runs; zapcli kill {sid} first")
+    else:
+        damaged.remove(sid)
+        res.removed.append(sid)
 
 
 def rm(ids: list[str], settings: Settings) -> RemoveResult:
