@@ -176,7 +176,8 @@ def _act(sid: str, s: reader.Summary, view: View, finding: Finding, *, stall_s: 
     if kept is not None:
         finding = Finding(Status.parse(kept.get("status")) or finding.status,
                           str(kept.get("reason") or ""))
-        extra = {k: v for k, v in kept.items() if k not in ("status", "exit_code", "reason")}
+        extra = {k: v for k, v in kept.items() if k not in ("status", "exit_code", "reason")
+                 and (k != "ts" or isinstance(v, str))}  # the runner's own time of the end
         final, _ours = ending.end(path, Outcome(finding.status, _int(kept.get("exit_code")),
                                                 kept.get("reason")), **extra)
     else:
