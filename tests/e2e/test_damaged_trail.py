@@ -5,6 +5,8 @@ poll, kill, wait, replay or output for anyone."""
 from __future__ import annotations
 
 import json
+import os
+import time
 
 import pytest
 
@@ -40,6 +42,7 @@ def _damage_spawn(zap, sid: str, how: str) -> None:
         path.write_bytes(path.read_bytes().split(b"\n", 1)[1])
     elif how == "empty":
         path.write_bytes(b"")
+        os.utime(path, (time.time() - 10, time.time() - 10))  # not a spawn writing it right now
     else:
         path.write_bytes(bytes(range(256)) * 12)
 
@@ -74,3 +77,8 @@ def test_a_trail_without_its_spawn_record_is_listed_removed_and_killed(zap):
     wait_until(lambda: not pgrep(f"sleep {m}"), 10)
     assert zap("rm", live).returncode == 0 and not zap.trail(live).exists()
     assert zap.json("list", "--all")["damaged"] == [] and zap("poll", good).returncode == 0
+    fresh = zap.spawn_sh("true")
+    assert zap("wait", fresh).returncode == 0
+    zap.trail(fresh).write_bytes(b"")  # as a spawn between creating and writing it leaves it
+    assert zap.json("list", "--all")["damaged"] == []
+    assert "moments ago" in zap("rm", fresh).out and zap.trail(fresh).exists()

@@ -15,6 +15,8 @@ from __future__ import annotations
 from zapcli.plain import plain
 from zapcli.trail import reader, store
 
+FRESH_S = 5.0  # `spawn` creates the trail, then writes its first line: an empty one younger is left be
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -26,6 +28,7 @@ class Found:
     reason: str
     process: dict[str, Any] | None = None  # the latest `process`/`start` record with a pid
     alive: bool = False
+    fresh: bool = False  # empty and just made: maybe a spawn between creating and writing it
 
 
 def reason(trail: reader.Trail) -> str:
@@ -50,12 +53,22 @@ def inspect(sid: str) -> Found | None:
     for rec in trail.records:
         if rec.get("type") in ("process", "start") and isinstance(rec.get("pid"), int):
             proc = rec
-    found = Found(sid, reason(trail), proc)
+    found = Found(sid, reason(trail), proc, fresh=not trail.size and _age(sid) < FRESH_S)
     if proc is not None:
         from zapcli.supervisor.liveness import is_alive
 
         found.alive = is_alive(proc.get("pid"), proc.get("create_time"))
     return found
+
+
+def _age(sid: str) -> float:
+    import os
+    import time
+
+    try:
+        return time.time() - os.stat(store.path_for(sid), follow_symlinks=False).st_mtime
+    except OSError:
+        return 0.0
 
 
 def remove(sid: str) -> None:

@@ -89,7 +89,7 @@ def list_subagents(settings: Settings, *, all_sessions: bool = False, status: st
         try:
             view = observe(sid, stall_s=settings.stall_s, kill_grace_s=settings.kill_grace_s)
         except Damaged as exc:  # named, not hidden: it has files, maybe a process
-            if status is None:
+            if status is None and not _being_spawned(sid):
                 damaged[sid] = exc.message
             continue
         except NotFound:
@@ -105,6 +105,13 @@ def list_subagents(settings: Settings, *, all_sessions: bool = False, status: st
         res.in_other_sessions = in_other_sessions(session)
         res.active_elsewhere = active_elsewhere(session) if res.in_other_sessions else 0
     return res
+
+
+def _being_spawned(sid: str) -> bool:
+    from zapcli.lifecycle import damaged as dmg
+
+    found = dmg.inspect(sid)
+    return found is not None and found.fresh
 
 
 def _kick_queue(views: list[View], settings: Settings) -> None:

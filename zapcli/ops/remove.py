@@ -65,6 +65,9 @@ def _remove_damaged(sid: str, why: str, res: RemoveResult) -> None:
     found = damaged.inspect(sid)
     if found is None:  # repaired or removed meanwhile
         res.refused[sid] = why
+    elif found.fresh:
+        res.refused[sid] = (f"{sid} has an empty trail made moments ago (a spawn may still be "
+                            "writing it); try again in a moment")
     elif found.alive:
         pid = found.process.get("pid") if found.process else None
         res.refused[sid] = (f"{sid} is damaged ({found.reason}) and its process (pid {pid}) still "
