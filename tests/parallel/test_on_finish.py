@@ -98,7 +98,7 @@ def test_rm_clean_and_gc_wait_for_the_hook_then_remove(zap, tmp_path):
     hook was claimed, so it never ran. An ended subagent whose hook is not
     done is refused by rm, kept by clean and gc (saying why), removed after."""
     log = tmp_path / "hook.log"
-    hook = f"sleep 2; {HOOK.format(log=log)}"
+    hook = f"sleep 6; {HOOK.format(log=log)}"  # long enough for the four commands below
     old = zap.spawn_sh("true", "--on-finish", hook)
     sid = zap.spawn_sh("true", "--on-finish", hook)
     assert zap("wait", old, sid).returncode == 0
