@@ -68,3 +68,24 @@ def test_doctor_on_a_read_only_state_folder_reports_it_and_goes_on(zap):
     assert any(h.startswith("FAIL state folder") and "Read-only" in h for h in heads), proc.stdout
     assert any(h.split(":")[0].endswith("backends") for h in heads), proc.stdout
     assert "codex-cli" in proc.stdout or "codex: " in proc.stdout, proc.stdout
+
+
+def test_a_fifo_in_place_of_the_database_is_refused_not_waited_on(zap, model):
+    """Tryout c6: `usage` and `doctor` hung for ever (SQLite's open of a FIFO
+    blocks); every user of the database refuses it with the same advice."""
+    import os
+
+    model([{"turns": [{"text": "x"}]}])
+    zap.home.mkdir(parents=True, exist_ok=True)
+    db = str(zap.home / "zapcli.db")
+    os.mkfifo(db)
+    for args in (("usage",), ("doctor",), ("spawn", "--", "say hi"), ("agents", "list"),
+                 ("usage", "--json")):
+        proc = zap(*args, timeout=20)
+        assert proc.returncode == 1, (args, proc.returncode, proc.out, proc.err)
+        said = proc.out + proc.err
+        assert "is a FIFO (named pipe), not a regular file" in said, (args, said)
+        assert "writable folder" not in said and "token ledger" in said, (args, said)
+    os.unlink(db)
+    os.mkfifo(db + "-wal")
+    assert "zapcli.db-wal is a FIFO" in zap("usage", timeout=20).err

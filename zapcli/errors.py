@@ -101,3 +101,9 @@ class NotFound(ZapcliError):
     """An id that does not exist (or is not a valid id at all)."""
 
     code = "not_found"
+
+
+class Damaged(NotFound):
+    """A trail that exists but cannot be read as a subagent (no `spawn` record)."""
+
+    code = "damaged"

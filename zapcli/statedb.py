@@ -1,6 +1,7 @@
 """`<state>/zapcli.db`: what it holds, what to tell a user when SQLite cannot
-use it, how it is opened, and doctor's look at it. Imports `zapcli.paths`;
-sqlite3 only in `connect` and `check`.
+use it, how it is opened, and doctor's look at it. Imports `zapcli.paths`,
+`zapcli.boundedread`; sqlite3 only in `connect` and `check`. A FIFO, socket
+or device in its place is refused before SQLite opens it (its open blocks).
 
 The database holds the definitions' switches and model overrides
 (`definitions.store`) and the token ledger (`ledger`). Both say the same
@@ -11,6 +12,8 @@ folder zapcli may not write needs its permissions or another ZAPCLI_HOME.
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 from zapcli.paths import state_dir
@@ -33,6 +36,12 @@ def problem(exc: BaseException, db: Path | None = None) -> str:
     db = db or path()
     name = str(getattr(exc, "sqlite_errorname", "") or "")  # Python 3.11+
     text = str(exc)
+    if "not a regular file" in text:
+        from shlex import quote
+
+        return (f"{db} cannot be used ({text}): it holds zapcli's {HOLDS}; move what is in "
+                f"its place aside (mv {quote(str(db))} {quote(f'{db}.broken')}) and zapcli "
+                "creates a new, empty one")
     if name.startswith(_CORRUPT) or "not a database" in text or "malformed" in text:
         from shlex import quote
 
@@ -43,6 +52,26 @@ def problem(exc: BaseException, db: Path | None = None) -> str:
         return f"{db} cannot be written ({text}): free some space in {db.parent}"
     return (f"{db} cannot be used ({text}): check the permissions of the file and its folder, "
             "or set ZAPCLI_HOME to a writable folder")
+
+
+def _refuse_non_regular(db: Path) -> None:
+    """Raise sqlite3.OperationalError when the database (or its -wal / -shm
+    file) is there but is not a regular file: SQLite's own open of a FIFO
+    blocks for ever. Checked on a non-blocking open, as config files are."""
+    import sqlite3
+
+    from zapcli.boundedread import open_regular
+
+    for name in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+        try:
+            os.close(open_regular(name))
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            if exc.errno in (errno.EACCES, errno.EPERM):
+                continue  # SQLite says so itself, in its words
+            what = "it" if name == db else name.name
+            raise sqlite3.OperationalError(f"{what} {exc.strerror or exc}") from None
 
 
 def connect(schema: str, db: Path | None = None, *, timeout: float = 30,
@@ -63,6 +92,7 @@ def connect(schema: str, db: Path | None = None, *, timeout: float = 30,
             create_private(db)
     except OSError as exc:
         raise sqlite3.OperationalError(f"cannot create {db}: {exc.strerror or exc}") from None
+    _refuse_non_regular(db)
     conn = sqlite3.connect(str(db), timeout=timeout, isolation_level=isolation_level)
     try:
         conn.execute("PRAGMA journal_mode=WAL")
@@ -82,6 +112,7 @@ def check() -> str | None:
     import sqlite3
 
     try:
+        _refuse_non_regular(db)
         conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=5)
         try:
             verdict = conn.execute("PRAGMA quick_check").fetchone()

@@ -5,6 +5,8 @@ poll, kill, wait, replay or output for anyone."""
 from __future__ import annotations
 
 import json
+import os
+import time
 
 import pytest
 
@@ -32,3 +34,51 @@ def test_a_damaged_spawn_record_breaks_no_command(zap):
         assert res.returncode in (0, 1), (args, res.returncode, res.err)
     assert f"{good}: completed" in zap("poll", good, bad).out
     assert good in zap.json("list", "--all")["subagents"][0]["id"] + zap.json("list", "--all")["subagents"][-1]["id"]
+
+
+def _damage_spawn(zap, sid: str, how: str) -> None:
+    path = zap.trail(sid)
+    if how == "first line":
+        path.write_bytes(path.read_bytes().split(b"\n", 1)[1])
+    elif how == "empty":
+        path.write_bytes(b"")
+        os.utime(path, (time.time() - 10, time.time() - 10))  # not a spawn writing it right now
+    else:
+        path.write_bytes(bytes(range(256)) * 12)
+
+
+@pytest.mark.timeout(90)
+def test_a_trail_without_its_spawn_record_is_listed_removed_and_killed(zap):
+    """Tryout c5: such a trail was invisible (list), unremovable (rm: "does
+    not exist") and its live runner unkillable."""
+    from tests.conftest import pgrep, sleep_marker, wait_until
+
+    gone = [zap.spawn_sh(f"echo {n}") for n in range(3)]
+    good = zap.spawn_sh("echo good")
+    m = sleep_marker(3601)
+    live = zap.spawn_sh(f"sleep {m}")
+    assert zap("wait", *gone, good).returncode == 0
+    wait_until(lambda: pgrep(f"sleep {m}") and zap.status(live) == "running", 20)
+    for sid, how in zip([*gone, live], ["first line", "empty", "garbage", "first line"], strict=True):
+        _damage_spawn(zap, sid, how)
+    doc = zap.json("list", "--all")
+    assert [v["id"] for v in doc["subagents"]] == [good]
+    shown = {d["id"]: d["message"] for d in doc["damaged"]}
+    assert set(shown) == {*gone, live} and all("damaged" in m for m in shown.values()), shown
+    assert "is empty" in shown[gone[1]] and "no readable record" in shown[gone[2]]
+    assert f"{live[-8:]}  damaged" in zap("list").out
+    res = zap("rm", *gone, live)
+    assert res.returncode == 1 and "does not exist" not in res.out, res.out
+    assert "still runs; zapcli kill" in res.out
+    assert not [p for sid in gone for p in zap.home.glob(f"subagents/{sid}.*")]
+    assert not [p for p in zap.home.glob("sessions/*/*/*") if p.name.endswith(tuple(gone))]
+    killed = zap.json("kill", live)["subagents"][0]
+    assert killed["outcome"] == "killed" and "damaged" in killed["error"], killed
+    wait_until(lambda: not pgrep(f"sleep {m}"), 10)
+    assert zap("rm", live).returncode == 0 and not zap.trail(live).exists()
+    assert zap.json("list", "--all")["damaged"] == [] and zap("poll", good).returncode == 0
+    fresh = zap.spawn_sh("true")
+    assert zap("wait", fresh).returncode == 0
+    zap.trail(fresh).write_bytes(b"")  # as a spawn between creating and writing it leaves it
+    assert zap.json("list", "--all")["damaged"] == []
+    assert "moments ago" in zap("rm", fresh).out and zap.trail(fresh).exists()

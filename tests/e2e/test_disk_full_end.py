@@ -5,10 +5,12 @@ was once an observer comes — never `lost`. On a real 1 MB tmpfs."""
 from __future__ import annotations
 
 import json
+import time
 
 import psutil
 
 from tests.conftest import final_status, record_of, trail_records, wait_until
+from zapcli.trail.records import parse_iso
 
 
 def _pad_to_page(path) -> None:
@@ -42,12 +44,15 @@ def test_an_end_that_cannot_be_written_is_kept_not_lost(zap, small_disk):
         except psutil.NoSuchProcess:
             return True
     wait_until(gone, 30, 0.2)
+    ended = time.time()
     assert final_status(zap.trail(sid)) is None  # it really could not write it
     doc = zap.json("poll", "--no-wait", sid)["subagents"][0]
     assert doc["status"] == "failed" and doc["exit_code"] == 3, doc  # as it ended, not lost
+    time.sleep(2)  # tryout c3: the end was stamped when an observer moved it, not when it ended
     small_disk.free()
     doc = zap.json("poll", "--no-wait", sid)["subagents"][0]
     assert doc["status"] == "failed" and doc["exit_code"] == 3, doc
     statuses = [r["status"] for r in trail_records(zap.trail(sid)) if r["type"] == "status"]
     assert statuses == ["failed"]
+    assert parse_iso(doc["ended"]) <= ended, (doc["ended"], ended)
     assert not (home / "subagents" / f"{sid}.end").exists()

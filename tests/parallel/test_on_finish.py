@@ -27,7 +27,7 @@ def _ran(zap, log: Path, sid: str) -> list[str]:
     lines = _hook_lines(log, sid)
     assert len(lines) == 1, lines
     claims = [r for r in trail_records(zap.trail(sid)) if r["type"] == "on_finish"]
-    assert [c["state"] for c in claims] == ["claimed", "done"]
+    assert [c["state"] for c in claims] == ["claimed", "running", "done"]
     return lines[0]
 
 
@@ -86,3 +86,52 @@ def test_config_sets_the_default_and_a_workspace_file_cannot(zap, tmp_path):
     assert zap("wait", off).returncode == 0
     time.sleep(0.5)
     assert not _hook_lines(log, off)
+
+
+def _finish(zap, sid: str, state: str) -> dict | None:
+    return next((r for r in trail_records(zap.trail(sid))
+                 if r["type"] == "on_finish" and r.get("state") == state), None)
+
+
+def test_rm_clean_and_gc_wait_for_the_hook_then_remove(zap, tmp_path):
+    """Tryout c7: `clean` right after the end deleted the trail before the
+    hook was claimed, so it never ran. An ended subagent whose hook is not
+    done is refused by rm, kept by clean and gc (saying why), removed after."""
+    log = tmp_path / "hook.log"
+    hook = f"sleep 6; {HOOK.format(log=log)}"  # long enough for the four commands below
+    old = zap.spawn_sh("true", "--on-finish", hook)
+    sid = zap.spawn_sh("true", "--on-finish", hook)
+    assert zap("wait", old, sid).returncode == 0
+    res = zap("rm", sid)
+    assert res.returncode == 1 and "on-finish command" in res.out, res.out
+    assert zap.trail(sid).exists()
+    doc = zap.json("clean")
+    assert doc["removed"] == [] and {k["id"] for k in doc["kept"]} == {old, sid}
+    assert all("kept: on-finish still running" in k["message"] for k in doc["kept"])
+    gc = zap.json("gc", "--dry-run", env={"ZAPCLI_MAX_KEPT": "1"})
+    assert gc["deleted"] == [] and "kept: on-finish still running" in gc["held"][old]
+    assert zap.json("gc", env={"ZAPCLI_MAX_KEPT": "1"})["deleted"] == []
+    assert _ran(zap, log, sid)[1] == "completed" and _ran(zap, log, old)[1] == "completed"
+    assert zap.json("gc", env={"ZAPCLI_MAX_KEPT": "1"})["deleted"] == [old]
+    assert zap("rm", sid).returncode == 0
+    assert not list(zap.home.glob("subagents/sa_*"))
+
+
+def test_a_tight_clean_loop_loses_no_hook(zap, tmp_path):
+    """Tryout c7's repro: a script cleaning as soon as it can."""
+    log = tmp_path / "hook.log"
+    ids = []
+    for _ in range(6):
+        ids.append(zap.spawn_sh("sleep 0.3", "--on-finish", HOOK.format(log=log)))
+        wait_until(lambda: zap.json("clean")["removed"], 30, 0.0)
+    wait_until(lambda: len(log.read_text().splitlines()) == len(ids) if log.exists() else False, 20)
+    assert sorted(line.split()[0] for line in log.read_text().splitlines()) == sorted(ids)
+
+
+def test_a_dead_hook_helper_does_not_hold_the_subagent_forever(zap, tmp_path):
+    sid = zap.spawn_sh("true", "--on-finish", f"sleep {sleep_marker(3504)}")
+    helper = wait_until(lambda: _finish(zap, sid, "running"), 20)
+    assert zap("rm", sid).returncode == 1
+    os.kill(helper["pid"], signal.SIGKILL)
+    wait_until(lambda: zap("rm", sid).returncode == 0, 10)
+    assert not zap.trail(sid).exists()

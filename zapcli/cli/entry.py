@@ -54,10 +54,15 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as exc:  # an environment problem (full disk, a file in the way): one line
-        from zapcli.cli.output import error
+        from zapcli.cli.output import emit_json, error
 
-        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
-        error(f"{exc.strerror or exc}{where}; check ZAPCLI_HOME and the folders zapcli uses")
+        kind, message = _os_error(exc)
+        error(message)
+        if "--json" in args:  # as for every other error: one document on stdout
+            try:
+                emit_json({"error": {"code": kind, "message": message, "exit_code": 1}})
+            except (ZapcliError, OSError):
+                pass
         return 1
     except KeyboardInterrupt:
         sys.stderr.write("zapcli: interrupted\n")
@@ -121,6 +126,32 @@ def _spawn_hint(message: str, args: list[str]) -> str:
         return ("; if it belongs to the task, end the options with -- and quote the task, "
                 "e.g. zapcli spawn --cli sh -- 'ls -la'")
     return ""
+
+
+def _os_error(exc: OSError) -> tuple[str, str]:
+    """(code, one line) for an OSError that reached the top: a state folder
+    that cannot be written (read-only, not ours) or is full is named as such,
+    in doctor's words; anything else says where it happened."""
+    import errno
+    import os
+
+    name = str(getattr(exc, "filename", None) or "")
+    where = f" ({name})" if name else ""
+    try:
+        from zapcli.paths import state_dir
+
+        home = str(state_dir())
+    except Exception:  # noqa: BLE001 - the message must not fail
+        home = ""
+    if home and (name == home or name.startswith(home + os.sep)):
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return "state", (f"the state folder {home} is full ({exc.strerror}{where}): free some "
+                             "space there or set ZAPCLI_HOME to a folder on another disk")
+        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            return "state", (f"the state folder {home} cannot be written ({exc.strerror}{where}); "
+                             "zapcli keeps every subagent's trail there: make it writable or set "
+                             "ZAPCLI_HOME to a writable folder")
+    return "error", f"{exc.strerror or exc}{where}; check ZAPCLI_HOME and the folders zapcli uses"
 
 
 def _standard_streams() -> None:

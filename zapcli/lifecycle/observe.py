@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import time
 
-from zapcli.errors import NotFound
+from zapcli.errors import Damaged, NotFound
 from zapcli.lifecycle.status import (
     OBSERVER_DEADLINE_SLACK_S,
     Facts,
@@ -42,7 +42,8 @@ if TYPE_CHECKING:
 
 
 def load(sid: str) -> reader.Summary:
-    """Read and summarise a trail. Raises NotFound for a bad or unknown id."""
+    """Read and summarise a trail. Raises NotFound for a bad or unknown id,
+    Damaged (a NotFound) for a trail without its spawn record."""
     path = store.path_for(sid)
     try:
         trail = reader.read(path)
@@ -53,7 +54,10 @@ def load(sid: str) -> reader.Summary:
                        "regular file)") from None
     summary = reader.summarize(trail)
     if summary is None:
-        raise NotFound(f"{sid} does not exist (its trail has no spawn record)")
+        from zapcli.lifecycle.damaged import reason
+
+        raise Damaged(f"{sid} is damaged: {reason(trail)}; zapcli rm {sid} removes its files "
+                      f"(zapcli kill {sid} stops it if it still runs)")
     return summary
 
 
@@ -172,7 +176,8 @@ def _act(sid: str, s: reader.Summary, view: View, finding: Finding, *, stall_s: 
     if kept is not None:
         finding = Finding(Status.parse(kept.get("status")) or finding.status,
                           str(kept.get("reason") or ""))
-        extra = {k: v for k, v in kept.items() if k not in ("status", "exit_code", "reason")}
+        extra = {k: v for k, v in kept.items() if k not in ("status", "exit_code", "reason")
+                 and (k != "ts" or isinstance(v, str))}  # the runner's own time of the end
         final, _ours = ending.end(path, Outcome(finding.status, _int(kept.get("exit_code")),
                                                 kept.get("reason")), **extra)
     else:

@@ -1,9 +1,11 @@
 """Retention (SPEC §6.3): trim big trails, keep at most `max_kept` subagents.
 
-Imports `zapcli.lifecycle.observe`, `zapcli.lifecycle.session`, `zapcli.trail`. Runs only
+Imports `zapcli.lifecycle.observe`, `zapcli.lifecycle.session`, `zapcli.trail`,
+`zapcli.supervisor.liveness` (is an on-finish helper alive). Runs only
 while no subagent is running, under a file lock; counts by scanning the
 directory; deletes the oldest finished subagents first; never touches a
-running one; deletes nothing by `max_kept` while a config layer is invalid
+running one, nor one whose on-finish command is not done yet (kept until
+the next run); deletes nothing by `max_kept` while a config layer is invalid
 (leniently loaded settings carry `problems`): it still trims.
 """
 
@@ -16,7 +18,7 @@ from zapcli import ids
 from zapcli.config import Settings
 from zapcli.errors import NotFound
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import observe
+from zapcli.lifecycle.observe import load, observe
 from zapcli.locks import LockTimeout, exclusive
 from zapcli.paths import ensure_dir, locks_dir, subagents_dir
 from zapcli.plain import field, plain
@@ -28,6 +30,36 @@ if TYPE_CHECKING:
     from typing import Any
 
 HOME = ".home"  # an agent CLI's private config home, `<id>.home/` (SPEC §13)
+FINISH_START_S = 60.0  # a claimed on-finish command whose helper never said it runs: given up after
+KEPT_FOR_FINISH = "kept: on-finish still running"
+
+
+def finish_pending(s: Any) -> str | None:
+    """Why an ended subagent (a `reader.Summary`) cannot be removed yet: its
+    on-finish command is not `done` — unclaimed (about to be started), claimed
+    and starting, or running in a helper that is alive. A helper that died
+    without `done` (or a claim whose helper never started within
+    FINISH_START_S) does not hold it back. None when it can go."""
+    if s.final is None or not s.spawn.on_finish or "done" in s.finish:
+        return None
+    if not s.finish:
+        return "its on-finish command has not started yet"
+    helper = s.finish.get("running")
+    if helper is not None:
+        from zapcli.supervisor.liveness import is_alive
+
+        if is_alive(helper.get("pid"), helper.get("create_time")):
+            return f"its on-finish command is still running (pid {helper.get('pid')})"
+        return None
+    import time
+
+    from zapcli.trail.records import parse_iso
+
+    try:
+        age = time.time() - parse_iso(str(s.finish.get("claimed", {}).get("ts")))
+    except ValueError:
+        return None
+    return "its on-finish command is starting" if age < FINISH_START_S else None
 
 
 @plain
@@ -37,6 +69,7 @@ class GcResult:
     trimmed: dict[str, int] = field(default_factory=dict)  # id -> bytes dropped
     skipped_reason: str | None = None
     kept_reason: str | None = None  # why nothing was deleted by max_kept (an invalid config)
+    held: dict[str, str] = field(default_factory=dict)  # id -> why it is kept this time (on-finish)
     dry_run: bool = False
     worktrees: list[Any] = field(default_factory=list)  # lifecycle.worktrees.Decision, `zapcli gc` only
 
@@ -77,7 +110,7 @@ def collect(settings: Settings, *, dry_run: bool = False, opportunistic: bool = 
     return result
 
 
-def delete_files(sid: str, session: str) -> None:
+def delete_files(sid: str, session: str | None) -> None:
     """Remove everything of one finished subagent: its files (the trail last,
     under its lock), an agent CLI's home, its session markers. `gc` and
     `rm`/`clean` both go through here."""
@@ -90,7 +123,8 @@ def delete_files(sid: str, session: str) -> None:
         shutil.rmtree(store.path_for(sid, HOME), ignore_errors=True)  # an agent CLI's home
         path.unlink(missing_ok=True)
     path.unlink(missing_ok=True)
-    sessions.forget(session, sid)
+    if session is not None:
+        sessions.forget(session, sid)
 
 
 def _orphan_captures() -> list[str]:
@@ -140,6 +174,13 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
                               "was deleted for it; fix the config and run zapcli gc again")
     finished.sort()
     for _mtime, sid, session in finished[:max(excess, 0)]:
+        try:
+            waiting = finish_pending(load(sid))
+        except NotFound:
+            continue
+        if waiting is not None:  # its turn comes at the next gc
+            result.held[sid] = f"{KEPT_FOR_FINISH} ({waiting})"
+            continue
         result.deleted.append(sid)
         if not dry_run:
             delete_files(sid, session)

@@ -160,6 +160,25 @@ def forget(session: str, sid: str) -> None:
             path.unlink(missing_ok=True)
 
 
+def forget_everywhere(sid: str, kinds: tuple[str, ...] = ("all", "active")) -> None:
+    """Drop the markers of `sid` (of `kinds`) in every session: for a trail
+    that lost its spawn record, which named its session."""
+    root = state_dir() / "sessions"
+    try:
+        keys = os.listdir(root)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for k in keys:
+        for kind in kinds:
+            try:
+                names = os.listdir(root / k / kind)
+            except OSError:
+                continue
+            for n in names:
+                if n.partition("_")[2] == sid:
+                    (root / k / kind / n).unlink(missing_ok=True)
+
+
 def all_active() -> list[tuple[str, str]]:
     """(session key, id) for every active marker of every session."""
     root = state_dir() / "sessions"

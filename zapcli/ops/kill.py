@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from zapcli.config import Settings
-from zapcli.errors import NotFound, UsageError, param
+from zapcli.errors import Damaged, NotFound, UsageError, param
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import load, observe, stop_after_end
 from zapcli.trail import ending, store
@@ -60,9 +60,30 @@ def _record_cancel(sid: str, grace_s: float | None = None) -> tuple[dict | None,
     return s.process or s.start, final, None
 
 
+def _kill_damaged(sid: str, grace_s: float, why: str) -> KillEntry:
+    """A trail without its spawn record: its cancel cannot be recorded, but
+    a runner its `process` record names (identity-checked) is stopped."""
+    from zapcli.executors import get
+    from zapcli.lifecycle import damaged
+
+    found = damaged.inspect(sid)
+    if found is None or not found.alive or found.process is None:
+        sessions.forget_everywhere(sid, ("active",))  # `kill --all` asks no more
+        return KillEntry(sid, "not cancelled", error=f"{why}; nothing of it runs")
+    report = get("local").signal(found.process, grace_s)
+    sessions.forget_everywhere(sid, ("active",))
+    return KillEntry(sid, "killed", pid=found.process.get("pid"),
+                     signals=(report.how or ("SIGTERM, SIGKILL" if report.killed else "SIGTERM"))
+                     if report.root_alive else None,
+                     error=f"{sid} is damaged ({found.reason}): its process was stopped, its "
+                           f"cancel could not be recorded; zapcli rm {sid} removes its files")
+
+
 def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
     try:
         view = observe(sid, kill_grace_s=settings.kill_grace_s)
+    except Damaged as exc:
+        return _kill_damaged(sid, grace_s, exc.message)
     except NotFound as exc:
         return KillEntry(sid, "does not exist", error=exc.message)
     if view.terminal:

@@ -2,6 +2,7 @@
 
 Imports `zapcli.lifecycle`.
 `--all` scans the subagents folder; a session's list reads only its members.
+A trail without its spawn record is listed apart as damaged, with why.
 Creation order comes from the session markers (their names start with the
 creation time), so only the `limit` newest trails are read: a list over
 1,000 subagents observes 20 of them. `--status` has to observe every one.
@@ -13,7 +14,7 @@ import os
 
 from zapcli import ids as idmod
 from zapcli.config import Settings
-from zapcli.errors import NotFound, StateError, UsageError, param
+from zapcli.errors import Damaged, NotFound, StateError, UsageError, param
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import observe
 from zapcli.lifecycle.status import View
@@ -47,6 +48,7 @@ class ListResult:
     more: int = 0
     limit: int = DEFAULT_LIMIT
     long: bool = False
+    damaged: dict[str, str] | None = None  # id -> why it cannot be read (no spawn record)
 
 
 def _newest_first(all_sessions: bool, session: str) -> list[str]:
@@ -78,6 +80,7 @@ def list_subagents(settings: Settings, *, all_sessions: bool = False, status: st
     session = sessions.current()
     ids = _newest_first(all_sessions, session)
     views: list[View] = []
+    damaged: dict[str, str] = {}
     more = 0
     for n, sid in enumerate(ids):
         if limit and len(views) >= limit and status is None:
@@ -85,6 +88,10 @@ def list_subagents(settings: Settings, *, all_sessions: bool = False, status: st
             break
         try:
             view = observe(sid, stall_s=settings.stall_s, kill_grace_s=settings.kill_grace_s)
+        except Damaged as exc:  # named, not hidden: it has files, maybe a process
+            if status is None and not _being_spawned(sid):
+                damaged[sid] = exc.message
+            continue
         except NotFound:
             continue
         if status is None or view.status == status:
@@ -92,11 +99,19 @@ def list_subagents(settings: Settings, *, all_sessions: bool = False, status: st
     if limit and len(views) > limit:
         views, more = views[:limit], len(views) - limit
     _kick_queue(views, settings)
-    res = ListResult(session, views, all_sessions, more=more, limit=limit, long=long)
+    res = ListResult(session, views, all_sessions, more=more, limit=limit, long=long,
+                     damaged=damaged)
     if not all_sessions and not views:
         res.in_other_sessions = in_other_sessions(session)
         res.active_elsewhere = active_elsewhere(session) if res.in_other_sessions else 0
     return res
+
+
+def _being_spawned(sid: str) -> bool:
+    from zapcli.lifecycle import damaged as dmg
+
+    found = dmg.inspect(sid)
+    return found is not None and found.fresh
 
 
 def _kick_queue(views: list[View], settings: Settings) -> None:

@@ -2,7 +2,9 @@
 `remove` / `clean`). Imports `zapcli.lifecycle`, `zapcli.trail`.
 
 Only a terminal subagent is removed — its trail, captured output and
-session markers; a running or queued one is refused (kill it first). Each
+session markers; a running or queued one is refused (kill it first), and so
+is one whose on-finish command is not done yet (`clean` keeps it this time).
+`rm` also removes a damaged trail (no spawn record) whose process is not alive. Each
 removal happens under the trail's lock, after the status was checked there.
 """
 
@@ -11,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from zapcli.config import Settings
-from zapcli.errors import NotFound, UsageError, param
+from zapcli.errors import Damaged, NotFound, UsageError, param
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import load, observe
-from zapcli.lifecycle.retention import delete_files
+from zapcli.lifecycle.retention import KEPT_FOR_FINISH, delete_files, finish_pending
 from zapcli.ops.listing import _newest_first
 from zapcli.trail import store
 from zapcli.trail.model import TERMINAL
@@ -24,19 +26,55 @@ from zapcli.trail.model import TERMINAL
 class RemoveResult:
     removed: list[str] = field(default_factory=list)
     refused: dict[str, str] = field(default_factory=dict)  # id -> why not
+    kept: dict[str, str] = field(default_factory=dict)  # clean: id -> why not this time
 
 
-def _remove_one(sid: str, settings: Settings, res: RemoveResult) -> None:
+def _remove_one(sid: str, settings: Settings, res: RemoveResult, *, later: bool = False) -> None:
+    """Remove `sid` if it has ended and its on-finish command is done (or
+    gone); `later` (clean) notes one whose command still runs as kept."""
     try:
-        view = observe(sid, kill_grace_s=settings.kill_grace_s)
+        view = observe(sid, kill_grace_s=settings.kill_grace_s)  # fires an unclaimed on-finish
+    except Damaged as exc:
+        if not later:
+            _remove_damaged(sid, exc.message, res)
+        return
     except NotFound as exc:
         res.refused[sid] = exc.message
         return
     if not view.terminal:
         res.refused[sid] = f"{sid} is {view.status}; only finished subagents are removed (zapcli kill {sid} first)"
         return
-    delete_files(sid, load(sid).spawn.session)
+    summary = load(sid)
+    waiting = finish_pending(summary)
+    if waiting is not None:
+        if later:
+            res.kept[sid] = f"{KEPT_FOR_FINISH} ({waiting})"
+        else:
+            res.refused[sid] = (f"{sid} has ended but {waiting}; it is removed once that is done "
+                                f"(try again in a moment)")
+        return
+    delete_files(sid, summary.spawn.session)
     res.removed.append(sid)
+
+
+def _remove_damaged(sid: str, why: str, res: RemoveResult) -> None:
+    """`rm` of a trail without its spawn record: its files go once no
+    recorded process of it is alive."""
+    from zapcli.lifecycle import damaged
+
+    found = damaged.inspect(sid)
+    if found is None:  # repaired or removed meanwhile
+        res.refused[sid] = why
+    elif found.fresh:
+        res.refused[sid] = (f"{sid} has an empty trail made moments ago (a spawn may still be "
+                            "writing it); try again in a moment")
+    elif found.alive:
+        pid = found.process.get("pid") if found.process else None
+        res.refused[sid] = (f"{sid} is damaged ({found.reason}) and its process (pid {pid}) still "
+                            f"runs; zapcli kill {sid} first")
+    else:
+        damaged.remove(sid)
+        res.removed.append(sid)
 
 
 def rm(ids: list[str], settings: Settings) -> RemoveResult:
@@ -62,5 +100,5 @@ def clean(settings: Settings, *, all_sessions: bool = False, status: str | None 
         except NotFound:
             continue
         if view.terminal and (status is None or view.status == status):
-            _remove_one(sid, settings, res)
+            _remove_one(sid, settings, res, later=True)
     return res

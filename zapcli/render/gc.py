@@ -15,6 +15,7 @@ def lines(res: Any) -> Lines:
     if res.kept_reason:
         out.append(("yellow", f"  kept the rest: {res.kept_reason}"))
     out += [("dim", f"  {sid}: {verb}") for sid in res.deleted]
+    out += [("yellow", f"  {sid}: {why}") for sid, why in res.held.items()]
     trim = "would trim about" if res.dry_run else "trimmed"
     out += [("dim", f"  {sid}: {trim} {n} bytes") for sid, n in res.trimmed.items()]
     if res.worktrees:
@@ -27,7 +28,7 @@ def lines(res: Any) -> Lines:
 def doc(res: Any) -> dict[str, Any]:
     return {"dry_run": res.dry_run, "kept": res.kept, "deleted": res.deleted,
             "trimmed": res.trimmed, "skipped_reason": res.skipped_reason,
-            "kept_reason": res.kept_reason,
+            "kept_reason": res.kept_reason, "held": res.held,
             "worktrees": [_decision(d) for d in res.worktrees]}
 
 

@@ -81,6 +81,8 @@ def lines(res: Any) -> Lines:
         out.extend(table(res.views))
     if res.more:
         out.append(("dim", f"… {res.more} more (--limit N shows N, --limit 0 all)"))
+    for sid, why in (res.damaged or {}).items():
+        out.append(("red", f"{sid[-8:]:<8}  damaged  {one_line(why, 300)}"))
     return out
 
 
@@ -89,4 +91,5 @@ def doc(res: Any) -> dict[str, Any]:
             "more": res.more, "subagents": [view_json(v) for v in res.views],
             # counted only when this session shows nothing
             "in_other_sessions": res.in_other_sessions,
-            "active_in_other_sessions": res.active_elsewhere}
+            "active_in_other_sessions": res.active_elsewhere,
+            "damaged": [{"id": sid, "message": why} for sid, why in (res.damaged or {}).items()]}

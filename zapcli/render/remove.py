@@ -11,10 +11,12 @@ def lines(res: Any) -> Lines:
     noun = "subagent" if len(res.removed) == 1 else "subagents"
     out: Lines = [("bold", f"[SubAgent] removed {len(res.removed)} finished {noun}")]
     out += [("dim", f"  {sid}: removed") for sid in res.removed]
+    out += [("yellow", f"  {sid}: {one_line(why, 200)}") for sid, why in res.kept.items()]
     out += [("red", f"  {one_line(why, 200)}") for why in res.refused.values()]
     return out
 
 
 def doc(res: Any) -> dict[str, Any]:
     return {"removed": res.removed,
-            "refused": [{"id": sid, "message": why} for sid, why in res.refused.items()]}
+            "refused": [{"id": sid, "message": why} for sid, why in res.refused.items()],
+            "kept": [{"id": sid, "message": why} for sid, why in res.kept.items()]}

@@ -7,7 +7,8 @@ terminal `status` cannot be appended to the trail at the end, it writes the
 record's fields into the reserved bytes instead (`keep`: an overwrite in
 place, which needs no new block) and exits. The observer that then finds the
 runner dead without a terminal record appends the kept outcome (`kept`)
-instead of `lost`; once the trail holds a terminal status the slot is removed
+instead of `lost`, with the runner's own `ts` (when it ended, not when it
+was recovered); once the trail holds a terminal status the slot is removed
 (`release`).
 """
 

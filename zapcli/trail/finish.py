@@ -112,10 +112,29 @@ def _env(sid: str, path: Path, final: dict[str, Any], spawn: dict[str, Any]) -> 
     return env
 
 
+def _running(path: Path) -> None:
+    """Say who runs the command (pid + create time), so a remover can tell a
+    helper still at work from one that died before recording its end."""
+    import psutil
+
+    me = os.getpid()
+    try:
+        created: float | None = psutil.Process(me).create_time()
+    except psutil.Error:
+        created = None
+    store.append(path, "on_finish", {"state": "running", "pid": me, "create_time": created})
+
+
 def run(sid: str) -> int:
     """The helper: run the claimed command of `sid` and record how it ended."""
     path = store.path_for(sid)
-    recs = reader.read(path).records
+    try:
+        recs = reader.read(path).records
+    except OSError:
+        return 1  # removed in between (by hand): nothing to run, nowhere to say so
+    if not recs or recs[0].get("type") != "spawn":
+        return 1
+    _running(path)
     spawn = recs[0]
     final = next(r for r in recs if r.get("type") == "status" and is_terminal(r.get("status")))
     cwd = str(spawn.get("cwd") or "/")

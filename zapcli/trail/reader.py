@@ -91,6 +91,7 @@ class Summary:
     helpers: list[dict[str, Any]] = field(default_factory=list)  # `helper` records (C17)
     continued_by: str | None = None  # `zapcli continue` made this subagent's successor
     finish_claimed: bool = False  # its on-finish command was claimed (run once)
+    finish: dict[str, dict[str, Any]] = field(default_factory=dict)  # on_finish state -> its record
     worktree: dict[str, Any] | None = None  # the runner's `worktree` record: the tree is made
     collected: dict[str, Any] | None = None  # a remote runner's files are all home (SPEC §15)
     last_ts: str | None = None  # the last record's time before the end: its last sign of life
@@ -143,6 +144,7 @@ def summarize(trail: Trail) -> Summary | None:
             s.continued_by = rec.get("by") if isinstance(rec.get("by"), str) else None
         elif rtype == "on_finish":
             s.finish_claimed = True
+            s.finish[str(rec.get("state"))] = rec
         elif rtype == "worktree":
             s.worktree = rec
         elif rtype == "collected":

@@ -210,7 +210,7 @@ class TrailWriter:
             return True
         # The disk stayed full: the outcome goes into the space reserved at
         # start, and the first observer records it (never `lost`).
-        endslot.keep(self.path, fields)
+        endslot.keep(self.path, {**fields, "ts": records.iso_utc()})  # its time, not the recovery's
         return False
 
     def close(self) -> None:

@@ -1,0 +1,81 @@
+"""A trail without its `spawn` record (its first line deleted, the file
+emptied or overwritten): what can still be said of it, whether its runner
+still runs, and its removal.
+
+Imports `zapcli.trail`, `zapcli.lifecycle.session`, `zapcli.supervisor.liveness`.
+Such a trail is no subagent any command can read, but its files are there
+and its runner may be too: `list` names it (with the reason), `rm` removes
+its files once no recorded process of it is alive, `kill` stops that
+process. The pid is trusted only with its create time (identity), as
+everywhere; a trail without a `process` or `start` record has nothing alive.
+"""
+
+from __future__ import annotations
+
+from zapcli.plain import plain
+from zapcli.trail import reader, store
+
+FRESH_S = 5.0  # `spawn` creates the trail, then writes its first line: an empty one younger is left be
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+@plain
+class Found:
+    id: str
+    reason: str
+    process: dict[str, Any] | None = None  # the latest `process`/`start` record with a pid
+    alive: bool = False
+    fresh: bool = False  # empty and just made: maybe a spawn between creating and writing it
+
+
+def reason(trail: reader.Trail) -> str:
+    """Why `trail` is not a subagent's (it has no spawn record as its first)."""
+    recs = trail.records
+    if not trail.size:
+        return "its trail is empty (no spawn record)"
+    if not recs:
+        return "its trail has no readable record (no spawn record)"
+    return f"its trail has no spawn record (its first record is a `{recs[0].get('type')}` one)"
+
+
+def inspect(sid: str) -> Found | None:
+    """What is known of a damaged trail; None when it is not damaged (or gone)."""
+    try:
+        trail = reader.read(store.path_for(sid))
+    except OSError:
+        return None
+    if reader.summarize(trail) is not None:
+        return None
+    proc = None
+    for rec in trail.records:
+        if rec.get("type") in ("process", "start") and isinstance(rec.get("pid"), int):
+            proc = rec
+    found = Found(sid, reason(trail), proc, fresh=not trail.size and _age(sid) < FRESH_S)
+    if proc is not None:
+        from zapcli.supervisor.liveness import is_alive
+
+        found.alive = is_alive(proc.get("pid"), proc.get("create_time"))
+    return found
+
+
+def _age(sid: str) -> float:
+    import os
+    import time
+
+    try:
+        return time.time() - os.stat(store.path_for(sid), follow_symlinks=False).st_mtime
+    except OSError:
+        return 0.0
+
+
+def remove(sid: str) -> None:
+    """Remove a damaged trail's files and its markers in every session (its
+    session was named in the spawn record that is gone)."""
+    from zapcli.lifecycle import session as sessions
+    from zapcli.lifecycle.retention import delete_files
+
+    delete_files(sid, None)
+    sessions.forget_everywhere(sid)
