@@ -23,13 +23,12 @@ from zapcli.errors import ZapcliError
 from zapcli.paths import ensure_dir, make_dirs, state_dir, write_private
 from zapcli.trail import store
 
-HOME_SUFFIX = ".home"
 MARKER = "ZAPCLI_SUBAGENT_ID"  # in the CLI's environment: every process it starts inherits it
 VERSION_TIMEOUT_S = 20.0
 
 
 def home_of(sid: str) -> Path:
-    return store.path_for(sid, HOME_SUFFIX)
+    return store.path_for(sid, store.HOME)
 
 
 def _ignore(patterns: tuple[str, ...]) -> Any:
@@ -77,10 +76,6 @@ def write_files(home: Path, files: dict[str, str]) -> None:
         fd = os.open(path, flags, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-
-
-def remove_home(sid: str) -> None:
-    shutil.rmtree(home_of(sid), ignore_errors=True)
 
 
 def _cache_path() -> Path:

@@ -29,7 +29,7 @@ TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need
 if TYPE_CHECKING:
     from typing import Any
 
-HOME = ".home"  # an agent CLI's private config home, `<id>.home/` (SPEC §13)
+HOME = store.HOME
 FINISH_START_S = 60.0  # a claimed on-finish command whose helper never said it runs: given up after
 KEPT_FOR_FINISH = "kept: on-finish still running"
 

@@ -35,6 +35,7 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 SUFFIXES = (".jsonl", ".out", ".err", ".end")  # every file of one subagent
+HOME = ".home"  # and the folder of one: an agent CLI's private config home (SPEC §13)
 
 
 def path_for(sid: str, suffix: str = ".jsonl") -> Path:
