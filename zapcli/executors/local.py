@@ -45,7 +45,7 @@ class LocalExecutor(Executor):
         if is_alive(pid, ctime):
             report = kill_tree(pid, float(ctime), grace_s)
         else:
-            report = kill_orphans(pid, float(ctime), grace_s)
+            report = kill_orphans(pid, float(ctime), grace_s, leader_ctime=float(ctime))
         return Signalled(report.termed, report.killed, root_alive=report.root_alive)
 
     def collect(self, sid: str, process: Mapping[str, Any]) -> Collected:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import psutil
 
-from zapcli.supervisor.liveness import find
+from zapcli.supervisor.liveness import CREATE_TIME_TOLERANCE_S, find
 
 
 @dataclass
@@ -124,11 +124,18 @@ def kill_tree(pid: int, create_time: float, grace_s: float, *, include_root: boo
     return report
 
 
-def kill_orphans(pgid: int, not_before: float, grace_s: float) -> KillReport:
+def kill_orphans(pgid: int, not_before: float, grace_s: float,
+                 leader_ctime: float | None = None) -> KillReport:
     """End what is left of a dead supervisor's work: the members of process
     group `pgid` created no earlier than the supervisor itself (`not_before`,
-    epoch seconds), so a reused group id can never point at a stranger."""
+    epoch seconds). `leader_ctime`: the create time of the group's leader
+    (process `pgid`) when it is the dead one we recorded. Linux hands out no
+    pid while a group of that id still has members, so a live process that
+    holds the id now and is not that leader means our group is gone: the
+    group of that id is a stranger's, and nothing is signalled."""
     report = KillReport()
+    if leader_ctime is not None and _held_by_another(pgid, leader_ctime):
+        return report
     me = os.getpid()
     found: dict[int, psutil.Process] = {}
     for proc in psutil.process_iter():
@@ -148,6 +155,15 @@ def kill_orphans(pgid: int, not_before: float, grace_s: float) -> KillReport:
     return report
 
 
+def _held_by_another(pid: int, ctime: float) -> bool:
+    try:
+        return abs(psutil.Process(pid).create_time() - ctime) > CREATE_TIME_TOLERANCE_S
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.Error:  # cannot tell whose it is: leave it alone
+        return True
+
+
 def kill_helpers(helpers: list[dict], grace_s: float) -> int:
     """End what is left of recorded helpers (`helper` records: pid,
     create_time, pgid — MCP servers, commands in their own groups): each
@@ -161,6 +177,7 @@ def kill_helpers(helpers: list[dict], grace_s: float) -> int:
             continue
         report = kill_tree(pid, float(ctime), grace_s)
         if not report.root_alive and isinstance(pgid, int) and pgid > 1:
-            report = kill_orphans(pgid, float(ctime), grace_s)
+            report = kill_orphans(pgid, float(ctime), grace_s,
+                                  float(ctime) if pgid == pid else None)
         hit.update(report.termed, report.killed)
     return len(hit)
