@@ -112,3 +112,35 @@ def test_huge_numbers_and_deep_yaml_are_clear_errors(zap):
     deep.write_text("name: deep\ndescription: d\nprompt: " + "[" * 3000 + "]" * 3000 + "\n")
     res = zap("agents", "save", str(deep))
     assert res.returncode != 0 and "nested too deeply" in res.err and "Traceback" not in res.err
+
+
+def test_values_that_are_not_utf8_are_refused_by_name_not_a_traceback(zap, tmp_path):
+    """tryout: a folder whose name is not UTF-8 is a legal path; spawn from it,
+    --cwd, --on-finish, --model and ZAPCLI_SESSION with such bytes gave a
+    TypeError traceback. Each is one line naming it, nothing created."""
+    import json as jsonlib
+    import os
+    import subprocess
+    import sys
+
+    odd = os.fsencode(str(tmp_path)) + b"/dir\xff"
+    os.mkdir(odd)
+    base = [sys.executable, "-m", "zapcli"]
+    cases = [
+        (dict(cwd=odd), [b"spawn", b"--cli", b"sh", b"--", b"pwd"], b"working folder's path"),
+        ({}, [b"spawn", b"--json", b"--cli", b"sh", b"--cwd", odd, b"--", b"true"], b"--cwd is not valid UTF-8"),
+        ({}, [b"spawn", b"--cli", b"sh", b"--on-finish", b"echo\xff", b"--", b"true"], b"--on-finish is not valid"),
+        ({}, [b"spawn", b"--model", b"m\xff", b"--", b"hi"], b"--model is not valid UTF-8"),
+        ({"session": b"\xff\xfe"}, [b"list"], b"ZAPCLI_SESSION is not valid UTF-8"),
+    ]
+    for extra, argv, words in cases:
+        env = {os.fsencode(k): os.fsencode(v) for k, v in zap.env.items()}
+        if "session" in extra:
+            env[b"ZAPCLI_SESSION"] = extra["session"]
+        res = subprocess.run([*map(os.fsencode, base), *argv], env=env, cwd=extra.get("cwd", zap.cwd),
+                             capture_output=True, timeout=60)
+        assert res.returncode == 2 and b"Traceback" not in res.stderr, (argv, res.stderr)
+        assert words in res.stderr, (argv, res.stderr)
+        if b"--json" in argv:
+            assert jsonlib.loads(res.stdout)["error"]["code"] == "usage"
+    assert not (zap.home / "subagents").exists() or not list((zap.home / "subagents").iterdir())

@@ -42,6 +42,13 @@ def current() -> str:
         return override
     env = os.environ.get("ZAPCLI_SESSION")
     if env:
+        try:
+            env.encode("utf-8")
+        except UnicodeEncodeError:
+            from zapcli.errors import UsageError
+
+            raise UsageError("ZAPCLI_SESSION is not valid UTF-8; set it to a UTF-8 name, "
+                             "e.g. export ZAPCLI_SESSION=build-42") from None
         return env
     sid = os.getsid(0)
     from zapcli.supervisor.launch import outermost_ancestor, process_create_time

@@ -83,6 +83,18 @@ def argv_text(text: str) -> str:
             return text  # really not UTF-8: refused below
 
 
+def _require_utf8(what: str, text: str | None) -> None:
+    """Everything a trail records is UTF-8 text: a value that is not (a folder
+    name of other bytes, say) is refused by name, not met as a traceback."""
+    if text is None:
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"{what} is not valid UTF-8 ({text.encode('utf-8', 'surrogateescape')!r}); "
+                         "zapcli records it as UTF-8 text: use a UTF-8 name") from None
+
+
 def decode_task(raw: bytes) -> str:
     """Task bytes (from stdin, read up to one byte past the limit) to text:
     UTF-8, at most 1 MB. Raises UsageError."""
@@ -100,6 +112,7 @@ def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
         raise UsageError(f"unknown backend '{req.cli}' for {param('cli')}; choose one of: "
                          f"{', '.join((*BACKENDS, *settings.backends))}")
     for flag, value in ((param("agent"), req.agent), (param("model"), req.model)):
+        _require_utf8(flag, value)
         if value is not None and not value.strip():
             raise UsageError(f"{flag} is empty; give a name (zapcli agents list shows the "
                              f"definitions and their models) or leave {flag} out")
@@ -227,6 +240,8 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
         cwd = Path(req.cwd or os.getcwd()).resolve()
     except FileNotFoundError:
         raise UsageError("the current directory no longer exists; cd to an existing one or pass --cwd") from None
+    _require_utf8("the working folder's path" if req.cwd is None else param("cwd"), str(cwd))
+    _require_utf8(param("on_finish"), req.on_finish)
     workspace = workspace_of(cwd)
     settings = settings or load_settings(workspace)
     catalog = _catalog(req, workspace)
