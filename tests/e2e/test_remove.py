@@ -3,6 +3,8 @@ their files and markers; running ones are refused."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.conftest import sleep_marker
@@ -35,3 +37,23 @@ def test_clean_removes_the_sessions_finished_ones(zap):
     assert zap.trail(other).exists()  # another session's
     assert zap.json("clean", "--all")["removed"] == [other]
     assert zap("clean", "--status", "running").returncode == 2
+
+
+def test_a_finished_dependency_of_a_queued_subagent_is_kept_until_it_starts(zap):
+    """tryout: `clean` removed a completed `--after` dependency of a queued
+    subagent, which then failed with "dependency ... ended lost"."""
+    zap.env["ZAPCLI_MAX_CONCURRENT"] = "1"
+    go = zap.cwd / "go"
+    a = zap.spawn_sh("echo A")
+    assert zap("wait", "--timeout", "60", a).returncode == 0
+    blocker = zap.spawn_sh(f"until [ -e {go} ]; do sleep 0.1; done")  # holds the only slot
+    b = zap.spawn_sh("echo B-ran", "--after", a)
+    assert zap.status(b) == "queued"
+    res = zap("rm", a)
+    assert res.returncode == 1 and f"the queued {b} waits for it" in res.out
+    doc = zap.json("clean")
+    assert a not in doc.get("removed", []) and "queued subagent waits for it" in json.dumps(doc)
+    go.touch()
+    assert zap("wait", "--timeout", "60", b, blocker).returncode == 0
+    assert zap("output", b).out == "B-ran\n"
+    assert zap("rm", a).returncode == 0  # free to go once its successor started

@@ -89,7 +89,7 @@ def _dependency_block(view: View, settings: Settings) -> tuple[bool, str | None]
         try:
             dv = observe(dep, kill_grace_s=settings.kill_grace_s)
         except NotFound:
-            return False, f"dependency {dep} ended lost"
+            return False, f"dependency {dep} was removed before this one could start (its trail is gone, its result unknown)"
         if not dv.terminal:
             return False, None
         if dv.status != "completed":

@@ -82,6 +82,25 @@ def _ids_on_disk() -> list[str]:
     return sorted(n[:-6] for n in names if n.endswith(".jsonl") and ids.is_valid(n[:-6]))
 
 
+def awaited() -> dict[str, str]:
+    """Finished subagents a queued one still waits for (`--after`): dependency
+    id -> the id waiting. Removing one would fail its successor with a false
+    "dependency ended lost", so rm/clean/gc keep it until that one starts."""
+    waiting: dict[str, str] = {}
+    for _key, sid in sessions.all_active():
+        try:
+            s = load(sid)
+        except NotFound:
+            continue
+        if s.final is None and s.process is None and s.start is None:  # still queued
+            for dep in s.spawn.after:
+                waiting.setdefault(dep, sid)
+    return waiting
+
+
+KEPT_FOR_AFTER = "kept: a queued subagent waits for it"
+
+
 def _running() -> list[str]:
     busy = []
     for _key, sid in sessions.all_active():
@@ -173,6 +192,7 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
         result.kept_reason = ("a config file is invalid, so max_kept is unknown and no subagent "
                               "was deleted for it; fix the config and run zapcli gc again")
     finished.sort()
+    needed = awaited() if excess > 0 else {}
     for _mtime, sid, session in finished[:max(excess, 0)]:
         try:
             waiting = finish_pending(load(sid))
@@ -180,6 +200,9 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
             continue
         if waiting is not None:  # its turn comes at the next gc
             result.held[sid] = f"{KEPT_FOR_FINISH} ({waiting})"
+            continue
+        if sid in needed:
+            result.held[sid] = f"{KEPT_FOR_AFTER} ({needed[sid]}, --after)"
             continue
         result.deleted.append(sid)
         if not dry_run:

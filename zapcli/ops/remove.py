@@ -16,7 +16,13 @@ from zapcli.config import Settings
 from zapcli.errors import Damaged, NotFound, UsageError, param
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import load, observe
-from zapcli.lifecycle.retention import KEPT_FOR_FINISH, delete_files, finish_pending
+from zapcli.lifecycle.retention import (
+    KEPT_FOR_AFTER,
+    KEPT_FOR_FINISH,
+    awaited,
+    delete_files,
+    finish_pending,
+)
 from zapcli.ops.listing import _newest_first
 from zapcli.trail import store
 from zapcli.trail.model import TERMINAL
@@ -52,6 +58,14 @@ def _remove_one(sid: str, settings: Settings, res: RemoveResult, *, later: bool 
         else:
             res.refused[sid] = (f"{sid} has ended but {waiting}; it is removed once that is done "
                                 f"(try again in a moment)")
+        return
+    successor = awaited().get(sid)
+    if successor is not None:
+        if later:
+            res.kept[sid] = f"{KEPT_FOR_AFTER} ({successor}, --after)"
+        else:
+            res.refused[sid] = (f"{sid} has ended but the queued {successor} waits for it "
+                                f"(--after); it can be removed once {successor} has started")
         return
     delete_files(sid, summary.spawn.session)
     res.removed.append(sid)
