@@ -57,3 +57,17 @@ def test_a_finished_dependency_of_a_queued_subagent_is_kept_until_it_starts(zap)
     assert zap("wait", "--timeout", "60", b, blocker).returncode == 0
     assert zap("output", b).out == "B-ran\n"
     assert zap("rm", a).returncode == 0  # free to go once its successor started
+
+
+def test_one_damaged_file_stops_only_its_own_removal(zap):
+    """tryout: a folder in place of one subagent's .out made `clean` stop at
+    it with an error, leaving the others."""
+    ids = [zap.spawn_sh(f"echo {n}") for n in range(3)]
+    assert zap("wait", "--timeout", "60", *ids).returncode == 0
+    out = zap.trail(ids[1]).with_suffix(".out")
+    out.unlink()
+    out.mkdir()
+    res = zap("clean", "--json")
+    doc = json.loads(res.stdout)
+    assert sorted(doc["removed"]) == sorted([ids[0], ids[2]])
+    assert ids[1] in json.dumps(doc) and "could not be removed" in json.dumps(doc)

@@ -67,7 +67,12 @@ def _remove_one(sid: str, settings: Settings, res: RemoveResult, *, later: bool 
             res.refused[sid] = (f"{sid} has ended but the queued {successor} waits for it "
                                 f"(--after); it can be removed once {successor} has started")
         return
-    delete_files(sid, summary.spawn.session)
+    try:
+        delete_files(sid, summary.spawn.session)
+    except OSError as exc:  # one damaged file stops only its own subagent's removal
+        where = f" ({exc.filename})" if exc.filename else ""
+        res.refused[sid] = f"{sid} could not be removed: {exc.strerror or exc}{where}"
+        return
     res.removed.append(sid)
 
 
