@@ -123,10 +123,18 @@ def workspace_of(cwd: Path) -> Path:
     return cwd
 
 
+# In a runner's environment, and so in everything its work starts however
+# detached (supervisor.kill.end_marked finds what it left that way). zapcli's
+# own children — another runner, an on-finish helper — never carry it.
+SUBAGENT_MARKER = "ZAPCLI_SUBAGENT_ID"
+
+
 def child_env(environ: dict[str, str]) -> dict[str, str]:
-    """`environ` for a child that runs in another directory: the state and
-    config overrides made absolute, so it finds the same folders."""
+    """`environ` for a child of zapcli's own that runs in another directory:
+    the state and config overrides made absolute, so it finds the same
+    folders; no subagent's marker (it is not that subagent's work)."""
     env = dict(environ)
+    env.pop(SUBAGENT_MARKER, None)
     if env.get("ZAPCLI_HOME"):
         env["ZAPCLI_HOME"] = str(state_dir())
     if env.get("ZAPCLI_CONFIG_HOME"):

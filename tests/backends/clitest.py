@@ -114,7 +114,7 @@ def dump(zap: Zap, sid: str) -> str:
 
 
 def marked(sid: str) -> list[int]:
-    from zapcli.backends.cli_home import marked as find
+    from zapcli.supervisor.kill import marked as find
 
     return find(sid)
 

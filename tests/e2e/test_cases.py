@@ -70,6 +70,62 @@ def test_c01_kill_ends_the_whole_tree(zap):
         _kill_markers(m1, m2, m3)
 
 
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("how", ["kill", "runner SIGKILLed"])
+def test_c01_a_double_forked_setsid_descendant_is_ended_too(zap, how):
+    """tryout: `(setsid sleep N &)` leaves the tree at once (its subshell exits,
+    it is re-parented to init in a session of its own): no tree or group kill
+    reaches it. It carries the runner's marker in its environment."""
+    m1, m2 = (f"sleep {sleep_marker(n)}" for n in (3111, 3112))
+    sid = zap.spawn_sh(f"({'setsid'} {m1} &); ({m2} &); sleep 30")
+    try:
+        wait_until(lambda: pgrep(m1) and pgrep(m2), 10)
+        if how == "kill":
+            assert zap("kill", sid).returncode == 0
+        else:
+            runner = _supervisor_pid(zap, sid)
+            os.killpg(runner, signal.SIGKILL)  # the runner and its group: m1 is in neither
+            wait_until(lambda: zap.status(sid) == "lost", 20, 0.3)
+        wait_until(lambda: _none_alive(m1, m2), 10)
+    finally:
+        _kill_markers(m1, m2)
+
+
+def test_what_the_agents_bash_tool_leaves_detached_is_ended_with_it(zap, model):
+    """The built-in agent's bash tool: its (scrubbed) environment keeps the marker."""
+    m = f"sleep {sleep_marker(3131)}"
+    model([{"match": "detach", "turns": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": f"(setsid {m} &); echo started"}}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 30"}}]},
+        {"text": "done"}]}])
+    res = zap("spawn", "--approval", "full", "--", "detach please")
+    sid = res.out.strip()
+    try:
+        wait_until(lambda: pgrep(m), 30)
+        assert zap("kill", sid).returncode == 0
+        wait_until(lambda: _none_alive(m), 10)
+    finally:
+        _kill_markers(m)
+
+
+def test_a_subagent_spawned_inside_another_is_not_its_leftover(zap):
+    """The marker is dropped at launch: a subagent started from another's work
+    outlives its parent's kill (it is detached, and it is not the parent's)."""
+    m = f"sleep {sleep_marker(3121)}"
+    inner = f"{sys.executable} -m zapcli spawn --cli sh -- '{m}'"
+    outer = zap.spawn_sh(f"{inner} > inner.id; sleep 30")
+    try:
+        wait_until(lambda: pgrep(m), 20)
+        assert zap("kill", outer).returncode == 0
+        time.sleep(1.5)
+        assert pgrep(m), "the inner subagent was ended with its parent"
+        child = (zap.cwd / "inner.id").read_text().strip()
+        assert zap.status(child) == "running"
+        zap("kill", child)
+    finally:
+        _kill_markers(m)
+
+
 def _c02_script(tmp_path: Path, m_ignore: str, m_graceful: str, flag: Path) -> Path:
     script = tmp_path / "c.sh"
     script.write_text(

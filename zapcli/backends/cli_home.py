@@ -1,6 +1,6 @@
 """An agent CLI's private config home and what lives around it (SPEC §13).
 
-Imports `zapcli.trail.store` (paths), `zapcli.paths`, psutil (leftovers). The
+Imports `zapcli.trail.store` (paths), `zapcli.paths`. The
 home is `<state>/subagents/<id>.home/` (0700): the adapter's launch files are
 written there 0600, the CLI keeps its sessions there, and it stays after the
 run so `zapcli continue` can resume the session; retention removes it with
@@ -23,7 +23,6 @@ from zapcli.errors import ZapcliError
 from zapcli.paths import ensure_dir, make_dirs, state_dir, write_private
 from zapcli.trail import store
 
-MARKER = "ZAPCLI_SUBAGENT_ID"  # in the CLI's environment: every process it starts inherits it
 VERSION_TIMEOUT_S = 20.0
 
 
@@ -132,43 +131,3 @@ def _remember(key: str, found: str) -> None:
     data = data if isinstance(data, dict) else {}
     data[key] = found
     write_private(path, json.dumps(data).encode())  # atomic: a racing writer loses an entry at worst
-
-
-def marked(sid: str) -> list[int]:
-    """Pids of live processes whose environment carries `sid`'s marker (what
-    the CLI started, even re-parented to init in a session of its own)."""
-    import psutil
-
-    me = os.getpid()
-    found = []
-    for proc in psutil.process_iter():
-        if proc.pid == me:
-            continue
-        try:
-            if proc.environ().get(MARKER) == sid and proc.status() != psutil.STATUS_ZOMBIE:
-                found.append(proc.pid)
-        except (psutil.Error, OSError):
-            continue
-    return found
-
-
-def end_marked(sid: str, grace_s: float) -> list[int]:
-    """TERM what still carries the marker, KILL it after `grace_s`."""
-    import psutil
-
-    from zapcli.supervisor.kill import _wait_gone
-
-    procs = []
-    for pid in marked(sid):
-        try:
-            p = psutil.Process(pid)
-            p.terminate()
-            procs.append(p)
-        except psutil.Error:
-            continue
-    for p in _wait_gone(procs, grace_s):
-        try:
-            p.kill()
-        except psutil.Error:
-            continue
-    return [p.pid for p in procs]

@@ -22,6 +22,7 @@ from zapcli.backends import cli_home
 from zapcli.backends.base import RunContext
 from zapcli.backends.clis.base import CliRequest, McpServer
 from zapcli.backends.resume import CannotResume, point
+from zapcli.supervisor.launch import MARKER
 
 __all__ = ["CannotResume", "Plan", "build", "APPROVAL_SERVER"]
 APPROVAL_SERVER = "zapcli_approval"
@@ -76,7 +77,7 @@ def build(ctx: RunContext, kind: str, drop: tuple[str, ...] = ()) -> Plan:
         home = cli_home.make_home(ctx.sid)
     definition = spawn.definition
     env = dict(os.environ)
-    env[cli_home.MARKER] = ctx.sid
+    env[MARKER] = ctx.sid
     schema = spawn.raw.get("output_schema")
     hook = kind == "claude" and spawn.approval != "full" and not spawn.unattended
     req = CliRequest(

@@ -29,7 +29,7 @@ from zapcli.backends.base import Backend, RunContext
 from zapcli.backends.cli_stream import LinePump, Sink, TailPump
 from zapcli.backends.clis.base import CliLaunch, CliOutcome, CliRequest, EventParser
 from zapcli.supervisor.capture import feed
-from zapcli.supervisor.kill import kill_tree
+from zapcli.supervisor.kill import end_marked, kill_tree
 from zapcli.supervisor.launch import process_create_time
 from zapcli.trail.model import SIGTERM_REASON, Outcome, Status
 
@@ -177,7 +177,7 @@ class _Run:
         """Whatever the CLI left running, in our group, under us, or re-parented
         to init with the subagent's marker in its environment."""
         kill_tree(os.getpid(), self.me_ctime, 1.0, include_root=False)
-        cli_home.end_marked(self.ctx.sid, 1.0)
+        end_marked(self.ctx.sid, 1.0)
 
     def _after_event(self) -> None:
         """The `session` record, once the CLI has said its session id and its

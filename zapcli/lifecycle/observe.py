@@ -222,11 +222,20 @@ def stop_after_end(sid: str, s: reader.Summary, final: dict[str, Any] | None, gr
         report = ex.signal(proc, grace_s)
     if not ex.remote:
         end_helpers(sid, s, grace_s)
+        _end_marked(sid, grace_s)
     elif collect and proc is not None:
         observe(sid, kill_grace_s=grace_s)
     if final is not None:
         forget_active(sid, s)
     return report
+
+
+def _end_marked(sid: str, grace_s: float) -> None:
+    """What its work left running detached (double-forked, setsid), found by
+    the marker in its environment: a tree or group kill does not reach it."""
+    from zapcli.supervisor.kill import end_marked
+
+    end_marked(sid, grace_s)
 
 
 def end_helpers(sid: str, s: reader.Summary, grace_s: float) -> int:

@@ -23,7 +23,7 @@ from zapcli.lifecycle.observe import load
 from zapcli.redact import secret_values
 from zapcli.runner import guard, tree
 from zapcli.supervisor.capture import CappedFile
-from zapcli.supervisor.launch import process_create_time
+from zapcli.supervisor.launch import MARKER, process_create_time
 from zapcli.trail import endslot, store
 from zapcli.trail.model import Outcome, SpawnRecord, Status
 from zapcli.trail.writer import TrailWriter
@@ -172,6 +172,7 @@ def main(sid: str) -> int:
         return EXIT_USAGE
     s = load(sid)
     spawn = s.spawn
+    os.environ[MARKER] = sid  # everything its work starts carries it, however detached
     secrets = secret_values()
     writer = TrailWriter(store.path_for(sid), start_seq=max(s.last_seq, 1), secrets=secrets)
     terminated = threading.Event()
@@ -200,6 +201,10 @@ def main(sid: str) -> int:
         from zapcli.supervisor.kill import kill_helpers
 
         kill_helpers(helpers, 1.0)
+    if outcome.status in (Status.CANCELLED, Status.TIMEOUT):  # killed: so is what it left detached
+        from zapcli.supervisor.kill import end_marked
+
+        end_marked(sid, 1.0)
     outcome = _check_in_time(sid, spawn, outcome, writer, deadline)
     writer.end(outcome, retry_s=max(spawn.kill_grace_s, 5.0), stdout_bytes=out.written,
                stderr_bytes=err.written, stdout_kept=out.kept, stderr_kept=err.kept)

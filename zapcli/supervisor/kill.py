@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import psutil
 
+from zapcli.supervisor.launch import MARKER
 from zapcli.supervisor.liveness import CREATE_TIME_TOLERANCE_S, find
 
 
@@ -181,3 +182,37 @@ def kill_helpers(helpers: list[dict], grace_s: float) -> int:
                                   float(ctime) if pgid == pid else None)
         hit.update(report.termed, report.killed)
     return len(hit)
+
+
+def marked(sid: str) -> list[int]:
+    """Pids of live processes whose environment carries `sid`'s marker (what
+    its work started, even re-parented to init in a session of its own)."""
+    me = os.getpid()
+    found = []
+    for proc in psutil.process_iter():
+        if proc.pid == me:
+            continue
+        try:
+            if proc.environ().get(MARKER) == sid and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc.pid)
+        except (psutil.Error, OSError):
+            continue
+    return found
+
+
+def end_marked(sid: str, grace_s: float) -> list[int]:
+    """TERM what still carries the marker, KILL it after `grace_s`."""
+    procs = []
+    for pid in marked(sid):
+        try:
+            p = psutil.Process(pid)
+            p.terminate()
+            procs.append(p)
+        except psutil.Error:
+            continue
+    for p in _wait_gone(procs, grace_s):
+        try:
+            p.kill()
+        except psutil.Error:
+            continue
+    return [p.pid for p in procs]

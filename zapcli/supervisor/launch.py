@@ -14,6 +14,8 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from zapcli.paths import SUBAGENT_MARKER as MARKER  # a launch drops it: see paths
+
 
 def launch_detached(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | Path,
                     stderr_path: Path) -> tuple[int, float]:
@@ -24,6 +26,7 @@ def launch_detached(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | P
     import subprocess  # here: every command that derives its session imports this module
 
     public, pass_fds = secret_env(env)
+    public.pop(MARKER, None)  # a parent subagent's, inherited: never this one's
     try:
         err_fd = os.open(stderr_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-BASE_NAMES = ("PATH", "HOME", "LANG", "TERM", "TMPDIR", "USER", "SHELL")
+BASE_NAMES = ("PATH", "HOME", "LANG", "TERM", "TMPDIR", "USER", "SHELL",
+              "ZAPCLI_SUBAGENT_ID")  # the runner's marker: what a command leaves detached is found
 BASE_PREFIXES = ("LC_",)
 SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 NEVER_PASSED = frozenset({"OPENAI_API_KEY"})
