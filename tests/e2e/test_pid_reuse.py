@@ -66,3 +66,41 @@ def test_a_stranger_that_reuses_a_dead_runners_pid_is_never_signalled(zap):
     finally:
         stranger.kill()
         stranger.wait()
+
+
+def _unshare_works() -> bool:
+    probe = ["unshare", "-Upfr", "--mount-proc", "true"]
+    try:
+        return subprocess.run(probe, capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.timeout(120)
+def test_a_subagent_spawned_in_another_pid_namespace_is_not_judged_from_here(zap):
+    """tryout: a spawn inside a container sharing the state folder recorded its
+    namespace's pid; the host's first `list` found that pid "dead", recorded
+    `lost` (first terminal wins: the real result was thrown away) and ended a
+    host process group of that number."""
+    import sys
+
+    if not _unshare_works():
+        pytest.skip("needs unshare with user+pid namespaces (not permitted on this machine)")
+    idfile = zap.cwd / "inner.id"
+    script = (f"{sys.executable} -m zapcli spawn --cli sh --timeout 4 -- 'echo inner; sleep 30' "
+              f"> {idfile}; sleep 8")
+    ns = subprocess.Popen(["unshare", "-Upfr", "--mount-proc", "sh", "-c", script], env=zap.env,
+                          cwd=zap.cwd, stdin=subprocess.DEVNULL)
+    try:
+        sid = wait_until(lambda: idfile.exists() and idfile.read_text().strip(), 30)
+        seen = set()
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            status = zap.json("poll", "--no-wait", sid)["subagents"][0]["status"]
+            seen.add(status)
+            if status not in ("queued", "running"):
+                break
+            time.sleep(0.3)
+        assert "lost" not in seen and status == "timeout", seen  # its own runner's answer
+    finally:
+        ns.wait(timeout=30)

@@ -7,6 +7,7 @@ plus the create time (a reused pid is not ours, a zombie is dead).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -17,19 +18,39 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+FOREIGN_SLACK_S = 10.0  # as the observer's deadline slack
+FOREIGN_LATE = ("its runner ran in another pid namespace (a container?) and did not end by its "
+                "deadline; zapcli cannot see it from here")
+
+
+def _foreign(process: Mapping[str, Any]) -> bool:
+    """Launched from another pid namespace than this process's."""
+    from zapcli.supervisor.procfs import pid_namespace
+
+    recorded = process.get("pidns")
+    here = pid_namespace() if isinstance(recorded, int) else None
+    return here is not None and recorded != here
+
+
 class LocalExecutor(Executor):
     name = "local"
 
     def launch(self, sid: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: str,
                stderr_path: Path) -> Launched:
         from zapcli.supervisor.launch import launch_detached
+        from zapcli.supervisor.procfs import pid_namespace
 
         pid, ctime = launch_detached(argv, env=env, cwd=cwd, stderr_path=stderr_path)
-        return Launched({"pid": pid, "create_time": ctime})
+        return Launched({"pid": pid, "create_time": ctime, "pidns": pid_namespace()})
 
     def alive(self, process: Mapping[str, Any]) -> Liveness:
         from zapcli.supervisor.liveness import is_alive
 
+        if _foreign(process):  # its pid means another process here: it cannot be told
+            late = process.get("deadline_mono")
+            if isinstance(late, (int, float)) and time.monotonic() > late + FOREIGN_SLACK_S:
+                return Liveness(False, FOREIGN_LATE)
+            return Liveness(None, "its runner runs in another pid namespace (a container?)")
         return Liveness(is_alive(process.get("pid"), process.get("create_time")))
 
     def signal(self, process: Mapping[str, Any], grace_s: float) -> Signalled:
@@ -37,8 +58,8 @@ class LocalExecutor(Executor):
         the runner itself is already dead, end what is left of its process
         group (its work, re-parented to init), never a stranger's."""
         pid, ctime = process.get("pid"), process.get("create_time")
-        if not isinstance(pid, int) or not isinstance(ctime, (int, float)):
-            return Signalled()
+        if not isinstance(pid, int) or not isinstance(ctime, (int, float)) or _foreign(process):
+            return Signalled()  # a pid of another namespace is never signalled here
         from zapcli.supervisor.kill import kill_orphans, kill_tree
         from zapcli.supervisor.liveness import is_alive
 

@@ -60,3 +60,13 @@ def parent(pid: int) -> int | None:
         return int(data[data.rfind(b")") + 2:].split()[1])
     except (OSError, ValueError, IndexError):
         return None
+
+
+def pid_namespace() -> int | None:
+    """This process's pid namespace (the inode of /proc/self/ns/pid), or None
+    where it cannot be read. A pid recorded in another namespace (a spawn in
+    a container sharing the state folder) names a different process here."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return None
