@@ -82,3 +82,37 @@ def test_a_trail_without_its_spawn_record_is_listed_removed_and_killed(zap):
     zap.trail(fresh).write_bytes(b"")  # as a spawn between creating and writing it leaves it
     assert zap.json("list", "--all")["damaged"] == []
     assert "moments ago" in zap("rm", fresh).out and zap.trail(fresh).exists()
+
+
+@pytest.mark.timeout(120)
+def test_a_giant_trail_is_read_as_its_head_and_tail(zap):
+    """tryout: a 3 GB NUL-filled tail on one trail (a crash can leave one) made
+    every command read it whole: `list` ran for over a minute at 6.3 GB. Each
+    command now reads its head and tail only, under a 1 GB address-space cap."""
+    import resource
+    import subprocess
+    import sys
+
+    big = zap.spawn_sh("echo big")
+    good = zap.spawn_sh("echo good")
+    assert zap("wait", "--timeout", "60", big, good).returncode == 0
+    with open(zap.trail(big), "r+b") as f:
+        f.truncate(3 << 30)  # sparse: no disk used
+
+    def capped(*args: str) -> subprocess.CompletedProcess:
+        def limit() -> None:
+            resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        return subprocess.run([sys.executable, "-m", "zapcli", *args], env=zap.env, cwd=zap.cwd,
+                              capture_output=True, text=True, timeout=60, preexec_fn=limit)
+
+    listed = capped("list", "--all", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert {v["id"] for v in json.loads(listed.stdout)["subagents"]} >= {big, good}
+    poll = capped("poll", "--no-wait", "--json", big, good)
+    assert [v["status"] for v in json.loads(poll.stdout)["subagents"]] == ["completed", "completed"]
+    replay = capped("replay", big)
+    assert replay.returncode == 0 and "bytes in the middle not read" in replay.stdout
+    gc = capped("gc", "--json")
+    assert gc.returncode == 0, gc.stderr
+    assert zap.trail(big).stat().st_size < 5 << 20  # trimmed from its head and tail
+    assert zap.json("poll", "--no-wait", big)["subagents"][0]["status"] == "completed"

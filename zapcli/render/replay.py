@@ -77,7 +77,9 @@ def lines(res: Any) -> Lines:
         if isinstance(e, dict):
             out.append(record_line(e))
         else:
-            out.append(("red", f"   ? corrupt line {e[1]} skipped: {escape_controls(e[2])[:120]}"))
+            text = escape_controls(e[2])
+            out.append(("red", f"   ? {text}" if e[1] == 0 else  # the unread middle of a giant
+                        f"   ? corrupt line {e[1]} skipped: {text[:120]}"))
     return out
 
 

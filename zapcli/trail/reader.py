@@ -27,6 +27,7 @@ class Trail:
     entries: list[Any] = field(default_factory=list)
     torn_tail: bytes = b""
     size: int = 0
+    skipped: int = 0  # bytes in the middle of an oversized trail not read (store.read_bounded)
 
     @property
     def records(self) -> list[dict[str, Any]]:
@@ -64,8 +65,17 @@ def first_terminal(path: Path) -> dict[str, Any] | None:
 
 
 def read(path: Path) -> Trail:
-    """Read and parse a trail. Raises FileNotFoundError / OSError (symlink: ELOOP)."""
-    return parse(store.read_bytes(path))
+    """Read and parse a trail — an oversized one as its head and tail, the
+    middle said as one corrupt entry. Raises FileNotFoundError / OSError
+    (symlink: ELOOP)."""
+    data, skipped = store.read_bounded(path)
+    trail = parse(data)
+    if skipped:
+        trail.skipped = skipped
+        trail.entries.insert(1, ("corrupt", 0, f"{skipped:,} bytes in the middle not read: the "
+                                 f"trail is over {store.READ_MAX_BYTES >> 20} MB (damaged, or a "
+                                 "runaway subagent); zapcli gc trims a finished one"))
+    return trail
 
 
 @plain

@@ -188,6 +188,35 @@ def read_bytes(path: Path) -> bytes:
         os.close(fd)
 
 
+READ_MAX_BYTES = 64 << 20  # a trail larger than this is read as its head and its tail
+READ_HEAD_BYTES = 1 << 20  # the spawn and process records, and more
+
+
+def read_bounded(path: Path, limit: int = READ_MAX_BYTES) -> tuple[bytes, int]:
+    """(the bytes a reader uses, how many in the middle it left out). Up to
+    `limit` the whole file; past it (retention trims a finished trail to 1 MB,
+    so this is damage — a NUL-filled tail after a crash — or a runaway agent)
+    the first READ_HEAD_BYTES and the last bytes up to `limit`, each cut at a
+    line boundary: every command stays bounded in memory and time, and the
+    damage affects only this trail's answer. Raises as `read_bytes`."""
+    fd = open_read(path)
+    try:
+        size = os.fstat(fd).st_size
+        if size <= limit:
+            os.close(fd)
+            fd = -1
+            return read_bytes(path), 0
+        head = os.pread(fd, READ_HEAD_BYTES, 0)
+        head = head[:head.rfind(b"\n") + 1]
+        tail_at = size - (limit - READ_HEAD_BYTES)
+        tail = os.pread(fd, limit - READ_HEAD_BYTES, tail_at)
+        tail = tail[tail.find(b"\n") + 1:]
+        return head + tail, size - len(head) - len(tail)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
 def exists(sid: str) -> bool:
     """True when `sid` is a valid id with a trail on disk (a symlink is not a trail)."""
     try:
