@@ -258,3 +258,13 @@ def small_disk(tmp_path: Path):
         yield SmallDisk(mnt)
     finally:
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def unshare_works() -> bool:
+    """Whether `unshare` may make user + pid namespaces here (tests that need
+    one skip, saying so, where it may not)."""
+    probe = ["unshare", "-Upfr", "--mount-proc", "true"]
+    try:
+        return subprocess.run(probe, capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False

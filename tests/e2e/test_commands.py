@@ -29,6 +29,7 @@ from tests.conftest import (
     start_decoy,
     supervisor_pid,
     trail_records,
+    unshare_works,
     wait_until,
 )
 
@@ -536,19 +537,11 @@ def _outermost_ancestor() -> int:
     return proc.pid
 
 
-def _unshare_works() -> bool:
-    probe = ["unshare", "-Upfr", "--mount-proc", "true"]
-    try:
-        return subprocess.run(probe, capture_output=True, timeout=10).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
 @pytest.mark.timeout(60)
 def test_session_when_the_leader_is_outside_the_pid_namespace(zap):
     """Containers and CI sandboxes: getsid(0) answers 0. Two commands in one
     namespace share a session named after its first process, not `tty-0-0`."""
-    if not _unshare_works():
+    if not unshare_works():
         pytest.skip("needs unshare with user+pid namespaces (not permitted on this machine)")
     env = {k: v for k, v in zap.env.items() if k != "ZAPCLI_SESSION"}
     script = ("import os, subprocess, sys; print(os.getsid(0)); sys.stdout.flush(); "

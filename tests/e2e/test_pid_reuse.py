@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import wait_until
+from tests.conftest import unshare_works, wait_until
 
 NS_LAST_PID = Path("/proc/sys/kernel/ns_last_pid")
 
@@ -68,14 +68,6 @@ def test_a_stranger_that_reuses_a_dead_runners_pid_is_never_signalled(zap):
         stranger.wait()
 
 
-def _unshare_works() -> bool:
-    probe = ["unshare", "-Upfr", "--mount-proc", "true"]
-    try:
-        return subprocess.run(probe, capture_output=True, timeout=10).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
 @pytest.mark.timeout(120)
 def test_a_subagent_spawned_in_another_pid_namespace_is_not_judged_from_here(zap):
     """tryout: a spawn inside a container sharing the state folder recorded its
@@ -84,7 +76,7 @@ def test_a_subagent_spawned_in_another_pid_namespace_is_not_judged_from_here(zap
     host process group of that number."""
     import sys
 
-    if not _unshare_works():
+    if not unshare_works():
         pytest.skip("needs unshare with user+pid namespaces (not permitted on this machine)")
     idfile = zap.cwd / "inner.id"
     script = (f"{sys.executable} -m zapcli spawn --cli sh --timeout 4 -- 'echo inner; sleep 30' "

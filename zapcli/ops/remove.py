@@ -11,6 +11,7 @@ removal happens under the trail's lock, after the status was checked there.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from zapcli.config import Settings
 from zapcli.errors import Damaged, NotFound, UsageError, param
@@ -51,21 +52,13 @@ def _remove_one(sid: str, settings: Settings, res: RemoveResult, *, later: bool 
         res.refused[sid] = f"{sid} is {view.status}; only finished subagents are removed (zapcli kill {sid} first)"
         return
     summary = load(sid)
-    waiting = finish_pending(summary)
-    if waiting is not None:
+    held = _held(sid, summary)
+    if held is not None:  # clean notes it as kept this time; rm says why not yet
+        kept, refusal = held
         if later:
-            res.kept[sid] = f"{KEPT_FOR_FINISH} ({waiting})"
+            res.kept[sid] = kept
         else:
-            res.refused[sid] = (f"{sid} has ended but {waiting}; it is removed once that is done "
-                                f"(try again in a moment)")
-        return
-    successor = awaited().get(sid)
-    if successor is not None:
-        if later:
-            res.kept[sid] = f"{KEPT_FOR_AFTER} ({successor}, --after)"
-        else:
-            res.refused[sid] = (f"{sid} has ended but the queued {successor} waits for it "
-                                f"(--after); it can be removed once {successor} has started")
+            res.refused[sid] = f"{sid} has ended but {refusal}"
         return
     try:
         delete_files(sid, summary.spawn.session)
@@ -74,6 +67,21 @@ def _remove_one(sid: str, settings: Settings, res: RemoveResult, *, later: bool 
         res.refused[sid] = f"{sid} could not be removed: {exc.strerror or exc}{where}"
         return
     res.removed.append(sid)
+
+
+def _held(sid: str, summary: Any) -> tuple[str, str] | None:
+    """(kept note, refusal) while an ended subagent must stay a moment: its
+    on-finish command has not finished, or a queued subagent waits for it."""
+    waiting = finish_pending(summary)
+    if waiting is not None:
+        return (f"{KEPT_FOR_FINISH} ({waiting})",
+                f"{waiting}; it is removed once that is done (try again in a moment)")
+    successor = awaited().get(sid)
+    if successor is not None:
+        return (f"{KEPT_FOR_AFTER} ({successor}, --after)",
+                f"the queued {successor} waits for it (--after); it can be removed once "
+                f"{successor} has started")
+    return None
 
 
 def _remove_damaged(sid: str, why: str, res: RemoveResult) -> None:
