@@ -10,6 +10,7 @@ removal happens under the trail's lock, after the status was checked there.
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +64,8 @@ def _remove_one(sid: str, settings: Settings, res: RemoveResult, *, later: bool 
     try:
         delete_files(sid, summary.spawn.session)
     except OSError as exc:  # one damaged file stops only its own subagent's removal
+        if exc.errno in (errno.EROFS, errno.ENOSPC, errno.EDQUOT):
+            raise  # the state folder itself: the command's error, said once
         where = f" ({exc.filename})" if exc.filename else ""
         res.refused[sid] = f"{sid} could not be removed: {exc.strerror or exc}{where}"
         return
