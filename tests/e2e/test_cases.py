@@ -113,9 +113,10 @@ def test_a_subagent_spawned_inside_another_is_not_its_leftover(zap):
     outlives its parent's kill (it is detached, and it is not the parent's)."""
     m = f"sleep {sleep_marker(3121)}"
     inner = f"{sys.executable} -m zapcli spawn --cli sh -- '{m}'"
-    outer = zap.spawn_sh(f"{inner} > inner.id; sleep 30")
+    outer = zap.spawn_sh(f"{inner} > inner.id; touch spawned; sleep 30")
     try:
-        wait_until(lambda: pgrep(m), 20)
+        # the inner spawn has returned: its runner is no longer under the outer's tree
+        wait_until(lambda: (zap.cwd / "spawned").exists() and pgrep(m), 30)
         assert zap("kill", outer).returncode == 0
         time.sleep(1.5)
         assert pgrep(m), "the inner subagent was ended with its parent"
