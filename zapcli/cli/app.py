@@ -13,6 +13,7 @@ from typing import Optional
 import typer
 
 from zapcli import __version__
+from zapcli.cli.options import JSON
 
 app = typer.Typer(
     name="zapcli", no_args_is_help=True, add_completion=False,
@@ -23,7 +24,6 @@ app = typer.Typer(
          "command, even after a restart.\n\nExample: id=$(zapcli spawn --cli sh -- 'make test'); zapcli wait \"$id\"",
 )
 
-JSON = typer.Option(False, "--json", help="Print one JSON document (stable snake_case keys).", metavar="")
 
 
 def _no_type_column() -> None:
@@ -286,6 +286,9 @@ def tool_schema(json: bool = typer.Option(True, "--json", help="Always JSON.", m
     _run("tool_schema", locals())
 
 
-# The command groups (worktree, agents, mcp) live beside this module; importing
-# them registers them on `app`.
-from zapcli.cli import groups  # noqa: E402,F401
+# The command groups (worktree, agents, mcp) live beside this module.
+from zapcli.cli.groups import agents_app, mcp_app, worktree_app  # noqa: E402
+
+app.add_typer(worktree_app, name="worktree")
+app.add_typer(agents_app, name="agents")
+app.add_typer(mcp_app, name="mcp")

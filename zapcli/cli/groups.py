@@ -1,8 +1,8 @@
 """The typer command groups: `zapcli worktree …`, `zapcli agents …`,
-`zapcli mcp …`, registered on the app of `zapcli.cli.app`.
+`zapcli mcp …`, which `zapcli.cli.app` registers on its app.
 
-Imports typer and `zapcli.cli.app` (the app and the shared `--json` option);
-each body hands its parameters to `zapcli.cli.commands`.
+Imports typer and `zapcli.cli.options` (the shared `--json` option); each
+body hands its parameters to `zapcli.cli.commands`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ from typing import Optional
 
 import typer
 
-from zapcli.cli.app import JSON, app
+from zapcli.cli.options import JSON
 
 worktree_app = typer.Typer(help="The git worktrees of --worktree subagents.", no_args_is_help=True)
-app.add_typer(worktree_app, name="worktree")
 
 
 @worktree_app.command("list")
@@ -39,7 +38,6 @@ def worktree_rm(
 
 agents_app = typer.Typer(help="Manage subagent definitions (YAML) and their machine-local switches.",
                          no_args_is_help=True)
-app.add_typer(agents_app, name="agents")
 
 
 def _agents(fn: str, **params) -> None:
@@ -117,7 +115,6 @@ def agents_copy(
 
 mcp_app = typer.Typer(help="zapcli as an MCP server, for Claude Code, Codex, Gemini CLI, Cursor and any MCP client.",
                       no_args_is_help=True)
-app.add_typer(mcp_app, name="mcp")
 
 
 @mcp_app.command("serve")

@@ -1,8 +1,8 @@
 """A trail without its `spawn` record (its first line deleted, the file
 emptied or overwritten): what can still be said of it, whether its runner
-still runs, and its removal.
+still runs (ops.remove removes its files).
 
-Imports `zapcli.trail`, `zapcli.lifecycle.session`, `zapcli.supervisor.liveness`.
+Imports `zapcli.trail`, `zapcli.supervisor.liveness`.
 Such a trail is no subagent any command can read, but its files are there
 and its runner may be too: `list` names it (with the reason), `rm` removes
 its files once no recorded process of it is alive, `kill` stops that
@@ -70,12 +70,3 @@ def _age(sid: str) -> float:
     except OSError:
         return 0.0
 
-
-def remove(sid: str) -> None:
-    """Remove a damaged trail's files and its markers in every session (its
-    session was named in the spawn record that is gone)."""
-    from zapcli.lifecycle import session as sessions
-    from zapcli.lifecycle.retention import delete_files
-
-    delete_files(sid, None)
-    sessions.forget_everywhere(sid)

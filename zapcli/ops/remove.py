@@ -103,7 +103,8 @@ def _remove_damaged(sid: str, why: str, res: RemoveResult) -> None:
         res.refused[sid] = (f"{sid} is damaged ({found.reason}) and its process (pid {pid}) still "
                             f"runs; zapcli kill {sid} first")
     else:
-        damaged.remove(sid)
+        delete_files(sid, None)  # and its markers in every session: the one it named is unknown
+        sessions.forget_everywhere(sid)
         res.removed.append(sid)
 
 

@@ -15,13 +15,13 @@ TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need
 if TYPE_CHECKING:
     from typing import Any
 
-    from zapcli.toolapi.dispatch import Env, Reply
+    from zapcli.toolapi.env import Env, Reply
 
 TEXT_MAX = 24 * 1024  # what one tool result shows at most (bytes of UTF-8)
 
 
 def _reply(lines: Any, doc: Any, env: Env, exit_code: int = 0) -> Reply:
-    from zapcli.toolapi.dispatch import Reply
+    from zapcli.toolapi.env import Reply
 
     return Reply(bound(plain(lines, env.surface)), doc, exit_code)
 
@@ -157,7 +157,7 @@ def output(a: dict[str, Any], env: Env) -> Reply:
     note = cut_note(doc["written_bytes"], doc["bytes"]) if doc["truncated"] else None
     if note:
         text = f"{note}\n{text}"
-    from zapcli.toolapi.dispatch import Reply
+    from zapcli.toolapi.env import Reply
 
     doc["text"] = bound(doc["text"])
     return Reply(text or "(no output)", doc)

@@ -1,0 +1,110 @@
+"""What a tool call runs in and answers with: `Env` (the surface, the
+session's settings, the subagents a caller may reach, progress) and `Reply`.
+
+Imports `zapcli.errors` only (the rest where used), so the dispatcher and the
+handlers both stand on it.
+"""
+
+from __future__ import annotations
+
+import _thread
+
+from zapcli.errors import ZapcliError
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from pathlib import Path
+    from typing import Any
+
+    from zapcli.config import Settings
+
+
+class Reply:
+    """`text` for the model; `doc` the JSON document; `exit_code` as the CLI
+    command's (wait: 0 / 3 / 4); `error`: the call failed, `text` says why and
+    what to do; `code`: the error's stable code. (Plain classes: `zapcli call`
+    is on the fast path, and a dataclass costs ~1 ms to create at import.)"""
+
+    def __init__(self, text: str, doc: Any, exit_code: int = 0, error: bool = False,
+                 code: str = ""):
+        self.text, self.doc, self.exit_code, self.error, self.code = text, doc, exit_code, error, code
+
+
+class Env:
+    """Where a call runs. `surface` "tool" (MCP, `zapcli call`) or "run" (the
+    `subagent` tool of `zapcli run`: it reaches only the subagents it started,
+    and its children inherit its approval mode). `tick(views, elapsed)` is
+    called while poll/wait block (progress, approvals); `stop_on_approval`
+    makes them return as soon as a subagent asks for approval (the caller
+    decides; inside `zapcli run` the person at the terminal does)."""
+
+    def __init__(self, surface: str = "tool", *, cwd: str | None = None,
+                 approval: str | None = None, unattended: bool = False,
+                 shell_allowed: bool = True, stop_on_approval: bool = True,
+                 on_tick: Callable[[list[Any], float], None] | None = None):
+        self.surface, self.cwd, self.approval, self.unattended = surface, cwd, approval, unattended
+        self.shell_allowed, self.stop_on_approval, self.on_tick = shell_allowed, stop_on_approval, on_tick
+        self.started: list[str] = []
+        self.announced: set[str] = set()
+        self.budget: Any = None  # ops.budget.TreeBudget of `zapcli run --max-tokens`
+        self.relay: dict[str, Any] | None = None  # `zapcli run` that relays approvals (ops.spawn)
+        self.lock = _thread.allocate_lock()
+        self._settings: Settings | None = None
+
+    def copy(self, **changes: Any) -> Env:
+        """This Env with `changes`, sharing its ids, lock and settings (one
+        MCP connection, several calls at once)."""
+        other = object.__new__(Env)
+        other.__dict__.update(self.__dict__)
+        other.__dict__.update(changes)
+        return other
+
+    def settings(self) -> Settings:
+        if self._settings is None:
+            from zapcli.config import load_settings
+
+            self._settings = load_settings(lenient=True)
+        return self._settings
+
+    def workspace(self) -> Path:
+        from pathlib import Path
+
+        from zapcli.paths import workspace_of
+
+        return workspace_of(Path(self.cwd or Path.cwd()))
+
+    def started_one(self, sid: str) -> None:
+        with self.lock:
+            self.started.append(sid)
+
+    def seen(self, ids: Iterable[str]) -> None:
+        """These ended and the model saw it: no announcement needed."""
+        with self.lock:
+            self.announced.update(ids)
+
+    def tick(self, views: list[Any], elapsed: float) -> None:
+        if self.on_tick is not None:
+            self.on_tick(views, elapsed)
+
+    def ids(self, given: list[str] | None, all_if_none: bool = False) -> list[str]:
+        """The ids asked for; inside `zapcli run` all of them its own (the
+        tool never reaches another session's work)."""
+        ids = list(given or [])
+        if self.surface != "run":
+            return ids
+        with self.lock:
+            mine = list(self.started)
+        if not ids and all_if_none:
+            ids = mine
+        if not ids:
+            raise ZapcliError("no subagent ids given and none started yet; spawn first")
+        foreign = [i for i in ids if i not in mine]
+        if foreign:
+            raise ZapcliError(f"{', '.join(foreign)}: not a subagent this run started; this tool "
+                              f"reaches only its own ({', '.join(mine) or 'none yet'})",
+                              code="not_yours")
+        return ids
+
+    def one(self, sid: str) -> str:
+        return self.ids([sid])[0]
