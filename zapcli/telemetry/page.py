@@ -23,7 +23,7 @@ color:var(--fg);background:var(--bg)}header{padding:14px 18px;border-bottom:1px 
 h1{font-size:16px;margin:0 0 4px}.sum{color:var(--muted)}#legend{display:flex;gap:14px;padding:8px 18px;
 color:var(--muted);flex-wrap:wrap}#legend i{display:inline-block;width:12px;height:10px;border-radius:2px;
 margin-right:5px;vertical-align:-1px}#chart{padding:4px 18px 24px}.axis,.row{display:flex}
-.label{flex:0 0 330px;padding:3px 8px 3px 0;overflow:hidden;white-space:nowrap;text-overflow:ellipsis}
+.label{flex:0 0 380px;padding:3px 8px 3px 0;overflow:hidden;white-space:nowrap;text-overflow:ellipsis}
 .label .id{font-family:ui-monospace,Menlo,monospace;font-size:12px}.label .st{font-size:11px;
 padding:0 5px;border-radius:8px;margin-left:4px;color:#fff;background:var(--muted)}
 .st.completed{background:var(--ok)}.st.failed,.st.timeout,.st.lost,.st.cancelled,.st.interrupted
@@ -37,7 +37,8 @@ transparent calc(10% - 1px),var(--grid) calc(10% - 1px),var(--grid) 10%)}.row{bo
 .end.ok{background:var(--ok)}.end.bad{background:var(--error)}.call{height:8px}.call.model{background:var(--model)}
 .call.tool,.call.sh{background:var(--tool)}.call.err{outline:1.5px solid var(--error)}
 .axis .track{height:18px;background:none;border-left:none}.tick{position:absolute;top:2px;font-size:11px;
-color:var(--muted);transform:translateX(-50%)}#tip{position:fixed;z-index:9;max-width:460px;padding:8px 10px;
+color:var(--muted);transform:translateX(-50%);white-space:nowrap}.tick:first-child{transform:none}
+.tick:last-child{transform:translateX(-100%)}#tip{position:fixed;z-index:9;max-width:460px;padding:8px 10px;
 background:#1d2330;color:#fff;border-radius:6px;font-size:12px;pointer-events:none;white-space:pre-wrap;
 box-shadow:0 4px 14px rgba(0,0,0,.25)}#tip[hidden]{display:none}
 """
@@ -74,7 +75,8 @@ for (const r of D.rows) {
   label.appendChild(el('span', '', ' ' + r.name));
   label.appendChild(el('span', 'st ' + r.status, r.status));
   const cost = r.cost_usd != null ? ' · $' + r.cost_usd.toFixed(4) : '';
-  label.appendChild(el('span', 'tok', fmt(r.tokens.input) + ' in / ' + fmt(r.tokens.output) + ' out' + cost));
+  const used = r.tokens.input || r.tokens.output || r.cli !== 'sh';
+  label.appendChild(el('span', 'tok', used ? fmt(r.tokens.input) + ' in / ' + fmt(r.tokens.output) + ' out' + cost : ''));
   hover(label, r.id + ' — ' + r.task);
   row.appendChild(label);
   const track = el('div', 'track');
