@@ -286,3 +286,25 @@ def test_the_run_trail_is_the_root_of_its_tree(fleet):
                     and (r["arguments"].get("cli") == "sh") == (key == "sh"))
         assert trace["parent_span_id"] == tracecontext.child_id(run[0]["trace"]["span_id"],
                                                                 tracecontext.tool_key(call["call_id"]))
+
+
+def test_a_collector_that_was_down_loses_nothing(fleet):
+    """Live export to a dead endpoint changes nothing about the subagent (status,
+    output, stderr); `zapcli trace export` sends the same spans afterwards."""
+    if fleet.phoenix is None:
+        pytest.skip("Arize Phoenix is not installed: make test-tools")
+    dead = f"http://127.0.0.1:{receivers.free_port()}"
+    down = {"OTEL_EXPORTER_OTLP_ENDPOINT": dead, "OTEL_EXPORTER_OTLP_TIMEOUT": "1", "ZAPCLI_SESSION": "later"}
+    sid = fleet.zap("spawn", "--cli", "sh", "--", "echo TP=$TRACEPARENT", env=down).stdout.strip()
+    assert fleet.zap("wait", sid, "--timeout", "60", env=down).returncode == 0
+    assert (fleet.root / "state" / "subagents" / f"{sid}.err").read_bytes() == b""
+    seen = fleet.zap("output", sid).stdout
+    project = f"later-{uuid.uuid4().hex[:8]}"
+    up = {"OTEL_RESOURCE_ATTRIBUTES": f"openinference.project.name={project}"}
+    proc = fleet.zap("trace", "export", sid, env=up)
+    assert proc.returncode == 0 and "sent 2 spans of 1 subagent" in proc.stdout, proc.stdout + proc.stderr
+    spans = wait_until(lambda: len(s := fleet.phoenix.spans(project)) == 2 and s, 30, 0.3)
+    work = next(s for s in spans if s["name"] == "execute_tool sh")
+    assert f"-{work['context']['span_id']}-" in seen  # the very span its command ran under
+    proc = fleet.zap("trace", "export", "--session", fleet.run_id, "--json", env=up)
+    assert json.loads(proc.stdout)["spans"] == 20 and json.loads(proc.stdout)["subagents"] == 5
