@@ -300,7 +300,7 @@ def export(
 @app.command()
 def timeline(
     id: Optional[str] = typer.Argument(None, help="Subagent (or run) id: it and every subagent started from it.", metavar="ID"),
-    session: Optional[str] = typer.Option(None, "--session", help="Every subagent of session S instead.", metavar="S"),
+    session: Optional[list[str]] = typer.Option(None, "--session", help="Every subagent of session S instead (repeatable).", metavar="S"),
     html: Optional[str] = typer.Option(None, "--html", help="Write a self-contained page to FILE.", metavar="FILE"),
     format: Optional[str] = typer.Option(None, "--format", help="perfetto: Chrome trace-event JSON for ui.perfetto.dev.", metavar="FORMAT"),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="File for --format perfetto (default: stdout).", metavar="FILE"),

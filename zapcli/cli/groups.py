@@ -138,7 +138,7 @@ trace_app = typer.Typer(help="OpenTelemetry traces of subagent trees (OTEL_EXPOR
 @trace_app.command("export")
 def trace_export(
     id: Optional[str] = typer.Argument(None, help="Subagent (or run) id: it and every subagent started from it.", metavar="ID"),
-    session: Optional[str] = typer.Option(None, "--session", help="Every subagent of session S instead.", metavar="S"),
+    session: Optional[list[str]] = typer.Option(None, "--session", help="Every subagent of session S instead (repeatable).", metavar="S"),
     json: bool = JSON,
 ) -> None:
     """Send a tree's spans to the OTLP collector now, made from its trails (nothing lost while it was down)."""

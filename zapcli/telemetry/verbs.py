@@ -25,17 +25,19 @@ class Exported:
     unfinished: list[str] = field(default_factory=list)  # still running: their open spans wait
 
 
-def roots_for(any_id: str | None, session: str | None) -> tuple[list[trees.Node], str]:
-    """The trees named by an id or a session (exactly one of them)."""
-    if (any_id is None) == (session is None):
+def roots_for(any_id: str | None, session: str | list[str] | None) -> tuple[list[trees.Node], str]:
+    """The trees named by an id or by sessions (one or the other)."""
+    sessions = [session] if isinstance(session, str) else list(session or [])
+    if (any_id is None) == (not sessions):
         raise UsageError("name one subagent (or run) id, or --session S (zapcli session prints yours)")
-    if session is not None:
-        return trees.session_trees(session), f"session {session}"
+    if sessions:
+        roots = [root for s in dict.fromkeys(sessions) for root in trees.session_trees(s)]
+        return roots, f"session{'s' if len(sessions) > 1 else ''} {', '.join(dict.fromkeys(sessions))}"
     node = trees.tree(any_id or "")
     return [node], node.id
 
 
-def trace_export(any_id: str | None, session: str | None) -> Exported:
+def trace_export(any_id: str | None, session: str | list[str] | None) -> Exported:
     """Send the finished spans of the named trees to the OTLP endpoint now."""
     from zapcli.telemetry import otlp
 
@@ -79,7 +81,7 @@ def export(any_id: str, fmt: str, out: str | None) -> Written:
     return _write(doc, out, "atif", len(node.walk()))
 
 
-def timeline(any_id: str | None, session: str | None, html: str | None, fmt: str | None,
+def timeline(any_id: str | None, session: str | list[str] | None, html: str | None, fmt: str | None,
              out: str | None) -> Written:
     from zapcli.telemetry import timeline as tl
 

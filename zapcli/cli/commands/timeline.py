@@ -5,7 +5,7 @@ from __future__ import annotations
 from zapcli.cli.output import emit, emit_json
 
 
-def execute(id: str | None = None, session: str | None = None, html: str | None = None,
+def execute(id: str | None = None, session: list[str] | None = None, html: str | None = None,
             format: str | None = None, output: str | None = None, json: bool = False) -> int:
     from zapcli.render import telemetry as render
     from zapcli.telemetry.verbs import timeline

@@ -6,7 +6,7 @@ from zapcli.cli.output import emit
 from zapcli.render import telemetry as render
 
 
-def export(id: str | None = None, session: str | None = None, json: bool = False) -> int:
+def export(id: str | None = None, session: list[str] | None = None, json: bool = False) -> int:
     from zapcli.telemetry import otlp
     from zapcli.telemetry.verbs import trace_export
 
