@@ -33,7 +33,9 @@ class _Sink(http.server.BaseHTTPRequestHandler):
     spans = 0
 
     def do_POST(self) -> None:  # noqa: N802 - the handler's name
-        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+        )
 
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         req = ExportTraceServiceRequest()

@@ -43,3 +43,20 @@ def test_export_and_timeline_refuse_bad_requests_and_write_nothing(zap, tmp_path
     assert doc["schema_version"] == "ATIF-v1.7" and doc["steps"][-1]["observation"]["results"][0]["content"] == "hi\n"
     perfetto = json.loads(zap("timeline", sid[-8:], "--format", "perfetto").out)
     assert perfetto["traceEvents"][0]["ph"] == "M"
+
+
+def test_gc_removes_a_run_trail_with_the_last_of_its_subagents(zap):
+    from zapcli.trail import records, runs, store
+
+    def ended_run(run_id: str) -> None:
+        path = runs.create(run_id, {"session": run_id, "cli": "zapcli", "task": "t"}, [])
+        store.append(path, "status", {"status": "completed", "exit_code": 0, "reason": None})
+
+    ended_run("run_20260101_000000aa")  # nothing of its session is left
+    ended_run("run_20260101_000000bb")  # one of its subagents is still kept
+    sid = zap("spawn", "--cli", "sh", "--", "true", env={"ZAPCLI_SESSION": "run_20260101_000000bb"}).out.strip()
+    zap("wait", sid)
+    live = runs.create("run_20260101_000000cc", {"session": "x", "cli": "zapcli", "task": "t"}, [])
+    assert records.SCHEMA_VERSION == 1 and live.exists()
+    assert zap.json("gc")["skipped_reason"] is None  # (the runner's own pass at its end may come first)
+    assert runs.ids_on_disk() == ["run_20260101_000000bb", "run_20260101_000000cc"]  # a run still going stays
