@@ -47,21 +47,8 @@ class Node:
 def _head(path: Path) -> dict[str, Any] | None:
     """The trail's first record, when it is its `spawn` record."""
     try:
-        fd = store.open_read(path)
-    except OSError:
-        return None
-    try:
-        data = b""
-        while b"\n" not in data and len(data) < HEAD_MAX_BYTES:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                break
-            data += chunk
-    finally:
-        os.close(fd)
-    try:
-        rec = orjson.loads(data.split(b"\n", 1)[0])
-    except orjson.JSONDecodeError:
+        rec = orjson.loads(store.first_line(path, HEAD_MAX_BYTES))
+    except (OSError, orjson.JSONDecodeError):
         return None
     return rec if isinstance(rec, dict) and rec.get("type") == "spawn" else None
 
