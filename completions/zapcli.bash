@@ -3,7 +3,7 @@ _zapcli() {
     local cur cmd opts
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=( $(compgen -W "spawn poll wait list kill rm clean output replay run continue gc session send approve deny usage doctor call tool-schema worktree agents mcp --help -h --version" -- "$cur") )
+        COMPREPLY=( $(compgen -W "spawn poll wait list kill rm clean output replay run continue gc session send approve deny usage doctor call tool-schema export timeline worktree agents mcp trace --help -h --version" -- "$cur") )
         return
     fi
     cmd="${COMP_WORDS[1]}"
@@ -28,6 +28,8 @@ _zapcli() {
         doctor) opts="--help --json" ;;
         call) opts="--help --json" ;;
         tool-schema) opts="--help --json" ;;
+        export) opts="--format --help --json --output -o" ;;
+        timeline) opts="--format --help --html --json --output --session -o" ;;
         worktree) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "list rm" -- "$cur") ); return; fi
            case "${COMP_WORDS[2]}" in
                list) opts="--help --json" ;;
@@ -47,6 +49,10 @@ _zapcli() {
         mcp) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "serve" -- "$cur") ); return; fi
            case "${COMP_WORDS[2]}" in
                serve) opts="--help --http" ;;
+           esac ;;
+        trace) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "export" -- "$cur") ); return; fi
+           case "${COMP_WORDS[2]}" in
+               export) opts="--help --json --session" ;;
            esac ;;
     esac
     case "${COMP_WORDS[COMP_CWORD-1]}" in

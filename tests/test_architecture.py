@@ -12,43 +12,49 @@ PKG = Path(__file__).resolve().parents[1] / "zapcli"
 
 ROOMS = {"cli", "ops", "render", "lifecycle", "executors", "supervisor", "trail", "backends",
          "runner", "host", "agent", "providers", "tools", "definitions", "capabilities",
-         "testing", "toolapi", "mcpserver", "worktrees"}
+         "testing", "toolapi", "mcpserver", "worktrees", "telemetry"}
+# telemetry reads trails and is for the commands that export and the runner
+# that follows its own trail (SPEC §20): no other room, no hot command
+_NOT_TELEMETRY = {"telemetry"}
 # room -> rooms (or room.module) it must never import
 FORBIDDEN = {
     "trail": ROOMS - {"trail"},
     "supervisor": ROOMS - {"supervisor"},
     "executors": {"cli", "ops", "render", "lifecycle", "backends", "runner", "host", "agent",
-                  "providers", "tools", "definitions", "capabilities", "testing"},
+                  "providers", "tools", "definitions", "capabilities", "testing"} | _NOT_TELEMETRY,
     "lifecycle": {"cli", "ops", "render", "backends", "runner", "host", "agent", "providers",
-                  "tools", "definitions", "capabilities", "testing"},
+                  "tools", "definitions", "capabilities", "testing"} | _NOT_TELEMETRY,
     "ops": {"cli", "render", "runner", "host", "agent", "providers", "tools", "testing",
-            "backends.agent_run", "backends.sh", "backends.gate", "backends.external"},
+            "backends.agent_run", "backends.sh", "backends.gate", "backends.external"} | _NOT_TELEMETRY,
     "render": {"cli", "runner", "host", "agent", "providers", "tools", "backends", "executors",
-               "supervisor", "testing"},
-    "backends": {"cli", "ops", "render", "runner", "testing"},
+               "supervisor", "testing"} | _NOT_TELEMETRY,
+    "backends": {"cli", "ops", "render", "runner", "testing"} | _NOT_TELEMETRY,
     "runner": {"cli", "ops", "render", "testing"},
     "host": {"cli", "ops", "render", "runner", "lifecycle", "executors", "trail", "supervisor",
-             "backends", "testing"},
+             "backends", "testing"} | _NOT_TELEMETRY,
     "agent": ROOMS - {"agent"},
     "providers": {"cli", "ops", "render", "runner", "host", "lifecycle", "executors", "trail",
-                  "supervisor", "backends", "testing"},
+                  "supervisor", "backends", "testing"} | _NOT_TELEMETRY,
     "tools": {"cli", "ops", "render", "runner", "host", "lifecycle", "executors", "trail",
-              "supervisor", "backends", "testing"},
+              "supervisor", "backends", "testing"} | _NOT_TELEMETRY,
     "definitions": {"cli", "ops", "render", "runner", "host", "lifecycle", "executors",
-                    "backends", "agent", "providers", "testing"},
+                    "backends", "agent", "providers", "testing"} | _NOT_TELEMETRY,
     "capabilities": {"cli", "ops", "render", "runner", "host", "lifecycle", "executors",
-                     "backends", "providers", "testing"},
+                     "backends", "providers", "testing"} | _NOT_TELEMETRY,
     "testing": ROOMS - {"testing"},
     # git only: who uses a tree and what gc may do is lifecycle's (SPEC §16)
     "worktrees": ROOMS - {"worktrees"},
-    "toolapi": {"cli", "mcpserver", "agent", "providers", "tools", "runner", "host", "testing"},
-    "mcpserver": {"cli", "agent", "providers", "tools", "runner", "host", "testing"},
+    "toolapi": {"cli", "mcpserver", "agent", "providers", "tools", "runner", "host", "testing"} | _NOT_TELEMETRY,
+    "mcpserver": {"cli", "agent", "providers", "tools", "runner", "host", "testing"} | _NOT_TELEMETRY,
+    # made from trails: the trail room and the top-level modules (tracecontext, redact, errors, paths)
+    "telemetry": ROOMS - {"telemetry", "trail"},
 }
 ALLOWED = {"ops": {"tools.registry"}}  # the name catalog of the session's tool table
-HEAVY = {"typer", "rich", "openai", "mcp", "ray"}
+HEAVY = {"typer", "rich", "openai", "mcp", "ray", "opentelemetry"}
 NO_HEAVY_ROOMS = {"ops", "trail", "supervisor", "lifecycle", "render", "executors", "worktrees",
-                  "toolapi"}
-HEAVY_HOME = {"executors/ray_node.py": {"ray"}}  # the one place each may be imported lazily
+                  "toolapi", "telemetry"}
+HEAVY_HOME = {"executors/ray_node.py": {"ray"},  # the one place each may be imported lazily
+              "telemetry/otlp.py": {"opentelemetry"}}
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
 MCP_ROOMS = {"mcpserver", "capabilities"}  # the server, and the gateway to a subagent's MCP servers
@@ -194,4 +200,19 @@ def test_only_the_node_side_imports_ray():
         for name in _imports(path):
             if name.split(".")[0] == "ray":
                 bad.append(f"{path}: imports {name}")
+    assert not bad, "\n".join(bad)
+
+
+def test_only_the_otlp_module_imports_opentelemetry():
+    """The SDK is an optional extra (`zapcli[otel]`), imported only to send
+    spans: one module, reached only when OTEL_* asks for traces or a
+    command exports them."""
+    bad = [f"{rel}: imports {name}" for path, rel, _room in _modules() for name in _imports(path)
+           if name.split(".")[0] == "opentelemetry" and rel.as_posix() != "telemetry/otlp.py"]
+    assert not bad, "\n".join(bad)
+
+
+def test_telemetry_is_reached_only_from_the_cli_and_the_runner():
+    bad = [f"{rel}: imports {name}" for path, rel, room in _modules() for name in _imports(path)
+           if name.startswith("zapcli.telemetry") and room not in ("cli", "runner", "telemetry")]
     assert not bad, "\n".join(bad)

@@ -12,7 +12,7 @@ import json
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from zapcli.agent.arguments import ArgumentError, check_args
@@ -52,7 +52,7 @@ def run_loop(*, system_prompt: str, task: str, client: ModelClient, tools: list[
 
     Records emitted: text/thinking {delta}; tool_call {call_id, name,
     arguments}; tool_result {call_id, ok, content, duration_ms}; usage {model,
-    input_tokens, output_tokens, cached_tokens}; steer {steer_id, text,
+    input_tokens, output_tokens, cached_tokens, duration_ms}; steer {steer_id, text,
     delivered}; notice {text, source} for a message the loop itself adds
     (a rejected final answer); a one-time diagnostic when the endpoint
     reports no usage; report {text} on completion only. `history`: an
@@ -71,6 +71,7 @@ def run_loop(*, system_prompt: str, task: str, client: ModelClient, tools: list[
             return LoopResult(stop[0], stop[1], state.last_text)
         _deliver(messages, sink, hooks)
         state.turns += 1
+        asked = time.monotonic()
         try:
             turn = client.complete(messages, specs, lambda kind, d: sink(kind, {"delta": d}))
         except ModelError as e:
@@ -78,7 +79,7 @@ def run_loop(*, system_prompt: str, task: str, client: ModelClient, tools: list[
         except Exception as e:  # a client bug must still end as a status, not a traceback
             return LoopResult("failed", f"model client failed: {type(e).__name__}: {e}",
                               state.last_text)
-        _count_usage(turn, messages, client, sink, state)
+        _count_usage(turn, messages, client, sink, state, int((time.monotonic() - asked) * 1000))
         messages.append(_assistant_message(turn))
         if turn.text:
             state.last_text = turn.text
@@ -139,11 +140,12 @@ def _deliver(messages: list[dict[str, Any]], sink: Sink, hooks: Hooks) -> None:
 
 
 def _count_usage(turn: Turn, messages: list[dict[str, Any]], client: ModelClient, sink: Sink,
-                 state: _State) -> None:
+                 state: _State, duration_ms: int) -> None:
     if turn.usage is not None:
         u = turn.usage
         sink("usage", {"model": turn.model or client.model, "input_tokens": u.input_tokens,
-                       "output_tokens": u.output_tokens, "cached_tokens": u.cached_tokens})
+                       "output_tokens": u.output_tokens, "cached_tokens": u.cached_tokens,
+                       "duration_ms": duration_ms})
         state.used += u.input_tokens + u.output_tokens
         return
     if not state.told_no_usage:
@@ -255,7 +257,7 @@ def _check_and_run(call: ToolCall, tool: Tool | None, granted: dict[str, Tool],
     waited.append(time.monotonic() - asked)
     if refusal is not None:
         return refusal
-    result = tool.run(args, ctx)
+    result = tool.run(args, replace(ctx, call_id=call.call_id))
     if not isinstance(result, ToolResult):
         return ToolResult(True, str(result))
     return result

@@ -47,6 +47,7 @@ class ToolContext:
     env: dict[str, str] = field(default_factory=dict)
     writable_roots: tuple[str, ...] = ()
     deadline_monotonic: float | None = None  # time.monotonic() value; None = no deadline
+    call_id: str = ""  # the tool call being run (each call gets its own context)
 
 
 class Tool(Protocol):

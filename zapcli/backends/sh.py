@@ -1,7 +1,7 @@
 """The `sh` backend: run the task with `/bin/sh`, pump its output into the
 capped files, enforce the deadline on a monotonic clock.
 
-Imports `zapcli.supervisor`, `zapcli.backends.base`. The task never travels in argv (no 128 KB argv
+Imports `zapcli.supervisor`, `zapcli.backends.base`, `zapcli.tracecontext`. The task never travels in argv (no 128 KB argv
 limit, nothing in `ps`): the shell reads it from a pipe and evaluates it with
 stdin `/dev/null`. The command shares the supervisor's process group,
 so `kill` reaches it through the group; at the deadline the supervisor kills
@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from zapcli import tracecontext
 from zapcli.backends.base import Backend, RunContext
 from zapcli.supervisor.capture import CappedFile, feed, pump
 from zapcli.supervisor.kill import kill_tree
@@ -55,7 +56,7 @@ def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono:
     try:
         proc = subprocess.Popen(["/bin/sh", "-c", BOOTSTRAP], stdin=task_r,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                                close_fds=True)
+                                close_fds=True, env=tracecontext.for_work(os.environ, "sh"))
     except BaseException:
         os.close(task_w)
         raise

@@ -286,9 +286,37 @@ def tool_schema(json: bool = typer.Option(True, "--json", help="Always JSON.", m
     _run("tool_schema", locals())
 
 
-# The command groups (worktree, agents, mcp) live beside this module.
-from zapcli.cli.groups import agents_app, mcp_app, worktree_app  # noqa: E402
+@app.command()
+def export(
+    id: str = typer.Argument(..., help="Subagent (or run) id: it and every subagent started from it.", metavar="ID"),
+    format: str = typer.Option("atif", "--format", help="atif: an ATIF v1.7 trajectory, subagents embedded.", metavar="FORMAT"),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to FILE (default: stdout).", metavar="FILE"),
+    json: bool = JSON,
+) -> None:
+    """Write a subagent's tree as an ATIF trajectory (the trail stays the source of truth)."""
+    _run("export", locals())
+
+
+@app.command()
+def timeline(
+    id: Optional[str] = typer.Argument(None, help="Subagent (or run) id: it and every subagent started from it.", metavar="ID"),
+    session: Optional[list[str]] = typer.Option(None, "--session", help="Every subagent of session S instead (repeatable).", metavar="S"),
+    html: Optional[str] = typer.Option(None, "--html", help="Write a self-contained page to FILE.", metavar="FILE"),
+    format: Optional[str] = typer.Option(None, "--format", help="perfetto: Chrome trace-event JSON for ui.perfetto.dev.", metavar="FORMAT"),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="File for --format perfetto (default: stdout).", metavar="FILE"),
+    json: bool = JSON,
+) -> None:
+    """Draw a tree's timeline: queued, running, awaiting approval, ended; model and tool calls as bars.
+
+    Example: zapcli timeline --session "$(zapcli session)" --html fleet.html
+    """
+    _run("timeline", locals())
+
+
+# The command groups (worktree, agents, mcp, trace) live beside this module.
+from zapcli.cli.groups import agents_app, mcp_app, trace_app, worktree_app  # noqa: E402
 
 app.add_typer(worktree_app, name="worktree")
 app.add_typer(agents_app, name="agents")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(trace_app, name="trace")

@@ -116,12 +116,15 @@ class _TerminalSink:
 
     def __init__(self, run_id: str, json: bool):
         self.run_id, self.json = run_id, json
+        self.trail: Any = None  # the run's own trail (zapcli.cli.runtrail)
         self.tokens = [0, 0, 0]
         self.mid_line = False
         self.calls: dict[str, str] = {}  # call_id -> "name {arguments}", to label results
         self.last_call = ""
 
     def __call__(self, rtype: str, rec: dict[str, Any]) -> None:
+        if self.trail is not None:
+            self.trail.append(rtype, rec)
         if self.json and rtype in ("text", "tool_call", "tool_result"):
             if not (rtype == "tool_result" and not rec.get("ok")):
                 return  # --json: one document at the end, nothing streamed
@@ -194,6 +197,7 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     from zapcli import ids
     from zapcli.agent.types import ModelError
     from zapcli.backends.resolve import resolve_agent
+    from zapcli.cli import runtrail
     from zapcli.cli.definition_tools import definition_tools
     from zapcli.cli.subagent_tool import SubagentTool
     from zapcli.config import load_settings
@@ -213,6 +217,11 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
                        shell_allowed="bash" in (fields["grant"] or {}).get("tools", []))
     if not gate.unattended:  # its children's questions come here while this process lives
         sub.env.relay = _relay()
+    sub.env.parent_id = run_id
+    sink = _TerminalSink(run_id, json)
+    budget = _budget(run_id, max_tokens, sink, sub, settings)
+    sink.trail = trail = runtrail.open_run(run_id, task, fields, cwd=cwd, workspace=str(workspace),
+                                           approval=gate.mode)
     deadline = time.monotonic() + limit
     try:
         host = build_host(fields, workspace=str(workspace), cwd=cwd,
@@ -220,17 +229,20 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
                           approver=gate, extra_tools=(sub, *definition_tools()),
                           deadline_mono=deadline)
     except ModelError as exc:
+        trail.end("failed", exc.reason)
         raise ZapcliError(exc.reason) from None
-    sink = _TerminalSink(run_id, json)
-    budget = _budget(run_id, max_tokens, sink, sub, settings)
     sys.stderr.write(f"[run {run_id}: subagents it starts belong to session {run_id}; "
                      f"see them with ZAPCLI_SESSION={run_id} zapcli list]\n")
     for diag in host.diagnostics:
         sink("diagnostic", diag)
     try:
         result = _run_in_foreground(host, task, sink, gate, sub, budget, deadline, limit, json)
+    except BaseException as exc:
+        trail.end(*runtrail.status_of(exc))
+        raise
     finally:
         host.close()
+    trail.end(result.status, result.reason)
     return _finish(result, run_id, sink, sub, json)
 
 

@@ -1,5 +1,5 @@
 """The typer command groups: `zapcli worktree …`, `zapcli agents …`,
-`zapcli mcp …`, which `zapcli.cli.app` registers on its app.
+`zapcli mcp …`, `zapcli trace …`, which `zapcli.cli.app` registers on its app.
 
 Imports typer and `zapcli.cli.options` (the shared `--json` option); each
 body hands its parameters to `zapcli.cli.commands`.
@@ -129,3 +129,19 @@ def mcp_serve(
     from zapcli.cli.commands import mcp
 
     raise typer.Exit(mcp.serve(http=http))
+
+
+trace_app = typer.Typer(help="OpenTelemetry traces of subagent trees (OTEL_EXPORTER_OTLP_ENDPOINT).",
+                        no_args_is_help=True)
+
+
+@trace_app.command("export")
+def trace_export(
+    id: Optional[str] = typer.Argument(None, help="Subagent (or run) id: it and every subagent started from it.", metavar="ID"),
+    session: Optional[list[str]] = typer.Option(None, "--session", help="Every subagent of session S instead (repeatable).", metavar="S"),
+    json: bool = JSON,
+) -> None:
+    """Send a tree's spans to the OTLP collector now, made from its trails (nothing lost while it was down)."""
+    from zapcli.cli.commands import trace
+
+    raise typer.Exit(trace.export(id=id, session=session, json=json))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from zapcli import tracecontext
 from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
 from zapcli.toolapi.dispatch import Env, call_document
 from zapcli.toolapi.schema import DESCRIPTION, RUN_NOTE, TOOL_NAME, subagent_schema
@@ -56,7 +57,9 @@ class SubagentTool:
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         self.env.cwd = ctx.cwd
-        reply = call_document(args, self.env)
+        # what it spawns is a child span of this call's `execute_tool` span
+        here = tracecontext.child_env(ctx.env, tracecontext.tool_key(ctx.call_id)).get("TRACEPARENT")
+        reply = call_document(args, self.env.copy(traceparent=here) if here else self.env)
         return ToolResult(not reply.error, reply.text)
 
     def notify(self, line: str) -> None:

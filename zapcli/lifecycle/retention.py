@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 
 from zapcli import ids
 from zapcli.config import Settings
@@ -22,7 +23,7 @@ from zapcli.lifecycle.observe import load, observe
 from zapcli.locks import LockTimeout, exclusive
 from zapcli.paths import ensure_dir, locks_dir, subagents_dir
 from zapcli.plain import field, plain
-from zapcli.trail import store
+from zapcli.trail import reader, runs, store
 from zapcli.trail import trim as retention
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -208,3 +209,27 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
         if not dry_run:
             delete_files(sid, session)
     result.kept = len(ids_) - len(result.deleted)  # with --dry-run: what would be kept
+    left = {session for _m, sid, session in finished if sid not in result.deleted}
+    result.deleted += _prune_runs(left, dry_run)
+
+
+RUN_KEPT_S = 7 * 86400  # a run trail that never ended (its process was killed) goes after a week
+
+
+def _prune_runs(sessions_left: set[str], dry_run: bool) -> list[str]:
+    """The trail of a `zapcli run` goes with the last of its subagents: once
+    none of its session is left and it has ended (or is a week old)."""
+    gone = []
+    for run_id in runs.ids_on_disk():
+        if run_id in sessions_left:
+            continue
+        path = runs.path_for(run_id)
+        try:
+            old = time.time() - os.stat(path, follow_symlinks=False).st_mtime > RUN_KEPT_S
+        except OSError:
+            continue
+        if old or reader.first_terminal(path) is not None:
+            gone.append(run_id)
+            if not dry_run:
+                path.unlink(missing_ok=True)
+    return gone

@@ -1,6 +1,7 @@
 """`zapcli spawn`: validate, write the frozen `spawn` record, start or queue.
 
-Imports `zapcli.lifecycle.queue`, `zapcli.lifecycle.session`, `zapcli.trail`, `zapcli.config`;
+Imports `zapcli.lifecycle.queue`, `zapcli.lifecycle.session`, `zapcli.trail`, `zapcli.config`,
+`zapcli.tracecontext`;
 `zapcli.executors` only for a subagent that does not run on this machine.
 Every check runs before anything is created: a refused spawn leaves no trail,
 no marker, no process (SPEC §3 spawn).
@@ -13,7 +14,7 @@ import signal
 import time
 from pathlib import Path
 
-from zapcli import ids
+from zapcli import ids, tracecontext
 from zapcli.backends import NAMES as BACKENDS
 from zapcli.config import APPROVAL_MODES, MAX_INT, Settings, load_settings
 from zapcli.errors import UsageError, ZapcliError, either, param
@@ -56,6 +57,11 @@ class SpawnRequest:
     # `zapcli run` with a terminal: {pid, create_time, host} of the run that asks
     # a person about this subagent's approvals; the gate denies once it is gone
     relay: dict[str, Any] | None = None
+    # where it sits in a trace (SPEC §20): the W3C traceparent it is the child
+    # of, and the subagent or run it was started from; None: the environment's
+    # TRACEPARENT and ZAPCLI_SUBAGENT_ID (work spawned from inside a subagent)
+    traceparent: str | None = None
+    parent_id: str | None = None
 
 
 @plain
@@ -267,6 +273,7 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
         "kill_grace_s": settings.kill_grace_s, "writable_roots": list(settings.writable_roots),
         "max_concurrent": settings.max_concurrent,
         **backend, **placement, **({"relay": req.relay} if req.relay else {}),
+        "trace": tracecontext.new(traceparent=req.traceparent, parent_id=req.parent_id),
     }
     # From here to the launch is one step for the caller: SIGINT/SIGTERM/SIGHUP
     # wait until it is done, so a caller killed mid-spawn (a harness's timeout)

@@ -16,7 +16,7 @@ import threading
 import time
 import traceback
 
-from zapcli import backends
+from zapcli import backends, tracecontext
 from zapcli.backends.base import RunContext
 from zapcli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from zapcli.lifecycle.observe import load
@@ -27,6 +27,10 @@ from zapcli.supervisor.launch import MARKER, process_create_time
 from zapcli.trail import endslot, store
 from zapcli.trail.model import Outcome, SpawnRecord, Status
 from zapcli.trail.writer import TrailWriter
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zapcli.telemetry.live import Live
 
 
 def _open_capture(sid: str, suffix: str, secrets: list[bytes]) -> CappedFile:
@@ -173,6 +177,8 @@ def main(sid: str) -> int:
     s = load(sid)
     spawn = s.spawn
     os.environ[MARKER] = sid  # everything its work starts carries it, however detached
+    os.environ.update(tracecontext.work_env(spawn.raw.get("trace")))  # its work joins its trace
+    live = _follow(sid) if tracecontext.export_wanted() else None
     secrets = secret_values()
     writer = TrailWriter(store.path_for(sid), start_seq=max(s.last_seq, 1), secrets=secrets)
     terminated = threading.Event()
@@ -183,6 +189,8 @@ def main(sid: str) -> int:
     if not _start(sid, spawn, writer, started_mono, deadline):
         for f in (writer, out, err):
             f.close()
+        if live is not None:
+            live.stop()
         return EXIT_FAILED
     endslot.reserve(writer.path)  # room for the end, whatever the disk does later
     helpers = _record_helpers(writer)
@@ -210,7 +218,16 @@ def main(sid: str) -> int:
                stderr_bytes=err.written, stdout_kept=out.kept, stderr_kept=err.kept)
     writer.close()
     _after_exit(spawn, sid, busy=terminated.is_set())
+    if live is not None:  # after the status and the queue: delivery never holds either
+        live.stop()
     return EXIT_OK if outcome.status == Status.COMPLETED else EXIT_FAILED
+
+
+def _follow(sid: str) -> Live | None:
+    """Send this subagent's spans live as its trail makes them (SPEC §20)."""
+    from zapcli.telemetry.live import start
+
+    return start(store.path_for(sid), sid)
 
 
 def _run_backend(ctx: RunContext) -> Outcome:

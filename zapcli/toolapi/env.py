@@ -49,6 +49,8 @@ class Env:
         self.announced: set[str] = set()
         self.budget: Any = None  # ops.budget.TreeBudget of `zapcli run --max-tokens`
         self.relay: dict[str, Any] | None = None  # `zapcli run` that relays approvals (ops.spawn)
+        self.traceparent: str | None = None  # the tool call a spawn is made from (ops.spawn)
+        self.parent_id: str | None = None  # the run whose subagent tool this is
         self.lock = _thread.allocate_lock()
         self._settings: Settings | None = None
 

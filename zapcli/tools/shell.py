@@ -1,5 +1,6 @@
 """The `bash`, `task_output` and `task_stop` tools.
-Imports: stdlib, zapcli.agent.types, zapcli.tools (_base, env, procs).
+Imports: stdlib, zapcli.agent.types, zapcli.tools (_base, env, procs), zapcli.tracecontext
+(a command runs as the child span of its `execute_tool` span).
 
 The three tools of one toolset share one `JobRegistry`, passed in when they
 are built, so background jobs of two loops never mix.
@@ -11,6 +12,7 @@ import os
 import time
 from typing import Any
 
+from zapcli import tracecontext
 from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
 from zapcli.tools._base import BaseTool, ToolError, capped_timeout, fail, ok, remaining_s, schema
 from zapcli.tools.env import NEVER_PASSED, scrubbed_env
@@ -31,7 +33,7 @@ def command_env(ctx: ToolContext) -> dict[str, str]:
         env.pop(name, None)
     for name, value in NON_INTERACTIVE.items():
         env.setdefault(name, value)
-    return env
+    return tracecontext.for_work(env, tracecontext.tool_key(ctx.call_id)) if ctx.call_id else env
 
 
 def _check_cwd(ctx: ToolContext) -> None:

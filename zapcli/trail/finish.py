@@ -41,20 +41,11 @@ def _names_a_command(path: Path) -> bool:
     its whole trail."""
     from zapcli.trail import jsonl
 
-    fd = store.open_read(path)
-    try:
-        head = b""
-        while b"\n" not in head:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                break
-            head += chunk
-    finally:
-        os.close(fd)
-    if b'"on_finish"' not in head.partition(b"\n")[0]:
+    head = store.first_line(path)
+    if b'"on_finish"' not in head:
         return False
     try:
-        return bool(jsonl.loads(head.partition(b"\n")[0]).get("on_finish"))
+        return bool(jsonl.loads(head).get("on_finish"))
     except (ValueError, AttributeError):
         return False
 

@@ -217,6 +217,23 @@ def read_bounded(path: Path, limit: int = READ_MAX_BYTES) -> tuple[bytes, int]:
             os.close(fd)
 
 
+def first_line(path: Path, limit: int = READ_MAX_BYTES) -> bytes:
+    """The file's first line (without its newline), read until the newline
+    or `limit` bytes: a trail's `spawn` record without reading the rest.
+    Raises as `open_read`."""
+    fd = open_read(path)
+    try:
+        head = b""
+        while b"\n" not in head and len(head) < limit:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            head += chunk
+    finally:
+        os.close(fd)
+    return head.partition(b"\n")[0]
+
+
 def exists(sid: str) -> bool:
     """True when `sid` is a valid id with a trail on disk (a symlink is not a trail)."""
     try:
