@@ -17,12 +17,13 @@ from contextlib import contextmanager
 from zapcli.config import Settings
 from zapcli.errors import NotFound, StateError
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import load, observe
+from zapcli.lifecycle.observe import observe
 from zapcli.lifecycle.status import View
 from zapcli.locks import LockTimeout, exclusive
 from zapcli.paths import child_env, ensure_dir, locks_dir
 from zapcli.trail import ending, store
 from zapcli.trail.model import Outcome, Status
+from zapcli.trail.reader import load
 from zapcli.trail.records import iso_utc
 
 LOCK_TIMEOUT_S = 60.0

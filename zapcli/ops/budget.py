@@ -17,8 +17,8 @@ from collections.abc import Callable
 
 from zapcli.config import Settings
 from zapcli.errors import NotFound, ZapcliError
-from zapcli.lifecycle.observe import load
 from zapcli.trail.model import Outcome, Status
+from zapcli.trail.reader import load
 
 NOTICE_AT = 0.8
 REASON = "token budget"

@@ -10,8 +10,9 @@ import os
 import time
 from collections.abc import Callable, Iterator
 
-from zapcli.lifecycle.observe import load, needs_collect, observe
+from zapcli.lifecycle.observe import needs_collect, observe
 from zapcli.trail import store
+from zapcli.trail.reader import load
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -138,7 +138,7 @@ def _structured(view: View) -> Any:
     """The parsed final report of a completed subagent with an output schema."""
     if view.status != "completed":
         return None
-    from zapcli.lifecycle.observe import load
+    from zapcli.trail.reader import load
 
     schema = load(view.id).spawn.output_schema
     if schema is None:

@@ -19,13 +19,13 @@ import traceback
 from zapcli import backends
 from zapcli.backends.base import RunContext
 from zapcli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from zapcli.lifecycle.observe import load
 from zapcli.redact import secret_values
 from zapcli.runner import guard, tree
 from zapcli.supervisor.capture import CappedFile
 from zapcli.supervisor.launch import MARKER, process_create_time
 from zapcli.trail import endslot, store
 from zapcli.trail.model import Outcome, SpawnRecord, Status
+from zapcli.trail.reader import load
 from zapcli.trail.writer import TrailWriter
 
 
@@ -55,11 +55,11 @@ def _claim(sid: str) -> str | None:
     while True:
         s = load(sid)
         if s.final is not None:
-            return f"{sid} already ended ({s.final.get('status')})"
+            return f"{sid} already ended ({s.final.status})"
         for rec in (s.start, s.process):
-            if rec and rec.get("pid") != me and is_alive(rec.get("pid"), rec.get("create_time")):
-                return f"{sid} is already running (pid {rec.get('pid')})"
-        if s.process and s.process.get("pid") == me:
+            if rec and rec.pid != me and is_alive(rec.pid, rec.create_time):
+                return f"{sid} is already running (pid {rec.pid})"
+        if s.process and s.process.pid == me:
             return None
         if time.monotonic() > give_up:
             return (f"{sid} was not launched for this process; `run --subagent` is started by "
@@ -276,10 +276,9 @@ def _check_output(sid: str, spawn: SpawnRecord, outcome: Outcome) -> Outcome:
 def _kill_grace(sid: str, default: float) -> float:
     """The grace a `zapcli kill --grace` asked for (recorded with the cancel,
     before its SIGTERM), so the command gets what the user gave; else ours."""
-    final = load(sid).final or {}
-    grace = final.get("grace_s")
-    if final.get("by") == "kill" and isinstance(grace, (int, float)) and not isinstance(grace, bool):
-        return float(grace)
+    final = load(sid).final
+    if final is not None and final.by == "kill" and final.grace_s is not None:
+        return final.grace_s
     return default
 
 
