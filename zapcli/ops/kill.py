@@ -9,29 +9,15 @@ settled as denied. Several ids are killed in parallel so grace periods overlap.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
 from zapcli.config import Settings
 from zapcli.errors import Damaged, NotFound, UsageError, param
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import observe, stop_after_end
+from zapcli.results import KillEntry
 from zapcli.trail import ending, store
 from zapcli.trail.model import FinalStatus, Outcome, RunnerRecord, Status
 from zapcli.trail.reader import load
-
-
-@dataclass
-class KillEntry:
-    id: str
-    outcome: str  # cancelled | killed (not recorded) | not cancelled | already <status> | does not exist
-    pid: int | None = None
-    signals: str | None = None  # e.g. "SIGTERM" or "SIGTERM, SIGKILL"
-    error: str | None = None
-    session: str | None = None  # whose queue the freed slot belongs to
-
-
-STOPPED = ("cancelled", "killed")  # outcomes that stopped something ("killed": not recorded)
-FAILED = ("does not exist", "killed", "not cancelled")  # outcomes that make `kill` exit 1
 
 NOT_RECORDED = ("killed, but the cancel could not be recorded (the state folder is full or "
                 "read-only): its status will show how it ended instead")
@@ -147,7 +133,7 @@ def kill(ids: list[str], settings: Settings, *, grace_s: float | None = None,
         entries = list(pool.map(lambda sid: _kill_one(sid, grace, settings), ids))
     _start_queued(entries, settings)
     if all_:
-        entries = [e for e in entries if e.outcome in (*STOPPED, "not cancelled")]
+        entries = [e for e in entries if e.stopped or e.outcome == "not cancelled"]
     return entries
 
 
@@ -157,7 +143,7 @@ def _start_queued(entries: list[KillEntry], settings: Settings) -> None:
     killer does it (§6.4: whoever observes a free slot)."""
     from zapcli.lifecycle import queue
 
-    for session in {e.session for e in entries if e.session and e.outcome in STOPPED}:
+    for session in {e.session for e in entries if e.session and e.stopped}:
         try:
             queue.drain(session, settings)
         except Exception:  # noqa: BLE001 - best effort; the next observer drains too

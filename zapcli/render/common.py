@@ -1,7 +1,7 @@
 """What every verb's renderer shares: durations, status phrases, the view
 header, folded output, the view's JSON document.
 
-Imports `zapcli.lifecycle.status` and `zapcli.ops.fold` types only; never
+Imports `zapcli.lifecycle.status` and `zapcli.results` types only; never
 typer or rich. Human lines are (style, text) pairs: the CLI colours them on a
 terminal, a tool call joins their text (`plain`). JSON documents are plain
 dicts with snake_case keys.
@@ -10,9 +10,9 @@ dicts with snake_case keys.
 from __future__ import annotations
 
 from zapcli.lifecycle.status import View
-from zapcli.ops.fold import CAP_BYTES, Folded
 from zapcli.plain import asdict
 from zapcli.render.text import alt, escape_controls, spell
+from zapcli.results import CAP_BYTES, Folded
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
