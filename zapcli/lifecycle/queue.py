@@ -93,7 +93,7 @@ def _dependency_block(view: View, settings: Settings) -> tuple[bool, str | None]
             return False, f"dependency {dep} was removed before this one could start (its trail is gone, its result unknown)"
         if not dv.terminal:
             return False, None
-        if dv.status != "completed":
+        if dv.status != Status.COMPLETED:
             return False, f"dependency {dep} ended {dv.status}"
     return True, None
 
@@ -116,7 +116,7 @@ def drain(session: str, settings: Settings) -> list[str]:
                 continue
             if view.terminal:
                 sessions.deactivate(session, sid)
-            elif view.status == "queued":
+            elif view.status == Status.QUEUED:
                 waiting.append(view)
             else:
                 pool = _pool(view.id)

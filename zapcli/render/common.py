@@ -13,6 +13,7 @@ from zapcli.lifecycle.status import View
 from zapcli.plain import asdict
 from zapcli.render.text import alt, escape_controls, spell
 from zapcli.results import CAP_BYTES, Folded
+from zapcli.trail.model import Status
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -62,12 +63,12 @@ def last_line(f: Folded | None) -> str | None:
 
 def status_phrase(v: View) -> str:
     """`running (running for 23s)`, `completed (took 45s, exit 0)`, ..."""
-    if v.status in ("running", "awaiting_approval"):
+    if v.status.live:
         extra = f"running for {duration(v.elapsed_s)}"
         if v.stalled_s is not None:
             return f"running (stalled {duration(v.stalled_s)})"
         return f"{v.status} ({extra})"
-    if v.status == "queued":
+    if v.status == Status.QUEUED:
         return "queued (waiting for " + ("dependencies / " if v.after else "") + "a free slot)"
     parts = [f"took {duration(v.elapsed_s)}"] if v.elapsed_s is not None else []
     reason = v.reason or ""
@@ -79,7 +80,7 @@ def status_phrase(v: View) -> str:
                      f"exit {v.exit_code}")
         if reason.startswith(same):
             reason = ""
-    if reason and v.status != "completed":
+    if reason and v.status != Status.COMPLETED:
         parts.append(one_line(reason, 120))
     return f"{v.status} ({', '.join(parts)})" if parts else v.status
 

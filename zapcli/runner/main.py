@@ -25,7 +25,7 @@ from zapcli.supervisor.capture import CappedFile
 from zapcli.supervisor.launch import MARKER, process_create_time
 from zapcli.trail import endslot, store
 from zapcli.trail.model import Outcome, SpawnRecord, Status
-from zapcli.trail.reader import load
+from zapcli.trail.reader import final_text, load
 from zapcli.trail.writer import TrailWriter
 
 
@@ -267,7 +267,7 @@ def _check_output(sid: str, spawn: SpawnRecord, outcome: Outcome) -> Outcome:
         return outcome
     from zapcli import outputschema
 
-    problem = outputschema.check(schema, outputschema.final_text(sid, load(sid).report))
+    problem = outputschema.check(schema, final_text(sid, load(sid).report))
     if problem is None:
         return outcome
     return Outcome(Status.FAILED, None, f"{outputschema.REASON}: {problem}")

@@ -220,3 +220,14 @@ def damage(trail: Trail) -> str:
     if not recs:
         return "its trail has no readable record (no spawn record)"
     return f"its trail has no spawn record (its first record is a `{recs[0].get('type')}` one)"
+
+
+def final_text(sid: str, report: str | None) -> str | None:
+    """A subagent's final answer: its `report` record (`report`), or (for a
+    shell command) its captured stdout; None when neither can be read."""
+    if report is not None:
+        return report
+    try:
+        return store.read_bytes(store.path_for(sid, ".out")).decode("utf-8", "replace")
+    except OSError:
+        return None
