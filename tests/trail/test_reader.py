@@ -83,3 +83,14 @@ def test_process_start_and_final_records_read_typed_and_survive_damage():
 def test_a_queued_trail_has_no_runner():
     s = reader.summarize(reader.parse(_line("spawn", 0, task="t") + _line("steer", 1, text="x")))
     assert s.queued and s.runner is None and s.final is None
+
+
+def test_spawn_of_reads_the_first_line_alone(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(_line("spawn", 0, task="t", output_schema={"type": "object"})
+                     + b"\x00" * 100_000)  # whatever follows is not read
+    assert reader.spawn_of(path).output_schema == {"type": "object"}
+    path.write_bytes(_line("process", 1, pid=1) + _line("spawn", 2, task="t"))
+    assert reader.spawn_of(path) is None
+    path.write_bytes(b"")
+    assert reader.spawn_of(path) is None

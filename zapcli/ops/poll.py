@@ -139,10 +139,15 @@ def _structured(view: View) -> Any:
     """The parsed final report of a completed subagent with an output schema."""
     if view.status != Status.COMPLETED:
         return None
-    from zapcli.trail.reader import final_text, load
+    from zapcli.trail.reader import final_text, load, spawn_of
 
-    schema = load(view.id).spawn.output_schema
-    if schema is None:
+    try:  # its spawn line, not the whole trail again (observe has read it)
+        spawn = spawn_of(store.path_for(view.id))
+    except OSError:
+        spawn = None
+    if spawn is None:  # gone or damaged since: said as every command says it
+        spawn = load(view.id).spawn
+    if spawn.output_schema is None:
         return None
     from zapcli import outputschema
 

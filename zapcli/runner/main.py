@@ -24,8 +24,9 @@ from zapcli.runner import guard, tree
 from zapcli.supervisor.capture import CappedFile
 from zapcli.supervisor.launch import MARKER, process_create_time
 from zapcli.trail import endslot, store
+from zapcli.trail.latest import Latest, Watch
 from zapcli.trail.model import Outcome, SpawnRecord, Status
-from zapcli.trail.reader import final_text, load
+from zapcli.trail.reader import Summary, final_text, load, spawn_of
 from zapcli.trail.writer import TrailWriter
 
 
@@ -52,8 +53,9 @@ def _claim(sid: str) -> str | None:
 
     me = os.getpid()
     give_up = time.monotonic() + CLAIM_WAIT_S
+    s: Summary | Latest = load(sid)  # the first look reads it all: a damaged trail says so
+    watch = Watch(store.path_for(sid))
     while True:
-        s = load(sid)
         if s.final is not None:
             return f"{sid} already ended ({s.final.status})"
         for rec in (s.start, s.process):
@@ -65,6 +67,10 @@ def _claim(sid: str) -> str | None:
             return (f"{sid} was not launched for this process; `run --subagent` is started by "
                     "`zapcli spawn` and the queue, not by hand")
         time.sleep(0.02)
+        try:
+            s = watch.read()  # what follows its spawn record, not the whole trail again
+        except OSError:
+            s = load(sid)  # gone or replaced meanwhile: said as the first look says it
 
 
 def _start(sid: str, spawn: SpawnRecord, writer: TrailWriter, started_mono: float,
@@ -141,10 +147,10 @@ def _prefetch(sid: str) -> None:
     waits for it on Python's import lock. Best effort: a failure here is met
     again, and reported, where the module is really used."""
     try:
-        spawn = load(sid).spawn
+        spawn = spawn_of(store.path_for(sid))  # its first line: the claim reads the rest
     except Exception:  # noqa: BLE001 - the claim right after says what is wrong
         return
-    if spawn.cli != "zapcli":
+    if spawn is None or spawn.cli != "zapcli":
         return
     mcp = (spawn.grant or {}).get("mcp")
     names = (["mcp", "mcp.client.stdio"] if isinstance(mcp, dict) and mcp.get("servers") else []) + ["openai"]

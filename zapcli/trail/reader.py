@@ -10,6 +10,7 @@ command's way from an id to its summary.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from zapcli.errors import Damaged, NotFound
@@ -73,6 +74,35 @@ def first_terminal(path: Path) -> FinalStatus | None:
         if final is not None:
             return final
     return None
+
+
+def first_line_end(fd: int, size: int) -> int:
+    """The offset just past the first newline of the file open on `fd`
+    (`size` bytes); 0 when it has none yet."""
+    at = 0
+    while at < size:
+        chunk = os.pread(fd, 1 << 16, at)
+        if not chunk:
+            break
+        newline = chunk.find(b"\n")
+        if newline >= 0:
+            return at + newline + 1
+        at += len(chunk)
+    return 0
+
+
+def spawn_of(path: Path) -> SpawnRecord | None:
+    """The `spawn` record alone, for who needs only what the subagent is: the
+    trail's first line is read, nothing after it. None when that line is no
+    whole `spawn` record. Raises OSError as `store.open_read`."""
+    fd = store.open_read(path)
+    try:
+        end = first_line_end(fd, os.fstat(fd).st_size)
+        line = os.pread(fd, end, 0) if end else b""
+    finally:
+        os.close(fd)
+    recs = parse(line).records
+    return SpawnRecord.from_record(recs[0]) if recs and recs[0].get("type") == "spawn" else None
 
 
 def read(path: Path) -> Trail:
