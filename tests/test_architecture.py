@@ -239,6 +239,7 @@ def test_only_the_node_side_imports_ray():
 # expression compared) -> whose word it is.
 OTHER_STATUS_WORDS = {
     ("agent/loop.py", "reason.lower()"): "a word in the text of a stop reason",
+    ("backends/clis/claude_events.py", "status"): "a claude background task's status",
     ("backends/clis/codex_events.py", "status"): "codex's item status",
     ("backends/clis/codex_events.py", "phase"): "codex's item phase",
     ("backends/clis/opencode.py", "state.get('status')"): "opencode's tool state",
@@ -253,13 +254,10 @@ OTHER_STATUS_WORDS = {
 
 
 def _status_words(node: ast.AST, words: frozenset[str]) -> bool:
-    """`node` is a string constant, or a literal tuple/list/set of them, naming a status."""
-    if isinstance(node, ast.Constant):
-        return isinstance(node.value, str) and node.value in words
-    if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts:
-        return all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts) and any(
-            e.value in words for e in node.elts if isinstance(e, ast.Constant))
-    return False
+    """`node` is a string constant naming a status, or a literal tuple/list/set holding one."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_status_words(e, words) for e in node.elts)
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in words
 
 
 def test_statuses_are_compared_only_in_the_trail_model():
