@@ -1,7 +1,9 @@
 """The rooms and their one-way imports (README "Rooms"), checked with `ast`:
-every room's forbidden imports, heavy modules kept off the parent side, the
-executor and backend seams implemented, one way to end a subagent, and the
-size rules (modules under 400 lines, functions under 80)."""
+every room's forbidden imports, the top-level modules (the kernel imports no
+room; `config` nothing above `trail`), heavy modules kept off the parent side,
+the executor and backend seams implemented, one way to end a subagent, status
+words compared only in the trail's model, and the size rules (modules under
+400 lines, functions under 80)."""
 
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ FORBIDDEN = {
                   "tools", "definitions", "capabilities", "testing"} | _NOT_TELEMETRY,
     "ops": {"cli", "render", "runner", "host", "agent", "providers", "tools", "testing",
             "backends.agent_run", "backends.sh", "backends.gate", "backends.external"} | _NOT_TELEMETRY,
-    "render": {"cli", "runner", "host", "agent", "providers", "tools", "backends", "executors",
+    # the types a renderer shows are below it (lifecycle.status, zapcli.results), never a verb's
+    "render": {"cli", "ops", "runner", "host", "agent", "providers", "tools", "backends", "executors",
                "supervisor", "testing"} | _NOT_TELEMETRY,
     "backends": {"cli", "ops", "render", "runner", "testing"} | _NOT_TELEMETRY,
     "runner": {"cli", "ops", "render", "testing"},
@@ -50,6 +53,14 @@ FORBIDDEN = {
     "telemetry": ROOMS - {"telemetry", "trail"},
 }
 ALLOWED = {"ops": {"tools.registry"}}  # the name catalog of the session's tool table
+# The top-level modules (errors, plain, ids, paths, locks, redact, ledger, ...) are the kernel
+# every room may import: they import no room. Two have rules of their own:
+TOP_LEVEL = {
+    "__main__": None,  # `python -m zapcli`: the CLI's entry, may import anything
+    "config": {"trail"},  # settings: the kernel and the trail, nothing above it
+}
+# Goes when the registry branch (#17 items 1-4) merges: config then knows no backend.
+CONFIG_PENDING = ("zapcli.backends.clis.registry",)
 HEAVY = {"typer", "rich", "openai", "mcp", "ray", "opentelemetry"}
 NO_HEAVY_ROOMS = {"ops", "trail", "supervisor", "lifecycle", "render", "executors", "worktrees",
                   "toolapi", "telemetry"}
@@ -99,6 +110,33 @@ def test_imports_follow_the_arrows():
                 if parts[1] in FORBIDDEN[room] or target in FORBIDDEN[room]:
                     bad.append(f"{rel}: imports {name}")
     assert not bad, "\n".join(bad)
+
+
+def _kernel() -> set[str]:
+    return {p.stem for p in PKG.glob("*.py")} - set(TOP_LEVEL)
+
+
+def _zapcli_target(name: str) -> str | None:
+    """The room or top-level module an import of `zapcli.X...` reaches."""
+    parts = name.split(".")
+    return parts[1] if parts[0] == "zapcli" and len(parts) > 1 else None
+
+
+def test_the_kernel_imports_no_room():
+    """Lazy imports count too: a kernel module that needs a room belongs in it."""
+    kernel = _kernel()
+    bad = [f"{rel}: imports {name}" for path, rel, room in _modules() if room is None
+           and path.stem in kernel for name in _imports(path)
+           if (target := _zapcli_target(name)) is not None and target not in kernel]
+    assert not bad, "\n".join(bad)
+
+
+def test_config_imports_nothing_above_the_trail():
+    allowed = _kernel() | TOP_LEVEL["config"]
+    bad = [name for name in _imports(PKG / "config.py")
+           if (target := _zapcli_target(name)) is not None and target not in allowed
+           and not name.startswith(CONFIG_PENDING)]
+    assert not bad, bad
 
 
 def test_only_cli_imports_typer_and_rich():
@@ -215,4 +253,52 @@ def test_only_the_otlp_module_imports_opentelemetry():
 def test_telemetry_is_reached_only_from_the_cli_and_the_runner():
     bad = [f"{rel}: imports {name}" for path, rel, room in _modules() for name in _imports(path)
            if name.startswith("zapcli.telemetry") and room not in ("cli", "runner", "telemetry")]
+    assert not bad, "\n".join(bad)
+
+
+# Comparisons with a status word that are about something else: (module, the
+# expression compared) -> whose word it is.
+OTHER_STATUS_WORDS = {
+    ("agent/loop.py", "reason.lower()"): "a word in the text of a stop reason",
+    ("backends/clis/claude_events.py", "status"): "a claude background task's status",
+    ("backends/clis/codex_events.py", "status"): "codex's item status",
+    ("backends/clis/codex_events.py", "phase"): "codex's item phase",
+    ("backends/clis/opencode.py", "state.get('status')"): "opencode's tool state",
+    ("backends/external.py", "ending"): "why the runner stopped the CLI: cancelled, timeout, budget",
+    # goes when the registry branch folds CliOutcome into Outcome (#17 item 5)
+    ("backends/external.py", "result.status"): "a CliOutcome's status",
+    ("capabilities/mcp_gateway.py", "self.status.get(server)"): "an MCP server's state",
+    ("capabilities/mcp_gateway.py", "self.gateway.status[server]"): "an MCP server's state",
+    ("ops/doctor.py", "st"): "an MCP server's state",
+    ("testing/responses.py", "status"): "the Responses API's status of a response",
+}
+
+
+def _status_words(node: ast.AST, words: frozenset[str]) -> bool:
+    """`node` is a string constant naming a status, or a literal tuple/list/set holding one."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_status_words(e, words) for e in node.elts)
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in words
+
+
+def test_statuses_are_compared_only_in_the_trail_model():
+    """`view.status == "queued"` or `in ("completed", ...)` elsewhere: use
+    `Status` and its predicates (`terminal`, `live`), so the set of statuses
+    and what each means live in one place (`trail/model.py`)."""
+    from zapcli.trail.model import ALL
+
+    words = frozenset(ALL)
+    bad = []
+    for path, rel, _room in _modules():
+        if rel.as_posix() == "trail/model.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Compare):
+                continue
+            operands = [node.left, *node.comparators]
+            for a, b in zip(operands, operands[1:], strict=False):
+                for word, other in ((a, b), (b, a)):
+                    if _status_words(word, words) and (
+                            rel.as_posix(), ast.unparse(other)) not in OTHER_STATUS_WORDS:
+                        bad.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
     assert not bad, "\n".join(bad)

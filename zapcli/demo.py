@@ -244,7 +244,7 @@ def stop_leftovers(zap: list[str], env: dict[str, str]) -> list[str]:
         views = json.loads(listed.stdout)["subagents"]
     except (ValueError, KeyError):
         views = []
-    running = [v["id"] for v in views if v.get("status") in ("queued", "running", "awaiting_approval")]
+    running = [v["id"] for v in views if v.get("terminal") is False]
     if running:
         subprocess.run(zap + ["kill", "--grace", "1", *running], env=env, cwd=REPO,
                        capture_output=True)

@@ -1,6 +1,7 @@
 """`--output-schema FILE` (SPEC §16): the final report must be JSON valid for
 a JSON Schema. Imports `zapcli.errors`, `zapcli.boundedread`; `jsonschema` lazily (only a spawn
-with a schema and its runner pay for it), `zapcli.trail.store` lazily.
+with a schema and its runner pay for it). The text it checks is a subagent's
+final one (`trail.reader.final_text`).
 
 One reading of a report for everyone: the report is JSON as a whole
 (whitespace or a bare ``` fence around it allowed), or exactly one Markdown
@@ -120,19 +121,6 @@ def structured(text: str | None) -> Any:
     deadline); validating again in a watching command would run a pattern
     that backtracks with no deadline at all."""
     return parse(text)[0]
-
-
-def final_text(sid: str, report: str | None) -> str | None:
-    """A subagent's final report: its `report` record, or (for a shell command)
-    its captured stdout."""
-    if report is not None:
-        return report
-    from zapcli.trail import store
-
-    try:
-        return store.read_bytes(store.path_for(sid, ".out")).decode("utf-8", "replace")
-    except OSError:
-        return None
 
 
 def instructions(schema: Any) -> str:

@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHES = ["bench_cli", "bench_trail", "bench_crash", "bench_wait_cpu", "bench_agent_loop", "bench_agent_startup",
-           "bench_worktree", "bench_mcp", "bench_ray", "bench_telemetry"]
+BENCHES = ["bench_cli", "bench_trail", "bench_crash", "bench_wait_cpu", "bench_reads", "bench_agent_loop",
+           "bench_agent_startup", "bench_worktree", "bench_mcp", "bench_ray", "bench_telemetry"]
 
 
 def main(argv: list[str]) -> int:

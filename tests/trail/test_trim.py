@@ -38,7 +38,7 @@ def test_trim_keeps_head_contiguous_tail_and_report(tmp_path):
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)  # tryout: the marker took a kept seq
     assert recs[2]["seq"] == body[0] - 1
     s = reader.summarize(reader.parse(data))
-    assert s.report == "the answer" and s.final["status"] == "completed"
+    assert s.report == "the answer" and s.final.status == "completed"
 
 
 def test_small_trail_is_untouched(tmp_path):

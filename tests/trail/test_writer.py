@@ -172,7 +172,7 @@ def test_records_appended_by_others_keep_seq_increasing_and_unglued(tmp_path):
     trail = reader.read(path)
     seqs = [r["seq"] for r in trail.records]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs), seqs
-    assert reader.summarize(trail).final["status"] == "completed"
+    assert reader.summarize(trail).final.status == "completed"
 
 
 def test_appends_from_many_threads_land_whole_and_keep_nothing_for_the_collector(tmp_path):

@@ -104,7 +104,8 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
                                      "message": f"not delivered (the subagent ended first): {text[:200]}"})
     if result.report and not result.report.endswith("\n"):
         out.write(b"\n")
-    return Outcome(Status(result.status), 0 if result.status == "completed" else None, result.reason)
+    status = Status(result.status)
+    return Outcome(status, 0 if status == Status.COMPLETED else None, result.reason)
 
 
 def _history(spawn: SpawnRecord, writer: TrailWriter) -> tuple[list[dict[str, Any]] | None, Outcome | None]:

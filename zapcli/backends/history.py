@@ -18,7 +18,7 @@ from typing import Any
 
 from zapcli.redact import MissingSecret, display, unmark
 from zapcli.trail import reader, store
-from zapcli.trail.model import SpawnRecord
+from zapcli.trail.model import FinalStatus, SpawnRecord
 
 MAX_DEPTH = 50
 
@@ -140,7 +140,8 @@ def _call(rec: dict[str, Any]) -> dict[str, Any]:
 
 def _ending(recs: list[dict[str, Any]]) -> str:
     for rec in recs:
-        if rec.get("type") == "status" and rec.get("status") not in (None, "running"):
-            why = f" ({rec.get('reason')})" if rec.get("reason") else ""
-            return f"the subagent ended {rec.get('status')}{why} before the call finished"
+        final = FinalStatus.from_record(rec)
+        if final is not None:
+            why = f" ({final.reason})" if final.reason else ""
+            return f"the subagent ended {final.status}{why} before the call finished"
     return "the subagent ended before the call finished"

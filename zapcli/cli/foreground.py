@@ -23,6 +23,7 @@ from zapcli.approvals import Policy
 from zapcli.cli.output import escape_controls, is_tty
 from zapcli.errors import UsageError, ZapcliError
 from zapcli.paths import control_roots
+from zapcli.trail.model import Status
 
 
 class TerminalApprover(Policy):
@@ -355,9 +356,9 @@ def _finish(result: Any, run_id: str, sink: _TerminalSink, sub: Any, json: bool)
     _left_running(sub, run_id)
     if json:
         _emit_run(run_id, result.status, result.reason, result.report, sub, sink.tokens)
-        return 0 if result.status == "completed" else 1
+        return 0 if Status.parse(result.status) == Status.COMPLETED else 1
     sys.stdout.write("\n")
-    if result.status != "completed":
+    if Status.parse(result.status) != Status.COMPLETED:
         raise ZapcliError(f"run {run_id} ended {result.status}: {result.reason}")
     if is_tty(sys.stderr):
         sys.stderr.write(f"[run {run_id}: {sink.tokens[0]} in / {sink.tokens[1]} out tokens; "

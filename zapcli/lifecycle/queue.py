@@ -17,12 +17,13 @@ from contextlib import contextmanager
 from zapcli.config import Settings
 from zapcli.errors import NotFound, StateError
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import load, observe
+from zapcli.lifecycle.observe import observe
 from zapcli.lifecycle.status import View
 from zapcli.locks import LockTimeout, exclusive
 from zapcli.paths import child_env, ensure_dir, locks_dir
 from zapcli.trail import ending, store
-from zapcli.trail.model import Outcome, Status
+from zapcli.trail.model import Outcome, SpawnRecord, Status
+from zapcli.trail.reader import load
 from zapcli.trail.records import iso_utc
 
 LOCK_TIMEOUT_S = 60.0
@@ -44,9 +45,10 @@ def child_argv(sid: str) -> list[str]:
     return [sys.executable, "-m", "zapcli", "run", "--subagent", "--id", sid]
 
 
-def launch(sid: str, settings: Settings) -> bool:
+def launch(sid: str, settings: Settings, spawn: SpawnRecord | None = None) -> bool:
     """Start the runner of a queued subagent through its executor and append
-    its `process` record.
+    its `process` record. `spawn`: its spawn record, when the caller has read
+    it already (else it is read here).
 
     Returns False when it cannot be started (its folder was removed while it
     waited, the machine is out of processes...): it is then recorded `failed`
@@ -56,7 +58,8 @@ def launch(sid: str, settings: Settings) -> bool:
     from zapcli import executors
     from zapcli.executors.base import ExecutorError
 
-    spawn = load(sid).spawn
+    if spawn is None:
+        spawn = load(sid).spawn
     env = child_env(dict(os.environ))
     env["ZAPCLI_SESSION"] = spawn.session
     env.pop("ZAPCLI_SUBAGENT_ID", None)
@@ -92,7 +95,7 @@ def _dependency_block(view: View, settings: Settings) -> tuple[bool, str | None]
             return False, f"dependency {dep} was removed before this one could start (its trail is gone, its result unknown)"
         if not dv.terminal:
             return False, None
-        if dv.status != "completed":
+        if dv.status != Status.COMPLETED:
             return False, f"dependency {dep} ended {dv.status}"
     return True, None
 
@@ -115,7 +118,7 @@ def drain(session: str, settings: Settings) -> list[str]:
                 continue
             if view.terminal:
                 sessions.deactivate(session, sid)
-            elif view.status == "queued":
+            elif view.status == Status.QUEUED:
                 waiting.append(view)
             else:
                 pool = _pool(view.id)
@@ -135,7 +138,7 @@ def drain(session: str, settings: Settings) -> list[str]:
             pool = _pool(view.id, spawn.raw)
             if cap and running.get(pool, 0) >= cap:
                 continue
-            if not launch(view.id, settings):
+            if not launch(view.id, settings, spawn):
                 sessions.deactivate(session, view.id)
                 continue
             started.append(view.id)

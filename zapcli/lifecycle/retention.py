@@ -19,12 +19,13 @@ from zapcli import ids
 from zapcli.config import Settings
 from zapcli.errors import NotFound
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import load, observe
+from zapcli.lifecycle.observe import observe
 from zapcli.locks import LockTimeout, exclusive
 from zapcli.paths import ensure_dir, locks_dir, subagents_dir
 from zapcli.plain import field, plain
 from zapcli.trail import reader, runs, store
 from zapcli.trail import trim as retention
+from zapcli.trail.reader import load
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ def awaited() -> dict[str, str]:
             s = load(sid)
         except NotFound:
             continue
-        if s.final is None and s.process is None and s.start is None:  # still queued
+        if s.queued:
             for dep in s.spawn.after:
                 waiting.setdefault(dep, sid)
     return waiting

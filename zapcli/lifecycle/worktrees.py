@@ -19,8 +19,9 @@ from zapcli import ids as idmod
 from zapcli import worktrees
 from zapcli.errors import NotFound
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import load, observe
-from zapcli.trail.model import SpawnRecord
+from zapcli.lifecycle.observe import observe
+from zapcli.trail.model import SpawnRecord, Status
+from zapcli.trail.reader import load
 from zapcli.worktrees import git as g
 from zapcli.worktrees.inspect import TreeState, state
 
@@ -105,7 +106,7 @@ def _chain(sid: str) -> tuple[list[str], list[str], g.Receipt | None]:
         except NotFound:
             break
         chain.append(current)
-        statuses.append(str(s.final.get("status")) if s.final else "running")
+        statuses.append(str(s.final.status if s.final else Status.RUNNING))
         receipt = receipt or receipt_of(s.spawn)
         current = s.continued_by
     return chain, statuses, receipt

@@ -1,6 +1,6 @@
 """A token budget for a whole tree (`zapcli run --max-tokens N`, SPEC §16).
 
-Imports `zapcli.lifecycle.observe`, `zapcli.ops.kill`, `zapcli.ledger`. The
+Imports `zapcli.trail.reader`, `zapcli.ops.kill`, `zapcli.ledger`. The
 run's own model calls and every subagent it started count, each subagent
 by its trail's `usage` records (live, not only once settled). At 80 % the
 parent model is told once; at 100 % no new subagent starts, the running ones
@@ -17,8 +17,8 @@ from collections.abc import Callable
 
 from zapcli.config import Settings
 from zapcli.errors import NotFound, ZapcliError
-from zapcli.lifecycle.observe import load
 from zapcli.trail.model import Outcome, Status
+from zapcli.trail.reader import load
 
 NOTICE_AT = 0.8
 REASON = "token budget"

@@ -25,10 +25,11 @@ from __future__ import annotations
 from typing import Any
 
 from zapcli.errors import UsageError, ZapcliError
-from zapcli.lifecycle.observe import load, observe
+from zapcli.lifecycle.observe import observe
 from zapcli.ops.spawn import SpawnRequest, SpawnResult, spawn
 from zapcli.trail import store
 from zapcli.trail.model import SpawnRecord
+from zapcli.trail.reader import load
 
 # The frozen spawn-record fields a continuation takes as they are (the rest
 # go through SpawnRequest below, so spawn checks them like any other).

@@ -24,6 +24,7 @@ from zapcli.lifecycle.status import View
 from zapcli.ops.fold import Folded, fold_file, tail_text
 from zapcli.plain import field, plain
 from zapcli.trail import store
+from zapcli.trail.model import Status
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -52,8 +53,8 @@ class PollResult:
 
     @property
     def all_running(self) -> bool:
-        return bool(self.entries) and all(e.view is not None and e.view.status in ("running", "queued")
-                                          for e in self.entries)
+        return bool(self.entries) and all(
+            e.view is not None and e.view.status in (Status.RUNNING, Status.QUEUED) for e in self.entries)
 
 
 def _observe_all(ids: list[str], settings: Settings) -> list[Entry]:
@@ -71,7 +72,7 @@ def _observe_all(ids: list[str], settings: Settings) -> list[Entry]:
 
 def _kick_queue(entries: list[Entry], settings: Settings) -> None:
     """An observer that sees a queued subagent makes sure free slots are used."""
-    for session in {e.view.session for e in entries if e.view and e.view.status == "queued"}:
+    for session in {e.view.session for e in entries if e.view and e.view.status == Status.QUEUED}:
         from zapcli.lifecycle import queue  # only then: most polls start nothing
 
         try:
@@ -111,11 +112,11 @@ def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no
         time.sleep(min(TICK_S, max(budget - (time.monotonic() - start), 0)))
         entries = _observe_all(ids, settings)
     for e in entries:
-        if e.view is not None and e.view.status not in ("queued",):
+        if e.view is not None and e.view.status != Status.QUEUED:
             # a running one's output so far too: often enough to act on
             e.output = fold_file(store.path_for(e.id, ".out"), e.view.stdout_written)
         if e.view is not None and e.view.terminal:
-            if e.view.status != "completed" and e.view.stderr_written:
+            if e.view.status != Status.COMPLETED and e.view.stderr_written:
                 # why it failed is usually here: show it without another command
                 e.stderr_tail = tail_text(store.path_for(e.id, ".err"), STDERR_TAIL_BYTES)
             _settle(e.view)
@@ -136,16 +137,21 @@ def _settle(view: View) -> None:
 
 def _structured(view: View) -> Any:
     """The parsed final report of a completed subagent with an output schema."""
-    if view.status != "completed":
+    if view.status != Status.COMPLETED:
         return None
-    from zapcli.lifecycle.observe import load
+    from zapcli.trail.reader import final_text, load, spawn_of
 
-    schema = load(view.id).spawn.output_schema
-    if schema is None:
+    try:  # its spawn line, not the whole trail again (observe has read it)
+        spawn = spawn_of(store.path_for(view.id))
+    except OSError:
+        spawn = None
+    if spawn is None:  # gone or damaged since: said as every command says it
+        spawn = load(view.id).spawn
+    if spawn.output_schema is None:
         return None
     from zapcli import outputschema
 
-    return outputschema.structured(outputschema.final_text(view.id, view.report))
+    return outputschema.structured(final_text(view.id, view.report))
 
 
 def _tree_now(receipt: dict[str, Any]) -> dict[str, Any] | None:
@@ -173,7 +179,7 @@ class WaitResult:
         """0 every awaited one completed, 3 one ended otherwise, 4 the wait timed out."""
         if self.timed_out:
             return EXIT_WAIT_TIMEOUT
-        if all(v.status == "completed" for v in self.views if v.terminal):
+        if all(v.status == Status.COMPLETED for v in self.views if v.terminal):
             return EXIT_OK
         return EXIT_WAIT_NOT_COMPLETED
 

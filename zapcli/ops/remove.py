@@ -17,7 +17,7 @@ from typing import Any
 from zapcli.config import Settings
 from zapcli.errors import Damaged, NotFound, UsageError, param
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import load, observe
+from zapcli.lifecycle.observe import observe
 from zapcli.lifecycle.retention import (
     KEPT_FOR_AFTER,
     KEPT_FOR_FINISH,
@@ -28,6 +28,7 @@ from zapcli.lifecycle.retention import (
 from zapcli.ops.listing import _newest_first
 from zapcli.trail import store
 from zapcli.trail.model import TERMINAL
+from zapcli.trail.reader import load
 
 
 @dataclass
@@ -99,7 +100,7 @@ def _remove_damaged(sid: str, why: str, res: RemoveResult) -> None:
         res.refused[sid] = (f"{sid} has an empty trail made moments ago (a spawn may still be "
                             "writing it); try again in a moment")
     elif found.alive:
-        pid = found.process.get("pid") if found.process else None
+        pid = found.process.pid if found.process else None
         res.refused[sid] = (f"{sid} is damaged ({found.reason}) and its process (pid {pid}) still "
                             f"runs; zapcli kill {sid} first")
     else:

@@ -15,11 +15,13 @@ TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need
 if TYPE_CHECKING:
     from typing import Any
 
+    from zapcli.trail.model import Corrupt
+
 
 @dataclass
 class ReplayResult:
     id: str
-    entries: list[Any] = field(default_factory=list)  # dicts or ("corrupt", line, text)
+    entries: list[dict[str, Any] | Corrupt] = field(default_factory=list)  # records and corrupt lines
     torn_tail_bytes: int = 0
 
 

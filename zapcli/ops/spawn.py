@@ -294,7 +294,8 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     _maybe_collect(settings)
-    from zapcli.lifecycle.observe import load, view_of
+    from zapcli.lifecycle.observe import view_of
+    from zapcli.trail.reader import load
 
     view = view_of(sid, load(sid))
     return SpawnResult(id=sid, status=view.status, cli=str(req.cli), task=display(mark(task)),

@@ -1,7 +1,7 @@
 """What every verb's renderer shares: durations, status phrases, the view
 header, folded output, the view's JSON document.
 
-Imports `zapcli.lifecycle.status` and `zapcli.ops.fold` types only; never
+Imports `zapcli.lifecycle.status` and `zapcli.results` types only; never
 typer or rich. Human lines are (style, text) pairs: the CLI colours them on a
 terminal, a tool call joins their text (`plain`). JSON documents are plain
 dicts with snake_case keys.
@@ -10,9 +10,10 @@ dicts with snake_case keys.
 from __future__ import annotations
 
 from zapcli.lifecycle.status import View
-from zapcli.ops.fold import CAP_BYTES, Folded
 from zapcli.plain import asdict
 from zapcli.render.text import alt, escape_controls, spell
+from zapcli.results import CAP_BYTES, Folded
+from zapcli.trail.model import Status
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -62,12 +63,12 @@ def last_line(f: Folded | None) -> str | None:
 
 def status_phrase(v: View) -> str:
     """`running (running for 23s)`, `completed (took 45s, exit 0)`, ..."""
-    if v.status in ("running", "awaiting_approval"):
+    if v.status.live:
         extra = f"running for {duration(v.elapsed_s)}"
         if v.stalled_s is not None:
             return f"running (stalled {duration(v.stalled_s)})"
         return f"{v.status} ({extra})"
-    if v.status == "queued":
+    if v.status == Status.QUEUED:
         return "queued (waiting for " + ("dependencies / " if v.after else "") + "a free slot)"
     parts = [f"took {duration(v.elapsed_s)}"] if v.elapsed_s is not None else []
     reason = v.reason or ""
@@ -79,7 +80,7 @@ def status_phrase(v: View) -> str:
                      f"exit {v.exit_code}")
         if reason.startswith(same):
             reason = ""
-    if reason and v.status != "completed":
+    if reason and v.status != Status.COMPLETED:
         parts.append(one_line(reason, 120))
     return f"{v.status} ({', '.join(parts)})" if parts else v.status
 

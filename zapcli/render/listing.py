@@ -14,6 +14,7 @@ from zapcli.render.common import (
     view_header,
     view_json,
 )
+from zapcli.trail.model import Status
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def _width() -> int:
 
 def short_status(v: Any) -> str:
     """`running 23s`, `completed 45s`, `failed 3.0s exit 2`, `queued`."""
-    if v.status == "queued":
+    if v.status == Status.QUEUED:
         return "queued"
     if v.stalled_s is not None:
         return f"running stalled {duration(v.stalled_s)}"

@@ -16,6 +16,7 @@ from zapcli.render.common import (
     view_json,
 )
 from zapcli.render.text import alt, escape_controls
+from zapcli.trail.model import Status
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ def _all_running(res: Any) -> Lines:
     # a hang must stay visible in the summary too (SPEC §6.2 stall)
     stalled = [("yellow", f"  {e.view.id}: {status_phrase(e.view)}")
                for e in res.entries if e.view and e.view.stalled_s is not None]
-    queued = sum(1 for e in res.entries if e.view and e.view.status == "queued")
+    queued = sum(1 for e in res.entries if e.view and e.view.status == Status.QUEUED)
     note = f"; {queued} of them queued" if queued else ""
     ids = " ".join(e.id for e in res.entries)
     latest = [("dim", f"  {e.id[-8:]} last wrote: {one_line(line, 100)}") for e in res.entries

@@ -76,14 +76,14 @@ def lines(res: Any) -> Lines:
     for e in res.entries:
         if isinstance(e, dict):
             out.append(record_line(e))
-        else:
-            text = escape_controls(e[2])
-            out.append(("red", f"   ? {text}" if e[1] == 0 else  # the unread middle of a giant
-                        f"   ? corrupt line {e[1]} skipped: {text[:120]}"))
+        else:  # a trail.model.Corrupt
+            text = escape_controls(e.text)
+            out.append(("red", f"   ? {text}" if e.line == 0 else  # the unread middle of a giant
+                        f"   ? corrupt line {e.line} skipped: {text[:120]}"))
     return out
 
 
 def doc(res: Any) -> dict[str, Any]:
     return {"id": res.id, "records": [e for e in res.entries if isinstance(e, dict)],
-            "corrupt_lines": [e[1] for e in res.entries if not isinstance(e, dict)],
+            "corrupt_lines": [e.line for e in res.entries if not isinstance(e, dict)],
             "torn_tail_bytes": res.torn_tail_bytes}

@@ -19,13 +19,14 @@ import traceback
 from zapcli import backends, tracecontext
 from zapcli.backends.base import RunContext
 from zapcli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from zapcli.lifecycle.observe import load
 from zapcli.redact import secret_values
 from zapcli.runner import guard, tree
 from zapcli.supervisor.capture import CappedFile
 from zapcli.supervisor.launch import MARKER, process_create_time
 from zapcli.trail import endslot, store
+from zapcli.trail.latest import Latest, Watch
 from zapcli.trail.model import Outcome, SpawnRecord, Status
+from zapcli.trail.reader import Summary, final_text, load, spawn_of
 from zapcli.trail.writer import TrailWriter
 
 TYPE_CHECKING = False
@@ -56,19 +57,24 @@ def _claim(sid: str) -> str | None:
 
     me = os.getpid()
     give_up = time.monotonic() + CLAIM_WAIT_S
+    s: Summary | Latest = load(sid)  # the first look reads it all: a damaged trail says so
+    watch = Watch(store.path_for(sid))
     while True:
-        s = load(sid)
         if s.final is not None:
-            return f"{sid} already ended ({s.final.get('status')})"
+            return f"{sid} already ended ({s.final.status})"
         for rec in (s.start, s.process):
-            if rec and rec.get("pid") != me and is_alive(rec.get("pid"), rec.get("create_time")):
-                return f"{sid} is already running (pid {rec.get('pid')})"
-        if s.process and s.process.get("pid") == me:
+            if rec and rec.pid != me and is_alive(rec.pid, rec.create_time):
+                return f"{sid} is already running (pid {rec.pid})"
+        if s.process and s.process.pid == me:
             return None
         if time.monotonic() > give_up:
             return (f"{sid} was not launched for this process; `run --subagent` is started by "
                     "`zapcli spawn` and the queue, not by hand")
         time.sleep(0.02)
+        try:
+            s = watch.read()  # what follows its spawn record, not the whole trail again
+        except OSError:
+            s = load(sid)  # gone or replaced meanwhile: said as the first look says it
 
 
 def _start(sid: str, spawn: SpawnRecord, writer: TrailWriter, started_mono: float,
@@ -145,10 +151,10 @@ def _prefetch(sid: str) -> None:
     waits for it on Python's import lock. Best effort: a failure here is met
     again, and reported, where the module is really used."""
     try:
-        spawn = load(sid).spawn
+        spawn = spawn_of(store.path_for(sid))  # its first line: the claim reads the rest
     except Exception:  # noqa: BLE001 - the claim right after says what is wrong
         return
-    if spawn.cli != "zapcli":
+    if spawn is None or spawn.cli != "zapcli":
         return
     mcp = (spawn.grant or {}).get("mcp")
     names = (["mcp", "mcp.client.stdio"] if isinstance(mcp, dict) and mcp.get("servers") else []) + ["openai"]
@@ -284,7 +290,7 @@ def _check_output(sid: str, spawn: SpawnRecord, outcome: Outcome) -> Outcome:
         return outcome
     from zapcli import outputschema
 
-    problem = outputschema.check(schema, outputschema.final_text(sid, load(sid).report))
+    problem = outputschema.check(schema, final_text(sid, load(sid).report))
     if problem is None:
         return outcome
     return Outcome(Status.FAILED, None, f"{outputschema.REASON}: {problem}")
@@ -293,10 +299,9 @@ def _check_output(sid: str, spawn: SpawnRecord, outcome: Outcome) -> Outcome:
 def _kill_grace(sid: str, default: float) -> float:
     """The grace a `zapcli kill --grace` asked for (recorded with the cancel,
     before its SIGTERM), so the command gets what the user gave; else ours."""
-    final = load(sid).final or {}
-    grace = final.get("grace_s")
-    if final.get("by") == "kill" and isinstance(grace, (int, float)) and not isinstance(grace, bool):
-        return float(grace)
+    final = load(sid).final
+    if final is not None and final.by == "kill" and final.grace_s is not None:
+        return final.grace_s
     return default
 
 

@@ -19,7 +19,7 @@ from zapcli import __version__
 from zapcli.redact import display
 from zapcli.telemetry.tree import Node
 from zapcli.trail import store
-from zapcli.trail.model import is_terminal
+from zapcli.trail.model import Status, is_terminal
 
 VERSION = "ATIF-v1.7"
 OUTPUT_MAX_BYTES = 16 * 1024  # an sh command's output in its observation (head and tail)
@@ -196,7 +196,7 @@ def _document(node: Node, records: list[dict[str, Any]], steps: list[dict[str, A
     }
     if not embedded or spawn.get("session"):
         doc["session_id"] = str(spawn.get("session") or node.id)
-    if final is not None and final.get("status") != "completed":
+    if final is not None and final.get("status") != Status.COMPLETED:
         doc["notes"] = f"ended {final.get('status')}: {final.get('reason') or 'no reason recorded'}"
     if children:
         doc["subagent_trajectories"] = children

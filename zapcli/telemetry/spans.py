@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zapcli import tracecontext
-from zapcli.trail.model import is_terminal
+from zapcli.trail.model import Status, is_terminal
 from zapcli.trail.records import parse_iso
 
 # gen_ai.provider.name per backend (a well-known value where one applies)
@@ -264,7 +264,7 @@ class SpanBuilder:
         self.closed = True
         a = self.agent
         at = max(at if at is not None else self._boundary, a.created)
-        failed = a.status is not None and a.status != "completed"
+        failed = a.status is not None and a.status != Status.COMPLETED
         out: list[Span] = []
         for span in self._calls.values():  # a tool call left without its result
             span.end, span.error = at, f"no result: the subagent ended {a.status or 'before it'}"

@@ -131,13 +131,12 @@ def list_(a: dict[str, Any], env: Env) -> Reply:
 
 
 def kill(a: dict[str, Any], env: Env) -> Reply:
-    from zapcli.ops.kill import FAILED
     from zapcli.ops.kill import kill as do_kill
     from zapcli.render import kill as render
 
     ids = env.ids(a["ids"]) if a["ids"] or not a["all"] else []
     entries = do_kill(ids, env.settings(), grace_s=a["grace"], all_=bool(a["all"]))
-    failed = any(e.outcome in FAILED for e in entries)
+    failed = any(e.failed for e in entries)
     return _reply(render.lines(entries), render.doc(entries), env, 1 if failed else 0)
 
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from zapcli.trail import reader, records, store
-from zapcli.trail.model import Outcome
+from zapcli.trail.model import FinalStatus, Outcome
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 def end(path: Path, outcome: Outcome, *, by: str | None = None, retries: float = 0.0,
-        **extra: Any) -> tuple[dict[str, Any] | None, bool]:
+        **extra: Any) -> tuple[FinalStatus | None, bool]:
     """End a subagent: append its terminal `status` unless one is already
     recorded (the first terminal status is final, SPEC §4), under the trail's
     lock. Returns (the final status record, whether this call wrote it); the
@@ -42,4 +42,5 @@ def end(path: Path, outcome: Outcome, *, by: str | None = None, retries: float =
     from zapcli.trail import finish
 
     finish.fire(path)  # its on-finish command, once over everyone
-    return {"v": records.SCHEMA_VERSION, "seq": seq, "type": "status", **fields}, True
+    return FinalStatus.from_record({"v": records.SCHEMA_VERSION, "seq": seq, "type": "status",
+                                    **fields}), True
