@@ -208,6 +208,33 @@ def continue_(
 
 
 @app.command()
+def diff(
+    id: str = typer.Argument(..., help="Subagent id (of a --worktree or --attempts subagent).", metavar="ID"),
+    stat: bool = typer.Option(False, "--stat", help="Files with their changed lines, and the totals.", metavar=""),
+    name_only: bool = typer.Option(False, "--name-only", help="Only the names of the changed files.", metavar=""),
+    json: bool = JSON,
+) -> None:
+    """Show a subagent's work against its base: committed and uncommitted (untracked files too)."""
+    _run("diff", locals())
+
+
+@app.command()
+def merge(
+    id: str = typer.Argument(..., help="A finished subagent's id.", metavar="ID"),
+    squash: bool = typer.Option(False, "--squash", help="One commit on the checkout's branch instead of a merge.", metavar=""),
+    rebase: bool = typer.Option(False, "--rebase", help="Replay its commits on the checkout's branch (in its tree), then fast-forward.", metavar=""),
+    json: bool = JSON,
+) -> None:
+    """Merge a finished subagent's work into the current branch of the checkout it was spawned from.
+
+    Its uncommitted work is committed on its branch first. Refused, changing
+    nothing, when it would conflict or would touch uncommitted changes of the
+    checkout (the files are named).
+    """
+    _run("merge", locals())
+
+
+@app.command()
 def gc(
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would be removed; remove nothing.", metavar=""),
     json: bool = JSON,

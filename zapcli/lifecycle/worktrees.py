@@ -91,11 +91,13 @@ class Tree:
         return [sid for sid, _st, _owner in self.users]
 
 
-def _chain(sid: str) -> tuple[list[str], list[str], g.Receipt | None]:
-    """The ids (and statuses) of `sid` and the subagents that continued it."""
+def _chain(sid: str) -> tuple[list[str], list[str], g.Receipt | None, dict | None]:
+    """The ids (and statuses) of `sid` and the subagents that continued it,
+    and the last `merged` record among them."""
     chain: list[str] = []
     statuses: list[str] = []
     receipt: g.Receipt | None = None
+    merged = None
     seen: set[str] = set()
     current: str | None = sid
     while current and current not in seen and len(chain) < 100:
@@ -107,8 +109,15 @@ def _chain(sid: str) -> tuple[list[str], list[str], g.Receipt | None]:
         chain.append(current)
         statuses.append(str(s.final.get("status")) if s.final else "running")
         receipt = receipt or receipt_of(s.spawn)
+        merged = s.merged or merged
         current = s.continued_by
-    return chain, statuses, receipt
+    return chain, statuses, receipt, merged
+
+
+def _squashed(st: TreeState, merged: dict | None) -> bool:
+    """`zapcli merge --squash` took the branch at the commit it still has."""
+    return bool(merged and merged.get("how") == "squash" and st.tip and merged.get("tip") == st.tip
+                and (not st.exists or st.head == st.tip))
 
 
 def _orphan_receipt(path: Path) -> g.Receipt:
@@ -134,11 +143,12 @@ def find(sid: str | None = None, *, inspect: bool = True) -> list[Tree]:
         path = worktrees.root() / name
         if not idmod.is_valid(name) or not path.is_dir():
             continue
-        chain, statuses, receipt = _chain(name)
+        chain, statuses, receipt, merged = _chain(name)
         tree = Tree(receipt or _orphan_receipt(path), chain, statuses)
         tree.users = live_users(str(path), alive)
         if inspect:
             tree.state = state(tree.receipt)
+            tree.state.squashed = _squashed(tree.state, merged)
         trees.append(tree)
     return trees
 
@@ -171,6 +181,7 @@ class Decision:
     action: str  # remove | keep | failed
     reason: str
     branch_deleted: bool = False
+    branch_note: str = ""  # why the branch went (merged, nothing beyond its base)
 
 
 def decide(tree: Tree) -> Decision:
@@ -208,6 +219,8 @@ def collect(*, dry_run: bool = False) -> list[Decision]:
             d.action, d.reason = "failed", f"git worktree remove failed: {exc.message}"
             continue
         d.branch_deleted = done.branch
-        if done.note:
+        if done.branch:
+            d.branch_note = done.note
+        elif done.note:
             d.reason += f"; {done.note}"
     return decisions

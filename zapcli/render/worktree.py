@@ -6,7 +6,7 @@ from typing import Any
 
 from zapcli.render.common import Lines
 
-STATE_STYLE = {"clean": "green", "dirty": "yellow", "unpushed": "yellow", "missing": "red",
+STATE_STYLE = {"clean": "green", "merged": "green", "dirty": "yellow", "unpushed": "yellow", "missing": "red",
                "unknown": "red"}
 
 
@@ -50,7 +50,7 @@ def list_doc(trees: list[Any]) -> dict[str, Any]:
 def rm_lines(res: Any) -> Lines:
     out: Lines = [("green", f"[SubAgent] removed the worktree {res.tree.receipt.path}")]
     if res.branch_deleted:
-        out.append(("dim", f"  branch {res.tree.receipt.branch} deleted (nothing beyond its base)"))
+        out.append(("dim", f"  branch {res.tree.receipt.branch} deleted ({res.note or 'nothing beyond its base'})"))
     elif res.note:
         out.append(("yellow", f"  {res.note}"))
     return out
@@ -69,7 +69,8 @@ def decision_lines(decisions: list[Any], dry_run: bool) -> Lines:
         style = {"remove": "dim", "keep": "yellow", "failed": "red"}[d.action]
         out.append((style, f"  worktree {d.tree.receipt.path}: {verbs[d.action]}: {d.reason}"))
         if d.branch_deleted:
-            out.append(("dim", f"    branch {d.tree.receipt.branch} deleted"))
+            out.append(("dim", f"    branch {d.tree.receipt.branch} deleted"
+                               + (f" ({d.branch_note})" if d.branch_note else "")))
     return out
 
 

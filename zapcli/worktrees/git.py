@@ -28,19 +28,23 @@ class GitError(Exception):
         self.returncode = returncode
 
 
-def _env() -> dict[str, str]:
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.update(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat", LC_ALL="C",
                GIT_OPTIONAL_LOCKS="0")  # `status` must not take index.lock behind anyone's back
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):  # a caller's (a hook's) must not redirect us
+        env.pop(name, None)
+    env.update(extra or {})
     return env
 
 
 def git(args: list[str], cwd: str | Path, *, check: bool = True,
-        timeout: float = GIT_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
-    """Run `git args` in `cwd`. Raises GitError (git's message) when `check`
-    and it fails, or when git cannot be run at all."""
+        timeout: float = GIT_TIMEOUT_S, env: dict[str, str] | None = None
+        ) -> subprocess.CompletedProcess[str]:
+    """Run `git args` in `cwd` (`env`: variables to add). Raises GitError
+    (git's message) when `check` and it fails, or when git cannot be run at all."""
     try:
-        proc = subprocess.run(["git", *args], cwd=str(cwd), env=_env(), capture_output=True,
+        proc = subprocess.run(["git", *args], cwd=str(cwd), env=_env(env), capture_output=True,
                               text=True, encoding="utf-8", errors="replace",
                               stdin=subprocess.DEVNULL, timeout=timeout)
     except FileNotFoundError:
