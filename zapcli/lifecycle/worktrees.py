@@ -202,7 +202,7 @@ def collect(*, dry_run: bool = False) -> list[Decision]:
     """`gc` for trees: remove every tree `decide` allows, never with --force;
     a failing `git worktree remove` is reported as such and nothing else is
     tried (no rm -rf)."""
-    from zapcli.worktrees.remove import remove
+    from zapcli.lifecycle.treeremove import remove_tree
 
     decisions = [decide(t) for t in find()]
     if dry_run:
@@ -214,10 +214,13 @@ def collect(*, dry_run: bool = False) -> list[Decision]:
             d.action, d.reason = "keep", "in use by a subagent that started meanwhile"
             continue
         try:
-            done = remove(d.tree.receipt, d.tree.state or state(d.tree.receipt))
+            removal = remove_tree(d.tree, d.tree.state or state(d.tree.receipt), by="gc")
         except g.GitError as exc:
             d.action, d.reason = "failed", f"git worktree remove failed: {exc.message}"
             continue
+        done = removal.done
+        if removal.teardown_note:
+            d.reason += f"; {removal.teardown_note}"
         d.branch_deleted = done.branch
         if done.branch:
             d.branch_note = done.note

@@ -186,7 +186,8 @@ def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[
         from zapcli import worktrees
         from zapcli.worktrees.git import plan
 
-        out["worktree"] = plan(cwd, worktrees.path_for(sid), worktrees.branch_for(sid)).to_dict()
+        out["worktree"] = {**plan(cwd, worktrees.path_for(sid), worktrees.branch_for(sid)).to_dict(),
+                           **settings.worktree}  # setup, teardown: frozen (the user's config only)
     hook = settings.on_finish if req.on_finish is None else req.on_finish
     if hook is not None and hook.strip():
         out["on_finish"] = hook

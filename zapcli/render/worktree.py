@@ -53,12 +53,14 @@ def rm_lines(res: Any) -> Lines:
         out.append(("dim", f"  branch {res.tree.receipt.branch} deleted ({res.note or 'nothing beyond its base'})"))
     elif res.note:
         out.append(("yellow", f"  {res.note}"))
+    if res.teardown:
+        out.append(("yellow", f"  {res.teardown}"))
     return out
 
 
 def rm_doc(res: Any) -> dict[str, Any]:
     return {"removed": True, **tree_doc(res.tree), "branch_deleted": res.branch_deleted,
-            "note": res.note or None}
+            "note": res.note or None, "teardown_error": res.teardown or None}
 
 
 def decision_lines(decisions: list[Any], dry_run: bool) -> Lines:

@@ -189,7 +189,7 @@ def main(sid: str) -> int:
     try:
         outcome = _scratch(sid)
         if outcome is None:
-            work, outcome = tree.enter(spawn, writer)
+            work, outcome = tree.enter(spawn, writer, err, deadline, terminated)
         if outcome is None:
             ctx = RunContext(sid, work, "", writer, out, err, deadline, terminated,
                              stop_grace=lambda: _kill_grace(sid, spawn.kill_grace_s))

@@ -39,14 +39,16 @@ def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def git(args: list[str], cwd: str | Path, *, check: bool = True,
-        timeout: float = GIT_TIMEOUT_S, env: dict[str, str] | None = None
-        ) -> subprocess.CompletedProcess[str]:
-    """Run `git args` in `cwd` (`env`: variables to add). Raises GitError
-    (git's message) when `check` and it fails, or when git cannot be run at all."""
+        timeout: float = GIT_TIMEOUT_S, env: dict[str, str] | None = None,
+        input: str | None = None) -> subprocess.CompletedProcess[str]:  # noqa: A002 - subprocess's name
+    """Run `git args` in `cwd` (`env`: variables to add; `input`: its stdin).
+    Raises GitError (git's message) when `check` and it fails, or when git
+    cannot be run at all."""
     try:
         proc = subprocess.run(["git", *args], cwd=str(cwd), env=_env(env), capture_output=True,
-                              text=True, encoding="utf-8", errors="replace",
-                              stdin=subprocess.DEVNULL, timeout=timeout)
+                              text=True, encoding="utf-8", errors="replace", input=input,
+                              stdin=None if input is not None else subprocess.DEVNULL,
+                              timeout=timeout)
     except FileNotFoundError:
         raise GitError("git is not installed (not on PATH)") from None
     except (OSError, subprocess.TimeoutExpired) as exc:
