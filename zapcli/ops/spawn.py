@@ -47,7 +47,7 @@ class SpawnRequest:
     unattended: bool = False
     worktree: bool = False  # work in a new git worktree on branch zapcli/<id> (SPEC §16)
     on_finish: str | None = None  # a shell command run once when it ends; "" = none
-    output_schema: str | None = None  # a JSON Schema file the final report must satisfy
+    output_schema: str | dict | None = None  # a JSON Schema (a file, or inline) the final report must satisfy
     # `zapcli continue` (`zapcli.ops.continue_` decides what): the spawn-record
     # fields carried over from the old subagent (definition, model, grant, an
     # agent CLI's backend, tree, `continue_of`...), used instead of resolving.
@@ -56,6 +56,8 @@ class SpawnRequest:
     # `zapcli run` with a terminal: {pid, create_time, host} of the run that asks
     # a person about this subagent's approvals; the gate denies once it is gone
     relay: dict[str, Any] | None = None
+    # `spawn --attempts N`: {"ids": every sibling's id, "index": 1..N} (`zapcli.ops.attempts`)
+    attempt: dict[str, Any] | None = None
 
 
 @plain
@@ -194,7 +196,9 @@ def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[
     if req.output_schema is not None:
         from zapcli import outputschema
 
-        out["output_schema"] = outputschema.load_schema(req.output_schema)
+        out["output_schema"] = outputschema.given(req.output_schema)
+    if req.attempt is not None:
+        out["attempts"] = req.attempt
     return out
 
 
@@ -232,9 +236,23 @@ def _maybe_collect(settings: Settings) -> None:
         collect(settings, opportunistic=True)
 
 
-def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
-    """Create and start (or queue) one subagent. Raises ZapcliError; nothing is
-    created when it does."""
+@plain
+class Prepared:
+    """One spawn, checked and resolved, not created yet (`create` does)."""
+
+    sid: str
+    session: str
+    fields: dict[str, Any]
+    settings: Settings
+    warnings: tuple[str, ...]
+    cli: str
+    task: str
+    now: float
+
+
+def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | None = None) -> Prepared:
+    """Check and resolve one spawn; nothing is created. Raises ZapcliError.
+    `sid`: the id to give it (attempts choose their siblings' ids first)."""
     if req.cwd is not None and not Path(req.cwd or "\0").is_dir():
         raise UsageError(f"{param('cwd')} {req.cwd!r} is not a directory")
     try:
@@ -256,7 +274,7 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     placement = _executor_fields(req, settings)
     warnings = tuple(settings.notes) + tuple(warnings)
     session = sessions.current()
-    sid = ids.new_id()
+    sid = sid or ids.new_id()
     backend.update(_extras(req, settings, cwd, sid))
     now = time.time()
     fields = {
@@ -269,6 +287,13 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
         "max_concurrent": settings.max_concurrent,
         **backend, **placement, **({"relay": req.relay} if req.relay else {}),
     }
+    return Prepared(sid, session, fields, settings, warnings, str(req.cli), task, now)
+
+
+def create(p: Prepared) -> SpawnResult:
+    """Create and start (or queue) a prepared spawn. Raises ZapcliError;
+    nothing of it is left behind when it does."""
+    sid, session = p.sid, p.session
     # From here to the launch is one step for the caller: SIGINT/SIGTERM/SIGHUP
     # wait until it is done, so a caller killed mid-spawn (a harness's timeout)
     # never leaves a half-made subagent. The session marker comes first, so
@@ -279,17 +304,25 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     try:
         sessions.add(session, sid)
         try:
-            store.create_trail(sid, fields, secret_values())
-            queue.drain(session, settings)
+            store.create_trail(sid, p.fields, secret_values())
+            queue.drain(session, p.settings)
         except Exception:  # nothing half-made stays behind, whatever went wrong
             store.path_for(sid).unlink(missing_ok=True)
             sessions.forget(session, sid)
             raise
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-    _maybe_collect(settings)
     from zapcli.lifecycle.observe import load, view_of
 
     view = view_of(sid, load(sid))
-    return SpawnResult(id=sid, status=view.status, cli=str(req.cli), task=display(mark(task)),
-                       created=records.iso_utc(now), warnings=warnings, agent=view.agent)
+    return SpawnResult(id=sid, status=view.status, cli=p.cli, task=display(mark(p.task)),
+                       created=records.iso_utc(p.now), warnings=p.warnings, agent=view.agent)
+
+
+def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
+    """Create and start (or queue) one subagent. Raises ZapcliError; nothing is
+    created when it does."""
+    prepared = prepare(req, settings)
+    res = create(prepared)
+    _maybe_collect(prepared.settings)
+    return res
