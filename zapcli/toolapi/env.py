@@ -49,6 +49,8 @@ class Env:
         self.announced: set[str] = set()
         self.budget: Any = None  # ops.budget.TreeBudget of `zapcli run --max-tokens`
         self.relay: dict[str, Any] | None = None  # `zapcli run` that relays approvals (ops.spawn)
+        # asks the caller's user to approve `what` (a merge): (approved, why); None: nobody to ask
+        self.confirm: Callable[[str], tuple[bool, str]] | None = None
         self.lock = _thread.allocate_lock()
         self._settings: Settings | None = None
 
