@@ -9,18 +9,18 @@ rm` after a merge); a subagent whose tree was never made has none.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from zapcli.errors import NotFound, ZapcliError
 from zapcli.lifecycle.observe import load
+from zapcli.plain import plain
 from zapcli.redact import display
 from zapcli.trail import reader, store
 from zapcli.worktrees import git as g
 from zapcli.worktrees.snapshot import Snapshot, take
 
 
-@dataclass
+@plain
 class Work:
     sid: str
     summary: reader.Summary
@@ -52,9 +52,10 @@ def receipt(sid: str) -> tuple[str, reader.Summary, g.Receipt]:
     return sid, s, r
 
 
-def of(sid: str, *, need: bool = True) -> Work:
+def of(sid: str, *, need: bool = True, refresh: bool = False) -> Work:
     """The work of `sid`. With `need`, raises ZapcliError when there is none
-    (the tree was never made, or it and its branch are gone)."""
+    (the tree was never made, or it and its branch are gone). `refresh`: the
+    subagent has finished, so looking may refresh its tree's index."""
     sid, s, r = receipt(sid)
     work = Work(sid, s, r)
     if r.repo_gone:
@@ -63,7 +64,7 @@ def of(sid: str, *, need: bool = True) -> Work:
         message = (f"{subject(s)}\n\nThe work subagent {sid} left uncommitted in its tree "
                    f"(committed by zapcli).")
         try:
-            work.snap = take(r.path, r.branch, message)
+            work.snap = take(r.path, r.branch, message, refresh=refresh)
             work.commit = work.snap.commit
         except g.GitError as exc:
             work.missing = f"git could not read its tree {r.path}: {exc.message}"
@@ -79,9 +80,9 @@ def of(sid: str, *, need: bool = True) -> Work:
     return work
 
 
-def safe_of(sid: str) -> Work | None:
+def safe_of(sid: str, *, refresh: bool = False) -> Work | None:
     """`of` for a display that goes on without it (poll, attempts)."""
     try:
-        return of(sid, need=False)
+        return of(sid, need=False, refresh=refresh)
     except (NotFound, ZapcliError, g.GitError):
         return None

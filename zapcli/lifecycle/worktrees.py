@@ -12,7 +12,6 @@ why it kept every other one.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from zapcli import ids as idmod
@@ -20,6 +19,7 @@ from zapcli import worktrees
 from zapcli.errors import NotFound
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import load, observe
+from zapcli.plain import field, plain
 from zapcli.trail.model import SpawnRecord
 from zapcli.worktrees import git as g
 from zapcli.worktrees.inspect import TreeState, state
@@ -67,7 +67,7 @@ def live_users(path: str, alive: Live | None = None) -> list[tuple[str, str, boo
     return out
 
 
-@dataclass
+@plain
 class Tree:
     """One subagent tree. `ids`: the subagents that had it, oldest first (a
     `continue` carries a tree over); `statuses` theirs."""
@@ -173,7 +173,7 @@ def tree_of(sid: str) -> Tree:
     return found[0]
 
 
-@dataclass
+@plain
 class Decision:
     """What `gc` does with one tree, and why."""
 

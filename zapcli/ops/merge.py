@@ -15,8 +15,6 @@ rm` and `gc` know a squashed branch was taken.
 
 from __future__ import annotations
 
-from typing import Any
-
 from zapcli.errors import UsageError, ZapcliError, param
 from zapcli.lifecycle import treework
 from zapcli.lifecycle.observe import observe
@@ -27,6 +25,10 @@ from zapcli.worktrees import merge as gm
 from zapcli.worktrees import stale
 from zapcli.worktrees.create import _locked
 from zapcli.worktrees.snapshot import keep
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
 
 SQUASH_LOG_MAX = 50  # commits listed in a squash commit's message
 
@@ -43,6 +45,7 @@ class MergeResult:
     files: list[str] = field(default_factory=list)
     committed_work: bool = False  # the tree's uncommitted work became a commit on its branch
     stale: dict[str, Any] = field(default_factory=dict)  # the branch had moved since the base
+    warning: str | None = None  # merged, but something after it did not go as planned
 
 
 def _refused(sid: str, exc: gm.Refused) -> ZapcliError:
@@ -65,15 +68,14 @@ def _ready(sid: str, work: treework.Work) -> gm.Checkout:
     r = work.receipt
     try:
         co = gm.checkout(r.repo)
-        doing = gm.busy(r.repo)
     except g.GitError as exc:
         raise ZapcliError(f"{sid} not merged: git cannot read the checkout {r.repo}: "
                           f"{exc.message}") from None
     if co.branch is None:
         raise ZapcliError(f"{sid} not merged: the checkout {r.repo} is on a detached HEAD; check "
                           "out the branch to merge into first", code="detached")
-    if doing:
-        raise ZapcliError(f"{sid} not merged: the checkout {r.repo} is in the middle of {doing}; "
+    if co.busy:
+        raise ZapcliError(f"{sid} not merged: the checkout {r.repo} is in the middle of {co.busy}; "
                           "finish or abort it first", code="busy")
     if work.snap is not None and not work.snap.on_branch:
         raise ZapcliError(f"{sid} not merged: its tree {r.path} is not on its branch {r.branch} "
@@ -96,35 +98,67 @@ def merge(sid: str, *, squash: bool = False, rebase: bool = False) -> MergeResul
     if r.repo_gone:
         raise ZapcliError(f"{sid} not merged: its repository {r.repo} no longer exists",
                           code="repo_gone")
+    from zapcli.lifecycle.worktrees import live_users
+
+    users = live_users(r.path)
+    if users:  # a continuation (or another subagent) works in its tree now
+        raise ZapcliError(f"{sid} not merged: its tree is in use by "
+                          f"{', '.join(f'{i} ({st})' for i, st, _o in users)}; wait for it first",
+                          code="in_use")
     with _locked(r):
         return _merge_locked(sid, how)
 
 
 def _merge_locked(sid: str, how: str) -> MergeResult:
-    work = treework.of(sid)
+    work = treework.of(sid, refresh=True)  # finished: its tree is ours to refresh
     r = work.receipt
     co = _ready(sid, work)
-    assert work.commit is not None
+    source = work.commit
+    assert source is not None
     if how == "rebase" and not work.tree_exists:
         raise ZapcliError(f"{sid} not merged: --rebase replays its branch in its tree, and its "
                           f"tree {r.path} is gone; merge or squash instead", code="no_tree")
-    note = stale.note(r, work.commit, co)
+    moved = co.head != r.base
+    note = stale.note(r, None, co)
+    warning = None
     try:
-        plan = gm.plan(co, work.commit, how, _message(work, how, co, work.commit))
-        if work.snap is not None:
-            keep(r.path, r.branch, work.snap)  # the branch holds everything that is merged
+        merged = gm.merge_tree(r.repo, co.head, source)
+        if moved:
+            note.update(merges_cleanly=merged[0] is not None, conflicts=merged[1])
+        plan = gm.plan(co, source, how, _message(work, how, co, source), moved=moved, merged=merged)
         if how == "rebase":
+            gm.in_the_way(co, str(merged[0]))
+            _keep(work)
             plan.commit = gm.rebase_in_tree(r.path, co.head)
-        gm.fast_forward(r.repo, plan.commit)
+        gm.fast_forward(r.repo, plan.commit)  # git refuses, changing nothing, if a change is in the way
+        if how != "rebase":
+            warning = _keep(work, after=True)  # the branch holds all that was merged
+        files = gm.touched(r.repo, co.head, plan.commit)
     except gm.Refused as exc:
         raise _refused(sid, exc) from None
     except g.GitError as exc:
         raise ZapcliError(f"{sid} not merged: {exc.message}") from None
-    tip = g.git(["rev-parse", f"refs/heads/{r.branch}"], r.repo, check=False).stdout.strip()
+    committed = bool(work.snap and work.snap.uncommitted and warning is None)
+    tip = plan.commit if how == "rebase" else source if committed or not work.snap else work.snap.head
     res = MergeResult(sid, plan.how, r.repo, str(co.branch), plan.commit, co.head, r.branch,
-                      plan.files, bool(work.snap and work.snap.uncommitted), note)
+                      files, committed, note, warning)
     store.append(store.path_for(sid), "merged", {
         "how": plan.how, "repo": r.repo, "into": co.branch, "commit": plan.commit,
-        "previous": co.head, "tip": tip, "files": len(plan.files),
-        "committed_work": res.committed_work})
+        "previous": co.head, "tip": tip, "files": len(files), "committed_work": committed})
     return res
+
+
+def _keep(work: treework.Work, *, after: bool = False) -> str | None:
+    """Commit the tree's uncommitted work on its branch (the snapshot). After
+    the checkout has moved, a failure is a warning (the work is merged, and
+    still in the tree), not a refusal."""
+    if work.snap is None or not work.snap.uncommitted:
+        return None
+    try:
+        keep(work.receipt.path, work.receipt.branch, work.snap)
+    except g.GitError as exc:
+        if not after:
+            raise
+        return (f"its uncommitted work is merged, but could not be committed on its branch "
+                f"({exc.message}); it is still in its tree")
+    return None

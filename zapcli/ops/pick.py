@@ -77,7 +77,7 @@ def _retire(other: str, res: PickResult) -> None:
         res.kept[other] = "in use by " + ", ".join(f"{i} ({s})" for i, s, _o in tree.users)
         return
     try:
-        work = treework.of(other, need=False)
+        work = treework.of(other, need=False, refresh=True)  # stopped, and nobody's now
         if work.snap is not None and work.snap.uncommitted and work.snap.on_branch:
             keep(tree.receipt.path, tree.receipt.branch, work.snap)
         st = state(tree.receipt)

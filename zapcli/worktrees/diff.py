@@ -8,13 +8,15 @@ separated, so any file name is read as it is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
+from zapcli.plain import field, plain
 from zapcli.worktrees import git as g
 
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
 
-@dataclass
+
+@plain
 class FileChange:
     path: str
     status: str  # A added, M modified, D deleted, R renamed, C copied, T type changed
@@ -27,7 +29,7 @@ class FileChange:
                 "deleted": self.deleted, "old_path": self.old_path}
 
 
-@dataclass
+@plain
 class Changes:
     files: list[FileChange] = field(default_factory=list)
     patch: str | None = None

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from zapcli.errors import UsageError, param
+from zapcli.plain import asdict, frozen
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
 
 GIT_TIMEOUT_S = 120.0
 
@@ -63,7 +66,7 @@ def _message(proc: subprocess.CompletedProcess[str]) -> str:
     return " ".join(text.split("\n")[-4:])[:600] or f"git exited with code {proc.returncode}"
 
 
-@dataclass(frozen=True)
+@frozen
 class Receipt:
     """Where a subagent's tree is: the main checkout (`repo`) and its common
     git dir, the tree's `path` and `branch`, the `base` commit it started

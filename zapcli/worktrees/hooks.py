@@ -15,13 +15,14 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+
+from zapcli.plain import plain
 
 OUTPUT_KEPT = 8 * 1024  # bytes of its output kept (the end)
 TEARDOWN_TIMEOUT_S = 120.0
 
 
-@dataclass
+@plain
 class HookRun:
     command: str
     exit_code: int | None  # None: killed (timeout or stopped)

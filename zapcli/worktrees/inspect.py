@@ -8,14 +8,17 @@ A commit is safe when another branch or a remote-tracking ref has it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from zapcli.plain import plain
 from zapcli.worktrees import git as g
 
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
 
-@dataclass
+
+@plain
 class TreeState:
     exists: bool
     modified: int = 0  # tracked files changed, staged or not

@@ -13,8 +13,8 @@ tree (its work is over), never in the checkout.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
+from zapcli.plain import frozen, plain
 from zapcli.worktrees import git as g
 from zapcli.worktrees.snapshot import IDENTITY, commit_tree
 
@@ -30,32 +30,33 @@ class Refused(Exception):
         self.message, self.files, self.code = message, list(files or []), code
 
 
-@dataclass(frozen=True)
+BUSY = {"MERGE_HEAD": "a merge", "rebase-merge": "a rebase", "rebase-apply": "a rebase",
+        "CHERRY_PICK_HEAD": "a cherry-pick", "REVERT_HEAD": "a revert", "BISECT_LOG": "a bisect"}
+
+
+@frozen
 class Checkout:
     repo: str
     branch: str | None  # its current branch (short name); None when HEAD is detached
     head: str
+    tree: str = ""  # HEAD's tree
+    busy: str | None = None  # what it is in the middle of: a merge, a rebase, ...
 
 
 def checkout(repo: str) -> Checkout:
-    """The checkout's current branch and commit. Raises GitError."""
-    out = g.git(["rev-parse", "HEAD", "--symbolic-full-name", "HEAD"], repo, timeout=20).stdout.split("\n")
-    ref = out[1].strip() if len(out) > 1 else ""
-    return Checkout(repo, ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else None,
-                    out[0].strip())
-
-
-def busy(repo: str) -> str | None:
-    """What the checkout is in the middle of (a merge, rebase, cherry-pick,
-    revert, bisect), or None."""
-    names = ("MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD",
-             "BISECT_LOG")
-    paths = g.git(["rev-parse", *[x for n in names for x in ("--git-path", n)]], repo).stdout.split("\n")
-    for name, path in zip(names, paths, strict=False):
+    """The checkout's current branch, commit and tree, and what it is in the
+    middle of — one git call. Raises GitError."""
+    args = ["rev-parse", "HEAD", "HEAD^{tree}", "--symbolic-full-name", "HEAD",
+            *[x for name in BUSY for x in ("--git-path", name)]]
+    out = g.git(args, repo, timeout=20).stdout.split("\n")
+    ref = out[2].strip() if len(out) > 2 else ""
+    busy = None
+    for name, path in zip(BUSY, out[3:], strict=False):
         if path and os.path.exists(path if os.path.isabs(path) else os.path.join(repo, path)):
-            return {"MERGE_HEAD": "a merge", "CHERRY_PICK_HEAD": "a cherry-pick",
-                    "REVERT_HEAD": "a revert", "BISECT_LOG": "a bisect"}.get(name, "a rebase")
-    return None
+            busy = BUSY[name]
+            break
+    return Checkout(repo, ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else None,
+                    out[0].strip(), out[1].strip(), busy)
 
 
 def merge_tree(repo: str, ours: str, theirs: str) -> tuple[str | None, list[str]]:
@@ -106,37 +107,49 @@ def uncommitted(repo: str, paths: list[str]) -> list[str]:
     return sorted(dict.fromkeys(found))
 
 
-@dataclass
+@plain
 class Plan:
     """A merge decided: `commit` is what the checkout moves to."""
 
     how: str  # fast-forward | merge | squash | rebase
     commit: str
-    files: list[str] = field(default_factory=list)  # the paths it changes in the checkout
 
 
-def plan(co: Checkout, source: str, how: str, message: str) -> Plan:
-    """The commit the checkout will move to, or Refused (conflicts, changes in
-    the way, nothing to merge). For `rebase` the commit is the merged tree's
-    stand-in; `rebase_in_tree` makes the real one."""
-    tree, conflicts = merge_tree(co.repo, co.head, source)
+def plan(co: Checkout, source: str, how: str, message: str, *, moved: bool = True,
+         merged: tuple[str | None, list[str]] | None = None) -> Plan:
+    """The commit the checkout will move to, or Refused (a conflict, nothing to
+    merge). `moved`: the checkout's branch is no longer the tree's base (if it
+    is, the work descends from it: a fast-forward); `merged`: merge_tree's
+    answer when the caller has it already. For `rebase` the commit is the
+    work's; `rebase_in_tree` makes the real one."""
+    tree, conflicts = merged if merged is not None else merge_tree(co.repo, co.head, source)
     if tree is None:
         raise Refused(f"merging would conflict in {len(conflicts)} file(s): "
                       f"{', '.join(conflicts[:20])}", conflicts, code="conflict")
-    files = touched(co.repo, co.head, tree)
-    if not files and (how == "squash" or is_ancestor(co.repo, source, co.head)):
+    if tree == co.tree and (how == "squash" or is_ancestor(co.repo, source, co.head)):
         raise Refused(f"nothing to merge: {co.branch or 'HEAD'} already has all of it",
                       code="up_to_date")
-    dirty = uncommitted(co.repo, files)
-    if dirty:
-        raise Refused(f"the checkout {co.repo} has uncommitted changes in {len(dirty)} file(s) the "
-                      f"merge would change: {', '.join(dirty[:20])}; commit or stash them first",
-                      dirty, code="dirty")
     if how == "squash":
-        return Plan("squash", commit_tree(co.repo, tree, [co.head], message), files)
-    if how == "rebase" or is_ancestor(co.repo, co.head, source):
-        return Plan("rebase" if how == "rebase" else "fast-forward", source, files)
-    return Plan("merge", commit_tree(co.repo, tree, [co.head, source], message), files)
+        return Plan("squash", commit_tree(co.repo, tree, [co.head], message))
+    if how == "rebase":
+        return Plan("rebase", source)
+    if not moved or is_ancestor(co.repo, co.head, source):
+        return Plan("fast-forward", source)
+    return Plan("merge", commit_tree(co.repo, tree, [co.head, source], message))
+
+
+def in_the_way(co: Checkout, tree: str) -> None:
+    """Refused when the checkout has uncommitted changes in the paths a move
+    to `tree` would change (before a rebase rewrites the branch; otherwise
+    `fast_forward` is the check)."""
+    dirty = uncommitted(co.repo, touched(co.repo, co.head, tree))
+    if dirty:
+        raise Refused(_dirty_words(co.repo, dirty), dirty, code="dirty")
+
+
+def _dirty_words(repo: str, files: list[str]) -> str:
+    return (f"the checkout {repo} has uncommitted changes in {len(files)} file(s) the merge "
+            f"would change: {', '.join(files[:20])}; commit or stash them first")
 
 
 def rebase_in_tree(path: str, onto: str) -> str:
@@ -161,10 +174,13 @@ def _identity(path: str) -> dict[str, str]:
 
 def fast_forward(repo: str, commit: str) -> None:
     """Move the checkout's branch, index and files to `commit`. git refuses,
-    changing nothing, when a local change would be overwritten: Refused."""
+    changing nothing, when an uncommitted change (or an untracked file) is in
+    the way of a path it changes: Refused, naming the files."""
     proc = g.git(["merge", "--ff-only", "-q", "--no-stat", commit], repo, check=False)
-    if proc.returncode != 0:
-        text = proc.stderr or proc.stdout or ""
-        files = [line.strip() for line in text.split("\n") if line.startswith("\t")]
-        raise Refused(f"git refused to update the checkout {repo}: {g._message(proc)}", files,
-                      code="dirty" if files else "refused")
+    if proc.returncode == 0:
+        return
+    text = proc.stderr or proc.stdout or ""
+    files = sorted(dict.fromkeys(line.strip() for line in text.split("\n") if line.startswith("\t")))
+    if files:
+        raise Refused(_dirty_words(repo, files), files, code="dirty")
+    raise Refused(f"git refused to update the checkout {repo}: {g._message(proc)}")

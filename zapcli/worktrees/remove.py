@@ -12,15 +12,15 @@ took it as it is; otherwise it is kept and the caller says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+from zapcli.plain import plain
 from zapcli.worktrees import git as g
 from zapcli.worktrees.create import _locked
 from zapcli.worktrees.inspect import TreeState
 
 
-@dataclass
+@plain
 class Removed:
     tree: bool  # the tree was removed
     branch: bool  # its branch was deleted too

@@ -11,18 +11,16 @@ until `keep` puts it on the branch (`merge` does, once it goes ahead).
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
+from zapcli.plain import frozen
 from zapcli.worktrees import git as g
 
 IDENTITY = {"GIT_AUTHOR_NAME": "zapcli", "GIT_AUTHOR_EMAIL": "zapcli@localhost",
             "GIT_COMMITTER_NAME": "zapcli", "GIT_COMMITTER_EMAIL": "zapcli@localhost"}
 
 
-@dataclass(frozen=True)
+@frozen
 class Snapshot:
     commit: str  # the tree's HEAD, or a commit on top of it holding the uncommitted work
     head: str  # the tree's HEAD
@@ -41,16 +39,33 @@ def commit_tree(cwd: str, tree: str, parents: list[str], message: str) -> str:
     return proc.stdout.strip()
 
 
-def take(path: str, branch: str, message: str) -> Snapshot:
-    """The snapshot of the tree at `path` (its branch `branch`). Raises GitError."""
-    out = g.git(["rev-parse", "HEAD", "--symbolic-full-name", "HEAD", "--git-path", "index"],
-                path).stdout.split("\n")
-    head, ref, index = out[0].strip(), out[1].strip(), out[2].strip()
-    on_branch = ref == f"refs/heads/{branch}"
-    status = g.git(["status", "--porcelain=v1", "-z", "--untracked-files=all",
-                    "--ignore-submodules=all"], path).stdout
-    if not status.strip("\0"):
+def take(path: str, branch: str, message: str, *, refresh: bool = False) -> Snapshot:
+    """The snapshot of the tree at `path` (its branch `branch`). `refresh`: the
+    tree is no one's but ours now (its subagent finished), so `git status` may
+    write back what it learnt into the tree's index — the next look is fast
+    (a tree fresh from `git worktree add` makes git re-read every file once).
+    Raises GitError."""
+    status = g.git(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal",
+                    "--ignore-submodules=all"], path,
+                   env={"GIT_OPTIONAL_LOCKS": "1"} if refresh else None).stdout
+    head, ref, dirty = "", "", False
+    for entry in status.split("\0"):
+        if entry.startswith("# branch.oid "):
+            head = entry[13:].strip()
+        elif entry.startswith("# branch.head "):
+            ref = entry[14:].strip()
+        elif entry and not entry.startswith("#"):
+            dirty = True
+            break
+    if not head or head == "(initial)":
+        raise g.GitError(f"the tree {path} has no commit")
+    on_branch = ref == branch
+    if not dirty:
         return Snapshot(head, head, False, on_branch)
+    import shutil
+    import tempfile
+
+    index = g.git(["rev-parse", "--git-path", "index"], path).stdout.strip()
     with tempfile.TemporaryDirectory(prefix="zapcli-snapshot-") as tmp:
         copy = str(Path(tmp) / "index")
         source = index if os.path.isabs(index) else os.path.join(path, index)
