@@ -162,14 +162,14 @@ def _merge(inst: _install.Install, repo: Path, env: dict[str, str], runs: int) -
             start = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
                                    text=True, check=True).stdout.strip()
 
-        def git_merge() -> float:
+        def git_merge(start: str = start) -> float:
             t = time.perf_counter()
             _git(repo, "merge", "-q", "--no-edit", branch)
             took = time.perf_counter() - t
             _git(repo, "reset", "-q", "--hard", start)
             return took
 
-        def zap_merge() -> float:
+        def zap_merge(start: str = start) -> float:
             t = time.perf_counter()
             _zap(inst, repo, env, "merge", sid)
             took = time.perf_counter() - t

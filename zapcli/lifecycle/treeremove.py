@@ -65,7 +65,7 @@ def remove_tree(tree: Any, st: TreeState, *, force: bool = False, by: str) -> Re
               **({"teardown": ran.to_dict()} if ran is not None else {})}
     for sid in tree.ids:
         try:
-            store.append(store.path_for(sid), "worktree_removed", fields)
+            store.append(store.path_for(sid), "worktree_removed", fields, sync=False)
         except (NotFound, OSError):
             continue  # a trail removed meanwhile: the tree is gone all the same
     return Removal(done, ran)

@@ -144,7 +144,8 @@ def _merge_locked(sid: str, how: str) -> MergeResult:
                       files, committed, note, warning)
     store.append(store.path_for(sid), "merged", {
         "how": plan.how, "repo": r.repo, "into": co.branch, "commit": plan.commit,
-        "previous": co.head, "tip": tip, "files": len(files), "committed_work": committed})
+        "previous": co.head, "tip": tip, "files": len(files), "committed_work": committed},
+        sync=False)  # a hint for worktree rm: lost in a crash, a squashed branch is only kept
     return res
 
 

@@ -77,6 +77,10 @@ def _id(what: str) -> Param:
     return Param("id", "string", f"The subagent id to {what}.", required=True)
 
 
+# how merge and pick take the work: a merge (the default), or one of these
+_HOW = (Param("squash", "boolean", "One commit instead of a merge."),
+        Param("rebase", "boolean", "Replay its commits on the checkout's branch."))
+
 ACTIONS: tuple[Action, ...] = (
     Action("spawn", "Start a subagent in the background; returns its id at once. Spawn several "
            "(one call each) to work in parallel, then wait for them.", (
@@ -162,16 +166,10 @@ ACTIONS: tuple[Action, ...] = (
            "its branch first) into the current branch of the checkout it was spawned from; "
            "refused, changing nothing, on a conflict or uncommitted changes in its paths. A "
            "person approves it, as a configuration change.", (
-               _id("merge"),
-               Param("squash", "boolean", "One commit instead of a merge."),
-               Param("rebase", "boolean", "Replay its commits on the checkout's branch."),
-           ), "merge", read_only=False),
+               _id("merge"), *_HOW), "merge", read_only=False),
     Action("pick", "Keep one attempt: merge it (as merge does, with the same approval), stop "
            "the other attempts and remove their trees (their work stays on their branches).", (
-               _id("keep"),
-               Param("squash", "boolean", "One commit instead of a merge."),
-               Param("rebase", "boolean", "Replay its commits on the checkout's branch."),
-           ), "pick", read_only=False, destructive=True),
+               _id("keep"), *_HOW), "pick", read_only=False, destructive=True),
     Action("approve", "Approve a subagent's pending approval request; it resumes within 500 ms.", (
         _id("approve"),
         Param("req", "string", "The request id (default: the pending one)."),
