@@ -131,13 +131,17 @@ def _merge_locked(sid: str, how: str) -> MergeResult:
             _keep(work)
             plan.commit = gm.rebase_in_tree(r.path, co.head)
         gm.fast_forward(r.repo, plan.commit)  # git refuses, changing nothing, if a change is in the way
-        if how != "rebase":
-            warning = _keep(work, after=True)  # the branch holds all that was merged
-        files = gm.touched(r.repo, co.head, plan.commit)
     except gm.Refused as exc:
         raise _refused(sid, exc) from None
     except g.GitError as exc:
         raise ZapcliError(f"{sid} not merged: {exc.message}") from None
+    # merged: what follows only completes the record
+    if how != "rebase":
+        warning = _keep(work, after=True)  # the branch holds all that was merged
+    try:
+        files = gm.touched(r.repo, co.head, plan.commit)
+    except g.GitError:
+        files = []
     committed = bool(work.snap and work.snap.uncommitted and warning is None)
     tip = plan.commit if how == "rebase" else source if committed or not work.snap else work.snap.head
     res = MergeResult(sid, plan.how, r.repo, str(co.branch), plan.commit, co.head, r.branch,
