@@ -15,6 +15,8 @@ rm` and `gc` know a squashed branch was taken.
 
 from __future__ import annotations
 
+import threading
+
 from zapcli.errors import UsageError, ZapcliError, param
 from zapcli.lifecycle import treework
 from zapcli.lifecycle.observe import observe
@@ -90,7 +92,8 @@ def merge(sid: str, *, squash: bool = False, rebase: bool = False) -> MergeResul
     if squash and rebase:
         raise UsageError(f"{param('squash')} and {param('rebase')} are two ways; choose one")
     how = "squash" if squash else "rebase" if rebase else "merge"
-    sid, _s, r = treework.receipt(sid)
+    sid, s, r = treework.receipt(sid)
+    early = _Early(sid) if s.final is not None and not s.continued_by else None
     view = observe(sid)
     if not view.terminal:
         raise ZapcliError(f"{sid} is {view.status}; only a finished subagent's work is merged "
@@ -106,11 +109,37 @@ def merge(sid: str, *, squash: bool = False, rebase: bool = False) -> MergeResul
                           f"{', '.join(f'{i} ({st})' for i, st, _o in users)}; wait for it first",
                           code="in_use")
     with _locked(r):
-        return _merge_locked(sid, how)
+        return _merge_locked(sid, how, early.result() if early is not None else None)
 
 
-def _merge_locked(sid: str, how: str) -> MergeResult:
-    work = treework.of(sid, refresh=True)  # finished: its tree is ours to refresh
+class _Early(threading.Thread):
+    """The work of a finished subagent (a full scan of its tree: as long as
+    git's own merge takes in a big repository), read while the rest is
+    checked, not after."""
+
+    def __init__(self, sid: str):
+        super().__init__(name="merge-work", daemon=True)
+        self.sid = sid
+        self.work: treework.Work | None = None
+        self.error: BaseException | None = None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self.work = treework.of(self.sid, refresh=True)  # finished: its tree is ours to refresh
+        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+            self.error = exc
+
+    def result(self) -> treework.Work:
+        self.join()
+        if self.error is not None:
+            raise self.error
+        assert self.work is not None
+        return self.work
+
+
+def _merge_locked(sid: str, how: str, work: treework.Work | None) -> MergeResult:
+    work = work or treework.of(sid, refresh=True)
     r = work.receipt
     co = _ready(sid, work)
     source = work.commit
