@@ -151,12 +151,12 @@ def _merge_locked(sid: str, how: str, work: treework.Work | None) -> MergeResult
     note = stale.note(r, None, co)
     warning = None
     try:
-        merged = gm.merge_tree(r.repo, co.head, source)
-        if moved:
+        merged = gm.merge_tree(r.repo, co.head, source) if moved else None
+        if merged is not None:
             note.update(merges_cleanly=merged[0] is not None, conflicts=merged[1])
         plan = gm.plan(co, source, how, _message(work, how, co, source), moved=moved, merged=merged)
         if how == "rebase":
-            gm.in_the_way(co, str(merged[0]))
+            gm.in_the_way(co, str(merged[0]) if merged else source)
             _keep(work)
             plan.commit = gm.rebase_in_tree(r.path, co.head)
         gm.fast_forward(r.repo, plan.commit)  # git refuses, changing nothing, if a change is in the way

@@ -122,6 +122,13 @@ def plan(co: Checkout, source: str, how: str, message: str, *, moved: bool = Tru
     is, the work descends from it: a fast-forward); `merged`: merge_tree's
     answer when the caller has it already. For `rebase` the commit is the
     work's; `rebase_in_tree` makes the real one."""
+    if not moved:  # the work descends from the checkout's HEAD: nothing to work out
+        if source == co.head:
+            raise Refused(f"nothing to merge: {co.branch or 'HEAD'} already has all of it",
+                          code="up_to_date")
+        if how == "squash":
+            return Plan("squash", commit_tree(co.repo, f"{source}^{{tree}}", [co.head], message))
+        return Plan("rebase" if how == "rebase" else "fast-forward", source)
     tree, conflicts = merged if merged is not None else merge_tree(co.repo, co.head, source)
     if tree is None:
         raise Refused(f"merging would conflict in {len(conflicts)} file(s): "
@@ -133,7 +140,7 @@ def plan(co: Checkout, source: str, how: str, message: str, *, moved: bool = Tru
         return Plan("squash", commit_tree(co.repo, tree, [co.head], message))
     if how == "rebase":
         return Plan("rebase", source)
-    if not moved or is_ancestor(co.repo, co.head, source):
+    if is_ancestor(co.repo, co.head, source):
         return Plan("fast-forward", source)
     return Plan("merge", commit_tree(co.repo, tree, [co.head, source], message))
 
