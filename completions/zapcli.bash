@@ -3,12 +3,12 @@ _zapcli() {
     local cur cmd opts
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=( $(compgen -W "spawn poll wait list kill rm clean output replay run continue gc session send approve deny usage doctor call tool-schema export timeline worktree agents mcp trace --help -h --version" -- "$cur") )
+        COMPREPLY=( $(compgen -W "spawn poll wait list kill rm clean output replay run continue diff merge attempts pick gc session send approve deny usage doctor call tool-schema export timeline worktree agents mcp trace --help -h --version" -- "$cur") )
         return
     fi
     cmd="${COMP_WORDS[1]}"
     case "$cmd" in
-        spawn) opts="--after --agent --approval --cli --cwd --executor --help --json --max-tokens --model --on-finish --output-schema --timeout --unattended --worktree" ;;
+        spawn) opts="--after --agent --approval --attempt-cli --attempt-model --attempts --cli --cwd --executor --help --json --max-tokens --model --on-finish --output-schema --timeout --unattended --worktree" ;;
         poll) opts="--help --json --no-wait --wait-secs" ;;
         wait) opts="--any --help --json --timeout" ;;
         list) opts="--all --help --json --limit --long --status --watch -l -w" ;;
@@ -19,6 +19,10 @@ _zapcli() {
         replay) opts="--help --json --raw --since" ;;
         run) opts="--agent --approval --help --id --json --max-tokens --model --subagent --timeout --unattended" ;;
         continue) opts="--help --json --model --on-finish --timeout" ;;
+        diff) opts="--help --json --name-only --stat" ;;
+        merge) opts="--help --json --rebase --squash" ;;
+        attempts) opts="--check --help --json" ;;
+        pick) opts="--help --json --rebase --squash" ;;
         gc) opts="--dry-run --help --json" ;;
         session) opts="--help --json" ;;
         send) opts="--help --json" ;;

@@ -25,6 +25,7 @@ APPROVAL_MODES = ("confirm", "workspace", "auto-edit", "full")
 MAX_CONFIG_BYTES = 256 * 1024  # config.yaml is short; a bigger file is refused unread
 EXECUTORS = ("local", "ray")  # zapcli.executors.NAMES (config imports no executor)
 RAY_KEYS = ("address", "resources", "python", "env", "max_concurrent")
+WORKTREE_KEYS = ("setup", "teardown")
 
 
 @frozen
@@ -44,6 +45,7 @@ class Settings:
     on_finish: str | None = None  # shell command run once when a subagent ends (SPEC §16)
     executor: str = "local"  # where runners run (SPEC §15)
     ray: dict[str, Any] = field(default_factory=dict)  # the Ray executor's section (RAY_KEYS)
+    worktree: dict[str, Any] = field(default_factory=dict)  # {setup, teardown}: commands run in a new tree / before its removal
     notes: tuple[str, ...] = ()  # workspace settings that were not applied, and why
     problems: tuple[str, ...] = ()  # lenient loads only: invalid layers that were skipped
 
@@ -102,7 +104,22 @@ def _check_value(key: str, value: Any) -> Any:
         return value
     if key == "ray":
         return _check_ray(value)
+    if key == "worktree":
+        return _check_worktree(value)
     raise AssertionError(key)
+
+
+def _check_worktree(value: Any) -> dict[str, Any]:
+    """`worktree: {setup, teardown}`: shell commands run in a subagent's new
+    tree before its task, and in the tree before it is removed."""
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a mapping with keys {', '.join(WORKTREE_KEYS)}")
+    for key, item in value.items():
+        if key not in WORKTREE_KEYS:
+            raise ValueError(f"unknown key worktree.{key} (valid: {', '.join(WORKTREE_KEYS)})")
+        if item is not None and not (isinstance(item, str) and item.strip()):
+            raise ValueError(f"worktree.{key}: expected a shell command (text), got {item!r}")
+    return {k: v for k, v in value.items() if v is not None}
 
 
 PROVIDER_KEYS = ("base_url", "api_key_env")
@@ -275,8 +292,9 @@ def _workspace_layer(workspace: Path, approval: str, notes: list[str]) -> dict[s
     """The workspace file, minus what a cloned repository must not decide for
     its user: a looser approval mode than the user's, writable roots outside
     the workspace (they would let edits anywhere run unasked), an on-finish
-    command (it would run whatever the repository says), the executor and
-    its cluster (they would send tasks and forwarded keys elsewhere)."""
+    command or a tree's setup and teardown (they would run whatever the
+    repository says), the executor and its cluster (they would send tasks
+    and forwarded keys elsewhere)."""
     path = workspace / ".zapcli" / "config.yaml"
     layer = _load_file(path)
     wanted = layer.get("approval")
@@ -292,6 +310,10 @@ def _workspace_layer(workspace: Path, approval: str, notes: list[str]) -> dict[s
         del layer["on_finish"]
         notes.append(f"{path}: `on_finish` runs a command and is not taken from a workspace "
                      "file; set it in your own config.yaml or pass --on-finish")
+    if "worktree" in layer:  # its setup and teardown would run commands the user did not choose
+        del layer["worktree"]
+        notes.append(f"{path}: `worktree` (setup, teardown) runs commands and is not taken from "
+                     "a workspace file; set it in your own config.yaml")
     for key in ("executor", "ray"):  # where tasks (and ray.env's secrets) are sent is the user's call
         if key in layer:
             del layer[key]

@@ -11,9 +11,10 @@ reports, and one subagent's trail is replayed. Part 3 runs Claude Code (when
 installed: on PATH or the copy `make test` pins) as a backend subagent against
 the scripted Anthropic server, and says how to get it otherwise. Part 4 makes a small git
 repository and two `--worktree` subagents edit it at once, each committing on
-its own branch (`zapcli/<id>`), with an `--on-finish` command. Part 5 writes the
-timeline of everything it ran to a self-contained page in the temp folder and
-says where it is. State and config
+its own branch (`zapcli/<id>`), with an `--on-finish` command; one's diff is
+shown and both are merged into main, then gc removes their trees. Part 5 writes
+the timeline of everything it ran to a self-contained page in the temp folder
+and says where it is. State and config
 go to a fresh temporary ZAPCLI_HOME / ZAPCLI_CONFIG_HOME, so the demo never
 touches your own subagents and your config cannot change it. At the end nothing
 it started is left running, and its folders are removed — unless
@@ -222,6 +223,13 @@ def part_worktrees(zap: list[str], env: dict[str, str], home: str) -> None:
     for argv in (["git", "branch", "--list"], ["git", "log", "--oneline", "--all", "--graph"]):
         print(f"\n$ {' '.join(argv)}", flush=True)
         subprocess.run(argv, cwd=repo, check=False)
+    print("\n# look at one's work, then merge both into main (the second one after main moved)")
+    sh(zap + ["diff", "--stat", ids[1]], env)
+    for sid in ids:
+        sh(zap + ["merge", sid], env)
+    print("\n$ git log --oneline --graph", flush=True)
+    subprocess.run(["git", "log", "--oneline", "--graph"], cwd=repo, check=False)
+    sh(zap + ["gc"], env)  # merged: their trees and branches go
     end = time.monotonic() + 10  # the hooks run detached, right after each ended
     while time.monotonic() < end and len(_lines(log)) < len(ids):
         time.sleep(0.05)

@@ -73,14 +73,18 @@ def spawn(
     unattended: bool = typer.Option(False, "--unattended", help="Deny at once whatever would ask for approval.", metavar=""),
     worktree: bool = typer.Option(False, "--worktree", help="Work in a new git worktree on branch zapcli/<id>, from the current HEAD.", metavar=""),
     on_finish: Optional[str] = typer.Option(None, "--on-finish", help="Shell command run once when it ends (ZAPCLI_ID, ZAPCLI_STATUS, ZAPCLI_EXIT_CODE, ZAPCLI_TRAIL set); config on_finish.", metavar="CMD"),
-    output_schema: Optional[str] = typer.Option(None, "--output-schema", help="JSON Schema file the final report must satisfy (poll --json: structured).", metavar="FILE"),
+    output_schema: Optional[str] = typer.Option(None, "--output-schema", help="JSON Schema the final report must satisfy: a file, or the schema inline ('{...}'); poll --json: structured.", metavar="FILE"),
     executor: Optional[str] = typer.Option(None, "--executor", help="Where it runs: local (this machine) or ray (a Ray cluster: RAY_ADDRESS or ray.address; config executor).", metavar="NAME"),
+    attempts: Optional[int] = typer.Option(None, "--attempts", help="Start N attempts at the task, each in its own worktree (zapcli attempts compares them, zapcli pick keeps one).", metavar="N"),
+    attempt_cli: Optional[list[str]] = typer.Option(None, "--attempt-cli", help="Backends for the attempts, used in turn: claude,codex (implies --attempts).", metavar="LIST"),
+    attempt_model: Optional[list[str]] = typer.Option(None, "--attempt-model", help="Models for the attempts, used in turn (implies --attempts).", metavar="LIST"),
     json: bool = JSON,
 ) -> None:
     """Start a subagent in the background and print its id at once.
 
     On a terminal the id comes with a short summary; in a pipe or $(...) only
     the id is printed, so [bold]id=$(zapcli spawn --cli sh -- 'make test')[/] works.
+    With --attempts, one id a line.
     """
     _run("spawn", locals())
 
@@ -205,6 +209,58 @@ def continue_(
     its id is printed at once, as with spawn.
     """
     _run("continue", locals())
+
+
+@app.command()
+def diff(
+    id: str = typer.Argument(..., help="Subagent id (of a --worktree or --attempts subagent).", metavar="ID"),
+    stat: bool = typer.Option(False, "--stat", help="Files with their changed lines, and the totals.", metavar=""),
+    name_only: bool = typer.Option(False, "--name-only", help="Only the names of the changed files.", metavar=""),
+    json: bool = JSON,
+) -> None:
+    """Show a subagent's work against its base: committed and uncommitted (untracked files too)."""
+    _run("diff", locals())
+
+
+@app.command()
+def merge(
+    id: str = typer.Argument(..., help="A finished subagent's id.", metavar="ID"),
+    squash: bool = typer.Option(False, "--squash", help="One commit on the checkout's branch instead of a merge.", metavar=""),
+    rebase: bool = typer.Option(False, "--rebase", help="Replay its commits on the checkout's branch (in its tree), then fast-forward.", metavar=""),
+    json: bool = JSON,
+) -> None:
+    """Merge a finished subagent's work into the current branch of the checkout it was spawned from.
+
+    Its uncommitted work is committed on its branch first. Refused, changing
+    nothing, when it would conflict or would touch uncommitted changes of the
+    checkout (the files are named).
+    """
+    _run("merge", locals())
+
+
+@app.command()
+def attempts(
+    id: str = typer.Argument(..., help="The id of any one of the attempts.", metavar="ID"),
+    check: Optional[str] = typer.Option(None, "--check", help="A shell command run in each finished attempt's tree (e.g. 'make test'); its result is shown.", metavar="CMD"),
+    json: bool = JSON,
+) -> None:
+    """Compare the attempts of spawn --attempts: status, diff stat, tokens, cost, check result."""
+    _run("attempts", locals())
+
+
+@app.command()
+def pick(
+    id: str = typer.Argument(..., help="The attempt to keep.", metavar="ID"),
+    squash: bool = typer.Option(False, "--squash", help="Merge it as one commit.", metavar=""),
+    rebase: bool = typer.Option(False, "--rebase", help="Replay its commits on the checkout's branch.", metavar=""),
+    json: bool = JSON,
+) -> None:
+    """Keep one attempt: merge it (as zapcli merge), then remove the other attempts' trees.
+
+    A sibling still running is stopped; a sibling's work is committed on its
+    branch before its tree goes, and that branch is kept.
+    """
+    _run("pick", locals())
 
 
 @app.command()

@@ -31,7 +31,7 @@ TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need
 if TYPE_CHECKING:
     from typing import Any
 
-HOME = store.HOME
+FOLDERS = store.FOLDERS  # an agent CLI's home, the scratch folder
 FINISH_START_S = 60.0  # a claimed on-finish command whose helper never said it runs: given up after
 KEPT_FOR_FINISH = "kept: on-finish still running"
 
@@ -133,15 +133,16 @@ def collect(settings: Settings, *, dry_run: bool = False, opportunistic: bool = 
 
 def delete_files(sid: str, session: str | None) -> None:
     """Remove everything of one finished subagent: its files (the trail last,
-    under its lock), an agent CLI's home, its session markers. `gc` and
-    `rm`/`clean` both go through here."""
+    under its lock), its folders (an agent CLI's home, its scratch folder),
+    its session markers. `gc` and `rm`/`clean` both go through here."""
     path = store.path_for(sid)
     with contextlib.suppress(FileNotFoundError), store.locked(path):
         for suffix in store.SUFFIXES[1:]:
             store.path_for(sid, suffix).unlink(missing_ok=True)
         import shutil
 
-        shutil.rmtree(store.path_for(sid, HOME), ignore_errors=True)  # an agent CLI's home
+        for folder in FOLDERS:
+            shutil.rmtree(store.path_for(sid, folder), ignore_errors=True)
         path.unlink(missing_ok=True)
     path.unlink(missing_ok=True)
     if session is not None:
@@ -149,21 +150,21 @@ def delete_files(sid: str, session: str | None) -> None:
 
 
 def _orphan_captures() -> list[str]:
-    """`<id>.out` / `.err` / `.end` / `.home` whose trail is gone (deleted by hand)."""
+    """`<id>.out` / `.err` / `.end` / `.home` / `.tmp` whose trail is gone (deleted by hand)."""
     try:
         names = set(os.listdir(subagents_dir()))
     except OSError:
         return []
     return sorted(n for n in names if n[-4:] in (".out", ".err", ".end") and ids.is_valid(n[:-4])
                   and f"{n[:-4]}.jsonl" not in names) + sorted(
-        n for n in names if n.endswith(HOME) and ids.is_valid(n[:-len(HOME)])
-        and f"{n[:-len(HOME)]}.jsonl" not in names)
+        n for n in names for f in FOLDERS if n.endswith(f) and ids.is_valid(n[:-len(f)])
+        and f"{n[:-len(f)]}.jsonl" not in names)
 
 
 def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
     for name in _orphan_captures():
         if not dry_run:
-            if name.endswith(HOME):
+            if name.endswith(FOLDERS):
                 import shutil
 
                 shutil.rmtree(subagents_dir() / name, ignore_errors=True)

@@ -65,6 +65,7 @@ class Conn:
     session: str
     env: Env = field(default_factory=lambda: Env(surface="tool"))
     asked: set[tuple[str, str]] = field(default_factory=set)
+    confirmed: dict[str, Any] = field(default_factory=dict)  # "confirm:<key>" -> ElicitResult
 
 
 class Zapserver:
@@ -107,7 +108,8 @@ class Zapserver:
         ticker = _Ticker(ctx, conn, self.closing)
         # shares the connection's ids and lock; a client that cannot elicit decides
         # approvals itself, so poll/wait show a request at once
-        env = conn.env.copy(on_tick=ticker, stop_on_approval=not ticker.can_elicit)
+        env = conn.env.copy(on_tick=ticker, stop_on_approval=not ticker.can_elicit,
+                            confirm=ticker.confirm if ticker.can_elicit else None)
 
         def work() -> Reply:
             with sessions.using(conn.session):
@@ -129,6 +131,9 @@ class Zapserver:
     async def _answers(self, conn: Conn, responses: Any) -> None:
         """Answers to elicitations we asked for in an InputRequiredResult."""
         for key, answer in (responses or {}).items():
+            if str(key).startswith("confirm:") and isinstance(answer, types.ElicitResult):
+                conn.confirmed[str(key)] = answer  # the call asked again finds it
+                continue
             parts = str(key).split(":")
             if len(parts) == 3 and parts[0] == "approval" and isinstance(answer, types.ElicitResult):
                 await anyio.to_thread.run_sync(_decide, parts[1], parts[2], answer)
@@ -214,6 +219,28 @@ class _Ticker:
                                                          requested_schema=APPROVAL_SCHEMA))
         if self.need:
             raise _StopWaiting()
+
+    def confirm(self, what: str) -> tuple[bool, str]:
+        """Ask the client's user to approve `what` (from the worker): at once
+        over a back channel, else through an InputRequiredResult whose answer
+        the call asked again finds (`Conn.confirmed`)."""
+        import hashlib
+
+        key = "confirm:" + hashlib.sha256(what.encode()).hexdigest()[:16]
+        message = f"zapcli: {what}. Accept to allow it, decline to refuse it."
+        answer = self.conn.confirmed.pop(key, None)
+        if answer is None and self.back_channel:
+            answer = anyio.from_thread.run(self._elicit, message)
+        if answer is None:
+            self.need[key] = types.ElicitRequest(params=types.ElicitRequestFormParams(
+                message=message, requested_schema=APPROVAL_SCHEMA))
+            raise _StopWaiting()
+        if answer.action == "accept":
+            return True, "approved by the user of the MCP client"
+        given = (answer.content or {}).get("reason") if answer.content else None
+        return False, str(given) if given else (
+            "declined by the user of the MCP client" if answer.action == "decline"
+            else "the user of the MCP client dismissed it")
 
     async def _ask(self, key: tuple[str, str], message: str) -> None:
         try:

@@ -122,7 +122,7 @@ def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no
             _settle(e.view)
             e.structured = _structured(e.view)
         if e.view is not None and e.view.worktree and e.view.worktree.get("ready"):
-            e.tree = _tree_now(e.view.worktree)
+            e.tree = _tree_now(e.id, e.view.worktree)
     return PollResult(entries, time.monotonic() - start)
 
 
@@ -154,18 +154,23 @@ def _structured(view: View) -> Any:
     return outputschema.structured(final_text(view.id, view.report))
 
 
-def _tree_now(receipt: dict[str, Any]) -> dict[str, Any] | None:
-    """What the tree holds now, and whether the workspace's HEAD moved since
-    the base (a result built on an old base needs a merge or rebase)."""
+def _tree_now(sid: str, receipt: dict[str, Any]) -> dict[str, Any] | None:
+    """What the tree holds now, whether the checkout's branch moved since the
+    base, and then whether the work still merges cleanly into it (a result
+    built on an old base may need a merge or rebase)."""
+    from zapcli.lifecycle import treework
     from zapcli.worktrees import git as g
     from zapcli.worktrees.inspect import state
+    from zapcli.worktrees.stale import note
 
     r = g.Receipt.from_dict(receipt)
     if r is None:
         return None
-    head = g.head_of(r.repo)
-    return {**state(r).to_dict(), "workspace_head": head,
-            "base_moved": head is not None and head != r.base}
+    def work() -> str | None:
+        found = treework.safe_of(sid)
+        return found.commit if found else None
+
+    return {**state(r).to_dict(), **note(r, work)}
 
 
 @plain

@@ -48,7 +48,7 @@ class SpawnRequest:
     unattended: bool = False
     worktree: bool = False  # work in a new git worktree on branch zapcli/<id> (SPEC §16)
     on_finish: str | None = None  # a shell command run once when it ends; "" = none
-    output_schema: str | None = None  # a JSON Schema file the final report must satisfy
+    output_schema: str | dict | None = None  # a JSON Schema (a file, or inline) the final report must satisfy
     # `zapcli continue` (`zapcli.ops.continue_` decides what): the spawn-record
     # fields carried over from the old subagent (definition, model, grant, an
     # agent CLI's backend, tree, `continue_of`...), used instead of resolving.
@@ -62,6 +62,8 @@ class SpawnRequest:
     # TRACEPARENT and ZAPCLI_SUBAGENT_ID (work spawned from inside a subagent)
     traceparent: str | None = None
     parent_id: str | None = None
+    # `spawn --attempts N`: {"ids": every sibling's id, "index": 1..N} (`zapcli.ops.attempts`)
+    attempt: dict[str, Any] | None = None
 
 
 @plain
@@ -192,14 +194,17 @@ def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[
         from zapcli import worktrees
         from zapcli.worktrees.git import plan
 
-        out["worktree"] = plan(cwd, worktrees.path_for(sid), worktrees.branch_for(sid)).to_dict()
+        out["worktree"] = {**plan(cwd, worktrees.path_for(sid), worktrees.branch_for(sid)).to_dict(),
+                           **settings.worktree}  # setup, teardown: frozen (the user's config only)
     hook = settings.on_finish if req.on_finish is None else req.on_finish
     if hook is not None and hook.strip():
         out["on_finish"] = hook
     if req.output_schema is not None:
         from zapcli import outputschema
 
-        out["output_schema"] = outputschema.load_schema(req.output_schema)
+        out["output_schema"] = outputschema.given(req.output_schema)
+    if req.attempt is not None:
+        out["attempts"] = req.attempt
     return out
 
 
@@ -237,9 +242,23 @@ def _maybe_collect(settings: Settings) -> None:
         collect(settings, opportunistic=True)
 
 
-def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
-    """Create and start (or queue) one subagent. Raises ZapcliError; nothing is
-    created when it does."""
+@plain
+class Prepared:
+    """One spawn, checked and resolved, not created yet (`create` does)."""
+
+    sid: str
+    session: str
+    fields: dict[str, Any]
+    settings: Settings
+    warnings: tuple[str, ...]
+    cli: str
+    task: str
+    now: float
+
+
+def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | None = None) -> Prepared:
+    """Check and resolve one spawn; nothing is created. Raises ZapcliError.
+    `sid`: the id to give it (attempts choose their siblings' ids first)."""
     if req.cwd is not None and not Path(req.cwd or "\0").is_dir():
         raise UsageError(f"{param('cwd')} {req.cwd!r} is not a directory")
     try:
@@ -261,7 +280,7 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     placement = _executor_fields(req, settings)
     warnings = tuple(settings.notes) + tuple(warnings)
     session = sessions.current()
-    sid = ids.new_id()
+    sid = sid or ids.new_id()
     backend.update(_extras(req, settings, cwd, sid))
     now = time.time()
     fields = {
@@ -275,6 +294,13 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
         **backend, **placement, **({"relay": req.relay} if req.relay else {}),
         "trace": tracecontext.new(traceparent=req.traceparent, parent_id=req.parent_id),
     }
+    return Prepared(sid, session, fields, settings, warnings, str(req.cli), task, now)
+
+
+def create(p: Prepared) -> SpawnResult:
+    """Create and start (or queue) a prepared spawn. Raises ZapcliError;
+    nothing of it is left behind when it does."""
+    sid, session = p.sid, p.session
     # From here to the launch is one step for the caller: SIGINT/SIGTERM/SIGHUP
     # wait until it is done, so a caller killed mid-spawn (a harness's timeout)
     # never leaves a half-made subagent. The session marker comes first, so
@@ -285,18 +311,26 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     try:
         sessions.add(session, sid)
         try:
-            store.create_trail(sid, fields, secret_values())
-            queue.drain(session, settings)
+            store.create_trail(sid, p.fields, secret_values())
+            queue.drain(session, p.settings)
         except Exception:  # nothing half-made stays behind, whatever went wrong
             store.path_for(sid).unlink(missing_ok=True)
             sessions.forget(session, sid)
             raise
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-    _maybe_collect(settings)
     from zapcli.lifecycle.observe import view_of
     from zapcli.trail.reader import load
 
     view = view_of(sid, load(sid))
-    return SpawnResult(id=sid, status=view.status, cli=str(req.cli), task=display(mark(task)),
-                       created=records.iso_utc(now), warnings=warnings, agent=view.agent)
+    return SpawnResult(id=sid, status=view.status, cli=p.cli, task=display(mark(p.task)),
+                       created=records.iso_utc(p.now), warnings=p.warnings, agent=view.agent)
+
+
+def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
+    """Create and start (or queue) one subagent. Raises ZapcliError; nothing is
+    created when it does."""
+    prepared = prepare(req, settings)
+    res = create(prepared)
+    _maybe_collect(prepared.settings)
+    return res

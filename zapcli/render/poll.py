@@ -15,6 +15,7 @@ from zapcli.render.common import (
     view_header,
     view_json,
 )
+from zapcli.render.diff import stale_line
 from zapcli.render.text import alt, escape_controls
 from zapcli.trail.model import Status
 
@@ -73,9 +74,9 @@ def _tree_lines(e: Any) -> Lines:
     else:
         why = f": {', '.join(t['reasons'])}" if t["reasons"] else ""
         out.append(("yellow" if t["holds_work"] else "dim", f"  Worktree state: {t['state']}{why}"))
-    if t["base_moved"]:
-        out.append(("yellow", f"  Note: the workspace's HEAD moved since the base (now "
-                              f"{str(t['workspace_head'])[:12]}): merge or rebase this branch"))
+    stale = stale_line(t, v.id)
+    if stale is not None:
+        out.append((stale[0], "  " + stale[1]))
     return out
 
 

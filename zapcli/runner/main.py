@@ -20,7 +20,7 @@ from zapcli import backends, tracecontext
 from zapcli.backends.base import RunContext
 from zapcli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from zapcli.redact import secret_values
-from zapcli.runner import guard, tree
+from zapcli.runner import guard, scratch, tree
 from zapcli.supervisor.capture import CappedFile
 from zapcli.supervisor.launch import MARKER, process_create_time
 from zapcli.trail import endslot, store
@@ -201,7 +201,9 @@ def main(sid: str) -> int:
     endslot.reserve(writer.path)  # room for the end, whatever the disk does later
     helpers = _record_helpers(writer)
     try:
-        work, outcome = tree.enter(spawn, writer)
+        outcome = _scratch(sid)
+        if outcome is None:
+            work, outcome = tree.enter(spawn, writer, err, deadline, terminated)
         if outcome is None:
             ctx = RunContext(sid, work, "", writer, out, err, deadline, terminated,
                              stop_grace=lambda: _kill_grace(sid, spawn.kill_grace_s))
@@ -234,6 +236,16 @@ def _follow(sid: str) -> Live | None:
     from zapcli.telemetry.live import start
 
     return start(store.path_for(sid), sid)
+
+
+def _scratch(sid: str) -> Outcome | None:
+    """The private TMPDIR, before anything of the work runs (C23); a
+    `failed` outcome when it cannot be made."""
+    try:
+        scratch.make(sid)
+    except OSError as exc:
+        return Outcome(Status.FAILED, None, f"could not create its scratch folder: {exc.strerror or exc}")
+    return None
 
 
 def _run_backend(ctx: RunContext) -> Outcome:

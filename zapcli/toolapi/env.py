@@ -51,6 +51,8 @@ class Env:
         self.relay: dict[str, Any] | None = None  # `zapcli run` that relays approvals (ops.spawn)
         self.traceparent: str | None = None  # the tool call a spawn is made from (ops.spawn)
         self.parent_id: str | None = None  # the run whose subagent tool this is
+        # asks the caller's user to approve `what` (a merge): (approved, why); None: nobody to ask
+        self.confirm: Callable[[str], tuple[bool, str]] | None = None
         self.lock = _thread.allocate_lock()
         self._settings: Settings | None = None
 

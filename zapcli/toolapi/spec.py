@@ -32,9 +32,13 @@ class Param:
     # dataclass costs about a millisecond to create at import.
     def __init__(self, name: str, type: str, description: str, required: bool = False,
                  enum: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None,
-                 cli: str | None = None, run_description: str | None = None):
+                 cli: str | None = None, run_description: str | None = None,
+                 object_ok: bool = False):
         self.name, self.type, self.description, self.required = name, type, description, required
         self._enum, self.cli, self.run_description = enum, cli, run_description
+        # a JSON value as text, also taken as the object itself: OpenAI's strict
+        # mode has no free-form object (every object needs its properties listed)
+        self.object_ok = object_ok
 
     @property
     def enum(self) -> tuple[str, ...] | None:
@@ -73,6 +77,10 @@ def _id(what: str) -> Param:
     return Param("id", "string", f"The subagent id to {what}.", required=True)
 
 
+# how merge and pick take the work: a merge (the default), or one of these
+_HOW = (Param("squash", "boolean", "One commit instead of a merge."),
+        Param("rebase", "boolean", "Replay its commits on the checkout's branch."))
+
 ACTIONS: tuple[Action, ...] = (
     Action("spawn", "Start a subagent in the background; returns its id at once. Spawn several "
            "(one call each) to work in parallel, then wait for them.", (
@@ -95,6 +103,15 @@ ACTIONS: tuple[Action, ...] = (
                Param("worktree", "boolean", "Work in a new git worktree on branch zapcli/<id>, "
                      "from the current HEAD of the repository holding cwd (parallel edits to one "
                      "repository never collide; the branch holds the result)."),
+               Param("output_schema", "string", "A JSON Schema the final report must satisfy, "
+                     "inline: the schema object, or its JSON text; poll then carries the parsed "
+                     "report as `structured`.", object_ok=True),
+               Param("attempts", "integer", "Start this many attempts at the task (1-16), each in "
+                     "its own worktree; the attempts action compares them, pick keeps one."),
+               Param("attempt_cli", "array", "Backends for the attempts, used in turn (e.g. "
+                     "[\"claude\", \"codex\"]); implies attempts."),
+               Param("attempt_model", "array", "Models for the attempts, used in turn; implies "
+                     "attempts."),
            ), "spawn", read_only=False, run_hidden=("approval", "cwd", "unattended")),
     Action("poll", "Status and folded output of subagents; waits up to 5 s + wait_secs for them "
            "to end, or until one asks for approval (no_wait: check once).", (
@@ -133,6 +150,26 @@ ACTIONS: tuple[Action, ...] = (
                _id("steer"),
                Param("text", "string", "The message (up to 32 KB).", required=True),
            ), "send", read_only=False),
+    Action("diff", "A worktree subagent's work against its base: committed and uncommitted "
+           "(untracked files too), as a patch, a stat or file names.", (
+               _id("diff"),
+               Param("stat", "boolean", "Files with their changed lines, and the totals."),
+               Param("name_only", "boolean", "Only the names of the changed files."),
+           ), "diff"),
+    Action("attempts", "Compare the attempts of a spawn with attempts: status, diff stat, "
+           "tokens, cost, whether each still merges cleanly, and a check command's result.", (
+               Param("id", "string", "The id of any one of the attempts.", required=True),
+               Param("check", "string", "A shell command run in each finished attempt's tree "
+                     "(e.g. make test); asks for approval like bash."),
+           ), "attempts", read_only=False),
+    Action("merge", "Merge a finished worktree subagent's work (uncommitted work committed on "
+           "its branch first) into the current branch of the checkout it was spawned from; "
+           "refused, changing nothing, on a conflict or uncommitted changes in its paths. A "
+           "person approves it, as a configuration change.", (
+               _id("merge"), *_HOW), "merge", read_only=False),
+    Action("pick", "Keep one attempt: merge it (as merge does, with the same approval), stop "
+           "the other attempts and remove their trees (their work stays on their branches).", (
+               _id("keep"), *_HOW), "pick", read_only=False, destructive=True),
     Action("approve", "Approve a subagent's pending approval request; it resumes within 500 ms.", (
         _id("approve"),
         Param("req", "string", "The request id (default: the pending one)."),

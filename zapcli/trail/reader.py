@@ -145,6 +145,8 @@ class Summary:
     finish: dict[str, dict[str, Any]] = field(default_factory=dict)  # on_finish state -> its record
     worktree: dict[str, Any] | None = None  # the runner's `worktree` record: the tree is made
     collected: dict[str, Any] | None = None  # a remote runner's files are all home (SPEC §15)
+    merged: dict[str, Any] | None = None  # the last `merged` record: `zapcli merge` took its work
+    tree_removed: dict[str, Any] | None = None  # the last `worktree_removed` record: its tree went
     last_ts: str | None = None  # the last record's time before the end: its last sign of life
 
     @property
@@ -211,6 +213,10 @@ def summarize(trail: Trail) -> Summary | None:
             s.worktree = rec
         elif rtype == "collected":
             s.collected = rec
+        elif rtype == "merged":
+            s.merged = rec
+        elif rtype == "worktree_removed":
+            s.tree_removed = rec
         elif rtype == "approval_request":
             pending[str(rec.get("req_id"))] = rec
         elif rtype == "approval_decision":

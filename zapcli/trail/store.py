@@ -36,6 +36,8 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 SUFFIXES = (".jsonl", ".out", ".err", ".end")  # every file of one subagent
 HOME = ".home"  # and the folder of one: an agent CLI's private config home (SPEC §13)
+TMP = ".tmp"  # and its private scratch folder, the TMPDIR of its work (C23)
+FOLDERS = (HOME, TMP)  # the folders of one subagent, removed with it
 
 
 def path_for(sid: str, suffix: str = ".jsonl") -> Path:

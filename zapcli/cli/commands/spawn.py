@@ -13,14 +13,32 @@ def execute(task: str, cli: str | None = None, agent: str | None = None, model: 
             after: list[str] | None = None, max_tokens: int | None = None,
             unattended: bool = False, worktree: bool = False, on_finish: str | None = None,
             output_schema: str | None = None, executor: str | None = None,
-            json: bool = False) -> int:
+            attempts: int | None = None, attempt_cli: list[str] | None = None,
+            attempt_model: list[str] | None = None, json: bool = False) -> int:
     if task == "-":
         task = decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
-    res = spawn(SpawnRequest(task=task, cli=cli, agent=agent, model=model, timeout_s=timeout,
-                             approval=approval, cwd=cwd, after=tuple(after or ()),
-                             max_tokens=max_tokens, unattended=unattended, worktree=worktree,
-                             on_finish=on_finish, output_schema=output_schema, executor=executor))
-    return print_spawned(res, json)
+    req = SpawnRequest(task=task, cli=cli, agent=agent, model=model, timeout_s=timeout,
+                       approval=approval, cwd=cwd, after=tuple(after or ()),
+                       max_tokens=max_tokens, unattended=unattended, worktree=worktree,
+                       on_finish=on_finish, output_schema=output_schema, executor=executor)
+    if attempts is not None or attempt_cli or attempt_model:
+        from zapcli.ops.attempts import spawn_attempts
+
+        return print_attempts(spawn_attempts(req, attempts, attempt_cli, attempt_model), json)
+    return print_spawned(spawn(req), json)
+
+
+def print_attempts(results: list[SpawnResult], json: bool) -> int:
+    """The siblings' ids, one a line (a pipe), or their summary (a terminal, --json)."""
+    for w in dict.fromkeys(w for r in results for w in r.warnings):
+        warn(w)
+    if json or is_tty():
+        from zapcli.render import attempts as render
+
+        emit(json, render.spawned_doc, render.spawned_lines, results)
+    else:
+        emit_text("".join(r.id + "\n" for r in results))
+    return 0
 
 
 def print_spawned(res: SpawnResult, json: bool) -> int:
