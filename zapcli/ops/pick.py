@@ -48,7 +48,7 @@ def pick(sid: str, settings: Settings, *, squash: bool = False, rebase: bool = F
 
 def _stop_running(others: list[str], settings: Settings) -> list[str]:
     from zapcli.lifecycle.observe import observe
-    from zapcli.ops.kill import STOPPED, kill
+    from zapcli.ops.kill import kill
 
     running = []
     for other in others:
@@ -59,7 +59,7 @@ def _stop_running(others: list[str], settings: Settings) -> list[str]:
             continue
     if not running:
         return []
-    return [e.id for e in kill(running, settings) if e.outcome in STOPPED]
+    return [e.id for e in kill(running, settings) if e.stopped]
 
 
 def _retire(other: str, res: PickResult) -> None:
