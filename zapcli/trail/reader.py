@@ -100,6 +100,7 @@ class Summary:
     cli_session: dict[str, Any] | None = None  # an agent CLI's own session id, version (`session`)
     helpers: list[dict[str, Any]] = field(default_factory=list)  # `helper` records (C17)
     continued_by: str | None = None  # `zapcli continue` made this subagent's successor
+    resumed_from: str | None = None  # a continuation that has read its predecessors (`resumed`)
     finish_claimed: bool = False  # its on-finish command was claimed (run once)
     finish: dict[str, dict[str, Any]] = field(default_factory=dict)  # on_finish state -> its record
     worktree: dict[str, Any] | None = None  # the runner's `worktree` record: the tree is made
@@ -152,6 +153,8 @@ def summarize(trail: Trail) -> Summary | None:
                 s.messages_sent += 1
         elif rtype == "continued":
             s.continued_by = rec.get("by") if isinstance(rec.get("by"), str) else None
+        elif rtype == "resumed":
+            s.resumed_from = rec.get("from") if isinstance(rec.get("from"), str) else None
         elif rtype == "on_finish":
             s.finish_claimed = True
             s.finish[str(rec.get("state"))] = rec
