@@ -202,6 +202,11 @@ def _orphan_captures() -> list[str]:
         and f"{n[:-len(HOME)]}.jsonl" not in names)
 
 
+def _trim(path: Any) -> int:
+    with store.locked(path):  # an on-finish helper or an observer may append meanwhile
+        return retention.trim(path)
+
+
 def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
     for name in _orphan_captures():
         if not dry_run:
@@ -229,7 +234,7 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
             continue
         finished.append((stat.st_mtime, sid, view.session))
         if stat.st_size > retention.TRIM_OVER_BYTES:
-            result.trimmed[sid] = stat.st_size - retention.KEEP_BYTES if dry_run else retention.trim(path)
+            result.trimmed[sid] = stat.st_size - retention.KEEP_BYTES if dry_run else _trim(path)
     excess = len(ids_) - unreadable - settings.max_kept if settings.max_kept else 0  # 0 = keep all
     if settings.problems:  # max_kept may be in the file that was skipped: never delete on a guess
         excess = 0

@@ -136,12 +136,9 @@ def summarize(trail: Trail) -> Summary | None:
         elif rtype == "report":
             s.report = rec.get("text")
         elif rtype == "usage":
-            s.input_tokens += _int(rec.get("input_tokens"))
-            s.output_tokens += _int(rec.get("output_tokens"))
-            s.cached_tokens += _int(rec.get("cached_tokens"))
-            cost = rec.get("cost_usd")
-            if isinstance(cost, (int, float)) and not isinstance(cost, bool):
-                s.cost_usd = (s.cost_usd or 0.0) + float(cost)
+            _add_usage(s, rec)
+        elif rtype == "trimmed" and isinstance(rec.get("usage"), dict):
+            _add_usage(s, rec["usage"])  # the usage records a trim dropped, summed
         elif rtype == "session":
             s.cli_session = {**(s.cli_session or {}),
                              **{k: v for k, v in rec.items() if k not in ("v", "seq", "ts", "type")
@@ -169,6 +166,15 @@ def summarize(trail: Trail) -> Summary | None:
     if pending and s.final is None:
         s.pending_approval = next(iter(pending.values()))
     return s
+
+
+def _add_usage(s: Summary, rec: dict[str, Any]) -> None:
+    s.input_tokens += _int(rec.get("input_tokens"))
+    s.output_tokens += _int(rec.get("output_tokens"))
+    s.cached_tokens += _int(rec.get("cached_tokens"))
+    cost = rec.get("cost_usd")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+        s.cost_usd = (s.cost_usd or 0.0) + float(cost)
 
 
 def _int(value: Any) -> int:

@@ -140,13 +140,7 @@ def locked(path: Path) -> Iterator[None]:
         held = _HELD.setdefault(key, _Held())
     with held.rlock:
         if held.depth == 0:
-            fd = open_read(path)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            except BaseException:
-                os.close(fd)
-                raise
-            held.fd = fd
+            held.fd = _flock_current(path)
         held.depth += 1
         try:
             yield
@@ -155,6 +149,26 @@ def locked(path: Path) -> Iterator[None]:
             if held.depth == 0:
                 os.close(held.fd)  # releases the flock
                 held.fd = -1
+
+
+def _flock_current(path: Path) -> int:
+    """An fd of the trail at `path`, flocked. A trail trimmed while it runs is
+    replaced by a new file (`zapcli.trail.trim`): a lock won on the file that
+    was there before is a lock on nothing, so it is taken again on the new one."""
+    while True:
+        fd = open_read(path)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            mine = os.fstat(fd)
+            now = os.stat(path, follow_symlinks=False)
+        except FileNotFoundError:  # removed meanwhile: hold this one; the caller finds it gone
+            return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        if (mine.st_ino, mine.st_dev) == (now.st_ino, now.st_dev):
+            return fd
+        os.close(fd)
 
 
 def open_read(path: Path) -> int:

@@ -6,7 +6,9 @@ writes the queue every 250 ms. `write_sync` drains the queue and writes one
 record with fsync: used for `report` and terminal `status` so a result is never
 lost. A full disk (ENOSPC) drops records, counts them and says so in a
 `diagnostic` once space returns; a terminal status that cannot be written
-goes into the space the runner reserved (`zapcli.trail.endslot`).
+goes into the space the runner reserved (`zapcli.trail.endslot`). A trail
+that grows past `trim.TRIM_OVER_BYTES` is trimmed by the batch that took it
+there (`zapcli.trail.trim`), so it stays bounded while it runs.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ class TrailWriter:
     """
 
     def __init__(self, path: Path, *, start_seq: int, secrets: list[bytes],
-                 interval_s: float = FLUSH_INTERVAL_S):
+                 interval_s: float = FLUSH_INTERVAL_S, trim_over: int | None = None):
         self.path = path
         self._fd = store.open_append(path)
         self._secrets = secrets
@@ -57,6 +59,7 @@ class TrailWriter:
         self.dropped = 0  # records lost to a full disk, not yet reported
         self.dropped_total = 0
         self._interval = interval_s
+        self._trim_over = trim_over  # None: trim.TRIM_OVER_BYTES
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="trail-writer", daemon=True)
         self._thread.start()
@@ -164,8 +167,24 @@ class TrailWriter:
             self._sync_with_others()
             note = self._note() if self._queue else b""
             data, count = self._encode_queue()
-            if count:
-                self._write(note + data, count, fsync=False)
+            if count and self._write(note + data, count, fsync=False):
+                self._trim_if_over()
+
+    def _trim_if_over(self) -> None:
+        """Trim the trail once it has grown past the limit (under both locks,
+        held by the caller), then append to the new file."""
+        from zapcli.trail import trim
+
+        over = trim.TRIM_OVER_BYTES if self._trim_over is None else self._trim_over
+        if self._known_size <= over:
+            return
+        try:
+            trim.trim(self.path, over=over, keep=min(trim.KEEP_BYTES, over // 2))
+        except OSError:  # no room for the copy: it stays as it is; the next batch tries again
+            return
+        fd, self._fd = self._fd, store.open_append(self.path)
+        os.close(fd)
+        self._known_size = -1  # the next write reads the marker's seq and the new size
 
     def write_sync(self, rtype: str, fields: dict[str, Any], *, retry_s: float = 0.0) -> bool:
         """Flush the queue, then write `rtype` and fsync before returning.
