@@ -204,12 +204,18 @@ def _act(sid: str, s: reader.Summary, view: View, finding: Finding, *, stall_s: 
     if kept is not None:
         finding = Finding(Status.parse(kept.get("status")) or finding.status,
                           str(kept.get("reason") or ""))
-        extra = {k: v for k, v in kept.items() if k not in ("status", "exit_code", "reason")
+        extra = {k: v for k, v in kept.items() if k not in ("status", "exit_code", "reason", "dropped_records")
                  and (k != "ts" or isinstance(v, str))}  # the runner's own time of the end
+        lost = _int(kept.get("dropped_records"))
+        if lost:  # what else the full disk took, said before the end it kept
+            store.append(path, "diagnostic", {"dimension": "trail", "name": "disk_full", "message":
+                                              f"{lost} records were dropped: the disk was full"})
         final, _ours = ending.end(path, Outcome(finding.status, _int(kept.get("exit_code")),
                                                 kept.get("reason")), **extra)
     else:
-        final, _ours = ending.end(path, Outcome(finding.status, None, finding.reason), by="observer")
+        when = _last_sign_of_life(sid, s) if found == Status.LOST else {}
+        final, _ours = ending.end(path, Outcome(finding.status, None, finding.reason), by="observer",
+                                  **when)
     if final is not None:
         endslot.release(path)
     if finding.overdue:
@@ -280,6 +286,17 @@ def end_helpers(sid: str, s: reader.Summary, grace_s: float) -> int:
             "dimension": "process", "name": "leftovers",
             "message": f"ended {ended} leftover process(es) its helpers left running"})
     return ended
+
+
+def _last_sign_of_life(sid: str, s: reader.Summary) -> dict[str, Any]:
+    """The `mono` of a dead runner's end: when its files last changed, not
+    when someone looked (its elapsed time would grow until then)."""
+    age = _activity_age(sid)
+    if age is None:
+        return {}
+    began = (s.start or s.process or {}).get("mono")
+    mono = time.monotonic() - age
+    return {"mono": max(mono, began) if isinstance(began, (int, float)) else mono}
 
 
 def _int(value: Any) -> int | None:

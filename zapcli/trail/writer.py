@@ -137,8 +137,11 @@ class TrailWriter:
                                          f"{self.dropped} records were dropped: the disk was full"},
                           time.time())
 
-    def _write(self, data: bytes, count: int, *, fsync: bool) -> bool:
-        """Write encoded lines; on ENOSPC count them as dropped."""
+    def _write(self, data: bytes, count: int, after: int, *, fsync: bool) -> bool:
+        """Write encoded lines, numbered after seq `after`. On ENOSPC none of
+        them lands (`write_whole`): `count` of them are dropped and counted,
+        and their seqs are given again, so a dropped record leaves no gap in
+        the seqs — the note written once there is room says how many."""
         if self._torn:
             data = b"\n" + data
         try:
@@ -148,6 +151,7 @@ class TrailWriter:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
                 raise
             self._torn = store.ends_torn(self._fd)
+            self._seq = after
             self.dropped += count
             self.dropped_total += count
             return False
@@ -156,18 +160,20 @@ class TrailWriter:
         return True
 
     def flush(self) -> None:
-        """Write everything queued so far (called by the thread every 250 ms)."""
-        if not self._queue:
+        """Write everything queued so far (called by the thread every 250 ms),
+        and the note of what a full disk dropped as soon as there is room."""
+        if not self._queue and not self.dropped:
             return
         # The trail's lock before our own (the order everywhere): appends of
         # other processes and threads never interleave with ours.
         with store.locked(self.path), self._lock:
-            if not self._queue:
+            if not self._queue and not self.dropped:
                 return
             self._sync_with_others()
-            note = self._note() if self._queue else b""
+            after = self._seq
+            note = self._note()
             data, count = self._encode_queue()
-            if count and self._write(note + data, count, fsync=False):
+            if self._write(note + data, count, after, fsync=False):
                 self._trim_if_over()
 
     def _trim_if_over(self) -> None:
@@ -195,19 +201,21 @@ class TrailWriter:
         give_up = time.monotonic() + retry_s
         with store.locked(self.path), self._lock:
             self._sync_with_others()
+            after = self._seq
             note = self._note()
             data, count = self._encode_queue()
             ts = time.time()
             while True:
-                if self._write(note + data + self._line(rtype, fields, ts), count + 1, fsync=True):
+                if self._write(note + data + self._line(rtype, fields, ts), count, after, fsync=True):
                     return True
-                self.dropped -= 1  # the sync record is retried, not dropped
-                self.dropped_total -= 1
-                data, count = b"", 0
-                note = self._note()
+                data, count = b"", 0  # the queue's records are dropped; this one is retried
                 if time.monotonic() >= give_up:
+                    self.dropped += 1  # never landed: counted like the others
+                    self.dropped_total += 1
                     return False
                 time.sleep(0.2)
+                after = self._seq
+                note = self._note()
 
     def end(self, outcome: Outcome, *, retry_s: float = 0.0, **extra: Any) -> bool:
         """The runner's own end: flush, then write the terminal `status` (fsync)
@@ -228,8 +236,12 @@ class TrailWriter:
             finish.fire(self.path)  # its on-finish command, once over everyone
             return True
         # The disk stayed full: the outcome goes into the space reserved at
-        # start, and the first observer records it (never `lost`).
-        endslot.keep(self.path, {**fields, "ts": records.iso_utc()})  # its time, not the recovery's
+        # start, and the first observer records it (never `lost`), with the
+        # note of what else was dropped.
+        self.dropped -= 1  # the status itself is not lost
+        self.dropped_total -= 1
+        kept = {**fields, "ts": records.iso_utc()}  # its time, not the recovery's
+        endslot.keep(self.path, {**kept, "dropped_records": self.dropped} if self.dropped else kept)
         return False
 
     def close(self) -> None:
