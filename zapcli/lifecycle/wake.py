@@ -1,7 +1,7 @@
 """Waking `wait` and `poll` the moment a subagent they wait on ends (#24.15):
 SPEC §3's 500 ms interval is the fallback, not the pace.
 
-Imports `zapcli.trail.store`; `inotify_simple` (Linux: a ctypes wrapper of
+Imports `zapcli.trail.store`, `zapcli.paths`, `zapcli.ids`; `inotify_simple` (Linux: a ctypes wrapper of
 the kernel's inotify, kept small and maintained) when a waiter first
 sleeps. The subagents folder is watched; a change to one of the awaited
 trails wakes the waiter only when the bytes it added hold a record that can
@@ -34,10 +34,12 @@ class Waker:
     is missed; `close()` (or `with`) frees the watch."""
 
     def __init__(self, ids: Iterable[str], wake_on: tuple[bytes, ...]):
-        ids = list(ids)
-        self._names = {f"{sid}.jsonl" for sid in ids}
+        from zapcli.ids import is_valid
+        from zapcli.paths import subagents_dir
+
+        self._names = {f"{sid}.jsonl" for sid in ids if is_valid(sid)}  # the others: not found
         self._wake_on = wake_on
-        self._folder = store.path_for(ids[0]).parent if ids else None
+        self._folder = subagents_dir() if self._names else None
         self._read_to: dict[str, int] = {}
         self._ino: Any = None
         self._flags: Any = None
