@@ -239,6 +239,15 @@ def exists(sid: str) -> bool:
         return False
 
 
+def sync_file(path: Path) -> None:
+    """fsync the trail at `path` (what was written without it is on disk now)."""
+    fd = open_read(path)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def ends_torn(fd: int) -> bool:
     """True when the file behind `fd` is non-empty and does not end in a newline."""
     size = os.fstat(fd).st_size
@@ -273,16 +282,19 @@ def write_whole(fd: int, data: bytes, *, sync: bool = False) -> None:
         raise
 
 
-def create_trail(sid: str, spawn_fields: dict[str, Any], secrets: list[bytes]) -> Path:
-    """Create `<id>.jsonl` exclusively holding the fsynced `spawn` record.
+def create_trail(sid: str, spawn_fields: dict[str, Any], secrets: list[bytes], *,
+                 sync: bool = True) -> Path:
+    """Create `<id>.jsonl` exclusively holding the `spawn` record, fsynced
+    unless `sync` is False (`spawn` leaves that to the runner's `start`).
 
     Raises StateError when the directory or file cannot be created; on a
     failed write the half-made file is removed (never half-written state).
     """
-    return create_trail_line(sid, records.encode(records.make("spawn", 0, spawn_fields), secrets))
+    return create_trail_line(sid, records.encode(records.make("spawn", 0, spawn_fields), secrets),
+                             sync=sync)
 
 
-def create_trail_line(sid: str, line: bytes) -> Path:
+def create_trail_line(sid: str, line: bytes, *, sync: bool = True) -> Path:
     """`create_trail` with the `spawn` record's line ready-made (a Ray node
     keeps the caller's record byte for byte). Raises StateError, ValueError
     for anything but one whole line."""
@@ -296,7 +308,8 @@ def create_trail_line(sid: str, line: bytes) -> Path:
         raise StateError(f"could not create subagent directory: {exc.strerror or exc} ({path})") from None
     try:
         write_all(fd, line)
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     except OSError as exc:
         os.close(fd)
         path.unlink(missing_ok=True)
