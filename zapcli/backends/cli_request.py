@@ -36,6 +36,8 @@ class Plan:
 
 
 def _servers(backend: dict[str, Any]) -> tuple[McpServer, ...]:
+    if not backend.get("mcp"):  # most have none: no capabilities and definitions imports (~40 ms)
+        return ()
     from zapcli.capabilities.mcpconfig import ServerConfig
 
     out = []
