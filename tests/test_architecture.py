@@ -270,6 +270,8 @@ OTHER_STATUS_WORDS = {
     ("capabilities/mcp_gateway.py", "self.status.get(server)"): "an MCP server's state",
     ("capabilities/mcp_gateway.py", "self.gateway.status[server]"): "an MCP server's state",
     ("ops/doctor.py", "st"): "an MCP server's state",
+    ("lifecycle/observe.py", "s.finish"): "an on-finish command's states (claimed, running, done)",
+    ("trail/finish.py", "r.get('state')"): "an on-finish command's states (claimed, running, done)",
     ("runner/tree.py", "done.why"): "why a worktree hook stopped (worktrees.hooks)",
     ("testing/responses.py", "status"): "the Responses API's status of a response",
 }

@@ -119,6 +119,7 @@ def _history(spawn: SpawnRecord, writer: TrailWriter) -> tuple[list[dict[str, An
         hist = conversation(prev)
     except HistoryError as exc:
         return None, Outcome(Status.FAILED, None, f"cannot continue {prev}: {exc}")
+    writer.write_sync("resumed", {"from": prev})  # read: rm, clean and gc may remove it now
     if hist.repaired or hist.dropped:
         writer.append("diagnostic", {"dimension": "history", "name": "repaired", "message": (
             f"the conversation of {prev} had {hist.repaired} tool call(s) without a result (closed "

@@ -36,6 +36,8 @@ class Plan:
 
 
 def _servers(backend: dict[str, Any]) -> tuple[McpServer, ...]:
+    if not backend.get("mcp"):  # most have none: no capabilities and definitions imports (~40 ms)
+        return ()
     from zapcli.capabilities.mcpconfig import ServerConfig
 
     out = []
@@ -73,6 +75,7 @@ def build(ctx: RunContext, kind: str, drop: tuple[str, ...] = ()) -> Plan:
         resume, usage = at.session_id, at.usage
         extra = {"continue_of": continue_of, "resumed_usage": at.usage}
         home = cli_home.make_home(ctx.sid, copy_of=continue_of, drop=drop)
+        ctx.writer.write_sync("resumed", {"from": continue_of})  # read: rm, clean, gc may remove it
     else:
         home = cli_home.make_home(ctx.sid)
     definition = spawn.definition

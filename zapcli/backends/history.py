@@ -98,7 +98,7 @@ def _blocks(recs: list[dict[str, Any]]) -> tuple[list[str | _Turn], dict[str, di
         elif (rtype == "steer" and rec.get("delivered")) or rtype == "notice":
             cur = None
             blocks.append(str(rec.get("text") or ""))
-        elif rtype == "trimmed":
+        elif rtype == "trimmed" and rec.get("dropped_records") != 0:  # else only folded
             blocks.append("[note: an earlier part of this conversation was trimmed from its "
                           "record and is missing here]")
     return blocks, results

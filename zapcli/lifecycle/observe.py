@@ -6,7 +6,9 @@ Observing may act, as the spec requires: a dead runner with no terminal
 record gets a sticky `lost` / `interrupted` status (and what is left of its
 work is ended), and one alive past its deadline by more than 10 s is killed
 and recorded `timeout`. Both go through `store.end`, so the first terminal
-status wins whoever else is ending it.
+status wins whoever else is ending it. An ended subagent's on-finish command
+that nobody will start (never claimed, or claimed by a process that died
+before its helper started) is claimed or taken over here.
 
 A runner on another machine (a remote executor, SPEC §15) is asked first
 (its job's status), then what it wrote is brought home, then the status is
@@ -94,10 +96,8 @@ def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> Vie
     if needs_collect(s):
         return _observe_remote(sid, s, stall_s=stall_s, kill_grace_s=kill_grace_s)
     view, finding = derive(sid, s, facts_for(sid, s, stall_s=stall_s), stall_s=stall_s)
-    if s.final is not None and not s.finish_claimed and s.spawn.on_finish:
-        from zapcli.trail import finish
-
-        finish.fire(store.path_for(sid))  # whoever ended it died before starting it
+    if s.final is not None and s.spawn.on_finish and "running" not in s.finish and "done" not in s.finish:
+        _finish_orphaned(sid, s)
     if finding is None:
         return view
     if not finding.overdue:
@@ -106,6 +106,34 @@ def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> Vie
         if finding is None:
             return view
     return _act(sid, s, view, finding, stall_s=stall_s, kill_grace_s=kill_grace_s)
+
+
+FINISH_TAKEOVER_S = 5.0  # a claimed on-finish whose claimer is gone and no helper runs: taken over after
+
+
+def _finish_orphaned(sid: str, s: reader.Summary) -> None:
+    """An ended subagent's on-finish command that nobody will start: never
+    claimed (whoever ended it died before claiming), or claimed by a process
+    that died before its helper started (nothing says `running`
+    FINISH_TAKEOVER_S after the claim) — that claim is taken over."""
+    from zapcli.trail import finish
+
+    claim = s.finish.get("claimed")
+    if claim is None:
+        finish.fire(store.path_for(sid))
+        return
+    token = claim.get("token")
+    if not isinstance(token, str):  # a claim of before tokens: its helper cannot be told apart
+        return
+    from zapcli.supervisor.liveness import is_alive
+    from zapcli.trail.records import parse_iso
+
+    try:
+        age = time.time() - parse_iso(str(claim.get("ts")))
+    except ValueError:
+        return
+    if age >= FINISH_TAKEOVER_S and not is_alive(claim.get("pid"), claim.get("create_time")):
+        finish.fire(store.path_for(sid), stale=token)
 
 
 def _late(proc: RunnerRecord | None, now: float) -> bool:
@@ -158,12 +186,18 @@ def _act(sid: str, s: reader.Summary, view: View, finding: Finding, *, stall_s: 
     if kept is not None:
         finding = Finding(Status.parse(kept.get("status")) or finding.status,
                           str(kept.get("reason") or ""))
-        extra = {k: v for k, v in kept.items() if k not in ("status", "exit_code", "reason")
+        extra = {k: v for k, v in kept.items() if k not in ("status", "exit_code", "reason", "dropped_records")
                  and (k != "ts" or isinstance(v, str))}  # the runner's own time of the end
+        lost = _int(kept.get("dropped_records"))
+        if lost:  # what else the full disk took, said before the end it kept
+            store.append(path, "diagnostic", {"dimension": "trail", "name": "disk_full", "message":
+                                              f"{lost} records were dropped: the disk was full"})
         final, _ours = ending.end(path, Outcome(finding.status, _int(kept.get("exit_code")),
                                                 kept.get("reason")), **extra)
     else:
-        final, _ours = ending.end(path, Outcome(finding.status, None, finding.reason), by="observer")
+        when = _last_sign_of_life(sid, s) if found == Status.LOST else {}
+        final, _ours = ending.end(path, Outcome(finding.status, None, finding.reason), by="observer",
+                                  **when)
     if final is not None:
         endslot.release(path)
     if finding.overdue:
@@ -234,6 +268,18 @@ def end_helpers(sid: str, s: reader.Summary, grace_s: float) -> int:
             "dimension": "process", "name": "leftovers",
             "message": f"ended {ended} leftover process(es) its helpers left running"})
     return ended
+
+
+def _last_sign_of_life(sid: str, s: reader.Summary) -> dict[str, Any]:
+    """The `mono` of a dead runner's end: when its files last changed, not
+    when someone looked (its elapsed time would grow until then)."""
+    age = _activity_age(sid)
+    if age is None:
+        return {}
+    runner = s.start or s.process
+    began = runner.mono if runner is not None else None
+    mono = time.monotonic() - age
+    return {"mono": max(mono, began) if began is not None else mono}
 
 
 def _int(value: Any) -> int | None:

@@ -77,10 +77,10 @@ def launch(sid: str, settings: Settings, spawn: SpawnRecord | None = None) -> bo
         ending.end(store.path_for(sid), Outcome(Status.FAILED, None, f"could not start: {exc.message}"))
         return False
     timeout_s = spawn.timeout_s
-    seq = store.append(store.path_for(sid), "process", {
+    seq = store.append(store.path_for(sid), "process", {  # fsynced with the runner's `start`
         **launched.fields, "mono": started_mono,
         "deadline": iso_utc(time.time() + timeout_s), "deadline_mono": started_mono + timeout_s,
-    })
+    }, sync=False)
     if seq is None:
         raise StateError(f"could not record the process of {sid}: the state directory is not writable")
     return True

@@ -29,6 +29,7 @@ from zapcli.trail.reader import load
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 FOLDERS = store.FOLDERS  # an agent CLI's home, the scratch folder
@@ -101,6 +102,49 @@ def awaited() -> dict[str, str]:
 
 
 KEPT_FOR_AFTER = "kept: a queued subagent waits for it"
+KEPT_FOR_CONTINUE = "kept: a continuation has not read it yet"
+
+
+def unread_by(s: Any) -> str | None:
+    """The continuation of an ended subagent (a `reader.Summary`) that has not
+    read it yet (`zapcli continue`: queued, or started but not `resumed`), or
+    None. Removing it would fail that one with "the trail of … cannot be
+    read". The chain is followed: a continuation reads all its predecessors."""
+    seen: set[str] = set()
+    succ = s.continued_by
+    while succ is not None and succ not in seen and len(seen) < 64:
+        seen.add(succ)
+        try:
+            nxt = load(succ)
+        except NotFound:  # removed: it needs nothing any more
+            return None
+        if nxt.final is None and nxt.resumed_from is None:
+            return succ
+        succ = nxt.continued_by
+    return None
+
+
+def held(sid: str, s: Any, after: Callable[[], dict[str, str]] = awaited) -> tuple[str, str] | None:
+    """(kept note, refusal) while an ended subagent (a `reader.Summary`) must
+    stay a moment: its on-finish command has not finished, a continuation
+    has not read it yet, or a queued subagent waits for it (`after()`: the
+    dependency map, asked only when the rest allow removal). rm refuses
+    then, clean and gc keep it this time: one rule for all three."""
+    waiting = finish_pending(s)
+    if waiting is not None:
+        return (f"{KEPT_FOR_FINISH} ({waiting})",
+                f"{waiting}; it is removed once that is done (try again in a moment)")
+    reader = unread_by(s)
+    if reader is not None:
+        return (f"{KEPT_FOR_CONTINUE} ({reader}, continue)",
+                f"{reader} continues it and has not read it yet; it can be removed once "
+                f"{reader} has started")
+    successor = after().get(sid)
+    if successor is not None:
+        return (f"{KEPT_FOR_AFTER} ({successor}, --after)",
+                f"the queued {successor} waits for it (--after); it can be removed once "
+                f"{successor} has started")
+    return None
 
 
 def _running() -> list[str]:
@@ -161,6 +205,11 @@ def _orphan_captures() -> list[str]:
         and f"{n[:-len(f)]}.jsonl" not in names)
 
 
+def _trim(path: Any) -> int:
+    with store.locked(path):  # an on-finish helper or an observer may append meanwhile
+        return retention.trim(path)
+
+
 def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
     for name in _orphan_captures():
         if not dry_run:
@@ -188,7 +237,7 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
             continue
         finished.append((stat.st_mtime, sid, view.session))
         if stat.st_size > retention.TRIM_OVER_BYTES:
-            result.trimmed[sid] = stat.st_size - retention.KEEP_BYTES if dry_run else retention.trim(path)
+            result.trimmed[sid] = stat.st_size - retention.KEEP_BYTES if dry_run else _trim(path)
     excess = len(ids_) - unreadable - settings.max_kept if settings.max_kept else 0  # 0 = keep all
     if settings.problems:  # max_kept may be in the file that was skipped: never delete on a guess
         excess = 0
@@ -198,14 +247,11 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
     needed = awaited() if excess > 0 else {}
     for _mtime, sid, session in finished[:max(excess, 0)]:
         try:
-            waiting = finish_pending(load(sid))
+            why = held(sid, load(sid), lambda: needed)
         except NotFound:
             continue
-        if waiting is not None:  # its turn comes at the next gc
-            result.held[sid] = f"{KEPT_FOR_FINISH} ({waiting})"
-            continue
-        if sid in needed:
-            result.held[sid] = f"{KEPT_FOR_AFTER} ({needed[sid]}, --after)"
+        if why is not None:  # its turn comes at the next gc
+            result.held[sid] = why[0]
             continue
         result.deleted.append(sid)
         if not dry_run:

@@ -30,7 +30,9 @@ TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need
 if TYPE_CHECKING:
     from typing import Any
 
-TICK_S = 0.5
+TICK_S = 0.5  # the fallback: an end wakes a waiter at once (`lifecycle.wake`)
+ENDS = (b'"type":"status"',)  # what wakes `wait`: an end (`lifecycle.wake`)
+ENDS_OR_ASKS = ENDS + (b'"type":"approval_request"',)  # `poll` stops at a request too
 BASE_WAIT_S = 5.0
 STDERR_TAIL_BYTES = 1024
 
@@ -92,8 +94,9 @@ def _done(entries: list[Entry], stop_on_approval: bool) -> bool:
 def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no_wait: bool = False,
          on_tick: Callable[[list[Entry], float], None] | None = None,
          stop_on_approval: bool = True) -> PollResult:
-    """Wait up to 5 s + `wait_secs` (0..30; None = 0), checking every
-    500 ms, until every one has ended or one awaits an approval decision
+    """Wait up to 5 s + `wait_secs` (0..30; None = 0), woken by an end
+    (`lifecycle.wake`) and checking every 500 ms besides, until every one
+    has ended or one awaits an approval decision
     (unless `stop_on_approval` is False: someone else decides, e.g. the
     person at `zapcli run`'s terminal); fold outputs."""
     if not ids:
@@ -105,12 +108,13 @@ def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no
                          f"{param('no_wait')} to check once)")
     start = time.monotonic()
     budget = 0.0 if no_wait else BASE_WAIT_S + (wait_secs or 0)
-    entries = _observe_all(ids, settings)
-    while not _done(entries, stop_on_approval) and time.monotonic() - start < budget:
-        if on_tick:
-            on_tick(entries, time.monotonic() - start)
-        time.sleep(min(TICK_S, max(budget - (time.monotonic() - start), 0)))
+    with _waker(ids, budget > 0, ENDS_OR_ASKS if stop_on_approval else ENDS) as waker:
         entries = _observe_all(ids, settings)
+        while not _done(entries, stop_on_approval) and time.monotonic() - start < budget:
+            if on_tick:
+                on_tick(entries, time.monotonic() - start)
+            waker.sleep(min(TICK_S, max(budget - (time.monotonic() - start), 0)))
+            entries = _observe_all(ids, settings)
     for e in entries:
         if e.view is not None and e.view.status != Status.QUEUED:
             # a running one's output so far too: often enough to act on
@@ -124,6 +128,29 @@ def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no
         if e.view is not None and e.view.worktree and e.view.worktree.get("ready"):
             e.tree = _tree_now(e.id, e.view.worktree)
     return PollResult(entries, time.monotonic() - start)
+
+
+class _Sleeper:
+    """The interval alone: for a look that does not wait (`--no-wait`)."""
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+    def __enter__(self) -> _Sleeper:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        pass
+
+
+def _waker(ids: list[str], waits: bool, wake_on: tuple[bytes, ...]) -> Any:
+    """What sleeps between looks: woken by an awaited subagent's end (set up
+    before the first look, so an end right after it is not missed)."""
+    if not waits:
+        return _Sleeper()
+    from zapcli.lifecycle.wake import Waker
+
+    return Waker(ids, wake_on)
 
 
 def _settle(view: View) -> None:
@@ -201,19 +228,19 @@ def wait(ids: list[str], settings: Settings, *, timeout_s: float | None = None, 
     if timeout_s is not None and not timeout_s >= 0:
         raise UsageError(f"{param('timeout')} must be 0 or more seconds (0: check once), got {timeout_s}")
     start = time.monotonic()
-    while True:
-        views = []
-        for sid in ids:
-            views.append(observe(sid, stall_s=settings.stall_s, kill_grace_s=settings.kill_grace_s))
-        _kick_queue([Entry(v.id, v) for v in views], settings)
-        finished = [v for v in views if v.terminal]
-        elapsed = time.monotonic() - start
-        if (any_ and finished) or len(finished) == len(views):
-            for v in finished:
-                _settle(v)
-            return WaitResult(views, False, elapsed)
-        if timeout_s is not None and elapsed >= timeout_s:
-            return WaitResult(views, True, elapsed)
-        if on_tick:
-            on_tick(views, elapsed)
-        time.sleep(TICK_S if timeout_s is None else min(TICK_S, max(timeout_s - elapsed, 0.01)))
+    with _waker(ids, timeout_s != 0, ENDS) as waker:
+        while True:
+            views = [observe(sid, stall_s=settings.stall_s, kill_grace_s=settings.kill_grace_s)
+                     for sid in ids]
+            _kick_queue([Entry(v.id, v) for v in views], settings)
+            finished = [v for v in views if v.terminal]
+            elapsed = time.monotonic() - start
+            if (any_ and finished) or len(finished) == len(views):
+                for v in finished:
+                    _settle(v)
+                return WaitResult(views, False, elapsed)
+            if timeout_s is not None and elapsed >= timeout_s:
+                return WaitResult(views, True, elapsed)
+            if on_tick:
+                on_tick(views, elapsed)
+            waker.sleep(TICK_S if timeout_s is None else min(TICK_S, max(timeout_s - elapsed, 0.01)))

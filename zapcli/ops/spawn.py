@@ -311,8 +311,11 @@ def create(p: Prepared) -> SpawnResult:
     try:
         sessions.add(session, sid)
         try:
-            store.create_trail(sid, p.fields, secret_values())
-            queue.drain(session, p.settings)
+            # Not fsynced here: a runner started now fsyncs the trail with its
+            # `start` record a moment later; one left queued is fsynced below.
+            store.create_trail(sid, p.fields, secret_values(), sync=False)
+            if sid not in queue.drain(session, p.settings):
+                store.sync_file(store.path_for(sid))
         except Exception:  # nothing half-made stays behind, whatever went wrong
             store.path_for(sid).unlink(missing_ok=True)
             sessions.forget(session, sid)

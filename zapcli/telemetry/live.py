@@ -30,6 +30,8 @@ class Live:
         self.path, self.nid, self.exporter, self.poll_s = path, nid, exporter, poll_s
         self._offset = 0
         self._rest = b""
+        self._ino: int | None = None  # the file followed: a trim replaces it (trail.trim)
+        self._seen = -1  # the highest seq fed: a replaced file is read again past it
         self.builder: SpanBuilder | None = None
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -46,7 +48,11 @@ class Live:
             try:
                 fd = store.open_read(self.path)
                 try:
-                    data = os.pread(fd, max(os.fstat(fd).st_size - self._offset, 0), self._offset)
+                    st = os.fstat(fd)
+                    if st.st_ino != self._ino or st.st_size < self._offset:
+                        # trimmed while it runs: a new file, read again from its start
+                        self._ino, self._offset, self._rest = st.st_ino, 0, b""
+                    data = os.pread(fd, max(st.st_size - self._offset, 0), self._offset)
                 finally:
                     os.close(fd)
             except OSError:
@@ -64,6 +70,11 @@ class Live:
             return
         if not isinstance(rec, dict):
             return
+        seq = rec.get("seq")
+        if isinstance(seq, int):
+            if seq <= self._seen:  # already fed, before the trail was trimmed
+                return
+            self._seen = seq
         if self.builder is None:
             if rec.get("type") == "spawn":
                 self.builder = SpanBuilder(self.nid, rec)

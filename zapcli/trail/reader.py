@@ -141,6 +141,7 @@ class Summary:
     cli_session: dict[str, Any] | None = None  # an agent CLI's own session id, version (`session`)
     helpers: list[dict[str, Any]] = field(default_factory=list)  # `helper` records (C17)
     continued_by: str | None = None  # `zapcli continue` made this subagent's successor
+    resumed_from: str | None = None  # a continuation that has read its predecessors (`resumed`)
     finish_claimed: bool = False  # its on-finish command was claimed (run once)
     finish: dict[str, dict[str, Any]] = field(default_factory=dict)  # on_finish state -> its record
     worktree: dict[str, Any] | None = None  # the runner's `worktree` record: the tree is made
@@ -189,12 +190,9 @@ def summarize(trail: Trail) -> Summary | None:
         elif rtype == "report":
             s.report = rec.get("text")
         elif rtype == "usage":
-            s.input_tokens += _int(rec.get("input_tokens"))
-            s.output_tokens += _int(rec.get("output_tokens"))
-            s.cached_tokens += _int(rec.get("cached_tokens"))
-            cost = rec.get("cost_usd")
-            if isinstance(cost, (int, float)) and not isinstance(cost, bool):
-                s.cost_usd = (s.cost_usd or 0.0) + float(cost)
+            _add_usage(s, rec)
+        elif rtype == "trimmed" and isinstance(rec.get("usage"), dict):
+            _add_usage(s, rec["usage"])  # the usage records a trim dropped, summed
         elif rtype == "session":
             s.cli_session = {**(s.cli_session or {}),
                              **{k: v for k, v in rec.items() if k not in ("v", "seq", "ts", "type")
@@ -206,6 +204,8 @@ def summarize(trail: Trail) -> Summary | None:
                 s.messages_sent += 1
         elif rtype == "continued":
             s.continued_by = rec.get("by") if isinstance(rec.get("by"), str) else None
+        elif rtype == "resumed":
+            s.resumed_from = rec.get("from") if isinstance(rec.get("from"), str) else None
         elif rtype == "on_finish":
             s.finish_claimed = True
             s.finish[str(rec.get("state"))] = rec
@@ -224,6 +224,15 @@ def summarize(trail: Trail) -> Summary | None:
     if pending and s.final is None:
         s.pending_approval = next(iter(pending.values()))
     return s
+
+
+def _add_usage(s: Summary, rec: dict[str, Any]) -> None:
+    s.input_tokens += _int(rec.get("input_tokens"))
+    s.output_tokens += _int(rec.get("output_tokens"))
+    s.cached_tokens += _int(rec.get("cached_tokens"))
+    cost = rec.get("cost_usd")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+        s.cost_usd = (s.cost_usd or 0.0) + float(cost)
 
 
 def _int(value: Any) -> int:

@@ -22,7 +22,8 @@ from pathlib import Path
 from zapcli import ids
 from zapcli.errors import NotFound, StateError
 from zapcli.paths import FILE_MODE, ensure_dir, subagents_dir
-from zapcli.trail import jsonl, records
+from zapcli.trail import records
+from zapcli.trail.seq import last_seq
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -142,13 +143,7 @@ def locked(path: Path) -> Iterator[None]:
         held = _HELD.setdefault(key, _Held())
     with held.rlock:
         if held.depth == 0:
-            fd = open_read(path)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            except BaseException:
-                os.close(fd)
-                raise
-            held.fd = fd
+            held.fd = _flock_current(path)
         held.depth += 1
         try:
             yield
@@ -157,6 +152,26 @@ def locked(path: Path) -> Iterator[None]:
             if held.depth == 0:
                 os.close(held.fd)  # releases the flock
                 held.fd = -1
+
+
+def _flock_current(path: Path) -> int:
+    """An fd of the trail at `path`, flocked. A trail trimmed while it runs is
+    replaced by a new file (`zapcli.trail.trim`): a lock won on the file that
+    was there before is a lock on nothing, so it is taken again on the new one."""
+    while True:
+        fd = open_read(path)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            mine = os.fstat(fd)
+            now = os.stat(path, follow_symlinks=False)
+        except FileNotFoundError:  # removed meanwhile: hold this one; the caller finds it gone
+            return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        if (mine.st_ino, mine.st_dev) == (now.st_ino, now.st_dev):
+            return fd
+        os.close(fd)
 
 
 def open_read(path: Path) -> int:
@@ -244,6 +259,15 @@ def exists(sid: str) -> bool:
         return False
 
 
+def sync_file(path: Path) -> None:
+    """fsync the trail at `path` (what was written without it is on disk now)."""
+    fd = open_read(path)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def ends_torn(fd: int) -> bool:
     """True when the file behind `fd` is non-empty and does not end in a newline."""
     size = os.fstat(fd).st_size
@@ -278,16 +302,19 @@ def write_whole(fd: int, data: bytes, *, sync: bool = False) -> None:
         raise
 
 
-def create_trail(sid: str, spawn_fields: dict[str, Any], secrets: list[bytes]) -> Path:
-    """Create `<id>.jsonl` exclusively holding the fsynced `spawn` record.
+def create_trail(sid: str, spawn_fields: dict[str, Any], secrets: list[bytes], *,
+                 sync: bool = True) -> Path:
+    """Create `<id>.jsonl` exclusively holding the `spawn` record, fsynced
+    unless `sync` is False (`spawn` leaves that to the runner's `start`).
 
     Raises StateError when the directory or file cannot be created; on a
     failed write the half-made file is removed (never half-written state).
     """
-    return create_trail_line(sid, records.encode(records.make("spawn", 0, spawn_fields), secrets))
+    return create_trail_line(sid, records.encode(records.make("spawn", 0, spawn_fields), secrets),
+                             sync=sync)
 
 
-def create_trail_line(sid: str, line: bytes) -> Path:
+def create_trail_line(sid: str, line: bytes, *, sync: bool = True) -> Path:
     """`create_trail` with the `spawn` record's line ready-made (a Ray node
     keeps the caller's record byte for byte). Raises StateError, ValueError
     for anything but one whole line."""
@@ -301,43 +328,14 @@ def create_trail_line(sid: str, line: bytes) -> Path:
         raise StateError(f"could not create subagent directory: {exc.strerror or exc} ({path})") from None
     try:
         write_all(fd, line)
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     except OSError as exc:
         os.close(fd)
         path.unlink(missing_ok=True)
         raise StateError(f"could not write trail {path}: {exc.strerror or exc}") from None
     os.close(fd)
     return path
-
-
-SEQ_WINDOW = 2 * records.MAX_RECORD_BYTES
-
-
-def last_seq(fd: int) -> int:
-    """The highest `seq` among the trail's last records (its whole content when
-    the tail holds no complete record, e.g. only a large `spawn` record)."""
-    size = os.fstat(fd).st_size
-    start = max(size - SEQ_WINDOW, 0)
-    best = _max_seq(os.pread(fd, size - start, start), skip_first=start > 0)
-    if best is None and start > 0:
-        best = _max_seq(os.pread(fd, size, 0), skip_first=False)
-    return best or 0
-
-
-def _max_seq(data: bytes, *, skip_first: bool) -> int | None:
-    lines = data.split(b"\n")
-    loads = jsonl.loader(len(data))
-    best = None
-    for line in lines[1:] if skip_first else lines:
-        if not line:
-            continue
-        try:
-            seq = loads(line).get("seq")
-        except (ValueError, AttributeError):
-            continue
-        if isinstance(seq, int) and not isinstance(seq, bool) and (best is None or seq > best):
-            best = seq
-    return best
 
 
 def append(path: Path, rtype: str, fields: dict[str, Any], *, secrets: list[bytes] = (),  # type: ignore[assignment]
