@@ -14,6 +14,7 @@ from zapcli.render.common import (
     view_header,
     view_json,
 )
+from zapcli.render.text import alt
 from zapcli.trail.model import Status
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -85,6 +86,16 @@ def lines(res: Any) -> Lines:
     for sid, why in (res.damaged or {}).items():
         out.append(("red", f"{sid[-8:]:<8}  damaged  {one_line(why, 300)}"))
     return out
+
+
+def elsewhere(session: str, others: int) -> str:
+    """What to say when this session shows nothing but others have
+    subagents: a harness that starts each command in a new session, or an MCP
+    connection (each is its own session), is often not where the caller thinks."""
+    return (f"{others} subagent(s) in other sessions (this one is {session}): "
+            + alt("zapcli list --all; set ZAPCLI_SESSION to share one session between commands",
+                  "action list with all: true shows them (each MCP connection is its own "
+                  "session unless the server has ZAPCLI_SESSION set); ids work from any session"))
 
 
 def doc(res: Any) -> dict[str, Any]:

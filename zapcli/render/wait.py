@@ -5,9 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from zapcli.render.common import Lines, duration, view_header, view_json
+from zapcli.render.text import alt
+
+NOTHING = ("[SubAgent] nothing to wait for: no subagent of "
+           + alt("this session", "this session", "yours") + " is running or queued ("
+           + alt("zapcli list", "action list", "action list") + " shows the finished ones)")
 
 
 def lines(res: Any) -> Lines:
+    if not res.views:
+        return [("dim", NOTHING)]
     out: Lines = []
     if res.timed_out:
         out.append(("yellow", f"[SubAgent] wait timed out after {duration(res.waited_s)}"))

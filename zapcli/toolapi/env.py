@@ -91,7 +91,20 @@ class Env:
         if self.on_tick is not None:
             self.on_tick(views, elapsed)
 
-    def ids(self, given: list[str] | None, all_if_none: bool = False) -> list[str]:
+    def outstanding(self) -> list[str]:
+        """What `wait` with no ids waits for: as on the CLI, every subagent of
+        this session that has not ended (`ops.poll.outstanding`); and the ones
+        this caller started that ended unseen (no result has shown their end
+        yet), so a wait right after they finished still shows their output.
+        Inside `zapcli run` only its own."""
+        from zapcli.ops.poll import outstanding
+
+        with self.lock:
+            mine, seen = list(self.started), set(self.announced)
+        ids = list(dict.fromkeys([*outstanding(), *(s for s in mine if s not in seen)]))
+        return [s for s in ids if s in mine] if self.surface == "run" else ids
+
+    def ids(self, given: list[str] | None) -> list[str]:
         """The ids asked for; inside `zapcli run` all of them its own (the
         tool never reaches another session's work)."""
         ids = list(given or [])
@@ -99,8 +112,6 @@ class Env:
             return ids
         with self.lock:
             mine = list(self.started)
-        if not ids and all_if_none:
-            ids = mine
         if not ids:
             raise ZapcliError("no subagent ids given and none started yet; spawn first")
         foreign = [i for i in ids if i not in mine]

@@ -123,7 +123,7 @@ def wait(a: dict[str, Any], env: Env) -> Reply:
     from zapcli.render import poll as render_poll
     from zapcli.render import wait as render
 
-    ids = env.ids(a["ids"], all_if_none=env.surface == "run")
+    ids = env.ids(a["ids"]) if a["ids"] else env.outstanding()
     try:
         res = do_wait(ids, env.settings(), timeout_s=a["timeout"], any_=bool(a["any"]),
                       on_tick=_ticker(env))
@@ -131,6 +131,8 @@ def wait(a: dict[str, Any], env: Env) -> Reply:
     except _Decide:
         res, head = None, [("magenta", "[SubAgent] waiting stopped: an approval request needs "
                                        "your decision (approve or deny), then wait again")]
+    if res is not None and not res.views:  # nothing to wait for
+        return _reply(render.lines(res), render.doc(res), env)
     final = do_poll(ids, env.settings(), no_wait=True)
     env.seen(e.id for e in final.entries if e.view and e.view.terminal)
     subagents = [render_poll.entry_doc(e) for e in final.entries]
@@ -148,7 +150,10 @@ def list_(a: dict[str, Any], env: Env) -> Reply:
     from zapcli.render import listing as render
 
     res = list_subagents(env.settings(), all_sessions=bool(a["all"]), status=a["status"])
-    return _reply(render.lines(res), render.doc(res), env)
+    lines = render.lines(res)
+    if res.in_other_sessions and env.surface != "run":  # a run reaches only its own
+        lines.append(("dim", render.elsewhere(res.session, res.in_other_sessions)))
+    return _reply(lines, render.doc(res), env)
 
 
 def kill(a: dict[str, Any], env: Env) -> Reply:

@@ -1,0 +1,37 @@
+"""Everyday use, third round (#24 items 4, 9): what a person or a model meets
+when it leaves things out — `wait` with no ids, short id prefixes — and what
+the listings say."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+@pytest.mark.timeout(90)
+def test_wait_without_ids_waits_for_this_sessions_unfinished_ones_on_cli_and_call(zap):
+    early = zap.spawn_sh("echo early")
+    assert zap.wait_status(early) == "completed"  # ended before: nothing to wait for
+    a = zap.spawn_sh("sleep 1; echo a-out")
+    b = zap.spawn_sh("sleep 1.5; echo b-out")
+    res = zap("wait")
+    assert res.returncode == 0, res.err
+    assert f"{a}: completed" in res.out and f"{b}: completed" in res.out
+    assert early not in res.out
+    assert zap.status(a) == zap.status(b) == "completed"
+    idle = zap("wait")  # as a shell's `wait`: nothing unfinished, exit 0 at once
+    assert idle.returncode == 0 and "nothing to wait for" in idle.out, (idle.out, idle.err)
+    assert "zapcli list shows the finished ones" in idle.out
+    # `zapcli call` (what any framework's model calls) means the same
+    c = zap.spawn_sh("sleep 1; echo c-out")
+    called = zap("call", json.dumps({"action": "wait"}))
+    assert called.returncode == 0 and f"{c}: completed" in called.out and "c-out" in called.out
+    again = zap("call", json.dumps({"action": "wait", "ids": []}))
+    assert again.returncode == 0 and "nothing to wait for" in again.out
+    assert "action list shows" in again.out
+    # another session's subagents are not this session's work
+    other = zap.spawn_sh("sleep 30")
+    mine = zap("wait", "--timeout", "0", env={"ZAPCLI_SESSION": "someone-else"})
+    assert mine.returncode == 0 and "nothing to wait for" in mine.out
+    zap("kill", other)
