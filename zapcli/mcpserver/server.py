@@ -33,11 +33,13 @@ import anyio.from_thread
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPError
 
 from zapcli import __version__
 from zapcli.lifecycle import session as sessions
 from zapcli.mcpserver.tools import TOOLS, result
 from zapcli.toolapi.dispatch import Env, Reply, call
+from zapcli.toolapi.spec import BY_NAME
 
 INSTRUCTIONS = ("zapcli runs work in parallel background subagents (OS processes). spawn returns "
                 "an id at once; wait (or poll) for it; output and replay show what it did. "
@@ -90,6 +92,9 @@ class Zapserver:
         return types.ListToolsResult(tools=TOOLS)
 
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
+        if params.name not in BY_NAME:  # the protocol's error, not a tool's (MCP: tools/call)
+            raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; zapcli's tools: "
+                           + ", ".join(BY_NAME))
         args, deadline = _resume(params.name, params.arguments, params.request_state)
         try:
             conn = self.conn(ctx)

@@ -20,10 +20,10 @@ if TYPE_CHECKING:
 TEXT_MAX = 24 * 1024  # what one tool result shows at most (bytes of UTF-8)
 
 
-def _reply(lines: Any, doc: Any, env: Env, exit_code: int = 0) -> Reply:
+def _reply(lines: Any, doc: Any, env: Env, exit_code: int = 0, code: str = "") -> Reply:
     from zapcli.toolapi.env import Reply
 
-    return Reply(bound(plain(lines, env.surface)), doc, exit_code)
+    return Reply(bound(plain(lines, env.surface)), doc, exit_code, code=code)
 
 
 def bound(text: str, limit: int = TEXT_MAX, hint: str = "") -> str:
@@ -111,8 +111,9 @@ def poll(a: dict[str, Any], env: Env) -> Reply:
     except _Decide:  # show the request now: waiting longer would only wait for the deadline
         res = do_poll(ids, env.settings(), no_wait=True)
     env.seen(e.id for e in res.entries if e.view and e.view.terminal)
-    missing = any(e.view is None for e in res.entries)
-    return _reply(render.lines(res), render.doc(res), env, 1 if missing else 0)
+    missing = any(e.view is None for e in res.entries)  # each id answers; the code says one failed
+    return _reply(render.lines(res), render.doc(res), env, 1 if missing else 0,
+                  "not_found" if missing else "")
 
 
 def wait(a: dict[str, Any], env: Env) -> Reply:
@@ -163,7 +164,9 @@ def kill(a: dict[str, Any], env: Env) -> Reply:
     ids = env.ids(a["ids"]) if a["ids"] or not a["all"] else []
     entries = do_kill(ids, env.settings(), grace_s=a["grace"], all_=bool(a["all"]))
     failed = any(e.failed for e in entries)
-    return _reply(render.lines(entries), render.doc(entries), env, 1 if failed else 0)
+    missing = any(e.outcome == "does not exist" for e in entries)
+    return _reply(render.lines(entries), render.doc(entries), env, 1 if failed else 0,
+                  "not_found" if missing else "")
 
 
 def output(a: dict[str, Any], env: Env) -> Reply:
