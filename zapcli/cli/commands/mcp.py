@@ -24,11 +24,13 @@ def address(http: str) -> tuple[str, int]:
 def serve(http: str | None = None) -> int:
     import anyio
 
-    from zapcli.mcpserver import server
-
     if http is None:
-        anyio.run(server.serve_stdio)
+        from zapcli.mcpserver.sdk import stdio_server_module
+
+        anyio.run(stdio_server_module().serve_stdio)  # the SDK's HTTP half left out
     else:
+        from zapcli.mcpserver import server
+
         sock = server.listen(*address(http))  # a port in use: one error line, exit 1
         anyio.run(server.serve_http, sock)
     return 0
