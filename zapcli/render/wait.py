@@ -12,6 +12,14 @@ NOTHING = ("[SubAgent] nothing to wait for: no subagent of "
            + alt("zapcli list", "action list", "action list") + " shows the finished ones)")
 
 
+def capped(cap_s: float, timeout: float | None) -> str:
+    """A wait that answered at the caller's cap (an MCP call returns before
+    its client gives up), with what is left of the timeout it was given."""
+    left = f" with timeout {timeout - cap_s:g}" if timeout is not None and timeout > cap_s else ""
+    return (f"[SubAgent] still running after {cap_s:g}s: a wait answers within {cap_s:g} s, "
+            f"before MCP clients give up on a call; wait again{left} to go on waiting")
+
+
 def lines(res: Any) -> Lines:
     if not res.views:
         return [("dim", NOTHING)]

@@ -37,7 +37,9 @@ class Env:
     and its children inherit its approval mode). `tick(views, elapsed)` is
     called while poll/wait block (progress, approvals); `stop_on_approval`
     makes them return as soon as a subagent asks for approval (the caller
-    decides; inside `zapcli run` the person at the terminal does)."""
+    decides; inside `zapcli run` the person at the terminal does). `cap_s`:
+    the longest a poll/wait call blocks before it answers "still running"
+    (MCP: clients give up on a call after about a minute; None: no cap)."""
 
     def __init__(self, surface: str = "tool", *, cwd: str | None = None,
                  approval: str | None = None, unattended: bool = False,
@@ -45,6 +47,7 @@ class Env:
                  on_tick: Callable[[list[Any], float], None] | None = None):
         self.surface, self.cwd, self.approval, self.unattended = surface, cwd, approval, unattended
         self.shell_allowed, self.stop_on_approval, self.on_tick = shell_allowed, stop_on_approval, on_tick
+        self.cap_s: float | None = None
         self.started: list[str] = []
         self.announced: set[str] = set()
         self.budget: Any = None  # ops.budget.TreeBudget of `zapcli run --max-tokens`
