@@ -42,7 +42,8 @@ class TerminalApprover(Policy):
         if self.unattended:
             return False, "no terminal to ask for approval (run with --approval full to allow)"
         from rich.markup import escape
-        from rich.prompt import Confirm
+
+        from zapcli.cli.output import confirm
 
         # One question at a time: concurrent `subagent` calls may ask together.
         with _ASKING:
@@ -51,8 +52,7 @@ class TerminalApprover(Policy):
 
                 sys.stderr.write(escape_controls(save_preview(args, self.workspace)) + "\n")
             try:
-                ok = Confirm.ask(f"[magenta]allow[/] {escape(escape_controls(verdict.summary))}?",
-                                 default=False)
+                ok = confirm(f"[magenta]allow[/] {escape(escape_controls(verdict.summary))}?")
             except EOFError:  # the terminal's input ended: nobody can answer any more
                 self.unattended = self.input_ended = True
                 sys.stderr.write("\n")
@@ -67,8 +67,21 @@ class _Terminated(Exception):
     """SIGTERM reached `zapcli run`: end like Ctrl-C, naming what still runs."""
 
 
+class _HungUp(Exception):  # noqa: N818 - a signal, not an error
+    """SIGHUP (its terminal closed): end like Ctrl-C, naming what still runs."""
+
+
 def _terminated(signum: int, frame: Any) -> None:
-    raise _Terminated()
+    raise _HungUp() if signum == signal.SIGHUP else _Terminated()
+
+
+def _say(text: str) -> None:
+    """A line on stderr, which may be a terminal that has just closed (EIO)."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _args_text(arguments: Any) -> str:
@@ -89,7 +102,8 @@ def _emit_run(run_id: str, status: str, reason: str | None, report: str | None, 
     emit_json({"run_id": run_id, "status": status, "reason": reason, "report": report,
                "subagents": list(sub.started),
                "tokens": {"input_tokens": tokens[0], "output_tokens": tokens[1],
-                          "cached_tokens": tokens[2]}, **extra})
+                          "cached_tokens": tokens[2]},
+               "denied_approvals": list(sub.denied), **extra})
 
 
 def _left_running(sub: Any, run_id: str) -> list[str]:
@@ -105,8 +119,8 @@ def _left_running(sub: Any, run_id: str) -> list[str]:
         except NotFound:
             continue
     if running:
-        sys.stderr.write(f"zapcli: note: {len(running)} subagent(s) of this run still running "
-                         f"({' '.join(running)}); stop them with ZAPCLI_SESSION={run_id} zapcli kill --all\n")
+        _say(f"zapcli: note: {len(running)} subagent(s) of this run still running "
+             f"({' '.join(running)}); stop them with ZAPCLI_SESSION={run_id} zapcli kill --all\n")
     return running
 
 
@@ -292,7 +306,8 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
     notices = sub.announcements if budget is None else lambda: sub.announcements() + budget.notices()
     hooks = Hooks(approver=gate, before_model_call=notices)
     # subagents' approval requests are asked here, at once, whatever the model is doing
-    watcher = ApprovalWatcher(lambda: sub.started, sub.notify, gate, _ASKING)
+    watcher = ApprovalWatcher(lambda: sub.started, sub.notify, gate, _ASKING,
+                              denied=sub.denied if gate.unattended else None)
 
     def stop_reason() -> tuple[str, str] | None:
         if time.monotonic() >= deadline:
@@ -306,7 +321,7 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         box.append(host.run(task, sink, hooks=hooks, should_stop=stop_reason))
 
     worker = threading.Thread(target=loop, name="agent-loop", daemon=True)
-    previous = signal.signal(signal.SIGTERM, _terminated)
+    previous = {sig: signal.signal(sig, _terminated) for sig in (signal.SIGTERM, signal.SIGHUP)}
     run_id = sink.run_id
     watching = threading.Event()
     if budget is not None:
@@ -315,12 +330,14 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         watcher.start()
         worker.start()
         worker.join(timeout=max(limit, 0) + 1.0)
-    except (KeyboardInterrupt, _Terminated) as exc:
+    except (KeyboardInterrupt, _Terminated, _HungUp) as exc:
         _interrupted(exc, run_id, sub, sink, json)
     finally:
         watching.set()
         watcher.stop.set()
-        signal.signal(signal.SIGTERM, previous)
+        watcher.catch_up()  # a denial made since its last look is in the report too
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     if not box:
         _left_running(sub, run_id)
         why = (f"timed out after {limit:g}s (waiting for the model); raise --timeout or check "
@@ -334,9 +351,18 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
 
 def _interrupted(exc: BaseException, run_id: str, sub: Any, sink: _TerminalSink,
                  json: bool) -> None:
-    """Ctrl-C or SIGTERM: name what still runs; with --json the run document
-    (one document, also when the run does not complete) and the exit code."""
+    """Ctrl-C, SIGTERM or SIGHUP: name what still runs; with --json the run
+    document (one document, also when the run does not complete) and the exit
+    code. Its children's approval requests are denied, the reason told to
+    them, once they see it gone (`backends.gate.relay_gone`)."""
     running = _left_running(sub, run_id)
+    if isinstance(exc, _HungUp):  # the terminal closed: as Ctrl-C, the note may reach nobody
+        why = "the terminal closed (SIGHUP); subagents keep running"
+        _say(f"zapcli: run {run_id}: {why}\n")
+        if json:
+            _emit_run(run_id, "interrupted", why, None, sub, sink.tokens, running=running,
+                      error={"code": "interrupted", "message": why, "exit_code": HUP_EXIT})
+        raise SystemExit(HUP_EXIT) from None
     if isinstance(exc, _Terminated):
         sys.stderr.write(f"zapcli: run {run_id} was terminated (SIGTERM)\n")
         if json:
@@ -352,8 +378,16 @@ def _interrupted(exc: BaseException, run_id: str, sub: Any, sink: _TerminalSink,
     raise SystemExit(130) from None
 
 
+HUP_EXIT = 128 + signal.SIGHUP
+
+
 def _finish(result: Any, run_id: str, sink: _TerminalSink, sub: Any, json: bool) -> int:
     _left_running(sub, run_id)
+    if sub.denied and not json:  # each was said as it happened; the end says it once more
+        ids = " ".join(dict.fromkeys(d["id"] for d in sub.denied))
+        _say(f"zapcli: note: {len(sub.denied)} approval request(s) of this run's subagents "
+             f"denied without asking ({ids}): at a terminal you are asked; --approval full "
+             "allows them\n")
     if json:
         _emit_run(run_id, result.status, result.reason, result.report, sub, sink.tokens)
         return 0 if Status.parse(result.status) == Status.COMPLETED else 1
