@@ -21,6 +21,15 @@ from typing import Any
 from zapcli.agent.types import Verdict
 from zapcli.approvals import Policy
 from zapcli.cli.output import escape_controls, is_tty
+from zapcli.cli.runend import (
+    HungUp,
+    Terminated,
+    emit_run,
+    interrupted,
+    left_running,
+    on_signal,
+    say,
+)
 from zapcli.errors import UsageError, ZapcliError
 from zapcli.paths import control_roots
 from zapcli.trail.model import Status
@@ -63,27 +72,6 @@ class TerminalApprover(Policy):
 _ASKING = threading.Lock()
 
 
-class _Terminated(Exception):
-    """SIGTERM reached `zapcli run`: end like Ctrl-C, naming what still runs."""
-
-
-class _HungUp(Exception):  # noqa: N818 - a signal, not an error
-    """SIGHUP (its terminal closed): end like Ctrl-C, naming what still runs."""
-
-
-def _terminated(signum: int, frame: Any) -> None:
-    raise _HungUp() if signum == signal.SIGHUP else _Terminated()
-
-
-def _say(text: str) -> None:
-    """A line on stderr, which may be a terminal that has just closed (EIO)."""
-    try:
-        sys.stderr.write(text)
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-
-
 def _args_text(arguments: Any) -> str:
     """Tool-call arguments as compact JSON (as `replay` shows them), escaped."""
     if isinstance(arguments, str):
@@ -91,37 +79,6 @@ def _args_text(arguments: Any) -> str:
     import json as jsonlib
 
     return escape_controls(jsonlib.dumps(arguments, ensure_ascii=False, separators=(", ", ": ")))
-
-
-def _emit_run(run_id: str, status: str, reason: str | None, report: str | None, sub: Any,
-              tokens: list[int], **extra: Any) -> None:
-    """The one `run --json` document: `tokens` are the run's own model calls;
-    `extra` keys (`running`, `error`) when the run did not complete."""
-    from zapcli.cli.output import emit_json
-
-    emit_json({"run_id": run_id, "status": status, "reason": reason, "report": report,
-               "subagents": list(sub.started),
-               "tokens": {"input_tokens": tokens[0], "output_tokens": tokens[1],
-                          "cached_tokens": tokens[2]},
-               "denied_approvals": list(sub.denied), **extra})
-
-
-def _left_running(sub: Any, run_id: str) -> list[str]:
-    """Say which subagents of this run are still running, and how to stop them."""
-    from zapcli.errors import NotFound
-    from zapcli.lifecycle.observe import observe
-
-    running = []
-    for sid in list(sub.started):
-        try:
-            if not observe(sid).terminal:
-                running.append(sid)
-        except NotFound:
-            continue
-    if running:
-        _say(f"zapcli: note: {len(running)} subagent(s) of this run still running "
-             f"({' '.join(running)}); stop them with ZAPCLI_SESSION={run_id} zapcli kill --all\n")
-    return running
 
 
 class _TerminalSink:
@@ -321,7 +278,7 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         box.append(host.run(task, sink, hooks=hooks, should_stop=stop_reason))
 
     worker = threading.Thread(target=loop, name="agent-loop", daemon=True)
-    previous = {sig: signal.signal(sig, _terminated) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
     run_id = sink.run_id
     watching = threading.Event()
     if budget is not None:
@@ -330,8 +287,8 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         watcher.start()
         worker.start()
         worker.join(timeout=max(limit, 0) + 1.0)
-    except (KeyboardInterrupt, _Terminated, _HungUp) as exc:
-        _interrupted(exc, run_id, sub, sink, json)
+    except (KeyboardInterrupt, Terminated, HungUp) as exc:
+        interrupted(exc, run_id, sub, sink, json)
     finally:
         watching.set()
         watcher.stop.set()
@@ -339,57 +296,25 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if not box:
-        _left_running(sub, run_id)
+        left_running(sub, run_id)
         why = (f"timed out after {limit:g}s (waiting for the model); raise --timeout or check "
                "the endpoint with `zapcli doctor`")
         if json:  # --json promises the run document, also when the run does not complete
-            _emit_run(run_id, "timeout", why, None, sub, sink.tokens)
+            emit_run(run_id, "timeout", why, None, sub, sink.tokens)
             raise SystemExit(1)
         raise ZapcliError(f"run {run_id} {why}")
     return box[0]
 
 
-def _interrupted(exc: BaseException, run_id: str, sub: Any, sink: _TerminalSink,
-                 json: bool) -> None:
-    """Ctrl-C, SIGTERM or SIGHUP: name what still runs; with --json the run
-    document (one document, also when the run does not complete) and the exit
-    code. Its children's approval requests are denied, the reason told to
-    them, once they see it gone (`backends.gate.relay_gone`)."""
-    running = _left_running(sub, run_id)
-    if isinstance(exc, _HungUp):  # the terminal closed: as Ctrl-C, the note may reach nobody
-        why = "the terminal closed (SIGHUP); subagents keep running"
-        _say(f"zapcli: run {run_id}: {why}\n")
-        if json:
-            _emit_run(run_id, "interrupted", why, None, sub, sink.tokens, running=running,
-                      error={"code": "interrupted", "message": why, "exit_code": HUP_EXIT})
-        raise SystemExit(HUP_EXIT) from None
-    if isinstance(exc, _Terminated):
-        sys.stderr.write(f"zapcli: run {run_id} was terminated (SIGTERM)\n")
-        if json:
-            _emit_run(run_id, "cancelled", "terminated (SIGTERM)", None, sub, sink.tokens,
-                      running=running)
-        raise SystemExit(128 + signal.SIGTERM) from None
-    if not json:
-        raise exc
-    sys.stderr.write("zapcli: interrupted\n")
-    why = "interrupted (Ctrl-C); subagents keep running"
-    _emit_run(run_id, "interrupted", why, None, sub, sink.tokens, running=running,
-              error={"code": "interrupted", "message": why, "exit_code": 130})
-    raise SystemExit(130) from None
-
-
-HUP_EXIT = 128 + signal.SIGHUP
-
-
 def _finish(result: Any, run_id: str, sink: _TerminalSink, sub: Any, json: bool) -> int:
-    _left_running(sub, run_id)
+    left_running(sub, run_id)
     if sub.denied and not json:  # each was said as it happened; the end says it once more
         ids = " ".join(dict.fromkeys(d["id"] for d in sub.denied))
-        _say(f"zapcli: note: {len(sub.denied)} approval request(s) of this run's subagents "
+        say(f"zapcli: note: {len(sub.denied)} approval request(s) of this run's subagents "
              f"denied without asking ({ids}): at a terminal you are asked; --approval full "
              "allows them\n")
     if json:
-        _emit_run(run_id, result.status, result.reason, result.report, sub, sink.tokens)
+        emit_run(run_id, result.status, result.reason, result.report, sub, sink.tokens)
         return 0 if Status.parse(result.status) == Status.COMPLETED else 1
     sys.stdout.write("\n")
     if Status.parse(result.status) != Status.COMPLETED:
