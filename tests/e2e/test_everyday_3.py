@@ -35,3 +35,23 @@ def test_wait_without_ids_waits_for_this_sessions_unfinished_ones_on_cli_and_cal
     mine = zap("wait", "--timeout", "0", env={"ZAPCLI_SESSION": "someone-else"})
     assert mine.returncode == 0 and "nothing to wait for" in mine.out
     zap("kill", other)
+
+
+@pytest.mark.timeout(60)
+def test_a_unique_start_of_an_ids_tail_works_as_git_and_docker_take_one(zap):
+    sid = zap.spawn_sh("echo prefix-works")
+    tail = sid[-8:]
+    assert zap("wait", tail[:4]).returncode == 0
+    assert "prefix-works" in zap("output", tail[:5]).out
+    assert f"{sid}: completed" in zap("poll", tail[:6]).out
+    short = zap("poll", tail[:3])
+    assert short.returncode == 1 and "too short: give at least 4 of an id's last 8 hex" in short.out
+    odd = zap("poll", "nope")
+    assert odd.returncode == 1 and "ids look like sa_20260101_0badc0de" in odd.out
+    assert "their last 8 hex digits (or a unique start of them, 4 or more)" in odd.out
+    # two subagents whose tails start alike: the start names neither
+    subagents = zap.home / "subagents"
+    for name in ("sa_20260101_abcd0001", "sa_20260101_abcd0002"):
+        (subagents / f"{name}.jsonl").write_text("")
+    both = zap("poll", "abcd")
+    assert both.returncode == 1 and "2 subagents' ids end in abcd…: give more of it" in both.out
