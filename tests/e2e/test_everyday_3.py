@@ -55,3 +55,16 @@ def test_a_unique_start_of_an_ids_tail_works_as_git_and_docker_take_one(zap):
         (subagents / f"{name}.jsonl").write_text("")
     both = zap("poll", "abcd")
     assert both.returncode == 1 and "2 subagents' ids end in abcd…: give more of it" in both.out
+
+
+@pytest.mark.timeout(60)
+def test_poll_and_list_long_never_cut_the_advice_at_the_end_of_a_reason(zap):
+    schema = zap.cwd / "object.json"
+    schema.write_text('{"type": "object"}')
+    sid = zap.spawn_sh("echo not-json", "--output-schema", str(schema))
+    assert zap.wait_status(sid) == "failed"
+    whole = zap.json("poll", sid)["subagents"][0]["reason"]
+    assert len(whole) > 120 and whole.endswith("(text around the fence is allowed)"), whole
+    for args in (("poll", sid), ("list", "-l"), ("wait", sid)):
+        out = zap(*args).out
+        assert f"  Reason: {whole}\n" in out, (args, out)

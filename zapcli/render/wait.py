@@ -29,6 +29,8 @@ def lines(res: Any) -> Lines:
     for v in res.views:
         head = view_header(v)
         out.append((head[0][0], "[SubAgent] " + head[0][1]))
+        if head[1][1].startswith("  Reason: "):  # a long reason, whole
+            out.append(head[1])
     return out
 
 
