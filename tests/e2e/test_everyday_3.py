@@ -68,3 +68,28 @@ def test_poll_and_list_long_never_cut_the_advice_at_the_end_of_a_reason(zap):
     for args in (("poll", sid), ("list", "-l"), ("wait", sid)):
         out = zap(*args).out
         assert f"  Reason: {whole}\n" in out, (args, out)
+
+
+@pytest.mark.timeout(60)
+def test_list_all_shows_sessions_and_a_queued_row_says_what_it_waits_for(zap):
+    from tests.conftest import sleep_marker
+
+    zap.env["ZAPCLI_MAX_CONCURRENT"] = "1"
+    busy = zap.spawn_sh(f"sleep {sleep_marker(30)}")
+    capped = zap.spawn_sh("true")
+    later = zap.spawn_sh("true", "--after", capped)
+    elsewhere = zap("spawn", "--cli", "sh", "--", "true",
+                    env={"ZAPCLI_SESSION": "the-other-session"}).out.strip()
+    try:
+        rows = {line[:8]: line for line in zap("list").out.splitlines()}
+        assert "queued (cap 1)" in rows[capped[-8:]]
+        assert f"queued (after {capped[-8:]})" in rows[later[-8:]]
+        listed = zap("list", "--all").out.splitlines()
+        assert listed[1].split() == ["ID", "STATUS", "SESSION", "CLI", "TASK"]
+        row = next(line for line in listed if line.startswith(elsewhere[-8:]))
+        assert "the-other-session" in row
+        assert zap.env["ZAPCLI_SESSION"] in next(x for x in listed if x.startswith(busy[-8:]))
+        docs = {v["id"]: v for v in zap.json("list")["subagents"]}
+        assert docs[capped]["waiting_for"] == "cap 1" and docs[busy]["waiting_for"] is None
+    finally:
+        zap("kill", "--all")
