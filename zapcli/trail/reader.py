@@ -96,7 +96,11 @@ class Summary:
     corrupt: int = 0
     messages_sent: int = 0  # `steer` records from `zapcli send`
     messages_delivered: int = 0  # `steer` records the subagent wrote on delivery
-    cost_usd: float | None = None  # summed where the backend reports a cost
+    cost_usd: float | None = None  # summed where the backend reports a cost (or a price is known)
+    cache_write_tokens: int = 0  # input tokens written to the provider's cache (of input_tokens)
+    calls: int = 0  # model calls (`usage` records)
+    rate_limit: dict[str, Any] | None = None  # a `rate_limit` record no model call has followed yet
+    held: dict[str, Any] | None = None  # the queue's latest `held` record (why it waits)
     cli_session: dict[str, Any] | None = None  # an agent CLI's own session id, version (`session`)
     helpers: list[dict[str, Any]] = field(default_factory=list)  # `helper` records (C17)
     continued_by: str | None = None  # `zapcli continue` made this subagent's successor
@@ -138,6 +142,9 @@ def summarize(trail: Trail) -> Summary | None:
             s.input_tokens += _int(rec.get("input_tokens"))
             s.output_tokens += _int(rec.get("output_tokens"))
             s.cached_tokens += _int(rec.get("cached_tokens"))
+            s.cache_write_tokens += _int(rec.get("cache_write_tokens"))
+            s.calls += 1
+            s.rate_limit = None
             cost = rec.get("cost_usd")
             if isinstance(cost, (int, float)) and not isinstance(cost, bool):
                 s.cost_usd = (s.cost_usd or 0.0) + float(cost)
@@ -157,6 +164,12 @@ def summarize(trail: Trail) -> Summary | None:
             s.finish[str(rec.get("state"))] = rec
         elif rtype == "worktree":
             s.worktree = rec
+        elif rtype == "rate_limit":
+            s.rate_limit = rec
+        elif rtype in ("text", "thinking", "tool_call") and s.rate_limit is not None:
+            s.rate_limit = None  # the model answers again
+        elif rtype == "held":
+            s.held = rec
         elif rtype == "collected":
             s.collected = rec
         elif rtype == "approval_request":
