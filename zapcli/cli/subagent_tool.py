@@ -42,21 +42,14 @@ class SubagentTool:
         self._lock = threading.Lock()
 
     @property
-    def budget(self) -> Any:
-        return self.env.budget
-
-    @budget.setter
-    def budget(self, value: Any) -> None:
-        self.env.budget = value
-
-    @property
     def started(self) -> list[str]:
         with self.env.lock:
             return list(self.env.started)
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         self.env.cwd = ctx.cwd
-        reply = call_document(args, self.env)
+        reply = call_document(args, self.env.copy(siblings=max(getattr(ctx, "siblings", 1), 1),
+                                                  batch=getattr(ctx, "batch", 0)))
         return ToolResult(not reply.error, reply.text)
 
     def notify(self, line: str) -> None:

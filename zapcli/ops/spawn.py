@@ -56,6 +56,14 @@ class SpawnRequest:
     # `zapcli run` with a terminal: {pid, create_time, host} of the run that asks
     # a person about this subagent's approvals; the gate denies once it is gone
     relay: dict[str, Any] | None = None
+    max_cost: float | None = None  # dollars (input + output, cache included)
+    # its tree (SPEC §19, `zapcli.ops.tree`): whose work spawns it (None: the
+    # subagent marker in our environment), the run it must not outlive
+    # ({id, pid, create_time}), how many spawns share one model message
+    parent: str | None = None
+    run: dict[str, Any] | None = None
+    siblings: int = 1
+    batch: str | None = None  # names that message: its spawns share evenly
 
 
 @plain
@@ -67,6 +75,7 @@ class SpawnResult:
     created: str
     warnings: tuple[str, ...] = ()
     agent: str | None = None  # the definition, for the zapcli backend
+    budget: dict[str, Any] | None = None  # its allotment of its tree's budget (SPEC §19)
 
 
 def argv_text(text: str) -> str:
@@ -215,6 +224,12 @@ def _executor_fields(req: SpawnRequest, settings: Settings) -> dict:
     return fields
 
 
+def _least(*values: Any) -> Any:
+    """The smallest of the values given (None: not given)."""
+    given = [v for v in values if v is not None]
+    return min(given) if given else None
+
+
 def _maybe_collect(settings: Settings) -> None:
     """Retention, opportunistically (SPEC §6.3): only when the folder holds more
     subagents than `max_kept`, counted by one directory listing, so a normal
@@ -257,12 +272,21 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     session = sessions.current()
     sid = ids.new_id()
     backend.update(_extras(req, settings, cwd, sid))
+    from zapcli.ops import tree
+
+    placed = tree.place(sid, session, str(req.cli), backend.get("model"), max_tokens=req.max_tokens,
+                        max_cost=req.max_cost, settings=settings, parent=req.parent, run=req.run,
+                        siblings=req.siblings, batch=req.batch)
+    backend.update(placed.fields)
+    given = placed.fields.get("budget") or {}
+    own_tokens = req.max_tokens if req.cli == "sh" else _least(req.max_tokens, given.get("max_tokens"))
     now = time.time()
     fields = {
         "session": session, "cli": req.cli, "task": mark(task), "cwd": str(cwd),
         "workspace": str(workspace), "timeout_s": timeout,
         "approval": req.approval or settings.approval, "unattended": req.unattended,
-        "max_tokens": req.max_tokens, "after": list(req.after), "mono": time.monotonic(),
+        "max_tokens": own_tokens, "max_cost": _least(req.max_cost, given.get("max_cost")),
+        "after": list(req.after), "mono": time.monotonic(),
         "deadline": records.iso_utc(now + timeout),
         "kill_grace_s": settings.kill_grace_s, "writable_roots": list(settings.writable_roots),
         "max_concurrent": settings.max_concurrent,
@@ -283,6 +307,7 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
         except Exception:  # nothing half-made stays behind, whatever went wrong
             store.path_for(sid).unlink(missing_ok=True)
             sessions.forget(session, sid)
+            tree.undo(sid, placed)
             raise
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
@@ -291,4 +316,5 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
 
     view = view_of(sid, load(sid))
     return SpawnResult(id=sid, status=view.status, cli=str(req.cli), task=display(mark(task)),
-                       created=records.iso_utc(now), warnings=warnings, agent=view.agent)
+                       created=records.iso_utc(now), warnings=warnings, agent=view.agent,
+                       budget=placed.fields.get("budget"))

@@ -52,14 +52,13 @@ def spawn(a: dict[str, Any], env: Env) -> Reply:
     if env.surface == "run":  # children inherit the parent's mode, never looser
         approval = None if shell else env.approval
         unattended = False if shell else env.unattended
-    if env.budget is not None:  # a run's tree budget: refused once spent; a child gets what is left
-        left = env.budget.check_spawn()
-        max_tokens = None if shell else min(x for x in (left, max_tokens) if x is not None)
-    res = do_spawn(SpawnRequest(
+    res = do_spawn(SpawnRequest(  # a tree's budget allots its share (`ops.tree`)
         task=a["task"] or "", cli=cli, agent=a["agent"], model=a["model"], timeout_s=a["timeout"],
         approval=approval, cwd=a["cwd"] or env.cwd, after=tuple(a["after"] or ()),
         max_tokens=max_tokens, unattended=unattended, worktree=bool(a["worktree"]),
-        relay=None if shell or unattended else env.relay))
+        relay=None if shell or unattended else env.relay, max_cost=a.get("max_cost"),
+        parent=env.parent, run=env.run, siblings=env.siblings,
+        batch=f"{env.parent}:{env.batch}" if env.parent and env.siblings > 1 else None))
     env.started_one(res.id)
     return _reply(render.tool_lines(res), render.doc(res), env)
 

@@ -13,13 +13,14 @@ def execute(task: str, cli: str | None = None, agent: str | None = None, model: 
             after: list[str] | None = None, max_tokens: int | None = None,
             unattended: bool = False, worktree: bool = False, on_finish: str | None = None,
             output_schema: str | None = None, executor: str | None = None,
-            json: bool = False) -> int:
+            max_cost: float | None = None, json: bool = False) -> int:
     if task == "-":
         task = decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
     res = spawn(SpawnRequest(task=task, cli=cli, agent=agent, model=model, timeout_s=timeout,
                              approval=approval, cwd=cwd, after=tuple(after or ()),
                              max_tokens=max_tokens, unattended=unattended, worktree=worktree,
-                             on_finish=on_finish, output_schema=output_schema, executor=executor))
+                             on_finish=on_finish, output_schema=output_schema, executor=executor,
+                             max_cost=max_cost))
     return print_spawned(res, json)
 
 
