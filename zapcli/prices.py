@@ -11,8 +11,10 @@ calls and a spawn with `--max-cost` pay for it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 PRICE_KEYS = ("input", "output", "cache_read", "cache_write")
 _LIBRARY: dict[str, bool] = {}  # model -> the library knows it

@@ -60,8 +60,8 @@ def usage(*, all_sessions: bool = False) -> list[ParentTotals]:
         live.append(view)
     out = {p.parent: p for p in totals(None if all_sessions else session)}
     for view in live:
-        if view.terminal and view.session not in out:
-            continue  # nothing to count (no model calls)
+        if not (view.calls or view.input_tokens or view.output_tokens):
+            continue  # nothing to count (no model calls: a shell command)
         p = out.setdefault(view.session, ParentTotals(view.session, ledger.Tokens(), []))
         if view.parent:
             p.tree_parents[view.id] = view.parent
