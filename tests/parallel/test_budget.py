@@ -20,7 +20,7 @@ def _figures(doc: dict) -> int:
     return doc["input_tokens"] + doc["output_tokens"]
 
 
-def test_two_parallel_children_hold_the_budget_and_every_surface_agrees(zap, model):
+def test_c26_two_parallel_children_hold_the_budget_and_every_surface_agrees(zap, model):
     """Issue 19: two parallel children each given "what is left" overshot a
     20,000-token budget by 55 %, and run --json, usage, poll and the child's
     reason disagreed."""
@@ -37,9 +37,9 @@ def test_two_parallel_children_hold_the_budget_and_every_surface_agrees(zap, mod
     proc = zap("run", "--max-tokens", "20000", "--json", "--", "fan out", timeout=120)
     doc = json.loads(proc.stdout)
     env = {"ZAPCLI_SESSION": doc["run_id"]}
-    tree = _figures(doc["tree_tokens"])
-    assert tree <= 20000 + REQUEST, doc
     usage = zap.json("usage", env=env)["sessions"][0]
+    assert usage["tree_total"] <= 20000 + REQUEST, usage  # on main: 40,200
+    tree = _figures(doc["tree_tokens"])
     assert usage["tree_total"] == tree and usage["budget"] == 20000
     assert _figures(usage["own"]) == _figures(doc["tokens"]) == 300
     children = 0

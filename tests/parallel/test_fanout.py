@@ -18,7 +18,7 @@ def _spawn(task: str, **more) -> dict:
     return {"name": "subagent", "arguments": {"action": "spawn", "task": task, **more}}
 
 
-def test_max_subagents_bounds_the_run_and_the_refusal_says_why(zap, model):
+def test_c26_max_subagents_bounds_the_run_and_the_refusal_says_why(zap, model):
     srv = model([
         {"match": "fan wide", "turns": [
             {"tool_calls": [_spawn(f"wide child {n}") for n in (1, 2, 3)]},
@@ -35,7 +35,7 @@ def test_max_subagents_bounds_the_run_and_the_refusal_says_why(zap, model):
     assert doc["undelivered"] == []  # both results reached the model (its wait)
 
 
-def test_results_that_never_reached_the_run_are_listed_and_stopped(zap, model):
+def test_c26_results_that_never_reached_the_run_are_listed_and_stopped(zap, model):
     model([
         {"match": "walk away", "turns": [
             {"tool_calls": [_spawn("slow child")]},
@@ -50,7 +50,7 @@ def test_results_that_never_reached_the_run_are_listed_and_stopped(zap, model):
     assert "1 result(s) never reached the run" in proc.err
 
 
-def test_no_descendant_outlives_a_run_killed_with_sigkill(zap, model):
+def test_c26_no_descendant_outlives_a_run_killed_with_sigkill(zap, model):
     grandchild_cmd = (f"{sys.executable} -m zapcli spawn --cli sh -- 'sleep 300' > gc.id; "
                       "sleep 300")
     model([{"match": "deep tree", "turns": [

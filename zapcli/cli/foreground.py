@@ -183,6 +183,10 @@ class _TerminalSink:
         except ZapcliError as exc:
             sys.stderr.write(f"zapcli: warning: tokens not recorded: {exc.message}\n")
 
+    def _rate_limit(self, rec: dict[str, Any]) -> None:
+        sys.stderr.write(f"zapcli: note: rate-limited ({escape_controls(str(rec.get('message')))}); "
+                         f"retrying in {float(rec.get('retry_in_s') or 0):.0f}s\n")
+
     def _diagnostic(self, rec: dict[str, Any]) -> None:
         sys.stderr.write(f"zapcli: note: {escape_controls(str(rec.get('message')))}\n")
 

@@ -172,11 +172,14 @@ def _held_for(sid: str, provider: object, parked: dict[str, list[float]]) -> boo
     if not untils or len(untils) < PARKED_TO_HOLD:
         return False
     until = min(untils)
-    held = load(sid).held
-    if held is None or not isinstance(held.get("until"), (int, float)) or held["until"] < until:
-        store.append(store.path_for(sid), "held", {
-            "reason": f"{provider} is rate-limiting {len(untils)} subagents of this session",
-            "provider": provider, "until": until})
+    try:
+        held = load(sid).held
+        if held is None or not isinstance(held.get("until"), (int, float)) or held["until"] < until:
+            store.append(store.path_for(sid), "held", {
+                "reason": f"{provider} is rate-limiting {len(untils)} subagents of this session",
+                "provider": provider, "until": until})
+    except (NotFound, OSError):
+        pass  # removed meanwhile, or a full disk: it is held all the same
     return True
 
 

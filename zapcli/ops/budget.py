@@ -89,16 +89,18 @@ class TreeBudget:
         self.spent_out = threading.Event()
         self.stopped: list[str] = []
         self._lock = threading.Lock()
+        self._reading = threading.Lock()  # the loop and the watcher read the same tails
 
     def spent(self) -> tuple[int, float]:
         """(tokens, dollars) spent by the run and every subagent of its tree so far."""
-        tokens, cost = self.meter.tokens, self.meter.cost
-        for sid in sessions.members(self.run_id):
-            tail = self.tails.get(sid)
-            if tail is None:
-                tail = self.tails[sid] = UsageTail(sid)
-            t, c = tail.read()
-            tokens, cost = tokens + t, cost + c
+        with self._reading:
+            tokens, cost = self.meter.tokens, self.meter.cost
+            for sid in sessions.members(self.run_id):
+                tail = self.tails.get(sid)
+                if tail is None:
+                    tail = self.tails[sid] = UsageTail(sid)
+                t, c = tail.read()
+                tokens, cost = tokens + t, cost + c
         return tokens, cost
 
     def share(self, tokens: int, cost: float) -> float:
