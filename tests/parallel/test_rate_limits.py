@@ -27,7 +27,7 @@ def test_a_429_parks_the_subagent_until_retry_after_then_it_completes(zap, model
 
 def test_several_parked_on_one_provider_hold_the_next_start(zap, model):
     model([{"match": "overloaded", "turns": [
-        {"http_error": {"status": 529, "retry_after": 4}},
+        {"http_error": {"status": 529, "retry_after": 8}},  # long enough for a loaded machine
         {"text": "back"}]},
         {"match": "third", "turns": [{"text": "third done"}]}])
     first = zap("spawn", "--", "overloaded one").out.strip()
