@@ -46,13 +46,15 @@ class Settings:
     executor: str = "local"  # where runners run (SPEC §15)
     ray: dict[str, Any] = field(default_factory=dict)  # the Ray executor's section (RAY_KEYS)
     worktree: dict[str, Any] = field(default_factory=dict)  # {setup, teardown}: commands run in a new tree / before its removal
+    max_subagents: int = 32  # subagents one `zapcli run` starts in all; 0 = unlimited (SPEC §19)
+    prices: dict[str, Any] = field(default_factory=dict)  # model -> USD per million tokens
     notes: tuple[str, ...] = ()  # workspace settings that were not applied, and why
     problems: tuple[str, ...] = ()  # lenient loads only: invalid layers that were skipped
 
 
 MAX_INT = 2**63 - 1  # what a record can hold (orjson: 64-bit integers)
 _NUMBER_KEYS = {"timeout_s": float, "stall_s": float, "kill_grace_s": float,
-                "max_concurrent": int, "max_kept": int}
+                "max_concurrent": int, "max_kept": int, "max_subagents": int}
 KEYS = tuple(f.name for f in fields(Settings) if f.name not in ("notes", "problems"))
 
 
@@ -106,6 +108,10 @@ def _check_value(key: str, value: Any) -> Any:
         return _check_ray(value)
     if key == "worktree":
         return _check_worktree(value)
+    if key == "prices":
+        from zapcli.prices import check_prices
+
+        return check_prices(value)
     raise AssertionError(key)
 
 
@@ -242,7 +248,7 @@ def _from_env() -> dict[str, Any]:
     out: dict[str, Any] = {}
     problems: list[str] = []
     for key in ("timeout_s", "max_concurrent", "max_kept", "stall_s", "kill_grace_s", "approval",
-                "executor"):
+                "executor", "max_subagents"):
         raw = os.environ.get("ZAPCLI_" + key.upper())
         if raw is None or raw == "":
             continue
@@ -314,6 +320,10 @@ def _workspace_layer(workspace: Path, approval: str, notes: list[str]) -> dict[s
         del layer["worktree"]
         notes.append(f"{path}: `worktree` (setup, teardown) runs commands and is not taken from "
                      "a workspace file; set it in your own config.yaml")
+    if "prices" in layer:  # a repository pricing its models at 0 would lift your --max-cost
+        del layer["prices"]
+        notes.append(f"{path}: `prices` was not applied (what a model costs is not a "
+                     "repository's to say); set it in your own config.yaml")
     for key in ("executor", "ray"):  # where tasks (and ray.env's secrets) are sent is the user's call
         if key in layer:
             del layer[key]

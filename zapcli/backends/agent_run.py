@@ -93,12 +93,15 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
             return ("timeout", "deadline reached")
         return None
 
+    meter = _meter(sid, spawn, host)
     try:
-        result = host.run(task, _TrailSink(writer, out),
+        result = host.run(task, meter.sink(_TrailSink(writer, out, spawn.session)),
                           hooks=Hooks(approver=gate, steer=inbox.take, check_report=check_report),
-                          max_tokens=spawn.max_tokens, should_stop=should_stop, history=history)
+                          should_stop=should_stop, history=history, budget=meter.check)
     finally:
         host.close()
+        if meter.held is not None:
+            meter.held.close()  # type: ignore[attr-defined]
     for _key, text in inbox.pending():
         writer.append("diagnostic", {"dimension": "steer", "name": "undelivered",
                                      "message": f"not delivered (the subagent ended first): {text[:200]}"})
@@ -106,6 +109,24 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
         out.write(b"\n")
     status = Status(result.status)
     return Outcome(status, 0 if status == Status.COMPLETED else None, result.reason)
+
+
+def _meter(sid: str, spawn: SpawnRecord, host: Any) -> Any:
+    """Prices its calls; with a budget (`--max-tokens`, `--max-cost`, or the
+    allotment its parent's tree gave it) stops before a call that would pass
+    it, counting what its own subagents hold (SPEC §19)."""
+    from zapcli.host.meter import Meter
+
+    raw = spawn.raw
+    max_cost = raw.get("max_cost") if isinstance(raw.get("max_cost"), (int, float)) else None
+    held = None
+    if spawn.max_tokens is not None or max_cost is not None:
+        from zapcli.ledger import Held
+
+        held = Held(sid)
+    price = raw.get("price") if isinstance(raw.get("price"), dict) else None
+    return Meter(getattr(host.client, "model", spawn.model), price=price,
+                 max_tokens=spawn.max_tokens, max_cost=max_cost, held=held)
 
 
 def _history(spawn: SpawnRecord, writer: TrailWriter) -> tuple[list[dict[str, Any]] | None, Outcome | None]:
@@ -155,11 +176,31 @@ class _TrailSink:
     """Records go to the trail; visible text also to stdout, each turn's on
     its own lines; the report is written synchronously (never lost)."""
 
-    def __init__(self, writer: TrailWriter, out: CappedFile):
-        self.writer, self.out = writer, out
+    def __init__(self, writer: TrailWriter, out: CappedFile, session: str = ""):
+        self.writer, self.out, self.session = writer, out, session
         self.at_line_start = True
+        self.parked = False
+
+    def _resumed(self) -> None:
+        """Back from a rate limit: the queue may have held the session's next
+        subagents for this provider; let them start now (no daemon would)."""
+        def drain() -> None:
+            try:
+                from zapcli.config import load_settings
+                from zapcli.lifecycle import queue
+
+                queue.drain(self.session, load_settings(lenient=True))
+            except Exception:  # noqa: BLE001 - best effort: the next observer drains too
+                pass
+
+        threading.Thread(target=drain, name="drain-after-rate-limit", daemon=True).start()
 
     def __call__(self, rtype: str, fields: dict[str, Any]) -> None:
+        if rtype == "rate_limit":
+            self.parked = True
+        elif rtype == "usage" and self.parked:
+            self.parked = False
+            self._resumed()
         if rtype == "text":
             delta = str(fields.get("delta", ""))
             self.out.write(delta.encode("utf-8", "replace"))

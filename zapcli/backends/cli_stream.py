@@ -74,8 +74,22 @@ class Sink:
             if "cost" in fields and "cost_usd" not in fields:
                 fields = dict(fields)
                 fields["cost_usd"] = fields.pop("cost")
+            if "cost_usd" not in fields:  # the CLI reports none: the model's price (SPEC §19)
+                fields = self._priced(fields)
             self.tokens += _int(fields.get("input_tokens")) + _int(fields.get("output_tokens"))
         self.writer.append(rtype, fields)
+
+    price: dict[str, float] | None = None  # a `prices:` entry frozen in the spawn record
+    model: str | None = None
+
+    def _priced(self, fields: dict[str, Any]) -> dict[str, Any]:
+        from zapcli import prices
+
+        cost = prices.cost(str(fields.get("model") or self.model or ""),
+                           _int(fields.get("input_tokens")), _int(fields.get("output_tokens")),
+                           _int(fields.get("cached_tokens")), _int(fields.get("cache_write_tokens")),
+                           self.price)
+        return fields if cost is None else {**fields, "cost_usd": cost}
 
     def end_with(self, report: str) -> None:
         """Make stdout end with the report (once), like the built-in agent's."""

@@ -101,6 +101,9 @@ class _Run:
         me = os.getpid()
         self.me_ctime = process_create_time(me)
         self.sink = Sink(ctx.writer, ctx.out)
+        price = ctx.spawn.raw.get("price")
+        self.sink.price = price if isinstance(price, dict) else None
+        self.sink.model = ctx.spawn.model
         # The CLI's stdout is a file we follow, not a pipe: a node CLI in its
         # own session may exit before a pipe's pending writes are flushed
         # (measured: gemini lost its answer 3 times in 8 under load), and a

@@ -49,7 +49,23 @@ def resolve_agent(agent: str | None, model_flag: str | None, workspace: Path,
                         f"replaces the built-in of that name (zapcli agents show {definition.name})")
     warnings += [f"{d['dimension']} {d['name']}: {d['message']}" for d in grant.diagnostics]
     return {"agent": definition.name, "model": model, "definition": definition.to_dict(),
-            "grant": grant.to_dict(), "diagnostics": list(grant.diagnostics)}, tuple(warnings)
+            "grant": grant.to_dict(), "diagnostics": list(grant.diagnostics),
+            "provider": _endpoint(model, settings)}, tuple(warnings)
+
+
+def _endpoint(model: str, settings: Settings) -> str | None:
+    """The endpoint its calls go to, as its client names it in a rate limit:
+    the queue holds a session's next subagents for a provider that is
+    rate-limiting several of them (SPEC §19)."""
+    import os
+
+    from zapcli.agent.types import ModelError
+    from zapcli.providers.resolve import resolve_model
+
+    try:
+        return resolve_model(model, None, settings.providers, os.environ)[1] or "https://api.openai.com/v1"
+    except ModelError:
+        return None
 
 
 def grant_problems(definition: Any, workspace: Path) -> list[dict[str, str]]:

@@ -31,10 +31,12 @@ class AgentHost:
 
     def run(self, task: str, sink: Sink, *, hooks: Hooks, max_tokens: int | None = None,
             should_stop: Callable[[], str | tuple[str, str] | None] | None = None,
-            history: list[dict[str, Any]] | None = None) -> Any:
+            history: list[dict[str, Any]] | None = None,
+            budget: Callable[[int], tuple[str, str] | None] | None = None) -> Any:
         """Run the loop to its end; returns its `LoopResult`. Tool results are
         masked with this process's secret values before the model sees them;
-        `history`: the conversation a continued subagent carries on."""
+        `history`: the conversation a continued subagent carries on; `budget`:
+        the check before each model call (`host.meter.Meter.check`)."""
         from dataclasses import replace
 
         from zapcli.agent.loop import run_loop
@@ -44,7 +46,8 @@ class AgentHost:
         if hooks.redact is None and secrets:
             hooks = replace(hooks, redact=lambda text: mask_text(text, secrets))
 
-        limits = Limits(max_turns=self.max_turns, max_tokens=max_tokens, should_stop=should_stop)
+        limits = Limits(max_turns=self.max_turns, max_tokens=max_tokens, should_stop=should_stop,
+                        budget=budget)
         return run_loop(system_prompt=self.system_prompt, task=task, client=self.client,
                         tools=self.tools, sink=sink, ctx=self.ctx, limits=limits, hooks=hooks,
                         history=history)

@@ -58,12 +58,19 @@ class SpawnRequest:
     # a person about this subagent's approvals; the gate denies once it is gone
     relay: dict[str, Any] | None = None
     # where it sits in a trace (SPEC §20): the W3C traceparent it is the child
-    # of, and the subagent or run it was started from; None: the environment's
-    # TRACEPARENT and ZAPCLI_SUBAGENT_ID (work spawned from inside a subagent)
+    # of (None: the environment's TRACEPARENT, for work spawned from inside a
+    # subagent); the subagent or run it was started from is `parent`, below
     traceparent: str | None = None
-    parent_id: str | None = None
     # `spawn --attempts N`: {"ids": every sibling's id, "index": 1..N} (`zapcli.ops.attempts`)
     attempt: dict[str, Any] | None = None
+    max_cost: float | None = None  # dollars (input + output, cache included)
+    # its tree (SPEC §19, `zapcli.ops.tree`): whose work spawns it (None: the
+    # subagent marker in our environment), the run it must not outlive
+    # ({id, pid, create_time}), how many spawns share one model message
+    parent: str | None = None
+    run: dict[str, Any] | None = None
+    siblings: int = 1
+    batch: str | None = None  # names that message: its spawns share evenly
 
 
 @plain
@@ -75,6 +82,7 @@ class SpawnResult:
     created: str
     warnings: tuple[str, ...] = ()
     agent: str | None = None  # the definition, for the zapcli backend
+    budget: dict[str, Any] | None = None  # its allotment of its tree's budget (SPEC §19)
 
 
 def argv_text(text: str) -> str:
@@ -226,6 +234,12 @@ def _executor_fields(req: SpawnRequest, settings: Settings) -> dict:
     return fields
 
 
+def _least(*values: Any) -> Any:
+    """The smallest of the values given (None: not given)."""
+    given = [v for v in values if v is not None]
+    return min(given) if given else None
+
+
 def _maybe_collect(settings: Settings) -> None:
     """Retention, opportunistically (SPEC §6.3): only when the folder holds more
     subagents than `max_kept`, counted by one directory listing, so a normal
@@ -254,6 +268,7 @@ class Prepared:
     cli: str
     task: str
     now: float
+    placed: Any = None  # its place in its tree (`ops.tree.Placement`): given back if not created
 
 
 def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | None = None) -> Prepared:
@@ -282,19 +297,35 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
     session = sessions.current()
     sid = sid or ids.new_id()
     backend.update(_extras(req, settings, cwd, sid))
+    from zapcli.ops import tree
+
+    placed = tree.place(sid, session, str(req.cli), backend.get("model"), max_tokens=req.max_tokens,
+                        max_cost=req.max_cost, settings=settings, parent=req.parent, run=req.run,
+                        siblings=req.siblings, batch=req.batch)
+    backend.update(placed.fields)
+    given = placed.fields.get("budget") or {}
+    own_tokens = req.max_tokens if req.cli == "sh" else _least(req.max_tokens, given.get("max_tokens"))
     now = time.time()
     fields = {
         "session": session, "cli": req.cli, "task": mark(task), "cwd": str(cwd),
         "workspace": str(workspace), "timeout_s": timeout,
         "approval": req.approval or settings.approval, "unattended": req.unattended,
-        "max_tokens": req.max_tokens, "after": list(req.after), "mono": time.monotonic(),
+        "max_tokens": own_tokens, "max_cost": _least(req.max_cost, given.get("max_cost")),
+        "after": list(req.after), "mono": time.monotonic(),
         "deadline": records.iso_utc(now + timeout),
         "kill_grace_s": settings.kill_grace_s, "writable_roots": list(settings.writable_roots),
         "max_concurrent": settings.max_concurrent,
         **backend, **placement, **({"relay": req.relay} if req.relay else {}),
-        "trace": tracecontext.new(traceparent=req.traceparent, parent_id=req.parent_id),
+        "trace": tracecontext.new(traceparent=req.traceparent, parent_id=req.parent),
     }
-    return Prepared(sid, session, fields, settings, warnings, str(req.cli), task, now)
+    return Prepared(sid, session, fields, settings, warnings, str(req.cli), task, now, placed)
+
+
+def abandon(p: Prepared) -> None:
+    """A prepared spawn that will not be created: its allotment goes back."""
+    from zapcli.ops import tree
+
+    tree.undo(p.sid, p.placed)
 
 
 def create(p: Prepared) -> SpawnResult:
@@ -319,6 +350,7 @@ def create(p: Prepared) -> SpawnResult:
         except Exception:  # nothing half-made stays behind, whatever went wrong
             store.path_for(sid).unlink(missing_ok=True)
             sessions.forget(session, sid)
+            abandon(p)
             raise
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
@@ -327,7 +359,8 @@ def create(p: Prepared) -> SpawnResult:
 
     view = view_of(sid, load(sid))
     return SpawnResult(id=sid, status=view.status, cli=p.cli, task=display(mark(p.task)),
-                       created=records.iso_utc(p.now), warnings=p.warnings, agent=view.agent)
+                       created=records.iso_utc(p.now), warnings=p.warnings, agent=view.agent,
+                       budget=p.fields.get("budget"))
 
 
 def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:

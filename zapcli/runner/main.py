@@ -20,7 +20,7 @@ from zapcli import backends, tracecontext
 from zapcli.backends.base import RunContext
 from zapcli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from zapcli.redact import secret_values
-from zapcli.runner import guard, scratch, tree
+from zapcli.runner import guard, scratch, tether, tree
 from zapcli.supervisor.capture import CappedFile
 from zapcli.supervisor.launch import MARKER, process_create_time
 from zapcli.trail import endslot, store
@@ -157,7 +157,8 @@ def _prefetch(sid: str) -> None:
     if spawn is None or spawn.cli != "zapcli":
         return
     mcp = (spawn.grant or {}).get("mcp")
-    names = (["mcp", "mcp.client.stdio"] if isinstance(mcp, dict) and mcp.get("servers") else []) + ["openai"]
+    names = (["mcp", "mcp.client.stdio"] if isinstance(mcp, dict) and mcp.get("servers") else []) + \
+        ["openai", "genai_prices"]  # the price library, for the cost of its first call
 
     def work() -> None:
         from importlib import import_module
@@ -200,6 +201,7 @@ def main(sid: str) -> int:
         return EXIT_FAILED
     endslot.reserve(writer.path)  # room for the end, whatever the disk does later
     helpers = _record_helpers(writer)
+    tether.hold(sid, spawn, terminated)
     try:
         outcome = _scratch(sid)
         if outcome is None:
@@ -225,6 +227,7 @@ def main(sid: str) -> int:
     writer.end(outcome, retry_s=max(spawn.kill_grace_s, 5.0), stdout_bytes=out.written,
                stderr_bytes=err.written, stdout_kept=out.kept, stderr_kept=err.kept)
     writer.close()
+    tether.settle_self(sid)  # every call counted, the last one too; the allotment returns
     _after_exit(spawn, sid, busy=terminated.is_set())
     if live is not None:  # after the status and the queue: delivery never holds either
         live.stop()

@@ -98,7 +98,13 @@ ACTIONS: tuple[Action, ...] = (
                      "default), auto-edit or full.", enum=APPROVAL_MODES),
                Param("cwd", "string", "Directory to run in (default: the server's)."),
                Param("after", "array", "Start only after these subagent ids completed."),
-               Param("max_tokens", "integer", "Token budget (input + output), more than 0."),
+               Param("max_tokens", "integer", "Token budget (input + output), more than 0.",
+                     run_description="Tokens for this subagent, from the run's budget (default: "
+                     "an even share of what is not yet reserved among the subagents spawned in "
+                     "this message, one share kept for you); what it does not use returns when "
+                     "it ends."),
+               Param("max_cost", "number", "Budget in US dollars, more than 0 (an unpriced "
+                     "model is refused)."),
                Param("unattended", "boolean", "Deny at once whatever would ask for approval."),
                Param("worktree", "boolean", "Work in a new git worktree on branch zapcli/<id>, "
                      "from the current HEAD of the repository holding cwd (parallel edits to one "

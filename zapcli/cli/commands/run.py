@@ -9,6 +9,7 @@ from zapcli.errors import UsageError
 def execute(task: str | None = None, subagent: bool = False, id: str | None = None,
             agent: str | None = None, model: str | None = None, max_tokens: int | None = None,
             approval: str | None = None, unattended: bool = False, timeout: float | None = None,
+            max_cost: float | None = None, max_subagents: int | None = None,
             json: bool = False) -> int:
     if subagent:
         if not id:
@@ -19,4 +20,5 @@ def execute(task: str | None = None, subagent: bool = False, id: str | None = No
     from zapcli.cli.foreground import run_foreground
 
     return run_foreground(task=task, agent=agent, model=model, max_tokens=max_tokens,
-                          approval=approval, unattended=unattended, json=json, timeout=timeout)
+                          approval=approval, unattended=unattended, json=json, timeout=timeout,
+                          max_cost=max_cost, max_subagents=max_subagents)

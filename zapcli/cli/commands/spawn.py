@@ -14,13 +14,15 @@ def execute(task: str, cli: str | None = None, agent: str | None = None, model: 
             unattended: bool = False, worktree: bool = False, on_finish: str | None = None,
             output_schema: str | None = None, executor: str | None = None,
             attempts: int | None = None, attempt_cli: list[str] | None = None,
-            attempt_model: list[str] | None = None, json: bool = False) -> int:
+            attempt_model: list[str] | None = None, max_cost: float | None = None,
+            json: bool = False) -> int:
     if task == "-":
         task = decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
     req = SpawnRequest(task=task, cli=cli, agent=agent, model=model, timeout_s=timeout,
                        approval=approval, cwd=cwd, after=tuple(after or ()),
                        max_tokens=max_tokens, unattended=unattended, worktree=worktree,
-                       on_finish=on_finish, output_schema=output_schema, executor=executor)
+                       on_finish=on_finish, output_schema=output_schema, executor=executor,
+                       max_cost=max_cost)
     if attempts is not None or attempt_cli or attempt_model:
         from zapcli.ops.attempts import spawn_attempts
 
