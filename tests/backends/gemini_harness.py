@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zapcli.backends.clis.base import CliLaunch, CliOutcome, CliRequest, Record
+from zapcli.backends.clis.base import CliLaunch, CliRequest, Record
 from zapcli.backends.clis.gemini import GeminiAdapter, GeminiParser
 from zapcli.testing.server import ScriptedServer
+from zapcli.trail.model import Outcome
 
 API_KEY = "gemini-test-key-0123456789"
 
@@ -31,7 +32,7 @@ class Run:
     exit_code: int | None
     elapsed: float
     records: list[Record] = field(default_factory=list)
-    outcome: CliOutcome | None = None
+    outcome: Outcome | None = None
     parser: GeminiParser | None = None
 
     def of(self, kind: str) -> list[dict[str, Any]]:

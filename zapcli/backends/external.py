@@ -27,7 +27,7 @@ from typing import Any
 from zapcli.backends import cli_home
 from zapcli.backends.base import Backend, RunContext
 from zapcli.backends.cli_stream import LinePump, Sink, TailPump
-from zapcli.backends.clis.base import CliLaunch, CliOutcome, CliRequest, EventParser
+from zapcli.backends.clis.base import CliLaunch, CliRequest, EventParser
 from zapcli.supervisor.capture import feed
 from zapcli.supervisor.kill import end_marked, kill_tree
 from zapcli.supervisor.launch import process_create_time
@@ -229,9 +229,9 @@ class _Run:
             self._report(self.parser.finish(code, stderr_tail).report if ending == "budget"
                          else None)
             return Outcome(why[0], None, why[1])
-        result: CliOutcome = self.parser.finish(code, stderr_tail)
+        result = self.parser.finish(code, stderr_tail)
         self._report(result.report)
-        if result.status == "completed":
+        if result.status == Status.COMPLETED:
             return Outcome(Status.COMPLETED, 0, None)
         return Outcome(Status.FAILED, code if code is not None and code >= 0 else None,
                        result.reason or f"{ctx.spawn.cli} failed (exit code {code})")

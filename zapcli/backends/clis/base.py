@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zapcli.trail.model import Outcome
+
 Record = tuple[str, dict[str, Any]]  # (record type, fields), e.g. ("text", {"delta": "hi"})
 
 
@@ -69,15 +71,6 @@ class CliLaunch:
     diagnostics: list[dict[str, Any]] = field(default_factory=list)  # {dimension, name, message}
 
 
-@dataclass
-class CliOutcome:
-    """How the subagent ended, decided from the stream and the exit."""
-
-    status: str  # completed | failed
-    reason: str | None = None
-    report: str | None = None
-
-
 class EventParser:
     """Turns a CLI's events into records. One instance per subagent run.
 
@@ -95,7 +88,7 @@ class EventParser:
     def feed(self, event: Any) -> list[Record]:
         raise NotImplementedError
 
-    def finish(self, exit_code: int | None, stderr_tail: str) -> CliOutcome:
+    def finish(self, exit_code: int | None, stderr_tail: str) -> Outcome:
         raise NotImplementedError
 
 

@@ -43,11 +43,11 @@ from typing import Any
 from zapcli.backends.clis.base import (
     Adapter,
     CliLaunch,
-    CliOutcome,
     CliRequest,
     EventParser,
     Record,
 )
+from zapcli.trail.model import Outcome, Status
 
 APPROVAL_MODES = {"full": "yolo", "workspace": "auto_edit", "auto-edit": "auto_edit",
                   "confirm": "default"}
@@ -280,14 +280,14 @@ class GeminiParser(EventParser):
     def report(self) -> str:
         return "".join(self._turn) or "".join(self._all)
 
-    def finish(self, exit_code: int | None, stderr_tail: str) -> CliOutcome:
+    def finish(self, exit_code: int | None, stderr_tail: str) -> Outcome:
         if self.result is None:
             lines = [ln for ln in stderr_tail.splitlines() if ln.strip()]
             reason = "\n".join(lines[-5:]) or f"gemini exited with code {exit_code} and no result"
-            return CliOutcome("failed", reason, self.report() or None)
+            return Outcome(Status.FAILED, None, reason, self.report() or None)
         if self.result.get("status") == "success":
-            return CliOutcome("completed", None, self.report())
+            return Outcome(Status.COMPLETED, report=self.report())
         error = self.result.get("error") if isinstance(self.result.get("error"), dict) else {}
         reason = (error or {}).get("message") or self._last_error or \
             f"gemini reported status {self.result.get('status')!r}"
-        return CliOutcome("failed", str(reason), self.report() or None)
+        return Outcome(Status.FAILED, None, str(reason), self.report() or None)
