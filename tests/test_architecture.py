@@ -122,16 +122,18 @@ def test_every_module_says_what_it_owns():
 
 
 def test_the_seams_have_their_implementations():
-    from zapcli import backends, executors
+    from zapcli import executors
+    from zapcli.backends import registry
     from zapcli.backends.base import Backend
     from zapcli.executors.base import Executor
 
-    for name in backends.NAMES:
-        backend = backends.get(name)
+    for name in registry.BUILTIN:
+        backend = registry.get(name)
         assert isinstance(backend, Backend) and type(backend).run is not Backend.run, name
-    for name in executors.NAMES:
+        assert backend.name == name and backend.summary, name
+    for name in executors.BUILTIN:
         executor = executors.get(name)
-        assert isinstance(executor, Executor)
+        assert isinstance(executor, Executor) and executor.name == name
         for method in ("launch", "alive", "signal", "collect"):
             assert getattr(type(executor), method) is not getattr(Executor, method), (name, method)
 

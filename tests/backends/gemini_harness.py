@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from zapcli.backends.clis.base import CliLaunch, CliRequest, Record
-from zapcli.backends.clis.gemini import GeminiAdapter, GeminiParser
+from zapcli.backends.clis.gemini import GeminiBackend, GeminiParser
 from zapcli.testing.server import ScriptedServer
 from zapcli.trail.model import Outcome
 
@@ -65,7 +65,7 @@ def write_files(launch: CliLaunch, home: Path) -> None:
 
 def run_gemini(binary: Path, req: CliRequest, timeout: float = 120.0,
                save: Path | None = None) -> Run:
-    adapter = GeminiAdapter()
+    adapter = GeminiBackend()
     launch = adapter.launch(req, [str(binary)])
     write_files(launch, req.config_home)
     t0 = time.monotonic()

@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import agent_cli
 from zapcli.backends.clis.base import CliRequest, McpServer, Record
-from zapcli.backends.clis.codex import CodexAdapter
+from zapcli.backends.clis.codex import CodexBackend
 from zapcli.backends.clis.codex_events import CodexParser
 from zapcli.testing import ScriptedServer
 from zapcli.trail.model import Outcome, Status
@@ -44,7 +44,7 @@ def request(tmp_path: Path, srv: ScriptedServer | None, task: str, **kw: Any) ->
 def run_codex(req: CliRequest, timeout: float = 90) -> tuple[list[Record], Outcome,
                                                               CodexParser, float, list[str]]:
     """Start codex as the adapter says, feed its stdout lines to the parser."""
-    adapter = CodexAdapter()
+    adapter = CodexBackend()
     launch = adapter.launch(req, [str(agent_cli("codex"))])
     for rel, text in launch.files.items():
         path = req.config_home / rel
@@ -273,7 +273,7 @@ def test_exit_without_a_terminal_event_fails_with_stderr():
 def config_of(tmp_path: Path, **kw: Any) -> tuple[dict[str, Any], Any]:
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     req = request(tmp_path, None, "t", **kw)
-    launch = CodexAdapter().launch(req, ["codex"])
+    launch = CodexBackend().launch(req, ["codex"])
     return tomllib.loads(launch.files["config.toml"]), launch
 
 

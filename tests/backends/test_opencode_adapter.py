@@ -19,7 +19,7 @@ from typing import Any
 
 from tests.conftest import agent_cli
 from zapcli.backends.clis.base import CliLaunch, CliRequest, McpServer
-from zapcli.backends.clis.opencode import OpencodeAdapter, OpencodeParser
+from zapcli.backends.clis.opencode import OpencodeBackend, OpencodeParser
 from zapcli.testing.server import ScriptedServer
 from zapcli.trail.model import Outcome, Status
 
@@ -49,7 +49,7 @@ def write_files(home: Path, files: dict[str, str]) -> None:
 
 
 def parse(lines: list[bytes], exit_code: int | None, stderr: str) -> tuple[list, OpencodeParser]:
-    parser = OpencodeAdapter().parser()
+    parser = OpencodeBackend().parser()
     assert isinstance(parser, OpencodeParser)
     records: list[tuple[str, dict[str, Any]]] = []
     for line in lines:
@@ -69,7 +69,7 @@ def run_opencode(tmp: Path, srv: ScriptedServer, task: str = "PING say hi", *,
                 "OPENAI_BASE_URL": srv.base_url, "OPENAI_API_KEY": KEY, **(env or {})}
     request = CliRequest(task=task, cwd=str(ws), workspace=str(ws), config_home=home,
                          env=base_env, model=req.pop("model", "scripted"), **req)
-    launch = OpencodeAdapter().launch(request, [str(agent_cli("opencode"))])
+    launch = OpencodeBackend().launch(request, [str(agent_cli("opencode"))])
     if edit_config is not None:
         cfg = json.loads(launch.files["config/opencode/opencode.json"])
         edit_config(cfg)
@@ -305,7 +305,7 @@ def test_full_maps_to_auto_and_never_asks(tmp_path):
     req = CliRequest(task="t", cwd=str(tmp_path), workspace=str(tmp_path), config_home=tmp_path,
                      env={"OPENCODE_CONFIG": "/x", "OPENAI_API_KEY": KEY}, approval="full",
                      model="gpt-x", tools=("read", "task_output"))
-    launch = OpencodeAdapter().launch(req, ["opencode"])
+    launch = OpencodeBackend().launch(req, ["opencode"])
     cfg = json.loads(launch.files["config/opencode/opencode.json"])
     assert "--auto" in launch.argv and launch.argv[-3:-1] == ["--model", "zapcli/gpt-x"]
     assert "\"ask\"" not in json.dumps(cfg["permission"])
@@ -313,7 +313,7 @@ def test_full_maps_to_auto_and_never_asks(tmp_path):
     assert launch.stdin == b"t" and "OPENCODE_CONFIG" not in launch.env
     assert [d["name"] for d in launch.diagnostics] == ["task_output"]
     for mode in ("confirm", "workspace", "auto-edit"):
-        launch = OpencodeAdapter().launch(CliRequest(
+        launch = OpencodeBackend().launch(CliRequest(
             task="t", cwd=".", workspace=".", config_home=tmp_path, env={}, approval=mode,
             model="m", tools=("bash", "edit", "write", "read")), ["opencode"])
         perm = json.loads(launch.files["config/opencode/opencode.json"])["permission"]
@@ -324,7 +324,7 @@ def test_full_maps_to_auto_and_never_asks(tmp_path):
 
 def test_unattended_keeps_the_mode_and_still_never_asks(tmp_path):
     def perm_of(approval: str) -> tuple[dict[str, Any], list[str]]:
-        launch = OpencodeAdapter().launch(CliRequest(
+        launch = OpencodeBackend().launch(CliRequest(
             task="t", cwd=".", workspace=".", config_home=tmp_path, env={}, approval=approval,
             unattended=True, model="m", tools=("edit", "bash")), ["opencode"])
         return json.loads(launch.files["config/opencode/opencode.json"])["permission"], launch.argv

@@ -16,7 +16,6 @@ import threading
 import time
 import traceback
 
-from zapcli import backends
 from zapcli.backends.base import RunContext
 from zapcli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from zapcli.lifecycle.observe import load
@@ -223,7 +222,12 @@ def _run_backend(ctx: RunContext) -> Outcome:
     except MissingSecret as exc:
         return Outcome(Status.FAILED, None, f"the task uses the value of ${exc.args[0]}, which "
                        "is not set in this subagent's environment")
-    backend = backends.get(ctx.spawn.cli)
+    from zapcli.backends.registry import Unusable, for_spawn
+
+    try:
+        backend = for_spawn(ctx.spawn)
+    except Unusable as exc:
+        return Outcome(Status.FAILED, None, str(exc))
     if not backend.in_process:
         return backend.run(ctx)
     done = threading.Event()
@@ -288,12 +292,13 @@ def _after_exit(spawn: SpawnRecord, sid: str, busy: bool = False) -> None:
     try:
         from pathlib import Path
 
+        from zapcli.backends.sections import OWNERS
         from zapcli.config import load_settings
         from zapcli.lifecycle import queue, retention
         from zapcli.lifecycle import session as sessions
 
         sessions.deactivate(spawn.session, sid)
-        settings = load_settings(Path(spawn.workspace), lenient=True)
+        settings = load_settings(Path(spawn.workspace), lenient=True, owners=OWNERS)
         queue.drain(spawn.session, settings)
         # Retention deletes trails by `max_kept`: never on a guess, so not
         # while a config layer is invalid; nor when killed (exit within grace).

@@ -79,6 +79,12 @@ def _usage_record(model: str, mu: dict[str, Any]) -> Record:
 class ClaudeEventParser(EventParser):
     """One per run; see the module docstring for the mapping."""
 
+    # 2.1.328's stream-json kinds: read, or knowingly passed over
+    event_types = frozenset({"system", "assistant", "user", "result", "stream_event",
+                             "rate_limit_event", "tool_progress", "tool_use_summary",
+                             "keep_alive", "auth_status", "prompt_suggestion",
+                             "control_request", "control_response"})
+
     def __init__(self) -> None:
         self.terminal = False
         self.session_id: str | None = None

@@ -50,7 +50,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from zapcli.backends.clis.base import Adapter, CliLaunch, CliRequest, EventParser, McpServer
+from zapcli.backends.clis.base import CliBackend, CliLaunch, CliRequest, EventParser, McpServer
 from zapcli.redact import MARKERS, is_secret_name
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -176,11 +176,13 @@ def config_toml(req: CliRequest, env: dict[str, str]) -> tuple[str, list[dict[st
     return "\n".join(lines), diags
 
 
-class CodexAdapter(Adapter):
+class CodexBackend(CliBackend):
     name = "codex"
+    summary = "the Codex CLI (codex exec)"
     binary = "codex"
     event_format = "codex-json"
     install_hint = "npm install -g @openai/codex"
+    tested = ("0.169.0", "0.170")
     # its thread index stores each rollout's absolute path: a copy would resume
     # (and append to) the OLD home's rollout; without it codex finds the copy's
     resume_drop = ("state_*.sqlite*",)

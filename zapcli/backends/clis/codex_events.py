@@ -97,6 +97,10 @@ def _result(item: dict[str, Any]) -> tuple[bool, str]:
 
 
 class CodexParser(EventParser):
+    event_types = frozenset({"thread.started", "turn.started", "turn.completed", "turn.failed",
+                             "item.started", "item.updated", "item.completed", "error",
+                             "request_user_input"})
+
     def __init__(self, model: str | None = None, already: Mapping[str, int] | None = None):
         self.model = model or ""
         self.terminal = False

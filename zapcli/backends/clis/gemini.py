@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from zapcli.backends.clis.base import (
-    Adapter,
+    CliBackend,
     CliLaunch,
     CliRequest,
     EventParser,
@@ -99,11 +99,17 @@ def core_tools(tools: tuple[str, ...], mode: str, mcp_names: list[str]
     return core, diags
 
 
-class GeminiAdapter(Adapter):
+class GeminiBackend(CliBackend):
     name = "gemini"
+    summary = "the Gemini CLI (gemini -p)"
     binary = "gemini"
     event_format = "gemini-stream-json"
     install_hint = "npm install -g @google/gemini-cli"
+    tested = ("0.61.0", "0.62")
+    exit_reasons = {55: "the Gemini CLI refused to work in a folder it does not trust (exit 55: "
+                        "folder trust is on and the folder is not trusted); trust the folder in "
+                        "gemini, set GEMINI_CLI_TRUST_WORKSPACE=true for this spawn, or spawn it "
+                        "with --worktree (zapcli trusts the trees it creates)"}
 
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         mode = APPROVAL_MODES.get(req.approval, "default")
@@ -193,6 +199,8 @@ class GeminiParser(EventParser):
     """stream-json events -> records. Gemini prints no thinking and no final
     text of its own: the report is the assistant text of the last model turn
     (the deltas after the last tool result; all text when there was none)."""
+
+    event_types = frozenset({"init", "message", "tool_use", "tool_result", "error", "result"})
 
     def __init__(self) -> None:
         self.model: str | None = None

@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from zapcli.backends.clis.base import (
-    Adapter,
+    CliBackend,
     CliLaunch,
     CliRequest,
     EventParser,
@@ -159,11 +159,13 @@ def environment(req: CliRequest) -> dict[str, str]:
     return env
 
 
-class OpencodeAdapter(Adapter):
+class OpencodeBackend(CliBackend):
     name = "opencode"
+    summary = "opencode (opencode run)"
     binary = "opencode"
     event_format = "opencode-json"
     install_hint = "npm install -g opencode-ai"
+    tested = ("1.18.33", "1.19")
 
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         perm, diags = permissions(req)
@@ -217,6 +219,9 @@ def _num(obj: Any, *path: str) -> int:
 
 class OpencodeParser(EventParser):
     """`opencode run --format json` events -> trail records."""
+
+    event_types = frozenset({"step_start", "step_finish", "text", "reasoning", "tool_use",
+                             "error"})
 
     def __init__(self, model: str | None = None) -> None:
         self.model = model

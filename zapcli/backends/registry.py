@@ -1,0 +1,156 @@
+"""Every backend, by name: the one place backend names come from (SPEC §17).
+
+Imports `zapcli.backends.base` and `zapcli.plugins`; a backend's module only
+when it is asked for. Three kinds of name:
+- built-in: one line each in `BUILTIN` (name -> "module:Class");
+- plugin: an entry point in group `zapcli.backends` of another package,
+  scanned only when a name is not built in, or for the whole list;
+- wrapper: a name config.yaml's `backends:` defines with a `command` and the
+  `format` of a CLI backend it speaks (started with that backend's flags).
+Every list, help text, completion, enum and error message that names
+backends reads them here. `section` validates config.yaml's `backends:`, the
+one section this seam owns.
+"""
+
+from __future__ import annotations
+
+from zapcli import plugins
+from zapcli.backends.base import Backend
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
+
+    from zapcli.config import Settings
+    from zapcli.trail.model import SpawnRecord
+
+BUILTIN = {
+    "zapcli": "zapcli.backends.agent:AgentBackend",
+    "sh": "zapcli.backends.shell:ShBackend",
+    "claude": "zapcli.backends.clis.claude:ClaudeBackend",
+    "codex": "zapcli.backends.clis.codex:CodexBackend",
+    "gemini": "zapcli.backends.clis.gemini:GeminiBackend",
+    "opencode": "zapcli.backends.clis.opencode:OpencodeBackend",
+}
+GROUP = "zapcli.backends"
+DEFAULT = "zapcli"
+_made: dict[str, Backend] = {}
+
+
+class Unusable(Exception):
+    """A name that is installed or configured but cannot be used now (a
+    broken plugin): the message says why."""
+
+
+def _builtin(name: str) -> Backend:
+    backend = _made.get(name)
+    if backend is None:
+        from importlib import import_module
+
+        module, _, cls = BUILTIN[name].partition(":")
+        backend = _made[name] = getattr(import_module(module), cls)()
+    return backend
+
+
+def get(name: str) -> Backend:
+    """The registered backend `name` (built-in or plugin). Raises KeyError for
+    a name nobody registered, Unusable for a plugin that cannot be used."""
+    if name in BUILTIN:
+        return _builtin(name)
+    try:
+        found = plugins.get(GROUP, name, Backend, reserved=tuple(BUILTIN))
+    except plugins.Unusable as exc:
+        raise Unusable(str(exc)) from None
+    if found is None:
+        raise KeyError(name)
+    return found  # type: ignore[no-any-return]
+
+
+def every() -> dict[str, Backend]:
+    """Every usable registered backend by name: the built-ins, then the
+    plugins (an unusable one is warned about once and left out)."""
+    out = {name: _builtin(name) for name in BUILTIN}
+    out.update(plugins.every(GROUP, Backend, reserved=tuple(BUILTIN)))
+    return out
+
+
+def names(configured: dict[str, Any] | None = None) -> tuple[str, ...]:
+    """Every backend name: built-ins, plugins, then config.yaml's wrappers."""
+    known = list(BUILTIN) + [n for n in plugins.every(GROUP, Backend, tuple(BUILTIN))]
+    return tuple(known) + tuple(sorted(n for n in (configured or {}) if n not in known))
+
+
+def problems() -> list[str]:
+    """Why each installed backend plugin cannot be used."""
+    every()
+    return plugins.problems(GROUP)
+
+
+def by_format(fmt: Any) -> Backend | None:
+    """The registered backend whose event stream is `fmt` (a wrapper's `format`)."""
+    if not isinstance(fmt, str):
+        return None
+    for backend in every().values():
+        if backend.event_format == fmt:
+            return backend
+    return None
+
+
+def formats() -> tuple[str, ...]:
+    return tuple(b.event_format for b in every().values() if b.event_format)
+
+
+def resolve(name: str, configured: dict[str, Any] | None = None) -> Backend:
+    """The backend that does the work of `name` at spawn: a registered one, or
+    for a wrapper config.yaml defines, the one whose format it speaks. Raises
+    KeyError for an unknown name, Unusable for a broken plugin."""
+    try:
+        return get(name)
+    except KeyError:
+        spec = (configured or {}).get(name)
+        backend = by_format(spec.get("format")) if isinstance(spec, dict) else None
+        if backend is None:
+            raise
+        return backend
+
+
+def for_spawn(spawn: SpawnRecord) -> Backend:
+    """The runner's backend for a spawn record: its `cli`, or the CLI whose
+    format the frozen `backend` says it speaks (a wrapper). Raises Unusable
+    when neither is there now (a plugin uninstalled since the spawn)."""
+    try:
+        return get(spawn.cli)
+    except KeyError:
+        backend = by_format((spawn.backend or {}).get("format"))
+        if backend is None:
+            raise Unusable(f"the backend {spawn.cli!r} it was spawned with is not installed now "
+                           "(no built-in, plugin or config.yaml backend has that name)") from None
+        return backend
+
+
+def configured(settings: Settings) -> dict[str, Any]:
+    """config.yaml's `backends:` (validated when the settings were loaded)."""
+    value = settings.sections.get("backends")
+    return value if isinstance(value, dict) else {}
+
+
+def section(value: Any) -> dict[str, dict[str, Any]]:
+    """Validate config.yaml's `backends:` mapping; raises ValueError saying
+    what is wrong. Each entry is checked by the backend it names, or, for a
+    new name (a wrapper), by the backend whose `format` it gives."""
+    if not isinstance(value, dict):
+        raise ValueError("expected a mapping of backend name to {command, format}")
+    out: dict[str, dict[str, Any]] = {}
+    for name, spec in value.items():
+        if not isinstance(name, str) or not plugins.NAME.match(name):
+            raise ValueError(f"backend name {name!r}: use lower-case letters, digits, - and _")
+        try:
+            backend = get(name)
+        except (KeyError, Unusable):
+            fmt = spec.get("format") if isinstance(spec, dict) else None
+            backend = by_format(fmt)  # type: ignore[assignment]
+            if backend is None:
+                raise ValueError(f"backends.{name}.format: expected one of "
+                                 f"{', '.join(formats())}, got {fmt!r}") from None
+        out[name] = backend.check_config(name, spec)
+    return out
