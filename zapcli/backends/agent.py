@@ -71,7 +71,7 @@ class AgentBackend(Backend):
     """`--cli zapcli`: the built-in agent, in the runner's own interpreter."""
 
     name = "zapcli"
-    summary = "the built-in agent (any OpenAI-compatible model)"
+    summary = "the built-in agent"
     approval_hook = True  # every tool call goes through zapcli's approvals
     restricts = ("prompt", "model", "tools", "mcp", "skills", "knowledge", "memory")
     in_process = True

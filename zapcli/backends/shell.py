@@ -24,7 +24,7 @@ class ShBackend(Backend):
     """`--cli sh`: the task is a shell script; its exit code decides."""
 
     name = "sh"
-    summary = "a POSIX shell command (sh -c, stdin closed)"
+    summary = "a POSIX shell command"
     reports = False
 
     def prepare(self, spawn: SpawnInput) -> tuple[dict[str, Any], tuple[str, ...]]:

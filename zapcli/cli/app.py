@@ -40,6 +40,28 @@ def _no_type_column() -> None:
 _no_type_column()
 
 
+def _backends_help() -> str:
+    """--cli's help, from the backend registry: each built-in that is not an
+    agent CLI with its summary, then the agent CLIs."""
+    from zapcli.backends import registry
+
+    every = {name: registry.get(name) for name in registry.BUILTIN}
+    own = [f"{n} ({b.summary}{', default' if n == registry.DEFAULT else ''})"
+           for n, b in every.items() if not b.event_format]
+    clis = [n for n, b in every.items() if b.event_format]
+    return (f"Backend: {', '.join(own)}, or an agent CLI: {', '.join(clis)}; or a plugin's, or "
+            "one config.yaml's backends: defines (zapcli doctor lists them). Default: the --agent "
+            f"definition's cli:, else {registry.DEFAULT}.")
+
+
+def _executors_help() -> str:
+    """--executor's help, from the executor registry."""
+    from zapcli import executors
+
+    where = ", ".join(f"{n} ({executors.get(n).summary})" for n in executors.BUILTIN)
+    return f"Where it runs: {where}, or a plugin's; config executor. Default: {executors.DEFAULT}."
+
+
 def _run(name: str, params: dict) -> None:
     from importlib import import_module
 
@@ -62,7 +84,7 @@ def main(version: bool = typer.Option(False, "--version", callback=_version, is_
 @app.command()
 def spawn(
     task: str = typer.Argument(..., help="What to do. '-' reads it from stdin (UTF-8, up to 1 MB).", metavar="TASK"),
-    cli: Optional[str] = typer.Option(None, "--cli", help="Backend: zapcli (the built-in agent, default), sh (a shell command), or an agent CLI: claude, codex, gemini, opencode (or one config.yaml's backends: defines). Default: the --agent definition's cli:, else zapcli.", metavar="NAME"),
+    cli: Optional[str] = typer.Option(None, "--cli", help=_backends_help(), metavar="NAME"),
     agent: Optional[str] = typer.Option(None, "--agent", help="Subagent definition to use (its cli: may pick the backend).", metavar="NAME"),
     model: Optional[str] = typer.Option(None, "--model", help="Model for this subagent.", metavar="MODEL"),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Deadline in seconds (default 300, config timeout_s).", metavar="SECS"),
@@ -74,7 +96,7 @@ def spawn(
     worktree: bool = typer.Option(False, "--worktree", help="Work in a new git worktree on branch zapcli/<id>, from the current HEAD.", metavar=""),
     on_finish: Optional[str] = typer.Option(None, "--on-finish", help="Shell command run once when it ends (ZAPCLI_ID, ZAPCLI_STATUS, ZAPCLI_EXIT_CODE, ZAPCLI_TRAIL set); config on_finish.", metavar="CMD"),
     output_schema: Optional[str] = typer.Option(None, "--output-schema", help="JSON Schema file the final report must satisfy (poll --json: structured).", metavar="FILE"),
-    executor: Optional[str] = typer.Option(None, "--executor", help="Where it runs: local (this machine) or ray (a Ray cluster: RAY_ADDRESS or ray.address; config executor).", metavar="NAME"),
+    executor: Optional[str] = typer.Option(None, "--executor", help=_executors_help(), metavar="NAME"),
     json: bool = JSON,
 ) -> None:
     """Start a subagent in the background and print its id at once.

@@ -83,7 +83,7 @@ RAY_KEYS = ("address", "resources", "python", "env", "max_concurrent")
 
 class RayExecutor(Executor):
     name = "ray"
-    summary = "a Ray cluster (RAY_ADDRESS or ray.address)"
+    summary = "a Ray cluster: RAY_ADDRESS or ray.address"
     remote = True
     config_keys = RAY_KEYS
 

@@ -1,7 +1,7 @@
 """`zapcli doctor`: one line per check, each saying what to fix.
 
 Imports `zapcli.config`, `zapcli.paths`, `zapcli.definitions`, `zapcli.capabilities`
-(config of MCP servers), `zapcli.executors.ray_api` when a Ray cluster is configured; the model check is `zapcli.providers.probe`, imported
+(config of MCP servers), the backend and executor registries, `zapcli.executors.ray_api` when a Ray cluster is configured; the model check is `zapcli.providers.probe`, imported
 by the CLI command, the one parent command that pays for the openai SDK.
 """
 
@@ -131,6 +131,7 @@ def run_checks() -> tuple[list[Check], Settings]:
                         "without them)", missing, warning=bool(missing)))
     checks.append(_mcp(workspace))
     checks.append(_backends(settings))
+    checks.append(_executors())
     cluster = _cluster(settings)
     if cluster is not None:
         checks.append(cluster)
@@ -187,6 +188,16 @@ def _backends(settings: Settings) -> Check:
         detail += f"; {len(broken)} plugin(s) cannot be used"
     return Check("backends", True, detail, [line for line, _ in lines] + broken,
                  warning=found < len(lines) or bool(stale or broken))
+
+
+def _executors() -> Check:
+    """The executors (SPEC §15, §17): built-in and plugins; a plugin that
+    cannot be used is a warning."""
+    from zapcli import executors
+
+    names = executors.names()
+    broken = executors.problems()
+    return Check("executors", True, ", ".join(names), broken, warning=bool(broken))
 
 
 def _cluster(settings: Settings) -> Check | None:

@@ -130,7 +130,7 @@ def version_numbers(text: str | None) -> tuple[int, ...] | None:
 
 
 def tested_text(tested: tuple[str, str]) -> str:
-    return f"{tested[0]} up to (not including) {tested[1]}"
+    return f">={tested[0]}, <{tested[1]}"
 
 
 def in_tested(version: str | None, tested: tuple[str, str] | None) -> bool | None:
@@ -253,10 +253,14 @@ class CliBackend(Backend):
         command = list(found.command)
         version = cli_home.version(self.version_argv(command), command, dict(os.environ))
         line = f"{name}: {version or 'version unknown'} ({' '.join(command)})"
+        if self.tested is None:
+            return line, True
         fits = in_tested(version, self.tested)
-        if fits is False and self.tested:
+        if fits is None:
+            line += f" — tested with {tested_text(self.tested)}; its version could not be read"
+        elif fits:
+            line += f" — in the tested range {tested_text(self.tested)}"
+        else:
             line += (f" — not the versions zapcli was tested with ({tested_text(self.tested)}): "
                      "a changed event stream ends its subagents failed, saying so")
-        elif fits and self.tested:
-            line += f" — tested ({tested_text(self.tested)})"
         return line, True

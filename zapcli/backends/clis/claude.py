@@ -136,7 +136,7 @@ def _environment(req: CliRequest) -> dict[str, str]:
 
 class ClaudeBackend(CliBackend):
     name = "claude"
-    summary = "Claude Code (claude -p)"
+    summary = "Claude Code, claude -p"
     binary = "claude"
     event_format = "claude-stream-json"
     install_hint = "npm install -g @anthropic-ai/claude-code"

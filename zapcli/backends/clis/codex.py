@@ -178,7 +178,7 @@ def config_toml(req: CliRequest, env: dict[str, str]) -> tuple[str, list[dict[st
 
 class CodexBackend(CliBackend):
     name = "codex"
-    summary = "the Codex CLI (codex exec)"
+    summary = "the Codex CLI, codex exec"
     binary = "codex"
     event_format = "codex-json"
     install_hint = "npm install -g @openai/codex"

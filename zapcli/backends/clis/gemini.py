@@ -101,7 +101,7 @@ def core_tools(tools: tuple[str, ...], mode: str, mcp_names: list[str]
 
 class GeminiBackend(CliBackend):
     name = "gemini"
-    summary = "the Gemini CLI (gemini -p)"
+    summary = "the Gemini CLI, gemini -p"
     binary = "gemini"
     event_format = "gemini-stream-json"
     install_hint = "npm install -g @google/gemini-cli"

@@ -161,7 +161,7 @@ def environment(req: CliRequest) -> dict[str, str]:
 
 class OpencodeBackend(CliBackend):
     name = "opencode"
-    summary = "opencode (opencode run)"
+    summary = "opencode, opencode run"
     binary = "opencode"
     event_format = "opencode-json"
     install_hint = "npm install -g opencode-ai"
