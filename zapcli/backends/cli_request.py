@@ -21,7 +21,7 @@ from typing import Any
 
 from zapcli.backends import cli_home
 from zapcli.backends.base import RunContext
-from zapcli.backends.clis.base import CliBackend, CliRequest, McpServer
+from zapcli.backends.clis.base import Cli, CliRequest, McpServer
 from zapcli.backends.resume import CannotResume, point
 from zapcli.supervisor.launch import MARKER
 
@@ -62,7 +62,7 @@ def approval_server(sid: str) -> McpServer:
                      args=("-m", "zapcli.backends.clis.approval_server", "--id", sid), env=env)
 
 
-def build(ctx: RunContext, backend: CliBackend) -> Plan:
+def build(ctx: RunContext, backend: Cli) -> Plan:
     """The request for `ctx`'s subagent, run by `backend`. Raises
     CannotResume when a continuation's old session is gone."""
     spawn = ctx.spawn

@@ -1,5 +1,5 @@
 """Spawn-time resolution for agent-CLI backends, the parent side (SPEC §13):
-`CliBackend.prepare`.
+`Cli.prepare`.
 
 Imports `zapcli.backends.clis.base` (types), `zapcli.backends.registry`,
 `zapcli.definitions`, `zapcli.capabilities.mcpconfig` (no processes started,
@@ -21,14 +21,14 @@ from zapcli.errors import ZapcliError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zapcli.backends.base import SpawnInput
-    from zapcli.backends.clis.base import CliBackend, Found
+    from zapcli.backends.clis.base import Cli, Found
 
 # what a definition may declare, as the backend's `restricts` names it
 DIMENSIONS = {"skills": "skills", "knowledge": "knowledge sources", "memory": "memory",
               "mcp": "MCP servers", "tools": "tools", "prompt": "prompt"}
 
 
-def find_backend(backend: CliBackend, name: str, configured: dict[str, Any]) -> Found:
+def find_backend(backend: Cli, name: str, configured: dict[str, Any]) -> Found:
     """The program backend `name` runs. Raises ZapcliError (exit 1) saying
     what to install for a missing CLI."""
     from zapcli.backends.clis.base import NotInstalled
@@ -39,7 +39,7 @@ def find_backend(backend: CliBackend, name: str, configured: dict[str, Any]) -> 
         raise ZapcliError(str(exc), code="backend_missing") from None
 
 
-def _refuse_unusable(backend: CliBackend, found: Found, model: str | None, cwd: Path) -> None:
+def _refuse_unusable(backend: Cli, found: Found, model: str | None, cwd: Path) -> None:
     """Refuse (exit 1, nothing created) what the backend knows cannot work,
     as a missing CLI is refused: opencode with no model, a CLI with no way
     to authenticate. The runner's environment is this process's; `cwd` is
@@ -56,7 +56,7 @@ def _diag(dimension: str, name: str, message: str) -> dict[str, str]:
     return {"dimension": dimension, "name": name, "message": message}
 
 
-def _definition(backend: CliBackend, spawn: SpawnInput
+def _definition(backend: Cli, spawn: SpawnInput
                 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, str]]]:
     """(fields, frozen MCP configs, diagnostics) for `--agent` on a CLI."""
     from zapcli.capabilities.mcpconfig import load_servers, missing_message
@@ -84,7 +84,7 @@ def _definition(backend: CliBackend, spawn: SpawnInput
     return ({"agent": d.name, "model": chosen, "definition": d.to_dict()}, mcp, diags)
 
 
-def spawn_fields(backend: CliBackend, spawn: SpawnInput) -> tuple[dict[str, Any], tuple[str, ...]]:
+def spawn_fields(backend: Cli, spawn: SpawnInput) -> tuple[dict[str, Any], tuple[str, ...]]:
     """The spawn record's fields for an agent CLI (`spawn.cli`: the backend's
     own name or a wrapper's), and warnings. Raises ZapcliError (nothing is
     created)."""

@@ -27,7 +27,7 @@ from typing import Any
 from zapcli.backends import cli_home
 from zapcli.backends.base import RunContext
 from zapcli.backends.cli_stream import LinePump, Sink, TailPump
-from zapcli.backends.clis.base import CliBackend, CliLaunch, CliRequest, EventParser
+from zapcli.backends.clis.base import Cli, CliLaunch, CliRequest, EventParser
 from zapcli.supervisor.capture import feed
 from zapcli.supervisor.kill import end_marked, kill_tree
 from zapcli.supervisor.launch import process_create_time
@@ -48,7 +48,7 @@ def exit_grace() -> float:
     return value if 0 <= value <= 600 else DEFAULT_EXIT_GRACE_S
 
 
-def run_cli(backend: CliBackend, ctx: RunContext) -> Outcome:
+def run_cli(backend: Cli, ctx: RunContext) -> Outcome:
     """Run the agent CLI the spawn record's frozen `backend` ({name, command,
     format}) names, with `backend`'s flags and parser: `CliBackend.run`."""
     from zapcli.backends import cli_request
@@ -75,7 +75,7 @@ def run_cli(backend: CliBackend, ctx: RunContext) -> Outcome:
 @dataclass
 class _Run:
     ctx: RunContext
-    backend: CliBackend
+    backend: Cli
     parser: EventParser
     req: CliRequest
     launch: CliLaunch
@@ -103,7 +103,10 @@ class _Run:
         write_fd = os.open(stream, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
         try:
             proc = subprocess.Popen(
-                self.launch.argv, env=self.launch.env, cwd=self.req.cwd, close_fds=True,
+                # PWD names where it runs: a CLI that reads it (opencode) would work in the
+                # caller's folder, outside its --worktree tree
+                self.launch.argv, env={**self.launch.env, "PWD": self.req.cwd}, cwd=self.req.cwd,
+                close_fds=True,
                 stdin=subprocess.PIPE if self.launch.stdin is not None else subprocess.DEVNULL,
                 stdout=write_fd, stderr=subprocess.PIPE)
         except OSError as exc:
@@ -226,10 +229,32 @@ class _Run:
             return Outcome(why[0], None, why[1])
         result = self.parser.finish(code, stderr_tail)
         self._report(result.report)
+        exit_code = code if code is not None and code >= 0 else None
+        drift = self.pump.drift() if self.pump is not None else None
+        if drift is not None:  # a changed stream is never read as a success (SPEC §17)
+            last = [ln.strip() for ln in stderr_tail.splitlines() if ln.strip()][-1:]
+            if code and last:
+                drift += f"; it exited with code {code}: {last[0][:300]}"
+            return Outcome(Status.FAILED, exit_code, self._drift_reason(drift))
         if result.status == Status.COMPLETED:
             return Outcome(Status.COMPLETED, 0, None)
-        return Outcome(Status.FAILED, code if code is not None and code >= 0 else None,
+        known = self.backend.exit_reasons.get(code) if code is not None else None
+        if known and not self.parser.terminal:
+            return Outcome(Status.FAILED, exit_code, known)
+        return Outcome(Status.FAILED, exit_code,
                        result.reason or f"{ctx.spawn.cli} failed (exit code {code})")
+
+    def _drift_reason(self, drift: str) -> str:
+        from zapcli.backends.clis.base import tested_text
+
+        if self._version_thread is not None:
+            self._version_thread.join(VERSION_JOIN_S)
+        version = getattr(self.parser, "version", None) or self._version or "of unknown version"
+        tested = (f"; zapcli's {self.backend.name} backend was tested with "
+                  f"{tested_text(self.backend.tested)}" if self.backend.tested else "")
+        return (f"stream drift: {self.ctx.spawn.cli} {version} printed events zapcli does not "
+                f"know — {drift}{tested}. Its output changed, so its result is not trusted: "
+                "use a tested version (zapcli doctor shows them), or a zapcli that knows this one")
 
     def _report(self, report: str | None) -> None:
         if report is None:

@@ -229,7 +229,7 @@ def _run_backend(ctx: RunContext) -> Outcome:
     except Unusable as exc:
         return Outcome(Status.FAILED, None, str(exc))
     if not backend.in_process:
-        return backend.run(ctx)
+        return _reported(ctx, backend.reports, backend.run(ctx))
     done = threading.Event()
     leave = lambda: _after_exit(ctx.spawn, ctx.sid, busy=True)  # noqa: E731
     grace = ctx.spawn.kill_grace_s
@@ -238,10 +238,25 @@ def _run_backend(ctx: RunContext) -> Outcome:
         grace_s=grace, after=leave)).start()
     guard.arm_backstop(ctx.sid, ctx.deadline_mono, grace, leave)
     try:
-        return backend.run(ctx)
+        return _reported(ctx, backend.reports, backend.run(ctx))
     finally:
         done.set()
         guard.disarm_backstop()
+
+
+NO_REPORT = ("no report: it ended without a final answer (an empty report is never a success: "
+             "`zapcli replay {sid}` shows what it did, `zapcli continue {sid} TEXT` asks again)")
+
+
+def _reported(ctx: RunContext, reports: bool, outcome: Outcome) -> Outcome:
+    """C29, for every backend whose work ends with a report: `completed` with
+    an empty (or blank) final report is `failed`, saying "no report"."""
+    if not reports or outcome.status != Status.COMPLETED:
+        return outcome
+    report = load(ctx.sid).report
+    if report and report.strip():
+        return outcome
+    return Outcome(Status.FAILED, outcome.exit_code, NO_REPORT.format(sid=ctx.sid))
 
 
 def _check_in_time(sid: str, spawn: SpawnRecord, outcome: Outcome, writer: TrailWriter,

@@ -1,7 +1,10 @@
-"""The shapes every agent-CLI backend shares (SPEC §13), and `CliBackend`,
-the class each CLI's module derives from.
+"""The shapes every agent-CLI backend shares (SPEC §13), and `Cli`: an agent
+CLI's facts, how its program is found and started, and its parser — what
+both halves of its work use. `CliBackend`, the class each CLI's module
+derives from, is `zapcli.backends.clis.backend`.
 
-Imports the standard library and `zapcli.backends.base`. A CLI backend turns
+Imports the standard library, `zapcli.backends.base`, `zapcli.trail.model`.
+A CLI backend turns
 a `CliRequest` (what the subagent must do, under which definition and
 approval mode) into a `CliLaunch` (argv, environment, stdin bytes, files for
 its private config home), and gives an `EventParser` that turns each JSON
@@ -17,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zapcli.backends.base import Backend, RunContext, SpawnInput
+from zapcli.backends.base import Backend
 from zapcli.trail.model import Outcome
 
 Record = tuple[str, dict[str, Any]]  # (record type, fields), e.g. ("text", {"delta": "hi"})
@@ -142,11 +145,11 @@ def in_tested(version: str | None, tested: tuple[str, str] | None) -> bool | Non
     return bool(low is not None and high is not None and low <= have < high)
 
 
-class CliBackend(Backend):
-    """An agent CLI (SPEC §13): its facts, how it is found and started, and
-    the parser of its events. `prepare` is `zapcli.backends.cli_resolve`,
-    `run` is `zapcli.backends.external` (each imported when used). A new CLI
-    is a subclass in a module of its own, plus one registry line."""
+class Cli(Backend):
+    """An agent CLI (SPEC §13): its facts, how its program is found and
+    started, what config.yaml may say about it, and the parser of its events:
+    what both halves (`zapcli.backends.cli_resolve`, `.external`) use. Each
+    CLI's module derives from `zapcli.backends.clis.backend.CliBackend`."""
 
     binary: str = ""  # looked up on PATH unless config gives backends.<name>.command
     restricts = ("prompt", "model", "tools", "mcp")
@@ -177,18 +180,6 @@ class CliBackend(Backend):
 
     def version_argv(self, command: list[str]) -> list[str]:
         return [*command, "--version"]
-
-    # -- the two halves -------------------------------------------------------
-
-    def prepare(self, spawn: SpawnInput) -> tuple[dict[str, Any], tuple[str, ...]]:
-        from zapcli.backends.cli_resolve import spawn_fields
-
-        return spawn_fields(self, spawn)
-
-    def run(self, ctx: RunContext) -> Outcome:
-        from zapcli.backends.external import run_cli
-
-        return run_cli(self, ctx)
 
     # -- config.yaml and finding the program ---------------------------------
 
@@ -236,31 +227,3 @@ class CliBackend(Backend):
             raise NotInstalled(f"{where}; {hint}set backends.{name}.command in config.yaml to its "
                                "path")
         return Found(name, (found, *argv[1:]), str(self.event_format))
-
-    def doctor(self, configured: dict[str, Any]) -> tuple[str, bool] | None:
-        """`name: version (path)` with the tested range, or what to install."""
-        return self.doctor_line(self.name, configured.get(self.name))
-
-    def doctor_line(self, name: str, spec: dict[str, Any] | None) -> tuple[str, bool]:
-        import os
-
-        from zapcli.backends import cli_home
-
-        try:
-            found = self.find(name, spec)
-        except NotInstalled as exc:
-            return f"{name}: not installed — {exc}", False
-        command = list(found.command)
-        version = cli_home.version(self.version_argv(command), command, dict(os.environ))
-        line = f"{name}: {version or 'version unknown'} ({' '.join(command)})"
-        if self.tested is None:
-            return line, True
-        fits = in_tested(version, self.tested)
-        if fits is None:
-            line += f" — tested with {tested_text(self.tested)}; its version could not be read"
-        elif fits:
-            line += f" — in the tested range {tested_text(self.tested)}"
-        else:
-            line += (f" — not the versions zapcli was tested with ({tested_text(self.tested)}): "
-                     "a changed event stream ends its subagents failed, saying so")
-        return line, True

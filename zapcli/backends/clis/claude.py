@@ -35,7 +35,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from zapcli.backends.clis.base import CliBackend, CliLaunch, CliRequest, EventParser, McpServer
+from zapcli.backends.clis.backend import CliBackend
+from zapcli.backends.clis.base import CliLaunch, CliRequest, EventParser, McpServer
 from zapcli.backends.clis.claude_events import ClaudeEventParser
 
 # zapcli tool name (lower case) -> Claude Code built-in tools

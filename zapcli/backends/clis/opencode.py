@@ -34,8 +34,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from zapcli.backends.clis.backend import CliBackend
 from zapcli.backends.clis.base import (
-    CliBackend,
     CliLaunch,
     CliRequest,
     EventParser,
@@ -333,8 +333,8 @@ class OpencodeParser(EventParser):
             why = f"opencode failed ({_code(exit_code)})"
             return Outcome(Status.FAILED, None, f"{why}: {tail[-1500:]}" if tail else why, self._report)
         if self._report is None:
-            return Outcome(Status.FAILED, None, "opencode finished its turn without a final answer "
-                              f"(last step: {self._last_reason})")
+            return Outcome(Status.FAILED, None, "no report: opencode finished its turn without "
+                           f"a final answer (last step: {self._last_reason})")
         return Outcome(Status.COMPLETED, report=self._report)
 
 
