@@ -197,3 +197,24 @@ def test_only_the_node_side_imports_ray():
             if name.split(".")[0] == "ray":
                 bad.append(f"{path}: imports {name}")
     assert not bad, "\n".join(bad)
+
+
+def test_backend_and_executor_names_are_listed_only_by_their_registries():
+    """SPEC §17: every list of backends or executors (help, enums, completion,
+    checks) is derived from `backends.registry` / `executors`; no other module
+    spells out two of their names in one literal."""
+    from zapcli import executors
+    from zapcli.backends import registry
+
+    homes = {"backends/registry.py": set(registry.BUILTIN), "executors/__init__.py": set(executors.BUILTIN)}
+    bad = []
+    for path, rel, _room in _modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
+                items = node.keys if isinstance(node, ast.Dict) else node.elts
+                words = {i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)}
+                for home, names in homes.items():
+                    if len(words & names) >= 2 and rel.as_posix() != home:
+                        bad.append(f"{rel}:{node.lineno}: {sorted(words & names)}")
+    assert not bad, "\n".join(bad)
