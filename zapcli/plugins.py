@@ -1,5 +1,6 @@
-"""Third-party plugins: backends and executors other packages add through
-entry points (`zapcli.backends`, `zapcli.executors`).
+"""One registry per seam, and the third-party plugins in it: backends and
+executors other packages add through entry points (`zapcli.backends`,
+`zapcli.executors`).
 
 Imports only the standard library; `importlib.metadata` only when a group
 is first scanned, so a command that names a built-in never pays for the scan.
@@ -9,7 +10,9 @@ arguments. A plugin that cannot be used — it does not import, names
 something else than such a class, its constructor raises, it takes a
 built-in's name — is one warning on stderr naming it and its package, once
 per process, and is left out: it never fails a command that does not ask
-for it by name (asking for it says why it cannot be used).
+for it by name (asking for it says why it cannot be used). `Registry` is a
+seam's names: its built-ins (one line each, imported when asked for), then
+its plugins.
 """
 
 from __future__ import annotations
@@ -119,3 +122,41 @@ def warn(group: str, name: str, message: str) -> None:
         sys.stderr.flush()
     except (OSError, ValueError):  # no stderr left: the command goes on
         pass
+
+
+class Registry:
+    """One seam: `builtin` (name -> "module:Class", each made once, when first
+    asked for), then the plugins of entry-point group `group`, instances of
+    `base`."""
+
+    def __init__(self, group: str, base: type, builtin: dict[str, str]):
+        self.group, self.base, self.builtin = group, base, builtin
+        self._made: dict[str, Any] = {}
+
+    def get(self, name: str) -> Any:
+        """The one called `name`. Raises KeyError when nobody registered it,
+        Unusable for a plugin that cannot be used."""
+        if name in self.builtin:
+            made = self._made.get(name)
+            if made is None:
+                from importlib import import_module
+
+                module, _, cls = self.builtin[name].partition(":")
+                made = self._made[name] = getattr(import_module(module), cls)()
+            return made
+        found = get(self.group, name, self.base, reserved=tuple(self.builtin))
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def every(self) -> dict[str, Any]:
+        """Every usable one by name: the built-ins, then the plugins (an
+        unusable one is warned about once and left out)."""
+        out = {name: self.get(name) for name in self.builtin}
+        out.update(every(self.group, self.base, reserved=tuple(self.builtin)))
+        return out
+
+    def problems(self) -> list[str]:
+        """Why each installed plugin of the seam cannot be used."""
+        self.every()
+        return problems(self.group)

@@ -34,56 +34,30 @@ BUILTIN = {
 }
 GROUP = "zapcli.backends"
 DEFAULT = "zapcli"
-_made: dict[str, Backend] = {}
-
-
-class Unusable(Exception):
-    """A name that is installed or configured but cannot be used now (a
-    broken plugin): the message says why."""
-
-
-def _builtin(name: str) -> Backend:
-    backend = _made.get(name)
-    if backend is None:
-        from importlib import import_module
-
-        module, _, cls = BUILTIN[name].partition(":")
-        backend = _made[name] = getattr(import_module(module), cls)()
-    return backend
+SEAM = plugins.Registry(GROUP, Backend, BUILTIN)
+Unusable = plugins.Unusable  # installed (a plugin) but cannot be used: the message says why
 
 
 def get(name: str) -> Backend:
     """The registered backend `name` (built-in or plugin). Raises KeyError for
     a name nobody registered, Unusable for a plugin that cannot be used."""
-    if name in BUILTIN:
-        return _builtin(name)
-    try:
-        found = plugins.get(GROUP, name, Backend, reserved=tuple(BUILTIN))
-    except plugins.Unusable as exc:
-        raise Unusable(str(exc)) from None
-    if found is None:
-        raise KeyError(name)
-    return found  # type: ignore[no-any-return]
+    return SEAM.get(name)  # type: ignore[no-any-return]
 
 
 def every() -> dict[str, Backend]:
-    """Every usable registered backend by name: the built-ins, then the
-    plugins (an unusable one is warned about once and left out)."""
-    out = {name: _builtin(name) for name in BUILTIN}
-    out.update(plugins.every(GROUP, Backend, reserved=tuple(BUILTIN)))
-    return out
+    """Every usable registered backend by name: the built-ins, then the plugins."""
+    return SEAM.every()
 
 
 def names(configured: dict[str, Any] | None = None) -> tuple[str, ...]:
     """Every backend name: built-ins, plugins, then config.yaml's wrappers."""
-    known = list(BUILTIN) + [n for n in plugins.every(GROUP, Backend, tuple(BUILTIN))]
-    return tuple(known) + tuple(sorted(n for n in (configured or {}) if n not in known))
+    known = tuple(every())
+    return known + tuple(sorted(n for n in (configured or {}) if n not in known))
 
 
 def problems() -> list[str]:
     """Why each installed backend plugin cannot be used."""
-    every()
-    return plugins.problems(GROUP)
+    return SEAM.problems()
 
 
 def by_format(fmt: Any) -> Backend | None:

@@ -20,39 +20,19 @@ BUILTIN = {
 }
 GROUP = "zapcli.executors"
 DEFAULT = "local"
-_made: dict[str, Executor] = {}
-
-
-class Unusable(Exception):
-    """An executor plugin that is installed but cannot be used; says why."""
+SEAM = plugins.Registry(GROUP, Executor, BUILTIN)
+Unusable = plugins.Unusable  # installed (a plugin) but cannot be used: the message says why
 
 
 def get(name: str | None) -> Executor:
     """The executor called `name` (None or "" = local). Raises KeyError for a
     name nobody registered, Unusable for a plugin that cannot be used."""
-    name = name or DEFAULT
-    if name in BUILTIN:
-        made = _made.get(name)
-        if made is None:
-            from importlib import import_module
-
-            module, _, cls = BUILTIN[name].partition(":")
-            made = _made[name] = getattr(import_module(module), cls)()
-        return made
-    try:
-        found = plugins.get(GROUP, name, Executor, reserved=tuple(BUILTIN))
-    except plugins.Unusable as exc:
-        raise Unusable(str(exc)) from None
-    if found is None:
-        raise KeyError(name)
-    return found  # type: ignore[no-any-return]
+    return SEAM.get(name or DEFAULT)  # type: ignore[no-any-return]
 
 
 def every() -> dict[str, Executor]:
     """Every usable executor by name (an unusable plugin is warned about once)."""
-    out = {name: get(name) for name in BUILTIN}
-    out.update(plugins.every(GROUP, Executor, reserved=tuple(BUILTIN)))
-    return out
+    return SEAM.every()
 
 
 def names() -> tuple[str, ...]:
@@ -60,8 +40,7 @@ def names() -> tuple[str, ...]:
 
 
 def problems() -> list[str]:
-    every()
-    return plugins.problems(GROUP)
+    return SEAM.problems()
 
 
 def owning(key: str) -> Executor | None:
