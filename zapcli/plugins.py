@@ -2,7 +2,7 @@
 executors other packages add through entry points (`zapcli.backends`,
 `zapcli.executors`).
 
-Imports only the standard library; `importlib.metadata` only when a group
+Imports `zapcli.errors` and the standard library; `importlib.metadata` only when a group
 is first scanned, so a command that names a built-in never pays for the scan.
 An entry point `NAME = package.module:Class` adds the backend (or executor)
 NAME; the class must derive from the seam's base class and take no
@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 import sys
 
+from zapcli.errors import ZapcliError
+
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
     from typing import Any
@@ -30,8 +32,11 @@ _loaded: dict[tuple[str, str], Any] = {}  # (group, name) -> instance, or the re
 _warned: set[tuple[str, str]] = set()
 
 
-class Unusable(Exception):
-    """A plugin that is installed but cannot be used; the message says why."""
+class Unusable(ZapcliError):
+    """A plugin that is installed but cannot be used; the message says why
+    (a command that needs it says so as its one error, exit 1)."""
+
+    code = "plugin"
 
 
 def entry_points(group: str) -> dict[str, Any]:
