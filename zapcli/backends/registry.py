@@ -60,13 +60,18 @@ def problems() -> list[str]:
     return SEAM.problems()
 
 
-def by_format(fmt: Any) -> Backend | None:
-    """The registered backend whose event stream is `fmt` (a wrapper's `format`)."""
+def by_format(fmt: Any, *, plugins_too: bool = True) -> Backend | None:
+    """The backend whose event stream is `fmt` (a wrapper's `format`): a
+    built-in's first, so a wrapper of one never makes anyone scan plugins."""
     if not isinstance(fmt, str):
         return None
-    for backend in every().values():
-        if backend.event_format == fmt:
-            return backend
+    for name in BUILTIN:
+        if get(name).event_format == fmt:
+            return get(name)
+    if plugins_too:
+        for backend in every().values():
+            if backend.event_format == fmt:
+                return backend
     return None
 
 
@@ -74,32 +79,41 @@ def formats() -> tuple[str, ...]:
     return tuple(b.event_format for b in every().values() if b.event_format)
 
 
-def resolve(name: str, configured: dict[str, Any] | None = None) -> Backend:
-    """The backend that does the work of `name` at spawn: a registered one, or
-    for a wrapper config.yaml defines, the one whose format it speaks. Raises
-    KeyError for an unknown name, Unusable for a broken plugin."""
+def _lookup(name: str, fmt: Any) -> Backend:
+    """A built-in `name`; else the built-in a wrapper speaking `fmt` wraps;
+    else plugin `name`; else the plugin whose format it is. KeyError when
+    none, Unusable for a plugin that cannot be used."""
+    if name in BUILTIN:
+        return get(name)
+    backend = by_format(fmt, plugins_too=False)
+    if backend is not None:
+        return backend
     try:
         return get(name)
     except KeyError:
-        spec = (configured or {}).get(name)
-        backend = by_format(spec.get("format")) if isinstance(spec, dict) else None
+        backend = by_format(fmt)
         if backend is None:
             raise
         return backend
 
 
+def resolve(name: str, configured: dict[str, Any] | None = None) -> Backend:
+    """The backend that does the work of `name` at spawn: a registered one, or
+    for a wrapper config.yaml defines, the one whose format it speaks. Raises
+    KeyError for an unknown name, Unusable for a broken plugin."""
+    spec = (configured or {}).get(name)
+    return _lookup(name, spec.get("format") if isinstance(spec, dict) else None)
+
+
 def for_spawn(spawn: SpawnRecord) -> Backend:
-    """The runner's backend for a spawn record: its `cli`, or the CLI whose
-    format the frozen `backend` says it speaks (a wrapper). Raises Unusable
+    """The runner's backend for a spawn record: its `cli`, or for a wrapper
+    the CLI whose format its frozen `backend` says it speaks. Raises Unusable
     when neither is there now (a plugin uninstalled since the spawn)."""
     try:
-        return get(spawn.cli)
+        return _lookup(spawn.cli, (spawn.backend or {}).get("format"))
     except KeyError:
-        backend = by_format((spawn.backend or {}).get("format"))
-        if backend is None:
-            raise Unusable(f"the backend {spawn.cli!r} it was spawned with is not installed now "
-                           "(no built-in, plugin or config.yaml backend has that name)") from None
-        return backend
+        raise Unusable(f"the backend {spawn.cli!r} it was spawned with is not installed now "
+                       "(no built-in, plugin or config.yaml backend has that name)") from None
 
 
 def configured(settings: Settings) -> dict[str, Any]:
@@ -118,13 +132,13 @@ def section(value: Any) -> dict[str, dict[str, Any]]:
     for name, spec in value.items():
         if not isinstance(name, str) or not plugins.NAME.match(name):
             raise ValueError(f"backend name {name!r}: use lower-case letters, digits, - and _")
+        fmt = spec.get("format") if isinstance(spec, dict) else None
         try:
-            backend = get(name)
-        except (KeyError, Unusable):
-            fmt = spec.get("format") if isinstance(spec, dict) else None
-            backend = by_format(fmt)  # type: ignore[assignment]
-            if backend is None:
-                raise ValueError(f"backends.{name}.format: expected one of "
-                                 f"{', '.join(formats())}, got {fmt!r}") from None
+            backend = _lookup(name, fmt)
+        except Unusable as exc:
+            raise ValueError(str(exc)) from None
+        except KeyError:
+            raise ValueError(f"backends.{name}.format: expected one of "
+                             f"{', '.join(formats())}, got {fmt!r}") from None
         out[name] = backend.check_config(name, spec)
     return out
