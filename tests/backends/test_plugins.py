@@ -175,3 +175,27 @@ def test_broken_plugins_are_one_warning_each_and_fail_no_command(zap, tmp_path):
     # asking for one by name says why it cannot be used
     proc = zap("spawn", "--cli", "raising", "--", "hi")
     assert proc.returncode == 1 and "no licence key" in proc.err, proc.err
+
+
+PROBE = """
+import sys
+from zapcli.cli.entry import main
+main(sys.argv[1:])
+sys.stderr.write("SCANNED %s\\n" % ("importlib.metadata" in sys.modules))
+"""
+
+
+@pytest.mark.parametrize("argv", [("spawn", "--cli", "sh", "--", "true"), ("poll", "--no-wait", "0badc0de"),
+                                  ("list",), ("call", '{"action": "list"}'),
+                                  ("spawn", "--cli", "qwen", "--", "hi")])
+def test_the_hot_commands_never_scan_for_plugins(echo, argv):
+    """With a plugin installed and a wrapper in config.yaml, a command naming
+    a built-in (or a wrapper of one) never pays for the entry-point scan."""
+    zap = echo
+    config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.yaml").write_text(
+        f"backends:\n  qwen:\n    command: {BIN / 'echo-agent'}\n    format: claude-stream-json\n")
+    proc = subprocess.run([sys.executable, "-c", PROBE, *argv], env={**zap.env, "ANTHROPIC_API_KEY": "k"},
+                          cwd=zap.cwd, capture_output=True, text=True, timeout=60)
+    assert "SCANNED False" in proc.stderr, proc.stderr
