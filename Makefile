@@ -14,12 +14,17 @@ AGENT_CLIS = @anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gem
 
 all: test
 
+# The tests' plugin package (a backend and an executor from another package,
+# SPEC §17) is installed beside zapcli, as a user would install one.
+TEST_PLUGIN = tests/plugin
+
 # pip's build chatter goes to a log, shown only when the install fails.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(TEST_PLUGIN)/pyproject.toml $(wildcard $(TEST_PLUGIN)/zapcli_echo/*.py)
 	@echo "building $(VENV) (once; the log is $(VENV)/install.log)"
 	@$(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --quiet --upgrade pip > $(VENV)/install.log 2>&1 \
 	  && $(PY) -m pip install --quiet -e '.[dev,ray,otel]' >> $(VENV)/install.log 2>&1 \
+	  && $(PY) -m pip install --quiet ./$(TEST_PLUGIN) >> $(VENV)/install.log 2>&1 \
 	  || { cat $(VENV)/install.log; exit 1; }
 	@touch $(STAMP)
 

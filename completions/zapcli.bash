@@ -60,11 +60,12 @@ _zapcli() {
            esac ;;
     esac
     case "${COMP_WORDS[COMP_CWORD-1]}" in
-        --cli) COMPREPLY=( $(compgen -W "zapcli sh" -- "$cur") ); return ;;
         --approval) COMPREPLY=( $(compgen -W "confirm workspace auto-edit full" -- "$cur") ); return ;;
         --status) COMPREPLY=( $(compgen -W "queued running awaiting_approval completed failed timeout cancelled lost interrupted" -- "$cur") ); return ;;
         --scope) COMPREPLY=( $(compgen -W "system workspace" -- "$cur") ); return ;;
         --to) COMPREPLY=( $(compgen -W "system workspace" -- "$cur") ); return ;;
+        --cli) COMPREPLY=( $(compgen -W "$("${COMP_WORDS[0]}" __complete cli 2>/dev/null || echo zapcli sh claude codex gemini opencode)" -- "$cur") ); return ;;
+        --executor) COMPREPLY=( $(compgen -W "$("${COMP_WORDS[0]}" __complete executor 2>/dev/null || echo local ray)" -- "$cur") ); return ;;
         --agent) COMPREPLY=( $(compgen -W "$(echo general explorer code-reviewer test-runner fixer; ls "${ZAPCLI_CONFIG_HOME:-${XDG_CONFIG_HOME:-$HOME/.config}/zapcli}/subagents" "$(git rev-parse --show-toplevel 2>/dev/null || pwd)/.zapcli/subagents" 2>/dev/null | sed -n "s/\.ya\{0,1\}ml$//p")" -- "$cur") ); return ;;
         --cwd) COMPREPLY=( $(compgen -d -- "$cur") ); return ;;
         --model|--timeout|--after|--max-tokens|--wait-secs|--grace|--since|--reason|--id|--as) return ;;

@@ -22,7 +22,7 @@ def test_doctor_all_good(zap):
         heads = [line.split(":")[0] for line in proc.out.splitlines() if not line.startswith(" ")]
         assert heads[:5] + heads[6:] == [
             "ok   config", "ok   state folder", "ok   definitions", "ok   capabilities",
-            "ok   mcp servers", "ok   model"]
+            "ok   mcp servers", "ok   executors", "ok   model"]
         assert heads[5] in ("ok   backends", "WARN backends")  # which agent CLIs are installed
         zap.env["ZAPCLI_MODEL"] = "m2"
         doc = zap.json("doctor")
@@ -47,7 +47,7 @@ def test_doctor_reports_everything_when_config_and_mcp_are_broken(zap, tmp_path)
     assert proc.returncode == 1 and "Traceback" not in proc.err
     checks = {c["name"]: c for c in json.loads(proc.out)["checks"]}
     assert set(checks) == {"config", "state folder", "definitions", "capabilities", "mcp servers",
-                           "backends", "model"}
+                           "backends", "executors", "model"}
     config = checks["config"]
     assert not config["ok"] and len(config["problems"]) == 2
     assert "timout_s" in config["problems"][0] and "yolo" in config["problems"][1]

@@ -1,4 +1,5 @@
-"""The `zapcli` backend, runner side: the built-in agent writing to its trail.
+"""The `zapcli` backend's run (`zapcli.backends.agent.AgentBackend`): the
+built-in agent writing to its trail.
 
 Imports `zapcli.host` (lazily), `zapcli.backends.gate`, `zapcli.trail`.
 Builds the agent from the frozen `spawn` record (never from the YAML layers)
@@ -14,7 +15,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from zapcli.backends.base import Backend, RunContext
 from zapcli.backends.gate import Gate
 from zapcli.supervisor.capture import CappedFile
 from zapcli.trail import reader, store
@@ -45,20 +45,10 @@ class SteerInbox:
         return taken
 
 
-class AgentBackend(Backend):
-    """`--cli zapcli`: the built-in agent, in the runner's own interpreter."""
-
-    name = "zapcli"
-    in_process = True
-
-    def run(self, ctx: RunContext) -> Outcome:
-        return run(ctx.sid, ctx.spawn, ctx.task, writer=ctx.writer, out=ctx.out,
-                   deadline_mono=ctx.deadline_mono, terminated=ctx.terminated)
-
-
 def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: CappedFile,
         deadline_mono: float, terminated: threading.Event) -> Outcome:
     from zapcli.agent.types import Hooks, ModelError
+    from zapcli.backends.sections import OWNERS
     from zapcli.config import load_settings
     from zapcli.errors import ConfigError
     from zapcli.host.agent import build_host
@@ -67,7 +57,7 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
                 writable_roots=spawn.writable_roots, unattended=spawn.unattended,
                 deadline_mono=deadline_mono, terminated=terminated, relay=spawn.relay)
     try:
-        settings = load_settings(Path(spawn.workspace))
+        settings = load_settings(Path(spawn.workspace), owners=OWNERS)
         host = build_host(spawn.raw, workspace=spawn.workspace, cwd=spawn.cwd,
                           writable_roots=spawn.writable_roots, providers=settings.providers,
                           approver=gate, deadline_mono=deadline_mono,
@@ -186,10 +176,11 @@ class _TrailSink:
         subagents for this provider; let them start now (no daemon would)."""
         def drain() -> None:
             try:
+                from zapcli.backends.sections import OWNERS
                 from zapcli.config import load_settings
                 from zapcli.lifecycle import queue
 
-                queue.drain(self.session, load_settings(lenient=True))
+                queue.drain(self.session, load_settings(lenient=True, owners=OWNERS))
             except Exception:  # noqa: BLE001 - best effort: the next observer drains too
                 pass
 

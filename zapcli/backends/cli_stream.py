@@ -120,6 +120,8 @@ class LinePump:
         self.done = done  # reading a file the CLI writes: EOF ends the pump once this is set
         self.lines = 0
         self.not_json = 0
+        self.events = 0  # JSON lines, and of them the kinds the parser does not know
+        self.unknown: dict[str, int] = {}
         self.largest = 0
         self.failed: str | None = None
         self.thread = threading.Thread(target=self._run, name="cli-stdout", daemon=True)
@@ -190,6 +192,13 @@ class LinePump:
             except _DecodeError:
                 self._not_json(line, size)
                 return
+        self.events += 1
+        if not self.parser.recognises(event):
+            kind = str(event.get("type") if isinstance(event, dict) else type(event).__name__)[:60]
+            if kind in self.unknown or len(self.unknown) < 8:
+                self.unknown[kind] = self.unknown.get(kind, 0) + 1
+            else:
+                self.unknown["…"] = self.unknown.get("…", 0) + 1
         records = self.parser.feed(event)
         if records:
             sink = self.sink
@@ -197,6 +206,18 @@ class LinePump:
                 sink(rtype, fields)
         if self.on_event is not None:
             self.on_event()
+
+    def drift(self) -> str | None:
+        """What changed in the stream when the parser knew none of its events,
+        or no more than half of them (from four on); None when it knew enough.
+        A few unknown kinds among many known ones are a newer CLI's additions,
+        passed over."""
+        odd = sum(self.unknown.values())
+        known = self.events - odd
+        if not odd or (known and (self.events < 4 or known * 2 > self.events)):
+            return None
+        kinds = ", ".join(f"{k} ×{n}" for k, n in self.unknown.items())
+        return f"of its {self.events} events zapcli knew {known} (other kinds: {kinds})"
 
     def _not_json(self, line: bytes, size: int) -> None:
         if line.isspace():

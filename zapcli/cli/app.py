@@ -13,7 +13,7 @@ from typing import Optional
 import typer
 
 from zapcli import __version__
-from zapcli.cli.options import JSON
+from zapcli.cli.options import JSON, backends_help, executors_help
 
 app = typer.Typer(
     name="zapcli", no_args_is_help=True, add_completion=False,
@@ -23,7 +23,6 @@ app = typer.Typer(
          "[bold]list[/], [bold]kill[/], [bold]output[/] and [bold]replay[/] work on it from any later "
          "command, even after a restart.\n\nExample: id=$(zapcli spawn --cli sh -- 'make test'); zapcli wait \"$id\"",
 )
-
 
 
 def _no_type_column() -> None:
@@ -62,7 +61,7 @@ def main(version: bool = typer.Option(False, "--version", callback=_version, is_
 @app.command()
 def spawn(
     task: str = typer.Argument(..., help="What to do. '-' reads it from stdin (UTF-8, up to 1 MB).", metavar="TASK"),
-    cli: Optional[str] = typer.Option(None, "--cli", help="Backend: zapcli (the built-in agent, default), sh (a shell command), or an agent CLI: claude, codex, gemini, opencode (or one config.yaml's backends: defines). Default: the --agent definition's cli:, else zapcli.", metavar="NAME"),
+    cli: Optional[str] = typer.Option(None, "--cli", help=backends_help(), metavar="NAME"),
     agent: Optional[str] = typer.Option(None, "--agent", help="Subagent definition to use (its cli: may pick the backend).", metavar="NAME"),
     model: Optional[str] = typer.Option(None, "--model", help="Model for this subagent.", metavar="MODEL"),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Deadline in seconds (default 300, config timeout_s).", metavar="SECS"),
@@ -75,7 +74,7 @@ def spawn(
     worktree: bool = typer.Option(False, "--worktree", help="Work in a new git worktree on branch zapcli/<id>, from the current HEAD.", metavar=""),
     on_finish: Optional[str] = typer.Option(None, "--on-finish", help="Shell command run once when it ends (ZAPCLI_ID, ZAPCLI_STATUS, ZAPCLI_EXIT_CODE, ZAPCLI_TRAIL set); config on_finish.", metavar="CMD"),
     output_schema: Optional[str] = typer.Option(None, "--output-schema", help="JSON Schema the final report must satisfy: a file, or the schema inline ('{...}'); poll --json: structured.", metavar="FILE"),
-    executor: Optional[str] = typer.Option(None, "--executor", help="Where it runs: local (this machine) or ray (a Ray cluster: RAY_ADDRESS or ray.address; config executor).", metavar="NAME"),
+    executor: Optional[str] = typer.Option(None, "--executor", help=executors_help(), metavar="NAME"),
     attempts: Optional[int] = typer.Option(None, "--attempts", help="Start N attempts at the task, each in its own worktree (zapcli attempts compares them, zapcli pick keeps one).", metavar="N"),
     attempt_cli: Optional[list[str]] = typer.Option(None, "--attempt-cli", help="Backends for the attempts, used in turn: claude,codex (implies --attempts).", metavar="LIST"),
     attempt_model: Optional[list[str]] = typer.Option(None, "--attempt-model", help="Models for the attempts, used in turn (implies --attempts).", metavar="LIST"),

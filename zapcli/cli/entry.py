@@ -17,6 +17,10 @@ def main(argv: list[str] | None = None) -> int:
     from zapcli.errors import ZapcliError
 
     try:
+        if args[:1] == ["__complete"] and len(args) == 2:  # what the completion scripts ask
+            from zapcli.cli.completion import answer
+
+            return answer(args[1])
         from zapcli.cli import fastpath
 
         code = fastpath.run(args)

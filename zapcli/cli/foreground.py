@@ -219,7 +219,8 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
                    max_cost: float | None = None, max_subagents: int | None = None) -> int:
     from zapcli import ids
     from zapcli.agent.types import ModelError
-    from zapcli.backends.resolve import resolve_agent
+    from zapcli.backends.agent import resolve_agent
+    from zapcli.backends.sections import OWNERS
     from zapcli.cli import runtrail
     from zapcli.cli.definition_tools import definition_tools
     from zapcli.cli.subagent_tool import SubagentTool
@@ -229,7 +230,7 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
 
     cwd = str(Path.cwd())
     workspace = workspace_of(Path(cwd))
-    settings = load_settings(workspace)
+    settings = load_settings(workspace, owners=OWNERS)
     task, limit = _checked(task, approval, timeout, settings.timeout_s)
     run_id = "run_" + ids.new_id()[3:]
     os.environ["ZAPCLI_SESSION"] = run_id

@@ -287,8 +287,8 @@ def _check_fields(c: _Checker, f: dict[str, Any]) -> dict[str, Any]:
     if "cli" in f:
         cli = c.text(f["cli"][1], "cli")
         if cli is not None and not CLI_RE.match(cli):
-            c.bad(f["cli"][1], f"`cli: {cli}` is not a backend name", "e.g. cli: claude "
-                  "(zapcli, sh, claude, codex, gemini, opencode, or one config.yaml defines)")
+            c.bad(f["cli"][1], f"`cli: {cli}` is not a backend name",
+                  "name one of the backends `zapcli doctor` lists, e.g. cli: sh")
         elif cli is not None:
             v["cli"] = cli
     return v

@@ -1,7 +1,7 @@
 """`zapcli spawn`: validate, write the frozen `spawn` record, start or queue.
 
 Imports `zapcli.lifecycle.queue`, `zapcli.lifecycle.session`, `zapcli.trail`, `zapcli.config`,
-`zapcli.tracecontext`;
+`zapcli.tracecontext`; `zapcli.backends.registry` (the chosen backend's `prepare`);
 `zapcli.executors` only for a subagent that does not run on this machine.
 Every check runs before anything is created: a refused spawn leaves no trail,
 no marker, no process (SPEC §3 spawn).
@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from zapcli import ids, tracecontext
-from zapcli.backends import NAMES as BACKENDS
+from zapcli.backends.sections import OWNERS
 from zapcli.config import APPROVAL_MODES, MAX_INT, Settings, load_settings
 from zapcli.errors import UsageError, ZapcliError, either, param
 from zapcli.lifecycle import queue
@@ -123,10 +123,25 @@ def decode_task(raw: bytes) -> str:
         raise UsageError(f"task is not valid UTF-8 (byte {exc.start}); pass UTF-8 text") from None
 
 
+def backend_for(name: str, settings: Settings) -> Any:
+    """The backend that does the work of `name` (built-in, plugin, or a
+    config.yaml wrapper). Raises UsageError for an unknown name (listing the
+    known ones), ZapcliError for a plugin that cannot be used."""
+    from zapcli.backends import registry
+
+    configured = registry.configured(settings)
+    try:
+        return registry.resolve(name, configured)
+    except KeyError:
+        raise UsageError(f"unknown backend '{name}' for {param('cli')}; choose one of: "
+                         f"{', '.join(registry.names(configured))} (or define it under "
+                         "`backends:` in config.yaml)") from None
+    except registry.Unusable as exc:
+        raise ZapcliError(str(exc), code="backend_unusable") from None
+
+
 def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
-    if req.cli not in BACKENDS and req.cli not in settings.backends:
-        raise UsageError(f"unknown backend '{req.cli}' for {param('cli')}; choose one of: "
-                         f"{', '.join((*BACKENDS, *settings.backends))}")
+    backend_for(req.cli or "zapcli", settings)
     for flag, value in ((param("agent"), req.agent), (param("model"), req.model)):
         _require_utf8(flag, value)
         if value is not None and not value.strip():
@@ -187,11 +202,17 @@ def _choose_backend(req: SpawnRequest, workspace: Path, catalog: Any) -> SpawnRe
 def _backend_fields(req: SpawnRequest, workspace: Path, settings: Settings,
                     cwd: Path, catalog: Any) -> tuple[dict, tuple[str, ...]]:
     """Definition, model and warnings for the chosen backend (resolved before any fork)."""
-    from zapcli.backends.resolve import spawn_fields
+    from zapcli.backends.base import SpawnInput
 
-    return spawn_fields(req.cli or "zapcli", agent=req.agent, model=req.model, approval=req.approval,
-                        unattended=req.unattended, max_tokens=req.max_tokens,
-                        workspace=workspace, settings=settings, cwd=cwd, catalog=catalog)
+    cli = req.cli or "zapcli"
+    backend = backend_for(cli, settings)
+    fields, warnings = backend.prepare(SpawnInput(
+        cli=cli, workspace=workspace, cwd=cwd, settings=settings, agent=req.agent,
+        model=req.model, approval=req.approval, unattended=req.unattended,
+        max_tokens=req.max_tokens, catalog=catalog))
+    if backend.genai_provider:  # for its trace's spans (gen_ai.provider.name)
+        fields.setdefault("genai_provider", backend.genai_provider)
+    return fields, warnings
 
 
 def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[str, Any]:
@@ -220,15 +241,20 @@ def _executor_fields(req: SpawnRequest, settings: Settings) -> dict:
     """`executor` and its frozen settings for the spawn record; the executor
     checks it can launch now (a cluster that does not answer: one line, exit
     1, nothing created). A local subagent imports no executor."""
-    name = req.executor or settings.executor
+    name = req.executor or settings.sections.get("executor") or "local"
     if name == "local":
         return {}
     from zapcli import executors
 
-    if name not in executors.NAMES:
-        raise UsageError(f"unknown {param('executor')} '{name}'; choose one of: {', '.join(executors.NAMES)}")
-    options = dict(getattr(settings, name, None) or {})
-    fields = {"executor": name, **executors.get(name).check(options)}
+    try:
+        executor = executors.get(name)
+    except KeyError:
+        raise UsageError(f"unknown {param('executor')} '{name}'; choose one of: "
+                         f"{', '.join(executors.names())}") from None
+    except executors.Unusable as exc:
+        raise ZapcliError(str(exc), code="executor") from None
+    options = dict(settings.sections.get(name) or {})
+    fields = {"executor": name, **executor.check(options)}
     if options.get("max_concurrent") is not None:  # a cap of its own, counted over its own pool
         fields.update(max_concurrent=options["max_concurrent"], pool=name)
     return fields
@@ -283,7 +309,7 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
     _require_utf8("the working folder's path" if req.cwd is None else param("cwd"), str(cwd))
     _require_utf8(param("on_finish"), req.on_finish)
     workspace = workspace_of(cwd)
-    settings = settings or load_settings(workspace)
+    settings = settings or load_settings(workspace, owners=OWNERS)
     catalog = _catalog(req, workspace)
     req = _choose_backend(req, workspace, catalog)
     task, timeout = _validate(req, settings)

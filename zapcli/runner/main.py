@@ -16,7 +16,7 @@ import threading
 import time
 import traceback
 
-from zapcli import backends, tracecontext
+from zapcli import tracecontext
 from zapcli.backends.base import RunContext
 from zapcli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from zapcli.redact import secret_values
@@ -261,9 +261,14 @@ def _run_backend(ctx: RunContext) -> Outcome:
     except MissingSecret as exc:
         return Outcome(Status.FAILED, None, f"the task uses the value of ${exc.args[0]}, which "
                        "is not set in this subagent's environment")
-    backend = backends.get(ctx.spawn.cli)
+    from zapcli.backends.registry import Unusable, for_spawn
+
+    try:
+        backend = for_spawn(ctx.spawn)
+    except Unusable as exc:
+        return Outcome(Status.FAILED, None, str(exc))
     if not backend.in_process:
-        return backend.run(ctx)
+        return _reported(ctx, backend.reports, backend.run(ctx))
     done = threading.Event()
     leave = lambda: _after_exit(ctx.spawn, ctx.sid, busy=True)  # noqa: E731
     grace = ctx.spawn.kill_grace_s
@@ -272,10 +277,25 @@ def _run_backend(ctx: RunContext) -> Outcome:
         grace_s=grace, after=leave)).start()
     guard.arm_backstop(ctx.sid, ctx.deadline_mono, grace, leave)
     try:
-        return backend.run(ctx)
+        return _reported(ctx, backend.reports, backend.run(ctx))
     finally:
         done.set()
         guard.disarm_backstop()
+
+
+NO_REPORT = ("no report: it ended without a final answer (an empty report is never a success: "
+             "`zapcli replay {sid}` shows what it did, `zapcli continue {sid} TEXT` asks again)")
+
+
+def _reported(ctx: RunContext, reports: bool, outcome: Outcome) -> Outcome:
+    """C29, for every backend whose work ends with a report: `completed` with
+    an empty (or blank) final report is `failed`, saying "no report"."""
+    if not reports or outcome.status != Status.COMPLETED:
+        return outcome
+    report = load(ctx.sid).report
+    if report and report.strip():
+        return outcome
+    return Outcome(Status.FAILED, outcome.exit_code, NO_REPORT.format(sid=ctx.sid))
 
 
 def _check_in_time(sid: str, spawn: SpawnRecord, outcome: Outcome, writer: TrailWriter,
@@ -325,12 +345,13 @@ def _after_exit(spawn: SpawnRecord, sid: str, busy: bool = False) -> None:
     try:
         from pathlib import Path
 
+        from zapcli.backends.sections import OWNERS
         from zapcli.config import load_settings
         from zapcli.lifecycle import queue, retention
         from zapcli.lifecycle import session as sessions
 
         sessions.deactivate(spawn.session, sid)
-        settings = load_settings(Path(spawn.workspace), lenient=True)
+        settings = load_settings(Path(spawn.workspace), lenient=True, owners=OWNERS)
         queue.drain(spawn.session, settings)
         # Retention deletes trails by `max_kept`: never on a guess, so not
         # while a config layer is invalid; nor when killed (exit within grace).

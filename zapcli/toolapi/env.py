@@ -69,9 +69,10 @@ class Env:
 
     def settings(self) -> Settings:
         if self._settings is None:
+            from zapcli.backends.sections import OWNERS
             from zapcli.config import load_settings
 
-            self._settings = load_settings(lenient=True)
+            self._settings = load_settings(lenient=True, owners=OWNERS)
         return self._settings
 
     def workspace(self) -> Path:
