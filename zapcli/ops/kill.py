@@ -37,12 +37,8 @@ def _record_cancel(sid: str, grace_s: float | None = None
         s = load(sid)
         if s.final is not None:
             return None, None, str(s.final.status)
-        if s.pending_approval is not None:
-            store.append(path, "approval_decision", {
-                "req_id": s.pending_approval.get("req_id"), "decision": "deny",
-                "reason": "the subagent was killed", "by": "kill"})
         final, ours = ending.end(path, Outcome(Status.CANCELLED, None, "killed by the user"),
-                                 by="kill", grace_s=grace_s)
+                                 by="kill", grace_s=grace_s, deny_pending="the subagent was killed")
     if final is not None and not ours:
         return None, None, str(final.status)
     return s.runner, final, None

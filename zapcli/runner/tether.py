@@ -51,7 +51,7 @@ def hold(sid: str, spawn: SpawnRecord, terminated: threading.Event) -> None:
             if is_alive(run["pid"], run.get("create_time")):
                 continue
             ending.end(store.path_for(sid), Outcome(Status.CANCELLED, None, gone_reason(run)),
-                       by="run")
+                       by="run", deny_pending=gone_reason(run))
             terminated.set()
             return
 
