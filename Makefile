@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed-stamp
 
-.PHONY: all install agent-clis demo test lint bench completions man clean
+.PHONY: all install agent-clis bubblewrap demo test lint bench completions man clean
 
 # The agent CLIs the backend tests drive, pinned; installed with npm into an
 # ignored cache folder once (the stamp holds the list: a new pin reinstalls).
@@ -33,6 +33,16 @@ agent-clis:
 	    --prefix $(CLIS_DIR) $(AGENT_CLIS) && echo "$(AGENT_CLIS)" > $(CLIS_DIR)/.stamp; \
 	else echo "npm not found: the tests of the claude, codex, gemini and opencode backends will be skipped"; fi
 
+# The sandbox of the agent's commands runs bwrap (Debian's bubblewrap): installed
+# when missing, where apt-get can (as root); otherwise the sandbox tests are skipped.
+bubblewrap:
+	@if command -v bwrap >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing bubblewrap (the sandbox's bwrap)"; \
+	  apt-get install -y bubblewrap >/dev/null 2>&1 \
+	    || { apt-get update >/dev/null && apt-get install -y bubblewrap >/dev/null; }; \
+	else echo "bwrap not found (apt-get install bubblewrap): the sandbox tests will be skipped"; fi
+
 # The demo removes its temporary folders at the end; `make demo KEEP=1` keeps them.
 demo: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" ZAPCLI_DEMO_KEEP="$(KEEP)" $(PY) -m zapcli.demo
@@ -42,7 +52,7 @@ demo: $(STAMP)
 # "2 workers [N items]" once each (--no-header drops the platform lines).
 PYTEST_OPTS = --no-header -n 2 --dist loadgroup
 
-test: $(STAMP) agent-clis
+test: $(STAMP) agent-clis bubblewrap
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(PYTEST_OPTS) tests
 
 lint: $(STAMP)

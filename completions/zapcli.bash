@@ -8,7 +8,7 @@ _zapcli() {
     fi
     cmd="${COMP_WORDS[1]}"
     case "$cmd" in
-        spawn) opts="--after --agent --approval --cli --cwd --executor --help --json --max-tokens --model --on-finish --output-schema --timeout --unattended --worktree" ;;
+        spawn) opts="--after --agent --approval --cli --cwd --executor --help --json --max-tokens --model --no-sandbox --on-finish --output-schema --sandbox --timeout --unattended --worktree" ;;
         poll) opts="--help --json --no-wait --wait-secs" ;;
         wait) opts="--any --help --json --timeout" ;;
         list) opts="--all --help --json --limit --long --status --watch -l -w" ;;
@@ -17,7 +17,7 @@ _zapcli() {
         clean) opts="--all --help --json --status" ;;
         output) opts="--follow --help --json --raw --stderr -f" ;;
         replay) opts="--help --json --raw --since" ;;
-        run) opts="--agent --approval --help --id --json --max-tokens --model --subagent --timeout --unattended" ;;
+        run) opts="--agent --approval --help --id --json --max-tokens --model --no-sandbox --sandbox --subagent --timeout --unattended" ;;
         continue) opts="--help --json --model --on-finish --timeout" ;;
         gc) opts="--dry-run --help --json" ;;
         session) opts="--help --json" ;;

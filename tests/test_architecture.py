@@ -12,7 +12,7 @@ PKG = Path(__file__).resolve().parents[1] / "zapcli"
 
 ROOMS = {"cli", "ops", "render", "lifecycle", "executors", "supervisor", "trail", "backends",
          "runner", "host", "agent", "providers", "tools", "definitions", "capabilities",
-         "testing", "toolapi", "mcpserver", "worktrees"}
+         "testing", "toolapi", "mcpserver", "worktrees", "sandbox"}
 # room -> rooms (or room.module) it must never import
 FORBIDDEN = {
     "trail": ROOMS - {"trail"},
@@ -43,11 +43,13 @@ FORBIDDEN = {
     "worktrees": ROOMS - {"worktrees"},
     "toolapi": {"cli", "mcpserver", "agent", "providers", "tools", "runner", "host", "testing"},
     "mcpserver": {"cli", "agent", "providers", "tools", "runner", "host", "testing"},
+    # the OS sandbox: paths come in from its callers (see test_the_sandbox_stands_alone)
+    "sandbox": ROOMS - {"sandbox"},
 }
 ALLOWED = {"ops": {"tools.registry"}}  # the name catalog of the session's tool table
 HEAVY = {"typer", "rich", "openai", "mcp", "ray"}
 NO_HEAVY_ROOMS = {"ops", "trail", "supervisor", "lifecycle", "render", "executors", "worktrees",
-                  "toolapi"}
+                  "toolapi", "sandbox"}
 HEAVY_HOME = {"executors/ray_node.py": {"ray"}}  # the one place each may be imported lazily
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
@@ -194,4 +196,21 @@ def test_only_the_node_side_imports_ray():
         for name in _imports(path):
             if name.split(".")[0] == "ray":
                 bad.append(f"{path}: imports {name}")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_sandbox_stands_alone():
+    """The sandbox room imports the standard library, itself and the one
+    approval decision (what a mode lets a command write); its helper
+    (`inner.py`) runs by path inside the sandbox, so it imports nothing of
+    zapcli at all."""
+    bad = []
+    for path in sorted((PKG / "sandbox").glob("*.py")):
+        for name in _imports(path):
+            parts = name.split(".")
+            if parts[0] != "zapcli":
+                continue
+            allowed = () if path.name == "inner.py" else ("sandbox", "approvals")
+            if len(parts) < 2 or parts[1] not in allowed:
+                bad.append(f"sandbox/{path.name}: imports {name}")
     assert not bad, "\n".join(bad)

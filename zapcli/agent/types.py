@@ -47,6 +47,9 @@ class ToolContext:
     env: dict[str, str] = field(default_factory=dict)
     writable_roots: tuple[str, ...] = ()
     deadline_monotonic: float | None = None  # time.monotonic() value; None = no deadline
+    # Where commands run: a `zapcli.sandbox.session.Sandbox` (its `run` starts
+    # one), or None for this process's own namespaces.
+    sandbox: Any = None
 
 
 class Tool(Protocol):

@@ -45,7 +45,7 @@ def _describe(code: int) -> str:
 
 def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono: float,
         grace_s: float, terminated: threading.Event,
-        stop_grace: Callable[[], float] | None = None) -> Outcome:
+        stop_grace: Callable[[], float] | None = None, prefix: tuple[str, ...] = ()) -> Outcome:
     """Run `task` to its end, its deadline, or a SIGTERM of the supervisor.
 
     `grace_s` (seconds) is how long the command may take to end after SIGTERM;
@@ -53,7 +53,7 @@ def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono:
     """
     task_r, task_w = os.pipe()
     try:
-        proc = subprocess.Popen(["/bin/sh", "-c", BOOTSTRAP], stdin=task_r,
+        proc = subprocess.Popen([*prefix, "/bin/sh", "-c", BOOTSTRAP], stdin=task_r,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
                                 close_fds=True)
     except BaseException:
@@ -106,6 +106,11 @@ class ShBackend(Backend):
     name = "sh"
 
     def run(self, ctx: RunContext) -> Outcome:
+        from zapcli.backends.sandboxed import shell_prefix
+
+        prefix = shell_prefix(ctx)  # `spawn --sandbox`
+        if isinstance(prefix, Outcome):
+            return prefix
         return run(ctx.task, cwd=ctx.spawn.cwd or "/", out=ctx.out, err=ctx.err,
                    deadline_mono=ctx.deadline_mono, grace_s=ctx.spawn.kill_grace_s,
-                   terminated=ctx.terminated, stop_grace=ctx.stop_grace)
+                   terminated=ctx.terminated, stop_grace=ctx.stop_grace, prefix=prefix)

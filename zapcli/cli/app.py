@@ -75,6 +75,8 @@ def spawn(
     on_finish: Optional[str] = typer.Option(None, "--on-finish", help="Shell command run once when it ends (ZAPCLI_ID, ZAPCLI_STATUS, ZAPCLI_EXIT_CODE, ZAPCLI_TRAIL set); config on_finish.", metavar="CMD"),
     output_schema: Optional[str] = typer.Option(None, "--output-schema", help="JSON Schema file the final report must satisfy (poll --json: structured).", metavar="FILE"),
     executor: Optional[str] = typer.Option(None, "--executor", help="Where it runs: local (this machine) or ray (a Ray cluster: RAY_ADDRESS or ray.address; config executor).", metavar="NAME"),
+    sandbox: bool = typer.Option(False, "--sandbox", help="Run its commands in the OS sandbox, or refuse to start (the built-in agent's default where this machine can; sh: only with this flag).", metavar=""),
+    no_sandbox: bool = typer.Option(False, "--no-sandbox", help="Run its commands without the sandbox.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Start a subagent in the background and print its id at once.
@@ -184,6 +186,8 @@ def run(
     approval: Optional[str] = typer.Option(None, "--approval", help="confirm | workspace | auto-edit | full.", metavar="MODE"),
     unattended: bool = typer.Option(False, "--unattended", help="Deny whatever would ask.", metavar=""),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Deadline in seconds (default: config timeout_s, 300).", metavar="SECS"),
+    sandbox: bool = typer.Option(False, "--sandbox", help="Run its commands in the OS sandbox, or refuse to start (default: where this machine can).", metavar=""),
+    no_sandbox: bool = typer.Option(False, "--no-sandbox", help="Run its commands without the sandbox.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Run the built-in agent in the foreground, with the subagent tool."""

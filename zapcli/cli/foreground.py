@@ -190,7 +190,8 @@ def _checked(task: str | None, approval: str | None, timeout: float | None,
 
 
 def run_foreground(task: str | None, agent: str | None, model: str | None, max_tokens: int | None,
-                   approval: str | None, unattended: bool, json: bool, timeout: float | None = None) -> int:
+                   approval: str | None, unattended: bool, json: bool, timeout: float | None = None,
+                   sandbox: str = "auto") -> int:
     from zapcli import ids
     from zapcli.agent.types import ModelError
     from zapcli.backends.resolve import resolve_agent
@@ -213,25 +214,56 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
                        shell_allowed="bash" in (fields["grant"] or {}).get("tools", []))
     if not gate.unattended:  # its children's questions come here while this process lives
         sub.env.relay = _relay()
+    sub.env.sandbox = sandbox
     deadline = time.monotonic() + limit
+    box, scratch, notes = _sandbox(sandbox, run_id, gate, fields)
     try:
         host = build_host(fields, workspace=str(workspace), cwd=cwd,
                           writable_roots=settings.writable_roots, providers=settings.providers,
                           approver=gate, extra_tools=(sub, *definition_tools()),
-                          deadline_mono=deadline)
+                          deadline_mono=deadline, sandbox=box)
     except ModelError as exc:
+        _drop(scratch)
         raise ZapcliError(exc.reason) from None
     sink = _TerminalSink(run_id, json)
     budget = _budget(run_id, max_tokens, sink, sub, settings)
     sys.stderr.write(f"[run {run_id}: subagents it starts belong to session {run_id}; "
                      f"see them with ZAPCLI_SESSION={run_id} zapcli list]\n")
-    for diag in host.diagnostics:
+    for diag in [*notes, *host.diagnostics]:
         sink("diagnostic", diag)
     try:
         result = _run_in_foreground(host, task, sink, gate, sub, budget, deadline, limit, json)
     finally:
         host.close()
+        _drop(scratch)
     return _finish(result, run_id, sink, sub, json)
+
+
+def _sandbox(choice: str, run_id: str, gate: TerminalApprover,
+             fields: dict[str, Any]) -> tuple[Any, Path, list[dict[str, str]]]:
+    """(the sandbox of this run's commands or None, its scratch folder, the
+    diagnostics that say what it left out or why there is none). Raises
+    ZapcliError when --sandbox asked for one this machine cannot give."""
+    from zapcli import children
+    from zapcli.definitions.model import SandboxSpec
+    from zapcli.host.sandbox import open_sandbox, prepare
+    from zapcli.paths import state_dir
+
+    scratch = state_dir() / "runs" / f"{run_id}.tmp"
+    prepared = prepare(choice, mode=gate.mode, workspace=gate.workspace,
+                       writable_roots=gate.writable_roots,
+                       spec=SandboxSpec.from_dict((fields.get("definition") or {}).get("sandbox")),
+                       scratch=scratch)
+    if prepared.refused:
+        raise ZapcliError(prepared.refused + "; nothing was run")
+    box = open_sandbox(prepared, on_start=lambda pid: children.started(pid, "sandbox"))
+    return box, scratch, prepared.diagnostics
+
+
+def _drop(scratch: Path) -> None:
+    import shutil
+
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _relay() -> dict[str, Any]:

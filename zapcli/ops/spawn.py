@@ -56,6 +56,9 @@ class SpawnRequest:
     # `zapcli run` with a terminal: {pid, create_time, host} of the run that asks
     # a person about this subagent's approvals; the gate denies once it is gone
     relay: dict[str, Any] | None = None
+    # Its commands in the OS sandbox (SPEC §18): None = the backend's default
+    # (the built-in agent: "auto", where this machine can; sh: "off"), "on" = must
+    sandbox: str | None = None
 
 
 @plain
@@ -197,6 +200,33 @@ def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[
     return out
 
 
+def _sandbox_choice(req: SpawnRequest) -> tuple[str, tuple[str, ...]]:
+    """The spawn record's `sandbox` ("auto", "on", "off") and the warning when
+    the built-in agent's default cannot be had here (said at once, and again
+    in the trail: never a silent downgrade). Raises ZapcliError when one was
+    asked for and cannot be had."""
+    cli = req.cli or "zapcli"
+    choice = req.sandbox or ("auto" if cli == "zapcli" else "off")
+    if choice not in ("auto", "on", "off"):
+        raise UsageError(f"{param('sandbox')} is one of auto, on, off; got {choice!r}")
+    if choice == "on" and cli not in ("zapcli", "sh"):
+        raise UsageError(f"{param('sandbox')} is for the built-in agent and --cli sh; {cli} runs "
+                         "its commands its own way (README: Backends)")
+    if choice == "off" or cli not in ("zapcli", "sh"):
+        return "off", ()
+        return choice, ()
+    from zapcli.paths import state_dir
+    from zapcli.sandbox import bwrap
+
+    found = bwrap.cached(state_dir())
+    if found.ok:
+        return choice, ()
+    if choice == "on":
+        raise ZapcliError(f"{param('sandbox')} was asked for, but {found.missing}; {found.fix}. "
+                          "Nothing was created", code="no_sandbox")
+    return choice, (bwrap.unavailable(found),)
+
+
 def _executor_fields(req: SpawnRequest, settings: Settings) -> dict:
     """`executor` and its frozen settings for the spawn record; the executor
     checks it can launch now (a cluster that does not answer: one line, exit
@@ -253,6 +283,9 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     else:
         backend, warnings = _backend_fields(req, workspace, settings, cwd, catalog)
     placement = _executor_fields(req, settings)
+    if "sandbox" not in backend:  # `continue` carries the old one's
+        backend["sandbox"], more = _sandbox_choice(req)
+        warnings = tuple(warnings) + more
     warnings = tuple(settings.notes) + tuple(warnings)
     session = sessions.current()
     sid = ids.new_id()

@@ -49,6 +49,7 @@ class Env:
         self.announced: set[str] = set()
         self.budget: Any = None  # ops.budget.TreeBudget of `zapcli run --max-tokens`
         self.relay: dict[str, Any] | None = None  # `zapcli run` that relays approvals (ops.spawn)
+        self.sandbox: str | None = None  # `zapcli run`'s: its shell spawns run in one too
         self.lock = _thread.allocate_lock()
         self._settings: Settings | None = None
 

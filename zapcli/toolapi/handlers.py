@@ -59,7 +59,8 @@ def spawn(a: dict[str, Any], env: Env) -> Reply:
         task=a["task"] or "", cli=cli, agent=a["agent"], model=a["model"], timeout_s=a["timeout"],
         approval=approval, cwd=a["cwd"] or env.cwd, after=tuple(a["after"] or ()),
         max_tokens=max_tokens, unattended=unattended, worktree=bool(a["worktree"]),
-        relay=None if shell or unattended else env.relay))
+        relay=None if shell or unattended else env.relay,
+        sandbox=env.sandbox if env.surface == "run" else None))
     env.started_one(res.id)
     return _reply(render.tool_lines(res), render.doc(res), env)
 

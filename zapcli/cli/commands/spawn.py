@@ -13,14 +13,25 @@ def execute(task: str, cli: str | None = None, agent: str | None = None, model: 
             after: list[str] | None = None, max_tokens: int | None = None,
             unattended: bool = False, worktree: bool = False, on_finish: str | None = None,
             output_schema: str | None = None, executor: str | None = None,
-            json: bool = False) -> int:
+            sandbox: bool = False, no_sandbox: bool = False, json: bool = False) -> int:
+    choice = sandbox_choice(sandbox, no_sandbox)
     if task == "-":
         task = decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
     res = spawn(SpawnRequest(task=task, cli=cli, agent=agent, model=model, timeout_s=timeout,
                              approval=approval, cwd=cwd, after=tuple(after or ()),
                              max_tokens=max_tokens, unattended=unattended, worktree=worktree,
-                             on_finish=on_finish, output_schema=output_schema, executor=executor))
+                             on_finish=on_finish, output_schema=output_schema, executor=executor,
+                             sandbox=choice))
     return print_spawned(res, json)
+
+
+def sandbox_choice(sandbox: bool, no_sandbox: bool) -> str | None:
+    """--sandbox / --no-sandbox as the op's "on" / "off" (None: the default)."""
+    if sandbox and no_sandbox:
+        from zapcli.errors import UsageError
+
+        raise UsageError("--sandbox and --no-sandbox contradict each other; give one of them")
+    return "on" if sandbox else "off" if no_sandbox else None
 
 
 def print_spawned(res: SpawnResult, json: bool) -> int:
