@@ -140,6 +140,7 @@ def delete_files(sid: str, session: str | None) -> None:
         import shutil
 
         shutil.rmtree(store.path_for(sid, HOME), ignore_errors=True)  # an agent CLI's home
+        shutil.rmtree(store.path_for(sid, ".tmp"), ignore_errors=True)  # its scratch folder
         path.unlink(missing_ok=True)
     path.unlink(missing_ok=True)
     if session is not None:
