@@ -46,7 +46,7 @@ _zapcli() {
            esac ;;
         mcp) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "serve" -- "$cur") ); return; fi
            case "${COMP_WORDS[2]}" in
-               serve) opts="--help --http" ;;
+               serve) opts="--help --http --no-token --socket" ;;
            esac ;;
     esac
     case "${COMP_WORDS[COMP_CWORD-1]}" in
