@@ -30,7 +30,11 @@ import sys
 MAX_MESSAGE = 1 << 20
 
 
-def _alive(pgid: int) -> bool:
+def group_alive(pgid: int) -> bool:
+    """Whether a live (non-zombie) process is left in process group `pgid`
+    (zombies answer killpg(0) too: /proc says which are). Also what the
+    tools use outside a sandbox (`zapcli.tools.procs`). Raises OSError
+    where there is no /proc."""
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
@@ -75,7 +79,10 @@ def _handle(msg: dict, fds: list[int], children: dict[int, subprocess.Popen]) ->
         except (OSError, ValueError, KeyError, TypeError):
             reply = {"ok": False}
     elif op == "alive":
-        reply = {"alive": _alive(int(msg.get("pgid", 0)))}
+        try:
+            reply = {"alive": group_alive(int(msg.get("pgid", 0)))}
+        except OSError:
+            reply = {"alive": True}
     else:
         reply = {"error": f"unknown op {op!r}"}
     return {"id": msg.get("id"), **reply}

@@ -1,5 +1,5 @@
 """Processes the model starts: capped output capture, process-group kill, background jobs.
-Imports: stdlib and psutil only.
+Imports: stdlib, psutil, `zapcli.sandbox.inner` (the one process-group check).
 
 Every command runs as `bash -c` in a new session, so its whole tree is one
 process group that can be killed at once (TERM, then KILL after a grace).
@@ -83,14 +83,16 @@ def _pump(fd: int, sink: CappedOutput, stop: threading.Event) -> None:
 
 
 def group_alive(pgid: int) -> bool:
-    """Whether any non-zombie process is left in process group `pgid`."""
+    """Whether any non-zombie process is left in process group `pgid`: the
+    sandbox helper's /proc scan (one implementation, inside and out), or
+    psutil where there is no /proc."""
+    from zapcli.sandbox.inner import group_alive as scan
+
     try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    for proc in psutil.process_iter():  # zombies answer killpg(0) too: look closer
+        return scan(pgid)
+    except OSError:
+        pass
+    for proc in psutil.process_iter():
         try:
             if os.getpgid(proc.pid) == pgid and proc.status() != psutil.STATUS_ZOMBIE:
                 return True
