@@ -101,6 +101,12 @@ class Sandbox:
                 raise SandboxError("the sandbox was closed")
             if self._sock is not None and self._proc is not None and self._proc.poll() is None:
                 return self._sock
+            if self._proc is not None:  # an earlier one ended, or its helper died
+                if self._proc.poll() is None:
+                    self._proc.kill()
+                    self._proc.wait()
+                if self._proc.stderr is not None:
+                    self._proc.stderr.close()
             self._reset()
             host, inner = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             try:
@@ -161,17 +167,30 @@ class Sandbox:
             self._running.clear()
             self._cond.notify_all()
 
-    def _request(self, msg: dict[str, Any], fds: tuple[int, ...] = ()) -> dict[str, Any]:
-        sock = self._start()
+    def _send(self, msg: dict[str, Any], fds: tuple[int, ...]) -> int:
+        """Send one request (its id returned). A helper that died since the
+        last one (its socket says so before bwrap has exited) is replaced
+        once: nothing of this request has run yet."""
         with self._cond:
             self._next += 1
             rid = self._next
         data = json.dumps({**msg, "id": rid}).encode()
-        with self._send_lock:
-            try:
-                socket.send_fds(sock, [data], list(fds)) if fds else sock.send(data)
-            except OSError as exc:
-                raise SandboxError(f"the sandbox is gone ({exc})") from None
+        for attempt in (1, 2):
+            sock = self._start()
+            with self._send_lock:
+                try:
+                    socket.send_fds(sock, [data], list(fds)) if fds else sock.send(data)
+                    return rid
+                except OSError as exc:
+                    if attempt == 2:
+                        raise SandboxError(f"the sandbox is gone ({exc})") from None
+            with self._start_lock:
+                if self._sock is sock:
+                    self._reset()
+        raise AssertionError("unreachable")
+
+    def _request(self, msg: dict[str, Any], fds: tuple[int, ...] = ()) -> dict[str, Any]:
+        rid = self._send(msg, fds)
         end = time.monotonic() + REPLY_TIMEOUT_S
         with self._cond:
             while rid not in self._replies:
