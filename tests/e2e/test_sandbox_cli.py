@@ -87,3 +87,17 @@ def test_a_definition_is_held_to_what_its_approval_mode_allows(zap, model, tmp_p
         result = record_of(zap, sid, "tool_result")
         assert "made" in json.dumps(result), result
         (zap.cwd / "here").unlink()
+
+
+@needs_bwrap
+def test_a_shell_subagent_the_parent_model_spawns_is_sandboxed_too(zap, model, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    model([{"match": "delegate a shell", "turns": [
+        {"tool_calls": [{"name": "subagent", "arguments": {
+            "action": "spawn", "cli": "sh", "task": f"touch {outside}/by-child; touch by-child"}}]},
+        {"tool_calls": [{"name": "subagent", "arguments": {"action": "wait", "timeout": 60}}]},
+        {"text": "delegated"}]}])
+    done = zap("run", "--approval", "full", "delegate a shell", timeout=120)
+    assert done.returncode == 0, done.err
+    assert (zap.cwd / "by-child").exists() and not (outside / "by-child").exists()
