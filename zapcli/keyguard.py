@@ -8,7 +8,7 @@ inherited memory file, as `zapcli.supervisor.launch` starts a runner).
 `guard()` is the child's side: take the variables from that file, then
 turn the dump flag off. `seal()` is for a command a person or a client
 started with keys in its environment (`zapcli run`, `mcp serve`, `wait`…):
-`guard()`, then the keys' bytes in its environment block are overwritten
+`guard()`, then the keys' values in its environment block are overwritten
 (it already holds them; an exec through the memory file would cost a second
 interpreter start). Root can still read memory with CAP_SYS_PTRACE; the
 sandbox's own pid namespace is what keeps a root tool from seeing zapcli.
@@ -45,12 +45,14 @@ def guard() -> None:
 
 
 def _scrub_block() -> None:
-    """Overwrite the secret-named entries of this process's initial
-    environment block (the memory /proc/<pid>/environ reads, between the
-    env_start and env_end of /proc/self/stat) with NUL bytes. Each variable
-    stays in this process's own copy: os.environ, and the C library's
-    environment (the pointer to the old bytes removed first, the value put
-    back on the heap), so children given no environment still get it."""
+    """Overwrite the values of the secret-named entries of this process's
+    initial environment block (the memory /proc/<pid>/environ reads, between
+    env_start and env_end of /proc/self/stat) with `*`: the block stays well
+    formed (a reader such as psutil stops at the first empty entry, and would
+    miss the subagent marker after it). Each variable stays this process's
+    own: os.environ, and the C library's environment (the pointer to the old
+    bytes removed first, the value put back on the heap), so children given
+    no environment still get it."""
     from zapcli.redact import is_secret_name
 
     with open("/proc/self/stat", "rb") as fh:
@@ -63,11 +65,12 @@ def _scrub_block() -> None:
         block = mem.read(end - start)
         at = start
         for entry in block.split(b"\0"):
-            name = entry.partition(b"=")[0].decode("utf-8", "surrogateescape")
-            if entry and b"=" in entry and is_secret_name(name):
+            raw, eq, value = entry.partition(b"=")
+            name = raw.decode("utf-8", "surrogateescape")
+            if eq and value and is_secret_name(name):
                 os.unsetenv(name)
-                mem.seek(at)
-                mem.write(b"\0" * len(entry))
+                mem.seek(at + len(raw) + 1)
+                mem.write(b"*" * len(value))
                 if name in os.environ:
                     os.putenv(name, os.environ[name])
             at += len(entry) + 1
