@@ -14,7 +14,7 @@ PKG = Path(__file__).resolve().parents[1] / "zapcli"
 
 ROOMS = {"cli", "ops", "render", "lifecycle", "executors", "supervisor", "trail", "backends",
          "runner", "host", "agent", "providers", "tools", "definitions", "capabilities",
-         "testing", "toolapi", "mcpserver", "worktrees", "telemetry"}
+         "testing", "toolapi", "mcpserver", "worktrees", "telemetry", "sandbox"}
 # telemetry reads trails and is for the commands that export and the runner
 # that follows its own trail (SPEC §20): no other room, no hot command
 _NOT_TELEMETRY = {"telemetry"}
@@ -51,6 +51,8 @@ FORBIDDEN = {
     "mcpserver": {"cli", "agent", "providers", "tools", "runner", "host", "testing"} | _NOT_TELEMETRY,
     # made from trails: the trail room and the top-level modules (tracecontext, redact, errors, paths)
     "telemetry": ROOMS - {"telemetry", "trail"},
+    # the OS sandbox: paths come in from its callers (see test_the_sandbox_stands_alone)
+    "sandbox": ROOMS - {"sandbox"},
 }
 ALLOWED = {"ops": {"tools.registry"}}  # the name catalog of the session's tool table
 # The top-level modules (errors, plain, ids, paths, locks, redact, ledger, ...) are the kernel
@@ -59,11 +61,9 @@ TOP_LEVEL = {
     "__main__": None,  # `python -m zapcli`: the CLI's entry, may import anything
     "config": {"trail"},  # settings: the kernel and the trail, nothing above it
 }
-# Goes when the registry branch (#17 items 1-4) merges: config then knows no backend.
-CONFIG_PENDING = ("zapcli.backends.clis.registry",)
 HEAVY = {"typer", "rich", "openai", "mcp", "ray", "opentelemetry"}
 NO_HEAVY_ROOMS = {"ops", "trail", "supervisor", "lifecycle", "render", "executors", "worktrees",
-                  "toolapi", "telemetry"}
+                  "toolapi", "telemetry", "sandbox"}
 HEAVY_HOME = {"executors/ray_node.py": {"ray"},  # the one place each may be imported lazily
               "telemetry/otlp.py": {"opentelemetry"}}
 MAX_MODULE_LINES = 400
@@ -134,8 +134,7 @@ def test_the_kernel_imports_no_room():
 def test_config_imports_nothing_above_the_trail():
     allowed = _kernel() | TOP_LEVEL["config"]
     bad = [name for name in _imports(PKG / "config.py")
-           if (target := _zapcli_target(name)) is not None and target not in allowed
-           and not name.startswith(CONFIG_PENDING)]
+           if (target := _zapcli_target(name)) is not None and target not in allowed]
     assert not bad, bad
 
 
@@ -166,16 +165,18 @@ def test_every_module_says_what_it_owns():
 
 
 def test_the_seams_have_their_implementations():
-    from zapcli import backends, executors
+    from zapcli import executors
+    from zapcli.backends import registry
     from zapcli.backends.base import Backend
     from zapcli.executors.base import Executor
 
-    for name in backends.NAMES:
-        backend = backends.get(name)
+    for name in registry.BUILTIN:
+        backend = registry.get(name)
         assert isinstance(backend, Backend) and type(backend).run is not Backend.run, name
-    for name in executors.NAMES:
+        assert backend.name == name and backend.summary, name
+    for name in executors.BUILTIN:
         executor = executors.get(name)
-        assert isinstance(executor, Executor)
+        assert isinstance(executor, Executor) and executor.name == name
         for method in ("launch", "alive", "signal", "collect"):
             assert getattr(type(executor), method) is not getattr(Executor, method), (name, method)
 
@@ -265,8 +266,6 @@ OTHER_STATUS_WORDS = {
     ("backends/clis/codex_events.py", "phase"): "codex's item phase",
     ("backends/clis/opencode.py", "state.get('status')"): "opencode's tool state",
     ("backends/external.py", "ending"): "why the runner stopped the CLI: cancelled, timeout, budget",
-    # goes when the registry branch folds CliOutcome into Outcome (#17 item 5)
-    ("backends/external.py", "result.status"): "a CliOutcome's status",
     ("capabilities/mcp_gateway.py", "self.status.get(server)"): "an MCP server's state",
     ("capabilities/mcp_gateway.py", "self.gateway.status[server]"): "an MCP server's state",
     ("ops/doctor.py", "st"): "an MCP server's state",
@@ -304,4 +303,42 @@ def test_statuses_are_compared_only_in_the_trail_model():
                     if _status_words(word, words) and (
                             rel.as_posix(), ast.unparse(other)) not in OTHER_STATUS_WORDS:
                         bad.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+    assert not bad, "\n".join(bad)
+
+
+def test_backend_and_executor_names_are_listed_only_by_their_registries():
+    """SPEC §17: every list of backends or executors (help, enums, completion,
+    checks) is derived from `backends.registry` / `executors`; no other module
+    spells out two of their names in one literal."""
+    from zapcli import executors
+    from zapcli.backends import registry
+
+    homes = {"backends/registry.py": set(registry.BUILTIN), "executors/__init__.py": set(executors.BUILTIN)}
+    bad = []
+    for path, rel, _room in _modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
+                items = node.keys if isinstance(node, ast.Dict) else node.elts
+                words = {i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)}
+                for home, names in homes.items():
+                    if len(words & names) >= 2 and rel.as_posix() != home:
+                        bad.append(f"{rel}:{node.lineno}: {sorted(words & names)}")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_sandbox_stands_alone():
+    """The sandbox room imports the standard library, itself and the one
+    approval decision (what a mode lets a command write); its helper
+    (`inner.py`) runs by path inside the sandbox, so it imports nothing of
+    zapcli at all."""
+    bad = []
+    for path in sorted((PKG / "sandbox").glob("*.py")):
+        for name in _imports(path):
+            parts = name.split(".")
+            if parts[0] != "zapcli":
+                continue
+            allowed = () if path.name == "inner.py" else ("sandbox", "approvals")
+            if len(parts) < 2 or parts[1] not in allowed:
+                bad.append(f"sandbox/{path.name}: imports {name}")
     assert not bad, "\n".join(bad)

@@ -21,15 +21,7 @@ from typing import Any
 from zapcli.agent.types import Verdict
 from zapcli.approvals import Policy
 from zapcli.cli.output import escape_controls, is_tty
-from zapcli.cli.runend import (
-    HungUp,
-    Terminated,
-    emit_run,
-    interrupted,
-    left_running,
-    on_signal,
-    say,
-)
+from zapcli.cli.runend import HungUp, Terminated, close, emit_run, interrupted, on_signal, say
 from zapcli.errors import UsageError, ZapcliError
 from zapcli.paths import control_roots
 from zapcli.trail.model import Status
@@ -90,6 +82,7 @@ class _TerminalSink:
         self.run_id, self.json = run_id, json
         self.trail: Any = None  # the run's own trail (zapcli.cli.runtrail)
         self.tokens = [0, 0, 0]
+        self.own: Any = None  # ledger.Tokens of its own calls
         self.mid_line = False
         self.calls: dict[str, str] = {}  # call_id -> "name {arguments}", to label results
         self.last_call = ""
@@ -136,10 +129,17 @@ class _TerminalSink:
         step = [int(rec.get(key) or 0) for key in ("input_tokens", "output_tokens", "cached_tokens")]
         for i, n in enumerate(step):
             self.tokens[i] += n
+        cost = rec.get("cost_usd") if isinstance(rec.get("cost_usd"), (int, float)) else None
+        call = ledger.Tokens(step[0], step[1], step[2], cost, int(rec.get("cache_write_tokens") or 0), 1)
+        self.own = call if self.own is None else self.own + call
         try:
-            ledger.add_run_usage(self.run_id, ledger.Tokens(*step))
+            ledger.add_run_usage(self.run_id, call)
         except ZapcliError as exc:
             sys.stderr.write(f"zapcli: warning: tokens not recorded: {exc.message}\n")
+
+    def _rate_limit(self, rec: dict[str, Any]) -> None:
+        sys.stderr.write(f"zapcli: note: rate-limited ({escape_controls(str(rec.get('message')))}); "
+                         f"retrying in {float(rec.get('retry_in_s') or 0):.0f}s\n")
 
     def _diagnostic(self, rec: dict[str, Any]) -> None:
         sys.stderr.write(f"zapcli: note: {escape_controls(str(rec.get('message')))}\n")
@@ -158,18 +158,21 @@ def _checked(task: str | None, approval: str | None, timeout: float | None,
     if not 0 < limit <= 7 * 86400:
         raise UsageError(f"--timeout must be more than 0 and at most 604800 seconds, got {limit}")
     if task == "-":  # read up to one byte past the limit, never the whole of /dev/zero
-        from zapcli.ops.spawn import MAX_TASK_BYTES, decode_task
+        from zapcli.ops.tasktext import MAX_TASK_BYTES, decode_task
 
         task = decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
     return task, limit
 
 
 def run_foreground(task: str | None, agent: str | None, model: str | None, max_tokens: int | None,
-                   approval: str | None, unattended: bool, json: bool, timeout: float | None = None) -> int:
+                   approval: str | None, unattended: bool, json: bool, timeout: float | None = None,
+                   max_cost: float | None = None, max_subagents: int | None = None,
+                   sandbox: str = "auto") -> int:
     from zapcli import ids
     from zapcli.agent.types import ModelError
-    from zapcli.backends.resolve import resolve_agent
-    from zapcli.cli import runtrail
+    from zapcli.backends.agent import resolve_agent
+    from zapcli.backends.sections import OWNERS
+    from zapcli.cli import runenv, runtrail
     from zapcli.cli.definition_tools import definition_tools
     from zapcli.cli.subagent_tool import SubagentTool
     from zapcli.config import load_settings
@@ -178,7 +181,7 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
 
     cwd = str(Path.cwd())
     workspace = workspace_of(Path(cwd))
-    settings = load_settings(workspace)
+    settings = load_settings(workspace, owners=OWNERS)
     task, limit = _checked(task, approval, timeout, settings.timeout_s)
     run_id = "run_" + ids.new_id()[3:]
     os.environ["ZAPCLI_SESSION"] = run_id
@@ -188,69 +191,56 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     sub = SubagentTool(approval=gate.mode, unattended=gate.unattended,
                        shell_allowed="bash" in (fields["grant"] or {}).get("tools", []))
     if not gate.unattended:  # its children's questions come here while this process lives
-        sub.env.relay = _relay()
-    sub.env.parent_id = run_id
+        sub.env.relay = runenv.relay()
+    sub.env.sandbox = sandbox
     sink = _TerminalSink(run_id, json)
-    budget = _budget(run_id, max_tokens, sink, sub, settings)
     sink.trail = trail = runtrail.open_run(run_id, task, fields, cwd=cwd, workspace=str(workspace),
                                            approval=gate.mode)
     deadline = time.monotonic() + limit
     try:
+        box, scratch, notes = runenv.sandbox(sandbox, run_id, gate, fields)
+    except ZapcliError as exc:
+        trail.end("failed", exc.message)
+        raise
+    try:
         host = build_host(fields, workspace=str(workspace), cwd=cwd,
                           writable_roots=settings.writable_roots, providers=settings.providers,
                           approver=gate, extra_tools=(sub, *definition_tools()),
-                          deadline_mono=deadline)
+                          deadline_mono=deadline, sandbox=box)
     except ModelError as exc:
         trail.end("failed", exc.reason)
+        runenv.drop(scratch)
         raise ZapcliError(exc.reason) from None
+    from zapcli.cli.runtree import RunTree
+
+    try:
+        tree = RunTree(run_id, settings, model=getattr(host.client, "model", None),
+                       max_tokens=max_tokens, max_cost=max_cost, max_subagents=max_subagents,
+                       deadline=deadline)
+    except ZapcliError as exc:
+        host.close()
+        runenv.drop(scratch)
+        trail.end("failed", exc.message)
+        raise
+    sub.env.parent, sub.env.run = run_id, tree.identity()
     sys.stderr.write(f"[run {run_id}: subagents it starts belong to session {run_id}; "
                      f"see them with ZAPCLI_SESSION={run_id} zapcli list]\n")
-    for diag in host.diagnostics:
+    for diag in [*notes, *host.diagnostics]:
         sink("diagnostic", diag)
     try:
-        result = _run_in_foreground(host, task, sink, gate, sub, budget, deadline, limit, json)
+        result = _run_in_foreground(host, task, sink, gate, sub, tree, deadline, limit, json)
     except BaseException as exc:
         trail.end(*runtrail.status_of(exc))
         raise
     finally:
         host.close()
+        runenv.drop(scratch)
     trail.end(result.status, result.reason)
-    return _finish(result, run_id, sink, sub, json)
-
-
-def _relay() -> dict[str, Any]:
-    """This process's identity, recorded in each child's spawn record: the
-    child's gate denies a pending request once this run is gone."""
-    import socket
-
-    from zapcli.supervisor.launch import process_create_time
-
-    return {"pid": os.getpid(), "create_time": process_create_time(os.getpid()),
-            "host": socket.gethostname()}
-
-
-def _budget(run_id: str, max_tokens: int | None, sink: _TerminalSink, sub: Any,
-            settings: Any) -> Any:
-    """`--max-tokens` on `run` is a budget for the whole tree (SPEC §16)."""
-    if max_tokens is None:
-        return None
-    if max_tokens <= 0:
-        raise UsageError(f"--max-tokens must be a positive number of tokens, got {max_tokens}")
-    from zapcli import ledger
-    from zapcli.ops.budget import TreeBudget
-
-    budget = TreeBudget(run_id, max_tokens, own=lambda: sink.tokens[0] + sink.tokens[1],
-                        children=lambda: list(sub.started), settings=settings)
-    sub.budget = budget
-    try:
-        ledger.set_budget(run_id, max_tokens)
-    except ZapcliError as exc:
-        sys.stderr.write(f"zapcli: warning: budget not recorded for `usage`: {exc.message}\n")
-    return budget
+    return _finish(result, run_id, sink, sub, tree, json)
 
 
 def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: TerminalApprover,
-                       sub: Any, budget: Any, deadline: float, limit: float,
+                       sub: Any, tree: Any, deadline: float, limit: float,
                        json: bool) -> Any:
     """The loop runs on a thread so the deadline and Ctrl-C hold even while a
     model call blocks; a blocked call is abandoned (the thread is a daemon).
@@ -260,6 +250,7 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
     from zapcli.cli.watch import ApprovalWatcher
 
     box: list[Any] = []
+    budget = tree.budget
     notices = sub.announcements if budget is None else lambda: sub.announcements() + budget.notices()
     hooks = Hooks(approver=gate, before_model_call=notices)
     # subagents' approval requests are asked here, at once, whatever the model is doing
@@ -269,13 +260,13 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
     def stop_reason() -> tuple[str, str] | None:
         if time.monotonic() >= deadline:
             return ("timeout", f"--timeout {limit:g}s reached")
-        used = None if budget is None else budget.enforce()  # every child's trail read once
-        if used is not None:
-            return budget.should_stop(used)  # type: ignore[no-any-return]
+        if budget is not None and budget.enforce() is not None:
+            return budget.stop_reason()  # type: ignore[no-any-return]
         return None
 
     def loop() -> None:
-        box.append(host.run(task, sink, hooks=hooks, should_stop=stop_reason))
+        box.append(host.run(task, tree.meter.sink(sink), hooks=hooks, should_stop=stop_reason,
+                            budget=tree.check))
 
     worker = threading.Thread(target=loop, name="agent-loop", daemon=True)
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
@@ -288,7 +279,8 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         worker.start()
         worker.join(timeout=max(limit, 0) + 1.0)
     except (KeyboardInterrupt, Terminated, HungUp) as exc:
-        interrupted(exc, run_id, sub, sink, json)
+        watching.set()
+        interrupted(exc, run_id, sub, tree, json)
     finally:
         watching.set()
         watcher.stop.set()
@@ -296,29 +288,36 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if not box:
-        left_running(sub, run_id)
+        closed = close(tree, sub, run_id)
         why = (f"timed out after {limit:g}s (waiting for the model); raise --timeout or check "
                "the endpoint with `zapcli doctor`")
         if json:  # --json promises the run document, also when the run does not complete
-            emit_run(run_id, "timeout", why, None, sub, sink.tokens)
+            emit_run(run_id, "timeout", why, None, sub, tree.own(), closed)
             raise SystemExit(1)
         raise ZapcliError(f"run {run_id} {why}")
     return box[0]
 
 
-def _finish(result: Any, run_id: str, sink: _TerminalSink, sub: Any, json: bool) -> int:
-    left_running(sub, run_id)
+def _finish(result: Any, run_id: str, sink: _TerminalSink, sub: Any, tree: Any, json: bool) -> int:
+    closed = close(tree, sub, run_id)
     if sub.denied and not json:  # each was said as it happened; the end says it once more
         ids = " ".join(dict.fromkeys(d["id"] for d in sub.denied))
         say(f"zapcli: note: {len(sub.denied)} approval request(s) of this run's subagents "
-             f"denied without asking ({ids}): at a terminal you are asked; --approval full "
-             "allows them\n")
+            f"denied without asking ({ids}): at a terminal you are asked; --approval full "
+            "allows them\n")
+    reason = result.reason
+    if reason and reason.startswith("token budget") and tree.budget is not None:
+        figures = closed[1]  # the tree has ended: its figures are final, as usage shows them
+        reason = (f"token budget exceeded ({tree.budget.said(figures.total, figures.cost)}, "
+                  "this run and its subagents)") if tree.budget.share(figures.total, figures.cost) >= 1 \
+            else (f"token budget: {tree.budget.said(figures.total, figures.cost)} used by this run "
+                  "and its subagents, and its next model call would not fit")
     if json:
-        emit_run(run_id, result.status, result.reason, result.report, sub, sink.tokens)
+        emit_run(run_id, result.status, reason, result.report, sub, tree.own(), closed)
         return 0 if Status.parse(result.status) == Status.COMPLETED else 1
     sys.stdout.write("\n")
     if Status.parse(result.status) != Status.COMPLETED:
-        raise ZapcliError(f"run {run_id} ended {result.status}: {result.reason}")
+        raise ZapcliError(f"run {run_id} ended {result.status}: {reason}")
     if is_tty(sys.stderr):
         sys.stderr.write(f"[run {run_id}: {sink.tokens[0]} in / {sink.tokens[1]} out tokens; "
                          f"`ZAPCLI_SESSION={run_id} zapcli usage` for details]\n")

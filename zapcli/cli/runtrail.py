@@ -54,7 +54,8 @@ def open_run(run_id: str, task: str, fields: dict[str, Any], *, cwd: str, worksp
     os.environ.update(tracecontext.work_env(trace))
     record = {"session": run_id, "cli": "zapcli", "task": mark(task), "cwd": cwd,
               "workspace": workspace, "approval": approval, "agent": fields.get("agent"),
-              "model": fields.get("model"), "definition": fields.get("definition"), "trace": trace}
+              "model": fields.get("model"), "definition": fields.get("definition"), "trace": trace,
+              "genai_provider": fields.get("genai_provider")}
     try:
         path = runs.create(run_id, record, secret_values())
         writer = TrailWriter(path, start_seq=0, secrets=secret_values())

@@ -46,14 +46,6 @@ class SubagentTool:
         self._lock = threading.Lock()
 
     @property
-    def budget(self) -> Any:
-        return self.env.budget
-
-    @budget.setter
-    def budget(self, value: Any) -> None:
-        self.env.budget = value
-
-    @property
     def started(self) -> list[str]:
         with self.env.lock:
             return list(self.env.started)
@@ -62,7 +54,9 @@ class SubagentTool:
         self.env.cwd = ctx.cwd
         # what it spawns is a child span of this call's `execute_tool` span
         here = tracecontext.child_env(ctx.env, tracecontext.tool_key(ctx.call_id)).get("TRACEPARENT")
-        reply = call_document(args, self.env.copy(traceparent=here) if here else self.env)
+        env = self.env.copy(siblings=max(getattr(ctx, "siblings", 1), 1), batch=getattr(ctx, "batch", 0),
+                            **({"traceparent": here} if here else {}))
+        reply = call_document(args, env)
         return ToolResult(not reply.error, reply.text)
 
     def notify(self, line: str) -> None:

@@ -110,6 +110,7 @@ def drain(session: str, settings: Settings) -> list[str]:
     with session_lock(session):
         running: dict[str, int] = {}  # per pool: the session's, or an executor's own cap
         waiting: list[View] = []
+        running_views: list[View] = []
         for sid in sessions.active(session):
             try:
                 view = observe(sid, kill_grace_s=settings.kill_grace_s)
@@ -123,6 +124,8 @@ def drain(session: str, settings: Settings) -> list[str]:
             else:
                 pool = _pool(view.id)
                 running[pool] = running.get(pool, 0) + 1
+                running_views.append(view)
+        parked = _parked(session, running_views)
         for view in waiting:
             ready, failure = _dependency_block(view, settings)
             if failure:
@@ -138,12 +141,49 @@ def drain(session: str, settings: Settings) -> list[str]:
             pool = _pool(view.id, spawn.raw)
             if cap and running.get(pool, 0) >= cap:
                 continue
+            if _held_for(view.id, spawn.raw.get("provider"), parked):
+                continue
             if not launch(view.id, settings, spawn):
                 sessions.deactivate(session, view.id)
                 continue
             started.append(view.id)
             running[pool] = running.get(pool, 0) + 1
     return started
+
+
+PARKED_TO_HOLD = 2  # this many subagents of a session parked on one provider hold its next
+
+
+def _parked(session: str, views: list[View]) -> dict[str, list[float]]:
+    """provider -> when each of the session's subagents parked on its rate
+    limit may try again (only those still waiting)."""
+    now = time.time()
+    out: dict[str, list[float]] = {}
+    for v in views:
+        limit = v.rate_limit or {}
+        until, provider = limit.get("until"), limit.get("provider")
+        if isinstance(until, (int, float)) and until > now and isinstance(provider, str):
+            out.setdefault(provider, []).append(float(until))
+    return out
+
+
+def _held_for(sid: str, provider: object, parked: dict[str, list[float]]) -> bool:
+    """Hold a queued subagent whose provider is rate-limiting several of its
+    session's subagents: starting it would only add to the retries. Said once
+    in its trail (a `held` record), so poll and list show why it waits."""
+    untils = parked.get(provider) if isinstance(provider, str) else None
+    if not untils or len(untils) < PARKED_TO_HOLD:
+        return False
+    until = min(untils)
+    try:
+        held = load(sid).held
+        if held is None or not isinstance(held.get("until"), (int, float)) or held["until"] < until:
+            store.append(store.path_for(sid), "held", {
+                "reason": f"{provider} is rate-limiting {len(untils)} subagents of this session",
+                "provider": provider, "until": until})
+    except (NotFound, OSError):
+        pass  # removed meanwhile, or a full disk: it is held all the same
+    return True
 
 
 def _pool(sid: str, raw: dict | None = None) -> str:

@@ -45,7 +45,13 @@ class View:
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
-    cost_usd: float | None = None  # where an agent CLI reports one
+    cost_usd: float | None = None  # reported by the backend, or from the model's price
+    cache_write_tokens: int = 0  # of input_tokens: written to the provider's cache
+    calls: int = 0  # model calls counted
+    # parked on a provider's rate limit: {until (epoch), status, provider, message}
+    rate_limit: dict[str, Any] | None = None
+    held: dict[str, Any] | None = None  # queued and held back: {reason, until (epoch)}
+    parent: str | None = None  # the run or subagent whose work spawned it (its tree)
     pending_approval: dict[str, Any] | None = None
     undelivered_messages: int = 0  # sent with `zapcli send`, but it ended before reading them
     stdout_written: int | None = None
@@ -119,6 +125,8 @@ def to_view(sid: str, s: reader.Summary, facts: Facts, *, stall_s: float = 0.0) 
         task=display(sp.task), created=sp.created, report=s.report,
         input_tokens=s.input_tokens, output_tokens=s.output_tokens,
         cached_tokens=s.cached_tokens, cost_usd=s.cost_usd, after=sp.after,
+        cache_write_tokens=s.cache_write_tokens, calls=s.calls,
+        parent=sp.raw.get("parent") if isinstance(sp.raw.get("parent"), str) else None,
         continue_of=sp.continue_of,
         continued_by=s.continued_by, worktree=_receipt(s),
     )
@@ -138,11 +146,19 @@ def to_view(sid: str, s: reader.Summary, facts: Facts, *, stall_s: float = 0.0) 
         view.status = Status.AWAITING_APPROVAL
         view.pending_approval = {k: v for k, v in s.pending_approval.items()
                                  if k not in ("v", "seq", "type")}  # the request, not the record
+    if view.status == Status.RUNNING and s.rate_limit is not None:
+        view.rate_limit = _fields(s.rate_limit, ("until", "status", "provider", "message"))
+    elif view.status == Status.QUEUED and s.held is not None:
+        view.held = _fields(s.held, ("reason", "until", "provider"))
     view.elapsed_s = _elapsed(s, facts.now_mono)
     if view.status.live and stall_s > 0:
         if facts.activity_age is not None and facts.activity_age >= stall_s:
             view.stalled_s = facts.activity_age
     return view
+
+
+def _fields(rec: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: rec.get(k) for k in keys}
 
 
 def _receipt(s: reader.Summary) -> dict[str, Any] | None:

@@ -3,9 +3,9 @@
 
 Imports `zapcli.lifecycle.observe`, `zapcli.trail`. The queue (`queue.drain`)
 decides when a subagent starts; this only says why one has not. A seam that
-makes a subagent wait adds its reason to `REASONS` with `waits_for` (the
-rate-limit parking of the budgets issue: `rate limit (PROVIDER) until
-HH:MM:SS`), before the cap, which is asked last.
+makes a subagent wait adds its reason to `REASONS` with `waits_for`, before
+the cap, which is asked last; the rate-limit hold (`held`, a provider's
+limit while two siblings are parked on it) is one.
 """
 
 from __future__ import annotations
@@ -36,6 +36,17 @@ def _after(view: View, spawn: SpawnRecord, settings: Settings) -> str | None:
     return f"after {' '.join(pending)}" if pending else None
 
 
+def held(view: View, *_: object) -> str | None:
+    """The queue holds it back while a provider's rate limit lasts (`queue`
+    writes a `held` record): `rate limit (openai), retry in 12s`."""
+    if not view.held or not isinstance(until := view.held.get("until"), (int, float)):
+        return None
+    import time
+
+    left = until - time.time()
+    return f"{view.held.get('reason')}, retry in {max(int(left + 0.999), 1)}s" if left > 0 else None
+
+
 def _cap(view: View, spawn: SpawnRecord, settings: Settings) -> str | None:
     """The concurrency cap it was spawned under (its executor's own, if it has one)."""
     cap = settings.max_concurrent if spawn.max_concurrent is None else spawn.max_concurrent
@@ -45,7 +56,7 @@ def _cap(view: View, spawn: SpawnRecord, settings: Settings) -> str | None:
     return f"{pool} cap {cap}" if isinstance(pool, str) and pool else f"cap {cap}"
 
 
-REASONS: list[Reason] = [_after, _cap]
+REASONS: list[Reason] = [_after, held, _cap]
 
 
 def waits_for(reason: Reason) -> Reason:

@@ -20,7 +20,7 @@ from zapcli import ids as idmod
 from zapcli.errors import NotFound, UsageError, ZapcliError, param
 from zapcli.lifecycle import treework
 from zapcli.lifecycle.observe import load, observe
-from zapcli.ops.spawn import SpawnRequest, SpawnResult, create, prepare
+from zapcli.ops.spawn import SpawnRequest, SpawnResult, abandon, create, prepare
 from zapcli.plain import field, plain, replace
 from zapcli.trail import store
 
@@ -64,7 +64,12 @@ def spawn_attempts(req: SpawnRequest, n: int | None, clis: list[str] | None = No
         variant = replace(req, worktree=True, attempt={"ids": siblings, "index": i + 1},
                           cli=cli_list[i % len(cli_list)] if cli_list else req.cli,
                           model=model_list[i % len(model_list)] if model_list else req.model)
-        prepared.append(prepare(variant, sid=sid))
+        try:
+            prepared.append(prepare(variant, sid=sid))
+        except BaseException:  # a refusal creates none: the others' allotments go back
+            for p in prepared:
+                abandon(p)
+            raise
     return [create(p) for p in prepared]
 
 

@@ -37,12 +37,8 @@ def _record_cancel(sid: str, grace_s: float | None = None
         s = load(sid)
         if s.final is not None:
             return None, None, str(s.final.status)
-        if s.pending_approval is not None:
-            store.append(path, "approval_decision", {
-                "req_id": s.pending_approval.get("req_id"), "decision": "deny",
-                "reason": "the subagent was killed", "by": "kill"})
         final, ours = ending.end(path, Outcome(Status.CANCELLED, None, "killed by the user"),
-                                 by="kill", grace_s=grace_s)
+                                 by="kill", grace_s=grace_s, deny_pending="the subagent was killed")
     if final is not None and not ours:
         return None, None, str(final.status)
     return s.runner, final, None
@@ -150,14 +146,40 @@ def _start_queued(entries: list[KillEntry], settings: Settings) -> None:
             pass
 
 
-def end_and_stop(sid: str, outcome: Outcome, settings: Settings, *, by: str) -> bool:
+def end_and_stop(sid: str, outcome: Outcome, settings: Settings, *, by: str,
+                 answered: Outcome | None = None) -> bool:
     """Record `outcome` as the end of `sid` (the first terminal status wins),
     then end its process tree as `kill` does — for a stop that is not the
-    user's cancel (a run's token budget). True when this call ended it."""
-    if load(sid).final is not None:
+    user's cancel (a run's token budget, the run's end). `answered`: the end
+    instead when its final answer (`report`) had already arrived, decided
+    under the trail's lock. True when this call ended it."""
+    path = store.path_for(sid)
+    if load(sid).final is not None:  # NotFound for a trail that is gone
         return False
-    final, ours = ending.end(store.path_for(sid), outcome, by=by)
+    with store.locked(path):
+        s = load(sid)
+        if s.final is not None:
+            return False
+        if answered is not None and s.report is not None:
+            outcome = answered
+        final, ours = ending.end(path, outcome, by=by)
     if not ours:
         return False
     stop_after_end(sid, load(sid), final, settings.kill_grace_s)  # its start may have landed since
     return True
+
+
+def stop_all(ids: list[str], outcome: Outcome, settings: Settings, *,
+             answered: Outcome | None = None) -> list[str]:
+    """`end_and_stop` for each of `ids` at once (their grace periods overlap);
+    the ids this call ended."""
+    def one(sid: str) -> bool:
+        try:
+            return end_and_stop(sid, outcome, settings, by="run", answered=answered)
+        except NotFound:
+            return False
+
+    if not ids:
+        return []
+    with ThreadPoolExecutor(max_workers=min(len(ids), 16)) as pool:
+        return [sid for sid, ended in zip(ids, pool.map(one, ids), strict=True) if ended]

@@ -61,11 +61,12 @@ def chunks(sid: str, *, stderr: bool = False, follow: bool = False,
 
 
 def _kick(session: str, settings: Callable[[], Settings] | None) -> None:
+    from zapcli.backends.sections import OWNERS
     from zapcli.config import load_settings
     from zapcli.lifecycle import queue
 
     try:
-        queue.drain(session, settings() if settings else load_settings(lenient=True))
+        queue.drain(session, settings() if settings else load_settings(lenient=True, owners=OWNERS))
     except Exception:  # noqa: BLE001 - the queue is best effort for observers
         pass
 

@@ -154,9 +154,10 @@ def _waker(ids: list[str], waits: bool, wake_on: tuple[bytes, ...]) -> Any:
 
 
 def _settle(view: View) -> None:
-    """Settle a finished view's tokens in the ledger (`ops.usage.settle`),
-    imported only when there are tokens: most subagents have none."""
-    if view.input_tokens or view.output_tokens or view.cached_tokens:
+    """Settle a finished view's figures (and allotment) in the ledger
+    (`ops.usage.settle`), imported only when there is something to settle:
+    most subagents have no model calls and no tree."""
+    if view.calls or view.input_tokens or view.output_tokens or view.parent:
         from zapcli.ops.usage import settle
 
         settle(view)

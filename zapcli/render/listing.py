@@ -42,6 +42,10 @@ def short_status(v: Any, waiting: str | None = None) -> str:
     3f9a0c1e)`: a queued one with what it waits for (`lifecycle.waiting`)."""
     if v.status == Status.QUEUED:
         return f"queued ({waiting})" if waiting else "queued"
+    if v.status == Status.RUNNING and getattr(v, "rate_limit", None):
+        from zapcli.render.common import rate_limited
+
+        return f"running ({rate_limited(v)})"
     if v.stalled_s is not None:
         return f"running stalled {duration(v.stalled_s)}"
     text = f"{v.status} {duration(v.elapsed_s)}" if v.elapsed_s is not None else str(v.status)

@@ -16,11 +16,11 @@ import threading
 import time
 import traceback
 
-from zapcli import backends, tracecontext
+from zapcli import tracecontext
 from zapcli.backends.base import RunContext
 from zapcli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from zapcli.redact import secret_values
-from zapcli.runner import guard, scratch, tree
+from zapcli.runner import guard, scratch, tether, tree
 from zapcli.supervisor.capture import CappedFile
 from zapcli.supervisor.launch import MARKER, process_create_time
 from zapcli.trail import endslot, store
@@ -123,23 +123,6 @@ def _signals(terminated: threading.Event) -> None:
     signal.pthread_sigmask(signal.SIG_SETMASK, set())
 
 
-def _guard_secrets() -> None:
-    """Take the secret variables our launcher handed over outside our
-    environment block, and make this process non-dumpable: tools run as the
-    same user, and neither /proc/<runner>/environ nor its memory may give
-    them the model key (#12.1)."""
-    from zapcli.redact import restore_secrets
-
-    restore_secrets()
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
-        except (OSError, AttributeError):
-            pass
-
-
 def _prefetch(sid: str) -> None:
     """The built-in agent's heavy imports on a thread, started first thing:
     `openai` (~0.5 s, most of the time to the first model request) and, when
@@ -157,7 +140,8 @@ def _prefetch(sid: str) -> None:
     if spawn is None or spawn.cli != "zapcli":
         return
     mcp = (spawn.grant or {}).get("mcp")
-    names = (["mcp", "mcp.client.stdio"] if isinstance(mcp, dict) and mcp.get("servers") else []) + ["openai"]
+    names = (["mcp", "mcp.client.stdio"] if isinstance(mcp, dict) and mcp.get("servers") else []) + \
+        ["openai", "genai_prices"]  # the price library, for the cost of its first call
 
     def work() -> None:
         from importlib import import_module
@@ -174,7 +158,11 @@ def _prefetch(sid: str) -> None:
 def main(sid: str) -> int:
     """Run subagent `sid` to its end. Returns the process exit code."""
     started_mono = time.monotonic()
-    _guard_secrets()
+    # The keys our launcher handed over outside our environment block, and
+    # no dump: tools run as the same user (SPEC §18)
+    from zapcli import keyguard
+
+    keyguard.guard()
     _prefetch(sid)
     refusal = _claim(sid)
     if refusal is not None:
@@ -200,6 +188,7 @@ def main(sid: str) -> int:
         return EXIT_FAILED
     endslot.reserve(writer.path)  # room for the end, whatever the disk does later
     helpers = _record_helpers(writer)
+    tether.hold(sid, spawn, terminated)
     try:
         outcome = _scratch(sid)
         if outcome is None:
@@ -225,6 +214,7 @@ def main(sid: str) -> int:
     writer.end(outcome, retry_s=max(spawn.kill_grace_s, 5.0), stdout_bytes=out.written,
                stderr_bytes=err.written, stdout_kept=out.kept, stderr_kept=err.kept)
     writer.close()
+    tether.settle_self(sid)  # every call counted, the last one too; the allotment returns
     _after_exit(spawn, sid, busy=terminated.is_set())
     if live is not None:  # after the status and the queue: delivery never holds either
         live.stop()
@@ -258,9 +248,14 @@ def _run_backend(ctx: RunContext) -> Outcome:
     except MissingSecret as exc:
         return Outcome(Status.FAILED, None, f"the task uses the value of ${exc.args[0]}, which "
                        "is not set in this subagent's environment")
-    backend = backends.get(ctx.spawn.cli)
+    from zapcli.backends.registry import Unusable, for_spawn
+
+    try:
+        backend = for_spawn(ctx.spawn)
+    except Unusable as exc:
+        return Outcome(Status.FAILED, None, str(exc))
     if not backend.in_process:
-        return backend.run(ctx)
+        return _reported(ctx, backend.reports, backend.run(ctx))
     done = threading.Event()
     leave = lambda: _after_exit(ctx.spawn, ctx.sid, busy=True)  # noqa: E731
     grace = ctx.spawn.kill_grace_s
@@ -269,10 +264,25 @@ def _run_backend(ctx: RunContext) -> Outcome:
         grace_s=grace, after=leave)).start()
     guard.arm_backstop(ctx.sid, ctx.deadline_mono, grace, leave)
     try:
-        return backend.run(ctx)
+        return _reported(ctx, backend.reports, backend.run(ctx))
     finally:
         done.set()
         guard.disarm_backstop()
+
+
+NO_REPORT = ("no report: it ended without a final answer (an empty report is never a success: "
+             "`zapcli replay {sid}` shows what it did, `zapcli continue {sid} TEXT` asks again)")
+
+
+def _reported(ctx: RunContext, reports: bool, outcome: Outcome) -> Outcome:
+    """C29, for every backend whose work ends with a report: `completed` with
+    an empty (or blank) final report is `failed`, saying "no report"."""
+    if not reports or outcome.status != Status.COMPLETED:
+        return outcome
+    report = load(ctx.sid).report
+    if report and report.strip():
+        return outcome
+    return Outcome(Status.FAILED, outcome.exit_code, NO_REPORT.format(sid=ctx.sid))
 
 
 def _check_in_time(sid: str, spawn: SpawnRecord, outcome: Outcome, writer: TrailWriter,
@@ -322,12 +332,13 @@ def _after_exit(spawn: SpawnRecord, sid: str, busy: bool = False) -> None:
     try:
         from pathlib import Path
 
+        from zapcli.backends.sections import OWNERS
         from zapcli.config import load_settings
         from zapcli.lifecycle import queue, retention
         from zapcli.lifecycle import session as sessions
 
         sessions.deactivate(spawn.session, sid)
-        settings = load_settings(Path(spawn.workspace), lenient=True)
+        settings = load_settings(Path(spawn.workspace), lenient=True, owners=OWNERS)
         queue.drain(spawn.session, settings)
         # Retention deletes trails by `max_kept`: never on a guess, so not
         # while a config layer is invalid; nor when killed (exit within grace).

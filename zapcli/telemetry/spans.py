@@ -18,9 +18,6 @@ from zapcli import tracecontext
 from zapcli.trail.model import Status, is_terminal
 from zapcli.trail.records import parse_iso
 
-# gen_ai.provider.name per backend (a well-known value where one applies)
-PROVIDERS = {"zapcli": "openai", "claude": "anthropic", "codex": "openai", "gemini": "gcp.gemini",
-             "opencode": "openai"}
 # records that end what the model was told: a model call starts after the latest one
 _BOUNDARIES = frozenset({"start", "tool_result", "usage", "steer", "approval_decision", "notice"})
 
@@ -49,6 +46,7 @@ class Agent:
     id: str
     name: str
     cli: str
+    provider: str | None  # gen_ai.provider.name: its backend's, in the spawn record
     trace_id: str
     span_id: str
     parent_span_id: str | None
@@ -96,6 +94,7 @@ def agent_of(sid: str, spawn: dict[str, Any]) -> Agent:
     name = spawn.get("agent") or definition.get("name") or cli
     return Agent(
         id=sid, name=str(name), cli=cli,
+        provider=spawn["genai_provider"] if isinstance(spawn.get("genai_provider"), str) else None,
         trace_id=trace["trace_id"] if ok else _derived(sid, 16),
         span_id=trace["span_id"] if ok else _derived(sid, 8),
         parent_span_id=trace.get("parent_span_id") if ok else None,
@@ -126,8 +125,8 @@ class SpanBuilder:
         attrs: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.id": a.id,
                                  "gen_ai.agent.name": a.name, "gen_ai.conversation.id": a.id,
                                  "zapcli.session": a.session, "zapcli.backend": a.cli}
-        if a.cli in PROVIDERS:
-            attrs["gen_ai.provider.name"] = PROVIDERS[a.cli]
+        if a.provider:
+            attrs["gen_ai.provider.name"] = a.provider
         if a.model:
             attrs["gen_ai.request.model"] = a.model
         description = (spawn.get("definition") or {}).get("description") \
@@ -190,7 +189,7 @@ class SpanBuilder:
         span = self._child(f"model/{self._models}", f"chat {model or ''}".strip(), min(start, ts),
                            "model", "client", **{
                                "gen_ai.operation.name": "chat",
-                               "gen_ai.provider.name": PROVIDERS.get(a.cli, a.cli),
+                               "gen_ai.provider.name": a.provider or a.cli,
                                "gen_ai.conversation.id": self.root.attributes["gen_ai.conversation.id"],
                                "gen_ai.agent.id": a.id,
                                "gen_ai.usage.input_tokens": ins, "gen_ai.usage.output_tokens": outs})

@@ -40,7 +40,7 @@ def _value(action: Action, name: str, value: Any) -> Any:
                          f"{p.type}, got {type(value).__name__} {value!r:.60}")
     if p.type == "array" and not all(isinstance(v, str) for v in value):
         raise UsageError(f"`{name}` of {action.name} must be a list of strings")
-    if p.enum is not None and value not in p.enum:
+    if not p.checked_by_action and p.enum is not None and value not in p.enum:
         raise UsageError(f"`{name}` of {action.name} must be one of {', '.join(p.enum)}, got {value!r:.60}")
     return value
 

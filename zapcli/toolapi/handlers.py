@@ -52,20 +52,20 @@ def spawn(a: dict[str, Any], env: Env) -> Reply:
     if env.surface == "run":  # children inherit the parent's mode, never looser
         approval = None if shell else env.approval
         unattended = False if shell else env.unattended
-    if env.budget is not None:  # a run's tree budget: refused once spent; a child gets what is left
-        left = env.budget.check_spawn()
-        max_tokens = None if shell else min(x for x in (left, max_tokens) if x is not None)
     schema = None
     if a["output_schema"] is not None:  # inline only: a tool caller names no file of ours
         from zapcli.outputschema import inline_schema
 
         schema = inline_schema(a["output_schema"])
-    req = SpawnRequest(
+    req = SpawnRequest(  # a tree's budget allots its share (`ops.tree`)
         task=a["task"] or "", cli=cli, agent=a["agent"], model=a["model"], timeout_s=a["timeout"],
         approval=approval, cwd=a["cwd"] or env.cwd, after=tuple(a["after"] or ()),
         max_tokens=max_tokens, unattended=unattended, worktree=bool(a["worktree"]),
         output_schema=schema, relay=None if shell or unattended else env.relay,
-        traceparent=env.traceparent, parent_id=env.parent_id)
+        max_cost=a.get("max_cost"), traceparent=env.traceparent,
+        parent=env.parent, run=env.run, siblings=env.siblings,
+        batch=f"{env.parent}:{env.batch}" if env.parent and env.siblings > 1 else None,
+        sandbox=env.sandbox if env.surface == "run" else None)
     if a["attempts"] is not None or a["attempt_cli"] or a["attempt_model"]:
         return _attempts(req, a, env)
     res = do_spawn(req)

@@ -1,7 +1,8 @@
 """The declaration: every action a model can call, its parameters, and the
 CLI command each one mirrors.
 
-Imports `zapcli.backends` (backend names), `zapcli.config` (approval modes),
+Imports `zapcli.backends.registry` (backend names, when the schema is made),
+`zapcli.config` (approval modes),
 `zapcli.trail.model` (statuses). Everything else in `zapcli.toolapi` and the
 MCP server is generated from `ACTIONS`. A parameter is named like the CLI
 command's parameter (`cli` says where the CLI spells it differently), so a
@@ -26,7 +27,10 @@ class Param:
     still lists every parameter as required-and-nullable, for strict mode).
     `cli`: the CLI command's parameter name when it differs; None when the
     CLI has it under the same name; "" when only the tool has it (say why in
-    `description`)."""
+    `description`). A callable `enum` is computed when first asked, and its
+    values are checked by the action itself, not by the dispatcher: the
+    backend names (a config.yaml wrapper, a plugin) cost a look-up that a
+    call naming a built-in must not pay."""
 
     # Plain classes, not dataclasses: `zapcli call` is on the fast path, and a
     # dataclass costs about a millisecond to create at import.
@@ -39,6 +43,7 @@ class Param:
         # a JSON value as text, also taken as the object itself: OpenAI's strict
         # mode has no free-form object (every object needs its properties listed)
         self.object_ok = object_ok
+        self.checked_by_action = callable(enum)
 
     @property
     def enum(self) -> tuple[str, ...] | None:
@@ -64,9 +69,12 @@ class Action:
 
 
 def _backends() -> tuple[str, ...]:
-    from zapcli.backends import NAMES
+    """Every backend: built-ins, plugins, and the wrappers the user's config.yaml defines."""
+    from zapcli.backends import registry
+    from zapcli.backends.sections import OWNERS
+    from zapcli.config import load_settings
 
-    return tuple(NAMES)
+    return registry.names(registry.configured(load_settings(lenient=True, owners=OWNERS)))
 
 
 def _ids(what: str, required: bool = True) -> Param:
@@ -98,7 +106,13 @@ ACTIONS: tuple[Action, ...] = (
                      "default), auto-edit or full.", enum=APPROVAL_MODES),
                Param("cwd", "string", "Directory to run in (default: the server's)."),
                Param("after", "array", "Start only after these subagent ids completed."),
-               Param("max_tokens", "integer", "Token budget (input + output), more than 0."),
+               Param("max_tokens", "integer", "Token budget (input + output), more than 0.",
+                     run_description="Tokens for this subagent, from the run's budget (default: "
+                     "an even share of what is not yet reserved among the subagents spawned in "
+                     "this message, one share kept for you); what it does not use returns when "
+                     "it ends."),
+               Param("max_cost", "number", "Budget in US dollars, more than 0 (an unpriced "
+                     "model is refused)."),
                Param("unattended", "boolean", "Deny at once whatever would ask for approval."),
                Param("worktree", "boolean", "Work in a new git worktree on branch zapcli/<id>, "
                      "from the current HEAD of the repository holding cwd (parallel edits to one "

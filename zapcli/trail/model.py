@@ -78,6 +78,7 @@ class Outcome:
     status: Status
     exit_code: int | None = None
     reason: str | None = None
+    report: str | None = None  # the final answer, when the backend decided it (agent CLIs)
 
 
 DEFAULT_TIMEOUT_S = 300.0

@@ -137,7 +137,11 @@ class Summary:
     corrupt: int = 0
     messages_sent: int = 0  # `steer` records from `zapcli send`
     messages_delivered: int = 0  # `steer` records the subagent wrote on delivery
-    cost_usd: float | None = None  # summed where the backend reports a cost
+    cost_usd: float | None = None  # summed where the backend reports a cost (or a price is known)
+    cache_write_tokens: int = 0  # input tokens written to the provider's cache (of input_tokens)
+    calls: int = 0  # model calls (`usage` records)
+    rate_limit: dict[str, Any] | None = None  # a `rate_limit` record no model call has followed yet
+    held: dict[str, Any] | None = None  # the queue's latest `held` record (why it waits)
     cli_session: dict[str, Any] | None = None  # an agent CLI's own session id, version (`session`)
     helpers: list[dict[str, Any]] = field(default_factory=list)  # `helper` records (C17)
     continued_by: str | None = None  # `zapcli continue` made this subagent's successor
@@ -191,8 +195,9 @@ def summarize(trail: Trail) -> Summary | None:
             s.report = rec.get("text")
         elif rtype == "usage":
             _add_usage(s, rec)
+            s.rate_limit = None
         elif rtype == "trimmed" and isinstance(rec.get("usage"), dict):
-            _add_usage(s, rec["usage"])  # the usage records a trim dropped, summed
+            _add_usage(s, rec["usage"], _int(rec["usage"].get("calls")))  # those a trim dropped, summed
         elif rtype == "session":
             s.cli_session = {**(s.cli_session or {}),
                              **{k: v for k, v in rec.items() if k not in ("v", "seq", "ts", "type")
@@ -211,6 +216,12 @@ def summarize(trail: Trail) -> Summary | None:
             s.finish[str(rec.get("state"))] = rec
         elif rtype == "worktree":
             s.worktree = rec
+        elif rtype == "rate_limit":
+            s.rate_limit = rec
+        elif rtype in ("text", "thinking", "tool_call") and s.rate_limit is not None:
+            s.rate_limit = None  # the model answers again
+        elif rtype == "held":
+            s.held = rec
         elif rtype == "collected":
             s.collected = rec
         elif rtype == "merged":
@@ -226,10 +237,13 @@ def summarize(trail: Trail) -> Summary | None:
     return s
 
 
-def _add_usage(s: Summary, rec: dict[str, Any]) -> None:
+def _add_usage(s: Summary, rec: dict[str, Any], calls: int = 1) -> None:
+    """A `usage` record (one model call), or a trim's sum of those it dropped."""
     s.input_tokens += _int(rec.get("input_tokens"))
     s.output_tokens += _int(rec.get("output_tokens"))
     s.cached_tokens += _int(rec.get("cached_tokens"))
+    s.cache_write_tokens += _int(rec.get("cache_write_tokens"))
+    s.calls += calls
     cost = rec.get("cost_usd")
     if isinstance(cost, (int, float)) and not isinstance(cost, bool):
         s.cost_usd = (s.cost_usd or 0.0) + float(cost)

@@ -34,7 +34,7 @@ KEEP_BYTES = 1024 * 1024
 DROPPABLE = frozenset({"text", "thinking", "tool_call", "tool_result", "diagnostic", "usage"})
 FOLD_RESULT_BYTES = 1024  # an old tool result's content, folded to about this
 FOLD_ARGS_BYTES = 4096  # an old tool call's long argument strings
-USAGE_KEYS = ("input_tokens", "output_tokens", "cached_tokens")
+USAGE_KEYS = ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens")
 
 
 def trim(path: Path, *, over: int = TRIM_OVER_BYTES, keep: int = KEEP_BYTES) -> int:
@@ -137,8 +137,10 @@ def _marker(dropped: list[dict[str, Any]], tail: list[bytes], old: list[tuple[by
     marker itself is counted (its dropped_bytes is what it saved in all)."""
     fields: dict[str, Any] = {"dropped_bytes": 0, "dropped_records": len(dropped)}
     usage = {k: sum(_int(r.get(k)) for r in dropped if r.get("type") == "usage") for k in USAGE_KEYS}
-    if any(usage.values()):
+    calls = sum(1 for r in dropped if r.get("type") == "usage")
+    if calls:
         fields["usage"] = usage
+        usage["calls"] = calls
         costs = [r["cost_usd"] for r in dropped if r.get("type") == "usage"
                  and isinstance(r.get("cost_usd"), (int, float)) and not isinstance(r.get("cost_usd"), bool)]
         if costs:
