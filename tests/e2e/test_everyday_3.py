@@ -1,10 +1,12 @@
 """Everyday use, third round (#24 items 4, 9): what a person or a model meets
 when it leaves things out — `wait` with no ids, short id prefixes — and what
-the listings say."""
+the listings and the run's stream say."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -93,3 +95,19 @@ def test_list_all_shows_sessions_and_a_queued_row_says_what_it_waits_for(zap):
         assert docs[capped]["waiting_for"] == "cap 1" and docs[busy]["waiting_for"] is None
     finally:
         zap("kill", "--all")
+
+
+@pytest.mark.timeout(60)
+def test_the_run_stream_shows_subagents_list_as_one_line_a_definition(zap, model):
+    srv = model([{"match": "list the definitions", "turns": [
+        {"tool_calls": [{"name": "subagents_list", "arguments": {}}]}, {"text": "listed"}]}])
+    proc = subprocess.run([sys.executable, "-m", "zapcli", "run", "list the definitions"],
+                          env=zap.env, cwd=zap.cwd, capture_output=True, text=True, timeout=50,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    shown = [x for x in proc.stderr.splitlines() if x.startswith("  │")]
+    assert shown[0] == "  │ 5 definitions:" and len(shown) == 6, proc.stderr
+    assert "  │ explorer (builtin) model scripted; tools read, glob, grep" in shown
+    # the model still read the whole document
+    sent = srv.requests[-1]["messages"][-1]["content"]
+    assert json.loads(sent)["agents"][0]["declares"]["prompt"]

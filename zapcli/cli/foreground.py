@@ -20,6 +20,7 @@ from typing import Any
 
 from zapcli.agent.types import Verdict
 from zapcli.approvals import Policy
+from zapcli.cli.definition_tools import SHOWN
 from zapcli.cli.output import escape_controls, is_tty
 from zapcli.cli.runend import HungUp, Terminated, close, emit_run, interrupted, on_signal, say
 from zapcli.errors import UsageError, ZapcliError
@@ -118,7 +119,10 @@ class _TerminalSink:
         if call_id != self.last_call:  # several calls ran at once: say whose result this is
             sys.stderr.write(f"  ↳ {self.calls.get(call_id, '?')[:120]}\n")
         self.last_call = call_id
-        lines = escape_controls(str(rec.get("content", ""))).split("\n")
+        compact = SHOWN.get(self.calls.get(call_id, "").split(" ", 1)[0]) if rec.get("ok") else None
+        content = str(rec.get("content", ""))
+        lines = [escape_controls(x) for x in (compact and compact(content)
+                                               or content.split("\n"))]
         shown = "\n".join("  │ " + x for x in lines[:40])
         more = f"\n  │ … {len(lines) - 40} more lines" if len(lines) > 40 else ""
         sys.stderr.write(("" if rec.get("ok") else "  ! error:\n") + shown + more + "\n")
