@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.mcp.conftest import run, server_params, text
+from tests.mcp.conftest import http_client, run, server_params, text, token_of
 from tests.mcp.test_mcp_http_agents import _port, _serve_http
 
 CAP_S = 3
@@ -25,19 +25,23 @@ def test_wait_and_poll_answer_still_running_at_the_cap_and_a_cancel_spares_the_w
         zap, transport, mode):
     zap.env["ZAPCLI_MCP_WAIT_CAP_S"] = str(CAP_S)
     proc = None
-    if transport == "http":
+    if transport == "http":  # the locked server: the client sends its token
         port = _port()
         proc = _serve_http(zap, port)
-        target: object = f"http://127.0.0.1:{port}/mcp"
+        url, token = f"http://127.0.0.1:{port}/mcp", token_of(zap, port)
+
+        def client() -> Client:
+            return http_client(url, token, mode=mode)  # type: ignore[no-any-return]
     else:
-        target = server_params(zap, "c22-" + mode)
+        def client() -> Client:
+            return Client(server_params(zap, "c22-" + mode), mode=mode)
     notes: list[str] = []
 
     async def progress(p, total, message):
         notes.append(message)
 
     async def go():
-        async with Client(target, mode=mode) as c:
+        async with client() as c:
             sid = (await c.call_tool("spawn", {"task": "sleep 30", "cli": "sh"})).structured_content["id"]
             with anyio.fail_after(GUARD_S):
                 waited = await c.call_tool("wait", {"ids": [sid], "timeout": 600},
