@@ -198,6 +198,11 @@ def test_a_late_answer_in_the_2026_era_does_not_restart_the_wait(zap, model):
     async def go():
         async with Client(server_params(zap), elicitation_callback=late, mode="auto") as c:
             sid = (await c.call_tool("spawn", {"task": "late job"})).structured_content["id"]
+            # the question is pending before the 3 s wait starts (a loaded machine's
+            # start-up is not what this test measures)
+            await anyio.to_thread.run_sync(lambda: wait_until(
+                lambda: zap.json("poll", "--no-wait", sid)["subagents"][0]["pending_approval"],
+                timeout=60, interval=0.3))
             waited = await c.call_tool("wait", {"ids": [sid], "timeout": 3})
             return sid, waited
 

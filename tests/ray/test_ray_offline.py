@@ -7,6 +7,7 @@ settings are validated; frames merge once."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -147,7 +148,12 @@ def test_the_ray_settings_are_checked_and_a_workspace_cannot_choose_the_cluster(
     (config / "config.yaml").write_text("executor: rayy\nray:\n  resources: {CPU: -1}\n  adress: x\n")
     res = zap("spawn", "--cli", "sh", "--", "true")
     assert res.returncode != 0
-    assert "key 'executor': expected one of local, ray" in res.err and "ray.resources" in res.err, res.err
+    # every executor is named (a plugin's too: the test plugin adds echo-local)
+    assert re.search(r"key 'executor': expected one of local, ray\b", res.err), res.err
+    assert "unknown key ray.adress (valid: address" in res.err, res.err
+    (config / "config.yaml").write_text("ray:\n  resources: {CPU: -1}\n")
+    res = zap("spawn", "--cli", "sh", "--", "true")
+    assert res.returncode != 0 and "ray.resources" in res.err, res.err
     (config / "config.yaml").write_text("")
     (zap.cwd / ".zapcli").mkdir()
     (zap.cwd / ".zapcli" / "config.yaml").write_text("executor: ray\nray: {address: 'http://evil:8265', env: [OPENAI_API_KEY]}\n")
