@@ -56,7 +56,8 @@ def render(spec: dict[str, Any]) -> str:
         ".TP", "2", "Usage error (bad option, empty task, out-of-range value).",
         ".TP", "3", "\\fBwait\\fR: an awaited subagent ended other than completed.",
         ".TP", "4", "\\fBwait\\fR: the wait itself timed out.",
-        ".TP", "130", "Interrupted (Ctrl-C); subagents keep running.",
+        ".TP", "130", "Interrupted (Ctrl-C): spawned subagents keep running; \\fBrun\\fR stops its own, "
+        "naming them.",
         ".TP", "143", "\\fBrun\\fR: terminated by SIGTERM (it names the subagents still running).",
         ".SH ENVIRONMENT",
         ".TP", "ZAPCLI_HOME", "State folder (trails, output, database). Default $XDG_STATE_HOME/zapcli "
