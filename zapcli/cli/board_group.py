@@ -7,6 +7,8 @@ Imports typer and `zapcli.cli.options`.
 
 from __future__ import annotations
 
+from typing import Optional
+
 import typer
 
 from zapcli.cli.options import JSON
@@ -28,8 +30,8 @@ def _board(fn: str, **params) -> None:
 @board_app.command("add")
 def board_add(
     text: str = typer.Argument(..., help="What to do (`-` reads it from stdin).", metavar="TEXT"),
-    after: list[str] | None = typer.Option(None, "--after", help="A task that must be done first (repeatable).", metavar="TASK"),
-    label: str | None = typer.Option(None, "--label", help="A short label, shown in the list.", metavar="L"),
+    after: Optional[list[str]] = typer.Option(None, "--after", help="A task that must be done first (repeatable).", metavar="TASK"),
+    label: Optional[str] = typer.Option(None, "--label", help="A short label, shown in the list.", metavar="L"),
     json: bool = JSON,
 ) -> None:
     """Put a task on the board; prints its id (in a pipe, only the id)."""
@@ -44,7 +46,7 @@ def board_list(json: bool = JSON) -> None:
 
 @board_app.command("claim")
 def board_claim(
-    task: str | None = _TASK,
+    task: Optional[str] = _TASK,
     wait: float = typer.Option(0.0, "--wait", help="Wait up to SECS for a task to become claimable.", metavar="SECS"),
     json: bool = JSON,
 ) -> None:
@@ -54,8 +56,8 @@ def board_claim(
 
 @board_app.command("done")
 def board_done(
-    task: str | None = _TASK,
-    result: str | None = typer.Option(None, "--result", help="What was done or found (required; `-` reads it from stdin).", metavar="TEXT"),
+    task: Optional[str] = _TASK,
+    result: Optional[str] = typer.Option(None, "--result", help="What was done or found (required; `-` reads it from stdin).", metavar="TEXT"),
     json: bool = JSON,
 ) -> None:
     """Mark a task you hold done, with its result (TASK: the one you hold)."""
@@ -63,7 +65,7 @@ def board_done(
 
 
 @board_app.command("release")
-def board_release(task: str | None = _TASK, json: bool = JSON) -> None:
+def board_release(task: Optional[str] = _TASK, json: bool = JSON) -> None:
     """Put a claimed task back to open (a subagent: its own; you: any)."""
     _board("release", task=task, json=json)
 
