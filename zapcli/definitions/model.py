@@ -76,6 +76,7 @@ class Definition:
     env: tuple[str, ...] = ()
     prompt: str = ""
     cli: str | None = None  # the backend it runs on (`cli:`), e.g. claude; None: the built-in agent
+    team: bool = False  # the session's board and message tools (`team: true`, SPEC §20)
     layer: str = "workspace"
     source: str = ""
     declared: frozenset[str] = field(default_factory=frozenset)  # keys present in the file
@@ -91,7 +92,7 @@ class Definition:
             "mcp": {"servers": list(self.mcp_servers)},
             "knowledge": [{"name": k.name, "path": k.path} for k in self.knowledge],
             "memory": self.memory, "maxTurns": self.max_turns, "model": self.model,
-            "env": list(self.env), "prompt": self.prompt, "cli": self.cli,
+            "env": list(self.env), "prompt": self.prompt, "cli": self.cli, "team": self.team,
         }
         keep = set(self.declared) | {"name", "description"}
         return {k: v for k, v in full.items() if k in keep}
@@ -105,6 +106,7 @@ class Definition:
             "memory": self.memory, "maxTurns": self.max_turns, "model": self.model,
             "env": list(self.env), "prompt": self.prompt, "cli": self.cli, "layer": self.layer,
             "source": self.source, "declared": sorted(self.declared),
+            **({"team": True} if self.team else {}),  # absent when false: older records match
         }
 
     @classmethod
@@ -126,6 +128,7 @@ class Definition:
                 env=tuple(str(e) for e in data.get("env") or ()),
                 prompt=str(data.get("prompt") or ""),
                 cli=str(data["cli"]) if data.get("cli") else None,
+                team=data.get("team") is True,
                 layer=str(data.get("layer") or "workspace"),
                 source=str(data.get("source") or ""),
                 declared=frozenset(data.get("declared") or ()),
