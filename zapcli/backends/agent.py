@@ -92,6 +92,7 @@ class AgentBackend(Backend):
     summary = "the built-in agent"
     approval_hook = True  # every tool call goes through zapcli's approvals
     genai_provider = "openai"  # an OpenAI-compatible Chat Completions endpoint
+    sandbox_default = "auto"  # its bash and background jobs, where this machine can
     restricts = ("prompt", "model", "tools", "mcp", "skills", "knowledge", "memory", "team")
     in_process = True
     inbox = "before its next model call"

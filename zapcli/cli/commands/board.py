@@ -20,7 +20,7 @@ EXIT_NOTHING = 3  # `claim`: nothing to claim now, or nothing left
 
 def _text(text: str) -> str:
     if text == "-":
-        from zapcli.ops.spawn import MAX_TASK_BYTES, decode_task
+        from zapcli.ops.tasktext import MAX_TASK_BYTES, decode_task
 
         return decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
     return text
