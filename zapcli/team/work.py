@@ -19,6 +19,7 @@ from zapcli.team.who import USER, Caller
 
 MAX_WAIT_S = 600.0
 POLL_S = 0.25
+_MAY_FREE = ("board_held", "board_waiting")  # a named task a wait can still get
 
 
 @plain
@@ -68,17 +69,22 @@ def claim(caller: Caller, task: str | None = None, wait_s: float = 0.0) -> Claim
 def _claim(caller: Caller, task: str | None, wait_s: float) -> Claim:
     """The task claimed, or why none could be. With `wait_s`, waits that
     long for one to become claimable (its --after tasks done, a holder gone),
-    unless the board is finished. A named task that cannot be claimed is a
-    ZapcliError."""
+    unless the board is finished. A named task that cannot be claimed (done,
+    or still held or waiting when the wait is over) is a ZapcliError."""
     if not 0 <= wait_s <= MAX_WAIT_S:
         raise UsageError(f"{param('wait_secs')} must be between 0 and {MAX_WAIT_S:.0f}, got {wait_s:g}")
     num = board.task_num(task) if task else None
     until = time.monotonic() + wait_s
     while True:
         holders.reap(caller.session)
-        got = board.claim(caller.session, caller.holder, caller.label, num)
-        if got.task is not None or got.finished or time.monotonic() >= until:
-            return got
+        try:
+            got = board.claim(caller.session, caller.holder, caller.label, num)
+        except ZapcliError as exc:  # a named task: held by another, or waiting on others
+            if exc.code not in _MAY_FREE or time.monotonic() >= until:
+                raise
+        else:
+            if got.task is not None or got.finished or time.monotonic() >= until:
+                return got
         time.sleep(min(POLL_S, max(until - time.monotonic(), 0.0)))
 
 
