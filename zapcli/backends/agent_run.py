@@ -75,6 +75,9 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
     for diag in host.diagnostics:
         writer.append("diagnostic", diag)
     history, failure = _history(spawn, writer)
+    forked = spawn.raw.get("fork")
+    if isinstance(forked, dict):  # the run's conversation, as it sent it (`zapcli.ops.fork`)
+        host.system_prompt, history = str(forked.get("system") or ""), list(forked.get("messages") or [])
     if failure is not None:
         host.close()
         return failure
