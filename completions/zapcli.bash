@@ -3,7 +3,7 @@ _zapcli() {
     local cur cmd opts
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=( $(compgen -W "spawn poll wait list kill rm clean output replay run continue diff merge attempts pick gc session send approve deny usage doctor call tool-schema export timeline worktree agents mcp trace --help -h --version" -- "$cur") )
+        COMPREPLY=( $(compgen -W "spawn poll wait list kill rm clean output replay run continue diff merge attempts pick gc session send approve deny usage doctor call tool-schema export timeline worktree agents mcp trace board --help -h --version" -- "$cur") )
         return
     fi
     cmd="${COMP_WORDS[1]}"
@@ -57,6 +57,15 @@ _zapcli() {
         trace) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "export" -- "$cur") ); return; fi
            case "${COMP_WORDS[2]}" in
                export) opts="--help --json --session" ;;
+           esac ;;
+        board) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "add list claim done release show" -- "$cur") ); return; fi
+           case "${COMP_WORDS[2]}" in
+               add) opts="--after --help --json --label" ;;
+               list) opts="--help --json" ;;
+               claim) opts="--help --json --wait" ;;
+               done) opts="--help --json --result" ;;
+               release) opts="--help --json" ;;
+               show) opts="--help --json" ;;
            esac ;;
     esac
     case "${COMP_WORDS[COMP_CWORD-1]}" in

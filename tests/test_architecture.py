@@ -14,7 +14,7 @@ PKG = Path(__file__).resolve().parents[1] / "zapcli"
 
 ROOMS = {"cli", "ops", "render", "lifecycle", "executors", "supervisor", "trail", "backends",
          "runner", "host", "agent", "providers", "tools", "definitions", "capabilities",
-         "testing", "toolapi", "mcpserver", "worktrees", "telemetry", "sandbox"}
+         "testing", "toolapi", "mcpserver", "worktrees", "telemetry", "sandbox", "team"}
 # telemetry reads trails and is for the commands that export and the runner
 # that follows its own trail (SPEC §20): no other room, no hot command
 _NOT_TELEMETRY = {"telemetry"}
@@ -23,27 +23,27 @@ FORBIDDEN = {
     "trail": ROOMS - {"trail"},
     "supervisor": ROOMS - {"supervisor"},
     "executors": {"cli", "ops", "render", "lifecycle", "backends", "runner", "host", "agent",
-                  "providers", "tools", "definitions", "capabilities", "testing"} | _NOT_TELEMETRY,
+                  "providers", "tools", "definitions", "capabilities", "testing", "team"} | _NOT_TELEMETRY,
     "lifecycle": {"cli", "ops", "render", "backends", "runner", "host", "agent", "providers",
-                  "tools", "definitions", "capabilities", "testing"} | _NOT_TELEMETRY,
+                  "tools", "definitions", "capabilities", "testing", "team"} | _NOT_TELEMETRY,
     "ops": {"cli", "render", "runner", "host", "agent", "providers", "tools", "testing",
             "backends.agent_run", "backends.sh", "backends.gate", "backends.external"} | _NOT_TELEMETRY,
     # the types a renderer shows are below it (lifecycle.status, zapcli.results), never a verb's
     "render": {"cli", "ops", "runner", "host", "agent", "providers", "tools", "backends", "executors",
-               "supervisor", "testing"} | _NOT_TELEMETRY,
+               "supervisor", "testing", "team"} | _NOT_TELEMETRY,
     "backends": {"cli", "ops", "render", "runner", "testing"} | _NOT_TELEMETRY,
     "runner": {"cli", "ops", "render", "testing"},
     "host": {"cli", "ops", "render", "runner", "lifecycle", "executors", "trail", "supervisor",
-             "backends", "testing"} | _NOT_TELEMETRY,
+             "backends", "testing", "team"} | _NOT_TELEMETRY,
     "agent": ROOMS - {"agent"},
     "providers": {"cli", "ops", "render", "runner", "host", "lifecycle", "executors", "trail",
-                  "supervisor", "backends", "testing"} | _NOT_TELEMETRY,
+                  "supervisor", "backends", "testing", "team"} | _NOT_TELEMETRY,
     "tools": {"cli", "ops", "render", "runner", "host", "lifecycle", "executors", "trail",
-              "supervisor", "backends", "testing"} | _NOT_TELEMETRY,
+              "supervisor", "backends", "testing", "team"} | _NOT_TELEMETRY,
     "definitions": {"cli", "ops", "render", "runner", "host", "lifecycle", "executors",
-                    "backends", "agent", "providers", "testing"} | _NOT_TELEMETRY,
+                    "backends", "agent", "providers", "testing", "team"} | _NOT_TELEMETRY,
     "capabilities": {"cli", "ops", "render", "runner", "host", "lifecycle", "executors",
-                     "backends", "providers", "testing"} | _NOT_TELEMETRY,
+                     "backends", "providers", "testing", "team"} | _NOT_TELEMETRY,
     "testing": ROOMS - {"testing"},
     # git only: who uses a tree and what gc may do is lifecycle's (SPEC §16)
     "worktrees": ROOMS - {"worktrees"},
@@ -51,6 +51,12 @@ FORBIDDEN = {
     "mcpserver": {"cli", "agent", "providers", "tools", "runner", "host", "testing"} | _NOT_TELEMETRY,
     # made from trails: the trail room and the top-level modules (tracecontext, redact, errors, paths)
     "telemetry": ROOMS - {"telemetry", "trail"},
+    # the board and sibling messages (SPEC §20): below every surface that offers them (the CLI,
+    # ops, the built-in agent's backend, the MCP servers), above what they observe (lifecycle,
+    # trail); its text is the board's renderer
+    "team": {"cli", "ops", "runner", "host", "backends", "providers", "tools", "testing",
+             "toolapi", "mcpserver", "capabilities", "definitions", "worktrees",
+             "sandbox"} | _NOT_TELEMETRY,
     # the OS sandbox: paths come in from its callers (see test_the_sandbox_stands_alone)
     "sandbox": ROOMS - {"sandbox"},
 }
@@ -63,7 +69,7 @@ TOP_LEVEL = {
 }
 HEAVY = {"typer", "rich", "openai", "mcp", "ray", "opentelemetry"}
 NO_HEAVY_ROOMS = {"ops", "trail", "supervisor", "lifecycle", "render", "executors", "worktrees",
-                  "toolapi", "telemetry", "sandbox"}
+                  "toolapi", "telemetry", "sandbox", "team"}
 HEAVY_HOME = {"executors/ray_node.py": {"ray"},  # the one place each may be imported lazily
               "telemetry/otlp.py": {"opentelemetry"}}
 MAX_MODULE_LINES = 400

@@ -6,7 +6,7 @@ answers allow / ask / deny before a tool runs. Tool kinds:
 
 | kind      | tools                                   | confirm | workspace        | auto-edit | full  |
 |-----------|-----------------------------------------|---------|------------------|-----------|-------|
-| read-only | read glob grep todo task_output task_stop WebFetch WebSearch use_skill kb_search memory_read memory_search mcp_search mcp_describe subagent subagents_list | allow | allow | allow | allow |
+| read-only | read glob grep todo task_output task_stop WebFetch WebSearch use_skill kb_search memory_read memory_search mcp_search mcp_describe subagent subagents_list board message | allow | allow | allow | allow |
 | edit      | write edit                              | ask     | allow inside a root, else ask | allow | allow |
 | memory    | memory_write (its folder is bound)      | ask     | allow            | allow     | allow |
 | exec      | bash                                    | ask     | ask              | ask       | allow |
@@ -18,6 +18,8 @@ Choices made where the spec is silent:
 - WebFetch/WebSearch only read (the network), so they never ask.
 - task_stop only stops a job the model itself started (an approved bash).
 - `subagent` (parent only) never asks: every child carries its own approval mode.
+- `board` and `message` (`team: true`) never ask: like `todo`, they change only
+  zapcli's own state of the session (its task board, a sibling's inbox).
 - In `confirm` mode even allowlisted MCP calls ask ("every ... MCP call asks").
 - `workspace` mode resolves the target path (`~`, `..`, symlinks, including
   dangling ones and symlinked parent folders) before checking the roots, and
@@ -42,7 +44,7 @@ MODES = ("confirm", "workspace", "auto-edit", "full")
 READ_ONLY = frozenset({
     "read", "glob", "grep", "todo", "task_output", "task_stop", "webfetch", "websearch",
     "use_skill", "kb_search", "memory_read", "memory_search", "mcp_search", "mcp_describe",
-    "subagent", "subagents_list"})
+    "subagent", "subagents_list", "board", "message"})
 EDIT = frozenset({"write", "edit"})
 MEMORY = frozenset({"memory_write"})
 EXEC = frozenset({"bash"})

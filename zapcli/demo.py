@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -243,6 +244,36 @@ def part_worktrees(zap: list[str], env: dict[str, str], home: str) -> None:
     print("\n# --on-finish ran once for each:\n" + "\n".join(_lines(log)))
 
 
+def part_team(zap: list[str], env: dict[str, str]) -> None:
+    print("\n# 6. a team on one task board: workers claim, work and mark done; one holding a task is "
+          "killed, and its task goes back to the board for another")
+    for text in ("lint calc.py", "type-check calc.py", "write the changelog"):
+        sh(zap + ["board", "add", text], env, capture=True)
+    sh(zap + ["board", "add", "--after", "t1", "--after", "t2", "tag the release"], env, capture=True)
+    me = shlex.join(zap)
+    stuck = sh(zap + ["spawn", "--cli", "sh", "--", f"{me} board claim && sleep 600"], env, capture=True)
+
+    def held() -> bool:
+        board = subprocess.run(zap + ["board", "list", "--json"], env=env, text=True,
+                               capture_output=True).stdout
+        return f'"holder": "{stuck}"' in board
+
+    _until(held, 30)
+    sh(zap + ["kill", stuck, "--grace", "1"], env)
+    sh(zap + ["board", "show", "t1"], env)  # back to open, with a note naming who held it
+    loop = (f'while t=$({me} board claim --wait 5); do echo "$ZAPCLI_SUBAGENT_ID works on $t"; '
+            f'{me} board done "$t" --result "done by $ZAPCLI_SUBAGENT_ID"; done')
+    workers = [sh(zap + ["spawn", "--cli", "sh", "--", loop], env, capture=True) for _ in range(2)]
+    sh(zap + ["wait", *workers], env)
+    sh(zap + ["board", "list"], env)
+
+
+def _until(cond: Callable[[], bool], timeout: float) -> None:
+    end = time.monotonic() + timeout
+    while not cond() and time.monotonic() < end:
+        time.sleep(0.1)
+
+
 def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
 
@@ -300,6 +331,7 @@ def main() -> int:
         part_backend(zap, env, home)
         part_worktrees(zap, env, home)
         part_timeline(zap, env, run_id)
+        part_team(zap, env)
     finally:
         for line in stop_leftovers(zap, env):
             print(f"# warning: ended a process the demo left running: {line}")

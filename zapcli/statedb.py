@@ -4,7 +4,8 @@ use it, how it is opened, and doctor's look at it. Imports `zapcli.paths`,
 or device in its place is refused before SQLite opens it (its open blocks).
 
 The database holds the definitions' switches and model overrides
-(`definitions.store`) and the token ledger (`ledger`). Both say the same
+(`definitions.store`), the token ledger (`ledger`) and the sessions' task
+boards (`team.board`). All say the same
 thing when it fails: a file that is not a database (or is corrupt) is moved
 aside and zapcli creates a new one; a full disk needs space; a file or
 folder zapcli may not write needs its permissions or another ZAPCLI_HOME.
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     import sqlite3
     from typing import Literal
 
-HOLDS = "definition switches, model overrides and the token ledger"
+HOLDS = "definition switches, model overrides, the token ledger and the task boards"
 _CORRUPT = ("SQLITE_NOTADB", "SQLITE_CORRUPT")
 
 

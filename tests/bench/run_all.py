@@ -17,7 +17,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 BENCHES = ["bench_cli", "bench_trail", "bench_crash", "bench_wait_cpu", "bench_reads", "bench_agent_loop",
            "bench_agent_startup", "bench_worktree", "bench_mcp", "bench_sandbox", "bench_ray",
-           "bench_telemetry", "bench_budget"]
+           "bench_telemetry", "bench_budget", "bench_board"]
 
 
 def main(argv: list[str]) -> int:
@@ -44,7 +44,7 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-# The figures issues #12 and #18 set goals for: (name, line key, how to read it, goal, met?)
+# The figures issues #12, #18 and #22 set goals for: (name, line key, how to read it, goal, met?)
 GOALS = [
     ("spawn", "spawn_median_ms", "ratio_vs_python_pass", "<= 3x python -I -c pass", lambda v: v <= 3),
     ("poll --no-wait", "poll_no_wait_median_ms", "ratio_vs_python_pass", "<= 3x", lambda v: v <= 3),
@@ -54,6 +54,8 @@ GOALS = [
      lambda v: v <= 250),
     ("bash `true` in the sandbox (#18)", "bash_true_sandboxed_median_ms", "ratio",
      "<= 1.3x unsandboxed", lambda v: v <= 1.3),
+    ("board claim (#22)", "board_claim_median_ms", "ratio_vs_python_pass", "<= 4x", lambda v: v <= 4),
+    ("board double claims (#22)", "board_double_claims", "", "0", lambda v: v == 0),
 ]
 
 
@@ -71,7 +73,7 @@ def _run(name: str, figures: dict[str, str]) -> int:
 
 def _goals(figures: dict[str, str]) -> None:
     """The figures with their goals, at the end of `make bench`."""
-    print("== goals (issues #12, #18) ==")
+    print("== goals (issues #12, #18, #22) ==")
     for label, key, ratio_key, goal, met in GOALS:
         rest = figures.get(key)
         if rest is None:

@@ -101,6 +101,8 @@ def run_loop(*, system_prompt: str, task: str, client: ModelClient, tools: list[
             messages.append({"role": "user", "content": retry})
             sink("notice", {"text": retry, "source": "report_check"})
             continue
+        if hooks.on_calls is not None:
+            hooks.on_calls(messages)
         results = _run_calls(turn.tool_calls, granted, sink, ctx, hooks,
                              lambda: _stop_reason(limits), state.turns)
         for call, result in zip(turn.tool_calls, results, strict=True):

@@ -176,3 +176,6 @@ class Hooks:
     # check_report(final text) -> None to accept it; else (reason, message for
     # the model to try again) — or (reason, None): no more tries, the loop fails.
     check_report: Callable[[str], tuple[str, str | None] | None] | None = None
+    # on_calls(messages): the conversation so far (system prompt first, the message asking
+    # for tools last), before that message's calls run; read it then, do not keep it
+    on_calls: Callable[[list[dict[str, Any]]], None] | None = None

@@ -53,8 +53,9 @@ def resolve_agent(agent: str | None, model_flag: str | None, workspace: Path,
     warnings += [f"{d['dimension']} {d['name']}: {d['message']}" for d in grant.diagnostics]
     return {"agent": definition.name, "model": model, "definition": definition.to_dict(),
             "grant": grant.to_dict(), "diagnostics": list(grant.diagnostics),
-            "provider": _endpoint(model, settings),
-            "genai_provider": AgentBackend.genai_provider}, tuple(warnings)
+            "provider": _endpoint(model, settings), "inbox": AgentBackend.inbox,
+            "genai_provider": AgentBackend.genai_provider, **({"team": True} if grant.team else {})
+            }, tuple(warnings)
 
 
 def _endpoint(model: str, settings: Settings) -> str | None:
@@ -92,8 +93,9 @@ class AgentBackend(Backend):
     approval_hook = True  # every tool call goes through zapcli's approvals
     genai_provider = "openai"  # an OpenAI-compatible Chat Completions endpoint
     sandbox_default = "auto"  # its bash and background jobs, where this machine can
-    restricts = ("prompt", "model", "tools", "mcp", "skills", "knowledge", "memory")
+    restricts = ("prompt", "model", "tools", "mcp", "skills", "knowledge", "memory", "team")
     in_process = True
+    inbox = "before its next model call"
 
     def prepare(self, spawn: SpawnInput) -> tuple[dict[str, Any], tuple[str, ...]]:
         return resolve_agent(spawn.agent, spawn.model, spawn.workspace, spawn.settings,

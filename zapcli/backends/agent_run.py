@@ -65,7 +65,7 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
         settings = load_settings(Path(spawn.workspace), owners=OWNERS)
         host = build_host(spawn.raw, workspace=spawn.workspace, cwd=spawn.cwd, sandbox=box,
                           writable_roots=spawn.writable_roots, providers=settings.providers,
-                          approver=gate, deadline_mono=deadline_mono,
+                          approver=gate, deadline_mono=deadline_mono, extra_tools=_team(sid, spawn),
                           on_http_error=lambda status, message: writer.append("diagnostic", {
                               "dimension": "model", "name": f"http_{status}", "message": message}))
     except ConfigError as exc:  # edited after spawn: the providers table cannot be trusted
@@ -75,6 +75,9 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
     for diag in host.diagnostics:
         writer.append("diagnostic", diag)
     history, failure = _history(spawn, writer)
+    forked = spawn.raw.get("fork")
+    if isinstance(forked, dict):  # the run's conversation, as it sent it (`zapcli.ops.fork`)
+        host.system_prompt, history = str(forked.get("system") or ""), list(forked.get("messages") or [])
     if failure is not None:
         host.close()
         return failure
@@ -104,6 +107,17 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
         out.write(b"\n")
     status = Status(result.status)
     return Outcome(status, 0 if status == Status.COMPLETED else None, result.reason)
+
+
+def _team(sid: str, spawn: SpawnRecord) -> tuple[Any, ...]:
+    """The board and message tools, for a definition with `team: true`: this
+    subagent's, on its own session's board (SPEC §20)."""
+    if not (spawn.grant or {}).get("team"):
+        return ()
+    from zapcli.team.agent_tools import team_tools
+    from zapcli.team.who import Caller, label_of
+
+    return tuple(team_tools(Caller(spawn.session, sid, label_of(sid, spawn.agent, spawn.cli), sid)))
 
 
 def _meter(sid: str, spawn: SpawnRecord, host: Any) -> Any:

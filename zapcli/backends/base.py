@@ -83,6 +83,9 @@ class Backend:
     config_keys: tuple[str, ...] = ()  # its keys under `backends.<name>` in config.yaml
     tested: tuple[str, str] | None = None  # CLI versions tested: (lowest, first one not tested)
     reports: bool = True  # its work ends with a final report: an empty one is never success
+    # how a message (`zapcli send`, a sibling's `message`) reaches its work, said to the
+    # sender; None: nothing can hand it one (frozen in the spawn record as `inbox`)
+    inbox: str | None = None
     # where its model calls go, as OpenTelemetry's GenAI conventions name it
     # (gen_ai.provider.name: "openai", "anthropic", "gcp.gemini"); None: unknown
     genai_provider: str | None = None

@@ -7,7 +7,8 @@ undeclared means unreachable) and its MCP servers; without a definition the
 CLI keeps its own tools. The environment is the runner's (the CLI's own
 endpoint and key variables pass through) plus the subagent's marker. For a
 backend with an approval hook (claude), outside `full` and `--unattended`,
-zapcli's approval server is the CLI's permission prompt tool. Work in a tree
+zapcli's approval server is the CLI's permission prompt tool. With `team:
+true`, zapcli's team MCP server is one of its MCP servers. Work in a tree
 zapcli created (`--worktree`) is marked so the CLI's trust gate is passed. A `continue_of` resumes the old CLI session in
 a copy of the old config home.
 """
@@ -25,8 +26,9 @@ from zapcli.backends.clis.base import Cli, CliRequest, McpServer
 from zapcli.backends.resume import CannotResume, point
 from zapcli.supervisor.launch import MARKER
 
-__all__ = ["CannotResume", "Plan", "build", "APPROVAL_SERVER"]
+__all__ = ["CannotResume", "Plan", "build", "APPROVAL_SERVER", "TEAM_SERVER"]
 APPROVAL_SERVER = "zapcli_approval"
+TEAM_SERVER = "zapcli_team"
 
 
 @dataclass
@@ -52,16 +54,29 @@ def _servers(backend: dict[str, Any]) -> tuple[McpServer, ...]:
     return tuple(out)
 
 
-def approval_server(sid: str) -> McpServer:
-    """zapcli's stdio MCP server whose `approve` tool turns claude's permission
-    requests into this subagent's approval requests."""
+def _own_env() -> dict[str, str]:
+    """What zapcli's own servers need whatever the CLI passes them (codex
+    passes its MCP servers few variables): the state folder, the import path."""
     from zapcli.paths import state_dir
 
     env = {"ZAPCLI_HOME": str(state_dir())}
     if os.environ.get("PYTHONPATH"):
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
+
+
+def approval_server(sid: str) -> McpServer:
+    """zapcli's stdio MCP server whose `approve` tool turns claude's permission
+    requests into this subagent's approval requests."""
     return McpServer(name=APPROVAL_SERVER, command=sys.executable,
-                     args=("-m", "zapcli.backends.clis.approval_server", "--id", sid), env=env)
+                     args=("-m", "zapcli.backends.clis.approval_server", "--id", sid), env=_own_env())
+
+
+def team_server(sid: str) -> McpServer:
+    """zapcli's team MCP server of subagent `sid`: the board and message tools
+    of its own session (SPEC §20), approved in every mode."""
+    return McpServer(name=TEAM_SERVER, command=sys.executable,
+                     args=("-m", "zapcli.mcpserver.team", "--id", sid), env=_own_env(), trusted=True)
 
 
 def build(ctx: RunContext, backend: Cli) -> Plan:
@@ -89,7 +104,8 @@ def build(ctx: RunContext, backend: Cli) -> Plan:
         approval=spawn.approval, unattended=spawn.unattended, model=spawn.model,
         prompt=(definition or {}).get("prompt") or None,
         tools=tuple((definition or {}).get("tools") or ()) if definition is not None else None,
-        mcp_servers=_servers(spawn.backend or {}),
+        mcp_servers=_servers(spawn.backend or {}) + (
+            (team_server(ctx.sid),) if spawn.raw.get("team") else ()),
         output_schema=schema if isinstance(schema, dict) else None,
         resume=resume, resume_usage=usage,
         approval_server=approval_server(ctx.sid) if hook else None,

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 # what a definition may declare, as the backend's `restricts` names it
 DIMENSIONS = {"skills": "skills", "knowledge": "knowledge sources", "memory": "memory",
-              "mcp": "MCP servers", "tools": "tools", "prompt": "prompt"}
+              "mcp": "MCP servers", "tools": "tools", "prompt": "prompt",
+              "team": "board and message tools (team: true)"}
 
 
 def find_backend(backend: Cli, name: str, configured: dict[str, Any]) -> Found:
@@ -68,7 +69,7 @@ def _definition(backend: Cli, spawn: SpawnInput
     chosen = effective_model(spawn.model, d, switches.model_overrides(), None)
     diags = []
     declared = {"skills": d.skills, "knowledge": d.knowledge, "memory": d.memory != "none",
-                "mcp": d.mcp_servers, "tools": d.tools, "prompt": d.prompt}
+                "mcp": d.mcp_servers, "tools": d.tools, "prompt": d.prompt, "team": d.team}
     for key, what in DIMENSIONS.items():
         if declared.get(key) and key not in backend.restricts:
             diags.append(_diag(key, d.name, f"--cli {spawn.cli} does not apply the "
@@ -81,7 +82,10 @@ def _definition(backend: Cli, spawn: SpawnInput
                 mcp.append(servers[name].frozen())
             else:
                 diags.append(_diag("mcp", name, missing_message(name, spawn.workspace)))
-    return ({"agent": d.name, "model": chosen, "definition": d.to_dict()}, mcp, diags)
+    fields: dict[str, Any] = {"agent": d.name, "model": chosen, "definition": d.to_dict()}
+    if d.team and "team" in backend.restricts:  # zapcli's team MCP server in its config (SPEC §20)
+        fields.update(team=True, inbox=backend.inbox)
+    return fields, mcp, diags
 
 
 def spawn_fields(backend: Cli, spawn: SpawnInput) -> tuple[dict[str, Any], tuple[str, ...]]:

@@ -30,6 +30,7 @@ SKILL_TOOLS = ("use_skill",)
 KNOWLEDGE_TOOLS = ("kb_search",)
 MCP_TOOLS = ("mcp_search", "mcp_describe", "mcp_call")
 MEMORY_TOOLS = ("memory_read", "memory_search", "memory_write")
+TEAM_TOOLS = ("board", "message")  # `team: true`: built by the caller (zapcli.team), not here
 
 
 def _diag(dimension: str, name: str, message: str) -> dict[str, str]:
@@ -51,6 +52,7 @@ class Grant:
     mcp_servers: tuple[str, ...] = ()
     mcp_configs: dict[str, ServerConfig] = field(default_factory=dict)
     diagnostics: list[dict[str, str]] = field(default_factory=list)
+    team: bool = False  # the session's board and message tools
 
     def tool_names(self) -> list[str]:
         """The exact tool list the model sees, in catalog order."""
@@ -59,6 +61,7 @@ class Grant:
         names += list(KNOWLEDGE_TOOLS) if self.knowledge else []
         names += list(MCP_TOOLS) if self.mcp_servers else []
         names += list(MEMORY_TOOLS) if self.memory != "none" else []
+        names += list(TEAM_TOOLS) if self.team else []
         return names
 
     def to_dict(self) -> dict[str, Any]:
@@ -71,6 +74,7 @@ class Grant:
             "mcp": {"servers": list(self.mcp_servers),
                     "configs": [c.frozen() for c in self.mcp_configs.values()]},
             "tool_names": self.tool_names(), "diagnostics": list(self.diagnostics),
+            **({"team": True} if self.team else {}),
         }
 
     @classmethod
@@ -90,7 +94,7 @@ class Grant:
                 memory=memory, memory_dir=data.get("memory_dir"),
                 mcp_servers=tuple(mcp.get("servers") or ()),
                 mcp_configs={c.name: c for c in configs},
-                diagnostics=list(data.get("diagnostics") or ()))
+                diagnostics=list(data.get("diagnostics") or ()), team=data.get("team") is True)
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"malformed frozen grant: {exc}") from None
 
@@ -171,7 +175,7 @@ def build_grant(definition: Definition, workspace: Path, *,
         name=definition.name, workspace=str(workspace), tools=tools, skills=tuple(skills),
         knowledge=knowledge, memory=definition.memory,
         memory_dir=str(folder) if folder else None, mcp_servers=definition.mcp_servers,
-        mcp_configs=configs, diagnostics=diags)
+        mcp_configs=configs, diagnostics=diags, team=definition.team)
 
 
 @dataclass

@@ -382,3 +382,6 @@ app.add_typer(worktree_app, name="worktree")
 app.add_typer(agents_app, name="agents")
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(trace_app, name="trace")
+from zapcli.cli.board_group import board_app  # noqa: E402
+
+app.add_typer(board_app, name="board")

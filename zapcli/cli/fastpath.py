@@ -19,10 +19,15 @@ _CONVERT = {"str": str, "int": int, "float": float}
 
 
 def parse(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
-    """(command, params) for a plain command line, else None."""
-    if not argv or argv[0] not in SPEC:
+    """(command, params) for a plain command line, else None. A command of a
+    group the table holds (`board claim`) is its two words."""
+    if not argv:
         return None
-    cmd = argv[0]
+    cmd, i = argv[0], 1
+    if len(argv) > 1 and f"{cmd} {argv[1]}" in SPEC:
+        cmd, i = f"{cmd} {argv[1]}", 2
+    elif cmd not in SPEC or " " in cmd:
+        return None
     spec = SPEC[cmd]
     options: dict[str, tuple[str, str, bool]] = spec["options"]
     params: dict[str, Any] = dict(spec["defaults"])
@@ -30,7 +35,7 @@ def parse(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
         if multiple:
             params[dest] = None
     positionals: list[str] = []
-    i, n = 1, len(argv)
+    n = len(argv)
     only_args = False
     while i < n:
         tok = argv[i]
@@ -93,6 +98,11 @@ def run(argv: list[str]) -> int | None:
     cmd, params = parsed
     from importlib import import_module
 
+    if " " in cmd:  # a group's command: its module is the group's, the function the command's
+        group, sub = cmd.split(" ", 1)
+        module = import_module(f"zapcli.cli.commands.{group}")
+        fn = getattr(module, sub, None) or getattr(module, sub + "_")
+        return fn(**params)  # type: ignore[no-any-return]
     name = cmd.replace("-", "_")
     if name == "continue":  # a Python keyword: its module is continue_
         name += "_"

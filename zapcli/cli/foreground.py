@@ -252,11 +252,14 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
     the model waits for them."""
     from zapcli.agent.types import Hooks
     from zapcli.cli.watch import ApprovalWatcher
+    from zapcli.ops import fork
 
     box: list[Any] = []
     budget = tree.budget
     notices = sub.announcements if budget is None else lambda: sub.announcements() + budget.notices()
-    hooks = Hooks(approver=gate, before_model_call=notices)
+    said = fork.Conversation(getattr(host.client, "model", None))  # what a fork starts from
+    sub.env.conversation = said.snapshot
+    hooks = Hooks(approver=gate, before_model_call=notices, on_calls=said.update)
     # subagents' approval requests are asked here, at once, whatever the model is doing
     watcher = ApprovalWatcher(lambda: sub.started, sub.notify, gate, _ASKING,
                               denied=sub.denied if gate.unattended else None)

@@ -1,5 +1,5 @@
 """The man page `man/zapcli.1` (roff), rendered from the command table plus
-fixed sections: FILES, ENVIRONMENT, EXIT STATUS. Imports nothing of zapcli."""
+fixed sections: TEAMS, FILES, ENVIRONMENT, EXIT STATUS. Imports nothing of zapcli."""
 
 from __future__ import annotations
 
@@ -9,6 +9,24 @@ from typing import Any
 def _esc(text: str) -> str:
     text = text.replace("\\", "\\\\").replace("[bold]", "").replace("[/]", "")
     return "\n".join(("\\&" + ln) if ln.startswith((".", "'")) else ln for ln in text.split("\n"))
+
+
+# SPEC §20: what the board, messages and fork promise
+TEAMS = [
+    ".SH TEAMS",
+    "Each session (a \\fBzapcli run\\fR, or your terminal) has a task board in zapcli.db. A claim is "
+    "one transaction: concurrent claimers get each task once; \\fBclaim\\fR takes the next open task "
+    "whose \\fB\\-\\-after\\fR tasks are done, and exits 3 when there is none. A subagent that holds "
+    "a task and ends without \\fBdone\\fR gives it back, with a note naming it and how it ended.",
+    ".PP", "A definition with \\fBteam: true\\fR gives its agent the \\fBboard\\fR and \\fBmessage\\fR "
+    "tools (an agent CLI through zapcli's team MCP server in its private config), limited to its "
+    "own session. A message to a sibling (by id or name; \\fBzapcli send\\fR from a subagent's "
+    "commands too) reaches the built-in agent before its next model call, an agent CLI with the "
+    "answer of its next team tool call; other sessions are unreachable.",
+    ".PP", "Inside \\fBzapcli run\\fR, the subagent tool's \\fBfork: true\\fR starts a built-in subagent "
+    "from the run's conversation so far (the same system prompt and messages), then its task. A "
+    "subagent that ends with subagents of its own still running names them; the run takes them over.",
+]
 
 
 def render(spec: dict[str, Any]) -> str:
@@ -49,6 +67,7 @@ def render(spec: dict[str, Any]) -> str:
                 help_ += f" [default: {default}]"
             out += [".RS", ".TP", f"{names}{meta}", _esc(help_), ".RE"]
     out += [
+        *TEAMS,
         ".SH EXIT STATUS",
         ".TP", "0", "Done.", ".TP", "1", "The operation failed; stderr says why and what to do. "
         "\\fBpoll\\fR, \\fBkill\\fR and \\fBrm\\fR: also when any id given does not exist (the others are "

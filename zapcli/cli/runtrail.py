@@ -64,7 +64,11 @@ def open_run(run_id: str, task: str, fields: dict[str, Any], *, cwd: str, worksp
         sys.stderr.write(f"zapcli: warning: this run's trail is not kept ({why}); "
                          "its timeline and trace will lack the run itself\n")
         return RunTrail(run_id, None)
-    writer.append("start", {"pid": os.getpid(), "mono": time.monotonic()})
+    from zapcli.supervisor.launch import process_create_time
+
+    # pid and create time: a claim on the board held by the run goes back once it is gone
+    writer.append("start", {"pid": os.getpid(), "create_time": process_create_time(os.getpid()),
+                            "mono": time.monotonic()})
     live = None
     if tracecontext.export_wanted():
         from zapcli.telemetry.live import start

@@ -43,6 +43,7 @@ class SubagentTool:
         # its children's approval requests denied without asking anyone (a run
         # with no terminal): said in the run's stream and its report
         self.denied: list[dict[str, Any]] = []
+        self._ended: set[str] = set()  # ended, and what they left running taken over (C27)
         self._lock = threading.Lock()
 
     @property
@@ -59,6 +60,17 @@ class SubagentTool:
         reply = call_document(args, env)
         return ToolResult(not reply.error, reply.text)
 
+    def _adopt(self, sid: str, pending: tuple[str, ...]) -> str:
+        """C27: what `sid` left running becomes ours — announced when it ends,
+        reachable by poll and wait, listed if its result never reaches us."""
+        with self.env.lock:
+            new = [p for p in pending if p not in self.env.started]
+            self.env.started.extend(new)
+        if not pending:
+            return ""
+        return (f" (it ended with {len(pending)} subagent(s) of its own still running: "
+                f"{', '.join(pending)}; their results come to you)")
+
     def notify(self, line: str) -> None:
         """A notice for the model before its next call (an approval decided)."""
         with self._lock:
@@ -73,7 +85,8 @@ class SubagentTool:
         with self._lock:
             lines, self._notices = self._notices, []
         with self.env.lock:
-            todo = [sid for sid in self.env.started if sid not in self.env.announced]
+            todo = [sid for sid in self.env.started if sid not in self._ended]
+            seen = set(self.env.announced)
         for sid in todo:
             try:
                 view = observe(sid)
@@ -81,8 +94,14 @@ class SubagentTool:
                 continue
             if not view.terminal:
                 continue
+            self._ended.add(sid)
+            adopted = self._adopt(sid, view.pending)
+            if sid in seen:  # its end reached the model through poll or wait
+                lines += [f"[SubAgent] {sid}{adopted}"] if adopted else []
+                continue
             settle(view)
             first = (view.report or view.reason or "").strip().split("\n")[0][:200]
-            lines.append(f"[SubAgent] {sid} finished: {view.status}" + (f" — {first}" if first else ""))
+            lines.append(f"[SubAgent] {sid} finished: {view.status}" + (f" — {first}" if first else "")
+                         + adopted)
             self.env.seen([sid])
         return lines

@@ -101,6 +101,7 @@ class Definition:
     env: tuple[str, ...] = ()
     prompt: str = ""
     cli: str | None = None  # the backend it runs on (`cli:`), e.g. claude; None: the built-in agent
+    team: bool = False  # the session's board and message tools (`team: true`, SPEC §20)
     sandbox: SandboxSpec | None = None  # None: not declared (network off, the workspace writable)
     layer: str = "workspace"
     source: str = ""
@@ -117,7 +118,7 @@ class Definition:
             "mcp": {"servers": list(self.mcp_servers)},
             "knowledge": [{"name": k.name, "path": k.path} for k in self.knowledge],
             "memory": self.memory, "maxTurns": self.max_turns, "model": self.model,
-            "env": list(self.env), "prompt": self.prompt, "cli": self.cli,
+            "env": list(self.env), "prompt": self.prompt, "cli": self.cli, "team": self.team,
             "sandbox": self.sandbox.to_dict() if self.sandbox else None,
         }
         keep = set(self.declared) | {"name", "description"}
@@ -132,6 +133,7 @@ class Definition:
             "memory": self.memory, "maxTurns": self.max_turns, "model": self.model,
             "env": list(self.env), "prompt": self.prompt, "cli": self.cli, "layer": self.layer,
             "source": self.source, "declared": sorted(self.declared),
+            **({"team": True} if self.team else {}),  # absent when false: older records match
             **({"sandbox": self.sandbox.to_dict()} if self.sandbox else {}),
         }
 
@@ -154,6 +156,7 @@ class Definition:
                 env=tuple(str(e) for e in data.get("env") or ()),
                 prompt=str(data.get("prompt") or ""),
                 cli=str(data["cli"]) if data.get("cli") else None,
+                team=data.get("team") is True,
                 sandbox=SandboxSpec.from_dict(data.get("sandbox")),
                 layer=str(data.get("layer") or "workspace"),
                 source=str(data.get("source") or ""),

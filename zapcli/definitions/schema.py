@@ -26,7 +26,7 @@ from zapcli.definitions.model import (
 from zapcli.definitions.yamlload import compose_text
 
 KEYS = ("name", "description", "tools", "skills", "mcp", "knowledge", "memory",
-        "maxTurns", "model", "env", "prompt", "cli", "sandbox")
+        "maxTurns", "model", "env", "prompt", "cli", "team", "sandbox")
 SANDBOX_KEYS = ("network", "writable")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 ITEM_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # skill, server, knowledge names
@@ -324,6 +324,12 @@ def _check_fields(c: _Checker, f: dict[str, Any]) -> dict[str, Any]:
         v["env"] = _dedup(c.names(f["env"][1], "env", ENV_RE, "GITHUB_TOKEN"))
     if "prompt" in f:
         v["prompt"] = c.text(f["prompt"][1], "prompt", "write the prompt as a block: prompt: |")
+    _runs_on(c, f, v)
+    return v
+
+
+def _runs_on(c: _Checker, f: dict[str, Any], v: dict[str, Any]) -> None:
+    """`cli` (the backend), `team` (the board and message tools), `sandbox`."""
     if "cli" in f:
         cli = c.text(f["cli"][1], "cli")
         if cli is not None and not CLI_RE.match(cli):
@@ -331,9 +337,15 @@ def _check_fields(c: _Checker, f: dict[str, Any]) -> dict[str, Any]:
                   "name one of the backends `zapcli doctor` lists, e.g. cli: sh")
         elif cli is not None:
             v["cli"] = cli
+    if "team" in f:
+        node = f["team"][1]
+        if isinstance(node, yaml.ScalarNode) and node.tag == _BOOL:
+            v["team"] = node.value.lower() in ("yes", "true", "on", "y")
+        else:
+            c.bad(node, f"`team` must be true or false, not {describe(node)}",
+                  "team: true gives it the session's board and message tools")
     if "sandbox" in f:
         v["sandbox"] = _sandbox(c, f["sandbox"][1])
-    return v
 
 
 def _as_int(node: yaml.Node) -> int | None:
@@ -369,7 +381,8 @@ def validate_node(root: yaml.Node, file: str, *, layer: str = "workspace",
         mcp_servers=values.get("mcp_servers", ()), knowledge=values.get("knowledge", ()),
         memory=values.get("memory", "none"), max_turns=values.get("max_turns", DEFAULT_MAX_TURNS),
         model=values.get("model"), env=values.get("env", ()), prompt=values.get("prompt", ""),
-        cli=values.get("cli"), sandbox=values.get("sandbox"), layer=layer, source=source if source is not None else file,
+        cli=values.get("cli"), team=values.get("team", False), sandbox=values.get("sandbox"),
+        layer=layer, source=source if source is not None else file,
         declared=frozenset(fields),
     ), []
 

@@ -54,6 +54,7 @@ class View:
     parent: str | None = None  # the run or subagent whose work spawned it (its tree)
     pending_approval: dict[str, Any] | None = None
     undelivered_messages: int = 0  # sent with `zapcli send`, but it ended before reading them
+    pending: tuple[str, ...] = ()  # its own subagents still running when it ended (C27)
     stdout_written: int | None = None
     stderr_written: int | None = None
     after: tuple[str, ...] = ()
@@ -142,6 +143,7 @@ def to_view(sid: str, s: reader.Summary, facts: Facts, *, stall_s: float = 0.0) 
         view.stderr_written = f.stderr_bytes
         view.ended = f.ts
         view.undelivered_messages = max(s.messages_sent - s.messages_delivered, 0)
+        view.pending = tuple(str(p) for p in f.raw.get("pending") or ())
     elif s.pending_approval is not None:
         view.status = Status.AWAITING_APPROVAL
         view.pending_approval = {k: v for k, v in s.pending_approval.items()

@@ -74,6 +74,7 @@ class SpawnRequest:
     # Its commands in the OS sandbox (SPEC §18): None = the backend's default
     # (the built-in agent: "auto", where this machine can; sh: "off"), "on" = must
     sandbox: str | None = None
+    fork: dict[str, Any] | None = None  # the run's conversation it starts from (`ops.fork`)
 
 
 @plain
@@ -202,6 +203,14 @@ def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[
     return out
 
 
+def _fork(req: SpawnRequest) -> dict[str, Any] | None:
+    if req.fork is None:
+        return None
+    from zapcli.ops import fork
+
+    return fork.fields(req.fork, str(req.cli))
+
+
 def _executor_fields(req: SpawnRequest, settings: Settings) -> dict:
     """`executor` and its frozen settings for the spawn record; the executor
     checks it can launch now (a cluster that does not answer: one line, exit
@@ -277,6 +286,11 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
     settings = settings or load_settings(workspace, owners=OWNERS)
     catalog = _catalog(req, workspace)
     req = _choose_backend(req, workspace, catalog)
+    forked = _fork(req)
+    if forked and req.model is None:  # the run's model: its prompt cache
+        from zapcli.plain import replace
+
+        req = replace(req, model=forked["model"])
     task, timeout = _validate(req, settings)
     warnings: tuple[str, ...] = ()
     if req.inherit is not None:
@@ -292,7 +306,7 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
     warnings = tuple(settings.notes) + tuple(warnings)
     session = sessions.current()
     sid = sid or ids.new_id()
-    backend.update(_extras(req, settings, cwd, sid))
+    backend.update(_extras(req, settings, cwd, sid), **({"fork": forked} if forked else {}))
     from zapcli.ops import tree
 
     placed = tree.place(sid, session, str(req.cli), backend.get("model"), max_tokens=req.max_tokens,

@@ -1,6 +1,7 @@
 """`zapcli send`, `approve`, `deny`: messages to a running subagent through its trail.
 
-Imports `zapcli.lifecycle`, `zapcli.trail`; `zapcli.executors` for a remote
+Imports `zapcli.lifecycle`, `zapcli.trail`, `zapcli.team.messages` (a
+message, to whom and how it arrives); `zapcli.executors` for a remote
 runner. Each appends one record; the child reads its trail before each model
 call (steer) and every 100 ms while waiting for a decision (approvals), so no
 extra channel is needed. A runner on another machine (SPEC §15) reads its
@@ -9,60 +10,30 @@ own trail there: its executor `deliver`s the record to it.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-from zapcli.errors import UsageError, ZapcliError
+from zapcli.errors import ZapcliError
 from zapcli.lifecycle.observe import observe
+from zapcli.team.messages import Sent
 from zapcli.trail import store
 from zapcli.trail.reader import load
 
-MAX_MESSAGE_BYTES = 32 * 1024
 
+def send(to: str, text: str) -> Sent:
+    """Queue `text` for the subagent `to` (an id, or in this session a name),
+    delivered as its backend allows (`team.messages`). Inside a subagent (its
+    marker in the environment) only a sibling of its session is reachable.
+    Raises ZapcliError when it already ended (not delivered) or takes no
+    messages; UsageError for an empty or oversized text."""
+    from zapcli.team import messages, who
 
-@dataclass
-class SteerResult:
-    id: str
-    steer_id: str
-    status: str
-
-
-def send(sid: str, text: str) -> SteerResult:
-    sid = store.resolve(sid)
-    """Queue `text` for delivery before the subagent's next model call.
-
-    Raises ZapcliError when the subagent already ended (not delivered) or is
-    not a built-in agent; UsageError for an empty text.
-    """
-    if not text or not text.strip():
-        raise UsageError("the message is empty; give the text to send")
-    size = len(text.encode("utf-8", "surrogatepass"))
-    if size > MAX_MESSAGE_BYTES:  # a record holds 64 KB: refuse rather than cut it short
-        raise UsageError(f"the message is {size:,} bytes; the limit is {MAX_MESSAGE_BYTES:,} "
-                         "(32 KB); write the material to a file and send its path")
-    view = observe(sid)
-    if view.cli != "zapcli":
-        raise ZapcliError(f"{sid} runs the `{view.cli}` backend, which takes no messages", code="wrong_backend")
-    if view.terminal:
-        raise ZapcliError(f"not delivered: {sid} already ended ({view.status})", code="not_delivered")
-    steer_id = os.urandom(4).hex()
-    fields = {"steer_id": steer_id, "text": text, "delivered": False}
-    seq = store.append(store.path_for(sid), "steer", fields)
-    if seq is None:
-        raise ZapcliError(f"could not write to the trail of {sid}")
-    _to_runner(sid, {"type": "steer", "seq": seq, **fields})
-    return SteerResult(sid, steer_id, view.status)
+    return messages.send(to, text, who.current())
 
 
 def _to_runner(sid: str, record: dict) -> None:
-    """A runner on another machine reads its own trail there: hand it the
-    record (a local one reads this trail). Raises ExecutorError."""
-    s = load(sid)
-    if s.spawn.executor == "local" or s.process is None:  # a queued one takes it at launch
-        return
-    from zapcli import executors
+    from zapcli.team.messages import _to_runner as deliver
 
-    executors.get(s.spawn.executor).deliver(sid, s.process.raw, [record])
+    deliver(sid, record)
 
 
 @dataclass

@@ -167,6 +167,9 @@ def view_header(v: View) -> list[tuple[str, str]]:
     if v.undelivered_messages:
         lines.append(("yellow", f"  Not delivered: {v.undelivered_messages} message(s) sent with "
                                 + alt("zapcli send", "send") + " (it ended before its next model call)"))
+    if v.pending:
+        lines.append(("yellow", f"  Ended with {len(v.pending)} subagent(s) of its own still "
+                                f"running: {', '.join(v.pending)}"))
     if v.input_tokens or v.output_tokens:
         calls = f" in {v.calls} model call" + ("s" if v.calls != 1 else "") if v.calls else ""
         lines.append(("dim", f"  Tokens: {tokens_text(v)}{calls}"))

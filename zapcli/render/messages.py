@@ -9,12 +9,15 @@ from zapcli.render.text import alt
 
 
 def sent_lines(res: Any) -> Lines:
-    return [("", f"[SubAgent] {res.id}: message queued; delivered before its next model call "
+    to = f" ({res.name})" if getattr(res, "name", None) else ""
+    inbox = getattr(res, "inbox", None) or "before its next model call"
+    return [("", f"[SubAgent] {res.id}{to}: message queued; delivered {inbox} "
                  "(" + alt(f"zapcli replay {res.id}", "action replay") + " shows when)")]
 
 
 def sent_doc(res: Any) -> dict[str, Any]:
-    return {"id": res.id, "steer_id": res.steer_id, "delivered": False, "status": res.status}
+    return {"id": res.id, "steer_id": res.steer_id, "delivered": False, "status": res.status,
+            "inbox": getattr(res, "inbox", None), "name": getattr(res, "name", None)}
 
 
 def decided_lines(res: Any) -> Lines:

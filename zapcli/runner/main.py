@@ -211,14 +211,26 @@ def main(sid: str) -> int:
 
         end_marked(sid, 1.0)
     outcome = _check_in_time(sid, spawn, outcome, writer, deadline)
+    pending = _pending(sid, spawn, writer)
     writer.end(outcome, retry_s=max(spawn.kill_grace_s, 5.0), stdout_bytes=out.written,
-               stderr_bytes=err.written, stdout_kept=out.kept, stderr_kept=err.kept)
+               stderr_bytes=err.written, stdout_kept=out.kept, stderr_kept=err.kept, **pending)
     writer.close()
     tether.settle_self(sid)  # every call counted, the last one too; the allotment returns
     _after_exit(spawn, sid, busy=terminated.is_set())
     if live is not None:  # after the status and the queue: delivery never holds either
         live.stop()
     return EXIT_OK if outcome.status == Status.COMPLETED else EXIT_FAILED
+
+
+def _pending(sid: str, spawn: SpawnRecord, writer: TrailWriter) -> dict[str, list[str]]:
+    """Its own subagents still running as it ends (C27): said, and named in its status."""
+    from zapcli.runner.pending import say, still_running
+
+    ids = still_running(sid, spawn.session)
+    if not ids:
+        return {}
+    writer.append("diagnostic", {"dimension": "tree", "name": "pending", "message": say(ids)})
+    return {"pending": ids}
 
 
 def _follow(sid: str) -> Live | None:

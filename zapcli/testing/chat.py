@@ -46,7 +46,7 @@ def scripted_http_error(h: Handler, err: dict[str, Any]) -> None:
 
 
 def openai_turn(srv: Any, h: Handler, body: dict[str, Any], key: tuple[str, ...],
-                problem: str | None = None) -> dict[str, Any] | None:
+                problem: str | None = None, users: tuple[str, ...] = ()) -> dict[str, Any] | None:
     """What OpenAI's endpoints check before answering (the body recorded, a
     malformed request refused, the bearer key, a known model), then the
     conversation's next turn, filled and delayed. None when an error was sent."""
@@ -62,13 +62,18 @@ def openai_turn(srv: Any, h: Handler, body: dict[str, Any], key: tuple[str, ...]
         openai_error(h, 404, f"The model `{model}` does not exist or you do not have "
                             "access to it.", "model_not_found")
         return None
-    turn, why = srv.conversations.next_turn(*key)
+    turn, why = srv.conversations.next_turn(*key, users=users)
     if turn is None:
         openai_error(h, 400, why, "no_matching_rule")
         return None
     turn = srv.fill(turn)
     time.sleep(float(turn.get("delay_s") or 0))
     return turn  # type: ignore[no-any-return]
+
+
+def _users(body: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(text_of(m.get("content")) for m in body.get("messages") or []
+                 if isinstance(m, dict) and m.get("role") == "user")
 
 
 def conversation_key(body: dict[str, Any]) -> tuple[str, str]:
@@ -155,7 +160,7 @@ class ChatProtocol(Protocol):
         if body.get("_invalid"):
             return _error(h, 400, "We could not parse the JSON body of your request.")
         turn = openai_turn(self.server, h, body, conversation_key(body),
-                           malformed_history(body.get("messages")))
+                           malformed_history(body.get("messages")), users=_users(body))
         if turn is not None:
             self._answer(h, turn, body)
 

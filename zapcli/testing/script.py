@@ -6,7 +6,10 @@ the conversation's first user message or of its system prompt; no `match`
 matches everything), a list of `turns`, and optional `loop: true` (start over
 when the turns run out; otherwise the conversation gets a closing text turn).
 A conversation is identified by its system prompt and first user message; it
-takes the first rule that matches and advances one turn per request.
+takes the first rule that matches and advances one turn per request. A rule
+with `match_any` instead (Chat Completions) takes any request one of whose
+user messages holds that text, as a conversation of its own: a fork, whose
+request repeats its parent's conversation before its own task.
 
 Turn keys (all optional; each protocol renders them in its own wire format):
   text: str                  assistant text, streamed in small pieces
@@ -41,7 +44,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-_RULE_KEYS = {"match", "turns", "loop"}
+_RULE_KEYS = {"match", "match_any", "turns", "loop"}
 TURN_KEYS = {"text", "reasoning", "reasoning_field", "tool_calls", "usage", "finish_reason",
              "http_error", "error_200", "raw", "close", "delay_s"}
 EXHAUSTED_TEXT = "[scripted server: this conversation has no more turns]"
@@ -141,19 +144,28 @@ class Conversations:
             return {k: self.fill(v) for k, v in value.items()}
         return value
 
-    def next_turn(self, system: str, user: str, thread: str = "") -> tuple[dict[str, Any] | None, str]:
+    def next_turn(self, system: str, user: str, thread: str = "",
+                  users: Iterable[str] = ()) -> tuple[dict[str, Any] | None, str]:
         """The turn to serve for this conversation, or (None, why) when no rule matches.
 
         `thread`: an id the client gives its conversation, where its protocol
         has one (it keeps two conversations with the same opening apart; it
         never takes part in `match`). A served turn carries `_id` (unique per
-        conversation and turn), for ids of calls and messages."""
+        conversation and turn), for ids of calls and messages. `users`: every
+        user message of the request, for `match_any` rules."""
+        users = list(users)
+        forked = next((i for i, r in enumerate(self.rules) if r.get("match_any")
+                       and any(r["match_any"] in u for u in users)), None)
+        if forked is not None:
+            thread = f"{thread}\0match_any {forked}"
         with self._lock:
             conv = self._convs.get((system, user, thread))
             if conv is None:
                 for idx, rule in enumerate(self.rules):
                     m = rule.get("match")
-                    if m is None or m in user or m in system:
+                    if "match_any" in rule and idx != forked:
+                        continue
+                    if idx == forked or m is None or m in user or m in system:
                         conv = {"rule": idx, "turn": 0, "failed": 0, "n": len(self._convs)}
                         break
                 else:

@@ -8,7 +8,7 @@ document is the renderer's `doc` — what `zapcli <command> --json` prints.
 
 from __future__ import annotations
 
-from zapcli.errors import EXIT_WAIT_TIMEOUT, ZapcliError
+from zapcli.errors import EXIT_WAIT_TIMEOUT, UsageError, ZapcliError
 from zapcli.render.common import plain
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -65,12 +65,21 @@ def spawn(a: dict[str, Any], env: Env) -> Reply:
         max_cost=a.get("max_cost"), traceparent=env.traceparent,
         parent=env.parent, run=env.run, siblings=env.siblings,
         batch=f"{env.parent}:{env.batch}" if env.parent and env.siblings > 1 else None,
-        sandbox=env.sandbox if env.surface == "run" else None)
+        sandbox=env.sandbox if env.surface == "run" else None,
+        fork=_fork_of(env) if a.get("fork") else None)
     if a["attempts"] is not None or a["attempt_cli"] or a["attempt_model"]:
         return _attempts(req, a, env)
     res = do_spawn(req)
     env.started_one(res.id)
     return _reply(render.tool_lines(res), render.doc(res), env)
+
+
+def _fork_of(env: Env) -> dict[str, Any]:
+    """The conversation a fork starts from: the run's whose `subagent` tool this is."""
+    if env.surface != "run" or env.conversation is None:
+        raise UsageError("fork starts a subagent from a `zapcli run`'s conversation: only the "
+                         "subagent tool of `zapcli run` has one to give")
+    return env.conversation()
 
 
 def _attempts(req: Any, a: dict[str, Any], env: Env) -> Reply:

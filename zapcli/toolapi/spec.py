@@ -120,6 +120,11 @@ ACTIONS: tuple[Action, ...] = (
                Param("output_schema", "string", "A JSON Schema the final report must satisfy, "
                      "inline: the schema object, or its JSON text; poll then carries the parsed "
                      "report as `structured`.", object_ok=True),
+               Param("fork", "boolean", "Only in `zapcli run` (the CLI has no conversation to "
+                     "fork): start from the run's conversation so far, then `task`.", cli="",
+                     run_description="Start from your conversation so far "
+                     "(your instructions and every message until this call), then `task`: it "
+                     "knows what you know; the built-in agent only."),
                Param("attempts", "integer", "Start this many attempts at the task (1-16), each in "
                      "its own worktree; the attempts action compares them, pick keeps one."),
                Param("attempt_cli", "array", "Backends for the attempts, used in turn (e.g. "

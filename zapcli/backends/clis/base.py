@@ -36,6 +36,9 @@ class McpServer:
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
     allow: tuple[str, ...] = ()  # tools approved without asking (mcp.json `allow`)
+    # zapcli's own team server (SPEC §20): its tools (the session's board and messages)
+    # run without asking in every approval mode, like a todo list
+    trusted: bool = False
 
 
 @dataclass(frozen=True)
@@ -152,7 +155,10 @@ class Cli(Backend):
     CLI's module derives from `zapcli.backends.clis.backend.CliBackend`."""
 
     binary: str = ""  # looked up on PATH unless config gives backends.<name>.command
-    restricts = ("prompt", "model", "tools", "mcp")
+    restricts = ("prompt", "model", "tools", "mcp", "team")
+    # with `team: true` its MCP config gets zapcli's team server: a message is handed over
+    # with the answer of its next board or message call (headless, it takes no input between)
+    inbox = "with the answer of its next board or message tool call"
     config_keys = ("command", "format")
     # files (glob patterns) left out when a continued subagent copies the old
     # config home: what holds the old home's absolute paths and is rebuilt

@@ -6,7 +6,8 @@ Launch (SPEC §13): `claude -p --output-format stream-json --verbose
 --setting-sources user`, the task always on stdin (never on argv), the
 private config home in CLAUDE_CONFIG_DIR (so `user` settings are zapcli's own
 and the workspace's project/local settings, hooks and agents stay out), MCP
-servers in `<config_home>/mcp.json` via `--mcp-config` + `--strict-mcp-config`,
+servers in `<config_home>/mcp.json` via `--mcp-config` + `--strict-mcp-config`
+(a trusted one, zapcli's team server, also in `--allowedTools`: never asked about),
 the definition's prompt via `--append-system-prompt-file`, its tools via `--tools`
 (the built-in set made available; MCP tools are not affected by it).
 
@@ -173,6 +174,9 @@ class ClaudeBackend(CliBackend):
         files[MCP_FILE] = json.dumps({"mcpServers": {s.name: _mcp_entry(s) for s in servers}},
                                      indent=2)
         argv += ["--mcp-config", str(req.config_home / MCP_FILE), "--strict-mcp-config"]
+        trusted = [f"mcp__{s.name}" for s in servers if s.trusted]  # every tool of the server
+        if trusted:
+            argv += ["--allowedTools", ",".join(trusted)]
         argv += ["--disallowedTools", ",".join(denied)]
         if req.output_schema is not None:
             argv += ["--json-schema", json.dumps(req.output_schema)]

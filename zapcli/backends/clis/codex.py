@@ -34,7 +34,7 @@ logs there; `codex exec resume` needs the same home):
   for it before the first request; otherwise a server slower than codex's
   first request never reaches the model in a one-turn exec) and its tools'
   approval: full → every tool approved, workspace → the `allow` list, other
-  modes → none (exec denies them). Secret-named env values go through the
+  modes → none (exec denies them); zapcli's team server (trusted) → every tool. Secret-named env values go through the
   environment (`env_vars`), not the file.
 
 Tools. codex has no per-tool allow list. When the definition declares
@@ -137,7 +137,7 @@ def _mcp_section(srv: McpServer, req: CliRequest, env: dict[str, str]) -> list[s
     if secret:
         lines.append(f"env_vars = {toml_value(secret)}")
         env.update({k: srv.env[k] for k in secret})
-    if req.approval == "full":
+    if req.approval == "full" or srv.trusted:  # zapcli's team server: approved in every mode
         lines.append('default_tools_approval_mode = "approve"')
     elif req.approval == "workspace" and not req.unattended:
         for tool in srv.allow:

@@ -34,7 +34,8 @@ Headless Gemini never asks: whatever needs a confirmation in that mode
 tools of untrusted servers) is removed from the model's tools and a call to it
 fails with `tool_not_registered`, which the parser turns into a diagnostic.
 `--unattended` therefore changes nothing here. Declared MCP servers are
-trusted only in full (SPEC §10: MCP calls ask in the other modes).
+trusted only in full (SPEC §10: MCP calls ask in the other modes); zapcli's
+team server (the board and messages) is trusted in every mode.
 `tools.core` is an allowlist that also auto-approves what it lists, so it
 only ever lists tools the approval mode allows anyway.
 """
@@ -157,19 +158,21 @@ class GeminiBackend(CliBackend):
         trusted = mode == "yolo"
         servers = {}
         for s in req.mcp_servers:
-            entry: dict[str, Any] = {"command": s.command, "args": list(s.args), "trust": trusted}
+            entry: dict[str, Any] = {"command": s.command, "args": list(s.args),
+                                     "trust": trusted or s.trusted}
             if s.env:
                 entry["env"] = dict(s.env)
             if s.cwd:
                 entry["cwd"] = s.cwd
             servers[s.name] = entry
-            if not trusted:
+            if not trusted and not s.trusted:
                 diags.append(_diag("mcp", s.name, f"headless Gemini in approval mode {mode} "
                                    "cannot ask before an MCP call: its tools are denied"))
         if servers:
             settings["mcpServers"] = servers
         if req.tools is not None:
             core, more = core_tools(req.tools, mode, list(servers))
+            core += [f"mcp_{s.name}_*" for s in req.mcp_servers if s.trusted and mode != "yolo"]
             settings["tools"] = {"core": core}
             diags += more
         return settings, diags

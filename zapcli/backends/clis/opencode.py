@@ -108,7 +108,7 @@ def permissions(req: CliRequest) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                                f"{' --unattended' if req.unattended else ''}; opencode cannot "
                                "ask zapcli, so it is denied (the model is told)", "approval"))
     for srv in req.mcp_servers:
-        if full:
+        if full or srv.trusted:  # zapcli's team server: allowed in every mode
             perm[f"{srv.name}_*"] = "allow"
         else:  # not configured at all (its resource tools would come along)
             diags.append(_diag(srv.name, "MCP calls need approval outside --approval full; "
@@ -141,10 +141,11 @@ def config(req: CliRequest, perm: dict[str, Any]) -> dict[str, Any]:
         cfg["model"] = cfg["small_model"] = f"{PROVIDER}/{req.model}"
     if req.prompt:
         cfg["instructions"] = [str(req.config_home / CONFIG_DIR / "zapcli-prompt.md")]
-    if req.mcp_servers and req.approval == "full":
+    mounted = [s for s in req.mcp_servers if req.approval == "full" or s.trusted]
+    if mounted:
         cfg["mcp"] = {s.name: {"type": "local", "command": [s.command, *s.args],
                                "environment": dict(s.env), "enabled": True}
-                      for s in req.mcp_servers}
+                      for s in mounted}
     return cfg
 
 

@@ -1,0 +1,33 @@
+"""The `board` and `message` tools as the built-in agent's tools (SPEC §20):
+`zapcli.team.tools` behind the agent's tool interface.
+
+Imports `zapcli.agent.types`, `zapcli.team.tools`. Built for one caller (the
+subagent, or the `zapcli run`, whose definition declares `team: true`) by
+whoever builds its agent (`zapcli.backends.agent_run`, the run's own
+foreground); messages reach the built-in agent before its next model call,
+so its answers carry none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
+from zapcli.team import tools
+from zapcli.team.who import Caller
+
+
+class TeamTool:
+    def __init__(self, spec: ToolSpec, caller: Caller):
+        self.spec = spec
+        self.caller = caller
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        ok, text = tools.answer(self.caller, self.spec.name, args)
+        return ToolResult(ok, text)
+
+
+def team_tools(caller: Caller) -> list[TeamTool]:
+    return [TeamTool(ToolSpec(tools.BOARD, tools.BOARD_DESCRIPTION, tools.BOARD_SCHEMA), caller),
+            TeamTool(ToolSpec(tools.MESSAGE, tools.MESSAGE_DESCRIPTION, tools.MESSAGE_SCHEMA),
+                     caller)]

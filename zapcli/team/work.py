@@ -1,0 +1,132 @@
+"""The board's verbs for one caller (SPEC §20): add, list, claim (waiting
+if asked), done, release, show — what `zapcli board`, the built-in agent's
+`board` tool and the team MCP server all call.
+
+Imports `zapcli.team.board`, `.holders`, `.who`. Each verb first gives back
+the tasks whose holders ended (`holders.reap`), so what it answers is never a
+claim by someone who is gone.
+"""
+
+from __future__ import annotations
+
+import time
+
+from zapcli.errors import UsageError, ZapcliError, param
+from zapcli.plain import plain
+from zapcli.team import board, holders
+from zapcli.team.board import Claim, Task
+from zapcli.team.who import USER, Caller
+
+MAX_WAIT_S = 600.0
+POLL_S = 0.25
+_MAY_FREE = ("board_held", "board_waiting")  # a named task a wait can still get
+
+
+@plain
+class Listed:
+    session: str
+    tasks: list[Task]
+
+
+@plain
+class Claimed:
+    session: str
+    claim: Claim
+    deps: list[Task]  # the tasks it waited for, with their results
+
+
+@plain
+class Changed:
+    session: str
+    verb: str  # added, done, released
+    task: Task
+
+
+@plain
+class Shown:
+    session: str
+    task: Task
+
+
+def list_tasks(caller: Caller) -> Listed:
+    holders.reap(caller.session)
+    return Listed(caller.session, board.tasks(caller.session))
+
+
+def add(caller: Caller, text: str, after: list[str] | None = None,
+        label: str | None = None) -> Changed:
+    nums = [board.task_num(a) for a in after or ()]
+    task = board.add(caller.session, text, after=nums, label=label or None, by=caller.label)
+    return Changed(caller.session, "added", task)
+
+
+def claim(caller: Caller, task: str | None = None, wait_s: float = 0.0) -> Claimed:
+    got = _claim(caller, task, wait_s)
+    deps = dependencies(caller, got.task) if got.task is not None else []
+    return Claimed(caller.session, got, deps)
+
+
+def _claim(caller: Caller, task: str | None, wait_s: float) -> Claim:
+    """The task claimed, or why none could be. With `wait_s`, waits that
+    long for one to become claimable (its --after tasks done, a holder gone),
+    unless the board is finished. A named task that cannot be claimed (done,
+    or still held or waiting when the wait is over) is a ZapcliError."""
+    if not 0 <= wait_s <= MAX_WAIT_S:
+        raise UsageError(f"{param('wait_secs')} must be between 0 and {MAX_WAIT_S:.0f}, got {wait_s:g}")
+    num = board.task_num(task) if task else None
+    until = time.monotonic() + wait_s
+    while True:
+        holders.reap(caller.session)
+        try:
+            got = board.claim(caller.session, caller.holder, caller.label, num)
+        except ZapcliError as exc:  # a named task: held by another, or waiting on others
+            if exc.code not in _MAY_FREE or time.monotonic() >= until:
+                raise
+        else:
+            if got.task is not None or got.finished or time.monotonic() >= until:
+                return got
+        time.sleep(min(POLL_S, max(until - time.monotonic(), 0.0)))
+
+
+def _held(caller: Caller, task: str | None, verb: str) -> int:
+    """The task `verb` is about: the one named, else the one the caller holds."""
+    if task:
+        return board.task_num(task)
+    mine = board.held_by(caller.session, caller.holder)
+    if len(mine) == 1:
+        return mine[0].num
+    if not mine:
+        raise ZapcliError(f"you hold no task: name the task to {verb} (claim one first)",
+                          code="board_not_held")
+    raise UsageError(f"you hold {len(mine)} tasks ({', '.join(t.id for t in mine)}): name the "
+                     f"one to {verb}")
+
+
+def done(caller: Caller, task: str | None, result: str) -> Changed:
+    board.check_text(result, "result")
+    num = _held(caller, task, "mark done")
+    holders.reap(caller.session)
+    return Changed(caller.session, "done",
+                   board.done(caller.session, num, caller.holder, result, holder_name=caller.label))
+
+
+def release(caller: Caller, task: str | None) -> Changed:
+    """A claim back to open: a subagent's or run's own; the session's person any."""
+    num = _held(caller, task, "release")
+    holders.reap(caller.session)
+    mine = None if caller.holder == USER else caller.holder
+    return Changed(caller.session, "released",
+                   board.release(caller.session, num, mine, who=caller.label))
+
+
+def show(caller: Caller, task: str) -> Shown:
+    holders.reap(caller.session)
+    return Shown(caller.session, board.show(caller.session, board.task_num(task)))
+
+
+def dependencies(caller: Caller, task: Task) -> list[Task]:
+    """The tasks `task` waited for, with their results (what a claimer reads)."""
+    if not task.after:
+        return []
+    by_num = {t.num: t for t in board.tasks(caller.session)}
+    return [by_num[a] for a in task.after if a in by_num]
