@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 APPROVAL_MODES = ("confirm", "workspace", "auto-edit", "full")
 MAX_CONFIG_BYTES = 256 * 1024  # config.yaml is short; a bigger file is refused unread
 EXECUTORS = ("local", "ray")  # zapcli.executors.NAMES (config imports no executor)
-RAY_KEYS = ("address", "resources", "python", "env", "max_concurrent")
+RAY_KEYS = ("address", "resources", "python", "env", "max_concurrent", "pool_idle_s")
 
 
 @frozen
@@ -133,7 +133,8 @@ def _check_providers(value: Any) -> dict[str, Any]:
 def _check_ray(value: Any) -> dict[str, Any]:
     """The `ray:` section: address (the dashboard's), resources (Ray's
     entrypoint resources), python (the interpreter on the nodes), env (names
-    of variables forwarded to the runner), max_concurrent (a cap of its own)."""
+    of variables forwarded to the runner), max_concurrent (a cap of its own),
+    pool_idle_s (how long the caller's pool on the cluster stays when idle)."""
     if not isinstance(value, dict):
         raise ValueError(f"expected a mapping with keys {', '.join(RAY_KEYS)}")
     for key, item in value.items():
@@ -150,6 +151,9 @@ def _check_ray(value: Any) -> dict[str, Any]:
             raise ValueError("ray.env: expected a list of environment variable names")
         if key == "max_concurrent" and (isinstance(item, bool) or not isinstance(item, int) or item < 0):
             raise ValueError(f"ray.max_concurrent: expected a whole number, 0 or more, got {item!r}")
+        if key == "pool_idle_s" and (isinstance(item, bool) or not isinstance(item, (int, float))
+                                     or not 0 < item < float("inf")):
+            raise ValueError(f"ray.pool_idle_s: expected a number of seconds above 0, got {item!r}")
     return dict(value)
 
 
