@@ -5,11 +5,15 @@ the dashboard address alone (`RAY_ADDRESS` or `ray.address`, what Ray's job
 CLI reads, e.g. http://127.0.0.1:8265: often the only port a cluster
 exposes), through the routes Ray's own job SDK uses (Ray 2.60):
 
-- GET  /api/version                 is it a Ray cluster, which version
+- GET  /api/version                 is it a Ray cluster, which version and
+                                    session (a restarted cluster has a new one)
 - PUT  /api/packages/gcs/NAME       store bytes in the cluster's GCS key-value
-                                    store (how the SDK uploads a working_dir)
-- POST /api/jobs/                   submit; GET /api/jobs/ID status;
-  GET /api/jobs/ID/logs             the job's log; POST /api/jobs/ID/stop
+                                    store (how the SDK uploads a working_dir; the
+                                    one route here that Ray does not document)
+- POST /api/jobs/                   submit (the pool); GET /api/jobs/ID status;
+  GET /api/jobs/ID/logs             the job's log; DELETE /api/jobs/ID
+- GET  /api/v0/logs/file            the last lines of a file in a node's Ray log
+                                    folder (the pool's status and frames)
 - GET  /api/v0/nodes                the nodes (doctor)
 
 So a command on the caller never pays Ray's import (0.7 s), and a cluster
@@ -20,21 +24,18 @@ headers, e.g. for a token-protected dashboard.
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
 import os
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
-import zipfile
 from collections.abc import Mapping
 from typing import Any
 
 from zapcli.executors.base import ExecutorError
 
 HTTP_TIMEOUT_S = 3.0
-INBOX = "zapcli_in_"  # GCS key prefix (after gcs://) of records for a runner: zapcli_in_<id>_<seq>.json
 ADDRESS_HINT = ("check RAY_ADDRESS or ray.address (the Ray dashboard's address, "
                 "e.g. http://127.0.0.1:8265)")
 
@@ -112,28 +113,38 @@ def why(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def version(addr: str) -> str:
-    """The cluster's Ray version. Raises ExecutorError (one line) when it does not answer."""
+def version(addr: str) -> tuple[str, str]:
+    """(the cluster's Ray version, its session name). Raises ExecutorError
+    (one line) when it does not answer."""
     try:
         info = call(addr, "GET", "/api/version")
-        return str(info["ray_version"])
+        return str(info["ray_version"]), str(info.get("session_name") or "")
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ExecutorError(f"cannot reach the Ray cluster at {addr} ({why(exc)}); {ADDRESS_HINT}") from None
 
 
-def package(files: Mapping[str, bytes]) -> tuple[str, bytes]:
-    """A working_dir package as Ray's SDK makes one: a zip named by the hash of
-    its content (`_ray_pkg_<sha1>.zip`). Fixed timestamps, so the same files
-    give the same package; files are 0600 on the node."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name in sorted(files):
-            info = zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0))
-            info.external_attr = 0o100600 << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, files[name])
-    data = buf.getvalue()
-    return f"_ray_pkg_{hashlib.sha1(data).hexdigest()}.zip", data  # noqa: S324 - a name, as Ray's
+def job(addr: str, job_id: str) -> dict[str, Any] | None:
+    """A job's details; None when the cluster has no such job. Raises OSError/ValueError."""
+    try:
+        info = call(addr, "GET", f"/api/jobs/{job_id}")
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            return None
+        raise
+    return info if isinstance(info, dict) else None
+
+
+def tail(addr: str, node_id: str, filename: str, lines: int, timeout: float = HTTP_TIMEOUT_S) -> str | None:
+    """The last `lines` lines of a file in a node's Ray log folder; None
+    when it does not exist. Raises OSError/ValueError."""
+    query = urllib.parse.urlencode({"node_id": node_id, "filename": filename, "lines": lines})
+    try:
+        text = call(addr, "GET", f"/api/v0/logs/file?{query}", timeout=timeout)
+    except urllib.error.HTTPError as exc:
+        if exc.code == 500 and "not found" in why(exc).lower():
+            return None
+        raise
+    return text if isinstance(text, str) else json.dumps(text)
 
 
 def put_package(addr: str, name: str, data: bytes, timeout: float = HTTP_TIMEOUT_S) -> None:
@@ -142,5 +153,14 @@ def put_package(addr: str, name: str, data: bytes, timeout: float = HTTP_TIMEOUT
          timeout=timeout)
 
 
-def inbox_name(sid: str, seq: int) -> str:
-    return f"{INBOX}{sid}_{seq:09d}.json"
+def answer_lost(exc: BaseException) -> bool:
+    """Whether a request that failed this way may have been carried out: it
+    timed out or the connection dropped after it was sent (not: refused, no
+    route, a clear HTTP error)."""
+    if isinstance(exc, urllib.error.HTTPError):
+        return exc.code >= 500
+    reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+    if isinstance(reason, (ConnectionRefusedError, ConnectionAbortedError)) or \
+            "refused" in str(reason).lower() or "name or service" in str(reason).lower():
+        return False
+    return isinstance(reason, (TimeoutError, ConnectionResetError, OSError)) or "timed out" in str(reason)

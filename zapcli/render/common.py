@@ -66,6 +66,8 @@ def status_phrase(v: View) -> str:
         extra = f"running for {duration(v.elapsed_s)}"
         if v.stalled_s is not None:
             return f"running (stalled {duration(v.stalled_s)})"
+        if v.reason:  # a remote one's note: waiting for placement, not confirmed yet...
+            extra += f"; {one_line(v.reason, 160)}"
         return f"{v.status} ({extra})"
     if v.status == "queued":
         return "queued (waiting for " + ("dependencies / " if v.after else "") + "a free slot)"

@@ -1,0 +1,313 @@
+"""The caller's handle on its pool on a Ray cluster: start it, find it,
+replace a dead one, read its status, hand it work. HTTP only (`ray_api`).
+
+Imports `zapcli.executors.ray_api`, `ray_wire`, `ray_files`, `zapcli.paths`,
+`zapcli.locks`, `zapcli.errors`; never `ray`.
+
+What this machine keeps, under `<state>/ray/`: `<K>.json` (the pool's job,
+generation, node and whether its hello was checked) and, per subagent,
+`<K>/pending/<id>` (submitted, not yet seen in the pool's status: what to
+submit again if the answer was lost) and `<K>/cursor/<id>` (frames already
+home). A command asks the cluster at most every STATUS_TTL_S for the pool's
+job and status line, whatever number of subagents it looks at.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import shlex
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from zapcli.executors import ray_api as api
+from zapcli.executors import ray_wire as wire
+from zapcli.executors.base import ExecutorError
+
+STATUS_TTL_S = 0.25
+HELLO_WAIT_S = 90.0  # a pool's start on a loaded cluster (a job, a driver, ray.init)
+SUBMIT_TIMEOUT_S = 10.0
+RESUBMIT_EVERY_S = 2.0
+DEFAULT_IDLE_S = 60.0
+ALIVE_JOB = ("PENDING", "RUNNING")
+_views: dict[tuple[str, str], tuple[float, PoolView]] = {}
+_resubmitted: dict[str, float] = {}
+
+
+@dataclass
+class PoolView:
+    """The pool as one look found it. `err`: the cluster did not answer."""
+
+    job: str | None = None  # the job's status (None: no such job)
+    message: str = ""
+    doc: dict[str, Any] | None = None  # its last status line
+    err: str | None = None
+    current: bool = False  # the status line is the current job's
+
+    def entry(self, sid: str) -> list[Any] | None:
+        subs = (self.doc or {}).get("subs") or {}
+        got = subs.get(sid)
+        return got if isinstance(got, list) and len(got) == 3 else None
+
+    @property
+    def dead(self) -> bool:
+        return self.err is None and self.job not in ALIVE_JOB
+
+
+class Pool:
+    def __init__(self, addr: str, conf: dict[str, Any]):
+        from zapcli.paths import state_dir
+
+        self.addr, self.conf = addr, conf
+        self.key = str(conf.get("pool") or wire.pool_key(str(state_dir()), addr))
+        self.home = state_dir() / "ray"
+
+    # -- this machine's record of it --------------------------------------
+    def info(self) -> dict[str, Any]:
+        try:
+            doc = orjson.loads((self.home / f"{self.key}.json").read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return {}
+        return doc if isinstance(doc, dict) else {}
+
+    def _save(self, doc: dict[str, Any]) -> None:
+        from zapcli.paths import ensure_dir, write_private
+
+        ensure_dir(self.home)
+        write_private(self.home / f"{self.key}.json", orjson.dumps(doc))
+
+    def _lock(self) -> Any:
+        from zapcli.locks import exclusive
+        from zapcli.paths import ensure_dir
+
+        return exclusive(ensure_dir(self.home) / f"{self.key}.lock", 60)
+
+    def _file(self, kind: str, sid: str) -> Path:
+        from zapcli.paths import ensure_dir
+
+        return ensure_dir(self.home / self.key / kind) / sid
+
+    # -- starting and replacing it -------------------------------------------
+    def ensure(self, *, wait: bool) -> dict[str, Any]:
+        """A running pool's record, started (or replaced) when there is none;
+        with `wait`, its hello checked. Raises ExecutorError when it cannot
+        run: another zapcli version there, no Python that imports zapcli."""
+        from zapcli.locks import LockTimeout
+
+        try:
+            with self._lock():
+                doc = self._ensure(wait)
+        except LockTimeout:
+            raise ExecutorError(f"the lock of the Ray pool record {self.home / self.key}.json "
+                                "stayed busy; try again") from None
+        except (OSError, ValueError) as exc:
+            raise ExecutorError(f"the Ray cluster at {self.addr} did not answer ({api.why(exc)})") from None
+        _views.pop((self.addr, self.key), None)
+        return doc
+
+    def _ensure(self, wait: bool) -> dict[str, Any]:
+        doc = self.info()
+        job = api.job(self.addr, doc["job"]) if doc.get("job") else None
+        if job is None or job.get("status") not in ALIVE_JOB:
+            if job is not None:  # an ended pool: no trace of it in Ray's job table
+                _quietly(lambda: api.call(self.addr, "DELETE", f"/api/jobs/{doc['job']}"))
+            doc = self._submit(int(doc.get("gen") or 0) + 1)
+        if wait and not doc.get("hello"):
+            doc = self._hello(doc)
+        return doc
+
+    def _submit(self, gen: int) -> dict[str, Any]:
+        from zapcli import __version__
+        from zapcli.paths import state_dir
+        from zapcli.trail.records import SCHEMA_VERSION
+
+        caller = {"machine": wire.machine_id(), "state": os.path.realpath(state_dir()),
+                  "zapcli": __version__, "format": SCHEMA_VERSION}
+        args = [self.key, str(gen), base64.b64encode(orjson.dumps(caller)).decode(),
+                str(float(self.conf.get("pool_idle_s") or DEFAULT_IDLE_S))]
+        body = {"entrypoint": entrypoint(self.conf.get("python"), args),
+                "submission_id": wire.job_id(self.key, gen), "metadata": {"zapcli_pool": self.key}}
+        try:
+            api.post_json(self.addr, "/api/jobs/", body)
+        except OSError as exc:  # another process of this caller started it first: fine
+            if "already exists" not in api.why(exc):
+                raise
+        doc = {"job": wire.job_id(self.key, gen), "gen": gen, "hello": None, "node": None}
+        self._save(doc)
+        return doc
+
+    def _hello(self, doc: dict[str, Any]) -> dict[str, Any]:
+        """Wait for the pool's hello (its first log line); raise when it says
+        it cannot run here."""
+        give_up = time.monotonic() + HELLO_WAIT_S
+        while time.monotonic() < give_up:
+            log = api.call(self.addr, "GET", f"/api/jobs/{doc['job']}/logs", timeout=10.0)
+            text = log.get("logs", "") if isinstance(log, dict) else str(log)
+            hello = _hello_of(text)
+            if hello is not None:
+                if not hello.get("ok"):
+                    raise ExecutorError(mismatch(self.addr, hello))
+                doc = {**doc, "hello": hello, "node": hello.get("node")}
+                self._save(doc)
+                return doc
+            job = api.job(self.addr, doc["job"]) or {}
+            if job.get("status") not in ALIVE_JOB:
+                raise ExecutorError(no_python(self.addr, self.conf.get("python"), text, job))
+            time.sleep(0.2)
+        return doc  # not said yet: the pool may still come up; its work waits for it
+
+    # -- looking at it -----------------------------------------------------------
+    def view(self, fresh: bool = False) -> PoolView:
+        key = (self.addr, self.key)
+        cached = _views.get(key)
+        if cached and not fresh and time.monotonic() - cached[0] < STATUS_TTL_S:
+            return cached[1]
+        doc = self.info()
+        view = PoolView()
+        try:
+            job = api.job(self.addr, doc["job"]) if doc.get("job") else None
+            view.job = str(job.get("status")) if job else None
+            view.message = str((job or {}).get("message") or "")
+            node = doc.get("node") or (job or {}).get("driver_node_id")
+            text = api.tail(self.addr, node, wire.status_file(self.key), 2) if node and job else None
+        except (OSError, ValueError) as exc:
+            view.err = api.why(exc)
+            text = None
+        if text:
+            from zapcli.executors.ray_files import read_status_line
+
+            view.doc = read_status_line(text)
+            view.current = bool(view.doc and view.doc.get("pool") == doc.get("job"))
+        _views[key] = (time.monotonic(), view)
+        return view
+
+    # -- handing it work ---------------------------------------------------------
+    def submit(self, sid: str, data: bytes) -> str | None:
+        """Put the submission; None when it landed, else why its answer was
+        lost (then it is kept here, to be submitted again). Raises
+        ExecutorError when it surely did not land (refused, no route)."""
+        from zapcli.paths import write_private
+
+        try:
+            api.put_package(self.addr, wire.sub_name(self.key, sid), data, timeout=SUBMIT_TIMEOUT_S)
+        except (OSError, ValueError) as exc:
+            if not api.answer_lost(exc):
+                raise ExecutorError(f"the Ray cluster at {self.addr} did not take it ({api.why(exc)})") from None
+            write_private(self._file("pending", sid), data)
+            return api.why(exc)
+        write_private(self._file("pending", sid), b"")  # landed; not seen by the pool yet
+        return None
+
+    def resubmit(self, sid: str) -> None:
+        """Submit again what a lost answer left in doubt (the same key and
+        bytes: the pool runs it once however often it lands)."""
+        try:
+            data = self._file("pending", sid).read_bytes()
+        except OSError:
+            return
+        if data and time.monotonic() - _resubmitted.get(sid, 0.0) > RESUBMIT_EVERY_S:
+            _resubmitted[sid] = time.monotonic()
+            _quietly(lambda: api.put_package(self.addr, wire.sub_name(self.key, sid), data,
+                                             timeout=SUBMIT_TIMEOUT_S))
+
+    def pending(self, sid: str) -> bool:
+        return self._file("pending", sid).exists()
+
+    def confirmed(self, sid: str) -> None:
+        _unlink(self._file("pending", sid))
+
+    def put(self, name: str, data: bytes) -> None:
+        api.put_package(self.addr, name, data)
+
+    def cursor(self, sid: str) -> int:
+        try:
+            return int(self._file("cursor", sid).read_text() or 0)
+        except (OSError, ValueError):
+            return 0
+
+    def set_cursor(self, sid: str, n: int) -> None:
+        from zapcli.paths import write_private
+
+        write_private(self._file("cursor", sid), str(n).encode())
+
+    def done(self, sid: str) -> None:
+        """Everything of it is home: the pool may forget it."""
+        _quietly(lambda: self.put(wire.ack_name(self.key, sid), b"{}"))
+        _unlink(self._file("cursor", sid))
+        _unlink(self._file("pending", sid))
+
+    def frames(self, sid: str, have: int, total: int) -> list[str]:
+        """Frames `have` .. `total`-1 (or more), fetched as the file's last lines."""
+        node = self.info().get("node") or ""
+        want = max(total - have, 1)
+        for _ in range(3):  # more may have been written meanwhile: ask again for enough
+            text = api.tail(self.addr, node, wire.frames_file(self.key, sid), want, timeout=30.0) or ""
+            lines = text.split("\n")[:-1]  # the last one: unfinished (or the empty rest)
+            first = wire.parse_frame(lines[0]) if lines else None
+            if first is None or first[0] <= have or len(lines) < want:
+                return lines
+            want += first[0] - have
+        return []
+
+
+def entrypoint(python: str | None, args: list[str]) -> str:
+    """The pool job's command: the first of the candidate Pythons that
+    imports zapcli and ray runs the dispatcher; if none does, each one's
+    complaint goes to the job's log (`no_python` reads it)."""
+    cands = [python] if python else [sys.executable, "python3", "python"]
+    quoted = " ".join(shlex.quote(c) for c in cands)
+    tail = " ".join(shlex.quote(a) for a in args)
+    return (f"for p in {quoted}; do if \"$p\" -c 'import zapcli, ray' >/dev/null 2>&1; then "
+            f"exec \"$p\" -m zapcli.executors.ray_dispatch {tail}; fi; done; "
+            f"for p in {quoted}; do echo \"ZAPCLI1 nopython $p: $(\"$p\" -c 'import zapcli, ray' "
+            f"2>&1 | tail -n 1)\"; done; exit 3")
+
+
+def _hello_of(log: str) -> dict[str, Any] | None:
+    for line in log.splitlines():
+        if line.startswith(wire.HELLO):
+            try:
+                doc = orjson.loads(line[len(wire.HELLO):])
+            except orjson.JSONDecodeError:
+                return None
+            return doc if isinstance(doc, dict) else None
+    return None
+
+
+def mismatch(addr: str, hello: dict[str, Any]) -> str:
+    from zapcli import __version__
+    from zapcli.trail.records import SCHEMA_VERSION
+
+    return (f"zapcli {hello.get('zapcli')} (trail format {hello.get('format')}) is installed on the "
+            f"Ray cluster at {addr} ({hello.get('python')}), zapcli {__version__} (trail format "
+            f"{SCHEMA_VERSION}) here: install the same version on both")
+
+
+def no_python(addr: str, python: str | None, log: str, job: dict[str, Any]) -> str:
+    said = [ln.split(" ", 2)[2] for ln in log.splitlines() if ln.startswith("ZAPCLI1 nopython ")]
+    if not said:
+        return (f"the zapcli pool on the Ray cluster at {addr} ended before it started "
+                f"({job.get('status')}: {str(job.get('message') or '').strip()[:200]})")
+    which = f"ray.python ({python})" if python else "this Python's path, python3 and python"
+    return (f"on the Ray cluster at {addr}, {which} cannot import zapcli and ray ({'; '.join(said)[:300]}): "
+            "set ray.python in config.yaml to the Python of the nodes' environment where "
+            "'zapcli[ray]' is installed, e.g. /opt/venv/bin/python")
+
+
+def _quietly(fn: Any) -> None:
+    try:
+        fn()
+    except (OSError, ValueError):
+        pass
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
