@@ -181,7 +181,7 @@ class RayExecutor(Executor):
         got = Collected()
         if total > have:
             try:
-                lines = pool.frames(sid, have, total)
+                lines = pool.frames(str((view.doc or {}).get("node")), sid, have, total)
             except (OSError, ValueError):
                 return None
             got, have = ray_collect.apply(sid, lines, have)

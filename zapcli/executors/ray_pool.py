@@ -35,7 +35,9 @@ SUBMIT_TIMEOUT_S = 10.0
 RESUBMIT_EVERY_S = 2.0
 DEFAULT_IDLE_S = 60.0
 ALIVE_JOB = ("PENDING", "RUNNING")
+ENSURED_TTL_S = 2.0
 _views: dict[tuple[str, str], tuple[float, PoolView]] = {}
+_ensured: dict[tuple[str, str], float] = {}  # this process saw the pool running then
 _resubmitted: dict[str, float] = {}
 
 
@@ -99,6 +101,9 @@ class Pool:
         run: another zapcli version there, no Python that imports zapcli."""
         from zapcli.locks import LockTimeout
 
+        seen = _ensured.get((self.addr, self.key))
+        if not wait and seen is not None and time.monotonic() - seen < ENSURED_TTL_S:
+            return self.info()
         try:
             with self._lock():
                 doc = self._ensure(wait)
@@ -108,6 +113,7 @@ class Pool:
         except (OSError, ValueError) as exc:
             raise ExecutorError(f"the Ray cluster at {self.addr} did not answer ({api.why(exc)})") from None
         _views.pop((self.addr, self.key), None)
+        _ensured[(self.addr, self.key)] = time.monotonic()
         return doc
 
     def _ensure(self, wait: bool) -> dict[str, Any]:
@@ -241,9 +247,9 @@ class Pool:
         _unlink(self._file("cursor", sid))
         _unlink(self._file("pending", sid))
 
-    def frames(self, sid: str, have: int, total: int) -> list[str]:
-        """Frames `have` .. `total`-1 (or more), fetched as the file's last lines."""
-        node = self.info().get("node") or ""
+    def frames(self, node: str, sid: str, have: int, total: int) -> list[str]:
+        """Frames `have` .. `total`-1 (or more), fetched as the last lines of
+        the file on the pool's node."""
         want = max(total - have, 1)
         for _ in range(3):  # more may have been written meanwhile: ask again for enough
             text = api.tail(self.addr, node, wire.frames_file(self.key, sid), want, timeout=30.0) or ""

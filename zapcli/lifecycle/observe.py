@@ -140,6 +140,10 @@ def _observe_remote(sid: str, s: reader.Summary, *, stall_s: float, kill_grace_s
     proc: dict[str, Any] = s.process or {}
     live = ex.alive(proc)
     got = ex.collect(sid, proc) if live.alive is not None else None
+    if live.alive is False and got is None:  # it ended out there, but its files could not come home now
+        from zapcli.executors.base import Liveness
+
+        live = Liveness(None, f"{live.reason or 'its runner ended'}; its files could not be brought home yet")
     s = load(sid)
     now = time.monotonic()
     age = _activity_age(sid) if stall_s > 0 and s.final is None else None
