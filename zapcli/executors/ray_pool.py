@@ -120,14 +120,42 @@ class Pool:
         doc = self.info()
         job = api.job(self.addr, doc["job"]) if doc.get("job") else None
         if job is None or job.get("status") not in ALIVE_JOB:
-            if job is not None:  # an ended pool: no trace of it in Ray's job table
-                _quietly(lambda: api.call(self.addr, "DELETE", f"/api/jobs/{doc['job']}"))
-            doc = self._submit(int(doc.get("gen") or 0) + 1)
+            old = [*doc.get("old", ()), *([doc["job"]] if job is not None else [])]
+            doc = self._submit(int(doc.get("gen") or 0) + 1, old)
+        elif doc.get("old"):
+            doc = self._tidy(doc)
         if wait and not doc.get("hello"):
             doc = self._hello(doc)
         return doc
 
-    def _submit(self, gen: int) -> dict[str, Any]:
+    def _tidy(self, doc: dict[str, Any]) -> dict[str, Any]:
+        """Delete ended pools' jobs from Ray's job table (a job that just ended
+        may still be written to by Ray: it is tried again later)."""
+        left = []
+        for old in doc.get("old") or ():
+            try:
+                api.call(self.addr, "DELETE", f"/api/jobs/{old}")
+            except OSError as exc:
+                if getattr(exc, "code", None) != 404:
+                    left.append(old)
+        doc = {**doc, "old": left}
+        self._save(doc)
+        return doc
+
+    def tidy(self) -> None:
+        """`_tidy` when there is anything to delete and the record is free."""
+        from zapcli.locks import LockTimeout, exclusive
+        from zapcli.paths import ensure_dir
+
+        if not self.info().get("old"):
+            return
+        try:
+            with exclusive(ensure_dir(self.home) / f"{self.key}.lock", 0):
+                self._tidy(self.info())
+        except (LockTimeout, OSError, ValueError):
+            pass
+
+    def _submit(self, gen: int, old: list[str]) -> dict[str, Any]:
         from zapcli import __version__
         from zapcli.paths import state_dir
         from zapcli.trail.records import SCHEMA_VERSION
@@ -143,9 +171,9 @@ class Pool:
         except OSError as exc:  # another process of this caller started it first: fine
             if "already exists" not in api.why(exc):
                 raise
-        doc = {"job": wire.job_id(self.key, gen), "gen": gen, "hello": None, "node": None}
+        doc = {"job": wire.job_id(self.key, gen), "gen": gen, "hello": None, "node": None, "old": old}
         self._save(doc)
-        return doc
+        return self._tidy(doc) if old else doc
 
     def _hello(self, doc: dict[str, Any]) -> dict[str, Any]:
         """Wait for the pool's hello (its first log line); raise when it says
@@ -246,6 +274,7 @@ class Pool:
         _quietly(lambda: self.put(wire.ack_name(self.key, sid), b"{}"))
         _unlink(self._file("cursor", sid))
         _unlink(self._file("pending", sid))
+        self.tidy()
 
     def frames(self, node: str, sid: str, have: int, total: int) -> list[str]:
         """Frames `have` .. `total`-1 (or more), fetched as the last lines of
