@@ -207,7 +207,7 @@ def test_a_python_without_zapcli_on_the_cluster_says_what_to_set(zap: Zap, share
     res = zap("spawn", "--cli", "sh", "--", "echo hi")
     assert res.returncode == 1 and res.err.count("\n") == 1, res.err
     assert f"ray.python ({bare / 'bin' / 'python'}) cannot import zapcli and ray" in res.err, res.err
-    assert "No module named 'zapcli'" in res.err and "set ray.python in config.yaml" in res.err, res.err
+    assert "No module named" in res.err and "set ray.python in config.yaml" in res.err, res.err
     doctor = zap("doctor")
     assert doctor.returncode == 1 and "set ray.python in config.yaml" in doctor.out, doctor.out
 

@@ -70,6 +70,7 @@ class RayExecutor(Executor):
                 "pool_idle_s": options.get("pool_idle_s"), "ray_version": ray_version, "session": session}
         pool = Pool(addr, conf)
         pool.ensure(wait=True)
+        pool.sweep()
         conf["pool"] = pool.key
         return {"ray": conf}
 

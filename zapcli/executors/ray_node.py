@@ -254,9 +254,9 @@ class NodeAgent:
 
 
 def _read_from(path: Path, offset: int, whole_lines: bool) -> tuple[bytes, int, bool]:
-    """(bytes from `offset`, where they start, more left). A file now shorter
-    than `offset` (a trimmed trail) is read from its start again; the trail
-    is read in whole records only."""
+    """(bytes from `offset`, where they start, whether unread bytes are left).
+    A file now shorter than `offset` (a trimmed trail) is read from its start
+    again; the trail is read in whole records only."""
     try:
         size = os.stat(path, follow_symlinks=False).st_size
     except OSError:
@@ -267,17 +267,13 @@ def _read_from(path: Path, offset: int, whole_lines: bool) -> tuple[bytes, int, 
         return b"", offset, False
     with open(path, "rb") as f:
         f.seek(offset)
-        data = f.read(CHUNK if not whole_lines else max(CHUNK, 1))
+        data = f.read(CHUNK)
         more = offset + len(data) < size
-        if whole_lines:
-            cut = data.rfind(b"\n") + 1
-            if cut == 0 and more:  # one record longer than a chunk: take all of it
+        if whole_lines:  # a torn last line waits for its end (a dead runner's never comes)
+            if b"\n" not in data and more:  # one record longer than a chunk: all of it
                 data += f.readline()
-                cut = data.rfind(b"\n") + 1
-                more = offset + cut < size
-            elif cut < len(data):
-                more = True
-            data = data[:cut]
+                more = offset + len(data) < size
+            data = data[: data.rfind(b"\n") + 1]
     return data, offset, more
 
 

@@ -129,15 +129,17 @@ class Pool:
         return doc
 
     def _tidy(self, doc: dict[str, Any]) -> dict[str, Any]:
-        """Delete ended pools' jobs from Ray's job table (a job that just ended
-        may still be written to by Ray: it is tried again later)."""
+        """Delete ended pools' jobs from Ray's job table; each stays listed here
+        until Ray says it has no such job (one that just ended may still be
+        written to by Ray after a first delete)."""
         left = []
         for old in doc.get("old") or ():
             try:
-                api.call(self.addr, "DELETE", f"/api/jobs/{old}")
-            except OSError as exc:
-                if getattr(exc, "code", None) != 404:
+                if api.job(self.addr, old) is not None:
                     left.append(old)
+                    api.call(self.addr, "DELETE", f"/api/jobs/{old}")
+            except (OSError, ValueError):
+                continue
         doc = {**doc, "old": left}
         self._save(doc)
         return doc
@@ -249,6 +251,18 @@ class Pool:
             _quietly(lambda: api.put_package(self.addr, wire.sub_name(self.key, sid), data,
                                              timeout=SUBMIT_TIMEOUT_S))
 
+    def sweep(self) -> None:
+        """Forget what this machine kept for subagents that were removed."""
+        from zapcli.trail import store
+
+        for kind in ("cursor", "pending"):
+            try:
+                names = [p for p in (self.home / self.key / kind).iterdir() if not store.exists(p.name)]
+            except OSError:
+                continue
+            for path in names:
+                _unlink(path)
+
     def pending(self, sid: str) -> bool:
         return self._file("pending", sid).exists()
 
@@ -271,9 +285,9 @@ class Pool:
 
     def done(self, sid: str) -> None:
         """Everything of it is home: the pool may forget it."""
-        _quietly(lambda: self.put(wire.ack_name(self.key, sid), b"{}"))
+        _unlink(self._file("pending", sid))  # first: nothing may submit it again once it is forgotten
         _unlink(self._file("cursor", sid))
-        _unlink(self._file("pending", sid))
+        _quietly(lambda: self.put(wire.ack_name(self.key, sid), b"{}"))
         self.tidy()
 
     def frames(self, node: str, sid: str, have: int, total: int) -> list[str]:
@@ -325,6 +339,8 @@ def mismatch(addr: str, hello: dict[str, Any]) -> str:
 
 def no_python(addr: str, python: str | None, log: str, job: dict[str, Any]) -> str:
     said = [ln.split(" ", 2)[2] for ln in log.splitlines() if ln.startswith("ZAPCLI1 nopython ")]
+    if python and len(said) == 1 and said[0].startswith(f"{python}: "):
+        said = [said[0][len(python) + 2:]]
     if not said:
         return (f"the zapcli pool on the Ray cluster at {addr} ended before it started "
                 f"({job.get('status')}: {str(job.get('message') or '').strip()[:200]})")
