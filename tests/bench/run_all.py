@@ -43,7 +43,7 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-# The five figures issue #12 sets goals for: (name, line key, how to read it, goal, met?)
+# The figures issues #12 and #20 set goals for: (name, line key, how to read it, goal, met?)
 GOALS = [
     ("spawn", "spawn_median_ms", "ratio_vs_python_pass", "<= 3x python -I -c pass", lambda v: v <= 3),
     ("poll --no-wait", "poll_no_wait_median_ms", "ratio_vs_python_pass", "<= 3x", lambda v: v <= 3),
@@ -51,6 +51,8 @@ GOALS = [
     ("trail end to end", "end_to_end_records_per_s", "", ">= 300,000 records/s", lambda v: v >= 300_000),
     ("launch -> first model request", "agent_first_request_median_ms", "", "<= 250 ms",
      lambda v: v <= 250),
+    ("ray: 50 x sleep 1 at 16 vs local", "ray_fanout_ratio", "", "<= 1.5x", lambda v: v <= 1.5),
+    ("ray: a node's line to poll", "ray_node_line_to_poll_median_ms", "", "<= 1000 ms", lambda v: v <= 1000),
 ]
 
 
@@ -67,8 +69,8 @@ def _run(name: str, figures: dict[str, str]) -> int:
 
 
 def _goals(figures: dict[str, str]) -> None:
-    """The five figures with their goals, at the end of `make bench`."""
-    print("== goals (issue #12) ==")
+    """The figures with goals, at the end of `make bench`."""
+    print("== goals (issues #12, #20) ==")
     for label, key, ratio_key, goal, met in GOALS:
         rest = figures.get(key)
         if rest is None:
@@ -80,7 +82,7 @@ def _goals(figures: dict[str, str]) -> None:
                 value = float(words[words.index(ratio_key) + 1].rstrip("x"))
                 shown = f"{value:.1f}x ({words[0]} ms)"
             else:
-                value = float(words[0].replace(",", ""))
+                value = float(words[0].replace(",", "").rstrip("x"))
                 shown = words[0] + (" ms" if key.endswith("_ms") else "")
         except (ValueError, IndexError):
             print(f"{label:<32} unreadable: {rest.strip()}")

@@ -209,6 +209,8 @@ class Pool:
                 got = ray.get(ref)
             except Exception as exc:  # noqa: BLE001 - the agent or its node died
                 self.agent_failed(sub.node or "", exc)
+                if sub.state == "starting":  # its node lives: its (new) agent starts or adopts it
+                    sub.state = "running"
                 continue
             if got.get("ok"):
                 sub.state, self.dirty = "running", True
@@ -320,6 +322,8 @@ class Pool:
                 if sub.state != "running" and sub.state in wire.OPEN_STATES:
                     break  # it takes them when it starts
                 if sub.state == "running" and isinstance(rec, dict):
+                    if rec.get("type") == "status" and is_terminal(rec.get("status")):
+                        sub.reason, self.dirty = f"{rec.get('status')} by the caller", True
                     try:
                         if not ray.get(self.agent(sub.node or "").deliver.remote(sub.sid, rec),
                                        timeout=CALL_TIMEOUT_S):
@@ -359,19 +363,6 @@ def _placement_group(sid: str, bundle: dict[str, float]) -> Any:
     return _existing_pg(sid) or placement_group([bundle], name=wire.pg_name(sid), lifetime="detached")
 
 
-def hello(context: Any, caller: dict[str, Any]) -> dict[str, Any]:
-    import ray
-
-    from zapcli import __version__
-    from zapcli.trail.records import SCHEMA_VERSION
-
-    ok = caller.get("zapcli") == __version__ and caller.get("format") == SCHEMA_VERSION
-    return {"ok": ok, "zapcli": __version__, "format": SCHEMA_VERSION, "ray": ray.__version__,
-            "python": sys.executable, "node": ray.get_runtime_context().get_node_id(),
-            "session": str(context.address_info["session_dir"]).rstrip("/").rsplit("/", 1)[-1],
-            "private_api": kv.problems(context)}
-
-
 def main(argv: list[str]) -> int:
     if len(argv) != 4:
         sys.stderr.write("usage: python -m zapcli.executors.ray_dispatch KEY GEN CALLER IDLE_S\n")
@@ -379,8 +370,10 @@ def main(argv: list[str]) -> int:
     import ray
 
     key, gen, caller = argv[0], int(argv[1]), orjson.loads(base64.b64decode(argv[2]))
+    from zapcli.executors.ray_node import pool_hello
+
     context = ray.init(address="auto", namespace=wire.namespace(key), log_to_driver=False)
-    said = hello(context, caller)
+    said = pool_hello(context, caller)
     sys.stdout.write(wire.HELLO + orjson.dumps(said).decode() + "\n")
     sys.stdout.flush()
     if not said["ok"]:

@@ -2,8 +2,9 @@
 
 Imports `zapcli.trail`, `zapcli.paths`, `zapcli.supervisor`, `zapcli.locks`,
 `zapcli.executors.local` (to end a runner's tree), `zapcli.executors.ray_wire`;
-never `ray` (the pool's dispatcher makes `NodeAgent` a Ray actor, one per
-node, placed on it with a node-affinity strategy).
+`ray` and `ray_kv` only for the pool's hello (`pool_hello`): the agent itself
+is plain Python, which the pool's dispatcher makes a Ray actor, one per
+node, placed on it with a node-affinity strategy.
 
 The agent starts each subagent's ordinary runner (`zapcli run --subagent
 --id ID`) as its own OS process with its own trail in the node's state
@@ -147,7 +148,7 @@ class NodeAgent:
         """Start the runner of `sid` here, once. {"ok": True, "pid"} or
         {"ok": False, "reason"} (it cannot run on this node)."""
         from zapcli.errors import ZapcliError
-        from zapcli.locks import exclusive
+        from zapcli.locks import LockTimeout, exclusive
         from zapcli.paths import ensure_dir, locks_dir
 
         if self.refusal:
@@ -155,8 +156,8 @@ class NodeAgent:
         try:
             with exclusive(ensure_dir(locks_dir()) / f"ray-start-{sid}.lock", 60):
                 return self._start(sid, sub)
-        except (OSError, ValueError, ZapcliError) as exc:
-            why = exc.message if isinstance(exc, ZapcliError) else str(exc)
+        except (OSError, ValueError, ZapcliError, LockTimeout) as exc:
+            why = exc.message if isinstance(exc, ZapcliError) else str(exc) or type(exc).__name__
             return {"ok": False, "reason": f"could not start on Ray node {socket.gethostname()}: {why}"}
 
     def _start(self, sid: str, sub: dict[str, Any]) -> dict[str, Any]:
@@ -307,3 +308,20 @@ def apply_from_caller(sid: str, rec: dict[str, Any], runner: dict[str, Any]) -> 
 
     threading.Thread(target=LocalExecutor().signal, args=(runner, float(grace)), daemon=True).start()
     return True
+
+
+def pool_hello(context: Any, caller: dict[str, Any]) -> dict[str, Any]:
+    """What the pool says first: its zapcli version and trail format, and
+    whether they are the caller's; where it runs; what no longer holds of
+    the private Ray API (`ray_kv.problems`)."""
+    import ray
+
+    from zapcli import __version__
+    from zapcli.executors import ray_kv as kv
+    from zapcli.trail.records import SCHEMA_VERSION
+
+    ok = caller.get("zapcli") == __version__ and caller.get("format") == SCHEMA_VERSION
+    return {"ok": ok, "zapcli": __version__, "format": SCHEMA_VERSION, "ray": ray.__version__,
+            "python": sys.executable, "node": ray.get_runtime_context().get_node_id(),
+            "session": str(context.address_info["session_dir"]).rstrip("/").rsplit("/", 1)[-1],
+            "private_api": kv.problems(context)}
