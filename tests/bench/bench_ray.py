@@ -4,8 +4,11 @@ machine (SPEC §15, §20; not run by make test; needs `pip install -e '.[dev,ray
 Usage: .venv/bin/python tests/bench/bench_ray.py [--runs 10] [--fanout 50] [--fleet 1000]
 
 Starts the cluster of tests/ray/cluster.py (head + worker node with its own
-ZAPCLI_HOME), stops it by pid at the end. Prints one figure per line, each
-beside its goal (issue #20) where it has one:
+ZAPCLI_HOME), stops it by pid at the end. Every zapcli, the caller's and the
+nodes' (Ray's workers, the pool, the runners), is the byte-compiled copy of
+`_install.build()`: this environment writes no bytecode, and an editable
+install would time the compiler. Prints one figure per line, each beside its
+goal (issue #20) where it has one:
 
 - spawn latency (`spawn --cli sh -- true`), ray vs local, medians of `runs`
   interleaved rounds (the pool already running), and the ratio;
@@ -27,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import statistics
 import subprocess
@@ -41,25 +43,31 @@ import psutil
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _install  # noqa: E402
 
 from tests.ray import cluster  # noqa: E402
 
-ZAP = [sys.executable, "-m", "zapcli"]
+INSTALL: _install.Install | None = None  # set by main()
 QUARTER = {"resources": {cluster.WORKER_RESOURCE: 0.25}}
+BRIEF = {"pool_idle_s": 5}  # a scenario's pool is gone before the next one (each is another caller)
 
 
 def _env(root: Path, name: str, dashboard: str, **config: object) -> dict[str, str]:
+    assert INSTALL is not None
     home, conf = root / name / "state", root / name / "config"
     conf.mkdir(parents=True)
     (conf / "config.yaml").write_text(json.dumps(config))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ZAPCLI_", "RAY_"))}
-    env.update(ZAPCLI_HOME=str(home), ZAPCLI_CONFIG_HOME=str(conf), ZAPCLI_SESSION=f"bench-{name}",
-               RAY_ADDRESS=dashboard, NO_COLOR="1")
-    return env
+    env = INSTALL.env(home, session=f"bench-{name}", extra={"ZAPCLI_CONFIG_HOME": str(conf),
+                                                            "RAY_ADDRESS": dashboard})
+    return {k: v for k, v in env.items() if not k.startswith("RAY_") or k == "RAY_ADDRESS"}
 
 
 def _zap(env: dict[str, str], *args: str, timeout: float = 600) -> str:
-    res = subprocess.run([*ZAP, *args], env=env, capture_output=True, text=True, timeout=timeout, cwd=REPO)
+    assert INSTALL is not None
+    res = subprocess.run(INSTALL.zapcli(*args), env=env, capture_output=True, text=True, timeout=timeout,
+                         cwd=INSTALL.scratch)
     if res.returncode != 0:
         raise RuntimeError(f"zapcli {' '.join(args[:3])}: exit {res.returncode}: {res.stderr.strip()[:500]}")
     return res.stdout
@@ -70,7 +78,7 @@ def _met(ok: bool) -> str:
 
 
 def spawn_latency(root: Path, dashboard: str, runs: int) -> None:
-    ray = _env(root, "spawn-ray", dashboard, executor="ray", max_concurrent=0, ray=QUARTER)
+    ray = _env(root, "spawn-ray", dashboard, executor="ray", max_concurrent=0, ray={**QUARTER, **BRIEF})
     local = _env(root, "spawn-local", dashboard, max_concurrent=0)
     _zap(ray, "wait", _zap(ray, "spawn", "--cli", "sh", "--", "true").strip())  # its pool starts
     took: dict[str, list[float]] = {"ray": [], "local": []}
@@ -86,7 +94,7 @@ def spawn_latency(root: Path, dashboard: str, runs: int) -> None:
 
 
 def record_delay(root: Path, dashboard: str, lines: int = 20) -> None:
-    env = _env(root, "delay", dashboard, executor="ray", ray={"resources": {cluster.WORKER_RESOURCE: 1}})
+    env = _env(root, "delay", dashboard, executor="ray", ray={"resources": {cluster.WORKER_RESOURCE: 1}, **BRIEF})
     task = f'for i in $(seq {lines}); do date +%s.%N; sleep 0.5; done'
     sid = _zap(env, "spawn", "--cli", "sh", "--", task).strip()
     out = Path(env["ZAPCLI_HOME"]) / "subagents" / f"{sid}.out"
@@ -106,7 +114,8 @@ def record_delay(root: Path, dashboard: str, lines: int = 20) -> None:
 
 def fanout(root: Path, dashboard: str, n: int) -> None:
     results = {}
-    for name, extra in (("local", {}), ("ray", {"executor": "ray", "ray": QUARTER})):
+    time.sleep(8)  # the earlier scenarios' pools have ended
+    for name, extra in (("local", {}), ("ray", {"executor": "ray", "ray": {**QUARTER, **BRIEF}})):
         env = _env(root, f"fan-{name}", dashboard, max_concurrent=16, **extra)
         if name == "ray":  # the pool is long-lived: measured running, as it is for a fleet
             _zap(env, "wait", _zap(env, "spawn", "--cli", "sh", "--", "true").strip())
@@ -172,8 +181,10 @@ def main() -> int:
     ap.add_argument("--fanout", type=int, default=50)
     ap.add_argument("--fleet", type=int, default=1000)
     opts = ap.parse_args()
+    global INSTALL
+    INSTALL = _install.build("zapcli-bench-ray-")
     t0 = time.monotonic()
-    info = cluster.start()
+    info = cluster.start(extra_env={"PYTHONPATH": str(INSTALL.root)})
     print(f"ray_cluster_up_s {time.monotonic() - t0:.1f} (two nodes; the machine is shared: figures under load)")
     root = Path(tempfile.mkdtemp(prefix="zapcli-bench-ray-"))
     try:
@@ -184,6 +195,7 @@ def main() -> int:
             fleet(root, info, opts.fleet)
     finally:
         cluster.stop(info)
+        INSTALL.cleanup()
     return 0
 
 

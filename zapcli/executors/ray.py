@@ -33,23 +33,24 @@ import base64
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import orjson
 
 from zapcli.executors import ray_api as api
 from zapcli.executors import ray_wire as wire
 from zapcli.executors.base import Collected, Executor, ExecutorError, Launched, Liveness, Signalled
 from zapcli.executors.ray_pool import HELLO_WAIT_S as HELLO_S
 from zapcli.executors.ray_pool import Pool
-from zapcli.trail import reader, store
+from zapcli.trail import jsonl, reader, store
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
 
 SHIP_MARGIN_S = 3  # the node ships its last frames after the runner ended; the pool ticks
 
 
 def _spawn_line(sid: str) -> tuple[bytes, dict[str, Any]]:
     line = store.read_bytes(store.path_for(sid)).split(b"\n", 1)[0] + b"\n"
-    rec = orjson.loads(line)
+    rec = jsonl.loads(line)
     return line, rec if isinstance(rec, dict) else {}
 
 
@@ -64,14 +65,18 @@ class RayExecutor(Executor):
     # -- spawn ------------------------------------------------------------
     def check(self, options: Mapping[str, Any]) -> dict[str, Any]:
         addr = api.address(options)
-        ray_version, session = api.version(addr)
         conf = {"address": addr, "resources": dict(options.get("resources") or {}),
                 "python": options.get("python"), "env": [str(n) for n in options.get("env") or ()],
-                "pool_idle_s": options.get("pool_idle_s"), "ray_version": ray_version, "session": session}
+                "pool_idle_s": options.get("pool_idle_s")}
         pool = Pool(addr, conf)
-        pool.ensure(wait=True)
+        if not pool.info().get("hello"):  # no pool known yet: is it a Ray cluster at all?
+            api.version(addr)
+        hello = pool.ensure(wait=True).get("hello") or {}
+        ray_version, session = hello.get("ray"), hello.get("session")
+        if not session:  # the pool has not said hello yet
+            ray_version, session = api.version(addr)
         pool.sweep()
-        conf["pool"] = pool.key
+        conf.update(pool=pool.key, ray_version=ray_version, session=session)
         return {"ray": conf}
 
     def launch(self, sid: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: str,
@@ -90,7 +95,7 @@ class RayExecutor(Executor):
             pool.ensure(wait=False)
         except ExecutorError:
             pass  # its submission waits in the cluster; an observer starts the pool
-        lost = pool.submit(sid, orjson.dumps(doc))
+        lost = pool.submit(sid, jsonl.dumps(doc))
         fields = {"executor": self.name, "address": addr, "pool": pool.key, "sid": sid,
                   "session": conf.get("session")}
         if lost:
@@ -198,7 +203,7 @@ class RayExecutor(Executor):
             if not isinstance(seq, int):
                 continue
             try:
-                pool.put(wire.inbox_name(pool.key, sid, seq), orjson.dumps(dict(rec)))
+                pool.put(wire.inbox_name(pool.key, sid, seq), jsonl.dumps(dict(rec)))
             except (OSError, ValueError) as exc:
                 raise ExecutorError(f"recorded here, but it could not be sent to the Ray node of {sid} "
                                     f"({api.why(exc)})") from None

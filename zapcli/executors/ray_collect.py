@@ -24,11 +24,9 @@ from __future__ import annotations
 
 import os
 
-import orjson
-
 from zapcli.executors import ray_wire as wire
 from zapcli.executors.base import Collected
-from zapcli.trail import reader, store
+from zapcli.trail import jsonl, reader, store
 
 SKIP_TYPES = frozenset({"spawn", "process"})
 NODE_CLOCK = {"mono": "node_mono", "deadline_mono": "node_deadline_mono"}
@@ -90,8 +88,8 @@ def _node_records(chunks: list[tuple[int, bytes]]) -> list[dict]:
             if not line.strip():
                 continue
             try:
-                rec = orjson.loads(line)
-            except orjson.JSONDecodeError:
+                rec = jsonl.loads(line)
+            except ValueError:
                 continue
             if isinstance(rec, dict) and isinstance(rec.get("seq"), int):
                 out.append(rec)

@@ -43,6 +43,7 @@ from zapcli.executors import ray_wire as wire
 from zapcli.executors.ray_files import Frames, StatusFile
 
 TICK_S = 0.1
+QUIET_TICK_S, QUIET_AFTER_S = 0.5, 5.0  # nothing open for a while: look less often
 CALL_TIMEOUT_S = 10.0
 
 
@@ -86,7 +87,7 @@ class Pool:
             elif now - self.last_busy > self.idle_s:
                 self.write_status(closed=True)
                 return
-            time.sleep(TICK_S)
+            time.sleep(TICK_S if now - self.last_busy < QUIET_AFTER_S else QUIET_TICK_S)
 
     def tick(self) -> bool:
         busy = self.scan()

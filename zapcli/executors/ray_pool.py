@@ -19,15 +19,17 @@ import os
 import shlex
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import orjson
 
 from zapcli.executors import ray_api as api
 from zapcli.executors import ray_wire as wire
 from zapcli.executors.base import ExecutorError
+from zapcli.plain import plain
+from zapcli.trail import jsonl
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
 
 STATUS_TTL_S = 0.25
 HELLO_WAIT_S = 90.0  # a pool's start on a loaded cluster (a job, a driver, ray.init)
@@ -39,9 +41,11 @@ ENSURED_TTL_S = 2.0
 _views: dict[tuple[str, str], tuple[float, PoolView]] = {}
 _ensured: dict[tuple[str, str], float] = {}  # this process saw the pool running then
 _resubmitted: dict[str, float] = {}
+SEND_WAIT_S = 5.0
+_sending: list[Any] = []  # threads telling the pool things (see _in_background)
 
 
-@dataclass
+@plain
 class PoolView:
     """The pool as one look found it. `err`: the cluster did not answer."""
 
@@ -72,8 +76,8 @@ class Pool:
     # -- this machine's record of it --------------------------------------
     def info(self) -> dict[str, Any]:
         try:
-            doc = orjson.loads((self.home / f"{self.key}.json").read_bytes())
-        except (OSError, orjson.JSONDecodeError):
+            doc = jsonl.loads((self.home / f"{self.key}.json").read_bytes())
+        except (OSError, ValueError):
             return {}
         return doc if isinstance(doc, dict) else {}
 
@@ -81,7 +85,7 @@ class Pool:
         from zapcli.paths import ensure_dir, write_private
 
         ensure_dir(self.home)
-        write_private(self.home / f"{self.key}.json", orjson.dumps(doc))
+        write_private(self.home / f"{self.key}.json", jsonl.dumps(doc))
 
     def _lock(self) -> Any:
         from zapcli.locks import exclusive
@@ -164,7 +168,7 @@ class Pool:
 
         caller = {"machine": wire.machine_id(), "state": os.path.realpath(state_dir()),
                   "zapcli": __version__, "format": SCHEMA_VERSION}
-        args = [self.key, str(gen), base64.b64encode(orjson.dumps(caller)).decode(),
+        args = [self.key, str(gen), base64.b64encode(jsonl.dumps(caller)).decode(),
                 str(float(self.conf.get("pool_idle_s") or DEFAULT_IDLE_S))]
         body = {"entrypoint": entrypoint(self.conf.get("python"), args),
                 "submission_id": wire.job_id(self.key, gen), "metadata": {"zapcli_pool": self.key}}
@@ -205,8 +209,12 @@ class Pool:
             return cached[1]
         doc = self.info()
         view = PoolView()
+        seen = _ensured.get(key)
         try:
-            job = api.job(self.addr, doc["job"]) if doc.get("job") else None
+            if seen is not None and time.monotonic() - seen < ENSURED_TTL_S and doc.get("node"):
+                job: dict[str, Any] | None = {"status": "RUNNING"}  # this command saw it running just now
+            else:
+                job = api.job(self.addr, doc["job"]) if doc.get("job") else None
             view.job = str(job.get("status")) if job else None
             view.message = str((job or {}).get("message") or "")
             node = doc.get("node") or (job or {}).get("driver_node_id")
@@ -227,16 +235,15 @@ class Pool:
         """Put the submission; None when it landed, else why its answer was
         lost (then it is kept here, to be submitted again). Raises
         ExecutorError when it surely did not land (refused, no route)."""
-        from zapcli.paths import write_private
 
         try:
             api.put_package(self.addr, wire.sub_name(self.key, sid), data, timeout=SUBMIT_TIMEOUT_S)
         except (OSError, ValueError) as exc:
             if not api.answer_lost(exc):
                 raise ExecutorError(f"the Ray cluster at {self.addr} did not take it ({api.why(exc)})") from None
-            write_private(self._file("pending", sid), data)
+            _keep(self._file, "pending", sid, data)
             return api.why(exc)
-        write_private(self._file("pending", sid), b"")  # landed; not seen by the pool yet
+        _keep(self._file, "pending", sid, b"")  # landed; not seen by the pool yet
         return None
 
     def resubmit(self, sid: str) -> None:
@@ -253,11 +260,13 @@ class Pool:
 
     def sweep(self) -> None:
         """Forget what this machine kept for subagents that were removed."""
+        from zapcli import ids
         from zapcli.trail import store
 
         for kind in ("cursor", "pending"):
-            try:
-                names = [p for p in (self.home / self.key / kind).iterdir() if not store.exists(p.name)]
+            try:  # ids only: another process's half-written file is not a leftover
+                names = [p for p in (self.home / self.key / kind).iterdir()
+                         if ids.is_valid(p.name) and not store.exists(p.name)]
             except OSError:
                 continue
             for path in names:
@@ -279,16 +288,19 @@ class Pool:
             return 0
 
     def set_cursor(self, sid: str, n: int) -> None:
-        from zapcli.paths import write_private
-
-        write_private(self._file("cursor", sid), str(n).encode())
+        """Kept when it can be (else the next look fetches a little more)."""
+        _keep(self._file, "cursor", sid, str(n).encode())
 
     def done(self, sid: str) -> None:
         """Everything of it is home: the pool may forget it."""
         _unlink(self._file("pending", sid))  # first: nothing may submit it again once it is forgotten
         _unlink(self._file("cursor", sid))
-        _quietly(lambda: self.put(wire.ack_name(self.key, sid), b"{}"))
-        self.tidy()
+
+        def tell() -> None:
+            self.put(wire.ack_name(self.key, sid), b"{}")
+            self.tidy()
+
+        _in_background(tell)
 
     def frames(self, node: str, sid: str, have: int, total: int) -> list[str]:
         """Frames `have` .. `total`-1 (or more), fetched as the last lines of
@@ -321,8 +333,8 @@ def _hello_of(log: str) -> dict[str, Any] | None:
     for line in log.splitlines():
         if line.startswith(wire.HELLO):
             try:
-                doc = orjson.loads(line[len(wire.HELLO):])
-            except orjson.JSONDecodeError:
+                doc = jsonl.loads(line[len(wire.HELLO):].encode())
+            except ValueError:
                 return None
             return doc if isinstance(doc, dict) else None
     return None
@@ -348,6 +360,44 @@ def no_python(addr: str, python: str | None, log: str, job: dict[str, Any]) -> s
     return (f"on the Ray cluster at {addr}, {which} cannot import zapcli and ray ({'; '.join(said)[:300]}): "
             "set ray.python in config.yaml to the Python of the nodes' environment where "
             "'zapcli[ray]' is installed, e.g. /opt/venv/bin/python")
+
+
+def _keep(file: Any, kind: str, sid: str, data: bytes) -> None:
+    """Write one of a subagent's small notes here (its cursor; a submission
+    pending, with what to submit again if its answer was lost): 0600, in
+    place at once (a temp file renamed), not fsynced — a note lost in a crash
+    costs a fetch again. A state folder that cannot take it is no failure."""
+    from zapcli.errors import ZapcliError
+
+    try:
+        path = file(kind, sid)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with open(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except (OSError, ZapcliError):
+        pass
+
+
+def _in_background(fn: Any) -> None:
+    """Run `fn` on a thread of its own: what the command is doing need not
+    wait for it (telling the pool a subagent is home), but the command
+    waits for it before it exits (up to SEND_WAIT_S in all)."""
+    import atexit
+    import threading
+
+    if not _sending:
+        atexit.register(_finish_sending)
+    thread = threading.Thread(target=_quietly, args=(fn,), name="ray-ack", daemon=True)
+    thread.start()
+    _sending.append(thread)
+
+
+def _finish_sending() -> None:
+    give_up = time.monotonic() + SEND_WAIT_S
+    for thread in _sending:
+        thread.join(max(give_up - time.monotonic(), 0.0))
 
 
 def _quietly(fn: Any) -> None:

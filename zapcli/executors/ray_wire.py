@@ -26,9 +26,7 @@ its key `K` a hash of the three:
 from __future__ import annotations
 
 import base64
-import hashlib
 import os
-import socket
 
 PROTOCOL = 1  # the pool's status line and frames; bumped on an incompatible change
 STATES = ("submitted", "placing", "starting", "running", "ended", "failed", "lost")
@@ -39,6 +37,8 @@ HELLO = "ZAPCLI1 hello "  # the pool's first line in its job log
 
 def pool_key(state_dir: str, address: str) -> str:
     """The caller's pool on this cluster: machine, state folder, address."""
+    import hashlib
+
     raw = "\0".join((machine_id(), os.path.realpath(state_dir), address.rstrip("/")))
     return hashlib.sha256(raw.encode()).hexdigest()[:12]
 
@@ -53,6 +53,8 @@ def machine_id() -> str:
             continue
         if text:
             return text
+    import socket
+
     return socket.gethostname()
 
 
