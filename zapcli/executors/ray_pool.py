@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import base64
 import os
-import shlex
-import sys
 import time
 from pathlib import Path
 
@@ -170,7 +168,7 @@ class Pool:
                   "zapcli": __version__, "format": SCHEMA_VERSION}
         args = [self.key, str(gen), base64.b64encode(jsonl.dumps(caller)).decode(),
                 str(float(self.conf.get("pool_idle_s") or DEFAULT_IDLE_S))]
-        body = {"entrypoint": entrypoint(self.conf.get("python"), args),
+        body = {"entrypoint": wire.entrypoint(self.conf.get("python"), args),
                 "submission_id": wire.job_id(self.key, gen), "metadata": {"zapcli_pool": self.key}}
         try:
             api.post_json(self.addr, "/api/jobs/", body)
@@ -188,16 +186,16 @@ class Pool:
         while time.monotonic() < give_up:
             log = api.call(self.addr, "GET", f"/api/jobs/{doc['job']}/logs", timeout=10.0)
             text = log.get("logs", "") if isinstance(log, dict) else str(log)
-            hello = _hello_of(text)
+            hello = wire.hello_of(text)
             if hello is not None:
                 if not hello.get("ok"):
-                    raise ExecutorError(mismatch(self.addr, hello))
+                    raise ExecutorError(wire.mismatch(self.addr, hello))
                 doc = {**doc, "hello": hello, "node": hello.get("node")}
                 self._save(doc)
                 return doc
             job = api.job(self.addr, doc["job"]) or {}
             if job.get("status") not in ALIVE_JOB:
-                raise ExecutorError(no_python(self.addr, self.conf.get("python"), text, job))
+                raise ExecutorError(wire.no_python(self.addr, self.conf.get("python"), text, job))
             time.sleep(0.2)
         return doc  # not said yet: the pool may still come up; its work waits for it
 
@@ -314,52 +312,6 @@ class Pool:
                 return lines
             want += first[0] - have
         return []
-
-
-def entrypoint(python: str | None, args: list[str]) -> str:
-    """The pool job's command: the first of the candidate Pythons that
-    imports zapcli and ray runs the dispatcher; if none does, each one's
-    complaint goes to the job's log (`no_python` reads it)."""
-    cands = [python] if python else [sys.executable, "python3", "python"]
-    quoted = " ".join(shlex.quote(c) for c in cands)
-    tail = " ".join(shlex.quote(a) for a in args)
-    return (f"for p in {quoted}; do if \"$p\" -c 'import zapcli, ray' >/dev/null 2>&1; then "
-            f"exec \"$p\" -m zapcli.executors.ray_dispatch {tail}; fi; done; "
-            f"for p in {quoted}; do echo \"ZAPCLI1 nopython $p: $(\"$p\" -c 'import zapcli, ray' "
-            f"2>&1 | tail -n 1)\"; done; exit 3")
-
-
-def _hello_of(log: str) -> dict[str, Any] | None:
-    for line in log.splitlines():
-        if line.startswith(wire.HELLO):
-            try:
-                doc = jsonl.loads(line[len(wire.HELLO):].encode())
-            except ValueError:
-                return None
-            return doc if isinstance(doc, dict) else None
-    return None
-
-
-def mismatch(addr: str, hello: dict[str, Any]) -> str:
-    from zapcli import __version__
-    from zapcli.trail.records import SCHEMA_VERSION
-
-    return (f"zapcli {hello.get('zapcli')} (trail format {hello.get('format')}) is installed on the "
-            f"Ray cluster at {addr} ({hello.get('python')}), zapcli {__version__} (trail format "
-            f"{SCHEMA_VERSION}) here: install the same version on both")
-
-
-def no_python(addr: str, python: str | None, log: str, job: dict[str, Any]) -> str:
-    said = [ln.split(" ", 2)[2] for ln in log.splitlines() if ln.startswith("ZAPCLI1 nopython ")]
-    if python and len(said) == 1 and said[0].startswith(f"{python}: "):
-        said = [said[0][len(python) + 2:]]
-    if not said:
-        return (f"the zapcli pool on the Ray cluster at {addr} ended before it started "
-                f"({job.get('status')}: {str(job.get('message') or '').strip()[:200]})")
-    which = f"ray.python ({python})" if python else "this Python's path, python3 and python"
-    return (f"on the Ray cluster at {addr}, {which} cannot import zapcli and ray ({'; '.join(said)[:300]}): "
-            "set ray.python in config.yaml to the Python of the nodes' environment where "
-            "'zapcli[ray]' is installed, e.g. /opt/venv/bin/python")
 
 
 def _keep(file: Any, kind: str, sid: str, data: bytes) -> None:

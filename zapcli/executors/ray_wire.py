@@ -21,12 +21,23 @@ its key `K` a hash of the three:
   and `zapcli/K/<id>.frames`, one frame per line:
   `<n> <t|o|e> <offset> <base64>` (trail records, stdout, stderr bytes at
   the node's offsets) and last `<n> end <recorded|unrecorded|unstarted>`.
+
+The pool job's command (`entrypoint`) and its first log line, the hello
+(`hello_of`), are here too, with what the caller says when the hello is
+not what it needs (`mismatch`, `no_python`).
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import os
+import shlex
+import sys
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
 
 PROTOCOL = 1  # the pool's status line and frames; bumped on an incompatible change
 STATES = ("submitted", "placing", "starting", "running", "ended", "failed", "lost")
@@ -149,3 +160,49 @@ def bundle(resources: dict[str, float] | None) -> dict[str, float]:
     if not resources:
         return {"CPU": 1.0}
     return {str(k): float(v) for k, v in resources.items() if float(v) > 0}
+
+
+def entrypoint(python: str | None, args: list[str]) -> str:
+    """The pool job's command: the first of the candidate Pythons that
+    imports zapcli and ray runs the dispatcher; if none does, each one's
+    complaint goes to the job's log (`no_python` reads it)."""
+    cands = [python] if python else [sys.executable, "python3", "python"]
+    quoted = " ".join(shlex.quote(c) for c in cands)
+    tail = " ".join(shlex.quote(a) for a in args)
+    return (f"for p in {quoted}; do if \"$p\" -c 'import zapcli, ray' >/dev/null 2>&1; then "
+            f"exec \"$p\" -m zapcli.executors.ray_dispatch {tail}; fi; done; "
+            f"for p in {quoted}; do echo \"ZAPCLI1 nopython $p: $(\"$p\" -c 'import zapcli, ray' "
+            f"2>&1 | tail -n 1)\"; done; exit 3")
+
+
+def hello_of(log: str) -> dict[str, Any] | None:
+    for line in log.splitlines():
+        if line.startswith(HELLO):
+            try:
+                doc = json.loads(line[len(HELLO):])
+            except ValueError:
+                return None
+            return doc if isinstance(doc, dict) else None
+    return None
+
+
+def mismatch(addr: str, hello: dict[str, Any]) -> str:
+    from zapcli import __version__
+    from zapcli.trail.records import SCHEMA_VERSION
+
+    return (f"zapcli {hello.get('zapcli')} (trail format {hello.get('format')}) is installed on the "
+            f"Ray cluster at {addr} ({hello.get('python')}), zapcli {__version__} (trail format "
+            f"{SCHEMA_VERSION}) here: install the same version on both")
+
+
+def no_python(addr: str, python: str | None, log: str, job: dict[str, Any]) -> str:
+    said = [ln.split(" ", 2)[2] for ln in log.splitlines() if ln.startswith("ZAPCLI1 nopython ")]
+    if python and len(said) == 1 and said[0].startswith(f"{python}: "):
+        said = [said[0][len(python) + 2:]]
+    if not said:
+        return (f"the zapcli pool on the Ray cluster at {addr} ended before it started "
+                f"({job.get('status')}: {str(job.get('message') or '').strip()[:200]})")
+    which = f"ray.python ({python})" if python else "this Python's path, python3 and python"
+    return (f"on the Ray cluster at {addr}, {which} cannot import zapcli and ray ({'; '.join(said)[:300]}): "
+            "set ray.python in config.yaml to the Python of the nodes' environment where "
+            "'zapcli[ray]' is installed, e.g. /opt/venv/bin/python")
