@@ -87,19 +87,28 @@ def _headers() -> dict[str, str]:
     return {str(k): str(v) for k, v in parsed.items()} if isinstance(parsed, dict) else {}
 
 
-def _exchange(addr: str, method: str, target: str, body: bytes | None, headers: dict[str, str],
-              timeout: float) -> tuple[int, str, dict[str, str], bytes]:
-    """One request on its own connection: (status, reason, headers, body)."""
+def _connect(addr: str, timeout: float) -> Any:
     import socket
 
     url = urllib.parse.urlsplit(addr)
     tls = url.scheme == "https"
     sock = socket.create_connection((url.hostname or "", url.port or (443 if tls else 80)), timeout=timeout)
-    try:
-        if tls:
-            import ssl
+    if tls:
+        import ssl
 
+        try:
             sock = ssl.create_default_context().wrap_socket(sock, server_hostname=url.hostname)
+        except OSError:
+            sock.close()
+            raise
+    return sock
+
+
+def _exchange(sock: Any, addr: str, method: str, target: str, body: bytes | None,
+              headers: dict[str, str]) -> tuple[int, str, dict[str, str], bytes]:
+    """One request on its own connection: (status, reason, headers, body)."""
+    url = urllib.parse.urlsplit(addr)
+    try:
         head = [f"{method} {url.path}{target} HTTP/1.1", f"Host: {url.netloc}", "Connection: close",
                 *(f"{k}: {v}" for k, v in headers.items())]
         if body is not None:
@@ -153,10 +162,15 @@ def call(addr: str, method: str, path: str, body: bytes | None = None, *,
         raise Unreachable(known[0])
     headers = {**_headers(), **({"Content-Type": ctype} if ctype else {})}
     try:
+        sock = _connect(addr, timeout)
+    except OSError as exc:  # refused, no route, a black hole: the same for the rest of this command
+        _unreachable[addr] = (why(exc), time.monotonic())
+        raise
+    try:
         status, reason, fields, data = _exchange(
-            addr, method, path, body if body is not None or method == "GET" else b"", headers, timeout)
-    except OSError as exc:  # refused, timed out, no route: the same for the rest of this command
-        if not isinstance(exc, ConnectionResetError):
+            sock, addr, method, path, body if body is not None or method == "GET" else b"", headers)
+    except TimeoutError as exc:  # a read that gets no answer: so will the next ones (a write's
+        if method == "GET":      # answer may just be late: it is looked up, not given up on)
             _unreachable[addr] = (why(exc), time.monotonic())
         raise
     if status >= 400:

@@ -168,15 +168,17 @@ class Pool:
                   "zapcli": __version__, "format": SCHEMA_VERSION}
         args = [self.key, str(gen), base64.b64encode(jsonl.dumps(caller)).decode(),
                 str(float(self.conf.get("pool_idle_s") or DEFAULT_IDLE_S))]
+        job = wire.job_id(self.key, gen)
         body = {"entrypoint": wire.entrypoint(self.conf.get("python"), args),
-                "submission_id": wire.job_id(self.key, gen), "metadata": {"zapcli_pool": self.key}}
+                "submission_id": job, "metadata": {"zapcli_pool": self.key}}
+        doc = {"job": job, "gen": gen, "hello": None, "node": None, "old": old}
+        self._save(doc)  # first: a submit whose answer is lost is looked up by this name
         try:
             api.post_json(self.addr, "/api/jobs/", body)
         except OSError as exc:  # another process of this caller started it first: fine
-            if "already exists" not in api.why(exc):
+            if "already exists" not in api.why(exc) and not (
+                    api.answer_lost(exc) and api.job(self.addr, job) is not None):
                 raise
-        doc = {"job": wire.job_id(self.key, gen), "gen": gen, "hello": None, "node": None, "old": old}
-        self._save(doc)
         return self._tidy(doc) if old else doc
 
     def _hello(self, doc: dict[str, Any]) -> dict[str, Any]:
