@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed-stamp
 
-.PHONY: all install agent-clis demo test lint bench completions man clean
+.PHONY: all install agent-clis test-tools bubblewrap demo test lint bench completions man clean
 
 # The agent CLIs the backend tests drive, pinned; installed with npm into an
 # ignored cache folder once (the stamp holds the list: a new pin reinstalls).
@@ -14,12 +14,17 @@ AGENT_CLIS = @anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gem
 
 all: test
 
+# The tests' plugin package (a backend and an executor from another package,
+# SPEC §17) is installed beside zapcli, as a user would install one.
+TEST_PLUGIN = tests/plugin
+
 # pip's build chatter goes to a log, shown only when the install fails.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(TEST_PLUGIN)/pyproject.toml $(wildcard $(TEST_PLUGIN)/zapcli_echo/*.py)
 	@echo "building $(VENV) (once; the log is $(VENV)/install.log)"
 	@$(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --quiet --upgrade pip > $(VENV)/install.log 2>&1 \
-	  && $(PY) -m pip install --quiet -e '.[dev,ray]' >> $(VENV)/install.log 2>&1 \
+	  && $(PY) -m pip install --quiet -e '.[dev,ray,otel]' >> $(VENV)/install.log 2>&1 \
+	  && $(PY) -m pip install --quiet ./$(TEST_PLUGIN) >> $(VENV)/install.log 2>&1 \
 	  || { cat $(VENV)/install.log; exit 1; }
 	@touch $(STAMP)
 
@@ -33,6 +38,44 @@ agent-clis:
 	    --prefix $(CLIS_DIR) $(AGENT_CLIS) && echo "$(AGENT_CLIS)" > $(CLIS_DIR)/.stamp; \
 	else echo "npm not found: the tests of the claude, codex, gemini and opencode backends will be skipped"; fi
 
+# What the telemetry tests check against, each installed once (a stamp holds
+# its pin): Debian's chromium (the timeline page in a real headless browser);
+# Arize Phoenix, a real OTLP/HTTP receiver that answers queries, in a virtual
+# environment of its own (its pins stay out of ours); Harbor's published ATIF
+# models and validator (Harbor wants Python 3.12 as a whole; its trajectory
+# models run on 3.10+, so the wheel alone goes into a folder of its own).
+PHOENIX = arize-phoenix==20.26.1
+HARBOR  = harbor==0.25.0
+TOOLS   = $(VENV)/tools
+
+test-tools: $(STAMP)
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium (once, for the timeline's browser test)"; \
+	    apt-get install -y -q chromium >/dev/null 2>&1 || \
+	      { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; } || \
+	      echo "chromium could not be installed: the timeline's browser test will be skipped"; \
+	  else echo "chromium not found (apt-get install chromium): the timeline's browser test will be skipped"; fi
+	@if [ "$$(cat $(TOOLS)/phoenix/.stamp 2>/dev/null)" != "$(PHOENIX)" ]; then \
+	  echo "installing $(PHOENIX) into $(TOOLS)/phoenix (once; the OTLP receiver of the trace tests)"; \
+	  rm -rf $(TOOLS)/phoenix && $(PYTHON) -m venv $(TOOLS)/phoenix && \
+	  $(TOOLS)/phoenix/bin/python -m pip install --quiet $(PHOENIX) > $(TOOLS)/phoenix.log 2>&1 && \
+	  echo "$(PHOENIX)" > $(TOOLS)/phoenix/.stamp || { tail -20 $(TOOLS)/phoenix.log; exit 1; }; fi
+	@if [ "$$(cat $(TOOLS)/harbor/.stamp 2>/dev/null)" != "$(HARBOR)" ]; then \
+	  echo "installing $(HARBOR)'s ATIF models and validator into $(TOOLS)/harbor (once)"; \
+	  rm -rf $(TOOLS)/harbor && $(PY) -m pip install --quiet --no-deps --ignore-requires-python \
+	    --target $(TOOLS)/harbor $(HARBOR) > $(TOOLS)/harbor.log 2>&1 && \
+	  echo "$(HARBOR)" > $(TOOLS)/harbor/.stamp || { tail -20 $(TOOLS)/harbor.log; exit 1; }; fi
+# The sandbox of the agent's commands runs bwrap (Debian's bubblewrap): installed
+# when missing, where apt-get can (as root); otherwise the sandbox tests are skipped.
+bubblewrap:
+	@if command -v bwrap >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing bubblewrap (the sandbox's bwrap)"; \
+	  apt-get install -y bubblewrap >/dev/null 2>&1 \
+	    || { apt-get update >/dev/null && apt-get install -y bubblewrap >/dev/null; }; \
+	else echo "bwrap not found (apt-get install bubblewrap): the sandbox tests will be skipped"; fi
+
 # The demo removes its temporary folders at the end; `make demo KEEP=1` keeps them.
 demo: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" ZAPCLI_DEMO_KEEP="$(KEEP)" $(PY) -m zapcli.demo
@@ -42,7 +85,7 @@ demo: $(STAMP)
 # "2 workers [N items]" once each (--no-header drops the platform lines).
 PYTEST_OPTS = --no-header -n 2 --dist loadgroup
 
-test: $(STAMP) agent-clis
+test: $(STAMP) agent-clis bubblewrap test-tools
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(PYTEST_OPTS) tests
 
 lint: $(STAMP)

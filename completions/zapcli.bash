@@ -3,12 +3,12 @@ _zapcli() {
     local cur cmd opts
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=( $(compgen -W "spawn poll wait list kill rm clean output replay run continue gc session send approve deny usage doctor call tool-schema worktree agents mcp --help -h --version" -- "$cur") )
+        COMPREPLY=( $(compgen -W "spawn poll wait list kill rm clean output replay run continue diff merge attempts pick gc session send approve deny usage doctor call tool-schema export timeline worktree agents mcp trace --help -h --version" -- "$cur") )
         return
     fi
     cmd="${COMP_WORDS[1]}"
     case "$cmd" in
-        spawn) opts="--after --agent --approval --cli --cwd --executor --help --json --max-tokens --model --on-finish --output-schema --timeout --unattended --worktree" ;;
+        spawn) opts="--after --agent --approval --attempt-cli --attempt-model --attempts --cli --cwd --executor --help --json --max-cost --max-tokens --model --no-sandbox --on-finish --output-schema --sandbox --timeout --unattended --worktree" ;;
         poll) opts="--help --json --no-wait --wait-secs" ;;
         wait) opts="--any --help --json --timeout" ;;
         list) opts="--all --help --json --limit --long --status --watch -l -w" ;;
@@ -17,8 +17,12 @@ _zapcli() {
         clean) opts="--all --help --json --status" ;;
         output) opts="--follow --help --json --raw --stderr -f" ;;
         replay) opts="--help --json --raw --since" ;;
-        run) opts="--agent --approval --help --id --json --max-tokens --model --subagent --timeout --unattended" ;;
+        run) opts="--agent --approval --help --id --json --max-cost --max-subagents --max-tokens --model --no-sandbox --sandbox --subagent --timeout --unattended" ;;
         continue) opts="--help --json --model --on-finish --timeout" ;;
+        diff) opts="--help --json --name-only --stat" ;;
+        merge) opts="--help --json --rebase --squash" ;;
+        attempts) opts="--check --help --json" ;;
+        pick) opts="--help --json --rebase --squash" ;;
         gc) opts="--dry-run --help --json" ;;
         session) opts="--help --json" ;;
         send) opts="--help --json" ;;
@@ -28,6 +32,8 @@ _zapcli() {
         doctor) opts="--help --json" ;;
         call) opts="--help --json" ;;
         tool-schema) opts="--help --json" ;;
+        export) opts="--format --help --json --output -o" ;;
+        timeline) opts="--format --help --html --json --output --session -o" ;;
         worktree) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "list rm" -- "$cur") ); return; fi
            case "${COMP_WORDS[2]}" in
                list) opts="--help --json" ;;
@@ -46,15 +52,20 @@ _zapcli() {
            esac ;;
         mcp) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "serve" -- "$cur") ); return; fi
            case "${COMP_WORDS[2]}" in
-               serve) opts="--help --http" ;;
+               serve) opts="--help --http --no-token --socket" ;;
+           esac ;;
+        trace) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "export" -- "$cur") ); return; fi
+           case "${COMP_WORDS[2]}" in
+               export) opts="--help --json --session" ;;
            esac ;;
     esac
     case "${COMP_WORDS[COMP_CWORD-1]}" in
-        --cli) COMPREPLY=( $(compgen -W "zapcli sh" -- "$cur") ); return ;;
         --approval) COMPREPLY=( $(compgen -W "confirm workspace auto-edit full" -- "$cur") ); return ;;
         --status) COMPREPLY=( $(compgen -W "queued running awaiting_approval completed failed timeout cancelled lost interrupted" -- "$cur") ); return ;;
         --scope) COMPREPLY=( $(compgen -W "system workspace" -- "$cur") ); return ;;
         --to) COMPREPLY=( $(compgen -W "system workspace" -- "$cur") ); return ;;
+        --cli) COMPREPLY=( $(compgen -W "$("${COMP_WORDS[0]}" __complete cli 2>/dev/null || echo zapcli sh claude codex gemini opencode)" -- "$cur") ); return ;;
+        --executor) COMPREPLY=( $(compgen -W "$("${COMP_WORDS[0]}" __complete executor 2>/dev/null || echo local ray)" -- "$cur") ); return ;;
         --agent) COMPREPLY=( $(compgen -W "$(echo general explorer code-reviewer test-runner fixer; ls "${ZAPCLI_CONFIG_HOME:-${XDG_CONFIG_HOME:-$HOME/.config}/zapcli}/subagents" "$(git rev-parse --show-toplevel 2>/dev/null || pwd)/.zapcli/subagents" 2>/dev/null | sed -n "s/\.ya\{0,1\}ml$//p")" -- "$cur") ); return ;;
         --cwd) COMPREPLY=( $(compgen -d -- "$cur") ); return ;;
         --model|--timeout|--after|--max-tokens|--wait-secs|--grace|--since|--reason|--id|--as) return ;;

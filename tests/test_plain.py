@@ -86,3 +86,19 @@ def test_the_hot_commands_modules_do_not_import_dataclasses():
              "print(sorted({'dataclasses', 'typing', 'orjson', 'shutil', 'threading'} & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+def test_the_first_instances_and_the_compiled_init_agree(frozen):
+    """#24.16: a class's first instances are made field by field (compiling
+    its `__init__` cost more than most commands make of it), then compiled."""
+    _dc, pl = _pair(frozen)
+    made = [pl("x", 1, ["t"], note="n") for _ in range(plain.COMPILE_AFTER + 2)]
+    assert all(m == made[0] and m.tags == ["t"] and m.note == "n" and m.raw == {} for m in made)
+    for _ in range(plain.COMPILE_AFTER + 2):  # the same refusals before and after compiling
+        with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
+            pl("x", nope=1)
+        with pytest.raises(TypeError, match="multiple values for argument 'name'"):
+            pl("x", name="y")
+        with pytest.raises(TypeError):
+            pl("x", 1, [], {}, None, "extra")

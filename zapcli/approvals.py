@@ -11,7 +11,7 @@ answers allow / ask / deny before a tool runs. Tool kinds:
 | memory    | memory_write (its folder is bound)      | ask     | allow            | allow     | allow |
 | exec      | bash                                    | ask     | ask              | ask       | allow |
 | mcp       | mcp_call                                | ask     | allow if allowlisted, else ask | same as workspace | allow |
-| config    | subagents_save subagents_delete (parent only) | ask | ask          | ask       | allow |
+| config    | subagents_save subagents_delete, subagent merge/pick (parent only) | ask | ask | ask | allow |
 | unknown   | anything else                           | ask     | ask              | ask       | allow |
 
 Choices made where the spec is silent:
@@ -47,7 +47,8 @@ EDIT = frozenset({"write", "edit"})
 MEMORY = frozenset({"memory_write"})
 EXEC = frozenset({"bash"})
 MCP = frozenset({"mcp_call"})
-CONFIG = frozenset({"subagents_save", "subagents_delete"})  # the parent's definition tools
+CONFIG = frozenset({"subagents_save", "subagents_delete",  # the parent's definition tools
+                    "merge", "pick"})  # the `subagent` tool's merge and pick: they change the checkout
 PROTECTED_DIRS = (".git", ".zapcli")
 SUMMARY_MAX = 100
 
@@ -99,6 +100,11 @@ def summarize(tool: str, args: dict[str, Any], *, workspace: str, cwd: str) -> s
     if key == "edit":
         suffix = " (replace all)" if args.get("replace_all") is True else ""
         return _one_line(f"edit: {where}{suffix}")
+    if key in ("merge", "pick"):
+        how = " --squash" if args.get("squash") else " --rebase" if args.get("rebase") else ""
+        what = "merge it into the checkout" if key == "merge" else \
+            "merge it, remove the other attempts' trees"
+        return _one_line(f"{key}{how} {args.get('id')}: {what}")
     if key in CONFIG:
         name = args.get("name") or (args.get("fields") or {}).get("name") or "?"
         if not isinstance(name, str) or name == "?":
@@ -215,6 +221,8 @@ def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: s
         return verdict("allow", f"{tool} writes only its own memory folder")
     if key in EXEC:
         return verdict("ask", f"{mode} mode asks before running commands")
+    if key in ("merge", "pick"):
+        return verdict("ask", "a merge changes the person's checkout; a person approves it")
     if key in CONFIG:
         return verdict("ask", "a definition decides what agents may do; a person approves "
                               "saving or deleting one")
@@ -227,10 +235,33 @@ def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: s
     return verdict("ask", f"{tool} is not a known read-only tool")
 
 
+def write_ceiling(mode: str, workspace: str, writable_roots: tuple[str, ...]
+                  ) -> tuple[tuple[str, ...] | None, bool]:
+    """Where a command the agent runs may write at most, for the sandbox (SPEC
+    §18), as this mode lets edits run without asking: (the roots, or None for
+    anywhere; whether `.git/` and `.zapcli/` inside them stay read-only).
+    `confirm` and `workspace` stop at the workspace and `writable_roots`;
+    `auto-edit` lets edits run anywhere, but not in `.git/` or `.zapcli/`;
+    `full` anywhere. A definition's `sandbox.writable` never goes past this."""
+    if mode not in MODES:
+        raise ValueError(f"unknown approval mode {mode!r}; use one of {', '.join(MODES)}")
+    if mode == "full":
+        return None, False
+    if mode == "auto-edit":
+        return None, True
+    return tuple(r for r in (workspace, *writable_roots) if r), True
+
+
 # Tools whose approval is decided elsewhere: a `subagent` carries its own
 # mode (but a shell `subagent` spawn is a bash command), and an `mcp_call` is
 # decided by the MCP gateway at call time, with its allowlist flag.
 DECIDED_ELSEWHERE = frozenset({"subagent", "mcp_call"})
+
+
+def _names(value: Any) -> list[str]:
+    """A list argument a model may give as a list or as "a,b" text."""
+    items = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    return [n.strip() for item in items if isinstance(item, str) for n in item.split(",")]
 
 
 @dataclass
@@ -249,8 +280,14 @@ class Policy:
     def check(self, tool: str, args: dict[str, Any], *,
               allowlisted: bool | None = None) -> Decision:
         """allow / ask / deny for `tool(args)`, from the policy alone."""
-        if tool == "subagent" and args.get("action") == "spawn" and args.get("cli") == "sh":
+        action = args.get("action") if tool == "subagent" else None
+        if action == "spawn" and (args.get("cli") == "sh" or "sh" in _names(args.get("attempt_cli"))):
             tool, args = "bash", {"command": str(args.get("task") or "")}  # a shell command is bash
+        elif action == "attempts" and args.get("check"):
+            tool, args = "bash", {"command": str(args["check"])}  # run in each attempt's tree
+        elif action in ("merge", "pick"):
+            tool, args = str(action), {"id": args.get("id"), "squash": args.get("squash"),
+                                       "rebase": args.get("rebase")}
         elif tool == "mcp_call" and allowlisted is not None:
             return decide(self.mode, "mcp_call", args, workspace=self.workspace, cwd=self.cwd,
                           writable_roots=self.writable_roots, unattended=self.unattended,

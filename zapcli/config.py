@@ -1,6 +1,13 @@
 """Settings (SPEC §2): defaults < user config.yaml < workspace .zapcli/config.yaml
 < environment (`ZAPCLI_<KEY>`) < flags. Imports `zapcli.paths`, `zapcli.errors`, `zapcli.boundedread` (when a file is read).
 
+Config knows its own keys and nothing of backends or executors: every other
+top-level key belongs to an owner the caller passes (`owners`: the seams'
+registries, `zapcli.backends.sections.OWNERS`), which checks it — `backends`,
+`executor`, an executor's section such as `ray` — and a key nobody owns is
+unknown. A workspace file never sets an owned key (it would choose the
+programs that run, or where the work and its keys go).
+
 YAML is imported only when a config file exists, so the common path stays fast.
 An invalid file raises ConfigError naming file, line and key for every
 problem in it; nothing of it is applied (never half-applied). Commands that
@@ -23,8 +30,7 @@ if TYPE_CHECKING:
 
 APPROVAL_MODES = ("confirm", "workspace", "auto-edit", "full")
 MAX_CONFIG_BYTES = 256 * 1024  # config.yaml is short; a bigger file is refused unread
-EXECUTORS = ("local", "ray")  # zapcli.executors.NAMES (config imports no executor)
-RAY_KEYS = ("address", "resources", "python", "env", "max_concurrent", "pool_idle_s")
+WORKTREE_KEYS = ("setup", "teardown")
 
 
 @frozen
@@ -40,18 +46,25 @@ class Settings:
     providers: dict[str, Any] = field(default_factory=dict)
     approval: str = "workspace"
     writable_roots: tuple[str, ...] = ()
-    backends: dict[str, Any] = field(default_factory=dict)  # name -> {command: [argv], format}
     on_finish: str | None = None  # shell command run once when a subagent ends (SPEC §16)
-    executor: str = "local"  # where runners run (SPEC §15)
-    ray: dict[str, Any] = field(default_factory=dict)  # the Ray executor's section (RAY_KEYS)
+    worktree: dict[str, Any] = field(default_factory=dict)  # {setup, teardown}: commands run in a new tree / before its removal
+    max_subagents: int = 32  # subagents one `zapcli run` starts in all; 0 = unlimited (SPEC §19)
+    prices: dict[str, Any] = field(default_factory=dict)  # model -> USD per million tokens
+    # the keys other code owns (backends, executor, an executor's section), as
+    # their owners checked them; `where` says where each came from
+    sections: dict[str, Any] = field(default_factory=dict)
+    where: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()  # workspace settings that were not applied, and why
     problems: tuple[str, ...] = ()  # lenient loads only: invalid layers that were skipped
 
 
 MAX_INT = 2**63 - 1  # what a record can hold (orjson: 64-bit integers)
 _NUMBER_KEYS = {"timeout_s": float, "stall_s": float, "kill_grace_s": float,
-                "max_concurrent": int, "max_kept": int}
-KEYS = tuple(f.name for f in fields(Settings) if f.name not in ("notes", "problems"))
+                "max_concurrent": int, "max_kept": int, "max_subagents": int}
+KEYS = tuple(f.name for f in fields(Settings)
+             if f.name not in ("sections", "where", "notes", "problems"))
+ENV_KEYS = ("timeout_s", "max_concurrent", "max_kept", "stall_s", "kill_grace_s", "approval",
+            "max_subagents")
 
 
 def _check_value(key: str, value: Any) -> Any:
@@ -92,17 +105,26 @@ def _check_value(key: str, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ValueError("expected a list of folder paths")
         return tuple(value)
-    if key == "backends":
-        from zapcli.backends.clis.registry import check_backends
+    if key == "worktree":
+        return _check_worktree(value)
+    if key == "prices":
+        from zapcli.prices import check_prices
 
-        return check_backends(value)
-    if key == "executor":
-        if value not in EXECUTORS:
-            raise ValueError(f"expected one of {', '.join(EXECUTORS)}, got {value!r}")
-        return value
-    if key == "ray":
-        return _check_ray(value)
+        return check_prices(value)
     raise AssertionError(key)
+
+
+def _check_worktree(value: Any) -> dict[str, Any]:
+    """`worktree: {setup, teardown}`: shell commands run in a subagent's new
+    tree before its task, and in the tree before it is removed."""
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a mapping with keys {', '.join(WORKTREE_KEYS)}")
+    for key, item in value.items():
+        if key not in WORKTREE_KEYS:
+            raise ValueError(f"unknown key worktree.{key} (valid: {', '.join(WORKTREE_KEYS)})")
+        if item is not None and not (isinstance(item, str) and item.strip()):
+            raise ValueError(f"worktree.{key}: expected a shell command (text), got {item!r}")
+    return {k: v for k, v in value.items() if v is not None}
 
 
 PROVIDER_KEYS = ("base_url", "api_key_env")
@@ -130,33 +152,6 @@ def _check_providers(value: Any) -> dict[str, Any]:
     return value
 
 
-def _check_ray(value: Any) -> dict[str, Any]:
-    """The `ray:` section: address (the dashboard's), resources (Ray's
-    entrypoint resources), python (the interpreter on the nodes), env (names
-    of variables forwarded to the runner), max_concurrent (a cap of its own),
-    pool_idle_s (how long the caller's pool on the cluster stays when idle)."""
-    if not isinstance(value, dict):
-        raise ValueError(f"expected a mapping with keys {', '.join(RAY_KEYS)}")
-    for key, item in value.items():
-        if key not in RAY_KEYS:
-            raise ValueError(f"unknown key ray.{key} (valid: {', '.join(RAY_KEYS)})")
-        if key in ("address", "python") and not (isinstance(item, str) and item.strip()):
-            raise ValueError(f"ray.{key}: expected text, got {item!r}")
-        if key == "resources" and not (isinstance(item, dict) and all(
-                isinstance(n, str) and isinstance(a, (int, float)) and not isinstance(a, bool)
-                and a >= 0 for n, a in item.items())):
-            raise ValueError("ray.resources: expected a mapping of resource name to amount, "
-                             "e.g. {CPU: 1, my_node_type: 1}")
-        if key == "env" and not (isinstance(item, list) and all(isinstance(n, str) for n in item)):
-            raise ValueError("ray.env: expected a list of environment variable names")
-        if key == "max_concurrent" and (isinstance(item, bool) or not isinstance(item, int) or item < 0):
-            raise ValueError(f"ray.max_concurrent: expected a whole number, 0 or more, got {item!r}")
-        if key == "pool_idle_s" and (isinstance(item, bool) or not isinstance(item, (int, float))
-                                     or not 0 < item < float("inf")):
-            raise ValueError(f"ray.pool_idle_s: expected a number of seconds above 0, got {item!r}")
-    return dict(value)
-
-
 def _looks_numeric(text: str) -> bool:
     try:
         float(text)
@@ -165,8 +160,44 @@ def _looks_numeric(text: str) -> bool:
     return text.strip().lower() not in ("nan", "inf", "-inf", "+inf", "infinity")
 
 
-def _load_file(path: Path) -> dict[str, Any]:
-    """Parse and validate one config file; {} when it does not exist."""
+class Owners:
+    """The keys other code owns, as config asks about them: whether it `owns`
+    a key, `check` (the value, normalised; raises ValueError saying what is
+    wrong), the keys known without looking further (`names`, for "did you
+    mean"), and why a workspace file may not set one. The seams' owners are
+    `zapcli.backends.sections.OWNERS`; this default owns nothing."""
+
+    env_keys: tuple[str, ...] = ()  # owned keys also read from ZAPCLI_<KEY>
+
+    def owns(self, key: str) -> bool:
+        return False
+
+    def check(self, key: str, value: Any) -> Any:
+        raise KeyError(key)
+
+    def names(self) -> tuple[str, ...]:
+        return ()
+
+    def not_from_workspace(self, key: str) -> str:
+        return "set it in your own config.yaml"
+
+
+NOBODY = Owners()
+_OWNED = "\0owned:"  # prefix of an owned key inside a layer, before it is split off
+
+
+def _unknown(key: str, owners: Owners) -> str:
+    import difflib
+
+    valid = [*KEYS, *owners.names()]
+    near = difflib.get_close_matches(str(key), valid, n=1)
+    return f" (did you mean '{near[0]}'?)" if near else f" (valid keys: {', '.join(valid)})"
+
+
+def _load_file(path: Path, owners: Owners = NOBODY, *, workspace: bool = False) -> dict[str, Any]:
+    """Parse and validate one config file; {} when it does not exist. Owned
+    keys come back under `_OWNED + key` (unchecked from a workspace file: they
+    are not applied), with `where` (`file:line`) for each key."""
     from zapcli.boundedread import larger_than, read_at_most
 
     try:
@@ -196,19 +227,17 @@ def _load_file(path: Path) -> dict[str, Any]:
         return {}
     if not isinstance(node, yaml.MappingNode):
         raise ConfigError(f"{path}:{node.start_mark.line + 1}: the config must be a mapping of keys")
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"where": {}}
     problems: list[str] = []
     for key_node, value_node in node.value:
         key = key_node.value
         line = key_node.start_mark.line + 1
-        if key not in KEYS:
-            import difflib
-
-            near = difflib.get_close_matches(str(key), KEYS, n=1)
-            hint = f" (did you mean '{near[0]}'?)" if near else f" (valid keys: {', '.join(KEYS)})"
-            problems.append(f"{path}:{line}: unknown key '{key}'{hint}")
+        own = key in KEYS
+        if not own and (not isinstance(key, str) or not owners.owns(key)):
+            problems.append(f"{path}:{line}: unknown key '{key}'{_unknown(key, owners)}")
             continue
-        if key in out:
+        slot = key if own else _OWNED + key
+        if slot in out:
             problems.append(f"{path}:{line}: key '{key}' is given twice")
             continue
         try:
@@ -217,20 +246,22 @@ def _load_file(path: Path) -> dict[str, Any]:
             problems.append(f"{path}:{line}: key '{key}': nested too deeply")
             continue
         try:
-            out[key] = _check_value(key, value)
+            out[slot] = _check_value(key, value) if own else \
+                value if workspace else owners.check(key, value)
         except ValueError as exc:
             problems.append(f"{path}:{line}: key '{key}': {exc}")
+        out["where"][key] = f"{path}:{line}"
     if problems:  # every problem at once, so one edit fixes them all
         raise ConfigError("\n".join(problems))
     return out
 
 
-def _from_env() -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _from_env(owners: Owners = NOBODY) -> dict[str, Any]:
+    out: dict[str, Any] = {"where": {}}
     problems: list[str] = []
-    for key in ("timeout_s", "max_concurrent", "max_kept", "stall_s", "kill_grace_s", "approval",
-                "executor"):
-        raw = os.environ.get("ZAPCLI_" + key.upper())
+    for key in (*ENV_KEYS, *owners.env_keys):
+        var = "ZAPCLI_" + key.upper()
+        raw = os.environ.get(var)
         if raw is None or raw == "":
             continue
         value: Any = raw
@@ -238,12 +269,16 @@ def _from_env() -> dict[str, Any]:
             try:
                 value = int(raw) if raw.strip().lstrip("+-").isdigit() else float(raw)
             except ValueError:
-                problems.append(f"ZAPCLI_{key.upper()}={raw!r}: expected a number")
+                problems.append(f"{var}={raw!r}: expected a number")
                 continue
         try:
-            out[key] = _check_value(key, value)
+            if key in KEYS:
+                out[key] = _check_value(key, value)
+            else:
+                out[_OWNED + key] = owners.check(key, value)
+            out["where"][key] = var
         except ValueError as exc:
-            problems.append(f"ZAPCLI_{key.upper()}: {exc}")
+            problems.append(f"{var}: {exc}")
     if problems:
         raise ConfigError("\n".join(problems))
     if os.environ.get("ZAPCLI_MODEL"):
@@ -251,56 +286,75 @@ def _from_env() -> dict[str, Any]:
     return out
 
 
-def load_settings(workspace: Path | None = None, *, lenient: bool = False) -> Settings:
+def load_settings(workspace: Path | None = None, *, lenient: bool = False,
+                  owners: Owners = NOBODY) -> Settings:
     """Merge the layers into one Settings.
 
     Raises ConfigError for an invalid file or variable, listing every problem.
     With `lenient` an invalid layer is skipped whole and its message lands in
     `Settings.problems` instead: for commands that watch or stop subagents.
+    `owners` checks the keys config does not own (see `Owners`).
     """
     merged: dict[str, Any] = {}
+    where: dict[str, str] = {}
     notes: list[str] = []
     problems: list[str] = []
-    layers = [lambda: _load_file(config_dir() / "config.yaml")]
+    layers = [lambda: _load_file(config_dir() / "config.yaml", owners)]
     if workspace is not None:
-        layers.append(lambda: _workspace_layer(workspace, merged.get("approval", "workspace"), notes))
-    layers.append(_from_env)
+        layers.append(lambda: _workspace_layer(workspace, merged.get("approval", "workspace"),
+                                               notes, owners))
+    layers.append(lambda: _from_env(owners))
     for layer in layers:
         try:
-            merged.update(layer())
+            got = layer()
         except ConfigError as exc:
             if not lenient:
                 raise
             problems.append(exc.message)
-    return Settings(**merged, notes=tuple(notes), problems=tuple(problems))
+            continue
+        where.update(got.pop("where", {}))
+        merged.update(got)
+    sections = {k[len(_OWNED):]: merged.pop(k) for k in list(merged) if k.startswith(_OWNED)}
+    return Settings(**merged, sections=sections, where=where, notes=tuple(notes),
+                    problems=tuple(problems))
 
 
-def _workspace_layer(workspace: Path, approval: str, notes: list[str]) -> dict[str, Any]:
+def _workspace_layer(workspace: Path, approval: str, notes: list[str],
+                     owners: Owners = NOBODY) -> dict[str, Any]:
     """The workspace file, minus what a cloned repository must not decide for
     its user: a looser approval mode than the user's, writable roots outside
     the workspace (they would let edits anywhere run unasked), an on-finish
-    command (it would run whatever the repository says), the executor and
-    its cluster (they would send tasks and forwarded keys elsewhere)."""
+    command or a tree's setup and teardown (they would run whatever the
+    repository says), model prices (a price of 0 would lift your --max-cost),
+    and every owned key (the programs agent CLIs run as, the executor and its
+    cluster: they would run its commands, or send tasks and forwarded keys
+    elsewhere)."""
     path = workspace / ".zapcli" / "config.yaml"
-    layer = _load_file(path)
+    layer = _load_file(path, owners, workspace=True)
     wanted = layer.get("approval")
     if wanted and APPROVAL_MODES.index(wanted) > APPROVAL_MODES.index(approval):
         del layer["approval"]
         notes.append(f"{path}: `approval: {wanted}` is looser than your `{approval}` and was not "
                      "applied; set it in your own config.yaml or pass --approval")
-    if "backends" in layer:  # a command a cloned repository names would run as its user
-        del layer["backends"]
-        notes.append(f"{path}: `backends` was not applied: the commands an agent CLI runs as "
-                     "are set in your own config.yaml")
+    for slot in [k for k in layer if k.startswith(_OWNED)]:
+        del layer[slot]
+        key = slot[len(_OWNED):]
+        layer["where"].pop(key, None)
+        notes.append(f"{path}: `{key}` was not applied: {owners.not_from_workspace(key)}")
     if layer.get("on_finish"):  # a cloned repository must not make zapcli run its commands
         del layer["on_finish"]
         notes.append(f"{path}: `on_finish` runs a command and is not taken from a workspace "
                      "file; set it in your own config.yaml or pass --on-finish")
-    for key in ("executor", "ray"):  # where tasks (and ray.env's secrets) are sent is the user's call
-        if key in layer:
-            del layer[key]
-            notes.append(f"{path}: `{key}` was not applied (a workspace cannot choose where your "
-                         "subagents run); set it in your own config.yaml or pass --executor")
+    if "worktree" in layer:  # its setup and teardown would run commands the user did not choose
+        del layer["worktree"]
+        layer["where"].pop("worktree", None)
+        notes.append(f"{path}: `worktree` (setup, teardown) runs commands and is not taken from "
+                     "a workspace file; set it in your own config.yaml")
+    if "prices" in layer:  # a repository pricing its models at 0 would lift your --max-cost
+        del layer["prices"]
+        layer["where"].pop("prices", None)
+        notes.append(f"{path}: `prices` was not applied (what a model costs is not a "
+                     "repository's to say); set it in your own config.yaml")
     if "writable_roots" in layer:
         inside = []
         for root in layer["writable_roots"]:

@@ -11,7 +11,10 @@ reports, and one subagent's trail is replayed. Part 3 runs Claude Code (when
 installed: on PATH or the copy `make test` pins) as a backend subagent against
 the scripted Anthropic server, and says how to get it otherwise. Part 4 makes a small git
 repository and two `--worktree` subagents edit it at once, each committing on
-its own branch (`zapcli/<id>`), with an `--on-finish` command. State and config
+its own branch (`zapcli/<id>`), with an `--on-finish` command; one's diff is
+shown and both are merged into main, then gc removes their trees. Part 5 writes
+the timeline of everything it ran to a self-contained page in the temp folder
+and says where it is. State and config
 go to a fresh temporary ZAPCLI_HOME / ZAPCLI_CONFIG_HOME, so the demo never
 touches your own subagents and your config cannot change it. At the end nothing
 it started is left running, and its folders are removed — unless
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -104,7 +108,7 @@ def part_sh(zap: list[str], env: dict[str, str]) -> None:
     sh(zap + ["replay", ids["lines per module"]], env)
 
 
-def part_agent(zap: list[str], env: dict[str, str], home: str) -> None:
+def part_agent(zap: list[str], env: dict[str, str], home: str) -> str | None:
     print("\n# 2. the built-in agent, offline: a scripted OpenAI-compatible server on 127.0.0.1")
     script = Path(home) / "demo-script.json"
     script.write_text(json.dumps(SCRIPT), encoding="utf-8")
@@ -121,6 +125,7 @@ def part_agent(zap: list[str], env: dict[str, str], home: str) -> None:
         print("\n$ zapcli run 'Survey this repository with parallel subagents.'")
         print(run.stderr.rstrip())
         print(run.stdout.rstrip())
+        found = re.search(r"\[run (run_\d{8}_[0-9a-f]{8})", run.stderr)
         children = json.loads(subprocess.run(zap + ["list", "--all", "--json"], env=agent_env, cwd=REPO,
                                               text=True, capture_output=True).stdout)["subagents"]
         reviewer = [c for c in children if c["agent"] == "doc-reviewer"]
@@ -130,6 +135,21 @@ def part_agent(zap: list[str], env: dict[str, str], home: str) -> None:
     finally:
         server.terminate()
         server.wait(timeout=10)
+    return found.group(1) if found else None
+
+
+def part_timeline(zap: list[str], env: dict[str, str], run_id: str | None) -> None:
+    """Last: the timeline of everything the demo ran, kept after the demo's
+    folders are gone (it is self-contained: open it from anywhere, offline)."""
+    print("\n# 5. the fleet as a picture: a timeline of this demo's subagents (and traces, ATIF)")
+    page = Path(tempfile.gettempdir()) / "zapcli-timeline-demo.html"
+    sessions = ["--session", "demo"] + (["--session", run_id] if run_id else [])
+    sh(zap + ["timeline", *sessions, "--html", str(page)], env)
+    if run_id:
+        print(f"# the same as Chrome trace events for ui.perfetto.dev: zapcli timeline --session {run_id} "
+              "--format perfetto -o fleet.json\n# as an ATIF trajectory: zapcli export "
+              f"{run_id} --format atif; to a collector: OTEL_EXPORTER_OTLP_ENDPOINT=... zapcli trace export {run_id}")
+    print(f"\n# the timeline of this demo is at {page} — open it in a browser (file://{page})")
 
 
 CLAUDE_SCRIPT = [{"match": "Count the Python modules", "turns": [
@@ -203,6 +223,13 @@ def part_worktrees(zap: list[str], env: dict[str, str], home: str) -> None:
     for argv in (["git", "branch", "--list"], ["git", "log", "--oneline", "--all", "--graph"]):
         print(f"\n$ {' '.join(argv)}", flush=True)
         subprocess.run(argv, cwd=repo, check=False)
+    print("\n# look at one's work, then merge both into main (the second one after main moved)")
+    sh(zap + ["diff", "--stat", ids[1]], env)
+    for sid in ids:
+        sh(zap + ["merge", sid], env)
+    print("\n$ git log --oneline --graph", flush=True)
+    subprocess.run(["git", "log", "--oneline", "--graph"], cwd=repo, check=False)
+    sh(zap + ["gc"], env)  # merged: their trees and branches go
     end = time.monotonic() + 10  # the hooks run detached, right after each ended
     while time.monotonic() < end and len(_lines(log)) < len(ids):
         time.sleep(0.05)
@@ -225,7 +252,7 @@ def stop_leftovers(zap: list[str], env: dict[str, str]) -> list[str]:
         views = json.loads(listed.stdout)["subagents"]
     except (ValueError, KeyError):
         views = []
-    running = [v["id"] for v in views if v.get("status") in ("queued", "running", "awaiting_approval")]
+    running = [v["id"] for v in views if v.get("terminal") is False]
     if running:
         subprocess.run(zap + ["kill", "--grace", "1", *running], env=env, cwd=REPO,
                        capture_output=True)
@@ -262,9 +289,10 @@ def main() -> int:
     print(f"# zapcli demo — state in {home} (ZAPCLI_HOME), session 'demo'")
     try:
         part_sh(zap, env)
-        part_agent(zap, env, home)
+        run_id = part_agent(zap, env, home)
         part_backend(zap, env, home)
         part_worktrees(zap, env, home)
+        part_timeline(zap, env, run_id)
     finally:
         for line in stop_leftovers(zap, env):
             print(f"# warning: ended a process the demo left running: {line}")

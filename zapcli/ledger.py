@@ -1,10 +1,18 @@
-"""The token ledger (SPEC §9) in `<state>/zapcli.db` (stdlib sqlite3, WAL).
+"""The ledger (SPEC §9, §19) in `<state>/zapcli.db` (stdlib sqlite3, WAL): the
+one place every surface takes its figures from, and the tree budgets.
 
-Imports `zapcli.paths`, `zapcli.statedb`. A subagent's own `usage` records are its ledger; when
-a parent collects a terminal subagent its totals are settled into the parent
-run's ledger exactly once — the primary key on the subagent id makes a second
-settlement a no-op. The parent run is the subagent's session (`zapcli run`
-sets ZAPCLI_SESSION to its own run id for everything it starts).
+Imports `zapcli.statedb`, `zapcli.errors`. A subagent's own `usage` records
+are its figures; settling copies them here (`settle`, an upsert keyed by the
+subagent id: settling again replaces the row with the trail's totals, so a
+model call recorded after the subagent's end is counted, never twice). A
+`zapcli run`'s own calls go to `ledger_run` as they happen.
+
+A tree budget (`run --max-tokens/--max-cost`, or `spawn --max-tokens` of a
+subagent whose work spawns) lives in `ledger_tree`; each child it starts is
+allotted a share carved from what is not yet reserved (`reserve`), held
+while the child runs and returned — all but what its tree spent — when it is
+settled. `held(owner)` is what an owner's children hold or spent: the check
+before each model call is one indexed query.
 """
 
 from __future__ import annotations
@@ -13,10 +21,10 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from zapcli import statedb
-from zapcli.errors import StateError
+from zapcli.errors import StateError, ZapcliError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS ledger_settlement (
@@ -28,10 +36,6 @@ CREATE TABLE IF NOT EXISTS ledger_settlement (
     cached_tokens INTEGER NOT NULL,
     settled_at    REAL NOT NULL
 );
-CREATE TABLE IF NOT EXISTS ledger_budget (
-    run_id        TEXT PRIMARY KEY,
-    max_tokens    INTEGER NOT NULL
-);
 CREATE TABLE IF NOT EXISTS ledger_run (
     run_id        TEXT PRIMARY KEY,
     input_tokens  INTEGER NOT NULL DEFAULT 0,
@@ -39,11 +43,35 @@ CREATE TABLE IF NOT EXISTS ledger_run (
     cached_tokens INTEGER NOT NULL DEFAULT 0,
     updated_at    REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS ledger_tree (
+    owner         TEXT PRIMARY KEY,
+    max_tokens    INTEGER,
+    max_cost      REAL,
+    max_subagents INTEGER,
+    started       INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS ledger_allotment (
+    child         TEXT PRIMARY KEY,
+    owner         TEXT NOT NULL,
+    tokens        INTEGER,
+    cost          REAL,
+    state         TEXT NOT NULL DEFAULT 'held',
+    spent_tokens  INTEGER NOT NULL DEFAULT 0,
+    spent_cost    REAL NOT NULL DEFAULT 0,
+    at            REAL NOT NULL,
+    batch         TEXT
+);
+CREATE INDEX IF NOT EXISTS ledger_allotment_owner ON ledger_allotment (owner);
 """
+# columns added since the first ledger (older databases get them on open)
+_ADDED = {"ledger_settlement": ("cost_usd REAL", "cache_write_tokens INTEGER NOT NULL DEFAULT 0",
+                                "calls INTEGER NOT NULL DEFAULT 0", "tree_parent TEXT"),
+          "ledger_run": ("cost_usd REAL", "cache_write_tokens INTEGER NOT NULL DEFAULT 0",
+                         "calls INTEGER NOT NULL DEFAULT 0")}
 
 
 @contextmanager
-def _db() -> Iterator[sqlite3.Connection]:
+def db() -> Iterator[sqlite3.Connection]:
     """A connection for one operation, closed after it. Raises StateError (not a
     raw sqlite3 error) when the database cannot be used, e.g. a full disk."""
     try:
@@ -59,96 +87,278 @@ def _db() -> Iterator[sqlite3.Connection]:
 def connect() -> sqlite3.Connection:
     """Open the database (created 0600 in a 0700 folder), WAL mode, schema ensured."""
     conn = statedb.connect(SCHEMA, timeout=30, isolation_level=None)
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(ledger_settlement)")}
-    if "cost_usd" not in columns:  # added for agent CLIs that report a cost (SPEC §13)
-        conn.execute("ALTER TABLE ledger_settlement ADD COLUMN cost_usd REAL")
+    for table, added in _ADDED.items():
+        have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        for column in added:
+            if column.split()[0] not in have:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
     return conn
 
 
 @dataclass(frozen=True)
 class Tokens:
+    """One set of figures. `input_tokens` include the cache's: `cached_tokens`
+    were read from the provider's cache, `cache_write_tokens` written to it.
+    `cost_usd` None: no price was known for any of these calls."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
-    cost_usd: float | None = None  # where the backend reports a cost
+    cost_usd: float | None = None
+    cache_write_tokens: int = 0
+    calls: int = 0
 
     @property
     def total(self) -> int:
         return self.input_tokens + self.output_tokens
 
+    @property
+    def cost(self) -> float:
+        return self.cost_usd or 0.0
 
-def settle(subagent_id: str, parent: str, status: str, tokens: Tokens) -> bool:
-    """Settle a terminal subagent into `parent` once. True if settled now,
-    False if it had been settled before (a no-op)."""
-    with _db() as conn:
-        cur = conn.execute(
-            "INSERT OR IGNORE INTO ledger_settlement (subagent_id, parent, status, input_tokens, "
-            "output_tokens, cached_tokens, settled_at, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (subagent_id, parent, status, tokens.input_tokens, tokens.output_tokens,
-             tokens.cached_tokens, time.time(), tokens.cost_usd))
-        return cur.rowcount == 1
+    def __add__(self, other: Tokens) -> Tokens:
+        costs = [c for c in (self.cost_usd, other.cost_usd) if c is not None]
+        return Tokens(self.input_tokens + other.input_tokens,
+                      self.output_tokens + other.output_tokens,
+                      self.cached_tokens + other.cached_tokens,
+                      round(sum(costs), 10) if costs else None,
+                      self.cache_write_tokens + other.cache_write_tokens,
+                      self.calls + other.calls)
+
+    def doc(self) -> dict[str, object]:
+        return {f.name: getattr(self, f.name) for f in fields(self)} | {"total_tokens": self.total}
+
+
+def of(view: object) -> Tokens:
+    """The figures of anything that carries them (a View, a trail Summary)."""
+    return Tokens(*(getattr(view, f.name, 0) for f in fields(Tokens)))
+
+
+COLUMNS = "input_tokens, output_tokens, cached_tokens, cost_usd, cache_write_tokens, calls"
+
+
+def settle(subagent_id: str, session: str, status: str, tokens: Tokens, *,
+           tree_parent: str | None = None) -> bool:
+    """Record a terminal subagent's figures (the totals of its trail) under its
+    session; a child's allotment is returned to its tree, less what it spent.
+    Settling again replaces the figures (calls recorded after its end count,
+    none twice). True when this call changed the ledger."""
+    with db() as conn:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute(f"SELECT {COLUMNS} FROM ledger_settlement WHERE subagent_id = ?",
+                               (subagent_id,)).fetchone()
+            changed = row is None or Tokens(*row) != tokens
+            if changed:
+                conn.execute(
+                    f"INSERT OR REPLACE INTO ledger_settlement (subagent_id, parent, status, "
+                    f"settled_at, tree_parent, {COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (subagent_id, session, status, time.time(), tree_parent, tokens.input_tokens,
+                     tokens.output_tokens, tokens.cached_tokens, tokens.cost_usd,
+                     tokens.cache_write_tokens, tokens.calls))
+            _return(conn, subagent_id)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return changed
+
+
+def _return(conn: sqlite3.Connection, child: str) -> None:
+    """A settled child's allotment: returned, charged what its tree spent
+    (its own figures and what its own children hold or spent); then up the
+    chain, for an owner that had ended before it."""
+    for _ in range(64):  # a tree is never this deep; a cycle must not hang
+        own = conn.execute("SELECT input_tokens + output_tokens, COALESCE(cost_usd, 0) FROM "
+                           "ledger_settlement WHERE subagent_id = ?", (child,)).fetchone()
+        owner = conn.execute("SELECT owner FROM ledger_allotment WHERE child = ?",
+                             (child,)).fetchone()
+        if own is None or owner is None:
+            return
+        below = _held(conn, child)
+        conn.execute("UPDATE ledger_allotment SET state = 'returned', spent_tokens = ?, "
+                     "spent_cost = ? WHERE child = ?",
+                     (own[0] + below[0], own[1] + below[1], child))
+        parent = conn.execute("SELECT state FROM ledger_allotment WHERE child = ?",
+                              (owner[0],)).fetchone()
+        if parent is None or parent[0] != "returned":
+            return
+        child = owner[0]
 
 
 def add_run_usage(run_id: str, tokens: Tokens) -> None:
-    """Add a foreground run's own model usage to its ledger row."""
-    with _db() as conn:
+    """Add a foreground run's own model call(s) to its row."""
+    with db() as conn:
         conn.execute(
-            "INSERT INTO ledger_run VALUES (?, ?, ?, ?, ?) ON CONFLICT(run_id) DO UPDATE SET "
+            f"INSERT INTO ledger_run (run_id, updated_at, {COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(run_id) DO UPDATE SET "
             "input_tokens = input_tokens + excluded.input_tokens, "
             "output_tokens = output_tokens + excluded.output_tokens, "
-            "cached_tokens = cached_tokens + excluded.cached_tokens, updated_at = excluded.updated_at",
-            (run_id, tokens.input_tokens, tokens.output_tokens, tokens.cached_tokens, time.time()))
+            "cached_tokens = cached_tokens + excluded.cached_tokens, "
+            "cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens, "
+            "calls = calls + excluded.calls, updated_at = excluded.updated_at, "
+            "cost_usd = CASE WHEN excluded.cost_usd IS NULL THEN cost_usd "
+            "ELSE COALESCE(cost_usd, 0) + excluded.cost_usd END",
+            (run_id, time.time(), tokens.input_tokens, tokens.output_tokens, tokens.cached_tokens,
+             tokens.cost_usd, tokens.cache_write_tokens, tokens.calls))
 
 
-def set_budget(run_id: str, max_tokens: int) -> None:
-    """Record a run's tree budget (`zapcli run --max-tokens`), for `usage`."""
-    with _db() as conn:
-        conn.execute("INSERT OR REPLACE INTO ledger_budget VALUES (?, ?)", (run_id, max_tokens))
+def run_tokens(run_id: str) -> Tokens:
+    with db() as conn:
+        row = conn.execute(f"SELECT {COLUMNS} FROM ledger_run WHERE run_id = ?", (run_id,)).fetchone()
+    return Tokens(*row) if row else Tokens()
 
 
-@dataclass
-class ParentTotals:
-    parent: str
-    own: Tokens
-    subagents: list[tuple[str, str, Tokens]]  # (id, status, tokens)
-    budget: int | None = None  # the run's tree budget, input + output tokens
-    running: Tokens = Tokens()  # subagents not finished yet (not settled), as their trails say
+@dataclass(frozen=True)
+class Budget:
+    """A tree's limits: tokens (input + output), dollars, subagents started."""
+
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    max_subagents: int | None = None
+    started: int = 0
 
     @property
-    def tree_total(self) -> int:
-        """Input + output tokens of the run and every subagent it started."""
-        return self.total.total + self.running.total
-
-    @property
-    def total(self) -> Tokens:
-        sub = [t for _, _, t in self.subagents]
-        costs = [t.cost_usd for t in sub if t.cost_usd is not None]
-        return Tokens(self.own.input_tokens + sum(t.input_tokens for t in sub),
-                      self.own.output_tokens + sum(t.output_tokens for t in sub),
-                      self.own.cached_tokens + sum(t.cached_tokens for t in sub),
-                      sum(costs) if costs else None)
+    def limited(self) -> bool:
+        return self.max_tokens is not None or self.max_cost is not None
 
 
-def totals(parent: str | None = None) -> list[ParentTotals]:
-    """Ledger rows per parent (all parents when `parent` is None)."""
-    with _db() as conn:
-        where, args = ("WHERE parent = ?", (parent,)) if parent else ("", ())
-        rows = conn.execute(
-            f"SELECT parent, subagent_id, status, input_tokens, output_tokens, cached_tokens, "
-            f"cost_usd FROM ledger_settlement {where} ORDER BY settled_at", args).fetchall()
-        run_where, run_args = ("WHERE run_id = ?", (parent,)) if parent else ("", ())
-        runs = {r[0]: Tokens(*r[1:]) for r in conn.execute(
-            f"SELECT run_id, input_tokens, output_tokens, cached_tokens FROM ledger_run {run_where}", run_args)}
-        budgets = dict(conn.execute(f"SELECT run_id, max_tokens FROM ledger_budget {run_where}",
-                                    run_args).fetchall())
-    out: dict[str, ParentTotals] = {}
-    for p, sid, status, i, o, c, cost in rows:
-        out.setdefault(p, ParentTotals(p, runs.get(p, Tokens()), [])).subagents.append(
-            (sid, status, Tokens(i, o, c, cost)))
-    for p, own in runs.items():
-        out.setdefault(p, ParentTotals(p, own, []))
-    if parent and parent not in out:
-        out[parent] = ParentTotals(parent, Tokens(), [])
-    for p, budget in budgets.items():
-        out.setdefault(p, ParentTotals(p, Tokens(), [])).budget = budget
-    return list(out.values())
+def set_budget(owner: str, budget: Budget) -> None:
+    """Record the limits of the tree `owner` heads (a run, or a subagent)."""
+    with db() as conn:
+        conn.execute("INSERT INTO ledger_tree (owner, max_tokens, max_cost, max_subagents) "
+                     "VALUES (?, ?, ?, ?) ON CONFLICT(owner) DO UPDATE SET "
+                     "max_tokens = excluded.max_tokens, max_cost = excluded.max_cost, "
+                     "max_subagents = excluded.max_subagents",
+                     (owner, budget.max_tokens, budget.max_cost, budget.max_subagents))
+
+
+def budget_of(owner: str) -> Budget | None:
+    with db() as conn:
+        row = conn.execute("SELECT max_tokens, max_cost, max_subagents, started FROM ledger_tree "
+                           "WHERE owner = ?", (owner,)).fetchone()
+    return Budget(*row) if row else None
+
+
+def _held(conn: sqlite3.Connection, owner: str) -> tuple[int, float]:
+    row = conn.execute(
+        "SELECT COALESCE(SUM(CASE state WHEN 'held' THEN MAX(COALESCE(tokens, 0), spent_tokens) "
+        "ELSE spent_tokens END), 0), COALESCE(SUM(CASE state WHEN 'held' THEN "
+        "MAX(COALESCE(cost, 0), spent_cost) ELSE spent_cost END), 0) "
+        "FROM ledger_allotment WHERE owner = ?", (owner,)).fetchone()
+    return int(row[0]), float(row[1])
+
+
+class BudgetSpent(ZapcliError):
+    """A spawn the tree's budget or its --max-subagents refuses (nothing is created)."""
+
+    def __init__(self, message: str, code: str = "token_budget"):
+        super().__init__(message, code=code)
+
+
+@dataclass(frozen=True)
+class Allotment:
+    tokens: int | None
+    cost: float | None
+    free_tokens: int | None  # what was not yet reserved before this one
+    free_cost: float | None
+
+
+def share(free: float, siblings: int, before: int = 0) -> float:
+    """The default allotment: an even share of what was not yet reserved among
+    the subagents spawned together (one model message), one share kept for
+    the parent itself. `before`: how many of them took theirs already (from
+    the same remainder: `free` is what they left)."""
+    return free / (max(siblings - before, 1) + 1)
+
+
+def reserve(owner: str, child: str, own: Tokens, *, tokens: int | None = None,
+            cost: float | None = None, siblings: int = 1, batch: str | None = None,
+            root: str | None = None) -> Allotment | None:
+    """Start `child` in `owner`'s tree, in one transaction: count it against
+    `root`'s --max-subagents, and carve its allotment from `owner`'s budget
+    (`own`: what the owner itself spent; `tokens`/`cost`: what the parent
+    asked for, at most what is free). None when `owner` has no budget.
+    Raises BudgetSpent when the tree may start no more."""
+    with db() as conn:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            out = _reserve(conn, owner, child, own, (tokens, cost), (siblings, batch), root)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return out
+
+
+def _reserve(conn: sqlite3.Connection, owner: str, child: str, own: Tokens,
+             want: tuple[int | None, float | None], together: tuple[int, str | None],
+             root: str | None) -> Allotment | None:
+    tokens, cost = want
+    siblings, batch = together
+    if root is not None:
+        row = conn.execute("SELECT max_subagents, started FROM ledger_tree WHERE owner = ?",
+                           (root,)).fetchone()
+        if row is not None:
+            if row[0] and row[1] >= row[0]:
+                raise BudgetSpent(
+                    f"this run has started {row[1]} subagents, its limit (--max-subagents "
+                    f"{row[0]}, config max_subagents): no more start. Work with the results "
+                    "you have, or wait for and reuse the subagents you started",
+                    code="max_subagents")
+            conn.execute("UPDATE ledger_tree SET started = started + 1 WHERE owner = ?", (root,))
+    row = conn.execute("SELECT max_tokens, max_cost FROM ledger_tree WHERE owner = ?",
+                       (owner,)).fetchone()
+    if row is None or (row[0] is None and row[1] is None):
+        return None
+    held_t, held_c = _held(conn, owner)
+    free_t = None if row[0] is None else row[0] - own.total - held_t
+    free_c = None if row[1] is None else row[1] - own.cost - held_c
+    for free, limit, what in ((free_t, row[0], "tokens"), (free_c, row[1], "dollars")):
+        if free is not None and free <= 0:
+            shown = f"{limit:,}" if what == "tokens" else f"${limit:.4f}"
+            raise BudgetSpent(f"the token budget of {owner} is spent or reserved ({shown} {what}: "
+                              "its own calls and what its subagents hold or spent): no new "
+                              "subagent starts. Wait for the running ones: what they do not use "
+                              "returns when they end")
+    before = conn.execute("SELECT COUNT(*) FROM ledger_allotment WHERE owner = ? AND batch = ?",
+                          (owner, batch)).fetchone()[0] if batch else 0
+    give_t = None if free_t is None else \
+        max(int(min(tokens or share(free_t, siblings, before), free_t)), 1)
+    give_c = None if free_c is None else \
+        round(min(cost or share(free_c, siblings, before), free_c), 8)
+    conn.execute("INSERT OR REPLACE INTO ledger_allotment (child, owner, tokens, cost, at, batch) "
+                 "VALUES (?, ?, ?, ?, ?, ?)", (child, owner, give_t, give_c, time.time(), batch))
+    return Allotment(give_t, give_c, free_t, free_c)
+
+
+def unreserve(child: str, root: str | None = None) -> None:
+    """Undo `reserve` for a spawn that did not happen after all."""
+    with db() as conn:
+        conn.execute("DELETE FROM ledger_allotment WHERE child = ?", (child,))
+        if root is not None:
+            conn.execute("UPDATE ledger_tree SET started = MAX(started - 1, 0) WHERE owner = ?",
+                         (root,))
+
+
+class Held:
+    """What `owner`'s children hold (running: their allotment, or more if they
+    passed it) or spent (returned), on one open connection: the check before
+    each model call."""
+
+    def __init__(self, owner: str):
+        self.owner = owner
+        self._conn: sqlite3.Connection | None = None
+
+    def __call__(self) -> tuple[int, float]:
+        try:
+            if self._conn is None:
+                self._conn = connect()
+            return _held(self._conn, self.owner)
+        except sqlite3.Error as exc:
+            raise StateError(f"the token ledger: {statedb.problem(exc)}") from None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

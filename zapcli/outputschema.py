@@ -1,6 +1,7 @@
 """`--output-schema FILE` (SPEC §16): the final report must be JSON valid for
 a JSON Schema. Imports `zapcli.errors`, `zapcli.boundedread`; `jsonschema` lazily (only a spawn
-with a schema and its runner pay for it), `zapcli.trail.store` lazily.
+with a schema and its runner pay for it). The text it checks is a subagent's
+final one (`trail.reader.final_text`).
 
 One reading of a report for everyone: the report is JSON as a whole
 (whitespace or a bare ``` fence around it allowed), or exactly one Markdown
@@ -23,6 +24,32 @@ MAX_SCHEMA_BYTES = 32 * 1024  # it travels in the spawn record and the prompt
 MAX_ERRORS = 8
 
 
+def given(value: str | dict[str, Any] | bool) -> dict[str, Any]:
+    """The schema a spawn was given: a file's path, or the schema itself
+    inline — an object, or its JSON text (a tool caller's, or `--output-schema
+    '{...}'`). Raises UsageError (nothing is created)."""
+    if isinstance(value, str) and not value.lstrip().startswith("{"):
+        return load_schema(value)
+    return inline_schema(value)
+
+
+def inline_schema(value: Any) -> dict[str, Any]:
+    """A schema given inline (an object, or its JSON text). Raises UsageError."""
+    where = "the inline schema"
+    if isinstance(value, str):
+        if len(value.encode("utf-8", "surrogatepass")) > MAX_SCHEMA_BYTES:
+            raise UsageError(f"{param('output_schema')}: {where} is larger than "
+                             f"{MAX_SCHEMA_BYTES:,} bytes, the limit")
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise UsageError(f"{param('output_schema')}: {where} is not JSON: {exc}") from None
+    elif len(json.dumps(value, default=str)) > MAX_SCHEMA_BYTES:
+        raise UsageError(f"{param('output_schema')}: {where} is larger than {MAX_SCHEMA_BYTES:,} "
+                         "bytes, the limit")
+    return _checked(value, where)
+
+
 def load_schema(path: str) -> dict[str, Any]:
     """Read and check a schema file. Raises UsageError (nothing is created)."""
     from zapcli.boundedread import larger_than, read_at_most
@@ -38,8 +65,12 @@ def load_schema(path: str) -> dict[str, Any]:
         schema = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise UsageError(f"{param('output_schema')} {path!r} is not JSON: {exc}") from None
+    return _checked(schema, repr(path))
+
+
+def _checked(schema: Any, where: str) -> dict[str, Any]:
     if not isinstance(schema, (dict, bool)):
-        raise UsageError(f"{param('output_schema')} {path!r}: a JSON Schema is an object, got "
+        raise UsageError(f"{param('output_schema')} {where}: a JSON Schema is an object, got "
                          f"{type(schema).__name__}")
     from jsonschema import SchemaError
     from jsonschema.validators import validator_for
@@ -47,9 +78,9 @@ def load_schema(path: str) -> dict[str, Any]:
     try:
         validator_for(schema).check_schema(schema)
     except SchemaError as exc:
-        where = "/".join(str(p) for p in exc.path) or "(top level)"
-        raise UsageError(f"{param('output_schema')} {path!r} is not a valid JSON Schema: at "
-                         f"{where}: {exc.message}") from None
+        at = "/".join(str(p) for p in exc.path) or "(top level)"
+        raise UsageError(f"{param('output_schema')} {where} is not a valid JSON Schema: at "
+                         f"{at}: {exc.message}") from None
     return schema  # type: ignore[return-value]
 
 
@@ -120,19 +151,6 @@ def structured(text: str | None) -> Any:
     deadline); validating again in a watching command would run a pattern
     that backtracks with no deadline at all."""
     return parse(text)[0]
-
-
-def final_text(sid: str, report: str | None) -> str | None:
-    """A subagent's final report: its `report` record, or (for a shell command)
-    its captured stdout."""
-    if report is not None:
-        return report
-    from zapcli.trail import store
-
-    try:
-        return store.read_bytes(store.path_for(sid, ".out")).decode("utf-8", "replace")
-    except OSError:
-        return None
 
 
 def instructions(schema: Any) -> str:

@@ -75,17 +75,58 @@ def _collect(cls: type) -> tuple[Field, ...]:
     return tuple(found.values())
 
 
+COMPILE_AFTER = 3  # instances made field by field before `__init__` is compiled
+
+
 def _lazy_init(cls: type, specs: tuple[Field, ...], frozen: bool) -> Any:
-    """An `__init__` that compiles the real one when the class is first
-    instantiated (compiling costs ~0.1 ms a class; a command instantiates
-    few of the classes it imports) and puts it in its own place."""
+    """An `__init__` that sets the fields one by one for the class's first
+    few instances, then compiles the real one and puts it in its own place:
+    compiling costs 0.3-1 ms a class, and most commands make one or two
+    instances of each of the ten classes they use (a `spawn` paid ~5 ms
+    for it under load), while `list` makes thousands of some."""
+    made = [0]
+
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        made[0] += 1
+        if made[0] < COMPILE_AFTER:
+            _set_fields(self, specs, frozen, args, kwargs)
+            return
         real = _init(cls, specs, frozen)
         _untyped(cls).__init__ = real
         real(self, *args, **kwargs)
 
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"
     return __init__
+
+
+def _set_fields(obj: Any, specs: tuple[Field, ...], frozen: bool, args: tuple[Any, ...],
+                kwargs: dict[str, Any]) -> None:
+    """What the compiled `__init__` does, read from the fields (same errors)."""
+    name = f"{type(obj).__qualname__}.__init__()"
+    if len(args) > len(specs):
+        raise TypeError(f"{name} takes {len(specs) + 1} positional arguments but "
+                        f"{len(args) + 1} were given")
+    put = object.__setattr__ if frozen else setattr
+    for i, f in enumerate(specs):
+        if i < len(args):
+            if f.name in kwargs:
+                raise TypeError(f"{name} got multiple values for argument {f.name!r}")
+            value = args[i]
+        elif f.name in kwargs:
+            value = kwargs.pop(f.name)
+            if value is _MISSING and f.default_factory is not None:
+                value = f.default_factory()
+        elif f.default_factory is not None:
+            value = f.default_factory()
+        elif f.default is not _MISSING:
+            value = f.default
+        else:
+            raise TypeError(f"{name} missing 1 required positional argument: {f.name!r}")
+        put(obj, f.name, value)
+    if kwargs:
+        raise TypeError(f"{name} got an unexpected keyword argument {next(iter(kwargs))!r}")
+    if hasattr(obj, "__post_init__"):
+        obj.__post_init__()
 
 
 def _init(cls: type, specs: tuple[Field, ...], frozen: bool) -> Any:

@@ -57,21 +57,30 @@ def problem(exc: BaseException, db: Path | None = None) -> str:
 def _refuse_non_regular(db: Path) -> None:
     """Raise sqlite3.OperationalError when the database (or its -wal / -shm
     file) is there but is not a regular file: SQLite's own open of a FIFO
-    blocks for ever. Checked on a non-blocking open, as config files are."""
+    blocks for ever. Checked with lstat, never an open: closing any file
+    descriptor of the database drops every POSIX lock this process holds on
+    it, so a connection still open here (the ledger keeps one for its check
+    before each model call) would lose its WAL locks and another process
+    could reset the WAL index under it, losing committed writes."""
     import sqlite3
+    import stat
 
-    from zapcli.boundedread import open_regular
+    from zapcli.boundedread import _kind
 
     for name in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
         try:
-            os.close(open_regular(name))
+            mode = os.stat(name).st_mode
         except FileNotFoundError:
             continue
         except OSError as exc:
             if exc.errno in (errno.EACCES, errno.EPERM):
                 continue  # SQLite says so itself, in its words
+            raise sqlite3.OperationalError(f"{name.name} {exc.strerror or exc}") from None
+        if not stat.S_ISREG(mode):
             what = "it" if name == db else name.name
-            raise sqlite3.OperationalError(f"{what} {exc.strerror or exc}") from None
+            kind = _kind(mode)
+            why = f"is {kind}, not a regular file" if kind.startswith("a ") else f"is {kind}"
+            raise sqlite3.OperationalError(f"{what} {why}") from None
 
 
 def connect(schema: str, db: Path | None = None, *, timeout: float = 30,

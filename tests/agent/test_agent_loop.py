@@ -211,14 +211,29 @@ def test_max_turns(tmp_path):
     assert len(requests) == 3
 
 
-def test_token_budget_stops_after_the_current_step(tmp_path):
+def test_token_budget_stops_before_a_call_that_would_pass_it(tmp_path):
+    """Issue 19: the budget is a hard edge — the loop predicts the next call
+    (the last one's size, plus what the conversation grew) and stops before
+    a call that would pass it, never after."""
     step = {**call("read", path="x"), "usage": {"prompt_tokens": 100, "completion_tokens": 50}}
     read = ReadTool()
     outcome, sink, requests = run([{"turns": [step], "loop": True}], tmp_path, [read],
-                                  max_tokens=200)
-    assert (outcome.status, outcome.reason) == ("failed", "token budget exceeded (300 of 200 tokens)")
-    assert len(requests) == 2 and len(read.calls) == 2  # the step that crossed it finished
+                                  max_tokens=400)
+    assert outcome.status == "failed"
+    assert outcome.reason.startswith("token budget: 300 of 400 tokens used, and the next model "
+                                     "call (about "), outcome.reason
+    assert len(requests) == 2 and len(read.calls) == 2
     assert [u["input_tokens"] for u in sink.of("usage")] == [100, 100]
+
+
+def test_a_rate_limit_parks_the_loop_then_it_goes_on(tmp_path):
+    """A 429 is not a failure: a `rate_limit` record, a wait as the server asked, again."""
+    script = [{"turns": [{"http_error": {"status": 429, "retry_after_ms": 300}}, {"text": "after"}]}]
+    outcome, sink, requests = run(script, tmp_path, [])
+    assert (outcome.status, outcome.report) == ("completed", "after")
+    (parked,) = sink.of("rate_limit")
+    assert parked["status"] == 429 and 0.3 <= parked["retry_in_s"] <= 0.36 and parked["attempt"] == 1
+    assert len(requests) == 2
 
 
 def test_steering_is_delivered_before_the_next_call(tmp_path):

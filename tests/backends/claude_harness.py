@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zapcli.backends.clis.base import CliLaunch, CliOutcome, CliRequest, Record
-from zapcli.backends.clis.claude import ClaudeAdapter
+from zapcli.backends.clis.base import CliLaunch, CliRequest, Record
+from zapcli.backends.clis.claude import ClaudeBackend
 from zapcli.backends.clis.claude_events import ClaudeEventParser
 from zapcli.testing.server import ScriptedServer
+from zapcli.trail.model import Outcome
 
 REPO = Path(__file__).resolve().parents[2]
 CLAUDE = REPO / ".cache" / "agent-clis" / "node_modules" / ".bin" / "claude"
@@ -33,7 +34,7 @@ class Run:
     stderr: str
     records: list[Record] = field(default_factory=list)
     parser: ClaudeEventParser = field(default_factory=ClaudeEventParser)
-    outcome: CliOutcome | None = None
+    outcome: Outcome | None = None
 
     def of(self, rtype: str) -> list[dict[str, Any]]:
         return [f for t, f in self.records if t == rtype]
@@ -61,7 +62,7 @@ def run_claude(req: CliRequest, command: list[str] | None = None, timeout: float
     """Start claude as the launch says, feed each stdout line to the parser as
     it arrives; once the parser says terminal, give claude `grace` seconds to
     exit, then kill it (what the runner does)."""
-    launch = ClaudeAdapter().launch(req, command or [str(CLAUDE)])
+    launch = ClaudeBackend().launch(req, command or [str(CLAUDE)])
     for rel, text in launch.files.items():
         path = req.config_home / rel
         path.parent.mkdir(parents=True, exist_ok=True)

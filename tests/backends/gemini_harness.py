@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zapcli.backends.clis.base import CliLaunch, CliOutcome, CliRequest, Record
-from zapcli.backends.clis.gemini import GeminiAdapter, GeminiParser
+from zapcli.backends.clis.base import CliLaunch, CliRequest, Record
+from zapcli.backends.clis.gemini import GeminiBackend, GeminiParser
 from zapcli.testing.server import ScriptedServer
+from zapcli.trail.model import Outcome
 
 API_KEY = "gemini-test-key-0123456789"
 
@@ -31,7 +32,7 @@ class Run:
     exit_code: int | None
     elapsed: float
     records: list[Record] = field(default_factory=list)
-    outcome: CliOutcome | None = None
+    outcome: Outcome | None = None
     parser: GeminiParser | None = None
 
     def of(self, kind: str) -> list[dict[str, Any]]:
@@ -64,7 +65,7 @@ def write_files(launch: CliLaunch, home: Path) -> None:
 
 def run_gemini(binary: Path, req: CliRequest, timeout: float = 120.0,
                save: Path | None = None) -> Run:
-    adapter = GeminiAdapter()
+    adapter = GeminiBackend()
     launch = adapter.launch(req, [str(binary)])
     write_files(launch, req.config_home)
     t0 = time.monotonic()

@@ -15,7 +15,7 @@ import pytest
 from tests.backends.claude_harness import Run, request, run_claude
 from tests.conftest import REPO, agent_cli
 from zapcli.backends.clis.base import CliRequest, McpServer
-from zapcli.backends.clis.claude import ClaudeAdapter
+from zapcli.backends.clis.claude import ClaudeBackend
 from zapcli.testing.server import ScriptedServer
 
 APPROVAL_MCP = REPO / "tests" / "backends" / "fixtures" / "approval_mcp.py"
@@ -35,7 +35,7 @@ def _value(argv: list[str], flag: str) -> str | None:
 
 def test_launch_keeps_the_task_off_argv_and_isolates_the_config_home(tmp_path: Path) -> None:
     task = "数据✓ " * 10000  # over 32 KB
-    launch = ClaudeAdapter().launch(_req(tmp_path, task=task, model="claude-x",
+    launch = ClaudeBackend().launch(_req(tmp_path, task=task, model="claude-x",
                                          prompt="Be brief."), ["claude"])
     assert launch.stdin == task.encode()
     assert not any("数据" in a or "Be brief" in a for a in launch.argv)
@@ -53,7 +53,7 @@ def test_launch_keeps_the_task_off_argv_and_isolates_the_config_home(tmp_path: P
 
 def test_launch_keeps_a_ceiling_the_user_set(tmp_path: Path) -> None:
     env = {"PATH": "/bin", "CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS": "1234", "CLAUDECODE": "1"}
-    launch = ClaudeAdapter().launch(_req(tmp_path, env=env), ["claude"])
+    launch = ClaudeBackend().launch(_req(tmp_path, env=env), ["claude"])
     assert launch.env["CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS"] == "1234"
     assert "CLAUDECODE" not in launch.env
 
@@ -70,7 +70,7 @@ def test_launch_keeps_a_ceiling_the_user_set(tmp_path: Path) -> None:
 def test_approval_modes_map_to_permission_flags(tmp_path: Path, approval: str, unattended: bool,
                                                 hook: bool, mode: str, prompts: str | None) -> None:
     server = McpServer("zapcli_approval", sys.executable, ("-m", "x")) if hook else None
-    argv = ClaudeAdapter().launch(_req(tmp_path, approval=approval, unattended=unattended,
+    argv = ClaudeBackend().launch(_req(tmp_path, approval=approval, unattended=unattended,
                                        approval_server=server), ["claude"]).argv
     assert _value(argv, "--permission-mode") == mode
     assert _value(argv, "--permission-prompts") == prompts
@@ -81,7 +81,7 @@ def test_approval_modes_map_to_permission_flags(tmp_path: Path, approval: str, u
 
 
 def test_tools_map_to_builtins_and_unknown_ones_are_diagnostics(tmp_path: Path) -> None:
-    launch = ClaudeAdapter().launch(_req(tmp_path, tools=("read", "bash", "edit", "grep",
+    launch = ClaudeBackend().launch(_req(tmp_path, tools=("read", "bash", "edit", "grep",
                                                           "task_output", "teleport")), ["claude"])
     assert _value(launch.argv, "--tools") == "Read,Bash,Edit,NotebookEdit,Grep"
     messages = " ".join(d["message"] for d in launch.diagnostics)

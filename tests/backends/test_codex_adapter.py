@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 from tests.conftest import agent_cli
-from zapcli.backends.clis.base import CliOutcome, CliRequest, McpServer, Record
-from zapcli.backends.clis.codex import CodexAdapter
+from zapcli.backends.clis.base import CliRequest, McpServer, Record
+from zapcli.backends.clis.codex import CodexBackend
 from zapcli.backends.clis.codex_events import CodexParser
 from zapcli.testing import ScriptedServer
+from zapcli.trail.model import Outcome, Status
 
 FIXTURES = Path(__file__).parent / "fixtures" / "codex"
 MCP_SERVER = Path(__file__).parents[1] / "capabilities" / "fixtures" / "mcp_server.py"
@@ -40,10 +41,10 @@ def request(tmp_path: Path, srv: ScriptedServer | None, task: str, **kw: Any) ->
                       env=env, **kw)
 
 
-def run_codex(req: CliRequest, timeout: float = 90) -> tuple[list[Record], CliOutcome,
+def run_codex(req: CliRequest, timeout: float = 90) -> tuple[list[Record], Outcome,
                                                               CodexParser, float, list[str]]:
     """Start codex as the adapter says, feed its stdout lines to the parser."""
-    adapter = CodexAdapter()
+    adapter = CodexBackend()
     launch = adapter.launch(req, [str(agent_cli("codex"))])
     for rel, text in launch.files.items():
         path = req.config_home / rel
@@ -193,7 +194,7 @@ def test_real_codex_mcp_server_allowed_tool_runs_other_denied(tmp_path):
 
 # --- the parser on real captures ----------------------------------------------------
 
-def parse(name: str, **kw: Any) -> tuple[list[Record], CliOutcome, CodexParser]:
+def parse(name: str, **kw: Any) -> tuple[list[Record], CodexParser]:
     p = CodexParser(model="gpt-5.5", **kw)
     records: list[Record] = []
     for line in (FIXTURES / name).read_text(encoding="utf-8").splitlines():
@@ -205,7 +206,7 @@ def test_capture_tool_turn():
     records, outcome, p = parse("tool_echo.jsonl")
     assert [t for t, _ in records] == ["thinking", "tool_call", "tool_result", "text", "usage"]
     assert p.terminal and p.session_id == "01a23039-03b0-76a1-95f1-372058213fe7"
-    assert outcome == CliOutcome("completed", None, "The command printed hi.")
+    assert outcome == Outcome(Status.COMPLETED, report="The command printed hi.")
 
 
 def test_capture_retried_stream_keeps_one_text_and_fails():
@@ -272,7 +273,7 @@ def test_exit_without_a_terminal_event_fails_with_stderr():
 def config_of(tmp_path: Path, **kw: Any) -> tuple[dict[str, Any], Any]:
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     req = request(tmp_path, None, "t", **kw)
-    launch = CodexAdapter().launch(req, ["codex"])
+    launch = CodexBackend().launch(req, ["codex"])
     return tomllib.loads(launch.files["config.toml"]), launch
 
 

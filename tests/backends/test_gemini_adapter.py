@@ -14,7 +14,7 @@ import pytest
 from tests.backends.gemini_harness import API_KEY, request, run_gemini
 from tests.conftest import agent_cli
 from zapcli.backends.clis.base import McpServer
-from zapcli.backends.clis.gemini import GeminiAdapter, GeminiParser, core_tools
+from zapcli.backends.clis.gemini import GeminiBackend, GeminiParser, core_tools
 from zapcli.testing.server import ScriptedServer
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gemini"
@@ -148,7 +148,7 @@ def test_launch_shape(tmp_path):
         req = request(tmp_path, srv, "task text", approval="workspace", model="m1",
                       resume="s-1", prompt="P", tools=("read", "edit", "bash", "task_stop"))
     req.env["GEMINI_SYSTEM_MD"] = "/etc/evil.md"  # type: ignore[index]
-    launch = GeminiAdapter().launch(req, ["gemini"])
+    launch = GeminiBackend().launch(req, ["gemini"])
     assert launch.argv == ["gemini", "--output-format", "stream-json", "--skip-trust",
                            "--approval-mode", "auto_edit", "-p", "", "--model", "m1",
                            "--resume", "s-1"]

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import agent_cli
-from zapcli.backends.clis.base import CliLaunch, CliOutcome, CliRequest, McpServer
-from zapcli.backends.clis.opencode import OpencodeAdapter, OpencodeParser
+from zapcli.backends.clis.base import CliLaunch, CliRequest, McpServer
+from zapcli.backends.clis.opencode import OpencodeBackend, OpencodeParser
 from zapcli.testing.server import ScriptedServer
+from zapcli.trail.model import Outcome, Status
 
 FIXTURES = Path(__file__).parent / "fixtures" / "opencode"
 KEY = "sk-zapcli-test-0123456789"
@@ -29,7 +30,7 @@ MCP_FIXTURE = Path(__file__).parents[1] / "capabilities" / "fixtures" / "mcp_ser
 
 class Run:
     def __init__(self, launch: CliLaunch, proc: subprocess.CompletedProcess, elapsed: float,
-                 records: list[tuple[str, dict[str, Any]]], outcome: CliOutcome,
+                 records: list[tuple[str, dict[str, Any]]], outcome: Outcome,
                  parser: OpencodeParser):
         self.launch, self.proc, self.elapsed = launch, proc, elapsed
         self.records, self.outcome, self.parser = records, outcome, parser
@@ -47,8 +48,8 @@ def write_files(home: Path, files: dict[str, str]) -> None:
             fh.write(text)
 
 
-def parse(lines: list[bytes], exit_code: int | None, stderr: str) -> tuple[list, CliOutcome, OpencodeParser]:
-    parser = OpencodeAdapter().parser()
+def parse(lines: list[bytes], exit_code: int | None, stderr: str) -> tuple[list, OpencodeParser]:
+    parser = OpencodeBackend().parser()
     assert isinstance(parser, OpencodeParser)
     records: list[tuple[str, dict[str, Any]]] = []
     for line in lines:
@@ -68,7 +69,7 @@ def run_opencode(tmp: Path, srv: ScriptedServer, task: str = "PING say hi", *,
                 "OPENAI_BASE_URL": srv.base_url, "OPENAI_API_KEY": KEY, **(env or {})}
     request = CliRequest(task=task, cwd=str(ws), workspace=str(ws), config_home=home,
                          env=base_env, model=req.pop("model", "scripted"), **req)
-    launch = OpencodeAdapter().launch(request, [str(agent_cli("opencode"))])
+    launch = OpencodeBackend().launch(request, [str(agent_cli("opencode"))])
     if edit_config is not None:
         cfg = json.loads(launch.files["config/opencode/opencode.json"])
         edit_config(cfg)
@@ -101,7 +102,7 @@ def test_real_opencode_runs_a_tool_turn_and_the_parser_pairs_it(tmp_path):
     with ScriptedServer(script, api_key=KEY) as srv:  # a wrong or missing key gets 401
         run = run_opencode(tmp_path, srv, approval="full", tools=("bash", "read"),
                            prompt="ZAPCLI-DEFINITION-PROMPT: be terse.")
-    assert run.outcome == CliOutcome("completed", None, "All done: hi"), run.proc.stderr
+    assert run.outcome == Outcome(Status.COMPLETED, report="All done: hi"), run.proc.stderr
     assert run.proc.returncode == 0
     kinds = [k for k, _ in run.records]
     assert kinds == ["thinking", "tool_call", "tool_result", "usage", "text", "usage"]
@@ -162,7 +163,7 @@ def test_workspace_mode_denies_bash_up_front_and_the_model_is_told(tmp_path):
     result = run.of("tool_result")[0]
     assert result["call_id"] == "call_b" and result["ok"] is False
     assert "unavailable tool" in result["content"]
-    assert run.outcome == CliOutcome("completed", None, "bash was not available")
+    assert run.outcome == Outcome(Status.COMPLETED, report="bash was not available")
 
 
 def test_an_ask_that_reaches_headless_opencode_is_a_diagnostic_and_failed(tmp_path):
@@ -205,7 +206,7 @@ def test_private_config_home_keeps_user_and_project_config_out(tmp_path):
         run = run_opencode(tmp_path, srv, big, approval="full", env={
             "XDG_CONFIG_HOME": str(user / ".config"), "OPENCODE_CONFIG_CONTENT": inst,
             "OPENCODE_PERMISSION": json.dumps({"bash": "ask"})})
-    assert run.outcome == CliOutcome("completed", None, "isolated")
+    assert run.outcome == Outcome(Status.COMPLETED, report="isolated")
     body = json.dumps(srv.requests[0], ensure_ascii=False)
     assert "LEAKED" not in body
     user_msg = [m for m in srv.requests[0]["messages"] if m["role"] == "user"][0]["content"]
@@ -258,7 +259,7 @@ def test_parser_on_captured_tool_turn():
     assert records[2][1]["duration_ms"] == 168
     assert records[3][1] == {"input_tokens": 100, "output_tokens": 7, "cached_tokens": 40,
                              "cost": 0}
-    assert outcome == CliOutcome("completed", None, "All done: hi")
+    assert outcome == Outcome(Status.COMPLETED, report="All done: hi")
     assert parser.session_id == "ses_dcfbd34f7ffejpcou23aXo95B7"
 
 
@@ -270,7 +271,7 @@ def test_parser_on_captured_errors_and_rejections():
     assert outcome.status == "failed" and "bash" in (outcome.reason or "")
     assert any(k == "diagnostic" and f["dimension"] == "approval" for k, f in records)
     records, outcome, _ = parse(fixture("bash_denied_workspace.jsonl"), 0, "")
-    assert outcome == CliOutcome("completed", None, "could not run it")
+    assert outcome == Outcome(Status.COMPLETED, report="could not run it")
     stderr = (FIXTURES / "session_not_found.stderr").read_text()
     records, outcome, _ = parse([], 1, stderr)
     assert outcome.status == "failed" and outcome.reason.endswith("Error: Session not found")
@@ -304,7 +305,7 @@ def test_full_maps_to_auto_and_never_asks(tmp_path):
     req = CliRequest(task="t", cwd=str(tmp_path), workspace=str(tmp_path), config_home=tmp_path,
                      env={"OPENCODE_CONFIG": "/x", "OPENAI_API_KEY": KEY}, approval="full",
                      model="gpt-x", tools=("read", "task_output"))
-    launch = OpencodeAdapter().launch(req, ["opencode"])
+    launch = OpencodeBackend().launch(req, ["opencode"])
     cfg = json.loads(launch.files["config/opencode/opencode.json"])
     assert "--auto" in launch.argv and launch.argv[-3:-1] == ["--model", "zapcli/gpt-x"]
     assert "\"ask\"" not in json.dumps(cfg["permission"])
@@ -312,7 +313,7 @@ def test_full_maps_to_auto_and_never_asks(tmp_path):
     assert launch.stdin == b"t" and "OPENCODE_CONFIG" not in launch.env
     assert [d["name"] for d in launch.diagnostics] == ["task_output"]
     for mode in ("confirm", "workspace", "auto-edit"):
-        launch = OpencodeAdapter().launch(CliRequest(
+        launch = OpencodeBackend().launch(CliRequest(
             task="t", cwd=".", workspace=".", config_home=tmp_path, env={}, approval=mode,
             model="m", tools=("bash", "edit", "write", "read")), ["opencode"])
         perm = json.loads(launch.files["config/opencode/opencode.json"])["permission"]
@@ -323,7 +324,7 @@ def test_full_maps_to_auto_and_never_asks(tmp_path):
 
 def test_unattended_keeps_the_mode_and_still_never_asks(tmp_path):
     def perm_of(approval: str) -> tuple[dict[str, Any], list[str]]:
-        launch = OpencodeAdapter().launch(CliRequest(
+        launch = OpencodeBackend().launch(CliRequest(
             task="t", cwd=".", workspace=".", config_home=tmp_path, env={}, approval=approval,
             unattended=True, model="m", tools=("edit", "bash")), ["opencode"])
         return json.loads(launch.files["config/opencode/opencode.json"])["permission"], launch.argv

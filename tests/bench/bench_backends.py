@@ -71,8 +71,8 @@ def cli_env(cli: str, url: str) -> dict[str, str]:
 
 def bare(cli: str, url: str, tmp: Path, n: int) -> float:
     """The same CLI launch as the runner's, without zapcli."""
+    from zapcli.backends import registry
     from zapcli.backends.cli_home import write_files
-    from zapcli.backends.clis import registry
     from zapcli.backends.clis.base import CliRequest
 
     home = Path(tempfile.mkdtemp(prefix="home-", dir=tmp))
@@ -81,7 +81,7 @@ def bare(cli: str, url: str, tmp: Path, n: int) -> float:
     req = CliRequest(task=f"BENCH-FIVE bare {n}", cwd=str(work), workspace=str(work),
                      config_home=home, env={**os.environ, **cli_env(cli, url)},
                      approval="full", model="gpt-5.5" if cli == "codex" else None)
-    launch = registry.adapter(cli).launch(req, [str(BIN / cli)])
+    launch = registry.get(cli).launch(req, [str(BIN / cli)])
     t0 = time.perf_counter()
     write_files(home, launch.files)
     proc = subprocess.Popen(launch.argv, env=launch.env, cwd=work, stdin=subprocess.PIPE,
@@ -150,8 +150,8 @@ class _Null:
 
 def _pump(data: bytes, cli: str) -> tuple[float, int, int]:
     """CPU seconds of LinePump over `data` (fed through a pipe), lines, records."""
+    from zapcli.backends import registry
     from zapcli.backends.cli_stream import LinePump
-    from zapcli.backends.clis import registry
 
     r, w = os.pipe()
 
@@ -162,7 +162,7 @@ def _pump(data: bytes, cli: str) -> tuple[float, int, int]:
         os.close(w)
 
     sink = _Null()
-    pump = LinePump(r, registry.adapter(cli).parser(None), sink)
+    pump = LinePump(r, registry.get(cli).parser(None), sink)
     writer = threading.Thread(target=feed)
     writer.start()
     t0 = time.thread_time()

@@ -9,6 +9,8 @@ exits. Figure: percent of one core over the wait's wall time (goal <= 1 %).
 Also: the steady-state share (CPU after the first second, sampled with psutil,
 so interpreter start-up is excluded) and, as reference, the CPU of one
 `python -I -c pass` measured the same way. The subagent is killed after.
+Then how soon after a subagent's end `wait` returns (#24.15: goal <= 50 ms),
+with the interval alone as the reference.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ def main() -> int:
     _install.ensure_venv()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--timeout", type=float, default=10.0)
+    ap.add_argument("--rounds", type=int, default=10, help="subagents for the wake latency figure")
     opts = ap.parse_args()
 
     inst = _install.build()
@@ -82,9 +85,43 @@ def main() -> int:
                   f"{at1 * 1000:.0f} ms used by then)")
         print(f"wait_cpu_ms {cpu * 1000:.0f}  ratio_vs_python_pass_cpu {_install.fmt_ratio(cpu, ref)}  "
               f"(reference python -I -c pass: {ref * 1000:.0f} ms CPU)")
+        wake_latency(inst, opts.rounds)
     finally:
         inst.cleanup()
     return 0
+
+
+def wake_latency(inst: _install.Install, rounds: int) -> None:
+    """How long after a subagent's end `wait` returns (#24.15), in this process
+    (`ops.poll.wait` of the compiled copy): from the `ts` of the terminal
+    status its runner wrote to the return. With inotify, then with the
+    interval alone (the watch disabled) as the reference."""
+    import statistics
+
+    from zapcli.cli.settings import for_observers
+    from zapcli.lifecycle import wake
+    from zapcli.ops.poll import wait
+    from zapcli.trail import reader, store
+    from zapcli.trail.records import parse_iso
+
+    home = inst.new_home("wake")
+    os.environ["ZAPCLI_HOME"] = str(home)
+    env = inst.env(home, session="bench-wake")
+    watch = wake.Waker._watch
+    figures = {}
+    for label, watching in (("inotify", True), ("interval_only", False)):
+        wake.Waker._watch = watch if watching else (lambda self: None)  # type: ignore[method-assign]
+        late = []
+        for _ in range(rounds):
+            sid = inst.run(inst.zapcli("spawn", "--cli", "sh", "--", "sleep 0.7"), env).stdout.decode().strip()
+            wait([sid], for_observers(), timeout_s=30)
+            back = time.time()
+            final = reader.first_terminal(store.path_for(sid))
+            late.append(back - parse_iso(final["ts"]))
+        figures[label] = statistics.median(late) * 1000
+        print(f"wait_wake_{label}_median_ms {figures[label]:.1f}  max_ms {max(late) * 1000:.1f}"
+              + ("  (goal <= 50 ms)" if watching else "  (reference: the 500 ms interval alone)"))
+    wake.Waker._watch = watch  # type: ignore[method-assign]
 
 
 if __name__ == "__main__":

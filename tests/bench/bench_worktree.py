@@ -12,6 +12,12 @@ Then eight `spawn --worktree` started at the same instant: the time until
 all eight are running with their tree ready, against the sum of their own
 `git worktree add` times (zapcli serializes creations per repository, so
 that sum is the floor) and against 8 x the reference. Each tree is removed (untimed) after its round.
+
+Then `zapcli merge` against `git merge` alone (goal ≤ 1.2×): one subagent's
+committed work (12 files changed) merged into the checkout's branch, which
+has moved since the base (a merge commit either way), round-robin with
+`git merge --no-edit` of the same branch; the checkout is reset (untimed)
+after each. Also the fast-forward case (the branch has not moved).
 """
 
 from __future__ import annotations
@@ -81,20 +87,24 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--files", type=int, default=10000)
+    ap.add_argument("--merge-only", action="store_true", help="only zapcli merge vs git merge")
     opts = ap.parse_args()
     inst = _install.build()
     try:
-        return _bench(inst, opts.runs, opts.files)
+        return _bench(inst, opts.runs, opts.files, opts.merge_only)
     finally:
         inst.cleanup()
 
 
-def _bench(inst: _install.Install, runs: int, files: int) -> int:
+def _bench(inst: _install.Install, runs: int, files: int, merge_only: bool = False) -> int:
     t0 = time.perf_counter()
     repo = make_repo(inst.root, files)
     print(f"# repository of {files} files built in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
     home = inst.new_home("wt")
     env = inst.env(home)
+    if merge_only:
+        _merge(inst, repo, env, runs)
+        return 0
     refs = inst.root / "ref-trees"
     n = [0]
 
@@ -129,7 +139,58 @@ def _bench(inst: _install.Install, runs: int, files: int) -> int:
     print(f"  of which zapcli's own part (spawn, runner start-up, lock; the rest is its git "
           f"worktree add): {sorted(overhead)[len(overhead) // 2]:.0f} ms")
     _eight(inst, repo, env, home, ref)
+    _merge(inst, repo, env, runs)
     return 0
+
+
+WORK = ("for d in 001 002 003 004 005 006 007 008 009 010; do echo changed >> pkg$d/mod001.py; done; "
+        "echo new > added1.txt; echo new > added2.txt; git add -A; "
+        "git -c user.email=b@b -c user.name=b commit -qm 'the work'")
+
+
+def _merge(inst: _install.Install, repo: Path, env: dict[str, str], runs: int) -> None:
+    """`zapcli merge ID` vs `git merge` of the same branch, from the same start."""
+    sid = _zap(inst, repo, env, "spawn", "--cli", "sh", "--worktree", "--", WORK)
+    _zap(inst, repo, env, "wait", sid)
+    branch = f"zapcli/{sid}"
+    for moved in (True, False):
+        start = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
+                               text=True, check=True).stdout.strip()
+        if moved:  # the checkout's branch moved on since the base: a real merge
+            (repo / "pkg099" / "mod099.py").write_text("# moved on\n")
+            _git(repo, "commit", "-qam", "main moved")
+            start = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
+                                   text=True, check=True).stdout.strip()
+
+        def git_merge(start: str = start) -> float:
+            t = time.perf_counter()
+            _git(repo, "merge", "-q", "--no-edit", branch)
+            took = time.perf_counter() - t
+            _git(repo, "reset", "-q", "--hard", start)
+            return took
+
+        def zap_merge(start: str = start) -> float:
+            t = time.perf_counter()
+            _zap(inst, repo, env, "merge", sid)
+            took = time.perf_counter() - t
+            _git(repo, "reset", "-q", "--hard", start)
+            return took
+
+        def start_up() -> float:  # what any zapcli command costs before its own work
+            t = time.perf_counter()
+            _zap(inst, repo, env, "session")
+            return time.perf_counter() - t
+
+        got = _install.interleaved(runs, {"git": git_merge, "zapcli": zap_merge,
+                                          "start": start_up}, warmup=1)
+        ref, mine = _install.median_ms(got["git"]), _install.median_ms(got["zapcli"])
+        what = "a merge commit (the branch moved)" if moved else "a fast-forward"
+        print(f"zapcli merge vs git merge alone, {what}: {mine:.0f} ms vs {ref:.0f} ms "
+              f"({_install.fmt_ratio(mine, ref)}; goal <= 1.2x)")
+        print(f"  of which zapcli's start-up (zapcli session): {_install.median_ms(got['start']):.0f} ms; "
+              "the rest is reading the tree (its uncommitted work), git merge --ff-only and the checks")
+        if moved:
+            _git(repo, "reset", "-q", "--hard", "HEAD~1")
 
 
 def _eight(inst: _install.Install, repo: Path, env: dict[str, str], home: Path, ref_ms: float) -> None:

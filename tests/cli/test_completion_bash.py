@@ -14,12 +14,13 @@ SCRIPT = Path(__file__).resolve().parents[2] / "completions" / "zapcli.bash"
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 
 
-def complete(words: list[str], tmp_path: Path) -> list[str]:
-    """COMPREPLY for the command line `words` (the last word is being typed)."""
+def complete(words: list[str], tmp_path: Path, path: str = "/usr/bin:/bin") -> list[str]:
+    """COMPREPLY for the command line `words` (the last word is being typed),
+    with `path` as PATH (by default one without zapcli on it)."""
     quoted = " ".join("'" + w.replace("'", "'\\''") + "'" for w in words)
     script = (f"source {SCRIPT}; COMP_WORDS=({quoted}); COMP_CWORD={len(words) - 1}; "
               "_zapcli; printf '%s\\n' \"${COMPREPLY[@]}\"")
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
+    env = {"PATH": path, "HOME": str(tmp_path / "home"),
            "ZAPCLI_HOME": str(tmp_path / "state"), "ZAPCLI_CONFIG_HOME": str(tmp_path / "config")}
     res = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env,
                          cwd=tmp_path / "ws", timeout=30)
@@ -40,7 +41,9 @@ def ws(tmp_path: Path) -> Path:
 
 def test_commands_values_names_and_ids(ws: Path) -> None:
     assert {"spawn", "agents", "--version", "-h"} <= set(complete(["zapcli", ""], ws))
-    assert complete(["zapcli", "spawn", "--cli", ""], ws) == ["zapcli", "sh"]
+    # zapcli not on PATH: the built-in backends the script was generated with
+    assert complete(["zapcli", "spawn", "--cli", ""], ws) == [
+        "zapcli", "sh", "claude", "codex", "gemini", "opencode"]
     names = complete(["zapcli", "spawn", "--agent", ""], ws)
     assert {"general", "explorer", "doc-checker", "mine"} <= set(names)
     assert "doc-checker" in complete(["zapcli", "agents", "show", "d"], ws)
@@ -49,3 +52,22 @@ def test_commands_values_names_and_ids(ws: Path) -> None:
     assert {"--to", "--as", "--force"} <= set(complete(["zapcli", "agents", "copy", "--"], ws))
     assert complete(["zapcli", "poll", "sa_"], ws) == ["sa_20261130_0123abcd"]
     assert "--help" in complete(["zapcli", "poll", "--h"], ws)
+
+
+def test_cli_and_executor_values_come_from_zapcli_itself(ws: Path) -> None:
+    """#24.9: `--cli` completes every backend — the built-ins, the plugins
+    installed beside zapcli, and the ones config.yaml's `backends:` defines —
+    by asking the zapcli being completed (`zapcli __complete cli`)."""
+    import os
+    import sys
+
+    (ws / "config" / "config.yaml").write_text(
+        "backends:\n  qwen:\n    command: qwen\n    format: claude-stream-json\n")
+    bindir = str(Path(sys.executable).parent)  # the venv's bin, where its zapcli is
+    path = f"{bindir}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+    names = complete(["zapcli", "spawn", "--cli", ""], ws, path)
+    assert names[:6] == ["zapcli", "sh", "claude", "codex", "gemini", "opencode"], names
+    assert "qwen" in names
+    assert complete(["zapcli", "spawn", "--cli", "q"], ws, path) == ["qwen"]
+    assert {"local", "ray"} <= set(complete(["zapcli", "spawn", "--executor", ""], ws, path))
+

@@ -34,7 +34,8 @@ sys.stderr.write("MODULES " + json.dumps(sorted(set(sys.modules) - base)) + "\\n
 # dataclasses (zapcli.plain), typing (annotations only), shutil.
 HEAVY = {"typer", "click", "rich", "openai", "anthropic", "mcp", "yaml", "psutil", "pydantic",
          "httpx", "asyncio", "concurrent", "sqlite3", "ctypes", "platformdirs", "filelock",
-         "orjson", "dataclasses", "inspect", "ast", "typing", "shutil", "datetime", "uuid"}
+         "orjson", "dataclasses", "inspect", "ast", "typing", "shutil", "datetime", "uuid",
+         "opentelemetry", "hashlib"}
 # Only spawn starts a process (subprocess brings threading along).
 NOT_WATCHING = {"subprocess", "threading"}
 # Modules each may import beyond a bare interpreter (measured, with a little room).
@@ -55,4 +56,6 @@ def test_hot_commands_stay_within_their_import_budget(zap, name, argv):
     modules = json.loads(line[len("MODULES "):])
     heavy = sorted({m.split(".")[0] for m in modules} & (HEAVY | (NOT_WATCHING if name != "spawn" else set())))
     assert not heavy, f"{name} imports {heavy}"
+    telemetry = [m for m in modules if m.startswith("zapcli.telemetry")]
+    assert not telemetry, f"{name} imports {telemetry}: traces are made from trails, elsewhere"
     assert len(modules) <= BUDGET[name], f"{name} imports {len(modules)} modules: {modules}"

@@ -105,6 +105,8 @@ def test_after_a_budget_stop_of_a_dead_runner(zap, pinger, monkeypatch):
     runner died and nobody observed it yet, so only its `helper` records
     lead to what it left running — which the stop ends too."""
     from zapcli.cli.settings import for_observers
+    from zapcli.host.meter import Meter
+    from zapcli.ledger import Budget
     from zapcli.ops.budget import TreeBudget
 
     spawn, leftovers = pinger
@@ -114,8 +116,9 @@ def test_after_a_budget_stop_of_a_dead_runner(zap, pinger, monkeypatch):
     runner.kill()
     wait_until(lambda: not runner.is_running() or runner.status() == psutil.STATUS_ZOMBIE, 5)
     monkeypatch.setenv("ZAPCLI_KILL_GRACE_S", "1")
-    budget = TreeBudget("run-budget", 100, own=lambda: 100, children=lambda: [sid],
-                        settings=for_observers())
-    assert budget.enforce() == 100 and budget.stopped == [sid]
+    meter = Meter("m", max_tokens=100)
+    meter.tokens = 100  # the run's own calls spent it: its tree is stopped
+    budget = TreeBudget(zap.env["ZAPCLI_SESSION"], Budget(100), meter, for_observers())
+    assert budget.enforce() is not None and budget.stopped == [sid]
     assert final_status(zap.trail(sid)) == "failed"
     wait_until(lambda: not leftovers(), 5)

@@ -45,7 +45,10 @@ def test_ctrl_c_on_run_json_prints_the_run_document(zap, model):
         assert doc["run_id"] == run_id and doc["status"] == "interrupted"
         assert doc["subagents"] == [child] and doc["running"] == [child]
         assert "interrupted" in doc["reason"] and doc["report"] is None
-        assert set(doc["tokens"]) == {"input_tokens", "output_tokens", "cached_tokens"}
+        assert zap.json("poll", "--no-wait", child, env=env)["subagents"][0]["status"] == "cancelled"
+        assert {"input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens", "cost_usd",
+                "calls"} <= set(doc["tokens"])
+        assert doc["undelivered"][0]["id"] == child  # C26: stopped, listed as undelivered
         assert doc["error"]["code"] == "interrupted" and doc["error"]["exit_code"] == 130
         assert "Traceback" not in err
     finally:

@@ -90,3 +90,15 @@ def test_stall_is_shown_only_for_running_ones():
 def test_an_unrecorded_finding_says_so():
     view, found = derive("sa_20261130_0000abcd", _trail(SPAWN, PROCESS), probe(False))
     assert "not recorded" in apply(view, found, recorded=False).reason
+
+
+def test_damaged_process_and_status_fields_derive_without_raising():
+    """A damaged field takes its default (`trail.model`), so a bad trail
+    affects only its own answer: no pid, no elapsed time, no exit code."""
+    proc = {**PROCESS, "pid": "4242", "mono": "early", "deadline_mono": None}
+    view, finding = derive("id", _trail(SPAWN, proc), probe(True))
+    assert (view.status, view.pid, view.elapsed_s, finding) == ("running", None, None, None)
+    end = {"type": "status", "status": "failed", "exit_code": "2", "reason": ["x"], "mono": "late"}
+    view, finding = derive("id", _trail(SPAWN, proc, end), probe(False))
+    assert (view.status, view.exit_code, view.reason, finding) == ("failed", None, None, None)
+    assert view.elapsed_s == 0.0  # from the records' times, both SPAWN_TS

@@ -110,3 +110,36 @@ def test_what_cannot_be_continued(zap, model):
     refused = zap("continue", sh, "more")
     assert refused.returncode == 2 and "no conversation to continue" in refused.err
     assert zap("continue", "sa_20000101_00000000", "more").returncode == 1
+
+
+def test_a_queued_continuation_keeps_its_predecessor_until_it_has_read_it(zap, model):
+    """Chaos run (#24.10): with a cap of 1, `B=$(zapcli continue A …)` queued B,
+    then `zapcli rm A` deleted A's trail and B failed "the trail of A cannot
+    be read". A predecessor is kept, like an `--after` dependency, until its
+    successor has read it; a chain's first link too (the last one reads them
+    all). (gc deletes nothing while one is queued or running.)"""
+    srv = model([{"match": "first words", "turns": [{"text": "First answer."}]},
+                 {"match": "second words", "turns": [{"text": "Second answer."}]},
+                 {"match": "third words", "turns": [{"text": "Third answer."}]}])
+    zap.env["ZAPCLI_MAX_CONCURRENT"] = "1"
+    first = _id(zap, "spawn", "--", "first words")
+    assert zap("wait", "--timeout", "30", first).returncode == 0
+    second = _id(zap, "continue", first, "second words")
+    assert zap("wait", "--timeout", "30", second).returncode == 0
+    go = zap.cwd / "go"
+    blocker = zap.spawn_sh(f"until [ -e {go} ]; do sleep 0.1; done")  # holds the only slot
+    third = _id(zap, "continue", second, "third words")
+    assert zap.status(third) == "queued"
+    for old in (second, first):  # the queued one reads both
+        res = zap("rm", old)
+        assert res.returncode == 1 and f"{third} continues it" in res.out, res.out
+    doc = zap.json("clean")
+    assert doc["removed"] == [] and {k["id"] for k in doc["kept"]} == {first, second}, doc
+    assert all("kept: a continuation has not read it yet" in k["message"] for k in doc["kept"])
+    go.touch()
+    assert zap("wait", "--timeout", "30", third, blocker).returncode == 0, zap("replay", third).out
+    sent = [m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "user"]
+    assert sent == ["first words", "second words", "third words"]
+    assert record_of(zap, third, "resumed")["from"] == second
+    assert zap("rm", first, second).returncode == 0  # free to go once it has read them
+    assert zap.json("poll", "--no-wait", third)["subagents"][0]["status"] == "completed"

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import sleep_marker, supervisor_pid, trail_records, wait_until
+from tests.conftest import record_of, sleep_marker, supervisor_pid, trail_records, wait_until
 
 HOOK = 'echo "$ZAPCLI_ID $ZAPCLI_STATUS [$ZAPCLI_EXIT_CODE] $ZAPCLI_TRAIL" >> {log}'
 
@@ -135,3 +135,55 @@ def test_a_dead_hook_helper_does_not_hold_the_subagent_forever(zap, tmp_path):
     os.kill(helper["pid"], signal.SIGKILL)
     wait_until(lambda: zap("rm", sid).returncode == 0, 10)
     assert not zap.trail(sid).exists()
+
+
+# A runner's end as it is written (`TrailWriter.end`: the status, then the
+# claim), by a real process that dies right after claiming, before it could
+# start the helper: the window the chaos run hit (2 in 100).
+_CLAIM_AND_DIE = """
+import os, sys
+from pathlib import Path
+from zapcli.trail import finish, store
+path = Path(sys.argv[1])
+store.append(path, "status", {"status": "failed", "exit_code": 1, "reason": "ended by the test"})
+assert finish._claim(path)
+os.kill(os.getpid(), 9)
+"""
+
+
+def test_a_claim_whose_claimer_died_before_starting_the_helper_is_taken_over_once(zap, tmp_path):
+    """#24.11: nothing re-ran such a hook and nothing said so. The next
+    observers take the claim over once its claimer is gone and no helper
+    has said it runs; many at once run it once, and the first claim's
+    helper, had it only been slow, runs nothing when it finally starts."""
+    log = tmp_path / "hook.log"
+    sid = zap.spawn_sh(f"sleep {sleep_marker(3505)}", "--on-finish", HOOK.format(log=log))
+    runner = supervisor_pid(zap, sid)
+    wait_until(lambda: record_of(zap, sid, "start"), 20)
+    os.killpg(runner, signal.SIGKILL)  # the runner and its work: nothing of it writes any more
+    proc = subprocess.run([sys.executable, "-c", _CLAIM_AND_DIE, str(zap.trail(sid))],
+                          env=zap.env, capture_output=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    stale = _finish(zap, sid, "claimed")
+    assert zap("poll", "--no-wait", sid).returncode == 0
+    assert not _hook_lines(log, sid)  # a claim just made may still start its helper: left alone
+
+    def observers_ran_it() -> bool:
+        crowd = [subprocess.Popen([sys.executable, "-m", "zapcli", "poll", "--no-wait", sid],
+                                  env=zap.env, cwd=zap.cwd, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL) for _ in range(6)]
+        for p in crowd:
+            p.wait(timeout=60)
+        return any(r["type"] == "on_finish" and r.get("state") == "done"
+                   for r in trail_records(zap.trail(sid)))
+    wait_until(observers_ran_it, 40, 0.5)
+    assert _hook_lines(log, sid) == [[sid, "failed", "[1]", str(zap.trail(sid))]]
+    states = [(r["state"], r.get("took_over")) for r in trail_records(zap.trail(sid))
+              if r["type"] == "on_finish"]
+    assert states == [("claimed", None), ("claimed", stale["token"]), ("running", None),
+                      ("done", None)], states
+    late = subprocess.run([sys.executable, "-m", "zapcli.trail.finish", sid, stale["token"]],
+                          env=zap.env, capture_output=True, timeout=60)
+    assert late.returncode == 0, late.stderr
+    assert len(_hook_lines(log, sid)) == 1
+    assert len([r for r in trail_records(zap.trail(sid)) if r["type"] == "on_finish"]) == 4

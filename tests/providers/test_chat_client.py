@@ -265,17 +265,29 @@ def test_whole_json_body_instead_of_a_stream():
 
 # -- HTTP errors and retries ------------------------------------------------------------------
 
-@pytest.mark.parametrize("status", [429, 500, 503])
+@pytest.mark.parametrize("status", [500, 503])
 def test_transient_errors_are_retried_then_succeed(status):
     script = [{"turns": [{"http_error": {"status": status, "times": 2}}, {"text": "recovered"}]}]
     turn, _, requests = complete(script)
     assert turn.text == "recovered" and len(requests) == 3
 
 
-def test_rate_limit_beyond_retries_says_what_to_do():
-    script = [{"turns": [{"http_error": {"status": 429, "times": 5}}, {"text": "late"}]}]
-    reason = fails(script, max_retries=1)
-    assert "429" in reason and "retry" in reason
+@pytest.mark.parametrize("err,wait", [({"status": 429, "retry_after": 7}, 7.0),
+                                      ({"status": 429, "retry_after_ms": 1500}, 1.5),
+                                      ({"status": 529}, 0.01),
+                                      ({"status": 503, "type": "overloaded_error"}, 0.01)])
+def test_a_rate_limit_or_overload_is_handed_to_the_loop_not_retried(err, wait):
+    """Issue 19: the agent loop parks on these for as long as the server asks
+    (Retry-After), visibly; the SDK's own quick retries would hide it."""
+    with pytest.raises(ModelError) as exc:
+        complete([{"turns": [{"http_error": {**err, "times": 5}}, {"text": "late"}]}])
+    assert exc.value.retry_after == pytest.approx(wait) and exc.value.status == err["status"]
+    assert "rate-limiting" in exc.value.reason or "overloaded" in exc.value.reason
+
+
+def test_a_plain_503_is_still_retried_by_the_client():
+    reason = fails([{"turns": [{"http_error": {"status": 503, "times": 9}}]}], max_retries=1)
+    assert "HTTP 503" in reason
 
 
 def test_server_error_beyond_retries():

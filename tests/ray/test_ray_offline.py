@@ -8,6 +8,7 @@ once, in order, past the cursor."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -163,7 +164,16 @@ def test_the_ray_settings_are_checked_and_a_workspace_cannot_choose_the_cluster(
     (config / "config.yaml").write_text("executor: rayy\nray:\n  resources: {CPU: -1}\n  adress: x\n")
     res = zap("spawn", "--cli", "sh", "--", "true")
     assert res.returncode != 0
-    assert "key 'executor': expected one of local, ray" in res.err and "ray.resources" in res.err, res.err
+    # every executor is named (a plugin's may follow: tests/plugin adds one), and the bad section key
+    named = re.search(r"key 'executor': expected one of ([^\n]*)", res.err)
+    assert named and {"local", "ray"} <= {n.strip(" ,.") for n in named.group(1).split(",")}, res.err
+    assert "unknown key ray.adress (valid: address," in res.err, res.err
+    (config / "config.yaml").write_text("ray:\n  resources: {CPU: -1}\n  pool_idle_s: 0\n")
+    res = zap("spawn", "--cli", "sh", "--", "true")
+    assert res.returncode != 0 and "ray.resources: expected a mapping" in res.err, res.err
+    (config / "config.yaml").write_text("ray:\n  pool_idle_s: 0\n")
+    res = zap("spawn", "--cli", "sh", "--", "true")
+    assert res.returncode != 0 and "ray.pool_idle_s: expected a number of seconds above 0" in res.err, res.err
     (config / "config.yaml").write_text("")
     (zap.cwd / ".zapcli").mkdir()
     (zap.cwd / ".zapcli" / "config.yaml").write_text("executor: ray\nray: {address: 'http://evil:8265', env: [OPENAI_API_KEY]}\n")

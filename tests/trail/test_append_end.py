@@ -66,7 +66,7 @@ def test_twenty_concurrent_enders_one_wins_and_all_agree(tmp_path):
     trail = reader.read(path)
     finals = [r for r in trail.records if r["type"] == "status"]
     assert len(finals) == 1  # the losers wrote nothing
-    assert reader.summarize(trail).final == finals[0]
+    assert reader.summarize(trail).final.raw == finals[0]
 
 
 def test_the_lock_is_reentrant_in_a_thread_and_exclusive_across_threads(tmp_path):
@@ -90,7 +90,7 @@ def test_writer_end_after_an_observer_end_records_nothing(tmp_path):
     w = TrailWriter(path, start_seq=0, secrets=[], interval_s=60)
     w.append("text", {"delta": "hi"})
     final, ours = ending.end(path, Outcome(Status.CANCELLED, None, "killed"), by="kill")
-    assert ours and final["status"] == "cancelled"
+    assert ours and final.status == "cancelled"
     assert w.end(Outcome(Status.COMPLETED, 0, None)) is False
     w.close()
     recs = reader.read(path).records

@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from tests.conftest import wait_until
 from zapcli.trail import records, store
 from zapcli.trail.writer import TrailWriter
 
@@ -57,10 +58,28 @@ def test_the_batched_writer_drops_whole_batches_and_says_so(small_disk):
     w.close()
     recs = _records(path)
     seqs = [r["seq"] for r in recs]
-    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    assert seqs == list(range(len(seqs)))  # #24.14: a dropped record leaves no gap
     notes = [r for r in recs if r["type"] == "diagnostic" and r.get("name") == "disk_full"]
     assert recs[-1]["type"] == "report"
     assert len(notes) == 1 and "40 records were dropped" in notes[0]["message"]
+
+
+def test_the_note_lands_once_there_is_room_even_when_nothing_else_comes(small_disk):
+    """#24.14: the count was written only before a later record; a sync
+    record the disk refused (a helper's, the start) was not counted at all."""
+    path = _new_trail(small_disk.path / "t.jsonl")
+    w = TrailWriter(path, start_seq=0, secrets=[], interval_s=0.05)
+    small_disk.fill()
+    for i in range(30):  # dropped by the writer's thread or with the sync record
+        w.append("tool_result", {"call_id": str(i), "ok": True, "content": "y" * 3000})
+    assert not w.write_sync("helper", {"pid": 1, "name": "bash", "pad": "h" * 5000})
+    assert w.dropped == 31
+    small_disk.free()
+    wait_until(lambda: any(r["type"] == "diagnostic" for r in _records(path)), 10)  # the thread writes it
+    w.close()
+    recs = _records(path)
+    assert [r["type"] for r in recs] == ["spawn", "diagnostic"] and recs[1]["seq"] == 1
+    assert "31 records were dropped" in recs[1]["message"]
 
 
 SECRET = "sk-node-secret-0123456789"

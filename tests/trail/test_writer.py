@@ -172,7 +172,7 @@ def test_records_appended_by_others_keep_seq_increasing_and_unglued(tmp_path):
     trail = reader.read(path)
     seqs = [r["seq"] for r in trail.records]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs), seqs
-    assert reader.summarize(trail).final["status"] == "completed"
+    assert reader.summarize(trail).final.status == "completed"
 
 
 def test_appends_from_many_threads_land_whole_and_keep_nothing_for_the_collector(tmp_path):
@@ -221,3 +221,36 @@ def test_appends_from_many_threads_land_whole_and_keep_nothing_for_the_collector
     assert sorted(texts.replace("><", ">\n<").split("\n")) == sorted([f"<{t}>" for t in range(4) for _ in range(3000)])
     seqs = [r["seq"] for r in recs]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+
+
+_APPENDER = """
+import sys
+from pathlib import Path
+from zapcli.trail import store
+path, who = Path(sys.argv[1]), sys.argv[2]
+for n in range(150):
+    assert store.append(path, "steer", {"text": f"{who}-{n}", "delivered": False}) is not None
+"""
+
+
+def test_a_trail_trimmed_while_others_append_loses_none_of_theirs(tmp_path):
+    """#24.13: the writer replaces the trail with its trimmed copy while `send`,
+    `approve` or an observer append; a lock won on the file that was replaced
+    would let their records land in the old file, lost. Each appender's
+    records (steering: never dropped by a trim) are all there once."""
+    path = _new_trail(tmp_path / "t.jsonl")
+    w = TrailWriter(path, start_seq=0, secrets=[], interval_s=0.01, trim_over=200_000)
+    others = [subprocess.Popen([os.sys.executable, "-c", _APPENDER, str(path), who])
+              for who in ("a", "b")]
+    while any(p.poll() is None for p in others):
+        w.append("tool_result", {"call_id": "c", "ok": True, "content": "z" * 8000})
+        time.sleep(0.002)
+    w.close()
+    assert [p.returncode for p in others] == [0, 0]
+    recs = _lines(path)
+    assert any(r["type"] == "trimmed" for r in recs)
+    steers = sorted(r["text"] for r in recs if r["type"] == "steer")
+    assert steers == sorted(f"{who}-{n}" for who in ("a", "b") for n in range(150))
+    seqs = [r["seq"] for r in recs]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    assert os.path.getsize(path) < 400_000

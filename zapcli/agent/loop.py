@@ -12,7 +12,7 @@ import json
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from zapcli.agent.arguments import ArgumentError, check_args
@@ -52,7 +52,7 @@ def run_loop(*, system_prompt: str, task: str, client: ModelClient, tools: list[
 
     Records emitted: text/thinking {delta}; tool_call {call_id, name,
     arguments}; tool_result {call_id, ok, content, duration_ms}; usage {model,
-    input_tokens, output_tokens, cached_tokens}; steer {steer_id, text,
+    input_tokens, output_tokens, cached_tokens, duration_ms}; steer {steer_id, text,
     delivered}; notice {text, source} for a message the loop itself adds
     (a rejected final answer); a one-time diagnostic when the endpoint
     reports no usage; report {text} on completion only. `history`: an
@@ -64,21 +64,29 @@ def run_loop(*, system_prompt: str, task: str, client: ModelClient, tools: list[
                                       if system_prompt else [])
     messages.extend(history or [])
     messages.append({"role": "user", "content": task})
-    state = _State()
+    state = _State(sent_chars=len(json.dumps(specs)))
     while True:
-        stop = _limit_reached(limits, state)
+        stop = _limit_reached(limits, state, messages)
         if stop is not None:
             return LoopResult(stop[0], stop[1], state.last_text)
         _deliver(messages, sink, hooks)
         state.turns += 1
+        asked = time.monotonic()
         try:
             turn = client.complete(messages, specs, lambda kind, d: sink(kind, {"delta": d}))
         except ModelError as e:
-            return LoopResult("failed", e.reason, state.last_text)
+            if e.retry_after is None:
+                return LoopResult("failed", e.reason, state.last_text)
+            parked = _park(e, client, sink, limits, state)  # a rate limit: wait, then again
+            if parked is not None:
+                return LoopResult(parked[0], parked[1], state.last_text)
+            state.turns -= 1
+            continue
         except Exception as e:  # a client bug must still end as a status, not a traceback
             return LoopResult("failed", f"model client failed: {type(e).__name__}: {e}",
                               state.last_text)
-        _count_usage(turn, messages, client, sink, state)
+        state.parked = 0
+        _count_usage(turn, messages, client, sink, state, int((time.monotonic() - asked) * 1000))
         messages.append(_assistant_message(turn))
         if turn.text:
             state.last_text = turn.text
@@ -107,6 +115,46 @@ class _State:
     used: int = 0  # tokens, input + output
     last_text: str = ""
     told_no_usage: bool = False
+    last_in: int = 0  # the last call's input tokens
+    last_out: int = 0  # and its output tokens
+    sent_chars: int = 0  # the size of what the last call sent (tool specs before the first)
+    parked: int = 0  # rate limits met in a row
+
+
+def predict(state: _State, messages: list[dict[str, Any]]) -> int:
+    """The next call's tokens: the last one's input plus what the conversation
+    grew since (4 characters a token), and as much output as last time.
+    Before the first call, the whole request's size."""
+    size = len(json.dumps(messages))
+    grown = max(size - state.sent_chars, 0) if state.turns else size + state.sent_chars
+    return state.last_in + grown // 4 + state.last_out
+
+
+MAX_PARK_S = 60.0  # the longest a rate limit parks without the server naming a time
+
+
+def _park(e: ModelError, client: ModelClient, sink: Sink, limits: Limits,
+          state: _State) -> tuple[str, str] | None:
+    """A rate limit or an overloaded server: say so (a `rate_limit` record:
+    observers show `rate-limited, retry in 12s`), wait as the server asked
+    (Retry-After) or back off (2, 4, ... 60 s), jittered so that parked
+    siblings do not all come back at once; None to try again, or the stop
+    (the deadline, a kill) that came meanwhile."""
+    import random
+
+    state.parked += 1
+    wait = e.retry_after or min(2.0 ** state.parked, MAX_PARK_S)
+    wait *= 1 + random.uniform(0, 0.2)
+    sink("rate_limit", {"status": e.status, "message": e.reason, "retry_in_s": round(wait, 3),
+                        "until": time.time() + wait, "attempt": state.parked,
+                        "provider": getattr(client, "endpoint", None) or client.model})
+    until = time.monotonic() + wait
+    while time.monotonic() < until:
+        stop = _stop_reason(limits)
+        if stop is not None:
+            return stop[0], f"{stop[1]} (while parked on a rate limit: {e.reason})"
+        time.sleep(min(0.1, max(until - time.monotonic(), 0.0)))
+    return None
 
 
 def _stop_reason(limits: Limits) -> tuple[str, str] | None:
@@ -119,13 +167,21 @@ def _stop_reason(limits: Limits) -> tuple[str, str] | None:
     return None
 
 
-def _limit_reached(limits: Limits, state: _State) -> tuple[str, str] | None:
+def _limit_reached(limits: Limits, state: _State,
+                   messages: list[dict[str, Any]]) -> tuple[str, str] | None:
     stop = _stop_reason(limits)
     if stop is None and state.turns >= limits.max_turns:
         stop = ("failed", f"max turns reached ({limits.max_turns} model calls)")
-    if stop is None and limits.max_tokens is not None and state.used > limits.max_tokens:
-        stop = ("failed", f"token budget exceeded ({state.used:,} of {limits.max_tokens:,} tokens)")
-    return stop
+    if stop is not None or (limits.max_tokens is None and limits.budget is None):
+        return stop
+    upcoming = predict(state, messages)
+    cap = limits.max_tokens
+    if cap is not None and state.used + upcoming > cap:
+        if state.used > cap:
+            return ("failed", f"token budget exceeded ({state.used:,} of {cap:,} tokens)")
+        return ("failed", f"token budget: {state.used:,} of {cap:,} tokens used, and the next "
+                          f"model call (about {upcoming:,}) would pass it")
+    return limits.budget(upcoming) if limits.budget else None
 
 
 def _deliver(messages: list[dict[str, Any]], sink: Sink, hooks: Hooks) -> None:
@@ -139,12 +195,16 @@ def _deliver(messages: list[dict[str, Any]], sink: Sink, hooks: Hooks) -> None:
 
 
 def _count_usage(turn: Turn, messages: list[dict[str, Any]], client: ModelClient, sink: Sink,
-                 state: _State) -> None:
+                 state: _State, duration_ms: int) -> None:
+    state.sent_chars = len(json.dumps(messages))
     if turn.usage is not None:
         u = turn.usage
         sink("usage", {"model": turn.model or client.model, "input_tokens": u.input_tokens,
-                       "output_tokens": u.output_tokens, "cached_tokens": u.cached_tokens})
+                       "output_tokens": u.output_tokens, "cached_tokens": u.cached_tokens,
+                       "duration_ms": duration_ms,
+                       **({"cache_write_tokens": u.cache_write_tokens} if u.cache_write_tokens else {})})
         state.used += u.input_tokens + u.output_tokens
+        state.last_in, state.last_out = u.input_tokens, u.output_tokens
         return
     if not state.told_no_usage:
         state.told_no_usage = True
@@ -152,7 +212,9 @@ def _count_usage(turn: Turn, messages: list[dict[str, Any]], client: ModelClient
                             "the model endpoint reports no token usage; usage totals "
                             "miss these calls and the token budget uses an estimate "
                             "(4 characters per token)"})
-    state.used += _estimate(messages, turn)
+    estimate = _estimate(messages, turn)
+    state.used += estimate
+    state.last_in, state.last_out = estimate, 0
 
 
 def _assistant_message(turn: Turn) -> dict[str, Any]:
@@ -195,12 +257,14 @@ def _run_calls(calls: list[ToolCall], granted: dict[str, Tool], sink: Sink, ctx:
         sink("tool_result", fields)
         return result
 
-    if len(calls) > 1 and all(c.name.lower() == SUBAGENT_TOOL for c in calls):
+    names = [c.name.lower() for c in calls]
+    if len(calls) > 1 and all(n == SUBAGENT_TOOL for n in names):
         for call in calls:
             announce(call)
         results: dict[int, ToolResult] = {}
+        together = replace(ctx, siblings=len(calls), batch=turn)  # spawns share a budget evenly
         with ThreadPoolExecutor(max_workers=len(calls), thread_name_prefix="subagent") as pool:
-            futures = {pool.submit(_execute, c, granted, ctx, approver): i
+            futures = {pool.submit(_execute, c, granted, together, approver): i
                        for i, c in enumerate(calls)}
             for fut in as_completed(futures):
                 i = futures[fut]
@@ -213,7 +277,8 @@ def _run_calls(calls: list[ToolCall], granted: dict[str, Tool], sink: Sink, ctx:
         if stop is not None:
             out.append(finish(call, ToolResult(False, f"not run: {stop[1]}"), 0))
             continue
-        out.append(finish(call, *_execute(call, granted, ctx, approver)))
+        out.append(finish(call, *_execute(call, granted, replace(
+            ctx, siblings=names.count(call.name.lower()), batch=turn), approver)))
     return out
 
 
@@ -255,7 +320,7 @@ def _check_and_run(call: ToolCall, tool: Tool | None, granted: dict[str, Tool],
     waited.append(time.monotonic() - asked)
     if refusal is not None:
         return refusal
-    result = tool.run(args, ctx)
+    result = tool.run(args, replace(ctx, call_id=call.call_id))
     if not isinstance(result, ToolResult):
         return ToolResult(True, str(result))
     return result

@@ -47,6 +47,12 @@ class ToolContext:
     env: dict[str, str] = field(default_factory=dict)
     writable_roots: tuple[str, ...] = ()
     deadline_monotonic: float | None = None  # time.monotonic() value; None = no deadline
+    call_id: str = ""  # the tool call being run (each call gets its own context)
+    siblings: int = 1  # calls to the same tool in the model message this call came in
+    batch: int = 0  # that model message's number (its turn)
+    # Where commands run: a `zapcli.sandbox.session.Sandbox` (its `run` starts
+    # one), or None for this process's own namespaces.
+    sandbox: Any = None
 
 
 class Tool(Protocol):
@@ -69,9 +75,10 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Usage:
-    input_tokens: int = 0
+    input_tokens: int = 0  # every input token, the cache's included
     output_tokens: int = 0
-    cached_tokens: int = 0
+    cached_tokens: int = 0  # of input_tokens: read from the provider's cache
+    cache_write_tokens: int = 0  # of input_tokens: written to it
 
 
 @dataclass
@@ -89,11 +96,15 @@ class Turn:
 class ModelError(Exception):
     """The model call failed for good (after the SDK's retries); `reason` is
     one line a user can act on, e.g. "model endpoint returned 401: check
-    OPENAI_API_KEY"."""
+    OPENAI_API_KEY". `retry_after` (seconds, 0 when the server named no
+    time) marks a rate limit or an overloaded server: the loop parks and
+    tries again instead of failing; `status` is the HTTP status."""
 
-    def __init__(self, reason: str):
+    def __init__(self, reason: str, *, retry_after: float | None = None, status: int | None = None):
         super().__init__(reason)
         self.reason = reason
+        self.retry_after = retry_after
+        self.status = status
 
 
 class ModelClient(Protocol):
@@ -138,11 +149,16 @@ class Approver(Protocol):
 class Limits:
     """Checked before every model call. `should_stop()` returns a reason (the
     status is "timeout" when it mentions a timeout or deadline, else "failed")
-    or an explicit (status, reason)."""
+    or an explicit (status, reason). `max_tokens` stops the loop before a
+    call that would pass it (the call is predicted from the last one and
+    what the conversation grew since); `budget(next_tokens)` is the host's
+    check of a budget the loop cannot see (a tree's, dollars): a stop
+    (status, reason) or None."""
 
     max_turns: int = 40
     max_tokens: int | None = None  # input + output tokens summed over calls
     should_stop: Callable[[], str | tuple[str, str] | None] | None = None
+    budget: Callable[[int], tuple[str, str] | None] | None = None
 
 
 @dataclass(frozen=True)

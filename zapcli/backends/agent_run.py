@@ -1,4 +1,5 @@
-"""The `zapcli` backend, runner side: the built-in agent writing to its trail.
+"""The `zapcli` backend's run (`zapcli.backends.agent.AgentBackend`): the
+built-in agent writing to its trail.
 
 Imports `zapcli.host` (lazily), `zapcli.backends.gate`, `zapcli.trail`.
 Builds the agent from the frozen `spawn` record (never from the YAML layers)
@@ -14,7 +15,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from zapcli.backends.base import Backend, RunContext
 from zapcli.backends.gate import Gate
 from zapcli.supervisor.capture import CappedFile
 from zapcli.trail import reader, store
@@ -45,20 +45,10 @@ class SteerInbox:
         return taken
 
 
-class AgentBackend(Backend):
-    """`--cli zapcli`: the built-in agent, in the runner's own interpreter."""
-
-    name = "zapcli"
-    in_process = True
-
-    def run(self, ctx: RunContext) -> Outcome:
-        return run(ctx.sid, ctx.spawn, ctx.task, writer=ctx.writer, out=ctx.out,
-                   deadline_mono=ctx.deadline_mono, terminated=ctx.terminated)
-
-
 def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: CappedFile,
         deadline_mono: float, terminated: threading.Event) -> Outcome:
     from zapcli.agent.types import Hooks, ModelError
+    from zapcli.backends.sections import OWNERS
     from zapcli.config import load_settings
     from zapcli.errors import ConfigError
     from zapcli.host.agent import build_host
@@ -66,9 +56,14 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
     gate = Gate(sid, writer, mode=spawn.approval, workspace=spawn.workspace, cwd=spawn.cwd,
                 writable_roots=spawn.writable_roots, unattended=spawn.unattended,
                 deadline_mono=deadline_mono, terminated=terminated, relay=spawn.relay)
+    from zapcli.backends.sandboxed import agent_sandbox
+
+    box = agent_sandbox(sid, spawn, writer)
+    if isinstance(box, Outcome):
+        return box
     try:
-        settings = load_settings(Path(spawn.workspace))
-        host = build_host(spawn.raw, workspace=spawn.workspace, cwd=spawn.cwd,
+        settings = load_settings(Path(spawn.workspace), owners=OWNERS)
+        host = build_host(spawn.raw, workspace=spawn.workspace, cwd=spawn.cwd, sandbox=box,
                           writable_roots=spawn.writable_roots, providers=settings.providers,
                           approver=gate, deadline_mono=deadline_mono,
                           on_http_error=lambda status, message: writer.append("diagnostic", {
@@ -93,18 +88,40 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
             return ("timeout", "deadline reached")
         return None
 
+    meter = _meter(sid, spawn, host)
     try:
-        result = host.run(task, _TrailSink(writer, out),
+        result = host.run(task, meter.sink(_TrailSink(writer, out, spawn.session)),
                           hooks=Hooks(approver=gate, steer=inbox.take, check_report=check_report),
-                          max_tokens=spawn.max_tokens, should_stop=should_stop, history=history)
+                          should_stop=should_stop, history=history, budget=meter.check)
     finally:
         host.close()
+        if meter.held is not None:
+            meter.held.close()  # type: ignore[attr-defined]
     for _key, text in inbox.pending():
         writer.append("diagnostic", {"dimension": "steer", "name": "undelivered",
                                      "message": f"not delivered (the subagent ended first): {text[:200]}"})
     if result.report and not result.report.endswith("\n"):
         out.write(b"\n")
-    return Outcome(Status(result.status), 0 if result.status == "completed" else None, result.reason)
+    status = Status(result.status)
+    return Outcome(status, 0 if status == Status.COMPLETED else None, result.reason)
+
+
+def _meter(sid: str, spawn: SpawnRecord, host: Any) -> Any:
+    """Prices its calls; with a budget (`--max-tokens`, `--max-cost`, or the
+    allotment its parent's tree gave it) stops before a call that would pass
+    it, counting what its own subagents hold (SPEC §19)."""
+    from zapcli.host.meter import Meter
+
+    raw = spawn.raw
+    max_cost = raw.get("max_cost") if isinstance(raw.get("max_cost"), (int, float)) else None
+    held = None
+    if spawn.max_tokens is not None or max_cost is not None:
+        from zapcli.ledger import Held
+
+        held = Held(sid)
+    price = raw.get("price") if isinstance(raw.get("price"), dict) else None
+    return Meter(getattr(host.client, "model", spawn.model), price=price,
+                 max_tokens=spawn.max_tokens, max_cost=max_cost, held=held)
 
 
 def _history(spawn: SpawnRecord, writer: TrailWriter) -> tuple[list[dict[str, Any]] | None, Outcome | None]:
@@ -118,6 +135,7 @@ def _history(spawn: SpawnRecord, writer: TrailWriter) -> tuple[list[dict[str, An
         hist = conversation(prev)
     except HistoryError as exc:
         return None, Outcome(Status.FAILED, None, f"cannot continue {prev}: {exc}")
+    writer.write_sync("resumed", {"from": prev})  # read: rm, clean and gc may remove it now
     if hist.repaired or hist.dropped:
         writer.append("diagnostic", {"dimension": "history", "name": "repaired", "message": (
             f"the conversation of {prev} had {hist.repaired} tool call(s) without a result (closed "
@@ -153,11 +171,32 @@ class _TrailSink:
     """Records go to the trail; visible text also to stdout, each turn's on
     its own lines; the report is written synchronously (never lost)."""
 
-    def __init__(self, writer: TrailWriter, out: CappedFile):
-        self.writer, self.out = writer, out
+    def __init__(self, writer: TrailWriter, out: CappedFile, session: str = ""):
+        self.writer, self.out, self.session = writer, out, session
         self.at_line_start = True
+        self.parked = False
+
+    def _resumed(self) -> None:
+        """Back from a rate limit: the queue may have held the session's next
+        subagents for this provider; let them start now (no daemon would)."""
+        def drain() -> None:
+            try:
+                from zapcli.backends.sections import OWNERS
+                from zapcli.config import load_settings
+                from zapcli.lifecycle import queue
+
+                queue.drain(self.session, load_settings(lenient=True, owners=OWNERS))
+            except Exception:  # noqa: BLE001 - best effort: the next observer drains too
+                pass
+
+        threading.Thread(target=drain, name="drain-after-rate-limit", daemon=True).start()
 
     def __call__(self, rtype: str, fields: dict[str, Any]) -> None:
+        if rtype == "rate_limit":
+            self.parked = True
+        elif rtype == "usage" and self.parked:
+            self.parked = False
+            self._resumed()
         if rtype == "text":
             delta = str(fields.get("delta", ""))
             self.out.write(delta.encode("utf-8", "replace"))

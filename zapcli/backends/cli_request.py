@@ -5,9 +5,10 @@ record (SPEC §13). Imports `zapcli.backends.cli_home`, `zapcli.backends.resume`
 The definition (if any) gives the prompt, the tools (declared, or none:
 undeclared means unreachable) and its MCP servers; without a definition the
 CLI keeps its own tools. The environment is the runner's (the CLI's own
-endpoint and key variables pass through) plus the subagent's marker. For
-claude outside `full` and `--unattended`, zapcli's approval server is the
-CLI's permission prompt tool. A `continue_of` resumes the old CLI session in
+endpoint and key variables pass through) plus the subagent's marker. For a
+backend with an approval hook (claude), outside `full` and `--unattended`,
+zapcli's approval server is the CLI's permission prompt tool. Work in a tree
+zapcli created (`--worktree`) is marked so the CLI's trust gate is passed. A `continue_of` resumes the old CLI session in
 a copy of the old config home.
 """
 
@@ -20,7 +21,7 @@ from typing import Any
 
 from zapcli.backends import cli_home
 from zapcli.backends.base import RunContext
-from zapcli.backends.clis.base import CliRequest, McpServer
+from zapcli.backends.clis.base import Cli, CliRequest, McpServer
 from zapcli.backends.resume import CannotResume, point
 from zapcli.supervisor.launch import MARKER
 
@@ -36,6 +37,8 @@ class Plan:
 
 
 def _servers(backend: dict[str, Any]) -> tuple[McpServer, ...]:
+    if not backend.get("mcp"):  # most have none: no capabilities and definitions imports (~40 ms)
+        return ()
     from zapcli.capabilities.mcpconfig import ServerConfig
 
     out = []
@@ -61,8 +64,8 @@ def approval_server(sid: str) -> McpServer:
                      args=("-m", "zapcli.backends.clis.approval_server", "--id", sid), env=env)
 
 
-def build(ctx: RunContext, kind: str, drop: tuple[str, ...] = ()) -> Plan:
-    """The request for `ctx`'s subagent, run by the CLI of `kind`. Raises
+def build(ctx: RunContext, backend: Cli) -> Plan:
+    """The request for `ctx`'s subagent, run by `backend`. Raises
     CannotResume when a continuation's old session is gone."""
     spawn = ctx.spawn
     extra: dict[str, Any] = {}
@@ -72,14 +75,15 @@ def build(ctx: RunContext, kind: str, drop: tuple[str, ...] = ()) -> Plan:
         at = point(continue_of)
         resume, usage = at.session_id, at.usage
         extra = {"continue_of": continue_of, "resumed_usage": at.usage}
-        home = cli_home.make_home(ctx.sid, copy_of=continue_of, drop=drop)
+        home = cli_home.make_home(ctx.sid, copy_of=continue_of, drop=backend.resume_drop)
+        ctx.writer.write_sync("resumed", {"from": continue_of})  # read: rm, clean, gc may remove it
     else:
         home = cli_home.make_home(ctx.sid)
     definition = spawn.definition
     env = dict(os.environ)
     env[MARKER] = ctx.sid
     schema = spawn.raw.get("output_schema")
-    hook = kind == "claude" and spawn.approval != "full" and not spawn.unattended
+    hook = backend.approval_hook and spawn.approval != "full" and not spawn.unattended
     req = CliRequest(
         task=ctx.task, cwd=spawn.cwd, workspace=spawn.workspace, config_home=home, env=env,
         approval=spawn.approval, unattended=spawn.unattended, model=spawn.model,
@@ -88,5 +92,6 @@ def build(ctx: RunContext, kind: str, drop: tuple[str, ...] = ()) -> Plan:
         mcp_servers=_servers(spawn.backend or {}),
         output_schema=schema if isinstance(schema, dict) else None,
         resume=resume, resume_usage=usage,
-        approval_server=approval_server(ctx.sid) if hook else None)
+        approval_server=approval_server(ctx.sid) if hook else None,
+        own_tree=spawn.worktree is not None)
     return Plan(req, list(spawn.diagnostics), extra)

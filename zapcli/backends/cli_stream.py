@@ -74,8 +74,22 @@ class Sink:
             if "cost" in fields and "cost_usd" not in fields:
                 fields = dict(fields)
                 fields["cost_usd"] = fields.pop("cost")
+            if "cost_usd" not in fields:  # the CLI reports none: the model's price (SPEC §19)
+                fields = self._priced(fields)
             self.tokens += _int(fields.get("input_tokens")) + _int(fields.get("output_tokens"))
         self.writer.append(rtype, fields)
+
+    price: dict[str, float] | None = None  # a `prices:` entry frozen in the spawn record
+    model: str | None = None
+
+    def _priced(self, fields: dict[str, Any]) -> dict[str, Any]:
+        from zapcli import prices
+
+        cost = prices.cost(str(fields.get("model") or self.model or ""),
+                           _int(fields.get("input_tokens")), _int(fields.get("output_tokens")),
+                           _int(fields.get("cached_tokens")), _int(fields.get("cache_write_tokens")),
+                           self.price)
+        return fields if cost is None else {**fields, "cost_usd": cost}
 
     def end_with(self, report: str) -> None:
         """Make stdout end with the report (once), like the built-in agent's."""
@@ -106,6 +120,8 @@ class LinePump:
         self.done = done  # reading a file the CLI writes: EOF ends the pump once this is set
         self.lines = 0
         self.not_json = 0
+        self.events = 0  # JSON lines, and of them the kinds the parser does not know
+        self.unknown: dict[str, int] = {}
         self.largest = 0
         self.failed: str | None = None
         self.thread = threading.Thread(target=self._run, name="cli-stdout", daemon=True)
@@ -176,6 +192,13 @@ class LinePump:
             except _DecodeError:
                 self._not_json(line, size)
                 return
+        self.events += 1
+        if not self.parser.recognises(event):
+            kind = str(event.get("type") if isinstance(event, dict) else type(event).__name__)[:60]
+            if kind in self.unknown or len(self.unknown) < 8:
+                self.unknown[kind] = self.unknown.get(kind, 0) + 1
+            else:
+                self.unknown["…"] = self.unknown.get("…", 0) + 1
         records = self.parser.feed(event)
         if records:
             sink = self.sink
@@ -183,6 +206,18 @@ class LinePump:
                 sink(rtype, fields)
         if self.on_event is not None:
             self.on_event()
+
+    def drift(self) -> str | None:
+        """What changed in the stream when the parser knew none of its events,
+        or no more than half of them (from four on); None when it knew enough.
+        A few unknown kinds among many known ones are a newer CLI's additions,
+        passed over."""
+        odd = sum(self.unknown.values())
+        known = self.events - odd
+        if not odd or (known and (self.events < 4 or known * 2 > self.events)):
+            return None
+        kinds = ", ".join(f"{k} ×{n}" for k, n in self.unknown.items())
+        return f"of its {self.events} events zapcli knew {known} (other kinds: {kinds})"
 
     def _not_json(self, line: bytes, size: int) -> None:
         if line.isspace():

@@ -1,8 +1,8 @@
-"""Agent CLIs as backends, runner side (SPEC §13): `CliBackend` runs claude,
-codex, gemini, opencode (or a configured CLI speaking one of their formats)
-as the subagent's work.
+"""Agent CLIs as backends, runner side (SPEC §13): `run_cli` is
+`CliBackend.run` — claude, codex, gemini, opencode, a plugin's CLI, or a
+wrapper config.yaml defines, as the subagent's work.
 
-Imports `zapcli.backends.clis` (adapters, lazily), `zapcli.backends.cli_home`,
+Imports `zapcli.backends.clis.base`, `zapcli.backends.cli_home`,
 `cli_stream`, `cli_request`, `zapcli.supervisor`, `zapcli.trail`. The CLI is a
 child of the runner in the runner's process group (so `kill` reaches it with
 the group), its stdout a file in its home that is followed from before stdin
@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from zapcli.backends import cli_home
-from zapcli.backends.base import Backend, RunContext
+from zapcli.backends.base import RunContext
 from zapcli.backends.cli_stream import LinePump, Sink, TailPump
-from zapcli.backends.clis.base import CliLaunch, CliOutcome, CliRequest, EventParser
+from zapcli.backends.clis.base import Cli, CliLaunch, CliRequest, EventParser
 from zapcli.supervisor.capture import feed
 from zapcli.supervisor.kill import end_marked, kill_tree
 from zapcli.supervisor.launch import process_create_time
@@ -48,44 +48,38 @@ def exit_grace() -> float:
     return value if 0 <= value <= 600 else DEFAULT_EXIT_GRACE_S
 
 
-class CliBackend(Backend):
-    """`--cli claude|codex|gemini|opencode|<configured>`: the spawn record's
-    frozen `backend` ({name, command, format}) says what to start."""
+def run_cli(backend: Cli, ctx: RunContext) -> Outcome:
+    """Run the agent CLI the spawn record's frozen `backend` ({name, command,
+    format}) names, with `backend`'s flags and parser: `CliBackend.run`."""
+    from zapcli.backends import cli_request
 
-    name = "cli"
-
-    def run(self, ctx: RunContext) -> Outcome:
-        from zapcli.backends import cli_request
-        from zapcli.backends.clis import registry
-
-        found = ctx.spawn.backend or {}
-        command, fmt = found.get("command"), found.get("format")
-        if not (isinstance(command, list) and command and fmt in registry.FORMATS):
-            return Outcome(Status.FAILED, None, "the spawn record names no agent CLI to run "
-                           f"(backend {ctx.spawn.cli!r}); spawn it again")
-        adapter = registry.adapter(registry.FORMATS[str(fmt)])
-        try:
-            plan = cli_request.build(ctx, adapter.name, adapter.resume_drop)
-        except cli_request.CannotResume as exc:
-            return Outcome(Status.FAILED, None, str(exc))
-        launch = adapter.launch(plan.request, [str(c) for c in command])
-        cli_home.write_files(plan.request.config_home, launch.files)
-        for diag in [*plan.diagnostics, *launch.diagnostics]:
-            ctx.writer.append("diagnostic", diag)
-        run = _Run(ctx, adapter.parser(plan.request), plan.request, launch,
-                   [str(c) for c in command], adapter.version_argv([str(c) for c in command]))
-        run.session_extra = plan.session_extra
-        return run.supervise()
+    found = ctx.spawn.backend or {}
+    command = found.get("command")
+    if not (isinstance(command, list) and command and found.get("format") == backend.event_format):
+        return Outcome(Status.FAILED, None, "the spawn record names no agent CLI to run "
+                       f"(backend {ctx.spawn.cli!r}); spawn it again")
+    command = [str(c) for c in command]
+    try:
+        plan = cli_request.build(ctx, backend)
+    except cli_request.CannotResume as exc:
+        return Outcome(Status.FAILED, None, str(exc))
+    launch = backend.launch(plan.request, command)
+    cli_home.write_files(plan.request.config_home, launch.files)
+    for diag in [*plan.diagnostics, *launch.diagnostics]:
+        ctx.writer.append("diagnostic", diag)
+    run = _Run(ctx, backend, backend.parser(plan.request), plan.request, launch, command)
+    run.session_extra = plan.session_extra
+    return run.supervise()
 
 
 @dataclass
 class _Run:
     ctx: RunContext
+    backend: Cli
     parser: EventParser
     req: CliRequest
     launch: CliLaunch
     command: list[str]
-    version_argv: list[str]
     session_extra: dict[str, Any] = field(default_factory=dict)
     terminal_at: float | None = None
     _session_written: bool = False
@@ -101,6 +95,9 @@ class _Run:
         me = os.getpid()
         self.me_ctime = process_create_time(me)
         self.sink = Sink(ctx.writer, ctx.out)
+        price = ctx.spawn.raw.get("price")
+        self.sink.price = price if isinstance(price, dict) else None
+        self.sink.model = ctx.spawn.model
         # The CLI's stdout is a file we follow, not a pipe: a node CLI in its
         # own session may exit before a pipe's pending writes are flushed
         # (measured: gemini lost its answer 3 times in 8 under load), and a
@@ -109,7 +106,10 @@ class _Run:
         write_fd = os.open(stream, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
         try:
             proc = subprocess.Popen(
-                self.launch.argv, env=self.launch.env, cwd=self.req.cwd, close_fds=True,
+                # PWD names where it runs: a CLI that reads it (opencode) would work in the
+                # caller's folder, outside its --worktree tree
+                self.launch.argv, env={**self.launch.env, "PWD": self.req.cwd}, cwd=self.req.cwd,
+                close_fds=True,
                 stdin=subprocess.PIPE if self.launch.stdin is not None else subprocess.DEVNULL,
                 stdout=write_fd, stderr=subprocess.PIPE)
         except OSError as exc:
@@ -204,7 +204,8 @@ class _Run:
             self._version_written = version is not None
 
     def _find_version(self) -> None:
-        self._version = cli_home.version(self.version_argv, self.command, self.launch.env)
+        self._version = cli_home.version(self.backend.version_argv(self.command), self.command,
+                                         self.launch.env)
 
     # -- the end --------------------------------------------------------------
 
@@ -229,12 +230,34 @@ class _Run:
             self._report(self.parser.finish(code, stderr_tail).report if ending == "budget"
                          else None)
             return Outcome(why[0], None, why[1])
-        result: CliOutcome = self.parser.finish(code, stderr_tail)
+        result = self.parser.finish(code, stderr_tail)
         self._report(result.report)
-        if result.status == "completed":
+        exit_code = code if code is not None and code >= 0 else None
+        drift = self.pump.drift() if self.pump is not None else None
+        if drift is not None:  # a changed stream is never read as a success (SPEC §17)
+            last = [ln.strip() for ln in stderr_tail.splitlines() if ln.strip()][-1:]
+            if code and last:
+                drift += f"; it exited with code {code}: {last[0][:300]}"
+            return Outcome(Status.FAILED, exit_code, self._drift_reason(drift))
+        if result.status == Status.COMPLETED:
             return Outcome(Status.COMPLETED, 0, None)
-        return Outcome(Status.FAILED, code if code is not None and code >= 0 else None,
+        known = self.backend.exit_reasons.get(code) if code is not None else None
+        if known and not self.parser.terminal:
+            return Outcome(Status.FAILED, exit_code, known)
+        return Outcome(Status.FAILED, exit_code,
                        result.reason or f"{ctx.spawn.cli} failed (exit code {code})")
+
+    def _drift_reason(self, drift: str) -> str:
+        from zapcli.backends.clis.base import tested_text
+
+        if self._version_thread is not None:
+            self._version_thread.join(VERSION_JOIN_S)
+        version = getattr(self.parser, "version", None) or self._version or "of unknown version"
+        tested = (f"; zapcli's {self.backend.name} backend was tested with "
+                  f"{tested_text(self.backend.tested)}" if self.backend.tested else "")
+        return (f"stream drift: {self.ctx.spawn.cli} {version} printed events zapcli does not "
+                f"know — {drift}{tested}. Its output changed, so its result is not trusted: "
+                "use a tested version (zapcli doctor shows them), or a zapcli that knows this one")
 
     def _report(self, report: str | None) -> None:
         if report is None:

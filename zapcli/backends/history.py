@@ -18,7 +18,7 @@ from typing import Any
 
 from zapcli.redact import MissingSecret, display, unmark
 from zapcli.trail import reader, store
-from zapcli.trail.model import SpawnRecord
+from zapcli.trail.model import FinalStatus, SpawnRecord
 
 MAX_DEPTH = 50
 
@@ -98,7 +98,7 @@ def _blocks(recs: list[dict[str, Any]]) -> tuple[list[str | _Turn], dict[str, di
         elif (rtype == "steer" and rec.get("delivered")) or rtype == "notice":
             cur = None
             blocks.append(str(rec.get("text") or ""))
-        elif rtype == "trimmed":
+        elif rtype == "trimmed" and rec.get("dropped_records") != 0:  # else only folded
             blocks.append("[note: an earlier part of this conversation was trimmed from its "
                           "record and is missing here]")
     return blocks, results
@@ -140,7 +140,8 @@ def _call(rec: dict[str, Any]) -> dict[str, Any]:
 
 def _ending(recs: list[dict[str, Any]]) -> str:
     for rec in recs:
-        if rec.get("type") == "status" and rec.get("status") not in (None, "running"):
-            why = f" ({rec.get('reason')})" if rec.get("reason") else ""
-            return f"the subagent ended {rec.get('status')}{why} before the call finished"
+        final = FinalStatus.from_record(rec)
+        if final is not None:
+            why = f" ({final.reason})" if final.reason else ""
+            return f"the subagent ended {final.status}{why} before the call finished"
     return "the subagent ended before the call finished"

@@ -1,7 +1,8 @@
-"""The `sh` backend: run the task with `/bin/sh`, pump its output into the
-capped files, enforce the deadline on a monotonic clock.
+"""The `sh` backend's run (`zapcli.backends.shell.ShBackend`): the task runs
+with `/bin/sh`, its output pumped into the capped files, its deadline kept on
+a monotonic clock.
 
-Imports `zapcli.supervisor`, `zapcli.backends.base`. The task never travels in argv (no 128 KB argv
+Imports `zapcli.supervisor`, `zapcli.tracecontext`. The task never travels in argv (no 128 KB argv
 limit, nothing in `ps`): the shell reads it from a pipe and evaluates it with
 stdin `/dev/null`. The command shares the supervisor's process group,
 so `kill` reaches it through the group; at the deadline the supervisor kills
@@ -17,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from zapcli.backends.base import Backend, RunContext
+from zapcli import tracecontext
 from zapcli.supervisor.capture import CappedFile, feed, pump
 from zapcli.supervisor.kill import kill_tree
 from zapcli.supervisor.launch import process_create_time
@@ -45,7 +46,7 @@ def _describe(code: int) -> str:
 
 def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono: float,
         grace_s: float, terminated: threading.Event,
-        stop_grace: Callable[[], float] | None = None) -> Outcome:
+        stop_grace: Callable[[], float] | None = None, prefix: tuple[str, ...] = ()) -> Outcome:
     """Run `task` to its end, its deadline, or a SIGTERM of the supervisor.
 
     `grace_s` (seconds) is how long the command may take to end after SIGTERM;
@@ -53,9 +54,9 @@ def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono:
     """
     task_r, task_w = os.pipe()
     try:
-        proc = subprocess.Popen(["/bin/sh", "-c", BOOTSTRAP], stdin=task_r,
+        proc = subprocess.Popen([*prefix, "/bin/sh", "-c", BOOTSTRAP], stdin=task_r,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                                close_fds=True)
+                                close_fds=True, env=tracecontext.for_work(os.environ, "sh"))
     except BaseException:
         os.close(task_w)
         raise
@@ -98,14 +99,3 @@ def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono:
     for t in threads:
         t.join(timeout=PUMP_JOIN_S)
     return outcome
-
-
-class ShBackend(Backend):
-    """`--cli sh`: the task is a shell script; its exit code decides."""
-
-    name = "sh"
-
-    def run(self, ctx: RunContext) -> Outcome:
-        return run(ctx.task, cwd=ctx.spawn.cwd or "/", out=ctx.out, err=ctx.err,
-                   deadline_mono=ctx.deadline_mono, grace_s=ctx.spawn.kill_grace_s,
-                   terminated=ctx.terminated, stop_grace=ctx.stop_grace)

@@ -13,7 +13,7 @@ from typing import Optional
 import typer
 
 from zapcli import __version__
-from zapcli.cli.options import JSON
+from zapcli.cli.options import JSON, backends_help, executors_help
 
 app = typer.Typer(
     name="zapcli", no_args_is_help=True, add_completion=False,
@@ -23,7 +23,6 @@ app = typer.Typer(
          "[bold]list[/], [bold]kill[/], [bold]output[/] and [bold]replay[/] work on it from any later "
          "command, even after a restart.\n\nExample: id=$(zapcli spawn --cli sh -- 'make test'); zapcli wait \"$id\"",
 )
-
 
 
 def _no_type_column() -> None:
@@ -62,25 +61,32 @@ def main(version: bool = typer.Option(False, "--version", callback=_version, is_
 @app.command()
 def spawn(
     task: str = typer.Argument(..., help="What to do. '-' reads it from stdin (UTF-8, up to 1 MB).", metavar="TASK"),
-    cli: Optional[str] = typer.Option(None, "--cli", help="Backend: zapcli (the built-in agent, default), sh (a shell command), or an agent CLI: claude, codex, gemini, opencode (or one config.yaml's backends: defines). Default: the --agent definition's cli:, else zapcli.", metavar="NAME"),
+    cli: Optional[str] = typer.Option(None, "--cli", help=backends_help(), metavar="NAME"),
     agent: Optional[str] = typer.Option(None, "--agent", help="Subagent definition to use (its cli: may pick the backend).", metavar="NAME"),
     model: Optional[str] = typer.Option(None, "--model", help="Model for this subagent.", metavar="MODEL"),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Deadline in seconds (default 300, config timeout_s).", metavar="SECS"),
     approval: Optional[str] = typer.Option(None, "--approval", help="confirm | workspace | auto-edit | full.", metavar="MODE"),
     cwd: Optional[str] = typer.Option(None, "--cwd", help="Directory to run in (default: here).", metavar="DIR"),
     after: Optional[list[str]] = typer.Option(None, "--after", help="Start only after this subagent completed (repeatable).", metavar="ID"),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output).", metavar="N"),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output); it stops before a model call that would pass it. Also what the subagents its work spawns are allotted from.", metavar="N"),
+    max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Budget in US dollars (the backend's reported cost, else the model's price: genai-prices or prices: in config.yaml; an unpriced model is refused).", metavar="USD"),
     unattended: bool = typer.Option(False, "--unattended", help="Deny at once whatever would ask for approval.", metavar=""),
     worktree: bool = typer.Option(False, "--worktree", help="Work in a new git worktree on branch zapcli/<id>, from the current HEAD.", metavar=""),
     on_finish: Optional[str] = typer.Option(None, "--on-finish", help="Shell command run once when it ends (ZAPCLI_ID, ZAPCLI_STATUS, ZAPCLI_EXIT_CODE, ZAPCLI_TRAIL set); config on_finish.", metavar="CMD"),
-    output_schema: Optional[str] = typer.Option(None, "--output-schema", help="JSON Schema file the final report must satisfy (poll --json: structured).", metavar="FILE"),
-    executor: Optional[str] = typer.Option(None, "--executor", help="Where it runs: local (this machine) or ray (a Ray cluster: RAY_ADDRESS or ray.address; config executor).", metavar="NAME"),
+    output_schema: Optional[str] = typer.Option(None, "--output-schema", help="JSON Schema the final report must satisfy: a file, or the schema inline ('{...}'); poll --json: structured.", metavar="FILE"),
+    executor: Optional[str] = typer.Option(None, "--executor", help=executors_help(), metavar="NAME"),
+    attempts: Optional[int] = typer.Option(None, "--attempts", help="Start N attempts at the task, each in its own worktree (zapcli attempts compares them, zapcli pick keeps one).", metavar="N"),
+    attempt_cli: Optional[list[str]] = typer.Option(None, "--attempt-cli", help="Backends for the attempts, used in turn: claude,codex (implies --attempts).", metavar="LIST"),
+    attempt_model: Optional[list[str]] = typer.Option(None, "--attempt-model", help="Models for the attempts, used in turn (implies --attempts).", metavar="LIST"),
+    sandbox: bool = typer.Option(False, "--sandbox", help="Run its commands in the OS sandbox, or refuse to start (the built-in agent's default where this machine can; sh: only with this flag).", metavar=""),
+    no_sandbox: bool = typer.Option(False, "--no-sandbox", help="Run its commands without the sandbox.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Start a subagent in the background and print its id at once.
 
     On a terminal the id comes with a short summary; in a pipe or $(...) only
     the id is printed, so [bold]id=$(zapcli spawn --cli sh -- 'make test')[/] works.
+    With --attempts, one id a line.
     """
     _run("spawn", locals())
 
@@ -180,10 +186,14 @@ def run(
     id: Optional[str] = typer.Option(None, "--id", help="Subagent id for --subagent.", metavar="ID", hidden=True),
     agent: Optional[str] = typer.Option(None, "--agent", help="Definition to use.", metavar="NAME"),
     model: Optional[str] = typer.Option(None, "--model", help="Model to use.", metavar="MODEL"),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output) of the run and every subagent it starts.", metavar="N"),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output) of the run and every subagent it starts: each is allotted a share, returned when it ends.", metavar="N"),
+    max_cost: Optional[float] = typer.Option(None, "--max-cost", help="The same budget in US dollars (an unpriced model is refused).", metavar="USD"),
+    max_subagents: Optional[int] = typer.Option(None, "--max-subagents", help="Subagents the run starts in all (default 32, config max_subagents; 0: no limit).", metavar="N"),
     approval: Optional[str] = typer.Option(None, "--approval", help="confirm | workspace | auto-edit | full.", metavar="MODE"),
     unattended: bool = typer.Option(False, "--unattended", help="Deny whatever would ask.", metavar=""),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Deadline in seconds (default: config timeout_s, 300).", metavar="SECS"),
+    sandbox: bool = typer.Option(False, "--sandbox", help="Run its commands in the OS sandbox, or refuse to start (default: where this machine can).", metavar=""),
+    no_sandbox: bool = typer.Option(False, "--no-sandbox", help="Run its commands without the sandbox.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Run the built-in agent in the foreground, with the subagent tool."""
@@ -205,6 +215,58 @@ def continue_(
     its id is printed at once, as with spawn.
     """
     _run("continue", locals())
+
+
+@app.command()
+def diff(
+    id: str = typer.Argument(..., help="Subagent id (of a --worktree or --attempts subagent).", metavar="ID"),
+    stat: bool = typer.Option(False, "--stat", help="Files with their changed lines, and the totals.", metavar=""),
+    name_only: bool = typer.Option(False, "--name-only", help="Only the names of the changed files.", metavar=""),
+    json: bool = JSON,
+) -> None:
+    """Show a subagent's work against its base: committed and uncommitted (untracked files too)."""
+    _run("diff", locals())
+
+
+@app.command()
+def merge(
+    id: str = typer.Argument(..., help="A finished subagent's id.", metavar="ID"),
+    squash: bool = typer.Option(False, "--squash", help="One commit on the checkout's branch instead of a merge.", metavar=""),
+    rebase: bool = typer.Option(False, "--rebase", help="Replay its commits on the checkout's branch (in its tree), then fast-forward.", metavar=""),
+    json: bool = JSON,
+) -> None:
+    """Merge a finished subagent's work into the current branch of the checkout it was spawned from.
+
+    Its uncommitted work is committed on its branch first. Refused, changing
+    nothing, when it would conflict or would touch uncommitted changes of the
+    checkout (the files are named).
+    """
+    _run("merge", locals())
+
+
+@app.command()
+def attempts(
+    id: str = typer.Argument(..., help="The id of any one of the attempts.", metavar="ID"),
+    check: Optional[str] = typer.Option(None, "--check", help="A shell command run in each finished attempt's tree (e.g. 'make test'); its result is shown.", metavar="CMD"),
+    json: bool = JSON,
+) -> None:
+    """Compare the attempts of spawn --attempts: status, diff stat, tokens, cost, check result."""
+    _run("attempts", locals())
+
+
+@app.command()
+def pick(
+    id: str = typer.Argument(..., help="The attempt to keep.", metavar="ID"),
+    squash: bool = typer.Option(False, "--squash", help="Merge it as one commit.", metavar=""),
+    rebase: bool = typer.Option(False, "--rebase", help="Replay its commits on the checkout's branch.", metavar=""),
+    json: bool = JSON,
+) -> None:
+    """Keep one attempt: merge it (as zapcli merge), then remove the other attempts' trees.
+
+    A sibling still running is stopped; a sibling's work is committed on its
+    branch before its tree goes, and that branch is kept.
+    """
+    _run("pick", locals())
 
 
 @app.command()
@@ -286,9 +348,37 @@ def tool_schema(json: bool = typer.Option(True, "--json", help="Always JSON.", m
     _run("tool_schema", locals())
 
 
-# The command groups (worktree, agents, mcp) live beside this module.
-from zapcli.cli.groups import agents_app, mcp_app, worktree_app  # noqa: E402
+@app.command()
+def export(
+    id: str = typer.Argument(..., help="Subagent (or run) id: it and every subagent started from it.", metavar="ID"),
+    format: str = typer.Option("atif", "--format", help="atif: an ATIF v1.7 trajectory, subagents embedded.", metavar="FORMAT"),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to FILE (default: stdout).", metavar="FILE"),
+    json: bool = JSON,
+) -> None:
+    """Write a subagent's tree as an ATIF trajectory (the trail stays the source of truth)."""
+    _run("export", locals())
+
+
+@app.command()
+def timeline(
+    id: Optional[str] = typer.Argument(None, help="Subagent (or run) id: it and every subagent started from it.", metavar="ID"),
+    session: Optional[list[str]] = typer.Option(None, "--session", help="Every subagent of session S instead (repeatable).", metavar="S"),
+    html: Optional[str] = typer.Option(None, "--html", help="Write a self-contained page to FILE.", metavar="FILE"),
+    format: Optional[str] = typer.Option(None, "--format", help="perfetto: Chrome trace-event JSON for ui.perfetto.dev.", metavar="FORMAT"),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="File for --format perfetto (default: stdout).", metavar="FILE"),
+    json: bool = JSON,
+) -> None:
+    """Draw a tree's timeline: queued, running, awaiting approval, ended; model and tool calls as bars.
+
+    Example: zapcli timeline --session "$(zapcli session)" --html fleet.html
+    """
+    _run("timeline", locals())
+
+
+# The command groups (worktree, agents, mcp, trace) live beside this module.
+from zapcli.cli.groups import agents_app, mcp_app, trace_app, worktree_app  # noqa: E402
 
 app.add_typer(worktree_app, name="worktree")
 app.add_typer(agents_app, name="agents")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(trace_app, name="trace")

@@ -23,6 +23,7 @@ from zapcli.approvals import Policy
 from zapcli.cli.output import escape_controls, is_tty
 from zapcli.errors import UsageError, ZapcliError
 from zapcli.paths import control_roots
+from zapcli.trail.model import Status
 
 
 class TerminalApprover(Policy):
@@ -80,19 +81,22 @@ def _args_text(arguments: Any) -> str:
 
 
 def _emit_run(run_id: str, status: str, reason: str | None, report: str | None, sub: Any,
-              tokens: list[int], **extra: Any) -> None:
-    """The one `run --json` document: `tokens` are the run's own model calls;
-    `extra` keys (`running`, `error`) when the run did not complete."""
+              tokens: Any, tree: Any = None, **extra: Any) -> None:
+    """The one `run --json` document: `tokens` are the run's own model calls,
+    `tree_tokens` the run's and every subagent's (what `usage` shows);
+    `undelivered`: results its model never saw; `extra` keys (`running`,
+    `error`) when the run did not complete."""
     from zapcli.cli.output import emit_json
 
+    undelivered, figures = tree if tree is not None else ([], None)
     emit_json({"run_id": run_id, "status": status, "reason": reason, "report": report,
-               "subagents": list(sub.started),
-               "tokens": {"input_tokens": tokens[0], "output_tokens": tokens[1],
-                          "cached_tokens": tokens[2]}, **extra})
+               "subagents": list(sub.started), "tokens": tokens.doc(),
+               "tree_tokens": figures.doc() if figures is not None else None,
+               "undelivered": undelivered, **extra})
 
 
-def _left_running(sub: Any, run_id: str) -> list[str]:
-    """Say which subagents of this run are still running, and how to stop them."""
+def _left_running(sub: Any) -> list[str]:
+    """The subagents of this run still running now."""
     from zapcli.errors import NotFound
     from zapcli.lifecycle.observe import observe
 
@@ -103,10 +107,20 @@ def _left_running(sub: Any, run_id: str) -> list[str]:
                 running.append(sid)
         except NotFound:
             continue
-    if running:
-        sys.stderr.write(f"zapcli: note: {len(running)} subagent(s) of this run still running "
-                         f"({' '.join(running)}); stop them with ZAPCLI_SESSION={run_id} zapcli kill --all\n")
     return running
+
+
+def _close(tree: Any, sub: Any, run_id: str) -> Any:
+    """End the run's tree (nothing outlives the run) and say what never reached it."""
+    from zapcli.cli.runtree import say_undelivered
+
+    running = _left_running(sub)
+    if running:
+        sys.stderr.write(f"zapcli: note: stopping {len(running)} subagent(s) of this run still "
+                         f"running ({' '.join(running)}): a run's subagents never outlive it\n")
+    closed = tree.close(sub)
+    say_undelivered(closed[0], run_id)
+    return closed
 
 
 class _TerminalSink:
@@ -116,12 +130,16 @@ class _TerminalSink:
 
     def __init__(self, run_id: str, json: bool):
         self.run_id, self.json = run_id, json
+        self.trail: Any = None  # the run's own trail (zapcli.cli.runtrail)
         self.tokens = [0, 0, 0]
+        self.own: Any = None  # ledger.Tokens of its own calls
         self.mid_line = False
         self.calls: dict[str, str] = {}  # call_id -> "name {arguments}", to label results
         self.last_call = ""
 
     def __call__(self, rtype: str, rec: dict[str, Any]) -> None:
+        if self.trail is not None:
+            self.trail.append(rtype, rec)
         if self.json and rtype in ("text", "tool_call", "tool_result"):
             if not (rtype == "tool_result" and not rec.get("ok")):
                 return  # --json: one document at the end, nothing streamed
@@ -161,10 +179,17 @@ class _TerminalSink:
         step = [int(rec.get(key) or 0) for key in ("input_tokens", "output_tokens", "cached_tokens")]
         for i, n in enumerate(step):
             self.tokens[i] += n
+        cost = rec.get("cost_usd") if isinstance(rec.get("cost_usd"), (int, float)) else None
+        call = ledger.Tokens(step[0], step[1], step[2], cost, int(rec.get("cache_write_tokens") or 0), 1)
+        self.own = call if self.own is None else self.own + call
         try:
-            ledger.add_run_usage(self.run_id, ledger.Tokens(*step))
+            ledger.add_run_usage(self.run_id, call)
         except ZapcliError as exc:
             sys.stderr.write(f"zapcli: warning: tokens not recorded: {exc.message}\n")
+
+    def _rate_limit(self, rec: dict[str, Any]) -> None:
+        sys.stderr.write(f"zapcli: note: rate-limited ({escape_controls(str(rec.get('message')))}); "
+                         f"retrying in {float(rec.get('retry_in_s') or 0):.0f}s\n")
 
     def _diagnostic(self, rec: dict[str, Any]) -> None:
         sys.stderr.write(f"zapcli: note: {escape_controls(str(rec.get('message')))}\n")
@@ -183,17 +208,21 @@ def _checked(task: str | None, approval: str | None, timeout: float | None,
     if not 0 < limit <= 7 * 86400:
         raise UsageError(f"--timeout must be more than 0 and at most 604800 seconds, got {limit}")
     if task == "-":  # read up to one byte past the limit, never the whole of /dev/zero
-        from zapcli.ops.spawn import MAX_TASK_BYTES, decode_task
+        from zapcli.ops.tasktext import MAX_TASK_BYTES, decode_task
 
         task = decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
     return task, limit
 
 
 def run_foreground(task: str | None, agent: str | None, model: str | None, max_tokens: int | None,
-                   approval: str | None, unattended: bool, json: bool, timeout: float | None = None) -> int:
+                   approval: str | None, unattended: bool, json: bool, timeout: float | None = None,
+                   max_cost: float | None = None, max_subagents: int | None = None,
+                   sandbox: str = "auto") -> int:
     from zapcli import ids
     from zapcli.agent.types import ModelError
-    from zapcli.backends.resolve import resolve_agent
+    from zapcli.backends.agent import resolve_agent
+    from zapcli.backends.sections import OWNERS
+    from zapcli.cli import runenv, runtrail
     from zapcli.cli.definition_tools import definition_tools
     from zapcli.cli.subagent_tool import SubagentTool
     from zapcli.config import load_settings
@@ -202,7 +231,7 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
 
     cwd = str(Path.cwd())
     workspace = workspace_of(Path(cwd))
-    settings = load_settings(workspace)
+    settings = load_settings(workspace, owners=OWNERS)
     task, limit = _checked(task, approval, timeout, settings.timeout_s)
     run_id = "run_" + ids.new_id()[3:]
     os.environ["ZAPCLI_SESSION"] = run_id
@@ -212,61 +241,56 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     sub = SubagentTool(approval=gate.mode, unattended=gate.unattended,
                        shell_allowed="bash" in (fields["grant"] or {}).get("tools", []))
     if not gate.unattended:  # its children's questions come here while this process lives
-        sub.env.relay = _relay()
+        sub.env.relay = runenv.relay()
+    sub.env.sandbox = sandbox
+    sink = _TerminalSink(run_id, json)
+    sink.trail = trail = runtrail.open_run(run_id, task, fields, cwd=cwd, workspace=str(workspace),
+                                           approval=gate.mode)
     deadline = time.monotonic() + limit
+    try:
+        box, scratch, notes = runenv.sandbox(sandbox, run_id, gate, fields)
+    except ZapcliError as exc:
+        trail.end("failed", exc.message)
+        raise
     try:
         host = build_host(fields, workspace=str(workspace), cwd=cwd,
                           writable_roots=settings.writable_roots, providers=settings.providers,
                           approver=gate, extra_tools=(sub, *definition_tools()),
-                          deadline_mono=deadline)
+                          deadline_mono=deadline, sandbox=box)
     except ModelError as exc:
+        trail.end("failed", exc.reason)
+        runenv.drop(scratch)
         raise ZapcliError(exc.reason) from None
-    sink = _TerminalSink(run_id, json)
-    budget = _budget(run_id, max_tokens, sink, sub, settings)
+    from zapcli.cli.runtree import RunTree
+
+    try:
+        tree = RunTree(run_id, settings, model=getattr(host.client, "model", None),
+                       max_tokens=max_tokens, max_cost=max_cost, max_subagents=max_subagents,
+                       deadline=deadline)
+    except ZapcliError as exc:
+        host.close()
+        runenv.drop(scratch)
+        trail.end("failed", exc.message)
+        raise
+    sub.env.parent, sub.env.run = run_id, tree.identity()
     sys.stderr.write(f"[run {run_id}: subagents it starts belong to session {run_id}; "
                      f"see them with ZAPCLI_SESSION={run_id} zapcli list]\n")
-    for diag in host.diagnostics:
+    for diag in [*notes, *host.diagnostics]:
         sink("diagnostic", diag)
     try:
-        result = _run_in_foreground(host, task, sink, gate, sub, budget, deadline, limit, json)
+        result = _run_in_foreground(host, task, sink, gate, sub, tree, deadline, limit, json)
+    except BaseException as exc:
+        trail.end(*runtrail.status_of(exc))
+        raise
     finally:
         host.close()
-    return _finish(result, run_id, sink, sub, json)
-
-
-def _relay() -> dict[str, Any]:
-    """This process's identity, recorded in each child's spawn record: the
-    child's gate denies a pending request once this run is gone."""
-    import socket
-
-    from zapcli.supervisor.launch import process_create_time
-
-    return {"pid": os.getpid(), "create_time": process_create_time(os.getpid()),
-            "host": socket.gethostname()}
-
-
-def _budget(run_id: str, max_tokens: int | None, sink: _TerminalSink, sub: Any,
-            settings: Any) -> Any:
-    """`--max-tokens` on `run` is a budget for the whole tree (SPEC §16)."""
-    if max_tokens is None:
-        return None
-    if max_tokens <= 0:
-        raise UsageError(f"--max-tokens must be a positive number of tokens, got {max_tokens}")
-    from zapcli import ledger
-    from zapcli.ops.budget import TreeBudget
-
-    budget = TreeBudget(run_id, max_tokens, own=lambda: sink.tokens[0] + sink.tokens[1],
-                        children=lambda: list(sub.started), settings=settings)
-    sub.budget = budget
-    try:
-        ledger.set_budget(run_id, max_tokens)
-    except ZapcliError as exc:
-        sys.stderr.write(f"zapcli: warning: budget not recorded for `usage`: {exc.message}\n")
-    return budget
+        runenv.drop(scratch)
+    trail.end(result.status, result.reason)
+    return _finish(result, run_id, sink, sub, tree, json)
 
 
 def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: TerminalApprover,
-                       sub: Any, budget: Any, deadline: float, limit: float,
+                       sub: Any, tree: Any, deadline: float, limit: float,
                        json: bool) -> Any:
     """The loop runs on a thread so the deadline and Ctrl-C hold even while a
     model call blocks; a blocked call is abandoned (the thread is a daemon).
@@ -276,6 +300,7 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
     from zapcli.cli.watch import ApprovalWatcher
 
     box: list[Any] = []
+    budget = tree.budget
     notices = sub.announcements if budget is None else lambda: sub.announcements() + budget.notices()
     hooks = Hooks(approver=gate, before_model_call=notices)
     # subagents' approval requests are asked here, at once, whatever the model is doing
@@ -284,13 +309,13 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
     def stop_reason() -> tuple[str, str] | None:
         if time.monotonic() >= deadline:
             return ("timeout", f"--timeout {limit:g}s reached")
-        used = None if budget is None else budget.enforce()  # every child's trail read once
-        if used is not None:
-            return budget.should_stop(used)  # type: ignore[no-any-return]
+        if budget is not None and budget.enforce() is not None:
+            return budget.stop_reason()  # type: ignore[no-any-return]
         return None
 
     def loop() -> None:
-        box.append(host.run(task, sink, hooks=hooks, should_stop=stop_reason))
+        box.append(host.run(task, tree.meter.sink(sink), hooks=hooks, should_stop=stop_reason,
+                            budget=tree.check))
 
     worker = threading.Thread(target=loop, name="agent-loop", daemon=True)
     previous = signal.signal(signal.SIGTERM, _terminated)
@@ -303,50 +328,62 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         worker.start()
         worker.join(timeout=max(limit, 0) + 1.0)
     except (KeyboardInterrupt, _Terminated) as exc:
-        _interrupted(exc, run_id, sub, sink, json)
+        watching.set()
+        _interrupted(exc, run_id, sub, sink, tree, json)
     finally:
         watching.set()
         watcher.stop.set()
         signal.signal(signal.SIGTERM, previous)
     if not box:
-        _left_running(sub, run_id)
+        closed = _close(tree, sub, run_id)
         why = (f"timed out after {limit:g}s (waiting for the model); raise --timeout or check "
                "the endpoint with `zapcli doctor`")
         if json:  # --json promises the run document, also when the run does not complete
-            _emit_run(run_id, "timeout", why, None, sub, sink.tokens)
+            _emit_run(run_id, "timeout", why, None, sub, tree.own(), closed)
             raise SystemExit(1)
         raise ZapcliError(f"run {run_id} {why}")
     return box[0]
 
 
-def _interrupted(exc: BaseException, run_id: str, sub: Any, sink: _TerminalSink,
+def _interrupted(exc: BaseException, run_id: str, sub: Any, sink: _TerminalSink, tree: Any,
                  json: bool) -> None:
-    """Ctrl-C or SIGTERM: name what still runs; with --json the run document
-    (one document, also when the run does not complete) and the exit code."""
-    running = _left_running(sub, run_id)
+    """Ctrl-C or SIGTERM: stop the tree (nothing outlives the run), say what
+    never reached it; with --json the run document (one document, also when
+    the run does not complete) and the exit code. `running`: the subagents
+    that were still running (now stopped)."""
+    running = _left_running(sub)
     if isinstance(exc, _Terminated):
         sys.stderr.write(f"zapcli: run {run_id} was terminated (SIGTERM)\n")
+        closed = _close(tree, sub, run_id)
         if json:
-            _emit_run(run_id, "cancelled", "terminated (SIGTERM)", None, sub, sink.tokens,
+            _emit_run(run_id, "cancelled", "terminated (SIGTERM)", None, sub, tree.own(), closed,
                       running=running)
         raise SystemExit(128 + signal.SIGTERM) from None
+    sys.stderr.write("zapcli: interrupted\n")
+    closed = _close(tree, sub, run_id)
     if not json:
         raise exc
-    sys.stderr.write("zapcli: interrupted\n")
-    why = "interrupted (Ctrl-C); subagents keep running"
-    _emit_run(run_id, "interrupted", why, None, sub, sink.tokens, running=running,
+    why = "interrupted (Ctrl-C); its subagents were stopped"
+    _emit_run(run_id, "interrupted", why, None, sub, tree.own(), closed, running=running,
               error={"code": "interrupted", "message": why, "exit_code": 130})
     raise SystemExit(130) from None
 
 
-def _finish(result: Any, run_id: str, sink: _TerminalSink, sub: Any, json: bool) -> int:
-    _left_running(sub, run_id)
+def _finish(result: Any, run_id: str, sink: _TerminalSink, sub: Any, tree: Any, json: bool) -> int:
+    closed = _close(tree, sub, run_id)
+    reason = result.reason
+    if reason and reason.startswith("token budget") and tree.budget is not None:
+        figures = closed[1]  # the tree has ended: its figures are final, as usage shows them
+        reason = (f"token budget exceeded ({tree.budget.said(figures.total, figures.cost)}, "
+                  "this run and its subagents)") if tree.budget.share(figures.total, figures.cost) >= 1 \
+            else (f"token budget: {tree.budget.said(figures.total, figures.cost)} used by this run "
+                  "and its subagents, and its next model call would not fit")
     if json:
-        _emit_run(run_id, result.status, result.reason, result.report, sub, sink.tokens)
-        return 0 if result.status == "completed" else 1
+        _emit_run(run_id, result.status, reason, result.report, sub, tree.own(), closed)
+        return 0 if Status.parse(result.status) == Status.COMPLETED else 1
     sys.stdout.write("\n")
-    if result.status != "completed":
-        raise ZapcliError(f"run {run_id} ended {result.status}: {result.reason}")
+    if Status.parse(result.status) != Status.COMPLETED:
+        raise ZapcliError(f"run {run_id} ended {result.status}: {reason}")
     if is_tty(sys.stderr):
         sys.stderr.write(f"[run {run_id}: {sink.tokens[0]} in / {sink.tokens[1]} out tokens; "
                          f"`ZAPCLI_SESSION={run_id} zapcli usage` for details]\n")

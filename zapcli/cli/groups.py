@@ -1,5 +1,5 @@
 """The typer command groups: `zapcli worktree …`, `zapcli agents …`,
-`zapcli mcp …`, which `zapcli.cli.app` registers on its app.
+`zapcli mcp …`, `zapcli trace …`, which `zapcli.cli.app` registers on its app.
 
 Imports typer and `zapcli.cli.options` (the shared `--json` option); each
 body hands its parameters to `zapcli.cli.commands`.
@@ -119,13 +119,32 @@ mcp_app = typer.Typer(help="zapcli as an MCP server, for Claude Code, Codex, Gem
 
 @mcp_app.command("serve")
 def mcp_serve(
-    http: Optional[str] = typer.Option(None, "--http", help="Serve streamable HTTP on [HOST:]PORT (host 127.0.0.1 unless given) instead of stdio.", metavar="ADDR"),
+    http: Optional[str] = typer.Option(None, "--http", help="Serve streamable HTTP on [HOST:]PORT (host 127.0.0.1 unless given) instead of stdio; every request needs the server's token (Authorization: Bearer; the file is named at start).", metavar="ADDR"),
+    socket: Optional[str] = typer.Option(None, "--socket", help="Serve streamable HTTP on a unix socket at PATH, mode 0600 (this user only; no token).", metavar="PATH"),
+    no_token: bool = typer.Option(False, "--no-token", help="With --http on a loopback address only: accept requests without the token (any local user could use the server).", metavar=""),
 ) -> None:
-    """Serve zapcli's tools over MCP (stdio, or streamable HTTP with --http).
+    """Serve zapcli's tools over MCP (stdio, streamable HTTP with --http, or a unix socket with --socket).
 
     The tools: spawn, poll, wait, list, kill, output, replay, send, approve, deny,
     agents, usage, agents_save, agents_delete. Each connection is its own session
-    unless ZAPCLI_SESSION is set."""
+    unless ZAPCLI_SESSION is set. Over HTTP every request carries the token made at
+    start (or ZAPCLI_MCP_TOKEN), as `Authorization: Bearer TOKEN`."""
     from zapcli.cli.commands import mcp
 
-    raise typer.Exit(mcp.serve(http=http))
+    raise typer.Exit(mcp.serve(http=http, socket_path=socket, no_token=no_token))
+
+
+trace_app = typer.Typer(help="OpenTelemetry traces of subagent trees (OTEL_EXPORTER_OTLP_ENDPOINT).",
+                        no_args_is_help=True)
+
+
+@trace_app.command("export")
+def trace_export(
+    id: Optional[str] = typer.Argument(None, help="Subagent (or run) id: it and every subagent started from it.", metavar="ID"),
+    session: Optional[list[str]] = typer.Option(None, "--session", help="Every subagent of session S instead (repeatable).", metavar="S"),
+    json: bool = JSON,
+) -> None:
+    """Send a tree's spans to the OTLP collector now, made from its trails (nothing lost while it was down)."""
+    from zapcli.cli.commands import trace
+
+    raise typer.Exit(trace.export(id=id, session=session, json=json))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from zapcli import tracecontext
 from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
 from zapcli.toolapi.dispatch import Env, call_document
 from zapcli.toolapi.schema import DESCRIPTION, RUN_NOTE, TOOL_NAME, subagent_schema
@@ -42,21 +43,17 @@ class SubagentTool:
         self._lock = threading.Lock()
 
     @property
-    def budget(self) -> Any:
-        return self.env.budget
-
-    @budget.setter
-    def budget(self, value: Any) -> None:
-        self.env.budget = value
-
-    @property
     def started(self) -> list[str]:
         with self.env.lock:
             return list(self.env.started)
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         self.env.cwd = ctx.cwd
-        reply = call_document(args, self.env)
+        # what it spawns is a child span of this call's `execute_tool` span
+        here = tracecontext.child_env(ctx.env, tracecontext.tool_key(ctx.call_id)).get("TRACEPARENT")
+        env = self.env.copy(siblings=max(getattr(ctx, "siblings", 1), 1), batch=getattr(ctx, "batch", 0),
+                            **({"traceparent": here} if here else {}))
+        reply = call_document(args, env)
         return ToolResult(not reply.error, reply.text)
 
     def notify(self, line: str) -> None:

@@ -48,7 +48,7 @@ class ApprovalWatcher(threading.Thread):
 
     def _scan(self) -> None:
         from zapcli.errors import NotFound
-        from zapcli.lifecycle.observe import load
+        from zapcli.trail.reader import load
 
         for sid in self.started():
             try:

@@ -71,7 +71,20 @@ class Collected:
 
 class Executor:
     name: str = ""
+    summary: str = ""  # one line: where it runs
     remote: bool = False  # the runner keeps its files elsewhere: collect before deriving
+    config_keys: tuple[str, ...] = ()  # the keys of its config.yaml section, named after it
+
+    def check_config(self, value: Any) -> dict[str, Any]:
+        """Its config.yaml section, validated; raises ValueError saying what is
+        wrong. Only called for an executor with `config_keys`."""
+        if not isinstance(value, dict):
+            raise ValueError(f"expected a mapping with keys {', '.join(self.config_keys)}")
+        for key in value:
+            if key not in self.config_keys:
+                raise ValueError(f"unknown key {self.name}.{key} (valid: "
+                                 f"{', '.join(self.config_keys)})")
+        return dict(value)
 
     def check(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """At spawn, before anything is created: validate `options` (this

@@ -34,6 +34,7 @@ def _foreign(process: Mapping[str, Any]) -> bool:
 
 class LocalExecutor(Executor):
     name = "local"
+    summary = "this machine"
 
     def launch(self, sid: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: str,
                stderr_path: Path) -> Launched:

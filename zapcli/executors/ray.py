@@ -58,9 +58,38 @@ def _pool(process: Mapping[str, Any]) -> Pool:
     return Pool(str(process.get("address")), {"pool": process.get("pool")})
 
 
+RAY_KEYS = ("address", "resources", "python", "env", "max_concurrent", "pool_idle_s")
+
+
 class RayExecutor(Executor):
     name = "ray"
+    summary = "a Ray cluster: RAY_ADDRESS or ray.address"
     remote = True
+    config_keys = RAY_KEYS
+
+    def check_config(self, value: Any) -> dict[str, Any]:
+        """The `ray:` section: address (the dashboard's), resources (Ray's
+        entrypoint resources), python (the interpreter on the nodes), env (names
+        of variables forwarded to the runner), max_concurrent (a cap of its own),
+        pool_idle_s (how long the caller's pool on the cluster stays when idle)."""
+        value = super().check_config(value)
+        for key, item in value.items():
+            if key in ("address", "python") and not (isinstance(item, str) and item.strip()):
+                raise ValueError(f"ray.{key}: expected text, got {item!r}")
+            if key == "resources" and not (isinstance(item, dict) and all(
+                    isinstance(n, str) and isinstance(a, (int, float)) and not isinstance(a, bool)
+                    and a >= 0 for n, a in item.items())):
+                raise ValueError("ray.resources: expected a mapping of resource name to amount, "
+                                 "e.g. {CPU: 1, my_node_type: 1}")
+            if key == "env" and not (isinstance(item, list) and all(isinstance(n, str) for n in item)):
+                raise ValueError("ray.env: expected a list of environment variable names")
+            if key == "max_concurrent" and (isinstance(item, bool) or not isinstance(item, int)
+                                            or item < 0):
+                raise ValueError(f"ray.max_concurrent: expected a whole number, 0 or more, got {item!r}")
+            if key == "pool_idle_s" and (isinstance(item, bool) or not isinstance(item, (int, float))
+                                         or not 0 < item < float("inf")):
+                raise ValueError(f"ray.pool_idle_s: expected a number of seconds above 0, got {item!r}")
+        return value
 
     # -- spawn ------------------------------------------------------------
     def check(self, options: Mapping[str, Any]) -> dict[str, Any]:

@@ -14,31 +14,17 @@ from __future__ import annotations
 
 from zapcli.plain import plain
 from zapcli.trail import reader, store
+from zapcli.trail.model import ProcessRecord, RunnerRecord, StartRecord
 
 FRESH_S = 5.0  # `spawn` creates the trail, then writes its first line: an empty one younger is left be
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
 
 @plain
 class Found:
     id: str
     reason: str
-    process: dict[str, Any] | None = None  # the latest `process`/`start` record with a pid
+    process: RunnerRecord | None = None  # the latest `process`/`start` record with a pid
     alive: bool = False
     fresh: bool = False  # empty and just made: maybe a spawn between creating and writing it
-
-
-def reason(trail: reader.Trail) -> str:
-    """Why `trail` is not a subagent's (it has no spawn record as its first)."""
-    recs = trail.records
-    if not trail.size:
-        return "its trail is empty (no spawn record)"
-    if not recs:
-        return "its trail has no readable record (no spawn record)"
-    return f"its trail has no spawn record (its first record is a `{recs[0].get('type')}` one)"
 
 
 def inspect(sid: str) -> Found | None:
@@ -49,15 +35,15 @@ def inspect(sid: str) -> Found | None:
         return None
     if reader.summarize(trail) is not None:
         return None
-    proc = None
+    proc: RunnerRecord | None = None
     for rec in trail.records:
         if rec.get("type") in ("process", "start") and isinstance(rec.get("pid"), int):
-            proc = rec
-    found = Found(sid, reason(trail), proc, fresh=not trail.size and _age(sid) < FRESH_S)
+            proc = (ProcessRecord if rec["type"] == "process" else StartRecord).from_record(rec)
+    found = Found(sid, reader.damage(trail), proc, fresh=not trail.size and _age(sid) < FRESH_S)
     if proc is not None:
         from zapcli.supervisor.liveness import is_alive
 
-        found.alive = is_alive(proc.get("pid"), proc.get("create_time"))
+        found.alive = is_alive(proc.pid, proc.create_time)
     return found
 
 

@@ -1,12 +1,14 @@
-"""The observer (SPEC §6.2): read a trail, gather the facts, derive the
-status, and act on what was found.
+"""The observer (SPEC §6.2): gather the facts beside a trail's summary
+(`trail.reader.load`), derive the status, and act on what was found.
 
 Imports `zapcli.lifecycle.status`, `zapcli.executors`, `zapcli.trail`.
 Observing may act, as the spec requires: a dead runner with no terminal
 record gets a sticky `lost` / `interrupted` status (and what is left of its
 work is ended), and one alive past its deadline by more than 10 s is killed
 and recorded `timeout`. Both go through `store.end`, so the first terminal
-status wins whoever else is ending it.
+status wins whoever else is ending it. An ended subagent's on-finish command
+that nobody will start (never claimed, or claimed by a process that died
+before its helper started) is claimed or taken over here.
 
 A runner on another machine (a remote executor, SPEC §15) is asked first
 (its job's status), then what it wrote is brought home, then the status is
@@ -21,7 +23,6 @@ from __future__ import annotations
 import os
 import time
 
-from zapcli.errors import Damaged, NotFound
 from zapcli.lifecycle.status import (
     OBSERVER_DEADLINE_SLACK_S,
     Facts,
@@ -32,33 +33,15 @@ from zapcli.lifecycle.status import (
     to_view,
 )
 from zapcli.trail import reader, store
-from zapcli.trail.model import Outcome, Status
+from zapcli.trail.model import FinalStatus, Outcome, Status
+from zapcli.trail.reader import load
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
     from typing import Any
 
     from zapcli.executors.base import Executor, Signalled
-
-
-def load(sid: str) -> reader.Summary:
-    """Read and summarise a trail. Raises NotFound for a bad or unknown id,
-    Damaged (a NotFound) for a trail without its spawn record."""
-    path = store.path_for(sid)
-    try:
-        trail = reader.read(path)
-    except (FileNotFoundError, NotADirectoryError):
-        raise NotFound(f"{sid} does not exist") from None
-    except OSError:  # a symlink or FIFO planted in place of a trail is not a trail
-        raise NotFound(f"{sid} does not exist (what is in place of its trail is not a "
-                       "regular file)") from None
-    summary = reader.summarize(trail)
-    if summary is None:
-        from zapcli.lifecycle.damaged import reason
-
-        raise Damaged(f"{sid} is damaged: {reason(trail)}; zapcli rm {sid} removes its files "
-                      f"(zapcli kill {sid} stops it if it still runs)")
-    return summary
+    from zapcli.trail.model import RunnerRecord
 
 
 def _activity_age(sid: str) -> float | None:
@@ -82,10 +65,10 @@ def facts_for(sid: str, s: reader.Summary, *, stall_s: float = 0.0) -> Facts:
     started and not ended (a finished subagent costs no process check)."""
     now = time.monotonic()
     age = _activity_age(sid) if stall_s > 0 and s.final is None else None
-    proc = s.process or s.start
+    proc = s.runner
     if s.final is not None or proc is None:
         return Facts(None, now, activity_age=age)
-    live = _executor(s).alive(proc)
+    live = _executor(s).alive(proc.raw)
     boot = 0.0
     if live.alive is False:
         from zapcli.supervisor.liveness import boot_time
@@ -113,10 +96,8 @@ def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> Vie
     if needs_collect(s):
         return _observe_remote(sid, s, stall_s=stall_s, kill_grace_s=kill_grace_s)
     view, finding = derive(sid, s, facts_for(sid, s, stall_s=stall_s), stall_s=stall_s)
-    if s.final is not None and not s.finish_claimed and s.spawn.on_finish:
-        from zapcli.trail import finish
-
-        finish.fire(store.path_for(sid))  # whoever ended it died before starting it
+    if s.final is not None and s.spawn.on_finish and "running" not in s.finish and "done" not in s.finish:
+        _finish_orphaned(sid, s)
     if finding is None:
         return view
     if not finding.overdue:
@@ -127,9 +108,37 @@ def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> Vie
     return _act(sid, s, view, finding, stall_s=stall_s, kill_grace_s=kill_grace_s)
 
 
-def _late(proc: dict[str, Any], now: float) -> bool:
-    deadline = proc.get("deadline_mono")
-    return isinstance(deadline, (int, float)) and now > deadline + OBSERVER_DEADLINE_SLACK_S
+FINISH_TAKEOVER_S = 5.0  # a claimed on-finish whose claimer is gone and no helper runs: taken over after
+
+
+def _finish_orphaned(sid: str, s: reader.Summary) -> None:
+    """An ended subagent's on-finish command that nobody will start: never
+    claimed (whoever ended it died before claiming), or claimed by a process
+    that died before its helper started (nothing says `running`
+    FINISH_TAKEOVER_S after the claim) — that claim is taken over."""
+    from zapcli.trail import finish
+
+    claim = s.finish.get("claimed")
+    if claim is None:
+        finish.fire(store.path_for(sid))
+        return
+    token = claim.get("token")
+    if not isinstance(token, str):  # a claim of before tokens: its helper cannot be told apart
+        return
+    from zapcli.supervisor.liveness import is_alive
+    from zapcli.trail.records import parse_iso
+
+    try:
+        age = time.time() - parse_iso(str(claim.get("ts")))
+    except ValueError:
+        return
+    if age >= FINISH_TAKEOVER_S and not is_alive(claim.get("pid"), claim.get("create_time")):
+        finish.fire(store.path_for(sid), stale=token)
+
+
+def _late(proc: RunnerRecord | None, now: float) -> bool:
+    deadline = proc.deadline_mono if proc is not None else None
+    return deadline is not None and now > deadline + OBSERVER_DEADLINE_SLACK_S
 
 
 def _observe_remote(sid: str, s: reader.Summary, *, stall_s: float, kill_grace_s: float) -> View:
@@ -137,9 +146,10 @@ def _observe_remote(sid: str, s: reader.Summary, *, stall_s: float, kill_grace_s
     job's status FIRST, then collect (a job that has ended has shipped all it
     could), then derive; `collected` once nothing more can come home."""
     ex = _executor(s)
-    proc: dict[str, Any] = s.process or {}
-    live = ex.alive(proc)
-    got = ex.collect(sid, proc) if live.alive is not None else None
+    proc = s.process
+    raw: dict[str, Any] = proc.raw if proc is not None else {}
+    live = ex.alive(raw)
+    got = ex.collect(sid, raw) if live.alive is not None else None
     if live.alive is False and got is None:  # it ended out there, but its files could not come home now
         from zapcli.executors.base import Liveness
 
@@ -182,17 +192,23 @@ def _act(sid: str, s: reader.Summary, view: View, finding: Finding, *, stall_s: 
     if kept is not None:
         finding = Finding(Status.parse(kept.get("status")) or finding.status,
                           str(kept.get("reason") or ""))
-        extra = {k: v for k, v in kept.items() if k not in ("status", "exit_code", "reason")
+        extra = {k: v for k, v in kept.items() if k not in ("status", "exit_code", "reason", "dropped_records")
                  and (k != "ts" or isinstance(v, str))}  # the runner's own time of the end
+        lost = _int(kept.get("dropped_records"))
+        if lost:  # what else the full disk took, said before the end it kept
+            store.append(path, "diagnostic", {"dimension": "trail", "name": "disk_full", "message":
+                                              f"{lost} records were dropped: the disk was full"})
         final, _ours = ending.end(path, Outcome(finding.status, _int(kept.get("exit_code")),
                                                 kept.get("reason")), **extra)
     else:
-        final, _ours = ending.end(path, Outcome(finding.status, None, finding.reason), by="observer")
+        when = _last_sign_of_life(sid, s) if found == Status.LOST else {}
+        final, _ours = ending.end(path, Outcome(finding.status, None, finding.reason), by="observer",
+                                  **when)
     if final is not None:
         endslot.release(path)
     if finding.overdue:
         stop_after_end(sid, s, final, kill_grace_s, collect=False)  # the caller collects
-    elif found == "lost":  # its work may outlive it (re-parented to init)
+    elif found == Status.LOST:  # its work may outlive it (re-parented to init)
         stop_after_end(sid, s, final, min(kill_grace_s, 1.0), gone=True, collect=False)
     elif final is not None:
         forget_active(sid, s)
@@ -204,7 +220,7 @@ def _act(sid: str, s: reader.Summary, view: View, finding: Finding, *, stall_s: 
     return to_view(sid, fresh, Facts(None, time.monotonic()), stall_s=stall_s)
 
 
-def stop_after_end(sid: str, s: reader.Summary, final: dict[str, Any] | None, grace_s: float, *,
+def stop_after_end(sid: str, s: reader.Summary, final: FinalStatus | None, grace_s: float, *,
                    gone: bool = False, collect: bool = True) -> Signalled:
     """Stop the runner of `sid` once its end is recorded (`final`, the terminal
     record; None when it could not be written: it is stopped all the same) —
@@ -219,13 +235,13 @@ def stop_after_end(sid: str, s: reader.Summary, final: dict[str, Any] | None, gr
     recorded (a runner whose end could not be recorded stays to be observed)."""
     from zapcli.executors.base import Signalled
 
-    proc: dict[str, Any] | None = s.process or s.start
+    proc = s.runner
     ex = _executor(s)
     report = Signalled()
     if proc is not None:
         if ex.remote and final is not None and not gone:
-            deliver_quietly(ex, sid, proc, final)
-        report = ex.signal(proc, grace_s)
+            deliver_quietly(ex, sid, proc.raw, final.raw)
+        report = ex.signal(proc.raw, grace_s)
     if not ex.remote:
         end_helpers(sid, s, grace_s)
         _end_marked(sid, grace_s)
@@ -258,6 +274,18 @@ def end_helpers(sid: str, s: reader.Summary, grace_s: float) -> int:
             "dimension": "process", "name": "leftovers",
             "message": f"ended {ended} leftover process(es) its helpers left running"})
     return ended
+
+
+def _last_sign_of_life(sid: str, s: reader.Summary) -> dict[str, Any]:
+    """The `mono` of a dead runner's end: when its files last changed, not
+    when someone looked (its elapsed time would grow until then)."""
+    age = _activity_age(sid)
+    if age is None:
+        return {}
+    runner = s.start or s.process
+    began = runner.mono if runner is not None else None
+    mono = time.monotonic() - age
+    return {"mono": max(mono, began) if began is not None else mono}
 
 
 def _int(value: Any) -> int | None:

@@ -17,12 +17,13 @@ from contextlib import contextmanager
 from zapcli.config import Settings
 from zapcli.errors import NotFound, StateError
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import load, observe
+from zapcli.lifecycle.observe import observe
 from zapcli.lifecycle.status import View
 from zapcli.locks import LockTimeout, exclusive
 from zapcli.paths import child_env, ensure_dir, locks_dir
 from zapcli.trail import ending, store
-from zapcli.trail.model import Outcome, Status
+from zapcli.trail.model import Outcome, SpawnRecord, Status
+from zapcli.trail.reader import load
 from zapcli.trail.records import iso_utc
 
 LOCK_TIMEOUT_S = 60.0
@@ -44,9 +45,10 @@ def child_argv(sid: str) -> list[str]:
     return [sys.executable, "-m", "zapcli", "run", "--subagent", "--id", sid]
 
 
-def launch(sid: str, settings: Settings) -> bool:
+def launch(sid: str, settings: Settings, spawn: SpawnRecord | None = None) -> bool:
     """Start the runner of a queued subagent through its executor and append
-    its `process` record.
+    its `process` record. `spawn`: its spawn record, when the caller has read
+    it already (else it is read here).
 
     Returns False when it cannot be started (its folder was removed while it
     waited, the machine is out of processes...): it is then recorded `failed`
@@ -56,7 +58,8 @@ def launch(sid: str, settings: Settings) -> bool:
     from zapcli import executors
     from zapcli.executors.base import ExecutorError
 
-    spawn = load(sid).spawn
+    if spawn is None:
+        spawn = load(sid).spawn
     env = child_env(dict(os.environ))
     env["ZAPCLI_SESSION"] = spawn.session
     env.pop("ZAPCLI_SUBAGENT_ID", None)
@@ -74,10 +77,10 @@ def launch(sid: str, settings: Settings) -> bool:
         ending.end(store.path_for(sid), Outcome(Status.FAILED, None, f"could not start: {exc.message}"))
         return False
     timeout_s = spawn.timeout_s
-    seq = store.append(store.path_for(sid), "process", {
+    seq = store.append(store.path_for(sid), "process", {  # fsynced with the runner's `start`
         **launched.fields, "mono": started_mono,
         "deadline": iso_utc(time.time() + timeout_s), "deadline_mono": started_mono + timeout_s,
-    })
+    }, sync=False)
     if seq is None:
         raise StateError(f"could not record the process of {sid}: the state directory is not writable")
     return True
@@ -92,7 +95,7 @@ def _dependency_block(view: View, settings: Settings) -> tuple[bool, str | None]
             return False, f"dependency {dep} was removed before this one could start (its trail is gone, its result unknown)"
         if not dv.terminal:
             return False, None
-        if dv.status != "completed":
+        if dv.status != Status.COMPLETED:
             return False, f"dependency {dep} ended {dv.status}"
     return True, None
 
@@ -107,6 +110,7 @@ def drain(session: str, settings: Settings) -> list[str]:
     with session_lock(session):
         running: dict[str, int] = {}  # per pool: the session's, or an executor's own cap
         waiting: list[View] = []
+        running_views: list[View] = []
         for sid in sessions.active(session):
             try:
                 view = observe(sid, kill_grace_s=settings.kill_grace_s)
@@ -115,11 +119,13 @@ def drain(session: str, settings: Settings) -> list[str]:
                 continue
             if view.terminal:
                 sessions.deactivate(session, sid)
-            elif view.status == "queued":
+            elif view.status == Status.QUEUED:
                 waiting.append(view)
             else:
                 pool = _pool(view.id)
                 running[pool] = running.get(pool, 0) + 1
+                running_views.append(view)
+        parked = _parked(session, running_views)
         for view in waiting:
             ready, failure = _dependency_block(view, settings)
             if failure:
@@ -135,12 +141,49 @@ def drain(session: str, settings: Settings) -> list[str]:
             pool = _pool(view.id, spawn.raw)
             if cap and running.get(pool, 0) >= cap:
                 continue
-            if not launch(view.id, settings):
+            if _held_for(view.id, spawn.raw.get("provider"), parked):
+                continue
+            if not launch(view.id, settings, spawn):
                 sessions.deactivate(session, view.id)
                 continue
             started.append(view.id)
             running[pool] = running.get(pool, 0) + 1
     return started
+
+
+PARKED_TO_HOLD = 2  # this many subagents of a session parked on one provider hold its next
+
+
+def _parked(session: str, views: list[View]) -> dict[str, list[float]]:
+    """provider -> when each of the session's subagents parked on its rate
+    limit may try again (only those still waiting)."""
+    now = time.time()
+    out: dict[str, list[float]] = {}
+    for v in views:
+        limit = v.rate_limit or {}
+        until, provider = limit.get("until"), limit.get("provider")
+        if isinstance(until, (int, float)) and until > now and isinstance(provider, str):
+            out.setdefault(provider, []).append(float(until))
+    return out
+
+
+def _held_for(sid: str, provider: object, parked: dict[str, list[float]]) -> bool:
+    """Hold a queued subagent whose provider is rate-limiting several of its
+    session's subagents: starting it would only add to the retries. Said once
+    in its trail (a `held` record), so poll and list show why it waits."""
+    untils = parked.get(provider) if isinstance(provider, str) else None
+    if not untils or len(untils) < PARKED_TO_HOLD:
+        return False
+    until = min(untils)
+    try:
+        held = load(sid).held
+        if held is None or not isinstance(held.get("until"), (int, float)) or held["until"] < until:
+            store.append(store.path_for(sid), "held", {
+                "reason": f"{provider} is rate-limiting {len(untils)} subagents of this session",
+                "provider": provider, "until": until})
+    except (NotFound, OSError):
+        pass  # removed meanwhile, or a full disk: it is held all the same
+    return True
 
 
 def _pool(sid: str, raw: dict | None = None) -> str:

@@ -13,23 +13,26 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 
 from zapcli import ids
 from zapcli.config import Settings
 from zapcli.errors import NotFound
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import load, observe
+from zapcli.lifecycle.observe import observe
 from zapcli.locks import LockTimeout, exclusive
 from zapcli.paths import ensure_dir, locks_dir, subagents_dir
 from zapcli.plain import field, plain
-from zapcli.trail import store
+from zapcli.trail import reader, runs, store
 from zapcli.trail import trim as retention
+from zapcli.trail.reader import load
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
-HOME = store.HOME
+FOLDERS = store.FOLDERS  # an agent CLI's home, the scratch folder
 FINISH_START_S = 60.0  # a claimed on-finish command whose helper never said it runs: given up after
 KEPT_FOR_FINISH = "kept: on-finish still running"
 
@@ -92,13 +95,56 @@ def awaited() -> dict[str, str]:
             s = load(sid)
         except NotFound:
             continue
-        if s.final is None and s.process is None and s.start is None:  # still queued
+        if s.queued:
             for dep in s.spawn.after:
                 waiting.setdefault(dep, sid)
     return waiting
 
 
 KEPT_FOR_AFTER = "kept: a queued subagent waits for it"
+KEPT_FOR_CONTINUE = "kept: a continuation has not read it yet"
+
+
+def unread_by(s: Any) -> str | None:
+    """The continuation of an ended subagent (a `reader.Summary`) that has not
+    read it yet (`zapcli continue`: queued, or started but not `resumed`), or
+    None. Removing it would fail that one with "the trail of … cannot be
+    read". The chain is followed: a continuation reads all its predecessors."""
+    seen: set[str] = set()
+    succ = s.continued_by
+    while succ is not None and succ not in seen and len(seen) < 64:
+        seen.add(succ)
+        try:
+            nxt = load(succ)
+        except NotFound:  # removed: it needs nothing any more
+            return None
+        if nxt.final is None and nxt.resumed_from is None:
+            return succ
+        succ = nxt.continued_by
+    return None
+
+
+def held(sid: str, s: Any, after: Callable[[], dict[str, str]] = awaited) -> tuple[str, str] | None:
+    """(kept note, refusal) while an ended subagent (a `reader.Summary`) must
+    stay a moment: its on-finish command has not finished, a continuation
+    has not read it yet, or a queued subagent waits for it (`after()`: the
+    dependency map, asked only when the rest allow removal). rm refuses
+    then, clean and gc keep it this time: one rule for all three."""
+    waiting = finish_pending(s)
+    if waiting is not None:
+        return (f"{KEPT_FOR_FINISH} ({waiting})",
+                f"{waiting}; it is removed once that is done (try again in a moment)")
+    reader = unread_by(s)
+    if reader is not None:
+        return (f"{KEPT_FOR_CONTINUE} ({reader}, continue)",
+                f"{reader} continues it and has not read it yet; it can be removed once "
+                f"{reader} has started")
+    successor = after().get(sid)
+    if successor is not None:
+        return (f"{KEPT_FOR_AFTER} ({successor}, --after)",
+                f"the queued {successor} waits for it (--after); it can be removed once "
+                f"{successor} has started")
+    return None
 
 
 def _running() -> list[str]:
@@ -131,15 +177,16 @@ def collect(settings: Settings, *, dry_run: bool = False, opportunistic: bool = 
 
 def delete_files(sid: str, session: str | None) -> None:
     """Remove everything of one finished subagent: its files (the trail last,
-    under its lock), an agent CLI's home, its session markers. `gc` and
-    `rm`/`clean` both go through here."""
+    under its lock), its folders (an agent CLI's home, its scratch folder),
+    its session markers. `gc` and `rm`/`clean` both go through here."""
     path = store.path_for(sid)
     with contextlib.suppress(FileNotFoundError), store.locked(path):
         for suffix in store.SUFFIXES[1:]:
             store.path_for(sid, suffix).unlink(missing_ok=True)
         import shutil
 
-        shutil.rmtree(store.path_for(sid, HOME), ignore_errors=True)  # an agent CLI's home
+        for folder in FOLDERS:
+            shutil.rmtree(store.path_for(sid, folder), ignore_errors=True)
         path.unlink(missing_ok=True)
     path.unlink(missing_ok=True)
     if session is not None:
@@ -147,21 +194,26 @@ def delete_files(sid: str, session: str | None) -> None:
 
 
 def _orphan_captures() -> list[str]:
-    """`<id>.out` / `.err` / `.end` / `.home` whose trail is gone (deleted by hand)."""
+    """`<id>.out` / `.err` / `.end` / `.home` / `.tmp` whose trail is gone (deleted by hand)."""
     try:
         names = set(os.listdir(subagents_dir()))
     except OSError:
         return []
     return sorted(n for n in names if n[-4:] in (".out", ".err", ".end") and ids.is_valid(n[:-4])
                   and f"{n[:-4]}.jsonl" not in names) + sorted(
-        n for n in names if n.endswith(HOME) and ids.is_valid(n[:-len(HOME)])
-        and f"{n[:-len(HOME)]}.jsonl" not in names)
+        n for n in names for f in FOLDERS if n.endswith(f) and ids.is_valid(n[:-len(f)])
+        and f"{n[:-len(f)]}.jsonl" not in names)
+
+
+def _trim(path: Any) -> int:
+    with store.locked(path):  # an on-finish helper or an observer may append meanwhile
+        return retention.trim(path)
 
 
 def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
     for name in _orphan_captures():
         if not dry_run:
-            if name.endswith(HOME):
+            if name.endswith(FOLDERS):
                 import shutil
 
                 shutil.rmtree(subagents_dir() / name, ignore_errors=True)
@@ -185,7 +237,7 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
             continue
         finished.append((stat.st_mtime, sid, view.session))
         if stat.st_size > retention.TRIM_OVER_BYTES:
-            result.trimmed[sid] = stat.st_size - retention.KEEP_BYTES if dry_run else retention.trim(path)
+            result.trimmed[sid] = stat.st_size - retention.KEEP_BYTES if dry_run else _trim(path)
     excess = len(ids_) - unreadable - settings.max_kept if settings.max_kept else 0  # 0 = keep all
     if settings.problems:  # max_kept may be in the file that was skipped: never delete on a guess
         excess = 0
@@ -195,16 +247,37 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
     needed = awaited() if excess > 0 else {}
     for _mtime, sid, session in finished[:max(excess, 0)]:
         try:
-            waiting = finish_pending(load(sid))
+            why = held(sid, load(sid), lambda: needed)
         except NotFound:
             continue
-        if waiting is not None:  # its turn comes at the next gc
-            result.held[sid] = f"{KEPT_FOR_FINISH} ({waiting})"
-            continue
-        if sid in needed:
-            result.held[sid] = f"{KEPT_FOR_AFTER} ({needed[sid]}, --after)"
+        if why is not None:  # its turn comes at the next gc
+            result.held[sid] = why[0]
             continue
         result.deleted.append(sid)
         if not dry_run:
             delete_files(sid, session)
     result.kept = len(ids_) - len(result.deleted)  # with --dry-run: what would be kept
+    left = {session for _m, sid, session in finished if sid not in result.deleted}
+    result.deleted += _prune_runs(left, dry_run)
+
+
+RUN_KEPT_S = 7 * 86400  # a run trail that never ended (its process was killed) goes after a week
+
+
+def _prune_runs(sessions_left: set[str], dry_run: bool) -> list[str]:
+    """The trail of a `zapcli run` goes with the last of its subagents: once
+    none of its session is left and it has ended (or is a week old)."""
+    gone = []
+    for run_id in runs.ids_on_disk():
+        if run_id in sessions_left:
+            continue
+        path = runs.path_for(run_id)
+        try:
+            old = time.time() - os.stat(path, follow_symlinks=False).st_mtime > RUN_KEPT_S
+        except OSError:
+            continue
+        if old or reader.first_terminal(path) is not None:
+            gone.append(run_id)
+            if not dry_run:
+                path.unlink(missing_ok=True)
+    return gone

@@ -45,7 +45,13 @@ class View:
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
-    cost_usd: float | None = None  # where an agent CLI reports one
+    cost_usd: float | None = None  # reported by the backend, or from the model's price
+    cache_write_tokens: int = 0  # of input_tokens: written to the provider's cache
+    calls: int = 0  # model calls counted
+    # parked on a provider's rate limit: {until (epoch), status, provider, message}
+    rate_limit: dict[str, Any] | None = None
+    held: dict[str, Any] | None = None  # queued and held back: {reason, until (epoch)}
+    parent: str | None = None  # the run or subagent whose work spawned it (its tree)
     pending_approval: dict[str, Any] | None = None
     undelivered_messages: int = 0  # sent with `zapcli send`, but it ended before reading them
     stdout_written: int | None = None
@@ -86,25 +92,27 @@ class Finding:
 
 
 def _elapsed(s: reader.Summary, now_mono: float) -> float | None:
-    proc = s.process or s.start
+    proc = s.runner
     if proc is None:
         return None
-    start_mono = proc.get("mono")
+    start_mono = proc.mono
     if s.final is not None:
-        end_mono = s.final.get("mono")
+        end_mono = s.final.mono
         # interrupted: recorded after a reboot, on another boot's monotonic clock; it
         # ran until its last record before the machine went down
-        if s.final.get("status") == Status.INTERRUPTED:
+        if s.final.status == Status.INTERRUPTED:
             end_mono, end_ts = None, s.last_ts
         else:
-            end_ts = s.final.get("ts")
-        if isinstance(start_mono, (int, float)) and isinstance(end_mono, (int, float)) and end_mono >= start_mono:
+            end_ts = s.final.ts
+        if start_mono is not None and end_mono is not None and end_mono >= start_mono:
             return end_mono - start_mono
-        try:
-            return max(records.parse_iso(end_ts) - records.parse_iso(proc["ts"]), 0.0)  # type: ignore[arg-type]
-        except (KeyError, ValueError, TypeError):
+        if end_ts is None or proc.ts is None:
             return None
-    if isinstance(start_mono, (int, float)) and now_mono >= start_mono:
+        try:
+            return max(records.parse_iso(end_ts) - records.parse_iso(proc.ts), 0.0)
+        except ValueError:
+            return None
+    if start_mono is not None and now_mono >= start_mono:
         return now_mono - start_mono
     return None
 
@@ -117,30 +125,40 @@ def to_view(sid: str, s: reader.Summary, facts: Facts, *, stall_s: float = 0.0) 
         task=display(sp.task), created=sp.created, report=s.report,
         input_tokens=s.input_tokens, output_tokens=s.output_tokens,
         cached_tokens=s.cached_tokens, cost_usd=s.cost_usd, after=sp.after,
+        cache_write_tokens=s.cache_write_tokens, calls=s.calls,
+        parent=sp.raw.get("parent") if isinstance(sp.raw.get("parent"), str) else None,
         continue_of=sp.continue_of,
         continued_by=s.continued_by, worktree=_receipt(s),
     )
-    if s.process is not None or s.start is not None:
-        view.pid = (s.process or s.start or {}).get("pid")
+    if s.runner is not None:
+        view.pid = s.runner.pid
         view.status = Status.RUNNING
     if s.final is not None:
         f = s.final
-        view.status = Status(f["status"])
-        view.reason = f.get("reason")
-        view.exit_code = f.get("exit_code")
-        view.stdout_written = f.get("stdout_bytes")
-        view.stderr_written = f.get("stderr_bytes")
-        view.ended = f.get("ts")
+        view.status = f.status
+        view.reason = f.reason
+        view.exit_code = f.exit_code
+        view.stdout_written = f.stdout_bytes
+        view.stderr_written = f.stderr_bytes
+        view.ended = f.ts
         view.undelivered_messages = max(s.messages_sent - s.messages_delivered, 0)
     elif s.pending_approval is not None:
         view.status = Status.AWAITING_APPROVAL
         view.pending_approval = {k: v for k, v in s.pending_approval.items()
                                  if k not in ("v", "seq", "type")}  # the request, not the record
+    if view.status == Status.RUNNING and s.rate_limit is not None:
+        view.rate_limit = _fields(s.rate_limit, ("until", "status", "provider", "message"))
+    elif view.status == Status.QUEUED and s.held is not None:
+        view.held = _fields(s.held, ("reason", "until", "provider"))
     view.elapsed_s = _elapsed(s, facts.now_mono)
-    if not view.terminal and view.status != Status.QUEUED and stall_s > 0:
+    if view.status.live and stall_s > 0:
         if facts.activity_age is not None and facts.activity_age >= stall_s:
             view.stalled_s = facts.activity_age
     return view
+
+
+def _fields(rec: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: rec.get(k) for k in keys}
 
 
 def _receipt(s: reader.Summary) -> dict[str, Any] | None:
@@ -171,12 +189,12 @@ def derive(sid: str, s: reader.Summary, facts: Facts, *,
     result is lost, or interrupted when the machine booted after its spawn.
     """
     view = to_view(sid, s, facts, stall_s=stall_s)
-    proc = s.process or s.start  # `start` is the runner's own word if the spawner died early
+    proc = s.runner  # `start` is the runner's own word if the spawner died early
     if s.final is not None or proc is None or facts.alive is None:
         return view, None
     if facts.alive:
-        deadline = proc.get("deadline_mono")
-        if isinstance(deadline, (int, float)) and facts.now_mono > deadline + OBSERVER_DEADLINE_SLACK_S:
+        deadline = proc.deadline_mono
+        if deadline is not None and facts.now_mono > deadline + OBSERVER_DEADLINE_SLACK_S:
             return view, Finding(Status.TIMEOUT, OVERDUE_REASON, overdue=True)
         return view, None
     if facts.boot_time > _spawned_epoch(s):

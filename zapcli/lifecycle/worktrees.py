@@ -12,15 +12,16 @@ why it kept every other one.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from zapcli import ids as idmod
 from zapcli import worktrees
 from zapcli.errors import NotFound
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import load, observe
-from zapcli.trail.model import SpawnRecord
+from zapcli.lifecycle.observe import observe
+from zapcli.plain import field, plain
+from zapcli.trail.model import SpawnRecord, Status
+from zapcli.trail.reader import load
 from zapcli.worktrees import git as g
 from zapcli.worktrees.inspect import TreeState, state
 
@@ -67,7 +68,7 @@ def live_users(path: str, alive: Live | None = None) -> list[tuple[str, str, boo
     return out
 
 
-@dataclass
+@plain
 class Tree:
     """One subagent tree. `ids`: the subagents that had it, oldest first (a
     `continue` carries a tree over); `statuses` theirs."""
@@ -91,11 +92,13 @@ class Tree:
         return [sid for sid, _st, _owner in self.users]
 
 
-def _chain(sid: str) -> tuple[list[str], list[str], g.Receipt | None]:
-    """The ids (and statuses) of `sid` and the subagents that continued it."""
+def _chain(sid: str) -> tuple[list[str], list[str], g.Receipt | None, dict | None]:
+    """The ids (and statuses) of `sid` and the subagents that continued it,
+    and the last `merged` record among them."""
     chain: list[str] = []
     statuses: list[str] = []
     receipt: g.Receipt | None = None
+    merged = None
     seen: set[str] = set()
     current: str | None = sid
     while current and current not in seen and len(chain) < 100:
@@ -105,10 +108,17 @@ def _chain(sid: str) -> tuple[list[str], list[str], g.Receipt | None]:
         except NotFound:
             break
         chain.append(current)
-        statuses.append(str(s.final.get("status")) if s.final else "running")
+        statuses.append(str(s.final.status if s.final else Status.RUNNING))
         receipt = receipt or receipt_of(s.spawn)
+        merged = s.merged or merged
         current = s.continued_by
-    return chain, statuses, receipt
+    return chain, statuses, receipt, merged
+
+
+def _squashed(st: TreeState, merged: dict | None) -> bool:
+    """`zapcli merge --squash` took the branch at the commit it still has."""
+    return bool(merged and merged.get("how") == "squash" and st.tip and merged.get("tip") == st.tip
+                and (not st.exists or st.head == st.tip))
 
 
 def _orphan_receipt(path: Path) -> g.Receipt:
@@ -134,11 +144,12 @@ def find(sid: str | None = None, *, inspect: bool = True) -> list[Tree]:
         path = worktrees.root() / name
         if not idmod.is_valid(name) or not path.is_dir():
             continue
-        chain, statuses, receipt = _chain(name)
+        chain, statuses, receipt, merged = _chain(name)
         tree = Tree(receipt or _orphan_receipt(path), chain, statuses)
         tree.users = live_users(str(path), alive)
         if inspect:
             tree.state = state(tree.receipt)
+            tree.state.squashed = _squashed(tree.state, merged)
         trees.append(tree)
     return trees
 
@@ -163,7 +174,7 @@ def tree_of(sid: str) -> Tree:
     return found[0]
 
 
-@dataclass
+@plain
 class Decision:
     """What `gc` does with one tree, and why."""
 
@@ -171,6 +182,7 @@ class Decision:
     action: str  # remove | keep | failed
     reason: str
     branch_deleted: bool = False
+    branch_note: str = ""  # why the branch went (merged, nothing beyond its base)
 
 
 def decide(tree: Tree) -> Decision:
@@ -191,7 +203,7 @@ def collect(*, dry_run: bool = False) -> list[Decision]:
     """`gc` for trees: remove every tree `decide` allows, never with --force;
     a failing `git worktree remove` is reported as such and nothing else is
     tried (no rm -rf)."""
-    from zapcli.worktrees.remove import remove
+    from zapcli.lifecycle.treeremove import remove_tree
 
     decisions = [decide(t) for t in find()]
     if dry_run:
@@ -203,11 +215,16 @@ def collect(*, dry_run: bool = False) -> list[Decision]:
             d.action, d.reason = "keep", "in use by a subagent that started meanwhile"
             continue
         try:
-            done = remove(d.tree.receipt, d.tree.state or state(d.tree.receipt))
+            removal = remove_tree(d.tree, d.tree.state or state(d.tree.receipt), by="gc")
         except g.GitError as exc:
             d.action, d.reason = "failed", f"git worktree remove failed: {exc.message}"
             continue
+        done = removal.done
+        if removal.teardown_note:
+            d.reason += f"; {removal.teardown_note}"
         d.branch_deleted = done.branch
-        if done.note:
+        if done.branch:
+            d.branch_note = done.note
+        elif done.note:
             d.reason += f"; {done.note}"
     return decisions

@@ -65,6 +65,7 @@ class Conn:
     session: str
     env: Env = field(default_factory=lambda: Env(surface="tool"))
     asked: set[tuple[str, str]] = field(default_factory=set)
+    confirmed: dict[str, Any] = field(default_factory=dict)  # "confirm:<key>" -> ElicitResult
 
 
 class Zapserver:
@@ -107,7 +108,8 @@ class Zapserver:
         ticker = _Ticker(ctx, conn, self.closing)
         # shares the connection's ids and lock; a client that cannot elicit decides
         # approvals itself, so poll/wait show a request at once
-        env = conn.env.copy(on_tick=ticker, stop_on_approval=not ticker.can_elicit)
+        env = conn.env.copy(on_tick=ticker, stop_on_approval=not ticker.can_elicit,
+                            confirm=ticker.confirm if ticker.can_elicit else None)
 
         def work() -> Reply:
             with sessions.using(conn.session):
@@ -129,6 +131,9 @@ class Zapserver:
     async def _answers(self, conn: Conn, responses: Any) -> None:
         """Answers to elicitations we asked for in an InputRequiredResult."""
         for key, answer in (responses or {}).items():
+            if str(key).startswith("confirm:") and isinstance(answer, types.ElicitResult):
+                conn.confirmed[str(key)] = answer  # the call asked again finds it
+                continue
             parts = str(key).split(":")
             if len(parts) == 3 and parts[0] == "approval" and isinstance(answer, types.ElicitResult):
                 await anyio.to_thread.run_sync(_decide, parts[1], parts[2], answer)
@@ -215,6 +220,28 @@ class _Ticker:
         if self.need:
             raise _StopWaiting()
 
+    def confirm(self, what: str) -> tuple[bool, str]:
+        """Ask the client's user to approve `what` (from the worker): at once
+        over a back channel, else through an InputRequiredResult whose answer
+        the call asked again finds (`Conn.confirmed`)."""
+        import hashlib
+
+        key = "confirm:" + hashlib.sha256(what.encode()).hexdigest()[:16]
+        message = f"zapcli: {what}. Accept to allow it, decline to refuse it."
+        answer = self.conn.confirmed.pop(key, None)
+        if answer is None and self.back_channel:
+            answer = anyio.from_thread.run(self._elicit, message)
+        if answer is None:
+            self.need[key] = types.ElicitRequest(params=types.ElicitRequestFormParams(
+                message=message, requested_schema=APPROVAL_SCHEMA))
+            raise _StopWaiting()
+        if answer.action == "accept":
+            return True, "approved by the user of the MCP client"
+        given = (answer.content or {}).get("reason") if answer.content else None
+        return False, str(given) if given else (
+            "declined by the user of the MCP client" if answer.action == "decline"
+            else "the user of the MCP client dismissed it")
+
     async def _ask(self, key: tuple[str, str], message: str) -> None:
         try:
             answer = await self._elicit(message)
@@ -299,21 +326,41 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def serve_http(sock: socket.socket) -> None:
-    """Streamable HTTP on a socket from `listen`; says "serving" once uvicorn
-    has started on it, with the port bound."""
+async def serve_http(sock: socket.socket, token: str | None = None,
+                     token_file: str | None = None) -> None:
+    """Streamable HTTP on a socket from `listen` (or `lock.listen_unix`); says
+    "serving" once uvicorn has started on it, with the port bound. With
+    `token`, every request must carry it (`zapcli.mcpserver.lock`)."""
     import uvicorn
 
-    host, port = sock.getsockname()[:2]
+    from zapcli.mcpserver.lock import BearerGate
+
     server = build()
-    app = server.streamable_http_app(host=host)
+    unix = sock.family == socket.AF_UNIX
+    if unix:  # no browser reaches a unix socket: no DNS rebinding to guard against
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        app: Any = server.streamable_http_app(transport_security=TransportSecuritySettings(
+            enable_dns_rebinding_protection=False))
+        where = f"the unix socket {sock.getsockname()} (mode 0600: this user only)"
+    else:
+        host, port = sock.getsockname()[:2]
+        app = server.streamable_http_app(host=host)
+        where = f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
+    if token is not None:
+        app = BearerGate(app, token)
     web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
 
     async def announce() -> None:
         while not web.started:
             await anyio.sleep(0.02)
-        shown = f"[{host}]" if ":" in host else host
-        _log(f"serving streamable HTTP on http://{shown}:{port}/mcp")
+        _log(f"serving streamable HTTP on {where}")
+        if token_file is not None:
+            _log(f"every request needs the header `Authorization: Bearer <token>`; the token is "
+                 f"in {token_file} (mode 0600, removed when this server stops)")
+        elif not unix:
+            _log("WARNING: no token: any user of this machine can use this server, and what it "
+                 "starts runs as you")
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(announce)

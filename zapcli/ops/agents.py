@@ -1,6 +1,7 @@
 """`zapcli agents …`: the definitions with what this machine can grant them.
 
-Imports `zapcli.definitions.manage` and `zapcli.backends.resolve`. The
+Imports `zapcli.definitions.manage`, `zapcli.backends.agent` and
+`zapcli.backends.registry` (a `cli:` names a backend). The
 management itself (validation, layers, switches) lives in
 `zapcli.definitions.manage`; this adds the grant's diagnostics that spawn
 would warn about, so list and show say it before anything is spawned.
@@ -27,25 +28,46 @@ class AgentShow:
     grant_diagnostics: list[dict[str, str]] = field(default_factory=list)
 
 
-def list_agents(workspace: Path) -> AgentsList:
-    from zapcli.backends.resolve import grant_problems
+def _problems(definition: Any, workspace: Path, settings: Any) -> list[dict[str, str]]:
+    """What spawn would warn about (the grant's diagnostics), and a `cli:`
+    that names no backend (spawn would refuse it)."""
+    from zapcli.backends import registry
+    from zapcli.backends.agent import grant_problems
+
+    found = grant_problems(definition, workspace)
+    cli = getattr(definition, "cli", None)
+    if cli:
+        known = registry.names(registry.configured(settings))
+        if cli not in known:
+            found.append({"dimension": "cli", "name": cli, "message": (
+                f"`cli: {cli}` names no backend; spawn refuses it (backends: {', '.join(known)})")})
+    return found
+
+
+def _settings(workspace: Path) -> Any:
+    from zapcli.backends.sections import OWNERS
     from zapcli.config import load_settings
+
+    return load_settings(workspace, lenient=True, owners=OWNERS)
+
+
+def list_agents(workspace: Path) -> AgentsList:
     from zapcli.definitions import discover
     from zapcli.definitions.manage import list_agents as listing
 
     catalog = discover(workspace)
-    res = listing(workspace, session_default=load_settings(workspace, lenient=True).model,
-                  catalog=catalog)
-    return AgentsList(res, {r.name: grant_problems(catalog.get(r.name), workspace)
+    settings = _settings(workspace)
+    res = listing(workspace, session_default=settings.model, catalog=catalog)
+    return AgentsList(res, {r.name: _problems(catalog.get(r.name), workspace, settings)
                             for r in res.rows if r.valid})
 
 
 def show_agent(name: str, workspace: Path) -> AgentShow:
-    from zapcli.backends.resolve import grant_problems
     from zapcli.definitions.manage import show_agent as show
 
     res = show(name, workspace)
-    grants = grant_problems(res.definition, workspace) if res.definition is not None else []
+    grants = [] if res.definition is None else _problems(res.definition, workspace,
+                                                         _settings(workspace))
     return AgentShow(res, grants)
 
 

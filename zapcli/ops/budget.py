@@ -1,101 +1,197 @@
-"""A token budget for a whole tree (`zapcli run --max-tokens N`, SPEC §16).
+"""A tree budget for `zapcli run` (`--max-tokens`, `--max-cost`; SPEC §16, §19).
 
-Imports `zapcli.lifecycle.observe`, `zapcli.ops.kill`, `zapcli.ledger`. The
-run's own model calls and every subagent it started count, each subagent
-by its trail's `usage` records (live, not only once settled). At 80 % the
-parent model is told once; at 100 % no new subagent starts, the running ones
-are stopped (`failed`, reason `token budget`), and the run itself stops
-before its next model call. A subagent started under a budget also gets the
-budget's remainder as its own `max_tokens`, so it stops by itself even when
-its parent is gone.
+Imports `zapcli.lifecycle`, `zapcli.ops.kill`, `zapcli.ops.usage`, `zapcli.ledger`,
+`zapcli.trail`. Each subagent the run starts gets an allotment carved from
+what is not yet reserved (`ledger.reserve`, at spawn), stops itself before
+a model call its allotment cannot cover, and returns what it did not use
+when it is settled. Before each of its own model calls the run checks (one
+query, and each descendant's trail read from where it was read last): its
+own calls plus what its subagents hold or spent must leave room for the
+next call — else it waits for a running subagent to return its allotment,
+or stops. At 80 % spent the model is told once; at 100 % (a backstop: the
+allotments keep the tree below it) no new subagent starts, the running ones
+are stopped — `completed` when their final answer had arrived, `failed`
+(`token budget`) otherwise — and the run stops.
 """
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Callable
+import time
+from typing import Any
 
 from zapcli.config import Settings
-from zapcli.errors import NotFound, ZapcliError
-from zapcli.lifecycle.observe import load
+from zapcli.errors import NotFound
+from zapcli.lifecycle import session as sessions
+from zapcli.trail import store
 from zapcli.trail.model import Outcome, Status
 
 NOTICE_AT = 0.8
 REASON = "token budget"
 
 
-class TreeBudget:
-    """`own()`: the run's own tokens (input + output) so far; `children()`:
-    the ids of the subagents it started."""
+class UsageTail:
+    """One trail's `usage` totals, read incrementally: each look reads only
+    what was appended since the last (a trail its runner trimmed, a new
+    file, is read anew: its `trimmed` marker carries the usage it dropped)."""
 
-    def __init__(self, run_id: str, limit: int, own: Callable[[], int],
-                 children: Callable[[], list[str]], settings: Settings):
-        self.run_id, self.limit, self.settings = run_id, limit, settings
-        self.own, self.children = own, children
+    def __init__(self, sid: str):
+        self.path = store.path_for(sid)
+        self.offset, self.tokens, self.cost, self.rest = 0, 0, 0.0, b""
+        self.ino: int | None = None
+
+    def read(self) -> tuple[int, float]:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return self.tokens, self.cost
+        size = st.st_size
+        if size < self.offset or st.st_ino != self.ino:
+            self.offset, self.tokens, self.cost, self.rest = 0, 0, 0.0, b""
+            self.ino = st.st_ino
+        if size > self.offset:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = self.rest + f.read(size - self.offset)
+            self.offset = size
+            lines = data.split(b"\n")
+            self.rest = lines.pop()
+            for line in lines:
+                if b'"usage"' in line:
+                    self._count(line)
+        return self.tokens, self.cost
+
+    def _count(self, line: bytes) -> None:
+        import orjson
+
+        try:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return
+        if isinstance(rec, dict) and rec.get("type") == "trimmed":
+            rec = rec.get("usage")  # the usage records a trim dropped, summed
+        elif not isinstance(rec, dict) or rec.get("type") != "usage":
+            return
+        if not isinstance(rec, dict):
+            return
+        for key in ("input_tokens", "output_tokens"):
+            n = rec.get(key)
+            self.tokens += n if isinstance(n, int) and not isinstance(n, bool) else 0
+        cost = rec.get("cost_usd")
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+            self.cost += float(cost)
+
+
+class TreeBudget:
+    """The run's budget: `limits` (ledger.Budget), `meter` (its own calls,
+    `host.meter.Meter` with the ledger's `Held` for what its subagents hold),
+    `deadline` (monotonic) bounds a wait for returns."""
+
+    def __init__(self, run_id: str, limits: Any, meter: Any, settings: Settings,
+                 deadline: float | None = None):
+        self.run_id, self.limits, self.meter, self.settings = run_id, limits, meter, settings
+        self.deadline = deadline
+        self.tails: dict[str, UsageTail] = {}
         self.told = False
-        self.spent = threading.Event()
+        self.spent_out = threading.Event()
         self.stopped: list[str] = []
         self._lock = threading.Lock()
+        self._reading = threading.Lock()  # the loop and the watcher read the same tails
 
-    def used(self) -> int:
-        total = self.own()
-        for sid in self.children():
-            try:
-                s = load(sid)
-            except NotFound:
-                continue
-            total += s.input_tokens + s.output_tokens
-        return total
+    def spent(self) -> tuple[int, float]:
+        """(tokens, dollars) spent by the run and every subagent of its tree so far."""
+        with self._reading:
+            tokens, cost = self.meter.tokens, self.meter.cost
+            for sid in sessions.members(self.run_id):
+                tail = self.tails.get(sid)
+                if tail is None:
+                    tail = self.tails[sid] = UsageTail(sid)
+                t, c = tail.read()
+                tokens, cost = tokens + t, cost + c
+        return tokens, cost
 
-    def remaining(self) -> int:
-        return max(self.limit - self.used(), 0)
+    def share(self, tokens: int, cost: float) -> float:
+        """The larger of the spent fractions (tokens, dollars)."""
+        b = self.limits
+        return max(tokens / b.max_tokens if b.max_tokens else 0.0,
+                   cost / b.max_cost if b.max_cost else 0.0)
+
+    def said(self, tokens: int, cost: float) -> str:
+        b = self.limits
+        parts = ([f"{tokens:,} of {b.max_tokens:,} tokens"] if b.max_tokens else []) + \
+            ([f"${cost:.4f} of ${b.max_cost:.4f}"] if b.max_cost else [])
+        return ", ".join(parts)
 
     def notices(self) -> list[str]:
         """Before each model call of the run: the one 80 % notice."""
-        used = self.used()
-        if self.told or used < NOTICE_AT * self.limit or used >= self.limit:
+        tokens, cost = self.spent()
+        share = self.share(tokens, cost)
+        if self.told or share < NOTICE_AT or share >= 1:
             return []
         self.told = True
-        return [f"[token budget] {used:,} of {self.limit:,} tokens used by this run and its "
-                f"subagents ({100 * used // self.limit}%). At 100% no new subagent starts and "
-                "the running ones are stopped: finish with what you have."]
+        return [f"[token budget] {self.said(tokens, cost)} used by this run and its subagents "
+                f"({100 * share:.0f}%). At 100% no new subagent starts and the running ones are "
+                "stopped: finish with what you have."]
 
-    def check_spawn(self) -> int:
-        """The budget left for a new subagent. Raises ZapcliError when spent."""
-        used = self.used()
-        if used >= self.limit:
-            raise ZapcliError(f"the run's token budget is spent ({used:,} of {self.limit:,} "
-                              "tokens, this run and its subagents): no new subagent starts",
-                              code="token_budget")
-        return self.limit - used
-
-    def enforce(self) -> int | None:
-        """At 100 %: stop every running subagent of the run. Once spent, the
-        tokens used (read once: hand them to `should_stop`), else None."""
+    def enforce(self) -> tuple[int, float] | None:
+        """At 100 %: stop every running subagent of the tree. The figures when spent, else None."""
         from zapcli.ops.kill import end_and_stop
 
         with self._lock:
-            used = self.used()
-            if used < self.limit:
+            tokens, cost = self.spent()
+            if self.share(tokens, cost) < 1:
                 return None
-            self.spent.set()
-            why = f"{REASON}: the run {self.run_id} used {used:,} of {self.limit:,} tokens"
-            for sid in self.children():
+            self.spent_out.set()
+            why = f"{REASON}: the run {self.run_id} spent its budget ({self.said(tokens, cost)})"
+            answered = Outcome(Status.COMPLETED, 0, "its final answer had arrived when the run's "
+                                                    "budget was spent")
+            for sid in sessions.members(self.run_id):
                 try:
                     if end_and_stop(sid, Outcome(Status.FAILED, None, why), self.settings,
-                                    by="budget"):
+                                    by="budget", answered=answered):
                         self.stopped.append(sid)
                 except NotFound:
                     continue
-            return used
+            return tokens, cost
 
-    def should_stop(self, used: int | None = None) -> tuple[str, str] | None:
-        """The run's stop, with `used` as `enforce` just read it (else read here)."""
-        used = self.used() if used is None else used
-        if self.spent.is_set() or used >= self.limit:
-            return ("failed", f"{REASON} exceeded ({used:,} of {self.limit:,} tokens, "
-                              "this run and its subagents)")
-        return None
+    def check(self, upcoming: int) -> tuple[str, str] | None:
+        """The run's check before a model call of about `upcoming` tokens (the
+        loop's `budget` hook): stop when spent; wait while the call does not
+        fit but subagents still hold allotments; stop when it cannot fit."""
+        if self.enforce() is not None:
+            return self.stop_reason()
+        verdict = self.meter.check(upcoming)
+        while verdict is not None and self._returns_pending():
+            time.sleep(0.25)
+            if self.enforce() is not None:
+                return self.stop_reason()
+            verdict = self.meter.check(upcoming)
+        return verdict
+
+    def _returns_pending(self) -> bool:
+        """Settle what ended (its allotment returns); True while some still run."""
+        from zapcli.lifecycle.observe import observe
+        from zapcli.ops.usage import settle
+
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            return False
+        running = False
+        for sid in sessions.members(self.run_id):
+            try:
+                view = observe(sid, kill_grace_s=self.settings.kill_grace_s)
+            except NotFound:
+                continue
+            if view.terminal:
+                settle(view)
+            else:
+                running = True
+        return running
+
+    def stop_reason(self) -> tuple[str, str]:
+        tokens, cost = self.spent()
+        return ("failed", f"{REASON} exceeded ({self.said(tokens, cost)}, this run and its "
+                          "subagents)")
 
     def watch(self, stop: threading.Event, every_s: float = 0.5) -> threading.Thread:
         """Enforce on a daemon thread until `stop` is set (the parent may be
@@ -111,3 +207,4 @@ class TreeBudget:
         thread = threading.Thread(target=loop, name="token-budget", daemon=True)
         thread.start()
         return thread
+

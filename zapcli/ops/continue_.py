@@ -25,14 +25,16 @@ from __future__ import annotations
 from typing import Any
 
 from zapcli.errors import UsageError, ZapcliError
-from zapcli.lifecycle.observe import load, observe
+from zapcli.lifecycle.observe import observe
 from zapcli.ops.spawn import SpawnRequest, SpawnResult, spawn
 from zapcli.trail import store
 from zapcli.trail.model import SpawnRecord
+from zapcli.trail.reader import load
 
 # The frozen spawn-record fields a continuation takes as they are (the rest
 # go through SpawnRequest below, so spawn checks them like any other).
-CARRIED = ("agent", "model", "definition", "grant", "backend", "diagnostics", "output_schema")
+CARRIED = ("agent", "model", "definition", "grant", "backend", "diagnostics", "output_schema",
+           "sandbox")
 
 
 def _refuse_backend(sid: str, cli: str) -> None:
@@ -66,6 +68,30 @@ def continue_(sid: str, text: str, *, model: str | None = None, timeout_s: float
     return res
 
 
+def _tree_tip(sid: str, old: SpawnRecord) -> dict[str, Any]:
+    """Where a gone tree is made again from (C28): `{"tip": commit}` — the
+    branch's last commit when zapcli removed the tree, or the base when no
+    tree was ever made; {} while the tree or its branch exists. Raises
+    ZapcliError, naming the missing path, when both went outside zapcli:
+    the continuation would otherwise run without the first run's work."""
+    from pathlib import Path
+
+    from zapcli.worktrees import git as g
+
+    r = g.Receipt.from_dict(old.worktree)
+    if r is None or Path(r.path).is_dir() or r.repo_gone or g.branch_exists(r.repo, r.branch):
+        return {}
+    s = load(sid)
+    removed = s.tree_removed
+    if removed and isinstance(removed.get("tip"), str):
+        return {"tip": removed["tip"]}
+    if not (s.worktree or {}).get("ok"):
+        return {"tip": r.base}  # never made: it starts where it would have
+    raise ZapcliError(f"{sid} cannot be continued in its tree: {r.path} and its branch {r.branch} "
+                      "were removed outside zapcli, and with them its first run's work; spawn a "
+                      "new subagent instead", code="tree_gone")
+
+
 def _request(old: SpawnRecord, sid: str, text: str, *, model: str | None,
              timeout_s: float | None, on_finish: str | None) -> SpawnRequest:
     """The spawn request of `sid`'s successor: what carries over (see the
@@ -76,7 +102,7 @@ def _request(old: SpawnRecord, sid: str, text: str, *, model: str | None,
     if model is not None:
         inherit["model"] = model
     if old.worktree is not None:
-        inherit["worktree"] = {**old.worktree, "carried": True}
+        inherit["worktree"] = {**old.worktree, "carried": True, **_tree_tip(sid, old)}
     if old.backend is not None:  # an agent CLI resumes its own session
         from zapcli.backends import resume
 

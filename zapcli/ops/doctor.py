@@ -1,7 +1,7 @@
 """`zapcli doctor`: one line per check, each saying what to fix.
 
 Imports `zapcli.config`, `zapcli.paths`, `zapcli.definitions`, `zapcli.capabilities`
-(config of MCP servers), `zapcli.executors.ray` when a Ray cluster is configured; the model check is `zapcli.providers.probe`, imported
+(config of MCP servers), the backend and executor registries, `zapcli.executors.ray` when a Ray cluster is configured; the model check is `zapcli.providers.probe`, imported
 by the CLI command, the one parent command that pays for the openai SDK.
 """
 
@@ -102,11 +102,12 @@ def run_checks() -> tuple[list[Check], Settings]:
     An invalid config layer fails the config check and is skipped (as the
     watching commands do), so the other checks still run and report.
     """
+    from zapcli.backends.sections import OWNERS
     from zapcli.config import load_settings
     from zapcli.paths import workspace_of
 
     workspace = workspace_of(Path.cwd())
-    settings = load_settings(workspace, lenient=True)
+    settings = load_settings(workspace, lenient=True, owners=OWNERS)
     invalid = [line for p in settings.problems for line in p.splitlines()]
     problems = invalid + list(settings.notes)
     detail = ("config files are valid" if not problems else
@@ -119,7 +120,7 @@ def run_checks() -> tuple[list[Check], Settings]:
 
     catalog = discover(workspace)
     checks.append(_definitions(catalog))
-    from zapcli.backends.resolve import grant_problems
+    from zapcli.backends.agent import grant_problems
 
     missing = [f"{d.name}: {g['dimension']} {g['name']}: {g['message']}"
                for d in catalog.all() for g in grant_problems(d, workspace)]
@@ -129,11 +130,36 @@ def run_checks() -> tuple[list[Check], Settings]:
                         f"{len(missing)} declared but not available here (spawn goes on "
                         "without them)", missing, warning=bool(missing)))
     checks.append(_mcp(workspace))
+    checks.append(_sandbox())
     checks.append(_backends(settings))
+    checks.append(_executors())
     cluster = _cluster(settings)
     if cluster is not None:
         checks.append(cluster)
     return checks, settings
+
+
+def _sandbox() -> Check:
+    """Whether the built-in agent's commands can run in the sandbox (asked of
+    the kernel again, and the answer spawn uses cached anew), and if not,
+    what is missing."""
+    import subprocess
+
+    from zapcli.paths import state_dir
+    from zapcli.sandbox import bwrap
+
+    found = bwrap.cached(state_dir(), fresh=True)
+    if not found.ok:
+        return Check("sandbox", False, "commands of the built-in agent run WITHOUT a sandbox "
+                     "(spawn says so)", [found.missing, found.fix])
+    try:
+        version = subprocess.run([found.program, "--version"], capture_output=True, text=True,
+                                 timeout=10).stdout.strip() or found.program
+    except (OSError, subprocess.TimeoutExpired):
+        version = found.program
+    return Check("sandbox", True, f"{version} ({found.program}): the built-in agent's commands "
+                 "run in their own pid namespace, read-only but the writable roots, the network "
+                 "as each definition says")
 
 
 def _definitions(catalog: Any) -> Check:
@@ -149,35 +175,53 @@ def _definitions(catalog: Any) -> Check:
     return Check("definitions", not diags, detail, diags)
 
 
-def _backend_line(name: str, settings: Settings) -> tuple[str, bool]:
-    """`name: version (path)` or `name: not installed — what to do`; and found?"""
-    import os
+def _backend_lines(settings: Settings) -> list[tuple[str, bool]]:
+    """Each backend with a program to check (the agent CLIs, a plugin's, the
+    wrappers config.yaml defines): its line and whether it was found."""
+    from zapcli.backends import registry
 
-    from zapcli.backends import cli_home
-    from zapcli.backends.clis import registry
+    configured = registry.configured(settings)
+    checks: list[Any] = [b.doctor for b in registry.every().values()]
+    for name, spec in configured.items():
+        try:
+            registry.get(name)
+        except (KeyError, registry.Unusable):  # a wrapper: checked as the CLI it speaks for
+            backend = registry.by_format(spec.get("format"))
+            if backend is not None and hasattr(backend, "doctor_line"):
+                checks.append(lambda _c, b=backend, n=name, s=spec: b.doctor_line(n, s))
+    from concurrent.futures import ThreadPoolExecutor
 
-    try:
-        found = registry.find(name, settings.backends)
-    except registry.NotInstalled as exc:
-        return f"{name}: not installed — {exc}", False
-    command = list(found.command)
-    argv = registry.adapter(found.kind).version_argv(command)
-    version = cli_home.version(argv, command, dict(os.environ))
-    return f"{name}: {version or 'version unknown'} ({' '.join(command)})", True
+    with ThreadPoolExecutor(max_workers=max(1, len(checks))) as pool:
+        lines = list(pool.map(lambda check: check(configured), checks))
+    return [line for line in lines if line is not None]
 
 
 def _backends(settings: Settings) -> Check:
-    """Each agent CLI backend (SPEC §13) with its version, or what to install."""
-    from concurrent.futures import ThreadPoolExecutor
+    """Each agent CLI backend (SPEC §13) with its version against the range it
+    was tested with, or what to install; plugins that cannot be used."""
+    from zapcli.backends import registry
 
-    from zapcli.backends.clis import registry
-
-    names = registry.names(settings.backends)
-    with ThreadPoolExecutor(max_workers=len(names)) as pool:
-        lines = list(pool.map(lambda n: _backend_line(n, settings), names))
+    lines = _backend_lines(settings)
+    broken = registry.problems()
     found = sum(1 for _, ok in lines if ok)
-    return Check("backends", True, f"{found} of {len(names)} agent CLIs found",
-                 [line for line, _ in lines], warning=found < len(names))
+    stale = sum(1 for line, _ in lines if "not the versions zapcli was tested with" in line)
+    detail = f"{found} of {len(lines)} agent CLIs found"
+    if stale:
+        detail += f"; {stale} not of a tested version"
+    if broken:
+        detail += f"; {len(broken)} plugin(s) cannot be used"
+    return Check("backends", True, detail, [line for line, _ in lines] + broken,
+                 warning=found < len(lines) or bool(stale or broken))
+
+
+def _executors() -> Check:
+    """The executors (SPEC §15, §17): built-in and plugins; a plugin that
+    cannot be used is a warning."""
+    from zapcli import executors
+
+    names = executors.names()
+    broken = executors.problems()
+    return Check("executors", True, ", ".join(names), broken, warning=bool(broken))
 
 
 def _cluster(settings: Settings) -> Check | None:
@@ -186,11 +230,13 @@ def _cluster(settings: Settings) -> Check | None:
     (`zapcli.executors.ray.doctor`). None otherwise."""
     import os
 
-    if settings.executor != "ray" and not settings.ray.get("address") and not os.environ.get("RAY_ADDRESS"):
+    ray = settings.sections.get("ray") or {}
+    if settings.sections.get("executor") != "ray" and not ray.get("address") \
+            and not os.environ.get("RAY_ADDRESS"):
         return None
     from zapcli.executors.ray import doctor
 
-    line, problems = doctor(settings.ray)
+    line, problems = doctor(ray)
     return Check("ray cluster", not problems, line, problems)
 
 

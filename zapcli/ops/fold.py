@@ -1,8 +1,9 @@
 """Folding captured output for poll (SPEC §3 poll): first 2 KB, a line saying
 how much was folded, last 2 KB — cut on UTF-8 character boundaries.
 
-Imports `zapcli.trail.store`. Reads only the head and tail of the file, so a
-subagent's 1 MB of output never sits in memory.
+Imports `zapcli.trail.store`, `zapcli.results` (the `Folded` it returns).
+Reads only the head and tail of the file, so a subagent's 1 MB of output
+never sits in memory.
 """
 
 from __future__ import annotations
@@ -10,29 +11,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from zapcli.plain import plain
+from zapcli.results import Folded
 from zapcli.trail import store
 
 FOLD_BYTES = 2048
-CAP_BYTES = 1024 * 1024
-
-
-@plain
-class Folded:
-    """`head` and `tail` are text; `folded_bytes` the bytes between them (0 =
-    nothing folded, `tail` empty). `written` is what the subagent wrote in all."""
-
-    head: str
-    tail: str
-    folded_bytes: int
-    kept: int
-    written: int
-    missing: bool = False  # the file is gone (deleted by hand) though bytes were written
-    unreadable: str = ""  # why the file in its place cannot be read (e.g. "not a regular file")
-
-    @property
-    def truncated(self) -> bool:
-        return self.written > self.kept and not self.missing
 
 
 def _cut_end(raw: bytes) -> bytes:

@@ -9,34 +9,22 @@ settled as denied. Several ids are killed in parallel so grace periods overlap.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
 from zapcli.config import Settings
 from zapcli.errors import Damaged, NotFound, UsageError, param
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import load, observe, stop_after_end
+from zapcli.lifecycle.observe import observe, stop_after_end
+from zapcli.results import KillEntry
 from zapcli.trail import ending, store
-from zapcli.trail.model import Outcome, Status
-
-
-@dataclass
-class KillEntry:
-    id: str
-    outcome: str  # cancelled | killed (not recorded) | not cancelled | already <status> | does not exist
-    pid: int | None = None
-    signals: str | None = None  # e.g. "SIGTERM" or "SIGTERM, SIGKILL"
-    error: str | None = None
-    session: str | None = None  # whose queue the freed slot belongs to
-
-
-STOPPED = ("cancelled", "killed")  # outcomes that stopped something ("killed": not recorded)
-FAILED = ("does not exist", "killed", "not cancelled")  # outcomes that make `kill` exit 1
+from zapcli.trail.model import FinalStatus, Outcome, RunnerRecord, Status
+from zapcli.trail.reader import load
 
 NOT_RECORDED = ("killed, but the cancel could not be recorded (the state folder is full or "
                 "read-only): its status will show how it ended instead")
 
 
-def _record_cancel(sid: str, grace_s: float | None = None) -> tuple[dict | None, dict | None, str | None]:
+def _record_cancel(sid: str, grace_s: float | None = None
+                   ) -> tuple[RunnerRecord | None, FinalStatus | None, str | None]:
     """Append the denied approvals and the `cancelled` status; return the
     process record to signal (None when it never started), the final status
     record (None when it could not be written), and — when it had already
@@ -48,16 +36,12 @@ def _record_cancel(sid: str, grace_s: float | None = None) -> tuple[dict | None,
     with store.locked(path):  # a racing approve or end cannot land in between
         s = load(sid)
         if s.final is not None:
-            return None, None, str(s.final.get("status"))
-        if s.pending_approval is not None:
-            store.append(path, "approval_decision", {
-                "req_id": s.pending_approval.get("req_id"), "decision": "deny",
-                "reason": "the subagent was killed", "by": "kill"})
+            return None, None, str(s.final.status)
         final, ours = ending.end(path, Outcome(Status.CANCELLED, None, "killed by the user"),
-                                 by="kill", grace_s=grace_s)
+                                 by="kill", grace_s=grace_s, deny_pending="the subagent was killed")
     if final is not None and not ours:
-        return None, None, str(final.get("status"))
-    return s.process or s.start, final, None
+        return None, None, str(final.status)
+    return s.runner, final, None
 
 
 def _kill_damaged(sid: str, grace_s: float, why: str) -> KillEntry:
@@ -70,9 +54,9 @@ def _kill_damaged(sid: str, grace_s: float, why: str) -> KillEntry:
     if found is None or not found.alive or found.process is None:
         sessions.forget_everywhere(sid, ("active",))  # `kill --all` asks no more
         return KillEntry(sid, "not cancelled", error=f"{why}; nothing of it runs")
-    report = get("local").signal(found.process, grace_s)
+    report = get("local").signal(found.process.raw, grace_s)
     sessions.forget_everywhere(sid, ("active",))
-    return KillEntry(sid, "killed", pid=found.process.get("pid"),
+    return KillEntry(sid, "killed", pid=found.process.pid,
                      signals=(report.how or ("SIGTERM, SIGKILL" if report.killed else "SIGTERM"))
                      if report.root_alive else None,
                      error=f"{sid} is damaged ({found.reason}): its process was stopped, its "
@@ -88,13 +72,13 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
         return KillEntry(sid, "does not exist", error=exc.message)
     if view.terminal:
         return KillEntry(sid, f"already {view.status}")
-    if view.status == "queued":
+    if view.status == Status.QUEUED:
         # Under the queue lock, so a slot freeing right now cannot start it behind our back.
         from zapcli.lifecycle.queue import session_lock
 
         with session_lock(view.session):
             s = load(sid)
-            if s.final is None and s.process is None and s.start is None:
+            if s.queued:
                 _, final, ended = _record_cancel(sid)
                 if ended is not None:
                     return KillEntry(sid, f"already {ended}")
@@ -119,7 +103,7 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
         sessions.deactivate(view.session, sid)
     sig = report.how or ("SIGTERM, SIGKILL" if report.killed else "SIGTERM")
     # Stopping it matters more than recording it: it is stopped either way.
-    return KillEntry(sid, "cancelled" if recorded else "killed", pid=proc.get("pid"),
+    return KillEntry(sid, "cancelled" if recorded else "killed", pid=proc.pid,
                      signals=sig if report.root_alive else None, session=view.session,
                      error=None if recorded else f"{sid}: {NOT_RECORDED}")
 
@@ -145,7 +129,7 @@ def kill(ids: list[str], settings: Settings, *, grace_s: float | None = None,
         entries = list(pool.map(lambda sid: _kill_one(sid, grace, settings), ids))
     _start_queued(entries, settings)
     if all_:
-        entries = [e for e in entries if e.outcome in (*STOPPED, "not cancelled")]
+        entries = [e for e in entries if e.stopped or e.outcome == "not cancelled"]
     return entries
 
 
@@ -155,21 +139,47 @@ def _start_queued(entries: list[KillEntry], settings: Settings) -> None:
     killer does it (§6.4: whoever observes a free slot)."""
     from zapcli.lifecycle import queue
 
-    for session in {e.session for e in entries if e.session and e.outcome in STOPPED}:
+    for session in {e.session for e in entries if e.session and e.stopped}:
         try:
             queue.drain(session, settings)
         except Exception:  # noqa: BLE001 - best effort; the next observer drains too
             pass
 
 
-def end_and_stop(sid: str, outcome: Outcome, settings: Settings, *, by: str) -> bool:
+def end_and_stop(sid: str, outcome: Outcome, settings: Settings, *, by: str,
+                 answered: Outcome | None = None) -> bool:
     """Record `outcome` as the end of `sid` (the first terminal status wins),
     then end its process tree as `kill` does — for a stop that is not the
-    user's cancel (a run's token budget). True when this call ended it."""
-    if load(sid).final is not None:
+    user's cancel (a run's token budget, the run's end). `answered`: the end
+    instead when its final answer (`report`) had already arrived, decided
+    under the trail's lock. True when this call ended it."""
+    path = store.path_for(sid)
+    if load(sid).final is not None:  # NotFound for a trail that is gone
         return False
-    final, ours = ending.end(store.path_for(sid), outcome, by=by)
+    with store.locked(path):
+        s = load(sid)
+        if s.final is not None:
+            return False
+        if answered is not None and s.report is not None:
+            outcome = answered
+        final, ours = ending.end(path, outcome, by=by)
     if not ours:
         return False
     stop_after_end(sid, load(sid), final, settings.kill_grace_s)  # its start may have landed since
     return True
+
+
+def stop_all(ids: list[str], outcome: Outcome, settings: Settings, *,
+             answered: Outcome | None = None) -> list[str]:
+    """`end_and_stop` for each of `ids` at once (their grace periods overlap);
+    the ids this call ended."""
+    def one(sid: str) -> bool:
+        try:
+            return end_and_stop(sid, outcome, settings, by="run", answered=answered)
+        except NotFound:
+            return False
+
+    if not ids:
+        return []
+    with ThreadPoolExecutor(max_workers=min(len(ids), 16)) as pool:
+        return [sid for sid, ended in zip(ids, pool.map(one, ids), strict=True) if ended]

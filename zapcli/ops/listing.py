@@ -21,6 +21,7 @@ from zapcli.lifecycle.status import View
 from zapcli.paths import state_dir, subagents_dir
 from zapcli.plain import plain
 from zapcli.trail.model import ALL as STATUSES
+from zapcli.trail.model import Status
 
 DEFAULT_LIMIT = 20
 
@@ -115,7 +116,7 @@ def _being_spawned(sid: str) -> bool:
 
 
 def _kick_queue(views: list[View], settings: Settings) -> None:
-    for s in {v.session for v in views if v.status == "queued"}:
+    for s in {v.session for v in views if v.status == Status.QUEUED}:
         try:
             from zapcli.lifecycle import queue  # only then: most lists start nothing
 

@@ -10,8 +10,10 @@ import os
 import time
 from collections.abc import Callable, Iterator
 
-from zapcli.lifecycle.observe import load, needs_collect, observe
+from zapcli.lifecycle.observe import needs_collect, observe
 from zapcli.trail import store
+from zapcli.trail.model import Status
+from zapcli.trail.reader import load
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,7 +49,7 @@ def chunks(sid: str, *, stderr: bool = False, follow: bool = False,
             finally:
                 os.close(fd)
         view = observe(sid) if follow else None
-        if view is not None and view.status == "queued":
+        if view is not None and view.status == Status.QUEUED:
             _kick(view.session, settings)  # an observer seeing a queued one uses a free slot (§6.4)
         if view is None or view.terminal:
             if follow and fd >= 0:
@@ -59,11 +61,12 @@ def chunks(sid: str, *, stderr: bool = False, follow: bool = False,
 
 
 def _kick(session: str, settings: Callable[[], Settings] | None) -> None:
+    from zapcli.backends.sections import OWNERS
     from zapcli.config import load_settings
     from zapcli.lifecycle import queue
 
     try:
-        queue.drain(session, settings() if settings else load_settings(lenient=True))
+        queue.drain(session, settings() if settings else load_settings(lenient=True, owners=OWNERS))
     except Exception:  # noqa: BLE001 - the queue is best effort for observers
         pass
 

@@ -24,12 +24,15 @@ from zapcli.lifecycle.status import View
 from zapcli.ops.fold import Folded, fold_file, tail_text
 from zapcli.plain import field, plain
 from zapcli.trail import store
+from zapcli.trail.model import Status
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
     from typing import Any
 
-TICK_S = 0.5
+TICK_S = 0.5  # the fallback: an end wakes a waiter at once (`lifecycle.wake`)
+ENDS = (b'"type":"status"',)  # what wakes `wait`: an end (`lifecycle.wake`)
+ENDS_OR_ASKS = ENDS + (b'"type":"approval_request"',)  # `poll` stops at a request too
 BASE_WAIT_S = 5.0
 STDERR_TAIL_BYTES = 1024
 
@@ -52,8 +55,8 @@ class PollResult:
 
     @property
     def all_running(self) -> bool:
-        return bool(self.entries) and all(e.view is not None and e.view.status in ("running", "queued")
-                                          for e in self.entries)
+        return bool(self.entries) and all(
+            e.view is not None and e.view.status in (Status.RUNNING, Status.QUEUED) for e in self.entries)
 
 
 def _observe_all(ids: list[str], settings: Settings) -> list[Entry]:
@@ -71,7 +74,7 @@ def _observe_all(ids: list[str], settings: Settings) -> list[Entry]:
 
 def _kick_queue(entries: list[Entry], settings: Settings) -> None:
     """An observer that sees a queued subagent makes sure free slots are used."""
-    for session in {e.view.session for e in entries if e.view and e.view.status == "queued"}:
+    for session in {e.view.session for e in entries if e.view and e.view.status == Status.QUEUED}:
         from zapcli.lifecycle import queue  # only then: most polls start nothing
 
         try:
@@ -91,8 +94,9 @@ def _done(entries: list[Entry], stop_on_approval: bool) -> bool:
 def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no_wait: bool = False,
          on_tick: Callable[[list[Entry], float], None] | None = None,
          stop_on_approval: bool = True) -> PollResult:
-    """Wait up to 5 s + `wait_secs` (0..30; None = 0), checking every
-    500 ms, until every one has ended or one awaits an approval decision
+    """Wait up to 5 s + `wait_secs` (0..30; None = 0), woken by an end
+    (`lifecycle.wake`) and checking every 500 ms besides, until every one
+    has ended or one awaits an approval decision
     (unless `stop_on_approval` is False: someone else decides, e.g. the
     person at `zapcli run`'s terminal); fold outputs."""
     if not ids:
@@ -104,31 +108,56 @@ def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no
                          f"{param('no_wait')} to check once)")
     start = time.monotonic()
     budget = 0.0 if no_wait else BASE_WAIT_S + (wait_secs or 0)
-    entries = _observe_all(ids, settings)
-    while not _done(entries, stop_on_approval) and time.monotonic() - start < budget:
-        if on_tick:
-            on_tick(entries, time.monotonic() - start)
-        time.sleep(min(TICK_S, max(budget - (time.monotonic() - start), 0)))
+    with _waker(ids, budget > 0, ENDS_OR_ASKS if stop_on_approval else ENDS) as waker:
         entries = _observe_all(ids, settings)
+        while not _done(entries, stop_on_approval) and time.monotonic() - start < budget:
+            if on_tick:
+                on_tick(entries, time.monotonic() - start)
+            waker.sleep(min(TICK_S, max(budget - (time.monotonic() - start), 0)))
+            entries = _observe_all(ids, settings)
     for e in entries:
-        if e.view is not None and e.view.status not in ("queued",):
+        if e.view is not None and e.view.status != Status.QUEUED:
             # a running one's output so far too: often enough to act on
             e.output = fold_file(store.path_for(e.id, ".out"), e.view.stdout_written)
         if e.view is not None and e.view.terminal:
-            if e.view.status != "completed" and e.view.stderr_written:
+            if e.view.status != Status.COMPLETED and e.view.stderr_written:
                 # why it failed is usually here: show it without another command
                 e.stderr_tail = tail_text(store.path_for(e.id, ".err"), STDERR_TAIL_BYTES)
             _settle(e.view)
             e.structured = _structured(e.view)
         if e.view is not None and e.view.worktree and e.view.worktree.get("ready"):
-            e.tree = _tree_now(e.view.worktree)
+            e.tree = _tree_now(e.id, e.view.worktree)
     return PollResult(entries, time.monotonic() - start)
 
 
+class _Sleeper:
+    """The interval alone: for a look that does not wait (`--no-wait`)."""
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+    def __enter__(self) -> _Sleeper:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        pass
+
+
+def _waker(ids: list[str], waits: bool, wake_on: tuple[bytes, ...]) -> Any:
+    """What sleeps between looks: woken by an awaited subagent's end (set up
+    before the first look, so an end right after it is not missed)."""
+    if not waits:
+        return _Sleeper()
+    from zapcli.lifecycle.wake import Waker
+
+    return Waker(ids, wake_on)
+
+
 def _settle(view: View) -> None:
-    """Settle a finished view's tokens in the ledger (`ops.usage.settle`),
-    imported only when there are tokens: most subagents have none."""
-    if view.input_tokens or view.output_tokens or view.cached_tokens:
+    """Settle a finished view's figures (and allotment) in the ledger
+    (`ops.usage.settle`), imported only when there is something to settle:
+    most subagents have no model calls and no tree."""
+    if view.calls or view.input_tokens or view.output_tokens or view.parent:
         from zapcli.ops.usage import settle
 
         settle(view)
@@ -136,30 +165,40 @@ def _settle(view: View) -> None:
 
 def _structured(view: View) -> Any:
     """The parsed final report of a completed subagent with an output schema."""
-    if view.status != "completed":
+    if view.status != Status.COMPLETED:
         return None
-    from zapcli.lifecycle.observe import load
+    from zapcli.trail.reader import final_text, load, spawn_of
 
-    schema = load(view.id).spawn.output_schema
-    if schema is None:
+    try:  # its spawn line, not the whole trail again (observe has read it)
+        spawn = spawn_of(store.path_for(view.id))
+    except OSError:
+        spawn = None
+    if spawn is None:  # gone or damaged since: said as every command says it
+        spawn = load(view.id).spawn
+    if spawn.output_schema is None:
         return None
     from zapcli import outputschema
 
-    return outputschema.structured(outputschema.final_text(view.id, view.report))
+    return outputschema.structured(final_text(view.id, view.report))
 
 
-def _tree_now(receipt: dict[str, Any]) -> dict[str, Any] | None:
-    """What the tree holds now, and whether the workspace's HEAD moved since
-    the base (a result built on an old base needs a merge or rebase)."""
+def _tree_now(sid: str, receipt: dict[str, Any]) -> dict[str, Any] | None:
+    """What the tree holds now, whether the checkout's branch moved since the
+    base, and then whether the work still merges cleanly into it (a result
+    built on an old base may need a merge or rebase)."""
+    from zapcli.lifecycle import treework
     from zapcli.worktrees import git as g
     from zapcli.worktrees.inspect import state
+    from zapcli.worktrees.stale import note
 
     r = g.Receipt.from_dict(receipt)
     if r is None:
         return None
-    head = g.head_of(r.repo)
-    return {**state(r).to_dict(), "workspace_head": head,
-            "base_moved": head is not None and head != r.base}
+    def work() -> str | None:
+        found = treework.safe_of(sid)
+        return found.commit if found else None
+
+    return {**state(r).to_dict(), **note(r, work)}
 
 
 @plain
@@ -173,7 +212,7 @@ class WaitResult:
         """0 every awaited one completed, 3 one ended otherwise, 4 the wait timed out."""
         if self.timed_out:
             return EXIT_WAIT_TIMEOUT
-        if all(v.status == "completed" for v in self.views if v.terminal):
+        if all(v.status == Status.COMPLETED for v in self.views if v.terminal):
             return EXIT_OK
         return EXIT_WAIT_NOT_COMPLETED
 
@@ -190,19 +229,19 @@ def wait(ids: list[str], settings: Settings, *, timeout_s: float | None = None, 
     if timeout_s is not None and not timeout_s >= 0:
         raise UsageError(f"{param('timeout')} must be 0 or more seconds (0: check once), got {timeout_s}")
     start = time.monotonic()
-    while True:
-        views = []
-        for sid in ids:
-            views.append(observe(sid, stall_s=settings.stall_s, kill_grace_s=settings.kill_grace_s))
-        _kick_queue([Entry(v.id, v) for v in views], settings)
-        finished = [v for v in views if v.terminal]
-        elapsed = time.monotonic() - start
-        if (any_ and finished) or len(finished) == len(views):
-            for v in finished:
-                _settle(v)
-            return WaitResult(views, False, elapsed)
-        if timeout_s is not None and elapsed >= timeout_s:
-            return WaitResult(views, True, elapsed)
-        if on_tick:
-            on_tick(views, elapsed)
-        time.sleep(TICK_S if timeout_s is None else min(TICK_S, max(timeout_s - elapsed, 0.01)))
+    with _waker(ids, timeout_s != 0, ENDS) as waker:
+        while True:
+            views = [observe(sid, stall_s=settings.stall_s, kill_grace_s=settings.kill_grace_s)
+                     for sid in ids]
+            _kick_queue([Entry(v.id, v) for v in views], settings)
+            finished = [v for v in views if v.terminal]
+            elapsed = time.monotonic() - start
+            if (any_ and finished) or len(finished) == len(views):
+                for v in finished:
+                    _settle(v)
+                return WaitResult(views, False, elapsed)
+            if timeout_s is not None and elapsed >= timeout_s:
+                return WaitResult(views, True, elapsed)
+            if on_tick:
+                on_tick(views, elapsed)
+            waker.sleep(TICK_S if timeout_s is None else min(TICK_S, max(timeout_s - elapsed, 0.01)))

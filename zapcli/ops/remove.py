@@ -3,7 +3,9 @@
 
 Only a terminal subagent is removed — its trail, captured output and
 session markers; a running or queued one is refused (kill it first), and so
-is one whose on-finish command is not done yet (`clean` keeps it this time).
+is one that must stay a moment (`lifecycle.retention.held`: its on-finish
+command is not done, a continuation or an `--after` successor has not
+started with it yet; `clean` keeps it this time).
 `rm` also removes a damaged trail (no spawn record) whose process is not alive. Each
 removal happens under the trail's lock, after the status was checked there.
 """
@@ -12,22 +14,17 @@ from __future__ import annotations
 
 import errno
 from dataclasses import dataclass, field
-from typing import Any
 
 from zapcli.config import Settings
 from zapcli.errors import Damaged, NotFound, UsageError, param
+from zapcli.lifecycle import retention
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import load, observe
-from zapcli.lifecycle.retention import (
-    KEPT_FOR_AFTER,
-    KEPT_FOR_FINISH,
-    awaited,
-    delete_files,
-    finish_pending,
-)
+from zapcli.lifecycle.observe import observe
+from zapcli.lifecycle.retention import delete_files
 from zapcli.ops.listing import _newest_first
 from zapcli.trail import store
 from zapcli.trail.model import TERMINAL
+from zapcli.trail.reader import load
 
 
 @dataclass
@@ -53,7 +50,7 @@ def _remove_one(sid: str, settings: Settings, res: RemoveResult, *, later: bool 
         res.refused[sid] = f"{sid} is {view.status}; only finished subagents are removed (zapcli kill {sid} first)"
         return
     summary = load(sid)
-    held = _held(sid, summary)
+    held = retention.held(sid, summary)
     if held is not None:  # clean notes it as kept this time; rm says why not yet
         kept, refusal = held
         if later:
@@ -72,21 +69,6 @@ def _remove_one(sid: str, settings: Settings, res: RemoveResult, *, later: bool 
     res.removed.append(sid)
 
 
-def _held(sid: str, summary: Any) -> tuple[str, str] | None:
-    """(kept note, refusal) while an ended subagent must stay a moment: its
-    on-finish command has not finished, or a queued subagent waits for it."""
-    waiting = finish_pending(summary)
-    if waiting is not None:
-        return (f"{KEPT_FOR_FINISH} ({waiting})",
-                f"{waiting}; it is removed once that is done (try again in a moment)")
-    successor = awaited().get(sid)
-    if successor is not None:
-        return (f"{KEPT_FOR_AFTER} ({successor}, --after)",
-                f"the queued {successor} waits for it (--after); it can be removed once "
-                f"{successor} has started")
-    return None
-
-
 def _remove_damaged(sid: str, why: str, res: RemoveResult) -> None:
     """`rm` of a trail without its spawn record: its files go once no
     recorded process of it is alive."""
@@ -99,7 +81,7 @@ def _remove_damaged(sid: str, why: str, res: RemoveResult) -> None:
         res.refused[sid] = (f"{sid} has an empty trail made moments ago (a spawn may still be "
                             "writing it); try again in a moment")
     elif found.alive:
-        pid = found.process.get("pid") if found.process else None
+        pid = found.process.pid if found.process else None
         res.refused[sid] = (f"{sid} is damaged ({found.reason}) and its process (pid {pid}) still "
                             f"runs; zapcli kill {sid} first")
     else:

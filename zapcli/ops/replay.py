@@ -15,12 +15,18 @@ TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need
 if TYPE_CHECKING:
     from typing import Any
 
+    from zapcli.trail.model import Corrupt
+
 
 @dataclass
 class ReplayResult:
     id: str
-    entries: list[Any] = field(default_factory=list)  # dicts or ("corrupt", line, text)
+    entries: list[dict[str, Any] | Corrupt] = field(default_factory=list)  # records and corrupt lines
     torn_tail_bytes: int = 0
+    tokens: dict[str, Any] | None = None  # the whole trail's figures, as poll and usage show them
+
+
+FIGURES = ("input_tokens", "output_tokens", "cached_tokens", "cost_usd", "cache_write_tokens", "calls")
 
 
 def replay(sid: str, *, since: int | None = None) -> ReplayResult:
@@ -36,4 +42,6 @@ def replay(sid: str, *, since: int | None = None) -> ReplayResult:
     entries = trail.entries
     if since is not None:
         entries = [e for e in entries if not isinstance(e, dict) or (isinstance(e.get("seq"), int) and e["seq"] > since)]
-    return ReplayResult(sid, entries, len(trail.torn_tail))
+    s = reader.summarize(trail)
+    tokens = {k: getattr(s, k) for k in FIGURES} if s is not None and s.calls else None
+    return ReplayResult(sid, entries, len(trail.torn_tail), tokens)

@@ -1,6 +1,7 @@
 """`zapcli spawn`: validate, write the frozen `spawn` record, start or queue.
 
-Imports `zapcli.lifecycle.queue`, `zapcli.lifecycle.session`, `zapcli.trail`, `zapcli.config`;
+Imports `zapcli.lifecycle.queue`, `zapcli.lifecycle.session`, `zapcli.trail`, `zapcli.config`,
+`zapcli.tracecontext`; `zapcli.backends.registry` (the chosen backend's `prepare`);
 `zapcli.executors` only for a subagent that does not run on this machine.
 Every check runs before anything is created: a refused spawn leaves no trail,
 no marker, no process (SPEC §3 spawn).
@@ -13,12 +14,13 @@ import signal
 import time
 from pathlib import Path
 
-from zapcli import ids
-from zapcli.backends import NAMES as BACKENDS
+from zapcli import ids, tracecontext
+from zapcli.backends.sections import OWNERS
 from zapcli.config import APPROVAL_MODES, MAX_INT, Settings, load_settings
 from zapcli.errors import UsageError, ZapcliError, either, param
 from zapcli.lifecycle import queue
 from zapcli.lifecycle import session as sessions
+from zapcli.ops.tasktext import MAX_TASK_BYTES, argv_text, require_utf8
 from zapcli.paths import subagents_dir, workspace_of
 from zapcli.plain import plain
 from zapcli.redact import display, mark, secret_values
@@ -28,7 +30,6 @@ TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need
 if TYPE_CHECKING:
     from typing import Any
 
-MAX_TASK_BYTES = 1024 * 1024
 
 
 @plain
@@ -47,7 +48,7 @@ class SpawnRequest:
     unattended: bool = False
     worktree: bool = False  # work in a new git worktree on branch zapcli/<id> (SPEC §16)
     on_finish: str | None = None  # a shell command run once when it ends; "" = none
-    output_schema: str | None = None  # a JSON Schema file the final report must satisfy
+    output_schema: str | dict | None = None  # a JSON Schema (a file, or inline) the final report must satisfy
     # `zapcli continue` (`zapcli.ops.continue_` decides what): the spawn-record
     # fields carried over from the old subagent (definition, model, grant, an
     # agent CLI's backend, tree, `continue_of`...), used instead of resolving.
@@ -56,6 +57,23 @@ class SpawnRequest:
     # `zapcli run` with a terminal: {pid, create_time, host} of the run that asks
     # a person about this subagent's approvals; the gate denies once it is gone
     relay: dict[str, Any] | None = None
+    # where it sits in a trace (SPEC §20): the W3C traceparent it is the child
+    # of (None: the environment's TRACEPARENT, for work spawned from inside a
+    # subagent); the subagent or run it was started from is `parent`, below
+    traceparent: str | None = None
+    # `spawn --attempts N`: {"ids": every sibling's id, "index": 1..N} (`zapcli.ops.attempts`)
+    attempt: dict[str, Any] | None = None
+    max_cost: float | None = None  # dollars (input + output, cache included)
+    # its tree (SPEC §19, `zapcli.ops.tree`): whose work spawns it (None: the
+    # subagent marker in our environment), the run it must not outlive
+    # ({id, pid, create_time}), how many spawns share one model message
+    parent: str | None = None
+    run: dict[str, Any] | None = None
+    siblings: int = 1
+    batch: str | None = None  # names that message: its spawns share evenly
+    # Its commands in the OS sandbox (SPEC §18): None = the backend's default
+    # (the built-in agent: "auto", where this machine can; sh: "off"), "on" = must
+    sandbox: str | None = None
 
 
 @plain
@@ -67,52 +85,30 @@ class SpawnResult:
     created: str
     warnings: tuple[str, ...] = ()
     agent: str | None = None  # the definition, for the zapcli backend
+    budget: dict[str, Any] | None = None  # its allotment of its tree's budget (SPEC §19)
 
 
-def argv_text(text: str) -> str:
-    """Text as the user typed it: under a non-UTF-8 locale (LC_ALL=C) Python
-    turns argv's UTF-8 bytes into surrogate escapes; those bytes are what was
-    typed, so they are decoded as UTF-8 (#12.8). Other text is unchanged."""
+def backend_for(name: str, settings: Settings) -> Any:
+    """The backend that does the work of `name` (built-in, plugin, or a
+    config.yaml wrapper). Raises UsageError for an unknown name (listing the
+    known ones), ZapcliError for a plugin that cannot be used."""
+    from zapcli.backends import registry
+
+    configured = registry.configured(settings)
     try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        try:
-            return text.encode("utf-8", "surrogateescape").decode("utf-8")
-        except (UnicodeEncodeError, UnicodeDecodeError):
-            return text  # really not UTF-8: refused below
-
-
-def _require_utf8(what: str, text: str | None) -> None:
-    """Everything a trail records is UTF-8 text: a value that is not (a folder
-    name of other bytes, say) is refused by name, not met as a traceback."""
-    if text is None:
-        return
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise UsageError(f"{what} is not valid UTF-8 ({text.encode('utf-8', 'surrogateescape')!r}); "
-                         "zapcli records it as UTF-8 text: use a UTF-8 name") from None
-
-
-def decode_task(raw: bytes) -> str:
-    """Task bytes (from stdin, read up to one byte past the limit) to text:
-    UTF-8, at most 1 MB. Raises UsageError."""
-    if len(raw) > MAX_TASK_BYTES:
-        raise UsageError(f"task on stdin is more than {MAX_TASK_BYTES:,} bytes, the limit (1 MB); "
-                         "put the material in a file and name the file in the task")
-    try:
-        return raw.decode("utf-8").removeprefix("\ufeff")  # a BOM is not part of the task
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"task is not valid UTF-8 (byte {exc.start}); pass UTF-8 text") from None
+        return registry.resolve(name, configured)
+    except KeyError:
+        raise UsageError(f"unknown backend '{name}' for {param('cli')}; choose one of: "
+                         f"{', '.join(registry.names(configured))} (or define it under "
+                         "`backends:` in config.yaml)") from None
+    except registry.Unusable as exc:
+        raise ZapcliError(str(exc), code="backend_unusable") from None
 
 
 def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
-    if req.cli not in BACKENDS and req.cli not in settings.backends:
-        raise UsageError(f"unknown backend '{req.cli}' for {param('cli')}; choose one of: "
-                         f"{', '.join((*BACKENDS, *settings.backends))}")
+    backend_for(req.cli or "zapcli", settings)
     for flag, value in ((param("agent"), req.agent), (param("model"), req.model)):
-        _require_utf8(flag, value)
+        require_utf8(flag, value)
         if value is not None and not value.strip():
             raise UsageError(f"{flag} is empty; give a name (zapcli agents list shows the "
                              f"definitions and their models) or leave {flag} out")
@@ -171,11 +167,17 @@ def _choose_backend(req: SpawnRequest, workspace: Path, catalog: Any) -> SpawnRe
 def _backend_fields(req: SpawnRequest, workspace: Path, settings: Settings,
                     cwd: Path, catalog: Any) -> tuple[dict, tuple[str, ...]]:
     """Definition, model and warnings for the chosen backend (resolved before any fork)."""
-    from zapcli.backends.resolve import spawn_fields
+    from zapcli.backends.base import SpawnInput
 
-    return spawn_fields(req.cli or "zapcli", agent=req.agent, model=req.model, approval=req.approval,
-                        unattended=req.unattended, max_tokens=req.max_tokens,
-                        workspace=workspace, settings=settings, cwd=cwd, catalog=catalog)
+    cli = req.cli or "zapcli"
+    backend = backend_for(cli, settings)
+    fields, warnings = backend.prepare(SpawnInput(
+        cli=cli, workspace=workspace, cwd=cwd, settings=settings, agent=req.agent,
+        model=req.model, approval=req.approval, unattended=req.unattended,
+        max_tokens=req.max_tokens, catalog=catalog))
+    if backend.genai_provider:  # for its trace's spans (gen_ai.provider.name)
+        fields.setdefault("genai_provider", backend.genai_provider)
+    return fields, warnings
 
 
 def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[str, Any]:
@@ -186,14 +188,17 @@ def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[
         from zapcli import worktrees
         from zapcli.worktrees.git import plan
 
-        out["worktree"] = plan(cwd, worktrees.path_for(sid), worktrees.branch_for(sid)).to_dict()
+        out["worktree"] = {**plan(cwd, worktrees.path_for(sid), worktrees.branch_for(sid)).to_dict(),
+                           **settings.worktree}  # setup, teardown: frozen (the user's config only)
     hook = settings.on_finish if req.on_finish is None else req.on_finish
     if hook is not None and hook.strip():
         out["on_finish"] = hook
     if req.output_schema is not None:
         from zapcli import outputschema
 
-        out["output_schema"] = outputschema.load_schema(req.output_schema)
+        out["output_schema"] = outputschema.given(req.output_schema)
+    if req.attempt is not None:
+        out["attempts"] = req.attempt
     return out
 
 
@@ -201,18 +206,29 @@ def _executor_fields(req: SpawnRequest, settings: Settings) -> dict:
     """`executor` and its frozen settings for the spawn record; the executor
     checks it can launch now (a cluster that does not answer: one line, exit
     1, nothing created). A local subagent imports no executor."""
-    name = req.executor or settings.executor
+    name = req.executor or settings.sections.get("executor") or "local"
     if name == "local":
         return {}
     from zapcli import executors
 
-    if name not in executors.NAMES:
-        raise UsageError(f"unknown {param('executor')} '{name}'; choose one of: {', '.join(executors.NAMES)}")
-    options = dict(getattr(settings, name, None) or {})
-    fields = {"executor": name, **executors.get(name).check(options)}
+    try:
+        executor = executors.get(name)
+    except KeyError:
+        raise UsageError(f"unknown {param('executor')} '{name}'; choose one of: "
+                         f"{', '.join(executors.names())}") from None
+    except executors.Unusable as exc:
+        raise ZapcliError(str(exc), code="executor") from None
+    options = dict(settings.sections.get(name) or {})
+    fields = {"executor": name, **executor.check(options)}
     if options.get("max_concurrent") is not None:  # a cap of its own, counted over its own pool
         fields.update(max_concurrent=options["max_concurrent"], pool=name)
     return fields
+
+
+def _least(*values: Any) -> Any:
+    """The smallest of the values given (None: not given)."""
+    given = [v for v in values if v is not None]
+    return min(given) if given else None
 
 
 def _maybe_collect(settings: Settings) -> None:
@@ -231,19 +247,34 @@ def _maybe_collect(settings: Settings) -> None:
         collect(settings, opportunistic=True)
 
 
-def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
-    """Create and start (or queue) one subagent. Raises ZapcliError; nothing is
-    created when it does."""
+@plain
+class Prepared:
+    """One spawn, checked and resolved, not created yet (`create` does)."""
+
+    sid: str
+    session: str
+    fields: dict[str, Any]
+    settings: Settings
+    warnings: tuple[str, ...]
+    cli: str
+    task: str
+    now: float
+    placed: Any = None  # its place in its tree (`ops.tree.Placement`): given back if not created
+
+
+def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | None = None) -> Prepared:
+    """Check and resolve one spawn; nothing is created. Raises ZapcliError.
+    `sid`: the id to give it (attempts choose their siblings' ids first)."""
     if req.cwd is not None and not Path(req.cwd or "\0").is_dir():
         raise UsageError(f"{param('cwd')} {req.cwd!r} is not a directory")
     try:
         cwd = Path(req.cwd or os.getcwd()).resolve()
     except FileNotFoundError:
         raise UsageError("the current directory no longer exists; cd to an existing one or pass --cwd") from None
-    _require_utf8("the working folder's path" if req.cwd is None else param("cwd"), str(cwd))
-    _require_utf8(param("on_finish"), req.on_finish)
+    require_utf8("the working folder's path" if req.cwd is None else param("cwd"), str(cwd))
+    require_utf8(param("on_finish"), req.on_finish)
     workspace = workspace_of(cwd)
-    settings = settings or load_settings(workspace)
+    settings = settings or load_settings(workspace, owners=OWNERS)
     catalog = _catalog(req, workspace)
     req = _choose_backend(req, workspace, catalog)
     task, timeout = _validate(req, settings)
@@ -253,21 +284,50 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     else:
         backend, warnings = _backend_fields(req, workspace, settings, cwd, catalog)
     placement = _executor_fields(req, settings)
+    if "sandbox" not in backend:  # `continue` carries the old one's
+        from zapcli.ops.sandboxing import choose
+
+        backend["sandbox"], more = choose(req.sandbox, backend_for(req.cli or "zapcli", settings))
+        warnings = tuple(warnings) + more
     warnings = tuple(settings.notes) + tuple(warnings)
     session = sessions.current()
-    sid = ids.new_id()
+    sid = sid or ids.new_id()
     backend.update(_extras(req, settings, cwd, sid))
+    from zapcli.ops import tree
+
+    placed = tree.place(sid, session, str(req.cli), backend.get("model"), max_tokens=req.max_tokens,
+                        max_cost=req.max_cost, settings=settings, parent=req.parent, run=req.run,
+                        siblings=req.siblings, batch=req.batch)
+    backend.update(placed.fields)
+    given = placed.fields.get("budget") or {}
+    own_tokens = req.max_tokens if req.cli == "sh" else _least(req.max_tokens, given.get("max_tokens"))
     now = time.time()
     fields = {
         "session": session, "cli": req.cli, "task": mark(task), "cwd": str(cwd),
         "workspace": str(workspace), "timeout_s": timeout,
         "approval": req.approval or settings.approval, "unattended": req.unattended,
-        "max_tokens": req.max_tokens, "after": list(req.after), "mono": time.monotonic(),
+        "max_tokens": own_tokens, "max_cost": _least(req.max_cost, given.get("max_cost")),
+        "after": list(req.after), "mono": time.monotonic(),
         "deadline": records.iso_utc(now + timeout),
         "kill_grace_s": settings.kill_grace_s, "writable_roots": list(settings.writable_roots),
         "max_concurrent": settings.max_concurrent,
         **backend, **placement, **({"relay": req.relay} if req.relay else {}),
+        "trace": tracecontext.new(traceparent=req.traceparent, parent_id=req.parent),
     }
+    return Prepared(sid, session, fields, settings, warnings, str(req.cli), task, now, placed)
+
+
+def abandon(p: Prepared) -> None:
+    """A prepared spawn that will not be created: its allotment goes back."""
+    from zapcli.ops import tree
+
+    tree.undo(p.sid, p.placed)
+
+
+def create(p: Prepared) -> SpawnResult:
+    """Create and start (or queue) a prepared spawn. Raises ZapcliError;
+    nothing of it is left behind when it does."""
+    sid, session = p.sid, p.session
     # From here to the launch is one step for the caller: SIGINT/SIGTERM/SIGHUP
     # wait until it is done, so a caller killed mid-spawn (a harness's timeout)
     # never leaves a half-made subagent. The session marker comes first, so
@@ -278,17 +338,31 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     try:
         sessions.add(session, sid)
         try:
-            store.create_trail(sid, fields, secret_values())
-            queue.drain(session, settings)
+            # Not fsynced here: a runner started now fsyncs the trail with its
+            # `start` record a moment later; one left queued is fsynced below.
+            store.create_trail(sid, p.fields, secret_values(), sync=False)
+            if sid not in queue.drain(session, p.settings):
+                store.sync_file(store.path_for(sid))
         except Exception:  # nothing half-made stays behind, whatever went wrong
             store.path_for(sid).unlink(missing_ok=True)
             sessions.forget(session, sid)
+            abandon(p)
             raise
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-    _maybe_collect(settings)
-    from zapcli.lifecycle.observe import load, view_of
+    from zapcli.lifecycle.observe import view_of
+    from zapcli.trail.reader import load
 
     view = view_of(sid, load(sid))
-    return SpawnResult(id=sid, status=view.status, cli=str(req.cli), task=display(mark(task)),
-                       created=records.iso_utc(now), warnings=warnings, agent=view.agent)
+    return SpawnResult(id=sid, status=view.status, cli=p.cli, task=display(mark(p.task)),
+                       created=records.iso_utc(p.now), warnings=p.warnings, agent=view.agent,
+                       budget=p.fields.get("budget"))
+
+
+def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
+    """Create and start (or queue) one subagent. Raises ZapcliError; nothing is
+    created when it does."""
+    prepared = prepare(req, settings)
+    res = create(prepared)
+    _maybe_collect(prepared.settings)
+    return res

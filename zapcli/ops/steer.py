@@ -13,8 +13,9 @@ import os
 from dataclasses import dataclass
 
 from zapcli.errors import UsageError, ZapcliError
-from zapcli.lifecycle.observe import load, observe
+from zapcli.lifecycle.observe import observe
 from zapcli.trail import store
+from zapcli.trail.reader import load
 
 MAX_MESSAGE_BYTES = 32 * 1024
 
@@ -61,7 +62,7 @@ def _to_runner(sid: str, record: dict) -> None:
         return
     from zapcli import executors
 
-    executors.get(s.spawn.executor).deliver(sid, s.process, [record])
+    executors.get(s.spawn.executor).deliver(sid, s.process.raw, [record])
 
 
 @dataclass
@@ -88,7 +89,7 @@ def decide(sid: str, req_id: str | None, approve: bool, reason: str | None = Non
         s = load(sid)
         pending = s.pending_approval
         if s.final is not None:
-            raise ZapcliError(f"{sid} already ended ({s.final.get('status')}); nothing to decide",
+            raise ZapcliError(f"{sid} already ended ({s.final.status}); nothing to decide",
                               code="ended")
         if pending is None:
             raise ZapcliError(f"{sid} has no pending approval request", code="not_pending")

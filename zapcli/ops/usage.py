@@ -1,37 +1,37 @@
-"""`zapcli usage` and settlement (SPEC §9).
+"""`zapcli usage` and settlement (SPEC §9, §19).
 
 Imports `zapcli.ledger`, `zapcli.lifecycle`, `zapcli.lifecycle.session`. Collecting a
-terminal subagent (poll, wait, usage, the parent's subagent tool) settles its
-token totals into its parent run — its session — exactly once.
+terminal subagent (poll, wait, usage, the parent's subagent tool, its own
+runner at exit) settles its figures — the totals of its trail — into the
+ledger under its session, and returns its allotment to its tree. Settling is
+idempotent: the row is replaced by the trail's totals, so a model call
+recorded after the status is counted, and none twice.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+from zapcli import ledger
 from zapcli.errors import NotFound, StateError
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import observe
 from zapcli.lifecycle.status import View
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from zapcli.ledger import ParentTotals
-
 
 def settle(view: View, *, strict: bool = False) -> bool:
-    """Settle a terminal view with tokens; True if this call settled it.
+    """Settle a terminal view (its figures, its allotment); True if the ledger changed.
 
     Observers (poll, wait) settle best effort: when the ledger cannot be
-    written (a full disk) they go on, and a later collection settles it, still
-    exactly once. With `strict` (`zapcli usage`) StateError is raised.
+    written (a full disk) they go on, and a later collection settles it.
+    With `strict` (`zapcli usage`) StateError is raised.
     """
-    if not view.terminal or not (view.input_tokens or view.output_tokens or view.cached_tokens):
+    if not view.terminal or not (view.calls or view.input_tokens or view.output_tokens
+                                 or view.parent):
         return False
-    from zapcli import ledger  # sqlite3 only when there are tokens to settle
-
     try:
-        return ledger.settle(view.id, view.session, view.status,
-                             ledger.Tokens(view.input_tokens, view.output_tokens, view.cached_tokens,
-                                           view.cost_usd))
+        return ledger.settle(view.id, view.session, view.status, ledger.of(view),
+                             tree_parent=view.parent)
     except StateError:
         if strict:
             raise
@@ -39,8 +39,9 @@ def settle(view: View, *, strict: bool = False) -> bool:
 
 
 def usage(*, all_sessions: bool = False) -> list[ParentTotals]:
-    """Per-parent totals; this session only unless `all_sessions`. Settles this
-    session's terminal subagents first (usage collects them)."""
+    """Per-session figures; this session only unless `all_sessions`. Every
+    subagent whose trail is still there is read from it (settling the
+    finished ones), so these are the figures poll and replay show."""
     session = sessions.current()
     if all_sessions:
         from zapcli.ops.listing import _all_ids
@@ -48,7 +49,7 @@ def usage(*, all_sessions: bool = False) -> list[ParentTotals]:
         todo = _all_ids()
     else:
         todo = sessions.members(session)
-    running: dict[str, list[int]] = {}  # session -> tokens of its subagents still running
+    live: list[View] = []
     for sid in todo:
         try:
             view = observe(sid)
@@ -56,14 +57,101 @@ def usage(*, all_sessions: bool = False) -> list[ParentTotals]:
             continue
         if view.terminal:
             settle(view, strict=True)
-        else:
-            acc = running.setdefault(view.session, [0, 0, 0])
-            for i, n in enumerate((view.input_tokens, view.output_tokens, view.cached_tokens)):
-                acc[i] += n
-    from zapcli import ledger  # sqlite3 only here
+        live.append(view)
+    out = {p.parent: p for p in totals(None if all_sessions else session)}
+    for view in live:
+        if not (view.calls or view.input_tokens or view.output_tokens):
+            continue  # nothing to count (no model calls: a shell command)
+        p = out.setdefault(view.session, ParentTotals(view.session, ledger.Tokens(), []))
+        if view.parent:
+            p.tree_parents[view.id] = view.parent
+        if view.terminal:
+            with_figures(p, view.id, str(view.status), ledger.of(view))
+        elif view.calls or view.input_tokens or view.output_tokens:
+            p.running = p.running + ledger.of(view)
+            p.live.append((view.id, str(view.status), ledger.of(view)))
+    return list(out.values())
 
-    out = ledger.totals(None if all_sessions else session)
-    for p in out:
-        if p.parent in running:
-            p.running = ledger.Tokens(*running[p.parent])
-    return out
+
+def tree_figures(root: str, own: object = None) -> tuple[object, list[View]]:
+    """The figures of the tree `root` heads — a run (every subagent of its
+    session) — with `own` (the root's own `ledger.Tokens`) added; and the
+    views read. Finished ones are settled on the way."""
+    total = own if isinstance(own, ledger.Tokens) else ledger.Tokens()
+    views = []
+    for sid in sessions.members(root):
+        try:
+            view = observe(sid)
+        except NotFound:
+            continue
+        if view.terminal:
+            settle(view)
+        views.append(view)
+        total = total + ledger.of(view)
+    return total, views
+
+
+@dataclass
+class ParentTotals:
+    """One session: its run's own calls, its settled subagents, its budget."""
+
+    parent: str
+    own: ledger.Tokens
+    subagents: list[tuple[str, str, ledger.Tokens]]  # (id, status, figures)
+    budget: ledger.Budget | None = None
+    running: ledger.Tokens = ledger.Tokens()  # subagents not finished yet, as their trails say now
+    tree_parents: dict[str, str] = field(default_factory=dict)  # id -> whose work spawned it
+    live: list[tuple[str, str, ledger.Tokens]] = field(default_factory=list)  # the running ones
+
+    @property
+    def total(self) -> ledger.Tokens:
+        out = self.own
+        for _, _, t in self.subagents:
+            out = out + t
+        return out
+
+    @property
+    def tree_total(self) -> int:
+        """Input + output tokens of the run and every subagent it started."""
+        return (self.total + self.running).total
+
+    @property
+    def tree(self) -> ledger.Tokens:
+        return self.total + self.running
+
+
+def totals(parent: str | None = None) -> list[ParentTotals]:
+    """Ledger rows per session (all sessions when `parent` is None)."""
+    with ledger.db() as conn:
+        where, args = ("WHERE parent = ?", (parent,)) if parent else ("", ())
+        rows = conn.execute(f"SELECT parent, subagent_id, status, tree_parent, {ledger.COLUMNS} FROM "
+                            f"ledger_settlement {where} ORDER BY settled_at", args).fetchall()
+        run_where, run_args = ("WHERE run_id = ?", (parent,)) if parent else ("", ())
+        runs = {r[0]: ledger.Tokens(*r[1:]) for r in conn.execute(
+            f"SELECT run_id, {ledger.COLUMNS} FROM ledger_run {run_where}", run_args)}
+        tree_where = "WHERE owner = ?" if parent else "WHERE owner LIKE 'run_%'"
+        budgets = {r[0]: ledger.Budget(*r[1:]) for r in conn.execute(
+            f"SELECT owner, max_tokens, max_cost, max_subagents, started FROM ledger_tree "
+            f"{tree_where}", run_args)}
+    out: dict[str, ParentTotals] = {}
+
+    def one(p: str) -> ParentTotals:
+        return out.setdefault(p, ParentTotals(p, runs.get(p, ledger.Tokens()), []))
+
+    for p, sid, status, tree_parent, *figures in rows:
+        one(p).subagents.append((sid, status, ledger.Tokens(*figures)))
+        if tree_parent:
+            one(p).tree_parents[sid] = tree_parent
+    for p in runs:
+        one(p)
+    if parent:
+        one(parent)
+    for p, budget in budgets.items():
+        if budget.limited or p in out:
+            one(p).budget = budget
+    return list(out.values())
+
+
+def with_figures(p: ParentTotals, sid: str, status: str, figures: ledger.Tokens) -> None:
+    """Put a subagent's current figures in place of its settled row (or add them)."""
+    p.subagents = [row for row in p.subagents if row[0] != sid] + [(sid, status, figures)]

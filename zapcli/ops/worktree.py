@@ -1,6 +1,7 @@
 """`zapcli worktree list` and `zapcli worktree rm ID [--force]` (SPEC §16).
 
-Imports `zapcli.lifecycle.worktrees`, `zapcli.worktrees`. `rm` refuses a tree
+Imports `zapcli.lifecycle.worktrees`, `zapcli.lifecycle.treeremove` (teardown,
+removal, the trail's record), `zapcli.worktrees`. `rm` refuses a tree
 that holds work (changes, untracked files, commits on no other branch) or
 that a live subagent works in, unless `--force`; it never removes the tree
 of a subagent that has not finished, even with `--force`.
@@ -12,8 +13,8 @@ from dataclasses import dataclass
 
 from zapcli.errors import ZapcliError, param
 from zapcli.lifecycle import worktrees as lw
+from zapcli.lifecycle.treeremove import remove_tree
 from zapcli.worktrees import git as g
-from zapcli.worktrees.remove import remove as git_remove
 
 
 def list_trees() -> list[lw.Tree]:
@@ -25,7 +26,8 @@ def list_trees() -> list[lw.Tree]:
 class RmResult:
     tree: lw.Tree
     branch_deleted: bool
-    note: str = ""
+    note: str = ""  # why its branch went, or was kept
+    teardown: str = ""  # what went wrong in `worktree.teardown`
 
 
 def remove(sid: str, *, force: bool = False) -> RmResult:
@@ -55,7 +57,7 @@ def remove(sid: str, *, force: bool = False) -> RmResult:
                           f"{', '.join(st.reasons())}; commit or push it, or remove it anyway "
                           f"with {param('force')}", code="holds_work")
     try:
-        done = git_remove(tree.receipt, st, force=force)
+        removal = remove_tree(tree, st, force=force, by="worktree rm")
     except g.GitError as exc:
         raise ZapcliError(f"git worktree remove failed: {exc.message}") from None
-    return RmResult(tree, done.branch, done.note)
+    return RmResult(tree, removal.done.branch, removal.done.note, removal.teardown_note)

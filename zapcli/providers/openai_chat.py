@@ -25,6 +25,40 @@ def _short(text: Any, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def busy(response: Any) -> bool:
+    """A rate limit (429) or an overloaded server (529, or 503 saying
+    `overloaded_error`): worth waiting for, never a reason to fail."""
+    status = response.status_code
+    if status in (429, 529):
+        return True
+    if status != 503:
+        return False
+    try:
+        return b"overloaded" in response.read()
+    except Exception:  # noqa: BLE001 - a body that cannot be read says nothing
+        return False
+
+
+def retry_after(headers: Any) -> float:
+    """Seconds the server asked to wait (`retry-after-ms`, `retry-after` in
+    seconds or as an HTTP date); 0 when it named none."""
+    try:
+        if headers.get("retry-after-ms"):
+            return max(float(headers["retry-after-ms"]) / 1000, 0.0)
+        value = headers.get("retry-after")
+        if not value:
+            return 0.0
+        try:
+            return max(float(value), 0.0)
+        except ValueError:
+            import time
+            from email.utils import parsedate_to_datetime
+
+            return max(parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
+    except (TypeError, ValueError, OverflowError):
+        return 0.0
+
+
 class ChatClient:
     """`ChatClient(model, base_url=None, api_key=None, timeout_s=120, max_retries=3,
     api_key_env="OPENAI_API_KEY")`.
@@ -72,7 +106,12 @@ class ChatClient:
         return self._sdk
 
     def _seen(self, response: Any) -> None:
-        """httpx response hook: report error answers (each attempt, retried or not)."""
+        """httpx response hook: report error answers (each attempt, retried or
+        not). A rate limit or an overloaded server is not retried by the SDK
+        (its documented `x-should-retry` header): the agent loop parks on it
+        for as long as the server asks, visibly, until its deadline."""
+        if busy(response):
+            response.headers["x-should-retry"] = "false"
         if response.status_code < 400 or self.on_http_error is None:
             return
         headers = response.headers
@@ -81,8 +120,8 @@ class ChatClient:
                 else "")
         try:
             status = response.status_code
-            retried = (f" (retried up to {self.max_retries} times)"
-                       if status == 429 or status >= 500 else "")
+            retried = ("" if busy(response) else f" (retried up to {self.max_retries} times)"
+                       if status >= 500 else "")
             self.on_http_error(status, f"the model endpoint answered HTTP {status}{wait}{retried}")
         except Exception:  # noqa: BLE001 - reporting must never break a request
             pass
@@ -180,6 +219,10 @@ class ChatClient:
                                   f"(--model, ZAPCLI_MODEL or `model:` in config.yaml) ({msg})")
             return ModelError(f"model endpoint returned 404 for {where}/chat/completions: check "
                               "OPENAI_BASE_URL (it usually ends in /v1)")
+        if busy(e.response):
+            what = "rate-limiting" if status == 429 else "overloaded"
+            return ModelError(f"model endpoint is {what} (HTTP {status}): {msg}",
+                              retry_after=retry_after(e.response.headers), status=status)
         if status == 429:
             return ModelError(f"model endpoint is still rate-limiting (429) {tries}: wait and "
                               f"retry, or run fewer subagents at once (max_concurrent) ({msg})")

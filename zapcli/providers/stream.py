@@ -182,7 +182,10 @@ class TurnAssembler:
         if not isinstance(obj, dict):
             return
         if obj.get("error") and not obj.get("choices"):
-            raise ModelError(f"the model endpoint reported an error: {_error_text(obj['error'])}")
+            err = obj["error"]
+            busy = "overloaded" in json.dumps(err) or "rate_limit" in json.dumps(err)
+            raise ModelError(f"the model endpoint reported an error: {_error_text(err)}",
+                             retry_after=0.0 if busy else None)  # busy: park and try again
         self.chunks += 1
         if isinstance(obj.get("model"), str) and obj["model"]:
             self.model = obj["model"]
@@ -295,6 +298,11 @@ def _usage(u: dict[str, Any]) -> Usage:
                 return int(v)
         return 0
 
-    cached = num("cached_tokens", src=u.get("prompt_tokens_details")) or num("cached_tokens")
+    details = u.get("prompt_tokens_details")
+    cached = num("cached_tokens", src=details) or num("cached_tokens")
+    # written to the cache: gateways for Anthropic models report it so, OpenAI does not
+    written = num("cache_write_tokens", "cache_creation_input_tokens", src=details) or \
+        num("cache_creation_input_tokens", "cache_write_tokens")
     return Usage(input_tokens=num("prompt_tokens", "input_tokens"),
-                 output_tokens=num("completion_tokens", "output_tokens"), cached_tokens=cached)
+                 output_tokens=num("completion_tokens", "output_tokens"), cached_tokens=cached,
+                 cache_write_tokens=written)

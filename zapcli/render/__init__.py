@@ -2,5 +2,6 @@
 from the verb's result object. The CLI prints them; the subagent tool, `zapcli
 call` and the MCP server give the same text and document to a model.
 
-Imports `zapcli.ops` and `zapcli.lifecycle` result types; never typer or rich.
+Imports the result types of `zapcli.results` and `zapcli.lifecycle`, never
+`zapcli.ops` (a verb's result reaches it as an object); never typer or rich.
 """

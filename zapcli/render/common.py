@@ -1,7 +1,7 @@
 """What every verb's renderer shares: durations, status phrases, the view
 header, folded output, the view's JSON document.
 
-Imports `zapcli.lifecycle.status` and `zapcli.ops.fold` types only; never
+Imports `zapcli.lifecycle.status` and `zapcli.results` types only; never
 typer or rich. Human lines are (style, text) pairs: the CLI colours them on a
 terminal, a tool call joins their text (`plain`). JSON documents are plain
 dicts with snake_case keys.
@@ -10,9 +10,10 @@ dicts with snake_case keys.
 from __future__ import annotations
 
 from zapcli.lifecycle.status import View
-from zapcli.ops.fold import CAP_BYTES, Folded
 from zapcli.plain import asdict
 from zapcli.render.text import alt, escape_controls, spell
+from zapcli.results import CAP_BYTES, Folded
+from zapcli.trail.model import Status
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -62,14 +63,20 @@ def last_line(f: Folded | None) -> str | None:
 
 def status_phrase(v: View) -> str:
     """`running (running for 23s)`, `completed (took 45s, exit 0)`, ..."""
-    if v.status in ("running", "awaiting_approval"):
+    if v.status.live:
         extra = f"running for {duration(v.elapsed_s)}"
+        limited = rate_limited(v)
+        if limited:
+            return f"running ({limited})"
         if v.stalled_s is not None:
             return f"running (stalled {duration(v.stalled_s)})"
         if v.reason:  # a remote one's note: waiting for placement, not confirmed yet...
             extra += f"; {one_line(v.reason, 160)}"
         return f"{v.status} ({extra})"
-    if v.status == "queued":
+    if v.status == Status.QUEUED:
+        held = held_reason(v)
+        if held:
+            return f"queued (waiting: {held})"
         return "queued (waiting for " + ("dependencies / " if v.after else "") + "a free slot)"
     parts = [f"took {duration(v.elapsed_s)}"] if v.elapsed_s is not None else []
     reason = v.reason or ""
@@ -81,9 +88,50 @@ def status_phrase(v: View) -> str:
                      f"exit {v.exit_code}")
         if reason.startswith(same):
             reason = ""
-    if reason and v.status != "completed":
+    if reason and v.status != Status.COMPLETED:
         parts.append(one_line(reason, 120))
     return f"{v.status} ({', '.join(parts)})" if parts else v.status
+
+
+def _seconds_left(until: Any) -> float | None:
+    if not isinstance(until, (int, float)) or isinstance(until, bool):
+        return None
+    import time
+
+    return until - time.time()
+
+
+def rate_limited(v: View) -> str | None:
+    """`rate-limited, retry in 12s` for a subagent parked on a provider's
+    rate limit (`retrying after a rate limit` once that time has come)."""
+    if not v.rate_limit:
+        return None
+    left = _seconds_left(v.rate_limit.get("until"))
+    if left is None or left <= 0:
+        return "retrying after a rate limit"
+    return f"rate-limited, retry in {max(int(left + 0.999), 1)}s"
+
+
+def held_reason(v: View) -> str | None:
+    """Why the queue holds a subagent back (a provider's rate limit), while it does."""
+    if not v.held:
+        return None
+    left = _seconds_left(v.held.get("until"))
+    if left is None or left <= 0:
+        return None
+    return f"{v.held.get('reason')}, retry in {max(int(left + 0.999), 1)}s"
+
+
+def tokens_text(t: Any) -> str:
+    """`1200 in (300 cache-read, 100 cache-write), 400 out, $0.0123` for anything
+    with the ledger's figures (a view, `ledger.Tokens`)."""
+    cache = [f"{n} {what}" for n, what in ((t.cached_tokens, "cache-read"),
+                                           (getattr(t, "cache_write_tokens", 0), "cache-write")) if n]
+    text = f"{t.input_tokens} in" + (f" ({', '.join(cache)})" if cache else "")
+    text += f", {t.output_tokens} out"
+    if getattr(t, "cost_usd", None) is not None:
+        text += f", ${t.cost_usd:.4f}"
+    return text
 
 
 def view_header(v: View) -> list[tuple[str, str]]:
@@ -102,10 +150,8 @@ def view_header(v: View) -> list[tuple[str, str]]:
         lines.append(("yellow", f"  Not delivered: {v.undelivered_messages} message(s) sent with "
                                 + alt("zapcli send", "send") + " (it ended before its next model call)"))
     if v.input_tokens or v.output_tokens:
-        lines.append(("dim", f"  Tokens: {v.input_tokens} in, {v.output_tokens} out"
-                             + (f" ({v.cached_tokens} cached)" if v.cached_tokens else "")
-                             + (f", ${v.cost_usd:.4f}" if getattr(v, "cost_usd", None) is not None
-                                else "")))
+        calls = f" in {v.calls} model call" + ("s" if v.calls != 1 else "") if v.calls else ""
+        lines.append(("dim", f"  Tokens: {tokens_text(v)}{calls}"))
     return lines
 
 

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from zapcli.ops.kill import STOPPED
 from zapcli.render.common import Lines, one_line
 
 
 def lines(entries: list[Any]) -> Lines:
-    killed = [e for e in entries if e.outcome in STOPPED]
+    killed = [e for e in entries if e.stopped]
     noun = "subagent" if len(killed) == 1 else "subagents"
     out: Lines = [("bold", f"[SubAgent] terminated {len(killed)} {noun}" + (":" if entries else ""))]
     for e in entries:
-        if e.outcome in STOPPED:
+        if e.stopped:
             how = (f" ({e.signals} -> PID {e.pid})" if e.pid and e.signals else "" if e.pid
                    else f" ({e.signals})" if e.signals else " (was queued)")
             out.append(("yellow", f"  {e.id}: {e.outcome}{how}"))

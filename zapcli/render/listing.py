@@ -14,6 +14,7 @@ from zapcli.render.common import (
     view_header,
     view_json,
 )
+from zapcli.trail.model import Status
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -37,8 +38,15 @@ def _width() -> int:
 
 def short_status(v: Any) -> str:
     """`running 23s`, `completed 45s`, `failed 3.0s exit 2`, `queued`."""
-    if v.status == "queued":
-        return "queued"
+    if v.status == Status.QUEUED:
+        from zapcli.render.common import held_reason
+
+        held = held_reason(v)
+        return f"queued ({held})" if held else "queued"
+    if v.status == Status.RUNNING and getattr(v, "rate_limit", None):
+        from zapcli.render.common import rate_limited
+
+        return f"running ({rate_limited(v)})"
     if v.stalled_s is not None:
         return f"running stalled {duration(v.stalled_s)}"
     text = f"{v.status} {duration(v.elapsed_s)}" if v.elapsed_s is not None else str(v.status)

@@ -15,7 +15,9 @@ from zapcli.render.common import (
     view_header,
     view_json,
 )
+from zapcli.render.diff import stale_line
 from zapcli.render.text import alt, escape_controls
+from zapcli.trail.model import Status
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -26,9 +28,11 @@ def _all_running(res: Any) -> Lines:
     n = len(res.entries)
     tasks = " / ".join(one_line(e.view.task, TASK_PREVIEW) for e in res.entries if e.view)
     # a hang must stay visible in the summary too (SPEC §6.2 stall)
+    # and so must a subagent parked on a rate limit, or held back in the queue for one
     stalled = [("yellow", f"  {e.view.id}: {status_phrase(e.view)}")
-               for e in res.entries if e.view and e.view.stalled_s is not None]
-    queued = sum(1 for e in res.entries if e.view and e.view.status == "queued")
+               for e in res.entries if e.view and (e.view.stalled_s is not None
+                                                   or e.view.rate_limit or e.view.held)]
+    queued = sum(1 for e in res.entries if e.view and e.view.status == Status.QUEUED)
     note = f"; {queued} of them queued" if queued else ""
     ids = " ".join(e.id for e in res.entries)
     latest = [("dim", f"  {e.id[-8:]} last wrote: {one_line(line, 100)}") for e in res.entries
@@ -72,9 +76,9 @@ def _tree_lines(e: Any) -> Lines:
     else:
         why = f": {', '.join(t['reasons'])}" if t["reasons"] else ""
         out.append(("yellow" if t["holds_work"] else "dim", f"  Worktree state: {t['state']}{why}"))
-    if t["base_moved"]:
-        out.append(("yellow", f"  Note: the workspace's HEAD moved since the base (now "
-                              f"{str(t['workspace_head'])[:12]}): merge or rebase this branch"))
+    stale = stale_line(t, v.id)
+    if stale is not None:
+        out.append((stale[0], "  " + stale[1]))
     return out
 
 

@@ -55,10 +55,14 @@ def _record_line(rec: dict[str, Any]) -> tuple[str, str]:
         return (("green" if rec.get("ok") else "red"),
                 pre + f"tool_result {ok} ({took}):" + ("\n" if "\n" in body else " ") + body)
     if t == "usage":
-        return "dim", pre + (f"usage {rec.get('model')}: {rec.get('input_tokens')} in, "
-                             f"{rec.get('output_tokens')} out, {rec.get('cached_tokens')} cached"
-                             + (f", ${rec['cost_usd']:.4f}" if isinstance(rec.get("cost_usd"), (int, float))
-                                else ""))
+        from types import SimpleNamespace
+
+        from zapcli.render.common import tokens_text
+
+        figures = SimpleNamespace(**{k: rec.get(k) or 0 for k in (
+            "input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens")},
+            cost_usd=rec["cost_usd"] if isinstance(rec.get("cost_usd"), (int, float)) else None)
+        return "dim", pre + f"usage {rec.get('model')}: {tokens_text(figures)}"
     if t == "session":  # an agent CLI's own session (SPEC §13)
         return "dim", pre + (f"session {rec.get('cli')} {rec.get('version') or '(version unknown)'} "
                              f"id {rec.get('session_id')} model {rec.get('model') or '-'}")
@@ -76,14 +80,22 @@ def lines(res: Any) -> Lines:
     for e in res.entries:
         if isinstance(e, dict):
             out.append(record_line(e))
-        else:
-            text = escape_controls(e[2])
-            out.append(("red", f"   ? {text}" if e[1] == 0 else  # the unread middle of a giant
-                        f"   ? corrupt line {e[1]} skipped: {text[:120]}"))
+        else:  # a trail.model.Corrupt
+            text = escape_controls(e.text)
+            out.append(("red", f"   ? {text}" if e.line == 0 else  # the unread middle of a giant
+                        f"   ? corrupt line {e.line} skipped: {text[:120]}"))
+    if res.tokens:
+        from types import SimpleNamespace
+
+        from zapcli.render.common import tokens_text
+
+        t = SimpleNamespace(**res.tokens)
+        out.append(("bold", f"tokens in all: {tokens_text(t)} in {t.calls} model call"
+                            + ("s" if t.calls != 1 else "")))
     return out
 
 
 def doc(res: Any) -> dict[str, Any]:
     return {"id": res.id, "records": [e for e in res.entries if isinstance(e, dict)],
-            "corrupt_lines": [e[1] for e in res.entries if not isinstance(e, dict)],
-            "torn_tail_bytes": res.torn_tail_bytes}
+            "corrupt_lines": [e.line for e in res.entries if not isinstance(e, dict)],
+            "torn_tail_bytes": res.torn_tail_bytes, "tokens": res.tokens}

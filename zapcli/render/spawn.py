@@ -8,10 +8,18 @@ from zapcli.render.common import STATUS_STYLE, Lines, one_line
 
 
 def lines(res: Any) -> Lines:
-    return [(STATUS_STYLE.get(res.status, ""), f"[SubAgent] {res.id}: {res.status}"),
-            ("", f"CLI: {res.cli}" + (f" (agent {res.agent})" if res.agent else "")),
-            ("", f"Task: {one_line(res.task, 200)}"),
-            ("dim", f"Created: {res.created}")]
+    out = [(STATUS_STYLE.get(res.status, ""), f"[SubAgent] {res.id}: {res.status}"),
+           ("", f"CLI: {res.cli}" + (f" (agent {res.agent})" if res.agent else "")),
+           ("", f"Task: {one_line(res.task, 200)}"),
+           ("dim", f"Created: {res.created}")]
+    given = getattr(res, "budget", None)
+    if given:
+        parts = ([f"{given['max_tokens']:,} tokens"] if given.get("max_tokens") else []) + \
+            ([f"${given['max_cost']:.4f}"] if given.get("max_cost") else [])
+        if parts:
+            out.append(("", f"Budget: {' and '.join(parts)} allotted from its parent's budget "
+                            "(what it does not use returns when it ends)"))
+    return out
 
 
 def tool_lines(res: Any) -> Lines:
@@ -21,4 +29,5 @@ def tool_lines(res: Any) -> Lines:
 
 def doc(res: Any) -> dict[str, Any]:
     return {"id": res.id, "status": res.status, "cli": res.cli, "agent": res.agent,
-            "task": res.task, "created": res.created, "warnings": list(res.warnings)}
+            "task": res.task, "created": res.created, "warnings": list(res.warnings),
+            "budget": getattr(res, "budget", None)}

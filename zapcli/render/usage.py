@@ -1,48 +1,91 @@
-"""`usage`: token totals per session (parent run) and per subagent."""
+"""`usage`: figures per session (a run and its tree), per subagent, and the
+tree budget: tokens (cache reads and writes apart), model calls, cost."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from zapcli.render.common import Lines
+from zapcli.render.common import Lines, tokens_text
+
+
+def _figures(t: Any) -> str:
+    calls = f" in {t.calls} model call{'s' if t.calls != 1 else ''}" if t.calls else ""
+    return tokens_text(t) + calls
+
+
+def _budget_lines(p: Any) -> Lines:
+    b, tree = p.budget, p.tree
+    parts = []
+    if b.max_tokens:
+        parts.append(f"{tree.total} of {b.max_tokens} tokens ({100 * tree.total / b.max_tokens:.0f}%)")
+    if b.max_cost:
+        parts.append(f"${tree.cost:.4f} of ${b.max_cost:.4f} ({100 * tree.cost / b.max_cost:.0f}%)")
+    out: Lines = []
+    if parts:
+        pct = max(tree.total / b.max_tokens if b.max_tokens else 0,
+                  tree.cost / b.max_cost if b.max_cost else 0)
+        style = "red" if pct >= 1 else "yellow" if pct >= 0.8 else "dim"
+        out.append((style, f"  budget: {', '.join(parts)}, the run and every subagent it started"))
+    if b.max_subagents:
+        out.append(("dim", f"  subagents started: {b.started} of {b.max_subagents} (--max-subagents)"))
+    return out
+
+
+def _rows(p: Any) -> Lines:
+    """One line per subagent, each under the subagent whose work spawned it."""
+    rows = [(sid, st, t, True) for sid, st, t in p.subagents] + \
+        [(sid, st, t, False) for sid, st, t in p.live]
+    known = {r[0] for r in rows}
+    kids: dict[str | None, list[Any]] = {}
+    for row in rows:
+        up = p.tree_parents.get(row[0])
+        kids.setdefault(up if up in known else None, []).append(row)
+    out: Lines = []
+
+    def walk(parent: str | None, depth: int) -> None:
+        for sid, status, t, done in kids.get(parent, []):
+            so_far = "" if done else " (so far)"
+            out.append(("", f"  {'  ' * depth}{sid}: {status}, {_figures(t)}{so_far}"))
+            if depth < 16:
+                walk(sid, depth + 1)
+
+    walk(None, 0)
+    return out
 
 
 def lines(parents: list[Any]) -> Lines:
     out: Lines = []
     for p in parents:
-        t = p.total
-        sub_in = sum(x.input_tokens for _, _, x in p.subagents)
-        sub_out = sum(x.output_tokens for _, _, x in p.subagents)
-        if not (t.total or t.cached_tokens or p.running.total) and t.cost_usd is None:
+        t = p.tree
+        if not (t.total or t.calls) and t.cost_usd is None:
             out.append(("bold", f"[SubAgent] session {p.parent}: no model calls (nothing it ran "
                                 "used tokens, e.g. sh subagents)"))
         else:
-            own = (f"its own calls {p.own.input_tokens} in / {p.own.output_tokens} out"
-                   if p.own.total else "no model calls of its own")
-            subs = (f"its subagents {sub_in} in / {sub_out} out" if sub_in or sub_out
-                    else "no model calls by its finished subagents")
-            out.append(("bold", f"[SubAgent] session {p.parent}: {t.input_tokens} in, "
-                                f"{t.output_tokens} out ({t.cached_tokens} cached) — {own}, {subs}"
-                                + (f", ${t.cost_usd:.4f} reported" if t.cost_usd is not None else "")))
+            own = f"its own calls {_figures(p.own)}" if p.own.calls or p.own.total else \
+                "no model calls of its own"
+            out.append(("bold", f"[SubAgent] session {p.parent}: {_figures(t)} — {own}"))
         if p.running.total:
-            out.append(("", f"  still running: {p.running.input_tokens} in, "
-                            f"{p.running.output_tokens} out (counted when collected)"))
-        if p.budget:
-            pct = 100 * p.tree_total / p.budget
-            style = "red" if pct >= 100 else "yellow" if pct >= 80 else "dim"
-            out.append((style, f"  budget: {p.tree_total} of {p.budget} tokens ({pct:.0f}%), the "
-                               "run and every subagent it started"))
-        for sid, status, tok in p.subagents:
-            cost = f", ${tok.cost_usd:.4f}" if tok.cost_usd is not None else ""
-            out.append(("", f"  {sid}: {status}, {tok.input_tokens} in, {tok.output_tokens} out{cost}"))
+            out.append(("", f"  still running: {_figures(p.running)} so far"))
+        if p.budget is not None:
+            out.extend(_budget_lines(p))
+        out.extend(_rows(p))
     if not out:
         out.append(("", "[SubAgent] no token usage recorded"))
     return out
 
 
 def doc(parents: list[Any]) -> dict[str, Any]:
+    def row(sid: str, st: str, t: Any, p: Any, done: bool) -> dict[str, Any]:
+        return {"id": sid, "status": st, "parent": p.tree_parents.get(sid), "finished": done,
+                **t.doc()}
+
     return {"sessions": [{
-        "session": p.parent, "own": vars(p.own), "total": vars(p.total),
-        "running": vars(p.running), "tree_total": p.tree_total, "budget": p.budget,
-        "subagents": [{"id": sid, "status": st, **vars(t)} for sid, st, t in p.subagents]}
+        "session": p.parent, "own": p.own.doc(), "total": p.total.doc(),
+        "running": p.running.doc(), "tree": p.tree.doc(), "tree_total": p.tree_total,
+        "budget": p.budget.max_tokens if p.budget else None,
+        "max_cost": p.budget.max_cost if p.budget else None,
+        "max_subagents": p.budget.max_subagents if p.budget else None,
+        "subagents_started": p.budget.started if p.budget else None,
+        "subagents": [row(sid, st, t, p, True) for sid, st, t in p.subagents]
+        + [row(sid, st, t, p, False) for sid, st, t in p.live]}
         for p in parents]}

@@ -6,7 +6,7 @@ from typing import Any
 
 from zapcli.render.common import Lines
 
-STATE_STYLE = {"clean": "green", "dirty": "yellow", "unpushed": "yellow", "missing": "red",
+STATE_STYLE = {"clean": "green", "merged": "green", "dirty": "yellow", "unpushed": "yellow", "missing": "red",
                "unknown": "red"}
 
 
@@ -50,15 +50,17 @@ def list_doc(trees: list[Any]) -> dict[str, Any]:
 def rm_lines(res: Any) -> Lines:
     out: Lines = [("green", f"[SubAgent] removed the worktree {res.tree.receipt.path}")]
     if res.branch_deleted:
-        out.append(("dim", f"  branch {res.tree.receipt.branch} deleted (nothing beyond its base)"))
+        out.append(("dim", f"  branch {res.tree.receipt.branch} deleted ({res.note or 'nothing beyond its base'})"))
     elif res.note:
         out.append(("yellow", f"  {res.note}"))
+    if res.teardown:
+        out.append(("yellow", f"  {res.teardown}"))
     return out
 
 
 def rm_doc(res: Any) -> dict[str, Any]:
     return {"removed": True, **tree_doc(res.tree), "branch_deleted": res.branch_deleted,
-            "note": res.note or None}
+            "note": res.note or None, "teardown_error": res.teardown or None}
 
 
 def decision_lines(decisions: list[Any], dry_run: bool) -> Lines:
@@ -69,7 +71,8 @@ def decision_lines(decisions: list[Any], dry_run: bool) -> Lines:
         style = {"remove": "dim", "keep": "yellow", "failed": "red"}[d.action]
         out.append((style, f"  worktree {d.tree.receipt.path}: {verbs[d.action]}: {d.reason}"))
         if d.branch_deleted:
-            out.append(("dim", f"    branch {d.tree.receipt.branch} deleted"))
+            out.append(("dim", f"    branch {d.tree.receipt.branch} deleted"
+                               + (f" ({d.branch_note})" if d.branch_note else "")))
     return out
 
 

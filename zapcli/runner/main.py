@@ -16,17 +16,22 @@ import threading
 import time
 import traceback
 
-from zapcli import backends
+from zapcli import tracecontext
 from zapcli.backends.base import RunContext
 from zapcli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from zapcli.lifecycle.observe import load
 from zapcli.redact import secret_values
-from zapcli.runner import guard, tree
+from zapcli.runner import guard, scratch, tether, tree
 from zapcli.supervisor.capture import CappedFile
 from zapcli.supervisor.launch import MARKER, process_create_time
 from zapcli.trail import endslot, store
+from zapcli.trail.latest import Latest, Watch
 from zapcli.trail.model import Outcome, SpawnRecord, Status
+from zapcli.trail.reader import Summary, final_text, load, spawn_of
 from zapcli.trail.writer import TrailWriter
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zapcli.telemetry.live import Live
 
 
 def _open_capture(sid: str, suffix: str, secrets: list[bytes]) -> CappedFile:
@@ -52,19 +57,24 @@ def _claim(sid: str) -> str | None:
 
     me = os.getpid()
     give_up = time.monotonic() + CLAIM_WAIT_S
+    s: Summary | Latest = load(sid)  # the first look reads it all: a damaged trail says so
+    watch = Watch(store.path_for(sid))
     while True:
-        s = load(sid)
         if s.final is not None:
-            return f"{sid} already ended ({s.final.get('status')})"
+            return f"{sid} already ended ({s.final.status})"
         for rec in (s.start, s.process):
-            if rec and rec.get("pid") != me and is_alive(rec.get("pid"), rec.get("create_time")):
-                return f"{sid} is already running (pid {rec.get('pid')})"
-        if s.process and s.process.get("pid") == me:
+            if rec and rec.pid != me and is_alive(rec.pid, rec.create_time):
+                return f"{sid} is already running (pid {rec.pid})"
+        if s.process and s.process.pid == me:
             return None
         if time.monotonic() > give_up:
             return (f"{sid} was not launched for this process; `run --subagent` is started by "
                     "`zapcli spawn` and the queue, not by hand")
         time.sleep(0.02)
+        try:
+            s = watch.read()  # what follows its spawn record, not the whole trail again
+        except OSError:
+            s = load(sid)  # gone or replaced meanwhile: said as the first look says it
 
 
 def _start(sid: str, spawn: SpawnRecord, writer: TrailWriter, started_mono: float,
@@ -113,23 +123,6 @@ def _signals(terminated: threading.Event) -> None:
     signal.pthread_sigmask(signal.SIG_SETMASK, set())
 
 
-def _guard_secrets() -> None:
-    """Take the secret variables our launcher handed over outside our
-    environment block, and make this process non-dumpable: tools run as the
-    same user, and neither /proc/<runner>/environ nor its memory may give
-    them the model key (#12.1)."""
-    from zapcli.redact import restore_secrets
-
-    restore_secrets()
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
-        except (OSError, AttributeError):
-            pass
-
-
 def _prefetch(sid: str) -> None:
     """The built-in agent's heavy imports on a thread, started first thing:
     `openai` (~0.5 s, most of the time to the first model request) and, when
@@ -141,13 +134,14 @@ def _prefetch(sid: str) -> None:
     waits for it on Python's import lock. Best effort: a failure here is met
     again, and reported, where the module is really used."""
     try:
-        spawn = load(sid).spawn
+        spawn = spawn_of(store.path_for(sid))  # its first line: the claim reads the rest
     except Exception:  # noqa: BLE001 - the claim right after says what is wrong
         return
-    if spawn.cli != "zapcli":
+    if spawn is None or spawn.cli != "zapcli":
         return
     mcp = (spawn.grant or {}).get("mcp")
-    names = (["mcp", "mcp.client.stdio"] if isinstance(mcp, dict) and mcp.get("servers") else []) + ["openai"]
+    names = (["mcp", "mcp.client.stdio"] if isinstance(mcp, dict) and mcp.get("servers") else []) + \
+        ["openai", "genai_prices"]  # the price library, for the cost of its first call
 
     def work() -> None:
         from importlib import import_module
@@ -164,7 +158,11 @@ def _prefetch(sid: str) -> None:
 def main(sid: str) -> int:
     """Run subagent `sid` to its end. Returns the process exit code."""
     started_mono = time.monotonic()
-    _guard_secrets()
+    # The keys our launcher handed over outside our environment block, and
+    # no dump: tools run as the same user (SPEC §18)
+    from zapcli import keyguard
+
+    keyguard.guard()
     _prefetch(sid)
     refusal = _claim(sid)
     if refusal is not None:
@@ -173,6 +171,8 @@ def main(sid: str) -> int:
     s = load(sid)
     spawn = s.spawn
     os.environ[MARKER] = sid  # everything its work starts carries it, however detached
+    os.environ.update(tracecontext.work_env(spawn.raw.get("trace")))  # its work joins its trace
+    live = _follow(sid) if tracecontext.export_wanted() else None
     secrets = secret_values()
     writer = TrailWriter(store.path_for(sid), start_seq=max(s.last_seq, 1), secrets=secrets)
     terminated = threading.Event()
@@ -183,11 +183,16 @@ def main(sid: str) -> int:
     if not _start(sid, spawn, writer, started_mono, deadline):
         for f in (writer, out, err):
             f.close()
+        if live is not None:
+            live.stop()
         return EXIT_FAILED
     endslot.reserve(writer.path)  # room for the end, whatever the disk does later
     helpers = _record_helpers(writer)
+    tether.hold(sid, spawn, terminated)
     try:
-        work, outcome = tree.enter(spawn, writer)
+        outcome = _scratch(sid)
+        if outcome is None:
+            work, outcome = tree.enter(spawn, writer, err, deadline, terminated)
         if outcome is None:
             ctx = RunContext(sid, work, "", writer, out, err, deadline, terminated,
                              stop_grace=lambda: _kill_grace(sid, spawn.kill_grace_s))
@@ -209,8 +214,28 @@ def main(sid: str) -> int:
     writer.end(outcome, retry_s=max(spawn.kill_grace_s, 5.0), stdout_bytes=out.written,
                stderr_bytes=err.written, stdout_kept=out.kept, stderr_kept=err.kept)
     writer.close()
+    tether.settle_self(sid)  # every call counted, the last one too; the allotment returns
     _after_exit(spawn, sid, busy=terminated.is_set())
+    if live is not None:  # after the status and the queue: delivery never holds either
+        live.stop()
     return EXIT_OK if outcome.status == Status.COMPLETED else EXIT_FAILED
+
+
+def _follow(sid: str) -> Live | None:
+    """Send this subagent's spans live as its trail makes them (SPEC §20)."""
+    from zapcli.telemetry.live import start
+
+    return start(store.path_for(sid), sid)
+
+
+def _scratch(sid: str) -> Outcome | None:
+    """The private TMPDIR, before anything of the work runs (C23); a
+    `failed` outcome when it cannot be made."""
+    try:
+        scratch.make(sid)
+    except OSError as exc:
+        return Outcome(Status.FAILED, None, f"could not create its scratch folder: {exc.strerror or exc}")
+    return None
 
 
 def _run_backend(ctx: RunContext) -> Outcome:
@@ -223,9 +248,14 @@ def _run_backend(ctx: RunContext) -> Outcome:
     except MissingSecret as exc:
         return Outcome(Status.FAILED, None, f"the task uses the value of ${exc.args[0]}, which "
                        "is not set in this subagent's environment")
-    backend = backends.get(ctx.spawn.cli)
+    from zapcli.backends.registry import Unusable, for_spawn
+
+    try:
+        backend = for_spawn(ctx.spawn)
+    except Unusable as exc:
+        return Outcome(Status.FAILED, None, str(exc))
     if not backend.in_process:
-        return backend.run(ctx)
+        return _reported(ctx, backend.reports, backend.run(ctx))
     done = threading.Event()
     leave = lambda: _after_exit(ctx.spawn, ctx.sid, busy=True)  # noqa: E731
     grace = ctx.spawn.kill_grace_s
@@ -234,10 +264,25 @@ def _run_backend(ctx: RunContext) -> Outcome:
         grace_s=grace, after=leave)).start()
     guard.arm_backstop(ctx.sid, ctx.deadline_mono, grace, leave)
     try:
-        return backend.run(ctx)
+        return _reported(ctx, backend.reports, backend.run(ctx))
     finally:
         done.set()
         guard.disarm_backstop()
+
+
+NO_REPORT = ("no report: it ended without a final answer (an empty report is never a success: "
+             "`zapcli replay {sid}` shows what it did, `zapcli continue {sid} TEXT` asks again)")
+
+
+def _reported(ctx: RunContext, reports: bool, outcome: Outcome) -> Outcome:
+    """C29, for every backend whose work ends with a report: `completed` with
+    an empty (or blank) final report is `failed`, saying "no report"."""
+    if not reports or outcome.status != Status.COMPLETED:
+        return outcome
+    report = load(ctx.sid).report
+    if report and report.strip():
+        return outcome
+    return Outcome(Status.FAILED, outcome.exit_code, NO_REPORT.format(sid=ctx.sid))
 
 
 def _check_in_time(sid: str, spawn: SpawnRecord, outcome: Outcome, writer: TrailWriter,
@@ -267,7 +312,7 @@ def _check_output(sid: str, spawn: SpawnRecord, outcome: Outcome) -> Outcome:
         return outcome
     from zapcli import outputschema
 
-    problem = outputschema.check(schema, outputschema.final_text(sid, load(sid).report))
+    problem = outputschema.check(schema, final_text(sid, load(sid).report))
     if problem is None:
         return outcome
     return Outcome(Status.FAILED, None, f"{outputschema.REASON}: {problem}")
@@ -276,10 +321,9 @@ def _check_output(sid: str, spawn: SpawnRecord, outcome: Outcome) -> Outcome:
 def _kill_grace(sid: str, default: float) -> float:
     """The grace a `zapcli kill --grace` asked for (recorded with the cancel,
     before its SIGTERM), so the command gets what the user gave; else ours."""
-    final = load(sid).final or {}
-    grace = final.get("grace_s")
-    if final.get("by") == "kill" and isinstance(grace, (int, float)) and not isinstance(grace, bool):
-        return float(grace)
+    final = load(sid).final
+    if final is not None and final.by == "kill" and final.grace_s is not None:
+        return final.grace_s
     return default
 
 
@@ -288,12 +332,13 @@ def _after_exit(spawn: SpawnRecord, sid: str, busy: bool = False) -> None:
     try:
         from pathlib import Path
 
+        from zapcli.backends.sections import OWNERS
         from zapcli.config import load_settings
         from zapcli.lifecycle import queue, retention
         from zapcli.lifecycle import session as sessions
 
         sessions.deactivate(spawn.session, sid)
-        settings = load_settings(Path(spawn.workspace), lenient=True)
+        settings = load_settings(Path(spawn.workspace), lenient=True, owners=OWNERS)
         queue.drain(spawn.session, settings)
         # Retention deletes trails by `max_kept`: never on a guess, so not
         # while a config layer is invalid; nor when killed (exit within grace).

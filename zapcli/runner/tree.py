@@ -1,6 +1,6 @@
 """The runner's side of `--worktree`: make (or, for a continued subagent,
-take over) the subagent's tree before its work starts, and point the work
-at it.
+take over) the subagent's tree before its work starts, prepare it, and
+point the work at it.
 
 Imports `zapcli.worktrees`, `zapcli.trail`. The tree is made here, in the
 runner, not in `spawn`: `spawn` stays a ~50 ms command that prints the id at
@@ -9,23 +9,35 @@ once (a checkout of a large repository takes far longer), a queued or
 subagent `failed` with git's message like any other failure of its work.
 The base commit is fixed at spawn time, so the tree starts from the HEAD
 the caller saw, however long the subagent was queued.
+
+A tree made (or made again) is prepared before the task: the files
+`.worktreeinclude` names are copied in, then `worktree.setup` (frozen from
+the user's config.yaml at spawn) runs in it, under the subagent's deadline,
+its output into the subagent's stderr; a setup that fails ends the subagent
+`failed` with that output, and nothing of the task runs. A tree taken over
+as it is (`reused`) was prepared already.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
+from typing import Any
 
 from zapcli import plain
 from zapcli.trail.model import Outcome, SpawnRecord, Status
 from zapcli.trail.writer import TrailWriter
 
+INCLUDED_LISTED = 20  # paths named in the `worktree` record
 
-def enter(spawn: SpawnRecord, writer: TrailWriter) -> tuple[SpawnRecord, Outcome | None]:
+
+def enter(spawn: SpawnRecord, writer: TrailWriter, err: Any = None, deadline: float = 0.0,
+          stop: threading.Event | None = None) -> tuple[SpawnRecord, Outcome | None]:
     """(the spawn record as the work sees it, None) once the tree is ready —
     its `cwd` and `workspace` are in the tree — or (spawn, a `failed`
-    outcome) when the tree could not be made; then the work never starts
-    (and never in the main checkout)."""
+    outcome) when the tree could not be made or prepared; then the work
+    never starts (and never in the main checkout)."""
     from zapcli.worktrees import git as g
     from zapcli.worktrees.create import attach, create
 
@@ -36,16 +48,62 @@ def enter(spawn: SpawnRecord, writer: TrailWriter) -> tuple[SpawnRecord, Outcome
     waited = 0.0
     try:
         if (spawn.worktree or {}).get("carried"):
-            how = attach(r)
+            how = attach(r, tip=(spawn.worktree or {}).get("tip"))
         else:
             waited = create(r)
             how = "created"
     except g.GitError as exc:
         writer.write_sync("worktree", {**r.to_dict(), "ok": False, "error": exc.message})
         return spawn, Outcome(Status.FAILED, None, f"worktree: git worktree add failed: {exc.message}")
+    included, problem = _include(r) if how != "reused" else ([], None)
     writer.write_sync("worktree", {**r.to_dict(), "ok": True, "how": how,
                                    "ms": int((time.monotonic() - started) * 1000),
-                                   "lock_wait_ms": int(waited * 1000)})
+                                   "lock_wait_ms": int(waited * 1000),
+                                   **({"included": len(included),
+                                       "included_paths": included[:INCLUDED_LISTED]}
+                                      if included else {})})
+    if problem:
+        return spawn, Outcome(Status.FAILED, None, f"worktree: {problem}")
+    setup = (spawn.worktree or {}).get("setup")
+    if how != "reused" and isinstance(setup, str) and setup.strip():
+        failed = _setup(spawn, r, setup, writer, err, deadline, stop)
+        if failed is not None:
+            return spawn, failed
     cwd = r.cwd if os.path.isdir(r.cwd) else r.path  # a folder the base commit does not have
     raw = {**spawn.raw, "cwd": cwd, "workspace": r.path}
     return plain.replace(spawn, cwd=cwd, workspace=r.path, raw=raw), None
+
+
+def _include(r: Any) -> tuple[list[str], str | None]:
+    """Copy what `.worktreeinclude` names; (the paths copied, a problem or None)."""
+    from zapcli.worktrees import git as g
+    from zapcli.worktrees.include import FILE, copy
+
+    try:
+        return copy(r.repo, r.path), None
+    except g.GitError as exc:
+        return [], f"{FILE}: git could not list the files to copy: {exc.message}"
+    except OSError as exc:
+        return [], f"{FILE}: a file could not be copied into the tree: {exc}"
+
+
+def _setup(spawn: SpawnRecord, r: Any, command: str, writer: TrailWriter, err: Any,
+           deadline: float, stop: threading.Event | None) -> Outcome | None:
+    """Run `worktree.setup` in the new tree; a `failed` outcome when it fails."""
+    from zapcli.worktrees import hooks
+
+    env = {**os.environ, "ZAPCLI_ID": writer.path.stem, "ZAPCLI_WORKTREE": r.path,
+           "ZAPCLI_REPO": r.repo}
+    left = (deadline - time.monotonic()) if deadline else spawn.timeout_s
+    done = hooks.run(command, r.path, env, max(left, 0.0),
+                     stop=(stop.is_set if stop is not None else lambda: False))
+    if err is not None and done.output:
+        err.write(f"[worktree setup: {command}]\n{done.output}".encode("utf-8", "replace"))
+    writer.write_sync("worktree_setup", done.to_dict())
+    if done.ok:
+        return None
+    if done.why == "stopped":
+        return Outcome(Status.CANCELLED, None, "cancelled during the worktree setup")
+    if done.why == "timeout":
+        return Outcome(Status.TIMEOUT, None, "deadline reached during the worktree setup")
+    return Outcome(Status.FAILED, done.exit_code, f"worktree setup {done.failure()}")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import psutil
 
+from zapcli.supervisor import procfs
 from zapcli.supervisor.launch import MARKER
 from zapcli.supervisor.liveness import CREATE_TIME_TOLERANCE_S, find
 
@@ -188,6 +189,9 @@ def marked(sid: str) -> list[int]:
     """Pids of live processes whose environment carries `sid`'s marker (what
     its work started, even re-parented to init in a session of its own)."""
     me = os.getpid()
+    fast = procfs.with_environ_entry(f"{MARKER}={sid}".encode())
+    if fast is not None:
+        return [pid for pid in fast if pid != me]
     found = []
     for proc in psutil.process_iter():
         if proc.pid == me:

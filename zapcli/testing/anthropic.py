@@ -28,7 +28,7 @@ input_json_delta), `usage` {prompt_tokens, completion_tokens, cached_tokens}
 → input_tokens, output_tokens, cache_read_input_tokens; `finish_reason` →
 stop_reason (default "tool_use" with calls, else "end_turn"). Faults:
 `http_error` → that status with the error JSON (429 and 529 carry
-`retry-after` and `retry-after-ms`), `error_200` → `event: error` after the
+`retry-after` and `retry-after-ms`, or `Retry-After` alone with `retry_after`), `error_200` → `event: error` after the
 stream began, `raw` → verbatim (objects as `event: <type>` + `data: <json>`),
 `close: "abort"` → the stream cut without its end.
 """
@@ -214,7 +214,9 @@ class AnthropicProtocol(Protocol):
         if err := turn.get("http_error"):
             status = int(err.get("status", 500))
             headers = {}
-            if status in (429, 529):
+            if status in (429, 529) and err.get("retry_after") is not None:
+                headers = {"retry-after": str(err["retry_after"])}
+            elif status in (429, 529):
                 ms = int(err.get("retry_after_ms", 10))
                 headers = {"retry-after-ms": str(ms), "retry-after": str(math.ceil(ms / 1000))}
             return h.send_json(status, error_body(status, err.get("message", f"scripted HTTP {status}"),

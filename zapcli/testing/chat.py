@@ -23,13 +23,24 @@ def openai_error(h: Handler, status: int, message: str, code: str | None = None,
 _error = openai_error
 
 
+def retry_headers(err: dict[str, Any]) -> dict[str, str]:
+    """`retry_after` (seconds) → `Retry-After` alone; else `retry-after-ms`
+    (`retry_after_ms`, default 10)."""
+    if err.get("retry_after") is not None:
+        return {"retry-after": str(err["retry_after"])}
+    return {"retry-after-ms": str(err.get("retry_after_ms", 10))}
+
+
 def scripted_http_error(h: Handler, err: dict[str, Any]) -> None:
     """A turn's `http_error`, as OpenAI sends it (both endpoints): 429 is a rate
-    limit, 5xx a server error, a plain 4xx an invalid request (not retryable)."""
+    limit, 529 an overloaded server (as Anthropic says it; `type:
+    overloaded_error` makes a 503 say so too), other 5xx a server error, a
+    plain 4xx an invalid request (not retryable)."""
     status = int(err.get("status", 500))
-    headers = {"retry-after-ms": str(err.get("retry_after_ms", 10))}
-    etype = ("rate_limit_error" if status == 429 else "server_error" if status >= 500
-             else "invalid_request_error")
+    headers = retry_headers(err)
+    etype = err.get("type") or ("rate_limit_error" if status == 429 else "overloaded_error"
+                                if status == 529 else "server_error" if status >= 500
+                                else "invalid_request_error")
     openai_error(h, status, err.get("message", f"scripted HTTP {status}"), err.get("code"),
                  etype, headers)
 

@@ -18,9 +18,11 @@ Turn keys (all optional; each protocol renders them in its own wire format):
   usage: {prompt_tokens, completion_tokens, cached_tokens?} | null
                                absent = estimated from sizes; null = not sent
   finish_reason: str         default "tool_calls" when calls, else "stop"
-  http_error: {status, times=1, message?, code?, retry_after_ms=10}
-                               answer with this HTTP error `times` times, then
-                               serve the next turn
+  http_error: {status, times=1, message?, code?, type?, retry_after_ms=10,
+               retry_after?}  answer with this HTTP error `times` times, then
+                               serve the next turn (429: a rate limit; 529, or
+                               type overloaded_error: an overloaded server;
+                               retry_after: seconds, sent as Retry-After)
   error_200: {message, type?, code?}   an error inside an HTTP 200 (for a
                                streaming protocol: an error event mid-stream)
   raw: [str | object, ...]   streamed verbatim: strings as-is, objects as

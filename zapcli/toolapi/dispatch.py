@@ -29,6 +29,8 @@ def _value(action: Action, name: str, value: Any) -> Any:
     if p is None:
         names = ", ".join(x.name for x in action.params) or "none"
         raise UsageError(f"`{name}` is not a parameter of {action.name} (its parameters: {names})")
+    if p.object_ok and isinstance(value, dict):
+        return value  # the JSON object itself, where its text is asked for
     if p.type == "array" and isinstance(value, str):
         value = [value]  # one id where a list was asked for
     if p.type == "integer" and isinstance(value, float) and value.is_integer():
@@ -38,7 +40,7 @@ def _value(action: Action, name: str, value: Any) -> Any:
                          f"{p.type}, got {type(value).__name__} {value!r:.60}")
     if p.type == "array" and not all(isinstance(v, str) for v in value):
         raise UsageError(f"`{name}` of {action.name} must be a list of strings")
-    if p.enum is not None and value not in p.enum:
+    if not p.checked_by_action and p.enum is not None and value not in p.enum:
         raise UsageError(f"`{name}` of {action.name} must be one of {', '.join(p.enum)}, got {value!r:.60}")
     return value
 

@@ -47,8 +47,16 @@ class Env:
         self.shell_allowed, self.stop_on_approval, self.on_tick = shell_allowed, stop_on_approval, on_tick
         self.started: list[str] = []
         self.announced: set[str] = set()
-        self.budget: Any = None  # ops.budget.TreeBudget of `zapcli run --max-tokens`
+        # `zapcli run`: its id (the parent of what it spawns) and identity (so
+        # they never outlive it); `siblings`: spawns in the same model message
+        self.parent: str | None = None
+        self.run: dict[str, Any] | None = None
+        self.siblings, self.batch = 1, 0  # spawns in one model message (and its number)
         self.relay: dict[str, Any] | None = None  # `zapcli run` that relays approvals (ops.spawn)
+        self.traceparent: str | None = None  # the tool call a spawn is made from (ops.spawn)
+        # asks the caller's user to approve `what` (a merge): (approved, why); None: nobody to ask
+        self.confirm: Callable[[str], tuple[bool, str]] | None = None
+        self.sandbox: str | None = None  # `zapcli run`'s: its shell spawns run in one too
         self.lock = _thread.allocate_lock()
         self._settings: Settings | None = None
 
@@ -62,9 +70,10 @@ class Env:
 
     def settings(self) -> Settings:
         if self._settings is None:
+            from zapcli.backends.sections import OWNERS
             from zapcli.config import load_settings
 
-            self._settings = load_settings(lenient=True)
+            self._settings = load_settings(lenient=True, owners=OWNERS)
         return self._settings
 
     def workspace(self) -> Path:

@@ -52,16 +52,38 @@ def spawn(a: dict[str, Any], env: Env) -> Reply:
     if env.surface == "run":  # children inherit the parent's mode, never looser
         approval = None if shell else env.approval
         unattended = False if shell else env.unattended
-    if env.budget is not None:  # a run's tree budget: refused once spent; a child gets what is left
-        left = env.budget.check_spawn()
-        max_tokens = None if shell else min(x for x in (left, max_tokens) if x is not None)
-    res = do_spawn(SpawnRequest(
+    schema = None
+    if a["output_schema"] is not None:  # inline only: a tool caller names no file of ours
+        from zapcli.outputschema import inline_schema
+
+        schema = inline_schema(a["output_schema"])
+    req = SpawnRequest(  # a tree's budget allots its share (`ops.tree`)
         task=a["task"] or "", cli=cli, agent=a["agent"], model=a["model"], timeout_s=a["timeout"],
         approval=approval, cwd=a["cwd"] or env.cwd, after=tuple(a["after"] or ()),
         max_tokens=max_tokens, unattended=unattended, worktree=bool(a["worktree"]),
-        relay=None if shell or unattended else env.relay))
+        output_schema=schema, relay=None if shell or unattended else env.relay,
+        max_cost=a.get("max_cost"), traceparent=env.traceparent,
+        parent=env.parent, run=env.run, siblings=env.siblings,
+        batch=f"{env.parent}:{env.batch}" if env.parent and env.siblings > 1 else None,
+        sandbox=env.sandbox if env.surface == "run" else None)
+    if a["attempts"] is not None or a["attempt_cli"] or a["attempt_model"]:
+        return _attempts(req, a, env)
+    res = do_spawn(req)
     env.started_one(res.id)
     return _reply(render.tool_lines(res), render.doc(res), env)
+
+
+def _attempts(req: Any, a: dict[str, Any], env: Env) -> Reply:
+    from zapcli.ops.attempts import spawn_attempts
+    from zapcli.render import attempts as render
+
+    if a["attempt_cli"] and "sh" in a["attempt_cli"] and not env.shell_allowed:
+        raise ZapcliError("cli `sh` runs a shell command, and this agent's definition does not "
+                          "grant `bash`; attempt with agent backends instead")
+    results = spawn_attempts(req, a["attempts"], a["attempt_cli"], a["attempt_model"])
+    for res in results:
+        env.started_one(res.id)
+    return _reply(render.spawned_tool_lines(results), render.spawned_doc(results), env)
 
 
 class _Decide(Exception):  # noqa: N818 - a signal, not an error
@@ -130,13 +152,12 @@ def list_(a: dict[str, Any], env: Env) -> Reply:
 
 
 def kill(a: dict[str, Any], env: Env) -> Reply:
-    from zapcli.ops.kill import FAILED
     from zapcli.ops.kill import kill as do_kill
     from zapcli.render import kill as render
 
     ids = env.ids(a["ids"]) if a["ids"] or not a["all"] else []
     entries = do_kill(ids, env.settings(), grace_s=a["grace"], all_=bool(a["all"]))
-    failed = any(e.outcome in FAILED for e in entries)
+    failed = any(e.failed for e in entries)
     return _reply(render.lines(entries), render.doc(entries), env, 1 if failed else 0)
 
 
@@ -231,7 +252,73 @@ def agents_delete(a: dict[str, Any], env: Env) -> Reply:
     return _reply(render.deleted_lines(res), render.as_doc(res), env)
 
 
+def diff(a: dict[str, Any], env: Env) -> Reply:
+    from zapcli.ops.diff import diff as do_diff
+    from zapcli.render import diff as render
+
+    res = do_diff(env.one(a["id"]), stat=bool(a["stat"]), name_only=bool(a["name_only"]))
+    reply = _reply(render.lines(res), render.doc(res), env)
+    reply.text = bound(reply.text, hint="; stat or name_only shows less")
+    return reply
+
+
+def attempts(a: dict[str, Any], env: Env) -> Reply:
+    from zapcli.ops.attempts import compare, siblings_of
+    from zapcli.render import attempts as render
+
+    sid = env.one(a["id"])
+    env.ids(siblings_of(sid))  # inside zapcli run: every sibling must be the run's own
+    res = compare(sid, check=a["check"])
+    return _reply(render.lines(res), render.doc(res), env)
+
+
+def _approved(what: str, env: Env) -> None:
+    """A merge changes the person's checkout: it is approved like a
+    configuration change, in every mode but `full`. Inside `zapcli run` the
+    run's approver asked already (`zapcli.approvals`, kind merge); elsewhere
+    the caller's client asks its user (`env.confirm`: an MCP elicitation),
+    or, with nobody to ask, the call is refused saying how to allow it."""
+    if env.surface == "run":
+        return
+    mode = env.settings().approval
+    if mode == "full":
+        return
+    if env.confirm is None:
+        raise ZapcliError(f"{what} changes your checkout, so a person approves it ({mode} mode) "
+                          "and nobody here can be asked; run `zapcli merge ID` (or `zapcli pick "
+                          "ID`) yourself, or allow it for this caller with approval: full "
+                          "(ZAPCLI_APPROVAL=full)", code="needs_approval")
+    ok, why = env.confirm(what)
+    if not ok:
+        raise ZapcliError(f"{what}: not approved ({why}); nothing was merged", code="denied")
+
+
+def merge(a: dict[str, Any], env: Env) -> Reply:
+    from zapcli.ops.merge import merge as do_merge
+    from zapcli.render import merge as render
+
+    sid = env.one(a["id"])
+    _approved(f"merge {sid} into the checkout it was spawned from"
+              + (" (squash)" if a["squash"] else " (rebase)" if a["rebase"] else ""), env)
+    res = do_merge(sid, squash=bool(a["squash"]), rebase=bool(a["rebase"]))
+    return _reply(render.lines(res), render.doc(res), env)
+
+
+def pick(a: dict[str, Any], env: Env) -> Reply:
+    from zapcli.ops.attempts import siblings_of
+    from zapcli.ops.pick import pick as do_pick
+    from zapcli.render import attempts as render
+
+    sid = env.one(a["id"])
+    env.ids(siblings_of(sid))
+    _approved(f"pick {sid}: merge it into the checkout it was spawned from and remove the other "
+              "attempts' trees", env)
+    res = do_pick(sid, env.settings(), squash=bool(a["squash"]), rebase=bool(a["rebase"]))
+    return _reply(render.pick_lines(res), render.pick_doc(res), env)
+
+
 HANDLERS = {"spawn": spawn, "poll": poll, "wait": wait, "list": list_, "kill": kill,
             "output": output, "replay": replay, "send": send, "approve": approve, "deny": deny,
             "agents": agents, "usage": usage, "agents_save": agents_save,
-            "agents_delete": agents_delete}
+            "agents_delete": agents_delete, "diff": diff, "attempts": attempts, "merge": merge,
+            "pick": pick}

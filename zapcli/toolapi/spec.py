@@ -1,7 +1,8 @@
 """The declaration: every action a model can call, its parameters, and the
 CLI command each one mirrors.
 
-Imports `zapcli.backends` (backend names), `zapcli.config` (approval modes),
+Imports `zapcli.backends.registry` (backend names, when the schema is made),
+`zapcli.config` (approval modes),
 `zapcli.trail.model` (statuses). Everything else in `zapcli.toolapi` and the
 MCP server is generated from `ACTIONS`. A parameter is named like the CLI
 command's parameter (`cli` says where the CLI spells it differently), so a
@@ -26,15 +27,23 @@ class Param:
     still lists every parameter as required-and-nullable, for strict mode).
     `cli`: the CLI command's parameter name when it differs; None when the
     CLI has it under the same name; "" when only the tool has it (say why in
-    `description`)."""
+    `description`). A callable `enum` is computed when first asked, and its
+    values are checked by the action itself, not by the dispatcher: the
+    backend names (a config.yaml wrapper, a plugin) cost a look-up that a
+    call naming a built-in must not pay."""
 
     # Plain classes, not dataclasses: `zapcli call` is on the fast path, and a
     # dataclass costs about a millisecond to create at import.
     def __init__(self, name: str, type: str, description: str, required: bool = False,
                  enum: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None,
-                 cli: str | None = None, run_description: str | None = None):
+                 cli: str | None = None, run_description: str | None = None,
+                 object_ok: bool = False):
         self.name, self.type, self.description, self.required = name, type, description, required
         self._enum, self.cli, self.run_description = enum, cli, run_description
+        # a JSON value as text, also taken as the object itself: OpenAI's strict
+        # mode has no free-form object (every object needs its properties listed)
+        self.object_ok = object_ok
+        self.checked_by_action = callable(enum)
 
     @property
     def enum(self) -> tuple[str, ...] | None:
@@ -60,9 +69,12 @@ class Action:
 
 
 def _backends() -> tuple[str, ...]:
-    from zapcli.backends import NAMES
+    """Every backend: built-ins, plugins, and the wrappers the user's config.yaml defines."""
+    from zapcli.backends import registry
+    from zapcli.backends.sections import OWNERS
+    from zapcli.config import load_settings
 
-    return tuple(NAMES)
+    return registry.names(registry.configured(load_settings(lenient=True, owners=OWNERS)))
 
 
 def _ids(what: str, required: bool = True, run: str | None = None) -> Param:
@@ -72,6 +84,10 @@ def _ids(what: str, required: bool = True, run: str | None = None) -> Param:
 def _id(what: str) -> Param:
     return Param("id", "string", f"The subagent id to {what}.", required=True)
 
+
+# how merge and pick take the work: a merge (the default), or one of these
+_HOW = (Param("squash", "boolean", "One commit instead of a merge."),
+        Param("rebase", "boolean", "Replay its commits on the checkout's branch."))
 
 ACTIONS: tuple[Action, ...] = (
     Action("spawn", "Start a subagent in the background; returns its id at once. Spawn several "
@@ -90,11 +106,26 @@ ACTIONS: tuple[Action, ...] = (
                      "default), auto-edit or full.", enum=APPROVAL_MODES),
                Param("cwd", "string", "Directory to run in (default: the server's)."),
                Param("after", "array", "Start only after these subagent ids completed."),
-               Param("max_tokens", "integer", "Token budget (input + output), more than 0."),
+               Param("max_tokens", "integer", "Token budget (input + output), more than 0.",
+                     run_description="Tokens for this subagent, from the run's budget (default: "
+                     "an even share of what is not yet reserved among the subagents spawned in "
+                     "this message, one share kept for you); what it does not use returns when "
+                     "it ends."),
+               Param("max_cost", "number", "Budget in US dollars, more than 0 (an unpriced "
+                     "model is refused)."),
                Param("unattended", "boolean", "Deny at once whatever would ask for approval."),
                Param("worktree", "boolean", "Work in a new git worktree on branch zapcli/<id>, "
                      "from the current HEAD of the repository holding cwd (parallel edits to one "
                      "repository never collide; the branch holds the result)."),
+               Param("output_schema", "string", "A JSON Schema the final report must satisfy, "
+                     "inline: the schema object, or its JSON text; poll then carries the parsed "
+                     "report as `structured`.", object_ok=True),
+               Param("attempts", "integer", "Start this many attempts at the task (1-16), each in "
+                     "its own worktree; the attempts action compares them, pick keeps one."),
+               Param("attempt_cli", "array", "Backends for the attempts, used in turn (e.g. "
+                     "[\"claude\", \"codex\"]); implies attempts."),
+               Param("attempt_model", "array", "Models for the attempts, used in turn; implies "
+                     "attempts."),
            ), "spawn", read_only=False, run_hidden=("approval", "cwd", "unattended")),
     Action("poll", "Status and folded output of subagents; waits up to 5 s + wait_secs for them "
            "to end, or until one asks for approval (no_wait: check once).", (
@@ -133,6 +164,26 @@ ACTIONS: tuple[Action, ...] = (
                _id("steer"),
                Param("text", "string", "The message (up to 32 KB).", required=True),
            ), "send", read_only=False),
+    Action("diff", "A worktree subagent's work against its base: committed and uncommitted "
+           "(untracked files too), as a patch, a stat or file names.", (
+               _id("diff"),
+               Param("stat", "boolean", "Files with their changed lines, and the totals."),
+               Param("name_only", "boolean", "Only the names of the changed files."),
+           ), "diff"),
+    Action("attempts", "Compare the attempts of a spawn with attempts: status, diff stat, "
+           "tokens, cost, whether each still merges cleanly, and a check command's result.", (
+               Param("id", "string", "The id of any one of the attempts.", required=True),
+               Param("check", "string", "A shell command run in each finished attempt's tree "
+                     "(e.g. make test); asks for approval like bash."),
+           ), "attempts", read_only=False),
+    Action("merge", "Merge a finished worktree subagent's work (uncommitted work committed on "
+           "its branch first) into the current branch of the checkout it was spawned from; "
+           "refused, changing nothing, on a conflict or uncommitted changes in its paths. A "
+           "person approves it, as a configuration change.", (
+               _id("merge"), *_HOW), "merge", read_only=False),
+    Action("pick", "Keep one attempt: merge it (as merge does, with the same approval), stop "
+           "the other attempts and remove their trees (their work stays on their branches).", (
+               _id("keep"), *_HOW), "pick", read_only=False, destructive=True),
     Action("approve", "Approve a subagent's pending approval request; it resumes within 500 ms.", (
         _id("approve"),
         Param("req", "string", "The request id (default: the pending one)."),

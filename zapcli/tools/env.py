@@ -1,7 +1,8 @@
 """The scrubbed environment given to commands the model runs (SPEC §7.3).
 Imports: stdlib only.
 
-An allowlist, not a denylist: PATH, HOME, LANG, LC_*, TERM, TMPDIR, USER, SHELL,
+An allowlist, not a denylist: PATH, HOME, LANG, LC_*, TERM, TMPDIR (TMP, TEMP:
+the subagent's own scratch folder), USER, SHELL, TRACEPARENT, TRACESTATE,
 plus the names a definition lists under `env`. A name that looks like a secret
 (contains KEY, TOKEN, SECRET or PASSWORD, any case) passes only when listed
 explicitly. OPENAI_API_KEY — the model's own key — never passes, even when
@@ -13,8 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-BASE_NAMES = ("PATH", "HOME", "LANG", "TERM", "TMPDIR", "USER", "SHELL",
-              "ZAPCLI_SUBAGENT_ID")  # the runner's marker: what a command leaves detached is found
+BASE_NAMES = ("PATH", "HOME", "LANG", "TERM", "TMPDIR", "TMP", "TEMP", "USER", "SHELL",
+              "ZAPCLI_SUBAGENT_ID",  # the runner's marker: what a command leaves detached is found
+              "TRACEPARENT", "TRACESTATE")  # W3C trace context: what a command emits joins the tree
 BASE_PREFIXES = ("LC_",)
 SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 NEVER_PASSED = frozenset({"OPENAI_API_KEY"})

@@ -1,5 +1,6 @@
 """The `bash`, `task_output` and `task_stop` tools.
-Imports: stdlib, zapcli.agent.types, zapcli.tools (_base, env, procs).
+Imports: stdlib, zapcli.agent.types, zapcli.tools (_base, env, procs), zapcli.tracecontext
+(a command runs as the child span of its `execute_tool` span).
 
 The three tools of one toolset share one `JobRegistry`, passed in when they
 are built, so background jobs of two loops never mix.
@@ -11,6 +12,7 @@ import os
 import time
 from typing import Any
 
+from zapcli import tracecontext
 from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
 from zapcli.tools._base import BaseTool, ToolError, capped_timeout, fail, ok, remaining_s, schema
 from zapcli.tools.env import NEVER_PASSED, scrubbed_env
@@ -31,7 +33,7 @@ def command_env(ctx: ToolContext) -> dict[str, str]:
         env.pop(name, None)
     for name, value in NON_INTERACTIVE.items():
         env.setdefault(name, value)
-    return env
+    return tracecontext.for_work(env, tracecontext.tool_key(ctx.call_id)) if ctx.call_id else env
 
 
 def _check_cwd(ctx: ToolContext) -> None:
@@ -76,7 +78,7 @@ class BashTool(BaseTool):
         if args.get("background"):
             return self._background(command, args.get("timeout_s"), ctx)
         timeout, capped = capped_timeout(ctx, float(args.get("timeout_s", DEFAULT_TIMEOUT_S)))
-        res = run_foreground(command, ctx.cwd, command_env(ctx), timeout)
+        res = run_foreground(command, ctx.cwd, command_env(ctx), timeout, ctx.sandbox)
         out = res.output.rstrip("\n") or "(no output)"
         if res.timed_out:
             why = "the run's deadline" if capped else f"timeout_s={timeout:g}"
@@ -102,7 +104,7 @@ class BashTool(BaseTool):
                 raise ToolError("the run's deadline has passed; nothing was started")
             timeout_s = left if timeout_s is None else min(timeout_s, left)
         try:
-            job = self.jobs.start(command, ctx.cwd, command_env(ctx), timeout_s)
+            job = self.jobs.start(command, ctx.cwd, command_env(ctx), timeout_s, ctx.sandbox)
         except RuntimeError as e:
             raise ToolError(str(e)) from None
         limit = f"; it is killed after {timeout_s:.0f}s" if timeout_s is not None else ""

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from zapcli.trail import reader, records, store
-from zapcli.trail.model import Outcome
+from zapcli.trail.model import FinalStatus, Outcome
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -18,11 +18,13 @@ if TYPE_CHECKING:
 
 
 def end(path: Path, outcome: Outcome, *, by: str | None = None, retries: float = 0.0,
-        **extra: Any) -> tuple[dict[str, Any] | None, bool]:
+        deny_pending: str | None = None, **extra: Any) -> tuple[FinalStatus | None, bool]:
     """End a subagent: append its terminal `status` unless one is already
     recorded (the first terminal status is final, SPEC §4), under the trail's
     lock. Returns (the final status record, whether this call wrote it); the
     record is None when nothing could be written (a full or read-only disk).
+    `deny_pending`: the reason its pending approval request, if any, is
+    settled as denied first (nobody will answer it once it has ended).
 
     This and `TrailWriter.end` (the runner's own) are the only ways a
     subagent ends.
@@ -33,7 +35,15 @@ def end(path: Path, outcome: Outcome, *, by: str | None = None, retries: float =
         fields["by"] = by
     fields.update(extra)
     with store.locked(path):
-        final = reader.first_terminal(path)
+        if deny_pending is None:
+            final = reader.first_terminal(path)
+        else:
+            s = reader.summarize(reader.read(path))
+            final = s.final if s is not None else None
+            if final is None and s is not None and s.pending_approval is not None:
+                store.append(path, "approval_decision", {
+                    "req_id": s.pending_approval.get("req_id"), "decision": "deny",
+                    "reason": deny_pending, "by": by})
         if final is not None:
             return final, False
         seq = store.append(path, "status", fields, retries=retries)
@@ -42,4 +52,5 @@ def end(path: Path, outcome: Outcome, *, by: str | None = None, retries: float =
     from zapcli.trail import finish
 
     finish.fire(path)  # its on-finish command, once over everyone
-    return {"v": records.SCHEMA_VERSION, "seq": seq, "type": "status", **fields}, True
+    return FinalStatus.from_record({"v": records.SCHEMA_VERSION, "seq": seq, "type": "status",
+                                    **fields}), True

@@ -8,12 +8,20 @@ an observer that finds a terminal trail whose command was never claimed
 calls it too (the ender died in between). `fire` appends an `on_finish`
 claim record under the trail's lock only if there is none yet — so however
 many race, one claims — and starts a detached helper (`python -m
-zapcli.trail.finish ID`) that runs the command with ZAPCLI_ID,
+zapcli.trail.finish ID TOKEN`) that runs the command with ZAPCLI_ID,
 ZAPCLI_STATUS, ZAPCLI_EXIT_CODE and ZAPCLI_TRAIL set, records its exit, and
 writes a `diagnostic` when it fails. The command's own failure never
 changes the subagent's status. The helper is started through a shell that
 exits at once, so it is nobody's descendant: ending the subagent's process
 tree does not end it.
+
+A claimer can die between its claim and starting the helper (a runner
+SIGKILLed at its end). Its claim names it (pid, create time) and a token;
+an observer that finds it dead and no helper `running` a while after the
+claim takes the claim over (`fire(path, stale=token)`: a new claim with a
+new token, under the lock). A helper says `running` only under the lock and
+only while its token is the latest claim's, so a slow first helper that
+wakes after a takeover exits without running anything: exactly once holds.
 """
 
 from __future__ import annotations
@@ -41,54 +49,84 @@ def _names_a_command(path: Path) -> bool:
     its whole trail."""
     from zapcli.trail import jsonl
 
-    fd = store.open_read(path)
-    try:
-        head = b""
-        while b"\n" not in head:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                break
-            head += chunk
-    finally:
-        os.close(fd)
-    if b'"on_finish"' not in head.partition(b"\n")[0]:
+    head = store.first_line(path)
+    if b'"on_finish"' not in head:
         return False
     try:
-        return bool(jsonl.loads(head.partition(b"\n")[0]).get("on_finish"))
+        return bool(jsonl.loads(head).get("on_finish"))
     except (ValueError, AttributeError):
         return False
 
 
-def _claim(path: Path) -> bool:
-    """Append the claim record if the trail is terminal, names a command and
-    has no claim yet. True when this call claimed it."""
+def _claimable(recs: list[dict[str, Any]], stale: str | None) -> bool:
+    """Whether the trail's on-finish command may be claimed now: never claimed
+    (`stale` None), or its latest claim is the one `stale` names and no
+    helper has said it runs (a takeover)."""
+    states = [r for r in recs if r.get("type") == "on_finish"]
+    if stale is None:
+        return not states
+    claims = [r for r in states if r.get("state") == "claimed"]
+    return (bool(claims) and claims[-1].get("token") == stale
+            and not any(r.get("state") in ("running", "done") for r in states))
+
+
+def _claim(path: Path, stale: str | None = None) -> str | None:
+    """Append a claim record if the trail is terminal, names a command and
+    is claimable (`_claimable`). The new claim's token when this call
+    claimed it, else None."""
     if not _names_a_command(path):
-        return False
+        return None
     with store.locked(path):
         recs = reader.read(path).records
         if not recs or recs[0].get("type") != "spawn" or not recs[0].get("on_finish"):
-            return False
-        if any(r.get("type") == "on_finish" for r in recs):
-            return False
+            return None
+        if not _claimable(recs, stale):
+            return None
         if not any(r.get("type") == "status" and is_terminal(r.get("status")) for r in recs):
-            return False
-        return store.append(path, "on_finish", {"state": "claimed", "pid": os.getpid()}) is not None
+            return None
+        import secrets
+
+        token = secrets.token_hex(8)
+        pid, created = _me()
+        fields = {"state": "claimed", "pid": pid, "create_time": created, "token": token,
+                  **({"took_over": stale} if stale else {})}
+        return token if store.append(path, "on_finish", fields) is not None else None
 
 
-def fire(path: Path) -> None:
-    """Claim the on-finish command of the trail at `path` and start it, once
-    over all callers. Never raises: a hook must not break who ended it."""
+def _me() -> tuple[int, float | None]:
+    """This process's pid and create time (its identity, as a liveness check reads it)."""
+    import psutil
+
+    me = os.getpid()
     try:
-        if not _claim(path):
+        return me, psutil.Process(me).create_time()
+    except psutil.Error:
+        return me, None
+
+
+def fire(path: Path, *, stale: str | None = None) -> None:
+    """Claim the on-finish command of the trail at `path` and start it, once
+    over all callers; with `stale`, take over that claim (its claimer died
+    before its helper started). Never raises: a hook must not break who
+    ended it."""
+    try:
+        token = _claim(path, stale)
+        if token is None:
             return
         from zapcli.paths import child_env
+        from zapcli.redact import close_handoff, handoff
 
         sid = path.name.removesuffix(".jsonl")
-        argv = f"{_quote(sys.executable)} -m zapcli.trail.finish {sid} </dev/null >/dev/null 2>&1 &"
-        subprocess.run(["/bin/sh", "-c", argv], env=child_env(dict(os.environ)),
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True,
-                       cwd="/", timeout=30)
+        argv = (f"{_quote(sys.executable)} -m zapcli.trail.finish {sid} {token} "
+                "</dev/null >/dev/null 2>&1 &")
+        env, fds = handoff(child_env(dict(os.environ)))  # the helper lives a while: no key in its block
+        try:
+            subprocess.run(["/bin/sh", "-c", argv], env=env, pass_fds=fds,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True,
+                           cwd="/", timeout=30)
+        finally:
+            close_handoff(fds)
     except Exception as exc:  # noqa: BLE001 - say so in the trail, never raise
         store.append(path, "diagnostic", {"dimension": "on_finish", "name": "not_started",
                                           "message": f"the on-finish command could not be "
@@ -112,29 +150,34 @@ def _env(sid: str, path: Path, final: dict[str, Any], spawn: dict[str, Any]) -> 
     return env
 
 
-def _running(path: Path) -> None:
+def _running(path: Path, token: str | None) -> list[dict[str, Any]] | None:
     """Say who runs the command (pid + create time), so a remover can tell a
-    helper still at work from one that died before recording its end."""
-    import psutil
+    helper still at work from one that died before recording its end — under
+    the lock, and only while `token` is the latest claim's (None: a helper
+    of a claim made before tokens). The trail's records, or None when this
+    helper's claim was taken over (another helper runs it)."""
+    with store.locked(path):
+        recs = reader.read(path).records
+        if not recs or recs[0].get("type") != "spawn":
+            return recs  # damaged meanwhile: the caller gives up
+        if token is not None and not _claimable(recs, token):
+            return None
+        pid, created = _me()
+        store.append(path, "on_finish", {"state": "running", "pid": pid, "create_time": created})
+    return recs
 
-    me = os.getpid()
-    try:
-        created: float | None = psutil.Process(me).create_time()
-    except psutil.Error:
-        created = None
-    store.append(path, "on_finish", {"state": "running", "pid": me, "create_time": created})
 
-
-def run(sid: str) -> int:
+def run(sid: str, token: str | None = None) -> int:
     """The helper: run the claimed command of `sid` and record how it ended."""
     path = store.path_for(sid)
     try:
-        recs = reader.read(path).records
+        recs = _running(path, token)
     except OSError:
         return 1  # removed in between (by hand): nothing to run, nowhere to say so
+    if recs is None:
+        return 0  # taken over: the helper of the newer claim runs it
     if not recs or recs[0].get("type") != "spawn":
         return 1
-    _running(path)
     spawn = recs[0]
     final = next(r for r in recs if r.get("type") == "status" and is_terminal(r.get("status")))
     cwd = str(spawn.get("cwd") or "/")
@@ -161,4 +204,7 @@ def run(sid: str) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(run(sys.argv[1]))
+    from zapcli import keyguard
+
+    keyguard.seal()  # the keys came in a memory file (`fire`); the command gets them back
+    raise SystemExit(run(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None))

@@ -1,9 +1,12 @@
-"""The trail's typed model: statuses, the frozen `spawn` record, outcomes.
+"""The trail's typed model: statuses, the records status is derived from
+(`spawn`, `process`, `start`, the final `status`), outcomes, corrupt lines.
 
-Imports only the standard library. The file format is SPEC §4's; these types
-are how code reads it. `SpawnRecord.from_record` is the one place that knows
-the `spawn` record's defaults, and it never raises: a damaged field falls
-back to its default, so a bad trail affects only its own answer.
+Imports only `zapcli.plain`. The file format is SPEC §4's; these types
+are how code reads it. Each record's `from_record` is the one place that
+knows its defaults, and it never raises: a damaged field falls back to its
+default, so a bad trail affects only its own answer. Whether a status is
+terminal is asked here (`Status.terminal`, `is_terminal`), never by
+comparing strings elsewhere (tests/test_architecture.py).
 """
 
 from __future__ import annotations
@@ -44,6 +47,11 @@ class Status(str, Enum):
     def terminal(self) -> bool:
         return self.value in TERMINAL
 
+    @property
+    def live(self) -> bool:
+        """Its runner has started and not ended: running or awaiting approval."""
+        return self.value in LIVE
+
     @classmethod
     def parse(cls, value: object) -> Status | None:
         """The Status named `value`, or None for anything else."""
@@ -55,6 +63,7 @@ class Status(str, Enum):
 
 TERMINAL = frozenset({"completed", "failed", "timeout", "cancelled", "lost", "interrupted"})
 NON_TERMINAL = ("queued", "running", "awaiting_approval")
+LIVE = frozenset({"running", "awaiting_approval"})
 ALL = NON_TERMINAL + ("completed", "failed", "timeout", "cancelled", "lost", "interrupted")
 
 
@@ -69,6 +78,7 @@ class Outcome:
     status: Status
     exit_code: int | None = None
     reason: str | None = None
+    report: str | None = None  # the final answer, when the backend decided it (agent CLIs)
 
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -193,3 +203,106 @@ class SpawnRecord:
     def granted_tools(self) -> list[str]:
         tools = (self.grant or {}).get("tools")
         return [t for t in tools if isinstance(t, str)] if isinstance(tools, list) else []
+
+
+def _opt_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _opt_num(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+@frozen
+class RunnerRecord:
+    """What a `process` or `start` record says of the runner: the fields
+    every executor's record has. `raw` is the record itself; its other
+    fields (a job id, a pid namespace) are its executor's, which reads them
+    from `raw`. A pid that is no positive number is None (never signalled)."""
+
+    pid: int | None = None
+    create_time: float | None = None
+    mono: float | None = None  # monotonic clock at its launch (process) or start (start)
+    deadline_mono: float | None = None
+    ts: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @staticmethod
+    def _fields(rec: dict[str, Any]) -> dict[str, Any]:
+        pid = _opt_int(rec.get("pid"))
+        return {"pid": pid if pid is not None and pid > 0 else None,
+                "create_time": _opt_num(rec.get("create_time")), "mono": _opt_num(rec.get("mono")),
+                "deadline_mono": _opt_num(rec.get("deadline_mono")), "ts": _opt_str(rec.get("ts")),
+                "raw": rec}
+
+
+@frozen
+class ProcessRecord(RunnerRecord):
+    """The `process` record: how its executor launched the runner (written
+    by whoever launched it: a spawn or a queue drain)."""
+
+    deadline: str | None = None  # the deadline as a time of day (ISO-8601 UTC)
+
+    @classmethod
+    def from_record(cls, rec: dict[str, Any]) -> ProcessRecord:
+        return cls(**cls._fields(rec), deadline=_opt_str(rec.get("deadline")))
+
+
+@frozen
+class StartRecord(RunnerRecord):
+    """The `start` record: the runner's own word that it started (the one
+    to go by when the launcher died before writing `process`)."""
+
+    definition: dict[str, Any] | None = None
+    tools: tuple[str, ...] = ()
+    diagnostics: int = 0
+
+    @classmethod
+    def from_record(cls, rec: dict[str, Any]) -> StartRecord:
+        count = _opt_int(rec.get("diagnostics"))
+        return cls(**cls._fields(rec), definition=_dict(rec.get("definition")),
+                   tools=_strs(rec.get("tools")), diagnostics=count if count and count > 0 else 0)
+
+
+@frozen
+class FinalStatus:
+    """The final `status` record: the first terminal one (SPEC §4), how the
+    subagent ended. `raw` is the record itself (what a remote runner is
+    handed, and fields only its writer knows)."""
+
+    status: Status
+    exit_code: int | None = None
+    reason: str | None = None
+    ts: str | None = None
+    mono: float | None = None  # the writer's monotonic clock (another boot's after a reboot)
+    by: str | None = None  # who ended it, when not its runner: "kill", "observer", ...
+    grace_s: float | None = None  # the grace `zapcli kill --grace` asked for
+    stdout_bytes: int | None = None
+    stderr_bytes: int | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_record(cls, rec: dict[str, Any]) -> FinalStatus | None:
+        """None when `rec` is no terminal `status` record."""
+        status = Status.parse(rec.get("status")) if rec.get("type") == "status" else None
+        if status is None or not status.terminal:
+            return None
+        return cls(status, exit_code=_opt_int(rec.get("exit_code")), reason=_opt_str(rec.get("reason")),
+                   ts=_opt_str(rec.get("ts")), mono=_opt_num(rec.get("mono")),
+                   by=_opt_str(rec.get("by")), grace_s=_opt_num(rec.get("grace_s")),
+                   stdout_bytes=_opt_int(rec.get("stdout_bytes")),
+                   stderr_bytes=_opt_int(rec.get("stderr_bytes")), raw=rec)
+
+    @property
+    def outcome(self) -> Outcome:
+        return Outcome(self.status, self.exit_code, self.reason)
+
+
+@frozen
+class Corrupt:
+    """A line of a trail that is no record: its line number (0: the unread
+    middle of an oversized trail) and its first 200 characters, or what was
+    left out."""
+
+    line: int
+    text: str

@@ -22,7 +22,8 @@ from pathlib import Path
 from zapcli import ids
 from zapcli.errors import NotFound, StateError
 from zapcli.paths import FILE_MODE, ensure_dir, subagents_dir
-from zapcli.trail import jsonl, records
+from zapcli.trail import records
+from zapcli.trail.seq import last_seq
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -36,6 +37,8 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 SUFFIXES = (".jsonl", ".out", ".err", ".end")  # every file of one subagent
 HOME = ".home"  # and the folder of one: an agent CLI's private config home (SPEC §13)
+TMP = ".tmp"  # and its private scratch folder, the TMPDIR of its work (C23)
+FOLDERS = (HOME, TMP)  # the folders of one subagent, removed with it
 
 
 def path_for(sid: str, suffix: str = ".jsonl") -> Path:
@@ -140,13 +143,7 @@ def locked(path: Path) -> Iterator[None]:
         held = _HELD.setdefault(key, _Held())
     with held.rlock:
         if held.depth == 0:
-            fd = open_read(path)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            except BaseException:
-                os.close(fd)
-                raise
-            held.fd = fd
+            held.fd = _flock_current(path)
         held.depth += 1
         try:
             yield
@@ -155,6 +152,26 @@ def locked(path: Path) -> Iterator[None]:
             if held.depth == 0:
                 os.close(held.fd)  # releases the flock
                 held.fd = -1
+
+
+def _flock_current(path: Path) -> int:
+    """An fd of the trail at `path`, flocked. A trail trimmed while it runs is
+    replaced by a new file (`zapcli.trail.trim`): a lock won on the file that
+    was there before is a lock on nothing, so it is taken again on the new one."""
+    while True:
+        fd = open_read(path)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            mine = os.fstat(fd)
+            now = os.stat(path, follow_symlinks=False)
+        except FileNotFoundError:  # removed meanwhile: hold this one; the caller finds it gone
+            return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        if (mine.st_ino, mine.st_dev) == (now.st_ino, now.st_dev):
+            return fd
+        os.close(fd)
 
 
 def open_read(path: Path) -> int:
@@ -217,12 +234,38 @@ def read_bounded(path: Path, limit: int = READ_MAX_BYTES) -> tuple[bytes, int]:
             os.close(fd)
 
 
+def first_line(path: Path, limit: int = READ_MAX_BYTES) -> bytes:
+    """The file's first line (without its newline), read until the newline
+    or `limit` bytes: a trail's `spawn` record without reading the rest.
+    Raises as `open_read`."""
+    fd = open_read(path)
+    try:
+        head = b""
+        while b"\n" not in head and len(head) < limit:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            head += chunk
+    finally:
+        os.close(fd)
+    return head.partition(b"\n")[0]
+
+
 def exists(sid: str) -> bool:
     """True when `sid` is a valid id with a trail on disk (a symlink is not a trail)."""
     try:
         return path_for(sid).is_file() and not path_for(sid).is_symlink()
     except NotFound:
         return False
+
+
+def sync_file(path: Path) -> None:
+    """fsync the trail at `path` (what was written without it is on disk now)."""
+    fd = open_read(path)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def ends_torn(fd: int) -> bool:
@@ -259,16 +302,19 @@ def write_whole(fd: int, data: bytes, *, sync: bool = False) -> None:
         raise
 
 
-def create_trail(sid: str, spawn_fields: dict[str, Any], secrets: list[bytes]) -> Path:
-    """Create `<id>.jsonl` exclusively holding the fsynced `spawn` record.
+def create_trail(sid: str, spawn_fields: dict[str, Any], secrets: list[bytes], *,
+                 sync: bool = True) -> Path:
+    """Create `<id>.jsonl` exclusively holding the `spawn` record, fsynced
+    unless `sync` is False (`spawn` leaves that to the runner's `start`).
 
     Raises StateError when the directory or file cannot be created; on a
     failed write the half-made file is removed (never half-written state).
     """
-    return create_trail_line(sid, records.encode(records.make("spawn", 0, spawn_fields), secrets))
+    return create_trail_line(sid, records.encode(records.make("spawn", 0, spawn_fields), secrets),
+                             sync=sync)
 
 
-def create_trail_line(sid: str, line: bytes) -> Path:
+def create_trail_line(sid: str, line: bytes, *, sync: bool = True) -> Path:
     """`create_trail` with the `spawn` record's line ready-made (a Ray node
     keeps the caller's record byte for byte). Raises StateError, ValueError
     for anything but one whole line."""
@@ -282,43 +328,14 @@ def create_trail_line(sid: str, line: bytes) -> Path:
         raise StateError(f"could not create subagent directory: {exc.strerror or exc} ({path})") from None
     try:
         write_all(fd, line)
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     except OSError as exc:
         os.close(fd)
         path.unlink(missing_ok=True)
         raise StateError(f"could not write trail {path}: {exc.strerror or exc}") from None
     os.close(fd)
     return path
-
-
-SEQ_WINDOW = 2 * records.MAX_RECORD_BYTES
-
-
-def last_seq(fd: int) -> int:
-    """The highest `seq` among the trail's last records (its whole content when
-    the tail holds no complete record, e.g. only a large `spawn` record)."""
-    size = os.fstat(fd).st_size
-    start = max(size - SEQ_WINDOW, 0)
-    best = _max_seq(os.pread(fd, size - start, start), skip_first=start > 0)
-    if best is None and start > 0:
-        best = _max_seq(os.pread(fd, size, 0), skip_first=False)
-    return best or 0
-
-
-def _max_seq(data: bytes, *, skip_first: bool) -> int | None:
-    lines = data.split(b"\n")
-    loads = jsonl.loader(len(data))
-    best = None
-    for line in lines[1:] if skip_first else lines:
-        if not line:
-            continue
-        try:
-            seq = loads(line).get("seq")
-        except (ValueError, AttributeError):
-            continue
-        if isinstance(seq, int) and not isinstance(seq, bool) and (best is None or seq > best):
-            best = seq
-    return best
 
 
 def append(path: Path, rtype: str, fields: dict[str, Any], *, secrets: list[bytes] = (),  # type: ignore[assignment]

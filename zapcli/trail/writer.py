@@ -6,7 +6,9 @@ writes the queue every 250 ms. `write_sync` drains the queue and writes one
 record with fsync: used for `report` and terminal `status` so a result is never
 lost. A full disk (ENOSPC) drops records, counts them and says so in a
 `diagnostic` once space returns; a terminal status that cannot be written
-goes into the space the runner reserved (`zapcli.trail.endslot`).
+goes into the space the runner reserved (`zapcli.trail.endslot`). A trail
+that grows past `trim.TRIM_OVER_BYTES` is trimmed by the batch that took it
+there (`zapcli.trail.trim`), so it stays bounded while it runs.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ class TrailWriter:
     """
 
     def __init__(self, path: Path, *, start_seq: int, secrets: list[bytes],
-                 interval_s: float = FLUSH_INTERVAL_S):
+                 interval_s: float = FLUSH_INTERVAL_S, trim_over: int | None = None):
         self.path = path
         self._fd = store.open_append(path)
         self._secrets = secrets
@@ -57,6 +59,7 @@ class TrailWriter:
         self.dropped = 0  # records lost to a full disk, not yet reported
         self.dropped_total = 0
         self._interval = interval_s
+        self._trim_over = trim_over  # None: trim.TRIM_OVER_BYTES
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="trail-writer", daemon=True)
         self._thread.start()
@@ -134,8 +137,11 @@ class TrailWriter:
                                          f"{self.dropped} records were dropped: the disk was full"},
                           time.time())
 
-    def _write(self, data: bytes, count: int, *, fsync: bool) -> bool:
-        """Write encoded lines; on ENOSPC count them as dropped."""
+    def _write(self, data: bytes, count: int, after: int, *, fsync: bool) -> bool:
+        """Write encoded lines, numbered after seq `after`. On ENOSPC none of
+        them lands (`write_whole`): `count` of them are dropped and counted,
+        and their seqs are given again, so a dropped record leaves no gap in
+        the seqs — the note written once there is room says how many."""
         if self._torn:
             data = b"\n" + data
         try:
@@ -145,6 +151,7 @@ class TrailWriter:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
                 raise
             self._torn = store.ends_torn(self._fd)
+            self._seq = after
             self.dropped += count
             self.dropped_total += count
             return False
@@ -153,19 +160,37 @@ class TrailWriter:
         return True
 
     def flush(self) -> None:
-        """Write everything queued so far (called by the thread every 250 ms)."""
-        if not self._queue:
+        """Write everything queued so far (called by the thread every 250 ms),
+        and the note of what a full disk dropped as soon as there is room."""
+        if not self._queue and not self.dropped:
             return
         # The trail's lock before our own (the order everywhere): appends of
         # other processes and threads never interleave with ours.
         with store.locked(self.path), self._lock:
-            if not self._queue:
+            if not self._queue and not self.dropped:
                 return
             self._sync_with_others()
-            note = self._note() if self._queue else b""
+            after = self._seq
+            note = self._note()
             data, count = self._encode_queue()
-            if count:
-                self._write(note + data, count, fsync=False)
+            if self._write(note + data, count, after, fsync=False):
+                self._trim_if_over()
+
+    def _trim_if_over(self) -> None:
+        """Trim the trail once it has grown past the limit (under both locks,
+        held by the caller), then append to the new file."""
+        from zapcli.trail import trim
+
+        over = trim.TRIM_OVER_BYTES if self._trim_over is None else self._trim_over
+        if self._known_size <= over:
+            return
+        try:
+            trim.trim(self.path, over=over, keep=min(trim.KEEP_BYTES, over // 2))
+        except OSError:  # no room for the copy: it stays as it is; the next batch tries again
+            return
+        fd, self._fd = self._fd, store.open_append(self.path)
+        os.close(fd)
+        self._known_size = -1  # the next write reads the marker's seq and the new size
 
     def write_sync(self, rtype: str, fields: dict[str, Any], *, retry_s: float = 0.0) -> bool:
         """Flush the queue, then write `rtype` and fsync before returning.
@@ -176,19 +201,21 @@ class TrailWriter:
         give_up = time.monotonic() + retry_s
         with store.locked(self.path), self._lock:
             self._sync_with_others()
+            after = self._seq
             note = self._note()
             data, count = self._encode_queue()
             ts = time.time()
             while True:
-                if self._write(note + data + self._line(rtype, fields, ts), count + 1, fsync=True):
+                if self._write(note + data + self._line(rtype, fields, ts), count, after, fsync=True):
                     return True
-                self.dropped -= 1  # the sync record is retried, not dropped
-                self.dropped_total -= 1
-                data, count = b"", 0
-                note = self._note()
+                data, count = b"", 0  # the queue's records are dropped; this one is retried
                 if time.monotonic() >= give_up:
+                    self.dropped += 1  # never landed: counted like the others
+                    self.dropped_total += 1
                     return False
                 time.sleep(0.2)
+                after = self._seq
+                note = self._note()
 
     def end(self, outcome: Outcome, *, retry_s: float = 0.0, **extra: Any) -> bool:
         """The runner's own end: flush, then write the terminal `status` (fsync)
@@ -209,8 +236,12 @@ class TrailWriter:
             finish.fire(self.path)  # its on-finish command, once over everyone
             return True
         # The disk stayed full: the outcome goes into the space reserved at
-        # start, and the first observer records it (never `lost`).
-        endslot.keep(self.path, {**fields, "ts": records.iso_utc()})  # its time, not the recovery's
+        # start, and the first observer records it (never `lost`), with the
+        # note of what else was dropped.
+        self.dropped -= 1  # the status itself is not lost
+        self.dropped_total -= 1
+        kept = {**fields, "ts": records.iso_utc()}  # its time, not the recovery's
+        endslot.keep(self.path, {**kept, "dropped_records": self.dropped} if self.dropped else kept)
         return False
 
     def close(self) -> None:

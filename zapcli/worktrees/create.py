@@ -57,15 +57,21 @@ def create(r: g.Receipt) -> float:
     raise AssertionError("unreachable")  # the loop returns or raises
 
 
-def attach(r: g.Receipt) -> str:
+def attach(r: g.Receipt, tip: str | None = None) -> str:
     """The tree of `r` for a continued subagent: the existing one ("reused"),
-    else its branch checked out again ("reattached"), else a new branch from
-    its base ("recreated"). Raises GitError. A branch that existed before is
-    never deleted here."""
+    else its branch checked out again ("reattached"), else its branch made
+    again at `tip` — the commit it had when zapcli removed it, or its base
+    when no tree was ever made ("recreated"). Raises GitError, naming the
+    missing tree and branch, when neither exists and there is no `tip`: the
+    work never runs elsewhere (C28). A branch that existed before is never
+    deleted here."""
     if Path(r.path).is_dir() and str(Path(r.path).resolve()) in g.registered(r.repo):
         return "reused"
     if not g.branch_exists(r.repo, r.branch):
-        create(r)
+        if not tip:
+            raise g.GitError(f"its tree {r.path} and its branch {r.branch} are both gone, and no "
+                             "commit of them is known to make them again from")
+        create(g.Receipt(r.repo, r.common_dir, r.path, r.branch, tip, r.subdir))
         return "recreated"
     ensure_dir(Path(r.path).parent)
     with _locked(r):

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from zapcli.errors import UsageError, param
+from zapcli.plain import asdict, frozen
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
 
 GIT_TIMEOUT_S = 120.0
 
@@ -28,21 +31,27 @@ class GitError(Exception):
         self.returncode = returncode
 
 
-def _env() -> dict[str, str]:
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.update(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat", LC_ALL="C",
                GIT_OPTIONAL_LOCKS="0")  # `status` must not take index.lock behind anyone's back
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):  # a caller's (a hook's) must not redirect us
+        env.pop(name, None)
+    env.update(extra or {})
     return env
 
 
 def git(args: list[str], cwd: str | Path, *, check: bool = True,
-        timeout: float = GIT_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
-    """Run `git args` in `cwd`. Raises GitError (git's message) when `check`
-    and it fails, or when git cannot be run at all."""
+        timeout: float = GIT_TIMEOUT_S, env: dict[str, str] | None = None,
+        input: str | None = None) -> subprocess.CompletedProcess[str]:  # noqa: A002 - subprocess's name
+    """Run `git args` in `cwd` (`env`: variables to add; `input`: its stdin).
+    Raises GitError (git's message) when `check` and it fails, or when git
+    cannot be run at all."""
     try:
-        proc = subprocess.run(["git", *args], cwd=str(cwd), env=_env(), capture_output=True,
-                              text=True, encoding="utf-8", errors="replace",
-                              stdin=subprocess.DEVNULL, timeout=timeout)
+        proc = subprocess.run(["git", *args], cwd=str(cwd), env=_env(env), capture_output=True,
+                              text=True, encoding="utf-8", errors="replace", input=input,
+                              stdin=None if input is not None else subprocess.DEVNULL,
+                              timeout=timeout)
     except FileNotFoundError:
         raise GitError("git is not installed (not on PATH)") from None
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -57,7 +66,7 @@ def _message(proc: subprocess.CompletedProcess[str]) -> str:
     return " ".join(text.split("\n")[-4:])[:600] or f"git exited with code {proc.returncode}"
 
 
-@dataclass(frozen=True)
+@frozen
 class Receipt:
     """Where a subagent's tree is: the main checkout (`repo`) and its common
     git dir, the tree's `path` and `branch`, the `base` commit it started

@@ -8,14 +8,17 @@ A commit is safe when another branch or a remote-tracking ref has it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from zapcli.plain import plain
 from zapcli.worktrees import git as g
 
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
 
-@dataclass
+
+@plain
 class TreeState:
     exists: bool
     modified: int = 0  # tracked files changed, staged or not
@@ -24,10 +27,17 @@ class TreeState:
     beyond_base: int = 0  # commits on the branch past its base
     head: str | None = None
     error: str | None = None  # git could not tell: treated as holding work
+    tip: str | None = None  # the branch's commit, while it exists
+    squashed: bool = False  # `zapcli merge --squash` took the branch as it is (its commits, squashed, are on the checkout's branch)
+
+    @property
+    def kept_commits(self) -> int:
+        """Commits only this branch holds: its unpushed ones, unless squash-merged."""
+        return 0 if self.squashed else self.unpushed
 
     @property
     def holds_work(self) -> bool:
-        return bool(self.modified or self.untracked or self.unpushed or self.error)
+        return bool(self.modified or self.untracked or self.kept_commits or self.error)
 
     @property
     def label(self) -> str:
@@ -38,6 +48,8 @@ class TreeState:
             return "unknown"
         if self.modified or self.untracked:
             return "dirty"
+        if self.squashed:
+            return "merged"
         return "unpushed" if self.unpushed else "clean"
 
     def reasons(self) -> list[str]:
@@ -46,7 +58,7 @@ class TreeState:
         for n, what in ((self.modified, "modified file"), (self.untracked, "untracked file")):
             if n:
                 out.append(f"{n} {what}{'s' if n != 1 else ''}")
-        if self.unpushed:
+        if self.kept_commits:
             out.append(f"{self.unpushed} unpushed commit{'s' if self.unpushed != 1 else ''} "
                        "(on no other branch)")
         if self.error:
@@ -57,6 +69,7 @@ class TreeState:
         return {"state": self.label, "exists": self.exists, "modified": self.modified,
                 "untracked": self.untracked, "unpushed": self.unpushed,
                 "beyond_base": self.beyond_base, "head": self.head, "error": self.error,
+                "squashed": self.squashed,
                 "holds_work": self.holds_work and self.exists, "reasons": self.reasons()}
 
 
@@ -71,7 +84,9 @@ def state(r: g.Receipt) -> TreeState:
             _changes(st, r.path)
             st.head = g.git(["rev-parse", "HEAD"], r.path).stdout.strip()
         where = r.path if st.exists else r.repo
-        has_branch = g.branch_exists(where, r.branch)
+        found = g.git(["rev-parse", "--verify", "--quiet", f"refs/heads/{r.branch}"], where, check=False)
+        has_branch = found.returncode == 0
+        st.tip = found.stdout.strip() or None if has_branch else None
         tips = (["HEAD"] if st.exists else []) + ([f"refs/heads/{r.branch}"] if has_branch else [])
         if tips:
             count = g.git(["rev-list", "--count", *tips, "--not", f"--exclude={r.branch}",

@@ -5,26 +5,26 @@ nothing left to ask), and only when forced.
 Imports `zapcli.worktrees.git`, `zapcli.worktrees.create` (its per-repository
 lock), `zapcli.worktrees.inspect`. Without `force`, git itself refuses a
 tree with changes or untracked files — a second guard behind the caller's
-checks. The branch goes too only when it has nothing beyond its base and
-every commit of it is on another branch or remote; otherwise it is kept and
-the caller says so.
+checks. The branch goes too when every commit of it is on another branch or
+remote (merged, or nothing beyond its base), or `zapcli merge --squash`
+took it as it is; otherwise it is kept and the caller says so.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+from zapcli.plain import plain
 from zapcli.worktrees import git as g
 from zapcli.worktrees.create import _locked
 from zapcli.worktrees.inspect import TreeState
 
 
-@dataclass
+@plain
 class Removed:
     tree: bool  # the tree was removed
     branch: bool  # its branch was deleted too
-    note: str = ""  # why the branch was kept, or what git said
+    note: str = ""  # why the branch was deleted or kept, or what git said
 
 
 def remove(r: g.Receipt, st: TreeState, *, force: bool = False) -> Removed:
@@ -46,12 +46,13 @@ def remove(r: g.Receipt, st: TreeState, *, force: bool = False) -> Removed:
             g.git(["worktree", "prune"], r.repo, check=False)
         if not g.branch_exists(r.repo, r.branch):
             return Removed(True, False)
-        if st.beyond_base or st.unpushed or st.error:
-            why = (f"{st.unpushed} commit(s) on no other branch" if st.unpushed
-                   else f"{st.beyond_base} commit(s) beyond its base" if st.beyond_base
+        if st.kept_commits or st.error:  # a merged branch goes: its commits are on another
+            why = (f"{st.kept_commits} commit(s) on no other branch" if st.kept_commits
                    else "its commits could not be checked")
             return Removed(True, False, f"branch {r.branch} kept: {why}")
         proc = g.git(["branch", "-D", r.branch], r.repo, check=False)
         if proc.returncode != 0:
             return Removed(True, False, f"branch {r.branch} kept: {g._message(proc)}")
-    return Removed(True, True)
+    why = ("squash-merged by zapcli merge" if st.squashed else
+           "merged: its commits are on another branch" if st.beyond_base else "nothing beyond its base")
+    return Removed(True, True, why)

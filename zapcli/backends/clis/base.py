@@ -1,12 +1,16 @@
-"""The shapes every agent-CLI adapter shares (SPEC §13).
+"""The shapes every agent-CLI backend shares (SPEC §13), and `Cli`: an agent
+CLI's facts, how its program is found and started, and its parser — what
+both halves of its work use. `CliBackend`, the class each CLI's module
+derives from, is `zapcli.backends.clis.backend`.
 
-Imports only the standard library. An adapter turns a `CliRequest` (what the
-subagent must do, under which definition and approval mode) into a
-`CliLaunch` (argv, environment, stdin bytes, files for its private config
-home), and gives an `EventParser` that turns each JSON event the CLI prints
-into trail records `(type, fields)` with the fields of SPEC §4, and knows the
-outcome once the stream ended. The runner does the rest: pumping, the trail,
-the deadline, kill, the ledger.
+Imports the standard library, `zapcli.backends.base`, `zapcli.trail.model`.
+A CLI backend turns
+a `CliRequest` (what the subagent must do, under which definition and
+approval mode) into a `CliLaunch` (argv, environment, stdin bytes, files for
+its private config home), and gives an `EventParser` that turns each JSON
+event the CLI prints into trail records `(type, fields)` with the fields of
+SPEC §4, and knows the outcome once the stream ended. The runner does the
+rest: pumping, the trail, the deadline, kill, the ledger.
 """
 
 from __future__ import annotations
@@ -15,6 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from zapcli.backends.base import Backend
+from zapcli.trail.model import Outcome
 
 Record = tuple[str, dict[str, Any]]  # (record type, fields), e.g. ("text", {"delta": "hi"})
 
@@ -52,9 +59,10 @@ class CliRequest:
     # CLIs that report running totals of a session (codex): the parser counts
     # only what this run adds. None = nothing counted yet.
     resume_usage: Mapping[str, int] | None = None
-    # claude only: an MCP server (command + args) whose tool `approve` decides a
-    # permission request through zapcli's approvals; None = no such hook.
+    # for a backend with an approval hook: an MCP server (command + args) whose
+    # tool `approve` decides a permission request through zapcli's approvals
     approval_server: McpServer | None = None
+    own_tree: bool = False  # the work runs in a tree zapcli created (--worktree): trust it (C25)
 
 
 @dataclass
@@ -67,15 +75,6 @@ class CliLaunch:
     stdin: bytes | None = None
     files: dict[str, str] = field(default_factory=dict)  # relative to config_home -> text (0600)
     diagnostics: list[dict[str, Any]] = field(default_factory=list)  # {dimension, name, message}
-
-
-@dataclass
-class CliOutcome:
-    """How the subagent ended, decided from the stream and the exit."""
-
-    status: str  # completed | failed
-    reason: str | None = None
-    report: str | None = None
 
 
 class EventParser:
@@ -91,24 +90,75 @@ class EventParser:
     terminal: bool = False
     session_id: str | None = None  # the CLI's own session/thread id (for resume)
     version: str | None = None  # the CLI's version when its stream says it (for `start`)
+    # the event kinds (`type` values) it knows: those it reads and those it
+    # knowingly passes over. A stream mostly of other kinds is drift (the CLI
+    # changed), and the runner ends the subagent failed. None: no such check.
+    event_types: frozenset[str] | None = None
 
     def feed(self, event: Any) -> list[Record]:
         raise NotImplementedError
 
-    def finish(self, exit_code: int | None, stderr_tail: str) -> CliOutcome:
+    def recognises(self, event: Any) -> bool:
+        """Whether `event` is of a kind this parser knows."""
+        if self.event_types is None:
+            return True
+        return isinstance(event, dict) and event.get("type") in self.event_types
+
+    def finish(self, exit_code: int | None, stderr_tail: str) -> Outcome:
         raise NotImplementedError
 
 
-class Adapter:
-    """One agent CLI: its name, default binary, event format and how to start it."""
+class NotInstalled(Exception):
+    """The backend's program is not there; the message says what to install."""
 
-    name: str = ""
+
+@dataclass(frozen=True)
+class Found:
+    """A CLI backend resolved for one spawn: its argv prefix and how it speaks."""
+
+    name: str
+    command: tuple[str, ...]
+    format: str
+
+    def frozen(self) -> dict[str, Any]:
+        return {"name": self.name, "command": list(self.command), "format": self.format}
+
+
+def version_numbers(text: str | None) -> tuple[int, ...] | None:
+    """The first dotted number in a `--version` line ("codex-cli 0.169.0" -> (0, 169, 0))."""
+    import re
+
+    m = re.search(r"\d+(?:\.\d+)+", text or "")
+    return tuple(int(x) for x in m.group(0).split(".")) if m else None
+
+
+def tested_text(tested: tuple[str, str]) -> str:
+    return f">={tested[0]}, <{tested[1]}"
+
+
+def in_tested(version: str | None, tested: tuple[str, str] | None) -> bool | None:
+    """Whether `version` lies in the tested range; None when either is unknown."""
+    have = version_numbers(version)
+    if have is None or tested is None:
+        return None
+    low, high = version_numbers(tested[0]), version_numbers(tested[1])
+    return bool(low is not None and high is not None and low <= have < high)
+
+
+class Cli(Backend):
+    """An agent CLI (SPEC §13): its facts, how its program is found and
+    started, what config.yaml may say about it, and the parser of its events:
+    what both halves (`zapcli.backends.cli_resolve`, `.external`) use. Each
+    CLI's module derives from `zapcli.backends.clis.backend.CliBackend`."""
+
     binary: str = ""  # looked up on PATH unless config gives backends.<name>.command
-    event_format: str = ""  # claude-stream-json | codex-json | gemini-stream-json | opencode-json
-    install_hint: str = ""  # e.g. "npm install -g @anthropic-ai/claude-code"
+    restricts = ("prompt", "model", "tools", "mcp")
+    config_keys = ("command", "format")
     # files (glob patterns) left out when a continued subagent copies the old
     # config home: what holds the old home's absolute paths and is rebuilt
     resume_drop: tuple[str, ...] = ()
+    # exit codes the CLI documents, and what each means (said when it exits so)
+    exit_reasons: dict[int, str] = {}
 
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         """argv (starting with `command`), environment and files for `req`."""
@@ -130,3 +180,50 @@ class Adapter:
 
     def version_argv(self, command: list[str]) -> list[str]:
         return [*command, "--version"]
+
+    # -- config.yaml and finding the program ---------------------------------
+
+    def check_config(self, name: str, spec: Any) -> dict[str, Any]:
+        """{command: [argv] | None, format} for `backends.<name>`; `name` is this
+        CLI's own (another command for it) or a wrapper's speaking its format."""
+        if not isinstance(spec, dict) or set(spec) - set(self.config_keys):
+            raise ValueError(f"backends.{name}: expected keys {' and '.join(self.config_keys)} only")
+        command = spec.get("command")
+        if isinstance(command, str) and command.strip():
+            argv: list[str] | None = [command]
+        elif isinstance(command, list) and command and all(isinstance(a, str) and a for a in command):
+            argv = list(command)
+        elif command is None and name == self.name:
+            argv = None
+        else:
+            raise ValueError(f"backends.{name}.command: expected a program (path or name on "
+                             "PATH) or a non-empty list of arguments")
+        fmt = spec.get("format", self.event_format)
+        if name == self.name and fmt != self.event_format:
+            raise ValueError(f"backends.{name}.format: {name} speaks {self.event_format}")
+        return {"command": argv, "format": fmt}
+
+    def find(self, name: str, spec: dict[str, Any] | None, path: str | None = None) -> Found:
+        """The program for backend `name` (this CLI, or a wrapper of it):
+        `backends.<name>.command` from config, else the CLI's binary on PATH.
+        Raises NotInstalled saying what to install or set."""
+        import os
+        import shutil
+
+        argv = list(spec["command"]) if spec and spec.get("command") else [self.binary or name]
+        prog = argv[0]
+        if os.sep in prog:
+            full = os.path.abspath(os.path.expanduser(prog))
+            found = full if os.path.isfile(full) and os.access(full, os.X_OK) else None
+        else:
+            found = shutil.which(prog, path=path)
+        if found is None:
+            if spec and spec.get("command"):
+                where = (f"backends.{name}.command in config.yaml names {prog!r}, which is not "
+                         "an executable program")
+            else:
+                where = f"the {name} CLI is not installed (no `{prog}` on PATH)"
+            hint = f"install it: {self.install_hint}, or " if self.install_hint and name == self.name else ""
+            raise NotInstalled(f"{where}; {hint}set backends.{name}.command in config.yaml to its "
+                               "path")
+        return Found(name, (found, *argv[1:]), str(self.event_format))

@@ -35,7 +35,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from zapcli.backends.clis.base import Adapter, CliLaunch, CliRequest, EventParser, McpServer
+from zapcli.backends.clis.backend import CliBackend
+from zapcli.backends.clis.base import CliLaunch, CliRequest, EventParser, McpServer
 from zapcli.backends.clis.claude_events import ClaudeEventParser
 
 # zapcli tool name (lower case) -> Claude Code built-in tools
@@ -134,11 +135,15 @@ def _environment(req: CliRequest) -> dict[str, str]:
     return env
 
 
-class ClaudeAdapter(Adapter):
+class ClaudeBackend(CliBackend):
     name = "claude"
+    summary = "Claude Code, claude -p"
     binary = "claude"
     event_format = "claude-stream-json"
+    genai_provider = "anthropic"
     install_hint = "npm install -g @anthropic-ai/claude-code"
+    approval_hook = True  # --permission-prompt-tool: its asks become zapcli approval requests
+    tested = ("2.1.328", "2.2")
 
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         env = _environment(req)

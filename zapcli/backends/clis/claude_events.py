@@ -34,7 +34,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from zapcli.backends.clis.base import CliOutcome, EventParser, Record
+from zapcli.backends.clis.base import EventParser, Record
+from zapcli.trail.model import Outcome, Status
 
 CEILING_MARKERS = ("Background tasks still running", "CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS")
 AUTH_STATUSES = (401, 403)
@@ -77,6 +78,12 @@ def _usage_record(model: str, mu: dict[str, Any]) -> Record:
 
 class ClaudeEventParser(EventParser):
     """One per run; see the module docstring for the mapping."""
+
+    # 2.1.328's stream-json kinds: read, or knowingly passed over
+    event_types = frozenset({"system", "assistant", "user", "result", "stream_event",
+                             "rate_limit_event", "tool_progress", "tool_use_summary",
+                             "keep_alive", "auth_status", "prompt_suggestion",
+                             "control_request", "control_response"})
 
     def __init__(self) -> None:
         self.terminal = False
@@ -263,27 +270,27 @@ class ClaudeEventParser(EventParser):
 
     # -- outcome -------------------------------------------------------------
 
-    def finish(self, exit_code: int | None, stderr_tail: str) -> CliOutcome:
+    def finish(self, exit_code: int | None, stderr_tail: str) -> Outcome:
         lines = [ln for ln in stderr_tail.splitlines() if ln.strip()]
         ceiling = next((ln for ln in lines if any(m in ln for m in CEILING_MARKERS)), None)
         res = self.last_result
         if self.fatal:
-            return CliOutcome("failed", f"claude stopped: {self.fatal}")
+            return Outcome(Status.FAILED, None, f"claude stopped: {self.fatal}")
         if res is None:
             tail = "\n".join(lines[-10:]) or "(stderr empty)"
-            return CliOutcome("failed", f"claude exited (code {exit_code}) without a result "
+            return Outcome(Status.FAILED, None, f"claude exited (code {exit_code}) without a result "
                                         f"event: {tail}")
         text = res.get("result") if isinstance(res.get("result"), str) else None
         if res.get("is_error") or str(res.get("subtype", "")).startswith("error"):
             errors: list[Any] = res["errors"] if isinstance(res.get("errors"), list) else []
             why = text or "; ".join(str(e) for e in errors) or str(res.get("subtype"))
-            return CliOutcome("failed", f"claude reported an error: {why}")
+            return Outcome(Status.FAILED, None, f"claude reported an error: {why}")
         if ceiling is not None:
-            return CliOutcome("failed", "claude's print-mode background wait ceiling stopped "
+            return Outcome(Status.FAILED, None, "claude's print-mode background wait ceiling stopped "
                                         f"its background work: {ceiling.strip()}", text)
         if self.open_tasks:
             names = ", ".join(f"{k}: {v}" for k, v in self.open_tasks.items())
             n = len(self.open_tasks)
-            return CliOutcome("failed", f"claude finished with {n} background task"
+            return Outcome(Status.FAILED, None, f"claude finished with {n} background task"
                                         f"{'s' if n > 1 else ''} still open ({names})", text)
-        return CliOutcome("completed", None, text)
+        return Outcome(Status.COMPLETED, report=text)

@@ -2,11 +2,13 @@
 (SPEC §13). Imports only the standard library, `zapcli.backends.clis.base`
 and, for the events, `zapcli.backends.clis.codex_events`.
 
-Launch. `codex exec --json --skip-git-repo-check [--model M]
+Launch. `codex exec --json --skip-git-repo-check [--trust] [--model M]
 [--output-schema FILE] -` (or `codex exec resume ... THREAD_ID -`): the task
 always arrives on stdin (`-`; the runner closes the pipe after the last byte),
 never on argv. Without `--skip-git-repo-check` codex refuses a folder that is
-not a git repository.
+not a git repository. `--trust` (trust the project, recorded in the private
+home) only in a tree zapcli created (`--worktree`, C25); elsewhere the
+folder stays as trusted as the private home says: not at all.
 
 Private config home. `CODEX_HOME` = the request's config home, holding the
 `config.toml` written here (codex also keeps its sessions, sqlite state and
@@ -50,7 +52,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from zapcli.backends.clis.base import Adapter, CliLaunch, CliRequest, EventParser, McpServer
+from zapcli.backends.clis.backend import CliBackend
+from zapcli.backends.clis.base import CliLaunch, CliRequest, EventParser, McpServer
 from zapcli.redact import MARKERS, is_secret_name
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -176,11 +179,14 @@ def config_toml(req: CliRequest, env: dict[str, str]) -> tuple[str, list[dict[st
     return "\n".join(lines), diags
 
 
-class CodexAdapter(Adapter):
+class CodexBackend(CliBackend):
     name = "codex"
+    summary = "the Codex CLI, codex exec"
     binary = "codex"
     event_format = "codex-json"
+    genai_provider = "openai"
     install_hint = "npm install -g @openai/codex"
+    tested = ("0.169.0", "0.170")
     # its thread index stores each rollout's absolute path: a copy would resume
     # (and append to) the OLD home's rollout; without it codex finds the copy's
     resume_drop = ("state_*.sqlite*",)
@@ -188,10 +194,13 @@ class CodexAdapter(Adapter):
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         env = dict(req.env)
         env["CODEX_HOME"] = str(req.config_home)
+        _own_tmp(req, env)
         config, diags = config_toml(req, env)
         files = {"config.toml": config}
         argv = [*command, "exec"] + (["resume"] if req.resume else [])
         argv += ["--json", "--skip-git-repo-check"]
+        if req.own_tree:  # a tree zapcli made of the user's repository: trusted (C25)
+            argv.append("--trust")
         if req.model:
             argv += ["--model", req.model]
         if req.output_schema is not None:
@@ -213,3 +222,18 @@ class CodexAdapter(Adapter):
 
         return CodexParser(model=req.model if req else None,
                            already=req.resume_usage if req else None)
+
+
+def _own_tmp(req: CliRequest, env: dict[str, str]) -> None:
+    """A home under the temp folder (a ZAPCLI_HOME in /tmp): codex then
+    refuses to make its helper links there, and with a system bubblewrap its
+    sandbox cannot start a single command (openai/codex #17367). Its temp
+    folder becomes `<home>/tmp`, which does not hold the home."""
+    import os
+
+    tmp = os.path.realpath(env.get("TMPDIR") or "/tmp")
+    home = os.path.realpath(req.config_home)
+    if os.path.commonpath([home, tmp]) == tmp:
+        own = os.path.join(home, "tmp")
+        os.makedirs(own, mode=0o700, exist_ok=True)
+        env["TMPDIR"] = own

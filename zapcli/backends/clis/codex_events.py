@@ -35,7 +35,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from zapcli.backends.clis.base import CliOutcome, EventParser, Record
+from zapcli.backends.clis.base import EventParser, Record
+from zapcli.trail.model import Outcome, Status
 
 _CALL_TYPES = {"command_execution", "file_change", "mcp_tool_call", "web_search",
                "collab_tool_call"}
@@ -96,6 +97,10 @@ def _result(item: dict[str, Any]) -> tuple[bool, str]:
 
 
 class CodexParser(EventParser):
+    event_types = frozenset({"thread.started", "turn.started", "turn.completed", "turn.failed",
+                             "item.started", "item.updated", "item.completed", "error",
+                             "request_user_input"})
+
     def __init__(self, model: str | None = None, already: Mapping[str, int] | None = None):
         self.model = model or ""
         self.terminal = False
@@ -216,19 +221,19 @@ class CodexParser(EventParser):
         self.terminal = True
         return out
 
-    def finish(self, exit_code: int | None, stderr_tail: str) -> CliOutcome:
+    def finish(self, exit_code: int | None, stderr_tail: str) -> Outcome:
         pending = self._held or self._retried  # never confirmed: kept for the report only
         report = pending[-1] if pending else self._last_text
         if self._failed is not None:
-            return CliOutcome("failed", self._failed, report)
+            return Outcome(Status.FAILED, None, self._failed, report)
         if self._completed and self._left_running:
             n = len(self._left_running)
-            return CliOutcome("failed", f"codex ended its turn with {n} command"
+            return Outcome(Status.FAILED, None, f"codex ended its turn with {n} command"
                               f"{'s' if n > 1 else ''} still running: "
                               + "; ".join(self._left_running), report)
         if self._completed:
-            return CliOutcome("completed", None, report if report is not None else "")
+            return Outcome(Status.COMPLETED, report=report if report is not None else "")
         tail = " | ".join(ln for ln in stderr_tail.strip().splitlines()[-3:] if ln.strip())
         why = self._last_error or tail or "no output"
-        return CliOutcome("failed", f"codex exited (code {exit_code}) before finishing its "
+        return Outcome(Status.FAILED, None, f"codex exited (code {exit_code}) before finishing its "
                           f"turn: {why}", report)

@@ -3,8 +3,15 @@
 Imports only the standard library and `zapcli.backends.clis.base`.
 
 Launch (measured against the real CLI, see tests/backends/test_gemini_adapter.py):
-  gemini --output-format stream-json --skip-trust --approval-mode MODE -p ""
+  gemini --output-format stream-json [--skip-trust] --approval-mode MODE -p ""
          [--model M] [--resume SESSION]
+  Folder trust (on by default since 0.61) exits 55 before a word in a folder
+  the private home has no trust entry for, as every folder: zapcli passes
+  `--skip-trust` in a tree it created (`--worktree`, C25) and in the folder a
+  spawn names, unless the user's own gemini marked that folder (or one above
+  it) DO_NOT_TRUST in ~/.gemini/trustedFolders.json; GEMINI_RESTRICTED_MODE
+  passes through. An exit 55 is then `failed` at once, naming folder trust
+  (`exit_reasons`), never the deadline.
   The task always goes to stdin (never argv, whatever its size): without a TTY
   the CLI reads stdin to EOF (8 MB cap) and puts it before the `-p` text, so
   `-p ""` only forces headless mode. It waits 500 ms for the first stdin byte,
@@ -40,14 +47,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from zapcli.backends.clis.backend import CliBackend
 from zapcli.backends.clis.base import (
-    Adapter,
     CliLaunch,
-    CliOutcome,
     CliRequest,
     EventParser,
     Record,
 )
+from zapcli.trail.model import Outcome, Status
 
 APPROVAL_MODES = {"full": "yolo", "workspace": "auto_edit", "auto-edit": "auto_edit",
                   "confirm": "default"}
@@ -99,16 +106,24 @@ def core_tools(tools: tuple[str, ...], mode: str, mcp_names: list[str]
     return core, diags
 
 
-class GeminiAdapter(Adapter):
+class GeminiBackend(CliBackend):
     name = "gemini"
+    summary = "the Gemini CLI, gemini -p"
     binary = "gemini"
     event_format = "gemini-stream-json"
+    genai_provider = "gcp.gemini"
     install_hint = "npm install -g @google/gemini-cli"
+    tested = ("0.61.0", "0.62")
+    exit_reasons = {55: "the Gemini CLI refused a folder it does not trust (exit 55, folder "
+                        "trust): your ~/.gemini/trustedFolders.json marks it DO_NOT_TRUST, or "
+                        "GEMINI_RESTRICTED_MODE is set; trust the folder in gemini, or spawn "
+                        "with --worktree (zapcli trusts the trees it creates)"}
 
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         mode = APPROVAL_MODES.get(req.approval, "default")
-        argv = [*command, "--output-format", "stream-json", "--skip-trust",
-                "--approval-mode", mode, "-p", ""]
+        argv = [*command, "--output-format", "stream-json", "--approval-mode", mode, "-p", ""]
+        if req.own_tree or not distrusted(req.cwd, req.env):  # C25: see the module docstring
+            argv.insert(len(command) + 2, "--skip-trust")
         if req.model:
             argv += ["--model", req.model]
         if req.resume:
@@ -171,6 +186,20 @@ class GeminiAdapter(Adapter):
         return GeminiParser()
 
 
+def distrusted(cwd: str, env: Mapping[str, str]) -> bool:
+    """Whether the user's own Gemini CLI marked `cwd` or a folder above it
+    DO_NOT_TRUST (~/.gemini/trustedFolders.json: path -> trust level)."""
+    home = Path(env.get("HOME") or Path.home())
+    try:
+        rules = json.loads((home / ".gemini" / "trustedFolders.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    folder = Path(cwd).resolve()
+    return isinstance(rules, dict) and any(
+        level == "DO_NOT_TRUST" and (folder == Path(p) or Path(p) in folder.parents)
+        for p, level in rules.items() if isinstance(p, str) and p)
+
+
 def _env_file(cwd: str, env: Mapping[str, str]) -> bool:
     """Whether the Gemini CLI would load a .env file (which may hold the key):
     `.gemini/.env` or `.env` in `cwd` or a parent, or in the home folder."""
@@ -192,7 +221,10 @@ def _ts(event: dict[str, Any]) -> float | None:
 class GeminiParser(EventParser):
     """stream-json events -> records. Gemini prints no thinking and no final
     text of its own: the report is the assistant text of the last model turn
-    (the deltas after the last tool result; all text when there was none)."""
+    (the deltas after the last tool result; all text when there was none). A
+    last turn without text is no report, however much an earlier one said."""
+
+    event_types = frozenset({"init", "message", "tool_use", "tool_result", "error", "result"})
 
     def __init__(self) -> None:
         self.model: str | None = None
@@ -278,16 +310,17 @@ class GeminiParser(EventParser):
                 "total_tokens": int(stats.get("total_tokens") or 0), "models": models}
 
     def report(self) -> str:
-        return "".join(self._turn) or "".join(self._all)
+        """The last model turn's text: never an earlier turn's preamble (C29)."""
+        return "".join(self._turn)
 
-    def finish(self, exit_code: int | None, stderr_tail: str) -> CliOutcome:
+    def finish(self, exit_code: int | None, stderr_tail: str) -> Outcome:
         if self.result is None:
             lines = [ln for ln in stderr_tail.splitlines() if ln.strip()]
             reason = "\n".join(lines[-5:]) or f"gemini exited with code {exit_code} and no result"
-            return CliOutcome("failed", reason, self.report() or None)
+            return Outcome(Status.FAILED, None, reason, self.report() or None)
         if self.result.get("status") == "success":
-            return CliOutcome("completed", None, self.report())
+            return Outcome(Status.COMPLETED, report=self.report())
         error = self.result.get("error") if isinstance(self.result.get("error"), dict) else {}
         reason = (error or {}).get("message") or self._last_error or \
             f"gemini reported status {self.result.get('status')!r}"
-        return CliOutcome("failed", str(reason), self.report() or None)
+        return Outcome(Status.FAILED, None, str(reason), self.report() or None)

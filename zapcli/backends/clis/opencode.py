@@ -34,14 +34,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from zapcli.backends.clis.backend import CliBackend
 from zapcli.backends.clis.base import (
-    Adapter,
     CliLaunch,
-    CliOutcome,
     CliRequest,
     EventParser,
     Record,
 )
+from zapcli.trail.model import Outcome, Status
 
 PROVIDER = "zapcli"
 CONFIG_DIR = "config/opencode"  # relative to config_home; also XDG_CONFIG_HOME/opencode
@@ -159,11 +159,14 @@ def environment(req: CliRequest) -> dict[str, str]:
     return env
 
 
-class OpencodeAdapter(Adapter):
+class OpencodeBackend(CliBackend):
     name = "opencode"
+    summary = "opencode, opencode run"
     binary = "opencode"
     event_format = "opencode-json"
+    genai_provider = "openai"
     install_hint = "npm install -g opencode-ai"
+    tested = ("1.18.33", "1.19")
 
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         perm, diags = permissions(req)
@@ -217,6 +220,9 @@ def _num(obj: Any, *path: str) -> int:
 
 class OpencodeParser(EventParser):
     """`opencode run --format json` events -> trail records."""
+
+    event_types = frozenset({"step_start", "step_finish", "text", "reasoning", "tool_use",
+                             "error"})
 
     def __init__(self, model: str | None = None) -> None:
         self.model = model
@@ -314,23 +320,23 @@ class OpencodeParser(EventParser):
         self.terminal = True
         return [("diagnostic", _diag("error", message, "backend"))]
 
-    def finish(self, exit_code: int | None, stderr_tail: str) -> CliOutcome:
+    def finish(self, exit_code: int | None, stderr_tail: str) -> Outcome:
         tail = _ANSI.sub("", stderr_tail).strip()
         if self.errors:
-            return CliOutcome("failed", "; ".join(self.errors)[:2000], self._report)
+            return Outcome(Status.FAILED, None, "; ".join(self.errors)[:2000], self._report)
         if self.rejected and not self._report:
-            return CliOutcome("failed", "opencode rejected a permission request (it cannot ask "
+            return Outcome(Status.FAILED, None, "opencode rejected a permission request (it cannot ask "
                               f"headless) for: {', '.join(self.rejected)}; no final answer")
         if not self.terminal:
             why = f"opencode exited ({_code(exit_code)}) without finishing its turn"
-            return CliOutcome("failed", f"{why}: {tail[-1500:]}" if tail else why)
+            return Outcome(Status.FAILED, None, f"{why}: {tail[-1500:]}" if tail else why)
         if exit_code is not None and exit_code > 0:
             why = f"opencode failed ({_code(exit_code)})"
-            return CliOutcome("failed", f"{why}: {tail[-1500:]}" if tail else why, self._report)
+            return Outcome(Status.FAILED, None, f"{why}: {tail[-1500:]}" if tail else why, self._report)
         if self._report is None:
-            return CliOutcome("failed", "opencode finished its turn without a final answer "
-                              f"(last step: {self._last_reason})")
-        return CliOutcome("completed", None, self._report)
+            return Outcome(Status.FAILED, None, "no report: opencode finished its turn without "
+                           f"a final answer (last step: {self._last_reason})")
+        return Outcome(Status.COMPLETED, report=self._report)
 
 
 def _code(exit_code: int | None) -> str:

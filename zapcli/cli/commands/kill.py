@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from zapcli.cli.output import emit, error, missing_ids_exit
 from zapcli.cli.settings import for_observers
-from zapcli.ops.kill import FAILED, kill
+from zapcli.ops.kill import kill
 from zapcli.render import kill as render
 
 
@@ -20,7 +20,7 @@ def execute(ids: list[str] | None = None, grace: float | None = None, all: bool 
         current = session.current()
         other_sessions(current, active_elsewhere(current))
     for e in entries:  # a failure to stop or record is an error of its own, on stderr
-        if e.outcome in FAILED and e.outcome != "does not exist" and not json:
+        if e.failed and e.outcome != "does not exist" and not json:
             error(e.error or f"{e.id}: {e.outcome}")
     return missing_ids_exit([e.error or f"{e.id} does not exist" for e in entries
-                             if e.outcome in FAILED], json)
+                             if e.failed], json)

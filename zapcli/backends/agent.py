@@ -1,22 +1,25 @@
-"""Spawn-time resolution, the parent side of each backend: for the built-in
-agent its definition, model and grant; for `sh` a check that no agent option
-was given.
+"""The `zapcli` backend, the built-in agent: its facts and its spawn-time
+half — the definition, model and grant, resolved in the parent before any
+fork and frozen into the `spawn` record, so editing a YAML file later changes
+nothing for a running subagent (SPEC §4, §8.3). Its run is
+`zapcli.backends.agent_run`.
 
-Imports `zapcli.definitions`, `zapcli.capabilities`, `zapcli.tools.registry`
-(names only). Everything is resolved in the parent before any fork and frozen
-into the `spawn` record, so editing a YAML file later changes nothing for a
-running subagent (SPEC §4, §8.3).
+Imports `zapcli.backends.base`; `zapcli.definitions`, `zapcli.capabilities`,
+`zapcli.tools.registry` (names only) when a spawn is resolved.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from zapcli.config import Settings
+from zapcli.backends.base import Backend, RunContext, SpawnInput
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
     from typing import Any
+
+    from zapcli.config import Settings
+    from zapcli.trail.model import Outcome
 
 NO_MODEL = ("no model configured: pass --model, set ZAPCLI_MODEL, set `model:` in "
             "config.yaml or in the definition, or `zapcli agents model NAME MODEL` (and "
@@ -49,7 +52,24 @@ def resolve_agent(agent: str | None, model_flag: str | None, workspace: Path,
                         f"replaces the built-in of that name (zapcli agents show {definition.name})")
     warnings += [f"{d['dimension']} {d['name']}: {d['message']}" for d in grant.diagnostics]
     return {"agent": definition.name, "model": model, "definition": definition.to_dict(),
-            "grant": grant.to_dict(), "diagnostics": list(grant.diagnostics)}, tuple(warnings)
+            "grant": grant.to_dict(), "diagnostics": list(grant.diagnostics),
+            "provider": _endpoint(model, settings),
+            "genai_provider": AgentBackend.genai_provider}, tuple(warnings)
+
+
+def _endpoint(model: str, settings: Settings) -> str | None:
+    """The endpoint its calls go to, as its client names it in a rate limit:
+    the queue holds a session's next subagents for a provider that is
+    rate-limiting several of them (SPEC §19)."""
+    import os
+
+    from zapcli.agent.types import ModelError
+    from zapcli.providers.resolve import resolve_model
+
+    try:
+        return resolve_model(model, None, settings.providers, os.environ)[1] or "https://api.openai.com/v1"
+    except ModelError:
+        return None
 
 
 def grant_problems(definition: Any, workspace: Path) -> list[dict[str, str]]:
@@ -64,27 +84,23 @@ def grant_problems(definition: Any, workspace: Path) -> list[dict[str, str]]:
         search_provider=search_provider())).diagnostics)
 
 
-AGENT_ONLY = ("--agent, --model, --approval, --max-tokens and --unattended are for agents "
-              "(zapcli and the agent CLIs), not a shell command; drop them for --cli sh")
+class AgentBackend(Backend):
+    """`--cli zapcli`: the built-in agent, in the runner's own interpreter."""
 
+    name = "zapcli"
+    summary = "the built-in agent"
+    approval_hook = True  # every tool call goes through zapcli's approvals
+    genai_provider = "openai"  # an OpenAI-compatible Chat Completions endpoint
+    sandbox_default = "auto"  # its bash and background jobs, where this machine can
+    restricts = ("prompt", "model", "tools", "mcp", "skills", "knowledge", "memory")
+    in_process = True
 
-def spawn_fields(cli: str, *, agent: str | None, model: str | None, approval: str | None,
-                 unattended: bool, max_tokens: int | None, workspace: Path,
-                 settings: Settings, cwd: Path | None = None,
-                 catalog: Any = None) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The backend's fields of the `spawn` record and the warnings for the
-    caller, resolved before anything is created (`cwd`: where the work runs,
-    default the workspace). Raises ZapcliError."""
-    if cli == "sh":
-        from zapcli.errors import UsageError
+    def prepare(self, spawn: SpawnInput) -> tuple[dict[str, Any], tuple[str, ...]]:
+        return resolve_agent(spawn.agent, spawn.model, spawn.workspace, spawn.settings,
+                             spawn.catalog)
 
-        if agent or model or unattended or max_tokens or approval:
-            raise UsageError(AGENT_ONLY)
-        return {"agent": None, "model": None, "definition": None}, ()
-    if cli != "zapcli":  # an agent CLI (SPEC §13)
-        from zapcli.backends.cli_resolve import spawn_fields as cli_fields
+    def run(self, ctx: RunContext) -> Outcome:
+        from zapcli.backends import agent_run
 
-        return cli_fields(cli, agent=agent, model=model, approval=approval, unattended=unattended,
-                          max_tokens=max_tokens, workspace=workspace, settings=settings,
-                          cwd=cwd or workspace, catalog=catalog)
-    return resolve_agent(agent, model, workspace, settings, catalog)
+        return agent_run.run(ctx.sid, ctx.spawn, ctx.task, writer=ctx.writer, out=ctx.out,
+                             deadline_mono=ctx.deadline_mono, terminated=ctx.terminated)

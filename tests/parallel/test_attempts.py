@@ -1,0 +1,88 @@
+"""`spawn --attempts`, `zapcli attempts` and `zapcli pick` (#23): siblings on
+one task, each in its own tree, varied by backend; compared (status, diff
+stat, tokens, a check run in each tree); one picked and merged, the others'
+trees removed with nothing of their work lost. sh and the built-in agent
+against the scripted server, real git."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import wait_until
+from tests.parallel.conftest import branches, git
+
+TASK = "echo from-sh > answer.txt # then write answer.txt"
+
+
+def _tree(zap, sid: str) -> Path:
+    return Path(zap.json("poll", "--no-wait", sid)["subagents"][0]["worktree"]["path"])
+
+
+def test_attempts_across_backends_compared_checked_and_one_picked(zap, repo, model):
+    model([{"match": "write answer.txt", "turns": [
+        {"tool_calls": [{"name": "write", "arguments": {"path": "answer.txt",
+                                                        "content": "from-agent\n"}}]},
+        {"text": "wrote it"}]}])
+    proc = zap("spawn", "--attempt-cli", "sh,zapcli", "--", TASK)
+    assert proc.returncode == 0, proc.err
+    sh_id, agent_id = proc.out.split()
+    assert zap("wait", "--timeout", "60", sh_id, agent_id).returncode == 0
+    assert _tree(zap, sh_id) != _tree(zap, agent_id) and not (repo / "answer.txt").exists()
+
+    doc = zap.json("attempts", agent_id[-8:], "--check", "grep -q agent answer.txt")
+    by_id = {a["id"]: a for a in doc["attempts"]}
+    assert [a["id"] for a in doc["attempts"]] == [sh_id, agent_id] and doc["task"] == TASK
+    assert (by_id[sh_id]["cli"], by_id[agent_id]["cli"]) == ("sh", "zapcli")
+    assert all(a["status"] == "completed" and a["diff"] == {"files": 1, "insertions": 1,
+                                                           "deletions": 0} for a in by_id.values())
+    assert by_id[agent_id]["tokens"]["input_tokens"] > 0 and by_id[sh_id]["tokens"]["input_tokens"] == 0
+    assert (by_id[sh_id]["check"]["exit_code"], by_id[agent_id]["check"]["exit_code"]) == (1, 0)
+    text = zap("attempts", sh_id, "--check", "grep -q agent answer.txt").out
+    assert "2 attempts at:" in text and "check: passed" in text and "check: exited with code 1" in text
+    assert "tokens" in text and "zapcli pick ID" in text
+
+    picked = zap.json("pick", agent_id)
+    assert picked["merged"] and picked["picked"] == agent_id and list(picked["removed"]) == [sh_id]
+    assert (repo / "answer.txt").read_text() == "from-agent\n"
+    assert not _tree(zap, sh_id).exists()
+    # the other attempt's work is a commit on its branch, kept
+    assert git(repo, "show", f"zapcli/{sh_id}:answer.txt") == "from-sh"
+    assert "kept" in picked["removed"][sh_id]
+    after = {a["id"]: a for a in zap.json("attempts", agent_id)["attempts"]}
+    assert after[agent_id]["merged"]["how"] == "fast-forward"
+    gc = next(d for d in zap.json("gc")["worktrees"] if d["id"] == agent_id)
+    assert gc["action"] == "remove" and gc["branch_deleted"]  # merged: tree and branch go
+
+
+def test_attempts_are_refused_whole_before_anything_is_created(zap, repo):
+    for args, words in ((["--attempts", "0"], "between 1 and 16"),
+                        (["--attempt-cli", "sh,nosuch"], "unknown backend 'nosuch'"),
+                        (["--cli", "sh", "--attempt-cli", "sh"], "both choose the backend"),
+                        (["--cli", "sh", "--attempts", "1", "--attempt-model", "a,b"],
+                         "fewer than the 2 values")):
+        proc = zap("spawn", *args, "--", "true")
+        assert proc.returncode == 2 and words in proc.err, (args, proc.err)
+    assert not list((zap.home / "subagents").glob("*.jsonl")) if (zap.home / "subagents").exists() else True
+    assert branches(repo) == ["refs/heads/main"]
+    one = zap.spawn_sh("true", "--worktree")
+    res = zap("attempts", one)
+    assert res.returncode == 1 and "not spawned with --attempts" in res.err
+
+
+def test_pick_stops_a_running_sibling_and_keeps_its_work(zap, repo, tmp_path):
+    task = (f'echo "partial of $ZAPCLI_SUBAGENT_ID" > partial.txt; '
+            f'until [ -e "{tmp_path}/$ZAPCLI_SUBAGENT_ID" ]; do sleep 0.1; done; echo done > done.txt')
+    ids = subprocess.run([sys.executable, "-m", "zapcli", "spawn", "--cli", "sh", "--attempts", "2",
+                          "--", task], cwd=zap.cwd, env=zap.env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    fast, slow = ids
+    (tmp_path / fast).touch()
+    assert zap("wait", "--timeout", "60", fast).returncode == 0
+    wait_until(lambda: (_tree(zap, slow) / "partial.txt").exists(), 30, 0.2)
+    text = zap("pick", fast).out
+    assert f"stopped {slow}" in text and f"removed the tree of {slow}" in text, text
+    assert zap.status(slow) == "cancelled"
+    assert (repo / "done.txt").exists() and not _tree(zap, slow).exists()
+    assert git(repo, "show", f"zapcli/{slow}:partial.txt") == f"partial of {slow}"

@@ -1,0 +1,142 @@
+"""`zapcli diff` and `zapcli merge` (#23) with real git repositories and real
+`--worktree` subagents: the work is committed and uncommitted alike; a merge
+that would conflict or touch uncommitted changes is refused with the files
+named and nothing changed on either side; a merged branch is removed by
+`worktree rm` and `gc`; poll says when the checkout moved and whether the
+work still merges cleanly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import sleep_marker, wait_until
+from tests.parallel.conftest import branches, git
+
+COMMIT = "git -c user.email=s@s -c user.name=s commit -qm"
+
+
+def _tree(zap, sid: str) -> Path:
+    return Path(zap.json("poll", "--no-wait", sid)["subagents"][0]["worktree"]["path"])
+
+
+def _done(zap, cmd: str) -> str:
+    sid = zap.spawn_sh(cmd, "--worktree")
+    assert zap("wait", "--timeout", "60", sid).returncode == 0, zap("poll", sid).out
+    return sid
+
+
+def _checkout(repo: Path) -> tuple[str, str, dict[str, str]]:
+    """HEAD, `git status`, and every file's text: what must not change on a refusal."""
+    files = {str(p.relative_to(repo)): p.read_text() for p in repo.rglob("*")
+             if p.is_file() and ".git" not in p.parts}
+    return git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain"), files
+
+
+def test_a_branch_merged_into_main_is_removed_by_worktree_rm_and_gc(zap, repo):
+    """The reported case: after `git merge` of the subagent's branch, `worktree rm`
+    kept the branch as "1 commit(s) beyond its base"."""
+    by_hand = _done(zap, f"echo one > one.txt && git add one.txt && {COMMIT} one")
+    by_zap = _done(zap, f"echo two > two.txt && git add two.txt && {COMMIT} two")
+    git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "merge", "-q", "--no-edit",
+        f"zapcli/{by_hand}")
+    done = zap.json("worktree", "rm", by_hand)
+    assert done["branch_deleted"] and "merged" in done["note"], done
+    assert f"refs/heads/zapcli/{by_hand}" not in branches(repo)
+
+    assert zap("merge", by_zap).returncode == 0
+    decision = next(d for d in zap.json("gc")["worktrees"] if d["id"] == by_zap)
+    assert decision["action"] == "remove" and decision["branch_deleted"], decision
+    assert not _tree(zap, by_zap).exists() and f"refs/heads/zapcli/{by_zap}" not in branches(repo)
+    assert (repo / "one.txt").read_text() == "one\n" and (repo / "two.txt").read_text() == "two\n"
+
+
+def test_diff_shows_committed_and_uncommitted_work_and_changes_nothing(zap, repo):
+    sid = _done(zap, f"echo c > committed.txt && git add committed.txt && {COMMIT} c && "
+                     "echo changed >> README && echo new > untracked.txt")
+    tree = _tree(zap, sid)
+    before = (git(tree, "status", "--porcelain"), git(tree, "rev-parse", f"zapcli/{sid}"))
+    doc = zap.json("diff", sid)
+    assert doc["uncommitted"] and doc["source"] == "tree"
+    assert {(f["path"], f["status"]) for f in doc["files"]} == {
+        ("committed.txt", "A"), ("README", "M"), ("untracked.txt", "A")}
+    assert doc["stat"] == {"files": 3, "insertions": 3, "deletions": 0}
+    text = zap("diff", sid).out
+    assert "+changed" in text and "+new" in text and "+c" in text
+    stat = zap("diff", "--stat", sid).out
+    assert "3 files changed, 3 insertions(+), 0 deletions(-)" in stat and "untracked.txt" in stat
+    assert zap("diff", "--name-only", sid).out.split("\n")[1:4] == ["README", "committed.txt",
+                                                                    "untracked.txt"]
+    assert (git(tree, "status", "--porcelain"), git(tree, "rev-parse", f"zapcli/{sid}")) == before
+    plain = zap("spawn", "--cli", "sh", "--", "true").out.strip()
+    refused = zap("diff", plain)
+    assert refused.returncode == 1 and "has no worktree" in refused.err
+
+
+def test_merge_refuses_a_conflict_and_changes_in_the_way_then_merges(zap, repo):
+    sid = _done(zap, "echo theirs > README && echo mine > notes.txt")
+    tree = _tree(zap, sid)
+    tree_before = git(tree, "status", "--porcelain")
+    (repo / "README").write_text("ours\n")
+    git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qam", "ours")
+    checkout = _checkout(repo)
+    res = zap("merge", sid)
+    assert res.returncode == 1 and "conflict in 1 file(s): README" in res.err, res.err
+    assert "checkout is unchanged" in res.err
+    assert _checkout(repo) == checkout and git(tree, "status", "--porcelain") == tree_before
+    assert git(repo, "rev-parse", f"zapcli/{sid}") == git(repo, "rev-parse", "HEAD~1")
+    poll = zap("poll", "--no-wait", sid).out
+    assert "moved since the base" in poll and "would conflict in README" in poll
+
+    # the conflict resolved in the tree; an uncommitted change of the checkout in its way
+    (tree / "README").write_text("ours\n")
+    (repo / "notes.txt").write_text("my own notes\n")
+    checkout = _checkout(repo)
+    res = zap("merge", sid)
+    assert res.returncode == 1 and "uncommitted changes in 1 file(s)" in res.err
+    assert "notes.txt" in res.err and _checkout(repo) == checkout
+    assert "the work still merges cleanly" in zap("poll", "--no-wait", sid).out
+
+    # out of the way: merged, and a local change elsewhere survives it
+    (repo / "notes.txt").unlink()
+    (repo / "local.txt").write_text("kept\n")
+    doc = zap.json("merge", sid)
+    assert doc["how"] == "merge" and doc["committed_work"] and doc["stale"]["base_moved"]
+    assert doc["files"] == ["notes.txt"] and (repo / "notes.txt").read_text() == "mine\n"
+    assert (repo / "local.txt").read_text() == "kept\n"
+    assert git(repo, "rev-parse", "HEAD^2") == git(repo, "rev-parse", f"zapcli/{sid}")
+    assert git(tree, "status", "--porcelain") == ""  # its work is a commit on its branch now
+
+
+def test_squash_and_rebase(zap, repo):
+    squashed = _done(zap, f"echo 1 > s1 && git add s1 && {COMMIT} s1 && echo 2 > s2")
+    rebased = _done(zap, f"echo r > r1 && git add r1 && {COMMIT} r1 && echo r > r2 && "
+                         f"git add r2 && {COMMIT} r2")
+    before = git(repo, "rev-parse", "HEAD")
+    doc = zap.json("merge", "--squash", squashed)
+    assert doc["how"] == "squash" and git(repo, "rev-parse", "HEAD^") == before
+    assert git(repo, "rev-list", "--count", "HEAD") == "2"  # one commit, no merge
+    assert "Squashed from branch" in git(repo, "log", "-1", "--format=%B")
+    listed = {t["id"]: t for t in zap.json("worktree", "list")["worktrees"]}
+    assert listed[squashed]["state"]["state"] == "merged"
+    done = zap.json("worktree", "rm", squashed)
+    assert done["branch_deleted"] and "squash" in done["note"]
+
+    doc = zap.json("merge", "--rebase", rebased)  # main moved (the squash): replayed on it
+    assert doc["how"] == "rebase" and doc["stale"]["base_moved"]
+    log = git(repo, "log", "--format=%s", "-3").split("\n")
+    assert log[:2] == ["r2", "r1"] and git(repo, "rev-list", "--merges", "HEAD") == ""
+    assert git(repo, "rev-parse", "HEAD") == git(repo, "rev-parse", f"zapcli/{rebased}")
+    both = zap("merge", "--squash", "--rebase", rebased)
+    assert both.returncode == 2 and "choose one" in both.err
+
+
+def test_a_running_subagent_or_a_detached_checkout_is_refused(zap, repo):
+    running = zap.spawn_sh(f"echo x > x.txt; exec sleep {sleep_marker(3611)}", "--worktree")
+    wait_until(lambda: (_tree(zap, running) / "x.txt").exists(), 30, 0.2)
+    res = zap("merge", running)
+    assert res.returncode == 1 and "only a finished subagent" in res.err
+    zap("kill", running, check=True)
+    git(repo, "checkout", "-q", "--detach")
+    res = zap("merge", running)
+    assert res.returncode == 1 and "detached HEAD" in res.err
+    assert not (repo / "x.txt").exists()

@@ -1,0 +1,144 @@
+"""Every backend, by name: the one place backend names come from (SPEC §17).
+
+Imports `zapcli.backends.base` and `zapcli.plugins`; a backend's module only
+when it is asked for. Three kinds of name:
+- built-in: one line each in `BUILTIN` (name -> "module:Class");
+- plugin: an entry point in group `zapcli.backends` of another package,
+  scanned only when a name is not built in, or for the whole list;
+- wrapper: a name config.yaml's `backends:` defines with a `command` and the
+  `format` of a CLI backend it speaks (started with that backend's flags).
+Every list, help text, completion, enum and error message that names
+backends reads them here. `section` validates config.yaml's `backends:`, the
+one section this seam owns.
+"""
+
+from __future__ import annotations
+
+from zapcli import plugins
+from zapcli.backends.base import Backend
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
+
+    from zapcli.config import Settings
+    from zapcli.trail.model import SpawnRecord
+
+BUILTIN = {
+    "zapcli": "zapcli.backends.agent:AgentBackend",
+    "sh": "zapcli.backends.shell:ShBackend",
+    "claude": "zapcli.backends.clis.claude:ClaudeBackend",
+    "codex": "zapcli.backends.clis.codex:CodexBackend",
+    "gemini": "zapcli.backends.clis.gemini:GeminiBackend",
+    "opencode": "zapcli.backends.clis.opencode:OpencodeBackend",
+}
+GROUP = "zapcli.backends"
+DEFAULT = "zapcli"
+SEAM = plugins.Registry(GROUP, Backend, BUILTIN)
+Unusable = plugins.Unusable  # installed (a plugin) but cannot be used: the message says why
+
+
+def get(name: str) -> Backend:
+    """The registered backend `name` (built-in or plugin). Raises KeyError for
+    a name nobody registered, Unusable for a plugin that cannot be used."""
+    return SEAM.get(name)  # type: ignore[no-any-return]
+
+
+def every() -> dict[str, Backend]:
+    """Every usable registered backend by name: the built-ins, then the plugins."""
+    return SEAM.every()
+
+
+def names(configured: dict[str, Any] | None = None) -> tuple[str, ...]:
+    """Every backend name: built-ins, plugins, then config.yaml's wrappers."""
+    known = tuple(every())
+    return known + tuple(sorted(n for n in (configured or {}) if n not in known))
+
+
+def problems() -> list[str]:
+    """Why each installed backend plugin cannot be used."""
+    return SEAM.problems()
+
+
+def by_format(fmt: Any, *, plugins_too: bool = True) -> Backend | None:
+    """The backend whose event stream is `fmt` (a wrapper's `format`): a
+    built-in's first, so a wrapper of one never makes anyone scan plugins."""
+    if not isinstance(fmt, str):
+        return None
+    for name in BUILTIN:
+        if get(name).event_format == fmt:
+            return get(name)
+    if plugins_too:
+        for backend in every().values():
+            if backend.event_format == fmt:
+                return backend
+    return None
+
+
+def formats() -> tuple[str, ...]:
+    return tuple(b.event_format for b in every().values() if b.event_format)
+
+
+def _lookup(name: str, fmt: Any) -> Backend:
+    """A built-in `name`; else the built-in a wrapper speaking `fmt` wraps;
+    else plugin `name`; else the plugin whose format it is. KeyError when
+    none, Unusable for a plugin that cannot be used."""
+    if name in BUILTIN:
+        return get(name)
+    backend = by_format(fmt, plugins_too=False)
+    if backend is not None:
+        return backend
+    try:
+        return get(name)
+    except KeyError:
+        backend = by_format(fmt)
+        if backend is None:
+            raise
+        return backend
+
+
+def resolve(name: str, configured: dict[str, Any] | None = None) -> Backend:
+    """The backend that does the work of `name` at spawn: a registered one, or
+    for a wrapper config.yaml defines, the one whose format it speaks. Raises
+    KeyError for an unknown name, Unusable for a broken plugin."""
+    spec = (configured or {}).get(name)
+    return _lookup(name, spec.get("format") if isinstance(spec, dict) else None)
+
+
+def for_spawn(spawn: SpawnRecord) -> Backend:
+    """The runner's backend for a spawn record: its `cli`, or for a wrapper
+    the CLI whose format its frozen `backend` says it speaks. Raises Unusable
+    when neither is there now (a plugin uninstalled since the spawn)."""
+    try:
+        return _lookup(spawn.cli, (spawn.backend or {}).get("format"))
+    except KeyError:
+        raise Unusable(f"the backend {spawn.cli!r} it was spawned with is not installed now "
+                       "(no built-in, plugin or config.yaml backend has that name)") from None
+
+
+def configured(settings: Settings) -> dict[str, Any]:
+    """config.yaml's `backends:` (validated when the settings were loaded)."""
+    value = settings.sections.get("backends")
+    return value if isinstance(value, dict) else {}
+
+
+def section(value: Any) -> dict[str, dict[str, Any]]:
+    """Validate config.yaml's `backends:` mapping; raises ValueError saying
+    what is wrong. Each entry is checked by the backend it names, or, for a
+    new name (a wrapper), by the backend whose `format` it gives."""
+    if not isinstance(value, dict):
+        raise ValueError("expected a mapping of backend name to {command, format}")
+    out: dict[str, dict[str, Any]] = {}
+    for name, spec in value.items():
+        if not isinstance(name, str) or not plugins.NAME.match(name):
+            raise ValueError(f"backend name {name!r}: use lower-case letters, digits, - and _")
+        fmt = spec.get("format") if isinstance(spec, dict) else None
+        try:
+            backend = _lookup(name, fmt)
+        except Unusable as exc:
+            raise ValueError(str(exc)) from None
+        except KeyError:
+            raise ValueError(f"backends.{name}.format: expected one of "
+                             f"{', '.join(formats())}, got {fmt!r}") from None
+        out[name] = backend.check_config(name, spec)
+    return out

@@ -1,0 +1,48 @@
+"""The `sh` backend: the task is a POSIX shell script, its exit code decides.
+
+Imports `zapcli.backends.base`; its run, `zapcli.backends.sh`, only in the
+runner. At spawn it refuses the agent options (a shell command has no model,
+definition, approvals or token budget). It has no final report: its output
+is its result, and an empty one is no failure.
+"""
+
+from __future__ import annotations
+
+from zapcli.backends.base import Backend, RunContext, SpawnInput
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
+
+    from zapcli.trail.model import Outcome
+
+AGENT_ONLY = ("--agent, --model, --approval, --max-tokens and --unattended are for agents "
+              "(zapcli and the agent CLIs), not a shell command; drop them for --cli sh")
+
+
+class ShBackend(Backend):
+    """`--cli sh`: the task is a shell script; its exit code decides."""
+
+    name = "sh"
+    summary = "a POSIX shell command"
+    reports = False
+    sandbox_default = "off"  # the user's own command: in the sandbox with --sandbox
+
+    def prepare(self, spawn: SpawnInput) -> tuple[dict[str, Any], tuple[str, ...]]:
+        if spawn.agent or spawn.model or spawn.unattended or spawn.max_tokens or spawn.approval:
+            from zapcli.errors import UsageError
+
+            raise UsageError(AGENT_ONLY)
+        return {"agent": None, "model": None, "definition": None}, ()
+
+    def run(self, ctx: RunContext) -> Outcome:
+        from zapcli.backends.sandboxed import shell_prefix
+        from zapcli.backends.sh import run
+        from zapcli.trail.model import Outcome
+
+        prefix = shell_prefix(ctx)  # `spawn --sandbox`
+        if isinstance(prefix, Outcome):
+            return prefix
+        return run(ctx.task, cwd=ctx.spawn.cwd or "/", out=ctx.out, err=ctx.err,
+                   deadline_mono=ctx.deadline_mono, grace_s=ctx.spawn.kill_grace_s,
+                   terminated=ctx.terminated, stop_grace=ctx.stop_grace, prefix=prefix)

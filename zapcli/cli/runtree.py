@@ -1,0 +1,103 @@
+"""A `zapcli run`'s tree (SPEC §19, C26): its budget, its limit on
+subagents, and its end — no subagent outlives it, and every result it
+started is delivered to its model or listed as undelivered.
+
+Imports `zapcli.ledger`, `zapcli.host.meter`, `zapcli.ops` (budget, kill,
+usage), `zapcli.lifecycle`, lazily: only `run` pays for them.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from typing import Any
+
+from zapcli.errors import UsageError, ZapcliError, param
+
+
+class RunTree:
+    """`meter` counts and prices the run's own calls; `budget` (a TreeBudget,
+    or None without --max-tokens/--max-cost) checks the tree before each of them."""
+
+    def __init__(self, run_id: str, settings: Any, *, model: str | None, max_tokens: int | None,
+                 max_cost: float | None, max_subagents: int | None, deadline: float):
+        from zapcli import ledger, prices
+        from zapcli.host.meter import Meter
+
+        for flag, value in (("max_tokens", max_tokens), ("max_cost", max_cost)):
+            if value is not None and not value > 0:
+                raise UsageError(f"{param(flag)} must be more than 0, got {value}")
+        cap = settings.max_subagents if max_subagents is None else max_subagents
+        if cap < 0:
+            raise UsageError(f"{param('max_subagents')} must be 0 (no limit) or more, got {cap}")
+        price = prices.configured(model, settings.prices)
+        if max_cost is not None and not prices.known(model, price):
+            raise UsageError(prices.unknown_message(model))
+        self.run_id, self.settings = run_id, settings
+        self.limits = ledger.Budget(max_tokens, max_cost, cap or None)
+        limited = self.limits.limited
+        self.meter = Meter(model, price=price, max_tokens=max_tokens, max_cost=max_cost,
+                           held=ledger.Held(run_id) if limited else None, who="the run's")
+        self.budget = None
+        if limited:
+            from zapcli.ops.budget import TreeBudget
+
+            self.budget = TreeBudget(run_id, self.limits, self.meter, settings, deadline)
+        try:
+            ledger.set_budget(run_id, self.limits)
+        except ZapcliError as exc:
+            sys.stderr.write(f"zapcli: warning: budget not recorded: {exc.message}\n")
+
+    def identity(self) -> dict[str, Any]:
+        """What each subagent records of the run, to end itself once the run is gone."""
+        from zapcli.supervisor.launch import process_create_time
+
+        return {"id": self.run_id, "pid": os.getpid(),
+                "create_time": process_create_time(os.getpid()), "host": socket.gethostname()}
+
+    def check(self, upcoming: int) -> tuple[str, str] | None:
+        return self.budget.check(upcoming) if self.budget else self.meter.check(upcoming)
+
+    def close(self, sub: Any) -> tuple[list[dict[str, Any]], Any]:
+        """The run ends: stop every subagent of its tree still running (`completed`
+        when its final answer had arrived), settle them all; return the results
+        its model never saw, and the tree's final figures."""
+        from zapcli.lifecycle import session as sessions
+        from zapcli.ops.kill import stop_all
+        from zapcli.ops.usage import tree_figures
+        from zapcli.trail.model import Outcome, Status
+
+        why = f"its run {self.run_id} ended first (the result never reached the run)"
+        stop_all(sessions.members(self.run_id), Outcome(Status.CANCELLED, None, why),
+                 self.settings, answered=Outcome(Status.COMPLETED, 0, "its final answer had "
+                                                 "arrived when its run ended"))
+        figures, views = tree_figures(self.run_id, self.own())
+        seen = set(sub.env.announced)
+        undelivered = []
+        for v in views:
+            if v.id in seen:
+                continue
+            first = (v.report or v.reason or "").strip().split("\n")[0][:200]
+            undelivered.append({"id": v.id, "status": str(v.status), "parent": v.parent,
+                                "summary": first})
+        return undelivered, figures
+
+    def own(self) -> Any:
+        """The run's own calls, as the ledger holds them."""
+        from zapcli import ledger
+
+        return ledger.run_tokens(self.run_id)
+
+
+def say_undelivered(undelivered: list[dict[str, Any]], run_id: str) -> None:
+    """One note per result the run's model never saw."""
+    if not undelivered:
+        return
+    from zapcli.cli.output import escape_controls
+
+    sys.stderr.write(f"zapcli: note: {len(undelivered)} result(s) never reached the run "
+                     f"(`ZAPCLI_SESSION={run_id} zapcli poll ID` shows each):\n")
+    for u in undelivered:
+        sys.stderr.write(f"  {u['id']}: {u['status']}"
+                         + (f" — {escape_controls(u['summary'])}" if u["summary"] else "") + "\n")

@@ -1,0 +1,88 @@
+"""A subagent's work in its tree, as one commit: what `diff`, `merge`,
+`attempts` and the stale-base note of `poll` look at (SPEC §16, #23).
+
+Imports `zapcli.worktrees`, `zapcli.lifecycle.observe`, `zapcli.trail`.
+The work is the tree's snapshot (committed and uncommitted work alike) when
+the tree exists, else its branch (a tree removed by hand, or by `worktree
+rm` after a merge); a subagent whose tree was never made has none.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from zapcli.errors import NotFound, ZapcliError
+from zapcli.lifecycle.observe import load
+from zapcli.plain import plain
+from zapcli.redact import display
+from zapcli.trail import reader, store
+from zapcli.worktrees import git as g
+from zapcli.worktrees.snapshot import Snapshot, take
+
+
+@plain
+class Work:
+    sid: str
+    summary: reader.Summary
+    receipt: g.Receipt
+    commit: str | None = None  # the work: the snapshot, else the branch's tip; None: nothing left
+    snap: Snapshot | None = None  # when the tree exists
+    missing: str | None = None  # why there is no work to look at
+
+    @property
+    def tree_exists(self) -> bool:
+        return self.snap is not None
+
+
+def subject(summary: reader.Summary, limit: int = 72) -> str:
+    """A commit subject from the subagent's task: its first line, cut."""
+    first = display(summary.spawn.task).strip().split("\n")[0].strip() or "work of a subagent"
+    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
+def receipt(sid: str) -> tuple[str, reader.Summary, g.Receipt]:
+    """(full id, summary, tree receipt). Raises NotFound / ZapcliError for a
+    subagent without a tree."""
+    sid = store.resolve(sid)
+    s = load(sid)
+    r = g.Receipt.from_dict(s.spawn.worktree)
+    if r is None:
+        raise ZapcliError(f"{sid} has no worktree (it was not spawned with --worktree or "
+                          "--attempts), so it has no branch to diff or merge", code="no_worktree")
+    return sid, s, r
+
+
+def of(sid: str, *, need: bool = True, refresh: bool = False) -> Work:
+    """The work of `sid`. With `need`, raises ZapcliError when there is none
+    (the tree was never made, or it and its branch are gone). `refresh`: the
+    subagent has finished, so looking may refresh its tree's index."""
+    sid, s, r = receipt(sid)
+    work = Work(sid, s, r)
+    if r.repo_gone:
+        work.missing = f"its repository {r.repo} no longer exists"
+    elif Path(r.path).is_dir() and (s.worktree or {}).get("ok"):
+        message = (f"{subject(s)}\n\nThe work subagent {sid} left uncommitted in its tree "
+                   f"(committed by zapcli).")
+        try:
+            work.snap = take(r.path, r.branch, message, refresh=refresh)
+            work.commit = work.snap.commit
+        except g.GitError as exc:
+            work.missing = f"git could not read its tree {r.path}: {exc.message}"
+    elif g.branch_exists(r.repo, r.branch):
+        work.commit = g.git(["rev-parse", f"refs/heads/{r.branch}"], r.repo).stdout.strip()
+    elif not (s.worktree or {}).get("ok"):
+        work.missing = ("its tree was not made" + (f" ({s.worktree.get('error')})"
+                        if s.worktree and s.worktree.get("error") else " yet"))
+    else:
+        work.missing = f"its tree {r.path} and its branch {r.branch} are both gone"
+    if need and work.commit is None:
+        raise ZapcliError(f"{sid} has no work to look at: {work.missing}", code="no_work")
+    return work
+
+
+def safe_of(sid: str, *, refresh: bool = False) -> Work | None:
+    """`of` for a display that goes on without it (poll, attempts)."""
+    try:
+        return of(sid, need=False, refresh=refresh)
+    except (NotFound, ZapcliError, g.GitError):
+        return None

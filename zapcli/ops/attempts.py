@@ -1,0 +1,161 @@
+"""Attempts (#23): `spawn --attempts N` starts N siblings on one task, each
+in its own tree (varied by `--attempt-cli` / `--attempt-model`);
+`zapcli attempts ID` compares them — status, diff stat, tokens, cost, the
+stale-base note, and the result of `--check CMD` run in each finished tree.
+
+Imports `zapcli.ops.spawn`, `zapcli.ops.diff`, `zapcli.lifecycle`,
+`zapcli.worktrees`. The siblings' ids are chosen first and every one is
+checked and resolved before any is created: a refusal creates none. Each
+spawn record carries `attempts: {ids, index}`, so any sibling's id finds
+the others. `pick` (`zapcli.ops.pick`) merges the chosen one.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from zapcli import ids as idmod
+from zapcli.errors import NotFound, UsageError, ZapcliError, param
+from zapcli.lifecycle import treework
+from zapcli.lifecycle.observe import load, observe
+from zapcli.ops.spawn import SpawnRequest, SpawnResult, abandon, create, prepare
+from zapcli.plain import field, plain, replace
+from zapcli.trail import store
+
+MAX_ATTEMPTS = 16
+CHECK_TIMEOUT_S = 600.0  # a `--check` command's time limit, per tree
+
+
+def _variants(n: int | None, clis: list[str], models: list[str]) -> int:
+    """How many siblings: `n`, or as many as the longest list. Raises UsageError."""
+    longest = max(len(clis), len(models))
+    count = n if n is not None else longest
+    if count is None or not 1 <= count <= MAX_ATTEMPTS:
+        raise UsageError(f"{param('attempts')} must be between 1 and {MAX_ATTEMPTS}, got {n}")
+    if count < longest:
+        raise UsageError(f"{param('attempts')} {count} is fewer than the {longest} values given to "
+                         f"{param('attempt_cli') if len(clis) == longest else param('attempt_model')}; "
+                         "each value is used in turn, so give at least as many attempts")
+    return count
+
+
+def _split(values: list[str] | tuple[str, ...] | None) -> list[str]:
+    """`claude,codex` and repeated flags alike, empty items dropped."""
+    return [v.strip() for item in values or () for v in item.split(",") if v.strip()]
+
+
+def spawn_attempts(req: SpawnRequest, n: int | None, clis: list[str] | None = None,
+                   models: list[str] | None = None) -> list[SpawnResult]:
+    """Start the siblings of `req` (each in its own tree). Raises ZapcliError
+    before any is created."""
+    cli_list, model_list = _split(clis), _split(models)
+    if cli_list and req.cli:
+        raise UsageError(f"{param('cli')} and {param('attempt_cli')} both choose the backend; "
+                         "give one")
+    if model_list and req.model:
+        raise UsageError(f"{param('model')} and {param('attempt_model')} both choose the model; "
+                         "give one")
+    count = _variants(n, cli_list, model_list)
+    siblings = [idmod.new_id() for _ in range(count)]
+    prepared = []
+    for i, sid in enumerate(siblings):
+        variant = replace(req, worktree=True, attempt={"ids": siblings, "index": i + 1},
+                          cli=cli_list[i % len(cli_list)] if cli_list else req.cli,
+                          model=model_list[i % len(model_list)] if model_list else req.model)
+        try:
+            prepared.append(prepare(variant, sid=sid))
+        except BaseException:  # a refusal creates none: the others' allotments go back
+            for p in prepared:
+                abandon(p)
+            raise
+    return [create(p) for p in prepared]
+
+
+@plain
+class Attempt:
+    id: str
+    index: int
+    view: Any = None  # lifecycle View; None when the subagent was removed
+    model: str | None = None
+    diff: dict[str, int] | None = None  # files, insertions, deletions
+    stale: dict[str, Any] | None = None
+    merged: dict[str, Any] | None = None  # its `merged` record, once merged
+    check: dict[str, Any] | None = None  # --check: exit_code, ok, output, ms (or not_run: why)
+    missing: str | None = None  # why there is nothing to compare
+
+
+@plain
+class AttemptsResult:
+    task: str
+    attempts: list[Attempt] = field(default_factory=list)
+    check: str | None = None
+
+
+def siblings_of(sid: str) -> list[str]:
+    """Every sibling id of `sid` (itself included), in their order. Raises
+    NotFound / ZapcliError for a subagent spawned without --attempts."""
+    sid = store.resolve(sid)
+    group = load(sid).spawn.raw.get("attempts")
+    siblings = group.get("ids") if isinstance(group, dict) else None
+    if not isinstance(siblings, list) or not all(isinstance(x, str) and idmod.is_valid(x)
+                                                 for x in siblings):
+        raise ZapcliError(f"{sid} was not spawned with --attempts, so it has no siblings to "
+                          "compare (zapcli diff shows its own work)", code="no_attempts")
+    return siblings
+
+
+def _one(sid: str, index: int) -> Attempt:
+    from zapcli.ops.diff import summary
+    from zapcli.worktrees.stale import note
+
+    a = Attempt(sid, index)
+    try:
+        a.view = observe(sid)
+        s = load(sid)
+    except NotFound:
+        a.missing = "removed (zapcli rm)"
+        return a
+    a.model, a.merged = s.spawn.model, s.merged
+    work = treework.safe_of(sid)
+    if work is None or work.commit is None:
+        a.missing = (work.missing if work else None) or "no tree yet"
+        return a
+    a.diff = summary(work)
+    a.stale = note(work.receipt, work.commit)
+    return a
+
+
+def _check(a: Attempt, command: str, env: dict[str, str]) -> None:
+    from zapcli.worktrees import git as g
+    from zapcli.worktrees import hooks
+
+    if a.view is None or not a.view.terminal:
+        a.check = {"not_run": f"it is {a.view.status if a.view else 'removed'}"}
+        return
+    r = g.Receipt.from_dict(load(a.id).spawn.worktree)
+    where = (r.cwd if os.path.isdir(r.cwd) else r.path) if r is not None else ""
+    if not where or not os.path.isdir(where):
+        a.check = {"not_run": "its tree is gone"}
+        return
+    ran = hooks.run(command, where, {**env, "ZAPCLI_ID": a.id, "ZAPCLI_WORKTREE": r.path},  # type: ignore[union-attr]
+                    CHECK_TIMEOUT_S)
+    a.check = {**ran.to_dict(), "summary": "passed" if ran.ok else ran.failure()}
+
+
+def compare(sid: str, *, check: str | None = None) -> AttemptsResult:
+    """The siblings of `sid` side by side; with `check`, that command's result
+    in each finished tree (run at once, a few at a time). Raises ZapcliError."""
+    if check is not None and not check.strip():
+        raise UsageError(f"{param('check')} is empty; give the command to run in each tree, "
+                         "e.g. 'make test'")
+    siblings = siblings_of(sid)
+    res = AttemptsResult(task="", check=check)
+    with ThreadPoolExecutor(max_workers=min(len(siblings), 4)) as pool:
+        res.attempts = list(pool.map(lambda p: _one(p[1], p[0] + 1), enumerate(siblings)))
+        if check is not None:
+            env = dict(os.environ)
+            list(pool.map(lambda a: _check(a, check, env), res.attempts))
+    res.task = next((a.view.task for a in res.attempts if a.view is not None), "")
+    return res

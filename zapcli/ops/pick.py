@@ -1,0 +1,96 @@
+"""`zapcli pick ID [--squash | --rebase]`: keep one attempt (#23) — merge
+its work (`zapcli.ops.merge`), then remove its siblings' trees.
+
+Imports `zapcli.ops.merge`, `zapcli.ops.attempts`, `zapcli.ops.kill`,
+`zapcli.lifecycle`, `zapcli.worktrees`. Nothing happens unless the merge
+does. A sibling still running is stopped first. Nothing of a sibling is
+lost: its uncommitted work becomes a commit on its branch before its tree
+goes, and a branch holding commits is kept (a branch with nothing beyond
+its base goes with its tree); its trail stays.
+"""
+
+from __future__ import annotations
+
+from zapcli.config import Settings
+from zapcli.errors import NotFound, UsageError, ZapcliError
+from zapcli.lifecycle import treework
+from zapcli.lifecycle import worktrees as lw
+from zapcli.ops.attempts import siblings_of
+from zapcli.ops.merge import MergeResult, merge
+from zapcli.plain import field, plain
+from zapcli.trail import store
+from zapcli.worktrees import git as g
+
+
+@plain
+class PickResult:
+    merge: MergeResult
+    siblings: list[str] = field(default_factory=list)
+    stopped: list[str] = field(default_factory=list)  # still running: stopped first
+    removed: dict[str, str] = field(default_factory=dict)  # id -> what became of its branch
+    kept: dict[str, str] = field(default_factory=dict)  # id -> why its tree was not removed
+
+
+def pick(sid: str, settings: Settings, *, squash: bool = False, rebase: bool = False) -> PickResult:
+    """Merge attempt `sid`, then remove the other attempts' trees. Raises
+    ZapcliError (nothing changed) when the merge cannot be made."""
+    sid = store.resolve(sid)
+    siblings = siblings_of(sid)
+    if sid not in siblings:
+        raise UsageError(f"{sid} is not one of its own attempts")  # a damaged record
+    res = PickResult(merge(sid, squash=squash, rebase=rebase), siblings)
+    others = [s for s in siblings if s != sid]
+    res.stopped = _stop_running(others, settings)
+    for other in others:
+        _retire(other, res)
+    return res
+
+
+def _stop_running(others: list[str], settings: Settings) -> list[str]:
+    from zapcli.lifecycle.observe import observe
+    from zapcli.ops.kill import kill
+
+    running = []
+    for other in others:
+        try:
+            if not observe(other).terminal:
+                running.append(other)
+        except NotFound:
+            continue
+    if not running:
+        return []
+    return [e.id for e in kill(running, settings) if e.stopped]
+
+
+def _retire(other: str, res: PickResult) -> None:
+    """Commit what the tree of `other` holds to its branch, then remove the tree."""
+    from zapcli.lifecycle.treeremove import remove_tree
+    from zapcli.worktrees.inspect import state
+    from zapcli.worktrees.snapshot import keep
+
+    try:
+        tree = lw.tree_of(other)
+    except (NotFound, ZapcliError) as exc:
+        res.kept[other] = f"no tree to remove ({exc.message})"
+        return
+    if tree.users:
+        res.kept[other] = "in use by " + ", ".join(f"{i} ({s})" for i, s, _o in tree.users)
+        return
+    try:
+        work = treework.of(other, need=False, refresh=True)  # stopped, and nobody's now
+        if work.snap is not None and work.snap.uncommitted and work.snap.on_branch:
+            keep(tree.receipt.path, tree.receipt.branch, work.snap)
+        st = state(tree.receipt)
+        if st.modified or st.untracked or st.error:
+            res.kept[other] = "holds work that could not be committed: " + ", ".join(st.reasons())
+            return
+        removal = remove_tree(tree, st, by="pick")
+    except g.GitError as exc:
+        res.kept[other] = f"git: {exc.message}"
+        return
+    branch = tree.receipt.branch
+    res.removed[other] = (f"branch {branch} deleted ({removal.done.note})" if removal.done.branch
+                          else f"branch {branch} kept: its work is there "
+                               f"(git branch -D {branch} drops it)")
+    if removal.teardown_note:
+        res.removed[other] += f"; {removal.teardown_note}"

@@ -1,0 +1,103 @@
+"""What a model call costs, in US dollars (SPEC §19), when its backend does
+not report it (claude does): a `prices:` entry in config.yaml, else the
+`genai-prices` library (pydantic's price database, shipped with the package:
+no network). Imports only the standard library; `genai_prices` (~0.2 s)
+only when a price is looked up there, so only a runner that prices its
+calls and a spawn with `--max-cost` pay for it.
+
+`prices:` maps a model name to USD per million tokens:
+`{my-model: {input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75}}`.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+PRICE_KEYS = ("input", "output", "cache_read", "cache_write")
+_LIBRARY: dict[str, bool] = {}  # model -> the library knows it
+
+
+def check_prices(value: Any) -> dict[str, dict[str, float]]:
+    """The `prices:` config key, checked; raises ValueError saying what is wrong."""
+    if not isinstance(value, dict):
+        raise ValueError("expected a mapping of model name to {input, output, cache_read, "
+                         "cache_write} in USD per million tokens")
+    out: dict[str, dict[str, float]] = {}
+    for model, entry in value.items():
+        where = f"prices.{model}"
+        if not isinstance(entry, dict) or "input" not in entry or "output" not in entry:
+            raise ValueError(f"{where}: expected {{input, output}} (USD per million tokens), "
+                             f"e.g. {{input: 3.0, output: 15.0}}")
+        for key, amount in entry.items():
+            if key not in PRICE_KEYS:
+                raise ValueError(f"unknown key {where}.{key} (valid: {', '.join(PRICE_KEYS)})")
+            if isinstance(amount, bool) or not isinstance(amount, (int, float)) or not amount >= 0:
+                raise ValueError(f"{where}.{key}: expected a number of dollars, 0 or more, "
+                                 f"got {amount!r}")
+        out[str(model)] = {k: float(v) for k, v in entry.items()}
+    return out
+
+
+def configured(model: str | None, prices: Mapping[str, Any] | None) -> dict[str, float] | None:
+    """The `prices:` entry for `model` (its full name, or the part after a
+    `provider/` prefix), or None."""
+    if not model or not prices:
+        return None
+    for name in (model, model.partition("/")[2]):
+        if name and isinstance(prices.get(name), dict):
+            return dict(prices[name])
+    return None
+
+
+def _bare(model: str) -> str:
+    return model.rpartition("/")[2] if "/" in model else model
+
+
+def known(model: str | None, price: Mapping[str, float] | None = None) -> bool:
+    """Whether a call of `model` can be priced (a `prices:` entry, or the library)."""
+    if price is not None:
+        return True
+    if not model:
+        return False
+    return cost(model, 1000, 1000) is not None
+
+
+def cost(model: str, input_tokens: int, output_tokens: int, cached_tokens: int = 0,
+         cache_write_tokens: int = 0, price: Mapping[str, float] | None = None) -> float | None:
+    """Dollars for one call (`input_tokens` include the cache's), or None when
+    no price is known for the model."""
+    if price is not None:
+        plain = max(input_tokens - cached_tokens - cache_write_tokens, 0)
+        total = (plain * price.get("input", 0.0) + output_tokens * price.get("output", 0.0)
+                 + cached_tokens * price.get("cache_read", price.get("input", 0.0))
+                 + cache_write_tokens * price.get("cache_write", price.get("input", 0.0)))
+        return round(total / 1e6, 10)
+    if _LIBRARY.get(model) is False:
+        return None
+    try:
+        from genai_prices import Usage, calc_price
+    except ImportError:  # not installed: only `prices:` entries are known
+        return None
+    usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens,
+                  cache_read_tokens=cached_tokens, cache_write_tokens=cache_write_tokens)
+    for ref in dict.fromkeys((model, _bare(model))):
+        try:
+            found = calc_price(usage, ref)
+        except (LookupError, ValueError):
+            continue
+        _LIBRARY[model] = True
+        return round(float(found.total_price), 10)
+    _LIBRARY[model] = False
+    return None
+
+
+def unknown_message(model: str | None) -> str:
+    """What to do when `--max-cost` meets a model with no known price."""
+    name = model or "MODEL"
+    return (f"no price is known for model `{name}`, so --max-cost cannot be held: add its price "
+            f"to config.yaml (prices: {{{name}: {{input: 3.0, output: 15.0}}}}, USD per "
+            "million tokens; cache_read and cache_write too if it caches), pick a model the "
+            "genai-prices library knows, or use --max-tokens instead")

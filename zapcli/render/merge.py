@@ -1,0 +1,42 @@
+"""`merge` (and the merge half of `pick`)."""
+
+from __future__ import annotations
+
+from zapcli.render.common import Lines
+from zapcli.render.text import escape_controls
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
+
+HOW_WORDS = {"fast-forward": "fast-forwarded", "merge": "merged (a merge commit)",
+             "squash": "squashed into one commit", "rebase": "rebased, then fast-forwarded"}
+
+
+def lines(res: Any) -> Lines:
+    n = len(res.files)
+    out: Lines = [("green", f"[SubAgent] {res.id} merged into {res.into} of {res.repo}: "
+                            f"{HOW_WORDS.get(res.how, res.how)}, {n} file{'s' if n != 1 else ''} "
+                            f"changed")]
+    out.append(("dim", f"  {res.into}: {res.previous[:12]} -> {res.commit[:12]}"))
+    if res.committed_work:
+        out.append(("dim", f"  its uncommitted work was committed on its branch {res.branch} first"))
+    if res.stale.get("base_moved"):
+        count = res.stale.get("commits_since_base") or 0
+        out.append(("yellow", f"  Note: {res.into} had moved since the base "
+                              f"({count} commit{'s' if count != 1 else ''}); the work was merged "
+                              "on top of it"))
+    if res.warning:
+        out.append(("yellow", f"  Warning: {res.warning}"))
+    for path in res.files[:20]:
+        out.append(("", f"  {escape_controls(path)}"))
+    if n > 20:
+        out.append(("dim", f"  … and {n - 20} more"))
+    return out
+
+
+def doc(res: Any) -> dict[str, Any]:
+    return {"id": res.id, "merged": True, "how": res.how, "repo": res.repo, "into": res.into,
+            "commit": res.commit, "previous": res.previous, "branch": res.branch,
+            "files": list(res.files), "committed_work": res.committed_work, "stale": res.stale,
+            "warning": res.warning}

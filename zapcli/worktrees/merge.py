@@ -1,0 +1,193 @@
+"""Merging a tree's work into a checkout's current branch, the git side.
+
+Imports `zapcli.worktrees.git`, `zapcli.worktrees.snapshot`. Everything is
+decided before the checkout is touched: the merge is computed in git's
+object store (`git merge-tree --write-tree`, git 2.38+), the commit made
+with `commit-tree`, and the checkout then only moves forward to it with
+`git merge --ff-only`, which refuses — changing nothing — if a local change
+would be overwritten. A refusal (`Refused`) names the files; nothing on
+either side is lost. `--rebase` replays the branch in the subagent's own
+tree (its work is over), never in the checkout.
+"""
+
+from __future__ import annotations
+
+import os
+
+from zapcli.plain import frozen, plain
+from zapcli.worktrees import git as g
+from zapcli.worktrees.snapshot import IDENTITY, commit_tree
+
+HOW = ("merge", "squash", "rebase")
+
+
+class Refused(Exception):
+    """The merge would conflict, or would touch uncommitted changes, or the
+    checkout is not in a state to merge into. `files`: the paths involved."""
+
+    def __init__(self, message: str, files: list[str] | None = None, code: str = "refused"):
+        super().__init__(message)
+        self.message, self.files, self.code = message, list(files or []), code
+
+
+BUSY = {"MERGE_HEAD": "a merge", "rebase-merge": "a rebase", "rebase-apply": "a rebase",
+        "CHERRY_PICK_HEAD": "a cherry-pick", "REVERT_HEAD": "a revert", "BISECT_LOG": "a bisect"}
+
+
+@frozen
+class Checkout:
+    repo: str
+    branch: str | None  # its current branch (short name); None when HEAD is detached
+    head: str
+    tree: str = ""  # HEAD's tree
+    busy: str | None = None  # what it is in the middle of: a merge, a rebase, ...
+
+
+def checkout(repo: str) -> Checkout:
+    """The checkout's current branch, commit and tree, and what it is in the
+    middle of — one git call. Raises GitError."""
+    args = ["rev-parse", "HEAD", "HEAD^{tree}", "--symbolic-full-name", "HEAD",
+            *[x for name in BUSY for x in ("--git-path", name)]]
+    out = g.git(args, repo, timeout=20).stdout.split("\n")
+    ref = out[2].strip() if len(out) > 2 else ""
+    busy = None
+    for name, path in zip(BUSY, out[3:], strict=False):
+        if path and os.path.exists(path if os.path.isabs(path) else os.path.join(repo, path)):
+            busy = BUSY[name]
+            break
+    return Checkout(repo, ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else None,
+                    out[0].strip(), out[1].strip(), busy)
+
+
+def merge_tree(repo: str, ours: str, theirs: str) -> tuple[str | None, list[str]]:
+    """(the merged tree, []) or (None, the conflicting files), from the object
+    store alone. Raises GitError (e.g. a git older than 2.38)."""
+    proc = g.git(["merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", ours, theirs],
+                 repo, check=False)
+    if proc.returncode not in (0, 1):
+        raise g.GitError(g._message(proc), proc.returncode)
+    parts = [p for p in proc.stdout.split("\0") if p]
+    if proc.returncode == 0:
+        return parts[0], []
+    return None, sorted(dict.fromkeys(parts[1:]))
+
+
+def is_ancestor(repo: str, older: str, newer: str) -> bool:
+    return g.git(["merge-base", "--is-ancestor", older, newer], repo, check=False).returncode == 0
+
+
+def touched(repo: str, head: str, tree: str) -> list[str]:
+    """The paths the checkout's files change in when it moves from `head` to `tree`."""
+    out = g.git(["diff-tree", "-r", "--name-only", "--no-renames", "-z", head, tree], repo).stdout
+    return [p for p in out.split("\0") if p]
+
+
+MAX_PATHSPECS = 500  # more touched paths than this: one status of the whole checkout
+
+
+def uncommitted(repo: str, paths: list[str]) -> list[str]:
+    """Which of `paths` hold uncommitted changes (staged, unstaged or an
+    untracked file in the way) in the checkout."""
+    if not paths:
+        return []
+    wanted = set(paths)
+    spec = ["--", *[f":(literal){p}" for p in paths]] if len(paths) <= MAX_PATHSPECS else []
+    out = g.git(["status", "--porcelain=v1", "-z", "--untracked-files=all",
+                 "--ignore-submodules=all", *spec], repo).stdout
+    found, entries = [], iter(out.split("\0"))
+    for entry in entries:
+        if len(entry) < 4:
+            continue
+        if entry[0] in "RC":  # a rename or copy names its source next
+            source = next(entries, "")
+            if source in wanted:
+                found.append(source)
+        if entry[3:] in wanted:
+            found.append(entry[3:])
+    return sorted(dict.fromkeys(found))
+
+
+@plain
+class Plan:
+    """A merge decided: `commit` is what the checkout moves to."""
+
+    how: str  # fast-forward | merge | squash | rebase
+    commit: str
+
+
+def plan(co: Checkout, source: str, how: str, message: str, *, moved: bool = True,
+         merged: tuple[str | None, list[str]] | None = None) -> Plan:
+    """The commit the checkout will move to, or Refused (a conflict, nothing to
+    merge). `moved`: the checkout's branch is no longer the tree's base (if it
+    is, the work descends from it: a fast-forward); `merged`: merge_tree's
+    answer when the caller has it already. For `rebase` the commit is the
+    work's; `rebase_in_tree` makes the real one."""
+    if not moved:  # the work descends from the checkout's HEAD: nothing to work out
+        if source == co.head:
+            raise Refused(f"nothing to merge: {co.branch or 'HEAD'} already has all of it",
+                          code="up_to_date")
+        if how == "squash":
+            return Plan("squash", commit_tree(co.repo, f"{source}^{{tree}}", [co.head], message))
+        return Plan("rebase" if how == "rebase" else "fast-forward", source)
+    tree, conflicts = merged if merged is not None else merge_tree(co.repo, co.head, source)
+    if tree is None:
+        raise Refused(f"merging would conflict in {len(conflicts)} file(s): "
+                      f"{', '.join(conflicts[:20])}", conflicts, code="conflict")
+    if tree == co.tree and (how == "squash" or is_ancestor(co.repo, source, co.head)):
+        raise Refused(f"nothing to merge: {co.branch or 'HEAD'} already has all of it",
+                      code="up_to_date")
+    if how == "squash":
+        return Plan("squash", commit_tree(co.repo, tree, [co.head], message))
+    if how == "rebase":
+        return Plan("rebase", source)
+    if is_ancestor(co.repo, co.head, source):
+        return Plan("fast-forward", source)
+    return Plan("merge", commit_tree(co.repo, tree, [co.head, source], message))
+
+
+def in_the_way(co: Checkout, tree: str) -> None:
+    """Refused when the checkout has uncommitted changes in the paths a move
+    to `tree` would change (before a rebase rewrites the branch; otherwise
+    `fast_forward` is the check)."""
+    dirty = uncommitted(co.repo, touched(co.repo, co.head, tree))
+    if dirty:
+        raise Refused(_dirty_words(co.repo, dirty), dirty, code="dirty")
+
+
+def _dirty_words(repo: str, files: list[str]) -> str:
+    return (f"the checkout {repo} has uncommitted changes in {len(files)} file(s) the merge "
+            f"would change: {', '.join(files[:20])}; commit or stash them first")
+
+
+def rebase_in_tree(path: str, onto: str) -> str:
+    """Replay the tree's branch onto `onto` in the tree itself; the new tip.
+    A conflict aborts the rebase (the branch is as it was) and is Refused."""
+    proc = g.git(["rebase", "-q", "--no-autostash", onto], path, check=False, env=_identity(path))
+    if proc.returncode != 0:
+        text = (proc.stdout or "") + (proc.stderr or "")
+        files = [line.rsplit(" in ", 1)[-1].strip() for line in text.split("\n")
+                 if line.startswith("CONFLICT") and " in " in line]
+        g.git(["rebase", "--abort"], path, check=False)
+        raise Refused(f"rebasing would conflict in {', '.join(files) or 'its commits'}: the "
+                      "branch is left as it was", files, code="conflict")
+    return g.git(["rev-parse", "HEAD"], path).stdout.strip()
+
+
+def _identity(path: str) -> dict[str, str]:
+    """zapcli's name for the rebased commits' committer, only when git knows none."""
+    known = g.git(["var", "GIT_COMMITTER_IDENT"], path, check=False).returncode == 0
+    return {} if known else IDENTITY
+
+
+def fast_forward(repo: str, commit: str) -> None:
+    """Move the checkout's branch, index and files to `commit`. git refuses,
+    changing nothing, when an uncommitted change (or an untracked file) is in
+    the way of a path it changes: Refused, naming the files."""
+    proc = g.git(["merge", "--ff-only", "-q", "--no-stat", commit], repo, check=False)
+    if proc.returncode == 0:
+        return
+    text = proc.stderr or proc.stdout or ""
+    files = sorted(dict.fromkeys(line.strip() for line in text.split("\n") if line.startswith("\t")))
+    if files:
+        raise Refused(_dirty_words(repo, files), files, code="dirty")
+    raise Refused(f"git refused to update the checkout {repo}: {g._message(proc)}")

@@ -1,0 +1,48 @@
+"""Stale results: has the checkout's branch moved since a tree's base, and
+does the tree's work still merge cleanly into it? For `poll`, `attempts`
+and `merge`.
+
+Imports `zapcli.worktrees.git`, `zapcli.worktrees.merge` (the checkout, the
+object-store merge). Nothing is written but loose objects: the checkout and
+the tree stay as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from zapcli.worktrees import git as g
+from zapcli.worktrees.merge import Checkout, checkout, merge_tree
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def note(r: g.Receipt, work: str | None | Callable[[], str | None],
+         co: Checkout | None = None) -> dict[str, Any]:
+    """{checkout_branch, workspace_head, base_moved, commits_since_base,
+    merges_cleanly, conflicts}: `merges_cleanly` is asked only when the
+    branch moved (from the base itself a merge is a fast-forward) and there
+    is work to merge (`work`: its commit, or what finds it, called only
+    then); None when it was not asked or git could not tell."""
+    out: dict[str, Any] = {"checkout_branch": None, "workspace_head": None, "base_moved": False,
+                           "commits_since_base": 0, "merges_cleanly": None, "conflicts": []}
+    try:
+        co = co or checkout(r.repo)
+    except g.GitError:
+        return out
+    out.update(checkout_branch=co.branch, workspace_head=co.head, base_moved=co.head != r.base)
+    if not out["base_moved"]:
+        return out
+    try:
+        count = g.git(["rev-list", "--count", f"{r.base}..{co.head}"], r.repo, check=False, timeout=20)
+        out["commits_since_base"] = int(count.stdout.strip() or 0) if count.returncode == 0 else 0
+        commit = work() if callable(work) else work
+        if commit:
+            tree, conflicts = merge_tree(r.repo, co.head, commit)
+            out.update(merges_cleanly=tree is not None, conflicts=conflicts)
+    except (g.GitError, ValueError):
+        pass
+    return out
+
