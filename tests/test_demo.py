@@ -45,6 +45,9 @@ def test_demo_leaves_nothing_behind(tmp_path):
     res = _demo(tmp_path)
     assert "# 4. parallel coding" in res.stdout and "--on-finish ran once for each" in res.stdout
     assert "Nothing is left running" in res.stdout and "make demo KEEP=1" in res.stdout
+    # its commands are shown as a user types them (#24.9), not as this Python runs them
+    assert "\n$ zapcli spawn --cli sh" in res.stdout and "\n$ zapcli list\n" in res.stdout
+    assert f"$ {sys.executable}" not in res.stdout
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("zapcli-demo-")]
     assert _ours(tmp_path) == []
     # it ends with the timeline of its own run, where it says, kept (self-contained)

@@ -85,8 +85,15 @@ SCRIPT = [
 ]
 
 
+def shown(argv: list[str]) -> str:
+    """A command as a user would type it: `zapcli …`, not this Python's path."""
+    if argv[:3] == [sys.executable, "-m", "zapcli"]:
+        argv = ["zapcli", *argv[3:]]
+    return " ".join(shlex.quote(a) for a in argv)
+
+
 def sh(argv: list[str], env: dict[str, str], capture: bool = False) -> str:
-    print(f"\n$ {' '.join(shlex.quote(a) for a in argv)}", flush=True)
+    print(f"\n$ {shown(argv)}", flush=True)
     proc = subprocess.run(argv, env=env, cwd=REPO, text=True, stdout=subprocess.PIPE if capture else None)
     if capture:
         print(proc.stdout.strip(), flush=True)

@@ -41,12 +41,19 @@ def inline_schema(value: Any) -> dict[str, Any]:
             raise UsageError(f"{param('output_schema')}: {where} is larger than "
                              f"{MAX_SCHEMA_BYTES:,} bytes, the limit")
         try:
-            value = json.loads(value)
+            value = _loads(value)
+        except TooDeep:
+            raise UsageError(f"{param('output_schema')}: {where} is {NESTED}{FEW}") from None
         except ValueError as exc:
             raise UsageError(f"{param('output_schema')}: {where} is not JSON: {exc}") from None
-    elif len(json.dumps(value, default=str)) > MAX_SCHEMA_BYTES:
-        raise UsageError(f"{param('output_schema')}: {where} is larger than {MAX_SCHEMA_BYTES:,} "
-                         "bytes, the limit")
+    else:
+        try:
+            size = len(json.dumps(value, default=str))
+        except RecursionError:
+            raise UsageError(f"{param('output_schema')}: {where} is {NESTED}{FEW}") from None
+        if size > MAX_SCHEMA_BYTES:
+            raise UsageError(f"{param('output_schema')}: {where} is larger than "
+                             f"{MAX_SCHEMA_BYTES:,} bytes, the limit")
     return _checked(value, where)
 
 
@@ -62,10 +69,29 @@ def load_schema(path: str) -> dict[str, Any]:
         raise UsageError(f"{param('output_schema')} {path!r} is larger than "
                          f"{larger_than(MAX_SCHEMA_BYTES)} ({MAX_SCHEMA_BYTES:,} bytes), the limit")
     try:
-        schema = json.loads(raw.decode("utf-8"))
+        schema = _loads(raw.decode("utf-8"))
+    except TooDeep:
+        raise UsageError(f"{param('output_schema')} {path!r} is {NESTED}{FEW}") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise UsageError(f"{param('output_schema')} {path!r} is not JSON: {exc}") from None
     return _checked(schema, repr(path))
+
+
+class TooDeep(ValueError):
+    """JSON nested past the parser's own limit (its RecursionError)."""
+
+
+NESTED = "nested too deeply (hundreds of levels)"
+FEW = "; a JSON Schema for a report needs a few"
+
+
+def _loads(text: str) -> Any:
+    """`json.loads`, its nesting limit said as `TooDeep` (a ValueError), like
+    any other reason the text is not usable JSON, never a RecursionError."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise TooDeep(NESTED) from None
 
 
 def _checked(schema: Any, where: str) -> dict[str, Any]:
@@ -81,6 +107,8 @@ def _checked(schema: Any, where: str) -> dict[str, Any]:
         at = "/".join(str(p) for p in exc.path) or "(top level)"
         raise UsageError(f"{param('output_schema')} {where} is not a valid JSON Schema: at "
                          f"{at}: {exc.message}") from None
+    except RecursionError:  # checking recurses per level, well before json.loads would refuse
+        raise UsageError(f"{param('output_schema')} {where} is {NESTED}{FEW}") from None
     return schema  # type: ignore[return-value]
 
 
@@ -103,7 +131,9 @@ def parse(text: str | None) -> tuple[Any, str | None]:
         if first.strip() == "":
             body = rest
     try:
-        return json.loads(body), None
+        return _loads(body), None
+    except TooDeep:
+        return None, f"the final report is JSON {NESTED}"
     except ValueError:
         pass
     fences = _JSON_FENCE.findall(text)
@@ -113,7 +143,7 @@ def parse(text: str | None) -> tuple[Any, str | None]:
     if not fences:
         return None, f"the final report is not JSON: {EXPECTED}"
     try:
-        return json.loads(fences[0]), None
+        return _loads(fences[0]), None
     except ValueError as exc:
         return None, f"the ```json fence of the final report does not hold valid JSON ({exc})"
 

@@ -103,10 +103,20 @@ def ensure_dir(path: Path) -> Path:
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise StateError(
-            f"could not create subagent directory: {reason} ({path}); "
-            "set ZAPCLI_HOME to a writable folder"
+            f"could not create subagent directory: {reason} ({path}); {writable_hint()}"
         ) from None
     return path
+
+
+SANDBOXED = "ZAPCLI_SANDBOXED"  # set in zapcli's OS sandbox, where its state is hidden
+
+
+def writable_hint() -> str:
+    """What to do when zapcli's state folder cannot be written."""
+    if os.environ.get(SANDBOXED):
+        return ("this runs inside zapcli's sandbox, where zapcli's own folders are hidden: "
+                "an agent spawns through its subagent tool, or its parent runs with --no-sandbox")
+    return "set ZAPCLI_HOME to a writable folder"
 
 
 def workspace_of(cwd: Path) -> Path:

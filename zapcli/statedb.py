@@ -16,7 +16,7 @@ import errno
 import os
 from pathlib import Path
 
-from zapcli.paths import state_dir
+from zapcli.paths import SANDBOXED, state_dir, writable_hint
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -50,6 +50,8 @@ def problem(exc: BaseException, db: Path | None = None) -> str:
                 "empty one")
     if name.startswith("SQLITE_FULL") or "disk is full" in text:
         return f"{db} cannot be written ({text}): free some space in {db.parent}"
+    if os.environ.get(SANDBOXED):
+        return f"{db} cannot be used ({text}): {writable_hint()}"
     return (f"{db} cannot be used ({text}): check the permissions of the file and its folder, "
             "or set ZAPCLI_HOME to a writable folder")
 

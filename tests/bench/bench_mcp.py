@@ -1,11 +1,15 @@
-"""zapcli as a tool (SPEC §14): spawn through a running `zapcli mcp serve` vs
-the `zapcli spawn` command, `zapcli call` vs the equivalent command, and the
-server's memory idle and with 50 subagents tracked.
+"""zapcli as a tool (SPEC §14): how soon a stdio server answers `initialize`
+(#24.2: goal <= 1.5x `python -c "import mcp.server.lowlevel"`, the SDK's
+import alone, measured in the same run), spawn through a running `zapcli mcp
+serve` vs the `zapcli spawn` command, `zapcli call` vs the equivalent
+command, and the server's memory idle and with 50 subagents tracked.
 
 Usage: .venv/bin/python tests/bench/bench_mcp.py [--runs 20]
 
 Everything runs from the compiled copy (`_install.build()`), state in temp
-folders, rounds interleaved. The MCP figures are client-side wall time of one
+folders, rounds interleaved. The `initialize` figure is the wall time from
+starting `zapcli mcp serve` (its `initialize` request already written to its
+stdin) to the answer's line on its stdout. The MCP figures are client-side wall time of one
 tool call over stdio (request -> result with the id), through the official SDK
 client, server already running. After each spawn the bench waits (untimed)
 for the subagent to finish, so its start-up never competes with the next
@@ -34,9 +38,45 @@ def main() -> int:
     try:
         import anyio
 
+        _initialize(inst, max(opts.runs // 2, 5))
         return anyio.run(_bench, inst, opts.runs)
     finally:
         inst.cleanup()
+
+
+INITIALIZE = ('{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": '
+              '"2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}\n')
+
+
+def _initialize(inst: _install.Install, runs: int) -> None:
+    import subprocess
+
+    env = inst.env(inst.new_home("init"))
+
+    def answered() -> float:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(inst.zapcli("mcp", "serve"), env=env, cwd=inst.scratch,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL)
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(INITIALIZE.encode())
+        proc.stdin.flush()
+        line = proc.stdout.readline()
+        took = time.perf_counter() - t0
+        if b'"result"' not in line:
+            raise RuntimeError(f"no initialize answer: {line[:300]!r}")
+        proc.stdin.close()
+        proc.wait(30)
+        return took
+
+    def sdk_import() -> float:
+        return inst.timed([inst.python, "-c", "import mcp.server.lowlevel"], env)[0]
+
+    got = _install.interleaved(runs, {"initialize": answered, "import": sdk_import})
+    init, ref = _install.median_ms(got["initialize"]), _install.median_ms(got["import"])
+    print(f"stdio_initialize_median_ms {init:.1f}  ratio_vs_sdk_import "
+          f"{_install.fmt_ratio(init, ref)} (goal <= 1.5x; python -c 'import mcp.server.lowlevel' "
+          f"{ref:.1f} ms)")
 
 
 def _server_pid() -> int:

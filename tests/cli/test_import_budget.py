@@ -25,7 +25,8 @@ sys.path[:0] = [sys.argv[1], sys.argv[2]]
 from zapcli.cli.entry import main
 main(sys.argv[3:])
 import json
-sys.stderr.write("MODULES " + json.dumps(sorted(set(sys.modules) - base)) + "\\n")
+new = [m for m in set(sys.modules) - base if sys.modules[m] is not None]  # None: marked absent
+sys.stderr.write("MODULES " + json.dumps(sorted(new)) + "\\n")
 """
 
 # Nothing a hot command needs: the CLI framework, the model SDKs, YAML, psutil
@@ -59,3 +60,25 @@ def test_hot_commands_stay_within_their_import_budget(zap, name, argv):
     telemetry = [m for m in modules if m.startswith("zapcli.telemetry")]
     assert not telemetry, f"{name} imports {telemetry}: traces are made from trails, elsewhere"
     assert len(modules) <= BUDGET[name], f"{name} imports {len(modules)} modules: {modules}"
+
+
+def test_mcp_serve_on_stdio_imports_no_http_or_client_half_of_the_sdk(zap):
+    """#24.2: a stdio server answers `initialize` without importing what only
+    HTTP serving or an MCP client needs (uvicorn, httpx, the SDK's client and
+    FastMCP layer): a client that gives up after 5 s gets its answer on a busy
+    machine. (The low-level server itself still imports starlette.)"""
+    site = sysconfig.get_paths()["purelib"]
+    hello = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}}) + "\n"
+    res = subprocess.run([sys.executable, "-S", "-c", PROBE, str(REPO), site, "mcp", "serve"],
+                         env=zap.env, cwd=zap.cwd, input=hello, capture_output=True, text=True,
+                         timeout=120)
+    assert '"id":1' in res.stdout.replace(" ", "") and '"result"' in res.stdout, res.stderr[-2000:]
+    line = next((x for x in res.stderr.splitlines() if x.startswith("MODULES ")), None)
+    assert line, res.stderr[-2000:]
+    modules = json.loads(line[len("MODULES "):])
+    http_or_client = sorted(m for m in modules if m.split(".")[0] in ("uvicorn", "httpx", "httpx2")
+                            or m.startswith(("mcp.client", "mcp.server.mcpserver")))
+    assert not http_or_client, http_or_client
+    assert "mcp.server.stdio" in modules  # it did serve through the SDK

@@ -29,10 +29,10 @@ def _parent_script(marker: str, bash_calls: int) -> list[dict]:
 
 
 class Terminal:
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: str):
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: str, stdout: int | None = None):
         self.master, slave = pty.openpty()
-        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env,
-                                     cwd=cwd, start_new_session=True)
+        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave if stdout is None else stdout,
+                                     stderr=slave, env=env, cwd=cwd, start_new_session=True)
         os.close(slave)
         self.seen = b""
 
@@ -65,11 +65,11 @@ class Terminal:
             os.close(self.master)
 
 
-def _run(zap, srv, marker: str) -> Terminal:
+def _run(zap, srv, marker: str, *extra: str, stdout: int | None = None) -> Terminal:
     env = dict(zap.env, OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted",
                OPENAI_API_KEY="sk-test-pty-0123456789", TERM="dumb")
-    return Terminal([sys.executable, "-m", "zapcli", "run", f"PARENT-{marker}: delegate"],
-                    env, str(zap.cwd))
+    return Terminal([sys.executable, "-m", "zapcli", "run", *extra, f"PARENT-{marker}: delegate"],
+                    env, str(zap.cwd), stdout)
 
 
 def _notices(srv: ScriptedServer) -> str:
@@ -108,3 +108,43 @@ def test_ctrl_d_denies_this_and_every_later_request(zap):
     results = [r for r in zap.json("replay", sid)["records"] if r["type"] == "tool_result"]
     assert len(results) == 2 and not any(r["ok"] for r in results)
     assert "no answer at the terminal" in results[0]["content"]
+
+
+@pytest.mark.timeout(120)
+def test_sighup_ends_the_run_like_ctrl_c_and_its_childs_request_is_denied(zap):
+    """#24.5: closing the terminal (SIGHUP) while a subagent's question is on it:
+    the run names what it stops, --json still prints its document, its trail
+    ends, exit 129; the child is stopped with its run and its request denied
+    with the reason, not left until its deadline."""
+    import json
+    import signal
+
+    from tests.conftest import trail_records, wait_until
+
+    with ScriptedServer(_parent_script("ptyhup", 1)) as srv:
+        term = _run(zap, srv, "ptyhup", "--json", stdout=subprocess.PIPE)
+        try:
+            term.expect(b"allow")
+            [sid] = [s["id"] for s in zap.json("list", "--all")["subagents"]]
+            term.proc.send_signal(signal.SIGHUP)
+            out = term.proc.stdout.read()  # type: ignore[union-attr]
+            code = term.proc.wait(30)
+            said = term.expect(b"still running", 10).decode(errors="replace")
+        finally:
+            if term.proc.poll() is None:
+                term.proc.kill()
+            os.close(term.master)
+        doc = json.loads(out)
+        decided = wait_until(lambda: next((r for r in trail_records(zap.trail(sid))
+                                           if r["type"] == "approval_decision"), None), 30)
+    assert code == 129 and "Traceback" not in said, said
+    assert doc["status"] == "interrupted" and "the terminal closed (SIGHUP)" in doc["reason"]
+    assert doc["running"] == [sid] and doc["error"]["exit_code"] == 129
+    assert "the terminal closed (SIGHUP)" in said and "1 subagent(s) of this run still running" in said
+    ended = [r for r in trail_records(zap.home / "runs" / f"{doc['run_id']}.jsonl")
+             if r["type"] == "status"]
+    assert ended and ended[-1]["reason"] == "the terminal closed (SIGHUP)"
+    # the run stopped its tree as it ended: the request is settled with why, not left open
+    assert decided["decision"] == "deny" and f"its run {doc['run_id']} ended" in decided["reason"]  # type: ignore[index]
+    assert zap.status(sid) == "cancelled"
+    assert not (zap.cwd / "out.txt").exists()

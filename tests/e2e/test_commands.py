@@ -906,7 +906,7 @@ def test_relative_zapcli_home_with_another_cwd(zap, tmp_path):
 def test_parser_errors_are_one_line_and_a_json_document(zap):
     """Tryout: `--wait-secs abc --json` printed a box on stderr and nothing on stdout."""
     for args, words in [(("poll", "x", "--wait-secs", "abc"), "--wait-secs"),
-                        (("wait",), "Missing argument 'IDS'"),
+                        (("poll",), "Missing argument 'IDS'"),
                         (("spawn", "--timeout", "abc", "--", "x"), "--timeout"),
                         (("nosuchcommand",), "No such command")]:
         res = zap(*args, "--json")

@@ -101,3 +101,14 @@ def test_doctor_state_folder_on_a_full_disk(zap, small_disk):
     assert "FAIL state folder: a test write failed: No space left on device" in text
     small_disk.free()
     assert state()["ok"]
+
+
+def test_a_deeply_nested_mcp_json_is_one_clear_problem(zap):
+    """#24.12: json's RecursionError crashed doctor (and every spawn reading it)."""
+    (zap.cwd / ".zapcli").mkdir(exist_ok=True)
+    (zap.cwd / ".zapcli" / "mcp.json").write_text(
+        '{"mcpServers": {"x": {"command": "true", "args": ' + "[" * 5000 + "]" * 5000 + "}}}")
+    proc = zap("doctor", "--json")
+    assert "Traceback" not in proc.err and proc.out, proc.err[-800:]
+    mcp = {c["name"]: c for c in json.loads(proc.out)["checks"]}["mcp servers"]
+    assert not mcp["ok"] and any("nested too deeply" in p for p in mcp["problems"]), mcp

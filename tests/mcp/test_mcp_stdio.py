@@ -198,6 +198,11 @@ def test_a_late_answer_in_the_2026_era_does_not_restart_the_wait(zap, model):
     async def go():
         async with Client(server_params(zap), elicitation_callback=late, mode="auto") as c:
             sid = (await c.call_tool("spawn", {"task": "late job"})).structured_content["id"]
+            # the question is pending before the 3 s wait starts (a loaded machine's
+            # start-up is not what this test measures)
+            await anyio.to_thread.run_sync(lambda: wait_until(
+                lambda: zap.json("poll", "--no-wait", sid)["subagents"][0]["pending_approval"],
+                timeout=60, interval=0.3))
             waited = await c.call_tool("wait", {"ids": [sid], "timeout": 3})
             return sid, waited
 
@@ -205,3 +210,34 @@ def test_a_late_answer_in_the_2026_era_does_not_restart_the_wait(zap, model):
     assert len(asked) == 1 and waited.structured_content["timed_out"] is True, text(waited)
     decisions = [r for r in zap.json("replay", sid)["records"] if r["type"] == "approval_decision"]
     assert [d["decision"] for d in decisions] == ["approve"]
+
+
+def test_unknown_tool_is_a_protocol_error_a_missing_id_says_not_found(zap):
+    """#24.3: a tool that does not exist is the JSON-RPC error -32602 naming the
+    tool (both eras), not a tool result; an id that does not exist is
+    `structuredContent.error` "not_found", the code `--json` has. #24.4: a
+    connection whose session is empty hears of the other sessions' subagents."""
+    from mcp.shared.exceptions import MCPError
+
+    zap.spawn_sh("true")  # in the test's session, not the connection's
+
+    async def go(mode):
+        async with Client(server_params(zap), mode=mode) as c:
+            with pytest.raises(MCPError) as unknown:
+                await c.call_tool("nope", {})
+            polled = await c.call_tool("poll", {"ids": ["0badc0de"], "no_wait": True})
+            out = await c.call_tool("output", {"id": "0badc0de"})
+            killed = await c.call_tool("kill", {"ids": ["0badc0de"]})
+            listed = await c.call_tool("list", {})
+            return unknown.value, polled, out, killed, listed
+
+    for mode in ("auto", "legacy"):
+        unknown, polled, out, killed, listed = run(go, mode)
+        assert unknown.error.code == -32602 and "unknown tool 'nope'" in unknown.error.message
+        assert "spawn" in unknown.error.message  # what exists
+        cli = zap.json("poll", "--no-wait", "0badc0de")["subagents"][0]["error"]["code"]
+        for res in (polled, out, killed):
+            assert res.is_error and res.structured_content["error"] == cli == "not_found", res
+        assert not listed.is_error and "0 subagents in this session" in text(listed)
+        assert "1 subagent(s) in other sessions" in text(listed)
+        assert "action list with all: true shows them" in text(listed)

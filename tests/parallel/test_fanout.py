@@ -57,7 +57,10 @@ def test_c26_no_descendant_outlives_a_run_killed_with_sigkill(zap, model):
         {"tool_calls": [_spawn(grandchild_cmd, cli="sh")]},
         {"tool_calls": [{"name": "subagent", "arguments": {"action": "wait", "timeout": 300}}]},
         {"text": "never"}]}])
-    run = subprocess.Popen([sys.executable, "-m", "zapcli", "run", "--approval", "full", "deep tree"],
+    # no sandbox: a shell spawn of a sandboxed run is sandboxed too, and there
+    # zapcli's state is hidden (what a nested spawn is told: tests/sandbox)
+    run = subprocess.Popen([sys.executable, "-m", "zapcli", "run", "--approval", "full",
+                            "--no-sandbox", "deep tree"],
                            env=zap.env, cwd=zap.cwd, stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
     try:

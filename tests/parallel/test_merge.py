@@ -120,6 +120,9 @@ def test_squash_and_rebase(zap, repo):
     assert listed[squashed]["state"]["state"] == "merged"
     done = zap.json("worktree", "rm", squashed)
     assert done["branch_deleted"] and "squash" in done["note"]
+    # the subagent's own commits stay reachable (C28): a ref outside the branch list
+    kept = f"refs/zapcli/squashed/zapcli/{squashed}"
+    assert kept in done["note"] and "s1" in git(repo, "log", "--format=%s", kept).split("\n")
 
     doc = zap.json("merge", "--rebase", rebased)  # main moved (the squash): replayed on it
     assert doc["how"] == "rebase" and doc["stale"]["base_moved"]

@@ -102,3 +102,22 @@ def test_one_json_fence_with_text_around_it_is_the_report(zap):
     reason = _doc(zap, prose)["reason"]
     assert reason.startswith("output schema: the final report is not JSON")
     assert "bare JSON or one ```json fence" in reason and "column" not in reason, reason
+
+
+def test_a_deeply_nested_schema_under_the_size_cap_is_a_clear_error(zap):
+    """#24.12: nesting, not size, made json (and jsonschema) raise RecursionError."""
+    deep = zap.cwd / "deep.json"
+    deep.write_text("[" * 3000 + "]" * 3000)  # 6 KB, under the 32 KB cap
+    checked = zap.cwd / "checked.json"  # parses, but checking it recurses per level
+    checked.write_text('{"items": ' * 400 + "{}" + "}" * 400)
+    inline = '{"items": ' * 2000 + "{}" + "}" * 2000  # 22 KB
+    for given in (str(deep), str(checked), inline):
+        proc = zap("spawn", "--cli", "sh", "--output-schema", given, "--", "echo {}")
+        assert proc.returncode == 2 and "Traceback" not in proc.err, proc.err[-500:]
+        assert "nested too deeply" in proc.err and len(proc.err.splitlines()) == 1, proc.err
+    assert not (zap.home / "subagents").exists() or not list((zap.home / "subagents").iterdir())
+    # a report nested that deep is a failed check, never a crash of its runner
+    sid = zap.spawn_sh("python3 -c 'print(\"[\" * 3000 + \"]\" * 3000)'", "--output-schema",
+                       _schema(zap))
+    assert zap.wait_status(sid) == "failed"
+    assert "nested too deeply" in _doc(zap, sid)["reason"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import threading
 
 import psutil
@@ -114,3 +115,12 @@ def _sleepers(arg: str) -> list[int]:
         except psutil.Error:
             continue
     return out
+
+
+def test_a_zapcli_spawn_inside_says_the_sandbox_hides_zapcli_s_state(box):
+    b = box(mode="full")
+    b.ctx.env.update(ZAPCLI_HOME=str(b.state), ZAPCLI_CONFIG_HOME=str(b.tmp / "config"))
+    res = BashTool(b.jobs).run({"command": f"{sys.executable} -m zapcli spawn --cli sh -- true"},
+                               b.ctx)
+    assert "inside zapcli's sandbox" in res.content and "subagent tool" in res.content, res.content
+    assert "Traceback" not in res.content and not list(b.state.glob("subagents/*.jsonl"))

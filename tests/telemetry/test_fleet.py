@@ -90,7 +90,9 @@ def fleet(tmp_path_factory):
     srv.start()
     f.env.update(OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted", OPENAI_API_KEY="sk-test-fleet-0123456789")
     try:
-        run = f.zap("run", "--approval", "full", "lead the fleet", timeout=180)
+        # no sandbox: the sh subagent spawns from inside, and a sandboxed run's
+        # shell spawns are sandboxed, where zapcli's state is hidden
+        run = f.zap("run", "--approval", "full", "--no-sandbox", "lead the fleet", timeout=180)
         assert run.returncode == 0, run.stderr
         f.run_id = re.search(r"\[run (run_\d{8}_[0-9a-f]{8})", run.stderr).group(1)  # type: ignore[union-attr]
         waiter = f.zap("spawn", "--approval", "confirm", "--", "needs approval", env={"ZAPCLI_SESSION": f.run_id})

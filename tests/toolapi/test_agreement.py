@@ -37,6 +37,10 @@ def test_every_surface_has_the_same_actions_and_parameters():
         names = [p.name for p in a.params]
         assert list(mcp[a.name].input_schema["properties"]) == names
         assert mcp[a.name].input_schema == action_schema(a)
+        # MCP: plain types, and only what the action cannot do without is required
+        assert mcp[a.name].input_schema["required"] == [p.name for p in a.params if p.required]
+        assert all("null" not in str(mcp[a.name].input_schema["properties"][n]["type"])
+                   for n in names)
         for p in a.params:
             assert combined[p.name]["type"] == [p.type, "null"]  # one type for every action
             assert f"{a.name}: " in combined[p.name]["description"]
@@ -61,10 +65,10 @@ def test_the_declaration_describes_nothing_the_cli_lacks():
                 assert a.name == "agents" and "agents show" in spec
                 continue
             assert (p.cli or p.name) in cli, f"{a.name}.{p.name} is not a parameter of zapcli {a.command}"
-    # `wait` without ids exists only inside zapcli run, and only its schema says so
+    # `wait` without ids is one thing everywhere (the CLI's `zapcli wait` takes no ids too)
     wait_ids = BY_NAME["wait"].param("ids")
-    assert wait_ids is not None and wait_ids.required and "omit" not in wait_ids.description
-    assert "omit" in (wait_ids.run_description or "")
+    assert wait_ids is not None and not wait_ids.required and "omit" in wait_ids.description
+    assert spec["wait"]["args"][0][3] is False  # (dest, kind, nargs, required)
 
 
 def test_every_action_a_result_points_to_exists():

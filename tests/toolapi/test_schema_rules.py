@@ -1,7 +1,10 @@
-"""Every tool input schema zapcli publishes passes OpenAI's strict function-
-calling rules and Anthropic's tool input rules, checked against the rules as
-documented (OpenAI: Structured Outputs "Supported schemas"; Anthropic: tool
-use "input_schema" and Structured Outputs "JSON Schema limitations")."""
+"""Every tool input schema zapcli publishes passes Anthropic's tool input
+rules, and the `subagent` tool (`zapcli tool-schema`, `zapcli run`) OpenAI's
+strict function-calling rules too, checked against the rules as documented
+(OpenAI: Structured Outputs "Supported schemas"; Anthropic: tool use
+"input_schema" and Structured Outputs "JSON Schema limitations"). The MCP
+tools' schemas are plain instead (only what is needed is required, no
+nullable types), which MCP clients that check arguments need (Gemini CLI)."""
 
 from __future__ import annotations
 
@@ -92,9 +95,9 @@ def anthropic_problems(name: str, schema: dict[str, Any]) -> list[str]:
     return bad
 
 
-SCHEMAS = ([("subagent", tool_schema()["function"]["parameters"]),
-            ("subagent(run)", subagent_schema(run=True))]
-           + [(a.name, action_schema(a)) for a in ACTIONS])
+SCHEMAS = [("subagent", tool_schema()["function"]["parameters"]),
+           ("subagent(run)", subagent_schema(run=True))]
+MCP_SCHEMAS = [(a.name, action_schema(a)) for a in ACTIONS]
 
 
 @pytest.mark.parametrize(("name", "schema"), SCHEMAS, ids=[n for n, _ in SCHEMAS])
@@ -102,8 +105,18 @@ def test_schema_passes_both_rule_sets(name, schema):
     tool = name.split("(")[0]
     assert openai_strict_problems(tool, schema) == []
     assert anthropic_problems(tool, schema) == []
+
+
+@pytest.mark.parametrize(("name", "schema"), MCP_SCHEMAS, ids=[n for n, _ in MCP_SCHEMAS])
+def test_mcp_schema_is_plain_and_passes_anthropics_rules(name, schema):
+    assert anthropic_problems(name, schema) == []
     # Claude Code names an MCP tool mcp__<server>__<tool>: still a valid name
-    assert NAME.match(f"mcp__zapcli__{tool}")
+    assert NAME.match(f"mcp__zapcli__{name}")
+    for prop in schema["properties"].values():
+        assert "null" not in str(prop["type"]) and None not in prop.get("enum", [])
+    # not the strict shape: what may be left out is not required
+    assert "every property must be in required (optional = nullable)" in openai_strict_problems(
+        name, schema) or len(schema["required"]) == len(schema["properties"])
 
 
 def test_the_checkers_can_fail():

@@ -121,6 +121,9 @@ def read_file(path: Path) -> tuple[dict[str, ServerConfig], list[dict[str, str]]
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         return {}, [_diag(str(path), f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}")]
+    except RecursionError:  # the parser's own limit: said as for YAML, never a traceback
+        return {}, [_diag(str(path), f"{path}: nested too deeply to be an MCP config (an mcp.json "
+                          "is a short, flat file); nothing in it was loaded")]
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict):
         return {}, [_diag(str(path), f'{path}: expected {{"mcpServers": {{name: {{...}}}}}}')]

@@ -104,7 +104,7 @@ def poll(
 
 @app.command()
 def wait(
-    ids: list[str] = typer.Argument(..., help="Subagent ids.", metavar="IDS"),
+    ids: Optional[list[str]] = typer.Argument(None, help="Subagent ids (none: every one of this session still running or queued).", metavar="IDS"),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Give up after this many seconds (exit 4).", metavar="SECS"),
     any: bool = typer.Option(False, "--any", help="Return when any one has ended.", metavar=""),
     json: bool = JSON,

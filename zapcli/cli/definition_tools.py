@@ -96,6 +96,28 @@ class SubagentsDelete:
         return ToolResult(True, plain(render.deleted_lines(res)))
 
 
+def list_shown(content: str) -> list[str] | None:
+    """`subagents_list`'s document as the run's stream shows it: one line a
+    definition (name, layer, state, model, tools); the model reads it whole.
+    None when it is not that document (then it is shown as it is)."""
+    try:
+        rows = json.loads(content).get("agents")
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        return None
+    out = [f"{len(rows)} definitions:"]
+    for r in rows:
+        tools = (r.get("declares") or {}).get("tools") or []
+        state = " invalid" if not r.get("valid") else "" if r.get("enabled") else " disabled"
+        out.append(f"{r.get('name')} ({r.get('layer')}){state} model {r.get('model') or '-'}; "
+                   f"tools {', '.join(map(str, tools)) or 'none'}")
+    return out
+
+
+# How the run's stream shows a tool's result, by tool name, when not line by line
+SHOWN = {"subagents_list": list_shown}
+
 PREVIEW_LINES = 40
 
 

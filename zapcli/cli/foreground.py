@@ -20,7 +20,9 @@ from typing import Any
 
 from zapcli.agent.types import Verdict
 from zapcli.approvals import Policy
+from zapcli.cli.definition_tools import SHOWN
 from zapcli.cli.output import escape_controls, is_tty
+from zapcli.cli.runend import HungUp, Terminated, close, emit_run, interrupted, on_signal, say
 from zapcli.errors import UsageError, ZapcliError
 from zapcli.paths import control_roots
 from zapcli.trail.model import Status
@@ -42,7 +44,8 @@ class TerminalApprover(Policy):
         if self.unattended:
             return False, "no terminal to ask for approval (run with --approval full to allow)"
         from rich.markup import escape
-        from rich.prompt import Confirm
+
+        from zapcli.cli.output import confirm
 
         # One question at a time: concurrent `subagent` calls may ask together.
         with _ASKING:
@@ -51,8 +54,7 @@ class TerminalApprover(Policy):
 
                 sys.stderr.write(escape_controls(save_preview(args, self.workspace)) + "\n")
             try:
-                ok = Confirm.ask(f"[magenta]allow[/] {escape(escape_controls(verdict.summary))}?",
-                                 default=False)
+                ok = confirm(f"[magenta]allow[/] {escape(escape_controls(verdict.summary))}?")
             except EOFError:  # the terminal's input ended: nobody can answer any more
                 self.unattended = self.input_ended = True
                 sys.stderr.write("\n")
@@ -63,14 +65,6 @@ class TerminalApprover(Policy):
 _ASKING = threading.Lock()
 
 
-class _Terminated(Exception):
-    """SIGTERM reached `zapcli run`: end like Ctrl-C, naming what still runs."""
-
-
-def _terminated(signum: int, frame: Any) -> None:
-    raise _Terminated()
-
-
 def _args_text(arguments: Any) -> str:
     """Tool-call arguments as compact JSON (as `replay` shows them), escaped."""
     if isinstance(arguments, str):
@@ -78,49 +72,6 @@ def _args_text(arguments: Any) -> str:
     import json as jsonlib
 
     return escape_controls(jsonlib.dumps(arguments, ensure_ascii=False, separators=(", ", ": ")))
-
-
-def _emit_run(run_id: str, status: str, reason: str | None, report: str | None, sub: Any,
-              tokens: Any, tree: Any = None, **extra: Any) -> None:
-    """The one `run --json` document: `tokens` are the run's own model calls,
-    `tree_tokens` the run's and every subagent's (what `usage` shows);
-    `undelivered`: results its model never saw; `extra` keys (`running`,
-    `error`) when the run did not complete."""
-    from zapcli.cli.output import emit_json
-
-    undelivered, figures = tree if tree is not None else ([], None)
-    emit_json({"run_id": run_id, "status": status, "reason": reason, "report": report,
-               "subagents": list(sub.started), "tokens": tokens.doc(),
-               "tree_tokens": figures.doc() if figures is not None else None,
-               "undelivered": undelivered, **extra})
-
-
-def _left_running(sub: Any) -> list[str]:
-    """The subagents of this run still running now."""
-    from zapcli.errors import NotFound
-    from zapcli.lifecycle.observe import observe
-
-    running = []
-    for sid in list(sub.started):
-        try:
-            if not observe(sid).terminal:
-                running.append(sid)
-        except NotFound:
-            continue
-    return running
-
-
-def _close(tree: Any, sub: Any, run_id: str) -> Any:
-    """End the run's tree (nothing outlives the run) and say what never reached it."""
-    from zapcli.cli.runtree import say_undelivered
-
-    running = _left_running(sub)
-    if running:
-        sys.stderr.write(f"zapcli: note: stopping {len(running)} subagent(s) of this run still "
-                         f"running ({' '.join(running)}): a run's subagents never outlive it\n")
-    closed = tree.close(sub)
-    say_undelivered(closed[0], run_id)
-    return closed
 
 
 class _TerminalSink:
@@ -168,7 +119,10 @@ class _TerminalSink:
         if call_id != self.last_call:  # several calls ran at once: say whose result this is
             sys.stderr.write(f"  ↳ {self.calls.get(call_id, '?')[:120]}\n")
         self.last_call = call_id
-        lines = escape_controls(str(rec.get("content", ""))).split("\n")
+        compact = SHOWN.get(self.calls.get(call_id, "").split(" ", 1)[0]) if rec.get("ok") else None
+        content = str(rec.get("content", ""))
+        lines = [escape_controls(x) for x in (compact and compact(content)
+                                               or content.split("\n"))]
         shown = "\n".join("  │ " + x for x in lines[:40])
         more = f"\n  │ … {len(lines) - 40} more lines" if len(lines) > 40 else ""
         sys.stderr.write(("" if rec.get("ok") else "  ! error:\n") + shown + more + "\n")
@@ -304,7 +258,8 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
     notices = sub.announcements if budget is None else lambda: sub.announcements() + budget.notices()
     hooks = Hooks(approver=gate, before_model_call=notices)
     # subagents' approval requests are asked here, at once, whatever the model is doing
-    watcher = ApprovalWatcher(lambda: sub.started, sub.notify, gate, _ASKING)
+    watcher = ApprovalWatcher(lambda: sub.started, sub.notify, gate, _ASKING,
+                              denied=sub.denied if gate.unattended else None)
 
     def stop_reason() -> tuple[str, str] | None:
         if time.monotonic() >= deadline:
@@ -318,7 +273,7 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
                             budget=tree.check))
 
     worker = threading.Thread(target=loop, name="agent-loop", daemon=True)
-    previous = signal.signal(signal.SIGTERM, _terminated)
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
     run_id = sink.run_id
     watching = threading.Event()
     if budget is not None:
@@ -327,50 +282,33 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         watcher.start()
         worker.start()
         worker.join(timeout=max(limit, 0) + 1.0)
-    except (KeyboardInterrupt, _Terminated) as exc:
+    except (KeyboardInterrupt, Terminated, HungUp) as exc:
         watching.set()
-        _interrupted(exc, run_id, sub, sink, tree, json)
+        interrupted(exc, run_id, sub, tree, json)
     finally:
         watching.set()
         watcher.stop.set()
-        signal.signal(signal.SIGTERM, previous)
+        watcher.catch_up()  # a denial made since its last look is in the report too
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     if not box:
-        closed = _close(tree, sub, run_id)
+        closed = close(tree, sub, run_id)
         why = (f"timed out after {limit:g}s (waiting for the model); raise --timeout or check "
                "the endpoint with `zapcli doctor`")
         if json:  # --json promises the run document, also when the run does not complete
-            _emit_run(run_id, "timeout", why, None, sub, tree.own(), closed)
+            emit_run(run_id, "timeout", why, None, sub, tree.own(), closed)
             raise SystemExit(1)
         raise ZapcliError(f"run {run_id} {why}")
     return box[0]
 
 
-def _interrupted(exc: BaseException, run_id: str, sub: Any, sink: _TerminalSink, tree: Any,
-                 json: bool) -> None:
-    """Ctrl-C or SIGTERM: stop the tree (nothing outlives the run), say what
-    never reached it; with --json the run document (one document, also when
-    the run does not complete) and the exit code. `running`: the subagents
-    that were still running (now stopped)."""
-    running = _left_running(sub)
-    if isinstance(exc, _Terminated):
-        sys.stderr.write(f"zapcli: run {run_id} was terminated (SIGTERM)\n")
-        closed = _close(tree, sub, run_id)
-        if json:
-            _emit_run(run_id, "cancelled", "terminated (SIGTERM)", None, sub, tree.own(), closed,
-                      running=running)
-        raise SystemExit(128 + signal.SIGTERM) from None
-    sys.stderr.write("zapcli: interrupted\n")
-    closed = _close(tree, sub, run_id)
-    if not json:
-        raise exc
-    why = "interrupted (Ctrl-C); its subagents were stopped"
-    _emit_run(run_id, "interrupted", why, None, sub, tree.own(), closed, running=running,
-              error={"code": "interrupted", "message": why, "exit_code": 130})
-    raise SystemExit(130) from None
-
-
 def _finish(result: Any, run_id: str, sink: _TerminalSink, sub: Any, tree: Any, json: bool) -> int:
-    closed = _close(tree, sub, run_id)
+    closed = close(tree, sub, run_id)
+    if sub.denied and not json:  # each was said as it happened; the end says it once more
+        ids = " ".join(dict.fromkeys(d["id"] for d in sub.denied))
+        say(f"zapcli: note: {len(sub.denied)} approval request(s) of this run's subagents "
+            f"denied without asking ({ids}): at a terminal you are asked; --approval full "
+            "allows them\n")
     reason = result.reason
     if reason and reason.startswith("token budget") and tree.budget is not None:
         figures = closed[1]  # the tree has ended: its figures are final, as usage shows them
@@ -379,7 +317,7 @@ def _finish(result: Any, run_id: str, sink: _TerminalSink, sub: Any, tree: Any, 
             else (f"token budget: {tree.budget.said(figures.total, figures.cost)} used by this run "
                   "and its subagents, and its next model call would not fit")
     if json:
-        _emit_run(run_id, result.status, reason, result.report, sub, tree.own(), closed)
+        emit_run(run_id, result.status, reason, result.report, sub, tree.own(), closed)
         return 0 if Status.parse(result.status) == Status.COMPLETED else 1
     sys.stdout.write("\n")
     if Status.parse(result.status) != Status.COMPLETED:

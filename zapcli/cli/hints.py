@@ -1,16 +1,17 @@
 """Next-step hints on stderr that several commands share.
 
-Imports `zapcli.cli.output`.
+Imports `zapcli.cli.output`, `zapcli.render.listing` (the words a tool says too).
 """
 
 from __future__ import annotations
 
 from zapcli.cli.output import note
+from zapcli.render.listing import elsewhere
+from zapcli.render.text import spell
 
 
 def other_sessions(session: str, others: int | None) -> None:
     """When this session shows nothing: say if other sessions have subagents
     (a harness that setsid's each command changes session each time)."""
     if others:
-        note(f"{others} subagent(s) in other sessions (this one is {session}): "
-             "zapcli list --all; set ZAPCLI_SESSION to share one session between commands")
+        note(spell(elsewhere(session, others), "cli"))

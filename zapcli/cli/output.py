@@ -99,6 +99,44 @@ def error(message: str) -> None:
         sys.stderr.flush()
 
 
+class _Answers:
+    """The terminal's answers, read through a reader of our own on a copy of
+    stdin's descriptor: a question left open on a thread when `zapcli run`
+    ends (Ctrl-C, SIGTERM, SIGHUP) then holds this reader's lock, not
+    sys.stdin's, which the interpreter takes at exit (a fatal error, exit -6,
+    if a thread holds it). End of input is EOFError, as for input()."""
+
+    _one: _Answers | None = None
+
+    def __init__(self) -> None:
+        self.file = open(os.dup(sys.stdin.fileno()), encoding="utf-8",  # noqa: SIM115
+                         errors="replace", closefd=True)
+
+    @classmethod
+    def get(cls) -> _Answers:
+        if cls._one is None:
+            cls._one = cls()
+        return cls._one
+
+    def readline(self) -> str:
+        line = self.file.readline()
+        if not line:
+            raise EOFError
+        return line
+
+
+def confirm(question: str) -> bool:
+    """Ask y/N at the terminal (rich markup in `question`), on stderr: stdout
+    stays the command's (`zapcli run --json` prints one document there).
+    EOFError when the terminal's input ended (Ctrl-D). The callers ask one
+    question at a time (under one lock)."""
+    from rich.console import Console
+    from rich.prompt import Confirm
+
+    return bool(Confirm.ask(question, default=False, console=Console(stderr=True),
+                            stream=_Answers.get()))  # type: ignore[call-overload]
+
+
 def warn(message: str) -> None:
     sys.stderr.write(f"zapcli: warning: {escape_controls(message)}\n")
     sys.stderr.flush()

@@ -79,5 +79,7 @@ def status_of(exc: BaseException) -> tuple[str, str]:
         return "cancelled", "interrupted (Ctrl-C)"
     if isinstance(exc, SystemExit) and exc.code == 143:
         return "cancelled", "terminated (SIGTERM)"
+    if isinstance(exc, SystemExit) and exc.code == 129:
+        return "cancelled", "the terminal closed (SIGHUP)"
     message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
     return ("timeout" if "timed out" in message else "failed"), message

@@ -40,6 +40,9 @@ class SubagentTool:
         self.env = Env(surface="run", approval=approval, unattended=unattended,
                        shell_allowed=shell_allowed, stop_on_approval=False)
         self._notices: list[str] = []
+        # its children's approval requests denied without asking anyone (a run
+        # with no terminal): said in the run's stream and its report
+        self.denied: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
     @property

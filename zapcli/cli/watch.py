@@ -5,7 +5,10 @@ tool, one-line summary — one question at a time (the same lock as the run's
 own questions). The answer decides it (`ops.steer.decide`); Ctrl-D denies
 this and every later question; without a terminal each request is denied at
 once, the reason told to the child. The parent model never decides: it is
-told the outcome in a notice before its next model call.
+told the outcome in a notice before its next model call. A run that cannot
+ask anyone (no terminal, `--unattended`) says each denial of its children's
+requests on stderr as it happens and keeps it for its report (`denied`):
+those children inherit the run's unattended mode and deny by themselves.
 
 Imports `zapcli.lifecycle.observe`, `zapcli.ops.steer`, `zapcli.cli.output`;
 rich only when it asks.
@@ -33,11 +36,14 @@ class ApprovalWatcher(threading.Thread):
     can answer any more) and `lock` the one-question-at-a-time lock."""
 
     def __init__(self, started: Callable[[], list[str]], notify: Callable[[str], None],
-                 gate: Any, lock: threading.Lock):
+                 gate: Any, lock: threading.Lock, denied: list[dict[str, Any]] | None = None):
         super().__init__(name="approval-watcher", daemon=True)
         self.started, self.notify, self.gate, self.lock = started, notify, gate, lock
         self.asked: set[tuple[str, str]] = set()
         self.stop = threading.Event()
+        self.denied = denied  # None: a person is asked, and sees what they decide
+        self.told: set[tuple[str, str]] = set()
+        self.settled: set[str] = set()  # ended, and every denial in it told
 
     def run(self) -> None:
         while not self.stop.wait(POLL_S):
@@ -46,15 +52,37 @@ class ApprovalWatcher(threading.Thread):
             except Exception as exc:  # noqa: BLE001 - the watcher must outlive a bad trail
                 sys.stderr.write(f"zapcli: note: approval watcher: {exc}\n")
 
+    def catch_up(self) -> None:
+        """Once more, as the run ends: tell the denials made since the last
+        look (only where nobody is asked; a question is never asked now)."""
+        if self.denied is None:
+            return
+        if self.is_alive():
+            self.join(timeout=POLL_S * 4)  # its own look, if one is under way, ends first
+        try:
+            self._scan()
+        except Exception:  # noqa: BLE001 - the run's end must not fail on a bad trail
+            pass
+
     def _scan(self) -> None:
         from zapcli.errors import NotFound
-        from zapcli.trail.reader import load
+        from zapcli.trail import store
+        from zapcli.trail.reader import read, summarize
 
         for sid in self.started():
-            try:
-                state = load(sid)
-            except NotFound:
+            if sid in self.settled:
                 continue
+            try:
+                trail = read(store.path_for(sid))
+            except (NotFound, OSError):
+                continue
+            state = summarize(trail)
+            if state is None:
+                continue
+            if self.denied is not None:
+                self._tell_denials(sid, trail.records)
+                if state.final is not None:
+                    self.settled.add(sid)
             req = state.pending_approval
             if req is None or state.final is not None:
                 continue
@@ -68,11 +96,33 @@ class ApprovalWatcher(threading.Thread):
             approve, reason = self._ask(sid, key[1], task, req)
             self._decide(sid, key[1], req, approve, reason)
 
+    def _tell_denials(self, sid: str, records: list[dict[str, Any]]) -> None:
+        """Say each denied request of `sid` once, on stderr, and keep it."""
+        asked: dict[str, dict[str, Any]] = {}
+        for rec in records:
+            req_id = str(rec.get("req_id"))
+            if rec.get("type") == "approval_request":
+                asked[req_id] = rec
+            elif (rec.get("type") == "approval_decision" and rec.get("decision") == "deny"
+                  and (sid, req_id) not in self.told and self.denied is not None):
+                self.told.add((sid, req_id))
+                req = asked.get(req_id, {})
+                self.denied.append({"id": sid, "req_id": req_id, "tool": req.get("tool"),
+                                    "summary": req.get("summary"), "reason": rec.get("reason")})
+                summary = " ".join(str(req.get("summary") or req.get("tool")).split())[:100]
+                why = " ".join(str(rec.get("reason")).split())[:300]
+                try:
+                    sys.stderr.write(escape_controls(f"zapcli: note: {sid} asked to run {summary} "
+                                                     f"({req_id}): denied — {why}") + "\n")
+                except OSError:
+                    pass
+
     def _ask(self, sid: str, req_id: str, task: str, req: dict[str, Any]) -> tuple[bool, str]:
         if self.gate.unattended:
             return False, INPUT_ENDED if getattr(self.gate, "input_ended", False) else NO_TERMINAL
         from rich.markup import escape
-        from rich.prompt import Confirm
+
+        from zapcli.cli.output import confirm
 
         with self.lock:
             if self.gate.unattended:  # the input ended while this one waited its turn
@@ -82,7 +132,7 @@ class ApprovalWatcher(threading.Thread):
                              f"{'…' if len(flat) > 80 else ''}\n")
             summary = escape_controls(str(req.get("summary") or req.get("tool")))
             try:
-                ok = Confirm.ask(f"[magenta]allow[/] {escape(summary)}?", default=False)
+                ok = confirm(f"[magenta]allow[/] {escape(summary)}?")
             except EOFError:  # Ctrl-D: nobody answers any more; this and later ones are denied
                 self.gate.unattended = True
                 self.gate.input_ended = True

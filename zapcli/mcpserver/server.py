@@ -13,8 +13,11 @@ that can take one (stdio, legacy HTTP; asked in the background, so progress
 goes on and the wait's timeout holds; an unanswered one ends with the call),
 an `InputRequiredResult` on a 2026-07-28 one (the client answers and calls
 again; the wait goes on with what is left of its timeout: the deadline rides
-in `request_state`). A call whose client cancels it or goes away stops
-at its worker's next tick; a stdio client gone is one line on stderr.
+in `request_state`). poll and wait block at most `WAIT_CAP_S` (40 s; C22:
+hosts drop a call after about a minute), then answer "still running" as an
+ordinary result. A call whose client cancels it or goes away stops at its
+worker's next tick, and never its subagents; a stdio client gone is one
+line on stderr.
 """
 
 from __future__ import annotations
@@ -33,16 +36,22 @@ import anyio.from_thread
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPError
 
 from zapcli import __version__
 from zapcli.lifecycle import session as sessions
 from zapcli.mcpserver.tools import TOOLS, result
 from zapcli.toolapi.dispatch import Env, Reply, call
+from zapcli.toolapi.spec import BY_NAME
 
 INSTRUCTIONS = ("zapcli runs work in parallel background subagents (OS processes). spawn returns "
                 "an id at once; wait (or poll) for it; output and replay show what it did. "
                 "Subagents keep running after this connection ends.")
 PROGRESS_EVERY_S = 1.0
+# Several MCP hosts end a tools/call after about a minute and drop its result
+# (C22): poll and wait answer "still running" by then. ZAPCLI_MCP_WAIT_CAP_S
+# changes it (a client known to wait longer; tests).
+WAIT_CAP_S = 40.0
 APPROVAL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"reason": {"type": "string", "title": "Reason (optional)",
@@ -71,6 +80,7 @@ class Conn:
 class Zapserver:
     def __init__(self) -> None:
         self.fixed = os.environ.get("ZAPCLI_SESSION") or None
+        self.cap_s = wait_cap()
         self.conns: dict[str, Conn] = {}
         self.cut = 0  # tool calls cancelled before they answered
         self.closing = threading.Event()  # set: every blocking call stops at its next tick
@@ -90,6 +100,9 @@ class Zapserver:
         return types.ListToolsResult(tools=TOOLS)
 
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
+        if params.name not in BY_NAME:  # the protocol's error, not a tool's (MCP: tools/call)
+            raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; zapcli's tools: "
+                           + ", ".join(BY_NAME))
         args, deadline = _resume(params.name, params.arguments, params.request_state)
         try:
             conn = self.conn(ctx)
@@ -109,7 +122,8 @@ class Zapserver:
         # shares the connection's ids and lock; a client that cannot elicit decides
         # approvals itself, so poll/wait show a request at once
         env = conn.env.copy(on_tick=ticker, stop_on_approval=not ticker.can_elicit,
-                            confirm=ticker.confirm if ticker.can_elicit else None)
+                            confirm=ticker.confirm if ticker.can_elicit else None,
+                            cap_s=self.cap_s)
 
         def work() -> Reply:
             with sessions.using(conn.session):
@@ -137,6 +151,23 @@ class Zapserver:
             parts = str(key).split(":")
             if len(parts) == 3 and parts[0] == "approval" and isinstance(answer, types.ElicitResult):
                 await anyio.to_thread.run_sync(_decide, parts[1], parts[2], answer)
+
+
+def wait_cap() -> float:
+    """The longest a poll/wait call blocks: WAIT_CAP_S, or ZAPCLI_MCP_WAIT_CAP_S."""
+    given = os.environ.get("ZAPCLI_MCP_WAIT_CAP_S", "").strip()
+    if not given:
+        return WAIT_CAP_S
+    try:
+        cap = float(given)
+    except ValueError:
+        cap = -1.0
+    if not 1 <= cap <= 3600:
+        from zapcli.errors import UsageError
+
+        raise UsageError(f"ZAPCLI_MCP_WAIT_CAP_S must be a number of seconds from 1 to 3600 "
+                         f"(default {WAIT_CAP_S:g}), got {given!r}")
+    return cap
 
 
 def _resume(name: str, args: Any, state: str | None) -> tuple[Any, float | None]:

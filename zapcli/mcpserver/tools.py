@@ -33,11 +33,13 @@ OUTPUT_SCHEMA: dict[str, Any] = {
         "id": {"type": "string"},
         "status": {"type": "string"},
         "timed_out": {"type": "boolean"},
+        "still_running": {"type": "boolean", "description": "The call answered at the server's "
+                                                            "cap (40 s): call it again to go on."},
         "subagents": {"type": "array", "items": {"type": "object"}},
     },
     "required": ["text", "exit_code"],
 }
-_KEYS = ("id", "status", "timed_out")
+_KEYS = ("id", "status", "timed_out", "still_running")
 _ENTRY_KEYS = ("id", "status", "exit_code", "outcome", "error", "pending_approval")
 
 

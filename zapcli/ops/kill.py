@@ -150,7 +150,8 @@ def end_and_stop(sid: str, outcome: Outcome, settings: Settings, *, by: str,
                  answered: Outcome | None = None) -> bool:
     """Record `outcome` as the end of `sid` (the first terminal status wins),
     then end its process tree as `kill` does — for a stop that is not the
-    user's cancel (a run's token budget, the run's end). `answered`: the end
+    user's cancel (a run's token budget, the run's end); a pending approval
+request is settled as denied with the same reason. `answered`: the end
     instead when its final answer (`report`) had already arrived, decided
     under the trail's lock. True when this call ended it."""
     path = store.path_for(sid)
@@ -162,7 +163,8 @@ def end_and_stop(sid: str, outcome: Outcome, settings: Settings, *, by: str,
             return False
         if answered is not None and s.report is not None:
             outcome = answered
-        final, ours = ending.end(path, outcome, by=by)
+        # nobody will answer its pending request once it has ended: denied, saying why
+        final, ours = ending.end(path, outcome, by=by, deny_pending=outcome.reason or f"stopped by {by}")
     if not ours:
         return False
     stop_after_end(sid, load(sid), final, settings.kill_grace_s)  # its start may have landed since

@@ -50,6 +50,7 @@ class ListResult:
     limit: int = DEFAULT_LIMIT
     long: bool = False
     damaged: dict[str, str] | None = None  # id -> why it cannot be read (no spawn record)
+    waiting: dict[str, str] | None = None  # a queued one's id -> what it waits for
 
 
 def _newest_first(all_sessions: bool, session: str) -> list[str]:
@@ -99,9 +100,10 @@ def list_subagents(settings: Settings, *, all_sessions: bool = False, status: st
             views.append(view)
     if limit and len(views) > limit:
         views, more = views[:limit], len(views) - limit
-    _kick_queue(views, settings)
+    if _kick_queue(views, settings):  # it started some: show them as they are now
+        views = [_again(v, settings) for v in views]
     res = ListResult(session, views, all_sessions, more=more, limit=limit, long=long,
-                     damaged=damaged)
+                     damaged=damaged, waiting=_waiting(views, settings))
     if not all_sessions and not views:
         res.in_other_sessions = in_other_sessions(session)
         res.active_elsewhere = active_elsewhere(session) if res.in_other_sessions else 0
@@ -115,14 +117,36 @@ def _being_spawned(sid: str) -> bool:
     return found is not None and found.fresh
 
 
-def _kick_queue(views: list[View], settings: Settings) -> None:
+def _kick_queue(views: list[View], settings: Settings) -> bool:
+    """Start what free slots allow; True when it started any."""
+    started = False
     for s in {v.session for v in views if v.status == Status.QUEUED}:
         try:
             from zapcli.lifecycle import queue  # only then: most lists start nothing
 
-            queue.drain(s, settings)
+            started = bool(queue.drain(s, settings)) or started
         except Exception:
             pass
+    return started
+
+
+def _again(view: View, settings: Settings) -> View:
+    if view.status != Status.QUEUED:
+        return view
+    try:
+        return observe(view.id, stall_s=settings.stall_s, kill_grace_s=settings.kill_grace_s)
+    except NotFound:
+        return view
+
+
+def _waiting(views: list[View], settings: Settings) -> dict[str, str]:
+    """What each queued one waits for (`lifecycle.waiting`)."""
+    queued = [v for v in views if v.status == Status.QUEUED]
+    if not queued:
+        return {}
+    from zapcli.lifecycle.waiting import waiting_for
+
+    return {v.id: why for v in queued if (why := waiting_for(v, settings))}
 
 
 def in_other_sessions(session: str) -> int:

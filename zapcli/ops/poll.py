@@ -217,17 +217,30 @@ class WaitResult:
         return EXIT_WAIT_NOT_COMPLETED
 
 
+def outstanding(session: str | None = None) -> list[str]:
+    """What `wait` with no ids waits for, on every surface: the subagents of
+    this session that have not ended (queued, running, awaiting approval),
+    oldest first — as a shell's `wait` waits for its unfinished jobs. Read
+    from the session's active markers, which a subagent's end removes."""
+    from zapcli.lifecycle import session as sessions
+
+    # a marker without its trail is a spawn under way, or one removed since
+    return [sid for sid in sessions.active(session or sessions.current())
+            if store.path_for(sid).exists()]
+
+
 def wait(ids: list[str], settings: Settings, *, timeout_s: float | None = None, any_: bool = False,
          on_tick: Callable[[list[View], float], None] | None = None) -> WaitResult:
     """Block until all (or any) named subagents are terminal, or `timeout_s` passes.
+    No ids (none `outstanding`): nothing to wait for, at once.
 
     Raises NotFound naming the first id that does not exist (nothing awaited).
     """
-    if not ids:
-        raise UsageError("wait needs at least one subagent id")
-    ids = list(dict.fromkeys(store.resolve(i) for i in ids))
     if timeout_s is not None and not timeout_s >= 0:
         raise UsageError(f"{param('timeout')} must be 0 or more seconds (0: check once), got {timeout_s}")
+    ids = list(dict.fromkeys(store.resolve(i) for i in ids))
+    if not ids:
+        return WaitResult([], False, 0.0)
     start = time.monotonic()
     with _waker(ids, timeout_s != 0, ENDS) as waker:
         while True:

@@ -6,7 +6,7 @@ from typing import Any
 
 from zapcli.render import merge as render_merge
 from zapcli.render import spawn as render_spawn
-from zapcli.render.common import STATUS_STYLE, Lines, one_line, status_phrase
+from zapcli.render.common import STATUS_STYLE, Lines, one_line, reason_line, status_phrase
 from zapcli.render.diff import stale_line, stat_words
 from zapcli.render.text import alt, escape_controls
 
@@ -43,6 +43,9 @@ def _attempt_lines(a: Any) -> Lines:
     v = a.view
     who = v.cli + (f" {a.model}" if a.model else "") + (f" (agent {v.agent})" if v.agent else "")
     out: Lines = [(STATUS_STYLE.get(v.status, ""), f"  {a.index}. {a.id}: {status_phrase(v)} — {who}")]
+    reason = reason_line(v)
+    if reason is not None:
+        out.append((reason[0], "   " + reason[1]))
     diff = stat_words(a.diff) if a.diff is not None else (a.missing or "no diff")
     out.append(("", f"     {diff}; {_tokens(v)}"))
     if a.merged:

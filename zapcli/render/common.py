@@ -89,8 +89,26 @@ def status_phrase(v: View) -> str:
         if reason.startswith(same):
             reason = ""
     if reason and v.status != Status.COMPLETED:
-        parts.append(one_line(reason, 120))
+        # a long one is said whole on a line of its own (`reason_line`): its end
+        # is often the advice (what to do), which a cut would drop
+        parts.append(one_line(reason) if len(" ".join(reason.split())) <= REASON_INLINE
+                     else "reason below")
     return f"{v.status} ({', '.join(parts)})" if parts else v.status
+
+
+REASON_INLINE = 120  # characters of a reason said inside the status phrase
+REASON_MAX = 2000  # a longer one keeps its start and its end (the advice)
+
+
+def reason_line(v: View) -> tuple[str, str] | None:
+    """`  Reason: …` — the whole reason of one that ended otherwise than
+    completed, when it is too long for the status phrase; else None."""
+    flat = " ".join((v.reason or "").split())
+    if v.status == Status.COMPLETED or len(flat) <= REASON_INLINE or not v.terminal:
+        return None
+    if len(flat) > REASON_MAX:
+        flat = f"{flat[:REASON_MAX // 2]} … {flat[-REASON_MAX // 2:]}"
+    return "red", f"  Reason: {escape_controls(flat)}"
 
 
 def _seconds_left(until: Any) -> float | None:
@@ -116,10 +134,9 @@ def held_reason(v: View) -> str | None:
     """Why the queue holds a subagent back (a provider's rate limit), while it does."""
     if not v.held:
         return None
-    left = _seconds_left(v.held.get("until"))
-    if left is None or left <= 0:
-        return None
-    return f"{v.held.get('reason')}, retry in {max(int(left + 0.999), 1)}s"
+    from zapcli.lifecycle.waiting import held
+
+    return held(v)
 
 
 def tokens_text(t: Any) -> str:
@@ -135,9 +152,12 @@ def tokens_text(t: Any) -> str:
 
 
 def view_header(v: View) -> list[tuple[str, str]]:
-    lines = [(STATUS_STYLE.get(v.status, ""), f"{v.id}: {status_phrase(v)}"),
-             ("dim", f"  CLI: {v.cli}" + (f" (agent {v.agent})" if v.agent else "")),
-             ("", f"  Task: {one_line(v.task, 100)}")]
+    lines = [(STATUS_STYLE.get(v.status, ""), f"{v.id}: {status_phrase(v)}")]
+    reason = reason_line(v)
+    if reason:
+        lines.append(reason)
+    lines += [("dim", f"  CLI: {v.cli}" + (f" (agent {v.agent})" if v.agent else "")),
+              ("", f"  Task: {one_line(v.task, 100)}")]
     if v.pending_approval:
         req = v.pending_approval
         lines.append(("magenta", f"  Awaiting approval {req.get('req_id')}: "

@@ -14,6 +14,7 @@ from zapcli.render.common import (
     view_header,
     view_json,
 )
+from zapcli.render.text import alt
 from zapcli.trail.model import Status
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -36,13 +37,11 @@ def _width() -> int:
     return max(columns, 60)
 
 
-def short_status(v: Any) -> str:
-    """`running 23s`, `completed 45s`, `failed 3.0s exit 2`, `queued`."""
+def short_status(v: Any, waiting: str | None = None) -> str:
+    """`running 23s`, `completed 45s`, `failed 3.0s exit 2`, `queued (after
+    3f9a0c1e)`: a queued one with what it waits for (`lifecycle.waiting`)."""
     if v.status == Status.QUEUED:
-        from zapcli.render.common import held_reason
-
-        held = held_reason(v)
-        return f"queued ({held})" if held else "queued"
+        return f"queued ({waiting})" if waiting else "queued"
     if v.status == Status.RUNNING and getattr(v, "rate_limit", None):
         from zapcli.render.common import rate_limited
 
@@ -55,18 +54,30 @@ def short_status(v: Any) -> str:
     return text
 
 
-def table(views: list[Any], width: int | None = None) -> Lines:
-    """The compact rows: id tail, status, backend/agent, task (cut to `width`)."""
+SESSION_WIDTH = 24  # a longer session name is cut (list --json has it whole)
+
+
+def table(views: list[Any], width: int | None = None, *, sessions: bool = False,
+          waiting: dict[str, str] | None = None) -> Lines:
+    """The compact rows: id tail, status, (`sessions`: the session,) backend/
+    agent, task (cut to `width`)."""
     width = width or _width()
-    rows = [(v.id[-8:], short_status(v), v.cli + (f"/{v.agent}" if v.agent else ""), v)
-            for v in views]
+    rows = [(v.id[-8:], short_status(v, (waiting or {}).get(v.id)),
+             one_line(v.session, SESSION_WIDTH) if sessions else "",
+             v.cli + (f"/{v.agent}" if v.agent else ""), v) for v in views]
     w_status = max([len("STATUS"), *(len(r[1]) for r in rows)])
-    w_cli = max([len("CLI"), *(len(r[2]) for r in rows)])
-    task_room = max(width - 8 - w_status - w_cli - 6, 20)
-    out: Lines = [("dim", f"{'ID':<8}  {'STATUS':<{w_status}}  {'CLI':<{w_cli}}  TASK")]
-    for tail, status, cli, v in rows:
+    w_session = max([len("SESSION"), *(len(r[2]) for r in rows)]) if sessions else 0
+    w_cli = max([len("CLI"), *(len(r[3]) for r in rows)])
+    task_room = max(width - 8 - w_status - (w_session + 2 if sessions else 0) - w_cli - 6, 20)
+
+    def row(tail: str, status: str, session: str, cli: str) -> str:
+        middle = f"{session:<{w_session}}  " if sessions else ""
+        return f"{tail:<8}  {status:<{w_status}}  {middle}{cli:<{w_cli}}  "
+
+    out: Lines = [("dim", row("ID", "STATUS", "SESSION", "CLI") + "TASK")]
+    for tail, status, session, cli, v in rows:
         out.append((STATUS_STYLE.get(v.status, ""),
-                    f"{tail:<8}  {status:<{w_status}}  {cli:<{w_cli}}  {one_line(v.task, task_room)}"))
+                    row(tail, status, session, cli) + one_line(v.task, task_room)))
         if v.pending_approval:
             req = v.pending_approval
             out.append(("magenta", f"{'':8}  ↳ asks: "
@@ -86,7 +97,7 @@ def lines(res: Any) -> Lines:
             out.append(("", ""))
             out.extend(view_header(v))
     elif res.views:
-        out.extend(table(res.views))
+        out.extend(table(res.views, sessions=res.all_sessions, waiting=res.waiting))
     if res.more:
         out.append(("dim", f"… {res.more} more (--limit N shows N, --limit 0 all)"))
     for sid, why in (res.damaged or {}).items():
@@ -94,9 +105,21 @@ def lines(res: Any) -> Lines:
     return out
 
 
+def elsewhere(session: str, others: int) -> str:
+    """What to say when this session shows nothing but others have
+    subagents: a harness that starts each command in a new session, or an MCP
+    connection (each is its own session), is often not where the caller thinks."""
+    return (f"{others} subagent(s) in other sessions (this one is {session}): "
+            + alt("zapcli list --all; set ZAPCLI_SESSION to share one session between commands",
+                  "action list with all: true shows them (each MCP connection is its own "
+                  "session unless the server has ZAPCLI_SESSION set); ids work from any session"))
+
+
 def doc(res: Any) -> dict[str, Any]:
     return {"session": res.session, "all_sessions": res.all_sessions, "count": len(res.views),
-            "more": res.more, "subagents": [view_json(v) for v in res.views],
+            "more": res.more,
+            "subagents": [{**view_json(v), "waiting_for": (res.waiting or {}).get(v.id)}
+                          for v in res.views],
             # counted only when this session shows nothing
             "in_other_sessions": res.in_other_sessions,
             "active_in_other_sessions": res.active_elsewhere,

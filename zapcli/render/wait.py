@@ -5,15 +5,32 @@ from __future__ import annotations
 from typing import Any
 
 from zapcli.render.common import Lines, duration, view_header, view_json
+from zapcli.render.text import alt
+
+NOTHING = ("[SubAgent] nothing to wait for: no subagent of "
+           + alt("this session", "this session", "yours") + " is running or queued ("
+           + alt("zapcli list", "action list", "action list") + " shows the finished ones)")
+
+
+def capped(cap_s: float, timeout: float | None) -> str:
+    """A wait that answered at the caller's cap (an MCP call returns before
+    its client gives up), with what is left of the timeout it was given."""
+    left = f" with timeout {timeout - cap_s:g}" if timeout is not None and timeout > cap_s else ""
+    return (f"[SubAgent] still running after {cap_s:g}s: a wait answers within {cap_s:g} s, "
+            f"before MCP clients give up on a call; wait again{left} to go on waiting")
 
 
 def lines(res: Any) -> Lines:
+    if not res.views:
+        return [("dim", NOTHING)]
     out: Lines = []
     if res.timed_out:
         out.append(("yellow", f"[SubAgent] wait timed out after {duration(res.waited_s)}"))
     for v in res.views:
         head = view_header(v)
         out.append((head[0][0], "[SubAgent] " + head[0][1]))
+        if head[1][1].startswith("  Reason: "):  # a long reason, whole
+            out.append(head[1])
     return out
 
 

@@ -64,6 +64,7 @@ def argv(policy: Policy, bwrap: str, *, root: bool | None = None) -> list[str]:
                 "ro": ["--ro-bind", path, path]}[how]
     for path in policy.hidden:
         out += ["--remount-ro", path]
+    out += ["--setenv", "ZAPCLI_SANDBOXED", "1"]  # a zapcli inside says why it cannot write
     if policy.scratch:
         out += ["--setenv", "TMPDIR", policy.scratch]
     return [*out, "--"]

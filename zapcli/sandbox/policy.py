@@ -75,6 +75,33 @@ def _in_protected(path: str, roots: list[str]) -> bool:
     return any(part in PROTECTED for part in rel.split(os.sep))
 
 
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(4096).strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def linked_git(root: str) -> list[str]:
+    """What a commit on its own branch writes when `root` is a linked git
+    worktree (`.git` a file naming its folder in the main repository, as
+    `--worktree` makes): that folder, the shared objects and the folder of the
+    branch's ref and reflog. Hooks, config and other branches' folders stay
+    read-only. [] for anything else."""
+    line = _read(os.path.join(root, ".git"))
+    if not line.startswith("gitdir:") or os.path.isdir(os.path.join(root, ".git")):
+        return []
+    admin = os.path.realpath(os.path.join(root, line[len("gitdir:"):].strip()))
+    common = os.path.realpath(os.path.join(admin, _read(os.path.join(admin, "commondir")) or "."))
+    head = _read(os.path.join(admin, "HEAD"))
+    paths = [admin, os.path.join(common, "objects")]
+    if head.startswith("ref: refs/heads/"):
+        folder = os.path.dirname(head[len("ref: "):])
+        paths += [os.path.join(common, folder), os.path.join(common, "logs", folder)]
+    return [p for p in paths if os.path.isdir(p)]
+
+
 def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
             network: bool = False, writable: Iterable[str] | None = None, scratch: str,
             hidden: Iterable[str] = ()) -> tuple[Policy, list[str]]:
@@ -105,6 +132,8 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
             notes.append(f"sandbox.writable {raw}: {why}; it stays read-only")
         elif real not in out:
             out.append(real)
+    for root in list(out):
+        out += [g for g in linked_git(root) if g not in out]
     readonly = [os.path.join(root, name) for root in out for name in PROTECTED
                 if protect and os.path.exists(os.path.join(root, name))
                 and not os.path.islink(os.path.join(root, name))]

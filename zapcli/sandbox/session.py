@@ -214,7 +214,7 @@ class Sandbox:
     def run(self, argv: list[str], cwd: str, env: dict[str, str], out_fd: int) -> SandboxedProcess:
         """Start `argv` in the sandbox; stdout and stderr to `out_fd`, TMPDIR
         the scratch folder. Raises SandboxError."""
-        env = dict(env)
+        env = dict(env, ZAPCLI_SANDBOXED="1")  # a zapcli inside says why it cannot write
         if self.policy.scratch:
             env["TMPDIR"] = self.policy.scratch
         reply = self._request({"op": "run", "argv": argv, "cwd": cwd, "env": env}, (out_fd,))

@@ -61,7 +61,7 @@ def check(name: Any, args: Any) -> tuple[Action, dict[str, Any]]:
             continue
         checked[key] = _value(action, key, value)
     missing = [p.name for p in action.params if p.required and checked[p.name] in (None, "", [])]
-    if missing and not (action.name == "wait" and missing == ["ids"]):
+    if missing:
         raise UsageError(f"{action.name} needs `{missing[0]}`")
     return action, checked
 

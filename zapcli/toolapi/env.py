@@ -37,7 +37,9 @@ class Env:
     and its children inherit its approval mode). `tick(views, elapsed)` is
     called while poll/wait block (progress, approvals); `stop_on_approval`
     makes them return as soon as a subagent asks for approval (the caller
-    decides; inside `zapcli run` the person at the terminal does)."""
+    decides; inside `zapcli run` the person at the terminal does). `cap_s`:
+    the longest a poll/wait call blocks before it answers "still running"
+    (MCP: clients give up on a call after about a minute; None: no cap)."""
 
     def __init__(self, surface: str = "tool", *, cwd: str | None = None,
                  approval: str | None = None, unattended: bool = False,
@@ -45,6 +47,7 @@ class Env:
                  on_tick: Callable[[list[Any], float], None] | None = None):
         self.surface, self.cwd, self.approval, self.unattended = surface, cwd, approval, unattended
         self.shell_allowed, self.stop_on_approval, self.on_tick = shell_allowed, stop_on_approval, on_tick
+        self.cap_s: float | None = None
         self.started: list[str] = []
         self.announced: set[str] = set()
         # `zapcli run`: its id (the parent of what it spawns) and identity (so
@@ -96,7 +99,20 @@ class Env:
         if self.on_tick is not None:
             self.on_tick(views, elapsed)
 
-    def ids(self, given: list[str] | None, all_if_none: bool = False) -> list[str]:
+    def outstanding(self) -> list[str]:
+        """What `wait` with no ids waits for: as on the CLI, every subagent of
+        this session that has not ended (`ops.poll.outstanding`); and the ones
+        this caller started that ended unseen (no result has shown their end
+        yet), so a wait right after they finished still shows their output.
+        Inside `zapcli run` only its own."""
+        from zapcli.ops.poll import outstanding
+
+        with self.lock:
+            mine, seen = list(self.started), set(self.announced)
+        ids = list(dict.fromkeys([*outstanding(), *(s for s in mine if s not in seen)]))
+        return [s for s in ids if s in mine] if self.surface == "run" else ids
+
+    def ids(self, given: list[str] | None) -> list[str]:
         """The ids asked for; inside `zapcli run` all of them its own (the
         tool never reaches another session's work)."""
         ids = list(given or [])
@@ -104,8 +120,6 @@ class Env:
             return ids
         with self.lock:
             mine = list(self.started)
-        if not ids and all_if_none:
-            ids = mine
         if not ids:
             raise ZapcliError("no subagent ids given and none started yet; spawn first")
         foreign = [i for i in ids if i not in mine]

@@ -20,10 +20,10 @@ if TYPE_CHECKING:
 TEXT_MAX = 24 * 1024  # what one tool result shows at most (bytes of UTF-8)
 
 
-def _reply(lines: Any, doc: Any, env: Env, exit_code: int = 0) -> Reply:
+def _reply(lines: Any, doc: Any, env: Env, exit_code: int = 0, code: str = "") -> Reply:
     from zapcli.toolapi.env import Reply
 
-    return Reply(bound(plain(lines, env.surface)), doc, exit_code)
+    return Reply(bound(plain(lines, env.surface)), doc, exit_code, code=code)
 
 
 def bound(text: str, limit: int = TEXT_MAX, hint: str = "") -> str:
@@ -90,11 +90,18 @@ class _Decide(Exception):  # noqa: N818 - a signal, not an error
     """Stops a poll/wait: a subagent awaits a decision this caller must make."""
 
 
+class _Capped(Exception):  # noqa: N818 - a signal, not an error
+    """Stops a poll/wait at the surface's cap (`Env.cap_s`): the call answers
+    "still running" before its client gives up on it."""
+
+
 def _ticker(env: Env) -> Any:
     def tick(views: list[Any], elapsed: float) -> None:
         env.tick(views, elapsed)
         if env.stop_on_approval and any(v.pending_approval for v in views):
             raise _Decide()
+        if env.cap_s is not None and elapsed >= env.cap_s:
+            raise _Capped()
     return tick
 
 
@@ -108,11 +115,12 @@ def poll(a: dict[str, Any], env: Env) -> Reply:
         res = do_poll(ids, env.settings(), wait_secs=wait_secs or None, no_wait=bool(a["no_wait"]),
                       on_tick=lambda es, t: tick([e.view for e in es if e.view], t),
                       stop_on_approval=env.stop_on_approval)
-    except _Decide:  # show the request now: waiting longer would only wait for the deadline
-        res = do_poll(ids, env.settings(), no_wait=True)
+    except (_Decide, _Capped):  # show the request now: waiting longer would only wait for
+        res = do_poll(ids, env.settings(), no_wait=True)  # the deadline; or the call's cap
     env.seen(e.id for e in res.entries if e.view and e.view.terminal)
-    missing = any(e.view is None for e in res.entries)
-    return _reply(render.lines(res), render.doc(res), env, 1 if missing else 0)
+    missing = any(e.view is None for e in res.entries)  # each id answers; the code says one failed
+    return _reply(render.lines(res), render.doc(res), env, 1 if missing else 0,
+                  "not_found" if missing else "")
 
 
 def wait(a: dict[str, Any], env: Env) -> Reply:
@@ -123,20 +131,27 @@ def wait(a: dict[str, Any], env: Env) -> Reply:
     from zapcli.render import poll as render_poll
     from zapcli.render import wait as render
 
-    ids = env.ids(a["ids"], all_if_none=env.surface == "run")
+    ids = env.ids(a["ids"]) if a["ids"] else env.outstanding()
+    stopped: dict[str, Any] = {}  # why it stopped before they ended, for its document
     try:
         res = do_wait(ids, env.settings(), timeout_s=a["timeout"], any_=bool(a["any"]),
                       on_tick=_ticker(env))
         head = render.lines(res)[:1] if res.timed_out else []
     except _Decide:
-        res, head = None, [("magenta", "[SubAgent] waiting stopped: an approval request needs "
-                                       "your decision (approve or deny), then wait again")]
+        res, stopped = None, {"stopped_for_approval": True}
+        head = [("magenta", "[SubAgent] waiting stopped: an approval request needs your decision "
+                            "(approve or deny), then wait again")]
+    except _Capped:  # an ordinary answer, never an error: the model calls wait again
+        res, stopped = None, {"still_running": True, "cap_s": env.cap_s}
+        head = [("yellow", render.capped(env.cap_s or 0, a["timeout"]))]
+    if res is not None and not res.views:  # nothing to wait for
+        return _reply(render.lines(res), render.doc(res), env)
     final = do_poll(ids, env.settings(), no_wait=True)
     env.seen(e.id for e in final.entries if e.view and e.view.terminal)
     subagents = [render_poll.entry_doc(e) for e in final.entries]
     if res is None:
-        doc = {"timed_out": False, "stopped_for_approval": True,
-               "exit_code": EXIT_WAIT_TIMEOUT, "subagents": subagents}  # stopped before they ended
+        doc = {"timed_out": False, **stopped, "exit_code": EXIT_WAIT_TIMEOUT,
+               "subagents": subagents}  # stopped before they ended
         return _reply(head + [("", "")] + render_poll.lines(final), doc, env, EXIT_WAIT_TIMEOUT)
     doc = {**render.doc(res), "subagents": subagents}
     return _reply(head + ([("", "")] if head else []) + render_poll.lines(final), doc, env,
@@ -148,7 +163,10 @@ def list_(a: dict[str, Any], env: Env) -> Reply:
     from zapcli.render import listing as render
 
     res = list_subagents(env.settings(), all_sessions=bool(a["all"]), status=a["status"])
-    return _reply(render.lines(res), render.doc(res), env)
+    lines = render.lines(res)
+    if res.in_other_sessions and env.surface != "run":  # a run reaches only its own
+        lines.append(("dim", render.elsewhere(res.session, res.in_other_sessions)))
+    return _reply(lines, render.doc(res), env)
 
 
 def kill(a: dict[str, Any], env: Env) -> Reply:
@@ -158,7 +176,9 @@ def kill(a: dict[str, Any], env: Env) -> Reply:
     ids = env.ids(a["ids"]) if a["ids"] or not a["all"] else []
     entries = do_kill(ids, env.settings(), grace_s=a["grace"], all_=bool(a["all"]))
     failed = any(e.failed for e in entries)
-    return _reply(render.lines(entries), render.doc(entries), env, 1 if failed else 0)
+    missing = any(e.outcome == "does not exist" for e in entries)
+    return _reply(render.lines(entries), render.doc(entries), env, 1 if failed else 0,
+                  "not_found" if missing else "")
 
 
 def output(a: dict[str, Any], env: Env) -> Reply:

@@ -2,11 +2,15 @@
 (`zapcli tool-schema`, the tool of `zapcli run`) and one schema per action
 (the MCP tools).
 
-Imports `zapcli.toolapi.spec`. Every schema keeps to what OpenAI's strict
-function calling and Anthropic's tool input rules both accept: an object at
-the root, `additionalProperties: false`, every property listed in `required`
-(an optional one is nullable: `["string", "null"]`), no numeric or length
-bounds (ranges are in the descriptions and checked by `dispatch`).
+Imports `zapcli.toolapi.spec`. The `subagent` tool keeps to what OpenAI's
+strict function calling and Anthropic's tool input rules both accept: an
+object at the root, `additionalProperties: false`, every property listed in
+`required` (an optional one is nullable: `["string", "null"]`), no numeric
+or length bounds (ranges are in the descriptions and checked by `dispatch`).
+An MCP tool's input schema is plain instead: only the parameters an action
+cannot do without are `required`, and types are not nullable — MCP clients
+that check arguments before calling (Gemini CLI) refuse a call that leaves
+out an optional parameter listed as required.
 """
 
 from __future__ import annotations
@@ -41,10 +45,23 @@ def offered(action: Action, run: bool) -> tuple[Param, ...]:
     return tuple(p for p in action.params if not (run and p.name in action.run_hidden))
 
 
+def plain_param_schema(p: Param) -> dict[str, Any]:
+    """One parameter as an MCP tool declares it: its own type (an `object_ok`
+    parameter takes the object or its JSON text), absent when not given."""
+    schema: dict[str, Any] = {"type": ["object", p.type] if p.object_ok else p.type,
+                              "description": p.description}
+    if p.type == "array":
+        schema["items"] = {"type": "string"}
+    if p.enum is not None:
+        schema["enum"] = list(p.enum)
+    return schema
+
+
 def action_schema(action: Action) -> dict[str, Any]:
-    """One MCP tool's input schema."""
-    props = {p.name: param_schema(p) for p in action.params}
-    return {"type": "object", "properties": props, "required": list(props),
+    """One MCP tool's input schema: plain types, only what it needs required."""
+    props = {p.name: plain_param_schema(p) for p in action.params}
+    return {"type": "object", "properties": props,
+            "required": [p.name for p in action.params if p.required],
             "additionalProperties": False}
 
 

@@ -77,8 +77,8 @@ def _backends() -> tuple[str, ...]:
     return registry.names(registry.configured(load_settings(lenient=True, owners=OWNERS)))
 
 
-def _ids(what: str, required: bool = True, run: str | None = None) -> Param:
-    return Param("ids", "array", f"Subagent ids to {what}.", required=required, run_description=run)
+def _ids(what: str, required: bool = True) -> Param:
+    return Param("ids", "array", f"Subagent ids to {what}.", required=required)
 
 
 def _id(what: str) -> Param:
@@ -135,7 +135,12 @@ ACTIONS: tuple[Action, ...] = (
            ), "poll"),
     Action("wait", "Block until the subagents end (or one of them, with any), then show their "
            "status and folded output.", (
-               _ids("wait for", run="Subagent ids to wait for; omit for every subagent you started."),
+               Param("ids", "array", "Subagent ids to wait for; omit them to wait for every "
+                     "subagent of this session that has not ended (and any you started whose end "
+                     "you have not been shown).",
+                     run_description="Subagent ids to wait for; omit them to wait for every "
+                     "subagent you started that has not ended or whose end you have not been "
+                     "shown."),
                Param("timeout", "number", "Give up after this many seconds (0: check once)."),
                Param("any", "boolean", "Return when any one has ended."),
            ), "wait"),

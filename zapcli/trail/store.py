@@ -1,6 +1,7 @@
 """Files of one subagent: paths from a validated id, safe opens, single appends.
 
-Imports `zapcli.ids`, `zapcli.paths`, `zapcli.errors`, `zapcli.trail.records`, `zapcli.trail.jsonl`.
+Imports `zapcli.ids`, `zapcli.paths`, `zapcli.errors`, `zapcli.trail.records`, `zapcli.trail.jsonl`,
+`zapcli.trail.lookup` (which id a short one names: `resolve`).
 The trail's lock (`locked`) and the one append for everyone but the batched
 writer (`append`, seq assigned inside; `append_records` for ready-made records,
 e.g. a Ray node's brought home) live here. Every open refuses symlinks (O_NOFOLLOW) and new files are created with O_EXCL
@@ -23,6 +24,7 @@ from zapcli import ids
 from zapcli.errors import NotFound, StateError
 from zapcli.paths import FILE_MODE, ensure_dir, subagents_dir
 from zapcli.trail import records
+from zapcli.trail.lookup import resolve, why_not
 from zapcli.trail.seq import last_seq
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -42,40 +44,14 @@ FOLDERS = (HOME, TMP)  # the folders of one subagent, removed with it
 
 
 def path_for(sid: str, suffix: str = ".jsonl") -> Path:
-    """`<state>/subagents/<id><suffix>`; the 8-hex tail of exactly one id
-    stands for it. Raises NotFound for anything else, before any path is built."""
+    """`<state>/subagents/<id><suffix>`; the 8-hex tail of exactly one id, or
+    the start of one (`resolve`), stands for it. Raises NotFound for anything
+    else, before any path is built."""
     if not ids.is_valid(sid):
         sid = resolve(sid)
     if not ids.is_valid(sid):
-        raise NotFound(f"{_show(sid)} does not exist (not a subagent id{_full_id_of(sid)})")
+        raise NotFound(f"{_show(sid)} does not exist ({why_not(sid)})")
     return subagents_dir() / f"{sid}{suffix}"
-
-
-def _ids_with_tail(part: object) -> list[str]:
-    """The ids whose 8-hex tail is `part` (none when `part` is no such tail)."""
-    if not (isinstance(part, str) and len(part) == 8 and all(c in "0123456789abcdef" for c in part)):
-        return []
-    try:
-        return [n[:-6] for n in os.listdir(subagents_dir())
-                if n.endswith(f"_{part}.jsonl") and ids.is_valid(n[:-6])]
-    except OSError:
-        return []
-
-
-def resolve(value: str) -> str:
-    """The full id for `value`: itself, or the one id whose 8-hex tail it is
-    (SPEC §1: the tail is accepted wherever an id is, when exactly one
-    subagent has it). Anything else comes back unchanged, to be refused."""
-    if ids.is_valid(value):
-        return value
-    found = _ids_with_tail(value)
-    return found[0] if len(found) == 1 else value
-
-
-def _full_id_of(part: object) -> str:
-    """Why a tail did not resolve: several subagents share it."""
-    found = _ids_with_tail(part)
-    return f"; {len(found)} subagents end in {part}: give the whole id" if len(found) > 1 else ""
 
 
 def _show(value: object) -> str:

@@ -7,7 +7,9 @@ lock), `zapcli.worktrees.inspect`. Without `force`, git itself refuses a
 tree with changes or untracked files — a second guard behind the caller's
 checks. The branch goes too when every commit of it is on another branch or
 remote (merged, or nothing beyond its base), or `zapcli merge --squash`
-took it as it is; otherwise it is kept and the caller says so.
+took it as it is (its commits then stay reachable from
+`refs/zapcli/squashed/<branch>`, C28); otherwise it is kept and the caller
+says so.
 """
 
 from __future__ import annotations
@@ -50,9 +52,13 @@ def remove(r: g.Receipt, st: TreeState, *, force: bool = False) -> Removed:
             why = (f"{st.kept_commits} commit(s) on no other branch" if st.kept_commits
                    else "its commits could not be checked")
             return Removed(True, False, f"branch {r.branch} kept: {why}")
+        keep = f"refs/zapcli/squashed/{r.branch}"
+        if st.squashed:  # its own commits stay reachable (C28): a ref outside the branch list
+            g.git(["update-ref", "-m", f"zapcli: {r.branch} was squash-merged", keep, r.branch],
+                  r.repo, check=False)
         proc = g.git(["branch", "-D", r.branch], r.repo, check=False)
         if proc.returncode != 0:
             return Removed(True, False, f"branch {r.branch} kept: {g._message(proc)}")
-    why = ("squash-merged by zapcli merge" if st.squashed else
+    why = (f"squash-merged by zapcli merge; its own commits stay at {keep}" if st.squashed else
            "merged: its commits are on another branch" if st.beyond_base else "nothing beyond its base")
     return Removed(True, True, why)

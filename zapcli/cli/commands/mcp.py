@@ -1,7 +1,8 @@
 """`zapcli mcp serve`: parse the address, set up the lock, hand over to
 `zapcli.mcpserver`.
 
-Imports `zapcli.mcpserver.server` (and so `mcp`) only when serving, and
+Imports `zapcli.mcpserver.server` (and so `mcp`) only when serving, on stdio
+through `zapcli.mcpserver.sdk` (only what stdio needs), and
 `zapcli.mcpserver.lock` (standard library) for the token and the socket.
 """
 
@@ -30,7 +31,7 @@ def address(http: str) -> tuple[str, int]:
 def serve(http: str | None = None, socket_path: str | None = None, no_token: bool = False) -> int:
     import anyio
 
-    from zapcli.mcpserver import lock, server
+    from zapcli.mcpserver import lock
 
     if http is not None and socket_path is not None:
         raise UsageError("--http and --socket are two ways to serve; give one of them")
@@ -40,7 +41,9 @@ def serve(http: str | None = None, socket_path: str | None = None, no_token: boo
         if socket_path is not None:
             return _serve_unix(socket_path)
         if http is None:
-            anyio.run(server.serve_stdio)
+            from zapcli.mcpserver.sdk import stdio_server_module
+
+            anyio.run(stdio_server_module().serve_stdio)  # the SDK's HTTP half left out
             return 0
         host, port = address(http)
         if no_token and not lock.is_loopback(host):
@@ -48,6 +51,8 @@ def serve(http: str | None = None, socket_path: str | None = None, no_token: boo
                              "it could run commands as you. Drop --no-token (clients send the "
                              "token), or listen on 127.0.0.1")
         token = None if no_token else lock.make_token()
+        from zapcli.mcpserver import server
+
         sock = server.listen(host, port)  # a port in use: one error line, exit 1
         return _serve_tcp(sock, token)
     except lock.LockError as exc:

@@ -1,11 +1,12 @@
-"""`zapcli wait`: block until all (or any) subagents end; exit 0 / 3 / 4."""
+"""`zapcli wait`: block until all (or any) subagents end; exit 0 / 3 / 4.
+No ids: every subagent of this session that has not ended (`ops.poll.outstanding`)."""
 
 from __future__ import annotations
 
 from zapcli.cli.output import emit, is_tty, note
 from zapcli.cli.settings import for_observers
 from zapcli.cli.spinner import Spinner
-from zapcli.ops.poll import wait
+from zapcli.ops.poll import outstanding, wait
 from zapcli.render import wait as render
 from zapcli.render.common import duration, one_line
 
@@ -21,7 +22,7 @@ def _asked(told: set[tuple[str, str]], views: list) -> None:
                  f"zapcli approve {v.id} | zapcli deny {v.id} --reason TEXT")
 
 
-def execute(ids: list[str], timeout: float | None = None, any: bool = False, json: bool = False) -> int:
+def execute(ids: list[str] | None = None, timeout: float | None = None, any: bool = False, json: bool = False) -> int:
     told: set[tuple[str, str]] = set()
 
     def tick(views: list, elapsed: float) -> None:
@@ -29,6 +30,6 @@ def execute(ids: list[str], timeout: float | None = None, any: bool = False, jso
         spin.update(f"waiting for {sum(not v.terminal for v in views)} subagent(s) ({duration(elapsed)})")
 
     with Spinner(enabled=is_tty() and not json) as spin:
-        res = wait(list(ids), for_observers(), timeout_s=timeout, any_=any, on_tick=tick)
+        res = wait(list(ids or ()) or outstanding(), for_observers(), timeout_s=timeout, any_=any, on_tick=tick)
     emit(json, render.doc, render.lines, res)
     return res.exit_code

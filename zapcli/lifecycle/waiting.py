@@ -1,0 +1,78 @@
+"""What a queued subagent waits for, in a few words for `list` (`after
+3f9a0c1e`, `cap 8`): a registry of reasons, asked in order.
+
+Imports `zapcli.lifecycle.observe`, `zapcli.trail`. The queue (`queue.drain`)
+decides when a subagent starts; this only says why one has not. A seam that
+makes a subagent wait adds its reason to `REASONS` with `waits_for`, before
+the cap, which is asked last; the rate-limit hold (`held`, a provider's
+limit while two siblings are parked on it) is one.
+"""
+
+from __future__ import annotations
+
+from zapcli.config import Settings
+from zapcli.errors import NotFound
+from zapcli.lifecycle.observe import observe
+from zapcli.lifecycle.status import View
+from zapcli.trail.model import SpawnRecord
+from zapcli.trail.reader import load
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    Reason = Callable[[View, SpawnRecord, Settings], "str | None"]
+
+
+def _after(view: View, spawn: SpawnRecord, settings: Settings) -> str | None:
+    """Its `--after` subagents that have not ended yet."""
+    pending = []
+    for dep in view.after:
+        try:
+            if not observe(dep, kill_grace_s=settings.kill_grace_s).terminal:
+                pending.append(dep[-8:])
+        except NotFound:  # the queue fails it for that at its next look
+            continue
+    return f"after {' '.join(pending)}" if pending else None
+
+
+def held(view: View, *_: object) -> str | None:
+    """The queue holds it back while a provider's rate limit lasts (`queue`
+    writes a `held` record): `rate limit (openai), retry in 12s`."""
+    if not view.held or not isinstance(until := view.held.get("until"), (int, float)):
+        return None
+    import time
+
+    left = until - time.time()
+    return f"{view.held.get('reason')}, retry in {max(int(left + 0.999), 1)}s" if left > 0 else None
+
+
+def _cap(view: View, spawn: SpawnRecord, settings: Settings) -> str | None:
+    """The concurrency cap it was spawned under (its executor's own, if it has one)."""
+    cap = settings.max_concurrent if spawn.max_concurrent is None else spawn.max_concurrent
+    pool = spawn.raw.get("pool")
+    if not cap:
+        return "a free slot"  # unlimited: it starts at the next look
+    return f"{pool} cap {cap}" if isinstance(pool, str) and pool else f"cap {cap}"
+
+
+REASONS: list[Reason] = [_after, held, _cap]
+
+
+def waits_for(reason: Reason) -> Reason:
+    """Add a reason, asked before the cap (usable as a decorator)."""
+    REASONS.insert(len(REASONS) - 1, reason)
+    return reason
+
+
+def waiting_for(view: View, settings: Settings) -> str | None:
+    """Why queued `view` has not started, in a few words; None if it cannot be read."""
+    try:
+        spawn = load(view.id).spawn
+    except NotFound:
+        return None
+    for reason in REASONS:
+        said = reason(view, spawn, settings)
+        if said:
+            return said
+    return None
