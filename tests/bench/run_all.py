@@ -44,7 +44,7 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-# The figures issues #12, #18 and #22 set goals for: (name, line key, how to read it, goal, met?)
+# The figures issues #12, #18, #20 and #22 set goals for: (name, line key, how to read it, goal, met?)
 GOALS = [
     ("spawn", "spawn_median_ms", "ratio_vs_python_pass", "<= 3x python -I -c pass", lambda v: v <= 3),
     ("poll --no-wait", "poll_no_wait_median_ms", "ratio_vs_python_pass", "<= 3x", lambda v: v <= 3),
@@ -56,6 +56,9 @@ GOALS = [
      "<= 1.3x unsandboxed", lambda v: v <= 1.3),
     ("board claim (#22)", "board_claim_median_ms", "ratio_vs_python_pass", "<= 4x", lambda v: v <= 4),
     ("board double claims (#22)", "board_double_claims", "", "0", lambda v: v == 0),
+    ("ray: 50 x sleep 1 at 16 vs local (#20)", "ray_fanout_ratio", "", "<= 1.5x", lambda v: v <= 1.5),
+    ("ray: a node's line to poll (#20)", "ray_node_line_to_poll_median_ms", "", "<= 1000 ms",
+     lambda v: v <= 1000),
 ]
 
 
@@ -73,7 +76,7 @@ def _run(name: str, figures: dict[str, str]) -> int:
 
 def _goals(figures: dict[str, str]) -> None:
     """The figures with their goals, at the end of `make bench`."""
-    print("== goals (issues #12, #18, #22) ==")
+    print("== goals (issues #12, #18, #20, #22) ==")
     for label, key, ratio_key, goal, met in GOALS:
         rest = figures.get(key)
         if rest is None:
@@ -85,7 +88,7 @@ def _goals(figures: dict[str, str]) -> None:
                 value = float(words[words.index(ratio_key) + 1].rstrip("x"))
                 shown = f"{value:.1f}x ({words[0]} ms)"
             else:
-                value = float(words[0].replace(",", ""))
+                value = float(words[0].replace(",", "").rstrip("x"))
                 shown = words[0] + (" ms" if key.endswith("_ms") else "")
         except (ValueError, IndexError):
             print(f"{label:<32} unreadable: {rest.strip()}")

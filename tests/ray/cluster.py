@@ -8,10 +8,16 @@ own `ray start --address ... --block` with the custom resource
 placed on it keeps its files there (as on another machine: nothing is shared
 with the caller).
 
+The head has no `ZAPCLI_HOME` (and a `HOME` of its own in the temp dir), as
+a local cluster started by hand: the Ray executor must keep a caller's
+subagents that land there inside the caller's own state folder.
+
 Every process of the cluster inherits `ZAPCLI_RAY_TEST=<temp dir>` from the
 `ray start` that made it, and the worker node's processes also its
 `ZAPCLI_HOME`: `stop` and `kill_worker` end exactly those processes, by pid —
 never `ray stop`, which would end every Ray process on the machine.
+`restart` starts a stopped cluster again on the same ports (a new session,
+as when a head restarts).
 """
 
 from __future__ import annotations
@@ -52,8 +58,10 @@ class ClusterInfo:
     head_pid: int
     worker_pid: int
     worker_home: str  # the worker node's ZAPCLI_HOME
-    head_home: str
+    head_home: str  # the head's HOME (it has no ZAPCLI_HOME)
     started_s: float = 0.0  # how long the start took
+    gcs_port: int = 0
+    dash_port: int = 0
 
 
 def _ray_start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
@@ -104,19 +112,21 @@ def _base_env(temp: Path, extra_env: dict[str, str] | None) -> dict[str, str]:
 
 
 def start(num_cpus_head: int = 1, num_cpus_worker: int = 1,
-          extra_env: dict[str, str] | None = None) -> ClusterInfo:
-    """Start head + worker; wait until both nodes are ALIVE. On any failure
-    everything already started is stopped before the error is raised."""
+          extra_env: dict[str, str] | None = None, ports: tuple[int, int] | None = None) -> ClusterInfo:
+    """Start head + worker (on the given GCS and dashboard ports, else free
+    ones); wait until both nodes are ALIVE. On any failure everything
+    already started is stopped before the error is raised."""
     t0 = time.monotonic()
     temp = Path(tempfile.mkdtemp(prefix="zr", dir="/tmp"))  # short: Ray's socket paths are capped
-    head_home, worker_home = temp / "head-home", temp / "worker-home"
+    head_home, worker_home = temp / "head-user", temp / "worker-home"
     head_home.mkdir()
     worker_home.mkdir()
     (temp / "worker-config").mkdir()
     base = _base_env(temp, extra_env)
-    gcs_port, dash_port = free_port(), free_port()
+    gcs_port, dash_port = ports or (free_port(), free_port())
     dashboard = f"http://127.0.0.1:{dash_port}"
-    info = ClusterInfo(str(temp), dashboard, "", 0, 0, str(worker_home), str(head_home))
+    info = ClusterInfo(str(temp), dashboard, "", 0, 0, str(worker_home), str(head_home),
+                       gcs_port=gcs_port, dash_port=dash_port)
     try:
         head = _ray_start(["--head", "--port", str(gcs_port), "--dashboard-host", "127.0.0.1",
                            "--dashboard-port", str(dash_port), "--include-dashboard", "true",
@@ -124,7 +134,7 @@ def start(num_cpus_head: int = 1, num_cpus_worker: int = 1,
                            "--dashboard-agent-listen-port", str(free_port()),
                            "--num-cpus", str(num_cpus_head), "--object-store-memory", "80000000",
                            "--temp-dir", str(temp)],
-                          {**base, "ZAPCLI_HOME": str(head_home)}, temp / "head.log")
+                          {**base, "HOME": str(head_home)}, temp / "head.log")
         info.head_pid = head.pid
         addr_file = temp / "ray_current_cluster"
         info.gcs_address = _wait(lambda: addr_file.read_text().strip(), START_TIMEOUT_S,
@@ -139,6 +149,11 @@ def start(num_cpus_head: int = 1, num_cpus_worker: int = 1,
         raise
     info.started_s = time.monotonic() - t0
     return info
+
+
+def restart(info: ClusterInfo) -> ClusterInfo:
+    """A stopped cluster started again on its ports: a new session."""
+    return start(ports=(info.gcs_port, info.dash_port))
 
 
 def start_worker(info: ClusterInfo, num_cpus: int = 1, extra_env: dict[str, str] | None = None) -> None:

@@ -81,6 +81,15 @@ class Shared:
             data["info"] = None
             self.state.write_text(json.dumps(data))
 
+    def back(self, info: cluster.ClusterInfo) -> cluster.ClusterInfo:
+        """Start a cluster that is `gone` again on its ports (a restarted head)."""
+        with self.lock.acquire(timeout=cluster.START_TIMEOUT_S * 2):
+            new = cluster.restart(info)
+            data = self._read()
+            data["info"] = asdict(new)
+            self.state.write_text(json.dumps(data))
+            return new
+
     def leave(self) -> None:
         with self.lock.acquire(timeout=120):
             data = self._read()

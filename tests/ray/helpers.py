@@ -1,13 +1,17 @@
 """Helpers of the Ray executor tests: point a `zap` at the cluster, read
-the worker node's files, poll."""
+the worker node's files, look at the Ray side of a caller's pool (its job,
+placement groups, keys, files), poll."""
 
 from __future__ import annotations
 
 import json
+import urllib.error
+import urllib.parse
+import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import Zap, record_of
+from tests.conftest import Zap, record_of, trail_records
 from tests.ray import cluster
 
 
@@ -38,5 +42,55 @@ def node_file(info: cluster.ClusterInfo, sid: str, suffix: str = ".jsonl") -> Pa
     return Path(info.worker_home) / "subagents" / f"{sid}{suffix}"
 
 
-def job(info: cluster.ClusterInfo, sid: str) -> dict:
-    return cluster._get_json(f"{info.dashboard}/api/jobs/zapcli-{sid}")  # type: ignore[return-value]
+def node_runs(path: Path) -> list[dict]:
+    """The runner starts a node trail records (one per launch)."""
+    return [r for r in trail_records(path) if r["type"] == "start"]
+
+
+def pool_of(zap: Zap) -> dict:
+    """This caller's record of its pool (`<state>/ray/<K>.json`), with its key."""
+    (path,) = (zap.home / "ray").glob("*.json")
+    return {**json.loads(path.read_text()), "key": path.stem}
+
+
+def _get(info: cluster.ClusterInfo, path: str) -> Any:
+    return cluster._get_json(f"{info.dashboard}{path}", timeout=10)
+
+
+def pool_jobs(info: cluster.ClusterInfo, key: str) -> dict[str, str]:
+    """The jobs in Ray's job table that are this pool's: id -> status."""
+    return {j["submission_id"]: j["status"] for j in _get(info, "/api/jobs/")
+            if str(j.get("submission_id")).startswith(f"zapcli-pool-{key}-")}
+
+
+def subagent_jobs(info: cluster.ClusterInfo) -> list[str]:
+    """Jobs of single subagents (what the executor did before the pool)."""
+    return [j["submission_id"] for j in _get(info, "/api/jobs/")
+            if str(j.get("submission_id")).startswith("zapcli-sa_")]
+
+
+def placement_group(info: cluster.ClusterInfo, sid: str) -> str | None:
+    """The state of its placement group (None: there is none)."""
+    query = urllib.parse.urlencode({"filter_keys": "name", "filter_predicates": "=",
+                                    "filter_values": f"zapcli-{sid}", "limit": 10})
+    found = _get(info, f"/api/v0/placement_groups?{query}")["data"]["result"]["result"]
+    states = [p["state"] for p in found]
+    return "CREATED" if "CREATED" in states else (states[0] if states else None)
+
+
+def kv_has(info: cluster.ClusterInfo, name: str) -> bool:
+    """Whether the caller's key `name` (gcs://name) is in the cluster's store."""
+    try:
+        urllib.request.urlopen(f"{info.dashboard}/api/packages/gcs/{name}", timeout=10).read()  # noqa: S310
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            return False
+        raise
+    return True
+
+
+def pool_files(info: cluster.ClusterInfo, pool: dict) -> list[str]:
+    """The pool's files in its node's Ray log folder (frames, status)."""
+    query = urllib.parse.urlencode({"node_id": pool["node"], "glob": f"zapcli/{pool['key']}/*"})
+    found = _get(info, f"/api/v0/logs?{query}")["data"]["result"]
+    return sorted(f for files in found.values() for f in files)

@@ -1,9 +1,11 @@
 """The Ray executor end to end on a real two-node cluster (tests/ray/conftest.py):
 placed on the worker node, its records and output come home while it runs and
-in full at the end, from the worker's own state folder; kill ends its tree on
-the node; the deadline holds with nobody polling; the queue, --after and the
-caps count remote subagents. The node-killing and cluster-stopping tests are
-in test_ray_failures.py (they run after these)."""
+in full at the end, from the worker's own state folder, and then nothing of it
+is left on the Ray side; kill ends its tree on the node and its placement at
+once; the deadline holds with nobody polling; the queue, --after and the caps
+count remote subagents; doctor checks the cluster and the pool's zapcli. The
+pool's own tests are in test_ray_pool.py; the node-killing and
+cluster-stopping ones in test_ray_failures.py (they run after these)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,16 @@ import pytest
 
 from tests.conftest import Zap, pgrep, record_of, sleep_marker, trail_records, wait_until
 from tests.ray import cluster
-from tests.ray.helpers import home_record, job, node_file, poll, remote
+from tests.ray.helpers import (
+    home_record,
+    kv_has,
+    node_file,
+    placement_group,
+    poll,
+    pool_files,
+    pool_of,
+    remote,
+)
 
 pytest.importorskip("ray", reason="Ray is not installed: pip install -e '.[dev,ray]'")
 pytestmark = [pytest.mark.xdist_group("ray"), pytest.mark.timeout(240)]
@@ -26,7 +37,9 @@ def test_runs_on_the_worker_node_and_comes_home_while_running(zap: Zap, shared_c
             f'until [ -e {go} ]; do sleep 0.1; done')
     sid = zap.spawn_sh(task)
     process = record_of(zap, sid, "process")
-    assert process and process["job_id"] == f"zapcli-{sid}" and "pid" not in process
+    assert process and process["executor"] == "ray" and "pid" not in process
+    pool = pool_of(zap)
+    assert process["pool"] == pool["key"]
     out = zap.home / "subagents" / f"{sid}.out"
     # While it runs, an observer brings each new line home.
     assert wait_until(lambda: poll(zap, sid)["status"] == "running" and out.exists()
@@ -56,7 +69,12 @@ def test_runs_on_the_worker_node_and_comes_home_while_running(zap: Zap, shared_c
     poll(zap, sid)
     assert trail_records(zap.trail(sid)) == recs
     replay = zap("replay", sid)
-    assert replay.returncode == 0 and f"ray job zapcli-{sid}" in replay.out and "completed" in replay.out
+    assert replay.returncode == 0 and f"ray pool {pool['key']}" in replay.out and "completed" in replay.out
+    # All of it home: the pool forgets it (its key, its placement, its frames file).
+    assert wait_until(lambda: not pool_files(shared_cluster, pool) or
+                      all(sid not in f for f in pool_files(shared_cluster, pool)), 20, 0.3)
+    assert not kv_has(shared_cluster, f"zapcli_{pool['key']}_sub_{sid}.json")
+    assert placement_group(shared_cluster, sid) in (None, "REMOVED")
 
 
 def test_kill_ends_its_tree_on_the_node_within_the_grace(zap: Zap, shared_cluster) -> None:
@@ -68,7 +86,7 @@ def test_kill_ends_its_tree_on_the_node_within_the_grace(zap: Zap, shared_cluste
     res = zap("kill", "--grace", "1", sid)
     took = time.monotonic() - t0
     assert res.returncode == 0, res.err
-    assert "cancelled (Ray job" in res.out, res.out
+    assert "cancelled (its runner ended on its Ray node" in res.out, res.out
     assert not pgrep(f"sleep {a}") and not pgrep(f"sleep {b}"), "its tree (a setsid'd child too) is gone"
     assert took < 1 + 2 + 5, took  # the grace, the node's last frames, the job's end
     view = poll(zap, sid)
@@ -76,7 +94,7 @@ def test_kill_ends_its_tree_on_the_node_within_the_grace(zap: Zap, shared_cluste
     # The node got the cancel with the caller's grace: its own trail says cancelled too.
     node = [r for r in trail_records(node_file(shared_cluster, sid)) if r["type"] == "status"]
     assert node[0]["status"] == "cancelled" and node[0]["grace_s"] == 1 and node[0]["from_caller"]
-    assert job(shared_cluster, sid)["status"] in ("SUCCEEDED", "STOPPED")
+    assert placement_group(shared_cluster, sid) == "REMOVED", "stopped on the Ray side too"
     assert wait_until(lambda: home_record(zap, sid, "collected"), 15, 0.3)
 
 
@@ -132,9 +150,13 @@ def test_the_cluster_can_have_a_cap_of_its_own(zap: Zap, shared_cluster) -> None
 
 def test_doctor_checks_the_configured_cluster(zap: Zap, shared_cluster) -> None:
     zap = remote(zap, shared_cluster)
+    from zapcli import __version__
+
     res = zap("doctor")
     line = next(ln for ln in res.out.splitlines() if "ray cluster" in ln)
     assert "Ray 2.60" in line and shared_cluster.dashboard in line and "2 node(s) alive" in line, res.out
+    assert f"zapcli {__version__} on the cluster" in line and f"{__version__} here" in line, res.out
+    assert "Ray API" not in res.out, res.out  # the private key-value API behaves as the pool needs
     res = zap("doctor", env={"RAY_ADDRESS": "http://127.0.0.1:9"})
     line = next(ln for ln in res.out.splitlines() if "ray cluster" in ln)
     assert res.returncode == 1 and "cannot reach the Ray cluster at http://127.0.0.1:9" in line, res.out

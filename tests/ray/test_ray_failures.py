@@ -1,7 +1,8 @@
 """When the cluster fails under a remote subagent: a dead worker node makes
-it `lost` (with Ray's reason), the whole cluster gone makes it `lost` once its
-deadline passed; what came home stays replayable. These take the cluster
-alone (they run after the other Ray tests: file order, one xdist group)."""
+it `lost` (with Ray's reason); the whole cluster gone makes it `lost` once its
+deadline passed, and a head that comes back (a new session) makes the others
+`lost` at once, saying so; what came home stays replayable. These take the
+cluster alone (file order, one xdist group)."""
 
 from __future__ import annotations
 
@@ -33,24 +34,36 @@ def test_a_dead_node_makes_it_lost(zap: Zap, worker_node) -> None:
     assert zap("replay", sid).returncode == 0
 
 
-def test_the_whole_cluster_gone_makes_it_lost_after_its_deadline(zap: Zap, doomed_cluster) -> None:
+def test_the_head_gone_then_restarted(zap: Zap, doomed_cluster) -> None:
     info, shared = doomed_cluster
     zap = remote(zap, info)
-    sid = zap.spawn_sh(f"echo before; sleep {sleep_marker(1305)}", timeout=6)
-    wait_until(lambda: home_record(zap, sid, "start") and (zap.home / "subagents" / f"{sid}.out").exists(), 60, 0.3)
+    short = zap.spawn_sh(f"echo before; sleep {sleep_marker(1305)}", timeout=6)
+    long = zap.spawn_sh(f"echo long; sleep {sleep_marker(1306)}", timeout=600)
+    for sid in (short, long):
+        wait_until(lambda s=sid: home_record(zap, s, "start") and (zap.home / "subagents" / f"{s}.out").exists(),
+                   60, 0.3)
     shared.gone(info)
     t0 = time.monotonic()
-    view = poll(zap, sid)
-    if t0 < record_of(zap, sid, "process")["deadline_mono"] + 9:  # type: ignore[index]
+    view = poll(zap, short)
+    if t0 < record_of(zap, short, "process")["deadline_mono"] + 9:  # type: ignore[index]
         assert view["status"] == "running"  # no answer before its deadline: it may still run out there
-    view = wait_until(lambda: (v := poll(zap, sid))["status"] != "running" and v, 30, 0.5)
+    view = wait_until(lambda: (v := poll(zap, short))["status"] != "running" and v, 30, 0.5)
     assert view["status"] == "lost", view  # type: ignore[index]
     assert "did not answer" in view["reason"] and "deadline" in view["reason"], view  # type: ignore[index]
     took = time.monotonic() - t0
-    assert zap("output", sid).out == "before\n"
-    replay = zap("replay", sid)
-    assert replay.returncode == 0 and "lost" in replay.out and "start" in replay.out
+    assert poll(zap, long)["status"] == "running"  # its deadline is far: it may still run
+    # The head comes back on the same address, a new cluster (another session):
+    # the long one's runner is gone with the old one, and it says so at once.
+    back = shared.back(info)
+    view = poll(zap, long)
+    assert view["status"] == "lost" and "restarted" in view["reason"], view
+    assert back.dashboard == info.dashboard
+    for sid, first in ((short, "before"), (long, "long")):
+        assert zap("output", sid).out == f"{first}\n"
+        replay = zap("replay", sid)
+        assert replay.returncode == 0 and "lost" in replay.out and "start" in replay.out
+        assert trail_records(zap.trail(sid))[-1]["type"] == "collected"
     # Final and collected: later commands never try the cluster again.
     t1 = time.monotonic()
-    assert zap("poll", "--no-wait", sid).returncode == 0 and zap("list").returncode == 0
+    assert zap("poll", "--no-wait", short, long).returncode == 0 and zap("list").returncode == 0
     print(f"lost {took:.1f}s after the cluster went; poll+list afterwards {time.monotonic() - t1:.2f}s")

@@ -1,8 +1,9 @@
 """The Ray executor without a cluster: no command imports `ray` (not even for
 a remote subagent: the caller talks HTTP); `list` over 1,000 local and remote
-subagents asks the cluster nothing about finished ones; a wrong or
-unreachable address is one line at spawn with nothing created; the `ray`
-settings are validated; frames merge once."""
+subagents asks the cluster nothing about finished ones (and about the
+running one, the pool once); a wrong or unreachable address is one line at
+spawn with nothing created; the `ray` settings are validated; frames merge
+once, in order, past the cursor."""
 
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ def test_no_command_imports_ray(zap: Zap) -> None:
 
 
 def _fake_remote(zap: Zap, address: str, *, running: bool, sid: str | None = None) -> str:
-    """A remote subagent's trail as the caller holds it (no cluster needed)."""
+    """A remote subagent's trail as the caller holds it (no cluster needed),
+    in pool `fakepool`."""
     from zapcli import ids
     from zapcli.trail import records
 
@@ -58,29 +60,41 @@ def _fake_remote(zap: Zap, address: str, *, running: bool, sid: str | None = Non
     now = time.time()
     recs = [records.make("spawn", 0, {"session": zap.env["ZAPCLI_SESSION"], "cli": "sh", "task": "x",
                                       "cwd": str(zap.cwd), "workspace": str(zap.cwd), "timeout_s": 300,
-                                      "executor": "ray", "ray": {"address": address}}, now - 60),
-            records.make("process", 1, {"executor": "ray", "address": address, "job_id": f"zapcli-{sid}",
-                                        "mono": time.monotonic() - 60, "deadline_mono": time.monotonic() + 240},
-                         now - 60)]
+                                      "executor": "ray", "ray": {"address": address, "pool": "fakepool"}},
+                          now - 60),
+            records.make("process", 1, {"executor": "ray", "address": address, "pool": "fakepool", "sid": sid,
+                                        "session": "s1", "mono": time.monotonic() - 60,
+                                        "deadline_mono": time.monotonic() + 240}, now - 60)]
     if not running:
         recs += [records.make("status", 2, {"status": "completed", "exit_code": 0, "node_seq": 5}, now - 30),
-                 records.make("collected", 3, {"complete": True, "reason": "its Ray job succeeded"}, now - 29)]
+                 records.make("collected", 3, {"complete": True, "reason": "its runner ended"}, now - 29)]
     (folder / f"{sid}.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
+    (zap.home / "ray").mkdir(exist_ok=True)
+    (zap.home / "ray" / "fakepool.json").write_text(json.dumps({"job": "zapcli-pool-fakepool-1", "gen": 1,
+                                                                "node": "n1", "hello": {"ok": True}}))
     return sid
 
 
 class _Counting(BaseHTTPRequestHandler):
     hits: list[str] = []
+    running: str = ""
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         self.hits.append(self.path)
-        body = (json.dumps({"status": "RUNNING", "message": ""}) if not self.path.endswith("/logs")
-                else json.dumps({"logs": ""})).encode()
+        if self.path.startswith("/api/jobs/zapcli-pool-fakepool-1"):
+            body = json.dumps({"status": "RUNNING", "message": "", "driver_node_id": "n1"})
+        elif self.path.startswith("/api/v0/logs/file") and "status" in self.path:
+            body = json.dumps({"v": 1, "pool": "zapcli-pool-fakepool-1", "session": "s1",
+                               "subs": {self.running: ["running", 0, None]}}) + "\n"
+        else:
+            self.send_error(404)
+            return
+        data = body.encode()
         self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Type", "application/json" if body.startswith("{\"status") else "text/plain")
+        self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(body)
+        self.wfile.write(data)
 
     def log_message(self, *args: object) -> None:
         pass
@@ -103,11 +117,13 @@ def test_list_of_1000_does_not_ask_the_cluster_about_finished_ones(zap: Zap) -> 
         for _ in range(499):
             _fake_remote(zap, address, running=False)
         running = _fake_remote(zap, address, running=True)
+        _Counting.running = running
         _Counting.hits.clear()
         res = zap.json("list", "--all", "--limit", "0")
         assert len(res["subagents"]) == 1000
         assert sorted({v["status"] for v in res["subagents"]}) == ["completed", "running"]
-        assert _Counting.hits and all(f"zapcli-{running}" in path for path in _Counting.hits), _Counting.hits[:5]
+        # the running one's pool: its job and status line, asked once each
+        assert _Counting.hits and len(_Counting.hits) <= 4, _Counting.hits
     finally:
         server.shutdown()
 
@@ -148,12 +164,16 @@ def test_the_ray_settings_are_checked_and_a_workspace_cannot_choose_the_cluster(
     (config / "config.yaml").write_text("executor: rayy\nray:\n  resources: {CPU: -1}\n  adress: x\n")
     res = zap("spawn", "--cli", "sh", "--", "true")
     assert res.returncode != 0
-    # every executor is named (a plugin's too: the test plugin adds echo-local)
-    assert re.search(r"key 'executor': expected one of local, ray\b", res.err), res.err
-    assert "unknown key ray.adress (valid: address" in res.err, res.err
-    (config / "config.yaml").write_text("ray:\n  resources: {CPU: -1}\n")
+    # every executor is named (a plugin's may follow: tests/plugin adds one), and the bad section key
+    named = re.search(r"key 'executor': expected one of ([^\n]*)", res.err)
+    assert named and {"local", "ray"} <= {n.strip(" ,.") for n in named.group(1).split(",")}, res.err
+    assert "unknown key ray.adress (valid: address," in res.err, res.err
+    (config / "config.yaml").write_text("ray:\n  resources: {CPU: -1}\n  pool_idle_s: 0\n")
     res = zap("spawn", "--cli", "sh", "--", "true")
-    assert res.returncode != 0 and "ray.resources" in res.err, res.err
+    assert res.returncode != 0 and "ray.resources: expected a mapping" in res.err, res.err
+    (config / "config.yaml").write_text("ray:\n  pool_idle_s: 0\n")
+    res = zap("spawn", "--cli", "sh", "--", "true")
+    assert res.returncode != 0 and "ray.pool_idle_s: expected a number of seconds above 0" in res.err, res.err
     (config / "config.yaml").write_text("")
     (zap.cwd / ".zapcli").mkdir()
     (zap.cwd / ".zapcli" / "config.yaml").write_text("executor: ray\nray: {address: 'http://evil:8265', env: [OPENAI_API_KEY]}\n")
@@ -163,30 +183,29 @@ def test_the_ray_settings_are_checked_and_a_workspace_cannot_choose_the_cluster(
     assert "executor" not in trail_records(zap.trail(res.out.strip()))[0]
 
 
-def test_frames_merge_once_whatever_the_order(zap: Zap) -> None:
-    """Two observers collecting the same log, frames split mid-record: each
-    record and byte comes home once, renumbered after the caller's own."""
-    import base64
-
+def test_frames_merge_once_in_order_past_the_cursor(zap: Zap) -> None:
+    """Two observers collecting the same frames, in any order, one damaged and
+    one past a gap: each record and byte comes home once, renumbered after
+    the caller's own; the cursor stops at the gap."""
     from zapcli.executors import ray_collect
+    from zapcli.executors import ray_wire as wire
 
     sid = _fake_remote(zap, "http://127.0.0.1:9", running=True)
-    node = b"".join(orjson.dumps({"v": 1, "seq": n, "ts": "t", "type": t, "mono": 1.0})
-                    + b"\n" for n, t in ((0, "spawn"), (1, "process"), (2, "start"), (3, "text")))
-    cut = len(node) - 7
-    log = "\n".join([
-        "Ray's own line",
-        f"ZAPCLI1 t 0 {base64.b64encode(node[:cut]).decode()}",
-        f"ZAPCLI1 o 0 {base64.b64encode(b'hel').decode()}",
-        f"ZAPCLI1 t {cut} {base64.b64encode(node[cut:]).decode()}",
-        f"ZAPCLI1 o 3 {base64.b64encode(b'lo').decode()}",
-        "ZAPCLI1 o 9 ###",  # damaged: ignored
-        "ZAPCLI1 end 0 recorded"])
-    first = ray_collect.apply(sid, ray_collect.parse(log))
-    again = ray_collect.apply(sid, ray_collect.parse(log))
-    assert (first.records, first.out_bytes, first.ended) == (2, 5, True)
-    assert (again.records, again.out_bytes) == (0, 0)
-    recs = trail_records(zap.trail(sid))
-    assert [(r["type"], r["seq"], r.get("node_seq")) for r in recs[2:]] == [("start", 2, 2), ("text", 3, 3)]
-    assert "mono" not in recs[2] and recs[2]["node_mono"] == 1.0
-    assert (zap.home / "subagents" / f"{sid}.out").read_bytes() == b"hello"
+
+    def recs(*pairs: tuple[int, str]) -> bytes:
+        return b"".join(orjson.dumps({"v": 1, "seq": n, "ts": "t", "type": t, "mono": 1.0}) + b"\n"
+                        for n, t in pairs)
+
+    lines = [wire.frame(1, "o", 0, b"hel"), wire.frame(0, "t", 0, recs((0, "spawn"), (1, "process"), (2, "start"))),
+             "2 o 3 ###", wire.frame(2, "o", 3, b"lo"), wire.frame(3, "t", 99, recs((3, "text"))),
+             wire.frame(5, "o", 5, b"after a gap"), wire.end_frame(6, "recorded")]
+    first, cursor = ray_collect.apply(sid, lines, 0)
+    assert (first.records, first.out_bytes, first.ended, cursor) == (2, 5, False, 4)
+    again, same = ray_collect.apply(sid, lines, 0)  # a second observer with an old cursor
+    assert (again.records, again.out_bytes, same) == (0, 0, 4)
+    rest, end = ray_collect.apply(sid, [wire.frame(4, "e", 0, b"err"), *lines], cursor)
+    assert (rest.err_bytes, rest.out_bytes, rest.ended, end) == (3, 11, True, 7)
+    local = trail_records(zap.trail(sid))
+    assert [(r["type"], r["seq"], r.get("node_seq")) for r in local[2:]] == [("start", 2, 2), ("text", 3, 3)]
+    assert "mono" not in local[2] and local[2]["node_mono"] == 1.0
+    assert (zap.home / "subagents" / f"{sid}.out").read_bytes() == b"helloafter a gap"

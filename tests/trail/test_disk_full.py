@@ -4,7 +4,6 @@ part-way never leaves half a record, and seqs stay in order afterwards
 
 from __future__ import annotations
 
-import base64
 import errno
 import json
 
@@ -112,21 +111,23 @@ def test_ready_made_records_go_in_whole_or_not_at_all(small_disk):
 
 def test_a_ray_nodes_trail_comes_home_whole_on_a_full_disk(small_disk, monkeypatch):
     """ray_collect on a full disk: the import fails without leaving half a
-    record; once there is room, the same log brings every record home once."""
+    record; once there is room, the same frames bring every record home once."""
     from zapcli import ids
     from zapcli.executors import ray_collect
+    from zapcli.executors import ray_wire as wire
 
     monkeypatch.setenv("ZAPCLI_HOME", str(small_disk.path / "home"))
     sid = ids.new_id()
     path = store.create_trail(sid, {"task": "t"}, [])
     node = b"".join(json.dumps({"v": 1, "seq": n, "ts": "t", "type": t, "delta": "y" * 3000}).encode() + b"\n"
                     for n, t in [(0, "spawn"), (1, "process")] + [(n, "text") for n in range(2, 40)])
-    log = f"ZAPCLI1 t 0 {base64.b64encode(node).decode()}\nZAPCLI1 end 0 recorded"
+    frames = [wire.frame(0, "t", 0, node), wire.end_frame(1, "recorded")]  # what the pool ships
     small_disk.fill()
     with pytest.raises(OSError):
-        ray_collect.apply(sid, ray_collect.parse(log))
+        ray_collect.apply(sid, frames, 0)
     _records(path)
     small_disk.free()
-    assert ray_collect.apply(sid, ray_collect.parse(log)).records == 38
+    got, cursor = ray_collect.apply(sid, frames, 0)
+    assert (got.records, got.ended, cursor) == (38, True, 2)
     recs = _records(path)
     assert [(r["seq"], r.get("node_seq")) for r in recs[1:]] == [(n - 1, n) for n in range(2, 40)]

@@ -1,84 +1,64 @@
-"""The Ray executor: a subagent's runner as a Ray job (SPEC §15).
+"""The Ray executor: a subagent's runner on a Ray cluster, through the
+caller's pool there (SPEC §15, §20).
 
-Imports `zapcli.executors.base`, `zapcli.executors.ray_api` (the dashboard's
-HTTP routes, urllib only), `zapcli.executors.ray_collect`, `zapcli.trail`;
-never `ray` itself: the caller needs no Ray installed, only the cluster's
-dashboard address. The nodes run `zapcli.executors.ray_node`.
+Imports `zapcli.executors.base`, `ray_api` (the dashboard's HTTP routes,
+urllib only), `ray_pool` (the caller's handle on its pool), `ray_collect`,
+`ray_wire`, `zapcli.trail`; never `ray` itself: the caller needs no Ray
+installed, only the dashboard's address. The cluster side is
+`ray_dispatch` (the pool, one Ray job per caller and cluster) and
+`ray_node` (its agent on each node, which starts the runners).
 
-- check (spawn): the address answers as a Ray dashboard; the `ray` settings
-  are frozen into the spawn record.
+- check (spawn): the address answers as a Ray dashboard; the pool runs (it
+  is started if need be) and said hello with this zapcli version and trail
+  format — else one line and nothing is created; the `ray` settings are
+  frozen into the spawn record.
 - launch: the caller's `spawn` record (and the values of the variables named
-  by `ray.env`) go in a working_dir package stored in the cluster's GCS; the
-  job `zapcli-<id>` runs `python -m zapcli.executors.ray_node run <id>` with
-  placement from `ray.resources` (CPU/GPU/memory become Ray's
-  entrypoint_num_cpus/_gpus/_memory, the rest entrypoint_resources).
-- alive: the job's status (PENDING/RUNNING alive; anything else dead, with
-  Ray's message as the reason; no answer: unknown).
-- signal: the caller delivered its terminal status first, so the node side
-  ends the runner's tree itself within the grace; if the job has not ended by
-  then, stop it (Ray TERMs every process of it, waits, KILLs).
-- collect: the job's log holds the node's files as frames (`ray_collect`).
-- deliver: one GCS entry per record (`zapcli_in_<id>_<seq>.json`), which the
-  node side polls every 100 ms and appends to the node's trail.
+  by `ray.env`) go to the pool as one key named by the subagent id: a retry
+  lands on the same key, and the pool runs it once. When the answer is lost
+  (timeout, dropped connection) it stays `running`, said so, until the
+  pool's status shows it (it is submitted again meanwhile).
+- alive: the pool's status line (placing, running, ended, lost with Ray's
+  reason); a dead pool is replaced; a restarted cluster (another session)
+  has lost it.
+- signal: the caller delivered its terminal status first: the node ends the
+  runner's tree within the grace; this waits to see it end.
+- collect: only the frames past this machine's cursor (`ray_collect`);
+  once all of it is home, the pool is told to forget it.
+- deliver: one key per record, which the pool hands to the runner's node.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import shlex
+import base64
 import time
-import urllib.error
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import orjson
 
 from zapcli.executors import ray_api as api
+from zapcli.executors import ray_wire as wire
 from zapcli.executors.base import Collected, Executor, ExecutorError, Launched, Liveness, Signalled
-from zapcli.trail import reader, store
+from zapcli.executors.ray_pool import HELLO_WAIT_S as HELLO_S
+from zapcli.executors.ray_pool import Pool
+from zapcli.trail import jsonl, reader, store
 
-SHIP_MARGIN_S = 2  # the node side ships its last frames after the runner ended
-ALIVE_STATES = ("PENDING", "RUNNING")
-JOB_PREFIX = "zapcli-"
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
 
-
-def placement(resources: Mapping[str, Any] | None) -> dict[str, Any]:
-    """`ray.resources` as the job's entrypoint_* fields."""
-    out: dict[str, Any] = {}
-    custom: dict[str, float] = {}
-    for name, amount in (resources or {}).items():
-        if name == "CPU":
-            out["entrypoint_num_cpus"] = float(amount)
-        elif name == "GPU":
-            out["entrypoint_num_gpus"] = float(amount)
-        elif name == "memory":
-            out["entrypoint_memory"] = int(amount)
-        else:
-            custom[str(name)] = float(amount)
-    if custom:
-        out["entrypoint_resources"] = custom
-    return out
-
-
-def _reason(status: str, message: str) -> str:
-    """Ray's verdict in one line; a node that died is said first."""
-    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
-    node = next((ln for ln in lines if "node has died" in ln or "node was terminated" in ln
-                 or "node died" in ln.lower()), None)
-    if node:
-        return f"its Ray node died ({node[:200]})"
-    return f"its Ray job {status.lower()}" + (f": {lines[0][:200]}" if lines else "")
+SHIP_MARGIN_S = 3  # the node ships its last frames after the runner ended; the pool ticks
 
 
 def _spawn_line(sid: str) -> tuple[bytes, dict[str, Any]]:
     line = store.read_bytes(store.path_for(sid)).split(b"\n", 1)[0] + b"\n"
-    rec = orjson.loads(line)
+    rec = jsonl.loads(line)
     return line, rec if isinstance(rec, dict) else {}
 
 
-RAY_KEYS = ("address", "resources", "python", "env", "max_concurrent")
+def _pool(process: Mapping[str, Any]) -> Pool:
+    return Pool(str(process.get("address")), {"pool": process.get("pool")})
+
+
+RAY_KEYS = ("address", "resources", "python", "env", "max_concurrent", "pool_idle_s")
 
 
 class RayExecutor(Executor):
@@ -90,7 +70,8 @@ class RayExecutor(Executor):
     def check_config(self, value: Any) -> dict[str, Any]:
         """The `ray:` section: address (the dashboard's), resources (Ray's
         entrypoint resources), python (the interpreter on the nodes), env (names
-        of variables forwarded to the runner), max_concurrent (a cap of its own)."""
+        of variables forwarded to the runner), max_concurrent (a cap of its own),
+        pool_idle_s (how long the caller's pool on the cluster stays when idle)."""
         value = super().check_config(value)
         for key, item in value.items():
             if key in ("address", "python") and not (isinstance(item, str) and item.strip()):
@@ -105,15 +86,26 @@ class RayExecutor(Executor):
             if key == "max_concurrent" and (isinstance(item, bool) or not isinstance(item, int)
                                             or item < 0):
                 raise ValueError(f"ray.max_concurrent: expected a whole number, 0 or more, got {item!r}")
+            if key == "pool_idle_s" and (isinstance(item, bool) or not isinstance(item, (int, float))
+                                         or not 0 < item < float("inf")):
+                raise ValueError(f"ray.pool_idle_s: expected a number of seconds above 0, got {item!r}")
         return value
 
     # -- spawn ------------------------------------------------------------
     def check(self, options: Mapping[str, Any]) -> dict[str, Any]:
         addr = api.address(options)
-        ray_version = api.version(addr)
         conf = {"address": addr, "resources": dict(options.get("resources") or {}),
-                "python": str(options.get("python") or "python"),
-                "env": [str(n) for n in options.get("env") or ()], "ray_version": ray_version}
+                "python": options.get("python"), "env": [str(n) for n in options.get("env") or ()],
+                "pool_idle_s": options.get("pool_idle_s")}
+        pool = Pool(addr, conf)
+        if not pool.info().get("hello"):  # no pool known yet: is it a Ray cluster at all?
+            api.version(addr)
+        hello = pool.ensure(wait=True).get("hello") or {}
+        ray_version, session = hello.get("ray"), hello.get("session")
+        if not session:  # the pool has not said hello yet
+            ray_version, session = api.version(addr)
+        pool.sweep()
+        conf.update(pool=pool.key, ray_version=ray_version, session=session)
         return {"ray": conf}
 
     def launch(self, sid: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: str,
@@ -121,96 +113,188 @@ class RayExecutor(Executor):
         line, rec = _spawn_line(sid)
         conf: dict[str, Any] = rec["ray"] if isinstance(rec.get("ray"), dict) else {}
         addr = str(conf.get("address") or "")
-        if not addr:
+        if not addr or not conf.get("pool"):
             raise ExecutorError("its spawn record names no Ray cluster")
-        files = {"spawn.jsonl": line}
+        pool = Pool(addr, conf)
         early = [r for r in reader.read(store.path_for(sid)).records if r.get("type") == "steer"]
-        if early:  # sent while it was queued: the node takes them before the runner starts
-            files["inbox.jsonl"] = b"".join(orjson.dumps(r) + b"\n" for r in early)
         forwarded = {n: env[n] for n in conf.get("env") or () if isinstance(n, str) and n in env}
-        if forwarded:  # in the package, not in env_vars: the dashboard shows env_vars to anyone
-            files["env.json"] = json.dumps(forwarded).encode()
-        name, data = api.package(files)
-        grace = float(rec["kill_grace_s"]) if isinstance(rec.get("kill_grace_s"), (int, float)) else 3.0
-        job_id = JOB_PREFIX + sid
-        body = {
-            "entrypoint": f"exec {shlex.quote(str(conf.get('python') or 'python'))} "
-                          f"-m zapcli.executors.ray_node run {sid}",
-            "submission_id": job_id, "metadata": {"zapcli_id": sid},
-            "runtime_env": {"working_dir": f"gcs://{name}", "env_vars": {
-                "ZAPCLI_SESSION": str(env.get("ZAPCLI_SESSION", "")),
-                # Ray's own TERM -> KILL wait when a job is stopped (an int, or Ray fails the stop)
-                "RAY_JOB_STOP_WAIT_TIME_S": str(math.ceil(grace) + SHIP_MARGIN_S)}},
-            **placement(conf.get("resources")),
-        }
-        try:
-            api.put_package(addr, name, data, timeout=30.0)  # up to 1 MB of task
-            api.post_json(addr, "/api/jobs/", body)
-        except (OSError, ValueError) as exc:
-            raise ExecutorError(f"the Ray cluster at {addr} did not take the job ({api.why(exc)})") from None
-        return Launched({"executor": self.name, "address": addr, "job_id": job_id})
+        doc = {"sid": sid, "spawn": base64.b64encode(line).decode(), "early": early, "env": forwarded,
+               "resources": conf.get("resources") or {}}
+        try:  # a queued one: its pool may have ended since the spawn
+            pool.ensure(wait=False)
+        except ExecutorError:
+            pass  # its submission waits in the cluster; an observer starts the pool
+        lost = pool.submit(sid, jsonl.dumps(doc))
+        fields = {"executor": self.name, "address": addr, "pool": pool.key, "sid": sid,
+                  "session": conf.get("session")}
+        if lost:
+            fields["unconfirmed"] = f"the Ray cluster's answer was lost ({lost})"
+            store.append(store.path_for(sid), "diagnostic", {
+                "dimension": "executor", "name": "submit",
+                "message": f"submitted to the Ray cluster at {addr}, but its answer was lost ({lost}); "
+                           "it is looked up (and submitted again under the same key) until the pool "
+                           "shows it: until then it is running, not failed"})
+        return Launched(fields)
 
     # -- later ------------------------------------------------------------
     def alive(self, process: Mapping[str, Any]) -> Liveness:
-        addr, job_id = str(process.get("address")), str(process.get("job_id"))
+        pool, sid = _pool(process), str(process.get("sid"))
+        view = pool.view()
+        if view.err is not None:
+            return Liveness(None, f"the Ray cluster at {pool.addr} did not answer ({view.err})")
+        restarted = _restarted(pool, process)
+        if restarted:
+            return Liveness(False, restarted)
+        entry = view.entry(sid) if view.current else None
+        if entry is not None:
+            pool.confirmed(sid)
+            if entry[0] in ("lost", "failed"):  # failed: `collect` records it so
+                return Liveness(False, str(entry[2] or "its Ray node died"))
+            if entry[0] == "ended":
+                return Liveness(False, "its runner ended on its Ray node")
+        if view.dead or not view.current:  # its pool ended, or a new one has said nothing yet
+            return self._replace(pool, view)
+        if entry is not None:
+            if entry[0] in ("submitted", "placing"):
+                return Liveness(True, f"waiting for Ray to place it (ray.resources "
+                                      f"{wire.bundle(_resources(sid))})")
+            return Liveness(True, None)
+        if pool.pending(sid):
+            pool.resubmit(sid)
+            why = process.get("unconfirmed") or "the pool has not taken it yet"
+            return Liveness(None, f"submitted to the Ray cluster at {pool.addr}, not confirmed yet ({why})")
+        return Liveness(False, f"the zapcli pool on the Ray cluster at {pool.addr} no longer knows it")
+
+    def _replace(self, pool: Pool, view: Any) -> Liveness:
+        if not view.dead:
+            return Liveness(None, f"a new zapcli pool is starting on the Ray cluster at {pool.addr}")
         try:
-            info = api.call(addr, "GET", f"/api/jobs/{job_id}")
-        except urllib.error.HTTPError as exc:
-            if exc.code == 404:
-                return Liveness(False, f"the Ray cluster at {addr} has no job {job_id} "
-                                       "(it was restarted or replaced)")
-            return Liveness(None, f"the Ray cluster at {addr} did not answer ({api.why(exc)})")
-        except (OSError, ValueError) as exc:
-            return Liveness(None, f"the Ray cluster at {addr} did not answer ({api.why(exc)})")
-        status = str(info.get("status")) if isinstance(info, dict) else "?"
-        if status in ALIVE_STATES:
-            return Liveness(True, status)
-        return Liveness(False, _reason(status, str(info.get("message") or "") if isinstance(info, dict) else ""))
+            pool.ensure(wait=False)
+        except ExecutorError as exc:
+            return Liveness(None, exc.message)
+        said = f"{view.job}: {view.message.strip()[:200]}" if view.job else "gone"
+        return Liveness(None, f"its zapcli pool on the Ray cluster at {pool.addr} ended ({said}); "
+                              "a new one takes over")
 
     def _wait_ended(self, process: Mapping[str, Any], seconds: float) -> bool:
+        pool, sid = _pool(process), str(process.get("sid"))
         give_up = time.monotonic() + seconds
         while True:
-            if self.alive(process).alive is not True:
+            entry = pool.view(fresh=True).entry(sid)
+            if entry is None or entry[0] in ("ended", "failed", "lost"):
                 return True
             if time.monotonic() >= give_up:
                 return False
             time.sleep(0.1)
 
     def signal(self, process: Mapping[str, Any], grace_s: float) -> Signalled:
-        """Give the node side the grace to end the runner's tree itself (it got
-        the caller's terminal status through `deliver`); then stop the job."""
-        job_id = str(process.get("job_id"))
+        """The node ends the runner's tree itself within the grace (it got the
+        caller's terminal status through `deliver`): wait to see that."""
+        sid = str(process.get("sid"))
         if self.alive(process).alive is not True:
             return Signalled()
         if self._wait_ended(process, grace_s + SHIP_MARGIN_S):
-            return Signalled([job_id], root_alive=True, how="Ray job ended on its node")
-        try:
-            api.call(str(process.get("address")), "POST", f"/api/jobs/{job_id}/stop")
-        except (OSError, ValueError):
-            return Signalled(root_alive=True, how="the Ray cluster did not answer")
-        ended = self._wait_ended(process, math.ceil(grace_s) + 2 * SHIP_MARGIN_S + 3)
-        return Signalled([job_id], [job_id], root_alive=True,
-                         how="Ray job stopped" if ended else "Ray job stop requested")
+            return Signalled([sid], root_alive=True, how="its runner ended on its Ray node")
+        return Signalled(root_alive=True, how="stop sent to its Ray node; not ended yet")
 
     def collect(self, sid: str, process: Mapping[str, Any]) -> Collected | None:
         from zapcli.executors import ray_collect
 
-        try:
-            log = api.call(str(process.get("address")), "GET", f"/api/jobs/{process.get('job_id')}/logs",
-                           timeout=max(api.HTTP_TIMEOUT_S, 10.0))
-        except (OSError, ValueError):
+        pool = _pool(process)
+        view = pool.view()
+        if view.err is not None:
             return None
-        text = log.get("logs", "") if isinstance(log, dict) else str(log)
-        return ray_collect.apply(sid, ray_collect.parse(text or ""))
+        entry = view.entry(sid) if view.current else None
+        if entry is None:
+            return Collected()
+        if entry[0] == "failed":  # it could not start where Ray placed it
+            from zapcli.trail import ending
+            from zapcli.trail.model import Outcome, Status
+
+            ending.end(store.path_for(sid), Outcome(Status.FAILED, None, str(entry[2])), by="ray")
+        have, total = pool.cursor(sid), int(entry[1])
+        got = Collected()
+        if total > have:
+            try:
+                lines = pool.frames(str((view.doc or {}).get("node")), sid, have, total)
+            except (OSError, ValueError):
+                return None
+            got, have = ray_collect.apply(sid, lines, have)
+            pool.set_cursor(sid, have)
+        if got.ended:
+            pool.done(sid)
+        return got
 
     def deliver(self, sid: str, process: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> None:
-        addr = str(process.get("address"))
+        pool = _pool(process)
         for rec in records:
             seq = rec.get("seq")
             if not isinstance(seq, int):
                 continue
             try:
-                api.put_package(addr, api.inbox_name(sid, seq), orjson.dumps(dict(rec)))
+                pool.put(wire.inbox_name(pool.key, sid, seq), jsonl.dumps(dict(rec)))
             except (OSError, ValueError) as exc:
                 raise ExecutorError(f"recorded here, but it could not be sent to the Ray node of {sid} "
                                     f"({api.why(exc)})") from None
+
+
+def _resources(sid: str) -> dict[str, Any] | None:
+    try:
+        conf = _spawn_line(sid)[1].get("ray") or {}
+    except (OSError, ValueError):
+        return None
+    return conf.get("resources") if isinstance(conf, dict) else None
+
+
+def _restarted(pool: Pool, process: Mapping[str, Any]) -> str | None:
+    """Why its runner is gone when the cluster restarted since its launch
+    (its session is another one now); None when it did not."""
+    was = process.get("session")
+    if not was:
+        return None
+    view = pool.view()
+    now = (view.doc or {}).get("session") if view.current else None
+    if now is None and view.job is None:  # no pool job at all: ask the cluster itself
+        try:
+            now = api.version(pool.addr)[1]
+        except ExecutorError:
+            return None
+    if not now or now == was:
+        return None
+    return (f"the Ray cluster at {pool.addr} restarted (session {was} is gone, now {now}); "
+            "its runner went with it")
+
+
+def doctor(options: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """`zapcli doctor`'s line on the cluster and what is wrong with it: it
+    answers, how many nodes are alive, whether one could take
+    `ray.resources`; the pool runs there (it is started if need be, so a
+    node imports zapcli) with zapcli's version there and here."""
+    from zapcli import __version__
+
+    try:
+        addr = api.address(options)
+        version, _session = api.version(addr)
+    except ExecutorError as exc:
+        return exc.message, [exc.message]
+    try:
+        nodes = api.call(addr, "GET", "/api/v0/nodes?limit=1000")["data"]["result"]["result"]
+        alive = [n for n in nodes if n.get("state") == "ALIVE"]
+        shape = f", {len(alive)} node(s) alive"
+    except (OSError, ValueError, KeyError, TypeError):
+        alive, shape = [], ""
+    wanted = wire.bundle(options.get("resources"))
+    problems = []
+    if alive and not any(all(n.get("resources_total", {}).get(k, 0) >= v for k, v in wanted.items())
+                         for n in alive):
+        problems.append(f"no alive node has ray.resources {wanted}: subagents would wait for one")
+    try:
+        hello = Pool(addr, dict(options)).ensure(wait=True).get("hello")
+    except ExecutorError as exc:
+        return f"Ray {version} at {addr}{shape}", [*problems, exc.message]
+    if not hello:
+        problems.append(f"zapcli's pool on the cluster did not start within {HELLO_S:.0f} s")
+        return f"Ray {version} at {addr}{shape}", problems
+    problems += [f"Ray API: {p}" for p in hello.get("private_api") or ()]
+    return (f"Ray {version} at {addr}{shape}; zapcli {hello.get('zapcli')} on the cluster "
+            f"({hello.get('python')}), {__version__} here", problems)

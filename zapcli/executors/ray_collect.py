@@ -1,9 +1,10 @@
 """Bringing a remote runner's trail and output home: frames in, files out.
 
-Imports `zapcli.trail`, `zapcli.executors.base`, `zapcli.redact`; never `ray`. The node side
-(`ray_node`) prints frames `ZAPCLI1 <stream> <offset> <base64>` in the job's
-log; `parse` reads them back and `apply` merges them into this machine's
-state folder:
+Imports `zapcli.trail`, `zapcli.executors.base`, `zapcli.executors.ray_wire`,
+`zapcli.redact`; never `ray`. The pool writes one frames file per subagent
+(`ray_wire`: `<n> <t|o|e> <offset> <base64>`, last `<n> end <how>`); the
+caller fetches only the frames past its cursor (`n` already home) and
+`apply` merges them into this machine's state folder:
 
 - stdout / stderr (`o`, `e`): bytes at node offsets, appended where the local
   copy ends (the caller's copies are written only here, so offsets match);
@@ -21,48 +22,33 @@ machine's secrets, within the size cap, all of them or none).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import os
-from dataclasses import dataclass, field
 
-import orjson
-
+from zapcli.executors import ray_wire as wire
 from zapcli.executors.base import Collected
-from zapcli.trail import reader, store
+from zapcli.trail import jsonl, reader, store
 
-FRAME = "ZAPCLI1"
 SKIP_TYPES = frozenset({"spawn", "process"})
 NODE_CLOCK = {"mono": "node_mono", "deadline_mono": "node_deadline_mono"}
 
 
-@dataclass
 class Frames:
-    chunks: dict[str, list[tuple[int, bytes]]] = field(default_factory=lambda: {"t": [], "o": [], "e": []})
-    ended: bool = False  # the node side printed its last frame (everything was shipped)
-    exit_code: int | None = None
+    """The frames of one fetch that follow the cursor, without a gap."""
 
-
-def parse(log: str) -> Frames:
-    """Frames from a job log; other lines (Ray's own) are ignored, as are
-    damaged frames (a log cut mid-line)."""
-    frames = Frames()
-    for line in log.splitlines():
-        if not line.startswith(FRAME + " "):
-            continue
-        parts = line.split(" ")
-        if len(parts) == 4 and parts[1] == "end":
-            frames.ended = True
-            frames.exit_code = int(parts[2]) if parts[2].lstrip("-").isdigit() else None
-            continue
-        if len(parts) != 4 or parts[1] not in frames.chunks or not parts[2].isdigit():
-            continue
-        try:
-            data = base64.b64decode(parts[3], validate=True)
-        except (binascii.Error, ValueError):
-            continue
-        frames.chunks[parts[1]].append((int(parts[2]), data))
-    return frames
+    def __init__(self, lines: list[str], have: int):
+        self.chunks: dict[str, list[tuple[int, bytes]]] = {"t": [], "o": [], "e": []}
+        self.ended = False
+        self.next = have
+        for got in sorted((f for f in map(wire.parse_frame, lines) if f is not None), key=lambda f: f[0]):
+            if got[0] < self.next:
+                continue
+            if got[0] > self.next:
+                break  # a gap (not fetched yet): the rest waits for the next fetch
+            self.next += 1
+            if len(got) == 3:
+                self.ended = True
+            else:
+                self.chunks[got[1]].append((int(got[2]), bytes(got[3])))
 
 
 def _contiguous(chunks: list[tuple[int, bytes]], start: int) -> bytes:
@@ -95,18 +81,18 @@ def _append_stream(sid: str, suffix: str, chunks: list[tuple[int, bytes]]) -> in
 
 
 def _node_records(chunks: list[tuple[int, bytes]]) -> list[dict]:
-    """The node trail's complete records, in order (a frame may end mid-record)."""
-    buf = _contiguous(chunks, 0)
+    """The node trail's records in these frames (each frame holds whole records)."""
     out: list[dict] = []
-    for line in buf[: buf.rfind(b"\n") + 1].split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            rec = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(rec, dict) and isinstance(rec.get("seq"), int):
-            out.append(rec)
+    for _, data in chunks:
+        for line in data.split(b"\n"):
+            if not line.strip():
+                continue
+            try:
+                rec = jsonl.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and isinstance(rec.get("seq"), int):
+                out.append(rec)
     return out
 
 
@@ -131,11 +117,15 @@ def _import_trail(sid: str, chunks: list[tuple[int, bytes]]) -> int:
         return store.append_records(path, new, secrets=secret_values())
 
 
-def apply(sid: str, frames: Frames) -> Collected:
-    """Merge `frames` into the caller's files of `sid` (under its trail's lock:
-    two observers collecting at once add each byte once)."""
+def apply(sid: str, lines: list[str], have: int) -> tuple[Collected, int]:
+    """Merge the frames in `lines` past the cursor `have` into the caller's
+    files of `sid` (under its trail's lock: two observers collecting at once
+    add each byte once). Returns what came home and the new cursor; raises
+    OSError when it cannot be written (the cursor stays)."""
+    frames = Frames(lines, have)
     with store.locked(store.path_for(sid)):
-        return Collected(records=_import_trail(sid, frames.chunks["t"]),
-                         out_bytes=_append_stream(sid, ".out", frames.chunks["o"]),
-                         err_bytes=_append_stream(sid, ".err", frames.chunks["e"]),
-                         ended=frames.ended)
+        got = Collected(records=_import_trail(sid, frames.chunks["t"]),
+                        out_bytes=_append_stream(sid, ".out", frames.chunks["o"]),
+                        err_bytes=_append_stream(sid, ".err", frames.chunks["e"]),
+                        ended=frames.ended)
+    return got, frames.next

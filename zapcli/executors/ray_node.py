@@ -1,33 +1,36 @@
-"""The node side of the Ray executor: the job's entrypoint.
+"""The node side of the Ray executor: the pool's agent on one Ray node.
 
-Imports `zapcli.trail`, `zapcli.paths`, `zapcli.executors.local` (to end the runner's tree), `zapcli.supervisor`;
-`ray._raylet.GcsClient` only in the inbox thread (this runs on a Ray node,
-inside a Ray job, which sets RAY_ADDRESS to the cluster's GCS).
+Imports `zapcli.trail`, `zapcli.paths`, `zapcli.supervisor`, `zapcli.locks`,
+`zapcli.executors.local` (to end a runner's tree), `zapcli.executors.ray_wire`;
+`ray` and `ray_kv` only for the pool's hello (`pool_hello`): the agent itself
+is plain Python, which the pool's dispatcher makes a Ray actor, one per
+node, placed on it with a node-affinity strategy.
 
-`python -m zapcli.executors.ray_node run ID` runs in the job's working_dir
-package, which holds `spawn.jsonl` (the caller's `spawn` record, byte for
-byte) and maybe `env.json` (the variables `ray.env` forwards). It creates the
-subagent's trail in the NODE's state folder (its `ZAPCLI_HOME` or the
-platform default), starts the ordinary runner `zapcli run --subagent --id ID`
-as its child (same process group: Ray's stop and Ray's fate sharing reach
-it; the forwarded secrets handed over as `supervisor.launch.secret_env` does
-locally, never in its environment block), and while it runs:
+The agent starts each subagent's ordinary runner (`zapcli run --subagent
+--id ID`) as its own OS process with its own trail in the node's state
+folder, and is otherwise stateless: what it knows of a runner is in that
+trail (its `process` record: pid and create time). So a new agent (the
+pool was replaced) adopts the runners an old one started, and a runner
+outlives its agent: it is launched through a short-lived trampoline that
+makes it the leader of a session of its own, re-parented to init, where
+Ray's clean-up of a dead worker's children does not reach it.
 
-- ships the trail (whole lines), stdout and stderr home through the job's own
-  log, one frame per line `ZAPCLI1 <t|o|e> <offset> <base64>`, every 250 ms
-  and in full at the end, then `ZAPCLI1 end <rc> recorded|unrecorded`;
-- polls the inbox every 100 ms: GCS entries `zapcli_in_<id>_<seq>.json` the
-  caller's `deliver` put there (steer, approval decisions, a terminal status),
-  appended to the node's trail with `from_caller` and `caller_seq` (once
-  each), where the runner reads them; a terminal status (a `kill`, an
-  observer's timeout) also ends the runner's tree within the caller's grace.
+- `start`: create the node trail from the caller's `spawn` record (a cwd
+  that does not exist here becomes a scratch folder, said in a diagnostic),
+  launch the runner with the forwarded variables handed over as locally
+  (never in its environment block), record its `process`; once per node
+  (the trail is created exclusively, under a node-local lock).
+- `report`: for each runner, what its trail (whole records), stdout and
+  stderr gained past the offsets the dispatcher asks from, and whether it
+  has ended (then everything was read).
+- `deliver`: a record from the caller, appended to the node trail once
+  (`from_caller`); a terminal status also ends the runner's tree within
+  the caller's grace.
 """
 
 from __future__ import annotations
 
-import base64
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -38,47 +41,42 @@ from typing import Any
 
 import orjson
 
-FRAME = "ZAPCLI1"
+CHUNK = 256 * 1024  # bytes per stream per report: a busy runner ships over several ticks
 STREAMS = {"t": ".jsonl", "o": ".out", "e": ".err"}
-SHIP_INTERVAL_S = 0.25
-INBOX_POLL_S = 0.1
-CHUNK = 48 * 1024  # raw bytes per frame: a 64 KB log line
-INBOX = "zapcli_in_"  # as ray_api.INBOX (this side does not import the caller's HTTP module)
+# Forks the runner into a session of its own and exits: the runner is then
+# nobody's child (init reaps it), so the agent's end never takes it along.
+TRAMPOLINE = (
+    "import os,sys\n"
+    "pid=os.fork()\n"
+    "if pid==0:\n"
+    "    os.setsid()\n"
+    "    fd=os.open(os.devnull,os.O_RDWR);os.dup2(fd,0);os.dup2(fd,1)\n"
+    "    try:os.execv(sys.argv[1],sys.argv[1:])\n"
+    "    finally:os._exit(127)\n"
+    "sys.stdout.write(str(pid));sys.stdout.flush()\n"
+)
 
 
-class Shipper:
-    """Prints what each of the node's files gained since the last call."""
+def node_home(caller: dict[str, Any]) -> str | None:
+    """The state folder for this caller's subagents on this node: the node's
+    own `ZAPCLI_HOME`, else the platform default (None) — except on the
+    caller's own machine (a local cluster), where a node without a folder of
+    its own (or with the caller's) keeps them in `<caller's folder>/ray-node`:
+    inside the folder the caller chose, apart from its own subagents."""
+    from zapcli.executors.ray_wire import machine_id
 
-    def __init__(self, sid: str):
-        from zapcli.trail import store
-
-        self.paths = {k: store.path_for(sid, suffix) for k, suffix in STREAMS.items()}
-        self.sent = dict.fromkeys(STREAMS, 0)
-        self.lock = threading.Lock()
-
-    def ship(self) -> None:
-        with self.lock:
-            for stream, path in self.paths.items():
-                try:
-                    with open(path, "rb") as f:
-                        f.seek(self.sent[stream])
-                        data = f.read()
-                except OSError:
-                    continue
-                if stream == "t":  # whole records only: a torn tail waits for its newline
-                    data = data[: data.rfind(b"\n") + 1]
-                for i in range(0, len(data), CHUNK):
-                    part = data[i:i + CHUNK]
-                    sys.stdout.write(f"{FRAME} {stream} {self.sent[stream]} "
-                                     f"{base64.b64encode(part).decode()}\n")
-                    self.sent[stream] += len(part)
-            sys.stdout.flush()
+    own = os.environ.get("ZAPCLI_HOME")
+    theirs = caller.get("state")
+    if caller.get("machine") == machine_id() and isinstance(theirs, str) and os.path.isdir(theirs):
+        if (not own or os.path.realpath(own) == theirs) and os.access(theirs, os.W_OK):
+            return os.path.join(theirs, "ray-node")
+    return own or None
 
 
-def _node_spawn_line(sid: str, raw: bytes) -> tuple[bytes, str | None]:
+def _spawn_line(sid: str, raw: bytes) -> tuple[bytes, str | None]:
     """The caller's spawn record for this node: the same bytes, unless its
-    working directory does not exist here; then a scratch folder in the node's
-    state folder is used instead, and the note says so."""
+    working directory does not exist here; then a scratch folder in the
+    node's state folder is used instead, and the note says so."""
     from zapcli.paths import ensure_dir, state_dir
 
     rec = orjson.loads(raw)
@@ -91,70 +89,193 @@ def _node_spawn_line(sid: str, raw: bytes) -> tuple[bytes, str | None]:
     return orjson.dumps(rec) + b"\n", note
 
 
-def _forwarded_env() -> dict[str, str]:
-    """The caller's variables named by `ray.env` (read once, then removed)."""
-    path = Path("env.json")
-    try:
-        env = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return {}
-    try:
-        path.unlink()
-    except OSError:
-        pass
-    return {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
-
-
-def _early_records() -> list[dict[str, Any]]:
-    try:
-        lines = Path("inbox.jsonl").read_bytes().splitlines()
-    except OSError:
-        return []
-    out = []
-    for line in lines:
-        try:
-            rec = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(rec, dict):
-            out.append(rec)
-    return out
-
-
-def _start(sid: str) -> tuple[subprocess.Popen, dict[str, Any]]:
-    """Create the node trail from spawn.jsonl, launch the runner, record its process."""
-    from zapcli.paths import state_dir
-    from zapcli.supervisor.launch import close_fds, process_create_time, secret_env
+def _launch(sid: str, cwd: str, forwarded: dict[str, str]) -> int:
+    """Start the runner through the trampoline; its pid. Raises OSError."""
+    from zapcli.paths import SUBAGENT_MARKER
+    from zapcli.supervisor.launch import close_fds, secret_env
     from zapcli.trail import store
 
-    line, note = _node_spawn_line(sid, Path("spawn.jsonl").read_bytes())
-    store.create_trail_line(sid, line)
-    env = {k: v for k, v in os.environ.items() if k != "ZAPCLI_SUBAGENT_ID"}
-    env.update(_forwarded_env())
-    # the forwarded keys reach the runner as locally: not in its /proc/<pid>/environ
-    env, pass_fds = secret_env(env)
+    env = {k: v for k, v in os.environ.items() if k != SUBAGENT_MARKER}
+    env.update(forwarded)
+    env, pass_fds = secret_env(env)  # the forwarded keys: not in /proc/<pid>/environ
     try:
-        err_fd = store.create_exclusive(store.path_for(sid, ".err"))
+        err_fd = os.open(store.path_for(sid, ".err"), os.O_WRONLY | os.O_APPEND | os.O_CREAT
+                         | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:
-            proc = subprocess.Popen([sys.executable, "-m", "zapcli", "run", "--subagent", "--id", sid],
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err_fd,
-                                    close_fds=True, pass_fds=pass_fds, env=env)
+            tramp = subprocess.run(
+                [sys.executable, "-S", "-c", TRAMPOLINE, sys.executable, "-m", "zapcli", "run",
+                 "--subagent", "--id", sid], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=err_fd, cwd=cwd if os.path.isdir(cwd) else "/", env=env, close_fds=True,
+                pass_fds=pass_fds, timeout=60, check=False)
         finally:
             os.close(err_fd)
     finally:
         close_fds(pass_fds)
-    rec = {"pid": proc.pid, "create_time": process_create_time(proc.pid), "mono": time.monotonic(),
-           "node": socket.gethostname()}
-    store.append(store.path_for(sid), "process", rec)
-    for early in _early_records():  # sent while it was queued on the caller
-        apply_from_caller(sid, early, rec)
-    where = f"on Ray node {socket.gethostname()}; its files are in {state_dir()} there"
-    store.append(store.path_for(sid), "diagnostic", {"dimension": "executor", "name": "node",
-                                                     "message": f"running {where}"})
-    if note:
-        store.append(store.path_for(sid), "diagnostic", {"dimension": "executor", "name": "cwd",
-                                                         "message": note})
-    return proc, rec
+    if tramp.returncode != 0 or not tramp.stdout.strip().isdigit():
+        raise OSError(f"the runner could not be started (exit {tramp.returncode})")
+    return int(tramp.stdout)
+
+
+class NodeAgent:
+    """One per node and pool (see the module docstring). Its methods run on
+    several threads at once (a threaded Ray actor)."""
+
+    def __init__(self, caller: dict[str, Any]):
+        from zapcli import __version__
+        from zapcli.trail.records import SCHEMA_VERSION
+
+        self.caller = caller
+        home = node_home(caller)
+        if home:
+            os.environ["ZAPCLI_HOME"] = home  # this process serves one caller only
+        self.refusal = None
+        if caller.get("zapcli") != __version__ or caller.get("format") != SCHEMA_VERSION:
+            self.refusal = (f"zapcli {__version__} (trail format {SCHEMA_VERSION}) on Ray node "
+                            f"{socket.gethostname()}, {caller.get('zapcli')} (trail format "
+                            f"{caller.get('format')}) on the caller: install the same zapcli version there")
+        self.procs: dict[str, dict[str, Any]] = {}  # sid -> its process record
+        self.lock = threading.Lock()
+
+    def hello(self) -> dict[str, Any]:
+        from zapcli import __version__
+        from zapcli.paths import state_dir
+
+        return {"zapcli": __version__, "python": sys.executable, "home": str(state_dir()),
+                "host": socket.gethostname(), "refusal": self.refusal}
+
+    # -- start --------------------------------------------------------------
+    def start(self, sid: str, sub: dict[str, Any]) -> dict[str, Any]:
+        """Start the runner of `sid` here, once. {"ok": True, "pid"} or
+        {"ok": False, "reason"} (it cannot run on this node)."""
+        from zapcli.errors import ZapcliError
+        from zapcli.locks import LockTimeout, exclusive
+        from zapcli.paths import ensure_dir, locks_dir
+
+        if self.refusal:
+            return {"ok": False, "reason": self.refusal}
+        try:
+            with exclusive(ensure_dir(locks_dir()) / f"ray-start-{sid}.lock", 60):
+                return self._start(sid, sub)
+        except (OSError, ValueError, ZapcliError, LockTimeout) as exc:
+            why = exc.message if isinstance(exc, ZapcliError) else str(exc) or type(exc).__name__
+            return {"ok": False, "reason": f"could not start on Ray node {socket.gethostname()}: {why}"}
+
+    def _start(self, sid: str, sub: dict[str, Any]) -> dict[str, Any]:
+        import base64
+
+        from zapcli.paths import state_dir
+        from zapcli.supervisor.launch import process_create_time
+        from zapcli.trail import store
+
+        path = store.path_for(sid)
+        if path.exists():
+            proc = self._process(sid)
+            if proc is not None:  # started before (an earlier agent): adopt it
+                return {"ok": True, "pid": proc.get("pid"), "adopted": True}
+            line, note = None, None  # created, but its launch did not get recorded: launch now
+        else:
+            line, note = _spawn_line(sid, base64.b64decode(sub["spawn"]))
+            store.create_trail_line(sid, line)
+        spawn = self._spawn(sid)
+        pid = _launch(sid, str(spawn.get("cwd") or "/"), dict(sub.get("env") or {}))
+        rec = {"pid": pid, "create_time": process_create_time(pid), "mono": time.monotonic(),
+               "node": socket.gethostname()}
+        store.append(path, "process", rec)
+        with self.lock:
+            self.procs[sid] = rec
+        for early in sub.get("early") or ():  # sent while it was queued on the caller
+            apply_from_caller(sid, early, rec)
+        where = f"on Ray node {socket.gethostname()}; its files are in {state_dir()} there"
+        store.append(path, "diagnostic", {"dimension": "executor", "name": "node", "message": f"running {where}"})
+        if note:
+            store.append(path, "diagnostic", {"dimension": "executor", "name": "cwd", "message": note})
+        return {"ok": True, "pid": pid}
+
+    def _spawn(self, sid: str) -> dict[str, Any]:
+        from zapcli.trail import reader, store
+
+        recs = reader.read(store.path_for(sid)).records
+        return recs[0] if recs else {}
+
+    def _process(self, sid: str) -> dict[str, Any] | None:
+        """Its process record (read once from the node trail, then kept)."""
+        from zapcli.trail import reader, store
+
+        with self.lock:
+            if sid in self.procs:
+                return self.procs[sid]
+        try:
+            recs = reader.read(store.path_for(sid)).records
+        except OSError:
+            return None
+        proc = next((r for r in recs if r.get("type") == "process"), None)
+        if proc is not None:
+            with self.lock:
+                self.procs[sid] = proc
+        return proc
+
+    # -- report -------------------------------------------------------------
+    def report(self, wants: dict[str, list[int]]) -> dict[str, dict[str, Any]]:
+        """For each sid: {"state": "unstarted"} when nothing of it is here,
+        else the bytes past `wants[sid]` (t, o, e offsets) per stream as
+        [offset, data], "alive", and "end" (recorded / unrecorded) once it
+        has ended and everything was read."""
+        return {sid: self._report_one(sid, offsets) for sid, offsets in wants.items()}
+
+    def _report_one(self, sid: str, offsets: list[int]) -> dict[str, Any]:
+        from zapcli.supervisor.liveness import is_alive
+        from zapcli.trail import reader, store
+
+        proc = self._process(sid)
+        if proc is None:
+            return {"state": "unstarted"}
+        alive = is_alive(proc.get("pid"), proc.get("create_time"))  # first: then a read is complete
+        out: dict[str, Any] = {"state": "running" if alive else "ended", "alive": alive}
+        whole = True
+        for (stream, suffix), offset in zip(STREAMS.items(), offsets, strict=True):
+            data, start, more = _read_from(store.path_for(sid, suffix), offset, stream == "t")
+            whole = whole and not more
+            if data:
+                out[stream] = [start, data]
+        if not alive and whole:
+            out["end"] = "recorded" if reader.first_terminal(store.path_for(sid)) else "unrecorded"
+            with self.lock:
+                self.procs.pop(sid, None)
+        return out
+
+    # -- deliver ------------------------------------------------------------
+    def deliver(self, sid: str, rec: dict[str, Any]) -> bool:
+        """Append a caller record to the node trail (once). False when its
+        runner has not been started here (the dispatcher keeps it)."""
+        proc = self._process(sid)
+        if proc is None:
+            return False
+        apply_from_caller(sid, rec, proc)
+        return True
+
+
+def _read_from(path: Path, offset: int, whole_lines: bool) -> tuple[bytes, int, bool]:
+    """(bytes from `offset`, where they start, whether unread bytes are left).
+    A file now shorter than `offset` (a trimmed trail) is read from its start
+    again; the trail is read in whole records only."""
+    try:
+        size = os.stat(path, follow_symlinks=False).st_size
+    except OSError:
+        return b"", offset, False
+    if size < offset:
+        offset = 0
+    if size == offset:
+        return b"", offset, False
+    with open(path, "rb") as f:
+        f.seek(offset)
+        data = f.read(CHUNK)
+        more = offset + len(data) < size
+        if whole_lines:  # a torn last line waits for its end (a dead runner's never comes)
+            if b"\n" not in data and more:  # one record longer than a chunk: all of it
+                data += f.readline()
+                more = offset + len(data) < size
+            data = data[: data.rfind(b"\n") + 1]
+    return data, offset, more
 
 
 def apply_from_caller(sid: str, rec: dict[str, Any], runner: dict[str, Any]) -> bool:
@@ -168,8 +289,9 @@ def apply_from_caller(sid: str, rec: dict[str, Any], runner: dict[str, Any]) -> 
     fields = {k: v for k, v in rec.items() if k not in ("v", "seq", "ts", "type", "mono")}
     fields.update(from_caller=True, caller_seq=caller_seq)
     with store.locked(path):  # the runner settles approvals under this lock too
+        recs = reader.read(path).records
         if any(r.get("from_caller") and r.get("caller_seq") == caller_seq and r.get("type") == rtype
-               for r in reader.read(path).records):
+               for r in recs):
             return False
         status = Status.parse(rec.get("status")) if rtype == "status" else None
         if status is None or not status.terminal:
@@ -179,94 +301,27 @@ def apply_from_caller(sid: str, rec: dict[str, Any], runner: dict[str, Any]) -> 
             fields.pop(key, None)
         by = fields.pop("by", None)
         ending.end(path, Outcome(status, rec.get("exit_code"), rec.get("reason")), by=by, **fields)
-    grace = rec.get("grace_s") if isinstance(rec.get("grace_s"), (int, float)) else None
-    if grace is None:
-        grace = orjson.loads(Path("spawn.jsonl").read_bytes()).get("kill_grace_s", 3)
+    grace = rec.get("grace_s")
+    if not isinstance(grace, (int, float)):
+        grace = recs[0].get("kill_grace_s", 3) if recs else 3
     from zapcli.executors.local import LocalExecutor
 
     threading.Thread(target=LocalExecutor().signal, args=(runner, float(grace)), daemon=True).start()
     return True
 
 
-class Inbox(threading.Thread):
-    """Polls the cluster's GCS for records the caller delivered to this runner."""
+def pool_hello(context: Any, caller: dict[str, Any]) -> dict[str, Any]:
+    """What the pool says first: its zapcli version and trail format, and
+    whether they are the caller's; where it runs; what no longer holds of
+    the private Ray API (`ray_kv.problems`)."""
+    import ray
 
-    def __init__(self, sid: str, runner: dict[str, Any]):
-        super().__init__(name="inbox", daemon=True)
-        self.sid, self.runner = sid, runner
-        self.prefix = f"gcs://{INBOX}{sid}_".encode()
-        self.done = threading.Event()
-        self.gcs: Any = None
+    from zapcli import __version__
+    from zapcli.executors import ray_kv as kv
+    from zapcli.trail.records import SCHEMA_VERSION
 
-    def run(self) -> None:
-        try:
-            from ray._raylet import GcsClient  # type: ignore[attr-defined]
-
-            self.gcs = GcsClient(address=os.environ["RAY_ADDRESS"])
-        except Exception as exc:  # noqa: BLE001 - no inbox: say so in the trail, run on
-            from zapcli.trail import store
-
-            store.append(store.path_for(self.sid), "diagnostic", {
-                "dimension": "executor", "name": "inbox",
-                "message": f"send/approve/deny cannot reach this runner: {type(exc).__name__}: {exc}"})
-            return
-        while not self.done.is_set():
-            try:
-                self.poll()
-            except Exception as exc:  # noqa: BLE001 - a GCS hiccup: try again next tick
-                sys.stderr.write(f"zapcli ray_node inbox: {type(exc).__name__}: {exc}\n")
-            self.done.wait(INBOX_POLL_S)
-
-    def poll(self) -> None:
-        for key in sorted(self.gcs.internal_kv_keys(self.prefix, None)):
-            value = self.gcs.internal_kv_get(key, None)
-            if value:
-                rec = orjson.loads(value)
-                if isinstance(rec, dict):
-                    apply_from_caller(self.sid, rec, self.runner)
-            self.gcs.internal_kv_del(key, False, None)
-
-    def close(self) -> None:
-        self.done.set()
-        self.join(timeout=2)
-        if self.gcs is not None:
-            try:  # what came too late is not left in the cluster
-                self.gcs.internal_kv_del(self.prefix, True, None)
-            except Exception:  # noqa: BLE001
-                pass
-
-
-def run(sid: str) -> int:
-    """The job's entrypoint. Exit 0 when the runner recorded its end."""
-    from zapcli.trail import reader, store
-
-    # Ray's stop TERMs every process of the job at once: the runner ends its
-    # own work; this process keeps shipping until the runner is gone.
-    signal.signal(signal.SIGTERM, lambda n, f: None)
-    proc, runner = _start(sid)
-    shipper = Shipper(sid)
-    inbox = Inbox(sid, runner)
-    inbox.start()
-    while proc.poll() is None:
-        shipper.ship()
-        try:
-            proc.wait(SHIP_INTERVAL_S)
-        except subprocess.TimeoutExpired:
-            pass
-    inbox.close()
-    shipper.ship()
-    final = reader.first_terminal(store.path_for(sid))
-    sys.stdout.write(f"{FRAME} end {proc.returncode} {'recorded' if final else 'unrecorded'}\n")
-    sys.stdout.flush()
-    return 0 if final is not None else 1
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) != 2 or argv[0] != "run":
-        sys.stderr.write("usage: python -m zapcli.executors.ray_node run ID\n")
-        return 2
-    return run(argv[1])
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    ok = caller.get("zapcli") == __version__ and caller.get("format") == SCHEMA_VERSION
+    return {"ok": ok, "zapcli": __version__, "format": SCHEMA_VERSION, "ray": ray.__version__,
+            "python": sys.executable, "node": ray.get_runtime_context().get_node_id(),
+            "session": str(context.address_info["session_dir"]).rstrip("/").rsplit("/", 1)[-1],
+            "private_api": kv.problems(context)}

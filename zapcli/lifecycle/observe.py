@@ -150,6 +150,10 @@ def _observe_remote(sid: str, s: reader.Summary, *, stall_s: float, kill_grace_s
     raw: dict[str, Any] = proc.raw if proc is not None else {}
     live = ex.alive(raw)
     got = ex.collect(sid, raw) if live.alive is not None else None
+    if live.alive is False and got is None:  # it ended out there, but its files could not come home now
+        from zapcli.executors.base import Liveness
+
+        live = Liveness(None, f"{live.reason or 'its runner ended'}; its files could not be brought home yet")
     s = load(sid)
     now = time.monotonic()
     age = _activity_age(sid) if stall_s > 0 and s.final is None else None
@@ -161,6 +165,8 @@ def _observe_remote(sid: str, s: reader.Summary, *, stall_s: float, kill_grace_s
                                        "(what came back before is kept)")
     if finding is not None:
         view = _act(sid, s, view, finding, stall_s=stall_s, kill_grace_s=kill_grace_s)
+    elif not view.terminal and live.reason:  # what holds it up out there (placing, unconfirmed)
+        view.reason = live.reason
     if live.alive is False or (live.alive is None and late):
         _mark_collected(sid, bool(got is not None and got.ended), live.reason)
     return view

@@ -1,7 +1,7 @@
 """`zapcli doctor`: one line per check, each saying what to fix.
 
 Imports `zapcli.config`, `zapcli.paths`, `zapcli.definitions`, `zapcli.capabilities`
-(config of MCP servers), the backend and executor registries, `zapcli.executors.ray_api` when a Ray cluster is configured; the model check is `zapcli.providers.probe`, imported
+(config of MCP servers), the backend and executor registries, `zapcli.executors.ray` when a Ray cluster is configured; the model check is `zapcli.providers.probe`, imported
 by the CLI command, the one parent command that pays for the openai SDK.
 """
 
@@ -226,33 +226,18 @@ def _executors() -> Check:
 
 def _cluster(settings: Settings) -> Check | None:
     """The Ray cluster, when one is configured (`executor: ray`, `ray.address`
-    or RAY_ADDRESS): it answers, its version, its nodes. None otherwise."""
+    or RAY_ADDRESS): it answers, its nodes, and zapcli's pool runs on it
+    (`zapcli.executors.ray.doctor`). None otherwise."""
     import os
 
     ray = settings.sections.get("ray") or {}
     if settings.sections.get("executor") != "ray" and not ray.get("address") \
             and not os.environ.get("RAY_ADDRESS"):
         return None
-    from zapcli.executors import ray_api
-    from zapcli.executors.base import ExecutorError
+    from zapcli.executors.ray import doctor
 
-    try:
-        addr = ray_api.address(ray)
-        version = ray_api.version(addr)
-    except ExecutorError as exc:
-        return Check("ray cluster", False, exc.message)
-    try:
-        nodes = ray_api.call(addr, "GET", "/api/v0/nodes?limit=1000")["data"]["result"]["result"]
-        alive = [n for n in nodes if n.get("state") == "ALIVE"]
-        shape = f", {len(alive)} node(s) alive"
-    except (OSError, ValueError, KeyError, TypeError):
-        alive, shape = [], ""
-    wanted = {k: v for k, v in (ray.get("resources") or {}).items()}
-    problems = []
-    if wanted and alive and not any(all(n.get("resources_total", {}).get(k, 0) >= v for k, v in wanted.items())
-                                    for n in alive):
-        problems.append(f"no alive node has ray.resources {wanted}: jobs would wait (PENDING) for one")
-    return Check("ray cluster", not problems, f"Ray {version} at {addr}{shape}", problems)
+    line, problems = doctor(ray)
+    return Check("ray cluster", not problems, line, problems)
 
 
 def _mcp(workspace: Path) -> Check:

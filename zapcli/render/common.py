@@ -70,6 +70,9 @@ def status_phrase(v: View) -> str:
             return f"running ({limited})"
         if v.stalled_s is not None:
             return f"running (stalled {duration(v.stalled_s)})"
+        if v.reason:  # a remote one's note: waiting for placement, not confirmed yet...
+            flat = " ".join(v.reason.split())
+            extra += f"; {one_line(flat) if len(flat) <= REASON_INLINE else 'reason below'}"
         return f"{v.status} ({extra})"
     if v.status == Status.QUEUED:
         held = held_reason(v)
@@ -100,13 +103,14 @@ REASON_MAX = 2000  # a longer one keeps its start and its end (the advice)
 
 def reason_line(v: View) -> tuple[str, str] | None:
     """`  Reason: …` — the whole reason of one that ended otherwise than
-    completed, when it is too long for the status phrase; else None."""
+    completed (or a remote one's note while it runs), when it is too long
+    for the status phrase; else None."""
     flat = " ".join((v.reason or "").split())
-    if v.status == Status.COMPLETED or len(flat) <= REASON_INLINE or not v.terminal:
+    if v.status == Status.COMPLETED or len(flat) <= REASON_INLINE or not (v.terminal or v.status.live):
         return None
     if len(flat) > REASON_MAX:
         flat = f"{flat[:REASON_MAX // 2]} … {flat[-REASON_MAX // 2:]}"
-    return "red", f"  Reason: {escape_controls(flat)}"
+    return ("red" if v.terminal else "dim"), f"  Reason: {escape_controls(flat)}"
 
 
 def _seconds_left(until: Any) -> float | None:

@@ -31,8 +31,8 @@ def _record_line(rec: dict[str, Any]) -> tuple[str, str]:
                               f"timeout={rec.get('timeout_s')}s task: "
                               f"{one_line(display(str(rec.get('task', ''))), 200)}")
     if t in ("process", "start"):
-        if rec.get("pid") is None and rec.get("job_id"):  # a runner on a cluster (SPEC §15)
-            return "dim", pre + f"{t:<6} {rec.get('executor')} job {rec.get('job_id')} at {rec.get('address')}"
+        if rec.get("pid") is None and rec.get("address"):  # a runner on a cluster (SPEC §15)
+            return "dim", pre + f"{t:<6} {rec.get('executor')} pool {rec.get('pool')} at {rec.get('address')}"
         return "dim", pre + f"{t:<6} pid {rec.get('pid')}" + (" on its node" if "node_seq" in rec else "")
     if t == "collected":
         what = "everything came home" if rec.get("complete") else "what could come home did"
