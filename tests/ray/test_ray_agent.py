@@ -64,7 +64,8 @@ def test_the_agent_on_the_node_takes_approve_deny_and_send(zap: Zap, shared_clus
         deny_s = _arrival(shared_cluster, ids["deny-me"], "approval_decision", t0)
         wait_until(lambda: any(r["type"] == "tool_call" for r in trail_records(node_file(shared_cluster, ids["steer-me"]))), 60, 0.1)
         assert zap("send", ids["steer-me"], "also check the docs").returncode == 0
-        go.touch()
+        _arrival(shared_cluster, ids["steer-me"], "steer", time.monotonic())  # on the node before
+        go.touch()  # its tool ends (a loaded machine may ship it later than the next model call)
         assert zap("wait", *ids.values(), "--timeout", "90").returncode == 0
         approved = zap.json("replay", ids["approve-me"])["records"]
         result = next(r for r in approved if r["type"] == "tool_result")
