@@ -48,6 +48,7 @@ def run_codex(req: CliRequest, timeout: float = 90) -> tuple[list[Record], Outco
     launch = adapter.launch(req, [str(agent_cli("codex"))])
     for rel, text in launch.files.items():
         path = req.config_home / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         path.chmod(0o600)
     t0 = time.monotonic()
