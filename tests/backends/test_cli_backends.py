@@ -94,7 +94,7 @@ def servers():
 
 def setup(zap, servers, cli, tmp_path):
     ct.configure(zap, cli)
-    return ct.cli_env(cli, servers[cli], tmp_path / "home")
+    return ct.cli_env(cli, servers[cli])
 
 
 @pytest.mark.parametrize("cli", ["claude", "codex", "gemini", "opencode"])

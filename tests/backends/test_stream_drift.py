@@ -69,7 +69,7 @@ def _drifting(zap, tmp_path: Path, cli: str) -> None:
 def test_a_drifted_stream_is_failed_naming_the_version_and_the_tested_range(zap, servers, tmp_path,
                                                                             cli, drift):
     _drifting(zap, tmp_path, cli)
-    env = {**ct.cli_env(cli, servers[cli], tmp_path / "home"), "DRIFT": drift}
+    env = {**ct.cli_env(cli, servers[cli]), "DRIFT": drift}
     sid = ct.spawn(zap, cli, "DRIFT please", env, "--approval", "full", "--timeout", "120")
     assert zap("wait", sid, "--timeout", "150").returncode == 3, ct.dump(zap, sid)
     view = zap.json("poll", "--no-wait", sid)["subagents"][0]
@@ -84,7 +84,7 @@ def test_the_real_streams_are_no_drift(zap, servers, tmp_path):
     knows cover what the pinned CLIs print."""
     for cli in SCRIPTS:
         ct.configure(zap, cli)
-        sid = ct.spawn(zap, cli, "DRIFT not now", ct.cli_env(cli, servers[cli], tmp_path / "h"),
+        sid = ct.spawn(zap, cli, "DRIFT not now", ct.cli_env(cli, servers[cli]),
                        "--approval", "full")
         assert zap("wait", sid, "--timeout", "120").returncode == 0, ct.dump(zap, sid)
 

@@ -204,8 +204,9 @@ class _Run:
             self._version_written = version is not None
 
     def _find_version(self) -> None:
-        self._version = cli_home.version(self.backend.version_argv(self.command), self.command,
-                                         self.launch.env)
+        self._version = cli_home.version(
+            self.backend.version_argv(self.command), self.command,
+            lambda scratch: self.backend.probe_env(self.req.env, scratch))
 
     # -- the end --------------------------------------------------------------
 

@@ -181,6 +181,22 @@ class Cli(Backend):
     def version_argv(self, command: list[str]) -> list[str]:
         return [*command, "--version"]
 
+    def probe_env(self, env: Mapping[str, str], scratch: Path) -> dict[str, str]:
+        """The environment its `--version` runs in: what `launch` gives for a
+        throwaway private home `scratch`, with HOME and the XDG folders there
+        too, so that nothing a probe writes lands in the user's home (C24)."""
+        req = CliRequest(task="", cwd=str(scratch), workspace=str(scratch), config_home=scratch,
+                         env=env, model="version-probe")
+        try:
+            out = dict(self.launch(req, [self.binary or self.name]).env)
+        except Exception:  # a plugin's launch may want more than a probe has: HOME alone
+            out = dict(env)
+        out["HOME"] = str(scratch)
+        for var, rel in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"),
+                         ("XDG_STATE_HOME", ".local/state"), ("XDG_CACHE_HOME", ".cache")):
+            out[var] = str(scratch / rel)
+        return out
+
     # -- config.yaml and finding the program ---------------------------------
 
     def check_config(self, name: str, spec: Any) -> dict[str, Any]:
