@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed-stamp
 
-.PHONY: all install agent-clis test-tools demo test lint bench completions man clean
+.PHONY: all install agent-clis test-tools bubblewrap demo test lint bench completions man clean
 
 # The agent CLIs the backend tests drive, pinned exactly (--save-exact: no ^
 # ranges in its package.json either); installed with npm into an ignored cache
@@ -69,6 +69,15 @@ test-tools: $(STAMP)
 	  rm -rf $(TOOLS)/harbor && $(PY) -m pip install --quiet --no-deps --ignore-requires-python \
 	    --target $(TOOLS)/harbor $(HARBOR) > $(TOOLS)/harbor.log 2>&1 && \
 	  echo "$(HARBOR)" > $(TOOLS)/harbor/.stamp || { tail -20 $(TOOLS)/harbor.log; exit 1; }; fi
+# The sandbox of the agent's commands runs bwrap (Debian's bubblewrap): installed
+# when missing, where apt-get can (as root); otherwise the sandbox tests are skipped.
+bubblewrap:
+	@if command -v bwrap >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing bubblewrap (the sandbox's bwrap)"; \
+	  apt-get install -y bubblewrap >/dev/null 2>&1 \
+	    || { apt-get update >/dev/null && apt-get install -y bubblewrap >/dev/null; }; \
+	else echo "bwrap not found (apt-get install bubblewrap): the sandbox tests will be skipped"; fi
 
 # The demo removes its temporary folders at the end; `make demo KEEP=1` keeps them.
 demo: $(STAMP)
@@ -79,7 +88,7 @@ demo: $(STAMP)
 # "2 workers [N items]" once each (--no-header drops the platform lines).
 PYTEST_OPTS = --no-header -n 2 --dist loadgroup
 
-test: $(STAMP) agent-clis test-tools
+test: $(STAMP) agent-clis bubblewrap test-tools
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(PYTEST_OPTS) tests
 
 lint: $(STAMP)

@@ -8,7 +8,7 @@ _zapcli() {
     fi
     cmd="${COMP_WORDS[1]}"
     case "$cmd" in
-        spawn) opts="--after --agent --approval --attempt-cli --attempt-model --attempts --cli --cwd --executor --help --json --max-cost --max-tokens --model --on-finish --output-schema --timeout --unattended --worktree" ;;
+        spawn) opts="--after --agent --approval --attempt-cli --attempt-model --attempts --cli --cwd --executor --help --json --max-cost --max-tokens --model --no-sandbox --on-finish --output-schema --sandbox --timeout --unattended --worktree" ;;
         poll) opts="--help --json --no-wait --wait-secs" ;;
         wait) opts="--any --help --json --timeout" ;;
         list) opts="--all --help --json --limit --long --status --watch -l -w" ;;
@@ -17,7 +17,7 @@ _zapcli() {
         clean) opts="--all --help --json --status" ;;
         output) opts="--follow --help --json --raw --stderr -f" ;;
         replay) opts="--help --json --raw --since" ;;
-        run) opts="--agent --approval --help --id --json --max-cost --max-subagents --max-tokens --model --subagent --timeout --unattended" ;;
+        run) opts="--agent --approval --help --id --json --max-cost --max-subagents --max-tokens --model --no-sandbox --sandbox --subagent --timeout --unattended" ;;
         continue) opts="--help --json --model --on-finish --timeout" ;;
         diff) opts="--help --json --name-only --stat" ;;
         merge) opts="--help --json --rebase --squash" ;;
@@ -52,7 +52,7 @@ _zapcli() {
            esac ;;
         mcp) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "serve" -- "$cur") ); return; fi
            case "${COMP_WORDS[2]}" in
-               serve) opts="--help --http" ;;
+               serve) opts="--help --http --no-token --socket" ;;
            esac ;;
         trace) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "export" -- "$cur") ); return; fi
            case "${COMP_WORDS[2]}" in

@@ -14,7 +14,7 @@ PKG = Path(__file__).resolve().parents[1] / "zapcli"
 
 ROOMS = {"cli", "ops", "render", "lifecycle", "executors", "supervisor", "trail", "backends",
          "runner", "host", "agent", "providers", "tools", "definitions", "capabilities",
-         "testing", "toolapi", "mcpserver", "worktrees", "telemetry"}
+         "testing", "toolapi", "mcpserver", "worktrees", "telemetry", "sandbox"}
 # telemetry reads trails and is for the commands that export and the runner
 # that follows its own trail (SPEC §20): no other room, no hot command
 _NOT_TELEMETRY = {"telemetry"}
@@ -51,6 +51,8 @@ FORBIDDEN = {
     "mcpserver": {"cli", "agent", "providers", "tools", "runner", "host", "testing"} | _NOT_TELEMETRY,
     # made from trails: the trail room and the top-level modules (tracecontext, redact, errors, paths)
     "telemetry": ROOMS - {"telemetry", "trail"},
+    # the OS sandbox: paths come in from its callers (see test_the_sandbox_stands_alone)
+    "sandbox": ROOMS - {"sandbox"},
 }
 ALLOWED = {"ops": {"tools.registry"}}  # the name catalog of the session's tool table
 # The top-level modules (errors, plain, ids, paths, locks, redact, ledger, ...) are the kernel
@@ -61,7 +63,7 @@ TOP_LEVEL = {
 }
 HEAVY = {"typer", "rich", "openai", "mcp", "ray", "opentelemetry"}
 NO_HEAVY_ROOMS = {"ops", "trail", "supervisor", "lifecycle", "render", "executors", "worktrees",
-                  "toolapi", "telemetry"}
+                  "toolapi", "telemetry", "sandbox"}
 HEAVY_HOME = {"executors/ray_node.py": {"ray"},  # the one place each may be imported lazily
               "telemetry/otlp.py": {"opentelemetry"}}
 MAX_MODULE_LINES = 400
@@ -322,4 +324,21 @@ def test_backend_and_executor_names_are_listed_only_by_their_registries():
                 for home, names in homes.items():
                     if len(words & names) >= 2 and rel.as_posix() != home:
                         bad.append(f"{rel}:{node.lineno}: {sorted(words & names)}")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_sandbox_stands_alone():
+    """The sandbox room imports the standard library, itself and the one
+    approval decision (what a mode lets a command write); its helper
+    (`inner.py`) runs by path inside the sandbox, so it imports nothing of
+    zapcli at all."""
+    bad = []
+    for path in sorted((PKG / "sandbox").glob("*.py")):
+        for name in _imports(path):
+            parts = name.split(".")
+            if parts[0] != "zapcli":
+                continue
+            allowed = () if path.name == "inner.py" else ("sandbox", "approvals")
+            if len(parts) < 2 or parts[1] not in allowed:
+                bad.append(f"sandbox/{path.name}: imports {name}")
     assert not bad, "\n".join(bad)

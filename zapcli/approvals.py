@@ -235,6 +235,23 @@ def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: s
     return verdict("ask", f"{tool} is not a known read-only tool")
 
 
+def write_ceiling(mode: str, workspace: str, writable_roots: tuple[str, ...]
+                  ) -> tuple[tuple[str, ...] | None, bool]:
+    """Where a command the agent runs may write at most, for the sandbox (SPEC
+    §18), as this mode lets edits run without asking: (the roots, or None for
+    anywhere; whether `.git/` and `.zapcli/` inside them stay read-only).
+    `confirm` and `workspace` stop at the workspace and `writable_roots`;
+    `auto-edit` lets edits run anywhere, but not in `.git/` or `.zapcli/`;
+    `full` anywhere. A definition's `sandbox.writable` never goes past this."""
+    if mode not in MODES:
+        raise ValueError(f"unknown approval mode {mode!r}; use one of {', '.join(MODES)}")
+    if mode == "full":
+        return None, False
+    if mode == "auto-edit":
+        return None, True
+    return tuple(r for r in (workspace, *writable_roots) if r), True
+
+
 # Tools whose approval is decided elsewhere: a `subagent` carries its own
 # mode (but a shell `subagent` spawn is a bash command), and an `mcp_call` is
 # decided by the MCP gateway at call time, with its allowlist flag.

@@ -94,6 +94,30 @@ def secrets_fd(secret: Mapping[str, str]) -> int:
     return fd
 
 
+def handoff(env: Mapping[str, str]) -> tuple[dict[str, str], tuple[int, ...]]:
+    """(the environment for a child zapcli process, the fds it must inherit):
+    the secret-named variables of `env` are not in the returned environment
+    (the child's /proc/<pid>/environ) but in an inherited memory file it
+    names in ZAPCLI_SECRETS_FD, which `restore_secrets` reads. Pass the fds
+    as Popen's `pass_fds` (or make them inheritable for an exec) and close
+    them after (`close_handoff`)."""
+    public, secret = split_secrets(env)
+    if not secret:
+        return public, ()
+    fd = secrets_fd(secret)
+    public[SECRETS_FD_VAR] = str(fd)
+    return public, (fd,)
+
+
+def close_handoff(fds: Iterable[int]) -> None:
+    """Close `handoff`'s fds in the launcher once the child has them."""
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
 def mask(data: bytes, secrets: Iterable[bytes]) -> bytes:
     """Replace every occurrence of every secret in `data` with `***`."""
     for secret in secrets:

@@ -171,3 +171,28 @@ def test_an_unclosed_bracket_is_pointed_at_where_it_opened():
     text = "\n".join(diags)
     assert "close the bracket opened at line 2, column 14" in text
     assert 'prompt: "hi"' not in text
+
+
+def test_sandbox_loads_and_round_trips() -> None:
+    d, diags = parse_definition("name: a\ndescription: b\nsandbox: {network: true, writable: [., /srv/cache]}\n",
+                                "f.yaml")
+    assert diags == [] and d.sandbox is not None
+    assert (d.sandbox.network, d.sandbox.writable) == (True, (".", "/srv/cache"))
+    assert Definition.from_dict(d.to_dict()).sandbox == d.sandbox
+    assert d.to_file_dict()["sandbox"] == {"network": True, "writable": [".", "/srv/cache"]}
+    bare, _ = parse_definition("name: a\ndescription: b\n", "f.yaml")
+    assert bare.sandbox is None and "sandbox" not in bare.to_dict()  # undeclared: nothing frozen
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("sandbox: {netwrk: true}", "f.yaml:3:11: unknown key 'netwrk' (did you mean 'network'?)"),
+    ("sandbox: {writeable: [a]}", "unknown key 'writeable' (did you mean 'writable'?)"),
+    ("sandbx: {network: true}", "unknown key 'sandbx' (did you mean 'sandbox'?)"),
+    ("sandbox: {network: \"yes\"}", "`sandbox.network` must be true or false, not the text 'yes'"),
+    ("sandbox: {writable: build}", "`sandbox.writable` must be a list of folders, not the text"),
+    ("sandbox: {writable: [3]}", "each entry of `sandbox.writable` must be a folder, not the number 3"),
+    ("sandbox: off", "`sandbox` must be a mapping of keys, not the boolean false"),
+])
+def test_sandbox_mistakes_are_named_where_they_are(text: str, expected: str) -> None:
+    found = diags_of(f"name: a\ndescription: b\n{text}\n")
+    assert any(expected in d for d in found), found

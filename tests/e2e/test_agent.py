@@ -409,7 +409,7 @@ def _run_on_a_terminal(zap, task: str, answers: bytes, timeout: float = 40) -> t
 
 def test_terminal_prompt_end_of_input_denies_instead_of_crashing(zap, model, tmp_path):
     """Tryout: Ctrl-D at the approval question raised a bare EOFError into the run."""
-    target = tmp_path / "made.txt"
+    target = zap.cwd / "made.txt"  # in the workspace: the sandbox would refuse a file outside
     model([{"match": "tty parent", "turns": [
         {"tool_calls": [{"name": "bash", "arguments": {"command": f"touch {target}"}}]},
         {"text": "parent done"}]}])
@@ -421,7 +421,7 @@ def test_terminal_prompt_end_of_input_denies_instead_of_crashing(zap, model, tmp
 
 
 def test_terminal_prompt_yes_runs_the_tool(zap, model, tmp_path):
-    target = tmp_path / "made.txt"
+    target = zap.cwd / "made.txt"  # in the workspace: the sandbox would refuse a file outside
     model([{"match": "tty yes", "turns": [
         {"tool_calls": [{"name": "bash", "arguments": {"command": f"touch {target}"}}]},
         {"text": "parent done"}]}])

@@ -7,11 +7,13 @@ import json
 import sys
 from pathlib import Path
 
+from tests.sandbox.conftest import needs_bwrap
 from zapcli.testing import ScriptedServer
 
 SERVER = str(Path(__file__).parent.parent / "capabilities" / "fixtures" / "mcp_server.py")
 
 
+@needs_bwrap  # all good includes the sandbox (make test installs bubblewrap)
 def test_doctor_all_good(zap):
     srv = ScriptedServer([{"turns": [{"text": "x"}]}], models=["m1"])
     srv.start()
@@ -20,10 +22,10 @@ def test_doctor_all_good(zap):
         proc = zap("doctor")
         assert proc.returncode == 0, proc.out
         heads = [line.split(":")[0] for line in proc.out.splitlines() if not line.startswith(" ")]
-        assert heads[:5] + heads[6:] == [
+        assert heads[:6] + heads[7:] == [
             "ok   config", "ok   state folder", "ok   definitions", "ok   capabilities",
-            "ok   mcp servers", "ok   executors", "ok   model"]
-        assert heads[5] in ("ok   backends", "WARN backends")  # which agent CLIs are installed
+            "ok   mcp servers", "ok   sandbox", "ok   executors", "ok   model"]
+        assert heads[6] in ("ok   backends", "WARN backends")  # which agent CLIs are installed
         zap.env["ZAPCLI_MODEL"] = "m2"
         doc = zap.json("doctor")
         model = next(c for c in doc["checks"] if c["name"] == "model")
@@ -47,7 +49,7 @@ def test_doctor_reports_everything_when_config_and_mcp_are_broken(zap, tmp_path)
     assert proc.returncode == 1 and "Traceback" not in proc.err
     checks = {c["name"]: c for c in json.loads(proc.out)["checks"]}
     assert set(checks) == {"config", "state folder", "definitions", "capabilities", "mcp servers",
-                           "backends", "executors", "model"}
+                           "sandbox", "backends", "executors", "model"}
     config = checks["config"]
     assert not config["ok"] and len(config["problems"]) == 2
     assert "timout_s" in config["problems"][0] and "yolo" in config["problems"][1]

@@ -14,6 +14,8 @@ TOKEN = "ghp_other_token_abcdefgh"
 
 
 def test_no_tool_can_read_a_secret_from_the_runner(zap):
+    """Without the sandbox (whose own pid namespace would hide the runner),
+    what a same-user tool reads from /proc/<runner> holds no key."""
     (zap.cwd / "leak.txt").write_text(f"in a file: {TOKEN}\n")
     cmd = ("tr '\\0' '\\n' < /proc/$PPID/environ; echo; cat /proc/$PPID/cmdline; echo; "
            "cat leak.txt")
@@ -23,7 +25,7 @@ def test_no_tool_can_read_a_secret_from_the_runner(zap):
     with ScriptedServer(script) as srv:
         zap.env.update(OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted", OPENAI_API_KEY=KEY,
                        GH_TOKEN=TOKEN)
-        proc = zap("spawn", "--approval", "full", "--", "peek at the environment")
+        proc = zap("spawn", "--approval", "full", "--no-sandbox", "--", "peek at the environment")
         sid = proc.out.strip()
         pid = int(wait_until(lambda: record_of(zap, sid, "start"), 10)["pid"])
         environ = open(f"/proc/{pid}/environ", "rb").read()

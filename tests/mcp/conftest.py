@@ -23,6 +23,27 @@ def server_params(zap, session: str | None = None) -> Any:
                                  env=env, cwd=str(zap.cwd))
 
 
+def http_client(url: str, token: str | None, **kw: Any) -> Any:
+    """The SDK client over streamable HTTP, sending `Authorization: Bearer
+    token` (none when `token` is None), as Claude Code's `--header` does."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    return Client(streamable_http_client(url, http_client=create_mcp_http_client(headers=headers)),
+                  **kw)
+
+
+def token_of(zap, port: int) -> str:
+    """The token `zapcli mcp serve --http` wrote for `port` (0600, in the state folder)."""
+    from tests.conftest import wait_until
+
+    path = zap.home / "mcp" / f"http-{port}.token"
+    wait_until(path.exists, 30)
+    return path.read_text().strip()
+
+
 def run(fn: Any, *args: Any) -> Any:
     return anyio.run(fn, *args)
 

@@ -11,7 +11,7 @@ import sys
 from mcp import Client
 
 from tests.conftest import wait_until
-from tests.mcp.conftest import run, text
+from tests.mcp.conftest import http_client, run, text, token_of
 
 GOOD = "name: doc-reader\ndescription: Reads the docs.\ntools: [read, grep]\nprompt: Read the docs.\n"
 TYPO = GOOD.replace("tools:", "toolz:")
@@ -39,9 +39,10 @@ def test_http_serves_the_same_tools_on_localhost(zap):
     port = _port()
     proc = _serve_http(zap, port)
     url = f"http://127.0.0.1:{port}/mcp"
+    token = token_of(zap, port)
     try:
         async def go(mode):
-            async with Client(url, mode=mode) as c:
+            async with http_client(url, token, mode=mode) as c:
                 names = [t.name for t in (await c.list_tools()).tools]
                 sid = (await c.call_tool("spawn", {"task": "echo via-http", "cli": "sh"})).structured_content["id"]
                 done = await c.call_tool("wait", {"ids": [sid], "timeout": 30})

@@ -13,9 +13,8 @@ import time
 
 import psutil
 import pytest
-from mcp import Client
 
-from tests.mcp.conftest import run
+from tests.mcp.conftest import http_client, run, token_of
 
 CLIENT = """
 import os, sys, anyio
@@ -77,8 +76,9 @@ def test_http_port_0_prints_the_bound_port_once_listening(zap):
         assert line.startswith("zapcli mcp: serving streamable HTTP on http://127.0.0.1:"), line
         port = int(line.rsplit(":", 1)[1].split("/")[0])
         assert port != 0
+        token = token_of(zap, port)
         async def tools() -> list[str]:  # serving already when it says so
-            async with Client(f"http://127.0.0.1:{port}/mcp") as c:
+            async with http_client(f"http://127.0.0.1:{port}/mcp", token) as c:
                 return [t.name for t in (await c.list_tools()).tools]
         assert "spawn" in run(tools)
     finally:

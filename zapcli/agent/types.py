@@ -50,6 +50,9 @@ class ToolContext:
     call_id: str = ""  # the tool call being run (each call gets its own context)
     siblings: int = 1  # calls to the same tool in the model message this call came in
     batch: int = 0  # that model message's number (its turn)
+    # Where commands run: a `zapcli.sandbox.session.Sandbox` (its `run` starts
+    # one), or None for this process's own namespaces.
+    sandbox: Any = None
 
 
 class Tool(Protocol):

@@ -91,6 +91,7 @@ class AgentBackend(Backend):
     summary = "the built-in agent"
     approval_hook = True  # every tool call goes through zapcli's approvals
     genai_provider = "openai"  # an OpenAI-compatible Chat Completions endpoint
+    sandbox_default = "auto"  # its bash and background jobs, where this machine can
     restricts = ("prompt", "model", "tools", "mcp", "skills", "knowledge", "memory")
     in_process = True
 

@@ -56,9 +56,14 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
     gate = Gate(sid, writer, mode=spawn.approval, workspace=spawn.workspace, cwd=spawn.cwd,
                 writable_roots=spawn.writable_roots, unattended=spawn.unattended,
                 deadline_mono=deadline_mono, terminated=terminated, relay=spawn.relay)
+    from zapcli.backends.sandboxed import agent_sandbox
+
+    box = agent_sandbox(sid, spawn, writer)
+    if isinstance(box, Outcome):
+        return box
     try:
         settings = load_settings(Path(spawn.workspace), owners=OWNERS)
-        host = build_host(spawn.raw, workspace=spawn.workspace, cwd=spawn.cwd,
+        host = build_host(spawn.raw, workspace=spawn.workspace, cwd=spawn.cwd, sandbox=box,
                           writable_roots=spawn.writable_roots, providers=settings.providers,
                           approver=gate, deadline_mono=deadline_mono,
                           on_http_error=lambda status, message: writer.append("diagnostic", {

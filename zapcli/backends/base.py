@@ -86,6 +86,9 @@ class Backend:
     # where its model calls go, as OpenTelemetry's GenAI conventions name it
     # (gen_ai.provider.name: "openai", "anthropic", "gcp.gemini"); None: unknown
     genai_provider: str | None = None
+    # its commands in zapcli's OS sandbox (SPEC §18): "auto" (by default, where
+    # this machine can), "off" (only with --sandbox), None (it runs them its own way)
+    sandbox_default: str | None = None
     in_process: bool = False
 
     def prepare(self, spawn: SpawnInput) -> tuple[dict[str, Any], tuple[str, ...]]:

@@ -46,7 +46,7 @@ def _describe(code: int) -> str:
 
 def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono: float,
         grace_s: float, terminated: threading.Event,
-        stop_grace: Callable[[], float] | None = None) -> Outcome:
+        stop_grace: Callable[[], float] | None = None, prefix: tuple[str, ...] = ()) -> Outcome:
     """Run `task` to its end, its deadline, or a SIGTERM of the supervisor.
 
     `grace_s` (seconds) is how long the command may take to end after SIGTERM;
@@ -54,7 +54,7 @@ def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono:
     """
     task_r, task_w = os.pipe()
     try:
-        proc = subprocess.Popen(["/bin/sh", "-c", BOOTSTRAP], stdin=task_r,
+        proc = subprocess.Popen([*prefix, "/bin/sh", "-c", BOOTSTRAP], stdin=task_r,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
                                 close_fds=True, env=tracecontext.for_work(os.environ, "sh"))
     except BaseException:

@@ -26,6 +26,7 @@ class ShBackend(Backend):
     name = "sh"
     summary = "a POSIX shell command"
     reports = False
+    sandbox_default = "off"  # the user's own command: in the sandbox with --sandbox
 
     def prepare(self, spawn: SpawnInput) -> tuple[dict[str, Any], tuple[str, ...]]:
         if spawn.agent or spawn.model or spawn.unattended or spawn.max_tokens or spawn.approval:
@@ -35,8 +36,13 @@ class ShBackend(Backend):
         return {"agent": None, "model": None, "definition": None}, ()
 
     def run(self, ctx: RunContext) -> Outcome:
+        from zapcli.backends.sandboxed import shell_prefix
         from zapcli.backends.sh import run
+        from zapcli.trail.model import Outcome
 
+        prefix = shell_prefix(ctx)  # `spawn --sandbox`
+        if isinstance(prefix, Outcome):
+            return prefix
         return run(ctx.task, cwd=ctx.spawn.cwd or "/", out=ctx.out, err=ctx.err,
                    deadline_mono=ctx.deadline_mono, grace_s=ctx.spawn.kill_grace_s,
-                   terminated=ctx.terminated, stop_grace=ctx.stop_grace)
+                   terminated=ctx.terminated, stop_grace=ctx.stop_grace, prefix=prefix)

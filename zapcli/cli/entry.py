@@ -13,6 +13,10 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if argv is None and lives_long(args):  # a process of its own: keys out of tools' reach
+        from zapcli import keyguard
+
+        keyguard.seal()
     _standard_streams()
     from zapcli.errors import ZapcliError
 
@@ -76,6 +80,25 @@ def main(argv: list[str] | None = None) -> int:
             emit_json({"error": {"code": "interrupted", "message": "interrupted (Ctrl-C); "
                                  "subagents keep running", "exit_code": 130}})
         return 130
+
+
+def lives_long(args: list[str]) -> bool:
+    """A command that may live long enough for a tool to look at it (SPEC
+    §18): it keeps its keys out of its environment block and its memory out
+    of reach (`zapcli.keyguard.seal`, one exec more when keys are in the
+    environment). The hot short commands (spawn, list, kill, poll --no-wait…)
+    pay nothing."""
+    cmd = args[0] if args else ""
+    if cmd in ("run", "mcp", "wait", "doctor"):
+        return True
+    if cmd == "poll":
+        return "--no-wait" not in args
+    if cmd == "output":
+        return "--follow" in args or "-f" in args
+    if cmd == "call":  # a harness's blocking actions (or unseen: on stdin); the others answer at once
+        docs = [a for a in args[1:] if not a.startswith("--")]
+        return not docs or docs[0] == "-" or '"wait"' in docs[0] or '"poll"' in docs[0]
+    return False
 
 
 def _message(exc: Exception) -> str:

@@ -208,7 +208,7 @@ def _checked(task: str | None, approval: str | None, timeout: float | None,
     if not 0 < limit <= 7 * 86400:
         raise UsageError(f"--timeout must be more than 0 and at most 604800 seconds, got {limit}")
     if task == "-":  # read up to one byte past the limit, never the whole of /dev/zero
-        from zapcli.ops.spawn import MAX_TASK_BYTES, decode_task
+        from zapcli.ops.tasktext import MAX_TASK_BYTES, decode_task
 
         task = decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
     return task, limit
@@ -216,12 +216,13 @@ def _checked(task: str | None, approval: str | None, timeout: float | None,
 
 def run_foreground(task: str | None, agent: str | None, model: str | None, max_tokens: int | None,
                    approval: str | None, unattended: bool, json: bool, timeout: float | None = None,
-                   max_cost: float | None = None, max_subagents: int | None = None) -> int:
+                   max_cost: float | None = None, max_subagents: int | None = None,
+                   sandbox: str = "auto") -> int:
     from zapcli import ids
     from zapcli.agent.types import ModelError
     from zapcli.backends.agent import resolve_agent
     from zapcli.backends.sections import OWNERS
-    from zapcli.cli import runtrail
+    from zapcli.cli import runenv, runtrail
     from zapcli.cli.definition_tools import definition_tools
     from zapcli.cli.subagent_tool import SubagentTool
     from zapcli.config import load_settings
@@ -240,18 +241,25 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     sub = SubagentTool(approval=gate.mode, unattended=gate.unattended,
                        shell_allowed="bash" in (fields["grant"] or {}).get("tools", []))
     if not gate.unattended:  # its children's questions come here while this process lives
-        sub.env.relay = _relay()
+        sub.env.relay = runenv.relay()
+    sub.env.sandbox = sandbox
     sink = _TerminalSink(run_id, json)
     sink.trail = trail = runtrail.open_run(run_id, task, fields, cwd=cwd, workspace=str(workspace),
                                            approval=gate.mode)
     deadline = time.monotonic() + limit
     try:
+        box, scratch, notes = runenv.sandbox(sandbox, run_id, gate, fields)
+    except ZapcliError as exc:
+        trail.end("failed", exc.message)
+        raise
+    try:
         host = build_host(fields, workspace=str(workspace), cwd=cwd,
                           writable_roots=settings.writable_roots, providers=settings.providers,
                           approver=gate, extra_tools=(sub, *definition_tools()),
-                          deadline_mono=deadline)
+                          deadline_mono=deadline, sandbox=box)
     except ModelError as exc:
         trail.end("failed", exc.reason)
+        runenv.drop(scratch)
         raise ZapcliError(exc.reason) from None
     from zapcli.cli.runtree import RunTree
 
@@ -261,12 +269,13 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
                        deadline=deadline)
     except ZapcliError as exc:
         host.close()
+        runenv.drop(scratch)
         trail.end("failed", exc.message)
         raise
     sub.env.parent, sub.env.run = run_id, tree.identity()
     sys.stderr.write(f"[run {run_id}: subagents it starts belong to session {run_id}; "
                      f"see them with ZAPCLI_SESSION={run_id} zapcli list]\n")
-    for diag in host.diagnostics:
+    for diag in [*notes, *host.diagnostics]:
         sink("diagnostic", diag)
     try:
         result = _run_in_foreground(host, task, sink, gate, sub, tree, deadline, limit, json)
@@ -275,19 +284,9 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
         raise
     finally:
         host.close()
+        runenv.drop(scratch)
     trail.end(result.status, result.reason)
     return _finish(result, run_id, sink, sub, tree, json)
-
-
-def _relay() -> dict[str, Any]:
-    """This process's identity, recorded in each child's spawn record: the
-    child's gate denies a pending request once this run is gone."""
-    import socket
-
-    from zapcli.supervisor.launch import process_create_time
-
-    return {"pid": os.getpid(), "create_time": process_create_time(os.getpid()),
-            "host": socket.gethostname()}
 
 
 def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: TerminalApprover,

@@ -119,16 +119,19 @@ mcp_app = typer.Typer(help="zapcli as an MCP server, for Claude Code, Codex, Gem
 
 @mcp_app.command("serve")
 def mcp_serve(
-    http: Optional[str] = typer.Option(None, "--http", help="Serve streamable HTTP on [HOST:]PORT (host 127.0.0.1 unless given) instead of stdio.", metavar="ADDR"),
+    http: Optional[str] = typer.Option(None, "--http", help="Serve streamable HTTP on [HOST:]PORT (host 127.0.0.1 unless given) instead of stdio; every request needs the server's token (Authorization: Bearer; the file is named at start).", metavar="ADDR"),
+    socket: Optional[str] = typer.Option(None, "--socket", help="Serve streamable HTTP on a unix socket at PATH, mode 0600 (this user only; no token).", metavar="PATH"),
+    no_token: bool = typer.Option(False, "--no-token", help="With --http on a loopback address only: accept requests without the token (any local user could use the server).", metavar=""),
 ) -> None:
-    """Serve zapcli's tools over MCP (stdio, or streamable HTTP with --http).
+    """Serve zapcli's tools over MCP (stdio, streamable HTTP with --http, or a unix socket with --socket).
 
     The tools: spawn, poll, wait, list, kill, output, replay, send, approve, deny,
     agents, usage, agents_save, agents_delete. Each connection is its own session
-    unless ZAPCLI_SESSION is set."""
+    unless ZAPCLI_SESSION is set. Over HTTP every request carries the token made at
+    start (or ZAPCLI_MCP_TOKEN), as `Authorization: Bearer TOKEN`."""
     from zapcli.cli.commands import mcp
 
-    raise typer.Exit(mcp.serve(http=http))
+    raise typer.Exit(mcp.serve(http=http, socket_path=socket, no_token=no_token))
 
 
 trace_app = typer.Typer(help="OpenTelemetry traces of subagent trees (OTEL_EXPORTER_OTLP_ENDPOINT).",

@@ -55,6 +55,31 @@ class KnowledgeSource:
 
 
 @dataclass(frozen=True)
+class SandboxSpec:
+    """`sandbox: {network, writable}` (SPEC §18): the network on or off
+    (default off: undeclared means unreachable) and the folders its commands
+    may write, workspace-relative or absolute (None: the workspace and
+    `writable_roots`). The approval mode bounds `writable`."""
+
+    network: bool = False
+    writable: tuple[str, ...] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"network": self.network}
+        if self.writable is not None:
+            out["writable"] = list(self.writable)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SandboxSpec | None:
+        if not isinstance(data, dict):
+            return None
+        writable = data.get("writable")
+        return cls(network=data.get("network") is True,
+                   writable=None if writable is None else tuple(str(p) for p in writable))
+
+
+@dataclass(frozen=True)
 class Definition:
     """A valid subagent definition plus its provenance.
 
@@ -76,6 +101,7 @@ class Definition:
     env: tuple[str, ...] = ()
     prompt: str = ""
     cli: str | None = None  # the backend it runs on (`cli:`), e.g. claude; None: the built-in agent
+    sandbox: SandboxSpec | None = None  # None: not declared (network off, the workspace writable)
     layer: str = "workspace"
     source: str = ""
     declared: frozenset[str] = field(default_factory=frozenset)  # keys present in the file
@@ -92,6 +118,7 @@ class Definition:
             "knowledge": [{"name": k.name, "path": k.path} for k in self.knowledge],
             "memory": self.memory, "maxTurns": self.max_turns, "model": self.model,
             "env": list(self.env), "prompt": self.prompt, "cli": self.cli,
+            "sandbox": self.sandbox.to_dict() if self.sandbox else None,
         }
         keep = set(self.declared) | {"name", "description"}
         return {k: v for k, v in full.items() if k in keep}
@@ -105,6 +132,7 @@ class Definition:
             "memory": self.memory, "maxTurns": self.max_turns, "model": self.model,
             "env": list(self.env), "prompt": self.prompt, "cli": self.cli, "layer": self.layer,
             "source": self.source, "declared": sorted(self.declared),
+            **({"sandbox": self.sandbox.to_dict()} if self.sandbox else {}),
         }
 
     @classmethod
@@ -126,6 +154,7 @@ class Definition:
                 env=tuple(str(e) for e in data.get("env") or ()),
                 prompt=str(data.get("prompt") or ""),
                 cli=str(data["cli"]) if data.get("cli") else None,
+                sandbox=SandboxSpec.from_dict(data.get("sandbox")),
                 layer=str(data.get("layer") or "workspace"),
                 source=str(data.get("source") or ""),
                 declared=frozenset(data.get("declared") or ()),

@@ -21,11 +21,13 @@ from zapcli.definitions.model import (
     Definition,
     Diagnostic,
     KnowledgeSource,
+    SandboxSpec,
 )
 from zapcli.definitions.yamlload import compose_text
 
 KEYS = ("name", "description", "tools", "skills", "mcp", "knowledge", "memory",
-        "maxTurns", "model", "env", "prompt", "cli")
+        "maxTurns", "model", "env", "prompt", "cli", "sandbox")
+SANDBOX_KEYS = ("network", "writable")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 ITEM_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # skill, server, knowledge names
 ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -41,6 +43,9 @@ _KEY_ALIASES = {
     "systemprompt": "prompt", "instructions": "prompt", "mcpservers": "mcp",
     "mcp_servers": "mcp", "servers": "mcp", "skill": "skills", "environment": "env",
     "knowledgebase": "knowledge", "kb": "knowledge", "desc": "description",
+    "sandbox_mode": "sandbox", "sandboxing": "sandbox", "permissions": "sandbox",
+    "net": "network", "internet": "network", "writable_roots": "writable",
+    "writeable": "writable", "write": "writable",
 }
 _STR, _BOOL, _INT, _NULL = ("tag:yaml.org,2002:" + t for t in ("str", "bool", "int", "null"))
 
@@ -231,6 +236,41 @@ def _memory(c: _Checker, node: yaml.Node) -> str | None:
 
 
 CLI_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+SANDBOX_EXAMPLE = "sandbox: {network: false, writable: [., build]}"
+
+
+def _sandbox(c: _Checker, node: yaml.Node) -> SandboxSpec | None:
+    """`sandbox: {network: bool, writable: [path, ...]}` (SPEC §18)."""
+    fields = c.mapping(node, "`sandbox`", SANDBOX_KEYS)
+    if not isinstance(node, yaml.MappingNode):  # `mapping` said so
+        return None
+    network = False
+    if "network" in fields:
+        value = fields["network"][1]
+        if isinstance(value, yaml.ScalarNode) and value.tag == _BOOL:
+            network = value.value.lower() in ("yes", "true", "on", "y")
+        else:
+            c.bad(value, f"`sandbox.network` must be true or false, not {describe(value)}",
+                  "network: true lets its commands reach the network; false (the default) "
+                  "leaves them a loopback of their own")
+    writable: tuple[str, ...] | None = None
+    if "writable" in fields:
+        value = fields["writable"][1]
+        if not isinstance(value, yaml.SequenceNode):
+            c.bad(value, f"`sandbox.writable` must be a list of folders, not {describe(value)}",
+                  SANDBOX_EXAMPLE)
+            return None
+        paths = []
+        for item in value.value:
+            if not (isinstance(item, yaml.ScalarNode) and item.tag == _STR) or not item.value.strip():
+                c.bad(item, f"each entry of `sandbox.writable` must be a folder, not {describe(item)}",
+                      "a path relative to the workspace, or absolute")
+            elif "\x00" in item.value:
+                c.bad(item, "a path in `sandbox.writable` holds a NUL character")
+            else:
+                paths.append(item.value)
+        writable = tuple(dict.fromkeys(paths))
+    return SandboxSpec(network=network, writable=writable)
 
 
 def _check_fields(c: _Checker, f: dict[str, Any]) -> dict[str, Any]:
@@ -291,6 +331,8 @@ def _check_fields(c: _Checker, f: dict[str, Any]) -> dict[str, Any]:
                   "name one of the backends `zapcli doctor` lists, e.g. cli: sh")
         elif cli is not None:
             v["cli"] = cli
+    if "sandbox" in f:
+        v["sandbox"] = _sandbox(c, f["sandbox"][1])
     return v
 
 
@@ -327,7 +369,7 @@ def validate_node(root: yaml.Node, file: str, *, layer: str = "workspace",
         mcp_servers=values.get("mcp_servers", ()), knowledge=values.get("knowledge", ()),
         memory=values.get("memory", "none"), max_turns=values.get("max_turns", DEFAULT_MAX_TURNS),
         model=values.get("model"), env=values.get("env", ()), prompt=values.get("prompt", ""),
-        cli=values.get("cli"), layer=layer, source=source if source is not None else file,
+        cli=values.get("cli"), sandbox=values.get("sandbox"), layer=layer, source=source if source is not None else file,
         declared=frozenset(fields),
     ), []
 

@@ -61,9 +61,12 @@ def build_host(fields: Mapping[str, Any], *, workspace: str, cwd: str,
                writable_roots: tuple[str, ...], providers: Mapping[str, Any],
                approver: Approver, extra_tools: tuple[Any, ...] = (),
                deadline_mono: float | None = None,
-               on_http_error: Callable[[int, str], None] | None = None) -> AgentHost:
+               on_http_error: Callable[[int, str], None] | None = None,
+               sandbox: Any = None) -> AgentHost:
     """Build the agent of `fields` (the `spawn` record's model, definition and
-    grant). Raises ModelError when no model client can be made."""
+    grant). `sandbox` (`zapcli.host.sandbox.open_sandbox`): where its commands
+    run; the host closes it last. Raises ModelError when no model client can
+    be made."""
     from zapcli.capabilities.grant import Grant, open_tools
     from zapcli.capabilities.prompt import assemble_prompt
     from zapcli.definitions import Definition
@@ -81,9 +84,10 @@ def build_host(fields: Mapping[str, Any], *, workspace: str, cwd: str,
     # The model's key never reaches a command, whatever the definition lists.
     env = scrubbed_env(os.environ, definition.env, deny_names=(getattr(client, "api_key_env", ""),))
     ctx = ToolContext(workspace=workspace, cwd=cwd, env=env, writable_roots=writable_roots,
-                      deadline_monotonic=deadline_mono)
+                      deadline_monotonic=deadline_mono, sandbox=sandbox)
     return AgentHost(client=client, system_prompt=assemble_prompt(definition, grant),
                      tools=[*toolset.tools, *caps.tools, *extra_tools], ctx=ctx,
                      max_turns=definition.max_turns,
                      diagnostics=[*(fields.get("diagnostics") or []), *caps.diagnostics],
-                     _closers=[toolset.close, caps.close])
+                     _closers=[toolset.close, caps.close,
+                               *([sandbox.close] if sandbox is not None else [])])

@@ -326,21 +326,41 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def serve_http(sock: socket.socket) -> None:
-    """Streamable HTTP on a socket from `listen`; says "serving" once uvicorn
-    has started on it, with the port bound."""
+async def serve_http(sock: socket.socket, token: str | None = None,
+                     token_file: str | None = None) -> None:
+    """Streamable HTTP on a socket from `listen` (or `lock.listen_unix`); says
+    "serving" once uvicorn has started on it, with the port bound. With
+    `token`, every request must carry it (`zapcli.mcpserver.lock`)."""
     import uvicorn
 
-    host, port = sock.getsockname()[:2]
+    from zapcli.mcpserver.lock import BearerGate
+
     server = build()
-    app = server.streamable_http_app(host=host)
+    unix = sock.family == socket.AF_UNIX
+    if unix:  # no browser reaches a unix socket: no DNS rebinding to guard against
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        app: Any = server.streamable_http_app(transport_security=TransportSecuritySettings(
+            enable_dns_rebinding_protection=False))
+        where = f"the unix socket {sock.getsockname()} (mode 0600: this user only)"
+    else:
+        host, port = sock.getsockname()[:2]
+        app = server.streamable_http_app(host=host)
+        where = f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
+    if token is not None:
+        app = BearerGate(app, token)
     web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
 
     async def announce() -> None:
         while not web.started:
             await anyio.sleep(0.02)
-        shown = f"[{host}]" if ":" in host else host
-        _log(f"serving streamable HTTP on http://{shown}:{port}/mcp")
+        _log(f"serving streamable HTTP on {where}")
+        if token_file is not None:
+            _log(f"every request needs the header `Authorization: Bearer <token>`; the token is "
+                 f"in {token_file} (mode 0600, removed when this server stops)")
+        elif not unix:
+            _log("WARNING: no token: any user of this machine can use this server, and what it "
+                 "starts runs as you")
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(announce)

@@ -130,12 +130,36 @@ def run_checks() -> tuple[list[Check], Settings]:
                         f"{len(missing)} declared but not available here (spawn goes on "
                         "without them)", missing, warning=bool(missing)))
     checks.append(_mcp(workspace))
+    checks.append(_sandbox())
     checks.append(_backends(settings))
     checks.append(_executors())
     cluster = _cluster(settings)
     if cluster is not None:
         checks.append(cluster)
     return checks, settings
+
+
+def _sandbox() -> Check:
+    """Whether the built-in agent's commands can run in the sandbox (asked of
+    the kernel again, and the answer spawn uses cached anew), and if not,
+    what is missing."""
+    import subprocess
+
+    from zapcli.paths import state_dir
+    from zapcli.sandbox import bwrap
+
+    found = bwrap.cached(state_dir(), fresh=True)
+    if not found.ok:
+        return Check("sandbox", False, "commands of the built-in agent run WITHOUT a sandbox "
+                     "(spawn says so)", [found.missing, found.fix])
+    try:
+        version = subprocess.run([found.program, "--version"], capture_output=True, text=True,
+                                 timeout=10).stdout.strip() or found.program
+    except (OSError, subprocess.TimeoutExpired):
+        version = found.program
+    return Check("sandbox", True, f"{version} ({found.program}): the built-in agent's commands "
+                 "run in their own pid namespace, read-only but the writable roots, the network "
+                 "as each definition says")
 
 
 def _definitions(catalog: Any) -> Check:

@@ -20,6 +20,7 @@ from zapcli.config import APPROVAL_MODES, MAX_INT, Settings, load_settings
 from zapcli.errors import UsageError, ZapcliError, either, param
 from zapcli.lifecycle import queue
 from zapcli.lifecycle import session as sessions
+from zapcli.ops.tasktext import MAX_TASK_BYTES, argv_text, require_utf8
 from zapcli.paths import subagents_dir, workspace_of
 from zapcli.plain import plain
 from zapcli.redact import display, mark, secret_values
@@ -29,7 +30,6 @@ TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need
 if TYPE_CHECKING:
     from typing import Any
 
-MAX_TASK_BYTES = 1024 * 1024
 
 
 @plain
@@ -71,6 +71,9 @@ class SpawnRequest:
     run: dict[str, Any] | None = None
     siblings: int = 1
     batch: str | None = None  # names that message: its spawns share evenly
+    # Its commands in the OS sandbox (SPEC §18): None = the backend's default
+    # (the built-in agent: "auto", where this machine can; sh: "off"), "on" = must
+    sandbox: str | None = None
 
 
 @plain
@@ -83,44 +86,6 @@ class SpawnResult:
     warnings: tuple[str, ...] = ()
     agent: str | None = None  # the definition, for the zapcli backend
     budget: dict[str, Any] | None = None  # its allotment of its tree's budget (SPEC §19)
-
-
-def argv_text(text: str) -> str:
-    """Text as the user typed it: under a non-UTF-8 locale (LC_ALL=C) Python
-    turns argv's UTF-8 bytes into surrogate escapes; those bytes are what was
-    typed, so they are decoded as UTF-8 (#12.8). Other text is unchanged."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        try:
-            return text.encode("utf-8", "surrogateescape").decode("utf-8")
-        except (UnicodeEncodeError, UnicodeDecodeError):
-            return text  # really not UTF-8: refused below
-
-
-def _require_utf8(what: str, text: str | None) -> None:
-    """Everything a trail records is UTF-8 text: a value that is not (a folder
-    name of other bytes, say) is refused by name, not met as a traceback."""
-    if text is None:
-        return
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise UsageError(f"{what} is not valid UTF-8 ({text.encode('utf-8', 'surrogateescape')!r}); "
-                         "zapcli records it as UTF-8 text: use a UTF-8 name") from None
-
-
-def decode_task(raw: bytes) -> str:
-    """Task bytes (from stdin, read up to one byte past the limit) to text:
-    UTF-8, at most 1 MB. Raises UsageError."""
-    if len(raw) > MAX_TASK_BYTES:
-        raise UsageError(f"task on stdin is more than {MAX_TASK_BYTES:,} bytes, the limit (1 MB); "
-                         "put the material in a file and name the file in the task")
-    try:
-        return raw.decode("utf-8").removeprefix("\ufeff")  # a BOM is not part of the task
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"task is not valid UTF-8 (byte {exc.start}); pass UTF-8 text") from None
 
 
 def backend_for(name: str, settings: Settings) -> Any:
@@ -143,7 +108,7 @@ def backend_for(name: str, settings: Settings) -> Any:
 def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
     backend_for(req.cli or "zapcli", settings)
     for flag, value in ((param("agent"), req.agent), (param("model"), req.model)):
-        _require_utf8(flag, value)
+        require_utf8(flag, value)
         if value is not None and not value.strip():
             raise UsageError(f"{flag} is empty; give a name (zapcli agents list shows the "
                              f"definitions and their models) or leave {flag} out")
@@ -306,8 +271,8 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
         cwd = Path(req.cwd or os.getcwd()).resolve()
     except FileNotFoundError:
         raise UsageError("the current directory no longer exists; cd to an existing one or pass --cwd") from None
-    _require_utf8("the working folder's path" if req.cwd is None else param("cwd"), str(cwd))
-    _require_utf8(param("on_finish"), req.on_finish)
+    require_utf8("the working folder's path" if req.cwd is None else param("cwd"), str(cwd))
+    require_utf8(param("on_finish"), req.on_finish)
     workspace = workspace_of(cwd)
     settings = settings or load_settings(workspace, owners=OWNERS)
     catalog = _catalog(req, workspace)
@@ -319,6 +284,11 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
     else:
         backend, warnings = _backend_fields(req, workspace, settings, cwd, catalog)
     placement = _executor_fields(req, settings)
+    if "sandbox" not in backend:  # `continue` carries the old one's
+        from zapcli.ops.sandboxing import choose
+
+        backend["sandbox"], more = choose(req.sandbox, backend_for(req.cli or "zapcli", settings))
+        warnings = tuple(warnings) + more
     warnings = tuple(settings.notes) + tuple(warnings)
     session = sessions.current()
     sid = sid or ids.new_id()

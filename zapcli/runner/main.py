@@ -123,23 +123,6 @@ def _signals(terminated: threading.Event) -> None:
     signal.pthread_sigmask(signal.SIG_SETMASK, set())
 
 
-def _guard_secrets() -> None:
-    """Take the secret variables our launcher handed over outside our
-    environment block, and make this process non-dumpable: tools run as the
-    same user, and neither /proc/<runner>/environ nor its memory may give
-    them the model key (#12.1)."""
-    from zapcli.redact import restore_secrets
-
-    restore_secrets()
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
-        except (OSError, AttributeError):
-            pass
-
-
 def _prefetch(sid: str) -> None:
     """The built-in agent's heavy imports on a thread, started first thing:
     `openai` (~0.5 s, most of the time to the first model request) and, when
@@ -175,7 +158,11 @@ def _prefetch(sid: str) -> None:
 def main(sid: str) -> int:
     """Run subagent `sid` to its end. Returns the process exit code."""
     started_mono = time.monotonic()
-    _guard_secrets()
+    # The keys our launcher handed over outside our environment block, and
+    # no dump: tools run as the same user (SPEC §18)
+    from zapcli import keyguard
+
+    keyguard.guard()
     _prefetch(sid)
     refusal = _claim(sid)
     if refusal is not None:

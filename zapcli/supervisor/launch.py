@@ -79,28 +79,17 @@ def _inherited(keep: set[int]) -> list[int]:
 
 
 def secret_env(env: Mapping[str, str]) -> tuple[dict[str, str], tuple[int, ...]]:
-    """(the environment for a runner's Popen, the fds it must inherit): the
-    secret-named variables of `env` are not in the returned environment (its
-    /proc/<pid>/environ) but in an inherited memory file it names in
-    ZAPCLI_SECRETS_FD, which `zapcli.redact.restore_secrets` reads. Pass the
-    fds as Popen's `pass_fds` and close them after (`close_fds`)."""
-    from zapcli.redact import SECRETS_FD_VAR, secrets_fd, split_secrets
+    """`zapcli.redact.handoff`: secret-named variables through a memory file."""
+    from zapcli.redact import handoff
 
-    public, secret = split_secrets(env)
-    if not secret:
-        return public, ()
-    fd = secrets_fd(secret)
-    public[SECRETS_FD_VAR] = str(fd)
-    return public, (fd,)
+    return handoff(env)
 
 
 def close_fds(fds: Sequence[int]) -> None:
     """Close `secret_env`'s fds in the launcher once the child has them."""
-    for fd in fds:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
+    from zapcli.redact import close_handoff
+
+    close_handoff(fds)
 
 
 def process_create_time(pid: int) -> float:

@@ -56,6 +56,7 @@ class Env:
         self.traceparent: str | None = None  # the tool call a spawn is made from (ops.spawn)
         # asks the caller's user to approve `what` (a merge): (approved, why); None: nobody to ask
         self.confirm: Callable[[str], tuple[bool, str]] | None = None
+        self.sandbox: str | None = None  # `zapcli run`'s: its shell spawns run in one too
         self.lock = _thread.allocate_lock()
         self._settings: Settings | None = None
 

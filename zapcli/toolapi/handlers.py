@@ -64,7 +64,8 @@ def spawn(a: dict[str, Any], env: Env) -> Reply:
         output_schema=schema, relay=None if shell or unattended else env.relay,
         max_cost=a.get("max_cost"), traceparent=env.traceparent,
         parent=env.parent, run=env.run, siblings=env.siblings,
-        batch=f"{env.parent}:{env.batch}" if env.parent and env.siblings > 1 else None)
+        batch=f"{env.parent}:{env.batch}" if env.parent and env.siblings > 1 else None,
+        sandbox=env.sandbox if env.surface == "run" else None)
     if a["attempts"] is not None or a["attempt_cli"] or a["attempt_model"]:
         return _attempts(req, a, env)
     res = do_spawn(req)

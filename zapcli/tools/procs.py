@@ -1,8 +1,11 @@
 """Processes the model starts: capped output capture, process-group kill, background jobs.
-Imports: stdlib and psutil only.
+Imports: stdlib, psutil, `zapcli.sandbox.inner` (the one process-group check).
 
 Every command runs as `bash -c` in a new session, so its whole tree is one
 process group that can be killed at once (TERM, then KILL after a grace).
+With a sandbox (`zapcli.sandbox.session.Sandbox`, handed in by the caller)
+the command starts inside it instead, and its group is signalled and
+checked through the sandbox: its pids are not this namespace's.
 Background jobs live in a `JobRegistry` owned by one toolset; the registries
 still alive at interpreter exit stop their jobs, so none outlives its loop.
 """
@@ -19,6 +22,7 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass, field
+from typing import Any
 
 import psutil
 
@@ -79,14 +83,16 @@ def _pump(fd: int, sink: CappedOutput, stop: threading.Event) -> None:
 
 
 def group_alive(pgid: int) -> bool:
-    """Whether any non-zombie process is left in process group `pgid`."""
+    """Whether any non-zombie process is left in process group `pgid`: the
+    sandbox helper's /proc scan (one implementation, inside and out), or
+    psutil where there is no /proc."""
+    from zapcli.sandbox.inner import group_alive as scan
+
     try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    for proc in psutil.process_iter():  # zombies answer killpg(0) too: look closer
+        return scan(pgid)
+    except OSError:
+        pass
+    for proc in psutil.process_iter():
         try:
             if os.getpgid(proc.pid) == pgid and proc.status() != psutil.STATUS_ZOMBIE:
                 return True
@@ -95,24 +101,32 @@ def group_alive(pgid: int) -> bool:
     return False
 
 
-def kill_group(pgid: int, proc: subprocess.Popen[bytes] | None = None,
-               grace_s: float = KILL_GRACE_S) -> None:
-    """TERM the group, KILL it after `grace_s`. A group already gone is success."""
+def _signal(pgid: int, sig: int, proc: Any) -> None:
+    if hasattr(proc, "signal_group"):  # in a sandbox: its pids are not ours
+        proc.signal_group(sig)
+        return
     try:
-        os.killpg(pgid, signal.SIGTERM)
+        os.killpg(pgid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def alive(pgid: int, proc: Any = None) -> bool:
+    """`group_alive`, through the sandbox for a sandboxed command."""
+    return proc.group_alive() if hasattr(proc, "group_alive") else group_alive(pgid)
+
+
+def kill_group(pgid: int, proc: Any = None, grace_s: float = KILL_GRACE_S) -> None:
+    """TERM the group, KILL it after `grace_s`. A group already gone is success."""
+    _signal(pgid, signal.SIGTERM, proc)
     end = time.monotonic() + grace_s
     while time.monotonic() < end:
         if proc is not None:
             proc.poll()  # reap the leader so it stops counting as alive
-        if not group_alive(pgid):
+        if not alive(pgid, proc):
             return
         time.sleep(0.05)
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    _signal(pgid, signal.SIGKILL, proc)
     if proc is not None:
         try:
             proc.wait(timeout=grace_s)
@@ -120,24 +134,27 @@ def kill_group(pgid: int, proc: subprocess.Popen[bytes] | None = None,
             pass
 
 
-def start(command: str, cwd: str, env: dict[str, str]) -> tuple[subprocess.Popen[bytes],
-                                                                 CappedOutput,
-                                                                 threading.Thread,
-                                                                 threading.Event]:
-    """Start `bash -c command` in a new session, stdout+stderr merged into a capped sink."""
+def start(command: str, cwd: str, env: dict[str, str],
+          sandbox: Any = None) -> tuple[Any, CappedOutput, threading.Thread, threading.Event]:
+    """Start `bash -c command` in a new session (in `sandbox` when given),
+    stdout+stderr merged into a capped sink. Raises OSError."""
     read_fd, write_fd = os.pipe()
     try:
-        proc = subprocess.Popen([BASH, "-c", command], cwd=cwd, env=env,
-                                stdin=subprocess.DEVNULL, stdout=write_fd,
-                                stderr=write_fd, start_new_session=True, close_fds=True)
+        if sandbox is not None:
+            proc = sandbox.run([BASH, "-c", command], cwd, env, write_fd)
+        else:
+            proc = subprocess.Popen([BASH, "-c", command], cwd=cwd, env=env,
+                                    stdin=subprocess.DEVNULL, stdout=write_fd,
+                                    stderr=write_fd, start_new_session=True, close_fds=True)
     except BaseException:
         os.close(read_fd)
         raise
     finally:
         os.close(write_fd)
-    from zapcli import children
+    if sandbox is None:  # a sandbox is recorded once, when it starts
+        from zapcli import children
 
-    children.started(proc.pid, "bash")
+        children.started(proc.pid, "bash")
     sink = CappedOutput()
     stop = threading.Event()
     reader = threading.Thread(target=_pump, args=(read_fd, sink, stop), daemon=True,
@@ -156,8 +173,8 @@ class ForegroundResult:
 
 
 def run_foreground(command: str, cwd: str, env: dict[str, str],
-                   timeout_s: float) -> ForegroundResult:
-    proc, sink, reader, stop = start(command, cwd, env)
+                   timeout_s: float, sandbox: Any = None) -> ForegroundResult:
+    proc, sink, reader, stop = start(command, cwd, env, sandbox)
     timed_out = False
     try:
         proc.wait(timeout=timeout_s)
@@ -180,7 +197,7 @@ class Job:
 
     job_id: str
     command: str
-    proc: subprocess.Popen[bytes]
+    proc: Any  # a Popen, or a sandbox's SandboxedProcess
     output: CappedOutput
     reader: threading.Thread
     stop_reading: threading.Event
@@ -225,7 +242,7 @@ class JobRegistry:
         _LIVE.add(self)
 
     def start(self, command: str, cwd: str, env: dict[str, str],
-              timeout_s: float | None) -> Job:
+              timeout_s: float | None, sandbox: Any = None) -> Job:
         with self._lock:
             running = sum(1 for j in self._jobs.values() if not j.done)
             if running >= self.max_running:
@@ -233,7 +250,7 @@ class JobRegistry:
                                    f"{self.max_running}); stop one with task_stop first")
             job_id = f"job_{self._next}"
             self._next += 1
-            proc, sink, reader, stop = start(command, cwd, env)
+            proc, sink, reader, stop = start(command, cwd, env, sandbox)
             job = Job(job_id, command, proc, sink, reader, stop)
             self._jobs[job_id] = job
         if timeout_s is not None:
@@ -260,7 +277,7 @@ class JobRegistry:
         with self._lock:
             jobs = list(self._jobs.values())
         for job in jobs:
-            if not job.done or group_alive(job.proc.pid):
+            if not job.done or alive(job.proc.pid, job.proc):
                 job.stop()
             job.stop_reading.set()
 

@@ -78,7 +78,7 @@ class BashTool(BaseTool):
         if args.get("background"):
             return self._background(command, args.get("timeout_s"), ctx)
         timeout, capped = capped_timeout(ctx, float(args.get("timeout_s", DEFAULT_TIMEOUT_S)))
-        res = run_foreground(command, ctx.cwd, command_env(ctx), timeout)
+        res = run_foreground(command, ctx.cwd, command_env(ctx), timeout, ctx.sandbox)
         out = res.output.rstrip("\n") or "(no output)"
         if res.timed_out:
             why = "the run's deadline" if capped else f"timeout_s={timeout:g}"
@@ -104,7 +104,7 @@ class BashTool(BaseTool):
                 raise ToolError("the run's deadline has passed; nothing was started")
             timeout_s = left if timeout_s is None else min(timeout_s, left)
         try:
-            job = self.jobs.start(command, ctx.cwd, command_env(ctx), timeout_s)
+            job = self.jobs.start(command, ctx.cwd, command_env(ctx), timeout_s, ctx.sandbox)
         except RuntimeError as e:
             raise ToolError(str(e)) from None
         limit = f"; it is killed after {timeout_s:.0f}s" if timeout_s is not None else ""

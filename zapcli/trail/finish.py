@@ -114,14 +114,19 @@ def fire(path: Path, *, stale: str | None = None) -> None:
         if token is None:
             return
         from zapcli.paths import child_env
+        from zapcli.redact import close_handoff, handoff
 
         sid = path.name.removesuffix(".jsonl")
         argv = (f"{_quote(sys.executable)} -m zapcli.trail.finish {sid} {token} "
                 "</dev/null >/dev/null 2>&1 &")
-        subprocess.run(["/bin/sh", "-c", argv], env=child_env(dict(os.environ)),
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True,
-                       cwd="/", timeout=30)
+        env, fds = handoff(child_env(dict(os.environ)))  # the helper lives a while: no key in its block
+        try:
+            subprocess.run(["/bin/sh", "-c", argv], env=env, pass_fds=fds,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True,
+                           cwd="/", timeout=30)
+        finally:
+            close_handoff(fds)
     except Exception as exc:  # noqa: BLE001 - say so in the trail, never raise
         store.append(path, "diagnostic", {"dimension": "on_finish", "name": "not_started",
                                           "message": f"the on-finish command could not be "
@@ -199,4 +204,7 @@ def run(sid: str, token: str | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from zapcli import keyguard
+
+    keyguard.seal()  # the keys came in a memory file (`fire`); the command gets them back
     raise SystemExit(run(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None))

@@ -223,6 +223,7 @@ class CodexBackend(CliBackend):
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         env = dict(req.env)
         env["CODEX_HOME"] = str(req.config_home)
+        _own_tmp(req, env)
         config, diags = config_toml(req, env)
         files = {"config.toml": config}
         temp_home(req, env, files)
@@ -251,3 +252,18 @@ class CodexBackend(CliBackend):
 
         return CodexParser(model=req.model if req else None,
                            already=req.resume_usage if req else None)
+
+
+def _own_tmp(req: CliRequest, env: dict[str, str]) -> None:
+    """A home under the temp folder (a ZAPCLI_HOME in /tmp): codex then
+    refuses to make its helper links there, and with a system bubblewrap its
+    sandbox cannot start a single command (openai/codex #17367). Its temp
+    folder becomes `<home>/tmp`, which does not hold the home."""
+    import os
+
+    tmp = os.path.realpath(env.get("TMPDIR") or "/tmp")
+    home = os.path.realpath(req.config_home)
+    if os.path.commonpath([home, tmp]) == tmp:
+        own = os.path.join(home, "tmp")
+        os.makedirs(own, mode=0o700, exist_ok=True)
+        env["TMPDIR"] = own

@@ -6,7 +6,7 @@ import sys
 
 from zapcli.cli.commands.spawn import print_spawned
 from zapcli.ops.continue_ import continue_
-from zapcli.ops.spawn import MAX_TASK_BYTES, decode_task
+from zapcli.ops.tasktext import MAX_TASK_BYTES, decode_task
 
 
 def execute(id: str, text: str, model: str | None = None, timeout: float | None = None,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 
 from zapcli.cli.output import StdoutError, emit, emit_text, is_tty, warn
-from zapcli.ops.spawn import MAX_TASK_BYTES, SpawnRequest, SpawnResult, decode_task, spawn
+from zapcli.ops.spawn import SpawnRequest, SpawnResult, spawn
+from zapcli.ops.tasktext import MAX_TASK_BYTES, decode_task
 
 
 def execute(task: str, cli: str | None = None, agent: str | None = None, model: str | None = None,
@@ -15,14 +16,15 @@ def execute(task: str, cli: str | None = None, agent: str | None = None, model: 
             output_schema: str | None = None, executor: str | None = None,
             attempts: int | None = None, attempt_cli: list[str] | None = None,
             attempt_model: list[str] | None = None, max_cost: float | None = None,
-            json: bool = False) -> int:
+            sandbox: bool = False, no_sandbox: bool = False, json: bool = False) -> int:
+    choice = sandbox_choice(sandbox, no_sandbox)
     if task == "-":
         task = decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
     req = SpawnRequest(task=task, cli=cli, agent=agent, model=model, timeout_s=timeout,
                        approval=approval, cwd=cwd, after=tuple(after or ()),
                        max_tokens=max_tokens, unattended=unattended, worktree=worktree,
                        on_finish=on_finish, output_schema=output_schema, executor=executor,
-                       max_cost=max_cost)
+                       max_cost=max_cost, sandbox=choice)
     if attempts is not None or attempt_cli or attempt_model:
         from zapcli.ops.attempts import spawn_attempts
 
@@ -41,6 +43,15 @@ def print_attempts(results: list[SpawnResult], json: bool) -> int:
     else:
         emit_text("".join(r.id + "\n" for r in results))
     return 0
+
+
+def sandbox_choice(sandbox: bool, no_sandbox: bool) -> str | None:
+    """--sandbox / --no-sandbox as the op's "on" / "off" (None: the default)."""
+    if sandbox and no_sandbox:
+        from zapcli.errors import UsageError
+
+        raise UsageError("--sandbox and --no-sandbox contradict each other; give one of them")
+    return "on" if sandbox else "off" if no_sandbox else None
 
 
 def print_spawned(res: SpawnResult, json: bool) -> int:

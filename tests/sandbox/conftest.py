@@ -1,0 +1,60 @@
+"""A real sandbox (bubblewrap) over a temporary workspace, for the tools;
+skipped, saying why, where this machine cannot run bwrap (`make test`
+installs bubblewrap)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from zapcli.agent.types import ToolContext
+from zapcli.sandbox import bwrap
+from zapcli.sandbox.policy import resolve
+from zapcli.sandbox.session import Sandbox
+from zapcli.tools.env import scrubbed_env
+from zapcli.tools.procs import JobRegistry
+
+FOUND = bwrap.probe()
+needs_bwrap = pytest.mark.skipif(not FOUND.ok, reason=f"no sandbox here: {FOUND.sentence()}")
+
+
+class Box:
+    """A workspace, zapcli-like state and config folders, a sandbox over them."""
+
+    def __init__(self, tmp: Path, mode: str = "workspace", network: bool = False,
+                 writable: list[str] | None = None):
+        self.tmp = tmp
+        self.ws = tmp / "ws"
+        self.state = tmp / "state"
+        self.scratch = self.state / "subagents" / "sa_x.tmp"
+        for d in (self.ws / ".git", self.scratch, tmp / "config", tmp / "outside"):
+            d.mkdir(parents=True, exist_ok=True)
+        (self.state / "mcp").mkdir(exist_ok=True)
+        (self.state / "mcp" / "http-1.token").write_text("secret-token\n")
+        self.policy, self.notes = resolve(mode, workspace=str(self.ws), network=network,
+                                          writable=writable, scratch=str(self.scratch),
+                                          hidden=(str(self.state), str(tmp / "config")))
+        self.sandbox = Sandbox(self.policy, FOUND.program)
+        self.jobs = JobRegistry()
+        self.ctx = ToolContext(workspace=str(self.ws), cwd=str(self.ws),
+                               env=scrubbed_env(os.environ), sandbox=self.sandbox)
+
+    def close(self) -> None:
+        self.jobs.close()
+        self.sandbox.close()
+
+
+@pytest.fixture
+def box(tmp_path):
+    made: list[Box] = []
+
+    def make(**kw) -> Box:
+        b = Box(tmp_path / f"b{len(made)}", **kw)
+        made.append(b)
+        return b
+
+    yield make
+    for b in made:
+        b.close()

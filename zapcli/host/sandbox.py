@@ -1,0 +1,74 @@
+"""The sandbox of one agent run or shell subagent, from its frozen facts:
+`prepare` decides (on, off, or refused) and says why in diagnostics;
+`open_sandbox` builds the long-lived one the tools use.
+
+Imports `zapcli.sandbox`, `zapcli.definitions.model`, `zapcli.paths`.
+`choice` is the spawn record's `sandbox`: "auto" (the built-in agent's
+default: sandboxed where this machine can, and otherwise a diagnostic,
+never a silent downgrade), "on" (asked for: refused where it cannot be),
+"off" (`--no-sandbox`, and `--cli sh` unless `--sandbox`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from zapcli.definitions.model import SandboxSpec
+from zapcli.sandbox import bwrap
+from zapcli.sandbox.policy import Policy, resolve
+
+CHOICES = ("auto", "on", "off")
+
+
+@dataclass
+class Prepared:
+    """`policy` None: commands run unsandboxed (`refused`: and must not run)."""
+
+    policy: Policy | None = None
+    bwrap: str = ""
+    diagnostics: list[dict[str, str]] = field(default_factory=list)
+    refused: str | None = None
+
+
+def probe(fresh: bool = False) -> bwrap.Probe:
+    """Can this machine sandbox commands (cached per boot in the state folder)?"""
+    from zapcli.paths import state_dir
+
+    return bwrap.cached(state_dir(), fresh=fresh)
+
+
+def _diag(name: str, message: str) -> dict[str, str]:
+    return {"dimension": "sandbox", "name": name, "message": message}
+
+
+def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[str],
+            spec: SandboxSpec | None, scratch: Path) -> Prepared:
+    """The policy for `choice`, or why there is none. Creates `scratch` (0700)."""
+    if choice not in ("auto", "on"):
+        return Prepared()
+    found = probe()
+    if not found.ok:
+        if choice == "on":
+            return Prepared(refused=f"the sandbox was asked for, but {found.missing}; {found.fix}")
+        return Prepared(diagnostics=[_diag("unavailable", bwrap.unavailable(found))])
+    from zapcli.paths import control_roots, make_dirs
+
+    make_dirs(scratch)
+    policy, notes = resolve(mode, workspace=workspace, writable_roots=writable_roots,
+                            network=bool(spec and spec.network),
+                            writable=spec.writable if spec else None, scratch=str(scratch),
+                            hidden=control_roots())
+    return Prepared(policy, found.program, [_diag("writable", n) for n in notes])
+
+
+def open_sandbox(prepared: Prepared, on_start: Callable[[int], None] | None = None) -> Any:
+    """The long-lived sandbox for a toolset (started on its first command), or None."""
+    if prepared.policy is None:
+        return None
+    from zapcli.sandbox.session import Sandbox
+
+    return Sandbox(prepared.policy, prepared.bwrap, on_start=on_start)
+

@@ -1,0 +1,45 @@
+"""Whether a subagent's commands run in zapcli's OS sandbox (SPEC §18): the
+spawn record's `sandbox` field, decided at spawn from what was asked and
+the backend's `sandbox_default` fact.
+
+Imports `zapcli.errors`, `zapcli.paths`; `zapcli.sandbox.bwrap` only to ask
+this machine whether it can.
+"""
+
+from __future__ import annotations
+
+from zapcli.errors import UsageError, ZapcliError, param
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+CHOICES = ("auto", "on", "off")
+
+
+def choose(asked: str | None, backend: Any) -> tuple[str, tuple[str, ...]]:
+    """("auto" | "on" | "off", warnings). `asked`: --sandbox "on", --no-sandbox
+    "off", None for the backend's default. The default that cannot be had
+    here is a warning (said at once, and again in the trail: never a silent
+    downgrade); one asked for that cannot be had raises ZapcliError."""
+    default = backend.sandbox_default
+    choice = asked or default or "off"
+    if choice not in CHOICES:
+        raise UsageError(f"{param('sandbox')} is one of {', '.join(CHOICES)}; got {choice!r}")
+    if default is None:  # an agent CLI runs its commands its own way
+        if choice == "on":
+            raise UsageError(f"{param('sandbox')} is for backends whose commands zapcli runs; "
+                             f"{backend.name} runs its commands its own way (README: Backends)")
+        return "off", ()
+    if choice == "off":
+        return "off", ()
+    from zapcli.paths import state_dir
+    from zapcli.sandbox import bwrap
+
+    found = bwrap.cached(state_dir())
+    if found.ok:
+        return choice, ()
+    if choice == "on":
+        raise ZapcliError(f"{param('sandbox')} was asked for, but {found.missing}; {found.fix}. "
+                          "Nothing was created", code="no_sandbox")
+    return choice, (bwrap.unavailable(found),)
