@@ -46,7 +46,8 @@ the folder when CODEX_HOME lies under the temporary folder (TMPDIR, else
 codex-linux-sandbox: No such file or directory". So when the private home is
 under the temporary folder it is given (the runner's TMPDIR is the
 subagent's scratch folder, beside the home, so only a home under /tmp
-without one), codex gets `TMPDIR=<home>/tmp` instead, private as well.
+without one), codex gets `TMPDIR=<home>/tmp` instead (`_own_tmp`), private
+as well.
 
 Tools. codex has no per-tool allow list. When the definition declares
 `tools`: no bash → `features.shell_tool = false`; neither write nor edit →
@@ -190,24 +191,6 @@ def config_toml(req: CliRequest, env: dict[str, str]) -> tuple[str, list[dict[st
     return "\n".join(lines), diags
 
 
-def _under(path: str, folder: str) -> bool:
-    import os
-
-    for a, b in ((path, folder), (os.path.realpath(path), os.path.realpath(folder))):
-        if a == b or a.startswith(b.rstrip(os.sep) + os.sep):
-            return True
-    return False
-
-
-def temp_home(req: CliRequest, env: dict[str, str], files: dict[str, str]) -> None:
-    """TMPDIR of the home's own when the home is under the temporary folder
-    codex would see (see "Helper links" above)."""
-    tmp = env.get("TMPDIR") or "/tmp"
-    if _under(str(req.config_home), tmp):
-        env["TMPDIR"] = str(req.config_home / "tmp")
-        files["tmp/.zapcli"] = "codex's TMPDIR: its home may not lie under the temporary folder\n"
-
-
 class CodexBackend(CliBackend):
     name = "codex"
     summary = "the Codex CLI, codex exec"
@@ -226,7 +209,6 @@ class CodexBackend(CliBackend):
         _own_tmp(req, env)
         config, diags = config_toml(req, env)
         files = {"config.toml": config}
-        temp_home(req, env, files)
         argv = [*command, "exec"] + (["resume"] if req.resume else [])
         argv += ["--json", "--skip-git-repo-check"]
         if req.own_tree:  # a tree zapcli made of the user's repository: trusted (C25)
