@@ -30,12 +30,14 @@ from tests.conftest import wait_until
 from tests.parallel.conftest import repo  # noqa: F401 - the fixture
 from zapcli.testing.server import ScriptedServer
 
-CLIS = ("claude", "codex", "gemini", "opencode")
+CLIS = ("claude", "codex", "gemini", "opencode", "qwen")
 AGENTS = ("zapcli", *CLIS)
 CAT = {"claude": ("Bash", {"command": "cat; echo stdin-closed; pwd", "description": "read stdin"}),
        "codex": ("exec_command", {"cmd": "cat; echo stdin-closed; pwd"}),
        "gemini": ("run_shell_command", {"command": "cat; echo stdin-closed; pwd"}),
        "opencode": ("bash", {"command": "cat; echo stdin-closed; pwd", "description": "read stdin"}),
+       "qwen": ("run_shell_command", {"command": "cat; echo stdin-closed; pwd",
+                                      "is_background": False, "description": "read stdin"}),
        "zapcli": ("bash", {"command": "cat; echo stdin-closed; pwd"})}
 PROTOCOL = {**ct.PROTOCOL, "zapcli": "chat"}
 USAGE = {"prompt_tokens": 120, "completion_tokens": 0}
@@ -50,7 +52,7 @@ def _script(cli: str) -> list[dict]:
         # turn with no text at all
         {"match": f"C29-{cli.upper()}", "turns": [
             {"text": "Let me look first.", **tool, "usage": USAGE},
-            *[{"text": "", "usage": USAGE}] * 4]},  # (claude asks again after an empty answer)
+            *[{"text": "", "usage": USAGE}] * 10]},  # (claude, qwen ask again after an empty answer)
         {"match": "C29-PARENT", "turns": [
             {"tool_calls": [{"name": "subagent", "arguments": {
                 "action": "spawn", "task": "C29-CHILD answer"}}]},

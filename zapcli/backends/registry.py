@@ -31,6 +31,7 @@ BUILTIN = {
     "codex": "zapcli.backends.clis.codex:CodexBackend",
     "gemini": "zapcli.backends.clis.gemini:GeminiBackend",
     "opencode": "zapcli.backends.clis.opencode:OpencodeBackend",
+    "qwen": "zapcli.backends.clis.qwen:QwenBackend",
 }
 GROUP = "zapcli.backends"
 DEFAULT = "zapcli"
