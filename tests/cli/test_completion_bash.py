@@ -43,7 +43,7 @@ def test_commands_values_names_and_ids(ws: Path) -> None:
     assert {"spawn", "agents", "--version", "-h"} <= set(complete(["zapcli", ""], ws))
     # zapcli not on PATH: the built-in backends the script was generated with
     assert complete(["zapcli", "spawn", "--cli", ""], ws) == [
-        "zapcli", "sh", "claude", "codex", "gemini", "opencode"]
+        "zapcli", "sh", "claude", "codex", "gemini", "opencode", "qwen"]
     names = complete(["zapcli", "spawn", "--agent", ""], ws)
     assert {"general", "explorer", "doc-checker", "mine"} <= set(names)
     assert "doc-checker" in complete(["zapcli", "agents", "show", "d"], ws)
