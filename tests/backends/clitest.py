@@ -14,11 +14,11 @@ from zapcli.testing.server import ScriptedServer
 
 KEYS = {"claude": "sk-ant-test-key-0123456789", "codex": "sk-test-codex-key-0123456789",
         "gemini": "gemini-test-key-0123456789", "opencode": "sk-test-opencode-key-0123456789",
-        "qwen": "sk-test-qwen-key-0123456789"}
+        "qwen": "sk-test-qwen-key-0123456789", "pi": "sk-test-pi-key-0123456789"}
 PROTOCOL = {"claude": "anthropic", "codex": "responses", "gemini": "gemini", "opencode": "chat",
-            "qwen": "chat"}
+            "qwen": "chat", "pi": "chat"}
 MODEL = {"claude": None, "codex": "gpt-5.5", "gemini": "gemini-2.5-flash", "opencode": "gpt-test",
-         "qwen": "qwen-test"}
+         "qwen": "qwen-test", "pi": "pi-test"}
 
 
 def cli_env(cli: str, srv: ScriptedServer, home: Path | None = None) -> dict[str, str]:

@@ -30,12 +30,13 @@ from tests.conftest import wait_until
 from tests.parallel.conftest import repo  # noqa: F401 - the fixture
 from zapcli.testing.server import ScriptedServer
 
-CLIS = ("claude", "codex", "gemini", "opencode", "qwen")
+CLIS = ("claude", "codex", "gemini", "opencode", "qwen", "pi")
 AGENTS = ("zapcli", *CLIS)
 CAT = {"claude": ("Bash", {"command": "cat; echo stdin-closed; pwd", "description": "read stdin"}),
        "codex": ("exec_command", {"cmd": "cat; echo stdin-closed; pwd"}),
        "gemini": ("run_shell_command", {"command": "cat; echo stdin-closed; pwd"}),
        "opencode": ("bash", {"command": "cat; echo stdin-closed; pwd", "description": "read stdin"}),
+       "pi": ("bash", {"command": "cat; echo stdin-closed; pwd"}),
        "qwen": ("run_shell_command", {"command": "cat; echo stdin-closed; pwd",
                                       "is_background": False, "description": "read stdin"}),
        "zapcli": ("bash", {"command": "cat; echo stdin-closed; pwd"})}

@@ -1,4 +1,4 @@
-"""`zapcli spawn --cli claude|codex|gemini|opencode|qwen` end to end (SPEC §13,
+"""`zapcli spawn --cli claude|codex|gemini|opencode|qwen|pi` end to end (SPEC §13,
 issue 8 items 1-5): the real pinned CLIs, started by the real runner, against
 one scripted server per protocol for the whole module; everything checked
 through zapcli's own commands and files."""
@@ -98,6 +98,24 @@ SCRIPTS = {
             {"text": "First: 41.", "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
             {"text": "Continued: 42.", "usage": {"prompt_tokens": 300, "completion_tokens": 30}}]},
     ],
+    "pi": [
+        {"match": "PI-TOOL-TURN", "turns": [
+            {"reasoning": "I should run it", "text": "Running it.", "tool_calls": [
+                {"name": "bash", "arguments": {"command": "echo hi-from-pi"}}],
+             "usage": {"prompt_tokens": 1000, "completion_tokens": 20, "cached_tokens": 100}},
+            {"text": "Pi ran: hi-from-pi",
+             "usage": {"prompt_tokens": 1200, "completion_tokens": 10}}]},
+        {"match": "PI-FAIL", "turns": [
+            {"http_error": {"status": 400, "message": "scripted bad request", "times": 20}}]},
+        {"match": "PI-SLOW", "turns": [
+            {"tool_calls": [{"name": "bash", "arguments": {
+                "command": "echo waiting; sleep {marker}; echo woke"}}]},
+            {"text": "too late"}]},
+        {"match": "PI-LOST", "turns": [{"delay_s": 90, "text": "too late"}]},
+        {"match": "PI-CONTINUE", "turns": [
+            {"text": "First: 41.", "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
+            {"text": "Continued: 42.", "usage": {"prompt_tokens": 300, "completion_tokens": 30}}]},
+    ],
 }
 
 
@@ -119,18 +137,18 @@ def setup(zap, servers, cli, tmp_path):
     return ct.cli_env(cli, servers[cli])
 
 
-@pytest.mark.parametrize("cli", ["claude", "codex", "gemini", "opencode", "qwen"])
+@pytest.mark.parametrize("cli", ["claude", "codex", "gemini", "opencode", "qwen", "pi"])
 def test_tool_turn_completes_with_report_replay_usage_once_and_no_key(zap, servers, tmp_path, cli):
     env = setup(zap, servers, cli, tmp_path)
     (zap.cwd / "seen.txt").write_text("x")
     t0 = time.monotonic()
     sid = ct.spawn(zap, cli, f"{cli.upper()}-TOOL-TURN please", env,
-                   *(["--approval", "full"] if cli in ("claude", "opencode", "qwen") else []))
+                   *(["--approval", "full"] if cli in ("claude", "opencode", "qwen", "pi") else []))
     assert time.monotonic() - t0 < 10  # the id at once; the CLI runs detached
     assert zap("wait", sid, "--timeout", "120").returncode == 0, ct.dump(zap, sid)
     report = {"claude": "All done: hi-from-bash", "codex": "The command printed hi.",
               "gemini": "Done listing: seen.txt", "opencode": "Found seen.txt.",
-              "qwen": "Qwen ran: hi-from-qwen"}[cli]
+              "qwen": "Qwen ran: hi-from-qwen", "pi": "Pi ran: hi-from-pi"}[cli]
     poll = zap("poll", sid, "--no-wait").out
     assert "completed" in poll and report in poll and f"CLI: {cli}" in poll
     assert ct.records(zap, sid, "report")[-1]["text"].strip() == report
@@ -142,7 +160,7 @@ def test_tool_turn_completes_with_report_replay_usage_once_and_no_key(zap, serve
     assert calls and {c["call_id"] for c in calls} == {r["call_id"] for r in results}
     assert all(c["arguments"] for c in calls)
     assert ct.records(zap, sid, "text")
-    if cli in ("claude", "codex", "opencode", "qwen"):
+    if cli in ("claude", "codex", "opencode", "qwen", "pi"):
         assert ct.records(zap, sid, "thinking")
     replay = ct.replay_text(zap, sid)
     assert "tool_call" in replay and "tool_result ok" in replay and report in replay, replay
@@ -154,9 +172,9 @@ def test_tool_turn_completes_with_report_replay_usage_once_and_no_key(zap, serve
     assert rows[0]["input_tokens"] == sum(u["input_tokens"] for u in used)
     if cli == "claude":
         assert rows[0]["cost_usd"] > 0  # claude reports a cost
-    if cli == "qwen":  # OpenAI-style: prompt tokens hold the cached ones, counted once
+    if cli in ("qwen", "pi"):  # OpenAI-style: prompt tokens hold the cached ones, counted once
         assert (rows[0]["input_tokens"], rows[0]["output_tokens"]) == (2200, 30), rows
-        assert "hi-from-qwen" in ct.records(zap, sid, "tool_result")[0]["content"]
+        assert f"hi-from-{cli}" in ct.records(zap, sid, "tool_result")[0]["content"]
     assert f"CLI: {cli}" in zap("list", "--long").out
     # the key: not in the trail, the captures or the config home
     assert ct.secret_leaks(zap, sid, ct.KEYS[cli]) == []
@@ -164,7 +182,7 @@ def test_tool_turn_completes_with_report_replay_usage_once_and_no_key(zap, serve
     assert ct.marked(sid) == []  # nothing of it left running
 
 
-@pytest.mark.parametrize("cli", ["claude", "codex", "gemini", "opencode", "qwen"])
+@pytest.mark.parametrize("cli", ["claude", "codex", "gemini", "opencode", "qwen", "pi"])
 def test_an_api_error_is_failed_quickly_with_the_message(zap, servers, tmp_path, cli):
     env = setup(zap, servers, cli, tmp_path)
     t0 = time.monotonic()
@@ -215,14 +233,16 @@ def test_claude_kill_ends_the_tree_and_nothing_secret_is_on_a_command_line(zap, 
     assert zap.status(sid) == "cancelled"
 
 
-def test_qwen_kill_ends_the_cli_and_its_shell_command(zap, servers, tmp_path):
-    env = setup(zap, servers, "qwen", tmp_path)
+@pytest.mark.parametrize("cli", ["qwen", "pi"])
+def test_kill_ends_the_cli_and_its_shell_command(zap, servers, tmp_path, cli):
+    env = setup(zap, servers, cli, tmp_path)
     marker = servers["marker"]
-    sid = ct.spawn(zap, "qwen", "QWEN-SLOW secret-task-text-4412", env, "--approval", "full")
+    sid = ct.spawn(zap, cli, f"{cli.upper()}-SLOW secret-task-text-4412", env,
+                   "--approval", "full")
     wait_until(lambda: pgrep(f"sleep {marker}"), 60, 0.2)
     tree = ct.marked(sid)
-    assert len(tree) >= 2  # the runner's qwen and the command it runs
-    assert ct.cmdlines_with(ct.KEYS["qwen"], "secret-task-text-4412") == []
+    assert len(tree) >= 2  # the runner's CLI and the command it runs
+    assert ct.cmdlines_with(ct.KEYS[cli], "secret-task-text-4412") == []
     proc = zap("kill", sid, "--grace", "2")
     assert proc.returncode == 0 and "cancelled" in proc.out
     wait_until(lambda: not pgrep(f"sleep {marker}") and not any(
@@ -240,7 +260,7 @@ def test_codex_timeout_with_nobody_polling_ends_its_shell_too(zap, servers, tmp_
     wait_until(lambda: not pgrep(f"sleep {marker}") and not ct.marked(sid), 5, 0.1)
 
 
-@pytest.mark.parametrize("cli", ["codex", "qwen"])
+@pytest.mark.parametrize("cli", ["codex", "qwen", "pi"])
 def test_killed_from_outside_is_lost(zap, servers, tmp_path, cli):
     env = setup(zap, servers, cli, tmp_path)
     sid = ct.spawn(zap, cli, f"{cli.upper()}-LOST soon", env)
@@ -250,7 +270,7 @@ def test_killed_from_outside_is_lost(zap, servers, tmp_path, cli):
     assert zap.wait_status(sid, 20) == "lost"
 
 
-@pytest.mark.parametrize("cli", ["claude", "codex", "qwen"])
+@pytest.mark.parametrize("cli", ["claude", "codex", "qwen", "pi"])
 def test_continue_resumes_the_cli_session_in_a_copy_of_its_home(zap, servers, tmp_path, cli):
     from zapcli.backends import resume
 
@@ -282,8 +302,8 @@ def test_continue_resumes_the_cli_session_in_a_copy_of_its_home(zap, servers, tm
     for key in ("cli", "backend", "cwd", "workspace", "model", "approval", "max_tokens", "on_finish"):
         assert spawned.get(key) == was.get(key), key
     assert (spawned["max_tokens"], spawned["on_finish"]) == (1000000, "true")
-    if cli in ("codex", "qwen"):  # only what this run added: counted once
-        added = {"codex": 30, "qwen": 10}[cli]  # (qwen: turn one again, see above)
+    if cli in ("codex", "qwen", "pi"):  # only what this run added: counted once
+        added = {"codex": 30, "qwen": 10, "pi": 30}[cli]  # (qwen: turn one again, see above)
         assert sum(u["output_tokens"] for u in ct.records(zap, sid, "usage")) == added
     with pytest.raises(Exception, match="not an agent CLI"):
         resume.check(zap.spawn_sh("true"))

@@ -14,10 +14,10 @@ from tests.conftest import AGENT_CLIS_BIN
 from zapcli.backends import registry
 
 ROOT = Path(__file__).parents[2]
-# npm package -> the backend that drives it (pi's backend is not built in yet)
+# npm package -> the backend that drives it
 BACKENDS = {"@anthropic-ai/claude-code": "claude", "@openai/codex": "codex",
             "@google/gemini-cli": "gemini", "opencode-ai": "opencode",
-            "@qwen-code/qwen-code": "qwen"}
+            "@qwen-code/qwen-code": "qwen", "@mariozechner/pi-coding-agent": "pi"}
 
 
 def _pins() -> dict[str, str]:

@@ -37,7 +37,7 @@ def test_c24_ten_parallel_claude_subagents_leave_the_users_config_byte_identical
 
 
 def test_doctor_asking_each_cli_its_version_writes_nothing_under_home(zap, user_home):
-    clis = ("claude", "codex", "gemini", "opencode", "qwen")
+    clis = ("claude", "codex", "gemini", "opencode", "qwen", "pi")
     folder = Path(zap.env["ZAPCLI_CONFIG_HOME"])
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.yaml").write_text(json.dumps({"backends": {

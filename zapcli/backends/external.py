@@ -1,5 +1,5 @@
 """Agent CLIs as backends, runner side (SPEC §13): `run_cli` is
-`CliBackend.run` — claude, codex, gemini, opencode, qwen, a plugin's CLI, or a
+`CliBackend.run` — claude, codex, gemini, opencode, qwen, pi, a plugin's CLI, or a
 wrapper config.yaml defines, as the subagent's work.
 
 Imports `zapcli.backends.clis.base`, `zapcli.backends.cli_home`,

@@ -32,6 +32,7 @@ BUILTIN = {
     "gemini": "zapcli.backends.clis.gemini:GeminiBackend",
     "opencode": "zapcli.backends.clis.opencode:OpencodeBackend",
     "qwen": "zapcli.backends.clis.qwen:QwenBackend",
+    "pi": "zapcli.backends.clis.pi:PiBackend",
 }
 GROUP = "zapcli.backends"
 DEFAULT = "zapcli"

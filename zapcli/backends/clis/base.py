@@ -152,7 +152,7 @@ class Cli(Backend):
     CLI's module derives from `zapcli.backends.clis.backend.CliBackend`."""
 
     binary: str = ""  # looked up on PATH unless config gives backends.<name>.command
-    restricts = ("prompt", "model", "tools", "mcp")
+    restricts: tuple[str, ...] = ("prompt", "model", "tools", "mcp")
     config_keys = ("command", "format")
     # files (glob patterns) left out when a continued subagent copies the old
     # config home: what holds the old home's absolute paths and is rebuilt
