@@ -176,6 +176,8 @@ def test_tool_turn_completes_with_report_replay_usage_once_and_no_key(zap, serve
         assert (rows[0]["input_tokens"], rows[0]["output_tokens"]) == (2200, 30), rows
         assert f"hi-from-{cli}" in ct.records(zap, sid, "tool_result")[0]["content"]
     assert f"CLI: {cli}" in zap("list", "--long").out
+    # what of zapcli's sandbox is not enforced for this CLI's commands is said (SPEC §18)
+    assert any(d["dimension"] == "sandbox" for d in ct.records(zap, sid, "diagnostic"))
     # the key: not in the trail, the captures or the config home
     assert ct.secret_leaks(zap, sid, ct.KEYS[cli]) == []
     assert oct(ct.home(zap, sid).stat().st_mode)[-3:] == "700"

@@ -65,7 +65,8 @@ def run_cli(backend: Cli, ctx: RunContext) -> Outcome:
         return Outcome(Status.FAILED, None, str(exc))
     launch = backend.launch(plan.request, command)
     cli_home.write_files(plan.request.config_home, launch.files)
-    for diag in [*plan.diagnostics, *launch.diagnostics]:
+    for diag in [*plan.diagnostics, *launch.diagnostics,
+                 *backend.sandbox_diagnostics(plan.request)]:
         ctx.writer.append("diagnostic", diag)
     run = _Run(ctx, backend, backend.parser(plan.request), plan.request, launch, command)
     run.session_extra = plan.session_extra

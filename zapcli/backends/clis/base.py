@@ -63,6 +63,8 @@ class CliRequest:
     # tool `approve` decides a permission request through zapcli's approvals
     approval_server: McpServer | None = None
     own_tree: bool = False  # the work runs in a tree zapcli created (--worktree): trust it (C25)
+    # the definition's `sandbox:` ({network, writable}, SPEC §18); None: not declared
+    sandbox: Mapping[str, Any] | None = None
 
 
 @dataclass
@@ -180,6 +182,21 @@ class Cli(Backend):
 
     def version_argv(self, command: list[str]) -> list[str]:
         return [*command, "--version"]
+
+    def sandbox_diagnostics(self, req: CliRequest) -> list[dict[str, Any]]:
+        """What of zapcli's sandbox policy (SPEC §18) is not enforced for this
+        CLI's commands — said at every start, never a silent downgrade. A CLI
+        with a sandbox of its own that zapcli maps onto says what it enforces."""
+        declared = ""
+        if req.sandbox is not None:
+            declared = (f"; the definition's sandbox (network "
+                        f"{'on' if req.sandbox.get('network') else 'off'}, writable "
+                        f"{', '.join(req.sandbox.get('writable') or ['the workspace'])}) "
+                        "is not enforced")
+        return [{"dimension": "sandbox", "name": self.name,
+                 "message": f"{self.name} runs its commands itself: zapcli's sandbox does not "
+                            "wrap them (no pid namespace, no read-only file system, the network "
+                            f"as {self.name} allows){declared}"}]
 
     def probe_env(self, env: Mapping[str, str], scratch: Path) -> dict[str, str]:
         """The environment its `--version` runs in: what `launch` gives for a
