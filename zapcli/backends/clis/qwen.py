@@ -1,7 +1,8 @@
 """Qwen Code (`@qwen-code/qwen-code` 0.24) as a subagent backend: how it is
 started and how its `--output-format stream-json` events become trail
 records (SPEC §13). Imports only the standard library,
-`zapcli.backends.clis.base` and its siblings `backend`, `claude_events`.
+`zapcli.backends.clis.base` and its siblings `backend`, `claude_events`,
+`gemini` (qwen is a fork of the Gemini CLI: the same settings shapes).
 
 Launch (measured against the real CLI, tests/backends/test_qwen_backend.py):
   qwen --auth-type openai --output-format stream-json --approval-mode MODE
@@ -43,6 +44,7 @@ from typing import Any
 from zapcli.backends.clis.backend import CliBackend
 from zapcli.backends.clis.base import CliLaunch, CliRequest, Record
 from zapcli.backends.clis.claude_events import ClaudeEventParser
+from zapcli.backends.clis.gemini import mcp_servers
 
 APPROVAL_MODES = {"full": "yolo", "workspace": "auto-edit", "auto-edit": "auto-edit",
                   "confirm": "default"}
@@ -137,18 +139,8 @@ class QwenBackend(CliBackend):
         core, diags = core_tools(req.tools, mode)
         if core is not None:
             settings["tools"]["core"] = core
-        trusted = mode == "yolo"
-        servers = {}
-        for s in req.mcp_servers:
-            entry: dict[str, Any] = {"command": s.command, "args": list(s.args), "trust": trusted}
-            if s.env:
-                entry["env"] = dict(s.env)
-            if s.cwd:
-                entry["cwd"] = s.cwd
-            servers[s.name] = entry
-            if not trusted:
-                diags.append(_diag("mcp", s.name, f"headless qwen in approval mode {mode} "
-                                   "cannot ask before an MCP call: its calls are denied"))
+        servers, more = mcp_servers(req, mode, "qwen")
+        diags += more
         if servers:
             settings["mcpServers"] = servers
         return settings, diags
