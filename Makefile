@@ -7,10 +7,13 @@ STAMP   = $(VENV)/.installed-stamp
 
 .PHONY: all install agent-clis test-tools bubblewrap demo test lint bench completions man clean
 
-# The agent CLIs the backend tests drive, pinned; installed with npm into an
-# ignored cache folder once (the stamp holds the list: a new pin reinstalls).
+# The agent CLIs the backend tests drive, pinned exactly (--save-exact: no ^
+# ranges in its package.json either); installed with npm into an ignored cache
+# folder once, ~1.6 GB (the stamp holds the list: a new pin reinstalls). To use
+# them yourself: PATH="$PWD/.cache/agent-clis/node_modules/.bin:$PATH".
 CLIS_DIR   = .cache/agent-clis
-AGENT_CLIS = @anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 opencode-ai@1.18.33
+AGENT_CLIS = @anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 \
+             opencode-ai@1.18.33 @qwen-code/qwen-code@0.24.4 @mariozechner/pi-coding-agent@0.73.1
 
 all: test
 
@@ -34,9 +37,9 @@ agent-clis:
 	@if [ "$$(cat $(CLIS_DIR)/.stamp 2>/dev/null)" = "$(AGENT_CLIS)" ]; then :; \
 	elif command -v npm >/dev/null 2>&1; then \
 	  echo "installing the pinned agent CLIs into $(CLIS_DIR) (once)"; \
-	  mkdir -p $(CLIS_DIR) && npm install --no-audit --no-fund --loglevel=error \
+	  mkdir -p $(CLIS_DIR) && npm install --no-audit --no-fund --loglevel=error --save-exact \
 	    --prefix $(CLIS_DIR) $(AGENT_CLIS) && echo "$(AGENT_CLIS)" > $(CLIS_DIR)/.stamp; \
-	else echo "npm not found: the tests of the claude, codex, gemini and opencode backends will be skipped"; fi
+	else echo "npm not found: the tests of the agent-CLI backends (claude, codex, gemini, opencode, qwen, pi) will be skipped"; fi
 
 # What the telemetry tests check against, each installed once (a stamp holds
 # its pin): Debian's chromium (the timeline page in a real headless browser);

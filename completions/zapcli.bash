@@ -73,7 +73,7 @@ _zapcli() {
         --status) COMPREPLY=( $(compgen -W "queued running awaiting_approval completed failed timeout cancelled lost interrupted" -- "$cur") ); return ;;
         --scope) COMPREPLY=( $(compgen -W "system workspace" -- "$cur") ); return ;;
         --to) COMPREPLY=( $(compgen -W "system workspace" -- "$cur") ); return ;;
-        --cli) COMPREPLY=( $(compgen -W "$("${COMP_WORDS[0]}" __complete cli 2>/dev/null || echo zapcli sh claude codex gemini opencode)" -- "$cur") ); return ;;
+        --cli) COMPREPLY=( $(compgen -W "$("${COMP_WORDS[0]}" __complete cli 2>/dev/null || echo zapcli sh claude codex gemini opencode qwen pi)" -- "$cur") ); return ;;
         --executor) COMPREPLY=( $(compgen -W "$("${COMP_WORDS[0]}" __complete executor 2>/dev/null || echo local ray)" -- "$cur") ); return ;;
         --agent) COMPREPLY=( $(compgen -W "$(echo general explorer code-reviewer test-runner fixer; ls "${ZAPCLI_CONFIG_HOME:-${XDG_CONFIG_HOME:-$HOME/.config}/zapcli}/subagents" "$(git rev-parse --show-toplevel 2>/dev/null || pwd)/.zapcli/subagents" 2>/dev/null | sed -n "s/\.ya\{0,1\}ml$//p")" -- "$cur") ); return ;;
         --cwd) COMPREPLY=( $(compgen -d -- "$cur") ); return ;;

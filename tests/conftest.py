@@ -208,7 +208,7 @@ AGENT_CLIS_BIN = REPO / ".cache" / "agent-clis" / "node_modules" / ".bin"
 
 
 def agent_cli(name: str) -> Path:
-    """The pinned agent CLI `name` (claude, codex, gemini, opencode) that
+    """The pinned agent CLI `name` (claude, codex, gemini, opencode, qwen, pi) that
     `make test` installs with npm; the test is skipped, saying why, without it."""
     import shutil
 

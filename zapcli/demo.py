@@ -182,7 +182,7 @@ def part_backend(zap: list[str], env: dict[str, str], home: str) -> None:
     if claude is None:
         print("# Claude Code is not installed, so this part is skipped. Get it with\n"
               "#   npm install -g @anthropic-ai/claude-code   (or `make agent-clis` here)\n"
-              "# then: zapcli spawn --cli claude 'task'  (also codex, gemini, opencode)")
+              "# then: zapcli spawn --cli claude 'task'  (also codex, gemini, opencode, qwen, pi)")
         return
     script = Path(home) / "claude-script.json"
     script.write_text(json.dumps(CLAUDE_SCRIPT), encoding="utf-8")

@@ -52,7 +52,7 @@ def request(tmp: Path, srv: ScriptedServer, task: str, **kw: Any) -> CliRequest:
     work.mkdir(exist_ok=True)
     home = tmp / "config-home"
     home.mkdir(mode=0o700, exist_ok=True)
-    env = dict(base_env(srv, tmp), **kw.pop("env", {}))
+    env = dict(base_env(srv, Path(os.environ["HOME"])), **kw.pop("env", {}))
     return CliRequest(task=task, cwd=str(work), workspace=str(work), config_home=home,
                       env=env, **kw)
 

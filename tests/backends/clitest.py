@@ -13,15 +13,21 @@ from tests.conftest import Zap, agent_cli, trail_records, wait_until
 from zapcli.testing.server import ScriptedServer
 
 KEYS = {"claude": "sk-ant-test-key-0123456789", "codex": "sk-test-codex-key-0123456789",
-        "gemini": "gemini-test-key-0123456789", "opencode": "sk-test-opencode-key-0123456789"}
-PROTOCOL = {"claude": "anthropic", "codex": "responses", "gemini": "gemini", "opencode": "chat"}
-MODEL = {"claude": None, "codex": "gpt-5.5", "gemini": "gemini-2.5-flash", "opencode": "gpt-test"}
+        "gemini": "gemini-test-key-0123456789", "opencode": "sk-test-opencode-key-0123456789",
+        "qwen": "sk-test-qwen-key-0123456789", "pi": "sk-test-pi-key-0123456789"}
+PROTOCOL = {"claude": "anthropic", "codex": "responses", "gemini": "gemini", "opencode": "chat",
+            "qwen": "chat", "pi": "chat"}
+MODEL = {"claude": None, "codex": "gpt-5.5", "gemini": "gemini-2.5-flash", "opencode": "gpt-test",
+         "qwen": "qwen-test", "pi": "pi-test"}
 
 
-def cli_env(cli: str, srv: ScriptedServer, home: Path) -> dict[str, str]:
-    """The CLI's own endpoint and key variables (SPEC §13), and a HOME of the test's."""
-    home.mkdir(parents=True, exist_ok=True)
-    env = {"HOME": str(home)}
+def cli_env(cli: str, srv: ScriptedServer, home: Path | None = None) -> dict[str, str]:
+    """The CLI's own endpoint and key variables (SPEC §13). HOME is the
+    test's: `home`, else the user home tests/backends/conftest.py made."""
+    env: dict[str, str] = {}
+    if home is not None:
+        home.mkdir(parents=True, exist_ok=True)
+        env["HOME"] = str(home)
     if cli == "claude":
         env.update(ANTHROPIC_BASE_URL=srv.base_url, ANTHROPIC_API_KEY=KEYS[cli])
     elif cli == "gemini":

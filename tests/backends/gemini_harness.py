@@ -51,7 +51,7 @@ def request(tmp: Path, srv: ScriptedServer, task: str, **kw: Any) -> CliRequest:
     cfg = tmp / "cfg"
     cfg.mkdir(mode=0o700, exist_ok=True)
     return CliRequest(task=task, cwd=str(ws), workspace=str(ws), config_home=cfg,
-                      env=base_env(srv, tmp / "home"), **kw)
+                      env=base_env(srv, Path(os.environ["HOME"])), **kw)
 
 
 def write_files(launch: CliLaunch, home: Path) -> None:

@@ -30,12 +30,15 @@ from tests.conftest import wait_until
 from tests.parallel.conftest import repo  # noqa: F401 - the fixture
 from zapcli.testing.server import ScriptedServer
 
-CLIS = ("claude", "codex", "gemini", "opencode")
+CLIS = ("claude", "codex", "gemini", "opencode", "qwen", "pi")
 AGENTS = ("zapcli", *CLIS)
 CAT = {"claude": ("Bash", {"command": "cat; echo stdin-closed; pwd", "description": "read stdin"}),
        "codex": ("exec_command", {"cmd": "cat; echo stdin-closed; pwd"}),
        "gemini": ("run_shell_command", {"command": "cat; echo stdin-closed; pwd"}),
        "opencode": ("bash", {"command": "cat; echo stdin-closed; pwd", "description": "read stdin"}),
+       "pi": ("bash", {"command": "cat; echo stdin-closed; pwd"}),
+       "qwen": ("run_shell_command", {"command": "cat; echo stdin-closed; pwd",
+                                      "is_background": False, "description": "read stdin"}),
        "zapcli": ("bash", {"command": "cat; echo stdin-closed; pwd"})}
 PROTOCOL = {**ct.PROTOCOL, "zapcli": "chat"}
 USAGE = {"prompt_tokens": 120, "completion_tokens": 0}
@@ -50,7 +53,7 @@ def _script(cli: str) -> list[dict]:
         # turn with no text at all
         {"match": f"C29-{cli.upper()}", "turns": [
             {"text": "Let me look first.", **tool, "usage": USAGE},
-            *[{"text": "", "usage": USAGE}] * 4]},  # (claude asks again after an empty answer)
+            *[{"text": "", "usage": USAGE}] * 10]},  # (claude, qwen ask again after an empty answer)
         {"match": "C29-PARENT", "turns": [
             {"tool_calls": [{"name": "subagent", "arguments": {
                 "action": "spawn", "task": "C29-CHILD answer"}}]},
@@ -75,7 +78,7 @@ def _env(zap, servers, cli: str, tmp_path) -> dict[str, str]:
         return {"OPENAI_BASE_URL": servers[cli].base_url, "OPENAI_API_KEY": "sk-test-0123456789",
                 "ZAPCLI_MODEL": "scripted"}
     ct.configure(zap, cli)
-    return ct.cli_env(cli, servers[cli], tmp_path / "home")
+    return ct.cli_env(cli, servers[cli])
 
 
 def _spawn(zap, cli: str, task: str, env: dict[str, str], *extra: str) -> str:
@@ -113,12 +116,12 @@ def test_c25_each_backend_works_in_a_fresh_tree_with_stdin_closed(zap, repo, ser
     assert ct.records(zap, sid, "report")[-1]["text"].strip() == "trusted tree done"
 
 
-def test_c25_gemini_exit_55_in_a_distrusted_folder_is_failed_at_once(zap, servers, tmp_path):
+def test_c25_gemini_exit_55_in_a_distrusted_folder_is_failed_at_once(zap, servers, tmp_path,
+                                                                    user_home):
     env = _env(zap, servers, "gemini", tmp_path)
     env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = _trust_on(tmp_path)
-    user = tmp_path / "home" / ".gemini"  # the user's own gemini said: not this folder
-    user.mkdir(parents=True, exist_ok=True)
-    (user / "trustedFolders.json").write_text(json.dumps({str(zap.cwd): "DO_NOT_TRUST"}))
+    # the user's own gemini said: not this folder
+    user_home.write(".gemini/trustedFolders.json", json.dumps({str(zap.cwd): "DO_NOT_TRUST"}))
     t0 = time.monotonic()
     sid = _spawn(zap, "gemini", "C25-GEMINI not trusted here", env, "--timeout", "300")
     assert zap("wait", sid, "--timeout", "120").returncode == 3, ct.dump(zap, sid)

@@ -22,8 +22,6 @@ def _bare(zap, tmp_path: Path) -> None:
     """No key of any CLI, and a HOME without a .env."""
     for key in AUTH:
         zap.env.pop(key, None)
-    (tmp_path / "home").mkdir(exist_ok=True)
-    zap.env["HOME"] = str(tmp_path / "home")
 
 
 def _nothing_created(zap) -> bool:

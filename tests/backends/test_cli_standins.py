@@ -195,11 +195,11 @@ def test_exit_without_a_terminal_event_is_failed_with_stderr(zap, tmp_path):
 
 
 def test_a_user_defined_backend_speaks_a_known_format(zap, tmp_path):
-    script = standin(tmp_path, "qwen-wrapper-done", C18)
-    use(zap, {"qwen": {"command": [str(script)], "format": "claude-stream-json"}})
-    sid, view = run(zap, "qwen", "wrapped task", env={"ZAP_T": str(tmp_path)})
-    assert view["status"] == "completed" and view["cli"] == "qwen"
-    assert "CLI: qwen" in zap("list", "--long").out
+    script = standin(tmp_path, "mycli-wrapper-done", C18)
+    use(zap, {"mycli": {"command": [str(script)], "format": "claude-stream-json"}})
+    sid, view = run(zap, "mycli", "wrapped task", env={"ZAP_T": str(tmp_path)})
+    assert view["status"] == "completed" and view["cli"] == "mycli"
+    assert "CLI: mycli" in zap("list", "--long").out
     session = ct.records(zap, sid, "session")[0]
     assert session["session_id"] == "11111111-2222-4333-8444-555555555555"
     # it was started with claude's flags (it speaks claude's format)
@@ -222,11 +222,11 @@ def test_a_missing_cli_is_refused_with_what_to_install_and_nothing_created(zap, 
 
 @pytest.mark.parametrize("backends,message", [
     ({"claude": {"format": "codex-json"}}, "claude speaks claude-stream-json"),
-    ({"qwen": {"command": "qwen"}}, "expected one of"),
+    ({"mycli": {"command": "mycli"}}, "expected one of"),
     ({"Bad Name": {"command": "x", "format": "codex-json"}}, "backend name"),
     ({"sh": {"command": "x", "format": "codex-json"}}, "backend name"),
-    ({"qwen": {"command": [], "format": "codex-json"}}, "non-empty list"),
-    ({"qwen": {"command": "x", "format": "codex-json", "args": []}}, "keys command and format"),
+    ({"mycli": {"command": [], "format": "codex-json"}}, "non-empty list"),
+    ({"mycli": {"command": "x", "format": "codex-json", "args": []}}, "keys command and format"),
 ])
 def test_backends_config_is_validated_with_file_and_line(zap, backends, message):
     use(zap, backends)

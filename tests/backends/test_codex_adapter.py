@@ -32,7 +32,7 @@ def request(tmp_path: Path, srv: ScriptedServer | None, task: str, **kw: Any) ->
     home.mkdir(mode=0o700, exist_ok=True)
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C.UTF-8",
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "LANG": "C.UTF-8",
            "OPENAI_API_KEY": KEY}
     if srv is not None:
         env["OPENAI_BASE_URL"] = srv.base_url
@@ -48,6 +48,7 @@ def run_codex(req: CliRequest, timeout: float = 90) -> tuple[list[Record], Outco
     launch = adapter.launch(req, [str(agent_cli("codex"))])
     for rel, text in launch.files.items():
         path = req.config_home / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         path.chmod(0o600)
     t0 = time.monotonic()

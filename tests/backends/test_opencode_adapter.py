@@ -65,7 +65,7 @@ def run_opencode(tmp: Path, srv: ScriptedServer, task: str = "PING say hi", *,
     ws.mkdir(exist_ok=True)
     home = home or tmp / "config-home"
     home.mkdir(mode=0o700, exist_ok=True)
-    base_env = {"PATH": os.environ["PATH"], "HOME": str(tmp / "user-home"),
+    base_env = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"],
                 "OPENAI_BASE_URL": srv.base_url, "OPENAI_API_KEY": KEY, **(env or {})}
     request = CliRequest(task=task, cwd=str(ws), workspace=str(ws), config_home=home,
                          env=base_env, model=req.pop("model", "scripted"), **req)
@@ -188,17 +188,14 @@ def test_an_ask_that_reaches_headless_opencode_is_a_diagnostic_and_failed(tmp_pa
 
 # -- isolation, stdin, MCP, resume ------------------------------------------------------
 
-def test_private_config_home_keeps_user_and_project_config_out(tmp_path):
-    user = tmp_path / "user-home"
-    (user / ".opencode").mkdir(parents=True)
-    (user / ".claude").mkdir()
-    (user / ".config" / "opencode").mkdir(parents=True)
+def test_private_config_home_keeps_user_and_project_config_out(tmp_path, user_home):
+    user = user_home.path
     leak = tmp_path / "leak.md"
     leak.write_text("LEAKED-INSTRUCTIONS")
     inst = json.dumps({"instructions": [str(leak)]})
-    (user / ".opencode" / "opencode.json").write_text(inst)
-    (user / ".config" / "opencode" / "opencode.json").write_text(inst)
-    (user / ".claude" / "CLAUDE.md").write_text("LEAKED-CLAUDE-MD")
+    user_home.write(".opencode/opencode.json", inst)
+    user_home.write(".config/opencode/opencode.json", inst)
+    user_home.write(".claude/CLAUDE.md", "LEAKED-CLAUDE-MD")
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / "opencode.json").write_text(inst)
     big = "PING " + "数据✓ " * 40000  # ~400 KB, multibyte: stdin only, never argv
@@ -214,7 +211,7 @@ def test_private_config_home_keeps_user_and_project_config_out(tmp_path):
     assert all(len(a) < 1000 for a in run.launch.argv)
     assert not any(k.startswith("OPENCODE_CONFIG_CONTENT") or k == "OPENCODE_PERMISSION"
                    for k in run.launch.env)
-    assert not (user / ".npm").exists() and not (user / ".cache").exists()
+    assert not (user / ".npm").exists() and not list((user / ".cache").iterdir())
 
 
 def test_mcp_servers_of_the_definition_are_mounted_under_full(tmp_path):

@@ -187,7 +187,7 @@ sys.stderr.write("SCANNED %s\\n" % ("importlib.metadata" in sys.modules))
 
 @pytest.mark.parametrize("argv", [("spawn", "--cli", "sh", "--", "true"), ("poll", "--no-wait", "0badc0de"),
                                   ("list",), ("call", '{"action": "list"}'),
-                                  ("spawn", "--cli", "qwen", "--", "hi")])
+                                  ("spawn", "--cli", "mycli", "--", "hi")])
 def test_the_hot_commands_never_scan_for_plugins(echo, argv):
     """With a plugin installed and a wrapper in config.yaml, a command naming
     a built-in (or a wrapper of one) never pays for the entry-point scan."""
@@ -195,7 +195,7 @@ def test_the_hot_commands_never_scan_for_plugins(echo, argv):
     config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
     config.mkdir(parents=True, exist_ok=True)
     (config / "config.yaml").write_text(
-        f"backends:\n  qwen:\n    command: {BIN / 'echo-agent'}\n    format: claude-stream-json\n")
+        f"backends:\n  mycli:\n    command: {BIN / 'echo-agent'}\n    format: claude-stream-json\n")
     proc = subprocess.run([sys.executable, "-c", PROBE, *argv], env={**zap.env, "ANTHROPIC_API_KEY": "k"},
                           cwd=zap.cwd, capture_output=True, text=True, timeout=60)
     assert "SCANNED False" in proc.stderr, proc.stderr

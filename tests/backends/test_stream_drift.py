@@ -40,9 +40,10 @@ for line in proc.stdout:
 sys.exit(proc.wait())
 '''
 SCRIPTS = {"claude": [{"match": "DRIFT", "turns": [{"text": "All done."}] * 3}],
-           "codex": [{"match": "DRIFT", "turns": [{"text": "All done."}] * 3}]}
-TESTED = {"claude": ">=2.1.328, <2.2", "codex": ">=0.169.0, <0.170"}
-VERSION = {"claude": "2.1.328", "codex": "0.169.0"}
+           "codex": [{"match": "DRIFT", "turns": [{"text": "All done."}] * 3}],
+           "pi": [{"match": "DRIFT", "turns": [{"text": "All done."}] * 3}]}
+TESTED = {"claude": ">=2.1.328, <2.2", "codex": ">=0.169.0, <0.170", "pi": ">=0.73.1, <0.74"}
+VERSION = {"claude": "2.1.328", "codex": "0.169.0", "pi": "0.73.1"}
 
 
 @pytest.fixture(scope="module")
@@ -65,11 +66,12 @@ def _drifting(zap, tmp_path: Path, cli: str) -> None:
         "command": [str(wrapper), str(agent_cli(cli))]}}}))
 
 
-@pytest.mark.parametrize("cli,drift", [("claude", "all"), ("claude", "most"), ("codex", "most")])
+@pytest.mark.parametrize("cli,drift", [("claude", "all"), ("claude", "most"), ("codex", "most"),
+                                       ("pi", "all")])
 def test_a_drifted_stream_is_failed_naming_the_version_and_the_tested_range(zap, servers, tmp_path,
                                                                             cli, drift):
     _drifting(zap, tmp_path, cli)
-    env = {**ct.cli_env(cli, servers[cli], tmp_path / "home"), "DRIFT": drift}
+    env = {**ct.cli_env(cli, servers[cli]), "DRIFT": drift}
     sid = ct.spawn(zap, cli, "DRIFT please", env, "--approval", "full", "--timeout", "120")
     assert zap("wait", sid, "--timeout", "150").returncode == 3, ct.dump(zap, sid)
     view = zap.json("poll", "--no-wait", sid)["subagents"][0]
@@ -84,7 +86,7 @@ def test_the_real_streams_are_no_drift(zap, servers, tmp_path):
     knows cover what the pinned CLIs print."""
     for cli in SCRIPTS:
         ct.configure(zap, cli)
-        sid = ct.spawn(zap, cli, "DRIFT not now", ct.cli_env(cli, servers[cli], tmp_path / "h"),
+        sid = ct.spawn(zap, cli, "DRIFT not now", ct.cli_env(cli, servers[cli]),
                        "--approval", "full")
         assert zap("wait", sid, "--timeout", "120").returncode == 0, ct.dump(zap, sid)
 

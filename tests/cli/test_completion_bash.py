@@ -43,7 +43,7 @@ def test_commands_values_names_and_ids(ws: Path) -> None:
     assert {"spawn", "agents", "--version", "-h"} <= set(complete(["zapcli", ""], ws))
     # zapcli not on PATH: the built-in backends the script was generated with
     assert complete(["zapcli", "spawn", "--cli", ""], ws) == [
-        "zapcli", "sh", "claude", "codex", "gemini", "opencode"]
+        "zapcli", "sh", "claude", "codex", "gemini", "opencode", "qwen", "pi"]
     names = complete(["zapcli", "spawn", "--agent", ""], ws)
     assert {"general", "explorer", "doc-checker", "mine"} <= set(names)
     assert "doc-checker" in complete(["zapcli", "agents", "show", "d"], ws)
@@ -62,12 +62,12 @@ def test_cli_and_executor_values_come_from_zapcli_itself(ws: Path) -> None:
     import sys
 
     (ws / "config" / "config.yaml").write_text(
-        "backends:\n  qwen:\n    command: qwen\n    format: claude-stream-json\n")
+        "backends:\n  mycli:\n    command: mycli\n    format: claude-stream-json\n")
     bindir = str(Path(sys.executable).parent)  # the venv's bin, where its zapcli is
     path = f"{bindir}:{os.environ.get('PATH', '/usr/bin:/bin')}"
     names = complete(["zapcli", "spawn", "--cli", ""], ws, path)
-    assert names[:6] == ["zapcli", "sh", "claude", "codex", "gemini", "opencode"], names
-    assert "qwen" in names
-    assert complete(["zapcli", "spawn", "--cli", "q"], ws, path) == ["qwen"]
+    assert names[:8] == ["zapcli", "sh", "claude", "codex", "gemini", "opencode", "qwen", "pi"], names
+    assert "mycli" in names
+    assert complete(["zapcli", "spawn", "--cli", "my"], ws, path) == ["mycli"]
     assert {"local", "ray"} <= set(complete(["zapcli", "spawn", "--executor", ""], ws, path))
 

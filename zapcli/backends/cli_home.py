@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -100,15 +101,23 @@ def cached_version(command: list[str]) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def version(argv: list[str], command: list[str], env: dict[str, str] | None = None) -> str | None:
+def version(argv: list[str], command: list[str],
+            env_for: Callable[[Path], dict[str, str]] | None = None) -> str | None:
     """The CLI's version: from the cache, else by running `argv` (its
-    `--version`) once and caching the first line it prints."""
+    `--version`) once and caching the first line it prints. It runs in a
+    throwaway folder, with the environment `env_for` gives for that folder
+    (the backend's `probe_env`): even `--version` makes folders in a home
+    (codex its helper links, opencode its XDG folders), never the user's (C24)."""
+    import tempfile
+
     hit = cached_version(command)
     if hit is not None:
         return hit
     try:
-        proc = subprocess.run(argv, capture_output=True, timeout=VERSION_TIMEOUT_S, env=env,
-                              stdin=subprocess.DEVNULL)
+        with tempfile.TemporaryDirectory(prefix="zapcli-version-") as scratch:
+            env = env_for(Path(scratch)) if env_for is not None else None
+            proc = subprocess.run(argv, capture_output=True, timeout=VERSION_TIMEOUT_S, env=env,
+                                  stdin=subprocess.DEVNULL, cwd=scratch)
     except (OSError, subprocess.TimeoutExpired):
         return None
     text = (proc.stdout or proc.stderr).decode("utf-8", "replace").strip()

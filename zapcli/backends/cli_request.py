@@ -109,5 +109,6 @@ def build(ctx: RunContext, backend: Cli) -> Plan:
         output_schema=schema if isinstance(schema, dict) else None,
         resume=resume, resume_usage=usage,
         approval_server=approval_server(ctx.sid) if hook else None,
-        own_tree=spawn.worktree is not None)
+        own_tree=spawn.worktree is not None,
+        sandbox=(definition or {}).get("sandbox") or None)
     return Plan(req, list(spawn.diagnostics), extra)

@@ -1,5 +1,5 @@
 """Agent CLIs as backends, runner side (SPEC §13): `run_cli` is
-`CliBackend.run` — claude, codex, gemini, opencode, a plugin's CLI, or a
+`CliBackend.run` — claude, codex, gemini, opencode, qwen, pi, a plugin's CLI, or a
 wrapper config.yaml defines, as the subagent's work.
 
 Imports `zapcli.backends.clis.base`, `zapcli.backends.cli_home`,
@@ -65,7 +65,8 @@ def run_cli(backend: Cli, ctx: RunContext) -> Outcome:
         return Outcome(Status.FAILED, None, str(exc))
     launch = backend.launch(plan.request, command)
     cli_home.write_files(plan.request.config_home, launch.files)
-    for diag in [*plan.diagnostics, *launch.diagnostics]:
+    for diag in [*plan.diagnostics, *launch.diagnostics,
+                 *backend.sandbox_diagnostics(plan.request)]:
         ctx.writer.append("diagnostic", diag)
     run = _Run(ctx, backend, backend.parser(plan.request), plan.request, launch, command)
     run.session_extra = plan.session_extra
@@ -204,8 +205,9 @@ class _Run:
             self._version_written = version is not None
 
     def _find_version(self) -> None:
-        self._version = cli_home.version(self.backend.version_argv(self.command), self.command,
-                                         self.launch.env)
+        self._version = cli_home.version(
+            self.backend.version_argv(self.command), self.command,
+            lambda scratch: self.backend.probe_env(self.req.env, scratch))
 
     # -- the end --------------------------------------------------------------
 

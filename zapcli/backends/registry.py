@@ -31,6 +31,8 @@ BUILTIN = {
     "codex": "zapcli.backends.clis.codex:CodexBackend",
     "gemini": "zapcli.backends.clis.gemini:GeminiBackend",
     "opencode": "zapcli.backends.clis.opencode:OpencodeBackend",
+    "qwen": "zapcli.backends.clis.qwen:QwenBackend",
+    "pi": "zapcli.backends.clis.pi:PiBackend",
 }
 GROUP = "zapcli.backends"
 DEFAULT = "zapcli"

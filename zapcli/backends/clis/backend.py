@@ -50,7 +50,8 @@ class CliBackend(Cli):
         except NotInstalled as exc:
             return f"{name}: not installed — {exc}", False
         command = list(found.command)
-        version = cli_home.version(self.version_argv(command), command, dict(os.environ))
+        version = cli_home.version(self.version_argv(command), command,
+                                   lambda scratch: self.probe_env(os.environ, scratch))
         line = f"{name}: {version or 'version unknown'} ({' '.join(command)})"
         if self.tested is None:
             return line, True

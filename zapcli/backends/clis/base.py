@@ -66,6 +66,8 @@ class CliRequest:
     # tool `approve` decides a permission request through zapcli's approvals
     approval_server: McpServer | None = None
     own_tree: bool = False  # the work runs in a tree zapcli created (--worktree): trust it (C25)
+    # the definition's `sandbox:` ({network, writable}, SPEC §18); None: not declared
+    sandbox: Mapping[str, Any] | None = None
 
 
 @dataclass
@@ -155,7 +157,7 @@ class Cli(Backend):
     CLI's module derives from `zapcli.backends.clis.backend.CliBackend`."""
 
     binary: str = ""  # looked up on PATH unless config gives backends.<name>.command
-    restricts = ("prompt", "model", "tools", "mcp", "team")
+    restricts: tuple[str, ...] = ("prompt", "model", "tools", "mcp", "team")
     # with `team: true` its MCP config gets zapcli's team server: a message is handed over
     # with the answer of its next board or message call (headless, it takes no input between)
     inbox = "with the answer of its next board or message tool call"
@@ -186,6 +188,37 @@ class Cli(Backend):
 
     def version_argv(self, command: list[str]) -> list[str]:
         return [*command, "--version"]
+
+    def sandbox_diagnostics(self, req: CliRequest) -> list[dict[str, Any]]:
+        """What of zapcli's sandbox policy (SPEC §18) is not enforced for this
+        CLI's commands — said at every start, never a silent downgrade. A CLI
+        with a sandbox of its own that zapcli maps onto says what it enforces."""
+        declared = ""
+        if req.sandbox is not None:
+            declared = (f"; the definition's sandbox (network "
+                        f"{'on' if req.sandbox.get('network') else 'off'}, writable "
+                        f"{', '.join(req.sandbox.get('writable') or ['the workspace'])}) "
+                        "is not enforced")
+        return [{"dimension": "sandbox", "name": self.name,
+                 "message": f"{self.name} runs its commands itself: zapcli's sandbox does not "
+                            "wrap them (no pid namespace, no read-only file system, the network "
+                            f"as {self.name} allows){declared}"}]
+
+    def probe_env(self, env: Mapping[str, str], scratch: Path) -> dict[str, str]:
+        """The environment its `--version` runs in: what `launch` gives for a
+        throwaway private home `scratch`, with HOME and the XDG folders there
+        too, so that nothing a probe writes lands in the user's home (C24)."""
+        req = CliRequest(task="", cwd=str(scratch), workspace=str(scratch), config_home=scratch,
+                         env=env, model="version-probe")
+        try:
+            out = dict(self.launch(req, [self.binary or self.name]).env)
+        except Exception:  # a plugin's launch may want more than a probe has: HOME alone
+            out = dict(env)
+        out["HOME"] = str(scratch)
+        for var, rel in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"),
+                         ("XDG_STATE_HOME", ".local/state"), ("XDG_CACHE_HOME", ".cache")):
+            out[var] = str(scratch / rel)
+        return out
 
     # -- config.yaml and finding the program ---------------------------------
 

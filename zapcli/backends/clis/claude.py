@@ -21,7 +21,8 @@ tool with {tool_name, input, tool_use_id} and expects one text block holding
 {"behavior": "allow", "updatedInput": {...}} or {"behavior": "deny",
 "message": "..."}; the tool itself is hidden from the model (disallowed).
 
-Environment: the caller's, plus CLAUDE_CONFIG_DIR, no non-essential traffic
+Environment: the caller's, plus CLAUDE_CONFIG_DIR, XDG_CACHE_HOME in the config
+home (Claude Code keeps MCP logs there, else under ~/.cache), no non-essential traffic
 (no telemetry, update checks or preconnects: the only host contacted is
 ANTHROPIC_BASE_URL), CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 unless set (C18:
 zapcli's own timeout is the only clock), CLAUDE_CODE_TMPDIR in the config
@@ -128,6 +129,9 @@ def _environment(req: CliRequest) -> dict[str, str]:
     env = {k: v for k, v in req.env.items() if k not in _DROPPED_ENV}
     env.update(_FIXED_ENV)
     env["CLAUDE_CONFIG_DIR"] = str(req.config_home)
+    # its cache (MCP server logs, errors) goes to $XDG_CACHE_HOME/claude-cli-nodejs, else
+    # ~/.cache: in the private home too (C24); the agent's own commands inherit it
+    env["XDG_CACHE_HOME"] = str(req.config_home / "cache")
     env.setdefault("CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS", "0")
     # background task output and sockets inside the private home, not /tmp/claude-<uid>
     env.setdefault("CLAUDE_CODE_TMPDIR", str(req.config_home / "tmp"))

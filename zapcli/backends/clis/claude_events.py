@@ -77,7 +77,12 @@ def _usage_record(model: str, mu: dict[str, Any]) -> Record:
 
 
 class ClaudeEventParser(EventParser):
-    """One per run; see the module docstring for the mapping."""
+    """One per run; see the module docstring for the mapping. A CLI that
+    prints the same stream (qwen) derives from it: `cli` names it in
+    messages, `version_key` is where its init event says its version."""
+
+    cli = "claude"
+    version_key = "claude_code_version"
 
     # 2.1.328's stream-json kinds: read, or knowingly passed over
     event_types = frozenset({"system", "assistant", "user", "result", "stream_event",
@@ -182,7 +187,7 @@ class ClaudeEventParser(EventParser):
     def _init(self, event: dict[str, Any]) -> list[Record]:
         if self.version is not None:  # a later turn's init repeats the first
             return []
-        self.version = event.get("claude_code_version")
+        self.version = event.get(self.version_key)
         self.model = event.get("model")
         return [_diag("mcp", str(s.get("name")), f"MCP server {s.get('name')} is "
                       f"{s.get('status')}: {s.get('error') or 'no tools from it'}")
@@ -213,7 +218,7 @@ class ClaudeEventParser(EventParser):
         if call_id in self._denied:
             return []
         self._denied.add(call_id)
-        return [_diag("approval", str(tool), f"claude denied {tool} (call {call_id}): "
+        return [_diag("approval", str(tool), f"{self.cli} denied {tool} (call {call_id}): "
                       f"{message or 'permission denied'}")]
 
     # -- result -------------------------------------------------------------
@@ -263,7 +268,7 @@ class ClaudeEventParser(EventParser):
                   "cacheCreationInputTokens": u.get("cache_creation_input_tokens")}
             if isinstance(cost, (int, float)):
                 mu["costUSD"] = cost - self._cost
-            out = [_usage_record(self.model or "claude", mu)]
+            out = [_usage_record(self.model or self.cli, mu)]
         if isinstance(cost, (int, float)):
             self._cost = float(cost)
         return [r for r in out if r[1]["input_tokens"] or r[1]["output_tokens"]]
@@ -275,22 +280,24 @@ class ClaudeEventParser(EventParser):
         ceiling = next((ln for ln in lines if any(m in ln for m in CEILING_MARKERS)), None)
         res = self.last_result
         if self.fatal:
-            return Outcome(Status.FAILED, None, f"claude stopped: {self.fatal}")
+            return Outcome(Status.FAILED, None, f"{self.cli} stopped: {self.fatal}")
         if res is None:
             tail = "\n".join(lines[-10:]) or "(stderr empty)"
-            return Outcome(Status.FAILED, None, f"claude exited (code {exit_code}) without a result "
+            return Outcome(Status.FAILED, None, f"{self.cli} exited (code {exit_code}) without a result "
                                         f"event: {tail}")
         text = res.get("result") if isinstance(res.get("result"), str) else None
         if res.get("is_error") or str(res.get("subtype", "")).startswith("error"):
             errors: list[Any] = res["errors"] if isinstance(res.get("errors"), list) else []
-            why = text or "; ".join(str(e) for e in errors) or str(res.get("subtype"))
-            return Outcome(Status.FAILED, None, f"claude reported an error: {why}")
+            error = res["error"] if isinstance(res.get("error"), dict) else {}
+            why = (text or "; ".join(str(e) for e in errors) or error.get("message")
+                   or str(res.get("subtype")))
+            return Outcome(Status.FAILED, None, f"{self.cli} reported an error: {why}")
         if ceiling is not None:
             return Outcome(Status.FAILED, None, "claude's print-mode background wait ceiling stopped "
                                         f"its background work: {ceiling.strip()}", text)
         if self.open_tasks:
             names = ", ".join(f"{k}: {v}" for k, v in self.open_tasks.items())
             n = len(self.open_tasks)
-            return Outcome(Status.FAILED, None, f"claude finished with {n} background task"
+            return Outcome(Status.FAILED, None, f"{self.cli} finished with {n} background task"
                                         f"{'s' if n > 1 else ''} still open ({names})", text)
         return Outcome(Status.COMPLETED, report=text)

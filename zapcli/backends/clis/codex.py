@@ -37,6 +37,25 @@ logs there; `codex exec resume` needs the same home):
   modes → none (exec denies them); zapcli's team server (trusted) → every tool. Secret-named env values go through the
   environment (`env_vars`), not the file.
 
+Helper links. codex (0.169) puts `codex-linux-sandbox` and `apply_patch`
+links to itself in a folder under `CODEX_HOME/tmp/arg0-linux/` and on its
+PATH; with bubblewrap installed its sandboxed shell runs `bwrap ...
+codex-linux-sandbox ...`, found through that PATH entry. It refuses to make
+the folder when CODEX_HOME lies under the temporary folder (TMPDIR, else
+/tmp), and every sandboxed command then fails "bwrap: execvp
+codex-linux-sandbox: No such file or directory". So when the private home is
+under the temporary folder it is given (the runner's TMPDIR is the
+subagent's scratch folder, beside the home, so only a home under /tmp
+without one), codex gets `TMPDIR=<home>/tmp` instead (`_own_tmp`), private
+as well.
+
+Sandbox (SPEC §18). zapcli's own sandbox does not wrap an agent CLI; codex
+has one of its own, so a definition's `sandbox:` maps onto it in
+workspace-write (`network_access`, extra `writable_roots`, /tmp no longer
+writable: only its own temp folder, the subagent's scratch); what it does not
+enforce (its pid namespace; everything under full) is a `sandbox`
+diagnostic at every start.
+
 Tools. codex has no per-tool allow list. When the definition declares
 `tools`: no bash → `features.shell_tool = false`; neither write nor edit →
 sandbox read-only (apply_patch is still offered, and refused); no WebSearch →
@@ -83,6 +102,44 @@ def sandbox_mode(req: CliRequest) -> str:
     if req.unattended or req.approval == "confirm":
         return "read-only"
     return "workspace-write"
+
+
+def sandbox_keys(req: CliRequest, mode: str) -> dict[str, Any]:
+    """The definition's `sandbox:` (SPEC §18) in codex's own sandbox: in
+    workspace-write, `network_access` and extra `writable_roots` (relative
+    to the workspace); read-only and danger-full-access take neither."""
+    spec = req.sandbox
+    if spec is None or mode != "workspace-write":
+        return {}
+    import os
+
+    # /tmp is writable in codex's workspace-write unless excluded; zapcli's own
+    # temp folder for it (TMPDIR: the subagent's scratch) stays writable
+    keys: dict[str, Any] = {"sandbox_workspace_write.network_access": bool(spec.get("network")),
+                            "sandbox_workspace_write.exclude_slash_tmp": True}
+    roots = [os.path.join(req.workspace, str(p)) for p in spec.get("writable") or ()]
+    if roots:
+        keys["sandbox_workspace_write.writable_roots"] = roots
+    return keys
+
+
+def sandbox_text(req: CliRequest, mode: str) -> str:
+    """What codex's own sandbox enforces in `mode`, and what it does not."""
+    if mode == "danger-full-access":
+        return ("codex runs its commands unsandboxed under --approval full "
+                "(danger-full-access): nothing of zapcli's sandbox is enforced")
+    if mode == "read-only":
+        enforced = "no writes and no network"
+    else:
+        keys = sandbox_keys(req, mode)
+        net = keys.get("sandbox_workspace_write.network_access",
+                       bool(req.tools and "WebFetch" in req.tools))
+        roots = ", ".join(["the workspace", *keys.get("sandbox_workspace_write.writable_roots",
+                                                      [])])
+        tmp = "its temp folder" if keys else "/tmp and its temp folder"
+        enforced = f"writes only under {roots} and {tmp}, network {'on' if net else 'off'}"
+    return (f"codex's own sandbox ({mode}) enforces: {enforced}; not enforced: a pid "
+            "namespace of its own (other processes stay visible)")
 
 
 def _diag(name: str, message: str) -> dict[str, str]:
@@ -149,6 +206,7 @@ def config_toml(req: CliRequest, env: dict[str, str]) -> tuple[str, list[dict[st
     """The private config.toml for `req`, and the diagnostics it implies.
     Adds to `env` what MCP servers must get through the environment."""
     keys, sandbox, diags = tool_settings(req, sandbox_mode(req))
+    keys.update(sandbox_keys(req, sandbox))
     base_url = req.env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
     top = {"model_provider": "zapcli", "approval_policy": "never", "sandbox_mode": sandbox,
            "check_for_update_on_startup": False}
@@ -209,6 +267,10 @@ class CodexBackend(CliBackend):
         argv += [req.resume, "-"] if req.resume else ["-"]
         return CliLaunch(argv=argv, env=env, stdin=req.task.encode("utf-8"), files=files,
                          diagnostics=list(diags))
+
+    def sandbox_diagnostics(self, req: CliRequest) -> list[dict[str, Any]]:
+        mode = tool_settings(req, sandbox_mode(req))[1]
+        return [{"dimension": "sandbox", "name": "codex", "message": sandbox_text(req, mode)}]
 
     def refusal(self, model: str | None, env: Mapping[str, str], cwd: str,
                 own_program: bool) -> str | None:

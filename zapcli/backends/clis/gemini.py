@@ -107,6 +107,29 @@ def core_tools(tools: tuple[str, ...], mode: str, mcp_names: list[str]
     return core, diags
 
 
+def mcp_servers(req: CliRequest, mode: str, who: str
+                ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """settings.json's `mcpServers` for the definition's servers (trusted, so
+    never asked about, only in yolo — zapcli's team server always) and a
+    diagnostic per untrusted one: the Gemini CLI's shape, which its fork
+    qwen shares."""
+    trusted = mode == "yolo"
+    servers: dict[str, Any] = {}
+    diags: list[dict[str, Any]] = []
+    for s in req.mcp_servers:
+        entry: dict[str, Any] = {"command": s.command, "args": list(s.args),
+                                 "trust": trusted or s.trusted}  # zapcli's team server: always
+        if s.env:
+            entry["env"] = dict(s.env)
+        if s.cwd:
+            entry["cwd"] = s.cwd
+        servers[s.name] = entry
+        if not trusted and not s.trusted:
+            diags.append(_diag("mcp", s.name, f"headless {who} in approval mode {mode} "
+                               "cannot ask before an MCP call: its tools are denied"))
+    return servers, diags
+
+
 class GeminiBackend(CliBackend):
     name = "gemini"
     summary = "the Gemini CLI, gemini -p"
@@ -154,20 +177,7 @@ class GeminiBackend(CliBackend):
             "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
             "ide": {"enabled": False},
         }
-        diags: list[dict[str, Any]] = []
-        trusted = mode == "yolo"
-        servers = {}
-        for s in req.mcp_servers:
-            entry: dict[str, Any] = {"command": s.command, "args": list(s.args),
-                                     "trust": trusted or s.trusted}
-            if s.env:
-                entry["env"] = dict(s.env)
-            if s.cwd:
-                entry["cwd"] = s.cwd
-            servers[s.name] = entry
-            if not trusted and not s.trusted:
-                diags.append(_diag("mcp", s.name, f"headless Gemini in approval mode {mode} "
-                                   "cannot ask before an MCP call: its tools are denied"))
+        servers, diags = mcp_servers(req, mode, "Gemini")
         if servers:
             settings["mcpServers"] = servers
         if req.tools is not None:
