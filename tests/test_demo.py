@@ -48,7 +48,7 @@ def test_demo_leaves_nothing_behind(tmp_path):
     # its commands are shown as a user types them (#24.9), not as this Python runs them
     assert "\n$ zapcli spawn --cli sh" in res.stdout and "\n$ zapcli list\n" in res.stdout
     assert f"$ {sys.executable}" not in res.stdout
-    assert "# 6. a team on one task board" in res.stdout and "4 task(s): 4 done" in res.stdout
+    assert "# 5. a team on one task board" in res.stdout and "4 task(s): 4 done" in res.stdout
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("zapcli-demo-")]
     assert _ours(tmp_path) == []
     # it ends with the timeline of its own run, where it says, kept (self-contained)

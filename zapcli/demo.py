@@ -149,7 +149,7 @@ def part_agent(zap: list[str], env: dict[str, str], home: str) -> str | None:
 def part_timeline(zap: list[str], env: dict[str, str], run_id: str | None) -> None:
     """Last: the timeline of everything the demo ran, kept after the demo's
     folders are gone (it is self-contained: open it from anywhere, offline)."""
-    print("\n# 5. the fleet as a picture: a timeline of this demo's subagents (and traces, ATIF)")
+    print("\n# 6. the fleet as a picture: a timeline of this demo's subagents (and traces, ATIF)")
     page = Path(tempfile.gettempdir()) / "zapcli-timeline-demo.html"
     sessions = ["--session", "demo"] + (["--session", run_id] if run_id else [])
     sh(zap + ["timeline", *sessions, "--html", str(page)], env)
@@ -245,7 +245,7 @@ def part_worktrees(zap: list[str], env: dict[str, str], home: str) -> None:
 
 
 def part_team(zap: list[str], env: dict[str, str]) -> None:
-    print("\n# 6. a team on one task board: workers claim, work and mark done; one holding a task is "
+    print("\n# 5. a team on one task board: workers claim, work and mark done; one holding a task is "
           "killed, and its task goes back to the board for another")
     for text in ("lint calc.py", "type-check calc.py", "write the changelog"):
         sh(zap + ["board", "add", text], env, capture=True)
@@ -330,8 +330,8 @@ def main() -> int:
         run_id = part_agent(zap, env, home)
         part_backend(zap, env, home)
         part_worktrees(zap, env, home)
-        part_timeline(zap, env, run_id)
         part_team(zap, env)
+        part_timeline(zap, env, run_id)
     finally:
         for line in stop_leftovers(zap, env):
             print(f"# warning: ended a process the demo left running: {line}")

@@ -117,7 +117,8 @@ def wake_latency(inst: _install.Install, rounds: int) -> None:
             wait([sid], for_observers(), timeout_s=30)
             back = time.time()
             final = reader.first_terminal(store.path_for(sid))
-            late.append(back - parse_iso(final["ts"]))
+            assert final is not None and final.ts, sid
+            late.append(back - parse_iso(final.ts))
         figures[label] = statistics.median(late) * 1000
         print(f"wait_wake_{label}_median_ms {figures[label]:.1f}  max_ms {max(late) * 1000:.1f}"
               + ("  (goal <= 50 ms)" if watching else "  (reference: the 500 ms interval alone)"))
