@@ -176,7 +176,9 @@ def test_collection_fetches_only_what_is_new(zap: Zap, shared_cluster) -> None:
         size = out.stat().st_size
         fetched = proxy.bytes_for(f"{sid}.frames")
         assert size == 40 * 1500 + sum(len(f" {i}\n") for i in range(1, 41))
-        assert polls >= 10 and fetched < 2 * size + 20_000, (polls, fetched, size)
+        # once = the output and its frames' records (~2x); fetching the whole output
+        # again at each of the 10+ polls would be over 5x
+        assert polls >= 10 and fetched < 3 * size + 20_000, (polls, fetched, size)
         print(f"{polls} polls; frames fetched {fetched} bytes for {size} bytes of output")
     finally:
         proxy.close()
