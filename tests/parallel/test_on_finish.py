@@ -98,14 +98,14 @@ def test_rm_clean_and_gc_wait_for_the_hook_then_remove(zap, tmp_path):
     hook was claimed, so it never ran. An ended subagent whose hook is not
     done is refused by rm, kept by clean and gc (saying why), removed after."""
     log = tmp_path / "hook.log"
-    gate = tmp_path / "go"  # the hooks run until the checks below are done (a loaded
-    # machine may take longer than any fixed sleep for them)
+    # each hook runs until the test opens its gate, after the checks below (a loaded
+    # machine may take longer than any fixed sleep for them); the first one first
+    gate = f"{tmp_path}/go-$ZAPCLI_ID"
     hook = (f"i=0; while [ ! -e {gate} ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; "
             f"{HOOK.format(log=log)}")
     old = zap.spawn_sh("true", "--on-finish", hook)
-    assert zap("wait", old).returncode == 0  # ended first: gc's oldest, whatever the load
     sid = zap.spawn_sh("true", "--on-finish", hook)
-    assert zap("wait", sid).returncode == 0
+    assert zap("wait", old, sid).returncode == 0
     res = zap("rm", sid)
     assert res.returncode == 1 and "on-finish command" in res.out, res.out
     assert zap.trail(sid).exists()
@@ -115,8 +115,10 @@ def test_rm_clean_and_gc_wait_for_the_hook_then_remove(zap, tmp_path):
     gc = zap.json("gc", "--dry-run", env={"ZAPCLI_MAX_KEPT": "1"})
     assert gc["deleted"] == [] and "kept: on-finish still running" in gc["held"][old]
     assert zap.json("gc", env={"ZAPCLI_MAX_KEPT": "1"})["deleted"] == []
-    gate.touch()
-    assert _ran(zap, log, sid)[1] == "completed" and _ran(zap, log, old)[1] == "completed"
+    (tmp_path / f"go-{old}").touch()
+    assert _ran(zap, log, old)[1] == "completed"
+    (tmp_path / f"go-{sid}").touch()
+    assert _ran(zap, log, sid)[1] == "completed"
     assert zap.json("gc", env={"ZAPCLI_MAX_KEPT": "1"})["deleted"] == [old]
     assert zap("rm", sid).returncode == 0
     assert not list(zap.home.glob("subagents/sa_*"))
