@@ -93,6 +93,8 @@ def render(spec: dict[str, Any]) -> str:
         ".SH FILES",
         ".TP", "$ZAPCLI_HOME/subagents/ID.jsonl", "The trail: append-only JSONL record of everything the subagent did.",
         ".TP", "$ZAPCLI_HOME/subagents/ID.out, ID.err", "Captured stdout and stderr, each capped at 1 MB.",
+        ".TP", "$ZAPCLI_HOME/subagents/ID.env",
+        "A queued subagent's spawner's environment (mode 0600), deleted when it starts or is cancelled.",
         ".TP", "$ZAPCLI_HOME/zapcli.db", "Machine-local definition switches, model overrides and the token ledger.",
         ".TP", "$ZAPCLI_CONFIG_HOME/config.yaml, WORKSPACE/.zapcli/config.yaml", "Settings; the workspace "
         "file cannot loosen approval or add writable roots outside the workspace.",

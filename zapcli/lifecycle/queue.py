@@ -8,6 +8,7 @@ order under the session's file lock, so each is started exactly once.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -45,6 +46,42 @@ def child_argv(sid: str) -> list[str]:
     return [sys.executable, "-m", "zapcli", "run", "--subagent", "--id", sid]
 
 
+ENV_SUFFIX = ".env"  # the spawner's environment, until the subagent starts
+
+
+def keep_env(sid: str) -> None:
+    """Keep this process's environment (the spawner's) for `sid`'s start, in a
+    file only its user can read: whoever starts it from the queue later (a
+    `wait` in another shell, a finishing sibling) starts it with the keys and
+    endpoints its caller had, as pueue keeps a task's environment. Written
+    before its trail, so no observer can start it without; a failure to write
+    it is the spawn's (it says why)."""
+    import json
+
+    path = store.path_for(sid, ENV_SUFFIX)
+    ensure_dir(path.parent)
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(dict(os.environ), fh)
+    os.replace(tmp, path)
+
+
+def _spawner_env(sid: str) -> dict[str, str]:
+    """What `keep_env` kept for `sid`; this process's environment when there is
+    none (a subagent spawned before it existed) or it cannot be read."""
+    import json
+
+    try:
+        with open(store.path_for(sid, ENV_SUFFIX), encoding="utf-8") as fh:
+            kept = json.load(fh)
+        if isinstance(kept, dict) and all(isinstance(v, str) for v in kept.values()):
+            return kept
+    except (OSError, ValueError):
+        pass
+    return dict(os.environ)
+
+
 def launch(sid: str, settings: Settings, spawn: SpawnRecord | None = None) -> bool:
     """Start the runner of a queued subagent through its executor and append
     its `process` record. `spawn`: its spawn record, when the caller has read
@@ -60,7 +97,7 @@ def launch(sid: str, settings: Settings, spawn: SpawnRecord | None = None) -> bo
 
     if spawn is None:
         spawn = load(sid).spawn
-    env = child_env(dict(os.environ))
+    env = child_env(_spawner_env(sid))
     env["ZAPCLI_SESSION"] = spawn.session
     env.pop("ZAPCLI_SUBAGENT_ID", None)
     started_mono = time.monotonic()
@@ -76,6 +113,9 @@ def launch(sid: str, settings: Settings, spawn: SpawnRecord | None = None) -> bo
     except ExecutorError as exc:  # its cluster refused or did not answer
         ending.end(store.path_for(sid), Outcome(Status.FAILED, None, f"could not start: {exc.message}"))
         return False
+    finally:  # started, or never will be: the kept keys go
+        with contextlib.suppress(OSError):
+            store.path_for(sid, ENV_SUFFIX).unlink(missing_ok=True)
     timeout_s = spawn.timeout_s
     seq = store.append(store.path_for(sid), "process", {  # fsynced with the runner's `start`
         **launched.fields, "mono": started_mono,

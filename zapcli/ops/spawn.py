@@ -354,11 +354,13 @@ def create(p: Prepared) -> SpawnResult:
         try:
             # Not fsynced here: a runner started now fsyncs the trail with its
             # `start` record a moment later; one left queued is fsynced below.
+            queue.keep_env(sid)  # whoever starts it (now, or from the queue) starts it with ours
             store.create_trail(sid, p.fields, secret_values(), sync=False)
             if sid not in queue.drain(session, p.settings):
                 store.sync_file(store.path_for(sid))
         except Exception:  # nothing half-made stays behind, whatever went wrong
             store.path_for(sid).unlink(missing_ok=True)
+            store.path_for(sid, queue.ENV_SUFFIX).unlink(missing_ok=True)
             sessions.forget(session, sid)
             abandon(p)
             raise
