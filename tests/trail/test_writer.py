@@ -197,15 +197,19 @@ def test_appends_from_many_threads_land_whole_and_keep_nothing_for_the_collector
         th.start()
     for th in threads:
         th.join()
+    w.flush()  # the backlog of the threads written (a flush under way finishes first)
     gc.collect()
     gc.disable()
-    try:
-        before = gc.get_count()[0]
-        for fields in prepared[0]:
-            w.append("tool_call", fields)
-        grown = gc.get_count()[0] - before
-    finally:
-        gc.enable()
+    # The writer's thread held off while we count: its flush of what we append makes
+    # objects of its own, and one caught half-way (a loaded machine) would be counted.
+    with w._lock:
+        try:
+            before = gc.get_count()[0]
+            for fields in prepared[0]:
+                w.append("tool_call", fields)
+            grown = gc.get_count()[0] - before
+        finally:
+            gc.enable()
     w.close()
     assert grown < 50, f"{grown} objects tracked by the collector were kept by 3000 appends"
     recs = _lines(path)[1:]
