@@ -86,7 +86,7 @@ demo: $(STAMP)
 # Not -q: with -q pytest-xdist says "bringing up nodes..." twice when stdout is
 # not a terminal; at the default verbosity it says "created: 2/2 workers" and
 # "2 workers [N items]" once each (--no-header drops the platform lines).
-PYTEST_OPTS = --no-header -n 2 --dist loadgroup
+PYTEST_OPTS = --no-header -n 2 --dist loadgroup --durations=20
 
 test: $(STAMP) agent-clis bubblewrap test-tools
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(PYTEST_OPTS) tests
