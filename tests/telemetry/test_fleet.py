@@ -76,7 +76,10 @@ class Fleet:
         return trail_records(self.root / "state" / folder / f"{nid}.jsonl")
 
 
-@pytest.fixture(scope="module")
+# session-scoped although only this module uses it: a worker that runs another
+# module's tests between two of these would tear a module fixture down and run
+# the whole fleet again (seen: 30 s twice in one `make test`)
+@pytest.fixture(scope="session")
 def fleet(tmp_path_factory):
     root = tmp_path_factory.mktemp("fleet")
     f = Fleet(root)
