@@ -104,8 +104,9 @@ def test_rm_clean_and_gc_wait_for_the_hook_then_remove(zap, tmp_path):
     hook = (f"i=0; while [ ! -e {gate} ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; "
             f"{HOOK.format(log=log)}")
     old = zap.spawn_sh("true", "--on-finish", hook)
+    assert zap("wait", old).returncode == 0  # gc keeps the newest by its end: `old` ends first
     sid = zap.spawn_sh("true", "--on-finish", hook)
-    assert zap("wait", old, sid).returncode == 0
+    assert zap("wait", sid).returncode == 0
     res = zap("rm", sid)
     assert res.returncode == 1 and "on-finish command" in res.out, res.out
     assert zap.trail(sid).exists()

@@ -78,7 +78,9 @@ class Fleet:
 
 # session-scoped although only this module uses it: a worker that runs another
 # module's tests between two of these would tear a module fixture down and run
-# the whole fleet again (seen: 30 s twice in one `make test`)
+# the whole fleet again. (Under pytest 9.2 with pytest-xdist 3.8 the module's
+# xdist_group is not honoured — xdist renames `item._nodeid`, pytest 9 reads
+# `item._id` — so each of the two workers may still build it once.)
 @pytest.fixture(scope="session")
 def fleet(tmp_path_factory):
     root = tmp_path_factory.mktemp("fleet")
