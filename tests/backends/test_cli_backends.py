@@ -239,12 +239,12 @@ def test_claude_kill_ends_the_tree_and_nothing_secret_is_on_a_command_line(zap, 
 def test_kill_ends_the_cli_and_its_shell_command(zap, servers, tmp_path, cli):
     env = setup(zap, servers, cli, tmp_path)
     marker = servers["marker"]
-    sid = ct.spawn(zap, cli, f"{cli.upper()}-SLOW secret-task-text-4412", env,
+    sid = ct.spawn(zap, cli, f"{cli.upper()}-SLOW secret-task-text-4412-{cli}", env,
                    "--approval", "full")
     wait_until(lambda: pgrep(f"sleep {marker}"), 60, 0.2)
     tree = ct.marked(sid)
     assert len(tree) >= 2  # the runner's CLI and the command it runs
-    assert ct.cmdlines_with(ct.KEYS[cli], "secret-task-text-4412") == []
+    assert ct.cmdlines_with(ct.KEYS[cli], f"secret-task-text-4412-{cli}") == []
     proc = zap("kill", sid, "--grace", "2")
     assert proc.returncode == 0 and "cancelled" in proc.out
     wait_until(lambda: not pgrep(f"sleep {marker}") and not any(

@@ -124,10 +124,11 @@ def kill_group(pgid: int, proc: Any = None, grace_s: float = KILL_GRACE_S) -> No
         if proc is not None:
             proc.poll()  # reap the leader so it stops counting as alive
         if not alive(pgid, proc):
-            return
+            break
         time.sleep(0.05)
-    _signal(pgid, signal.SIGKILL, proc)
-    if proc is not None:
+    else:
+        _signal(pgid, signal.SIGKILL, proc)
+    if proc is not None:  # its exit status too (a sandbox's helper reports it a moment later)
         try:
             proc.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:
