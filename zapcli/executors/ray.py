@@ -219,8 +219,9 @@ class RayExecutor(Executor):
                 lines = pool.frames(str((view.doc or {}).get("node")), sid, have, total)
             except (OSError, ValueError):
                 return None
+            was = have
             got, have = ray_collect.apply(sid, lines, have)
-            pool.set_cursor(sid, have)
+            pool.set_cursor(sid, have, was)
         if got.ended:
             pool.done(sid)
         return got

@@ -287,8 +287,13 @@ class Pool:
         except (OSError, ValueError):
             return 0
 
-    def set_cursor(self, sid: str, n: int) -> None:
-        """Kept when it can be (else the next look fetches a little more)."""
+    def set_cursor(self, sid: str, n: int, was: int = 0) -> None:
+        """Kept when it can be (else the next look fetches a little more).
+        `was`: the cursor this look started from; when there was one and it is
+        gone now, another observer brought the rest home and forgot the
+        subagent (`done`) meanwhile: not written again."""
+        if was > 0 and not self._file("cursor", sid).exists():
+            return
         _keep(self._file, "cursor", sid, str(n).encode())
 
     def done(self, sid: str) -> None:
