@@ -64,11 +64,11 @@ def make_dirs(path: Path) -> Path:
     return path
 
 
-def write_private(path: Path, data: bytes) -> None:
+def write_private(path: Path, data: bytes, *, sync: bool = True) -> None:
     """Write `data` to `path` atomically (a temp file in the same folder,
-    fsynced, then `os.replace`), mode 0600 whatever the umask, creating
-    missing folders 0700: config, definitions and memory hold prompts and
-    notes as private as a trail. Raises OSError."""
+    fsynced unless `sync` is False, then `os.replace`), mode 0600 whatever the
+    umask, creating missing folders 0700: config, definitions and memory hold
+    prompts and notes as private as a trail. Raises OSError."""
     import tempfile
 
     make_dirs(path.parent)
@@ -76,8 +76,9 @@ def write_private(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -21,7 +21,7 @@ from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import observe
 from zapcli.lifecycle.status import View
 from zapcli.locks import LockTimeout, exclusive
-from zapcli.paths import child_env, ensure_dir, locks_dir
+from zapcli.paths import child_env, ensure_dir, locks_dir, write_private
 from zapcli.trail import ending, store
 from zapcli.trail.model import Outcome, SpawnRecord, Status
 from zapcli.trail.reader import load
@@ -58,13 +58,14 @@ def keep_env(sid: str) -> None:
     it is the spawn's (it says why)."""
     import json
 
-    path = store.path_for(sid, ENV_SUFFIX)
-    ensure_dir(path.parent)
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(dict(os.environ), fh)
-    os.replace(tmp, path)
+    # not fsynced: like the trail it comes with, until a runner starts or it is left queued
+    write_private(store.path_for(sid, ENV_SUFFIX), json.dumps(dict(os.environ)).encode(), sync=False)
+
+
+def drop_env(sid: str) -> None:
+    """Delete what `keep_env` kept: `sid` started, or never will."""
+    with contextlib.suppress(OSError, NotFound):
+        store.path_for(sid, ENV_SUFFIX).unlink(missing_ok=True)
 
 
 def _spawner_env(sid: str) -> dict[str, str]:
@@ -114,8 +115,7 @@ def launch(sid: str, settings: Settings, spawn: SpawnRecord | None = None) -> bo
         ending.end(store.path_for(sid), Outcome(Status.FAILED, None, f"could not start: {exc.message}"))
         return False
     finally:  # started, or never will be: the kept keys go
-        with contextlib.suppress(OSError):
-            store.path_for(sid, ENV_SUFFIX).unlink(missing_ok=True)
+        drop_env(sid)
     timeout_s = spawn.timeout_s
     seq = store.append(store.path_for(sid), "process", {  # fsynced with the runner's `start`
         **launched.fields, "mono": started_mono,

@@ -199,7 +199,7 @@ def _orphan_captures() -> list[str]:
         names = set(os.listdir(subagents_dir()))
     except OSError:
         return []
-    return sorted(n for n in names if n[-4:] in (".out", ".err", ".end", ".env") and ids.is_valid(n[:-4])
+    return sorted(n for n in names if n[-4:] in store.SUFFIXES[1:] and ids.is_valid(n[:-4])
                   and f"{n[:-4]}.jsonl" not in names) + sorted(
         n for n in names for f in FOLDERS if n.endswith(f) and ids.is_valid(n[:-len(f)])
         and f"{n[:-len(f)]}.jsonl" not in names)

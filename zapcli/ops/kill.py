@@ -8,7 +8,6 @@ settled as denied. Several ids are killed in parallel so grace periods overlap.
 
 from __future__ import annotations
 
-import contextlib
 from concurrent.futures import ThreadPoolExecutor
 
 from zapcli.config import Settings
@@ -75,7 +74,7 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
         return KillEntry(sid, f"already {view.status}")
     if view.status == Status.QUEUED:
         # Under the queue lock, so a slot freeing right now cannot start it behind our back.
-        from zapcli.lifecycle.queue import ENV_SUFFIX, session_lock
+        from zapcli.lifecycle.queue import drop_env, session_lock
 
         with session_lock(view.session):
             s = load(sid)
@@ -88,8 +87,7 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
                         f"{sid}: the cancel could not be recorded (the state folder is full or "
                         "read-only); it stays queued"))
                 sessions.deactivate(view.session, sid)
-                with contextlib.suppress(OSError):  # it never starts: the spawner's keys go
-                    store.path_for(sid, ENV_SUFFIX).unlink(missing_ok=True)
+                drop_env(sid)  # it never starts: the spawner's keys go
                 return KillEntry(sid, "cancelled", session=view.session)
         view = observe(sid, kill_grace_s=settings.kill_grace_s)
         if view.terminal:

@@ -360,7 +360,7 @@ def create(p: Prepared) -> SpawnResult:
                 store.sync_file(store.path_for(sid))
         except Exception:  # nothing half-made stays behind, whatever went wrong
             store.path_for(sid).unlink(missing_ok=True)
-            store.path_for(sid, queue.ENV_SUFFIX).unlink(missing_ok=True)
+            queue.drop_env(sid)
             sessions.forget(session, sid)
             abandon(p)
             raise
