@@ -69,10 +69,10 @@ def write_private(path: Path, data: bytes, *, sync: bool = True) -> None:
     fsynced unless `sync` is False, then `os.replace`), mode 0600 whatever the
     umask, creating missing folders 0700: config, definitions and memory hold
     prompts and notes as private as a trail. Raises OSError."""
-    import tempfile
-
     make_dirs(path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)  # 0600
+    # not tempfile.mkstemp: it imports shutil, over the spawn path's import budget
+    tmp = str(path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
