@@ -268,3 +268,8 @@ def unshare_works() -> bool:
         return subprocess.run(probe, capture_output=True, timeout=10).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
+
+
+# The attack fixtures (`listener`, `outside`, `other_user`), for every folder:
+# the red-team suite in tests/redteam/ and the older attacks in tests/e2e/.
+from tests.redteam.harness import listener, other_user, outside  # noqa: E402, F401

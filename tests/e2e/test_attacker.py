@@ -21,79 +21,21 @@ import base64
 import functools
 import json
 import os
-import pwd
 import re
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tempfile
-import uuid
 from pathlib import Path
 
 import anyio
-import psutil
-import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.conftest import REPO, wait_until
+from tests.conftest import wait_until
 from tests.mcp.conftest import http_client, server_params, token_of
+from tests.redteam.harness import Keys, User, _as, as_root, needs_setpriv
 from tests.sandbox.conftest import needs_bwrap
 from zapcli.testing import ScriptedServer
-
-SETPRIV = shutil.which("setpriv")
-ROOT = os.geteuid() == 0
-as_root = pytest.mark.skipif(not ROOT, reason="these attacks need root to play another user")
-needs_setpriv = pytest.mark.skipif(not SETPRIV, reason="setpriv (util-linux) is not installed")
-
-SWEEP = r'''
-import base64, os, re
-PAT = re.compile(rb"sk-zaptest-[A-Za-z0-9_-]{8,80}")
-found, pids, mems = set(), 0, 0
-for pid in os.listdir("/proc"):
-    if not pid.isdigit():
-        continue
-    pids += 1
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as fh:
-            found.update(PAT.findall(fh.read()))
-    except OSError:
-        pass
-    try:
-        maps = open(f"/proc/{pid}/maps").read().splitlines()
-        mem = open(f"/proc/{pid}/mem", "rb", 0)
-    except OSError:
-        continue
-    with mem:
-        for line in maps:
-            parts = line.split()
-            if "r" not in parts[1] or line.endswith(("[vvar]", "[vsyscall]", "[vvar_vclock]")):
-                continue
-            lo, hi = (int(x, 16) for x in parts[0].split("-"))
-            if hi - lo > 512 << 20:
-                continue
-            try:
-                mem.seek(lo)
-                found.update(PAT.findall(mem.read(hi - lo)))
-                mems += 1
-            except (OSError, ValueError, OverflowError):
-                continue
-print("PIDS", pids, "MEMS", mems, "FOUND", base64.b64encode(b"\n".join(sorted(found))).decode())
-'''
-
-
-class Keys:
-    """Unique key-like values for one test: the caller's two keys and the canary."""
-
-    def __init__(self) -> None:
-        tag = uuid.uuid4().hex[:12]
-        self.model = f"sk-zaptest-model-{tag}"
-        self.token = f"sk-zaptest-mytok-{tag}"
-        self.canary = f"sk-zaptest-canary-{tag}"
-
-    def sweep_command(self, workspace: Path, python: str = sys.executable) -> str:
-        (workspace / "sweep.py").write_text(SWEEP)
-        return f"CANARY={self.canary} {python} {workspace / 'sweep.py'}"
 
 
 def _sweep_result(srv: ScriptedServer, task: str) -> tuple[int, set[str]]:
@@ -121,99 +63,6 @@ def _script(keys: Keys, workspace: Path, *tasks: str) -> list[dict]:
     cmd = keys.sweep_command(workspace)
     return [{"match": t, "turns": [{"tool_calls": [{"name": "bash", "arguments": {"command": cmd}}]},
                                    {"text": f"swept for {t}"}]} for t in tasks]
-
-
-# --------------------------------------------------------------- other users
-
-
-def _free_uid() -> int:
-    """A uid with no account and no process on this machine."""
-    busy = {p.uids().real for p in psutil.process_iter() if _alive(p)}
-    for uid in range(61800, 61999):
-        try:
-            pwd.getpwuid(uid)
-        except KeyError:
-            if uid not in busy:
-                return uid
-    pytest.skip("no free uid in 61800-61999 to play another user")
-    raise AssertionError  # unreachable
-
-
-def _alive(p: psutil.Process) -> bool:
-    try:
-        return p.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
-
-def _as(uid: int) -> list[str]:
-    return [SETPRIV or "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
-
-
-class User:
-    """Another local user: its own uid (no account needed), home, state,
-    config and workspace folders, and the environment its zapcli runs with."""
-
-    def __init__(self, keys: Keys, base_url: str):
-        self.uid = _free_uid()
-        self.root = Path(tempfile.mkdtemp(prefix="zapcli-user-"))
-        os.chmod(self.root, 0o755)
-        self.home, self.work = self.root / "home", self.root / "work"
-        for d in (self.home, self.work):
-            d.mkdir()
-            os.chown(d, self.uid, self.uid)
-        self.python, path = self._python()
-        self.env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.home),
-                    "USER": f"u{self.uid}", "PYTHONPATH": path, "NO_COLOR": "1",
-                    "ZAPCLI_HOME": str(self.home / "state"),
-                    "ZAPCLI_CONFIG_HOME": str(self.home / "config"),
-                    "ZAPCLI_SESSION": f"attack-{self.uid}", "OPENAI_BASE_URL": base_url,
-                    "ZAPCLI_MODEL": "scripted", "OPENAI_API_KEY": keys.model,
-                    "MY_TOKEN": keys.token}
-
-    def _python(self) -> tuple[str, str]:
-        """A Python this user may run that imports zapcli and its dependencies
-        (and starts itself again, as spawn does): this one, or the system's
-        of the same version with this one's packages (a venv built from an
-        interpreter under /root is not theirs to run)."""
-        site = sysconfig.get_paths()["purelib"]
-        probe = ("import subprocess, sys, zapcli, openai, mcp; "
-                 "subprocess.run([sys.executable, '-c', 'import zapcli'], check=True)")
-        same = f"{sys.version_info[0]}.{sys.version_info[1]}"
-        for python, path in ((sys.executable, str(REPO)), (f"/usr/bin/python{same}",
-                                                             f"{REPO}{os.pathsep}{site}")):
-            ok = subprocess.run([*_as(self.uid), python, "-c", probe], capture_output=True,
-                                env={"PYTHONPATH": path}, cwd=self.work, timeout=60)
-            if ok.returncode == 0:
-                return python, path
-        shutil.rmtree(self.root, ignore_errors=True)
-        pytest.skip(f"no Python here that uid {self.uid} may run with zapcli's packages")
-        raise AssertionError  # unreachable
-
-    def argv(self, *args: str) -> list[str]:
-        return [*_as(self.uid), self.python, "-m", "zapcli", *args]
-
-    def close(self) -> None:
-        for p in psutil.process_iter():
-            try:
-                if p.uids().real == self.uid:
-                    p.kill()
-            except psutil.Error:
-                continue
-        shutil.rmtree(self.root, ignore_errors=True)
-
-
-@pytest.fixture
-def other_user(request):
-    made: list[User] = []
-
-    def make(keys: Keys, base_url: str) -> User:
-        made.append(User(keys, base_url))
-        return made[-1]
-
-    yield make
-    for user in made:
-        user.close()
 
 
 # ------------------------------------------------------------ the MCP lock
