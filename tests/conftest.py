@@ -18,6 +18,20 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Honour `xdist_group` under pytest 9: xdist (3.8) tags a grouped test by
+    setting `item._nodeid` to `<nodeid>@<group>`, but pytest 9 builds `nodeid`
+    from `item._id`, so `--dist loadgroup` saw no group and spread the Ray,
+    agent-CLI and telemetry-fleet tests over both workers. Carry the tag over."""
+    from _pytest.nodeid import NodeId
+
+    for item in items:
+        tagged = item.__dict__.get("_nodeid")
+        if isinstance(tagged, str) and "@" in tagged and item.nodeid != tagged:
+            item._id = NodeId.parse(tagged)  # type: ignore[attr-defined]
+
+
 def wait_until(cond: Callable[[], object], timeout: float = 10.0, interval: float = 0.05) -> object:
     """Return cond()'s first truthy value; fail the test after `timeout` seconds."""
     end = time.monotonic() + timeout
