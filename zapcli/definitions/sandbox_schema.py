@@ -31,9 +31,9 @@ def sandbox(c: _Checker, node: yaml.Node) -> SandboxSpec | None:
             c.bad(value, f"`sandbox.network` must be true or false, not {describe(value)}",
                   "network: true lets its commands reach the network; false (the default) "
                   "leaves them a loopback of their own")
-    writable = _sandbox_paths(c, fields, "writable", "folders", SANDBOX_EXAMPLE,
+    writable = _sandbox_paths(c, fields, "writable", ("folders", "a folder"), SANDBOX_EXAMPLE,
                               "a path relative to the workspace, or absolute")
-    sockets = _sandbox_paths(c, fields, "sockets", "unix sockets (or folders of them)",
+    sockets = _sandbox_paths(c, fields, "sockets", ("unix sockets (or folders of them)", "a path"),
                              "sandbox: {sockets: [/run/user/1000/docker.sock]}",
                              "an absolute path, or one under ~")
     for path in sockets or ():
@@ -55,19 +55,21 @@ def sandbox(c: _Checker, node: yaml.Node) -> SandboxSpec | None:
                        scratch_size=scratch_size)
 
 
-def _sandbox_paths(c: _Checker, fields: dict[str, Any], key: str, what: str, example: str,
-                   each: str) -> tuple[str, ...] | None:
-    """`sandbox.<key>`: a list of paths (None when not declared)."""
+def _sandbox_paths(c: _Checker, fields: dict[str, Any], key: str, what: tuple[str, str],
+                   example: str, each: str) -> tuple[str, ...] | None:
+    """`sandbox.<key>`: a list of paths (None when not declared). `what`:
+    (the list's items, one item) in words."""
     if key not in fields:
         return None
     value = fields[key][1]
     if not isinstance(value, yaml.SequenceNode):
-        c.bad(value, f"`sandbox.{key}` must be a list of {what}, not {describe(value)}", example)
+        c.bad(value, f"`sandbox.{key}` must be a list of {what[0]}, not {describe(value)}", example)
         return None
     paths = []
     for item in value.value:
         if not (isinstance(item, yaml.ScalarNode) and item.tag == _STR) or not item.value.strip():
-            c.bad(item, f"each entry of `sandbox.{key}` must be a path, not {describe(item)}", each)
+            c.bad(item, f"each entry of `sandbox.{key}` must be {what[1]}, not {describe(item)}",
+                  each)
         elif "\x00" in item.value:
             c.bad(item, f"a path in `sandbox.{key}` holds a NUL character")
         else:

@@ -52,7 +52,7 @@ def _size(n: int) -> str:
 
 def _read_only(path: str, home: str) -> str:
     """The line for one refused path."""
-    where = "your home folder" if home and _under(path, [home]) else "this path"
+    where = "your home folder" if home and _under(path, [home]) else "it"
     note = (f"sandbox: {path} is read-only here ({where} is outside the folders commands may "
             "write: the workspace, writable_roots and $TMPDIR). To allow it, add the folder to "
             "writable_roots in config.yaml (or to the definition's sandbox.writable)")
