@@ -2,11 +2,19 @@
 run it (`probe`). Imports only the standard library.
 
 Namespaces: pid (no other process's /proc is visible), ipc, uts, and net
-when the network is off (only a loopback of its own); a user namespace when
-not root (bwrap needs one to run unprivileged, and nested ones are refused
-inside). Every capability is dropped, root's too: a root without
-CAP_SYS_ADMIN cannot remount, and without CAP_SYS_PTRACE nor a view of other
-pids it reads no other process's memory. `--die-with-parent`: the sandbox
+when the network is off (only a loopback of its own; then `sockets` hides
+the host's unix sockets too); a user namespace when not root (bwrap needs
+one to run unprivileged, and nested ones are refused inside). The scratch
+folder and /dev/shm are fresh tmpfs of at most `Policy.scratch_size` bytes
+each, gone with the sandbox; TMPDIR and the package caches point there.
+Every capability is dropped, root's too: a root without CAP_SYS_ADMIN
+cannot remount, and without CAP_SYS_PTRACE nor a view of other pids it
+reads no other process's memory.
+
+`probe` asks for the whole sandbox, then tells apart what is missing: no
+network namespace (a definition's `network: false` cannot be kept: spawn,
+the trail and doctor say so, `--sandbox` refuses), or a bwrap too old to
+size a tmpfs. `--die-with-parent`: the sandbox
 never outlives the process that started it.
 
 `ZAPCLI_BWRAP` names the program (default `bwrap` on PATH), for a build in
