@@ -41,3 +41,15 @@ def test_nothing_is_added_when_nothing_was_refused(box):
     res = BashTool(b.jobs).run({"command": "echo 'a Read-only file system, said by a program'"},
                                b.ctx)
     assert "sandbox:" not in res.content, res.content
+
+
+def test_a_background_job_s_refused_write_is_said_by_task_output(box):
+    from zapcli.tools.shell import TaskOutputTool
+
+    b = box()
+    home = os.path.expanduser("~")
+    b.ctx.env["HOME"] = home
+    started = BashTool(b.jobs).run({"command": "mkdir ~/.npm-zap-probe", "background": True}, b.ctx)
+    assert started.ok, started.content
+    res = TaskOutputTool(b.jobs).run({"job_id": "job_1", "wait_s": 20}, b.ctx)
+    assert f"{home}/.npm-zap-probe is read-only here" in res.content, res.content

@@ -181,8 +181,10 @@ class TaskOutputTool(BaseTool):
             job.wait(wait)
         elif job.done:
             job.reader.join(timeout=0.2)
-        output = job.output.text().rstrip("\n") or "(no output yet)"
-        return ok(f"{_status(job)}\n{output}")
+        text = job.output.text().rstrip("\n")
+        notes = _sandbox_notes(text, bool(getattr(job.proc, "lost", False)), ctx)
+        return ok("\n".join([_status(job), text or "(no output yet)",
+                              *(f"[note: {n}]" for n in notes)]))
 
 
 class TaskStopTool(BaseTool):
