@@ -77,9 +77,11 @@ def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[
     given = [s for s in (spec.scratch_size if spec else None, scratch_size) if s is not None]
     size = given[0] if given else policy.scratch_size
     if size and not found.size:
-        diagnostics.append(_diag("scratch_size", f"the scratch folder has no cap of "
-                                 f"{size} bytes: {found.program} is older than bubblewrap 0.6, "
-                                 "so the kernel's default (half the memory) holds"))
+        from zapcli.sizes import show
+
+        diagnostics.append(_diag("scratch_size", f"the scratch folder is not capped at "
+                                 f"{show(size)}: {found.program} is older than bubblewrap 0.6 "
+                                 "(no tmpfs size), so the kernel's default holds: half the memory"))
         size = 0
     policy = replace(policy, scratch_size=size, sockets=_sockets(spec))
     return Prepared(policy, found.program, [*diagnostics, *(_diag("writable", n) for n in notes)])
