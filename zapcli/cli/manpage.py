@@ -93,9 +93,8 @@ def render(spec: dict[str, Any]) -> str:
         ".SH FILES",
         ".TP", "$ZAPCLI_HOME/subagents/ID.jsonl", "The trail: append-only JSONL record of everything the subagent did.",
         ".TP", "$ZAPCLI_HOME/subagents/ID.out, ID.err", "Captured stdout and stderr, each capped at 1 MB.",
-        ".TP", "$ZAPCLI_HOME/subagents/ID.tmp/", "The subagent's scratch folder, its work's TMPDIR, "
-        "removed when it ends. In the sandbox, a tmpfs of at most scratch_size (default 1 GiB) "
-        "holding the package caches too.",
+        ".TP", "$ZAPCLI_HOME/subagents/ID.tmp/", "Its scratch folder (TMPDIR, package caches), removed "
+        "when it ends; in the sandbox a tmpfs of at most scratch_size (default 1 GiB).",
         ".TP", "$ZAPCLI_HOME/subagents/ID.env",
         "A queued subagent's spawner's environment (mode 0600), deleted when it starts or is cancelled.",
         ".TP", "$ZAPCLI_HOME/zapcli.db", "Machine-local definition switches, model overrides and the token ledger.",
