@@ -212,15 +212,15 @@ def sockets():
     (D-Bus, rootless docker), and a folder no variable names (an ssh
     ControlMaster, a docker.sock)."""
     tag = uuid.uuid4().hex[:8]
-    run_user = Path(f"/run/user/{61000 + int(tag[:3], 16) % 900}")
+    uid_dir = Path(f"/run/user/{61000 + int(tag[:3], 16) % 900}")
+    fresh = not uid_dir.exists()  # removed after, if this test made it and nobody else uses it
     runtime = Path(f"/var/tmp/zapcli-rt-{tag}")
-    made = [Path(f"/var/tmp/zapcli-sock-{tag}"), runtime, Path(f"/tmp/zapcli-tmux-{tag}")]
-    if not run_user.exists():
-        made.append(run_user)
+    made = [Path(f"/var/tmp/zapcli-sock-{tag}"), runtime, Path(f"/tmp/zapcli-tmux-{tag}"),
+            uid_dir / f"zapcli-{tag}"]
     try:
         listeners = {
             "tmp": UnixListener(made[2] / "default"),
-            "run_user": UnixListener(run_user / "bus"),
+            "run_user": UnixListener(made[3] / "bus"),
             "runtime": UnixListener(runtime / "docker.sock"),
             "elsewhere": UnixListener(made[0] / "ssh-control.sock"),
         }
@@ -231,6 +231,11 @@ def sockets():
         lst.close()
     for d in made:
         shutil.rmtree(d, ignore_errors=True)
+    if fresh:
+        try:
+            uid_dir.rmdir()
+        except OSError:
+            pass
 
 
 def test_network_off_hides_unix_sockets_outside_the_workspace(player, sockets):
