@@ -159,3 +159,17 @@ def test_worktree_setup_and_teardown_come_from_the_users_file_only(cfg, tmp_path
     cfg.write_text("worktree:\n  stup: x\n")
     with pytest.raises(ConfigError, match=r"unknown key worktree.stup \(valid: setup, teardown\)"):
         load_settings()
+
+
+def test_scratch_size_reads_sizes_from_the_file_and_the_environment(cfg, monkeypatch):
+    monkeypatch.delenv("ZAPCLI_SCRATCH_SIZE", raising=False)
+    assert load_settings().scratch_size is None  # the sandbox's default (1 GiB) holds
+    cfg.write_text("scratch_size: 2G\n")
+    assert load_settings().scratch_size == 2 << 30
+    monkeypatch.setenv("ZAPCLI_SCRATCH_SIZE", "512M")
+    assert load_settings().scratch_size == 512 << 20
+    monkeypatch.delenv("ZAPCLI_SCRATCH_SIZE")
+    cfg.write_text("scratch_size: plenty\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert "key 'scratch_size': expected a size such as 512M, 2G" in info.value.message

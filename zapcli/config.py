@@ -50,6 +50,7 @@ class Settings:
     worktree: dict[str, Any] = field(default_factory=dict)  # {setup, teardown}: commands run in a new tree / before its removal
     max_subagents: int = 32  # subagents one `zapcli run` starts in all; 0 = unlimited (SPEC §19)
     prices: dict[str, Any] = field(default_factory=dict)  # model -> USD per million tokens
+    scratch_size: int | None = None  # bytes a sandboxed scratch folder may hold (None: 1 GiB)
     # the keys other code owns (backends, executor, an executor's section), as
     # their owners checked them; `where` says where each came from
     sections: dict[str, Any] = field(default_factory=dict)
@@ -64,7 +65,7 @@ _NUMBER_KEYS = {"timeout_s": float, "stall_s": float, "kill_grace_s": float,
 KEYS = tuple(f.name for f in fields(Settings)
              if f.name not in ("sections", "where", "notes", "problems"))
 ENV_KEYS = ("timeout_s", "max_concurrent", "max_kept", "stall_s", "kill_grace_s", "approval",
-            "max_subagents")
+            "max_subagents", "scratch_size")
 
 
 def _check_value(key: str, value: Any) -> Any:
@@ -111,6 +112,10 @@ def _check_value(key: str, value: Any) -> Any:
         from zapcli.prices import check_prices
 
         return check_prices(value)
+    if key == "scratch_size":
+        from zapcli.sizes import parse
+
+        return None if value is None else parse(value)
     raise AssertionError(key)
 
 

@@ -18,14 +18,16 @@ MISSING = {"ZAPCLI_BWRAP": "/nonexistent/bwrap"}
 def test_sh_with_sandbox_writes_only_its_workspace(zap, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
-    cmd = (f"touch {outside}/sandboxed; touch inside && ls /proc | grep -c '^[0-9]'; "
-           "echo tmp=$TMPDIR")
+    cmd = (f"touch {outside}/sandboxed; touch /etc/zapcli-probe; touch inside && "
+           "ls /proc | grep -c '^[0-9]'; echo tmp=$TMPDIR")
     sid = zap.spawn_sh(cmd, "--sandbox")
     assert zap("wait", sid, "--timeout", "60").returncode == 0
     out = zap("output", sid).out
     assert (zap.cwd / "inside").exists() and not (outside / "sandboxed").exists()
     assert int(out.splitlines()[0]) < 10 and f"tmp={zap.home}/subagents/{sid}.tmp" in out
-    assert "Read-only file system" in zap("output", sid, "--stderr").out
+    err = zap("output", sid, "--stderr").out
+    assert "/etc/zapcli-probe': Read-only file system" in err, err
+    assert "outside/sandboxed': No such file" in err  # /tmp is hidden with the network off
     plain = zap.spawn_sh(f"touch {outside}/plain")  # without --sandbox: the user's own command
     zap("wait", plain, "--timeout", "60")
     assert (outside / "plain").exists()

@@ -23,12 +23,18 @@ def _prepared(sid: str, spawn: SpawnRecord, writer: TrailWriter, *, mode: str,
               spec: Any) -> Any:
     prepared = prepare(str(spawn.raw.get("sandbox") or "off"), mode=mode,
                        workspace=spawn.workspace, writable_roots=spawn.writable_roots,
-                       spec=spec, scratch=store.path_for(sid, store.TMP))  # made by the runner (C23)
+                       spec=spec, scratch=store.path_for(sid, store.TMP),  # made by the runner (C23)
+                       scratch_size=_size(spawn.raw.get("scratch_size")))
     if prepared.refused:
         return Outcome(Status.FAILED, None, prepared.refused)
     for diag in prepared.diagnostics:
         writer.append("diagnostic", diag)
     return prepared
+
+
+def _size(value: Any) -> int | None:
+    """The config's `scratch_size` as spawn froze it (bytes), if it did."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def agent_sandbox(sid: str, spawn: SpawnRecord, writer: TrailWriter) -> Any:

@@ -202,7 +202,7 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
                                            approval=gate.mode)
     deadline = time.monotonic() + limit
     try:
-        box, scratch, notes = runenv.sandbox(sandbox, run_id, gate, fields)
+        box, scratch, notes = runenv.sandbox(sandbox, run_id, gate, fields, settings.scratch_size)
     except ZapcliError as exc:
         trail.end("failed", exc.message)
         raise

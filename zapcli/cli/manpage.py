@@ -86,13 +86,15 @@ def render(spec: dict[str, Any]) -> str:
         "(getsid plus its leader's start time). Set it in scripts and agent harnesses.",
         ".TP", "ZAPCLI_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY", "Model access for the built-in agent.",
         ".TP", "ZAPCLI_TIMEOUT_S, ZAPCLI_MAX_CONCURRENT, ZAPCLI_MAX_KEPT, ZAPCLI_STALL_S, ZAPCLI_KILL_GRACE_S, "
-        "ZAPCLI_APPROVAL",
+        "ZAPCLI_APPROVAL, ZAPCLI_MAX_SUBAGENTS, ZAPCLI_SCRATCH_SIZE",
         "Override the matching config.yaml keys (model, providers and writable_roots have no variable).",
         ".TP", "ZAPCLI_SEARCH_URL", "WebSearch provider: a URL template with {query} returning SearXNG-style JSON.",
         ".TP", "NO_COLOR", "Disable colour.",
         ".SH FILES",
         ".TP", "$ZAPCLI_HOME/subagents/ID.jsonl", "The trail: append-only JSONL record of everything the subagent did.",
         ".TP", "$ZAPCLI_HOME/subagents/ID.out, ID.err", "Captured stdout and stderr, each capped at 1 MB.",
+        ".TP", "$ZAPCLI_HOME/subagents/ID.tmp/", "Its scratch folder (TMPDIR, package caches), removed "
+        "when it ends; in the sandbox a tmpfs of at most scratch_size (default 1 GiB).",
         ".TP", "$ZAPCLI_HOME/subagents/ID.env",
         "A queued subagent's spawner's environment (mode 0600), deleted when it starts or is cancelled.",
         ".TP", "$ZAPCLI_HOME/zapcli.db", "Machine-local definition switches, model overrides and the token ledger.",

@@ -11,6 +11,7 @@ import os
 import sys
 
 from zapcli.errors import ZapcliError
+from zapcli.jsontext import escape_json
 from zapcli.render.text import escape_controls, spell
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -50,11 +51,12 @@ def emit_bytes(data: bytes) -> None:
 
 
 def emit_json(doc: Any) -> None:
-    """One JSON document on stdout (snake_case keys, ISO-8601 UTC timestamps).
-    Raises StdoutError when stdout cannot be written."""
+    """One JSON document on stdout (snake_case keys, ISO-8601 UTC timestamps;
+    DEL, C1 controls and bidi overrides as \\u escapes, so no text in it can
+    act on a terminal). Raises StdoutError when stdout cannot be written."""
     import orjson
 
-    emit_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str) + b"\n")
+    emit_bytes(escape_json(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str)) + b"\n")
 
 
 def emit_text(text: str) -> None:

@@ -56,18 +56,26 @@ class KnowledgeSource:
 
 @dataclass(frozen=True)
 class SandboxSpec:
-    """`sandbox: {network, writable}` (SPEC §18): the network on or off
-    (default off: undeclared means unreachable) and the folders its commands
-    may write, workspace-relative or absolute (None: the workspace and
-    `writable_roots`). The approval mode bounds `writable`."""
+    """`sandbox: {network, writable, sockets, scratch_size}` (SPEC §18): the
+    network on or off (default off: undeclared means unreachable), the
+    folders its commands may write, workspace-relative or absolute (None: the
+    workspace and `writable_roots`), the unix sockets outside the workspace
+    they may reach with the network off, and the cap of their scratch
+    folder. The approval mode bounds `writable`."""
 
     network: bool = False
     writable: tuple[str, ...] | None = None
+    sockets: tuple[str, ...] = ()  # unix sockets outside the workspace reachable with network off
+    scratch_size: int | None = None  # bytes; None: the config's scratch_size, else 1 GiB
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"network": self.network}
         if self.writable is not None:
             out["writable"] = list(self.writable)
+        if self.sockets:
+            out["sockets"] = list(self.sockets)
+        if self.scratch_size is not None:
+            out["scratch_size"] = self.scratch_size
         return out
 
     @classmethod
@@ -75,8 +83,12 @@ class SandboxSpec:
         if not isinstance(data, dict):
             return None
         writable = data.get("writable")
+        size = data.get("scratch_size")
         return cls(network=data.get("network") is True,
-                   writable=None if writable is None else tuple(str(p) for p in writable))
+                   writable=None if writable is None else tuple(str(p) for p in writable),
+                   sockets=tuple(str(p) for p in data.get("sockets") or ()),
+                   scratch_size=size if isinstance(size, int) and not isinstance(size, bool)
+                   and size >= 0 else None)
 
 
 @dataclass(frozen=True)

@@ -21,13 +21,12 @@ from zapcli.definitions.model import (
     Definition,
     Diagnostic,
     KnowledgeSource,
-    SandboxSpec,
 )
 from zapcli.definitions.yamlload import compose_text
 
 KEYS = ("name", "description", "tools", "skills", "mcp", "knowledge", "memory",
         "maxTurns", "model", "env", "prompt", "cli", "team", "sandbox")
-SANDBOX_KEYS = ("network", "writable")
+SANDBOX_KEYS = ("network", "writable", "sockets", "scratch_size")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 ITEM_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # skill, server, knowledge names
 ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -236,43 +235,6 @@ def _memory(c: _Checker, node: yaml.Node) -> str | None:
 
 
 CLI_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
-SANDBOX_EXAMPLE = "sandbox: {network: false, writable: [., build]}"
-
-
-def _sandbox(c: _Checker, node: yaml.Node) -> SandboxSpec | None:
-    """`sandbox: {network: bool, writable: [path, ...]}` (SPEC §18)."""
-    fields = c.mapping(node, "`sandbox`", SANDBOX_KEYS)
-    if not isinstance(node, yaml.MappingNode):  # `mapping` said so
-        return None
-    network = False
-    if "network" in fields:
-        value = fields["network"][1]
-        if isinstance(value, yaml.ScalarNode) and value.tag == _BOOL:
-            network = value.value.lower() in ("yes", "true", "on", "y")
-        else:
-            c.bad(value, f"`sandbox.network` must be true or false, not {describe(value)}",
-                  "network: true lets its commands reach the network; false (the default) "
-                  "leaves them a loopback of their own")
-    writable: tuple[str, ...] | None = None
-    if "writable" in fields:
-        value = fields["writable"][1]
-        if not isinstance(value, yaml.SequenceNode):
-            c.bad(value, f"`sandbox.writable` must be a list of folders, not {describe(value)}",
-                  SANDBOX_EXAMPLE)
-            return None
-        paths = []
-        for item in value.value:
-            if not (isinstance(item, yaml.ScalarNode) and item.tag == _STR) or not item.value.strip():
-                c.bad(item, f"each entry of `sandbox.writable` must be a folder, not {describe(item)}",
-                      "a path relative to the workspace, or absolute")
-            elif "\x00" in item.value:
-                c.bad(item, "a path in `sandbox.writable` holds a NUL character")
-            else:
-                paths.append(item.value)
-        writable = tuple(dict.fromkeys(paths))
-    return SandboxSpec(network=network, writable=writable)
-
-
 def _check_fields(c: _Checker, f: dict[str, Any]) -> dict[str, Any]:
     v: dict[str, Any] = {}
     if "name" in f:
@@ -345,7 +307,9 @@ def _runs_on(c: _Checker, f: dict[str, Any], v: dict[str, Any]) -> None:
             c.bad(node, f"`team` must be true or false, not {describe(node)}",
                   "team: true gives it the session's board and message tools")
     if "sandbox" in f:
-        v["sandbox"] = _sandbox(c, f["sandbox"][1])
+        from zapcli.definitions.sandbox_schema import sandbox
+
+        v["sandbox"] = sandbox(c, f["sandbox"][1])
 
 
 def _as_int(node: yaml.Node) -> int | None:

@@ -11,8 +11,9 @@ never a silent downgrade), "on" (asked for: refused where it cannot be),
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +46,9 @@ def _diag(name: str, message: str) -> dict[str, str]:
 
 
 def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[str],
-            spec: SandboxSpec | None, scratch: Path) -> Prepared:
-    """The policy for `choice`, or why there is none. Creates `scratch` (0700)."""
+            spec: SandboxSpec | None, scratch: Path, scratch_size: int | None = None) -> Prepared:
+    """The policy for `choice`, or why there is none. Creates `scratch` (0700).
+    `scratch_size`: the config's cap (the definition's wins; None: 1 GiB)."""
     if choice not in ("auto", "on"):
         return Prepared()
     found = probe()
@@ -54,14 +56,50 @@ def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[
         if choice == "on":
             return Prepared(refused=f"the sandbox was asked for, but {found.missing}; {found.fix}")
         return Prepared(diagnostics=[_diag("unavailable", bwrap.unavailable(found))])
+    network = bool(spec and spec.network)
+    diagnostics = []
+    if not network and not found.network:  # the rest holds; never "sandboxed" with no word of it
+        if choice == "on":
+            return Prepared(refused=f"the sandbox was asked for with the network off, but "
+                                    f"{found.network_missing}; {bwrap.NET_HINT}")
+        diagnostics.append(_diag("network", bwrap.network_open(found)))
+        network = True
     from zapcli.paths import control_roots, make_dirs
 
     make_dirs(scratch)
     policy, notes = resolve(mode, workspace=workspace, writable_roots=writable_roots,
-                            network=bool(spec and spec.network),
+                            network=network,
                             writable=spec.writable if spec else None, scratch=str(scratch),
                             hidden=control_roots())
-    return Prepared(policy, found.program, [_diag("writable", n) for n in notes])
+    linked = _links(mode, workspace, writable_roots, policy)
+    if linked:
+        return Prepared(refused=linked[0])
+    given = [s for s in (spec.scratch_size if spec else None, scratch_size) if s is not None]
+    size = given[0] if given else policy.scratch_size
+    if size and not found.size:
+        from zapcli.sizes import show
+
+        diagnostics.append(_diag("scratch_size", f"the scratch folder is not capped at "
+                                 f"{show(size)}: {found.program} is older than bubblewrap 0.6 "
+                                 "(no tmpfs size), so the kernel's default holds: half the memory"))
+        size = 0
+    policy = replace(policy, scratch_size=size, sockets=_sockets(spec))
+    return Prepared(policy, found.program, [*diagnostics, *(_diag("writable", n) for n in notes)])
+
+
+def _links(mode: str, workspace: str, writable_roots: Iterable[str], policy: Policy) -> list[str]:
+    """Protected names that are symbolic links in a writable root: the
+    sandbox cannot keep them read-only (`zapcli.sandbox.links`)."""
+    from zapcli import control
+    from zapcli.approvals import write_ceiling
+    from zapcli.sandbox.links import problems
+
+    _ceiling, protect = write_ceiling(mode, workspace, tuple(writable_roots))
+    return problems(policy.writable, control.names()) if protect else []
+
+
+def _sockets(spec: SandboxSpec | None) -> tuple[str, ...]:
+    return tuple(os.path.expanduser(p) for p in (spec.sockets if spec else ()))
 
 
 def open_sandbox(prepared: Prepared, on_start: Callable[[int], None] | None = None) -> Any:

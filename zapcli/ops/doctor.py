@@ -157,9 +157,19 @@ def _sandbox() -> Check:
                                  timeout=10).stdout.strip() or found.program
     except (OSError, subprocess.TimeoutExpired):
         version = found.program
+    lacks = []
+    if not found.network:
+        lacks.append(f"the network is NOT cut off for definitions with network: false: "
+                     f"{found.network_missing}; {bwrap.NET_HINT} (until then spawn says so "
+                     "each time, and --sandbox refuses them)")
+    if not found.size:
+        lacks.append("the scratch folder's cap (scratch_size) is the kernel's default, half the "
+                     "memory: this bubblewrap is older than 0.6 and cannot size a tmpfs")
+    what = ("the network as each definition says" if found.network else
+            "the network ON whatever a definition says")
     return Check("sandbox", True, f"{version} ({found.program}): the built-in agent's commands "
-                 "run in their own pid namespace, read-only but the writable roots, the network "
-                 "as each definition says")
+                 "run in their own pid namespace, read-only but the writable roots and a capped "
+                 f"scratch folder, {what}", lacks, warning=bool(lacks))
 
 
 def _definitions(catalog: Any) -> Check:

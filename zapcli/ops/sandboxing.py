@@ -17,11 +17,15 @@ if TYPE_CHECKING:
 CHOICES = ("auto", "on", "off")
 
 
-def choose(asked: str | None, backend: Any) -> tuple[str, tuple[str, ...]]:
+def choose(asked: str | None, backend: Any, network: bool = False) -> tuple[str, tuple[str, ...]]:
     """("auto" | "on" | "off", warnings). `asked`: --sandbox "on", --no-sandbox
-    "off", None for the backend's default. The default that cannot be had
-    here is a warning (said at once, and again in the trail: never a silent
-    downgrade); one asked for that cannot be had raises ZapcliError."""
+    "off", None for the backend's default; `network`: the definition lets
+    its commands reach the network. The default that cannot be had here is a
+    warning (said at once, and again in the trail: never a silent
+    downgrade); one asked for that cannot be had raises ZapcliError. So is a
+    network namespace this machine cannot make for a definition without
+    network: the rest of the sandbox holds, and spawn says the network does
+    not."""
     default = backend.sandbox_default
     choice = asked or default or "off"
     if choice not in CHOICES:
@@ -37,6 +41,12 @@ def choose(asked: str | None, backend: Any) -> tuple[str, tuple[str, ...]]:
     from zapcli.sandbox import bwrap
 
     found = bwrap.cached(state_dir())
+    if found.ok and not network and not found.network:
+        if choice == "on":
+            raise ZapcliError(f"{param('sandbox')} was asked for with the network off, but "
+                              f"{found.network_missing}; {bwrap.NET_HINT}. Nothing was created",
+                              code="no_sandbox")
+        return choice, (bwrap.network_open(found),)
     if found.ok:
         return choice, ()
     if choice == "on":

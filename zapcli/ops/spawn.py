@@ -301,7 +301,9 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
     if "sandbox" not in backend:  # `continue` carries the old one's
         from zapcli.ops.sandboxing import choose
 
-        backend["sandbox"], more = choose(req.sandbox, backend_for(req.cli or "zapcli", settings))
+        wants = ((backend.get("definition") or {}).get("sandbox") or {}).get("network") is True
+        backend["sandbox"], more = choose(req.sandbox, backend_for(req.cli or "zapcli", settings),
+                                          network=wants)
         warnings = tuple(warnings) + more
     warnings = tuple(settings.notes) + tuple(warnings)
     session = sessions.current()
@@ -324,6 +326,7 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
         "after": list(req.after), "mono": time.monotonic(),
         "deadline": records.iso_utc(now + timeout),
         "kill_grace_s": settings.kill_grace_s, "writable_roots": list(settings.writable_roots),
+        **({"scratch_size": settings.scratch_size} if settings.scratch_size is not None else {}),
         "max_concurrent": settings.max_concurrent,
         **backend, **placement, **({"relay": req.relay} if req.relay else {}),
         "trace": tracecontext.new(traceparent=req.traceparent, parent_id=req.parent),

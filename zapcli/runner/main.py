@@ -210,6 +210,7 @@ def main(sid: str) -> int:
         from zapcli.supervisor.kill import end_marked
 
         end_marked(sid, 1.0)
+    scratch.drop(sid)  # its scratch folder goes with it (what was worth keeping is in the workspace)
     outcome = _check_in_time(sid, spawn, outcome, writer, deadline)
     pending = _pending(sid, spawn, writer)
     writer.end(outcome, retry_s=max(spawn.kill_grace_s, 5.0), stdout_bytes=out.written,

@@ -20,33 +20,43 @@ from typing import Any
 from zapcli.approvals import write_ceiling
 
 PROTECTED = (".git", ".zapcli")
+SCRATCH_SIZE = 1 << 30  # the scratch folder's cap when nothing says otherwise: 1 GiB
 
 
 @dataclass(frozen=True)
 class Policy:
-    """Real paths. `writable` and `scratch` are bound read-write over a
-    read-only `/`; `readonly` (`.git/`, `.zapcli/` of a writable root) stay
-    read-only inside them; `hidden` become empty and read-only."""
+    """Real paths. `writable` are bound read-write over a read-only `/`;
+    `readonly` (`.git/`, `.zapcli/` of a writable root) stay read-only inside
+    them; `hidden` become empty and read-only. `scratch` is a fresh tmpfs of
+    at most `scratch_size` bytes (0: the kernel's default, half the memory),
+    gone with the sandbox. `sockets`: unix sockets (or folders of them)
+    outside the writable roots that stay reachable with the network off."""
 
     network: bool = False
     writable: tuple[str, ...] = ()
     readonly: tuple[str, ...] = ()
     hidden: tuple[str, ...] = ()
     scratch: str = ""
+    scratch_size: int = SCRATCH_SIZE
+    sockets: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"network": self.network, "writable": list(self.writable),
                 "readonly": list(self.readonly), "hidden": list(self.hidden),
-                "scratch": self.scratch}
+                "scratch": self.scratch, "scratch_size": self.scratch_size,
+                "sockets": list(self.sockets)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Policy:
         def paths(key: str) -> tuple[str, ...]:
             return tuple(str(p) for p in data.get(key) or ())
 
+        size = data.get("scratch_size")
         return cls(network=bool(data.get("network")), writable=paths("writable"),
                    readonly=paths("readonly"), hidden=paths("hidden"),
-                   scratch=str(data.get("scratch") or ""))
+                   scratch=str(data.get("scratch") or ""),
+                   scratch_size=size if isinstance(size, int) and size >= 0 else SCRATCH_SIZE,
+                   sockets=paths("sockets"))
 
     def describe(self) -> str:
         """One line for a person (the trail's start diagnostic, doctor)."""
