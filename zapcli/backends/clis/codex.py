@@ -245,6 +245,8 @@ class CodexBackend(CliBackend):
     genai_provider = "openai"
     install_hint = "npm install -g @openai/codex"
     tested = ("0.169.0", "0.170")
+    key_env = ("OPENAI_API_KEY", "CODEX_API_KEY")
+    endpoint_env = ("OPENAI_BASE_URL", "https://api.openai.com/v1")
     # its thread index stores each rollout's absolute path: a copy would resume
     # (and append to) the OLD home's rollout; without it codex finds the copy's
     resume_drop = ("state_*.sqlite*",)

@@ -1,0 +1,86 @@
+"""A whole program in the sandbox, not only the commands it runs (an agent
+CLI, issue 27 item 10): `whole` widens the `Policy` that `resolve` made for
+commands by what such a program needs and hides what it must not see.
+Imports only the standard library and this room.
+
+On top of the commands' policy: the program's private home writable; the
+user's home folders hidden as zapcli's own are (an empty read-only folder in
+their place); and read-only again, inside what was hidden, only what the
+program cannot run without (its interpreter, its package) and the folders it
+works in that are not writable (a workspace under the home in a mode that
+writes elsewhere). A home that is itself a writable root stays in view: a
+folder cannot be both (`whole` says so in a note).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import replace
+
+from zapcli.sandbox.policy import Policy
+
+
+def _under(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:
+        return False
+
+
+def in_view(policy: Policy, path: str) -> bool:
+    """Whether `path` (real) is visible inside: not in a hidden folder, or in
+    a writable, read-only or scratch folder bound inside that one."""
+    real = os.path.realpath(path)
+    cover = [h for h in policy.hidden if _under(real, h)]
+    if not cover:
+        return True
+    depth = max(len(h) for h in cover)
+    bound = [*policy.writable, *policy.readonly, *([policy.scratch] if policy.scratch else [])]
+    return any(_under(real, b) and len(b) > depth for b in bound)
+
+
+def install_root(program: str) -> str:
+    """The folder a program needs to run, from its real path: the outermost
+    `node_modules` it lies in (a package and its dependencies), the prefix of
+    an interpreter in `<prefix>/bin/`, else its own folder."""
+    real = os.path.realpath(program)
+    parts = real.split(os.sep)
+    if "node_modules" in parts:
+        return os.sep.join(parts[:parts.index("node_modules") + 1]) or os.sep
+    folder = os.path.dirname(real)
+    if os.path.basename(folder) == "bin":
+        return os.path.dirname(folder)
+    return folder
+
+
+def whole(policy: Policy, *, home: str, hide: Iterable[str] = (), show: Iterable[str] = (),
+          ) -> tuple[Policy, list[str]]:
+    """(the policy for a whole program, notes on what could not be hidden).
+
+    `home`: its private home, made writable. `hide`: folders out of view (the
+    user's home). `show`: folders (or files) it needs to read; each is bound
+    read-only where it would otherwise be hidden."""
+    home = os.path.realpath(home)
+    writable = list(policy.writable)
+    if home not in writable:
+        writable.append(home)
+    notes: list[str] = []
+    hidden = list(policy.hidden)
+    for raw in hide:
+        real = os.path.realpath(raw) if raw else ""
+        if not real or real == os.sep or not os.path.isdir(real) or real in hidden:
+            continue
+        if real in writable:
+            notes.append(f"{raw} is a writable folder of this subagent, so it stays in view")
+            continue
+        hidden.append(real)
+    out = replace(policy, writable=tuple(writable), hidden=tuple(hidden))
+    readonly = list(out.readonly)
+    for raw in show:
+        real = os.path.realpath(raw)
+        if not raw or not os.path.exists(real) or in_view(out, real):
+            continue
+        readonly.append(real)
+        out = replace(out, readonly=tuple(readonly))
+    return out, notes
