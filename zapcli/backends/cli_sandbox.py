@@ -54,7 +54,8 @@ from zapcli.trail.model import Outcome, Status
 SOCKETS = "zapcli-sockets"  # in the private home: the relay's sockets, read-only inside
 RELAY = os.path.realpath(relay.__file__)
 MAX_SESSIONS = 8  # live sessions of one MCP server: more is a loop, not a CLI
-PROXY_PORT = 3128  # the relay's HTTP proxy, on the sandbox's own loopback
+PROXY_PORT = 3128
+NESTED_ID = 1000  # the uid and gid root's codex has inside (outside, its files are root's)  # the relay's HTTP proxy, on the sandbox's own loopback
 # what an MCP server starts with besides its own `env`, as the MCP SDK's stdio client gives it
 SERVER_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG")
 HOME_VARS = {"HOME": "", "XDG_CONFIG_HOME": ".config", "XDG_DATA_HOME": ".local/share",
@@ -322,7 +323,13 @@ class Confined:
             for var in PROXY_VARS:
                 env.pop(var, None)
             argv = [*self._relay(env), *argv]
-        return replace(launch, argv=[*bwrap.argv(policy, self.bwrap), *argv], env=env)
+        outer = bwrap.argv(policy, self.bwrap, root=False if self.backend.nests else None)
+        if self.backend.nests:  # a user namespace of its own, where its sandbox makes others
+            outer.remove("--disable-userns")
+            if os.geteuid() == 0:  # root inside would make its bwrap take the privileged way
+                at = outer.index("--unshare-user") + 1
+                outer[at:at] = ["--uid", str(NESTED_ID), "--gid", str(NESTED_ID)]
+        return replace(launch, argv=[*outer, *argv], env=env)
 
     def _relay(self, env: dict[str, str]) -> list[str]:
         """The relay in front of the CLI: its model endpoint, and nothing else."""

@@ -59,6 +59,8 @@ def argv(policy: Policy, bwrap: str, *, root: bool | None = None) -> list[str]:
         out += ["--unshare-user", "--disable-userns"]
     out += ["--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/dev/shm"]
+    if policy.own_tmp:  # before the mounts below it
+        out += ["--tmpfs", "/tmp"]
     for path, how in _order(policy):
         out += {"hide": ["--tmpfs", path], "rw": ["--bind", path, path],
                 "ro": ["--ro-bind", path, path]}[how]

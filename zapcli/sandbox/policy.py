@@ -33,11 +33,14 @@ class Policy:
     readonly: tuple[str, ...] = ()
     hidden: tuple[str, ...] = ()
     scratch: str = ""
+    # a whole program in the sandbox (an agent CLI, `zapcli.sandbox.whole`): /tmp is an
+    # empty writable folder of its own; what is bound under /tmp comes back above it
+    own_tmp: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"network": self.network, "writable": list(self.writable),
                 "readonly": list(self.readonly), "hidden": list(self.hidden),
-                "scratch": self.scratch}
+                "scratch": self.scratch, **({"own_tmp": True} if self.own_tmp else {})}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Policy:
@@ -46,7 +49,7 @@ class Policy:
 
         return cls(network=bool(data.get("network")), writable=paths("writable"),
                    readonly=paths("readonly"), hidden=paths("hidden"),
-                   scratch=str(data.get("scratch") or ""))
+                   scratch=str(data.get("scratch") or ""), own_tmp=bool(data.get("own_tmp")))
 
     def describe(self) -> str:
         """One line for a person (the trail's start diagnostic, doctor)."""

@@ -5,7 +5,8 @@ Imports only the standard library and this room.
 
 On top of the commands' policy: the program's private home writable; the
 user's home folders hidden as zapcli's own are (an empty read-only folder in
-their place); and read-only again, inside what was hidden, only what the
+their place); /tmp a writable folder of its own, empty (another program's
+files and sockets there are not its business); and read-only again, inside what was hidden, only what the
 program cannot run without (its interpreter, its package) and the folders it
 works in that are not writable (a workspace under the home in a mode that
 writes elsewhere). A home that is itself a writable root stays in view: a
@@ -32,7 +33,8 @@ def in_view(policy: Policy, path: str) -> bool:
     """Whether `path` (real) is visible inside: not in a hidden folder, or in
     a writable, read-only or scratch folder bound inside that one."""
     real = os.path.realpath(path)
-    cover = [h for h in policy.hidden if _under(real, h)]
+    covers = [*policy.hidden, *(["/tmp"] if policy.own_tmp else [])]
+    cover = [h for h in covers if _under(real, h)]
     if not cover:
         return True
     depth = max(len(h) for h in cover)
@@ -75,7 +77,7 @@ def whole(policy: Policy, *, home: str, hide: Iterable[str] = (), show: Iterable
             notes.append(f"{raw} is a writable folder of this subagent, so it stays in view")
             continue
         hidden.append(real)
-    out = replace(policy, writable=tuple(writable), hidden=tuple(hidden))
+    out = replace(policy, writable=tuple(writable), hidden=tuple(hidden), own_tmp=True)
     readonly = list(out.readonly)
     for raw in show:
         real = os.path.realpath(raw)

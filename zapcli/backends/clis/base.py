@@ -176,6 +176,9 @@ class Cli(Backend):
     # endpoint with the endpoint it uses without one (what `network: false` lets through).
     key_env: tuple[str, ...] | None = None
     endpoint_env: tuple[str, str] | None = None
+    # its own sandbox makes namespaces (bubblewrap) inside zapcli's, which then runs it in a
+    # user namespace where it may make more (codex)
+    nests: bool = False
 
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         """argv (starting with `command`), environment and files for `req`."""
