@@ -113,6 +113,9 @@ def endpoint(backend: Cli, env: Any) -> Endpoint | str:
         loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
         loopback = False
+    if not loopback and parts.scheme != "https":
+        return (f"{var} is {url}: with `network: false` zapcli lets a remote endpoint through "
+                "its proxy only over https; use https, a local endpoint, or set network: true")
     if loopback and port < 1024:
         return (f"{var} is {url}: with `network: false` zapcli relays a local endpoint at its "
                 "own port, which must be 1024 or above inside the sandbox; serve it on a higher "
@@ -304,8 +307,11 @@ class Confined:
         env = dict(launch.env)
         program = launch.argv[0]
         node = shutil.which("node", path=env.get("PATH"))
-        show = [install_root(program), *([install_root(node)] if node else []),
-                install_root(self.python), os.path.dirname(RELAY), req.workspace, req.cwd]
+        # node: the folder of its binary (a version manager's holds node alone, and the links
+        # of global packages); Python (for the relay): its standard library's prefix
+        show = [install_root(program), *([os.path.dirname(os.path.realpath(node))] if node else []),
+                os.path.realpath(sys.base_prefix), self.python, os.path.dirname(RELAY),
+                req.workspace, req.cwd]
         assert self.broker is not None
         policy, notes = whole(self.policy, home=str(req.config_home), hide=user_homes(env),
                               show=show)

@@ -43,17 +43,14 @@ def in_view(policy: Policy, path: str) -> bool:
 
 
 def install_root(program: str) -> str:
-    """The folder a program needs to run, from its real path: the outermost
-    `node_modules` it lies in (a package and its dependencies), the prefix of
-    an interpreter in `<prefix>/bin/`, else its own folder."""
+    """What a program needs to run, from its real path: the outermost
+    `node_modules` it lies in (its package and their dependencies), else the
+    file alone (a folder such as ~/bin or ~/.local may hold much more)."""
     real = os.path.realpath(program)
     parts = real.split(os.sep)
     if "node_modules" in parts:
         return os.sep.join(parts[:parts.index("node_modules") + 1]) or os.sep
-    folder = os.path.dirname(real)
-    if os.path.basename(folder) == "bin":
-        return os.path.dirname(folder)
-    return folder
+    return real
 
 
 def whole(policy: Policy, *, home: str, hide: Iterable[str] = (), show: Iterable[str] = (),

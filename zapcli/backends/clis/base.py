@@ -216,9 +216,11 @@ class Cli(Backend):
                         f"{', '.join(req.sandbox.get('writable') or ['the workspace'])}) "
                         "is not enforced")
         return [{"dimension": "sandbox", "name": self.name,
-                 "message": f"{self.name} runs its commands itself: zapcli's sandbox does not "
-                            "wrap them (no pid namespace, no read-only file system, the network "
-                            f"as {self.name} allows){declared}"}]
+                 "message": f"{self.name} runs outside zapcli's sandbox (--no-sandbox, or none "
+                            "on this machine), and so do the commands it runs: zapcli's sandbox "
+                            "does not wrap them (no pid namespace, no read-only file system, your "
+                            "home and zapcli's state in view, the network as "
+                            f"{self.name} allows){declared}"}]
 
     def probe_env(self, env: Mapping[str, str], scratch: Path) -> dict[str, str]:
         """The environment its `--version` runs in: what `launch` gives for a
