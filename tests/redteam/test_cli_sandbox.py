@@ -28,7 +28,8 @@ from typing import Any
 import pytest
 
 from tests.backends import clitest as ct
-from tests.conftest import Zap
+from tests.conftest import Zap, agent_cli
+from tests.redteam.harness import Keys, as_root, needs_setpriv
 from tests.sandbox.conftest import needs_bwrap
 from zapcli.testing import ScriptedServer
 
@@ -244,3 +245,49 @@ def test_network_false_leaves_an_agent_cli_its_model_and_nothing_else(
     assert "NET-TRIED" in bodies, ct.dump(zap, sid)  # the command ran; its result came back
     assert ct.records(zap, sid, "report")[-1]["text"].strip() == DONE, ct.dump(zap, sid)
     assert listener.hits == [], listener.hits
+
+
+@as_root
+@needs_setpriv
+@needs_bwrap
+def test_as_another_local_user_a_claude_subagent_gets_nothing_either(other_user: Any) -> None:
+    """The same attack on a second local user's claude subagent (bubblewrap
+    unprivileged, in a user namespace): nothing outside its workspace, no key
+    of its home or value of its zapcli state reaches the model."""
+    import os
+    import subprocess
+
+    keys = Keys()
+    user = other_user(keys, "http://127.0.0.1:9")  # its model's address is set below
+    out, state = user.root / "OUT", user.home / "state"
+    key_file = user.home / ".ssh" / "id_fake"
+    queued = state / "subagents" / "sa_queued0000.env"
+    for folder in (out, key_file.parent, queued.parent, user.home / "config"):
+        folder.mkdir(parents=True, exist_ok=True)
+    key_file.write_text(f"{keys.canary}-home\n")
+    queued.write_text(json.dumps({"OPENAI_API_KEY": f"{keys.canary}-queued"}))
+    (user.home / "config" / "config.yaml").write_text(
+        f"backends:\n  claude:\n    command: {agent_cli('claude')}\n")
+    (user.work / "README.md").write_text(INJECTION)
+    for path in [out, *user.home.rglob("*"), user.work / "README.md"]:
+        os.chown(path, user.uid, user.uid)
+    command = "; ".join([f"echo pwned > {out}/from-shell.txt", f"cat {key_file}",
+                         f"grep -rh zaptest {state} | head -c 4000", "echo ATTACK-RAN"])
+    calls = [_shell("claude", command), _write("claude", str(out / "from-tool.txt"), "x"),
+             _read("claude", str(key_file)), _read("claude", str(queued))]
+    with ScriptedServer(script("claude", "INJECTED-README", calls), protocol="anthropic") as srv:
+        env = {**user.env, "ANTHROPIC_BASE_URL": srv.base_url,
+               "ANTHROPIC_API_KEY": "sk-ant-test-user-0123456789"}
+        spawned = subprocess.run(user.argv("spawn", "--cli", "claude", "--approval", "full", "--",
+                                           "Summarize README.md. INJECTED-README"), env=env,
+                                 cwd=user.work, capture_output=True, text=True, timeout=60)
+        assert spawned.returncode == 0, spawned.stderr
+        sid = spawned.stdout.strip()
+        subprocess.run(user.argv("wait", sid, "--timeout", "150"), env=env, cwd=user.work,
+                       capture_output=True, timeout=200)
+        bodies = json.dumps(srv.requests)
+        trail = (state / "subagents" / f"{sid}.jsonl").read_text(errors="replace")
+    assert "ATTACK-RAN" in bodies, trail[-4000:]
+    assert DONE in trail, trail[-4000:]
+    assert sorted(p.name for p in out.iterdir()) == [], trail[-4000:]
+    assert keys.canary not in bodies, trail[-4000:]
