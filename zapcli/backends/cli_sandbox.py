@@ -43,11 +43,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from zapcli.backends.cli_home import write_files
 from zapcli.backends.clis.base import Cli, CliLaunch, CliRequest, McpServer
 from zapcli.redact import is_secret_name
 from zapcli.sandbox import bwrap, relay
 from zapcli.sandbox.policy import Policy
-from zapcli.sandbox.whole import in_view, install_root, whole
+from zapcli.sandbox.whole import git_common, in_view, install_root, whole
 from zapcli.supervisor.launch import MARKER
 from zapcli.trail.model import Outcome, Status
 
@@ -121,6 +122,32 @@ def endpoint(backend: Cli, env: Any) -> Endpoint | str:
                 "own port, which must be 1024 or above inside the sandbox; serve it on a higher "
                 "port or set network: true")
     return Endpoint(host.lower(), port, loopback)
+
+
+def git_identity(env: dict[str, str], home: Path) -> str | None:
+    """A global git config holding only the user's name and email (their own
+    ~/.gitconfig is out of view, and may hold credentials or commands), so
+    the CLI's commits carry them; its path, or None when git has none."""
+    git = shutil.which("git", path=env.get("PATH"))
+    if git is None:
+        return None
+    try:
+        found = subprocess.run([git, "config", "--global", "--get-regexp", r"^user\.(name|email)$"],
+                               env=env, capture_output=True, text=True, timeout=10,
+                               stdin=subprocess.DEVNULL).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = [ln.split(" ", 1) for ln in found.splitlines() if " " in ln]
+    if not lines:
+        return None
+    def quoted(value: str) -> str:
+        value = " ".join(value.split()).replace("\\", "\\\\").replace('"', '\\"')
+        return f'"{value}"'
+
+    text = "[user]\n" + "".join(f"\t{k.split('.', 1)[1]} = {quoted(v)}\n" for k, v in lines)
+    path = home / "zapcli-gitconfig"
+    write_files(home, {path.name: text})
+    return str(path)
 
 
 # ------------------------------------------------------------------ the broker
@@ -309,15 +336,19 @@ class Confined:
         node = shutil.which("node", path=env.get("PATH"))
         # node: the folder of its binary (a version manager's holds node alone, and the links
         # of global packages); Python (for the relay): its standard library's prefix
+        roots = [req.workspace, req.cwd, *self.policy.writable]
         show = [install_root(program), *([os.path.dirname(os.path.realpath(node))] if node else []),
-                os.path.realpath(sys.base_prefix), self.python, os.path.dirname(RELAY),
-                req.workspace, req.cwd]
+                os.path.realpath(sys.base_prefix), self.python, os.path.dirname(RELAY), *roots,
+                *filter(None, (git_common(r) for r in roots))]  # a --worktree tree's repository
         assert self.broker is not None
         policy, notes = whole(self.policy, home=str(req.config_home), hide=user_homes(env),
                               show=show)
         policy = replace(policy, readonly=(*policy.readonly, str(self.broker.folder)))
         self.policy, self.notes = policy, notes
         home = os.path.realpath(req.config_home)
+        identity = git_identity(env, Path(home))  # from the user's own config, before HOME moves
+        if identity:
+            env["GIT_CONFIG_GLOBAL"] = identity
         for var, rel in HOME_VARS.items():  # a folder out of view: the private home's instead
             value = env.get(var)
             if value and not in_view(policy, value):

@@ -140,7 +140,7 @@ def run_checks() -> tuple[list[Check], Settings]:
 
 
 def _sandbox() -> Check:
-    """Whether the built-in agent's commands can run in the sandbox (asked of
+    """Whether the built-in agent's commands and the agent CLIs can run in the sandbox (asked of
     the kernel again, and the answer spawn uses cached anew), and if not,
     what is missing."""
     import subprocess
@@ -150,8 +150,8 @@ def _sandbox() -> Check:
 
     found = bwrap.cached(state_dir(), fresh=True)
     if not found.ok:
-        return Check("sandbox", False, "commands of the built-in agent run WITHOUT a sandbox "
-                     "(spawn says so)", [found.missing, found.fix])
+        return Check("sandbox", False, "the built-in agent's commands and the agent CLIs run "
+                     "WITHOUT a sandbox (spawn says so)", [found.missing, found.fix])
     try:
         version = subprocess.run([found.program, "--version"], capture_output=True, text=True,
                                  timeout=10).stdout.strip() or found.program
@@ -159,7 +159,9 @@ def _sandbox() -> Check:
         version = found.program
     return Check("sandbox", True, f"{version} ({found.program}): the built-in agent's commands "
                  "run in their own pid namespace, read-only but the writable roots, the network "
-                 "as each definition says")
+                 "as each definition says; an agent CLI runs there as a whole, its private home "
+                 "writable, your home out of view, the network on unless its definition says "
+                 "network: false (then its model's endpoint only)")
 
 
 def _definitions(catalog: Any) -> Check:

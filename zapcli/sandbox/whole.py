@@ -53,6 +53,27 @@ def install_root(program: str) -> str:
     return real
 
 
+def git_common(root: str) -> str | None:
+    """The common folder (config, refs, objects) of the repository `root` is
+    a linked worktree of (`.git` a file naming its folder there), which git
+    in that tree reads; None for anything else."""
+    try:
+        with open(os.path.join(root, ".git"), encoding="utf-8") as fh:
+            line = fh.read(4096).strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    admin = os.path.realpath(os.path.join(root, line[len("gitdir:"):].strip()))
+    try:
+        with open(os.path.join(admin, "commondir"), encoding="utf-8") as fh:
+            common = fh.read(4096).strip() or "."
+    except (OSError, UnicodeDecodeError):
+        return None
+    found = os.path.realpath(os.path.join(admin, common))
+    return found if os.path.isdir(found) else None
+
+
 def whole(policy: Policy, *, home: str, hide: Iterable[str] = (), show: Iterable[str] = (),
           ) -> tuple[Policy, list[str]]:
     """(the policy for a whole program, notes on what could not be hidden).
