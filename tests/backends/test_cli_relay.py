@@ -12,7 +12,8 @@ from pathlib import Path
 
 from tests.redteam.harness import Listener
 from tests.sandbox.conftest import FOUND, needs_bwrap
-from zapcli.backends.cli_sandbox import PROXY_PORT, RELAY, Broker, Endpoint, endpoint
+from zapcli.backends.cli_broker import Broker
+from zapcli.backends.cli_sandbox import PROXY_PORT, RELAY, Endpoint, endpoint
 from zapcli.backends.registry import get
 from zapcli.sandbox import bwrap
 from zapcli.sandbox.policy import resolve

@@ -1,10 +1,12 @@
 """An agent CLI's whole process in zapcli's sandbox (issue 27 item 10), the
 runner's side: `confine` decides it, `Confined` turns the CLI's request and
-launch into ones that run under bubblewrap, and its `Broker` answers,
-outside, what the CLI reaches through the wall.
+launch into ones that run under bubblewrap; its `Broker`
+(`zapcli.backends.cli_broker`) answers, outside, what the CLI reaches
+through the wall.
 
 Imports `zapcli.backends.sandboxed` (the policy for the approval mode and the
-definition), `zapcli.sandbox` (`whole`, `bwrap`, the relay),
+definition), `zapcli.sandbox` (`whole`, `bwrap`, the relay), `cli_broker`,
+`cli_home`, `cli_request` (zapcli's own servers' names),
 `zapcli.backends.clis.base`, `zapcli.redact`, `zapcli.supervisor.launch`.
 
 The whole CLI — its own file tools as much as every command it starts —
@@ -33,17 +35,17 @@ from __future__ import annotations
 import ipaddress
 import os
 import shutil
-import socket
 import stat
 import subprocess
 import sys
-import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from zapcli.backends.cli_broker import Broker
 from zapcli.backends.cli_home import write_files
+from zapcli.backends.cli_request import APPROVAL_SERVER, TEAM_SERVER
 from zapcli.backends.clis.base import Cli, CliLaunch, CliRequest, McpServer
 from zapcli.redact import is_secret_name
 from zapcli.sandbox import bwrap, relay
@@ -54,7 +56,6 @@ from zapcli.trail.model import Outcome, Status
 
 SOCKETS = "zapcli-sockets"  # in the private home: the relay's sockets, read-only inside
 RELAY = os.path.realpath(relay.__file__)
-MAX_SESSIONS = 8  # live sessions of one MCP server: more is a loop, not a CLI
 PROXY_PORT = 3128
 NESTED_ID = 1000  # the uid and gid root's codex has inside (outside, its files are root's)  # the relay's HTTP proxy, on the sandbox's own loopback
 # what an MCP server starts with besides its own `env`, as the MCP SDK's stdio client gives it
@@ -150,116 +151,6 @@ def git_identity(env: dict[str, str], home: Path) -> str | None:
     return str(path)
 
 
-# ------------------------------------------------------------------ the broker
-
-
-class Broker:
-    """The sockets bound into the sandbox, answered outside: each connection
-    is one session of an MCP server (a child of the runner, in its process
-    group and carrying the subagent's marker, so kill and the leftover sweep
-    reach it) or one TCP connection to the model's endpoint."""
-
-    def __init__(self, folder: Path):
-        self.folder = folder
-        self._fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        self._listeners: list[socket.socket] = []
-        self._procs: dict[str, list[subprocess.Popen[bytes]]] = {}
-        self._lock = threading.Lock()
-
-    def _bind(self, name: str) -> tuple[socket.socket, str]:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.bind(f"/proc/self/fd/{self._fd}/{name}")  # a path of any length
-        os.chmod(f"/proc/self/fd/{self._fd}/{name}", 0o600)
-        sock.listen(16)
-        self._listeners.append(sock)
-        return sock, str(self.folder / name)
-
-    def _accept(self, sock: socket.socket, serve: Any) -> None:
-        while True:
-            try:
-                conn, _ = sock.accept()
-            except OSError:  # closed
-                return
-            threading.Thread(target=serve, args=(conn,), daemon=True,
-                             name="zapcli-broker").start()
-
-    def mcp(self, name: str, server: McpServer, env: dict[str, str], cwd: str) -> str:
-        """A socket whose every connection starts `server` outside; its path."""
-        sock, path = self._bind(f"mcp-{name}.sock")
-        threading.Thread(target=self._accept, daemon=True, name="zapcli-broker", args=(
-            sock, lambda conn: self._start(name, conn, server, env, cwd))).start()
-        return path
-
-    def _start(self, name: str, conn: socket.socket, server: McpServer, env: dict[str, str],
-               cwd: str) -> None:
-        with self._lock:
-            live = [p for p in self._procs.get(name, []) if p.poll() is None]
-            if len(live) >= MAX_SESSIONS:
-                conn.close()
-                return
-            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
-            log = os.open(f"mcp-{name}.log", flags, 0o600, dir_fd=self._fd)
-            try:
-                proc = subprocess.Popen([server.command, *server.args], stdin=conn.fileno(),
-                                        stdout=conn.fileno(), stderr=log, env=env,
-                                        cwd=server.cwd or cwd, close_fds=True)
-                live.append(proc)
-            except OSError as exc:
-                os.write(log, f"zapcli could not start {server.command}: {exc}\n".encode())
-            finally:
-                os.close(log)
-                conn.close()
-            self._procs[name] = live
-
-    def tcp(self, name: str, host: str, port: int) -> str:
-        """A socket whose every connection is carried to host:port; its path."""
-        sock, path = self._bind(f"net-{name}.sock")
-
-        def carry(conn: socket.socket) -> None:
-            try:
-                upstream = socket.create_connection((host, port), timeout=30)
-                upstream.settimeout(None)
-            except OSError:
-                conn.close()
-                return
-            back = threading.Thread(target=relay.pump, args=(upstream, conn), daemon=True)
-            back.start()
-            relay.pump(conn, upstream)
-            back.join()
-            conn.close()
-            upstream.close()
-
-        threading.Thread(target=self._accept, args=(sock, carry), daemon=True,
-                         name="zapcli-broker").start()
-        return path
-
-    def close(self) -> None:
-        """Stop answering; servers still running are ended (the runner's tree
-        kill has usually ended them already)."""
-        for sock in self._listeners:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            sock.close()
-        self._listeners.clear()
-        with self._lock:
-            procs = [p for live in self._procs.values() for p in live]
-        for proc in procs:
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(2)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        try:
-            os.close(self._fd)
-        except OSError:
-            pass
-
-
 def _fresh_folder(home: Path) -> Path:
     """The sockets folder, made anew (0700): whatever a copied home (or the
     CLI, in an earlier run) left at that name, a link included, goes first."""
@@ -297,7 +188,8 @@ class Confined:
 
     def _server_env(self, server: McpServer, own: dict[str, str]) -> dict[str, str]:
         env = {k: os.environ[k] for k in SERVER_ENV if os.environ.get(k)}
-        env.update(own)
+        if server.name in (APPROVAL_SERVER, TEAM_SERVER):  # zapcli's: its state and session
+            env.update(own)
         env.update(server.env)
         env[MARKER] = self.sid
         return env
@@ -327,17 +219,20 @@ class Confined:
                        approval_server=through(req.approval_server) if req.approval_server
                        else None)
 
-    def wrap(self, launch: CliLaunch, req: CliRequest) -> CliLaunch:
+    def wrap(self, launch: CliLaunch, req: CliRequest, command: list[str]) -> CliLaunch:
         """The launch under bubblewrap: the policy made whole for this CLI, its
         environment pointed at what it can see, the relay in front when the
-        network is off."""
+        network is off. `command`: the program as config.yaml or PATH gave it
+        (a wrapper's script among its arguments is shown too)."""
         env = dict(launch.env)
         program = launch.argv[0]
         node = shutil.which("node", path=env.get("PATH"))
         # node: the folder of its binary (a version manager's holds node alone, and the links
         # of global packages); Python (for the relay): its standard library's prefix
         roots = [req.workspace, req.cwd, *self.policy.writable]
-        show = [install_root(program), *([os.path.dirname(os.path.realpath(node))] if node else []),
+        named = [install_root(a) for a in command[1:] if os.path.isabs(a) and os.path.isfile(a)]
+        show = [install_root(program), *named,
+                *([os.path.dirname(os.path.realpath(node))] if node else []),
                 os.path.realpath(sys.base_prefix), self.python, os.path.dirname(RELAY), *roots,
                 *filter(None, (git_common(r) for r in roots))]  # a --worktree tree's repository
         assert self.broker is not None

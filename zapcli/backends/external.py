@@ -71,7 +71,7 @@ def run_cli(backend: Cli, ctx: RunContext) -> Outcome:
         launch = backend.launch(req, command)
         cli_home.write_files(req.config_home, launch.files)
         if box is not None:
-            launch = box.wrap(launch, req)
+            launch = box.wrap(launch, req, command)
         sandbox = [*(box.diagnostics() if box is not None else []),
                    *backend.sandbox_diagnostics(req)]
         for diag in [*plan.diagnostics, *launch.diagnostics, *sandbox]:
