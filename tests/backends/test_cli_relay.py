@@ -54,7 +54,7 @@ def test_network_off_reaches_the_model_endpoint_and_nothing_else(tmp_path: Path)
     (home / "sockets").mkdir()
     broker = Broker(home / "sockets")
     try:
-        path = broker.tcp("model", "127.0.0.1", model.port)
+        path = broker.tcp("127.0.0.1", model.port)
         relay = [sys.executable, "-I", "-S", RELAY, "run", "--tcp", f"{model.port}={path}",
                  "--connect", f"{PROXY_PORT}=127.0.0.1:{model.port}={path}", "--"]
         res = subprocess.run([*bwrap.argv(policy, FOUND.program), *relay, sys.executable, "-I",

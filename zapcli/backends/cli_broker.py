@@ -54,10 +54,14 @@ class Broker:
                              name="zapcli-broker").start()
 
     def mcp(self, name: str, server: McpServer, env: dict[str, str], cwd: str) -> str:
-        """A socket whose every connection starts `server` outside; its path."""
-        sock, path = self._bind(f"mcp-{name}.sock")
+        """A socket whose every connection starts `server` outside; its path.
+        Files are named by number (a server's name is any text); its log
+        (the server's stderr) says which server it is."""
+        slot = f"mcp-{len(self._procs)}"
+        self._procs[slot] = []
+        sock, path = self._bind(f"{slot}.sock")
         threading.Thread(target=self._accept, daemon=True, name="zapcli-broker", args=(
-            sock, lambda conn: self._start(name, conn, server, env, cwd))).start()
+            sock, lambda conn: self._start(slot, conn, server, env, cwd))).start()
         return path
 
     def _start(self, name: str, conn: socket.socket, server: McpServer, env: dict[str, str],
@@ -68,7 +72,8 @@ class Broker:
                 conn.close()
                 return
             flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
-            log = os.open(f"mcp-{name}.log", flags, 0o600, dir_fd=self._fd)
+            log = os.open(f"{name}.log", flags, 0o600, dir_fd=self._fd)
+            os.write(log, f"zapcli: MCP server {server.name!r} started\n".encode())
             try:
                 proc = subprocess.Popen([server.command, *server.args], stdin=conn.fileno(),
                                         stdout=conn.fileno(), stderr=log, env=env,
@@ -81,9 +86,9 @@ class Broker:
                 conn.close()
             self._procs[name] = live
 
-    def tcp(self, name: str, host: str, port: int) -> str:
+    def tcp(self, host: str, port: int) -> str:
         """A socket whose every connection is carried to host:port; its path."""
-        sock, path = self._bind(f"net-{name}.sock")
+        sock, path = self._bind(f"net-{len(self._listeners)}.sock")
 
         def carry(conn: socket.socket) -> None:
             try:

@@ -267,7 +267,7 @@ class Confined:
         """The relay in front of the CLI: its model endpoint, and nothing else."""
         assert self.broker is not None and self.endpoint is not None
         ep = self.endpoint
-        path = self.broker.tcp("model", ep.host, ep.port)
+        path = self.broker.tcp(ep.host, ep.port)
         if ep.loopback:
             opts = ["--tcp", f"{ep.port}={path}"]
         else:
