@@ -56,8 +56,8 @@ from zapcli.trail.model import Outcome, Status
 
 SOCKETS = "zapcli-sockets"  # in the private home: the relay's sockets, read-only inside
 RELAY = os.path.realpath(relay.__file__)
-PROXY_PORT = 3128
-NESTED_ID = 1000  # the uid and gid root's codex has inside (outside, its files are root's)  # the relay's HTTP proxy, on the sandbox's own loopback
+PROXY_PORT = 3128  # the relay's HTTP proxy, on the sandbox's own loopback
+NESTED_ID = 1000  # the uid and gid root's codex has inside (outside, its files are root's)
 # what an MCP server starts with besides its own `env`, as the MCP SDK's stdio client gives it
 SERVER_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG")
 HOME_VARS = {"HOME": "", "XDG_CONFIG_HOME": ".config", "XDG_DATA_HOME": ".local/share",

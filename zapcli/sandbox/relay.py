@@ -120,17 +120,26 @@ def _proxy(client: socket.socket, target: str, path: str) -> None:
 
 
 def _listen(port: int, serve: object) -> None:
-    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("127.0.0.1", port))
-    srv.listen(64)
+    """Accept on 127.0.0.1:port, and on [::1]:port where the sandbox has IPv6
+    (a `localhost` endpoint may resolve to either)."""
+    for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        srv = socket.socket(family, socket.SOCK_STREAM)
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            srv.bind((host, port))
+        except OSError:
+            if family == socket.AF_INET:
+                raise
+            srv.close()
+            continue
+        srv.listen(64)
 
-    def loop() -> None:
-        while True:
-            client, _ = srv.accept()
-            threading.Thread(target=serve, args=(client,), daemon=True).start()  # type: ignore[arg-type]
+        def loop(srv: socket.socket = srv) -> None:
+            while True:
+                client, _ = srv.accept()
+                threading.Thread(target=serve, args=(client,), daemon=True).start()  # type: ignore[arg-type]
 
-    threading.Thread(target=loop, daemon=True).start()
+        threading.Thread(target=loop, daemon=True).start()
 
 
 def run(argv: list[str]) -> int:
