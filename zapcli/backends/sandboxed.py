@@ -1,5 +1,7 @@
 """The runner's side of the sandbox (SPEC §18) for the backends that run
-commands themselves: the built-in agent's toolset and `--cli sh`.
+commands themselves: the built-in agent's toolset and `--cli sh`; and the
+policy an agent CLI runs in as a whole (`cli_policy`, built on by
+`zapcli.backends.cli_sandbox`).
 
 Imports `zapcli.host.sandbox`, `zapcli.sandbox`, `zapcli.trail`. The spawn
 record's `sandbox` ("auto", "on", "off") was decided at spawn; here the
@@ -62,3 +64,16 @@ def shell_prefix(ctx: Any) -> Any:
     from zapcli.sandbox import bwrap
 
     return tuple(bwrap.argv(prepared.policy, prepared.bwrap))
+
+
+def cli_policy(ctx: Any) -> Any:
+    """The policy an agent CLI's whole process starts from: its commands'
+    rules for its approval mode and definition (None: unsandboxed, said in a
+    diagnostic unless `--no-sandbox` asked for that), or the `failed`
+    Outcome. Its network is on unless the definition's `sandbox:` leaves it
+    off: the CLI itself must reach its model."""
+    from zapcli.definitions.model import SandboxSpec
+
+    spec = SandboxSpec.from_dict((ctx.spawn.definition or {}).get("sandbox"))
+    spec = SandboxSpec(network=True) if spec is None else spec
+    return _prepared(ctx.sid, ctx.spawn, ctx.writer, mode=ctx.spawn.approval, spec=spec)

@@ -78,8 +78,8 @@ def spawn(
     attempts: Optional[int] = typer.Option(None, "--attempts", help="Start N attempts at the task, each in its own worktree (zapcli attempts compares them, zapcli pick keeps one).", metavar="N"),
     attempt_cli: Optional[list[str]] = typer.Option(None, "--attempt-cli", help="Backends for the attempts, used in turn: claude,codex (implies --attempts).", metavar="LIST"),
     attempt_model: Optional[list[str]] = typer.Option(None, "--attempt-model", help="Models for the attempts, used in turn (implies --attempts).", metavar="LIST"),
-    sandbox: bool = typer.Option(False, "--sandbox", help="Run its commands in the OS sandbox, or refuse to start (the built-in agent's default where this machine can; sh: only with this flag).", metavar=""),
-    no_sandbox: bool = typer.Option(False, "--no-sandbox", help="Run its commands without the sandbox.", metavar=""),
+    sandbox: bool = typer.Option(False, "--sandbox", help="Run its commands (an agent CLI: the whole CLI) in the OS sandbox, or refuse to start (the default of the built-in agent and the agent CLIs where this machine can; sh: only with this flag).", metavar=""),
+    no_sandbox: bool = typer.Option(False, "--no-sandbox", help="Run its commands (an agent CLI: the whole CLI) without the sandbox.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Start a subagent in the background and print its id at once.

@@ -140,7 +140,7 @@ def run_checks() -> tuple[list[Check], Settings]:
 
 
 def _sandbox() -> Check:
-    """Whether the built-in agent's commands can run in the sandbox (asked of
+    """Whether the built-in agent's commands and the agent CLIs can run in the sandbox (asked of
     the kernel again, and the answer spawn uses cached anew), and if not,
     what is missing."""
     import subprocess
@@ -150,8 +150,8 @@ def _sandbox() -> Check:
 
     found = bwrap.cached(state_dir(), fresh=True)
     if not found.ok:
-        return Check("sandbox", False, "commands of the built-in agent run WITHOUT a sandbox "
-                     "(spawn says so)", [found.missing, found.fix])
+        return Check("sandbox", False, "the built-in agent's commands and the agent CLIs run "
+                     "WITHOUT a sandbox (spawn says so)", [found.missing, found.fix])
     try:
         version = subprocess.run([found.program, "--version"], capture_output=True, text=True,
                                  timeout=10).stdout.strip() or found.program
@@ -169,7 +169,9 @@ def _sandbox() -> Check:
             "the network ON whatever a definition says")
     return Check("sandbox", True, f"{version} ({found.program}): the built-in agent's commands "
                  "run in their own pid namespace, read-only but the writable roots and a capped "
-                 f"scratch folder, {what}", lacks, warning=bool(lacks))
+                 f"scratch folder, {what}; an agent CLI runs there as a whole, its private home "
+                 "writable, your home out of view, the network on unless its definition says "
+                 "network: false (then its model's endpoint only)", lacks, warning=bool(lacks))
 
 
 def _definitions(catalog: Any) -> Check:

@@ -86,8 +86,11 @@ def argv(policy: Policy, bwrap: str, *, root: bool | None = None, keep: Iterable
         out += ["--unshare-user", "--disable-userns"]
     out += ["--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             *_size(policy), "--tmpfs", "/dev/shm"]
+    if policy.own_tmp:  # before the mounts below it; capped like the scratch folder
+        out += [*_size(policy), "--tmpfs", "/tmp"]
+    own = ("/tmp",) if policy.own_tmp else ()  # a /tmp of its own holds no host socket
     hiding = sockets.plan(network=policy.network or not hide_sockets, writable=policy.writable,
-                          scratch=policy.scratch, hidden=policy.hidden,
+                          scratch=policy.scratch, hidden=(*policy.hidden, *own),
                           declared=policy.sockets, keep=keep)
     for path, how in _order(policy, hiding):
         out += {"hide": ["--tmpfs", path], "rw": ["--bind", path, path],

@@ -39,12 +39,15 @@ class Policy:
     scratch: str = ""
     scratch_size: int = SCRATCH_SIZE
     sockets: tuple[str, ...] = ()
+    # a whole program in the sandbox (an agent CLI, `zapcli.sandbox.whole`): /tmp is an
+    # empty writable folder of its own; what is bound under /tmp comes back above it
+    own_tmp: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"network": self.network, "writable": list(self.writable),
                 "readonly": list(self.readonly), "hidden": list(self.hidden),
                 "scratch": self.scratch, "scratch_size": self.scratch_size,
-                "sockets": list(self.sockets)}
+                "sockets": list(self.sockets), **({"own_tmp": True} if self.own_tmp else {})}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Policy:
@@ -56,7 +59,7 @@ class Policy:
                    readonly=paths("readonly"), hidden=paths("hidden"),
                    scratch=str(data.get("scratch") or ""),
                    scratch_size=size if isinstance(size, int) and size >= 0 else SCRATCH_SIZE,
-                   sockets=paths("sockets"))
+                   sockets=paths("sockets"), own_tmp=bool(data.get("own_tmp")))
 
     def describe(self) -> str:
         """One line for a person (the trail's start diagnostic, doctor)."""
