@@ -51,8 +51,8 @@ def _snoop_script() -> list[dict]:
     command may make a link, its target is only text), then every file tool
     on the hidden folders by name and through the links."""
     links = ("ln -s {STATE}/mcp/http-4242.token tok; ln -s {STATE}/subagents subs; "
-             "ln -s {CONFIG} conf; mkdir -p docs .agents/skills/helper; "
-             "ln -s {STATE}/mcp/http-4242.token docs/notes.md; "
+             "ln -s {CONFIG} conf; "
+             "ln -sf {STATE}/mcp/http-4242.token docs/notes.md; "
              "ln -sf {STATE}/mcp/http-4242.token .agents/skills/helper/SKILL.md; echo linked")
     snoop = [("glob", {"pattern": "*.token", "path": "{STATE}/mcp"}),
              ("glob", {"pattern": "**/*.env", "path": "{STATE}"}),
@@ -82,7 +82,7 @@ def test_file_tools_see_nothing_the_sandbox_hides(attacker):
         actor = attacker(keys, srv.base_url)
         srv.variables.update(STATE=str(actor.home), CONFIG=str(actor.config))
         for folder in (actor.home / "mcp", actor.home / "subagents", actor.config / "subagents",
-                       actor.work / ".agents" / "skills" / "helper"):
+                       actor.work / ".agents" / "skills" / "helper", actor.work / "docs"):
             folder.mkdir(parents=True, exist_ok=True)
         (actor.home / "mcp" / "http-4242.token").write_text(token + "\n")
         (actor.home / "subagents" / "sa_0ther000.env").write_text(f"OTHER_KEY={queued}\n")
@@ -93,12 +93,15 @@ def test_file_tools_see_nothing_the_sandbox_hides(attacker):
             "knowledge: [{name: docs, path: docs}]\n")
         (actor.work / ".agents" / "skills" / "helper" / "SKILL.md").write_text(
             "---\nname: helper\ndescription: helps\n---\nbe helpful\n")
-        actor.own(actor.home, actor.config, actor.work / ".agents")
+        (actor.work / "docs" / "notes.md").write_text("zaptest notes, harmless\n")
+        actor.own(actor.home, actor.config, actor.work / ".agents", actor.work / "docs")
         sid = actor.spawn("--agent", "snoop", "--approval", "full", "look around")
         assert actor.wait(sid) == "completed", actor("output", sid).out
         seen = json.dumps(srv.requests)
         results = [str(m.get("content")) for m in srv.requests[-1]["messages"]
                    if m.get("role") == "tool"]
+    if os.environ.get("SHOW_RESULTS"):
+        print("\n---\n".join(results))
     assert len(results) == 16, results  # the links, then every snooping call got its answer
     trails = "".join(p.read_text(errors="replace") for p in actor.home.glob("subagents/*.jsonl"))
     for secret, where in ((token, "the MCP server's token"), (queued, "a queued .env"),

@@ -57,6 +57,16 @@ def names(configured: dict[str, Any] | None = None) -> tuple[str, ...]:
     return known + tuple(sorted(n for n in (configured or {}) if n not in known))
 
 
+def control_files() -> tuple[str, ...]:
+    """The one list of control files (`zapcli.control`): what no backend owns
+    and every registered backend's `control_files`, plugins' included. Imports
+    every backend: for the runner that builds a sandbox or an approver, never
+    for a hot command."""
+    from zapcli import control
+
+    return control.names(name for backend in every().values() for name in backend.control_files)
+
+
 def problems() -> list[str]:
     """Why each installed backend plugin cannot be used."""
     return SEAM.problems()

@@ -2,7 +2,9 @@
 `prepare` decides (on, off, or refused) and says why in diagnostics;
 `open_sandbox` builds the long-lived one the tools use.
 
-Imports `zapcli.sandbox`, `zapcli.definitions.model`, `zapcli.paths`.
+Imports `zapcli.sandbox`, `zapcli.definitions.model`, `zapcli.paths`,
+`zapcli.control`. The caller that knows the backends passes the one list of
+control files in (`zapcli.backends.registry.control_files`).
 `choice` is the spawn record's `sandbox`: "auto" (the built-in agent's
 default: sandboxed where this machine can, and otherwise a diagnostic,
 never a silent downgrade), "on" (asked for: refused where it cannot be),
@@ -44,24 +46,47 @@ def _diag(name: str, message: str) -> dict[str, str]:
     return {"dimension": "sandbox", "name": name, "message": message}
 
 
+def records() -> str:
+    """Where the control files' placeholders are recorded (`<state>/placeholders`)."""
+    from zapcli.paths import placeholders_dir
+
+    return str(placeholders_dir())
+
+
+def full_mode_note(mode: str, control: Iterable[str]) -> list[dict[str, str]]:
+    """`full` mode lifts the control files' protection: said, never silent."""
+    if mode != "full":
+        return []
+    names = ", ".join(control)
+    return [_diag("control_files", "full approval mode: commands and file tools may write the "
+                  f"control files of the workspace ({names}), which other programs read as "
+                  "configuration that runs commands; any other mode keeps them read-only")]
+
+
 def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[str],
-            spec: SandboxSpec | None, scratch: Path) -> Prepared:
-    """The policy for `choice`, or why there is none. Creates `scratch` (0700)."""
+            spec: SandboxSpec | None, scratch: Path,
+            control: tuple[str, ...] | None = None) -> Prepared:
+    """The policy for `choice`, or why there is none. Creates `scratch` (0700).
+    `control`: the one list of control files (None: the names no backend owns)."""
+    from zapcli import control as control_list
+
+    names = control_list.names() if control is None else control
+    said = full_mode_note(mode, names)
     if choice not in ("auto", "on"):
-        return Prepared()
+        return Prepared(diagnostics=said)
     found = probe()
     if not found.ok:
         if choice == "on":
             return Prepared(refused=f"the sandbox was asked for, but {found.missing}; {found.fix}")
-        return Prepared(diagnostics=[_diag("unavailable", bwrap.unavailable(found))])
+        return Prepared(diagnostics=[_diag("unavailable", bwrap.unavailable(found)), *said])
     from zapcli.paths import control_roots, make_dirs
 
     make_dirs(scratch)
     policy, notes = resolve(mode, workspace=workspace, writable_roots=writable_roots,
                             network=bool(spec and spec.network),
                             writable=spec.writable if spec else None, scratch=str(scratch),
-                            hidden=control_roots())
-    return Prepared(policy, found.program, [_diag("writable", n) for n in notes])
+                            hidden=control_roots(), control=names)
+    return Prepared(policy, found.program, [_diag("writable", n) for n in notes] + said)
 
 
 def open_sandbox(prepared: Prepared, on_start: Callable[[int], None] | None = None) -> Any:
@@ -70,5 +95,5 @@ def open_sandbox(prepared: Prepared, on_start: Callable[[int], None] | None = No
         return None
     from zapcli.sandbox.session import Sandbox
 
-    return Sandbox(prepared.policy, prepared.bwrap, on_start=on_start)
+    return Sandbox(prepared.policy, prepared.bwrap, on_start=on_start, records=records())
 

@@ -44,13 +44,15 @@ def _order(policy: Policy) -> list[tuple[str, str]]:
     writable workspace inside a hidden folder (or the reverse) comes out right."""
     ops = ([(p, "hide") for p in policy.hidden] + [(p, "rw") for p in policy.writable]
            + ([(policy.scratch, "rw")] if policy.scratch else [])
-           + [(p, "ro") for p in policy.readonly])
+           + [(p, "ro") for p in (*policy.readonly, *policy.placeholders)])
     rank = {"hide": 0, "rw": 1, "ro": 2}
     return sorted(ops, key=lambda op: (op[0].rstrip("/").count("/"), rank[op[1]]))
 
 
 def argv(policy: Policy, bwrap: str, *, root: bool | None = None) -> list[str]:
-    """bwrap and its options, up to and including `--`: append the command."""
+    """bwrap and its options, up to and including `--`: append the command.
+    The policy's placeholders must exist (`placeholders.hold`): bwrap refuses
+    to start on a missing one rather than leave the name writable."""
     root = os.geteuid() == 0 if root is None else root
     out = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     if not policy.network:

@@ -10,7 +10,8 @@ the working folder outside one. Pids are the sandbox's own: signals and
 liveness go through the helper (`SandboxedProcess.signal_group`,
 `group_alive`); nothing outside is ever signalled by a sandbox pid. When the
 helper or bwrap dies, its commands count as killed and the next command
-starts a fresh sandbox.
+starts a fresh sandbox. The control files' placeholders are made (and held)
+before bwrap starts and let go of once it has ended (`placeholders`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from zapcli.sandbox import placeholders
 from zapcli.sandbox.bwrap import argv as bwrap_argv
 from zapcli.sandbox.policy import Policy
 
@@ -78,8 +80,10 @@ class Sandbox:
     """Started lazily by `run`; `close` ends it and everything in it."""
 
     def __init__(self, policy: Policy, bwrap: str, *, python: str = sys.executable,
-                 on_start: Callable[[int], None] | None = None):
+                 on_start: Callable[[int], None] | None = None, records: str = ""):
         self.policy, self.bwrap, self.python, self.on_start = policy, bwrap, python, on_start
+        self.records = records  # where placeholders are recorded (zapcli's state)
+        self._held: placeholders.Held | None = None
         self._start_lock = threading.Lock()
         self._send_lock = threading.Lock()
         self._cond = threading.Condition()
@@ -93,7 +97,8 @@ class Sandbox:
         self.starts = 0
 
     def argv(self, fd: int) -> list[str]:
-        return [*bwrap_argv(self.policy, self.bwrap), self.python, "-I", "-S", INNER, str(fd)]
+        policy = self._held.policy if self._held is not None else self.policy
+        return [*bwrap_argv(policy, self.bwrap), self.python, "-I", "-S", INNER, str(fd)]
 
     def _start(self) -> socket.socket:
         with self._start_lock:
@@ -108,6 +113,7 @@ class Sandbox:
                 if self._proc.stderr is not None:
                     self._proc.stderr.close()
             self._reset()
+            self._hold()
             host, inner = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             try:
                 self._proc = subprocess.Popen(
@@ -116,6 +122,7 @@ class Sandbox:
                     pass_fds=(inner.fileno(),), start_new_session=True, close_fds=True)
             except OSError as exc:
                 host.close()
+                self._let_go()
                 raise SandboxError(f"the sandbox could not start: {exc}") from None
             finally:
                 inner.close()
@@ -126,6 +133,21 @@ class Sandbox:
             threading.Thread(target=self._read, args=(host, self._proc), daemon=True,
                              name="zapcli-sandbox").start()
             return host
+
+    def _hold(self) -> None:
+        """The placeholders made afresh for this start (a person may have
+        removed one since the last)."""
+        self._let_go()
+        try:
+            self._held = placeholders.hold(self.policy, self.records)
+        except OSError as exc:
+            raise SandboxError(f"the sandbox could not hold its control files read-only: "
+                               f"{exc}") from None
+
+    def _let_go(self) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            held.release()
 
     def _reset(self) -> None:
         """Forget a sandbox that ended: its commands count as killed."""
@@ -260,3 +282,5 @@ class Sandbox:
             proc.wait()
         if proc.stderr is not None:
             proc.stderr.close()
+        with self._start_lock:
+            self._let_go()  # bwrap has ended: nothing mounts them any more

@@ -149,6 +149,7 @@ class ClaudeBackend(CliBackend):
     install_hint = "npm install -g @anthropic-ai/claude-code"
     approval_hook = True  # --permission-prompt-tool: its asks become zapcli approval requests
     tested = ("2.1.328", "2.2")
+    control_files = (".claude",)  # settings.json hooks, commands, agents, skills
 
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         env = _environment(req)

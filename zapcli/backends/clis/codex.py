@@ -245,6 +245,7 @@ class CodexBackend(CliBackend):
     genai_provider = "openai"
     install_hint = "npm install -g @openai/codex"
     tested = ("0.169.0", "0.170")
+    control_files = (".codex",)  # the project's config.toml: MCP servers, profiles, hooks
     # its thread index stores each rollout's absolute path: a copy would resume
     # (and append to) the OLD home's rollout; without it codex finds the copy's
     resume_drop = ("state_*.sqlite*",)

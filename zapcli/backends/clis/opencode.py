@@ -168,6 +168,7 @@ class OpencodeBackend(CliBackend):
     genai_provider = "openai"
     install_hint = "npm install -g opencode-ai"
     tested = ("1.18.33", "1.19")
+    control_files = ("opencode.json", "opencode.jsonc", ".opencode")  # MCP servers, plugins
 
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         perm, diags = permissions(req)
