@@ -100,8 +100,6 @@ def test_file_tools_see_nothing_the_sandbox_hides(attacker):
         seen = json.dumps(srv.requests)
         results = [str(m.get("content")) for m in srv.requests[-1]["messages"]
                    if m.get("role") == "tool"]
-    if os.environ.get("SHOW_RESULTS"):
-        print("\n---\n".join(results))
     assert len(results) == 16, results  # the links, then every snooping call got its answer
     trails = "".join(p.read_text(errors="replace") for p in actor.home.glob("subagents/*.jsonl"))
     for secret, where in ((token, "the MCP server's token"), (queued, "a queued .env"),

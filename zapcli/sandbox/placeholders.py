@@ -75,25 +75,19 @@ def _read_record(records: str, path: str) -> dict | None:
         return None
 
 
-def _write_record(records: str, path: str, st: os.stat_result | None = None) -> None:
-    """Best effort: a placeholder that cannot be recorded is still made (the
-    protection comes first); only a crash could then leave it behind."""
+def _write_record(records: str, path: str) -> None:
+    """Recorded before the folder is made, so a crash right after leaves it
+    sweepable. Best effort: a placeholder that cannot be recorded is still
+    made (the protection comes first); only a crash could then leave it."""
     try:
-        _write(records, path, st)
+        os.makedirs(records, mode=0o700, exist_ok=True)
+        target = _record_file(records, path)
+        tmp = f"{target}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump({"path": path}, fh)
+        os.replace(tmp, target)
     except OSError:
         pass
-
-
-def _write(records: str, path: str, st: os.stat_result | None) -> None:
-    os.makedirs(records, mode=0o700, exist_ok=True)
-    data: dict[str, object] = {"path": path}
-    if st is not None:
-        data.update(dev=st.st_dev, ino=st.st_ino, ctime_ns=st.st_ctime_ns)
-    target = _record_file(records, path)
-    tmp = f"{target}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh)
-    os.replace(tmp, target)
 
 
 def _drop_record(records: str, path: str) -> None:
@@ -103,17 +97,10 @@ def _drop_record(records: str, path: str) -> None:
         pass
 
 
-def _same(record: dict, st: os.stat_result) -> bool:
-    if "ino" not in record:  # made, then its maker died before it was recorded in full
-        return True
-    return (record.get("dev"), record.get("ino"), record.get("ctime_ns")) == (
-        st.st_dev, st.st_ino, st.st_ctime_ns)
-
-
 def _remove_if_placeholder(path: str, fd: int, records: str) -> None:
     """With the folder's exclusive lock held: remove it when it is a recorded
-    placeholder, empty, and still at `path`; forget its record when it is
-    not one any more."""
+    placeholder, empty, and still at `path`; forget its record when it holds
+    something now (it is the user's) or is gone."""
     record = _read_record(records, path) if records else None
     if record is None:
         return
@@ -122,9 +109,8 @@ def _remove_if_placeholder(path: str, fd: int, records: str) -> None:
     except OSError:
         _drop_record(records, path)
         return
-    if (here.st_dev, here.st_ino) != (held.st_dev, held.st_ino) or not _same(record, held):
-        _drop_record(records, path)  # not the folder that was made
-        return
+    if (here.st_dev, here.st_ino) != (held.st_dev, held.st_ino):
+        return  # another folder is there now: decide on that one when it is held
     if os.listdir(fd):
         _drop_record(records, path)  # it holds something now: it is the user's
         return
@@ -197,8 +183,6 @@ def _lock_folder(path: str, records: str, may_make: bool) -> tuple[int | None, b
         fcntl.flock(fd, fcntl.LOCK_SH)  # waits only for a remover's check
         try:
             if os.path.samestat(os.fstat(fd), os.lstat(path)):
-                if made and records:
-                    _write_record(records, path, os.fstat(fd))
                 return fd, made
         except OSError:
             pass
@@ -213,10 +197,25 @@ def hold(policy: Policy, records: str = "") -> Held:
     if records:
         sweep(records)
     held = Held(policy, records)
+    locked: set[str] = set()
+
+    def lock(path: str, make: bool) -> None:
+        for folder in _between(path, policy.writable):  # another's placeholder it lies in
+            if folder not in locked:
+                locked.add(folder)
+                fd, _ = _lock_folder(folder, records, may_make=False)
+                if fd is not None:
+                    held._locks.append((folder, fd))
+        if path not in locked:
+            locked.add(path)
+            fd, _ = _lock_folder(path, records, may_make=make)
+            if fd is not None:
+                held._locks.append((path, fd))
+
     kept: list[str] = []
     for path in policy.placeholders:
         try:
-            fd, _made = _lock_folder(path, records, may_make=True)
+            lock(path, True)
         except OSError as exc:
             if exc.errno == errno.EBUSY:
                 held.release()
@@ -225,14 +224,25 @@ def hold(policy: Policy, records: str = "") -> Held:
                               "can create it there")
             continue
         kept.append(path)
-        if fd is not None:
-            held._locks.append((path, fd))
     for path in policy.readonly:
         try:
-            fd, _made = _lock_folder(path, records, may_make=False)
+            lock(path, False)
         except OSError:
             continue
-        if fd is not None:
-            held._locks.append((path, fd))
     held.policy = replace(policy, placeholders=tuple(kept))
     return held
+
+
+def _between(path: str, roots: tuple[str, ...]) -> list[str]:
+    """The folders between the writable root `path` lies in and `path`,
+    outermost first (`.vscode` for `.vscode/tasks.json`): a placeholder
+    another sandbox made there must outlive this one's, so it is held too."""
+    root = max((r for r in roots if path.startswith(r.rstrip("/") + "/")), key=len, default=None)
+    if root is None:
+        return []
+    folders = []
+    folder = os.path.dirname(path)
+    while folder != root and folder.startswith(root.rstrip("/") + "/"):
+        folders.append(folder)
+        folder = os.path.dirname(folder)
+    return folders[::-1]
