@@ -211,7 +211,8 @@ def test_write_and_edit_ask_before_every_control_file(attacker):
 
 def test_a_killed_runners_placeholders_are_swept(zap):
     """A placeholder never stays in the user's folder: a runner killed with
-    SIGKILL leaves them, and the next zapcli that looks removes them."""
+    SIGKILL leaves them, and the observer that finds it lost removes them
+    (`zapcli gc` and the next sandbox do too)."""
     before = set(os.listdir(zap.cwd))
     sid = zap.spawn_sh("sleep 60", "--sandbox")
     runner = int(wait_until(lambda: next((r["pid"] for r in trail_records(zap.trail(sid))
@@ -220,8 +221,8 @@ def test_a_killed_runners_placeholders_are_swept(zap):
     git = zap("poll", "--no-wait", sid)  # nothing in the user's git is broken meanwhile
     assert git.returncode in (0, 3), git.err
     os.kill(runner, signal.SIGKILL)
-    wait_until(lambda: zap.status(sid) not in ("running",), 30)
-    zap("gc")
+    ended = wait_until(lambda: (st := zap.status(sid)) != "running" and st, 30)
+    assert ended == "lost", ended
     assert set(os.listdir(zap.cwd)) == before
 
 

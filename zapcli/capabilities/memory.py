@@ -101,6 +101,10 @@ class MemoryStore:
         FileNotFoundError when it does not exist (and not `create`),
         ValueError when a link or a file is in the way."""
         rel = os.path.join(self.rel, "daily") if daily else self.rel
+        if create and not self.base.exists():  # the workspace itself is trusted: made as it was
+            from zapcli.paths import make_dirs
+
+            make_dirs(self.base)
         base = os.open(self.base, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             if create:
