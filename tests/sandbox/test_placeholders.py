@@ -122,3 +122,22 @@ def test_bwrap_mounts_them_read_only_and_refuses_to_start_without_them(tmp_path)
     bare = subprocess.run([*argv(policy, FOUND.program), "true"], cwd=ws, capture_output=True)
     assert bare.returncode != 0  # never the names left writable
     wait_until(lambda: os.listdir(ws) == ["made"], 5)
+
+
+def test_an_approved_write_to_a_held_name_says_why_and_works_after(tmp_path, monkeypatch):
+    """A person approved writing `.envrc`, which did not exist when the
+    sandbox started: the tool says it is held, writes nothing through it,
+    and writes it once the run's sandbox has ended."""
+    from zapcli.agent.types import ToolContext
+    from zapcli.paths import placeholders_dir
+    from zapcli.tools.files import WriteTool
+
+    monkeypatch.setenv("ZAPCLI_HOME", str(tmp_path / "state"))
+    ws, policy = _policy(tmp_path)
+    held = placeholders.hold(policy, str(placeholders_dir()))
+    ctx = ToolContext(str(ws), str(ws))
+    said = WriteTool().run({"path": ".envrc", "content": "use nix\n"}, ctx)
+    assert not said.ok and "control file" in said.content and (ws / ".envrc").is_dir()
+    held.release()
+    assert WriteTool().run({"path": ".envrc", "content": "use nix\n"}, ctx).ok
+    assert (ws / ".envrc").read_text() == "use nix\n"

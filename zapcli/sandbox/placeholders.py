@@ -121,6 +121,16 @@ def _remove_if_placeholder(path: str, fd: int, records: str) -> None:
     _drop_record(records, path)
 
 
+def is_placeholder(path: str, records: str) -> bool:
+    """Whether `path` is an empty folder zapcli made to hold a missing control
+    file (to say so to whoever wants to write a file there)."""
+    try:
+        return _read_record(records, path) is not None and os.path.isdir(path) \
+            and not os.path.islink(path) and not os.listdir(path)
+    except OSError:
+        return False
+
+
 def sweep(records: str) -> list[str]:
     """Remove the placeholders no sandbox holds any more (left by a runner
     that was killed); the paths removed."""

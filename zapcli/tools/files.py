@@ -1,5 +1,6 @@
 """The `read`, `write` and `edit` tools.
-Imports: stdlib, zapcli.agent.types, zapcli.beneath, zapcli.tools._base.
+Imports: stdlib, zapcli.agent.types, zapcli.beneath, zapcli.tools._base
+(`zapcli.sandbox.placeholders` to say why a control file cannot be written yet).
 
 Whether a write may happen is the approvals' business (zapcli.approvals),
 decided before `run` is called; these tools only do the I/O, in UTF-8, each
@@ -34,15 +35,19 @@ SNIFF = 8192
 MAX_EDIT_BYTES = 16 << 20  # edit holds the file in memory twice
 
 
-def _not_regular(e: OSError, shown: str, tool: str) -> ToolError | None:
+def _not_regular(e: OSError, path: str, shown: str, tool: str) -> ToolError | None:
     """What to tell the model when `e` says the path is no regular file."""
     if e.errno == errno.EISDIR:
         if tool == "read":
             return ToolError(f"{shown} is a directory; use glob (e.g. pattern \"{shown}/*\") "
                              "to list it")
-        return ToolError(f"{shown} is a directory; give a file path (a folder zapcli holds "
-                         "empty and read-only while sandboxed commands run stays one until "
-                         "they end)")
+        if _held(path):
+            return ToolError(f"{shown} is a control file (another program runs what it says) "
+                             "that did not exist when this run's sandbox started, so zapcli "
+                             "holds its name as an empty read-only folder until the run ends; "
+                             "nothing was written. Say in your report that a person should "
+                             "create it after the run")
+        return ToolError(f"{shown} is a directory; give a file path")
     if e.errno in (errno.EINVAL, errno.ENXIO):
         return ToolError(f"{shown} {e.strerror}; {tool} works only on regular files")
     return None
@@ -54,7 +59,7 @@ def _open_read(ctx: ToolContext, path: str, shown: str, tool: str) -> int:
     except FileNotFoundError:
         raise _missing(path, shown) from None
     except OSError as e:
-        raise _not_regular(e, shown, tool) or e from None
+        raise _not_regular(e, path, shown, tool) or e from None
 
 
 def _open_write(ctx: ToolContext, path: str, shown: str, tool: str, *,
@@ -64,7 +69,15 @@ def _open_write(ctx: ToolContext, path: str, shown: str, tool: str, *,
     except FileNotFoundError:
         raise _missing(path, shown) from None
     except OSError as e:
-        raise _not_regular(e, shown, tool) or e from None
+        raise _not_regular(e, path, shown, tool) or e from None
+
+
+def _held(path: str) -> bool:
+    """Whether `path` is a placeholder the sandbox holds a control file with."""
+    from zapcli.paths import placeholders_dir
+    from zapcli.sandbox.placeholders import is_placeholder
+
+    return is_placeholder(path, str(placeholders_dir()))
 
 
 def _replace_content(fd: int, text: str) -> None:
