@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from zapcli.sandbox.policy import Policy
 
 TRIES = 5  # a placeholder removed under us between its open and its lock: made again
+LOCK_WAIT_S = 5.0
 
 
 @dataclass
@@ -190,7 +191,11 @@ def _lock_folder(path: str, records: str, may_make: bool) -> tuple[int | None, b
             if exc.errno in (errno.ENOTDIR, errno.ELOOP):
                 return None, False
             raise
-        fcntl.flock(fd, fcntl.LOCK_SH)  # waits only for a remover's check
+        try:
+            _shared(fd)
+        except OSError:
+            os.close(fd)
+            raise
         try:
             if os.path.samestat(os.fstat(fd), os.lstat(path)):
                 return fd, made
@@ -198,6 +203,22 @@ def _lock_folder(path: str, records: str, may_make: bool) -> tuple[int | None, b
             pass
         os.close(fd)  # removed (or replaced) while we waited: again
     raise OSError(errno.EBUSY, "kept being removed while the sandbox started", path)
+
+
+def _shared(fd: int, wait_s: float = LOCK_WAIT_S) -> None:
+    """A shared lock on `fd`; an exclusive one is held only for a remover's
+    look and rmdir, so waiting long means its holder is stopped: EBUSY."""
+    import time
+
+    end = time.monotonic() + wait_s
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > end:
+                raise OSError(errno.EBUSY, "another process holds it locked") from None
+            time.sleep(0.01)
 
 
 def hold(policy: Policy, records: str = "") -> Held:
