@@ -18,9 +18,10 @@ last component never followed for a write (nothing outside the roots is the
 agent's to change).
 
 Hidden are zapcli's state and config folders (but the scratch folder in
-them), and other processes' and the runner's own `/proc/<pid>`: a read is
-checked on the descriptor it opened (`/proc/self/fd`), so no link, `..` or
-rename reaches them.
+them), and other processes' and the runner's own `/proc/<pid>`: a read
+outside the roots (or beneath a root that holds one, a workspace in the home
+folder) is checked on the descriptor it opened (`/proc/self/fd`), so no
+link, `..` or rename reaches them; beneath any other root nothing can.
 """
 
 from __future__ import annotations
@@ -202,6 +203,30 @@ class View:
         # roots with a hidden folder inside (a workspace in the home folder): a
         # path there is checked before it is opened, as one outside every root
         self._mixed = {r for r in self.roots if any(_under(h, r) for h in self.hidden)}
+        self._fds: dict[str, int] = {}  # each root's descriptor, opened once
+        self._fds_lock = threading.Lock()
+
+    def _root_fd(self, root: str) -> int:
+        fd = self._fds.get(root)
+        if fd is None:
+            with self._fds_lock:
+                fd = self._fds.get(root)
+                if fd is None:
+                    fd = self._fds[root] = os.open(root, _DIR)
+        return fd
+
+    def close(self) -> None:
+        """Close the roots' descriptors (opened again when next needed)."""
+        with self._fds_lock:
+            fds, self._fds = self._fds, {}
+        for fd in fds.values():
+            os.close(fd)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
 
     # --- where a path lies
 
@@ -272,11 +297,13 @@ class View:
         found = self.root_of(path)
         self._precheck(path, found[0] if found else None)
         if found is None:
-            fd = os.open(path, os.O_RDONLY | _OPEN)
+            fd = self._checked(os.open(path, os.O_RDONLY | _OPEN), path)
         else:
             root, rel = found
             fd = self._at(root, rel, os.O_RDONLY | _OPEN, 0, links=True, path=path)
-        return regular(self._checked(fd, path), path)
+            if root in self._mixed:  # beneath a root that holds a hidden folder: look where
+                fd = self._checked(fd, path)
+        return regular(fd, path)
 
     def open_write(self, path: str, *, create: bool = True,
                    makedirs: bool = True) -> tuple[int, bool]:
@@ -301,13 +328,10 @@ class View:
             if not create:
                 raise
         if makedirs and os.path.dirname(rel):
-            rootfd = os.open(root, _DIR)
             try:
-                makedirs_beneath(rootfd, os.path.dirname(rel))
+                makedirs_beneath(self._root_fd(root), os.path.dirname(rel))
             except OSError as exc:
                 raise self._refusal(exc, path, root) from None
-            finally:
-                os.close(rootfd)
         try:
             return regular(self._at(root, rel, flags | os.O_CREAT | os.O_EXCL, 0o666,
                                     links=False, path=path), path), True
@@ -335,15 +359,12 @@ class View:
             os.close(dfd)
 
     def _at(self, root: str, rel: str, flags: int, mode: int, *, links: bool, path: str) -> int:
-        rootfd = os.open(root, _DIR)
         try:
-            return open_beneath(rootfd, rel, flags, mode, links=links)
+            return open_beneath(self._root_fd(root), rel, flags, mode, links=links)
         except OSError as exc:
             if exc.errno in (errno.EXDEV, errno.ELOOP):
                 raise self._refusal(exc, path, root) from None
             raise
-        finally:
-            os.close(rootfd)
 
     def _refusal(self, exc: OSError, path: str, root: str) -> OSError:
         if exc.errno not in (errno.EXDEV, errno.ELOOP):
