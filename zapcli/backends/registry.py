@@ -104,8 +104,11 @@ def _fingerprint() -> str:
     top = os.path.dirname(os.path.dirname(zapcli.__file__))
     files = {os.path.join(top, *spec.split(":")[0].split(".")) + ".py" for spec in BUILTIN.values()}
     files |= {os.path.join(top, "zapcli", "control.py"), __file__}
+    # sys.path[0] is the script's folder or the current one (each runner's
+    # workspace): no plugin is installed there, and it would change the key
+    installed = sys.path if sys.flags.safe_path else sys.path[1:]
     seen = []
-    for path in sorted(files) + [d for d in sys.path if d]:
+    for path in sorted(files) + [d for d in installed if d]:
         try:
             seen.append(f"{path}:{os.stat(path).st_mtime_ns}")
         except OSError:

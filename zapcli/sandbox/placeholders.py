@@ -12,8 +12,8 @@ read-only holds a shared `flock` on it for its whole life; whoever ends last
 empty and still the folder that was made — a placeholder that another
 sandbox, of this user or another, still mounts is never removed under it
 (removing a mount point in another namespace would unmount it there). Each
-placeholder made is recorded in a folder of zapcli's state (`records`), so
-one left by a runner killed with SIGKILL is removed by the next sandbox that
+placeholder made is recorded in a folder of zapcli's state (`records`, one
+small file per sandbox start), so one left by a runner killed with SIGKILL is removed by the next sandbox that
 starts or by `zapcli gc` (`sweep`). A placeholder that is not empty any more
 (the memory tool wrote its folder, a person an approved file) is kept.
 
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field, replace
@@ -51,6 +50,7 @@ class Held:
         """Let go of every folder; remove each placeholder no other sandbox
         still holds. Call once bwrap has ended; safe to call twice."""
         locks, self._locks = self._locks, []
+        book = _Book(self.records) if locks and self.records else None
         for path, fd in reversed(locks):
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -58,76 +58,105 @@ class Held:
                 os.close(fd)  # another sandbox still holds it: the last one removes it
                 continue
             try:
-                _remove_if_placeholder(path, fd, self.records)
+                if book is not None:
+                    book.settle(path, fd)
             finally:
                 os.close(fd)
+        if book is not None:
+            book.save()
 
 
-def _record_file(records: str, path: str) -> str:
-    return os.path.join(records, hashlib.sha256(os.fsencode(path)).hexdigest()[:32] + ".json")
+class _Book:
+    """The records: one JSON file per sandbox start that made placeholders,
+    `{"paths": [...]}`. Read whole (a few small files), settled path by path
+    under each folder's exclusive lock, and written back once."""
+
+    def __init__(self, records: str):
+        self.records = records
+        self.files: dict[str, list[str]] = {}
+        try:
+            names = os.listdir(records)
+        except OSError:
+            names = []
+        for name in names:
+            if name.endswith(".json"):
+                try:
+                    with open(os.path.join(records, name), encoding="utf-8") as fh:
+                        paths = json.load(fh).get("paths")
+                except (OSError, ValueError, AttributeError):
+                    continue
+                if isinstance(paths, list):
+                    self.files[name] = [p for p in paths if isinstance(p, str)]
+        self.settled: set[str] = set()
+
+    def recorded(self, path: str) -> bool:
+        return any(path in paths for paths in self.files.values())
+
+    def settle(self, path: str, fd: int) -> None:
+        """With the folder's exclusive lock held: remove it when it is a
+        recorded placeholder, empty, and still at `path`; forget it when it
+        holds something now (it is the user's) or is gone."""
+        if not self.recorded(path):
+            return
+        try:
+            here, held = os.lstat(path), os.fstat(fd)
+        except OSError:
+            self.settled.add(path)
+            return
+        if (here.st_dev, here.st_ino) != (held.st_dev, held.st_ino):
+            return  # another folder is there now: decided on when that one is held
+        if os.listdir(fd):
+            self.settled.add(path)  # it holds something now: it is the user's
+            return
+        try:
+            os.rmdir(path)
+        except OSError:
+            return
+        self.settled.add(path)
+
+    def save(self) -> None:
+        for name, paths in self.files.items():
+            left = [p for p in paths if p not in self.settled]
+            if left == paths:
+                continue
+            target = os.path.join(self.records, name)
+            try:
+                if left:
+                    _write(target, left)
+                else:
+                    os.unlink(target)
+            except OSError:
+                continue
 
 
-def _read_record(records: str, path: str) -> dict | None:
-    try:
-        with open(_record_file(records, path), encoding="utf-8") as fh:
-            data = json.load(fh)
-        return data if isinstance(data, dict) and data.get("path") == path else None
-    except (OSError, ValueError):
-        return None
+def _write(target: str, paths: list[str]) -> None:
+    tmp = f"{target}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump({"paths": paths}, fh)
+    os.replace(tmp, target)
 
 
-def _write_record(records: str, path: str) -> None:
-    """Recorded before the folder is made, so a crash right after leaves it
-    sweepable. Best effort: a placeholder that cannot be recorded is still
-    made (the protection comes first); only a crash could then leave it."""
+def _record(records: str, paths: list[str]) -> str:
+    """Record the placeholders about to be made, before they are (a crash
+    right after leaves them sweepable); the record's file. Best effort: one
+    that cannot be recorded is still made (the protection comes first)."""
+    if not records or not paths:
+        return ""
+    target = os.path.join(records, f"{os.getpid()}.{os.urandom(6).hex()}.json")
     try:
         os.makedirs(records, mode=0o700, exist_ok=True)
-        target = _record_file(records, path)
-        tmp = f"{target}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump({"path": path}, fh)
-        os.replace(tmp, target)
+        _write(target, paths)
     except OSError:
-        pass
-
-
-def _drop_record(records: str, path: str) -> None:
-    try:
-        os.unlink(_record_file(records, path))
-    except OSError:
-        pass
-
-
-def _remove_if_placeholder(path: str, fd: int, records: str) -> None:
-    """With the folder's exclusive lock held: remove it when it is a recorded
-    placeholder, empty, and still at `path`; forget its record when it holds
-    something now (it is the user's) or is gone."""
-    record = _read_record(records, path) if records else None
-    if record is None:
-        return
-    try:
-        here, held = os.lstat(path), os.fstat(fd)
-    except OSError:
-        _drop_record(records, path)
-        return
-    if (here.st_dev, here.st_ino) != (held.st_dev, held.st_ino):
-        return  # another folder is there now: decide on that one when it is held
-    if os.listdir(fd):
-        _drop_record(records, path)  # it holds something now: it is the user's
-        return
-    try:
-        os.rmdir(path)
-    except OSError:
-        return
-    _drop_record(records, path)
+        return ""
+    return target
 
 
 def is_placeholder(path: str, records: str) -> bool:
     """Whether `path` is an empty folder zapcli made to hold a missing control
     file (to say so to whoever wants to write a file there)."""
     try:
-        return _read_record(records, path) is not None and os.path.isdir(path) \
-            and not os.path.islink(path) and not os.listdir(path)
+        return os.path.isdir(path) and not os.path.islink(path) and not os.listdir(path) \
+            and _Book(records).recorded(path)
     except OSError:
         return False
 
@@ -135,25 +164,13 @@ def is_placeholder(path: str, records: str) -> bool:
 def sweep(records: str) -> list[str]:
     """Remove the placeholders no sandbox holds any more (left by a runner
     that was killed); the paths removed."""
+    book = _Book(records)
     removed: list[str] = []
-    try:
-        names = os.listdir(records)
-    except OSError:
-        return removed
-    for name in names:
-        if not name.endswith(".json"):
-            continue
-        try:
-            with open(os.path.join(records, name), encoding="utf-8") as fh:
-                path = json.load(fh).get("path")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if not isinstance(path, str):
-            continue
+    for path in sorted({p for paths in book.files.values() for p in paths}, reverse=True):
         try:
             fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError:
-            _drop_record(records, path)  # gone, or no folder: not ours to touch
+            book.settled.add(path)  # gone, or no folder: not ours to touch
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -161,23 +178,22 @@ def sweep(records: str) -> list[str]:
             os.close(fd)
             continue  # a live sandbox holds it
         try:
-            _remove_if_placeholder(path, fd, records)
+            book.settle(path, fd)
             if not os.path.lexists(path):
                 removed.append(path)
         finally:
             os.close(fd)
+    book.save()
     return removed
 
 
-def _lock_folder(path: str, records: str, may_make: bool) -> tuple[int | None, bool]:
+def _lock_folder(path: str, may_make: bool) -> tuple[int | None, bool]:
     """(a descriptor of the folder at `path` under a shared lock, whether it
     was made here); (None, False) when it is no folder (a file is bound as it
     is) or cannot be made. Raises OSError for a placeholder that cannot be made."""
     for _ in range(TRIES):
         made = False
         if may_make and not os.path.lexists(path):
-            if records:
-                _write_record(records, path)  # first the intent: a crash leaves it sweepable
             try:
                 os.mkdir(path, 0o755)
                 made = True
@@ -229,17 +245,22 @@ def hold(policy: Policy, records: str = "") -> Held:
         sweep(records)
     held = Held(policy, records)
     locked: set[str] = set()
+    made: list[str] = []
+    intent = [p for p in policy.placeholders if not os.path.lexists(p)]
+    record = _record(records, intent)
 
     def lock(path: str, make: bool) -> None:
         for folder in _between(path, policy.writable):  # another's placeholder it lies in
             if folder not in locked:
                 locked.add(folder)
-                fd, _ = _lock_folder(folder, records, may_make=False)
+                fd, _ = _lock_folder(folder, may_make=False)
                 if fd is not None:
                     held._locks.append((folder, fd))
         if path not in locked:
             locked.add(path)
-            fd, _ = _lock_folder(path, records, may_make=make)
+            fd, fresh = _lock_folder(path, may_make=make)
+            if fresh:
+                made.append(path)
             if fd is not None:
                 held._locks.append((path, fd))
 
@@ -260,6 +281,11 @@ def hold(policy: Policy, records: str = "") -> Held:
             lock(path, False)
         except OSError:
             continue
+    if record and made != intent:  # only what was made here is this start's to remove
+        try:
+            _write(record, made) if made else os.unlink(record)
+        except OSError:
+            pass
     held.policy = replace(policy, placeholders=tuple(kept))
     return held
 
