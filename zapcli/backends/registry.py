@@ -106,7 +106,7 @@ def _fingerprint() -> str:
     files |= {os.path.join(top, "zapcli", "control.py"), __file__}
     # sys.path[0] is the script's folder or the current one (each runner's
     # workspace): no plugin is installed there, and it would change the key
-    installed = sys.path if sys.flags.safe_path else sys.path[1:]
+    installed = sys.path if getattr(sys.flags, "safe_path", False) else sys.path[1:]
     seen = []
     for path in sorted(files) + [d for d in installed if d]:
         try:
