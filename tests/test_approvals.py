@@ -179,3 +179,19 @@ def test_summaries(tree):
     assert summarize("WebFetch", {"url": "http://a"}, workspace=ws, cwd=ws) == \
         "WebFetch: http://a"
     assert run(tree, "confirm", "bash", {"command": "ls"}).summary == "bash: ls"
+
+
+@pytest.mark.parametrize("path", [".envrc", ".vscode/tasks.json", "sub/.envrc", ".claude/settings.json",
+                                  "opencode.json", "pkg/.git/config", ".mise.toml"])
+@pytest.mark.parametrize("mode", ["workspace", "auto-edit"])
+def test_every_control_file_asks_the_backends_too(tree, mode, path):
+    """The one list (`zapcli.control` and each backend's `control_files`): a
+    control file in a root asks in every mode but full, existing or not."""
+    from zapcli.backends.registry import control_files
+
+    args = {"path": path, "content": "x"}
+    d = run(tree, mode, "write", args, control=control_files())
+    assert d.action == "ask" and "control file" in d.reason, d
+    assert run(tree, "full", "write", args, control=control_files()).action == "allow"
+    if path.startswith((".claude", "opencode")):  # a backend's own name: only the full list has it
+        assert run(tree, mode, "write", args).action == "allow"

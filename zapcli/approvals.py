@@ -1,5 +1,5 @@
 """SPEC §10's one approval decision, used by the parent agent and subagents alike.
-Imports: stdlib only.
+Imports: stdlib and `zapcli.control` (the one list of control files).
 
 `decide()` is pure (it reads the filesystem only to resolve symlinks) and
 answers allow / ask / deny before a tool runs. Tool kinds:
@@ -23,11 +23,13 @@ Choices made where the spec is silent:
 - In `confirm` mode even allowlisted MCP calls ask ("every ... MCP call asks").
 - `workspace` mode resolves the target path (`~`, `..`, symlinks, including
   dangling ones and symlinked parent folders) before checking the roots, and
-  treats `.git/` and `.zapcli/` inside a root as outside: a hook or an
-  `mcp.json` written there would run code or widen grants later.
-- zapcli's own state and config folders (`control_roots`), and `.git/` or
-  `.zapcli/` inside a root, ask in `auto-edit` mode too: an edit there could
-  record a forged approval in a trail or loosen the config for every run.
+  treats a control file inside a root — `.git/`, `.zapcli/`, an agent CLI's
+  settings, `.envrc`, … (`zapcli.control`, in a subfolder too) — as outside:
+  a hook or an `mcp.json` written there would run code or widen grants later.
+  The write tools then open exactly the path decided on (`zapcli.beneath`).
+- zapcli's own state and config folders (`control_roots`), and control files
+  inside a root, ask in `auto-edit` mode too: an edit there could record a
+  forged approval in a trail or loosen the config for every run.
 - A write or edit without a usable string `path` is denied (nothing to check).
 - `unattended=True` turns every ask into a deny whose reason tells the model
   what to do instead.
@@ -40,6 +42,8 @@ import os
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from zapcli import control as control_list
+
 MODES = ("confirm", "workspace", "auto-edit", "full")
 READ_ONLY = frozenset({
     "read", "glob", "grep", "todo", "task_output", "task_stop", "webfetch", "websearch",
@@ -51,7 +55,6 @@ EXEC = frozenset({"bash"})
 MCP = frozenset({"mcp_call"})
 CONFIG = frozenset({"subagents_save", "subagents_delete",  # the parent's definition tools
                     "merge", "pick"})  # the `subagent` tool's merge and pick: they change the checkout
-PROTECTED_DIRS = (".git", ".zapcli")
 SUMMARY_MAX = 100
 
 Action = Literal["allow", "ask", "deny"]
@@ -131,21 +134,22 @@ def summarize(tool: str, args: dict[str, Any], *, workspace: str, cwd: str) -> s
     return _one_line(f"{tool}: {shown}")
 
 
-def _guarded(real: str, roots: list[str]) -> str | None:
-    """Why `real` (a resolved path) is in `.git/` or `.zapcli/` of a root, or None."""
+def _guarded(real: str, roots: list[str], names: tuple[str, ...]) -> str | None:
+    """Why `real` (a resolved path) is a control file of a root, or None."""
     for root in roots:
         if _under(real, root):
-            rel_parts = os.path.relpath(real, root).split(os.sep)
-            guarded = next((p for p in rel_parts if p in PROTECTED_DIRS), None)
+            guarded = control_list.match(os.path.relpath(real, root), names, anywhere=True)
             if guarded:
-                return f"{real} is inside {guarded}/, which only a person may change"
+                return (f"{real} is the control file {guarded} (another program runs what it "
+                        "says), which only a person may change")
     return None
 
 
-def _edit_target(args: dict[str, Any], cwd: str, roots: list[str]) -> tuple[bool, str]:
-    """(inside a writable root and not in a protected folder, explanation)."""
+def _edit_target(args: dict[str, Any], cwd: str, roots: list[str],
+                 names: tuple[str, ...]) -> tuple[bool, str]:
+    """(inside a writable root and no control file, explanation)."""
     real = _resolve(args["path"], cwd)
-    guarded = _guarded(real, roots)
+    guarded = _guarded(real, roots, names)
     if guarded:
         return False, guarded
     root = next((r for r in roots if _under(real, r)), None)
@@ -162,10 +166,10 @@ def _deny_unattended(summary: str, why: str) -> str:
 
 
 def _control_target(args: dict[str, Any], cwd: str, roots: list[str],
-                    control_roots: tuple[str, ...]) -> str | None:
+                    control_roots: tuple[str, ...], names: tuple[str, ...]) -> str | None:
     """Why a write would change what agents may do, or None: zapcli's own state
-    (trails, where approvals are recorded) and config folders, and `.git/` or
-    `.zapcli/` inside a writable root (hooks, definitions, mcp.json)."""
+    (trails, where approvals are recorded) and config folders, and a control
+    file inside a writable root (hooks, definitions, mcp.json, .envrc)."""
     path = args.get("path")
     if not isinstance(path, str) or not path.strip() or "\x00" in path:
         return None
@@ -173,17 +177,19 @@ def _control_target(args: dict[str, Any], cwd: str, roots: list[str],
     for control in control_roots:
         if control and _under(real, os.path.realpath(control)):
             return f"{real} is inside zapcli's own folder {control}, which only a person may change"
-    return _guarded(real, roots)
+    return _guarded(real, roots, names)
 
 
 def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: str,
            writable_roots: tuple[str, ...], unattended: bool,
-           mcp_allowlisted: bool = False, control_roots: tuple[str, ...] = ()) -> Decision:
+           mcp_allowlisted: bool = False, control_roots: tuple[str, ...] = (),
+           control: tuple[str, ...] | None = None) -> Decision:
     """Whether `tool(args)` runs now ("allow"), waits for a person ("ask") or not
     at all ("deny"). Raises ValueError for a mode not in MODES (config checks it).
 
     `control_roots` are zapcli's own state and config folders: an edit there
-    (or in `.git/` / `.zapcli/`) asks in every mode but `full`, auto-edit
+    (or in a control file of a root: `control`, the one list, None for the
+    names no backend owns) asks in every mode but `full`, auto-edit
     included, since it could forge an approval or widen a grant."""
     if mode not in MODES:
         raise ValueError(f"unknown approval mode {mode!r}; use one of {', '.join(MODES)}")
@@ -204,16 +210,17 @@ def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: s
         if mode == "confirm":
             return verdict("ask", "confirm mode asks before every edit")
         roots = [os.path.realpath(r) for r in (workspace, *writable_roots) if r]
-        control = _control_target(args, cwd, roots, control_roots)
-        if control:
-            return verdict("ask", control)
+        names = control_list.names() if control is None else control
+        why = _control_target(args, cwd, roots, control_roots, names)
+        if why:
+            return verdict("ask", why)
         if mode == "auto-edit":
             return verdict("allow", "auto-edit mode: edits run")
         path = args.get("path")
         if not isinstance(path, str) or not path.strip() or "\x00" in path:
             return Decision("deny", summary, f"{tool} needs a string `path` naming the file; "
                             "fix the arguments and call it again")
-        inside, why = _edit_target(args, cwd, roots)
+        inside, why = _edit_target(args, cwd, roots, names)
         if inside:
             return verdict("allow", f"workspace mode: {why}")
         return verdict("ask", why)
@@ -241,9 +248,9 @@ def write_ceiling(mode: str, workspace: str, writable_roots: tuple[str, ...]
                   ) -> tuple[tuple[str, ...] | None, bool]:
     """Where a command the agent runs may write at most, for the sandbox (SPEC
     §18), as this mode lets edits run without asking: (the roots, or None for
-    anywhere; whether `.git/` and `.zapcli/` inside them stay read-only).
+    anywhere; whether the control files inside them stay read-only).
     `confirm` and `workspace` stop at the workspace and `writable_roots`;
-    `auto-edit` lets edits run anywhere, but not in `.git/` or `.zapcli/`;
+    `auto-edit` lets edits run anywhere, but not in a control file (`zapcli.control`);
     `full` anywhere. A definition's `sandbox.writable` never goes past this."""
     if mode not in MODES:
         raise ValueError(f"unknown approval mode {mode!r}; use one of {', '.join(MODES)}")
@@ -278,6 +285,7 @@ class Policy:
     writable_roots: tuple[str, ...]
     unattended: bool
     control_roots: tuple[str, ...] = ()  # zapcli's state and config folders (see decide)
+    control: tuple[str, ...] | None = None  # the one list of control files (see decide)
 
     def check(self, tool: str, args: dict[str, Any], *,
               allowlisted: bool | None = None) -> Decision:
@@ -299,4 +307,4 @@ class Policy:
                             f"{tool} is decided when it runs")
         return decide(self.mode, tool, args, workspace=self.workspace, cwd=self.cwd,
                       writable_roots=self.writable_roots, unattended=self.unattended,
-                      control_roots=self.control_roots)
+                      control_roots=self.control_roots, control=self.control)

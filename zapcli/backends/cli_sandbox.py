@@ -185,6 +185,7 @@ class Confined:
     broker: Broker | None = None
     dropped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    held: Any = None  # the control files' placeholders, made and held while the CLI runs
 
     def _server_env(self, server: McpServer, own: dict[str, str]) -> dict[str, str]:
         env = {k: os.environ[k] for k in SERVER_ENV if os.environ.get(k)}
@@ -255,7 +256,13 @@ class Confined:
             for var in PROXY_VARS:
                 env.pop(var, None)
             argv = [*self._relay(env), *argv]
-        outer = bwrap.argv(policy, self.bwrap, root=False if self.backend.nests else None)
+        from zapcli.host.sandbox import records
+        from zapcli.sandbox import placeholders
+
+        self.held = placeholders.hold(policy, records())  # bwrap refuses a missing one
+        self.notes += self.held.notes
+        outer = bwrap.argv(self.held.policy, self.bwrap,
+                           root=False if self.backend.nests else None)
         if self.backend.nests:  # a user namespace of its own, where its sandbox makes others
             outer.remove("--disable-userns")
             if os.geteuid() == 0:  # root inside would make its bwrap take the privileged way
@@ -307,6 +314,9 @@ class Confined:
     def close(self) -> None:
         if self.broker is not None:
             self.broker.close()
+        held, self.held = self.held, None
+        if held is not None:  # the CLI has ended: nothing mounts them any more
+            held.release()
 
 
 def confine(ctx: Any, backend: Cli) -> Confined | Outcome | None:

@@ -71,7 +71,11 @@ def run_cli(backend: Cli, ctx: RunContext) -> Outcome:
         launch = backend.launch(req, command)
         cli_home.write_files(req.config_home, launch.files)
         if box is not None:
-            launch = box.wrap(launch, req, command)
+            try:
+                launch = box.wrap(launch, req, command)
+            except OSError as exc:  # the control files' placeholders could not be made
+                return Outcome(Status.FAILED, None, "the sandbox could not hold the control "
+                                                    f"files read-only: {exc}; nothing was run")
         sandbox = [*(box.diagnostics() if box is not None else []),
                    *backend.sandbox_diagnostics(req)]
         for diag in [*plan.diagnostics, *launch.diagnostics, *sandbox]:

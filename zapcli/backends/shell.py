@@ -40,9 +40,14 @@ class ShBackend(Backend):
         from zapcli.backends.sh import run
         from zapcli.trail.model import Outcome
 
-        prefix = shell_prefix(ctx)  # `spawn --sandbox`
-        if isinstance(prefix, Outcome):
-            return prefix
-        return run(ctx.task, cwd=ctx.spawn.cwd or "/", out=ctx.out, err=ctx.err,
-                   deadline_mono=ctx.deadline_mono, grace_s=ctx.spawn.kill_grace_s,
-                   terminated=ctx.terminated, stop_grace=ctx.stop_grace, prefix=prefix)
+        got = shell_prefix(ctx)  # `spawn --sandbox`
+        if isinstance(got, Outcome):
+            return got
+        prefix, held = got
+        try:
+            return run(ctx.task, cwd=ctx.spawn.cwd or "/", out=ctx.out, err=ctx.err,
+                       deadline_mono=ctx.deadline_mono, grace_s=ctx.spawn.kill_grace_s,
+                       terminated=ctx.terminated, stop_grace=ctx.stop_grace, prefix=prefix)
+        finally:
+            if held is not None:
+                held.release()  # the sandbox has ended: its placeholders go

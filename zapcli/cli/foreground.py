@@ -33,7 +33,9 @@ class TerminalApprover(Policy):
 
     def __init__(self, mode: str, workspace: str, cwd: str, roots: tuple[str, ...], unattended: bool):
         unattended = unattended or not (sys.stdin.isatty() and sys.stderr.isatty())
-        super().__init__(mode, workspace, cwd, roots, unattended, control_roots())
+        from zapcli.backends.registry import control_files
+
+        super().__init__(mode, workspace, cwd, roots, unattended, control_roots(), control_files())
         self.input_ended = False
 
     def ask(self, tool: str, verdict: Verdict, args: dict[str, Any]) -> tuple[bool, str]:

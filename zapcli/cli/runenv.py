@@ -29,7 +29,7 @@ def sandbox(choice: str, run_id: str, gate: Any, fields: dict[str, Any],
     prepared = prepare(choice, mode=gate.mode, workspace=gate.workspace,
                        writable_roots=gate.writable_roots,
                        spec=SandboxSpec.from_dict((fields.get("definition") or {}).get("sandbox")),
-                       scratch=scratch, scratch_size=scratch_size)
+                       scratch=scratch, scratch_size=scratch_size, control=gate.control)
     if prepared.refused:
         raise ZapcliError(prepared.refused + "; nothing was run")
     box = open_sandbox(prepared, on_start=lambda pid: children.started(pid, "sandbox"))

@@ -22,6 +22,8 @@ def lines(res: Any) -> Lines:
         from zapcli.render.worktree import decision_lines
 
         out += decision_lines(res.worktrees, res.dry_run)
+    out += [("dim", f"  {path}: removed the empty folder a killed sandbox left")
+            for path in getattr(res, "placeholders", ())]
     return out
 
 
@@ -29,7 +31,8 @@ def doc(res: Any) -> dict[str, Any]:
     return {"dry_run": res.dry_run, "kept": res.kept, "deleted": res.deleted,
             "trimmed": res.trimmed, "skipped_reason": res.skipped_reason,
             "kept_reason": res.kept_reason, "held": res.held,
-            "worktrees": [_decision(d) for d in res.worktrees]}
+            "worktrees": [_decision(d) for d in res.worktrees],
+            "placeholders": list(getattr(res, "placeholders", ()))}
 
 
 def _decision(d: Any) -> dict[str, Any]:

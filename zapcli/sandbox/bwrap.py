@@ -61,7 +61,7 @@ def _order(policy: Policy, hiding: Plan) -> list[tuple[str, str]]:
     ops = ([(p, "hide") for p in (*policy.hidden, *hiding.hide)]
            + [(p, "rw") for p in policy.writable]
            + ([(scratch, "scratch")] if scratch else [])
-           + [(p, "ro") for p in (*policy.readonly, *hiding.show)]
+           + [(p, "ro") for p in (*policy.readonly, *policy.placeholders, *hiding.show)]
            + [(p, "mask") for p in hiding.mask])
     rank = {"hide": 0, "rw": 1, "scratch": 1, "ro": 2, "mask": 3}
     return sorted(((os.path.realpath(p), how) for p, how in ops),
@@ -77,7 +77,9 @@ def argv(policy: Policy, bwrap: str, *, root: bool | None = None, keep: Iterable
     """bwrap and its options, up to and including `--`: append the command.
     `keep`: paths the command to run needs in view wherever they are (its
     interpreter); `hide_sockets` False leaves out the look at this host's
-    sockets (the probe)."""
+    sockets (the probe). The policy's placeholders must exist
+    (`placeholders.hold`): bwrap refuses to start on a missing one rather
+    than leave the name writable."""
     root = os.geteuid() == 0 if root is None else root
     out = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     if not policy.network:

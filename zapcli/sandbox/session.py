@@ -16,7 +16,9 @@ process in the sandbox with it, the call waiting on a command returns at
 once (the command counts as killed, `SandboxedProcess.lost`), and the next
 command starts a fresh sandbox. A start waits for the helper to say it is
 ready; bwrap that fails to set up is tried once more (a socket it was to
-hide may have gone meanwhile), then said in plain words.
+hide may have gone meanwhile), then said in plain words. The control
+files' placeholders are made (and held) before bwrap starts and let go of
+once it has ended (`placeholders`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from zapcli.sandbox import placeholders
 from zapcli.sandbox.bwrap import argv as bwrap_argv
 from zapcli.sandbox.bwrap import environment as sandbox_environment
 from zapcli.sandbox.policy import Policy
@@ -107,8 +110,10 @@ class Sandbox:
     """Started lazily by `run`; `close` ends it and everything in it."""
 
     def __init__(self, policy: Policy, bwrap: str, *, python: str = sys.executable,
-                 on_start: Callable[[int], None] | None = None):
+                 on_start: Callable[[int], None] | None = None, records: str = ""):
         self.policy, self.bwrap, self.python, self.on_start = policy, bwrap, python, on_start
+        self.records = records  # where placeholders are recorded (zapcli's state)
+        self._held: placeholders.Held | None = None
         self._start_lock = threading.Lock()
         self._send_lock = threading.Lock()
         self._cond = threading.Condition()
@@ -125,7 +130,8 @@ class Sandbox:
         command inside can signal it, and when it dies the kernel ends
         everything in its namespace (so a dead helper never leaves a command
         running unwatched)."""
-        cmd = bwrap_argv(self.policy, self.bwrap, keep=_interpreter(self.python))
+        policy = self._held.policy if self._held is not None else self.policy
+        cmd = bwrap_argv(policy, self.bwrap, keep=_interpreter(self.python))
         return [cmd[0], "--as-pid-1", *cmd[1:], self.python, "-I", "-S", INNER, str(fd)]
 
     def _start(self) -> _Generation:
@@ -152,8 +158,25 @@ class Sandbox:
             gen.proc.wait()
         if gen.proc.stderr is not None:
             gen.proc.stderr.close()
+        self._let_go()  # bwrap has ended: nothing mounts them any more
+
+    def _hold(self) -> None:
+        """The placeholders made afresh for this start (a person may have
+        removed one since the last)."""
+        self._let_go()
+        try:
+            self._held = placeholders.hold(self.policy, self.records)
+        except OSError as exc:
+            raise SandboxError(f"the sandbox could not hold its control files read-only: "
+                               f"{exc}") from None
+
+    def _let_go(self) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            held.release()
 
     def _launch(self, last: bool = False) -> _Generation:
+        self._hold()
         host, inner = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             proc = subprocess.Popen(
@@ -162,6 +185,7 @@ class Sandbox:
                 pass_fds=(inner.fileno(),), start_new_session=True, close_fds=True)
         except OSError as exc:
             host.close()
+            self._let_go()
             raise SandboxError(f"the sandbox could not start: {exc}") from None
         finally:
             inner.close()
@@ -319,6 +343,8 @@ class Sandbox:
             gen = self._gen
             self._reset()
         if gen is None:
+            with self._start_lock:
+                self._let_go()
             return
         proc = gen.proc
         try:
@@ -331,3 +357,5 @@ class Sandbox:
             proc.wait()
         if proc.stderr is not None:
             proc.stderr.close()
+        with self._start_lock:
+            self._let_go()  # bwrap has ended: nothing mounts them any more

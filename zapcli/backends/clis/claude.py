@@ -153,6 +153,7 @@ class ClaudeBackend(CliBackend):
                "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
                "AWS_BEARER_TOKEN_BEDROCK")
     endpoint_env = ("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
+    control_files = (".claude",)  # settings.json hooks, commands, agents, skills
 
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         env = _environment(req)

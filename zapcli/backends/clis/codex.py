@@ -249,6 +249,7 @@ class CodexBackend(CliBackend):
     key_env = ("OPENAI_API_KEY", "CODEX_API_KEY")
     endpoint_env = ("OPENAI_BASE_URL", "https://api.openai.com/v1")
     nests = True
+    control_files = (".codex",)  # the project's config.toml: MCP servers, profiles, hooks
     # its thread index stores each rollout's absolute path: a copy would resume
     # (and append to) the OLD home's rollout; without it codex finds the copy's
     resume_drop = ("state_*.sqlite*",)

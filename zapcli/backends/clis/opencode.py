@@ -170,6 +170,7 @@ class OpencodeBackend(CliBackend):
     tested = ("1.18.33", "1.19")
     key_env = ("OPENAI_API_KEY",)
     endpoint_env = ("OPENAI_BASE_URL", "https://api.openai.com/v1")
+    control_files = ("opencode.json", "opencode.jsonc", ".opencode")  # MCP servers, plugins
 
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         perm, diags = permissions(req)
