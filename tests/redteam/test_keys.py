@@ -20,8 +20,8 @@ the state folder, what /proc shows another process), never zapcli's message.
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -190,7 +190,7 @@ def test_gc_removes_kept_environments_nothing_can_start_with(zap: Zap):
     running = zap.spawn_sh("sleep 30")
     folder = zap.home / "subagents"
     leftover = {"MY_TOKEN": keys.token}
-    for name in (f"{ended}.env", "sa_20200101_000000_0badc0de.env"):
+    for name in (f"{ended}.env", "sa_20200101_0badc0de.env"):
         (folder / name).write_text(json.dumps(leftover))
         os.chmod(folder / name, 0o600)
         old = time.time() - 3600

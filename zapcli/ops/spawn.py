@@ -23,7 +23,7 @@ from zapcli.lifecycle import session as sessions
 from zapcli.ops.tasktext import MAX_TASK_BYTES, argv_text, require_utf8
 from zapcli.paths import subagents_dir, workspace_of
 from zapcli.plain import plain
-from zapcli.redact import display, mark, secret_values
+from zapcli.redact import display, mark, marked, secret_values
 from zapcli.trail import records, store
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -316,8 +316,9 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
     given = placed.fields.get("budget") or {}
     own_tokens = req.max_tokens if req.cli == "sh" else _least(req.max_tokens, given.get("max_tokens"))
     now = time.time()
+    stored, refs = marked(task)  # the child expands these names only: never one a caller typed
     fields = {
-        "session": session, "cli": req.cli, "task": mark(task), "cwd": str(cwd),
+        "session": session, "cli": req.cli, "task": stored, "cwd": str(cwd),
         "workspace": str(workspace), "timeout_s": timeout,
         "approval": req.approval or settings.approval, "unattended": req.unattended,
         "max_tokens": own_tokens, "max_cost": _least(req.max_cost, given.get("max_cost")),
@@ -327,6 +328,7 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
         "max_concurrent": settings.max_concurrent,
         **backend, **placement, **({"relay": req.relay} if req.relay else {}),
         "trace": tracecontext.new(traceparent=req.traceparent, parent_id=req.parent),
+        **({"secret_refs": refs} if refs else {}),
     }
     return Prepared(sid, session, fields, settings, warnings, str(req.cli), task, now, placed)
 
