@@ -43,9 +43,7 @@ class TerminalApprover(Policy):
             return False, verdict.reason or "denied by policy"
         if self.unattended:
             return False, "no terminal to ask for approval (run with --approval full to allow)"
-        from rich.markup import escape
-
-        from zapcli.cli.output import confirm
+        from zapcli.cli.output import ask_approval
 
         # One question at a time: concurrent `subagent` calls may ask together.
         with _ASKING:
@@ -54,7 +52,7 @@ class TerminalApprover(Policy):
 
                 sys.stderr.write(escape_controls(save_preview(args, self.workspace)) + "\n")
             try:
-                ok = confirm(f"[magenta]allow[/] {escape(escape_controls(verdict.summary))}?")
+                ok = ask_approval(verdict.summary)
             except EOFError:  # the terminal's input ended: nobody can answer any more
                 self.unattended = self.input_ended = True
                 sys.stderr.write("\n")
