@@ -142,6 +142,33 @@ def test_as_another_user_a_call_spawn_gets_no_key_from_a_reference(other_user):
         _no_key_anywhere(keys, srv, user.work / "u.txt")
 
 
+@pytest.mark.timeout(180)
+def test_a_shell_a_model_chose_gets_no_key_in_its_environment(zap: Zap):
+    """A model may not read a key through its own bash (a scrubbed
+    environment), so it must not through a shell subagent either: `env |
+    base64` (no masking catches it) from the run's tool and from `call`."""
+    import base64
+
+    keys = Keys()
+    dump = "env | base64 -w0 > {}"
+    script = [{"match": "SHELL-env", "turns": [
+        {"tool_calls": [{"name": "subagent", "arguments": {"action": "spawn", "cli": "sh",
+                                                           "task": dump.format("run.b64")}}]},
+        {"tool_calls": [{"name": "subagent", "arguments": {"action": "wait"}}]},
+        {"text": "parent done"}]}]
+    with ScriptedServer(script) as srv:
+        _keyed(zap, keys, srv)
+        proc = zap("run", "--approval", "full", "--no-sandbox", "SHELL-env", timeout=150)
+        assert "parent done" in proc.out, proc.err
+        res = zap("call", json.dumps({"action": "spawn", "cli": "sh", "task": dump.format("call.b64")}))
+        for sid in IDS.findall(res.out):
+            zap("wait", sid, "--timeout", "60")
+    for name in ("run.b64", "call.b64"):
+        seen = base64.b64decode((zap.cwd / name).read_text()).decode()
+        assert "PATH=" in seen  # it did dump its environment
+        assert keys.token not in seen and keys.model not in seen, name
+
+
 # ------------------------------------------------------------ kept environments
 
 

@@ -195,6 +195,7 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     if not gate.unattended:  # its children's questions come here while this process lives
         sub.env.relay = runenv.relay()
     sub.env.sandbox = sandbox
+    sub.env.shell_env = tuple((fields.get("definition") or {}).get("env") or ())
     sink = _TerminalSink(run_id, json)
     sink.trail = trail = runtrail.open_run(run_id, task, fields, cwd=cwd, workspace=str(workspace),
                                            approval=gate.mode)

@@ -75,6 +75,11 @@ class SpawnRequest:
     # (the built-in agent: "auto", where this machine can; sh: "off"), "on" = must
     sandbox: str | None = None
     fork: dict[str, Any] | None = None  # the run's conversation it starts from (`ops.fork`)
+    # A shell a model chose (the run's `subagent` tool, `mcp serve`, `zapcli call`): the
+    # variables its environment keeps beyond the scrubbed base (the definition's `env`);
+    # None: the caller's own command. Sandboxed unless `sandbox` says (config
+    # `model_shell_sandbox` where no run decides).
+    model_shell: tuple[str, ...] | None = None
 
 
 @plain
@@ -301,8 +306,12 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
     if "sandbox" not in backend:  # `continue` carries the old one's
         from zapcli.ops.sandboxing import choose
 
-        backend["sandbox"], more = choose(req.sandbox, backend_for(req.cli or "zapcli", settings))
+        chosen = req.model_shell is not None and req.cli == "sh"
+        asked = settings.model_shell_sandbox if chosen and req.sandbox is None else req.sandbox
+        backend["sandbox"], more = choose(asked, backend_for(req.cli or "zapcli", settings))
         warnings = tuple(warnings) + more
+        if chosen:  # its environment is a model's bash's, not the caller's keys
+            backend["model_shell"] = {"env": list(req.model_shell or ())}
     warnings = tuple(settings.notes) + tuple(warnings)
     session = sessions.current()
     sid = sid or ids.new_id()

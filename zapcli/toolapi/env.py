@@ -60,6 +60,8 @@ class Env:
         # asks the caller's user to approve `what` (a merge): (approved, why); None: nobody to ask
         self.confirm: Callable[[str], tuple[bool, str]] | None = None
         self.sandbox: str | None = None  # `zapcli run`'s: its shell spawns run in one too
+        # the variables a shell the model starts keeps (`zapcli run`: its definition's `env`)
+        self.shell_env: tuple[str, ...] = ()
         # `zapcli run`'s conversation so far, for a fork (`zapcli.ops.fork.Conversation.snapshot`)
         self.conversation: Callable[[], dict[str, Any]] | None = None
         self.lock = _thread.allocate_lock()

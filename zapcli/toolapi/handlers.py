@@ -66,7 +66,8 @@ def spawn(a: dict[str, Any], env: Env) -> Reply:
         parent=env.parent, run=env.run, siblings=env.siblings,
         batch=f"{env.parent}:{env.batch}" if env.parent and env.siblings > 1 else None,
         sandbox=env.sandbox if env.surface == "run" else None,
-        fork=_fork_of(env) if a.get("fork") else None)
+        fork=_fork_of(env) if a.get("fork") else None,
+        model_shell=env.shell_env)  # a shell it starts is a model's: scrubbed, sandboxed
     if a["attempts"] is not None or a["attempt_cli"] or a["attempt_model"]:
         return _attempts(req, a, env)
     res = do_spawn(req)
