@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from zapcli.agent.types import Verdict
-from zapcli.approvals import Policy
+from zapcli.approvals import Decision, Policy
 from zapcli.cli.definition_tools import SHOWN
 from zapcli.cli.output import escape_controls, is_tty
 from zapcli.cli.runend import HungUp, Terminated, close, emit_run, interrupted, on_signal, say
@@ -35,6 +35,35 @@ class TerminalApprover(Policy):
         unattended = unattended or not (sys.stdin.isatty() and sys.stderr.isatty())
         super().__init__(mode, workspace, cwd, roots, unattended, control_roots())
         self.input_ended = False
+        self.bound: dict[str, Any] | None = None  # the run's own fields: what it may hand on
+
+    def check(self, tool: str, args: dict[str, Any], *, allowlisted: bool | None = None) -> Any:
+        """The policy's verdict; and a definition saved with more than this
+        run holds asks in every mode (`full` too), as spawning it would."""
+        verdict = super().check(tool, args, allowlisted=allowlisted)
+        more = saved_widens(args, self.bound) if tool == "subagents_save" and self.bound else []
+        if not more or verdict.action == "deny":
+            return verdict
+        why = f"the definition would hold more than this run: {'; '.join(more)}"
+        return Decision("deny", verdict.summary, f"not saved: {why}, and nobody can approve it "
+                        "here. Save one within what this run holds, or say in your report what "
+                        "a person should save") if self.unattended else Decision(
+            "ask", f"{verdict.summary}\n{why}", why)
+
+    def ask_widening(self, what: str) -> tuple[bool, str]:
+        """The person approves a child that would hold more than this run
+        (`zapcli.ops.delegate`); nobody at the terminal: denied."""
+        if self.unattended:
+            return False, "nobody is at the terminal to approve it: the run is unattended"
+        from zapcli.cli.output import ask_approval
+
+        with _ASKING:
+            try:
+                ok = ask_approval(f"subagent: {what}")
+            except EOFError:
+                self.unattended = self.input_ended = True
+                return False, "no answer at the terminal (its input ended); denied"
+        return ok, "approved at the terminal" if ok else "denied at the terminal"
 
     def ask(self, tool: str, verdict: Verdict, args: dict[str, Any]) -> tuple[bool, str]:
         if verdict.action == "allow":
@@ -61,6 +90,26 @@ class TerminalApprover(Policy):
 
 
 _ASKING = threading.Lock()
+
+
+def saved_widens(args: dict[str, Any], bound: dict[str, Any]) -> list[str]:
+    """What a definition `subagents_save` would write holds beyond `bound`
+    (the run's own fields); [] when within, or when it does not parse (the
+    save itself refuses that)."""
+    from zapcli.capabilities.delegation import reach_of, wider
+    from zapcli.definitions.schema import parse_definition
+    from zapcli.ops.agents import fields_to_yaml
+
+    try:
+        text = str(args["yaml"]) if args.get("yaml") is not None else fields_to_yaml(args["fields"])
+        definition, _diags = parse_definition(text, "<yaml>", layer="workspace")
+    except Exception:  # noqa: BLE001 - the save reports what is wrong with it
+        return []
+    if definition is None:
+        return []
+    child = {**bound, "cli": definition.cli or "zapcli", "definition": definition.to_dict(),
+             "grant": {}, "agent": definition.name}
+    return wider(reach_of(bound), reach_of(child))
 
 
 def _args_text(arguments: Any) -> str:
@@ -196,6 +245,11 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
         sub.env.relay = runenv.relay()
     sub.env.sandbox = sandbox
     sub.env.shell_env = tuple((fields.get("definition") or {}).get("env") or ())
+    # what it holds bounds what it starts (and is what a fork keeps)
+    gate.bound = sub.env.spawner = {
+        **fields, "cli": "zapcli", "approval": gate.mode, "workspace": str(workspace),
+        "writable_roots": list(settings.writable_roots), "sandbox": sandbox}
+    sub.env.ask_widening = gate.ask_widening
     sink = _TerminalSink(run_id, json)
     sink.trail = trail = runtrail.open_run(run_id, task, fields, cwd=cwd, workspace=str(workspace),
                                            approval=gate.mode)

@@ -67,12 +67,32 @@ def spawn(a: dict[str, Any], env: Env) -> Reply:
         batch=f"{env.parent}:{env.batch}" if env.parent and env.siblings > 1 else None,
         sandbox=env.sandbox if env.surface == "run" else None,
         fork=_fork_of(env) if a.get("fork") else None,
-        model_shell=env.shell_env)  # a shell it starts is a model's: scrubbed, sandboxed
+        model_shell=env.shell_env,  # a shell it starts is a model's: scrubbed, sandboxed
+        spawner=env.spawner, ask_widening=env.ask_widening or env.confirm)
+    if a.get("fork"):
+        req = _keeps_its_definition(req, a["agent"], env)
     if a["attempts"] is not None or a["attempt_cli"] or a["attempt_model"]:
         return _attempts(req, a, env)
     res = do_spawn(req)
     env.started_one(res.id)
     return _reply(render.tool_lines(res), render.doc(res), env)
+
+
+def _keeps_its_definition(req: Any, agent: str | None, env: Env) -> Any:
+    """A fork is the run itself going on in another direction: it keeps the
+    run's frozen definition and grant (never one a model names)."""
+    from zapcli.plain import replace
+
+    own = env.spawner or {}
+    name = own.get("agent")
+    if agent and agent != name:
+        raise UsageError(f"a fork keeps this run's own definition ({name}); leave `agent` out to "
+                         f"fork, or spawn {agent} without fork")
+    kept = {k: own[k] for k in ("agent", "model", "definition", "grant", "diagnostics", "provider",
+                                "inbox", "genai_provider", "team") if k in own}
+    if req.cli not in (None, "zapcli"):
+        return req  # an agent CLI cannot start from zapcli's conversation: the fork says so
+    return replace(req, agent=name, cli="zapcli", inherit=kept)
 
 
 def _fork_of(env: Env) -> dict[str, Any]:
