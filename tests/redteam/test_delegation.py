@@ -191,6 +191,29 @@ def test_a_spawn_from_inside_a_writers_work_cannot_loosen_the_approval_mode(zap:
 
 
 @pytest.mark.timeout(180)
+def test_a_reader_run_cannot_save_a_wider_definition_even_in_full_mode(zap: Zap, listener):
+    """`subagents_save` writes a definition the run could spawn next: one
+    with more than the run holds needs the person too (`full` lets the run's
+    own calls through, not what it hands on)."""
+    _definitions(zap)
+    marker = "c36-save"
+    wide = "name: wide\ndescription: wide\ntools: [bash, write, WebFetch]\nsandbox: {network: true}\n"
+    script = [{"match": f"CHILD-{marker}", "turns": _child_turns(listener, marker)},
+              {"match": f"PARENT-{marker}", "turns": [
+                  {"tool_calls": [{"name": "subagents_save", "arguments": {"yaml": wide,
+                                                                           "scope": "system"}}]},
+                  {"tool_calls": [{"name": "subagent", "arguments": {
+                      "action": "spawn", "agent": "wide", "task": f"CHILD-{marker} go"}}]},
+                  {"tool_calls": [{"name": "subagent", "arguments": {"action": "wait", "timeout": 60}}]},
+                  {"text": "parent done"}]}]
+    with ScriptedServer(script) as srv:
+        proc = _run(zap, srv, marker, "--approval", "full")
+        assert "parent done" in proc.out, proc.err
+    assert not (Path(zap.env["ZAPCLI_CONFIG_HOME"]) / "subagents" / "wide.yml").exists()
+    _untouched(listener, zap, marker)
+
+
+@pytest.mark.timeout(180)
 def test_at_a_terminal_the_person_sees_what_widens_and_may_allow_it(zap: Zap, listener):
     _definitions(zap)
     marker = "c36-asked"
