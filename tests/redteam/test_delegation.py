@@ -213,6 +213,22 @@ def test_a_reader_run_cannot_save_a_wider_definition_even_in_full_mode(zap: Zap,
     _untouched(listener, zap, marker)
 
 
+@pytest.mark.timeout(120)
+def test_a_readers_work_cannot_save_a_wider_definition(zap: Zap):
+    """The `agents_save` action from inside a reader's work (its marker)."""
+    _definitions(zap)
+    wide = "name: wide\ndescription: wide\ntools: [bash, write]\n"
+    with ScriptedServer([{"match": "READER-idle", "turns": [{"text": "read"}]}]) as srv:
+        zap.env.update(OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted",
+                       OPENAI_API_KEY="sk-test-delegation-0123456789")
+        reader = zap("spawn", "--agent", "reader", "--", "READER-idle").out.strip()
+        assert zap("wait", reader, "--timeout", "60").returncode == 0
+        res = zap("call", json.dumps({"action": "agents_save", "yaml": wide, "scope": "system"}),
+                  env={"ZAPCLI_SUBAGENT_ID": reader})
+    assert not (Path(zap.env["ZAPCLI_CONFIG_HOME"]) / "subagents" / "wide.yml").exists()
+    assert "Traceback" not in res.err
+
+
 @pytest.mark.timeout(180)
 def test_at_a_terminal_the_person_sees_what_widens_and_may_allow_it(zap: Zap, listener):
     _definitions(zap)

@@ -41,6 +41,8 @@ class TerminalApprover(Policy):
         """The policy's verdict; and a definition saved with more than this
         run holds asks in every mode (`full` too), as spawning it would."""
         verdict = super().check(tool, args, allowlisted=allowlisted)
+        from zapcli.ops.delegate import saved_widens
+
         more = saved_widens(args, self.bound) if tool == "subagents_save" and self.bound else []
         if not more or verdict.action == "deny":
             return verdict
@@ -90,26 +92,6 @@ class TerminalApprover(Policy):
 
 
 _ASKING = threading.Lock()
-
-
-def saved_widens(args: dict[str, Any], bound: dict[str, Any]) -> list[str]:
-    """What a definition `subagents_save` would write holds beyond `bound`
-    (the run's own fields); [] when within, or when it does not parse (the
-    save itself refuses that)."""
-    from zapcli.capabilities.delegation import reach_of, wider
-    from zapcli.definitions.schema import parse_definition
-    from zapcli.ops.agents import fields_to_yaml
-
-    try:
-        text = str(args["yaml"]) if args.get("yaml") is not None else fields_to_yaml(args["fields"])
-        definition, _diags = parse_definition(text, "<yaml>", layer="workspace")
-    except Exception:  # noqa: BLE001 - the save reports what is wrong with it
-        return []
-    if definition is None:
-        return []
-    child = {**bound, "cli": definition.cli or "zapcli", "definition": definition.to_dict(),
-             "grant": {}, "agent": definition.name}
-    return wider(reach_of(bound), reach_of(child))
 
 
 def _args_text(arguments: Any) -> str:

@@ -65,3 +65,40 @@ def within_spawner(given: dict[str, Any] | None, ask: Callable[[str], tuple[bool
                           f"what you hold ({holding(mine)}) — fork keeps your own definition — "
                           "or finish and say in your report what needs a person's approval",
                           code="widens")
+
+
+def saved_widens(args: dict[str, Any], bound: dict[str, Any]) -> list[str]:
+    """What a definition about to be saved (`yaml` text or `fields`, as
+    `subagents_save` and the `agents_save` action take it) holds beyond
+    `bound`; [] when within, or when it does not parse (the save refuses it)."""
+    from zapcli.capabilities.delegation import reach_of, wider
+    from zapcli.definitions.schema import parse_definition
+    from zapcli.ops.agents import fields_to_yaml
+
+    try:
+        text = str(args["yaml"]) if args.get("yaml") is not None else fields_to_yaml(args["fields"])
+        definition, _diags = parse_definition(text, "<yaml>", layer="workspace")
+    except Exception:  # noqa: BLE001 - the save reports what is wrong with it
+        return []
+    if definition is None:
+        return []
+    child = {**bound, "cli": definition.cli or "zapcli", "definition": definition.to_dict(),
+             "grant": {}, "agent": definition.name}
+    return wider(reach_of(bound), reach_of(child))
+
+
+def save_within_spawner(args: dict[str, Any], given: dict[str, Any] | None,
+                        ask: Callable[[str], tuple[bool, str]] | None) -> None:
+    """`agents_save` from inside a subagent's work (MCP, `zapcli call`): a
+    definition with more than that subagent holds is saved only with the
+    person's approval; else ZapcliError saying why."""
+    spawner = spawner_of(given)
+    more = saved_widens(args, spawner) if spawner is not None else []
+    if not more:
+        return
+    what = f"the definition would hold more than the subagent saving it: {'; '.join(more)}"
+    ok, why = ask(what) if ask is not None else (False, "nobody here can approve it")
+    if not ok:
+        raise ZapcliError(f"not saved: {what}; a person must approve that, and did not ({why}). "
+                          "Save one within what you hold, or say in your report what a person "
+                          "should save", code="widens")

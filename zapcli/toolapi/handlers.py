@@ -288,8 +288,10 @@ def usage(a: dict[str, Any], env: Env) -> Reply:
 
 def agents_save(a: dict[str, Any], env: Env) -> Reply:
     from zapcli.definitions.manage import save_agent_text
+    from zapcli.ops.delegate import save_within_spawner
     from zapcli.render import agents as render
 
+    save_within_spawner({"yaml": a["yaml"] or ""}, env.spawner, env.ask_widening or env.confirm)
     res = save_agent_text(a["yaml"] or "", a["scope"] or "workspace", env.workspace())
     return _reply(render.saved_lines(res), render.as_doc(res), env)
 
