@@ -76,7 +76,9 @@ NO_HEAVY_ROOMS = {"ops", "trail", "supervisor", "lifecycle", "render", "executor
 RAY_NODE_SIDE = {"executors/ray_dispatch.py", "executors/ray_kv.py", "executors/ray_node.py"}
 HEAVY_HOME = {**{m: {"ray"} for m in RAY_NODE_SIDE},  # the one place each may be imported lazily
               "telemetry/otlp.py": {"opentelemetry"}}
-MAX_MODULE_LINES = 400
+# a backstop, not a target: split where the concepts part, never to get under it (a
+# 450-line module holding one idea beats two that each need the other to be read)
+MAX_MODULE_LINES = 450
 MAX_FUNCTION_LINES = 80
 MCP_ROOMS = {"mcpserver", "capabilities"}  # the server, and the gateway to a subagent's MCP servers
 MCP_FILES = {"backends/clis/approval_server.py"}  # claude's --permission-prompt-tool server

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 APPROVAL_MODES = ("confirm", "workspace", "auto-edit", "full")
+SANDBOX_CHOICES = ("auto", "on", "off")
 MAX_CONFIG_BYTES = 256 * 1024  # config.yaml is short; a bigger file is refused unread
 WORKTREE_KEYS = ("setup", "teardown")
 
@@ -51,6 +52,9 @@ class Settings:
     max_subagents: int = 32  # subagents one `zapcli run` starts in all; 0 = unlimited (SPEC §19)
     prices: dict[str, Any] = field(default_factory=dict)  # model -> USD per million tokens
     scratch_size: int | None = None  # bytes a sandboxed scratch folder may hold (None: 1 GiB)
+    # the sandbox of a shell a model chose (`spawn` with cli sh through `mcp serve` or
+    # `zapcli call`): auto (where this machine can), on (refused where it cannot), off
+    model_shell_sandbox: str = "auto"
     # the keys other code owns (backends, executor, an executor's section), as
     # their owners checked them; `where` says where each came from
     sections: dict[str, Any] = field(default_factory=dict)
@@ -108,6 +112,14 @@ def _check_value(key: str, value: Any) -> Any:
         return tuple(value)
     if key == "worktree":
         return _check_worktree(value)
+    if key == "model_shell_sandbox":
+        if value is False:  # YAML reads a bare `off` as false
+            return "off"
+        if value is True:
+            return "on"
+        if value not in SANDBOX_CHOICES:
+            raise ValueError(f"expected one of {', '.join(SANDBOX_CHOICES)}, got {value!r}")
+        return value
     if key == "prices":
         from zapcli.prices import check_prices
 
@@ -355,6 +367,11 @@ def _workspace_layer(workspace: Path, approval: str, notes: list[str],
         layer["where"].pop("worktree", None)
         notes.append(f"{path}: `worktree` (setup, teardown) runs commands and is not taken from "
                      "a workspace file; set it in your own config.yaml")
+    if "model_shell_sandbox" in layer:  # a repository must not take its own shells out of it
+        del layer["model_shell_sandbox"]
+        layer["where"].pop("model_shell_sandbox", None)
+        notes.append(f"{path}: `model_shell_sandbox` was not applied (whether a model's shell "
+                     "runs in the sandbox is yours to say); set it in your own config.yaml")
     if "prices" in layer:  # a repository pricing its models at 0 would lift your --max-cost
         del layer["prices"]
         layer["where"].pop("prices", None)

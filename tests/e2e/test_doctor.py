@@ -22,10 +22,10 @@ def test_doctor_all_good(zap):
         proc = zap("doctor")
         assert proc.returncode == 0, proc.out
         heads = [line.split(":")[0] for line in proc.out.splitlines() if not line.startswith(" ")]
-        assert heads[:6] + heads[7:] == [
+        assert heads[:7] + heads[8:] == [
             "ok   config", "ok   state folder", "ok   definitions", "ok   capabilities",
-            "ok   mcp servers", "ok   sandbox", "ok   executors", "ok   model"]
-        assert heads[6] in ("ok   backends", "WARN backends")  # which agent CLIs are installed
+            "ok   mcp servers", "ok   sandbox", "ok   model shells", "ok   executors", "ok   model"]
+        assert heads[7] in ("ok   backends", "WARN backends")  # which agent CLIs are installed
         zap.env["ZAPCLI_MODEL"] = "m2"
         doc = zap.json("doctor")
         model = next(c for c in doc["checks"] if c["name"] == "model")
@@ -49,7 +49,7 @@ def test_doctor_reports_everything_when_config_and_mcp_are_broken(zap, tmp_path)
     assert proc.returncode == 1 and "Traceback" not in proc.err
     checks = {c["name"]: c for c in json.loads(proc.out)["checks"]}
     assert set(checks) == {"config", "state folder", "definitions", "capabilities", "mcp servers",
-                           "sandbox", "backends", "executors", "model"}
+                           "sandbox", "model shells", "backends", "executors", "model"}
     config = checks["config"]
     assert not config["ok"] and len(config["problems"]) == 2
     assert "timout_s" in config["problems"][0] and "yolo" in config["problems"][1]

@@ -338,6 +338,8 @@ def call(
     """Execute one `tool-schema` call and print exactly the text a model would get.
 
     Exit codes as the matching command's: 0 done, 1 failed, 2 bad call; wait adds 3 and 4.
+    A shell the call spawns (cli sh) is a model's: in the sandbox, no key in its
+    environment (config model_shell_sandbox).
     """
     _run("call", locals())
 

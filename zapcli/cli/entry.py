@@ -1,6 +1,7 @@
 """The console-script entry point: fast path first, typer for the rest.
 
-Imports `zapcli.cli.fastpath`, `zapcli.cli.output`, `zapcli.errors`; typer only
+Imports `zapcli.cli.lifespan` (whether this command seals its process),
+`zapcli.cli.fastpath`, `zapcli.cli.output`, `zapcli.errors`; typer only
 when the fast path declines. The one catch-all that turns a ZapcliError into a
 clear stderr line and its exit code lives here: a user mistake never shows a
 traceback.
@@ -13,10 +14,13 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if argv is None and lives_long(args):  # a process of its own: keys out of tools' reach
-        from zapcli import keyguard
+    if argv is None:  # a process of its own: one that may wait keeps its keys out of reach
+        from zapcli.cli.lifespan import seals
 
-        keyguard.seal()
+        if seals(args):
+            from zapcli import keyguard
+
+            keyguard.seal()
     _standard_streams()
     from zapcli.errors import ZapcliError
 
@@ -80,25 +84,6 @@ def main(argv: list[str] | None = None) -> int:
             emit_json({"error": {"code": "interrupted", "message": "interrupted (Ctrl-C); "
                                  "subagents keep running", "exit_code": 130}})
         return 130
-
-
-def lives_long(args: list[str]) -> bool:
-    """A command that may live long enough for a tool to look at it (SPEC
-    §18): it keeps its keys out of its environment block and its memory out
-    of reach (`zapcli.keyguard.seal`, one exec more when keys are in the
-    environment). The hot short commands (spawn, list, kill, poll --no-wait…)
-    pay nothing."""
-    cmd = args[0] if args else ""
-    if cmd in ("run", "mcp", "wait", "doctor"):
-        return True
-    if cmd == "poll":
-        return "--no-wait" not in args
-    if cmd == "output":
-        return "--follow" in args or "-f" in args
-    if cmd == "call":  # a harness's blocking actions (or unseen: on stdin); the others answer at once
-        docs = [a for a in args[1:] if not a.startswith("--")]
-        return not docs or docs[0] == "-" or '"wait"' in docs[0] or '"poll"' in docs[0]
-    return False
 
 
 def _message(exc: Exception) -> str:

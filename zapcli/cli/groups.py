@@ -128,7 +128,11 @@ def mcp_serve(
     The tools: spawn, poll, wait, list, kill, output, replay, send, approve, deny,
     agents, usage, agents_save, agents_delete. Each connection is its own session
     unless ZAPCLI_SESSION is set. Over HTTP every request carries the token made at
-    start (or ZAPCLI_MCP_TOKEN), as `Authorization: Bearer TOKEN`."""
+    start (or ZAPCLI_MCP_TOKEN), as `Authorization: Bearer TOKEN`.
+
+    A shell command a client's model spawns (cli sh) runs in the sandbox, network off,
+    with no key in its environment; `model_shell_sandbox: off` in your config.yaml turns
+    the sandbox off (doctor says which)."""
     from zapcli.cli.commands import mcp
 
     raise typer.Exit(mcp.serve(http=http, socket_path=socket, no_token=no_token))

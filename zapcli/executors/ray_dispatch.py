@@ -384,4 +384,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    from zapcli import keyguard
+
+    keyguard.seal()  # a long-lived job that carries its subagents' environments: out of reach
     sys.exit(main(sys.argv[1:]))

@@ -41,6 +41,7 @@ from mcp.shared.exceptions import MCPError
 from zapcli import __version__
 from zapcli.lifecycle import session as sessions
 from zapcli.mcpserver.tools import TOOLS, result
+from zapcli.render.common import elicited
 from zapcli.toolapi.dispatch import Env, Reply, call
 from zapcli.toolapi.spec import BY_NAME
 
@@ -239,9 +240,7 @@ class _Ticker:
             if v.id not in mine or key in self.conn.asked:
                 continue
             self.conn.asked.add(key)
-            message = (f"zapcli subagent {v.id} asks for approval ({req.get('req_id')}):\n"
-                       f"{req.get('summary')}\nTask: {' '.join(v.task.split())[:200]}\n"
-                       "Accept to allow it, decline to deny it.")
+            message = elicited(v.id, req, v.task)
             if self.back_channel:  # asked meanwhile: progress goes on, the timeout holds
                 anyio.from_thread.run_sync(self.asks.start_soon, self._ask, key, message)
             else:

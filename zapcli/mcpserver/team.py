@@ -82,4 +82,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from zapcli import keyguard
+
+    keyguard.seal()  # started by an agent CLI with its environment: no key stays in our block
     raise SystemExit(main())

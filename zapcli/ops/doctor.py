@@ -131,6 +131,7 @@ def run_checks() -> tuple[list[Check], Settings]:
                         "without them)", missing, warning=bool(missing)))
     checks.append(_mcp(workspace))
     checks.append(_sandbox())
+    checks.append(_model_shells(settings))
     checks.append(_backends(settings))
     checks.append(_executors())
     cluster = _cluster(settings)
@@ -172,6 +173,28 @@ def _sandbox() -> Check:
                  f"scratch folder, {what}; an agent CLI runs there as a whole, its private home "
                  "writable, your home out of view, the network on unless its definition says "
                  "network: false (then its model's endpoint only)", lacks, warning=bool(lacks))
+
+
+def _model_shells(settings: Settings) -> Check:
+    """Whether a shell a model chose (`spawn` with cli sh through `mcp serve`
+    or `zapcli call`) runs in the sandbox, as the owner's config says."""
+    from zapcli.paths import state_dir
+    from zapcli.sandbox import bwrap
+
+    choice = settings.model_shell_sandbox
+    where = settings.where.get("model_shell_sandbox", "the default")
+    said = f"model_shell_sandbox: {choice} ({where})"
+    if choice == "off":
+        return Check("model shells", True, f"a shell a model starts (cli sh through mcp serve or "
+                     f"zapcli call) runs WITHOUT the sandbox: {said}", warning=True)
+    if bwrap.cached(state_dir()).ok:
+        return Check("model shells", True, "a shell a model starts (cli sh through mcp serve or "
+                     f"zapcli call) runs in the sandbox, network off: {said}")
+    if choice == "on":
+        return Check("model shells", False, f"{said}, but this machine has no sandbox: a model's "
+                     "shell spawn is refused (see the sandbox check)")
+    return Check("model shells", True, f"{said}, but this machine has no sandbox: a model's shell "
+                 "runs without one, and its spawn says so (see the sandbox check)", warning=True)
 
 
 def _definitions(catalog: Any) -> Check:

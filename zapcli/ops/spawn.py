@@ -20,14 +20,16 @@ from zapcli.config import APPROVAL_MODES, MAX_INT, Settings, load_settings
 from zapcli.errors import UsageError, ZapcliError, either, param
 from zapcli.lifecycle import queue
 from zapcli.lifecycle import session as sessions
+from zapcli.ops.delegate import within_spawner
 from zapcli.ops.tasktext import MAX_TASK_BYTES, argv_text, require_utf8
 from zapcli.paths import subagents_dir, workspace_of
 from zapcli.plain import plain
-from zapcli.redact import display, mark, secret_values
+from zapcli.redact import display, mark, marked, secret_values
 from zapcli.trail import records, store
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 
@@ -75,6 +77,14 @@ class SpawnRequest:
     # (the built-in agent: "auto", where this machine can; sh: "off"), "on" = must
     sandbox: str | None = None
     fork: dict[str, Any] | None = None  # the run's conversation it starts from (`ops.fork`)
+    # A shell a model chose (the run's `subagent` tool, `mcp serve`, `zapcli call`): the variables
+    # its scrubbed environment keeps (the definition's `env`); None: the caller's own command
+    # (`zapcli.ops.sandboxing.for_spawn`: sandboxed as `sandbox`, else config model_shell_sandbox)
+    model_shell: tuple[str, ...] | None = None
+    # Delegation never widens (`zapcli.ops.delegate`): the spawn-record fields of who spawns (None:
+    # the subagent whose work it is), who asks the person about a child holding more (None: refused)
+    spawner: dict[str, Any] | None = None
+    ask_widening: Callable[[str], tuple[bool, str]] | None = None
 
 
 @plain
@@ -299,16 +309,19 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
         backend, warnings = _backend_fields(req, workspace, settings, cwd, catalog)
     placement = _executor_fields(req, settings)
     if "sandbox" not in backend:  # `continue` carries the old one's
-        from zapcli.ops.sandboxing import choose
+        from zapcli.ops.sandboxing import for_spawn
 
         wants = ((backend.get("definition") or {}).get("sandbox") or {}).get("network") is True
-        backend["sandbox"], more = choose(req.sandbox, backend_for(req.cli or "zapcli", settings),
-                                          network=wants)
+        more = for_spawn(backend, req.cli, req.sandbox, req.model_shell, settings,
+                         backend_for(req.cli or "zapcli", settings), network=wants)
         warnings = tuple(warnings) + more
     warnings = tuple(settings.notes) + tuple(warnings)
     session = sessions.current()
     sid = sid or ids.new_id()
     backend.update(_extras(req, settings, cwd, sid), **({"fork": forked} if forked else {}))
+    within_spawner(req.spawner, req.ask_widening, {
+        "cli": req.cli, **backend, "approval": req.approval or settings.approval,
+        "workspace": str(workspace), "writable_roots": list(settings.writable_roots)})
     from zapcli.ops import tree
 
     placed = tree.place(sid, session, str(req.cli), backend.get("model"), max_tokens=req.max_tokens,
@@ -318,8 +331,9 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
     given = placed.fields.get("budget") or {}
     own_tokens = req.max_tokens if req.cli == "sh" else _least(req.max_tokens, given.get("max_tokens"))
     now = time.time()
+    stored, refs = marked(task)  # the child expands these names only: never one a caller typed
     fields = {
-        "session": session, "cli": req.cli, "task": mark(task), "cwd": str(cwd),
+        "session": session, "cli": req.cli, "task": stored, "cwd": str(cwd),
         "workspace": str(workspace), "timeout_s": timeout,
         "approval": req.approval or settings.approval, "unattended": req.unattended,
         "max_tokens": own_tokens, "max_cost": _least(req.max_cost, given.get("max_cost")),
@@ -330,6 +344,7 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
         "max_concurrent": settings.max_concurrent,
         **backend, **placement, **({"relay": req.relay} if req.relay else {}),
         "trace": tracecontext.new(traceparent=req.traceparent, parent_id=req.parent),
+        **({"secret_refs": refs} if refs else {}),
     }
     return Prepared(sid, session, fields, settings, warnings, str(req.cli), task, now, placed)
 

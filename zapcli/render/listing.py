@@ -80,9 +80,10 @@ def table(views: list[Any], width: int | None = None, *, sessions: bool = False,
                     row(tail, status, session, cli) + one_line(v.task, task_room)))
         if v.pending_approval:
             req = v.pending_approval
-            out.append(("magenta", f"{'':8}  ↳ asks: "
-                                   f"{one_line(str(req.get('summary', '')), task_room)} "
-                                   f"(zapcli approve {tail} | zapcli deny {tail})"))
+            asks = one_line(str(req.get("summary", "")), task_room)
+            decide = (f"zapcli approve {tail} | zapcli deny {tail}" if not asks.endswith("…") else
+                      f"cut here: zapcli poll {tail} shows it whole before you approve")
+            out.append(("magenta", f"{'':8}  ↳ asks: {asks} ({decide})"))
     return out
 
 

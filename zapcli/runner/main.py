@@ -254,13 +254,17 @@ def _scratch(sid: str) -> Outcome | None:
 def _run_backend(ctx: RunContext) -> Outcome:
     """The task from the spawn record, then the backend; in-process work gets
     the watchdog and the backstop too."""
-    from zapcli.redact import MissingSecret, unmark
+    from zapcli.redact import MissingSecret, UnrecordedSecret, unmark
 
-    try:
-        ctx.task = unmark(ctx.spawn.task)
+    try:  # only the references its spawn made: never a value a model's text names
+        ctx.task = unmark(ctx.spawn.task, names=_recorded(ctx.spawn))
     except MissingSecret as exc:
         return Outcome(Status.FAILED, None, f"the task uses the value of ${exc.args[0]}, which "
                        "is not set in this subagent's environment")
+    except UnrecordedSecret as exc:
+        return Outcome(Status.FAILED, None, f"the task refers to the secret ${exc.args[0]}, which "
+                       "its spawn did not record (a trail from an older zapcli, or one changed by "
+                       "hand); nothing was run: spawn it again")
     from zapcli.backends.registry import Unusable, for_spawn
 
     try:
@@ -281,6 +285,12 @@ def _run_backend(ctx: RunContext) -> Outcome:
     finally:
         done.set()
         guard.disarm_backstop()
+
+
+def _recorded(spawn: SpawnRecord) -> list[str]:
+    """The secret references `spawn` made for its task (`secret_refs`)."""
+    names = spawn.raw.get("secret_refs")
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
 
 
 NO_REPORT = ("no report: it ended without a final answer (an empty report is never a success: "
