@@ -1,5 +1,9 @@
 """Settings (SPEC §2): defaults < user config.yaml < workspace .zapcli/config.yaml
-< environment (`ZAPCLI_<KEY>`) < flags. Imports `zapcli.paths`, `zapcli.errors`, `zapcli.boundedread` (when a file is read).
+< environment (`ZAPCLI_<KEY>`) < flags. Imports `zapcli.paths`, `zapcli.errors`, `zapcli.boundedread` (when a file is read),
+`zapcli.trust` (when a workspace has a config file).
+
+The workspace file is used only once the person trusted it (`zapcli.trust`):
+until then it has no effect at all, and the command says so in one line.
 
 Config knows its own keys and nothing of backends or executors: every other
 top-level key belongs to an owner the caller passes (`owners`: the seams'
@@ -50,6 +54,8 @@ class Settings:
     worktree: dict[str, Any] = field(default_factory=dict)  # {setup, teardown}: commands run in a new tree / before its removal
     max_subagents: int = 32  # subagents one `zapcli run` starts in all; 0 = unlimited (SPEC §19)
     prices: dict[str, Any] = field(default_factory=dict)  # model -> USD per million tokens
+    # folders whose own zapcli files are trusted as they are (for scripts and CI; `zapcli.trust`)
+    trusted: tuple[str, ...] = ()
     # the keys other code owns (backends, executor, an executor's section), as
     # their owners checked them; `where` says where each came from
     sections: dict[str, Any] = field(default_factory=dict)
@@ -111,7 +117,21 @@ def _check_value(key: str, value: Any) -> Any:
         from zapcli.prices import check_prices
 
         return check_prices(value)
+    if key == "trusted":
+        return _check_trusted(value)
     raise AssertionError(key)
+
+
+def _check_trusted(value: Any) -> tuple[str, ...]:
+    """`trusted:` a list of absolute folders (`~` allowed): their own zapcli
+    files, and those of every folder under them, are trusted as they are."""
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ValueError("expected a list of folder paths, e.g. [~/src/work, /ci/checkout]")
+    relative = [v for v in value if not os.path.isabs(os.path.expanduser(v))]
+    if relative:
+        raise ValueError(f"{relative[0]!r} is not an absolute path (a folder is trusted by its "
+                         "full path, e.g. ~/src/project)")
+    return tuple(value)
 
 
 def _check_worktree(value: Any) -> dict[str, Any]:
@@ -330,7 +350,18 @@ def _workspace_layer(workspace: Path, approval: str, notes: list[str],
     cluster: they would run its commands, or send tasks and forwarded keys
     elsewhere)."""
     path = workspace / ".zapcli" / "config.yaml"
+    if not os.path.lexists(path):
+        return {}
+    from zapcli import trust
+
+    if not trust.allows(workspace, trust.CONFIG):  # said once, by the command (`Verdict.notice`)
+        return {}
     layer = _load_file(path, owners, workspace=True)
+    if "trusted" in layer:  # a folder never vouches for itself
+        del layer["trusted"]
+        layer["where"].pop("trusted", None)
+        notes.append(f"{path}: `trusted` was not applied (a folder cannot trust itself); "
+                     "list folders in your own config.yaml")
     wanted = layer.get("approval")
     if wanted and APPROVAL_MODES.index(wanted) > APPROVAL_MODES.index(approval):
         del layer["approval"]

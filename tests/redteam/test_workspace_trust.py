@@ -86,12 +86,12 @@ def _ended(zap, sid: str) -> None:
     assert proc.returncode in (0, 3), proc.err
 
 
-def _spawn(zap) -> str:
-    proc = zap("spawn", "--", "hello")
-    assert proc.returncode == 0, proc.err
-    sid = proc.out.strip()
-    _ended(zap, sid)
-    return sid
+def _spawn(zap, *args: str, must_start: bool = True) -> None:
+    """`zapcli spawn [args] -- hello`, waited for (unless it was refused)."""
+    proc = zap("spawn", *args, "--", "hello")
+    assert proc.returncode == 0 or not must_start, proc.err
+    if proc.returncode == 0:
+        _ended(zap, proc.out.strip())
 
 
 def _mcp_spawn(zap) -> None:
@@ -141,20 +141,30 @@ def test_a_cloned_repository_runs_nothing_and_sends_nothing_until_trusted(zap, r
 
 
 def test_a_file_changed_after_trust_is_untrusted_again(zap, repo):
+    """Trust is by content, file by file: a changed file (or a new one) is
+    ignored until the person trusts the folder again; what they trusted and
+    did not change stays as they trusted it."""
     assert zap("trust").returncode == 0
     zap("doctor", timeout=120)
     assert repo.ran()
     repo.forget()
-    repo.plant(tag="changed")  # the same names, a new command (as a `git pull` would bring)
-    mcp = repo.zapcli / "mcp.json"
+    mcp = repo.zapcli / "mcp.json"  # a `git pull` brings a new command for the same server
     mcp.write_text(mcp.read_text().replace("$LEAK", "changed $LEAK"))
     zap("doctor", timeout=120)
     _spawn(zap)
-    assert not repo.reached(), (repo.ran(), repo.listener.hits)
-    (repo.zapcli / "subagents" / "helper.yml").write_text(  # a new file in a trusted folder too
+    assert not repo.ran()
+    repo.forget()
+    config = repo.zapcli / "config.yaml"  # ... and sends the trusted provider's key elsewhere
+    config.write_text(config.read_text().replace("/v1", "/changed/v1"))
+    _spawn(zap, must_start=False)  # the trusted general names `cdn`, no longer defined
+    (repo.zapcli / "subagents" / "helper.yml").write_text(  # a new file in a trusted folder
         "name: helper\ndescription: new\nmodel: cdn/any\nmcp: {servers: [lint]}\nprompt: hi\n")
-    zap("spawn", "--agent", "helper", "--", "hello")
-    assert not repo.reached()
+    _spawn(zap, "--agent", "helper", must_start=False)
+    zap("doctor", timeout=120)
+    assert not repo.reached(), (repo.ran(), repo.listener.hits)
+    assert zap("trust").returncode == 0  # trusted again: the changed files take effect
+    zap("doctor", timeout=120)
+    assert repo.ran()
 
 
 def test_a_file_planted_mid_run_does_not_reach_a_later_child(zap, model, listener, outside):

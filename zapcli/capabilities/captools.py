@@ -40,6 +40,9 @@ class UseSkillTool:
         if skill is None:
             return ToolResult(False, f"skill {name!r} is not available to this subagent; "
                               f"available: {', '.join(self.skills) or 'none'}")
+        changed = _untrusted(skill, Path(ctx.workspace))
+        if changed:
+            return ToolResult(False, changed)
         try:
             raw = read_at_most(skill.path, MAX_SKILL_BYTES)
         except OSError as exc:
@@ -52,6 +55,21 @@ class UseSkillTool:
         note = "\n[skill file cut at 64 KB]" if len(raw) > MAX_SKILL_BYTES else ""
         folder = str(Path(skill.path).parent)
         return ToolResult(True, f"# skill: {skill.name} (folder: {folder})\n\n{body.strip()}{note}")
+
+
+def _untrusted(skill: Skill, workspace: Path) -> str | None:
+    """Why a workspace's own skill may not be read now (its folder changed
+    since it was trusted), or None."""
+    from zapcli import trust
+
+    prefix = trust.skill_roots(workspace).get(Path(skill.root))
+    if prefix is None:
+        return None
+    unit = f"{prefix}/{Path(skill.path).parent.name}"
+    if trust.allows(workspace, unit):
+        return None
+    return (f"skill {skill.name!r} ({unit}) changed since this folder was trusted and is not "
+            f"read (a person can trust it again: zapcli trust {workspace})")
 
 
 class KbSearchTool:

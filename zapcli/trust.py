@@ -1,0 +1,363 @@
+"""Workspace trust: a folder's own zapcli files take effect only once the
+person trusted them, by content (docs: the security model, workspace trust).
+Imports the standard library, `zapcli.paths`, `zapcli.boundedread`,
+`zapcli.locks`; hashlib only when there is something to hash, yaml only to
+read `trusted:` from a user's config.yaml that names it.
+
+What needs trust (`units`): `.zapcli/config.yaml`, `.zapcli/mcp.json`, each
+definition file in `.zapcli/subagents/`, and each skill folder in
+`.zapcli/skills/`, `.claude/skills/` and `.agents/skills/` — the files that
+choose programs to run, where requests and keys go, and what an agent is
+told. Memory (`.zapcli/agent-memory/`, `.zapcli/memory/`) is data: never
+hashed, never asked about.
+
+Where the decision comes from (`decide`), the first that applies:
+1. inherited: a subagent's runner, a `zapcli run`, and whatever a
+   subagent's work starts take the decision recorded when they were spawned
+   (`Verdict.frozen()` in the spawn record): a file is used only while its
+   content is the one trusted then, so a file planted mid-run reaches no
+   later child. Inside a subagent's work with nothing to inherit, nothing is
+   trusted.
+2. the user's own config.yaml `trusted:` folders (for scripts and CI):
+   everything in and under them, as it is when the command starts.
+3. the record `zapcli trust` writes in the user's config folder
+   (`<config>/trust/`): each file's sha256. A file whose content is not the
+   recorded one, or that is new, is ignored until trusted again.
+
+The loaders (config, definitions, MCP servers, skills) ask `allows(ws, rel)`;
+inside `Scope(ws)` one decision serves every loader of one command.
+"""
+
+from __future__ import annotations
+
+import _thread
+import errno
+import os
+import stat
+from pathlib import Path
+
+from zapcli.boundedread import read_at_most
+from zapcli.paths import SUBAGENT_MARKER, config_dir
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
+
+CONFIG = ".zapcli/config.yaml"
+MCP = ".zapcli/mcp.json"
+DEFINITIONS = ".zapcli/subagents"
+DEFINITION_SUFFIXES = (".yml", ".yaml")
+SKILLS = (".zapcli/skills", ".claude/skills", ".agents/skills")
+MAX_FILE_BYTES = 8 << 20  # one file hashed at most (the loaders refuse far smaller ones)
+MAX_TREE_FILES = 1000  # one skill folder: files hashed at most
+MAX_TREE_BYTES = 32 << 20
+STATES = {"trusted": "trusted", "changed": "changed since you trusted it",
+          "new": "not trusted", "unreadable": "cannot be read"}
+
+
+# ----------------------------------------------------------------- the units
+
+
+def units(workspace: Path) -> list[str]:
+    """The workspace's own zapcli files that exist, as paths relative to it
+    (`/`-separated), in a stable order: what a trust covers."""
+    out = []
+    if os.path.isdir(workspace / ".zapcli"):
+        out += [rel for rel in (CONFIG, MCP) if os.path.lexists(workspace / rel)]
+        out += [f"{DEFINITIONS}/{name}" for name in _names(workspace / DEFINITIONS)
+                if os.path.splitext(name)[1] in DEFINITION_SUFFIXES
+                and not os.path.isdir(workspace / DEFINITIONS / name)]
+    for folder, root in skill_roots(workspace).items():
+        out += [f"{root}/{name}" for name in _names(folder)
+                if os.path.lexists(folder / name / "SKILL.md")]
+    return out
+
+
+def skill_roots(workspace: Path) -> dict[Path, str]:
+    """The workspace's own skill folders (folder -> unit prefix). In the home
+    folder `.claude/skills` and `.agents/skills` are the user's own skills,
+    not a workspace's."""
+    roots = {workspace / root: root for root in SKILLS}
+    if any(os.path.isdir(f) for f in list(roots)[1:]) and \
+            os.path.realpath(workspace) == os.path.realpath(os.path.expanduser("~")):
+        return {workspace / SKILLS[0]: SKILLS[0]}
+    return roots
+
+
+def _names(folder: Path) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []
+
+
+def is_skill(rel: str) -> bool:
+    return rel.startswith(tuple(root + "/" for root in SKILLS))
+
+
+def rel_of(workspace: Path, path: Path) -> str | None:
+    """`path` as a unit of `workspace` (its folder for a skill's file), or
+    None when it is none of the workspace's own zapcli files."""
+    try:
+        rel = Path(os.path.abspath(path)).relative_to(os.path.abspath(workspace)).as_posix()
+    except ValueError:
+        return None
+    for root in SKILLS:
+        if rel.startswith(root + "/"):
+            return "/".join(rel.split("/")[:3])
+    if rel in (CONFIG, MCP) or (rel.startswith(DEFINITIONS + "/") and rel.count("/") == 2):
+        return rel
+    return None
+
+
+def digest_bytes(data: bytes) -> str:
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def digest(workspace: Path, rel: str) -> str:
+    """The unit's content hash: sha256 of a file's bytes; of a skill folder,
+    over every entry's path and content (links as their target, never
+    followed out of it). Raises OSError: missing, unreadable, too large."""
+    path = workspace / rel
+    if not is_skill(rel):
+        data = read_at_most(path, MAX_FILE_BYTES)
+        if len(data) > MAX_FILE_BYTES:
+            raise OSError(errno.EFBIG, f"larger than {MAX_FILE_BYTES >> 20} MB", str(path))
+        return digest_bytes(data)
+    return _tree_digest(path)
+
+
+def _tree_digest(folder: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    files = size = 0
+    if not os.path.isdir(folder):
+        raise OSError(errno.ENOTDIR, "is not a folder", str(folder))
+    for top, dirs, names in os.walk(folder, onerror=_raise):
+        dirs.sort()
+        for name in sorted(names + [d for d in dirs if os.path.islink(os.path.join(top, d))]):
+            full = os.path.join(top, name)
+            rel = os.path.relpath(full, folder).encode("utf-8", "surrogateescape")
+            files += 1
+            if files > MAX_TREE_FILES:
+                raise OSError(errno.EFBIG, f"holds more than {MAX_TREE_FILES} files", str(folder))
+            if os.path.islink(full):
+                h.update(b"L\0" + rel + b"\0" + os.readlink(full).encode("utf-8", "surrogateescape") + b"\0")
+            try:
+                mode = os.stat(full).st_mode
+            except OSError:
+                h.update(b"D\0" + rel + b"\0")  # a dangling link: its target text says it all
+                continue
+            if not stat.S_ISREG(mode):
+                h.update(b"X\0" + rel + b"\0" + str(stat.S_IFMT(mode)).encode() + b"\0")
+                continue
+            data = read_at_most(full, MAX_FILE_BYTES)
+            size += len(data)
+            if len(data) > MAX_FILE_BYTES or size > MAX_TREE_BYTES:
+                raise OSError(errno.EFBIG, f"holds more than {MAX_TREE_BYTES >> 20} MB", str(folder))
+            h.update(b"F\0" + rel + b"\0" + hashlib.sha256(data).digest())
+    return "sha256:" + h.hexdigest()
+
+
+def _raise(exc: OSError) -> None:
+    raise exc
+
+
+# --------------------------------------------------------------- the verdict
+
+
+class Verdict:
+    """The decision for one workspace. `trusted`: unit -> the hash trusted
+    (None: everything, as it is now: `trusted:` in the user's config).
+    `how`: "trusted" (the record), "config", "inherited", "subagent" (inside
+    a subagent's work, nothing inherited), "none" (never trusted)."""
+
+    def __init__(self, workspace: Path, trusted: dict[str, str] | None, how: str,
+                 at: str | None = None):
+        self.workspace, self.trusted, self.how, self.at = workspace, trusted, how, at
+        self._digests: dict[str, str | None] = {}
+        self._units: list[str] | None = None
+
+    def digest(self, rel: str) -> str | None:
+        """The unit's hash now (None: missing or unreadable); once per verdict."""
+        if rel not in self._digests:
+            try:
+                self._digests[rel] = digest(self.workspace, rel)
+            except OSError:
+                self._digests[rel] = None
+        return self._digests[rel]
+
+    def allows(self, rel: str) -> bool:
+        """Whether the loaders may use unit `rel` (a missing one: nothing to use)."""
+        if self.trusted is not None and rel not in self.trusted:
+            return False
+        now = self.digest(rel)
+        return now is not None and (self.trusted is None or self.trusted[rel] == now)
+
+    def state(self, rel: str) -> str:
+        if self.allows(rel):
+            return "trusted"
+        if self.digest(rel) is None:
+            return "unreadable"
+        return "changed" if self.trusted and rel in self.trusted else "new"
+
+    def units(self) -> list[str]:
+        if self._units is None:
+            self._units = units(self.workspace)
+        return self._units
+
+    def ignored(self) -> list[tuple[str, str]]:
+        """(unit, state) of every unit the loaders skip."""
+        return [(rel, self.state(rel)) for rel in self.units() if not self.allows(rel)]
+
+    def frozen(self) -> dict[str, Any]:
+        """For a spawn record: what its children may use (`inherit`)."""
+        return {"workspace": str(self.workspace),
+                "files": {rel: self.digest(rel) for rel in self.units() if self.allows(rel)}}
+
+    def notice(self) -> str | None:
+        """One line: what was ignored and the command that trusts it; None
+        when nothing was."""
+        ignored = self.ignored()
+        if not ignored:
+            return None
+        names = [rel if state == "new" else f"{rel} ({STATES[state]})" for rel, state in ignored]
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        command = f"zapcli trust {_quoted(self.workspace)}"
+        if self.how in ("inherited", "subagent"):
+            return (f"ignored {shown}: not trusted when the work that started this began (a "
+                    f"subagent's work never trusts a folder; a person does: {command})")
+        if self.how == "trusted":
+            return (f"ignored {shown}: this folder is trusted as it was, not as it is now; "
+                    f"to use them: {command}")
+        return (f"this folder is not trusted, so its own zapcli files were ignored: {shown}; "
+                f"to use them: {command}")
+
+
+def _quoted(path: Path) -> str:
+    import shlex
+
+    return shlex.quote(str(path))
+
+
+def real(workspace: Path | str) -> Path:
+    return Path(os.path.realpath(workspace))
+
+
+_INHERITED: list[dict[str, Any]] = []  # the spawner's decision, once `inherit` set it
+
+
+def inherit(record: Any) -> None:
+    """Take the decision a spawner recorded (`Verdict.frozen()`; anything
+    else: nothing trusted) for the rest of this process: a runner, a `zapcli
+    run`, a spawn from a subagent's work."""
+    ok = isinstance(record, dict) and isinstance(record.get("workspace"), str) and \
+        isinstance(record.get("files"), dict)
+    files = {str(k): str(v) for k, v in record["files"].items()} if ok else {}
+    _INHERITED[:] = [{"workspace": record["workspace"] if ok else "", "files": files}]
+
+
+def inherited() -> bool:
+    return bool(_INHERITED)
+
+
+def decide(workspace: Path | str) -> Verdict:
+    """The decision for `workspace` now (see the module's docstring)."""
+    ws = real(workspace)
+    if _INHERITED:
+        got = _INHERITED[0]
+        return Verdict(ws, dict(got["files"]) if got["workspace"] == str(ws) else {}, "inherited")
+    if os.environ.get(SUBAGENT_MARKER):
+        return Verdict(ws, {}, "subagent")
+    if not any(os.path.isdir(folder) for folder in (ws / ".zapcli", *skill_roots(ws))):
+        return Verdict(ws, {}, "none")  # nothing to trust: no record, no config read
+    if any(ws == f or f in ws.parents for f in trusted_folders()):
+        return Verdict(ws, None, "config")
+    from zapcli.trust_store import read
+
+    rec = read(ws)
+    if rec is None:
+        return Verdict(ws, {}, "none")
+    return Verdict(ws, rec["files"], "trusted", rec.get("trusted_at"))
+
+
+def trusted_folders() -> tuple[Path, ...]:
+    """`trusted:` of the user's own config.yaml, resolved (config checks its
+    form and says what is wrong; here a bad value trusts nothing)."""
+    try:
+        raw = read_at_most(config_dir() / "config.yaml", 256 * 1024)
+    except OSError:
+        return ()
+    if b"trusted" not in raw:
+        return ()
+    import yaml
+
+    try:
+        data = yaml.safe_load(raw)
+    except (yaml.YAMLError, RecursionError):
+        return ()
+    value = data.get("trusted") if isinstance(data, dict) else None
+    if not isinstance(value, list):
+        return ()
+    return tuple(real(os.path.expanduser(v)) for v in value
+                 if isinstance(v, str) and os.path.isabs(os.path.expanduser(v)))
+
+
+# ------------------------------------------------------- one command, one look
+
+
+_SCOPES: dict[tuple[int, str], list[Verdict]] = {}
+
+
+class Scope:
+    """`with Scope(ws) as verdict:` every `verdict(ws)` on this thread gets
+    this one decision (each file hashed once per command); re-entrant."""
+
+    def __init__(self, workspace: Path | str):
+        self.key = (_thread.get_ident(), str(real(workspace)))
+
+    def __enter__(self) -> Verdict:
+        stack = _SCOPES.setdefault(self.key, [])
+        stack.append(stack[-1] if stack else decide(self.key[1]))
+        return stack[-1]
+
+    def __exit__(self, *exc: object) -> None:
+        stack = _SCOPES[self.key]
+        stack.pop()
+        if not stack:
+            del _SCOPES[self.key]
+
+
+def verdict(workspace: Path | str) -> Verdict:
+    """This command's decision for `workspace` (its `Scope`), else a fresh one."""
+    stack = _SCOPES.get((_thread.get_ident(), str(real(workspace))))
+    return stack[-1] if stack else decide(workspace)
+
+
+def allows(workspace: Path | str, rel: str) -> bool:
+    """Whether a loader may use the workspace's unit `rel`."""
+    return verdict(workspace).allows(rel)
+
+
+def allows_file(path: Path | str) -> bool:
+    """Whether a file zapcli is about to read as configuration may be used:
+    the user's own (under the config folder) always; a workspace's own
+    zapcli file only as trusted. `path` is `<workspace>/<unit>`."""
+    path = Path(os.path.abspath(path))
+    if path == config_dir() / "mcp.json" or config_dir() in path.parents:
+        return True
+    for rel in (MCP, CONFIG):
+        if path.as_posix().endswith("/" + rel):
+            return allows(Path(path.as_posix()[:-len(rel) - 1]), rel)
+    return False
+
+
+def hold_too(workspace: Path, rel: str, value: str) -> None:
+    """One more file for the decision this process holds (`inherit`): a
+    definition the person approved saving during a `zapcli run`, which its
+    next spawn may use."""
+    if _INHERITED and _INHERITED[0]["workspace"] == str(workspace):
+        _INHERITED[0]["files"][rel] = value
