@@ -1,7 +1,7 @@
 """Workspace trust: a folder's own zapcli files take effect only once the
 person trusted them, by content (docs: the security model, workspace trust).
 Imports the standard library, `zapcli.paths`, `zapcli.boundedread`,
-`zapcli.locks`; hashlib only when there is something to hash, yaml only to
+`zapcli.errors`; hashlib only when there is something to hash, yaml only to
 read `trusted:` from a user's config.yaml that names it.
 
 What needs trust (`units`): `.zapcli/config.yaml`, `.zapcli/mcp.json`, each
@@ -31,9 +31,7 @@ inside `Scope(ws)` one decision serves every loader of one command.
 from __future__ import annotations
 
 import _thread
-import errno
 import os
-import stat
 from pathlib import Path
 
 from zapcli.boundedread import read_at_most
@@ -48,9 +46,9 @@ MCP = ".zapcli/mcp.json"
 DEFINITIONS = ".zapcli/subagents"
 DEFINITION_SUFFIXES = (".yml", ".yaml")
 SKILLS = (".zapcli/skills", ".claude/skills", ".agents/skills")
-MAX_FILE_BYTES = 8 << 20  # one file hashed at most (the loaders refuse far smaller ones)
-MAX_TREE_FILES = 1000  # one skill folder: files hashed at most
-MAX_TREE_BYTES = 32 << 20
+# What a loader reads of a file at most (config.yaml, mcp.json and a definition
+# 256 KB + 1 byte, a SKILL.md 64 KB): what is hashed is all that can take effect.
+READ_BYTES = 256 * 1024
 STATES = {"trusted": "trusted", "changed": "changed since you trusted it",
           "new": "not trusted", "unreadable": "cannot be read"}
 
@@ -95,75 +93,20 @@ def is_skill(rel: str) -> bool:
     return rel.startswith(tuple(root + "/" for root in SKILLS))
 
 
-def rel_of(workspace: Path, path: Path) -> str | None:
-    """`path` as a unit of `workspace` (its folder for a skill's file), or
-    None when it is none of the workspace's own zapcli files."""
-    try:
-        rel = Path(os.path.abspath(path)).relative_to(os.path.abspath(workspace)).as_posix()
-    except ValueError:
-        return None
-    for root in SKILLS:
-        if rel.startswith(root + "/"):
-            return "/".join(rel.split("/")[:3])
-    if rel in (CONFIG, MCP) or (rel.startswith(DEFINITIONS + "/") and rel.count("/") == 2):
-        return rel
-    return None
-
-
 def digest_bytes(data: bytes) -> str:
     import hashlib
 
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    return "sha256:" + hashlib.sha256(data[:READ_BYTES + 1]).hexdigest()
 
 
 def digest(workspace: Path, rel: str) -> str:
-    """The unit's content hash: sha256 of a file's bytes; of a skill folder,
-    over every entry's path and content (links as their target, never
-    followed out of it). Raises OSError: missing, unreadable, too large."""
-    path = workspace / rel
-    if not is_skill(rel):
-        data = read_at_most(path, MAX_FILE_BYTES)
-        if len(data) > MAX_FILE_BYTES:
-            raise OSError(errno.EFBIG, f"larger than {MAX_FILE_BYTES >> 20} MB", str(path))
-        return digest_bytes(data)
-    return _tree_digest(path)
-
-
-def _tree_digest(folder: Path) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    files = size = 0
-    if not os.path.isdir(folder):
-        raise OSError(errno.ENOTDIR, "is not a folder", str(folder))
-    for top, dirs, names in os.walk(folder, onerror=_raise):
-        dirs.sort()
-        for name in sorted(names + [d for d in dirs if os.path.islink(os.path.join(top, d))]):
-            full = os.path.join(top, name)
-            rel = os.path.relpath(full, folder).encode("utf-8", "surrogateescape")
-            files += 1
-            if files > MAX_TREE_FILES:
-                raise OSError(errno.EFBIG, f"holds more than {MAX_TREE_FILES} files", str(folder))
-            if os.path.islink(full):
-                h.update(b"L\0" + rel + b"\0" + os.readlink(full).encode("utf-8", "surrogateescape") + b"\0")
-            try:
-                mode = os.stat(full).st_mode
-            except OSError:
-                h.update(b"D\0" + rel + b"\0")  # a dangling link: its target text says it all
-                continue
-            if not stat.S_ISREG(mode):
-                h.update(b"X\0" + rel + b"\0" + str(stat.S_IFMT(mode)).encode() + b"\0")
-                continue
-            data = read_at_most(full, MAX_FILE_BYTES)
-            size += len(data)
-            if len(data) > MAX_FILE_BYTES or size > MAX_TREE_BYTES:
-                raise OSError(errno.EFBIG, f"holds more than {MAX_TREE_BYTES >> 20} MB", str(folder))
-            h.update(b"F\0" + rel + b"\0" + hashlib.sha256(data).digest())
-    return "sha256:" + h.hexdigest()
-
-
-def _raise(exc: OSError) -> None:
-    raise exc
+    """The unit's content hash: sha256 of what a loader reads of it — the
+    first `READ_BYTES` + 1 bytes of the file (of a skill: of its SKILL.md,
+    the only file zapcli itself reads; the rest of the folder is data, as
+    any file of the workspace). Raises OSError: missing, unreadable, not a
+    regular file (a FIFO never blocks)."""
+    path = workspace / rel / "SKILL.md" if is_skill(rel) else workspace / rel
+    return digest_bytes(read_at_most(path, READ_BYTES))
 
 
 # --------------------------------------------------------------- the verdict
@@ -179,6 +122,7 @@ class Verdict:
                  at: str | None = None):
         self.workspace, self.trusted, self.how, self.at = workspace, trusted, how, at
         self._digests: dict[str, str | None] = {}
+        self._unread: dict[str, str] = {}  # why a unit could not be read
         self._units: list[str] | None = None
 
     def digest(self, rel: str) -> str | None:
@@ -186,9 +130,18 @@ class Verdict:
         if rel not in self._digests:
             try:
                 self._digests[rel] = digest(self.workspace, rel)
-            except OSError:
+            except OSError as exc:
                 self._digests[rel] = None
+                self._unread[rel] = exc.strerror or str(exc)
         return self._digests[rel]
+
+    def why(self, rel: str) -> str:
+        """The unit's state in words: "trusted", "not trusted", "changed
+        since you trusted it", "cannot be read: is a FIFO ..."."""
+        state = self.state(rel)
+        if state == "unreadable":
+            return f"cannot be read: {self._unread.get(rel, 'missing')}"
+        return STATES[state]
 
     def allows(self, rel: str) -> bool:
         """Whether the loaders may use unit `rel` (a missing one: nothing to use)."""
@@ -224,7 +177,7 @@ class Verdict:
         ignored = self.ignored()
         if not ignored:
             return None
-        names = [rel if state == "new" else f"{rel} ({STATES[state]})" for rel, state in ignored]
+        names = [rel if state == "new" else f"{rel} ({self.why(rel)})" for rel, state in ignored]
         shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
         command = f"zapcli trust {_quoted(self.workspace)}"
         if self.how in ("inherited", "subagent"):

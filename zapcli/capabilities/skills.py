@@ -112,8 +112,10 @@ def find_skills(names: tuple[str, ...], workspace: Path
             folder = root / name
             if not (folder / "SKILL.md").exists():  # a FIFO or device: a diagnostic
                 continue
-            if root in own and not trust.allows(workspace, f"{own[root]}/{name}"):
-                problems.append(f"{folder} is not trusted (zapcli trust {workspace} to use it)")
+            verdict = trust.verdict(workspace) if root in own else None
+            if verdict is not None and not verdict.allows(unit := f"{own[root]}/{name}"):
+                problems.append(f"{folder}: {verdict.why(unit)}, so it is not used (zapcli "
+                                f"trust {workspace} to use it)")
                 continue
             try:
                 skill = _read_skill(folder, root)

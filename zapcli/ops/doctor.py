@@ -15,7 +15,6 @@ from typing import Any
 
 from zapcli.config import Settings
 from zapcli.errors import ZapcliError
-from zapcli.trust import STATES
 
 
 @dataclass
@@ -113,7 +112,8 @@ def run_checks(trust: bool = False) -> tuple[list[Check], Settings]:
     trust_first(workspace, trust)
     with trusting.Scope(workspace) as verdict:
         checks, settings = _checks(workspace)
-    checks.insert(1, _trust(verdict))
+    if verdict.units():  # a folder with no zapcli files of its own has nothing to trust
+        checks.insert(1, _trust(verdict))
     return checks, settings
 
 
@@ -124,12 +124,10 @@ def _trust(verdict: Any) -> Check:
     notice = verdict.notice()
     if notice:
         ignored = verdict.ignored()  # the line names four; more are listed under it
-        return Check("workspace trust", True, notice, [f"{rel}: {STATES[state]}" for rel, state
+        return Check("workspace trust", True, notice, [f"{rel}: {verdict.why(rel)}" for rel, _
                                                         in ignored] if len(ignored) > 4 else [],
                      warning=True)
     units = verdict.units()
-    if not units:
-        return Check("workspace trust", True, f"{verdict.workspace} has no zapcli files of its own")
     how = {"config": "by `trusted:` in your config.yaml", "inherited": "by the work that started "
            "this", "trusted": f"since {verdict.at}" if verdict.at else ""}.get(verdict.how, "")
     return Check("workspace trust", True,
