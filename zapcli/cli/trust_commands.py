@@ -4,6 +4,8 @@ their bodies are `zapcli.cli.commands.trust` and `.untrust`)."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 import typer
 
 from zapcli.cli.app import _run, app
@@ -12,7 +14,7 @@ from zapcli.cli.options import JSON
 
 @app.command()
 def trust(
-    path: str | None = typer.Argument(None, help="The folder (default: this one); its workspace (the git top-level) is what is trusted.", metavar="PATH"),
+    path: Optional[str] = typer.Argument(None, help="The folder (default: this one); its workspace (the git top-level) is what is trusted.", metavar="PATH"),
     list_: bool = typer.Option(False, "--list", help="List every trusted folder: its files, when, and whether they still match.", metavar=""),
     show: bool = typer.Option(False, "--show", help="Show what trusting PATH covers (each file, its sha256, trusted or not); change nothing.", metavar=""),
     revoke: bool = typer.Option(False, "--revoke", help="Stop trusting PATH (as `zapcli untrust`).", metavar=""),
@@ -32,7 +34,7 @@ def trust(
 
 @app.command()
 def untrust(
-    path: str | None = typer.Argument(None, help="The folder (default: this one).", metavar="PATH"),
+    path: Optional[str] = typer.Argument(None, help="The folder (default: this one).", metavar="PATH"),
     json: bool = JSON,
 ) -> None:
     """Stop trusting a folder's own zapcli files (as `zapcli trust --revoke`)."""
