@@ -2,8 +2,7 @@
 < environment (`ZAPCLI_<KEY>`) < flags. Imports `zapcli.paths`, `zapcli.errors`, `zapcli.boundedread` (when a file is read),
 `zapcli.trust` (when a workspace has a config file).
 
-The workspace file is used only once the person trusted it (`zapcli.trust`):
-until then it has no effect at all, and the command says so in one line.
+The workspace file has no effect until the person trusted it (`zapcli.trust`).
 
 Config knows its own keys and nothing of backends or executors: every other
 top-level key belongs to an owner the caller passes (`owners`: the seams'
@@ -214,14 +213,15 @@ def _unknown(key: str, owners: Owners) -> str:
     return f" (did you mean '{near[0]}'?)" if near else f" (valid keys: {', '.join(valid)})"
 
 
-def _load_file(path: Path, owners: Owners = NOBODY, *, workspace: bool = False) -> dict[str, Any]:
-    """Parse and validate one config file; {} when it does not exist. Owned
-    keys come back under `_OWNED + key` (unchecked from a workspace file: they
-    are not applied), with `where` (`file:line`) for each key."""
+def _load_file(path: Path, owners: Owners = NOBODY, *, workspace: bool = False,
+               raw: bytes | None = None) -> dict[str, Any]:
+    """Parse and validate one config file (`raw`: its bytes, read already); {}
+    when it does not exist. Owned keys come back under `_OWNED + key` (unchecked
+    from a workspace file: not applied), with `where` (`file:line`) for each."""
     from zapcli.boundedread import larger_than, read_at_most
 
     try:
-        raw = read_at_most(path, MAX_CONFIG_BYTES)
+        raw = read_at_most(path, MAX_CONFIG_BYTES) if raw is None else raw[:MAX_CONFIG_BYTES + 1]
     except FileNotFoundError:
         return {}
     except OSError as exc:
@@ -352,13 +352,13 @@ def _workspace_layer(workspace: Path, approval: str, notes: list[str],
     path = workspace / ".zapcli" / "config.yaml"
     if not os.path.lexists(path):
         return {}
-    from zapcli import trust
+    from zapcli import trust  # only when there is a file to trust
 
-    if not trust.allows(workspace, trust.CONFIG):  # said once, by the command (`Verdict.notice`)
+    raw = trust.verdict(workspace).read(trust.CONFIG)  # the bytes whose hash was trusted
+    if raw is None:  # not trusted: no effect at all (the command says so, once)
         return {}
-    layer = _load_file(path, owners, workspace=True)
-    if "trusted" in layer:  # a folder never vouches for itself
-        del layer["trusted"]
+    layer = _load_file(path, owners, workspace=True, raw=raw)
+    if layer.pop("trusted", None) is not None:  # a folder never vouches for itself
         layer["where"].pop("trusted", None)
         notes.append(f"{path}: `trusted` was not applied (a folder cannot trust itself); "
                      "list folders in your own config.yaml")

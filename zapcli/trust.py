@@ -24,8 +24,9 @@ Where the decision comes from (`decide`), the first that applies:
    (`<config>/trust/`): each file's sha256. A file whose content is not the
    recorded one, or that is new, is ignored until trusted again.
 
-The loaders (config, definitions, MCP servers, skills) ask `allows(ws, rel)`;
-inside `Scope(ws)` one decision serves every loader of one command.
+The loaders (config, definitions, MCP servers, skills) take a unit's bytes
+from `verdict(ws).read(rel)`: the very bytes whose hash was checked, or None.
+Inside `Scope(ws)` one decision serves every loader of one command.
 """
 
 from __future__ import annotations
@@ -99,14 +100,18 @@ def digest_bytes(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data[:READ_BYTES + 1]).hexdigest()
 
 
-def digest(workspace: Path, rel: str) -> str:
-    """The unit's content hash: sha256 of what a loader reads of it — the
-    first `READ_BYTES` + 1 bytes of the file (of a skill: of its SKILL.md,
-    the only file zapcli itself reads; the rest of the folder is data, as
-    any file of the workspace). Raises OSError: missing, unreadable, not a
-    regular file (a FIFO never blocks)."""
-    path = workspace / rel / "SKILL.md" if is_skill(rel) else workspace / rel
-    return digest_bytes(read_at_most(path, READ_BYTES))
+def path_of(workspace: Path, rel: str) -> Path:
+    """The file a unit's content is: the file itself, or a skill's SKILL.md
+    (the only file of a skill zapcli itself reads; the rest of its folder is
+    data, as any file of the workspace)."""
+    return workspace / rel / "SKILL.md" if is_skill(rel) else workspace / rel
+
+
+def content(workspace: Path, rel: str) -> bytes:
+    """What a loader reads of a unit: its first `READ_BYTES` + 1 bytes.
+    Raises OSError: missing, unreadable, not a regular file (a FIFO never
+    blocks)."""
+    return read_at_most(path_of(workspace, rel), READ_BYTES)
 
 
 # --------------------------------------------------------------- the verdict
@@ -121,19 +126,35 @@ class Verdict:
     def __init__(self, workspace: Path, trusted: dict[str, str] | None, how: str,
                  at: str | None = None):
         self.workspace, self.trusted, self.how, self.at = workspace, trusted, how, at
-        self._digests: dict[str, str | None] = {}
+        self._seen: dict[str, tuple[bytes, str] | None] = {}  # unit -> (content, its hash)
         self._unread: dict[str, str] = {}  # why a unit could not be read
         self._units: list[str] | None = None
 
-    def digest(self, rel: str) -> str | None:
-        """The unit's hash now (None: missing or unreadable); once per verdict."""
-        if rel not in self._digests:
+    def _look(self, rel: str) -> tuple[bytes, str] | None:
+        """The unit's content and hash, read once per verdict (None: missing
+        or unreadable)."""
+        if rel not in self._seen:
             try:
-                self._digests[rel] = digest(self.workspace, rel)
+                data = content(self.workspace, rel)
+                self._seen[rel] = (data, digest_bytes(data))
             except OSError as exc:
-                self._digests[rel] = None
+                self._seen[rel] = None
                 self._unread[rel] = exc.strerror or str(exc)
-        return self._digests[rel]
+        return self._seen[rel]
+
+    def digest(self, rel: str) -> str | None:
+        """The unit's hash now (None: missing or unreadable)."""
+        seen = self._look(rel)
+        return seen[1] if seen else None
+
+    def read(self, rel: str) -> bytes | None:
+        """What the loaders use of unit `rel`: the very bytes whose hash was
+        checked (so a file swapped after the check is never what is used),
+        or None when the unit is missing, unreadable or not trusted."""
+        if not self.allows(rel):
+            return None
+        seen = self._look(rel)
+        return seen[0] if seen else None
 
     def why(self, rel: str) -> str:
         """The unit's state in words: "trusted", "not trusted", "changed
@@ -295,17 +316,16 @@ def allows(workspace: Path | str, rel: str) -> bool:
     return verdict(workspace).allows(rel)
 
 
-def allows_file(path: Path | str) -> bool:
-    """Whether a file zapcli is about to read as configuration may be used:
-    the user's own (under the config folder) always; a workspace's own
-    zapcli file only as trusted. `path` is `<workspace>/<unit>`."""
+def own_file(path: Path | str) -> tuple[Path, str] | None:
+    """(workspace, unit) when `path` is a workspace's own mcp.json or
+    config.yaml; None for the user's own files (under the config folder)."""
     path = Path(os.path.abspath(path))
-    if path == config_dir() / "mcp.json" or config_dir() in path.parents:
-        return True
+    if config_dir() in path.parents:
+        return None
     for rel in (MCP, CONFIG):
         if path.as_posix().endswith("/" + rel):
-            return allows(Path(path.as_posix()[:-len(rel) - 1]), rel)
-    return False
+            return Path(path.as_posix()[:-len(rel) - 1]), rel
+    return None
 
 
 def hold_too(workspace: Path, rel: str, value: str) -> None:

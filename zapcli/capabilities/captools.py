@@ -40,13 +40,12 @@ class UseSkillTool:
         if skill is None:
             return ToolResult(False, f"skill {name!r} is not available to this subagent; "
                               f"available: {', '.join(self.skills) or 'none'}")
-        changed = _untrusted(skill, Path(ctx.workspace))
-        if changed:
-            return ToolResult(False, changed)
         try:
-            raw = read_at_most(skill.path, MAX_SKILL_BYTES)
+            raw = _content(skill, Path(ctx.workspace))
         except OSError as exc:
             return ToolResult(False, f"cannot read {skill.path}: {exc.strerror or exc}")
+        if isinstance(raw, str):  # a workspace's own skill that changed since it was trusted
+            return ToolResult(False, raw)
         text = raw[:MAX_SKILL_BYTES].decode("utf-8", "replace")
         try:
             _, body = split_frontmatter(text)
@@ -57,19 +56,21 @@ class UseSkillTool:
         return ToolResult(True, f"# skill: {skill.name} (folder: {folder})\n\n{body.strip()}{note}")
 
 
-def _untrusted(skill: Skill, workspace: Path) -> str | None:
-    """Why a workspace's own skill may not be read now (its folder changed
-    since it was trusted), or None."""
+def _content(skill: Skill, workspace: Path) -> bytes | str:
+    """The skill's SKILL.md as it may be read now: a workspace's own only in
+    the bytes its trust covers, else why not (text). Raises OSError."""
     from zapcli import trust
 
     prefix = trust.skill_roots(workspace).get(Path(skill.root))
     if prefix is None:
-        return None
+        return read_at_most(skill.path, MAX_SKILL_BYTES)
     unit = f"{prefix}/{Path(skill.path).parent.name}"
-    if trust.allows(workspace, unit):
-        return None
-    return (f"skill {skill.name!r} ({unit}) changed since this folder was trusted and is not "
-            f"read (a person can trust it again: zapcli trust {workspace})")
+    verdict = trust.verdict(workspace)
+    raw = verdict.read(unit)
+    if raw is None:
+        return (f"skill {skill.name!r} ({unit}) is not read: {verdict.why(unit)} (a person "
+                f"can trust it again: zapcli trust {workspace})")
+    return raw[:MAX_SKILL_BYTES + 1]
 
 
 class KbSearchTool:

@@ -56,8 +56,7 @@ class ServerConfig:
         for key, value in (data.get("env") or {}).items():
             if isinstance(value, dict) and "$from" in value:
                 # re-read from its file: only while that file is still what was trusted
-                configs, _ = read_file(Path(value["$from"])) if trust.allows_file(
-                    value["$from"]) else ({}, [])
+                configs, _ = _usable(Path(value["$from"]))
                 origin = configs.get(data["name"])
                 env[key] = origin.env.get(key, "") if origin else ""
             else:
@@ -106,10 +105,22 @@ def _server(name: str, raw: Any, source: str) -> tuple[ServerConfig | None, str 
     return ServerConfig(name, command, tuple(args), dict(env), tuple(allow), cwd, source), None
 
 
-def read_file(path: Path) -> tuple[dict[str, ServerConfig], list[dict[str, str]]]:
-    """Servers in one mcp.json (none when the file does not exist) and its problems."""
+def _usable(path: Path) -> tuple[dict[str, ServerConfig], list[dict[str, str]]]:
+    """An mcp.json as it may be used: the user's own as it is; a workspace's
+    only in the bytes its trust covers (nothing when not trusted)."""
+    own = trust.own_file(path)
+    if own is None:
+        return read_file(path)
+    raw = trust.verdict(own[0]).read(own[1])
+    return read_file(path, raw) if raw is not None else ({}, [])
+
+
+def read_file(path: Path, raw: bytes | None = None
+              ) -> tuple[dict[str, ServerConfig], list[dict[str, str]]]:
+    """Servers in one mcp.json (none when the file does not exist) and its
+    problems; `raw`: its bytes, read already."""
     try:
-        raw = read_at_most(path, MAX_FILE_BYTES)
+        raw = read_at_most(path, MAX_FILE_BYTES) if raw is None else raw[:MAX_FILE_BYTES + 1]
     except FileNotFoundError:
         return {}, []
     except OSError as exc:
@@ -146,9 +157,8 @@ def load_servers(workspace: Path) -> tuple[dict[str, ServerConfig], list[dict[st
     """Every configured server (workspace overrides system by name) and the problems."""
     merged: dict[str, ServerConfig] = {}
     diags: list[dict[str, str]] = []
-    user, own = config_files(workspace)
-    for path in (user, own) if os.path.lexists(own) and trust.allows(workspace, trust.MCP) else (user,):
-        servers, problems = read_file(path)
+    for path in config_files(workspace):
+        servers, problems = _usable(path)
         merged.update(servers)
         diags += problems
     return merged, diags

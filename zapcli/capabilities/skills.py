@@ -78,9 +78,11 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     return meta, body[body.find("\n") + 1:] if "\n" in body else ""
 
 
-def _read_skill(folder: Path, root: Path) -> Skill:
+def _read_skill(folder: Path, root: Path, raw: bytes | None = None) -> Skill:
+    """The skill in `folder` (`raw`: its SKILL.md's bytes, read already)."""
     path = folder / "SKILL.md"
-    text = read_at_most(path, MAX_SKILL_BYTES)[:MAX_SKILL_BYTES].decode("utf-8", "replace")
+    raw = read_at_most(path, MAX_SKILL_BYTES) if raw is None else raw
+    text = raw[:MAX_SKILL_BYTES].decode("utf-8", "replace")
     meta, _ = split_frontmatter(text)
     description = meta.get("description")
     if not isinstance(description, str) or not description.strip():
@@ -112,13 +114,16 @@ def find_skills(names: tuple[str, ...], workspace: Path
             folder = root / name
             if not (folder / "SKILL.md").exists():  # a FIFO or device: a diagnostic
                 continue
-            verdict = trust.verdict(workspace) if root in own else None
-            if verdict is not None and not verdict.allows(unit := f"{own[root]}/{name}"):
-                problems.append(f"{folder}: {verdict.why(unit)}, so it is not used (zapcli "
-                                f"trust {workspace} to use it)")
-                continue
+            raw = None
+            if root in own:  # the workspace's own: the bytes its trust covers, or nothing
+                verdict, unit = trust.verdict(workspace), f"{own[root]}/{name}"
+                raw = verdict.read(unit)
+                if raw is None:
+                    problems.append(f"{folder}: {verdict.why(unit)}, so it is not used "
+                                    f"(zapcli trust {workspace} to use it)")
+                    continue
             try:
-                skill = _read_skill(folder, root)
+                skill = _read_skill(folder, root, raw)
                 break
             except (OSError, ValueError) as exc:
                 problems.append(str(exc))

@@ -55,14 +55,21 @@ def workspace_dir(workspace: Path) -> Path:
     return workspace / DEFINITIONS
 
 
-def _trusted_files(workspace: Path) -> tuple[list[Path], list[Path]]:
-    """The workspace layer's files: (those its trust covers, those it does not)."""
+def _workspace_entries(workspace: Path) -> tuple[list[Entry], list[Path]]:
+    """The workspace layer: (entries of the files its trust covers, made from
+    the very bytes whose hash was checked; the files it does not cover)."""
     files = _folder_files(workspace_dir(workspace))
     if not files:
         return [], []
     verdict = trust.verdict(workspace)
-    kept = [p for p in files if verdict.allows(f"{DEFINITIONS}/{p.name}")]
-    return kept, [p for p in files if p not in kept]
+    entries, untrusted = [], []
+    for path in files:
+        raw = verdict.read(f"{DEFINITIONS}/{path.name}")
+        if raw is None:
+            untrusted.append(path)
+        else:
+            entries.append(load_entry(raw[:MAX_FILE_BYTES + 1], str(path), "workspace"))
+    return entries, untrusted
 
 
 def guess_name(text: str | None, file: str) -> str:
@@ -229,9 +236,8 @@ def discover(workspace: Path, *, plugins: bool = True) -> Catalog:
     if plugins:
         entries += _plugin_entries()
     entries += _file_entries(_folder_files(system_dir()), "system")
-    kept, untrusted = _trusted_files(workspace)
-    entries += _file_entries(kept, "workspace")
-    return Catalog(entries, untrusted)
+    own, untrusted = _workspace_entries(workspace)
+    return Catalog(entries + own, untrusted)
 
 
 def invalid_error(name: str, entry: Entry) -> ZapcliError:
