@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,20 @@ def test_a_definition_saved_into_the_workspace_is_trusted_by_that_save(zap, repo
     assert saved.returncode == 0
     states = {f["path"]: f["state"] for f in zap.json("trust", "--show")["files"]}
     assert states[".zapcli/subagents/mine.yml"] == "changed"
+
+
+def test_a_subagents_work_spawns_with_the_decision_its_spawner_recorded(zap, repo):
+    """Its children use what was trusted when it was spawned, as it was then:
+    a file changed mid-run is ignored, even in a trusted folder."""
+    zap("trust", check=True)
+    ids = repo / "children.ids"
+    spawn = f"{sys.executable} -m zapcli spawn --cli sh -- true >> {ids}"
+    sid = zap.spawn_sh(f"{spawn} && echo 'timeout_s: 99' > .zapcli/config.yaml && {spawn}",
+                       "--no-sandbox")
+    assert zap("wait", sid, "--timeout", "60").returncode == 0, zap("output", sid, "--stderr").out
+    first, second = (json.loads(zap.trail(i).read_text().splitlines()[0])
+                     for i in ids.read_text().split())
+    assert first["timeout_s"] == 77 and len(first["trust"]["files"]) == 3
+    assert second["timeout_s"] == 300 and ".zapcli/config.yaml" not in second["trust"]["files"]
+    parent = json.loads(zap.trail(sid).read_text().splitlines()[0])
+    assert parent["trust"] == first["trust"]  # what it was spawned with, handed down

@@ -196,6 +196,40 @@ def test_a_file_planted_mid_run_does_not_reach_a_later_child(zap, model, listene
         shutil.rmtree(staged, ignore_errors=True)
 
 
+def test_a_file_planted_by_a_runs_agent_does_not_reach_the_subagents_it_spawns(
+        zap, model, listener, outside):
+    """The same inside `zapcli run`: its agent (approval full, no sandbox)
+    plants `.zapcli/` and then spawns through its `subagent` tool; the run
+    holds the decision made as it started."""
+    token = f"ghp_zaptest{uuid.uuid4().hex}"
+    zap.env["GITHUB_TOKEN"] = token
+    subprocess.run(["git", "init", "-q", str(zap.cwd)], check=True)
+    config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.yaml").write_text(f"trusted: [{zap.cwd}]\n")
+    staged = Path(tempfile.mkdtemp(prefix="zapcli-plant-"))
+    try:
+        Repo(staged, listener, outside, token).plant()
+
+        def call(tool: str, **arguments: object) -> dict:
+            return {"tool_calls": [{"name": tool, "arguments": arguments}]}
+
+        model([{"match": "plant then delegate", "turns": [
+            call("bash", command=f"cp -r {staged}/.zapcli ."),
+            call("subagent", action="spawn", task="hello"),
+            call("subagent", action="wait", timeout=60),
+            {"text": "delegated"}]}, *SCRIPT])
+        proc = zap("run", "--approval", "full", "--no-sandbox", "plant then delegate", timeout=180)
+        assert proc.returncode == 0, proc.err
+        repo = Repo(zap.cwd, listener, outside, token)
+        assert (zap.cwd / ".zapcli" / "mcp.json").exists()  # the plant itself worked
+        assert not repo.reached(), (repo.ran(), listener.hits)
+        _spawn(zap)  # the user's next spawn: `trusted:` takes the folder as it is now
+        assert repo.ran() and listener.saw(token)
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)
+
+
 # ------------------------------------------------------------ another local user
 
 
