@@ -138,7 +138,7 @@ complete -c zapcli -n '__fish_seen_subcommand_from timeline' -l json -d 'Print o
 complete -c zapcli -n '__fish_seen_subcommand_from timeline' -l output -x -d 'File for --format perfetto (default: stdout).'
 complete -c zapcli -n '__fish_seen_subcommand_from timeline' -l session -x -d 'Every subagent of session S instead (repeatable).'
 complete -c zapcli -n '__fish_seen_subcommand_from timeline' -s o -x -d ''
-complete -c zapcli -n __fish_use_subcommand -a trust -d 'Trust a folder\'s own zapcli files: .zapcli/config.yaml, mcp.json, definitions, skills.'
+complete -c zapcli -n __fish_use_subcommand -a trust -d 'Trust a folder\'s own zapcli files (config.yaml, mcp.json, definitions, skills) as they are now.'
 complete -c zapcli -n '__fish_seen_subcommand_from trust' -l json -d 'Print one JSON document (stable snake_case keys).'
 complete -c zapcli -n '__fish_seen_subcommand_from trust' -l list -d 'List every trusted folder: its files, when, and whether they still match.'
 complete -c zapcli -n '__fish_seen_subcommand_from trust' -l revoke -d 'Stop trusting PATH (as `zapcli untrust`).'

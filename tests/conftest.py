@@ -103,6 +103,16 @@ def zap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Zap:
             continue
 
 
+@pytest.fixture(autouse=True)
+def _no_held_trust():
+    """A trust decision one in-process test made this process hold
+    (`zapcli.trust.inherit`) never reaches the next test."""
+    yield
+    from zapcli import trust
+
+    trust._INHERITED.clear()
+
+
 @pytest.fixture
 def own_workspace(zap: Zap) -> Zap:
     """The test's workspace is its user's own: `trusted:` in their

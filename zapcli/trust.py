@@ -1,8 +1,9 @@
 """Workspace trust: a folder's own zapcli files take effect only once the
 person trusted them, by content (docs: the security model, workspace trust).
-Imports the standard library, `zapcli.paths`, `zapcli.boundedread`,
-`zapcli.errors`; hashlib only when there is something to hash, yaml only to
-read `trusted:` from a user's config.yaml that names it.
+Imports the standard library, `zapcli.paths`, `zapcli.boundedread`;
+`zapcli.trust_store` when a record is read, hashlib only when there is
+something to hash, yaml only to read `trusted:` from a user's config.yaml
+that names it. Trusting (writing records) is `zapcli.trust_store`'s.
 
 What needs trust (`units`): `.zapcli/config.yaml`, `.zapcli/mcp.json`, each
 definition file in `.zapcli/subagents/`, and each skill folder in
@@ -204,6 +205,8 @@ class Verdict:
         if self.how in ("inherited", "subagent"):
             return (f"ignored {shown}: not trusted when the work that started this began (a "
                     f"subagent's work never trusts a folder; a person does: {command})")
+        if self.how == "config":  # trusted whatever it holds: only what cannot be read is left
+            return f"ignored {shown}"
         if self.how == "trusted":
             return (f"ignored {shown}: this folder is trusted as it was, not as it is now; "
                     f"to use them: {command}")

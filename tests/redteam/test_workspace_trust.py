@@ -264,7 +264,9 @@ def test_another_users_planted_workspace_runs_nothing_until_its_user_trusts_it(
             zap("doctor")
             spawn_and_wait()
             assert not repo.reached(), (repo.ran(), listener.hits)
-            assert zap("trust").returncode == 0
+            trusted = zap("trust")
+            assert trusted.returncode == 0  # and they are told who else can change these files
+            assert trusted.stdout.count("can be changed by someone else") == 3, trusted.stdout
             zap("doctor")
             spawn_and_wait()
             assert repo.ran() and listener.saw(token)  # the same commands reach it once trusted

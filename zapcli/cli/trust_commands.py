@@ -20,14 +20,17 @@ def trust(
     revoke: bool = typer.Option(False, "--revoke", help="Stop trusting PATH (as `zapcli untrust`).", metavar=""),
     json: bool = JSON,
 ) -> None:
-    """Trust a folder's own zapcli files: .zapcli/config.yaml, mcp.json, definitions, skills.
+    """Trust a folder's own zapcli files (config.yaml, mcp.json, definitions, skills) as they are now.
 
-    Until trusted they have no effect: no MCP server of theirs starts, no
-    provider, base URL or key variable of theirs is used, no definition of
-    theirs shadows a built-in. Each file's sha256 is recorded in your config
-    folder; a file that changes (or a new one) is ignored until you trust the
-    folder again. Scripts: `--trust` on spawn, run and doctor, or `trusted:`
-    folders in your own config.yaml.
+    Covered: .zapcli/config.yaml, .zapcli/mcp.json, each definition in
+    .zapcli/subagents/, each skill's SKILL.md in .zapcli/skills/,
+    .claude/skills/ and .agents/skills/. Until trusted they have no effect:
+    no MCP server of theirs starts, no provider, base URL or key variable of
+    theirs is used, no definition of theirs shadows a built-in. Each file's
+    sha256 is recorded in your config folder; a changed or new file is
+    ignored until you trust the folder again. Memory (.zapcli/agent-memory/)
+    is data, not covered. Scripts and CI: --trust on spawn, run and doctor,
+    or `trusted:` folders in your own config.yaml.
     """
     _run("trust", locals())
 
