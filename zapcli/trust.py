@@ -227,14 +227,18 @@ def real(workspace: Path | str) -> Path:
 _INHERITED: list[dict[str, Any]] = []  # the spawner's decision, once `inherit` set it
 
 
-def inherit(record: Any) -> None:
+def inherit(record: Any, tree: str | None = None) -> None:
     """Take the decision a spawner recorded (`Verdict.frozen()`; anything
     else: nothing trusted) for the rest of this process: a runner, a `zapcli
-    run`, a spawn from a subagent's work."""
+    run`, a spawn from a subagent's work. `tree`: the worktree zapcli checked
+    out of that workspace for a `--worktree` subagent, which the decision
+    covers too (its files, as everywhere, only in the content trusted)."""
     ok = isinstance(record, dict) and isinstance(record.get("workspace"), str) and \
         isinstance(record.get("files"), dict)
     files = {str(k): str(v) for k, v in record["files"].items()} if ok else {}
-    _INHERITED[:] = [{"workspace": record["workspace"] if ok else "", "files": files}]
+    places = {record["workspace"]} if ok else set()
+    _INHERITED[:] = [{"workspaces": places | ({str(real(tree))} if ok and tree else set()),
+                      "files": files}]
 
 
 def inherited() -> bool:
@@ -246,7 +250,7 @@ def decide(workspace: Path | str) -> Verdict:
     ws = real(workspace)
     if _INHERITED:
         got = _INHERITED[0]
-        return Verdict(ws, dict(got["files"]) if got["workspace"] == str(ws) else {}, "inherited")
+        return Verdict(ws, dict(got["files"]) if str(ws) in got["workspaces"] else {}, "inherited")
     if os.environ.get(SUBAGENT_MARKER):
         return Verdict(ws, {}, "subagent")
     if not any(os.path.isdir(folder) for folder in (ws / ".zapcli", *skill_roots(ws))):
@@ -335,5 +339,5 @@ def hold_too(workspace: Path, rel: str, value: str) -> None:
     """One more file for the decision this process holds (`inherit`): a
     definition the person approved saving during a `zapcli run`, which its
     next spawn may use."""
-    if _INHERITED and _INHERITED[0]["workspace"] == str(workspace):
+    if _INHERITED and str(workspace) in _INHERITED[0]["workspaces"]:
         _INHERITED[0]["files"][rel] = value

@@ -200,3 +200,26 @@ def test_a_subagents_work_spawns_with_the_decision_its_spawner_recorded(zap, rep
     assert second["timeout_s"] == 300 and ".zapcli/config.yaml" not in second["trust"]["files"]
     parent = json.loads(zap.trail(sid).read_text().splitlines()[0])
     assert parent["trust"] == first["trust"]  # what it was spawned with, handed down
+
+
+def test_a_worktree_subagent_keeps_the_trust_of_the_folder_it_was_made_from(zap, model):
+    """Its tree is a checkout zapcli made of the trusted workspace: the
+    trusted files, unchanged there, still count (here: the provider its
+    model goes through, read again by the runner in the tree)."""
+    srv = model([{"match": "hello", "turns": [{"text": "hi through the trusted provider"}]}])
+    zap.env["OPENAI_BASE_URL"] = "http://127.0.0.1:9/v1"  # only the trusted provider reaches it
+    subprocess.run(["git", "init", "-q", "-b", "main", str(zap.cwd)], check=True)
+    (zap.cwd / ".zapcli" / "subagents").mkdir(parents=True)
+    (zap.cwd / ".zapcli" / "config.yaml").write_text(
+        f"providers:\n  local: {{base_url: '{srv.base_url}', api_key_env: OPENAI_API_KEY}}\n")
+    (zap.cwd / ".zapcli" / "subagents" / "worker.yml").write_text(
+        "name: worker\ndescription: works\ntools: [read]\nmodel: local/scripted\n")
+    git = ["git", "-C", str(zap.cwd), "-c", "user.name=t", "-c", "user.email=t@t.invalid"]
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "ours"], check=True)
+    zap("trust", check=True)
+    proc = zap("spawn", "--worktree", "--agent", "worker", "--", "hello")
+    assert proc.returncode == 0, proc.err
+    sid = proc.out.strip()
+    assert zap("wait", sid, "--timeout", "60").returncode == 0, zap("poll", sid).out
+    assert "hi through the trusted provider" in zap("output", sid).out

@@ -53,7 +53,10 @@ def inherit_trust(explicit: str | None) -> None:
         return
     up = parent_spawn(parent)
     spawned = getattr(up, "spawn", None)
-    trust.inherit(spawned.raw.get("trust") if spawned is not None else None)
+    raw: dict[str, Any] = spawned.raw if spawned is not None else {}
+    tree = raw.get("worktree")
+    path = tree.get("path") if isinstance(tree, dict) else None
+    trust.inherit(raw.get("trust"), path if isinstance(path, str) else None)
 
 
 def parent_spawn(parent: str | None) -> Any:

@@ -195,6 +195,8 @@ def main(sid: str) -> int:
         outcome = _scratch(sid)
         if outcome is None:
             work, outcome = tree.enter(spawn, writer, err, deadline, terminated)
+            if work.workspace != spawn.workspace:  # its tree: a checkout of what was decided on
+                trust.inherit(spawn.raw.get("trust"), work.workspace)
         if outcome is None:
             ctx = RunContext(sid, work, "", writer, out, err, deadline, terminated,
                              stop_grace=lambda: _kill_grace(sid, spawn.kill_grace_s))
