@@ -202,6 +202,7 @@ class Verdict:
         names = [rel if state == "new" else f"{rel} ({self.why(rel)})" for rel, state in ignored]
         shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
         command = f"zapcli trust {_quoted(self.workspace)}"
+        them = "them" if len(ignored) > 1 else "it"
         if self.how in ("inherited", "subagent"):
             return (f"ignored {shown}: not trusted when the work that started this began (a "
                     f"subagent's work never trusts a folder; a person does: {command})")
@@ -209,9 +210,9 @@ class Verdict:
             return f"ignored {shown}"
         if self.how == "trusted":
             return (f"ignored {shown}: this folder is trusted as it was, not as it is now; "
-                    f"to use them: {command}")
+                    f"to use {them}: {command}")
         return (f"this folder is not trusted, so its own zapcli files were ignored: {shown}; "
-                f"to use them: {command}")
+                f"to use {them}: {command}")
 
 
 def _quoted(path: Path) -> str:

@@ -40,10 +40,12 @@ def _head(res: Any) -> str:
         return f"{ws}{given} is no longer trusted: its zapcli files are ignored from now on"
     if res.action == "not_trusted":
         return f"{ws}{given} was not trusted; nothing changed"
+    differ = sum(1 for f in res.files if f.state != "trusted")
     state = {"config": "trusted by `trusted:` in your config.yaml",
-             "trusted": f"trusted since {res.trusted_at}" if res.trusted else
-             "trusted, but not as it is now"}.get(res.how, "not trusted")
-    return f"{ws}{given}: {state}, {count}"
+             "trusted": f"trusted since {res.trusted_at}" + (
+                 f", but {differ} of its files changed or are new since" if differ else "")
+             }.get(res.how, "not trusted")
+    return f"{ws}{given}: {state}; {count}"
 
 
 def lines(res: Any) -> Lines:
