@@ -39,7 +39,7 @@ def _records(zap) -> list[Path]:
 
 def test_trust_records_each_file_and_its_hash_privately(zap, repo):
     doc = zap.json("trust", check=True)
-    assert doc["action"] == "trusted" and doc["workspace"] == str(repo.resolve()) and doc["trusted"]
+    assert doc["outcome"] == "trusted" and doc["workspace"] == str(repo.resolve()) and doc["trusted"]
     files = {f["path"]: f for f in doc["files"]}
     assert set(files) == {".zapcli/config.yaml", ".zapcli/subagents/helper.yml", ".claude/skills/lint"}
     assert files[".zapcli/config.yaml"]["digest"] == _sha(repo / ".zapcli" / "config.yaml")
@@ -89,7 +89,7 @@ def test_list_and_revoke(zap, repo, tmp_path):
     assert "1 file(s) differ" in zap("trust", "--list").out
 
     revoked = zap.json("trust", "--revoke", str(other), check=True)
-    assert revoked["action"] == "revoked" and len(_records(zap)) == 1
+    assert revoked["outcome"] == "revoked" and len(_records(zap)) == 1
     again = zap("untrust", str(other))  # idempotent, and says so
     assert again.returncode == 0 and "was not trusted; nothing changed" in again.out
     gone = tmp_path / "gone"
@@ -98,7 +98,7 @@ def test_list_and_revoke(zap, repo, tmp_path):
     zap("trust", str(gone), check=True)
     subprocess.run(["rm", "-rf", str(gone)], check=True)
     assert "(folder gone)" in zap("trust", "--list").out
-    assert zap.json("untrust", str(gone))["action"] == "revoked"  # a folder that is gone too
+    assert zap.json("untrust", str(gone))["outcome"] == "revoked"  # a folder that is gone too
     zap("untrust", check=True)
     assert not _records(zap)
 

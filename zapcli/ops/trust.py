@@ -33,7 +33,7 @@ class TrustResult:
     """What `trust`, `trust --show` and `trust --revoke` did or found."""
 
     workspace: str
-    action: str  # trusted | shown | revoked | not_trusted (a revoke that found nothing)
+    outcome: str  # trusted | shown | revoked | not_trusted (a revoke that found nothing)
     files: list[FileState] = field(default_factory=list)
     trusted: bool = False  # every file is trusted now
     how: str = "none"  # trusted (the record), config (`trusted:`), none

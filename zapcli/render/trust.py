@@ -34,11 +34,11 @@ def _head(res: Any) -> str:
     ws = escape_controls(res.workspace)
     given = f" (the workspace of {escape_controls(res.given)})" if res.given else ""
     count = f"{len(res.files)} file(s)"
-    if res.action == "trusted":
+    if res.outcome == "trusted":
         return f"trusted {ws}{given}: {count}"
-    if res.action == "revoked":
+    if res.outcome == "revoked":
         return f"{ws}{given} is no longer trusted: its zapcli files are ignored from now on"
-    if res.action == "not_trusted":
+    if res.outcome == "not_trusted":
         return f"{ws}{given} was not trusted; nothing changed"
     differ = sum(1 for f in res.files if f.state != "trusted")
     state = {"config": "trusted by `trusted:` in your config.yaml",
@@ -50,7 +50,7 @@ def _head(res: Any) -> str:
 
 def lines(res: Any) -> Lines:
     out: Lines = [("bold", _head(res))]
-    if res.action in ("revoked", "not_trusted"):
+    if res.outcome in ("revoked", "not_trusted"):
         return out
     out += _files(res)
     out += [("yellow", f"  ! {escape_controls(p)} can be changed by someone else (its owner or "
@@ -59,7 +59,7 @@ def lines(res: Any) -> Lines:
     if not res.files:
         out.append(("dim", "  it has no zapcli files of its own (.zapcli/config.yaml, mcp.json, "
                            "subagents/, skills/) yet; nothing to trust"))
-    elif res.action == "trusted":
+    elif res.outcome == "trusted":
         out.append(("dim", "zapcli uses them as they are; a changed or new file is ignored until "
                            f"you run `{_command(res.workspace)}` again"))
     elif not res.trusted:
