@@ -3,12 +3,12 @@ _zapcli() {
     local cur cmd opts
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=( $(compgen -W "spawn poll wait list kill rm clean output replay run continue diff merge attempts pick gc session send approve deny usage doctor call tool-schema export timeline worktree agents mcp trace board --help -h --version" -- "$cur") )
+        COMPREPLY=( $(compgen -W "spawn poll wait list kill rm clean output replay run continue diff merge attempts pick gc session send approve deny usage doctor call tool-schema export timeline trust untrust worktree agents mcp trace board --help -h --version" -- "$cur") )
         return
     fi
     cmd="${COMP_WORDS[1]}"
     case "$cmd" in
-        spawn) opts="--after --agent --approval --attempt-cli --attempt-model --attempts --cli --cwd --executor --help --json --max-cost --max-tokens --model --no-sandbox --on-finish --output-schema --sandbox --timeout --unattended --worktree" ;;
+        spawn) opts="--after --agent --approval --attempt-cli --attempt-model --attempts --cli --cwd --executor --help --json --max-cost --max-tokens --model --no-sandbox --on-finish --output-schema --sandbox --timeout --trust --unattended --worktree" ;;
         poll) opts="--help --json --no-wait --wait-secs" ;;
         wait) opts="--any --help --json --timeout" ;;
         list) opts="--all --help --json --limit --long --status --watch -l -w" ;;
@@ -17,7 +17,7 @@ _zapcli() {
         clean) opts="--all --help --json --status" ;;
         output) opts="--follow --help --json --raw --stderr -f" ;;
         replay) opts="--help --json --raw --since" ;;
-        run) opts="--agent --approval --help --id --json --max-cost --max-subagents --max-tokens --model --no-sandbox --sandbox --subagent --timeout --unattended" ;;
+        run) opts="--agent --approval --help --id --json --max-cost --max-subagents --max-tokens --model --no-sandbox --sandbox --subagent --timeout --trust --unattended" ;;
         continue) opts="--help --json --model --on-finish --timeout" ;;
         diff) opts="--help --json --name-only --stat" ;;
         merge) opts="--help --json --rebase --squash" ;;
@@ -29,11 +29,13 @@ _zapcli() {
         approve) opts="--help --json" ;;
         deny) opts="--help --json --reason" ;;
         usage) opts="--all --help --json" ;;
-        doctor) opts="--help --json" ;;
+        doctor) opts="--help --json --trust" ;;
         call) opts="--help --json" ;;
         tool-schema) opts="--help --json" ;;
         export) opts="--format --help --json --output -o" ;;
         timeline) opts="--format --help --html --json --output --session -o" ;;
+        trust) opts="--help --json --list --revoke --show" ;;
+        untrust) opts="--help --json" ;;
         worktree) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "list rm" -- "$cur") ); return; fi
            case "${COMP_WORDS[2]}" in
                list) opts="--help --json" ;;
@@ -89,6 +91,7 @@ _zapcli() {
     else
         case "$cmd" in
             poll|wait|kill|output|replay|send|approve|deny) COMPREPLY=( $(compgen -W "$(ls "${ZAPCLI_HOME:-${XDG_STATE_HOME:-$HOME/.local/state}/zapcli}/subagents" 2>/dev/null | sed -n "s/\.jsonl$//p")" -- "$cur") ) ;;
+            trust|untrust) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
         esac
     fi
 }

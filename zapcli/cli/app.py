@@ -80,6 +80,7 @@ def spawn(
     attempt_model: Optional[list[str]] = typer.Option(None, "--attempt-model", help="Models for the attempts, used in turn (implies --attempts).", metavar="LIST"),
     sandbox: bool = typer.Option(False, "--sandbox", help="Run its commands (an agent CLI: the whole CLI) in the OS sandbox, or refuse to start (the default of the built-in agent and the agent CLIs where this machine can; sh: only with this flag).", metavar=""),
     no_sandbox: bool = typer.Option(False, "--no-sandbox", help="Run its commands (an agent CLI: the whole CLI) without the sandbox.", metavar=""),
+    trust: bool = typer.Option(False, "--trust", help="Trust this folder's own zapcli files (.zapcli/config.yaml, mcp.json, definitions, skills) as they are now, recorded as `zapcli trust` does, before using them.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Start a subagent in the background and print its id at once.
@@ -194,6 +195,7 @@ def run(
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Deadline in seconds (default: config timeout_s, 300).", metavar="SECS"),
     sandbox: bool = typer.Option(False, "--sandbox", help="Run its commands in the OS sandbox, or refuse to start (default: where this machine can).", metavar=""),
     no_sandbox: bool = typer.Option(False, "--no-sandbox", help="Run its commands without the sandbox.", metavar=""),
+    trust: bool = typer.Option(False, "--trust", help="Trust this folder's own zapcli files (.zapcli/config.yaml, mcp.json, definitions, skills) as they are now, recorded as `zapcli trust` does, before using them.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Run the built-in agent in the foreground, with the subagent tool."""
@@ -325,7 +327,10 @@ def usage(
 
 
 @app.command()
-def doctor(json: bool = JSON) -> None:
+def doctor(
+    trust: bool = typer.Option(False, "--trust", help="Trust this folder's own zapcli files as they are now (as `zapcli trust` does) before checking them; untrusted, their MCP servers are not started.", metavar=""),
+    json: bool = JSON,
+) -> None:
     """Check config, state folder, definitions, MCP servers and model reachability."""
     _run("doctor", locals())
 
@@ -377,7 +382,8 @@ def timeline(
     _run("timeline", locals())
 
 
-# The command groups (worktree, agents, mcp, trace) live beside this module.
+# `trust` and `untrust`, and the command groups (worktree, agents, mcp, trace), live beside this module.
+import zapcli.cli.trust_commands  # noqa: E402, F401
 from zapcli.cli.groups import agents_app, mcp_app, trace_app, worktree_app  # noqa: E402
 
 app.add_typer(worktree_app, name="worktree")

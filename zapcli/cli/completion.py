@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 _ID_CMDS = ("poll", "wait", "kill", "output", "replay", "send", "approve", "deny")
+_DIR_CMDS = ("trust", "untrust")  # their one argument is a folder
 _NAME_SUBS = ("show", "delete", "enable", "disable", "model", "copy")  # `agents SUB NAME`
 _BUILTINS = "general explorer code-reviewer test-runner fixer"
 _GROUP_HELP = {"agents": "List, show, save and manage subagent definitions"}
@@ -141,6 +142,7 @@ _zapcli() {{
     else
         case "$cmd" in
             {'|'.join(_ID_CMDS)}) COMPREPLY=( $(compgen -W "$({_IDS_SH})" -- "$cur") ) ;;
+            {'|'.join(_DIR_CMDS)}) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
         esac
     fi
 }}
@@ -185,7 +187,7 @@ def _zsh(spec: dict[str, Any]) -> str:
     items = [(cmd, _first(v)) for cmd, v in top.items()] + [(g, _GROUP_HELP.get(g, g)) for g in groups]
     cmds = "\n".join(f"        '{cmd}:{_zq(desc).replace(':', chr(92) + ':')}'" for cmd, desc in items)
     cases = "\n".join(
-        f"        {cmd}) _arguments {_zsh_args(v, chr(39) + '*:id:_zapcli_ids' + chr(39) if cmd in _ID_CMDS else '')} ;;"
+        f"        {cmd}) _arguments {_zsh_args(v, _zsh_top_positional(cmd))} ;;"
         for cmd, v in top.items())
     for g, subs in groups.items():
         sub_items = " ".join(f"'{sub}:{_zq(_first(v)).replace(':', chr(92) + ':')}'" for sub, v in subs.items())
@@ -218,6 +220,12 @@ _zapcli() {{
 }}
 _zapcli "$@"
 """
+
+
+def _zsh_top_positional(cmd: str) -> str:
+    if cmd in _ID_CMDS:
+        return "'*:id:_zapcli_ids'"
+    return "'1:folder:_directories'" if cmd in _DIR_CMDS else ""
 
 
 def _zsh_positional(sub: str) -> str:
@@ -264,6 +272,8 @@ def _fish(spec: dict[str, Any]) -> str:
         lines += [_fish_opt(cond, o, v) for o in sorted(v["options"])]
         if cmd in _ID_CMDS:
             lines.append(f"complete -c zapcli -n '{cond}' -a '({_fq(_IDS_SH)})'")
+        elif cmd in _DIR_CMDS:
+            lines.append(f"complete -c zapcli -n '{cond}' -x -a '(__fish_complete_directories)'")
     for g, subs in groups.items():
         lines.append(f"complete -c zapcli -n __fish_use_subcommand -a {g} -d '{_fq(_GROUP_HELP.get(g, g))}'")
         chosen = " ".join(subs)

@@ -199,10 +199,28 @@ def _checked(task: str | None, approval: str | None, timeout: float | None,
     return task, limit
 
 
+def _hold_trust(workspace: Path, wanted: bool) -> None:
+    """The run's trust decision, made once as it starts (after `--trust`)
+    and held for its whole life: what its agent plants or changes in the
+    workspace reaches none of the subagents it spawns. One line says what
+    was ignored."""
+    from zapcli import trust
+    from zapcli.ops.trust import first as trust_first
+
+    trust_first(workspace, wanted)
+    verdict = trust.decide(workspace)
+    trust.inherit(verdict.frozen())
+    notice = verdict.notice()
+    if notice:
+        from zapcli.cli.output import warn
+
+        warn(notice)
+
+
 def run_foreground(task: str | None, agent: str | None, model: str | None, max_tokens: int | None,
                    approval: str | None, unattended: bool, json: bool, timeout: float | None = None,
                    max_cost: float | None = None, max_subagents: int | None = None,
-                   sandbox: str = "auto") -> int:
+                   sandbox: str = "auto", trust: bool = False) -> int:
     from zapcli import ids
     from zapcli.agent.types import ModelError
     from zapcli.backends.agent import resolve_agent
@@ -216,6 +234,7 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
 
     cwd = str(Path.cwd())
     workspace = workspace_of(Path(cwd))
+    _hold_trust(workspace, trust)
     settings = load_settings(workspace, owners=OWNERS)
     task, limit = _checked(task, approval, timeout, settings.timeout_s)
     run_id = "run_" + ids.new_id()[3:]

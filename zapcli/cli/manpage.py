@@ -106,6 +106,8 @@ def render(spec: dict[str, Any]) -> str:
         ".TP", "WORKSPACE/.zapcli/skills/, .claude/skills/, .agents/skills/", "Skills (folders with SKILL.md); "
         "also under $ZAPCLI_CONFIG_HOME/skills and ~/.claude/skills, ~/.agents/skills.",
         ".TP", "WORKSPACE/.zapcli/agent-memory/NAME/, WORKSPACE/.zapcli/memory/", "Private and shared memory.",
+        ".TP", "$ZAPCLI_CONFIG_HOME/trust/", "Workspace trust (\\fBzapcli trust\\fR): the sha256 of each "
+        "trusted file; until trusted, a workspace's config.yaml, mcp.json, definitions and skills have no effect.",
         ".PP", "WORKSPACE is the git top-level of the current directory, or the directory itself outside git.",
         ".SH SEE ALSO", "The README of the zapcli project.", ""]
     return "\n".join(out)

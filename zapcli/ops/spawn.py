@@ -5,6 +5,8 @@ Imports `zapcli.lifecycle.queue`, `zapcli.lifecycle.session`, `zapcli.trail`, `z
 `zapcli.executors` only for a subagent that does not run on this machine.
 Every check runs before anything is created: a refused spawn leaves no trail,
 no marker, no process (SPEC §3 spawn).
+The workspace's own files count as far as its trust goes (`zapcli.trust`):
+one decision per spawn, said in a line, recorded for what the subagent spawns.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import signal
 import time
 from pathlib import Path
 
-from zapcli import ids, tracecontext
+from zapcli import ids, tracecontext, trust
 from zapcli.backends.sections import OWNERS
 from zapcli.config import APPROVAL_MODES, MAX_INT, Settings, load_settings
 from zapcli.errors import UsageError, ZapcliError, either, param
@@ -85,6 +87,7 @@ class SpawnRequest:
     # the subagent whose work it is), who asks the person about a child holding more (None: refused)
     spawner: dict[str, Any] | None = None
     ask_widening: Callable[[str], tuple[bool, str]] | None = None
+    trust: bool = False  # `--trust`: trust the workspace's own files as they are now, first
 
 
 @plain
@@ -293,6 +296,18 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
     require_utf8("the working folder's path" if req.cwd is None else param("cwd"), str(cwd))
     require_utf8(param("on_finish"), req.on_finish)
     workspace = workspace_of(cwd)
+    from zapcli.ops.tree import inherit_trust
+
+    inherit_trust(req.parent)
+    if req.trust:  # `--trust`: the files as they are now, before anything reads them
+        from zapcli.ops.trust import first
+        first(workspace, req.trust)
+    with trust.Scope(workspace) as verdict:
+        return _prepare(req, settings, sid, cwd, workspace, verdict)
+
+
+def _prepare(req: SpawnRequest, settings: Settings | None, sid: str | None, cwd: Path,
+             workspace: Path, verdict: trust.Verdict) -> Prepared:
     settings = settings or load_settings(workspace, owners=OWNERS)
     catalog = _catalog(req, workspace)
     req = _choose_backend(req, workspace, catalog)
@@ -315,7 +330,8 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
         more = for_spawn(backend, req.cli, req.sandbox, req.model_shell, settings,
                          backend_for(req.cli or "zapcli", settings), network=wants)
         warnings = tuple(warnings) + more
-    warnings = tuple(settings.notes) + tuple(warnings)
+    notice = verdict.notice()
+    warnings = (*((notice,) if notice else ()), *settings.notes, *warnings)
     session = sessions.current()
     sid = sid or ids.new_id()
     backend.update(_extras(req, settings, cwd, sid), **({"fork": forked} if forked else {}))
@@ -341,7 +357,7 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
         "deadline": records.iso_utc(now + timeout),
         "kill_grace_s": settings.kill_grace_s, "writable_roots": list(settings.writable_roots),
         **({"scratch_size": settings.scratch_size} if settings.scratch_size is not None else {}),
-        "max_concurrent": settings.max_concurrent,
+        "max_concurrent": settings.max_concurrent, "trust": verdict.frozen(),
         **backend, **placement, **({"relay": req.relay} if req.relay else {}),
         "trace": tracecontext.new(traceparent=req.traceparent, parent_id=req.parent),
         **({"secret_refs": refs} if refs else {}),

@@ -27,13 +27,20 @@ def list_lines(res: Any) -> Lines:
         out.extend(("yellow", f"  ! {_grant_line(g)}") for g in res.grants.get(r.name, []))
     other = [d for d in res.listing.diagnostics if not any(str(d.file) == r.source for r in rows)]
     out.extend(("red", f"! {escape_controls(d.one_line())}") for d in other)
-    return out
+    return out + _untrusted(res)
+
+
+def _untrusted(res: Any) -> Lines:
+    """The one line saying what the workspace's trust left out, and how to trust it."""
+    found = getattr(res, "untrusted", None)
+    return [("yellow", f"! {escape_controls(found['notice'])}")] if found else []
 
 
 def list_doc(res: Any) -> dict[str, Any]:
     return {"agents": [{**asdict(r), "grant_diagnostics": res.grants.get(r.name, [])}
                        for r in res.listing.rows],
-            "diagnostics": [d.to_dict() for d in res.listing.diagnostics]}
+            "diagnostics": [d.to_dict() for d in res.listing.diagnostics],
+            "untrusted": res.untrusted}
 
 
 def _state(row: Any) -> str:
@@ -58,7 +65,7 @@ def show_lines(res: Any) -> Lines:
                 ("dim", "  prompt:"), *[("", "    " + escape_controls(x)) for x in d.prompt.splitlines()]]
     out += [("red", f"  ! {escape_controls(x.one_line())}") for x in res.shown.diagnostics]
     out += [("yellow", f"  ! {_grant_line(g)}") for g in res.grant_diagnostics]
-    return out
+    return out + _untrusted(res)
 
 
 def show_doc(res: Any) -> dict[str, Any]:
@@ -66,7 +73,7 @@ def show_doc(res: Any) -> dict[str, Any]:
     return {"agent": asdict(res.shown.row), "definition": d.to_dict() if d else None,
             "model_override": res.shown.model_override,
             "diagnostics": [x.to_dict() for x in res.shown.diagnostics],
-            "grant_diagnostics": res.grant_diagnostics}
+            "grant_diagnostics": res.grant_diagnostics, "untrusted": res.untrusted}
 
 
 def saved_lines(res: Any) -> Lines:

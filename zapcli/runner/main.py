@@ -4,7 +4,8 @@ Imports `zapcli.trail`, `zapcli.supervisor`, `zapcli.backends` (the seam; each
 backend lazily), `zapcli.runner.guard`, and `zapcli.lifecycle` (queue drain,
 retention) at exit. Reads its task from its own `spawn` record (never argv),
 writes `start`, runs the backend, and ends the subagent synchronously (fsync)
-before it exits, whatever happens.
+before it exits, whatever happens. It holds the workspace trust its spawner
+recorded (`zapcli.trust.inherit`) for its whole run.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import threading
 import time
 import traceback
 
-from zapcli import tracecontext
+from zapcli import tracecontext, trust
 from zapcli.backends.base import RunContext
 from zapcli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from zapcli.redact import secret_values
@@ -171,6 +172,7 @@ def main(sid: str) -> int:
     s = load(sid)
     spawn = s.spawn
     os.environ[MARKER] = sid  # everything its work starts carries it, however detached
+    trust.inherit(spawn.raw.get("trust"))  # its spawner's decision, for it and what it spawns
     os.environ.update(tracecontext.work_env(spawn.raw.get("trace")))  # its work joins its trace
     live = _follow(sid) if tracecontext.export_wanted() else None
     secrets = secret_values()
@@ -193,6 +195,8 @@ def main(sid: str) -> int:
         outcome = _scratch(sid)
         if outcome is None:
             work, outcome = tree.enter(spawn, writer, err, deadline, terminated)
+            if work.workspace != spawn.workspace:  # its tree: a checkout of what was decided on
+                trust.inherit(spawn.raw.get("trust"), work.workspace)
         if outcome is None:
             ctx = RunContext(sid, work, "", writer, out, err, deadline, terminated,
                              stop_grace=lambda: _kill_grace(sid, spawn.kill_grace_s))
