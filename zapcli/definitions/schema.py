@@ -235,7 +235,7 @@ def _runs_on(c: Checker, f: dict[str, Any], v: dict[str, Any]) -> None:
 
 
 def _board(c: Checker, node: yaml.Node) -> tuple[str, ...]:
-    """`board: {labels: [...]}`: the task labels its claims serve (SPEC §20)."""
+    """`board: {labels: [...]}`: the task labels its claims serve."""
     fields = c.mapping(node, "`board`", ("labels",))
     if "labels" not in fields:
         if isinstance(node, yaml.MappingNode) and not fields:  # else: an unknown key, said

@@ -1,4 +1,4 @@
-"""Who holds which task of a board (SPEC §20): claim, done, release, a
+"""Who holds which task of a board: claim, done, release, a
 claim given back when its holder ended, and a refused call.
 
 Imports `zapcli.team.board` (its storage and transaction) and `zapcli.errors`.
@@ -179,6 +179,10 @@ def _stale(task: Task, fence: int | None) -> None:
     """Raise when `fence` is given and is not the task's current claim."""
     if fence is None or (task.state == CLAIMED and task.claim == fence):
         return
+    if fence > task.claim or fence < 1:
+        raise ZapcliError(f"{task.id} was never claimed under fence {fence} (it has been claimed "
+                          f"{task.claim} time(s)): give the number `claim --json` handed you",
+                          code="board_stale")
     if task.state == DONE:
         now = f"it was done since (by {task.done_by or '?'})"
     elif task.state == OPEN:

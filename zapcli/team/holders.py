@@ -1,5 +1,5 @@
 """A claimer that ends without `done` releases its task, and a subagent
-that ended is answered no more (SPEC §20).
+that ended is answered no more.
 
 Imports `zapcli.team.board`, `.claims`, `zapcli.lifecycle.observe` (the
 observer that finds `lost`, and its look that acts on nothing),
