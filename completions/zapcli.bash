@@ -62,11 +62,11 @@ _zapcli() {
            esac ;;
         board) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "add list claim done release show" -- "$cur") ); return; fi
            case "${COMP_WORDS[2]}" in
-               add) opts="--after --help --json --label" ;;
+               add) opts="--after --help --json --label --needs" ;;
                list) opts="--help --json" ;;
                claim) opts="--help --json --wait" ;;
-               done) opts="--help --json --result" ;;
-               release) opts="--help --json" ;;
+               done) opts="--fence --help --json --result" ;;
+               release) opts="--fence --help --json" ;;
                show) opts="--help --json" ;;
            esac ;;
     esac

@@ -60,7 +60,8 @@ FORBIDDEN = {
     # the OS sandbox: paths come in from its callers (see test_the_sandbox_stands_alone)
     "sandbox": ROOMS - {"sandbox"},
 }
-ALLOWED = {"ops": {"tools.registry"}}  # the name catalog of the session's tool table
+# the name catalog of the session's tool table; a board task names the tools it needs from it
+ALLOWED = {"ops": {"tools.registry"}, "team": {"tools.registry"}}
 # The top-level modules (errors, plain, ids, paths, locks, redact, ledger, ...) are the kernel
 # every room may import: they import no room. Two have rules of their own:
 TOP_LEVEL = {

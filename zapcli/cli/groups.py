@@ -128,7 +128,9 @@ def mcp_serve(
     The tools: spawn, poll, wait, list, kill, output, replay, send, approve, deny,
     agents, usage, agents_save, agents_delete. Each connection is its own session
     unless ZAPCLI_SESSION is set. Over HTTP every request carries the token made at
-    start (or ZAPCLI_MCP_TOKEN), as `Authorization: Bearer TOKEN`.
+    start (or ZAPCLI_MCP_TOKEN), as `Authorization: Bearer TOKEN`. It speaks MCP
+    2026-07-28 (server/discover, the version in each request) and the handshake
+    revisions 2024-11-05 to 2025-11-25 (initialize), on one connection too.
 
     A shell command a client's model spawns (cli sh) runs in the sandbox, network off,
     with no key in its environment; `model_shell_sandbox: off` in your config.yaml turns

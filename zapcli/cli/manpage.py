@@ -17,7 +17,14 @@ TEAMS = [
     "Each session (a \\fBzapcli run\\fR, or your terminal) has a task board in zapcli.db. A claim is "
     "one transaction: concurrent claimers get each task once; \\fBclaim\\fR takes the next open task "
     "whose \\fB\\-\\-after\\fR tasks are done, and exits 3 when there is none. A subagent that holds "
-    "a task and ends without \\fBdone\\fR gives it back, with a note naming it and how it ended.",
+    "a task and ends without \\fBdone\\fR gives it back, with a note naming it and how it ended; "
+    "a quiet holder that is alive keeps it. A claim carries a fencing number (\\fBclaim "
+    "\\-\\-json\\fR); \\fBdone\\fR or \\fBrelease\\fR with \\fB\\-\\-fence\\fR N "
+    "under a number that is no longer the task's current claim is refused. A subagent that ended "
+    "(or was found lost) is refused every board and message call, by whatever of it still runs.",
+    ".PP", "\\fBboard add \\-\\-label\\fR L gives a task only to subagents whose definition "
+    "serves L (\\fBboard: {labels: [L]}\\fR), \\fB\\-\\-needs\\fR TOOL only to those whose "
+    "definition grants that tool; you can claim any task.",
     ".PP", "A definition with \\fBteam: true\\fR gives its agent the \\fBboard\\fR and \\fBmessage\\fR "
     "tools (an agent CLI through zapcli's team MCP server in its private config), limited to its "
     "own session. A message to a sibling (by id or name; \\fBzapcli send\\fR from a subagent's "

@@ -35,6 +35,8 @@ def _after(t: Any) -> str:
 
 def task_line(t: Any) -> str:
     label = f" [{escape_controls(t.label)}]" if t.label else ""
+    if t.needs:
+        label += f" (needs {', '.join(t.needs)})"
     if t.state == "claimed":
         head = f"{t.id} claimed by {t.holder_name or t.holder}"
     elif t.state == "done":
@@ -74,6 +76,7 @@ def task_doc(t: Any) -> dict[str, Any]:
     return {"id": t.id, "text": t.text, "label": t.label, "state": t.state,
             "holder": t.holder, "holder_name": t.holder_name, "result": t.result,
             "done_by": t.done_by, "note": t.note, "after": [f"t{a}" for a in t.after],
+            "needs": list(t.needs), "fence": t.fence,
             "added_by": t.added_by, "created": _iso(t.created), "updated": _iso(t.updated)}
 
 
@@ -102,8 +105,9 @@ def claim_lines(res: Any) -> Lines:
     t = got.task
     return [("green", f"[Board] claimed {t.id}: {escape_controls(t.text)}"),
             *_dep_lines(res.deps),
-            ("dim", "When it is finished: " + alt(f'zapcli board done {t.id} --result "…"',
-                                                   'action "done" with your result'))]
+            ("dim", "When it is finished: " + alt(
+                f'zapcli board done {t.id} --fence {t.claim} --result "…"',
+                'action "done" with your result'))]
 
 
 def claim_doc(res: Any) -> dict[str, Any]:
@@ -135,6 +139,10 @@ def show_lines(res: Any) -> Lines:
         out.append(("", f"After: {', '.join(f't{a}' for a in t.after)}"))
     if t.label:
         out.append(("", f"Label: {escape_controls(t.label)}"))
+    if t.needs:
+        out.append(("", f"Needs: {', '.join(t.needs)}"))
+    if t.fence is not None:
+        out.append(("", f"Fence: {t.fence} (the current claim's fencing number)"))
     if t.result:
         out.append(("", f"Result: {escape_controls(t.result)}"))
     for e in t.events:
