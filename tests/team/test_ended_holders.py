@@ -141,11 +141,15 @@ def test_claude_whose_runner_was_sigkilled_is_refused_its_next_claim(zap, tmp_pa
     folder = zap.cwd / ".zapcli" / "subagents"
     folder.mkdir(parents=True)
     (folder / "worker.yml").write_text(WORKER)
+    zap("trust", check=True)  # a workspace's own definitions count once the person trusts them
     zap("board", "add", "first", check=True)
     zap("board", "add", "second", check=True)
     with ScriptedServer(script, protocol="anthropic") as srv:
         sid = ct.spawn(zap, "claude", "B44-CLAUDE work the board",
-                       ct.cli_env("claude", srv, tmp_path / "h"), "--agent", "worker")
+                       ct.cli_env("claude", srv, tmp_path / "h"), "--agent", "worker",
+                       # unsandboxed, its team server is its own child and outlives the runner
+                       # (B44); sandboxed, the server sits behind the runner's relay and goes too
+                       "--no-sandbox")
         wait_until(lambda: _board(zap)["t1"]["holder"] == sid, 90, 0.1)
         runner = _runner(zap, sid)
         os.kill(runner, signal.SIGKILL)  # the runner only: its CLI goes on (B44)
