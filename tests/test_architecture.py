@@ -281,8 +281,6 @@ OTHER_STATUS_WORDS = {
     ("backends/clis/opencode.py", "state.get('status')"): "opencode's tool state",
     ("backends/external.py", "ending"): "why the runner stopped the CLI: cancelled, timeout, budget",
     ("capabilities/mcp_gateway.py", "self.status.get(server)"): "an MCP server's state",
-    ("executors/ray.py", "entry[0]"): "a subagent's state in the Ray pool's status line (ray_wire.STATES)",
-    ("executors/ray_dispatch.py", "sub.state"): "a subagent's state in the Ray pool (ray_wire.STATES)",
     ("capabilities/mcp_gateway.py", "self.gateway.status[server]"): "an MCP server's state",
     ("ops/doctor.py", "st"): "an MCP server's state",
     ("lifecycle/observe.py", "s.finish"): "an on-finish command's states (claimed, running, done)",
