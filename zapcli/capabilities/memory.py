@@ -1,5 +1,5 @@
 """Memory (SPEC §8.4): the bound directory, locked writes, prompt injection (tools: captools).
-Imports filelock and zapcli.paths (lazily, for writes), `zapcli.boundedread`
+Imports zapcli.locks and zapcli.paths (lazily, for writes), `zapcli.boundedread`
 and the standard library. Folders it creates are 0700 and files 0600.
 
 `private` → `<workspace>/.zapcli/agent-memory/<name>/`, `shared` →
@@ -114,25 +114,34 @@ class MemoryStore:
         return kept, notes
 
     def write(self, name: str, text: str, *, daily: bool = False, replace: bool = False) -> Path:
-        """Append (or replace) under the directory's lock; returns the file written."""
-        from filelock import FileLock
-
+        """Append (or replace) under the directory's lock (`zapcli.locks`, as
+        every lock zapcli takes: flock on a 0600 file opened without following
+        a link); returns the file written. Raises OSError (TimeoutError when
+        another writer holds the lock for 30 s)."""
+        from zapcli.locks import LockTimeout, exclusive
         from zapcli.paths import FILE_MODE, make_dirs, write_private
 
         target = self.path(name, daily)
         make_dirs(target.parent)  # 0700: memory holds what agents noted (SPEC §2)
-        with FileLock(str(self.root / LOCK_NAME), timeout=30, mode=FILE_MODE):
-            if replace:
-                write_private(target, text.encode("utf-8"))
-            else:
-                data = text if text.endswith("\n") else text + "\n"
-                fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW,
-                             FILE_MODE)
-                try:
-                    os.write(fd, data.encode("utf-8"))
-                finally:
-                    os.close(fd)
+        try:
+            with exclusive(self.root / LOCK_NAME, 30):
+                self._put(target, text, replace, write_private, FILE_MODE)
+        except LockTimeout:
+            raise TimeoutError(f"another writer held the memory folder's lock "
+                               f"({self.root / LOCK_NAME}) for 30 s; try again") from None
         return target
+
+    @staticmethod
+    def _put(target: Path, text: str, replace: bool, write_private: Any, mode: int) -> None:
+        if replace:
+            write_private(target, text.encode("utf-8"))
+            return
+        data = text if text.endswith("\n") else text + "\n"
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, mode)
+        try:
+            os.write(fd, data.encode("utf-8"))
+        finally:
+            os.close(fd)
 
     def files(self) -> list[tuple[str, Path]]:
         out = []
