@@ -17,6 +17,7 @@ becomes a Reply that says so, so no surface (MCP, run, call) crashes on input.
 from __future__ import annotations
 
 from zapcli.errors import UsageError, ZapcliError
+from zapcli.render.docschema import error_doc
 from zapcli.toolapi.env import Env, Reply
 from zapcli.toolapi.spec import BY_NAME, Action
 
@@ -121,14 +122,12 @@ def call(name: Any, args: Any, env: Env) -> Reply:
             raise UsageError(f"{action.name} is not available inside zapcli run")
         return HANDLERS[action.name](checked, env)
     except ZapcliError as exc:
-        return Reply(exc.for_tool(), {"error": {"code": exc.code, "message": exc.for_tool(),
-                                                "exit_code": exc.exit_code}},
+        return Reply(exc.for_tool(), error_doc(exc.code, exc.for_tool(), exc.exit_code),
                      exc.exit_code, error=True, code=exc.code)
     except Exception as exc:  # noqa: BLE001 - a tool answers; it never takes its host down
         message = (f"internal error in {name}: {type(exc).__name__}: {exc}; this is a zapcli bug, "
                    "the call can be retried")
-        return Reply(message, {"error": {"code": "internal", "message": message, "exit_code": 1}},
-                     1, error=True, code="internal")
+        return Reply(message, error_doc("internal", message, 1), 1, error=True, code="internal")
 
 
 def call_document(document: Any, env: Env) -> Reply:
@@ -136,7 +135,7 @@ def call_document(document: Any, env: Env) -> Reply:
     if not isinstance(document, dict):
         return call(None, None, env) if document is None else Reply(
             "the call must be a JSON object like {\"action\": \"list\"}",
-            {"error": {"code": "usage", "message": "not a JSON object", "exit_code": 2}},
+            error_doc("usage", "not a JSON object", 2),
             2, error=True, code="usage")
     args = dict(document)
     return call(args.pop("action", None), args, env)
