@@ -1,6 +1,6 @@
 """The version of every `--json` document: its `"schema"` key,
 `"zapcli/<name>@<major>"`, first in the document. The JSON Schema of each
-lives in docs/reference/json/<name>.schema.json (tests/cli/test_json_schemas.py
+lives in docs/reference/json/<name>.schema.json (tests/e2e/test_json_schemas.py
 runs every command and validates what it prints against them).
 
 Imports nothing. The promise: within a major version a document only gains
