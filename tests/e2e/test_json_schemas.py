@@ -81,6 +81,9 @@ def test_the_subagent_verbs(zap, tmp_path):
     run_json(zap, "output", "output", sid)
     run_json(zap, "output", "output", sid, "--stderr")
     run_json(zap, "replay", "replay", sid)
+    run_json(zap, "list", "call", '{"action": "list"}')  # a tool call answers the same documents
+    run_json(zap, "poll", "call", json.dumps({"action": "poll", "ids": [sid], "no_wait": True}))
+    run_json(zap, "error", "call", '{"action": "poll", "ids": ["x"], "wait": 1}', code=2)
     long = zap.spawn_sh("sleep 30")
     run_json(zap, "poll", "poll", "--no-wait", long, "sa_20260101_deadbeef", code=1)
     run_json(zap, "wait", "wait", long, "--timeout", "0", code=4)
@@ -92,9 +95,6 @@ def test_the_subagent_verbs(zap, tmp_path):
     run_json(zap, "remove", "rm", sid)
     run_json(zap, "remove", "clean", "--all")
     run_json(zap, "error", "spawn", "--cli", "nope", "--", "x", code=2)
-    run_json(zap, "list", "call", '{"action": "list"}')  # a tool call answers the same documents
-    run_json(zap, "poll", "call", json.dumps({"action": "poll", "ids": [sid], "no_wait": True}))
-    run_json(zap, "error", "call", '{"action": "poll", "ids": ["x"], "wait": 1}', code=2)
     run_json(zap, "error", "poll", "--wait-secs", "99", sid, code=2)
     other = zap.spawn_sh("echo again")
     zap("wait", other, "--timeout", "30")
