@@ -31,7 +31,7 @@ _zapcli() {
         usage) opts="--all --help --json" ;;
         doctor) opts="--help --json" ;;
         call) opts="--help --json" ;;
-        tool-schema) opts="--help --json" ;;
+        tool-schema) opts="--format --help --json" ;;
         export) opts="--format --help --json --output -o" ;;
         timeline) opts="--format --help --html --json --output --session -o" ;;
         worktree) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "list rm" -- "$cur") ); return; fi
