@@ -54,7 +54,8 @@ def _convert(markup: str, base_url: str | None) -> str:
             else:
                 a["href"] = urllib.parse.urljoin(base_url, href)
     text = MarkdownConverter(heading_style="ATX", bullets="-", strip=["img"],
-                             escape_underscores=False, escape_asterisks=False).convert_soup(soup)
+                             escape_underscores=False, escape_asterisks=False,
+                             escape_misc=False).convert_soup(soup)
     lines = [line.rstrip() for line in text.replace("\r", "").split("\n")]
     body = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
     if title and not body.lstrip("# ").startswith(title):
