@@ -31,7 +31,7 @@ _zapcli() {
         usage) opts="--all --help --json" ;;
         doctor) opts="--help --json --trust" ;;
         call) opts="--help --json" ;;
-        tool-schema) opts="--help --json" ;;
+        tool-schema) opts="--format --help --json" ;;
         export) opts="--format --help --json --output -o" ;;
         timeline) opts="--format --help --html --json --output --session -o" ;;
         trust) opts="--help --json --list --revoke --show" ;;

@@ -350,8 +350,14 @@ def call(
 
 
 @app.command("tool-schema")
-def tool_schema(json: bool = typer.Option(True, "--json", help="Always JSON.", metavar="", hidden=True)) -> None:
-    """Print the `subagent` tool's JSON schema, to register zapcli in another agent framework."""
+def tool_schema(
+    format: str = typer.Option("openai", "--format", help="The framework's shape: openai (Chat Completions function tool, strict), responses (Responses API function tool), anthropic (Messages API tool), mcp (an MCP Tool).", metavar="FORMAT"),
+    json: bool = typer.Option(True, "--json", help="Always JSON.", metavar="", hidden=True),
+) -> None:
+    """Print the `subagent` tool's definition, to register zapcli in another agent framework.
+
+    Its calls' arguments go to `zapcli call` as they are (one JSON object).
+    """
     _run("tool_schema", locals())
 
 

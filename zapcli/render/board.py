@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 from zapcli.render.common import Lines, one_line
+from zapcli.render.docschema import stamp
 from zapcli.render.text import alt, escape_controls
 
 TYPE_CHECKING = False
@@ -81,8 +82,8 @@ def task_doc(t: Any) -> dict[str, Any]:
 
 
 def list_doc(res: Any) -> dict[str, Any]:
-    return {"session": res.session, "counts": counts(res.tasks),
-            "tasks": [task_doc(t) for t in res.tasks]}
+    return stamp("board", {"session": res.session, "counts": counts(res.tasks),
+            "tasks": [task_doc(t) for t in res.tasks]})
 
 
 def _dep_lines(deps: list[Any]) -> Lines:
@@ -112,9 +113,9 @@ def claim_lines(res: Any) -> Lines:
 
 def claim_doc(res: Any) -> dict[str, Any]:
     got = res.claim
-    return {"session": res.session, "claimed": task_doc(got.task) if got.task else None,
+    return stamp("board-claim", {"session": res.session, "claimed": task_doc(got.task) if got.task else None,
             "reason": got.why or None, "finished": got.finished,
-            "after": [task_doc(d) for d in res.deps]}
+            "after": [task_doc(d) for d in res.deps]})
 
 
 def changed_lines(res: Any) -> Lines:
@@ -128,7 +129,7 @@ def changed_lines(res: Any) -> Lines:
 
 
 def changed_doc(res: Any) -> dict[str, Any]:
-    return {"session": res.session, "verb": res.verb, "task": task_doc(res.task)}
+    return stamp("board-change", {"session": res.session, "verb": res.verb, "task": task_doc(res.task)})
 
 
 def show_lines(res: Any) -> Lines:
@@ -155,6 +156,6 @@ def show_lines(res: Any) -> Lines:
 
 def show_doc(res: Any) -> dict[str, Any]:
     t = res.task
-    return {"session": res.session, "task": task_doc(t),
+    return stamp("board-task", {"session": res.session, "task": task_doc(t),
             "events": [{"at": _iso(e["at"]), "what": e["what"], "who": e.get("who"),
-                        "note": e.get("note")} for e in t.events]}
+                        "note": e.get("note")} for e in t.events]})
