@@ -26,6 +26,9 @@ from zapcli.testing import ScriptedServer
 SCHEMAS = REPO / "docs" / "reference" / "json"
 GIT = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
 COMMIT = "git -c user.email=s@s -c user.name=s commit -qm"
+# one worker runs the whole file: `test_every_document_was_seen` reads what the others saw
+pytestmark = pytest.mark.xdist_group("json-schemas")
+
 seen: set[str] = set()
 
 
@@ -72,6 +75,21 @@ def test_every_document_has_a_schema_and_every_schema_a_document():
         assert schema.get("title") and schema.get("description"), name
 
 
+def test_every_command_that_prints_json_names_its_document():
+    """A new command is a decision: it prints a named, versioned document (or is
+    declared here as printing another format)."""
+    from zapcli.cli.gen import argspec
+
+    # other formats, or (call) the document of the verb it calls
+    other_formats = {"tool-schema", "export", "timeline", "mcp", "completion", "man", "__complete",
+                     "call"}
+    printed_by = " ".join(NAMES.values()).replace(",", " ").split()
+    missing = [name for name, entry in argspec(with_groups=True).items()
+               if "--json" in entry["options"] and name.split()[0] not in other_formats
+               and name.split()[0] not in printed_by]
+    assert missing == [], f"commands with --json whose document docschema.NAMES does not name: {missing}"
+
+
 def test_the_subagent_verbs(zap, tmp_path):
     spawned = run_json(zap, "spawn", "spawn", "--cli", "sh", "--", "echo hi; echo oops >&2; exit 3")
     sid = spawned["id"]
@@ -90,6 +108,10 @@ def test_the_subagent_verbs(zap, tmp_path):
     run_json(zap, "kill", "kill", long, "sa_20260101_deadbeef", code=1)
     run_json(zap, "usage", "usage")
     run_json(zap, "session", "session")
+    run_json(zap, "trust", "trust", "--show")
+    run_json(zap, "trust", "trust")
+    run_json(zap, "trust-list", "trust", "--list")
+    run_json(zap, "trust", "untrust")
     run_json(zap, "doctor", "doctor", code=None)
     run_json(zap, "gc", "gc", "--dry-run")
     run_json(zap, "remove", "rm", sid)

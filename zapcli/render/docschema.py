@@ -31,7 +31,9 @@ NAMES = {
     "board": "board list", "board-claim": "board claim", "board-change": "board add, done, release",
     "board-task": "board show", "trace-export": "trace export",
     "written": "export --output, timeline --output", "worktrees": "worktree list",
-    "worktree-rm": "worktree rm", "session": "session", "run": "run", "error": "any command that fails",
+    "worktree-rm": "worktree rm", "session": "session", "run": "run",
+    "trust": "trust, trust --show, trust --revoke, untrust", "trust-list": "trust --list",
+    "error": "any command that fails",
 }
 
 
