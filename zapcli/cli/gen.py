@@ -1,5 +1,7 @@
 """Generated artefacts, all derived from the typer app so they cannot drift:
-`argspec` (the fast path's table), shell `completions`, and the `man` page.
+`argspec` (the fast path's table), shell `completions` and the `man` page
+(both carried by the package, in zapcli/cli/share/), and the documentation
+site's command reference (docs/reference/commands.md, with the man page).
 
 Usage: python -m zapcli.cli.gen argspec|completions|man|check. Tests run
 `check` logic to prove every artefact is current.
@@ -14,6 +16,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+SHARE = ROOT / "zapcli" / "cli" / "share"
+COMPLETIONS = {"bash": SHARE / "completions" / "zapcli.bash", "zsh": SHARE / "completions" / "_zapcli",
+               "fish": SHARE / "completions" / "zapcli.fish"}
+MAN_PAGE = SHARE / "man" / "man1" / "zapcli.1"
+REFERENCE = ROOT / "docs" / "reference" / "commands.md"
 
 
 def commands() -> dict[str, Any]:
@@ -36,6 +43,14 @@ def groups() -> dict[str, dict[str, Any]]:
         sub: Any = group.typer_instance
         out[str(group.name)] = {(c.name or c.callback.__name__): c.callback for c in sub.registered_commands}
     return out
+
+
+def group_help() -> dict[str, str]:
+    """{group name: its help} for typer sub-apps."""
+    from zapcli.cli.app import app
+
+    return {str(g.name): str(g.typer_instance.info.help or "") for g in app.registered_groups
+            if g.typer_instance is not None}
 
 
 def _kind(hint: Any) -> tuple[str, bool]:
@@ -96,13 +111,14 @@ def render_argspec() -> str:
 
 
 def main(argv: list[str]) -> int:
-    from zapcli.cli import completion, manpage
+    from zapcli.cli import completion, docpage, manpage
 
     targets: dict[str, Any] = {
         "argspec": [(ROOT / "zapcli/cli/argspec.py", render_argspec)],
-        "completions": [(ROOT / "completions" / f, (lambda s=s: completion.render(s, argspec(with_groups=True))))
-                        for f, s in (("zapcli.bash", "bash"), ("_zapcli", "zsh"), ("zapcli.fish", "fish"))],
-        "man": [(ROOT / "man/zapcli.1", lambda: manpage.render(argspec(with_groups=True)))],
+        "completions": [(path, (lambda s=s: completion.render(s, argspec(with_groups=True))))
+                        for s, path in COMPLETIONS.items()],
+        "man": [(MAN_PAGE, lambda: manpage.render(argspec(with_groups=True))),
+                (REFERENCE, lambda: docpage.render(argspec(with_groups=True), group_help()))],
     }
     wanted = argv[:1] or ["all"]
     if wanted[0] == "check":

@@ -105,5 +105,6 @@ def render(spec: dict[str, Any]) -> str:
         "also under $ZAPCLI_CONFIG_HOME/skills and ~/.claude/skills, ~/.agents/skills.",
         ".TP", "WORKSPACE/.zapcli/agent-memory/NAME/, WORKSPACE/.zapcli/memory/", "Private and shared memory.",
         ".PP", "WORKSPACE is the git top-level of the current directory, or the directory itself outside git.",
-        ".SH SEE ALSO", "The README of the zapcli project.", ""]
+        ".SH SEE ALSO", "The documentation site: tutorial, how-to guides, reference and explanation "
+        "(docs/ in the zapcli repository; \\fBpip install zapcli[docs]\\fR, then \\fBmkdocs serve\\fR).", ""]
     return "\n".join(out)
