@@ -1,7 +1,8 @@
 """Generated artefacts, all derived from the typer app so they cannot drift:
 `argspec` (the fast path's table), shell `completions` and the `man` page
 (both carried by the package, in zapcli/cli/share/), and the documentation
-site's command reference (docs/reference/commands.md, with the man page).
+site's command and tool references (docs/reference/commands.md and
+tool-api.md, with the man page).
 
 Usage: python -m zapcli.cli.gen argspec|completions|man|check. Tests run
 `check` logic to prove every artefact is current.
@@ -21,6 +22,7 @@ COMPLETIONS = {"bash": SHARE / "completions" / "zapcli.bash", "zsh": SHARE / "co
                "fish": SHARE / "completions" / "zapcli.fish"}
 MAN_PAGE = SHARE / "man" / "man1" / "zapcli.1"
 REFERENCE = ROOT / "docs" / "reference" / "commands.md"
+TOOL_REFERENCE = ROOT / "docs" / "reference" / "tool-api.md"
 
 
 def commands() -> dict[str, Any]:
@@ -51,6 +53,31 @@ def group_help() -> dict[str, str]:
 
     return {str(g.name): str(g.typer_instance.info.help or "") for g in app.registered_groups
             if g.typer_instance is not None}
+
+
+def usages() -> dict[str, str]:
+    """{command: its usage line as `--help` prints it} ("group sub" for group
+    commands), from click's own rendering of the typer app."""
+    import typer.main
+
+    from zapcli.cli.app import app
+
+    root: Any = typer.main.get_command(app)
+    context = root.context_class  # the click typer runs on (typer may carry its own)
+    top = context(root, info_name="zapcli")
+    out: dict[str, str] = {}
+
+    def usage(cmd: Any, ctx: Any, path: list[str]) -> str:
+        return " ".join(["zapcli", *path, *cmd.collect_usage_pieces(ctx)]).replace("{", "").replace("}", "")
+
+    for name, cmd in root.commands.items():
+        ctx = context(cmd, info_name=name, parent=top)
+        subs = getattr(cmd, "commands", None)
+        if subs is None:
+            out[name] = usage(cmd, ctx, [name])
+        for sub, subcmd in (subs or {}).items():
+            out[f"{name} {sub}"] = usage(subcmd, context(subcmd, info_name=sub, parent=ctx), [name, sub])
+    return out
 
 
 def _kind(hint: Any) -> tuple[str, bool]:
@@ -84,6 +111,8 @@ def argspec(with_groups: bool = False) -> dict[str, Any]:
                 entry["defaults"][pname] = info.default
                 entry.setdefault("option_help", {})[decls[0]] = info.help or ""
                 entry.setdefault("option_meta", {})[decls[0]] = info.metavar
+                if info.hidden:  # not in --help, nor in the references made from this table
+                    entry.setdefault("option_hidden", []).append(decls[0])
             elif isinstance(info, ArgumentInfo):
                 required = info.default is ...
                 entry["args"].append((pname, kind, -1 if multiple else 1, required))
@@ -110,6 +139,13 @@ def render_argspec() -> str:
             f"SPEC: dict = {pprint.pformat(spec, width=100, sort_dicts=False)}\n")
 
 
+def _tool_page() -> str:
+    from zapcli.cli import docpage
+    from zapcli.toolapi.spec import ACTIONS
+
+    return docpage.render_tools(ACTIONS)
+
+
 def main(argv: list[str]) -> int:
     from zapcli.cli import completion, docpage, manpage
 
@@ -118,7 +154,8 @@ def main(argv: list[str]) -> int:
         "completions": [(path, (lambda s=s: completion.render(s, argspec(with_groups=True))))
                         for s, path in COMPLETIONS.items()],
         "man": [(MAN_PAGE, lambda: manpage.render(argspec(with_groups=True))),
-                (REFERENCE, lambda: docpage.render(argspec(with_groups=True), group_help()))],
+                (REFERENCE, lambda: docpage.render(argspec(with_groups=True), group_help(), usages())),
+                (TOOL_REFERENCE, _tool_page)],
     }
     wanted = argv[:1] or ["all"]
     if wanted[0] == "check":
