@@ -123,7 +123,7 @@ man: $(STAMP)
 # (docs/hooks/pictures.py: the timeline in headless chromium).
 docs: $(STAMP) chromium
 	@t0=$$(date +%s%N); \
-	  PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/mkdocs build --strict --quiet --site-dir build/site && \
+	  PATH="$(CURDIR)/$(VENV)/bin:$$PATH" NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir build/site && \
 	  t1=$$(date +%s%N) && echo "docs built in build/site/ in $$(( (t1 - t0) / 1000000 )) ms (make docs)"
 
 # The declared minimum versions are true: every direct dependency at the

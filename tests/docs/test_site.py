@@ -160,3 +160,24 @@ def test_the_timeline_picture_was_made_by_the_build(site: Site) -> None:
     assert len(colors) > 20, "the picture is blank"  # bars in several colours, text, grid
     tutorial = (site.folder / "tutorial" / "first-fleet" / "index.html").read_text(encoding="utf-8")
     assert 'src="../../images/timeline.png"' in tutorial
+
+
+def test_the_docs_the_code_points_to_exist(site: Site) -> None:
+    """Code cites the rules it follows as `docs/<page>.md#<anchor>`: each such
+    pointer in zapcli/ (and the Makefile, pyproject.toml) names a page and a
+    heading anchor that the built site has."""
+    pointer = re.compile(r"docs/([\w./-]+?)\.md(?:#([\w-]+))?")
+    wanted: dict[tuple[str, str | None], str] = {}
+    sources = [*(ROOT / "zapcli").rglob("*.py"), ROOT / "Makefile", ROOT / "pyproject.toml"]
+    for path in sources:
+        for m in pointer.finditer(path.read_text(encoding="utf-8")):
+            wanted.setdefault((m.group(1), m.group(2)), str(path.relative_to(ROOT)))
+    assert wanted, "no pointer into docs/ found: the pattern is wrong"
+    bad = []
+    for (page, anchor), where in sorted(wanted.items()):
+        html = site.folder / (page[:-len("index")] if page.endswith("index") else page + "/") / "index.html"
+        if not html.is_file():
+            bad.append(f"{where}: docs/{page}.md does not exist")
+        elif anchor and anchor not in _parse(html).ids:
+            bad.append(f"{where}: docs/{page}.md has no #{anchor}")
+    assert not bad, "\n".join(bad)

@@ -41,6 +41,8 @@ from typing import Any
 
 import orjson
 
+from zapcli.executors import ray_wire as wire
+
 CHUNK = 256 * 1024  # bytes per stream per report: a busy runner ships over several ticks
 STREAMS = {"t": ".jsonl", "o": ".out", "e": ".err"}
 # Forks the runner into a session of its own and exits: the runner is then
@@ -63,11 +65,9 @@ def node_home(caller: dict[str, Any]) -> str | None:
     caller's own machine (a local cluster), where a node without a folder of
     its own (or with the caller's) keeps them in `<caller's folder>/ray-node`:
     inside the folder the caller chose, apart from its own subagents."""
-    from zapcli.executors.ray_wire import machine_id
-
     own = os.environ.get("ZAPCLI_HOME")
     theirs = caller.get("state")
-    if caller.get("machine") == machine_id() and isinstance(theirs, str) and os.path.isdir(theirs):
+    if caller.get("machine") == wire.machine_id() and isinstance(theirs, str) and os.path.isdir(theirs):
         if (not own or os.path.realpath(own) == theirs) and os.access(theirs, os.W_OK):
             return os.path.join(theirs, "ray-node")
     return own or None
@@ -228,9 +228,9 @@ class NodeAgent:
 
         proc = self._process(sid)
         if proc is None:
-            return {"state": "unstarted"}
+            return {"state": wire.EndHow.UNSTARTED}
         alive = is_alive(proc.get("pid"), proc.get("create_time"))  # first: then a read is complete
-        out: dict[str, Any] = {"state": "running" if alive else "ended", "alive": alive}
+        out: dict[str, Any] = {"state": wire.PoolState.RUNNING if alive else wire.PoolState.ENDED, "alive": alive}
         whole = True
         for (stream, suffix), offset in zip(STREAMS.items(), offsets, strict=True):
             data, start, more = _read_from(store.path_for(sid, suffix), offset, stream == "t")
@@ -238,7 +238,8 @@ class NodeAgent:
             if data:
                 out[stream] = [start, data]
         if not alive and whole:
-            out["end"] = "recorded" if reader.first_terminal(store.path_for(sid)) else "unrecorded"
+            out["end"] = (wire.EndHow.RECORDED if reader.first_terminal(store.path_for(sid))
+                      else wire.EndHow.UNRECORDED)
             with self.lock:
                 self.procs.pop(sid, None)
         return out

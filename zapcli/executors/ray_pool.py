@@ -56,7 +56,10 @@ class PoolView:
     def entry(self, sid: str) -> list[Any] | None:
         subs = (self.doc or {}).get("subs") or {}
         got = subs.get(sid)
-        return got if isinstance(got, list) and len(got) == 3 else None
+        if not (isinstance(got, list) and len(got) == 3):
+            return None
+        state = wire.PoolState.of(got[0])
+        return [state if state is not None else got[0], got[1], got[2]]
 
     @property
     def dead(self) -> bool:

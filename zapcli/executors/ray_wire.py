@@ -34,15 +34,74 @@ import json
 import os
 import shlex
 import sys
+from enum import Enum
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
     from typing import Any
 
 PROTOCOL = 1  # the pool's status line and frames; bumped on an incompatible change
-STATES = ("submitted", "placing", "starting", "running", "ended", "failed", "lost")
-OPEN_STATES = ("submitted", "placing", "starting", "running")  # its runner may still run
-END_HOWS = ("recorded", "unrecorded", "unstarted")
+
+
+class PoolState(str, Enum):
+    """A subagent's state in the pool, as the status line says it. A `str`
+    enum: it is written to and read from JSON as its value, and compares with
+    the plain strings an older status line holds."""
+
+    SUBMITTED = "submitted"  # handed to the pool, not placed yet
+    PLACING = "placing"  # its placement group is being made
+    STARTING = "starting"  # its node's agent is starting its runner
+    RUNNING = "running"
+    ENDED = "ended"
+    FAILED = "failed"  # it could not start where Ray placed it
+    LOST = "lost"  # its node died
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    @property
+    def open(self) -> bool:
+        """Its runner may still run."""
+        return self in _OPEN
+
+    @property
+    def unplaced(self) -> bool:
+        """Ray has not placed it on a node yet."""
+        return self in (PoolState.SUBMITTED, PoolState.PLACING)
+
+    @classmethod
+    def of(cls, value: object) -> PoolState | None:
+        """The state a status line names, or None for one this version does not know."""
+        try:
+            return cls(value)
+        except ValueError:
+            return None
+
+
+_OPEN = frozenset({PoolState.SUBMITTED, PoolState.PLACING, PoolState.STARTING, PoolState.RUNNING})
+
+
+class EndHow(str, Enum):
+    """How a subagent's frames end (`<n> end HOW`), and what a node says of one
+    it never started."""
+
+    RECORDED = "recorded"  # its trail has its final status
+    UNRECORDED = "unrecorded"  # its runner ended without one (an observer records `lost`)
+    UNSTARTED = "unstarted"  # nothing of it ran on the node
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+STATES = tuple(s.value for s in PoolState)
+OPEN_STATES = tuple(s.value for s in PoolState if s.open)
+END_HOWS = tuple(h.value for h in EndHow)
 HELLO = "ZAPCLI1 hello "  # the pool's first line in its job log
 
 
