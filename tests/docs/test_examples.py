@@ -112,16 +112,19 @@ def _run_session(page: Path, session: list[Block], tmp: Path, model: ScriptedSer
         folder.mkdir()
     env = _env(home, site, model)
     program, skipped = _script(session, env, scratch)
-    proc = subprocess.Popen(["bash", "--noprofile", "--norc", "-c", program], cwd=work, env=env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    try:
-        out, _ = proc.communicate(timeout=300)
-    except subprocess.TimeoutExpired:
-        _end_everything(home, proc)
-        out, _ = proc.communicate()
-    finally:
-        _end_everything(home, proc)
+    log = scratch / "session.log"  # a file, not a pipe: what a page left running may hold a pipe open
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(["bash", "--noprofile", "--norc", "-c", program], cwd=work, env=env,
+                                stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            proc.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            _end_everything(home, proc)
+            proc.wait(timeout=30)
+    out = log.read_bytes()
     text = out.decode("utf-8", "replace")
     if f"{MARK} done@@" not in text:
         marks = [line for line in text.split("\n") if line.startswith(MARK)]
