@@ -1,4 +1,4 @@
-"""The rooms and their one-way imports (README "Rooms"), checked with `ast`:
+"""The rooms and their one-way imports (docs/explanation/architecture.md, "Rooms"), checked with `ast`:
 every room's forbidden imports, the top-level modules (the kernel imports no
 room; `config` nothing above `trail`), heavy modules kept off the parent side,
 the executor and backend seams implemented, one way to end a subagent, status

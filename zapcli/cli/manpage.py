@@ -79,7 +79,8 @@ TAIL = [
     ".TP", "$ZAPCLI_CONFIG_HOME/trust/", "Workspace trust (\\fBzapcli trust\\fR): the sha256 of each "
     "trusted file; until trusted, a workspace's config.yaml, mcp.json, definitions and skills have no effect.",
     ".PP", "WORKSPACE is the git top-level of the current directory, or the directory itself outside git.",
-    ".SH SEE ALSO", "The README of the zapcli project.", "",
+    ".SH SEE ALSO", "The documentation site: tutorial, how-to guides, reference and explanation "
+    "(docs/ in the zapcli repository; \\fBpip install zapcli[docs]\\fR, then \\fBmkdocs serve\\fR).", "",
 ]
 
 
