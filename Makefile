@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed-stamp
 
-.PHONY: all install agent-clis test-tools bubblewrap demo test lint bench completions man clean
+.PHONY: all install agent-clis test-tools bubblewrap tmux demo test lint bench completions man clean
 
 # The agent CLIs the backend tests drive, pinned exactly (--save-exact: no ^
 # ranges in its package.json either); installed with npm into an ignored cache
@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml $(TEST_PLUGIN)/pyproject.toml $(wildcard $(TEST_PLUGIN)
 	@echo "building $(VENV) (once; the log is $(VENV)/install.log)"
 	@$(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --quiet --upgrade pip > $(VENV)/install.log 2>&1 \
-	  && $(PY) -m pip install --quiet -e '.[dev,ray,otel]' >> $(VENV)/install.log 2>&1 \
+	  && $(PY) -m pip install --quiet -e '.[dev,ray,otel,tui]' >> $(VENV)/install.log 2>&1 \
 	  && $(PY) -m pip install --quiet ./$(TEST_PLUGIN) >> $(VENV)/install.log 2>&1 \
 	  || { cat $(VENV)/install.log; exit 1; }
 	@touch $(STAMP)
@@ -79,6 +79,16 @@ bubblewrap:
 	    || { apt-get update >/dev/null && apt-get install -y bubblewrap >/dev/null; }; \
 	else echo "bwrap not found (apt-get install bubblewrap): the sandbox tests will be skipped"; fi
 
+# `zapcli top`'s terminal test drives it in a real tmux (Debian's tmux): installed
+# when missing, where apt-get can (as root); otherwise that test is skipped.
+tmux:
+	@if command -v tmux >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing tmux (the terminal of zapcli top's screen test)"; \
+	  apt-get install -y tmux >/dev/null 2>&1 \
+	    || { apt-get update >/dev/null && apt-get install -y tmux >/dev/null; }; \
+	else echo "tmux not found (apt-get install tmux): zapcli top's terminal test will be skipped"; fi
+
 # The demo removes its temporary folders at the end; `make demo KEEP=1` keeps them.
 demo: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" ZAPCLI_DEMO_KEEP="$(KEEP)" $(PY) -m zapcli.demo
@@ -88,7 +98,7 @@ demo: $(STAMP)
 # "2 workers [N items]" once each (--no-header drops the platform lines).
 PYTEST_OPTS = --no-header -n 2 --dist loadgroup --durations=20
 
-test: $(STAMP) agent-clis bubblewrap test-tools
+test: $(STAMP) agent-clis bubblewrap tmux test-tools
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(PYTEST_OPTS) tests
 
 lint: $(STAMP)

@@ -128,6 +128,22 @@ def list_(
 
 
 @app.command()
+def top(
+    all: bool = typer.Option(False, "--all", help="Every session, not just this one (s switches).", metavar=""),
+    tree: bool = typer.Option(False, "--tree", help="Start in the tree: who spawned whom (t switches).", metavar=""),
+    filter: Optional[str] = typer.Option(None, "--filter", help="Start filtered, as / does: s:running a:explorer c:claude e:ray, words of the task.", metavar="TEXT"),
+) -> None:
+    """The live fleet on the terminal: needs-input first, approve/deny in place, peek, attach and send, kill, rm.
+
+    Keys: a approve, d deny (with a reason), x kill, r rm, space mark (batch),
+    enter attach (follow the output, send a message), / filter, t tree,
+    b board, s this session / every session, n next that needs you, q quit.
+    Needs the tui extra: pip install 'zapcli[tui]'.
+    """
+    _run("top", locals())
+
+
+@app.command()
 def kill(
     ids: Optional[list[str]] = typer.Argument(None, help="Subagent ids.", metavar="IDS"),
     grace: Optional[float] = typer.Option(None, "--grace", help="Seconds between SIGTERM and SIGKILL (default 3).", metavar="SECS"),
