@@ -109,7 +109,7 @@ def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> Vie
     return _act(sid, s, view, finding, stall_s=stall_s, kill_grace_s=kill_grace_s)
 
 
-FINISH_TAKEOVER_S = 5.0  # a claimed on-finish whose claimer is gone and no helper runs: taken over after
+FINISH_TAKEOVER_S = 5.0  # a claimed on-finish whose claimer is gone and no helper runs: taken over after (`finish.TAKEOVER_S`)
 
 
 def _finish_orphaned(sid: str, s: reader.Summary) -> None:

@@ -184,6 +184,15 @@ class SpawnRecord:
         return _opt_str(self.raw.get("on_finish")) or None
 
     @property
+    def hooks(self) -> dict[str, str]:
+        """Event name -> shell command (`hooks:` in the user's config, `spawn
+        --on-event`), frozen at spawn; `finished` is `on_finish`."""
+        found = self.raw.get("hooks")
+        if not isinstance(found, dict):
+            return {}
+        return {k: v for k, v in found.items() if isinstance(k, str) and isinstance(v, str) and v.strip()}
+
+    @property
     def output_schema(self) -> Any:
         """The JSON Schema of `--output-schema` (an object or a boolean), or None."""
         return self.raw.get("output_schema")
