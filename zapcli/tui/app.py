@@ -2,13 +2,12 @@
 board, filter line, footer) and the thread that feeds it.
 
 Imports Textual and rich, `zapcli.tui` (data, fleet, table, peek, board,
-screens, acts), `zapcli.config`. The feed thread is the only reader of
+keys), `zapcli.config`. The feed thread is the only reader of
 subagents' files while the app runs: it looks at everything once (the
 most recently written first, so the first paint comes early), then at
 what the change feed names, and once a second at the live rows (their
 elapsed time, a runner that died, a stall) — and hands the rows to the
-screen. Every action goes through `zapcli.tui.acts` on a worker thread, so
-a kill's grace period never freezes the screen.
+screen. What the keys do is `zapcli.tui.keys`.
 """
 
 from __future__ import annotations
@@ -24,12 +23,12 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from zapcli.config import Settings
-from zapcli.tui import acts, fleet
+from zapcli.tui import fleet
 from zapcli.tui.board import BoardPane
 from zapcli.tui.data import Source
 from zapcli.tui.fleet import Filter, Row
-from zapcli.tui.peek import Peek, text_of
-from zapcli.tui.screens import Attach, Confirm, Reason
+from zapcli.tui.keys import FleetKeys
+from zapcli.tui.peek import Peek
 from zapcli.tui.table import FleetTable
 
 TICK_S = 1.0  # live rows re-derived (elapsed, alive, stalled) this often
@@ -39,7 +38,7 @@ CHUNK = 250
 MIN_SIZE = (60, 12)
 
 
-class FleetScreen(Screen[None]):
+class FleetScreen(FleetKeys, Screen[None]):
     """The table of the fleet with its peek; every key of the fleet."""
 
     BINDINGS = [
@@ -84,6 +83,7 @@ class FleetScreen(Screen[None]):
         self.applied = 0  # rows handed to the screen so far (tests and the bench count them)
         self._stop = threading.Event()
         self._rescan = threading.Event()
+        self._want_all = self.source.all_sessions
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
@@ -129,19 +129,24 @@ class FleetScreen(Screen[None]):
                     return
                 if self._rescan.is_set():
                     self._rescan.clear()
+                    src.rescope(self._want_all)
                     self._look_all(again=True)
                     continue
+                looks = {sid: self._look(sid) for sid in changed}
                 now = time.monotonic()
-                if now >= next_tick:
-                    changed |= {sid for sid, r in list(self.rows.items()) if not r.view.terminal}
+                if now >= next_tick:  # what no file says: time passing, a runner dying
                     next_tick = now + TICK_S
-                if changed:
-                    self._post({sid: self._look(sid) for sid in changed})
+                    src.collect()
+                    live = [sid for sid, r in list(self.rows.items())
+                            if not r.view.terminal and sid not in looks]
+                    looks.update({sid: self._look(sid, changed=False) for sid in live})
+                if looks:
+                    self._post(looks)
         finally:
             src.close()
 
-    def _look(self, sid: str) -> Row | None:
-        row = self.source.look(sid)
+    def _look(self, sid: str, changed: bool = True) -> Row | None:
+        row = self.source.look(sid, changed=changed)
         return row if row is not None and self.source.shows(row) else None
 
     def _look_all(self, again: bool = False) -> None:
@@ -177,7 +182,7 @@ class FleetScreen(Screen[None]):
         if done:
             self.loaded = True
             self.table.empty_text = "no subagents" + (" in this session (s shows every session's)"
-                                                      if not self.source.all_sessions else "")
+                                                      if not self._want_all else "")
         self.redraw()
         if self.painted_at is None and (self.rows or done):
             self.painted_at = time.monotonic()
@@ -204,7 +209,7 @@ class FleetScreen(Screen[None]):
         per = {g: 0 for g in fleet.GROUP_NAMES}
         for r in shown:
             per[fleet.group(r)] += 1
-        scope = "every session" if self.source.all_sessions else f"session {self.source.session}"
+        scope = "every session" if self._want_all else f"session {self.source.session}"
         parts = [f"zapcli top · {scope}", f"{len(shown)} shown"]
         parts += [f"{n} {fleet.GROUP_NAMES[g]}" for g, n in per.items() if n]
         if self.filter.terms:
@@ -239,174 +244,6 @@ class FleetScreen(Screen[None]):
                 f"the terminal is too small for zapcli top ({width}×{height}); it needs at least "
                 f"{MIN_SIZE[0]}×{MIN_SIZE[1]} — make the window larger (q quits)"))
 
-    # --- what the keys do ------------------------------------------------------
-    def _targets(self, want) -> list[Row]:  # type: ignore[no-untyped-def]
-        """The marked rows that `want` accepts, else the selected one if it does."""
-        if self.marks:
-            return [r for sid in self.marks if (r := self.rows.get(sid)) is not None and want(r)]
-        row = self.rows.get(self.table.selected or "")
-        return [row] if row is not None and want(row) else []
-
-    def _run(self, work, then=None) -> None:  # type: ignore[no-untyped-def]
-        def job() -> None:
-            done = work()
-            self.app.call_from_thread(self._told, done, then)
-
-        self.run_worker(job, thread=True, group="acts")
-
-    def _told(self, done: acts.Done, then=None) -> None:  # type: ignore[no-untyped-def]
-        self.app.notify(done.message, severity="information" if done.ok else "error",
-                        markup=False, timeout=6 if done.ok else 10)
-        if then is not None:
-            then()
-
-    def action_approve(self) -> None:
-        if self.marks:
-            pending = self._targets(lambda r: r.view.pending_approval is not None)
-            if not pending:
-                self.app.notify("none of the marked subagents awaits approval", markup=False)
-                return
-            asks = [(r.id, str(r.view.pending_approval["req_id"])) for r in pending]  # type: ignore[index]
-            body = text_of([line for r in pending for line in _request_lines(r)])
-
-            def answer(yes: bool | None) -> None:
-                if yes:
-                    self._run(lambda: acts.decide_all(asks, True), self._unmark_all)
-            self.app.push_screen(Confirm(f"Approve these {len(asks)} requests, each as shown?",
-                                         body), answer)
-            return
-        asked = self.peek.asked
-        if asked is None or asked[0] != self.table.selected:
-            self.app.notify("the selected subagent awaits no approval", markup=False)
-            return
-        self._run(lambda: acts.decide(asked[0], asked[1], True))
-
-    def action_deny(self) -> None:
-        if self.marks:
-            pending = self._targets(lambda r: r.view.pending_approval is not None)
-            asks = [(r.id, str(r.view.pending_approval["req_id"])) for r in pending]  # type: ignore[index]
-        else:
-            asked = self.peek.asked
-            asks = [asked] if asked is not None and asked[0] == self.table.selected else []
-        if not asks:
-            self.app.notify("nothing selected awaits approval", markup=False)
-            return
-        title = (f"Deny {asks[0][0][-8:]} {asks[0][1]}" if len(asks) == 1
-                 else f"Deny {len(asks)} requests") + ": the reason is told to the model"
-
-        def answer(reason: str | None) -> None:
-            if reason is not None:
-                self._run(lambda: acts.decide_all(asks, False, reason or None), self._unmark_all)
-        self.app.push_screen(Reason(title), answer)
-
-    def action_kill(self) -> None:
-        rows = self._targets(lambda r: not r.view.terminal)
-        if not rows:
-            self.app.notify("nothing selected is running or queued", markup=False)
-            return
-        ids = [r.id for r in rows]
-
-        def answer(yes: bool | None) -> None:
-            if yes:
-                self._run(lambda: acts.kill(ids, self.settings), self._unmark_all)
-        self.app.push_screen(Confirm(f"Kill {len(ids)} subagent(s)? Their whole process trees "
-                                     "end (SIGTERM, then SIGKILL after the grace period).",
-                                     _listing(rows)), answer)
-
-    def action_remove(self) -> None:
-        rows = self._targets(lambda r: r.view.terminal)
-        if not rows:
-            self.app.notify("nothing selected has ended: only ended subagents are removed "
-                            "(x kills one first)", markup=False)
-            return
-        ids = [r.id for r in rows]
-
-        def answer(yes: bool | None) -> None:
-            if yes:
-                self._run(lambda: acts.remove(ids, self.settings), self._unmark_all)
-        self.app.push_screen(Confirm(f"Remove {len(ids)} ended subagent(s)? Their trails and "
-                                     "output are deleted.", _listing(rows)), answer)
-
-    def action_mark(self) -> None:
-        sid = self.table.selected
-        if sid is None:
-            return
-        self.marks.symmetric_difference_update({sid})
-        self.user_moved = True
-        self.table.action_move(1)
-        self.table.refresh()
-        self._status()
-
-    def _unmark_all(self) -> None:
-        self.marks.clear()
-        self.table.refresh()
-        self._status()
-
-    def action_unmark(self) -> None:
-        self._unmark_all()
-
-    def action_attach(self) -> None:
-        row = self.rows.get(self.table.selected or "")
-        if row is None:
-            return
-        self.app.push_screen(Attach(row.id, f"{row.id} ({fleet.backend_text(row.view)}): "
-                                            f"{fleet.task_text(row.view, 60)}"))
-
-    def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.add_class("on")
-        box.focus()
-
-    def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input.id == "filter":
-            self.filter = Filter.parse(event.value)
-            self.redraw()
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id == "filter":
-            event.input.set_class(bool(event.value.strip()), "on")
-            self.table.focus()
-
-    def action_clear_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.value = ""
-        box.remove_class("on")
-        self.filter = Filter.parse("")
-        self.redraw()
-        self.table.focus()
-
-    def action_tree(self) -> None:
-        self.as_tree = not self.as_tree
-        self.redraw()
-
-    def action_board(self) -> None:
-        board = self.query_one("#board", BoardPane)
-        board.toggle_class("on")
-        self._board_tick()
-
-    def action_sessions(self) -> None:
-        self.source.all_sessions = not self.source.all_sessions
-        self.loaded = False
-        self._rescan.set()
-        self._status()
-
-    def action_next_need(self) -> None:
-        needs = [line.sid for line in self.table.lines if line.sid and
-                 fleet.group(self.rows[line.sid]) == fleet.NEEDS]
-        if not needs:
-            self.app.notify("nothing needs input", markup=False)
-            return
-        current = self.table.selected
-        after = needs[(needs.index(current) + 1) % len(needs)] if current in needs else needs[0]
-        self.user_moved = True
-        self.table.select(after)
-
-    def on_button_pressed(self, event) -> None:  # type: ignore[no-untyped-def]
-        if event.button.id == "approve":
-            self.action_approve()
-        elif event.button.id == "deny":
-            self.action_deny()
-
 
 def _written(sid: str) -> float:
     import os
@@ -417,19 +254,6 @@ def _written(sid: str) -> float:
         return os.stat(store.path_for(sid), follow_symlinks=False).st_mtime
     except OSError:
         return 0.0
-
-
-def _listing(rows: list[Row]) -> Text:
-    return text_of([("", f"{r.id}  {fleet.state_text(r)}  {fleet.task_text(r.view, 80)}")
-                    for r in rows])
-
-
-def _request_lines(row: Row) -> list[tuple[str, str]]:
-    from zapcli.render.common import approval_lines
-
-    req = row.view.pending_approval or {}
-    return [("bold", f"{row.id}: {fleet.task_text(row.view, 100)}"),
-            *approval_lines(req), ("", "")]
 
 
 class TopApp(App[None]):

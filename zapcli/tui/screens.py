@@ -102,7 +102,7 @@ class Attach(Screen[None]):
     def __init__(self, sid: str, title: str) -> None:
         super().__init__()
         self.sid, self.title_text = sid, title
-        self.offset = 0
+        self.read_to = 0
         self._partial = b""
 
     def compose(self) -> ComposeResult:
@@ -126,14 +126,14 @@ class Attach(Screen[None]):
             return
         try:
             size = os.fstat(fd).st_size
-            if size < self.offset:  # replaced: start again
-                self.offset, self._partial = 0, b""
-            if size == self.offset:
+            if size < self.read_to:  # replaced: start again
+                self.read_to, self._partial = 0, b""
+            if size == self.read_to:
                 return
-            data = os.pread(fd, min(size - self.offset, 1 << 20), self.offset)
+            data = os.pread(fd, min(size - self.read_to, 1 << 20), self.read_to)
         finally:
             os.close(fd)
-        self.offset += len(data)
+        self.read_to += len(data)
         data = self._partial + data
         whole, _, self._partial = data.rpartition(b"\n")
         if whole or not self._partial:
