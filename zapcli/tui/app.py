@@ -195,6 +195,12 @@ class FleetScreen(FleetKeys, Screen[None]):
 
     def redraw(self) -> None:
         shown = self.shown_rows()
+        if self.rows and not shown:
+            self.table.empty_text = (f"nothing matches the filter {self.filter.describe()!r} "
+                                     "(Esc clears it)")
+        elif self.loaded:
+            self.table.empty_text = "no subagents" + (
+                "" if self._want_all else " in this session (s shows every session's)")
         lines = fleet.lines(shown, as_tree=self.as_tree)
         self.table.show(lines, self.rows, self.marks)
         if not self.user_moved:

@@ -31,6 +31,7 @@ FAILED = Style(color="red")
 HEADER = Style(bold=True, underline=True)
 GROUP = Style(bold=True, reverse=True)
 CURSOR = Style(reverse=True)
+PLAIN = Style()  # every segment has a style: NO_COLOR's monochrome filter reads it
 MARKED = Style(bold=True)
 
 # (key, title, width) after the task; the columns a narrow screen drops first are last
@@ -186,13 +187,13 @@ class FleetTable(ScrollView, can_focus=True):
             text = self.empty_text if y == 1 else ""
             return Strip([Segment(_cell(text, width), Style(dim=True))])
         if index >= len(self.lines):
-            return Strip.blank(width)
+            return Strip.blank(width, PLAIN)
         line = self.lines[index]
         if line.sid is None:
             return Strip([Segment(_cell(" " + line.label, width), GROUP)])
         row = self.rows.get(line.sid)
         if row is None:
-            return Strip.blank(width)
+            return Strip.blank(width, PLAIN)
         strip = Strip([Segment(_cell(self.row_text(row, line), width), self._style(row))])
         return strip.apply_style(CURSOR) if index == self.cursor else strip
 
