@@ -84,6 +84,7 @@ class FleetScreen(FleetKeys, Screen[None]):
         self._stop = threading.Event()
         self._rescan = threading.Event()
         self._want_all = self.source.all_sessions
+        self._status_text = ""
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
@@ -133,15 +134,16 @@ class FleetScreen(FleetKeys, Screen[None]):
                     self._look_all(again=True)
                     continue
                 looks = {sid: self._look(sid) for sid in changed}
+                ticked: dict[str, Row | None] = {}
                 now = time.monotonic()
                 if now >= next_tick:  # what no file says: time passing, a runner dying
                     next_tick = now + TICK_S
                     src.collect()
                     live = [sid for sid, r in list(self.rows.items())
                             if not r.view.terminal and sid not in looks]
-                    looks.update({sid: self._look(sid, changed=False) for sid in live})
-                if looks:
-                    self._post(looks)
+                    ticked = {sid: self._look(sid, changed=False) for sid in live}
+                if looks or ticked:
+                    self._post(looks, ticked=ticked)
         finally:
             src.close()
 
@@ -163,32 +165,48 @@ class FleetScreen(FleetKeys, Screen[None]):
             part = rest[i:i + CHUNK]
             self._post({sid: self._look(sid) for sid in part}, done=i + CHUNK >= len(rest))
 
-    def _post(self, rows: dict[str, Row | None], done: bool = False) -> None:
+    def _post(self, rows: dict[str, Row | None], done: bool = False,
+              ticked: dict[str, Row | None] | None = None) -> None:
         if not self._stop.is_set():
             try:
-                self.app.call_from_thread(self.apply, rows, done)
+                self.app.call_from_thread(self.apply, rows, done, ticked)
             except RuntimeError:  # the app is closing
                 self._stop.set()
 
     # --- rows in, screen out -----------------------------------------------
-    def apply(self, rows: dict[str, Row | None], done: bool = False) -> None:
-        for sid, row in rows.items():
+    def apply(self, rows: dict[str, Row | None], done: bool = False,
+              ticked: dict[str, Row | None] | None = None) -> None:
+        """Take the rows the feed thread looked at: `rows` (their files
+        changed) and `ticked` (looked at again as time passed). The table is
+        sorted again only when a row came, went or moved to another place;
+        otherwise only the lines of those rows are painted again."""
+        ticked = ticked or {}
+        reorder = done or not self.loaded
+        for sid, row in {**ticked, **rows}.items():
+            old = self.rows.get(sid)
             if row is None:
-                self.rows.pop(sid, None)
-                self.marks.discard(sid)
-            else:
-                self.rows[sid] = row
-        self.applied += len(rows)
+                if old is not None:
+                    reorder = True
+                    del self.rows[sid]
+                    self.marks.discard(sid)
+                continue
+            if old is None or fleet.place(old) != fleet.place(row):
+                reorder = True
+            self.rows[sid] = row
+        self.applied += len(rows) + len(ticked)
         if done:
             self.loaded = True
-            self.table.empty_text = "no subagents" + (" in this session (s shows every session's)"
-                                                      if not self._want_all else "")
-        self.redraw()
+        if reorder:
+            self.redraw()
+        else:
+            self.table.repaint({*rows, *ticked})
         if self.painted_at is None and (self.rows or done):
             self.painted_at = time.monotonic()
         selected = self.table.selected
         if selected in rows:
             self.peek.show(self.rows.get(selected), self.source)
+        elif selected in ticked and selected in self.rows:
+            self.peek.tick(self.rows[selected])
 
     def shown_rows(self) -> list[Row]:
         return [r for r in self.rows.values() if self.filter.matches(r)]
@@ -203,11 +221,11 @@ class FleetScreen(FleetKeys, Screen[None]):
                 "" if self._want_all else " in this session (s shows every session's)")
         lines = fleet.lines(shown, as_tree=self.as_tree)
         self.table.show(lines, self.rows, self.marks)
-        if not self.user_moved:
-            first = next((r for r in sorted(shown, key=fleet._flat_key)
-                          if fleet.group(r) == fleet.NEEDS), None)
-            if first is not None and self.table.selected != first.id:
-                self.table.select(first.id)
+        if not self.user_moved:  # until the person moves, the first row that needs them
+            first = next((line.sid for line in lines if line.sid is not None
+                          and self.rows[line.sid].group == fleet.NEEDS), None)
+            if first is not None and self.table.selected != first:
+                self.table.select(first)
         self._status(shown)
 
     def _status(self, shown: list[Row] | None = None) -> None:
@@ -226,7 +244,10 @@ class FleetScreen(FleetKeys, Screen[None]):
             parts.append("tree")
         if not self.loaded:
             parts.append("loading…")
-        self.query_one("#status", Static).update(Text(" · ".join(parts)))
+        text = " · ".join(parts)
+        if text != self._status_text:
+            self._status_text = text
+            self.query_one("#status", Static).update(Text(text), layout=False)
 
     def on_fleet_table_selected(self, message: FleetTable.Selected) -> None:
         if message.by_user:

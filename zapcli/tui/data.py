@@ -37,9 +37,6 @@ from zapcli.tui.fleet import Row
 
 TAIL_BYTES = 16 << 10  # what is read of a trail's end for its last records
 COLLECT_S = 2.0  # a remote runner's files are brought home this often while it is shown
-LAST_KINDS = {"text", "thinking", "tool_call", "tool_result", "usage", "approval_request",
-              "approval_decision", "steer", "report", "status", "process", "start",
-              "diagnostic", "rate_limit", "held", "spawn"}
 
 
 class Source:
@@ -157,17 +154,28 @@ def _created(s: Summary) -> float:
         return 0.0
 
 
+# what the LAST column calls a record: its kind in a word or two
+LAST_WORDS = {"text": "text", "thinking": "thinking", "tool_result": "result", "usage": "model call",
+              "approval_decision": "decided", "steer": "message", "report": "report",
+              "process": "started", "start": "started", "diagnostic": "diagnostic",
+              "rate_limit": "rate limit", "held": "held", "spawn": "spawned"}
+
+
 def _last(recs: list[dict[str, Any]]) -> tuple[str, float | None]:
-    """The last record that says what it did: its kind (and tool), and when."""
+    """The last record that says what it did, in a word or two (`bash`,
+    `asks bash`, `model call`, `completed`), and when."""
     for rec in reversed(recs):
         kind = rec.get("type")
-        if kind not in LAST_KINDS:
-            continue
-        text = str(kind)
-        if kind in ("tool_call", "approval_request"):
-            text += f" {rec.get('name') or rec.get('tool') or ''}".rstrip()
+        if kind == "tool_call":
+            text = str(rec.get("name") or "tool")
+        elif kind == "approval_request":
+            text = f"asks {rec.get('tool') or ''}".rstrip()
         elif kind == "status":
             text = str(rec.get("status"))
+        elif kind in LAST_WORDS:
+            text = LAST_WORDS[str(kind)]
+        else:
+            continue
         try:
             return text, records.parse_iso(str(rec.get("ts")))
         except ValueError:

@@ -32,9 +32,15 @@ class Row:
 
     view: View
     executor: str = "local"
-    last: str = ""  # "tool_call bash", "text", "approval_request bash", ...
+    last: str = ""  # "bash", "text", "asks bash", "model call", "completed", ...
     last_epoch: float | None = None  # when that record was written (epoch seconds)
     created_epoch: float = 0.0
+    need: str | None = None  # why it needs the person (NEED_ORDER), set from the view
+    group: int = ENDED  # NEEDS, RUNNING, QUEUED or ENDED, set from the view
+
+    def __post_init__(self) -> None:
+        self.need = _need(self.view)
+        self.group = _group(self.view, self.need)
 
     @property
     def id(self) -> str:
@@ -55,7 +61,19 @@ def _usage_limited(v: View) -> bool:
 
 def need(row: Row) -> str | None:
     """Why the row needs the person (one of NEED_ORDER), or None."""
-    v = row.view
+    return row.need
+
+
+def group(row: Row) -> int:
+    return row.group
+
+
+def place(row: Row) -> tuple[int, str | None, str]:
+    """What decides where a row stands in the table: its group, its need, its status."""
+    return row.group, row.need, str(row.view.status)
+
+
+def _need(v: View) -> str | None:
     if v.status == Status.AWAITING_APPROVAL:
         return "approval"
     if v.status.live and v.stalled_s is not None:
@@ -67,10 +85,10 @@ def need(row: Row) -> str | None:
     return None
 
 
-def group(row: Row) -> int:
-    if need(row) is not None:
+def _group(v: View, kind: str | None) -> int:
+    if kind is not None:
         return NEEDS
-    status = row.view.status
+    status = v.status
     if status.live:
         return RUNNING
     if status == Status.QUEUED:
@@ -119,7 +137,7 @@ def ago(epoch: float | None, now: float | None = None) -> str:
 
 
 def last_text(row: Row, now: float | None = None) -> str:
-    """LAST: what it did last and how long ago (`tool_call bash 3.2s`)."""
+    """LAST: what it did last and how long ago (`bash 3.2s`)."""
     if not row.last:
         return "-"
     when = ago(row.last_epoch, now)

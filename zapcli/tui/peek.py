@@ -71,6 +71,7 @@ class Peek(Vertical):
         super().__init__(**kw)  # type: ignore[arg-type]
         self.asked: tuple[str, str] | None = None
         self.sid: str | None = None
+        self._head, self._head_lines = "", 0
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="peek-scroll"):
@@ -85,6 +86,17 @@ class Peek(Vertical):
             yield Static("trail", classes="section")
             yield Static(id="peek-trail")
 
+    def tick(self, row: Row) -> None:
+        """Time passed for the row shown: its head line again (elapsed), no file read."""
+        if row.id != self.sid:
+            return
+        lines = head_lines(row)
+        text = text_of(lines)
+        if text.plain != self._head:
+            head = self.query_one("#peek-head", Static)
+            head.update(text, layout=len(lines) != self._head_lines)
+            self._head, self._head_lines = text.plain, len(lines)
+
     def show(self, row: Row | None, source: Source) -> None:
         head = self.query_one("#peek-head", Static)
         ask = self.query_one("#ask", Vertical)
@@ -96,7 +108,10 @@ class Peek(Vertical):
             self.query_one("#peek-trail", Static).update("")
             return
         self.sid = row.id
-        head.update(text_of(head_lines(row)))
+        lines = head_lines(row)
+        text = text_of(lines)
+        head.update(text)
+        self._head, self._head_lines = text.plain, len(lines)
         req = row.view.pending_approval
         if req is not None:
             self.asked = (row.id, str(req.get("req_id")))
@@ -107,8 +122,8 @@ class Peek(Vertical):
         else:
             self.asked = None
             ask.remove_class("on")
-        text, size = source.output_tail(row.id)
-        tail = [escape_controls(line) for line in text.splitlines()[-OUTPUT_LINES:]]
+        out, size = source.output_tail(row.id)
+        tail = [escape_controls(line) for line in out.splitlines()[-OUTPUT_LINES:]]
         self.query_one("#out-title", Static).update(
             f"output (last {len(tail)} lines of {size:,} bytes)" if size else "output (none yet)")
         self.query_one("#peek-out", Static).update(Text("\n".join(tail)))

@@ -16,7 +16,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
 from textual.events import Click
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -79,6 +79,7 @@ class FleetTable(ScrollView, can_focus=True):
         self.rows: dict[str, Row] = {}
         self.marks: set[str] = set()
         self.cursor = -1
+        self._index: dict[str, int] = {}
         self.empty_text = "no subagents"
         self._columns: list[tuple[str, str, int]] = []
         self._task_w = MIN_TASK
@@ -93,12 +94,22 @@ class FleetTable(ScrollView, can_focus=True):
     def show(self, lines: list[Line], rows: dict[str, Row], marks: set[str]) -> None:
         before = self.selected
         self.lines, self.rows, self.marks = lines, rows, marks
+        self._index = {line.sid: i for i, line in enumerate(lines) if line.sid is not None}
         index = self._index_of(before) if before else None
         if index is None:
             index = self._first_row(max(min(self.cursor, len(lines) - 1), 0))
         self._set_cursor(index, announce=before != (lines[index].sid if index is not None else None))
         self.virtual_size = Size(self.size.width, len(lines) + 1)
         self.refresh()
+
+    def repaint(self, sids: set[str]) -> None:
+        """Paint again the lines of `sids` that are on screen (nothing moved)."""
+        top = int(self.scroll_y)
+        width = self.size.width
+        for sid in sids:
+            index = self._index.get(sid)
+            if index is not None and top <= index < top + self.size.height - 1:
+                self.refresh(Region(0, index - top + 1, width, 1))
 
     def select(self, sid: str) -> bool:
         index = self._index_of(sid)
@@ -108,7 +119,7 @@ class FleetTable(ScrollView, can_focus=True):
         return True
 
     def _index_of(self, sid: str) -> int | None:
-        return next((i for i, line in enumerate(self.lines) if line.sid == sid), None)
+        return self._index.get(sid)
 
     def _first_row(self, start: int) -> int | None:
         for i in list(range(start, len(self.lines))) + list(range(start - 1, -1, -1)):
