@@ -49,11 +49,13 @@ class Feed:
     """Changes to subagents' files under `state_home` (default: the state
     folder), of one `session` (its members' markers) or of all. Make it
     before the first look, so nothing written after that look is missed;
-    `close()` (or `with`) frees the watch."""
+    `close()` (or `with`) frees the watch. `inotify` False: the scans
+    alone; `scan` False: without inotify, `changes` only sleeps (for a
+    caller that looks on the interval anyway)."""
 
     def __init__(self, state_home: Path | None = None, *, session: str | None = None,
                  interval: float = 1.0, suffixes: tuple[str, ...] = SUFFIXES,
-                 inotify: bool = True):
+                 inotify: bool = True, scan: bool = True):
         from zapcli.paths import state_dir
 
         self.home = Path(state_home) if state_home is not None else state_dir()
@@ -63,13 +65,14 @@ class Feed:
         self.suffixes = suffixes
         self.overflows = 0  # how often the kernel's queue overflowed (every id was answered)
         self._use_inotify = inotify
+        self._use_scan = scan
         self._ino: Any = None
         self._flags: Any = None
         self._members: set[str] | None = None
         self._sigs: dict[str, tuple[int, int, int]] = {}
         self._refresh_members()
         self._watch()
-        if self._ino is None:
+        if self._ino is None and scan:
             self._sigs = self._scan()
 
     @property
@@ -190,6 +193,8 @@ class Feed:
         take up inotify again once the folder exists)."""
         if wait_s > 0:
             time.sleep(wait_s)
+        if not self._use_scan:
+            return set()
         now = self._scan()
         before, self._sigs = self._sigs, now
         changed = {n for n in now.keys() | before.keys() if now.get(n) != before.get(n)}

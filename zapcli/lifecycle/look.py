@@ -37,8 +37,8 @@ import time
 
 from zapcli.lifecycle.status import Facts, Finding, View, derive
 from zapcli.plain import plain
-from zapcli.trail import events, store
-from zapcli.trail.model import Status
+from zapcli.trail import store
+from zapcli.trail.model import HELPER_STATES, Status
 from zapcli.trail.reader import Summary, load
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -93,7 +93,7 @@ def look_at(sid: str, *, stall_s: float = 0.0, summary: Summary | None = None) -
     s = load(sid) if summary is None else summary
     remote = s.spawn.executor != "local"
     now = time.monotonic()
-    activity = _activity(sid, s) if s.final is None and s.runner is not None else None
+    activity = activity_of(sid, s) if s.final is None and s.runner is not None else None
     age = time.time() - activity if activity is not None else None
     alive, boot, why = _alive(s, remote)
     facts = Facts(alive, now, boot, age, why)
@@ -101,10 +101,9 @@ def look_at(sid: str, *, stall_s: float = 0.0, summary: Summary | None = None) -
     if finding is not None:
         view.status, view.reason, view.stalled_s = finding.status, finding.reason, None
     stalled = activity if view.stalled_s is not None and view.status == Status.RUNNING else None
-    due = tuple(events.due(s, stalled_since=stalled)) if s.spawn.hooks else ()
+    due = tuple(_due(s, stalled)) if s.spawn.hooks else ()
     stale = tuple(_stale(s)) if s.events else ()
-    orphaned = bool(s.final is not None and s.spawn.on_finish and "running" not in s.finish
-                    and "done" not in s.finish)
+    orphaned = bool(s.final is not None and s.spawn.on_finish and not s.finish.keys() & HELPER_STATES)
     collect = remote and s.process is not None and s.collected is None
     return Look(view, s, finding, due, stale, orphaned, collect, activity)
 
@@ -126,7 +125,7 @@ def _alive(s: Summary, remote: bool) -> tuple[bool | None, float, str | None]:
     return live.alive, boot, live.reason
 
 
-def _activity(sid: str, s: Summary) -> float | None:
+def activity_of(sid: str, s: Summary) -> float | None:
     """Its last sign of life (epoch): its last record's time (an event hook's
     claim is not one), or its output files growing since."""
     newest = 0.0
@@ -146,9 +145,16 @@ def _activity(sid: str, s: Summary) -> float | None:
     return newest or None
 
 
+def _due(s: Summary, stalled: float | None) -> list[Occurrence]:
+    from zapcli.trail import events  # only for a subagent with hooks
+
+    return events.due(s, stalled_since=stalled)
+
+
 def _stale(s: Summary) -> list[tuple[Occurrence, str]]:
     """Hook claims whose claimer died before starting its helper."""
     from zapcli.supervisor.liveness import is_alive
+    from zapcli.trail import events
 
     return [(occ, str(rec["token"])) for occ, rec in events.unstarted(s)
             if not is_alive(rec.get("pid"), rec.get("create_time"))]

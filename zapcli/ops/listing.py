@@ -6,6 +6,8 @@ A trail without its spawn record is listed apart as damaged, with why.
 Creation order comes from the session markers (their names start with the
 creation time), so only the `limit` newest trails are read: a list over
 1,000 subagents observes 20 of them. `--status` has to observe every one.
+`Watch` is `list --watch`: the same list on a change feed, re-reading only
+the trails that changed.
 """
 
 from __future__ import annotations
@@ -16,12 +18,16 @@ from zapcli import ids as idmod
 from zapcli.config import Settings
 from zapcli.errors import Damaged, NotFound, StateError, UsageError, param
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import observe
+from zapcli.lifecycle.observe import act, observe
 from zapcli.lifecycle.status import View
 from zapcli.paths import state_dir, subagents_dir
 from zapcli.plain import plain
 from zapcli.trail.model import ALL as STATUSES
 from zapcli.trail.model import Status
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 DEFAULT_LIMIT = 20
 
@@ -70,6 +76,15 @@ def _newest_first(all_sessions: bool, session: str) -> list[str]:
 def list_subagents(settings: Settings, *, all_sessions: bool = False, status: str | None = None,
                    limit: int | None = DEFAULT_LIMIT, long: bool = False) -> ListResult:
     """Raises UsageError for an unknown status or a negative limit."""
+    limit = _check(status, limit)
+    session = sessions.current()
+    return _list(settings, session, _newest_first(all_sessions, session), all_sessions, status,
+                 limit, long, lambda sid: observe(sid, stall_s=settings.stall_s,
+                                                  kill_grace_s=settings.kill_grace_s))
+
+
+def _check(status: str | None, limit: int | None) -> int:
+    """The limit to use. Raises UsageError (StateError: the state folder is a file)."""
     if status is not None and status not in STATUSES:
         raise UsageError(f"unknown {param('status')} '{status}'; choose one of: {', '.join(STATUSES)}")
     limit = DEFAULT_LIMIT if limit is None else limit
@@ -79,8 +94,12 @@ def list_subagents(settings: Settings, *, all_sessions: bool = False, status: st
     if home.exists() and not home.is_dir():  # else "0 subagents" would hide the mistake
         raise StateError(f"the state folder {home} is a file, not a folder; point ZAPCLI_HOME "
                          "elsewhere or move the file")
-    session = sessions.current()
-    ids = _newest_first(all_sessions, session)
+    return limit
+
+
+def _list(settings: Settings, session: str, ids: list[str], all_sessions: bool,
+          status: str | None, limit: int, long: bool, see: Callable[[str], View]) -> ListResult:
+    """The list of `ids` (newest first), each seen through `see`."""
     views: list[View] = []
     damaged: dict[str, str] = {}
     more = 0
@@ -89,7 +108,7 @@ def list_subagents(settings: Settings, *, all_sessions: bool = False, status: st
             more = len(ids) - n
             break
         try:
-            view = observe(sid, stall_s=settings.stall_s, kill_grace_s=settings.kill_grace_s)
+            view = see(sid)
         except Damaged as exc:  # named, not hidden: it has files, maybe a process
             if status is None and not _being_spawned(sid):
                 damaged[sid] = exc.message
@@ -108,6 +127,50 @@ def list_subagents(settings: Settings, *, all_sessions: bool = False, status: st
         res.in_other_sessions = in_other_sessions(session)
         res.active_elsewhere = active_elsewhere(session) if res.in_other_sessions else 0
     return res
+
+
+class Watch:
+    """`list --watch`: the list again and again, each subagent's trail
+    re-read only when a feed (`zapcli.lifecycle.feed`) says its files
+    changed, acting only where a look finds something to do (a death to
+    record, a hook due: `zapcli.lifecycle.look`'s rule) — so a refresh over
+    a thousand subagents where nothing happened reads no trail and writes
+    nothing. The order is listed again only when an id comes or goes."""
+
+    def __init__(self, settings: Settings, *, all_sessions: bool = False, status: str | None = None,
+                 limit: int | None = DEFAULT_LIMIT):
+        from zapcli.lifecycle.look import Looker
+
+        self.settings, self.all_sessions, self.status = settings, all_sessions, status
+        self.limit = _check(status, limit)
+        self.session = sessions.current()
+        self.looker = Looker(stall_s=settings.stall_s)
+        self._order: list[str] | None = None
+
+    def refresh(self, changed: set[str] | None = None) -> ListResult:
+        """The list now; `changed`: the ids the feed named since the last
+        refresh (None: check every trail by its size and time)."""
+        if self._order is None or (changed and not changed <= set(self._order)):
+            self._order = _newest_first(self.all_sessions, self.session)
+        gone: list[str] = []
+
+        def see(sid: str) -> View:
+            try:
+                seen = self.looker.look(sid, changed=changed is None or sid in changed)
+            except Damaged:
+                raise
+            except NotFound:
+                gone.append(sid)
+                raise
+            if not seen.acts:
+                return seen.view
+            return act(seen, stall_s=self.settings.stall_s, kill_grace_s=self.settings.kill_grace_s)
+
+        res = _list(self.settings, self.session, self._order, self.all_sessions, self.status,
+                    self.limit, False, see)
+        if gone:
+            self._order = None  # removed: list the order again next time
+        return res
 
 
 def _being_spawned(sid: str) -> bool:

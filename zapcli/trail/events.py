@@ -42,6 +42,7 @@ from pathlib import Path
 
 from zapcli.plain import frozen
 from zapcli.trail import finish, reader, store
+from zapcli.trail.model import HELPER_STATES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,6 +52,27 @@ if TYPE_CHECKING:
 # every event a hook can name, in the order `--help` lists them
 EVENTS = ("needs_input", "started", "stalled", "rate_limited", "usage_limited", "finished")
 REQUEST_MAX = 96 * 1024  # an environment string is at most 128 KiB (MAX_ARG_STRLEN)
+
+
+def check_hooks(value: Any) -> dict[str, str]:
+    """`hooks:` in config.yaml, event -> shell command (an empty one: none);
+    raises ValueError saying what is wrong."""
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a mapping of event to shell command, e.g. needs_input: "
+                         f"notify-send zapcli \"$ZAPCLI_ID needs you\" (events: {', '.join(EVENTS)})")
+    out = {}
+    for event, command in value.items():
+        if event not in EVENTS:
+            import difflib
+
+            near = difflib.get_close_matches(str(event), EVENTS, n=1)
+            raise ValueError(f"unknown event {event!r}" + (f" (did you mean '{near[0]}'?)" if near
+                                                           else f" (events: {', '.join(EVENTS)})"))
+        if command is not None and not isinstance(command, str):
+            raise ValueError(f"hooks.{event}: expected a shell command (text), got {command!r}")
+        if command and command.strip():
+            out[event] = command
+    return out
 
 
 @frozen
@@ -131,7 +153,7 @@ def unstarted(s: reader.Summary, now: float | None = None) -> list[tuple[Occurre
     out = []
     for name, states in s.events.items():
         claimed = states.get("claimed")
-        if claimed is None or "running" in states or "done" in states:
+        if claimed is None or states.keys() & HELPER_STATES:
             continue
         try:
             age = now - parse_iso(str(claimed.get("ts")))
@@ -148,8 +170,7 @@ def _claimable(s: reader.Summary, occ: Occurrence, stale: str | None) -> bool:
     if stale is None or states is None:
         return states is None and stale is None
     claimed = states.get("claimed")
-    return (claimed is not None and claimed.get("token") == stale
-            and "running" not in states and "done" not in states)
+    return claimed is not None and claimed.get("token") == stale and not states.keys() & HELPER_STATES
 
 
 def claim(path: Path, occ: Occurrence, *, stale: str | None = None) -> str | None:
@@ -201,7 +222,7 @@ def emit(path: Path, event: str, *, stalled_since: float | None = None) -> int:
         s = reader.summarize(reader.read(path))
     except OSError:
         return 0
-    if s is None:
+    if s is None or s.spawn.executor != "local":  # a remote node's records: fired at home, once back
         return 0
     occs = [o for o in occurrences(s, stalled_since=stalled_since, only=event)
             if f"{o.event} {o.key}" not in s.events]

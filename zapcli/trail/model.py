@@ -67,6 +67,10 @@ LIVE = frozenset({"running", "awaiting_approval"})
 ALL = NON_TERMINAL + ("completed", "failed", "timeout", "cancelled", "lost", "interrupted")
 
 
+# an on-finish command's or event hook's claim whose helper has started (`running`) or ended
+HELPER_STATES = frozenset({"running", "done"})
+
+
 def is_terminal(status: object) -> bool:
     return isinstance(status, str) and status in TERMINAL
 
