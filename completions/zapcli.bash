@@ -3,15 +3,16 @@ _zapcli() {
     local cur cmd opts
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=( $(compgen -W "spawn poll wait list kill rm clean output replay run continue diff merge attempts pick gc session send approve deny usage doctor call tool-schema export timeline trust untrust worktree agents mcp trace board --help -h --version" -- "$cur") )
+        COMPREPLY=( $(compgen -W "spawn poll wait list top kill rm clean output replay run continue diff merge attempts pick gc session send approve deny usage doctor call tool-schema export timeline trust untrust worktree agents mcp trace board --help -h --version" -- "$cur") )
         return
     fi
     cmd="${COMP_WORDS[1]}"
     case "$cmd" in
-        spawn) opts="--after --agent --approval --attempt-cli --attempt-model --attempts --cli --cwd --executor --help --json --max-cost --max-tokens --model --no-sandbox --on-finish --output-schema --sandbox --timeout --trust --unattended --worktree" ;;
+        spawn) opts="--after --agent --approval --attempt-cli --attempt-model --attempts --cli --cwd --executor --help --json --max-cost --max-tokens --model --no-sandbox --on-event --on-finish --output-schema --sandbox --timeout --trust --unattended --worktree" ;;
         poll) opts="--help --json --no-wait --wait-secs" ;;
         wait) opts="--any --help --json --timeout" ;;
         list) opts="--all --help --json --limit --long --status --watch -l -w" ;;
+        top) opts="--all --filter --help --tree" ;;
         kill) opts="--all --grace --help --json" ;;
         rm) opts="--help --json" ;;
         clean) opts="--all --help --json --status" ;;

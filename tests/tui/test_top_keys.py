@@ -152,7 +152,7 @@ def test_t_shows_who_spawned_whom(zap: Zap):
         assert set(order[at + 1:at + 3]) == kids
         assert [lines[at + 1].branch, lines[at + 2].branch] == ["├─ ", "└─ "]
         text = top.table_text()
-        assert f"├─ " in text and "└─ " in text
+        assert "├─ " in text and "└─ " in text
         assert loner in order
         await top.press("t")
         assert not any(line.branch for line in top.screen.table.lines)
