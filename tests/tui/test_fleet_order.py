@@ -29,13 +29,18 @@ def test_needs_input_first_then_running_queued_ended():
         _row(7, Status.QUEUED, held={"reason": "claude usage limit, resets 15:00"}),
         _row(8, Status.FAILED, reason="usage limit, resets 3pm (Europe/Warsaw)"),
         _row(9, Status.RUNNING),
+        _row(10, Status.FAILED, reason="usage limit", continued_by="sa_20260101_00000011"),
+        _row(11, Status.QUEUED, held={"kind": "usage_limit", "until": 1_900_000_000.0}),
     ]
     lines = fleet.flat(rows)
     labels = [line.label for line in lines if line.sid is None]
-    assert labels == ["NEEDS INPUT (5)", "RUNNING (2)", "QUEUED (1)", "ENDED (1)"]
+    assert labels == ["NEEDS INPUT (6)", "RUNNING (2)", "QUEUED (1)", "ENDED (2)"]
     order = [int(line.sid[-8:], 16) for line in lines if line.sid]
-    assert order[:5] == [5, 6, 4, 7, 8]  # approval, stalled, rate-limited, usage-limited
-    assert order[5:] == [9, 2, 3, 1]  # running newest first, queued, ended
+    assert order[:6] == [5, 6, 4, 7, 8, 11]  # approval, stalled, rate-limited, usage-limited
+    assert order[6:9] == [9, 2, 3]  # running newest first, queued
+    assert set(order[9:]) == {1, 10}  # ended (one continued after its limit: nothing to do)
+    held = next(r for r in rows if r.id.endswith("b"))
+    assert fleet.state_text(held).startswith("usage-limited, resets ")
     assert [fleet.state_text(r) for r in rows if r.id.endswith("5")] == ["awaiting approval"]
 
 

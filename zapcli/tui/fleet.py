@@ -49,14 +49,25 @@ class Row:
 
 def _usage_limited(v: View) -> bool:
     """Parked or ended on an account's usage limit (an agent CLI's session or
-    weekly limit): queued until its reset, or failed saying so and not continued."""
-    limit = getattr(v, "usage_limit", None)
-    if limit:
+    weekly limit): queued until its reset, or ended saying so and not continued."""
+    if v.continued_by:
+        return False
+    if getattr(v, "usage_limit", None):  # an ended one's record of its limit
         return True
-    held = (v.held or {}).get("reason") if v.status == Status.QUEUED else None
-    words = str(held or (v.reason if v.status == Status.FAILED and not v.continued_by else "") or "")
-    lower = words.lower()
-    return any(w in lower for w in USAGE_LIMIT_WORDS)
+    held = (v.held or {}) if v.status == Status.QUEUED else {}
+    if held.get("kind") == "usage_limit":
+        return True
+    words = str(held.get("reason") or (v.reason if v.status == Status.FAILED else "") or "").lower()
+    return any(w in words for w in USAGE_LIMIT_WORDS)
+
+
+def resets_at(v: View) -> float | None:
+    """When a usage limit resets (epoch), where it was said."""
+    limit = getattr(v, "usage_limit", None) or {}
+    when = limit.get("resets_at") if isinstance(limit, dict) else None
+    if when is None and v.held and v.held.get("kind") == "usage_limit":
+        when = v.held.get("until")
+    return when if isinstance(when, (int, float)) and not isinstance(when, bool) else None
 
 
 def need(row: Row) -> str | None:
@@ -105,6 +116,8 @@ def state_text(row: Row) -> str:
         return "awaiting approval"
     if kind == "stalled":
         return f"stalled {duration(v.stalled_s)}"
+    if kind == "usage-limited" and resets_at(v) is not None:
+        return f"usage-limited, resets {time.strftime('%H:%M', time.localtime(resets_at(v)))}"
     if kind is not None:
         return kind
     text = str(v.status)
