@@ -82,3 +82,37 @@ def test_d_denies_with_a_reason_that_reaches_the_model(zap: Zap, model):
     assert decision["decision"] == "deny" and decision["reason"] == reason
     assert len(srv.requests) >= 2
     assert reason in json.dumps(srv.requests[1]), srv.requests[1]
+
+
+@pytest.mark.timeout(240)
+def test_a_click_approves_and_marked_requests_are_approved_together_each_shown_whole(
+        zap: Zap, model):
+    commands = {m: f"echo {m}-ran {PAD} --end-{m}" for m in ("ONE", "TWO", "THREE")}
+    model([rule for m, c in commands.items() for rule in _asking(f"TOP-{m}", c)])
+    ids = {}
+    for m in commands:
+        ids[m] = zap("spawn", "--", f"TOP-{m}: go").out.strip()
+        wait_until(lambda m=m: _pending(zap, ids[m]), 60)  # in this order: ONE is the oldest
+
+    async def scenario(top: Top) -> None:
+        await top.until(lambda: all(top.status(s) == "awaiting_approval" for s in ids.values()), 20)
+        await top.until(lambda: top.screen.table.selected == ids["ONE"] and top.ask_text(), 10)
+        await top.pilot.click("#approve")  # the mouse, on the button in the peek
+        await top.until(lambda: top.status(ids["ONE"]) in ("running", "completed"), 30)
+        for m in ("TWO", "THREE"):
+            assert top.screen.table.select(ids[m])
+            await top.press("space")
+        await top.press("a")
+        await top.until(lambda: type(top.app.screen).__name__ == "Confirm", 5, "the question")
+        body = " ".join(str(w.content) for w in top.app.screen.query("Static"))
+        flat = "".join(body.split())
+        for m in ("TWO", "THREE"):
+            assert "".join(commands[m].split()) in flat, body
+        assert "ONE-ran" not in body
+        await top.pilot.click("#yes")
+        await top.until(lambda: all(top.status(s) == "completed" for s in ids.values()), 90,
+                        "all three go on and complete")
+
+    run_top(scenario)
+    for sid in ids.values():
+        assert final_status(zap.trail(sid)) == "completed"
