@@ -167,7 +167,7 @@ def make(folder: Path, shoot: Callable[..., None] | None = None) -> Path:
 
 
 if __name__ == "__main__":
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
 
     def _shoot(page: Path, png: Path, size: str) -> None:
