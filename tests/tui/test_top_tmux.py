@@ -1,12 +1,14 @@
 """`zapcli top` in a real terminal: tmux runs it, `send-keys` types, and
 `capture-pane` reads the screen — a real scripted-model subagent's pending
 request is on screen whole and `a` approves it; the subagent completes.
+NO_COLOR is honoured: the captured screen's colours are greys only.
 
 Skipped, saying why, without tmux (`make test` installs Debian's tmux).
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -22,6 +24,31 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None,
 
 COMMAND = ("echo checked-in-tmux; " + " ".join(f"--option-{i:02d}=value" for i in range(12))
            + " ; echo end-of-the-command")
+
+
+GREYS = {0, 7, 8, 15, 16, 231, *range(232, 256)}  # the 256-colour palette's greys
+
+
+def hues(ansi: str) -> list[str]:
+    """The colours with a hue among the SGR sequences of a captured screen."""
+    found = []
+    for params in re.findall(r"\x1b\[([0-9;]*)m", ansi):
+        p = [int(x) for x in params.split(";") if x]
+        i = 0
+        while i < len(p):
+            if p[i] in (38, 48) and i + 1 < len(p) and p[i + 1] == 5:
+                if p[i + 2] not in GREYS:
+                    found.append(params)
+                i += 3
+            elif p[i] in (38, 48) and i + 1 < len(p) and p[i + 1] == 2:
+                if len(set(p[i + 2:i + 5])) > 1:
+                    found.append(params)
+                i += 5
+            else:
+                if 31 <= p[i] <= 36 or 41 <= p[i] <= 46 or 91 <= p[i] <= 96 or 101 <= p[i] <= 106:
+                    found.append(params)
+                i += 1
+    return found
 
 
 class Tmux:
@@ -74,6 +101,8 @@ def test_top_in_tmux_approves_a_real_pending_request(zap: Zap, model):
         assert "NEEDSINPUT(1)" in flat, screen
         assert "".join(COMMAND.split()) in flat, screen  # the whole request, wrapped, not cut
         assert sid in str(screen) and "Approve" in str(screen) and "Deny" in str(screen)
+        # NO_COLOR (set for every test): drawn in greys, no colour with a hue
+        assert not hues(term.run("capture-pane", "-e", "-p", "-t", "top"))
         term.keys("a")
         wait_until(lambda: final_status(zap.trail(sid)) == "completed", 60)
         after = wait_until(lambda: term.showing("completed", absent="awaiting approval"), 30)
