@@ -31,6 +31,8 @@ def decide(sid: str, req_id: str, approve: bool, reason: str | None = None) -> D
         res = verb(sid, req_id, approve, reason or (APPROVED if approve else None))
     except ZapcliError as exc:
         return Done(False, exc.message)
+    except OSError as exc:  # the state folder: full, read-only, gone
+        return Done(False, f"could not: {exc.strerror or exc}")
     word = "approved" if approve else "denied"
     return Done(True, f"{sid[-8:]} {res.req_id} {word}: {res.tool}")
 
@@ -48,6 +50,8 @@ def kill(ids: list[str], settings: Settings) -> Done:
         entries = verb(ids, settings)
     except ZapcliError as exc:
         return Done(False, exc.message)
+    except OSError as exc:  # the state folder: full, read-only, gone
+        return Done(False, f"could not: {exc.strerror or exc}")
     stopped = [e for e in entries if e.stopped]
     other = [f"{e.id[-8:]}: {e.error or e.outcome}" for e in entries if not e.stopped]
     message = f"killed {len(stopped)} of {len(entries)}"
@@ -63,6 +67,8 @@ def remove(ids: list[str], settings: Settings) -> Done:
         res = rm(ids, settings)
     except ZapcliError as exc:
         return Done(False, exc.message)
+    except OSError as exc:  # the state folder: full, read-only, gone
+        return Done(False, f"could not: {exc.strerror or exc}")
     message = f"removed {len(res.removed)} of {len(ids)}"
     refused = list(res.refused.values())
     if refused:
@@ -77,6 +83,8 @@ def send(sid: str, text: str) -> Done:
         sent = verb(sid, text)
     except ZapcliError as exc:
         return Done(False, exc.message)
+    except OSError as exc:  # the state folder: full, read-only, gone
+        return Done(False, f"could not: {exc.strerror or exc}")
     return Done(True, f"sent to {sent.id[-8:]}: it reaches the work {sent.inbox}")
 
 

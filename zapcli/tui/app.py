@@ -84,6 +84,7 @@ class FleetScreen(FleetKeys, Screen[None]):
         self._stop = threading.Event()
         self._rescan = threading.Event()
         self._want_all = self.source.all_sessions
+        self._next_tick = 0.0
         self._status_text = ""
 
     def compose(self) -> ComposeResult:
@@ -123,29 +124,42 @@ class FleetScreen(FleetKeys, Screen[None]):
         src = self.source
         try:
             self._look_all()
-            next_tick = time.monotonic() + TICK_S
+            self._next_tick = time.monotonic() + TICK_S
             while not self._stop.is_set():
-                changed = src.changes(WAKE_S)
-                if self._stop.is_set():
-                    return
-                if self._rescan.is_set():
-                    self._rescan.clear()
-                    src.rescope(self._want_all)
-                    self._look_all(again=True)
-                    continue
-                looks = {sid: self._look(sid) for sid in changed}
-                ticked: dict[str, Row | None] = {}
-                now = time.monotonic()
-                if now >= next_tick:  # what no file says: time passing, a runner dying
-                    next_tick = now + TICK_S
-                    src.collect()
-                    live = [sid for sid, r in list(self.rows.items())
-                            if not r.view.terminal and sid not in looks]
-                    ticked = {sid: self._look(sid, changed=False) for sid in live}
-                if looks or ticked:
-                    self._post(looks, ticked=ticked)
+                try:
+                    self._feed_once(src)
+                except Exception as exc:  # noqa: BLE001 - one bad look must not end the view
+                    self._post_note(f"top could not look: {exc}")
+                    self._stop.wait(TICK_S)
         finally:
             src.close()
+
+    def _feed_once(self, src: Source) -> None:
+        changed = src.changes(WAKE_S)
+        if self._stop.is_set():
+            return
+        if self._rescan.is_set():
+            self._rescan.clear()
+            src.rescope(self._want_all)
+            self._look_all(again=True)
+            return
+        looks = {sid: self._look(sid) for sid in changed}
+        ticked: dict[str, Row | None] = {}
+        now = time.monotonic()
+        if now >= self._next_tick:  # what no file says: time passing, a runner dying
+            self._next_tick = now + TICK_S
+            src.collect()
+            live = [sid for sid, r in list(self.rows.items())
+                    if not r.view.terminal and sid not in looks]
+            ticked = {sid: self._look(sid, changed=False) for sid in live}
+        if looks or ticked:
+            self._post(looks, ticked=ticked)
+
+    def _post_note(self, message: str) -> None:
+        try:
+            self.app.call_from_thread(self.app.notify, message, severity="error", markup=False)
+        except RuntimeError:
+            self._stop.set()
 
     def _look(self, sid: str, changed: bool = True) -> Row | None:
         row = self.source.look(sid, changed=changed)
@@ -288,6 +302,7 @@ class TopApp(App[None]):
 
     TITLE = "zapcli top"
     ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [Binding("ctrl+c", "quit", "Quit", show=False, priority=True)]
 
     def __init__(self, settings: Settings, *, all_sessions: bool = False, as_tree: bool = False,
                  filter_text: str = "", source: Source | None = None) -> None:

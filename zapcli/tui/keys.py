@@ -58,7 +58,10 @@ class FleetKeys:
 
     def _run(self, work, then=None) -> None:  # type: ignore[no-untyped-def]
         def job() -> None:
-            done = work()
+            try:
+                done = work()
+            except Exception as exc:  # noqa: BLE001 - said on screen; top goes on
+                done = acts.Done(False, f"failed: {exc}")
             self.app.call_from_thread(self._told, done, then)
 
         self.run_worker(job, thread=True, group="acts")
