@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
     from zapcli.errors import NotFound
     from zapcli.trail.events import Occurrence
+    from zapcli.trail.model import SpawnRecord
 
 
 @plain
@@ -136,10 +137,10 @@ def activity_of(sid: str, s: Summary) -> float | None:
             newest = parse_iso(s.last_ts)
         except ValueError:
             newest = 0.0
-    suffixes = (".out", ".err") if newest else (".jsonl", ".out", ".err")
-    for suffix in suffixes:
+    base = str(store.path_for(sid))[:-6]  # one path for its three files: pathlib costs
+    for suffix in (".out", ".err") if newest else (".jsonl", ".out", ".err"):
         try:
-            newest = max(newest, os.stat(store.path_for(sid, suffix), follow_symlinks=False).st_mtime)
+            newest = max(newest, os.stat(base + suffix, follow_symlinks=False).st_mtime)
         except OSError:
             continue
     return newest or None
@@ -213,6 +214,11 @@ class Looker:
                 self.forget(sid)
                 out[sid] = exc
         return out
+
+    def spawn(self, sid: str) -> SpawnRecord | None:
+        """The spawn record of `sid` as last read, if it was."""
+        had = self._seen.get(sid)
+        return had[1].spawn if had is not None else None
 
     def forget(self, sid: str) -> None:
         """Drop what is kept of `sid` (removed, or no longer shown)."""

@@ -13,6 +13,7 @@ the trails that changed.
 from __future__ import annotations
 
 import os
+import time
 
 from zapcli import ids as idmod
 from zapcli.config import Settings
@@ -29,7 +30,10 @@ TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from zapcli.trail.model import SpawnRecord
+
 DEFAULT_LIMIT = 20
+KICK_S = 5.0  # `list --watch` starts what free slots allow at least this often
 
 
 def _all_ids() -> list[str]:
@@ -98,8 +102,12 @@ def _check(status: str | None, limit: int | None) -> int:
 
 
 def _list(settings: Settings, session: str, ids: list[str], all_sessions: bool,
-          status: str | None, limit: int, long: bool, see: Callable[[str], View]) -> ListResult:
-    """The list of `ids` (newest first), each seen through `see`."""
+          status: str | None, limit: int, long: bool, see: Callable[[str], View], *,
+          kick: Callable[[], bool] | None = None,
+          spawn: Callable[[str], SpawnRecord | None] | None = None) -> ListResult:
+    """The list of `ids` (newest first), each seen through `see`; `kick`
+    (once they are seen): whether to start what free slots allow (None:
+    yes); `spawn`: a queued one's spawn record, known already (else read)."""
     views: list[View] = []
     damaged: dict[str, str] = {}
     more = 0
@@ -119,10 +127,10 @@ def _list(settings: Settings, session: str, ids: list[str], all_sessions: bool,
             views.append(view)
     if limit and len(views) > limit:
         views, more = views[:limit], len(views) - limit
-    if _kick_queue(views, settings):  # it started some: show them as they are now
-        views = [_again(v, settings) for v in views]
+    if (kick is None or kick()) and _kick_queue(views, settings):  # it started some: show them as they are now
+        views = [_again(v, see) for v in views]
     res = ListResult(session, views, all_sessions, more=more, limit=limit, long=long,
-                     damaged=damaged, waiting=_waiting(views, settings))
+                     damaged=damaged, waiting=_waiting(views, settings, spawn))
     if not all_sessions and not views:
         res.in_other_sessions = in_other_sessions(session)
         res.active_elsewhere = active_elsewhere(session) if res.in_other_sessions else 0
@@ -146,28 +154,39 @@ class Watch:
         self.session = sessions.current()
         self.looker = Looker(stall_s=settings.stall_s)
         self._order: list[str] | None = None
+        self._kicked = 0.0
 
     def refresh(self, changed: set[str] | None = None) -> ListResult:
         """The list now; `changed`: the ids the feed named since the last
-        refresh (None: check every trail by its size and time)."""
+        refresh (None: check every trail by its size and time). The queue is
+        kicked when a changed one has ended or is queued (a slot frees with
+        an end; a new one waits for one), and KICK_S after the last time (a
+        hold runs out on the clock)."""
         if self._order is None or (changed and not changed <= set(self._order)):
             self._order = _newest_first(self.all_sessions, self.session)
         gone: list[str] = []
+        now = time.monotonic()
+        kick = [changed is None or now - self._kicked >= KICK_S]
 
         def see(sid: str) -> View:
+            moved = changed is None or sid in changed
             try:
-                seen = self.looker.look(sid, changed=changed is None or sid in changed)
+                seen = self.looker.look(sid, changed=moved)
             except Damaged:
                 raise
             except NotFound:
                 gone.append(sid)
                 raise
-            if not seen.acts:
-                return seen.view
-            return act(seen, stall_s=self.settings.stall_s, kill_grace_s=self.settings.kill_grace_s)
+            view = seen.view if not seen.acts else \
+                act(seen, stall_s=self.settings.stall_s, kill_grace_s=self.settings.kill_grace_s)
+            if moved and (view.terminal or view.status == Status.QUEUED):
+                kick[0] = True
+            return view
 
         res = _list(self.settings, self.session, self._order, self.all_sessions, self.status,
-                    self.limit, False, see)
+                    self.limit, False, see, kick=lambda: kick[0], spawn=self.looker.spawn)
+        if kick[0]:
+            self._kicked = now
         if gone:
             self._order = None  # removed: list the order again next time
         return res
@@ -193,23 +212,25 @@ def _kick_queue(views: list[View], settings: Settings) -> bool:
     return started
 
 
-def _again(view: View, settings: Settings) -> View:
+def _again(view: View, see: Callable[[str], View]) -> View:
     if view.status != Status.QUEUED:
         return view
     try:
-        return observe(view.id, stall_s=settings.stall_s, kill_grace_s=settings.kill_grace_s)
+        return see(view.id)
     except NotFound:
         return view
 
 
-def _waiting(views: list[View], settings: Settings) -> dict[str, str]:
+def _waiting(views: list[View], settings: Settings,
+             spawn: Callable[[str], SpawnRecord | None] | None = None) -> dict[str, str]:
     """What each queued one waits for (`lifecycle.waiting`)."""
     queued = [v for v in views if v.status == Status.QUEUED]
     if not queued:
         return {}
     from zapcli.lifecycle.waiting import waiting_for
 
-    return {v.id: why for v in queued if (why := waiting_for(v, settings))}
+    return {v.id: why for v in queued
+            if (why := waiting_for(v, settings, spawn(v.id) if spawn else None))}
 
 
 def in_other_sessions(session: str) -> int:
