@@ -139,7 +139,7 @@ def top(
     Keys: a approve, d deny (with a reason), x kill, r rm, space mark (batch),
     enter attach (follow the output, send a message), / filter, t tree,
     b board, s this session / every session, n next that needs you, q quit.
-    Needs the tui extra: pip install 'zapcli[tui]'.
+    Needs the tui extra: pip install 'zapcli\\[tui]'.
     """
     _run("top", locals())
 
