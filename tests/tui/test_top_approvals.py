@@ -116,3 +116,43 @@ def test_a_click_approves_and_marked_requests_are_approved_together_each_shown_w
     run_top(scenario)
     for sid in ids.values():
         assert final_status(zap.trail(sid)) == "completed"
+
+
+@pytest.mark.timeout(240)
+def test_the_request_on_screen_is_never_swapped_for_another_and_n_goes_to_the_next(
+        zap: Zap, model):
+    """An older subagent asking later sorts first; it must not take the
+    selection from the request the person is reading — nor, after `a`, slip
+    under a second `a`: `n` goes to it."""
+    model([{"match": "TOP-LATE", "turns": [
+               {"tool_calls": [{"name": "read", "arguments": {"path": "README.md"}}], "delay_s": 8},
+               {"tool_calls": [{"name": "bash", "arguments": {"command": "echo late-asker"}}]},
+               {"text": "late done"}]},
+           *_asking("TOP-EARLY", "echo early-asker")])
+    (zap.cwd / "README.md").write_text("notes\n")
+    late = zap("spawn", "--", "TOP-LATE: go").out.strip()  # created first, asks last
+    early = zap("spawn", "--", "TOP-EARLY: go").out.strip()
+    wait_until(lambda: _pending(zap, early), 60)
+
+    async def scenario(top: Top) -> None:
+        await top.until(lambda: top.screen.table.selected == early and "early-asker" in
+                        top.ask_text(), 10, "the early request selected")
+        await top.until(lambda: top.status(late) == "awaiting_approval", 60, "the late one asks")
+        lines = [line.sid for line in top.screen.table.lines if line.sid]
+        assert lines.index(late) < lines.index(early)  # it sorts first...
+        assert top.screen.table.selected == early and "early-asker" in top.ask_text()  # ...unseen
+        await top.press("a")
+        await top.until(lambda: top.status(early) in ("running", "completed"), 30)
+        await top.pilot.pause(1.5)
+        assert top.screen.table.selected == early  # not moved to the other request
+        await top.press("a")  # a second press: nothing to approve here
+        assert top.status(late) == "awaiting_approval"
+        await top.press("n")
+        await top.until(lambda: top.screen.table.selected == late and "late-asker" in
+                        top.ask_text(), 10, "n goes to the next request")
+        await top.press("a")
+        await top.until(lambda: top.status(late) == "completed", 60)
+
+    run_top(scenario)
+    decisions = [r for r in trail_records(zap.trail(late)) if r.get("type") == "approval_decision"]
+    assert len(decisions) == 1

@@ -235,10 +235,13 @@ class FleetScreen(FleetKeys, Screen[None]):
                 "" if self._want_all else " in this session (s shows every session's)")
         lines = fleet.lines(shown, as_tree=self.as_tree)
         self.table.show(lines, self.rows, self.marks)
-        if not self.user_moved:  # until the person moves, the first row that needs them
+        current = self.rows.get(self.table.selected or "")
+        if not self.user_moved and (current is None or current.group != fleet.NEEDS):
+            # until the person moves or acts, a row that needs them is selected; one on
+            # screen is never swapped for another under their eyes
             first = next((line.sid for line in lines if line.sid is not None
                           and self.rows[line.sid].group == fleet.NEEDS), None)
-            if first is not None and self.table.selected != first:
+            if first is not None:
                 self.table.select(first)
         self._status(shown)
 

@@ -57,6 +57,7 @@ class FleetKeys:
         return [row] if row is not None and want(row) else []
 
     def _run(self, work, then=None) -> None:  # type: ignore[no-untyped-def]
+        self.user_moved = True  # after an action the selection stays where the person put it
         def job() -> None:
             try:
                 done = work()
