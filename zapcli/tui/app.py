@@ -16,6 +16,7 @@ import threading
 import time
 
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -277,7 +278,7 @@ class FleetScreen(FleetKeys, Screen[None]):
             board.show(self.source.session, list(self.rows.values()))
 
     # --- a terminal too small -----------------------------------------------
-    def on_resize(self, event) -> None:  # type: ignore[no-untyped-def]
+    def on_resize(self, event: events.Resize) -> None:
         self._fit(event.size.width, event.size.height)
 
     def _fit(self, width: int, height: int) -> None:

@@ -10,6 +10,7 @@ board verbs do), `zapcli.render.board` (the words `zapcli board list` uses),
 from __future__ import annotations
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -57,7 +58,7 @@ class BoardPane(VerticalScroll):
     BoardPane.on { display: block; }
     """
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield Static(id="board-text")
 
     def show(self, session: str, rows: list[Row]) -> None:

@@ -13,10 +13,11 @@ showing each request whole.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
-from textual.widgets import Input
+from textual.widgets import Button, Input
 
 from zapcli.tui import acts, fleet
 from zapcli.tui.board import BoardPane
@@ -48,16 +49,16 @@ class FleetKeys:
         def _status(self, shown: list[Row] | None = None) -> None: ...
         def _board_tick(self) -> None: ...
 
-
-    def _targets(self, want) -> list[Row]:  # type: ignore[no-untyped-def]
+    def _targets(self, want: Callable[[Row], bool]) -> list[Row]:
         """The marked rows that `want` accepts, else the selected one if it does."""
         if self.marks:
             return [r for sid in self.marks if (r := self.rows.get(sid)) is not None and want(r)]
         row = self.rows.get(self.table.selected or "")
         return [row] if row is not None and want(row) else []
 
-    def _run(self, work, then=None) -> None:  # type: ignore[no-untyped-def]
+    def _run(self, work: Callable[[], acts.Done], then: Callable[[], None] | None = None) -> None:
         self.user_moved = True  # after an action the selection stays where the person put it
+
         def job() -> None:
             try:
                 done = work()
@@ -67,7 +68,7 @@ class FleetKeys:
 
         self.run_worker(job, thread=True, group="acts")
 
-    def _told(self, done: acts.Done, then=None) -> None:  # type: ignore[no-untyped-def]
+    def _told(self, done: acts.Done, then: Callable[[], None] | None = None) -> None:
         self.app.notify(done.message, severity="information" if done.ok else "error",
                         markup=False, timeout=6 if done.ok else 10)
         if then is not None:
@@ -79,7 +80,7 @@ class FleetKeys:
             if not pending:
                 self.app.notify("none of the marked subagents awaits approval", markup=False)
                 return
-            asks = [(r.id, str(r.view.pending_approval["req_id"])) for r in pending]  # type: ignore[index]
+            asks = [(r.id, str((r.view.pending_approval or {}).get("req_id"))) for r in pending]
             body = text_of([line for r in pending for line in _request_lines(r)])
 
             def answer(yes: bool | None) -> None:
@@ -97,7 +98,7 @@ class FleetKeys:
     def action_deny(self) -> None:
         if self.marks:
             pending = self._targets(lambda r: r.view.pending_approval is not None)
-            asks = [(r.id, str(r.view.pending_approval["req_id"])) for r in pending]  # type: ignore[index]
+            asks = [(r.id, str((r.view.pending_approval or {}).get("req_id"))) for r in pending]
         else:
             asked = self.peek.asked
             asks = [asked] if asked is not None and asked[0] == self.table.selected else []
@@ -214,13 +215,11 @@ class FleetKeys:
         self.user_moved = True
         self.table.select(after)
 
-    def on_button_pressed(self, event) -> None:  # type: ignore[no-untyped-def]
+    def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "approve":
             self.action_approve()
         elif event.button.id == "deny":
             self.action_deny()
-
-
 
 
 def _listing(rows: list[Row]) -> Text:
