@@ -185,12 +185,12 @@ def test_s_switches_between_this_session_and_every_session(zap: Zap):
 def test_attach_follows_the_output_and_a_message_reaches_the_next_model_call(zap: Zap, model):
     marker = "TOP-ATTACH"
     note = "also check the changelog before you answer"
+    go = zap.cwd / "go"  # its tool waits for this file: the message is sent while it works
     srv = model([{"match": marker, "turns": [
-        {"text": "looking at the repository first", "delay_s": 4,
-         "tool_calls": [{"name": "read", "arguments": {"path": "README.md"}}]},
+        {"text": "looking at the repository first", "tool_calls": [
+            {"name": "bash", "arguments": {"command": f"until [ -e {go} ]; do sleep 0.1; done"}}]},
         {"text": f"{marker} done"}]}])
-    (zap.cwd / "README.md").write_text("hello\n")
-    sid = zap("spawn", "--", f"{marker}: summarise").out.strip()
+    sid = zap("spawn", "--approval", "full", "--", f"{marker}: summarise").out.strip()
     wait_until(lambda: _running(zap, sid), 30)
 
     async def scenario(top: Top) -> None:
@@ -198,17 +198,19 @@ def test_attach_follows_the_output_and_a_message_reaches_the_next_model_call(zap
         assert top.screen.table.select(sid)
         await top.press("enter")
         await top.until(lambda: type(top.app.screen).__name__ == "Attach", 5)
-        await top.type(note)
-        await top.press("enter")
         log = top.app.screen.query_one("#attach-log")
-        await top.until(lambda: any("sent:" in line for line in log.lines), 20, "sent")
         await top.until(lambda: any("looking at the repository" in line for line in log.lines),
                         30, "its output followed")
+        await top.type(note)
+        await top.press("enter")
+        await top.until(lambda: any("sent:" in line for line in log.lines), 20, "sent")
+        assert len(srv.requests) == 1  # still in its first turn's tool
+        go.write_text("")
         await top.press("escape")
         assert type(top.app.screen).__name__ == "FleetScreen"
         await top.until(lambda: top.status(sid) == "completed", 60)
 
     run_top(scenario)
-    assert len(srv.requests) >= 2
+    assert len(srv.requests) == 2
     assert note not in json.dumps(srv.requests[0])
     assert note in json.dumps(srv.requests[1]), "the message reached the next model call"
