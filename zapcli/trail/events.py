@@ -96,7 +96,11 @@ def _needs_input(s: reader.Summary, _stalled: float | None) -> list[Occurrence]:
 
 
 def _started(s: reader.Summary, _stalled: float | None) -> list[Occurrence]:
-    return [Occurrence("started", "run", "its runner started")] if s.runner is not None else []
+    """Its runner started: once per launch (a subagent put back in the queue
+    and launched again starts again), named by its `process` record."""
+    if s.runner is None:
+        return []
+    return [Occurrence("started", str(s.runner.raw.get("seq", "run")), "its runner started")]
 
 
 def _stalled(s: reader.Summary, since: float | None) -> list[Occurrence]:
