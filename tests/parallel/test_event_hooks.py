@@ -213,6 +213,28 @@ def test_usage_limited_fires_from_its_emission_point(zap, tmp_path):
         sleeper.kill()
 
 
+def test_an_end_on_a_usage_limit_fires_usage_limited_once(zap, tmp_path):
+    """The usage-limit work ends a subagent with `usage_limit` on its status
+    (the runner's `TrailWriter.end`): its hook runs from there, once."""
+    from zapcli.trail import store
+    from zapcli.trail.model import Outcome, Status
+    from zapcli.trail.writer import TrailWriter
+
+    log = tmp_path / "events.log"
+    sid, sleeper = _hand_made(zap, {"usage_limited": LINE.format(log=log)}, approval=False)
+    try:
+        writer = TrailWriter(store.path_for(sid), start_seq=10, secrets=[])
+        assert writer.end(Outcome(Status.FAILED, 1, "usage limit"), usage_limit={
+            "cli": "claude", "message": "You've hit your limit", "resets_at": 1893456000})
+        writer.close()
+        zap("poll", "--no-wait", sid)  # an observer after it: nothing more
+        _settled(zap, sid, "usage_limited")
+        assert _lines(log) == [["usage_limited", sid, "failed",
+                                "claude usage limit: You've hit your limit (resets at 2030-01-01T00:00:00Z)"]]
+    finally:
+        sleeper.kill()
+
+
 def test_bad_hooks_are_refused_before_anything_starts(zap, tmp_path):
     bad = zap("spawn", "--cli", "sh", "--on-event", "needs_inptu=true", "--", "true")
     assert bad.returncode == 2 and "unknown event 'needs_inptu'" in bad.err and "needs_input" in bad.err

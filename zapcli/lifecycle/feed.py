@@ -69,6 +69,7 @@ class Feed:
         self._ino: Any = None
         self._flags: Any = None
         self._members: set[str] | None = None
+        self._foreign: set[str] = set()  # ids of other sessions seen moving
         self._sigs: dict[str, tuple[int, int, int]] = {}
         self._refresh_members()
         self._watch()
@@ -94,8 +95,13 @@ class Feed:
     def _mine(self, sid: str) -> bool:
         if self._members is None or sid in self._members:
             return True
+        if sid in self._foreign:
+            return False
         self._refresh_members()  # a new spawn writes its marker before its trail
-        return sid in self._members  # type: ignore[operator]
+        if sid in self._members:  # type: ignore[operator]
+            return True
+        self._foreign.add(sid)  # not a member when its files first moved: never one
+        return False
 
     def _watch(self) -> None:
         if not self._use_inotify:

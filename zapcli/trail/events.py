@@ -11,9 +11,10 @@ names one occurrence (an approval request's id, the first record of a rate
 limit, a stall's last sign of life).
 
 Who fires: the runner fires what it writes itself (`emit`, right after the
-record: `started`, `needs_input`, `rate_limited`, and `usage_limited` when
-the usage-limit work records a `usage_limit` record), so nobody has to be
-looking for a hook to run; the acting observer (`zapcli.lifecycle.observe`)
+record: `started`, `needs_input`, `rate_limited`; `usage_limited` after an
+end that carries `usage_limit` — `TrailWriter.end` — or a `usage_limit`
+record, whose writer calls `emit(path, "usage_limited")`), so nobody has to
+be looking for a hook to run; the acting observer (`zapcli.lifecycle.observe`)
 fires every occurrence it finds unclaimed — a runner that died in between, a
 backend that does not emit — and `stalled`, which only an outsider can see
 (nothing is written while a subagent is stalled). A pure look
@@ -95,7 +96,11 @@ def _needs_input(s: reader.Summary, _stalled: float | None) -> list[Occurrence]:
 
 
 def _started(s: reader.Summary, _stalled: float | None) -> list[Occurrence]:
-    return [Occurrence("started", "run", "its runner started")] if s.runner is not None else []
+    """Its runner started: once per launch (a subagent put back in the queue
+    and launched again starts again), named by its `process` record."""
+    if s.runner is None:
+        return []
+    return [Occurrence("started", str(s.runner.raw.get("seq", "run")), "its runner started")]
 
 
 def _stalled(s: reader.Summary, since: float | None) -> list[Occurrence]:
@@ -117,8 +122,33 @@ def _rate_limited(s: reader.Summary, _stalled: float | None) -> list[Occurrence]
 
 
 def _usage_limited(s: reader.Summary, _stalled: float | None) -> list[Occurrence]:
+    """An account's usage limit (issue 30), as the trail says it: a
+    `usage_limit` record (a model call refused until the reset), a terminal
+    status carrying `usage_limit` (it ended on the limit: key `end`), or a
+    queued one `held` with kind `usage_limit` (one occurrence per reset)."""
     rec = s.usage_limit
-    return _limit("usage_limited", rec, rec.get("seq", 0) if rec else 0)
+    out = _limit("usage_limited", rec, rec.get("seq", 0) if rec else 0)
+    ended = s.final.raw.get("usage_limit") if s.final is not None else None
+    if isinstance(ended, dict):
+        out += [Occurrence("usage_limited", "end", _limit_words(ended))]
+    held = s.held if s.final is None and s.runner is None else None
+    if held is not None and held.get("kind") == "usage_limit":
+        out += [Occurrence("usage_limited", f"held {held.get('until')}", _limit_words(held))]
+    return out
+
+
+def _limit_words(limit: dict[str, Any]) -> str:
+    """`claude usage limit: <its words> (resets at 2026-…Z)`, from what was recorded."""
+    said = " ".join(str(limit[k]) for k in ("cli", "provider") if limit.get(k)) or "the account"
+    text = f"{said} usage limit"
+    if limit.get("message"):
+        text += f": {limit['message']}"
+    until = limit.get("resets_at", limit.get("until"))
+    if isinstance(until, (int, float)) and not isinstance(until, bool):
+        from zapcli.trail.records import iso_utc
+
+        text += f" (resets at {iso_utc(until)[:19]}Z)"
+    return text
 
 
 # the registry: event -> its occurrences in a summary (given when it has been
