@@ -143,6 +143,19 @@ class Feed:
             if time.monotonic() >= deadline:
                 return found
 
+    def fileno(self) -> int | None:
+        """The inotify descriptor, readable when events wait (for an event
+        loop's reader); None while the feed scans instead."""
+        return self._ino.fileno() if self._ino is not None else None
+
+    def ready(self) -> set[str]:
+        """The ids in the events already queued, without waiting (the
+        descriptor is left drained); empty while the feed scans instead."""
+        if self._ino is None:
+            return set()
+        got = self._read(0.0)
+        return got if got is not None else set()
+
     def _read(self, timeout_s: float) -> set[str] | None:
         """The ids in the events that arrive within `timeout_s`; None when the
         watch is gone."""

@@ -79,6 +79,25 @@ class Waker:
             if any(self._wakes(sid) for sid in changed):
                 return
 
+    def fileno(self) -> int | None:
+        """The feed's inotify descriptor, readable when events wait (for an
+        event loop's reader: the asyncio API waits this way); None without
+        inotify."""
+        return self._feed.fileno() if self._feed is not None else None
+
+    def woken(self) -> bool:
+        """Read the events that are there now, without waiting: whether one
+        of them wakes the waiter (as `sleep` would have returned)."""
+        if self._feed is None:
+            return False
+        changed = self._feed.ready() & self._ids
+        woke = False
+        if self._feed.overflows:  # events were lost: look now
+            self._feed.overflows = 0
+            woke = True
+        # every changed trail is read, so each one's offset moves on
+        return any([self._wakes(sid) for sid in changed]) or woke
+
     def _wakes(self, sid: str) -> bool:
         path = self._folder / f"{sid}.jsonl"  # type: ignore[operator]
         size, ino = _size(path)
