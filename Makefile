@@ -146,8 +146,9 @@ man: $(STAMP)
 
 # The documentation site (mkdocs.yml, docs/) into build/site, strictly: a
 # broken link or anchor fails the build. The pictures are made by the build
-# (docs/hooks/pictures.py: the timeline in headless chromium).
-docs: $(STAMP) chromium
+# (docs/_hooks/pictures.py: the timeline and zapcli top, in headless chromium;
+# top in tmux).
+docs: $(STAMP) chromium tmux
 	@t0=$$(date +%s%N); \
 	  PATH="$(CURDIR)/$(VENV)/bin:$$PATH" NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir build/site && \
 	  t1=$$(date +%s%N) && echo "docs built in build/site/ in $$(( (t1 - t0) / 1000000 )) ms (make docs)"

@@ -1,4 +1,4 @@
-"""The picture of `zapcli top` for the README and the docs — made, never drawn.
+"""The picture of `zapcli top` for the docs site — made, never drawn.
 
 `make(folder)` starts a small offline fleet against zapcli's scripted model
 server (a fixer whose model asks to run a command and waits for approval,
@@ -11,12 +11,8 @@ with rich (`Console(record=True)`, `export_svg`): `top.svg` in `folder`.
 `shoot` (the docs build's Chromium photographer, `pictures._shoot`) makes
 `top.png` from it as well. Everything it started is ended before it returns.
 
-For the docs build (docs/_hooks/pictures.py), register it as:
-
-    def top_screen(folder: Path) -> Path:
-        from top_screen import make  # this file, beside pictures.py
-        return make(folder, shoot=_shoot)
-    PICTURES["top.png"] = top_screen
+The docs build (docs/_hooks/pictures.py, `PICTURES["top.png"]`) calls it
+with its Chromium photographer; pages show `../images/top.png`.
 
 By hand: `python docs/_hooks/top_screen.py OUTDIR` (needs tmux; Chromium for
 the PNG). Raises `Unavailable` naming what this machine lacks.
