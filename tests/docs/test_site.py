@@ -103,7 +103,7 @@ def _help_options(text: str) -> dict[str, str]:
     out = {}
     panel = text.split("─ Options ", 1)[1] if "─ Options " in text else ""
     for line in panel.split("\n"):
-        m = re.match(r"^│\s+((?:-[-\w]+\s+)+)(?:[A-Z][A-Z_]*\s+)?(.*?)\s*│$", line)
+        m = re.match(r"^│\s+((?:-[-\w]+\s+)+)(?:[A-Z][A-Z_=]*\s+)?(.*?)\s*│$", line)
         if m:
             out[" ".join(sorted(m.group(1).split()))] = " ".join(m.group(2).split())
     return out

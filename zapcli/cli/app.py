@@ -73,7 +73,7 @@ def spawn(
     unattended: bool = typer.Option(False, "--unattended", help="Deny at once whatever would ask for approval.", metavar=""),
     worktree: bool = typer.Option(False, "--worktree", help="Work in a new git worktree on branch zapcli/<id>, from the current HEAD.", metavar=""),
     on_finish: Optional[str] = typer.Option(None, "--on-finish", help="Shell command run once when it ends (ZAPCLI_ID, ZAPCLI_STATUS, ZAPCLI_EXIT_CODE, ZAPCLI_TRAIL set); config on_finish.", metavar="CMD"),
-    on_event: Optional[list[str]] = typer.Option(None, "--on-event", help="EVENT=CMD: shell command run once each time EVENT happens: needs_input, started, stalled, rate_limited, usage_limited, finished (ZAPCLI_EVENT, ZAPCLI_DETAIL, ZAPCLI_REQUEST set too; repeatable; EVENT= turns one of config hooks: off).", metavar="EVENT=CMD"),
+    on_event: Optional[list[str]] = typer.Option(None, "--on-event", help="Shell command run once each time EVENT happens: needs_input, started, stalled, rate_limited, usage_limited, finished (ZAPCLI_EVENT, ZAPCLI_DETAIL, ZAPCLI_REQUEST set too); EVENT= turns off that hook of your config.yaml (repeatable).", metavar="EVENT=CMD"),
     output_schema: Optional[str] = typer.Option(None, "--output-schema", help="JSON Schema the final report must satisfy: a file, or the schema inline ('{...}'); poll --json: structured.", metavar="FILE"),
     executor: Optional[str] = typer.Option(None, "--executor", help=executors_help(), metavar="NAME"),
     attempts: Optional[int] = typer.Option(None, "--attempts", help="Start N attempts at the task, each in its own worktree (zapcli attempts compares them, zapcli pick keeps one).", metavar="N"),

@@ -47,7 +47,7 @@ complete -c zapcli -n '__zapcli_is spawn' -l max-cost -x -d 'Budget in US dollar
 complete -c zapcli -n '__zapcli_is spawn' -l max-tokens -x -d 'Token budget (input + output); it stops before a model call that would pass it. Also what the subagents its work spawns are allotted from.'
 complete -c zapcli -n '__zapcli_is spawn' -l model -x -d 'Model for this subagent.'
 complete -c zapcli -n '__zapcli_is spawn' -l no-sandbox -d 'Run its commands (an agent CLI: the whole CLI) without the sandbox.'
-complete -c zapcli -n '__zapcli_is spawn' -l on-event -x -d 'EVENT=CMD: shell command run once each time EVENT happens: needs_input, started, stalled, rate_limited, usage_limited, finished (ZAPCLI_EVENT, ZAPCLI_DETAIL, ZAPCLI_REQUEST set too; repeatable; EVENT= turns one of config hooks: off).'
+complete -c zapcli -n '__zapcli_is spawn' -l on-event -x -d 'Shell command run once each time EVENT happens: needs_input, started, stalled, rate_limited, usage_limited, finished (ZAPCLI_EVENT, ZAPCLI_DETAIL, ZAPCLI_REQUEST set too); EVENT= turns off that hook of your config.yaml (repeatable).'
 complete -c zapcli -n '__zapcli_is spawn' -l on-finish -x -d 'Shell command run once when it ends (ZAPCLI_ID, ZAPCLI_STATUS, ZAPCLI_EXIT_CODE, ZAPCLI_TRAIL set); config on_finish.'
 complete -c zapcli -n '__zapcli_is spawn' -l output-schema -x -a '(__fish_complete_path)' -d 'JSON Schema the final report must satisfy: a file, or the schema inline (\'{...}\'); poll --json: structured.'
 complete -c zapcli -n '__zapcli_is spawn' -l sandbox -d 'Run its commands (an agent CLI: the whole CLI) in the OS sandbox, or refuse to start (the default of the built-in agent and the agent CLIs where this machine can; sh: only with this flag).'
