@@ -22,6 +22,7 @@ from zapcli import tracecontext
 from zapcli.supervisor.capture import CappedFile, feed, pump
 from zapcli.supervisor.kill import kill_tree
 from zapcli.supervisor.launch import process_create_time
+from zapcli.supervisor.procfs import others_in_tree
 from zapcli.trail.model import SIGTERM_REASON, Outcome, Status
 
 PUMP_JOIN_S = 2.0
@@ -97,7 +98,8 @@ def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono:
         outcome = Outcome(Status.COMPLETED, 0, None) if code == 0 else Outcome(Status.FAILED, code, _describe(code))
         break
     # Leftover background jobs of the command would hold the pipes open forever.
-    kill_tree(me, my_ctime, min(grace_s, 1.0), include_root=False)
+    if others_in_tree(me) is not False:  # the usual end leaves none: no sweep to pay for
+        kill_tree(me, my_ctime, min(grace_s, 1.0), include_root=False)
     for t in threads:
         t.join(timeout=PUMP_JOIN_S)
     return outcome
