@@ -12,6 +12,7 @@ sandbox: `zapcli.sandbox.policy.Policy.scratch_size`).
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from zapcli.trail import store
@@ -33,9 +34,9 @@ def make(sid: str) -> Path:
     for name in NAMES:
         _BEFORE.setdefault(name, os.environ.get(name))
         os.environ[name] = str(path)
-    import tempfile
-
-    tempfile.tempdir = None  # this process's own temporary files go there too
+    tempfile = sys.modules.get("tempfile")  # not imported yet: it reads TMPDIR when it is
+    if tempfile is not None:
+        tempfile.tempdir = None  # this process's own temporary files go there too
     return path
 
 
@@ -43,7 +44,6 @@ def drop(sid: str) -> None:
     """Remove the folder and everything in it (never following a link out),
     and give this process its temporary folder back."""
     import shutil
-    import tempfile
 
     for name, value in _BEFORE.items():
         if value is None:
@@ -51,7 +51,9 @@ def drop(sid: str) -> None:
         else:
             os.environ[name] = value
     _BEFORE.clear()
-    tempfile.tempdir = None
+    tempfile = sys.modules.get("tempfile")
+    if tempfile is not None:
+        tempfile.tempdir = None
     path = store.path_for(sid, store.TMP)
     if path.is_symlink():
         path.unlink(missing_ok=True)
