@@ -2,7 +2,8 @@
 subagent's runner never loads the sandbox's machinery, definitions, YAML, the
 CLI framework or a model SDK. Counts modules through Python's own import
 report (PYTHONPROFILEIMPORTTIME, written to the runner's stderr, which is the
-subagent's `.err` file), never time."""
+subagent's `.err` file), never time or memory: each module named here cost
+a runner milliseconds and megabytes (tests/bench/bench_fanout.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,11 @@ import re
 
 NEVER_FOR_SH = {"yaml", "typer", "click", "rich", "openai", "mcp", "jsonschema", "httpx",
                 "zapcli.definitions", "zapcli.host", "zapcli.sandbox", "zapcli.agent",
-                "zapcli.providers", "zapcli.cli.app", "zapcli.backends.sandboxed"}
+                "zapcli.providers", "zapcli.cli.app", "zapcli.backends.sandboxed",
+                # what it needs only when something is left to end, or a tree to make
+                "psutil", "zapcli.worktrees", "zapcli.runner.guard",
+                # hashlib brings OpenSSL (~4 MB); shutil its compressors; tempfile random
+                "hashlib", "_hashlib", "shutil", "tempfile"}
 
 
 def _imported(err: str) -> set[str]:

@@ -43,8 +43,6 @@ def make(sid: str) -> Path:
 def drop(sid: str) -> None:
     """Remove the folder and everything in it (never following a link out),
     and give this process its temporary folder back."""
-    import shutil
-
     for name, value in _BEFORE.items():
         if value is None:
             os.environ.pop(name, None)
@@ -57,5 +55,10 @@ def drop(sid: str) -> None:
     path = store.path_for(sid, store.TMP)
     if path.is_symlink():
         path.unlink(missing_ok=True)
-    else:
+        return
+    try:
+        os.rmdir(path)  # usually left empty: no shutil (and its compressors) to import
+    except OSError:
+        import shutil
+
         shutil.rmtree(path, ignore_errors=True)
