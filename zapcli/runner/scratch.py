@@ -34,8 +34,9 @@ def make(sid: str) -> Path:
     for name in NAMES:
         _BEFORE.setdefault(name, os.environ.get(name))
         os.environ[name] = str(path)
-    tempfile = sys.modules.get("tempfile")  # not imported yet: it reads TMPDIR when it is
-    if tempfile is not None:
+    if "tempfile" in sys.modules:  # not imported yet: it reads TMPDIR when it is
+        import tempfile
+
         tempfile.tempdir = None  # this process's own temporary files go there too
     return path
 
@@ -49,8 +50,9 @@ def drop(sid: str) -> None:
         else:
             os.environ[name] = value
     _BEFORE.clear()
-    tempfile = sys.modules.get("tempfile")
-    if tempfile is not None:
+    if "tempfile" in sys.modules:
+        import tempfile
+
         tempfile.tempdir = None
     path = store.path_for(sid, store.TMP)
     if path.is_symlink():
