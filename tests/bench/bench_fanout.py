@@ -119,6 +119,7 @@ def _fanout(inst: _install.Install, fx: Any, rounds: int, n: int) -> None:
         ids = [inst.run(spawn_cmd, env).stdout.decode().strip() for _ in range(n)]
         inst.run(inst.zapcli("wait", *ids), env, timeout=600)
         took = time.perf_counter() - t0
+        refs += [_ref(inst, env) for _ in range(5)]  # before and after: drift hits both
         for sid in ids:
             fx.wait_done(home, sid)  # every runner gone before the next round
             status = next((rec.get("status") for rec in fx.trail_records(home, sid)
