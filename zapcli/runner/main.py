@@ -1,7 +1,7 @@
 """`zapcli run --subagent --id ID`: the runner's main.
 
 Imports `zapcli.trail`, `zapcli.supervisor`, `zapcli.backends` (the seam; each
-backend lazily), `zapcli.runner.guard`, and `zapcli.lifecycle` (queue drain,
+backend lazily), `zapcli.runner.guard` (for in-process work only), and `zapcli.lifecycle` (queue drain,
 retention) at exit. Reads its task from its own `spawn` record (never argv),
 writes `start`, runs the backend, and ends the subagent synchronously (fsync)
 before it exits, whatever happens. It holds the workspace trust its spawner
@@ -21,7 +21,7 @@ from zapcli import tracecontext, trust
 from zapcli.backends.base import RunContext
 from zapcli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from zapcli.redact import secret_values
-from zapcli.runner import guard, scratch, tether, tree
+from zapcli.runner import scratch, tether, tree
 from zapcli.supervisor.capture import CappedFile
 from zapcli.supervisor.launch import MARKER, process_create_time
 from zapcli.trail import endslot, store
@@ -280,6 +280,9 @@ def _run_backend(ctx: RunContext) -> Outcome:
         return Outcome(Status.FAILED, None, str(exc))
     if not backend.in_process:
         return _reported(ctx, backend.reports, backend.run(ctx))
+    # psutil comes with it: in-process work only, imported before any alarm is armed
+    from zapcli.runner import guard
+
     done = threading.Event()
     leave = lambda: _after_exit(ctx.spawn, ctx.sid, busy=True)  # noqa: E731
     grace = ctx.spawn.kill_grace_s
@@ -322,6 +325,8 @@ def _check_in_time(sid: str, spawn: SpawnRecord, outcome: Outcome, writer: Trail
     (holding the interpreter), so the SIGALRM backstop is armed around it."""
     if spawn.output_schema is None or outcome.status != Status.COMPLETED:
         return outcome
+    from zapcli.runner import guard
+
     writer.flush()  # the backstop ends the trail directly: what was said is there first
     guard.arm_backstop(sid, deadline, spawn.kill_grace_s,
                        lambda: _after_exit(spawn, sid, busy=True),
