@@ -4,7 +4,7 @@ how far a tree can overshoot its budget with children spending at once.
 Usage: .venv/bin/python tests/bench/bench_budget.py [--children 50] [--checks 2000]
 
 1. The check a `zapcli run` makes before each of its model calls
-   (`ops.budget.TreeBudget.check`), in this process, against a state folder
+   (`budget.tree.TreeBudget.check`), in this process, against a state folder
    holding 50 children: each has a trail with 40 `usage` records and an
    allotment in the ledger; between checks two children append a record
    (the incremental trail reads then have something to read). Goal ≤ 1 ms.
@@ -36,10 +36,11 @@ sys.path.insert(0, str(REPO))
 
 def _children(run_id: str, n: int) -> list[str]:
     from zapcli import ids, ledger
+    from zapcli.budget import allot
     from zapcli.lifecycle import session as sessions
     from zapcli.trail import store
 
-    ledger.set_budget(run_id, ledger.Budget(10**12))
+    allot.set_budget(run_id, allot.Budget(10**12))
     out = []
     for _ in range(n):
         sid = ids.new_id()
@@ -49,23 +50,26 @@ def _children(run_id: str, n: int) -> list[str]:
             store.append(store.path_for(sid), "usage", {"model": "m", "input_tokens": 900,
                                                         "output_tokens": 100})
         sessions.add(run_id, sid)
-        ledger.reserve(run_id, sid, ledger.Tokens(), tokens=10**6, root=run_id)
+        allot.reserve(run_id, sid, ledger.Tokens(), tokens=10**6, root=run_id)
         out.append(sid)
     return out
 
 
 def bench_check(n: int, checks: int) -> None:
+    from zapcli.budget.allot import Budget, Held
+    from zapcli.budget.meter import Meter
+    from zapcli.budget.tree import TreeBudget
     from zapcli.config import load_settings
-    from zapcli.host.meter import Meter
-    from zapcli.ledger import Budget, Held
     from zapcli.lifecycle.observe import load
-    from zapcli.ops.budget import TreeBudget
     from zapcli.trail import store
 
     run_id = "run_bench_check"
     kids = _children(run_id, n)
     meter = Meter("m", max_tokens=10**12, held=Held(run_id))
-    budget = TreeBudget(run_id, Budget(10**12), meter, load_settings())
+    from zapcli.ops.kill import end_and_stop
+    from zapcli.ops.usage import settle
+
+    budget = TreeBudget(run_id, Budget(10**12), meter, load_settings(), stop=end_and_stop, settle=settle)
     budget.check(1000)  # first reads of every trail, and the ledger connection
     took = []
     for i in range(checks):

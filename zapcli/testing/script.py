@@ -18,14 +18,19 @@ Turn keys (all optional; each protocol renders them in its own wire format):
                                (default), "reasoning" or "think_tags"
   tool_calls: [{name, arguments, id?}]   arguments: an object (sent as JSON)
                                or a string (sent verbatim, e.g. invalid JSON)
-  usage: {prompt_tokens, completion_tokens, cached_tokens?} | null
+  usage: {prompt_tokens, completion_tokens, cached_tokens?, reasoning_tokens?,
+          cache_write_tokens?, thoughts_tokens?} | null  (in each protocol's shape)
                                absent = estimated from sizes; null = not sent
   finish_reason: str         default "tool_calls" when calls, else "stop"
   http_error: {status, times=1, message?, code?, type?, retry_after_ms=10,
-               retry_after?}  answer with this HTTP error `times` times, then
-                               serve the next turn (429: a rate limit; 529, or
-                               type overloaded_error: an overloaded server;
-                               retry_after: seconds, sent as Retry-After)
+               retry_after?, headers?, body?}  answer with this HTTP error
+                               `times` times, then serve the next turn (429: a
+                               rate limit; 529, or type overloaded_error: an
+                               overloaded server; retry_after: seconds, sent as
+                               Retry-After; headers: more response headers, as
+                               given; body: the error body verbatim, in place
+                               of the protocol's own shape — a provider's
+                               usage-limit answer)
   error_200: {message, type?, code?}   an error inside an HTTP 200 (for a
                                streaming protocol: an error event mid-stream)
   raw: [str | object, ...]   streamed verbatim: strings as-is, objects as

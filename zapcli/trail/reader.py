@@ -153,6 +153,7 @@ class Summary:
     merged: dict[str, Any] | None = None  # the last `merged` record: `zapcli merge` took its work
     tree_removed: dict[str, Any] | None = None  # the last `worktree_removed` record: its tree went
     last_ts: str | None = None  # the last record's time before the end: its last sign of life
+    requeued: int = 0  # `requeued` records: its runner put it back in the queue (C43)
 
     @property
     def runner(self) -> RunnerRecord | None:
@@ -186,6 +187,9 @@ def summarize(trail: Trail) -> Summary | None:
             s.process = ProcessRecord.from_record(rec)
         elif rtype == "start":
             s.start = StartRecord.from_record(rec)
+        elif rtype == "requeued" and s.final is None:  # back in the queue: no runner now
+            s.process = s.start = None
+            s.requeued += 1
         elif rtype == "helper":
             s.helpers.append(rec)
         elif rtype == "status":
