@@ -60,8 +60,8 @@ def test_a_claude_child_is_stopped_mid_turn_at_its_budget(zap, flag, limit):
 
 def test_eight_claude_children_in_one_message_hold_the_tree_within_one_call_each(zap, model):
     spawns = [{"name": "subagent", "arguments": {
-        "action": "spawn", "cli": "claude", "model": SONNET, "approval": "full", "timeout": 60,
-        "task": f"paying child {n}"}} for n in range(8)]
+        "action": "spawn", "agent": "payer", "timeout": 60, "task": f"paying child {n}"}}
+        for n in range(8)]
     model([{"match": "fan out", "turns": [
         {"tool_calls": spawns, "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
         {"tool_calls": [{"name": "subagent", "arguments": {"action": "wait", "timeout": 120}}],
@@ -69,8 +69,9 @@ def test_eight_claude_children_in_one_message_hold_the_tree_within_one_call_each
         {"text": "all paid", "usage": {"prompt_tokens": 100, "completion_tokens": 10}}]}])
     with ScriptedServer([_loops("paying child")], protocol="anthropic") as srv:
         _priced(zap)
-        proc = zap("run", "--max-cost", "0.50", "--approval", "full", "--json", "--", "fan out",
-                   env=ct.cli_env("claude", srv), timeout=200)
+        ct.cli_definition(zap, "payer", "claude", ["bash", "read"], model=SONNET)
+        proc = zap("run", "--max-cost", "0.50", "--approval", "full", "--no-sandbox", "--json",
+                   "--", "fan out", env=ct.cli_env("claude", srv), timeout=200)
         doc = json.loads(proc.stdout)
     children = doc["subagents"]
     assert len(children) == 8, doc
@@ -95,8 +96,8 @@ def test_children_that_cannot_be_funded_end_failed_and_the_parent_is_told(zap, m
         {"tool_calls": more, "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
         {"text": "told", "usage": {"prompt_tokens": 100, "completion_tokens": 10}}]}])
     _priced(zap)
-    proc = zap("run", "--max-cost", "0.05", "--approval", "full", "--json", "--", "hold it all",
-               timeout=120)
+    proc = zap("run", "--max-cost", "0.05", "--approval", "full", "--no-sandbox", "--json", "--",
+               "hold it all", timeout=120)
     doc = json.loads(proc.stdout)
     env = {"ZAPCLI_SESSION": doc["run_id"]}
     views = [zap.json("poll", "--no-wait", sid, env=env)["subagents"][0] for sid in doc["subagents"]]

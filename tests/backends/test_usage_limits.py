@@ -33,10 +33,10 @@ OAUTH = "sk-ant-oat01-scripted-subscription-0123456789"
 OTHER_OAUTH = "sk-ant-oat01-another-account-9876543210"
 
 
-def claude_limit(reset: int, claim: str = "five_hour", times: int = 1) -> dict:
-    """Anthropic's answer to a subscription past its limit: a 429 whose unified
-    rate-limit headers say rejected, which limit, and when it resets."""
-    return {"http_error": {"status": 429, "times": times, "message": "Rate limited",
+def claude_limit(reset: int, claim: str = "five_hour", times: int = 100) -> dict:
+    """Anthropic's answer to a subscription past its limit, until it resets: a
+    429 whose unified rate-limit headers say rejected, which limit, and when."""
+    return {"http_error": {"status": 429, "times": times, "until": reset, "message": "Rate limited",
                            "headers": {"anthropic-ratelimit-unified-status": "rejected",
                                        "anthropic-ratelimit-unified-reset": str(reset),
                                        "anthropic-ratelimit-unified-representative-claim": claim}}}
@@ -59,7 +59,7 @@ def view(zap, sid: str) -> dict:
 def test_claude_session_limit_ends_with_the_reset_and_holds_the_next_spawns(zap):
     reset = int(time.time()) + 3 * 3600
     shown = hhmm(reset)
-    script = [{"match": "first over the limit", "turns": [claude_limit(reset, times=5)]},
+    script = [{"match": "first over the limit", "turns": [claude_limit(reset)]},
               {"match": "other account", "turns": [{"text": "the other account works"}]}]
     with ScriptedServer(script, protocol="anthropic") as srv:
         ct.configure(zap, "claude")
@@ -95,13 +95,15 @@ def test_the_parent_is_told_the_reset(zap, model):
     parent = model([
         {"match": "delegate", "turns": [
             {"tool_calls": [{"name": "subagent", "arguments": {
-                "action": "spawn", "cli": "claude", "task": "child over the limit"}}]},
+                "action": "spawn", "agent": "limited", "task": "child over the limit"}}]},
             {"tool_calls": [{"name": "subagent", "arguments": {"action": "wait", "timeout": 90}}]},
             {"text": "parent done"}]}])
-    with ScriptedServer([{"match": "child over the limit", "turns": [claude_limit(reset, times=5)]}],
+    with ScriptedServer([{"match": "child over the limit", "turns": [claude_limit(reset)]}],
                         protocol="anthropic") as srv:
         ct.configure(zap, "claude")
-        proc = zap("run", "--json", "--", "delegate", env=claude_env(srv), timeout=150)
+        ct.cli_definition(zap, "limited", "claude", ["read"])
+        proc = zap("run", "--approval", "full", "--no-sandbox", "--json", "--", "delegate",
+                   env=claude_env(srv), timeout=150)
         assert proc.returncode == 0, proc.err
     told = json.dumps(parent.requests[-1]["messages"])
     assert f"usage limit, resets {hhmm(reset)} Europe/Warsaw" in told, told[-2000:]
@@ -145,9 +147,12 @@ def test_continue_after_the_reset_and_resume_after_limit(zap):
 OPENAI_PLAN = "Usage limit reached for 5 hour. Your limit will reset at {at}"
 
 
-def _plan_body(at: str) -> dict:
-    return {"error": {"message": OPENAI_PLAN.format(at=at), "type": "rate_limit_error",
-                      "code": "1308"}}
+def _plan_body(cli: str, at: str) -> dict:
+    """Z.ai's own body ({code, message}); opencode gets it as an OpenAI-compatible
+    gateway passes it on, with an error type (opencode 1.18.33 answers the bare
+    one with "Unexpected server error", whatever it says)."""
+    error = {"code": "1308", "message": OPENAI_PLAN.format(at=at)}
+    return {"error": {**error, "type": "rate_limit_error"} if cli == "opencode" else error}
 
 
 @pytest.mark.parametrize("cli", ["codex", "gemini", "qwen", "opencode", "pi"])
@@ -155,12 +160,12 @@ def test_each_cli_says_its_usage_limit_and_the_next_spawn_waits(zap, cli):
     now = time.time()
     reset = int(now) + 2 * 3600 + 1800
     if cli == "codex":
-        answer = {"status": 429, "times": 20, "body": {"error": {
+        answer = {"status": 429, "times": 500, "body": {"error": {
             "type": "usage_limit_reached", "message": "The usage limit has been reached",
             "plan_type": "plus", "resets_at": reset, "resets_in_seconds": reset - int(now)}}}
         reset -= reset % 60  # codex says the minute: "try again at 7:53 PM"
     elif cli == "gemini":
-        answer = {"status": 429, "times": 20, "body": {"error": {
+        answer = {"status": 429, "times": 500, "body": {"error": {
             "code": 429, "status": "RESOURCE_EXHAUSTED",
             "message": "You exceeded your current quota, please check your plan and billing "
                        "details.\n* Quota exceeded for metric: generativelanguage.googleapis.com"
@@ -173,7 +178,7 @@ def test_each_cli_says_its_usage_limit_and_the_next_spawn_waits(zap, cli):
                  "retryDelay": f"{reset - int(now)}s"}]}}}
     else:  # a coding plan's 5-hour limit behind an OpenAI-compatible endpoint (UTC+8)
         at = datetime.fromtimestamp(reset, ZoneInfo("Asia/Shanghai")).strftime("%Y-%m-%d %H:%M:%S")
-        answer = {"status": 429, "times": 20, "body": _plan_body(at)}
+        answer = {"status": 429, "times": 500, "body": _plan_body(cli, at)}
     script = [{"match": "over the limit", "turns": [{"http_error": answer}]}]
     with ScriptedServer(script, protocol=ct.PROTOCOL[cli]) as srv:
         ct.configure(zap, cli)

@@ -23,8 +23,10 @@ Turn keys (all optional; each protocol renders them in its own wire format):
                                absent = estimated from sizes; null = not sent
   finish_reason: str         default "tool_calls" when calls, else "stop"
   http_error: {status, times=1, message?, code?, type?, retry_after_ms=10,
-               retry_after?, headers?, body?}  answer with this HTTP error
-                               `times` times, then serve the next turn (429: a
+               retry_after?, headers?, body?, until?}  answer with this HTTP
+                               error `times` times (or until the epoch `until`,
+                               whichever comes first: a limit that resets),
+                               then serve the next turn (429: a
                                rate limit; 529, or type overloaded_error: an
                                overloaded server; retry_after: seconds, sent as
                                Retry-After; headers: more response headers, as
@@ -45,6 +47,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -187,7 +190,8 @@ class Conversations:
                 conv["turn"] = 0
             turn = turns[conv["turn"]]
             err = turn.get("http_error")
-            if err is not None and conv["failed"] < int(err.get("times", 1)):
+            over = err is not None and err.get("until") is not None and time.time() >= err["until"]
+            if err is not None and conv["failed"] < int(err.get("times", 1)) and not over:
                 conv["failed"] += 1
                 return turn
             conv["turn"] += 1
