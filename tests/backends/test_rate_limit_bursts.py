@@ -51,7 +51,7 @@ def test_a_429_burst_at_fan_out_requeues_and_halves_the_endpoint(zap):
             assert len(ct.records(zap, sid, "process")) == 2
         halved = [w for w in seen if "429" in w and "2 at a time" in w]
         assert halved, seen  # the queued rows said why they waited
-        assert srv.base_url.rsplit("/", 1)[0].split("//")[1] in halved[0]
+        assert srv.base_url in halved[0]  # the endpoint is named
 
 
 def test_requeued_once_then_failed_when_the_429s_go_on(zap):

@@ -2,7 +2,7 @@
 usage limit (C42) and a 429 before any work was done (C43).
 
 Imports `zapcli.backends.limitwords` (what each CLI says), `zapcli.lifecycle`
-(`limits`: what the queue holds back; `queue`), `zapcli.resettime`,
+(`limits`: what the queue holds back), `zapcli.resettime`,
 `zapcli.trail`. A failure on the account's usage limit ends `failed` with a
 distinct reason — `usage limit, resets 15:00 Europe/Warsaw`, then the CLI's
 own words — and a `usage_limit` field on its status; the account's next
@@ -15,7 +15,6 @@ halved until a subagent there gets an answer (`succeeded`).
 from __future__ import annotations
 
 import re
-import threading
 import time
 from typing import Any
 
@@ -83,7 +82,10 @@ def _usage_limited(ctx: RunContext, outcome: Outcome, found: limitwords.UsageLim
 
 class Succeeded:
     """Called with each `usage` record: the first with tokens lifts the
-    session's throttle on the endpoint (C43), and lets the queue look again."""
+    session's throttle on the endpoint (C43). The queue starts what it held
+    at its next look — this runner's own end, or a poll, list, wait or spawn:
+    never from here, while the CLI runs (a runner launched from this process
+    would be in the tree this runner ends when its CLI is done)."""
 
     def __init__(self, session: str, endpoint: Any):
         self.session = session
@@ -93,17 +95,4 @@ class Succeeded:
         if self.endpoint is None or not (fields.get("input_tokens") or fields.get("output_tokens")):
             return
         endpoint, self.endpoint = self.endpoint, None  # once
-        if limits.succeeded(self.session, endpoint):
-            threading.Thread(target=_drain, args=(self.session,), name="drain-after-success",
-                             daemon=True).start()
-
-
-def _drain(session: str) -> None:
-    try:
-        from zapcli.backends.sections import OWNERS
-        from zapcli.config import load_settings
-        from zapcli.lifecycle import queue
-
-        queue.drain(session, load_settings(lenient=True, owners=OWNERS))
-    except Exception:  # noqa: BLE001 - best effort: the next observer drains too
-        pass
+        limits.succeeded(self.session, endpoint)

@@ -129,7 +129,7 @@ def throttle(session: str, endpoint: str) -> dict[str, Any] | None:
 
 def succeeded(session: str, endpoint: str) -> bool:
     """A subagent of `session` on `endpoint` got an answer with tokens: its
-    throttle is lifted. True when there was one (the queue should look again)."""
+    throttle is lifted. True when there was one."""
     try:
         os.unlink(_throttle_path(session, endpoint))
     except OSError:

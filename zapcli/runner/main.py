@@ -242,9 +242,17 @@ def _requeue(sid: str, spawn: SpawnRecord, writer: TrailWriter, outcome: Outcome
     back in the queue (a `requeued` record: no runner now), to be started
     again by whoever drains next. A `failed` outcome when that could not be
     written."""
+    from zapcli.lifecycle import queue
+
     attempt = load(sid).requeued + 1
+    try:  # whoever starts it again starts it with its spawner's keys, as the first time
+        queue.keep_env(sid)
+    except OSError as exc:
+        return Outcome(Status.FAILED, None, f"{outcome.reason} (it could not be put back in "
+                       f"the queue: {exc.strerror or exc})")
     if not writer.write_sync("requeued", {"reason": outcome.reason, "attempt": attempt},
                              retry_s=5.0):
+        queue.drop_env(sid)
         return Outcome(Status.FAILED, None, f"{outcome.reason} (it could not be put back in "
                        "the queue: the state folder is full or read-only)")
     endslot.release(writer.path)
@@ -254,7 +262,6 @@ def _requeue(sid: str, spawn: SpawnRecord, writer: TrailWriter, outcome: Outcome
 
         from zapcli.backends.sections import OWNERS
         from zapcli.config import load_settings
-        from zapcli.lifecycle import queue
 
         queue.drain(spawn.session, load_settings(Path(spawn.workspace), lenient=True,
                                                  owners=OWNERS))
