@@ -60,6 +60,7 @@ class Sink:
         self.parser = parser
         self.checks = self.meter.max_tokens is not None or self.meter.max_cost is not None
         self.over: str | None = None
+        self.passed_it = threading.Event()  # set with `over`: the runner ends the work now
         self.on_usage: Callable[[dict[str, Any]], None] | None = None  # each usage record, priced
         self.at_line_start = True
         self.tail = ""  # the last text written to stdout (to end it with the report)
@@ -95,6 +96,11 @@ class Sink:
         self.writer.append(rtype, fields)
         if self.checks and self.over is None and rtype in CALL_RECORDS:
             self.over = self.meter.passed(self.parser.unreported() if self.parser else ())
+            if self.over is not None:
+                from zapcli.supervisor.kill import freeze_children
+
+                freeze_children()  # no further call while the runner ends its tree
+                self.passed_it.set()
 
     def record_unreported(self) -> None:
         """The work ends before the CLI reported the calls it said: what they

@@ -196,5 +196,6 @@ class Conversations:
                 return turn
             conv["turn"] += 1
             conv["failed"] = 0
-            if err is None:
-                return dict(turn, _id=f"{conv['n']}_{conv['turn']}")
+            if err is None:  # ids count the turns served (a looping rule's never repeat)
+                conv["served"] = conv.get("served", 0) + 1
+                return dict(turn, _id=f"{conv['n']}_{conv['served']}")
