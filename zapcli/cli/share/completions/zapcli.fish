@@ -49,6 +49,7 @@ complete -c zapcli -n '__zapcli_is spawn' -l model -x -d 'Model for this subagen
 complete -c zapcli -n '__zapcli_is spawn' -l no-sandbox -d 'Run its commands (an agent CLI: the whole CLI) without the sandbox.'
 complete -c zapcli -n '__zapcli_is spawn' -l on-finish -x -d 'Shell command run once when it ends (ZAPCLI_ID, ZAPCLI_STATUS, ZAPCLI_EXIT_CODE, ZAPCLI_TRAIL set); config on_finish.'
 complete -c zapcli -n '__zapcli_is spawn' -l output-schema -x -a '(__fish_complete_path)' -d 'JSON Schema the final report must satisfy: a file, or the schema inline (\'{...}\'); poll --json: structured.'
+complete -c zapcli -n '__zapcli_is spawn' -l resume-after-limit -d 'An agent CLI stopped by its account\'s usage limit is continued (zapcli continue) once the limit resets, within its tree\'s budget; without it nothing resumes by itself.'
 complete -c zapcli -n '__zapcli_is spawn' -l sandbox -d 'Run its commands (an agent CLI: the whole CLI) in the OS sandbox, or refuse to start (the default of the built-in agent and the agent CLIs where this machine can; sh: only with this flag).'
 complete -c zapcli -n '__zapcli_is spawn' -l timeout -x -d 'Deadline in seconds (default 300, config timeout_s).'
 complete -c zapcli -n '__zapcli_is spawn' -l trust -d 'Trust this folder\'s own zapcli files (.zapcli/config.yaml, mcp.json, definitions, skills) as they are now, recorded as `zapcli trust` does, before using them.'
