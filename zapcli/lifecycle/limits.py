@@ -16,7 +16,6 @@ holds nothing.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -34,6 +33,8 @@ HELD_FOR_S = 30.0  # a throttle's `held` record is said again after this long, w
 
 
 def _key(*parts: str) -> str:
+    import hashlib  # only where a limit is kept or asked about: spawn stays light
+
     return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 

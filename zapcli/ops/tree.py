@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from zapcli.config import Settings
-from zapcli.errors import NotFound
+from zapcli.errors import NotFound, ZapcliError
 from zapcli.plain import plain
 
 TYPE_CHECKING = False
@@ -90,7 +90,6 @@ def place(sid: str, session: str, cli: str, model: str | None, *, max_tokens: in
     allotment (`zapcli.budget.allot`: raises its BudgetSpent, or UsageError for
     a dollar budget on an unpriced model; nothing is created then)."""
     from zapcli import prices
-    from zapcli.budget import allot
 
     parent = parent_of(parent)
     price = prices.configured(model, settings.prices)
@@ -107,8 +106,13 @@ def place(sid: str, session: str, cli: str, model: str | None, *, max_tokens: in
     owner = _own_budget(up.spawn) if up is not None else (None, None)
     budgeted = owner != (None, None)
     if root is None and not budgeted and not (parent or "").startswith(RUN_PREFIX):
-        allot.check_money(max_cost, cli, model, price)
+        if max_cost is not None:  # without a dollar budget an unbudgeted spawn loads no ledger
+            from zapcli.budget import allot
+
+            allot.check_money(max_cost, cli, model, price)
         return Placement(fields)
+    from zapcli.budget import allot
+
     given = allot.fund(parent or session, sid, cli, model, price, want=(max_tokens, max_cost),
                        owner_budget=owner if budgeted else None, owner_view=up,
                        run_parent=(parent or "").startswith(RUN_PREFIX), siblings=siblings,
@@ -123,13 +127,11 @@ def place_or_unfunded(sid: str, session: str, cli: str, model: str | None,
     """`place`; a child its tree's budget cannot fund (C41: nothing is free,
     all held or spent) is a Placement saying so, made but never started
     (`record_unfunded`) — its parent learns how many, not only an error."""
-    from zapcli.budget.allot import BudgetSpent
-
     try:
         return place(sid, session, cli, model, **kw)
-    except BudgetSpent as exc:
-        if exc.code != "token_budget":  # --max-subagents: the spawn is refused
-            raise
+    except ZapcliError as exc:  # not allot's BudgetSpent by name: an unbudgeted spawn stays light
+        if type(exc).__name__ != "BudgetSpent" or exc.code != "token_budget":
+            raise  # --max-subagents: the spawn is refused; any other error is itself
         parent = parent_of(kw.get("parent"))
         return Placement({"parent": parent} if parent else {}, unfunded=exc.message)
 
