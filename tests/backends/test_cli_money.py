@@ -92,24 +92,30 @@ def test_eight_claude_children_in_one_message_hold_the_tree_within_one_call_each
 
 
 def test_children_that_cannot_be_funded_end_failed_and_the_parent_is_told(zap, model):
-    holder = {"name": "subagent", "arguments": {"action": "spawn", "cli": "sh", "max_cost": 0.05,
-                                                "task": "sleep 20", "timeout": 30}}
-    more = [{"name": "subagent", "arguments": {"action": "spawn", "cli": "sh",
-                                               "task": f"echo unfunded {n}"}} for n in range(3)]
+    """One message spawns five children that each ask for $0.02 of a $0.05
+    tree (they are spawned concurrently, in any order): two get $0.02, one
+    the rest, and the last two find nothing free. Those end `failed`
+    (budget) without starting; the run waits for the funded ones to return
+    what they did not use, and its next call is told how many could not be
+    funded."""
+    asks = [{"name": "subagent", "arguments": {"action": "spawn", "cli": "sh", "max_cost": 0.02,
+                                               "task": f"sleep 2; echo child {n}", "timeout": 30}}
+            for n in range(5)]
     parent = model([{"match": "hold it all", "turns": [
-        {"tool_calls": [holder], "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
-        {"tool_calls": more, "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
+        {"tool_calls": asks, "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
         {"text": "told", "usage": {"prompt_tokens": 100, "completion_tokens": 10}}]}])
     _priced(zap)
     proc = zap("run", "--max-cost", "0.05", "--approval", "full", "--no-sandbox", "--json", "--",
                "hold it all", timeout=120)
     doc = json.loads(proc.stdout)
+    assert doc["status"] == "completed", doc
     env = {"ZAPCLI_SESSION": doc["run_id"]}
     views = [zap.json("poll", "--no-wait", sid, env=env)["subagents"][0] for sid in doc["subagents"]]
-    unfunded = [v for v in views if v["task"].startswith("echo unfunded")]
-    assert len(unfunded) == 3, views
+    assert len(views) == 5, views
+    unfunded = [v for v in views if v["status"] == "failed"]
+    assert len(unfunded) == 2, [(v["task"], v["status"], v["reason"]) for v in views]
     for v in unfunded:
-        assert v["status"] == "failed" and v["reason"].startswith("budget"), v
+        assert v["reason"].startswith("budget"), json.dumps(v)
         assert not ct.records(zap, v["id"], "process")  # never started
-    told = json.dumps(parent.requests[2]["messages"])
-    assert "3 subagents could not be funded" in told, told[-3000:]
+    told = json.dumps(parent.requests[1]["messages"])
+    assert "2 subagents could not be funded" in told, told[-3000:]

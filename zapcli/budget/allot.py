@@ -122,7 +122,8 @@ def _reserve(conn: sqlite3.Connection, owner: str, child: str, own: ledger.Token
         return None
     held_t, held_c = ledger.held(conn, owner)
     free_t = None if row[0] is None else row[0] - own.total - held_t
-    free_c = None if row[1] is None else row[1] - own.cost - held_c
+    # dollars to the 8 places allotments are carved in: sums of them leave float dust
+    free_c = None if row[1] is None else round(row[1] - own.cost - held_c, 8)
     for free, limit, what in ((free_t, row[0], "tokens"), (free_c, row[1], "dollars")):
         if free is not None and free <= 0:
             shown = f"{limit:,}" if what == "tokens" else f"${limit:.4f}"
