@@ -82,6 +82,13 @@ def test_claude_session_limit_ends_with_the_reset_and_holds_the_next_spawns(zap)
         assert f"queued (claude usage limit, resets {shown})" in zap("list").out
         time.sleep(2)
         assert view(zap, held)["status"] == "queued" and not ct.records(zap, held, "process")
+        # the trail's shapes the event hooks derive `usage_limited` from: the end carries
+        # `usage_limit` {cli, message, resets_at}; the queued one a `held` record of kind usage_limit
+        end = ct.records(zap, sid, "status")[-1]["usage_limit"]
+        assert (end["cli"], end["resets_at"]) == ("claude", reset) and end["message"], end
+        kept = ct.records(zap, held, "held")[-1]
+        assert (kept["kind"], kept["cli"], kept["until"]) == ("usage_limit", "claude", reset), kept
+        assert "You've hit your 5-hour limit" in kept["message"]
         # another account is not held back
         free = ct.spawn(zap, "claude", "other account please", claude_env(srv, OTHER_OAUTH))
         assert zap.wait_status(free, timeout=90) == "completed", ct.dump(zap, free)

@@ -151,7 +151,8 @@ def hold(raw: dict[str, Any], session: str, on_endpoint: int,
         limit = usage_limit(cli, account, now)
         if limit is not None:
             return {"kind": "usage_limit", "reason": f"{cli} usage limit", "cli": cli,
-                    "until": limit["resets_at"], "zone": limit.get("zone")}
+                    "until": limit["resets_at"], "zone": limit.get("zone"),
+                    "message": limit.get("message")}
     endpoint = raw.get("provider")
     if isinstance(endpoint, str) and endpoint:
         kept = throttle(session, endpoint)
