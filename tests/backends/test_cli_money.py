@@ -23,13 +23,13 @@ BASH = {"name": "Bash", "arguments": {"command": "echo paid", "description": "ec
 ONE_CALL = 33000 * 3e-6 + 10 * 15e-6
 
 
-def _loops(match: str, delay_s: float = 0.3) -> dict:
-    """Calls of 33,000 input tokens, forever. A model call takes a moment (a
-    33,000-token prompt, seconds): the budget stops the CLI as its stream says
-    a call, so a call that began and ended within that stop would count too —
-    and with eight CLIs on two busy cores, the stream is read a little late."""
+def _loops(match: str, generate_s: float = 0.3) -> dict:
+    """Calls of 33,000 input tokens, forever, each answered as the provider
+    does: message_start (the call's input) at once, the rest as the model
+    generates it (a moment). A budgeted claude says each call as it starts
+    (partial messages), so the budget stops it within the call that passed it."""
     call = {"tool_calls": [BASH], "usage": {"prompt_tokens": 33000, "completion_tokens": 10},
-            "delay_s": delay_s}
+            "generate_s": generate_s}
     return {"match": match, "loop": True, "turns": [call]}
 
 

@@ -94,13 +94,20 @@ class Sink:
             if self.on_usage is not None:
                 self.on_usage(fields)
         self.writer.append(rtype, fields)
-        if self.checks and self.over is None and rtype in CALL_RECORDS:
-            self.over = self.meter.passed(self.parser.unreported() if self.parser else ())
-            if self.over is not None:
-                from zapcli.supervisor.kill import freeze_children
+        if rtype in CALL_RECORDS:
+            self.check()
 
-                freeze_children()  # no further call while the runner ends its tree
-                self.passed_it.set()
+    def check(self) -> None:
+        """With a budget: stop the work if what was said passed it — the CLI's
+        tree frozen at once (no further call while the runner ends it)."""
+        if not self.checks or self.over is not None:
+            return
+        self.over = self.meter.passed(self.parser.unreported() if self.parser else ())
+        if self.over is not None:
+            from zapcli.supervisor.kill import freeze_children
+
+            freeze_children()
+            self.passed_it.set()
 
     def record_unreported(self) -> None:
         """The work ends before the CLI reported the calls it said: what they
@@ -226,6 +233,11 @@ class LinePump:
             sink = self.sink
             for rtype, fields in records:
                 sink(rtype, fields)
+        if getattr(self.parser, "call_began", False):  # a call said as it starts, nothing recorded
+            self.parser.call_began = False  # type: ignore[attr-defined]
+            check = getattr(self.sink, "check", None)
+            if check is not None:
+                check()
         if self.on_event is not None:
             self.on_event()
 

@@ -235,6 +235,9 @@ class AnthropicProtocol(Protocol):
             return h.send_stream([x if isinstance(x, str) else sse(x) for x in turn["raw"]],
                                  turn.get("close", "clean"))
         if body.get("stream"):
-            return h.send_stream([sse(e) for e in stream_events(turn, body)])
+            events: list[Any] = [sse(e) for e in stream_events(turn, body)]
+            if turn.get("generate_s"):  # message_start now, the rest as a model generates it
+                events.insert(1, float(turn["generate_s"]))
+            return h.send_stream(events)
         msg = _message(turn, body)
         h.send_json(200, dict(msg, content=[_final(b) for b in msg["content"]]))

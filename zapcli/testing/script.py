@@ -39,6 +39,9 @@ Turn keys (all optional; each protocol renders them in its own wire format):
                                `data: <json>\\n\\n`
   close: "clean" | "abort"   how a raw stream ends ("abort": cut it short)
   delay_s: float             sleep before answering
+  generate_s: float          a streamed answer's first event at once, the rest
+                               this many seconds later (a model generating;
+                               anthropic: message_start says the call began)
 
 Strings may hold placeholders `{name}` filled from `variables`.
 """
@@ -54,7 +57,8 @@ from typing import Any
 
 _RULE_KEYS = {"match", "match_any", "turns", "loop"}
 TURN_KEYS = {"text", "reasoning", "reasoning_field", "tool_calls", "usage", "finish_reason",
-             "http_error", "error_200", "raw", "close", "delay_s"}
+             "http_error", "error_200", "raw", "close", "delay_s",
+             "generate_s"}
 EXHAUSTED_TEXT = "[scripted server: this conversation has no more turns]"
 
 

@@ -71,6 +71,9 @@ class CliRequest:
     # the whole CLI runs inside zapcli's sandbox (`zapcli.backends.cli_sandbox`): a CLI
     # whose own sandbox cannot nest in it says so and uses the form that can (codex)
     boxed: bool = False
+    # a budget (--max-tokens, --max-cost, or its tree's allotment) stops it as calls are
+    # said: a CLI that can say each call as it starts does so (claude: partial messages)
+    budgeted: bool = False
 
 
 @dataclass

@@ -112,6 +112,7 @@ class ClaudeEventParser(EventParser):
         self._cost = 0.0
         self._turn_calls: dict[str, dict[str, Any]] = {}  # message id -> usage said (`_said`)
         self._rejected: dict[str, Any] | None = None  # a rate_limit_event that said `rejected`
+        self.call_began = False  # a message_start was said since the sink last checked
 
     def feed(self, event: Any) -> list[Record]:
         if not isinstance(event, dict):
@@ -127,6 +128,13 @@ class ClaudeEventParser(EventParser):
             return self._system(event)
         if kind == "result":
             return self._result(event)
+        if kind == "stream_event":  # partial messages (a budgeted run): a call said as it starts
+            inner = event.get("event")
+            if isinstance(inner, dict) and inner.get("type") == "message_start" \
+                    and isinstance(inner.get("message"), dict):
+                self._said(inner["message"])
+                self.call_began = True
+            return []
         if kind == "rate_limit_event":
             info = event.get("rate_limit_info")
             if isinstance(info, dict) and info.get("status") == "rejected":
