@@ -82,6 +82,9 @@ def test_eight_claude_children_in_one_message_hold_the_tree_within_one_call_each
     assert len(children) == 8, doc
     tree = doc["tree_tokens"]["cost_usd"]
     assert tree <= 0.50 + 8 * ONE_CALL, (tree, doc)
+    # what the provider bills: every call that reached it, counted or not (a call cut short
+    # is paid for its input): each child is stopped within the call that passed its allotment
+    assert len(srv.requests) * ONE_CALL <= 0.50 + 8 * ONE_CALL, len(srv.requests)
     env = {"ZAPCLI_SESSION": doc["run_id"]}
     for sid in children:
         view = zap.json("poll", "--no-wait", sid, env=env)["subagents"][0]
