@@ -219,15 +219,58 @@ def main(sid: str) -> int:
         end_marked(sid, 1.0)
     scratch.drop(sid)  # its scratch folder goes with it (what was worth keeping is in the workspace)
     outcome = _check_in_time(sid, spawn, outcome, writer, deadline)
+    if outcome.status == Status.QUEUED:  # its backend put it back in the queue (C43)
+        outcome = _requeue(sid, spawn, writer, outcome)
+        if outcome.status == Status.QUEUED:
+            if live is not None:
+                live.stop()
+            return EXIT_OK
     pending = _pending(sid, spawn, writer)
     writer.end(outcome, retry_s=max(spawn.kill_grace_s, 5.0), stdout_bytes=out.written,
                stderr_bytes=err.written, stdout_kept=out.kept, stderr_kept=err.kept, **pending)
     writer.close()
     tether.settle_self(sid)  # every call counted, the last one too; the allotment returns
     _after_exit(spawn, sid, busy=terminated.is_set())
+    if (outcome.extra or {}).get("usage_limit") and spawn.raw.get("resume_after_limit"):
+        from zapcli.runner.resume import after_the_reset
+
+        after_the_reset(sid, spawn, outcome.extra["usage_limit"])  # type: ignore[index]
     if live is not None:  # after the status and the queue: delivery never holds either
         live.stop()
     return EXIT_OK if outcome.status == Status.COMPLETED else EXIT_FAILED
+
+
+def _requeue(sid: str, spawn: SpawnRecord, writer: TrailWriter, outcome: Outcome) -> Outcome:
+    """Its work ended on a 429 before doing anything (C43): the same id goes
+    back in the queue (a `requeued` record: no runner now), to be started
+    again by whoever drains next. A `failed` outcome when that could not be
+    written."""
+    from zapcli.lifecycle import queue
+
+    attempt = load(sid).requeued + 1
+    try:  # whoever starts it again starts it with its spawner's keys, as the first time
+        queue.keep_env(sid)
+    except OSError as exc:
+        return Outcome(Status.FAILED, None, f"{outcome.reason} (it could not be put back in "
+                       f"the queue: {exc.strerror or exc})")
+    if not writer.write_sync("requeued", {"reason": outcome.reason, "attempt": attempt},
+                             retry_s=5.0):
+        queue.drop_env(sid)
+        return Outcome(Status.FAILED, None, f"{outcome.reason} (it could not be put back in "
+                       "the queue: the state folder is full or read-only)")
+    endslot.release(writer.path)
+    writer.close()
+    try:
+        from pathlib import Path
+
+        from zapcli.backends.sections import OWNERS
+        from zapcli.config import load_settings
+
+        queue.drain(spawn.session, load_settings(Path(spawn.workspace), lenient=True,
+                                                 owners=OWNERS))
+    except Exception:
+        traceback.print_exc(file=sys.stderr)
+    return outcome
 
 
 def _pending(sid: str, spawn: SpawnRecord, writer: TrailWriter) -> dict[str, list[str]]:
