@@ -40,7 +40,8 @@ def test_made_before_held_and_gone_after(tmp_path):
     assert sorted(policy.placeholders) == sorted(str(ws / n) for n in (".git", ".zapcli", ".envrc",
                                                                         ".vscode"))
     held = placeholders.hold(policy, records)
-    assert all(Path(p).is_dir() for p in policy.placeholders) and not held.notes
+    assert [n for n in NAMES if (ws / n).is_file()] == [".envrc"] and not held.notes  # the rest: folders
+    assert all(os.listdir(ws / n) == [] for n in (".git", ".zapcli", ".vscode"))
     assert len(os.listdir(records)) == 1  # one record for this start
     held.release()
     assert os.listdir(ws) == [] and os.listdir(records) == []
@@ -119,7 +120,8 @@ def test_bwrap_mounts_them_read_only_and_refuses_to_start_without_them(tmp_path)
                                "touch made; ls -A"], cwd=ws, capture_output=True, text=True)
         assert "Read-only file system" in done.stderr and "made" in done.stdout, done
         assert sorted(os.listdir(ws)) == [".envrc", ".git", ".vscode", ".zapcli", "made"]
-        assert all(os.listdir(ws / n) == [] for n in (".envrc", ".git", ".vscode", ".zapcli"))
+        assert all(os.listdir(ws / n) == [] for n in (".git", ".vscode", ".zapcli"))
+        assert (ws / ".envrc").read_text() == ""
     finally:
         held.release()
     assert os.listdir(ws) == ["made"]
@@ -141,7 +143,7 @@ def test_an_approved_write_to_a_held_name_says_why_and_works_after(tmp_path, mon
     held = placeholders.hold(policy, str(placeholders_dir()))
     ctx = ToolContext(str(ws), str(ws))
     said = WriteTool().run({"path": ".envrc", "content": "use nix\n"}, ctx)
-    assert not said.ok and "control file" in said.content and (ws / ".envrc").is_dir()
+    assert not said.ok and "control file" in said.content and (ws / ".envrc").read_text() == ""
     held.release()
     assert WriteTool().run({"path": ".envrc", "content": "use nix\n"}, ctx).ok
     assert (ws / ".envrc").read_text() == "use nix\n"
