@@ -184,7 +184,7 @@ NEUTRAL = {"opencode.json": {}, "opencode.jsonc": {}, ".mcp.json": {}, ".envrc":
            ".vscode/tasks.json": {"version": "2.0.0", "tasks": []}, ".vscode/settings.json": {}}
 
 
-def _read(cwd: Path, prefix: list[str] = ()) -> subprocess.CompletedProcess[str]:  # type: ignore[assignment]
+def _read(cwd: Path, prefix: tuple[str, ...] | list[str] = ()) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*prefix, sys.executable, "-c", READ, *FILES], cwd=cwd,
                           capture_output=True, text=True, timeout=60)
 
@@ -302,7 +302,8 @@ def test_an_approved_write_to_a_held_file_name_says_why_and_works_after(tmp_path
 
 # ---------------------------------------------------------------- git and the held files
 
-def _git(cwd: Path, *args: str, prefix: list[str] = ()) -> subprocess.CompletedProcess[str]:  # type: ignore[assignment]
+def _git(cwd: Path, *args: str, prefix: tuple[str, ...] | list[str] = ()
+         ) -> subprocess.CompletedProcess[str]:
     env = {"PATH": os.environ["PATH"], "HOME": str(cwd), "GIT_AUTHOR_NAME": "t",
            "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
     return subprocess.run([*prefix, "git", *args], cwd=cwd, env=env, capture_output=True,
@@ -348,3 +349,47 @@ def test_git_inside_neither_lists_nor_commits_a_held_file(tmp_path):
     assert exclude.read_bytes() == before
     assert os.listdir(tmp_path / "scratch") == []  # what git read inside is gone with it
     assert sorted(os.listdir(tree)) == [".git", "README", "work.txt"]
+
+
+def test_every_control_name_is_held_as_the_kind_its_programs_read():
+    """The one list, every backend's names included: a name read as a file
+    gets a file (a new one of an unknown format would fall back to a folder
+    and break its program, as `opencode.json` did), the rest folders."""
+    from zapcli.backends.registry import control_files
+    from zapcli.sandbox.neutral import content
+
+    folders = {n for n in control_files() if content("/ws/" + n) is None}
+    assert folders == {".git", ".zapcli", ".devcontainer", ".husky", ".idea", ".claude",
+                       ".codex", ".gemini", ".qwen", ".pi", ".opencode"}, folders
+    assert content("/ws/.vscode") is None  # the missing folder of `.vscode/tasks.json`
+
+
+def test_git_exclude_lines_match_the_held_path_alone(tmp_path):
+    from zapcli.sandbox.git_exclude import pattern
+
+    odd = "sub [1]/#x!*.json"
+    (tmp_path / "sub [1]").mkdir()
+    (tmp_path / odd).write_text("{}\n")
+    (tmp_path / "sub [1]" / "other.json").write_text("{}\n")
+    _git(tmp_path, "init", "-q")
+    (tmp_path / ".git" / "info" / "exclude").write_bytes(pattern(odd))
+    listed = _git(tmp_path, "status", "--porcelain", "-uall").stdout.splitlines()
+    assert listed == ['?? "sub [1]/other.json"'], listed
+
+
+def test_a_repository_without_an_exclude_file_is_said(tmp_path):
+    repo = tmp_path / "ws"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / ".git" / "info" / "exclude").unlink()
+    (tmp_path / "scratch").mkdir()
+    policy = resolve("workspace", workspace=str(repo), scratch=str(tmp_path / "scratch"),
+                     control=("opencode.json",))[0]
+    held = placeholders.hold(policy, str(tmp_path / "records"))
+    try:
+        assert held.policy.covers == ()
+        assert any("opencode.json as untracked" in n and "no exclude file" in n
+                   for n in held.notes), held.notes
+    finally:
+        held.release()
+    assert sorted(os.listdir(repo)) == [".git"]

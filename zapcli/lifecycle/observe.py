@@ -5,7 +5,7 @@ Imports `zapcli.lifecycle.status`, `zapcli.executors`, `zapcli.trail`
 (`zapcli.sandbox.placeholders` once one is `lost`). Observing may act, as
 the spec requires: a dead runner with no terminal record gets a sticky
 `lost` / `interrupted` status (and what is left of its work is ended, the
-empty folders its sandbox held control files with included), and one alive past its deadline by more than 10 s is killed
+placeholders its sandbox held control files with included), and one alive past its deadline by more than 10 s is killed
 and recorded `timeout`. Both go through `store.end`, so the first terminal
 status wins whoever else is ending it. An ended subagent's on-finish command
 that nobody will start (never claimed, or claimed by a process that died
