@@ -1,5 +1,6 @@
 """SPEC §10's one approval decision, used by the parent agent and subagents alike.
-Imports: stdlib and `zapcli.control` (the one list of control files).
+Imports: stdlib, `zapcli.control` (the one list of control files) and
+`zapcli.approvaltext` (what a decision shows a person).
 
 `decide()` is pure (it reads the filesystem only to resolve symlinks) and
 answers allow / ask / deny before a tool runs. Tool kinds:
@@ -37,12 +38,12 @@ Choices made where the spec is silent:
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from zapcli import control as control_list
+from zapcli.approvaltext import describe
 
 MODES = ("confirm", "workspace", "auto-edit", "full")
 READ_ONLY = frozenset({
@@ -55,7 +56,6 @@ EXEC = frozenset({"bash"})
 MCP = frozenset({"mcp_call"})
 CONFIG = frozenset({"subagents_save", "subagents_delete",  # the parent's definition tools
                     "merge", "pick"})  # the `subagent` tool's merge and pick: they change the checkout
-SUMMARY_MAX = 100
 
 Action = Literal["allow", "ask", "deny"]
 
@@ -63,13 +63,8 @@ Action = Literal["allow", "ask", "deny"]
 @dataclass(frozen=True)
 class Decision:
     action: Action
-    summary: str  # one line for a person: "bash: rm -rf build"
+    summary: str  # the whole call for a person (`zapcli.approvaltext`): "bash: rm -rf build"
     reason: str  # why; for a deny, written for the model
-
-
-def _one_line(text: str, limit: int = SUMMARY_MAX) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _resolve(path: str, cwd: str) -> str:
@@ -84,54 +79,9 @@ def _under(path: str, root: str) -> bool:
         return False
 
 
-def _show(path: str, cwd: str, workspace: str) -> str:
-    absolute = os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
-    ws = os.path.normpath(workspace)
-    return os.path.relpath(absolute, ws) if _under(absolute, ws) and absolute != ws else absolute
-
-
 def summarize(tool: str, args: dict[str, Any], *, workspace: str, cwd: str) -> str:
-    """One line a person can approve or deny from."""
-    key = tool.lower()
-    path = args.get("path") if isinstance(args, dict) else None
-    where = _show(path, cwd, workspace) if isinstance(path, str) and path.strip() else "?"
-    if key == "bash":
-        label = "bash (background)" if args.get("background") is True else "bash"
-        return _one_line(f"{label}: {args.get('command', '')}")
-    if key == "write":
-        content = args.get("content")
-        size = len(content.encode("utf-8", "replace")) if isinstance(content, str) else 0
-        return _one_line(f"write: {where} ({size:,} bytes)")
-    if key == "edit":
-        suffix = " (replace all)" if args.get("replace_all") is True else ""
-        return _one_line(f"edit: {where}{suffix}")
-    if key in ("merge", "pick"):
-        how = " --squash" if args.get("squash") else " --rebase" if args.get("rebase") else ""
-        what = "merge it into the checkout" if key == "merge" else \
-            "merge it, remove the other attempts' trees"
-        return _one_line(f"{key}{how} {args.get('id')}: {what}")
-    if key in CONFIG:
-        name = args.get("name") or (args.get("fields") or {}).get("name") or "?"
-        if not isinstance(name, str) or name == "?":
-            import re
-
-            found = re.search(r"(?m)^name:\s*(\S+)", str(args.get("yaml") or ""))
-            name = found.group(1) if found else "?"
-        return _one_line(f"{tool}: {name} ({args.get('scope') or 'workspace'})")
-    if key == "mcp_call":
-        server, name = args.get("server", "?"), args.get("tool", "?")
-        return _one_line(f"mcp_call: {server}/{name}")
-    if key in ("read", "glob", "grep") and isinstance(path, str):
-        extra = f" {args.get('pattern')}" if "pattern" in args else ""
-        return _one_line(f"{tool}:{extra} {where}")
-    for field in ("url", "query", "pattern", "job_id", "command"):
-        if isinstance(args.get(field), str):
-            return _one_line(f"{tool}: {args[field]}")
-    try:
-        shown = json.dumps(args, ensure_ascii=False, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        shown = str(args)
-    return _one_line(f"{tool}: {shown}")
+    """What a person approves: the whole call (`zapcli.approvaltext.describe`)."""
+    return describe(tool, args, workspace=workspace, cwd=cwd)
 
 
 def _guarded(real: str, roots: list[str], names: tuple[str, ...]) -> str | None:

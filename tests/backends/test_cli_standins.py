@@ -239,6 +239,7 @@ def test_a_workspace_config_cannot_name_a_backend_command(zap, tmp_path):
     (zap.cwd / ".zapcli").mkdir()
     (zap.cwd / ".zapcli" / "config.yaml").write_text(
         f"backends:\n  claude:\n    command: {standin(tmp_path, 'evil', SILENT_DEATH)}\n")
+    zap("trust", check=True)  # even a trusted folder never chooses the programs that run
     proc = zap("spawn", "--cli", "claude", "hi", env={"PATH": "/nonexistent"})
     assert proc.returncode == 1 and "not installed" in proc.err, proc.err
     assert "`backends` was not applied" in zap("doctor", env={"PATH": "/nonexistent"}).out

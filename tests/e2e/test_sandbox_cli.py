@@ -74,6 +74,7 @@ def test_a_definition_is_held_to_what_its_approval_mode_allows(zap, model, tmp_p
     (zap.cwd / ".zapcli" / "subagents" / "wide.yml").write_text(
         "name: wide\ndescription: wants more\ntools: [bash]\n"
         f"sandbox: {{network: false, writable: [., {elsewhere}]}}\n")
+    zap("trust", check=True)  # trusted, and still held to what its approval mode allows
     cmd = f"touch {elsewhere}/x; touch here && echo made"
     model([{"match": "widen", "turns": [
         {"tool_calls": [{"name": "bash", "arguments": {"command": cmd}}]}, {"text": "done"}]}])

@@ -60,12 +60,13 @@ class UseSkillTool:
             return ToolResult(False, f"skill {name!r} is not available to this subagent; "
                               f"available: {', '.join(self.skills) or 'none'}")
         view = _view(ctx, ctx.workspace)
-        try:  # a skill in a writable root could have become a link since spawn
-            raw = (_read_in_view(view, skill.path, MAX_SKILL_BYTES) if view.root_of(skill.path)
-                   else read_at_most(skill.path, MAX_SKILL_BYTES))
+        try:
+            raw = _content(skill, Path(ctx.workspace), view)
         except OSError as exc:
             return ToolResult(False, f"cannot read the skill: {exc}" if str(exc).startswith(
-                skill.path) else f"cannot read {skill.path}: {exc}")
+                skill.path) else f"cannot read {skill.path}: {exc.strerror or exc}")
+        if isinstance(raw, str):  # a workspace's own skill that changed since it was trusted
+            return ToolResult(False, raw)
         text = raw[:MAX_SKILL_BYTES].decode("utf-8", "replace")
         try:
             _, body = split_frontmatter(text)
@@ -74,6 +75,26 @@ class UseSkillTool:
         note = "\n[skill file cut at 64 KB]" if len(raw) > MAX_SKILL_BYTES else ""
         folder = str(Path(skill.path).parent)
         return ToolResult(True, f"# skill: {skill.name} (folder: {folder})\n\n{body.strip()}{note}")
+
+
+def _content(skill: Skill, workspace: Path, view: View) -> bytes | str:
+    """The skill's SKILL.md as it may be read now: a workspace's own only in
+    the bytes its trust covers, else why not (text); another in a writable
+    root as the view shows it (it could have become a link since spawn).
+    Raises OSError."""
+    from zapcli import trust
+
+    prefix = trust.skill_roots(workspace).get(Path(skill.root))
+    if prefix is None:
+        return (_read_in_view(view, skill.path, MAX_SKILL_BYTES) if view.root_of(skill.path)
+                else read_at_most(skill.path, MAX_SKILL_BYTES))
+    unit = f"{prefix}/{Path(skill.path).parent.name}"
+    verdict = trust.verdict(workspace)
+    raw = verdict.read(unit)
+    if raw is None:
+        return (f"skill {skill.name!r} ({unit}) is not read: {verdict.why(unit)} (a person "
+                f"can trust it again: zapcli trust {workspace})")
+    return raw[:MAX_SKILL_BYTES + 1]
 
 
 class KbSearchTool:

@@ -33,7 +33,7 @@ def choose(asked: str | None, backend: Any, network: bool = False) -> tuple[str,
     if default is None:  # an agent CLI runs its commands its own way
         if choice == "on":
             raise UsageError(f"{param('sandbox')} is for backends whose commands zapcli runs; "
-                             f"{backend.name} runs its commands its own way (README: Backends)")
+                             f"{backend.name} runs its commands its own way (see docs/how-to/agent-clis.md#sandbox)")
         return "off", ()
     if choice == "off":
         return "off", ()
@@ -53,3 +53,20 @@ def choose(asked: str | None, backend: Any, network: bool = False) -> tuple[str,
         raise ZapcliError(f"{param('sandbox')} was asked for, but {found.missing}; {found.fix}. "
                           "Nothing was created", code="no_sandbox")
     return choice, (bwrap.unavailable(found),)
+
+
+def for_spawn(fields: dict[str, Any], cli: str | None, asked: str | None,
+              model_shell: tuple[str, ...] | None, settings: Any, backend: Any,
+              network: bool = False) -> tuple[str, ...]:
+    """Set a spawn record's `sandbox` (and `model_shell`: a shell a model
+    chose, whose environment is a model's bash's, never the caller's keys);
+    return the warnings. A model's shell is sandboxed as `asked` (a run's
+    --sandbox), else as the user's config says (`model_shell_sandbox`,
+    default auto: where this machine can)."""
+    chosen = model_shell is not None and cli == "sh"
+    fields["sandbox"], warnings = choose(
+        settings.model_shell_sandbox if chosen and asked is None else asked, backend,
+        network=network)
+    if chosen:
+        fields["model_shell"] = {"env": list(model_shell or ())}
+    return warnings
