@@ -200,6 +200,8 @@ def _lock(path: str, may_make: bool) -> tuple[int | None, bool]:
         try:
             fd = _open(path)
         except FileNotFoundError:
+            if not may_make:
+                raise  # not ours to make: the caller takes the policy as it is now
             continue  # removed by a sandbox that ended just now: make it again
         except OSError as exc:
             if exc.errno == errno.ENOTDIR:
@@ -237,12 +239,68 @@ def _shared(fd: int, wait_s: float = LOCK_WAIT_S) -> None:
             time.sleep(0.01)
 
 
+class _Moved(Exception):
+    """A control path went while it was being held (another sandbox in the
+    same folder ended and removed its placeholder): hold again."""
+
+
 def hold(policy: Policy, records: str = "") -> Held:
     """Make the policy's placeholders and hold every control path it binds
     read-only inside a writable root (a shared lock each); cover git's
     exclude files so git inside ignores the held files. `records`: the
     folder in zapcli's state where placeholders are recorded (empty: none
-    are, and none are removed)."""
+    are, and none are removed).
+
+    The policy was resolved a moment ago: a control path it found existing
+    may have been another sandbox's placeholder, removed since as that one
+    ended. Such a path is held as the placeholder it would have been had it
+    been missing then (`_as_now`), and a hold that sees one go while it
+    holds starts again: the name is never left unheld, and bwrap never
+    meets a missing mount point."""
+    for _ in range(TRIES):
+        try:
+            return _hold(_as_now(policy), records)
+        except _Moved:
+            continue
+    raise OSError(errno.EBUSY, "its control files kept being removed while the sandbox started "
+                  "(other sandboxes in the same folder ending meanwhile)")
+
+
+def _as_now(policy: Policy) -> Policy:
+    """`policy` with each control path in a writable root that is gone now
+    replaced by a placeholder at the first part of it that is missing (a
+    missing `.vscode` holds `.vscode/tasks.json`), and each placeholder
+    whose folder went replaced by that folder's own."""
+    readonly: list[str] = []
+    missing: list[str] = []
+    for path, own in [*((p, False) for p in policy.readonly), *((p, True) for p in policy.placeholders)]:
+        root = _root_of(path, policy.writable)
+        gone = _first_missing(os.path.dirname(path) if own else path, root) if root else None
+        if gone is None and not own:
+            readonly.append(path)
+        elif (gone or path) not in missing:
+            missing.append(gone or path)
+    missing = [p for p in missing if not any(p.startswith(q + "/") for q in missing)]
+    if readonly == list(policy.readonly) and missing == list(policy.placeholders):
+        return policy
+    return replace(policy, readonly=tuple(readonly), placeholders=tuple(missing))
+
+
+def _first_missing(path: str, root: str) -> str | None:
+    """The first folder or file on the way from `root` down to `path` that
+    does not exist; None when all do."""
+    here = root
+    for part in os.path.relpath(path, root).split(os.sep):
+        if part in ("", "."):
+            continue
+        here = os.path.join(here, part)
+        if not os.path.lexists(here):
+            return here
+    return None
+
+
+def _hold(policy: Policy, records: str) -> Held:
+    """One try of `hold`. Raises _Moved when a path went meanwhile."""
     if records:
         sweep(records)
     held = Held(policy, records)
@@ -275,6 +333,9 @@ def hold(policy: Policy, records: str = "") -> Held:
         try:
             lock(path, True)
         except OSError as exc:
+            if exc.errno == errno.ENOENT:  # its folder went (another sandbox's placeholder)
+                held.release()
+                raise _Moved() from None
             if exc.errno == errno.EBUSY:
                 held.release()
                 raise
@@ -287,6 +348,9 @@ def hold(policy: Policy, records: str = "") -> Held:
             continue  # only a writable root holds placeholders, another sandbox's too
         try:
             lock(path, False)
+        except FileNotFoundError:  # gone since `_as_now` looked: bwrap would not start
+            held.release()
+            raise _Moved() from None
         except OSError:
             continue
     if record and (made != intent or stamps):  # only what was made here is this start's to remove
