@@ -17,10 +17,22 @@ mismatch ends it at once, saying both), then every tick (100 ms):
   records for a runner (`send`, approvals, a cancel) go to its agent;
 - on a node's death its subagents are `lost` with Ray's reason; an ended
   runner's placement group is removed at once (its resources are free, and
-  a cancelled one is stopped on the Ray side too); an acknowledged one (all
-  of it came home) loses every Ray-side trace: keys, group, frames file;
+  a cancelled one is stopped on the Ray side too); one cancelled before it
+  was placed gets no group, and one cancelled while Ray places it has its
+  group removed once placed (`remove_doomed`); an acknowledged one (all of
+  it came home) loses every Ray-side trace: keys, group, frames file;
 - writes a status line on every change, and ends itself once nothing has
   been open for IDLE_S.
+
+Exactly once, whatever Ray retries: Ray itself retries nothing of the pool's
+(the agents are made with NO_RETRIES: no actor restart, no task retry, so no
+OOM retry and no lineage reconstruction of a `start`; the pool job is never
+resubmitted by Ray), and what the pool does again is safe to do again: a
+runner claims its trail (`zapcli.runner.main`), so a second launch of it
+refuses to run. When Ray's memory monitor kills a node's agent
+(`memory_killed`), the reason names what Ray did; a start it killed is
+settled by the next report (its runner started: adopted; else it fails and
+is never started again), and the node gets no new agent for a pause.
 
 Replacing a dead pool loses and repeats nothing: submissions wait in the
 key-value store; run keys say what was dispatched where; runners outlive
@@ -45,6 +57,15 @@ from zapcli.executors.ray_files import Frames, StatusFile
 TICK_S = 0.1
 QUIET_TICK_S, QUIET_AFTER_S = 0.5, 5.0  # nothing open for a while: look less often
 CALL_TIMEOUT_S = 10.0
+DOOMED_WAIT_S = 2.0  # a cancelled one's group is removed once placed, or after this long pending
+# Ray's memory monitor killed a node's agent: the next one is made after a pause (1, 2, 4 ... 30 s);
+# a start it killed this many times over is given up (never started again)
+OOM_PAUSE_S, OOM_PAUSE_MAX_S, OOM_GIVE_UP = 1.0, 30.0, 3
+# Ray must never run any of this again by itself (a retried `start` would be a second
+# runner): no actor restarts, no task retries (OOM kills included), no lineage reconstruction
+NO_RETRIES = {"max_restarts": 0, "max_task_retries": 0}
+NOT_AGAIN = ("its runner never started, and zapcli does not start it again (spawn it again once that "
+             "node has memory to spare)")
 
 
 @dataclass
@@ -57,6 +78,8 @@ class Sub:
     pg: Any = None
     start_ref: Any = None
     reason: str | None = None
+    note: str | None = None  # what holds a live one up (its node's agent was killed), for the caller
+    killed: str | None = None  # Ray killed the agent while it started this one: a report says if it ran
     inbox: dict[int, str] = field(default_factory=dict)  # seq -> stored key
     early: list[int] = field(default_factory=list)  # inbox seqs that went with its start
 
@@ -73,6 +96,8 @@ class Pool:
         self.status = StatusFile(self.dir / "status")
         self.subs: dict[str, Sub] = {}
         self.agents: dict[str, Any] = {}
+        self.oom: dict[str, tuple[int, float, str]] = {}  # node -> (kills in a row, pause until, why)
+        self.doomed: list[tuple[Any, float]] = []  # cancelled ones' groups, removed once placed
         self.reports: dict[str, tuple[Any, list[str]]] = {}  # node -> (ref, sids)
         self.last_busy = time.monotonic()
         self.dirty = True
@@ -91,11 +116,12 @@ class Pool:
 
     def tick(self) -> bool:
         busy = self.scan()
+        busy = self.deliver() or busy  # first: one cancelled before it was placed gets no group
         self.place()
         self.check_starts()
         self.check_reports()
         self.ask_reports()
-        busy = self.deliver() or busy
+        self.remove_doomed()
         if self.dirty:
             self.write_status()
         return busy
@@ -107,7 +133,7 @@ class Pool:
         self.status.write({
             "v": wire.PROTOCOL, "pool": wire.job_id(self.key, self.gen), "gen": self.gen,
             "node": self.node, "session": self.session, "zapcli": __version__, "closed": closed,
-            "subs": {s.sid: [s.state, s.frames.n, s.reason] for s in self.subs.values()}})
+            "subs": {s.sid: [s.state, s.frames.n, s.reason or s.note] for s in self.subs.values()}})
 
     # -- submissions and acknowledgements -------------------------------------
     def scan(self) -> bool:
@@ -178,8 +204,15 @@ class Pool:
 
     def dispatch(self, sub: Sub, node: str) -> None:
         """Start it on `node` — unless an earlier pool dispatched it (the run
-        key is claimed once): then on that one's node, never anywhere else."""
-        if not kv.kv_claim(wire.run_key(self.key, sub.sid), orjson.dumps({"node": node, "gen": self.gen})):
+        key is claimed once): then on that one's node, never anywhere else.
+        Not while that node's agent is paused (Ray's memory monitor killed it)."""
+        claimed = kv.kv_get(wire.run_key(self.key, sub.sid))
+        if claimed:
+            node = orjson.loads(claimed).get("node", node)
+        if self.paused(node):
+            return
+        if not claimed and not kv.kv_claim(wire.run_key(self.key, sub.sid),
+                                           orjson.dumps({"node": node, "gen": self.gen})):
             node = orjson.loads(kv.kv_get(wire.run_key(self.key, sub.sid)) or b"{}").get("node", node)
         sub.node, sub.state, self.dirty = node, "starting", True
         spec = dict(sub.spec)
@@ -210,8 +243,8 @@ class Pool:
                 got = ray.get(ref)
             except Exception as exc:  # noqa: BLE001 - the agent or its node died
                 self.agent_failed(sub.node or "", exc)
-                if sub.state == "starting":  # its node lives: its (new) agent starts or adopts it
-                    sub.state = "running"
+                if sub.state == "starting" and not sub.killed:  # its node lives: its (new) agent
+                    sub.state = "running"  # starts or adopts it
                 continue
             if got.get("ok"):
                 sub.state, self.dirty = "running", True
@@ -238,14 +271,19 @@ class Pool:
         if node not in self.agents:
             self.agents[node] = ray.remote(NodeAgent).options(
                 name=f"agent-{node[:16]}", get_if_exists=True, num_cpus=0, max_concurrency=16,
-                scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False), **NO_RETRIES,
             ).remote(self.caller)
         return self.agents[node]
+
+    def paused(self, node: str) -> bool:
+        """Ray's memory monitor killed this node's agent a moment ago: no new one yet."""
+        return node in self.oom and time.monotonic() < self.oom[node][1]
 
     def ask_reports(self) -> None:
         by_node: dict[str, dict[str, list[int]]] = {}
         for sub in self.subs.values():
-            if sub.state == "running" and sub.node and sub.node not in self.reports:
+            asks = sub.state == "running" or (sub.state == "starting" and sub.killed and not sub.start_ref)
+            if asks and sub.node and sub.node not in self.reports and not self.paused(sub.node):
                 by_node.setdefault(sub.node, {})[sub.sid] = list(sub.frames.offs)
         for node, wants in by_node.items():
             self.reports[node] = (self.agent(node).report.remote(wants), list(wants))
@@ -265,14 +303,22 @@ class Pool:
             except Exception as exc:  # noqa: BLE001 - the agent or its node died
                 self.agent_failed(node, exc)
                 continue
+            self.oom.pop(node, None)  # an agent runs there again
             for sid, item in got.items():
                 if sid in self.subs:
                     self.take_report(self.subs[sid], item)
 
     def take_report(self, sub: Sub, item: dict[str, Any]) -> None:
         if item.get("state") == "unstarted":  # dispatched, but its start never got made
+            if sub.killed:  # by Ray's memory monitor: it is never started again
+                self.refuse(sub, f"{sub.killed} while it started this subagent: {NOT_AGAIN}")
+                return
             self.dispatch(sub, sub.node or self.node)
             return
+        if sub.state == "starting":  # its start was killed after all of it was done: adopted
+            sub.state, sub.killed, self.dirty = "running", None, True
+        if sub.note:
+            sub.note, self.dirty = None, True
         sub.frames.add(item, item.get("end"))
         if item.get("end") or any(k in item for k in "toe"):
             self.dirty = True
@@ -285,10 +331,14 @@ class Pool:
         lost, with Ray's reason) or only the agent did (a new one adopts)."""
         import ray
 
-        self.agents.pop(node, None)
+        agent = self.agents.pop(node, None)
         self.reports.pop(node, None)
         info = next((n for n in ray.nodes() if n.get("NodeID") == node), None)
         if info is not None and info.get("Alive"):
+            killed = oom_words(exc, node)
+            if killed:  # every call in flight to that agent fails: its death is counted once
+                self.memory_killed(node, killed, again=agent is None)
+                return
             why = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
             if "ModuleNotFoundError" in str(exc) or "ImportError" in str(exc):
                 for sub in self.subs.values():
@@ -301,6 +351,30 @@ class Pool:
                 sub.state, sub.reason = "lost", f"its Ray node died ({str(said)[:300]})"
                 self.remove_pg(sub)
         self.dirty = True
+
+    def memory_killed(self, node: str, why: str, again: bool = False) -> None:
+        """Ray's memory monitor killed `node`'s agent: the next one waits a
+        little; a start in flight is settled by the next report (adopted if
+        its runner started, else never started again) or, after OOM_GIVE_UP
+        kills in a row, given up; running ones go on, saying why nothing
+        comes home from them meanwhile."""
+        kills = self.oom.get(node, (0, 0.0, ""))[0] + (0 if again and node in self.oom else 1)
+        pause = min(OOM_PAUSE_S * 2 ** (kills - 1), OOM_PAUSE_MAX_S)
+        if not (again and node in self.oom):
+            self.oom[node] = (kills, time.monotonic() + pause, why)
+        self.dirty = True
+        for sub in self.subs.values():
+            if sub.node != node:
+                continue
+            if sub.state == "starting":
+                sub.killed = sub.killed or why
+                sub.note = f"{why}; whether its runner started is asked again in {pause:.0f}s"
+                if kills >= OOM_GIVE_UP and not sub.start_ref:
+                    self.refuse(sub, f"{why}, {kills} times in a row, while it started this "
+                                     f"subagent: {NOT_AGAIN}")
+            elif sub.state == "running":
+                sub.note = (f"{why}; its runner goes on there, and what it writes comes home once "
+                            "zapcli's agent runs there again")
 
     # -- records from the caller ---------------------------------------------------
     def deliver(self) -> bool:
@@ -319,9 +393,13 @@ class Pool:
                         rec.get("type") == "status" and is_terminal(rec.get("status")):
                     sub.frames.add({}, "unstarted")
                     sub.state, sub.reason, self.dirty = "ended", "cancelled before it started", True
-                    self.remove_pg(sub)
+                    if sub.pg is not None:  # removed once Ray has placed it (see remove_doomed)
+                        self.doomed.append((sub.pg, time.monotonic()))
+                        sub.pg = None
                 if sub.state != "running" and sub.state in wire.OPEN_STATES:
                     break  # it takes them when it starts
+                if sub.state == "running" and self.paused(sub.node or ""):
+                    break  # its agent was killed a moment ago: handed over once a new one runs
                 if sub.state == "running" and isinstance(rec, dict):
                     if rec.get("type") == "status" and is_terminal(rec.get("status")):
                         sub.reason, self.dirty = f"{rec.get('status')} by the caller", True
@@ -336,6 +414,24 @@ class Pool:
                 busy = True
         return busy
 
+    def remove_doomed(self) -> None:
+        """Remove the groups of ones cancelled while Ray placed them, once
+        placed — not while Ray prepares their bundles, which can leave them
+        reserved for good (ray-project/ray #64693) — or once it has been
+        waiting DOOMED_WAIT_S for room (nothing is being prepared then)."""
+        from ray.util.placement_group import remove_placement_group
+
+        now, left = time.monotonic(), []
+        for pg, since in self.doomed:
+            if pg.wait(0) or now - since > DOOMED_WAIT_S:
+                try:
+                    remove_placement_group(pg)
+                except Exception:  # noqa: BLE001 - already removed
+                    pass
+            else:
+                left.append((pg, since))
+        self.doomed = left
+
     def remove_pg(self, sub: Sub) -> None:
         from ray.util.placement_group import remove_placement_group
 
@@ -345,6 +441,28 @@ class Pool:
                 remove_placement_group(pg)
             except Exception:  # noqa: BLE001 - already removed
                 pass
+
+
+def oom_words(exc: BaseException, node: str) -> str | None:
+    """What Ray did, when `exc` says its memory monitor killed the worker
+    (Ray's public OutOfMemoryError, or a dead actor's error carrying it):
+    "Ray's memory monitor killed zapcli's agent on Ray node 59a63e1f861b at
+    192.0.2.2 (memory there 2.46GB used of 23.54GB, over its kill threshold
+    of 95.0%)"; else None."""
+    import re
+
+    from ray.exceptions import OutOfMemoryError
+
+    text = str(exc)
+    if not isinstance(exc, OutOfMemoryError) and "running low on memory" not in text:
+        return None
+    where = re.search(r"Memory on the node \(IP: ([^,)]+)[^)]*\) was ([\d.]+\s*\w+) used / ([\d.]+\s*\w+)", text)
+    limit = re.search(r"threshold of \d+B \(([\d.]+%)", text)
+    place = f"Ray node {node[:12]}" + (f" at {where.group(1)}" if where else "")
+    said = [f"memory there {where.group(2)} used of {where.group(3)}"] if where else []
+    if limit:
+        said.append(f"over its kill threshold of {limit.group(1)}")
+    return f"Ray's memory monitor killed zapcli's agent on {place}" + (f" ({', '.join(said)})" if said else "")
 
 
 def _existing_pg(sid: str) -> Any:

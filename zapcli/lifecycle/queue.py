@@ -159,7 +159,7 @@ def drain(session: str, settings: Settings) -> list[str]:
                 continue
             if view.terminal:
                 sessions.deactivate(session, sid)
-            elif view.status == Status.QUEUED:
+            elif view.status == Status.QUEUED and view.queued_out_there is None:
                 waiting.append(view)
             else:
                 pool = _pool(view.id)
