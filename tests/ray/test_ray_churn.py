@@ -17,7 +17,15 @@ import pytest
 from tests.conftest import Zap, pgrep, sleep_marker, trail_records, wait_until
 from tests.ray import cluster
 from tests.ray.conftest import OOM_RESOURCE
-from tests.ray.helpers import actors, held_bundles, node_of, placement_groups, poll, ray_status, remote
+from tests.ray.helpers import (
+    actors,
+    held_bundles,
+    node_of,
+    placement_groups,
+    poll,
+    ray_status,
+    remote,
+)
 
 pytest.importorskip("ray", reason="Ray is not installed: pip install -e '.[dev,ray]'")
 pytestmark = [pytest.mark.xdist_group("ray"), pytest.mark.timeout(400)]

@@ -2,37 +2,32 @@
 caller's subagents (SPEC §15, §20) — the job's entrypoint.
 
 Imports `ray`, `zapcli.executors.ray_kv` (the private key-value API, in one
-place), `ray_node`, `ray_files`, `ray_wire`. Started by the caller with
+place), `ray_agents` (the agent of each node), `ray_place` (placement
+groups), `ray_files`, `ray_wire`. Started by the caller with
 `python -m zapcli.executors.ray_dispatch KEY GEN CALLER IDLE_S`; it says
 hello first (its zapcli version and trail format against the caller's: a
 mismatch ends it at once, saying both), then every tick (100 ms):
 
 - reads the caller's keys (`ray_wire`): a new submission gets a placement
-  group `zapcli-<id>` with its `ray.resources` as the bundle, so Ray's
-  scheduler decides the node (no worker process is held for it);
+  group (`ray_place`), so Ray's scheduler decides the node;
 - once placed, claims the run key `zapcli/K/run/<id>` (atomic: it is
   dispatched once, whichever pool sees it) and asks that node's agent
   (`ray_node.NodeAgent`, an actor per node) to start the runner;
 - asks each node's agent what its runners wrote and appends it as frames;
   records for a runner (`send`, approvals, a cancel) go to its agent;
 - on a node's death its subagents are `lost` with Ray's reason; an ended
-  runner's placement group is removed at once (its resources are free, and
-  a cancelled one is stopped on the Ray side too); one cancelled before it
-  was placed gets no group, and one cancelled while Ray places it has its
-  group removed once placed (`remove_doomed`); an acknowledged one (all of
-  it came home) loses every Ray-side trace: keys, group, frames file;
-- writes a status line on every change, and ends itself once nothing has
-  been open for IDLE_S.
+  one's placement group is removed at once (one cancelled while Ray places
+  it: once placed, `ray_place.Doomed`); an acknowledged one (all of it came
+  home) loses every Ray-side trace: keys, group, frames file;
+- writes a status line on every change; ends once nothing was open for IDLE_S.
 
-Exactly once, whatever Ray retries: Ray itself retries nothing of the pool's
-(the agents are made with NO_RETRIES: no actor restart, no task retry, so no
-OOM retry and no lineage reconstruction of a `start`; the pool job is never
-resubmitted by Ray), and what the pool does again is safe to do again: a
-runner claims its trail (`zapcli.runner.main`), so a second launch of it
-refuses to run. When Ray's memory monitor kills a node's agent
-(`memory_killed`), the reason names what Ray did; a start it killed is
-settled by the next report (its runner started: adopted; else it fails and
-is never started again), and the node gets no new agent for a pause.
+Exactly once, whatever Ray retries: Ray retries nothing of the pool's (its
+agents have `ray_agents.NO_RETRIES`; a job is never resubmitted by Ray),
+and what the pool does again is safe: a runner claims its trail, so a
+second launch refuses to run, and an agent adopts a runner launched but not
+recorded. When Ray's memory monitor kills an agent (`memory_killed`), the
+reason names what Ray did; a start it killed is settled by the next report
+(its runner started: adopted; else it fails, never started again).
 
 Replacing a dead pool loses and repeats nothing: submissions wait in the
 key-value store; run keys say what was dispatched where; runners outlive
@@ -51,21 +46,14 @@ from typing import Any
 import orjson
 
 from zapcli.executors import ray_kv as kv
+from zapcli.executors import ray_place as place
 from zapcli.executors import ray_wire as wire
+from zapcli.executors.ray_agents import NOT_AGAIN, OOM_GIVE_UP, Agents, node_info, oom_words
 from zapcli.executors.ray_files import Frames, StatusFile
 
 TICK_S = 0.1
 QUIET_TICK_S, QUIET_AFTER_S = 0.5, 5.0  # nothing open for a while: look less often
 CALL_TIMEOUT_S = 10.0
-DOOMED_WAIT_S = 2.0  # a cancelled one's group is removed once placed, or after this long pending
-# Ray's memory monitor killed a node's agent: the next one is made after a pause (1, 2, 4 ... 30 s);
-# a start it killed this many times over is given up (never started again)
-OOM_PAUSE_S, OOM_PAUSE_MAX_S, OOM_GIVE_UP = 1.0, 30.0, 3
-# Ray must never run any of this again by itself (a retried `start` would be a second
-# runner): no actor restarts, no task retries (OOM kills included), no lineage reconstruction
-NO_RETRIES = {"max_restarts": 0, "max_task_retries": 0}
-NOT_AGAIN = ("its runner never started, and zapcli does not start it again (spawn it again once that "
-             "node has memory to spare)")
 
 
 @dataclass
@@ -95,9 +83,8 @@ class Pool:
         self.session = str(context.address_info["session_dir"]).rstrip("/").rsplit("/", 1)[-1]
         self.status = StatusFile(self.dir / "status")
         self.subs: dict[str, Sub] = {}
-        self.agents: dict[str, Any] = {}
-        self.oom: dict[str, tuple[int, float, str]] = {}  # node -> (kills in a row, pause until, why)
-        self.doomed: list[tuple[Any, float]] = []  # cancelled ones' groups, removed once placed
+        self.agents = Agents(caller)
+        self.doomed = place.Doomed()  # cancelled ones' groups, removed once placed
         self.reports: dict[str, tuple[Any, list[str]]] = {}  # node -> (ref, sids)
         self.last_busy = time.monotonic()
         self.dirty = True
@@ -121,7 +108,7 @@ class Pool:
         self.check_starts()
         self.check_reports()
         self.ask_reports()
-        self.remove_doomed()
+        self.doomed.tick()
         if self.dirty:
             self.write_status()
         return busy
@@ -189,35 +176,29 @@ class Pool:
 
     # -- placement and start --------------------------------------------------
     def place(self) -> None:
-        from ray.util.placement_group import placement_group_table
-
         for sub in list(self.subs.values()):
             if sub.state == "submitted":
                 bundle = wire.bundle(sub.spec.get("resources"))
                 if not bundle:  # no reservation asked: the pool's own node
                     self.dispatch(sub, self.node)
                     continue
-                sub.pg = _placement_group(sub.sid, bundle)
+                sub.pg = place.make(sub.sid, bundle)
                 sub.state, self.dirty = "placing", True
             if sub.state == "placing" and sub.pg.wait(0):
-                self.dispatch(sub, placement_group_table(sub.pg)["bundles_to_node_id"][0])
+                self.dispatch(sub, place.node_of(sub.pg))
 
     def dispatch(self, sub: Sub, node: str) -> None:
         """Start it on `node` — unless an earlier pool dispatched it (the run
         key is claimed once): then on that one's node, never anywhere else.
         Not while that node's agent is paused (Ray's memory monitor killed it)."""
-        claimed = kv.kv_get(wire.run_key(self.key, sub.sid))
-        if claimed:
-            node = orjson.loads(claimed).get("node", node)
-        if self.paused(node):
-            return
-        if not claimed and not kv.kv_claim(wire.run_key(self.key, sub.sid),
-                                           orjson.dumps({"node": node, "gen": self.gen})):
+        if not kv.kv_claim(wire.run_key(self.key, sub.sid), orjson.dumps({"node": node, "gen": self.gen})):
             node = orjson.loads(kv.kv_get(wire.run_key(self.key, sub.sid)) or b"{}").get("node", node)
+        if self.agents.paused(node):  # claimed for it all the same: asked again next tick
+            return
         sub.node, sub.state, self.dirty = node, "starting", True
         spec = dict(sub.spec)
         spec["early"] = list(spec.get("early") or ()) + self.take_early(sub)
-        sub.start_ref = self.agent(node).start.remote(sub.sid, spec)
+        sub.start_ref = self.agents.get(node).start.remote(sub.sid, spec)
 
     def take_early(self, sub: Sub) -> list[dict[str, Any]]:
         """Records the caller sent before it started: they go with the start."""
@@ -262,31 +243,14 @@ class Pool:
         self.remove_pg(sub)
 
     # -- agents and reports -----------------------------------------------------
-    def agent(self, node: str) -> Any:
-        import ray
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-        from zapcli.executors.ray_node import NodeAgent
-
-        if node not in self.agents:
-            self.agents[node] = ray.remote(NodeAgent).options(
-                name=f"agent-{node[:16]}", get_if_exists=True, num_cpus=0, max_concurrency=16,
-                scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False), **NO_RETRIES,
-            ).remote(self.caller)
-        return self.agents[node]
-
-    def paused(self, node: str) -> bool:
-        """Ray's memory monitor killed this node's agent a moment ago: no new one yet."""
-        return node in self.oom and time.monotonic() < self.oom[node][1]
-
     def ask_reports(self) -> None:
         by_node: dict[str, dict[str, list[int]]] = {}
         for sub in self.subs.values():
             asks = sub.state == "running" or (sub.state == "starting" and sub.killed and not sub.start_ref)
-            if asks and sub.node and sub.node not in self.reports and not self.paused(sub.node):
+            if asks and sub.node and sub.node not in self.reports and not self.agents.paused(sub.node):
                 by_node.setdefault(sub.node, {})[sub.sid] = list(sub.frames.offs)
         for node, wants in by_node.items():
-            self.reports[node] = (self.agent(node).report.remote(wants), list(wants))
+            self.reports[node] = (self.agents.get(node).report.remote(wants), list(wants))
 
     def check_reports(self) -> None:
         import ray
@@ -303,7 +267,7 @@ class Pool:
             except Exception as exc:  # noqa: BLE001 - the agent or its node died
                 self.agent_failed(node, exc)
                 continue
-            self.oom.pop(node, None)  # an agent runs there again
+            self.agents.answered(node)
             for sid, item in got.items():
                 if sid in self.subs:
                     self.take_report(self.subs[sid], item)
@@ -329,15 +293,13 @@ class Pool:
     def agent_failed(self, node: str, exc: BaseException) -> None:
         """A call to `node`'s agent failed: its node died (its subagents are
         lost, with Ray's reason) or only the agent did (a new one adopts)."""
-        import ray
-
-        agent = self.agents.pop(node, None)
+        first = self.agents.drop(node)
         self.reports.pop(node, None)
-        info = next((n for n in ray.nodes() if n.get("NodeID") == node), None)
+        info = node_info(node)
         if info is not None and info.get("Alive"):
             killed = oom_words(exc, node)
             if killed:  # every call in flight to that agent fails: its death is counted once
-                self.memory_killed(node, killed, again=agent is None)
+                self.memory_killed(node, killed, again=not first)
                 return
             why = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
             if "ModuleNotFoundError" in str(exc) or "ImportError" in str(exc):
@@ -353,15 +315,10 @@ class Pool:
         self.dirty = True
 
     def memory_killed(self, node: str, why: str, again: bool = False) -> None:
-        """Ray's memory monitor killed `node`'s agent: the next one waits a
-        little; a start in flight is settled by the next report (adopted if
-        its runner started, else never started again) or, after OOM_GIVE_UP
-        kills in a row, given up; running ones go on, saying why nothing
-        comes home from them meanwhile."""
-        kills = self.oom.get(node, (0, 0.0, ""))[0] + (0 if again and node in self.oom else 1)
-        pause = min(OOM_PAUSE_S * 2 ** (kills - 1), OOM_PAUSE_MAX_S)
-        if not (again and node in self.oom):
-            self.oom[node] = (kills, time.monotonic() + pause, why)
+        """Ray's memory monitor killed `node`'s agent: a start in flight is
+        settled by the next report, or given up after OOM_GIVE_UP kills in a
+        row; running ones go on, saying why nothing comes home meanwhile."""
+        kills, pause = self.agents.memory_killed(node, why, again)
         self.dirty = True
         for sub in self.subs.values():
             if sub.node != node:
@@ -393,18 +350,18 @@ class Pool:
                         rec.get("type") == "status" and is_terminal(rec.get("status")):
                     sub.frames.add({}, "unstarted")
                     sub.state, sub.reason, self.dirty = "ended", "cancelled before it started", True
-                    if sub.pg is not None:  # removed once Ray has placed it (see remove_doomed)
-                        self.doomed.append((sub.pg, time.monotonic()))
+                    if sub.pg is not None:  # removed once Ray has placed it (place.Doomed)
+                        self.doomed.add(sub.pg)
                         sub.pg = None
                 if sub.state != "running" and sub.state in wire.OPEN_STATES:
                     break  # it takes them when it starts
-                if sub.state == "running" and self.paused(sub.node or ""):
+                if sub.state == "running" and self.agents.paused(sub.node or ""):
                     break  # its agent was killed a moment ago: handed over once a new one runs
                 if sub.state == "running" and isinstance(rec, dict):
                     if rec.get("type") == "status" and is_terminal(rec.get("status")):
                         sub.reason, self.dirty = f"{rec.get('status')} by the caller", True
                     try:
-                        if not ray.get(self.agent(sub.node or "").deliver.remote(sub.sid, rec),
+                        if not ray.get(self.agents.get(sub.node or "").deliver.remote(sub.sid, rec),
                                        timeout=CALL_TIMEOUT_S):
                             break
                     except Exception as exc:  # noqa: BLE001 - kept: tried again next tick
@@ -414,72 +371,10 @@ class Pool:
                 busy = True
         return busy
 
-    def remove_doomed(self) -> None:
-        """Remove the groups of ones cancelled while Ray placed them, once
-        placed — not while Ray prepares their bundles, which can leave them
-        reserved for good (ray-project/ray #64693) — or once it has been
-        waiting DOOMED_WAIT_S for room (nothing is being prepared then)."""
-        from ray.util.placement_group import remove_placement_group
-
-        now, left = time.monotonic(), []
-        for pg, since in self.doomed:
-            if pg.wait(0) or now - since > DOOMED_WAIT_S:
-                try:
-                    remove_placement_group(pg)
-                except Exception:  # noqa: BLE001 - already removed
-                    pass
-            else:
-                left.append((pg, since))
-        self.doomed = left
-
     def remove_pg(self, sub: Sub) -> None:
-        from ray.util.placement_group import remove_placement_group
-
-        pg, sub.pg = sub.pg or _existing_pg(sub.sid), None
+        pg, sub.pg = sub.pg or place.existing(sub.sid), None
         if pg is not None:
-            try:
-                remove_placement_group(pg)
-            except Exception:  # noqa: BLE001 - already removed
-                pass
-
-
-def oom_words(exc: BaseException, node: str) -> str | None:
-    """What Ray did, when `exc` says its memory monitor killed the worker
-    (Ray's public OutOfMemoryError, or a dead actor's error carrying it):
-    "Ray's memory monitor killed zapcli's agent on Ray node 59a63e1f861b at
-    192.0.2.2 (memory there 2.46GB used of 23.54GB, over its kill threshold
-    of 95.0%)"; else None."""
-    import re
-
-    from ray.exceptions import OutOfMemoryError
-
-    text = str(exc)
-    if not isinstance(exc, OutOfMemoryError) and "running low on memory" not in text:
-        return None
-    where = re.search(r"Memory on the node \(IP: ([^,)]+)[^)]*\) was ([\d.]+\s*\w+) used / ([\d.]+\s*\w+)", text)
-    limit = re.search(r"threshold of \d+B \(([\d.]+%)", text)
-    place = f"Ray node {node[:12]}" + (f" at {where.group(1)}" if where else "")
-    said = [f"memory there {where.group(2)} used of {where.group(3)}"] if where else []
-    if limit:
-        said.append(f"over its kill threshold of {limit.group(1)}")
-    return f"Ray's memory monitor killed zapcli's agent on {place}" + (f" ({', '.join(said)})" if said else "")
-
-
-def _existing_pg(sid: str) -> Any:
-    from ray.util.placement_group import get_placement_group
-
-    try:
-        return get_placement_group(wire.pg_name(sid))
-    except ValueError:
-        return None
-
-
-def _placement_group(sid: str, bundle: dict[str, float]) -> Any:
-    """Its placement group: an earlier pool's, or a new one (detached: it
-    outlives this job, so a replaced pool does not free what a runner holds)."""
-    from ray.util.placement_group import placement_group
-
-    return _existing_pg(sid) or placement_group([bundle], name=wire.pg_name(sid), lifetime="detached")
+            place.remove(pg)
 
 
 def main(argv: list[str]) -> int:
