@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zapcli import tracecontext
 from zapcli.backends import cli_home
 from zapcli.backends.base import RunContext
 from zapcli.backends.cli_stream import LinePump, Sink, TailPump
@@ -64,6 +65,9 @@ def run_cli(backend: Cli, ctx: RunContext) -> Outcome:
     except cli_request.CannotResume as exc:
         return Outcome(Status.FAILED, None, str(exc))
     launch = backend.launch(plan.request, command)
+    if tracecontext.export_wanted(plan.request.env):  # its own spans join its subagent's trace
+        launch.diagnostics += [{"dimension": "telemetry", "name": backend.name, "message": said}
+                               for said in backend.join_trace(plan.request, launch)]
     cli_home.write_files(plan.request.config_home, launch.files)
     for diag in [*plan.diagnostics, *launch.diagnostics,
                  *backend.sandbox_diagnostics(plan.request)]:

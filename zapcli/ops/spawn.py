@@ -293,8 +293,10 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
         req = replace(req, model=forked["model"])
     task, timeout = _validate(req, settings)
     warnings: tuple[str, ...] = ()
+    links = None
     if req.inherit is not None:
         backend = dict(req.inherit)
+        links = backend.pop("trace_links", None)  # spans of other traces it follows (continue)
     else:
         backend, warnings = _backend_fields(req, workspace, settings, cwd, catalog)
     placement = _executor_fields(req, settings)
@@ -326,7 +328,8 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
         "kill_grace_s": settings.kill_grace_s, "writable_roots": list(settings.writable_roots),
         "max_concurrent": settings.max_concurrent,
         **backend, **placement, **({"relay": req.relay} if req.relay else {}),
-        "trace": tracecontext.new(traceparent=req.traceparent, parent_id=req.parent),
+        "trace": tracecontext.new(traceparent=req.traceparent, parent_id=req.parent,
+                                  links=links),
     }
     return Prepared(sid, session, fields, settings, warnings, str(req.cli), task, now, placed)
 

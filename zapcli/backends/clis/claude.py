@@ -150,6 +150,12 @@ class ClaudeBackend(CliBackend):
     approval_hook = True  # --permission-prompt-tool: its asks become zapcli approval requests
     tested = ("2.1.328", "2.2")
 
+    def join_trace(self, req: CliRequest, launch: CliLaunch) -> list[str]:
+        """It reads TRACEPARENT; its spans need its telemetry and tracing beta on."""
+        from zapcli.backends.clis import otel
+
+        return otel.claude(launch.env)
+
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         env = _environment(req)
         diags: list[dict[str, Any]] = []
