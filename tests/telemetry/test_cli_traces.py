@@ -95,3 +95,43 @@ def test_a_continued_subagents_trace_links_to_its_first_runs(zap: Zap, model, tm
             "zapcli.relation": "continue_of"}
     finally:
         capture.close()
+
+
+def test_what_each_cli_is_told_keeps_the_persons_own_settings(tmp_path) -> None:
+    """The launch side, for every CLI at once: a variable the person set wins;
+    the exporter's headers stay in the environment, never in a settings file
+    the launch writes; a person's own NODE_OPTIONS are kept beside the
+    preload; a CLI that cannot nest is tied to its subagent by resource."""
+    from zapcli.backends.clis.base import CliRequest
+    from zapcli.backends.registry import get
+
+    tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    env = {"PATH": "/bin", "TRACEPARENT": tp, "ZAPCLI_SUBAGENT_ID": "sa_20260101_0123abcd",
+           "OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+           "OTEL_EXPORTER_OTLP_HEADERS": f"authorization=Bearer%20{HEADER_SECRET}",
+           "NODE_OPTIONS": "--max-old-space-size=4096", "OTEL_RESOURCE_ATTRIBUTES": "team=blue",
+           "OPENAI_API_KEY": "sk-test-0123456789", "GEMINI_API_KEY": "g-test-0123456789",
+           "ANTHROPIC_API_KEY": "sk-ant-test-0123456789"}
+    told = {}
+    for name in ("claude", "codex", "gemini", "qwen", "opencode", "pi"):
+        home = tmp_path / name
+        home.mkdir()
+        req = CliRequest(task="t", cwd=str(tmp_path), workspace=str(tmp_path), config_home=home, env=env, model="m")
+        backend = get(name)
+        launch = backend.launch(req, [name])
+        said = backend.join_trace(req, launch)
+        assert not [rel for rel, text in launch.files.items() if HEADER_SECRET in text], name
+        told[name] = (launch, said)
+    claude = told["claude"][0].env
+    assert claude["OTEL_EXPORTER_OTLP_PROTOCOL"] == "grpc" and claude["CLAUDE_CODE_ENHANCED_TELEMETRY_BETA"] == "1"
+    assert claude["TRACEPARENT"] == tp
+    config = told["codex"][0].files["config.toml"]
+    assert 'trace_exporter = { otlp-grpc = { endpoint = "http://collector:4317" } }' in config, config
+    for name in ("gemini", "qwen"):
+        node = told[name][0].env
+        assert node["NODE_OPTIONS"].startswith("--max-old-space-size=4096 --require ") and "otel_parent.cjs" in node["NODE_OPTIONS"]
+        assert node[f"{name.upper()}_TELEMETRY_OTLP_PROTOCOL"] == "grpc"
+        assert node[f"{name.upper()}_TELEMETRY_LOG_PROMPTS"] == "false"
+    assert told["opencode"][0].env["OTEL_RESOURCE_ATTRIBUTES"] == (
+        "team=blue,zapcli.subagent.id=sa_20260101_0123abcd,zapcli.trace_id=4bf92f3577b34da6a3ce929d0e0e4736")
+    assert "exports no telemetry of its own" in told["pi"][1][0]

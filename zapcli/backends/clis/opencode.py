@@ -169,6 +169,13 @@ class OpencodeBackend(CliBackend):
     install_hint = "npm install -g opencode-ai"
     tested = ("1.18.33", "1.19")
 
+    def join_trace(self, req: CliRequest, launch: CliLaunch) -> list[str]:
+        """Its spans go out by themselves (OTEL_EXPORTER_OTLP_ENDPOINT) but
+        cannot nest: they are tied to the subagent by resource attributes."""
+        from zapcli.backends.clis import otel
+
+        return otel.tied(launch.env, self.name)
+
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         perm, diags = permissions(req)
         argv = [*command, "run", "--format", "json", "--thinking", "--title", TITLE]

@@ -17,6 +17,10 @@ default here. What each CLI takes, read from its installed sources:
   traces, OTLP protocol `http` — OTLP/HTTP as JSON — or `grpc`) but never read
   TRACEPARENT: `otel_parent.cjs`, preloaded with NODE_OPTIONS, makes its span
   the parent of theirs through the OpenTelemetry JS API's global registry.
+- opencode exports spans by itself once OTEL_EXPORTER_OTLP_ENDPOINT is set
+  (Effect's OTLP layer, in a Bun binary: no preload reaches it) and reads no
+  TRACEPARENT: its spans make a trace of their own, which its resource
+  attributes tie to the subagent (`zapcli.subagent.id`, `zapcli.trace_id`).
 
 Prompts and answers stay out of the CLIs' spans unless the person asked
 (as in zapcli's own spans). The headers are secrets (`zapcli.redact`).
@@ -112,3 +116,19 @@ def node_cli(env: dict[str, str], prefix: str) -> list[str]:
                     f"protobuf only refuses them: set {prefix}_TELEMETRY_OTLP_PROTOCOL=grpc and "
                     f"{prefix}_TELEMETRY_OTLP_ENDPOINT to its gRPC address")
     return said
+
+
+def tied(env: dict[str, str], cli: str) -> list[str]:
+    """For a CLI whose spans cannot nest under its subagent's: resource
+    attributes that name the subagent and its trace, and what to say."""
+    parsed = tracecontext.parse(env.get(tracecontext.TRACEPARENT))
+    sid = env.get("ZAPCLI_SUBAGENT_ID")
+    extra = [f"zapcli.subagent.id={sid}"] if sid else []
+    if parsed is not None:
+        extra.append(f"zapcli.trace_id={parsed[0]}")
+    if extra:
+        given = env.get("OTEL_RESOURCE_ATTRIBUTES", "").strip().strip(",")
+        env["OTEL_RESOURCE_ATTRIBUTES"] = ",".join([given, *extra] if given else extra)
+    return [f"{cli} sends its own spans as a trace of its own (it reads no TRACEPARENT): their "
+            "resource attributes zapcli.subagent.id and zapcli.trace_id name this subagent and its trace"]
+
