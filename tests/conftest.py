@@ -117,6 +117,27 @@ def zap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Zap:
             continue
 
 
+@pytest.fixture(autouse=True)
+def _no_held_trust():
+    """A trust decision one in-process test made this process hold
+    (`zapcli.trust.inherit`) never reaches the next test."""
+    yield
+    from zapcli import trust
+
+    trust._INHERITED.clear()
+
+
+@pytest.fixture
+def own_workspace(zap: Zap) -> Zap:
+    """The test's workspace is its user's own: `trusted:` in their
+    config.yaml takes its zapcli files as they are (for tests of what those
+    files do, not of workspace trust)."""
+    config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.yaml").write_text(f"trusted: [{zap.cwd}]\n")
+    return zap
+
+
 @pytest.fixture
 def model(zap: Zap, request: pytest.FixtureRequest):
     """`model(script, **kw)` starts a scripted Chat Completions server and points
@@ -184,14 +205,26 @@ def final_status(path: Path) -> str | None:
     return None
 
 
-def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """In-process isolation: state, config and HOME under tmp_path."""
+def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, trusted: bool = False) -> Path:
+    """In-process isolation: state, config and HOME under tmp_path. With
+    `trusted`, the user's config.yaml trusts every workspace under tmp_path
+    (`trusted:`): for tests of what a workspace's own files do, not of trust."""
     for name in ("state", "config", "home"):
         (tmp_path / name).mkdir(exist_ok=True)
     monkeypatch.setenv("ZAPCLI_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("ZAPCLI_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    if trusted:
+        (tmp_path / "config" / "config.yaml").write_text(f"trusted: [{tmp_path}]\n")
     return tmp_path
+
+
+def trust_workspace(path: Path) -> None:
+    """The person trusts `path`'s own zapcli files as they are now, as
+    `zapcli trust PATH` does (in-process)."""
+    from zapcli import trust_store
+
+    trust_store.grant(path)
 
 
 def record_of(zap: Zap, sid: str, rtype: str) -> dict | None:

@@ -61,7 +61,7 @@ class Sub:
     sid: str
     spec: dict[str, Any]
     frames: Frames
-    state: str = "submitted"
+    state: wire.PoolState = wire.PoolState.SUBMITTED
     node: str | None = None
     pg: Any = None
     start_ref: Any = None
@@ -94,7 +94,7 @@ class Pool:
         while True:
             busy = self.tick()
             now = time.monotonic()
-            if busy or any(s.state in wire.OPEN_STATES for s in self.subs.values()):
+            if busy or any(s.state.open for s in self.subs.values()):
                 self.last_busy = now
             elif now - self.last_busy > self.idle_s:
                 self.write_status(closed=True)
@@ -120,7 +120,7 @@ class Pool:
         self.status.write({
             "v": wire.PROTOCOL, "pool": wire.job_id(self.key, self.gen), "gen": self.gen,
             "node": self.node, "session": self.session, "zapcli": __version__, "closed": closed,
-            "subs": {s.sid: [s.state, s.frames.n, s.reason or s.note] for s in self.subs.values()}})
+            "subs": {s.sid: [s.state.value, s.frames.n, s.reason or s.note] for s in self.subs.values()}})
 
     # -- submissions and acknowledgements -------------------------------------
     def scan(self) -> bool:
@@ -153,10 +153,10 @@ class Pool:
         self.dirty = True
         marker = kv.kv_get(wire.run_key(self.key, sid))
         if sub.frames.ended:  # a replaced pool shipped all of it already
-            sub.state = "ended"
+            sub.state = wire.PoolState.ENDED
         elif marker:  # dispatched by an earlier pool: its node's agent knows the rest
             sub.node = orjson.loads(marker)["node"]
-            sub.state = "running"
+            sub.state = wire.PoolState.RUNNING
         return True
 
     def forget(self, sid: str) -> None:
@@ -177,14 +177,14 @@ class Pool:
     # -- placement and start --------------------------------------------------
     def place(self) -> None:
         for sub in list(self.subs.values()):
-            if sub.state == "submitted":
+            if sub.state == wire.PoolState.SUBMITTED:
                 bundle = wire.bundle(sub.spec.get("resources"))
                 if not bundle:  # no reservation asked: the pool's own node
                     self.dispatch(sub, self.node)
                     continue
                 sub.pg = place.make(sub.sid, bundle)
-                sub.state, self.dirty = "placing", True
-            if sub.state == "placing" and sub.pg.wait(0):
+                sub.state, self.dirty = wire.PoolState.PLACING, True
+            if sub.state == wire.PoolState.PLACING and sub.pg.wait(0):
                 self.dispatch(sub, place.node_of(sub.pg))
 
     def dispatch(self, sub: Sub, node: str) -> None:
@@ -195,7 +195,7 @@ class Pool:
             node = orjson.loads(kv.kv_get(wire.run_key(self.key, sub.sid)) or b"{}").get("node", node)
         if self.agents.paused(node):  # claimed for it all the same: asked again next tick
             return
-        sub.node, sub.state, self.dirty = node, "starting", True
+        sub.node, sub.state, self.dirty = node, wire.PoolState.STARTING, True
         spec = dict(sub.spec)
         spec["early"] = list(spec.get("early") or ()) + self.take_early(sub)
         sub.start_ref = self.agents.get(node).start.remote(sub.sid, spec)
@@ -213,7 +213,7 @@ class Pool:
     def check_starts(self) -> None:
         import ray
 
-        waiting = {s.start_ref: s for s in self.subs.values() if s.state == "starting" and s.start_ref}
+        waiting = {s.start_ref: s for s in self.subs.values() if s.state == wire.PoolState.STARTING and s.start_ref}
         if not waiting:
             return
         ready, _ = ray.wait(list(waiting), num_returns=len(waiting), timeout=0)
@@ -224,11 +224,11 @@ class Pool:
                 got = ray.get(ref)
             except Exception as exc:  # noqa: BLE001 - the agent or its node died
                 self.agent_failed(sub.node or "", exc)
-                if sub.state == "starting" and not sub.killed:  # its node lives: its (new) agent
-                    sub.state = "running"  # starts or adopts it
+                if sub.state == wire.PoolState.STARTING and not sub.killed:  # its node lives: its (new) agent
+                    sub.state = wire.PoolState.RUNNING  # starts or adopts it
                 continue
             if got.get("ok"):
-                sub.state, self.dirty = "running", True
+                sub.state, self.dirty = wire.PoolState.RUNNING, True
                 for seq in sub.early:  # they went with the start
                     kv.kv_del(sub.inbox.pop(seq))
                 sub.early = []
@@ -238,15 +238,16 @@ class Pool:
     def refuse(self, sub: Sub, reason: str) -> None:
         """It cannot run where Ray placed it: it fails, saying why (the
         caller records that)."""
-        sub.frames.add({}, "unstarted")
-        sub.state, sub.reason, self.dirty = "failed", reason, True
+        sub.frames.add({}, wire.EndHow.UNSTARTED)
+        sub.state, sub.reason, self.dirty = wire.PoolState.FAILED, reason, True
         self.remove_pg(sub)
 
     # -- agents and reports -----------------------------------------------------
     def ask_reports(self) -> None:
         by_node: dict[str, dict[str, list[int]]] = {}
         for sub in self.subs.values():
-            asks = sub.state == "running" or (sub.state == "starting" and sub.killed and not sub.start_ref)
+            asks = sub.state == wire.PoolState.RUNNING or (
+                sub.state == wire.PoolState.STARTING and sub.killed and not sub.start_ref)
             if asks and sub.node and sub.node not in self.reports and not self.agents.paused(sub.node):
                 by_node.setdefault(sub.node, {})[sub.sid] = list(sub.frames.offs)
         for node, wants in by_node.items():
@@ -273,21 +274,21 @@ class Pool:
                     self.take_report(self.subs[sid], item)
 
     def take_report(self, sub: Sub, item: dict[str, Any]) -> None:
-        if item.get("state") == "unstarted":  # dispatched, but its start never got made
+        if wire.NodeState.parse(item.get("state")) == wire.NodeState.UNSTARTED:  # dispatched, but its start never got made
             if sub.killed:  # by Ray's memory monitor: it is never started again
                 self.refuse(sub, f"{sub.killed} while it started this subagent: {NOT_AGAIN}")
                 return
             self.dispatch(sub, sub.node or self.node)
             return
-        if sub.state == "starting":  # its start was killed after all of it was done: adopted
-            sub.state, sub.killed, self.dirty = "running", None, True
+        if sub.state == wire.PoolState.STARTING:  # its start was killed after all of it was done: adopted
+            sub.state, sub.killed, self.dirty = wire.PoolState.RUNNING, None, True
         if sub.note:
             sub.note, self.dirty = None, True
         sub.frames.add(item, item.get("end"))
         if item.get("end") or any(k in item for k in "toe"):
             self.dirty = True
         if item.get("end"):
-            sub.state = "ended"
+            sub.state = wire.PoolState.ENDED
             self.remove_pg(sub)
 
     def agent_failed(self, node: str, exc: BaseException) -> None:
@@ -304,13 +305,13 @@ class Pool:
             why = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
             if "ModuleNotFoundError" in str(exc) or "ImportError" in str(exc):
                 for sub in self.subs.values():
-                    if sub.node == node and sub.state == "starting":
+                    if sub.node == node and sub.state == wire.PoolState.STARTING:
                         self.refuse(sub, f"Ray's workers on node {node[:12]} cannot run zapcli: {why}")
             return
         said = (info or {}).get("DeathReasonMessage") or "it is gone from the cluster"
         for sub in self.subs.values():
-            if sub.node == node and sub.state in wire.OPEN_STATES:
-                sub.state, sub.reason = "lost", f"its Ray node died ({str(said)[:300]})"
+            if sub.node == node and sub.state.open:
+                sub.state, sub.reason = wire.PoolState.LOST, f"its Ray node died ({str(said)[:300]})"
                 self.remove_pg(sub)
         self.dirty = True
 
@@ -323,13 +324,13 @@ class Pool:
         for sub in self.subs.values():
             if sub.node != node:
                 continue
-            if sub.state == "starting":
+            if sub.state == wire.PoolState.STARTING:
                 sub.killed = sub.killed or why
                 sub.note = f"{why}; whether its runner started is asked again in {pause:.0f}s"
                 if kills >= OOM_GIVE_UP and not sub.start_ref:
                     self.refuse(sub, f"{why}, {kills} times in a row, while it started this "
                                      f"subagent: {NOT_AGAIN}")
-            elif sub.state == "running":
+            elif sub.state == wire.PoolState.RUNNING:
                 sub.note = (f"{why}; its runner goes on there, and what it writes comes home once "
                             "zapcli's agent runs there again")
 
@@ -346,18 +347,18 @@ class Pool:
             for seq in sorted(sub.inbox):
                 raw = kv.kv_get(sub.inbox[seq])
                 rec = orjson.loads(raw) if raw else None
-                if sub.state in ("submitted", "placing") and isinstance(rec, dict) and \
+                if sub.state.unplaced and isinstance(rec, dict) and \
                         rec.get("type") == "status" and is_terminal(rec.get("status")):
-                    sub.frames.add({}, "unstarted")
-                    sub.state, sub.reason, self.dirty = "ended", "cancelled before it started", True
+                    sub.frames.add({}, wire.EndHow.UNSTARTED)
+                    sub.state, sub.reason, self.dirty = wire.PoolState.ENDED, "cancelled before it started", True
                     if sub.pg is not None:  # removed once Ray has placed it (place.Doomed)
                         self.doomed.add(sub.pg)
                         sub.pg = None
-                if sub.state != "running" and sub.state in wire.OPEN_STATES:
+                if sub.state != wire.PoolState.RUNNING and sub.state.open:
                     break  # it takes them when it starts
-                if sub.state == "running" and self.agents.paused(sub.node or ""):
+                if sub.state == wire.PoolState.RUNNING and self.agents.paused(sub.node or ""):
                     break  # its agent was killed a moment ago: handed over once a new one runs
-                if sub.state == "running" and isinstance(rec, dict):
+                if sub.state == wire.PoolState.RUNNING and isinstance(rec, dict):
                     if rec.get("type") == "status" and is_terminal(rec.get("status")):
                         sub.reason, self.dirty = f"{rec.get('status')} by the caller", True
                     try:
@@ -397,4 +398,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    from zapcli import keyguard
+
+    keyguard.seal()  # a long-lived job that carries its subagents' environments: out of reach
     sys.exit(main(sys.argv[1:]))
