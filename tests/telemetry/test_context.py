@@ -107,11 +107,13 @@ def test_each_agent_cli_is_started_inside_its_subagents_span(zap, tmp_path, cli)
     """Each adapter builds its CLI's environment its own way (private homes,
     dropped variables): the trace context must survive every one of them."""
     use(zap, {cli: {"command": str(standin(tmp_path, f"fake-{cli}", STANDIN))}})
+    # the stand-in runs in zapcli's sandbox, as a real CLI does (the trace context must
+    # survive the sandbox's environment too): it may write only in the workspace
     sid = zap("spawn", "--cli", cli, "--model", "m", "--", "hello",
-              env={"ZAP_T": str(tmp_path), "TRACESTATE": "k=v",
+              env={"ZAP_T": str(zap.cwd), "TRACESTATE": "k=v",
                    "TRACEPARENT": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}).out.strip()
     zap("wait", sid, "--timeout", "60")
-    env = json.loads((tmp_path / "launch-env").read_text())
+    env = json.loads((zap.cwd / "launch-env").read_text())
     trace = _trace(zap, sid)
     assert env["TRACEPARENT"] == tracecontext.format_parent(trace["trace_id"], trace["span_id"])
     assert env["TRACESTATE"] == "k=v" and trace["trace_id"] == "4bf92f3577b34da6a3ce929d0e0e4736"
