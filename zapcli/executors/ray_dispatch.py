@@ -176,6 +176,7 @@ class Pool:
 
     # -- placement and start --------------------------------------------------
     def place(self) -> None:
+        made: list[Sub] = []
         for sub in list(self.subs.values()):
             if sub.state == wire.PoolState.SUBMITTED:
                 bundle = wire.bundle(sub.spec.get("resources"))
@@ -184,8 +185,10 @@ class Pool:
                     continue
                 sub.pg = place.make(sub.sid, bundle)
                 sub.state, self.dirty = wire.PoolState.PLACING, True
-            if sub.state == wire.PoolState.PLACING and sub.pg.wait(0):
-                self.dispatch(sub, place.node_of(sub.pg))
+                made.append(sub)
+        placing = [s for s in self.subs.values() if s.state == wire.PoolState.PLACING]
+        for sub in place.placed(placing, settle=bool(made)):
+            self.dispatch(sub, place.node_of(sub.pg))
 
     def dispatch(self, sub: Sub, node: str) -> None:
         """Start it on `node` — unless an earlier pool dispatched it (the run

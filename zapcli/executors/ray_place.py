@@ -16,6 +16,9 @@ from typing import Any
 from zapcli.executors import ray_wire as wire
 
 DOOMED_WAIT_S = 2.0  # a cancelled one's group is removed once placed, or after this long pending
+# a group Ray has room for is ready a few ms after it is made: the tick that made it waits
+# this long for it rather than leaving it to the next tick, TICK_S later (~100 ms a subagent)
+SETTLE_S = 0.05
 
 
 def existing(sid: str) -> Any:
@@ -35,6 +38,32 @@ def make(sid: str, bundle: dict[str, float]) -> Any:
     return existing(sid) or placement_group([bundle], name=wire.pg_name(sid), lifetime="detached")
 
 
+def placed(subs: list[Any], settle: bool) -> list[Any]:
+    """Of `subs` (each with its group `.pg`, being placed), those whose group
+    Ray has placed; waiting up to SETTLE_S for them when `settle` (groups were
+    just made). One `ray.wait` on the groups' ready refs (Ray answers those
+    from its control store, no task runs), each ref asked for once per group."""
+    import ray
+
+    if not subs:
+        return []
+    by_ref: dict[Any, Any] = {}
+    for sub in subs:
+        ref = _ready.get(sub.pg.id)
+        if ref is None:
+            ref = _ready[sub.pg.id] = sub.pg.ready()
+        by_ref[ref] = sub
+    done, _ = ray.wait(list(by_ref), num_returns=len(by_ref), timeout=SETTLE_S if settle else 0,
+                       fetch_local=False)
+    out = [by_ref[ref] for ref in done]
+    for sub in out:
+        _ready.pop(sub.pg.id, None)
+    return out
+
+
+_ready: dict[Any, Any] = {}  # group id -> its ready ref, while it is being placed
+
+
 def node_of(pg: Any) -> str:
     """The node Ray placed a ready group on."""
     from ray.util.placement_group import placement_group_table
@@ -45,6 +74,7 @@ def node_of(pg: Any) -> str:
 def remove(pg: Any) -> None:
     from ray.util.placement_group import remove_placement_group
 
+    _ready.pop(pg.id, None)
     try:
         remove_placement_group(pg)
     except Exception:  # noqa: BLE001 - already removed
