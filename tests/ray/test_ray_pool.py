@@ -81,7 +81,10 @@ def test_a_submit_whose_answer_was_lost_is_looked_up_not_failed(zap: Zap, shared
     def rule(method: str, path: str) -> tuple[str, float] | None:
         if method == "PUT" and "_sub_" in path:
             seen.append(path)
-            return {1: ("delay", SUBMIT_TIMEOUT_S + 2.0), 2: ("drop-before", 0.0)}.get(len(seen))
+            # 3: the client sends an idempotent PUT once more when a kept connection drops
+            # (ray_api._exchange): that one is dropped too, so b's answer is surely lost
+            return {1: ("delay", SUBMIT_TIMEOUT_S + 2.0), 2: ("drop-before", 0.0),
+                    3: ("drop-before", 0.0)}.get(len(seen))
         return None
 
     proxy = Proxy(shared_cluster.dashboard, rule)
@@ -159,7 +162,7 @@ def test_collection_fetches_only_what_is_new(zap: Zap, shared_cluster) -> None:
         zap.env["RAY_ADDRESS"] = proxy.url
         go = zap.cwd / "go"
         sid = zap.spawn_sh('for i in $(seq 40); do head -c 1500 /dev/zero | tr "\\0" x; echo " $i"; '
-                           f'sleep 0.1; done; until [ -e {go} ]; do sleep 0.1; done')
+                           f'sleep 0.25; done; until [ -e {go} ]; do sleep 0.1; done')
         out = zap.home / "subagents" / f"{sid}.out"
         polls = 0
 
@@ -167,7 +170,8 @@ def test_collection_fetches_only_what_is_new(zap: Zap, shared_cluster) -> None:
             nonlocal polls
             polls += 1
             poll(zap, sid)
-            return out.exists() and out.read_bytes().endswith(b" 40\n")
+            # 10 polls at least, however slowly each runs on a loaded machine
+            return polls >= 10 and out.exists() and out.read_bytes().endswith(b" 40\n")
 
         assert wait_until(done, 90, 0.2)
         go.touch()
