@@ -327,8 +327,10 @@ def _prepare(req: SpawnRequest, settings: Settings | None, sid: str | None, cwd:
         req = replace(req, model=forked["model"])
     task, timeout = _validate(req, settings)
     warnings: tuple[str, ...] = ()
+    links = None
     if req.inherit is not None:
         backend = dict(req.inherit)
+        links = backend.pop("trace_links", None)  # spans of other traces it follows (continue)
     else:
         backend, warnings = _backend_fields(req, workspace, settings, cwd, catalog)
     placement = _executor_fields(req, settings)
@@ -369,7 +371,8 @@ def _prepare(req: SpawnRequest, settings: Settings | None, sid: str | None, cwd:
         **({"scratch_size": settings.scratch_size} if settings.scratch_size is not None else {}),
         "max_concurrent": settings.max_concurrent, "trust": verdict.frozen(),
         **backend, **placement, **({"relay": req.relay} if req.relay else {}),
-        "trace": tracecontext.new(traceparent=req.traceparent, parent_id=req.parent),
+        "trace": tracecontext.new(traceparent=req.traceparent, parent_id=req.parent,
+                                  links=links),
         **({"secret_refs": refs} if refs else {}),
     }
     return Prepared(sid, session, fields, settings, warnings, str(req.cli), task, now, placed)
