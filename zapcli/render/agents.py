@@ -28,13 +28,7 @@ def list_lines(res: Any) -> Lines:
         out.extend(("yellow", f"  ! {_grant_line(g)}") for g in res.grants.get(r.name, []))
     other = [d for d in res.listing.diagnostics if not any(str(d.file) == r.source for r in rows)]
     out.extend(("red", f"! {escape_controls(d.one_line())}") for d in other)
-    return out + _untrusted(res)
-
-
-def _untrusted(res: Any) -> Lines:
-    """The one line saying what the workspace's trust left out, and how to trust it."""
-    found = getattr(res, "untrusted", None)
-    return [("yellow", f"! {escape_controls(found['notice'])}")] if found else []
+    return out  # what the workspace's trust left out goes to stderr (cli.commands.agents)
 
 
 def list_doc(res: Any) -> dict[str, Any]:
@@ -66,7 +60,7 @@ def show_lines(res: Any) -> Lines:
                 ("dim", "  prompt:"), *[("", "    " + escape_controls(x)) for x in d.prompt.splitlines()]]
     out += [("red", f"  ! {escape_controls(x.one_line())}") for x in res.shown.diagnostics]
     out += [("yellow", f"  ! {_grant_line(g)}") for g in res.grant_diagnostics]
-    return out + _untrusted(res)
+    return out
 
 
 def show_doc(res: Any) -> dict[str, Any]:
