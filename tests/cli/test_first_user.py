@@ -6,6 +6,7 @@ workspace's definitions nor say Ray is missing, a fast-forwarded tree that
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -63,3 +64,39 @@ def test_list_and_show_resolve_the_model_alike_and_say_where_it_is_set(zap, tmp_
     shown = zap("agents", "show", "general").out.splitlines()[1]
     assert shown.endswith(f"model: from-config (config {config / 'config.yaml'}:1)")
     assert zap.json("agents", "show", "general", env=env)["agent"]["model"] == "scripted"
+
+
+@pytest.mark.timeout(120)
+def test_doctor_names_the_workspaces_definitions(zap):
+    from tests.conftest import trust_workspace
+
+    reader = zap.cwd / ".zapcli" / "subagents" / "reader.yml"
+    reader.parent.mkdir(parents=True)
+    reader.write_text("name: reader\ndescription: Reads notes.\ntools: [read, grep]\n")
+    trust_workspace(zap.cwd)
+    (check,) = [c for c in zap.json("doctor", timeout=120)["checks"] if c["name"] == "definitions"]
+    assert check["detail"].endswith("definitions load; this workspace's: reader"), check
+
+
+def _without_ray(zap, *args: str) -> subprocess.CompletedProcess:
+    """zapcli in a Python where `import ray` fails, as without the `ray` extra
+    (this environment has it installed: the one stand-in here)."""
+    program = ("import runpy, sys; sys.modules['ray'] = None; sys.argv[0] = 'zapcli'; "
+               "runpy.run_module('zapcli', run_name='__main__')")
+    return subprocess.run([sys.executable, "-c", program, *args], capture_output=True, text=True,
+                          env={k: v for k, v in zap.env.items() if k != "RAY_ADDRESS"},
+                          cwd=zap.cwd, timeout=120, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.timeout(180)
+def test_doctor_and_spawn_say_whether_rays_package_is_installed(zap):
+    def ray_line(doc: str) -> str:
+        (check,) = [c for c in json.loads(doc)["checks"] if c["name"] == "executors"]
+        return next(x for x in check["problems"] if x.startswith("ray: "))
+
+    assert ray_line(zap("doctor", "--json", timeout=120).stdout.decode()).startswith("ray: Ray 2.")
+    missing = ray_line(_without_ray(zap, "doctor", "--json").stdout)
+    assert "not installed here" in missing and "pip install 'zapcli[ray]'" in missing
+    spawned = _without_ray(zap, "spawn", "--executor", "ray", "--cli", "sh", "--", "true")
+    assert spawned.returncode != 0 and "no Ray cluster given" in spawned.stderr
+    assert "pip install 'zapcli[ray]'" in spawned.stderr and "Traceback" not in spawned.stderr
