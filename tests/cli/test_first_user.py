@@ -100,3 +100,21 @@ def test_doctor_and_spawn_say_whether_rays_package_is_installed(zap):
     spawned = _without_ray(zap, "spawn", "--executor", "ray", "--cli", "sh", "--", "true")
     assert spawned.returncode != 0 and "no Ray cluster given" in spawned.stderr
     assert "pip install 'zapcli[ray]'" in spawned.stderr and "Traceback" not in spawned.stderr
+
+
+@pytest.mark.timeout(120)
+def test_worktree_list_calls_a_fast_forwarded_tree_merged_as_a_squashed_one(zap):
+    git = ["git", "-c", "user.email=t@zapcli", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=zap.cwd, check=True)
+    (zap.cwd / "a.txt").write_text("a\n")
+    subprocess.run([*git, "add", "a.txt"], cwd=zap.cwd, check=True)
+    subprocess.run([*git, "commit", "-qm", "a"], cwd=zap.cwd, check=True)
+    commit = "git -c user.email=t@zapcli -c user.name=t commit -qam"
+    ff = zap.spawn_sh(f"echo b >> a.txt && {commit} ff", "--worktree")
+    squash = zap.spawn_sh(f"echo c > c.txt && git add c.txt && {commit} squash", "--worktree")
+    assert zap.wait_status(ff) == zap.wait_status(squash) == "completed"
+    assert zap("merge", ff).returncode == 0
+    assert zap("merge", "--squash", squash).returncode == 0
+    states = {t["id"]: t["state"]["state"] for t in zap.json("worktree", "list")["worktrees"]}
+    assert states == {ff: "merged", squash: "merged"}, states
+    assert f"{ff}: merged" in zap("worktree", "list").out
