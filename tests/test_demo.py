@@ -50,10 +50,20 @@ def test_demo_leaves_nothing_behind(tmp_path):
     assert f"$ {sys.executable}" not in res.stdout
     assert "# 5. a team on one task board" in res.stdout and "4 task(s): 4 done" in res.stdout
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("zapcli-demo-")]
+    # it trusts its checkout in its own config folder first: the repository's definition is
+    # used, so all four of the run's subagents start and complete, and no trust warning shows
+    assert "\n$ zapcli trust " in res.stdout and "not trusted" not in res.stdout + res.stderr
+    agent_part = res.stdout.split("# 2. the built-in agent")[1].split("# 3. another agent CLI")[0]
+    spawned = re.findall(r'↳ subagent \{"action": "spawn", "agent": "([\w-]+)"', agent_part)
+    assert sorted(spawned) == ["doc-reviewer", "explorer", "explorer", "explorer"], agent_part
+    assert "! error" not in agent_part and "not started" not in agent_part, agent_part
+    assert len(re.findall(r"│ \[SubAgent\] sa_\w+: completed", agent_part)) == 4, agent_part
     assert _ours(tmp_path) == []
     # it ends with the timeline of its own run, where it says, kept (self-contained)
     page = Path(re.search(r"timeline of this demo is at (\S+)", res.stdout).group(1))  # type: ignore[union-attr]
-    assert page.parent == tmp_path and page.is_file()
+    assert page.parent == tmp_path and page.is_file()  # a name of its own, kept, and said so
+    assert page.name.startswith("zapcli-timeline-demo-") and page.name != "zapcli-timeline-demo.html"
+    assert f"it is kept after the demo: rm {page}" in res.stdout
     data = page.read_text()
     assert '"is_run": true' in data and data.count('"cli": "sh"') >= 5 and "Content-Security-Policy" in data
 

@@ -329,6 +329,7 @@ def _from_env(owners: Owners = NOBODY) -> dict[str, Any]:
         raise ConfigError("\n".join(problems))
     if os.environ.get("ZAPCLI_MODEL"):
         out["model"] = os.environ["ZAPCLI_MODEL"]
+        out["where"]["model"] = "ZAPCLI_MODEL"
     return out
 
 

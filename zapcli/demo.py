@@ -13,10 +13,12 @@ the scripted Anthropic server, and says how to get it otherwise. Part 4 makes a 
 repository and two `--worktree` subagents edit it at once, each committing on
 its own branch (`zapcli/<id>`), with an `--on-finish` command; one's diff is
 shown and both are merged into main, then gc removes their trees. Part 5 writes
-the timeline of everything it ran to a self-contained page in the temp folder
-and says where it is. State and config
+the timeline of everything it ran to a self-contained page of its own name in
+the temp folder, kept after the demo, and says where it is. State and config
 go to a fresh temporary ZAPCLI_HOME / ZAPCLI_CONFIG_HOME, so the demo never
-touches your own subagents and your config cannot change it. At the end nothing
+touches your own subagents and your config cannot change it; first it trusts
+this checkout there (`zapcli trust`), as a user would, so its workspace
+definition is used. At the end nothing
 it started is left running, and its folders are removed — unless
 ZAPCLI_DEMO_KEEP=1 (`make demo KEEP=1`), which keeps them and prints a command
 that works from any shell to look around.
@@ -50,6 +52,20 @@ CHILD_TASKS = {
     "docs": "Check that the kill command is documented for users.",
 }
 AGENTS = {"modules": "explorer", "tests": "explorer", "readme": "explorer", "docs": "doc-reviewer"}
+
+# The parent's own definition (in the demo's config folder): a subagent holds at most what
+# its spawner holds, so the parent holds what its four children do — explorer's read, glob,
+# grep and doc-reviewer's knowledge search and private memory — and nothing more.
+SURVEYOR = """name: surveyor
+description: Splits a survey of this repository across subagents and sums up what they found.
+tools: [read, glob, grep]
+knowledge:
+  - {name: readme, path: README.md}
+  - {name: docs, path: "docs/**/*.md"}
+  - {name: manual, path: "zapcli/cli/share/man/man1/*.1"}
+memory: private
+prompt: Survey the repository with parallel subagents, then report what they found.
+"""
 
 SCRIPT = [
     {"match": "Survey this repository", "turns": [
@@ -128,9 +144,14 @@ def part_agent(zap: list[str], env: dict[str, str], home: str) -> str | None:
         agent_env = {**env, "OPENAI_BASE_URL": url, "ZAPCLI_MODEL": "scripted-demo",
                      "OPENAI_API_KEY": "sk-demo-not-a-real-key"}
         print(f"# model endpoint: {url} (OPENAI_BASE_URL), model scripted-demo (ZAPCLI_MODEL)")
-        run = subprocess.run(zap + ["run", "Survey this repository with parallel subagents."],
+        own = Path(env["ZAPCLI_CONFIG_HOME"]) / "subagents" / "surveyor.yml"
+        own.parent.mkdir(parents=True, exist_ok=True)
+        own.write_text(SURVEYOR, encoding="utf-8")
+        print(f"# the parent's definition, {own}: what its four children hold, no more")
+        run = subprocess.run(zap + ["run", "--agent", "surveyor",
+                                    "Survey this repository with parallel subagents."],
                              env=agent_env, cwd=REPO, text=True, capture_output=True)
-        print("\n$ zapcli run 'Survey this repository with parallel subagents.'")
+        print("\n$ zapcli run --agent surveyor 'Survey this repository with parallel subagents.'")
         print(run.stderr.rstrip())
         print(run.stdout.rstrip())
         found = re.search(r"\[run (run_\d{8}_[0-9a-f]{8})", run.stderr)
@@ -150,14 +171,17 @@ def part_timeline(zap: list[str], env: dict[str, str], run_id: str | None) -> No
     """Last: the timeline of everything the demo ran, kept after the demo's
     folders are gone (it is self-contained: open it from anywhere, offline)."""
     print("\n# 6. the fleet as a picture: a timeline of this demo's subagents (and traces, ATIF)")
-    page = Path(tempfile.gettempdir()) / "zapcli-timeline-demo.html"
+    fd, name = tempfile.mkstemp(prefix="zapcli-timeline-demo-", suffix=".html")  # a name of its own
+    os.close(fd)
+    page = Path(name)
     sessions = ["--session", "demo"] + (["--session", run_id] if run_id else [])
     sh(zap + ["timeline", *sessions, "--html", str(page)], env)
     if run_id:
         print(f"# the same as Chrome trace events for ui.perfetto.dev: zapcli timeline --session {run_id} "
               "--format perfetto -o fleet.json\n# as an ATIF trajectory: zapcli export "
               f"{run_id} --format atif; to a collector: OTEL_EXPORTER_OTLP_ENDPOINT=... zapcli trace export {run_id}")
-    print(f"\n# the timeline of this demo is at {page} — open it in a browser (file://{page})")
+    print(f"\n# the timeline of this demo is at {page} — open it in a browser (file://{page}); "
+          f"it is kept after the demo: rm {shlex.quote(str(page))} when done")
 
 
 CLAUDE_SCRIPT = [{"match": "Count the Python modules", "turns": [
@@ -326,6 +350,10 @@ def main() -> int:
     zap = [sys.executable, "-m", "zapcli"]
     print(f"# zapcli demo — state in {home} (ZAPCLI_HOME), session 'demo'")
     try:
+        print("\n# 0. trust this checkout's own zapcli files (its doc-reviewer definition), as you "
+              "would once;\n#    recorded in the demo's own config folder (ZAPCLI_CONFIG_HOME), "
+              "not yours")
+        sh(zap + ["trust", str(REPO)], env)
         part_sh(zap, env)
         run_id = part_agent(zap, env, home)
         part_backend(zap, env, home)

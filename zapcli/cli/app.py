@@ -107,12 +107,18 @@ def poll(
 
 @app.command()
 def wait(
-    ids: Optional[list[str]] = typer.Argument(None, help="Subagent ids (none: every one of this session still running or queued).", metavar="IDS"),
+    ids: Optional[list[str]] = typer.Argument(None, help="Subagent ids (none: those of this session still running or queued, not ones already ended).", metavar="IDS"),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Give up after this many seconds (exit 4).", metavar="SECS"),
     any: bool = typer.Option(False, "--any", help="Return when any one has ended.", metavar=""),
     json: bool = JSON,
 ) -> None:
-    """Block until subagents end. Exit 0: all completed; 3: one ended otherwise; 4: timed out."""
+    """Block until subagents end. Exit 0: all completed; 3: one ended otherwise; 4: timed out.
+
+    Without ids it waits for this session's subagents still running or queued,
+    as a shell's `wait` does: one that already ended (even one that failed) is
+    not counted. A script that must know how each check ended collects the ids
+    spawn prints and names them: ids="$ids $(zapcli spawn ...)"; zapcli wait $ids.
+    """
     _run("wait", locals())
 
 

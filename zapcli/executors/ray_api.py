@@ -57,13 +57,35 @@ UNREACHABLE_TTL_S = 10.0
 _unreachable: dict[str, tuple[str, float]] = {}  # address -> (why, when): not asked again per subagent
 
 
+def ray_installed() -> str | None:
+    """The version of Ray's own package in this Python (the `ray` extra), or
+    None when it is not installed. Found without importing it (seconds)."""
+    from importlib import metadata, util
+
+    try:
+        if util.find_spec("ray") is None:
+            return None
+        return metadata.version("ray")
+    except (ImportError, ValueError, metadata.PackageNotFoundError):
+        return None
+
+
+INSTALL_HINT = ("Ray is not installed here: to start a cluster on this machine, "
+                "pip install 'zapcli[ray]', then ray start --head")
+
+
+def _hint() -> str:
+    """What to add to a 'no cluster' error: the extra, when Ray is not installed."""
+    return "" if ray_installed() else "; " + INSTALL_HINT
+
+
 def address(options: Mapping[str, Any] | None) -> str:
     """The dashboard address: RAY_ADDRESS, else `ray.address`; http:// added
     to a bare host:port, as Ray's job CLI does. Raises ExecutorError."""
     addr = os.environ.get("RAY_ADDRESS") or str((options or {}).get("address") or "")
     if not addr:
         raise ExecutorError("no Ray cluster given: set RAY_ADDRESS or ray.address in config.yaml "
-                            "to the dashboard address, e.g. http://127.0.0.1:8265")
+                            "to the dashboard address, e.g. http://127.0.0.1:8265" + _hint())
     if addr.startswith("ray://") or "://" in addr and not addr.startswith(("http://", "https://")):
         raise ExecutorError(f"RAY_ADDRESS / ray.address {addr!r} is not the dashboard's http address; "
                             + ADDRESS_HINT)
@@ -288,7 +310,8 @@ def version(addr: str) -> tuple[str, str]:
         info = call(addr, "GET", "/api/version")
         return str(info["ray_version"]), str(info.get("session_name") or "")
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ExecutorError(f"cannot reach the Ray cluster at {addr} ({why(exc)}); {ADDRESS_HINT}") from None
+        raise ExecutorError(f"cannot reach the Ray cluster at {addr} ({why(exc)}); {ADDRESS_HINT}"
+                            + _hint()) from None
 
 
 def job(addr: str, job_id: str) -> dict[str, Any] | None:

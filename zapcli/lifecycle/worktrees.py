@@ -78,6 +78,7 @@ class Tree:
     statuses: list[str] = field(default_factory=list)
     state: TreeState | None = None
     users: list[tuple[str, str, bool]] = field(default_factory=list)
+    merged: bool = False  # `worktree list`: its branch's commits are on the checkout's branch
 
     @property
     def id(self) -> str:

@@ -23,6 +23,7 @@ class AgentsList:
     listing: Any  # definitions.manage.ListResult
     grants: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     untrusted: dict[str, Any] | None = None  # what the workspace's trust left out (`_untrusted`)
+    session_model_from: str = "session"  # where the model of origin "session" is set (`_model_from`)
 
 
 @dataclass
@@ -30,6 +31,7 @@ class AgentShow:
     shown: Any  # definitions.manage.ShowResult
     grant_diagnostics: list[dict[str, str]] = field(default_factory=list)
     untrusted: dict[str, Any] | None = None
+    session_model_from: str = "session"
 
 
 def _untrusted(verdict: Any) -> dict[str, Any] | None:
@@ -58,6 +60,15 @@ def _problems(definition: Any, workspace: Path, settings: Any) -> list[dict[str,
     return found
 
 
+def _model_from(settings: Any) -> str:
+    """Where the model every definition without its own comes from, in words:
+    `env ZAPCLI_MODEL`, `config PATH:LINE`, or "session" (not set)."""
+    where = settings.where.get("model") if settings.model else None
+    if not where:
+        return "session"
+    return f"env {where}" if where.startswith("ZAPCLI_") else f"config {where}"
+
+
 def _settings(workspace: Path) -> Any:
     from zapcli.backends.sections import OWNERS
     from zapcli.config import load_settings
@@ -74,17 +85,18 @@ def list_agents(workspace: Path) -> AgentsList:
         settings = _settings(workspace)
         res = listing(workspace, session_default=settings.model, catalog=catalog)
         return AgentsList(res, {r.name: _problems(catalog.get(r.name), workspace, settings)
-                                for r in res.rows if r.valid}, _untrusted(verdict))
+                                for r in res.rows if r.valid}, _untrusted(verdict),
+                          _model_from(settings))
 
 
 def show_agent(name: str, workspace: Path) -> AgentShow:
     from zapcli.definitions.manage import show_agent as show
 
     with trust.Scope(workspace) as verdict:
-        res = show(name, workspace)
-        grants = [] if res.definition is None else _problems(res.definition, workspace,
-                                                             _settings(workspace))
-        return AgentShow(res, grants, _untrusted(verdict))
+        settings = _settings(workspace)  # the session model resolved as `agents list` does
+        res = show(name, workspace, session_default=settings.model)
+        grants = [] if res.definition is None else _problems(res.definition, workspace, settings)
+        return AgentShow(res, grants, _untrusted(verdict), _model_from(settings))
 
 
 def set_model(name: str, model: str | None, clear: bool, workspace: Path) -> Any:

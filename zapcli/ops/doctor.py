@@ -229,10 +229,15 @@ def _model_shells(settings: Settings) -> Check:
 
 
 def _definitions(catalog: Any) -> Check:
-    """How many definitions load, and which are invalid (spawn refuses those)."""
+    """How many definitions load, naming the workspace's and your own (built-in
+    and plugin ones are counted only), and which are invalid (spawn refuses those)."""
     diags = [d.one_line() for d in catalog.diagnostics]
     invalid = sorted({e.name for e in catalog.entries if e.definition is None})
     detail = f"{len(catalog.names())} definitions load"
+    for layer, whose in (("workspace", "this workspace's"), ("system", "yours")):
+        named = [e.name for e in catalog.effective() if e.layer == layer and e.definition is not None]
+        if named:
+            detail += f"; {whose}: {', '.join(named)}"
     if invalid:
         detail = (f"{len(invalid)} invalid, not loaded (spawn --agent refuses them): "
                   f"{', '.join(invalid)}; {len(catalog.names())} load")
@@ -287,7 +292,15 @@ def _executors() -> Check:
 
     names = executors.names()
     broken = executors.problems()
-    return Check("executors", True, ", ".join(names), broken, warning=bool(broken))
+    lines = list(broken)
+    if "ray" in names:
+        from zapcli.executors.ray_api import ray_installed
+
+        version = ray_installed()
+        lines.append(f"ray: Ray {version} is installed here" if version else
+                     "ray: Ray is not installed here — enough to spawn on a cluster that has it "
+                     "(RAY_ADDRESS); to start a cluster from this machine: pip install 'zapcli[ray]'")
+    return Check("executors", True, ", ".join(names), lines, warning=bool(broken))
 
 
 def _cluster(settings: Settings) -> Check | None:

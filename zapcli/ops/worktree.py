@@ -18,8 +18,16 @@ from zapcli.worktrees import git as g
 
 
 def list_trees() -> list[lw.Tree]:
-    """Every subagent tree on disk, with its state and users."""
-    return lw.find()
+    """Every subagent tree on disk, with its state and users; a clean one whose
+    branch went past its base and is in the checkout's branch (a fast-forward
+    or a merge commit) is `merged`, as a squash-merged one is."""
+    trees = lw.find()
+    for t in trees:
+        st = t.state
+        if st is not None and st.label == "clean" and st.beyond_base and st.tip:
+            took = g.git(["merge-base", "--is-ancestor", st.tip, "HEAD"], t.receipt.repo, check=False)
+            t.merged = took.returncode == 0
+    return trees
 
 
 @dataclass

@@ -15,26 +15,27 @@ def _grant_line(g: dict[str, str]) -> str:
     return f"{g['dimension']} {g['name']}: {escape_controls(g['message'])} (spawn would go on without it)"
 
 
+def _origin(row: Any, res: Any) -> str:
+    """Where the row's model comes from; the session's, by where it is set."""
+    if row.model_origin == "session":
+        return getattr(res, "session_model_from", "session")
+    return str(row.model_origin)
+
+
 def list_lines(res: Any) -> Lines:
     rows = res.listing.rows
     out: Lines = [("bold", f"[SubAgent] {len(rows)} definitions")]
     for r in rows:
         state = "invalid" if not r.valid else "enabled" if r.enabled else "disabled"
         style = "red" if not r.valid else "dim" if not r.enabled else ""
-        out.append((style, f"{r.name}  [{r.layer}] {state}  model: {r.model or '-'} ({r.model_origin})"))
+        out.append((style, f"{r.name}  [{r.layer}] {state}  model: {r.model or '-'} ({_origin(r, res)})"))
         out.append(("dim", f"  {one_line(r.description, 100)}"))
         out.append(("dim", f"  {r.source}" + (f"  shadows {', '.join(r.shadows)}" if r.shadows else "")))
         out.extend(("red", f"  ! {escape_controls(d)}") for d in r.diagnostics)
         out.extend(("yellow", f"  ! {_grant_line(g)}") for g in res.grants.get(r.name, []))
     other = [d for d in res.listing.diagnostics if not any(str(d.file) == r.source for r in rows)]
     out.extend(("red", f"! {escape_controls(d.one_line())}") for d in other)
-    return out + _untrusted(res)
-
-
-def _untrusted(res: Any) -> Lines:
-    """The one line saying what the workspace's trust left out, and how to trust it."""
-    found = getattr(res, "untrusted", None)
-    return [("yellow", f"! {escape_controls(found['notice'])}")] if found else []
+    return out  # what the workspace's trust left out goes to stderr (cli.commands.agents)
 
 
 def list_doc(res: Any) -> dict[str, Any]:
@@ -56,7 +57,7 @@ def show_lines(res: Any) -> Lines:
     row, d = res.shown.row, res.shown.definition
     out: Lines = [("bold", f"[SubAgent] {row.name} [{row.layer}] {row.source}"),
                   ("red" if not row.valid else "", f"  {_state(row)}   model: {row.model or '-'} "
-                                                    f"({row.model_origin})")]
+                                                    f"({_origin(row, res)})")]
     if d is not None:
         out += [("", f"  description: {escape_controls(d.description)}"),
                 ("", f"  tools: {', '.join(d.tools) or '(none)'}"),
@@ -66,7 +67,7 @@ def show_lines(res: Any) -> Lines:
                 ("dim", "  prompt:"), *[("", "    " + escape_controls(x)) for x in d.prompt.splitlines()]]
     out += [("red", f"  ! {escape_controls(x.one_line())}") for x in res.shown.diagnostics]
     out += [("yellow", f"  ! {_grant_line(g)}") for g in res.grant_diagnostics]
-    return out + _untrusted(res)
+    return out
 
 
 def show_doc(res: Any) -> dict[str, Any]:

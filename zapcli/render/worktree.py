@@ -11,15 +11,24 @@ STATE_STYLE = {"clean": "green", "merged": "green", "dirty": "yellow", "unpushed
                "unknown": "red"}
 
 
+def _label(t: Any) -> str:
+    """The tree's state word; "merged" for one the listing found merged."""
+    if t.state is None:
+        return ""
+    return "merged" if getattr(t, "merged", False) else t.state.label
+
+
 def tree_doc(t: Any) -> dict[str, Any]:
     st = t.state.to_dict() if t.state is not None else None
+    if st is not None:
+        st["state"] = _label(t)
     return {"id": t.id, "ids": list(t.ids), "statuses": list(t.statuses), **t.receipt.to_dict(),
             "state": st, "in_use_by": t.in_use_by, "running": t.running}
 
 
 def _state_words(t: Any) -> str:
     st = t.state
-    words = st.label if st is not None else "?"
+    words = _label(t) if st is not None else "?"
     if st is not None and st.reasons():
         words += f": {', '.join(st.reasons())}"
     if t.running:
@@ -34,7 +43,7 @@ def list_lines(trees: list[Any]) -> Lines:
     out: Lines = [("bold", f"[SubAgent] {len(trees)} subagent {noun}")]
     for t in trees:
         out.append(("", ""))
-        label = t.state.label if t.state is not None else ""
+        label = _label(t)
         out.append((STATE_STYLE.get(label, ""), f"{t.id}: {_state_words(t)}"))
         out.append(("", f"  Path: {t.receipt.path}"))
         out.append(("dim", f"  Branch: {t.receipt.branch} (base {t.receipt.base[:12] or '?'}) "

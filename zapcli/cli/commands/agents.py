@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zapcli.cli.output import emit
+from zapcli.cli.output import emit, warn
 from zapcli.paths import workspace_of
 from zapcli.render import agents as render
 
@@ -21,14 +21,26 @@ def _ws() -> Path:
 def list_(json: bool = False) -> int:
     from zapcli.ops.agents import list_agents
 
-    emit(json, render.list_doc, render.list_lines, list_agents(_ws()))
+    res = list_agents(_ws())
+    _say_untrusted(res)
+    emit(json, render.list_doc, render.list_lines, res)
     return 0
+
+
+def _say_untrusted(res: object) -> None:
+    """What the workspace's trust left out: one line on stderr, as spawn,
+    run and doctor say it (the --json document holds it too)."""
+    found = getattr(res, "untrusted", None)
+    if found:
+        warn(found["notice"])
 
 
 def show(name: str, json: bool = False) -> int:
     from zapcli.ops.agents import show_agent
 
-    emit(json, render.show_doc, render.show_lines, show_agent(name, _ws()))
+    res = show_agent(name, _ws())
+    _say_untrusted(res)
+    emit(json, render.show_doc, render.show_lines, res)
     return 0
 
 

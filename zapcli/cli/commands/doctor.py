@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zapcli.cli.output import emit
+from zapcli.cli.output import emit, warn
 from zapcli.ops.doctor import run_checks
 from zapcli.render import doctor as render
 
@@ -18,5 +18,8 @@ def execute(trust: bool = False, json: bool = False) -> int:
     except ZapcliError as exc:
         ok, detail = False, exc.message
     checks.append(Check("model", ok, detail))
+    for c in checks:  # the one line every command that reads a workspace says on stderr
+        if c.name == "workspace trust" and c.warning:
+            warn(c.detail)
     emit(json, render.doc, render.lines, checks)
     return 0 if all(c.ok for c in checks) else 1

@@ -1,0 +1,120 @@
+"""What a new user met following the README and the docs alone: a script's
+wait that hides a failed check, a trust warning on the wrong stream, two
+commands that disagree on an agent's model, a doctor that does not name the
+workspace's definitions nor say Ray is missing, a fast-forwarded tree that
+`worktree list` calls clean."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.mark.timeout(90)
+def test_a_script_that_names_its_ids_sees_a_check_that_already_failed(zap):
+    ok = zap.spawn_sh("echo checking api")
+    bad = zap.spawn_sh("echo checking web; exit 1")
+    assert zap.wait_status(ok) == "completed" and zap.wait_status(bad) == "failed"
+    # without ids: only those still running or queued — the ended failure is not counted
+    unnamed = zap("wait")
+    assert unnamed.returncode == 0 and "nothing to wait for" in unnamed.out
+    # the README's way: the ids spawn printed, named
+    named = zap("wait", ok, bad, "--json")
+    assert named.returncode == 3, named.err
+    assert "not ones already ended" in zap("wait", "--help").out
+
+
+def _untrusted_notes(zap) -> str:
+    notes = zap.cwd / ".zapcli" / "subagents" / "notes.yml"
+    notes.parent.mkdir(parents=True)
+    notes.write_text("name: notes\ndescription: Reads the notes.\ntools: [read]\n")
+    return f"zapcli: warning: this folder is not trusted, so its own zapcli files were ignored: " \
+           f".zapcli/subagents/notes.yml; to use it: zapcli trust {zap.cwd.resolve()}"
+
+
+@pytest.mark.timeout(120)
+def test_every_command_says_the_untrusted_warning_alike_on_stderr(zap):
+    line = _untrusted_notes(zap)
+    listed = zap("agents", "list")
+    assert listed.returncode == 0
+    assert "notes" not in listed.out  # not listed as usable, and the warning is not in the listing
+    assert listed.err.splitlines() == [line]
+    shown = zap("agents", "show", "general")
+    assert shown.returncode == 0 and "notes" not in shown.out and shown.err.splitlines() == [line]
+    assert zap("agents", "list", "--json").err.splitlines() == [line]
+    spawned = zap("spawn", "--cli", "sh", "--", "true")
+    assert spawned.returncode == 0 and line in spawned.err.splitlines()
+    doctor = zap("doctor", timeout=120)
+    assert line in doctor.err.splitlines()
+
+
+@pytest.mark.timeout(60)
+def test_list_and_show_resolve_the_model_alike_and_say_where_it_is_set(zap, tmp_path):
+    env = {"ZAPCLI_MODEL": "scripted"}
+    listed = [x for x in zap("agents", "list", env=env).out.splitlines() if x.startswith("general ")]
+    assert listed and listed[0].endswith("model: scripted (env ZAPCLI_MODEL)")
+    shown = zap("agents", "show", "general", env=env).out.splitlines()[1]
+    assert shown.endswith("model: scripted (env ZAPCLI_MODEL)")
+    config = tmp_path / "config"
+    config.mkdir(exist_ok=True)
+    (config / "config.yaml").write_text("model: from-config\n")
+    shown = zap("agents", "show", "general").out.splitlines()[1]
+    assert shown.endswith(f"model: from-config (config {config / 'config.yaml'}:1)")
+    assert zap.json("agents", "show", "general", env=env)["agent"]["model"] == "scripted"
+
+
+@pytest.mark.timeout(120)
+def test_doctor_names_the_workspaces_definitions(zap):
+    from tests.conftest import trust_workspace
+
+    reader = zap.cwd / ".zapcli" / "subagents" / "reader.yml"
+    reader.parent.mkdir(parents=True)
+    reader.write_text("name: reader\ndescription: Reads notes.\ntools: [read, grep]\n")
+    trust_workspace(zap.cwd)
+    (check,) = [c for c in zap.json("doctor", timeout=120)["checks"] if c["name"] == "definitions"]
+    assert check["detail"].endswith("definitions load; this workspace's: reader"), check
+
+
+def _without_ray(zap, *args: str) -> subprocess.CompletedProcess:
+    """zapcli in a Python where `import ray` fails, as without the `ray` extra
+    (this environment has it installed: the one stand-in here)."""
+    program = ("import runpy, sys; sys.modules['ray'] = None; sys.argv[0] = 'zapcli'; "
+               "runpy.run_module('zapcli', run_name='__main__')")
+    return subprocess.run([sys.executable, "-c", program, *args], capture_output=True, text=True,
+                          env={k: v for k, v in zap.env.items() if k != "RAY_ADDRESS"},
+                          cwd=zap.cwd, timeout=120, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.timeout(180)
+def test_doctor_and_spawn_say_whether_rays_package_is_installed(zap):
+    def ray_line(doc: str) -> str:
+        (check,) = [c for c in json.loads(doc)["checks"] if c["name"] == "executors"]
+        return next(x for x in check["problems"] if x.startswith("ray: "))
+
+    assert ray_line(zap("doctor", "--json", timeout=120).stdout.decode()).startswith("ray: Ray 2.")
+    missing = ray_line(_without_ray(zap, "doctor", "--json").stdout)
+    assert "not installed here" in missing and "pip install 'zapcli[ray]'" in missing
+    spawned = _without_ray(zap, "spawn", "--executor", "ray", "--cli", "sh", "--", "true")
+    assert spawned.returncode != 0 and "no Ray cluster given" in spawned.stderr
+    assert "pip install 'zapcli[ray]'" in spawned.stderr and "Traceback" not in spawned.stderr
+
+
+@pytest.mark.timeout(120)
+def test_worktree_list_calls_a_fast_forwarded_tree_merged_as_a_squashed_one(zap):
+    git = ["git", "-c", "user.email=t@zapcli", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=zap.cwd, check=True)
+    (zap.cwd / "a.txt").write_text("a\n")
+    subprocess.run([*git, "add", "a.txt"], cwd=zap.cwd, check=True)
+    subprocess.run([*git, "commit", "-qm", "a"], cwd=zap.cwd, check=True)
+    commit = "git -c user.email=t@zapcli -c user.name=t commit -qam"
+    ff = zap.spawn_sh(f"echo b >> a.txt && {commit} ff", "--worktree")
+    squash = zap.spawn_sh(f"echo c > c.txt && git add c.txt && {commit} squash", "--worktree")
+    assert zap.wait_status(ff) == zap.wait_status(squash) == "completed"
+    assert zap("merge", ff).returncode == 0
+    assert zap("merge", "--squash", squash).returncode == 0
+    states = {t["id"]: t["state"]["state"] for t in zap.json("worktree", "list")["worktrees"]}
+    assert states == {ff: "merged", squash: "merged"}, states
+    assert f"{ff}: merged" in zap("worktree", "list").out
