@@ -3,6 +3,8 @@ real tools. Asserts on the records emitted and on what the model received."""
 
 from __future__ import annotations
 
+import itertools
+
 import threading
 from pathlib import Path
 from typing import Any
@@ -267,7 +269,8 @@ def test_notices_before_model_call(tmp_path):
 
 
 def test_should_stop_ends_with_timeout(tmp_path):
-    checks = iter([None, None, "deadline reached"])
+    # before the call (its limits, then once more as it is made), before the tool; then the deadline
+    checks = itertools.chain([None, None, None], itertools.repeat("deadline reached"))
     script = [{"turns": [call("read", path="x")], "loop": True}]
     outcome, _, requests = run(script, tmp_path, [ReadTool()], should_stop=lambda: next(checks))
     assert (outcome.status, outcome.reason) == ("timeout", "deadline reached")

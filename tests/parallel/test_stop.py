@@ -96,9 +96,10 @@ def test_a_signal_while_the_run_waits_for_results_stops_it(zap, model, signum, c
             line = run.stderr.readline()  # type: ignore[union-attr]
             assert line, f"the run ended instead of waiting:\n{said}"
             said += line
-        assert len(pgrep(f"sleep {m}")) == 2
+        wait_until(lambda: len(pgrep(f"sleep {m}")) == 2, timeout=60)
         run.send_signal(signum)
-        out, err = run.communicate(timeout=60)
+        out, rest = run.communicate(timeout=60)
+        err = said + rest
     finally:
         run.kill()
     assert run.returncode == code, err
