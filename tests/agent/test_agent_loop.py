@@ -4,7 +4,6 @@ real tools. Asserts on the records emitted and on what the model received."""
 from __future__ import annotations
 
 import itertools
-
 import threading
 from pathlib import Path
 from typing import Any

@@ -110,3 +110,42 @@ def test_a_signal_while_the_run_waits_for_results_stops_it(zap, model, signum, c
     assert all(u["status"] == "cancelled" for u in doc["undelivered"]), doc
     assert len(srv.requests) == 2
     wait_until(lambda: not pgrep(f"sleep {m}"), timeout=20)
+
+
+@pytest.mark.timeout(180)
+def test_a_question_open_at_the_signal_is_denied_even_if_answered_after_it(zap, model):
+    """Ctrl-C while the run asks the person to allow a command, then a `y`
+    typed after it: the command never runs, nothing more is asked of the
+    model, and `zapcli: interrupted` is said once (the first Ctrl-C at a
+    question used to print it twice). A child that ignores SIGTERM keeps the
+    stop busy for its grace period, long enough for a late answer to land."""
+    from tests.cli.test_run_approvals_pty import Terminal
+
+    marker = zap.cwd / "allowed-after-the-signal"
+    m = sleep_marker(3413)
+    srv = model([{"match": "ask then stop", "turns": [
+        {"tool_calls": [_sh(f"trap '' TERM; sleep {m}")]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": f"touch {marker}"}}]},
+        {"text": "never asked"}]}])
+    term = Terminal([sys.executable, "-m", "zapcli", "run", "--approval", "confirm", "--",
+                     "ask then stop"], dict(zap.env, TERM="dumb"), str(zap.cwd))
+    try:
+        term.expect(b"allow")  # the spawn of the child
+        term.send(b"y\r")
+        wait_until(lambda: pgrep(f"sleep {m}") and len(srv.requests) >= 2, timeout=60)
+        term.expect(b"touch")  # the second question: the bash command
+        term.proc.send_signal(signal.SIGINT)
+        term.send(b"y\r")
+        code = term.proc.wait(60)
+        said = term.expect(b"zapcli: interrupted", 5).decode(errors="replace")
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+        import os
+
+        os.close(term.master)
+    wait_until(lambda: _runners_gone(zap), timeout=30)
+    assert code == 130, said
+    assert not marker.exists(), said
+    assert said.count("zapcli: interrupted") == 1 and "Traceback" not in said, said
+    assert len(srv.requests) == 2

@@ -225,7 +225,7 @@ class _TrailSink:
         if rtype == "report":
             self.writer.write_sync("report", fields, retry_s=5.0)
             return
-        if rtype == "tool_call" and not self.at_line_start:
+        if rtype in ("tool_call", "notice") and not self.at_line_start:  # its next turn: a line of its own
             self.out.write(b"\n")
             self.at_line_start = True
         self.writer.append(rtype, fields)

@@ -198,7 +198,17 @@ def run(
     trust: bool = typer.Option(False, "--trust", help="Trust this folder's own zapcli files (.zapcli/config.yaml, mcp.json, definitions, skills) as they are now, recorded as `zapcli trust` does, before using them.", metavar=""),
     json: bool = JSON,
 ) -> None:
-    """Run the built-in agent in the foreground, with the subagent tool."""
+    """Run the built-in agent in the foreground, with the subagent tool.
+
+    Results land back: if the model answers while subagents it started still
+    work, the run waits and hands each result to the model as it arrives, and
+    the model goes on, until every result has reached it (--max-subagents
+    bounds how many there are). Only --timeout, the budget (--max-tokens,
+    --max-cost), its turn limit or you end it earlier: its subagents are
+    stopped, and results the model never saw are listed as undelivered.
+    Ctrl-C, SIGTERM or SIGHUP stop it at once: no model call, tool or spawn
+    starts after them; exit 130, 143 or 129.
+    """
     _run("run", locals())
 
 

@@ -163,8 +163,8 @@ class SubagentTool:
             lines.append(landing.said(view, adopted))
             self._stage(sid)
             if late:
-                self.late.append({"id": sid, "status": str(view.status), "summary":
-                                  (view.report or view.reason or "").strip().split("\n")[0][:200]})
+                self.late.append({"id": sid, "status": str(view.status),
+                                  "summary": landing.summary(view)})
         return lines
 
     def _stage(self, sid: str) -> None:

@@ -97,13 +97,16 @@ def adopted(pending: tuple[str, ...] | list[str]) -> str:
 
 
 def said(view: View, adopted: str = "") -> str:
-    """The one line a parent's model reads about a subagent of its that ended:
-    the first line of its report; without one (a shell command) its reason
+    """The one line a parent's model reads about a subagent of its that ended."""
+    first = summary(view)
+    return f"[SubAgent] {view.id} finished: {view.status}" + (f" — {first}" if first else "") + adopted
+
+
+def summary(view: View) -> str:
+    """The first line of its report; without one (a shell command) its reason
     and the last line of its output."""
     first = _first(view.report)
-    if not first:
-        first = "; output ends: ".join(x for x in (_first(view.reason), last_line(view.id)) if x)
-    return f"[SubAgent] {view.id} finished: {view.status}" + (f" — {first}" if first else "") + adopted
+    return first or "; output ends: ".join(x for x in (_first(view.reason), last_line(view.id)) if x)
 
 
 def _first(text: str | None) -> str:
