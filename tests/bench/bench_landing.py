@@ -81,12 +81,16 @@ def _bench(inst: _install.Install, srv: Any, opts: argparse.Namespace) -> int:
     docs: list[dict[str, Any]] = []
     n = iter(range(10**6))  # each run its own conversation on the server
     homes: list[Any] = []
+    tasks: list[str] = []
+    ended: list[float] = []  # when each fan-out run's process ended (monotonic)
 
     def fan_out() -> float:
         home = inst.new_home("landing")
         homes.append(home)
-        took, proc = inst.timed(inst.zapcli("run", "--approval", "full", "--json", "--",
-                                            f"fan out #{next(n)}"), {**env, "ZAPCLI_HOME": str(home)})
+        tasks.append(f"fan out #{next(n)}")
+        took, proc = inst.timed(inst.zapcli("run", "--approval", "full", "--json", "--", tasks[-1]),
+                                {**env, "ZAPCLI_HOME": str(home)})
+        ended.append(time.monotonic())
         doc = json.loads(proc.stdout)
         if doc["status"] != "completed" or doc["undelivered"] or len(doc["late_results"]) != 4:
             raise RuntimeError(f"the run did not take its four results: {doc}")
@@ -110,18 +114,18 @@ def _bench(inst: _install.Install, srv: Any, opts: argparse.Namespace) -> int:
           f"{'met' if fan <= goal else 'NOT met'} (over the reference: {fan - ref:.2f} s, "
           f"goal {goal - ref:.2f} s); model calls per run: {sorted(calls)}")
     print("  where the time went in the last run (seconds from the first model request):")
-    for line in _timeline(homes[-1], srv.at):
+    for line in _timeline(homes[-1], tasks[-1], ended[-1], srv.at):
         print("    " + line)
     return 0
 
 
-def _timeline(home: Any, at: list[tuple[float, str]]) -> list[str]:
+def _timeline(home: Any, task: str, ended: float, at: list[tuple[float, str]]) -> list[str]:
     """The last fan-out run's model requests and its children's spawn, start and end."""
     from datetime import datetime
 
-    last = max(first for _, first in at if first.startswith("fan out"))
-    calls = [t for t, first in at if first == last]
+    calls = [t for t, first in at if first == task]
     out = [f"model request {i + 1}: {t - calls[0]:.2f}" for i, t in enumerate(calls)]
+    out.append(f"the run's process ended: {ended - calls[0]:.2f}")
     wall0 = time.time() - (time.monotonic() - calls[0])  # the first request, in epoch seconds
     for trail in sorted((home / "subagents").glob("*.jsonl")):
         recs = [json.loads(x) for x in trail.read_text().splitlines() if x.strip()]

@@ -25,7 +25,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-GATHER_S = 0.15  # after one result lands, how long others landing at the same moment are awaited
+GATHER_S = 0.15  # after one result lands, others landing about then are awaited at least this long
+GATHER_SHARE = 0.1  # and a tenth of how long it ran
+GATHER_MAX_S = 2.0  # but never longer than this
 LOOK_S = 0.5  # a look at every awaited subagent at least this often (a runner that died writes nothing)
 STOP_S = 0.1  # how often the parent's own stop is asked while it waits
 ENDS = (b'"type":"status"',)  # what wakes the wait: a status record in an awaited trail
@@ -139,40 +141,53 @@ def gone(sid: str) -> str:
 
 def ended(sid: str) -> bool:
     """Whether `sid` has ended, or is gone (removed: nothing more will come)."""
+    return _took(sid) is not None
+
+
+def _took(sid: str) -> float | None:
+    """How long `sid` ran, once it has ended (0 when gone or not known); None while it runs."""
     try:
-        return observe(sid).terminal
+        view = observe(sid)
     except NotFound:
-        return True
+        return 0.0
+    return (view.elapsed_s or 0.0) if view.terminal else None
 
 
-def wait_for_next(due: Callable[[], list[str]], stopping: Callable[[], bool], *,
-                  gather_s: float = GATHER_S) -> bool:
-    """Block until one of the ids `due()` names has ended, then up to
-    `gather_s` more for others ending at the same moment (one model call
-    takes them all); False when `stopping()` said stop first, or nothing is
-    due. `due()` is asked again at each look: a result may bring others
-    (work a child left running, taken over)."""
+def gather_for(took: float) -> float:
+    """How long to wait for others after a result that took `took` seconds:
+    a tenth of that (subagents started together end close together, by a
+    share of how long they run), at least GATHER_S, at most GATHER_MAX_S."""
+    return min(max(took * GATHER_SHARE, GATHER_S), GATHER_MAX_S)
+
+
+def wait_for_next(due: Callable[[], list[str]], stopping: Callable[[], bool]) -> bool:
+    """Block until one of the ids `due()` names has ended, then a little more
+    (`gather_for`) for others ending about then (one model call takes them
+    all); False when `stopping()` said stop first, or nothing is due.
+    `due()` is asked again at each look: a result may bring others (work a
+    child left running, taken over)."""
     ids = due()
     if not ids:
         return False
-    first: float | None = None
+    until: float | None = None  # the first result came: the end of the gathering
     waker, watched = _watch(ids)
     try:
         last, look = 0.0, True
         while not stopping():
             now = time.monotonic()
-            if look or first is not None or now - last >= LOOK_S:
+            if look or until is not None or now - last >= LOOK_S:
                 last, ids = now, due()
                 if not set(ids) <= watched:  # taken over since: watch those too
                     waker.close()
                     waker, watched = _watch(ids)
-                done = sum(1 for sid in ids if ended(sid))
-                if done == len(ids):
+                took = [t for t in map(_took, ids) if t is not None]
+                if len(took) == len(ids):
                     return True
-                first = now if done and first is None else first
-            if first is not None and now - first >= gather_s:
+                if took and until is None:
+                    until = now + gather_for(max(took))
+            if until is not None and now >= until:
                 return True
-            nap = STOP_S if first is None else min(STOP_S, max(first + gather_s - now, 0.01))
+            nap = STOP_S if until is None else min(STOP_S, max(until - now, 0.01))
             slept = time.monotonic()
             waker.sleep(nap)
             look = time.monotonic() - slept < nap * 0.9  # woken early: a trail gained a status
