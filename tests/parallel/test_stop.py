@@ -149,3 +149,27 @@ def test_a_question_open_at_the_signal_is_denied_even_if_answered_after_it(zap, 
     assert not marker.exists(), said
     assert said.count("zapcli: interrupted") == 1 and "Traceback" not in said, said
     assert len(srv.requests) == 2
+
+
+@pytest.mark.timeout(180)
+def test_a_run_started_with_nohup_outlives_its_terminal(zap, model):
+    """`nohup zapcli run ...`: SIGHUP is ignored by whoever started it, so the
+    closed terminal does not end the run; it waits for its result and ends
+    completed (the run used to install its own SIGHUP handler over nohup's)."""
+    srv = model([{"match": "nohup run", "turns": [
+        {"tool_calls": [_sh("sleep 3; echo survived")]},
+        {"text": "started it"},
+        {"text": "got it"}]}])
+    run = subprocess.Popen([sys.executable, "-m", "zapcli", "run", "--approval", "full", "--json",
+                            "--", "nohup run"], env=zap.env, cwd=zap.cwd, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                           preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    try:
+        wait_until(lambda: len(srv.requests) >= 2, timeout=90)
+        run.send_signal(signal.SIGHUP)
+        out, err = run.communicate(timeout=90)
+    finally:
+        run.kill()
+    assert run.returncode == 0, err
+    doc = json.loads(out)
+    assert doc["status"] == "completed" and doc["undelivered"] == [] and doc["report"] == "got it"

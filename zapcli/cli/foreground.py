@@ -382,7 +382,9 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
                             budget=tree.check))
 
     worker = threading.Thread(target=loop, name="agent-loop", daemon=True)
-    previous = {sig: signal.signal(sig, on_signal(halted)) for sig in SIGNALS}
+    # a signal its starter ignores (`nohup`, a shell's background job) stays ignored
+    previous = {sig: signal.signal(sig, on_signal(halted)) for sig in SIGNALS
+                if signal.getsignal(sig) is not signal.SIG_IGN}
     run_id = sink.run_id
     watching = threading.Event()
     if budget is not None:

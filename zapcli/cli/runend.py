@@ -51,7 +51,8 @@ def halt(halted: threading.Event, *stoppers: Any) -> None:
     denied, and a spawn under way is registered before the tree is ended."""
     halted.set()
     for sig in SIGNALS:
-        signal.signal(sig, _still)
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, _still)
     for stopper in stoppers:
         stopper.halt()
 
