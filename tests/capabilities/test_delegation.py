@@ -52,3 +52,19 @@ def test_its_own_worktree_is_not_a_place_it_widens_to():
     tree = "/state/worktrees/sa_1"
     child = _agent("general", ["bash", "read", "write", "WebFetch"], network=True, workspace=tree)
     assert "writes in" not in " ".join(wider(reach_of(GENERAL), reach_of(child), own_tree=tree))
+
+
+def test_a_shell_holds_the_file_tools_its_commands_could_stand_in_for():
+    """bash writes and reads where a file tool would, so an unsandboxed shell
+    starting `general` widens nothing; a sandboxed shell without the network
+    still cannot start a child with the network, nor one outside the sandbox."""
+    free = {"cli": "sh", "sandbox": "off", "workspace": WS, "writable_roots": []}
+    boxed = {**free, "sandbox": "auto"}
+    general = _agent("general", ["bash", "read", "write", "edit", "grep", "glob", "WebFetch"],
+                     network=True)
+    assert wider(reach_of(free), reach_of(general)) == []
+    more = wider(reach_of(boxed), reach_of(general))
+    assert "the network" in more and not any(m.startswith("tools") and "read" in m for m in more)
+    assert wider(reach_of(boxed), reach_of({**general, "sandbox": "off"}))[-1:] != []
+    assert wider(reach_of(READER), reach_of(_agent("w", ["read", "write"]))) == [
+        "tools write", f"writes in {WS}"]

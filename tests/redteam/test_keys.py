@@ -286,7 +286,9 @@ def test_every_module_a_program_starts_seals_itself_or_says_why_not():
     exempt = {"zapcli/cli/gen.py": "a developer's generator, run by make",
               "zapcli/demo.py": "the demo, started by a person",
               "zapcli/testing/scripted_server.py": "a test model server",
-              "zapcli/sandbox/inner.py": "the sandbox helper, inside the sandbox's own pid namespace"}
+              "zapcli/sandbox/inner.py": "the sandbox helper, inside the sandbox's own pid namespace",
+              "zapcli/sandbox/relay.py": "an agent CLI's relay, inside its sandbox with only the "
+                                         "environment the CLI holds too (its own key)"}
     missing = []
     for path in sorted((REPO / "zapcli").rglob("*.py")):
         rel = str(path.relative_to(REPO))

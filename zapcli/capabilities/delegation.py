@@ -22,6 +22,12 @@ from typing import Any
 from zapcli.approvals import MODES, write_ceiling
 
 WRITERS = frozenset({"write", "edit", "bash"})  # tools that write beyond zapcli's own folders
+# What a shell holds anyway: a file tool reads and writes only where its commands may (the
+# writes and sandbox checks below compare those), and a fetch reaches only what its commands
+# reach; so `bash` covers these, and `bash` with the network the web tools too.
+BASH_COVERS = frozenset({"read", "write", "edit", "glob", "grep", "todo", "task_output",
+                         "task_stop"})
+NETWORK_COVERS = frozenset({"webfetch", "websearch"})
 
 
 @dataclass(frozen=True)
@@ -87,9 +93,12 @@ def wider(spawner: Reach, child: Reach, *, own_tree: str | None = None) -> list[
     write (its work reaches the checkout only through a merge, which asks)."""
     out: list[str] = []
     if spawner.tools is not None:
+        held = {t.lower() for t in spawner.tools}
+        if "bash" in held:
+            held |= BASH_COVERS | (NETWORK_COVERS if spawner.network else frozenset())
         if child.tools is None:
             out.append(f"every tool {child.label} has")
-        elif extra := sorted(child.tools - spawner.tools, key=str.lower):
+        elif extra := sorted((t for t in child.tools if t.lower() not in held), key=str.lower):
             out.append("tools " + ", ".join(extra))
     if spawner.mcp is not None and (child.mcp is None or child.mcp - spawner.mcp):
         out.append("MCP servers " + (", ".join(sorted(child.mcp - spawner.mcp))

@@ -360,8 +360,14 @@ def call(
 
 
 @app.command("tool-schema")
-def tool_schema(json: bool = typer.Option(True, "--json", help="Always JSON.", metavar="", hidden=True)) -> None:
-    """Print the `subagent` tool's JSON schema, to register zapcli in another agent framework."""
+def tool_schema(
+    format: str = typer.Option("openai", "--format", help="The framework's shape: openai (Chat Completions function tool, strict), responses (Responses API function tool), anthropic (Messages API tool), mcp (an MCP Tool).", metavar="FORMAT"),
+    json: bool = typer.Option(True, "--json", help="Always JSON.", metavar="", hidden=True),
+) -> None:
+    """Print the `subagent` tool's definition, to register zapcli in another agent framework.
+
+    Its calls' arguments go to `zapcli call` as they are (one JSON object).
+    """
     _run("tool_schema", locals())
 
 
@@ -392,14 +398,26 @@ def timeline(
     _run("timeline", locals())
 
 
-# `trust` and `untrust`, and the command groups (worktree, agents, mcp, trace), live beside this module.
+@app.command()
+def man(
+    path: bool = typer.Option(False, "--path", help="Print the man page's file instead of showing it.", metavar=""),
+    install: bool = typer.Option(False, "--install", help="Copy it to ~/.local/share/man/man1, where `man zapcli` finds it.", metavar=""),
+    json: bool = JSON,
+) -> None:
+    """Show zapcli's man page (every command and option, exit codes, files, environment)."""
+    _run("man", locals())
+
+
+# `trust` and `untrust`, and the command groups (worktree, agents, mcp, trace, completion),
+# live beside this module.
 import zapcli.cli.trust_commands  # noqa: E402, F401
-from zapcli.cli.groups import agents_app, mcp_app, trace_app, worktree_app  # noqa: E402
+from zapcli.cli.groups import agents_app, completion_app, mcp_app, trace_app, worktree_app  # noqa: E402
 
 app.add_typer(worktree_app, name="worktree")
 app.add_typer(agents_app, name="agents")
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(trace_app, name="trace")
+app.add_typer(completion_app, name="completion")
 from zapcli.cli.board_group import board_app  # noqa: E402
 
 app.add_typer(board_app, name="board")

@@ -51,12 +51,12 @@ def main(argv: list[str] | None = None) -> int:
         return result if isinstance(result, int) else 0
     except ZapcliError as exc:
         from zapcli.cli.output import emit_json, error
+        from zapcli.render.docschema import error_doc
 
         error(exc.message)
         if "--json" in args and exc.code != "stdout":  # scripts piping to jq still get one document
             try:
-                emit_json({"error": {"code": exc.code, "message": exc.message,
-                                     "exit_code": exc.exit_code}})
+                emit_json(error_doc(exc.code, exc.message, exc.exit_code))
             except (ZapcliError, OSError):  # stdout is gone too: the stderr line has it
                 pass
         return exc.exit_code
@@ -67,12 +67,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except OSError as exc:  # an environment problem (full disk, a file in the way): one line
         from zapcli.cli.output import emit_json, error
+        from zapcli.render.docschema import error_doc
 
         kind, message = _os_error(exc)
         error(message)
         if "--json" in args:  # as for every other error: one document on stdout
             try:
-                emit_json({"error": {"code": kind, "message": message, "exit_code": 1}})
+                emit_json(error_doc(kind, message, 1))
             except (ZapcliError, OSError):
                 pass
         return 1
@@ -80,9 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("zapcli: interrupted\n")
         if "--json" in args:  # a reader of stdout still gets one document
             from zapcli.cli.output import emit_json
+            from zapcli.render.docschema import error_doc
 
-            emit_json({"error": {"code": "interrupted", "message": "interrupted (Ctrl-C); "
-                                 "subagents keep running", "exit_code": 130}})
+            emit_json(error_doc("interrupted", "interrupted (Ctrl-C); subagents keep running",
+                                130))
         return 130
 
 

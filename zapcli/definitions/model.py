@@ -115,6 +115,7 @@ class Definition:
     cli: str | None = None  # the backend it runs on (`cli:`), e.g. claude; None: the built-in agent
     team: bool = False  # the session's board and message tools (`team: true`, SPEC §20)
     sandbox: SandboxSpec | None = None  # None: not declared (network off, the workspace writable)
+    board_labels: tuple[str, ...] = ()  # `board: {labels}`: the task labels its claims serve
     layer: str = "workspace"
     source: str = ""
     declared: frozenset[str] = field(default_factory=frozenset)  # keys present in the file
@@ -132,6 +133,7 @@ class Definition:
             "memory": self.memory, "maxTurns": self.max_turns, "model": self.model,
             "env": list(self.env), "prompt": self.prompt, "cli": self.cli, "team": self.team,
             "sandbox": self.sandbox.to_dict() if self.sandbox else None,
+            "board": {"labels": list(self.board_labels)},
         }
         keep = set(self.declared) | {"name", "description"}
         return {k: v for k, v in full.items() if k in keep}
@@ -147,6 +149,7 @@ class Definition:
             "source": self.source, "declared": sorted(self.declared),
             **({"team": True} if self.team else {}),  # absent when false: older records match
             **({"sandbox": self.sandbox.to_dict()} if self.sandbox else {}),
+            **({"board": {"labels": list(self.board_labels)}} if self.board_labels else {}),
         }
 
     @classmethod
@@ -170,9 +173,16 @@ class Definition:
                 cli=str(data["cli"]) if data.get("cli") else None,
                 team=data.get("team") is True,
                 sandbox=SandboxSpec.from_dict(data.get("sandbox")),
+                board_labels=_labels(data.get("board")),
                 layer=str(data.get("layer") or "workspace"),
                 source=str(data.get("source") or ""),
                 declared=frozenset(data.get("declared") or ()),
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"malformed frozen definition: {exc}") from None
+
+
+def _labels(board: Any) -> tuple[str, ...]:
+    """The labels of a frozen `board: {labels}` (none when absent)."""
+    labels = board.get("labels") if isinstance(board, dict) else None
+    return tuple(str(x) for x in labels) if isinstance(labels, list) else ()

@@ -10,13 +10,14 @@ from typing import Any
 import yaml
 
 from zapcli import sizes
+from zapcli.definitions.checker import BOOL_TAG, INT_TAG, STR_TAG, Checker, describe
 from zapcli.definitions.model import SandboxSpec
-from zapcli.definitions.schema import _BOOL, _INT, _STR, SANDBOX_KEYS, _Checker, describe
+from zapcli.definitions.schema import SANDBOX_KEYS
 
 SANDBOX_EXAMPLE = "sandbox: {network: false, writable: [., build]}"
 
 
-def sandbox(c: _Checker, node: yaml.Node) -> SandboxSpec | None:
+def sandbox(c: Checker, node: yaml.Node) -> SandboxSpec | None:
     """`sandbox: {network: bool, writable: [path, ...], sockets: [path, ...],
     scratch_size: size}` (SPEC §18)."""
     fields = c.mapping(node, "`sandbox`", SANDBOX_KEYS)
@@ -25,7 +26,7 @@ def sandbox(c: _Checker, node: yaml.Node) -> SandboxSpec | None:
     network = False
     if "network" in fields:
         value = fields["network"][1]
-        if isinstance(value, yaml.ScalarNode) and value.tag == _BOOL:
+        if isinstance(value, yaml.ScalarNode) and value.tag == BOOL_TAG:
             network = value.value.lower() in ("yes", "true", "on", "y")
         else:
             c.bad(value, f"`sandbox.network` must be true or false, not {describe(value)}",
@@ -44,9 +45,9 @@ def sandbox(c: _Checker, node: yaml.Node) -> SandboxSpec | None:
     if "scratch_size" in fields:
         value = fields["scratch_size"][1]
         try:
-            if not isinstance(value, yaml.ScalarNode) or value.tag not in (_STR, _INT):
+            if not isinstance(value, yaml.ScalarNode) or value.tag not in (STR_TAG, INT_TAG):
                 raise ValueError(f"expected {sizes.EXAMPLE}, got {describe(value)}")
-            scratch_size = sizes.parse(int(value.value) if value.tag == _INT else value.value)
+            scratch_size = sizes.parse(int(value.value) if value.tag == INT_TAG else value.value)
         except ValueError as exc:
             c.bad(value, f"`sandbox.scratch_size`: {exc}",
                   "the most its scratch folder ($TMPDIR, package caches) may hold; 0 for the "
@@ -55,7 +56,7 @@ def sandbox(c: _Checker, node: yaml.Node) -> SandboxSpec | None:
                        scratch_size=scratch_size)
 
 
-def _sandbox_paths(c: _Checker, fields: dict[str, Any], key: str, what: tuple[str, str],
+def _sandbox_paths(c: Checker, fields: dict[str, Any], key: str, what: tuple[str, str],
                    example: str, each: str) -> tuple[str, ...] | None:
     """`sandbox.<key>`: a list of paths (None when not declared). `what`:
     (the list's items, one item) in words."""
@@ -67,7 +68,7 @@ def _sandbox_paths(c: _Checker, fields: dict[str, Any], key: str, what: tuple[st
         return None
     paths = []
     for item in value.value:
-        if not (isinstance(item, yaml.ScalarNode) and item.tag == _STR) or not item.value.strip():
+        if not (isinstance(item, yaml.ScalarNode) and item.tag == STR_TAG) or not item.value.strip():
             c.bad(item, f"each entry of `sandbox.{key}` must be {what[1]}, not {describe(item)}",
                   each)
         elif "\x00" in item.value:

@@ -155,7 +155,7 @@ def _checks(workspace: Path) -> tuple[list[Check], Settings]:
 
     missing = [f"{d.name}: {g['dimension']} {g['name']}: {g['message']}"
                for d in catalog.all() for g in grant_problems(d, workspace)]
-    # A warning, not a failure: spawn goes on without them, as the README says.
+    # A warning, not a failure: spawn goes on without them (docs/how-to/definitions.md).
     checks.append(Check("capabilities", True,
                         "every declared capability is available" if not missing else
                         f"{len(missing)} declared but not available here (spawn goes on "

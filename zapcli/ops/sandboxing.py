@@ -33,7 +33,7 @@ def choose(asked: str | None, backend: Any, network: bool = False) -> tuple[str,
     if default is None:  # an agent CLI runs its commands its own way
         if choice == "on":
             raise UsageError(f"{param('sandbox')} is for backends whose commands zapcli runs; "
-                             f"{backend.name} runs its commands its own way (README: Backends)")
+                             f"{backend.name} runs its commands its own way (see docs/how-to/agent-clis.md#sandbox)")
         return "off", ()
     if choice == "off":
         return "off", ()

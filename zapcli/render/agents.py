@@ -6,6 +6,7 @@ from dataclasses import asdict
 from typing import Any
 
 from zapcli.render.common import Lines, one_line
+from zapcli.render.docschema import stamp
 from zapcli.render.text import escape_controls
 
 
@@ -37,10 +38,10 @@ def _untrusted(res: Any) -> Lines:
 
 
 def list_doc(res: Any) -> dict[str, Any]:
-    return {"agents": [{**asdict(r), "grant_diagnostics": res.grants.get(r.name, [])}
+    return stamp("agents", {"agents": [{**asdict(r), "grant_diagnostics": res.grants.get(r.name, [])}
                        for r in res.listing.rows],
             "diagnostics": [d.to_dict() for d in res.listing.diagnostics],
-            "untrusted": res.untrusted}
+            "untrusted": res.untrusted})
 
 
 def _state(row: Any) -> str:
@@ -70,10 +71,10 @@ def show_lines(res: Any) -> Lines:
 
 def show_doc(res: Any) -> dict[str, Any]:
     d = res.shown.definition
-    return {"agent": asdict(res.shown.row), "definition": d.to_dict() if d else None,
+    return stamp("agent", {"agent": asdict(res.shown.row), "definition": d.to_dict() if d else None,
             "model_override": res.shown.model_override,
             "diagnostics": [x.to_dict() for x in res.shown.diagnostics],
-            "grant_diagnostics": res.grant_diagnostics, "untrusted": res.untrusted}
+            "grant_diagnostics": res.grant_diagnostics, "untrusted": res.untrusted})
 
 
 def saved_lines(res: Any) -> Lines:
@@ -109,4 +110,4 @@ def copied_lines(res: Any) -> Lines:
 
 def as_doc(res: Any) -> dict[str, Any]:
     """The document of a change (save, delete, switch, model, copy): its result as is."""
-    return asdict(res)
+    return stamp("agent-change", asdict(res))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from zapcli.render.common import Lines
+from zapcli.render.docschema import stamp
 
 
 def lines(res: Any) -> Lines:
@@ -32,11 +33,11 @@ def lines(res: Any) -> Lines:
 
 
 def doc(res: Any) -> dict[str, Any]:
-    return {"dry_run": res.dry_run, "kept": res.kept, "deleted": res.deleted,
+    return stamp("gc", {"dry_run": res.dry_run, "kept": res.kept, "deleted": res.deleted,
             "trimmed": res.trimmed, "skipped_reason": res.skipped_reason,
             "kept_reason": res.kept_reason, "held": res.held,
             "dropped_envs": res.dropped_envs, "worktrees": [_decision(d) for d in res.worktrees],
-            "placeholders": list(getattr(res, "placeholders", ()))}
+            "placeholders": list(getattr(res, "placeholders", ()))})
 
 
 def _decision(d: Any) -> dict[str, Any]:

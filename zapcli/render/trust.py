@@ -9,6 +9,7 @@ from dataclasses import asdict
 from typing import Any
 
 from zapcli.render.common import Lines
+from zapcli.render.docschema import stamp
 from zapcli.render.text import escape_controls
 
 SHORT = 16  # hex digits of a hash a person reads (the JSON document has them all)
@@ -68,7 +69,7 @@ def lines(res: Any) -> Lines:
 
 
 def doc(res: Any) -> dict[str, Any]:
-    return {**asdict(res), "files": [asdict(f) for f in res.files]}
+    return stamp("trust", {**asdict(res), "files": [asdict(f) for f in res.files]})
 
 
 def list_lines(res: Any) -> Lines:
@@ -87,4 +88,4 @@ def list_lines(res: Any) -> Lines:
 
 
 def list_doc(res: Any) -> dict[str, Any]:
-    return {"trusted": res.folders}
+    return stamp("trust-list", {"trusted": res.folders})

@@ -180,8 +180,10 @@ def wait(a: dict[str, Any], env: Env) -> Reply:
     env.seen(e.id for e in final.entries if e.view and e.view.terminal)
     subagents = [render_poll.entry_doc(e) for e in final.entries]
     if res is None:
-        doc = {"timed_out": False, **stopped, "exit_code": EXIT_WAIT_TIMEOUT,
-               "subagents": subagents}  # stopped before they ended
+        from zapcli.render.docschema import stamp
+
+        doc = stamp("wait", {"timed_out": False, **stopped, "exit_code": EXIT_WAIT_TIMEOUT,
+                             "subagents": subagents})  # stopped before they ended
         return _reply(head + [("", "")] + render_poll.lines(final), doc, env, EXIT_WAIT_TIMEOUT)
     doc = {**render.doc(res), "subagents": subagents}
     return _reply(head + ([("", "")] if head else []) + render_poll.lines(final), doc, env,
