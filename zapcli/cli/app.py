@@ -165,7 +165,11 @@ def output(
     raw: bool = typer.Option(False, "--raw", help="Exact bytes (control sequences are not escaped).", metavar=""),
     json: bool = JSON,
 ) -> None:
-    """Print the whole captured output, unfolded."""
+    """Print the whole captured output, unfolded.
+
+    Each stream keeps up to 1 MB. Past that it keeps its first and its last
+    512 KB, cut at line ends, with one line between saying how many bytes
+    were left out there; a note on stderr says OUTPUT TRUNCATED."""
     _run("output", locals())
 
 
