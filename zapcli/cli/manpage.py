@@ -92,9 +92,7 @@ def render(spec: dict[str, Any]) -> str:
         ".TP", "NO_COLOR", "Disable colour.",
         ".SH FILES",
         ".TP", "$ZAPCLI_HOME/subagents/ID.jsonl", "The trail: append-only JSONL record of everything the subagent did.",
-        ".TP", "$ZAPCLI_HOME/subagents/ID.out, ID.err",
-        "Captured stdout and stderr, each up to 1 MB; past that its first and last 512 KB, "
-        "with one line saying how many bytes were left out between them.",
+        ".TP", "$ZAPCLI_HOME/subagents/ID.out, ID.err", "Captured stdout and stderr, each capped at 1 MB.",
         ".TP", "$ZAPCLI_HOME/subagents/ID.tmp/", "Its scratch folder (TMPDIR, package caches), removed "
         "when it ends; in the sandbox a tmpfs of at most scratch_size (default 1 GiB).",
         ".TP", "$ZAPCLI_HOME/subagents/ID.env",
