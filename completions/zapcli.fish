@@ -201,7 +201,7 @@ complete -c zapcli -n '__fish_seen_subcommand_from board; and not __fish_seen_su
 complete -c zapcli -n '__fish_seen_subcommand_from board; and __fish_seen_subcommand_from list' -l json -d 'Print one JSON document (stable snake_case keys).'
 complete -c zapcli -n '__fish_seen_subcommand_from board; and not __fish_seen_subcommand_from add list claim done release show' -a claim -d 'Claim TASK, or the next open task whose --after tasks are done (exit 3: nothing to claim).'
 complete -c zapcli -n '__fish_seen_subcommand_from board; and __fish_seen_subcommand_from claim' -l json -d 'Print one JSON document (stable snake_case keys).'
-complete -c zapcli -n '__fish_seen_subcommand_from board; and __fish_seen_subcommand_from claim' -l wait -x -d 'Wait up to SECS for a task to become claimable.'
+complete -c zapcli -n '__fish_seen_subcommand_from board; and __fish_seen_subcommand_from claim' -l wait -x -d 'Wait up to SECS for a task to become claimable (on an empty board: for the first one to be added; a board whose tasks are all done answers at once).'
 complete -c zapcli -n '__fish_seen_subcommand_from board; and not __fish_seen_subcommand_from add list claim done release show' -a done -d 'Mark a task you hold done, with its result (TASK: the one you hold).'
 complete -c zapcli -n '__fish_seen_subcommand_from board; and __fish_seen_subcommand_from done' -l json -d 'Print one JSON document (stable snake_case keys).'
 complete -c zapcli -n '__fish_seen_subcommand_from board; and __fish_seen_subcommand_from done' -l result -x -d 'What was done or found (required; `-` reads it from stdin).'
