@@ -68,7 +68,7 @@ def spawn(
     approval: Optional[str] = typer.Option(None, "--approval", help="confirm | workspace | auto-edit | full.", metavar="MODE"),
     cwd: Optional[str] = typer.Option(None, "--cwd", help="Directory to run in (default: here).", metavar="DIR"),
     after: Optional[list[str]] = typer.Option(None, "--after", help="Start only after this subagent completed (repeatable).", metavar="ID"),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output); it stops before a model call that would pass it. Also what the subagents its work spawns are allotted from.", metavar="N"),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output); it stops before a model call that would pass it. Also what the subagents its work spawns are allotted from (for --cli sh only that, as --max-cost: a shell fan-out's tree budget).", metavar="N"),
     max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Budget in US dollars (the backend's reported cost, else the model's price: genai-prices or prices: in config.yaml; an unpriced model is refused).", metavar="USD"),
     unattended: bool = typer.Option(False, "--unattended", help="Deny at once whatever would ask for approval.", metavar=""),
     worktree: bool = typer.Option(False, "--worktree", help="Work in a new git worktree on branch zapcli/<id>, from the current HEAD.", metavar=""),
