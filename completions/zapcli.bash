@@ -29,7 +29,7 @@ _zapcli() {
         approve) opts="--help --json" ;;
         deny) opts="--help --json --reason" ;;
         usage) opts="--all --help --json" ;;
-        doctor) opts="--help --json --trust" ;;
+        doctor) opts="--help --json --model --trust" ;;
         call) opts="--help --json" ;;
         tool-schema) opts="--help --json" ;;
         export) opts="--format --help --json --output -o" ;;

@@ -333,9 +333,13 @@ def usage(
 @app.command()
 def doctor(
     trust: bool = typer.Option(False, "--trust", help="Trust this folder's own zapcli files as they are now (as `zapcli trust` does) before checking them; untrusted, their MCP servers are not started.", metavar=""),
+    model: Optional[str] = typer.Option(None, "--model", help="Check this model (as spawn --model would reach it); unreachable, doctor fails. Without it a configured model is checked, and none is a note (only the built-in agent needs one).", metavar="MODEL"),
     json: bool = JSON,
 ) -> None:
-    """Check config, state folder, definitions, MCP servers and model reachability."""
+    """Check config, state folder, definitions, MCP servers and model reachability.
+
+    Exit 0 when nothing failed. No model configured is a note, not a failure:
+    shell commands and the agent CLIs run without one."""
     _run("doctor", locals())
 
 

@@ -10,7 +10,8 @@ from zapcli.render.common import Lines
 def lines(checks: list[Any]) -> Lines:
     out: Lines = []
     for c in checks:
-        word, style = ("FAIL", "red") if not c.ok else ("WARN", "yellow") if c.warning else ("ok  ", "green")
+        word, style = (("FAIL", "red") if not c.ok else ("WARN", "yellow") if c.warning
+                       else ("note", "dim") if getattr(c, "note", False) else ("ok  ", "green"))
         out.append((style, f"{word} {c.name}: {c.detail}"))
         out.extend(("", f"    {p}") for p in c.problems)
     return out
