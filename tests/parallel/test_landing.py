@@ -152,3 +152,21 @@ def test_a_spawned_agent_that_ends_its_turn_gets_its_own_childrens_results(zap, 
         assert f"[SubAgent] {kid} finished: completed — grandchild-{n}" in told, told
         assert final_status(zap.trail(kid)) == "completed"
     assert zap.json("poll", "--no-wait", sid)["subagents"][0]["report"] == "both results in"
+
+
+def test_a_result_removed_before_it_landed_is_told_by_the_end_it_had(zap):
+    """A subagent removed (`rm`, `clean`, `gc`) before its parent's model was
+    told of it: the line the model reads gives the end it had (the note its
+    removal left, as `wait` counts it), not only that it is gone. (Before
+    this, every such line said "nothing of it is left to read".)"""
+    from zapcli.lifecycle import landing
+
+    bad = zap.spawn_sh("echo half; exit 5")
+    assert zap("wait", bad).returncode == 3
+    assert zap("rm", bad).returncode == 0
+    line = landing.gone(bad)
+    assert line.startswith(f"[SubAgent] {bad} finished: failed"), line
+    assert "5" in line.split("—", 1)[1], line  # its reason: the exit code it had
+    assert "removed since" in line, line
+    never = "sa_20260101_00000000"
+    assert "nothing of it is left to read" in landing.gone(never)

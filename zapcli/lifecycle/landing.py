@@ -135,8 +135,18 @@ def last_line(sid: str, limit: int = 1024) -> str:
 
 
 def gone(sid: str) -> str:
-    """The line for a subagent removed (`rm`, `clean`, `gc`) before its result reached the parent."""
-    return f"[SubAgent] {sid} was removed before its result reached you; nothing of it is left to read"
+    """The line for a subagent removed (`rm`, `clean`, `gc`) before its result
+    reached the parent: the end it had, from the note its removal left
+    (`lifecycle.removed`), as `wait` counts it; its report and output went
+    with its files."""
+    from zapcli.lifecycle import removed
+
+    end = removed.end_of(sid)
+    if end is None:
+        return f"[SubAgent] {sid} was removed before its result reached you; nothing of it is left to read"
+    why = _first(end.reason)
+    return (f"[SubAgent] {sid} finished: {end.status}" + (f" — {why}" if why else "")
+            + " (removed since, by rm, clean or gc: its report and output are gone)")
 
 
 def ended(sid: str) -> bool:
