@@ -66,11 +66,15 @@ TAIL = [
     ".TP", "NO_COLOR", "Disable colour.",
     ".SH FILES",
     ".TP", "$ZAPCLI_HOME/subagents/ID.jsonl", "The trail: append-only JSONL record of everything the subagent did.",
-    ".TP", "$ZAPCLI_HOME/subagents/ID.out, ID.err", "Captured stdout and stderr, each capped at 1 MB.",
+    ".TP", "$ZAPCLI_HOME/subagents/ID.out, ID.err", "Captured stdout and stderr, each capped at 1 MB: "
+    "past that, its first and last 512 KB, cut at line ends, with one line between saying how many "
+    "bytes were left out.",
     ".TP", "$ZAPCLI_HOME/subagents/ID.tmp/", "Its scratch folder (TMPDIR, package caches), removed "
     "when it ends; in the sandbox a tmpfs of at most scratch_size (default 1 GiB).",
     ".TP", "$ZAPCLI_HOME/subagents/ID.env",
     "A queued subagent's spawner's environment (mode 0600), deleted when it starts or is cancelled.",
+    ".TP", "$ZAPCLI_HOME/removed/ID.json", "The end a subagent had when \\fBrm\\fR, \\fBclean\\fR or "
+    "\\fBgc\\fR removed it (mode 0600, kept a week): \\fBwait\\fR counts it by that end.",
     ".TP", "$ZAPCLI_HOME/zapcli.db", "Machine-local definition switches, model overrides and the token ledger.",
     ".TP", "$ZAPCLI_CONFIG_HOME/config.yaml, WORKSPACE/.zapcli/config.yaml", "Settings; the workspace "
     "file cannot loosen approval or add writable roots outside the workspace.",
