@@ -110,6 +110,15 @@ async def _spawn_all(client) -> list[str]:
     return ids
 
 
+def _serves(proc: psutil.Process) -> bool:
+    """Whether `proc` is the `mcp serve` process (an ended runner not yet
+    collected is a zombie, whose command line cannot be read: not it)."""
+    try:
+        return "serve" in " ".join(proc.cmdline())
+    except psutil.Error:
+        return False
+
+
 @pytest.mark.timeout(600)
 def test_200_spawns_over_stdio_leave_no_zombie_runners(zap):
     found: dict[str, object] = {}
@@ -117,8 +126,7 @@ def test_200_spawns_over_stdio_leave_no_zombie_runners(zap):
     async def go() -> None:
         async with Client(server_params(zap)) as c:
             ids = await _spawn_all(c)
-            server = [p for p in psutil.Process().children(recursive=True)
-                      if "serve" in " ".join(p.cmdline())][0]
+            server = [p for p in psutil.Process().children(recursive=True) if _serves(p)][0]
             _no_zombies_after(server.pid, ids, zap)
             found["ok"] = True
 
