@@ -81,7 +81,10 @@ def _nonzero(span_hex: str) -> str:
 def child_id(span_id: str, key: str) -> str:
     """The id of the child span `key` (e.g. "tool/call_1", "model/3", "sh")
     of span `span_id`: the same whoever derives it, whenever."""
-    from hashlib import blake2b
+    try:  # the C module hashlib takes it from, without hashlib's OpenSSL (~4 MB per runner)
+        from _blake2 import blake2b
+    except ImportError:
+        from hashlib import blake2b
 
     return _nonzero(blake2b(f"{span_id}/{key}".encode(), digest_size=8).hexdigest())
 

@@ -1,7 +1,7 @@
 """Backends and executors from another package (SPEC §17, issue 17 item 2).
 
 `tests/plugin` is a package of its own (`zapcli-echo-plugin`, installed by
-`make test-plugin` into a folder only the tests put on their path): the `echo` backend — `echo-agent`, an agent
+`make install` beside zapcli): the `echo` backend — `echo-agent`, an agent
 CLI with an event stream of its own — and the `echo-local` executor, through
 the entry points `zapcli.backends` and `zapcli.executors` only. Its `--cli
 echo` works with spawn, poll, kill, continue, doctor, a definition's `cli:`,
@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 
 from tests.backends import clitest as ct
-from tests.conftest import PLUGIN_DIR, REPO, wait_until
+from tests.conftest import REPO, wait_until
 
-BIN = Path(sys.executable).parent  # the venv's: zapcli
+BIN = Path(sys.executable).parent  # the venv's: zapcli, echo-agent
 
 
 @pytest.fixture
@@ -34,9 +34,9 @@ def echo(zap):
     from importlib.metadata import entry_points
 
     if "echo" not in {ep.name for ep in entry_points(group="zapcli.backends")}:
-        pytest.fail(f"the tests' plugin package is not installed: `make test-plugin` installs "
-                    f"tests/plugin into {PLUGIN_DIR}")
-    zap.env["PATH"] = f"{PLUGIN_DIR / 'bin'}:{BIN}:{zap.env.get('PATH', '/usr/bin:/bin')}"
+        pytest.fail("the tests' plugin package is not installed: `make install` installs "
+                    "tests/plugin into .venv")
+    zap.env["PATH"] = f"{BIN}:{zap.env.get('PATH', '/usr/bin:/bin')}"
     return zap
 
 
@@ -93,9 +93,8 @@ def test_a_plugin_backend_is_in_doctor_definitions_schema_and_completion(echo, t
     # the tool's enum and the shell's completion
     schema = json.loads(zap("tool-schema").out)
     assert "echo" in json.dumps(schema)
-    from zapcli.cli import gen
-
-    script = (f"source {gen.COMPLETIONS['bash']}; COMP_WORDS=(zapcli spawn --cli e); "
+    from zapcli.cli.gen import COMPLETIONS  # the shipped script, where the package carries it
+    script = (f"source {COMPLETIONS['bash']}; COMP_WORDS=(zapcli spawn --cli e); "
               "COMP_CWORD=3; _zapcli; printf '%s\\n' \"${COMPREPLY[@]}\"")
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60,
                           env=zap.env, cwd=zap.cwd)
@@ -198,7 +197,7 @@ def test_the_hot_commands_never_scan_for_plugins(echo, argv):
     config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
     config.mkdir(parents=True, exist_ok=True)
     (config / "config.yaml").write_text(
-        f"backends:\n  mycli:\n    command: {PLUGIN_DIR / 'bin' / 'echo-agent'}\n    format: claude-stream-json\n")
+        f"backends:\n  mycli:\n    command: {BIN / 'echo-agent'}\n    format: claude-stream-json\n")
     proc = subprocess.run([sys.executable, "-c", PROBE, *argv], env={**zap.env, "ANTHROPIC_API_KEY": "k"},
                           cwd=zap.cwd, capture_output=True, text=True, timeout=60)
     assert "SCANNED False" in proc.stderr, proc.stderr

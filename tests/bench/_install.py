@@ -145,10 +145,12 @@ class Install:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def build(prefix: str = "zapcli-bench-") -> Install:
-    """Copy `zapcli/` into a temp dir, compile it, return the Install."""
+def build(prefix: str = "zapcli-bench-", source: Path | None = None) -> Install:
+    """Copy `zapcli/` (of this repository, or of `source`: another tree of it,
+    for an A/B of two versions in one run) into a temp dir, compile it,
+    return the Install."""
     root = Path(tempfile.mkdtemp(prefix=prefix))
-    shutil.copytree(REPO / "zapcli", root / "zapcli",
+    shutil.copytree((source or REPO) / "zapcli", root / "zapcli",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     (root / "config").mkdir(mode=0o700)
     subprocess.run([venv_python(), "-m", "compileall", "-q", str(root / "zapcli")], check=True)

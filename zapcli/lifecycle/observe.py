@@ -10,7 +10,7 @@ subagent at one moment act; views that only show (top's refresh) do not.
 
 Acting, as the spec requires: a dead runner with no terminal record gets a
 sticky `lost` / `interrupted` status (and what is left of its work is
-ended, the empty folders its sandbox held control files with included),
+ended, the placeholders its sandbox held control files with included),
 and one alive past its deadline by more than 10 s is killed and recorded
 `timeout`. Both go through `store.end`, so the first terminal status wins
 whoever else is ending it. An ended subagent's on-finish command that

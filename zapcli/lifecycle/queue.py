@@ -1,7 +1,8 @@
 """The daemonless queue (SPEC §6.4) and `--after` dependencies.
 
 Imports `zapcli.lifecycle.observe`, `zapcli.lifecycle.session`,
-`zapcli.executors`, `zapcli.trail`. Whoever observes a free slot (spawn, poll, list, wait, a
+`zapcli.lifecycle.limits` (an account's usage limit, an endpoint's 429
+burst: what holds a subagent back), `zapcli.executors`, `zapcli.trail`. Whoever observes a free slot (spawn, poll, list, wait, a
 finishing child) calls `drain`, which starts queued subagents in creation
 order under the session's file lock, so each is started exactly once.
 """
@@ -17,6 +18,7 @@ from contextlib import contextmanager
 
 from zapcli.config import Settings
 from zapcli.errors import NotFound, StateError
+from zapcli.lifecycle import limits
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import observe
 from zapcli.lifecycle.status import View
@@ -149,6 +151,7 @@ def drain(session: str, settings: Settings) -> list[str]:
     started: list[str] = []
     with session_lock(session):
         running: dict[str, int] = {}  # per pool: the session's, or an executor's own cap
+        on: dict[str, int] = {}  # per endpoint (a held back one waits for a slot there)
         waiting: list[View] = []
         running_views: list[View] = []
         for sid in sessions.active(session):
@@ -162,8 +165,10 @@ def drain(session: str, settings: Settings) -> list[str]:
             elif view.status == Status.QUEUED:
                 waiting.append(view)
             else:
-                pool = _pool(view.id)
+                raw = load(view.id).spawn.raw
+                pool = _pool(view.id, raw)
                 running[pool] = running.get(pool, 0) + 1
+                _count(on, raw.get("provider"))
                 running_views.append(view)
         parked = _parked(session, running_views)
         for view in waiting:
@@ -183,12 +188,35 @@ def drain(session: str, settings: Settings) -> list[str]:
                 continue
             if _held_for(view.id, spawn.raw.get("provider"), parked):
                 continue
+            reason = limits.hold(spawn.raw, session, on.get(str(spawn.raw.get("provider")), 0))
+            if reason is not None:
+                _say_held(view.id, reason)
+                continue
             if not launch(view.id, settings, spawn):
                 sessions.deactivate(session, view.id)
                 continue
             started.append(view.id)
             running[pool] = running.get(pool, 0) + 1
+            _count(on, spawn.raw.get("provider"))
     return started
+
+
+def _count(on: dict[str, int], endpoint: object) -> None:
+    if isinstance(endpoint, str):
+        on[endpoint] = on.get(endpoint, 0) + 1
+
+
+def _say_held(sid: str, reason: dict) -> None:
+    """Its `held` record, written when the reason is new or about to run out
+    (poll and list read why it waits there)."""
+    try:
+        held = load(sid).held
+        until = held.get("until") if held else None
+        if held is None or held.get("reason") != reason["reason"] or not isinstance(
+                until, (int, float)) or until < min(reason["until"], time.time() + 10):
+            store.append(store.path_for(sid), "held", reason)
+    except (NotFound, OSError):
+        pass  # removed meanwhile, or a full disk: it is held all the same
 
 
 PARKED_TO_HOLD = 2  # this many subagents of a session parked on one provider hold its next

@@ -4,8 +4,9 @@
 Imports `zapcli.lifecycle.observe`, `zapcli.trail`. The queue (`queue.drain`)
 decides when a subagent starts; this only says why one has not. A seam that
 makes a subagent wait adds its reason to `REASONS` with `waits_for`, before
-the cap, which is asked last; the rate-limit hold (`held`, a provider's
-limit while two siblings are parked on it) is one.
+the cap, which is asked last; the queue's holds (`held`: a provider's rate
+limit while two siblings are parked on it, an account's usage limit, an
+endpoint's 429 burst) are one.
 """
 
 from __future__ import annotations
@@ -37,14 +38,27 @@ def _after(view: View, spawn: SpawnRecord, settings: Settings) -> str | None:
 
 
 def held(view: View, *_: object) -> str | None:
-    """The queue holds it back while a provider's rate limit lasts (`queue`
-    writes a `held` record): `rate limit (openai), retry in 12s`."""
+    """The queue holds it back (`queue` writes a `held` record) while a
+    provider's rate limit lasts (`… is rate-limiting 2 subagents, retry in
+    12s`), its account's usage limit (`claude usage limit, resets 15:00`),
+    or its endpoint's 429 burst (`… 2 at a time in this session until one
+    succeeds`)."""
     if not view.held or not isinstance(until := view.held.get("until"), (int, float)):
         return None
     import time
 
-    left = until - time.time()
-    return f"{view.held.get('reason')}, retry in {max(int(left + 0.999), 1)}s" if left > 0 else None
+    now = time.time()
+    left = until - now
+    if left <= 0:
+        return None
+    kind = view.held.get("kind")
+    if kind == "usage_limit":
+        from zapcli.resettime import when_text
+
+        return f"{view.held.get('reason')}, {when_text(until, view.held.get('zone'), now, with_zone=False)}"
+    if kind == "throttle":
+        return str(view.held.get("reason"))
+    return f"{view.held.get('reason')}, retry in {max(int(left + 0.999), 1)}s"
 
 
 def _cap(view: View, spawn: SpawnRecord, settings: Settings) -> str | None:

@@ -91,6 +91,8 @@ class SpawnRequest:
     spawner: dict[str, Any] | None = None
     ask_widening: Callable[[str], tuple[bool, str]] | None = None
     trust: bool = False  # `--trust`: trust the workspace's own files as they are now, first
+    # an agent CLI stopped by its account's usage limit is continued once it resets (C42)
+    resume_after_limit: bool = False
 
 
 @plain
@@ -216,8 +218,10 @@ def _check_events(req: SpawnRequest) -> None:
 
 
 def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[str, Any]:
-    """The SPEC §16 fields: tree receipt, on-finish command, output schema.
-    Raises UsageError (before anything is created)."""
+    """The SPEC §16 fields: tree receipt, on-finish command, output schema;
+    where its calls go (`provider`, `account`: the queue's holds) and
+    whether a usage limit resumes it. Raises UsageError (before anything is
+    created)."""
     out: dict[str, Any] = {}
     if req.worktree:
         from zapcli import worktrees
@@ -240,7 +244,9 @@ def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[
         out["output_schema"] = outputschema.given(req.output_schema)
     if req.attempt is not None:
         out["attempts"] = req.attempt
-    return out
+    if req.resume_after_limit:
+        out["resume_after_limit"] = True
+    return {**backend_for(req.cli or "zapcli", settings).account(os.environ), **out}
 
 
 def _fork(req: SpawnRequest) -> dict[str, Any] | None:
@@ -368,9 +374,10 @@ def _prepare(req: SpawnRequest, settings: Settings | None, sid: str | None, cwd:
         "workspace": str(workspace), "writable_roots": list(settings.writable_roots)})
     from zapcli.ops import tree
 
-    placed = tree.place(sid, session, str(req.cli), backend.get("model"), max_tokens=req.max_tokens,
-                        max_cost=req.max_cost, settings=settings, parent=req.parent, run=req.run,
-                        siblings=req.siblings, batch=req.batch)
+    placed = tree.place_or_unfunded(sid, session, str(req.cli), backend.get("model"),
+                                    max_tokens=req.max_tokens, max_cost=req.max_cost,
+                                    settings=settings, parent=req.parent, run=req.run,
+                                    siblings=req.siblings, batch=req.batch)
     backend.update(placed.fields)
     given = placed.fields.get("budget") or {}
     own_tokens = req.max_tokens if req.cli == "sh" else _least(req.max_tokens, given.get("max_tokens"))
@@ -404,6 +411,10 @@ def create(p: Prepared) -> SpawnResult:
     """Create and start (or queue) a prepared spawn. Raises ZapcliError;
     nothing of it is left behind when it does."""
     sid, session = p.sid, p.session
+    if p.placed is not None and p.placed.unfunded is not None:  # its tree could not fund it
+        from zapcli.ops import tree
+
+        return tree.record_unfunded(p)
     # From here to the launch is one step for the caller: SIGINT/SIGTERM/SIGHUP
     # wait until it is done, so a caller killed mid-spawn (a harness's timeout)
     # never leaves a half-made subagent. The session marker comes first, so

@@ -14,9 +14,10 @@ Control files (another program runs what they say: `.git`, `.zapcli`, the
 agent CLIs' settings, `.envrc`, …; the caller passes the whole list) are
 read-only in every writable root whether they exist or not, but in `full`
 mode: one that exists is bound read-only; for one that does not, the first
-missing part of its path is a placeholder — an empty folder the caller makes
-before bwrap starts and removes after (`zapcli.sandbox.placeholders`), so
-nothing can be created there.
+missing part of its path is a placeholder — an empty folder, or for a name
+a program reads as a file a file that reads as "nothing configured", that
+the caller makes before bwrap starts and removes after
+(`zapcli.sandbox.placeholders`), so nothing can be created there.
 """
 
 from __future__ import annotations
@@ -56,13 +57,17 @@ class Policy:
     # empty writable folder of its own; what is bound under /tmp comes back above it
     own_tmp: bool = False
     placeholders: tuple[str, ...] = ()
+    # (source, target): a file bound read-only over another that exists, in this sandbox
+    # alone (git's exclude file, extended by the held placeholder files: `placeholders`)
+    covers: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"network": self.network, "writable": list(self.writable),
                 "readonly": list(self.readonly), "hidden": list(self.hidden),
                 "scratch": self.scratch, "scratch_size": self.scratch_size,
                 "sockets": list(self.sockets), "placeholders": list(self.placeholders),
-                **({"own_tmp": True} if self.own_tmp else {})}
+                **({"own_tmp": True} if self.own_tmp else {}),
+                **({"covers": [list(c) for c in self.covers]} if self.covers else {})}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Policy:
@@ -75,7 +80,9 @@ class Policy:
                    scratch=str(data.get("scratch") or ""),
                    scratch_size=size if isinstance(size, int) and size >= 0 else SCRATCH_SIZE,
                    sockets=paths("sockets"), own_tmp=bool(data.get("own_tmp")),
-                   placeholders=paths("placeholders"))
+                   placeholders=paths("placeholders"),
+                   covers=tuple((str(c[0]), str(c[1])) for c in data.get("covers") or ()
+                                if isinstance(c, (list, tuple)) and len(c) == 2))
 
     def describe(self) -> str:
         """One line for a person (the trail's start diagnostic, doctor)."""

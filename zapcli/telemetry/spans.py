@@ -199,6 +199,8 @@ class SpanBuilder:
             span.attributes["gen_ai.response.model"] = model
         if cached:
             span.attributes["gen_ai.usage.cache_read.input_tokens"] = cached
+        if written := _int(rec.get("cache_write_tokens")):
+            span.attributes["gen_ai.usage.cache_creation.input_tokens"] = written
         cost = rec.get("cost_usd")
         if isinstance(cost, (int, float)) and not isinstance(cost, bool):
             span.attributes["zapcli.cost_usd"] = float(cost)

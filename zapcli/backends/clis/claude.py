@@ -160,6 +160,8 @@ class ClaudeBackend(CliBackend):
         diags: list[dict[str, Any]] = []
         argv = [*command, "-p", "--output-format", "stream-json", "--verbose",
                 "--setting-sources", "user"]
+        if req.budgeted:  # each call said as it starts (message_start), so the budget stops it there
+            argv.append("--include-partial-messages")
         if req.resume:
             argv += ["--resume", req.resume]
         if req.model:
