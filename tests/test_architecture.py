@@ -86,7 +86,8 @@ NO_HEAVY_ROOMS = {"ops", "trail", "supervisor", "lifecycle", "render", "executor
 # The Ray executor's cluster side: the pool (a Ray job), its node agent, and
 # the one module of private Ray API. Only these import `ray`; nothing else
 # imports them (the caller talks HTTP to the cluster).
-RAY_NODE_SIDE = {"executors/ray_dispatch.py", "executors/ray_kv.py", "executors/ray_node.py"}
+RAY_NODE_SIDE = {"executors/ray_dispatch.py", "executors/ray_kv.py", "executors/ray_node.py",
+                 "executors/ray_agents.py", "executors/ray_place.py"}
 HEAVY_HOME = {**{m: {"ray"} for m in RAY_NODE_SIDE},  # the one place each may be imported lazily
               "telemetry/otlp.py": {"opentelemetry"}}
 # a backstop, not a target: split where the concepts part, never to get under it (a

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zapcli import tracecontext
 from zapcli.backends import cli_home, cli_limits, cli_sandbox
 from zapcli.backends.base import RunContext
 from zapcli.backends.cli_stream import LinePump, Sink, TailPump
@@ -70,6 +71,9 @@ def run_cli(backend: Cli, ctx: RunContext) -> Outcome:
     req = box.request(plan.request) if box is not None else plan.request
     try:
         launch = backend.launch(req, command)
+        if tracecontext.export_wanted(req.env):  # its own spans join its subagent's trace
+            launch.diagnostics += [{"dimension": "telemetry", "name": backend.name, "message": said}
+                                   for said in _join_trace(backend, req, launch, box)]
         cli_home.write_files(req.config_home, launch.files)
         if box is not None:
             try:
@@ -106,6 +110,18 @@ def _meter(ctx: RunContext) -> Any:
         held = Held(ctx.sid)
     return Meter(spawn.model, price=price if isinstance(price, dict) else None,
                  max_tokens=spawn.max_tokens, max_cost=max_cost, held=held)
+
+
+def _join_trace(backend: Cli, req: CliRequest, launch: CliLaunch,
+                box: cli_sandbox.Confined | None) -> list[str]:
+    """The CLI told to export its own spans under its subagent's, unless its
+    sandbox's network is off: then it reaches only its model, its exporter
+    no collector (and may stall retrying one), so it is not turned on."""
+    if box is not None and not box.policy.network:
+        return [f"{backend.name}'s own spans are not exported: its definition turns the sandbox's "
+                "network off but for its model's endpoint, so no collector is in reach; only "
+                "zapcli's spans of this subagent are sent (with `network: true` its spans join them)"]
+    return backend.join_trace(req, launch)
 
 
 @dataclass

@@ -20,7 +20,7 @@ from zapcli.config import Settings
 from zapcli.errors import NotFound, StateError
 from zapcli.lifecycle import limits
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import observe
+from zapcli.lifecycle.observe import observe, view_of
 from zapcli.lifecycle.status import View
 from zapcli.locks import LockTimeout, exclusive
 from zapcli.paths import child_env, ensure_dir, locks_dir, write_private
@@ -142,34 +142,49 @@ def _dependency_block(view: View, settings: Settings) -> tuple[bool, str | None]
     return True, None
 
 
+def _scan(session: str, settings: Settings, *,
+          look: bool) -> tuple[dict[str, int], dict[str, int], list[View], list[View]]:
+    """(running per pool, running per model endpoint, the queued ones in
+    creation order, the running views) of `session`. `look`: from the trails
+    alone (nothing is asked of an executor: a remote runner costs no round
+    trip to its cluster), where one not ended in its trail counts as
+    running; else every one observed."""
+    running: dict[str, int] = {}  # per pool: the session's, or an executor's own cap
+    on: dict[str, int] = {}  # per endpoint (a held back one waits for a slot there)
+    waiting: list[View] = []
+    running_views: list[View] = []
+    for sid in sessions.active(session):
+        try:
+            summary = load(sid)
+            view = view_of(sid, summary) if look else observe(sid, kill_grace_s=settings.kill_grace_s)
+        except NotFound:  # maybe a spawn in progress: its trail comes right after
+            sessions.drop_if_abandoned(session, sid)
+            continue
+        if view.terminal:
+            sessions.deactivate(session, sid)
+        elif view.status == Status.QUEUED and view.queued_out_there is None:
+            waiting.append(view)
+        else:
+            raw = summary.spawn.raw
+            pool = _pool(view.id, raw)
+            running[pool] = running.get(pool, 0) + 1
+            _count(on, raw.get("provider"))
+            running_views.append(view)
+    return running, on, waiting, running_views
+
+
 def drain(session: str, settings: Settings) -> list[str]:
     """Start as many queued subagents of `session` as free slots allow.
 
     Returns the ids started. Also fails queued subagents whose dependency
-    ended other than `completed`.
+    ended other than `completed`. The trails are read first: while they
+    leave a free slot nothing else is asked; only a full cap observes the
+    running ones (a remote one's cluster included) to find ones that ended.
     """
     started: list[str] = []
     with session_lock(session):
-        running: dict[str, int] = {}  # per pool: the session's, or an executor's own cap
-        on: dict[str, int] = {}  # per endpoint (a held back one waits for a slot there)
-        waiting: list[View] = []
-        running_views: list[View] = []
-        for sid in sessions.active(session):
-            try:
-                view = observe(sid, kill_grace_s=settings.kill_grace_s)
-            except NotFound:  # maybe a spawn in progress: its trail comes right after
-                sessions.drop_if_abandoned(session, sid)
-                continue
-            if view.terminal:
-                sessions.deactivate(session, sid)
-            elif view.status == Status.QUEUED:
-                waiting.append(view)
-            else:
-                raw = load(view.id).spawn.raw
-                pool = _pool(view.id, raw)
-                running[pool] = running.get(pool, 0) + 1
-                _count(on, raw.get("provider"))
-                running_views.append(view)
+        running, on, waiting, running_views = _scan(session, settings, look=True)
+        looked_only = True
         parked = _parked(session, running_views)
         for view in waiting:
             ready, failure = _dependency_block(view, settings)
@@ -184,6 +199,10 @@ def drain(session: str, settings: Settings) -> list[str]:
             spawn = load(view.id).spawn
             cap = settings.max_concurrent if spawn.max_concurrent is None else spawn.max_concurrent
             pool = _pool(view.id, spawn.raw)
+            if cap and running.get(pool, 0) >= cap and looked_only:  # full by the trails: any ended?
+                running, on, _, running_views = _scan(session, settings, look=False)
+                looked_only = False
+                parked = _parked(session, running_views)
             if cap and running.get(pool, 0) >= cap:
                 continue
             if _held_for(view.id, spawn.raw.get("provider"), parked):

@@ -69,6 +69,9 @@ class View:
     worktree: dict[str, Any] | None = None
     continue_of: str | None = None
     continued_by: str | None = None
+    # handed to its executor, which has not started it yet (status queued): the
+    # executor's words for the wait, e.g. `ray: placement pending 45s`
+    queued_out_there: str | None = None
 
     @property
     def terminal(self) -> bool:

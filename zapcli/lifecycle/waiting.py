@@ -6,7 +6,9 @@ decides when a subagent starts; this only says why one has not. A seam that
 makes a subagent wait adds its reason to `REASONS` with `waits_for`, before
 the cap, which is asked last; the queue's holds (`held`: a provider's rate
 limit while two siblings are parked on it, an account's usage limit, an
-endpoint's 429 burst) are one.
+endpoint's 429 burst) are one. A subagent its executor took but has not
+started (a cluster with no room for it now) says the executor's words,
+asked first.
 """
 
 from __future__ import annotations
@@ -23,6 +25,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     Reason = Callable[[View, SpawnRecord, Settings], "str | None"]
+
+
+def _out_there(view: View, *_: object) -> str | None:
+    """Handed to its executor, which has not started it yet (`ray: placement
+    pending 45s`): it waits for the cluster, not for zapcli's queue."""
+    return view.queued_out_there
 
 
 def _after(view: View, spawn: SpawnRecord, settings: Settings) -> str | None:
@@ -70,7 +78,7 @@ def _cap(view: View, spawn: SpawnRecord, settings: Settings) -> str | None:
     return f"{pool} cap {cap}" if isinstance(pool, str) and pool else f"cap {cap}"
 
 
-REASONS: list[Reason] = [_after, held, _cap]
+REASONS: list[Reason] = [_out_there, _after, held, _cap]
 
 
 def waits_for(reason: Reason) -> Reason:

@@ -75,6 +75,8 @@ def status_phrase(v: View) -> str:
             extra += f"; {one_line(flat) if len(flat) <= REASON_INLINE else 'reason below'}"
         return f"{v.status} ({extra})"
     if v.status == Status.QUEUED:
+        if v.queued_out_there:  # its executor took it and has no room for it yet
+            return f"queued ({v.queued_out_there})"
         held = held_reason(v)
         if held and (v.held or {}).get("kind") == "usage_limit":
             return f"queued ({held})"  # `queued (claude usage limit, resets 15:00)`

@@ -225,6 +225,14 @@ class Cli(Backend):
         what no wrapper can fix is refused then."""
         return None
 
+    def join_trace(self, req: CliRequest, launch: CliLaunch) -> list[str]:
+        """With OTEL_* asking for traces: make `launch` export the CLI's own
+        spans as children of its subagent's span (TRACEPARENT in `req.env`),
+        by what the CLI takes (its variables, its settings file;
+        `zapcli.backends.clis.otel`). Returns what to say about it. The
+        default: a CLI that exports no telemetry of its own."""
+        return [f"{self.name} exports no telemetry of its own: only zapcli's spans of this subagent are sent"]
+
     def version_argv(self, command: list[str]) -> list[str]:
         return [*command, "--version"]
 

@@ -155,6 +155,12 @@ class ClaudeBackend(CliBackend):
     endpoint_env = ("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
     control_files = (".claude",)  # settings.json hooks, commands, agents, skills
 
+    def join_trace(self, req: CliRequest, launch: CliLaunch) -> list[str]:
+        """It reads TRACEPARENT; its spans need its telemetry and tracing beta on."""
+        from zapcli.backends.clis import otel
+
+        return otel.claude(launch.env)
+
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         env = _environment(req)
         diags: list[dict[str, Any]] = []

@@ -147,6 +147,12 @@ class GeminiBackend(CliBackend):
                         "GEMINI_RESTRICTED_MODE is set; trust the folder in gemini, or spawn "
                         "with --worktree (zapcli trusts the trees it creates)"}
 
+    def join_trace(self, req: CliRequest, launch: CliLaunch) -> list[str]:
+        """Its telemetry variables, and the TRACEPARENT preload (it reads none)."""
+        from zapcli.backends.clis import otel
+
+        return otel.node_cli(launch.env, "GEMINI")
+
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         mode = APPROVAL_MODES.get(req.approval, "default")
         argv = [*command, "--output-format", "stream-json", "--approval-mode", mode, "-p", ""]

@@ -173,6 +173,13 @@ class OpencodeBackend(CliBackend):
     endpoint_env = ("OPENAI_BASE_URL", "https://api.openai.com/v1")
     control_files = ("opencode.json", "opencode.jsonc", ".opencode")  # MCP servers, plugins
 
+    def join_trace(self, req: CliRequest, launch: CliLaunch) -> list[str]:
+        """Its spans go out by themselves (OTEL_EXPORTER_OTLP_ENDPOINT) but
+        cannot nest: they are tied to the subagent by resource attributes."""
+        from zapcli.backends.clis import otel
+
+        return otel.tied(launch.env, self.name)
+
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         perm, diags = permissions(req)
         argv = [*command, "run", "--format", "json", "--thinking", "--title", TITLE]
