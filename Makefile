@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed-stamp
 
-.PHONY: all install agent-clis mcp-conformance test-tools chromium bubblewrap tmux shells demo test lint bench completions man docs lowest clean
+.PHONY: all install test-plugin agent-clis mcp-conformance test-tools chromium bubblewrap tmux shells demo test lint bench completions man docs lowest clean
 
 # The agent CLIs the backend tests drive, pinned exactly (--save-exact: no ^
 # ranges in its package.json either); installed with npm into an ignored cache
@@ -18,20 +18,33 @@ AGENT_CLIS = @anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gem
 all: test
 
 # The tests' plugin package (a backend and an executor from another package,
-# docs/how-to/plugins.md) is installed beside zapcli, as a user would install one.
+# docs/how-to/plugins.md) goes into a folder of its own that only `make test` and
+# the tests put on their path (tests/conftest.py): installed in the venv, its
+# `echo` backend would be offered to models (tool-schema, MCP, completion).
 TEST_PLUGIN = tests/plugin
+PLUGIN_DIR  = $(VENV)/test-plugin
 
 # pip's build chatter goes to a log, shown only when the install fails.
-$(STAMP): pyproject.toml $(TEST_PLUGIN)/pyproject.toml $(wildcard $(TEST_PLUGIN)/zapcli_echo/*.py)
+$(STAMP): pyproject.toml
 	@echo "building $(VENV) (once; the log is $(VENV)/install.log)"
 	@$(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --quiet --upgrade pip > $(VENV)/install.log 2>&1 \
 	  && $(PY) -m pip install --quiet -e '.[dev,ray,otel,docs,tui]' >> $(VENV)/install.log 2>&1 \
-	  && $(PY) -m pip install --quiet ./$(TEST_PLUGIN) >> $(VENV)/install.log 2>&1 \
 	  || { cat $(VENV)/install.log; exit 1; }
 	@touch $(STAMP)
 
+# A venv an earlier Makefile built holds the tests' plugin: it goes.
 install: $(STAMP)
+	@if $(PY) -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("zapcli_echo") is None)' 2>/dev/null; \
+	then $(PY) -m pip uninstall --quiet --yes zapcli-echo-plugin >/dev/null 2>&1 || true; fi
+
+$(PLUGIN_DIR)/.stamp: $(STAMP) $(TEST_PLUGIN)/pyproject.toml $(wildcard $(TEST_PLUGIN)/zapcli_echo/*.py)
+	@rm -rf $(PLUGIN_DIR)
+	@$(PY) -m pip install --quiet --no-deps --target $(PLUGIN_DIR) ./$(TEST_PLUGIN) \
+	  > $(VENV)/test-plugin.log 2>&1 || { cat $(VENV)/test-plugin.log; exit 1; }
+	@touch $(PLUGIN_DIR)/.stamp
+
+test-plugin: install $(PLUGIN_DIR)/.stamp
 
 agent-clis:
 	@if [ "$$(cat $(CLIS_DIR)/.stamp 2>/dev/null)" = "$(AGENT_CLIS)" ]; then :; \
@@ -119,7 +132,7 @@ shells:
 	else echo "zsh or fish not found (apt-get install zsh fish): their completion tests will be skipped"; fi
 
 # The demo removes its temporary folders at the end; `make demo KEEP=1` keeps them.
-demo: $(STAMP)
+demo: install
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" ZAPCLI_DEMO_KEEP="$(KEEP)" $(PY) -m zapcli.demo
 
 # Not -q: with -q pytest-xdist says "bringing up nodes..." twice when stdout is
@@ -127,7 +140,7 @@ demo: $(STAMP)
 # "2 workers [N items]" once each (--no-header drops the platform lines).
 PYTEST_OPTS = --no-header -n 2 --dist loadgroup --durations=20
 
-test: $(STAMP) agent-clis mcp-conformance bubblewrap tmux shells test-tools
+test: test-plugin agent-clis mcp-conformance bubblewrap tmux shells test-tools
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(PYTEST_OPTS) tests
 
 lint: $(STAMP)

@@ -16,6 +16,11 @@ import psutil
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# The tests' plugin package (tests/plugin) lives in a folder of its own beside
+# the venv (`make test-plugin`), never in it: only the tests put it on their path.
+PLUGIN_DIR = Path(sys.prefix) / "test-plugin"
+if PLUGIN_DIR.is_dir() and str(PLUGIN_DIR) not in sys.path:
+    sys.path.append(str(PLUGIN_DIR))
 
 
 @pytest.hookimpl(trylast=True)
@@ -102,7 +107,7 @@ def zap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Zap:
     session = f"test-{uuid.uuid4().hex[:8]}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZAPCLI_")}
     env.update(ZAPCLI_HOME=str(home), ZAPCLI_CONFIG_HOME=str(config), ZAPCLI_SESSION=session,
-               PYTHONPATH=str(REPO), NO_COLOR="1")
+               PYTHONPATH=os.pathsep.join((str(REPO), str(PLUGIN_DIR))), NO_COLOR="1")
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     monkeypatch.chdir(work)

@@ -47,6 +47,9 @@ def test_demo_leaves_nothing_behind(tmp_path):
     assert "Nothing is left running" in res.stdout and "make demo KEEP=1" in res.stdout
     # its commands are shown as a user types them (#24.9), not as this Python runs them
     assert "\n$ zapcli spawn --cli sh" in res.stdout and "\n$ zapcli list\n" in res.stdout
+    # the tour says once how a new terminal finds what other sessions hold (#28 item 8)
+    assert res.stdout.count("subagents in other sessions") == 1, res.stdout
+    assert "$ ZAPCLI_SESSION=" in res.stdout and "zapcli list --all" in res.stdout
     assert f"$ {sys.executable}" not in res.stdout
     assert "# 5. a team on one task board" in res.stdout and "4 task(s): 4 done" in res.stdout
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("zapcli-demo-")]

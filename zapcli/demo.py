@@ -127,6 +127,10 @@ def part_sh(zap: list[str], env: dict[str, str]) -> None:
     sh(zap + ["poll", *ids.values(), "--wait-secs", "10"], env)
     print("\n# the slow one is still running: list shows the session, kill ends its whole tree")
     sh(zap + ["list"], env)
+    print("\n# a session is one terminal (the demo's is ZAPCLI_SESSION=demo): a new terminal's "
+          "list is empty, and says where the rest are")
+    print("\n$ ZAPCLI_SESSION=another-terminal zapcli list", flush=True)
+    subprocess.run(zap + ["list"], env={**env, "ZAPCLI_SESSION": "another-terminal"}, cwd=REPO)
     sh(zap + ["kill", slow, "--grace", "1"], env)
     sh(zap + ["wait", *ids.values()], env)
     sh(zap + ["replay", ids["lines per module"]], env)

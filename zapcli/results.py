@@ -9,7 +9,22 @@ from __future__ import annotations
 
 from zapcli.plain import plain
 
-CAP_BYTES = 1024 * 1024  # what capture keeps of each stream (SPEC §5)
+CAP_BYTES = 1024 * 1024  # what capture keeps of each stream, at most
+# Past the cap, capture keeps the first and the last part of a stream with one
+# marker line between (`zapcli.supervisor.capture`): its head ends, and its tail
+# starts, at a line boundary when one is within LINE_SLACK bytes of the cut
+# (a longer line is cut on a character).
+PART_BYTES = 512 * 1024
+LINE_SLACK = 64 * 1024
+MARKER_PREFIX = b"[zapcli: "
+MARKER_ROOM = 160  # the marker line's bytes, at most
+KEPT_WORDS = "the first and last 512 KB kept"
+
+
+def left_out_line(dropped: int) -> bytes:
+    """The one line between a capped stream's head and tail."""
+    return MARKER_PREFIX + (f"{dropped:,} bytes of output left out here; {KEPT_WORDS}]\n"
+                            ).encode()
 
 
 @plain
@@ -24,6 +39,7 @@ class Folded:
     written: int
     missing: bool = False  # the file is gone (deleted by hand) though bytes were written
     unreadable: str = ""  # why the file in its place cannot be read (e.g. "not a regular file")
+    ends_kept: bool = False  # capped: its first and last part kept, a marker line between
 
     @property
     def truncated(self) -> bool:

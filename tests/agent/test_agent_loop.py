@@ -3,6 +3,7 @@ real tools. Asserts on the records emitted and on what the model received."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 from pathlib import Path
 from typing import Any
@@ -267,7 +268,8 @@ def test_notices_before_model_call(tmp_path):
 
 
 def test_should_stop_ends_with_timeout(tmp_path):
-    checks = iter([None, None, "deadline reached"])
+    # before the call (its limits, then once more as it is made), before the tool; then the deadline
+    checks = itertools.chain([None, None, None], itertools.repeat("deadline reached"))
     script = [{"turns": [call("read", path="x")], "loop": True}]
     outcome, _, requests = run(script, tmp_path, [ReadTool()], should_stop=lambda: next(checks))
     assert (outcome.status, outcome.reason) == ("timeout", "deadline reached")
@@ -388,3 +390,67 @@ def test_tool_results_are_masked_before_the_model_sees_them(tmp_path):
                             redact=lambda text: text.replace("sk-abcdefghijkl", "***"))
     assert tool_messages(requests[1]) == ["key=***\n"]
     assert sink.of("tool_result")[0]["content"] == "key=***\n"
+
+
+def test_an_answer_while_results_are_due_waits_and_the_model_goes_on(tmp_path):
+    """Results land back: the host says a result is still due when the model
+    answers; the loop waits (the hook), the host's announcement reaches the
+    next request, and only the last answer is the report."""
+    due = ["sa_1"]
+    waited: list[bool] = []
+
+    def await_results(stopping: Any) -> bool:
+        waited.append(stopping())
+        return bool(due)
+
+    def announcements() -> list[str]:
+        if not waited or not due:
+            return []
+        due.clear()
+        return ["[SubAgent] sa_1 finished: completed — the late result"]
+
+    script = [{"turns": [{"text": "I started it."}, {"text": "Got the late result."}]}]
+    outcome, sink, requests = run(script, tmp_path, [ReadTool()], await_results=await_results,
+                                  before_model_call=announcements)
+    assert outcome == Outcome("completed", None, "Got the late result.")
+    assert waited == [False, False] and len(requests) == 2
+    told = [m["content"] for m in requests[1]["messages"] if m["role"] == "user"]
+    assert told[-1] == "[SubAgent] sa_1 finished: completed — the late result"
+    assert [f["text"] for f in sink.of("report")] == ["Got the late result."]
+    assert sink.of("notice") == [{"text": told[-1], "source": "announcements"}]
+
+
+def test_a_stop_during_a_model_call_runs_none_of_its_calls(tmp_path):
+    """Stop means stop: a stop that comes while the model is asked — here for
+    two concurrent subagent calls and then a read — runs none of them, and
+    no further model call is made."""
+    stopped = threading.Event()
+    sub = SubagentTool(2)
+    read = ReadTool()
+
+    def should_stop() -> str | tuple[str, str] | None:
+        return ("cancelled", "interrupted") if stopped.is_set() else None
+
+    class StopsAtTheCall:
+        def __init__(self, inner: Any) -> None:
+            self.inner, self.model = inner, inner.model
+
+        def complete(self, *a: Any) -> Any:
+            turn = self.inner.complete(*a)
+            stopped.set()  # the signal lands while the answer is on its way
+            return turn
+
+    script = [{"turns": [{"tool_calls": [{"name": "subagent", "arguments": {"task": "a"}},
+                                         {"name": "subagent", "arguments": {"task": "b"}}]},
+                         call("read", path="x"), {"text": "never"}]}]
+    sink = Recorder()
+    with ScriptedServer(script) as srv:
+        client = StopsAtTheCall(ChatClient("scripted", base_url=srv.base_url, api_key="k"))
+        outcome = run_loop(system_prompt="", task="do it", client=client, tools=[sub, read],
+                           sink=sink, ctx=ToolContext(workspace=str(tmp_path), cwd=str(tmp_path)),
+                           limits=Limits(should_stop=should_stop))
+        requests = srv.requests
+    assert (outcome.status, outcome.reason) == ("cancelled", "interrupted")
+    assert len(requests) == 1 and read.calls == []
+    results = sink.of("tool_result")
+    assert len(results) == 2 and all(r["content"] == "not run: interrupted" for r in results)

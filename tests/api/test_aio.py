@@ -99,3 +99,27 @@ def test_errors_arrive_as_the_same_family(zap):
         return str(exc.value)
 
     assert "`wait_secs`" in asyncio.run(main())
+
+
+def test_a_wait_survives_rm_of_what_it_waits_on(zap):
+    """As `zapcli wait` (tests/e2e/test_wait_removed.py): one removed while
+    the wait runs counts by the end it had, and the others are still
+    awaited — for the asyncio wait as for the CLI's and `zapcli.wait`."""
+
+    async def main():
+        done = (await aio.spawn("echo done", cli="sh", cwd=zap.cwd)).id
+        await aio.wait([done], timeout=30)
+        gated = (await aio.spawn(GATED, cli="sh", cwd=zap.cwd)).id
+        waiting = asyncio.create_task(aio.wait([done, gated], timeout=30))
+        await asyncio.sleep(0.5)  # it has looked at both once
+        assert zap("rm", done).returncode == 0
+        await asyncio.sleep(0.5)  # and again, with `done` gone
+        assert not waiting.done()
+        (zap.cwd / "go").write_text("")
+        return done, gated, await waiting
+
+    done, gated, res = asyncio.run(main())
+    assert not res.timed_out and res.exit_code == 0, res
+    by_id = {s.id: s for s in res.subagents}
+    assert by_id[done].status is Status.COMPLETED and by_id[done].record["removed"] is True
+    assert by_id[gated].status is Status.COMPLETED and by_id[gated].record["removed"] is False

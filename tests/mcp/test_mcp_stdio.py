@@ -239,5 +239,5 @@ def test_unknown_tool_is_a_protocol_error_a_missing_id_says_not_found(zap):
         for res in (polled, out, killed):
             assert res.is_error and res.structured_content["error"] == cli == "not_found", res
         assert not listed.is_error and "0 subagents in this session" in text(listed)
-        assert "1 subagent(s) in other sessions" in text(listed)
+        assert "1 subagent in other sessions" in text(listed)
         assert "action list with all: true shows them" in text(listed)

@@ -36,13 +36,17 @@ def test_c26_max_subagents_bounds_the_run_and_the_refusal_says_why(zap, model):
 
 
 def test_c26_results_that_never_reached_the_run_are_listed_and_stopped(zap, model):
+    """The model answers while its child works: the run waits for the result
+    (issue 28) until its deadline ends it, and then lists the result as never
+    received and stops the child."""
     model([
         {"match": "walk away", "turns": [
             {"tool_calls": [_spawn("slow child")]},
             {"text": "not waiting for it"}]},
         {"match": "slow child", "turns": [{"text": "too late", "delay_s": 60}]}])
-    proc = zap("run", "--json", "--", "walk away", timeout=120)
+    proc = zap("run", "--json", "--timeout", "8", "--", "walk away", timeout=120)
     doc = json.loads(proc.stdout)
+    assert doc["status"] == "timeout" and proc.returncode == 1, doc
     (child,) = doc["subagents"]
     (lost,) = doc["undelivered"]
     assert lost["id"] == child and lost["status"] == "cancelled", doc

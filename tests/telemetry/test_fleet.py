@@ -36,7 +36,10 @@ def _u(p: int, c: int) -> dict:
     return {"prompt_tokens": p, "completion_tokens": c}
 
 
-SH_TASK = "echo TP=$TRACEPARENT; zapcli spawn --cli sh -- 'echo grandchild; exit 3'"
+# the sh child waits for its grandchild (its result reaches its parent): else the run would take
+# it over and wait for it after its model's last answer, one model call more or not by timing
+SH_TASK = ("echo TP=$TRACEPARENT; gc=$(zapcli spawn --cli sh -- 'echo grandchild; exit 3'); "
+           "echo $gc; zapcli wait $gc > /dev/null || true")
 SCRIPT = [
     {"match": "lead the fleet", "turns": [
         {"tool_calls": [{"name": "subagent", "arguments": {"action": "spawn", "task": "child agent work"}},

@@ -54,9 +54,15 @@ def run_loop(*, system_prompt: str, task: str, client: ModelClient, tools: list[
     arguments}; tool_result {call_id, ok, content, duration_ms}; usage {model,
     input_tokens, output_tokens, cached_tokens, duration_ms}; steer {steer_id, text,
     delivered}; notice {text, source} for a message the loop itself adds
-    (a rejected final answer); a one-time diagnostic when the endpoint
+    (a rejected final answer; the host's announcements, as they are sent); a
+    one-time diagnostic when the endpoint
     reports no usage; report {text} on completion only. `history`: an
     earlier conversation (a continued subagent's) sent before `task`.
+
+    An answer without tool calls ends the loop unless `hooks.await_results`
+    says results of work it started are still due: then it waits for the
+    next, which is announced before the model goes on. A stop is asked
+    before every model call and every tool call, so none starts after it.
     """
     granted = {t.spec.name.lower(): t for t in tools}
     specs = [t.spec.to_openai() for t in tools]
@@ -69,7 +75,12 @@ def run_loop(*, system_prompt: str, task: str, client: ModelClient, tools: list[
         stop = _limit_reached(limits, state, messages)
         if stop is not None:
             return LoopResult(stop[0], stop[1], state.last_text)
-        _deliver(messages, sink, hooks)
+        notices = _deliver(messages, sink, hooks)
+        stop = _stop_reason(limits)  # delivering took a moment: a stop since means no call
+        if stop is not None:
+            return LoopResult(stop[0], stop[1], state.last_text)
+        if notices:  # recorded as sent: what it announced has reached the model now
+            sink("notice", {"text": notices, "source": "announcements"})
         state.turns += 1
         asked = time.monotonic()
         try:
@@ -93,6 +104,9 @@ def run_loop(*, system_prompt: str, task: str, client: ModelClient, tools: list[
         if not turn.tool_calls:
             rejected = hooks.check_report(turn.text) if hooks.check_report else None
             if rejected is None:
+                if hooks.await_results is not None and hooks.await_results(
+                        lambda: _stop_reason(limits) is not None):
+                    continue  # a result of its work came (or a stop): the model goes on
                 sink("report", {"text": turn.text})
                 return LoopResult("completed", None, turn.text)
             reason, retry = rejected
@@ -186,14 +200,17 @@ def _limit_reached(limits: Limits, state: _State,
     return limits.budget(upcoming) if limits.budget else None
 
 
-def _deliver(messages: list[dict[str, Any]], sink: Sink, hooks: Hooks) -> None:
-    """Steering messages and notices, before the next model call."""
+def _deliver(messages: list[dict[str, Any]], sink: Sink, hooks: Hooks) -> str:
+    """Steering messages and notices, before the next model call; the notices' text."""
     for steer_id, text in hooks.steer() if hooks.steer else []:
         messages.append({"role": "user", "content": text})
         sink("steer", {"steer_id": steer_id, "text": text, "delivered": True})
     notices = hooks.before_model_call() if hooks.before_model_call else []
-    if notices:
-        messages.append({"role": "user", "content": "\n".join(notices)})
+    if not notices:
+        return ""
+    text = "\n".join(notices)
+    messages.append({"role": "user", "content": text})
+    return text
 
 
 def _count_usage(turn: Turn, messages: list[dict[str, Any]], client: ModelClient, sink: Sink,
@@ -266,7 +283,7 @@ def _run_calls(calls: list[ToolCall], granted: dict[str, Tool], sink: Sink, ctx:
         results: dict[int, ToolResult] = {}
         together = replace(ctx, siblings=len(calls), batch=turn)  # spawns share a budget evenly
         with ThreadPoolExecutor(max_workers=len(calls), thread_name_prefix="subagent") as pool:
-            futures = {pool.submit(_execute, c, granted, together, approver): i
+            futures = {pool.submit(_execute, c, granted, together, approver, stop_reason): i
                        for i, c in enumerate(calls)}
             for fut in as_completed(futures):
                 i = futures[fut]
@@ -275,24 +292,24 @@ def _run_calls(calls: list[ToolCall], granted: dict[str, Tool], sink: Sink, ctx:
     out = []
     for call in calls:
         announce(call)
-        stop = stop_reason()
-        if stop is not None:
-            out.append(finish(call, ToolResult(False, f"not run: {stop[1]}"), 0))
-            continue
         out.append(finish(call, *_execute(call, granted, replace(
-            ctx, siblings=names.count(call.name.lower()), batch=turn), approver)))
+            ctx, siblings=names.count(call.name.lower()), batch=turn), approver, stop_reason)))
     return out
 
 
+Stop = Callable[[], "tuple[str, str] | None"]
+
+
 def _execute(call: ToolCall, granted: dict[str, Tool], ctx: ToolContext,
-             approver: Approver | None) -> tuple[ToolResult, int, int]:
+             approver: Approver | None, stop: Stop) -> tuple[ToolResult, int, int]:
     """One call → (result, its duration in ms, ms spent waiting for an
-    approval, which the duration leaves out). Never raises."""
+    approval, which the duration leaves out); not run once `stop()` says
+    stop (asked before, and again after an approval wait). Never raises."""
     start = time.monotonic()
     tool = granted.get(call.name.lower())
     waited: list[float] = []
     try:
-        result = _check_and_run(call, tool, granted, ctx, approver, waited)
+        result = _check_and_run(call, tool, granted, ctx, approver, waited, stop)
     except Exception as e:  # a broken tool or approver becomes an error the model reads
         name = tool.spec.name if tool else call.name
         result = ToolResult(False, f"`{name}` failed: {type(e).__name__}: {e}")
@@ -302,7 +319,10 @@ def _execute(call: ToolCall, granted: dict[str, Tool], ctx: ToolContext,
 
 def _check_and_run(call: ToolCall, tool: Tool | None, granted: dict[str, Tool],
                    ctx: ToolContext, approver: Approver | None,
-                   waited: list[float]) -> ToolResult:
+                   waited: list[float], stop: Stop) -> ToolResult:
+    stopped = stop()
+    if stopped is not None:
+        return ToolResult(False, f"not run: {stopped[1]}")
     if tool is None:
         names = ", ".join(sorted(t.spec.name for t in granted.values())) or "none"
         shown = call.name or "(no name)"
@@ -322,6 +342,9 @@ def _check_and_run(call: ToolCall, tool: Tool | None, granted: dict[str, Tool],
     waited.append(time.monotonic() - asked)
     if refusal is not None:
         return refusal
+    stopped = stop() if waited[-1] > 0.05 else None  # a stop while the person was asked
+    if stopped is not None:
+        return ToolResult(False, f"not run: {stopped[1]}")
     result = tool.run(args, replace(ctx, call_id=call.call_id))
     if not isinstance(result, ToolResult):
         return ToolResult(True, str(result))

@@ -182,3 +182,7 @@ class Hooks:
     # on_calls(messages): the conversation so far (system prompt first, the message asking
     # for tools last), before that message's calls run; read it then, do not keep it
     on_calls: Callable[[list[dict[str, Any]]], None] | None = None
+    # await_results(stopping) when the model answers without a tool call: False when no result
+    # of work it started is still due (the loop ends); else True once the next one has arrived
+    # (announced by `before_model_call` before the model goes on) or `stopping()` said stop
+    await_results: Callable[[Callable[[], bool]], bool] | None = None

@@ -127,12 +127,16 @@ async def wait(ids: verbs.Ids | None = None, *, timeout: float | None = None,
             return verbs.wait_result(ops.WaitResult([], False, 0.0))
         settings = await _in_thread(verbs.settings)
         start = time.monotonic()
+        seen: dict[str, Any] = {}
+        gone: dict[str, Any] = {}  # removed meanwhile: counted by the end it had
         with _waker(asked, ops.ENDS) as waker:
             while True:
-                views, over = await _in_thread(ops.wait_look, asked, settings, any_=any)
+                views, over = await _in_thread(ops.wait_look, asked, settings, any_=any,
+                                               seen=seen, gone=gone)
                 elapsed = time.monotonic() - start
                 if over or (timeout is not None and elapsed >= timeout):
-                    return verbs.wait_result(ops.WaitResult(views, not over, elapsed))
+                    removed = tuple(sid for sid in asked if sid in gone)
+                    return verbs.wait_result(ops.WaitResult(views, not over, elapsed, removed))
                 await _sleep(waker, ops.wait_interval(timeout, elapsed))
     except ZapcliError as exc:
         raise verbs.respelled(exc) from None

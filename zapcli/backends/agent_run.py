@@ -1,7 +1,8 @@
 """The `zapcli` backend's run (`zapcli.backends.agent.AgentBackend`): the
 built-in agent writing to its trail.
 
-Imports `zapcli.host` (lazily), `zapcli.backends.gate`, `zapcli.trail`.
+Imports `zapcli.host` (lazily), `zapcli.backends.gate`, `zapcli.trail`,
+`zapcli.lifecycle.landing` (its own subagents' results, announced and awaited).
 Builds the agent from the frozen `spawn` record (never from the YAML layers)
 through the one agent host, runs it with the trail as its sink, streams
 visible text to stdout, writes the `report` synchronously, and reports
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from zapcli.backends.gate import Gate
+from zapcli.lifecycle.landing import Children
 from zapcli.supervisor.capture import CappedFile
 from zapcli.trail import events, reader, store
 from zapcli.trail.model import SIGTERM_REASON, Outcome, SpawnRecord, Status
@@ -92,9 +94,14 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
         return None
 
     meter = _meter(sid, spawn, host)
+    # results land back: its commands' own subagents are announced as they end, and an
+    # answer while they work waits for the next one (what is left at its end: `pending`)
+    children = Children(sid, spawn.session)
     try:
         result = host.run(task, meter.sink(_TrailSink(writer, out, spawn.session)),
-                          hooks=Hooks(approver=gate, steer=inbox.take, check_report=check_report),
+                          hooks=Hooks(approver=gate, steer=inbox.take, check_report=check_report,
+                                      before_model_call=children.announcements,
+                                      await_results=children.await_results),
                           should_stop=should_stop, history=history, budget=meter.check)
     finally:
         host.close()
@@ -222,7 +229,7 @@ class _TrailSink:
         if rtype == "report":
             self.writer.write_sync("report", fields, retry_s=5.0)
             return
-        if rtype == "tool_call" and not self.at_line_start:
+        if rtype in ("tool_call", "notice") and not self.at_line_start:  # its next turn: a line of its own
             self.out.write(b"\n")
             self.at_line_start = True
         self.writer.append(rtype, fields)

@@ -2,7 +2,8 @@
 
 Imports `zapcli.backends.base`; its run, `zapcli.backends.sh`, and
 `zapcli.tools.env` (a model's shell's environment), only in the runner. At spawn it refuses the agent options (a shell command has no model,
-definition, approvals or token budget). It has no final report: its output
+definition or approvals); a token or dollar budget is its work's tree budget:
+the subagents its commands spawn are allotted from it. It has no final report: its output
 is its result, and an empty one is no failure.
 """
 
@@ -17,8 +18,8 @@ if TYPE_CHECKING:
     from zapcli.trail.model import Outcome
 
 SANDBOXED = ("auto", "on")  # the spawn record's `sandbox` values that build one (the rest: none)
-AGENT_ONLY = ("--agent, --model, --approval, --max-tokens and --unattended are for agents "
-              "(zapcli and the agent CLIs), not a shell command; drop them for --cli sh")
+AGENT_ONLY = ("--agent, --model, --approval and --unattended are for agents (zapcli and the "
+              "agent CLIs), not a shell command; drop them for --cli sh")
 
 
 class ShBackend(Backend):
@@ -30,7 +31,8 @@ class ShBackend(Backend):
     sandbox_default = "off"  # the user's own command: in the sandbox with --sandbox
 
     def prepare(self, spawn: SpawnInput) -> tuple[dict[str, Any], tuple[str, ...]]:
-        if spawn.agent or spawn.model or spawn.unattended or spawn.max_tokens or spawn.approval:
+        # --max-tokens (as --max-cost) is the tree budget its work's spawns share (`ops.tree`)
+        if spawn.agent or spawn.model or spawn.unattended or spawn.approval:
             from zapcli.errors import UsageError
 
             raise UsageError(AGENT_ONLY)

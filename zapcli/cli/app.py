@@ -68,7 +68,7 @@ def spawn(
     approval: Optional[str] = typer.Option(None, "--approval", help="confirm | workspace | auto-edit | full.", metavar="MODE"),
     cwd: Optional[str] = typer.Option(None, "--cwd", help="Directory to run in (default: here).", metavar="DIR"),
     after: Optional[list[str]] = typer.Option(None, "--after", help="Start only after this subagent completed (repeatable).", metavar="ID"),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output); it stops before a model call that would pass it. Also what the subagents its work spawns are allotted from.", metavar="N"),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Token budget (input + output); it stops before a model call that would pass it. Also what the subagents its work spawns are allotted from (for --cli sh only that, as --max-cost: a shell fan-out's tree budget).", metavar="N"),
     max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Budget in US dollars (the backend's reported cost, else the model's price: genai-prices or prices: in config.yaml; an unpriced model is refused).", metavar="USD"),
     unattended: bool = typer.Option(False, "--unattended", help="Deny at once whatever would ask for approval.", metavar=""),
     worktree: bool = typer.Option(False, "--worktree", help="Work in a new git worktree on branch zapcli/<id>, from the current HEAD.", metavar=""),
@@ -189,7 +189,11 @@ def output(
     raw: bool = typer.Option(False, "--raw", help="Exact bytes (control sequences are not escaped).", metavar=""),
     json: bool = JSON,
 ) -> None:
-    """Print the whole captured output, unfolded."""
+    """Print the whole captured output, unfolded.
+
+    Each stream keeps up to 1 MB. Past that it keeps its first and its last
+    512 KB, cut at line ends, with one line between saying how many bytes
+    were left out there; a note on stderr says OUTPUT TRUNCATED."""
     _run("output", locals())
 
 
@@ -222,7 +226,17 @@ def run(
     trust: bool = typer.Option(False, "--trust", help="Trust this folder's own zapcli files (.zapcli/config.yaml, mcp.json, definitions, skills) as they are now, recorded as `zapcli trust` does, before using them.", metavar=""),
     json: bool = JSON,
 ) -> None:
-    """Run the built-in agent in the foreground, with the subagent tool."""
+    """Run the built-in agent in the foreground, with the subagent tool.
+
+    Results land back: if the model answers while subagents it started still
+    work, the run waits and hands each result to the model as it arrives, and
+    the model goes on, until every result has reached it (--max-subagents
+    bounds how many there are). Only --timeout, the budget (--max-tokens,
+    --max-cost), its turn limit or you end it earlier: its subagents are
+    stopped, and results the model never saw are listed as undelivered.
+    Ctrl-C, SIGTERM or SIGHUP stop it at once: no model call, tool or spawn
+    starts after them; exit 130, 143 or 129.
+    """
     _run("run", locals())
 
 
@@ -353,9 +367,13 @@ def usage(
 @app.command()
 def doctor(
     trust: bool = typer.Option(False, "--trust", help="Trust this folder's own zapcli files as they are now (as `zapcli trust` does) before checking them; untrusted, their MCP servers are not started.", metavar=""),
+    model: Optional[str] = typer.Option(None, "--model", help="Check this model (as spawn --model would reach it); unreachable, doctor fails. Without it a configured model is checked, and none is a note (only the built-in agent needs one).", metavar="MODEL"),
     json: bool = JSON,
 ) -> None:
-    """Check config, state folder, definitions, MCP servers and model reachability."""
+    """Check config, state folder, definitions, MCP servers and model reachability.
+
+    Exit 0 when nothing failed. No model configured is a note, not a failure:
+    shell commands and the agent CLIs run without one."""
     _run("doctor", locals())
 
 

@@ -52,7 +52,7 @@ def board_list(json: bool = JSON) -> None:
 @board_app.command("claim")
 def board_claim(
     task: Optional[str] = _TASK,
-    wait: float = typer.Option(0.0, "--wait", help="Wait up to SECS for a task to become claimable.", metavar="SECS"),
+    wait: float = typer.Option(0.0, "--wait", help="Wait up to SECS for a task to become claimable (on an empty board: for the first one to be added; a board whose tasks are all done answers at once).", metavar="SECS"),
     json: bool = JSON,
 ) -> None:
     """Claim TASK, or the next open task you can take whose --after tasks are done (exit 3: nothing to claim). --json gives the claim's fencing number."""

@@ -11,9 +11,30 @@ from __future__ import annotations
 
 import sys
 
+ON_EVERY_COMMAND = ("--json",)  # given before the command, it means the same after it
+GROUPS = ("agents", "board", "mcp", "trace", "worktree")  # a command of these is two words
+
+
+def after_the_command(args: list[str]) -> list[str]:
+    """`zapcli --json list` is `zapcli list --json`: an option every command
+    takes, given before the command, goes right after the command's name
+    (never to the end, where it could land after `--`, in a task)."""
+    lead = 0
+    while lead < len(args) and args[lead] in ON_EVERY_COMMAND:
+        lead += 1
+    rest = args[lead:]
+    if not lead:
+        return args
+    if not rest or rest[0] in ("--help", "-h", "--version"):
+        return rest  # what those print has no JSON form
+    if rest[0].startswith("-"):
+        return args  # typer says what is wrong
+    words = 2 if rest[0] in GROUPS and len(rest) > 1 and not rest[1].startswith("-") else 1
+    return rest[:words] + args[:lead] + rest[words:]
+
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
+    args = after_the_command(sys.argv[1:] if argv is None else argv)
     if args == ["--version"]:  # typer's own answer, without importing typer (~10x a bare start)
         from zapcli import __version__
 

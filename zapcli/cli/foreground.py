@@ -22,7 +22,18 @@ from zapcli.agent.types import Verdict
 from zapcli.approvals import Decision, Policy
 from zapcli.cli.definition_tools import SHOWN
 from zapcli.cli.output import escape_controls, is_tty
-from zapcli.cli.runend import HungUp, Terminated, close, emit_run, interrupted, on_signal, say
+from zapcli.cli.runend import (
+    SIGNALS,
+    HungUp,
+    Terminated,
+    close,
+    emit_run,
+    halt,
+    interrupted,
+    on_signal,
+    say,
+)
+from zapcli.cli.watch import INTERRUPTED
 from zapcli.errors import UsageError, ZapcliError
 from zapcli.paths import control_roots
 from zapcli.trail.model import Status
@@ -37,7 +48,12 @@ class TerminalApprover(Policy):
 
         super().__init__(mode, workspace, cwd, roots, unattended, control_roots(), control_files())
         self.input_ended = False
+        self.halted = False  # the run was interrupted: nothing more is approved
         self.bound: dict[str, Any] | None = None  # the run's own fields: what it may hand on
+
+    def halt(self) -> None:
+        """The run was interrupted: every question, asked or not, is denied."""
+        self.halted = True
 
     def check(self, tool: str, args: dict[str, Any], *, allowlisted: bool | None = None) -> Any:
         """The policy's verdict; and a definition saved with more than this
@@ -57,6 +73,8 @@ class TerminalApprover(Policy):
     def ask_widening(self, what: str) -> tuple[bool, str]:
         """The person approves a child that would hold more than this run
         (`zapcli.ops.delegate`); nobody at the terminal: denied."""
+        if self.halted:
+            return False, INTERRUPTED
         if self.unattended:
             return False, "nobody is at the terminal to approve it: the run is unattended"
         from zapcli.cli.output import ask_approval
@@ -67,6 +85,11 @@ class TerminalApprover(Policy):
             except EOFError:
                 self.unattended = self.input_ended = True
                 return False, "no answer at the terminal (its input ended); denied"
+        return self._answered(ok)
+
+    def _answered(self, ok: bool) -> tuple[bool, str]:
+        if self.halted:  # answered after the run was interrupted: not acted on
+            return False, INTERRUPTED
         return ok, "approved at the terminal" if ok else "denied at the terminal"
 
     def ask(self, tool: str, verdict: Verdict, args: dict[str, Any]) -> tuple[bool, str]:
@@ -74,6 +97,8 @@ class TerminalApprover(Policy):
             return True, ""
         if verdict.action == "deny":
             return False, verdict.reason or "denied by policy"
+        if self.halted:
+            return False, INTERRUPTED
         if self.unattended:
             return False, "no terminal to ask for approval (run with --approval full to allow)"
         from zapcli.cli.output import ask_approval
@@ -90,7 +115,7 @@ class TerminalApprover(Policy):
                 self.unattended = self.input_ended = True
                 sys.stderr.write("\n")
                 return False, "no answer at the terminal (its input ended); denied"
-        return ok, "approved at the terminal" if ok else "denied at the terminal"
+        return self._answered(ok)
 
 
 _ASKING = threading.Lock()
@@ -118,6 +143,7 @@ class _TerminalSink:
         self.mid_line = False
         self.calls: dict[str, str] = {}  # call_id -> "name {arguments}", to label results
         self.last_call = ""
+        self.on_notice: Any = None  # the announcements were sent to the model (SubagentTool.delivered)
 
     def __call__(self, rtype: str, rec: dict[str, Any]) -> None:
         if self.trail is not None:
@@ -175,6 +201,20 @@ class _TerminalSink:
     def _rate_limit(self, rec: dict[str, Any]) -> None:
         sys.stderr.write(f"zapcli: note: rate-limited ({escape_controls(str(rec.get('message')))}); "
                          f"retrying in {float(rec.get('retry_in_s') or 0):.0f}s\n")
+
+    def _notice(self, rec: dict[str, Any]) -> None:
+        """What the run told its model before a call: its subagents' ends (a
+        late result too), approvals decided, the budget's notice."""
+        if rec.get("source") != "announcements":
+            return
+        if self.on_notice is not None:
+            self.on_notice()
+        if self.mid_line:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            self.mid_line = False
+        for line in str(rec.get("text", "")).split("\n"):
+            sys.stderr.write(f"⇠ {escape_controls(line)[:300]}\n")
 
     def _diagnostic(self, rec: dict[str, Any]) -> None:
         sys.stderr.write(f"zapcli: note: {escape_controls(str(rec.get('message')))}\n")
@@ -315,12 +355,22 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
     notices = sub.announcements if budget is None else lambda: sub.announcements() + budget.notices()
     said = fork.Conversation(getattr(host.client, "model", None))  # what a fork starts from
     sub.env.conversation = said.snapshot
-    hooks = Hooks(approver=gate, before_model_call=notices, on_calls=said.update)
+    # results land back: an answer while its subagents work waits for the next result
+    hooks = Hooks(approver=gate, before_model_call=notices, on_calls=said.update,
+                  await_results=sub.await_results)
+    sink.on_notice = sub.delivered
+    sub.waiting = lambda ids: sink("diagnostic", {
+        "dimension": "run", "name": "waiting", "message":
+        f"waiting for {len(ids)} subagent result(s) ({' '.join(ids)}): each goes to the model "
+        "as it arrives (Ctrl-C stops them)"})
     # subagents' approval requests are asked here, at once, whatever the model is doing
     watcher = ApprovalWatcher(lambda: sub.started, sub.notify, gate, _ASKING,
                               denied=sub.denied if gate.unattended else None)
+    halted = threading.Event()  # Ctrl-C, SIGTERM, SIGHUP: set before anything else happens
 
     def stop_reason() -> tuple[str, str] | None:
+        if halted.is_set():
+            return ("cancelled", "interrupted")
         if time.monotonic() >= deadline:
             return ("timeout", f"--timeout {limit:g}s reached")
         if budget is not None and budget.enforce() is not None:
@@ -332,7 +382,9 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
                             budget=tree.check))
 
     worker = threading.Thread(target=loop, name="agent-loop", daemon=True)
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    # a signal its starter ignores (`nohup`, a shell's background job) stays ignored
+    previous = {sig: signal.signal(sig, on_signal(halted)) for sig in SIGNALS
+                if signal.getsignal(sig) is not signal.SIG_IGN}
     run_id = sink.run_id
     watching = threading.Event()
     if budget is not None:
@@ -342,6 +394,7 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         worker.start()
         worker.join(timeout=max(limit, 0) + 1.0)
     except (KeyboardInterrupt, Terminated, HungUp) as exc:
+        halt(halted, watcher, gate, sub)
         watching.set()
         interrupted(exc, run_id, sub, tree, json)
     finally:

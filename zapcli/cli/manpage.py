@@ -43,13 +43,17 @@ TAIL = [
     ".SH EXIT STATUS",
     ".TP", "0", "Done.", ".TP", "1", "The operation failed; stderr says why and what to do. "
     "\\fBpoll\\fR, \\fBkill\\fR and \\fBrm\\fR: also when any id given does not exist (the others are "
-    "still answered; the error stands in its place on stdout, and with \\fB--json\\fR also on stderr).",
+    "still answered; the error stands in its place on stdout, and with \\fB--json\\fR also on stderr). "
+    "\\fBrun\\fR: also when its deadline or budget ended it (the results its model never saw are "
+    "listed as undelivered).",
     ".TP", "2", "Usage error (bad option, empty task, out-of-range value).",
     ".TP", "3", "\\fBwait\\fR: an awaited subagent ended other than completed.",
     ".TP", "4", "\\fBwait\\fR: the wait itself timed out.",
-    ".TP", "130", "Interrupted (Ctrl-C): spawned subagents keep running; \\fBrun\\fR stops its own, "
-    "naming them.",
-    ".TP", "143", "\\fBrun\\fR: terminated by SIGTERM (it names the subagents still running).",
+    ".TP", "129", "\\fBrun\\fR: its terminal closed (SIGHUP); it stopped as for Ctrl-C.",
+    ".TP", "130", "Interrupted (Ctrl-C): spawned subagents keep running; \\fBrun\\fR says "
+    "\\fBzapcli: interrupted\\fR once, makes no model call and starts no tool or subagent after "
+    "it, and stops its own subagents, naming them.",
+    ".TP", "143", "\\fBrun\\fR: terminated by SIGTERM; it stops as for Ctrl-C.",
     ".SH ENVIRONMENT",
     ".TP", "ZAPCLI_HOME", "State folder (trails, output, database). Default $XDG_STATE_HOME/zapcli "
     "(~/.local/state/zapcli). A relative path is taken from the current directory.",
@@ -64,11 +68,15 @@ TAIL = [
     ".TP", "NO_COLOR", "Disable colour.",
     ".SH FILES",
     ".TP", "$ZAPCLI_HOME/subagents/ID.jsonl", "The trail: append-only JSONL record of everything the subagent did.",
-    ".TP", "$ZAPCLI_HOME/subagents/ID.out, ID.err", "Captured stdout and stderr, each capped at 1 MB.",
+    ".TP", "$ZAPCLI_HOME/subagents/ID.out, ID.err", "Captured stdout and stderr, each capped at 1 MB: "
+    "past that, its first and last 512 KB, cut at line ends, with one line between saying how many "
+    "bytes were left out.",
     ".TP", "$ZAPCLI_HOME/subagents/ID.tmp/", "Its scratch folder (TMPDIR, package caches), removed "
     "when it ends; in the sandbox a tmpfs of at most scratch_size (default 1 GiB).",
     ".TP", "$ZAPCLI_HOME/subagents/ID.env",
     "A queued subagent's spawner's environment (mode 0600), deleted when it starts or is cancelled.",
+    ".TP", "$ZAPCLI_HOME/removed/ID.json", "The end a subagent had when \\fBrm\\fR, \\fBclean\\fR or "
+    "\\fBgc\\fR removed it (mode 0600, kept a week): \\fBwait\\fR counts it by that end.",
     ".TP", "$ZAPCLI_HOME/zapcli.db", "Machine-local definition switches, model overrides and the token ledger.",
     ".TP", "$ZAPCLI_CONFIG_HOME/config.yaml, WORKSPACE/.zapcli/config.yaml", "Settings; the workspace "
     "file cannot loosen approval or add writable roots outside the workspace.",

@@ -67,21 +67,24 @@ class RunTree:
     def close(self, sub: Any) -> tuple[list[dict[str, Any]], Any]:
         """The run ends: stop every subagent of its tree still running (`completed`
         when its final answer had arrived), settle them all; return the results
-        its model never saw, and the tree's final figures."""
+        that reached nobody — its own (and those it took over) its model never
+        saw, and descendants stopped now — and the tree's final figures."""
         from zapcli.lifecycle import session as sessions
         from zapcli.ops.kill import stop_all
         from zapcli.ops.usage import tree_figures
         from zapcli.trail.model import Outcome, Status
 
         why = f"its run {self.run_id} ended first (the result never reached the run)"
-        stop_all(sessions.members(self.run_id), Outcome(Status.CANCELLED, None, why),
-                 self.settings, answered=Outcome(Status.COMPLETED, 0, "its final answer had "
-                                                 "arrived when its run ended"))
+        stopped = set(stop_all(sessions.members(self.run_id), Outcome(Status.CANCELLED, None, why),
+                               self.settings, answered=Outcome(
+                                   Status.COMPLETED, 0, "its final answer had arrived when its "
+                                   "run ended")))
         figures, views = tree_figures(self.run_id, self.own())
-        seen = set(sub.env.announced)
+        seen, ours = set(sub.env.announced), set(sub.started)
         undelivered = []
         for v in views:
-            if v.id in seen:
+            # a descendant that ended while its own parent lived reached that parent
+            if v.id in seen or (v.id not in ours and v.id not in stopped):
                 continue
             first = (v.report or v.reason or "").strip().split("\n")[0][:200]
             undelivered.append({"id": v.id, "status": str(v.status), "parent": v.parent,

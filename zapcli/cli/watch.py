@@ -28,6 +28,7 @@ POLL_S = 0.25
 NO_TERMINAL = ("no terminal to ask for approval: the parent `zapcli run` has none, so requests "
                "are denied at once")
 INPUT_ENDED = "no answer at the terminal (its input ended); denied"
+INTERRUPTED = "the run was interrupted; denied"
 
 
 class ApprovalWatcher(threading.Thread):
@@ -51,6 +52,12 @@ class ApprovalWatcher(threading.Thread):
                 self._scan()
             except Exception as exc:  # noqa: BLE001 - the watcher must outlive a bad trail
                 sys.stderr.write(f"zapcli: note: approval watcher: {exc}\n")
+
+    def halt(self) -> None:
+        """The run was interrupted: no question is asked from now on, and an
+        answer given to one already on the terminal is not acted on (the
+        run's end denies the request as it stops the child)."""
+        self.stop.set()
 
     def catch_up(self) -> None:
         """Once more, as the run ends: tell the denials made since the last
@@ -118,6 +125,8 @@ class ApprovalWatcher(threading.Thread):
                     pass
 
     def _ask(self, sid: str, req_id: str, task: str, req: dict[str, Any]) -> tuple[bool, str]:
+        if self.stop.is_set() or getattr(self.gate, "halted", False):
+            return False, INTERRUPTED
         if self.gate.unattended:
             return False, INPUT_ENDED if getattr(self.gate, "input_ended", False) else NO_TERMINAL
         from zapcli.cli.output import ask_approval
@@ -135,6 +144,8 @@ class ApprovalWatcher(threading.Thread):
                 self.gate.input_ended = True
                 sys.stderr.write("\n")
                 return False, INPUT_ENDED
+        if self.stop.is_set() and ok:  # answered after the run was interrupted
+            return False, INTERRUPTED
         return ok, "approved at the terminal" if ok else "denied at the terminal"
 
     def _decide(self, sid: str, req_id: str, req: dict[str, Any], approve: bool, reason: str) -> None:

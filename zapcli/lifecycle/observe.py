@@ -319,9 +319,15 @@ def end_helpers(sid: str, s: reader.Summary, grace_s: float) -> int:
 
 
 def _last_sign_of_life(sid: str, s: reader.Summary) -> dict[str, Any]:
-    """The `mono` of a dead runner's end: when its files last changed, not
-    when someone looked (its elapsed time would grow until then)."""
+    """The `mono` of a dead runner's end: when its files last changed or it
+    last said it was alive (`endslot.beat`, every few seconds), not when
+    someone looked (its elapsed time would grow until then)."""
+    from zapcli.trail import endslot
+
     age = _activity_age(sid, s)
+    beat = endslot.last_beat(store.path_for(sid))
+    if beat is not None:
+        age = min(age, time.time() - beat) if age is not None else time.time() - beat
     if age is None:
         return {}
     runner = s.start or s.process

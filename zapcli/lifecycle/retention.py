@@ -1,6 +1,7 @@
 """Retention (SPEC §6.3): trim big trails, keep at most `max_kept` subagents.
 
-Imports `zapcli.lifecycle.observe`, `zapcli.lifecycle.session`, `zapcli.trail`,
+Imports `zapcli.lifecycle.observe`, `zapcli.lifecycle.session`,
+`zapcli.lifecycle.removed` (a note of each removed one's end), `zapcli.trail`,
 `zapcli.supervisor.liveness` (is an on-finish helper alive). Runs only
 while no subagent is running, under a file lock; counts by scanning the
 directory; deletes the oldest finished subagents first; never touches a
@@ -18,8 +19,9 @@ import time
 from zapcli import ids
 from zapcli.config import Settings
 from zapcli.errors import NotFound
+from zapcli.lifecycle import removed
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import observe
+from zapcli.lifecycle.observe import observe, view_of
 from zapcli.locks import LockTimeout, exclusive
 from zapcli.paths import ensure_dir, locks_dir, subagents_dir
 from zapcli.plain import field, plain
@@ -167,6 +169,8 @@ def collect(settings: Settings, *, dry_run: bool = False, opportunistic: bool = 
     try:
         with exclusive(path, 2 if opportunistic else 30):  # brief: a spawn may be checking
             _drop_kept_envs(result, dry_run)  # keys go whatever else runs
+            if not dry_run:
+                removed.sweep()  # notes of removed subagents older than a week
             busy = _running()
             if busy:
                 result.skipped_reason = f"{len(busy)} subagent(s) running; retention runs only when none is"
@@ -181,9 +185,12 @@ def collect(settings: Settings, *, dry_run: bool = False, opportunistic: bool = 
 def delete_files(sid: str, session: str | None) -> None:
     """Remove everything of one finished subagent: its files (the trail last,
     under its lock), its folders (an agent CLI's home, its scratch folder),
-    its session markers. `gc` and `rm`/`clean` both go through here."""
+    its session markers. `gc` and `rm`/`clean` both go through here. A note
+    of the end it had is written first (`lifecycle.removed`): a `wait` given
+    its id still counts it by that end."""
     path = store.path_for(sid)
     with contextlib.suppress(FileNotFoundError), store.locked(path):
+        removed.note(sid, _ended(sid))
         for suffix in store.SUFFIXES[1:]:
             store.path_for(sid, suffix).unlink(missing_ok=True)
         import shutil
@@ -194,6 +201,14 @@ def delete_files(sid: str, session: str | None) -> None:
     path.unlink(missing_ok=True)
     if session is not None:
         sessions.forget(session, sid)
+
+
+def _ended(sid: str) -> Any:
+    """The view of `sid` as it ended, read from its trail (None: damaged)."""
+    try:
+        return view_of(sid, load(sid))
+    except NotFound:
+        return None
 
 
 KEPT_ENV_ORPHAN_S = 60.0  # a spawn writes the kept environment a moment before its trail

@@ -137,6 +137,12 @@ def members(session: str) -> list[str]:
     return [sid for sid, _ in _names(session, "all")[1]]
 
 
+def members_since(session: str, ns: int) -> list[str]:
+    """Ids of `session` whose marker was made at `ns` (time.time_ns()) or later, oldest first."""
+    return [sid for sid, name in _names(session, "all")[1]
+            if (stamp := name.partition("_")[0]).isdigit() and int(stamp) >= ns]
+
+
 def active(session: str) -> list[str]:
     """Ids of `session` not yet seen terminal, oldest first."""
     return [sid for sid, _ in _names(session, "active")[1]]

@@ -7,11 +7,13 @@ Imports the standard library only (the ASGI gate is plain ASGI). The token
 is made at start (`secrets.token_urlsafe`), or taken from ZAPCLI_MCP_TOKEN
 for a client config that reads it from the environment, and written to
 `<state>/mcp/http-PORT.token` (0600) for the clients of this user; the file
-is removed when the server stops.
+is removed when the server stops, and one a killed server left is removed
+when the next one starts (the server holds a lock on its file while it runs).
 """
 
 from __future__ import annotations
 
+import fcntl
 import hmac
 import ipaddress
 import os
@@ -62,26 +64,99 @@ def token_path(state: Path, port: int) -> Path:
     return state / "mcp" / f"http-{port}.token"
 
 
-def write_token(path: Path, token: str) -> None:
-    """The token in a new 0600 file (its folder 0700), replacing a stale one."""
+def write_token(path: Path, token: str) -> int:
+    """The token in a new 0600 file (its folder 0700), replacing a stale one.
+    Returns a descriptor of it holding its lock (`flock`) for as long as this
+    server runs: a file nobody holds is a dead server's (`sweep_tokens`). The
+    lock is taken before the file has its name, so no sweep sees it unheld."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         os.fchmod(fd, 0o600)
         os.write(fd, (token + "\n").encode())
-    finally:
+        os.replace(tmp, path)
+    except BaseException:
         os.close(fd)
-    os.replace(tmp, path)
+        raise
+    return fd
 
 
-def remove_token(path: Path, token: str) -> None:
-    """Remove the file if it still holds our token (a newer server's stays)."""
+def remove_token(path: Path, token: str, held: int | None = None) -> None:
+    """Remove the file if it still holds our token (a newer server's stays);
+    let go of its lock."""
     try:
         if path.read_text(encoding="utf-8").strip() == token:
             path.unlink()
     except OSError:
         pass
+    if held is not None:
+        os.close(held)
+
+
+def sweep_tokens(state: Path) -> list[Path]:
+    """Remove the token files of servers that are gone (SIGKILL, a crash, a
+    reboot): one whose lock nobody holds, and that no server on its port
+    answers for (a server of an earlier version held no lock); and temp
+    files of a write that never finished. Returns what went."""
+    folder = state / "mcp"
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    gone = []
+    for name in names:
+        path = folder / name
+        if name.startswith(".http-") and ".token." in name:
+            pid = name.rsplit(".", 1)[-1]
+            if pid.isdigit() and not _alive(int(pid)):
+                path.unlink(missing_ok=True)
+                gone.append(path)
+        elif name.startswith("http-") and name.endswith(".token") and _stale(path):
+            gone.append(path)
+    return gone
+
+
+def _stale(path: Path) -> bool:
+    """Remove `path` when no live server holds it; True when it went."""
+    port = path.name[len("http-"):-len(".token")]
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # its server runs
+        if port.isdigit() and _answers(int(port)):
+            return False
+        mine, now = os.fstat(fd), os.stat(path, follow_symlinks=False)
+        if (mine.st_ino, mine.st_dev) != (now.st_ino, now.st_dev):
+            return False  # a new server wrote it meanwhile
+        path.unlink()
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _answers(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.settimeout(0.5)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 UNAUTHORIZED = (b'{"error": "unauthorized", "message": "this zapcli MCP server needs its token: '

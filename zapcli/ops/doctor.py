@@ -26,6 +26,7 @@ class Check:
     detail: str
     problems: list[str] = field(default_factory=list)
     warning: bool = False  # ok, but worth a look (doctor still exits 0)
+    note: bool = False  # not checked, and why that is fine (doctor still exits 0)
 
 
 LOW_SPACE = 64 * 2**20  # under this a few busy trails (5 MB each before trimming) fill the disk

@@ -1,5 +1,6 @@
 """Folding captured output for poll (SPEC §3 poll): first 2 KB, a line saying
-how much was folded, last 2 KB — cut on UTF-8 character boundaries.
+how much was folded, last 2 KB — cut on UTF-8 character boundaries; and
+finding the marker line of an output capped past 1 MB (`marker_at`).
 
 Imports `zapcli.trail.store`, `zapcli.results` (the `Folded` it returns).
 Reads only the head and tail of the file, so a subagent's 1 MB of output
@@ -11,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from zapcli.results import Folded
+from zapcli.results import LINE_SLACK, MARKER_PREFIX, MARKER_ROOM, PART_BYTES, Folded
 from zapcli.trail import store
 
 FOLD_BYTES = 2048
@@ -52,13 +53,37 @@ def fold_file(path: Path, written: int | None = None, limit: int = FOLD_BYTES) -
     try:
         size = os.fstat(fd).st_size
         written = max(written or 0, size)
+        ends = written > size and marker_at(fd) is not None
         body = _cut_end(os.pread(fd, min(size, 4), max(size - 4, 0))) if size else b""
         end = size - (min(size, 4) - len(body))  # the kept end, minus a torn character
         if end <= 2 * limit:
-            return Folded(decode(os.pread(fd, end, 0)), "", 0, size, written)
+            return Folded(decode(os.pread(fd, end, 0)), "", 0, size, written, ends_kept=ends)
         head = _cut_end(os.pread(fd, limit, 0))
         tail = _cut_start(os.pread(fd, limit, end - limit))
-        return Folded(decode(head), decode(tail), end - len(head) - len(tail), size, written)
+        return Folded(decode(head), decode(tail), end - len(head) - len(tail), size, written,
+                      ends_kept=ends)
+    finally:
+        os.close(fd)
+
+
+def marker_at(fd: int) -> int | None:
+    """Where the marker line between a capped output's head and tail starts
+    (`zapcli.supervisor.capture`), or None: the output was kept whole, or as
+    its first 1 MB only (captured before the tail was kept)."""
+    start = max(PART_BYTES - LINE_SLACK - 1, 0)
+    window = os.pread(fd, LINE_SLACK + MARKER_ROOM + 2, start)
+    at = window.find(b"\n" + MARKER_PREFIX)
+    return None if at < 0 else start + at + 1
+
+
+def kept_ends(path: Path) -> bool:
+    """The captured file at `path` holds a head, a marker line and a tail."""
+    try:
+        fd = store.open_read(path)
+    except OSError:
+        return False
+    try:
+        return marker_at(fd) is not None
     finally:
         os.close(fd)
 

@@ -15,6 +15,7 @@ from zapcli.errors import (
     EXIT_OK,
     EXIT_WAIT_NOT_COMPLETED,
     EXIT_WAIT_TIMEOUT,
+    Damaged,
     NotFound,
     UsageError,
     param,
@@ -226,6 +227,7 @@ class WaitResult:
     views: list[View]
     timed_out: bool
     waited_s: float
+    removed: tuple[str, ...] = ()  # ids whose files went meanwhile: counted by the end they had
 
     @property
     def exit_code(self) -> int:
@@ -249,25 +251,56 @@ def outstanding(session: str | None = None) -> list[str]:
             if store.path_for(sid).exists()]
 
 
+def _look(sid: str, settings: Settings, seen: dict[str, View], gone: dict[str, View]) -> View:
+    """`sid` now. One whose files went while (or before) the wait ran — `rm`,
+    `clean` or `gc` in another terminal — is the end it had
+    (`lifecycle.removed`), or, removed before it ended, said so as not
+    completed; `gone` keeps it. Raises NotFound for an id never seen and
+    never removed."""
+    if sid in gone:
+        return gone[sid]
+    try:
+        view = observe(sid, stall_s=settings.stall_s, kill_grace_s=settings.kill_grace_s)
+    except Damaged:
+        raise
+    except NotFound:
+        from zapcli.lifecycle import removed
+
+        view = removed.end_of(sid)  # type: ignore[assignment]
+        if view is None:
+            if sid not in seen:
+                raise
+            view = removed.unfinished(seen[sid])
+        gone[sid] = view
+        return view
+    seen[sid] = view
+    return view
+
+
 def wait(ids: list[str], settings: Settings, *, timeout_s: float | None = None, any_: bool = False,
          on_tick: Callable[[list[View], float], None] | None = None) -> WaitResult:
     """Block until all (or any) named subagents are terminal, or `timeout_s` passes.
-    No ids (none `outstanding`): nothing to wait for, at once.
+    No ids (none `outstanding`): nothing to wait for, at once. One removed
+    meanwhile (or before) counts by the end it had (`_look`).
 
-    Raises NotFound naming the first id that does not exist (nothing awaited).
+    Raises NotFound naming the first id that does not exist and was never
+    removed (nothing awaited).
     """
     ids = wait_plan(ids, timeout_s)
     if not ids:
         return WaitResult([], False, 0.0)
     start = time.monotonic()
+    seen: dict[str, View] = {}
+    gone: dict[str, View] = {}
     with _waker(ids, timeout_s != 0, ENDS) as waker:
         while True:
-            views, over = wait_look(ids, settings, any_=any_)
+            views, over = wait_look(ids, settings, any_=any_, seen=seen, gone=gone)
             elapsed = time.monotonic() - start
+            removed = tuple(sid for sid in ids if sid in gone)
             if over:
-                return WaitResult(views, False, elapsed)
+                return WaitResult(views, False, elapsed, removed)
             if timeout_s is not None and elapsed >= timeout_s:
-                return WaitResult(views, True, elapsed)
+                return WaitResult(views, True, elapsed, removed)
             if on_tick:
                 on_tick(views, elapsed)
             waker.sleep(wait_interval(timeout_s, elapsed))
@@ -281,16 +314,22 @@ def wait_plan(ids: list[str], timeout_s: float | None) -> list[str]:
     return list(dict.fromkeys(store.resolve(i) for i in ids))
 
 
-def wait_look(ids: list[str], settings: Settings, *, any_: bool = False) -> tuple[list[View], bool]:
+def wait_look(ids: list[str], settings: Settings, *, any_: bool = False,
+              seen: dict[str, View] | None = None,
+              gone: dict[str, View] | None = None) -> tuple[list[View], bool]:
     """One look: the views, and whether the wait is over (all ended, or one
-    with `any_`); the ended ones are settled when it is. Raises NotFound."""
-    views = [observe(sid, stall_s=settings.stall_s, kill_grace_s=settings.kill_grace_s)
-             for sid in ids]
+    with `any_`); the ended ones are settled when it is. `seen` and `gone`
+    carry what earlier looks of the same wait saw, so one removed meanwhile
+    counts by the end it had (`_look`). Raises NotFound."""
+    seen = {} if seen is None else seen
+    gone = {} if gone is None else gone
+    views = [_look(sid, settings, seen, gone) for sid in ids]
     _kick_queue([Entry(v.id, v) for v in views], settings)
     finished = [v for v in views if v.terminal]
     if (any_ and finished) or len(finished) == len(views):
         for v in finished:
-            _settle(v)
+            if v.id not in gone:  # a removed one was settled before it went
+                _settle(v)
         return views, True
     return views, False
 

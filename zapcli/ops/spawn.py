@@ -24,7 +24,7 @@ from zapcli.lifecycle import queue
 from zapcli.lifecycle import session as sessions
 from zapcli.ops import spawnhooks
 from zapcli.ops.delegate import within_spawner
-from zapcli.ops.tasktext import MAX_TASK_BYTES, argv_text, require_utf8
+from zapcli.ops.tasktext import MAX_TASK_BYTES, argv_text, refuse_nul, require_utf8
 from zapcli.paths import subagents_dir, workspace_of
 from zapcli.plain import plain
 from zapcli.redact import display, mark, marked, secret_values
@@ -136,6 +136,7 @@ def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
     if not task or not task.strip():
         raise UsageError("the task is empty; give the work to do"
                          + either(", e.g. zapcli spawn --cli sh -- 'make test'", " in `task`"))
+    refuse_nul(task)
     size = len(task.encode("utf-8", "surrogatepass"))
     if size > MAX_TASK_BYTES:
         raise UsageError(f"task is {size:,} bytes; the limit is {MAX_TASK_BYTES:,} bytes (1 MB)")

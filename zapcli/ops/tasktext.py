@@ -1,5 +1,5 @@
 """A task and other user text as zapcli records them: UTF-8, at most 1 MB
-for a task (SPEC §3 spawn). Imports `zapcli.errors`."""
+for a task (SPEC §3 spawn), without a NUL byte. Imports `zapcli.errors`."""
 
 from __future__ import annotations
 
@@ -44,3 +44,15 @@ def decode_task(raw: bytes) -> str:
         return raw.decode("utf-8").removeprefix("\ufeff")  # a BOM is not part of the task
     except UnicodeDecodeError as exc:
         raise UsageError(f"task is not valid UTF-8 (byte {exc.start}); pass UTF-8 text") from None
+
+
+def refuse_nul(task: str) -> None:
+    """A task holding a NUL byte is refused: the trail would record it as
+    given while `sh -c`, an agent CLI's argv or a C library would see only
+    the text before it — it would run as something other than what was
+    recorded."""
+    at = task.find("\0")
+    if at >= 0:
+        raise UsageError(f"the task holds a NUL byte (character {at + 1} of {len(task)}): a "
+                         "command would see only the text before it. Remove it (e.g. tr -d "
+                         "'\\000') and spawn again")

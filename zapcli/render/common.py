@@ -12,7 +12,7 @@ from __future__ import annotations
 from zapcli.lifecycle.status import View
 from zapcli.plain import asdict
 from zapcli.render.text import alt, escape_controls, spell
-from zapcli.results import CAP_BYTES, Folded
+from zapcli.results import CAP_BYTES, KEPT_WORDS, Folded
 from zapcli.trail.model import Status
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -222,11 +222,15 @@ def view_header(v: View) -> list[tuple[str, str]]:
     return lines
 
 
-def cut_note(written: int | None, kept: int) -> str | None:
-    """What became of output that did not all reach its file: capped at 1 MB,
-    or a write that failed (a full disk); None when all of it is there."""
+def cut_note(written: int | None, kept: int, ends_kept: bool = False) -> str | None:
+    """What became of output that did not all reach its file: capped past
+    1 MB (`ends_kept`: its first and last part kept; a file of before that
+    kept its first 1 MB), or a write that failed (a full disk); None when
+    all of it is there."""
     if not written or written <= kept:
         return None
+    if ends_kept:
+        return f"OUTPUT TRUNCATED ({written} bytes written; {KEPT_WORDS})"
     if kept >= CAP_BYTES:
         return f"OUTPUT TRUNCATED ({written} bytes written, 1 MB kept)"
     return (f"OUTPUT INCOMPLETE ({written} bytes written, {kept} kept: writing the output file "
@@ -237,7 +241,7 @@ def folded_lines(f: Folded, *, so_far: bool = False, sid: str = "ID") -> list[tu
     """The folded output block; `so_far` for a subagent still running; `sid`
     names the subagent in the hint that shows the rest."""
     lines: list[tuple[str, str]] = []
-    note = cut_note(f.written, f.kept) if f.truncated else None
+    note = cut_note(f.written, f.kept, f.ends_kept) if f.truncated else None
     if note:
         lines.append(("bold red", f"  {note}"))
     if f.unreadable:
@@ -254,7 +258,8 @@ def folded_lines(f: Folded, *, so_far: bool = False, sid: str = "ID") -> list[tu
     lines.append(("dim", "  Output so far:" if so_far else "  Output:"))
     lines.extend(("", "    " + escape_controls(x)) for x in f.head.rstrip("\n").split("\n"))
     if f.folded_bytes:
-        shows = "the 1 MB kept" if f.truncated else "everything"
+        shows = ("its first and last 512 KB" if f.ends_kept else "the 1 MB kept" if f.truncated
+                 else "everything")
         how = alt(f"zapcli output {sid}", "action output")
         lines.append(("yellow", f"    … {f.folded_bytes} bytes folded ({how} shows {shows}) …"))
         lines.extend(("", "    " + escape_controls(x)) for x in f.tail.rstrip("\n").split("\n"))
@@ -284,6 +289,7 @@ def view_json(v: View) -> dict[str, Any]:
 def folded_json(f: Folded) -> dict[str, Any]:
     return {"head": f.head, "tail": f.tail, "folded_bytes": f.folded_bytes,
             "kept_bytes": f.kept, "written_bytes": f.written, "truncated": f.truncated,
+            "ends_kept": f.ends_kept,
             "missing": f.missing}
 
 

@@ -11,7 +11,8 @@ from zapcli.render.docschema import stamp
 def lines(checks: list[Any]) -> Lines:
     out: Lines = []
     for c in checks:
-        word, style = ("FAIL", "red") if not c.ok else ("WARN", "yellow") if c.warning else ("ok  ", "green")
+        word, style = (("FAIL", "red") if not c.ok else ("WARN", "yellow") if c.warning
+                       else ("note", "dim") if getattr(c, "note", False) else ("ok  ", "green"))
         out.append((style, f"{word} {c.name}: {c.detail}"))
         out.extend(("", f"    {p}") for p in c.problems)
     return out

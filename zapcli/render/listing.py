@@ -116,8 +116,10 @@ def elsewhere(session: str, others: int) -> str:
     """What to say when this session shows nothing but others have
     subagents: a harness that starts each command in a new session, or an MCP
     connection (each is its own session), is often not where the caller thinks."""
-    return (f"{others} subagent(s) in other sessions (this one is {session}): "
-            + alt("zapcli list --all; set ZAPCLI_SESSION to share one session between commands",
+    noun = "subagent" if others == 1 else "subagents"
+    return (f"{others} {noun} in other sessions (this one is {session}): "
+            + alt("zapcli list --all shows them; each terminal is a session of its own — set "
+                  "ZAPCLI_SESSION=NAME to share one between terminals and scripts",
                   "action list with all: true shows them (each MCP connection is its own "
                   "session unless the server has ZAPCLI_SESSION set); ids work from any session"))
 

@@ -67,6 +67,8 @@ def _record_line(rec: dict[str, Any]) -> tuple[str, str]:
     if t == "session":  # an agent CLI's own session (SPEC §13)
         return "dim", pre + (f"session {rec.get('cli')} {rec.get('version') or '(version unknown)'} "
                              f"id {rec.get('session_id')} model {rec.get('model') or '-'}")
+    if t == "notice":  # what the loop told the model (its subagents' ends, a rejected answer)
+        return "yellow", pre + f"notice ({rec.get('source')}): " + escape_controls(str(rec.get("text", "")))
     if t == "report":
         return "bold", pre + "report:\n" + escape_controls(str(rec.get("text", "")).rstrip("\n"))
     if t == "status":

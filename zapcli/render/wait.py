@@ -27,14 +27,21 @@ def lines(res: Any) -> Lines:
     out: Lines = []
     if res.timed_out:
         out.append(("yellow", f"[SubAgent] wait timed out after {duration(res.waited_s)}"))
+    removed = set(getattr(res, "removed", ()))
     for v in res.views:
         head = view_header(v)
-        out.append((head[0][0], "[SubAgent] " + head[0][1]))
+        gone = f" ({REMOVED})" if v.id in removed else ""
+        out.append((head[0][0], "[SubAgent] " + head[0][1] + gone))
         if head[1][1].startswith("  Reason: "):  # a long reason, whole
             out.append(head[1])
     return out
 
 
+REMOVED = "removed since: rm, clean or gc"
+
+
 def doc(res: Any) -> dict[str, Any]:
+    removed = set(getattr(res, "removed", ()))
     return stamp("wait", {"timed_out": res.timed_out, "waited_s": round(res.waited_s, 3),
-            "exit_code": res.exit_code, "subagents": [view_json(v) for v in res.views]})
+                          "exit_code": res.exit_code,
+                          "subagents": [{**view_json(v), "removed": v.id in removed} for v in res.views]})

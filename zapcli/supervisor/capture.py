@@ -1,8 +1,14 @@
-"""Capped output capture (SPEC §5): pipes pumped into `<id>.out` / `<id>.err`.
+"""Capped output capture: pipes pumped into `<id>.out` / `<id>.err`.
 
-Imports `zapcli.redact`. The first 1 MB is kept; bytes past the cap are counted
-and dropped while the pipe keeps draining, so a chatty child never blocks.
-Secrets are masked even when split across two reads.
+Imports `zapcli.redact`, `zapcli.results` (the cap and the marker line). Up to
+1 MB everything is kept, as it comes. Past it the stream keeps its first and
+its last part (about 512 KB each) with one marker line between saying how
+many bytes were left out: a build's final summary survives a 15 MB log. The
+head ends, and the tail starts, at a line boundary (a line longer than
+`LINE_SLACK` is cut on a character). While it runs the file holds the first
+1 MB; the last part is kept in memory and the file is rewritten to head,
+marker and tail when the stream closes. The pipe keeps draining, so a chatty
+child never blocks. Secrets are masked even when split across two reads.
 """
 
 from __future__ import annotations
@@ -12,14 +18,15 @@ import threading
 import time
 
 from zapcli.redact import StreamRedactor
+from zapcli.results import CAP_BYTES, LINE_SLACK, MARKER_ROOM, PART_BYTES, left_out_line
 
-CAP_BYTES = 1024 * 1024
 READ_CHUNK = 64 * 1024
 IDLE_RELEASE_S = 0.5  # bytes held back as a possible secret's start go out after this much quiet
 
 
 class CappedFile:
-    """Appends to one file up to `cap` bytes; counts everything offered.
+    """Appends to one file up to `cap` bytes, then keeps the last part in
+    memory; counts everything offered. `close` leaves head, marker and tail.
 
     `written` is the total bytes the producer wrote (after masking);
     `kept` what is on disk. Thread-safe.
@@ -28,6 +35,7 @@ class CappedFile:
     def __init__(self, fd: int, secrets: list[bytes], cap: int = CAP_BYTES):
         self._fd = fd
         self._cap = cap
+        self._part = min(PART_BYTES, cap // 2)
         self._redactor = StreamRedactor(secrets)
         self._lock = threading.Lock()
         self.written = 0
@@ -35,6 +43,8 @@ class CappedFile:
         self.write_failed = False  # kept < cap because writing failed, not because of the cap
         self._last_write = 0.0
         self._timer: threading.Timer | None = None
+        self._edge = bytearray()  # the head's last LINE_SLACK bytes: where it can end on a line
+        self._last = bytearray()  # the stream's last bytes (past the head): the tail to keep
 
     def write(self, data: bytes) -> None:
         with self._lock:
@@ -62,6 +72,7 @@ class CappedFile:
     def _store(self, data: bytes) -> None:
         if not data:
             return
+        self._remember(data)
         self.written += len(data)
         room = self._cap - self.kept
         if room <= 0 or self.write_failed:  # after a failed write: no gap in the middle
@@ -75,11 +86,52 @@ class CappedFile:
         except OSError:
             self.write_failed = True  # a full disk loses output, never the subagent
 
+    def _remember(self, data: bytes) -> None:
+        """Keep what a cut needs: the bytes just before the head's end, and
+        the stream's last part (past the head, bounded in memory)."""
+        at = self.written
+        lo, hi = self._part - LINE_SLACK, self._part
+        if at < hi and at + len(data) > lo:
+            self._edge += data[max(lo - at, 0):hi - at]
+        if at + len(data) > self._part:
+            self._last += data[max(self._part - at, 0):]
+            keep = self._part - MARKER_ROOM
+            if len(self._last) > keep + LINE_SLACK:
+                del self._last[:len(self._last) - keep]
+
+    def _cut(self) -> None:
+        """Past the cap: the file becomes head, one marker line, tail. The
+        head ends after the last line end among its last LINE_SLACK bytes,
+        else on a character."""
+        edge, start = bytes(self._edge), self._part - len(self._edge)
+        nl = edge.rfind(b"\n")
+        head = start + (nl + 1 if nl >= 0 else _whole_chars(edge))
+        tail = _tail_start(bytes(self._last[-(self._part - MARKER_ROOM):]))
+        marker = left_out_line(self.written - head - len(tail))
+        if nl < 0 and head:
+            marker = b"\n" + marker  # a head cut inside a long line: the marker on its own line
+        try:
+            os.ftruncate(self._fd, head)
+            self.kept = head
+            rest = memoryview(marker + tail)  # smaller than what the truncate freed
+            while rest:
+                rest = rest[os.write(self._fd, rest):]
+            self.kept = head + len(marker) + len(tail)
+        except OSError:
+            self.write_failed = True
+            try:
+                os.ftruncate(self._fd, head)
+            except OSError:
+                pass
+        self._edge, self._last = bytearray(), bytearray()
+
     def close(self) -> None:
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
             self._store(self._redactor.finish())
+            if self.written > self._cap and not self.write_failed and self._fd >= 0:
+                self._cut()
             try:
                 os.close(self._fd)
             except OSError:
@@ -89,6 +141,30 @@ class CappedFile:
     @property
     def truncated(self) -> bool:
         return self.written > self.kept
+
+
+def _whole_chars(raw: bytes) -> int:
+    """len(raw), less an incomplete UTF-8 character at its end."""
+    for back in range(1, min(4, len(raw)) + 1):
+        byte = raw[-back]
+        if byte < 0x80:
+            break
+        if byte >= 0xC0:  # a lead byte: is its character complete?
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return len(raw) if back >= need else len(raw) - back
+    return len(raw)
+
+
+def _tail_start(last: bytes) -> bytes:
+    """The tail: from the first line start within LINE_SLACK bytes, else
+    from the first character start."""
+    nl = last.find(b"\n", 0, LINE_SLACK)
+    if nl >= 0:
+        return last[nl + 1:]
+    i = 0
+    while i < min(3, len(last)) and 0x80 <= last[i] < 0xC0:
+        i += 1
+    return last[i:]
 
 
 def pump(fd: int, sink: CappedFile) -> threading.Thread:

@@ -1,4 +1,5 @@
-"""Start a detached child: its own session, stdin /dev/null, no inherited fds.
+"""Start a detached child: its own session, stdin /dev/null, no inherited fds;
+its exit is collected once it ends (`reap_when_done`: no zombie runners).
 
 Imports `zapcli.supervisor.procfs` (psutil as its fallback), `zapcli.redact`. The child's stdout goes nowhere and its stderr to a file the
 caller names (so a crash before the child's own logging still leaves a
@@ -10,6 +11,7 @@ file (`zapcli.redact.restore_secrets` on the child's side).
 
 from __future__ import annotations
 
+import _thread  # threading's core (threading itself costs ~1 ms of start-up)
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -56,7 +58,48 @@ def launch_detached(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | P
             os.close(err_fd)
     finally:
         close_fds(pass_fds)
-    return pid, process_create_time(pid)
+    created = process_create_time(pid)
+    reap_when_done(pid)
+    return pid, created
+
+
+REAP_TICK_S = 0.5
+_UNREAPED: set[int] = set()
+_REAPER = {"running": False}
+_REAP_LOCK = _thread.allocate_lock()
+
+
+def reap_when_done(pid: int) -> None:
+    """Collect `pid`'s exit once it ends, so a long-lived launcher (`mcp
+    serve`, `zapcli run`) keeps no `<defunct>` runner (C39). One thread does
+    it while any launched child has not ended, checking each with a
+    non-blocking `waitpid` of that pid only (never another child's, e.g. a
+    subprocess someone else waits for). A launcher that exits first leaves
+    its runners to init, as before."""
+    with _REAP_LOCK:
+        _UNREAPED.add(pid)
+        if _REAPER["running"]:
+            return
+        _REAPER["running"] = True
+    _thread.start_new_thread(_reap, ())
+
+
+def _reap() -> None:
+    import time
+
+    while True:
+        time.sleep(REAP_TICK_S)
+        with _REAP_LOCK:
+            for pid in list(_UNREAPED):
+                try:
+                    ended = os.waitpid(pid, os.WNOHANG)[0] == pid
+                except ChildProcessError:  # reaped elsewhere, or not ours after all
+                    ended = True
+                if ended:
+                    _UNREAPED.discard(pid)
+            if not _UNREAPED:
+                _REAPER["running"] = False
+                return
 
 
 def _inherited(keep: set[int]) -> list[int]:

@@ -47,7 +47,8 @@ BOARD_SCHEMA: dict[str, Any] = {
                                                     "read it (say where files are)"},
         "wait_secs": {"type": "integer", "minimum": 0, "maximum": 600,
                       "description": "claim: wait up to this long for a task to become claimable "
-                                     "(its --after tasks done, a holder gone)"},
+                                     "(its --after tasks done, a holder gone; on an empty board, "
+                                     "the first one added)"},
     },
     "required": ["action"],
 }

@@ -92,9 +92,21 @@ def tool_names(names: list[str] | tuple[str, ...]) -> tuple[str, ...]:
 
 
 def claim(caller: Caller, task: str | None = None, wait_s: float = 0.0) -> Claimed:
-    got = _claim(caller, task, wait_s)
+    """Claim `task`, or the next one; with `wait_s`, wait that long for one
+    to become claimable — on an empty board, for the first to be added."""
+    until = time.monotonic() + wait_s
+    if task is None and 0 < wait_s <= MAX_WAIT_S:
+        _until_added(caller, until)
+    got = _claim(caller, task, max(until - time.monotonic(), 0.0) if wait_s > 0 else wait_s)
     deps = dependencies(caller, got.task) if got.task is not None else []
     return Claimed(caller.session, got, deps)
+
+
+def _until_added(caller: Caller, until: float) -> None:
+    """Wait until the caller's board holds a task, or `until` (monotonic)
+    passes: a worker started before the tasks are added waits for them."""
+    while not board.tasks(caller.session) and time.monotonic() < until:
+        time.sleep(min(POLL_S, max(until - time.monotonic(), 0.0)))
 
 
 def _claim(caller: Caller, task: str | None, wait_s: float) -> Claim:

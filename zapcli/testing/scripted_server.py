@@ -8,7 +8,9 @@ line is `listening <base URL>`, the URL a client is given
 anthropic and gemini, whose clients append their own paths); the second,
 `use: VARIABLE=<base URL>`, names the variable that takes it
 (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL). It serves
-until SIGTERM.
+until SIGTERM. With `--background` it serves from a process of its own and
+prints, once that listens, `export VARIABLE=<base URL>` and `export
+SCRIPTED_SERVER_PID=<pid>` for a shell to eval: no port to copy by hand.
 """
 
 from __future__ import annotations

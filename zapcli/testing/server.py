@@ -240,12 +240,25 @@ def main(argv: list[str] | None = None, *, default_protocol: str = "chat") -> in
                         "model is accepted and the list holds 'scripted')")
     p.add_argument("--api-key-env", metavar="NAME",
                    help="require the API key held in this environment variable")
-    a = p.parse_args(argv)
+    p.add_argument("--background", action="store_true",
+                   help="serve from a process of its own and print, once it listens, shell "
+                        "lines to eval: `export VARIABLE=URL` and `export SCRIPTED_SERVER_PID=PID` "
+                        "(e.g. eval \"$(python -m zapcli.testing.scripted_server --script s.json "
+                        "--background)\"; kill $SCRIPTED_SERVER_PID when done)")
+    given = list(sys.argv[1:] if argv is None else argv)
+    a = p.parse_args(given)
     try:
         script = load_script(a.script)
     except (OSError, ValueError) as exc:
         print(f"scripted_server: {a.script}: {exc}", file=sys.stderr)
         return 2
+    if a.background:
+        try:
+            validate_script(script)  # said here, before anything runs in the background
+        except ValueError as exc:
+            print(f"scripted_server: {a.script}: {exc}", file=sys.stderr)
+            return 2
+        return _background([x for x in given if x != "--background"], a.port_file, a.protocol)
     variables = dict(v.split("=", 1) for v in a.var if "=" in v)
     key = os.environ.get(a.api_key_env) if a.api_key_env else None
     srv = ScriptedServer(script, variables=variables, models=a.models, api_key=key, port=a.port,
@@ -265,4 +278,40 @@ def main(argv: list[str] | None = None, *, default_protocol: str = "chat") -> in
     except KeyboardInterrupt:
         pass
     srv.stop()
+    return 0
+
+
+BACKGROUND_START_S = 30.0
+
+
+def _background(args: list[str], port_file: str | None, protocol: str) -> int:
+    """Start this server in a process of its own (a new session: the shell
+    that evals our output may go on, or end), wait until it listens, and
+    print the `export` lines a shell evals. Its stdout goes nowhere; its
+    stderr stays the caller's."""
+    import shlex
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="scripted-") as tmp:
+        where = port_file or os.path.join(tmp, "port")
+        extra = [] if port_file else ["--port-file", where]
+        child = subprocess.Popen([sys.executable, "-m", "zapcli.testing.scripted_server", *args,
+                                  *extra], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 start_new_session=True)
+        give_up = time.monotonic() + BACKGROUND_START_S
+        while not os.path.exists(where):
+            if child.poll() is not None:
+                return child.returncode or 1
+            if time.monotonic() > give_up:
+                child.kill()
+                print(f"scripted_server: not listening after {BACKGROUND_START_S:g} s",
+                      file=sys.stderr)
+                return 1
+            time.sleep(0.02)
+        port = Path(where).read_text(encoding="utf-8").strip()
+    proto = protocol_class(protocol)
+    url = f"http://127.0.0.1:{int(port)}{proto.base_path}"
+    print(f"export {proto.url_variable}={shlex.quote(url)}")
+    print(f"export SCRIPTED_SERVER_PID={child.pid}")
     return 0

@@ -177,6 +177,11 @@ def wait(a: dict[str, Any], env: Env) -> Reply:
     if res is not None and not res.views:  # nothing to wait for
         return _reply(render.lines(res), render.doc(res), env)
     final = do_poll(ids, env.settings(), no_wait=True)
+    if res is not None and res.removed:  # gone since: the end the wait counted it by
+        ended = {v.id: v for v in res.views}
+        for e in final.entries:
+            if e.id in res.removed and e.view is None:
+                e.view, e.error = ended[e.id], None
     env.seen(e.id for e in final.entries if e.view and e.view.terminal)
     subagents = [render_poll.entry_doc(e) for e in final.entries]
     if res is None:

@@ -23,7 +23,9 @@ TOOL_NAME = "subagent"
 DESCRIPTION = ("Run work in parallel background subagents (OS processes that keep running "
                "between calls). Spawn several at once (one call each, in the same message), then "
                "wait for them.")
-RUN_NOTE = (" Finished subagents are also announced to you before your next turn; approvals "
+RUN_NOTE = (" Finished subagents are also announced to you before your next turn — also after "
+            "you answer: if you answer while some still run, each result is given to you as it "
+            "arrives and you go on, so you never need to wait just to collect them. Approvals "
             "your subagents ask for are decided by the person running zapcli.")
 
 

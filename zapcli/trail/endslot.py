@@ -9,7 +9,8 @@ place, which needs no new block) and exits. The observer that then finds the
 runner dead without a terminal record appends the kept outcome (`kept`)
 instead of `lost`, with the runner's own `ts` (when it ended, not when it
 was recovered); once the trail holds a terminal status the slot is removed
-(`release`).
+(`release`). While the runner lives it touches the slot (`beat`), so a runner
+that dies without a word still tells how long it ran.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 SLOT_BYTES = 8192
 SUFFIX = ".end"
+HEARTBEAT_S = 2.0  # the runner touches its slot this often (`beat`)
 
 
 def _path(trail: Path) -> Path:
@@ -87,6 +89,24 @@ def kept(trail: Path) -> dict[str, Any] | None:
     except ValueError:
         return None
     return fields if isinstance(fields, dict) and isinstance(fields.get("status"), str) else None
+
+
+def beat(trail: Path) -> None:
+    """The runner is alive now: the slot's modification time says so (a
+    metadata write, no block). A runner that dies without its end leaves its
+    last beat: how long it ran, within HEARTBEAT_S (`lifecycle.observe`)."""
+    try:
+        os.utime(_path(trail), follow_symlinks=False)
+    except OSError:
+        pass
+
+
+def last_beat(trail: Path) -> float | None:
+    """When the runner last said it was alive (epoch seconds), if it did."""
+    try:
+        return os.stat(_path(trail), follow_symlinks=False).st_mtime
+    except OSError:
+        return None
 
 
 def release(trail: Path) -> None:

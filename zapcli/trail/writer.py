@@ -76,9 +76,13 @@ class TrailWriter:
         a margin for this thread's wake-up on a busy machine."""
         began, took = time.monotonic(), 0.0
         margin = min(WAKE_MARGIN_S, self._interval / 10)
+        beat = began
         while not self._stop.wait(max(began + self._interval - took - margin - time.monotonic(), 0.0)):
             began = time.monotonic()
             self.flush()
+            if began - beat >= endslot.HEARTBEAT_S:  # alive: how long it ran, should it die
+                endslot.beat(self.path)
+                beat = began
             took = time.monotonic() - began
 
     def _encode_queue(self) -> tuple[bytes, int]:

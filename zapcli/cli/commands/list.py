@@ -4,12 +4,12 @@ live table on the terminal until Ctrl-C, on the change feed
 
 from __future__ import annotations
 
-from zapcli.cli.hints import other_sessions
 from zapcli.cli.output import emit, is_tty
 from zapcli.cli.settings import for_observers
 from zapcli.errors import UsageError
 from zapcli.ops.listing import list_subagents
 from zapcli.render import listing as render
+from zapcli.render.text import spell
 
 WATCH_INTERVAL_S = 1.0
 MIN_FRAME_S = 0.25  # a chatty subagent redraws the table at most this often
@@ -24,10 +24,17 @@ def execute(all: bool = False, status: str | None = None, limit: int | None = No
                              "run zapcli list (or zapcli list --json) repeatedly")
         return _watch(settings, all, status, limit)
     res = list_subagents(settings, all_sessions=all, status=status, limit=limit, long=long)
-    emit(json, render.doc, render.lines, res)
-    if not json and res.in_other_sessions:
-        other_sessions(res.session, res.in_other_sessions)
+    emit(json, render.doc, _lines, res)
     return 0
+
+
+def _lines(res) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    """The list; an empty one says what other sessions hold and how to see
+    them (a new terminal is a session of its own)."""
+    out = render.lines(res)
+    if res.in_other_sessions:
+        out.append(("dim", spell(render.elsewhere(res.session, res.in_other_sessions), "cli")))
+    return out
 
 
 def _watch(settings, all_sessions: bool, status: str | None, limit: int | None) -> int:  # type: ignore[no-untyped-def]
@@ -48,7 +55,7 @@ def _watch(settings, all_sessions: bool, status: str | None, limit: int | None) 
     def frame(changed: set[str] | None) -> Group:
         res = watch.refresh(changed)
         stamp = time.strftime("%H:%M:%S")
-        lines = render.lines(res) + [("dim", f"(updated {stamp}; Ctrl-C to stop)")]
+        lines = _lines(res) + [("dim", f"(updated {stamp}; Ctrl-C to stop)")]
         return Group(*(Text(text, style=style or "") for style, text in lines))
 
     console = Console(highlight=False)

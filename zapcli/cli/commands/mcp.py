@@ -62,46 +62,70 @@ def serve(http: str | None = None, socket_path: str | None = None, no_token: boo
 def _exit_on_term() -> None:
     """SIGTERM ends us through Python (uvicorn re-raises the signal it caught
     once it has stopped): the `finally` that removes the token file or the
-    socket runs."""
+    socket runs, and the exit code is 143, as for a process the signal ended."""
     import signal
     import sys
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
 
-def _serve_tcp(sock: socket.socket, token: str | None) -> int:
+def _run_http(sock: socket.socket, token: str | None, token_file: str | None) -> int:
+    """`server.serve_http` until it stops; its exit code. The SystemExit
+    of a SIGTERM (`_exit_on_term`) reaches us inside anyio's exception
+    group: it is the code, never a traceback."""
     import anyio
 
-    from zapcli.mcpserver import lock, server
+    from zapcli.mcpserver import server
+
+    try:
+        anyio.run(server.serve_http, sock, token, token_file)
+    except BaseException as exc:  # noqa: BLE001 - only an exit goes on as a code
+        code = _exit_code(exc)
+        if code is None:
+            raise
+        return code
+    return 0
+
+
+def _exit_code(exc: BaseException) -> int | None:
+    """The code of a SystemExit, alone or the only kind in (nested)
+    exception groups; None for anything else."""
+    if isinstance(exc, SystemExit):
+        return exc.code if isinstance(exc.code, int) else 1
+    inner = getattr(exc, "exceptions", None)
+    if not inner:
+        return None
+    codes = [_exit_code(e) for e in inner]
+    return codes[0] if all(c is not None for c in codes) else None
+
+
+def _serve_tcp(sock: socket.socket, token: str | None) -> int:
+    from zapcli.mcpserver import lock
     from zapcli.paths import state_dir
 
-    if token is None:
-        anyio.run(server.serve_http, sock, None, None)
-        return 0
-    path = lock.token_path(state_dir(), sock.getsockname()[1])
-    lock.write_token(path, token)
     _exit_on_term()
+    if token is None:
+        return _run_http(sock, None, None)
+    lock.sweep_tokens(state_dir())  # left by servers that were killed (SIGKILL, a crash)
+    path = lock.token_path(state_dir(), sock.getsockname()[1])
+    held = lock.write_token(path, token)
     try:
-        anyio.run(server.serve_http, sock, token, str(path))
+        return _run_http(sock, token, str(path))
     finally:
-        lock.remove_token(path, token)
-    return 0
+        lock.remove_token(path, token, held)
 
 
 def _serve_unix(path: str) -> int:
     import os
 
-    import anyio
-
-    from zapcli.mcpserver import lock, server
+    from zapcli.mcpserver import lock
 
     sock = lock.listen_unix(os.path.abspath(path))
     _exit_on_term()
     try:
-        anyio.run(server.serve_http, sock, None, None)
+        return _run_http(sock, None, None)
     finally:
         try:
             os.unlink(os.path.abspath(path))
         except OSError:
             pass
-    return 0

@@ -54,15 +54,17 @@ def _note_truncation(sid: str, stderr: bool) -> None:
     import sys
 
     from zapcli.lifecycle.observe import observe
+    from zapcli.ops.fold import kept_ends
     from zapcli.render.common import cut_note
     from zapcli.trail import store
 
     view = observe(sid)
     written = view.stderr_written if stderr else view.stdout_written
+    path = store.path_for(sid, ".err" if stderr else ".out")
     try:
-        kept = store.path_for(sid, ".err" if stderr else ".out").stat().st_size
+        kept = path.stat().st_size
     except OSError:
         kept = 0
-    note = cut_note(written, kept)
+    note = cut_note(written, kept, bool(written and written > kept and kept_ends(path)))
     if note:
         sys.stderr.write(f"zapcli: note: {note}\n")

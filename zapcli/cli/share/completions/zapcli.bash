@@ -30,7 +30,7 @@ _zapcli() {
         approve) opts="--help --json"; arg=ids ;;
         deny) opts="--help --json --reason"; arg=ids ;;
         usage) opts="--all --help --json"; arg=none ;;
-        doctor) opts="--help --json --trust"; arg=none ;;
+        doctor) opts="--help --json --model --trust"; arg=none ;;
         call) opts="--help --json"; arg=none ;;
         tool-schema) opts="--format --help --json"; arg=none ;;
         export) opts="--format --help --json --output -o"; arg=ids ;;
