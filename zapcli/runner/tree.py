@@ -80,7 +80,7 @@ def _include(r: Any) -> tuple[list[str], str | None]:
     from zapcli.worktrees.include import FILE, copy
 
     try:
-        return copy(r.repo, r.path), None
+        return copy(r.checkout(), r.path), None
     except g.GitError as exc:
         return [], f"{FILE}: git could not list the files to copy: {exc.message}"
     except OSError as exc:
