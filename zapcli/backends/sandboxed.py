@@ -23,7 +23,8 @@ def _prepared(sid: str, spawn: SpawnRecord, writer: TrailWriter, *, mode: str,
               spec: Any) -> Any:
     prepared = prepare(str(spawn.raw.get("sandbox") or "off"), mode=mode,
                        workspace=spawn.workspace, writable_roots=spawn.writable_roots,
-                       spec=spec, scratch=store.path_for(sid, store.TMP))  # made by the runner (C23)
+                       spec=spec, scratch=store.path_for(sid, store.TMP),  # made by the runner (C23)
+                       tree=spawn.worktree)
     if prepared.refused:
         return Outcome(Status.FAILED, None, prepared.refused)
     for diag in prepared.diagnostics:

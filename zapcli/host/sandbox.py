@@ -2,7 +2,8 @@
 `prepare` decides (on, off, or refused) and says why in diagnostics;
 `open_sandbox` builds the long-lived one the tools use.
 
-Imports `zapcli.sandbox`, `zapcli.definitions.model`, `zapcli.paths`.
+Imports `zapcli.sandbox`, `zapcli.definitions.model`, `zapcli.paths`,
+`zapcli.worktrees` (a `--worktree` tree's git fenced before its sandbox).
 `choice` is the spawn record's `sandbox`: "auto" (the built-in agent's
 default: sandboxed where this machine can, and otherwise a diagnostic,
 never a silent downgrade), "on" (asked for: refused where it cannot be),
@@ -18,7 +19,7 @@ from typing import Any
 
 from zapcli.definitions.model import SandboxSpec
 from zapcli.sandbox import bwrap
-from zapcli.sandbox.policy import Policy, resolve
+from zapcli.sandbox.policy import GitAccess, Policy, resolve
 
 CHOICES = ("auto", "on", "off")
 
@@ -45,8 +46,11 @@ def _diag(name: str, message: str) -> dict[str, str]:
 
 
 def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[str],
-            spec: SandboxSpec | None, scratch: Path) -> Prepared:
-    """The policy for `choice`, or why there is none. Creates `scratch` (0700)."""
+            spec: SandboxSpec | None, scratch: Path, tree: Any = None) -> Prepared:
+    """The policy for `choice`, or why there is none. Creates `scratch` (0700).
+    `tree`: the spawn record's worktree receipt: its git is fenced (what a
+    commit on its own branch writes, no more) before the sandbox starts;
+    refused when its git files no longer agree with the receipt."""
     if choice not in ("auto", "on"):
         return Prepared()
     found = probe()
@@ -57,11 +61,30 @@ def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[
     from zapcli.paths import control_roots, make_dirs
 
     make_dirs(scratch)
+    git, refused = _fenced(tree)
+    if refused:
+        return Prepared(refused=refused)
     policy, notes = resolve(mode, workspace=workspace, writable_roots=writable_roots,
                             network=bool(spec and spec.network),
                             writable=spec.writable if spec else None, scratch=str(scratch),
-                            hidden=control_roots())
+                            hidden=control_roots(), git=git)
     return Prepared(policy, found.program, [_diag("writable", n) for n in notes])
+
+
+def _fenced(tree: Any) -> tuple[list[GitAccess], str | None]:
+    """(what the sandbox grants of a `--worktree` tree's git, or why it cannot start)."""
+    from zapcli.worktrees.git import GitError, Receipt
+
+    r = Receipt.from_dict(tree)
+    if r is None:
+        return [], None
+    from zapcli.worktrees.fence import arm
+
+    try:
+        fence = arm(r)
+    except (GitError, OSError) as exc:
+        return [], f"worktree: its git cannot be fenced for the sandbox: {getattr(exc, 'message', exc)}"
+    return [GitAccess(fence.root, fence.writable, fence.readonly, fence.binds)], None
 
 
 def open_sandbox(prepared: Prepared, on_start: Callable[[int], None] | None = None) -> Any:

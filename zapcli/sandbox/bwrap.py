@@ -39,12 +39,13 @@ def program() -> str | None:
     return os.path.realpath(found) if found else None
 
 
-def _order(policy: Policy) -> list[tuple[str, str]]:
-    """(path, how) mounts, parents before what lies inside them, so a
+def _order(policy: Policy) -> list[tuple[str, str, str]]:
+    """(path, how, source) mounts, parents before what lies inside them, so a
     writable workspace inside a hidden folder (or the reverse) comes out right."""
-    ops = ([(p, "hide") for p in policy.hidden] + [(p, "rw") for p in policy.writable]
-           + ([(policy.scratch, "rw")] if policy.scratch else [])
-           + [(p, "ro") for p in policy.readonly])
+    ops = ([(p, "hide", p) for p in policy.hidden] + [(p, "rw", p) for p in policy.writable]
+           + ([(policy.scratch, "rw", policy.scratch)] if policy.scratch else [])
+           + [(target, "rw", source) for source, target in policy.binds]
+           + [(p, "ro", p) for p in policy.readonly])
     rank = {"hide": 0, "rw": 1, "ro": 2}
     return sorted(ops, key=lambda op: (op[0].rstrip("/").count("/"), rank[op[1]]))
 
@@ -59,8 +60,8 @@ def argv(policy: Policy, bwrap: str, *, root: bool | None = None) -> list[str]:
         out += ["--unshare-user", "--disable-userns"]
     out += ["--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/dev/shm"]
-    for path, how in _order(policy):
-        out += {"hide": ["--tmpfs", path], "rw": ["--bind", path, path],
+    for path, how, source in _order(policy):
+        out += {"hide": ["--tmpfs", path], "rw": ["--bind", source, path],
                 "ro": ["--ro-bind", path, path]}[how]
     for path in policy.hidden:
         out += ["--remount-ro", path]

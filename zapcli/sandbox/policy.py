@@ -7,7 +7,11 @@ A definition chooses inside what its approval mode allows, never past it:
 a `writable` path outside the mode's ceiling is left read-only with a note.
 zapcli's own state and config folders are hidden (an empty read-only folder
 in their place: trails, approvals and the MCP server's token are not the
-agent's), all but the subagent's scratch folder.
+agent's), all but the subagent's scratch folder. A `--worktree` tree's git
+(its admin folder, the shared objects, its own branch) comes in from the
+caller as `GitAccess`, worked out where git's layout is known
+(`zapcli.worktrees.fence`); nothing of a repository is made writable here
+from what a tree's own files say.
 """
 
 from __future__ import annotations
@@ -25,19 +29,22 @@ PROTECTED = (".git", ".zapcli")
 @dataclass(frozen=True)
 class Policy:
     """Real paths. `writable` and `scratch` are bound read-write over a
-    read-only `/`; `readonly` (`.git/`, `.zapcli/` of a writable root) stay
-    read-only inside them; `hidden` become empty and read-only."""
+    read-only `/`; `readonly` (`.git/`, `.zapcli/` of a writable root, a
+    tree's git link files) stay read-only inside them; `hidden` become empty
+    and read-only; `binds` are (source, target): the source folder bound
+    read-write in the target's place (a tree's own branch folder)."""
 
     network: bool = False
     writable: tuple[str, ...] = ()
     readonly: tuple[str, ...] = ()
     hidden: tuple[str, ...] = ()
     scratch: str = ""
+    binds: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"network": self.network, "writable": list(self.writable),
                 "readonly": list(self.readonly), "hidden": list(self.hidden),
-                "scratch": self.scratch}
+                "scratch": self.scratch, "binds": [list(b) for b in self.binds]}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Policy:
@@ -46,7 +53,9 @@ class Policy:
 
         return cls(network=bool(data.get("network")), writable=paths("writable"),
                    readonly=paths("readonly"), hidden=paths("hidden"),
-                   scratch=str(data.get("scratch") or ""))
+                   scratch=str(data.get("scratch") or ""),
+                   binds=tuple((str(b[0]), str(b[1])) for b in data.get("binds") or ()
+                               if isinstance(b, list | tuple) and len(b) == 2))
 
     def describe(self) -> str:
         """One line for a person (the trail's start diagnostic, doctor)."""
@@ -75,40 +84,34 @@ def _in_protected(path: str, roots: list[str]) -> bool:
     return any(part in PROTECTED for part in rel.split(os.sep))
 
 
-def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read(4096).strip()
-    except (OSError, UnicodeDecodeError):
-        return ""
+@dataclass(frozen=True)
+class GitAccess:
+    """What a commit on its own branch writes of the git of the tree at `root`
+    (a `--worktree` subagent's): `writable` folders and files (its admin
+    folder, the shared objects, its branch's reflog), `readonly` files inside
+    them (the admin folder's `commondir`, `gitdir`, `config.worktree`), and
+    `binds` (its branch's own folder in place of the folder of every
+    branch). Granted only with that root: a root left read-only gets none."""
+
+    root: str
+    writable: tuple[str, ...] = ()
+    readonly: tuple[str, ...] = ()
+    binds: tuple[tuple[str, str], ...] = ()
 
 
-def linked_git(root: str) -> list[str]:
-    """What a commit on its own branch writes when `root` is a linked git
-    worktree (`.git` a file naming its folder in the main repository, as
-    `--worktree` makes): that folder, the shared objects and the folder of the
-    branch's ref and reflog. Hooks, config and other branches' folders stay
-    read-only. [] for anything else."""
-    line = _read(os.path.join(root, ".git"))
-    if not line.startswith("gitdir:") or os.path.isdir(os.path.join(root, ".git")):
-        return []
-    admin = os.path.realpath(os.path.join(root, line[len("gitdir:"):].strip()))
-    common = os.path.realpath(os.path.join(admin, _read(os.path.join(admin, "commondir")) or "."))
-    head = _read(os.path.join(admin, "HEAD"))
-    paths = [admin, os.path.join(common, "objects")]
-    if head.startswith("ref: refs/heads/"):
-        folder = os.path.dirname(head[len("ref: "):])
-        paths += [os.path.join(common, folder), os.path.join(common, "logs", folder)]
-    return [p for p in paths if os.path.isdir(p)]
+def linked_git(root: str, access: Iterable[GitAccess]) -> GitAccess | None:
+    """The git access given for the writable root `root`, if any."""
+    return next((a for a in access if os.path.realpath(a.root) == root), None)
 
 
 def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
             network: bool = False, writable: Iterable[str] | None = None, scratch: str,
-            hidden: Iterable[str] = ()) -> tuple[Policy, list[str]]:
+            hidden: Iterable[str] = (), git: Iterable[GitAccess] = ()) -> tuple[Policy, list[str]]:
     """(the policy, one note per declared path that was left out and why).
 
     `writable` None (not declared) means the workspace and `writable_roots`;
-    relative paths are taken from the workspace. Raises ValueError for an
+    relative paths are taken from the workspace; `git`: what a `--worktree`
+    tree's commits need, for the root it names. Raises ValueError for an
     unknown mode."""
     roots = tuple(writable_roots)
     ceiling, protect = write_ceiling(mode, workspace, roots)
@@ -132,10 +135,18 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
             notes.append(f"sandbox.writable {raw}: {why}; it stays read-only")
         elif real not in out:
             out.append(real)
+    access = list(git)
+    links: list[str] = []
+    binds: list[tuple[str, str]] = []
     for root in list(out):
-        out += [g for g in linked_git(root) if g not in out]
+        given = linked_git(root, access)
+        if given is not None:
+            out += [g for g in given.writable if g not in out]
+            links += given.readonly
+            binds += given.binds
     readonly = [os.path.join(root, name) for root in out for name in PROTECTED
                 if protect and os.path.exists(os.path.join(root, name))
                 and not os.path.islink(os.path.join(root, name))]
-    return Policy(network=network, writable=tuple(out), readonly=tuple(readonly),
-                  hidden=tuple(dict.fromkeys(shut)), scratch=scratch), notes
+    return Policy(network=network, writable=tuple(out), readonly=tuple(readonly + links),
+                  hidden=tuple(dict.fromkeys(shut)), scratch=scratch,
+                  binds=tuple(binds)), notes
