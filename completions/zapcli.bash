@@ -20,9 +20,9 @@ _zapcli() {
         run) opts="--agent --approval --help --id --json --max-cost --max-subagents --max-tokens --model --no-sandbox --sandbox --subagent --timeout --unattended" ;;
         continue) opts="--help --json --model --on-finish --timeout" ;;
         diff) opts="--help --json --name-only --stat" ;;
-        merge) opts="--help --json --rebase --squash" ;;
+        merge) opts="--allow-control-files --help --json --rebase --squash" ;;
         attempts) opts="--check --help --json" ;;
-        pick) opts="--help --json --rebase --squash" ;;
+        pick) opts="--allow-control-files --help --json --rebase --squash" ;;
         gc) opts="--dry-run --help --json" ;;
         session) opts="--help --json" ;;
         send) opts="--help --json" ;;

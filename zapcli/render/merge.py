@@ -28,6 +28,10 @@ def lines(res: Any) -> Lines:
                               "on top of it"))
     if res.warning:
         out.append(("yellow", f"  Warning: {res.warning}"))
+    control = list(getattr(res, "control_files", []) or [])
+    if control:
+        out.append(("yellow", f"  Control files changed, as you allowed: "
+                              f"{', '.join(escape_controls(p) for p in control[:20])}"))
     for path in res.files[:20]:
         out.append(("", f"  {escape_controls(path)}"))
     if n > 20:
@@ -39,4 +43,4 @@ def doc(res: Any) -> dict[str, Any]:
     return {"id": res.id, "merged": True, "how": res.how, "repo": res.repo, "into": res.into,
             "commit": res.commit, "previous": res.previous, "branch": res.branch,
             "files": list(res.files), "committed_work": res.committed_work, "stale": res.stale,
-            "warning": res.warning}
+            "warning": res.warning, "control_files": list(getattr(res, "control_files", []))}
