@@ -63,10 +63,9 @@ Allow = bool | Callable[[list[str]], bool]  # True, or a question put to the per
 def control_names() -> tuple[str, ...]:
     """Every control file name: the base list and what each backend (built-in
     or a plugin's) declares as its project settings (`control_files`)."""
-    from zapcli.backends import registry
+    from zapcli.backends import controlnames
 
-    extra = [str(n) for b in registry.every().values() for n in getattr(b, "control_files", ())]
-    return control.names(extra)
+    return controlnames.names()
 
 
 def control_changes(files: list[str], names: tuple[str, ...] | None = None) -> list[str]:
@@ -142,7 +141,8 @@ def merge(sid: str, *, squash: bool = False, rebase: bool = False,
         raise UsageError(f"{param('squash')} and {param('rebase')} are two ways; choose one")
     how = "squash" if squash else "rebase" if rebase else "merge"
     sid, s, r = treework.receipt(sid)
-    early = _Early(sid) if s.final is not None and not s.continued_by else None
+    early = (_Early(lambda: treework.of(sid, refresh=True))  # finished: its tree is ours to refresh
+             if s.final is not None and not s.continued_by else None)
     view = observe(sid)
     if not view.terminal:
         raise ZapcliError(f"{sid} is {view.status}; only a finished subagent's work is merged "
@@ -167,25 +167,24 @@ class _Early(threading.Thread):
     git's own merge takes in a big repository), read while the rest is
     checked, not after."""
 
-    def __init__(self, sid: str):
-        super().__init__(name="merge-work", daemon=True)
-        self.sid = sid
-        self.work: treework.Work | None = None
+    def __init__(self, make: Callable[[], Any]):
+        super().__init__(name="merge-early", daemon=True)
+        self.make = make
+        self.value: Any = None
         self.error: BaseException | None = None
         self.start()
 
     def run(self) -> None:
         try:
-            self.work = treework.of(self.sid, refresh=True)  # finished: its tree is ours to refresh
+            self.value = self.make()
         except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
             self.error = exc
 
-    def result(self) -> treework.Work:
+    def result(self) -> Any:
         self.join()
         if self.error is not None:
             raise self.error
-        assert self.work is not None
-        return self.work
+        return self.value
 
 
 def _merge_locked(sid: str, how: str, work: treework.Work | None,
