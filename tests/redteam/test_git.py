@@ -322,3 +322,43 @@ def _setpriv(uid: int) -> list[str]:
     from tests.redteam.harness import _as
 
     return _as(uid)
+
+
+# ------------------------------------------------------------ the one runner
+
+
+def test_a_tree_whose_admin_files_moved_is_refused_with_what_moved(zap):
+    """Not an attack's outside effect: what the person is told, and that
+    nothing is removed or merged."""
+    repo = _repo(zap.cwd)
+    sid = zap.spawn_sh("echo w > w.txt", "--worktree")
+    assert zap("wait", "--timeout", "60", sid).returncode == 0
+    tree = _tree_of(zap, sid)
+    admin = repo / ".git" / "worktrees" / tree.name
+    (admin / "commondir").write_text(f"{tree}/.fake\n")
+    for argv in (["diff", sid], ["merge", sid]):
+        res = zap(*argv)
+        assert res.returncode == 1 and "commondir names" in res.err and "runs no git" in res.err, res.err
+    listed = next(t for t in zap.json("worktree", "list")["worktrees"] if t["id"] == sid)
+    assert listed["state"]["state"] == "unknown" and "commondir" in listed["state"]["error"]
+    assert zap("gc").returncode == 0 and tree.is_dir()  # kept: git could not tell
+    assert not (repo / "w.txt").exists()
+
+
+def test_no_git_runs_but_through_the_one_runner():
+    """Every git zapcli starts goes through `zapcli.worktrees.git.git` (the
+    demo's own checkout aside): no list starting with "git" anywhere else."""
+    import ast
+
+    pkg = Path(__file__).resolve().parents[2] / "zapcli"
+    allowed = {"worktrees/git.py", "demo.py"}
+    found = []
+    for path in pkg.rglob("*.py"):
+        rel = path.relative_to(pkg).as_posix()
+        if rel in allowed:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.List) and node.elts and isinstance(node.elts[0], ast.Constant)
+                    and node.elts[0].value == "git"):
+                found.append(f"{rel}:{node.lineno}")
+    assert not found, found

@@ -100,7 +100,7 @@ def state(r: g.Receipt) -> TreeState:
                            check=False)
             st.beyond_base = int(beyond.stdout.strip() or 0) if beyond.returncode == 0 else 0
     except (g.GitError, ValueError) as exc:
-        st.error = str(exc)[:300]
+        st.error = str(exc)[:500]
     return st
 
 

@@ -10,7 +10,8 @@ and then requires every one of them to agree: `commondir` leads back to the
 recorded common dir, `gitdir` to the tree, the tree's `.git` to the admin
 folder. Anything else — a `commondir` pointed at a planted git dir, a
 `.git` file pointed elsewhere, a `gitdir` naming another folder — is refused
-with what moved, and no git runs there. The checks read a few small files;
+with what moved, and no git runs there; `zapcli worktree rm --force` still
+removes the tree (git's own removal runs nothing in it). The checks read a few small files;
 no git process.
 """
 
@@ -76,23 +77,20 @@ def linked(tree: str, common: str) -> Place:
     saying which one moved (the message ends in what to do)."""
     tree = os.path.realpath(tree)
     common = os.path.realpath(common)
-    what = f"the git files of the tree {tree} were changed"
-    after = ("; zapcli runs no git there. Look at them yourself (git worktree repair fixes "
-             "links git made), or remove the tree by hand")
+    what = "its git files were changed"
+    after = "; zapcli runs no git there (check them, or zapcli worktree rm --force removes the tree)"
     if not _is_git_dir(common):
-        raise GitError(f"{what}: its repository's git dir {common} is not there{after}")
+        raise GitError(f"its repository's git dir {common} is not there")
     admin = admin_of(common, tree)
     if admin is None:
-        raise GitError(f"{what}: no admin folder in {common}/worktrees names it (its gitdir "
+        raise GitError(f"{what}: no admin folder in {common}/worktrees names {tree} (its gitdir "
                        f"file was moved or rewritten){after}")
     named = _points(admin, _read(os.path.join(admin, "commondir")))
     if named != common:
-        raise GitError(f"{what}: {admin}/commondir names {named or 'nothing'} instead of "
-                       f"{common}{after}")
+        raise GitError(f"{what}: {admin}/commondir names {named or 'nothing'}, not {common}{after}")
     dotgit = _points(tree, _read(os.path.join(tree, ".git")), "gitdir:")
     if dotgit != os.path.realpath(admin):
-        raise GitError(f"{what}: its .git file names {dotgit or 'nothing'} instead of its admin "
-                       f"folder {admin}{after}")
+        raise GitError(f"{what}: {tree}/.git names {dotgit or 'nothing'}, not {admin}{after}")
     return Place(work_tree=tree, git_dir=os.path.realpath(admin), common_dir=common)
 
 
