@@ -145,11 +145,22 @@ class Install:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def build(prefix: str = "zapcli-bench-") -> Install:
-    """Copy `zapcli/` into a temp dir, compile it, return the Install."""
+def build(prefix: str = "zapcli-bench-", ref: str | None = None) -> Install:
+    """Copy `zapcli/` into a temp dir, compile it, return the Install. `ref`:
+    the package as the repository's commit `ref` has it (`git archive`), for a
+    before/after figure measured in the same run."""
     root = Path(tempfile.mkdtemp(prefix=prefix))
-    shutil.copytree(REPO / "zapcli", root / "zapcli",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    if ref is None:
+        shutil.copytree(REPO / "zapcli", root / "zapcli",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    else:
+        import io
+        import tarfile
+
+        data = subprocess.run(["git", "archive", "--format=tar", ref, "zapcli"], cwd=REPO,
+                              check=True, capture_output=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            tar.extractall(root, filter="data")
     (root / "config").mkdir(mode=0o700)
     subprocess.run([venv_python(), "-m", "compileall", "-q", str(root / "zapcli")], check=True)
     python = _clean_venv(root / "venv")
