@@ -201,6 +201,7 @@ def test_c38_a_sandboxed_agent_cannot_move_a_sibling_branch(zap):
     assert _ref(repo, "main") == main
     mine = git(repo, "log", "--format=%s", f"zapcli/{attacker}").split("\n")
     assert mine[0] == "mine"  # its own branch did move: a commit on its own branch works
+    assert not (repo / ".git" / "refs" / "heads" / "zapcli" / attacker).is_symlink()  # plain again
     refs = git(repo, "for-each-ref", "--format=%(refname)", "refs/heads").split("\n")
     assert not [r for r in refs if r.endswith(".junk")], refs
     for sid in (before, later):

@@ -210,6 +210,8 @@ def main(sid: str) -> int:
         from zapcli.supervisor.kill import end_marked
 
         end_marked(sid, 1.0)
+    if spawn.worktree is not None:
+        tree.leave(spawn)
     outcome = _check_in_time(sid, spawn, outcome, writer, deadline)
     pending = _pending(sid, spawn, writer)
     writer.end(outcome, retry_s=max(spawn.kill_grace_s, 5.0), stdout_bytes=out.written,
