@@ -363,3 +363,22 @@ def test_no_git_runs_but_through_the_one_runner():
                     and node.elts[0].value == "git"):
                 found.append(f"{rel}:{node.lineno}")
     assert not found, found
+
+
+def test_c31_a_worktree_spawned_from_inside_a_planted_tree_is_refused(zap, outside, tmp_path):
+    """A caller whose folder is a tree with a planted common dir (a model's
+    `spawn --worktree --cwd` there) gets no tree of the planted repository."""
+    repo = _repo(zap.cwd)
+    sid = zap.spawn_sh("echo started", "--worktree")
+    assert zap("wait", "--timeout", "60", sid).returncode == 0
+    tree = _tree_of(zap, sid)
+    subprocess.run(["sh", "-ec", _plant("fsmonitor", outside)], cwd=tree, check=True,
+                   capture_output=True)
+    res = zap("spawn", "--cli", "sh", "--worktree", "--cwd", str(tree), "--", "true")
+    assert res.returncode == 2 and "not one zapcli runs git in" in res.err, res.err
+    assert sorted(p.name for p in outside.iterdir()) == []
+    # a linked tree of a person's own, whose files agree, is a repository like any other
+    git(repo, "worktree", "add", "-q", "-b", "mine", str(tmp_path / "mine"))
+    ok = zap.spawn_sh("echo from-linked > f.txt", "--worktree", "--cwd", str(tmp_path / "mine"))
+    assert zap("wait", "--timeout", "60", ok).returncode == 0
+    assert zap.json("diff", ok)["files"][0]["path"] == "f.txt"

@@ -274,9 +274,30 @@ def plan(cwd: Path, path: Path, branch: str) -> Receipt:
         raise UsageError(f"{param('worktree')} needs a git repository, and {cwd} is not in one "
                          f"({why or 'git rev-parse failed'})")
     top, common, own, prefix, head = lines[:5]
-    return Receipt(repo=top, common_dir=os.path.realpath(common), path=str(path), branch=branch,
-                   base=head.strip(), subdir=prefix.strip().rstrip("/"),
-                   git_dir=os.path.realpath(own))
+    r = Receipt(repo=top, common_dir=os.path.realpath(common), path=str(path), branch=branch,
+                base=head.strip(), subdir=prefix.strip().rstrip("/"), git_dir=os.path.realpath(own))
+    _trusted(r, cwd)
+    return r
+
+
+def _trusted(r: Receipt, cwd: Path) -> None:
+    """Raises UsageError when the repository git found around `cwd` is one its
+    own files could have planted: a common git dir inside the checkout other
+    than its `.git`, or (for a checkout that is itself a linked tree, e.g. a
+    subagent's) link files that do not agree."""
+    top = os.path.realpath(r.repo)
+    inside = r.common_dir.startswith(top + os.sep) and r.common_dir != os.path.join(top, ".git")
+    why = (f"its git dir {r.common_dir} lies inside the checkout {top}" if inside else "")
+    if not why and r.git_dir != r.common_dir:
+        from zapcli.worktrees.place import linked
+
+        try:
+            linked(top, r.common_dir)
+        except GitError as exc:
+            why = exc.message
+    if why:
+        raise UsageError(f"{param('worktree')}: the repository around {cwd} is not one zapcli "
+                         f"runs git in: {why}")
 
 
 def branch_exists(where: Place, branch: str) -> bool:
