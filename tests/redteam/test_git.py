@@ -382,3 +382,37 @@ def test_c31_a_worktree_spawned_from_inside_a_planted_tree_is_refused(zap, outsi
     ok = zap.spawn_sh("echo from-linked > f.txt", "--worktree", "--cwd", str(tmp_path / "mine"))
     assert zap("wait", "--timeout", "60", ok).returncode == 0
     assert zap.json("diff", ok)["files"][0]["path"] == "f.txt"
+
+
+def test_no_filter_or_merge_driver_runs_from_any_config_file(zap, outside):
+    """The drivers a repository's configuration defines — in an included file,
+    added between two commands (zapcli keeps the list it asked git for) — are
+    each turned off by name: attributes an agent commits choose none of them."""
+    repo = _repo(zap.cwd)
+    extra = repo / ".git" / "extra.cfg"
+    extra.write_text(f'[filter "a"]\n\tclean = "id >> {outside}/A; cat"\n'
+                     f'\tsmudge = "id >> {outside}/A; cat"\n')
+    git(repo, "config", "include.path", "extra.cfg")
+    # sandboxed agents: their own git may run the drivers, but nothing of it reaches `outside`
+    first = zap.spawn_sh(f"printf '* filter=a\\n' > .gitattributes && echo 1 > one.txt && "
+                         f"git add -A && {COMMIT} one && echo x >> one.txt",
+                         "--worktree", "--sandbox")
+    zap("wait", "--timeout", "60", first)
+    for argv in (["poll", "--no-wait", first], ["diff", first], ["merge", first]):
+        zap(*argv)
+    with extra.open("a") as fh:  # a driver more, in the same included file
+        fh.write(f'[merge "m"]\n\tdriver = "id >> {outside}/M; false"\n'
+                 f'[filter "b"]\n\tprocess = "id >> {outside}/B"\n')
+    second = zap.spawn_sh(f"printf '* merge=m\\n*.txt filter=b\\n' > .gitattributes && "
+                          f"echo theirs > README && git -c filter.b.process= add -A && "
+                          f"{COMMIT} two",
+                          "--worktree", "--sandbox")
+    zap("wait", "--timeout", "60", second)
+    (repo / "README").write_text("ours\n")
+    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "-c", "filter.b.process=",
+                    "-c", "filter.a.clean=cat", "-c", "filter.a.smudge=cat", "commit", "-qam",
+                    "ours"], cwd=repo, check=True, capture_output=True)
+    for argv in (["poll", "--no-wait", second], ["diff", second], ["merge", second],
+                 ["merge", "--squash", second], ["gc"]):
+        zap(*argv)
+    assert sorted(p.name for p in outside.iterdir()) == []

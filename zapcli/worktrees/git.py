@@ -101,43 +101,19 @@ class Place:
                 "GIT_WORK_TREE": self.work_tree}
 
 
-_DRIVERS: dict[tuple[Any, ...], tuple[tuple[str, str], ...]] = {}
-
-
-def _stamp(path: str) -> tuple[int, int]:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return (0, 0)
-    return (st.st_mtime_ns, st.st_size)
-
-
 def _drivers(where: Place | Path, base: dict[str, str]) -> tuple[tuple[str, str], ...]:
     """The overrides that turn off every content filter and merge driver the
-    configuration of `where` defines (asked of git itself, includes and all;
-    remembered while its config files stay as they are)."""
+    configuration of `where` defines (`zapcli.worktrees.drivers`: asked of git
+    itself, includes and all, and kept while its config files stay as they are)."""
+    def ask() -> str:
+        return _run(["config", "--list", "-z", "--show-origin"], where, base,
+                    timeout=GIT_TIMEOUT_S, input=None).stdout
+
+    from zapcli.worktrees.drivers import _parse, overrides
+
     if isinstance(where, Place):
-        key: tuple[Any, ...] = (where.git_dir, where.common_dir,
-                                _stamp(os.path.join(where.common_dir, "config")),
-                                _stamp(os.path.join(where.git_dir, "config.worktree")))
-    else:
-        key = (str(where),)
-    found = _DRIVERS.get(key)
-    if found is not None:
-        return found
-    proc = _run(["config", "-z", "--name-only", "--get-regexp", r"^(filter|merge)\..+\."],
-                where, base, timeout=GIT_TIMEOUT_S, input=None)
-    out: list[tuple[str, str]] = []
-    for name in dict.fromkeys(n for n in proc.stdout.split("\0") if n):
-        section, _, rest = name.partition(".")
-        driver = rest.rpartition(".")[0]
-        if section.lower() == "filter":
-            out += [(f"filter.{driver}.clean", ""), (f"filter.{driver}.smudge", ""),
-                    (f"filter.{driver}.process", ""), (f"filter.{driver}.required", "false")]
-        elif section.lower() == "merge" and name.lower().endswith(".driver"):
-            out.append((f"merge.{driver}.driver", ""))  # git then refuses the merge: nothing runs
-    _DRIVERS[key] = found = tuple(dict.fromkeys(out))
-    return found
+        return overrides(where.git_dir, where.common_dir, base, ask)
+    return _parse(ask())[0]
 
 
 def _base_env(where: Place | Path) -> dict[str, str]:
