@@ -186,16 +186,16 @@ def test_c38_a_sandboxed_agent_cannot_move_a_sibling_branch(zap):
     before = zap.spawn_sh(f"echo b > b.txt && git add b.txt && {COMMIT} b", "--worktree")
     assert zap("wait", "--timeout", "60", before).returncode == 0
     b_tip, main = _ref(repo, f"zapcli/{before}"), _ref(repo, "main")
-    go = zap.cwd.parent / "go"  # readable from the sandbox: the later sibling's id
-    # the attacker starts first, and waits for a sibling made after it started
-    attack = ("set +e\n" + f"while [ ! -s {go} ]; do sleep 0.1; done\n" +
-              MOVE.replace("{commit}", COMMIT).replace("{victims}", f"{before} $(cat {go})"))
+    # the attacker starts first, and waits for a sibling made after it started: its id
+    # comes through a file the test writes into the attacker's own tree
+    attack = ("set +e\n" + "while [ ! -s go ]; do sleep 0.1; done\n" +
+              MOVE.replace("{commit}", COMMIT).replace("{victims}", f"{before} $(cat go)"))
     attacker = zap.spawn_sh(attack, "--worktree", "--sandbox")
     wait_until(lambda: zap.status(attacker) == "running", 30, 0.2)
     later = zap.spawn_sh(f"echo l > l.txt && git add l.txt && {COMMIT} l", "--worktree")
     assert zap("wait", "--timeout", "60", later).returncode == 0
     l_tip = _ref(repo, f"zapcli/{later}")
-    go.write_text(later)
+    (_tree_of(zap, attacker) / "go").write_text(later)
     assert zap("wait", "--timeout", "60", attacker).returncode in (0, 3)
     assert _ref(repo, f"zapcli/{before}") == b_tip and _ref(repo, f"zapcli/{later}") == l_tip
     assert _ref(repo, "main") == main
