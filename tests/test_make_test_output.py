@@ -40,3 +40,26 @@ def test_make_tests_pytest_options_say_each_thing_once(tmp_path):
     assert "2 workers [2 items]" in lines
     assert "arithmetic broke" in res.stdout and "FAILED test_small.py::test_fails" in res.stdout
     assert "1 failed, 1 passed" in res.stdout
+
+
+@pytest.mark.timeout(120)
+def test_make_tests_xdist_groups_keep_a_group_on_one_worker(tmp_path):
+    """The Ray, agent-CLI and telemetry-fleet tests share one cluster, one CLI
+    install or one 30-second fleet per group: `--dist loadgroup` must send a
+    group to one worker (under pytest 9 it did not without tests/conftest.py's hook)."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "conftest.py").write_text(
+        "from tests.conftest import pytest_collection_modifyitems  # noqa: F401\n")
+    (tmp_path / "test_group.py").write_text(
+        "import os, pytest\n\n"
+        "@pytest.mark.xdist_group('one')\n@pytest.mark.parametrize('i', range(8))\n"
+        "def test_in_group(i):\n    print('WORKER', os.environ['PYTEST_XDIST_WORKER'])\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "XDIST"))}
+    env["PYTHONPATH"] = str(REPO)
+    res = subprocess.run([sys.executable, "-m", "pytest", *_make_opts(), "-p", "no:cacheprovider",
+                          "-v", "test_group.py"], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, stdin=subprocess.DEVNULL, timeout=110)
+    assert res.returncode == 0, res.stdout + res.stderr
+    workers = set(re.findall(r"\[(gw\d)\].*PASSED", res.stdout))
+    assert len(re.findall(r"PASSED", res.stdout)) == 8, res.stdout
+    assert len(workers) == 1, res.stdout

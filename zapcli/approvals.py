@@ -1,5 +1,6 @@
 """SPEC §10's one approval decision, used by the parent agent and subagents alike.
-Imports: stdlib only.
+Imports: stdlib, `zapcli.control` (the one list of control files) and
+`zapcli.approvaltext` (what a decision shows a person).
 
 `decide()` is pure (it reads the filesystem only to resolve symlinks) and
 answers allow / ask / deny before a tool runs. Tool kinds:
@@ -23,11 +24,13 @@ Choices made where the spec is silent:
 - In `confirm` mode even allowlisted MCP calls ask ("every ... MCP call asks").
 - `workspace` mode resolves the target path (`~`, `..`, symlinks, including
   dangling ones and symlinked parent folders) before checking the roots, and
-  treats `.git/` and `.zapcli/` inside a root as outside: a hook or an
-  `mcp.json` written there would run code or widen grants later.
-- zapcli's own state and config folders (`control_roots`), and `.git/` or
-  `.zapcli/` inside a root, ask in `auto-edit` mode too: an edit there could
-  record a forged approval in a trail or loosen the config for every run.
+  treats a control file inside a root — `.git/`, `.zapcli/`, an agent CLI's
+  settings, `.envrc`, … (`zapcli.control`, in a subfolder too) — as outside:
+  a hook or an `mcp.json` written there would run code or widen grants later.
+  The write tools then open exactly the path decided on (`zapcli.beneath`).
+- zapcli's own state and config folders (`control_roots`), and control files
+  inside a root, ask in `auto-edit` mode too: an edit there could record a
+  forged approval in a trail or loosen the config for every run.
 - A write or edit without a usable string `path` is denied (nothing to check).
 - `unattended=True` turns every ask into a deny whose reason tells the model
   what to do instead.
@@ -35,10 +38,12 @@ Choices made where the spec is silent:
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from zapcli import control as control_list
+from zapcli.approvaltext import describe
 
 MODES = ("confirm", "workspace", "auto-edit", "full")
 READ_ONLY = frozenset({
@@ -51,8 +56,6 @@ EXEC = frozenset({"bash"})
 MCP = frozenset({"mcp_call"})
 CONFIG = frozenset({"subagents_save", "subagents_delete",  # the parent's definition tools
                     "merge", "pick"})  # the `subagent` tool's merge and pick: they change the checkout
-PROTECTED_DIRS = (".git", ".zapcli")
-SUMMARY_MAX = 100
 
 Action = Literal["allow", "ask", "deny"]
 
@@ -60,13 +63,8 @@ Action = Literal["allow", "ask", "deny"]
 @dataclass(frozen=True)
 class Decision:
     action: Action
-    summary: str  # one line for a person: "bash: rm -rf build"
+    summary: str  # the whole call for a person (`zapcli.approvaltext`): "bash: rm -rf build"
     reason: str  # why; for a deny, written for the model
-
-
-def _one_line(text: str, limit: int = SUMMARY_MAX) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _resolve(path: str, cwd: str) -> str:
@@ -81,71 +79,27 @@ def _under(path: str, root: str) -> bool:
         return False
 
 
-def _show(path: str, cwd: str, workspace: str) -> str:
-    absolute = os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
-    ws = os.path.normpath(workspace)
-    return os.path.relpath(absolute, ws) if _under(absolute, ws) and absolute != ws else absolute
-
-
 def summarize(tool: str, args: dict[str, Any], *, workspace: str, cwd: str) -> str:
-    """One line a person can approve or deny from."""
-    key = tool.lower()
-    path = args.get("path") if isinstance(args, dict) else None
-    where = _show(path, cwd, workspace) if isinstance(path, str) and path.strip() else "?"
-    if key == "bash":
-        label = "bash (background)" if args.get("background") is True else "bash"
-        return _one_line(f"{label}: {args.get('command', '')}")
-    if key == "write":
-        content = args.get("content")
-        size = len(content.encode("utf-8", "replace")) if isinstance(content, str) else 0
-        return _one_line(f"write: {where} ({size:,} bytes)")
-    if key == "edit":
-        suffix = " (replace all)" if args.get("replace_all") is True else ""
-        return _one_line(f"edit: {where}{suffix}")
-    if key in ("merge", "pick"):
-        how = " --squash" if args.get("squash") else " --rebase" if args.get("rebase") else ""
-        what = "merge it into the checkout" if key == "merge" else \
-            "merge it, remove the other attempts' trees"
-        return _one_line(f"{key}{how} {args.get('id')}: {what}")
-    if key in CONFIG:
-        name = args.get("name") or (args.get("fields") or {}).get("name") or "?"
-        if not isinstance(name, str) or name == "?":
-            import re
-
-            found = re.search(r"(?m)^name:\s*(\S+)", str(args.get("yaml") or ""))
-            name = found.group(1) if found else "?"
-        return _one_line(f"{tool}: {name} ({args.get('scope') or 'workspace'})")
-    if key == "mcp_call":
-        server, name = args.get("server", "?"), args.get("tool", "?")
-        return _one_line(f"mcp_call: {server}/{name}")
-    if key in ("read", "glob", "grep") and isinstance(path, str):
-        extra = f" {args.get('pattern')}" if "pattern" in args else ""
-        return _one_line(f"{tool}:{extra} {where}")
-    for field in ("url", "query", "pattern", "job_id", "command"):
-        if isinstance(args.get(field), str):
-            return _one_line(f"{tool}: {args[field]}")
-    try:
-        shown = json.dumps(args, ensure_ascii=False, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        shown = str(args)
-    return _one_line(f"{tool}: {shown}")
+    """What a person approves: the whole call (`zapcli.approvaltext.describe`)."""
+    return describe(tool, args, workspace=workspace, cwd=cwd)
 
 
-def _guarded(real: str, roots: list[str]) -> str | None:
-    """Why `real` (a resolved path) is in `.git/` or `.zapcli/` of a root, or None."""
+def _guarded(real: str, roots: list[str], names: tuple[str, ...]) -> str | None:
+    """Why `real` (a resolved path) is a control file of a root, or None."""
     for root in roots:
         if _under(real, root):
-            rel_parts = os.path.relpath(real, root).split(os.sep)
-            guarded = next((p for p in rel_parts if p in PROTECTED_DIRS), None)
+            guarded = control_list.match(os.path.relpath(real, root), names, anywhere=True)
             if guarded:
-                return f"{real} is inside {guarded}/, which only a person may change"
+                return (f"{real} is the control file {guarded} (another program runs what it "
+                        "says), which only a person may change")
     return None
 
 
-def _edit_target(args: dict[str, Any], cwd: str, roots: list[str]) -> tuple[bool, str]:
-    """(inside a writable root and not in a protected folder, explanation)."""
+def _edit_target(args: dict[str, Any], cwd: str, roots: list[str],
+                 names: tuple[str, ...]) -> tuple[bool, str]:
+    """(inside a writable root and no control file, explanation)."""
     real = _resolve(args["path"], cwd)
-    guarded = _guarded(real, roots)
+    guarded = _guarded(real, roots, names)
     if guarded:
         return False, guarded
     root = next((r for r in roots if _under(real, r)), None)
@@ -162,10 +116,10 @@ def _deny_unattended(summary: str, why: str) -> str:
 
 
 def _control_target(args: dict[str, Any], cwd: str, roots: list[str],
-                    control_roots: tuple[str, ...]) -> str | None:
+                    control_roots: tuple[str, ...], names: tuple[str, ...]) -> str | None:
     """Why a write would change what agents may do, or None: zapcli's own state
-    (trails, where approvals are recorded) and config folders, and `.git/` or
-    `.zapcli/` inside a writable root (hooks, definitions, mcp.json)."""
+    (trails, where approvals are recorded) and config folders, and a control
+    file inside a writable root (hooks, definitions, mcp.json, .envrc)."""
     path = args.get("path")
     if not isinstance(path, str) or not path.strip() or "\x00" in path:
         return None
@@ -173,17 +127,19 @@ def _control_target(args: dict[str, Any], cwd: str, roots: list[str],
     for control in control_roots:
         if control and _under(real, os.path.realpath(control)):
             return f"{real} is inside zapcli's own folder {control}, which only a person may change"
-    return _guarded(real, roots)
+    return _guarded(real, roots, names)
 
 
 def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: str,
            writable_roots: tuple[str, ...], unattended: bool,
-           mcp_allowlisted: bool = False, control_roots: tuple[str, ...] = ()) -> Decision:
+           mcp_allowlisted: bool = False, control_roots: tuple[str, ...] = (),
+           control: tuple[str, ...] | None = None) -> Decision:
     """Whether `tool(args)` runs now ("allow"), waits for a person ("ask") or not
     at all ("deny"). Raises ValueError for a mode not in MODES (config checks it).
 
     `control_roots` are zapcli's own state and config folders: an edit there
-    (or in `.git/` / `.zapcli/`) asks in every mode but `full`, auto-edit
+    (or in a control file of a root: `control`, the one list, None for the
+    names no backend owns) asks in every mode but `full`, auto-edit
     included, since it could forge an approval or widen a grant."""
     if mode not in MODES:
         raise ValueError(f"unknown approval mode {mode!r}; use one of {', '.join(MODES)}")
@@ -204,16 +160,17 @@ def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: s
         if mode == "confirm":
             return verdict("ask", "confirm mode asks before every edit")
         roots = [os.path.realpath(r) for r in (workspace, *writable_roots) if r]
-        control = _control_target(args, cwd, roots, control_roots)
-        if control:
-            return verdict("ask", control)
+        names = control_list.names() if control is None else control
+        why = _control_target(args, cwd, roots, control_roots, names)
+        if why:
+            return verdict("ask", why)
         if mode == "auto-edit":
             return verdict("allow", "auto-edit mode: edits run")
         path = args.get("path")
         if not isinstance(path, str) or not path.strip() or "\x00" in path:
             return Decision("deny", summary, f"{tool} needs a string `path` naming the file; "
                             "fix the arguments and call it again")
-        inside, why = _edit_target(args, cwd, roots)
+        inside, why = _edit_target(args, cwd, roots, names)
         if inside:
             return verdict("allow", f"workspace mode: {why}")
         return verdict("ask", why)
@@ -241,9 +198,9 @@ def write_ceiling(mode: str, workspace: str, writable_roots: tuple[str, ...]
                   ) -> tuple[tuple[str, ...] | None, bool]:
     """Where a command the agent runs may write at most, for the sandbox (SPEC
     §18), as this mode lets edits run without asking: (the roots, or None for
-    anywhere; whether `.git/` and `.zapcli/` inside them stay read-only).
+    anywhere; whether the control files inside them stay read-only).
     `confirm` and `workspace` stop at the workspace and `writable_roots`;
-    `auto-edit` lets edits run anywhere, but not in `.git/` or `.zapcli/`;
+    `auto-edit` lets edits run anywhere, but not in a control file (`zapcli.control`);
     `full` anywhere. A definition's `sandbox.writable` never goes past this."""
     if mode not in MODES:
         raise ValueError(f"unknown approval mode {mode!r}; use one of {', '.join(MODES)}")
@@ -278,6 +235,7 @@ class Policy:
     writable_roots: tuple[str, ...]
     unattended: bool
     control_roots: tuple[str, ...] = ()  # zapcli's state and config folders (see decide)
+    control: tuple[str, ...] | None = None  # the one list of control files (see decide)
 
     def check(self, tool: str, args: dict[str, Any], *,
               allowlisted: bool | None = None) -> Decision:
@@ -299,4 +257,4 @@ class Policy:
                             f"{tool} is decided when it runs")
         return decide(self.mode, tool, args, workspace=self.workspace, cwd=self.cwd,
                       writable_roots=self.writable_roots, unattended=self.unattended,
-                      control_roots=self.control_roots)
+                      control_roots=self.control_roots, control=self.control)

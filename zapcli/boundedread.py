@@ -52,6 +52,12 @@ def open_regular(path: str | os.PathLike[str], *, write: bool = False) -> int:
             raise OSError(errno.ENXIO, "is a FIFO (named pipe) or a socket, not a regular file",
                           os.fspath(path)) from None
         raise
+    return regular(fd, path)
+
+
+def regular(fd: int, path: str | os.PathLike[str]) -> int:
+    """`fd` (opened non-blocking) when it is a regular file, in blocking mode
+    again; closed and OSError (EISDIR, EINVAL) saying what it is otherwise."""
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):

@@ -1,5 +1,8 @@
 """Settings (SPEC §2): defaults < user config.yaml < workspace .zapcli/config.yaml
-< environment (`ZAPCLI_<KEY>`) < flags. Imports `zapcli.paths`, `zapcli.errors`, `zapcli.boundedread` (when a file is read).
+< environment (`ZAPCLI_<KEY>`) < flags. Imports `zapcli.paths`, `zapcli.errors`, `zapcli.boundedread` (when a file is read),
+`zapcli.trust` (when a workspace has a config file).
+
+The workspace file has no effect until the person trusted it (`zapcli.trust`).
 
 Config knows its own keys and nothing of backends or executors: every other
 top-level key belongs to an owner the caller passes (`owners`: the seams'
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 APPROVAL_MODES = ("confirm", "workspace", "auto-edit", "full")
+SANDBOX_CHOICES = ("auto", "on", "off")
 MAX_CONFIG_BYTES = 256 * 1024  # config.yaml is short; a bigger file is refused unread
 WORKTREE_KEYS = ("setup", "teardown")
 
@@ -50,6 +54,12 @@ class Settings:
     worktree: dict[str, Any] = field(default_factory=dict)  # {setup, teardown}: commands run in a new tree / before its removal
     max_subagents: int = 32  # subagents one `zapcli run` starts in all; 0 = unlimited (SPEC §19)
     prices: dict[str, Any] = field(default_factory=dict)  # model -> USD per million tokens
+    scratch_size: int | None = None  # bytes a sandboxed scratch folder may hold (None: 1 GiB)
+    # the sandbox of a shell a model chose (`spawn` with cli sh through `mcp serve` or
+    # `zapcli call`): auto (where this machine can), on (refused where it cannot), off
+    model_shell_sandbox: str = "auto"
+    # folders whose own zapcli files are trusted as they are (for scripts and CI; `zapcli.trust`)
+    trusted: tuple[str, ...] = ()
     # the keys other code owns (backends, executor, an executor's section), as
     # their owners checked them; `where` says where each came from
     sections: dict[str, Any] = field(default_factory=dict)
@@ -64,7 +74,7 @@ _NUMBER_KEYS = {"timeout_s": float, "stall_s": float, "kill_grace_s": float,
 KEYS = tuple(f.name for f in fields(Settings)
              if f.name not in ("sections", "where", "notes", "problems"))
 ENV_KEYS = ("timeout_s", "max_concurrent", "max_kept", "stall_s", "kill_grace_s", "approval",
-            "max_subagents")
+            "max_subagents", "scratch_size")
 
 
 def _check_value(key: str, value: Any) -> Any:
@@ -107,11 +117,37 @@ def _check_value(key: str, value: Any) -> Any:
         return tuple(value)
     if key == "worktree":
         return _check_worktree(value)
+    if key == "model_shell_sandbox":
+        if value is False:  # YAML reads a bare `off` as false
+            return "off"
+        if value is True:
+            return "on"
+        if value not in SANDBOX_CHOICES:
+            raise ValueError(f"expected one of {', '.join(SANDBOX_CHOICES)}, got {value!r}")
+        return value
     if key == "prices":
         from zapcli.prices import check_prices
 
         return check_prices(value)
+    if key == "scratch_size":
+        from zapcli.sizes import parse
+
+        return None if value is None else parse(value)
+    if key == "trusted":
+        return _check_trusted(value)
     raise AssertionError(key)
+
+
+def _check_trusted(value: Any) -> tuple[str, ...]:
+    """`trusted:` a list of absolute folders (`~` allowed): their own zapcli
+    files, and those of every folder under them, are trusted as they are."""
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ValueError("expected a list of folder paths, e.g. [~/src/work, /ci/checkout]")
+    relative = [v for v in value if not os.path.isabs(os.path.expanduser(v))]
+    if relative:
+        raise ValueError(f"{relative[0]!r} is not an absolute path (a folder is trusted by its "
+                         "full path, e.g. ~/src/project)")
+    return tuple(value)
 
 
 def _check_worktree(value: Any) -> dict[str, Any]:
@@ -194,14 +230,15 @@ def _unknown(key: str, owners: Owners) -> str:
     return f" (did you mean '{near[0]}'?)" if near else f" (valid keys: {', '.join(valid)})"
 
 
-def _load_file(path: Path, owners: Owners = NOBODY, *, workspace: bool = False) -> dict[str, Any]:
-    """Parse and validate one config file; {} when it does not exist. Owned
-    keys come back under `_OWNED + key` (unchecked from a workspace file: they
-    are not applied), with `where` (`file:line`) for each key."""
+def _load_file(path: Path, owners: Owners = NOBODY, *, workspace: bool = False,
+               raw: bytes | None = None) -> dict[str, Any]:
+    """Parse and validate one config file (`raw`: its bytes, read already); {}
+    when it does not exist. Owned keys come back under `_OWNED + key` (unchecked
+    from a workspace file: not applied), with `where` (`file:line`) for each."""
     from zapcli.boundedread import larger_than, read_at_most
 
     try:
-        raw = read_at_most(path, MAX_CONFIG_BYTES)
+        raw = read_at_most(path, MAX_CONFIG_BYTES) if raw is None else raw[:MAX_CONFIG_BYTES + 1]
     except FileNotFoundError:
         return {}
     except OSError as exc:
@@ -330,7 +367,18 @@ def _workspace_layer(workspace: Path, approval: str, notes: list[str],
     cluster: they would run its commands, or send tasks and forwarded keys
     elsewhere)."""
     path = workspace / ".zapcli" / "config.yaml"
-    layer = _load_file(path, owners, workspace=True)
+    if not os.path.lexists(path):
+        return {}
+    from zapcli import trust  # only when there is a file to trust
+
+    raw = trust.verdict(workspace).read(trust.CONFIG)  # the bytes whose hash was trusted
+    if raw is None:  # not trusted: no effect at all (the command says so, once)
+        return {}
+    layer = _load_file(path, owners, workspace=True, raw=raw)
+    if layer.pop("trusted", None) is not None:  # a folder never vouches for itself
+        layer["where"].pop("trusted", None)
+        notes.append(f"{path}: `trusted` was not applied (a folder cannot trust itself); "
+                     "list folders in your own config.yaml")
     wanted = layer.get("approval")
     if wanted and APPROVAL_MODES.index(wanted) > APPROVAL_MODES.index(approval):
         del layer["approval"]
@@ -350,6 +398,11 @@ def _workspace_layer(workspace: Path, approval: str, notes: list[str],
         layer["where"].pop("worktree", None)
         notes.append(f"{path}: `worktree` (setup, teardown) runs commands and is not taken from "
                      "a workspace file; set it in your own config.yaml")
+    if "model_shell_sandbox" in layer:  # a repository must not take its own shells out of it
+        del layer["model_shell_sandbox"]
+        layer["where"].pop("model_shell_sandbox", None)
+        notes.append(f"{path}: `model_shell_sandbox` was not applied (whether a model's shell "
+                     "runs in the sandbox is yours to say); set it in your own config.yaml")
     if "prices" in layer:  # a repository pricing its models at 0 would lift your --max-cost
         del layer["prices"]
         layer["where"].pop("prices", None)

@@ -28,6 +28,8 @@ BASE: tuple[str, ...] = (
     ".vscode/settings.json",     # interpreter paths, terminal env, formatter commands
     ".devcontainer",             # postCreateCommand and friends
     ".pre-commit-config.yaml",   # hooks pre-commit runs at the next commit
+    ".husky",                    # hooks git runs where core.hooksPath points there (husky sets it)
+    ".idea",                     # JetBrains run configurations and external tools
     "mise.toml",                 # mise's tasks, hooks and env on cd
     ".mise.toml",
 )
@@ -43,13 +45,16 @@ def names(extra: Iterable[str] = ()) -> tuple[str, ...]:
     return tuple(out)
 
 
-def match(rel: str, listed: Iterable[str] | None = None) -> str | None:
+def match(rel: str, listed: Iterable[str] | None = None, *, anywhere: bool = False) -> str | None:
     """The control name that `rel` (a path relative to a writable root) is or
     lies inside, else None. Compared by whole components, so `.gitignore` and
-    `src/.git-notes` are not `.git`."""
+    `src/.git-notes` are not `.git`. `anywhere`: in a subfolder too
+    (`sub/.envrc`: direnv runs it on `cd sub`), as the file tools check;
+    the sandbox can hold only a root's own names read-only before they exist."""
     parts = [p for p in rel.replace("\\", "/").split("/") if p and p != "."]
-    for name in names() if listed is None else listed:
-        want = name.split("/")
-        if parts[:len(want)] == want:
-            return name
+    wanted = [name.split("/") for name in (names() if listed is None else listed)]
+    for start in range(len(parts) if anywhere else min(1, len(parts))):
+        for want in wanted:
+            if parts[start:start + len(want)] == want:
+                return "/".join(want)
     return None

@@ -8,9 +8,9 @@ inherited memory file, as `zapcli.supervisor.launch` starts a runner).
 `guard()` is the child's side: take the variables from that file, then
 turn the dump flag off. `seal()` is for a command a person or a client
 started with keys in its environment (`zapcli run`, `mcp serve`, `wait`…):
-`guard()`, then the keys' values in its environment block are overwritten
-(it already holds them; an exec through the memory file would cost a second
-interpreter start). Root can still read memory with CAP_SYS_PTRACE; the
+the keys' values in its environment block are overwritten (it already holds
+them; an exec through the memory file would cost a second interpreter
+start), then the dump flag goes off. Root can still read memory with CAP_SYS_PTRACE; the
 sandbox's own pid namespace is what keeps a root tool from seeing zapcli.
 """
 
@@ -78,14 +78,20 @@ def _scrub_block() -> None:
 
 def seal() -> None:
     """For a long-lived command a person or a client started with keys in its
-    environment (`zapcli run`, `mcp serve`, `wait`…): non-dumpable first,
-    then no key left in its environment block — with no second start, so a
-    short `poll` pays a few system calls, not an interpreter. The values stay
+    environment (`zapcli run`, `mcp serve`, `wait`…; `zapcli.cli.lifespan`
+    decides which): no key left in its environment block, then non-dumpable
+    — with no second start, so a short `poll` pays a few system calls, not
+    an interpreter. The block is overwritten first: a process that is not
+    root can no longer open its own /proc/self/mem once it is non-dumpable
+    (the file then belongs to root), and the keys would stay. The values stay
     this process's own (it needs them: the model's key, what it hands its
     subagents). Call it first thing, before any thread starts."""
-    guard()
+    from zapcli.redact import restore_secrets
+
+    restore_secrets()
     if sys.platform.startswith("linux"):
         try:
             _scrub_block()
         except (OSError, ValueError, IndexError):
             pass  # no /proc: the dump flag still keeps same-user tools out
+    non_dumpable()

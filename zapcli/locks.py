@@ -1,10 +1,15 @@
 """Cross-process exclusive locks on a lock file (POSIX `flock`).
 
-Imports nothing of zapcli. This is the primitive filelock's UnixFileLock
-uses; it is used directly on the parent side because importing filelock costs
-about 20 ms (logging, decimal, asyncio helpers) on `spawn`, whose whole
-budget is about 50 ms (measured: tests/bench/bench_cli.py). The lock is
-released when the file is closed, so a crashed holder never leaves it stuck.
+Imports nothing of zapcli. Every lock zapcli takes is taken here: the
+queue, retention, worktree creation, the Ray pool and node agent, and the
+memory tool's writes. Why not the `filelock` package (no longer a
+dependency): on Linux it takes this same primitive (`flock` on a lock file),
+while importing it costs about 50 ms (measured: `python -S -c 'import
+filelock'` with filelock 4.3, against under 10 ms for a bare interpreter) on
+`spawn`, whose whole budget is about 50 ms (tests/bench/bench_cli.py); one
+primitive also means one behaviour (0600, links not followed, released when
+the holder dies) wherever a lock is taken. The lock is released when the
+file is closed, so a crashed holder never leaves it stuck.
 """
 
 from __future__ import annotations

@@ -153,6 +153,13 @@ def child_env(environ: dict[str, str]) -> dict[str, str]:
     return env
 
 
+def placeholders_dir() -> Path:
+    """`<state>/placeholders`: a record of each empty folder the sandbox made
+    to hold a missing control file read-only (`zapcli.sandbox.placeholders`),
+    so one a killed runner left is removed later."""
+    return state_dir() / "placeholders"
+
+
 def control_roots() -> tuple[str, ...]:
     """zapcli's own folders, which no agent may edit without a person (the
     state folder holds the trails where approvals are recorded; the config

@@ -176,52 +176,97 @@ class StreamRedactor:
 
 # A task may contain a secret the user typed (e.g. `curl -H "Authorization: $TOKEN"`
 # expanded by their shell). The trail must not hold it, yet the child must run
-# the task exactly. So the stored task names the variable instead: the child,
-# which inherits the same environment, puts the value back; displays show ***.
+# the task exactly. So the stored task names the variable instead (a reference,
+# U+E000 NAME U+E001), and the spawn record lists the names it made; the
+# child, which inherits the same environment, puts back the values of those
+# names only; displays show ***. The two private-use characters a caller typed
+# themselves are stored escaped (`\ue000=o\ue001`, `\ue000=c\ue001`: no variable
+# name holds "="), so no text anyone else wrote can become a reference.
 _OPEN, _CLOSE = "\ue000", "\ue001"  # private-use code points: never in real text
+_ESCAPE = {ord(_OPEN): f"{_OPEN}=o{_CLOSE}", ord(_CLOSE): f"{_OPEN}=c{_CLOSE}"}
+_LITERAL = {"=o": _OPEN, "=c": _CLOSE}
 
 
 def secret_names(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
     """(name, value) of secret variables, longest value first."""
     env = os.environ if environ is None else environ
     pairs = [(n, v) for n, v in env.items()
-             if len(v) >= MIN_LEN and is_secret_name(n)]
+             if len(v) >= MIN_LEN and is_secret_name(n) and _OPEN not in n and _CLOSE not in n]
     return sorted(pairs, key=lambda p: len(p[1]), reverse=True)
 
 
-def mark(text: str, environ: Mapping[str, str] | None = None) -> str:
-    """Replace secret values in `text` by references to their variables."""
+def marked(text: str, environ: Mapping[str, str] | None = None) -> tuple[str, list[str]]:
+    """(the stored form of `text`, the names of the references it made):
+    the reference characters already in `text` escaped, then each secret
+    value replaced by a reference to its variable."""
+    text = text.translate(_ESCAPE) if (_OPEN in text or _CLOSE in text) else text
+    names: list[str] = []
     for name, value in secret_names(environ):
+        value = value.translate(_ESCAPE)
         if value in text:
             text = text.replace(value, f"{_OPEN}{name}{_CLOSE}")
-    return text
+            names.append(name)
+    return text, names
+
+
+def mark(text: str, environ: Mapping[str, str] | None = None) -> str:
+    """`marked` without the names (a stored form nobody expands again)."""
+    return marked(text, environ)[0]
 
 
 class MissingSecret(Exception):
     """A marked task names a variable this environment lacks."""
 
 
-def unmark(text: str, environ: Mapping[str, str] | None = None) -> str:
-    """Put the values back (the child side). Raises MissingSecret naming the variable."""
-    env = os.environ if environ is None else environ
-    if _OPEN not in text:
-        return text
-    out, rest = [], text
+class UnrecordedSecret(Exception):
+    """A stored task holds a reference its spawn did not make (a trail from
+    before references were recorded, or one changed by hand)."""
+
+
+def _parts(text: str) -> list[tuple[str, bool]]:
+    """`text` as (piece, is the inside of a marker) in order."""
+    out: list[tuple[str, bool]] = []
+    rest = text
     while _OPEN in rest:
         head, _, tail = rest.partition(_OPEN)
-        name, sep, rest = tail.partition(_CLOSE)
-        if not sep:
-            return text
-        if name not in env:
-            raise MissingSecret(name)
-        out += [head, env[name]]
-    return "".join(out) + rest
+        inner, sep, after = tail.partition(_CLOSE)
+        if not sep:  # an opening character with no end: text (only a hand-edited trail has one)
+            break
+        out += [(head, False), (inner, True)]
+        rest = after
+    return out + [(rest, False)]
+
+
+def unmark(text: str, environ: Mapping[str, str] | None = None,
+           names: Iterable[str] | None = ()) -> str:
+    """The task as its spawner gave it (the child side): the references
+    `names` (the ones its spawn recorded) get their values back, escaped
+    characters become themselves. Raises MissingSecret naming a recorded
+    variable this environment lacks, UnrecordedSecret for any other
+    reference — never its value."""
+    if _OPEN not in text:
+        return text
+    env = os.environ if environ is None else environ
+    allowed = set(names or ())
+    out = []
+    for piece, inner in _parts(text):
+        if not inner:
+            out.append(piece)
+        elif piece in _LITERAL:
+            out.append(_LITERAL[piece])
+        elif piece not in allowed:
+            raise UnrecordedSecret(piece)
+        elif piece not in env:
+            raise MissingSecret(piece)
+        else:
+            out.append(env[piece])
+    return "".join(out)
 
 
 def display(text: str) -> str:
-    """The stored form for people and logs: every reference shown as ***."""
+    """The stored form for people and logs: every reference shown as ***,
+    escaped characters as themselves."""
     if _OPEN not in text:
         return text
-    import re
-
-    return re.sub(f"{_OPEN}[^{_CLOSE}]*{_CLOSE}", "***", text)
+    return "".join(piece if not inner else _LITERAL.get(piece, "***")
+                   for piece, inner in _parts(text))

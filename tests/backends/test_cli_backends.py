@@ -334,6 +334,7 @@ def test_agent_definition_gives_claude_its_prompt_model_tools_and_mcp_server(zap
     (folder / "claude-reviewer.yaml").write_text(DEFINITION)
     (zap.cwd / ".zapcli" / "mcp.json").write_text(json.dumps({"mcpServers": {"testsrv": {
         "command": sys.executable, "args": [str(MCP_SERVER)]}}}))
+    zap("trust", check=True)
     proc = zap("spawn", "--agent", "claude-reviewer", "--approval", "full", "--",
                "CLAUDE-DEFINITION go", env=env)  # no --cli: the definition names claude
     assert proc.returncode == 0, proc.err

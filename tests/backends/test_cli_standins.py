@@ -124,8 +124,9 @@ def run(zap, cli: str, task: str, *extra: str, env: dict | None = None, timeout:
 def test_c18_background_work_left_running_is_not_completed(zap, tmp_path, mode, status):
     script = standin(tmp_path, f"fake-claude-{mode}", C18)
     use(zap, {"claude": {"command": str(script)}})
+    # the stand-in runs in zapcli's sandbox: it may write its launch only in the workspace
     sid, view = run(zap, "claude", "run the full test suite", "--approval", "full",
-                    env={"ZAP_T": str(tmp_path)})
+                    env={"ZAP_T": str(zap.cwd)})
     assert view["status"] == status, view
     if mode == "pending":
         assert "1 background task still open (bg7: full test suite)" in view["reason"]
@@ -133,7 +134,7 @@ def test_c18_background_work_left_running_is_not_completed(zap, tmp_path, mode, 
         assert "background wait ceiling" in view["reason"]
     assert "in the background" in view["report"]  # the report and usage are kept
     assert ct.usage_rows(zap, sid)[0]["input_tokens"] == 900 == view["input_tokens"]
-    launch = json.loads((tmp_path / "claude-launch").read_text())
+    launch = json.loads((zap.cwd / "claude-launch").read_text())
     assert launch["env"]["CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS"] == "0"
     assert launch["stdin"] == "run the full test suite"
     assert "--output-format" in launch["argv"] and "--verbose" in launch["argv"]
@@ -197,13 +198,13 @@ def test_exit_without_a_terminal_event_is_failed_with_stderr(zap, tmp_path):
 def test_a_user_defined_backend_speaks_a_known_format(zap, tmp_path):
     script = standin(tmp_path, "mycli-wrapper-done", C18)
     use(zap, {"mycli": {"command": [str(script)], "format": "claude-stream-json"}})
-    sid, view = run(zap, "mycli", "wrapped task", env={"ZAP_T": str(tmp_path)})
+    sid, view = run(zap, "mycli", "wrapped task", env={"ZAP_T": str(zap.cwd)})
     assert view["status"] == "completed" and view["cli"] == "mycli"
     assert "CLI: mycli" in zap("list", "--long").out
     session = ct.records(zap, sid, "session")[0]
     assert session["session_id"] == "11111111-2222-4333-8444-555555555555"
     # it was started with claude's flags (it speaks claude's format)
-    assert "stream-json" in json.loads((tmp_path / "claude-launch").read_text())["argv"]
+    assert "stream-json" in json.loads((zap.cwd / "claude-launch").read_text())["argv"]
 
 
 def test_a_missing_cli_is_refused_with_what_to_install_and_nothing_created(zap, tmp_path):
@@ -238,6 +239,7 @@ def test_a_workspace_config_cannot_name_a_backend_command(zap, tmp_path):
     (zap.cwd / ".zapcli").mkdir()
     (zap.cwd / ".zapcli" / "config.yaml").write_text(
         f"backends:\n  claude:\n    command: {standin(tmp_path, 'evil', SILENT_DEATH)}\n")
+    zap("trust", check=True)  # even a trusted folder never chooses the programs that run
     proc = zap("spawn", "--cli", "claude", "hi", env={"PATH": "/nonexistent"})
     assert proc.returncode == 1 and "not installed" in proc.err, proc.err
     assert "`backends` was not applied" in zap("doctor", env={"PATH": "/nonexistent"}).out

@@ -82,6 +82,7 @@ def test_a_plugin_backend_is_in_doctor_definitions_schema_and_completion(echo, t
     folder.mkdir(parents=True)
     (folder / "echoer.yml").write_text("name: echoer\ndescription: echoes\ncli: echo\n")
     (folder / "lost.yml").write_text("name: lost\ndescription: names nothing\ncli: nosuch\n")
+    zap("trust", check=True)
     listed = zap.json("agents", "list")
     problems = json.dumps(listed)
     assert "`cli: nosuch` names no backend" in problems and "`cli: echo`" not in problems

@@ -43,7 +43,7 @@ VENV_PY = REPO / ".venv" / "bin" / "python"
 
 def ensure_venv() -> None:
     """Re-exec the calling script under the repo's venv interpreter if needed
-    (the benches import zapcli's dependencies: orjson, psutil, filelock)."""
+    (the benches import zapcli's dependencies: orjson, psutil)."""
     if VENV_PY.exists() and Path(sys.prefix).resolve() != (REPO / ".venv").resolve():
         os.execv(str(VENV_PY), [str(VENV_PY), *sys.argv])
 

@@ -101,15 +101,19 @@ def _seal(runs: int) -> int:
         keyed = inst.env(home, session="bench-seal", extra={"OPENAI_API_KEY": "sk-" + "x" * 40,
                                                                "MY_TOKEN": "t" * 30})
         argv = inst.zapcli("poll", "0badc0de")  # unknown id: answers at once, yet seals
-        rows: dict[str, list[float]] = {"pass": [], "plain": [], "keyed": []}
+        short = inst.zapcli("poll", "--no-wait", "0badc0de")  # the same answer, unsealed (lifespan)
+        rows: dict[str, list[float]] = {"pass": [], "plain": [], "keyed": [], "short": []}
         for _ in range(runs):
             rows["pass"].append(inst.timed(inst.ref_pass, plain)[0])
             rows["plain"].append(inst.timed(argv, plain, check=False)[0])
             rows["keyed"].append(inst.timed(argv, keyed, check=False)[0])
+            rows["short"].append(inst.timed(short, keyed, check=False)[0])
         med = {k: statistics.median(v) * 1e3 for k, v in rows.items()}
         print(f"poll_sealed_with_keys_median_ms {med['keyed']:.1f}  without keys {med['plain']:.1f}  "
               f"ratio {med['keyed'] / med['plain']:.2f}x  python_pass {med['pass']:.1f}  "
               f"ratio_vs_python_pass {med['keyed'] / med['pass']:.1f}x")
+        print(f"seal_cost_ms {med['keyed'] - med['short']:.1f}  (poll sealed {med['keyed']:.1f} vs "
+              f"poll --no-wait unsealed {med['short']:.1f}, ratio {med['keyed'] / med['short']:.2f}x)")
     finally:
         inst.cleanup()
     return 0

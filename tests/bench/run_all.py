@@ -17,7 +17,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 BENCHES = ["bench_cli", "bench_trail", "bench_crash", "bench_wait_cpu", "bench_reads", "bench_agent_loop",
            "bench_agent_startup", "bench_worktree", "bench_mcp", "bench_sandbox", "bench_ray",
-           "bench_telemetry", "bench_budget", "bench_board"]
+           "bench_telemetry", "bench_budget", "bench_board", "bench_cli_sandbox",
+           "bench_file_tools", "bench_trust"]
 
 
 def main(argv: list[str]) -> int:
@@ -59,6 +60,10 @@ GOALS = [
     ("ray: 50 x sleep 1 at 16 vs local (#20)", "ray_fanout_ratio", "", "<= 1.5x", lambda v: v <= 1.5),
     ("ray: a node's line to poll (#20)", "ray_node_line_to_poll_median_ms", "", "<= 1000 ms",
      lambda v: v <= 1000),
+    ("read 10 KB beneath its root (#27)", "file_read_10kb_us", "ratio", "<= 1.2x plain open()",
+     lambda v: v <= 1.2),
+    ("write beneath its root (#27)", "file_write_10kb_us", "ratio", "<= 1.2x plain open()",
+     lambda v: v <= 1.2),
 ]
 
 
@@ -76,7 +81,7 @@ def _run(name: str, figures: dict[str, str]) -> int:
 
 def _goals(figures: dict[str, str]) -> None:
     """The figures with their goals, at the end of `make bench`."""
-    print("== goals (issues #12, #18, #20, #22) ==")
+    print("== goals (issues #12, #18, #20, #22, #27) ==")
     for label, key, ratio_key, goal, met in GOALS:
         rest = figures.get(key)
         if rest is None:
@@ -86,7 +91,7 @@ def _goals(figures: dict[str, str]) -> None:
         try:
             if ratio_key:
                 value = float(words[words.index(ratio_key) + 1].rstrip("x"))
-                shown = f"{value:.1f}x ({words[0]} ms)"
+                shown = f"{value:.1f}x ({words[0]} {'us' if key.endswith('_us') else 'ms'})"
             else:
                 value = float(words[0].replace(",", "").rstrip("x"))
                 shown = words[0] + (" ms" if key.endswith("_ms") else "")

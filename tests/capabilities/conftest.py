@@ -12,7 +12,7 @@ from zapcli.definitions import Definition, parse_definition
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    return isolate(tmp_path, monkeypatch)
+    return isolate(tmp_path, monkeypatch, trusted=True)  # the tests' own workspaces
 
 
 @pytest.fixture

@@ -136,13 +136,13 @@ def test_store_file_name_normalises() -> None:
 
 
 def test_a_writer_waits_for_the_directory_lock(ws: Path, tmp_path: Path) -> None:
-    from filelock import FileLock
+    from zapcli.locks import exclusive
 
     root = ws / ".zapcli" / "memory"
     root.mkdir(parents=True)
     script = tmp_path / "writer.py"
     script.write_text(WRITER.replace("range(150)", "range(1)"))
-    with FileLock(str(root / ".memory.lock")):
+    with exclusive(root / ".memory.lock", 5):
         proc = subprocess.Popen([sys.executable, str(script), str(root), "C"],
                                 stdin=subprocess.PIPE, text=True)
         proc.stdin.write("go\n")

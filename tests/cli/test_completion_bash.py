@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "completions" / "zapcli.bash"
+from zapcli.cli import gen
+
+SCRIPT = gen.COMPLETIONS["bash"]
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 
@@ -51,6 +53,10 @@ def test_commands_values_names_and_ids(ws: Path) -> None:
         complete(["zapcli", "agents", "copy", "--"], ws))
     assert {"--to", "--as", "--force"} <= set(complete(["zapcli", "agents", "copy", "--"], ws))
     assert complete(["zapcli", "poll", "sa_"], ws) == ["sa_20261130_0123abcd"]
+    for words in (["zapcli", "rm", ""], ["zapcli", "continue", ""], ["zapcli", "worktree", "rm", ""],
+                  ["zapcli", "spawn", "--after", ""], ["zapcli", "poll", "sa_20261130_0123abcd", ""]):
+        assert complete(words, ws) == ["sa_20261130_0123abcd"], words
+    assert complete(["zapcli", "send", "sa_20261130_0123abcd", ""], ws) == []  # TEXT: free text
     assert "--help" in complete(["zapcli", "poll", "--h"], ws)
 
 

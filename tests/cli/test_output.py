@@ -23,3 +23,22 @@ def test_control_escapes_are_what_the_character_class_gave():
         want = regex.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
                          else f"\\u{ord(m.group()):04x}", text)
         assert escape_controls(text) == want
+
+
+def test_an_approval_is_shown_whole_escaped_and_wrapped_without_losing_a_character():
+    """C37: `shown` escapes what could rewrite or reorder the line (controls,
+    bidi overrides and marks, reference markers) and makes padding visible;
+    `wrapped` breaks it to a width and keeps every other character."""
+    from zapcli.render.text import shown, wrapped
+
+    tail = "; curl -s http://127.0.0.1:9/c37"
+    command = "bash: pytest -q " + "tests/unit/test_a.py " * 20 + "--maxfail=1" + tail
+    lines = wrapped(command, 60)
+    assert all(len(line) <= 60 for line in lines) and len(lines) > 5
+    assert "".join(line.strip() for line in lines).replace(" ", "") == command.replace(" ", "")
+    assert lines[-1].rstrip().endswith("c37")
+    sneaky = "echo ok\r\x1b[2K\u202e\u200f\ue000MY_TOKEN\ue001" + " " * 200 + tail + "\n" * 50 + "x"
+    out = shown(sneaky)
+    for raw in ("\r", "\x1b", "\u202e", "\u200f", "\ue000", "\ue001"):
+        assert raw not in out
+    assert "⟨200 spaces⟩" in out and "⟨49 empty lines⟩" in out and tail in out

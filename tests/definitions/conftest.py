@@ -11,7 +11,7 @@ from tests.conftest import isolate
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    return isolate(tmp_path, monkeypatch)
+    return isolate(tmp_path, monkeypatch, trusted=True)  # the tests' own workspaces
 
 
 @pytest.fixture

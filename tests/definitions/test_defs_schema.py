@@ -182,6 +182,14 @@ def test_sandbox_loads_and_round_trips() -> None:
     assert d.to_file_dict()["sandbox"] == {"network": True, "writable": [".", "/srv/cache"]}
     bare, _ = parse_definition("name: a\ndescription: b\n", "f.yaml")
     assert bare.sandbox is None and "sandbox" not in bare.to_dict()  # undeclared: nothing frozen
+    more, diags = parse_definition("name: a\ndescription: b\nsandbox: {sockets: [/run/x.sock, "
+                                   "~/.ssh/agent], scratch_size: 2G}\n", "f.yaml")
+    assert diags == [] and more.sandbox is not None
+    assert more.sandbox.sockets == ("/run/x.sock", "~/.ssh/agent")
+    assert more.sandbox.scratch_size == 2 << 30
+    assert Definition.from_dict(more.to_dict()).sandbox == more.sandbox
+    plain, _ = parse_definition("name: a\ndescription: b\nsandbox: {scratch_size: 1048576}\n", "f")
+    assert plain.sandbox is not None and plain.sandbox.scratch_size == 1 << 20
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -192,6 +200,12 @@ def test_sandbox_loads_and_round_trips() -> None:
     ("sandbox: {writable: build}", "`sandbox.writable` must be a list of folders, not the text"),
     ("sandbox: {writable: [3]}", "each entry of `sandbox.writable` must be a folder, not the number 3"),
     ("sandbox: off", "`sandbox` must be a mapping of keys, not the boolean false"),
+    ("sandbox: {sockets: /run/x.sock}", "`sandbox.sockets` must be a list of unix sockets"),
+    ("sandbox: {sockets: [docker.sock]}", "`sandbox.sockets` takes absolute paths; 'docker.sock'"),
+    ("sandbox: {scratch_size: lots}", "`sandbox.scratch_size`: expected a size such as 512M"),
+    ("sandbox: {scratch_size: -5}", "`sandbox.scratch_size`: expected a size such as 512M"),
+    ("sandbox: {scratch_size: [1]}", "`sandbox.scratch_size`: expected a size such as 512M, 2G "
+                                     "or 1073741824 (bytes), got a list"),
 ])
 def test_sandbox_mistakes_are_named_where_they_are(text: str, expected: str) -> None:
     found = diags_of(f"name: a\ndescription: b\n{text}\n")

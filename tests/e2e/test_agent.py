@@ -79,6 +79,7 @@ def test_max_turns_fails_with_reason(zap, model):
     (zap.cwd / ".zapcli" / "subagents").mkdir(parents=True)
     (zap.cwd / ".zapcli" / "subagents" / "looper.yml").write_text(
         "name: looper\ndescription: loops\ntools: [glob]\nmaxTurns: 2\n")
+    zap("trust", check=True)
     model([{"match": "loop", "loop": True, "turns": [
         {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*"}}]}]}])
     sid = _spawn(zap, "loop forever", "--agent", "looper")

@@ -8,6 +8,8 @@ import pytest
 
 from zapcli.testing import ScriptedServer
 
+pytestmark = pytest.mark.usefixtures("own_workspace")  # definitions the user wrote for themselves
+
 
 @pytest.fixture
 def server(zap):

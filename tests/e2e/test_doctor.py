@@ -22,10 +22,10 @@ def test_doctor_all_good(zap):
         proc = zap("doctor")
         assert proc.returncode == 0, proc.out
         heads = [line.split(":")[0] for line in proc.out.splitlines() if not line.startswith(" ")]
-        assert heads[:6] + heads[7:] == [
+        assert heads[:7] + heads[8:] == [
             "ok   config", "ok   state folder", "ok   definitions", "ok   capabilities",
-            "ok   mcp servers", "ok   sandbox", "ok   executors", "ok   model"]
-        assert heads[6] in ("ok   backends", "WARN backends")  # which agent CLIs are installed
+            "ok   mcp servers", "ok   sandbox", "ok   model shells", "ok   executors", "ok   model"]
+        assert heads[7] in ("ok   backends", "WARN backends")  # which agent CLIs are installed
         zap.env["ZAPCLI_MODEL"] = "m2"
         doc = zap.json("doctor")
         model = next(c for c in doc["checks"] if c["name"] == "model")
@@ -44,12 +44,15 @@ def test_doctor_reports_everything_when_config_and_mcp_are_broken(zap, tmp_path)
         "nocommand": {"args": []},
         "missing": {"command": str(tmp_path / "no-such-program")},
     }}))
+    zap("trust", check=True)
     zap.env.update(OPENAI_BASE_URL="http://127.0.0.1:9/v1", ZAPCLI_MODEL="m")
     proc = zap("doctor", "--json")
     assert proc.returncode == 1 and "Traceback" not in proc.err
     checks = {c["name"]: c for c in json.loads(proc.out)["checks"]}
-    assert set(checks) == {"config", "state folder", "definitions", "capabilities", "mcp servers",
-                           "sandbox", "backends", "executors", "model"}
+    assert set(checks) == {"config", "workspace trust", "state folder", "definitions",
+                           "capabilities", "mcp servers", "sandbox", "model shells", "backends",
+                           "executors", "model"}
+    assert checks["workspace trust"]["ok"] and not checks["workspace trust"]["warning"]
     config = checks["config"]
     assert not config["ok"] and len(config["problems"]) == 2
     assert "timout_s" in config["problems"][0] and "yolo" in config["problems"][1]
@@ -71,6 +74,7 @@ def test_declared_but_unavailable_capabilities_show_before_any_spawn(zap):
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "web.yml").write_text("name: web\ndescription: d\ntools: [read, WebSearch]\n"
                                     "skills: [nope]\nmcp: {servers: [ghost]}\n")
+    zap("trust", check=True)
     zap.env.pop("ZAPCLI_SEARCH_URL", None)
     row = next(a for a in zap.json("agents", "list")["agents"] if a["name"] == "web")
     assert sorted(g["name"] for g in row["grant_diagnostics"]) == ["WebSearch", "ghost", "nope"]
@@ -108,6 +112,7 @@ def test_a_deeply_nested_mcp_json_is_one_clear_problem(zap):
     (zap.cwd / ".zapcli").mkdir(exist_ok=True)
     (zap.cwd / ".zapcli" / "mcp.json").write_text(
         '{"mcpServers": {"x": {"command": "true", "args": ' + "[" * 5000 + "]" * 5000 + "}}}")
+    zap("trust", check=True)
     proc = zap("doctor", "--json")
     assert "Traceback" not in proc.err and proc.out, proc.err[-800:]
     mcp = {c["name"]: c for c in json.loads(proc.out)["checks"]}["mcp servers"]

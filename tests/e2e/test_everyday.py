@@ -74,6 +74,7 @@ def test_agents_list_cuts_descriptions_with_an_ellipsis(zap):
     d = zap.cwd / ".zapcli" / "subagents"
     d.mkdir(parents=True)
     (d / "wordy.yml").write_text("name: wordy\ndescription: " + "explains every little thing " * 8 + "\n")
+    zap("trust", check=True)
     out = zap("agents", "list").out
     line = next(x for x in out.splitlines() if "explains every" in x)
     assert line.rstrip().endswith("…")

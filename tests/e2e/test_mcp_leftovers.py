@@ -51,6 +51,7 @@ def pinger(zap, tmp_path):
         "command": "sh", "args": ["-c", f"python3 {script} {marker}; :"]}}}))
     (cfg / "subagents" / "pinger.yml").write_text(
         "name: pinger\ndescription: calls ping\ntools: []\nmcp: {servers: [stubborn]}\n")
+    zap("trust", check=True)
     srv = ScriptedServer([{"match": "ping-job", "turns": [
         {"tool_calls": [{"name": "mcp_call", "arguments": {"server": "stubborn", "tool": "ping",
                                                              "arguments": {}}}]},

@@ -99,6 +99,7 @@ def test_no_subagent_can_be_granted_the_definition_tools(zap):
     folder = zap.cwd / ".zapcli" / "subagents"
     folder.mkdir(parents=True)
     (folder / "sneaky.yml").write_text("name: sneaky\ndescription: d\ntools: [read, subagents_save]\n")
+    zap("trust", check=True)  # trusted or not, never granted
     shown = zap("agents", "list")
     assert "subagents_save" in shown.out and "never grantable" in shown.out
     refused = zap("spawn", "--agent", "sneaky", "--", "x")

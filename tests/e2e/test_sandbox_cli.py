@@ -18,14 +18,16 @@ MISSING = {"ZAPCLI_BWRAP": "/nonexistent/bwrap"}
 def test_sh_with_sandbox_writes_only_its_workspace(zap, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
-    cmd = (f"touch {outside}/sandboxed; touch inside && ls /proc | grep -c '^[0-9]'; "
-           "echo tmp=$TMPDIR")
+    cmd = (f"touch {outside}/sandboxed; touch /etc/zapcli-probe; touch inside && "
+           "ls /proc | grep -c '^[0-9]'; echo tmp=$TMPDIR")
     sid = zap.spawn_sh(cmd, "--sandbox")
     assert zap("wait", sid, "--timeout", "60").returncode == 0
     out = zap("output", sid).out
     assert (zap.cwd / "inside").exists() and not (outside / "sandboxed").exists()
     assert int(out.splitlines()[0]) < 10 and f"tmp={zap.home}/subagents/{sid}.tmp" in out
-    assert "Read-only file system" in zap("output", sid, "--stderr").out
+    err = zap("output", sid, "--stderr").out
+    assert "/etc/zapcli-probe': Read-only file system" in err, err
+    assert "outside/sandboxed': No such file" in err  # /tmp is hidden with the network off
     plain = zap.spawn_sh(f"touch {outside}/plain")  # without --sandbox: the user's own command
     zap("wait", plain, "--timeout", "60")
     assert (outside / "plain").exists()
@@ -72,6 +74,7 @@ def test_a_definition_is_held_to_what_its_approval_mode_allows(zap, model, tmp_p
     (zap.cwd / ".zapcli" / "subagents" / "wide.yml").write_text(
         "name: wide\ndescription: wants more\ntools: [bash]\n"
         f"sandbox: {{network: false, writable: [., {elsewhere}]}}\n")
+    zap("trust", check=True)  # trusted, and still held to what its approval mode allows
     cmd = f"touch {elsewhere}/x; touch here && echo made"
     model([{"match": "widen", "turns": [
         {"tool_calls": [{"name": "bash", "arguments": {"command": cmd}}]}, {"text": "done"}]}])

@@ -77,6 +77,7 @@ def test_config_sets_the_default_and_a_workspace_file_cannot(zap, tmp_path):
     (config / "config.yaml").write_text(f"on_finish: '{HOOK.format(log=log)}'\n")
     (zap.cwd / ".zapcli").mkdir()
     (zap.cwd / ".zapcli" / "config.yaml").write_text("on_finish: 'touch pwned'\n")
+    zap("trust", check=True)  # even a trusted workspace file runs no command of its own
     proc = zap("spawn", "--cli", "sh", "--", "true")
     assert "is not taken from a workspace file" in proc.err
     sid = proc.out.strip()

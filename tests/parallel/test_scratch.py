@@ -1,19 +1,19 @@
 """C23 — siblings shared one scratch folder and read each other's notes. Each
 subagent's work gets its own TMPDIR (TMP, TEMP) under its state folder,
-made before the work starts and removed with the subagent; worktree paths
+made before the work starts and removed when it ends; worktree paths
 come from the id, never the task; zapcli removes only trees registered to
 that id."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from tests.parallel.conftest import git
 
 NOTES = ('echo "$TMPDIR $TMP $TEMP" > where.txt; ls -A "$TMPDIR" > before.txt; '
          'echo "notes of $ZAPCLI_SUBAGENT_ID" > "$TMPDIR/notes.md"; sleep 1; '
-         'cat "$TMPDIR/notes.md" > read-back.txt; python3 -c "import tempfile; print(tempfile.gettempdir())" > py.txt')
+         'cat "$TMPDIR/notes.md" > read-back.txt; stat -c %a "$TMPDIR" > mode.txt; '
+         'python3 -c "import tempfile; print(tempfile.gettempdir())" > py.txt')
 
 
 def _tree(zap, sid: str) -> Path:
@@ -36,19 +36,25 @@ def test_c23_siblings_never_share_a_scratch_folder(zap, repo, model):
         assert (tree / "before.txt").read_text() == ""  # made empty, before the work
         assert (tree / "read-back.txt").read_text() == f"notes of {sid}\n"  # its own, not a sibling's
         assert (tree / "py.txt").read_text().strip() == str(scratch)
-        assert oct(os.stat(scratch).st_mode & 0o777) == "0o700"
+        assert (tree / "mode.txt").read_text().strip() == "700"
         assert tree.name == sid and tree.parent.name.endswith("-worktrees")
     agent_tmp = (_tree(zap, c) / "agent-tmp.txt").read_text().strip()
     assert agent_tmp == str(zap.home / "subagents" / f"{c}.tmp")  # the agent's bash tool too
 
-    # removed with the subagent (rm; gc's retention goes through the same removal)
+    # gone when each ended (issue 27: what was worth keeping is in the workspace)
+    for sid in (a, b, c):
+        assert not (zap.home / "subagents" / f"{sid}.tmp").exists()
+    # one a runner could not remove (killed with SIGKILL) goes with the subagent: rm, gc
+    left = zap.home / "subagents" / f"{b}.tmp"
+    left.mkdir(mode=0o700)
+    (left / "notes.md").write_text("left behind\n")
     zap("worktree", "rm", "--force", a, check=True)
+    (zap.home / "subagents" / f"{a}.tmp").mkdir(mode=0o700)
     assert zap("rm", a).returncode == 0
-    assert not (zap.home / "subagents" / f"{a}.tmp").exists()
-    assert (zap.home / "subagents" / f"{b}.tmp" / "notes.md").exists()
+    assert not (zap.home / "subagents" / f"{a}.tmp").exists() and left.exists()
     (zap.home / "subagents" / f"{b}.jsonl").unlink()  # a trail deleted by hand: gc takes the rest
     zap("gc", check=True)
-    assert not (zap.home / "subagents" / f"{b}.tmp").exists()
+    assert not left.exists()
 
 
 def test_c23_zapcli_removes_only_trees_registered_to_that_id(zap, repo):

@@ -65,6 +65,7 @@ def test_a_workspace_config_cannot_set_setup_or_teardown(zap, repo, tmp_path):
     (repo / ".zapcli").mkdir()
     (repo / ".zapcli" / "config.yaml").write_text(
         f"worktree:\n  setup: 'touch {ran}'\n  teardown: 'touch {ran}'\n")
+    zap("trust", check=True)  # even a trusted workspace file runs no command of its own
     proc = zap("spawn", "--cli", "sh", "--worktree", "--", "true")
     assert proc.returncode == 0 and "`worktree` (setup, teardown) runs commands" in proc.err
     sid = proc.out.strip()

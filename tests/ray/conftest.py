@@ -1,6 +1,6 @@
 """The cluster fixtures: one real two-node Ray cluster per test run.
 
-Imports `tests.ray.cluster`, filelock. The tests skip, saying why, when Ray
+Imports `tests.ray.cluster`, `zapcli.locks`. The tests skip, saying why, when Ray
 is not installed (`pip install -e '.[dev,ray]'`, which `make test` does).
 
 Under pytest-xdist the workers SHARE one cluster instead of each starting
@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from tests.ray import cluster
+from zapcli.locks import exclusive
 
 
 def _alive(info: cluster.ClusterInfo) -> bool:
@@ -45,24 +46,22 @@ class Shared:
     """The state file (cluster info + users) under a file lock."""
 
     def __init__(self, folder: Path):
-        from filelock import FileLock
-
         self.state = folder / "ray-cluster.json"
-        self.lock = FileLock(str(folder / "ray-cluster.lock"))
+        self.lock_file = folder / "ray-cluster.lock"
         self.use_lock = folder / "ray-cluster.use"
 
     def _read(self) -> dict:
         return json.loads(self.state.read_text()) if self.state.exists() else {"info": None, "users": []}
 
     def join(self) -> None:
-        with self.lock.acquire(timeout=cluster.START_TIMEOUT_S * 2):
+        with exclusive(self.lock_file, cluster.START_TIMEOUT_S * 2):
             data = self._read()
             data["users"] = sorted(set(data["users"]) | {os.getpid()})
             self.state.write_text(json.dumps(data))
 
     def ensure(self) -> cluster.ClusterInfo:
         """The cluster's info; started first when there is none or it is gone."""
-        with self.lock.acquire(timeout=cluster.START_TIMEOUT_S * 2):
+        with exclusive(self.lock_file, cluster.START_TIMEOUT_S * 2):
             data = self._read()
             info = cluster.ClusterInfo(**data["info"]) if data["info"] else None
             if info is None or not _alive(info):
@@ -75,7 +74,7 @@ class Shared:
 
     def gone(self, info: cluster.ClusterInfo) -> None:
         """Stop the cluster now (a test needs it gone)."""
-        with self.lock.acquire(timeout=120):
+        with exclusive(self.lock_file, 120):
             cluster.stop(info)
             data = self._read()
             data["info"] = None
@@ -83,7 +82,7 @@ class Shared:
 
     def back(self, info: cluster.ClusterInfo) -> cluster.ClusterInfo:
         """Start a cluster that is `gone` again on its ports (a restarted head)."""
-        with self.lock.acquire(timeout=cluster.START_TIMEOUT_S * 2):
+        with exclusive(self.lock_file, cluster.START_TIMEOUT_S * 2):
             new = cluster.restart(info)
             data = self._read()
             data["info"] = asdict(new)
@@ -91,7 +90,7 @@ class Shared:
             return new
 
     def leave(self) -> None:
-        with self.lock.acquire(timeout=120):
+        with exclusive(self.lock_file, 120):
             data = self._read()
             data["users"] = [u for u in data["users"] if u != os.getpid()]
             if not data["users"] and data["info"]:

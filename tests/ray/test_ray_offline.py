@@ -177,6 +177,7 @@ def test_the_ray_settings_are_checked_and_a_workspace_cannot_choose_the_cluster(
     (config / "config.yaml").write_text("")
     (zap.cwd / ".zapcli").mkdir()
     (zap.cwd / ".zapcli" / "config.yaml").write_text("executor: ray\nray: {address: 'http://evil:8265', env: [OPENAI_API_KEY]}\n")
+    zap("trust", check=True)  # even a trusted workspace never chooses where work and keys go
     res = zap("spawn", "--cli", "sh", "--", "true")
     assert res.returncode == 0, res.err
     assert "`executor` was not applied" in res.err and "`ray` was not applied" in res.err

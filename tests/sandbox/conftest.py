@@ -4,8 +4,10 @@ installs bubblewrap)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +26,7 @@ class Box:
     """A workspace, zapcli-like state and config folders, a sandbox over them."""
 
     def __init__(self, tmp: Path, mode: str = "workspace", network: bool = False,
-                 writable: list[str] | None = None):
+                 writable: list[str] | None = None, **extra: Any):
         self.tmp = tmp
         self.ws = tmp / "ws"
         self.state = tmp / "state"
@@ -36,6 +38,7 @@ class Box:
         self.policy, self.notes = resolve(mode, workspace=str(self.ws), network=network,
                                           writable=writable, scratch=str(self.scratch),
                                           hidden=(str(self.state), str(tmp / "config")))
+        self.policy = dataclasses.replace(self.policy, **extra)  # scratch_size, sockets
         self.sandbox = Sandbox(self.policy, FOUND.program)
         self.jobs = JobRegistry()
         self.ctx = ToolContext(workspace=str(self.ws), cwd=str(self.ws),

@@ -50,7 +50,7 @@ def test_auto_edit_may_name_any_folder_but_git_and_zapcli_state(tree):
     policy, notes = _resolve(tree, "auto-edit", writable=[str(tmp / "elsewhere"), ".git", "nope"])
     assert policy.writable == (str(tmp / "elsewhere"),)
     assert [n.split(":")[1].strip().split(",")[0] for n in notes] == [
-        "it is inside .git/.zapcli/", "it does not exist; it stays read-only"]
+        "it is inside .git", "it does not exist; it stays read-only"]
 
 
 def test_full_mode_leaves_git_writable_but_never_zapcli_s_own_folders(tree):
@@ -69,3 +69,35 @@ def test_the_frozen_form_round_trips(tree):
 def test_an_unknown_mode_is_refused(tree):
     with pytest.raises(ValueError, match="unknown approval mode"):
         _resolve(tree, "yolo")
+
+
+def test_every_control_file_of_every_root_is_held_existing_or_not(tree):
+    """The one list, backends' names included: what exists is bound read-only,
+    for what does not the first missing part of its path is a placeholder."""
+    tmp, ws = tree
+    (ws / ".vscode").mkdir()
+    (ws / ".envrc").write_text("use nix\n")
+    names = (".git", ".zapcli", ".envrc", ".vscode/tasks.json", ".claude", "opencode.json",
+             ".devcontainer/devcontainer.json")
+    policy, notes = _resolve(tree, "workspace", control=names)
+    assert set(policy.readonly) == {str(ws / ".git"), str(ws / ".zapcli"), str(ws / ".envrc")}
+    cache = tmp / "roots/cache"
+    assert set(policy.placeholders) == {
+        str(ws / ".vscode/tasks.json"), str(ws / ".claude"), str(ws / "opencode.json"),
+        str(ws / ".devcontainer"), *(str(cache / n) for n in (".git", ".zapcli", ".envrc", ".vscode",
+                                                               ".claude", "opencode.json",
+                                                               ".devcontainer"))}
+    assert not notes
+    assert not any(p.startswith(str(tmp / "state")) for p in policy.placeholders)  # scratch: none
+    assert _resolve(tree, "full", control=names)[0].placeholders == ()
+
+
+def test_a_file_where_a_control_folder_is_named_is_held_and_a_link_is_named(tree):
+    tmp, ws = tree
+    (ws / ".vscode").write_text("not a folder")  # removable, then a folder made: held as it is
+    (tmp / "elsewhere" / "claude").mkdir()
+    (ws / ".claude").symlink_to(tmp / "elsewhere" / "claude")
+    policy, notes = _resolve(tree, "workspace", writable_roots=(),
+                             control=(".vscode/tasks.json", ".claude"))
+    assert str(ws / ".vscode") in policy.readonly and not policy.placeholders
+    assert len(notes) == 1 and ".claude is a symbolic link" in notes[0]

@@ -47,8 +47,12 @@ def test_bash_writes_only_its_roots_and_scratch(box):
            f"ls -A {b.state}; cat {b.state}/mcp/http-1.token; echo $TMPDIR")
     res = bash.run({"command": cmd}, b.ctx)
     assert "ws-ok" in res.content and "tmp-ok" in res.content, res.content
-    assert (b.ws / "made").exists() and (b.scratch / "t").read_text() == "x\n"
-    assert res.content.count("Read-only file system") == 3, res.content
+    assert (b.ws / "made").exists()
+    # the scratch folder is the sandbox's own tmpfs: there for its next command, not on disk
+    assert bash.run({"command": "cat $TMPDIR/t"}, b.ctx).content.startswith("x\n")
+    assert not (b.scratch / "t").exists()
+    # /tmp is hidden with the network off (its sockets): "outside" is not even there
+    assert res.content.count("Read-only file system") == 2, res.content
     assert not (b.tmp / "outside" / "x").exists() and not (b.ws / ".git" / "hook").exists()
     assert "secret-token" not in res.content  # zapcli's own folders are hidden
     assert str(b.scratch) in res.content
@@ -97,13 +101,16 @@ def test_background_jobs_timeouts_and_close_end_everything_inside(box):
     wait_until(lambda: not _sleepers(two) and not _sleepers(three), 10)
 
 
-def test_a_sandbox_whose_helper_died_is_started_again(box):
+def test_a_command_cannot_kill_its_helper(box):
+    """The helper is the sandbox's pid 1: a KILL from inside does not reach
+    it (tests/redteam/test_sandbox_hardening.py kills it from outside)."""
     b = box()
     bash = BashTool(b.jobs)
-    assert bash.run({"command": "kill -9 $PPID"}, b.ctx) is not None  # the helper, from inside
+    res = bash.run({"command": "kill -9 $PPID; kill -9 1; echo $PPID"}, b.ctx)
+    assert res.content.startswith("1\n"), res.content
     res = bash.run({"command": "echo again"}, b.ctx)
     assert res.ok and "again" in res.content, res.content
-    assert b.sandbox.starts == 2
+    assert b.sandbox.starts == 1
 
 
 def _sleepers(arg: str) -> list[int]:

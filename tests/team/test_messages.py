@@ -25,6 +25,7 @@ def _define(zap, name: str, text: str) -> None:
     folder = zap.cwd / ".zapcli" / "subagents"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{name}.yml").write_text(text)
+    zap("trust", check=True)
 
 
 def _tools(req) -> set[str]:

@@ -75,6 +75,7 @@ def team(zap, tmp_path):
     folder = zap.cwd / ".zapcli" / "subagents"
     folder.mkdir(parents=True)
     (folder / "worker.yml").write_text(WORKER)
+    zap("trust", check=True)
     yield servers
     for srv in servers.values():
         srv.stop()

@@ -78,9 +78,8 @@ class Fleet:
 
 # session-scoped although only this module uses it: a worker that runs another
 # module's tests between two of these would tear a module fixture down and run
-# the whole fleet again. (Under pytest 9.2 with pytest-xdist 3.8 the module's
-# xdist_group is not honoured — xdist renames `item._nodeid`, pytest 9 reads
-# `item._id` — so each of the two workers may still build it once.)
+# the whole fleet again. The module's xdist_group keeps it on one worker
+# (tests/conftest.py carries xdist's group tag over to pytest 9's node ids).
 @pytest.fixture(scope="session")
 def fleet(tmp_path_factory):
     root = tmp_path_factory.mktemp("fleet")

@@ -134,10 +134,14 @@ def test_a_fifo_or_device_is_refused_at_once_never_opened(ctx, tmp_path):
     os.symlink("/dev/zero", ws / "zero")
     for tool, args in ((ReadTool(), {"path": "pipe"}), (WriteTool(), {"path": "pipe", "content": "x"}),
                        (EditTool(), {"path": "pipe", "old_string": "a", "new_string": "b"}),
-                       (ReadTool(), {"path": "zero"}),
-                       (EditTool(), {"path": "zero", "old_string": "a", "new_string": "b"})):
+                       (ReadTool(), {"path": "/dev/zero"}),
+                       (EditTool(), {"path": "/dev/zero", "old_string": "a", "new_string": "b"})):
         res = _within(5, lambda tool=tool, args=args: tool.run(args, ctx))
         assert not res.ok and "not a regular file" in res.content, (tool.spec.name, res.content)
+    for tool, args in ((ReadTool(), {"path": "zero"}),  # a link out of the workspace: not followed
+                       (EditTool(), {"path": "zero", "old_string": "a", "new_string": "b"})):
+        res = _within(5, lambda tool=tool, args=args: tool.run(args, ctx))
+        assert not res.ok and "/dev/zero" in res.content, (tool.spec.name, res.content)
     res = _within(5, lambda: GrepTool().run({"pattern": "needle"}, ctx))  # walks past the FIFO
     assert res.ok and "a.txt:1: needle" in res.content
     res = _within(5, lambda: GrepTool().run({"pattern": "x", "path": "pipe"}, ctx))

@@ -53,6 +53,9 @@ class ToolContext:
     # Where commands run: a `zapcli.sandbox.session.Sandbox` (its `run` starts
     # one), or None for this process's own namespaces.
     sandbox: Any = None
+    # What the file tools may open: a `zapcli.beneath.View` (None: one made
+    # from `workspace` and `writable_roots`, zapcli's own folders hidden).
+    view: Any = None
 
 
 class Tool(Protocol):

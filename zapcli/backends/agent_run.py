@@ -115,9 +115,9 @@ def _team(sid: str, spawn: SpawnRecord) -> tuple[Any, ...]:
     if not (spawn.grant or {}).get("team"):
         return ()
     from zapcli.team.agent_tools import team_tools
-    from zapcli.team.who import Caller, label_of
+    from zapcli.team.who import of_spawn
 
-    return tuple(team_tools(Caller(spawn.session, sid, label_of(sid, spawn.agent, spawn.cli), sid)))
+    return tuple(team_tools(of_spawn(sid, spawn)))
 
 
 def _meter(sid: str, spawn: SpawnRecord, host: Any) -> Any:

@@ -92,6 +92,11 @@ class Backend:
     # its commands in zapcli's OS sandbox (SPEC §18): "auto" (by default, where
     # this machine can), "off" (only with --sandbox), None (it runs them its own way)
     sandbox_default: str | None = None
+    # the project files it reads as configuration that runs commands (`.claude`,
+    # `opencode.json`), relative to a workspace: added to `zapcli.control`'s one
+    # list, so agent work never writes them in any writable root (every backend's,
+    # whichever runs: another CLI may open the folder next)
+    control_files: tuple[str, ...] = ()
     in_process: bool = False
 
     def prepare(self, spawn: SpawnInput) -> tuple[dict[str, Any], tuple[str, ...]]:

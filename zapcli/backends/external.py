@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zapcli.backends import cli_home
+from zapcli.backends import cli_home, cli_sandbox
 from zapcli.backends.base import RunContext
 from zapcli.backends.cli_stream import LinePump, Sink, TailPump
 from zapcli.backends.clis.base import Cli, CliLaunch, CliRequest, EventParser
@@ -63,14 +63,29 @@ def run_cli(backend: Cli, ctx: RunContext) -> Outcome:
         plan = cli_request.build(ctx, backend)
     except cli_request.CannotResume as exc:
         return Outcome(Status.FAILED, None, str(exc))
-    launch = backend.launch(plan.request, command)
-    cli_home.write_files(plan.request.config_home, launch.files)
-    for diag in [*plan.diagnostics, *launch.diagnostics,
-                 *backend.sandbox_diagnostics(plan.request)]:
-        ctx.writer.append("diagnostic", diag)
-    run = _Run(ctx, backend, backend.parser(plan.request), plan.request, launch, command)
-    run.session_extra = plan.session_extra
-    return run.supervise()
+    box = cli_sandbox.confine(ctx, backend)
+    if isinstance(box, Outcome):
+        return box
+    req = box.request(plan.request) if box is not None else plan.request
+    try:
+        launch = backend.launch(req, command)
+        cli_home.write_files(req.config_home, launch.files)
+        if box is not None:
+            try:
+                launch = box.wrap(launch, req, command)
+            except OSError as exc:  # the control files' placeholders could not be made
+                return Outcome(Status.FAILED, None, "the sandbox could not hold the control "
+                                                    f"files read-only: {exc}; nothing was run")
+        sandbox = [*(box.diagnostics() if box is not None else []),
+                   *backend.sandbox_diagnostics(req)]
+        for diag in [*plan.diagnostics, *launch.diagnostics, *sandbox]:
+            ctx.writer.append("diagnostic", diag)
+        run = _Run(ctx, backend, backend.parser(req), req, launch, command)
+        run.session_extra = plan.session_extra
+        return run.supervise()
+    finally:
+        if box is not None:
+            box.close()
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """Approvals on the child side (SPEC §10): the one decision function
 (`zapcli.approvals.decide`) plus a trail-backed Approver.
 
-Imports `zapcli.approvals`, `zapcli.trail`. A request is an `approval_request`
+Imports `zapcli.approvals`, `zapcli.trail`, `zapcli.backends.registry` (the
+one list of control files, every backend's included). A request is an `approval_request`
 record (fsynced); `zapcli approve|deny` append the `approval_decision`; the
 child re-reads its trail every 100 ms, so it resumes within 500 ms. The wait
 counts against the deadline; a kill settles it as denied. A child of `zapcli
@@ -37,7 +38,10 @@ class Gate(Policy):
     def __init__(self, sid: str, writer: TrailWriter, *, mode: str, workspace: str, cwd: str,
                  writable_roots: tuple[str, ...], unattended: bool, deadline_mono: float,
                  terminated: threading.Event, relay: dict[str, Any] | None = None):
-        super().__init__(mode, workspace, cwd, writable_roots, unattended, control_roots())
+        from zapcli.backends.registry import control_files
+
+        super().__init__(mode, workspace, cwd, writable_roots, unattended, control_roots(),
+                         control_files())
         self.sid, self.writer, self.relay = sid, writer, relay
         self.deadline, self.terminated = deadline_mono, terminated
         self._ids = itertools.count(1)

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from zapcli.redact import MissingSecret, display, unmark
+from zapcli.redact import MissingSecret, UnrecordedSecret, display, unmark
 from zapcli.trail import reader, store
 from zapcli.trail.model import FinalStatus, SpawnRecord
 
@@ -65,9 +65,12 @@ def conversation(sid: str) -> History:
 
 
 def _task(spawn: SpawnRecord) -> str:
+    """Its task as its runner had it: only the references its spawn recorded
+    get their values back (a model's own text never names a key)."""
+    names = spawn.raw.get("secret_refs")
     try:
-        return unmark(spawn.task)
-    except MissingSecret:
+        return unmark(spawn.task, names=names if isinstance(names, list) else ())
+    except (MissingSecret, UnrecordedSecret):
         return display(spawn.task)
 
 

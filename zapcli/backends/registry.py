@@ -57,6 +57,65 @@ def names(configured: dict[str, Any] | None = None) -> tuple[str, ...]:
     return known + tuple(sorted(n for n in (configured or {}) if n not in known))
 
 
+CONTROL_CACHE = "control-files.json"  # in the state folder: the list, and what it was made from
+_control: list[tuple[str, ...]] = []
+
+
+def control_files() -> tuple[str, ...]:
+    """The one list of control files (`zapcli.control`): what no backend owns
+    and every registered backend's `control_files`, plugins' included. Made by
+    importing every backend (~50 ms), so it is kept in the state folder until a
+    built-in backend's source or a folder plugins install into changes; for the
+    runner that builds a sandbox or an approver, never for a hot command."""
+    if _control:
+        return _control[0]
+    import json
+
+    from zapcli.paths import state_dir, write_private
+
+    key, cache = _fingerprint(), state_dir() / CONTROL_CACHE
+    try:
+        saved = json.loads(cache.read_text(encoding="utf-8"))
+        if saved.get("key") == key and isinstance(saved.get("names"), list):
+            _control.append(tuple(str(n) for n in saved["names"]))
+            return _control[0]
+    except (OSError, ValueError, AttributeError):
+        pass
+    from zapcli import control
+
+    names = control.names(name for backend in every().values() for name in backend.control_files)
+    try:
+        write_private(cache, json.dumps({"key": key, "names": list(names)}).encode(), sync=False)
+    except OSError:
+        pass  # a read-only state folder: made again next time
+    _control.append(names)
+    return names
+
+
+def _fingerprint() -> str:
+    """What the list is made from: the built-in backends' source files (their
+    `control_files` facts) and the folders plugins are installed into (adding,
+    upgrading or removing a package changes the folder)."""
+    import os
+    import sys
+
+    import zapcli
+
+    top = os.path.dirname(os.path.dirname(zapcli.__file__))
+    files = {os.path.join(top, *spec.split(":")[0].split(".")) + ".py" for spec in BUILTIN.values()}
+    files |= {os.path.join(top, "zapcli", "control.py"), __file__}
+    # sys.path[0] is the script's folder or the current one (each runner's
+    # workspace): no plugin is installed there, and it would change the key
+    installed = sys.path if getattr(sys.flags, "safe_path", False) else sys.path[1:]
+    seen = []
+    for path in sorted(files) + [d for d in installed if d]:
+        try:
+            seen.append(f"{path}:{os.stat(path).st_mtime_ns}")
+        except OSError:
+            continue
+    return f"{zapcli.__version__}|" + "|".join(seen)
+
+
 def problems() -> list[str]:
     """Why each installed backend plugin cannot be used."""
     return SEAM.problems()

@@ -1,12 +1,15 @@
 """The runner's side of the sandbox (SPEC §18) for the backends that run
-commands themselves: the built-in agent's toolset and `--cli sh`.
+commands themselves: the built-in agent's toolset and `--cli sh`; and the
+policy an agent CLI runs in as a whole (`cli_policy`, built on by
+`zapcli.backends.cli_sandbox`).
 
-Imports `zapcli.host.sandbox`, `zapcli.sandbox`, `zapcli.trail`. The spawn
-record's `sandbox` ("auto", "on", "off") was decided at spawn; here the
-policy is made from the frozen facts (approval mode, workspace or tree,
-writable_roots, the definition's `sandbox:`), what it leaves out goes into
-the trail as diagnostics, and one that was asked for and cannot be had
-ends the subagent `failed` before anything runs.
+Imports `zapcli.host.sandbox`, `zapcli.sandbox`, `zapcli.trail`,
+`zapcli.backends.registry` (the one list of control files, every backend's
+included). The spawn record's `sandbox` ("auto", "on", "off") was decided at
+spawn; here the policy is made from the frozen facts (approval mode,
+workspace or tree, writable_roots, the definition's `sandbox:`), what it
+leaves out goes into the trail as diagnostics, and one that was asked for
+and cannot be had ends the subagent `failed` before anything runs.
 """
 
 from __future__ import annotations
@@ -21,15 +24,23 @@ from zapcli.trail.writer import TrailWriter
 
 def _prepared(sid: str, spawn: SpawnRecord, writer: TrailWriter, *, mode: str,
               spec: Any) -> Any:
+    from zapcli.backends.registry import control_files
+
     prepared = prepare(str(spawn.raw.get("sandbox") or "off"), mode=mode,
                        workspace=spawn.workspace, writable_roots=spawn.writable_roots,
                        spec=spec, scratch=store.path_for(sid, store.TMP),  # made by the runner (C23)
-                       tree=spawn.worktree)
+                       scratch_size=_size(spawn.raw.get("scratch_size")),
+                       control=control_files(), tree=spawn.worktree)
     if prepared.refused:
         return Outcome(Status.FAILED, None, prepared.refused)
     for diag in prepared.diagnostics:
         writer.append("diagnostic", diag)
     return prepared
+
+
+def _size(value: Any) -> int | None:
+    """The config's `scratch_size` as spawn froze it (bytes), if it did."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def agent_sandbox(sid: str, spawn: SpawnRecord, writer: TrailWriter) -> Any:
@@ -46,14 +57,37 @@ def agent_sandbox(sid: str, spawn: SpawnRecord, writer: TrailWriter) -> Any:
 
 
 def shell_prefix(ctx: Any) -> Any:
-    """`--cli sh --sandbox`: the bwrap command line the shell goes after
-    (empty: none), or the `failed` Outcome. It may write where `workspace`
-    mode lets edits run; the network is off."""
+    """`--cli sh --sandbox`: (the bwrap command line the shell goes after,
+    the held placeholders to release once it ended) — ((), None): no
+    sandbox — or the `failed` Outcome. It may write where `workspace` mode
+    lets edits run; the network is off; control files stay read-only."""
     prepared = _prepared(ctx.sid, ctx.spawn, ctx.writer, mode="workspace", spec=None)
     if isinstance(prepared, Outcome):
         return prepared
     if prepared.policy is None:
-        return ()
-    from zapcli.sandbox import bwrap
+        return (), None
+    from zapcli.host.sandbox import records
+    from zapcli.sandbox import bwrap, placeholders
 
-    return tuple(bwrap.argv(prepared.policy, prepared.bwrap))
+    try:
+        held = placeholders.hold(prepared.policy, records())
+    except OSError as exc:
+        return Outcome(Status.FAILED, None, f"the sandbox could not hold the control files "
+                                            f"read-only: {exc}; nothing was run")
+    for note in held.notes:
+        ctx.writer.append("diagnostic", {"dimension": "sandbox", "name": "placeholder",
+                                         "message": note})
+    return tuple(bwrap.argv(held.policy, prepared.bwrap)), held
+
+
+def cli_policy(ctx: Any) -> Any:
+    """The policy an agent CLI's whole process starts from: its commands'
+    rules for its approval mode and definition (None: unsandboxed, said in a
+    diagnostic unless `--no-sandbox` asked for that), or the `failed`
+    Outcome. Its network is on unless the definition's `sandbox:` leaves it
+    off: the CLI itself must reach its model."""
+    from zapcli.definitions.model import SandboxSpec
+
+    spec = SandboxSpec.from_dict((ctx.spawn.definition or {}).get("sandbox"))
+    spec = SandboxSpec(network=True) if spec is None else spec
+    return _prepared(ctx.sid, ctx.spawn, ctx.writer, mode=ctx.spawn.approval, spec=spec)

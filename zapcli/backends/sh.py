@@ -16,7 +16,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from zapcli import tracecontext
 from zapcli.supervisor.capture import CappedFile, feed, pump
@@ -46,17 +46,19 @@ def _describe(code: int) -> str:
 
 def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono: float,
         grace_s: float, terminated: threading.Event,
-        stop_grace: Callable[[], float] | None = None, prefix: tuple[str, ...] = ()) -> Outcome:
+        stop_grace: Callable[[], float] | None = None, prefix: tuple[str, ...] = (),
+        env: Mapping[str, str] | None = None) -> Outcome:
     """Run `task` to its end, its deadline, or a SIGTERM of the supervisor.
 
     `grace_s` (seconds) is how long the command may take to end after SIGTERM;
     `stop_grace()`, read when the SIGTERM came, may give another (a `kill --grace`).
+    `env`: its environment (None: the runner's, the spawner's own command's).
     """
     task_r, task_w = os.pipe()
     try:
         proc = subprocess.Popen([*prefix, "/bin/sh", "-c", BOOTSTRAP], stdin=task_r,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                                close_fds=True, env=tracecontext.for_work(os.environ, "sh"))
+                                close_fds=True, env=tracecontext.for_work(os.environ if env is None else env, "sh"))
     except BaseException:
         os.close(task_w)
         raise

@@ -1,7 +1,7 @@
 """The `sh` backend: the task is a POSIX shell script, its exit code decides.
 
-Imports `zapcli.backends.base`; its run, `zapcli.backends.sh`, only in the
-runner. At spawn it refuses the agent options (a shell command has no model,
+Imports `zapcli.backends.base`; its run, `zapcli.backends.sh`, and
+`zapcli.tools.env` (a model's shell's environment), only in the runner. At spawn it refuses the agent options (a shell command has no model,
 definition, approvals or token budget). It has no final report: its output
 is its result, and an empty one is no failure.
 """
@@ -40,9 +40,38 @@ class ShBackend(Backend):
         from zapcli.backends.sh import run
         from zapcli.trail.model import Outcome
 
-        prefix = shell_prefix(ctx)  # `spawn --sandbox`
-        if isinstance(prefix, Outcome):
-            return prefix
-        return run(ctx.task, cwd=ctx.spawn.cwd or "/", out=ctx.out, err=ctx.err,
-                   deadline_mono=ctx.deadline_mono, grace_s=ctx.spawn.kill_grace_s,
-                   terminated=ctx.terminated, stop_grace=ctx.stop_grace, prefix=prefix)
+        got = shell_prefix(ctx)  # `spawn --sandbox`
+        if isinstance(got, Outcome):
+            return got
+        prefix, held = got
+        try:
+            return run(ctx.task, cwd=ctx.spawn.cwd or "/", out=ctx.out, err=ctx.err,
+                       deadline_mono=ctx.deadline_mono, grace_s=ctx.spawn.kill_grace_s,
+                       terminated=ctx.terminated, stop_grace=ctx.stop_grace, prefix=prefix,
+                       env=model_shell_env(ctx.spawn.raw.get("model_shell")))
+        finally:
+            if held is not None:
+                held.release()  # the sandbox has ended: its placeholders go
+
+
+# zapcli's own places, so a model's shell that runs zapcli finds the same state
+ZAPCLI_PLACES = ("ZAPCLI_HOME", "ZAPCLI_CONFIG_HOME", "ZAPCLI_SESSION")
+
+
+def model_shell_env(chosen: Any) -> dict[str, str] | None:
+    """The environment of a shell a model chose (`model_shell` in its spawn
+    record: the run's `subagent` tool, `mcp serve`, `zapcli call`): what the
+    model's own bash gets (`zapcli.tools.env.scrubbed_env`: no key unless
+    the definition it runs under names it), never the spawner's keys. None
+    for the user's own command, which inherits everything."""
+    if not isinstance(chosen, dict):
+        return None
+    import os
+
+    from zapcli.tools.env import looks_secret, scrubbed_env
+
+    names = [n for n in chosen.get("env") or () if isinstance(n, str)]
+    # where traces go (a zapcli it runs joins the tree), never a collector's credentials
+    traces = [n for n in os.environ if n.startswith("OTEL_") and not n.endswith("_HEADERS")
+              and not looks_secret(n)]
+    return scrubbed_env(os.environ, [*names, *ZAPCLI_PLACES, *traces])

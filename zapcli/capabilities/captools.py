@@ -3,7 +3,10 @@ Imports zapcli.agent.types and this room; imported only where tools are built (t
 
 Kept apart from skills/knowledge/memory so that the parent side (build_grant,
 assemble_prompt at spawn) never imports zapcli.agent. Every tool is bound at
-construction to what was granted; no argument can widen it.
+construction to what was granted; no argument can widen it. A file in a
+writable root (a workspace skill, a knowledge source) is read through the
+context's view (`zapcli.beneath`): no link out of the root, nothing of
+zapcli's own folders.
 """
 
 from __future__ import annotations
@@ -13,12 +16,28 @@ from pathlib import Path
 from typing import Any
 
 from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
+from zapcli.beneath import View
 from zapcli.boundedread import read_at_most
 from zapcli.capabilities.knowledge import source_files
 from zapcli.capabilities.memory import MAX_READ, MAX_WRITE, MemoryStore
 from zapcli.capabilities.skills import MAX_SKILL_BYTES, Skill, split_frontmatter
 from zapcli.capabilities.textsearch import MAX_BYTES, MAX_HITS, MAX_LINE, search_files
 from zapcli.definitions.model import KnowledgeSource
+
+
+def _view(ctx: ToolContext, workspace: str) -> View:
+    view = getattr(ctx, "view", None)
+    if view is None:
+        from zapcli.paths import control_roots
+
+        view = View((workspace or ctx.workspace,), control_roots())
+    return view  # type: ignore[no-any-return]
+
+
+def _read_in_view(view: View, path: str, limit: int) -> bytes:
+    """At most `limit + 1` bytes of `path` as the view lets the agent see it."""
+    with open(view.open_read(path), "rb") as fh:
+        return fh.read(limit + 1)
 
 
 class UseSkillTool:
@@ -40,10 +59,14 @@ class UseSkillTool:
         if skill is None:
             return ToolResult(False, f"skill {name!r} is not available to this subagent; "
                               f"available: {', '.join(self.skills) or 'none'}")
+        view = _view(ctx, ctx.workspace)
         try:
-            raw = read_at_most(skill.path, MAX_SKILL_BYTES)
+            raw = _content(skill, Path(ctx.workspace), view)
         except OSError as exc:
-            return ToolResult(False, f"cannot read {skill.path}: {exc.strerror or exc}")
+            return ToolResult(False, f"cannot read the skill: {exc}" if str(exc).startswith(
+                skill.path) else f"cannot read {skill.path}: {exc.strerror or exc}")
+        if isinstance(raw, str):  # a workspace's own skill that changed since it was trusted
+            return ToolResult(False, raw)
         text = raw[:MAX_SKILL_BYTES].decode("utf-8", "replace")
         try:
             _, body = split_frontmatter(text)
@@ -52,6 +75,26 @@ class UseSkillTool:
         note = "\n[skill file cut at 64 KB]" if len(raw) > MAX_SKILL_BYTES else ""
         folder = str(Path(skill.path).parent)
         return ToolResult(True, f"# skill: {skill.name} (folder: {folder})\n\n{body.strip()}{note}")
+
+
+def _content(skill: Skill, workspace: Path, view: View) -> bytes | str:
+    """The skill's SKILL.md as it may be read now: a workspace's own only in
+    the bytes its trust covers, else why not (text); another in a writable
+    root as the view shows it (it could have become a link since spawn).
+    Raises OSError."""
+    from zapcli import trust
+
+    prefix = trust.skill_roots(workspace).get(Path(skill.root))
+    if prefix is None:
+        return (_read_in_view(view, skill.path, MAX_SKILL_BYTES) if view.root_of(skill.path)
+                else read_at_most(skill.path, MAX_SKILL_BYTES))
+    unit = f"{prefix}/{Path(skill.path).parent.name}"
+    verdict = trust.verdict(workspace)
+    raw = verdict.read(unit)
+    if raw is None:
+        return (f"skill {skill.name!r} ({unit}) is not read: {verdict.why(unit)} (a person "
+                f"can trust it again: zapcli trust {workspace})")
+    return raw[:MAX_SKILL_BYTES + 1]
 
 
 class KbSearchTool:
@@ -89,7 +132,9 @@ class KbSearchTool:
                 files.update(source_files(self.workspace, source))
             except ValueError as exc:
                 return ToolResult(False, str(exc))
-        result = search_files(files.items(), query, **self.limits)
+        view = _view(ctx, str(self.workspace))
+        result = search_files(files.items(), query, **self.limits,
+                              read=lambda path, n: _read_in_view(view, str(path), n))
         return ToolResult(True, result.render(query))
 
 
@@ -146,7 +191,7 @@ class MemoryReadTool:
             return ToolResult(True, "\n".join(listing) if listing else "memory is empty")
         try:
             name = MemoryStore.file_name(args["file"])
-            raw = read_at_most(self.store.path(name, bool(args.get("daily"))), MAX_READ)
+            raw = self.store.read(name, bool(args.get("daily")), MAX_READ)
         except ValueError as exc:
             return ToolResult(False, str(exc))
         except OSError:
@@ -170,12 +215,14 @@ class MemorySearchTool:
         query = args.get("query")
         if not isinstance(query, str) or not query.strip():
             return ToolResult(False, "memory_search needs a non-empty `query`")
-        return ToolResult(True, search_files(self.store.files(), query).render(query))
+        return ToolResult(True, search_files(self.store.files(), query,
+                                             read=self.store.read_label).render(query))
 
 
-def memory_tools(root: Path) -> list[Any]:
-    """The three tools, bound to `root` (in catalog order: read, search, write)."""
-    store = MemoryStore(root)
+def memory_tools(root: Path, workspace: Path | None = None) -> list[Any]:
+    """The three tools, bound to `root` in `workspace` (in catalog order:
+    read, search, write)."""
+    store = MemoryStore(root, workspace)
     return [MemoryReadTool(store), MemorySearchTool(store), MemoryWriteTool(store)]
 
 

@@ -216,5 +216,5 @@ def open_tools(grant: Grant, *, approver: Approver | None = None, start_mcp: boo
             diags += gateway.start()
         tools += gateway_tools(gateway, approver)
     if grant.memory != "none" and grant.memory_dir:
-        tools += captools.memory_tools(Path(grant.memory_dir))
+        tools += captools.memory_tools(Path(grant.memory_dir), workspace)
     return CapabilityTools(tools, diags, gateway)

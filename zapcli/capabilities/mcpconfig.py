@@ -1,9 +1,10 @@
 """MCP server configuration (`mcp.json`, system then workspace): read, check, freeze.
-Imports json, zapcli.paths and zapcli.boundedread only — never the `mcp` SDK.
+Imports json, zapcli.paths, zapcli.boundedread and zapcli.trust only — never the `mcp` SDK.
 
 Format: `{"mcpServers": {name: {"command": str, "args": [str], "env": {str: str},
 "allow": [tool names approved without asking]}}}`. The workspace file overrides
-the system file server by server. Problems are diagnostics, never exceptions.
+the system file server by server — once the person trusted it (`zapcli.trust`):
+until then no server of it starts, anywhere. Problems are diagnostics, never exceptions.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zapcli import trust
 from zapcli.boundedread import larger_than, read_at_most
 from zapcli.paths import config_dir
 
@@ -53,7 +55,8 @@ class ServerConfig:
         env: dict[str, str] = {}
         for key, value in (data.get("env") or {}).items():
             if isinstance(value, dict) and "$from" in value:
-                configs, _ = read_file(Path(value["$from"]))
+                # re-read from its file: only while that file is still what was trusted
+                configs, _ = _usable(Path(value["$from"]))
                 origin = configs.get(data["name"])
                 env[key] = origin.env.get(key, "") if origin else ""
             else:
@@ -69,7 +72,7 @@ class ServerConfig:
 
 def config_files(workspace: Path) -> list[Path]:
     """In load order: system `<config>/mcp.json`, workspace `<workspace>/.zapcli/mcp.json`."""
-    return [config_dir() / "mcp.json", workspace / ".zapcli" / "mcp.json"]
+    return [config_dir() / "mcp.json", workspace / trust.MCP]
 
 
 def _diag(name: str, message: str, scope: str = "file") -> dict[str, str]:
@@ -102,10 +105,22 @@ def _server(name: str, raw: Any, source: str) -> tuple[ServerConfig | None, str 
     return ServerConfig(name, command, tuple(args), dict(env), tuple(allow), cwd, source), None
 
 
-def read_file(path: Path) -> tuple[dict[str, ServerConfig], list[dict[str, str]]]:
-    """Servers in one mcp.json (none when the file does not exist) and its problems."""
+def _usable(path: Path) -> tuple[dict[str, ServerConfig], list[dict[str, str]]]:
+    """An mcp.json as it may be used: the user's own as it is; a workspace's
+    only in the bytes its trust covers (nothing when not trusted)."""
+    own = trust.own_file(path)
+    if own is None:
+        return read_file(path)
+    raw = trust.verdict(own[0]).read(own[1])
+    return read_file(path, raw) if raw is not None else ({}, [])
+
+
+def read_file(path: Path, raw: bytes | None = None
+              ) -> tuple[dict[str, ServerConfig], list[dict[str, str]]]:
+    """Servers in one mcp.json (none when the file does not exist) and its
+    problems; `raw`: its bytes, read already."""
     try:
-        raw = read_at_most(path, MAX_FILE_BYTES)
+        raw = read_at_most(path, MAX_FILE_BYTES) if raw is None else raw[:MAX_FILE_BYTES + 1]
     except FileNotFoundError:
         return {}, []
     except OSError as exc:
@@ -143,7 +158,7 @@ def load_servers(workspace: Path) -> tuple[dict[str, ServerConfig], list[dict[st
     merged: dict[str, ServerConfig] = {}
     diags: list[dict[str, str]] = []
     for path in config_files(workspace):
-        servers, problems = read_file(path)
+        servers, problems = _usable(path)
         merged.update(servers)
         diags += problems
     return merged, diags
@@ -151,6 +166,10 @@ def load_servers(workspace: Path) -> tuple[dict[str, ServerConfig], list[dict[st
 
 def missing_message(name: str, workspace: Path) -> str:
     """What to configure for a declared server that has no configuration."""
-    files = " or ".join(str(p) for p in reversed(config_files(workspace)))
-    return (f"server '{name}' is declared but not configured; add it to {files}: "
+    user, own = config_files(workspace)
+    if os.path.lexists(own) and not trust.allows(workspace, trust.MCP):
+        return (f"server '{name}' is declared but not configured: {own} is not trusted, so no "
+                f"server of it starts (zapcli trust {workspace} to use it, or configure "
+                f"'{name}' in {user})")
+    return (f"server '{name}' is declared but not configured; add it to {own} or {user}: "
             f'{{"mcpServers": {{"{name}": {{"command": "...", "args": [], "allow": []}}}}}}')

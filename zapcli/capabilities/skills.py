@@ -1,10 +1,12 @@
 """Skills (SPEC §8.4): allowlisted SKILL.md folders found in layers (use_skill: captools).
-Imports yaml (frontmatter, lazily), zapcli.paths, zapcli.boundedread.
+Imports yaml (frontmatter, lazily), zapcli.paths, zapcli.boundedread, zapcli.trust.
 
 Search order, first found wins: workspace `.zapcli/skills`, `.claude/skills`,
 `.agents/skills`; system `<config>/skills`; the user's `~/.claude/skills`,
 `~/.agents/skills`; then plugins (entry points `zapcli.skills`, each a folder).
 A skill is `<root>/<name>/SKILL.md` with frontmatter `name` and `description`.
+The workspace's own folders count only once the person trusted them
+(`zapcli.trust`), at spawn and again when `use_skill` reads the file.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from zapcli import trust
 from zapcli.boundedread import read_at_most
 from zapcli.paths import config_dir
 
@@ -38,8 +41,7 @@ class Skill:
 def skill_roots(workspace: Path) -> list[Path]:
     """The folders searched, in order (existing or not)."""
     home = Path.home()
-    roots = [workspace / ".zapcli" / "skills", workspace / ".claude" / "skills",
-             workspace / ".agents" / "skills", config_dir() / "skills",
+    roots = [*(workspace / root for root in trust.SKILLS), config_dir() / "skills",
              home / ".claude" / "skills", home / ".agents" / "skills"]
     return roots + _plugin_roots()
 
@@ -76,9 +78,11 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     return meta, body[body.find("\n") + 1:] if "\n" in body else ""
 
 
-def _read_skill(folder: Path, root: Path) -> Skill:
+def _read_skill(folder: Path, root: Path, raw: bytes | None = None) -> Skill:
+    """The skill in `folder` (`raw`: its SKILL.md's bytes, read already)."""
     path = folder / "SKILL.md"
-    text = read_at_most(path, MAX_SKILL_BYTES)[:MAX_SKILL_BYTES].decode("utf-8", "replace")
+    raw = read_at_most(path, MAX_SKILL_BYTES) if raw is None else raw
+    text = raw[:MAX_SKILL_BYTES].decode("utf-8", "replace")
     meta, _ = split_frontmatter(text)
     description = meta.get("description")
     if not isinstance(description, str) or not description.strip():
@@ -98,6 +102,7 @@ def find_skills(names: tuple[str, ...], workspace: Path
     found: list[Skill] = []
     diags: list[dict[str, str]] = []
     roots = skill_roots(workspace)
+    own = trust.skill_roots(workspace)  # the workspace's own: used once trusted
     for name in names:
         if len(found) >= MAX_SKILLS:
             diags.append({"dimension": "skills", "name": name,
@@ -109,8 +114,16 @@ def find_skills(names: tuple[str, ...], workspace: Path
             folder = root / name
             if not (folder / "SKILL.md").exists():  # a FIFO or device: a diagnostic
                 continue
+            raw = None
+            if root in own:  # the workspace's own: the bytes its trust covers, or nothing
+                verdict, unit = trust.verdict(workspace), f"{own[root]}/{name}"
+                raw = verdict.read(unit)
+                if raw is None:
+                    problems.append(f"{folder}: {verdict.why(unit)}, so it is not used "
+                                    f"(zapcli trust {workspace} to use it)")
+                    continue
             try:
-                skill = _read_skill(folder, root)
+                skill = _read_skill(folder, root, raw)
                 break
             except (OSError, ValueError) as exc:
                 problems.append(str(exc))

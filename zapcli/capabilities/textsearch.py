@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Any
 
 from zapcli.boundedread import read_at_most
 
@@ -94,10 +94,13 @@ def score_line(low_line: str, terms: list[str], phrase: str) -> int:
     return distinct * 10 + whole * 4 + repeats + bonus
 
 
-def search_files(files: Iterable[tuple[str, Path]], query: str, *, max_bytes: int = MAX_BYTES,
-                 max_hits: int = MAX_HITS, max_line: int = MAX_LINE) -> SearchResult:
+def search_files(files: Iterable[tuple[str, Any]], query: str, *, max_bytes: int = MAX_BYTES,
+                 max_hits: int = MAX_HITS, max_line: int = MAX_LINE,
+                 read: Callable[[Any, int], bytes] = read_at_most) -> SearchResult:
     """Scan `(label, path)` files in order until `max_bytes` are read; keep the best
-    `max_hits` lines (ties: earlier file, earlier line). Unreadable files are skipped."""
+    `max_hits` lines (ties: earlier file, earlier line). `read(path, limit)`
+    gives at most `limit + 1` bytes of a file (the caller's view of where files
+    may be opened); unreadable files are skipped."""
     files = list(files)
     result = SearchResult(files_total=len(files), max_hits=max_hits, max_bytes=max_bytes,
                           max_line=max_line)
@@ -113,8 +116,8 @@ def search_files(files: Iterable[tuple[str, Path]], query: str, *, max_bytes: in
             result.byte_budget_hit = True
             break
         try:
-            data = read_at_most(path, remaining)
-        except OSError:
+            data = read(path, remaining)
+        except (OSError, ValueError):
             continue
         if len(data) > remaining:  # the budget ends inside this file: keep whole lines only
             data = data[:remaining]

@@ -78,8 +78,9 @@ def spawn(
     attempts: Optional[int] = typer.Option(None, "--attempts", help="Start N attempts at the task, each in its own worktree (zapcli attempts compares them, zapcli pick keeps one).", metavar="N"),
     attempt_cli: Optional[list[str]] = typer.Option(None, "--attempt-cli", help="Backends for the attempts, used in turn: claude,codex (implies --attempts).", metavar="LIST"),
     attempt_model: Optional[list[str]] = typer.Option(None, "--attempt-model", help="Models for the attempts, used in turn (implies --attempts).", metavar="LIST"),
-    sandbox: bool = typer.Option(False, "--sandbox", help="Run its commands in the OS sandbox, or refuse to start (the built-in agent's default where this machine can; sh: only with this flag).", metavar=""),
-    no_sandbox: bool = typer.Option(False, "--no-sandbox", help="Run its commands without the sandbox.", metavar=""),
+    sandbox: bool = typer.Option(False, "--sandbox", help="Run its commands (an agent CLI: the whole CLI) in the OS sandbox, or refuse to start (the default of the built-in agent and the agent CLIs where this machine can; sh: only with this flag).", metavar=""),
+    no_sandbox: bool = typer.Option(False, "--no-sandbox", help="Run its commands (an agent CLI: the whole CLI) without the sandbox.", metavar=""),
+    trust: bool = typer.Option(False, "--trust", help="Trust this folder's own zapcli files (.zapcli/config.yaml, mcp.json, definitions, skills) as they are now, recorded as `zapcli trust` does, before using them.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Start a subagent in the background and print its id at once.
@@ -194,6 +195,7 @@ def run(
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Deadline in seconds (default: config timeout_s, 300).", metavar="SECS"),
     sandbox: bool = typer.Option(False, "--sandbox", help="Run its commands in the OS sandbox, or refuse to start (default: where this machine can).", metavar=""),
     no_sandbox: bool = typer.Option(False, "--no-sandbox", help="Run its commands without the sandbox.", metavar=""),
+    trust: bool = typer.Option(False, "--trust", help="Trust this folder's own zapcli files (.zapcli/config.yaml, mcp.json, definitions, skills) as they are now, recorded as `zapcli trust` does, before using them.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Run the built-in agent in the foreground, with the subagent tool."""
@@ -330,7 +332,10 @@ def usage(
 
 
 @app.command()
-def doctor(json: bool = JSON) -> None:
+def doctor(
+    trust: bool = typer.Option(False, "--trust", help="Trust this folder's own zapcli files as they are now (as `zapcli trust` does) before checking them; untrusted, their MCP servers are not started.", metavar=""),
+    json: bool = JSON,
+) -> None:
     """Check config, state folder, definitions, MCP servers and model reachability."""
     _run("doctor", locals())
 
@@ -343,13 +348,21 @@ def call(
     """Execute one `tool-schema` call and print exactly the text a model would get.
 
     Exit codes as the matching command's: 0 done, 1 failed, 2 bad call; wait adds 3 and 4.
+    A shell the call spawns (cli sh) is a model's: in the sandbox, no key in its
+    environment (config model_shell_sandbox).
     """
     _run("call", locals())
 
 
 @app.command("tool-schema")
-def tool_schema(json: bool = typer.Option(True, "--json", help="Always JSON.", metavar="", hidden=True)) -> None:
-    """Print the `subagent` tool's JSON schema, to register zapcli in another agent framework."""
+def tool_schema(
+    format: str = typer.Option("openai", "--format", help="The framework's shape: openai (Chat Completions function tool, strict), responses (Responses API function tool), anthropic (Messages API tool), mcp (an MCP Tool).", metavar="FORMAT"),
+    json: bool = typer.Option(True, "--json", help="Always JSON.", metavar="", hidden=True),
+) -> None:
+    """Print the `subagent` tool's definition, to register zapcli in another agent framework.
+
+    Its calls' arguments go to `zapcli call` as they are (one JSON object).
+    """
     _run("tool_schema", locals())
 
 
@@ -380,13 +393,26 @@ def timeline(
     _run("timeline", locals())
 
 
-# The command groups (worktree, agents, mcp, trace) live beside this module.
-from zapcli.cli.groups import agents_app, mcp_app, trace_app, worktree_app  # noqa: E402
+@app.command()
+def man(
+    path: bool = typer.Option(False, "--path", help="Print the man page's file instead of showing it.", metavar=""),
+    install: bool = typer.Option(False, "--install", help="Copy it to ~/.local/share/man/man1, where `man zapcli` finds it.", metavar=""),
+    json: bool = JSON,
+) -> None:
+    """Show zapcli's man page (every command and option, exit codes, files, environment)."""
+    _run("man", locals())
+
+
+# `trust` and `untrust`, and the command groups (worktree, agents, mcp, trace, completion),
+# live beside this module.
+import zapcli.cli.trust_commands  # noqa: E402, F401
+from zapcli.cli.groups import agents_app, completion_app, mcp_app, trace_app, worktree_app  # noqa: E402
 
 app.add_typer(worktree_app, name="worktree")
 app.add_typer(agents_app, name="agents")
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(trace_app, name="trace")
+app.add_typer(completion_app, name="completion")
 from zapcli.cli.board_group import board_app  # noqa: E402
 
 app.add_typer(board_app, name="board")

@@ -1,6 +1,7 @@
 """The console-script entry point: fast path first, typer for the rest.
 
-Imports `zapcli.cli.fastpath`, `zapcli.cli.output`, `zapcli.errors`; typer only
+Imports `zapcli.cli.lifespan` (whether this command seals its process),
+`zapcli.cli.fastpath`, `zapcli.cli.output`, `zapcli.errors`; typer only
 when the fast path declines. The one catch-all that turns a ZapcliError into a
 clear stderr line and its exit code lives here: a user mistake never shows a
 traceback.
@@ -13,10 +14,13 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if argv is None and lives_long(args):  # a process of its own: keys out of tools' reach
-        from zapcli import keyguard
+    if argv is None:  # a process of its own: one that may wait keeps its keys out of reach
+        from zapcli.cli.lifespan import seals
 
-        keyguard.seal()
+        if seals(args):
+            from zapcli import keyguard
+
+            keyguard.seal()
     _standard_streams()
     from zapcli.errors import ZapcliError
 
@@ -47,12 +51,12 @@ def main(argv: list[str] | None = None) -> int:
         return result if isinstance(result, int) else 0
     except ZapcliError as exc:
         from zapcli.cli.output import emit_json, error
+        from zapcli.render.docschema import error_doc
 
         error(exc.message)
         if "--json" in args and exc.code != "stdout":  # scripts piping to jq still get one document
             try:
-                emit_json({"error": {"code": exc.code, "message": exc.message,
-                                     "exit_code": exc.exit_code}})
+                emit_json(error_doc(exc.code, exc.message, exc.exit_code))
             except (ZapcliError, OSError):  # stdout is gone too: the stderr line has it
                 pass
         return exc.exit_code
@@ -63,12 +67,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except OSError as exc:  # an environment problem (full disk, a file in the way): one line
         from zapcli.cli.output import emit_json, error
+        from zapcli.render.docschema import error_doc
 
         kind, message = _os_error(exc)
         error(message)
         if "--json" in args:  # as for every other error: one document on stdout
             try:
-                emit_json({"error": {"code": kind, "message": message, "exit_code": 1}})
+                emit_json(error_doc(kind, message, 1))
             except (ZapcliError, OSError):
                 pass
         return 1
@@ -76,29 +81,11 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("zapcli: interrupted\n")
         if "--json" in args:  # a reader of stdout still gets one document
             from zapcli.cli.output import emit_json
+            from zapcli.render.docschema import error_doc
 
-            emit_json({"error": {"code": "interrupted", "message": "interrupted (Ctrl-C); "
-                                 "subagents keep running", "exit_code": 130}})
+            emit_json(error_doc("interrupted", "interrupted (Ctrl-C); subagents keep running",
+                                130))
         return 130
-
-
-def lives_long(args: list[str]) -> bool:
-    """A command that may live long enough for a tool to look at it (SPEC
-    §18): it keeps its keys out of its environment block and its memory out
-    of reach (`zapcli.keyguard.seal`, one exec more when keys are in the
-    environment). The hot short commands (spawn, list, kill, poll --no-wait…)
-    pay nothing."""
-    cmd = args[0] if args else ""
-    if cmd in ("run", "mcp", "wait", "doctor"):
-        return True
-    if cmd == "poll":
-        return "--no-wait" not in args
-    if cmd == "output":
-        return "--follow" in args or "-f" in args
-    if cmd == "call":  # a harness's blocking actions (or unseen: on stdin); the others answer at once
-        docs = [a for a in args[1:] if not a.startswith("--")]
-        return not docs or docs[0] == "-" or '"wait"' in docs[0] or '"poll"' in docs[0]
-    return False
 
 
 def _message(exc: Exception) -> str:

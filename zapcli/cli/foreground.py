@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from zapcli.agent.types import Verdict
-from zapcli.approvals import Policy
+from zapcli.approvals import Decision, Policy
 from zapcli.cli.definition_tools import SHOWN
 from zapcli.cli.output import escape_controls, is_tty
 from zapcli.cli.runend import HungUp, Terminated, close, emit_run, interrupted, on_signal, say
@@ -33,8 +33,41 @@ class TerminalApprover(Policy):
 
     def __init__(self, mode: str, workspace: str, cwd: str, roots: tuple[str, ...], unattended: bool):
         unattended = unattended or not (sys.stdin.isatty() and sys.stderr.isatty())
-        super().__init__(mode, workspace, cwd, roots, unattended, control_roots())
+        from zapcli.backends.registry import control_files
+
+        super().__init__(mode, workspace, cwd, roots, unattended, control_roots(), control_files())
         self.input_ended = False
+        self.bound: dict[str, Any] | None = None  # the run's own fields: what it may hand on
+
+    def check(self, tool: str, args: dict[str, Any], *, allowlisted: bool | None = None) -> Any:
+        """The policy's verdict; and a definition saved with more than this
+        run holds asks in every mode (`full` too), as spawning it would."""
+        verdict = super().check(tool, args, allowlisted=allowlisted)
+        from zapcli.ops.delegate import saved_widens
+
+        more = saved_widens(args, self.bound) if tool == "subagents_save" and self.bound else []
+        if not more or verdict.action == "deny":
+            return verdict
+        why = f"the definition would hold more than this run: {'; '.join(more)}"
+        return Decision("deny", verdict.summary, f"not saved: {why}, and nobody can approve it "
+                        "here. Save one within what this run holds, or say in your report what "
+                        "a person should save") if self.unattended else Decision(
+            "ask", f"{verdict.summary}\n{why}", why)
+
+    def ask_widening(self, what: str) -> tuple[bool, str]:
+        """The person approves a child that would hold more than this run
+        (`zapcli.ops.delegate`); nobody at the terminal: denied."""
+        if self.unattended:
+            return False, "nobody is at the terminal to approve it: the run is unattended"
+        from zapcli.cli.output import ask_approval
+
+        with _ASKING:
+            try:
+                ok = ask_approval(f"subagent: {what}")
+            except EOFError:
+                self.unattended = self.input_ended = True
+                return False, "no answer at the terminal (its input ended); denied"
+        return ok, "approved at the terminal" if ok else "denied at the terminal"
 
     def ask(self, tool: str, verdict: Verdict, args: dict[str, Any]) -> tuple[bool, str]:
         if verdict.action == "allow":
@@ -43,9 +76,7 @@ class TerminalApprover(Policy):
             return False, verdict.reason or "denied by policy"
         if self.unattended:
             return False, "no terminal to ask for approval (run with --approval full to allow)"
-        from rich.markup import escape
-
-        from zapcli.cli.output import confirm
+        from zapcli.cli.output import ask_approval
 
         # One question at a time: concurrent `subagent` calls may ask together.
         with _ASKING:
@@ -54,7 +85,7 @@ class TerminalApprover(Policy):
 
                 sys.stderr.write(escape_controls(save_preview(args, self.workspace)) + "\n")
             try:
-                ok = confirm(f"[magenta]allow[/] {escape(escape_controls(verdict.summary))}?")
+                ok = ask_approval(verdict.summary)
             except EOFError:  # the terminal's input ended: nobody can answer any more
                 self.unattended = self.input_ended = True
                 sys.stderr.write("\n")
@@ -168,10 +199,28 @@ def _checked(task: str | None, approval: str | None, timeout: float | None,
     return task, limit
 
 
+def _hold_trust(workspace: Path, wanted: bool) -> None:
+    """The run's trust decision, made once as it starts (after `--trust`)
+    and held for its whole life: what its agent plants or changes in the
+    workspace reaches none of the subagents it spawns. One line says what
+    was ignored."""
+    from zapcli import trust
+    from zapcli.ops.trust import first as trust_first
+
+    trust_first(workspace, wanted)
+    verdict = trust.decide(workspace)
+    trust.inherit(verdict.frozen())
+    notice = verdict.notice()
+    if notice:
+        from zapcli.cli.output import warn
+
+        warn(notice)
+
+
 def run_foreground(task: str | None, agent: str | None, model: str | None, max_tokens: int | None,
                    approval: str | None, unattended: bool, json: bool, timeout: float | None = None,
                    max_cost: float | None = None, max_subagents: int | None = None,
-                   sandbox: str = "auto") -> int:
+                   sandbox: str = "auto", trust: bool = False) -> int:
     from zapcli import ids
     from zapcli.agent.types import ModelError
     from zapcli.backends.agent import resolve_agent
@@ -185,6 +234,7 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
 
     cwd = str(Path.cwd())
     workspace = workspace_of(Path(cwd))
+    _hold_trust(workspace, trust)
     settings = load_settings(workspace, owners=OWNERS)
     task, limit = _checked(task, approval, timeout, settings.timeout_s)
     run_id = "run_" + ids.new_id()[3:]
@@ -197,12 +247,18 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     if not gate.unattended:  # its children's questions come here while this process lives
         sub.env.relay = runenv.relay()
     sub.env.sandbox = sandbox
+    sub.env.shell_env = tuple((fields.get("definition") or {}).get("env") or ())
+    # what it holds bounds what it starts (and is what a fork keeps)
+    gate.bound = sub.env.spawner = {
+        **fields, "cli": "zapcli", "approval": gate.mode, "workspace": str(workspace),
+        "writable_roots": list(settings.writable_roots), "sandbox": sandbox}
+    sub.env.ask_widening = gate.ask_widening
     sink = _TerminalSink(run_id, json)
     sink.trail = trail = runtrail.open_run(run_id, task, fields, cwd=cwd, workspace=str(workspace),
                                            approval=gate.mode)
     deadline = time.monotonic() + limit
     try:
-        box, scratch, notes = runenv.sandbox(sandbox, run_id, gate, fields)
+        box, scratch, notes = runenv.sandbox(sandbox, run_id, gate, fields, settings.scratch_size)
     except ZapcliError as exc:
         trail.end("failed", exc.message)
         raise

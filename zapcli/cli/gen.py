@@ -1,5 +1,8 @@
 """Generated artefacts, all derived from the typer app so they cannot drift:
-`argspec` (the fast path's table), shell `completions`, and the `man` page.
+`argspec` (the fast path's table), shell `completions` and the `man` page
+(both carried by the package, in zapcli/cli/share/), and the documentation
+site's command and tool references (docs/reference/commands.md and
+tool-api.md, with the man page).
 
 Usage: python -m zapcli.cli.gen argspec|completions|man|check. Tests run
 `check` logic to prove every artefact is current.
@@ -14,6 +17,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+SHARE = ROOT / "zapcli" / "cli" / "share"
+COMPLETIONS = {"bash": SHARE / "completions" / "zapcli.bash", "zsh": SHARE / "completions" / "_zapcli",
+               "fish": SHARE / "completions" / "zapcli.fish"}
+MAN_PAGE = SHARE / "man" / "man1" / "zapcli.1"
+REFERENCE = ROOT / "docs" / "reference" / "commands.md"
+TOOL_REFERENCE = ROOT / "docs" / "reference" / "tool-api.md"
 
 
 def commands() -> dict[str, Any]:
@@ -35,6 +44,39 @@ def groups() -> dict[str, dict[str, Any]]:
     for group in app.registered_groups:
         sub: Any = group.typer_instance
         out[str(group.name)] = {(c.name or c.callback.__name__): c.callback for c in sub.registered_commands}
+    return out
+
+
+def group_help() -> dict[str, str]:
+    """{group name: its help} for typer sub-apps."""
+    from zapcli.cli.app import app
+
+    return {str(g.name): str(g.typer_instance.info.help or "") for g in app.registered_groups
+            if g.typer_instance is not None}
+
+
+def usages() -> dict[str, str]:
+    """{command: its usage line as `--help` prints it} ("group sub" for group
+    commands), from click's own rendering of the typer app."""
+    import typer.main
+
+    from zapcli.cli.app import app
+
+    root: Any = typer.main.get_command(app)
+    context = root.context_class  # the click typer runs on (typer may carry its own)
+    top = context(root, info_name="zapcli")
+    out: dict[str, str] = {}
+
+    def usage(cmd: Any, ctx: Any, path: list[str]) -> str:
+        return " ".join(["zapcli", *path, *cmd.collect_usage_pieces(ctx)]).replace("{", "").replace("}", "")
+
+    for name, cmd in root.commands.items():
+        ctx = context(cmd, info_name=name, parent=top)
+        subs = getattr(cmd, "commands", None)
+        if subs is None:
+            out[name] = usage(cmd, ctx, [name])
+        for sub, subcmd in (subs or {}).items():
+            out[f"{name} {sub}"] = usage(subcmd, context(subcmd, info_name=sub, parent=ctx), [name, sub])
     return out
 
 
@@ -69,6 +111,8 @@ def argspec(with_groups: bool = False) -> dict[str, Any]:
                 entry["defaults"][pname] = info.default
                 entry.setdefault("option_help", {})[decls[0]] = info.help or ""
                 entry.setdefault("option_meta", {})[decls[0]] = info.metavar
+                if info.hidden:  # not in --help, nor in the references made from this table
+                    entry.setdefault("option_hidden", []).append(decls[0])
             elif isinstance(info, ArgumentInfo):
                 required = info.default is ...
                 entry["args"].append((pname, kind, -1 if multiple else 1, required))
@@ -95,14 +139,23 @@ def render_argspec() -> str:
             f"SPEC: dict = {pprint.pformat(spec, width=100, sort_dicts=False)}\n")
 
 
+def _tool_page() -> str:
+    from zapcli.cli import docpage
+    from zapcli.toolapi.spec import ACTIONS
+
+    return docpage.render_tools(ACTIONS)
+
+
 def main(argv: list[str]) -> int:
-    from zapcli.cli import completion, manpage
+    from zapcli.cli import completion, docpage, manpage
 
     targets: dict[str, Any] = {
         "argspec": [(ROOT / "zapcli/cli/argspec.py", render_argspec)],
-        "completions": [(ROOT / "completions" / f, (lambda s=s: completion.render(s, argspec(with_groups=True))))
-                        for f, s in (("zapcli.bash", "bash"), ("_zapcli", "zsh"), ("zapcli.fish", "fish"))],
-        "man": [(ROOT / "man/zapcli.1", lambda: manpage.render(argspec(with_groups=True)))],
+        "completions": [(path, (lambda s=s: completion.render(s, argspec(with_groups=True))))
+                        for s, path in COMPLETIONS.items()],
+        "man": [(MAN_PAGE, lambda: manpage.render(argspec(with_groups=True))),
+                (REFERENCE, lambda: docpage.render(argspec(with_groups=True), group_help(), usages())),
+                (TOOL_REFERENCE, _tool_page)],
     }
     wanted = argv[:1] or ["all"]
     if wanted[0] == "check":

@@ -128,7 +128,13 @@ def mcp_serve(
     The tools: spawn, poll, wait, list, kill, output, replay, send, approve, deny,
     agents, usage, agents_save, agents_delete. Each connection is its own session
     unless ZAPCLI_SESSION is set. Over HTTP every request carries the token made at
-    start (or ZAPCLI_MCP_TOKEN), as `Authorization: Bearer TOKEN`."""
+    start (or ZAPCLI_MCP_TOKEN), as `Authorization: Bearer TOKEN`. It speaks MCP
+    2026-07-28 (server/discover, the version in each request) and the handshake
+    revisions 2024-11-05 to 2025-11-25 (initialize), on one connection too.
+
+    A shell command a client's model spawns (cli sh) runs in the sandbox, network off,
+    with no key in its environment; `model_shell_sandbox: off` in your config.yaml turns
+    the sandbox off (doctor says which)."""
     from zapcli.cli.commands import mcp
 
     raise typer.Exit(mcp.serve(http=http, socket_path=socket, no_token=no_token))
@@ -148,3 +154,29 @@ def trace_export(
     from zapcli.cli.commands import trace
 
     raise typer.Exit(trace.export(id=id, session=session, json=json))
+
+
+completion_app = typer.Typer(help="Shell completion for bash, zsh and fish: print the script, or install it.",
+                             no_args_is_help=True)
+
+
+@completion_app.command("show")
+def completion_show(
+    shell: str = typer.Argument(..., help="bash, zsh or fish.", metavar="SHELL"),
+) -> None:
+    """Print the completion script (e.g. `source <(zapcli completion show bash)`)."""
+    from zapcli.cli.commands import completion
+
+    raise typer.Exit(completion.show(shell=shell))
+
+
+@completion_app.command("install")
+def completion_install(
+    shell: Optional[str] = typer.Argument(None, help="bash, zsh or fish (default: the one $SHELL names).", metavar="SHELL"),
+    no_rc: bool = typer.Option(False, "--no-rc", help="zsh: do not add the fpath line to .zshrc; print it instead.", metavar=""),
+    json: bool = JSON,
+) -> None:
+    """Put the completion script where the shell finds it (zsh: also puts that folder on fpath in .zshrc, once)."""
+    from zapcli.cli.commands import completion
+
+    raise typer.Exit(completion.install(shell=shell, no_rc=no_rc, json=json))

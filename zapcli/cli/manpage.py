@@ -17,7 +17,14 @@ TEAMS = [
     "Each session (a \\fBzapcli run\\fR, or your terminal) has a task board in zapcli.db. A claim is "
     "one transaction: concurrent claimers get each task once; \\fBclaim\\fR takes the next open task "
     "whose \\fB\\-\\-after\\fR tasks are done, and exits 3 when there is none. A subagent that holds "
-    "a task and ends without \\fBdone\\fR gives it back, with a note naming it and how it ended.",
+    "a task and ends without \\fBdone\\fR gives it back, with a note naming it and how it ended; "
+    "a quiet holder that is alive keeps it. A claim carries a fencing number (\\fBclaim "
+    "\\-\\-json\\fR); \\fBdone\\fR or \\fBrelease\\fR with \\fB\\-\\-fence\\fR N "
+    "under a number that is no longer the task's current claim is refused. A subagent that ended "
+    "(or was found lost) is refused every board and message call, by whatever of it still runs.",
+    ".PP", "\\fBboard add \\-\\-label\\fR L gives a task only to subagents whose definition "
+    "serves L (\\fBboard: {labels: [L]}\\fR), \\fB\\-\\-needs\\fR TOOL only to those whose "
+    "definition grants that tool; you can claim any task.",
     ".PP", "A definition with \\fBteam: true\\fR gives its agent the \\fBboard\\fR and \\fBmessage\\fR "
     "tools (an agent CLI through zapcli's team MCP server in its private config), limited to its "
     "own session. A message to a sibling (by id or name; \\fBzapcli send\\fR from a subagent's "
@@ -26,6 +33,54 @@ TEAMS = [
     ".PP", "Inside \\fBzapcli run\\fR, the subagent tool's \\fBfork: true\\fR starts a built-in subagent "
     "from the run's conversation so far (the same system prompt and messages), then its task. A "
     "subagent that ends with subagents of its own still running names them; the run takes them over.",
+]
+
+
+# what every page ends with: exit codes, environment, files
+TAIL = [
+    ".SH EXIT STATUS",
+    ".TP", "0", "Done.", ".TP", "1", "The operation failed; stderr says why and what to do. "
+    "\\fBpoll\\fR, \\fBkill\\fR and \\fBrm\\fR: also when any id given does not exist (the others are "
+    "still answered; the error stands in its place on stdout, and with \\fB--json\\fR also on stderr).",
+    ".TP", "2", "Usage error (bad option, empty task, out-of-range value).",
+    ".TP", "3", "\\fBwait\\fR: an awaited subagent ended other than completed.",
+    ".TP", "4", "\\fBwait\\fR: the wait itself timed out.",
+    ".TP", "130", "Interrupted (Ctrl-C): spawned subagents keep running; \\fBrun\\fR stops its own, "
+    "naming them.",
+    ".TP", "143", "\\fBrun\\fR: terminated by SIGTERM (it names the subagents still running).",
+    ".SH ENVIRONMENT",
+    ".TP", "ZAPCLI_HOME", "State folder (trails, output, database). Default $XDG_STATE_HOME/zapcli "
+    "(~/.local/state/zapcli). A relative path is taken from the current directory.",
+    ".TP", "ZAPCLI_CONFIG_HOME", "Config folder. Default $XDG_CONFIG_HOME/zapcli (~/.config/zapcli).",
+    ".TP", "ZAPCLI_SESSION", "Session owning new subagents. Default: the caller's process session "
+    "(getsid plus its leader's start time). Set it in scripts and agent harnesses.",
+    ".TP", "ZAPCLI_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY", "Model access for the built-in agent.",
+    ".TP", "ZAPCLI_TIMEOUT_S, ZAPCLI_MAX_CONCURRENT, ZAPCLI_MAX_KEPT, ZAPCLI_STALL_S, ZAPCLI_KILL_GRACE_S, "
+    "ZAPCLI_APPROVAL, ZAPCLI_MAX_SUBAGENTS, ZAPCLI_SCRATCH_SIZE",
+    "Override the matching config.yaml keys (model, providers and writable_roots have no variable).",
+    ".TP", "ZAPCLI_SEARCH_URL", "WebSearch provider: a URL template with {query} returning SearXNG-style JSON.",
+    ".TP", "NO_COLOR", "Disable colour.",
+    ".SH FILES",
+    ".TP", "$ZAPCLI_HOME/subagents/ID.jsonl", "The trail: append-only JSONL record of everything the subagent did.",
+    ".TP", "$ZAPCLI_HOME/subagents/ID.out, ID.err", "Captured stdout and stderr, each capped at 1 MB.",
+    ".TP", "$ZAPCLI_HOME/subagents/ID.tmp/", "Its scratch folder (TMPDIR, package caches), removed "
+    "when it ends; in the sandbox a tmpfs of at most scratch_size (default 1 GiB).",
+    ".TP", "$ZAPCLI_HOME/subagents/ID.env",
+    "A queued subagent's spawner's environment (mode 0600), deleted when it starts or is cancelled.",
+    ".TP", "$ZAPCLI_HOME/zapcli.db", "Machine-local definition switches, model overrides and the token ledger.",
+    ".TP", "$ZAPCLI_CONFIG_HOME/config.yaml, WORKSPACE/.zapcli/config.yaml", "Settings; the workspace "
+    "file cannot loosen approval or add writable roots outside the workspace.",
+    ".TP", "$ZAPCLI_CONFIG_HOME/subagents/, WORKSPACE/.zapcli/subagents/",
+    "Subagent definitions (YAML): the system and workspace scopes.",
+    ".TP", "$ZAPCLI_CONFIG_HOME/mcp.json, WORKSPACE/.zapcli/mcp.json", "MCP servers (the workspace wins by name).",
+    ".TP", "WORKSPACE/.zapcli/skills/, .claude/skills/, .agents/skills/", "Skills (folders with SKILL.md); "
+    "also under $ZAPCLI_CONFIG_HOME/skills and ~/.claude/skills, ~/.agents/skills.",
+    ".TP", "WORKSPACE/.zapcli/agent-memory/NAME/, WORKSPACE/.zapcli/memory/", "Private and shared memory.",
+    ".TP", "$ZAPCLI_CONFIG_HOME/trust/", "Workspace trust (\\fBzapcli trust\\fR): the sha256 of each "
+    "trusted file; until trusted, a workspace's config.yaml, mcp.json, definitions and skills have no effect.",
+    ".PP", "WORKSPACE is the git top-level of the current directory, or the directory itself outside git.",
+    ".SH SEE ALSO", "The documentation site: tutorial, how-to guides, reference and explanation "
+    "(docs/ in the zapcli repository; \\fBpip install zapcli[docs]\\fR, then \\fBmkdocs serve\\fR).", "",
 ]
 
 
@@ -66,44 +121,5 @@ def render(spec: dict[str, Any]) -> str:
             if kind != "flag" and default not in (None, "", [], ()) and "default" not in help_:
                 help_ += f" [default: {default}]"
             out += [".RS", ".TP", f"{names}{meta}", _esc(help_), ".RE"]
-    out += [
-        *TEAMS,
-        ".SH EXIT STATUS",
-        ".TP", "0", "Done.", ".TP", "1", "The operation failed; stderr says why and what to do. "
-        "\\fBpoll\\fR, \\fBkill\\fR and \\fBrm\\fR: also when any id given does not exist (the others are "
-        "still answered; the error stands in its place on stdout, and with \\fB--json\\fR also on stderr).",
-        ".TP", "2", "Usage error (bad option, empty task, out-of-range value).",
-        ".TP", "3", "\\fBwait\\fR: an awaited subagent ended other than completed.",
-        ".TP", "4", "\\fBwait\\fR: the wait itself timed out.",
-        ".TP", "130", "Interrupted (Ctrl-C): spawned subagents keep running; \\fBrun\\fR stops its own, "
-        "naming them.",
-        ".TP", "143", "\\fBrun\\fR: terminated by SIGTERM (it names the subagents still running).",
-        ".SH ENVIRONMENT",
-        ".TP", "ZAPCLI_HOME", "State folder (trails, output, database). Default $XDG_STATE_HOME/zapcli "
-        "(~/.local/state/zapcli). A relative path is taken from the current directory.",
-        ".TP", "ZAPCLI_CONFIG_HOME", "Config folder. Default $XDG_CONFIG_HOME/zapcli (~/.config/zapcli).",
-        ".TP", "ZAPCLI_SESSION", "Session owning new subagents. Default: the caller's process session "
-        "(getsid plus its leader's start time). Set it in scripts and agent harnesses.",
-        ".TP", "ZAPCLI_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY", "Model access for the built-in agent.",
-        ".TP", "ZAPCLI_TIMEOUT_S, ZAPCLI_MAX_CONCURRENT, ZAPCLI_MAX_KEPT, ZAPCLI_STALL_S, ZAPCLI_KILL_GRACE_S, "
-        "ZAPCLI_APPROVAL",
-        "Override the matching config.yaml keys (model, providers and writable_roots have no variable).",
-        ".TP", "ZAPCLI_SEARCH_URL", "WebSearch provider: a URL template with {query} returning SearXNG-style JSON.",
-        ".TP", "NO_COLOR", "Disable colour.",
-        ".SH FILES",
-        ".TP", "$ZAPCLI_HOME/subagents/ID.jsonl", "The trail: append-only JSONL record of everything the subagent did.",
-        ".TP", "$ZAPCLI_HOME/subagents/ID.out, ID.err", "Captured stdout and stderr, each capped at 1 MB.",
-        ".TP", "$ZAPCLI_HOME/subagents/ID.env",
-        "A queued subagent's spawner's environment (mode 0600), deleted when it starts or is cancelled.",
-        ".TP", "$ZAPCLI_HOME/zapcli.db", "Machine-local definition switches, model overrides and the token ledger.",
-        ".TP", "$ZAPCLI_CONFIG_HOME/config.yaml, WORKSPACE/.zapcli/config.yaml", "Settings; the workspace "
-        "file cannot loosen approval or add writable roots outside the workspace.",
-        ".TP", "$ZAPCLI_CONFIG_HOME/subagents/, WORKSPACE/.zapcli/subagents/",
-        "Subagent definitions (YAML): the system and workspace scopes.",
-        ".TP", "$ZAPCLI_CONFIG_HOME/mcp.json, WORKSPACE/.zapcli/mcp.json", "MCP servers (the workspace wins by name).",
-        ".TP", "WORKSPACE/.zapcli/skills/, .claude/skills/, .agents/skills/", "Skills (folders with SKILL.md); "
-        "also under $ZAPCLI_CONFIG_HOME/skills and ~/.claude/skills, ~/.agents/skills.",
-        ".TP", "WORKSPACE/.zapcli/agent-memory/NAME/, WORKSPACE/.zapcli/memory/", "Private and shared memory.",
-        ".PP", "WORKSPACE is the git top-level of the current directory, or the directory itself outside git.",
-        ".SH SEE ALSO", "The README of the zapcli project.", ""]
+    out += [*TEAMS, *TAIL]
     return "\n".join(out)

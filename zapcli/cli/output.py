@@ -11,6 +11,7 @@ import os
 import sys
 
 from zapcli.errors import ZapcliError
+from zapcli.jsontext import escape_json
 from zapcli.render.text import escape_controls, spell
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -50,11 +51,12 @@ def emit_bytes(data: bytes) -> None:
 
 
 def emit_json(doc: Any) -> None:
-    """One JSON document on stdout (snake_case keys, ISO-8601 UTC timestamps).
-    Raises StdoutError when stdout cannot be written."""
+    """One JSON document on stdout (snake_case keys, ISO-8601 UTC timestamps;
+    DEL, C1 controls and bidi overrides as \\u escapes, so no text in it can
+    act on a terminal). Raises StdoutError when stdout cannot be written."""
     import orjson
 
-    emit_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str) + b"\n")
+    emit_bytes(escape_json(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str)) + b"\n")
 
 
 def emit_text(text: str) -> None:
@@ -133,8 +135,32 @@ def confirm(question: str) -> bool:
     from rich.console import Console
     from rich.prompt import Confirm
 
-    return bool(Confirm.ask(question, default=False, console=Console(stderr=True),
+    console = Console(stderr=True, emoji=False, highlight=False)  # `:x:` stays text
+    return bool(Confirm.ask(question, default=False, console=console,
                             stream=_Answers.get()))  # type: ignore[call-overload]
+
+
+def ask_approval(summary: str) -> bool:
+    """Ask the person at the terminal to approve what `summary` describes
+    (`zapcli.approvaltext`), shown whole: one line when it fits
+    (`allow bash: make test?`), else every line of it wrapped to the
+    terminal above `allow the above?` — never cut. Controls, bidi overrides
+    and reference markers are escaped (`render.text.shown`). EOFError as
+    `confirm`."""
+    from rich.markup import escape
+
+    from zapcli.render.text import shown, wrapped
+
+    try:
+        width = os.get_terminal_size(sys.stderr.fileno()).columns or 80
+    except (OSError, ValueError):
+        width = 80
+    flat = shown(summary)
+    if "\n" not in flat and len(flat) + 10 <= width:
+        return confirm(f"[magenta]allow[/] {escape(flat)}?")
+    sys.stderr.write("\n".join(wrapped(summary, width)) + "\n")
+    sys.stderr.flush()
+    return confirm("[magenta]allow the above?[/]")
 
 
 def warn(message: str) -> None:

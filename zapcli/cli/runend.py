@@ -46,10 +46,12 @@ def emit_run(run_id: str, status: str, reason: str | None, report: str | None, s
     from zapcli.cli.output import emit_json
 
     undelivered, figures = tree if tree is not None else ([], None)
-    emit_json({"run_id": run_id, "status": status, "reason": reason, "report": report,
+    from zapcli.render.docschema import stamp
+
+    emit_json(stamp("run", {"run_id": run_id, "status": status, "reason": reason, "report": report,
                "subagents": list(sub.started), "tokens": tokens.doc(),
                "tree_tokens": figures.doc() if figures is not None else None,
-               "undelivered": undelivered, "denied_approvals": list(sub.denied), **extra})
+               "undelivered": undelivered, "denied_approvals": list(sub.denied), **extra}))
 
 
 def left_running(sub: Any) -> list[str]:

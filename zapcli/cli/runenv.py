@@ -15,8 +15,8 @@ from typing import Any
 from zapcli.errors import ZapcliError
 
 
-def sandbox(choice: str, run_id: str, gate: Any,
-             fields: dict[str, Any]) -> tuple[Any, Path, list[dict[str, str]]]:
+def sandbox(choice: str, run_id: str, gate: Any, fields: dict[str, Any],
+            scratch_size: int | None = None) -> tuple[Any, Path, list[dict[str, str]]]:
     """(the sandbox of this run's commands or None, its scratch folder, the
     diagnostics that say what it left out or why there is none). Raises
     ZapcliError when --sandbox asked for one this machine cannot give."""
@@ -29,7 +29,7 @@ def sandbox(choice: str, run_id: str, gate: Any,
     prepared = prepare(choice, mode=gate.mode, workspace=gate.workspace,
                        writable_roots=gate.writable_roots,
                        spec=SandboxSpec.from_dict((fields.get("definition") or {}).get("sandbox")),
-                       scratch=scratch)
+                       scratch=scratch, scratch_size=scratch_size, control=gate.control)
     if prepared.refused:
         raise ZapcliError(prepared.refused + "; nothing was run")
     box = open_sandbox(prepared, on_start=lambda pid: children.started(pid, "sandbox"))

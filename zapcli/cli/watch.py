@@ -120,9 +120,7 @@ class ApprovalWatcher(threading.Thread):
     def _ask(self, sid: str, req_id: str, task: str, req: dict[str, Any]) -> tuple[bool, str]:
         if self.gate.unattended:
             return False, INPUT_ENDED if getattr(self.gate, "input_ended", False) else NO_TERMINAL
-        from rich.markup import escape
-
-        from zapcli.cli.output import confirm
+        from zapcli.cli.output import ask_approval
 
         with self.lock:
             if self.gate.unattended:  # the input ended while this one waited its turn
@@ -130,9 +128,8 @@ class ApprovalWatcher(threading.Thread):
             flat = escape_controls(" ".join(task.split()))
             sys.stderr.write(f"\n[subagent {sid} asks ({req_id})] task: {flat[:80]}"
                              f"{'…' if len(flat) > 80 else ''}\n")
-            summary = escape_controls(str(req.get("summary") or req.get("tool")))
             try:
-                ok = confirm(f"[magenta]allow[/] {escape(summary)}?")
+                ok = ask_approval(str(req.get("summary") or req.get("tool")))
             except EOFError:  # Ctrl-D: nobody answers any more; this and later ones are denied
                 self.gate.unattended = True
                 self.gate.input_ended = True

@@ -1,8 +1,11 @@
 """Discovery in layers (SPEC §8.2) and resolution by name. Imports the definitions room,
-zapcli.paths, zapcli.errors, zapcli.boundedread; importlib.metadata only when plugins are scanned.
+zapcli.paths, zapcli.errors, zapcli.boundedread, zapcli.trust; importlib.metadata only when plugins are scanned.
 
 Load order: built-in → plugin (`zapcli.subagents` entry points, `plugin-id:name`)
 → system (`<config>/subagents`) → workspace (`<workspace>/.zapcli/subagents`).
+A workspace file is loaded only while its folder's trust covers its content
+(`zapcli.trust`): an untrusted one is not an entry at all, so it shadows no
+built-in.
 A later layer shadows an earlier one by name; a broken file is one entry with
 diagnostics that never hides the others — but it does shadow an earlier
 definition of the same name, so a broken override is never replaced silently.
@@ -17,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zapcli import trust
 from zapcli.boundedread import read_at_most
 from zapcli.definitions.model import LAYERS, Definition, Diagnostic
 from zapcli.definitions.schema import NAME_RE, parse_definition
@@ -24,6 +28,7 @@ from zapcli.definitions.store import Switches
 from zapcli.definitions.yamlload import MAX_FILE_BYTES, read_text
 from zapcli.errors import ZapcliError
 from zapcli.paths import config_dir
+from zapcli.trust import DEFINITIONS
 
 DEFAULT_AGENT = "general"
 PLUGIN_GROUP = "zapcli.subagents"
@@ -47,7 +52,24 @@ def system_dir() -> Path:
 
 
 def workspace_dir(workspace: Path) -> Path:
-    return workspace / ".zapcli" / "subagents"
+    return workspace / DEFINITIONS
+
+
+def _workspace_entries(workspace: Path) -> tuple[list[Entry], list[Path]]:
+    """The workspace layer: (entries of the files its trust covers, made from
+    the very bytes whose hash was checked; the files it does not cover)."""
+    files = _folder_files(workspace_dir(workspace))
+    if not files:
+        return [], []
+    verdict = trust.verdict(workspace)
+    entries, untrusted = [], []
+    for path in files:
+        raw = verdict.read(f"{DEFINITIONS}/{path.name}")
+        if raw is None:
+            untrusted.append(path)
+        else:
+            entries.append(load_entry(raw[:MAX_FILE_BYTES + 1], str(path), "workspace"))
+    return entries, untrusted
 
 
 def guess_name(text: str | None, file: str) -> str:
@@ -142,8 +164,9 @@ def _plugin_entries() -> list[Entry]:
 class Catalog:
     """Every definition found, by layer. `get(name)` is the effective valid one."""
 
-    def __init__(self, entries: list[Entry]):
+    def __init__(self, entries: list[Entry], untrusted: list[Path] | None = None):
         self.entries = entries
+        self.untrusted = untrusted or []  # workspace files left out: the folder is not trusted
         self.extra: list[Diagnostic] = []
         self._effective: dict[str, Entry] = {}
         self._ignored: list[Entry] = []  # same name twice in one layer: the losers
@@ -213,8 +236,8 @@ def discover(workspace: Path, *, plugins: bool = True) -> Catalog:
     if plugins:
         entries += _plugin_entries()
     entries += _file_entries(_folder_files(system_dir()), "system")
-    entries += _file_entries(_folder_files(workspace_dir(workspace)), "workspace")
-    return Catalog(entries)
+    own, untrusted = _workspace_entries(workspace)
+    return Catalog(entries + own, untrusted)
 
 
 def invalid_error(name: str, entry: Entry) -> ZapcliError:
@@ -233,7 +256,12 @@ def unknown_error(name: str, catalog: Catalog, disabled: set[str] | None = None)
     if near:
         message += f" (did you mean '{near[0]}'?)"
     broken = [e for e in catalog.entries if e.definition is None and Path(e.file).stem == name]
-    if broken:
+    ignored = [p for p in catalog.untrusted if p.stem == name]
+    if ignored:
+        folder = ignored[0].parent.parent.parent
+        message += (f"; {ignored[0]} is not used: its folder is not trusted (or it changed since "
+                    f"it was), so it has no effect until you run `zapcli trust {folder}`")
+    elif broken:
         message += f"; {broken[0].file} exists but is invalid:\n" + "\n".join(
             str(d) for d in broken[0].diagnostics)
     else:

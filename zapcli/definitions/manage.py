@@ -1,10 +1,12 @@
 """What `zapcli agents ...` does (SPEC §8.3): list, show, save, delete, enable, disable,
 model, copy. Returns result objects, never prints. Imports the definitions room, paths, errors,
-boundedread.
+boundedread, trust, trust_store.
 
 Switches and model overrides go to SQLite (store.py), never into YAML; built-ins
 are read-only except for the model override. Files are written atomically
-(temp file in the same folder + os.replace), 0600 in folders created 0700.
+(temp file in the same folder + os.replace), 0600 in folders created 0700. A
+definition saved into the workspace is trusted by the person's approval of
+the save (`zapcli.trust_store.approve`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from zapcli import trust, trust_store
 from zapcli.boundedread import read_at_most
 from zapcli.definitions.layers import (
     Catalog,
@@ -156,6 +159,15 @@ def _atomic_write(path: Path, data: bytes) -> None:
     write_private(path, data)  # 0600 in folders created 0700 (SPEC §2), atomically
 
 
+def _install(target: Path, data: bytes, scope: str, workspace: Path) -> None:
+    """Write a definition the person approved saving (`agents save`, `copy`,
+    a run's `subagents_save`); into the workspace, that approval trusts these
+    bytes (`zapcli.trust_store.approve`), so it can be spawned at once."""
+    _atomic_write(target, data)
+    if scope == "workspace":
+        trust_store.approve(workspace, f"{trust.DEFINITIONS}/{target.name}", data)
+
+
 def _builtin_names(catalog: Catalog) -> set[str]:
     return {e.name for e in catalog.entries if e.layer == "builtin"}
 
@@ -214,7 +226,7 @@ def _save(raw: bytes, source: str, file: Path | None, scope: str, workspace: Pat
     switches = switches or Switches()
     target = target_dir / f"{definition.name}.yml"
     replaced = target.exists()
-    _atomic_write(target, raw)
+    _install(target, raw, scope, workspace)
     removed = _remove_old(file, target, target_dir, definition.name, catalog, switches, replaces)
     if file is not None:
         switches.record_saved(target_dir.resolve(), file.resolve(), definition.name)
@@ -344,5 +356,5 @@ def copy_agent(name: str, workspace: Path, *, to: str = "system", new_name: str 
     if target.exists() and not force:
         raise ZapcliError(f"{target} already exists; delete it first or copy with --force",
                           code="definition_exists")
-    _atomic_write(target, text.encode("utf-8"))
+    _install(target, text.encode("utf-8"), to, workspace)
     return CopyResult(target_name, entry.file, str(target))

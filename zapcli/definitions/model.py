@@ -56,18 +56,26 @@ class KnowledgeSource:
 
 @dataclass(frozen=True)
 class SandboxSpec:
-    """`sandbox: {network, writable}` (SPEC §18): the network on or off
-    (default off: undeclared means unreachable) and the folders its commands
-    may write, workspace-relative or absolute (None: the workspace and
-    `writable_roots`). The approval mode bounds `writable`."""
+    """`sandbox: {network, writable, sockets, scratch_size}` (SPEC §18): the
+    network on or off (default off: undeclared means unreachable), the
+    folders its commands may write, workspace-relative or absolute (None: the
+    workspace and `writable_roots`), the unix sockets outside the workspace
+    they may reach with the network off, and the cap of their scratch
+    folder. The approval mode bounds `writable`."""
 
     network: bool = False
     writable: tuple[str, ...] | None = None
+    sockets: tuple[str, ...] = ()  # unix sockets outside the workspace reachable with network off
+    scratch_size: int | None = None  # bytes; None: the config's scratch_size, else 1 GiB
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"network": self.network}
         if self.writable is not None:
             out["writable"] = list(self.writable)
+        if self.sockets:
+            out["sockets"] = list(self.sockets)
+        if self.scratch_size is not None:
+            out["scratch_size"] = self.scratch_size
         return out
 
     @classmethod
@@ -75,8 +83,12 @@ class SandboxSpec:
         if not isinstance(data, dict):
             return None
         writable = data.get("writable")
+        size = data.get("scratch_size")
         return cls(network=data.get("network") is True,
-                   writable=None if writable is None else tuple(str(p) for p in writable))
+                   writable=None if writable is None else tuple(str(p) for p in writable),
+                   sockets=tuple(str(p) for p in data.get("sockets") or ()),
+                   scratch_size=size if isinstance(size, int) and not isinstance(size, bool)
+                   and size >= 0 else None)
 
 
 @dataclass(frozen=True)
@@ -103,6 +115,7 @@ class Definition:
     cli: str | None = None  # the backend it runs on (`cli:`), e.g. claude; None: the built-in agent
     team: bool = False  # the session's board and message tools (`team: true`, SPEC §20)
     sandbox: SandboxSpec | None = None  # None: not declared (network off, the workspace writable)
+    board_labels: tuple[str, ...] = ()  # `board: {labels}`: the task labels its claims serve
     layer: str = "workspace"
     source: str = ""
     declared: frozenset[str] = field(default_factory=frozenset)  # keys present in the file
@@ -120,6 +133,7 @@ class Definition:
             "memory": self.memory, "maxTurns": self.max_turns, "model": self.model,
             "env": list(self.env), "prompt": self.prompt, "cli": self.cli, "team": self.team,
             "sandbox": self.sandbox.to_dict() if self.sandbox else None,
+            "board": {"labels": list(self.board_labels)},
         }
         keep = set(self.declared) | {"name", "description"}
         return {k: v for k, v in full.items() if k in keep}
@@ -135,6 +149,7 @@ class Definition:
             "source": self.source, "declared": sorted(self.declared),
             **({"team": True} if self.team else {}),  # absent when false: older records match
             **({"sandbox": self.sandbox.to_dict()} if self.sandbox else {}),
+            **({"board": {"labels": list(self.board_labels)}} if self.board_labels else {}),
         }
 
     @classmethod
@@ -158,9 +173,16 @@ class Definition:
                 cli=str(data["cli"]) if data.get("cli") else None,
                 team=data.get("team") is True,
                 sandbox=SandboxSpec.from_dict(data.get("sandbox")),
+                board_labels=_labels(data.get("board")),
                 layer=str(data.get("layer") or "workspace"),
                 source=str(data.get("source") or ""),
                 declared=frozenset(data.get("declared") or ()),
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"malformed frozen definition: {exc}") from None
+
+
+def _labels(board: Any) -> tuple[str, ...]:
+    """The labels of a frozen `board: {labels}` (none when absent)."""
+    labels = board.get("labels") if isinstance(board, dict) else None
+    return tuple(str(x) for x in labels) if isinstance(labels, list) else ()

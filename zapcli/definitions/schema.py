@@ -1,5 +1,5 @@
 """The definition schema (SPEC §8.1): node tree → Definition, or Diagnostics at line:col.
-Imports yaml, zapcli.definitions.{model, toolnames, yamlload}.
+Imports yaml, zapcli.definitions.{checker, model, toolnames, yamlload}.
 
 Strict on purpose: an unknown key, a duplicate key or a value of the wrong
 YAML type makes the definition invalid (it is never run with defaults). Every
@@ -8,26 +8,27 @@ problem in the file is reported, each where it sits.
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Any
 
 import yaml
 
 from zapcli.definitions import toolnames
+from zapcli.definitions.checker import BOOL_TAG, INT_TAG, STR_TAG, Checker, describe
 from zapcli.definitions.model import (
     DEFAULT_MAX_TURNS,
     MEMORY_MODES,
     Definition,
     Diagnostic,
     KnowledgeSource,
-    SandboxSpec,
 )
 from zapcli.definitions.yamlload import compose_text
 
 KEYS = ("name", "description", "tools", "skills", "mcp", "knowledge", "memory",
-        "maxTurns", "model", "env", "prompt", "cli", "team", "sandbox")
-SANDBOX_KEYS = ("network", "writable")
+        "maxTurns", "model", "env", "prompt", "cli", "team", "sandbox", "board")
+SANDBOX_KEYS = ("network", "writable", "sockets", "scratch_size")
+BOARD_EXAMPLE = "board: {labels: [review]}"
+MAX_LABEL = 64  # as a task's label
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 ITEM_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # skill, server, knowledge names
 ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -35,126 +36,7 @@ MAX_NAME = 64
 MAX_SKILLS = 16
 MAX_TURNS_LIMIT = 1000
 
-# Keys other tools use, suggested when difflib alone would not find them.
-_KEY_ALIASES = {
-    "allowedtools": "tools", "allowed_tools": "tools", "allowed-tools": "tools",
-    "tool": "tools", "max_turns": "maxTurns", "max-turns": "maxTurns",
-    "maxturns": "maxTurns", "turns": "maxTurns", "system_prompt": "prompt",
-    "systemprompt": "prompt", "instructions": "prompt", "mcpservers": "mcp",
-    "mcp_servers": "mcp", "servers": "mcp", "skill": "skills", "environment": "env",
-    "knowledgebase": "knowledge", "kb": "knowledge", "desc": "description",
-    "sandbox_mode": "sandbox", "sandboxing": "sandbox", "permissions": "sandbox",
-    "net": "network", "internet": "network", "writable_roots": "writable",
-    "writeable": "writable", "write": "writable",
-}
-_STR, _BOOL, _INT, _NULL = ("tag:yaml.org,2002:" + t for t in ("str", "bool", "int", "null"))
-
-
-def suggest_key(key: str, keys: tuple[str, ...] = KEYS) -> str | None:
-    """The closest valid key for a misspelt one (`allowedTools` → `tools`), or None."""
-    low = key.lower()
-    if low in _KEY_ALIASES and _KEY_ALIASES[low] in keys:
-        return _KEY_ALIASES[low]
-    lowered = {k.lower(): k for k in keys}
-    near = difflib.get_close_matches(low, list(lowered), n=1, cutoff=0.6)
-    return lowered[near[0]] if near else None
-
-
-def describe(node: yaml.Node) -> str:
-    """How YAML read a value, in words: `the boolean false (\"no\")`, `a list`, …"""
-    if isinstance(node, yaml.SequenceNode):
-        return "a list"
-    if isinstance(node, yaml.MappingNode):
-        return "a mapping"
-    if node.tag == _BOOL:
-        value = node.value.lower() in ("yes", "true", "on", "y")
-        return f"the boolean {str(value).lower()} (`{node.value}`)"
-    if node.tag == _NULL:
-        return "nothing (null)"
-    if node.tag == _STR:
-        text = node.value if len(node.value) <= 60 else node.value[:59] + "…"
-        return f"the text {text!r}"
-    kind = node.tag.rsplit(":", 1)[-1]
-    return f"the {'number' if kind in ('int', 'float') else kind} {node.value}"
-
-
-MAX_MESSAGE = 240  # characters of one diagnostic message
-
-class _Checker:
-    """Collects diagnostics for one file while reading its node tree."""
-
-    def __init__(self, file: str):
-        self.file = file
-        self.diags: list[Diagnostic] = []
-
-    def bad(self, node: yaml.Node | None, message: str, hint: str = "") -> None:
-        line, col = (node.start_mark.line + 1, node.start_mark.column + 1) if node else (1, 1)
-        if len(message) > MAX_MESSAGE:  # quoted file content (a symlink to any file) stays short
-            message = message[:MAX_MESSAGE - 1] + "…"
-        self.diags.append(Diagnostic(self.file, line, col, message, hint))
-
-    def mapping(self, node: yaml.Node, where: str, keys: tuple[str, ...]) -> dict[str, Any]:
-        """Keys → (key node, value node); unknown and duplicate keys are diagnostics."""
-        out: dict[str, Any] = {}
-        if not isinstance(node, yaml.MappingNode):
-            self.bad(node, f"{where} must be a mapping of keys, not {describe(node)}")
-            return out
-        for key_node, value_node in node.value:
-            if isinstance(key_node, yaml.ScalarNode) and key_node.value == "<<":
-                self.bad(key_node, "YAML merge keys (<<) are not supported", "write the keys out")
-                continue
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != _STR:
-                self.bad(key_node, f"{where}: keys must be plain names, not {describe(key_node)}")
-                continue
-            key = key_node.value
-            if key in out:
-                first = out[key][0].start_mark.line + 1
-                self.bad(key_node, f"key '{key}' is given twice (first on line {first})",
-                         "keep one of them; YAML would silently use the last")
-            elif key not in keys:
-                near = suggest_key(key, keys)
-                if key.lower().replace("_", "") == "allowedtools":
-                    self.bad(key_node, f"unknown key '{key}' (did you mean 'tools'?); it grants "
-                             "nothing: only the tools listed under `tools` are given",
-                             "rename it to `tools`")
-                else:
-                    self.bad(key_node, f"unknown key '{key}'" + (
-                        f" (did you mean '{near}'?)" if near else ""),
-                        f"rename it to `{near}`" if near else f"valid keys: {', '.join(keys)}")
-            out.setdefault(key, (key_node, value_node))
-        return out
-
-    def text(self, node: yaml.Node, key: str, hint: str = "") -> str | None:
-        if isinstance(node, yaml.ScalarNode) and node.tag == _STR:
-            return str(node.value)
-        self.bad(node, f"`{key}` must be text, not {describe(node)}",
-                 hint or (f"quote it: {key}: \"{node.value}\"" if isinstance(
-                     node, yaml.ScalarNode) and node.tag != _NULL else ""))
-        return None
-
-    def names(self, node: yaml.Node, key: str, pattern: re.Pattern[str], example: str
-              ) -> list[tuple[str, yaml.Node]] | None:
-        """A list of names → [(name, node)], or None after a diagnostic."""
-        if not isinstance(node, yaml.SequenceNode):
-            hint = f"write it as a list: {key}: [{example}]"
-            if isinstance(node, yaml.ScalarNode) and node.tag == _STR and node.value.strip():
-                parts = [p for p in re.split(r"[,\s]+", node.value) if p]
-                hint = f"write it as a list: {key}: [{', '.join(parts)}]"
-            self.bad(node, f"`{key}` must be a list, not {describe(node)}", hint)
-            return None
-        out: list[tuple[str, yaml.Node]] = []
-        for item in node.value:
-            if not (isinstance(item, yaml.ScalarNode) and item.tag == _STR):
-                self.bad(item, f"each entry of `{key}` must be a name, not {describe(item)}")
-            elif not pattern.match(item.value):
-                self.bad(item, f"{item.value!r} is not a valid name in `{key}`",
-                         f"use letters, digits, '-', '_' or '.' (e.g. {example})")
-            else:
-                out.append((item.value, item))
-        return out
-
-
-def _tools(c: _Checker, node: yaml.Node) -> tuple[str, ...]:
+def _tools(c: Checker, node: yaml.Node) -> tuple[str, ...]:
     entries = c.names(node, "tools", re.compile(r"^\S+$"), "read, grep")
     out: list[str] = []
     for name, item in entries or ():
@@ -176,7 +58,7 @@ def _dedup(entries: list[tuple[str, yaml.Node]] | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(name for name, _ in entries or ()))
 
 
-def _knowledge(c: _Checker, node: yaml.Node) -> tuple[KnowledgeSource, ...]:
+def _knowledge(c: Checker, node: yaml.Node) -> tuple[KnowledgeSource, ...]:
     if not isinstance(node, yaml.SequenceNode):
         c.bad(node, f"`knowledge` must be a list of {{name, path}}, not {describe(node)}",
               "knowledge: [{name: docs, path: \"docs/**/*.md\"}]")
@@ -222,10 +104,10 @@ def knowledge_path_problem(path: str) -> str | None:
     return None
 
 
-def _memory(c: _Checker, node: yaml.Node) -> str | None:
-    if isinstance(node, yaml.ScalarNode) and node.tag == _STR and node.value in MEMORY_MODES:
+def _memory(c: Checker, node: yaml.Node) -> str | None:
+    if isinstance(node, yaml.ScalarNode) and node.tag == STR_TAG and node.value in MEMORY_MODES:
         return str(node.value)
-    if isinstance(node, yaml.ScalarNode) and node.tag == _BOOL:
+    if isinstance(node, yaml.ScalarNode) and node.tag == BOOL_TAG:
         off = node.value.lower() in ("no", "false", "off", "n")
         c.bad(node, f"`memory: {node.value}` is YAML's boolean {str(not off).lower()}, "
               "not a memory mode", "write `memory: none`" if off else
@@ -236,44 +118,7 @@ def _memory(c: _Checker, node: yaml.Node) -> str | None:
 
 
 CLI_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
-SANDBOX_EXAMPLE = "sandbox: {network: false, writable: [., build]}"
-
-
-def _sandbox(c: _Checker, node: yaml.Node) -> SandboxSpec | None:
-    """`sandbox: {network: bool, writable: [path, ...]}` (SPEC §18)."""
-    fields = c.mapping(node, "`sandbox`", SANDBOX_KEYS)
-    if not isinstance(node, yaml.MappingNode):  # `mapping` said so
-        return None
-    network = False
-    if "network" in fields:
-        value = fields["network"][1]
-        if isinstance(value, yaml.ScalarNode) and value.tag == _BOOL:
-            network = value.value.lower() in ("yes", "true", "on", "y")
-        else:
-            c.bad(value, f"`sandbox.network` must be true or false, not {describe(value)}",
-                  "network: true lets its commands reach the network; false (the default) "
-                  "leaves them a loopback of their own")
-    writable: tuple[str, ...] | None = None
-    if "writable" in fields:
-        value = fields["writable"][1]
-        if not isinstance(value, yaml.SequenceNode):
-            c.bad(value, f"`sandbox.writable` must be a list of folders, not {describe(value)}",
-                  SANDBOX_EXAMPLE)
-            return None
-        paths = []
-        for item in value.value:
-            if not (isinstance(item, yaml.ScalarNode) and item.tag == _STR) or not item.value.strip():
-                c.bad(item, f"each entry of `sandbox.writable` must be a folder, not {describe(item)}",
-                      "a path relative to the workspace, or absolute")
-            elif "\x00" in item.value:
-                c.bad(item, "a path in `sandbox.writable` holds a NUL character")
-            else:
-                paths.append(item.value)
-        writable = tuple(dict.fromkeys(paths))
-    return SandboxSpec(network=network, writable=writable)
-
-
-def _check_fields(c: _Checker, f: dict[str, Any]) -> dict[str, Any]:
+def _check_fields(c: Checker, f: dict[str, Any]) -> dict[str, Any]:
     v: dict[str, Any] = {}
     if "name" in f:
         name = c.text(f["name"][1], "name")
@@ -328,8 +173,9 @@ def _check_fields(c: _Checker, f: dict[str, Any]) -> dict[str, Any]:
     return v
 
 
-def _runs_on(c: _Checker, f: dict[str, Any], v: dict[str, Any]) -> None:
-    """`cli` (the backend), `team` (the board and message tools), `sandbox`."""
+def _runs_on(c: Checker, f: dict[str, Any], v: dict[str, Any]) -> None:
+    """`cli` (the backend), `team` (the board and message tools), `sandbox`,
+    `board` (the task labels it serves)."""
     if "cli" in f:
         cli = c.text(f["cli"][1], "cli")
         if cli is not None and not CLI_RE.match(cli):
@@ -339,17 +185,44 @@ def _runs_on(c: _Checker, f: dict[str, Any], v: dict[str, Any]) -> None:
             v["cli"] = cli
     if "team" in f:
         node = f["team"][1]
-        if isinstance(node, yaml.ScalarNode) and node.tag == _BOOL:
+        if isinstance(node, yaml.ScalarNode) and node.tag == BOOL_TAG:
             v["team"] = node.value.lower() in ("yes", "true", "on", "y")
         else:
             c.bad(node, f"`team` must be true or false, not {describe(node)}",
                   "team: true gives it the session's board and message tools")
     if "sandbox" in f:
-        v["sandbox"] = _sandbox(c, f["sandbox"][1])
+        from zapcli.definitions.sandbox_schema import sandbox
+
+        v["sandbox"] = sandbox(c, f["sandbox"][1])
+    if "board" in f:
+        v["board_labels"] = _board(c, f["board"][1])
+
+
+def _board(c: Checker, node: yaml.Node) -> tuple[str, ...]:
+    """`board: {labels: [...]}`: the task labels its claims serve."""
+    fields = c.mapping(node, "`board`", ("labels",))
+    if "labels" not in fields:
+        if isinstance(node, yaml.MappingNode) and not fields:  # else: an unknown key, said
+            c.bad(node, "`board` lacks `labels`", BOARD_EXAMPLE)
+        return ()
+    value = fields["labels"][1]
+    if not isinstance(value, yaml.SequenceNode):
+        c.bad(value, f"`board.labels` must be a list of task labels, not {describe(value)}",
+              BOARD_EXAMPLE)
+        return ()
+    labels: list[str] = []
+    for item in value.value:
+        text = item.value if isinstance(item, yaml.ScalarNode) and item.tag == STR_TAG else None
+        if text is None or not text.strip() or len(text) > MAX_LABEL or "\n" in text:
+            c.bad(item, f"each entry of `board.labels` must be a task label (one line of 1 to "
+                  f"{MAX_LABEL} characters), not {describe(item)}", BOARD_EXAMPLE)
+        elif text not in labels:
+            labels.append(text)
+    return tuple(labels)
 
 
 def _as_int(node: yaml.Node) -> int | None:
-    if not (isinstance(node, yaml.ScalarNode) and node.tag == _INT):
+    if not (isinstance(node, yaml.ScalarNode) and node.tag == INT_TAG):
         return None
     try:
         return int(node.value.replace("_", ""), 10)
@@ -364,7 +237,7 @@ def _slug(text: str) -> str:
 def validate_node(root: yaml.Node, file: str, *, layer: str = "workspace",
                   source: str | None = None) -> tuple[Definition | None, list[Diagnostic]]:
     """Check a composed definition. Returns (Definition, []) or (None, diagnostics)."""
-    c = _Checker(file)
+    c = Checker(file)
     fields = c.mapping(root, "a definition", KEYS)
     if not isinstance(root, yaml.MappingNode):
         return None, c.diags
@@ -382,6 +255,7 @@ def validate_node(root: yaml.Node, file: str, *, layer: str = "workspace",
         memory=values.get("memory", "none"), max_turns=values.get("max_turns", DEFAULT_MAX_TURNS),
         model=values.get("model"), env=values.get("env", ()), prompt=values.get("prompt", ""),
         cli=values.get("cli"), team=values.get("team", False), sandbox=values.get("sandbox"),
+        board_labels=values.get("board_labels", ()),
         layer=layer, source=source if source is not None else file,
         declared=frozenset(fields),
     ), []

@@ -148,14 +148,15 @@ class RayExecutor(Executor):
         entry = view.entry(sid) if view.current else None
         if entry is not None:
             pool.confirmed(sid)
-            if entry[0] in ("lost", "failed"):  # failed: `collect` records it so
+            state = wire.PoolState.parse(entry[0])
+            if state in (wire.PoolState.LOST, wire.PoolState.FAILED):  # failed: `collect` records it so
                 return Liveness(False, str(entry[2] or "its Ray node died"))
-            if entry[0] == "ended":
+            if state == wire.PoolState.ENDED:
                 return Liveness(False, "its runner ended on its Ray node")
         if view.dead or not view.current:  # its pool ended, or a new one has said nothing yet
             return self._replace(pool, view)
         if entry is not None:
-            if entry[0] in ("submitted", "placing"):
+            if state is not None and state.unplaced:
                 return Liveness(True, f"waiting for Ray to place it (ray.resources "
                                       f"{wire.bundle(_resources(sid))})")
             return Liveness(True, None)
@@ -181,7 +182,8 @@ class RayExecutor(Executor):
         give_up = time.monotonic() + seconds
         while True:
             entry = pool.view(fresh=True).entry(sid)
-            if entry is None or entry[0] in ("ended", "failed", "lost"):
+            state = wire.PoolState.parse(entry[0]) if entry is not None else None
+            if entry is None or (state is not None and not state.open):
                 return True
             if time.monotonic() >= give_up:
                 return False
@@ -207,7 +209,7 @@ class RayExecutor(Executor):
         entry = view.entry(sid) if view.current else None
         if entry is None:
             return Collected()
-        if entry[0] == "failed":  # it could not start where Ray placed it
+        if wire.PoolState.parse(entry[0]) == wire.PoolState.FAILED:  # it could not start where Ray placed it
             from zapcli.trail import ending
             from zapcli.trail.model import Outcome, Status
 

@@ -52,7 +52,7 @@ class Sub:
     sid: str
     spec: dict[str, Any]
     frames: Frames
-    state: str = "submitted"
+    state: wire.PoolState = wire.PoolState.SUBMITTED
     node: str | None = None
     pg: Any = None
     start_ref: Any = None
@@ -82,7 +82,7 @@ class Pool:
         while True:
             busy = self.tick()
             now = time.monotonic()
-            if busy or any(s.state in wire.OPEN_STATES for s in self.subs.values()):
+            if busy or any(s.state.open for s in self.subs.values()):
                 self.last_busy = now
             elif now - self.last_busy > self.idle_s:
                 self.write_status(closed=True)
@@ -107,7 +107,7 @@ class Pool:
         self.status.write({
             "v": wire.PROTOCOL, "pool": wire.job_id(self.key, self.gen), "gen": self.gen,
             "node": self.node, "session": self.session, "zapcli": __version__, "closed": closed,
-            "subs": {s.sid: [s.state, s.frames.n, s.reason] for s in self.subs.values()}})
+            "subs": {s.sid: [s.state.value, s.frames.n, s.reason] for s in self.subs.values()}})
 
     # -- submissions and acknowledgements -------------------------------------
     def scan(self) -> bool:
@@ -140,10 +140,10 @@ class Pool:
         self.dirty = True
         marker = kv.kv_get(wire.run_key(self.key, sid))
         if sub.frames.ended:  # a replaced pool shipped all of it already
-            sub.state = "ended"
+            sub.state = wire.PoolState.ENDED
         elif marker:  # dispatched by an earlier pool: its node's agent knows the rest
             sub.node = orjson.loads(marker)["node"]
-            sub.state = "running"
+            sub.state = wire.PoolState.RUNNING
         return True
 
     def forget(self, sid: str) -> None:
@@ -166,14 +166,14 @@ class Pool:
         from ray.util.placement_group import placement_group_table
 
         for sub in list(self.subs.values()):
-            if sub.state == "submitted":
+            if sub.state == wire.PoolState.SUBMITTED:
                 bundle = wire.bundle(sub.spec.get("resources"))
                 if not bundle:  # no reservation asked: the pool's own node
                     self.dispatch(sub, self.node)
                     continue
                 sub.pg = _placement_group(sub.sid, bundle)
-                sub.state, self.dirty = "placing", True
-            if sub.state == "placing" and sub.pg.wait(0):
+                sub.state, self.dirty = wire.PoolState.PLACING, True
+            if sub.state == wire.PoolState.PLACING and sub.pg.wait(0):
                 self.dispatch(sub, placement_group_table(sub.pg)["bundles_to_node_id"][0])
 
     def dispatch(self, sub: Sub, node: str) -> None:
@@ -181,7 +181,7 @@ class Pool:
         key is claimed once): then on that one's node, never anywhere else."""
         if not kv.kv_claim(wire.run_key(self.key, sub.sid), orjson.dumps({"node": node, "gen": self.gen})):
             node = orjson.loads(kv.kv_get(wire.run_key(self.key, sub.sid)) or b"{}").get("node", node)
-        sub.node, sub.state, self.dirty = node, "starting", True
+        sub.node, sub.state, self.dirty = node, wire.PoolState.STARTING, True
         spec = dict(sub.spec)
         spec["early"] = list(spec.get("early") or ()) + self.take_early(sub)
         sub.start_ref = self.agent(node).start.remote(sub.sid, spec)
@@ -199,7 +199,7 @@ class Pool:
     def check_starts(self) -> None:
         import ray
 
-        waiting = {s.start_ref: s for s in self.subs.values() if s.state == "starting" and s.start_ref}
+        waiting = {s.start_ref: s for s in self.subs.values() if s.state == wire.PoolState.STARTING and s.start_ref}
         if not waiting:
             return
         ready, _ = ray.wait(list(waiting), num_returns=len(waiting), timeout=0)
@@ -210,11 +210,11 @@ class Pool:
                 got = ray.get(ref)
             except Exception as exc:  # noqa: BLE001 - the agent or its node died
                 self.agent_failed(sub.node or "", exc)
-                if sub.state == "starting":  # its node lives: its (new) agent starts or adopts it
-                    sub.state = "running"
+                if sub.state == wire.PoolState.STARTING:  # its node lives: its (new) agent starts or adopts it
+                    sub.state = wire.PoolState.RUNNING
                 continue
             if got.get("ok"):
-                sub.state, self.dirty = "running", True
+                sub.state, self.dirty = wire.PoolState.RUNNING, True
                 for seq in sub.early:  # they went with the start
                     kv.kv_del(sub.inbox.pop(seq))
                 sub.early = []
@@ -224,8 +224,8 @@ class Pool:
     def refuse(self, sub: Sub, reason: str) -> None:
         """It cannot run where Ray placed it: it fails, saying why (the
         caller records that)."""
-        sub.frames.add({}, "unstarted")
-        sub.state, sub.reason, self.dirty = "failed", reason, True
+        sub.frames.add({}, wire.EndHow.UNSTARTED)
+        sub.state, sub.reason, self.dirty = wire.PoolState.FAILED, reason, True
         self.remove_pg(sub)
 
     # -- agents and reports -----------------------------------------------------
@@ -245,7 +245,7 @@ class Pool:
     def ask_reports(self) -> None:
         by_node: dict[str, dict[str, list[int]]] = {}
         for sub in self.subs.values():
-            if sub.state == "running" and sub.node and sub.node not in self.reports:
+            if sub.state == wire.PoolState.RUNNING and sub.node and sub.node not in self.reports:
                 by_node.setdefault(sub.node, {})[sub.sid] = list(sub.frames.offs)
         for node, wants in by_node.items():
             self.reports[node] = (self.agent(node).report.remote(wants), list(wants))
@@ -270,14 +270,14 @@ class Pool:
                     self.take_report(self.subs[sid], item)
 
     def take_report(self, sub: Sub, item: dict[str, Any]) -> None:
-        if item.get("state") == "unstarted":  # dispatched, but its start never got made
+        if wire.NodeState.parse(item.get("state")) == wire.NodeState.UNSTARTED:  # dispatched, but its start never got made
             self.dispatch(sub, sub.node or self.node)
             return
         sub.frames.add(item, item.get("end"))
         if item.get("end") or any(k in item for k in "toe"):
             self.dirty = True
         if item.get("end"):
-            sub.state = "ended"
+            sub.state = wire.PoolState.ENDED
             self.remove_pg(sub)
 
     def agent_failed(self, node: str, exc: BaseException) -> None:
@@ -292,13 +292,13 @@ class Pool:
             why = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
             if "ModuleNotFoundError" in str(exc) or "ImportError" in str(exc):
                 for sub in self.subs.values():
-                    if sub.node == node and sub.state == "starting":
+                    if sub.node == node and sub.state == wire.PoolState.STARTING:
                         self.refuse(sub, f"Ray's workers on node {node[:12]} cannot run zapcli: {why}")
             return
         said = (info or {}).get("DeathReasonMessage") or "it is gone from the cluster"
         for sub in self.subs.values():
-            if sub.node == node and sub.state in wire.OPEN_STATES:
-                sub.state, sub.reason = "lost", f"its Ray node died ({str(said)[:300]})"
+            if sub.node == node and sub.state.open:
+                sub.state, sub.reason = wire.PoolState.LOST, f"its Ray node died ({str(said)[:300]})"
                 self.remove_pg(sub)
         self.dirty = True
 
@@ -315,14 +315,14 @@ class Pool:
             for seq in sorted(sub.inbox):
                 raw = kv.kv_get(sub.inbox[seq])
                 rec = orjson.loads(raw) if raw else None
-                if sub.state in ("submitted", "placing") and isinstance(rec, dict) and \
+                if sub.state.unplaced and isinstance(rec, dict) and \
                         rec.get("type") == "status" and is_terminal(rec.get("status")):
-                    sub.frames.add({}, "unstarted")
-                    sub.state, sub.reason, self.dirty = "ended", "cancelled before it started", True
+                    sub.frames.add({}, wire.EndHow.UNSTARTED)
+                    sub.state, sub.reason, self.dirty = wire.PoolState.ENDED, "cancelled before it started", True
                     self.remove_pg(sub)
-                if sub.state != "running" and sub.state in wire.OPEN_STATES:
+                if sub.state != wire.PoolState.RUNNING and sub.state.open:
                     break  # it takes them when it starts
-                if sub.state == "running" and isinstance(rec, dict):
+                if sub.state == wire.PoolState.RUNNING and isinstance(rec, dict):
                     if rec.get("type") == "status" and is_terminal(rec.get("status")):
                         sub.reason, self.dirty = f"{rec.get('status')} by the caller", True
                     try:
@@ -384,4 +384,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    from zapcli import keyguard
+
+    keyguard.seal()  # a long-lived job that carries its subagents' environments: out of reach
     sys.exit(main(sys.argv[1:]))

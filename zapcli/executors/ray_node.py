@@ -41,6 +41,8 @@ from typing import Any
 
 import orjson
 
+from zapcli.executors import ray_wire as wire
+
 CHUNK = 256 * 1024  # bytes per stream per report: a busy runner ships over several ticks
 STREAMS = {"t": ".jsonl", "o": ".out", "e": ".err"}
 # Forks the runner into a session of its own and exits: the runner is then
@@ -216,7 +218,7 @@ class NodeAgent:
 
     # -- report -------------------------------------------------------------
     def report(self, wants: dict[str, list[int]]) -> dict[str, dict[str, Any]]:
-        """For each sid: {"state": "unstarted"} when nothing of it is here,
+        """For each sid: {"state": "unstarted"} (`wire.NodeState`) when nothing of it is here,
         else the bytes past `wants[sid]` (t, o, e offsets) per stream as
         [offset, data], "alive", and "end" (recorded / unrecorded) once it
         has ended and everything was read."""
@@ -228,9 +230,10 @@ class NodeAgent:
 
         proc = self._process(sid)
         if proc is None:
-            return {"state": "unstarted"}
+            return {"state": wire.NodeState.UNSTARTED.value}
         alive = is_alive(proc.get("pid"), proc.get("create_time"))  # first: then a read is complete
-        out: dict[str, Any] = {"state": "running" if alive else "ended", "alive": alive}
+        out: dict[str, Any] = {"state": (wire.NodeState.RUNNING if alive else wire.NodeState.ENDED).value,
+                               "alive": alive}
         whole = True
         for (stream, suffix), offset in zip(STREAMS.items(), offsets, strict=True):
             data, start, more = _read_from(store.path_for(sid, suffix), offset, stream == "t")
@@ -238,7 +241,8 @@ class NodeAgent:
             if data:
                 out[stream] = [start, data]
         if not alive and whole:
-            out["end"] = "recorded" if reader.first_terminal(store.path_for(sid)) else "unrecorded"
+            out["end"] = (wire.EndHow.RECORDED if reader.first_terminal(store.path_for(sid))
+                          else wire.EndHow.UNRECORDED).value
             with self.lock:
                 self.procs.pop(sid, None)
         return out

@@ -34,15 +34,89 @@ import json
 import os
 import shlex
 import sys
+from enum import Enum
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
     from typing import Any
 
 PROTOCOL = 1  # the pool's status line and frames; bumped on an incompatible change
-STATES = ("submitted", "placing", "starting", "running", "ended", "failed", "lost")
-OPEN_STATES = ("submitted", "placing", "starting", "running")  # its runner may still run
-END_HOWS = ("recorded", "unrecorded", "unstarted")
+
+
+class _Word(str, Enum):
+    """A word of the wire: compares, hashes and formats as its string value
+    (as `trail.model.Status` does), so a status line read back as plain JSON
+    strings and the members agree."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    @classmethod
+    def parse(cls, value: object) -> Any:
+        """The member named `value`, or None for anything else (a newer
+        pool's word, a damaged line)."""
+        try:
+            return cls(value)
+        except ValueError:
+            return None
+
+
+class PoolState(_Word):
+    """A subagent's state in the pool, as its status line says it: submitted
+    (its key is read), placing (its placement group is being made), starting
+    (sent to its node's agent), running, then ended (its runner ended on the
+    node), failed (it could not start where Ray placed it) or lost (its node
+    died)."""
+
+    SUBMITTED = "submitted"
+    PLACING = "placing"
+    STARTING = "starting"
+    RUNNING = "running"
+    ENDED = "ended"
+    FAILED = "failed"
+    LOST = "lost"
+
+    @property
+    def open(self) -> bool:
+        """Its runner may still run (or is still to start)."""
+        return self in _OPEN
+
+    @property
+    def unplaced(self) -> bool:
+        """Ray has not placed it yet: submitted or placing."""
+        return self in (PoolState.SUBMITTED, PoolState.PLACING)
+
+
+_OPEN = frozenset({PoolState.SUBMITTED, PoolState.PLACING, PoolState.STARTING, PoolState.RUNNING})
+
+
+class EndHow(_Word):
+    """How a frames file ends (`<n> end <how>`): the runner recorded its end,
+    ended without recording it, or never started on the node."""
+
+    RECORDED = "recorded"
+    UNRECORDED = "unrecorded"
+    UNSTARTED = "unstarted"
+
+
+class NodeState(_Word):
+    """A subagent as a node's agent reports it to the pool: nothing of it on
+    the node yet, its runner running, or ended."""
+
+    UNSTARTED = "unstarted"
+    RUNNING = "running"
+    ENDED = "ended"
+
+
+STATES = tuple(PoolState)
+OPEN_STATES = tuple(s for s in PoolState if s.open)
+END_HOWS = tuple(EndHow)
 HELLO = "ZAPCLI1 hello "  # the pool's first line in its job log
 
 
@@ -142,8 +216,8 @@ def parse_frame(line: str) -> tuple[int, str, int, bytes] | tuple[int, str, str]
     """(n, stream, offset, data), (n, "end", how), or None for a damaged or
     unfinished line."""
     parts = line.rstrip("\n").split(" ")
-    if len(parts) == 3 and parts[1] == "end" and parts[0].isdigit() and parts[2] in END_HOWS:
-        return int(parts[0]), "end", parts[2]
+    if len(parts) == 3 and parts[1] == "end" and parts[0].isdigit() and EndHow.parse(parts[2]):
+        return int(parts[0]), "end", EndHow(parts[2])
     if len(parts) != 4 or not parts[0].isdigit() or parts[1] not in ("t", "o", "e") or not parts[2].isdigit():
         return None
     try:

@@ -57,6 +57,22 @@ class AgentHost:
             close()
 
 
+def file_view(workspace: str, writable_roots: tuple[str, ...], sandbox: Any = None) -> Any:
+    """What the file tools may open: the roots agent work writes (the
+    workspace, `writable_roots`, the scratch folder), zapcli's own folders
+    hidden as the sandbox hides them from commands (`zapcli.beneath`)."""
+    from zapcli.beneath import View
+    from zapcli.paths import control_roots
+
+    policy = getattr(sandbox, "policy", None)
+    scratch = getattr(policy, "scratch", "") or os.environ.get("TMPDIR", "")
+    hidden = control_roots()
+    if not any(os.path.commonpath([os.path.realpath(scratch), os.path.realpath(h)]) ==
+               os.path.realpath(h) for h in hidden if scratch):
+        scratch = ""  # not zapcli's scratch folder (a plain /tmp): no root of the agent's
+    return View((workspace, *writable_roots, scratch), hidden, (scratch,))
+
+
 def build_host(fields: Mapping[str, Any], *, workspace: str, cwd: str,
                writable_roots: tuple[str, ...], providers: Mapping[str, Any],
                approver: Approver, extra_tools: tuple[Any, ...] = (),
@@ -84,7 +100,8 @@ def build_host(fields: Mapping[str, Any], *, workspace: str, cwd: str,
     # The model's key never reaches a command, whatever the definition lists.
     env = scrubbed_env(os.environ, definition.env, deny_names=(getattr(client, "api_key_env", ""),))
     ctx = ToolContext(workspace=workspace, cwd=cwd, env=env, writable_roots=writable_roots,
-                      deadline_monotonic=deadline_mono, sandbox=sandbox)
+                      deadline_monotonic=deadline_mono, sandbox=sandbox,
+                      view=file_view(workspace, writable_roots, sandbox))
     return AgentHost(client=client, system_prompt=assemble_prompt(definition, grant),
                      tools=[*toolset.tools, *caps.tools, *extra_tools], ctx=ctx,
                      max_turns=definition.max_turns,

@@ -3,7 +3,9 @@
 `open_sandbox` builds the long-lived one the tools use.
 
 Imports `zapcli.sandbox`, `zapcli.definitions.model`, `zapcli.paths`,
-`zapcli.worktrees` (a `--worktree` tree's git fenced before its sandbox).
+`zapcli.control`, `zapcli.worktrees` (a `--worktree` tree's git fenced
+before its sandbox). The caller that knows the backends passes the one list of
+control files in (`zapcli.backends.registry.control_files`).
 `choice` is the spawn record's `sandbox`: "auto" (the built-in agent's
 default: sandboxed where this machine can, and otherwise a diagnostic,
 never a silent downgrade), "on" (asked for: refused where it cannot be),
@@ -12,8 +14,9 @@ never a silent downgrade), "on" (asked for: refused where it cannot be),
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,19 +48,51 @@ def _diag(name: str, message: str) -> dict[str, str]:
     return {"dimension": "sandbox", "name": name, "message": message}
 
 
+def records() -> str:
+    """Where the control files' placeholders are recorded (`<state>/placeholders`)."""
+    from zapcli.paths import placeholders_dir
+
+    return str(placeholders_dir())
+
+
+def full_mode_note(mode: str, control: Iterable[str]) -> list[dict[str, str]]:
+    """`full` mode lifts the control files' protection: said, never silent."""
+    if mode != "full":
+        return []
+    names = ", ".join(control)
+    return [_diag("control_files", "full approval mode: commands and file tools may write the "
+                  f"control files of the workspace ({names}), which other programs read as "
+                  "configuration that runs commands; any other mode keeps them read-only")]
+
+
 def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[str],
-            spec: SandboxSpec | None, scratch: Path, tree: Any = None) -> Prepared:
+            spec: SandboxSpec | None, scratch: Path, scratch_size: int | None = None,
+            control: tuple[str, ...] | None = None, tree: Any = None) -> Prepared:
     """The policy for `choice`, or why there is none. Creates `scratch` (0700).
+    `scratch_size`: the config's cap (the definition's wins; None: 1 GiB).
+    `control`: the one list of control files (None: the names no backend owns).
     `tree`: the spawn record's worktree receipt: its git is fenced (what a
     commit on its own branch writes, no more) before the sandbox starts;
     refused when its git files no longer agree with the receipt."""
+    from zapcli import control as control_list
+
+    names = control_list.names() if control is None else control
+    said = full_mode_note(mode, names)
     if choice not in ("auto", "on"):
-        return Prepared()
+        return Prepared(diagnostics=said)
     found = probe()
     if not found.ok:
         if choice == "on":
             return Prepared(refused=f"the sandbox was asked for, but {found.missing}; {found.fix}")
-        return Prepared(diagnostics=[_diag("unavailable", bwrap.unavailable(found))])
+        return Prepared(diagnostics=[_diag("unavailable", bwrap.unavailable(found)), *said])
+    network = bool(spec and spec.network)
+    diagnostics = []
+    if not network and not found.network:  # the rest holds; never "sandboxed" with no word of it
+        if choice == "on":
+            return Prepared(refused=f"the sandbox was asked for with the network off, but "
+                                    f"{found.network_missing}; {bwrap.NET_HINT}")
+        diagnostics.append(_diag("network", bwrap.network_open(found)))
+        network = True
     from zapcli.paths import control_roots, make_dirs
 
     make_dirs(scratch)
@@ -65,10 +100,39 @@ def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[
     if refused:
         return Prepared(refused=refused)
     policy, notes = resolve(mode, workspace=workspace, writable_roots=writable_roots,
-                            network=bool(spec and spec.network),
+                            network=network,
                             writable=spec.writable if spec else None, scratch=str(scratch),
-                            hidden=control_roots(), git=git)
-    return Prepared(policy, found.program, [_diag("writable", n) for n in notes])
+                            hidden=control_roots(), control=names, git=git)
+    linked = _links(mode, workspace, writable_roots, policy, names)
+    if linked:
+        return Prepared(refused=linked[0])
+    given = [s for s in (spec.scratch_size if spec else None, scratch_size) if s is not None]
+    size = given[0] if given else policy.scratch_size
+    if size and not found.size:
+        from zapcli.sizes import show
+
+        diagnostics.append(_diag("scratch_size", f"the scratch folder is not capped at "
+                                 f"{show(size)}: {found.program} is older than bubblewrap 0.6 "
+                                 "(no tmpfs size), so the kernel's default holds: half the memory"))
+        size = 0
+    policy = replace(policy, scratch_size=size, sockets=_sockets(spec))
+    return Prepared(policy, found.program,
+                    [*diagnostics, *(_diag("writable", n) for n in notes), *said])
+
+
+def _links(mode: str, workspace: str, writable_roots: Iterable[str], policy: Policy,
+           names: Iterable[str]) -> list[str]:
+    """Protected names that are symbolic links in a writable root: the
+    sandbox cannot keep them read-only (`zapcli.sandbox.links`)."""
+    from zapcli.approvals import write_ceiling
+    from zapcli.sandbox.links import problems
+
+    _ceiling, protect = write_ceiling(mode, workspace, tuple(writable_roots))
+    return problems(policy.writable, names) if protect else []
+
+
+def _sockets(spec: SandboxSpec | None) -> tuple[str, ...]:
+    return tuple(os.path.expanduser(p) for p in (spec.sockets if spec else ()))
 
 
 def _fenced(tree: Any) -> tuple[list[GitAccess], str | None]:
@@ -93,5 +157,5 @@ def open_sandbox(prepared: Prepared, on_start: Callable[[int], None] | None = No
         return None
     from zapcli.sandbox.session import Sandbox
 
-    return Sandbox(prepared.policy, prepared.bwrap, on_start=on_start)
+    return Sandbox(prepared.policy, prepared.bwrap, on_start=on_start, records=records())
 

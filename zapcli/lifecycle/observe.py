@@ -1,10 +1,12 @@
 """The observer (SPEC §6.2): gather the facts beside a trail's summary
 (`trail.reader.load`), derive the status, and act on what was found.
 
-Imports `zapcli.lifecycle.status`, `zapcli.executors`, `zapcli.trail`.
-Observing may act, as the spec requires: a dead runner with no terminal
-record gets a sticky `lost` / `interrupted` status (and what is left of its
-work is ended), and one alive past its deadline by more than 10 s is killed
+Imports `zapcli.lifecycle.status`, `zapcli.executors`, `zapcli.trail`
+(`zapcli.sandbox.placeholders` once one is `lost`). `look` finds the same
+without acting. Observing may act, as the spec requires: a dead runner with
+no terminal record gets a sticky `lost` / `interrupted` status (and what is
+left of its work is ended, the empty folders its sandbox held control files
+with included), and one alive past its deadline by more than 10 s is killed
 and recorded `timeout`. Both go through `store.end`, so the first terminal
 status wins whoever else is ending it. An ended subagent's on-finish command
 that nobody will start (never claimed, or claimed by a process that died
@@ -106,6 +108,17 @@ def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> Vie
         if finding is None:
             return view
     return _act(sid, s, view, finding, stall_s=stall_s, kill_grace_s=kill_grace_s)
+
+
+def look(sid: str) -> View:
+    """The status an observer would find now — a dead runner's `lost`, an
+    overdue one's `timeout` — recording nothing and stopping nothing: for a
+    check that answers before anything is acted on. Raises NotFound."""
+    s = load(sid)
+    view, finding = derive(sid, s, facts_for(sid, s))
+    if finding is not None:
+        view.status, view.reason = finding.status, finding.reason
+    return view
 
 
 FINISH_TAKEOVER_S = 5.0  # a claimed on-finish whose claimer is gone and no helper runs: taken over after
@@ -210,6 +223,7 @@ def _act(sid: str, s: reader.Summary, view: View, finding: Finding, *, stall_s: 
         stop_after_end(sid, s, final, kill_grace_s, collect=False)  # the caller collects
     elif found == Status.LOST:  # its work may outlive it (re-parented to init)
         stop_after_end(sid, s, final, min(kill_grace_s, 1.0), gone=True, collect=False)
+        _sweep_placeholders()
     elif final is not None:
         forget_active(sid, s)
     if final is None:
@@ -218,6 +232,19 @@ def _act(sid: str, s: reader.Summary, view: View, finding: Finding, *, stall_s: 
         return apply(view, finding, recorded=False)
     fresh = load(sid)
     return to_view(sid, fresh, Facts(None, time.monotonic()), stall_s=stall_s)
+
+
+def _sweep_placeholders() -> None:
+    """A runner that died without its end (SIGKILL, OOM) left the empty
+    folders its sandbox held control files with: removed now, not at the next
+    sandbox or `gc` (only those no live sandbox holds)."""
+    from zapcli.paths import placeholders_dir
+    from zapcli.sandbox.placeholders import sweep
+
+    try:
+        sweep(str(placeholders_dir()))
+    except OSError:
+        pass
 
 
 def stop_after_end(sid: str, s: reader.Summary, final: FinalStatus | None, grace_s: float, *,

@@ -46,7 +46,7 @@ def child_argv(sid: str) -> list[str]:
     return [sys.executable, "-m", "zapcli", "run", "--subagent", "--id", sid]
 
 
-ENV_SUFFIX = ".env"  # the spawner's environment, until the subagent starts
+ENV_SUFFIX = store.ENV  # the spawner's environment, until the subagent starts
 
 
 def keep_env(sid: str) -> None:

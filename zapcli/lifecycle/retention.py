@@ -75,6 +75,8 @@ class GcResult:
     held: dict[str, str] = field(default_factory=dict)  # id -> why it is kept this time (on-finish)
     dry_run: bool = False
     worktrees: list[Any] = field(default_factory=list)  # lifecycle.worktrees.Decision, `zapcli gc` only
+    placeholders: list[str] = field(default_factory=list)  # empty folders a killed sandbox left
+    dropped_envs: list[str] = field(default_factory=list)  # ids whose kept environment went
 
 
 def _ids_on_disk() -> list[str]:
@@ -164,6 +166,7 @@ def collect(settings: Settings, *, dry_run: bool = False, opportunistic: bool = 
     path = ensure_dir(locks_dir()) / "retention.lock"
     try:
         with exclusive(path, 2 if opportunistic else 30):  # brief: a spawn may be checking
+            _drop_kept_envs(result, dry_run)  # keys go whatever else runs
             busy = _running()
             if busy:
                 result.skipped_reason = f"{len(busy)} subagent(s) running; retention runs only when none is"
@@ -193,13 +196,49 @@ def delete_files(sid: str, session: str | None) -> None:
         sessions.forget(session, sid)
 
 
+KEPT_ENV_ORPHAN_S = 60.0  # a spawn writes the kept environment a moment before its trail
+
+
+def _drop_kept_envs(result: GcResult, dry_run: bool) -> None:
+    """Remove every kept environment (`<id>.env`, a spawner's keys) whose
+    subagent can no longer start: it has started or ended (an earlier
+    version left those), or its trail is gone (after a minute: a spawn
+    writes it just before the trail). A queued one keeps its own."""
+    try:
+        names = set(os.listdir(subagents_dir()))
+    except OSError:
+        return
+    for name in sorted(n for n in names if n.endswith(store.ENV)):
+        sid = name[:-len(store.ENV)]
+        if not ids.is_valid(sid):
+            continue
+        path = subagents_dir() / name
+        if f"{sid}.jsonl" in names:
+            try:
+                if load(sid).queued:
+                    continue
+            except NotFound:
+                continue  # a trail being written (or damaged): not decided on a guess
+        else:
+            try:
+                if time.time() - os.stat(path, follow_symlinks=False).st_mtime < KEPT_ENV_ORPHAN_S:
+                    continue
+            except OSError:
+                continue
+        result.dropped_envs.append(sid)
+        if not dry_run:
+            path.unlink(missing_ok=True)
+
+
 def _orphan_captures() -> list[str]:
-    """`<id>.out` / `.err` / `.end` / `.home` / `.tmp` whose trail is gone (deleted by hand)."""
+    """`<id>.out` / `.err` / `.end` / `.home` / `.tmp` whose trail is gone
+    (deleted by hand); a kept `.env` goes in `_drop_kept_envs`."""
     try:
         names = set(os.listdir(subagents_dir()))
     except OSError:
         return []
-    return sorted(n for n in names if n[-4:] in store.SUFFIXES[1:] and ids.is_valid(n[:-4])
+    return sorted(n for n in names if n[-4:] in store.SUFFIXES[1:] and n[-4:] != store.ENV
+                  and ids.is_valid(n[:-4])
                   and f"{n[:-4]}.jsonl" not in names) + sorted(
         n for n in names for f in FOLDERS if n.endswith(f) and ids.is_valid(n[:-len(f)])
         and f"{n[:-len(f)]}.jsonl" not in names)

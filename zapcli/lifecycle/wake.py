@@ -83,6 +83,23 @@ class Waker:
                 if event.name in self._names and self._wakes(event.name, event.mask):
                     return
 
+    def fileno(self) -> int | None:
+        """The inotify descriptor, readable when events wait (for an event
+        loop's reader: the asyncio API waits this way); None without inotify."""
+        return self._ino.fileno() if self._ino is not None else None
+
+    def woken(self) -> bool:
+        """Read the events that are there now, without waiting: whether one
+        of them wakes the waiter (as `sleep` would have returned)."""
+        if self._ino is None:
+            return False
+        woke = False
+        for event in self._ino.read(timeout=0):
+            if event.mask & self._flags.Q_OVERFLOW or (
+                    event.name in self._names and self._wakes(event.name, event.mask)):
+                woke = True  # the rest are read too: the descriptor is left drained
+        return woke
+
     def _wakes(self, name: str, mask: int) -> bool:
         if mask & (self._flags.DELETE | self._flags.MOVED_FROM):
             return True  # removed: the observer says so

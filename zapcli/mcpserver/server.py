@@ -1,7 +1,6 @@
 """The MCP server: the low-level SDK `Server`, its two handlers, and the
-stdio / streamable-HTTP runners.
-
-Imports `mcp`, `anyio`, `zapcli.toolapi`, `zapcli.lifecycle.session`,
+stdio / streamable-HTTP runners, each in both protocol eras (`.eras`).
+Imports `mcp`, `anyio`, `.eras`, `zapcli.toolapi`, `zapcli.lifecycle.session`,
 `zapcli.ops.steer` (decisions from elicitations). A tool call runs the
 blocking op in a worker thread, inside the connection's session
 (`session.using`): each connection is its own session unless ZAPCLI_SESSION
@@ -40,7 +39,9 @@ from mcp.shared.exceptions import MCPError
 
 from zapcli import __version__
 from zapcli.lifecycle import session as sessions
+from zapcli.mcpserver import eras
 from zapcli.mcpserver.tools import TOOLS, result
+from zapcli.render.common import elicited
 from zapcli.toolapi.dispatch import Env, Reply, call
 from zapcli.toolapi.spec import BY_NAME
 
@@ -239,9 +240,7 @@ class _Ticker:
             if v.id not in mine or key in self.conn.asked:
                 continue
             self.conn.asked.add(key)
-            message = (f"zapcli subagent {v.id} asks for approval ({req.get('req_id')}):\n"
-                       f"{req.get('summary')}\nTask: {' '.join(v.task.split())[:200]}\n"
-                       "Accept to allow it, decline to deny it.")
+            message = elicited(v.id, req, v.task)
             if self.back_channel:  # asked meanwhile: progress goes on, the timeout holds
                 anyio.from_thread.run_sync(self.asks.start_soon, self._ask, key, message)
             else:
@@ -299,8 +298,8 @@ class _Cancelled(Exception):
 
 def build(zs: Zapserver | None = None) -> Server[Any]:
     zs = zs or Zapserver()
-    return Server("zapcli", version=__version__, instructions=INSTRUCTIONS,
-                  on_list_tools=zs.list_tools, on_call_tool=zs.call_tool)
+    return eras.install(Server("zapcli", version=__version__, instructions=INSTRUCTIONS,
+                               on_list_tools=zs.list_tools, on_call_tool=zs.call_tool))
 
 
 def _log(message: str) -> None:
@@ -316,7 +315,7 @@ async def serve_stdio() -> None:
     broken = False
     try:
         async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+            await eras.serve_stdio(server, read, write, server.create_initialization_options())
     except Exception as exc:  # noqa: BLE001 - re-raised unless the client went away
         if not _disconnected(exc):
             raise
@@ -378,6 +377,7 @@ async def serve_http(sock: socket.socket, token: str | None = None,
         host, port = sock.getsockname()[:2]
         app = server.streamable_http_app(host=host)
         where = f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
+    app = eras.VersionGate(app)
     if token is not None:
         app = BearerGate(app, token)
     web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))

@@ -3,8 +3,8 @@ subagent (SPEC §20), put into its private MCP config when its definition
 declares `team: true` (`zapcli.backends.cli_request`). Run by the CLI as
 `python -m zapcli.mcpserver.team --id ID`.
 
-Imports `mcp`, `mcp_types`, `anyio`, `zapcli.team` (the tools and whose call
-it is). The caller is the subagent the server was started for, read from
+Imports `mcp`, `mcp_types`, `anyio`, `zapcli.mcpserver.eras` (both protocol
+eras on one connection), `zapcli.team` (the tools and whose call it is). The caller is the subagent the server was started for, read from
 its frozen spawn record: its own session's board and siblings, nothing
 else — no spawn, no poll, no other session (delegation does not nest). An
 agent CLI cannot be handed a message between its model calls, so each answer
@@ -22,6 +22,7 @@ import mcp_types as types
 from mcp.server.lowlevel.server import Server
 
 from zapcli import __version__
+from zapcli.mcpserver import eras
 from zapcli.team import tools
 from zapcli.team.who import Caller, of_subagent
 
@@ -54,8 +55,8 @@ def build(caller: Caller) -> Server[Any]:
         return types.CallToolResult(content=[types.TextContent(text=text or "(nothing)")],
                                     is_error=not ok)
 
-    return Server(NAME, version=__version__, instructions=INSTRUCTIONS,
-                  on_list_tools=list_tools, on_call_tool=call_tool)
+    return eras.install(Server(NAME, version=__version__, instructions=INSTRUCTIONS,
+                               on_list_tools=list_tools, on_call_tool=call_tool))
 
 
 async def serve(caller: Caller) -> None:
@@ -63,7 +64,7 @@ async def serve(caller: Caller) -> None:
 
     server = build(caller)
     async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+        await eras.serve_stdio(server, read, write, server.create_initialization_options())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,4 +83,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from zapcli import keyguard
+
+    keyguard.seal()  # started by an agent CLI with its environment: no key stays in our block
     raise SystemExit(main())

@@ -1,7 +1,8 @@
 """`zapcli agents …`: the definitions with what this machine can grant them.
 
 Imports `zapcli.definitions.manage`, `zapcli.backends.agent` and
-`zapcli.backends.registry` (a `cli:` names a backend). The
+`zapcli.backends.registry` (a `cli:` names a backend), `zapcli.trust` (what
+the workspace's trust left out is said in one line). The
 management itself (validation, layers, switches) lives in
 `zapcli.definitions.manage`; this adds the grant's diagnostics that spawn
 would warn about, so list and show say it before anything is spawned.
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zapcli import trust
 from zapcli.errors import UsageError, param
 
 
@@ -20,12 +22,24 @@ from zapcli.errors import UsageError, param
 class AgentsList:
     listing: Any  # definitions.manage.ListResult
     grants: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    untrusted: dict[str, Any] | None = None  # what the workspace's trust left out (`_untrusted`)
 
 
 @dataclass
 class AgentShow:
     shown: Any  # definitions.manage.ShowResult
     grant_diagnostics: list[dict[str, str]] = field(default_factory=list)
+    untrusted: dict[str, Any] | None = None
+
+
+def _untrusted(verdict: Any) -> dict[str, Any] | None:
+    """{notice, ignored: [{path, state}], workspace} when the workspace's trust
+    left some of its own files out (its definitions among them), else None."""
+    notice = verdict.notice()
+    if notice is None:
+        return None
+    return {"notice": notice, "workspace": str(verdict.workspace),
+            "ignored": [{"path": rel, "state": state} for rel, state in verdict.ignored()]}
 
 
 def _problems(definition: Any, workspace: Path, settings: Any) -> list[dict[str, str]]:
@@ -55,20 +69,22 @@ def list_agents(workspace: Path) -> AgentsList:
     from zapcli.definitions import discover
     from zapcli.definitions.manage import list_agents as listing
 
-    catalog = discover(workspace)
-    settings = _settings(workspace)
-    res = listing(workspace, session_default=settings.model, catalog=catalog)
-    return AgentsList(res, {r.name: _problems(catalog.get(r.name), workspace, settings)
-                            for r in res.rows if r.valid})
+    with trust.Scope(workspace) as verdict:
+        catalog = discover(workspace)
+        settings = _settings(workspace)
+        res = listing(workspace, session_default=settings.model, catalog=catalog)
+        return AgentsList(res, {r.name: _problems(catalog.get(r.name), workspace, settings)
+                                for r in res.rows if r.valid}, _untrusted(verdict))
 
 
 def show_agent(name: str, workspace: Path) -> AgentShow:
     from zapcli.definitions.manage import show_agent as show
 
-    res = show(name, workspace)
-    grants = [] if res.definition is None else _problems(res.definition, workspace,
-                                                         _settings(workspace))
-    return AgentShow(res, grants)
+    with trust.Scope(workspace) as verdict:
+        res = show(name, workspace)
+        grants = [] if res.definition is None else _problems(res.definition, workspace,
+                                                             _settings(workspace))
+        return AgentShow(res, grants, _untrusted(verdict))
 
 
 def set_model(name: str, model: str | None, clear: bool, workspace: Path) -> Any:

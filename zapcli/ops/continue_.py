@@ -34,7 +34,7 @@ from zapcli.trail.reader import load
 # The frozen spawn-record fields a continuation takes as they are (the rest
 # go through SpawnRequest below, so spawn checks them like any other).
 CARRIED = ("agent", "model", "definition", "grant", "backend", "diagnostics", "output_schema",
-           "sandbox")
+           "sandbox", "trust")  # trust: the files its grant was made from, as they were then
 
 
 def _refuse_backend(sid: str, cli: str) -> None:

@@ -1,6 +1,6 @@
 """`zapcli doctor`: one line per check, each saying what to fix.
 
-Imports `zapcli.config`, `zapcli.paths`, `zapcli.definitions`, `zapcli.capabilities`
+Imports `zapcli.config`, `zapcli.paths`, `zapcli.trust`, `zapcli.definitions`, `zapcli.capabilities`
 (config of MCP servers), the backend and executor registries, `zapcli.executors.ray` when a Ray cluster is configured; the model check is `zapcli.providers.probe`, imported
 by the CLI command, the one parent command that pays for the openai SDK.
 """
@@ -96,17 +96,48 @@ def _database(state: Check) -> Check:
                  "its database cannot be used", [*state.problems, why])
 
 
-def run_checks() -> tuple[list[Check], Settings]:
+def run_checks(trust: bool = False) -> tuple[list[Check], Settings]:
     """Every check but the model's, and the settings the model check should use.
 
     An invalid config layer fails the config check and is skipped (as the
-    watching commands do), so the other checks still run and report.
+    watching commands do), so the other checks still run and report. The
+    workspace's own files count only as its trust goes (`trust`: trust them
+    first, as `zapcli trust` does): an untrusted mcp.json starts nothing.
     """
-    from zapcli.backends.sections import OWNERS
-    from zapcli.config import load_settings
+    from zapcli import trust as trusting
+    from zapcli.ops.trust import first as trust_first
     from zapcli.paths import workspace_of
 
     workspace = workspace_of(Path.cwd())
+    trust_first(workspace, trust)
+    with trusting.Scope(workspace) as verdict:
+        checks, settings = _checks(workspace)
+    if verdict.units():  # a folder with no zapcli files of its own has nothing to trust
+        checks.insert(1, _trust(verdict))
+    return checks, settings
+
+
+def _trust(verdict: Any) -> Check:
+    """The workspace's own zapcli files: trusted (by whom, since when), or
+    what was ignored and the command that trusts it (a warning: spawn goes
+    on without them)."""
+    notice = verdict.notice()
+    if notice:
+        ignored = verdict.ignored()  # the line names four; more are listed under it
+        return Check("workspace trust", True, notice, [f"{rel}: {verdict.why(rel)}" for rel, _
+                                                        in ignored] if len(ignored) > 4 else [],
+                     warning=True)
+    units = verdict.units()
+    how = {"config": "by `trusted:` in your config.yaml", "inherited": "by the work that started "
+           "this", "trusted": f"since {verdict.at}" if verdict.at else ""}.get(verdict.how, "")
+    return Check("workspace trust", True,
+                 f"{verdict.workspace}: its {len(units)} zapcli file(s) are trusted {how}".rstrip())
+
+
+def _checks(workspace: Path) -> tuple[list[Check], Settings]:
+    from zapcli.backends.sections import OWNERS
+    from zapcli.config import load_settings
+
     settings = load_settings(workspace, lenient=True, owners=OWNERS)
     invalid = [line for p in settings.problems for line in p.splitlines()]
     problems = invalid + list(settings.notes)
@@ -124,13 +155,14 @@ def run_checks() -> tuple[list[Check], Settings]:
 
     missing = [f"{d.name}: {g['dimension']} {g['name']}: {g['message']}"
                for d in catalog.all() for g in grant_problems(d, workspace)]
-    # A warning, not a failure: spawn goes on without them, as the README says.
+    # A warning, not a failure: spawn goes on without them (docs/how-to/definitions.md).
     checks.append(Check("capabilities", True,
                         "every declared capability is available" if not missing else
                         f"{len(missing)} declared but not available here (spawn goes on "
                         "without them)", missing, warning=bool(missing)))
     checks.append(_mcp(workspace))
     checks.append(_sandbox())
+    checks.append(_model_shells(settings))
     checks.append(_backends(settings))
     checks.append(_executors())
     cluster = _cluster(settings)
@@ -140,7 +172,7 @@ def run_checks() -> tuple[list[Check], Settings]:
 
 
 def _sandbox() -> Check:
-    """Whether the built-in agent's commands can run in the sandbox (asked of
+    """Whether the built-in agent's commands and the agent CLIs can run in the sandbox (asked of
     the kernel again, and the answer spawn uses cached anew), and if not,
     what is missing."""
     import subprocess
@@ -150,16 +182,50 @@ def _sandbox() -> Check:
 
     found = bwrap.cached(state_dir(), fresh=True)
     if not found.ok:
-        return Check("sandbox", False, "commands of the built-in agent run WITHOUT a sandbox "
-                     "(spawn says so)", [found.missing, found.fix])
+        return Check("sandbox", False, "the built-in agent's commands and the agent CLIs run "
+                     "WITHOUT a sandbox (spawn says so)", [found.missing, found.fix])
     try:
         version = subprocess.run([found.program, "--version"], capture_output=True, text=True,
                                  timeout=10).stdout.strip() or found.program
     except (OSError, subprocess.TimeoutExpired):
         version = found.program
+    lacks = []
+    if not found.network:
+        lacks.append(f"the network is NOT cut off for definitions with network: false: "
+                     f"{found.network_missing}; {bwrap.NET_HINT} (until then spawn says so "
+                     "each time, and --sandbox refuses them)")
+    if not found.size:
+        lacks.append("the scratch folder's cap (scratch_size) is the kernel's default, half the "
+                     "memory: this bubblewrap is older than 0.6 and cannot size a tmpfs")
+    what = ("the network as each definition says" if found.network else
+            "the network ON whatever a definition says")
     return Check("sandbox", True, f"{version} ({found.program}): the built-in agent's commands "
-                 "run in their own pid namespace, read-only but the writable roots, the network "
-                 "as each definition says")
+                 "run in their own pid namespace, read-only but the writable roots and a capped "
+                 f"scratch folder, {what}; an agent CLI runs there as a whole, its private home "
+                 "writable, your home out of view, the network on unless its definition says "
+                 "network: false (then its model's endpoint only)", lacks, warning=bool(lacks))
+
+
+def _model_shells(settings: Settings) -> Check:
+    """Whether a shell a model chose (`spawn` with cli sh through `mcp serve`
+    or `zapcli call`) runs in the sandbox, as the owner's config says."""
+    from zapcli.paths import state_dir
+    from zapcli.sandbox import bwrap
+
+    choice = settings.model_shell_sandbox
+    where = settings.where.get("model_shell_sandbox", "the default")
+    said = f"model_shell_sandbox: {choice} ({where})"
+    if choice == "off":
+        return Check("model shells", True, f"a shell a model starts (cli sh through mcp serve or "
+                     f"zapcli call) runs WITHOUT the sandbox: {said}", warning=True)
+    if bwrap.cached(state_dir()).ok:
+        return Check("model shells", True, "a shell a model starts (cli sh through mcp serve or "
+                     f"zapcli call) runs in the sandbox, network off: {said}")
+    if choice == "on":
+        return Check("model shells", False, f"{said}, but this machine has no sandbox: a model's "
+                     "shell spawn is refused (see the sandbox check)")
+    return Check("model shells", True, f"{said}, but this machine has no sandbox: a model's shell "
+                 "runs without one, and its spawn says so (see the sandbox check)", warning=True)
 
 
 def _definitions(catalog: Any) -> Check:

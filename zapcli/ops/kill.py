@@ -74,7 +74,7 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
         return KillEntry(sid, f"already {view.status}")
     if view.status == Status.QUEUED:
         # Under the queue lock, so a slot freeing right now cannot start it behind our back.
-        from zapcli.lifecycle.queue import drop_env, session_lock
+        from zapcli.lifecycle.queue import session_lock
 
         with session_lock(view.session):
             s = load(sid)
@@ -86,8 +86,7 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
                     return KillEntry(sid, "not cancelled", error=(
                         f"{sid}: the cancel could not be recorded (the state folder is full or "
                         "read-only); it stays queued"))
-                sessions.deactivate(view.session, sid)
-                drop_env(sid)  # it never starts: the spawner's keys go
+                sessions.deactivate(view.session, sid)  # its kept keys went with its end
                 return KillEntry(sid, "cancelled", session=view.session)
         view = observe(sid, kill_grace_s=settings.kill_grace_s)
         if view.terminal:

@@ -99,6 +99,22 @@ def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no
     has ended or one awaits an approval decision
     (unless `stop_on_approval` is False: someone else decides, e.g. the
     person at `zapcli run`'s terminal); fold outputs."""
+    ids, budget = poll_plan(ids, wait_secs=wait_secs, no_wait=no_wait)
+    start = time.monotonic()
+    with _waker(ids, budget > 0, ENDS_OR_ASKS if stop_on_approval else ENDS) as waker:
+        entries, done = poll_look(ids, settings, stop_on_approval)
+        while not done and time.monotonic() - start < budget:
+            if on_tick:
+                on_tick(entries, time.monotonic() - start)
+            waker.sleep(min(TICK_S, max(budget - (time.monotonic() - start), 0)))
+            entries, done = poll_look(ids, settings, stop_on_approval)
+    return poll_result(entries, time.monotonic() - start)
+
+
+def poll_plan(ids: list[str], *, wait_secs: int | None = None,
+              no_wait: bool = False) -> tuple[list[str], float]:
+    """The ids a poll answers (resolved, each once) and how long it may wait.
+    Raises UsageError. (`poll` and the asyncio API's poll share it.)"""
     if not ids:
         raise UsageError("poll needs at least one subagent id")
     ids = list(dict.fromkeys(store.resolve(i) for i in ids))  # the same id twice answers once
@@ -106,15 +122,19 @@ def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no
         raise UsageError(f"{param('wait_secs')} must be between 0 and 30, got {wait_secs}; "
                          f"poll waits at most 5 s plus that (use wait for longer, or "
                          f"{param('no_wait')} to check once)")
-    start = time.monotonic()
-    budget = 0.0 if no_wait else BASE_WAIT_S + (wait_secs or 0)
-    with _waker(ids, budget > 0, ENDS_OR_ASKS if stop_on_approval else ENDS) as waker:
-        entries = _observe_all(ids, settings)
-        while not _done(entries, stop_on_approval) and time.monotonic() - start < budget:
-            if on_tick:
-                on_tick(entries, time.monotonic() - start)
-            waker.sleep(min(TICK_S, max(budget - (time.monotonic() - start), 0)))
-            entries = _observe_all(ids, settings)
+    return ids, 0.0 if no_wait else BASE_WAIT_S + (wait_secs or 0)
+
+
+def poll_look(ids: list[str], settings: Settings,
+              stop_on_approval: bool = True) -> tuple[list[Entry], bool]:
+    """One look: the entries, and whether polling is over (every one ended,
+    or one awaits a decision and `stop_on_approval`)."""
+    entries = _observe_all(ids, settings)
+    return entries, _done(entries, stop_on_approval)
+
+
+def poll_result(entries: list[Entry], waited_s: float) -> PollResult:
+    """The answer from the last look: outputs folded, ended ones settled."""
     for e in entries:
         if e.view is not None and e.view.status != Status.QUEUED:
             # a running one's output so far too: often enough to act on
@@ -127,7 +147,7 @@ def poll(ids: list[str], settings: Settings, *, wait_secs: int | None = None, no
             e.structured = _structured(e.view)
         if e.view is not None and e.view.worktree and e.view.worktree.get("ready"):
             e.tree = _tree_now(e.id, e.view.worktree)
-    return PollResult(entries, time.monotonic() - start)
+    return PollResult(entries, waited_s)
 
 
 class _Sleeper:
@@ -236,25 +256,45 @@ def wait(ids: list[str], settings: Settings, *, timeout_s: float | None = None, 
 
     Raises NotFound naming the first id that does not exist (nothing awaited).
     """
-    if timeout_s is not None and not timeout_s >= 0:
-        raise UsageError(f"{param('timeout')} must be 0 or more seconds (0: check once), got {timeout_s}")
-    ids = list(dict.fromkeys(store.resolve(i) for i in ids))
+    ids = wait_plan(ids, timeout_s)
     if not ids:
         return WaitResult([], False, 0.0)
     start = time.monotonic()
     with _waker(ids, timeout_s != 0, ENDS) as waker:
         while True:
-            views = [observe(sid, stall_s=settings.stall_s, kill_grace_s=settings.kill_grace_s)
-                     for sid in ids]
-            _kick_queue([Entry(v.id, v) for v in views], settings)
-            finished = [v for v in views if v.terminal]
+            views, over = wait_look(ids, settings, any_=any_)
             elapsed = time.monotonic() - start
-            if (any_ and finished) or len(finished) == len(views):
-                for v in finished:
-                    _settle(v)
+            if over:
                 return WaitResult(views, False, elapsed)
             if timeout_s is not None and elapsed >= timeout_s:
                 return WaitResult(views, True, elapsed)
             if on_tick:
                 on_tick(views, elapsed)
-            waker.sleep(TICK_S if timeout_s is None else min(TICK_S, max(timeout_s - elapsed, 0.01)))
+            waker.sleep(wait_interval(timeout_s, elapsed))
+
+
+def wait_plan(ids: list[str], timeout_s: float | None) -> list[str]:
+    """The ids a wait awaits (resolved, each once). Raises UsageError for a
+    bad timeout. (`wait` and the asyncio API's wait share it.)"""
+    if timeout_s is not None and not timeout_s >= 0:
+        raise UsageError(f"{param('timeout')} must be 0 or more seconds (0: check once), got {timeout_s}")
+    return list(dict.fromkeys(store.resolve(i) for i in ids))
+
+
+def wait_look(ids: list[str], settings: Settings, *, any_: bool = False) -> tuple[list[View], bool]:
+    """One look: the views, and whether the wait is over (all ended, or one
+    with `any_`); the ended ones are settled when it is. Raises NotFound."""
+    views = [observe(sid, stall_s=settings.stall_s, kill_grace_s=settings.kill_grace_s)
+             for sid in ids]
+    _kick_queue([Entry(v.id, v) for v in views], settings)
+    finished = [v for v in views if v.terminal]
+    if (any_ and finished) or len(finished) == len(views):
+        for v in finished:
+            _settle(v)
+        return views, True
+    return views, False
+
+
+def wait_interval(timeout_s: float | None, elapsed: float) -> float:
+    """How long to sleep before the next look (an end wakes the sleeper sooner)."""
+    return TICK_S if timeout_s is None else min(TICK_S, max(timeout_s - elapsed, 0.01))

@@ -17,11 +17,15 @@ if TYPE_CHECKING:
 CHOICES = ("auto", "on", "off")
 
 
-def choose(asked: str | None, backend: Any) -> tuple[str, tuple[str, ...]]:
+def choose(asked: str | None, backend: Any, network: bool = False) -> tuple[str, tuple[str, ...]]:
     """("auto" | "on" | "off", warnings). `asked`: --sandbox "on", --no-sandbox
-    "off", None for the backend's default. The default that cannot be had
-    here is a warning (said at once, and again in the trail: never a silent
-    downgrade); one asked for that cannot be had raises ZapcliError."""
+    "off", None for the backend's default; `network`: the definition lets
+    its commands reach the network. The default that cannot be had here is a
+    warning (said at once, and again in the trail: never a silent
+    downgrade); one asked for that cannot be had raises ZapcliError. So is a
+    network namespace this machine cannot make for a definition without
+    network: the rest of the sandbox holds, and spawn says the network does
+    not."""
     default = backend.sandbox_default
     choice = asked or default or "off"
     if choice not in CHOICES:
@@ -29,7 +33,7 @@ def choose(asked: str | None, backend: Any) -> tuple[str, tuple[str, ...]]:
     if default is None:  # an agent CLI runs its commands its own way
         if choice == "on":
             raise UsageError(f"{param('sandbox')} is for backends whose commands zapcli runs; "
-                             f"{backend.name} runs its commands its own way (README: Backends)")
+                             f"{backend.name} runs its commands its own way (see docs/how-to/agent-clis.md#sandbox)")
         return "off", ()
     if choice == "off":
         return "off", ()
@@ -37,9 +41,32 @@ def choose(asked: str | None, backend: Any) -> tuple[str, tuple[str, ...]]:
     from zapcli.sandbox import bwrap
 
     found = bwrap.cached(state_dir())
+    if found.ok and not network and not found.network:
+        if choice == "on":
+            raise ZapcliError(f"{param('sandbox')} was asked for with the network off, but "
+                              f"{found.network_missing}; {bwrap.NET_HINT}. Nothing was created",
+                              code="no_sandbox")
+        return choice, (bwrap.network_open(found),)
     if found.ok:
         return choice, ()
     if choice == "on":
         raise ZapcliError(f"{param('sandbox')} was asked for, but {found.missing}; {found.fix}. "
                           "Nothing was created", code="no_sandbox")
     return choice, (bwrap.unavailable(found),)
+
+
+def for_spawn(fields: dict[str, Any], cli: str | None, asked: str | None,
+              model_shell: tuple[str, ...] | None, settings: Any, backend: Any,
+              network: bool = False) -> tuple[str, ...]:
+    """Set a spawn record's `sandbox` (and `model_shell`: a shell a model
+    chose, whose environment is a model's bash's, never the caller's keys);
+    return the warnings. A model's shell is sandboxed as `asked` (a run's
+    --sandbox), else as the user's config says (`model_shell_sandbox`,
+    default auto: where this machine can)."""
+    chosen = model_shell is not None and cli == "sh"
+    fields["sandbox"], warnings = choose(
+        settings.model_shell_sandbox if chosen and asked is None else asked, backend,
+        network=network)
+    if chosen:
+        fields["model_shell"] = {"env": list(model_shell or ())}
+    return warnings

@@ -5,6 +5,8 @@ Imports `zapcli.lifecycle.queue`, `zapcli.lifecycle.session`, `zapcli.trail`, `z
 `zapcli.executors` only for a subagent that does not run on this machine.
 Every check runs before anything is created: a refused spawn leaves no trail,
 no marker, no process (SPEC §3 spawn).
+The workspace's own files count as far as its trust goes (`zapcli.trust`):
+one decision per spawn, said in a line, recorded for what the subagent spawns.
 """
 
 from __future__ import annotations
@@ -14,20 +16,22 @@ import signal
 import time
 from pathlib import Path
 
-from zapcli import ids, tracecontext
+from zapcli import ids, tracecontext, trust
 from zapcli.backends.sections import OWNERS
 from zapcli.config import APPROVAL_MODES, MAX_INT, Settings, load_settings
 from zapcli.errors import UsageError, ZapcliError, either, param
 from zapcli.lifecycle import queue
 from zapcli.lifecycle import session as sessions
+from zapcli.ops.delegate import within_spawner
 from zapcli.ops.tasktext import MAX_TASK_BYTES, argv_text, require_utf8
 from zapcli.paths import subagents_dir, workspace_of
 from zapcli.plain import plain
-from zapcli.redact import display, mark, secret_values
+from zapcli.redact import display, mark, marked, secret_values
 from zapcli.trail import records, store
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 
@@ -75,6 +79,15 @@ class SpawnRequest:
     # (the built-in agent: "auto", where this machine can; sh: "off"), "on" = must
     sandbox: str | None = None
     fork: dict[str, Any] | None = None  # the run's conversation it starts from (`ops.fork`)
+    # A shell a model chose (the run's `subagent` tool, `mcp serve`, `zapcli call`): the variables
+    # its scrubbed environment keeps (the definition's `env`); None: the caller's own command
+    # (`zapcli.ops.sandboxing.for_spawn`: sandboxed as `sandbox`, else config model_shell_sandbox)
+    model_shell: tuple[str, ...] | None = None
+    # Delegation never widens (`zapcli.ops.delegate`): the spawn-record fields of who spawns (None:
+    # the subagent whose work it is), who asks the person about a child holding more (None: refused)
+    spawner: dict[str, Any] | None = None
+    ask_widening: Callable[[str], tuple[bool, str]] | None = None
+    trust: bool = False  # `--trust`: trust the workspace's own files as they are now, first
 
 
 @plain
@@ -283,6 +296,18 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
     require_utf8("the working folder's path" if req.cwd is None else param("cwd"), str(cwd))
     require_utf8(param("on_finish"), req.on_finish)
     workspace = workspace_of(cwd)
+    from zapcli.ops.tree import inherit_trust
+
+    inherit_trust(req.parent)
+    if req.trust:  # `--trust`: the files as they are now, before anything reads them
+        from zapcli.ops.trust import first
+        first(workspace, req.trust)
+    with trust.Scope(workspace) as verdict:
+        return _prepare(req, settings, sid, cwd, workspace, verdict)
+
+
+def _prepare(req: SpawnRequest, settings: Settings | None, sid: str | None, cwd: Path,
+             workspace: Path, verdict: trust.Verdict) -> Prepared:
     settings = settings or load_settings(workspace, owners=OWNERS)
     catalog = _catalog(req, workspace)
     req = _choose_backend(req, workspace, catalog)
@@ -299,14 +324,20 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
         backend, warnings = _backend_fields(req, workspace, settings, cwd, catalog)
     placement = _executor_fields(req, settings)
     if "sandbox" not in backend:  # `continue` carries the old one's
-        from zapcli.ops.sandboxing import choose
+        from zapcli.ops.sandboxing import for_spawn
 
-        backend["sandbox"], more = choose(req.sandbox, backend_for(req.cli or "zapcli", settings))
+        wants = ((backend.get("definition") or {}).get("sandbox") or {}).get("network") is True
+        more = for_spawn(backend, req.cli, req.sandbox, req.model_shell, settings,
+                         backend_for(req.cli or "zapcli", settings), network=wants)
         warnings = tuple(warnings) + more
-    warnings = tuple(settings.notes) + tuple(warnings)
+    notice = verdict.notice()
+    warnings = (*((notice,) if notice else ()), *settings.notes, *warnings)
     session = sessions.current()
     sid = sid or ids.new_id()
     backend.update(_extras(req, settings, cwd, sid), **({"fork": forked} if forked else {}))
+    within_spawner(req.spawner, req.ask_widening, {
+        "cli": req.cli, **backend, "approval": req.approval or settings.approval,
+        "workspace": str(workspace), "writable_roots": list(settings.writable_roots)})
     from zapcli.ops import tree
 
     placed = tree.place(sid, session, str(req.cli), backend.get("model"), max_tokens=req.max_tokens,
@@ -316,17 +347,20 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
     given = placed.fields.get("budget") or {}
     own_tokens = req.max_tokens if req.cli == "sh" else _least(req.max_tokens, given.get("max_tokens"))
     now = time.time()
+    stored, refs = marked(task)  # the child expands these names only: never one a caller typed
     fields = {
-        "session": session, "cli": req.cli, "task": mark(task), "cwd": str(cwd),
+        "session": session, "cli": req.cli, "task": stored, "cwd": str(cwd),
         "workspace": str(workspace), "timeout_s": timeout,
         "approval": req.approval or settings.approval, "unattended": req.unattended,
         "max_tokens": own_tokens, "max_cost": _least(req.max_cost, given.get("max_cost")),
         "after": list(req.after), "mono": time.monotonic(),
         "deadline": records.iso_utc(now + timeout),
         "kill_grace_s": settings.kill_grace_s, "writable_roots": list(settings.writable_roots),
-        "max_concurrent": settings.max_concurrent,
+        **({"scratch_size": settings.scratch_size} if settings.scratch_size is not None else {}),
+        "max_concurrent": settings.max_concurrent, "trust": verdict.frozen(),
         **backend, **placement, **({"relay": req.relay} if req.relay else {}),
         "trace": tracecontext.new(traceparent=req.traceparent, parent_id=req.parent),
+        **({"secret_refs": refs} if refs else {}),
     }
     return Prepared(sid, session, fields, settings, warnings, str(req.cli), task, now, placed)
 

@@ -42,7 +42,25 @@ def parent_of(explicit: str | None) -> str | None:
     return marker if marker.startswith("sa_") else None
 
 
-def _parent_spawn(parent: str | None) -> Any:
+def inherit_trust(explicit: str | None) -> None:
+    """A spawn from a subagent's work takes the workspace trust recorded
+    when that subagent was spawned (nothing, when its record cannot be
+    read); a runner or a `zapcli run` already holds its own decision."""
+    from zapcli import trust
+
+    parent = parent_of(explicit)
+    if parent is None or trust.inherited():
+        return
+    up = parent_spawn(parent)
+    spawned = getattr(up, "spawn", None)
+    raw: dict[str, Any] = spawned.raw if spawned is not None else {}
+    tree = raw.get("worktree")
+    path = tree.get("path") if isinstance(tree, dict) else None
+    trust.inherit(raw.get("trust"), path if isinstance(path, str) else None)
+
+
+def parent_spawn(parent: str | None) -> Any:
+    """The trail of the subagent `parent`, as read (None: a run, or unknown)."""
     if parent is None or parent.startswith(RUN_PREFIX):
         return None
     from zapcli.lifecycle.observe import load
@@ -95,7 +113,7 @@ def place(sid: str, session: str, cli: str, model: str | None, *, max_tokens: in
         fields["price"] = price
     if parent:
         fields["parent"] = parent
-    up = _parent_spawn(parent)
+    up = parent_spawn(parent)
     run = run or (up.spawn.raw.get("run") if up is not None else None)
     if isinstance(run, dict):
         fields["run"] = run

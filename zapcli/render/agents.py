@@ -6,6 +6,7 @@ from dataclasses import asdict
 from typing import Any
 
 from zapcli.render.common import Lines, one_line
+from zapcli.render.docschema import stamp
 from zapcli.render.text import escape_controls
 
 
@@ -27,13 +28,20 @@ def list_lines(res: Any) -> Lines:
         out.extend(("yellow", f"  ! {_grant_line(g)}") for g in res.grants.get(r.name, []))
     other = [d for d in res.listing.diagnostics if not any(str(d.file) == r.source for r in rows)]
     out.extend(("red", f"! {escape_controls(d.one_line())}") for d in other)
-    return out
+    return out + _untrusted(res)
+
+
+def _untrusted(res: Any) -> Lines:
+    """The one line saying what the workspace's trust left out, and how to trust it."""
+    found = getattr(res, "untrusted", None)
+    return [("yellow", f"! {escape_controls(found['notice'])}")] if found else []
 
 
 def list_doc(res: Any) -> dict[str, Any]:
-    return {"agents": [{**asdict(r), "grant_diagnostics": res.grants.get(r.name, [])}
+    return stamp("agents", {"agents": [{**asdict(r), "grant_diagnostics": res.grants.get(r.name, [])}
                        for r in res.listing.rows],
-            "diagnostics": [d.to_dict() for d in res.listing.diagnostics]}
+            "diagnostics": [d.to_dict() for d in res.listing.diagnostics],
+            "untrusted": res.untrusted})
 
 
 def _state(row: Any) -> str:
@@ -58,15 +66,15 @@ def show_lines(res: Any) -> Lines:
                 ("dim", "  prompt:"), *[("", "    " + escape_controls(x)) for x in d.prompt.splitlines()]]
     out += [("red", f"  ! {escape_controls(x.one_line())}") for x in res.shown.diagnostics]
     out += [("yellow", f"  ! {_grant_line(g)}") for g in res.grant_diagnostics]
-    return out
+    return out + _untrusted(res)
 
 
 def show_doc(res: Any) -> dict[str, Any]:
     d = res.shown.definition
-    return {"agent": asdict(res.shown.row), "definition": d.to_dict() if d else None,
+    return stamp("agent", {"agent": asdict(res.shown.row), "definition": d.to_dict() if d else None,
             "model_override": res.shown.model_override,
             "diagnostics": [x.to_dict() for x in res.shown.diagnostics],
-            "grant_diagnostics": res.grant_diagnostics}
+            "grant_diagnostics": res.grant_diagnostics, "untrusted": res.untrusted})
 
 
 def saved_lines(res: Any) -> Lines:
@@ -102,4 +110,4 @@ def copied_lines(res: Any) -> Lines:
 
 def as_doc(res: Any) -> dict[str, Any]:
     """The document of a change (save, delete, switch, model, copy): its result as is."""
-    return asdict(res)
+    return stamp("agent-change", asdict(res))

@@ -8,6 +8,7 @@ from zapcli.render import merge as render_merge
 from zapcli.render import spawn as render_spawn
 from zapcli.render.common import STATUS_STYLE, Lines, one_line, reason_line, status_phrase
 from zapcli.render.diff import stale_line, stat_words
+from zapcli.render.docschema import stamp
 from zapcli.render.text import alt, escape_controls
 
 
@@ -28,7 +29,7 @@ def spawned_tool_lines(results: list[Any]) -> Lines:
 
 
 def spawned_doc(results: list[Any]) -> dict[str, Any]:
-    return {"ids": [r.id for r in results], "subagents": [render_spawn.doc(r) for r in results]}
+    return stamp("spawn-attempts", {"ids": [r.id for r in results], "subagents": [render_spawn.record(r) for r in results]})
 
 
 def _tokens(v: Any) -> str:
@@ -88,7 +89,7 @@ def _attempt_doc(a: Any) -> dict[str, Any]:
 
 
 def doc(res: Any) -> dict[str, Any]:
-    return {"task": res.task, "check": res.check, "attempts": [_attempt_doc(a) for a in res.attempts]}
+    return stamp("attempts", {"task": res.task, "check": res.check, "attempts": [_attempt_doc(a) for a in res.attempts]})
 
 
 def pick_lines(res: Any) -> Lines:
@@ -103,5 +104,5 @@ def pick_lines(res: Any) -> Lines:
 
 
 def pick_doc(res: Any) -> dict[str, Any]:
-    return {**render_merge.doc(res.merge), "picked": res.merge.id, "siblings": res.siblings,
-            "stopped": res.stopped, "removed": res.removed, "kept": res.kept}
+    return stamp("pick", {**render_merge.doc(res.merge), "picked": res.merge.id, "siblings": res.siblings,
+            "stopped": res.stopped, "removed": res.removed, "kept": res.kept})

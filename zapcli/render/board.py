@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 from zapcli.render.common import Lines, one_line
+from zapcli.render.docschema import stamp
 from zapcli.render.text import alt, escape_controls
 
 TYPE_CHECKING = False
@@ -35,6 +36,8 @@ def _after(t: Any) -> str:
 
 def task_line(t: Any) -> str:
     label = f" [{escape_controls(t.label)}]" if t.label else ""
+    if t.needs:
+        label += f" (needs {', '.join(t.needs)})"
     if t.state == "claimed":
         head = f"{t.id} claimed by {t.holder_name or t.holder}"
     elif t.state == "done":
@@ -74,12 +77,13 @@ def task_doc(t: Any) -> dict[str, Any]:
     return {"id": t.id, "text": t.text, "label": t.label, "state": t.state,
             "holder": t.holder, "holder_name": t.holder_name, "result": t.result,
             "done_by": t.done_by, "note": t.note, "after": [f"t{a}" for a in t.after],
+            "needs": list(t.needs), "fence": t.fence,
             "added_by": t.added_by, "created": _iso(t.created), "updated": _iso(t.updated)}
 
 
 def list_doc(res: Any) -> dict[str, Any]:
-    return {"session": res.session, "counts": counts(res.tasks),
-            "tasks": [task_doc(t) for t in res.tasks]}
+    return stamp("board", {"session": res.session, "counts": counts(res.tasks),
+            "tasks": [task_doc(t) for t in res.tasks]})
 
 
 def _dep_lines(deps: list[Any]) -> Lines:
@@ -102,15 +106,16 @@ def claim_lines(res: Any) -> Lines:
     t = got.task
     return [("green", f"[Board] claimed {t.id}: {escape_controls(t.text)}"),
             *_dep_lines(res.deps),
-            ("dim", "When it is finished: " + alt(f'zapcli board done {t.id} --result "…"',
-                                                   'action "done" with your result'))]
+            ("dim", "When it is finished: " + alt(
+                f'zapcli board done {t.id} --fence {t.claim} --result "…"',
+                'action "done" with your result'))]
 
 
 def claim_doc(res: Any) -> dict[str, Any]:
     got = res.claim
-    return {"session": res.session, "claimed": task_doc(got.task) if got.task else None,
+    return stamp("board-claim", {"session": res.session, "claimed": task_doc(got.task) if got.task else None,
             "reason": got.why or None, "finished": got.finished,
-            "after": [task_doc(d) for d in res.deps]}
+            "after": [task_doc(d) for d in res.deps]})
 
 
 def changed_lines(res: Any) -> Lines:
@@ -124,7 +129,7 @@ def changed_lines(res: Any) -> Lines:
 
 
 def changed_doc(res: Any) -> dict[str, Any]:
-    return {"session": res.session, "verb": res.verb, "task": task_doc(res.task)}
+    return stamp("board-change", {"session": res.session, "verb": res.verb, "task": task_doc(res.task)})
 
 
 def show_lines(res: Any) -> Lines:
@@ -135,6 +140,10 @@ def show_lines(res: Any) -> Lines:
         out.append(("", f"After: {', '.join(f't{a}' for a in t.after)}"))
     if t.label:
         out.append(("", f"Label: {escape_controls(t.label)}"))
+    if t.needs:
+        out.append(("", f"Needs: {', '.join(t.needs)}"))
+    if t.fence is not None:
+        out.append(("", f"Fence: {t.fence} (the current claim's fencing number)"))
     if t.result:
         out.append(("", f"Result: {escape_controls(t.result)}"))
     for e in t.events:
@@ -147,6 +156,6 @@ def show_lines(res: Any) -> Lines:
 
 def show_doc(res: Any) -> dict[str, Any]:
     t = res.task
-    return {"session": res.session, "task": task_doc(t),
+    return stamp("board-task", {"session": res.session, "task": task_doc(t),
             "events": [{"at": _iso(e["at"]), "what": e["what"], "who": e.get("who"),
-                        "note": e.get("note")} for e in t.events]}
+                        "note": e.get("note")} for e in t.events]})

@@ -153,6 +153,30 @@ def tokens_text(t: Any) -> str:
     return text
 
 
+def approval_lines(req: dict[str, Any], indent: str = "  ") -> Lines:
+    """A pending approval request as a person decides it: its id, then the
+    whole call it asks for (`zapcli.approvaltext`), every line, escaped
+    (`render.text.shown`) — never a summary. A line the terminal is too
+    narrow for wraps there; nothing is cut."""
+    from zapcli.render.text import shown
+
+    whole = shown(str(req.get("summary") or req.get("tool") or ""))
+    head = f"{indent}Awaiting approval {req.get('req_id')}:"
+    if "\n" not in whole:
+        return [("magenta", f"{head} {whole}")]
+    return [("magenta", head), *(("magenta", f"{indent}  {line}") for line in whole.split("\n"))]
+
+
+def elicited(sid: str, req: dict[str, Any], task: str) -> str:
+    """The question an MCP client's user is asked about `sid`'s pending
+    request: the whole call (escaped, never cut), then its task."""
+    from zapcli.render.text import shown
+
+    return (f"zapcli subagent {sid} asks for approval ({req.get('req_id')}) of:\n"
+            f"{shown(str(req.get('summary') or req.get('tool') or ''))}\n"
+            f"Task: {shown(' '.join(task.split())[:200])}\nAccept to allow it, decline to deny it.")
+
+
 def view_header(v: View) -> list[tuple[str, str]]:
     lines = [(STATUS_STYLE.get(v.status, ""), f"{v.id}: {status_phrase(v)}")]
     reason = reason_line(v)
@@ -162,8 +186,7 @@ def view_header(v: View) -> list[tuple[str, str]]:
               ("", f"  Task: {one_line(v.task, 100)}")]
     if v.pending_approval:
         req = v.pending_approval
-        lines.append(("magenta", f"  Awaiting approval {req.get('req_id')}: "
-                                 f"{one_line(str(req.get('summary', '')), 100)}"))
+        lines += approval_lines(req)
         rid = req.get("req_id")
         lines.append(("dim", alt(f"  Decide: zapcli approve {v.id} {rid} | zapcli deny {v.id} {rid}",
                                  f"  Decide: action approve or deny with id {v.id} and req {rid}",

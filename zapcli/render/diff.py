@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from zapcli.render.common import Lines
+from zapcli.render.docschema import stamp
 from zapcli.render.text import alt, escape_controls
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -72,10 +73,10 @@ def lines(res: Any) -> Lines:
 
 
 def doc(res: Any) -> dict[str, Any]:
-    return {"id": res.id, "mode": res.mode, "branch": res.branch, "base": res.base,
+    return stamp("diff", {"id": res.id, "mode": res.mode, "branch": res.branch, "base": res.base,
             "path": res.path, "commit": res.commit, "source": res.source,
             "uncommitted": res.uncommitted, "stat": res.changes.stat(),
-            "files": [f.to_dict() for f in res.changes.files], "patch": res.changes.patch}
+            "files": [f.to_dict() for f in res.changes.files], "patch": res.changes.patch})
 
 
 def stale_line(note: dict[str, Any] | None, sid: str) -> tuple[str, str] | None:

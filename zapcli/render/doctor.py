@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from zapcli.render.common import Lines
+from zapcli.render.docschema import stamp
 
 
 def lines(checks: list[Any]) -> Lines:
@@ -17,4 +18,4 @@ def lines(checks: list[Any]) -> Lines:
 
 
 def doc(checks: list[Any]) -> dict[str, Any]:
-    return {"ok": all(c.ok for c in checks), "checks": [vars(c) for c in checks]}
+    return stamp("doctor", {"ok": all(c.ok for c in checks), "checks": [vars(c) for c in checks]})

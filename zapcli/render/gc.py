@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from zapcli.render.common import Lines
+from zapcli.render.docschema import stamp
 
 
 def lines(res: Any) -> Lines:
@@ -18,18 +19,25 @@ def lines(res: Any) -> Lines:
     out += [("yellow", f"  {sid}: {why}") for sid, why in res.held.items()]
     trim = "would trim about" if res.dry_run else "trimmed"
     out += [("dim", f"  {sid}: {trim} {n} bytes") for sid, n in res.trimmed.items()]
+    if res.dropped_envs:  # what an earlier version left: the keys a subagent was started with
+        drop = "would remove" if res.dry_run else "removed"
+        out.append(("dim", f"  {drop} the kept environment (its spawner's keys) of "
+                           f"{len(res.dropped_envs)} subagent(s) that can no longer start"))
     if res.worktrees:
         from zapcli.render.worktree import decision_lines
 
         out += decision_lines(res.worktrees, res.dry_run)
+    out += [("dim", f"  {path}: removed the empty folder a killed sandbox left")
+            for path in getattr(res, "placeholders", ())]
     return out
 
 
 def doc(res: Any) -> dict[str, Any]:
-    return {"dry_run": res.dry_run, "kept": res.kept, "deleted": res.deleted,
+    return stamp("gc", {"dry_run": res.dry_run, "kept": res.kept, "deleted": res.deleted,
             "trimmed": res.trimmed, "skipped_reason": res.skipped_reason,
             "kept_reason": res.kept_reason, "held": res.held,
-            "worktrees": [_decision(d) for d in res.worktrees]}
+            "dropped_envs": res.dropped_envs, "worktrees": [_decision(d) for d in res.worktrees],
+            "placeholders": list(getattr(res, "placeholders", ()))})
 
 
 def _decision(d: Any) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from zapcli.render.common import Lines, one_line
+from zapcli.render.docschema import stamp
 
 
 def lines(entries: list[Any]) -> Lines:
@@ -26,5 +27,5 @@ def lines(entries: list[Any]) -> Lines:
 
 
 def doc(entries: list[Any]) -> dict[str, Any]:
-    return {"subagents": [{"id": e.id, "outcome": e.outcome, "pid": e.pid, "signals": e.signals,
-                           "error": e.error} for e in entries]}
+    return stamp("kill", {"subagents": [{"id": e.id, "outcome": e.outcome, "pid": e.pid, "signals": e.signals,
+                           "error": e.error} for e in entries]})

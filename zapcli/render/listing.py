@@ -14,6 +14,7 @@ from zapcli.render.common import (
     view_header,
     view_json,
 )
+from zapcli.render.docschema import stamp
 from zapcli.render.text import alt
 from zapcli.trail.model import Status
 
@@ -80,9 +81,10 @@ def table(views: list[Any], width: int | None = None, *, sessions: bool = False,
                     row(tail, status, session, cli) + one_line(v.task, task_room)))
         if v.pending_approval:
             req = v.pending_approval
-            out.append(("magenta", f"{'':8}  ↳ asks: "
-                                   f"{one_line(str(req.get('summary', '')), task_room)} "
-                                   f"(zapcli approve {tail} | zapcli deny {tail})"))
+            asks = one_line(str(req.get("summary", "")), task_room)
+            decide = (f"zapcli approve {tail} | zapcli deny {tail}" if not asks.endswith("…") else
+                      f"cut here: zapcli poll {tail} shows it whole before you approve")
+            out.append(("magenta", f"{'':8}  ↳ asks: {asks} ({decide})"))
     return out
 
 
@@ -116,11 +118,11 @@ def elsewhere(session: str, others: int) -> str:
 
 
 def doc(res: Any) -> dict[str, Any]:
-    return {"session": res.session, "all_sessions": res.all_sessions, "count": len(res.views),
+    return stamp("list", {"session": res.session, "all_sessions": res.all_sessions, "count": len(res.views),
             "more": res.more,
             "subagents": [{**view_json(v), "waiting_for": (res.waiting or {}).get(v.id)}
                           for v in res.views],
             # counted only when this session shows nothing
             "in_other_sessions": res.in_other_sessions,
             "active_in_other_sessions": res.active_elsewhere,
-            "damaged": [{"id": sid, "message": why} for sid, why in (res.damaged or {}).items()]}
+            "damaged": [{"id": sid, "message": why} for sid, why in (res.damaged or {}).items()]})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from zapcli.render.common import Lines
+from zapcli.render.docschema import stamp
 from zapcli.render.text import escape_controls
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -40,7 +41,8 @@ def lines(res: Any) -> Lines:
 
 
 def doc(res: Any) -> dict[str, Any]:
-    return {"id": res.id, "merged": True, "how": res.how, "repo": res.repo, "into": res.into,
-            "commit": res.commit, "previous": res.previous, "branch": res.branch,
-            "files": list(res.files), "committed_work": res.committed_work, "stale": res.stale,
-            "warning": res.warning, "control_files": list(getattr(res, "control_files", []))}
+    return stamp("merge", {
+        "id": res.id, "merged": True, "how": res.how, "repo": res.repo, "into": res.into,
+        "commit": res.commit, "previous": res.previous, "branch": res.branch,
+        "files": list(res.files), "committed_work": res.committed_work, "stale": res.stale,
+        "warning": res.warning, "control_files": list(getattr(res, "control_files", []))})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from zapcli.render.common import Lines, one_line
+from zapcli.render.docschema import stamp
 from zapcli.render.text import alt
 
 
@@ -16,8 +17,8 @@ def sent_lines(res: Any) -> Lines:
 
 
 def sent_doc(res: Any) -> dict[str, Any]:
-    return {"id": res.id, "steer_id": res.steer_id, "delivered": False, "status": res.status,
-            "inbox": getattr(res, "inbox", None), "name": getattr(res, "name", None)}
+    return stamp("send", {"id": res.id, "steer_id": res.steer_id, "delivered": False, "status": res.status,
+            "inbox": getattr(res, "inbox", None), "name": getattr(res, "name", None)})
 
 
 def decided_lines(res: Any) -> Lines:
@@ -28,5 +29,5 @@ def decided_lines(res: Any) -> Lines:
 
 
 def decided_doc(res: Any) -> dict[str, Any]:
-    return {"id": res.id, "req_id": res.req_id, "decision": res.decision, "tool": res.tool,
-            "summary": res.summary}
+    return stamp("decision", {"id": res.id, "req_id": res.req_id, "decision": res.decision, "tool": res.tool,
+            "summary": res.summary})

@@ -16,6 +16,7 @@ from zapcli.render.common import (
     view_json,
 )
 from zapcli.render.diff import stale_line
+from zapcli.render.docschema import stamp
 from zapcli.render.text import alt, escape_controls
 from zapcli.trail.model import Status
 
@@ -114,5 +115,5 @@ def entry_doc(e: Any) -> dict[str, Any]:
 
 
 def doc(res: Any) -> dict[str, Any]:
-    return {"waited_s": round(res.waited_s, 3), "all_running": res.all_running,
-            "subagents": [entry_doc(e) for e in res.entries]}
+    return stamp("poll", {"waited_s": round(res.waited_s, 3), "all_running": res.all_running,
+            "subagents": [entry_doc(e) for e in res.entries]})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from zapcli.render.common import Lines, one_line
+from zapcli.render.docschema import stamp
 
 
 def lines(res: Any) -> Lines:
@@ -17,6 +18,6 @@ def lines(res: Any) -> Lines:
 
 
 def doc(res: Any) -> dict[str, Any]:
-    return {"removed": res.removed,
+    return stamp("remove", {"removed": res.removed,
             "refused": [{"id": sid, "message": why} for sid, why in res.refused.items()],
-            "kept": [{"id": sid, "message": why} for sid, why in res.kept.items()]}
+            "kept": [{"id": sid, "message": why} for sid, why in res.kept.items()]})

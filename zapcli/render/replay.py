@@ -8,6 +8,7 @@ import orjson
 
 from zapcli.redact import display
 from zapcli.render.common import Lines, one_line
+from zapcli.render.docschema import stamp
 from zapcli.render.text import escape_controls
 
 RESULT_SHOWN = 2000  # characters of a tool result; `replay --raw` has all
@@ -96,6 +97,6 @@ def lines(res: Any) -> Lines:
 
 
 def doc(res: Any) -> dict[str, Any]:
-    return {"id": res.id, "records": [e for e in res.entries if isinstance(e, dict)],
+    return stamp("replay", {"id": res.id, "records": [e for e in res.entries if isinstance(e, dict)],
             "corrupt_lines": [e.line for e in res.entries if not isinstance(e, dict)],
-            "torn_tail_bytes": res.torn_tail_bytes, "tokens": res.tokens}
+            "torn_tail_bytes": res.torn_tail_bytes, "tokens": res.tokens})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from zapcli.render.common import STATUS_STYLE, Lines, one_line
+from zapcli.render.docschema import stamp
 
 
 def lines(res: Any) -> Lines:
@@ -28,6 +29,12 @@ def tool_lines(res: Any) -> Lines:
 
 
 def doc(res: Any) -> dict[str, Any]:
+    """The `spawn` document (`zapcli/spawn@1`)."""
+    return stamp("spawn", record(res))
+
+
+def record(res: Any) -> dict[str, Any]:
+    """One spawned subagent, as `spawn` and `spawn --attempts` show it."""
     return {"id": res.id, "status": res.status, "cli": res.cli, "agent": res.agent,
             "task": res.task, "created": res.created, "warnings": list(res.warnings),
             "budget": getattr(res, "budget", None)}

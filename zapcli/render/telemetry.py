@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from zapcli.render.common import Lines
+from zapcli.render.docschema import stamp
 
 
 def export_lines(res: Any) -> Lines:
@@ -18,8 +19,8 @@ def export_lines(res: Any) -> Lines:
 
 
 def export_doc(res: Any) -> dict[str, Any]:
-    return {"endpoint": res.endpoint, "trees": res.trees, "subagents": res.subagents,
-            "spans": res.spans, "unfinished": res.unfinished}
+    return stamp("trace-export", {"endpoint": res.endpoint, "trees": res.trees, "subagents": res.subagents,
+            "spans": res.spans, "unfinished": res.unfinished})
 
 
 def written_lines(res: Any) -> Lines:
@@ -34,4 +35,4 @@ def written_lines(res: Any) -> Lines:
 
 
 def written_doc(res: Any) -> dict[str, Any]:
-    return {"path": res.path, "format": res.format, "subagents": res.subagents}
+    return stamp("written", {"path": res.path, "format": res.format, "subagents": res.subagents})

@@ -19,6 +19,51 @@ def escape_controls(text: str) -> str:
     return text.translate(_CONTROL)
 
 
+# What an approval shows (`shown`): the controls above, and the characters that
+# change how the rest reads without being seen themselves — the bidi marks
+# (U+061C, U+200E, U+200F) and the markers of a stored secret reference
+# (U+E000, U+E001), so a person never approves a reference they cannot see.
+_SHOWN = {**_CONTROL, **{c: f"\\u{c:04x}" for c in (0x061C, 0x200E, 0x200F, 0xE000, 0xE001)}}
+PADDING = 24  # a run of this many spaces (or 3 empty lines) is shown by its length
+
+
+def shown(text: str) -> str:
+    """`text` as an approval shows it: whole, every line kept; controls,
+    bidi overrides and marks, and reference markers escaped; a long run of
+    spaces or of empty lines (padding that pushes a tail out of sight) shown
+    as `⟨N spaces⟩` / `⟨N empty lines⟩`."""
+    text = text.translate(_SHOWN)
+    if " " * PADDING in text:
+        import re
+
+        text = re.sub(f" {{{PADDING},}}", lambda m: f" ⟨{len(m.group())} spaces⟩ ", text)
+    if "\n\n\n\n" in text:
+        import re
+
+        text = re.sub(r"\n\n{3,}", lambda m: f"\n⟨{len(m.group()) - 1} empty lines⟩\n", text)
+    return text
+
+
+def wrapped(text: str, width: int, indent: str = "  ") -> list[str]:
+    """`shown(text)` as lines of at most `width` characters, each starting
+    with `indent` (a continuation with one more), broken at a space where one
+    is near: nothing is cut, however long."""
+    room = max(width - len(indent) - 2, 20)
+    out: list[str] = []
+    for line in shown(text).split("\n"):
+        first = True
+        while True:
+            lead = indent if first else indent + "  "
+            if len(line) <= room:
+                out.append(lead + line)
+                break
+            cut = line.rfind(" ", room // 2, room)
+            cut = cut + 1 if cut > 0 else room
+            out.append(lead + line[:cut])
+            line, first = line[cut:], False
+    return out
+
+
 # Words that differ by where the text is read: a person at the CLI, a model
 # calling the tool (MCP, `zapcli call`, another framework), or the model of
 # `zapcli run` (whose subagents' approvals the person at the terminal decides).

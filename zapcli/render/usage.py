@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from zapcli.render.common import Lines, tokens_text
+from zapcli.render.docschema import stamp
 
 
 def _figures(t: Any) -> str:
@@ -79,7 +80,7 @@ def doc(parents: list[Any]) -> dict[str, Any]:
         return {"id": sid, "status": st, "parent": p.tree_parents.get(sid), "finished": done,
                 **t.doc()}
 
-    return {"sessions": [{
+    return stamp("usage", {"sessions": [{
         "session": p.parent, "own": p.own.doc(), "total": p.total.doc(),
         "running": p.running.doc(), "tree": p.tree.doc(), "tree_total": p.tree_total,
         "budget": p.budget.max_tokens if p.budget else None,
@@ -88,4 +89,4 @@ def doc(parents: list[Any]) -> dict[str, Any]:
         "subagents_started": p.budget.started if p.budget else None,
         "subagents": [row(sid, st, t, p, True) for sid, st, t in p.subagents]
         + [row(sid, st, t, p, False) for sid, st, t in p.live]}
-        for p in parents]}
+        for p in parents]})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from zapcli.render.common import Lines, duration, view_header, view_json
+from zapcli.render.docschema import stamp
 from zapcli.render.text import alt
 
 NOTHING = ("[SubAgent] nothing to wait for: no subagent of "
@@ -35,5 +36,5 @@ def lines(res: Any) -> Lines:
 
 
 def doc(res: Any) -> dict[str, Any]:
-    return {"timed_out": res.timed_out, "waited_s": round(res.waited_s, 3),
-            "exit_code": res.exit_code, "subagents": [view_json(v) for v in res.views]}
+    return stamp("wait", {"timed_out": res.timed_out, "waited_s": round(res.waited_s, 3),
+            "exit_code": res.exit_code, "subagents": [view_json(v) for v in res.views]})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from zapcli.render.common import Lines
+from zapcli.render.docschema import stamp
 
 STATE_STYLE = {"clean": "green", "merged": "green", "dirty": "yellow", "unpushed": "yellow", "missing": "red",
                "unknown": "red"}
@@ -44,7 +45,7 @@ def list_lines(trees: list[Any]) -> Lines:
 
 
 def list_doc(trees: list[Any]) -> dict[str, Any]:
-    return {"count": len(trees), "worktrees": [tree_doc(t) for t in trees]}
+    return stamp("worktrees", {"count": len(trees), "worktrees": [tree_doc(t) for t in trees]})
 
 
 def rm_lines(res: Any) -> Lines:
@@ -59,8 +60,8 @@ def rm_lines(res: Any) -> Lines:
 
 
 def rm_doc(res: Any) -> dict[str, Any]:
-    return {"removed": True, **tree_doc(res.tree), "branch_deleted": res.branch_deleted,
-            "note": res.note or None, "teardown_error": res.teardown or None}
+    return stamp("worktree-rm", {"removed": True, **tree_doc(res.tree), "branch_deleted": res.branch_deleted,
+            "note": res.note or None, "teardown_error": res.teardown or None})
 
 
 def decision_lines(decisions: list[Any], dry_run: bool) -> Lines:

@@ -4,7 +4,8 @@ Imports `zapcli.trail`, `zapcli.supervisor`, `zapcli.backends` (the seam; each
 backend lazily), `zapcli.runner.guard`, and `zapcli.lifecycle` (queue drain,
 retention) at exit. Reads its task from its own `spawn` record (never argv),
 writes `start`, runs the backend, and ends the subagent synchronously (fsync)
-before it exits, whatever happens.
+before it exits, whatever happens. It holds the workspace trust its spawner
+recorded (`zapcli.trust.inherit`) for its whole run.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import threading
 import time
 import traceback
 
-from zapcli import tracecontext
+from zapcli import tracecontext, trust
 from zapcli.backends.base import RunContext
 from zapcli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from zapcli.redact import secret_values
@@ -171,6 +172,7 @@ def main(sid: str) -> int:
     s = load(sid)
     spawn = s.spawn
     os.environ[MARKER] = sid  # everything its work starts carries it, however detached
+    trust.inherit(spawn.raw.get("trust"))  # its spawner's decision, for it and what it spawns
     os.environ.update(tracecontext.work_env(spawn.raw.get("trace")))  # its work joins its trace
     live = _follow(sid) if tracecontext.export_wanted() else None
     secrets = secret_values()
@@ -193,6 +195,8 @@ def main(sid: str) -> int:
         outcome = _scratch(sid)
         if outcome is None:
             work, outcome = tree.enter(spawn, writer, err, deadline, terminated)
+            if work.workspace != spawn.workspace:  # its tree: a checkout of what was decided on
+                trust.inherit(spawn.raw.get("trust"), work.workspace)
         if outcome is None:
             ctx = RunContext(sid, work, "", writer, out, err, deadline, terminated,
                              stop_grace=lambda: _kill_grace(sid, spawn.kill_grace_s))
@@ -212,6 +216,7 @@ def main(sid: str) -> int:
         end_marked(sid, 1.0)
     if spawn.worktree is not None:
         tree.leave(spawn)
+    scratch.drop(sid)  # its scratch folder goes with it (what was worth keeping is in the workspace)
     outcome = _check_in_time(sid, spawn, outcome, writer, deadline)
     pending = _pending(sid, spawn, writer)
     writer.end(outcome, retry_s=max(spawn.kill_grace_s, 5.0), stdout_bytes=out.written,
@@ -255,13 +260,17 @@ def _scratch(sid: str) -> Outcome | None:
 def _run_backend(ctx: RunContext) -> Outcome:
     """The task from the spawn record, then the backend; in-process work gets
     the watchdog and the backstop too."""
-    from zapcli.redact import MissingSecret, unmark
+    from zapcli.redact import MissingSecret, UnrecordedSecret, unmark
 
-    try:
-        ctx.task = unmark(ctx.spawn.task)
+    try:  # only the references its spawn made: never a value a model's text names
+        ctx.task = unmark(ctx.spawn.task, names=_recorded(ctx.spawn))
     except MissingSecret as exc:
         return Outcome(Status.FAILED, None, f"the task uses the value of ${exc.args[0]}, which "
                        "is not set in this subagent's environment")
+    except UnrecordedSecret as exc:
+        return Outcome(Status.FAILED, None, f"the task refers to the secret ${exc.args[0]}, which "
+                       "its spawn did not record (a trail from an older zapcli, or one changed by "
+                       "hand); nothing was run: spawn it again")
     from zapcli.backends.registry import Unusable, for_spawn
 
     try:
@@ -282,6 +291,12 @@ def _run_backend(ctx: RunContext) -> Outcome:
     finally:
         done.set()
         guard.disarm_backstop()
+
+
+def _recorded(spawn: SpawnRecord) -> list[str]:
+    """The secret references `spawn` made for its task (`secret_refs`)."""
+    names = spawn.raw.get("secret_refs")
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
 
 
 NO_REPORT = ("no report: it ended without a final answer (an empty report is never a success: "

@@ -2,10 +2,11 @@
 (C23): made before its work starts and given to all of it as `TMPDIR`
 (and `TMP`, `TEMP`), so siblings never share a scratch folder.
 
-Imports `zapcli.trail.store`. Removed with the subagent (`rm`, `clean`,
-`gc`, retention: `zapcli.lifecycle.retention.delete_files`), not when it
-ends, so what its work left there can still be looked at. The sandbox binds
-this folder writable by its name.
+Imports `zapcli.trail.store`. Removed when the subagent ends (`drop`, by
+its runner), and by `rm`, `clean`, `gc` and retention
+(`zapcli.lifecycle.retention.delete_files`) when a runner could not. In the
+sandbox its commands see a capped tmpfs at this path instead (gone with the
+sandbox: `zapcli.sandbox.policy.Policy.scratch_size`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from zapcli.trail import store
 
 NAMES = ("TMPDIR", "TMP", "TEMP")
+_BEFORE: dict[str, str | None] = {}  # what they were before `make`
 
 
 def make(sid: str) -> Path:
@@ -29,8 +31,29 @@ def make(sid: str) -> Path:
         if path.is_symlink() or not path.is_dir():  # never follow a planted link
             raise OSError(f"{path} exists and is not a folder") from None
     for name in NAMES:
+        _BEFORE.setdefault(name, os.environ.get(name))
         os.environ[name] = str(path)
     import tempfile
 
     tempfile.tempdir = None  # this process's own temporary files go there too
     return path
+
+
+def drop(sid: str) -> None:
+    """Remove the folder and everything in it (never following a link out),
+    and give this process its temporary folder back."""
+    import shutil
+    import tempfile
+
+    for name, value in _BEFORE.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    _BEFORE.clear()
+    tempfile.tempdir = None
+    path = store.path_for(sid, store.TMP)
+    if path.is_symlink():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path, ignore_errors=True)

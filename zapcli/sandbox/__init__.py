@@ -1,13 +1,17 @@
 """The OS sandbox for the commands an agent runs (SPEC §18): bubblewrap with
 its own pid, ipc and uts namespaces, a read-only file system but the
-writable roots and the subagent's scratch folder, zapcli's own folders
-hidden, the network on or off as the definition says.
+writable roots and the subagent's scratch folder (a capped tmpfs), zapcli's
+own folders hidden, the network on or off as the definition says (and
+with it off, the host's unix sockets out of reach).
 
 Imports only the standard library: whoever calls it passes the paths in.
 `policy` turns an approval mode and a definition's `sandbox:` into the
 mounts; `bwrap` builds the command line and probes whether this machine
-can run it; `session` is one long-lived sandbox whose helper (`inner`)
-starts each command, so a call costs a fork, not a new set of namespaces.
+can run it; `sockets` says what to hide with the network off; `caches`
+where package managers keep theirs; `links` finds protected names a mount
+cannot pin; `refusals` explains a write the sandbox refused; `session` is
+one long-lived sandbox whose helper (`inner`, its pid 1) starts each
+command, so a call costs a fork, not a new set of namespaces.
 """
 
 from __future__ import annotations

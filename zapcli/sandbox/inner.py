@@ -11,10 +11,18 @@ One message per packet on the SOCK_SEQPACKET socket FD, JSON:
 - `{"op": "signal", "id", "pgid", "sig"}` → `{"id", "ok"}`;
 - `{"op": "alive", "id", "pgid"}` → `{"id", "alive"}` (a live, non-zombie
   member is left in the group);
-- and unasked, `{"op": "exit", "pid", "code"}` when a command ends (code as
+- and unasked, `{"op": "ready"}` once it is up (bwrap has set up every
+  mount), and `{"op": "exit", "pid", "code"}` when a command ends (code as
   Popen's returncode: negative for a signal).
 End of file on the socket (the host closed it or died) ends the helper, and
 with it, the kernel ends everything else in the sandbox's pid namespace.
+
+The helper is the namespace's pid 1 (bwrap `--as-pid-1`), so nothing inside
+can signal it (`kill -9 -1` spares pid 1; a signal it has no handler for is
+dropped), and it reaps every process orphaned inside. It is non-dumpable:
+no command, root or not, can read or write its memory or ptrace it (it holds
+the only way out to its host). It exits only when the host goes, or is
+killed from outside; either way the kernel then ends the whole sandbox.
 """
 
 from __future__ import annotations
@@ -28,6 +36,19 @@ import subprocess
 import sys
 
 MAX_MESSAGE = 1 << 20
+PR_SET_DUMPABLE = 4
+
+
+def harden() -> None:
+    """Non-dumpable, and no handler (so, as pid 1, no way to be stopped from
+    inside) for the signals Python would otherwise catch."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def group_alive(pgid: int) -> bool:
@@ -89,14 +110,23 @@ def _handle(msg: dict, fds: list[int], children: dict[int, subprocess.Popen]) ->
 
 
 def _reap(sock: socket.socket, children: dict[int, subprocess.Popen]) -> None:
-    for pid, proc in list(children.items()):
-        code = proc.poll()
-        if code is not None:
-            del children[pid]
-            sock.send(json.dumps({"op": "exit", "pid": pid, "code": code}).encode())
+    """Every ended process: the commands' (said to the host) and, as pid 1,
+    whatever was orphaned inside the sandbox (reaped so no zombie is left)."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        proc = children.pop(pid, None)
+        if proc is not None:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            sock.send(json.dumps({"op": "exit", "pid": pid, "code": proc.returncode}).encode())
 
 
 def serve(sock: socket.socket) -> int:
+    harden()
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
@@ -106,6 +136,7 @@ def serve(sock: socket.socket) -> int:
     sel = selectors.DefaultSelector()
     sel.register(sock, selectors.EVENT_READ, "host")
     sel.register(wake_r, selectors.EVENT_READ, "child")
+    sock.send(json.dumps({"op": "ready"}).encode())
     while True:
         for key, _ in sel.select():
             if key.data == "child":

@@ -2,58 +2,89 @@
 which turns an approval mode, the workspace, `writable_roots` and a
 definition's `sandbox: {network, writable}` into it.
 
-Imports `zapcli.approvals` (the one place that says what a mode lets run).
-A definition chooses inside what its approval mode allows, never past it:
-a `writable` path outside the mode's ceiling is left read-only with a note.
-zapcli's own state and config folders are hidden (an empty read-only folder
-in their place: trails, approvals and the MCP server's token are not the
-agent's), all but the subagent's scratch folder. A `--worktree` tree's git
-(its admin folder, the shared objects, its own branch) comes in from the
-caller as `GitAccess`, worked out where git's layout is known
-(`zapcli.worktrees.fence`); nothing of a repository is made writable here
-from what a tree's own files say.
+Imports `zapcli.approvals` (the one place that says what a mode lets run) and
+`zapcli.control` (the one list of control files). A definition chooses inside
+what its approval mode allows, never past it: a `writable` path outside the
+mode's ceiling is left read-only with a note. zapcli's own state and config
+folders are hidden (an empty read-only folder in their place: trails,
+approvals and the MCP server's token are not the agent's), all but the
+subagent's scratch folder.
+
+Control files (another program runs what they say: `.git`, `.zapcli`, the
+agent CLIs' settings, `.envrc`, …; the caller passes the whole list) are
+read-only in every writable root whether they exist or not, but in `full`
+mode: one that exists is bound read-only; for one that does not, the first
+missing part of its path is a placeholder — an empty folder the caller makes
+before bwrap starts and removes after (`zapcli.sandbox.placeholders`), so
+nothing can be created there.
+
+A `--worktree` tree's git (its admin folder, the shared objects, its own
+branch) comes in from the caller as `GitAccess`, worked out where git's
+layout is known (`zapcli.worktrees.fence`); nothing of a repository is made
+writable here from what a tree's own files say.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from zapcli.approvals import write_ceiling
+from zapcli.control import match as control_match
+from zapcli.control import names as control_names
 
-PROTECTED = (".git", ".zapcli")
+SCRATCH_SIZE = 1 << 30  # the scratch folder's cap when nothing says otherwise: 1 GiB
 
 
 @dataclass(frozen=True)
 class Policy:
-    """Real paths. `writable` and `scratch` are bound read-write over a
-    read-only `/`; `readonly` (`.git/`, `.zapcli/` of a writable root, a
-    tree's git link files) stay read-only inside them; `hidden` become empty
-    and read-only; `binds` are (source, target): the source folder bound
-    read-write in the target's place (a tree's own branch folder)."""
+    """Real paths. `writable` are bound read-write over a read-only `/`;
+    `readonly` (the control files of a writable root that exist, a tree's git
+    link files) stay read-only inside them; `placeholders` (where one does not
+    exist yet) too, once made (`zapcli.sandbox.placeholders.hold`: bwrap
+    refuses to start on a missing one); `hidden` become empty and read-only.
+    `scratch` is a fresh tmpfs of at most `scratch_size` bytes (0: the
+    kernel's default, half the memory), gone with the sandbox. `sockets`:
+    unix sockets (or folders of them) outside the writable roots that stay
+    reachable with the network off. `binds` are (source, target): the source
+    folder bound read-write in the target's place (a tree's own branch folder)."""
 
     network: bool = False
     writable: tuple[str, ...] = ()
     readonly: tuple[str, ...] = ()
     hidden: tuple[str, ...] = ()
     scratch: str = ""
+    scratch_size: int = SCRATCH_SIZE
+    sockets: tuple[str, ...] = ()
+    # a whole program in the sandbox (an agent CLI, `zapcli.sandbox.whole`): /tmp is an
+    # empty writable folder of its own; what is bound under /tmp comes back above it
+    own_tmp: bool = False
+    placeholders: tuple[str, ...] = ()
     binds: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"network": self.network, "writable": list(self.writable),
                 "readonly": list(self.readonly), "hidden": list(self.hidden),
-                "scratch": self.scratch, "binds": [list(b) for b in self.binds]}
+                "scratch": self.scratch, "scratch_size": self.scratch_size,
+                "sockets": list(self.sockets), "placeholders": list(self.placeholders),
+                "binds": [list(b) for b in self.binds],
+                **({"own_tmp": True} if self.own_tmp else {})}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Policy:
         def paths(key: str) -> tuple[str, ...]:
             return tuple(str(p) for p in data.get(key) or ())
 
+        size = data.get("scratch_size")
         return cls(network=bool(data.get("network")), writable=paths("writable"),
                    readonly=paths("readonly"), hidden=paths("hidden"),
                    scratch=str(data.get("scratch") or ""),
+                   scratch_size=size if isinstance(size, int) and size >= 0 else SCRATCH_SIZE,
+                   sockets=paths("sockets"), own_tmp=bool(data.get("own_tmp")),
+                   placeholders=paths("placeholders"),
                    binds=tuple((str(b[0]), str(b[1])) for b in data.get("binds") or ()
                                if isinstance(b, list | tuple) and len(b) == 2))
 
@@ -76,12 +107,47 @@ def _expand(path: str, workspace: str) -> str:
     return os.path.realpath(path if os.path.isabs(path) else os.path.join(workspace, path))
 
 
-def _in_protected(path: str, roots: list[str]) -> bool:
-    """Whether `path` is in a `.git/` or `.zapcli/` below the root it lies in
-    (a root's own name does not count: a workspace may live anywhere)."""
+def _in_protected(path: str, roots: list[str], names: tuple[str, ...]) -> str | None:
+    """The control name `path` is or lies in below the root it lies in (a
+    root's own name does not count: a workspace may live anywhere)."""
     base = next((r for r in roots if _under(path, r)), None)
     rel = os.path.relpath(path, base) if base else path
-    return any(part in PROTECTED for part in rel.split(os.sep))
+    return control_match(rel, names, anywhere=True)
+
+
+def _guard(root: str, names: tuple[str, ...], roots: list[str]
+           ) -> tuple[list[str], list[str], list[str]]:
+    """(what exists and is bound read-only, the placeholders to make, notes)
+    for the control names of one writable root. Each name is walked part by
+    part: the first part that is missing is the placeholder (nothing inside
+    it can be made then); a file where a folder is named is held as it is
+    (else it could be removed and the folder made); a link is noted, and its
+    target held when it lies in a writable root."""
+    readonly: list[str] = []
+    missing: list[str] = []
+    notes: list[str] = []
+    for name in names:
+        path = root
+        parts = name.split("/")
+        for i, part in enumerate(parts):
+            path = os.path.join(path, part)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                missing.append(path)
+                break
+            if stat.S_ISLNK(st.st_mode):
+                target = os.path.realpath(path)
+                if os.path.exists(target) and any(_under(target, r) for r in roots):
+                    readonly.append(target)  # what it points to, at least
+                notes.append(f"control file {path} is a symbolic link: commands could replace "
+                             "the link itself (a mount cannot hold a link), so it is not "
+                             "protected; replace it with what it points to")
+                break
+            if i == len(parts) - 1 or not stat.S_ISDIR(st.st_mode):
+                readonly.append(path)
+                break
+    return readonly, missing, notes
 
 
 @dataclass(frozen=True)
@@ -106,14 +172,17 @@ def linked_git(root: str, access: Iterable[GitAccess]) -> GitAccess | None:
 
 def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
             network: bool = False, writable: Iterable[str] | None = None, scratch: str,
-            hidden: Iterable[str] = (), git: Iterable[GitAccess] = ()) -> tuple[Policy, list[str]]:
+            hidden: Iterable[str] = (), control: Iterable[str] | None = None,
+            git: Iterable[GitAccess] = ()) -> tuple[Policy, list[str]]:
     """(the policy, one note per declared path that was left out and why).
 
     `writable` None (not declared) means the workspace and `writable_roots`;
-    relative paths are taken from the workspace; `git`: what a `--worktree`
-    tree's commits need, for the root it names. Raises ValueError for an
-    unknown mode."""
+    relative paths are taken from the workspace. `control`: the one list of
+    control files (`zapcli.backends.registry.control_files`; None: the
+    names no backend owns). `git`: what a `--worktree` tree's commits need,
+    for the root it names. Raises ValueError for an unknown mode."""
     roots = tuple(writable_roots)
+    names = control_names() if control is None else tuple(control)
     ceiling, protect = write_ceiling(mode, workspace, roots)
     limits = [os.path.realpath(c) for c in ceiling] if ceiling is not None else None
     shut = [os.path.realpath(h) for h in hidden if h and os.path.isdir(h)]
@@ -127,26 +196,33 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
             why = "it does not exist"
         elif limits is not None and not any(_under(real, c) for c in limits):
             why = f"{mode} mode lets commands write only in the workspace and writable_roots"
-        elif protect and _in_protected(real, limits or [os.path.realpath(workspace)]):
-            why = f"it is inside {'/'.join(PROTECTED)}/, which only a person may change"
+        elif protect and (inside := _in_protected(real, limits or [os.path.realpath(workspace)],
+                                                  names)):
+            why = f"it is inside {inside}, a control file only a person may change"
         elif any(_under(real, h) for h in shut):
             why = "it is inside zapcli's own folders, which only a person may change"
         if why:
             notes.append(f"sandbox.writable {raw}: {why}; it stays read-only")
         elif real not in out:
             out.append(real)
+    declared = list(out)
     access = list(git)
     links: list[str] = []
     binds: list[tuple[str, str]] = []
-    for root in list(out):
+    for root in declared:
         given = linked_git(root, access)
         if given is not None:
             out += [g for g in given.writable if g not in out]
-            links += given.readonly
+            links += [p for p in given.readonly if p not in links]
             binds += given.binds
-    readonly = [os.path.join(root, name) for root in out for name in PROTECTED
-                if protect and os.path.exists(os.path.join(root, name))
-                and not os.path.islink(os.path.join(root, name))]
-    return Policy(network=network, writable=tuple(out), readonly=tuple(readonly + links),
+    readonly: list[str] = []
+    missing: list[str] = []
+    for root in declared if protect else ():
+        held, absent, said = _guard(root, names, declared)
+        readonly += [p for p in held if p not in readonly]
+        missing += [p for p in absent if p not in missing]
+        notes += said
+    return Policy(network=network, writable=tuple(out),
+                  readonly=tuple(readonly + [p for p in links if p not in readonly]),
                   hidden=tuple(dict.fromkeys(shut)), scratch=scratch,
-                  binds=tuple(binds)), notes
+                  placeholders=tuple(missing), binds=tuple(binds)), notes

@@ -8,9 +8,17 @@ costs one fork in the helper and two small messages. Commands of one
 toolset share the sandbox's pid namespace and scratch folder, as they share
 the working folder outside one. Pids are the sandbox's own: signals and
 liveness go through the helper (`SandboxedProcess.signal_group`,
-`group_alive`); nothing outside is ever signalled by a sandbox pid. When the
-helper or bwrap dies, its commands count as killed and the next command
-starts a fresh sandbox.
+`group_alive`); nothing outside is ever signalled by a sandbox pid.
+
+The helper is the sandbox's pid 1: nothing inside can kill it. When it dies
+all the same (killed from outside, out of memory), the kernel ends every
+process in the sandbox with it, the call waiting on a command returns at
+once (the command counts as killed, `SandboxedProcess.lost`), and the next
+command starts a fresh sandbox. A start waits for the helper to say it is
+ready; bwrap that fails to set up is tried once more (a socket it was to
+hide may have gone meanwhile), then said in plain words. The control
+files' placeholders are made (and held) before bwrap starts and let go of
+once it has ended (`placeholders`).
 """
 
 from __future__ import annotations
@@ -26,7 +34,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from zapcli.sandbox import placeholders
 from zapcli.sandbox.bwrap import argv as bwrap_argv
+from zapcli.sandbox.bwrap import environment as sandbox_environment
 from zapcli.sandbox.policy import Policy
 
 INNER = str(Path(__file__).with_name("inner.py"))
@@ -45,11 +55,12 @@ class SandboxedProcess:
     def __init__(self, box: Sandbox, pid: int, args: list[str]):
         self.box, self.pid, self.args = box, pid, args
         self.returncode: int | None = None
+        self.lost = False  # its sandbox ended under it (the helper died)
         self._ended = threading.Event()
 
-    def _end(self, code: int) -> None:
+    def _end(self, code: int, lost: bool = False) -> None:
         if self.returncode is None:
-            self.returncode = code
+            self.returncode, self.lost = code, lost
         self._ended.set()
 
     def poll(self) -> int | None:
@@ -68,6 +79,27 @@ class SandboxedProcess:
         return self.box.group_alive(self.pid)
 
 
+class _SetupFailed(SandboxError):
+    """bwrap ended before its helper said it was ready."""
+
+
+class _Generation:
+    """One start of the sandbox: its socket, bwrap, whether the helper said
+    it is ready and whether it is gone."""
+
+    def __init__(self, sock: socket.socket, proc: subprocess.Popen[bytes]):
+        self.sock, self.proc = sock, proc
+        self.ready = threading.Event()
+        self.dead = False
+
+
+def _interpreter(python: str) -> tuple[str, ...]:
+    """What the helper needs to see to start: its interpreter and its own
+    file (kept in view where the policy hides the folder they are in)."""
+    return tuple(dict.fromkeys(os.path.realpath(p) for p in (
+        python, sys.base_prefix, os.path.dirname(INNER)) if p))
+
+
 def _helper_env() -> dict[str, str]:
     """bwrap and the helper start with nothing of ours: each command gets its
     own environment with its request."""
@@ -78,13 +110,14 @@ class Sandbox:
     """Started lazily by `run`; `close` ends it and everything in it."""
 
     def __init__(self, policy: Policy, bwrap: str, *, python: str = sys.executable,
-                 on_start: Callable[[int], None] | None = None):
+                 on_start: Callable[[int], None] | None = None, records: str = ""):
         self.policy, self.bwrap, self.python, self.on_start = policy, bwrap, python, on_start
+        self.records = records  # where placeholders are recorded (zapcli's state)
+        self._held: placeholders.Held | None = None
         self._start_lock = threading.Lock()
         self._send_lock = threading.Lock()
         self._cond = threading.Condition()
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._sock: socket.socket | None = None
+        self._gen: _Generation | None = None
         self._replies: dict[int, dict[str, Any]] = {}
         self._running: dict[int, SandboxedProcess] = {}
         self._early: dict[int, int] = {}  # exits read before their run's reply was taken
@@ -93,55 +126,102 @@ class Sandbox:
         self.starts = 0
 
     def argv(self, fd: int) -> list[str]:
-        return [*bwrap_argv(self.policy, self.bwrap), self.python, "-I", "-S", INNER, str(fd)]
+        """bwrap's command line with the helper as the sandbox's pid 1: no
+        command inside can signal it, and when it dies the kernel ends
+        everything in its namespace (so a dead helper never leaves a command
+        running unwatched)."""
+        policy = self._held.policy if self._held is not None else self.policy
+        cmd = bwrap_argv(policy, self.bwrap, keep=_interpreter(self.python))
+        return [cmd[0], "--as-pid-1", *cmd[1:], self.python, "-I", "-S", INNER, str(fd)]
 
-    def _start(self) -> socket.socket:
+    def _start(self) -> _Generation:
         with self._start_lock:
             if self._closed:
                 raise SandboxError("the sandbox was closed")
-            if self._sock is not None and self._proc is not None and self._proc.poll() is None:
-                return self._sock
-            if self._proc is not None:  # an earlier one ended, or its helper died
-                if self._proc.poll() is None:
-                    self._proc.kill()
-                    self._proc.wait()
-                if self._proc.stderr is not None:
-                    self._proc.stderr.close()
-            self._reset()
-            host, inner = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            try:
-                self._proc = subprocess.Popen(
-                    self.argv(inner.fileno()), stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_helper_env(),
-                    pass_fds=(inner.fileno(),), start_new_session=True, close_fds=True)
-            except OSError as exc:
-                host.close()
-                raise SandboxError(f"the sandbox could not start: {exc}") from None
-            finally:
-                inner.close()
-            self.starts += 1
-            if self.on_start is not None:
-                self.on_start(self._proc.pid)
-            self._sock = host
-            threading.Thread(target=self._read, args=(host, self._proc), daemon=True,
-                             name="zapcli-sandbox").start()
-            return host
+            gen = self._gen
+            if gen is not None and not gen.dead and gen.proc.poll() is None:
+                return gen
+            self._stop(gen)
+            try:  # a socket that went away between the look and the mount: look again
+                return self._launch()
+            except _SetupFailed:
+                return self._launch(last=True)
+
+    def _stop(self, gen: _Generation | None) -> None:
+        """Forget a sandbox that ended (or whose helper died): its commands
+        count as killed, and bwrap goes if it has not yet."""
+        self._reset()
+        if gen is None:
+            return
+        if gen.proc.poll() is None:
+            gen.proc.kill()
+            gen.proc.wait()
+        if gen.proc.stderr is not None:
+            gen.proc.stderr.close()
+        self._let_go()  # bwrap has ended: nothing mounts them any more
+
+    def _hold(self) -> None:
+        """The placeholders made afresh for this start (a person may have
+        removed one since the last)."""
+        self._let_go()
+        try:
+            self._held = placeholders.hold(self.policy, self.records)
+        except OSError as exc:
+            raise SandboxError(f"the sandbox could not hold its control files read-only: "
+                               f"{exc}") from None
+
+    def _let_go(self) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            held.release()
+
+    def _launch(self, last: bool = False) -> _Generation:
+        self._hold()
+        host, inner = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            proc = subprocess.Popen(
+                self.argv(inner.fileno()), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_helper_env(),
+                pass_fds=(inner.fileno(),), start_new_session=True, close_fds=True)
+        except OSError as exc:
+            host.close()
+            self._let_go()
+            raise SandboxError(f"the sandbox could not start: {exc}") from None
+        finally:
+            inner.close()
+        self.starts += 1
+        if self.on_start is not None:
+            self.on_start(proc.pid)
+        gen = self._gen = _Generation(host, proc)
+        threading.Thread(target=self._read, args=(gen,), daemon=True,
+                         name="zapcli-sandbox").start()
+        if gen.ready.wait(REPLY_TIMEOUT_S) and not gen.dead:
+            return gen
+        said = self._why_gone(gen)
+        self._stop(gen)
+        self._gen = None
+        if not last:
+            raise _SetupFailed(said)
+        raise SandboxError(f"the sandbox could not be set up ({said}); nothing was run. "
+                           "zapcli doctor checks the sandbox")
 
     def _reset(self) -> None:
         """Forget a sandbox that ended: its commands count as killed."""
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
+        gen = self._gen
+        if gen is not None:
+            gen.dead = True
+            gen.sock.close()
         with self._cond:
             for proc in self._running.values():
-                proc._end(LOST_CODE)
+                proc._end(LOST_CODE, lost=True)
             self._running.clear()
             self._early.clear()
+            self._cond.notify_all()
 
-    def _read(self, sock: socket.socket, proc: subprocess.Popen[bytes]) -> None:
+    def _read(self, gen: _Generation) -> None:
         while True:
             try:
-                data = sock.recv(1 << 16)
+                data = gen.sock.recv(1 << 16)
             except OSError:
                 data = b""
             if not data:
@@ -151,7 +231,9 @@ class Sandbox:
             except ValueError:
                 continue
             with self._cond:
-                if msg.get("op") == "exit":
+                if msg.get("op") == "ready":
+                    gen.ready.set()
+                elif msg.get("op") == "exit":
                     pid, code = int(msg.get("pid", 0)), int(msg.get("code", LOST_CODE))
                     target = self._running.pop(pid, None)
                     if target is not None:
@@ -162,62 +244,72 @@ class Sandbox:
                     self._replies[msg["id"]] = msg
                 self._cond.notify_all()
         with self._cond:  # the helper is gone: so is everything it ran
-            for running in self._running.values():
-                running._end(LOST_CODE)
-            self._running.clear()
+            gen.dead = True
+            gen.ready.set()
+            if self._gen is gen:
+                for running in self._running.values():
+                    running._end(LOST_CODE, lost=True)
+                self._running.clear()
             self._cond.notify_all()
 
-    def _send(self, msg: dict[str, Any], fds: tuple[int, ...]) -> int:
-        """Send one request (its id returned). A helper that died since the
-        last one (its socket says so before bwrap has exited) is replaced
-        once: nothing of this request has run yet."""
+    def _send(self, msg: dict[str, Any], fds: tuple[int, ...]) -> tuple[int, _Generation]:
+        """Send one request (its id and the sandbox it went to returned). A
+        helper that died since the last one is replaced once: nothing of this
+        request has run yet."""
         with self._cond:
             self._next += 1
             rid = self._next
         data = json.dumps({**msg, "id": rid}).encode()
         for attempt in (1, 2):
-            sock = self._start()
+            gen = self._start()
             with self._send_lock:
                 try:
-                    socket.send_fds(sock, [data], list(fds)) if fds else sock.send(data)
-                    return rid
+                    socket.send_fds(gen.sock, [data], list(fds)) if fds else gen.sock.send(data)
+                    return rid, gen
                 except OSError as exc:
                     if attempt == 2:
                         raise SandboxError(f"the sandbox is gone ({exc})") from None
-            with self._start_lock:
-                if self._sock is sock:
-                    self._reset()
+            gen.dead = True
         raise AssertionError("unreachable")
 
-    def _request(self, msg: dict[str, Any], fds: tuple[int, ...] = ()) -> dict[str, Any]:
-        rid = self._send(msg, fds)
+    def _request(self, msg: dict[str, Any], fds: tuple[int, ...] = ()
+                 ) -> tuple[dict[str, Any], _Generation]:
+        rid, gen = self._send(msg, fds)
         end = time.monotonic() + REPLY_TIMEOUT_S
         with self._cond:
             while rid not in self._replies:
                 left = end - time.monotonic()
-                if left <= 0 or (self._proc is not None and self._proc.poll() is not None):
-                    raise SandboxError(self._why_gone())
+                if left <= 0 or gen.dead:
+                    raise SandboxError("the sandbox ended before it answered (its helper "
+                                       "died); the next command starts a new one"
+                                       if gen.dead else "the sandbox did not answer")
                 self._cond.wait(min(left, 0.5))
-            return self._replies.pop(rid)
+            return self._replies.pop(rid), gen
 
-    def _why_gone(self) -> str:
-        proc = self._proc
+    @staticmethod
+    def _why_gone(gen: _Generation) -> str:
+        """What bwrap said as it ended (its last line), for a sandbox that
+        never became ready."""
         err = b""
-        if proc is not None and proc.poll() is not None and proc.stderr is not None:
+        try:
+            gen.proc.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            pass
+        if gen.proc.poll() is not None and gen.proc.stderr is not None:
             try:
-                err = proc.stderr.read(2000) or b""
+                err = gen.proc.stderr.read(2000) or b""
             except OSError:
                 pass
         said = err.decode("utf-8", "replace").strip().splitlines()
-        return "the sandbox did not answer" + (f": {said[-1]}" if said else "")
+        return f"bubblewrap said: {said[-1]}" if said else "it did not answer"
 
     def run(self, argv: list[str], cwd: str, env: dict[str, str], out_fd: int) -> SandboxedProcess:
         """Start `argv` in the sandbox; stdout and stderr to `out_fd`, TMPDIR
-        the scratch folder. Raises SandboxError."""
+        and the package caches in the scratch folder. Raises SandboxError."""
         env = dict(env, ZAPCLI_SANDBOXED="1")  # a zapcli inside says why it cannot write
-        if self.policy.scratch:
-            env["TMPDIR"] = self.policy.scratch
-        reply = self._request({"op": "run", "argv": argv, "cwd": cwd, "env": env}, (out_fd,))
+        env.update(sandbox_environment(self.policy, env))  # TMPDIR, package caches (C40)
+        reply, gen = self._request({"op": "run", "argv": argv, "cwd": cwd, "env": env},
+                                   (out_fd,))
         if "error" in reply or not isinstance(reply.get("pid"), int):
             raise SandboxError(str(reply.get("error") or "the sandbox gave no pid"))
         proc = SandboxedProcess(self, int(reply["pid"]), argv)
@@ -225,19 +317,21 @@ class Sandbox:
             early = self._early.pop(proc.pid, None)
             if early is not None:
                 proc._end(early)
+            elif gen.dead or self._gen is not gen:  # its helper died as the reply came
+                proc._end(LOST_CODE, lost=True)
             else:
                 self._running[proc.pid] = proc
         return proc
 
     def signal_group(self, pgid: int, sig: int) -> bool:
         try:
-            return bool(self._request({"op": "signal", "pgid": pgid, "sig": int(sig)}).get("ok"))
+            return bool(self._request({"op": "signal", "pgid": pgid, "sig": int(sig)})[0].get("ok"))
         except SandboxError:
             return False
 
     def group_alive(self, pgid: int) -> bool:
         try:
-            return bool(self._request({"op": "alive", "pgid": pgid}).get("alive"))
+            return bool(self._request({"op": "alive", "pgid": pgid})[0].get("alive"))
         except SandboxError:
             return False
 
@@ -246,10 +340,13 @@ class Sandbox:
         pid namespace and everything left in it."""
         with self._start_lock:
             self._closed = True
-            proc = self._proc
+            gen = self._gen
             self._reset()
-        if proc is None:
+        if gen is None:
+            with self._start_lock:
+                self._let_go()
             return
+        proc = gen.proc
         try:
             proc.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:
@@ -260,3 +357,5 @@ class Sandbox:
             proc.wait()
         if proc.stderr is not None:
             proc.stderr.close()
+        with self._start_lock:
+            self._let_go()  # bwrap has ended: nothing mounts them any more

@@ -2,15 +2,16 @@
 (stdlib sqlite3, WAL), so a board survives restarts and every process of the
 session sees one board.
 
-Imports `zapcli.statedb`, `zapcli.errors`, `zapcli.plain`. A task is `open`,
-`claimed` (by a holder) or `done` (with its result); `--after` tasks must be
-done before it can be claimed. Every change is one transaction begun
-IMMEDIATE (the write lock first): of any number of concurrent claimers each
-open task goes to exactly one, and a task is done once. A claim carries a
-token (`claim`, counted up per claim) so that releasing a claim whose holder
-ended (`holders.reap`) never releases a newer claim of the same task. Every
-change is an event (`board_event`): who added, claimed, released, finished
-it, and why a claim was released.
+Imports `zapcli.statedb`, `zapcli.errors`, `zapcli.plain`. This module
+owns the storage — the tables, one transaction, reading tasks, adding one;
+`zapcli.team.claims` changes who holds them. A task is `open`, `claimed` (by
+a holder) or `done` (with its result); `--after` tasks must be done before
+it can be claimed; it may carry a label and name the tools it needs
+(`board_need`), which decide who may claim it. Every change is one
+transaction begun IMMEDIATE (the write lock first). A task's `claim` counts
+its claims: the current count is the fencing number its holder was handed.
+Every change is an event (`board_event`): who added, claimed, released,
+finished it, why a claim was released, and a call that was refused.
 """
 
 from __future__ import annotations
@@ -55,18 +56,27 @@ CREATE TABLE IF NOT EXISTS board_event (
     note    TEXT
 );
 CREATE INDEX IF NOT EXISTS board_event_task ON board_event (session, num);
+CREATE TABLE IF NOT EXISTS board_need (
+    session TEXT NOT NULL,
+    num     INTEGER NOT NULL,
+    tool    TEXT NOT NULL,
+    PRIMARY KEY (session, num, tool)
+);
 """
 OPEN, CLAIMED, DONE = "open", "claimed", "done"
 MAX_TEXT_BYTES = 16 * 1024  # a task's text, and a result: a board is read whole, often
 MAX_TASKS = 10_000  # per session
 MAX_LABEL = 64
+MAX_NEEDS = 16
 _COLUMNS = ("num, text, label, state, holder, holder_name, claim, result, done_by, note, "
             "added_by, created, updated")
 
 
 @plain
 class Task:
-    """One task. `after`: the numbers of the tasks it waits for."""
+    """One task. `after`: the numbers of the tasks it waits for; `needs`:
+    the tools a claimer must have; `claim`: how many times it was claimed
+    (while claimed, the fencing number its holder was handed)."""
 
     num: int
     text: str
@@ -83,10 +93,16 @@ class Task:
     updated: float
     after: tuple[int, ...] = ()
     events: list[dict] = field(default_factory=list)
+    needs: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
         return f"t{self.num}"
+
+    @property
+    def fence(self) -> int | None:
+        """The fencing number of the current claim; None unless claimed."""
+        return self.claim if self.state == CLAIMED else None
 
 
 @plain
@@ -127,7 +143,7 @@ def _connect() -> sqlite3.Connection:
     return statedb.connect(SCHEMA, timeout=60, isolation_level=None)
 
 
-class _Tx:
+class Transaction:
     """One IMMEDIATE transaction on a fresh connection, closed after it.
     A sqlite3 error is a StateError saying what to do."""
 
@@ -164,41 +180,45 @@ def _read() -> sqlite3.Connection | None:
         raise StateError(f"the task board: {statedb.problem(exc)}") from None
 
 
-def _task(row: tuple, after: dict[int, list[int]] | list[int]) -> Task:
-    """A task from a row of `_COLUMNS` and its --after numbers (a map by number, or its list)."""
-    nums = after.get(row[0], ()) if isinstance(after, dict) else after
+def _task(row: tuple, after: list[int], needs: list[str]) -> Task:
+    """A task from a row of `_COLUMNS`, its --after numbers and the tools it needs."""
     task = Task(*row)
-    task.after = tuple(nums)
+    task.after = tuple(after)
+    task.needs = tuple(needs)
     return task
 
 
-def _after_map(conn: sqlite3.Connection, session: str) -> dict[int, list[int]]:
-    out: dict[int, list[int]] = {}
-    for num, after in conn.execute("SELECT num, after FROM board_after WHERE session = ? "
-                                   "ORDER BY num, after", (session,)):
-        out.setdefault(num, []).append(after)
+def _map(conn: sqlite3.Connection, table: str, column: str, session: str,
+         num: int | None = None) -> dict[int, list]:
+    """`column` of `table` by task number (of one task when `num` is given), in order."""
+    where, args = ("session = ?", (session,)) if num is None else (
+        "session = ? AND num = ?", (session, num))
+    out: dict[int, list] = {}
+    for n, value in conn.execute(f"SELECT num, {column} FROM {table} WHERE {where} "
+                                 f"ORDER BY num, rowid", args):
+        out.setdefault(n, []).append(value)
     return out
 
 
-def _all(conn: sqlite3.Connection, session: str) -> list[Task]:
-    after = _after_map(conn, session)
+def tasks_in(conn: sqlite3.Connection, session: str) -> list[Task]:
+    after = _map(conn, "board_after", "after", session)
+    needs = _map(conn, "board_need", "tool", session)
     rows = conn.execute(f"SELECT {_COLUMNS} FROM board_task WHERE session = ? ORDER BY num",
                         (session,))
-    return [_task(row, after) for row in rows]
+    return [_task(row, sorted(after.get(row[0], ())), needs.get(row[0], [])) for row in rows]
 
 
-def _one(conn: sqlite3.Connection, session: str, num: int) -> Task:
+def task_in(conn: sqlite3.Connection, session: str, num: int) -> Task:
     row = conn.execute(f"SELECT {_COLUMNS} FROM board_task WHERE session = ? AND num = ?",
                        (session, num)).fetchone()
     if row is None:
         raise ZapcliError(f"t{num} is not on this session's board (`zapcli board list` shows "
                           "its tasks)", code="not_found")
-    after = [a for (a,) in conn.execute("SELECT after FROM board_after WHERE session = ? AND "
-                                        "num = ? ORDER BY after", (session, num))]
-    return _task(row, after)
+    after = _map(conn, "board_after", "after", session, num).get(num, [])
+    return _task(row, sorted(after), _map(conn, "board_need", "tool", session, num).get(num, []))
 
 
-def _event(conn: sqlite3.Connection, session: str, num: int, what: str, who: str | None,
+def record_event(conn: sqlite3.Connection, session: str, num: int, what: str, who: str | None,
            note: str | None = None, at: float | None = None) -> None:
     conn.execute("INSERT INTO board_event (session, num, at, what, who, note) VALUES "
                  "(?, ?, ?, ?, ?, ?)", (session, num, at or time.time(), what, who, note))
@@ -210,7 +230,7 @@ def tasks(session: str) -> list[Task]:
     if conn is None:
         return []
     try:
-        return _all(conn, session)
+        return tasks_in(conn, session)
     except sqlite3.Error as exc:
         raise StateError(f"the task board: {statedb.problem(exc)}") from None
     finally:
@@ -224,7 +244,7 @@ def show(session: str, num: int) -> Task:
         raise ZapcliError(f"t{num} is not on this session's board (it has no tasks yet)",
                           code="not_found")
     try:
-        task = _one(conn, session, num)
+        task = task_in(conn, session, num)
         task.events = [{"at": at, "what": what, "who": who, "note": note} for at, what, who, note
                        in conn.execute("SELECT at, what, who, note FROM board_event WHERE "
                                        "session = ? AND num = ? ORDER BY rowid", (session, num))]
@@ -236,14 +256,17 @@ def show(session: str, num: int) -> Task:
 
 
 def add(session: str, text: str, *, after: list[int] = (), label: str | None = None,  # type: ignore[assignment]
-        by: str | None = None) -> Task:
+        by: str | None = None, needs: tuple[str, ...] = ()) -> Task:
     """Put a task on the board. Raises UsageError for an empty or too long
-    text, a bad label, or an `after` task that is not on the board."""
+    text, a bad label, or an `after` task that is not on the board. `needs`
+    are tool names, already checked by the caller (`zapcli.team.work`)."""
     check_text(text, "task")
     if label is not None and (not label.strip() or len(label) > MAX_LABEL or "\n" in label):
         raise UsageError(f"a label is one line of at most {MAX_LABEL} characters")
+    if len(needs) > MAX_NEEDS:
+        raise UsageError(f"a task needs at most {MAX_NEEDS} tools; {len(needs)} were given")
     now = time.time()
-    with _Tx() as conn:
+    with Transaction() as conn:
         have = {n for (n,) in conn.execute("SELECT num FROM board_task WHERE session = ?", (session,))}
         missing = [f"t{a}" for a in dict.fromkeys(after) if a not in have]
         if missing:
@@ -258,134 +281,8 @@ def add(session: str, text: str, *, after: list[int] = (), label: str | None = N
         for a in dict.fromkeys(after):
             conn.execute("INSERT INTO board_after (session, num, after) VALUES (?, ?, ?)",
                          (session, num, a))
-        _event(conn, session, num, "added", by, at=now)
-        return _one(conn, session, num)
-
-
-def _ready(task: Task, by_num: dict[int, Task]) -> bool:
-    return all(by_num[a].state == DONE for a in task.after if a in by_num)
-
-
-def claim(session: str, holder: str, holder_name: str | None, num: int | None = None) -> Claim:
-    """Claim task `num`, or the first open one whose --after tasks are done,
-    for `holder`. Atomic: concurrent claimers never get the same task.
-    Raises ZapcliError when the named task cannot be claimed (held, done,
-    waiting); a claim of whatever is next that finds nothing says why in
-    the Claim it returns."""
-    now = time.time()
-    with _Tx() as conn:
-        everything = _all(conn, session)
-        by_num = {t.num: t for t in everything}
-        if num is not None:
-            task = by_num.get(num)
-            if task is None:
-                _one(conn, session, num)  # raises: not on the board
-            _claimable(task, by_num, holder)  # type: ignore[arg-type]
-        else:
-            task = next((t for t in everything if t.state == OPEN and _ready(t, by_num)), None)
-            if task is None:
-                return _nothing(everything, by_num, holder)
-        conn.execute("UPDATE board_task SET state = ?, holder = ?, holder_name = ?, claim = claim + 1, "
-                     "updated = ? WHERE session = ? AND num = ? AND state = ?",
-                     (CLAIMED, holder, holder_name, now, session, task.num, OPEN))  # type: ignore[union-attr]
-        _event(conn, session, task.num, "claimed", holder_name or holder, at=now)  # type: ignore[union-attr]
-        return Claim(_one(conn, session, task.num))  # type: ignore[union-attr]
-
-
-def _claimable(task: Task, by_num: dict[int, Task], holder: str) -> None:
-    if task.state == DONE:
-        raise ZapcliError(f"{task.id} is already done" + (f" (by {task.done_by})" if task.done_by
-                                                          else ""), code="board_done")
-    if task.state == CLAIMED:
-        who = "you" if task.holder == holder else (task.holder_name or task.holder)
-        raise ZapcliError(f"{task.id} is already claimed by {who}", code="board_held")
-    waiting = [f"t{a}" for a in task.after if a in by_num and by_num[a].state != DONE]
-    if waiting:
-        raise ZapcliError(f"{task.id} waits on {', '.join(waiting)} (--after): it can be claimed "
-                          "once they are done", code="board_waiting")
-
-
-def _nothing(everything: list[Task], by_num: dict[int, Task], holder: str) -> Claim:
-    if not everything:
-        return Claim(None, "the board has no tasks", finished=True)
-    open_ = [t for t in everything if t.state == OPEN]
-    held = [t for t in everything if t.state == CLAIMED]
-    if not open_ and not held:
-        return Claim(None, f"every task is done ({len(everything)} of {len(everything)})",
-                     finished=True)
-    parts = []
-    if open_:
-        parts.append(f"{len(open_)} open task(s) wait on others (--after)")
-    mine = [t for t in held if t.holder == holder]
-    if len(held) > len(mine):
-        parts.append(f"{len(held) - len(mine)} claimed by others")
-    if mine:
-        ids = ", ".join(t.id for t in mine[:5]) + (", …" if len(mine) > 5 else "")
-        parts.append(f"{len(mine)} claimed by you ({ids})")
-    return Claim(None, "nothing to claim now: " + ", ".join(parts), waiting=open_,
-                 held=[t for t in held if t.holder != holder])
-
-
-def done(session: str, num: int, holder: str, result: str, *, holder_name: str | None = None) -> Task:
-    """Mark `num` done with `result`, by its holder. Raises ZapcliError when
-    it is not claimed by `holder` (a task is done once)."""
-    check_text(result, "result")
-    now = time.time()
-    with _Tx() as conn:
-        task = _one(conn, session, num)
-        if task.state == DONE:
-            raise ZapcliError(f"{task.id} is already done" + (f" (by {task.done_by})" if task.done_by
-                                                              else ""), code="board_done")
-        if task.state != CLAIMED or task.holder != holder:
-            who = f"claimed by {task.holder_name or task.holder}" if task.state == CLAIMED else "open"
-            raise ZapcliError(f"{task.id} is {who}, not claimed by you: claim it first (only its "
-                              "holder marks it done)", code="board_not_held")
-        conn.execute("UPDATE board_task SET state = ?, result = ?, done_by = ?, updated = ? "
-                     "WHERE session = ? AND num = ? AND state = ? AND holder = ?",
-                     (DONE, result, holder_name or holder, now, session, num, CLAIMED, holder))
-        _event(conn, session, num, "done", holder_name or holder, at=now)
-        return _one(conn, session, num)
-
-
-def release(session: str, num: int, holder: str | None, *, note: str | None = None,
-            who: str | None = None) -> Task:
-    """Put a claimed task back to open. `holder` None: whoever holds it (the
-    session's person may release any claim); else only `holder`'s own.
-    Raises ZapcliError when it is not claimed (by `holder`)."""
-    now = time.time()
-    with _Tx() as conn:
-        task = _one(conn, session, num)
-        if task.state != CLAIMED or (holder is not None and task.holder != holder):
-            state = "done" if task.state == DONE else (
-                "open" if task.state == OPEN else f"claimed by {task.holder_name or task.holder}")
-            raise ZapcliError(f"{task.id} is {state}, not claimed by you: nothing to release",
-                              code="board_not_held")
-        why = note or f"released by {who or holder or 'the session'}"
-        _reopen(conn, session, task, why, who or holder, now)
-        return _one(conn, session, num)
-
-
-def _reopen(conn: sqlite3.Connection, session: str, task: Task, note: str, who: str | None,
-            now: float) -> None:
-    conn.execute("UPDATE board_task SET state = ?, holder = NULL, holder_name = NULL, note = ?, "
-                 "updated = ? WHERE session = ? AND num = ? AND claim = ?",
-                 (OPEN, note, now, session, task.num, task.claim))
-    _event(conn, session, task.num, "released", who, note, at=now)
-
-
-def release_ended(session: str, num: int, claim_token: int, note: str) -> bool:
-    """Reopen `num` if it is still claimed under `claim_token` (its holder
-    ended without `done`); False when someone else changed it first."""
-    now = time.time()
-    with _Tx() as conn:
-        row = conn.execute("SELECT state, claim FROM board_task WHERE session = ? AND num = ?",
-                           (session, num)).fetchone()
-        if row is None or row[0] != CLAIMED or row[1] != claim_token:
-            return False
-        _reopen(conn, session, _one(conn, session, num), note, None, now)
-        return True
-
-
-def held_by(session: str, holder: str) -> list[Task]:
-    """The tasks `holder` holds now."""
-    return [t for t in tasks(session) if t.state == CLAIMED and t.holder == holder]
+        for tool in dict.fromkeys(needs):
+            conn.execute("INSERT INTO board_need (session, num, tool) VALUES (?, ?, ?)",
+                         (session, num, tool))
+        record_event(conn, session, num, "added", by, at=now)
+        return task_in(conn, session, num)

@@ -1,7 +1,9 @@
-"""A claimer that ends without `done` releases its task (SPEC §20).
+"""A claimer that ends without `done` releases its task, and a subagent
+that ended is answered no more.
 
-Imports `zapcli.team.board`, `zapcli.lifecycle.observe` (the observer that
-finds `lost`), `zapcli.trail` (a run's own trail), `zapcli.supervisor.liveness`.
+Imports `zapcli.team.board`, `.claims`, `zapcli.lifecycle.observe` (the
+observer that finds `lost`, and its look that acts on nothing),
+`zapcli.trail` (a run's own trail), `zapcli.supervisor.liveness`.
 Before any board command answers — and before each try of a waiting claim —
 every task held by a subagent is looked at with `observe`, exactly as
 `poll` and `list` look at it: one that ended (completed or failed without
@@ -9,26 +11,39 @@ every task held by a subagent is looked at with `observe`, exactly as
 here) gives its task back, open again, with a note naming the holder and how
 it ended. A task held by a `zapcli run` goes back once the run's trail ends
 or its process is gone. Only the claim that was looked at is released (its
-token): a task claimed again meanwhile stays with its new holder.
+token): a task claimed again meanwhile stays with its new holder. A holder
+that is alive keeps its claims however long it is quiet: nothing here goes
+by time.
+
+`refuse_ended`: a board or message call by a subagent that is terminal or
+lost — its team MCP server, its agent CLI or a process of its work left
+running after its runner died — is refused before anything is done for it.
+The check is a look (nothing recorded or stopped first, so the refusal and
+its note in the task's history are written before the observer ends what
+is left of it); then its claims are given back as above.
 """
 
 from __future__ import annotations
 
-from zapcli.team import board
+from zapcli.errors import ZapcliError
+from zapcli.team import board, claims
 from zapcli.team.board import CLAIMED, Task
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from zapcli.team.who import Caller
 
-def _subagent_end(sid: str) -> str | None:
-    """How subagent `sid` ended, in words, or None while it has not."""
+
+def _subagent_end(sid: str, *, act: bool = True) -> str | None:
+    """How subagent `sid` ended, in words, or None while it has not. `act`
+    False: a look that records and stops nothing."""
     from zapcli.errors import NotFound
-    from zapcli.lifecycle.observe import observe
+    from zapcli.lifecycle.observe import look, observe
 
     try:
-        view = observe(sid)
+        view = observe(sid) if act else look(sid)
     except NotFound:
         return "is gone (its files were removed)"
     if not view.terminal:
@@ -84,6 +99,29 @@ def reap(session: str, tasks: list[Task] | None = None) -> list[Task]:
             continue
         note = (f"released: {task.holder_name or holder} held it and {how} without marking it "
                 "done")
-        if board.release_ended(session, task.num, task.claim, note):
+        if claims.release_ended(session, task.num, task.claim, note):
             out.append(task)
     return out
+
+
+def refuse_ended(caller: Caller, num: int | None = None) -> None:
+    """Raise ZapcliError (`ended`) when `caller` is a subagent that is
+    terminal or lost; a call about task `num` is noted in its history. Then
+    what the ended subagent held goes back to the board."""
+    sid = caller.subagent
+    if sid is None:
+        return
+    how = _subagent_end(sid, act=False)
+    if how is None:
+        return
+    note = (f"refused: {caller.label} {how}; its board and message calls are no longer "
+            "answered")
+    if num is not None:
+        claims.refused(caller.session, num, caller.label, note)
+    try:
+        reap(caller.session)
+    except ZapcliError:
+        pass  # the refusal stands, whatever giving its claims back met
+    raise ZapcliError(f"{caller.label} {how}: the board and messages of its session no longer "
+                      "answer it (what it held went back to the board); nothing was done",
+                      code="ended")

@@ -8,7 +8,8 @@ recipient backend's fact, frozen in its spawn record (`inbox`): the built-in
 agent reads it before its next model call; an agent CLI with the team tools
 gets it with the result of its next `board` or `message` call (zapcli's team
 MCP server hands it over and records the delivery); a backend with neither
-takes no messages, and sending is refused, saying so. A subagent (its
+takes no messages, and sending is refused, saying so. A sender that is a
+subagent which ended (terminal or lost) sends nothing (`holders.refuse_ended`). A subagent (its
 marker, or the caller a team tool is built for) reaches only the subagents
 of its own session, and never itself.
 """
@@ -128,6 +129,10 @@ def send(to: str, text: str, caller: Caller | None = None) -> Sent:
     Raises ZapcliError when the recipient ended or takes no messages."""
     from zapcli.lifecycle.observe import observe
 
+    if caller is not None:
+        from zapcli.team.holders import refuse_ended
+
+        refuse_ended(caller)  # a subagent that ended sends nothing
     check_text(text)
     sid = target(caller, to)
     spawn = _spawn(sid)

@@ -7,14 +7,16 @@ model reads is what a person reads). A handler takes the tool's arguments
 and the `Caller` it was built for — the subagent (or run) itself, never
 chosen by the model — and returns (ok, text). With `inbox` (an agent CLI,
 which has no way to be handed a message between its model calls) every
-answer ends with the messages sent to it that nobody handed over yet.
+answer ends with the messages sent to it that nobody handed over yet. A
+subagent that ended is refused every call (`holders.refuse_ended`) and is
+handed nothing.
 """
 
 from __future__ import annotations
 
 from zapcli.errors import ZapcliError
 from zapcli.render.text import spell
-from zapcli.team import messages, work
+from zapcli.team import holders, messages, work
 from zapcli.team.who import Caller
 
 TYPE_CHECKING = False
@@ -36,7 +38,11 @@ BOARD_SCHEMA: dict[str, Any] = {
         "text": {"type": "string", "description": "add: what the new task is"},
         "after": {"type": "array", "items": {"type": "string"},
                   "description": "add: ids of tasks that must be done before it can be claimed"},
-        "label": {"type": "string", "description": "add: a short label"},
+        "label": {"type": "string", "description": "add: a label; only a claimer whose "
+                                                   "definition serves it can claim the task"},
+        "needs": {"type": "array", "items": {"type": "string"},
+                  "description": "add: tools a claimer must have to be handed the task "
+                                 "(e.g. write, edit, bash)"},
         "result": {"type": "string", "description": "done: what you did or found; the others "
                                                     "read it (say where files are)"},
         "wait_secs": {"type": "integer", "minimum": 0, "maximum": 600,
@@ -48,8 +54,9 @@ BOARD_SCHEMA: dict[str, Any] = {
 BOARD_DESCRIPTION = (
     "The task board you share with the other subagents of your session. Claim one task at a "
     "time, do it, then mark it done with your result; claim the next until nothing is left. "
-    "A task whose --after tasks are not done cannot be claimed yet; when you stop without "
-    "`done`, your task goes back to the board for another.")
+    "A task whose --after tasks are not done cannot be claimed yet; you are handed only tasks "
+    "your definition serves (its label) and has the tools for; when you stop without `done`, "
+    "your task goes back to the board for another.")
 MESSAGE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -98,7 +105,9 @@ def board_call(caller: Caller, args: dict[str, Any]) -> str:
         return _text(render.show_lines(work.show(caller, task)))
     if action == "add":
         after = [str(a) for a in args.get("after") or () if isinstance(a, (str, int))]
-        res = work.add(caller, str(args.get("text") or ""), after=after, label=_str(args, "label"))
+        needs = [str(n) for n in args.get("needs") or () if isinstance(n, str)]
+        res = work.add(caller, str(args.get("text") or ""), after=after, label=_str(args, "label"),
+                       needs=needs)
         return _text(render.changed_lines(res))
     raise ZapcliError(f"unknown board action {action!r}: use list, claim, done, release, show or add",
                       code="usage")
@@ -109,6 +118,8 @@ def message_call(caller: Caller, args: dict[str, Any], *, inbox: bool = False) -
     from zapcli.render import messages as render
 
     action = args.get("action")
+    if action != "send":  # send refuses an ended sender itself
+        holders.refuse_ended(caller)
     if action == "send":
         res = messages.send(str(args.get("to") or ""), str(args.get("text") or ""), caller)
         return _text(render.sent_lines(res))
@@ -152,6 +163,8 @@ def answer(caller: Caller, name: str, args: dict[str, Any], *,
             ok, text = False, f"unknown tool {name!r}"
     except ZapcliError as exc:
         ok, text = False, exc.for_tool()
+        if exc.code == "ended":
+            return ok, text  # nothing is handed to a subagent that ended
     if inbox and caller.subagent is not None:
         waiting = messages.take(caller.subagent, by="team tools")
         if waiting:

@@ -1,21 +1,35 @@
 """Whose call it is, for the board and messages (SPEC §20): the session the
 board belongs to and the holder a claim is made for.
 
-Imports `zapcli.trail` (a subagent's frozen spawn record), `zapcli.lifecycle.session`.
+Imports `zapcli.trail` (a subagent's frozen spawn record), `zapcli.lifecycle.session`,
+`zapcli.team.claims` (what a claimer can take).
 Inside a subagent (`ZAPCLI_SUBAGENT_ID` in its work's environment, or the
 id a team tool is built for) the session is the one its spawn record names —
 never what the environment says, so a subagent reaches only its own
 session's board and siblings — and the holder is the subagent, whose claims
-go back to the board when it ends. A `zapcli run` (its own board tool) holds
-as its run id. Anyone else is the session's person (`you`): their claims
-stay until `done` or `board release`.
+go back to the board when it ends. What it can take comes from its frozen
+definition: the labels it declares (`board: {labels: [...]}`; none declared,
+none served) and the tools it grants; without a definition (a shell, an
+agent CLI with its own tools) it has every tool and serves no label. A
+`zapcli run` (its own board tool) holds as its run id. Anyone else is the
+session's person (`you`), who serves every label and has every tool: their
+claims stay until `done` or `board release`.
+
+A `Caller` built once for a surface that lives (a team tool, the team MCP
+server) remembers the fencing number of each claim it made, so its `done`
+and `release` carry it without the model having to.
 """
 
 from __future__ import annotations
 
 import os
 
-from zapcli.plain import plain
+from zapcli.plain import field, plain
+from zapcli.team.claims import EVERYONE, Fit
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zapcli.trail.model import SpawnRecord
 
 USER = "you"
 
@@ -26,11 +40,27 @@ class Caller:
     holder: str  # a subagent id, a run id, or USER
     label: str  # how others read the holder: "sa_… (worker, claude)"
     subagent: str | None = None  # set when the caller is a subagent
+    fit: Fit = EVERYONE  # the labels it serves, the tools it has
+    fences: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
 
 
 def label_of(sid: str, agent: str | None, cli: str | None) -> str:
     what = ", ".join(x for x in (agent, cli) if x)
     return f"{sid} ({what})" if what else sid
+
+
+def of_spawn(sid: str, spawn: SpawnRecord) -> Caller:
+    """The caller subagent `sid` is, from its frozen spawn record."""
+    definition = spawn.definition
+    label = label_of(sid, spawn.agent, spawn.cli)
+    if definition is None:
+        fit = Fit(labels=(), tools=None, who=label)
+    else:
+        board = definition.get("board")
+        labels = board.get("labels") if isinstance(board, dict) else None
+        fit = Fit(labels=tuple(str(x) for x in labels or ()),
+                  tools=tuple(str(t) for t in definition.get("tools") or ()), who=label)
+    return Caller(spawn.session, sid, label, sid, fit)
 
 
 def of_subagent(sid: str) -> Caller | None:
@@ -45,7 +75,7 @@ def of_subagent(sid: str) -> Caller | None:
         return None
     if spawn is None:
         return None
-    return Caller(spawn.session, sid, label_of(sid, spawn.agent, spawn.cli), sid)
+    return of_spawn(sid, spawn)
 
 
 def current() -> Caller:

@@ -2,9 +2,14 @@
 if asked), done, release, show — what `zapcli board`, the built-in agent's
 `board` tool and the team MCP server all call.
 
-Imports `zapcli.team.board`, `.holders`, `.who`. Each verb first gives back
-the tasks whose holders ended (`holders.reap`), so what it answers is never a
-claim by someone who is gone.
+Imports `zapcli.team.board`, `.claims`, `.holders`, `.who`, and the names of
+the grantable tools (`zapcli.tools.registry`: a task names the tools it
+needs). Each verb first refuses a caller that ended (`holders.refuse_ended`:
+a subagent terminal or lost gets nothing done), then gives back the tasks
+whose holders ended (`holders.reap`), so what it answers is never a claim by
+someone who is gone. A claim is handed only what the caller can take (its
+`Fit`); `done` and `release` carry the fencing number of the claim — the one
+given (`--fence`), else the one this caller was handed.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import time
 
 from zapcli.errors import UsageError, ZapcliError, param
 from zapcli.plain import plain
-from zapcli.team import board, holders
+from zapcli.team import board, claims, holders
 from zapcli.team.board import Claim, Task
 from zapcli.team.who import USER, Caller
 
@@ -49,15 +54,41 @@ class Shown:
 
 
 def list_tasks(caller: Caller) -> Listed:
+    holders.refuse_ended(caller)
     holders.reap(caller.session)
     return Listed(caller.session, board.tasks(caller.session))
 
 
 def add(caller: Caller, text: str, after: list[str] | None = None,
-        label: str | None = None) -> Changed:
+        label: str | None = None, needs: list[str] | None = None) -> Changed:
+    holders.refuse_ended(caller)
     nums = [board.task_num(a) for a in after or ()]
-    task = board.add(caller.session, text, after=nums, label=label or None, by=caller.label)
+    tools = tool_names(needs or ())
+    task = board.add(caller.session, text, after=nums, label=label or None, by=caller.label,
+                     needs=tools)
     return Changed(caller.session, "added", task)
+
+
+def tool_names(names: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """The grantable tools `names` stand for, in their own spelling (`Write`
+    -> `write`), each once. Raises UsageError for any other name."""
+    import difflib
+
+    from zapcli.tools.registry import GRANTABLE, canonical_name, never_grantable_reason
+
+    out: list[str] = []
+    for name in names:
+        tool = canonical_name(name)
+        if tool is None:
+            never = never_grantable_reason(name)
+            near = difflib.get_close_matches(name.lower(), [g.lower() for g in GRANTABLE], n=1)
+            hint = (f" ({never})" if never else f" (did you mean '{canonical_name(near[0])}'?)"
+                    if near else "")
+            raise UsageError(f"a task cannot need {name!r}{hint}: name tools a definition can "
+                             f"grant — {', '.join(GRANTABLE)}")
+        if tool not in out:
+            out.append(tool)
+    return tuple(out)
 
 
 def claim(caller: Caller, task: str | None = None, wait_s: float = 0.0) -> Claimed:
@@ -76,13 +107,16 @@ def _claim(caller: Caller, task: str | None, wait_s: float) -> Claim:
     num = board.task_num(task) if task else None
     until = time.monotonic() + wait_s
     while True:
+        holders.refuse_ended(caller, num)  # it may end while it waits
         holders.reap(caller.session)
         try:
-            got = board.claim(caller.session, caller.holder, caller.label, num)
+            got = claims.claim(caller.session, caller.holder, caller.label, num, caller.fit)
         except ZapcliError as exc:  # a named task: held by another, or waiting on others
             if exc.code not in _MAY_FREE or time.monotonic() >= until:
                 raise
         else:
+            if got.task is not None:
+                caller.fences[got.task.num] = got.task.claim
             if got.task is not None or got.finished or time.monotonic() >= until:
                 return got
         time.sleep(min(POLL_S, max(until - time.monotonic(), 0.0)))
@@ -92,7 +126,7 @@ def _held(caller: Caller, task: str | None, verb: str) -> int:
     """The task `verb` is about: the one named, else the one the caller holds."""
     if task:
         return board.task_num(task)
-    mine = board.held_by(caller.session, caller.holder)
+    mine = claims.held_by(caller.session, caller.holder)
     if len(mine) == 1:
         return mine[0].num
     if not mine:
@@ -102,24 +136,36 @@ def _held(caller: Caller, task: str | None, verb: str) -> int:
                      f"one to {verb}")
 
 
-def done(caller: Caller, task: str | None, result: str) -> Changed:
+def _named(task: str | None) -> int | None:
+    return board.task_num(task) if task else None
+
+
+def done(caller: Caller, task: str | None, result: str, fence: int | None = None) -> Changed:
     board.check_text(result, "result")
+    holders.refuse_ended(caller, _named(task))
     num = _held(caller, task, "mark done")
     holders.reap(caller.session)
-    return Changed(caller.session, "done",
-                   board.done(caller.session, num, caller.holder, result, holder_name=caller.label))
+    fence = fence if fence is not None else caller.fences.get(num)
+    got = claims.done(caller.session, num, caller.holder, result, holder_name=caller.label,
+                      fence=fence)
+    caller.fences.pop(num, None)
+    return Changed(caller.session, "done", got)
 
 
-def release(caller: Caller, task: str | None) -> Changed:
+def release(caller: Caller, task: str | None, fence: int | None = None) -> Changed:
     """A claim back to open: a subagent's or run's own; the session's person any."""
+    holders.refuse_ended(caller, _named(task))
     num = _held(caller, task, "release")
     holders.reap(caller.session)
     mine = None if caller.holder == USER else caller.holder
-    return Changed(caller.session, "released",
-                   board.release(caller.session, num, mine, who=caller.label))
+    fence = fence if fence is not None else caller.fences.get(num)
+    got = claims.release(caller.session, num, mine, who=caller.label, fence=fence)
+    caller.fences.pop(num, None)
+    return Changed(caller.session, "released", got)
 
 
 def show(caller: Caller, task: str) -> Shown:
+    holders.refuse_ended(caller)
     holders.reap(caller.session)
     return Shown(caller.session, board.show(caller.session, board.task_num(task)))
 

@@ -131,7 +131,10 @@ LEGEND = [("queued", "queued"), ("running", "running"), ("await", "awaiting appr
 
 def render(data: dict[str, Any]) -> str:
     """The page for `zapcli.telemetry.timeline.collect`'s data."""
-    payload = json.dumps(data, ensure_ascii=False, default=str).replace("<", "\\u003c")
+    from zapcli.jsontext import escape_json
+
+    payload = escape_json(json.dumps(data, ensure_ascii=False, default=str).encode()).decode()
+    payload = payload.replace("<", "\\u003c")
     legend = "".join(f'<span><i style="background:var(--{k})"></i>{html.escape(t)}</span>' for k, t in LEGEND)
     title = html.escape(f"zapcli timeline — {data['title']}")
     return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'

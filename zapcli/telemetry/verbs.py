@@ -110,7 +110,9 @@ def _write(doc: Any, out: str | None, fmt: str, count: int) -> Written:
         return Written("-", fmt, count, doc)
     import orjson
 
-    _save(Path(out), orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+    from zapcli.jsontext import escape_json
+
+    _save(Path(out), escape_json(orjson.dumps(doc, option=orjson.OPT_INDENT_2)) + b"\n")
     return Written(str(Path(out).resolve()), fmt, count)
 
 

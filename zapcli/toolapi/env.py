@@ -60,6 +60,13 @@ class Env:
         # asks the caller's user to approve `what` (a merge): (approved, why); None: nobody to ask
         self.confirm: Callable[[str], tuple[bool, str]] | None = None
         self.sandbox: str | None = None  # `zapcli run`'s: its shell spawns run in one too
+        # the variables a shell the model starts keeps (`zapcli run`: its definition's `env`)
+        self.shell_env: tuple[str, ...] = ()
+        # delegation never widens: `zapcli run`'s own spawn-record fields (its definition and
+        # grant, mode, roots, sandbox), which bound what it spawns and what a fork keeps; who
+        # asks the person about a child that would hold more (None: `confirm`, else refused)
+        self.spawner: dict[str, Any] | None = None
+        self.ask_widening: Callable[[str], tuple[bool, str]] | None = None
         # `zapcli run`'s conversation so far, for a fork (`zapcli.ops.fork.Conversation.snapshot`)
         self.conversation: Callable[[], dict[str, Any]] | None = None
         self.lock = _thread.allocate_lock()

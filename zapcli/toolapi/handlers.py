@@ -66,12 +66,33 @@ def spawn(a: dict[str, Any], env: Env) -> Reply:
         parent=env.parent, run=env.run, siblings=env.siblings,
         batch=f"{env.parent}:{env.batch}" if env.parent and env.siblings > 1 else None,
         sandbox=env.sandbox if env.surface == "run" else None,
-        fork=_fork_of(env) if a.get("fork") else None)
+        fork=_fork_of(env) if a.get("fork") else None,
+        model_shell=env.shell_env,  # a shell it starts is a model's: scrubbed, sandboxed
+        spawner=env.spawner, ask_widening=env.ask_widening or env.confirm)
+    if a.get("fork"):
+        req = _keeps_its_definition(req, a["agent"], env)
     if a["attempts"] is not None or a["attempt_cli"] or a["attempt_model"]:
         return _attempts(req, a, env)
     res = do_spawn(req)
     env.started_one(res.id)
     return _reply(render.tool_lines(res), render.doc(res), env)
+
+
+def _keeps_its_definition(req: Any, agent: str | None, env: Env) -> Any:
+    """A fork is the run itself going on in another direction: it keeps the
+    run's frozen definition and grant (never one a model names)."""
+    from zapcli.plain import replace
+
+    own = env.spawner or {}
+    name = own.get("agent")
+    if agent and agent != name:
+        raise UsageError(f"a fork keeps this run's own definition ({name}); leave `agent` out to "
+                         f"fork, or spawn {agent} without fork")
+    kept = {k: own[k] for k in ("agent", "model", "definition", "grant", "diagnostics", "provider",
+                                "inbox", "genai_provider", "team") if k in own}
+    if req.cli not in (None, "zapcli"):
+        return req  # an agent CLI cannot start from zapcli's conversation: the fork says so
+    return replace(req, agent=name, cli="zapcli", inherit=kept)
 
 
 def _fork_of(env: Env) -> dict[str, Any]:
@@ -159,8 +180,10 @@ def wait(a: dict[str, Any], env: Env) -> Reply:
     env.seen(e.id for e in final.entries if e.view and e.view.terminal)
     subagents = [render_poll.entry_doc(e) for e in final.entries]
     if res is None:
-        doc = {"timed_out": False, **stopped, "exit_code": EXIT_WAIT_TIMEOUT,
-               "subagents": subagents}  # stopped before they ended
+        from zapcli.render.docschema import stamp
+
+        doc = stamp("wait", {"timed_out": False, **stopped, "exit_code": EXIT_WAIT_TIMEOUT,
+                             "subagents": subagents})  # stopped before they ended
         return _reply(head + [("", "")] + render_poll.lines(final), doc, env, EXIT_WAIT_TIMEOUT)
     doc = {**render.doc(res), "subagents": subagents}
     return _reply(head + ([("", "")] if head else []) + render_poll.lines(final), doc, env,
@@ -267,8 +290,10 @@ def usage(a: dict[str, Any], env: Env) -> Reply:
 
 def agents_save(a: dict[str, Any], env: Env) -> Reply:
     from zapcli.definitions.manage import save_agent_text
+    from zapcli.ops.delegate import save_within_spawner
     from zapcli.render import agents as render
 
+    save_within_spawner({"yaml": a["yaml"] or ""}, env.spawner, env.ask_widening or env.confirm)
     res = save_agent_text(a["yaml"] or "", a["scope"] or "workspace", env.workspace())
     return _reply(render.saved_lines(res), render.as_doc(res), env)
 

@@ -65,17 +65,35 @@ def action_schema(action: Action) -> dict[str, Any]:
             "additionalProperties": False}
 
 
-def _merged(params: list[tuple[Action, Param]], run: bool) -> dict[str, Any]:
+def _merged(params: list[tuple[Action, Param]], run: bool, plain: bool = False) -> dict[str, Any]:
     """One property of the combined tool, used by several actions: the same
     type everywhere; its description says what it means for each action."""
     first = params[0][1]
-    schema = param_schema(first, run)
+    schema = plain_param_schema(first) if plain else param_schema(first, run)
     if len(params) > 1:
         schema["description"] = " ".join(
             f"{a.name}: {param_schema(p, run)['description']}" for a, p in params)
     else:
-        schema["description"] = f"{params[0][0].name}: {schema['description']}"
+        schema["description"] = f"{params[0][0].name}: {param_schema(first, run)['description']}"
     return schema
+
+
+def plain_subagent_schema() -> dict[str, Any]:
+    """The `subagent` tool's parameters as an MCP tool declares them: only
+    `action` required, the others of their own type and left out when not
+    given (MCP clients that check arguments refuse a call that leaves out a
+    parameter listed as required)."""
+    by_param: dict[str, list[tuple[Action, Param]]] = {}
+    for a in ACTIONS:
+        for p in a.params:
+            by_param.setdefault(p.name, []).append((a, p))
+    doc = " ".join(f"{a.name}: {a.description}" for a in ACTIONS)
+    props: dict[str, Any] = {"action": {"type": "string", "enum": [a.name for a in ACTIONS],
+                                        "description": doc}}
+    for name, uses in by_param.items():
+        props[name] = _merged(uses, False, plain=True)
+    return {"type": "object", "properties": props, "required": ["action"],
+            "additionalProperties": False}
 
 
 def subagent_schema(run: bool = False) -> dict[str, Any]:
@@ -101,3 +119,30 @@ def tool_schema(run: bool = False) -> dict[str, Any]:
     return {"type": "function", "function": {
         "name": TOOL_NAME, "description": DESCRIPTION + (RUN_NOTE if run else ""),
         "parameters": subagent_schema(run), "strict": True}}
+
+
+FORMATS = ("openai", "responses", "anthropic", "mcp")
+
+
+def tool_definition(fmt: str = "openai") -> dict[str, Any]:
+    """The `subagent` tool as a framework declares a tool (`zapcli
+    tool-schema --format`): `openai` Chat Completions' function tool (strict),
+    `responses` the Responses API's function tool (strict), `anthropic` a
+    Messages API tool (`input_schema`), `mcp` an MCP `Tool` (`inputSchema`,
+    annotations; one tool for every action, where `zapcli mcp serve` serves
+    one tool per action). A call's arguments, as JSON, are what `zapcli call`
+    takes. Raises ValueError for another format."""
+    if fmt == "openai":
+        return tool_schema()
+    if fmt == "responses":
+        return {"type": "function", "name": TOOL_NAME, "description": DESCRIPTION,
+                "parameters": subagent_schema(), "strict": True}
+    if fmt == "anthropic":
+        return {"name": TOOL_NAME, "description": DESCRIPTION, "input_schema": subagent_schema()}
+    if fmt == "mcp":
+        return {"name": TOOL_NAME, "title": "zapcli subagents", "description": DESCRIPTION,
+                "inputSchema": plain_subagent_schema(),
+                "annotations": {"title": "zapcli subagents", "readOnlyHint": False,
+                                "destructiveHint": True, "idempotentHint": False,
+                                "openWorldHint": True}}
+    raise ValueError(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}")

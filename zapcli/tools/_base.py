@@ -3,6 +3,7 @@ Imports: stdlib and zapcli.agent.types only.
 
 Every tool derives from `BaseTool`, whose `run()` never raises: bad arguments,
 OS errors and bugs all come back as `ToolResult(ok=False, ...)` saying what to do.
+Paths are opened through the context's view (`zapcli.beneath`), never by name.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from zapcli.agent.arguments import ArgumentError, check_args
 from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
+from zapcli.beneath import Refused, View
 
 
 class ToolError(Exception):
@@ -41,7 +43,7 @@ class BaseTool:
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:
             return self._run(check_args(self.spec, args), ctx)
-        except (ToolError, ArgumentError) as e:
+        except (ToolError, ArgumentError, Refused) as e:
             return fail(str(e))
         except OSError as e:
             where = f" ({e.filename})" if getattr(e, "filename", None) else ""
@@ -62,6 +64,18 @@ def resolve_path(ctx: ToolContext, path: str) -> str:
     if "\x00" in path:
         raise ToolError("`path` contains a NUL character")
     return os.path.normpath(os.path.join(ctx.cwd, os.path.expanduser(path)))
+
+
+def view_of(ctx: ToolContext) -> View:
+    """The context's view, or (a context built without one) the workspace and
+    writable roots as roots, zapcli's own folders hidden but the scratch
+    folder (TMPDIR) in them."""
+    if ctx.view is None:
+        from zapcli.paths import control_roots
+
+        ctx.view = View((ctx.workspace, *ctx.writable_roots), control_roots(),
+                        (os.environ.get("TMPDIR", ""),))
+    return ctx.view  # type: ignore[no-any-return]
 
 
 def show_path(ctx: ToolContext, path: str) -> str:

@@ -1,8 +1,12 @@
 """The `read`, `write` and `edit` tools.
-Imports: stdlib, zapcli.agent.types, zapcli.boundedread, zapcli.tools._base.
+Imports: stdlib, zapcli.agent.types, zapcli.beneath, zapcli.tools._base
+(`zapcli.sandbox.placeholders` to say why a control file cannot be written yet).
 
 Whether a write may happen is the approvals' business (zapcli.approvals),
-decided before `run` is called; these tools only do the I/O, in UTF-8.
+decided before `run` is called; these tools only do the I/O, in UTF-8, each
+on one descriptor opened through the context's view (`zapcli.beneath`): a
+link swapped in after the decision is refused, never followed out, and
+zapcli's own folders are never opened.
 """
 
 from __future__ import annotations
@@ -13,7 +17,6 @@ import os
 from typing import Any
 
 from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
-from zapcli.boundedread import open_regular
 from zapcli.tools._base import (
     BaseTool,
     ToolError,
@@ -22,6 +25,7 @@ from zapcli.tools._base import (
     resolve_path,
     schema,
     show_path,
+    view_of,
 )
 
 DEFAULT_LIMIT = 2000  # lines per read
@@ -31,21 +35,55 @@ SNIFF = 8192
 MAX_EDIT_BYTES = 16 << 20  # edit holds the file in memory twice
 
 
-def _open(path: str, shown: str, tool: str, *, write: bool = False) -> int:
-    """The file's descriptor; a FIFO, socket or device is refused, never opened
-    in a way that blocks (a FIFO's open waits for its other end)."""
+def _not_regular(e: OSError, path: str, shown: str, tool: str) -> ToolError | None:
+    """What to tell the model when `e` says the path is no regular file."""
+    if e.errno == errno.EISDIR:
+        if tool == "read":
+            return ToolError(f"{shown} is a directory; use glob (e.g. pattern \"{shown}/*\") "
+                             "to list it")
+        if _held(path):
+            return ToolError(f"{shown} is a control file (another program runs what it says) "
+                             "that did not exist when this run's sandbox started, so zapcli "
+                             "holds its name as an empty read-only folder until the run ends; "
+                             "nothing was written. Say in your report that a person should "
+                             "create it after the run")
+        return ToolError(f"{shown} is a directory; give a file path")
+    if e.errno in (errno.EINVAL, errno.ENXIO):
+        return ToolError(f"{shown} {e.strerror}; {tool} works only on regular files")
+    return None
+
+
+def _open_read(ctx: ToolContext, path: str, shown: str, tool: str) -> int:
     try:
-        return open_regular(path, write=write)
+        return view_of(ctx).open_read(path)
+    except FileNotFoundError:
+        raise _missing(path, shown) from None
     except OSError as e:
-        if e.errno in (errno.EINVAL, errno.ENXIO):
-            raise ToolError(f"{shown} {e.strerror}; {tool} works only on regular files") from None
-        raise
+        raise _not_regular(e, path, shown, tool) or e from None
 
 
-def _replace_content(path: str, shown: str, tool: str, text: str) -> None:
-    fd = _open(path, shown, tool, write=True)
+def _open_write(ctx: ToolContext, path: str, shown: str, tool: str, *,
+                create: bool) -> tuple[int, bool]:
+    try:
+        return view_of(ctx).open_write(path, create=create)
+    except FileNotFoundError:
+        raise _missing(path, shown) from None
+    except OSError as e:
+        raise _not_regular(e, path, shown, tool) or e from None
+
+
+def _held(path: str) -> bool:
+    """Whether `path` is a placeholder the sandbox holds a control file with."""
+    from zapcli.paths import placeholders_dir
+    from zapcli.sandbox.placeholders import is_placeholder
+
+    return is_placeholder(path, str(placeholders_dir()))
+
+
+def _replace_content(fd: int, text: str) -> None:
+    os.lseek(fd, 0, os.SEEK_SET)
     os.ftruncate(fd, 0)
-    with open(fd, "w", encoding="utf-8", newline="") as f:
+    with open(fd, "w", encoding="utf-8", newline="", closefd=False) as f:
         f.write(text)
 
 
@@ -79,13 +117,8 @@ class ReadTool(BaseTool):
     def _run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = resolve_path(ctx, args["path"])
         shown = show_path(ctx, path)
-        if os.path.isdir(path):
-            raise ToolError(f"{shown} is a directory; use glob (e.g. pattern \"{shown}/*\") "
-                            "to list it")
-        if not os.path.exists(path):
-            raise _missing(path, shown)
         offset, limit = args.get("offset", 1), args.get("limit", DEFAULT_LIMIT)
-        with open(_open(path, shown, "read"), "rb") as fb:
+        with open(_open_read(ctx, path, shown, "read"), "rb") as fb:
             if is_binary(fb.read(SNIFF)):
                 size = os.fstat(fb.fileno()).st_size
                 raise ToolError(f"{shown} is a binary file ({size:,} bytes); it cannot be "
@@ -149,15 +182,15 @@ class WriteTool(BaseTool):
     def _run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = resolve_path(ctx, args["path"])
         shown = show_path(ctx, path)
-        if os.path.isdir(path):
-            raise ToolError(f"{shown} is a directory; give a file path")
-        existed = os.path.exists(path)
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         content: str = args["content"]
-        _replace_content(path, shown, "write", content)
+        fd, created = _open_write(ctx, path, shown, "write", create=True)
+        try:
+            _replace_content(fd, content)
+        finally:
+            os.close(fd)
         n_bytes = len(content.encode("utf-8", errors="surrogatepass"))
         n_lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
-        verb = "overwrote" if existed else "created"
+        verb = "created" if created else "overwrote"
         return ok(f"{verb} {shown} ({n_bytes:,} bytes, {n_lines:,} lines)")
 
 
@@ -187,15 +220,20 @@ class EditTool(BaseTool):
         path = resolve_path(ctx, args["path"])
         shown = show_path(ctx, path)
         old, new = args["old_string"], args["new_string"]
-        if os.path.isdir(path):
-            raise ToolError(f"{shown} is a directory; give a file path")
-        if not os.path.exists(path):
-            raise _missing(path, shown)
         if old == "":
             raise ToolError("`old_string` is empty; to create or replace a whole file use write")
         if old == new:
             raise ToolError("`old_string` and `new_string` are the same; nothing to change")
-        with open(_open(path, shown, "edit"), "rb") as fb:
+        fd, _ = _open_write(ctx, path, shown, "edit", create=False)
+        try:
+            return self._edit(fd, shown, old, new, bool(args.get("replace_all")))
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def _edit(fd: int, shown: str, old: str, new: str, replace_all: bool) -> ToolResult:
+        """Read, change and rewrite the file on the one descriptor it was opened on."""
+        with open(fd, "rb", closefd=False) as fb:
             raw = fb.read(MAX_EDIT_BYTES + 1)
         if len(raw) > MAX_EDIT_BYTES:
             raise ToolError(f"{shown} is larger than {MAX_EDIT_BYTES >> 20} MB, too large for "
@@ -214,7 +252,7 @@ class EditTool(BaseTool):
                 hint = " (the file uses CRLF line endings)"
             raise ToolError(f"`old_string` was not found in {shown}{hint}; read the file and "
                             "copy the exact text, including whitespace and indentation")
-        if count > 1 and not args.get("replace_all"):
+        if count > 1 and not replace_all:
             where, start = [], 0
             for _ in range(min(count, 10)):
                 start = text.index(old, start)
@@ -225,7 +263,7 @@ class EditTool(BaseTool):
                             f"{', '.join(where)}{more}); include more surrounding lines to "
                             "make it unique, or set replace_all: true")
         first = _line_of(text, text.index(old))
-        text = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
-        _replace_content(path, shown, "edit", text)
+        text = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+        _replace_content(fd, text)
         what = f"{count} occurrences" if count > 1 else f"1 occurrence at line {first}"
         return ok(f"edited {shown}: replaced {what}")

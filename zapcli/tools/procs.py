@@ -171,6 +171,7 @@ class ForegroundResult:
     timed_out: bool
     lingering: bool  # the command left processes holding its output open
     total_bytes: int
+    lost: bool = False  # its sandbox ended under it (the helper died)
 
 
 def run_foreground(command: str, cwd: str, env: dict[str, str],
@@ -189,7 +190,8 @@ def run_foreground(command: str, cwd: str, env: dict[str, str],
     lingering = reader.is_alive()
     stop.set()
     reader.join(timeout=1.0)
-    return ForegroundResult(sink.text(), proc.returncode, timed_out, lingering, sink.total)
+    return ForegroundResult(sink.text(), proc.returncode, timed_out, lingering, sink.total,
+                            lost=bool(getattr(proc, "lost", False)))
 
 
 @dataclass

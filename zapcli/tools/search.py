@@ -1,7 +1,9 @@
 """The `glob` and `grep` tools: finding files and lines without a shell.
-Imports: stdlib, zapcli.agent.types, zapcli.boundedread, zapcli.tools._base.
+Imports: stdlib, zapcli.agent.types, zapcli.tools._base.
 
 Both skip `.git`; both bound their work and say when a bound cut the answer.
+Both see what the context's view (`zapcli.beneath`) shows: nothing in
+zapcli's own folders, nothing through a link out of a root.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import re
 from typing import Any
 
 from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
-from zapcli.boundedread import open_regular
+from zapcli.beneath import Refused, View
 from zapcli.tools._base import (
     BaseTool,
     ToolError,
@@ -23,6 +25,7 @@ from zapcli.tools._base import (
     resolve_path,
     schema,
     show_path,
+    view_of,
 )
 
 GLOB_MAX_RESULTS = 200
@@ -35,6 +38,36 @@ SKIP_DIRS = frozenset({".git"})
 
 def _in_skipped_dir(rel: str) -> bool:
     return any(part in SKIP_DIRS for part in rel.replace(os.sep, "/").split("/"))
+
+
+class _Real:
+    """Real paths of many matches for the price of one lstat each: a folder's
+    real path is kept once resolved."""
+
+    def __init__(self) -> None:
+        self.folders: dict[str, str] = {}
+
+    def __call__(self, path: str) -> str:
+        folder, name = os.path.split(path)
+        real = self.folders.get(folder)
+        if real is None:
+            real = self.folders[folder] = os.path.realpath(folder)
+        full = os.path.join(real, name)
+        return os.path.realpath(full) if os.path.islink(full) else full
+
+
+def _folder(view: View, path: str, shown: str) -> str | None:
+    """The real folder (or file) to search for `path`; None when the view
+    shows nothing there (zapcli's own folders look empty, as to commands).
+    Raises ToolError for a link out of its root."""
+    real = os.path.realpath(path)
+    if view.hides(real):
+        return None
+    found = view.root_of(path)
+    if found is not None and not (real == found[0] or real.startswith(found[0].rstrip("/") + "/")):
+        raise ToolError(f"{shown} leads out of {found[0]} through a symbolic link (to {real}); "
+                        f"name {real} itself if you mean it")
+    return real
 
 
 class GlobTool(BaseTool):
@@ -59,6 +92,9 @@ class GlobTool(BaseTool):
         if not pattern:
             raise ToolError("`pattern` is empty; e.g. **/*.py")
         base = resolve_path(ctx, args.get("path", "."))
+        view, real = view_of(ctx), _Real()
+        if _folder(view, base, show_path(ctx, base)) is None:
+            return ok(f"no files match {pattern!r} under {show_path(ctx, base)}")
         if not os.path.isdir(base):
             raise ToolError(f"{show_path(ctx, base)} is not a folder; give a folder as `path`")
         full_pattern = pattern if os.path.isabs(pattern) else os.path.join(base, pattern)
@@ -68,7 +104,8 @@ class GlobTool(BaseTool):
             scanned += 1
             if scanned > GLOB_MAX_SCANNED:
                 break
-            if _in_skipped_dir(os.path.relpath(match, base)):
+            match = os.path.normpath(match)
+            if _in_skipped_dir(os.path.relpath(match, base)) or not view.visible(match, real(match)):
                 continue
             try:
                 mtime = os.stat(match).st_mtime
@@ -111,14 +148,18 @@ def _file_filter(pattern: str | None):
     return matches
 
 
-def _walk(root: str):
-    if os.path.isfile(root):
+def _walk(root: str, real: str, view: View):
+    """Each file under `root` (as spelled), whose real path is `real`; links
+    to folders are not walked into, zapcli's own folders not at all."""
+    if os.path.isfile(real):
         yield root
         return
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+    for dirpath, dirnames, filenames in os.walk(real):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS
+                             and not view.hides(os.path.join(dirpath, d)))
+        shown = root if dirpath == real else os.path.join(root, os.path.relpath(dirpath, real))
         for name in sorted(filenames):
-            yield os.path.join(dirpath, name)
+            yield os.path.join(shown, name)
 
 
 class GrepTool(BaseTool):
@@ -150,11 +191,15 @@ class GrepTool(BaseTool):
             raise ToolError(f"invalid regular expression {args['pattern']!r}: {e}; fix it or "
                             "escape special characters with \\") from None
         root = resolve_path(ctx, args.get("path", "."))
-        if not os.path.exists(root):
+        view = view_of(ctx)
+        real = _folder(view, root, show_path(ctx, root))
+        if real is not None and not os.path.exists(real):
             raise ToolError(f"no such file or folder: {show_path(ctx, root)}")
-        if not os.path.isdir(root):
+        if real is not None and not os.path.isdir(real):
             try:  # a FIFO, socket or device: said, never opened
-                os.close(open_regular(root))
+                os.close(view.open_read(root))
+            except Refused:
+                raise
             except OSError as e:
                 raise ToolError(f"{show_path(ctx, root)} {e.strerror}; grep searches files "
                                 "and folders") from None
@@ -162,15 +207,17 @@ class GrepTool(BaseTool):
         hits: list[str] = []
         files = skipped_big = cut = 0
         truncated = False
-        for path in _walk(root):
+        for path in _walk(root, real, view) if real is not None else ():
             rel = os.path.relpath(path, root) if path != root else os.path.basename(path)
             if not wanted(rel) or os.path.islink(path) and not os.path.isfile(path):
                 continue
             try:
-                if os.path.getsize(path) > GREP_MAX_FILE_BYTES:
+                fd = view.open_read(path)  # a FIFO raises, never blocks; a link out is refused
+                if os.fstat(fd).st_size > GREP_MAX_FILE_BYTES:
+                    os.close(fd)
                     skipped_big += 1
                     continue
-                with open(open_regular(path), "rb") as fb:  # a FIFO raises, never blocks
+                with open(fd, "rb") as fb:
                     if is_binary(fb.read(8192)):
                         continue
                     fb.seek(0)

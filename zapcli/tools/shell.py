@@ -85,7 +85,7 @@ class BashTool(BaseTool):
             return fail(f"{out}\n[timed out after {timeout:.0f}s ({why}); the command and "
                         "its child processes were killed. Make it faster, give a larger "
                         "timeout_s, or run it with background: true]")
-        notes = []
+        notes = _sandbox_notes(res.output, res.lost, ctx)
         if res.lingering:
             notes.append("the command left background processes (started with &) that "
                          "still hold its output; output after it exited is not shown. "
@@ -111,6 +111,20 @@ class BashTool(BaseTool):
         return ok(f"started background job {job.job_id} (pid {job.proc.pid}){limit}. Read its "
                   f"output with task_output(job_id=\"{job.job_id}\"); stop it with "
                   f"task_stop(job_id=\"{job.job_id}\").")
+
+
+def _sandbox_notes(output: str, lost: bool, ctx: ToolContext) -> list[str]:
+    """What the sandbox did to a command: ended under it, or refused a write
+    (each refused path named with the setting that allows it)."""
+    if ctx.sandbox is None:
+        return []
+    from zapcli.sandbox.refusals import explain
+
+    notes = ["the sandbox ended under this command (its helper died: killed from outside it, or "
+             "out of memory); "
+             "its processes ended with it, and the next command gets a fresh sandbox"] if lost else []
+    home = (ctx.env or {}).get("HOME") or os.environ.get("HOME", "")
+    return notes + explain(output, ctx.sandbox.policy, home)
 
 
 def _find(jobs: JobRegistry, job_id: str) -> Job:
@@ -167,8 +181,10 @@ class TaskOutputTool(BaseTool):
             job.wait(wait)
         elif job.done:
             job.reader.join(timeout=0.2)
-        output = job.output.text().rstrip("\n") or "(no output yet)"
-        return ok(f"{_status(job)}\n{output}")
+        text = job.output.text().rstrip("\n")
+        notes = _sandbox_notes(text, bool(getattr(job.proc, "lost", False)), ctx)
+        return ok("\n".join([_status(job), text or "(no output yet)",
+                              *(f"[note: {n}]" for n in notes)]))
 
 
 class TaskStopTool(BaseTool):

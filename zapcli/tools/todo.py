@@ -37,10 +37,12 @@ class TodoTool(BaseTool):
             "items": {
                 "type": "array",
                 "description": "The complete list, in order (for set).",
-                "items": schema({
-                    "text": {"type": "string", "description": "What to do."},
-                    "status": {"type": "string", "enum": list(STATUSES)},
-                }, ["text", "status"]),
+                "items": {"anyOf": [  # a bare string is a pending item: forgiving, said here
+                    schema({
+                        "text": {"type": "string", "description": "What to do."},
+                        "status": {"type": "string", "enum": list(STATUSES)},
+                    }, ["text", "status"]),
+                    {"type": "string", "description": "A pending item's text."}]},
             },
         }, ["action"]),
     )

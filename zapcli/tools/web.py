@@ -1,5 +1,6 @@
-"""The `WebFetch` and `WebSearch` tools: HTTP GET with urllib, HTML reduced to text.
-Imports: stdlib, zapcli.agent.types, zapcli.tools._base.
+"""The `WebFetch` and `WebSearch` tools: HTTP GET with urllib, HTML as Markdown text.
+Imports: stdlib, zapcli.agent.types, zapcli.tools._base; zapcli.tools.htmltext
+(bs4, markdownify) when a page is HTML.
 
 WebSearch exists only with a provider: a callable `(query, max_results) ->
 list[{title, url, snippet}]`, or a URL template with `{query}` answering JSON
@@ -8,14 +9,12 @@ list[{title, url, snippet}]`, or a URL template with `{query}` answering JSON
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
-from html.parser import HTMLParser
 from typing import Any
 
 from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
@@ -68,56 +67,11 @@ def http_get(url: str, timeout_s: float, max_bytes: int = MAX_BYTES,
         raise ToolError(f"fetching {url} timed out after {timeout_s:.0f}s") from None
 
 
-class _TextExtractor(HTMLParser):
-    SKIP = {"script", "style", "noscript", "svg", "template", "head"}
-    BLOCK = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "pre",
-             "section", "article", "header", "footer", "blockquote", "table", "ul", "ol",
-             "hr", "title", "dt", "dd"}
+def _html_to_text(markup: str, base_url: str | None = None) -> str:
+    """HTML as Markdown text (`zapcli.tools.htmltext`: links and tables kept)."""
+    from zapcli.tools.htmltext import to_text
 
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.skipping = 0
-        self.title = ""
-        self._in_title = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "title":
-            self._in_title = True
-        if tag in self.SKIP:
-            self.skipping += 1
-        elif tag in self.BLOCK:
-            self.parts.append("\n")
-        if tag == "li":
-            self.parts.append("- ")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "title":
-            self._in_title = False
-        if tag in self.SKIP and self.skipping:
-            self.skipping -= 1
-        elif tag in self.BLOCK:
-            self.parts.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if self._in_title:
-            self.title += data
-        if not self.skipping:
-            self.parts.append(data)
-
-
-def _html_to_text(markup: str) -> str:
-    parser = _TextExtractor()
-    try:
-        parser.feed(markup)
-        parser.close()
-    except Exception:  # a crude reducer: never let odd markup fail the fetch
-        return re.sub(r"<[^>]+>", " ", html.unescape(markup))
-    text = "".join(parser.parts)
-    lines = (re.sub(r"[ \t\r\f\v]+", " ", line).strip() for line in text.split("\n"))
-    body = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-    title = parser.title.strip()
-    return f"# {title}\n\n{body}" if title and not body.startswith(title) else body
+    return to_text(markup, base_url)
 
 
 def _charset(ctype: str) -> str:
@@ -130,7 +84,8 @@ class WebFetchTool(BaseTool):
         name="WebFetch",
         description=(
             "Fetch a web page or file over http(s) with GET and return it as text: HTML is "
-            f"reduced to plain text, other text types are returned as is. At most "
+            "converted to Markdown (links made absolute, tables kept), other text types are "
+            "returned as is. At most "
             f"{MAX_BYTES // 1024} KB are downloaded and {MAX_TEXT:,} characters returned "
             "(the answer says when it was truncated). No JavaScript runs, no cookies, no "
             "login. Binary content (images, archives) is refused."),
@@ -157,7 +112,7 @@ class WebFetchTool(BaseTool):
         except LookupError:
             text = body.decode("utf-8", errors="replace")
         if "html" in mime or (not mime and "<html" in text[:2000].lower()):
-            text = _html_to_text(text)
+            text = _html_to_text(text, final)
         head = f"{final} (HTTP {status}, {mime or 'unknown type'}, {len(body):,} bytes"
         head += f", truncated at {MAX_BYTES // 1024} KB)" if truncated else ")"
         notes = ""

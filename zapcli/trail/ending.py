@@ -27,7 +27,8 @@ def end(path: Path, outcome: Outcome, *, by: str | None = None, retries: float =
     settled as denied first (nobody will answer it once it has ended).
 
     This and `TrailWriter.end` (the runner's own) are the only ways a
-    subagent ends.
+    subagent ends. An ended subagent never starts, so the environment kept
+    for its start goes too.
     """
     fields: dict[str, Any] = {"status": str(outcome.status), "exit_code": outcome.exit_code,
                               "reason": outcome.reason, "mono": time.monotonic()}
@@ -45,12 +46,25 @@ def end(path: Path, outcome: Outcome, *, by: str | None = None, retries: float =
                     "req_id": s.pending_approval.get("req_id"), "decision": "deny",
                     "reason": deny_pending, "by": by})
         if final is not None:
+            _drop_kept_env(path)
             return final, False
         seq = store.append(path, "status", fields, retries=retries)
     if seq is None:
         return None, False
+    _drop_kept_env(path)
     from zapcli.trail import finish
 
     finish.fire(path)  # its on-finish command, once over everyone
     return FinalStatus.from_record({"v": records.SCHEMA_VERSION, "seq": seq, "type": "status",
                                     **fields}), True
+
+
+def _drop_kept_env(path: Path) -> None:
+    """An ended subagent never starts: the environment kept for its start
+    (`<id>.env`, its spawner's keys; `zapcli.lifecycle.queue.keep_env`) goes
+    now, whoever ended it (a failed `--after` dependency, a kill, the end of
+    the run it belonged to)."""
+    try:
+        path.with_suffix(store.ENV).unlink(missing_ok=True)
+    except OSError:
+        pass  # a read-only folder: `gc` removes it once it can

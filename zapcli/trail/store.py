@@ -37,7 +37,8 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
-SUFFIXES = (".jsonl", ".out", ".err", ".end", ".env")  # every file of one subagent
+ENV = ".env"  # its spawner's environment, kept until it starts (`lifecycle.queue.keep_env`)
+SUFFIXES = (".jsonl", ".out", ".err", ".end", ENV)  # every file of one subagent
 HOME = ".home"  # and the folder of one: an agent CLI's private config home (SPEC §13)
 TMP = ".tmp"  # and its private scratch folder, the TMPDIR of its work (C23)
 FOLDERS = (HOME, TMP)  # the folders of one subagent, removed with it

@@ -6,7 +6,7 @@ Imports `mcp` (2.x `MCPServer`, 1.x `FastMCP`), `zapcli.trail`,
 `zapcli.backends.gate` (the waiting). Each call — Claude Code sends
 {tool_name, input, tool_use_id} — becomes an `approval_request` record in
 the subagent's trail (so poll and list show `awaiting_approval` with the tool
-and a one-line summary), decided by `zapcli approve` / `deny` (or the
+and the whole call), decided by `zapcli approve` / `deny` (or the
 deadline, or a kill: denied). The answer is ONE text block holding
 {"behavior": "allow", "updatedInput": input} or {"behavior": "deny",
 "message": reason}, as claude expects.
@@ -21,17 +21,21 @@ from typing import Any
 
 from zapcli.trail import reader, store
 
-SUMMARY_CHARS = 200
-_KEYS = ("command", "file_path", "path", "url", "pattern", "notebook_path", "description")
+_KEYS = ("command", "file_path", "path", "url", "pattern", "notebook_path")
+_SAID = ("description",)  # claude's own words about the call: not what it does
 
 
 def summary(tool: str, args: dict[str, Any]) -> str:
-    """One line saying what the call would do, e.g. `Bash: rm -rf build`."""
-    for key in _KEYS:
-        if isinstance(args.get(key), str) and args[key].strip():
-            text = " ".join(args[key].split())
-            return f"{tool}: {text}"[:SUMMARY_CHARS]
-    return f"{tool}: {json.dumps(args, ensure_ascii=False)}"[:SUMMARY_CHARS]
+    """The whole call, as the person approves it (never cut: poll, the run's
+    question and the MCP elicitation show it wrapped and escaped): what it
+    acts on first, e.g. `Bash: rm -rf build`, then every other argument."""
+    key = next((k for k in _KEYS if isinstance(args.get(k), str) and args[k].strip()), None)
+    rest = {k: v for k, v in args.items() if k != key and k not in _SAID}
+    head = f"{tool}: {args[key]}" if key else tool
+    if not rest:
+        return head
+    return f"{head}\n{json.dumps(rest, ensure_ascii=False, indent=1)}" if key else \
+        f"{tool}: {json.dumps(rest, ensure_ascii=False)}"
 
 
 def _deadline(path: Any) -> float:

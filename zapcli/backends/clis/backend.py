@@ -24,6 +24,9 @@ class CliBackend(Cli):
     `zapcli.backends.external` (each imported when used). A new CLI is a
     subclass in a module of its own, plus one registry line."""
 
+    # the whole CLI in zapcli's sandbox where this machine can (`zapcli.backends.cli_sandbox`)
+    sandbox_default = "auto"
+
     # -- the two halves -------------------------------------------------------
 
     def prepare(self, spawn: SpawnInput) -> tuple[dict[str, Any], tuple[str, ...]]:

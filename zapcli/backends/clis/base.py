@@ -68,6 +68,9 @@ class CliRequest:
     own_tree: bool = False  # the work runs in a tree zapcli created (--worktree): trust it (C25)
     # the definition's `sandbox:` ({network, writable}, SPEC §18); None: not declared
     sandbox: Mapping[str, Any] | None = None
+    # the whole CLI runs inside zapcli's sandbox (`zapcli.backends.cli_sandbox`): a CLI
+    # whose own sandbox cannot nest in it says so and uses the form that can (codex)
+    boxed: bool = False
 
 
 @dataclass
@@ -167,6 +170,15 @@ class Cli(Backend):
     resume_drop: tuple[str, ...] = ()
     # exit codes the CLI documents, and what each means (said when it exits so)
     exit_reasons: dict[int, str] = {}
+    # In zapcli's sandbox (the whole CLI runs there): the variables of its own credentials,
+    # which pass into it (every other secret-named variable stays out; None: not declared,
+    # so all pass, as the start diagnostic says), and the variable naming its model
+    # endpoint with the endpoint it uses without one (what `network: false` lets through).
+    key_env: tuple[str, ...] | None = None
+    endpoint_env: tuple[str, str] | None = None
+    # its own sandbox makes namespaces (bubblewrap) inside zapcli's, which then runs it in a
+    # user namespace where it may make more (codex)
+    nests: bool = False
 
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         """argv (starting with `command`), environment and files for `req`."""
@@ -192,7 +204,11 @@ class Cli(Backend):
     def sandbox_diagnostics(self, req: CliRequest) -> list[dict[str, Any]]:
         """What of zapcli's sandbox policy (SPEC §18) is not enforced for this
         CLI's commands — said at every start, never a silent downgrade. A CLI
-        with a sandbox of its own that zapcli maps onto says what it enforces."""
+        with a sandbox of its own that zapcli maps onto says what it enforces.
+        Nothing when the whole CLI runs in zapcli's sandbox (`req.boxed`:
+        `zapcli.backends.cli_sandbox` says what that does)."""
+        if req.boxed:
+            return []
         declared = ""
         if req.sandbox is not None:
             declared = (f"; the definition's sandbox (network "
@@ -200,9 +216,11 @@ class Cli(Backend):
                         f"{', '.join(req.sandbox.get('writable') or ['the workspace'])}) "
                         "is not enforced")
         return [{"dimension": "sandbox", "name": self.name,
-                 "message": f"{self.name} runs its commands itself: zapcli's sandbox does not "
-                            "wrap them (no pid namespace, no read-only file system, the network "
-                            f"as {self.name} allows){declared}"}]
+                 "message": f"{self.name} runs outside zapcli's sandbox (--no-sandbox, or none "
+                            "on this machine), and so do the commands it runs: zapcli's sandbox "
+                            "does not wrap them (no pid namespace, no read-only file system, your "
+                            "home and zapcli's state in view, the network as "
+                            f"{self.name} allows){declared}"}]
 
     def probe_env(self, env: Mapping[str, str], scratch: Path) -> dict[str, str]:
         """The environment its `--version` runs in: what `launch` gives for a

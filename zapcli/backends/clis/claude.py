@@ -149,6 +149,11 @@ class ClaudeBackend(CliBackend):
     install_hint = "npm install -g @anthropic-ai/claude-code"
     approval_hook = True  # --permission-prompt-tool: its asks become zapcli approval requests
     tested = ("2.1.328", "2.2")
+    key_env = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
+               "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+               "AWS_BEARER_TOKEN_BEDROCK")
+    endpoint_env = ("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
+    control_files = (".claude",)  # settings.json hooks, commands, agents, skills
 
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         env = _environment(req)

@@ -217,7 +217,8 @@ def config_toml(req: CliRequest, env: dict[str, str]) -> tuple[str, list[dict[st
                                    "env_key": "OPENAI_API_KEY", "wire_api": "responses"},
         "analytics": {"enabled": False},
         "features": {"plugins": False, "unbounded_connection_retries": False,
-                     "shell_snapshot": False},
+                     "shell_snapshot": False,
+                     },
         "shell_environment_policy": {"exclude": SECRET_GLOBS}}
     for dotted, value in keys.items():
         table, _, key = dotted.rpartition(".")
@@ -245,6 +246,10 @@ class CodexBackend(CliBackend):
     genai_provider = "openai"
     install_hint = "npm install -g @openai/codex"
     tested = ("0.169.0", "0.170")
+    key_env = ("OPENAI_API_KEY", "CODEX_API_KEY")
+    endpoint_env = ("OPENAI_BASE_URL", "https://api.openai.com/v1")
+    nests = True
+    control_files = (".codex",)  # the project's config.toml: MCP servers, profiles, hooks
     # its thread index stores each rollout's absolute path: a copy would resume
     # (and append to) the OLD home's rollout; without it codex finds the copy's
     resume_drop = ("state_*.sqlite*",)

@@ -138,6 +138,9 @@ class GeminiBackend(CliBackend):
     genai_provider = "gcp.gemini"
     install_hint = "npm install -g @google/gemini-cli"
     tested = ("0.61.0", "0.62")
+    key_env = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    endpoint_env = ("GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com")
+    control_files = (".gemini",)  # settings.json: MCP servers, hooks, tool discovery commands
     exit_reasons = {55: "the Gemini CLI refused a folder it does not trust (exit 55, folder "
                         "trust): your ~/.gemini/trustedFolders.json marks it DO_NOT_TRUST, or "
                         "GEMINI_RESTRICTED_MODE is set; trust the folder in gemini, or spawn "

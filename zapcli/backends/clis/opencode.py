@@ -168,6 +168,9 @@ class OpencodeBackend(CliBackend):
     genai_provider = "openai"
     install_hint = "npm install -g opencode-ai"
     tested = ("1.18.33", "1.19")
+    key_env = ("OPENAI_API_KEY",)
+    endpoint_env = ("OPENAI_BASE_URL", "https://api.openai.com/v1")
+    control_files = ("opencode.json", "opencode.jsonc", ".opencode")  # MCP servers, plugins
 
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         perm, diags = permissions(req)

@@ -95,6 +95,9 @@ class PiBackend(CliBackend):
     genai_provider = "openai"
     install_hint = "npm install -g @mariozechner/pi-coding-agent"
     tested = ("0.73.1", "0.74")
+    key_env = ("OPENAI_API_KEY",)
+    endpoint_env = ("OPENAI_BASE_URL", "https://api.openai.com/v1")
+    control_files = (".pi",)  # settings.json and extensions, loaded as code
     restricts: tuple[str, ...] = ("prompt", "model", "tools")  # no MCP client
 
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:

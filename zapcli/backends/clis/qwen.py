@@ -98,6 +98,9 @@ class QwenBackend(CliBackend):
     genai_provider = "openai"
     install_hint = "npm install -g @qwen-code/qwen-code"
     tested = ("0.24.4", "0.25")
+    key_env = ("OPENAI_API_KEY",)
+    endpoint_env = ("OPENAI_BASE_URL", "https://api.openai.com/v1")
+    control_files = (".qwen",)  # settings.json: MCP servers, hooks
     exit_reasons = {55: "qwen stopped at one of its own run limits (exit 55)"}
 
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:

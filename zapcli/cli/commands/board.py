@@ -27,8 +27,8 @@ def _text(text: str) -> str:
 
 
 def add(text: str, after: list[str] | None = None, label: str | None = None,
-        json: bool = False) -> int:
-    res = work.add(who.current(), _text(text), after=after, label=label)
+        needs: list[str] | None = None, json: bool = False) -> int:
+    res = work.add(who.current(), _text(text), after=after, label=label, needs=needs)
     if json or is_tty():
         emit(json, render.changed_doc, render.changed_lines, res)
     else:
@@ -52,19 +52,20 @@ def claim(task: str | None = None, wait: float = 0.0, json: bool = False) -> int
     return 0 if res.claim.task is not None else EXIT_NOTHING
 
 
-def done(task: str | None = None, result: str | None = None, json: bool = False) -> int:
+def done(task: str | None = None, result: str | None = None, fence: int | None = None,
+         json: bool = False) -> int:
     if result is None:
         from zapcli.errors import UsageError
 
         raise UsageError("give the task's result with --result TEXT (what was done or found: "
                          "the others read it)")
     emit(json, render.changed_doc, render.changed_lines,
-         work.done(who.current(), task, _text(result)))
+         work.done(who.current(), task, _text(result), fence))
     return 0
 
 
-def release(task: str | None = None, json: bool = False) -> int:
-    emit(json, render.changed_doc, render.changed_lines, work.release(who.current(), task))
+def release(task: str | None = None, fence: int | None = None, json: bool = False) -> int:
+    emit(json, render.changed_doc, render.changed_lines, work.release(who.current(), task, fence))
     return 0
 
 

@@ -34,8 +34,9 @@ def execute(document: str | None = None, json: bool = False) -> int:
             message = (f"the call is not valid JSON ({exc}); give one object like "
                        "{\"action\": \"poll\", \"ids\": [\"sa_…\"]}")
     if message is not None:
-        reply = Reply(message, {"error": {"code": "usage", "message": message, "exit_code": 2}},
-                      2, error=True, code="usage")
+        from zapcli.render.docschema import error_doc
+
+        reply = Reply(message, error_doc("usage", message, 2), 2, error=True, code="usage")
     else:
         reply = call_document(parsed, Env(surface="tool"))
     if json:

@@ -7,12 +7,12 @@ from zapcli.ops.doctor import run_checks
 from zapcli.render import doctor as render
 
 
-def execute(json: bool = False) -> int:
+def execute(trust: bool = False, json: bool = False) -> int:
     from zapcli.errors import ZapcliError
     from zapcli.ops.doctor import Check
     from zapcli.providers.probe import probe  # the one model import a parent command makes
 
-    checks, settings = run_checks()
+    checks, settings = run_checks(trust=trust)
     try:
         ok, detail = probe(settings.model, settings.providers)
     except ZapcliError as exc:

@@ -10,7 +10,8 @@ def execute(task: str | None = None, subagent: bool = False, id: str | None = No
             agent: str | None = None, model: str | None = None, max_tokens: int | None = None,
             approval: str | None = None, unattended: bool = False, timeout: float | None = None,
             max_cost: float | None = None, max_subagents: int | None = None,
-            sandbox: bool = False, no_sandbox: bool = False, json: bool = False) -> int:
+            sandbox: bool = False, no_sandbox: bool = False, trust: bool = False,
+            json: bool = False) -> int:
     if subagent:
         if not id:
             raise UsageError("run --subagent needs --id ID (it is started by `zapcli spawn`)")
@@ -23,4 +24,4 @@ def execute(task: str | None = None, subagent: bool = False, id: str | None = No
     return run_foreground(task=task, agent=agent, model=model, max_tokens=max_tokens,
                           approval=approval, unattended=unattended, json=json, timeout=timeout,
                           max_cost=max_cost, max_subagents=max_subagents,
-                          sandbox=sandbox_choice(sandbox, no_sandbox) or "auto")
+                          sandbox=sandbox_choice(sandbox, no_sandbox) or "auto", trust=trust)

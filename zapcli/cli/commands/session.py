@@ -10,7 +10,9 @@ def execute(json: bool = False) -> int:
     name = sessions.current()
     source, derived = sessions.describe()
     if json:
-        emit_json({"session": name, "source": source, "derived_from": derived})
+        from zapcli.render.docschema import stamp
+
+        emit_json(stamp("session", {"session": name, "source": source, "derived_from": derived}))
         return 0
     emit_text(name + "\n")  # the bare name on stdout, for $(zapcli session)
     if source == "process session":  # a `tty-` name with no terminal: say where it comes from

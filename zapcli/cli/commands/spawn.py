@@ -16,7 +16,8 @@ def execute(task: str, cli: str | None = None, agent: str | None = None, model: 
             output_schema: str | None = None, executor: str | None = None,
             attempts: int | None = None, attempt_cli: list[str] | None = None,
             attempt_model: list[str] | None = None, max_cost: float | None = None,
-            sandbox: bool = False, no_sandbox: bool = False, json: bool = False) -> int:
+            sandbox: bool = False, no_sandbox: bool = False, trust: bool = False,
+            json: bool = False) -> int:
     choice = sandbox_choice(sandbox, no_sandbox)
     if task == "-":
         task = decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
@@ -24,7 +25,7 @@ def execute(task: str, cli: str | None = None, agent: str | None = None, model: 
                        approval=approval, cwd=cwd, after=tuple(after or ()),
                        max_tokens=max_tokens, unattended=unattended, worktree=worktree,
                        on_finish=on_finish, output_schema=output_schema, executor=executor,
-                       max_cost=max_cost, sandbox=choice)
+                       max_cost=max_cost, sandbox=choice, trust=trust)
     if attempts is not None or attempt_cli or attempt_model:
         from zapcli.ops.attempts import spawn_attempts
 

@@ -3,12 +3,15 @@ No ids: every subagent of this session that has not ended (`ops.poll.outstanding
 
 from __future__ import annotations
 
+import sys
+
 from zapcli.cli.output import emit, is_tty, note
 from zapcli.cli.settings import for_observers
 from zapcli.cli.spinner import Spinner
 from zapcli.ops.poll import outstanding, wait
 from zapcli.render import wait as render
-from zapcli.render.common import duration, one_line
+from zapcli.render.common import duration
+from zapcli.render.text import shown
 
 
 def _asked(told: set[tuple[str, str]], views: list) -> None:
@@ -18,8 +21,10 @@ def _asked(told: set[tuple[str, str]], views: list) -> None:
         req = v.pending_approval
         if req and (v.id, str(req.get("req_id"))) not in told:
             told.add((v.id, str(req.get("req_id"))))
-            note(f"{v.id} awaits approval {req.get('req_id')} ({one_line(str(req.get('summary', '')), 100)}): "
-                 f"zapcli approve {v.id} | zapcli deny {v.id} --reason TEXT")
+            note(f"{v.id} awaits approval {req.get('req_id')} (zapcli approve {v.id} | "
+                 f"zapcli deny {v.id} --reason TEXT) of:")
+            whole = shown(str(req.get("summary") or req.get("tool") or ""))  # never cut
+            sys.stderr.write("".join(f"  {line}\n" for line in whole.split("\n")))
 
 
 def execute(ids: list[str] | None = None, timeout: float | None = None, any: bool = False, json: bool = False) -> int:

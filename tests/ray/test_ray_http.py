@@ -1,0 +1,217 @@
+"""The Ray dashboard client's HTTP (`zapcli.executors.ray_api`) against real
+local servers: a dashboard stand-in on 127.0.0.1 and a real forwarding HTTP
+proxy started here. HTTP(S)_PROXY / NO_PROXY are honoured as urllib honours
+them, redirects are followed (headers kept to their origin), and one
+connection carries a command's requests (keep-alive). Runs without Ray.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+import urllib.parse
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from zapcli.executors import ray_api
+
+
+class Server:
+    """A small HTTP/1.1 server on 127.0.0.1 that keeps connections alive;
+    `route(handler)` answers; every request is noted with its connection."""
+
+    def __init__(self, route):
+        self.seen: list[dict] = []
+        self.connections: set[tuple[str, int]] = set()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _any(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                server.connections.add(self.client_address)
+                server.seen.append({"method": self.command, "path": self.path, "body": body,
+                                    "headers": dict(self.headers.items())})
+                route(self, body)
+
+            do_GET = do_PUT = do_POST = do_DELETE = _any  # noqa: N815 - http.server's names
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def answer(h: BaseHTTPRequestHandler, status: int, doc: object = None, headers: dict | None = None,
+           close: bool = False) -> None:
+    data = json.dumps(doc).encode() if doc is not None else b""
+    h.send_response(status)
+    for k, v in (headers or {}).items():
+        h.send_header(k, v)
+    h.send_header("Content-Type", "application/json")
+    h.send_header("Content-Length", str(len(data)))
+    h.end_headers()
+    h.wfile.write(data)
+    if close:  # drop the connection without saying so: the client finds out on its next request
+        h.close_connection = True
+
+
+def dashboard_route(h: BaseHTTPRequestHandler, body: bytes) -> None:
+    if h.path == "/api/version":
+        answer(h, 200, {"ray_version": "2.60.0", "session_name": "s1"})
+    elif h.path == "/api/old-version":
+        answer(h, 307, headers={"Location": "/api/version"})
+    elif h.path.startswith("/api/packages/"):
+        answer(h, 200, {"stored": len(body)})
+    elif h.path == "/api/drop":
+        answer(h, 200, {"ok": True}, close=True)
+    else:
+        answer(h, 404, {"error": "no such route"})
+
+
+class Proxy:
+    """A real forwarding HTTP proxy: takes `GET http://host:port/path` and
+    passes it on; counts what it forwarded and the credentials it was given."""
+
+    def __init__(self) -> None:
+        self.forwarded: list[str] = []
+        self.auth: list[str | None] = []
+        proxy = self
+
+        def route(h: BaseHTTPRequestHandler, body: bytes) -> None:
+            url = urllib.parse.urlsplit(h.path)
+            proxy.forwarded.append(h.path)
+            proxy.auth.append(h.headers.get("Proxy-Authorization"))
+            conn = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
+            headers = {k: v for k, v in h.headers.items()
+                       if k.lower() not in ("host", "connection", "proxy-authorization")}
+            conn.request(h.command, url.path + (f"?{url.query}" if url.query else ""),
+                         body=body or None, headers=headers)
+            resp = conn.getresponse()
+            data = resp.read()
+            h.send_response(resp.status)
+            for k, v in resp.getheaders():
+                if k.lower() not in ("connection", "transfer-encoding", "content-length"):
+                    h.send_header(k, v)
+            h.send_header("Via", "1.1 test-proxy")
+            h.send_header("Content-Length", str(len(data)))
+            h.end_headers()
+            h.wfile.write(data)
+            conn.close()
+
+        self.server = Server(route)
+        self.url = self.server.url
+
+
+@pytest.fixture
+def dashboard() -> Iterator[Server]:
+    server = Server(dashboard_route)
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def proxy() -> Iterator[Proxy]:
+    p = Proxy()
+    yield p
+    p.server.close()
+
+
+@pytest.fixture(autouse=True)
+def _clean(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "RAY_JOB_HEADERS"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    ray_api._connections().clear()
+    ray_api._unreachable.clear()
+    yield
+    for conn in ray_api._connections().values():
+        conn.close()
+    ray_api._connections().clear()
+
+
+def test_one_connection_carries_a_commands_requests(dashboard: Server) -> None:
+    for _ in range(3):
+        assert ray_api.version(dashboard.url) == ("2.60.0", "s1")
+    ray_api.put_package(dashboard.url, "zapcli_k_sub_x.json", b"{}")
+    assert len(dashboard.seen) == 4
+    assert len(dashboard.connections) == 1, dashboard.connections
+
+
+def test_a_connection_the_dashboard_closed_meanwhile_is_replaced(dashboard: Server) -> None:
+    assert ray_api.call(dashboard.url, "GET", "/api/drop") == {"ok": True}
+    assert ray_api.version(dashboard.url)[0] == "2.60.0"  # the kept one was closed under it
+    assert len(dashboard.connections) == 2
+
+
+def test_http_proxy_is_used(dashboard: Server, proxy: Proxy, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTP_PROXY", proxy.url.replace("http://", "http://alice:s3cret@"))
+    assert ray_api.version(dashboard.url)[0] == "2.60.0"
+    assert proxy.forwarded == [f"{dashboard.url}/api/version"]
+    assert len(dashboard.seen) == 1  # the one request, passed on by the proxy
+    import base64
+
+    assert proxy.auth == ["Basic " + base64.b64encode(b"alice:s3cret").decode()]
+
+
+def test_lower_case_and_all_proxy_are_used(dashboard: Server, proxy: Proxy,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("all_proxy", proxy.url)
+    ray_api.version(dashboard.url)
+    assert len(proxy.forwarded) == 1
+
+
+def test_no_proxy_goes_direct(dashboard: Server, proxy: Proxy, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTP_PROXY", proxy.url)
+    monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
+    assert ray_api.version(dashboard.url)[0] == "2.60.0"
+    assert proxy.forwarded == [] and len(dashboard.seen) == 1
+
+
+def test_a_redirect_is_followed_with_its_method(dashboard: Server) -> None:
+    assert ray_api.call(dashboard.url, "GET", "/api/old-version")["ray_version"] == "2.60.0"
+    assert [s["path"] for s in dashboard.seen] == ["/api/old-version", "/api/version"]
+
+
+def test_headers_stay_with_their_origin_across_a_redirect(dashboard: Server,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """RAY_JOB_HEADERS often carry a token: a redirect to another host must
+    not take it along (the other host sees the request, not the token)."""
+    def elsewhere(h: BaseHTTPRequestHandler, body: bytes) -> None:
+        answer(h, 302, headers={"Location": f"{dashboard.url}/api/version"})
+
+    other = Server(elsewhere)
+    try:
+        monkeypatch.setenv("RAY_JOB_HEADERS", json.dumps({"Authorization": "Bearer tok-123"}))
+        assert ray_api.version(other.url)[0] == "2.60.0"
+        assert other.seen[0]["headers"].get("Authorization") == "Bearer tok-123"
+        assert "Authorization" not in dashboard.seen[0]["headers"]
+    finally:
+        other.close()
+
+
+def test_a_refused_address_is_not_sent_and_not_asked_again(dashboard: Server) -> None:
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    addr = f"http://127.0.0.1:{port}"
+    with pytest.raises(OSError) as first:
+        ray_api.call(addr, "POST", "/api/jobs/", b"{}")
+    assert not ray_api.answer_lost(first.value)
+    with pytest.raises(ray_api.Unreachable):
+        ray_api.call(addr, "GET", "/api/version")

@@ -1,0 +1,135 @@
+"""The outside half of what crosses an agent CLI's sandbox wall (issue 27
+item 10): `Broker` listens on unix sockets bound into the sandbox and
+answers each connection outside it — an MCP server session, or a TCP
+connection to the model's endpoint. The inside half is
+`zapcli.sandbox.relay`.
+
+Imports the standard library, `zapcli.backends.clis.base` (McpServer) and
+`zapcli.sandbox.relay` (its byte pump).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+from zapcli.backends.clis.base import McpServer
+from zapcli.sandbox import relay
+
+MAX_SESSIONS = 8  # live sessions of one MCP server: more is a loop, not a CLI
+
+
+class Broker:
+    """The sockets bound into the sandbox, answered outside: each connection
+    is one session of an MCP server (a child of the runner, in its process
+    group and carrying the subagent's marker, so kill and the leftover sweep
+    reach it) or one TCP connection to the model's endpoint."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self._fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        self._listeners: list[socket.socket] = []
+        self._procs: dict[str, list[subprocess.Popen[bytes]]] = {}
+        self._lock = threading.Lock()
+
+    def _bind(self, name: str) -> tuple[socket.socket, str]:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(f"/proc/self/fd/{self._fd}/{name}")  # a path of any length
+        os.chmod(f"/proc/self/fd/{self._fd}/{name}", 0o600)
+        sock.listen(16)
+        self._listeners.append(sock)
+        return sock, str(self.folder / name)
+
+    def _accept(self, sock: socket.socket, serve: Any) -> None:
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:  # closed
+                return
+            threading.Thread(target=serve, args=(conn,), daemon=True,
+                             name="zapcli-broker").start()
+
+    def mcp(self, name: str, server: McpServer, env: dict[str, str], cwd: str) -> str:
+        """A socket whose every connection starts `server` outside; its path.
+        Files are named by number (a server's name is any text); its log
+        (the server's stderr) says which server it is."""
+        slot = f"mcp-{len(self._procs)}"
+        self._procs[slot] = []
+        sock, path = self._bind(f"{slot}.sock")
+        threading.Thread(target=self._accept, daemon=True, name="zapcli-broker", args=(
+            sock, lambda conn: self._start(slot, conn, server, env, cwd))).start()
+        return path
+
+    def _start(self, name: str, conn: socket.socket, server: McpServer, env: dict[str, str],
+               cwd: str) -> None:
+        with self._lock:
+            live = [p for p in self._procs.get(name, []) if p.poll() is None]
+            if len(live) >= MAX_SESSIONS:
+                conn.close()
+                return
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+            log = os.open(f"{name}.log", flags, 0o600, dir_fd=self._fd)
+            os.write(log, f"zapcli: MCP server {server.name!r} started\n".encode())
+            try:
+                proc = subprocess.Popen([server.command, *server.args], stdin=conn.fileno(),
+                                        stdout=conn.fileno(), stderr=log, env=env,
+                                        cwd=server.cwd or cwd, close_fds=True)
+                live.append(proc)
+            except OSError as exc:
+                os.write(log, f"zapcli could not start {server.command}: {exc}\n".encode())
+            finally:
+                os.close(log)
+                conn.close()
+            self._procs[name] = live
+
+    def tcp(self, host: str, port: int) -> str:
+        """A socket whose every connection is carried to host:port; its path."""
+        sock, path = self._bind(f"net-{len(self._listeners)}.sock")
+
+        def carry(conn: socket.socket) -> None:
+            try:
+                upstream = socket.create_connection((host, port), timeout=30)
+                upstream.settimeout(None)
+            except OSError:
+                conn.close()
+                return
+            back = threading.Thread(target=relay.pump, args=(upstream, conn), daemon=True)
+            back.start()
+            relay.pump(conn, upstream)
+            back.join()
+            conn.close()
+            upstream.close()
+
+        threading.Thread(target=self._accept, args=(sock, carry), daemon=True,
+                         name="zapcli-broker").start()
+        return path
+
+    def close(self) -> None:
+        """Stop answering; servers still running are ended (the runner's tree
+        kill has usually ended them already)."""
+        for sock in self._listeners:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+        self._listeners.clear()
+        with self._lock:
+            procs = [p for live in self._procs.values() for p in live]
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(2)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        try:
+            os.close(self._fd)
+        except OSError:
+            pass

@@ -1,0 +1,185 @@
+"""The inside half of what crosses a whole-program sandbox's wall (an agent
+CLI's): each connection is carried over a unix socket that the host bound
+into the sandbox, where zapcli answers it outside. Imports only the standard
+library: it runs by path (`python -I -S relay.py ...`) inside the sandbox.
+
+- `relay.py mcp SOCKET`: an MCP server for the program's config. Its stdin
+  and stdout are carried to SOCKET, where the host starts the real server
+  (zapcli's team or approval server, or one a definition declares) outside
+  the sandbox, so neither the server's state nor its keys come inside.
+- `relay.py run [--tcp PORT=SOCKET] [--connect PORT=HOST:PORT=SOCKET] -- CMD...`:
+  with the network off (a loopback of the sandbox's own), listen on
+  127.0.0.1:PORT and carry each connection to SOCKET, where the host opens
+  the one address that socket stands for (the model's endpoint), then exec
+  CMD. `--tcp` relays bytes (an endpoint on this machine, at the same port
+  inside); `--connect` is an HTTP proxy that answers only `CONNECT HOST:PORT`
+  (a remote endpoint, reached through HTTPS_PROXY). The listeners live in a
+  forked child; CMD keeps the pid bwrap gave, and when it ends the sandbox's
+  pid namespace, listeners and all, ends with it.
+
+A socket path may be longer than a unix address holds: the relay connects
+from the socket's folder by its name.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import threading
+
+CHUNK = 1 << 16
+HEAD_LIMIT = 8192
+
+
+def connect(path: str) -> socket.socket:
+    """A stream connection to the unix socket at `path` (of any length)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    folder, name = os.path.split(path)
+    here = os.open(".", os.O_RDONLY)
+    try:
+        os.chdir(folder or ".")
+        sock.connect(name)
+    finally:
+        os.fchdir(here)
+        os.close(here)
+    return sock
+
+
+def pump(src: socket.socket | int, dst: socket.socket | int) -> None:
+    """Copy until end of file, then half-close `dst` so its reader sees it."""
+    try:
+        while True:
+            data = src.recv(CHUNK) if isinstance(src, socket.socket) else os.read(src, CHUNK)
+            if not data:
+                break
+            if isinstance(dst, socket.socket):
+                dst.sendall(data)
+            else:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(dst, view):]
+    except OSError:
+        pass
+    try:
+        if isinstance(dst, socket.socket):
+            dst.shutdown(socket.SHUT_WR)
+        else:
+            os.close(dst)
+    except OSError:
+        pass
+
+
+def mcp(path: str) -> int:
+    """stdin/stdout <-> the host's server at `path`, until either side ends."""
+    try:
+        sock = connect(path)
+    except OSError as exc:
+        print(f"zapcli relay: cannot reach {path}: {exc}", file=sys.stderr)
+        return 1
+    out = threading.Thread(target=pump, args=(sock, 1), daemon=True)
+    out.start()
+    pump(0, sock)
+    out.join()
+    return 0
+
+
+def _carry(client: socket.socket, path: str, head: bytes = b"") -> None:
+    try:
+        upstream = connect(path)
+    except OSError:
+        client.close()
+        return
+    if head:
+        upstream.sendall(head)
+    back = threading.Thread(target=pump, args=(upstream, client), daemon=True)
+    back.start()
+    pump(client, upstream)
+    back.join()
+    client.close()
+    upstream.close()
+
+
+def _proxy(client: socket.socket, target: str, path: str) -> None:
+    """One HTTP proxy connection: only `CONNECT target` is let through."""
+    head = b""
+    while b"\r\n\r\n" not in head and len(head) < HEAD_LIMIT:
+        data = client.recv(HEAD_LIMIT)
+        if not data:
+            client.close()
+            return
+        head += data
+    line, _, rest = head.partition(b"\r\n")
+    parts = line.split()
+    if len(parts) < 2 or parts[0] != b"CONNECT" or parts[1].decode("latin-1").lower() != target:
+        client.sendall(b"HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+        client.close()
+        return
+    client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+    _carry(client, path, rest.partition(b"\r\n\r\n")[2])
+
+
+def _listen(port: int, serve: object) -> None:
+    """Accept on 127.0.0.1:port, and on [::1]:port where the sandbox has IPv6
+    (a `localhost` endpoint may resolve to either)."""
+    for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        srv = socket.socket(family, socket.SOCK_STREAM)
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            srv.bind((host, port))
+        except OSError:
+            if family == socket.AF_INET:
+                raise
+            srv.close()
+            continue
+        srv.listen(64)
+
+        def loop(srv: socket.socket = srv) -> None:
+            while True:
+                client, _ = srv.accept()
+                threading.Thread(target=serve, args=(client,), daemon=True).start()  # type: ignore[arg-type]
+
+        threading.Thread(target=loop, daemon=True).start()
+
+
+def run(argv: list[str]) -> int:
+    """`--tcp PORT=SOCKET` / `--connect PORT=HOST:PORT=SOCKET` ... `--` CMD."""
+    cut = argv.index("--")
+    opts, cmd = argv[:cut], argv[cut + 1:]
+    ready_r, ready_w = os.pipe()
+    if os.fork() == 0:  # the listeners; the parent becomes CMD
+        os.close(ready_r)
+        os.setsid()  # a signal to CMD's group leaves the relay up for its last words
+        try:
+            for flag, spec in zip(opts[::2], opts[1::2], strict=True):
+                if flag == "--tcp":
+                    port, path = spec.split("=", 1)
+                    _listen(int(port), lambda c, p=path: _carry(c, p))
+                elif flag == "--connect":
+                    port, target, path = spec.split("=", 2)
+                    _listen(int(port), lambda c, t=target.lower(), p=path: _proxy(c, t, p))
+        except OSError as exc:
+            os.write(ready_w, f"cannot listen: {exc}".encode())
+            os._exit(1)
+        os.write(ready_w, b"ok")
+        os.close(ready_w)
+        threading.Event().wait()
+    os.close(ready_w)
+    said = os.read(ready_r, 512)
+    os.close(ready_r)
+    if said != b"ok":
+        print(f"zapcli relay: {said.decode('utf-8', 'replace') or 'the relay did not start'}",
+              file=sys.stderr)
+        return 1
+    os.execvp(cmd[0], cmd)
+    return 127  # unreachable
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "mcp":
+        sys.exit(mcp(sys.argv[2]))
+    if len(sys.argv) > 2 and sys.argv[1] == "run" and "--" in sys.argv:
+        sys.exit(run(sys.argv[2:]))
+    print("usage: relay.py mcp SOCKET | relay.py run [--tcp PORT=SOCKET] "
+          "[--connect PORT=HOST:PORT=SOCKET] -- CMD...", file=sys.stderr)
+    sys.exit(2)
