@@ -63,9 +63,9 @@ Allow = bool | Callable[[list[str]], bool]  # True, or a question put to the per
 def control_names() -> tuple[str, ...]:
     """Every control file name: the base list and what each backend (built-in
     or a plugin's) declares as its project settings (`control_files`)."""
-    from zapcli.backends import controlnames
+    from zapcli.backends.registry import control_files
 
-    return controlnames.names()
+    return control_files()
 
 
 def control_changes(files: list[str], names: tuple[str, ...] | None = None) -> list[str]:
@@ -75,12 +75,7 @@ def control_changes(files: list[str], names: tuple[str, ...] | None = None) -> l
     if not files:
         return []
     names = control_names() if names is None else names
-    out = []
-    for path in files:
-        parts = path.split("/")
-        if any(control.match("/".join(parts[i:]), names) for i in range(len(parts))):
-            out.append(path)
-    return out
+    return [path for path in files if control.match(path, names, anywhere=True)]
 
 
 def _refuse_control(sid: str, files: list[str], *, asked: bool = False) -> ZapcliError:
