@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed-stamp
 
-.PHONY: all install agent-clis mcp-conformance test-tools chromium bubblewrap shells demo test lint bench completions man docs lowest clean
+.PHONY: all install agent-clis mcp-conformance test-tools chromium bubblewrap tmux shells demo test lint bench completions man docs lowest clean
 
 # The agent CLIs the backend tests drive, pinned exactly (--save-exact: no ^
 # ranges in its package.json either); installed with npm into an ignored cache
@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml $(TEST_PLUGIN)/pyproject.toml $(wildcard $(TEST_PLUGIN)
 	@echo "building $(VENV) (once; the log is $(VENV)/install.log)"
 	@$(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --quiet --upgrade pip > $(VENV)/install.log 2>&1 \
-	  && $(PY) -m pip install --quiet -e '.[dev,ray,otel,docs]' >> $(VENV)/install.log 2>&1 \
+	  && $(PY) -m pip install --quiet -e '.[dev,ray,otel,docs,tui]' >> $(VENV)/install.log 2>&1 \
 	  && $(PY) -m pip install --quiet ./$(TEST_PLUGIN) >> $(VENV)/install.log 2>&1 \
 	  || { cat $(VENV)/install.log; exit 1; }
 	@touch $(STAMP)
@@ -99,6 +99,16 @@ bubblewrap:
 	    || { apt-get update >/dev/null && apt-get install -y bubblewrap >/dev/null; }; \
 	else echo "bwrap not found (apt-get install bubblewrap): the sandbox tests will be skipped"; fi
 
+# `zapcli top`'s terminal test drives it in a real tmux (Debian's tmux): installed
+# when missing, where apt-get can (as root); otherwise that test is skipped.
+tmux:
+	@if command -v tmux >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing tmux (the terminal of zapcli top's screen test)"; \
+	  apt-get install -y tmux >/dev/null 2>&1 \
+	    || { apt-get update >/dev/null && apt-get install -y tmux >/dev/null; }; \
+	else echo "tmux not found (apt-get install tmux): zapcli top's terminal test will be skipped"; fi
+
 # The completion tests run real zsh and fish (Debian's): installed like bubblewrap.
 shells:
 	@if command -v zsh >/dev/null 2>&1 && command -v fish >/dev/null 2>&1; then :; \
@@ -117,7 +127,7 @@ demo: $(STAMP)
 # "2 workers [N items]" once each (--no-header drops the platform lines).
 PYTEST_OPTS = --no-header -n 2 --dist loadgroup --durations=20
 
-test: $(STAMP) agent-clis mcp-conformance bubblewrap shells test-tools
+test: $(STAMP) agent-clis mcp-conformance bubblewrap tmux shells test-tools
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(PYTEST_OPTS) tests
 
 lint: $(STAMP)
@@ -136,8 +146,9 @@ man: $(STAMP)
 
 # The documentation site (mkdocs.yml, docs/) into build/site, strictly: a
 # broken link or anchor fails the build. The pictures are made by the build
-# (docs/hooks/pictures.py: the timeline in headless chromium).
-docs: $(STAMP) chromium
+# (docs/_hooks/pictures.py: the timeline and zapcli top, in headless chromium;
+# top in tmux).
+docs: $(STAMP) chromium tmux
 	@t0=$$(date +%s%N); \
 	  PATH="$(CURDIR)/$(VENV)/bin:$$PATH" NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir build/site && \
 	  t1=$$(date +%s%N) && echo "docs built in build/site/ in $$(( (t1 - t0) / 1000000 )) ms (make docs)"

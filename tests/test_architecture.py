@@ -14,7 +14,7 @@ PKG = Path(__file__).resolve().parents[1] / "zapcli"
 
 ROOMS = {"cli", "ops", "render", "lifecycle", "executors", "supervisor", "trail", "backends",
          "runner", "host", "agent", "providers", "tools", "definitions", "capabilities",
-         "testing", "toolapi", "mcpserver", "worktrees", "telemetry", "sandbox", "team", "api"}
+         "testing", "toolapi", "mcpserver", "worktrees", "telemetry", "sandbox", "team", "tui", "api"}
 # telemetry reads trails and is for the commands that export and the runner
 # that follows its own trail (SPEC §20): no other room, no hot command
 _NOT_TELEMETRY = {"telemetry"}
@@ -59,9 +59,13 @@ FORBIDDEN = {
              "sandbox"} | _NOT_TELEMETRY,
     # the OS sandbox: paths come in from its callers (see test_the_sandbox_stands_alone)
     "sandbox": ROOMS - {"sandbox"},
+    # `zapcli top` (the optional `tui` extra): it looks through the lifecycle and acts
+    # through the ops verbs, never by a backend's or the runner's own code
+    "tui": {"cli", "runner", "host", "agent", "providers", "tools", "backends", "testing",
+            "toolapi", "mcpserver", "telemetry", "sandbox", "worktrees", "api"},
     # the Python API: a surface beside the CLI, on the same ops and renderers
     "api": {"cli", "toolapi", "mcpserver", "agent", "providers", "tools", "runner", "host",
-            "testing"} | _NOT_TELEMETRY,
+            "testing", "tui"} | _NOT_TELEMETRY,
 }
 # the name catalog of the session's tool table; a board task names the tools it needs from it
 ALLOWED = {"ops": {"tools.registry"}, "team": {"tools.registry"}}
@@ -156,8 +160,22 @@ def test_config_imports_nothing_above_the_trail():
 
 
 def test_only_cli_imports_typer_and_rich():
+    """The two front ends: the CLI, and `top` (Textual draws with rich; typer stays the CLI's)."""
     bad = [f"{rel}: imports {name}" for path, rel, room in _modules() for name in _imports(path)
-           if name.split(".")[0] in ("typer", "rich") and room != "cli"]
+           if (name.split(".")[0] == "typer" and room != "cli")
+           or (name.split(".")[0] == "rich" and room not in ("cli", "tui"))]
+    assert not bad, "\n".join(bad)
+
+
+def test_only_top_reaches_the_tui_and_only_the_tui_imports_textual():
+    """`zapcli[tui]` is optional: Textual is imported by the tui room alone,
+    and the tui room by the `top` command alone (lazily, once Textual is
+    known to be there), so every other command works without it."""
+    bad = [f"{rel}: imports {name}" for path, rel, room in _modules() for name in _imports(path)
+           if (name.split(".")[0] == "textual" and room != "tui"
+               and rel.as_posix() != "cli/commands/top.py")
+           or (name.startswith("zapcli.tui") and room != "tui"
+               and rel.as_posix() != "cli/commands/top.py")]
     assert not bad, "\n".join(bad)
 
 

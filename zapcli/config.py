@@ -51,6 +51,8 @@ class Settings:
     approval: str = "workspace"
     writable_roots: tuple[str, ...] = ()
     on_finish: str | None = None  # shell command run once when a subagent ends (SPEC §16)
+    # event -> shell command run once per occurrence (`zapcli.trail.events`); your own config only
+    hooks: dict[str, str] = field(default_factory=dict)
     worktree: dict[str, Any] = field(default_factory=dict)  # {setup, teardown}: commands run in a new tree / before its removal
     max_subagents: int = 32  # subagents one `zapcli run` starts in all; 0 = unlimited (SPEC §19)
     prices: dict[str, Any] = field(default_factory=dict)  # model -> USD per million tokens
@@ -107,6 +109,10 @@ def _check_value(key: str, value: Any) -> Any:
         if value is not None and not isinstance(value, str):
             raise ValueError(f"expected a shell command (text), got {value!r}")
         return value
+    if key == "hooks":
+        from zapcli.trail.events import check_hooks
+
+        return check_hooks(value)
     if key == "approval":
         if value not in APPROVAL_MODES:
             raise ValueError(f"expected one of {', '.join(APPROVAL_MODES)}, got {value!r}")
@@ -288,6 +294,9 @@ def _load_file(path: Path, owners: Owners = NOBODY, *, workspace: bool = False,
         except ValueError as exc:
             problems.append(f"{path}:{line}: key '{key}': {exc}")
         out["where"][key] = f"{path}:{line}"
+    if out.get("on_finish") and (out.get("hooks") or {}).get("finished"):
+        problems.append(f"{out['where']['hooks']}: key 'hooks': `finished` is the on-finish command, "
+                        "also set by `on_finish`; keep one of them")
     if problems:  # every problem at once, so one edit fixes them all
         raise ConfigError("\n".join(problems))
     return out
@@ -361,8 +370,8 @@ def _workspace_layer(workspace: Path, approval: str, notes: list[str],
     """The workspace file, minus what a cloned repository must not decide for
     its user: a looser approval mode than the user's, writable roots outside
     the workspace (they would let edits anywhere run unasked), an on-finish
-    command or a tree's setup and teardown (they would run whatever the
-    repository says), model prices (a price of 0 would lift your --max-cost),
+    command, event hooks or a tree's setup and teardown (they would run
+    whatever the repository says), model prices (a price of 0 would lift your --max-cost),
     and every owned key (the programs agent CLIs run as, the executor and its
     cluster: they would run its commands, or send tasks and forwarded keys
     elsewhere)."""
@@ -393,6 +402,11 @@ def _workspace_layer(workspace: Path, approval: str, notes: list[str],
         del layer["on_finish"]
         notes.append(f"{path}: `on_finish` runs a command and is not taken from a workspace "
                      "file; set it in your own config.yaml or pass --on-finish")
+    if "hooks" in layer:  # a cloned repository must not make zapcli run its commands
+        del layer["hooks"]
+        layer["where"].pop("hooks", None)
+        notes.append(f"{path}: `hooks` runs commands and is not taken from a workspace file; "
+                     "set them in your own config.yaml or pass spawn --on-event")
     if "worktree" in layer:  # its setup and teardown would run commands the user did not choose
         del layer["worktree"]
         layer["where"].pop("worktree", None)

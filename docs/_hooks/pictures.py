@@ -11,14 +11,12 @@ to the site as `images/<name>`, and pages show it as `../images/<name>`.
   `zapcli timeline --html` and photographed by headless Chromium (Debian's
   `chromium`, which `make docs` and `make test-tools` install).
 
-Adding the `top` screen (for when `zapcli top` exists): write `top_screen(folder)`
-that starts the same fleet (`_fleet`), runs `zapcli top` in a detached tmux
-session of a fixed size (`tmux new-session -d -x 120 -y 32 'zapcli top'`),
-waits for its first full frame, captures it with `tmux capture-pane -e -p`
-(the text with its colours), renders that to an image (rich's
-`Console(record=True)` prints the ANSI text and `export_svg` writes it; the
-`_shoot` below photographs the SVG), and register it: `PICTURES["top.png"] =
-top_screen`. Pages then show `![...](../images/top.png)`.
+- `top.png`: `zapcli top` as a person sees it — a fleet with a request
+  awaiting approval, running, queued and ended ones — run for real in a
+  detached tmux of a fixed size, its screen captured with its colours and
+  rendered to an SVG, photographed by the same Chromium
+  (`docs/_hooks/top_screen.py`, which `tests/tui/test_top_picture.py` runs
+  too). Needs tmux (`make tmux`) and the tui extra.
 
 The pictures are made in `docs-pictures/` beside the site folder
 (`build/docs-pictures/` for `make docs`). `ZAPCLI_DOCS_PICTURES`: unset, a
@@ -105,6 +103,7 @@ def _fleet(work: Path) -> tuple[dict[str, str], list[str]]:
                ZAPCLI_SESSION="docs-fleet", ZAPCLI_MAX_CONCURRENT="4", OPENAI_BASE_URL=srv.base_url,
                OPENAI_API_KEY="sk-docs-offline-0123456789", ZAPCLI_MODEL="scripted", NO_COLOR="1")
     try:
+        _zapcli(["trust", str(work)], env, work)  # the folder's reader.yml is ours: trust it, as a user would
         ids = [_zapcli(["spawn", "--cli", "sh", "--", cmd], env, work).strip() for cmd in
                ("sleep 1.5; echo built", "sleep 3; echo 'tests: 42 passed'", "sleep 1; exit 3")]
         ids += [_zapcli(["spawn", "--agent", "reader", task], env, work).strip()
@@ -152,7 +151,26 @@ def timeline(folder: Path) -> Path:
         return png
 
 
-PICTURES = {"timeline.png": timeline}
+def top(folder: Path) -> Path:
+    _chromium()
+    if not shutil.which("tmux"):
+        raise Unavailable("tmux is not installed (make tmux, or apt-get install tmux)")
+    try:
+        import textual  # noqa: F401
+    except ImportError:
+        raise Unavailable("Textual is not installed (pip install 'zapcli[tui]')") from None
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    try:
+        import top_screen  # beside this file
+    finally:
+        sys.path.pop(0)
+    try:
+        return top_screen.make(folder, shoot=_shoot)
+    except top_screen.Unavailable as exc:
+        raise Unavailable(str(exc)) from None
+
+
+PICTURES = {"timeline.png": timeline, "top.png": top}
 
 
 def on_files(files, config):  # noqa: ANN001 — MkDocs' hook signature

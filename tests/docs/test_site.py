@@ -103,7 +103,7 @@ def _help_options(text: str) -> dict[str, str]:
     out = {}
     panel = text.split("─ Options ", 1)[1] if "─ Options " in text else ""
     for line in panel.split("\n"):
-        m = re.match(r"^│\s+((?:-[-\w]+\s+)+)(?:[A-Z][A-Z_]*\s+)?(.*?)\s*│$", line)
+        m = re.match(r"^│\s+((?:-[-\w]+\s+)+)(?:[A-Z][A-Z_=]*\s+)?(.*?)\s*│$", line)
         if m:
             out[" ".join(sorted(m.group(1).split()))] = " ".join(m.group(2).split())
     return out
@@ -181,3 +181,17 @@ def test_the_docs_the_code_points_to_exist(site: Site) -> None:
         elif anchor and anchor not in _parse(html).ids:
             bad.append(f"{where}: docs/{page}.md has no #{anchor}")
     assert not bad, "\n".join(bad)
+
+
+def test_the_top_picture_was_made_by_the_build(site: Site) -> None:
+    """`zapcli top` as the build ran it in tmux: a real screen, photographed."""
+    import shutil
+
+    if not site.pictures or shutil.which("tmux") is None:
+        pytest.skip("chromium or tmux is not installed: make test-tools tmux")
+    from PIL import Image
+
+    with Image.open(site.folder / "images" / "top.png") as img:
+        assert img.size[0] >= 1000
+        colors = img.convert("RGB").getcolors(maxcolors=1 << 20) or []
+    assert len(colors) > 20, "the picture is blank"

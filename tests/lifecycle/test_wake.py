@@ -75,3 +75,30 @@ def test_a_replaced_or_removed_trail_wakes_the_waker(zap):
         waker.sleep(60)
         threading.Timer(0.3, path.unlink).start()
         waker.sleep(60)
+
+
+def test_an_event_loop_waits_on_the_wakers_descriptor(zap):
+    """The asyncio API's way (`fileno` + `woken`, on the feed): the
+    descriptor turns readable at any change, and `woken` says whether what
+    came ends the wait — chatter does not, a status does — without blocking."""
+    import select
+
+    from zapcli.lifecycle.wake import Waker
+
+    sid = "sa_20260101_0000cccc"
+    path = store.path_for(sid)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _trail(path)
+    with Waker([sid], (b'"type":"status"',)) as waker:
+        fd = waker.fileno()
+        assert fd is not None
+        assert select.select([fd], [], [], 0.2)[0] == []  # nothing written yet
+        store.append(path, "text", {"delta": "still working"})
+        assert select.select([fd], [], [], 5)[0] == [fd]
+        began = time.monotonic()
+        assert waker.woken() is False  # chatter: read, and not a reason to wake
+        assert time.monotonic() - began < 0.5
+        assert select.select([fd], [], [], 0.2)[0] == []  # the descriptor was left drained
+        store.append(path, "status", {"status": "completed"})
+        assert select.select([fd], [], [], 5)[0] == [fd]
+        assert waker.woken() is True

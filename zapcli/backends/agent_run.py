@@ -17,7 +17,7 @@ from typing import Any
 
 from zapcli.backends.gate import Gate
 from zapcli.supervisor.capture import CappedFile
-from zapcli.trail import reader, store
+from zapcli.trail import events, reader, store
 from zapcli.trail.model import SIGTERM_REASON, Outcome, SpawnRecord, Status
 from zapcli.trail.writer import TrailWriter
 
@@ -207,7 +207,11 @@ class _TrailSink:
 
     def __call__(self, rtype: str, fields: dict[str, Any]) -> None:
         if rtype == "rate_limit":
-            self.parked = True
+            if not self.parked:  # the first of an episode: its hook runs now, nobody need be looking
+                self.parked = True
+                self.writer.write_sync(rtype, fields)
+                events.emit(self.writer.path, "rate_limited")
+                return
         elif rtype == "usage" and self.parked:
             self.parked = False
             self._resumed()

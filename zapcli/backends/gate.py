@@ -23,7 +23,7 @@ from typing import Any
 from zapcli.agent.types import Verdict
 from zapcli.approvals import Policy
 from zapcli.paths import control_roots
-from zapcli.trail import reader, store
+from zapcli.trail import events, reader, store
 from zapcli.trail.model import is_terminal
 from zapcli.trail.writer import TrailWriter
 
@@ -60,6 +60,7 @@ class Gate(Policy):
             self.writer.write_sync("approval_decision", {"req_id": req_id, "decision": "deny",
                                                          "reason": reason, "by": "policy"})
             return False, reason
+        events.emit(self.writer.path, "needs_input")  # its hook runs now, nobody need be looking
         return self._wait(req_id)
 
     def _wait(self, req_id: str) -> tuple[bool, str]:

@@ -73,6 +73,7 @@ def spawn(
     unattended: bool = typer.Option(False, "--unattended", help="Deny at once whatever would ask for approval.", metavar=""),
     worktree: bool = typer.Option(False, "--worktree", help="Work in a new git worktree on branch zapcli/<id>, from the current HEAD.", metavar=""),
     on_finish: Optional[str] = typer.Option(None, "--on-finish", help="Shell command run once when it ends (ZAPCLI_ID, ZAPCLI_STATUS, ZAPCLI_EXIT_CODE, ZAPCLI_TRAIL set); config on_finish.", metavar="CMD"),
+    on_event: Optional[list[str]] = typer.Option(None, "--on-event", help="Shell command run once each time EVENT happens: needs_input, started, stalled, rate_limited, usage_limited, finished (ZAPCLI_EVENT, ZAPCLI_DETAIL, ZAPCLI_REQUEST set too); EVENT= turns off that hook of your config.yaml (repeatable).", metavar="EVENT=CMD"),
     output_schema: Optional[str] = typer.Option(None, "--output-schema", help="JSON Schema the final report must satisfy: a file, or the schema inline ('{...}'); poll --json: structured.", metavar="FILE"),
     executor: Optional[str] = typer.Option(None, "--executor", help=executors_help(), metavar="NAME"),
     attempts: Optional[int] = typer.Option(None, "--attempts", help="Start N attempts at the task, each in its own worktree (zapcli attempts compares them, zapcli pick keeps one).", metavar="N"),
@@ -125,6 +126,22 @@ def list_(
 ) -> None:
     """List this session's subagents, newest first, as a compact table."""
     _run("list", locals())
+
+
+@app.command()
+def top(
+    all: bool = typer.Option(False, "--all", help="Every session, not just this one (s switches).", metavar=""),
+    tree: bool = typer.Option(False, "--tree", help="Start in the tree: who spawned whom (t switches).", metavar=""),
+    filter: Optional[str] = typer.Option(None, "--filter", help="Start filtered, as / does: s:running a:explorer c:claude e:ray, words of the task.", metavar="TEXT"),
+) -> None:
+    """The live fleet on the terminal: needs-input first, approve/deny in place, peek, attach and send, kill, rm.
+
+    Keys: a approve, d deny (with a reason), x kill, r rm, space mark (batch),
+    enter attach (follow the output, send a message), / filter, t tree,
+    b board, s this session / every session, n next that needs you, q quit.
+    Needs the tui extra: pip install 'zapcli\\[tui]'.
+    """
+    _run("top", locals())
 
 
 @app.command()

@@ -23,7 +23,7 @@ and the man page (`zapcli man`) show them. Every command takes `-h`/`--help`;
 def _md(text: str) -> str:
     """Help text as Markdown: rich markup as bold, code spans kept, and the
     characters Markdown would read as markup escaped outside them."""
-    text = text.replace("[bold]", "**").replace("[/]", "**")
+    text = text.replace("[bold]", "**").replace("[/]", "**").replace("\\[", "[")  # rich's \[ is [
     parts = re.split(r"(`[^`]*`)", text)
     out = []
     for i, part in enumerate(parts):

@@ -96,7 +96,8 @@ def _message(exc: Exception) -> str:
 LIKELY = {"status": "poll (one subagent) or list", "ps": "list", "ls": "list", "logs": "output",
           "log": "output or replay", "show": "replay", "stop": "kill", "cancel": "kill",
           "start": "spawn", "new": "spawn", "remove": "rm", "delete": "rm", "prune": "clean",
-          "attach": "output --follow", "tail": "output --follow", "version": "--version"}
+          "attach": "output --follow or top", "tail": "output --follow", "version": "--version",
+          "tui": "top", "ui": "top", "dashboard": "top", "htop": "top", "watch": "top or list --watch"}
 
 
 def _did_you_mean(message: str, ctx: object) -> str:

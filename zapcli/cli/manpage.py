@@ -7,7 +7,9 @@ from typing import Any
 
 
 def _esc(text: str) -> str:
-    text = text.replace("\\", "\\\\").replace("[bold]", "").replace("[/]", "")
+    # rich markup out: [bold]...[/], and an escaped bracket (\[tui]) as itself
+    text = text.replace("[bold]", "").replace("[/]", "").replace("\\[", "[")
+    text = text.replace("\\", "\\\\")
     return "\n".join(("\\&" + ln) if ln.startswith((".", "'")) else ln for ln in text.split("\n"))
 
 

@@ -1,16 +1,23 @@
-"""The observer (SPEC §6.2): gather the facts beside a trail's summary
-(`trail.reader.load`), derive the status, and act on what was found.
+"""The acting observer: do what a look found left to do.
 
-Imports `zapcli.lifecycle.status`, `zapcli.executors`, `zapcli.trail`
-(`zapcli.sandbox.placeholders` once one is `lost`). `look` finds the same
-without acting. Observing may act, as the spec requires: a dead runner with
-no terminal record gets a sticky `lost` / `interrupted` status (and what is
-left of its work is ended, the empty folders its sandbox held control files
-with included), and one alive past its deadline by more than 10 s is killed
-and recorded `timeout`. Both go through `store.end`, so the first terminal
-status wins whoever else is ending it. An ended subagent's on-finish command
-that nobody will start (never claimed, or claimed by a process that died
-before its helper started) is claimed or taken over here.
+Imports `zapcli.lifecycle.look`, `zapcli.lifecycle.status`,
+`zapcli.executors`, `zapcli.trail` (`zapcli.sandbox.placeholders` once one
+is `lost`). `zapcli.lifecycle.look` says what a subagent is now and writes
+nothing; `observe` looks and then `act`s on what the look found, and most
+looks find nothing to do. Who must act and who must not is the rule in
+`zapcli.lifecycle.look`'s docstring: commands that answer about a
+subagent at one moment act; views that only show (top's refresh) do not.
+
+Acting, as the spec requires: a dead runner with no terminal record gets a
+sticky `lost` / `interrupted` status (and what is left of its work is
+ended, the empty folders its sandbox held control files with included),
+and one alive past its deadline by more than 10 s is killed and recorded
+`timeout`. Both go through `store.end`, so the first terminal status wins
+whoever else is ending it. An ended subagent's on-finish command that
+nobody will start (never claimed, or claimed by a process that died before
+its helper started) is claimed or taken over here, and so is every event
+hook the look found due (`zapcli.trail.events`: the runner's own events it
+did not fire, and `stalled`, which only an outsider sees).
 
 A runner on another machine (a remote executor, SPEC §15) is asked first
 (its job's status), then what it wrote is brought home, then the status is
@@ -22,9 +29,10 @@ from then on it is read from this machine's files alone, like a local one.
 
 from __future__ import annotations
 
-import os
 import time
 
+from zapcli.lifecycle.look import Look, activity_of, look_at
+from zapcli.lifecycle.look import look as look  # the pure look, where callers found it first
 from zapcli.lifecycle.status import (
     OBSERVER_DEADLINE_SLACK_S,
     Facts,
@@ -46,14 +54,9 @@ if TYPE_CHECKING:
     from zapcli.trail.model import RunnerRecord
 
 
-def _activity_age(sid: str) -> float | None:
-    newest = 0.0
-    for suffix in (".jsonl", ".out", ".err"):
-        try:
-            newest = max(newest, os.stat(store.path_for(sid, suffix), follow_symlinks=False).st_mtime)
-        except OSError:
-            continue
-    return time.time() - newest if newest else None
+def _activity_age(sid: str, s: reader.Summary) -> float | None:
+    activity = activity_of(sid, s)
+    return time.time() - activity if activity is not None else None
 
 
 def _executor(s: reader.Summary) -> Executor:
@@ -66,7 +69,7 @@ def facts_for(sid: str, s: reader.Summary, *, stall_s: float = 0.0) -> Facts:
     """The facts `derive` needs: asks the executor only for a runner that has
     started and not ended (a finished subagent costs no process check)."""
     now = time.monotonic()
-    age = _activity_age(sid) if stall_s > 0 and s.final is None else None
+    age = _activity_age(sid, s) if stall_s > 0 and s.final is None else None
     proc = s.runner
     if s.final is not None or proc is None:
         return Facts(None, now, activity_age=age)
@@ -90,45 +93,55 @@ def needs_collect(s: reader.Summary) -> bool:
 
 
 def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> View:
-    """Derive the current status of `sid` (SPEC §6.2), acting where required.
+    """Derive the current status of `sid` (SPEC §6.2), acting where required:
+    `act` on a fresh look. Raises NotFound for an invalid or unknown id."""
+    return act(look_at(sid, stall_s=stall_s), stall_s=stall_s, kill_grace_s=kill_grace_s)
 
-    Raises NotFound for an invalid or unknown id.
-    """
-    s = load(sid)
-    if needs_collect(s):
-        return _observe_remote(sid, s, stall_s=stall_s, kill_grace_s=kill_grace_s)
-    view, finding = derive(sid, s, facts_for(sid, s, stall_s=stall_s), stall_s=stall_s)
-    if s.final is not None and s.spawn.on_finish and "running" not in s.finish and "done" not in s.finish:
+
+def act(seen: Look, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> View:
+    """Do what a look found left to do (nothing, for most): bring a remote
+    runner's files home, start an on-finish or event hook nobody started,
+    record a death or an overdue runner's timeout. The view as it stands after."""
+    if not seen.acts:
+        return seen.view
+    sid, s = seen.id, seen.summary
+    if seen.remote:
+        view = _observe_remote(sid, s, stall_s=stall_s, kill_grace_s=kill_grace_s)
+        _fire_hooks(look_at(sid, stall_s=stall_s))  # what came home may hold events nobody fired
+        return view
+    if seen.orphaned_finish:
         _finish_orphaned(sid, s)
+    _fire_hooks(seen)
+    if seen.finding is None:
+        return seen.view
+    if seen.finding.overdue:
+        return _act(sid, s, seen.view, seen.finding, stall_s=stall_s, kill_grace_s=kill_grace_s)
+    s = load(sid)  # closes the race with the runner's final flush
+    view, finding = derive(sid, s, facts_for(sid, s, stall_s=stall_s), stall_s=stall_s)
     if finding is None:
         return view
-    if not finding.overdue:
-        s = load(sid)  # closes the race with the runner's final flush
-        view, finding = derive(sid, s, facts_for(sid, s, stall_s=stall_s), stall_s=stall_s)
-        if finding is None:
-            return view
     return _act(sid, s, view, finding, stall_s=stall_s, kill_grace_s=kill_grace_s)
 
 
-def look(sid: str) -> View:
-    """The status an observer would find now — a dead runner's `lost`, an
-    overdue one's `timeout` — recording nothing and stopping nothing: for a
-    check that answers before anything is acted on. Raises NotFound."""
-    s = load(sid)
-    view, finding = derive(sid, s, facts_for(sid, s))
-    if finding is not None:
-        view.status, view.reason = finding.status, finding.reason
-    return view
+def _fire_hooks(seen: Look) -> None:
+    """Start the event hooks the look found due, and take over claims whose
+    claimer died before starting them (`zapcli.trail.events`)."""
+    if not (seen.due or seen.stale):
+        return
+    from zapcli.trail import events
 
-
-FINISH_TAKEOVER_S = 5.0  # a claimed on-finish whose claimer is gone and no helper runs: taken over after
+    path = store.path_for(seen.id)
+    if seen.due:
+        events.fire(path, seen.due)
+    for occ, token in seen.stale:
+        events.fire(path, [occ], stale=token)
 
 
 def _finish_orphaned(sid: str, s: reader.Summary) -> None:
     """An ended subagent's on-finish command that nobody will start: never
     claimed (whoever ended it died before claiming), or claimed by a process
     that died before its helper started (nothing says `running`
-    FINISH_TAKEOVER_S after the claim) — that claim is taken over."""
+    `finish.TAKEOVER_S` after the claim) — that claim is taken over."""
     from zapcli.trail import finish
 
     claim = s.finish.get("claimed")
@@ -145,7 +158,7 @@ def _finish_orphaned(sid: str, s: reader.Summary) -> None:
         age = time.time() - parse_iso(str(claim.get("ts")))
     except ValueError:
         return
-    if age >= FINISH_TAKEOVER_S and not is_alive(claim.get("pid"), claim.get("create_time")):
+    if age >= finish.TAKEOVER_S and not is_alive(claim.get("pid"), claim.get("create_time")):
         finish.fire(store.path_for(sid), stale=token)
 
 
@@ -169,7 +182,7 @@ def _observe_remote(sid: str, s: reader.Summary, *, stall_s: float, kill_grace_s
         live = Liveness(None, f"{live.reason or 'its runner ended'}; its files could not be brought home yet")
     s = load(sid)
     now = time.monotonic()
-    age = _activity_age(sid) if stall_s > 0 and s.final is None else None
+    age = _activity_age(sid, s) if stall_s > 0 and s.final is None else None
     # boot time 0: a reboot of this machine says nothing about a node's runner
     view, finding = derive(sid, s, Facts(live.alive, now, 0.0, age, live.reason), stall_s=stall_s)
     late = _late(proc, now)
@@ -306,7 +319,7 @@ def end_helpers(sid: str, s: reader.Summary, grace_s: float) -> int:
 def _last_sign_of_life(sid: str, s: reader.Summary) -> dict[str, Any]:
     """The `mono` of a dead runner's end: when its files last changed, not
     when someone looked (its elapsed time would grow until then)."""
-    age = _activity_age(sid)
+    age = _activity_age(sid, s)
     if age is None:
         return {}
     runner = s.start or s.process

@@ -65,12 +65,14 @@ def waits_for(reason: Reason) -> Reason:
     return reason
 
 
-def waiting_for(view: View, settings: Settings) -> str | None:
-    """Why queued `view` has not started, in a few words; None if it cannot be read."""
-    try:
-        spawn = load(view.id).spawn
-    except NotFound:
-        return None
+def waiting_for(view: View, settings: Settings, spawn: SpawnRecord | None = None) -> str | None:
+    """Why queued `view` has not started, in a few words (`spawn`: its spawn
+    record, if read already); None if it cannot be read."""
+    if spawn is None:
+        try:
+            spawn = load(view.id).spawn
+        except NotFound:
+            return None
     for reason in REASONS:
         said = reason(view, spawn, settings)
         if said:

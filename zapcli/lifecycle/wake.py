@@ -1,15 +1,16 @@
 """Waking `wait` and `poll` the moment a subagent they wait on ends (#24.15):
-SPEC §3's 500 ms interval is the fallback, not the pace.
+the 500 ms interval is the fallback, not the pace.
 
-Imports `zapcli.trail.store`, `zapcli.paths`, `zapcli.ids`; `inotify_simple` (Linux: a ctypes wrapper of
-the kernel's inotify, kept small and maintained) when a waiter first
-sleeps. The subagents folder is watched; a change to one of the awaited
-trails wakes the waiter only when the bytes it added hold a record that can
-end the wait (a terminal `status`, an approval request for `poll`), so a
-chatty subagent costs a read of its new bytes, not a full observation. The
-interval stays for what writes nothing: a runner that dies without a word,
-a slot that frees for a queued one. Without inotify (another system, the
-watch limit reached) a waiter simply sleeps the interval.
+Imports `zapcli.trail.store`, `zapcli.paths`, `zapcli.ids`,
+`zapcli.lifecycle.feed` (the change feed `list --watch` and `top` read
+too) when a waiter first sleeps. The feed names the awaited trails that
+changed; one wakes the waiter only when the bytes it added hold a record
+that can end the wait (a terminal `status`, an approval request for
+`poll`), so a chatty subagent costs a read of its new bytes, not a full
+observation. The interval stays for what writes nothing: a runner that dies
+without a word, a slot that frees for a queued one. Without inotify
+(another system, the watch limit reached) a waiter simply sleeps the
+interval.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
+    from zapcli.lifecycle.feed import Feed
+
 OVERLAP = 64  # bytes read again before the new ones: a marker split across two writes
 READ_MAX = 4 << 20  # a trail that grew more than this since the last look: its last bytes
 
@@ -37,39 +40,31 @@ class Waker:
         from zapcli.ids import is_valid
         from zapcli.paths import subagents_dir
 
-        self._names = {f"{sid}.jsonl" for sid in ids if is_valid(sid)}  # the others: not found
+        self._ids = {sid for sid in ids if is_valid(sid)}  # the others: not found
         self._wake_on = wake_on
-        self._folder = subagents_dir() if self._names else None
+        self._folder = subagents_dir() if self._ids else None
         self._read_to: dict[str, int] = {}
-        self._ino: Any = None
-        self._flags: Any = None
+        self._inos: dict[str, int] = {}
+        self._feed: Feed | None = None
         self._watch()
 
     def _watch(self) -> None:
         if self._folder is None:
             return
-        try:
-            from inotify_simple import INotify, flags
-        except ImportError:  # not Linux
+        from zapcli.lifecycle.feed import Feed
+
+        feed = Feed(self._folder.parent, suffixes=(".jsonl",), scan=False)
+        if not feed.watching:  # without inotify: the interval alone
+            feed.close()
             return
-        try:
-            ino = INotify()
-        except OSError:  # the per-user instance limit: the interval alone
-            return
-        try:
-            ino.add_watch(str(self._folder), flags.MODIFY | flags.MOVED_TO | flags.CREATE
-                          | flags.DELETE | flags.MOVED_FROM)
-        except OSError:
-            ino.close()
-            return
-        self._ino, self._flags = ino, flags
-        for name in self._names:
-            self._read_to[name] = _size(self._folder / name)
+        self._feed = feed
+        for sid in self._ids:
+            self._read_to[sid], self._inos[sid] = _size(self._folder / f"{sid}.jsonl")
 
     def sleep(self, seconds: float) -> None:
         """Return after `seconds`, or as soon as an awaited trail gains a
         waking record (or is removed or replaced)."""
-        if self._ino is None:
+        if self._feed is None or not self._feed.watching:
             time.sleep(max(seconds, 0.0))
             return
         deadline = time.monotonic() + seconds
@@ -77,38 +72,41 @@ class Waker:
             left = deadline - time.monotonic()
             if left <= 0:
                 return
-            for event in self._ino.read(timeout=int(left * 1000) + 1):
-                if event.mask & self._flags.Q_OVERFLOW:  # events were lost: look now
-                    return
-                if event.name in self._names and self._wakes(event.name, event.mask):
-                    return
+            changed = self._feed.changes(left) & self._ids
+            if self._feed.overflows:  # events were lost: look now
+                self._feed.overflows = 0
+                return
+            if any(self._wakes(sid) for sid in changed):
+                return
 
     def fileno(self) -> int | None:
-        """The inotify descriptor, readable when events wait (for an event
-        loop's reader: the asyncio API waits this way); None without inotify."""
-        return self._ino.fileno() if self._ino is not None else None
+        """The feed's inotify descriptor, readable when events wait (for an
+        event loop's reader: the asyncio API waits this way); None without
+        inotify."""
+        return self._feed.fileno() if self._feed is not None else None
 
     def woken(self) -> bool:
         """Read the events that are there now, without waiting: whether one
         of them wakes the waiter (as `sleep` would have returned)."""
-        if self._ino is None:
+        if self._feed is None:
             return False
+        changed = self._feed.ready() & self._ids
         woke = False
-        for event in self._ino.read(timeout=0):
-            if event.mask & self._flags.Q_OVERFLOW or (
-                    event.name in self._names and self._wakes(event.name, event.mask)):
-                woke = True  # the rest are read too: the descriptor is left drained
-        return woke
+        if self._feed.overflows:  # events were lost: look now
+            self._feed.overflows = 0
+            woke = True
+        # every changed trail is read, so each one's offset moves on
+        return any([self._wakes(sid) for sid in changed]) or woke
 
-    def _wakes(self, name: str, mask: int) -> bool:
-        if mask & (self._flags.DELETE | self._flags.MOVED_FROM):
+    def _wakes(self, sid: str) -> bool:
+        path = self._folder / f"{sid}.jsonl"  # type: ignore[operator]
+        size, ino = _size(path)
+        if not ino:
             return True  # removed: the observer says so
-        path = self._folder / name  # type: ignore[operator]
-        size = _size(path)
-        start = self._read_to.get(name, 0)
-        if size < start or mask & self._flags.MOVED_TO:  # replaced (a trim): look at it whole
+        start = self._read_to.get(sid, 0)
+        if size < start or ino != self._inos.get(sid):  # replaced (a trim): look at it whole
             start = 0
-        self._read_to[name] = size
+        self._read_to[sid], self._inos[sid] = size, ino
         start = max(start - OVERLAP, 0, size - READ_MAX)
         try:
             fd = store.open_read(path)
@@ -121,9 +119,9 @@ class Waker:
         return any(marker in data for marker in self._wake_on)
 
     def close(self) -> None:
-        if self._ino is not None:
-            self._ino.close()
-            self._ino = None
+        if self._feed is not None:
+            self._feed.close()
+            self._feed = None
 
     def __enter__(self) -> Waker:
         return self
@@ -132,8 +130,10 @@ class Waker:
         self.close()
 
 
-def _size(path: Any) -> int:
+def _size(path: Any) -> tuple[int, int]:
+    """(size, inode) of a trail; (0, 0) when it is gone."""
     try:
-        return os.stat(path, follow_symlinks=False).st_size
+        st = os.stat(path, follow_symlinks=False)
     except OSError:
-        return 0
+        return 0, 0
+    return st.st_size, st.st_ino

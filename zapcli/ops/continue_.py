@@ -101,7 +101,7 @@ def _tree_tip(sid: str, old: SpawnRecord) -> dict[str, Any]:
 def _request(old: SpawnRecord, sid: str, text: str, *, model: str | None,
              timeout_s: float | None, on_finish: str | None) -> SpawnRequest:
     """The spawn request of `sid`'s successor: what carries over (see the
-    module docstring), with `--model`, `--timeout` and `--on-finish` given
+    module docstring, event hooks included), with `--model`, `--timeout` and `--on-finish` given
     to `continue` instead where they are. Raises ZapcliError when an agent
     CLI has no session to resume."""
     inherit: dict[str, Any] = {k: old.raw[k] for k in CARRIED if k in old.raw}
@@ -115,7 +115,10 @@ def _request(old: SpawnRecord, sid: str, text: str, *, model: str | None,
         resume.check(sid)
     inherit["continue_of"] = sid
     hook = old.on_finish if on_finish is None else on_finish
+    from zapcli.trail.events import RULES  # its event hooks carry over, exactly as they were
+
     return SpawnRequest(
         task=text, cli=old.cli, timeout_s=timeout_s, approval=old.approval, cwd=old.cwd,
         unattended=old.unattended, max_tokens=old.max_tokens,
-        on_finish=hook if isinstance(hook, str) else "", inherit=inherit)
+        on_finish=hook if isinstance(hook, str) else "", inherit=inherit,
+        on_event={event: old.hooks.get(event, "") for event in RULES})

@@ -6,24 +6,34 @@ A trail without its spawn record is listed apart as damaged, with why.
 Creation order comes from the session markers (their names start with the
 creation time), so only the `limit` newest trails are read: a list over
 1,000 subagents observes 20 of them. `--status` has to observe every one.
+`Watch` is `list --watch`: the same list on a change feed, re-reading only
+the trails that changed.
 """
 
 from __future__ import annotations
 
 import os
+import time
 
 from zapcli import ids as idmod
 from zapcli.config import Settings
 from zapcli.errors import Damaged, NotFound, StateError, UsageError, param
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import observe
+from zapcli.lifecycle.observe import act, observe
 from zapcli.lifecycle.status import View
 from zapcli.paths import state_dir, subagents_dir
 from zapcli.plain import plain
 from zapcli.trail.model import ALL as STATUSES
 from zapcli.trail.model import Status
 
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from zapcli.trail.model import SpawnRecord
+
 DEFAULT_LIMIT = 20
+KICK_S = 5.0  # `list --watch` starts what free slots allow at least this often
 
 
 def _all_ids() -> list[str]:
@@ -70,6 +80,15 @@ def _newest_first(all_sessions: bool, session: str) -> list[str]:
 def list_subagents(settings: Settings, *, all_sessions: bool = False, status: str | None = None,
                    limit: int | None = DEFAULT_LIMIT, long: bool = False) -> ListResult:
     """Raises UsageError for an unknown status or a negative limit."""
+    limit = _check(status, limit)
+    session = sessions.current()
+    return _list(settings, session, _newest_first(all_sessions, session), all_sessions, status,
+                 limit, long, lambda sid: observe(sid, stall_s=settings.stall_s,
+                                                  kill_grace_s=settings.kill_grace_s))
+
+
+def _check(status: str | None, limit: int | None) -> int:
+    """The limit to use. Raises UsageError (StateError: the state folder is a file)."""
     if status is not None and status not in STATUSES:
         raise UsageError(f"unknown {param('status')} '{status}'; choose one of: {', '.join(STATUSES)}")
     limit = DEFAULT_LIMIT if limit is None else limit
@@ -79,8 +98,16 @@ def list_subagents(settings: Settings, *, all_sessions: bool = False, status: st
     if home.exists() and not home.is_dir():  # else "0 subagents" would hide the mistake
         raise StateError(f"the state folder {home} is a file, not a folder; point ZAPCLI_HOME "
                          "elsewhere or move the file")
-    session = sessions.current()
-    ids = _newest_first(all_sessions, session)
+    return limit
+
+
+def _list(settings: Settings, session: str, ids: list[str], all_sessions: bool,
+          status: str | None, limit: int, long: bool, see: Callable[[str], View], *,
+          kick: Callable[[], bool] | None = None,
+          spawn: Callable[[str], SpawnRecord | None] | None = None) -> ListResult:
+    """The list of `ids` (newest first), each seen through `see`; `kick`
+    (once they are seen): whether to start what free slots allow (None:
+    yes); `spawn`: a queued one's spawn record, known already (else read)."""
     views: list[View] = []
     damaged: dict[str, str] = {}
     more = 0
@@ -89,7 +116,7 @@ def list_subagents(settings: Settings, *, all_sessions: bool = False, status: st
             more = len(ids) - n
             break
         try:
-            view = observe(sid, stall_s=settings.stall_s, kill_grace_s=settings.kill_grace_s)
+            view = see(sid)
         except Damaged as exc:  # named, not hidden: it has files, maybe a process
             if status is None and not _being_spawned(sid):
                 damaged[sid] = exc.message
@@ -100,14 +127,69 @@ def list_subagents(settings: Settings, *, all_sessions: bool = False, status: st
             views.append(view)
     if limit and len(views) > limit:
         views, more = views[:limit], len(views) - limit
-    if _kick_queue(views, settings):  # it started some: show them as they are now
-        views = [_again(v, settings) for v in views]
+    if (kick is None or kick()) and _kick_queue(views, settings):  # it started some: show them as they are now
+        views = [_again(v, see) for v in views]
     res = ListResult(session, views, all_sessions, more=more, limit=limit, long=long,
-                     damaged=damaged, waiting=_waiting(views, settings))
+                     damaged=damaged, waiting=_waiting(views, settings, spawn))
     if not all_sessions and not views:
         res.in_other_sessions = in_other_sessions(session)
         res.active_elsewhere = active_elsewhere(session) if res.in_other_sessions else 0
     return res
+
+
+class Watch:
+    """`list --watch`: the list again and again, each subagent's trail
+    re-read only when a feed (`zapcli.lifecycle.feed`) says its files
+    changed, acting only where a look finds something to do (a death to
+    record, a hook due: `zapcli.lifecycle.look`'s rule) — so a refresh over
+    a thousand subagents where nothing happened reads no trail and writes
+    nothing. The order is listed again only when an id comes or goes."""
+
+    def __init__(self, settings: Settings, *, all_sessions: bool = False, status: str | None = None,
+                 limit: int | None = DEFAULT_LIMIT):
+        from zapcli.lifecycle.look import Looker
+
+        self.settings, self.all_sessions, self.status = settings, all_sessions, status
+        self.limit = _check(status, limit)
+        self.session = sessions.current()
+        self.looker = Looker(stall_s=settings.stall_s)
+        self._order: list[str] | None = None
+        self._kicked = 0.0
+
+    def refresh(self, changed: set[str] | None = None) -> ListResult:
+        """The list now; `changed`: the ids the feed named since the last
+        refresh (None: check every trail by its size and time). The queue is
+        kicked when a changed one has ended or is queued (a slot frees with
+        an end; a new one waits for one), and KICK_S after the last time (a
+        hold runs out on the clock)."""
+        if self._order is None or (changed and not changed <= set(self._order)):
+            self._order = _newest_first(self.all_sessions, self.session)
+        gone: list[str] = []
+        now = time.monotonic()
+        kick = [changed is None or now - self._kicked >= KICK_S]
+
+        def see(sid: str) -> View:
+            moved = changed is None or sid in changed
+            try:
+                seen = self.looker.look(sid, changed=moved)
+            except Damaged:
+                raise
+            except NotFound:
+                gone.append(sid)
+                raise
+            view = seen.view if not seen.acts else \
+                act(seen, stall_s=self.settings.stall_s, kill_grace_s=self.settings.kill_grace_s)
+            if moved and (view.terminal or view.status == Status.QUEUED):
+                kick[0] = True
+            return view
+
+        res = _list(self.settings, self.session, self._order, self.all_sessions, self.status,
+                    self.limit, False, see, kick=lambda: kick[0], spawn=self.looker.spawn)
+        if kick[0]:
+            self._kicked = now
+        if gone:
+            self._order = None  # removed: list the order again next time
+        return res
 
 
 def _being_spawned(sid: str) -> bool:
@@ -130,23 +212,25 @@ def _kick_queue(views: list[View], settings: Settings) -> bool:
     return started
 
 
-def _again(view: View, settings: Settings) -> View:
+def _again(view: View, see: Callable[[str], View]) -> View:
     if view.status != Status.QUEUED:
         return view
     try:
-        return observe(view.id, stall_s=settings.stall_s, kill_grace_s=settings.kill_grace_s)
+        return see(view.id)
     except NotFound:
         return view
 
 
-def _waiting(views: list[View], settings: Settings) -> dict[str, str]:
+def _waiting(views: list[View], settings: Settings,
+             spawn: Callable[[str], SpawnRecord | None] | None = None) -> dict[str, str]:
     """What each queued one waits for (`lifecycle.waiting`)."""
     queued = [v for v in views if v.status == Status.QUEUED]
     if not queued:
         return {}
     from zapcli.lifecycle.waiting import waiting_for
 
-    return {v.id: why for v in queued if (why := waiting_for(v, settings))}
+    return {v.id: why for v in queued
+            if (why := waiting_for(v, settings, spawn(v.id) if spawn else None))}
 
 
 def in_other_sessions(session: str) -> int:

@@ -52,6 +52,9 @@ class SpawnRequest:
     unattended: bool = False
     worktree: bool = False  # work in a new git worktree on branch zapcli/<id> (SPEC §16)
     on_finish: str | None = None  # a shell command run once when it ends; "" = none
+    # `--on-event EVENT=CMD`: event -> command run once per occurrence ("" = none),
+    # over config `hooks:` event by event (`zapcli.trail.events`); None: config's
+    on_event: dict[str, str] | None = None
     output_schema: str | dict | None = None  # a JSON Schema (a file, or inline) the final report must satisfy
     # `zapcli continue` (`zapcli.ops.continue_` decides what): the spawn-record
     # fields carried over from the old subagent (definition, model, grant, an
@@ -194,6 +197,23 @@ def _backend_fields(req: SpawnRequest, workspace: Path, settings: Settings,
     return fields, warnings
 
 
+def _check_events(req: SpawnRequest) -> None:
+    """Raises UsageError for an event no hook can name, a command that is not
+    text, or `finished` given twice (it is the on-finish command)."""
+    if not req.on_event:
+        return
+    from zapcli.trail.events import EVENTS
+
+    if req.on_finish is not None and "finished" in req.on_event:
+        raise UsageError(f"{param('on_finish')} and {param('on_event')} finished=... both set the "
+                         "command run when it ends; give one of them")
+    for event, command in req.on_event.items():
+        if event not in EVENTS:
+            raise UsageError(f"{param('on_event')}: unknown event {event!r}; choose one of: "
+                             f"{', '.join(EVENTS)}")
+        require_utf8(f"{param('on_event')} {event}", command)
+
+
 def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[str, Any]:
     """The SPEC §16 fields: tree receipt, on-finish command, output schema.
     Raises UsageError (before anything is created)."""
@@ -204,9 +224,15 @@ def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[
 
         out["worktree"] = {**plan(cwd, worktrees.path_for(sid), worktrees.branch_for(sid)).to_dict(),
                            **settings.worktree}  # setup, teardown: frozen (the user's config only)
-    hook = settings.on_finish if req.on_finish is None else req.on_finish
+    hooks = {**settings.hooks, **(req.on_event or {})}
+    finished = hooks.pop("finished", None)
+    hook = req.on_finish if req.on_finish is not None else finished if finished is not None \
+        else settings.on_finish
     if hook is not None and hook.strip():
         out["on_finish"] = hook
+    hooks = {event: command for event, command in hooks.items() if command.strip()}
+    if hooks:  # frozen: whoever sees an occurrence runs what the spawn chose
+        out["hooks"] = hooks
     if req.output_schema is not None:
         from zapcli import outputschema
 
@@ -295,6 +321,7 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
         raise UsageError("the current directory no longer exists; cd to an existing one or pass --cwd") from None
     require_utf8("the working folder's path" if req.cwd is None else param("cwd"), str(cwd))
     require_utf8(param("on_finish"), req.on_finish)
+    _check_events(req)
     workspace = workspace_of(cwd)
     from zapcli.ops.tree import inherit_trust
 

@@ -91,6 +91,9 @@ def _start(sid: str, spawn: SpawnRecord, writer: TrailWriter, started_mono: floa
                                     "mono": started_mono, "deadline_mono": deadline,
                                     "definition": spawn.definition, "tools": spawn.granted_tools,
                                     "diagnostics": len(spawn.diagnostics)})
+    from zapcli.trail import events
+
+    events.emit(store.path_for(sid), "started")  # costs a read of its first line without a hook
     return True
 
 

@@ -39,6 +39,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+TAKEOVER_S = 5.0  # a claim whose claimer is gone and no helper runs: taken over after this long
 TIMEOUT_S = 600.0  # an on-finish command that hangs is stopped after this long
 OUTPUT_TAIL = 2000
 
@@ -87,13 +88,13 @@ def _claim(path: Path, stale: str | None = None) -> str | None:
         import secrets
 
         token = secrets.token_hex(8)
-        pid, created = _me()
+        pid, created = me()
         fields = {"state": "claimed", "pid": pid, "create_time": created, "token": token,
                   **({"took_over": stale} if stale else {})}
         return token if store.append(path, "on_finish", fields) is not None else None
 
 
-def _me() -> tuple[int, float | None]:
+def me() -> tuple[int, float | None]:
     """This process's pid and create time (its identity, as a liveness check reads it)."""
     import psutil
 
@@ -113,24 +114,30 @@ def fire(path: Path, *, stale: str | None = None) -> None:
         token = _claim(path, stale)
         if token is None:
             return
-        from zapcli.paths import child_env
-        from zapcli.redact import close_handoff, handoff
-
-        sid = path.name.removesuffix(".jsonl")
-        argv = (f"{_quote(sys.executable)} -m zapcli.trail.finish {sid} {token} "
-                "</dev/null >/dev/null 2>&1 &")
-        env, fds = handoff(child_env(dict(os.environ)))  # the helper lives a while: no key in its block
-        try:
-            subprocess.run(["/bin/sh", "-c", argv], env=env, pass_fds=fds,
-                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True,
-                           cwd="/", timeout=30)
-        finally:
-            close_handoff(fds)
+        start_helper("zapcli.trail.finish", path.name.removesuffix(".jsonl"), token)
     except Exception as exc:  # noqa: BLE001 - say so in the trail, never raise
         store.append(path, "diagnostic", {"dimension": "on_finish", "name": "not_started",
                                           "message": f"the on-finish command could not be "
                                                      f"started: {exc}"})
+
+
+def start_helper(module: str, *args: str) -> None:
+    """Start `python -m MODULE ARGS...` detached: through a shell that exits at
+    once, in a session of its own, so ending the subagent's tree never ends
+    it; its keys come in a memory file (`redact.handoff`), not its
+    environment block. Raises what starting it raised."""
+    from zapcli.paths import child_env
+    from zapcli.redact import close_handoff, handoff
+
+    argv = " ".join(_quote(a) for a in (sys.executable, "-m", module, *args))
+    env, fds = handoff(child_env(dict(os.environ)))  # the helper lives a while: no key in its block
+    try:
+        subprocess.run(["/bin/sh", "-c", f"{argv} </dev/null >/dev/null 2>&1 &"], env=env,
+                       pass_fds=fds, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True,
+                       cwd="/", timeout=30)
+    finally:
+        close_handoff(fds)
 
 
 def _quote(text: str) -> str:
@@ -139,15 +146,34 @@ def _quote(text: str) -> str:
     return shlex.quote(text)
 
 
-def _env(sid: str, path: Path, final: dict[str, Any], spawn: dict[str, Any]) -> dict[str, str]:
+def base_env(sid: str, path: Path, status: str, exit_code: int | None,
+             spawn: dict[str, Any], event: str) -> dict[str, str]:
+    """The environment every hook command gets: this process's, with
+    ZAPCLI_ID, ZAPCLI_EVENT, ZAPCLI_STATUS, ZAPCLI_EXIT_CODE (empty unless
+    ended), ZAPCLI_TRAIL and, for a subagent in a tree, ZAPCLI_WORKTREE."""
     env = dict(os.environ)
-    code = final.get("exit_code")
-    env.update(ZAPCLI_ID=sid, ZAPCLI_STATUS=str(final.get("status")), ZAPCLI_TRAIL=str(path),
-               ZAPCLI_EXIT_CODE="" if code is None else str(code))
+    env.update(ZAPCLI_ID=sid, ZAPCLI_EVENT=event, ZAPCLI_STATUS=status, ZAPCLI_TRAIL=str(path),
+               ZAPCLI_EXIT_CODE="" if exit_code is None else str(exit_code))
     tree = spawn.get("worktree")
     if isinstance(tree, dict) and tree.get("path"):
         env["ZAPCLI_WORKTREE"] = str(tree["path"])
     return env
+
+
+def run_command(command: str, cwd: str, env: dict[str, str]) -> tuple[int | None, str | None, str]:
+    """Run a hook's shell command in `cwd` (or / when that is gone), stopped
+    after TIMEOUT_S: (exit code, why it failed or None, the end of its output)."""
+    try:
+        proc = subprocess.run(["/bin/sh", "-c", command], cwd=cwd if os.path.isdir(cwd) else "/",
+                              env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=TIMEOUT_S, start_new_session=True)
+    except subprocess.TimeoutExpired:
+        return None, f"did not finish within {TIMEOUT_S:.0f}s and was stopped", ""
+    except OSError as exc:
+        return None, f"could not run: {exc}", ""
+    code = proc.returncode
+    return code, f"exited with code {code}" if code else None, \
+        proc.stdout[-OUTPUT_TAIL:].decode("utf-8", "replace").strip()
 
 
 def _running(path: Path, token: str | None) -> list[dict[str, Any]] | None:
@@ -162,7 +188,7 @@ def _running(path: Path, token: str | None) -> list[dict[str, Any]] | None:
             return recs  # damaged meanwhile: the caller gives up
         if token is not None and not _claimable(recs, token):
             return None
-        pid, created = _me()
+        pid, created = me()
         store.append(path, "on_finish", {"state": "running", "pid": pid, "create_time": created})
     return recs
 
@@ -180,20 +206,11 @@ def run(sid: str, token: str | None = None) -> int:
         return 1
     spawn = recs[0]
     final = next(r for r in recs if r.get("type") == "status" and is_terminal(r.get("status")))
-    cwd = str(spawn.get("cwd") or "/")
+    ended = final.get("exit_code")
+    env = base_env(sid, path, str(final.get("status")), ended if isinstance(ended, int) else None,
+                   spawn, "finished")
     started = time.monotonic()
-    try:
-        proc = subprocess.run(["/bin/sh", "-c", str(spawn["on_finish"])], cwd=cwd if os.path.isdir(cwd) else "/",
-                              env=_env(sid, path, final, spawn), stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              timeout=TIMEOUT_S, start_new_session=True)
-        code: int | None = proc.returncode
-        why = f"exited with code {code}" if code else None
-        tail = proc.stdout[-OUTPUT_TAIL:].decode("utf-8", "replace").strip()
-    except subprocess.TimeoutExpired:
-        code, why, tail = None, f"did not finish within {TIMEOUT_S:.0f}s and was stopped", ""
-    except OSError as exc:
-        code, why, tail = None, f"could not run: {exc}", ""
+    code, why, tail = run_command(str(spawn["on_finish"]), str(spawn.get("cwd") or "/"), env)
     store.append(path, "on_finish", {"state": "done", "exit_code": code,
                                      "duration_ms": int((time.monotonic() - started) * 1000)})
     if why:

@@ -67,6 +67,10 @@ LIVE = frozenset({"running", "awaiting_approval"})
 ALL = NON_TERMINAL + ("completed", "failed", "timeout", "cancelled", "lost", "interrupted")
 
 
+# an on-finish command's or event hook's claim whose helper has started (`running`) or ended
+HELPER_STATES = frozenset({"running", "done"})
+
+
 def is_terminal(status: object) -> bool:
     return isinstance(status, str) and status in TERMINAL
 
@@ -182,6 +186,15 @@ class SpawnRecord:
     @property
     def on_finish(self) -> str | None:
         return _opt_str(self.raw.get("on_finish")) or None
+
+    @property
+    def hooks(self) -> dict[str, str]:
+        """Event name -> shell command (`hooks:` in the user's config, `spawn
+        --on-event`), frozen at spawn; `finished` is `on_finish`."""
+        found = self.raw.get("hooks")
+        if not isinstance(found, dict):
+            return {}
+        return {k: v for k, v in found.items() if isinstance(k, str) and isinstance(v, str) and v.strip()}
 
     @property
     def output_schema(self) -> Any:

@@ -153,6 +153,10 @@ class Summary:
     merged: dict[str, Any] | None = None  # the last `merged` record: `zapcli merge` took its work
     tree_removed: dict[str, Any] | None = None  # the last `worktree_removed` record: its tree went
     last_ts: str | None = None  # the last record's time before the end: its last sign of life
+    # event hooks (`zapcli.trail.events`): "event key" -> {state: its latest record}
+    events: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    rate_limit_seq: int = 0  # the seq of the first `rate_limit` record of the episode `rate_limit` is in
+    usage_limit: dict[str, Any] | None = None  # a `usage_limit` record no model call has followed yet
 
     @property
     def runner(self) -> RunnerRecord | None:
@@ -179,9 +183,9 @@ def summarize(trail: Trail) -> Summary | None:
         seq = rec.get("seq")
         if isinstance(seq, int) and seq > s.last_seq:
             s.last_seq = seq
-        if s.final is None and isinstance(rec.get("ts"), str) and not (
+        if s.final is None and isinstance(rec.get("ts"), str) and rtype != "event" and not (
                 rtype == "status" and is_terminal(rec.get("status"))):
-            s.last_ts = rec["ts"]
+            s.last_ts = rec["ts"]  # an event hook's bookkeeping is nobody's sign of life
         if rtype == "process":
             s.process = ProcessRecord.from_record(rec)
         elif rtype == "start":
@@ -195,7 +199,7 @@ def summarize(trail: Trail) -> Summary | None:
             s.report = rec.get("text")
         elif rtype == "usage":
             _add_usage(s, rec)
-            s.rate_limit = None
+            s.rate_limit = s.usage_limit = None
         elif rtype == "trimmed" and isinstance(rec.get("usage"), dict):
             _add_usage(s, rec["usage"], _int(rec["usage"].get("calls")))  # those a trim dropped, summed
         elif rtype == "session":
@@ -217,7 +221,13 @@ def summarize(trail: Trail) -> Summary | None:
         elif rtype == "worktree":
             s.worktree = rec
         elif rtype == "rate_limit":
+            if s.rate_limit is None:
+                s.rate_limit_seq = seq if isinstance(seq, int) else 0
             s.rate_limit = rec
+        elif rtype == "usage_limit":
+            s.usage_limit = rec
+        elif rtype == "event":
+            s.events.setdefault(f"{rec.get('event')} {rec.get('key')}", {})[str(rec.get("state"))] = rec
         elif rtype in ("text", "thinking", "tool_call") and s.rate_limit is not None:
             s.rate_limit = None  # the model answers again
         elif rtype == "held":

@@ -234,6 +234,10 @@ class TrailWriter:
             from zapcli.trail import finish
 
             finish.fire(self.path)  # its on-finish command, once over everyone
+            if fields.get("usage_limit"):  # it ended on an account's usage limit (issue 30)
+                from zapcli.trail import events
+
+                events.emit(self.path, "usage_limited")
             return True
         # The disk stayed full: the outcome goes into the space reserved at
         # start, and the first observer records it (never `lost`), with the

@@ -19,7 +19,7 @@ import json
 import time
 from typing import Any
 
-from zapcli.trail import reader, store
+from zapcli.trail import events, reader, store
 
 _KEYS = ("command", "file_path", "path", "url", "pattern", "notebook_path")
 _SAID = ("description",)  # claude's own words about the call: not what it does
@@ -57,6 +57,7 @@ def request(sid: str, tool: str, args: dict[str, Any], call_id: str | None) -> t
         store.append(path, "approval_request", {
             "req_id": req_id, "tool": tool, "summary": summary(tool, args), "arguments": args,
             "call_id": call_id, "by": "claude"})
+    events.emit(path, "needs_input")  # its hook runs now, nobody need be looking
     relay = next((r.get("relay") for r in reader.read(path).records if r.get("type") == "spawn"),
                  None)
     return wait_decision(path, req_id, deadline_mono=_deadline(path), stopped=lambda: False,

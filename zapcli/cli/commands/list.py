@@ -1,5 +1,6 @@
 """`zapcli list`: this session's subagents, newest first; `--watch` keeps a
-live table on the terminal until Ctrl-C."""
+live table on the terminal until Ctrl-C, on the change feed
+(`zapcli.lifecycle.feed`, `zapcli.ops.listing.Watch`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from zapcli.ops.listing import list_subagents
 from zapcli.render import listing as render
 
 WATCH_INTERVAL_S = 1.0
+MIN_FRAME_S = 0.25  # a chatty subagent redraws the table at most this often
 
 
 def execute(all: bool = False, status: str | None = None, limit: int | None = None,
@@ -29,24 +31,35 @@ def execute(all: bool = False, status: str | None = None, limit: int | None = No
 
 
 def _watch(settings, all_sessions: bool, status: str | None, limit: int | None) -> int:  # type: ignore[no-untyped-def]
-    """A rich Live table, refreshed every second, until Ctrl-C (exit 0)."""
+    """A rich Live table until Ctrl-C (exit 0): redrawn as soon as a listed
+    subagent's files change (the change feed), and every second besides for
+    what changes no file (elapsed time, a runner that died)."""
     import time
 
     from rich.console import Console, Group
     from rich.live import Live
     from rich.text import Text
 
-    def frame() -> Group:
-        res = list_subagents(settings, all_sessions=all_sessions, status=status, limit=limit)
+    from zapcli.lifecycle.feed import Feed
+    from zapcli.ops.listing import Watch
+
+    watch = Watch(settings, all_sessions=all_sessions, status=status, limit=limit)
+
+    def frame(changed: set[str] | None) -> Group:
+        res = watch.refresh(changed)
         stamp = time.strftime("%H:%M:%S")
         lines = render.lines(res) + [("dim", f"(updated {stamp}; Ctrl-C to stop)")]
         return Group(*(Text(text, style=style or "") for style, text in lines))
 
     console = Console(highlight=False)
     try:
-        with Live(frame(), console=console, refresh_per_second=4, transient=False) as live:
+        with Feed(session=None if all_sessions else watch.session, interval=WATCH_INTERVAL_S,
+                  suffixes=(".jsonl",)) as feed, \
+                Live(frame(None), console=console, refresh_per_second=4, transient=False) as live:
             while True:
-                time.sleep(WATCH_INTERVAL_S)
-                live.update(frame())
+                drawn = time.monotonic()
+                changed = feed.changes(WATCH_INTERVAL_S)
+                time.sleep(max(drawn + MIN_FRAME_S - time.monotonic(), 0.0))
+                live.update(frame(changed | feed.changes(0)))
     except KeyboardInterrupt:
         return 0

@@ -17,7 +17,7 @@ def execute(task: str, cli: str | None = None, agent: str | None = None, model: 
             attempts: int | None = None, attempt_cli: list[str] | None = None,
             attempt_model: list[str] | None = None, max_cost: float | None = None,
             sandbox: bool = False, no_sandbox: bool = False, trust: bool = False,
-            json: bool = False) -> int:
+            on_event: list[str] | None = None, json: bool = False) -> int:
     choice = sandbox_choice(sandbox, no_sandbox)
     if task == "-":
         task = decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
@@ -25,7 +25,8 @@ def execute(task: str, cli: str | None = None, agent: str | None = None, model: 
                        approval=approval, cwd=cwd, after=tuple(after or ()),
                        max_tokens=max_tokens, unattended=unattended, worktree=worktree,
                        on_finish=on_finish, output_schema=output_schema, executor=executor,
-                       max_cost=max_cost, sandbox=choice, trust=trust)
+                       max_cost=max_cost, sandbox=choice, trust=trust,
+                       on_event=event_hooks(on_event))
     if attempts is not None or attempt_cli or attempt_model:
         from zapcli.ops.attempts import spawn_attempts
 
@@ -44,6 +45,25 @@ def print_attempts(results: list[SpawnResult], json: bool) -> int:
     else:
         emit_text("".join(r.id + "\n" for r in results))
     return 0
+
+
+def event_hooks(items: list[str] | None) -> dict[str, str] | None:
+    """`--on-event EVENT=CMD`, each given once, as {event: command}."""
+    if not items:
+        return None
+    from zapcli.errors import UsageError
+
+    out: dict[str, str] = {}
+    for item in items:
+        event, sep, command = item.partition("=")
+        event = event.strip()
+        if not sep or not event:
+            raise UsageError(f"--on-event takes EVENT=CMD, e.g. --on-event 'needs_input=notify-send "
+                             f"zapcli \"$ZAPCLI_ID needs you\"'; got {item!r}")
+        if event in out:
+            raise UsageError(f"--on-event {event} is given twice; give each event once")
+        out[event] = command
+    return out
 
 
 def sandbox_choice(sandbox: bool, no_sandbox: bool) -> str | None:

@@ -3,15 +3,16 @@ _zapcli() {
     local cur cmd opts arg first=2 i n=0
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=( $(compgen -W "spawn poll wait list kill rm clean output replay run continue diff merge attempts pick gc session send approve deny usage doctor call tool-schema export timeline man trust untrust worktree agents mcp trace completion board --help -h --version" -- "$cur") )
+        COMPREPLY=( $(compgen -W "spawn poll wait list top kill rm clean output replay run continue diff merge attempts pick gc session send approve deny usage doctor call tool-schema export timeline man trust untrust worktree agents mcp trace completion board --help -h --version" -- "$cur") )
         return
     fi
     cmd="${COMP_WORDS[1]}"
     case "$cmd" in
-        spawn) opts="--after --agent --approval --attempt-cli --attempt-model --attempts --cli --cwd --executor --help --json --max-cost --max-tokens --model --no-sandbox --on-finish --output-schema --sandbox --timeout --trust --unattended --worktree"; arg=none ;;
+        spawn) opts="--after --agent --approval --attempt-cli --attempt-model --attempts --cli --cwd --executor --help --json --max-cost --max-tokens --model --no-sandbox --on-event --on-finish --output-schema --sandbox --timeout --trust --unattended --worktree"; arg=none ;;
         poll) opts="--help --json --no-wait --wait-secs"; arg=idlist ;;
         wait) opts="--any --help --json --timeout"; arg=idlist ;;
         list) opts="--all --help --json --limit --long --status --watch -l -w"; arg=none ;;
+        top) opts="--all --filter --help --tree"; arg=none ;;
         kill) opts="--all --grace --help --json"; arg=idlist ;;
         rm) opts="--help --json"; arg=idlist ;;
         clean) opts="--all --help --json --status"; arg=none ;;
@@ -94,7 +95,7 @@ _zapcli() {
         --html|--output|--output-schema|--socket) COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
         --after|--id) COMPREPLY=( $(compgen -W "$(ls "${ZAPCLI_HOME:-${XDG_STATE_HOME:-$HOME/.local/state}/zapcli}/subagents" 2>/dev/null | sed -n "s/\.jsonl$//p")" -- "$cur") ); return ;;
         --agent) COMPREPLY=( $(compgen -W "$(printf '%s\n' general explorer code-reviewer test-runner fixer; ls "${ZAPCLI_CONFIG_HOME:-${XDG_CONFIG_HOME:-$HOME/.config}/zapcli}/subagents" "$(git rev-parse --show-toplevel 2>/dev/null || pwd)/.zapcli/subagents" 2>/dev/null | sed -n "s/\.ya\{0,1\}ml$//p")" -- "$cur") ); return ;;
-        --as|--attempt-model|--attempts|--check|--fence|--format|--grace|--http|--label|--limit|--max-cost|--max-subagents|--max-tokens|--model|--needs|--on-finish|--reason|--result|--session|--since|--timeout|--wait|--wait-secs|-o) return ;;
+        --as|--attempt-model|--attempts|--check|--fence|--filter|--format|--grace|--http|--label|--limit|--max-cost|--max-subagents|--max-tokens|--model|--needs|--on-event|--on-finish|--reason|--result|--session|--since|--timeout|--wait|--wait-secs|-o) return ;;
     esac
     if [[ "$cur" == -* ]]; then
         COMPREPLY=( $(compgen -W "$opts" -- "$cur") )

@@ -1,0 +1,110 @@
+"""`zapcli top` as a person meets it before any key: it needs Textual (one
+line saying how to install it, exit 2) and a terminal; a terminal too small
+says so; NO_COLOR draws without colour; the keys are in the footer; a
+click selects a row and the buttons approve; and looking writes nothing —
+a runner that died shows as lost, recorded by the next acting command, not
+by `top`."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import sysconfig
+
+import pytest
+
+from tests.conftest import REPO, Zap, record_of, sleep_marker, trail_records, wait_until
+from tests.tui.conftest import Top, run_top
+
+WITHOUT_TEXTUAL = """
+import sys
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
+sys.modules["textual"] = None  # as if the tui extra were not installed
+from zapcli.cli.entry import main
+raise SystemExit(main(["top"]))
+"""
+
+
+def test_without_textual_top_says_how_to_install_it_and_exits_2(zap: Zap):
+    site = sysconfig.get_paths()["purelib"]
+    res = subprocess.run([sys.executable, "-S", "-c", WITHOUT_TEXTUAL, str(REPO), site],
+                         env=zap.env, cwd=zap.cwd, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.count("\n") == 1 and "pip install 'zapcli[tui]'" in res.stderr, res.stderr
+    assert res.stdout == ""
+
+
+def test_without_a_terminal_top_is_a_usage_error(zap: Zap):
+    res = zap("top")
+    assert res.returncode == 2
+    assert "terminal" in res.err and "zapcli list" in res.err and "Traceback" not in res.err
+
+
+def test_a_terminal_too_small_says_so(zap: Zap):
+    async def scenario(top: Top) -> None:
+        note = top.screen.query_one("#too-small")
+        assert note.display and top.screen.has_class("small")
+        assert "too small" in str(note.content) and "50×10" in str(note.content)
+        assert not top.screen.query_one("#main").display
+
+    run_top(scenario, size=(50, 10))
+
+
+def test_no_color_and_the_footer_lists_the_keys(zap: Zap, monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+
+    async def scenario(top: Top) -> None:
+        assert top.app.no_color
+        keys = {b.key for b in top.screen.BINDINGS if getattr(b, "show", True)}
+        assert {"a", "d", "x", "r", "space", "enter", "slash", "t", "b", "s", "q"} <= keys
+        footer = top.screen.query_one("Footer")
+        shown = " ".join(str(k.render()) for k in footer.query("FooterKey"))
+        for word in ("Approve", "Deny", "Kill", "Filter", "Tree", "Attach", "Quit"):
+            assert word in shown, shown
+
+    run_top(scenario)
+
+
+@pytest.mark.timeout(120)
+def test_a_click_selects_a_row(zap: Zap):
+    a = zap.spawn_sh(f"sleep {sleep_marker(3311)}")
+    b = zap.spawn_sh(f"sleep {sleep_marker(3311)}")
+
+    async def scenario(top: Top) -> None:
+        await top.until(lambda: top.status(a) == top.status(b) == "running")
+        table = top.screen.table
+        target = next(i for i, line in enumerate(table.lines) if line.sid != table.selected
+                      and line.sid is not None)
+        await top.pilot.click("#table", offset=(5, target + 1))
+        await top.until(lambda: table.selected == table.lines[target].sid, 5, "the clicked row")
+        assert top.screen.peek.sid == table.lines[target].sid
+
+    run_top(scenario)
+    zap("kill", a, b)
+
+
+@pytest.mark.timeout(120)
+def test_looking_writes_nothing_a_dead_runner_shows_lost_until_an_acting_command_records_it(
+        zap: Zap):
+    sid = zap.spawn_sh(f"sleep {sleep_marker(3312)}")
+    done = zap.spawn_sh("echo ok")
+    zap.wait_status(done)
+    pid = int(wait_until(lambda: record_of(zap, sid, "process"), 10)["pid"])  # type: ignore[index]
+    wait_until(lambda: record_of(zap, sid, "start"), 10)
+    os.killpg(pid, signal.SIGKILL)  # the runner dies without a word
+    folder = zap.home
+    before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+    async def scenario(top: Top) -> None:
+        await top.until(lambda: top.status(sid) == "lost", 20, "shown lost")
+        assert "lost" in top.table_text()
+        await top.pilot.pause(2.5)  # a few ticks of the feed thread
+
+    run_top(scenario)
+    after = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    assert after == before, sorted(str(p) for p in set(after) ^ set(before)) or "a file changed"
+    assert not any(r.get("type") == "status" for r in trail_records(zap.trail(sid)))
+    assert zap.status(sid) == "lost"  # poll acts: now it is recorded
+    assert any(r.get("type") == "status" for r in trail_records(zap.trail(sid)))
