@@ -14,7 +14,8 @@ PKG = Path(__file__).resolve().parents[1] / "zapcli"
 
 ROOMS = {"cli", "ops", "render", "lifecycle", "executors", "supervisor", "trail", "backends",
          "runner", "host", "agent", "providers", "tools", "definitions", "capabilities",
-         "testing", "toolapi", "mcpserver", "worktrees", "telemetry", "sandbox", "team", "tui", "api"}
+         "testing", "toolapi", "mcpserver", "worktrees", "telemetry", "sandbox", "team", "tui", "api",
+         "budget"}
 # telemetry reads trails and is for the commands that export and the runner
 # that follows its own trail (SPEC §20): no other room, no hot command
 _NOT_TELEMETRY = {"telemetry"}
@@ -57,6 +58,9 @@ FORBIDDEN = {
     "team": {"cli", "ops", "runner", "host", "backends", "providers", "tools", "testing",
              "toolapi", "mcpserver", "capabilities", "definitions", "worktrees",
              "sandbox"} | _NOT_TELEMETRY,
+    # the one budget policy (SPEC §19): usage in from every backend, a decision out; it acts
+    # through what its callers hand it, and knows no backend, verb or surface
+    "budget": ROOMS - {"budget", "lifecycle", "trail", "supervisor", "executors"},
     # the OS sandbox: paths come in from its callers (see test_the_sandbox_stands_alone)
     "sandbox": ROOMS - {"sandbox"},
     # `zapcli top` (the optional `tui` extra): it looks through the lifecycle and acts
@@ -78,11 +82,12 @@ TOP_LEVEL = {
 }
 HEAVY = {"typer", "rich", "openai", "mcp", "ray", "opentelemetry"}
 NO_HEAVY_ROOMS = {"ops", "trail", "supervisor", "lifecycle", "render", "executors", "worktrees",
-                  "toolapi", "telemetry", "sandbox", "team", "api"}
+                  "toolapi", "telemetry", "sandbox", "team", "api", "budget"}
 # The Ray executor's cluster side: the pool (a Ray job), its node agent, and
 # the one module of private Ray API. Only these import `ray`; nothing else
 # imports them (the caller talks HTTP to the cluster).
-RAY_NODE_SIDE = {"executors/ray_dispatch.py", "executors/ray_kv.py", "executors/ray_node.py"}
+RAY_NODE_SIDE = {"executors/ray_dispatch.py", "executors/ray_kv.py", "executors/ray_node.py",
+                 "executors/ray_agents.py", "executors/ray_place.py"}
 HEAVY_HOME = {**{m: {"ray"} for m in RAY_NODE_SIDE},  # the one place each may be imported lazily
               "telemetry/otlp.py": {"opentelemetry"}}
 # a backstop, not a target: split where the concepts part, never to get under it (a

@@ -1,5 +1,6 @@
 """The ledger (SPEC §9, §19) in `<state>/zapcli.db` (stdlib sqlite3, WAL): the
-one place every surface takes its figures from, and the tree budgets.
+one place every surface takes its figures from, and where tree budgets are
+kept.
 
 Imports `zapcli.statedb`, `zapcli.errors`. A subagent's own `usage` records
 are its figures; settling copies them here (`settle`, an upsert keyed by the
@@ -7,12 +8,11 @@ subagent id: settling again replaces the row with the trail's totals, so a
 model call recorded after the subagent's end is counted, never twice). A
 `zapcli run`'s own calls go to `ledger_run` as they happen.
 
-A tree budget (`run --max-tokens/--max-cost`, or `spawn --max-tokens` of a
-subagent whose work spawns) lives in `ledger_tree`; each child it starts is
-allotted a share carved from what is not yet reserved (`reserve`), held
-while the child runs and returned — all but what its tree spent — when it is
-settled. `held(owner)` is what an owner's children hold or spent: the check
-before each model call is one indexed query.
+Tree budgets are stored here (`ledger_tree`, `ledger_allotment`); what a
+child is allotted, and when a tree may start no more, is the budget room's
+policy (`zapcli.budget.allot`). A settled child's allotment is returned
+here, in the settlement's transaction, charged what its tree spent; `held`
+is what an owner's children hold or spent.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields
 
 from zapcli import statedb
-from zapcli.errors import StateError, ZapcliError
+from zapcli.errors import StateError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS ledger_settlement (
@@ -175,7 +175,7 @@ def _return(conn: sqlite3.Connection, child: str) -> None:
                              (child,)).fetchone()
         if own is None or owner is None:
             return
-        below = _held(conn, child)
+        below = held(conn, child)
         conn.execute("UPDATE ledger_allotment SET state = 'returned', spent_tokens = ?, "
                      "spent_cost = ? WHERE child = ?",
                      (own[0] + below[0], own[1] + below[1], child))
@@ -209,156 +209,12 @@ def run_tokens(run_id: str) -> Tokens:
     return Tokens(*row) if row else Tokens()
 
 
-@dataclass(frozen=True)
-class Budget:
-    """A tree's limits: tokens (input + output), dollars, subagents started."""
-
-    max_tokens: int | None = None
-    max_cost: float | None = None
-    max_subagents: int | None = None
-    started: int = 0
-
-    @property
-    def limited(self) -> bool:
-        return self.max_tokens is not None or self.max_cost is not None
-
-
-def set_budget(owner: str, budget: Budget) -> None:
-    """Record the limits of the tree `owner` heads (a run, or a subagent)."""
-    with db() as conn:
-        conn.execute("INSERT INTO ledger_tree (owner, max_tokens, max_cost, max_subagents) "
-                     "VALUES (?, ?, ?, ?) ON CONFLICT(owner) DO UPDATE SET "
-                     "max_tokens = excluded.max_tokens, max_cost = excluded.max_cost, "
-                     "max_subagents = excluded.max_subagents",
-                     (owner, budget.max_tokens, budget.max_cost, budget.max_subagents))
-
-
-def budget_of(owner: str) -> Budget | None:
-    with db() as conn:
-        row = conn.execute("SELECT max_tokens, max_cost, max_subagents, started FROM ledger_tree "
-                           "WHERE owner = ?", (owner,)).fetchone()
-    return Budget(*row) if row else None
-
-
-def _held(conn: sqlite3.Connection, owner: str) -> tuple[int, float]:
+def held(conn: sqlite3.Connection, owner: str) -> tuple[int, float]:
+    """What `owner`'s children hold (running: their allotment, or more if they
+    passed it) or spent (returned): tokens, dollars."""
     row = conn.execute(
         "SELECT COALESCE(SUM(CASE state WHEN 'held' THEN MAX(COALESCE(tokens, 0), spent_tokens) "
         "ELSE spent_tokens END), 0), COALESCE(SUM(CASE state WHEN 'held' THEN "
         "MAX(COALESCE(cost, 0), spent_cost) ELSE spent_cost END), 0) "
         "FROM ledger_allotment WHERE owner = ?", (owner,)).fetchone()
     return int(row[0]), float(row[1])
-
-
-class BudgetSpent(ZapcliError):
-    """A spawn the tree's budget or its --max-subagents refuses (nothing is created)."""
-
-    def __init__(self, message: str, code: str = "token_budget"):
-        super().__init__(message, code=code)
-
-
-@dataclass(frozen=True)
-class Allotment:
-    tokens: int | None
-    cost: float | None
-    free_tokens: int | None  # what was not yet reserved before this one
-    free_cost: float | None
-
-
-def share(free: float, siblings: int, before: int = 0) -> float:
-    """The default allotment: an even share of what was not yet reserved among
-    the subagents spawned together (one model message), one share kept for
-    the parent itself. `before`: how many of them took theirs already (from
-    the same remainder: `free` is what they left)."""
-    return free / (max(siblings - before, 1) + 1)
-
-
-def reserve(owner: str, child: str, own: Tokens, *, tokens: int | None = None,
-            cost: float | None = None, siblings: int = 1, batch: str | None = None,
-            root: str | None = None) -> Allotment | None:
-    """Start `child` in `owner`'s tree, in one transaction: count it against
-    `root`'s --max-subagents, and carve its allotment from `owner`'s budget
-    (`own`: what the owner itself spent; `tokens`/`cost`: what the parent
-    asked for, at most what is free). None when `owner` has no budget.
-    Raises BudgetSpent when the tree may start no more."""
-    with db() as conn:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            out = _reserve(conn, owner, child, own, (tokens, cost), (siblings, batch), root)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-    return out
-
-
-def _reserve(conn: sqlite3.Connection, owner: str, child: str, own: Tokens,
-             want: tuple[int | None, float | None], together: tuple[int, str | None],
-             root: str | None) -> Allotment | None:
-    tokens, cost = want
-    siblings, batch = together
-    if root is not None:
-        row = conn.execute("SELECT max_subagents, started FROM ledger_tree WHERE owner = ?",
-                           (root,)).fetchone()
-        if row is not None:
-            if row[0] and row[1] >= row[0]:
-                raise BudgetSpent(
-                    f"this run has started {row[1]} subagents, its limit (--max-subagents "
-                    f"{row[0]}, config max_subagents): no more start. Work with the results "
-                    "you have, or wait for and reuse the subagents you started",
-                    code="max_subagents")
-            conn.execute("UPDATE ledger_tree SET started = started + 1 WHERE owner = ?", (root,))
-    row = conn.execute("SELECT max_tokens, max_cost FROM ledger_tree WHERE owner = ?",
-                       (owner,)).fetchone()
-    if row is None or (row[0] is None and row[1] is None):
-        return None
-    held_t, held_c = _held(conn, owner)
-    free_t = None if row[0] is None else row[0] - own.total - held_t
-    free_c = None if row[1] is None else row[1] - own.cost - held_c
-    for free, limit, what in ((free_t, row[0], "tokens"), (free_c, row[1], "dollars")):
-        if free is not None and free <= 0:
-            shown = f"{limit:,}" if what == "tokens" else f"${limit:.4f}"
-            raise BudgetSpent(f"the token budget of {owner} is spent or reserved ({shown} {what}: "
-                              "its own calls and what its subagents hold or spent): no new "
-                              "subagent starts. Wait for the running ones: what they do not use "
-                              "returns when they end")
-    before = conn.execute("SELECT COUNT(*) FROM ledger_allotment WHERE owner = ? AND batch = ?",
-                          (owner, batch)).fetchone()[0] if batch else 0
-    give_t = None if free_t is None else \
-        max(int(min(tokens or share(free_t, siblings, before), free_t)), 1)
-    give_c = None if free_c is None else \
-        round(min(cost or share(free_c, siblings, before), free_c), 8)
-    conn.execute("INSERT OR REPLACE INTO ledger_allotment (child, owner, tokens, cost, at, batch) "
-                 "VALUES (?, ?, ?, ?, ?, ?)", (child, owner, give_t, give_c, time.time(), batch))
-    return Allotment(give_t, give_c, free_t, free_c)
-
-
-def unreserve(child: str, root: str | None = None) -> None:
-    """Undo `reserve` for a spawn that did not happen after all."""
-    with db() as conn:
-        conn.execute("DELETE FROM ledger_allotment WHERE child = ?", (child,))
-        if root is not None:
-            conn.execute("UPDATE ledger_tree SET started = MAX(started - 1, 0) WHERE owner = ?",
-                         (root,))
-
-
-class Held:
-    """What `owner`'s children hold (running: their allotment, or more if they
-    passed it) or spent (returned), on one open connection: the check before
-    each model call."""
-
-    def __init__(self, owner: str):
-        self.owner = owner
-        self._conn: sqlite3.Connection | None = None
-
-    def __call__(self) -> tuple[int, float]:
-        try:
-            if self._conn is None:
-                self._conn = connect()
-            return _held(self._conn, self.owner)
-        except sqlite3.Error as exc:
-            raise StateError(f"the token ledger: {statedb.problem(exc)}") from None
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None

@@ -154,7 +154,7 @@ def child_env(environ: dict[str, str]) -> dict[str, str]:
 
 
 def placeholders_dir() -> Path:
-    """`<state>/placeholders`: a record of each empty folder the sandbox made
+    """`<state>/placeholders`: a record of each placeholder the sandbox made
     to hold a missing control file read-only (`zapcli.sandbox.placeholders`),
     so one a killed runner left is removed later."""
     return state_dir() / "placeholders"

@@ -1,8 +1,10 @@
 """Secret redaction (SPEC §4): values of secret-looking environment variables
 become `***` in trail records and captured output. Imports nothing of zapcli.
 
-A value is secret when its variable's name contains KEY, TOKEN, SECRET or
-PASSWORD and the value is at least 8 characters long.
+A value is secret when its variable's name contains KEY, TOKEN, SECRET,
+PASSWORD or HEADERS (an exporter's headers, OTEL_EXPORTER_OTLP_HEADERS,
+carry its credentials) and the value is at least 8 characters long; of a
+headers variable (`name=value,...`) each header's value is one too.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
-MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "HEADERS")
 MIN_LEN = 8
 MASK = b"***"
 
@@ -24,7 +26,26 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[bytes]:
         for name, value in env.items()
         if len(value) >= MIN_LEN and is_secret_name(name)
     }
+    found |= {part.encode("utf-8", "surrogateescape") for name, value in env.items()
+              if name.upper().endswith("HEADERS") for part in header_values(value) if len(part) >= MIN_LEN}
     return sorted(found, key=len, reverse=True)
+
+
+def header_values(value: str) -> list[str]:
+    """The values of a W3C-baggage-style header list (`k1=v1,k2=v2`, as
+    OTEL_EXPORTER_OTLP_HEADERS holds), as written and percent-decoded."""
+    from urllib.parse import unquote
+
+    out = []
+    for item in value.split(","):
+        _, eq, raw = item.partition("=")
+        raw = raw.strip()
+        if eq and raw:
+            out += [raw, unquote(raw)]
+            scheme, _, token = unquote(raw).partition(" ")  # "Bearer <token>": the token alone too
+            if token.strip() and scheme.isalpha():
+                out.append(token.strip())
+    return out
 
 
 def is_secret_name(name: str) -> bool:

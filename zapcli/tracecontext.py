@@ -52,12 +52,14 @@ def format_parent(trace_id: str, span_id: str, sampled: bool = True) -> str:
 
 
 def new(environ: Mapping[str, str] | None = None, *, traceparent: str | None = None,
-        parent_id: str | None = None) -> dict[str, Any]:
+        parent_id: str | None = None, links: Any = None) -> dict[str, Any]:
     """The `trace` field of a new subagent's spawn record: a new span in the
     trace of `traceparent` (else the environment's TRACEPARENT, so work
     spawned from inside a subagent joins its tree), or the root of a new
     trace. `parent_id`: the subagent (or run) it was started from, if any
-    (else the environment's ZAPCLI_SUBAGENT_ID)."""
+    (else the environment's ZAPCLI_SUBAGENT_ID). `links`: spans of other
+    traces it follows ({trace_id, span_id, relation}: a continued subagent's
+    first run), which its `invoke_agent` span links to."""
     env = os.environ if environ is None else environ
     given = traceparent if traceparent is not None else env.get(TRACEPARENT)
     parsed = parse(given)
@@ -71,6 +73,9 @@ def new(environ: Mapping[str, str] | None = None, *, traceparent: str | None = N
     parent = parent_id or env.get("ZAPCLI_SUBAGENT_ID")
     if parent:
         out["parent_id"] = parent
+    kept = [dict(link) for link in links or () if isinstance(link, dict) and _valid(link)]
+    if kept:
+        out["links"] = kept
     return out
 
 
@@ -81,7 +86,10 @@ def _nonzero(span_hex: str) -> str:
 def child_id(span_id: str, key: str) -> str:
     """The id of the child span `key` (e.g. "tool/call_1", "model/3", "sh")
     of span `span_id`: the same whoever derives it, whenever."""
-    from hashlib import blake2b
+    try:  # the C module hashlib takes it from, without hashlib's OpenSSL (~4 MB per runner)
+        from _blake2 import blake2b
+    except ImportError:
+        from hashlib import blake2b
 
     return _nonzero(blake2b(f"{span_id}/{key}".encode(), digest_size=8).hexdigest())
 

@@ -131,3 +131,17 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def cli_definition(zap: Zap, name: str, cli: str, tools: list[str], model: str | None = None) -> None:
+    """A trusted workspace definition `name` that runs `cli` with `tools`: a
+    child a `zapcli run --approval full --no-sandbox` may start without
+    asking anyone (delegation never widens: an agent CLI with every tool of
+    its own would need the person's approval)."""
+    folder = zap.cwd / ".zapcli" / "subagents"
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [f"name: {name}", f"description: {cli} for a test", f"cli: {cli}",
+             f"tools: [{', '.join(tools)}]"] + ([f"model: {model}"] if model else [])
+    (folder / f"{name}.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    zap("trust", check=True)
+

@@ -15,7 +15,7 @@ from tests.sandbox.conftest import FOUND, needs_bwrap
 from zapcli.backends.cli_broker import Broker
 from zapcli.backends.cli_sandbox import PROXY_PORT, RELAY, Endpoint, endpoint
 from zapcli.backends.registry import get
-from zapcli.sandbox import bwrap
+from zapcli.sandbox import bwrap, placeholders
 from zapcli.sandbox.policy import resolve
 from zapcli.sandbox.whole import whole
 
@@ -53,14 +53,16 @@ def test_network_off_reaches_the_model_endpoint_and_nothing_else(tmp_path: Path)
     policy, _ = whole(base, home=str(home))
     (home / "sockets").mkdir()
     broker = Broker(home / "sockets")
+    held = placeholders.hold(policy, str(tmp_path / "records"))  # as every caller of bwrap.argv
     try:
         path = broker.tcp("127.0.0.1", model.port)
         relay = [sys.executable, "-I", "-S", RELAY, "run", "--tcp", f"{model.port}={path}",
                  "--connect", f"{PROXY_PORT}=127.0.0.1:{model.port}={path}", "--"]
-        res = subprocess.run([*bwrap.argv(policy, FOUND.program), *relay, sys.executable, "-I",
-                              str(ws / "inside.py"), str(model.port), str(other.port),
+        res = subprocess.run([*bwrap.argv(held.policy, FOUND.program), *relay, sys.executable,
+                              "-I", str(ws / "inside.py"), str(model.port), str(other.port),
                               str(PROXY_PORT)], capture_output=True, text=True, timeout=60)
     finally:
+        held.release()
         broker.close()
         model.close()
         other.close()

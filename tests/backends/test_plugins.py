@@ -93,7 +93,8 @@ def test_a_plugin_backend_is_in_doctor_definitions_schema_and_completion(echo, t
     # the tool's enum and the shell's completion
     schema = json.loads(zap("tool-schema").out)
     assert "echo" in json.dumps(schema)
-    script = (f"source {REPO / 'completions' / 'zapcli.bash'}; COMP_WORDS=(zapcli spawn --cli e); "
+    from zapcli.cli.gen import COMPLETIONS  # the shipped script, where the package carries it
+    script = (f"source {COMPLETIONS['bash']}; COMP_WORDS=(zapcli spawn --cli e); "
               "COMP_CWORD=3; _zapcli; printf '%s\\n' \"${COMPREPLY[@]}\"")
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60,
                           env=zap.env, cwd=zap.cwd)

@@ -145,13 +145,15 @@ class Install:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def build(prefix: str = "zapcli-bench-", ref: str | None = None) -> Install:
-    """Copy `zapcli/` into a temp dir, compile it, return the Install. `ref`:
-    the package as the repository's commit `ref` has it (`git archive`), for a
-    before/after figure measured in the same run."""
+def build(prefix: str = "zapcli-bench-", source: Path | None = None,
+          ref: str | None = None) -> Install:
+    """Copy `zapcli/` (of this repository, or of `source`: another tree of it,
+    for an A/B of two versions in one run; or as the repository's commit `ref`
+    has it, through `git archive`) into a temp dir, compile it, return the
+    Install."""
     root = Path(tempfile.mkdtemp(prefix=prefix))
     if ref is None:
-        shutil.copytree(REPO / "zapcli", root / "zapcli",
+        shutil.copytree((source or REPO) / "zapcli", root / "zapcli",
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     else:
         import io

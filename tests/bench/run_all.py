@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 BENCHES = ["bench_cli", "bench_trail", "bench_crash", "bench_wait_cpu", "bench_reads", "bench_agent_loop",
            "bench_agent_startup", "bench_worktree", "bench_mcp", "bench_sandbox", "bench_ray",
            "bench_telemetry", "bench_budget", "bench_board", "bench_cli_sandbox",
-           "bench_file_tools", "bench_trust"]
+           "bench_file_tools", "bench_placeholders", "bench_trust"]
 
 
 def main(argv: list[str]) -> int:

@@ -82,3 +82,18 @@ def test_mcp_serve_on_stdio_imports_no_http_or_client_half_of_the_sdk(zap):
                             or m.startswith(("mcp.client", "mcp.server.mcpserver")))
     assert not http_or_client, http_or_client
     assert "mcp.server.stdio" in modules  # it did serve through the SDK
+
+
+def test_version_answers_without_the_cli_framework(zap):
+    """#32: `--version` prints what typer's eager option prints, importing
+    no CLI framework (typer made it twice `poll`'s time)."""
+    site = sysconfig.get_paths()["purelib"]
+    res = subprocess.run([sys.executable, "-S", "-c", PROBE, str(REPO), site, "--version"],
+                         env=zap.env, cwd=zap.cwd, capture_output=True, text=True, timeout=60)
+    from zapcli import __version__
+
+    assert res.stdout == f"zapcli {__version__}\n"
+    line = next(x for x in res.stderr.splitlines() if x.startswith("MODULES "))
+    modules = json.loads(line[len("MODULES "):])
+    assert not {m.split(".")[0] for m in modules} & HEAVY, modules
+    assert len(modules) <= 32, modules  # measured 28, the probe's own json included

@@ -75,7 +75,7 @@ def test_a_subfolder_trusts_its_workspace_and_says_so(zap, repo):
 
 
 def test_list_and_revoke(zap, repo, tmp_path):
-    assert zap.json("trust", "--list", check=True) == {"trusted": []}
+    assert zap.json("trust", "--list", check=True) == {"schema": "zapcli/trust-list@1", "trusted": []}
     assert "no folder is trusted" in zap("trust", "--list").out
     other = tmp_path / "other"
     (other / ".zapcli").mkdir(parents=True)

@@ -105,10 +105,10 @@ def test_after_a_budget_stop_of_a_dead_runner(zap, pinger, monkeypatch):
     """The token budget stops a child as an observer or `kill` would: its
     runner died and nobody observed it yet, so only its `helper` records
     lead to what it left running — which the stop ends too."""
+    from zapcli.budget.allot import Budget
+    from zapcli.budget.meter import Meter
+    from zapcli.budget.tree import TreeBudget
     from zapcli.cli.settings import for_observers
-    from zapcli.host.meter import Meter
-    from zapcli.ledger import Budget
-    from zapcli.ops.budget import TreeBudget
 
     spawn, leftovers = pinger
     sid = spawn()
@@ -119,7 +119,10 @@ def test_after_a_budget_stop_of_a_dead_runner(zap, pinger, monkeypatch):
     monkeypatch.setenv("ZAPCLI_KILL_GRACE_S", "1")
     meter = Meter("m", max_tokens=100)
     meter.tokens = 100  # the run's own calls spent it: its tree is stopped
-    budget = TreeBudget(zap.env["ZAPCLI_SESSION"], Budget(100), meter, for_observers())
+    from zapcli.ops.kill import end_and_stop
+    from zapcli.ops.usage import settle
+
+    budget = TreeBudget(zap.env["ZAPCLI_SESSION"], Budget(100), meter, for_observers(), stop=end_and_stop, settle=settle)
     assert budget.enforce() is not None and budget.stopped == [sid]
     assert final_status(zap.trail(sid)) == "failed"
     wait_until(lambda: not leftovers(), 5)

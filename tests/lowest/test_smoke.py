@@ -65,6 +65,7 @@ def test_an_agent_from_a_workspace_definition(zap, model):
     (zap.cwd / ".zapcli" / "subagents" / "noter.yml").write_text(
         "name: noter\ndescription: Writes a note and answers in JSON.\n"
         "tools: [glob]\nmemory: private\n", encoding="utf-8")
+    zap("trust", check=True)  # a workspace definition takes effect once its person trusts the folder
     (zap.cwd / "data.txt").write_text("x\n", encoding="utf-8")
     model([{"match": "SMOKE", "turns": [
         {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*.txt"}},

@@ -105,10 +105,10 @@ def test_a_model_call_recorded_after_the_end_is_counted_once(zap):
 def test_a_child_whose_final_answer_arrived_is_completed_when_the_budget_stops_it(zap):
     """Issue 19: a subagent whose final answer had already arrived was marked
     `failed (token budget)` when the tree's budget ran out."""
+    from zapcli.budget.allot import Budget
+    from zapcli.budget.meter import Meter
+    from zapcli.budget.tree import TreeBudget
     from zapcli.config import load_settings
-    from zapcli.host.meter import Meter
-    from zapcli.ledger import Budget
-    from zapcli.ops.budget import TreeBudget
     from zapcli.trail import store
 
     answered = zap.spawn_sh("sleep 60")
@@ -116,7 +116,10 @@ def test_a_child_whose_final_answer_arrived_is_completed_when_the_budget_stops_i
     store.append(store.path_for(answered), "report", {"text": "the answer"})
     meter = Meter("m", max_tokens=1000)
     meter.tokens = 1200  # the run's own calls already passed it
-    budget = TreeBudget(zap.env["ZAPCLI_SESSION"], Budget(1000), meter, load_settings())
+    from zapcli.ops.kill import end_and_stop
+    from zapcli.ops.usage import settle
+
+    budget = TreeBudget(zap.env["ZAPCLI_SESSION"], Budget(1000), meter, load_settings(), stop=end_and_stop, settle=settle)
     assert budget.enforce() is not None
     done = record_of(zap, answered, "status")
     assert (done["status"], done["by"]) == ("completed", "budget"), done

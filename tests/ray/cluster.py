@@ -172,6 +172,43 @@ def start_worker(info: ClusterInfo, num_cpus: int = 1, extra_env: dict[str, str]
                       for n in _alive_nodes(info.dashboard)), START_TIMEOUT_S, "the worker node", [worker])
 
 
+def start_node(info: ClusterInfo, name: str, resources: dict[str, float], env: dict[str, str]) -> str:
+    """Start one more node (no CPUs: only work asking for `resources` lands
+    there) with its own ZAPCLI_HOME `<temp>/<name>-home` and `env` for its
+    raylet (e.g. a memory monitor's settings); wait until it is ALIVE.
+    Returns its home (what `stop_node` ends it by)."""
+    before = {n["node_id"] for n in _alive_nodes(info.dashboard)}
+    temp = Path(info.temp_dir)
+    home = temp / f"{name}-home"
+    home.mkdir(exist_ok=True)
+    proc = _ray_start(["--address", info.gcs_address, "--num-cpus", "0", "--resources", json.dumps(resources),
+                       "--dashboard-agent-listen-port", str(free_port()), "--object-store-memory", "80000000"],
+                      {**_base_env(temp, env), "ZAPCLI_HOME": str(home)}, temp / f"{name}.log")
+    try:
+        _wait(lambda: any(n["node_id"] not in before for n in _alive_nodes(info.dashboard)),
+              START_TIMEOUT_S, f"the {name} node", [proc])
+    except BaseException:
+        stop_node(info, str(home))
+        raise
+    return str(home)
+
+
+def stop_node(info: ClusterInfo, home: str) -> None:
+    """End a node `start_node` started: its `ray start --block` first (it
+    stops its node's processes), then whatever else of it is left, by pid."""
+    procs = processes(info.temp_dir, home)
+    blocks = [p for p in procs if "--block" in " ".join(_cmdline(p))]
+    _end(blocks, 10.0)
+    _end(processes(info.temp_dir, home), 3.0)
+
+
+def _cmdline(proc: psutil.Process) -> list[str]:
+    try:
+        return proc.cmdline()
+    except psutil.Error:
+        return []
+
+
 def processes(temp_dir: str, home: str | None = None) -> list[psutil.Process]:
     """This cluster's processes (or only one node's: those with ZAPCLI_HOME=home)."""
     found = []

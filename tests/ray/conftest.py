@@ -144,3 +144,27 @@ def doomed_cluster(ray_shared: Shared) -> Iterator[tuple[cluster.ClusterInfo, Sh
     """The cluster, alone, for a test that stops all of it (`Shared.gone`)."""
     with ray_shared.use(exclusive=True):
         yield ray_shared.ensure(), ray_shared
+
+
+OOM_RESOURCE = "zapcli_oom"
+
+
+@pytest.fixture
+def oom_node(ray_shared: Shared) -> Iterator[tuple[cluster.ClusterInfo, str]]:
+    """The cluster, alone, with a third node whose Ray memory monitor kills
+    every Ray worker there at once (its kill threshold is 1 % of the
+    machine's memory, checked every 100 ms), as on a node that is out of
+    memory; only work asking for `zapcli_oom` lands there. Yields the cluster
+and that node's ZAPCLI_HOME; the node is stopped after, by pid."""
+    with ray_shared.use(exclusive=True):
+        info = ray_shared.ensure()
+        home = cluster.start_node(info, "oom", {OOM_RESOURCE: 4}, {
+            "RAY_memory_usage_threshold": "0.01", "RAY_memory_monitor_refresh_ms": "100"})
+        try:
+            yield info, home
+        finally:
+            cluster.stop_node(info, home)
+            cluster._wait(lambda: not any(OOM_RESOURCE in n.get("resources_total", {})
+                                          for n in cluster._alive_nodes(info.dashboard)),
+                          60, "the oom node's end", [])
+

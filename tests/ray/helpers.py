@@ -94,3 +94,45 @@ def pool_files(info: cluster.ClusterInfo, pool: dict) -> list[str]:
     query = urllib.parse.urlencode({"node_id": pool["node"], "glob": f"zapcli/{pool['key']}/*"})
     found = _get(info, f"/api/v0/logs?{query}")["data"]["result"]
     return sorted(f for files in found.values() for f in files)
+
+
+def placement_groups(info: cluster.ClusterInfo, sids: list[str]) -> dict[str, list[str]]:
+    """Ray's public state API on the placement groups of `sids`: name -> the
+    states of every group of that name Ray still lists."""
+    names = {f"zapcli-{sid}" for sid in sids}
+    found = _get(info, "/api/v0/placement_groups?limit=10000&detail=true")["data"]["result"]["result"]
+    out: dict[str, list[str]] = {}
+    for group in found:
+        if group.get("name") in names:
+            out.setdefault(group["name"], []).append(group["state"])
+    return out
+
+
+def held_bundles(info: cluster.ClusterInfo) -> list[str]:
+    """Resources of placement-group bundles (`*_group_*`) any alive node still
+    has (Ray's public state API: each node's total resources): a bundle that
+    was reserved and never returned."""
+    return sorted(k for n in cluster._alive_nodes(info.dashboard)
+                  for k in n.get("resources_total", {}) if "_group_" in k)
+
+
+def ray_status(info: cluster.ClusterInfo) -> str:
+    """`ray status` (the public command line): usage and pending demands."""
+    import subprocess
+
+    res = subprocess.run([str(cluster.RAY_BIN), "status", "--address", info.gcs_address],
+                         capture_output=True, text=True, timeout=60)
+    return res.stdout + res.stderr
+
+
+def actors(info: cluster.ClusterInfo, class_name: str) -> list[dict]:
+    """Ray's public state API on the actors of a class (alive and dead)."""
+    query = urllib.parse.urlencode({"filter_keys": "class_name", "filter_predicates": "=",
+                                    "filter_values": class_name, "limit": 10000, "detail": "true"})
+    return _get(info, f"/api/v0/actors?{query}")["data"]["result"]["result"]
+
+
+def node_of(info: cluster.ClusterInfo, resource: str) -> str:
+    """The id of the alive node that has `resource`."""
+    (node,) = [n["node_id"] for n in cluster._alive_nodes(info.dashboard) if resource in n.get("resources_total", {})]
+    return node

@@ -16,10 +16,11 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import orjson
 
-from tests.conftest import Zap, trail_records
+from tests.conftest import Zap, trail_records, wait_until
 
 
 def _closed_port() -> int:
@@ -210,3 +211,91 @@ def test_frames_merge_once_in_order_past_the_cursor(zap: Zap) -> None:
     assert [(r["type"], r["seq"], r.get("node_seq")) for r in local[2:]] == [("start", 2, 2), ("text", 3, 3)]
     assert "mono" not in local[2] and local[2]["node_mono"] == 1.0
     assert (zap.home / "subagents" / f"{sid}.out").read_bytes() == b"helloafter a gap"
+
+
+RETRY_KEYS = {"max_restarts": 0, "max_task_retries": 0, "max_retries": 0, "retry_exceptions": False}
+
+
+def _options_of(call: Any, module: Any) -> dict[str, Any]:
+    """The keyword options of a call (a `**NAME` splat of a dict literal in
+    the module read through)."""
+    import ast
+
+    out: dict[str, Any] = {}
+    for kw in call.keywords:
+        if kw.arg is not None:
+            out[kw.arg] = ast.literal_eval(kw.value) if isinstance(kw.value, ast.Constant) else kw.value
+        elif isinstance(kw.value, ast.Name):
+            for node in ast.walk(module):
+                if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == kw.value.id
+                                                        for t in node.targets):
+                    out.update(ast.literal_eval(node.value))
+    return out
+
+
+def test_ray_retries_nothing_of_zapclis_anywhere() -> None:
+    """Exactly once holds for every way Ray can run work again: each Ray
+    remote zapcli makes (actor or task, decorator or call) says it is never
+    restarted or retried — task retries (OOM kills included), actor restarts
+    and so lineage reconstruction — and no `.options(...)` anywhere turns a
+    retry back on. Read from the sources, so a new remote cannot slip by."""
+    import ast
+
+    from tests.conftest import REPO
+
+    remotes, bad = 0, []
+    for path in sorted((REPO / "zapcli").rglob("*.py")):
+        module = ast.parse(path.read_text(), str(path))
+        parents = {child: node for node in ast.walk(module) for child in ast.iter_child_nodes(node)}
+        for node in ast.walk(module):
+            where = f"{path.relative_to(REPO)}:{getattr(node, 'lineno', 0)}"
+            is_remote = (isinstance(node, ast.Attribute) and node.attr == "remote"
+                         and isinstance(node.value, ast.Name) and node.value.id == "ray")
+            if is_remote:
+                remotes += 1
+                up = parents.get(node)  # ray.remote(X) -> .options(...)(...)
+                call = parents.get(up) if isinstance(up, ast.Call) else None
+                opts = (parents.get(call) if isinstance(call, ast.Attribute) and call.attr == "options" else None)
+                got = _options_of(opts, module) if isinstance(opts, ast.Call) else (
+                    _options_of(up, module) if isinstance(up, ast.Call) and up.func is node and up.keywords else {})
+                target = up.args[0] if isinstance(up, ast.Call) and up.func is node and up.args else None
+                holder = parents.get(up) if isinstance(up, ast.Call) else up  # a decorated def
+                actor = (isinstance(target, ast.Name) and target.id[:1].isupper()) or isinstance(holder, ast.ClassDef)
+                kinds = ("max_restarts", "max_task_retries") if actor else ("max_retries", "retry_exceptions")
+                if any(got.get(k, "unset") != RETRY_KEYS[k] for k in kinds):
+                    bad.append(f"{where}: ray.remote without {', '.join(f'{k}={RETRY_KEYS[k]}' for k in kinds)}")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "options":
+                for key, value in _options_of(node, module).items():
+                    if key in RETRY_KEYS and value != RETRY_KEYS[key]:
+                        bad.append(f"{where}: .options({key}={ast.unparse(value) if isinstance(value, ast.AST) else value})")
+    assert remotes >= 1, "no Ray remote found: the check reads nothing"
+    assert not bad, bad
+
+
+def test_a_start_made_again_after_its_agent_died_runs_the_work_once(zap: Zap) -> None:
+    """The window in which Ray's memory monitor (or any death) takes a node's
+    agent after it launched a runner and before it recorded the launch: the
+    pool asks the next agent to start it again, which launches a second
+    runner — and the runners' claim on the trail keeps the work to one run.
+    Real runners and files on this machine, the node agent as plain Python."""
+    from zapcli import __version__, ids
+    from zapcli.executors import ray_node
+    from zapcli.trail import store
+    from zapcli.trail.records import SCHEMA_VERSION
+
+    seed = zap.spawn_sh("true")
+    assert zap("wait", seed).returncode == 0
+    marker = zap.cwd / "runs"
+    spawn = json.loads(zap.trail(seed).read_bytes().split(b"\n", 1)[0])
+    spawn["task"] = f"echo ran >> {marker}; sleep 1"
+    sid = ids.new_id()
+    store.create_trail_line(sid, orjson.dumps(spawn) + b"\n")  # the node trail, as the dead agent made it
+    ray_node._launch(sid, str(zap.cwd), {})  # ... and its launch, never recorded
+    agent = ray_node.NodeAgent({"zapcli": __version__, "format": SCHEMA_VERSION})
+    assert agent.start(sid, {"spawn": "", "env": {}})["ok"] is True
+    ended = wait_until(lambda: next((r for r in trail_records(zap.trail(sid)) if r["type"] == "status"), None), 30, 0.2)
+    assert ended["status"] == "completed", ended  # type: ignore[index]
+    time.sleep(6)  # the first runner's claim gives up after 5 s
+    assert marker.read_text().split() == ["ran"]
+    assert [r["type"] for r in trail_records(zap.trail(sid))].count("start") == 1
+    assert store.path_for(sid, ".err").read_text() == "", "a refused runner spoke in its stderr"

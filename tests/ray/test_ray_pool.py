@@ -73,7 +73,12 @@ def test_a_fleet_shares_one_pool_and_each_runs_once(zap: Zap, shared_cluster) ->
 def test_a_submit_whose_answer_was_lost_is_looked_up_not_failed(zap: Zap, shared_cluster) -> None:
     """The first submission's answer comes after the caller gave up (it
     landed); the second one's connection drops before it reaches the
-    dashboard (it did not). Both run exactly once; neither is ever failed."""
+    dashboard (it did not). Both run exactly once; neither is ever failed.
+
+    The second is dropped twice: a connection kept from the spawn's earlier
+    requests that closes under a request is taken for one the dashboard
+    closed while idle, and the (idempotent) PUT is sent once more on a new
+    connection; only a drop on that one leaves the answer lost."""
     from zapcli.executors.ray_pool import SUBMIT_TIMEOUT_S
 
     seen: list[str] = []
@@ -81,7 +86,10 @@ def test_a_submit_whose_answer_was_lost_is_looked_up_not_failed(zap: Zap, shared
     def rule(method: str, path: str) -> tuple[str, float] | None:
         if method == "PUT" and "_sub_" in path:
             seen.append(path)
-            return {1: ("delay", SUBMIT_TIMEOUT_S + 2.0), 2: ("drop-before", 0.0)}.get(len(seen))
+            tries = seen.count(path)
+            if path == seen[0]:
+                return ("delay", SUBMIT_TIMEOUT_S + 2.0) if tries == 1 else None
+            return ("drop-before", 0.0) if tries <= 2 else None
         return None
 
     proxy = Proxy(shared_cluster.dashboard, rule)
@@ -159,7 +167,7 @@ def test_collection_fetches_only_what_is_new(zap: Zap, shared_cluster) -> None:
         zap.env["RAY_ADDRESS"] = proxy.url
         go = zap.cwd / "go"
         sid = zap.spawn_sh('for i in $(seq 40); do head -c 1500 /dev/zero | tr "\\0" x; echo " $i"; '
-                           f'sleep 0.1; done; until [ -e {go} ]; do sleep 0.1; done')
+                           f'sleep 0.25; done; until [ -e {go} ]; do sleep 0.1; done')
         out = zap.home / "subagents" / f"{sid}.out"
         polls = 0
 
@@ -167,7 +175,8 @@ def test_collection_fetches_only_what_is_new(zap: Zap, shared_cluster) -> None:
             nonlocal polls
             polls += 1
             poll(zap, sid)
-            return out.exists() and out.read_bytes().endswith(b" 40\n")
+            # 10 polls at least, however slowly each runs on a loaded machine
+            return polls >= 10 and out.exists() and out.read_bytes().endswith(b" 40\n")
 
         assert wait_until(done, 90, 0.2)
         go.touch()

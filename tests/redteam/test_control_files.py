@@ -236,3 +236,48 @@ def test_placeholders_leave_git_in_a_plain_folder_alone(zap):
     zap("kill", sid)
     zap.wait_status(sid, 30)
     wait_until(lambda: not (zap.cwd / ".git").exists(), 30)
+
+
+READS = ("import json, tomllib; "
+         "print(json.load(open('opencode.json')), json.load(open('.mcp.json')), "
+         "tomllib.load(open('mise.toml', 'rb')), repr(open('.envrc').read()), 'READ-OK')")
+
+
+def test_a_held_control_file_reads_as_no_configuration_inside_and_out(zap):
+    """A program in the sandbox that reads a control file that does not
+    exist finds "nothing configured" (an empty folder there killed opencode),
+    and so does the user's own tool in the same folder during the run; when
+    the run ends nothing is left."""
+    before = set(os.listdir(zap.cwd))
+    sid = zap.spawn_sh(f"{sys.executable} -c \"{READS}\"; sleep 60", "--sandbox")
+    said = wait_until(lambda: "READ-OK" in (out := zap("output", sid).out) and out, 30)
+    assert "{} {} {} '' READ-OK" in said, said
+    outside = subprocess.run([sys.executable, "-c", READS.replace('"', "'")], cwd=zap.cwd,
+                             capture_output=True, text=True)
+    assert "{} {} {} '' READ-OK" in outside.stdout, outside.stderr
+    zap("kill", sid)
+    zap.wait_status(sid, 30)
+    wait_until(lambda: set(os.listdir(zap.cwd)) == before, 30)
+
+
+def test_an_agent_commit_in_its_worktree_takes_no_held_file(zap):
+    """`git add -A && git commit` in a `--worktree` tree (the one place a
+    sandboxed command may commit) takes the work and none of the files that
+    hold control names read-only; the tree shows none of them after."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=zap.cwd, check=True)
+    (zap.cwd / "README").write_text("hi\n")
+    subprocess.run([*git, "add", "README"], cwd=zap.cwd, check=True)
+    subprocess.run([*git, "commit", "-qm", "first"], cwd=zap.cwd, check=True)
+    exclude = (zap.cwd / ".git" / "info" / "exclude").read_bytes()
+    cmd = ("echo done > work.txt; git status --porcelain; git add -A && "
+           "git -c user.name=t -c user.email=t@t commit -qm work && echo COMMITTED")
+    sid = zap.spawn_sh(cmd, "--sandbox", "--worktree")
+    assert zap.wait_status(sid, 60) == "completed", zap("output", sid).out
+    said = zap("output", sid).out
+    assert "COMMITTED" in said and said.count("??") == 1, said  # status: work.txt alone
+    branch = f"zapcli/{sid}"
+    files = subprocess.run(["git", "show", "--name-only", "--format=", branch], cwd=zap.cwd,
+                           capture_output=True, text=True).stdout.split()
+    assert files == ["work.txt"], files
+    assert (zap.cwd / ".git" / "info" / "exclude").read_bytes() == exclude

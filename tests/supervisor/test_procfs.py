@@ -66,3 +66,41 @@ def _environ(proc: psutil.Process) -> dict:
         return proc.environ()
     except psutil.Error:
         return {}
+
+
+def test_others_in_tree_sees_what_the_sweep_would_find():
+    """The check that spares a shell subagent's runner the whole sweep at its
+    end (`kill_tree(include_root=False)`): a child, a child in a session of
+    its own, a group member that is nobody's child, each counts; zombies and
+    an empty tree do not. Run in a process that leads its own group, as a
+    runner does."""
+    probe = """
+import os, subprocess, sys, time
+from zapcli.supervisor.procfs import others_in_tree
+os.setpgid(0, 0)
+me = os.getpid()
+out = [others_in_tree(me)]
+kid = subprocess.Popen(["sleep", "30"])
+out.append(others_in_tree(me)); kid.kill(); kid.wait()
+out.append(others_in_tree(me))
+own = subprocess.Popen(["sleep", "30"], start_new_session=True)
+out.append(others_in_tree(me)); own.kill(); own.wait()
+subprocess.run(["sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $! > " + sys.argv[1]])
+orphan = int(open(sys.argv[1]).read())  # re-parented away, still in our group
+out.append(others_in_tree(me)); os.kill(orphan, 9)
+end = time.monotonic() + 10
+while others_in_tree(me) and time.monotonic() < end:
+    time.sleep(0.02)
+zombie = subprocess.Popen(["true"])
+while open(f"/proc/{zombie.pid}/stat").read().split(") ")[1][0] != "Z":
+    time.sleep(0.01)
+out.append(others_in_tree(me))
+zombie.wait()
+print(out)
+"""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile() as f:
+        res = subprocess.run([sys.executable, "-c", probe, f.name], capture_output=True, text=True,
+                             timeout=60)
+    assert res.stdout.strip() == "[False, True, False, True, True, False]", res.stderr

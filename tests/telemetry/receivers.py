@@ -36,9 +36,9 @@ class Phoenix:
     def __init__(self, folder: Path):
         if not PHOENIX.exists():
             pytest.skip("Arize Phoenix is not installed: make test-tools")
-        self.port = free_port()
+        self.port, self.grpc_port = free_port(), free_port()
         env = {**os.environ, "PHOENIX_WORKING_DIR": str(folder), "PHOENIX_HOST": "127.0.0.1",
-               "PHOENIX_PORT": str(self.port), "PHOENIX_GRPC_PORT": str(free_port()),
+               "PHOENIX_PORT": str(self.port), "PHOENIX_GRPC_PORT": str(self.grpc_port),
                "PHOENIX_TELEMETRY_ENABLED": "false"}
         for key in [k for k in env if k.startswith("OTEL_")]:
             del env[key]
@@ -47,6 +47,7 @@ class Phoenix:
                                      stdout=self.log.open("wb"), stderr=subprocess.STDOUT,
                                      start_new_session=True)
         self.url = f"http://127.0.0.1:{self.port}"
+        self.grpc_url = f"http://127.0.0.1:{self.grpc_port}"  # OTLP over gRPC (it takes no OTLP/HTTP JSON)
 
     def ready(self, timeout: float = 240) -> Phoenix:
         def up() -> bool:
@@ -59,6 +60,13 @@ class Phoenix:
                 return False
         wait_until(up, timeout, 0.5)
         return self
+
+    def every_span(self) -> list[dict]:
+        """Every span of every project (spans whose resource names no
+        project land in Phoenix's `default`)."""
+        with urllib.request.urlopen(f"{self.url}/v1/projects?limit=1000", timeout=10) as r:
+            names = [p["name"] for p in json.loads(r.read())["data"]]
+        return [s for name in names for s in self.spans(name)]
 
     def spans(self, project: str) -> list[dict]:
         """Every span Phoenix stored for `project`, through its REST API."""
@@ -86,6 +94,52 @@ class Phoenix:
             except ProcessLookupError:
                 pass
         self.proc.wait()
+
+
+class OtlpCapture:
+    """An OTLP/HTTP traces endpoint on 127.0.0.1 that keeps what it receives,
+    decoded with the official OpenTelemetry protobuf definitions (what
+    Phoenix does not keep: span links), and each request's headers."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+            ExportTraceServiceResponse,
+        )
+
+        self.spans: list = []  # opentelemetry.proto.trace.v1.Span messages
+        self.headers: list[dict[str, str]] = []
+        capture = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                capture.headers.append(dict(self.headers))
+                req = ExportTraceServiceRequest()
+                req.ParseFromString(body)
+                for resource in req.resource_spans:
+                    for scope in resource.scope_spans:
+                        capture.spans.extend(scope.spans)
+                answer = ExportTraceServiceResponse().SerializeToString()
+                self.send_response(200)
+                self.send_header("content-type", "application/x-protobuf")
+                self.send_header("content-length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def harbor_validate(path: Path) -> subprocess.CompletedProcess:

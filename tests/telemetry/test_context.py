@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -107,11 +108,13 @@ def test_each_agent_cli_is_started_inside_its_subagents_span(zap, tmp_path, cli)
     """Each adapter builds its CLI's environment its own way (private homes,
     dropped variables): the trace context must survive every one of them."""
     use(zap, {cli: {"command": str(standin(tmp_path, f"fake-{cli}", STANDIN))}})
+    # the stand-in runs in zapcli's sandbox, as a real CLI does (the trace context must
+    # survive the sandbox's environment too): it may write only in the workspace
     sid = zap("spawn", "--cli", cli, "--model", "m", "--", "hello",
-              env={"ZAP_T": str(tmp_path), "TRACESTATE": "k=v",
+              env={"ZAP_T": str(zap.cwd), "TRACESTATE": "k=v",
                    "TRACEPARENT": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}).out.strip()
     zap("wait", sid, "--timeout", "60")
-    env = json.loads((tmp_path / "launch-env").read_text())
+    env = json.loads((zap.cwd / "launch-env").read_text())
     trace = _trace(zap, sid)
     assert env["TRACEPARENT"] == tracecontext.format_parent(trace["trace_id"], trace["span_id"])
     assert env["TRACESTATE"] == "k=v" and trace["trace_id"] == "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -137,3 +140,30 @@ def test_the_runner_imports_no_telemetry_without_an_endpoint(zap, tmp_path):
     traced = proc.out.strip()
     assert zap("wait", traced, "--timeout", "30").returncode == 0  # a dead collector changes nothing
     assert "zapcli.telemetry.live" in _imported(zap, traced)
+
+
+NETLESS = "name: netless\ndescription: offline but for its model\ncli: {cli}\nsandbox:\n  network: false\n"
+
+
+@pytest.mark.parametrize("cli", ["claude", "gemini"])
+def test_a_cli_whose_network_is_off_is_not_told_to_export_its_spans(zap, tmp_path, cli):
+    """With the definition's `network: false` the sandbox lets the CLI reach
+    only its model: its own exporter would reach no collector (and could
+    stall retrying), so it is not turned on, and the trail says why. The
+    trace context still reaches it."""
+    use(zap, {cli: {"command": str(standin(tmp_path, f"fake-{cli}", STANDIN))}})
+    folder = Path(zap.env["ZAPCLI_CONFIG_HOME"]) / "subagents"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "netless.yaml").write_text(NETLESS.format(cli=cli))
+    sid = zap("spawn", "--agent", "netless", "--model", "m", "--", "hello", env={
+        "ZAP_T": str(zap.cwd), "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318",
+        "ANTHROPIC_BASE_URL": "http://127.0.0.1:9999", "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:9999",
+        "TRACEPARENT": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}).out.strip()
+    zap("wait", sid, "--timeout", "60")
+    env = json.loads((zap.cwd / "launch-env").read_text())
+    assert env["TRACEPARENT"].split("-")[1] == "4bf92f3577b34da6a3ce929d0e0e4736"
+    told = {k for k in env if k.startswith(("CLAUDE_CODE_ENABLE_TELEMETRY", "GEMINI_TELEMETRY"))}
+    assert not told and "otel_parent" not in env.get("NODE_OPTIONS", ""), told
+    said = [r["message"] for r in trail_records(zap.trail(sid))
+            if r.get("type") == "diagnostic" and r.get("dimension") == "telemetry"]
+    assert any("network off" in s and "only zapcli's spans" in s for s in said), said

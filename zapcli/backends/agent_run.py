@@ -124,13 +124,13 @@ def _meter(sid: str, spawn: SpawnRecord, host: Any) -> Any:
     """Prices its calls; with a budget (`--max-tokens`, `--max-cost`, or the
     allotment its parent's tree gave it) stops before a call that would pass
     it, counting what its own subagents hold (SPEC §19)."""
-    from zapcli.host.meter import Meter
+    from zapcli.budget.meter import Meter
 
     raw = spawn.raw
     max_cost = raw.get("max_cost") if isinstance(raw.get("max_cost"), (int, float)) else None
     held = None
     if spawn.max_tokens is not None or max_cost is not None:
-        from zapcli.ledger import Held
+        from zapcli.budget.allot import Held
 
         held = Held(sid)
     price = raw.get("price") if isinstance(raw.get("price"), dict) else None

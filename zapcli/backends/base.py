@@ -23,6 +23,7 @@ from zapcli.trail.model import Outcome, SpawnRecord
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import threading
+    from collections.abc import Mapping
     from pathlib import Path
     from typing import Any
 
@@ -107,6 +108,12 @@ class Backend:
 
     def run(self, ctx: RunContext) -> Outcome:
         raise NotImplementedError
+
+    def account(self, env: Mapping[str, str]) -> dict[str, str]:
+        """Where its model calls go, as the spawner's environment says, for
+        the queue's holds (C42, C43): `provider` (the endpoint) and `account`
+        (a short hash of the credentials, never them); {} when not known."""
+        return {}
 
     def check_config(self, name: str, spec: Any) -> dict[str, Any]:
         """`backends.<name>` of config.yaml, validated (raises ValueError saying

@@ -110,5 +110,6 @@ def build(ctx: RunContext, backend: Cli) -> Plan:
         resume=resume, resume_usage=usage,
         approval_server=approval_server(ctx.sid) if hook else None,
         own_tree=spawn.worktree is not None,
-        sandbox=(definition or {}).get("sandbox") or None)
+        sandbox=(definition or {}).get("sandbox") or None,
+        budgeted=spawn.max_tokens is not None or isinstance(spawn.raw.get("max_cost"), (int, float)))
     return Plan(req, list(spawn.diagnostics), extra)

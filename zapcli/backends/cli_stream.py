@@ -24,6 +24,7 @@ from zapcli.backends.clis.base import EventParser
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from zapcli.budget.meter import Meter
     from zapcli.supervisor.capture import CappedFile
     from zapcli.trail.writer import TrailWriter
 
@@ -45,14 +46,29 @@ def decode(line: bytes) -> Any:
 
 class Sink:
     """Where a parser's records go: the trail, and visible text to stdout
-    (each turn's text on its own lines), with the usage seen so far."""
+    (each turn's text on its own lines). Each `usage` record goes through the
+    subagent's meter (`zapcli.budget.meter.Meter`: priced when the CLI says
+    no cost, counted); with a budget, each call the CLI says is checked
+    against it as it comes (`over`: why the budget stops the work, once)."""
 
-    def __init__(self, writer: TrailWriter, out: CappedFile):
+    def __init__(self, writer: TrailWriter, out: CappedFile, meter: Meter | None = None,
+                 parser: EventParser | None = None):
+        from zapcli.budget.meter import Meter
+
         self.writer, self.out = writer, out
+        self.meter = meter or Meter(None)
+        self.parser = parser
+        self.checks = self.meter.max_tokens is not None or self.meter.max_cost is not None
+        self.over: str | None = None
+        self.passed_it = threading.Event()  # set with `over`: the runner ends the work now
+        self.on_usage: Callable[[dict[str, Any]], None] | None = None  # each usage record, priced
         self.at_line_start = True
         self.tail = ""  # the last text written to stdout (to end it with the report)
-        self.tokens = 0
         self.started: dict[str, float] = {}  # call_id -> when its tool_call came
+
+    @property
+    def tokens(self) -> int:
+        return self.meter.tokens
 
     def __call__(self, rtype: str, fields: dict[str, Any]) -> None:
         if rtype == "text":
@@ -74,22 +90,32 @@ class Sink:
             if "cost" in fields and "cost_usd" not in fields:
                 fields = dict(fields)
                 fields["cost_usd"] = fields.pop("cost")
-            if "cost_usd" not in fields:  # the CLI reports none: the model's price (SPEC §19)
-                fields = self._priced(fields)
-            self.tokens += _int(fields.get("input_tokens")) + _int(fields.get("output_tokens"))
+            fields = self.meter.record(fields)  # the CLI says no cost: the model's price (SPEC §19)
+            if self.on_usage is not None:
+                self.on_usage(fields)
         self.writer.append(rtype, fields)
+        if rtype in CALL_RECORDS:
+            self.check()
 
-    price: dict[str, float] | None = None  # a `prices:` entry frozen in the spawn record
-    model: str | None = None
+    def check(self) -> None:
+        """With a budget: stop the work if what was said passed it — the CLI's
+        tree frozen at once (no further call while the runner ends it)."""
+        if not self.checks or self.over is not None:
+            return
+        self.over = self.meter.passed(self.parser.unreported() if self.parser else ())
+        if self.over is not None:
+            from zapcli.supervisor.kill import freeze_children
 
-    def _priced(self, fields: dict[str, Any]) -> dict[str, Any]:
-        from zapcli import prices
+            freeze_children()
+            self.passed_it.set()
 
-        cost = prices.cost(str(fields.get("model") or self.model or ""),
-                           _int(fields.get("input_tokens")), _int(fields.get("output_tokens")),
-                           _int(fields.get("cached_tokens")), _int(fields.get("cache_write_tokens")),
-                           self.price)
-        return fields if cost is None else {**fields, "cost_usd": cost}
+    def record_unreported(self) -> None:
+        """The work ends before the CLI reported the calls it said: what they
+        spent is recorded as far as it was said (marked estimated), so every
+        surface counts it."""
+        self.checks = False  # the end is decided: nothing more to check (nor from this thread)
+        for fields in self.parser.unreported() if self.parser else ():
+            self("usage", {**fields, "estimated": True})
 
     def end_with(self, report: str) -> None:
         """Make stdout end with the report (once), like the built-in agent's."""
@@ -100,6 +126,9 @@ class Sink:
         if not self.at_line_start:
             self.out.write(b"\n")
             self.at_line_start = True
+
+
+CALL_RECORDS = frozenset({"usage", "text", "thinking", "tool_call"})  # a model call said something
 
 
 def _int(v: Any) -> int:
@@ -204,6 +233,11 @@ class LinePump:
             sink = self.sink
             for rtype, fields in records:
                 sink(rtype, fields)
+        if getattr(self.parser, "call_began", False):  # a call said as it starts, nothing recorded
+            self.parser.call_began = False  # type: ignore[attr-defined]
+            check = getattr(self.sink, "check", None)
+            if check is not None:
+                check()
         if self.on_event is not None:
             self.on_event()
 

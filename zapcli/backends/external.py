@@ -3,7 +3,8 @@
 wrapper config.yaml defines, as the subagent's work.
 
 Imports `zapcli.backends.clis.base`, `zapcli.backends.cli_home`,
-`cli_stream`, `cli_request`, `zapcli.supervisor`, `zapcli.trail`. The CLI is a
+`cli_stream`, `cli_request`, `cli_limits` (its end on its provider's limits),
+`zapcli.budget` (its meter), `zapcli.supervisor`, `zapcli.trail`. The CLI is a
 child of the runner in the runner's process group (so `kill` reaches it with
 the group), its stdout a file in its home that is followed from before stdin
 is written, stdin fed from its own thread and closed after the last byte. Its terminal event ends the work: the
@@ -24,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zapcli.backends import cli_home, cli_sandbox
+from zapcli import tracecontext
+from zapcli.backends import cli_home, cli_limits, cli_sandbox
 from zapcli.backends.base import RunContext
 from zapcli.backends.cli_stream import LinePump, Sink, TailPump
 from zapcli.backends.clis.base import Cli, CliLaunch, CliRequest, EventParser
@@ -69,6 +71,9 @@ def run_cli(backend: Cli, ctx: RunContext) -> Outcome:
     req = box.request(plan.request) if box is not None else plan.request
     try:
         launch = backend.launch(req, command)
+        if tracecontext.export_wanted(req.env):  # its own spans join its subagent's trace
+            launch.diagnostics += [{"dimension": "telemetry", "name": backend.name, "message": said}
+                                   for said in _join_trace(backend, req, launch, box)]
         cli_home.write_files(req.config_home, launch.files)
         if box is not None:
             try:
@@ -86,6 +91,37 @@ def run_cli(backend: Cli, ctx: RunContext) -> Outcome:
     finally:
         if box is not None:
             box.close()
+
+
+def _meter(ctx: RunContext) -> Any:
+    """The subagent's meter (`zapcli.budget.meter`): prices what its CLI says
+    no cost for, and holds it to its budget — `--max-tokens`, `--max-cost`, or
+    the allotment its tree gave it — with what its own subagents hold."""
+    from zapcli.budget.meter import Meter
+
+    spawn = ctx.spawn
+    price = spawn.raw.get("price")
+    max_cost = spawn.raw.get("max_cost")
+    max_cost = max_cost if isinstance(max_cost, (int, float)) else None
+    held = None
+    if spawn.max_tokens is not None or max_cost is not None:
+        from zapcli.budget.allot import Held
+
+        held = Held(ctx.sid)
+    return Meter(spawn.model, price=price if isinstance(price, dict) else None,
+                 max_tokens=spawn.max_tokens, max_cost=max_cost, held=held)
+
+
+def _join_trace(backend: Cli, req: CliRequest, launch: CliLaunch,
+                box: cli_sandbox.Confined | None) -> list[str]:
+    """The CLI told to export its own spans under its subagent's, unless its
+    sandbox's network is off: then it reaches only its model, its exporter
+    no collector (and may stall retrying one), so it is not turned on."""
+    if box is not None and not box.policy.network:
+        return [f"{backend.name}'s own spans are not exported: its definition turns the sandbox's "
+                "network off but for its model's endpoint, so no collector is in reach; only "
+                "zapcli's spans of this subagent are sent (with `network: true` its spans join them)"]
+    return backend.join_trace(req, launch)
 
 
 @dataclass
@@ -110,10 +146,8 @@ class _Run:
         ctx = self.ctx
         me = os.getpid()
         self.me_ctime = process_create_time(me)
-        self.sink = Sink(ctx.writer, ctx.out)
-        price = ctx.spawn.raw.get("price")
-        self.sink.price = price if isinstance(price, dict) else None
-        self.sink.model = ctx.spawn.model
+        self.sink = Sink(ctx.writer, ctx.out, _meter(ctx), self.parser)
+        self.sink.on_usage = cli_limits.Succeeded(ctx.spawn.session, ctx.spawn.raw.get("provider"))
         # The CLI's stdout is a file we follow, not a pipe: a node CLI in its
         # own session may exit before a pipe's pending writes are flushed
         # (measured: gemini lost its answer 3 times in 8 under load), and a
@@ -153,7 +187,9 @@ class _Run:
         out.thread.join(PUMP_JOIN_S)
         stream.unlink(missing_ok=True)  # everything it said is in the trail now
         err.thread.join(PUMP_JOIN_S)
-        return self._outcome(proc, ending, err.text())
+        tail = err.text()
+        return cli_limits.judge(ctx, self.parser, self._outcome(proc, ending, tail), tail,
+                                self.launch.env, self.sink.tokens)
 
     # -- while it runs ------------------------------------------------------
 
@@ -162,13 +198,17 @@ class _Run:
         (None: it exited by itself)."""
         ctx = self.ctx
         grace = exit_grace()
-        max_tokens = ctx.spawn.max_tokens
         while True:
-            try:
-                proc.wait(TICK_S)
-                return None
-            except subprocess.TimeoutExpired:
-                pass
+            if self.sink.checks:  # a budget: its stop is acted on at once, not at the next tick
+                self.sink.passed_it.wait(TICK_S)
+                if proc.poll() is not None:
+                    return None
+            else:
+                try:
+                    proc.wait(TICK_S)
+                    return None
+                except subprocess.TimeoutExpired:
+                    pass
             now = time.monotonic()
             if ctx.terminated.is_set():
                 self._end_tree(ctx.stop_grace())
@@ -181,7 +221,7 @@ class _Run:
                 if now - self.terminal_at >= grace:
                     self._end_tree(min(ctx.spawn.kill_grace_s, 1.0))
                     return "after_terminal"
-            elif max_tokens and self.sink.tokens > max_tokens:
+            elif self.sink.over is not None:
                 self._end_tree(ctx.spawn.kill_grace_s)
                 return "budget"
 
@@ -238,12 +278,14 @@ class _Run:
             self._write_session()
         if ending is None and ctx.terminated.is_set() and not self.parser.terminal:
             ending = "cancelled"  # the SIGTERM reached the CLI first (it is in our group)
+        if not self.parser.terminal:  # calls it said but never reported in full still cost
+            self.sink.record_unreported()
         if ending in ("cancelled", "timeout", "budget") and not self.parser.terminal:
             why = {"cancelled": (Status.CANCELLED, f"{SIGTERM_REASON}; the CLI's process tree "
                                  "was ended"),
                    "timeout": (Status.TIMEOUT, "deadline reached; the CLI's process tree was "
                                "ended"),
-                   "budget": (Status.FAILED, "token budget")}[ending]
+                   "budget": (Status.FAILED, self.sink.over or "token budget")}[ending]
             self._report(self.parser.finish(code, stderr_tail).report if ending == "budget"
                          else None)
             return Outcome(why[0], None, why[1])

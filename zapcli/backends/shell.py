@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from zapcli.trail.model import Outcome
 
+SANDBOXED = ("auto", "on")  # the spawn record's `sandbox` values that build one (the rest: none)
 AGENT_ONLY = ("--agent, --model, --approval, --max-tokens and --unattended are for agents "
               "(zapcli and the agent CLIs), not a shell command; drop them for --cli sh")
 
@@ -36,14 +37,20 @@ class ShBackend(Backend):
         return {"agent": None, "model": None, "definition": None}, ()
 
     def run(self, ctx: RunContext) -> Outcome:
-        from zapcli.backends.sandboxed import shell_prefix
         from zapcli.backends.sh import run
-        from zapcli.trail.model import Outcome
 
-        got = shell_prefix(ctx)  # `spawn --sandbox`
-        if isinstance(got, Outcome):
-            return got
-        prefix, held = got
+        prefix: tuple[str, ...] = ()
+        held = None
+        if ctx.spawn.raw.get("sandbox") in SANDBOXED:  # `spawn --sandbox`
+            # only then the sandbox's machinery (policy, definitions, YAML):
+            # an unsandboxed shell's runner starts without it, faster and smaller
+            from zapcli.backends.sandboxed import shell_prefix
+            from zapcli.trail.model import Outcome
+
+            got = shell_prefix(ctx)
+            if isinstance(got, Outcome):
+                return got
+            prefix, held = got
         try:
             return run(ctx.task, cwd=ctx.spawn.cwd or "/", out=ctx.out, err=ctx.err,
                        deadline_mono=ctx.deadline_mono, grace_s=ctx.spawn.kill_grace_s,

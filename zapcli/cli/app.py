@@ -82,6 +82,7 @@ def spawn(
     sandbox: bool = typer.Option(False, "--sandbox", help="Run its commands (an agent CLI: the whole CLI) in the OS sandbox, or refuse to start (the default of the built-in agent and the agent CLIs where this machine can; sh: only with this flag).", metavar=""),
     no_sandbox: bool = typer.Option(False, "--no-sandbox", help="Run its commands (an agent CLI: the whole CLI) without the sandbox.", metavar=""),
     trust: bool = typer.Option(False, "--trust", help="Trust this folder's own zapcli files (.zapcli/config.yaml, mcp.json, definitions, skills) as they are now, recorded as `zapcli trust` does, before using them.", metavar=""),
+    resume_after_limit: bool = typer.Option(False, "--resume-after-limit", help="An agent CLI stopped by its account's usage limit is continued (zapcli continue) once the limit resets, within its tree's budget; without it nothing resumes by itself.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Start a subagent in the background and print its id at once.

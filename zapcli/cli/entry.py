@@ -14,6 +14,11 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args == ["--version"]:  # typer's own answer, without importing typer (~10x a bare start)
+        from zapcli import __version__
+
+        sys.stdout.write(f"zapcli {__version__}\n")
+        return 0
     if argv is None:  # a process of its own: one that may wait keeps its keys out of reach
         from zapcli.cli.lifespan import seals
 

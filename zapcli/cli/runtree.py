@@ -2,8 +2,9 @@
 subagents, and its end — no subagent outlives it, and every result it
 started is delivered to its model or listed as undelivered.
 
-Imports `zapcli.ledger`, `zapcli.host.meter`, `zapcli.ops` (budget, kill,
-usage), `zapcli.lifecycle`, lazily: only `run` pays for them.
+Imports `zapcli.budget` (the meter, the tree's check), `zapcli.ledger`,
+`zapcli.ops` (kill, usage: what the budget's decisions are carried out
+with), `zapcli.lifecycle`, lazily: only `run` pays for them.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ class RunTree:
 
     def __init__(self, run_id: str, settings: Any, *, model: str | None, max_tokens: int | None,
                  max_cost: float | None, max_subagents: int | None, deadline: float):
-        from zapcli import ledger, prices
-        from zapcli.host.meter import Meter
+        from zapcli import prices
+        from zapcli.budget import allot
+        from zapcli.budget.meter import Meter
 
         for flag, value in (("max_tokens", max_tokens), ("max_cost", max_cost)):
             if value is not None and not value > 0:
@@ -35,17 +37,20 @@ class RunTree:
         if max_cost is not None and not prices.known(model, price):
             raise UsageError(prices.unknown_message(model))
         self.run_id, self.settings = run_id, settings
-        self.limits = ledger.Budget(max_tokens, max_cost, cap or None)
+        self.limits = allot.Budget(max_tokens, max_cost, cap or None)
         limited = self.limits.limited
         self.meter = Meter(model, price=price, max_tokens=max_tokens, max_cost=max_cost,
-                           held=ledger.Held(run_id) if limited else None, who="the run's")
+                           held=allot.Held(run_id) if limited else None, who="the run's")
         self.budget = None
         if limited:
-            from zapcli.ops.budget import TreeBudget
+            from zapcli.budget.tree import TreeBudget
+            from zapcli.ops.kill import end_and_stop
+            from zapcli.ops.usage import settle
 
-            self.budget = TreeBudget(run_id, self.limits, self.meter, settings, deadline)
+            self.budget = TreeBudget(run_id, self.limits, self.meter, settings, deadline,
+                                     stop=end_and_stop, settle=settle)
         try:
-            ledger.set_budget(run_id, self.limits)
+            allot.set_budget(run_id, self.limits)
         except ZapcliError as exc:
             sys.stderr.write(f"zapcli: warning: budget not recorded: {exc.message}\n")
 

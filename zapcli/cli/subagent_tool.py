@@ -20,6 +20,8 @@ from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
 from zapcli.toolapi.dispatch import Env, call_document
 from zapcli.toolapi.schema import DESCRIPTION, RUN_NOTE, TOOL_NAME, subagent_schema
 
+UNFUNDED = "budget: not funded"  # the reason of a child its tree could not fund (ops.tree)
+
 
 def tool_schema() -> dict[str, Any]:
     """The OpenAI function-tool schema (what `zapcli tool-schema` prints)."""
@@ -84,6 +86,7 @@ class SubagentTool:
 
         with self._lock:
             lines, self._notices = self._notices, []
+        unfunded = 0
         with self.env.lock:
             todo = [sid for sid in self.env.started if sid not in self._ended]
             seen = set(self.env.announced)
@@ -103,5 +106,12 @@ class SubagentTool:
             first = (view.report or view.reason or "").strip().split("\n")[0][:200]
             lines.append(f"[SubAgent] {sid} finished: {view.status}" + (f" — {first}" if first else "")
                          + adopted)
+            unfunded += (view.reason or "").startswith(UNFUNDED)
             self.env.seen([sid])
+        if unfunded:  # C41: the parent is told how many, not only each one's end
+            lines.insert(0, f"[token budget] {unfunded} subagent{'s' if unfunded > 1 else ''} "
+                            "could not be funded: the tree's budget is all held by running "
+                            "subagents or spent, so they ended failed (budget) without starting. "
+                            "Wait for the running ones (what they do not use returns), or do "
+                            "the work yourself.")
         return lines

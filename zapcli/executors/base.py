@@ -42,10 +42,14 @@ class Launched:
 @frozen
 class Liveness:
     """`alive` True/False, or None when it cannot be told now (the cluster is
-    unreachable); `reason` says why it is dead or unknown."""
+    unreachable); `reason` says why it is dead or unknown. `queued`: it was
+    handed over, but its executor has not started it yet (a cluster that
+    has no room for it now), in the executor's words, e.g. `ray: placement
+    pending 45s`: the subagent shows as queued, saying so."""
 
     alive: bool | None
     reason: str | None = None
+    queued: str | None = None
 
 
 @plain

@@ -156,10 +156,9 @@ class RayExecutor(Executor):
         if view.dead or not view.current:  # its pool ended, or a new one has said nothing yet
             return self._replace(pool, view)
         if entry is not None:
-            if state is not None and state.unplaced:
-                return Liveness(True, f"waiting for Ray to place it (ray.resources "
-                                      f"{wire.bundle(_resources(sid))})")
-            return Liveness(True, None)
+            if state is not None and state.unplaced:  # the cluster has no room for it yet
+                return Liveness(True, None, queued=f"ray: placement pending {_pending_s(process)}")
+            return Liveness(True, str(entry[2]) if entry[2] else None)  # what holds it up, if anything
         if pool.pending(sid):
             pool.resubmit(sid)
             why = process.get("unconfirmed") or "the pool has not taken it yet"
@@ -223,7 +222,8 @@ class RayExecutor(Executor):
                 return None
             was = have
             got, have = ray_collect.apply(sid, lines, have)
-            pool.set_cursor(sid, have, was)
+            if have != was:  # nothing fetched (the pool forgot it meanwhile): no cursor to keep
+                pool.set_cursor(sid, have, was)
         if got.ended:
             pool.done(sid)
         return got
@@ -241,12 +241,12 @@ class RayExecutor(Executor):
                                     f"({api.why(exc)})") from None
 
 
-def _resources(sid: str) -> dict[str, Any] | None:
-    try:
-        conf = _spawn_line(sid)[1].get("ray") or {}
-    except (OSError, ValueError):
-        return None
-    return conf.get("resources") if isinstance(conf, dict) else None
+def _pending_s(process: Mapping[str, Any]) -> str:
+    """How long since it was handed to the pool (`45s`, `3m`)."""
+    mono = process.get("mono")
+    took = time.monotonic() - mono if isinstance(mono, (int, float)) else 0.0
+    took = max(took, 0.0)
+    return f"{took:.0f}s" if took < 120 else f"{took / 60:.0f}m"
 
 
 def _restarted(pool: Pool, process: Mapping[str, Any]) -> str | None:

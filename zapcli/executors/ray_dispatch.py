@@ -2,25 +2,32 @@
 caller's subagents (SPEC §15, §20) — the job's entrypoint.
 
 Imports `ray`, `zapcli.executors.ray_kv` (the private key-value API, in one
-place), `ray_node`, `ray_files`, `ray_wire`. Started by the caller with
+place), `ray_agents` (the agent of each node), `ray_place` (placement
+groups), `ray_files`, `ray_wire`. Started by the caller with
 `python -m zapcli.executors.ray_dispatch KEY GEN CALLER IDLE_S`; it says
 hello first (its zapcli version and trail format against the caller's: a
 mismatch ends it at once, saying both), then every tick (100 ms):
 
 - reads the caller's keys (`ray_wire`): a new submission gets a placement
-  group `zapcli-<id>` with its `ray.resources` as the bundle, so Ray's
-  scheduler decides the node (no worker process is held for it);
+  group (`ray_place`), so Ray's scheduler decides the node;
 - once placed, claims the run key `zapcli/K/run/<id>` (atomic: it is
   dispatched once, whichever pool sees it) and asks that node's agent
   (`ray_node.NodeAgent`, an actor per node) to start the runner;
 - asks each node's agent what its runners wrote and appends it as frames;
   records for a runner (`send`, approvals, a cancel) go to its agent;
 - on a node's death its subagents are `lost` with Ray's reason; an ended
-  runner's placement group is removed at once (its resources are free, and
-  a cancelled one is stopped on the Ray side too); an acknowledged one (all
-  of it came home) loses every Ray-side trace: keys, group, frames file;
-- writes a status line on every change, and ends itself once nothing has
-  been open for IDLE_S.
+  one's placement group is removed at once (one cancelled while Ray places
+  it: once placed, `ray_place.Doomed`); an acknowledged one (all of it came
+  home) loses every Ray-side trace: keys, group, frames file;
+- writes a status line on every change; ends once nothing was open for IDLE_S.
+
+Exactly once, whatever Ray retries: Ray retries nothing of the pool's (its
+agents have `ray_agents.NO_RETRIES`; a job is never resubmitted by Ray),
+and what the pool does again is safe: a runner claims its trail, so a
+second launch refuses to run, and an agent adopts a runner launched but not
+recorded. When Ray's memory monitor kills an agent (`memory_killed`), the
+reason names what Ray did; a start it killed is settled by the next report
+(its runner started: adopted; else it fails, never started again).
 
 Replacing a dead pool loses and repeats nothing: submissions wait in the
 key-value store; run keys say what was dispatched where; runners outlive
@@ -39,7 +46,9 @@ from typing import Any
 import orjson
 
 from zapcli.executors import ray_kv as kv
+from zapcli.executors import ray_place as place
 from zapcli.executors import ray_wire as wire
+from zapcli.executors.ray_agents import NOT_AGAIN, OOM_GIVE_UP, Agents, node_info, oom_words
 from zapcli.executors.ray_files import Frames, StatusFile
 
 TICK_S = 0.1
@@ -57,6 +66,8 @@ class Sub:
     pg: Any = None
     start_ref: Any = None
     reason: str | None = None
+    note: str | None = None  # what holds a live one up (its node's agent was killed), for the caller
+    killed: str | None = None  # Ray killed the agent while it started this one: a report says if it ran
     inbox: dict[int, str] = field(default_factory=dict)  # seq -> stored key
     early: list[int] = field(default_factory=list)  # inbox seqs that went with its start
 
@@ -72,7 +83,8 @@ class Pool:
         self.session = str(context.address_info["session_dir"]).rstrip("/").rsplit("/", 1)[-1]
         self.status = StatusFile(self.dir / "status")
         self.subs: dict[str, Sub] = {}
-        self.agents: dict[str, Any] = {}
+        self.agents = Agents(caller)
+        self.doomed = place.Doomed()  # cancelled ones' groups, removed once placed
         self.reports: dict[str, tuple[Any, list[str]]] = {}  # node -> (ref, sids)
         self.last_busy = time.monotonic()
         self.dirty = True
@@ -91,11 +103,12 @@ class Pool:
 
     def tick(self) -> bool:
         busy = self.scan()
+        busy = self.deliver() or busy  # first: one cancelled before it was placed gets no group
         self.place()
         self.check_starts()
         self.check_reports()
         self.ask_reports()
-        busy = self.deliver() or busy
+        self.doomed.tick()
         if self.dirty:
             self.write_status()
         return busy
@@ -107,7 +120,7 @@ class Pool:
         self.status.write({
             "v": wire.PROTOCOL, "pool": wire.job_id(self.key, self.gen), "gen": self.gen,
             "node": self.node, "session": self.session, "zapcli": __version__, "closed": closed,
-            "subs": {s.sid: [s.state.value, s.frames.n, s.reason] for s in self.subs.values()}})
+            "subs": {s.sid: [s.state.value, s.frames.n, s.reason or s.note] for s in self.subs.values()}})
 
     # -- submissions and acknowledgements -------------------------------------
     def scan(self) -> bool:
@@ -163,28 +176,32 @@ class Pool:
 
     # -- placement and start --------------------------------------------------
     def place(self) -> None:
-        from ray.util.placement_group import placement_group_table
-
+        made: list[Sub] = []
         for sub in list(self.subs.values()):
             if sub.state == wire.PoolState.SUBMITTED:
                 bundle = wire.bundle(sub.spec.get("resources"))
                 if not bundle:  # no reservation asked: the pool's own node
                     self.dispatch(sub, self.node)
                     continue
-                sub.pg = _placement_group(sub.sid, bundle)
+                sub.pg = place.make(sub.sid, bundle)
                 sub.state, self.dirty = wire.PoolState.PLACING, True
-            if sub.state == wire.PoolState.PLACING and sub.pg.wait(0):
-                self.dispatch(sub, placement_group_table(sub.pg)["bundles_to_node_id"][0])
+                made.append(sub)
+        placing = [s for s in self.subs.values() if s.state == wire.PoolState.PLACING]
+        for sub in place.placed(placing, settle=bool(made)):
+            self.dispatch(sub, place.node_of(sub.pg))
 
     def dispatch(self, sub: Sub, node: str) -> None:
         """Start it on `node` — unless an earlier pool dispatched it (the run
-        key is claimed once): then on that one's node, never anywhere else."""
+        key is claimed once): then on that one's node, never anywhere else.
+        Not while that node's agent is paused (Ray's memory monitor killed it)."""
         if not kv.kv_claim(wire.run_key(self.key, sub.sid), orjson.dumps({"node": node, "gen": self.gen})):
             node = orjson.loads(kv.kv_get(wire.run_key(self.key, sub.sid)) or b"{}").get("node", node)
+        if self.agents.paused(node):  # claimed for it all the same: asked again next tick
+            return
         sub.node, sub.state, self.dirty = node, wire.PoolState.STARTING, True
         spec = dict(sub.spec)
         spec["early"] = list(spec.get("early") or ()) + self.take_early(sub)
-        sub.start_ref = self.agent(node).start.remote(sub.sid, spec)
+        sub.start_ref = self.agents.get(node).start.remote(sub.sid, spec)
 
     def take_early(self, sub: Sub) -> list[dict[str, Any]]:
         """Records the caller sent before it started: they go with the start."""
@@ -210,8 +227,8 @@ class Pool:
                 got = ray.get(ref)
             except Exception as exc:  # noqa: BLE001 - the agent or its node died
                 self.agent_failed(sub.node or "", exc)
-                if sub.state == wire.PoolState.STARTING:  # its node lives: its (new) agent starts or adopts it
-                    sub.state = wire.PoolState.RUNNING
+                if sub.state == wire.PoolState.STARTING and not sub.killed:  # its node lives: its (new) agent
+                    sub.state = wire.PoolState.RUNNING  # starts or adopts it
                 continue
             if got.get("ok"):
                 sub.state, self.dirty = wire.PoolState.RUNNING, True
@@ -229,26 +246,15 @@ class Pool:
         self.remove_pg(sub)
 
     # -- agents and reports -----------------------------------------------------
-    def agent(self, node: str) -> Any:
-        import ray
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-        from zapcli.executors.ray_node import NodeAgent
-
-        if node not in self.agents:
-            self.agents[node] = ray.remote(NodeAgent).options(
-                name=f"agent-{node[:16]}", get_if_exists=True, num_cpus=0, max_concurrency=16,
-                scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
-            ).remote(self.caller)
-        return self.agents[node]
-
     def ask_reports(self) -> None:
         by_node: dict[str, dict[str, list[int]]] = {}
         for sub in self.subs.values():
-            if sub.state == wire.PoolState.RUNNING and sub.node and sub.node not in self.reports:
+            asks = sub.state == wire.PoolState.RUNNING or (
+                sub.state == wire.PoolState.STARTING and sub.killed and not sub.start_ref)
+            if asks and sub.node and sub.node not in self.reports and not self.agents.paused(sub.node):
                 by_node.setdefault(sub.node, {})[sub.sid] = list(sub.frames.offs)
         for node, wants in by_node.items():
-            self.reports[node] = (self.agent(node).report.remote(wants), list(wants))
+            self.reports[node] = (self.agents.get(node).report.remote(wants), list(wants))
 
     def check_reports(self) -> None:
         import ray
@@ -265,14 +271,22 @@ class Pool:
             except Exception as exc:  # noqa: BLE001 - the agent or its node died
                 self.agent_failed(node, exc)
                 continue
+            self.agents.answered(node)
             for sid, item in got.items():
                 if sid in self.subs:
                     self.take_report(self.subs[sid], item)
 
     def take_report(self, sub: Sub, item: dict[str, Any]) -> None:
         if wire.NodeState.parse(item.get("state")) == wire.NodeState.UNSTARTED:  # dispatched, but its start never got made
+            if sub.killed:  # by Ray's memory monitor: it is never started again
+                self.refuse(sub, f"{sub.killed} while it started this subagent: {NOT_AGAIN}")
+                return
             self.dispatch(sub, sub.node or self.node)
             return
+        if sub.state == wire.PoolState.STARTING:  # its start was killed after all of it was done: adopted
+            sub.state, sub.killed, self.dirty = wire.PoolState.RUNNING, None, True
+        if sub.note:
+            sub.note, self.dirty = None, True
         sub.frames.add(item, item.get("end"))
         if item.get("end") or any(k in item for k in "toe"):
             self.dirty = True
@@ -283,12 +297,14 @@ class Pool:
     def agent_failed(self, node: str, exc: BaseException) -> None:
         """A call to `node`'s agent failed: its node died (its subagents are
         lost, with Ray's reason) or only the agent did (a new one adopts)."""
-        import ray
-
-        self.agents.pop(node, None)
+        first = self.agents.drop(node)
         self.reports.pop(node, None)
-        info = next((n for n in ray.nodes() if n.get("NodeID") == node), None)
+        info = node_info(node)
         if info is not None and info.get("Alive"):
+            killed = oom_words(exc, node)
+            if killed:  # every call in flight to that agent fails: its death is counted once
+                self.memory_killed(node, killed, again=not first)
+                return
             why = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
             if "ModuleNotFoundError" in str(exc) or "ImportError" in str(exc):
                 for sub in self.subs.values():
@@ -301,6 +317,25 @@ class Pool:
                 sub.state, sub.reason = wire.PoolState.LOST, f"its Ray node died ({str(said)[:300]})"
                 self.remove_pg(sub)
         self.dirty = True
+
+    def memory_killed(self, node: str, why: str, again: bool = False) -> None:
+        """Ray's memory monitor killed `node`'s agent: a start in flight is
+        settled by the next report, or given up after OOM_GIVE_UP kills in a
+        row; running ones go on, saying why nothing comes home meanwhile."""
+        kills, pause = self.agents.memory_killed(node, why, again)
+        self.dirty = True
+        for sub in self.subs.values():
+            if sub.node != node:
+                continue
+            if sub.state == wire.PoolState.STARTING:
+                sub.killed = sub.killed or why
+                sub.note = f"{why}; whether its runner started is asked again in {pause:.0f}s"
+                if kills >= OOM_GIVE_UP and not sub.start_ref:
+                    self.refuse(sub, f"{why}, {kills} times in a row, while it started this "
+                                     f"subagent: {NOT_AGAIN}")
+            elif sub.state == wire.PoolState.RUNNING:
+                sub.note = (f"{why}; its runner goes on there, and what it writes comes home once "
+                            "zapcli's agent runs there again")
 
     # -- records from the caller ---------------------------------------------------
     def deliver(self) -> bool:
@@ -319,14 +354,18 @@ class Pool:
                         rec.get("type") == "status" and is_terminal(rec.get("status")):
                     sub.frames.add({}, wire.EndHow.UNSTARTED)
                     sub.state, sub.reason, self.dirty = wire.PoolState.ENDED, "cancelled before it started", True
-                    self.remove_pg(sub)
+                    if sub.pg is not None:  # removed once Ray has placed it (place.Doomed)
+                        self.doomed.add(sub.pg)
+                        sub.pg = None
                 if sub.state != wire.PoolState.RUNNING and sub.state.open:
                     break  # it takes them when it starts
+                if sub.state == wire.PoolState.RUNNING and self.agents.paused(sub.node or ""):
+                    break  # its agent was killed a moment ago: handed over once a new one runs
                 if sub.state == wire.PoolState.RUNNING and isinstance(rec, dict):
                     if rec.get("type") == "status" and is_terminal(rec.get("status")):
                         sub.reason, self.dirty = f"{rec.get('status')} by the caller", True
                     try:
-                        if not ray.get(self.agent(sub.node or "").deliver.remote(sub.sid, rec),
+                        if not ray.get(self.agents.get(sub.node or "").deliver.remote(sub.sid, rec),
                                        timeout=CALL_TIMEOUT_S):
                             break
                     except Exception as exc:  # noqa: BLE001 - kept: tried again next tick
@@ -337,31 +376,9 @@ class Pool:
         return busy
 
     def remove_pg(self, sub: Sub) -> None:
-        from ray.util.placement_group import remove_placement_group
-
-        pg, sub.pg = sub.pg or _existing_pg(sub.sid), None
+        pg, sub.pg = sub.pg or place.existing(sub.sid), None
         if pg is not None:
-            try:
-                remove_placement_group(pg)
-            except Exception:  # noqa: BLE001 - already removed
-                pass
-
-
-def _existing_pg(sid: str) -> Any:
-    from ray.util.placement_group import get_placement_group
-
-    try:
-        return get_placement_group(wire.pg_name(sid))
-    except ValueError:
-        return None
-
-
-def _placement_group(sid: str, bundle: dict[str, float]) -> Any:
-    """Its placement group: an earlier pool's, or a new one (detached: it
-    outlives this job, so a replaced pool does not free what a runner holds)."""
-    from ray.util.placement_group import placement_group
-
-    return _existing_pg(sid) or placement_group([bundle], name=wire.pg_name(sid), lifetime="detached")
+            place.remove(pg)
 
 
 def main(argv: list[str]) -> int:

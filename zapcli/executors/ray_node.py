@@ -118,6 +118,21 @@ def _launch(sid: str, cwd: str, forwarded: dict[str, str]) -> int:
     return int(tramp.stdout)
 
 
+def _unrecorded_runner(sid: str) -> int | None:
+    """The pid of a live runner of `sid` whose launch was never recorded (its
+    agent died right after the launch: Ray's memory monitor, a crash). It
+    waits for a `process` record naming it (`zapcli.runner.main._claim`):
+    recording it lets it run, where a second launch would be refused."""
+    import psutil
+
+    tail = ["run", "--subagent", "--id", sid]
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = proc.info.get("cmdline") or []
+        if cmd[-len(tail):] == tail and "zapcli" in cmd:
+            return int(proc.pid)
+    return None
+
+
 class NodeAgent:
     """One per node and pool (see the module docstring). Its methods run on
     several threads at once (a threaded Ray actor)."""
@@ -170,16 +185,19 @@ class NodeAgent:
         from zapcli.trail import store
 
         path = store.path_for(sid)
+        orphan = None
         if path.exists():
             proc = self._process(sid)
             if proc is not None:  # started before (an earlier agent): adopt it
                 return {"ok": True, "pid": proc.get("pid"), "adopted": True}
-            line, note = None, None  # created, but its launch did not get recorded: launch now
+            # created, but its launch was not recorded (the agent died in between):
+            # a runner it launched waits for that record (its claim); else launch now
+            line, note, orphan = None, None, _unrecorded_runner(sid)
         else:
             line, note = _spawn_line(sid, base64.b64decode(sub["spawn"]))
             store.create_trail_line(sid, line)
         spawn = self._spawn(sid)
-        pid = _launch(sid, str(spawn.get("cwd") or "/"), dict(sub.get("env") or {}))
+        pid = orphan or _launch(sid, str(spawn.get("cwd") or "/"), dict(sub.get("env") or {}))
         rec = {"pid": pid, "create_time": process_create_time(pid), "mono": time.monotonic(),
                "node": socket.gethostname()}
         store.append(path, "process", rec)

@@ -5,7 +5,9 @@ Imports `zapcli.executors.ray_api`, `ray_wire`, `ray_files`, `zapcli.paths`,
 `zapcli.locks`, `zapcli.errors`; never `ray`.
 
 What this machine keeps, under `<state>/ray/`: `<K>.json` (the pool's job,
-generation, node and whether its hello was checked) and, per subagent,
+generation, node and whether its hello was checked), `<K>.seen` (its time:
+when a command last saw the pool running, so a burst of spawns asks the
+cluster once) and, per subagent,
 `<K>/pending/<id>` (submitted, not yet seen in the pool's status: what to
 submit again if the answer was lost) and `<K>/cursor/<id>` (frames already
 home). A command asks the cluster at most every STATUS_TTL_S for the pool's
@@ -106,6 +108,9 @@ class Pool:
         seen = _ensured.get((self.addr, self.key))
         if not wait and seen is not None and time.monotonic() - seen < ENSURED_TTL_S:
             return self.info()
+        doc = self.info()
+        if doc.get("hello") and self._seen_lately():  # another command saw it running a moment ago
+            return doc
         try:
             with self._lock():
                 doc = self._ensure(wait)
@@ -116,7 +121,29 @@ class Pool:
             raise ExecutorError(f"the Ray cluster at {self.addr} did not answer ({api.why(exc)})") from None
         _views.pop((self.addr, self.key), None)
         _ensured[(self.addr, self.key)] = time.monotonic()
+        if doc.get("hello"):
+            self._saw()
         return doc
+
+    def _seen_lately(self) -> bool:
+        """A command saw the pool running less than ENSURED_TTL_S ago (one that
+        died since loses nothing: submissions wait for the next pool)."""
+        try:
+            return 0 <= time.time() - os.stat(self.home / f"{self.key}.seen").st_mtime < ENSURED_TTL_S
+        except OSError:
+            return False
+
+    def _saw(self) -> None:
+        path = self.home / f"{self.key}.seen"
+        try:
+            os.utime(path)
+        except FileNotFoundError:
+            try:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600))
+            except OSError:
+                pass
+        except OSError:
+            pass
 
     def _ensure(self, wait: bool) -> dict[str, Any]:
         doc = self.info()

@@ -36,7 +36,7 @@ class AgentHost:
         """Run the loop to its end; returns its `LoopResult`. Tool results are
         masked with this process's secret values before the model sees them;
         `history`: the conversation a continued subagent carries on; `budget`:
-        the check before each model call (`host.meter.Meter.check`)."""
+        the check before each model call (`zapcli.budget.meter.Meter.check`)."""
         from dataclasses import replace
 
         from zapcli.agent.loop import run_loop

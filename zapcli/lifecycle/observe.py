@@ -10,7 +10,7 @@ subagent at one moment act; views that only show (top's refresh) do not.
 
 Acting, as the spec requires: a dead runner with no terminal record gets a
 sticky `lost` / `interrupted` status (and what is left of its work is
-ended, the empty folders its sandbox held control files with included),
+ended, the placeholders its sandbox held control files with included),
 and one alive past its deadline by more than 10 s is killed and recorded
 `timeout`. Both go through `store.end`, so the first terminal status wins
 whoever else is ending it. An ended subagent's on-finish command that
@@ -191,7 +191,9 @@ def _observe_remote(sid: str, s: reader.Summary, *, stall_s: float, kill_grace_s
                                        "(what came back before is kept)")
     if finding is not None:
         view = _act(sid, s, view, finding, stall_s=stall_s, kill_grace_s=kill_grace_s)
-    elif not view.terminal and live.reason:  # what holds it up out there (placing, unconfirmed)
+    elif view.status == Status.RUNNING and live.queued:  # handed over, not started out there yet
+        view.status, view.reason, view.queued_out_there = Status.QUEUED, live.queued, live.queued
+    elif not view.terminal and live.reason:  # what holds it up out there (unconfirmed, ...)
         view.reason = live.reason
     if live.alive is False or (live.alive is None and late):
         _mark_collected(sid, bool(got is not None and got.ended), live.reason)

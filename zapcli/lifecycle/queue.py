@@ -1,7 +1,8 @@
 """The daemonless queue (SPEC §6.4) and `--after` dependencies.
 
 Imports `zapcli.lifecycle.observe`, `zapcli.lifecycle.session`,
-`zapcli.executors`, `zapcli.trail`. Whoever observes a free slot (spawn, poll, list, wait, a
+`zapcli.lifecycle.limits` (an account's usage limit, an endpoint's 429
+burst: what holds a subagent back), `zapcli.executors`, `zapcli.trail`. Whoever observes a free slot (spawn, poll, list, wait, a
 finishing child) calls `drain`, which starts queued subagents in creation
 order under the session's file lock, so each is started exactly once.
 """
@@ -17,8 +18,9 @@ from contextlib import contextmanager
 
 from zapcli.config import Settings
 from zapcli.errors import NotFound, StateError
+from zapcli.lifecycle import limits
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import observe
+from zapcli.lifecycle.observe import observe, view_of
 from zapcli.lifecycle.status import View
 from zapcli.locks import LockTimeout, exclusive
 from zapcli.paths import child_env, ensure_dir, locks_dir, write_private
@@ -140,31 +142,49 @@ def _dependency_block(view: View, settings: Settings) -> tuple[bool, str | None]
     return True, None
 
 
+def _scan(session: str, settings: Settings, *,
+          look: bool) -> tuple[dict[str, int], dict[str, int], list[View], list[View]]:
+    """(running per pool, running per model endpoint, the queued ones in
+    creation order, the running views) of `session`. `look`: from the trails
+    alone (nothing is asked of an executor: a remote runner costs no round
+    trip to its cluster), where one not ended in its trail counts as
+    running; else every one observed."""
+    running: dict[str, int] = {}  # per pool: the session's, or an executor's own cap
+    on: dict[str, int] = {}  # per endpoint (a held back one waits for a slot there)
+    waiting: list[View] = []
+    running_views: list[View] = []
+    for sid in sessions.active(session):
+        try:
+            summary = load(sid)
+            view = view_of(sid, summary) if look else observe(sid, kill_grace_s=settings.kill_grace_s)
+        except NotFound:  # maybe a spawn in progress: its trail comes right after
+            sessions.drop_if_abandoned(session, sid)
+            continue
+        if view.terminal:
+            sessions.deactivate(session, sid)
+        elif view.status == Status.QUEUED and view.queued_out_there is None:
+            waiting.append(view)
+        else:
+            raw = summary.spawn.raw
+            pool = _pool(view.id, raw)
+            running[pool] = running.get(pool, 0) + 1
+            _count(on, raw.get("provider"))
+            running_views.append(view)
+    return running, on, waiting, running_views
+
+
 def drain(session: str, settings: Settings) -> list[str]:
     """Start as many queued subagents of `session` as free slots allow.
 
     Returns the ids started. Also fails queued subagents whose dependency
-    ended other than `completed`.
+    ended other than `completed`. The trails are read first: while they
+    leave a free slot nothing else is asked; only a full cap observes the
+    running ones (a remote one's cluster included) to find ones that ended.
     """
     started: list[str] = []
     with session_lock(session):
-        running: dict[str, int] = {}  # per pool: the session's, or an executor's own cap
-        waiting: list[View] = []
-        running_views: list[View] = []
-        for sid in sessions.active(session):
-            try:
-                view = observe(sid, kill_grace_s=settings.kill_grace_s)
-            except NotFound:  # maybe a spawn in progress: its trail comes right after
-                sessions.drop_if_abandoned(session, sid)
-                continue
-            if view.terminal:
-                sessions.deactivate(session, sid)
-            elif view.status == Status.QUEUED:
-                waiting.append(view)
-            else:
-                pool = _pool(view.id)
-                running[pool] = running.get(pool, 0) + 1
-                running_views.append(view)
+        running, on, waiting, running_views = _scan(session, settings, look=True)
+        looked_only = True
         parked = _parked(session, running_views)
         for view in waiting:
             ready, failure = _dependency_block(view, settings)
@@ -179,16 +199,43 @@ def drain(session: str, settings: Settings) -> list[str]:
             spawn = load(view.id).spawn
             cap = settings.max_concurrent if spawn.max_concurrent is None else spawn.max_concurrent
             pool = _pool(view.id, spawn.raw)
+            if cap and running.get(pool, 0) >= cap and looked_only:  # full by the trails: any ended?
+                running, on, _, running_views = _scan(session, settings, look=False)
+                looked_only = False
+                parked = _parked(session, running_views)
             if cap and running.get(pool, 0) >= cap:
                 continue
             if _held_for(view.id, spawn.raw.get("provider"), parked):
+                continue
+            reason = limits.hold(spawn.raw, session, on.get(str(spawn.raw.get("provider")), 0))
+            if reason is not None:
+                _say_held(view.id, reason)
                 continue
             if not launch(view.id, settings, spawn):
                 sessions.deactivate(session, view.id)
                 continue
             started.append(view.id)
             running[pool] = running.get(pool, 0) + 1
+            _count(on, spawn.raw.get("provider"))
     return started
+
+
+def _count(on: dict[str, int], endpoint: object) -> None:
+    if isinstance(endpoint, str):
+        on[endpoint] = on.get(endpoint, 0) + 1
+
+
+def _say_held(sid: str, reason: dict) -> None:
+    """Its `held` record, written when the reason is new or about to run out
+    (poll and list read why it waits there)."""
+    try:
+        held = load(sid).held
+        until = held.get("until") if held else None
+        if held is None or held.get("reason") != reason["reason"] or not isinstance(
+                until, (int, float)) or until < min(reason["until"], time.time() + 10):
+            store.append(store.path_for(sid), "held", reason)
+    except (NotFound, OSError):
+        pass  # removed meanwhile, or a full disk: it is held all the same
 
 
 PARKED_TO_HOLD = 2  # this many subagents of a session parked on one provider hold its next

@@ -75,7 +75,7 @@ class GcResult:
     held: dict[str, str] = field(default_factory=dict)  # id -> why it is kept this time (on-finish)
     dry_run: bool = False
     worktrees: list[Any] = field(default_factory=list)  # lifecycle.worktrees.Decision, `zapcli gc` only
-    placeholders: list[str] = field(default_factory=list)  # empty folders a killed sandbox left
+    placeholders: list[str] = field(default_factory=list)  # placeholders a killed sandbox left
     dropped_envs: list[str] = field(default_factory=list)  # ids whose kept environment went
 
 

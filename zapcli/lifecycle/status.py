@@ -50,7 +50,12 @@ class View:
     calls: int = 0  # model calls counted
     # parked on a provider's rate limit: {until (epoch), status, provider, message}
     rate_limit: dict[str, Any] | None = None
-    held: dict[str, Any] | None = None  # queued and held back: {reason, until (epoch)}
+    # queued and held back: {reason, until (epoch), kind ("usage_limit", "throttle", or a
+    # provider's rate limit), provider, zone}
+    held: dict[str, Any] | None = None
+    # ended on its account's usage limit (C42): {cli, account, resets_at (epoch; None: not
+    # said), zone, message (the CLI's words)}
+    usage_limit: dict[str, Any] | None = None
     parent: str | None = None  # the run or subagent whose work spawned it (its tree)
     pending_approval: dict[str, Any] | None = None
     undelivered_messages: int = 0  # sent with `zapcli send`, but it ended before reading them
@@ -64,6 +69,9 @@ class View:
     worktree: dict[str, Any] | None = None
     continue_of: str | None = None
     continued_by: str | None = None
+    # handed to its executor, which has not started it yet (status queued): the
+    # executor's words for the wait, e.g. `ray: placement pending 45s`
+    queued_out_there: str | None = None
 
     @property
     def terminal(self) -> bool:
@@ -144,6 +152,8 @@ def to_view(sid: str, s: reader.Summary, facts: Facts, *, stall_s: float = 0.0) 
         view.ended = f.ts
         view.undelivered_messages = max(s.messages_sent - s.messages_delivered, 0)
         view.pending = tuple(str(p) for p in f.raw.get("pending") or ())
+        if isinstance(f.raw.get("usage_limit"), dict):
+            view.usage_limit = f.raw["usage_limit"]
     elif s.pending_approval is not None:
         view.status = Status.AWAITING_APPROVAL
         view.pending_approval = {k: v for k, v in s.pending_approval.items()
@@ -151,7 +161,7 @@ def to_view(sid: str, s: reader.Summary, facts: Facts, *, stall_s: float = 0.0) 
     if view.status == Status.RUNNING and s.rate_limit is not None:
         view.rate_limit = _fields(s.rate_limit, ("until", "status", "provider", "message"))
     elif view.status == Status.QUEUED and s.held is not None:
-        view.held = _fields(s.held, ("reason", "until", "provider"))
+        view.held = _fields(s.held, ("reason", "until", "provider", "kind", "zone"))
     view.elapsed_s = _elapsed(s, facts.now_mono)
     if view.status.live and stall_s > 0:
         if facts.activity_age is not None and facts.activity_age >= stall_s:

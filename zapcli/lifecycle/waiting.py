@@ -4,8 +4,11 @@
 Imports `zapcli.lifecycle.observe`, `zapcli.trail`. The queue (`queue.drain`)
 decides when a subagent starts; this only says why one has not. A seam that
 makes a subagent wait adds its reason to `REASONS` with `waits_for`, before
-the cap, which is asked last; the rate-limit hold (`held`, a provider's
-limit while two siblings are parked on it) is one.
+the cap, which is asked last; the queue's holds (`held`: a provider's rate
+limit while two siblings are parked on it, an account's usage limit, an
+endpoint's 429 burst) are one. A subagent its executor took but has not
+started (a cluster with no room for it now) says the executor's words,
+asked first.
 """
 
 from __future__ import annotations
@@ -24,6 +27,12 @@ if TYPE_CHECKING:
     Reason = Callable[[View, SpawnRecord, Settings], "str | None"]
 
 
+def _out_there(view: View, *_: object) -> str | None:
+    """Handed to its executor, which has not started it yet (`ray: placement
+    pending 45s`): it waits for the cluster, not for zapcli's queue."""
+    return view.queued_out_there
+
+
 def _after(view: View, spawn: SpawnRecord, settings: Settings) -> str | None:
     """Its `--after` subagents that have not ended yet."""
     pending = []
@@ -37,14 +46,27 @@ def _after(view: View, spawn: SpawnRecord, settings: Settings) -> str | None:
 
 
 def held(view: View, *_: object) -> str | None:
-    """The queue holds it back while a provider's rate limit lasts (`queue`
-    writes a `held` record): `rate limit (openai), retry in 12s`."""
+    """The queue holds it back (`queue` writes a `held` record) while a
+    provider's rate limit lasts (`… is rate-limiting 2 subagents, retry in
+    12s`), its account's usage limit (`claude usage limit, resets 15:00`),
+    or its endpoint's 429 burst (`… 2 at a time in this session until one
+    succeeds`)."""
     if not view.held or not isinstance(until := view.held.get("until"), (int, float)):
         return None
     import time
 
-    left = until - time.time()
-    return f"{view.held.get('reason')}, retry in {max(int(left + 0.999), 1)}s" if left > 0 else None
+    now = time.time()
+    left = until - now
+    if left <= 0:
+        return None
+    kind = view.held.get("kind")
+    if kind == "usage_limit":
+        from zapcli.resettime import when_text
+
+        return f"{view.held.get('reason')}, {when_text(until, view.held.get('zone'), now, with_zone=False)}"
+    if kind == "throttle":
+        return str(view.held.get("reason"))
+    return f"{view.held.get('reason')}, retry in {max(int(left + 0.999), 1)}s"
 
 
 def _cap(view: View, spawn: SpawnRecord, settings: Settings) -> str | None:
@@ -56,7 +78,7 @@ def _cap(view: View, spawn: SpawnRecord, settings: Settings) -> str | None:
     return f"{pool} cap {cap}" if isinstance(pool, str) and pool else f"cap {cap}"
 
 
-REASONS: list[Reason] = [_after, held, _cap]
+REASONS: list[Reason] = [_out_there, _after, held, _cap]
 
 
 def waits_for(reason: Reason) -> Reason:

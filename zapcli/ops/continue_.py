@@ -114,6 +114,10 @@ def _request(old: SpawnRecord, sid: str, text: str, *, model: str | None,
 
         resume.check(sid)
     inherit["continue_of"] = sid
+    first = old.raw.get("trace")
+    if isinstance(first, dict) and first.get("trace_id") and first.get("span_id"):  # its trace links to it
+        inherit["trace_links"] = [{"trace_id": first["trace_id"], "span_id": first["span_id"],
+                                   "relation": "continue_of"}]
     hook = old.on_finish if on_finish is None else on_finish
     from zapcli.trail.events import RULES  # its event hooks carry over, exactly as they were
 

@@ -4,7 +4,8 @@ Imports `zapcli.lifecycle.retention`, which holds the rules (the runner and
 `spawn` apply them opportunistically too), and `zapcli.lifecycle.worktrees`:
 subagent worktrees are collected only here, on demand, and also while
 subagents run (each tree's own users are checked). `zapcli.sandbox.placeholders`:
-the empty folders a killed sandbox left in a workspace are removed too.
+the placeholders (empty folders, files that configure nothing) a killed
+sandbox left in a workspace are removed too.
 """
 
 from __future__ import annotations

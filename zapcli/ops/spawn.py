@@ -22,6 +22,7 @@ from zapcli.config import APPROVAL_MODES, MAX_INT, Settings, load_settings
 from zapcli.errors import UsageError, ZapcliError, either, param
 from zapcli.lifecycle import queue
 from zapcli.lifecycle import session as sessions
+from zapcli.ops import spawnhooks
 from zapcli.ops.delegate import within_spawner
 from zapcli.ops.tasktext import MAX_TASK_BYTES, argv_text, require_utf8
 from zapcli.paths import subagents_dir, workspace_of
@@ -91,6 +92,8 @@ class SpawnRequest:
     spawner: dict[str, Any] | None = None
     ask_widening: Callable[[str], tuple[bool, str]] | None = None
     trust: bool = False  # `--trust`: trust the workspace's own files as they are now, first
+    # an agent CLI stopped by its account's usage limit is continued once it resets (C42)
+    resume_after_limit: bool = False
 
 
 @plain
@@ -197,26 +200,11 @@ def _backend_fields(req: SpawnRequest, workspace: Path, settings: Settings,
     return fields, warnings
 
 
-def _check_events(req: SpawnRequest) -> None:
-    """Raises UsageError for an event no hook can name, a command that is not
-    text, or `finished` given twice (it is the on-finish command)."""
-    if not req.on_event:
-        return
-    from zapcli.trail.events import EVENTS
-
-    if req.on_finish is not None and "finished" in req.on_event:
-        raise UsageError(f"{param('on_finish')} and {param('on_event')} finished=... both set the "
-                         "command run when it ends; give one of them")
-    for event, command in req.on_event.items():
-        if event not in EVENTS:
-            raise UsageError(f"{param('on_event')}: unknown event {event!r}; choose one of: "
-                             f"{', '.join(EVENTS)}")
-        require_utf8(f"{param('on_event')} {event}", command)
-
-
 def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[str, Any]:
-    """The SPEC §16 fields: tree receipt, on-finish command, output schema.
-    Raises UsageError (before anything is created)."""
+    """The SPEC §16 fields: tree receipt, on-finish command, output schema;
+    where its calls go (`provider`, `account`: the queue's holds) and
+    whether a usage limit resumes it. Raises UsageError (before anything is
+    created)."""
     out: dict[str, Any] = {}
     if req.worktree:
         from zapcli import worktrees
@@ -224,22 +212,16 @@ def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[
 
         out["worktree"] = {**plan(cwd, worktrees.path_for(sid), worktrees.branch_for(sid)).to_dict(),
                            **settings.worktree}  # setup, teardown: frozen (the user's config only)
-    hooks = {**settings.hooks, **(req.on_event or {})}
-    finished = hooks.pop("finished", None)
-    hook = req.on_finish if req.on_finish is not None else finished if finished is not None \
-        else settings.on_finish
-    if hook is not None and hook.strip():
-        out["on_finish"] = hook
-    hooks = {event: command for event, command in hooks.items() if command.strip()}
-    if hooks:  # frozen: whoever sees an occurrence runs what the spawn chose
-        out["hooks"] = hooks
+    out.update(spawnhooks.frozen(req.on_finish, req.on_event, settings))
     if req.output_schema is not None:
         from zapcli import outputschema
 
         out["output_schema"] = outputschema.given(req.output_schema)
     if req.attempt is not None:
         out["attempts"] = req.attempt
-    return out
+    if req.resume_after_limit:
+        out["resume_after_limit"] = True
+    return {**backend_for(req.cli or "zapcli", settings).account(os.environ), **out}
 
 
 def _fork(req: SpawnRequest) -> dict[str, Any] | None:
@@ -321,7 +303,7 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
         raise UsageError("the current directory no longer exists; cd to an existing one or pass --cwd") from None
     require_utf8("the working folder's path" if req.cwd is None else param("cwd"), str(cwd))
     require_utf8(param("on_finish"), req.on_finish)
-    _check_events(req)
+    spawnhooks.check(req.on_finish, req.on_event)
     workspace = workspace_of(cwd)
     from zapcli.ops.tree import inherit_trust
 
@@ -345,8 +327,10 @@ def _prepare(req: SpawnRequest, settings: Settings | None, sid: str | None, cwd:
         req = replace(req, model=forked["model"])
     task, timeout = _validate(req, settings)
     warnings: tuple[str, ...] = ()
+    links = None
     if req.inherit is not None:
         backend = dict(req.inherit)
+        links = backend.pop("trace_links", None)  # spans of other traces it follows (continue)
     else:
         backend, warnings = _backend_fields(req, workspace, settings, cwd, catalog)
     placement = _executor_fields(req, settings)
@@ -367,9 +351,10 @@ def _prepare(req: SpawnRequest, settings: Settings | None, sid: str | None, cwd:
         "workspace": str(workspace), "writable_roots": list(settings.writable_roots)})
     from zapcli.ops import tree
 
-    placed = tree.place(sid, session, str(req.cli), backend.get("model"), max_tokens=req.max_tokens,
-                        max_cost=req.max_cost, settings=settings, parent=req.parent, run=req.run,
-                        siblings=req.siblings, batch=req.batch)
+    placed = tree.place_or_unfunded(sid, session, str(req.cli), backend.get("model"),
+                                    max_tokens=req.max_tokens, max_cost=req.max_cost,
+                                    settings=settings, parent=req.parent, run=req.run,
+                                    siblings=req.siblings, batch=req.batch)
     backend.update(placed.fields)
     given = placed.fields.get("budget") or {}
     own_tokens = req.max_tokens if req.cli == "sh" else _least(req.max_tokens, given.get("max_tokens"))
@@ -386,7 +371,8 @@ def _prepare(req: SpawnRequest, settings: Settings | None, sid: str | None, cwd:
         **({"scratch_size": settings.scratch_size} if settings.scratch_size is not None else {}),
         "max_concurrent": settings.max_concurrent, "trust": verdict.frozen(),
         **backend, **placement, **({"relay": req.relay} if req.relay else {}),
-        "trace": tracecontext.new(traceparent=req.traceparent, parent_id=req.parent),
+        "trace": tracecontext.new(traceparent=req.traceparent, parent_id=req.parent,
+                                  links=links),
         **({"secret_refs": refs} if refs else {}),
     }
     return Prepared(sid, session, fields, settings, warnings, str(req.cli), task, now, placed)
@@ -403,6 +389,10 @@ def create(p: Prepared) -> SpawnResult:
     """Create and start (or queue) a prepared spawn. Raises ZapcliError;
     nothing of it is left behind when it does."""
     sid, session = p.sid, p.session
+    if p.placed is not None and p.placed.unfunded is not None:  # its tree could not fund it
+        from zapcli.ops import tree
+
+        return tree.record_unfunded(p)
     # From here to the launch is one step for the caller: SIGINT/SIGTERM/SIGHUP
     # wait until it is done, so a caller killed mid-spawn (a harness's timeout)
     # never leaves a half-made subagent. The session marker comes first, so

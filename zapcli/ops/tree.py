@@ -3,9 +3,9 @@
 belongs to (so it never outlives it), its allotment of the parent's budget,
 its place under the run's `--max-subagents`, and its price.
 
-Imports `zapcli.ledger`, `zapcli.prices`, `zapcli.lifecycle.observe` —
-SQLite only for a spawn inside a run or under a parent with a budget, so a
-plain `zapcli spawn` pays nothing for it.
+Imports `zapcli.budget.allot` (the allotment, the money check), `zapcli.prices`,
+`zapcli.lifecycle.observe` — SQLite only for a spawn inside a run or under a
+parent with a budget, so a plain `zapcli spawn` pays nothing for it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from zapcli.config import Settings
-from zapcli.errors import NotFound, UsageError, param
+from zapcli.errors import NotFound, ZapcliError
 from zapcli.plain import plain
 
 TYPE_CHECKING = False
@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 RUN_PREFIX = "run_"  # a `zapcli run`'s id, and the session of everything it starts
-COST_REPORTED = ("claude",)  # backends whose CLI reports each call's cost
 
 
 @plain
@@ -31,6 +30,7 @@ class Placement:
     fields: dict[str, Any]
     reserved: bool = False
     root: str | None = None
+    unfunded: str | None = None  # why its tree could not fund it: it ends `failed` (budget)
 
 
 def parent_of(explicit: str | None) -> str | None:
@@ -82,28 +82,13 @@ def _own_budget(spawn: Any) -> tuple[int | None, float | None]:
             cost if isinstance(cost, (int, float)) else None)
 
 
-def _check_money(max_cost: float | None, cli: str, model: str | None,
-                 price: dict[str, float] | None) -> None:
-    """A dollar budget needs every call priced: refused at spawn otherwise."""
-    if max_cost is None:
-        return
-    if not max_cost > 0 or max_cost == float("inf"):
-        raise UsageError(f"{param('max_cost')} must be a positive number of dollars, got {max_cost}")
-    if cli in COST_REPORTED or cli == "sh":
-        return
-    from zapcli import prices
-
-    if not prices.known(model, price):
-        raise UsageError(prices.unknown_message(model))
-
-
 def place(sid: str, session: str, cli: str, model: str | None, *, max_tokens: int | None,
           max_cost: float | None, settings: Settings, parent: str | None = None,
           run: dict[str, Any] | None = None, siblings: int = 1,
           batch: str | None = None) -> Placement:
     """Decide the tree fields of a new subagent `sid` and reserve its
-    allotment (raises `ledger.BudgetSpent`, or UsageError for a dollar budget
-    on an unpriced model; nothing is created then)."""
+    allotment (`zapcli.budget.allot`: raises its BudgetSpent, or UsageError for
+    a dollar budget on an unpriced model; nothing is created then)."""
     from zapcli import prices
 
     parent = parent_of(parent)
@@ -118,34 +103,67 @@ def place(sid: str, session: str, cli: str, model: str | None, *, max_tokens: in
     if isinstance(run, dict):
         fields["run"] = run
     root = session if session.startswith(RUN_PREFIX) else None
-    owner_tokens, owner_cost = _own_budget(up.spawn) if up is not None else (None, None)
-    budgeted = owner_tokens is not None or owner_cost is not None
+    owner = _own_budget(up.spawn) if up is not None else (None, None)
+    budgeted = owner != (None, None)
     if root is None and not budgeted and not (parent or "").startswith(RUN_PREFIX):
-        _check_money(max_cost, cli, model, price)
-        return Placement(fields)
-    from zapcli import ledger
+        if max_cost is not None:  # without a dollar budget an unbudgeted spawn loads no ledger
+            from zapcli.budget import allot
 
-    own = ledger.Tokens()
-    if up is not None and budgeted:
-        ledger.set_budget(parent, ledger.Budget(owner_tokens, owner_cost))  # type: ignore[arg-type]
-        own = ledger.of(up)
-    elif parent and parent.startswith(RUN_PREFIX):
-        own = ledger.run_tokens(parent)
-    tree = ledger.budget_of(parent) if parent else None
-    if tree is not None and tree.max_cost is not None:
-        _check_money(max_cost or tree.max_cost, cli, model, price)
-    else:
-        _check_money(max_cost, cli, model, price)
-    allot = ledger.reserve(parent or session, sid, own, tokens=max_tokens, cost=max_cost,
-                           siblings=siblings, batch=batch, root=root) if parent or root else None
-    if allot is not None:
-        fields["budget"] = {"max_tokens": allot.tokens, "max_cost": allot.cost}
+            allot.check_money(max_cost, cli, model, price)
+        return Placement(fields)
+    from zapcli.budget import allot
+
+    given = allot.fund(parent or session, sid, cli, model, price, want=(max_tokens, max_cost),
+                       owner_budget=owner if budgeted else None, owner_view=up,
+                       run_parent=(parent or "").startswith(RUN_PREFIX), siblings=siblings,
+                       batch=batch, root=root)
+    if given is not None:
+        fields["budget"] = given
     return Placement(fields, reserved=True, root=root)
+
+
+def place_or_unfunded(sid: str, session: str, cli: str, model: str | None,
+                      **kw: Any) -> Placement:
+    """`place`; a child its tree's budget cannot fund (C41: nothing is free,
+    all held or spent) is a Placement saying so, made but never started
+    (`record_unfunded`) — its parent learns how many, not only an error."""
+    try:
+        return place(sid, session, cli, model, **kw)
+    except ZapcliError as exc:  # not allot's BudgetSpent by name: an unbudgeted spawn stays light
+        if type(exc).__name__ != "BudgetSpent" or exc.code != "token_budget":
+            raise  # --max-subagents: the spawn is refused; any other error is itself
+        parent = parent_of(kw.get("parent"))
+        return Placement({"parent": parent} if parent else {}, unfunded=exc.message)
+
+
+def record_unfunded(p: Any) -> Any:
+    """Create the subagent `p` (an `ops.spawn.Prepared`) as ended `failed`
+    (budget): its trail, in its session, never started. The SpawnResult."""
+    from zapcli.lifecycle import session as sessions
+    from zapcli.ops.spawn import SpawnResult
+    from zapcli.redact import display, mark, secret_values
+    from zapcli.trail import ending, records, store
+    from zapcli.trail.model import Outcome, Status
+
+    reason = f"budget: not funded — {p.placed.unfunded}"
+    sessions.add(p.session, p.sid)
+    try:
+        store.create_trail(p.sid, p.fields, secret_values(), sync=False)
+        ending.end(store.path_for(p.sid), Outcome(Status.FAILED, None, reason), by="budget")
+    except Exception:
+        store.path_for(p.sid).unlink(missing_ok=True)
+        sessions.forget(p.session, p.sid)
+        raise
+    sessions.deactivate(p.session, p.sid)
+    return SpawnResult(id=p.sid, status=Status.FAILED, cli=p.cli, task=display(mark(p.task)),
+                       created=records.iso_utc(p.now), agent=p.fields.get("agent"),
+                       warnings=(*p.warnings, f"{p.sid} was not funded by its tree's budget and "
+                                 f"ended failed (budget): {p.placed.unfunded}"))
 
 
 def undo(sid: str, placed: Placement) -> None:
     """The spawn failed after `place`: give back the allotment and the count."""
     if placed.reserved:
-        from zapcli import ledger
+        from zapcli.budget import allot
 
-        ledger.unreserve(sid, placed.root)
+        allot.unreserve(sid, placed.root)

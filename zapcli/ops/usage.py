@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from zapcli import ledger
+from zapcli.budget.allot import Budget
 from zapcli.errors import NotFound, StateError
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import observe
@@ -98,7 +99,7 @@ class ParentTotals:
     parent: str
     own: ledger.Tokens
     subagents: list[tuple[str, str, ledger.Tokens]]  # (id, status, figures)
-    budget: ledger.Budget | None = None
+    budget: Budget | None = None
     running: ledger.Tokens = ledger.Tokens()  # subagents not finished yet, as their trails say now
     tree_parents: dict[str, str] = field(default_factory=dict)  # id -> whose work spawned it
     live: list[tuple[str, str, ledger.Tokens]] = field(default_factory=list)  # the running ones
@@ -130,7 +131,7 @@ def totals(parent: str | None = None) -> list[ParentTotals]:
         runs = {r[0]: ledger.Tokens(*r[1:]) for r in conn.execute(
             f"SELECT run_id, {ledger.COLUMNS} FROM ledger_run {run_where}", run_args)}
         tree_where = "WHERE owner = ?" if parent else "WHERE owner LIKE 'run_%'"
-        budgets = {r[0]: ledger.Budget(*r[1:]) for r in conn.execute(
+        budgets = {r[0]: Budget(*r[1:]) for r in conn.execute(
             f"SELECT owner, max_tokens, max_cost, max_subagents, started FROM ledger_tree "
             f"{tree_where}", run_args)}
     out: dict[str, ParentTotals] = {}

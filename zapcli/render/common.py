@@ -75,7 +75,11 @@ def status_phrase(v: View) -> str:
             extra += f"; {one_line(flat) if len(flat) <= REASON_INLINE else 'reason below'}"
         return f"{v.status} ({extra})"
     if v.status == Status.QUEUED:
+        if v.queued_out_there:  # its executor took it and has no room for it yet
+            return f"queued ({v.queued_out_there})"
         held = held_reason(v)
+        if held and (v.held or {}).get("kind") == "usage_limit":
+            return f"queued ({held})"  # `queued (claude usage limit, resets 15:00)`
         if held:
             return f"queued (waiting: {held})"
         return "queued (waiting for " + ("dependencies / " if v.after else "") + "a free slot)"
@@ -89,7 +93,9 @@ def status_phrase(v: View) -> str:
                      f"exit {v.exit_code}")
         if reason.startswith(same):
             reason = ""
-    if reason and v.status != Status.COMPLETED:
+    if v.usage_limit:  # the reset first; the CLI's own words follow in the reason line
+        parts.append(usage_limit_text(v.usage_limit))
+    elif reason and v.status != Status.COMPLETED:
         # a long one is said whole on a line of its own (`reason_line`): its end
         # is often the advice (what to do), which a cut would drop
         parts.append(one_line(reason) if len(" ".join(reason.split())) <= REASON_INLINE
@@ -101,12 +107,25 @@ REASON_INLINE = 120  # characters of a reason said inside the status phrase
 REASON_MAX = 2000  # a longer one keeps its start and its end (the advice)
 
 
+def usage_limit_text(limit: dict[str, Any]) -> str:
+    """`usage limit, resets 15:00 Europe/Warsaw` for a subagent that ended on
+    its account's usage limit (C42)."""
+    import time
+
+    from zapcli.resettime import when_text
+
+    at = limit.get("resets_at")
+    return "usage limit, " + when_text(at if isinstance(at, (int, float)) else None,
+                                       limit.get("zone"), time.time())
+
+
 def reason_line(v: View) -> tuple[str, str] | None:
     """`  Reason: …` — the whole reason of one that ended otherwise than
     completed (or a remote one's note while it runs), when it is too long
     for the status phrase; else None."""
     flat = " ".join((v.reason or "").split())
-    if v.status == Status.COMPLETED or len(flat) <= REASON_INLINE or not (v.terminal or v.status.live):
+    if v.status == Status.COMPLETED or not (v.terminal or v.status.live) or (
+            len(flat) <= REASON_INLINE and not v.usage_limit):
         return None
     if len(flat) > REASON_MAX:
         flat = f"{flat[:REASON_MAX // 2]} … {flat[-REASON_MAX // 2:]}"

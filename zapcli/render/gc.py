@@ -27,7 +27,7 @@ def lines(res: Any) -> Lines:
         from zapcli.render.worktree import decision_lines
 
         out += decision_lines(res.worktrees, res.dry_run)
-    out += [("dim", f"  {path}: removed the empty folder a killed sandbox left")
+    out += [("dim", f"  {path}: removed the placeholder a killed sandbox left")
             for path in getattr(res, "placeholders", ())]
     return out
 

@@ -40,7 +40,8 @@ def _width() -> int:
 
 def short_status(v: Any, waiting: str | None = None) -> str:
     """`running 23s`, `completed 45s`, `failed 3.0s exit 2`, `queued (after
-    3f9a0c1e)`: a queued one with what it waits for (`lifecycle.waiting`)."""
+    3f9a0c1e)`: a queued one with what it waits for (`lifecycle.waiting`),
+    one stopped by its account's usage limit with the reset."""
     if v.status == Status.QUEUED:
         return f"queued ({waiting})" if waiting else "queued"
     if v.status == Status.RUNNING and getattr(v, "rate_limit", None):
@@ -52,6 +53,10 @@ def short_status(v: Any, waiting: str | None = None) -> str:
     text = f"{v.status} {duration(v.elapsed_s)}" if v.elapsed_s is not None else str(v.status)
     if v.terminal and v.exit_code not in (None, 0):
         text += f" exit {v.exit_code}"
+    if getattr(v, "usage_limit", None):
+        from zapcli.render.common import usage_limit_text
+
+        text += f" ({usage_limit_text(v.usage_limit)})"
     return text
 
 

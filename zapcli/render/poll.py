@@ -29,10 +29,11 @@ def _all_running(res: Any) -> Lines:
     n = len(res.entries)
     tasks = " / ".join(one_line(e.view.task, TASK_PREVIEW) for e in res.entries if e.view)
     # a hang must stay visible in the summary too (SPEC §6.2 stall)
-    # and so must a subagent parked on a rate limit, or held back in the queue for one
+    # and so must a subagent parked on a rate limit, or held back in the queue for one,
+    # or one its cluster has no room for yet
     stalled = [("yellow", f"  {e.view.id}: {status_phrase(e.view)}")
-               for e in res.entries if e.view and (e.view.stalled_s is not None
-                                                   or e.view.rate_limit or e.view.held)]
+               for e in res.entries if e.view and (e.view.stalled_s is not None or e.view.rate_limit
+                                                   or e.view.held or e.view.queued_out_there)]
     queued = sum(1 for e in res.entries if e.view and e.view.status == Status.QUEUED)
     note = f"; {queued} of them queued" if queued else ""
     ids = " ".join(e.id for e in res.entries)

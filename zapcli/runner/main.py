@@ -1,7 +1,7 @@
 """`zapcli run --subagent --id ID`: the runner's main.
 
 Imports `zapcli.trail`, `zapcli.supervisor`, `zapcli.backends` (the seam; each
-backend lazily), `zapcli.runner.guard`, and `zapcli.lifecycle` (queue drain,
+backend lazily), `zapcli.runner.guard` (for in-process work only), and `zapcli.lifecycle` (queue drain,
 retention) at exit. Reads its task from its own `spawn` record (never argv),
 writes `start`, runs the backend, and ends the subagent synchronously (fsync)
 before it exits, whatever happens. It holds the workspace trust its spawner
@@ -21,7 +21,7 @@ from zapcli import tracecontext, trust
 from zapcli.backends.base import RunContext
 from zapcli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from zapcli.redact import secret_values
-from zapcli.runner import guard, scratch, tether, tree
+from zapcli.runner import scratch, tether, tree
 from zapcli.supervisor.capture import CappedFile
 from zapcli.supervisor.launch import MARKER, process_create_time
 from zapcli.trail import endslot, store
@@ -221,15 +221,58 @@ def main(sid: str) -> int:
         tree.leave(spawn)
     scratch.drop(sid)  # its scratch folder goes with it (what was worth keeping is in the workspace)
     outcome = _check_in_time(sid, spawn, outcome, writer, deadline)
+    if outcome.status == Status.QUEUED:  # its backend put it back in the queue (C43)
+        outcome = _requeue(sid, spawn, writer, outcome)
+        if outcome.status == Status.QUEUED:
+            if live is not None:
+                live.stop()
+            return EXIT_OK
     pending = _pending(sid, spawn, writer)
     writer.end(outcome, retry_s=max(spawn.kill_grace_s, 5.0), stdout_bytes=out.written,
                stderr_bytes=err.written, stdout_kept=out.kept, stderr_kept=err.kept, **pending)
     writer.close()
     tether.settle_self(sid)  # every call counted, the last one too; the allotment returns
     _after_exit(spawn, sid, busy=terminated.is_set())
+    if (outcome.extra or {}).get("usage_limit") and spawn.raw.get("resume_after_limit"):
+        from zapcli.runner.resume import after_the_reset
+
+        after_the_reset(sid, spawn, outcome.extra["usage_limit"])  # type: ignore[index]
     if live is not None:  # after the status and the queue: delivery never holds either
         live.stop()
     return EXIT_OK if outcome.status == Status.COMPLETED else EXIT_FAILED
+
+
+def _requeue(sid: str, spawn: SpawnRecord, writer: TrailWriter, outcome: Outcome) -> Outcome:
+    """Its work ended on a 429 before doing anything (C43): the same id goes
+    back in the queue (a `requeued` record: no runner now), to be started
+    again by whoever drains next. A `failed` outcome when that could not be
+    written."""
+    from zapcli.lifecycle import queue
+
+    attempt = load(sid).requeued + 1
+    try:  # whoever starts it again starts it with its spawner's keys, as the first time
+        queue.keep_env(sid)
+    except OSError as exc:
+        return Outcome(Status.FAILED, None, f"{outcome.reason} (it could not be put back in "
+                       f"the queue: {exc.strerror or exc})")
+    if not writer.write_sync("requeued", {"reason": outcome.reason, "attempt": attempt},
+                             retry_s=5.0):
+        queue.drop_env(sid)
+        return Outcome(Status.FAILED, None, f"{outcome.reason} (it could not be put back in "
+                       "the queue: the state folder is full or read-only)")
+    endslot.release(writer.path)
+    writer.close()
+    try:
+        from pathlib import Path
+
+        from zapcli.backends.sections import OWNERS
+        from zapcli.config import load_settings
+
+        queue.drain(spawn.session, load_settings(Path(spawn.workspace), lenient=True,
+                                                 owners=OWNERS))
+    except Exception:
+        traceback.print_exc(file=sys.stderr)
+    return outcome
 
 
 def _pending(sid: str, spawn: SpawnRecord, writer: TrailWriter) -> dict[str, list[str]]:
@@ -282,6 +325,9 @@ def _run_backend(ctx: RunContext) -> Outcome:
         return Outcome(Status.FAILED, None, str(exc))
     if not backend.in_process:
         return _reported(ctx, backend.reports, backend.run(ctx))
+    # psutil comes with it: in-process work only, imported before any alarm is armed
+    from zapcli.runner import guard
+
     done = threading.Event()
     leave = lambda: _after_exit(ctx.spawn, ctx.sid, busy=True)  # noqa: E731
     grace = ctx.spawn.kill_grace_s
@@ -324,6 +370,8 @@ def _check_in_time(sid: str, spawn: SpawnRecord, outcome: Outcome, writer: Trail
     (holding the interpreter), so the SIGALRM backstop is armed around it."""
     if spawn.output_schema is None or outcome.status != Status.COMPLETED:
         return outcome
+    from zapcli.runner import guard
+
     writer.flush()  # the backstop ends the trail directly: what was said is there first
     guard.arm_backstop(sid, deadline, spawn.kill_grace_s,
                        lambda: _after_exit(spawn, sid, busy=True),

@@ -16,7 +16,6 @@ from zapcli.errors import NotFound
 def still_running(sid: str, session: str) -> list[str]:
     """The ids of `sid`'s own subagents that have not ended, oldest first."""
     from zapcli.lifecycle import session as sessions
-    from zapcli.lifecycle.observe import observe
     from zapcli.trail import reader, store
 
     out = []
@@ -25,7 +24,11 @@ def still_running(sid: str, session: str) -> list[str]:
             continue
         try:
             spawn = reader.spawn_of(store.path_for(other))
-            if spawn is not None and spawn.raw.get("parent") == sid and not observe(other).terminal:
+            if spawn is None or spawn.raw.get("parent") != sid:
+                continue
+            from zapcli.lifecycle.observe import observe  # only for its own: most have none
+
+            if not observe(other).terminal:
                 out.append(other)
         except (NotFound, OSError):
             continue

@@ -12,6 +12,7 @@ sandbox: `zapcli.sandbox.policy.Policy.scratch_size`).
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from zapcli.trail import store
@@ -33,27 +34,33 @@ def make(sid: str) -> Path:
     for name in NAMES:
         _BEFORE.setdefault(name, os.environ.get(name))
         os.environ[name] = str(path)
-    import tempfile
+    if "tempfile" in sys.modules:  # not imported yet: it reads TMPDIR when it is
+        import tempfile
 
-    tempfile.tempdir = None  # this process's own temporary files go there too
+        tempfile.tempdir = None  # this process's own temporary files go there too
     return path
 
 
 def drop(sid: str) -> None:
     """Remove the folder and everything in it (never following a link out),
     and give this process its temporary folder back."""
-    import shutil
-    import tempfile
-
     for name, value in _BEFORE.items():
         if value is None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
     _BEFORE.clear()
-    tempfile.tempdir = None
+    if "tempfile" in sys.modules:
+        import tempfile
+
+        tempfile.tempdir = None
     path = store.path_for(sid, store.TMP)
     if path.is_symlink():
         path.unlink(missing_ok=True)
-    else:
+        return
+    try:
+        os.rmdir(path)  # usually left empty: no shutil (and its compressors) to import
+    except OSError:
+        import shutil
+
         shutil.rmtree(path, ignore_errors=True)

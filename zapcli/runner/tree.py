@@ -38,6 +38,8 @@ def enter(spawn: SpawnRecord, writer: TrailWriter, err: Any = None, deadline: fl
     its `cwd` and `workspace` are in the tree — or (spawn, a `failed`
     outcome) when the tree could not be made or prepared; then the work
     never starts (and never in the main checkout)."""
+    if not spawn.worktree:  # the common case: no tree, nothing of git to import
+        return spawn, None
     from zapcli.worktrees import git as g
     from zapcli.worktrees.create import attach, create
 

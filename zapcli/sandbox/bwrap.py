@@ -53,20 +53,23 @@ def program() -> str | None:
 
 
 def _order(policy: Policy, hiding: Plan) -> list[tuple[str, str, str]]:
-    """(path, how, source) mounts, parents before what lies inside them, so a
-    writable workspace inside a hidden folder (or the reverse) comes out
+    """(path, how, source) mounts, parents before what lies inside them, so
+    a writable workspace inside a hidden folder (or the reverse) comes out
     right. Every path is the real one: bwrap follows a link in a mount's
     path inside the new tree, where a folder on the way may be hidden. A
-    bind (a tree's own branch folder) mounts its source in the path's place."""
+    cover's source is a host path (bwrap reads it outside the new tree); a
+    bind (a tree's own branch folder) mounts its source, writable, in the
+    path's place."""
     scratch = os.path.realpath(policy.scratch) if policy.scratch else ""
-    ops = ([(p, "hide", p) for p in (*policy.hidden, *hiding.hide)]
-           + [(p, "rw", p) for p in policy.writable]
-           + ([(scratch, "scratch", scratch)] if scratch else [])
-           + [(target, "rw", source) for source, target in policy.binds]
-           + [(p, "ro", p) for p in (*policy.readonly, *policy.placeholders, *hiding.show)]
-           + [(p, "mask", p) for p in hiding.mask])
-    rank = {"hide": 0, "rw": 1, "scratch": 1, "ro": 2, "mask": 3}
-    return sorted(((os.path.realpath(p), how, os.path.realpath(src)) for p, how, src in ops),
+    ops = ([(p, "hide", "") for p in (*policy.hidden, *hiding.hide)]
+           + [(p, "rw", "") for p in policy.writable]
+           + ([(scratch, "scratch", "")] if scratch else [])
+           + [(target, "bind", os.path.realpath(source)) for source, target in policy.binds]
+           + [(p, "ro", "") for p in (*policy.readonly, *policy.placeholders, *hiding.show)]
+           + [(target, "cover", source) for source, target in policy.covers]
+           + [(p, "mask", "") for p in hiding.mask])
+    rank = {"hide": 0, "rw": 1, "scratch": 1, "bind": 1, "ro": 2, "cover": 3, "mask": 3}
+    return sorted(((os.path.realpath(p), how, source) for p, how, source in ops),
                   key=lambda op: (op[0].rstrip("/").count("/"), rank[op[1]]))
 
 
@@ -97,9 +100,10 @@ def argv(policy: Policy, bwrap: str, *, root: bool | None = None, keep: Iterable
                           scratch=policy.scratch, hidden=(*policy.hidden, *own),
                           declared=policy.sockets, keep=keep)
     for path, how, source in _order(policy, hiding):
-        out += {"hide": ["--tmpfs", path], "rw": ["--bind", source, path],
+        out += {"hide": ["--tmpfs", path], "rw": ["--bind", path, path],
+                "bind": ["--bind", source, path],
                 "scratch": [*_size(policy), "--tmpfs", path],
-                "ro": ["--ro-bind", path, path],
+                "ro": ["--ro-bind", path, path], "cover": ["--ro-bind", source, path],
                 "mask": ["--ro-bind", "/dev/null", path]}[how]
     for path in (*policy.hidden, *hiding.hide):
         out += ["--remount-ro", os.path.realpath(path)]

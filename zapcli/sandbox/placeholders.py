@@ -1,21 +1,40 @@
-"""Placeholders: the empty folders zapcli makes where a control file does not
-exist yet (a folder's `.zapcli/`, `.envrc`, `.git` of a folder that is no
-repository), so the sandbox can hold that name read-only — a mount needs
-something to mount on — and removes again once no sandbox uses them. Imports
-only the standard library.
+"""Placeholders: what zapcli makes where a control file does not exist yet
+(a folder's `.zapcli/`, `.envrc`, `opencode.json`, the `.git` of a folder
+that is no repository), so the sandbox can hold that name read-only — a
+mount needs something to mount on — and removes again once no sandbox uses
+it. Imports the standard library and this room.
 
-A placeholder is always an empty folder, never a file: git takes an empty
-`.git` folder for no repository (an empty `.git` file breaks it), and `git
-status` lists no empty folder. Every sandbox that binds a control folder
-read-only holds a shared `flock` on it for its whole life; whoever ends last
-(its exclusive lock granted at once) removes a placeholder that is still
-empty and still the folder that was made — a placeholder that another
-sandbox, of this user or another, still mounts is never removed under it
-(removing a mount point in another namespace would unmount it there). Each
-placeholder made is recorded in a folder of zapcli's state (`records`, one
-small file per sandbox start), so one left by a runner killed with SIGKILL is removed by the next sandbox that
-starts or by `zapcli gc` (`sweep`). A placeholder that is not empty any more
-(the memory tool wrote its folder, a person an approved file) is kept.
+What is made. A name a program reads as a file is held by a regular file
+whose content that program reads as "nothing configured" (`{}` in
+`opencode.json`, nothing in `.envrc`: `zapcli.sandbox.neutral`); programs
+inside the sandbox and the user's own tools in the same folder during the
+run read that one file, the same inside and out. Any other name (`.git`,
+`.zapcli`, `.claude`, the missing `.vscode` of `.vscode/tasks.json`) is held
+by an empty folder: git takes an empty `.git` folder for no repository (an
+empty `.git` file breaks it), and a folder holds everything that could be
+made inside it. Either can be neither written, removed, renamed over nor
+made into something else inside the sandbox (a read-only mount point). An
+empty folder is invisible to git, a file is not: git inside the sandbox is
+made to pass over the held files (`zapcli.sandbox.git_exclude`); outside,
+the user's `git status` lists them as untracked while a run lasts. That is
+the price of the user's tools working meanwhile: git would pass over a
+fifo or a socket, but a program reading one hangs or fails, and what would
+make git ignore a file outside (`.gitignore`, `info/exclude`, the global
+excludes) is the user's, which zapcli does not change.
+
+Who removes what. Every sandbox that binds a control path read-only holds
+a shared `flock` on it for its whole life; whoever ends last (its
+exclusive lock granted at once) removes a placeholder that is still the
+one that was made — still an empty folder, or a file still its neutral
+content — so one that another sandbox, of this user or another, still
+mounts is never removed under it (removing a mount point in another
+namespace would unmount it there). Each placeholder made is recorded in a
+folder of zapcli's state (`records`, one small file per sandbox start: the
+paths, and for a file the inode and change time it had once written), so
+one left by a runner killed with SIGKILL is removed by the next sandbox
+that starts or by `zapcli gc` (`sweep`). One that holds something of the
+user's now is kept and forgotten: a folder the memory tool wrote into, a
+file written in place or replaced (another inode, change time or bytes).
 
 A caller runs bwrap with `Held.policy` after `hold` and calls `release`
 once bwrap has ended.
@@ -25,10 +44,13 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
+import stat
 from dataclasses import dataclass, field, replace
 
+from zapcli.sandbox import git_exclude
+from zapcli.sandbox.book import Book, same, start, write
+from zapcli.sandbox.neutral import content
 from zapcli.sandbox.policy import Policy
 
 TRIES = 5  # a placeholder removed under us between its open and its lock: made again
@@ -38,19 +60,28 @@ LOCK_WAIT_S = 5.0
 @dataclass
 class Held:
     """The policy as it can be mounted now (placeholders that could not be made
-    left out: nothing else could make them either), the locks that keep its
-    folders, and `notes` on what was left out."""
+    left out: nothing else could make them either; git's exclude files
+    covered), the locks that keep its control paths, and `notes` on what was
+    left out."""
 
     policy: Policy
     records: str = ""
     notes: list[str] = field(default_factory=list)
     _locks: list[tuple[str, int]] = field(default_factory=list)
+    _covers: list[str] = field(default_factory=list)
 
     def release(self) -> None:
-        """Let go of every folder; remove each placeholder no other sandbox
-        still holds. Call once bwrap has ended; safe to call twice."""
+        """Let go of every control path; remove each placeholder no other
+        sandbox still holds, and the exclude files made for git inside. Call
+        once bwrap has ended; safe to call twice."""
         locks, self._locks = self._locks, []
-        book = _Book(self.records) if locks and self.records else None
+        covers, self._covers = self._covers, []
+        for cover in covers:
+            try:
+                os.unlink(cover)
+            except OSError:
+                pass
+        book = Book(self.records) if locks and self.records else None
         for path, fd in reversed(locks):
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -66,111 +97,60 @@ class Held:
             book.save()
 
 
-class _Book:
-    """The records: one JSON file per sandbox start that made placeholders,
-    `{"paths": [...]}`. Read whole (a few small files), settled path by path
-    under each folder's exclusive lock, and written back once."""
-
-    def __init__(self, records: str):
-        self.records = records
-        self.files: dict[str, list[str]] = {}
-        try:
-            names = os.listdir(records)
-        except OSError:
-            names = []
-        for name in names:
-            if name.endswith(".json"):
-                try:
-                    with open(os.path.join(records, name), encoding="utf-8") as fh:
-                        paths = json.load(fh).get("paths")
-                except (OSError, ValueError, AttributeError):
-                    continue
-                if isinstance(paths, list):
-                    self.files[name] = [p for p in paths if isinstance(p, str)]
-        self.settled: set[str] = set()
-
-    def recorded(self, path: str) -> bool:
-        return any(path in paths for paths in self.files.values())
-
-    def settle(self, path: str, fd: int) -> None:
-        """With the folder's exclusive lock held: remove it when it is a
-        recorded placeholder, empty, and still at `path`; forget it when it
-        holds something now (it is the user's) or is gone."""
-        if not self.recorded(path):
-            return
-        try:
-            here, held = os.lstat(path), os.fstat(fd)
-        except OSError:
-            self.settled.add(path)
-            return
-        if (here.st_dev, here.st_ino) != (held.st_dev, held.st_ino):
-            return  # another folder is there now: decided on when that one is held
-        if os.listdir(fd):
-            self.settled.add(path)  # it holds something now: it is the user's
-            return
-        try:
-            os.rmdir(path)
-        except OSError:
-            return
-        self.settled.add(path)
-
-    def save(self) -> None:
-        for name, paths in self.files.items():
-            left = [p for p in paths if p not in self.settled]
-            if left == paths:
-                continue
-            target = os.path.join(self.records, name)
-            try:
-                if left:
-                    _write(target, left)
-                else:
-                    os.unlink(target)
-            except OSError:
-                continue
-
-
-def _write(target: str, paths: list[str]) -> None:
-    tmp = f"{target}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump({"paths": paths}, fh)
-    os.replace(tmp, target)
-
-
-def _record(records: str, paths: list[str]) -> str:
-    """Record the placeholders about to be made, before they are (a crash
-    right after leaves them sweepable); the record's file. Best effort: one
-    that cannot be recorded is still made (the protection comes first)."""
-    if not records or not paths:
-        return ""
-    target = os.path.join(records, f"{os.getpid()}.{os.urandom(6).hex()}.json")
+def _open(path: str) -> int | None:
+    """A read-only descriptor of the folder or regular file at `path` (a
+    link is never followed, a fifo never waited on); None for anything else."""
+    if not _kept_kind(os.lstat(path)):
+        return None  # a device is never opened: that alone may act
     try:
-        os.makedirs(records, mode=0o700, exist_ok=True)
-        _write(target, paths)
-    except OSError:
-        return ""
-    return target
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO):
+            return None
+        raise
+    if not _kept_kind(os.fstat(fd)):  # swapped since the look
+        os.close(fd)
+        return None
+    return fd
+
+
+def _kept_kind(st: os.stat_result) -> bool:
+    return stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)
 
 
 def is_placeholder(path: str, records: str) -> bool:
-    """Whether `path` is an empty folder zapcli made to hold a missing control
-    file (to say so to whoever wants to write a file there)."""
+    """Whether `path` is a placeholder zapcli made to hold a missing control
+    file, as it was made (to say so to whoever wants to write a file there)."""
     try:
-        return os.path.isdir(path) and not os.path.islink(path) and not os.listdir(path) \
-            and _Book(records).recorded(path)
+        fd = _open(path)
     except OSError:
         return False
+    if fd is None:
+        return False
+    try:
+        st = os.fstat(fd)
+        want = content(path)
+        if stat.S_ISREG(st.st_mode) and (want is None or st.st_size != len(want)):
+            return False  # the common case, a file of the user's: no record read
+        return Book(records).still_made(path, st, fd)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def sweep(records: str) -> list[str]:
     """Remove the placeholders no sandbox holds any more (left by a runner
     that was killed); the paths removed."""
-    book = _Book(records)
+    book = Book(records)
     removed: list[str] = []
     for path in sorted({p for paths in book.files.values() for p in paths}, reverse=True):
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fd = _open(path)
         except OSError:
-            book.settled.add(path)  # gone, or no folder: not ours to touch
+            fd = None
+        if fd is None:
+            book.settled.add(path)  # gone, or neither folder nor file: not ours to touch
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -187,33 +167,55 @@ def sweep(records: str) -> list[str]:
     return removed
 
 
-def _lock_folder(path: str, may_make: bool) -> tuple[int | None, bool]:
-    """(a descriptor of the folder at `path` under a shared lock, whether it
-    was made here); (None, False) when it is no folder (a file is bound as it
-    is) or cannot be made. Raises OSError for a placeholder that cannot be made."""
+def _make(path: str) -> bool:
+    """Make the placeholder at `path`: an empty folder, or a file of the
+    name's neutral content. False when something is there already."""
+    text = content(path)
+    try:
+        if text is None:
+            os.mkdir(path, 0o755)
+            return True
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o644)
+    except FileExistsError:
+        return False
+    try:
+        view = memoryview(text)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+    return True
+
+
+def _lock(path: str, may_make: bool) -> tuple[int | None, bool]:
+    """(a descriptor of the folder or file at `path` under a shared lock,
+    whether it was made here); (None, False) when it is neither (a link is
+    bound as its target is, and noted by the policy) or cannot be made.
+    Raises OSError for a placeholder that cannot be made."""
     for _ in range(TRIES):
         made = False
         if may_make and not os.path.lexists(path):
-            try:
-                os.mkdir(path, 0o755)
-                made = True
-            except FileExistsError:
-                pass
+            made = _make(path)
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fd = _open(path)
         except FileNotFoundError:
+            if not may_make:
+                raise  # not ours to make: the caller takes the policy as it is now
             continue  # removed by a sandbox that ended just now: make it again
         except OSError as exc:
-            if exc.errno in (errno.ENOTDIR, errno.ELOOP):
+            if exc.errno == errno.ENOTDIR:
                 return None, False
             raise
+        if fd is None:
+            return None, False
         try:
             _shared(fd)
         except OSError:
             os.close(fd)
             raise
         try:
-            if os.path.samestat(os.fstat(fd), os.lstat(path)):
+            if same(os.fstat(fd), os.lstat(path)):
                 return fd, made
         except OSError:
             pass
@@ -223,7 +225,7 @@ def _lock_folder(path: str, may_make: bool) -> tuple[int | None, bool]:
 
 def _shared(fd: int, wait_s: float = LOCK_WAIT_S) -> None:
     """A shared lock on `fd`; an exclusive one is held only for a remover's
-    look and rmdir, so waiting long means its holder is stopped: EBUSY."""
+    look and removal, so waiting long means its holder is stopped: EBUSY."""
     import time
 
     end = time.monotonic() + wait_s
@@ -237,38 +239,103 @@ def _shared(fd: int, wait_s: float = LOCK_WAIT_S) -> None:
             time.sleep(0.01)
 
 
+class _Moved(Exception):
+    """A control path went while it was being held (another sandbox in the
+    same folder ended and removed its placeholder): hold again."""
+
+
 def hold(policy: Policy, records: str = "") -> Held:
-    """Make the policy's placeholders and hold every control folder it binds
-    read-only (a shared lock each). `records`: the folder in zapcli's state
-    where placeholders are recorded (empty: none are, and none are removed)."""
+    """Make the policy's placeholders and hold every control path it binds
+    read-only inside a writable root (a shared lock each); cover git's
+    exclude files so git inside ignores the held files. `records`: the
+    folder in zapcli's state where placeholders are recorded (empty: none
+    are, and none are removed).
+
+    The policy was resolved a moment ago: a control path it found existing
+    may have been another sandbox's placeholder, removed since as that one
+    ended. Such a path is held as the placeholder it would have been had it
+    been missing then (`_as_now`), and a hold that sees one go while it
+    holds starts again: the name is never left unheld, and bwrap never
+    meets a missing mount point."""
+    for _ in range(TRIES):
+        try:
+            return _hold(_as_now(policy), records)
+        except _Moved:
+            continue
+    raise OSError(errno.EBUSY, "its control files kept being removed while the sandbox started "
+                  "(other sandboxes in the same folder ending meanwhile)")
+
+
+def _as_now(policy: Policy) -> Policy:
+    """`policy` with each control path in a writable root that is gone now
+    replaced by a placeholder at the first part of it that is missing (a
+    missing `.vscode` holds `.vscode/tasks.json`), and each placeholder
+    whose folder went replaced by that folder's own."""
+    readonly: list[str] = []
+    missing: list[str] = []
+    for path, own in [*((p, False) for p in policy.readonly), *((p, True) for p in policy.placeholders)]:
+        root = _root_of(path, policy.writable)
+        gone = _first_missing(os.path.dirname(path) if own else path, root) if root else None
+        if gone is None and not own:
+            readonly.append(path)
+        elif (gone or path) not in missing:
+            missing.append(gone or path)
+    missing = [p for p in missing if not any(p.startswith(q + "/") for q in missing)]
+    if readonly == list(policy.readonly) and missing == list(policy.placeholders):
+        return policy
+    return replace(policy, readonly=tuple(readonly), placeholders=tuple(missing))
+
+
+def _first_missing(path: str, root: str) -> str | None:
+    """The first folder or file on the way from `root` down to `path` that
+    does not exist; None when all do."""
+    here = root
+    for part in os.path.relpath(path, root).split(os.sep):
+        if part in ("", "."):
+            continue
+        here = os.path.join(here, part)
+        if not os.path.lexists(here):
+            return here
+    return None
+
+
+def _hold(policy: Policy, records: str) -> Held:
+    """One try of `hold`. Raises _Moved when a path went meanwhile."""
     if records:
         sweep(records)
     held = Held(policy, records)
     locked: set[str] = set()
     made: list[str] = []
+    stamps: dict[str, list[int]] = {}
     intent = [p for p in policy.placeholders if not os.path.lexists(p)]
-    record = _record(records, intent)
+    record = start(records, intent)
 
     def lock(path: str, make: bool) -> None:
         for folder in _between(path, policy.writable):  # another's placeholder it lies in
             if folder not in locked:
                 locked.add(folder)
-                fd, _ = _lock_folder(folder, may_make=False)
+                fd, _ = _lock(folder, may_make=False)
                 if fd is not None:
                     held._locks.append((folder, fd))
         if path not in locked:
             locked.add(path)
-            fd, fresh = _lock_folder(path, may_make=make)
+            fd, fresh = _lock(path, may_make=make)
             if fresh:
                 made.append(path)
             if fd is not None:
                 held._locks.append((path, fd))
+                st = os.fstat(fd)
+                if fresh and stat.S_ISREG(st.st_mode):
+                    stamps[path] = [st.st_ino, st.st_ctime_ns]
 
     kept: list[str] = []
     for path in policy.placeholders:
         try:
             lock(path, True)
         except OSError as exc:
+            if exc.errno == errno.ENOENT:  # its folder went (another sandbox's placeholder)
+                held.release()
+                raise _Moved() from None
             if exc.errno == errno.EBUSY:
                 held.release()
                 raise
@@ -277,24 +344,40 @@ def hold(policy: Policy, records: str = "") -> Held:
             continue
         kept.append(path)
     for path in policy.readonly:
+        if _root_of(path, policy.writable) is None:
+            continue  # only a writable root holds placeholders, another sandbox's too
         try:
             lock(path, False)
+        except FileNotFoundError:  # gone since `_as_now` looked: bwrap would not start
+            held.release()
+            raise _Moved() from None
         except OSError:
             continue
-    if record and made != intent:  # only what was made here is this start's to remove
+    if record and (made != intent or stamps):  # only what was made here is this start's to remove
         try:
-            _write(record, made) if made else os.unlink(record)
+            write(record, made, stamps) if made else os.unlink(record)
         except OSError:
             pass
     held.policy = replace(policy, placeholders=tuple(kept))
+    files = _held_files(held, set(made))
+    if files:  # git inside passes over them (`git_exclude`)
+        pairs, notes = git_exclude.covers(held.policy, files)
+        held._covers += [cover for cover, _ in pairs]
+        held.notes += notes
+        held.policy = replace(held.policy, covers=(*held.policy.covers, *pairs))
     return held
+
+
+def _root_of(path: str, roots: tuple[str, ...]) -> str | None:
+    """The innermost writable root `path` lies strictly inside."""
+    return max((r for r in roots if path.startswith(r.rstrip("/") + "/")), key=len, default=None)
 
 
 def _between(path: str, roots: tuple[str, ...]) -> list[str]:
     """The folders between the writable root `path` lies in and `path`,
     outermost first (`.vscode` for `.vscode/tasks.json`): a placeholder
     another sandbox made there must outlive this one's, so it is held too."""
-    root = max((r for r in roots if path.startswith(r.rstrip("/") + "/")), key=len, default=None)
+    root = _root_of(path, roots)
     if root is None:
         return []
     folders = []
@@ -303,3 +386,20 @@ def _between(path: str, roots: tuple[str, ...]) -> list[str]:
         folders.append(folder)
         folder = os.path.dirname(folder)
     return folders[::-1]
+
+
+def _held_files(held: Held, made: set[str]) -> list[str]:
+    """The placeholder files this hold mounts: made here, or made by another
+    sandbox of this user (recorded) and unchanged since."""
+    book: Book | None = None
+    out = []
+    for path, fd in held._locks:
+        st = os.fstat(fd)
+        if content(path) is None or not stat.S_ISREG(st.st_mode):
+            continue
+        if path not in made:
+            book = book or Book(held.records)
+            if not book.still_made(path, st, fd):
+                continue
+        out.append(path)
+    return out

@@ -14,9 +14,10 @@ Control files (another program runs what they say: `.git`, `.zapcli`, the
 agent CLIs' settings, `.envrc`, …; the caller passes the whole list) are
 read-only in every writable root whether they exist or not, but in `full`
 mode: one that exists is bound read-only; for one that does not, the first
-missing part of its path is a placeholder — an empty folder the caller makes
-before bwrap starts and removes after (`zapcli.sandbox.placeholders`), so
-nothing can be created there.
+missing part of its path is a placeholder — an empty folder, or for a name
+a program reads as a file a file that reads as "nothing configured", that
+the caller makes before bwrap starts and removes after
+(`zapcli.sandbox.placeholders`), so nothing can be created there.
 
 A `--worktree` tree's git (its admin folder, the shared objects, its own
 branch) comes in from the caller as `GitAccess`, worked out where git's
@@ -63,6 +64,10 @@ class Policy:
     # empty writable folder of its own; what is bound under /tmp comes back above it
     own_tmp: bool = False
     placeholders: tuple[str, ...] = ()
+    # (source, target): a file bound read-only over another that exists, in this sandbox
+    # alone (git's exclude file, extended by the held placeholder files: `placeholders`)
+    covers: tuple[tuple[str, str], ...] = ()
+    # (source, target): a folder bound read-write in the target's place (a tree's own branch)
     binds: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
@@ -70,8 +75,9 @@ class Policy:
                 "readonly": list(self.readonly), "hidden": list(self.hidden),
                 "scratch": self.scratch, "scratch_size": self.scratch_size,
                 "sockets": list(self.sockets), "placeholders": list(self.placeholders),
-                "binds": [list(b) for b in self.binds],
-                **({"own_tmp": True} if self.own_tmp else {})}
+                **({"own_tmp": True} if self.own_tmp else {}),
+                **({"covers": [list(c) for c in self.covers]} if self.covers else {}),
+                **({"binds": [list(b) for b in self.binds]} if self.binds else {})}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Policy:
@@ -85,8 +91,10 @@ class Policy:
                    scratch_size=size if isinstance(size, int) and size >= 0 else SCRATCH_SIZE,
                    sockets=paths("sockets"), own_tmp=bool(data.get("own_tmp")),
                    placeholders=paths("placeholders"),
+                   covers=tuple((str(c[0]), str(c[1])) for c in data.get("covers") or ()
+                                if isinstance(c, (list, tuple)) and len(c) == 2),
                    binds=tuple((str(b[0]), str(b[1])) for b in data.get("binds") or ()
-                               if isinstance(b, list | tuple) and len(b) == 2))
+                               if isinstance(b, (list, tuple)) and len(b) == 2))
 
     def describe(self) -> str:
         """One line for a person (the trail's start diagnostic, doctor)."""

@@ -91,6 +91,21 @@ def _running(proc: psutil.Process) -> bool:
         return False
 
 
+def freeze_children() -> None:
+    """SIGSTOP every descendant of this process, at once: work that must
+    stop (a spent budget) makes no further call while its tree is ended
+    (`kill_tree` sends CONT with its TERM)."""
+    try:
+        children = psutil.Process(os.getpid()).children(recursive=True)
+    except psutil.Error:
+        return
+    for child in children:
+        try:
+            child.send_signal(signal.SIGSTOP)
+        except psutil.Error:
+            continue
+
+
 def kill_tree(pid: int, create_time: float, grace_s: float, *, include_root: bool = True) -> KillReport:
     """TERM+CONT the tree of the recorded process, wait `grace_s` seconds, KILL the rest.
 

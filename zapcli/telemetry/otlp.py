@@ -92,8 +92,10 @@ class Exporter:
         status = Status(StatusCode.ERROR, span.error) if span.error is not None else Status(StatusCode.UNSET)
         kind = trace.SpanKind.CLIENT if span.kind == "client" else trace.SpanKind.INTERNAL
         end = span.end if span.end is not None else span.start
+        links = [trace.Link(trace.SpanContext(int(t, 16), int(s, 16), True, flags), {"zapcli.relation": rel})
+                 for t, s, rel in span.links]
         return self._sdk.ReadableSpan(
-            name=span.name, context=ctx, parent=parent, resource=self.resource,
+            name=span.name, context=ctx, parent=parent, resource=self.resource, links=links,
             attributes=dict(span.attributes), events=events, kind=kind, status=status,
             start_time=_ns(span.start), end_time=_ns(max(end, span.start)),
             instrumentation_scope=self.scope)

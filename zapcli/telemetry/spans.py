@@ -37,6 +37,9 @@ class Span:
     error: str | None = None  # the status description of a span that ended in error
     events: list[tuple[str, float, dict[str, Any]]] = field(default_factory=list)
     owner: str = ""  # the subagent (or run) whose trail made it
+    # spans of other traces it follows: (trace id, span id, relation), e.g. a continued
+    # subagent's first run
+    links: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -86,6 +89,16 @@ def _derived(sid: str, size: int) -> str:
     return hashlib.blake2b(f"zapcli/{sid}".encode(), digest_size=size).hexdigest()
 
 
+def _links(spawn: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The spans of other traces its spawn record's `trace.links` names."""
+    trace: dict[str, Any] = spawn["trace"] if isinstance(spawn.get("trace"), dict) else {}
+    out = []
+    for link in trace.get("links") or ():
+        if isinstance(link, dict) and tracecontext.work_env(link):  # well-formed ids only
+            out.append((link["trace_id"], link["span_id"], str(link.get("relation") or "follows")))
+    return out
+
+
 def agent_of(sid: str, spawn: dict[str, Any]) -> Agent:
     trace: dict[str, Any] = spawn["trace"] if isinstance(spawn.get("trace"), dict) else {}
     ok = bool(tracecontext.work_env(trace))
@@ -113,7 +126,7 @@ class SpanBuilder:
         self.agent = agent_of(sid, spawn)
         a = self.agent
         self.root = Span(f"invoke_agent {a.name}", a.span_id, a.parent_span_id, a.created, None,
-                         attributes=self._agent_attrs(spawn), owner=sid)
+                         attributes=self._agent_attrs(spawn), owner=sid, links=_links(spawn))
         self._boundary = a.created
         self._calls: dict[str, Span] = {}
         self._models = 0
@@ -135,6 +148,8 @@ class SpanBuilder:
             attrs["gen_ai.agent.description"] = description[:300]
         if a.parent_id:
             attrs["zapcli.parent_id"] = a.parent_id
+        if isinstance(spawn.get("continue_of"), str):
+            attrs["zapcli.continue_of"] = spawn["continue_of"]
         return attrs
 
     def _child(self, key: str, name: str, start: float, role: str, kind: str = "internal",
@@ -199,6 +214,8 @@ class SpanBuilder:
             span.attributes["gen_ai.response.model"] = model
         if cached:
             span.attributes["gen_ai.usage.cache_read.input_tokens"] = cached
+        if written := _int(rec.get("cache_write_tokens")):
+            span.attributes["gen_ai.usage.cache_creation.input_tokens"] = written
         cost = rec.get("cost_usd")
         if isinstance(cost, (int, float)) and not isinstance(cost, bool):
             span.attributes["zapcli.cost_usd"] = float(cost)

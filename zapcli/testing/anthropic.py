@@ -24,8 +24,9 @@ rule that should also serve such requests just has to match them.
 
 Turn rendering (see `zapcli.testing.script`): `reasoning` → a thinking block,
 `text` → a text block, `tool_calls` → tool_use blocks (arguments streamed as
-input_json_delta), `usage` {prompt_tokens, completion_tokens, cached_tokens}
-→ input_tokens, output_tokens, cache_read_input_tokens; `finish_reason` →
+input_json_delta), `usage` {prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens}
+→ input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens
+(Anthropic's shape: the cache's tokens beside the input, not in it); `finish_reason` →
 stop_reason (default "tool_use" with calls, else "end_turn"). Faults:
 `http_error` → that status with the error JSON (429 and 529 carry
 `retry-after` and `retry-after-ms`, or `Retry-After` alone with `retry_after`), `error_200` → `event: error` after the
@@ -81,7 +82,7 @@ def _usage(turn: dict[str, Any], body: dict[str, Any], out_chars: int) -> dict[s
     u = dict(turn.get("usage") or {})
     return {"input_tokens": int(u.get("prompt_tokens", estimate_tokens(body.get("messages", [])))),
             "output_tokens": int(u.get("completion_tokens", max(1, out_chars // 4))),
-            "cache_creation_input_tokens": 0,
+            "cache_creation_input_tokens": int(u.get("cache_write_tokens", 0)),
             "cache_read_input_tokens": int(u.get("cached_tokens", 0))}
 
 
@@ -219,6 +220,9 @@ class AnthropicProtocol(Protocol):
             elif status in (429, 529):
                 ms = int(err.get("retry_after_ms", 10))
                 headers = {"retry-after-ms": str(ms), "retry-after": str(math.ceil(ms / 1000))}
+            headers.update(err.get("headers") or {})
+            if err.get("body") is not None:  # the provider's own body, verbatim
+                return h.send_json(status, err["body"], headers)
             return h.send_json(status, error_body(status, err.get("message", f"scripted HTTP {status}"),
                                                   err.get("code")), headers)
         if err := turn.get("error_200"):
@@ -231,6 +235,9 @@ class AnthropicProtocol(Protocol):
             return h.send_stream([x if isinstance(x, str) else sse(x) for x in turn["raw"]],
                                  turn.get("close", "clean"))
         if body.get("stream"):
-            return h.send_stream([sse(e) for e in stream_events(turn, body)])
+            events: list[Any] = [sse(e) for e in stream_events(turn, body)]
+            if turn.get("generate_s"):  # message_start now, the rest as a model generates it
+                events.insert(1, float(turn["generate_s"]))
+            return h.send_stream(events)
         msg = _message(turn, body)
         h.send_json(200, dict(msg, content=[_final(b) for b in msg["content"]]))

@@ -37,7 +37,9 @@ def scripted_http_error(h: Handler, err: dict[str, Any]) -> None:
     overloaded_error` makes a 503 say so too), other 5xx a server error, a
     plain 4xx an invalid request (not retryable)."""
     status = int(err.get("status", 500))
-    headers = retry_headers(err)
+    headers = {**retry_headers(err), **(err.get("headers") or {})}
+    if err.get("body") is not None:  # the provider's own body, verbatim
+        return h.send_json(status, err["body"], headers)
     etype = err.get("type") or ("rate_limit_error" if status == 429 else "overloaded_error"
                                 if status == 529 else "server_error" if status >= 500
                                 else "invalid_request_error")
@@ -90,9 +92,12 @@ def _usage(turn: dict[str, Any], body: dict[str, Any], out_chars: int) -> dict[s
     u = dict(turn.get("usage") or {})
     prompt = u.get("prompt_tokens", estimate_tokens(body.get("messages", [])))
     completion = u.get("completion_tokens", max(1, out_chars // 4))
-    return {"prompt_tokens": prompt, "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-            "prompt_tokens_details": {"cached_tokens": u.get("cached_tokens", 0)}}
+    out = {"prompt_tokens": prompt, "completion_tokens": completion,
+           "total_tokens": prompt + completion,
+           "prompt_tokens_details": {"cached_tokens": u.get("cached_tokens", 0)}}
+    if u.get("reasoning_tokens"):  # OpenAI's shape: a part of completion_tokens
+        out["completion_tokens_details"] = {"reasoning_tokens": u["reasoning_tokens"]}
+    return out
 
 
 def _message(turn: dict[str, Any]) -> tuple[str, str, str, list[dict[str, Any]]]:

@@ -214,6 +214,8 @@ class GeminiProtocol(Protocol):
         time.sleep(float(turn.get("delay_s") or 0))
         if err := turn.get("http_error"):
             code = int(err.get("status", 500))
+            if err.get("body") is not None:  # the provider's own body, verbatim
+                return h.send_json(code, err["body"], err.get("headers"))
             return h.send_json(code, google_error(
                 code, err.get("message", f"scripted HTTP {code}"), err.get("code"),
                 int(err.get("retry_after_ms", 10)) if code == 429 else None))

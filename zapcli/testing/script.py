@@ -18,20 +18,30 @@ Turn keys (all optional; each protocol renders them in its own wire format):
                                (default), "reasoning" or "think_tags"
   tool_calls: [{name, arguments, id?}]   arguments: an object (sent as JSON)
                                or a string (sent verbatim, e.g. invalid JSON)
-  usage: {prompt_tokens, completion_tokens, cached_tokens?} | null
+  usage: {prompt_tokens, completion_tokens, cached_tokens?, reasoning_tokens?,
+          cache_write_tokens?, thoughts_tokens?} | null  (in each protocol's shape)
                                absent = estimated from sizes; null = not sent
   finish_reason: str         default "tool_calls" when calls, else "stop"
   http_error: {status, times=1, message?, code?, type?, retry_after_ms=10,
-               retry_after?}  answer with this HTTP error `times` times, then
-                               serve the next turn (429: a rate limit; 529, or
-                               type overloaded_error: an overloaded server;
-                               retry_after: seconds, sent as Retry-After)
+               retry_after?, headers?, body?, until?}  answer with this HTTP
+                               error `times` times (or until the epoch `until`,
+                               whichever comes first: a limit that resets),
+                               then serve the next turn (429: a
+                               rate limit; 529, or type overloaded_error: an
+                               overloaded server; retry_after: seconds, sent as
+                               Retry-After; headers: more response headers, as
+                               given; body: the error body verbatim, in place
+                               of the protocol's own shape — a provider's
+                               usage-limit answer)
   error_200: {message, type?, code?}   an error inside an HTTP 200 (for a
                                streaming protocol: an error event mid-stream)
   raw: [str | object, ...]   streamed verbatim: strings as-is, objects as
                                `data: <json>\\n\\n`
   close: "clean" | "abort"   how a raw stream ends ("abort": cut it short)
   delay_s: float             sleep before answering
+  generate_s: float          a streamed answer's first event at once, the rest
+                               this many seconds later (a model generating;
+                               anthropic: message_start says the call began)
 
 Strings may hold placeholders `{name}` filled from `variables`.
 """
@@ -40,13 +50,15 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 _RULE_KEYS = {"match", "match_any", "turns", "loop"}
 TURN_KEYS = {"text", "reasoning", "reasoning_field", "tool_calls", "usage", "finish_reason",
-             "http_error", "error_200", "raw", "close", "delay_s"}
+             "http_error", "error_200", "raw", "close", "delay_s",
+             "generate_s"}
 EXHAUSTED_TEXT = "[scripted server: this conversation has no more turns]"
 
 
@@ -182,10 +194,12 @@ class Conversations:
                 conv["turn"] = 0
             turn = turns[conv["turn"]]
             err = turn.get("http_error")
-            if err is not None and conv["failed"] < int(err.get("times", 1)):
+            over = err is not None and err.get("until") is not None and time.time() >= err["until"]
+            if err is not None and conv["failed"] < int(err.get("times", 1)) and not over:
                 conv["failed"] += 1
                 return turn
             conv["turn"] += 1
             conv["failed"] = 0
-            if err is None:
-                return dict(turn, _id=f"{conv['n']}_{conv['turn']}")
+            if err is None:  # ids count the turns served (a looping rule's never repeat)
+                conv["served"] = conv.get("served", 0) + 1
+                return dict(turn, _id=f"{conv['n']}_{conv['served']}")

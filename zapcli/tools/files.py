@@ -42,11 +42,7 @@ def _not_regular(e: OSError, path: str, shown: str, tool: str) -> ToolError | No
             return ToolError(f"{shown} is a directory; use glob (e.g. pattern \"{shown}/*\") "
                              "to list it")
         if _held(path):
-            return ToolError(f"{shown} is a control file (another program runs what it says) "
-                             "that did not exist when this run's sandbox started, so zapcli "
-                             "holds its name as an empty read-only folder until the run ends; "
-                             "nothing was written. Say in your report that a person should "
-                             "create it after the run")
+            return _held_error(shown)
         return ToolError(f"{shown} is a directory; give a file path")
     if e.errno in (errno.EINVAL, errno.ENXIO):
         return ToolError(f"{shown} {e.strerror}; {tool} works only on regular files")
@@ -65,11 +61,23 @@ def _open_read(ctx: ToolContext, path: str, shown: str, tool: str) -> int:
 def _open_write(ctx: ToolContext, path: str, shown: str, tool: str, *,
                 create: bool) -> tuple[int, bool]:
     try:
-        return view_of(ctx).open_write(path, create=create)
+        fd, created = view_of(ctx).open_write(path, create=create)
     except FileNotFoundError:
         raise _missing(path, shown) from None
     except OSError as e:
         raise _not_regular(e, path, shown, tool) or e from None
+    if not created and _held(path):  # a file the sandbox holds a missing control file with
+        os.close(fd)
+        raise _held_error(shown)
+    return fd, created
+
+
+def _held_error(shown: str) -> ToolError:
+    return ToolError(f"{shown} is a control file (another program runs what it says) that did "
+                     "not exist when this run's sandbox started, so zapcli holds its name "
+                     "read-only (an empty folder, or a file that configures nothing) until the "
+                     "run ends; nothing was written. Say in your report that a person should "
+                     "create it after the run")
 
 
 def _held(path: str) -> bool:

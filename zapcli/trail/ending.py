@@ -34,7 +34,7 @@ def end(path: Path, outcome: Outcome, *, by: str | None = None, retries: float =
                               "reason": outcome.reason, "mono": time.monotonic()}
     if by is not None:
         fields["by"] = by
-    fields.update(extra)
+    fields.update(outcome.extra or {}, **extra)
     with store.locked(path):
         if deny_pending is None:
             final = reader.first_terminal(path)

@@ -42,6 +42,8 @@ def latest(records: Iterable[dict[str, Any]]) -> Latest:
             out.process = ProcessRecord.from_record(rec)
         elif rtype == "start":
             out.start = StartRecord.from_record(rec)
+        elif rtype == "requeued" and out.final is None:  # back in the queue (C43)
+            out.process = out.start = None
         elif rtype == "status" and out.final is None:
             out.final = FinalStatus.from_record(rec)
     return out

@@ -83,6 +83,8 @@ class Outcome:
     exit_code: int | None = None
     reason: str | None = None
     report: str | None = None  # the final answer, when the backend decided it (agent CLIs)
+    # more fields for the terminal `status` record (`usage_limit`: the account's limit it met)
+    extra: dict[str, Any] | None = None
 
 
 DEFAULT_TIMEOUT_S = 300.0

@@ -157,6 +157,7 @@ class Summary:
     events: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     rate_limit_seq: int = 0  # the seq of the first `rate_limit` record of the episode `rate_limit` is in
     usage_limit: dict[str, Any] | None = None  # a `usage_limit` record no model call has followed yet
+    requeued: int = 0  # `requeued` records: its runner put it back in the queue (C43)
 
     @property
     def runner(self) -> RunnerRecord | None:
@@ -190,6 +191,9 @@ def summarize(trail: Trail) -> Summary | None:
             s.process = ProcessRecord.from_record(rec)
         elif rtype == "start":
             s.start = StartRecord.from_record(rec)
+        elif rtype == "requeued" and s.final is None:  # back in the queue: no runner now
+            s.process = s.start = None
+            s.requeued += 1
         elif rtype == "helper":
             s.helpers.append(rec)
         elif rtype == "status":

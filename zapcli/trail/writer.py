@@ -222,7 +222,8 @@ class TrailWriter:
         unless a terminal status is already recorded — the first one is final
         (`trail.ending.end` is everyone else's). Returns True when this status is it."""
         fields: dict[str, Any] = {"status": str(outcome.status), "exit_code": outcome.exit_code,
-                                  "reason": outcome.reason, "mono": time.monotonic(), **extra}
+                                  "reason": outcome.reason, "mono": time.monotonic(),
+                                  **(outcome.extra or {}), **extra}
         with store.locked(self.path):
             if reader.first_terminal(self.path) is not None:
                 self.flush()

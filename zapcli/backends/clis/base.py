@@ -71,6 +71,9 @@ class CliRequest:
     # the whole CLI runs inside zapcli's sandbox (`zapcli.backends.cli_sandbox`): a CLI
     # whose own sandbox cannot nest in it says so and uses the form that can (codex)
     boxed: bool = False
+    # a budget (--max-tokens, --max-cost, or its tree's allotment) stops it as calls are
+    # said: a CLI that can say each call as it starts does so (claude: partial messages)
+    budgeted: bool = False
 
 
 @dataclass
@@ -103,6 +106,10 @@ class EventParser:
     # changed), and the runner ends the subagent failed. None: no such check.
     event_types: frozenset[str] | None = None
 
+    # the account's usage limit, as the stream said it (`zapcli.backends.limitwords`); None:
+    # not said there (the runner reads the CLI's error words for one)
+    usage_limit: Any = None
+
     def feed(self, event: Any) -> list[Record]:
         raise NotImplementedError
 
@@ -114,6 +121,13 @@ class EventParser:
 
     def finish(self, exit_code: int | None, stderr_tail: str) -> Outcome:
         raise NotImplementedError
+
+    def unreported(self) -> list[dict[str, Any]]:
+        """`usage` fields of calls the CLI has said but reports in full only
+        later (Claude Code: each call's input as it starts, the turn's usage
+        at its end): what the budget counts meanwhile, and what is recorded
+        (marked estimated) if the work ends before the CLI reports them."""
+        return []
 
 
 class NotInstalled(Exception):
@@ -180,6 +194,19 @@ class Cli(Backend):
     # user namespace where it may make more (codex)
     nests: bool = False
 
+    def account(self, env: Mapping[str, str]) -> dict[str, str]:
+        """Its endpoint (`endpoint_env`, else the CLI's own) and which of its
+        credentials (`key_env`; none set: its own login) — the account a usage
+        limit belongs to — as a hash that names no key."""
+        import hashlib
+
+        var, default = self.endpoint_env or ("", "")
+        endpoint = (env.get(var) or default) if var else ""
+        key = next((env[k] for k in self.key_env or () if env.get(k)), "")
+        digest = hashlib.sha256("\0".join((self.name, endpoint, key)).encode(
+            "utf-8", "surrogatepass")).hexdigest()[:16]
+        return {"provider": endpoint or self.name, "account": digest}
+
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         """argv (starting with `command`), environment and files for `req`."""
         raise NotImplementedError
@@ -197,6 +224,14 @@ class Cli(Backend):
         `backends.<name>.command`), which may supply keys itself, so only
         what no wrapper can fix is refused then."""
         return None
+
+    def join_trace(self, req: CliRequest, launch: CliLaunch) -> list[str]:
+        """With OTEL_* asking for traces: make `launch` export the CLI's own
+        spans as children of its subagent's span (TRACEPARENT in `req.env`),
+        by what the CLI takes (its variables, its settings file;
+        `zapcli.backends.clis.otel`). Returns what to say about it. The
+        default: a CLI that exports no telemetry of its own."""
+        return [f"{self.name} exports no telemetry of its own: only zapcli's spans of this subagent are sent"]
 
     def version_argv(self, command: list[str]) -> list[str]:
         return [*command, "--version"]

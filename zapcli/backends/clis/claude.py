@@ -155,11 +155,19 @@ class ClaudeBackend(CliBackend):
     endpoint_env = ("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
     control_files = (".claude",)  # settings.json hooks, commands, agents, skills
 
+    def join_trace(self, req: CliRequest, launch: CliLaunch) -> list[str]:
+        """It reads TRACEPARENT; its spans need its telemetry and tracing beta on."""
+        from zapcli.backends.clis import otel
+
+        return otel.claude(launch.env)
+
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         env = _environment(req)
         diags: list[dict[str, Any]] = []
         argv = [*command, "-p", "--output-format", "stream-json", "--verbose",
                 "--setting-sources", "user"]
+        if req.budgeted:  # each call said as it starts (message_start), so the budget stops it there
+            argv.append("--include-partial-messages")
         if req.resume:
             argv += ["--resume", req.resume]
         if req.model:

@@ -12,15 +12,20 @@ diagnostic (a second retry after HTTP 401/403 is fatal:
 terminal, and the outcome is failed, since claude would retry a rejected key
 for minutes); `system/task_started` / `task_notification` / `task_updated` /
 `background_tasks_changed` → the open background tasks (C18); `result` →
-usage and the report; `system/session_state_changed` idle → terminal.
+usage and the report; `system/session_state_changed` idle → terminal;
+`rate_limit_event` rejected, then a result with `api_error`
+`usage_limit_reached` → the account's usage limit and its reset (C42).
+Each call's usage as its `assistant` events say it (input and cache exact,
+output so far) is `unreported()` until its turn's result: what the budget
+counts meanwhile (C41).
 
 Usage: the assistant events carry the usage of message_start (output tokens
 not final), so usage is taken from each `result` only: one record per model
 per result, from `model_usage_since_last_result` (2.1.328: the delta since the
 previous result, nested agents included), else the cumulative `modelUsage`
 minus what was recorded, else the result's `usage` (with the growth of
-`total_cost_usd`). input_tokens include cache reads and writes, as zapcli
-counts prompt tokens; cached_tokens are the cache reads.
+`total_cost_usd`), counted in zapcli's terms (`zapcli.budget.usage.anthropic`:
+input_tokens include the cache's reads and writes).
 
 End of work: `claude -p` may print several results (a background task's
 notification starts another turn after the first result). When the stream
@@ -32,9 +37,12 @@ result with no background task open. The report is the last result's text.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
+from zapcli.backends import limitwords
 from zapcli.backends.clis.base import EventParser, Record
+from zapcli.budget import usage
 from zapcli.trail.model import Outcome, Status
 
 CEILING_MARKERS = ("Background tasks still running", "CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS")
@@ -65,12 +73,10 @@ def _int(v: Any) -> int:
 
 
 def _usage_record(model: str, mu: dict[str, Any]) -> Record:
-    """A usage record from one modelUsage entry (camelCase keys)."""
-    cache_read = _int(mu.get("cacheReadInputTokens"))
-    fields: dict[str, Any] = {
-        "model": model, "output_tokens": _int(mu.get("outputTokens")),
-        "input_tokens": _int(mu.get("inputTokens")) + cache_read
-        + _int(mu.get("cacheCreationInputTokens")), "cached_tokens": cache_read}
+    """A usage record from one modelUsage entry (camelCase keys, Anthropic's
+    shape: the cache's reads and writes beside the input)."""
+    fields = usage.anthropic(model, mu.get("inputTokens"), mu.get("outputTokens"),
+                             mu.get("cacheReadInputTokens"), mu.get("cacheCreationInputTokens"))
     if isinstance(mu.get("costUSD"), (int, float)):
         fields["cost_usd"] = round(float(mu["costUSD"]), 8)
     return ("usage", fields)
@@ -104,6 +110,9 @@ class ClaudeEventParser(EventParser):
         self._denied: set[str] = set()
         self._model_totals: dict[str, dict[str, float]] = {}
         self._cost = 0.0
+        self._turn_calls: dict[str, dict[str, Any]] = {}  # message id -> usage said (`_said`)
+        self._rejected: dict[str, Any] | None = None  # a rate_limit_event that said `rejected`
+        self.call_began = False  # a message_start was said since the sink last checked
 
     def feed(self, event: Any) -> list[Record]:
         if not isinstance(event, dict):
@@ -119,6 +128,17 @@ class ClaudeEventParser(EventParser):
             return self._system(event)
         if kind == "result":
             return self._result(event)
+        if kind == "stream_event":  # partial messages (a budgeted run): a call said as it starts
+            inner = event.get("event")
+            if isinstance(inner, dict) and inner.get("type") == "message_start" \
+                    and isinstance(inner.get("message"), dict):
+                self._said(inner["message"])
+                self.call_began = True
+            return []
+        if kind == "rate_limit_event":
+            info = event.get("rate_limit_info")
+            if isinstance(info, dict) and info.get("status") == "rejected":
+                self._rejected = info
         return []
 
     # -- messages ---------------------------------------------------------
@@ -127,6 +147,7 @@ class ClaudeEventParser(EventParser):
         if event.get("error") or event.get("is_api_error_message"):
             msg = content_text((event.get("message") or {}).get("content"))
             return [_diag("backend", "api_error", msg or str(event.get("error")))]
+        self._said(event.get("message") or {})
         parent = event.get("parent_tool_use_id")
         extra = {"parent_call_id": parent} if parent else {}
         out: list[Record] = []
@@ -142,6 +163,22 @@ class ClaudeEventParser(EventParser):
                 out.append(("tool_call", {"call_id": block.get("id"), "name": block.get("name"),
                                           "arguments": block.get("input") or {}, **extra}))
         return out
+
+    def _said(self, message: dict[str, Any]) -> None:
+        """A call of this turn, as its message says it (one event per content
+        block, each with the call's usage as it started: the input and the
+        cache exact, the output so far): counted until the turn's result."""
+        u, mid = message.get("usage"), message.get("id")
+        if isinstance(u, dict) and isinstance(mid, str):
+            seen = self._turn_calls.get(mid, {}).get("output_tokens", 0)
+            said = usage.anthropic(message.get("model") or self.model, u.get("input_tokens"),
+                                   u.get("output_tokens"), u.get("cache_read_input_tokens"),
+                                   u.get("cache_creation_input_tokens"))
+            said["output_tokens"] = max(said["output_tokens"], seen)
+            self._turn_calls[mid] = said
+
+    def unreported(self) -> list[dict[str, Any]]:
+        return list(self._turn_calls.values())
 
     def _user(self, event: dict[str, Any]) -> list[Record]:
         parent = event.get("parent_tool_use_id")
@@ -224,6 +261,8 @@ class ClaudeEventParser(EventParser):
     # -- result -------------------------------------------------------------
 
     def _result(self, event: dict[str, Any]) -> list[Record]:
+        self._turn_calls.clear()  # reported now, in full
+        self._limited(event)
         self.results += 1
         self.last_result = event
         if "structured_output" in event:
@@ -237,6 +276,24 @@ class ClaudeEventParser(EventParser):
         if not self._state_events and not self.open_tasks:
             self.terminal = True
         return out
+
+    def _limited(self, event: dict[str, Any]) -> None:
+        """The account's usage limit ended the turn (C42): its reset, from the
+        rejected `rate_limit_event` (a time stamp), its zone from the words
+        ("You've hit your 5-hour limit · resets 7:53pm (Europe/Warsaw)")."""
+        params = event.get("api_error_params")
+        info = params.get("rate_limit_info") if isinstance(params, dict) else None
+        info = info if isinstance(info, dict) else self._rejected
+        if event.get("api_error") != "usage_limit_reached" and not (event.get("is_error") and info):
+            return
+        result = event.get("result")
+        text = result if isinstance(result, str) else ""
+        at = (info or {}).get("resetsAt")
+        zone = re.search(r"\(([A-Za-z_]+/[A-Za-z_+/-]+|UTC)\)", text)
+        self.usage_limit = limitwords.UsageLimit(
+            " ".join(text.split())[:600] or "usage limit reached",
+            float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) else None,
+            zone.group(1) if zone else None)
 
     def _usage(self, event: dict[str, Any]) -> list[Record]:
         cost = event.get("total_cost_usd")

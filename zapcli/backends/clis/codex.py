@@ -254,6 +254,14 @@ class CodexBackend(CliBackend):
     # (and append to) the OLD home's rollout; without it codex finds the copy's
     resume_drop = ("state_*.sqlite*",)
 
+    def join_trace(self, req: CliRequest, launch: CliLaunch) -> list[str]:
+        """It reads TRACEPARENT; its exporter is an `[otel]` section of config.toml."""
+        from zapcli.backends.clis import otel
+
+        section, said = otel.codex_section(launch.env)
+        launch.files["config.toml"] = launch.files.get("config.toml", "") + section
+        return said
+
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         env = dict(req.env)
         env["CODEX_HOME"] = str(req.config_home)

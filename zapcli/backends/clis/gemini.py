@@ -55,6 +55,7 @@ from zapcli.backends.clis.base import (
     EventParser,
     Record,
 )
+from zapcli.budget import usage
 from zapcli.trail.model import Outcome, Status
 
 APPROVAL_MODES = {"full": "yolo", "workspace": "auto_edit", "auto-edit": "auto_edit",
@@ -145,6 +146,12 @@ class GeminiBackend(CliBackend):
                         "trust): your ~/.gemini/trustedFolders.json marks it DO_NOT_TRUST, or "
                         "GEMINI_RESTRICTED_MODE is set; trust the folder in gemini, or spawn "
                         "with --worktree (zapcli trusts the trees it creates)"}
+
+    def join_trace(self, req: CliRequest, launch: CliLaunch) -> list[str]:
+        """Its telemetry variables, and the TRACEPARENT preload (it reads none)."""
+        from zapcli.backends.clis import otel
+
+        return otel.node_cli(launch.env, "GEMINI")
 
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         mode = APPROVAL_MODES.get(req.approval, "default")
@@ -320,9 +327,10 @@ class GeminiParser(EventParser):
         model = self.model
         if (not model or model == "auto") and models:
             model = max(models, key=lambda m: int((models[m] or {}).get("total_tokens") or 0))
-        return {"model": model, "input_tokens": int(stats.get("input_tokens") or 0),
-                "output_tokens": int(stats.get("output_tokens") or 0),
-                "cached_tokens": int(stats.get("cached") or 0),
+        # Gemini's shape: the cache within the prompt, thoughts beside the candidates; the
+        # stats say thoughts only in the total (what it holds beyond prompt and candidates)
+        return {**usage.gemini(model, stats.get("input_tokens"), stats.get("output_tokens"),
+                               cached=stats.get("cached"), total=stats.get("total_tokens")),
                 "total_tokens": int(stats.get("total_tokens") or 0), "models": models}
 
     def report(self) -> str:

@@ -41,6 +41,7 @@ from zapcli.backends.clis.base import (
     EventParser,
     Record,
 )
+from zapcli.budget import usage as counted
 from zapcli.trail.model import Outcome, Status
 
 PROVIDER = "zapcli"
@@ -172,6 +173,13 @@ class OpencodeBackend(CliBackend):
     endpoint_env = ("OPENAI_BASE_URL", "https://api.openai.com/v1")
     control_files = ("opencode.json", "opencode.jsonc", ".opencode")  # MCP servers, plugins
 
+    def join_trace(self, req: CliRequest, launch: CliLaunch) -> list[str]:
+        """Its spans go out by themselves (OTEL_EXPORTER_OTLP_ENDPOINT) but
+        cannot nest: they are tied to the subagent by resource attributes."""
+        from zapcli.backends.clis import otel
+
+        return otel.tied(launch.env, self.name)
+
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         perm, diags = permissions(req)
         argv = [*command, "run", "--format", "json", "--thinking", "--title", TITLE]
@@ -294,14 +302,10 @@ class OpencodeParser(EventParser):
 
     def _step_finish(self, part: dict[str, Any]) -> list[Record]:
         tokens = _obj(part.get("tokens"))
-        cached = _num(tokens, "cache", "read")
-        usage: dict[str, Any] = {
-            "input_tokens": _num(tokens, "input") + cached + _num(tokens, "cache", "write"),
-            "output_tokens": _num(tokens, "output") + _num(tokens, "reasoning"),
-            "cached_tokens": cached,
-        }
-        if self.model:
-            usage["model"] = self.model
+        # every part apart: input without the cache's, output without reasoning
+        usage = counted.parts(self.model, _num(tokens, "input"), _num(tokens, "output"),
+                              _num(tokens, "reasoning"), _num(tokens, "cache", "read"),
+                              _num(tokens, "cache", "write"))
         cost = part.get("cost")
         if isinstance(cost, (int, float)) and not isinstance(cost, bool):
             usage["cost"] = cost

@@ -43,6 +43,7 @@ from typing import Any
 
 from zapcli.backends.clis.backend import CliBackend
 from zapcli.backends.clis.base import CliLaunch, CliRequest, EventParser, Record
+from zapcli.budget import usage as counted
 from zapcli.trail.model import Outcome, Status
 
 PROVIDER = "zapcli"
@@ -205,10 +206,9 @@ class PiParser(EventParser):
                                           "name": block.get("name"),
                                           "arguments": block.get("arguments") or {}}))
         u: dict[str, Any] = msg["usage"] if isinstance(msg.get("usage"), dict) else {}
-        cached = _int(u.get("cacheRead"))
-        usage = {"model": msg.get("model") or "", "cached_tokens": cached,
-                 "input_tokens": _int(u.get("input")) + cached + _int(u.get("cacheWrite")),
-                 "output_tokens": _int(u.get("output"))}
+        # every part apart (pi-ai's output holds the reasoning already)
+        usage = counted.parts(msg.get("model") or "", u.get("input"), u.get("output"),
+                              cache_read=u.get("cacheRead"), cache_write=u.get("cacheWrite"))
         if usage["input_tokens"] or usage["output_tokens"]:
             out.append(("usage", usage))
         if msg.get("stopReason") in ("error", "aborted"):

@@ -103,6 +103,14 @@ class QwenBackend(CliBackend):
     control_files = (".qwen",)  # settings.json: MCP servers, hooks
     exit_reasons = {55: "qwen stopped at one of its own run limits (exit 55)"}
 
+    def join_trace(self, req: CliRequest, launch: CliLaunch) -> list[str]:
+        """Its telemetry variables (the person's QWEN_TELEMETRY_* first: the
+        launch drops QWEN_* otherwise), and the TRACEPARENT preload."""
+        from zapcli.backends.clis import otel
+
+        launch.env.update({k: v for k, v in req.env.items() if k.startswith("QWEN_TELEMETRY_")})
+        return otel.node_cli(launch.env, "QWEN")
+
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:
         mode = APPROVAL_MODES.get(req.approval, "default")
         argv = [*command, "--auth-type", "openai", "--output-format", "stream-json",

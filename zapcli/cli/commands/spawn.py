@@ -17,7 +17,8 @@ def execute(task: str, cli: str | None = None, agent: str | None = None, model: 
             attempts: int | None = None, attempt_cli: list[str] | None = None,
             attempt_model: list[str] | None = None, max_cost: float | None = None,
             sandbox: bool = False, no_sandbox: bool = False, trust: bool = False,
-            on_event: list[str] | None = None, json: bool = False) -> int:
+            on_event: list[str] | None = None, resume_after_limit: bool = False,
+            json: bool = False) -> int:
     choice = sandbox_choice(sandbox, no_sandbox)
     if task == "-":
         task = decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
@@ -26,7 +27,7 @@ def execute(task: str, cli: str | None = None, agent: str | None = None, model: 
                        max_tokens=max_tokens, unattended=unattended, worktree=worktree,
                        on_finish=on_finish, output_schema=output_schema, executor=executor,
                        max_cost=max_cost, sandbox=choice, trust=trust,
-                       on_event=event_hooks(on_event))
+                       on_event=event_hooks(on_event), resume_after_limit=resume_after_limit)
     if attempts is not None or attempt_cli or attempt_model:
         from zapcli.ops.attempts import spawn_attempts
 

@@ -8,7 +8,7 @@ _zapcli() {
     fi
     cmd="${COMP_WORDS[1]}"
     case "$cmd" in
-        spawn) opts="--after --agent --approval --attempt-cli --attempt-model --attempts --cli --cwd --executor --help --json --max-cost --max-tokens --model --no-sandbox --on-event --on-finish --output-schema --sandbox --timeout --trust --unattended --worktree"; arg=none ;;
+        spawn) opts="--after --agent --approval --attempt-cli --attempt-model --attempts --cli --cwd --executor --help --json --max-cost --max-tokens --model --no-sandbox --on-event --on-finish --output-schema --resume-after-limit --sandbox --timeout --trust --unattended --worktree"; arg=none ;;
         poll) opts="--help --json --no-wait --wait-secs"; arg=idlist ;;
         wait) opts="--any --help --json --timeout"; arg=idlist ;;
         list) opts="--all --help --json --limit --long --status --watch -l -w"; arg=none ;;

@@ -1,17 +1,20 @@
-"""An agent's own meter: prices each model call as it is recorded and checks
-its budget before the next one (SPEC §19).
+"""One agent's meter: prices each model call as its usage comes in and
+says when the budget is spent (SPEC §19) — the same meter for every
+backend.
 
-Imports `zapcli.prices`, `zapcli.ledger` (lazily: only an agent with a
-budget opens the ledger). The loop predicts the next call's tokens; the
-meter adds what this agent's own subagents hold against the same budget
-(their allotments, or what they spent once returned) and says stop when
-the call would not fit — so a tree's children, each stopping before a call
-its allotment cannot cover, keep the tree within its budget.
+Imports `zapcli.prices`. The built-in agent asks before each call
+(`check`: the loop predicts the next call's tokens); an agent CLI's runner
+asks as its stream says each call (`passed`, with what the CLI has said of
+calls whose usage it reports later: Claude Code gives a call's input as the
+call starts, its output and cost when the turn ends). Both add what the
+agent's own subagents hold against the same budget (their allotments, or
+what they spent once returned), so a tree's children, each stopping once its
+allotment is spent, keep the tree within its budget.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from zapcli import prices
@@ -37,11 +40,14 @@ class Meter:
         self.last_rate = 0.0  # dollars per token of the last call
 
     def record(self, fields: dict[str, Any]) -> dict[str, Any]:
-        """Count one `usage` record, adding its `cost_usd` when the backend
-        did not report one and a price is known."""
+        """Count one `usage` record, with its `cost_usd`: from the model's
+        `prices:` entry when config.yaml has one (the person's price wins),
+        else as the backend reported it, else from the price library."""
         i, o = int(fields.get("input_tokens") or 0), int(fields.get("output_tokens") or 0)
         cost = fields.get("cost_usd")
-        if not isinstance(cost, (int, float)):
+        reported = isinstance(cost, (int, float)) and not isinstance(cost, bool)
+        mine = self.price is not None and fields.get("model") in (None, "", self.model)
+        if mine or not reported:
             cost = prices.cost(str(fields.get("model") or self.model or ""), i, o,
                                int(fields.get("cached_tokens") or 0),
                                int(fields.get("cache_write_tokens") or 0), self.price)
@@ -60,6 +66,38 @@ class Meter:
         def counted(rtype: str, fields: dict[str, Any]) -> None:
             inner(rtype, self.record(fields) if rtype == "usage" else fields)
         return counted
+
+    def estimate(self, pending: Iterable[Mapping[str, Any]]) -> tuple[int, float]:
+        """(tokens, dollars) of calls said but not yet reported in full: their
+        tokens as said so far, priced by the model's price, else at the rate
+        of the calls reported before them."""
+        tokens, cost = 0, 0.0
+        for f in pending:
+            i, o = int(f.get("input_tokens") or 0), int(f.get("output_tokens") or 0)
+            priced = prices.cost(str(f.get("model") or self.model or ""), i, o,
+                                 int(f.get("cached_tokens") or 0),
+                                 int(f.get("cache_write_tokens") or 0), self.price)
+            tokens += i + o
+            cost += priced if priced is not None else (i + o) * self.last_rate
+        return tokens, cost
+
+    def passed(self, pending: Iterable[Mapping[str, Any]] = ()) -> str | None:
+        """As an agent CLI says each call (it cannot be asked before one): the
+        reason to stop it when what it spent — with `pending`, calls it said
+        but reports in full only later — and what its own subagents hold or
+        spent passed its budget; else None."""
+        if self.max_tokens is None and self.max_cost is None:
+            return None
+        more_t, more_c = self.estimate(pending)
+        held_t, held_c = self.held() if self.held else (0, 0.0)
+        sub = " with what its own subagents hold or spent" if held_t or held_c else ""
+        if self.max_tokens is not None and self.tokens + more_t + held_t > self.max_tokens:
+            return (f"{REASON}: {self.tokens + more_t + held_t:,} tokens used{sub}, past "
+                    f"{self.who} {self.max_tokens:,}; stopped at the call that passed it")
+        if self.max_cost is not None and self.cost + more_c + held_c > self.max_cost:
+            return (f"{REASON}: ${self.cost + more_c + held_c:.4f} spent{sub}, past "
+                    f"{self.who} ${self.max_cost:.4f}; stopped at the call that passed it")
+        return None
 
     def _next_cost(self, upcoming: int) -> float:
         if self.last_rate:

@@ -1,17 +1,22 @@
-"""A tree budget for `zapcli run` (`--max-tokens`, `--max-cost`; SPEC §16, §19).
+"""A tree's budget, checked for the run that heads it (`--max-tokens`,
+`--max-cost`; SPEC §16, §19): what it and every subagent of its tree spent,
+from the ledger and each descendant's trail as it grows.
 
-Imports `zapcli.lifecycle`, `zapcli.ops.kill`, `zapcli.ops.usage`, `zapcli.ledger`,
-`zapcli.trail`. Each subagent the run starts gets an allotment carved from
-what is not yet reserved (`ledger.reserve`, at spawn), stops itself before
-a model call its allotment cannot cover, and returns what it did not use
-when it is settled. Before each of its own model calls the run checks (one
-query, and each descendant's trail read from where it was read last): its
-own calls plus what its subagents hold or spent must leave room for the
-next call — else it waits for a running subagent to return its allotment,
-or stops. At 80 % spent the model is told once; at 100 % (a backstop: the
-allotments keep the tree below it) no new subagent starts, the running ones
-are stopped — `completed` when their final answer had arrived, `failed`
-(`token budget`) otherwise — and the run stops.
+Imports `zapcli.lifecycle`, `zapcli.trail`, `zapcli.config`. It decides; the
+run carries out what it decides with the actions it is given (`stop`: end a
+subagent and stop its work, `settle`: settle an ended one, so its allotment
+returns). Each subagent the run starts gets an allotment
+(`zapcli.budget.allot`), stops itself once it is spent (the built-in agent
+before a model call it cannot cover, an agent CLI as its calls are said:
+`zapcli.budget.meter`), and returns what it did not use when it is settled.
+Before each of its own model calls the run checks (one query, and each
+descendant's trail read from where it was read last): its own calls plus
+what its subagents hold or spent must leave room for the next call — else it
+waits for a running subagent to return its allotment, or stops. At 80 %
+spent the model is told once; at 100 % (a backstop: the allotments keep the
+tree below it) no new subagent starts, the running ones are stopped —
+`completed` when their final answer had arrived, `failed` (`token budget`)
+otherwise — and the run stops.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from zapcli.config import Settings
@@ -27,6 +33,7 @@ from zapcli.lifecycle import session as sessions
 from zapcli.trail import store
 from zapcli.trail.model import Outcome, Status
 
+Stop = Callable[..., bool]
 NOTICE_AT = 0.8
 REASON = "token budget"
 
@@ -84,14 +91,17 @@ class UsageTail:
 
 
 class TreeBudget:
-    """The run's budget: `limits` (ledger.Budget), `meter` (its own calls,
-    `host.meter.Meter` with the ledger's `Held` for what its subagents hold),
-    `deadline` (monotonic) bounds a wait for returns."""
+    """The run's budget: `limits` (`allot.Budget`), `meter` (its own calls,
+    `budget.meter.Meter` with `allot.Held` for what its subagents hold),
+    `deadline` (monotonic) bounds a wait for returns; `stop(sid, outcome,
+    settings, by=, answered=)` ends a running subagent (True when it did),
+    `settle(view)` settles an ended one."""
 
     def __init__(self, run_id: str, limits: Any, meter: Any, settings: Settings,
-                 deadline: float | None = None):
+                 deadline: float | None = None, *, stop: Stop, settle: Callable[[Any], Any]):
         self.run_id, self.limits, self.meter, self.settings = run_id, limits, meter, settings
         self.deadline = deadline
+        self._stop, self._settle = stop, settle
         self.tails: dict[str, UsageTail] = {}
         self.told = False
         self.spent_out = threading.Event()
@@ -136,8 +146,6 @@ class TreeBudget:
 
     def enforce(self) -> tuple[int, float] | None:
         """At 100 %: stop every running subagent of the tree. The figures when spent, else None."""
-        from zapcli.ops.kill import end_and_stop
-
         with self._lock:
             tokens, cost = self.spent()
             if self.share(tokens, cost) < 1:
@@ -148,8 +156,8 @@ class TreeBudget:
                                                     "budget was spent")
             for sid in sessions.members(self.run_id):
                 try:
-                    if end_and_stop(sid, Outcome(Status.FAILED, None, why), self.settings,
-                                    by="budget", answered=answered):
+                    if self._stop(sid, Outcome(Status.FAILED, None, why), self.settings,
+                                  by="budget", answered=answered):
                         self.stopped.append(sid)
                 except NotFound:
                     continue
@@ -172,7 +180,6 @@ class TreeBudget:
     def _returns_pending(self) -> bool:
         """Settle what ended (its allotment returns); True while some still run."""
         from zapcli.lifecycle.observe import observe
-        from zapcli.ops.usage import settle
 
         if self.deadline is not None and time.monotonic() >= self.deadline:
             return False
@@ -183,7 +190,7 @@ class TreeBudget:
             except NotFound:
                 continue
             if view.terminal:
-                settle(view)
+                self._settle(view)
             else:
                 running = True
         return running

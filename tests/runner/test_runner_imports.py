@@ -1,0 +1,35 @@
+"""What a runner imports (#32: the cost of a subagent): an unsandboxed shell
+subagent's runner never loads the sandbox's machinery, definitions, YAML, the
+CLI framework or a model SDK. Counts modules through Python's own import
+report (PYTHONPROFILEIMPORTTIME, written to the runner's stderr, which is the
+subagent's `.err` file), never time or memory: each module named here cost
+a runner milliseconds and megabytes (tests/bench/bench_fanout.py)."""
+
+from __future__ import annotations
+
+import re
+
+NEVER_FOR_SH = {"yaml", "typer", "click", "rich", "openai", "mcp", "jsonschema", "httpx",
+                "zapcli.definitions", "zapcli.host", "zapcli.sandbox", "zapcli.agent",
+                "zapcli.providers", "zapcli.cli.app", "zapcli.backends.sandboxed",
+                # what it needs only when something is left to end, or a tree to make
+                "psutil", "zapcli.worktrees", "zapcli.runner.guard",
+                # hashlib brings OpenSSL (~4 MB); shutil its compressors; tempfile random
+                "hashlib", "_hashlib", "shutil", "tempfile"}
+
+
+def _imported(err: str) -> set[str]:
+    return {m.group(1).strip() for m in re.finditer(r"^import time:\s+\d+ \|\s+\d+ \|(.*)$", err, re.M)}
+
+
+def test_an_unsandboxed_sh_runner_imports_no_sandbox_definitions_or_sdk(zap):
+    proc = zap("spawn", "--cli", "sh", "--", "echo done", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    sid = proc.out.strip()
+    assert sid.startswith("sa_"), proc.err
+    assert zap.wait_status(sid) == "completed"
+    err = (zap.home / "subagents" / f"{sid}.err").read_text(errors="replace")
+    modules = _imported(err)
+    assert "zapcli.runner.main" in modules, err[-2000:]  # the report is the runner's
+    loaded = sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in NEVER_FOR_SH))
+    assert not loaded, f"an unsandboxed sh runner imported {loaded}"
+    assert (zap.home / "subagents" / f"{sid}.out").read_text() == "done\n"
