@@ -80,6 +80,8 @@ def leave(spawn: SpawnRecord) -> None:
     """After the work: a branch its sandbox fenced (`zapcli.worktrees.fence`) is
     a plain ref again, as git keeps one — what the agent left in its own
     folder stays in reach of no one else for no longer than the run."""
+    if not spawn.worktree:  # no tree: nothing of git to import
+        return
     from zapcli.worktrees import git as g
     from zapcli.worktrees.fence import disarm
 
