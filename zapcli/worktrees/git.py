@@ -58,10 +58,6 @@ NEUTRAL: tuple[tuple[str, str], ...] = (
 # and .textconv), for the commands that make a diff.
 DIFF_COMMANDS = frozenset({"diff", "diff-tree", "diff-index", "diff-files", "log", "show"})
 NO_DIFF_PROGRAMS = ("--no-ext-diff", "--no-textconv")
-# Commands that may run a content filter (filter.<driver>.*) or a merge driver
-# (merge.<driver>.driver): they read or write files of a tree, or merge.
-DRIVER_COMMANDS = frozenset({"status", "add", "diff", "reset", "merge", "merge-tree", "rebase",
-                             "worktree", "checkout", "restore", "stash", "cherry-pick"})
 # Variables that point git at another repository (git's own "local repository"
 # list: a hook's environment) or name a program; never passed on.
 DROPPED = frozenset({
@@ -161,8 +157,8 @@ def git(args: list[str], where: Place | Path, *, check: bool = True,
     if args and args[0] in DIFF_COMMANDS:
         args = [args[0], *NO_DIFF_PROGRAMS, *args[1:]]
     full = base
-    if args and args[0] in DRIVER_COMMANDS:
-        drivers = _drivers(where, base)
+    if args and args[0] != "config":  # every command: any that looks at a file of a tree
+        drivers = _drivers(where, base)  # may re-hash it through its clean filter (racy git)
         if drivers:
             full = _configured(dict(base), drivers)
     proc = _run(args, where, {**full, **(env or {})}, timeout=timeout, input=input, cwd=cwd)
