@@ -145,13 +145,24 @@ class Install:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def build(prefix: str = "zapcli-bench-", source: Path | None = None) -> Install:
+def build(prefix: str = "zapcli-bench-", source: Path | None = None,
+          ref: str | None = None) -> Install:
     """Copy `zapcli/` (of this repository, or of `source`: another tree of it,
-    for an A/B of two versions in one run) into a temp dir, compile it,
-    return the Install."""
+    for an A/B of two versions in one run; or as the repository's commit `ref`
+    has it, through `git archive`) into a temp dir, compile it, return the
+    Install."""
     root = Path(tempfile.mkdtemp(prefix=prefix))
-    shutil.copytree((source or REPO) / "zapcli", root / "zapcli",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    if ref is None:
+        shutil.copytree((source or REPO) / "zapcli", root / "zapcli",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    else:
+        import io
+        import tarfile
+
+        data = subprocess.run(["git", "archive", "--format=tar", ref, "zapcli"], cwd=REPO,
+                              check=True, capture_output=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            tar.extractall(root, filter="data")
     (root / "config").mkdir(mode=0o700)
     subprocess.run([venv_python(), "-m", "compileall", "-q", str(root / "zapcli")], check=True)
     python = _clean_venv(root / "venv")

@@ -17,7 +17,10 @@ Then `zapcli merge` against `git merge` alone (goal ≤ 1.2×): one subagent's
 committed work (12 files changed) merged into the checkout's branch, which
 has moved since the base (a merge commit either way), round-robin with
 `git merge --no-edit` of the same branch; the checkout is reset (untimed)
-after each. Also the fast-forward case (the branch has not moved).
+after each. Also the fast-forward case (the branch has not moved). And the
+same `zapcli merge` by the package as `--against REF` has it (default
+`main`, built with `git archive`), in the same rounds: the before/after
+ratio of a change (issue 27's safe git runner: goal ≤ 1.0×, never worse).
 """
 
 from __future__ import annotations
@@ -88,22 +91,28 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--files", type=int, default=10000)
     ap.add_argument("--merge-only", action="store_true", help="only zapcli merge vs git merge")
+    ap.add_argument("--against", default="main", metavar="REF",
+                    help="also time zapcli merge as this commit has it ('' for none)")
     opts = ap.parse_args()
     inst = _install.build()
+    before = _install.build("zapcli-bench-before-", ref=opts.against) if opts.against else None
     try:
-        return _bench(inst, opts.runs, opts.files, opts.merge_only)
+        return _bench(inst, opts.runs, opts.files, opts.merge_only, before, opts.against)
     finally:
         inst.cleanup()
+        if before is not None:
+            before.cleanup()
 
 
-def _bench(inst: _install.Install, runs: int, files: int, merge_only: bool = False) -> int:
+def _bench(inst: _install.Install, runs: int, files: int, merge_only: bool = False,
+           before: _install.Install | None = None, ref_name: str = "") -> int:
     t0 = time.perf_counter()
     repo = make_repo(inst.root, files)
     print(f"# repository of {files} files built in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
     home = inst.new_home("wt")
     env = inst.env(home)
     if merge_only:
-        _merge(inst, repo, env, runs)
+        _merge(inst, repo, env, runs, before, ref_name, home)
         return 0
     refs = inst.root / "ref-trees"
     n = [0]
@@ -139,7 +148,7 @@ def _bench(inst: _install.Install, runs: int, files: int, merge_only: bool = Fal
     print(f"  of which zapcli's own part (spawn, runner start-up, lock; the rest is its git "
           f"worktree add): {sorted(overhead)[len(overhead) // 2]:.0f} ms")
     _eight(inst, repo, env, home, ref)
-    _merge(inst, repo, env, runs)
+    _merge(inst, repo, env, runs, before, ref_name, home)
     return 0
 
 
@@ -148,8 +157,11 @@ WORK = ("for d in 001 002 003 004 005 006 007 008 009 010; do echo changed >> pk
         "git -c user.email=b@b -c user.name=b commit -qm 'the work'")
 
 
-def _merge(inst: _install.Install, repo: Path, env: dict[str, str], runs: int) -> None:
-    """`zapcli merge ID` vs `git merge` of the same branch, from the same start."""
+def _merge(inst: _install.Install, repo: Path, env: dict[str, str], runs: int,
+           before: _install.Install | None = None, ref: str = "", home: Path | None = None) -> None:
+    """`zapcli merge ID` vs `git merge` of the same branch, from the same start
+    (and vs `zapcli merge` as `ref` has it, with `before`)."""
+    old_env = before.env(home) if before is not None else {}
     sid = _zap(inst, repo, env, "spawn", "--cli", "sh", "--worktree", "--", WORK)
     _zap(inst, repo, env, "wait", sid)
     branch = f"zapcli/{sid}"
@@ -176,17 +188,31 @@ def _merge(inst: _install.Install, repo: Path, env: dict[str, str], runs: int) -
             _git(repo, "reset", "-q", "--hard", start)
             return took
 
+        def old_merge(start: str = start) -> float:
+            assert before is not None
+            t = time.perf_counter()
+            _zap(before, repo, old_env, "merge", sid)
+            took = time.perf_counter() - t
+            _git(repo, "reset", "-q", "--hard", start)
+            return took
+
         def start_up() -> float:  # what any zapcli command costs before its own work
             t = time.perf_counter()
             _zap(inst, repo, env, "session")
             return time.perf_counter() - t
 
-        got = _install.interleaved(runs, {"git": git_merge, "zapcli": zap_merge,
-                                          "start": start_up}, warmup=1)
-        ref, mine = _install.median_ms(got["git"]), _install.median_ms(got["zapcli"])
+        runners = {"git": git_merge, "zapcli": zap_merge, "start": start_up}
+        if before is not None:
+            runners["before"] = old_merge
+        got = _install.interleaved(runs, runners, warmup=1)
+        base, mine = _install.median_ms(got["git"]), _install.median_ms(got["zapcli"])
         what = "a merge commit (the branch moved)" if moved else "a fast-forward"
-        print(f"zapcli merge vs git merge alone, {what}: {mine:.0f} ms vs {ref:.0f} ms "
-              f"({_install.fmt_ratio(mine, ref)}; goal <= 1.2x)")
+        print(f"zapcli merge vs git merge alone, {what}: {mine:.0f} ms vs {base:.0f} ms "
+              f"({_install.fmt_ratio(mine, base)}; goal <= 1.2x)")
+        if before is not None:
+            old = _install.median_ms(got["before"])
+            print(f"  zapcli merge, this tree vs {ref}: {mine:.0f} ms vs {old:.0f} ms "
+                  f"({mine / old:.2f}x; goal <= 1.0x, never worse)")
         print(f"  of which zapcli's start-up (zapcli session): {_install.median_ms(got['start']):.0f} ms; "
               "the rest is reading the tree (its uncommitted work), git merge --ff-only and the checks")
         if moved:

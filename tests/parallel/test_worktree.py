@@ -93,14 +93,17 @@ def test_c21_cleanup_keeps_what_is_not_safe_to_drop(zap, repo):
 
 
 def test_a_failed_creation_leaves_no_branch_and_never_runs_the_task(zap, repo):
-    hook = repo / ".git" / "hooks" / "post-checkout"
-    hook.write_text("#!/bin/sh\necho 'post-checkout says no' >&2\nexit 1\n")
-    hook.chmod(0o755)
+    """git makes the branch, then fails to check out a file no file system can
+    hold (a 300-byte name; zapcli runs no hooks, so a failing hook cannot)."""
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input="x\n",
+                          capture_output=True, text=True, check=True).stdout.strip()
+    git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},{'n' * 300}")
+    git(repo, "commit", "-q", "-m", "a name too long to check out")
     sid = zap.spawn_sh("touch ran-here", "--worktree")
     assert zap.wait_status(sid) == "failed"
     doc = _doc(zap, sid)
     assert doc["reason"].startswith("worktree: git worktree add failed")
-    assert "post-checkout says no" in doc["reason"]
+    assert "File name too long" in doc["reason"] or "reset" in doc["reason"], doc["reason"]
     assert doc["worktree"]["error"] and not doc["worktree"]["ready"]
     assert branches(repo) == ["refs/heads/main"]  # no orphan branch
     assert len(git(repo, "worktree", "list").split("\n")) == 1

@@ -21,7 +21,7 @@ from tests.conftest import REPO, wait_until
 from tests.sandbox.conftest import FOUND, needs_bwrap
 from zapcli.sandbox import placeholders
 from zapcli.sandbox.bwrap import argv
-from zapcli.sandbox.policy import resolve
+from zapcli.sandbox.policy import GitAccess, resolve
 
 NAMES = (".git", ".zapcli", ".envrc", ".vscode/tasks.json")
 
@@ -331,8 +331,12 @@ def test_git_inside_neither_lists_nor_commits_a_held_file(tmp_path):
     exclude = repo / ".git" / "info" / "exclude"
     before = exclude.read_bytes()
     (tmp_path / "scratch").mkdir()
+    common = repo / ".git"  # what a --worktree tree's fence grants (zapcli.worktrees.fence)
+    access = GitAccess(str(tree), writable=tuple(str(p) for p in (
+        common / "worktrees" / "tree", common / "objects", common / "refs" / "heads",
+        common / "logs" / "refs" / "heads")))
     policy = resolve("workspace", workspace=str(tree), scratch=str(tmp_path / "scratch"),
-                     control=(".git", *FILES[:-2]))[0]
+                     control=(".git", *FILES[:-2]), git=[access])[0]
     held = placeholders.hold(policy, str(tmp_path / "records"))
     try:
         box = argv(held.policy, FOUND.program)

@@ -273,13 +273,16 @@ def merge(
     id: str = typer.Argument(..., help="A finished subagent's id.", metavar="ID"),
     squash: bool = typer.Option(False, "--squash", help="One commit on the checkout's branch instead of a merge.", metavar=""),
     rebase: bool = typer.Option(False, "--rebase", help="Replay its commits on the checkout's branch (in its tree), then fast-forward.", metavar=""),
+    allow_control_files: bool = typer.Option(False, "--allow-control-files", help="Merge changes to control files (.zapcli/, .envrc, agent CLI settings...) without asking.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Merge a finished subagent's work into the current branch of the checkout it was spawned from.
 
     Its uncommitted work is committed on its branch first. Refused, changing
     nothing, when it would conflict or would touch uncommitted changes of the
-    checkout (the files are named).
+    checkout (the files are named). A change to a control file (a file another
+    program reads as configuration that runs commands) is asked about at a
+    terminal, and refused elsewhere (--json, scripts) unless --allow-control-files.
     """
     _run("merge", locals())
 
@@ -299,12 +302,14 @@ def pick(
     id: str = typer.Argument(..., help="The attempt to keep.", metavar="ID"),
     squash: bool = typer.Option(False, "--squash", help="Merge it as one commit.", metavar=""),
     rebase: bool = typer.Option(False, "--rebase", help="Replay its commits on the checkout's branch.", metavar=""),
+    allow_control_files: bool = typer.Option(False, "--allow-control-files", help="Merge changes to control files (.zapcli/, .envrc, agent CLI settings...) without asking.", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Keep one attempt: merge it (as zapcli merge), then remove the other attempts' trees.
 
     A sibling still running is stopped; a sibling's work is committed on its
-    branch before its tree goes, and that branch is kept.
+    branch before its tree goes, and that branch is kept. Changes to control
+    files are asked about as zapcli merge asks.
     """
     _run("pick", locals())
 

@@ -3,7 +3,8 @@
 `open_sandbox` builds the long-lived one the tools use.
 
 Imports `zapcli.sandbox`, `zapcli.definitions.model`, `zapcli.paths`,
-`zapcli.control`. The caller that knows the backends passes the one list of
+`zapcli.control`, `zapcli.worktrees` (a `--worktree` tree's git fenced
+before its sandbox). The caller that knows the backends passes the one list of
 control files in (`zapcli.backends.registry.control_files`).
 `choice` is the spawn record's `sandbox`: "auto" (the built-in agent's
 default: sandboxed where this machine can, and otherwise a diagnostic,
@@ -21,7 +22,7 @@ from typing import Any
 
 from zapcli.definitions.model import SandboxSpec
 from zapcli.sandbox import bwrap
-from zapcli.sandbox.policy import Policy, resolve
+from zapcli.sandbox.policy import GitAccess, Policy, resolve
 
 CHOICES = ("auto", "on", "off")
 
@@ -66,10 +67,13 @@ def full_mode_note(mode: str, control: Iterable[str]) -> list[dict[str, str]]:
 
 def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[str],
             spec: SandboxSpec | None, scratch: Path, scratch_size: int | None = None,
-            control: tuple[str, ...] | None = None) -> Prepared:
+            control: tuple[str, ...] | None = None, tree: Any = None) -> Prepared:
     """The policy for `choice`, or why there is none. Creates `scratch` (0700).
     `scratch_size`: the config's cap (the definition's wins; None: 1 GiB).
-    `control`: the one list of control files (None: the names no backend owns)."""
+    `control`: the one list of control files (None: the names no backend owns).
+    `tree`: the spawn record's worktree receipt: its git is fenced (what a
+    commit on its own branch writes, no more) before the sandbox starts;
+    refused when its git files no longer agree with the receipt."""
     from zapcli import control as control_list
 
     names = control_list.names() if control is None else control
@@ -92,10 +96,13 @@ def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[
     from zapcli.paths import control_roots, make_dirs
 
     make_dirs(scratch)
+    git, refused = _fenced(tree)
+    if refused:
+        return Prepared(refused=refused)
     policy, notes = resolve(mode, workspace=workspace, writable_roots=writable_roots,
                             network=network,
                             writable=spec.writable if spec else None, scratch=str(scratch),
-                            hidden=control_roots(), control=names)
+                            hidden=control_roots(), control=names, git=git)
     linked = _links(mode, workspace, writable_roots, policy, names)
     if linked:
         return Prepared(refused=linked[0])
@@ -126,6 +133,22 @@ def _links(mode: str, workspace: str, writable_roots: Iterable[str], policy: Pol
 
 def _sockets(spec: SandboxSpec | None) -> tuple[str, ...]:
     return tuple(os.path.expanduser(p) for p in (spec.sockets if spec else ()))
+
+
+def _fenced(tree: Any) -> tuple[list[GitAccess], str | None]:
+    """(what the sandbox grants of a `--worktree` tree's git, or why it cannot start)."""
+    from zapcli.worktrees.git import GitError, Receipt
+
+    r = Receipt.from_dict(tree)
+    if r is None:
+        return [], None
+    from zapcli.worktrees.fence import arm
+
+    try:
+        fence = arm(r)
+    except (GitError, OSError) as exc:
+        return [], f"worktree: its git cannot be fenced for the sandbox: {getattr(exc, 'message', exc)}"
+    return [GitAccess(fence.root, fence.writable, fence.readonly, fence.binds)], None
 
 
 def open_sandbox(prepared: Prepared, on_start: Callable[[int], None] | None = None) -> Any:

@@ -64,12 +64,12 @@ def of(sid: str, *, need: bool = True, refresh: bool = False) -> Work:
         message = (f"{subject(s)}\n\nThe work subagent {sid} left uncommitted in its tree "
                    f"(committed by zapcli).")
         try:
-            work.snap = take(r.path, r.branch, message, refresh=refresh)
+            work.snap = take(r.tree(), r.branch, message, refresh=refresh)
             work.commit = work.snap.commit
         except g.GitError as exc:
             work.missing = f"git could not read its tree {r.path}: {exc.message}"
-    elif g.branch_exists(r.repo, r.branch):
-        work.commit = g.git(["rev-parse", f"refs/heads/{r.branch}"], r.repo).stdout.strip()
+    elif g.branch_exists(r.checkout(), r.branch):
+        work.commit = g.git(["rev-parse", f"refs/heads/{r.branch}"], r.checkout()).stdout.strip()
     elif not (s.worktree or {}).get("ok"):
         work.missing = ("its tree was not made" + (f" ({s.worktree.get('error')})"
                         if s.worktree and s.worktree.get("error") else " yet"))

@@ -19,6 +19,7 @@ from zapcli import worktrees
 from zapcli.errors import NotFound
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import observe
+from zapcli.paths import state_dir
 from zapcli.plain import field, plain
 from zapcli.trail.model import SpawnRecord, Status
 from zapcli.trail.reader import load
@@ -123,11 +124,21 @@ def _squashed(st: TreeState, merged: dict | None) -> bool:
 
 
 def _orphan_receipt(path: Path) -> g.Receipt:
-    """A tree whose trail is gone: what git still knows (its base is lost)."""
-    proc = g.git(["rev-parse", "--path-format=absolute", "--git-common-dir"], path, check=False)
-    common = proc.stdout.strip() if proc.returncode == 0 else ""
-    repo = str(Path(common).parent) if common.endswith("/.git") else common
-    return g.Receipt(repo=repo, common_dir=common, path=str(path),
+    """A tree whose trail is gone: its repository as its link files name it
+    (its base is lost), read without running git there. The common dir is
+    the folder holding the admin folder, which must hold its `worktrees/`
+    and lie outside every tree and zapcli's own folders; `state` then checks
+    the links agree. Nothing found: a receipt whose repository is gone."""
+    from zapcli.worktrees.place import _points, _read
+
+    admin = _points(str(path), _read(str(path / ".git")), "gitdir:") or ""
+    common = os.path.dirname(os.path.dirname(admin)) if admin else ""
+    if (os.path.basename(os.path.dirname(admin)) != "worktrees"
+            or any(_inside(common, p) for p in (str(worktrees.root()), str(state_dir())))):
+        common = ""
+    repo = (str(Path(common).parent) if common.endswith("/.git") else common) or \
+        "(unknown: its .git file names no repository)"
+    return g.Receipt(repo=repo, common_dir=common or str(path / ".git-unknown"), path=str(path),
                      branch=worktrees.branch_for(path.name), base="")
 
 

@@ -79,8 +79,14 @@ def _tree_tip(sid: str, old: SpawnRecord) -> dict[str, Any]:
     from zapcli.worktrees import git as g
 
     r = g.Receipt.from_dict(old.worktree)
-    if r is None or Path(r.path).is_dir() or r.repo_gone or g.branch_exists(r.repo, r.branch):
+    if r is None or Path(r.path).is_dir() or r.repo_gone:
         return {}
+    try:
+        if g.branch_exists(r.checkout(), r.branch):
+            return {}
+    except g.GitError as exc:
+        raise ZapcliError(f"{sid} cannot be continued in its tree: {exc.message}",
+                          code="tree_gone") from None
     s = load(sid)
     removed = s.tree_removed
     if removed and isinstance(removed.get("tip"), str):

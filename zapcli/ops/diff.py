@@ -40,8 +40,7 @@ def diff(sid: str, *, stat: bool = False, name_only: bool = False) -> DiffResult
     assert work.commit is not None
     r = work.receipt
     try:
-        found = changes(r.path if work.tree_exists else r.repo, r.base, work.commit,
-                        patch=not (stat or name_only))
+        found = changes(r.checkout(), r.base, work.commit, patch=not (stat or name_only))
     except g.GitError as exc:
         raise ZapcliError(f"git diff failed for {work.sid}: {exc.message}") from None
     return DiffResult(work.sid, "stat" if stat else "name-only" if name_only else "patch",
@@ -56,6 +55,6 @@ def summary(work: treework.Work) -> dict[str, Any] | None:
         return None
     r = work.receipt
     try:
-        return changes(r.path if work.tree_exists else r.repo, r.base, work.commit).stat()
+        return changes(r.checkout(), r.base, work.commit).stat()
     except g.GitError:
         return None

@@ -6,17 +6,23 @@ Imports `zapcli.lifecycle.treework`, `zapcli.lifecycle.observe`,
 the work (its tree's snapshot: uncommitted work included) is merged in the
 object store first; a conflict, uncommitted changes of the checkout in the
 paths it would change, a detached HEAD or a merge in progress refuse it with
-the files named and nothing changed on either side. Only then does the
-uncommitted work become a commit on the subagent's branch (so the branch
-holds everything that was merged) and the checkout move forward to the
-result. A `merged` record in the trail says what was merged, so `worktree
-rm` and `gc` know a squashed branch was taken.
+the files named and nothing changed on either side. So does a change to a
+control file (`zapcli.control`: `.zapcli/`, `.envrc`, an agent CLI's project
+settings, at any depth) unless the person allows it: the caller passes
+`allow_control` — True (`--allow-control-files`), or a question put to the
+person with the files named. Only then does the uncommitted work become a
+commit on the subagent's branch (so the branch holds everything that was
+merged) and the checkout move forward to the result. A `merged` record in
+the trail says what was merged, so `worktree rm` and `gc` know a squashed
+branch was taken.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
+from zapcli import control
 from zapcli.errors import UsageError, ZapcliError, param
 from zapcli.lifecycle import treework
 from zapcli.lifecycle.observe import observe
@@ -48,6 +54,40 @@ class MergeResult:
     committed_work: bool = False  # the tree's uncommitted work became a commit on its branch
     stale: dict[str, Any] = field(default_factory=dict)  # the branch had moved since the base
     warning: str | None = None  # merged, but something after it did not go as planned
+    control_files: list[str] = field(default_factory=list)  # changed control files, allowed
+
+
+Allow = bool | Callable[[list[str]], bool]  # True, or a question put to the person
+
+
+def control_names() -> tuple[str, ...]:
+    """Every control file name: the base list and what each backend (built-in
+    or a plugin's) declares as its project settings (`control_files`)."""
+    from zapcli.backends.registry import control_files
+
+    return control_files()
+
+
+def control_changes(files: list[str], names: tuple[str, ...] | None = None) -> list[str]:
+    """The paths in `files` that are, or lie in, a control file — at any depth
+    (direnv reads `.envrc` in every folder one enters; a nested `.zapcli/`
+    is the workspace of whoever runs zapcli there)."""
+    if not files:
+        return []
+    names = control_names() if names is None else names
+    return [path for path in files if control.match(path, names, anywhere=True)]
+
+
+def _refuse_control(sid: str, files: list[str], *, asked: bool = False) -> ZapcliError:
+    shown = ", ".join(files[:20]) + (f" and {len(files) - 20} more" if len(files) > 20 else "")
+    if asked:
+        return ZapcliError(f"{sid} not merged: its changes to control files ({shown}) were not "
+                           "allowed; nothing was changed", code="control_files")
+    return ZapcliError(
+        f"{sid} not merged: it changes control files — files other programs read as "
+        f"configuration that runs commands: {shown}; nothing was changed. Look at them "
+        f"(zapcli diff {sid}), then merge them yourself with zapcli merge {sid} "
+        "--allow-control-files (zapcli pick: the same option)", code="control_files")
 
 
 def _refused(sid: str, exc: gm.Refused) -> ZapcliError:
@@ -60,7 +100,8 @@ def _message(work: treework.Work, how: str, co: gm.Checkout, source: str) -> str
     r = work.receipt
     if how != "squash":
         return f"Merge branch '{r.branch}'\n\n{subject} (subagent {work.sid})"
-    log = g.git(["log", "--format=%h %s", f"-{SQUASH_LOG_MAX}", f"{r.base}..{source}"], co.repo,
+    assert co.place is not None
+    log = g.git(["log", "--format=%h %s", f"-{SQUASH_LOG_MAX}", f"{r.base}..{source}"], co.place,
                 check=False).stdout.strip()
     return f"{subject}\n\nSquashed from branch {r.branch} (subagent {work.sid}):\n{log}"
 
@@ -69,7 +110,7 @@ def _ready(sid: str, work: treework.Work) -> gm.Checkout:
     """The checkout to merge into, or a refusal saying why not now."""
     r = work.receipt
     try:
-        co = gm.checkout(r.repo)
+        co = gm.checkout(r.checkout())
     except g.GitError as exc:
         raise ZapcliError(f"{sid} not merged: git cannot read the checkout {r.repo}: "
                           f"{exc.message}") from None
@@ -86,14 +127,17 @@ def _ready(sid: str, work: treework.Work) -> gm.Checkout:
     return co
 
 
-def merge(sid: str, *, squash: bool = False, rebase: bool = False) -> MergeResult:
+def merge(sid: str, *, squash: bool = False, rebase: bool = False,
+          allow_control: Allow = False) -> MergeResult:
     """Merge the work of finished subagent `sid`. Raises ZapcliError (nothing
-    changed) when it cannot."""
+    changed) when it cannot, or when it changes control files that
+    `allow_control` does not allow."""
     if squash and rebase:
         raise UsageError(f"{param('squash')} and {param('rebase')} are two ways; choose one")
     how = "squash" if squash else "rebase" if rebase else "merge"
     sid, s, r = treework.receipt(sid)
-    early = _Early(sid) if s.final is not None and not s.continued_by else None
+    early = (_Early(lambda: treework.of(sid, refresh=True))  # finished: its tree is ours to refresh
+             if s.final is not None and not s.continued_by else None)
     view = observe(sid)
     if not view.terminal:
         raise ZapcliError(f"{sid} is {view.status}; only a finished subagent's work is merged "
@@ -109,7 +153,8 @@ def merge(sid: str, *, squash: bool = False, rebase: bool = False) -> MergeResul
                           f"{', '.join(f'{i} ({st})' for i, st, _o in users)}; wait for it first",
                           code="in_use")
     with _locked(r):
-        return _merge_locked(sid, how, early.result() if early is not None else None)
+        return _merge_locked(sid, how, early.result() if early is not None else None,
+                             allow_control)
 
 
 class _Early(threading.Thread):
@@ -117,28 +162,28 @@ class _Early(threading.Thread):
     git's own merge takes in a big repository), read while the rest is
     checked, not after."""
 
-    def __init__(self, sid: str):
-        super().__init__(name="merge-work", daemon=True)
-        self.sid = sid
-        self.work: treework.Work | None = None
+    def __init__(self, make: Callable[[], Any]):
+        super().__init__(name="merge-early", daemon=True)
+        self.make = make
+        self.value: Any = None
         self.error: BaseException | None = None
         self.start()
 
     def run(self) -> None:
         try:
-            self.work = treework.of(self.sid, refresh=True)  # finished: its tree is ours to refresh
+            self.value = self.make()
         except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
             self.error = exc
 
-    def result(self) -> treework.Work:
+    def result(self) -> Any:
         self.join()
         if self.error is not None:
             raise self.error
-        assert self.work is not None
-        return self.work
+        return self.value
 
 
-def _merge_locked(sid: str, how: str, work: treework.Work | None) -> MergeResult:
+def _merge_locked(sid: str, how: str, work: treework.Work | None,
+                  allow_control: Allow = False) -> MergeResult:
     work = work or treework.of(sid, refresh=True)
     r = work.receipt
     co = _ready(sid, work)
@@ -150,16 +195,24 @@ def _merge_locked(sid: str, how: str, work: treework.Work | None) -> MergeResult
     moved = co.head != r.base
     note = stale.note(r, None, co)
     warning = None
+    at = co.place
+    assert at is not None
     try:
-        merged = gm.merge_tree(r.repo, co.head, source) if moved else None
+        merged = gm.merge_tree(at, co.head, source) if moved else None
         if merged is not None:
             note.update(merges_cleanly=merged[0] is not None, conflicts=merged[1])
         plan = gm.plan(co, source, how, _message(work, how, co, source), moved=moved, merged=merged)
+        result = str(merged[0]) if how == "rebase" and merged else plan.commit
+        files = gm.touched(at, co.head, result)
+        controlled = control_changes(files)
+        if controlled and not (allow_control if isinstance(allow_control, bool)
+                               else allow_control(controlled)):
+            raise _refuse_control(sid, controlled, asked=not isinstance(allow_control, bool))
         if how == "rebase":
             gm.in_the_way(co, str(merged[0]) if merged else source)
             _keep(work)
-            plan.commit = gm.rebase_in_tree(r.path, co.head)
-        gm.fast_forward(r.repo, plan.commit)  # git refuses, changing nothing, if a change is in the way
+            plan.commit = gm.rebase_in_tree(r.tree(), co.head)
+        gm.fast_forward(at, plan.commit)  # git refuses, changing nothing, if a change is in the way
     except gm.Refused as exc:
         raise _refused(sid, exc) from None
     except g.GitError as exc:
@@ -167,17 +220,19 @@ def _merge_locked(sid: str, how: str, work: treework.Work | None) -> MergeResult
     # merged: what follows only completes the record
     if how != "rebase":
         warning = _keep(work, after=True)  # the branch holds all that was merged
-    try:
-        files = gm.touched(r.repo, co.head, plan.commit)
-    except g.GitError:
-        files = []
+    if how == "rebase":  # its commits replayed: the same files, asked again to be sure
+        try:
+            files = gm.touched(at, co.head, plan.commit)
+        except g.GitError:
+            pass
     committed = bool(work.snap and work.snap.uncommitted and warning is None)
     tip = plan.commit if how == "rebase" else source if committed or not work.snap else work.snap.head
     res = MergeResult(sid, plan.how, r.repo, str(co.branch), plan.commit, co.head, r.branch,
-                      files, committed, note, warning)
+                      files, committed, note, warning, controlled)
     store.append(store.path_for(sid), "merged", {
         "how": plan.how, "repo": r.repo, "into": co.branch, "commit": plan.commit,
-        "previous": co.head, "tip": tip, "files": len(files), "committed_work": committed},
+        "previous": co.head, "tip": tip, "files": len(files), "committed_work": committed,
+        **({"control_files": controlled[:50]} if controlled else {})},
         sync=False)  # a hint for worktree rm: lost in a crash, a squashed branch is only kept
     return res
 
@@ -189,7 +244,7 @@ def _keep(work: treework.Work, *, after: bool = False) -> str | None:
     if work.snap is None or not work.snap.uncommitted:
         return None
     try:
-        keep(work.receipt.path, work.receipt.branch, work.snap)
+        keep(work.receipt.tree(), work.receipt.branch, work.snap)
     except g.GitError as exc:
         if not after:
             raise

@@ -16,7 +16,7 @@ from zapcli.errors import NotFound, UsageError, ZapcliError
 from zapcli.lifecycle import treework
 from zapcli.lifecycle import worktrees as lw
 from zapcli.ops.attempts import siblings_of
-from zapcli.ops.merge import MergeResult, merge
+from zapcli.ops.merge import Allow, MergeResult, merge
 from zapcli.plain import field, plain
 from zapcli.trail import store
 from zapcli.worktrees import git as g
@@ -31,14 +31,17 @@ class PickResult:
     kept: dict[str, str] = field(default_factory=dict)  # id -> why its tree was not removed
 
 
-def pick(sid: str, settings: Settings, *, squash: bool = False, rebase: bool = False) -> PickResult:
+def pick(sid: str, settings: Settings, *, squash: bool = False, rebase: bool = False,
+         allow_control: Allow = False) -> PickResult:
     """Merge attempt `sid`, then remove the other attempts' trees. Raises
-    ZapcliError (nothing changed) when the merge cannot be made."""
+    ZapcliError (nothing changed) when the merge cannot be made, or would
+    change control files `allow_control` does not allow (`zapcli.ops.merge`)."""
     sid = store.resolve(sid)
     siblings = siblings_of(sid)
     if sid not in siblings:
         raise UsageError(f"{sid} is not one of its own attempts")  # a damaged record
-    res = PickResult(merge(sid, squash=squash, rebase=rebase), siblings)
+    res = PickResult(merge(sid, squash=squash, rebase=rebase, allow_control=allow_control),
+                     siblings)
     others = [s for s in siblings if s != sid]
     res.stopped = _stop_running(others, settings)
     for other in others:
@@ -79,7 +82,7 @@ def _retire(other: str, res: PickResult) -> None:
     try:
         work = treework.of(other, need=False, refresh=True)  # stopped, and nobody's now
         if work.snap is not None and work.snap.uncommitted and work.snap.on_branch:
-            keep(tree.receipt.path, tree.receipt.branch, work.snap)
+            keep(tree.receipt.tree(), tree.receipt.branch, work.snap)
         st = state(tree.receipt)
         if st.modified or st.untracked or st.error:
             res.kept[other] = "holds work that could not be committed: " + ", ".join(st.reasons())

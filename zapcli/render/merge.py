@@ -29,6 +29,10 @@ def lines(res: Any) -> Lines:
                               "on top of it"))
     if res.warning:
         out.append(("yellow", f"  Warning: {res.warning}"))
+    control = list(getattr(res, "control_files", []) or [])
+    if control:
+        out.append(("yellow", f"  Control files changed, as you allowed: "
+                              f"{', '.join(escape_controls(p) for p in control[:20])}"))
     for path in res.files[:20]:
         out.append(("", f"  {escape_controls(path)}"))
     if n > 20:
@@ -37,7 +41,8 @@ def lines(res: Any) -> Lines:
 
 
 def doc(res: Any) -> dict[str, Any]:
-    return stamp("merge", {"id": res.id, "merged": True, "how": res.how, "repo": res.repo, "into": res.into,
-            "commit": res.commit, "previous": res.previous, "branch": res.branch,
-            "files": list(res.files), "committed_work": res.committed_work, "stale": res.stale,
-            "warning": res.warning})
+    return stamp("merge", {
+        "id": res.id, "merged": True, "how": res.how, "repo": res.repo, "into": res.into,
+        "commit": res.commit, "previous": res.previous, "branch": res.branch,
+        "files": list(res.files), "committed_work": res.committed_work, "stale": res.stale,
+        "warning": res.warning, "control_files": list(getattr(res, "control_files", []))})

@@ -217,6 +217,7 @@ def main(sid: str) -> int:
         from zapcli.supervisor.kill import end_marked
 
         end_marked(sid, 1.0)
+    tree.leave(spawn)  # a fenced branch a plain ref again (nothing without a tree)
     scratch.drop(sid)  # its scratch folder goes with it (what was worth keeping is in the workspace)
     outcome = _check_in_time(sid, spawn, outcome, writer, deadline)
     if outcome.status == Status.QUEUED:  # its backend put it back in the queue (C43)

@@ -76,13 +76,31 @@ def enter(spawn: SpawnRecord, writer: TrailWriter, err: Any = None, deadline: fl
     return plain.replace(spawn, cwd=cwd, workspace=r.path, raw=raw), None
 
 
+def leave(spawn: SpawnRecord) -> None:
+    """After the work: a branch its sandbox fenced (`zapcli.worktrees.fence`) is
+    a plain ref again, as git keeps one — what the agent left in its own
+    folder stays in reach of no one else for no longer than the run."""
+    if not spawn.worktree:  # no tree: nothing of git to import
+        return
+    from zapcli.worktrees import git as g
+    from zapcli.worktrees.fence import disarm
+
+    r = g.Receipt.from_dict(spawn.worktree)
+    if r is None or r.repo_gone:
+        return
+    try:
+        disarm(r)
+    except (g.GitError, OSError):
+        pass  # a locked ref: the link stays, and git reads through it
+
+
 def _include(r: Any) -> tuple[list[str], str | None]:
     """Copy what `.worktreeinclude` names; (the paths copied, a problem or None)."""
     from zapcli.worktrees import git as g
     from zapcli.worktrees.include import FILE, copy
 
     try:
-        return copy(r.repo, r.path), None
+        return copy(r.checkout(), r.path), None
     except g.GitError as exc:
         return [], f"{FILE}: git could not list the files to copy: {exc.message}"
     except OSError as exc:

@@ -57,15 +57,18 @@ def _order(policy: Policy, hiding: Plan) -> list[tuple[str, str, str]]:
     a writable workspace inside a hidden folder (or the reverse) comes out
     right. Every path is the real one: bwrap follows a link in a mount's
     path inside the new tree, where a folder on the way may be hidden. A
-    cover's source is a host path (bwrap reads it outside the new tree)."""
+    cover's source is a host path (bwrap reads it outside the new tree); a
+    bind (a tree's own branch folder) mounts its source, writable, in the
+    path's place."""
     scratch = os.path.realpath(policy.scratch) if policy.scratch else ""
     ops = ([(p, "hide", "") for p in (*policy.hidden, *hiding.hide)]
            + [(p, "rw", "") for p in policy.writable]
            + ([(scratch, "scratch", "")] if scratch else [])
+           + [(target, "bind", os.path.realpath(source)) for source, target in policy.binds]
            + [(p, "ro", "") for p in (*policy.readonly, *policy.placeholders, *hiding.show)]
            + [(target, "cover", source) for source, target in policy.covers]
            + [(p, "mask", "") for p in hiding.mask])
-    rank = {"hide": 0, "rw": 1, "scratch": 1, "ro": 2, "cover": 3, "mask": 3}
+    rank = {"hide": 0, "rw": 1, "scratch": 1, "bind": 1, "ro": 2, "cover": 3, "mask": 3}
     return sorted(((os.path.realpath(p), how, source) for p, how, source in ops),
                   key=lambda op: (op[0].rstrip("/").count("/"), rank[op[1]]))
 
@@ -98,6 +101,7 @@ def argv(policy: Policy, bwrap: str, *, root: bool | None = None, keep: Iterable
                           declared=policy.sockets, keep=keep)
     for path, how, source in _order(policy, hiding):
         out += {"hide": ["--tmpfs", path], "rw": ["--bind", path, path],
+                "bind": ["--bind", source, path],
                 "scratch": [*_size(policy), "--tmpfs", path],
                 "ro": ["--ro-bind", path, path], "cover": ["--ro-bind", source, path],
                 "mask": ["--ro-bind", "/dev/null", path]}[how]

@@ -18,6 +18,11 @@ missing part of its path is a placeholder — an empty folder, or for a name
 a program reads as a file a file that reads as "nothing configured", that
 the caller makes before bwrap starts and removes after
 (`zapcli.sandbox.placeholders`), so nothing can be created there.
+
+A `--worktree` tree's git (its admin folder, the shared objects, its own
+branch) comes in from the caller as `GitAccess`, worked out where git's
+layout is known (`zapcli.worktrees.fence`); nothing of a repository is made
+writable here from what a tree's own files say.
 """
 
 from __future__ import annotations
@@ -38,13 +43,15 @@ SCRATCH_SIZE = 1 << 30  # the scratch folder's cap when nothing says otherwise: 
 @dataclass(frozen=True)
 class Policy:
     """Real paths. `writable` are bound read-write over a read-only `/`;
-    `readonly` (the control files of a writable root that exist) stay
-    read-only inside them; `placeholders` (where one does not exist yet) too,
-    once made (`zapcli.sandbox.placeholders.hold`: bwrap refuses to start on a
-    missing one); `hidden` become empty and read-only. `scratch` is a fresh
-    tmpfs of at most `scratch_size` bytes (0: the kernel's default, half the
-    memory), gone with the sandbox. `sockets`: unix sockets (or folders of
-    them) outside the writable roots that stay reachable with the network off."""
+    `readonly` (the control files of a writable root that exist, a tree's git
+    link files) stay read-only inside them; `placeholders` (where one does not
+    exist yet) too, once made (`zapcli.sandbox.placeholders.hold`: bwrap
+    refuses to start on a missing one); `hidden` become empty and read-only.
+    `scratch` is a fresh tmpfs of at most `scratch_size` bytes (0: the
+    kernel's default, half the memory), gone with the sandbox. `sockets`:
+    unix sockets (or folders of them) outside the writable roots that stay
+    reachable with the network off. `binds` are (source, target): the source
+    folder bound read-write in the target's place (a tree's own branch folder)."""
 
     network: bool = False
     writable: tuple[str, ...] = ()
@@ -60,6 +67,8 @@ class Policy:
     # (source, target): a file bound read-only over another that exists, in this sandbox
     # alone (git's exclude file, extended by the held placeholder files: `placeholders`)
     covers: tuple[tuple[str, str], ...] = ()
+    # (source, target): a folder bound read-write in the target's place (a tree's own branch)
+    binds: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"network": self.network, "writable": list(self.writable),
@@ -67,7 +76,8 @@ class Policy:
                 "scratch": self.scratch, "scratch_size": self.scratch_size,
                 "sockets": list(self.sockets), "placeholders": list(self.placeholders),
                 **({"own_tmp": True} if self.own_tmp else {}),
-                **({"covers": [list(c) for c in self.covers]} if self.covers else {})}
+                **({"covers": [list(c) for c in self.covers]} if self.covers else {}),
+                **({"binds": [list(b) for b in self.binds]} if self.binds else {})}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Policy:
@@ -82,7 +92,9 @@ class Policy:
                    sockets=paths("sockets"), own_tmp=bool(data.get("own_tmp")),
                    placeholders=paths("placeholders"),
                    covers=tuple((str(c[0]), str(c[1])) for c in data.get("covers") or ()
-                                if isinstance(c, (list, tuple)) and len(c) == 2))
+                                if isinstance(c, (list, tuple)) and len(c) == 2),
+                   binds=tuple((str(b[0]), str(b[1])) for b in data.get("binds") or ()
+                               if isinstance(b, (list, tuple)) and len(b) == 2))
 
     def describe(self) -> str:
         """One line for a person (the trail's start diagnostic, doctor)."""
@@ -146,43 +158,37 @@ def _guard(root: str, names: tuple[str, ...], roots: list[str]
     return readonly, missing, notes
 
 
-def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read(4096).strip()
-    except (OSError, UnicodeDecodeError):
-        return ""
+@dataclass(frozen=True)
+class GitAccess:
+    """What a commit on its own branch writes of the git of the tree at `root`
+    (a `--worktree` subagent's): `writable` folders and files (its admin
+    folder, the shared objects, its branch's reflog), `readonly` files inside
+    them (the admin folder's `commondir`, `gitdir`, `config.worktree`), and
+    `binds` (its branch's own folder in place of the folder of every
+    branch). Granted only with that root: a root left read-only gets none."""
+
+    root: str
+    writable: tuple[str, ...] = ()
+    readonly: tuple[str, ...] = ()
+    binds: tuple[tuple[str, str], ...] = ()
 
 
-def linked_git(root: str) -> list[str]:
-    """What a commit on its own branch writes when `root` is a linked git
-    worktree (`.git` a file naming its folder in the main repository, as
-    `--worktree` makes): that folder, the shared objects and the folder of the
-    branch's ref and reflog. Hooks, config and other branches' folders stay
-    read-only. [] for anything else."""
-    line = _read(os.path.join(root, ".git"))
-    if not line.startswith("gitdir:") or os.path.isdir(os.path.join(root, ".git")):
-        return []
-    admin = os.path.realpath(os.path.join(root, line[len("gitdir:"):].strip()))
-    common = os.path.realpath(os.path.join(admin, _read(os.path.join(admin, "commondir")) or "."))
-    head = _read(os.path.join(admin, "HEAD"))
-    paths = [admin, os.path.join(common, "objects")]
-    if head.startswith("ref: refs/heads/"):
-        folder = os.path.dirname(head[len("ref: "):])
-        paths += [os.path.join(common, folder), os.path.join(common, "logs", folder)]
-    return [p for p in paths if os.path.isdir(p)]
+def linked_git(root: str, access: Iterable[GitAccess]) -> GitAccess | None:
+    """The git access given for the writable root `root`, if any."""
+    return next((a for a in access if os.path.realpath(a.root) == root), None)
 
 
 def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
             network: bool = False, writable: Iterable[str] | None = None, scratch: str,
-            hidden: Iterable[str] = (), control: Iterable[str] | None = None
-            ) -> tuple[Policy, list[str]]:
+            hidden: Iterable[str] = (), control: Iterable[str] | None = None,
+            git: Iterable[GitAccess] = ()) -> tuple[Policy, list[str]]:
     """(the policy, one note per declared path that was left out and why).
 
     `writable` None (not declared) means the workspace and `writable_roots`;
     relative paths are taken from the workspace. `control`: the one list of
     control files (`zapcli.backends.registry.control_files`; None: the
-    names no backend owns). Raises ValueError for an unknown mode."""
+    names no backend owns). `git`: what a `--worktree` tree's commits need,
+    for the root it names. Raises ValueError for an unknown mode."""
     roots = tuple(writable_roots)
     names = control_names() if control is None else tuple(control)
     ceiling, protect = write_ceiling(mode, workspace, roots)
@@ -208,8 +214,15 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
         elif real not in out:
             out.append(real)
     declared = list(out)
+    access = list(git)
+    links: list[str] = []
+    binds: list[tuple[str, str]] = []
     for root in declared:
-        out += [g for g in linked_git(root) if g not in out]
+        given = linked_git(root, access)
+        if given is not None:
+            out += [g for g in given.writable if g not in out]
+            links += [p for p in given.readonly if p not in links]
+            binds += given.binds
     readonly: list[str] = []
     missing: list[str] = []
     for root in declared if protect else ():
@@ -217,6 +230,7 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
         readonly += [p for p in held if p not in readonly]
         missing += [p for p in absent if p not in missing]
         notes += said
-    return Policy(network=network, writable=tuple(out), readonly=tuple(readonly),
+    return Policy(network=network, writable=tuple(out),
+                  readonly=tuple(readonly + [p for p in links if p not in readonly]),
                   hidden=tuple(dict.fromkeys(shut)), scratch=scratch,
-                  placeholders=tuple(missing)), notes
+                  placeholders=tuple(missing), binds=tuple(binds)), notes

@@ -352,6 +352,26 @@ def _approved(what: str, env: Env) -> None:
         raise ZapcliError(f"{what}: not approved ({why}); nothing was merged", code="denied")
 
 
+def _control_question(sid: str, env: Env) -> Any:
+    """Whether a merge may change control files: only the person says so —
+    through the MCP client's question naming the files; with nobody to ask
+    (`call`, a run's model, a client without elicitation) never: the refusal
+    says what the person runs to allow it."""
+    if env.confirm is None:
+        return False
+    confirm = env.confirm
+
+    def ask(files: list[str]) -> bool:
+        from zapcli.render.text import escape_controls
+
+        shown = ", ".join(escape_controls(f) for f in files[:40])
+        ok, _why = confirm(f"merge {sid}: it changes control files (files other programs read "
+                           f"as configuration that runs commands): {shown}")
+        return ok
+
+    return ask
+
+
 def merge(a: dict[str, Any], env: Env) -> Reply:
     from zapcli.ops.merge import merge as do_merge
     from zapcli.render import merge as render
@@ -359,7 +379,8 @@ def merge(a: dict[str, Any], env: Env) -> Reply:
     sid = env.one(a["id"])
     _approved(f"merge {sid} into the checkout it was spawned from"
               + (" (squash)" if a["squash"] else " (rebase)" if a["rebase"] else ""), env)
-    res = do_merge(sid, squash=bool(a["squash"]), rebase=bool(a["rebase"]))
+    res = do_merge(sid, squash=bool(a["squash"]), rebase=bool(a["rebase"]),
+                   allow_control=_control_question(sid, env))
     return _reply(render.lines(res), render.doc(res), env)
 
 
@@ -372,7 +393,8 @@ def pick(a: dict[str, Any], env: Env) -> Reply:
     env.ids(siblings_of(sid))
     _approved(f"pick {sid}: merge it into the checkout it was spawned from and remove the other "
               "attempts' trees", env)
-    res = do_pick(sid, env.settings(), squash=bool(a["squash"]), rebase=bool(a["rebase"]))
+    res = do_pick(sid, env.settings(), squash=bool(a["squash"]), rebase=bool(a["rebase"]),
+                  allow_control=_control_question(sid, env))
     return _reply(render.pick_lines(res), render.pick_doc(res), env)
 
 

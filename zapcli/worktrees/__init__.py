@@ -1,8 +1,12 @@
 """Git worktrees for `--worktree` subagents (SPEC §16): the git side only.
 
 Imports `zapcli.paths`, `zapcli.locks`, `zapcli.errors`; never the trail,
-processes or the CLI. `git.py` runs git and reads a repository; `create.py`
-makes a subagent's tree (serialized per repository); `inspect.py` tells
+processes or the CLI. `git.py` is the one git runner (it runs nothing a tree
+or its configuration chose; `drivers.py` lists the filters and merge drivers
+it turns off); `place.py` says which repository git works on, from the
+receipt, and refuses a tree whose git files moved; `create.py` makes a
+subagent's tree (serialized per repository); `fence.py` is what its sandbox
+may write of the repository (its own branch, no other); `inspect.py` tells
 what a tree holds (dirty, untracked, unpushed commits); `remove.py` removes
 one through `git worktree remove` only. Which trees are in use by a live
 subagent, and what `gc` may remove, is decided in `zapcli.lifecycle.worktrees`.

@@ -1,7 +1,9 @@
 """Making a subagent's tree: `git worktree add --no-track -b zapcli/<id>`,
 serialized per repository.
 
-Imports `zapcli.worktrees.git`, `zapcli.locks`, `zapcli.paths`. Parallel
+Imports `zapcli.worktrees.git` (its places: git runs on the checkout and
+the tree zapcli recorded, never found from a tree's files), `zapcli.locks`,
+`zapcli.paths`. Parallel
 `git worktree add` in one repository race on git's own lock files (and,
 with tracking, on `config.lock`): every creation holds an exclusive lock in
 the repository's common git dir, so eight spawns at the same instant are
@@ -17,6 +19,7 @@ import time
 from contextlib import AbstractContextManager
 from pathlib import Path
 
+from zapcli import plain
 from zapcli.locks import LockTimeout, exclusive
 from zapcli.paths import ensure_dir
 from zapcli.worktrees import git as g
@@ -37,14 +40,16 @@ def create(r: g.Receipt) -> float:
     seconds spent waiting for the repository's lock. Raises GitError with
     git's message; then neither the tree nor the branch is left."""
     ensure_dir(Path(r.path).parent)
+    co = r.checkout()
     asked = time.monotonic()
     try:
         with _locked(r):
             waited = time.monotonic() - asked
             for attempt, pause in enumerate((*RETRIES, None)):
                 proc = g.git(["worktree", "add", "--no-track", "-q", "-b", r.branch, r.path,
-                              r.base], r.repo, check=False)
+                              r.base], co, check=False)
                 if proc.returncode == 0:
+                    r.tree()  # what git made agrees with the receipt
                     return waited
                 message = g._message(proc)
                 _undo(r, drop_branch=True)
@@ -65,29 +70,33 @@ def attach(r: g.Receipt, tip: str | None = None) -> str:
     missing tree and branch, when neither exists and there is no `tip`: the
     work never runs elsewhere (C28). A branch that existed before is never
     deleted here."""
-    if Path(r.path).is_dir() and str(Path(r.path).resolve()) in g.registered(r.repo):
+    co = r.checkout()
+    if Path(r.path).is_dir() and str(Path(r.path).resolve()) in g.registered(co):
+        r.tree()  # its admin files still agree with the receipt: never a planted git dir
         return "reused"
-    if not g.branch_exists(r.repo, r.branch):
+    if not g.branch_exists(co, r.branch):
         if not tip:
             raise g.GitError(f"its tree {r.path} and its branch {r.branch} are both gone, and no "
                              "commit of them is known to make them again from")
-        create(g.Receipt(r.repo, r.common_dir, r.path, r.branch, tip, r.subdir))
+        create(plain.replace(r, base=tip))
         return "recreated"
     ensure_dir(Path(r.path).parent)
     with _locked(r):
-        g.git(["worktree", "prune"], r.repo, check=False)  # a tree deleted by hand
-        proc = g.git(["worktree", "add", "-q", r.path, r.branch], r.repo, check=False)
+        g.git(["worktree", "prune"], co, check=False)  # a tree deleted by hand
+        proc = g.git(["worktree", "add", "-q", r.path, r.branch], co, check=False)
         if proc.returncode != 0:
             _undo(r, drop_branch=False)
             raise g.GitError(g._message(proc), proc.returncode)
+        r.tree()
     return "reattached"
 
 
 def _undo(r: g.Receipt, *, drop_branch: bool) -> None:
     """Remove what a failed `worktree add` may have left: the registered tree
     and (for a branch this call created) the branch. Best effort; no rm -rf."""
-    if str(Path(r.path).resolve()) in g.registered(r.repo):
-        g.git(["worktree", "remove", "--force", r.path], r.repo, check=False)
-    g.git(["worktree", "prune"], r.repo, check=False)
-    if drop_branch and g.branch_exists(r.repo, r.branch):
-        g.git(["branch", "-D", r.branch], r.repo, check=False)
+    co = r.checkout()
+    if str(Path(r.path).resolve()) in g.registered(co):
+        g.git(["worktree", "remove", "--force", r.path], co, check=False)
+    g.git(["worktree", "prune"], co, check=False)
+    if drop_branch and g.branch_exists(co, r.branch):
+        g.git(["branch", "-D", r.branch], co, check=False)

@@ -74,12 +74,11 @@ def _parse(out: str) -> list[FileChange]:
     return files
 
 
-def changes(cwd: str, base: str, commit: str, *, patch: bool = False) -> Changes:
+def changes(where: g.Place, base: str, commit: str, *, patch: bool = False) -> Changes:
     """The files changed from `base` to `commit` (and the patch). Raises GitError."""
-    out = g.git(["diff", "--no-ext-diff", "--no-color", "-M", "--raw", "--numstat", "-z", base,
-                 commit, "--"], cwd).stdout
+    out = g.git(["diff", "--no-color", "-M", "--raw", "--numstat", "-z", base, commit, "--"],
+                where).stdout
     found = Changes(_parse(out))
     if patch and found.files:
-        found.patch = g.git(["diff", "--no-ext-diff", "--no-color", "-M", base, commit, "--"],
-                            cwd).stdout
+        found.patch = g.git(["diff", "--no-color", "-M", base, commit, "--"], where).stdout
     return found

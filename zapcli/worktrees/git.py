@@ -1,9 +1,24 @@
 """Running git, and what a worktree receipt is made of.
 
-Imports only the standard library and `zapcli.errors`. Every call has a
-timeout and runs with a fixed environment for machine-readable output (no
-pager, no prompts, C locale), so a user's git configuration cannot make
-zapcli wait on a terminal.
+Imports only the standard library, `zapcli.errors` and `zapcli.plain`. Every
+git zapcli runs goes through `git()`, the one runner, which makes git run no
+program that configuration or a tree could choose (issue 27, C31):
+
+- the repository is named outright (`Place`: GIT_DIR, GIT_COMMON_DIR,
+  GIT_WORK_TREE from what zapcli recorded), never discovered from a tree's
+  `.git` file or an admin folder's `commondir`, which an agent can write;
+- configuration that runs a program is overridden for the command (`NEUTRAL`,
+  through GIT_CONFIG_COUNT): hooks, `core.fsmonitor`, editors, pagers,
+  signing programs, every transport (ssh, proxies, helpers), maintenance; the
+  content filters and merge drivers the configuration defines are turned off
+  by name (`_drivers`); diffs are made with `--no-ext-diff --no-textconv`;
+  submodules are never entered;
+- the environment a caller (a git hook) set for another repository, and the
+  variables that name programs, are dropped.
+
+Every call has a timeout and a fixed environment for machine-readable output
+(no pager, no prompts, C locale), so a user's git configuration cannot make
+zapcli wait on a terminal either.
 """
 
 from __future__ import annotations
@@ -21,6 +36,41 @@ if TYPE_CHECKING:
 
 GIT_TIMEOUT_S = 120.0
 
+# Configuration that would run a program, set for every command so it runs none
+# (git-config(1), each key that names a command, a hook or a program).
+NEUTRAL: tuple[tuple[str, str], ...] = (
+    ("core.fsmonitor", "false"),         # a hook (or daemon) run by status, add, reset, merge
+    ("core.hooksPath", "/dev/null"),     # every hook: no file can be found below /dev/null
+    ("core.editor", ":"), ("sequence.editor", ":"),  # ":" is git's own "no editor"
+    ("core.pager", ""),                  # and --no-pager for pager.<command>
+    ("core.askPass", ""), ("credential.helper", ""),  # an empty helper list
+    ("core.sshCommand", ""), ("protocol.allow", "never"),  # no transport at all: ssh, proxies,
+    ("core.gitProxy", ""),                                 # remote helpers, ext::
+    ("commit.gpgSign", "false"), ("tag.gpgSign", "false"),  # gpg.program, gpg.ssh.*
+    ("log.showSignature", "false"), ("merge.verifySignatures", "false"),
+    ("gc.auto", "0"), ("maintenance.auto", "false"),  # no `git maintenance run --auto` after
+    ("submodule.recurse", "false"), ("diff.ignoreSubmodules", "all"),  # a submodule's git
+    ("status.submoduleSummary", "false"),  # would read the submodule's own config
+    ("rebase.updateRefs", "false"), ("rebase.autoStash", "false"), ("merge.autoStash", "false"),
+    ("help.autoCorrect", "0"),
+)
+# Options that turn off the diff drivers' programs (diff.external, diff.<driver>.command
+# and .textconv), for the commands that make a diff.
+DIFF_COMMANDS = frozenset({"diff", "diff-tree", "diff-index", "diff-files", "log", "show"})
+NO_DIFF_PROGRAMS = ("--no-ext-diff", "--no-textconv")
+# Variables that point git at another repository (git's own "local repository"
+# list: a hook's environment) or name a program; never passed on.
+DROPPED = frozenset({
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE",
+    "GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_PREFIX", "GIT_SHALLOW_FILE",
+    "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_ATTR_SOURCE",
+    "GIT_INTERNAL_SUPER_PREFIX", "GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_SSH",
+    "GIT_SSH_COMMAND", "GIT_PROXY_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "PAGER", "EDITOR", "VISUAL", "GIT_EXEC_PATH",
+    "GIT_TEMPLATE_DIR", "GIT_ALLOW_PROTOCOL", "GIT_PROTOCOL_FROM_USER"})
+
 
 class GitError(Exception):
     """A git command failed; `message` is git's own (stderr, trimmed)."""
@@ -31,31 +81,87 @@ class GitError(Exception):
         self.returncode = returncode
 
 
-def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat", LC_ALL="C",
+@frozen
+class Place:
+    """A repository as git is pointed at it: the files (`work_tree`), the git
+    dir of that checkout (`git_dir`: the admin folder of a linked tree) and
+    the shared one (`common_dir`). Made by `zapcli.worktrees.place` from a
+    receipt, after checking the tree's admin files still agree with it."""
+
+    work_tree: str
+    git_dir: str
+    common_dir: str
+
+    def env(self) -> dict[str, str]:
+        return {"GIT_DIR": self.git_dir, "GIT_COMMON_DIR": self.common_dir,
+                "GIT_WORK_TREE": self.work_tree}
+
+
+def _drivers(where: Place | Path, base: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """The overrides that turn off every content filter and merge driver the
+    configuration of `where` defines (`zapcli.worktrees.drivers`: asked of git
+    itself, includes and all, and kept while its config files stay as they are)."""
+    def ask() -> str:
+        return _run(["config", "--list", "-z", "--show-origin"], where, base,
+                    timeout=GIT_TIMEOUT_S, input=None).stdout
+
+    from zapcli.worktrees.drivers import _parse, overrides
+
+    if isinstance(where, Place):
+        return overrides(where.git_dir, where.common_dir, base, ask)
+    return _parse(ask())[0]
+
+
+def _base_env(where: Place | Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in DROPPED}
+    env.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_EDITOR=":", GIT_SEQUENCE_EDITOR=":",
                GIT_OPTIONAL_LOCKS="0")  # `status` must not take index.lock behind anyone's back
-    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):  # a caller's (a hook's) must not redirect us
-        env.pop(name, None)
-    env.update(extra or {})
+    if isinstance(where, Place):
+        env.update(where.env())
+    return _configured(env, NEUTRAL)
+
+
+def _configured(env: dict[str, str], pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    n = int(env.get("GIT_CONFIG_COUNT") or 0)
+    for i, (key, value) in enumerate(pairs, n):
+        env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
+    env["GIT_CONFIG_COUNT"] = str(n + len(pairs))
     return env
 
 
-def git(args: list[str], cwd: str | Path, *, check: bool = True,
-        timeout: float = GIT_TIMEOUT_S, env: dict[str, str] | None = None,
-        input: str | None = None) -> subprocess.CompletedProcess[str]:  # noqa: A002 - subprocess's name
-    """Run `git args` in `cwd` (`env`: variables to add; `input`: its stdin).
-    Raises GitError (git's message) when `check` and it fails, or when git
-    cannot be run at all."""
+def _run(args: list[str], where: Place | Path, env: dict[str, str], *, timeout: float,
+         input: str | None, cwd: str | Path | None = None) -> subprocess.CompletedProcess[str]:  # noqa: A002
+    folder = cwd or (where.work_tree if isinstance(where, Place) else where)
     try:
-        proc = subprocess.run(["git", *args], cwd=str(cwd), env=_env(env), capture_output=True,
-                              text=True, encoding="utf-8", errors="replace", input=input,
-                              stdin=None if input is not None else subprocess.DEVNULL,
+        return subprocess.run(["git", "--no-pager", *args], cwd=str(folder), env=env,
+                              capture_output=True, text=True, encoding="utf-8", errors="replace",
+                              input=input, stdin=None if input is not None else subprocess.DEVNULL,
                               timeout=timeout)
     except FileNotFoundError:
         raise GitError("git is not installed (not on PATH)") from None
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise GitError(f"git {args[0]} could not run: {exc}") from None
+
+
+def git(args: list[str], where: Place | Path, *, check: bool = True,
+        timeout: float = GIT_TIMEOUT_S, env: dict[str, str] | None = None,
+        input: str | None = None, cwd: str | Path | None = None,  # noqa: A002 - subprocess's name
+        ) -> subprocess.CompletedProcess[str]:
+    """Run `git args` on the repository `where` names: a `Place` (always, for a
+    subagent's tree and the checkout it came from), or a folder git finds
+    the repository of (only `plan`, at spawn, in the caller's own folder).
+    `env`: variables to add; `input`: its stdin; `cwd`: where in the tree.
+    Raises GitError (git's message) when `check` and it fails, or when git
+    cannot be run at all."""
+    base = _base_env(where)
+    if args and args[0] in DIFF_COMMANDS:
+        args = [args[0], *NO_DIFF_PROGRAMS, *args[1:]]
+    full = base
+    if args and args[0] != "config":  # every command: any that looks at a file of a tree
+        drivers = _drivers(where, base)  # may re-hash it through its clean filter (racy git)
+        if drivers:
+            full = _configured(dict(base), drivers)
+    proc = _run(args, where, {**full, **(env or {})}, timeout=timeout, input=input, cwd=cwd)
     if check and proc.returncode != 0:
         raise GitError(_message(proc), proc.returncode)
     return proc
@@ -68,9 +174,11 @@ def _message(proc: subprocess.CompletedProcess[str]) -> str:
 
 @frozen
 class Receipt:
-    """Where a subagent's tree is: the main checkout (`repo`) and its common
-    git dir, the tree's `path` and `branch`, the `base` commit it started
-    from, and the `subdir` of the checkout the subagent was spawned in."""
+    """Where a subagent's tree is: the main checkout (`repo`), its common git
+    dir and its own git dir (`git_dir`; recorded since issue 27, derived for
+    older receipts), the tree's `path` and `branch`, the `base` commit it
+    started from, and the `subdir` of the checkout the subagent was spawned in.
+    `tree()` and `checkout()` are the places zapcli's git runs on."""
 
     repo: str
     common_dir: str
@@ -78,6 +186,7 @@ class Receipt:
     branch: str
     base: str
     subdir: str = ""
+    git_dir: str = ""
 
     @property
     def repo_gone(self) -> bool:
@@ -93,7 +202,7 @@ class Receipt:
             return None
         try:
             return cls(**{k: str(d[k]) for k in ("repo", "common_dir", "path", "branch", "base")},
-                       subdir=str(d.get("subdir") or ""))
+                       subdir=str(d.get("subdir") or ""), git_dir=str(d.get("git_dir") or ""))
         except KeyError:
             return None
 
@@ -102,18 +211,31 @@ class Receipt:
         """The tree's counterpart of the directory the subagent was spawned in."""
         return str(Path(self.path, self.subdir)) if self.subdir else self.path
 
+    def tree(self) -> Place:
+        """The tree's place, once its admin files are checked to agree with this
+        receipt. Raises GitError saying what moved."""
+        from zapcli.worktrees.place import tree
+
+        return tree(self)
+
+    def checkout(self) -> Place:
+        """The place of the checkout the tree was made from. Raises GitError."""
+        from zapcli.worktrees.place import checkout
+
+        return checkout(self)
+
 
 def plan(cwd: Path, path: Path, branch: str) -> Receipt:
     """The receipt for a new tree of the repository around `cwd`, based on its
     current HEAD (one git call, at spawn time). Raises UsageError when `cwd`
     is not in a repository with at least one commit."""
     try:
-        proc = git(["rev-parse", "--show-toplevel", "--git-common-dir", "--show-prefix", "HEAD"],
-                   cwd, check=False)
+        proc = git(["rev-parse", "--show-toplevel", "--path-format=absolute", "--git-common-dir",
+                    "--absolute-git-dir", "--show-prefix", "HEAD"], cwd, check=False)
     except GitError as exc:  # git missing or not runnable
         raise UsageError(f"{param('worktree')}: {exc.message}") from None
     lines = proc.stdout.split("\n")
-    if proc.returncode != 0 or len(lines) < 4:
+    if proc.returncode != 0 or len(lines) < 5:
         stderr = (proc.stderr or "").strip()
         # git names the missing HEAD first, then prints a usage hint: look at all of it
         if lines[0].strip() and ("unknown revision" in stderr or "ambiguous argument 'HEAD'" in stderr):
@@ -123,29 +245,42 @@ def plan(cwd: Path, path: Path, branch: str) -> Receipt:
         why = stderr.split("\n")[0]
         raise UsageError(f"{param('worktree')} needs a git repository, and {cwd} is not in one "
                          f"({why or 'git rev-parse failed'})")
-    top, common, prefix, head = lines[0], lines[1], lines[2], lines[3]
-    common_dir = str((Path(cwd) / common).resolve()) if not os.path.isabs(common) else common
-    return Receipt(repo=top, common_dir=common_dir, path=str(path), branch=branch,
-                   base=head.strip(), subdir=prefix.strip().rstrip("/"))
+    top, common, own, prefix, head = lines[:5]
+    r = Receipt(repo=top, common_dir=os.path.realpath(common), path=str(path), branch=branch,
+                base=head.strip(), subdir=prefix.strip().rstrip("/"), git_dir=os.path.realpath(own))
+    _trusted(r, cwd)
+    return r
 
 
-def head_of(repo: str) -> str | None:
-    """The commit HEAD of the checkout at `repo` names now (None if unreadable)."""
-    try:
-        return git(["rev-parse", "HEAD"], repo, timeout=10).stdout.strip() or None
-    except GitError:
-        return None
+def _trusted(r: Receipt, cwd: Path) -> None:
+    """Raises UsageError when the repository git found around `cwd` is one its
+    own files could have planted: a common git dir inside the checkout other
+    than its `.git`, or (for a checkout that is itself a linked tree, e.g. a
+    subagent's) link files that do not agree."""
+    top = os.path.realpath(r.repo)
+    inside = r.common_dir.startswith(top + os.sep) and r.common_dir != os.path.join(top, ".git")
+    why = (f"its git dir {r.common_dir} lies inside the checkout {top}" if inside else "")
+    if not why and r.git_dir != r.common_dir:
+        from zapcli.worktrees.place import linked
+
+        try:
+            linked(top, r.common_dir)
+        except GitError as exc:
+            why = exc.message
+    if why:
+        raise UsageError(f"{param('worktree')}: the repository around {cwd} is not one zapcli "
+                         f"runs git in: {why}")
 
 
-def branch_exists(repo: str, branch: str) -> bool:
-    return git(["rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"], repo,
+def branch_exists(where: Place, branch: str) -> bool:
+    return git(["rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"], where,
                check=False).returncode == 0
 
 
-def registered(repo: str) -> dict[str, str]:
-    """Worktrees git knows for `repo`: resolved path -> branch ref ('' when detached)."""
+def registered(where: Place) -> dict[str, str]:
+    """Worktrees git knows for the repository: resolved path -> branch ref ('' when detached)."""
     out: dict[str, str] = {}
-    proc = git(["worktree", "list", "--porcelain"], repo, check=False)
+    proc = git(["worktree", "list", "--porcelain"], where, check=False)
     current = None
     for line in proc.stdout.split("\n"):
         if line.startswith("worktree "):

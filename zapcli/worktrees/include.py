@@ -20,24 +20,28 @@ from zapcli.worktrees import git as g
 FILE = ".worktreeinclude"
 
 
-def wanted(repo: str) -> list[str]:
+def wanted(where: g.Place) -> list[str]:
     """The checkout's files (relative paths) to copy; [] without the file."""
-    spec = Path(repo) / FILE
+    spec = Path(where.work_tree) / FILE
     if not spec.is_file():
         return []
-    listed = g.git(["ls-files", "-z", "--others", "--ignored", f"--exclude-from={spec}"], repo).stdout
+    listed = g.git(["ls-files", "-z", "--others", "--ignored", f"--exclude-from={spec}"],
+                   where).stdout
     candidates = [p for p in listed.split("\0") if p]
     if not candidates:
         return []
-    proc = g.git(["check-ignore", "-z", "--stdin"], repo, check=False, input="\0".join(candidates) + "\0")
+    proc = g.git(["check-ignore", "-z", "--stdin"], where, check=False,
+                 input="\0".join(candidates) + "\0")
     if proc.returncode not in (0, 1):
         raise g.GitError(g._message(proc), proc.returncode)
     return sorted(p for p in proc.stdout.split("\0") if p)
 
 
-def copy(repo: str, tree: str) -> list[str]:
-    """Copy what `.worktreeinclude` names into the new tree; the paths copied.
-    Raises GitError (git could not list them) or OSError (a copy failed)."""
+def copy(where: g.Place, tree: str) -> list[str]:
+    """Copy what `.worktreeinclude` names from the checkout `where` into the new
+    tree; the paths copied. Raises GitError (git could not list them) or
+    OSError (a copy failed)."""
+    repo = where.work_tree
     root = os.path.realpath(tree)
 
     def inside(path: str) -> bool:
@@ -45,7 +49,7 @@ def copy(repo: str, tree: str) -> list[str]:
         return real == root or real.startswith(root + os.sep)
 
     done = []
-    for rel in wanted(repo):
+    for rel in wanted(where):
         parts = Path(rel).parts
         if Path(rel).is_absolute() or ".." in parts or (parts and parts[0] == ".git"):
             continue

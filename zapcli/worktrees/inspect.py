@@ -1,5 +1,6 @@
 """What a tree holds: uncommitted changes, untracked files, commits on no
-other branch. Imports `zapcli.worktrees.git`.
+other branch. Imports `zapcli.worktrees.git` (git runs on the tree's
+checked place, `Receipt.tree()`).
 
 Untracked files count as work (a draft nobody added yet is still someone's
 work); ignored files do not (git's own `worktree remove` drops them too).
@@ -74,16 +75,18 @@ class TreeState:
 
 
 def state(r: g.Receipt) -> TreeState:
-    """The state of the tree of `r` (for a tree deleted by hand: of its branch)."""
+    """The state of the tree of `r` (for a tree deleted by hand: of its branch).
+    A tree whose admin files no longer agree with `r` is "git could not tell"
+    (it holds work as far as anyone removing trees is concerned)."""
     st = TreeState(exists=Path(r.path).is_dir())
     if r.repo_gone:
         st.error = f"its repository {r.repo} no longer exists"
         return st
     try:
+        where = r.tree() if st.exists else r.checkout()
         if st.exists:
-            _changes(st, r.path)
-            st.head = g.git(["rev-parse", "HEAD"], r.path).stdout.strip()
-        where = r.path if st.exists else r.repo
+            _changes(st, where)
+            st.head = g.git(["rev-parse", "HEAD"], where).stdout.strip()
         found = g.git(["rev-parse", "--verify", "--quiet", f"refs/heads/{r.branch}"], where, check=False)
         has_branch = found.returncode == 0
         st.tip = found.stdout.strip() or None if has_branch else None
@@ -97,12 +100,13 @@ def state(r: g.Receipt) -> TreeState:
                            check=False)
             st.beyond_base = int(beyond.stdout.strip() or 0) if beyond.returncode == 0 else 0
     except (g.GitError, ValueError) as exc:
-        st.error = str(exc)[:200]
+        st.error = str(exc)[:500]
     return st
 
 
-def _changes(st: TreeState, path: str) -> None:
-    status = g.git(["status", "--porcelain=v1", "-z", "--untracked-files=all"], path)
+def _changes(st: TreeState, where: g.Place) -> None:
+    status = g.git(["status", "--porcelain=v1", "-z", "--untracked-files=all",
+                    "--ignore-submodules=all"], where)
     entries = iter(status.stdout.split("\0"))
     for entry in entries:
         if entry.startswith("??"):

@@ -41,14 +41,16 @@ class Checkout:
     head: str
     tree: str = ""  # HEAD's tree
     busy: str | None = None  # what it is in the middle of: a merge, a rebase, ...
+    place: g.Place | None = None  # where git runs on it
 
 
-def checkout(repo: str) -> Checkout:
+def checkout(place: g.Place) -> Checkout:
     """The checkout's current branch, commit and tree, and what it is in the
     middle of — one git call. Raises GitError."""
+    repo = place.work_tree
     args = ["rev-parse", "HEAD", "HEAD^{tree}", "--symbolic-full-name", "HEAD",
             *[x for name in BUSY for x in ("--git-path", name)]]
-    out = g.git(args, repo, timeout=20).stdout.split("\n")
+    out = g.git(args, place, timeout=20).stdout.split("\n")
     ref = out[2].strip() if len(out) > 2 else ""
     busy = None
     for name, path in zip(BUSY, out[3:], strict=False):
@@ -56,36 +58,46 @@ def checkout(repo: str) -> Checkout:
             busy = BUSY[name]
             break
     return Checkout(repo, ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else None,
-                    out[0].strip(), out[1].strip(), busy)
+                    out[0].strip(), out[1].strip(), busy, place)
 
 
-def merge_tree(repo: str, ours: str, theirs: str) -> tuple[str | None, list[str]]:
+def _at(co: Checkout) -> g.Place:
+    assert co.place is not None
+    return co.place
+
+
+def merge_tree(where: g.Place, ours: str, theirs: str) -> tuple[str | None, list[str]]:
     """(the merged tree, []) or (None, the conflicting files), from the object
-    store alone. Raises GitError (e.g. a git older than 2.38)."""
+    store alone. Raises GitError (e.g. a git older than 2.38, or a file whose
+    attributes name a custom merge driver, which zapcli does not run)."""
     proc = g.git(["merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", ours, theirs],
-                 repo, check=False)
+                 where, check=False)
     if proc.returncode not in (0, 1):
-        raise g.GitError(g._message(proc), proc.returncode)
+        message = g._message(proc)
+        if "internal merge" in message or "cannot run" in message:
+            message += ("; a file's .gitattributes names a custom merge driver (merge.<name>."
+                        "driver), which zapcli never runs: merge this one by hand")
+        raise g.GitError(message, proc.returncode)
     parts = [p for p in proc.stdout.split("\0") if p]
     if proc.returncode == 0:
         return parts[0], []
     return None, sorted(dict.fromkeys(parts[1:]))
 
 
-def is_ancestor(repo: str, older: str, newer: str) -> bool:
-    return g.git(["merge-base", "--is-ancestor", older, newer], repo, check=False).returncode == 0
+def is_ancestor(where: g.Place, older: str, newer: str) -> bool:
+    return g.git(["merge-base", "--is-ancestor", older, newer], where, check=False).returncode == 0
 
 
-def touched(repo: str, head: str, tree: str) -> list[str]:
+def touched(where: g.Place, head: str, tree: str) -> list[str]:
     """The paths the checkout's files change in when it moves from `head` to `tree`."""
-    out = g.git(["diff-tree", "-r", "--name-only", "--no-renames", "-z", head, tree], repo).stdout
+    out = g.git(["diff-tree", "-r", "--name-only", "--no-renames", "-z", head, tree], where).stdout
     return [p for p in out.split("\0") if p]
 
 
 MAX_PATHSPECS = 500  # more touched paths than this: one status of the whole checkout
 
 
-def uncommitted(repo: str, paths: list[str]) -> list[str]:
+def uncommitted(where: g.Place, paths: list[str]) -> list[str]:
     """Which of `paths` hold uncommitted changes (staged, unstaged or an
     untracked file in the way) in the checkout."""
     if not paths:
@@ -93,7 +105,7 @@ def uncommitted(repo: str, paths: list[str]) -> list[str]:
     wanted = set(paths)
     spec = ["--", *[f":(literal){p}" for p in paths]] if len(paths) <= MAX_PATHSPECS else []
     out = g.git(["status", "--porcelain=v1", "-z", "--untracked-files=all",
-                 "--ignore-submodules=all", *spec], repo).stdout
+                 "--ignore-submodules=all", *spec], where).stdout
     found, entries = [], iter(out.split("\0"))
     for entry in entries:
         if len(entry) < 4:
@@ -127,29 +139,29 @@ def plan(co: Checkout, source: str, how: str, message: str, *, moved: bool = Tru
             raise Refused(f"nothing to merge: {co.branch or 'HEAD'} already has all of it",
                           code="up_to_date")
         if how == "squash":
-            return Plan("squash", commit_tree(co.repo, f"{source}^{{tree}}", [co.head], message))
+            return Plan("squash", commit_tree(_at(co), f"{source}^{{tree}}", [co.head], message))
         return Plan("rebase" if how == "rebase" else "fast-forward", source)
-    tree, conflicts = merged if merged is not None else merge_tree(co.repo, co.head, source)
+    tree, conflicts = merged if merged is not None else merge_tree(_at(co), co.head, source)
     if tree is None:
         raise Refused(f"merging would conflict in {len(conflicts)} file(s): "
                       f"{', '.join(conflicts[:20])}", conflicts, code="conflict")
-    if tree == co.tree and (how == "squash" or is_ancestor(co.repo, source, co.head)):
+    if tree == co.tree and (how == "squash" or is_ancestor(_at(co), source, co.head)):
         raise Refused(f"nothing to merge: {co.branch or 'HEAD'} already has all of it",
                       code="up_to_date")
     if how == "squash":
-        return Plan("squash", commit_tree(co.repo, tree, [co.head], message))
+        return Plan("squash", commit_tree(_at(co), tree, [co.head], message))
     if how == "rebase":
         return Plan("rebase", source)
-    if is_ancestor(co.repo, co.head, source):
+    if is_ancestor(_at(co), co.head, source):
         return Plan("fast-forward", source)
-    return Plan("merge", commit_tree(co.repo, tree, [co.head, source], message))
+    return Plan("merge", commit_tree(_at(co), tree, [co.head, source], message))
 
 
 def in_the_way(co: Checkout, tree: str) -> None:
     """Refused when the checkout has uncommitted changes in the paths a move
     to `tree` would change (before a rebase rewrites the branch; otherwise
     `fast_forward` is the check)."""
-    dirty = uncommitted(co.repo, touched(co.repo, co.head, tree))
+    dirty = uncommitted(_at(co), touched(_at(co), co.head, tree))
     if dirty:
         raise Refused(_dirty_words(co.repo, dirty), dirty, code="dirty")
 
@@ -159,31 +171,32 @@ def _dirty_words(repo: str, files: list[str]) -> str:
             f"would change: {', '.join(files[:20])}; commit or stash them first")
 
 
-def rebase_in_tree(path: str, onto: str) -> str:
+def rebase_in_tree(where: g.Place, onto: str) -> str:
     """Replay the tree's branch onto `onto` in the tree itself; the new tip.
     A conflict aborts the rebase (the branch is as it was) and is Refused."""
-    proc = g.git(["rebase", "-q", "--no-autostash", onto], path, check=False, env=_identity(path))
+    proc = g.git(["rebase", "-q", "--no-autostash", onto], where, check=False, env=_identity(where))
     if proc.returncode != 0:
         text = (proc.stdout or "") + (proc.stderr or "")
         files = [line.rsplit(" in ", 1)[-1].strip() for line in text.split("\n")
                  if line.startswith("CONFLICT") and " in " in line]
-        g.git(["rebase", "--abort"], path, check=False)
+        g.git(["rebase", "--abort"], where, check=False)
         raise Refused(f"rebasing would conflict in {', '.join(files) or 'its commits'}: the "
                       "branch is left as it was", files, code="conflict")
-    return g.git(["rev-parse", "HEAD"], path).stdout.strip()
+    return g.git(["rev-parse", "HEAD"], where).stdout.strip()
 
 
-def _identity(path: str) -> dict[str, str]:
+def _identity(where: g.Place) -> dict[str, str]:
     """zapcli's name for the rebased commits' committer, only when git knows none."""
-    known = g.git(["var", "GIT_COMMITTER_IDENT"], path, check=False).returncode == 0
+    known = g.git(["var", "GIT_COMMITTER_IDENT"], where, check=False).returncode == 0
     return {} if known else IDENTITY
 
 
-def fast_forward(repo: str, commit: str) -> None:
+def fast_forward(where: g.Place, commit: str) -> None:
     """Move the checkout's branch, index and files to `commit`. git refuses,
     changing nothing, when an uncommitted change (or an untracked file) is in
     the way of a path it changes: Refused, naming the files."""
-    proc = g.git(["merge", "--ff-only", "-q", "--no-stat", commit], repo, check=False)
+    repo = where.work_tree
+    proc = g.git(["merge", "--ff-only", "-q", "--no-stat", commit], where, check=False)
     if proc.returncode == 0:
         return
     text = proc.stderr or proc.stdout or ""

@@ -3,7 +3,10 @@ except the folder of a tree whose repository no longer exists (git has
 nothing left to ask), and only when forced.
 
 Imports `zapcli.worktrees.git`, `zapcli.worktrees.create` (its per-repository
-lock), `zapcli.worktrees.inspect`. Without `force`, git itself refuses a
+lock), `zapcli.worktrees.inspect`, `zapcli.worktrees.fence` (a fenced branch
+becomes a plain ref again before anything is decided about it). A tree is
+removed without `force` only when its admin files agree with the receipt:
+git's own check runs `git status` in the tree. Without `force`, git itself refuses a
 tree with changes or untracked files — a second guard behind the caller's
 checks. The branch goes too when every commit of it is on another branch or
 remote (merged, or nothing beyond its base), or `zapcli merge --squash`
@@ -19,6 +22,7 @@ from pathlib import Path
 from zapcli.plain import plain
 from zapcli.worktrees import git as g
 from zapcli.worktrees.create import _locked
+from zapcli.worktrees.fence import disarm
 from zapcli.worktrees.inspect import TreeState
 
 
@@ -41,12 +45,16 @@ def remove(r: g.Receipt, st: TreeState, *, force: bool = False) -> Removed:
         shutil.rmtree(r.path, ignore_errors=True)
         return Removed(not Path(r.path).exists(), False,
                        f"its repository {r.repo} no longer exists: the folder was deleted")
+    co = r.checkout()
     with _locked(r):
         if Path(r.path).exists():
-            g.git(["worktree", "remove", *(["--force"] if force else []), r.path], r.repo)
+            if not force:  # git's own check runs `git status` there, through its .git file
+                r.tree()
+            g.git(["worktree", "remove", *(["--force"] if force else []), r.path], co)
         else:
-            g.git(["worktree", "prune"], r.repo, check=False)
-        if not g.branch_exists(r.repo, r.branch):
+            g.git(["worktree", "prune"], co, check=False)
+        disarm(r)  # its branch a plain ref again, kept or deleted below
+        if not g.branch_exists(co, r.branch):
             return Removed(True, False)
         if st.kept_commits or st.error:  # a merged branch goes: its commits are on another
             why = (f"{st.kept_commits} commit(s) on no other branch" if st.kept_commits
@@ -55,8 +63,8 @@ def remove(r: g.Receipt, st: TreeState, *, force: bool = False) -> Removed:
         keep = f"refs/zapcli/squashed/{r.branch}"
         if st.squashed:  # its own commits stay reachable (C28): a ref outside the branch list
             g.git(["update-ref", "-m", f"zapcli: {r.branch} was squash-merged", keep, r.branch],
-                  r.repo, check=False)
-        proc = g.git(["branch", "-D", r.branch], r.repo, check=False)
+                  co, check=False)
+        proc = g.git(["branch", "-D", r.branch], co, check=False)
         if proc.returncode != 0:
             return Removed(True, False, f"branch {r.branch} kept: {g._message(proc)}")
     why = (f"squash-merged by zapcli merge; its own commits stay at {keep}" if st.squashed else

@@ -11,6 +11,7 @@ until `keep` puts it on the branch (`merge` does, once it goes ahead).
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from zapcli.plain import frozen
@@ -28,25 +29,26 @@ class Snapshot:
     on_branch: bool = True  # the tree's HEAD is its branch (not detached, not another branch)
 
 
-def commit_tree(cwd: str, tree: str, parents: list[str], message: str) -> str:
+def commit_tree(where: g.Place, tree: str, parents: list[str], message: str) -> str:
     """`git commit-tree`, as the user when git knows who that is, else as zapcli."""
     args = ["commit-tree", tree, *[x for p in parents for x in ("-p", p)], "-m", message]
-    proc = g.git(args, cwd, check=False)
+    proc = g.git(args, where, check=False)
     if proc.returncode != 0 and "identity" in (proc.stderr or "") + (proc.stdout or ""):
-        proc = g.git(args, cwd, check=False, env=IDENTITY)
+        proc = g.git(args, where, check=False, env=IDENTITY)
     if proc.returncode != 0:
         raise g.GitError(g._message(proc), proc.returncode)
     return proc.stdout.strip()
 
 
-def take(path: str, branch: str, message: str, *, refresh: bool = False) -> Snapshot:
-    """The snapshot of the tree at `path` (its branch `branch`). `refresh`: the
+def take(where: g.Place, branch: str, message: str, *, refresh: bool = False) -> Snapshot:
+    """The snapshot of the tree at `where` (its branch `branch`). `refresh`: the
     tree is no one's but ours now (its subagent finished), so `git status` may
     write back what it learnt into the tree's index — the next look is fast
     (a tree fresh from `git worktree add` makes git re-read every file once).
     Raises GitError."""
+    path = where.work_tree
     status = g.git(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal",
-                    "--ignore-submodules=all"], path,
+                    "--ignore-submodules=all"], where,
                    env={"GIT_OPTIONAL_LOCKS": "1"} if refresh else None).stdout
     head, ref, dirty = "", "", False
     for entry in status.split("\0"):
@@ -62,30 +64,39 @@ def take(path: str, branch: str, message: str, *, refresh: bool = False) -> Snap
     on_branch = ref == branch
     if not dirty:
         return Snapshot(head, head, False, on_branch)
-    import shutil
     import tempfile
 
-    index = g.git(["rev-parse", "--git-path", "index"], path).stdout.strip()
     with tempfile.TemporaryDirectory(prefix="zapcli-snapshot-") as tmp:
         copy = str(Path(tmp) / "index")
-        source = index if os.path.isabs(index) else os.path.join(path, index)
-        try:
-            shutil.copyfile(source, copy)  # its stat data: only changed files are read again
-        except FileNotFoundError:
-            pass  # no index yet: git builds one
+        _copy_index(os.path.join(where.git_dir, "index"), copy)
         env = {"GIT_INDEX_FILE": copy}
-        g.git(["add", "-A", "--", "."], path, env=env)
-        tree = g.git(["write-tree"], path, env=env).stdout.strip()
-    if tree == g.git(["rev-parse", "HEAD^{tree}"], path).stdout.strip():
+        g.git(["add", "-A", "--", "."], where, env=env)
+        tree = g.git(["write-tree"], where, env=env).stdout.strip()
+    if tree == g.git(["rev-parse", "HEAD^{tree}"], where).stdout.strip():
         return Snapshot(head, head, False, on_branch)  # only a mode or a stat changed
-    return Snapshot(commit_tree(path, tree, [head], message), head, True, on_branch)
+    return Snapshot(commit_tree(where, tree, [head], message), head, True, on_branch)
 
 
-def keep(path: str, branch: str, snap: Snapshot) -> None:
+def _copy_index(source: str, copy: str) -> None:
+    """The tree's index, copied for its stat data (only changed files are read
+    again); never read through a link. Nothing copied: git builds one."""
+    import shutil
+
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return
+    with open(fd, "rb") as src:
+        if stat.S_ISREG(os.fstat(src.fileno()).st_mode):
+            with open(copy, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+
+
+def keep(where: g.Place, branch: str, snap: Snapshot) -> None:
     """Put the snapshot's commit on the tree's branch, and make the tree's
     index agree (its files already are that commit). Raises GitError."""
     if not snap.uncommitted:
         return
     g.git(["update-ref", "-m", "zapcli: the uncommitted work of the tree", f"refs/heads/{branch}",
-           snap.commit, snap.head], path)
-    g.git(["reset", "-q"], path)
+           snap.commit, snap.head], where)
+    g.git(["reset", "-q"], where)

@@ -29,18 +29,20 @@ def note(r: g.Receipt, work: str | None | Callable[[], str | None],
     out: dict[str, Any] = {"checkout_branch": None, "workspace_head": None, "base_moved": False,
                            "commits_since_base": 0, "merges_cleanly": None, "conflicts": []}
     try:
-        co = co or checkout(r.repo)
+        co = co or checkout(r.checkout())
     except g.GitError:
         return out
     out.update(checkout_branch=co.branch, workspace_head=co.head, base_moved=co.head != r.base)
     if not out["base_moved"]:
         return out
     try:
-        count = g.git(["rev-list", "--count", f"{r.base}..{co.head}"], r.repo, check=False, timeout=20)
+        assert co.place is not None
+        count = g.git(["rev-list", "--count", f"{r.base}..{co.head}"], co.place, check=False,
+                      timeout=20)
         out["commits_since_base"] = int(count.stdout.strip() or 0) if count.returncode == 0 else 0
         commit = work() if callable(work) else work
         if commit:
-            tree, conflicts = merge_tree(r.repo, co.head, commit)
+            tree, conflicts = merge_tree(co.place, co.head, commit)
             out.update(merges_cleanly=tree is not None, conflicts=conflicts)
     except (g.GitError, ValueError):
         pass

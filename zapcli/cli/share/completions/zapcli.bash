@@ -21,9 +21,9 @@ _zapcli() {
         run) opts="--agent --approval --help --id --json --max-cost --max-subagents --max-tokens --model --no-sandbox --sandbox --subagent --timeout --trust --unattended"; arg=none ;;
         continue) opts="--help --json --model --on-finish --timeout"; arg=ids ;;
         diff) opts="--help --json --name-only --stat"; arg=ids ;;
-        merge) opts="--help --json --rebase --squash"; arg=ids ;;
+        merge) opts="--allow-control-files --help --json --rebase --squash"; arg=ids ;;
         attempts) opts="--check --help --json"; arg=ids ;;
-        pick) opts="--help --json --rebase --squash"; arg=ids ;;
+        pick) opts="--allow-control-files --help --json --rebase --squash"; arg=ids ;;
         gc) opts="--dry-run --help --json"; arg=none ;;
         session) opts="--help --json"; arg=none ;;
         send) opts="--help --json"; arg=ids ;;
