@@ -13,7 +13,7 @@ from typing import Optional
 import typer
 
 from zapcli import __version__
-from zapcli.cli.options import JSON, backends_help, executors_help
+from zapcli.cli.options import JSON, backends_help, executors_help, hide_type_labels
 
 app = typer.Typer(
     name="zapcli", no_args_is_help=True, add_completion=False,
@@ -25,18 +25,7 @@ app = typer.Typer(
 )
 
 
-def _no_type_column() -> None:
-    """Help shows each parameter's metavar (TASK, IDS, N), never typer's type
-    labels (`<str>`, `<bool>`, `<list[str]>`) beside it."""
-    import typer.core as tc
-
-    option_type = tc.TyperOption.display_type_rich
-    tc.TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
-    tc.TyperOption.display_type_rich = (  # type: ignore[method-assign]
-        lambda self, ctx: None if self.is_flag or self.count else option_type(self, ctx))
-
-
-_no_type_column()
+hide_type_labels()
 
 
 def _run(name: str, params: dict) -> None:

@@ -30,3 +30,15 @@ def executors_help() -> str:
 
     where = ", ".join(f"{n} ({executors.get(n).summary})" for n in executors.BUILTIN)
     return f"Where it runs: {where}, or a plugin's; config executor. Default: {executors.DEFAULT}."
+
+
+def hide_type_labels() -> None:
+    """Help shows each parameter's metavar (TASK, IDS, N), never typer's type
+    labels (`<str>`, `<bool>`, `<list[str]>`) beside it."""
+    import typer.core as tc
+
+    option_type = tc.TyperOption.display_type_rich
+    tc.TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
+    tc.TyperOption.display_type_rich = (  # type: ignore[method-assign]
+        lambda self, ctx: None if self.is_flag or self.count else option_type(self, ctx))
+

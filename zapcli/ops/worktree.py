@@ -25,7 +25,11 @@ def list_trees() -> list[lw.Tree]:
     for t in trees:
         st = t.state
         if st is not None and st.label == "clean" and st.beyond_base and st.tip:
-            took = g.git(["merge-base", "--is-ancestor", st.tip, "HEAD"], t.receipt.repo, check=False)
+            try:  # the checkout named by the receipt, through the one runner
+                took = g.git(["merge-base", "--is-ancestor", st.tip, "HEAD"], t.receipt.checkout(),
+                             check=False)
+            except g.GitError:  # its checkout moved or went: nothing to say about merged
+                continue
             t.merged = took.returncode == 0
     return trees
 
