@@ -105,6 +105,7 @@ def _fleet(work: Path) -> tuple[dict[str, str], list[str]]:
                ZAPCLI_SESSION="docs-fleet", ZAPCLI_MAX_CONCURRENT="4", OPENAI_BASE_URL=srv.base_url,
                OPENAI_API_KEY="sk-docs-offline-0123456789", ZAPCLI_MODEL="scripted", NO_COLOR="1")
     try:
+        _zapcli(["trust", str(work)], env, work)  # the folder's reader.yml is ours: trust it, as a user would
         ids = [_zapcli(["spawn", "--cli", "sh", "--", cmd], env, work).strip() for cmd in
                ("sleep 1.5; echo built", "sleep 3; echo 'tests: 42 passed'", "sleep 1; exit 3")]
         ids += [_zapcli(["spawn", "--agent", "reader", task], env, work).strip()
