@@ -186,6 +186,8 @@ def delete_files(sid: str, session: str | None) -> None:
     with contextlib.suppress(FileNotFoundError), store.locked(path):
         for suffix in store.SUFFIXES[1:]:
             store.path_for(sid, suffix).unlink(missing_ok=True)
+        for copy in retention.copies(path):  # a trim killed halfway (none runs: we hold the lock)
+            copy.unlink(missing_ok=True)
         import shutil
 
         for folder in FOLDERS:
@@ -250,6 +252,9 @@ def _trim(path: Any) -> int:
 
 
 def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
+    for copy in retention.stale(subagents_dir()):  # what a killed trim left
+        if not dry_run:
+            copy.unlink(missing_ok=True)
     for name in _orphan_captures():
         if not dry_run:
             if name.endswith(FOLDERS):
