@@ -23,5 +23,5 @@ def test_events_are_timed_in_commit_order(zap):
     times = [at for (at,) in conn.execute("SELECT at FROM board_event WHERE session = 'race' "
                                           "ORDER BY rowid")]
     assert len(times) == WRITERS * EACH
-    late = sum(1 for a, b in zip(times, times[1:]) if b < a)
+    late = sum(1 for a, b in zip(times, times[1:], strict=False) if b < a)
     assert late == 0, f"{late} of {len(times)} events timed before the one committed ahead of them"
