@@ -341,6 +341,16 @@ def unreserve(child: str, root: str | None = None) -> None:
                          (root,))
 
 
+def holders(owner: str) -> list[str]:
+    """`owner`'s children that still hold their allotment (not yet settled)."""
+    try:
+        with db() as conn:
+            return [c for (c,) in conn.execute("SELECT child FROM ledger_allotment WHERE "
+                                               "owner = ? AND state = 'held'", (owner,))]
+    except sqlite3.Error as exc:
+        raise StateError(f"the token ledger: {statedb.problem(exc)}") from None
+
+
 class Held:
     """What `owner`'s children hold (running: their allotment, or more if they
     passed it) or spent (returned), on one open connection: the check before
