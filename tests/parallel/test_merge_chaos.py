@@ -24,6 +24,7 @@ from tests.conftest import wait_until
 from tests.parallel.conftest import git
 
 FILES = 600
+TRIALS = int(os.environ.get("ZAPCLI_CHAOS_TRIALS") or 10)  # more for a measurement
 COMMIT = "git -c user.email=s@s -c user.name=s commit -qm"
 
 
@@ -122,13 +123,13 @@ def _trials(zap, repo: Path, n: int, sig: int) -> list[str]:
 
 
 def test_a_merge_interrupted_by_ctrl_c_is_whole_or_not_at_all(zap, repo):
-    results = _trials(zap, repo, 10, signal.SIGINT)
+    results = _trials(zap, repo, TRIALS, signal.SIGINT)
     bad = [r for r in results if r not in ("merged", "unchanged")]
     assert not bad, f"{len(bad)} of {len(results)} half-merged or misreported: {results}"
 
 
 def test_a_merge_whose_group_is_sigkilled_is_whole_or_not_at_all(zap, repo):
-    results = _trials(zap, repo, 10, signal.SIGKILL)
+    results = _trials(zap, repo, TRIALS, signal.SIGKILL)
     bad = [r for r in results if r not in ("merged", "unchanged")]
     assert not bad, f"{len(bad)} of {len(results)} half-merged or misreported: {results}"
 
@@ -139,7 +140,7 @@ def test_a_merge_whose_git_is_sigkilled_is_undone_by_the_next_merge(zap, repo):
     interrupted merge left it, puts it back as it was, says so, and merges."""
     sid, base, work = _setup(zap, repo)
     random.seed(2809)
-    for _ in range(5):
+    for _ in range(max(TRIALS // 2, 5)):
         proc = _start(zap, sid)
 
         def kill_all(proc: subprocess.Popen = proc) -> None:
