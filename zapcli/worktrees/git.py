@@ -130,8 +130,11 @@ def _configured(env: dict[str, str], pairs: tuple[tuple[str, str], ...]) -> dict
 
 
 def _run(args: list[str], where: Place | Path, env: dict[str, str], *, timeout: float,
-         input: str | None, cwd: str | Path | None = None) -> subprocess.CompletedProcess[str]:  # noqa: A002
+         input: str | None, cwd: str | Path | None = None,  # noqa: A002
+         alone: bool = False, keep_fds: tuple[int, ...] = ()) -> subprocess.CompletedProcess[str]:
     folder = cwd or (where.work_tree if isinstance(where, Place) else where)
+    if alone:
+        return _alone(args, str(folder), env, timeout, keep_fds)
     try:
         return subprocess.run(["git", "--no-pager", *args], cwd=str(folder), env=env,
                               capture_output=True, text=True, encoding="utf-8", errors="replace",
@@ -143,14 +146,45 @@ def _run(args: list[str], where: Place | Path, env: dict[str, str], *, timeout: 
         raise GitError(f"git {args[0]} could not run: {exc}") from None
 
 
+def _alone(args: list[str], folder: str, env: dict[str, str], timeout: float,
+           keep_fds: tuple[int, ...]) -> subprocess.CompletedProcess[str]:
+    """git in a session of its own, its output to files (no pipe whose reader
+    can die): a signal to the caller's process group, or the caller's death,
+    does not stop it halfway."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(["git", "--no-pager", *args], cwd=folder, env=env,
+                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    start_new_session=True, pass_fds=keep_fds)
+        except FileNotFoundError:
+            raise GitError("git is not installed (not on PATH)") from None
+        except OSError as exc:
+            raise GitError(f"git {args[0]} could not run: {exc}") from None
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise GitError(f"git {args[0]} did not finish in {timeout:.0f}s; it goes on "
+                           f"(pid {proc.pid})") from None
+        texts = []
+        for f in (out, err):
+            f.seek(0)
+            texts.append(f.read().decode("utf-8", "replace"))
+    return subprocess.CompletedProcess(proc.args, code, texts[0], texts[1])
+
+
 def git(args: list[str], where: Place | Path, *, check: bool = True,
         timeout: float = GIT_TIMEOUT_S, env: dict[str, str] | None = None,
         input: str | None = None, cwd: str | Path | None = None,  # noqa: A002 - subprocess's name
+        alone: bool = False, keep_fds: tuple[int, ...] = (),
         ) -> subprocess.CompletedProcess[str]:
     """Run `git args` on the repository `where` names: a `Place` (always, for a
     subagent's tree and the checkout it came from), or a folder git finds
     the repository of (only `plan`, at spawn, in the caller's own folder).
-    `env`: variables to add; `input`: its stdin; `cwd`: where in the tree.
+    `env`: variables to add; `input`: its stdin; `cwd`: where in the tree;
+    `alone`: in a session of its own, so no signal to ours stops it halfway
+    (`keep_fds`: descriptors it inherits, e.g. a lock held while it lives).
     Raises GitError (git's message) when `check` and it fails, or when git
     cannot be run at all."""
     base = _base_env(where)
@@ -161,7 +195,8 @@ def git(args: list[str], where: Place | Path, *, check: bool = True,
         drivers = _drivers(where, base)  # may re-hash it through its clean filter (racy git)
         if drivers:
             full = _configured(dict(base), drivers)
-    proc = _run(args, where, {**full, **(env or {})}, timeout=timeout, input=input, cwd=cwd)
+    proc = _run(args, where, {**full, **(env or {})}, timeout=timeout, input=input, cwd=cwd,
+                alone=alone, keep_fds=keep_fds)
     if check and proc.returncode != 0:
         raise GitError(_message(proc), proc.returncode)
     return proc
