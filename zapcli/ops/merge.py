@@ -99,6 +99,10 @@ def _refused(sid: str, exc: gm.Refused, recovered: str | None = None) -> ZapcliE
 
 
 INTERRUPTS = ("SIGINT", "SIGTERM", "SIGHUP")
+# Set by `zapcli merge`'s own process, which ends once it has said the result:
+# interrupts stay held past a finished merge, so one that comes between the
+# record and the printed result cannot end it unreported (exit 0, said merged).
+HOLD_TO_EXIT = False
 
 
 class _Held:
@@ -124,10 +128,11 @@ class _Held:
             while signal.sigtimedwait(self.sigs, 0) is not None:
                 self.came = True
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, *exc: object) -> None:
         import signal
 
-        if self.main:  # one that came while a refusal was made is delivered now
+        if self.main and (kind is not None or not HOLD_TO_EXIT):
+            # one that came while a refusal was made is delivered now
             signal.pthread_sigmask(signal.SIG_SETMASK, self.previous)
 
 

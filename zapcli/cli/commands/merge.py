@@ -46,6 +46,9 @@ def allowing(sid: str, allow_control_files: bool, json: bool) -> Allow:
 
 def execute(id: str, squash: bool = False, rebase: bool = False,
             allow_control_files: bool = False, json: bool = False) -> int:
+    from zapcli.ops import merge as ops_merge
+
+    ops_merge.HOLD_TO_EXIT = True  # this process ends once the result is said
     emit(json, render.doc, render.lines,
          merge(id, squash=squash, rebase=rebase,
                allow_control=allowing(id, allow_control_files, json)))
