@@ -125,10 +125,10 @@ def start_helper(module: str, *args: str) -> None:
     once, in a session of its own, so ending the subagent's tree never ends
     it; its keys come in a memory file (`redact.handoff`), not its
     environment block. Raises what starting it raised."""
+    import subprocess  # only where a command runs: most subagents have no hook
+
     from zapcli.paths import child_env
     from zapcli.redact import close_handoff, handoff
-
-    import subprocess  # only where a command runs: most subagents have no hook
 
     argv = " ".join(_quote(a) for a in (sys.executable, "-m", module, *args))
     env, fds = handoff(child_env(dict(os.environ)))  # the helper lives a while: no key in its block
