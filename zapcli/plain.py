@@ -75,7 +75,7 @@ def _collect(cls: type) -> tuple[Field, ...]:
     return tuple(found.values())
 
 
-COMPILE_AFTER = 3  # instances made field by field before `__init__` is compiled
+COMPILE_AFTER = 12  # instances made field by field before `__init__` is compiled
 
 
 def _lazy_init(cls: type, specs: tuple[Field, ...], frozen: bool) -> Any:

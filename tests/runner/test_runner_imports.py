@@ -15,7 +15,11 @@ NEVER_FOR_SH = {"yaml", "typer", "click", "rich", "openai", "mcp", "jsonschema",
                 # what it needs only when something is left to end, or a tree to make
                 "psutil", "zapcli.worktrees", "zapcli.runner.guard",
                 # hashlib brings OpenSSL (~4 MB); shutil its compressors; tempfile random
-                "hashlib", "_hashlib", "shutil", "tempfile"}
+                "hashlib", "_hashlib", "shutil", "tempfile",
+                # orjson brings dataclasses, inspect, uuid, datetime (~8 ms): a shell runner
+                # writes a few records; traceback only with one to print; socket only for
+                # a `zapcli run`'s subagent; typing for annotations only
+                "orjson", "dataclasses", "inspect", "traceback", "socket", "typing"}
 
 
 def _imported(err: str) -> set[str]:

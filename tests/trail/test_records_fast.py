@@ -69,3 +69,22 @@ def test_a_batch_is_its_records_one_by_one(secrets):
     want = b"".join(records.encode(records.make(rtype, 5 + n, dict(fields), ts), secrets)
                     for n, (rtype, fields, ts) in enumerate(timed, start=1))
     assert records.lines(timed, 5, secrets) == want
+
+
+def test_a_few_records_are_written_without_loading_orjson(monkeypatch):
+    """#32: a shell subagent's runner writes a handful of records; a batch of
+    a few is the same bytes through the standard library's json, and orjson
+    (~8 ms of the runner's start) is not imported for it."""
+    import sys
+
+    monkeypatch.delitem(sys.modules, "orjson", raising=False)
+    secret = b"sk-live-" + b"k" * 32
+    timed = [("start", {"pid": 7, "note": "caf\u00e9 " + secret.decode()}, 1.7e9 + 0.25),
+             ("usage", {"input_tokens": 1}, 1.7e9 + 1.5),
+             ("text", {"delta": "x" * 70000}, 1.7e9 + 2.0)]
+    got = records.lines(timed, 5, [secret])
+    assert "orjson" not in sys.modules
+    want = b"".join(records.encode(records.make(rtype, 5 + n, dict(fields), ts), [secret])
+                    for n, (rtype, fields, ts) in enumerate(timed, start=1))
+    assert got == want
+    assert secret not in got and got.count(b"\n") == 3

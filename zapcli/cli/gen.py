@@ -1,8 +1,8 @@
 """Generated artefacts, all derived from the typer app so they cannot drift:
-`argspec` (the fast path's table), shell `completions` and the `man` page
-(both carried by the package, in zapcli/cli/share/), and the documentation
-site's command and tool references (docs/reference/commands.md and
-tool-api.md, with the man page).
+`argspec` (the fast path's table), shell `completions`, the `man` page and
+the top-level `--help` text (all carried by the package, in
+zapcli/cli/share/), and the documentation site's command and tool
+references (docs/reference/commands.md and tool-api.md, with the man page).
 
 Usage: python -m zapcli.cli.gen argspec|completions|man|check. Tests run
 `check` logic to prove every artefact is current.
@@ -21,6 +21,7 @@ SHARE = ROOT / "zapcli" / "cli" / "share"
 COMPLETIONS = {"bash": SHARE / "completions" / "zapcli.bash", "zsh": SHARE / "completions" / "_zapcli",
                "fish": SHARE / "completions" / "zapcli.fish"}
 MAN_PAGE = SHARE / "man" / "man1" / "zapcli.1"
+HELP_TEXT = SHARE / "help.txt"  # `zapcli --help` to a pipe (`zapcli.cli.helptext`)
 REFERENCE = ROOT / "docs" / "reference" / "commands.md"
 TOOL_REFERENCE = ROOT / "docs" / "reference" / "tool-api.md"
 
@@ -146,6 +147,12 @@ def _tool_page() -> str:
     return docpage.render_tools(ACTIONS)
 
 
+def _help_text() -> str:
+    from zapcli.cli import helptext
+
+    return helptext.render()
+
+
 def main(argv: list[str]) -> int:
     from zapcli.cli import completion, docpage, manpage
 
@@ -155,7 +162,7 @@ def main(argv: list[str]) -> int:
                         for s, path in COMPLETIONS.items()],
         "man": [(MAN_PAGE, lambda: manpage.render(argspec(with_groups=True))),
                 (REFERENCE, lambda: docpage.render(argspec(with_groups=True), group_help(), usages())),
-                (TOOL_REFERENCE, _tool_page)],
+                (TOOL_REFERENCE, _tool_page), (HELP_TEXT, _help_text)],
     }
     wanted = argv[:1] or ["all"]
     if wanted[0] == "check":

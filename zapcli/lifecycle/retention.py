@@ -281,7 +281,13 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
     ids_ = _ids_on_disk()
     finished: list[tuple[float, str, str]] = []  # (mtime, id, session)
     unreadable = 0  # no spawn record (damaged by hand): never deleted, and not counted
+    # Every runner's end collects: only when some may be deleted (more than
+    # max_kept) or a run trail may go with its sessions is every trail read;
+    # else a trail is read only when its size asks for a trim (a stat each).
+    whole = bool(settings.max_kept) and len(ids_) > settings.max_kept or bool(runs.ids_on_disk())
     for sid in ids_:
+        if not whole and not _over_trim(sid):
+            continue
         try:
             view = observe(sid)
         except NotFound:
@@ -319,6 +325,13 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
     result.kept = len(ids_) - len(result.deleted)  # with --dry-run: what would be kept
     left = {session for _m, sid, session in finished if sid not in result.deleted}
     result.deleted += _prune_runs(left, dry_run)
+
+
+def _over_trim(sid: str) -> bool:
+    try:
+        return os.stat(store.path_for(sid), follow_symlinks=False).st_size > retention.TRIM_OVER_BYTES
+    except OSError:
+        return False
 
 
 RUN_KEPT_S = 7 * 86400  # a run trail that never ended (its process was killed) goes after a week

@@ -15,7 +15,6 @@ import signal
 import sys
 import threading
 import time
-import traceback
 
 from zapcli import tracecontext, trust
 from zapcli.backends.base import RunContext
@@ -42,6 +41,14 @@ def _open_capture(sid: str, suffix: str, secrets: list[bytes]) -> CappedFile:
     except FileExistsError:
         fd = store.open_append(path)
     return CappedFile(fd, secrets)
+
+
+def _print_exc() -> None:
+    """The traceback of the exception being handled, to stderr (the `.err`
+    file): `traceback` is imported only when there is one to print."""
+    import traceback
+
+    traceback.print_exc(file=sys.stderr)
 
 
 CLAIM_WAIT_S = 5.0
@@ -205,7 +212,7 @@ def main(sid: str) -> int:
                              stop_grace=lambda: _kill_grace(sid, spawn.kill_grace_s))
             outcome = _run_backend(ctx)
     except Exception as exc:  # the runner's catch-all: a result is never lost
-        traceback.print_exc(file=sys.stderr)
+        _print_exc()
         outcome = Outcome(Status.FAILED, None, f"internal error: {type(exc).__name__}: {exc}")
     out.close()
     err.close()
@@ -270,7 +277,7 @@ def _requeue(sid: str, spawn: SpawnRecord, writer: TrailWriter, outcome: Outcome
         queue.drain(spawn.session, load_settings(Path(spawn.workspace), lenient=True,
                                                  owners=OWNERS))
     except Exception:
-        traceback.print_exc(file=sys.stderr)
+        _print_exc()
     return outcome
 
 
@@ -424,4 +431,4 @@ def _after_exit(spawn: SpawnRecord, sid: str, busy: bool = False) -> None:
         if not busy and not settings.problems:
             retention.collect(settings, opportunistic=True)
     except Exception:
-        traceback.print_exc(file=sys.stderr)
+        _print_exc()

@@ -12,7 +12,6 @@ run, and stops the work as SIGTERM would.
 
 from __future__ import annotations
 
-import socket
 import threading
 
 from zapcli.trail import ending, store
@@ -29,6 +28,8 @@ def _run_of(spawn: SpawnRecord) -> dict[str, Any] | None:
     run = spawn.raw.get("run")
     if not isinstance(run, dict) or not isinstance(run.get("pid"), int):
         return None
+    import socket  # only a subagent of a `zapcli run` has a run to check
+
     if run.get("host") not in (None, socket.gethostname()):
         return None  # on another machine (a cluster node): its pid says nothing here
     return run

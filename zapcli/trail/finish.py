@@ -27,7 +27,6 @@ wakes after a takeover exits without running anything: exactly once holds.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -126,6 +125,8 @@ def start_helper(module: str, *args: str) -> None:
     once, in a session of its own, so ending the subagent's tree never ends
     it; its keys come in a memory file (`redact.handoff`), not its
     environment block. Raises what starting it raised."""
+    import subprocess  # only where a command runs: most subagents have no hook
+
     from zapcli.paths import child_env
     from zapcli.redact import close_handoff, handoff
 
@@ -163,6 +164,8 @@ def base_env(sid: str, path: Path, status: str, exit_code: int | None,
 def run_command(command: str, cwd: str, env: dict[str, str]) -> tuple[int | None, str | None, str]:
     """Run a hook's shell command in `cwd` (or / when that is gone), stopped
     after TIMEOUT_S: (exit code, why it failed or None, the end of its output)."""
+    import subprocess
+
     try:
         proc = subprocess.run(["/bin/sh", "-c", command], cwd=cwd if os.path.isdir(cwd) else "/",
                               env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

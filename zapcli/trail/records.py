@@ -1,12 +1,13 @@
 """Record encoding: envelope, timestamps, folding to the size caps, secret masking.
 
-Imports `zapcli.redact`, `zapcli.trail.jsonl` (orjson for a batch). Caps from SPEC §4: no record over 64 KB (the `spawn`
+Imports `zapcli.redact`, `zapcli.trail.jsonl` (orjson for a batch of more than a few). Caps from SPEC §4: no record over 64 KB (the `spawn`
 record, which carries the task of up to 1 MB, is the one exception),
 `tool_result.content` folded over 16 KB.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 
 from zapcli.redact import MASK, mask
@@ -21,6 +22,7 @@ SCHEMA_VERSION = 1
 MAX_RECORD_BYTES = 64 * 1024
 TOOL_RESULT_MAX_BYTES = 16 * 1024
 UNCAPPED_TYPES = frozenset({"spawn"})
+FEW = 8  # records in a batch the standard library's json writes while orjson is not loaded
 ISO_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 # The "YYYY-MM-DDTHH:MM:SS" of the last whole second formatted: a trail's
@@ -138,8 +140,18 @@ def lines(items: Iterable[tuple[str, dict[str, Any], float]], seq: int, secrets:
     by line (orjson never writes a newline inside a line, so a secret without
     one cannot match across two) and several times faster. Each line is copied
     into one buffer right away: keeping thousands of orjson's outputs alive
-    costs more than the copy."""
-    import orjson  # the batched writer: many records (`encode` uses the stdlib's json)
+    costs more than the copy.
+
+    A batch of a few records, while orjson is not loaded (a shell subagent's
+    runner writes a handful in its life), goes through `encode` with the
+    standard library's json: orjson's import (dataclasses, inspect, uuid,
+    datetime: ~8 ms) would cost more than it saves."""
+    if "orjson" not in sys.modules:
+        items = list(items)
+        if len(items) <= FEW:
+            return b"".join(encode(make(rtype, seq + n, fields, ts), secrets)
+                            for n, (rtype, fields, ts) in enumerate(items, 1))
+    import orjson  # the batched writer: many records
 
     global _second
     bulk = all(len(secret) >= len(MASK) and b"\n" not in secret for secret in secrets)

@@ -20,9 +20,7 @@ import time
 from collections import deque
 from pathlib import Path
 
-import orjson
-
-from zapcli.trail import endslot, reader, records, store
+from zapcli.trail import endslot, jsonl, reader, records, store
 from zapcli.trail.model import Outcome
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -121,8 +119,8 @@ class TrailWriter:
         tail = os.pread(self._fd, min(size, 65536), max(size - 65536, 0))
         for line in tail.split(b"\n")[1:] if size > 65536 else tail.split(b"\n"):
             try:
-                seq = orjson.loads(line).get("seq")
-            except (orjson.JSONDecodeError, AttributeError):
+                seq = jsonl.loads(line).get("seq")
+            except (ValueError, AttributeError):
                 continue
             if isinstance(seq, int) and seq > self._seq:
                 self._seq = seq
