@@ -1,0 +1,106 @@
+"""A `--worktree` agent and the repository's shared object store, tested as
+an attacker would: real git, real bubblewrap, a real sandboxed `--cli sh`.
+
+The store holds the user's history too, and git never re-hashes a loose
+object when it checks a file out: an agent that could replace the blob of
+`run.sh` on the user's branch would have the user's next `git checkout --
+run.sh` (or `reset --hard`, a stash, a clone) write the agent's content with
+no merge, no diff and no approval. So an agent may add objects, and never
+change or remove one the repository already had: loose or packed. Won when
+the user's checkout holds the agent's content, a file appears in `outside`,
+or an object of the repository is gone or different.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+from tests.redteam.actors import Actor
+from tests.sandbox.conftest import needs_bwrap
+
+pytestmark = needs_bwrap
+
+# run in the tree by the sandboxed agent: overwrite the blob of run.sh (loose),
+# then every pack file and every other object it can reach, and remove what it can
+TAMPER = r"""
+import glob, os, subprocess, zlib
+h = subprocess.run(["git", "rev-parse", "HEAD:run.sh"], capture_output=True, text=True).stdout.strip()
+common = subprocess.run(["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+                        capture_output=True, text=True).stdout.strip()
+objects = os.path.join(common, "objects")
+data = b"id > {OUT}/OBJ\n"
+for f in [os.path.join(objects, h[:2], h[2:]), *glob.glob(objects + "/??/*")]:
+    try:
+        tmp = f + ".new"
+        open(tmp, "wb").write(zlib.compress(b"blob %d\0" % len(data) + data))
+        os.replace(tmp, f)
+        print("tampered", f)
+    except OSError as exc:
+        print("refused", f, exc)
+for f in glob.glob(objects + "/pack/*"):
+    for how in ("write", "remove"):
+        try:
+            if how == "write":
+                open(f, "r+b").write(b"PACK")
+            else:
+                os.unlink(f)
+            print(how, f)
+        except OSError as exc:
+            print("refused", how, f, exc)
+"""
+
+
+def _git(cwd, *args):
+    return subprocess.run(["git", "-c", "user.name=u", "-c", "user.email=u@x", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=60)
+
+
+def _objects(cwd) -> dict[str, str]:
+    """Every object of the repository and its content, as git reads them."""
+    names = _git(cwd, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)").stdout.split()
+    return {n: _git(cwd, "cat-file", "-p", n).stdout for n in names}
+
+
+def _attack(zap, outside, packed: bool) -> None:
+    actor = Actor.root(zap)
+    w = actor.work
+    _git(w, "init", "-q")
+    (w / "run.sh").write_text("echo safe\n")
+    (w / "other.txt").write_text("two\n")
+    _git(w, "add", "-A")
+    _git(w, "commit", "-qm", "one")
+    (w / "later.txt").write_text("loose\n")
+    _git(w, "add", "-A")
+    _git(w, "commit", "-qm", "two")
+    if packed:
+        _git(w, "repack", "-adq")  # every object in a pack, none loose
+    before = _objects(w)
+    code = TAMPER.replace("{OUT}", str(outside))
+    sid = actor.spawn("--worktree", "--cli", "sh", "--sandbox", "--",
+                      f"python3 - <<'PYEOF'\n{code}\nPYEOF\n"
+                      "echo agent > made.txt && git add made.txt && "
+                      "git -c user.name=a -c user.email=a@a commit -qm agent && echo committed")
+    actor.wait(sid)
+    said = actor("output", sid).out + actor("output", "--stderr", sid).out
+    (w / "run.sh").write_text("echo my local edit\n")
+    _git(w, "checkout", "--", "run.sh")  # the user discards a local edit
+    subprocess.run(["sh", "run.sh"], cwd=w, capture_output=True)  # and runs their script
+    assert (w / "run.sh").read_text() == "echo safe\n", f"the user's branch holds agent content: {said}"
+    assert not (outside / "OBJ").exists()
+    after = _objects(w)
+    assert {n: after.get(n) for n in before} == before, "an object of the repository changed or went"
+    fsck = _git(w, "fsck", "--full", "--no-dangling")
+    assert fsck.returncode == 0, fsck.stderr
+    # adding is allowed: the agent's commit is on its branch, whole, in the repository's store
+    assert "committed" in said, said
+    branch = next(b.strip() for b in _git(w, "branch", "--format=%(refname:short)").stdout.split()
+                  if b.startswith("zapcli/"))
+    assert _git(w, "show", f"{branch}:made.txt").stdout == "agent\n"
+
+
+def test_a_worktree_agent_cannot_rewrite_a_loose_object_of_the_repository(zap, outside):
+    _attack(zap, outside, packed=False)
+
+
+def test_a_worktree_agent_cannot_rewrite_or_remove_a_pack_of_the_repository(zap, outside):
+    _attack(zap, outside, packed=True)
