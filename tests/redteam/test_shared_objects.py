@@ -27,26 +27,27 @@ import glob, os, subprocess, zlib
 h = subprocess.run(["git", "rev-parse", "HEAD:run.sh"], capture_output=True, text=True).stdout.strip()
 common = subprocess.run(["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
                         capture_output=True, text=True).stdout.strip()
-objects = os.path.join(common, "objects")
 data = b"id > {OUT}/OBJ\n"
-for f in [os.path.join(objects, h[:2], h[2:]), *glob.glob(objects + "/??/*")]:
+fake = zlib.compress(b"blob %d\0" % len(data) + data)
+def attempt(what, act):
     try:
-        tmp = f + ".new"
-        open(tmp, "wb").write(zlib.compress(b"blob %d\0" % len(data) + data))
-        os.replace(tmp, f)
-        print("tampered", f)
+        act()
+        print("done:", what)
     except OSError as exc:
-        print("refused", f, exc)
-for f in glob.glob(objects + "/pack/*"):
-    for how in ("write", "remove"):
-        try:
-            if how == "write":
-                open(f, "r+b").write(b"PACK")
-            else:
-                os.unlink(f)
-            print(how, f)
-        except OSError as exc:
-            print("refused", how, f, exc)
+        print("refused:", what, exc)
+def put(f):
+    os.makedirs(os.path.dirname(f), exist_ok=True)
+    open(f + ".new", "wb").write(fake)
+    os.replace(f + ".new", f)
+# every folder the store can be seen through, and every object and pack found there
+for objects in {os.path.join(common, "objects"), *glob.glob(common + "/objects/*/")}:
+    for f in {os.path.join(objects, h[:2], h[2:]), *glob.glob(objects + "/??/*")}:
+        attempt("write " + f, lambda f=f: put(f))
+    for f in glob.glob(objects + "/pack/*"):
+        attempt("write " + f, lambda f=f: open(f, "r+b").write(b"PACK"))
+        attempt("remove " + f, lambda f=f: os.unlink(f))
+    attempt("alternates in " + objects,
+            lambda o=objects: open(os.path.join(o, "info", "alternates"), "w").write("/\n"))
 """
 
 
