@@ -58,6 +58,7 @@ def remove(r: g.Receipt, st: TreeState, *, force: bool = False) -> Removed:
                                  f"repository ({getattr(exc, 'message', exc)}); --force removes "
                                  "the tree without them") from None
         co = plain_replace(co, objects="")  # its own folder goes below
+        if Path(r.path).exists():
             if not force:  # git's own check runs `git status` there, through its .git file
                 r.tree()
             g.git(["worktree", "remove", *(["--force"] if force else []), r.path], co)
