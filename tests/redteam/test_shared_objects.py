@@ -14,8 +14,10 @@ or an object of the repository is gone or different.
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 from tests.redteam.actors import Actor
+from tests.redteam.harness import Keys, as_root, needs_setpriv
 from tests.sandbox.conftest import needs_bwrap
 
 pytestmark = needs_bwrap
@@ -51,31 +53,31 @@ for objects in {os.path.join(common, "objects"), *glob.glob(common + "/objects/*
 """
 
 
-def _git(cwd, *args):
-    return subprocess.run(["git", "-c", "user.name=u", "-c", "user.email=u@x", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=60)
+def _git(actor: Actor, *args: str) -> subprocess.CompletedProcess:
+    return actor.run(["git", "-c", "user.name=u", "-c", "user.email=u@x", *args])
 
 
-def _objects(cwd) -> dict[str, str]:
+def _objects(actor: Actor) -> dict[str, str]:
     """Every object of the repository and its content, as git reads them."""
-    names = _git(cwd, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)").stdout.split()
-    return {n: _git(cwd, "cat-file", "-p", n).stdout for n in names}
+    names = _git(actor, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)").stdout.split()
+    return {n: _git(actor, "cat-file", "-p", n).stdout for n in names}
 
 
-def _attack(zap, outside, packed: bool) -> None:
-    actor = Actor.root(zap)
+def _attack(actor: Actor, outside: Path, packed: bool) -> None:
     w = actor.work
-    _git(w, "init", "-q")
-    (w / "run.sh").write_text("echo safe\n")
-    (w / "other.txt").write_text("two\n")
-    _git(w, "add", "-A")
-    _git(w, "commit", "-qm", "one")
+    _git(actor, "init", "-q")
+    for name, text in (("run.sh", "echo safe\n"), ("other.txt", "two\n")):
+        (w / name).write_text(text)
+        actor.own(w / name)
+    _git(actor, "add", "-A")
+    _git(actor, "commit", "-qm", "one")
     (w / "later.txt").write_text("loose\n")
-    _git(w, "add", "-A")
-    _git(w, "commit", "-qm", "two")
+    actor.own(w / "later.txt")
+    _git(actor, "add", "-A")
+    _git(actor, "commit", "-qm", "two")
     if packed:
-        _git(w, "repack", "-adq")  # every object in a pack, none loose
-    before = _objects(w)
+        _git(actor, "repack", "-adq")  # every object in a pack, none loose
+    before = _objects(actor)
     code = TAMPER.replace("{OUT}", str(outside))
     sid = actor.spawn("--worktree", "--cli", "sh", "--sandbox", "--",
                       f"python3 - <<'PYEOF'\n{code}\nPYEOF\n"
@@ -84,24 +86,33 @@ def _attack(zap, outside, packed: bool) -> None:
     actor.wait(sid)
     said = actor("output", sid).out + actor("output", "--stderr", sid).out
     (w / "run.sh").write_text("echo my local edit\n")
-    _git(w, "checkout", "--", "run.sh")  # the user discards a local edit
-    subprocess.run(["sh", "run.sh"], cwd=w, capture_output=True)  # and runs their script
+    _git(actor, "checkout", "--", "run.sh")  # the user discards a local edit
+    actor.run(["sh", "run.sh"])  # and runs their script
     assert (w / "run.sh").read_text() == "echo safe\n", f"the user's branch holds agent content: {said}"
     assert not (outside / "OBJ").exists()
-    after = _objects(w)
+    after = _objects(actor)
     assert {n: after.get(n) for n in before} == before, "an object of the repository changed or went"
-    fsck = _git(w, "fsck", "--full", "--no-dangling")
+    fsck = _git(actor, "fsck", "--full", "--no-dangling")
     assert fsck.returncode == 0, fsck.stderr
     # adding is allowed: the agent's commit is on its branch, whole, in the repository's store
     assert "committed" in said, said
-    branch = next(b.strip() for b in _git(w, "branch", "--format=%(refname:short)").stdout.split()
-                  if b.startswith("zapcli/"))
-    assert _git(w, "show", f"{branch}:made.txt").stdout == "agent\n"
+    assert _git(actor, "show", f"zapcli/{sid}:made.txt").stdout == "agent\n"
+    merged = actor("merge", sid)
+    assert merged.returncode == 0, merged.err
+    assert (w / "made.txt").read_text() == "agent\n" and (w / "run.sh").read_text() == "echo safe\n"
 
 
 def test_a_worktree_agent_cannot_rewrite_a_loose_object_of_the_repository(zap, outside):
-    _attack(zap, outside, packed=False)
+    _attack(Actor.root(zap), outside, packed=False)
 
 
 def test_a_worktree_agent_cannot_rewrite_or_remove_a_pack_of_the_repository(zap, outside):
-    _attack(zap, outside, packed=True)
+    _attack(Actor.root(zap), outside, packed=True)
+
+
+@as_root
+@needs_setpriv
+def test_the_same_as_another_local_user(other_user, listener):
+    """From a sandbox without root (a user namespace): the store stays the user's."""
+    actor = Actor.user(other_user(Keys(), listener.url))
+    _attack(actor, actor.outside(), packed=False)
