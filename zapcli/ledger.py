@@ -218,3 +218,13 @@ def held(conn: sqlite3.Connection, owner: str) -> tuple[int, float]:
         "MAX(COALESCE(cost, 0), spent_cost) ELSE spent_cost END), 0) "
         "FROM ledger_allotment WHERE owner = ?", (owner,)).fetchone()
     return int(row[0]), float(row[1])
+
+
+def holders(owner: str) -> list[str]:
+    """`owner`'s children that still hold their allotment (not yet settled)."""
+    try:
+        with db() as conn:
+            return [c for (c,) in conn.execute("SELECT child FROM ledger_allotment WHERE "
+                                               "owner = ? AND state = 'held'", (owner,))]
+    except sqlite3.Error as exc:
+        raise StateError(f"the token ledger: {statedb.problem(exc)}") from None

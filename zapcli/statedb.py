@@ -8,7 +8,8 @@ The database holds the definitions' switches and model overrides
 boards (`team.board`). All say the same
 thing when it fails: a file that is not a database (or is corrupt) is moved
 aside and zapcli creates a new one; a full disk needs space; a file or
-folder zapcli may not write needs its permissions or another ZAPCLI_HOME.
+folder zapcli may not write needs its permissions or another ZAPCLI_HOME; a
+database another process holds locked is said to be locked.
 """
 
 from __future__ import annotations
@@ -49,12 +50,26 @@ def problem(exc: BaseException, db: Path | None = None) -> str:
         return (f"{db} is damaged ({text}): it holds zapcli's {HOLDS}; move it aside "
                 f"(mv {quote(str(db))} {quote(f'{db}.broken')}) and zapcli creates a new, "
                 "empty one")
-    if name.startswith("SQLITE_FULL") or "disk is full" in text:
-        return f"{db} cannot be written ({text}): free some space in {db.parent}"
+    if name.startswith("SQLITE_FULL") or "disk is full" in text or _full(db):
+        return f"{db} cannot be written ({text}): the disk is full; free some space in {db.parent}"
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in text:
+        return (f"{db} is locked ({text}): another zapcli process held it longer than zapcli "
+                "waits; try again in a moment (a process stopped while holding it — fuser "
+                f"{db} names it — keeps it locked until it ends)")
     if os.environ.get(SANDBOXED):
         return f"{db} cannot be used ({text}): {writable_hint()}"
     return (f"{db} cannot be used ({text}): check the permissions of the file and its folder, "
             "or set ZAPCLI_HOME to a writable folder")
+
+
+def _full(db: Path) -> bool:
+    """The disk under the database has no room left (an I/O error or a file
+    SQLite could not create is often how SQLite meets it)."""
+    try:
+        st = os.statvfs(db.parent)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 64 * 1024
 
 
 def _refuse_non_regular(db: Path) -> None:

@@ -102,7 +102,8 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
                           hooks=Hooks(approver=gate, steer=inbox.take, check_report=check_report,
                                       before_model_call=children.announcements,
                                       await_results=children.await_results),
-                          should_stop=should_stop, history=history, budget=meter.check)
+                          should_stop=should_stop, history=history,
+                          budget=_waiting(sid, meter, should_stop))
     finally:
         host.close()
         if meter.held is not None:
@@ -143,6 +144,52 @@ def _meter(sid: str, spawn: SpawnRecord, host: Any) -> Any:
     price = raw.get("price") if isinstance(raw.get("price"), dict) else None
     return Meter(getattr(host.client, "model", spawn.model), price=price,
                  max_tokens=spawn.max_tokens, max_cost=max_cost, held=held)
+
+
+RETURN_POLL_S = 0.25  # how often a budgeted agent looks whether its subagents returned
+
+
+def _waiting(sid: str, meter: Any, should_stop: Any) -> Any:
+    """The budget check before each model call of a budgeted agent: a call
+    that does not fit while its own subagents still hold their shares waits
+    for them to return (a share becomes what was spent), as a run does; it
+    fails only when the call cannot fit with every share returned."""
+    def check(upcoming: int) -> tuple[str, str] | None:
+        verdict = meter.check(upcoming)
+        while verdict is not None and meter.held is not None and should_stop() is None \
+                and _holding(sid):
+            time.sleep(RETURN_POLL_S)
+            verdict = meter.check(upcoming)
+        return verdict
+    return check
+
+
+def _holding(sid: str) -> bool:
+    """Settle `sid`'s subagents that ended (their shares return); True while
+    one still runs holding its share."""
+    from zapcli import ledger
+    from zapcli.errors import NotFound, StateError
+    from zapcli.lifecycle.observe import observe
+
+    try:
+        children = ledger.holders(sid)
+    except StateError:
+        return False
+    running = False
+    for child in children:
+        try:
+            view = observe(child)
+        except NotFound:
+            continue  # removed: its share stays what it was
+        if not view.terminal:
+            running = True
+            continue
+        try:
+            ledger.settle(view.id, view.session, view.status, ledger.of(view),
+                          tree_parent=view.parent)
+        except StateError:
+            continue
+    return running
 
 
 def _history(spawn: SpawnRecord, writer: TrailWriter) -> tuple[list[dict[str, Any]] | None, Outcome | None]:

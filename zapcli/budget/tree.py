@@ -84,9 +84,9 @@ class UsageTail:
             return
         for key in ("input_tokens", "output_tokens"):
             n = rec.get(key)
-            self.tokens += n if isinstance(n, int) and not isinstance(n, bool) else 0
-        cost = rec.get("cost_usd")
-        if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+            self.tokens += n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 0
+        cost = rec.get("cost_usd")  # a negative figure (a damaged trail) never lowers the spend
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0:
             self.cost += float(cost)
 
 

@@ -193,6 +193,8 @@ def delete_files(sid: str, session: str | None) -> None:
         removed.note(sid, _ended(sid))
         for suffix in store.SUFFIXES[1:]:
             store.path_for(sid, suffix).unlink(missing_ok=True)
+        for copy in retention.copies(path):  # a trim killed halfway (none runs: we hold the lock)
+            copy.unlink(missing_ok=True)
         import shutil
 
         for folder in FOLDERS:
@@ -265,6 +267,9 @@ def _trim(path: Any) -> int:
 
 
 def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
+    for copy in retention.stale(subagents_dir()):  # what a killed trim left
+        if not dry_run:
+            copy.unlink(missing_ok=True)
     for name in _orphan_captures():
         if not dry_run:
             if name.endswith(FOLDERS):
@@ -300,16 +305,17 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
     finished.sort()
     needed = awaited() if excess > 0 else {}
     for _mtime, sid, session in finished[:max(excess, 0)]:
-        try:
-            why = held(sid, load(sid), lambda: needed)
-        except NotFound:
+        try:  # decided and done under the trail's lock, as rm does: a `continue` is seen
+            with store.locked(store.path_for(sid)):
+                why = held(sid, load(sid), lambda: needed)
+                if why is None:
+                    result.deleted.append(sid)
+                    if not dry_run:
+                        delete_files(sid, session)
+        except (NotFound, FileNotFoundError):
             continue
         if why is not None:  # its turn comes at the next gc
             result.held[sid] = why[0]
-            continue
-        result.deleted.append(sid)
-        if not dry_run:
-            delete_files(sid, session)
     result.kept = len(ids_) - len(result.deleted)  # with --dry-run: what would be kept
     left = {session for _m, sid, session in finished if sid not in result.deleted}
     result.deleted += _prune_runs(left, dry_run)

@@ -55,6 +55,8 @@ class MergeResult:
     stale: dict[str, Any] = field(default_factory=dict)  # the branch had moved since the base
     warning: str | None = None  # merged, but something after it did not go as planned
     control_files: list[str] = field(default_factory=list)  # changed control files, allowed
+    recovered: str | None = None  # an earlier merge stopped halfway, and what was done about it
+    interrupted: bool = False  # a Ctrl-C/SIGTERM/SIGHUP came while the checkout moved: finished
 
 
 Allow = bool | Callable[[list[str]], bool]  # True, or a question put to the person
@@ -90,9 +92,43 @@ def _refuse_control(sid: str, files: list[str], *, asked: bool = False) -> Zapcl
         "--allow-control-files (zapcli pick: the same option)", code="control_files")
 
 
-def _refused(sid: str, exc: gm.Refused) -> ZapcliError:
-    return ZapcliError(f"{sid} not merged: {exc.message}; the checkout is unchanged",
-                       code=exc.code)
+def _refused(sid: str, exc: gm.Refused, recovered: str | None = None) -> ZapcliError:
+    said = "" if exc.code == "up_to_date" else "; the checkout is unchanged"
+    first = f"{recovered[0].upper()}{recovered[1:]}. " if recovered else ""
+    return ZapcliError(f"{first}{sid} not merged: {exc.message}{said}", code=exc.code)
+
+
+INTERRUPTS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+class _Held:
+    """Ctrl-C, SIGTERM and SIGHUP held while the checkout moves and the
+    merge is recorded (the main thread only: where Python takes them);
+    `came`: one arrived meanwhile (it is taken, not delivered after)."""
+
+    def __enter__(self) -> _Held:
+        import signal
+
+        self.came = False
+        self.sigs = {getattr(signal, name) for name in INTERRUPTS}
+        self.main = threading.current_thread() is threading.main_thread()
+        if self.main:
+            self.previous = signal.pthread_sigmask(signal.SIG_BLOCK, self.sigs)
+        return self
+
+    def take(self) -> None:
+        """Take the interrupts that arrived: the merge is done whole."""
+        import signal
+
+        if self.main:
+            while signal.sigtimedwait(self.sigs, 0) is not None:
+                self.came = True
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        if self.main:  # one that came while a refusal was made is delivered now
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.previous)
 
 
 def _message(work: treework.Work, how: str, co: gm.Checkout, source: str) -> str:
@@ -206,9 +242,29 @@ def _merge_locked(sid: str, how: str, work: treework.Work | None,
     if how == "rebase" and not work.tree_exists:
         raise ZapcliError(f"{sid} not merged: --rebase replays its branch in its tree, and its "
                           f"tree {r.path} is gone; merge or squash instead", code="no_tree")
+    at = co.place
+    assert at is not None
+    from zapcli.worktrees import move
+
+    try:
+        recovered = move.recover(at)
+    except move.Busy as exc:
+        raise ZapcliError(f"{sid} not merged: {exc}", code="busy") from None
+    except g.GitError as exc:
+        raise ZapcliError(f"{sid} not merged: an earlier merge into {r.repo} was stopped "
+                          f"halfway, and putting it right failed: {exc.message}") from None
+    if recovered:
+        co = _ready(sid, work)
+    return _move(sid, how, work, co, recovered, allow_control)
+
+
+def _move(sid: str, how: str, work: treework.Work, co: gm.Checkout, recovered: str | None,
+          allow_control: Allow) -> MergeResult:
+    r = work.receipt
+    source = work.commit
+    assert source is not None
     moved = co.head != r.base
     note = stale.note(r, None, co)
-    warning = None
     at = co.place
     assert at is not None
     try:
@@ -226,12 +282,30 @@ def _merge_locked(sid: str, how: str, work: treework.Work | None,
             gm.in_the_way(co, str(merged[0]) if merged else source)
             _keep(work)
             plan.commit = gm.rebase_in_tree(r.tree(), co.head)
-        gm.fast_forward(at, plan.commit)  # git refuses, changing nothing, if a change is in the way
     except gm.Refused as exc:
-        raise _refused(sid, exc) from None
+        raise _refused(sid, exc, recovered) from None
     except g.GitError as exc:
         raise ZapcliError(f"{sid} not merged: {exc.message}") from None
-    # merged: what follows only completes the record
+    with _Held() as held:  # from here on the merge is finished whole, then recorded
+        try:
+            gm.fast_forward(co, plan.commit)  # git refuses, changing nothing, if a change is in the way
+        except gm.Refused as exc:
+            raise _refused(sid, exc, recovered) from None
+        except g.GitError as exc:
+            raise ZapcliError(f"{sid} not merged: {exc.message}") from None
+        res = _record(sid, work, co, plan, files, note, controlled, recovered)
+        held.take()
+    res.interrupted = held.came
+    return res
+
+
+def _record(sid: str, work: treework.Work, co: gm.Checkout, plan: gm.Plan, files: list[str],
+            note: dict[str, Any], controlled: list[str], recovered: str | None) -> MergeResult:
+    """The checkout has moved: the branch made to hold all that was merged,
+    and a `merged` record in the trail."""
+    r, how, at = work.receipt, plan.how, co.place
+    assert at is not None
+    warning = None
     if how != "rebase":
         warning = _keep(work, after=True)  # the branch holds all that was merged
     if how == "rebase":  # its commits replayed: the same files, asked again to be sure
@@ -239,10 +313,11 @@ def _merge_locked(sid: str, how: str, work: treework.Work | None,
             files = gm.touched(at, co.head, plan.commit)
         except g.GitError:
             pass
+    source = work.commit
     committed = bool(work.snap and work.snap.uncommitted and warning is None)
     tip = plan.commit if how == "rebase" else source if committed or not work.snap else work.snap.head
     res = MergeResult(sid, plan.how, r.repo, str(co.branch), plan.commit, co.head, r.branch,
-                      files, committed, note, warning, controlled)
+                      files, committed, note, warning, controlled, recovered)
     store.append(store.path_for(sid), "merged", {
         "how": plan.how, "repo": r.repo, "into": co.branch, "commit": plan.commit,
         "previous": co.head, "tip": tip, "files": len(files), "committed_work": committed,

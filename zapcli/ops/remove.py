@@ -49,18 +49,27 @@ def _remove_one(sid: str, settings: Settings, res: RemoveResult, *, later: bool 
     if not view.terminal:
         res.refused[sid] = f"{sid} is {view.status}; only finished subagents are removed (zapcli kill {sid} first)"
         return
-    summary = load(sid)
-    held = retention.held(sid, summary)
-    if held is not None:  # clean notes it as kept this time; rm says why not yet
-        kept, refusal = held
-        if later:
-            res.kept[sid] = kept
-        else:
-            res.refused[sid] = f"{sid} has ended but {refusal}"
-        return
     try:
-        delete_files(sid, summary.spawn.session)
+        # decided and done under the trail's lock: a `continue` (which records its
+        # successor under it) is either seen here, or finds the trail gone
+        with store.locked(store.path_for(sid)):
+            summary = load(sid)
+            held = retention.held(sid, summary)
+            if held is not None:  # clean notes it as kept this time; rm says why not yet
+                kept, refusal = held
+                if later:
+                    res.kept[sid] = kept
+                else:
+                    res.refused[sid] = f"{sid} has ended but {refusal}"
+                return
+            delete_files(sid, summary.spawn.session)
+    except NotFound as exc:  # removed meanwhile by another rm, clean or gc
+        res.refused[sid] = exc.message
+        return
     except OSError as exc:  # one damaged file stops only its own subagent's removal
+        if isinstance(exc, FileNotFoundError) and not store.path_for(sid).exists():
+            res.refused[sid] = f"{sid} does not exist (removed meanwhile)"
+            return
         if exc.errno in (errno.EROFS, errno.ENOSPC, errno.EDQUOT):
             raise  # the state folder itself: the command's error, said once
         where = f" ({exc.filename})" if exc.filename else ""

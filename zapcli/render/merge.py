@@ -27,6 +27,11 @@ def lines(res: Any) -> Lines:
         out.append(("yellow", f"  Note: {res.into} had moved since the base "
                               f"({count} commit{'s' if count != 1 else ''}); the work was merged "
                               "on top of it"))
+    if getattr(res, "recovered", None):
+        out.append(("yellow", f"  Note: {res.recovered}"))
+    if getattr(res, "interrupted", False):
+        out.append(("yellow", "  Note: the interrupt came while the checkout was being moved; "
+                              "the merge was finished whole"))
     if res.warning:
         out.append(("yellow", f"  Warning: {res.warning}"))
     control = list(getattr(res, "control_files", []) or [])
@@ -45,4 +50,5 @@ def doc(res: Any) -> dict[str, Any]:
         "id": res.id, "merged": True, "how": res.how, "repo": res.repo, "into": res.into,
         "commit": res.commit, "previous": res.previous, "branch": res.branch,
         "files": list(res.files), "committed_work": res.committed_work, "stale": res.stale,
-        "warning": res.warning, "control_files": list(getattr(res, "control_files", []))})
+        "warning": res.warning, "recovered": getattr(res, "recovered", None),
+        "interrupted": bool(getattr(res, "interrupted", False)), "control_files": list(getattr(res, "control_files", []))})

@@ -220,14 +220,28 @@ def probe(cache: Path | None = None, *, fresh: bool = False) -> Probe:
             pass
     found = _run_probe(bwrap)
     if cache is not None:
-        try:
-            cache.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            tmp = cache.with_name(f".{cache.name}.{os.getpid()}")
-            tmp.write_text(json.dumps({"key": key, **found.to_dict()}), encoding="utf-8")
-            os.replace(tmp, cache)
-        except OSError:
-            pass
+        _keep(cache, json.dumps({"key": key, **found.to_dict()}).encode())
     return found
+
+
+def _keep(cache: Path, data: bytes) -> None:
+    """Write the probe's answer: 0600 whatever the umask (it tells what this
+    kernel allows), atomically; on a full disk no copy is left behind, and the
+    answer stands without its file."""
+    tmp = cache.with_name(f".{cache.name}.{os.getpid()}.{os.urandom(4).hex()}")
+    try:
+        cache.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, cache)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    except OSError:
+        pass
 
 
 def cached(state: Path, *, fresh: bool = False) -> Probe:

@@ -265,8 +265,8 @@ def add(session: str, text: str, *, after: list[int] = (), label: str | None = N
         raise UsageError(f"a label is one line of at most {MAX_LABEL} characters")
     if len(needs) > MAX_NEEDS:
         raise UsageError(f"a task needs at most {MAX_NEEDS} tools; {len(needs)} were given")
-    now = time.time()
     with Transaction() as conn:
+        now = time.time()  # under the write lock: times follow the commit order
         have = {n for (n,) in conn.execute("SELECT num FROM board_task WHERE session = ?", (session,))}
         missing = [f"t{a}" for a in dict.fromkeys(after) if a not in have]
         if missing:

@@ -106,8 +106,8 @@ def claim(session: str, holder: str, holder_name: str | None, num: int | None = 
     `holder`. Raises ZapcliError when the named task cannot be claimed (it
     does not fit, is held, done, waiting); a claim of whatever is next that
     finds nothing says why in the Claim it returns."""
-    now = time.time()
     with Transaction() as conn:
+        now = time.time()  # under the write lock: times follow the commit order
         everything = tasks_in(conn, session)
         by_num = {t.num: t for t in everything}
         if num is not None:
@@ -201,8 +201,8 @@ def done(session: str, num: int, holder: str, result: str, *, holder_name: str |
     given). Raises ZapcliError when it is not claimed by `holder`, or not
     under that fencing number (a task is done once)."""
     check_text(result, "result")
-    now = time.time()
     with Transaction() as conn:
+        now = time.time()  # under the write lock: times follow the commit order
         task = task_in(conn, session, num)
         _stale(task, fence)
         if task.state == DONE:
@@ -225,8 +225,8 @@ def release(session: str, num: int, holder: str | None, *, note: str | None = No
     """Put a claimed task back to open. `holder` None: whoever holds it (the
     session's person may release any claim); else only `holder`'s own.
     Raises ZapcliError when it is not claimed (by `holder`, under `fence`)."""
-    now = time.time()
     with Transaction() as conn:
+        now = time.time()  # under the write lock: times follow the commit order
         task = task_in(conn, session, num)
         _stale(task, fence)
         if task.state != CLAIMED or (holder is not None and task.holder != holder):
@@ -250,8 +250,8 @@ def _reopen(conn: sqlite3.Connection, session: str, task: Task, note: str, who: 
 def release_ended(session: str, num: int, claim_token: int, note: str) -> bool:
     """Reopen `num` if it is still claimed under `claim_token` (its holder
     ended without `done`); False when someone else changed it first."""
-    now = time.time()
     with Transaction() as conn:
+        now = time.time()  # under the write lock: times follow the commit order
         row = conn.execute("SELECT state, claim FROM board_task WHERE session = ? AND num = ?",
                            (session, num)).fetchone()
         if row is None or row[0] != CLAIMED or row[1] != claim_token:

@@ -3,8 +3,9 @@ inline, a Content-Security-Policy that allows no request, no font or image
 from anywhere (it opens from a file, offline, forever).
 
 Imports the standard library only (json). The script draws a row per
-subagent — queued, running, awaiting approval, its end — and its model and
-tool calls as bars under it, with tokens and cost; details on hover.
+subagent — its id, name and task (cut to the room left, whole on hover),
+status and tokens (never cut) — with queued, running, awaiting approval, its
+end, and its model and tool calls as bars; details on hover.
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ color:var(--fg);background:var(--bg)}header{padding:14px 18px;border-bottom:1px 
 h1{font-size:16px;margin:0 0 4px}.sum{color:var(--muted)}#legend{display:flex;gap:14px;padding:8px 18px;
 color:var(--muted);flex-wrap:wrap}#legend i{display:inline-block;width:12px;height:10px;border-radius:2px;
 margin-right:5px;vertical-align:-1px}#chart{padding:4px 18px 24px}.axis,.row{display:flex}
-.label{flex:0 0 380px;padding:3px 8px 3px 0;overflow:hidden;white-space:nowrap;text-overflow:ellipsis}
+.label{flex:0 0 460px;display:flex;align-items:baseline;gap:4px;padding:3px 8px 3px 0;
+overflow:hidden;white-space:nowrap}.label>span{flex:none}.label .task{flex:1 1 auto;min-width:0;
+overflow:hidden;text-overflow:ellipsis;color:var(--fg)}
 .label .id{font-family:ui-monospace,Menlo,monospace;font-size:12px}.label .st{font-size:11px;
-padding:0 5px;border-radius:8px;margin-left:4px;color:#fff;background:var(--muted)}
+padding:0 5px;border-radius:8px;color:#fff;background:var(--muted)}
 .st.completed{background:var(--ok)}.st.failed,.st.timeout,.st.lost,.st.cancelled,.st.interrupted
 {background:var(--error)}.st.running{background:var(--running)}.st.awaiting_approval{background:var(--await)}
-.label .tok{color:var(--muted);font-size:11px;margin-left:4px}.track{position:relative;flex:1;
+.label .tok{color:var(--muted);font-size:11px}.track{position:relative;flex:1;
 border-left:1px solid var(--grid);background:repeating-linear-gradient(90deg,transparent 0,
 transparent calc(10% - 1px),var(--grid) calc(10% - 1px),var(--grid) 10%)}.row{border-top:1px solid var(--grid)}
 .bar{position:absolute;min-width:2px;border-radius:2px}.agent{top:4px;height:14px;background:transparent}
@@ -72,7 +75,8 @@ for (const r of D.rows) {
   const label = el('div', 'label');
   label.style.paddingLeft = (r.depth * 16) + 'px';
   label.appendChild(el('span', 'id', (r.depth ? '↳ ' : '') + r.id));
-  label.appendChild(el('span', '', ' ' + r.name));
+  label.appendChild(el('span', 'name', r.name));
+  label.appendChild(el('span', 'task', r.task.replace(/\s+/g, ' ')));
   label.appendChild(el('span', 'st ' + r.status, r.status));
   const cost = r.cost_usd != null ? ' · $' + r.cost_usd.toFixed(4) : '';
   const used = r.tokens.input || r.tokens.output || r.cli !== 'sh';

@@ -81,7 +81,8 @@ def _ts(rec: dict[str, Any]) -> float | None:
 
 
 def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    """A count from a record; a negative one (a damaged trail) counts as 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _derived(sid: str, size: int) -> str:
@@ -217,7 +218,7 @@ class SpanBuilder:
         if written := _int(rec.get("cache_write_tokens")):
             span.attributes["gen_ai.usage.cache_creation.input_tokens"] = written
         cost = rec.get("cost_usd")
-        if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
             span.attributes["zapcli.cost_usd"] = float(cost)
             a.cost_usd = (a.cost_usd or 0.0) + float(cost)
         span.end = ts

@@ -63,17 +63,21 @@ def _row(node: Node, depth: int, now: float) -> dict[str, Any]:
 
 
 def collect(roots: list[Node], title: str, now: float | None = None) -> dict[str, Any]:
-    """The timeline of every tree in `roots`, rows in tree order."""
+    """The timeline of every tree in `roots`: each tree's rows together, the
+    trees (and the children in each) in the order they started."""
     now = time.time() if now is None else now
-    rows: list[dict[str, Any]] = []
 
-    def walk(node: Node, depth: int) -> None:
-        rows.append(_row(node, depth, now))
-        for child in node.children:
-            walk(child, depth + 1)
+    def walk(node: Node, depth: int) -> list[dict[str, Any]]:
+        """The rows of a tree: its own, then each child's tree by start time."""
+        below = sorted((walk(child, depth + 1) for child in node.children),
+                       key=lambda t: (t[0]["created"], t[0]["id"]))
+        return [_row(node, depth, now), *(row for tree in below for row in tree)]
 
-    for root in roots:
-        walk(root, 0)
+    # trees of every session named, in the order they started (not session by session)
+    once = {root.id: root for root in roots}.values()  # a tree two sessions share: drawn once
+    trees = sorted((walk(root, 0) for root in once),
+                   key=lambda t: (t[0]["created"], t[0]["id"]))
+    rows = [row for tree in trees for row in tree]
     start = min((r["created"] for r in rows), default=now)
     end = max([r["ended"] for r in rows] + [c["end"] for r in rows for c in r["calls"]], default=now)
     totals = {"input": sum(r["tokens"]["input"] for r in rows), "output": sum(r["tokens"]["output"] for r in rows)}

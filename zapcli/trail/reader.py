@@ -259,12 +259,14 @@ def _add_usage(s: Summary, rec: dict[str, Any], calls: int = 1) -> None:
     s.cache_write_tokens += _int(rec.get("cache_write_tokens"))
     s.calls += calls
     cost = rec.get("cost_usd")
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
         s.cost_usd = (s.cost_usd or 0.0) + float(cost)
 
 
 def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    """A count from a record: a whole number, never below 0 (a damaged trail's
+    negative count would subtract from totals and budgets)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def load(sid: str) -> Summary:

@@ -13,7 +13,9 @@ a contiguous run), and their token usage summed into the
 `trimmed` marker, so totals stay right. The marker stands where records
 were dropped, with the seq of the last one dropped (seqs stay unique and in
 order); when nothing was dropped it follows the last record, with the next
-seq. The rewrite is atomic (temp file in the same folder + os.replace).
+seq. The rewrite is atomic (temp file in the same folder + os.replace); a
+copy a killed trim left is removed by the next trim of that trail, by `rm`
+(`copies`) and by `gc` (`stale`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ def trim(path: Path, *, over: int = TRIM_OVER_BYTES, keep: int = KEEP_BYTES) -> 
         return 0
     data, _skipped = store.read_bounded(path)  # a damaged giant: its head and tail
     body = rewrite(data, keep)
+    for stale in copies(path):  # a trim killed halfway (its lock was ours to take)
+        stale.unlink(missing_ok=True)
     tmp = path.with_name(f".{path.name}.trim-{os.getpid()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), FILE_MODE)
     try:
@@ -56,6 +60,40 @@ def trim(path: Path, *, over: int = TRIM_OVER_BYTES, keep: int = KEEP_BYTES) -> 
     finally:
         os.close(fd)
     return max(len(data) - len(body), 0)
+
+
+COPY = ".trim-"  # `.<trail>.trim-<pid>`: a trim's copy before it replaces the trail
+
+
+def copies(path: Path) -> list[Path]:
+    """The copies trims of `path` began (a live one's too: the caller holds
+    the trail's lock, or asks `stale`)."""
+    prefix = f".{path.name}{COPY}"
+    try:
+        return [path.with_name(n) for n in os.listdir(path.parent) if n.startswith(prefix)]
+    except OSError:
+        return []
+
+
+def stale(folder: Path) -> list[Path]:
+    """Every trim copy in `folder` whose process is gone: left by a trim that
+    was killed (SIGKILL, a power cut) between making it and the rename."""
+    out = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    for name in names:
+        head, sep, pid = name.rpartition(COPY)
+        if not (sep and head.startswith(".") and head.endswith(".jsonl") and pid.isdigit()):
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            out.append(folder / name)
+        except (PermissionError, OverflowError):  # another user's live process, or no pid at all
+            continue
+    return out
 
 
 def _parse(lines: list[bytes]) -> list[tuple[bytes, dict[str, Any] | None]]:

@@ -135,8 +135,11 @@ def _configured(env: dict[str, str], pairs: tuple[tuple[str, str], ...]) -> dict
 
 def _run(args: list[str], where: Place | Path, env: dict[str, str], *, timeout: float,
          input: str | None, cwd: str | Path | None = None,  # noqa: A002
+         alone: bool = False, keep_fds: tuple[int, ...] = (),
          stdin_path: str = "", stdout_path: str = "") -> subprocess.CompletedProcess[str]:
     folder = cwd or (where.work_tree if isinstance(where, Place) else where)
+    if alone:
+        return _alone(args, str(folder), env, timeout, keep_fds)
     with open(stdin_path or os.devnull, "rb") as fin, open(stdout_path or os.devnull, "wb") as fout:
         try:
             return subprocess.run(["git", "--no-pager", *args], cwd=str(folder), env=env,
@@ -150,14 +153,45 @@ def _run(args: list[str], where: Place | Path, env: dict[str, str], *, timeout: 
             raise GitError(f"git {args[0]} could not run: {exc}") from None
 
 
+def _alone(args: list[str], folder: str, env: dict[str, str], timeout: float,
+           keep_fds: tuple[int, ...]) -> subprocess.CompletedProcess[str]:
+    """git in a session of its own, its output to files (no pipe whose reader
+    can die): a signal to the caller's process group, or the caller's death,
+    does not stop it halfway."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(["git", "--no-pager", *args], cwd=folder, env=env,
+                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    start_new_session=True, pass_fds=keep_fds)
+        except FileNotFoundError:
+            raise GitError("git is not installed (not on PATH)") from None
+        except OSError as exc:
+            raise GitError(f"git {args[0]} could not run: {exc}") from None
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise GitError(f"git {args[0]} did not finish in {timeout:.0f}s; it goes on "
+                           f"(pid {proc.pid})") from None
+        texts = []
+        for f in (out, err):
+            f.seek(0)
+            texts.append(f.read().decode("utf-8", "replace"))
+    return subprocess.CompletedProcess(proc.args, code, texts[0], texts[1])
+
+
 def git(args: list[str], where: Place | Path, *, check: bool = True,
         timeout: float = GIT_TIMEOUT_S, env: dict[str, str] | None = None,
         input: str | None = None, cwd: str | Path | None = None,  # noqa: A002 - subprocess's name
+        alone: bool = False, keep_fds: tuple[int, ...] = (),
         stdin_path: str = "", stdout_path: str = "") -> subprocess.CompletedProcess[str]:
     """Run `git args` on the repository `where` names: a `Place` (always, for a
     subagent's tree and the checkout it came from), or a folder git finds
     the repository of (only `plan`, at spawn, in the caller's own folder).
     `env`: variables to add; `input`: its stdin; `cwd`: where in the tree;
+    `alone`: in a session of its own, so no signal to ours stops it halfway
+    (`keep_fds`: descriptors it inherits, e.g. a lock held while it lives);
     `stdin_path`, `stdout_path`: files of bytes for its stdin and stdout (a pack).
     Raises GitError (git's message) when `check` and it fails, or when git
     cannot be run at all."""
@@ -170,7 +204,7 @@ def git(args: list[str], where: Place | Path, *, check: bool = True,
         if drivers:
             full = _configured(dict(base), drivers)
     proc = _run(args, where, {**full, **(env or {})}, timeout=timeout, input=input, cwd=cwd,
-                stdin_path=stdin_path, stdout_path=stdout_path)
+                alone=alone, keep_fds=keep_fds, stdin_path=stdin_path, stdout_path=stdout_path)
     if check and proc.returncode != 0:
         raise GitError(_message(proc), proc.returncode)
     return proc

@@ -1,11 +1,13 @@
 """Merging a tree's work into a checkout's current branch, the git side.
 
-Imports `zapcli.worktrees.git`, `zapcli.worktrees.snapshot`. Everything is
+Imports `zapcli.worktrees.git`, `zapcli.worktrees.snapshot`,
+`zapcli.worktrees.move`. Everything is
 decided before the checkout is touched: the merge is computed in git's
 object store (`git merge-tree --write-tree`, git 2.38+), the commit made
 with `commit-tree`, and the checkout then only moves forward to it with
 `git merge --ff-only`, which refuses — changing nothing — if a local change
-would be overwritten. A refusal (`Refused`) names the files; nothing on
+would be overwritten; `move` makes that step whole or undone, even when the
+merge is killed. A refusal (`Refused`) names the files; nothing on
 either side is lost. `--rebase` replays the branch in the subagent's own
 tree (its work is over), never in the checkout.
 """
@@ -191,13 +193,20 @@ def _identity(where: g.Place) -> dict[str, str]:
     return {} if known else IDENTITY
 
 
-def fast_forward(where: g.Place, commit: str) -> None:
-    """Move the checkout's branch, index and files to `commit`. git refuses,
-    changing nothing, when an uncommitted change (or an untracked file) is in
-    the way of a path it changes: Refused, naming the files."""
+def fast_forward(co: Checkout, commit: str) -> None:
+    """Move the checkout's branch, index and files to `commit`, whole or not
+    at all (`zapcli.worktrees.move`). git refuses, changing nothing, when an
+    uncommitted change (or an untracked file) is in the way of a path it
+    changes: Refused, naming the files."""
+    from zapcli.worktrees import move
+
+    where = _at(co)
     repo = where.work_tree
-    proc = g.git(["merge", "--ff-only", "-q", "--no-stat", commit], where, check=False)
-    if proc.returncode == 0:
+    try:
+        proc = move.forward(where, f"refs/heads/{co.branch}", co.head, commit)
+    except move.Busy as exc:
+        raise Refused(str(exc), code="busy") from None
+    if proc is None:
         return
     text = proc.stderr or proc.stdout or ""
     files = sorted(dict.fromkeys(line.strip() for line in text.split("\n") if line.startswith("\t")))

@@ -1,0 +1,191 @@
+"""`zapcli merge` stopped at the worst moment (issue 28, the chaos round): a
+Ctrl-C or a SIGKILL to the merge's process group while git moves the
+checkout's files, and a SIGKILL of that git itself. A merge happens whole or
+leaves the checkout exactly as it was, says which, and a retry is truthful.
+
+Real processes, real signals, real git: the signal is sent the moment git
+takes the checkout's `index.lock` (plus a random few milliseconds), the
+moment that left ~600 files half-merged before."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+from tests.conftest import wait_until
+from tests.parallel.conftest import git
+
+FILES = 600
+TRIALS = int(os.environ.get("ZAPCLI_CHAOS_TRIALS") or 10)  # more for a measurement
+COMMIT = "git -c user.email=s@s -c user.name=s commit -qm"
+
+
+def _setup(zap, repo: Path) -> tuple[str, str, str]:
+    """A checkout of FILES files and a finished subagent that changed them all
+    (committed on its branch): (its id, the checkout's base, the work's commit)."""
+    body = "x" * 20000
+    for i in range(FILES):
+        (repo / f"f{i:03}.txt").write_text(f"{i} base\n{body}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "files")
+    base = git(repo, "rev-parse", "HEAD")
+    sid = zap.spawn_sh(f"for f in f*.txt; do echo changed >> $f; done && git add -A && "
+                       f"{COMMIT} work", "--worktree")
+    assert zap("wait", "--timeout", "60", sid).returncode == 0, zap("poll", sid).out
+    work = git(repo, "rev-parse", f"zapcli/{sid}")
+    return sid, base, work
+
+
+def _state(repo: Path, base: str, work: str) -> str:
+    """"merged" (HEAD at the work, every file the work's, clean), "unchanged"
+    (HEAD at the base, every file the base's, clean), or what is wrong."""
+    head = git(repo, "rev-parse", "HEAD")
+    lock = (repo / ".git" / "index.lock").exists()
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True,
+                            text=True).stdout.strip()
+    texts = [(repo / f"f{i:03}.txt") for i in range(FILES)]
+    missing = sum(1 for f in texts if not f.exists())
+    changed = sum(1 for f in texts if f.exists() and "changed" in f.read_text())
+    if head == work and changed == FILES and not status and not lock:
+        return "merged"
+    if head == base and changed == 0 and not missing and not status and not lock:
+        return "unchanged"
+    return (f"half: HEAD {'work' if head == work else 'base' if head == base else head}, "
+            f"{changed} files changed, {missing} missing, index.lock {lock}, status {len(status.splitlines())} lines")
+
+
+def _start(zap, sid: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "zapcli", "merge", sid], cwd=zap.cwd,
+                            env=zap.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)  # a group of its own, as at a terminal
+
+
+def _when_locked(repo: Path, proc: subprocess.Popen, act) -> bool:
+    """Call `act()` a random 0-30 ms after git takes the checkout's index.lock
+    (or when the merge ends without it); whether the lock was seen."""
+    lock = repo / ".git" / "index.lock"
+    while proc.poll() is None:
+        if lock.exists():
+            time.sleep(random.uniform(0, 0.03))
+            act()
+            return True
+        time.sleep(0.0005)
+    return False
+
+
+def _settle(repo: Path) -> None:
+    """Whatever git outlived the signal has finished (at most 20 s)."""
+    def quiet() -> bool:
+        for p in psutil.process_iter(["name", "cwd"]):
+            try:
+                if p.info["name"] == "git" and p.info["cwd"] == str(repo):
+                    return False
+            except psutil.Error:
+                continue
+        return True
+    wait_until(quiet, 20, 0.05)
+
+
+def _reset(repo: Path, base: str) -> None:
+    (repo / ".git" / "index.lock").unlink(missing_ok=True)
+    git(repo, "reset", "-q", "--hard", base)
+
+
+def _trials(zap, repo: Path, n: int, sig: int) -> list[str]:
+    sid, base, work = _setup(zap, repo)
+    random.seed(28 + sig)
+    results = []
+    for _ in range(n):
+        proc = _start(zap, sid)
+        _when_locked(repo, proc, lambda pid=proc.pid: os.killpg(pid, sig))
+        out, err = proc.communicate(timeout=60)
+        _settle(repo)
+        state = _state(repo, base, work)
+        said = err.decode(errors="replace")
+        if state == "merged" and "interrupted" in said and "finished" not in said:
+            state = f"merged but reported interrupted: {said.strip()}"
+        if state == "unchanged" and proc.returncode == 0:
+            state = "reported merged but unchanged"
+        results.append(state)
+        again = zap("merge", sid)
+        if state == "merged":  # a retry says it is merged, not that nothing changed
+            assert "the checkout is unchanged" not in again.err, again.err
+        _reset(repo, base)
+    return results
+
+
+def test_a_merge_interrupted_by_ctrl_c_is_whole_or_not_at_all(zap, repo):
+    results = _trials(zap, repo, TRIALS, signal.SIGINT)
+    bad = [r for r in results if r not in ("merged", "unchanged")]
+    assert not bad, f"{len(bad)} of {len(results)} half-merged or misreported: {results}"
+
+
+def test_a_merge_whose_group_is_sigkilled_is_whole_or_not_at_all(zap, repo):
+    results = _trials(zap, repo, TRIALS, signal.SIGKILL)
+    bad = [r for r in results if r not in ("merged", "unchanged")]
+    assert not bad, f"{len(bad)} of {len(results)} half-merged or misreported: {results}"
+
+
+def test_a_merge_whose_git_is_sigkilled_is_undone_by_the_next_merge(zap, repo):
+    """git itself killed while it writes the files (the OOM killer, a kill -9
+    of the wrong pid): the next `zapcli merge` finds the checkout as the
+    interrupted merge left it, puts it back as it was, says so, and merges."""
+    sid, base, work = _setup(zap, repo)
+    random.seed(2809)
+    for _ in range(max(TRIALS // 2, 5)):
+        proc = _start(zap, sid)
+
+        def kill_all(proc: subprocess.Popen = proc) -> None:
+            for p in psutil.Process(proc.pid).children(recursive=True):
+                if p.name() == "git":
+                    p.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
+
+        seen = _when_locked(repo, proc, kill_all)
+        proc.communicate(timeout=60)
+        _settle(repo)
+        again = zap("merge", sid)
+        assert again.returncode == 0, (seen, again.err)
+        assert _state(repo, base, work) == "merged", again.err
+        if seen:
+            assert "was stopped while git moved" in again.out + again.err, again.out
+        _reset(repo, base)
+
+
+def test_a_merge_is_not_reported_interrupted_once_the_checkout_moved(zap, repo):
+    """A Ctrl-C that lands just after git moved the checkout: the merge is
+    reported done (exit 0), never "interrupted"."""
+    sid, base, work = _setup(zap, repo)
+    for delay in (0.0, 0.01, 0.03, 0.06):
+        proc = _start(zap, sid)
+        lock = repo / ".git" / "index.lock"
+        seen = threading.Event()
+
+        def watch(proc: subprocess.Popen = proc, lock: Path = lock, delay: float = delay,
+                  seen: threading.Event = seen) -> None:
+            while proc.poll() is None:
+                if lock.exists():
+                    seen.set()
+                elif seen.is_set():  # git let go of it: the checkout has moved
+                    time.sleep(delay)
+                    os.killpg(proc.pid, signal.SIGINT)
+                    return
+                time.sleep(0.0005)
+
+        t = threading.Thread(target=watch)
+        t.start()
+        out, err = proc.communicate(timeout=60)
+        t.join()
+        _settle(repo)
+        state = _state(repo, base, work)
+        assert state == "merged", state
+        assert proc.returncode == 0, (delay, err.decode())
+        _reset(repo, base)

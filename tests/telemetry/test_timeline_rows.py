@@ -1,0 +1,52 @@
+"""The timeline page's rows (issue 28 item 9), in real headless chromium:
+each row names its task, not only its id; its token label is shown whole
+however long the task; rows of several sessions are ordered by start time
+(not session by session)."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+from tests.telemetry import receivers
+
+LONG = "summarise every module of the repository and list what each one imports " * 3
+
+
+def _u(p: int, c: int) -> dict:
+    return {"prompt_tokens": p, "completion_tokens": c}
+
+
+def test_rows_name_their_task_show_tokens_whole_and_follow_start_time(zap, model, tmp_path):
+    model([{"match": "", "loop": True, "turns": [{"text": "done", "usage": _u(123456, 7890)}]}])
+    ids = []
+    for session, task in (("sess-b", f"first {LONG}"), ("sess-a", "second short task"),
+                          ("sess-b", "third in b")):
+        sid = zap("spawn", "--", task, env={"ZAPCLI_SESSION": session}).out.strip()
+        assert zap("wait", "--timeout", "60", sid, env={"ZAPCLI_SESSION": session}).returncode == 0
+        ids.append(sid)
+        time.sleep(0.05)
+    page = tmp_path / "t.html"
+    proc = zap("timeline", "--session", "sess-a", "--session", "sess-b", "--html", str(page))
+    assert proc.returncode == 0, proc.err
+    # measure in the page itself, after it drew: which labels are cut
+    probe = ("<script>addEventListener('load',()=>{const out=[];"
+             "for(const r of document.querySelectorAll('.row')){const l=r.querySelector('.label');"
+             "const t=l.querySelector('.tok');const k=l.querySelector('.task');"
+             "out.push({id:r.dataset.id,task:k?k.textContent:'',tok:t.textContent,"
+             "tokWhole:t.getBoundingClientRect().right<=l.getBoundingClientRect().right+0.5"
+             "&&t.scrollWidth<=t.clientWidth+0.5});}"
+             "document.body.dataset.probe=JSON.stringify(out);});</script>")
+    page.write_text(page.read_text().replace("</body>", probe + "</body>"))
+    dom = receivers.browse(page, tmp_path / "profile", "--virtual-time-budget=5000",
+                           "--window-size=1400,900", "--dump-dom").stdout
+    found = re.search(r'data-probe="([^"]*)"', dom)
+    assert found, dom[:2000]
+    rows = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    assert [r["id"] for r in rows] == ids, rows  # b, a, b: by start time
+    assert rows[0]["task"].startswith("first summarise every module") and \
+        rows[1]["task"] == "second short task", rows
+    for r in rows:
+        assert r["tok"].startswith("123.5k in / 7.9k out"), r
+        assert r["tokWhole"], r
