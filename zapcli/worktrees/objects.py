@@ -80,13 +80,28 @@ def _packs(path: str) -> list[str]:
         return []
 
 
+def _holds(path: str) -> bool:
+    """Whether the own folder holds any object file (loose or packed): no git
+    process for the usual case, a folder brought in already."""
+    try:
+        with os.scandir(path) as entries:
+            folders = [e.path for e in entries if e.name not in ("info", SHARED) and e.is_dir()]
+        for sub in folders:
+            with os.scandir(sub) as inside:
+                if any(True for _ in inside):
+                    return True
+    except OSError:
+        return True  # let git say what is wrong
+    return False
+
+
 def bring_in(r: g.Receipt) -> int:
     """Bring the objects the tree of `r` wrote in its sandbox into the shared
     store, verified (each hashed from its content by `git index-pack`), and
     drop them from its own folder. Returns how many came in (0: none, or no
     own folder). Raises GitError (git's message) when they cannot."""
     path = existing(r.common_dir, r.branch)
-    if not path:
+    if not path or not _holds(path):
         return 0
     co = plain.replace(r.checkout(), objects="")  # the shared store alone: no alternate
     own = {"GIT_OBJECT_DIRECTORY": path}
