@@ -21,6 +21,10 @@ after each. Also the fast-forward case (the branch has not moved). And the
 same `zapcli merge` by the package as `--against REF` has it (default
 `main`, built with `git archive`), in the same rounds: the before/after
 ratio of a change (issue 27's safe git runner: goal ≤ 1.0×, never worse).
+
+`--sandbox`: every subagent sandboxed, so its tree's git is fenced (its
+objects in a folder of its own, brought into the repository verified when
+its run ends): the cost of that fence against `--against REF`'s.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from pathlib import Path
 import _install
 
 GIT = ["git", "-c", "user.email=b@b", "-c", "user.name=b"]
+SPAWN = ["spawn", "--cli", "sh", "--worktree"]  # + --sandbox (--sandbox)
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -91,9 +96,14 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--files", type=int, default=10000)
     ap.add_argument("--merge-only", action="store_true", help="only zapcli merge vs git merge")
+    ap.add_argument("--sandbox", action="store_true",
+                    help="spawn every subagent with --sandbox (its tree's git fenced: its own "
+                         "object folder, brought in verified when the run ends)")
     ap.add_argument("--against", default="main", metavar="REF",
                     help="also time zapcli merge as this commit has it ('' for none)")
     opts = ap.parse_args()
+    if opts.sandbox:
+        SPAWN.append("--sandbox")
     inst = _install.build()
     before = _install.build("zapcli-bench-before-", ref=opts.against) if opts.against else None
     try:
@@ -130,7 +140,7 @@ def _bench(inst: _install.Install, runs: int, files: int, merge_only: bool = Fal
 
     def zap_ready() -> float:
         t = time.perf_counter()
-        sid = _zap(inst, repo, env, "spawn", "--cli", "sh", "--worktree", "--", "true")
+        sid = _zap(inst, repo, env, *SPAWN, "--", "true")
         spawn_returned.append(time.perf_counter() - t)
         took = ready_at(home, sid) - t
         _zap(inst, repo, env, "wait", sid)
@@ -162,7 +172,7 @@ def _merge(inst: _install.Install, repo: Path, env: dict[str, str], runs: int,
     """`zapcli merge ID` vs `git merge` of the same branch, from the same start
     (and vs `zapcli merge` as `ref` has it, with `before`)."""
     old_env = before.env(home) if before is not None else {}
-    sid = _zap(inst, repo, env, "spawn", "--cli", "sh", "--worktree", "--", WORK)
+    sid = _zap(inst, repo, env, *SPAWN, "--", WORK)
     _zap(inst, repo, env, "wait", sid)
     branch = f"zapcli/{sid}"
     for moved in (True, False):
@@ -222,7 +232,7 @@ def _merge(inst: _install.Install, repo: Path, env: dict[str, str], runs: int,
 def _eight(inst: _install.Install, repo: Path, env: dict[str, str], home: Path, ref_ms: float) -> None:
     GIT_MS.clear()
     t = time.perf_counter()
-    procs = [subprocess.Popen(inst.zapcli("spawn", "--cli", "sh", "--worktree", "--", "sleep 5"),
+    procs = [subprocess.Popen(inst.zapcli(*SPAWN, "--", "sleep 5"),
                               cwd=repo, env=env, stdout=subprocess.PIPE, text=True,
                               stdin=subprocess.DEVNULL) for _ in range(8)]
     ids = [p.communicate(timeout=120)[0].strip() for p in procs]

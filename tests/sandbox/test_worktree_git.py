@@ -19,6 +19,7 @@ from zapcli.tools.shell import BashTool
 from zapcli.worktrees.create import create
 from zapcli.worktrees.fence import arm, disarm
 from zapcli.worktrees.git import plan
+from zapcli.worktrees.objects import bring_in, folder
 
 pytestmark = needs_bwrap
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
@@ -54,10 +55,13 @@ def test_a_worktree_commits_on_its_branch_but_not_past_it(tmp_path):
     create(r)
     fence = arm(r)
     common, admin = repo / ".git", repo / ".git" / "worktrees" / "sa_x"
-    assert str(common / "objects") in fence.writable and str(admin) in fence.writable
+    assert str(admin) in fence.writable
+    # the shared objects: never writable, its own folder in their place (they read-only inside)
+    assert str(common / "objects") not in fence.writable
+    assert (folder(str(common), r.branch), str(common / "objects")) in fence.binds
     assert {os.path.basename(p) for p in fence.readonly} == {"commondir", "gitdir",
                                                              "config.worktree"}
-    access = [GitAccess(fence.root, fence.writable, fence.readonly, fence.binds)]
+    access = [GitAccess(fence.root, fence.writable, fence.readonly, fence.binds, fence.covers)]
     git = "git -c user.name=a -c user.email=a@a"
     out = _bash(r.path, scratch, (
         f"echo one > one.txt && {git} add one.txt && {git} commit -q -m one && echo committed; "
@@ -68,6 +72,7 @@ def test_a_worktree_commits_on_its_branch_but_not_past_it(tmp_path):
         f"mv {admin}/commondir {admin}/c2; rm -f {admin}/gitdir; "
         f"echo SEEN $(ls {common}/refs/heads/zapcli/)"), access)
     assert "committed" in out, out
+    assert bring_in(r) > 0  # what the run ends with: its objects in the repository, verified
     assert _git(repo, "log", "--format=%s", "zapcli/sa_x").split() == ["one", "base"]
     assert _git(repo, "log", "--format=%s", "zapcli/sa_s").split() == ["sibling's", "base"]
     assert _git(repo, "log", "--format=%s", "main").split() == ["base"], out

@@ -148,7 +148,7 @@ def _fenced(tree: Any) -> tuple[list[GitAccess], str | None]:
         fence = arm(r)
     except (GitError, OSError) as exc:
         return [], f"worktree: its git cannot be fenced for the sandbox: {getattr(exc, 'message', exc)}"
-    return [GitAccess(fence.root, fence.writable, fence.readonly, fence.binds)], None
+    return [GitAccess(fence.root, fence.writable, fence.readonly, fence.binds, fence.covers)], None
 
 
 def open_sandbox(prepared: Prepared, on_start: Callable[[int], None] | None = None) -> Any:

@@ -177,7 +177,7 @@ def merge(sid: str, *, squash: bool = False, rebase: bool = False,
         raise UsageError(f"{param('squash')} and {param('rebase')} are two ways; choose one")
     how = "squash" if squash else "rebase" if rebase else "merge"
     sid, s, r = treework.receipt(sid)
-    early = (_Early(lambda: treework.of(sid, refresh=True))  # finished: its tree is ours to refresh
+    early = (_Early(lambda: _work(sid, r))  # finished: its tree is ours to refresh
              if s.final is not None and not s.continued_by else None)
     view = observe(sid)
     if not view.terminal:
@@ -223,9 +223,23 @@ class _Early(threading.Thread):
         return self.value
 
 
+def _work(sid: str, r: g.Receipt) -> treework.Work:
+    """The work of `sid`, once the objects its sandbox wrote are in the
+    repository, verified (`zapcli.worktrees.objects`): nothing of the tree's
+    enters the checkout through an object only its own folder held."""
+    from zapcli.worktrees.objects import bring_in
+
+    try:
+        bring_in(r)
+    except (g.GitError, OSError) as exc:
+        raise ZapcliError(f"{sid} not merged: the objects its sandbox wrote could not be brought "
+                          f"into the repository: {getattr(exc, 'message', exc)}") from None
+    return treework.of(sid, refresh=True)
+
+
 def _merge_locked(sid: str, how: str, work: treework.Work | None,
                   allow_control: Allow = False) -> MergeResult:
-    work = work or treework.of(sid, refresh=True)
+    work = work or _work(sid, treework.receipt(sid)[2])
     r = work.receipt
     co = _ready(sid, work)
     source = work.commit

@@ -81,17 +81,25 @@ def enter(spawn: SpawnRecord, writer: TrailWriter, err: Any = None, deadline: fl
 
 
 def leave(spawn: SpawnRecord) -> None:
-    """After the work: a branch its sandbox fenced (`zapcli.worktrees.fence`) is
-    a plain ref again, as git keeps one — what the agent left in its own
-    folder stays in reach of no one else for no longer than the run."""
+    """After the work: the objects its sandbox wrote are brought into the
+    repository, verified (`zapcli.worktrees.objects`), and a branch its
+    sandbox fenced (`zapcli.worktrees.fence`) is a plain ref again, as git
+    keeps one — what the agent left in its own folders stays in reach of no
+    one else for no longer than the run. Objects that cannot come in now stay
+    in its own folder: merge and pick try again and say why."""
     if not spawn.worktree:  # no tree: nothing of git to import
         return
     from zapcli.worktrees import git as g
     from zapcli.worktrees.fence import disarm
+    from zapcli.worktrees.objects import bring_in
 
     r = g.Receipt.from_dict(spawn.worktree)
     if r is None or r.repo_gone:
         return
+    try:
+        bring_in(r)
+    except (g.GitError, OSError):
+        pass  # its own folder stays, read as an alternate; merge and pick say why
     try:
         disarm(r)
     except (g.GitError, OSError):

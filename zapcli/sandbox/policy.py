@@ -165,12 +165,15 @@ class GitAccess:
     folder, the shared objects, its branch's reflog), `readonly` files inside
     them (the admin folder's `commondir`, `gitdir`, `config.worktree`), and
     `binds` (its branch's own folder in place of the folder of every
-    branch). Granted only with that root: a root left read-only gets none."""
+    branch), and `covers` bound read-only (the shared objects, read-only,
+    inside the tree's own object folder that `binds` puts in their place).
+    Granted only with that root: a root left read-only gets none."""
 
     root: str
     writable: tuple[str, ...] = ()
     readonly: tuple[str, ...] = ()
     binds: tuple[tuple[str, str], ...] = ()
+    covers: tuple[tuple[str, str], ...] = ()
 
 
 def linked_git(root: str, access: Iterable[GitAccess]) -> GitAccess | None:
@@ -217,12 +220,14 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
     access = list(git)
     links: list[str] = []
     binds: list[tuple[str, str]] = []
+    covers: list[tuple[str, str]] = []
     for root in declared:
         given = linked_git(root, access)
         if given is not None:
             out += [g for g in given.writable if g not in out]
             links += [p for p in given.readonly if p not in links]
             binds += given.binds
+            covers += given.covers
     readonly: list[str] = []
     missing: list[str] = []
     for root in declared if protect else ():
@@ -233,4 +238,4 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
     return Policy(network=network, writable=tuple(out),
                   readonly=tuple(readonly + [p for p in links if p not in readonly]),
                   hidden=tuple(dict.fromkeys(shut)), scratch=scratch,
-                  placeholders=tuple(missing), binds=tuple(binds)), notes
+                  placeholders=tuple(missing), binds=tuple(binds), covers=tuple(covers)), notes

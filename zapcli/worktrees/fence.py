@@ -2,13 +2,16 @@
 on its own branch writes, and nothing that names another repository, another
 tree or another branch (issue 27, C31 and C38).
 
-Imports `zapcli.worktrees.git`, `zapcli.worktrees.place`, `zapcli.worktrees.create`
+Imports `zapcli.worktrees.git`, `zapcli.worktrees.place`, `zapcli.worktrees.objects`,
+`zapcli.worktrees.create`
 (the repository's worktree lock). `arm` prepares a
 subagent's tree before its sandbox starts and returns the `Fence` the
 sandbox is built from:
 
-- writable: the tree's admin folder (index, HEAD, logs/HEAD, ORIG_HEAD...)
-  and the shared objects;
+- writable: the tree's admin folder (index, HEAD, logs/HEAD, ORIG_HEAD...);
+- objects: the tree's own object folder in place of the shared `objects/`,
+  which is bound read-only inside it (`zapcli.worktrees.objects`): new
+  objects, never a changed or removed one of the repository's;
 - read-only inside that folder, each file bound over itself: `commondir`,
   `gitdir`, `config.worktree` (made empty when missing, so git's write of
   it — a lock file renamed over it — fails on the mount point);
@@ -33,6 +36,7 @@ import os
 
 from zapcli.plain import frozen
 from zapcli.worktrees import git as g
+from zapcli.worktrees import objects
 from zapcli.worktrees.place import _read
 
 HOME = "zapcli-branches"  # in the common git dir: one folder per fenced branch
@@ -46,11 +50,15 @@ class Fence:
     root: str  # the tree
     writable: tuple[str, ...]  # folders and files bound read-write over themselves
     readonly: tuple[str, ...]  # files bound read-only over themselves
-    binds: tuple[tuple[str, str], ...]  # (the branch's own folder, the ref folder it replaces)
+    # (the branch's own folder, the ref folder it replaces), (its own objects, the shared ones)
+    binds: tuple[tuple[str, str], ...]
+    # (source, target) bound read-only: the shared objects inside its own, its own `info/`
+    covers: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {"root": self.root, "writable": list(self.writable),
-                "readonly": list(self.readonly), "binds": [list(b) for b in self.binds]}
+                "readonly": list(self.readonly), "binds": [list(b) for b in self.binds],
+                "covers": [list(c) for c in self.covers]}
 
 
 def _ref_paths(common: str, branch: str) -> tuple[str, str, str]:
@@ -139,10 +147,15 @@ def _arm(r: g.Receipt) -> Fence:
     os.makedirs(os.path.dirname(log), exist_ok=True)
     if not os.path.lexists(log):
         open(log, "a", encoding="utf-8").close()  # noqa: SIM115 - git appends to it
-    writable = [admin, os.path.join(common, "objects")]
+    writable = [admin]
     if os.path.isfile(log) and not os.path.islink(log):
         writable.append(log)
-    return Fence(tree.work_tree, tuple(writable), tuple(readonly), ((own, folder),))
+    shared = os.path.join(common, "objects")
+    store = objects.prepare(common, r.branch)
+    covers = ((shared, os.path.join(shared, objects.SHARED)),
+              (os.path.join(store, "info"), os.path.join(shared, "info")))
+    return Fence(tree.work_tree, tuple(writable), tuple(readonly),
+                 ((own, folder), (store, shared)), covers)
 
 
 def _remove(path: str) -> None:

@@ -91,10 +91,14 @@ class Place:
     work_tree: str
     git_dir: str
     common_dir: str
+    # a sandboxed tree's own object folder, read as an alternate ('' none:
+    # `zapcli.worktrees.objects`)
+    objects: str = ""
 
     def env(self) -> dict[str, str]:
         return {"GIT_DIR": self.git_dir, "GIT_COMMON_DIR": self.common_dir,
-                "GIT_WORK_TREE": self.work_tree}
+                "GIT_WORK_TREE": self.work_tree,
+                **({"GIT_ALTERNATE_OBJECT_DIRECTORIES": self.objects} if self.objects else {})}
 
 
 def _drivers(where: Place | Path, base: dict[str, str]) -> tuple[tuple[str, str], ...]:
@@ -131,19 +135,22 @@ def _configured(env: dict[str, str], pairs: tuple[tuple[str, str], ...]) -> dict
 
 def _run(args: list[str], where: Place | Path, env: dict[str, str], *, timeout: float,
          input: str | None, cwd: str | Path | None = None,  # noqa: A002
-         alone: bool = False, keep_fds: tuple[int, ...] = ()) -> subprocess.CompletedProcess[str]:
+         alone: bool = False, keep_fds: tuple[int, ...] = (),
+         stdin_path: str = "", stdout_path: str = "") -> subprocess.CompletedProcess[str]:
     folder = cwd or (where.work_tree if isinstance(where, Place) else where)
     if alone:
         return _alone(args, str(folder), env, timeout, keep_fds)
-    try:
-        return subprocess.run(["git", "--no-pager", *args], cwd=str(folder), env=env,
-                              capture_output=True, text=True, encoding="utf-8", errors="replace",
-                              input=input, stdin=None if input is not None else subprocess.DEVNULL,
-                              timeout=timeout)
-    except FileNotFoundError:
-        raise GitError("git is not installed (not on PATH)") from None
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise GitError(f"git {args[0]} could not run: {exc}") from None
+    with open(stdin_path or os.devnull, "rb") as fin, open(stdout_path or os.devnull, "wb") as fout:
+        try:
+            return subprocess.run(["git", "--no-pager", *args], cwd=str(folder), env=env,
+                                  stdout=fout if stdout_path else subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, encoding="utf-8",
+                                  errors="replace", input=input,
+                                  stdin=None if input is not None else fin, timeout=timeout)
+        except FileNotFoundError:
+            raise GitError("git is not installed (not on PATH)") from None
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise GitError(f"git {args[0]} could not run: {exc}") from None
 
 
 def _alone(args: list[str], folder: str, env: dict[str, str], timeout: float,
@@ -178,13 +185,14 @@ def git(args: list[str], where: Place | Path, *, check: bool = True,
         timeout: float = GIT_TIMEOUT_S, env: dict[str, str] | None = None,
         input: str | None = None, cwd: str | Path | None = None,  # noqa: A002 - subprocess's name
         alone: bool = False, keep_fds: tuple[int, ...] = (),
-        ) -> subprocess.CompletedProcess[str]:
+        stdin_path: str = "", stdout_path: str = "") -> subprocess.CompletedProcess[str]:
     """Run `git args` on the repository `where` names: a `Place` (always, for a
     subagent's tree and the checkout it came from), or a folder git finds
     the repository of (only `plan`, at spawn, in the caller's own folder).
     `env`: variables to add; `input`: its stdin; `cwd`: where in the tree;
     `alone`: in a session of its own, so no signal to ours stops it halfway
-    (`keep_fds`: descriptors it inherits, e.g. a lock held while it lives).
+    (`keep_fds`: descriptors it inherits, e.g. a lock held while it lives);
+    `stdin_path`, `stdout_path`: files of bytes for its stdin and stdout (a pack).
     Raises GitError (git's message) when `check` and it fails, or when git
     cannot be run at all."""
     base = _base_env(where)
@@ -196,7 +204,7 @@ def git(args: list[str], where: Place | Path, *, check: bool = True,
         if drivers:
             full = _configured(dict(base), drivers)
     proc = _run(args, where, {**full, **(env or {})}, timeout=timeout, input=input, cwd=cwd,
-                alone=alone, keep_fds=keep_fds)
+                alone=alone, keep_fds=keep_fds, stdin_path=stdin_path, stdout_path=stdout_path)
     if check and proc.returncode != 0:
         raise GitError(_message(proc), proc.returncode)
     return proc

@@ -95,16 +95,27 @@ def linked(tree: str, common: str) -> Place:
 
 
 def tree(r: Receipt) -> Place:
-    """The place of the tree of `r` (its admin folder checked). Raises GitError."""
+    """The place of the tree of `r` (its admin folder checked; the objects its
+    sandbox wrote read too, `zapcli.worktrees.objects`). Raises GitError."""
     if not os.path.isdir(r.path):
         raise GitError(f"its tree {r.path} does not exist")
-    return linked(r.path, r.common_dir)
+    return _own(linked(r.path, r.common_dir), r)
+
+
+def _own(place: Place, r: Receipt) -> Place:
+    """`place` reading the objects the tree of `r` wrote in its sandbox too."""
+    from zapcli import plain
+    from zapcli.worktrees.objects import existing
+
+    own = existing(place.common_dir, r.branch)
+    return plain.replace(place, objects=own) if own else place
 
 
 def checkout(r: Receipt) -> Place:
     """The place of the checkout `r` was made from: its own git dir as recorded
     (a receipt older than issue 27: the common dir, or for a checkout that is
-    itself a linked tree, its admin folder, checked). Raises GitError."""
+    itself a linked tree, its admin folder, checked), reading the objects the
+    tree's sandbox wrote too. Raises GitError."""
     common = os.path.realpath(r.common_dir)
     own = r.git_dir or ""
     if not own:
@@ -112,7 +123,7 @@ def checkout(r: Receipt) -> Place:
         if os.path.isdir(dotgit) and not os.path.islink(dotgit):
             own = os.path.realpath(dotgit)
         else:
-            return linked(r.repo, common)
+            return _own(linked(r.repo, common), r)
     if not os.path.isdir(own) or not _is_git_dir(common):
         raise GitError(f"the git dir {own} of the checkout {r.repo} is not there any more")
-    return Place(work_tree=r.repo, git_dir=os.path.realpath(own), common_dir=common)
+    return _own(Place(work_tree=r.repo, git_dir=os.path.realpath(own), common_dir=common), r)

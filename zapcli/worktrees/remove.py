@@ -3,7 +3,8 @@ except the folder of a tree whose repository no longer exists (git has
 nothing left to ask), and only when forced.
 
 Imports `zapcli.worktrees.git`, `zapcli.worktrees.create` (its per-repository
-lock), `zapcli.worktrees.inspect`, `zapcli.worktrees.fence` (a fenced branch
+lock), `zapcli.worktrees.inspect`, `zapcli.worktrees.objects` (what its sandbox
+wrote is brought in first), `zapcli.worktrees.fence` (a fenced branch
 becomes a plain ref again before anything is decided about it). A tree is
 removed without `force` only when its admin files agree with the receipt:
 git's own check runs `git status` in the tree. Without `force`, git itself refuses a
@@ -20,7 +21,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from zapcli.plain import plain
+from zapcli.plain import replace as plain_replace
 from zapcli.worktrees import git as g
+from zapcli.worktrees import objects
 from zapcli.worktrees.create import _locked
 from zapcli.worktrees.fence import disarm
 from zapcli.worktrees.inspect import TreeState
@@ -47,6 +50,14 @@ def remove(r: g.Receipt, st: TreeState, *, force: bool = False) -> Removed:
                        f"its repository {r.repo} no longer exists: the folder was deleted")
     co = r.checkout()
     with _locked(r):
+        try:
+            objects.bring_in(r)  # what its sandbox wrote: its branch may be kept below
+        except (g.GitError, OSError) as exc:
+            if not force:
+                raise g.GitError(f"the objects its sandbox wrote could not be brought into the "
+                                 f"repository ({getattr(exc, 'message', exc)}); --force removes "
+                                 "the tree without them") from None
+        co = plain_replace(co, objects="")  # its own folder goes below
         if Path(r.path).exists():
             if not force:  # git's own check runs `git status` there, through its .git file
                 r.tree()
@@ -54,6 +65,7 @@ def remove(r: g.Receipt, st: TreeState, *, force: bool = False) -> Removed:
         else:
             g.git(["worktree", "prune"], co, check=False)
         disarm(r)  # its branch a plain ref again, kept or deleted below
+        objects.remove(r.common_dir, r.branch)
         if not g.branch_exists(co, r.branch):
             return Removed(True, False)
         if st.kept_commits or st.error:  # a merged branch goes: its commits are on another
