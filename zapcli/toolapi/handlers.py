@@ -317,12 +317,16 @@ def diff(a: dict[str, Any], env: Env) -> Reply:
 
 
 def attempts(a: dict[str, Any], env: Env) -> Reply:
-    from zapcli.ops.attempts import compare, siblings_of
+    from zapcli.ops.attempts import Check, compare, siblings_of
     from zapcli.render import attempts as render
 
     sid = env.one(a["id"])
     env.ids(siblings_of(sid))  # inside zapcli run: every sibling must be the run's own
-    res = compare(sid, check=a["check"])
+    # a check a model chose runs as its shell spawns do: sandboxed as the run's own shell (its
+    # --sandbox), else as the user's config says; keyless but for the definition's `env`
+    sandbox = (env.sandbox if env.surface == "run" else None) or env.settings().model_shell_sandbox
+    how = None if a["check"] is None else Check(a["check"], sandbox, tuple(env.shell_env))
+    res = compare(sid, check=how)
     return _reply(render.lines(res), render.doc(res), env)
 
 
