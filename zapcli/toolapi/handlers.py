@@ -52,6 +52,11 @@ def spawn(a: dict[str, Any], env: Env) -> Reply:
     if env.surface == "run":  # children inherit the parent's mode, never looser
         approval = None if shell else env.approval
         unattended = False if shell else env.unattended
+    else:  # a model's spawn from outside: the person's own mode and workspace are its ceiling
+        from zapcli.ops.delegate import within_the_user
+
+        within_the_user(env.settings(), None if shell else approval, a["cwd"],
+                        str(env.workspace()), env.confirm)
     schema = None
     if a["output_schema"] is not None:  # inline only: a tool caller names no file of ours
         from zapcli.outputschema import inline_schema
