@@ -211,6 +211,39 @@ def write_ceiling(mode: str, workspace: str, writable_roots: tuple[str, ...]
     return tuple(r for r in (workspace, *writable_roots) if r), True
 
 
+def homes() -> tuple[str, ...]:
+    """The person's home folder: $HOME and the account's, resolved."""
+    found = [os.environ.get("HOME", "")]
+    try:
+        import pwd
+
+        found.append(pwd.getpwuid(os.getuid()).pw_dir)
+    except (KeyError, ImportError):
+        pass
+    return tuple(dict.fromkeys(os.path.realpath(h) for h in found if h and os.path.isabs(h)))
+
+
+def home_refusal(mode: str, workspace: str, writable_roots: tuple[str, ...]) -> str | None:
+    """Why an agent must not work with this workspace (None: it may). A
+    writable root that is the person's home folder or contains it (`~`, `/home`,
+    `/`) would let edits and sandboxed commands change what programs outside
+    run as configuration: `~/.bashrc`, `~/.profile`, `~/.gitconfig`,
+    `~/.ssh/`, `~/.config/`. Only `full` mode, which writes anywhere, lets it."""
+    if mode == "full":
+        return None
+    for root in (workspace, *writable_roots):
+        real = os.path.realpath(os.path.expanduser(root)) if root else ""
+        for home in homes() if real else ():
+            if home == real or home.startswith(real.rstrip("/") + "/"):
+                what = "is your home folder" if home == real else f"contains your home folder {home}"
+                where = "the workspace" if root == workspace else "the writable root"
+                return (f"{where} {real} {what}: an agent could change your shell's start-up "
+                        "files and programs' settings there (~/.bashrc, ~/.gitconfig, ~/.ssh, "
+                        "~/.config), which run outside the sandbox. Start it in a project folder "
+                        "(cd ~/myproject, or --cwd), or approve everything with --approval full")
+    return None
+
+
 # Tools whose approval is decided elsewhere: a `subagent` carries its own
 # mode (but a shell `subagent` spawn is a bash command), and an `mcp_call` is
 # decided by the MCP gateway at call time, with its allowlist flag.

@@ -237,6 +237,11 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     _hold_trust(workspace, trust)
     settings = load_settings(workspace, owners=OWNERS)
     task, limit = _checked(task, approval, timeout, settings.timeout_s)
+    from zapcli.approvals import home_refusal
+
+    why = home_refusal(approval or settings.approval, str(workspace), settings.writable_roots)
+    if why:
+        raise UsageError(f"{why}. Nothing was run")
     run_id = "run_" + ids.new_id()[3:]
     os.environ["ZAPCLI_SESSION"] = run_id
     fields, _warnings = resolve_agent(agent, model, workspace, settings)
