@@ -88,7 +88,8 @@ def _guarded(real: str, roots: list[str], names: tuple[str, ...]) -> str | None:
     """Why `real` (a resolved path) is a control file of a root, or None."""
     for root in roots:
         if _under(real, root):
-            guarded = control_list.match(os.path.relpath(real, root), names, anywhere=True)
+            guarded = control_list.match(os.path.relpath(real, root),
+                                         control_list.of_root(root, names), anywhere=True)
             if guarded:
                 return (f"{real} is the control file {guarded} (another program runs what it "
                         "says), which only a person may change")
