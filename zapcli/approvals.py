@@ -30,7 +30,11 @@ Choices made where the spec is silent:
   The write tools then open exactly the path decided on (`zapcli.beneath`).
 - zapcli's own state and config folders (`control_roots`), and control files
   inside a root, ask in `auto-edit` mode too: an edit there could record a
-  forged approval in a trail or loosen the config for every run.
+  forged approval in a trail or loosen the config for every run. So do the
+  dotfiles and dot-folders of the person's home outside the roots
+  (`~/.bashrc`, `~/.gitconfig`, `~/.ssh/`, `~/.config/`): programs outside
+  the sandbox run what they say. A root that is or contains the home is
+  refused at spawn (`home_refusal`).
 - A write or edit without a usable string `path` is denied (nothing to check).
 - `unattended=True` turns every ask into a deny whose reason tells the model
   what to do instead.
@@ -128,6 +132,13 @@ def _control_target(args: dict[str, Any], cwd: str, roots: list[str],
     for control in control_roots:
         if control and _under(real, os.path.realpath(control)):
             return f"{real} is inside zapcli's own folder {control}, which only a person may change"
+    # outside the writable roots (auto-edit writes anywhere): ~/.bashrc, ~/.gitconfig, ~/.ssh,
+    # ~/.config are read as configuration by programs outside the sandbox
+    for home in () if any(_under(real, r) for r in roots) else homes():
+        first = os.path.relpath(real, home).split(os.sep)[0] if _under(real, home) else ""
+        if first.startswith(".") and first != "..":
+            return (f"{real} is your home's {first}, which programs outside the sandbox read "
+                    "as configuration; only a person may change it")
     return _guarded(real, roots, names)
 
 

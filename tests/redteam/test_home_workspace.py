@@ -103,3 +103,24 @@ def test_a_project_folder_in_home_still_works(zap, tmp_path):
     assert done.returncode == 0, done.err
     assert actor.wait(done.out.split()[-1]) == "completed"
     assert (actor.work / "ok.txt").read_text() == "ok\n"
+
+
+@pytest.mark.timeout(180)
+def test_auto_edit_from_a_project_writes_no_dotfile_of_home(zap, outside, tmp_path):
+    """`auto-edit` lets edits run anywhere but control files: the home's
+    dotfiles count as those, so an unattended model's write is denied."""
+    actor = Actor.root(zap)
+    home = actor.work.parent / "home"
+    home.mkdir()
+    actor.env["HOME"] = str(home)
+    (home / ".bashrc").write_text("# user's\n")
+    script = _script(outside)
+    for call in script[0]["turns"][0]["tool_calls"]:
+        call["arguments"]["path"] = str(home / call["arguments"]["path"])
+    with ScriptedServer(script) as srv:
+        actor.env.update(OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted", OPENAI_API_KEY=KEY)
+        assert actor.wait(actor.spawn("--approval", "auto-edit", "--unattended", "clean up")) \
+            == "completed"
+    _the_persons_next_commands(home, tmp_path)
+    assert not [n for n in ("FSMON", "BASHRC") if (outside / n).exists()]
+    assert (home / ".bashrc").read_text() == "# user's\n" and not (home / ".gitconfig").exists()
