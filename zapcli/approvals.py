@@ -30,7 +30,11 @@ Choices made where the spec is silent:
   The write tools then open exactly the path decided on (`zapcli.beneath`).
 - zapcli's own state and config folders (`control_roots`), and control files
   inside a root, ask in `auto-edit` mode too: an edit there could record a
-  forged approval in a trail or loosen the config for every run.
+  forged approval in a trail or loosen the config for every run. So do the
+  dotfiles and dot-folders of the person's home outside the roots
+  (`~/.bashrc`, `~/.gitconfig`, `~/.ssh/`, `~/.config/`): programs outside
+  the sandbox run what they say. A root that is or contains the home is
+  refused at spawn (`home_refusal`).
 - A write or edit without a usable string `path` is denied (nothing to check).
 - `unattended=True` turns every ask into a deny whose reason tells the model
   what to do instead.
@@ -88,7 +92,8 @@ def _guarded(real: str, roots: list[str], names: tuple[str, ...]) -> str | None:
     """Why `real` (a resolved path) is a control file of a root, or None."""
     for root in roots:
         if _under(real, root):
-            guarded = control_list.match(os.path.relpath(real, root), names, anywhere=True)
+            guarded = control_list.match(os.path.relpath(real, root),
+                                         control_list.of_root(root, names), anywhere=True)
             if guarded:
                 return (f"{real} is the control file {guarded} (another program runs what it "
                         "says), which only a person may change")
@@ -127,6 +132,13 @@ def _control_target(args: dict[str, Any], cwd: str, roots: list[str],
     for control in control_roots:
         if control and _under(real, os.path.realpath(control)):
             return f"{real} is inside zapcli's own folder {control}, which only a person may change"
+    # outside the writable roots (auto-edit writes anywhere): ~/.bashrc, ~/.gitconfig, ~/.ssh,
+    # ~/.config are read as configuration by programs outside the sandbox
+    for home in () if any(_under(real, r) for r in roots) else homes():
+        first = os.path.relpath(real, home).split(os.sep)[0] if _under(real, home) else ""
+        if first.startswith(".") and first != "..":
+            return (f"{real} is your home's {first}, which programs outside the sandbox read "
+                    "as configuration; only a person may change it")
     return _guarded(real, roots, names)
 
 
@@ -209,6 +221,39 @@ def write_ceiling(mode: str, workspace: str, writable_roots: tuple[str, ...]
     if mode == "auto-edit":
         return None, True
     return tuple(r for r in (workspace, *writable_roots) if r), True
+
+
+def homes() -> tuple[str, ...]:
+    """The person's home folder: $HOME and the account's, resolved."""
+    found = [os.environ.get("HOME", "")]
+    try:
+        import pwd
+
+        found.append(pwd.getpwuid(os.getuid()).pw_dir)
+    except (KeyError, ImportError):
+        pass
+    return tuple(dict.fromkeys(os.path.realpath(h) for h in found if h and os.path.isabs(h)))
+
+
+def home_refusal(mode: str, workspace: str, writable_roots: tuple[str, ...]) -> str | None:
+    """Why an agent must not work with this workspace (None: it may). A
+    writable root that is the person's home folder or contains it (`~`, `/home`,
+    `/`) would let edits and sandboxed commands change what programs outside
+    run as configuration: `~/.bashrc`, `~/.profile`, `~/.gitconfig`,
+    `~/.ssh/`, `~/.config/`. Only `full` mode, which writes anywhere, lets it."""
+    if mode == "full":
+        return None
+    for root in (workspace, *writable_roots):
+        real = os.path.realpath(os.path.expanduser(root)) if root else ""
+        for home in homes() if real else ():
+            if home == real or home.startswith(real.rstrip("/") + "/"):
+                what = "is your home folder" if home == real else f"contains your home folder {home}"
+                where = "the workspace" if root == workspace else "the writable root"
+                return (f"{where} {real} {what}: an agent could change your shell's start-up "
+                        "files and programs' settings there (~/.bashrc, ~/.gitconfig, ~/.ssh, "
+                        "~/.config), which run outside the sandbox. Start it in a project folder "
+                        "(cd ~/myproject, or --cwd), or approve everything with --approval full")
+    return None
 
 
 # Tools whose approval is decided elsewhere: a `subagent` carries its own

@@ -10,11 +10,14 @@ its own project settings as a class fact (`Backend.control_files`: `.claude`,
 caller that knows the backends passes them in as `extra`.
 
 A name is a path relative to a writable root, `/`-separated: a folder name
-protects everything inside it, a file name that file.
+protects everything inside it, a file name that file. A root adds names of
+its own (`of_root`): the folder its repository's `core.hooksPath` names
+(`.githooks/`, ...), whose hooks git runs at the person's next commit.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 
 BASE: tuple[str, ...] = (
@@ -26,9 +29,19 @@ BASE: tuple[str, ...] = (
     ".vscode/tasks.json",        # editor tasks (run on folder open with runOn: folderOpen)
     ".vscode/launch.json",       # debug launch commands
     ".vscode/settings.json",     # interpreter paths, terminal env, formatter commands
+    ".vscode/mcp.json",          # MCP servers VS Code starts
     ".devcontainer",             # postCreateCommand and friends
+    ".devcontainer.json",        # the same at the top (initializeCommand runs on the host)
+    ".cursor",                   # Cursor's rules and mcp.json (servers it starts)
     ".pre-commit-config.yaml",   # hooks pre-commit runs at the next commit
     ".husky",                    # hooks git runs where core.hooksPath points there (husky sets it)
+    "lefthook.yml",              # lefthook's hooks (git's hooks read it at every commit)
+    ".lefthook.yml",
+    "lefthook.yaml",
+    ".lefthook.yaml",
+    "lefthook-local.yml",
+    ".lefthook-local.yml",
+    ".overcommit.yml",           # overcommit's hooks
     ".idea",                     # JetBrains run configurations and external tools
     "mise.toml",                 # mise's tasks, hooks and env on cd
     ".mise.toml",
@@ -58,3 +71,61 @@ def match(rel: str, listed: Iterable[str] | None = None, *, anywhere: bool = Fal
             if parts[start:start + len(want)] == want:
                 return "/".join(want)
     return None
+
+
+def of_root(root: str, listed: Iterable[str]) -> tuple[str, ...]:
+    """`listed` and the names `root` adds: the folder its repository's own
+    config (`.git/config`, a linked worktree's common one) names as
+    `core.hooksPath`, when that lies inside `root`. The config is read, never
+    run; `.git` itself is a control name, so agent work cannot change it."""
+    hooks = _hooks_path(root)
+    out = tuple(listed)
+    return out if hooks is None or hooks in out else (*out, hooks)
+
+
+def _git_config(root: str) -> str | None:
+    dot = os.path.join(root, ".git")
+    if os.path.isdir(dot):
+        return os.path.join(dot, "config")
+    try:
+        with open(dot, encoding="utf-8") as f:
+            line = f.read(4096).strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    admin = os.path.join(root, line[len("gitdir:"):].strip())
+    try:
+        with open(os.path.join(admin, "commondir"), encoding="utf-8") as f:
+            common = os.path.join(admin, f.read(4096).strip())
+    except (OSError, UnicodeDecodeError):
+        common = admin
+    return os.path.join(common, "config")
+
+
+def _hooks_path(root: str) -> str | None:
+    """`core.hooksPath` of the repository at `root`, relative to it, if inside it."""
+    config = _git_config(root)
+    try:
+        with open(config or "", encoding="utf-8") as f:
+            text = f.read(1 << 20)
+    except (OSError, UnicodeDecodeError):
+        return None
+    section, value = "", None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            section = line[1:line.find("]")].strip().lower() if "]" in line else ""
+        elif section == "core" and "=" in line:
+            key, _, rest = line.partition("=")
+            if key.strip().lower() == "hookspath":
+                value = rest.split(" #")[0].split(" ;")[0].strip().strip('"')
+    if not value:
+        return None
+    path = os.path.expanduser(value)
+    real = os.path.realpath(path if os.path.isabs(path) else os.path.join(root, path))
+    base = os.path.realpath(root)
+    rel = os.path.relpath(real, base)
+    if rel == "." or rel.startswith(".."):
+        return None  # outside this root (or the root itself: all of it is listed already)
+    return rel.replace(os.sep, "/")

@@ -181,6 +181,7 @@ def test_a_sandboxed_sweep_as_root_finds_no_key(zap):
                            OPENAI_API_KEY=keys.model, MY_TOKEN=keys.token)
             proc = zap("run", "--approval", "full", tasks[0], timeout=120)
             assert proc.returncode == 0, proc.err
+            zap.env["ZAPCLI_APPROVAL"] = "full"  # the server's person allows the spawns' full mode
             anyio.run(_spawn_and_wait, server_params(zap), tasks[1])
             for task in tasks:
                 assert _assert_nothing_leaked(keys, srv, task) < 10  # only its own sandbox's pids
@@ -204,8 +205,9 @@ def test_sweeps_as_a_normal_user_find_no_key_in_or_out_of_the_sandbox(other_user
             rule["turns"][0]["tool_calls"][0]["arguments"]["command"] = keys.sweep_command(
                 user.work, user.python)
         decoy = _decoy(keys, user)
+        # the person runs the server in full mode: a model's spawn is held to that ceiling
         params = StdioServerParameters(command=user.argv()[0], args=[*user.argv("mcp", "serve")[1:]],
-                                       env=user.env, cwd=str(user.work))
+                                       env={**user.env, "ZAPCLI_APPROVAL": "full"}, cwd=str(user.work))
 
         def runs() -> None:
             """While `mcp serve` (a key in its environment), a slow subagent's

@@ -363,7 +363,7 @@ def test_every_control_name_is_held_as_the_kind_its_programs_read():
     from zapcli.sandbox.neutral import content
 
     folders = {n for n in control_files() if content("/ws/" + n) is None}
-    assert folders == {".git", ".zapcli", ".devcontainer", ".husky", ".idea", ".claude",
+    assert folders == {".git", ".zapcli", ".devcontainer", ".husky", ".idea", ".cursor", ".claude",
                        ".codex", ".gemini", ".qwen", ".pi", ".opencode"}, folders
     assert content("/ws/.vscode") is None  # the missing folder of `.vscode/tasks.json`
 

@@ -80,6 +80,35 @@ def shell_prefix(ctx: Any) -> Any:
     return tuple(bwrap.argv(held.policy, prepared.bwrap)), held
 
 
+def after_it(spawn: SpawnRecord, choice: str, scratch: Any) -> Any:
+    """A command run in a subagent's tree once it has ended (the `attempts`
+    check: code an agent wrote): the sandbox `--cli sh --sandbox` runs in —
+    writes only where `workspace` mode lets them (its tree), the network
+    off, control files read-only. `choice` "auto" | "on" | "off" (as a
+    spawn record's `sandbox`); `scratch` its scratch folder (made here).
+    Returns (the bwrap command line the shell goes after, the held
+    placeholders to release once it ended, notes): ((), None, notes) when it
+    runs unsandboxed; or the refusal (a str) when one asked for cannot be had."""
+    from zapcli.backends.registry import control_files
+    from zapcli.host.sandbox import prepare, records
+    from zapcli.sandbox import bwrap, placeholders
+
+    prepared = prepare(choice, mode="workspace", workspace=spawn.workspace,
+                       writable_roots=spawn.writable_roots, spec=None, scratch=scratch,
+                       control=control_files())
+    if prepared.refused:
+        return prepared.refused
+    notes = [d["message"] for d in prepared.diagnostics]
+    if prepared.policy is None:
+        return (), None, notes
+    try:
+        held = placeholders.hold(prepared.policy, records())
+    except OSError as exc:
+        return f"the sandbox could not hold the control files read-only: {exc}"
+    *box, _end = bwrap.argv(held.policy, prepared.bwrap)  # it starts in its folder, not $HOME
+    return (*box, "--chdir", spawn.cwd, _end), held, [*notes, *held.notes]
+
+
 def cli_policy(ctx: Any) -> Any:
     """The policy an agent CLI's whole process starts from: its commands'
     rules for its approval mode and definition (None: unsandboxed, said in a

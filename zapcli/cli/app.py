@@ -279,10 +279,17 @@ def merge(
 @app.command()
 def attempts(
     id: str = typer.Argument(..., help="The id of any one of the attempts.", metavar="ID"),
-    check: Optional[str] = typer.Option(None, "--check", help="A shell command run in each finished attempt's tree (e.g. 'make test'); its result is shown.", metavar="CMD"),
+    check: Optional[str] = typer.Option(None, "--check", help="A shell command run in each finished attempt's tree (e.g. 'make test'); its result is shown. It runs the tree's code, which an agent wrote, so it runs as a model's shell does: in the sandbox (writes only in that tree, no network) with no API keys in its environment.", metavar="CMD"),
     json: bool = JSON,
 ) -> None:
-    """Compare the attempts of spawn --attempts: status, diff stat, tokens, cost, check result."""
+    """Compare the attempts of spawn --attempts: status, diff stat, tokens, cost, check result.
+
+    The --check command runs in each tree as a model's shell runs, since the
+    code it runs there was written by an agent: sandboxed where this machine
+    can (said when it cannot) and without your keys. To run something there
+    with your own environment, run it yourself in the tree (zapcli worktree list
+    shows where it is).
+    """
     _run("attempts", locals())
 
 

@@ -221,15 +221,20 @@ class _TerminalSink:
 
 
 def _checked(task: str | None, approval: str | None, timeout: float | None,
-             default_timeout: float) -> tuple[str, float]:
-    """The task (stdin for `-`) and the run's time limit, or a UsageError."""
+             settings: Any, workspace: Path) -> tuple[str, float]:
+    """The task (stdin for `-`) and the run's time limit, or a UsageError
+    (also for a workspace that is, or contains, the person's home folder)."""
+    from zapcli.approvals import home_refusal
     from zapcli.config import APPROVAL_MODES
 
     if not task or not task.strip():
         raise UsageError("the task is empty; e.g. zapcli run 'summarise the open TODOs'")
     if approval is not None and approval not in APPROVAL_MODES:
         raise UsageError(f"unknown --approval '{approval}'; choose one of: {', '.join(APPROVAL_MODES)}")
-    limit = default_timeout if timeout is None else timeout
+    why = home_refusal(approval or settings.approval, str(workspace), settings.writable_roots)
+    if why:
+        raise UsageError(f"{why}. Nothing was run")
+    limit = settings.timeout_s if timeout is None else timeout
     if not 0 < limit <= 7 * 86400:
         raise UsageError(f"--timeout must be more than 0 and at most 604800 seconds, got {limit}")
     if task == "-":  # read up to one byte past the limit, never the whole of /dev/zero
@@ -276,7 +281,7 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     workspace = workspace_of(Path(cwd))
     _hold_trust(workspace, trust)
     settings = load_settings(workspace, owners=OWNERS)
-    task, limit = _checked(task, approval, timeout, settings.timeout_s)
+    task, limit = _checked(task, approval, timeout, settings, workspace)
     run_id = "run_" + ids.new_id()[3:]
     os.environ["ZAPCLI_SESSION"] = run_id
     fields, _warnings = resolve_agent(agent, model, workspace, settings)

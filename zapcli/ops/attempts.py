@@ -1,7 +1,8 @@
 """Attempts (#23): `spawn --attempts N` starts N siblings on one task, each
 in its own tree (varied by `--attempt-cli` / `--attempt-model`);
 `zapcli attempts ID` compares them — status, diff stat, tokens, cost, the
-stale-base note, and the result of `--check CMD` run in each finished tree.
+stale-base note, and the result of `--check CMD` run in each finished tree
+(as a model's shell runs: sandboxed, keyless — `Check`).
 
 Imports `zapcli.ops.spawn`, `zapcli.ops.diff`, `zapcli.lifecycle`,
 `zapcli.worktrees`. The siblings' ids are chosen first and every one is
@@ -127,35 +128,70 @@ def _one(sid: str, index: int) -> Attempt:
     return a
 
 
-def _check(a: Attempt, command: str, env: dict[str, str]) -> None:
+@plain
+class Check:
+    """How a check runs. It is code an agent wrote (the tree's Makefile,
+    tests, hooks) run by a command someone chose, so it runs as a model's
+    shell runs: in the sandbox (`sandbox`: "auto" where this machine can,
+    "on" or refused, "off"), with the environment a model's bash gets — no
+    key unless named in `keep` (`zapcli.backends.shell.model_shell_env`)."""
+    command: str
+    sandbox: str = "auto"
+    keep: tuple[str, ...] = ()
+
+
+def _check(a: Attempt, check: Check) -> None:
+    import shutil
+
+    from zapcli.backends.sandboxed import after_it
+    from zapcli.backends.shell import model_shell_env
     from zapcli.worktrees import git as g
     from zapcli.worktrees import hooks
 
     if a.view is None or not a.view.terminal:
         a.check = {"not_run": f"it is {a.view.status if a.view else 'removed'}"}
         return
-    r = g.Receipt.from_dict(load(a.id).spawn.worktree)
+    spawn = load(a.id).spawn
+    r = g.Receipt.from_dict(spawn.worktree)
     where = (r.cwd if os.path.isdir(r.cwd) else r.path) if r is not None else ""
-    if not where or not os.path.isdir(where):
+    if r is None or not where or not os.path.isdir(where):
         a.check = {"not_run": "its tree is gone"}
         return
-    ran = hooks.run(command, where, {**env, "ZAPCLI_ID": a.id, "ZAPCLI_WORKTREE": r.path},  # type: ignore[union-attr]
-                    CHECK_TIMEOUT_S)
-    a.check = {**ran.to_dict(), "summary": "passed" if ran.ok else ran.failure()}
+    scratch = store.path_for(a.id, store.TMP)
+    try:
+        # as the runner points its work at the tree (`zapcli.runner.tree.enter`): the tree is the
+        # workspace, never the checkout it was made from
+        box = after_it(replace(spawn, cwd=where, workspace=r.path), check.sandbox, scratch)
+        if isinstance(box, str):
+            a.check = {"not_run": f"{box}; nothing was run"}
+            return
+        prefix, held, notes = box
+        env = {**(model_shell_env({"env": list(check.keep)}) or {}), "ZAPCLI_ID": a.id,
+               "ZAPCLI_WORKTREE": r.path}
+        try:
+            ran = hooks.run(check.command, where, env, CHECK_TIMEOUT_S, prefix=prefix)
+        finally:
+            if held is not None:
+                held.release()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    a.check = {**ran.to_dict(), "summary": "passed" if ran.ok else ran.failure(),
+               "sandboxed": bool(prefix), "notes": notes}
 
 
-def compare(sid: str, *, check: str | None = None) -> AttemptsResult:
+def compare(sid: str, *, check: str | Check | None = None) -> AttemptsResult:
     """The siblings of `sid` side by side; with `check`, that command's result
-    in each finished tree (run at once, a few at a time). Raises ZapcliError."""
-    if check is not None and not check.strip():
+    in each finished tree (run at once, a few at a time; as `Check` says, a
+    plain command: sandboxed where this machine can, keyless). Raises ZapcliError."""
+    how = Check(check) if isinstance(check, str) else check
+    if how is not None and not how.command.strip():
         raise UsageError(f"{param('check')} is empty; give the command to run in each tree, "
                          "e.g. 'make test'")
     siblings = siblings_of(sid)
-    res = AttemptsResult(task="", check=check)
+    res = AttemptsResult(task="", check=how.command if how else None)
     with ThreadPoolExecutor(max_workers=min(len(siblings), 4)) as pool:
         res.attempts = list(pool.map(lambda p: _one(p[1], p[0] + 1), enumerate(siblings)))
-        if check is not None:
-            env = dict(os.environ)
-            list(pool.map(lambda a: _check(a, check, env), res.attempts))
+        if how is not None:
+            list(pool.map(lambda a: _check(a, how), res.attempts))
     res.task = next((a.view.task for a in res.attempts if a.view is not None), "")
     return res

@@ -7,10 +7,12 @@ what one reaches beyond another), `zapcli.trail` (the spawner's record),
 the `subagent` tool of `zapcli run` (spawns, forks, attempts), MCP `spawn`
 and `zapcli call` inside a subagent's work, `continue`. Its spawner is the
 one given (a run gives its own fields), else the subagent whose work this
-is (the marker its commands carry), else nobody (a person or their own MCP
-client: nothing bounds them). The sandbox, which hides zapcli's state from a
-subagent's commands, and the approval of each command are what stop a
-command that drops the marker.
+is (the marker its commands carry), else nobody. A model's spawn from
+outside zapcli (MCP `spawn`, `zapcli call`; `within_the_user`) is still
+bounded by the person's own settings: their approval mode is its ceiling
+and it works in the server's workspace or their `writable_roots`. The
+sandbox, which hides zapcli's state from a subagent's commands, and the
+approval of each command are what stop a command that drops the marker.
 """
 
 from __future__ import annotations
@@ -102,3 +104,38 @@ def save_within_spawner(args: dict[str, Any], given: dict[str, Any] | None,
         raise ZapcliError(f"not saved: {what}; a person must approve that, and did not ({why}). "
                           "Save one within what you hold, or say in your report what a person "
                           "should save", code="widens")
+
+
+def within_the_user(settings: Any, approval: str | None, cwd: str | None, here: str,
+                    ask: Callable[[str], tuple[bool, str]] | None) -> None:
+    """A spawn a model asks for from outside zapcli (MCP `spawn`, `zapcli
+    call`): the person's own approval mode (their config.yaml, or
+    ZAPCLI_APPROVAL for the server) is its ceiling, and it works inside
+    the server's workspace (`here`) or the person's `writable_roots`. More
+    starts only with the person's approval (`ask`: the MCP client's user);
+    else ZapcliError saying how to allow it. Nothing is created either way."""
+    from pathlib import Path
+
+    from zapcli.approvals import MODES
+
+    more = []
+    ceiling = settings.approval if settings.approval in MODES else "workspace"
+    if approval in MODES and MODES.index(approval) > MODES.index(ceiling):
+        more.append(f"approval mode {approval} (yours: {ceiling})")
+    if cwd:
+        where = (Path(here) / os.path.expanduser(cwd)).resolve()
+        roots = [Path(here).resolve(),
+                 *(Path(os.path.expanduser(r)).resolve() for r in settings.writable_roots)]
+        if not any(where == r or r in where.parents for r in roots):
+            more.append(f"cwd {where} (outside the workspace {roots[0]}"
+                        + (" and your writable_roots)" if len(roots) > 1 else ")"))
+    if not more:
+        return
+    what = f"a spawn asked for more than your settings allow: {'; '.join(more)}"
+    ok, why = ask(what) if ask is not None else (False, "nobody here can approve it")
+    if not ok:
+        raise ZapcliError(f"not started: {what}. A model's spawn is held to your approval mode "
+                          "and workspace; a person must approve more, and did not "
+                          f"({why}). Leave `approval` and `cwd` out, or raise your own "
+                          "setting (approval: in your config.yaml, ZAPCLI_APPROVAL, or "
+                          "writable_roots)", code="widens")

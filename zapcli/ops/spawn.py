@@ -350,6 +350,13 @@ def _prepare(req: SpawnRequest, settings: Settings | None, sid: str | None, cwd:
     within_spawner(req.spawner, req.ask_widening, {
         "cli": req.cli, **backend, "approval": req.approval or settings.approval,
         "workspace": str(workspace), "writable_roots": list(settings.writable_roots)})
+    if req.cli != "sh" or backend.get("sandbox") in ("auto", "on"):  # work under a write policy
+        from zapcli.approvals import home_refusal
+
+        why = home_refusal(req.approval or settings.approval, "" if req.worktree else str(workspace),
+                           settings.writable_roots)  # a tree is its work's own root
+        if why:
+            raise UsageError(f"{why}. Nothing was created")
     from zapcli.ops import tree
 
     placed = tree.place_or_unfunded(sid, session, str(req.cli), backend.get("model"),

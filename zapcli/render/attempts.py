@@ -57,7 +57,11 @@ def _attempt_lines(a: Any) -> Lines:
             out.append(("dim", f"     check: not run ({c['not_run']})"))
         else:
             took = f"{c['ms'] / 1000:.1f}s"
-            out.append(("green" if c["ok"] else "red", f"     check: {escape_controls(c['summary'])} ({took})"))
+            where = "" if c.get("sandboxed", True) else ", not sandboxed"
+            out.append(("green" if c["ok"] else "red",
+                        f"     check: {escape_controls(c['summary'])} ({took}{where})"))
+            for note in c.get("notes") or ():
+                out.append(("yellow", f"     check: {escape_controls(str(note))}"))
     stale = stale_line(a.stale, a.id)
     if stale is not None:
         out.append((stale[0], "     " + stale[1]))

@@ -36,6 +36,7 @@ from typing import Any
 from zapcli.approvals import write_ceiling
 from zapcli.control import match as control_match
 from zapcli.control import names as control_names
+from zapcli.control import of_root
 
 SCRATCH_SIZE = 1 << 30  # the scratch folder's cap when nothing says otherwise: 1 GiB
 
@@ -120,7 +121,7 @@ def _in_protected(path: str, roots: list[str], names: tuple[str, ...]) -> str | 
     root's own name does not count: a workspace may live anywhere)."""
     base = next((r for r in roots if _under(path, r)), None)
     rel = os.path.relpath(path, base) if base else path
-    return control_match(rel, names, anywhere=True)
+    return control_match(rel, of_root(base, names) if base else names, anywhere=True)
 
 
 def _guard(root: str, names: tuple[str, ...], roots: list[str]
@@ -231,7 +232,7 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
     readonly: list[str] = []
     missing: list[str] = []
     for root in declared if protect else ():
-        held, absent, said = _guard(root, names, declared)
+        held, absent, said = _guard(root, of_root(root, names), declared)
         readonly += [p for p in held if p not in readonly]
         missing += [p for p in absent if p not in missing]
         notes += said

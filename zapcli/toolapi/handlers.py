@@ -52,6 +52,11 @@ def spawn(a: dict[str, Any], env: Env) -> Reply:
     if env.surface == "run":  # children inherit the parent's mode, never looser
         approval = None if shell else env.approval
         unattended = False if shell else env.unattended
+    else:  # a model's spawn from outside: the person's own mode and workspace are its ceiling
+        from zapcli.ops.delegate import within_the_user
+
+        within_the_user(env.settings(), None if shell else approval, a["cwd"],
+                        str(env.workspace()), env.confirm)
     schema = None
     if a["output_schema"] is not None:  # inline only: a tool caller names no file of ours
         from zapcli.outputschema import inline_schema
@@ -322,12 +327,16 @@ def diff(a: dict[str, Any], env: Env) -> Reply:
 
 
 def attempts(a: dict[str, Any], env: Env) -> Reply:
-    from zapcli.ops.attempts import compare, siblings_of
+    from zapcli.ops.attempts import Check, compare, siblings_of
     from zapcli.render import attempts as render
 
     sid = env.one(a["id"])
     env.ids(siblings_of(sid))  # inside zapcli run: every sibling must be the run's own
-    res = compare(sid, check=a["check"])
+    # a check a model chose runs as its shell spawns do: sandboxed as the run's own shell (its
+    # --sandbox), else as the user's config says; keyless but for the definition's `env`
+    sandbox = (env.sandbox if env.surface == "run" else None) or env.settings().model_shell_sandbox
+    how = None if a["check"] is None else Check(a["check"], sandbox, tuple(env.shell_env))
+    res = compare(sid, check=how)
     return _reply(render.lines(res), render.doc(res), env)
 
 

@@ -103,8 +103,10 @@ ACTIONS: tuple[Action, ...] = (
                Param("timeout", "number", "Deadline in seconds (more than 0, at most 604800; "
                      "default 300)."),
                Param("approval", "string", "What asks for approval: confirm, workspace (the "
-                     "default), auto-edit or full.", enum=APPROVAL_MODES),
-               Param("cwd", "string", "Directory to run in (default: the server's)."),
+                     "default), auto-edit or full; at most as loose as the user's own setting "
+                     "(looser asks the user, or is refused).", enum=APPROVAL_MODES),
+               Param("cwd", "string", "Directory to run in (default: the server's); inside the "
+                     "server's workspace or the user's writable_roots."),
                Param("after", "array", "Start only after these subagent ids completed."),
                Param("max_tokens", "integer", "Token budget (input + output), more than 0.",
                      run_description="Tokens for this subagent, from the run's budget (default: "

@@ -1,5 +1,7 @@
-"""`worktree.setup` and `worktree.teardown` (the user's config.yaml only):
-a shell command run in a tree, its output kept (the tail, bounded).
+"""A shell command run in a tree, its output kept (the tail, bounded):
+`worktree.setup` and `worktree.teardown` (the user's config.yaml only), and
+the `attempts` check (in the sandbox its caller's prefix builds, with the
+environment its caller gives: `zapcli.ops.attempts`).
 
 Imports only the standard library. The command runs in a session of its
 own, stdin `/dev/null`, stdout and stderr into one temporary file (any
@@ -14,7 +16,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from zapcli.plain import plain
 
@@ -49,11 +51,12 @@ class HookRun:
 
 
 def run(command: str, cwd: str, env: Mapping[str, str], timeout_s: float,
-        stop: Callable[[], bool] = lambda: False) -> HookRun:
-    """Run `command` with `/bin/sh -c` in `cwd` to its end, its time limit or `stop()`."""
+        stop: Callable[[], bool] = lambda: False, prefix: Sequence[str] = ()) -> HookRun:
+    """Run `command` with `/bin/sh -c` in `cwd` to its end, its time limit or
+    `stop()`; after `prefix` (a sandbox's command line, ending in `--`) if given."""
     started = time.monotonic()
     with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=cwd, env=dict(env), stdout=out,
+        proc = subprocess.Popen([*prefix, "/bin/sh", "-c", command], cwd=cwd, env=dict(env), stdout=out,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True, close_fds=True)
         why = ""
