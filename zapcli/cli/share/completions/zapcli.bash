@@ -3,7 +3,7 @@ _zapcli() {
     local cur cmd opts arg first=2 i n=0
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=( $(compgen -W "spawn poll wait list top kill rm clean output replay run continue diff merge attempts pick gc session send approve deny usage doctor call tool-schema export timeline man trust untrust worktree agents mcp trace completion board --help -h --version" -- "$cur") )
+        COMPREPLY=( $(compgen -W "spawn poll wait list top kill rm clean output replay run continue gc session send approve deny usage doctor call tool-schema export timeline man diff merge attempts pick trust untrust worktree agents mcp trace completion board --help -h --version" -- "$cur") )
         return
     fi
     cmd="${COMP_WORDS[1]}"
@@ -20,10 +20,6 @@ _zapcli() {
         replay) opts="--help --json --raw --since"; arg=ids ;;
         run) opts="--agent --approval --help --id --json --max-cost --max-subagents --max-tokens --model --no-sandbox --sandbox --subagent --timeout --trust --unattended"; arg=none ;;
         continue) opts="--help --json --model --on-finish --timeout"; arg=ids ;;
-        diff) opts="--help --json --name-only --stat"; arg=ids ;;
-        merge) opts="--allow-control-files --help --json --rebase --squash"; arg=ids ;;
-        attempts) opts="--check --help --json"; arg=ids ;;
-        pick) opts="--allow-control-files --help --json --rebase --squash"; arg=ids ;;
         gc) opts="--dry-run --help --json"; arg=none ;;
         session) opts="--help --json"; arg=none ;;
         send) opts="--help --json"; arg=ids ;;
@@ -36,6 +32,10 @@ _zapcli() {
         export) opts="--format --help --json --output -o"; arg=ids ;;
         timeline) opts="--format --help --html --json --output --session -o"; arg=ids ;;
         man) opts="--help --install --json --path"; arg=none ;;
+        diff) opts="--help --json --name-only --stat"; arg=ids ;;
+        merge) opts="--allow-control-files --help --json --rebase --squash"; arg=ids ;;
+        attempts) opts="--check --help --json"; arg=ids ;;
+        pick) opts="--allow-control-files --help --json --rebase --squash"; arg=ids ;;
         trust) opts="--help --json --list --revoke --show"; arg=dirs ;;
         untrust) opts="--help --json"; arg=dirs ;;
         worktree) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "list rm" -- "$cur") ); return; fi
