@@ -1,4 +1,4 @@
-"""SPEC §10: the one decision function, every mode x tool kind x inside/outside."""
+"""docs/explanation/rules.md#approvals: the one decision function, every mode x tool kind x inside/outside."""
 
 from __future__ import annotations
 

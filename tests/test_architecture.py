@@ -17,7 +17,7 @@ ROOMS = {"cli", "ops", "render", "lifecycle", "executors", "supervisor", "trail"
          "testing", "toolapi", "mcpserver", "worktrees", "telemetry", "sandbox", "team", "tui", "api",
          "budget"}
 # telemetry reads trails and is for the commands that export and the runner
-# that follows its own trail (SPEC §20): no other room, no hot command
+# that follows its own trail (docs/explanation/rules.md#fleets-traces-teams): no other room, no hot command
 _NOT_TELEMETRY = {"telemetry"}
 # room -> rooms (or room.module) it must never import
 FORBIDDEN = {
@@ -46,19 +46,19 @@ FORBIDDEN = {
     "capabilities": {"cli", "ops", "render", "runner", "host", "lifecycle", "executors",
                      "backends", "providers", "testing", "team"} | _NOT_TELEMETRY,
     "testing": ROOMS - {"testing"},
-    # git only: who uses a tree and what gc may do is lifecycle's (SPEC §16)
+    # git only: who uses a tree and what gc may do is lifecycle's (docs/explanation/rules.md#parallel-coding)
     "worktrees": ROOMS - {"worktrees"},
     "toolapi": {"cli", "mcpserver", "agent", "providers", "tools", "runner", "host", "testing"} | _NOT_TELEMETRY,
     "mcpserver": {"cli", "agent", "providers", "tools", "runner", "host", "testing"} | _NOT_TELEMETRY,
     # made from trails: the trail room and the top-level modules (tracecontext, redact, errors, paths)
     "telemetry": ROOMS - {"telemetry", "trail"},
-    # the board and sibling messages (SPEC §20): below every surface that offers them (the CLI,
+    # the board and sibling messages (docs/explanation/rules.md#fleets-traces-teams): below every surface that offers them (the CLI,
     # ops, the built-in agent's backend, the MCP servers), above what they observe (lifecycle,
     # trail); its text is the board's renderer
     "team": {"cli", "ops", "runner", "host", "backends", "providers", "tools", "testing",
              "toolapi", "mcpserver", "capabilities", "definitions", "worktrees",
              "sandbox"} | _NOT_TELEMETRY,
-    # the one budget policy (SPEC §19): usage in from every backend, a decision out; it acts
+    # the one budget policy (docs/explanation/rules.md#budgets): usage in from every backend, a decision out; it acts
     # through what its callers hand it, and knows no backend, verb or surface
     "budget": ROOMS - {"budget", "lifecycle", "trail", "supervisor", "executors"},
     # the OS sandbox: paths come in from its callers (see test_the_sandbox_stands_alone)
@@ -351,7 +351,7 @@ def test_statuses_are_compared_only_in_the_trail_model():
 
 
 def test_backend_and_executor_names_are_listed_only_by_their_registries():
-    """SPEC §17: every list of backends or executors (help, enums, completion,
+    """docs/explanation/rules.md#plugins: every list of backends or executors (help, enums, completion,
     checks) is derived from `backends.registry` / `executors`; no other module
     spells out two of their names in one literal."""
     from zapcli import executors

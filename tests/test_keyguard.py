@@ -1,4 +1,4 @@
-"""`zapcli.keyguard.seal` (SPEC §18): a process started with keys in its
+"""`zapcli.keyguard.seal` (docs/explanation/rules.md#sandbox): a process started with keys in its
 environment keeps none in the block /proc/<pid>/environ shows, stays
 readable there otherwise (the subagent marker after a key is still found),
 keeps the keys for itself and its children, and is non-dumpable."""

@@ -1,4 +1,4 @@
-"""SPEC §10's one approval decision, used by the parent agent and subagents alike.
+"""docs/explanation/rules.md#approvals's one approval decision, used by the parent agent and subagents alike.
 Imports: stdlib, `zapcli.control` (the one list of control files) and
 `zapcli.approvaltext` (what a decision shows a person).
 
@@ -208,9 +208,9 @@ def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: s
 
 def write_ceiling(mode: str, workspace: str, writable_roots: tuple[str, ...]
                   ) -> tuple[tuple[str, ...] | None, bool]:
-    """Where a command the agent runs may write at most, for the sandbox (SPEC
-    §18), as this mode lets edits run without asking: (the roots, or None for
-    anywhere; whether the control files inside them stay read-only).
+    """Where a command the agent runs may write at most, for the sandbox
+    (docs/explanation/rules.md#sandbox), as this mode lets edits run without
+    asking: (the roots, or None for anywhere; whether the control files inside them stay read-only).
     `confirm` and `workspace` stop at the workspace and `writable_roots`;
     `auto-edit` lets edits run anywhere, but not in a control file (`zapcli.control`);
     `full` anywhere. A definition's `sandbox.writable` never goes past this."""

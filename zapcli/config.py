@@ -1,4 +1,4 @@
-"""Settings (SPEC §2): defaults < user config.yaml < workspace .zapcli/config.yaml
+"""Settings (docs/explanation/rules.md#where-things-live): defaults < user config.yaml < workspace .zapcli/config.yaml
 < environment (`ZAPCLI_<KEY>`) < flags. Imports `zapcli.paths`, `zapcli.errors`, `zapcli.boundedread` (when a file is read),
 `zapcli.trust` (when a workspace has a config file).
 
@@ -50,11 +50,11 @@ class Settings:
     providers: dict[str, Any] = field(default_factory=dict)
     approval: str = "workspace"
     writable_roots: tuple[str, ...] = ()
-    on_finish: str | None = None  # shell command run once when a subagent ends (SPEC §16)
+    on_finish: str | None = None  # shell command run once when a subagent ends (docs/explanation/rules.md#parallel-coding)
     # event -> shell command run once per occurrence (`zapcli.trail.events`); your own config only
     hooks: dict[str, str] = field(default_factory=dict)
     worktree: dict[str, Any] = field(default_factory=dict)  # {setup, teardown}: commands run in a new tree / before its removal
-    max_subagents: int = 32  # subagents one `zapcli run` starts in all; 0 = unlimited (SPEC §19)
+    max_subagents: int = 32  # subagents one `zapcli run` starts in all; 0 = unlimited (docs/explanation/rules.md#budgets)
     prices: dict[str, Any] = field(default_factory=dict)  # model -> USD per million tokens
     scratch_size: int | None = None  # bytes a sandboxed scratch folder may hold (None: 1 GiB)
     # the sandbox of a shell a model chose (`spawn` with cli sh through `mcp serve` or

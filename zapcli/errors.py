@@ -2,7 +2,7 @@
 
 Every error a user can cause is a `ZapcliError` with a stable `code`, a message
 that names the id, file or key involved and says what to do, and the process
-exit code (SPEC §3: 1 operation failed, 2 usage error). The catch-all that
+exit code (docs/explanation/rules.md#commands: 1 operation failed, 2 usage error). The catch-all that
 turns them into one stderr line lives only at the CLI edge and the child's main.
 """
 

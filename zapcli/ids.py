@@ -1,4 +1,4 @@
-"""Subagent ids (SPEC §1): `sa_YYYYMMDD_xxxxxxxx`. Imports nothing of zapcli.
+"""Subagent ids (docs/explanation/rules.md#ids-and-sessions): `sa_YYYYMMDD_xxxxxxxx`. Imports nothing of zapcli.
 
 An id is validated with a full regex match before it is ever joined to a path,
 so `../x`, absolute paths, globs, upper case, newlines and empty strings can

@@ -1,4 +1,4 @@
-"""Keys out of every tool's reach (SPEC §18): a zapcli process that lives a
+"""Keys out of every tool's reach (docs/explanation/rules.md#sandbox): a zapcli process that lives a
 while keeps no secret in its initial environment block (what
 /proc/<pid>/environ shows) and is non-dumpable (no process of the same user
 may read its /proc/<pid>/mem or environ, nor ptrace it).

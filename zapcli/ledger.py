@@ -1,4 +1,4 @@
-"""The ledger (SPEC §9, §19) in `<state>/zapcli.db` (stdlib sqlite3, WAL): the
+"""The ledger (docs/explanation/rules.md#tokens, docs/explanation/rules.md#budgets) in `<state>/zapcli.db` (stdlib sqlite3, WAL): the
 one place every surface takes its figures from, and where tree budgets are
 kept.
 

@@ -1,4 +1,4 @@
-"""`--output-schema FILE` (SPEC §16): the final report must be JSON valid for
+"""`--output-schema FILE` (docs/explanation/rules.md#parallel-coding): the final report must be JSON valid for
 a JSON Schema. Imports `zapcli.errors`, `zapcli.boundedread`; `jsonschema` lazily (only a spawn
 with a schema and its runner pay for it). The text it checks is a subagent's
 final one (`trail.reader.final_text`).

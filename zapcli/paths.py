@@ -1,4 +1,4 @@
-"""Where things live (SPEC §2); imports only `zapcli.errors`.
+"""Where things live (docs/explanation/rules.md#where-things-live); imports only `zapcli.errors`.
 
 State (trails, captured output, database) lives under `ZAPCLI_HOME` or
 `platformdirs.user_state_dir("zapcli")`; config under `ZAPCLI_CONFIG_HOME` or

@@ -1,4 +1,4 @@
-"""What a model call costs, in US dollars (SPEC §19), when its backend does
+"""What a model call costs, in US dollars (docs/explanation/rules.md#budgets), when its backend does
 not report it (claude does): a `prices:` entry in config.yaml, else the
 `genai-prices` library (pydantic's price database, shipped with the package:
 no network). Imports only the standard library; `genai_prices` (~0.2 s)

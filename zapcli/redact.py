@@ -1,4 +1,4 @@
-"""Secret redaction (SPEC §4): values of secret-looking environment variables
+"""Secret redaction (docs/explanation/rules.md#the-trail): values of secret-looking environment variables
 become `***` in trail records and captured output. Imports nothing of zapcli.
 
 A value is secret when its variable's name contains KEY, TOKEN, SECRET,

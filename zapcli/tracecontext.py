@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 TRACEPARENT = "TRACEPARENT"
 TRACESTATE = "TRACESTATE"
 _HEX = frozenset("0123456789abcdef")
-# What a subagent's work may be told it runs under (SPEC §20): the names the
+# What a subagent's work may be told it runs under (docs/explanation/rules.md#fleets-traces-teams): the names the
 # scrubbed tool environment lets through.
 NAMES = (TRACEPARENT, TRACESTATE)
 

@@ -22,7 +22,7 @@ MODEL = {"claude": None, "codex": "gpt-5.5", "gemini": "gemini-2.5-flash", "open
 
 
 def cli_env(cli: str, srv: ScriptedServer, home: Path | None = None) -> dict[str, str]:
-    """The CLI's own endpoint and key variables (SPEC §13). HOME is the
+    """The CLI's own endpoint and key variables (docs/explanation/rules.md#agent-clis). HOME is the
     test's: `home`, else the user home tests/backends/conftest.py made."""
     env: dict[str, str] = {}
     if home is not None:

@@ -1,4 +1,4 @@
-"""`zapcli spawn --cli claude|codex|gemini|opencode|qwen|pi` end to end (SPEC §13,
+"""`zapcli spawn --cli claude|codex|gemini|opencode|qwen|pi` end to end (docs/explanation/rules.md#agent-clis,
 issue 8 items 1-5): the real pinned CLIs, started by the real runner, against
 one scripted server per protocol for the whole module; everything checked
 through zapcli's own commands and files."""
@@ -176,7 +176,7 @@ def test_tool_turn_completes_with_report_replay_usage_once_and_no_key(zap, serve
         assert (rows[0]["input_tokens"], rows[0]["output_tokens"]) == (2200, 30), rows
         assert f"hi-from-{cli}" in ct.records(zap, sid, "tool_result")[0]["content"]
     assert f"CLI: {cli}" in zap("list", "--long").out
-    # what of zapcli's sandbox is not enforced for this CLI's commands is said (SPEC §18)
+    # what of zapcli's sandbox is not enforced for this CLI's commands is said (docs/explanation/rules.md#sandbox)
     assert any(d["dimension"] == "sandbox" for d in ct.records(zap, sid, "diagnostic"))
     # the key: not in the trail, the captures or the config home
     assert ct.secret_leaks(zap, sid, ct.KEYS[cli]) == []

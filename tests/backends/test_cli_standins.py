@@ -1,4 +1,4 @@
-"""Agent-CLI backends with stand-in programs (SPEC §13; cases C18, C19, C20;
+"""Agent-CLI backends with stand-in programs (docs/explanation/rules.md#agent-clis; cases C18, C19, C20;
 issue 8 items 6-9): a script configured as `backends.<name>.command` prints
 the event stream the case needs, and zapcli runs it as the real runner would
 run the CLI. Plus: a missing CLI is refused with nothing created, a

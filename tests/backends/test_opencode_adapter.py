@@ -1,4 +1,4 @@
-"""The opencode adapter and parser (SPEC §13), proven against the real opencode
+"""The opencode adapter and parser (docs/explanation/rules.md#agent-clis), proven against the real opencode
 CLI 1.18.33 and the scripted Chat Completions server on 127.0.0.1, plus parser
 tests on real captures (tests/backends/fixtures/opencode/).
 

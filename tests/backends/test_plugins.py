@@ -1,4 +1,4 @@
-"""Backends and executors from another package (SPEC §17, issue 17 item 2).
+"""Backends and executors from another package (docs/explanation/rules.md#plugins, issue 17 item 2).
 
 `tests/plugin` is a package of its own (`zapcli-echo-plugin`, installed by
 `make install` beside zapcli): the `echo` backend — `echo-agent`, an agent

@@ -1,4 +1,4 @@
-"""Stream drift is never a silent success (SPEC §17, issue 17 item 4): the real
+"""Stream drift is never a silent success (docs/explanation/rules.md#plugins, issue 17 item 4): the real
 pinned CLIs behind a wrapper that renames their event kinds, as a newer CLI
 might. When the backend knows none of the events, or fewer than half, the
 subagent ends `failed`, naming the CLI's version and the range zapcli was

@@ -1,4 +1,4 @@
-"""The built-in agent loop's own overhead per model turn (SPEC §7.2, §12).
+"""The built-in agent loop's own overhead per model turn (docs/explanation/rules.md#the-agent-loop, docs/explanation/rules.md#measured).
 
 Usage: .venv/bin/python tests/bench/bench_agent_loop.py [--turns 200] [--reps 5]
 

@@ -1,4 +1,4 @@
-"""A built-in-agent child's start-up: launch to its first model request (SPEC §7, §12).
+"""A built-in-agent child's start-up: launch to its first model request (docs/explanation/rules.md#models, docs/explanation/rules.md#measured).
 
 Usage: .venv/bin/python tests/bench/bench_agent_startup.py [--runs 15]
 

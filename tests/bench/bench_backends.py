@@ -1,4 +1,4 @@
-"""Agent CLIs as backends (SPEC §13, issue 8): what zapcli's supervision costs.
+"""Agent CLIs as backends (docs/explanation/rules.md#agent-clis, issue 8): what zapcli's supervision costs.
 
 Usage: .venv/bin/python tests/bench/bench_backends.py [--reps 3] [--events 100000] [--skip-wall]
 

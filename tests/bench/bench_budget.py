@@ -1,4 +1,4 @@
-"""Tree budgets (SPEC §19, issue 19): the check before each model step, and
+"""Tree budgets (docs/explanation/rules.md#budgets, issue 19): the check before each model step, and
 how far a tree can overshoot its budget with children spending at once.
 
 Usage: .venv/bin/python tests/bench/bench_budget.py [--children 50] [--checks 2000]

@@ -1,4 +1,4 @@
-"""CLI start-up and command latency (SPEC §12), against `python -I -c pass`.
+"""CLI start-up and command latency (docs/explanation/rules.md#measured), against `python -I -c pass`.
 
 Usage: .venv/bin/python tests/bench/bench_cli.py [--runs 30] [--subagents 1000]
 

@@ -1,4 +1,4 @@
-"""Crash loss of the batched trail writer (SPEC §4, §12): SIGKILL at random times.
+"""Crash loss of the batched trail writer (docs/explanation/rules.md#the-trail, docs/explanation/rules.md#measured): SIGKILL at random times.
 
 Usage: .venv/bin/python tests/bench/bench_crash.py [--trials 50] [--seed N]
 

@@ -1,4 +1,4 @@
-"""zapcli as a tool (SPEC §14): how soon a stdio server answers `initialize`
+"""zapcli as a tool (docs/explanation/rules.md#tool-surfaces): how soon a stdio server answers `initialize`
 (#24.2: goal <= 1.5x `python -c "import mcp.server.lowlevel"`, the SDK's
 import alone, measured in the same run), spawn through a running `zapcli mcp
 serve` vs the `zapcli spawn` command, `zapcli call` vs the equivalent

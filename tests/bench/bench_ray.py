@@ -1,5 +1,5 @@
 """The Ray executor against the local one, on a real two-node cluster on this
-machine (SPEC §15, §20; not run by make test; needs `pip install -e '.[dev,ray]'`).
+machine (docs/explanation/rules.md#remote-execution, docs/explanation/rules.md#fleets-traces-teams; not run by make test; needs `pip install -e '.[dev,ray]'`).
 
 Usage: .venv/bin/python tests/bench/bench_ray.py [--runs 10] [--fanout 50] [--fleet 1000]
            [--only spawn,delay,fanout,fleet]

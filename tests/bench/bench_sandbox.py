@@ -1,4 +1,4 @@
-"""The sandbox's cost per bash call, and the key guard's cost per command (SPEC §18).
+"""The sandbox's cost per bash call, and the key guard's cost per command (docs/explanation/rules.md#sandbox).
 
 Usage: .venv/bin/python tests/bench/bench_sandbox.py [--calls 200] [--runs 15]
 

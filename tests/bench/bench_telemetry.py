@@ -1,4 +1,4 @@
-"""Traces (SPEC §20): what export costs a subagent's agent thread, and what
+"""Traces (docs/explanation/rules.md#fleets-traces-teams): what export costs a subagent's agent thread, and what
 the `zapcli[otel]` extra costs start-up when no endpoint is set.
 
 Usage: .venv/bin/python tests/bench/bench_telemetry.py [--runs 25] [--spans 5000]

@@ -1,4 +1,4 @@
-"""Trail writer throughput (SPEC §4, §12).
+"""Trail writer throughput (docs/explanation/rules.md#the-trail, docs/explanation/rules.md#measured).
 
 Usage: .venv/bin/python tests/bench/bench_trail.py [--batches 15] [--batch 100000] [--records 200000]
 

@@ -1,4 +1,4 @@
-"""CPU used by a waiting caller (SPEC §12 "poll CPU while waiting").
+"""CPU used by a waiting caller (docs/explanation/rules.md#measured "poll CPU while waiting").
 
 Usage: .venv/bin/python tests/bench/bench_wait_cpu.py [--timeout 10]
 

@@ -1,4 +1,4 @@
-"""`spawn --worktree` (SPEC §16) against `git worktree add` alone, same run.
+"""`spawn --worktree` (docs/explanation/rules.md#parallel-coding) against `git worktree add` alone, same run.
 
 Usage: .venv/bin/python tests/bench/bench_worktree.py [--runs 7] [--files 10000]
 

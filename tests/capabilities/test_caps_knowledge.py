@@ -1,4 +1,4 @@
-"""Knowledge (SPEC §8.4): workspace globs, `read` required, kb_search and its budgets."""
+"""Knowledge (docs/explanation/rules.md#undeclared-means-unreachable): workspace globs, `read` required, kb_search and its budgets."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The scoped MCP gateway (SPEC §8.4) against a real stdio server built with the SDK."""
+"""The scoped MCP gateway (docs/explanation/rules.md#undeclared-means-unreachable) against a real stdio server built with the SDK."""
 
 from __future__ import annotations
 

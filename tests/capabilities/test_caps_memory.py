@@ -1,4 +1,4 @@
-"""Memory (SPEC §8.4): bound directory, prompt budgets, tools, cross-process appends."""
+"""Memory (docs/explanation/rules.md#undeclared-means-unreachable): bound directory, prompt budgets, tools, cross-process appends."""
 
 from __future__ import annotations
 

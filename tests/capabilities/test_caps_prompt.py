@@ -1,4 +1,4 @@
-"""Prompt assembly (SPEC §8.5) against golden files, and "undeclared changes no byte".
+"""Prompt assembly (docs/explanation/rules.md#prompt-assembly) against golden files, and "undeclared changes no byte".
 
 Regenerate after an intended change: ZAPCLI_UPDATE_GOLDEN=1 pytest tests/capabilities
 """

@@ -1,4 +1,4 @@
-"""Skills (SPEC §8.4): allowlisted, layered lookup, first found wins, body on demand."""
+"""Skills (docs/explanation/rules.md#undeclared-means-unreachable): allowlisted, layered lookup, first found wins, body on demand."""
 
 from __future__ import annotations
 

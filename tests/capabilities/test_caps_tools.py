@@ -1,4 +1,4 @@
-"""The tools dimension (SPEC §8.4): grantable and present, or a diagnostic."""
+"""The tools dimension (docs/explanation/rules.md#undeclared-means-unreachable): grantable and present, or a diagnostic."""
 
 from __future__ import annotations
 

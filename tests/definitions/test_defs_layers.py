@@ -1,4 +1,4 @@
-"""Discovery in layers (SPEC §8.2) and resolution by name."""
+"""Discovery in layers (docs/explanation/rules.md#definition-layers) and resolution by name."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`zapcli agents ...` at the library level (SPEC §8.3)."""
+"""`zapcli agents ...` at the library level (docs/explanation/rules.md#managing-definitions)."""
 
 from __future__ import annotations
 

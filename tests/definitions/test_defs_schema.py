@@ -1,4 +1,4 @@
-"""Strict validation (SPEC §8.1): every problem named at file:line:col, nothing defaulted."""
+"""Strict validation (docs/explanation/rules.md#definition-format): every problem named at file:line:col, nothing defaulted."""
 
 from __future__ import annotations
 

@@ -164,17 +164,21 @@ def test_the_timeline_picture_was_made_by_the_build(site: Site) -> None:
 
 def test_the_docs_the_code_points_to_exist(site: Site) -> None:
     """Code cites the rules it follows as `docs/<page>.md#<anchor>`: each such
-    pointer in zapcli/ (and the Makefile, pyproject.toml) names a page and a
+    pointer in zapcli/ and tests/ (and the Makefile, pyproject.toml) names a page and a
     heading anchor that the built site has."""
     pointer = re.compile(r"docs/([\w./-]+?)\.md(?:#([\w-]+))?")
     wanted: dict[tuple[str, str | None], str] = {}
-    sources = [*(ROOT / "zapcli").rglob("*.py"), ROOT / "Makefile", ROOT / "pyproject.toml"]
+    sources = [*(ROOT / "zapcli").rglob("*.py"), *(ROOT / "tests").rglob("*.py"), ROOT / "Makefile",
+               ROOT / "pyproject.toml"]
     for path in sources:
+        in_tests = path.is_relative_to(ROOT / "tests")
         for m in pointer.finditer(path.read_text(encoding="utf-8")):
+            if in_tests and not m.group(1).startswith(("explanation/", "reference/", "how-to/", "tutorial/")):
+                continue  # a test's own docs/x.md is its data, not a pointer
             wanted.setdefault((m.group(1), m.group(2)), str(path.relative_to(ROOT)))
     assert wanted, "no pointer into docs/ found: the pattern is wrong"
     bad = []
-    for (page, anchor), where in sorted(wanted.items()):
+    for (page, anchor), where in sorted(wanted.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
         html = site.folder / (page[:-len("index")] if page.endswith("index") else page + "/") / "index.html"
         if not html.is_file():
             bad.append(f"{where}: docs/{page}.md does not exist")
@@ -195,3 +199,15 @@ def test_the_top_picture_was_made_by_the_build(site: Site) -> None:
         assert img.size[0] >= 1000
         colors = img.convert("RGB").getcolors(maxcolors=1 << 20) or []
     assert len(colors) > 20, "the picture is blank"
+
+
+def test_the_code_cites_no_document_the_repository_lacks() -> None:
+    """The product's rules are cited as pointers into docs/, never as sections
+    ("SPEC §N", "§N") of a specification the repository does not carry."""
+    cited = re.compile(r"SPEC\s?§|§\s?\d")
+    sources = [*(ROOT / "zapcli").rglob("*.py"), *(ROOT / "tests").rglob("*.py"),
+               *(ROOT / "tests").rglob("*.toml"), ROOT / "Makefile", ROOT / "pyproject.toml"]
+    bad = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}" for path in sources
+           for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+           if cited.search(line) and path.name != "test_site.py"]
+    assert not bad, "cite docs/<page>.md#<anchor> instead:\n" + "\n".join(bad[:40])

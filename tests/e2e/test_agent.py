@@ -1,5 +1,5 @@
 """The built-in agent end to end: real child processes talking real HTTP to the
-bundled scripted OpenAI-compatible server (SPEC §7, §9, §10)."""
+bundled scripted OpenAI-compatible server (docs/explanation/rules.md#models, docs/explanation/rules.md#tokens, docs/explanation/rules.md#approvals)."""
 
 from __future__ import annotations
 

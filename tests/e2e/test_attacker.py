@@ -1,4 +1,4 @@
-"""Issue 18, tested as an attacker would (SPEC §18).
+"""Issue 18, tested as an attacker would (docs/explanation/rules.md#sandbox).
 
 - Another local user against `zapcli mcp serve --http` gets 401 and starts
   nothing; it cannot read the token file, nor open the `--socket`.

@@ -1,4 +1,4 @@
-"""Every command end to end (SPEC §3, §6): spawn, poll, wait, list, kill,
+"""Every command end to end (docs/explanation/rules.md#commands, docs/explanation/rules.md#lifecycle): spawn, poll, wait, list, kill,
 output, replay, gc, session, status derivation, the queue and user mistakes.
 
 Real processes, real signals, real files; no mocks. Time bounds are generous

@@ -1,4 +1,4 @@
-"""Definitions through the real CLI (SPEC §8): C13/C14 at spawn, the exact tool
+"""Definitions through the real CLI (docs/explanation/rules.md#definition-format): C13/C14 at spawn, the exact tool
 list and prompt sections a model receives, the agents commands, precedence,
 and the frozen spawn record."""
 

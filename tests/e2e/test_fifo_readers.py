@@ -1,5 +1,5 @@
 """A FIFO or a socket planted in the state folder in place of a trail, of an
-`.out` or of an `.err` (#12.2, SPEC §1): no reader hangs on it and each
+`.out` or of an `.err` (#12.2, docs/explanation/rules.md#ids-and-sessions): no reader hangs on it and each
 answers — `list --all`, `gc`, `poll`, `kill`, `output`, `replay` — while the
 other subagents' answers stay right."""
 

@@ -1,4 +1,4 @@
-"""An invalid config file and the watching commands (SPEC §2, #14.7): poll,
+"""An invalid config file and the watching commands (docs/explanation/rules.md#where-things-live, #14.7): poll,
 wait, list, kill, output and gc warn once per command — not per subagent —
 naming the file, line and key, and go on without that file. gc never deletes
 by `max_kept` on a guess: it still trims and removes worktrees that hold no

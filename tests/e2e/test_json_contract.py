@@ -1,4 +1,4 @@
-"""The JSON contract: for every command, the keys scripts rely on (SPEC §3:
+"""The JSON contract: for every command, the keys scripts rely on (docs/explanation/rules.md#commands:
 one document, stable snake_case keys). A key may be added, never removed or
 renamed without a test changing here."""
 

@@ -1,5 +1,5 @@
 """Writes into the config home, the workspace's `.zapcli/` and the state
-folder are private whatever the umask (#12.9, SPEC §2): folders zapcli
+folder are private whatever the umask (#12.9, docs/explanation/rules.md#where-things-live): folders zapcli
 creates are 0700, files 0600 — definitions (`agents save`, `agents copy`),
 the SQLite database and its -wal/-shm, memory and its lock."""
 

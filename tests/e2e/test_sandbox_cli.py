@@ -1,4 +1,4 @@
-"""The sandbox from the command line (SPEC §18): `--cli sh --sandbox`, the
+"""The sandbox from the command line (docs/explanation/rules.md#sandbox): `--cli sh --sandbox`, the
 built-in agent's default, and a machine where bwrap cannot run — spawn says
 so (never a silent downgrade), `--sandbox` is refused there with nothing
 created, and doctor names what is missing. `ZAPCLI_BWRAP` points at a

@@ -1,4 +1,4 @@
-"""Status derivation (SPEC §6.2) as a table: the pure `derive` over trail
+"""Status derivation (docs/explanation/rules.md#status) as a table: the pure `derive` over trail
 summaries and the facts a (fake) process probe reports — alive, dead, zombie
 or reused pid (both: the probe says dead), past its deadline, rebooted."""
 

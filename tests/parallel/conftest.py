@@ -1,4 +1,4 @@
-"""Fixtures for SPEC §16: a real git repository (with a bare `origin`) as the
+"""Fixtures for docs/explanation/rules.md#parallel-coding: a real git repository (with a bare `origin`) as the
 test's working directory, and a scripted model server."""
 
 from __future__ import annotations

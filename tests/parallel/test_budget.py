@@ -1,4 +1,4 @@
-"""A tree budget that holds (SPEC §16, §19; issue 19): `zapcli run --max-tokens N`
+"""A tree budget that holds (docs/explanation/rules.md#parallel-coding, docs/explanation/rules.md#budgets; issue 19): `zapcli run --max-tokens N`
 allots each subagent a share of what is not yet reserved, every surface shows
 the same settled figures, and a child whose final answer had arrived is
 `completed`."""

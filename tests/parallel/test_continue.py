@@ -1,4 +1,4 @@
-"""`zapcli continue` with the built-in agent against the scripted server (SPEC §16)."""
+"""`zapcli continue` with the built-in agent against the scripted server (docs/explanation/rules.md#parallel-coding)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`zapcli continue` of an agent-CLI subagent (SPEC §13, §16): the real pinned
+"""`zapcli continue` of an agent-CLI subagent (docs/explanation/rules.md#agent-clis, docs/explanation/rules.md#parallel-coding): the real pinned
 claude against the scripted Anthropic server, in a real git repository. What
 carries over for the built-in agent carries over for a CLI too: the tree
 (the resumed CLI works in it, never in the checkout), the approval mode,

@@ -1,4 +1,4 @@
-"""Money (SPEC §19, issue 19): `--max-cost USD` on spawn and run, cost from the
+"""Money (docs/explanation/rules.md#budgets, issue 19): `--max-cost USD` on spawn and run, cost from the
 backend or a price (`prices:` in config.yaml, else the genai-prices library),
 an unpriced model refused at spawn, and cost shown per subagent, tree and
 session."""

@@ -1,4 +1,4 @@
-"""`--on-finish CMD` (SPEC §16): exactly once per subagent, whoever ends it."""
+"""`--on-finish CMD` (docs/explanation/rules.md#parallel-coding): exactly once per subagent, whoever ends it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`--output-schema FILE` (SPEC §16): validated with jsonschema, retried by the
+"""`--output-schema FILE` (docs/explanation/rules.md#parallel-coding): validated with jsonschema, retried by the
 built-in agent, checked the same way for `sh`, `structured` in poll --json."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Rate limits park a subagent instead of failing it (SPEC §19, issue 19): a
+"""Rate limits park a subagent instead of failing it (docs/explanation/rules.md#budgets, issue 19): a
 429 or an overloaded answer shows `running (rate-limited, retry in Ns)`, the
 wait honours Retry-After, and while several subagents of a session are parked
 on one provider its next ones wait in the queue, saying why."""

@@ -1,4 +1,4 @@
-"""`--worktree` with real git and real processes (SPEC §16, case C21)."""
+"""`--worktree` with real git and real processes (docs/explanation/rules.md#parallel-coding, case C21)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """ChatClient against the real scripted server over real HTTP: normal turns,
-every §7.1 server deviation (as raw SSE chunks), and error mapping."""
+every docs/explanation/rules.md#models server deviation (as raw SSE chunks), and error mapping."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The caller's pool on a real two-node cluster (SPEC §15, §20): many
+"""The caller's pool on a real two-node cluster (docs/explanation/rules.md#remote-execution, docs/explanation/rules.md#fleets-traces-teams): many
 subagents share one pool job and each runs once, as its own process; a
 submit whose answer was lost (a delaying or dropping proxy in front of the
 dashboard) is looked up and never `failed` nor run twice; a dead pool is

@@ -1,4 +1,4 @@
-"""What every attack test needs (SPEC §18.1): unique key-like values, a
+"""What every attack test needs (docs/explanation/rules.md#boundary): unique key-like values, a
 listener on 127.0.0.1 that records what reaches it, a folder outside the
 workspace, and another local user (its own uid, home, state and workspace) to
 attack from or to be attacked.

@@ -1,6 +1,6 @@
 """`zapcli.sandbox.policy.resolve`: what each approval mode lets a sandboxed
 command write, and that a definition's `sandbox.writable` chooses inside
-that, never past it (SPEC §18). Pure: paths only, no process."""
+that, never past it (docs/explanation/rules.md#sandbox). Pure: paths only, no process."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The built-in agent's `bash` in the sandbox, as an attacker would use it:
 it cannot write outside its writable roots, cannot reach the network when
 the definition says `network: false`, sees no other process, and as root
-holds no capability to undo any of that (SPEC §18). Real bwrap, real
+holds no capability to undo any of that (docs/explanation/rules.md#sandbox). Real bwrap, real
 processes, a real 127.0.0.1 listener."""
 
 from __future__ import annotations

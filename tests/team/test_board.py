@@ -1,4 +1,4 @@
-"""The task board (SPEC §20, #22 item 1): real `zapcli board` processes on
+"""The task board (docs/explanation/rules.md#fleets-traces-teams, #22 item 1): real `zapcli board` processes on
 one session's board in the real state database.
 
 - 20 claimers at once, each claiming until nothing is left: every task is

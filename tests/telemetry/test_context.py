@@ -1,4 +1,4 @@
-"""TRACEPARENT reaches every subagent's work (SPEC §20, issue 21 item 2): an
+"""TRACEPARENT reaches every subagent's work (docs/explanation/rules.md#fleets-traces-teams, issue 21 item 2): an
 `sh` command, the built-in agent's `bash`, the agent CLIs; a subagent spawned
 from inside another is its child span. Real runners, real processes; the
 span ids checked are the ones `zapcli trace export` sends (tracecontext)."""

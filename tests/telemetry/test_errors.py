@@ -1,5 +1,5 @@
 """Bad input to the telemetry commands: a clear message, the right exit code,
-nothing written (SPEC §3; issue 21)."""
+nothing written (docs/explanation/rules.md#commands; issue 21)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The tool-calling loop (SPEC §7.2): model → tool calls → results → … → report.
+"""The tool-calling loop (docs/explanation/rules.md#the-agent-loop): model → tool calls → results → … → report.
 Imports `zapcli.agent.types` only: records go to a Sink, so it knows nothing of files or processes.
 
 Limits (should_stop, max turns, token budget) are checked before every model

@@ -1,6 +1,6 @@
 """Contracts shared by the agent loop, model clients, tools and approvals.
 
-Imports nothing of zapcli. Record types and their fields are SPEC §4's; the
+Imports nothing of zapcli. Record types and their fields are docs/explanation/rules.md#the-trail's; the
 loop emits them through a `Sink` and never learns where they go (the child
 writes them to its trail, `zapcli run` streams them to the terminal too).
 """
@@ -133,7 +133,7 @@ class Verdict(Protocol):
 
 
 class Approver(Protocol):
-    """The one approver interface (SPEC §10): `check` decides from the policy
+    """The one approver interface (docs/explanation/rules.md#approvals): `check` decides from the policy
     alone and never blocks; `ask` settles what `check` did not allow — it asks
     a person and blocks until answered, or records and returns a denial."""
 

@@ -1,7 +1,7 @@
 """The `zapcli` backend, the built-in agent: its facts and its spawn-time
 half — the definition, model and grant, resolved in the parent before any
 fork and frozen into the `spawn` record, so editing a YAML file later changes
-nothing for a running subagent (SPEC §4, §8.3). Its run is
+nothing for a running subagent (docs/explanation/rules.md#the-trail, docs/explanation/rules.md#managing-definitions). Its run is
 `zapcli.backends.agent_run`.
 
 Imports `zapcli.backends.base`; `zapcli.definitions`, `zapcli.capabilities`,
@@ -40,7 +40,7 @@ def resolve_agent(agent: str | None, model_flag: str | None, workspace: Path,
     model = effective_model(model_flag, definition, switches.model_overrides(), settings.model)
     grant = build_grant(definition, workspace,
                         available_tools=available_tools(search_provider=search_provider()))
-    if not model:  # spawn can tell already: refuse, nothing created (SPEC §7.1)
+    if not model:  # spawn can tell already: refuse, nothing created (docs/explanation/rules.md#models)
         from zapcli.errors import ZapcliError
 
         raise ZapcliError(NO_MODEL, code="no_model")
@@ -61,7 +61,7 @@ def resolve_agent(agent: str | None, model_flag: str | None, workspace: Path,
 def _endpoint(model: str, settings: Settings) -> str | None:
     """The endpoint its calls go to, as its client names it in a rate limit:
     the queue holds a session's next subagents for a provider that is
-    rate-limiting several of them (SPEC §19)."""
+    rate-limiting several of them (docs/explanation/rules.md#budgets)."""
     import os
 
     from zapcli.agent.types import ModelError

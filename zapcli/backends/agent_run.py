@@ -119,7 +119,7 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
 
 def _team(sid: str, spawn: SpawnRecord) -> tuple[Any, ...]:
     """The board and message tools, for a definition with `team: true`: this
-    subagent's, on its own session's board (SPEC §20)."""
+    subagent's, on its own session's board (docs/explanation/rules.md#fleets-traces-teams)."""
     if not (spawn.grant or {}).get("team"):
         return ()
     from zapcli.team.agent_tools import team_tools
@@ -131,7 +131,7 @@ def _team(sid: str, spawn: SpawnRecord) -> tuple[Any, ...]:
 def _meter(sid: str, spawn: SpawnRecord, host: Any) -> Any:
     """Prices its calls; with a budget (`--max-tokens`, `--max-cost`, or the
     allotment its parent's tree gave it) stops before a call that would pass
-    it, counting what its own subagents hold (SPEC §19)."""
+    it, counting what its own subagents hold (docs/explanation/rules.md#budgets)."""
     from zapcli.budget.meter import Meter
 
     raw = spawn.raw

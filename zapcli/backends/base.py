@@ -90,7 +90,7 @@ class Backend:
     # where its model calls go, as OpenTelemetry's GenAI conventions name it
     # (gen_ai.provider.name: "openai", "anthropic", "gcp.gemini"); None: unknown
     genai_provider: str | None = None
-    # its commands in zapcli's OS sandbox (SPEC §18): "auto" (by default, where
+    # its commands in zapcli's OS sandbox (docs/explanation/rules.md#sandbox): "auto" (by default, where
     # this machine can), "off" (only with --sandbox), None (it runs them its own way)
     sandbox_default: str | None = None
     # the project files it reads as configuration that runs commands (`.claude`,

@@ -1,4 +1,4 @@
-"""An agent CLI's private config home and what lives around it (SPEC §13).
+"""An agent CLI's private config home and what lives around it (docs/explanation/rules.md#agent-clis).
 
 Imports `zapcli.trail.store` (paths), `zapcli.paths`. The
 home is `<state>/subagents/<id>.home/` (0700): the adapter's launch files are

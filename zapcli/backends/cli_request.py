@@ -1,5 +1,5 @@
 """The runner's `CliRequest` for an agent-CLI subagent, from its frozen spawn
-record (SPEC §13). Imports `zapcli.backends.cli_home`, `zapcli.backends.resume`,
+record (docs/explanation/rules.md#agent-clis). Imports `zapcli.backends.cli_home`, `zapcli.backends.resume`,
 `zapcli.capabilities.mcpconfig` (thaw the frozen MCP servers), `zapcli.paths`.
 
 The definition (if any) gives the prompt, the tools (declared, or none:
@@ -74,7 +74,7 @@ def approval_server(sid: str) -> McpServer:
 
 def team_server(sid: str) -> McpServer:
     """zapcli's team MCP server of subagent `sid`: the board and message tools
-    of its own session (SPEC §20), approved in every mode."""
+    of its own session (docs/explanation/rules.md#fleets-traces-teams), approved in every mode."""
     return McpServer(name=TEAM_SERVER, command=sys.executable,
                      args=("-m", "zapcli.mcpserver.team", "--id", sid), env=_own_env(), trusted=True)
 

@@ -1,4 +1,4 @@
-"""Spawn-time resolution for agent-CLI backends, the parent side (SPEC §13):
+"""Spawn-time resolution for agent-CLI backends, the parent side (docs/explanation/rules.md#agent-clis):
 `Cli.prepare`.
 
 Imports `zapcli.backends.clis.base` (types), `zapcli.backends.registry`,
@@ -83,7 +83,7 @@ def _definition(backend: Cli, spawn: SpawnInput
             else:
                 diags.append(_diag("mcp", name, missing_message(name, spawn.workspace)))
     fields: dict[str, Any] = {"agent": d.name, "model": chosen, "definition": d.to_dict()}
-    if d.team and "team" in backend.restricts:  # zapcli's team MCP server in its config (SPEC §20)
+    if d.team and "team" in backend.restricts:  # zapcli's team MCP server in its config (docs/explanation/rules.md#fleets-traces-teams)
         fields.update(team=True, inbox=backend.inbox)
     return fields, mcp, diags
 

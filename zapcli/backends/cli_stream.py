@@ -1,4 +1,4 @@
-"""An agent CLI's stdout, line by line, into trail records (SPEC §13, C20).
+"""An agent CLI's stdout, line by line, into trail records (docs/explanation/rules.md#agent-clis, C20).
 
 Imports orjson, `zapcli.backends.clis.base` (types), and for types only the
 writer and capture. Bytes are split on `\\n` only, a trailing `\\r` is dropped,
@@ -90,7 +90,7 @@ class Sink:
             if "cost" in fields and "cost_usd" not in fields:
                 fields = dict(fields)
                 fields["cost_usd"] = fields.pop("cost")
-            fields = self.meter.record(fields)  # the CLI says no cost: the model's price (SPEC §19)
+            fields = self.meter.record(fields)  # the CLI says no cost: the model's price (docs/explanation/rules.md#budgets)
             if self.on_usage is not None:
                 self.on_usage(fields)
         self.writer.append(rtype, fields)

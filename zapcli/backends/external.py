@@ -1,4 +1,4 @@
-"""Agent CLIs as backends, runner side (SPEC §13): `run_cli` is
+"""Agent CLIs as backends, runner side (docs/explanation/rules.md#agent-clis): `run_cli` is
 `CliBackend.run` — claude, codex, gemini, opencode, qwen, pi, a plugin's CLI, or a
 wrapper config.yaml defines, as the subagent's work.
 
@@ -293,7 +293,7 @@ class _Run:
         self._report(result.report)
         exit_code = code if code is not None and code >= 0 else None
         drift = self.pump.drift() if self.pump is not None else None
-        if drift is not None:  # a changed stream is never read as a success (SPEC §17)
+        if drift is not None:  # a changed stream is never read as a success (docs/explanation/rules.md#plugins)
             last = [ln.strip() for ln in stderr_tail.splitlines() if ln.strip()][-1:]
             if code and last:
                 drift += f"; it exited with code {code}: {last[0][:300]}"

@@ -1,4 +1,4 @@
-"""Approvals on the child side (SPEC §10): the one decision function
+"""Approvals on the child side (docs/explanation/rules.md#approvals): the one decision function
 (`zapcli.approvals.decide`) plus a trail-backed Approver.
 
 Imports `zapcli.approvals`, `zapcli.trail`, `zapcli.backends.registry` (the

@@ -1,5 +1,5 @@
 """A finished subagent's conversation, rebuilt from its trail, for `zapcli
-continue` (SPEC §16).
+continue` (docs/explanation/rules.md#parallel-coding).
 
 Imports `zapcli.trail`, `zapcli.redact`. The messages are the ones its loop
 sent and got: the task, each assistant turn (text and tool calls), the tool

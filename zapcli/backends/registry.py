@@ -1,4 +1,4 @@
-"""Every backend, by name: the one place backend names come from (SPEC §17).
+"""Every backend, by name: the one place backend names come from (docs/explanation/rules.md#plugins).
 
 Imports `zapcli.backends.base` and `zapcli.plugins`; a backend's module only
 when it is asked for. Three kinds of name:

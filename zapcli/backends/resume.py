@@ -1,4 +1,4 @@
-"""`zapcli continue` for agent-CLI subagents (SPEC §13, §16): is there a
+"""`zapcli continue` for agent-CLI subagents (docs/explanation/rules.md#agent-clis, docs/explanation/rules.md#parallel-coding): is there a
 session to resume, and where.
 
 Imports `zapcli.lifecycle.observe`, `zapcli.backends.cli_home`, `zapcli.errors`.

@@ -1,4 +1,4 @@
-"""The runner's side of the sandbox (SPEC §18) for the backends that run
+"""The runner's side of the sandbox (docs/explanation/rules.md#sandbox) for the backends that run
 commands themselves: the built-in agent's toolset and `--cli sh`; and the
 policy an agent CLI runs in as a whole (`cli_policy`, built on by
 `zapcli.backends.cli_sandbox`).

@@ -1,5 +1,5 @@
 """The budget — tokens and dollars — as one policy every backend obeys
-(SPEC §19): each backend's usage comes in, counted once whatever shape its
+(docs/explanation/rules.md#budgets): each backend's usage comes in, counted once whatever shape its
 provider reports it in (`usage`), and a decision comes out: go on, or stop.
 
 `meter`: one agent's own figures and its check (the built-in agent before a

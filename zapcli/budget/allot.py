@@ -1,4 +1,4 @@
-"""What each child may spend of its tree's budget (SPEC §19): the tree's
+"""What each child may spend of its tree's budget (docs/explanation/rules.md#budgets): the tree's
 limits, the allotment carved for a child as it is spawned, and what an
 owner's children hold or spent — the figures every check adds to the
 owner's own.

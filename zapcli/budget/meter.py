@@ -1,5 +1,5 @@
 """One agent's meter: prices each model call as its usage comes in and
-says when the budget is spent (SPEC §19) — the same meter for every
+says when the budget is spent (docs/explanation/rules.md#budgets) — the same meter for every
 backend.
 
 Imports `zapcli.prices`. The built-in agent asks before each call

@@ -1,5 +1,5 @@
 """A tree's budget, checked for the run that heads it (`--max-tokens`,
-`--max-cost`; SPEC §16, §19): what it and every subagent of its tree spent,
+`--max-cost`; docs/explanation/rules.md#parallel-coding, docs/explanation/rules.md#budgets): what it and every subagent of its tree spent,
 from the ledger and each descendant's trail as it grows.
 
 Imports `zapcli.lifecycle`, `zapcli.trail`, `zapcli.config`. It decides; the

@@ -1,5 +1,5 @@
 """A model call's tokens, counted once whatever shape its provider reports
-them in: the fields of zapcli's `usage` record (SPEC §4, §9).
+them in: the fields of zapcli's `usage` record (docs/explanation/rules.md#the-trail, docs/explanation/rules.md#tokens).
 
 Imports nothing. zapcli's figures: `input_tokens` are every prompt token —
 those read from the provider's cache (`cached_tokens`) and written to it

@@ -1,4 +1,4 @@
-"""Capabilities (SPEC §8.4–8.5): definition → Grant, capability tools, prompt assembly.
+"""Capabilities (docs/explanation/rules.md#undeclared-means-unreachable–8.5): definition → Grant, capability tools, prompt assembly.
 May import zapcli.definitions, zapcli.paths; zapcli.agent.types and `mcp` only in open_tools.
 
 Public API: `build_grant(definition, workspace, available_tools=None) -> Grant`,

@@ -1,4 +1,4 @@
-"""Definition → Grant (SPEC §8.4): what a subagent may reach, and the tools that reach it.
+"""Definition → Grant (docs/explanation/rules.md#undeclared-means-unreachable): what a subagent may reach, and the tools that reach it.
 Imports zapcli.definitions and this room; captools/mcp_gateway (zapcli.agent, mcp) lazily.
 
 `build_grant` runs in the parent at spawn (no processes started, `mcp` not

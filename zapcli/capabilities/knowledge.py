@@ -1,4 +1,4 @@
-"""Knowledge sources (SPEC §8.4): which files a workspace-relative glob covers.
+"""Knowledge sources (docs/explanation/rules.md#undeclared-means-unreachable): which files a workspace-relative glob covers.
 Imports zapcli.definitions (model, schema); the kb_search tool lives in captools.
 
 Never preloaded: the prompt lists one line per source and `kb_search(query)`

@@ -1,4 +1,4 @@
-"""The scoped MCP gateway (SPEC §8.4): tools mcp_search, mcp_describe, mcp_call over the
+"""The scoped MCP gateway (docs/explanation/rules.md#undeclared-means-unreachable): tools mcp_search, mcp_describe, mcp_call over the
 declared servers only. Imports the `mcp` SDK lazily (inside functions), zapcli.agent.types.
 
 Connections are stdio clients from the official SDK, held open by one asyncio
@@ -319,7 +319,7 @@ class McpCallTool:
 
     With an `approver`, every call is checked with `approver.check("mcp_call",
     {"server", "tool", "arguments"}, allowlisted=...)`, which applies the one
-    decision function (SPEC §10: `confirm` asks even for allowlisted tools;
+    decision function (docs/explanation/rules.md#approvals: `confirm` asks even for allowlisted tools;
     `workspace`/`auto-edit` let allowlisted tools run; `full` allows all), and
     what it does not allow goes to `approver.ask`. Without an approver,
     allowlisted tools run and any other call is denied (never run unasked).

@@ -1,4 +1,4 @@
-"""Memory (SPEC §8.4): the bound directory, locked writes, prompt injection (tools: captools).
+"""Memory (docs/explanation/rules.md#undeclared-means-unreachable): the bound directory, locked writes, prompt injection (tools: captools).
 Imports zapcli.paths (lazily, for writes), `zapcli.beneath`, `zapcli.boundedread`
 and the standard library. Folders it creates are 0700 and files 0600.
 

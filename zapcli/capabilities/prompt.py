@@ -1,4 +1,4 @@
-"""System prompt assembly (SPEC §8.5): framework → catalog (skills, knowledge, MCP,
+"""System prompt assembly (docs/explanation/rules.md#prompt-assembly): framework → catalog (skills, knowledge, MCP,
 memory) → the definition's prompt. Imports this room and zapcli.definitions.model.
 
 A dimension that is not granted contributes nothing at all — no heading, no

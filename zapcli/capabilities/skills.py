@@ -1,4 +1,4 @@
-"""Skills (SPEC §8.4): allowlisted SKILL.md folders found in layers (use_skill: captools).
+"""Skills (docs/explanation/rules.md#undeclared-means-unreachable): allowlisted SKILL.md folders found in layers (use_skill: captools).
 Imports yaml (frontmatter, lazily), zapcli.paths, zapcli.boundedread, zapcli.trust.
 
 Search order, first found wins: workspace `.zapcli/skills`, `.claude/skills`,

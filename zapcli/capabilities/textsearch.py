@@ -3,7 +3,7 @@ Imports only the standard library and `zapcli.boundedread`.
 
 Lines are scanned in memory and scored by how many query terms they contain;
 the best hits come back as `path:line: text`. Budgets are explicit and every
-truncation is said in the result (SPEC §8.4: 8 MiB read, 50 hits, 400 chars).
+truncation is said in the result (docs/explanation/rules.md#undeclared-means-unreachable: 8 MiB read, 50 hits, 400 chars).
 """
 
 from __future__ import annotations

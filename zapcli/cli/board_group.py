@@ -1,4 +1,4 @@
-"""The typer group `zapcli board …` (SPEC §20), which `zapcli.cli.app`
+"""The typer group `zapcli board …` (docs/explanation/rules.md#fleets-traces-teams), which `zapcli.cli.app`
 registers on its app; each body hands its parameters to
 `zapcli.cli.commands.board`, which the fast path calls too.
 

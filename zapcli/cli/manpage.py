@@ -13,7 +13,7 @@ def _esc(text: str) -> str:
     return "\n".join(("\\&" + ln) if ln.startswith((".", "'")) else ln for ln in text.split("\n"))
 
 
-# SPEC §20: what the board, messages and fork promise
+# docs/explanation/rules.md#fleets-traces-teams: what the board, messages and fork promise
 TEAMS = [
     ".SH TEAMS",
     "Each session (a \\fBzapcli run\\fR, or your terminal) has a task board in zapcli.db. A claim is "

@@ -2,7 +2,7 @@
 
 Imports orjson; rich only when stdout is a terminal with colour allowed.
 Human text escapes terminal control sequences so a subagent's output cannot
-retitle or reprogram the caller's terminal (SPEC §3 poll).
+retitle or reprogram the caller's terminal (docs/explanation/rules.md#commands poll).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What a `zapcli run` sets up around its own agent: the sandbox its
-commands run in with its scratch folder (SPEC §18), and the identity its
-children's approval requests are relayed to (SPEC §14).
+commands run in with its scratch folder (docs/explanation/rules.md#sandbox), and the identity its
+children's approval requests are relayed to (docs/explanation/rules.md#tool-surfaces).
 
 Imports `zapcli.host.sandbox`, `zapcli.definitions.model`, `zapcli.children`,
 `zapcli.paths`, `zapcli.supervisor.launch`.

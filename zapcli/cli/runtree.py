@@ -1,4 +1,4 @@
-"""A `zapcli run`'s tree (SPEC §19, C26): its budget, its limit on
+"""A `zapcli run`'s tree (docs/explanation/rules.md#budgets, C26): its budget, its limit on
 subagents, and its end — no subagent outlives it, and every result it
 started is delivered to its model or listed as undelivered.
 

@@ -1,4 +1,4 @@
-"""The `subagent` tool of `zapcli run` (SPEC §7.4), generated from the one
+"""The `subagent` tool of `zapcli run` (docs/explanation/rules.md#the-subagent-tool), generated from the one
 declaration in `zapcli.toolapi`.
 
 Imports `zapcli.toolapi`, `zapcli.agent.types`. It offers the actions marked

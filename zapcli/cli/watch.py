@@ -1,4 +1,4 @@
-"""Approvals reach the parent session (SPEC §14): while `zapcli run` works, a
+"""Approvals reach the parent session (docs/explanation/rules.md#tool-surfaces): while `zapcli run` works, a
 thread watches the trails of the subagents it started and asks the person at
 the terminal about each approval request the moment it is made — id, task,
 tool, one-line summary — one question at a time (the same lock as the run's

@@ -1,4 +1,4 @@
-"""Subagent definitions (SPEC §8.1–8.3): YAML loading, validation, layers, management.
+"""Subagent definitions (docs/explanation/rules.md#definition-format–8.3): YAML loading, validation, layers, management.
 May import zapcli.paths, zapcli.errors, zapcli.tools.registry (names); used by ops and capabilities.
 
 Public API: `discover(workspace) -> Catalog`, `resolve(name, workspace) -> Definition`,

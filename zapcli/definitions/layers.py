@@ -1,4 +1,4 @@
-"""Discovery in layers (SPEC §8.2) and resolution by name. Imports the definitions room,
+"""Discovery in layers (docs/explanation/rules.md#definition-layers) and resolution by name. Imports the definitions room,
 zapcli.paths, zapcli.errors, zapcli.boundedread, zapcli.trust; importlib.metadata only when plugins are scanned.
 
 Load order: built-in → plugin (`zapcli.subagents` entry points, `plugin-id:name`)

@@ -1,4 +1,4 @@
-"""What `zapcli agents ...` does (SPEC §8.3): list, show, save, delete, enable, disable,
+"""What `zapcli agents ...` does (docs/explanation/rules.md#managing-definitions): list, show, save, delete, enable, disable,
 model, copy. Returns result objects, never prints. Imports the definitions room, paths, errors,
 boundedread, trust, trust_store.
 
@@ -156,7 +156,7 @@ def scope_dir(scope: str, workspace: Path) -> Path:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    write_private(path, data)  # 0600 in folders created 0700 (SPEC §2), atomically
+    write_private(path, data)  # 0600 in folders created 0700 (docs/explanation/rules.md#where-things-live), atomically
 
 
 def _install(target: Path, data: bytes, scope: str, workspace: Path) -> None:

@@ -2,7 +2,7 @@
 Imports only the standard library.
 
 A Definition is always valid (the loader never builds one from a broken file);
-`to_dict()` is the frozen form written into the spawn record (SPEC §4) and
+`to_dict()` is the frozen form written into the spawn record (docs/explanation/rules.md#the-trail) and
 `from_dict()` reads it back in the child, which never re-reads YAML layers.
 """
 
@@ -56,7 +56,7 @@ class KnowledgeSource:
 
 @dataclass(frozen=True)
 class SandboxSpec:
-    """`sandbox: {network, writable, sockets, scratch_size}` (SPEC §18): the
+    """`sandbox: {network, writable, sockets, scratch_size}` (docs/explanation/rules.md#sandbox): the
     network on or off (default off: undeclared means unreachable), the
     folders its commands may write, workspace-relative or absolute (None: the
     workspace and `writable_roots`), the unix sockets outside the workspace
@@ -113,7 +113,7 @@ class Definition:
     env: tuple[str, ...] = ()
     prompt: str = ""
     cli: str | None = None  # the backend it runs on (`cli:`), e.g. claude; None: the built-in agent
-    team: bool = False  # the session's board and message tools (`team: true`, SPEC §20)
+    team: bool = False  # the session's board and message tools (`team: true`, docs/explanation/rules.md#fleets-traces-teams)
     sandbox: SandboxSpec | None = None  # None: not declared (network off, the workspace writable)
     board_labels: tuple[str, ...] = ()  # `board: {labels}`: the task labels its claims serve
     layer: str = "workspace"

@@ -19,7 +19,7 @@ SANDBOX_EXAMPLE = "sandbox: {network: false, writable: [., build]}"
 
 def sandbox(c: Checker, node: yaml.Node) -> SandboxSpec | None:
     """`sandbox: {network: bool, writable: [path, ...], sockets: [path, ...],
-    scratch_size: size}` (SPEC §18)."""
+    scratch_size: size}` (docs/explanation/rules.md#sandbox)."""
     fields = c.mapping(node, "`sandbox`", SANDBOX_KEYS)
     if not isinstance(node, yaml.MappingNode):  # `mapping` said so
         return None

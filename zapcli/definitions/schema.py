@@ -1,4 +1,4 @@
-"""The definition schema (SPEC §8.1): node tree → Definition, or Diagnostics at line:col.
+"""The definition schema (docs/explanation/rules.md#definition-format): node tree → Definition, or Diagnostics at line:col.
 Imports yaml, zapcli.definitions.{checker, model, toolnames, yamlload}.
 
 Strict on purpose: an unknown key, a duplicate key or a value of the wrong

@@ -1,4 +1,4 @@
-"""Machine-local definition facts in `<state>/zapcli.db` (SPEC §2, §8.3): switches,
+"""Machine-local definition facts in `<state>/zapcli.db` (docs/explanation/rules.md#where-things-live, docs/explanation/rules.md#managing-definitions): switches,
 model overrides, where saved files came from. Imports sqlite3, zapcli.paths, zapcli.statedb
 (what to say when the database cannot be used).
 
@@ -143,7 +143,7 @@ def model_origin(flag: str | None, definition: Definition | None,
 
 def effective_model(flag: str | None, definition: Definition | None,
                     overrides: Mapping[str, str], session_default: str | None) -> str | None:
-    """SPEC §8.3 precedence: `--model` flag > local override (by definition name) >
+    """docs/explanation/rules.md#managing-definitions precedence: `--model` flag > local override (by definition name) >
     the definition's `model` > session default. Empty strings count as absent;
     None when nothing is set."""
     return model_origin(flag, definition, overrides, session_default)[0]

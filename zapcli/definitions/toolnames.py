@@ -1,8 +1,8 @@
 """Tool names a definition may declare: canonical spelling, refusals, suggestions.
 Imports zapcli.tools.registry (names only: GRANTABLE and the never-grantable list).
 
-SPEC §7.3 lists the grantable built-in tools; names match case-insensitively and
-are stored in the canonical spelling below. §8.4 lists what is never grantable.
+docs/explanation/rules.md#built-in-tools lists the grantable built-in tools; names match case-insensitively and
+are stored in the canonical spelling below. docs/explanation/rules.md#undeclared-means-unreachable lists what is never grantable.
 """
 
 from __future__ import annotations

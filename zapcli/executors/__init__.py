@@ -1,4 +1,4 @@
-"""Where a subagent's runner runs (SPEC §15): this machine, a cluster, or an
+"""Where a subagent's runner runs (docs/explanation/rules.md#remote-execution): this machine, a cluster, or an
 executor another package adds — the one place executor names come from.
 
 Imports `zapcli.executors.base` and `zapcli.plugins`; an executor's module

@@ -1,5 +1,5 @@
 """The Ray executor: a subagent's runner on a Ray cluster, through the
-caller's pool there (SPEC §15, §20).
+caller's pool there (docs/explanation/rules.md#remote-execution, docs/explanation/rules.md#fleets-traces-teams).
 
 Imports `zapcli.executors.base`, `ray_api` (the dashboard's HTTP routes,
 urllib only), `ray_pool` (the caller's handle on its pool), `ray_collect`,

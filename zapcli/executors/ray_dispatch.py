@@ -1,5 +1,5 @@
 """The pool: one long-lived Ray job per caller and cluster that runs the
-caller's subagents (SPEC §15, §20) — the job's entrypoint.
+caller's subagents (docs/explanation/rules.md#remote-execution, docs/explanation/rules.md#fleets-traces-teams) — the job's entrypoint.
 
 Imports `ray`, `zapcli.executors.ray_kv` (the private key-value API, in one
 place), `ray_agents` (the agent of each node), `ray_place` (placement

@@ -1,4 +1,4 @@
-"""The lifecycle every verb and the runner share (SPEC §6): status derivation
+"""The lifecycle every verb and the runner share (docs/explanation/rules.md#lifecycle): status derivation
 (a pure function) and the observer's actions, sessions, the daemonless queue
 and launching through an executor, retention.
 

@@ -19,7 +19,7 @@ its helper started) is claimed or taken over here, and so is every event
 hook the look found due (`zapcli.trail.events`: the runner's own events it
 did not fire, and `stalled`, which only an outsider sees).
 
-A runner on another machine (a remote executor, SPEC §15) is asked first
+A runner on another machine (a remote executor, docs/explanation/rules.md#remote-execution) is asked first
 (its job's status), then what it wrote is brought home, then the status is
 derived as for a local one; a cluster that does not answer leaves it
 running until its deadline has passed, then it is `lost`. Once its job has
@@ -93,7 +93,7 @@ def needs_collect(s: reader.Summary) -> bool:
 
 
 def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> View:
-    """Derive the current status of `sid` (SPEC §6.2), acting where required:
+    """Derive the current status of `sid` (docs/explanation/rules.md#status), acting where required:
     `act` on a fresh look. Raises NotFound for an invalid or unknown id."""
     return act(look_at(sid, stall_s=stall_s), stall_s=stall_s, kill_grace_s=kill_grace_s)
 

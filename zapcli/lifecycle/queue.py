@@ -1,4 +1,4 @@
-"""The daemonless queue (SPEC §6.4) and `--after` dependencies.
+"""The daemonless queue (docs/explanation/rules.md#queue) and `--after` dependencies.
 
 Imports `zapcli.lifecycle.observe`, `zapcli.lifecycle.session`,
 `zapcli.lifecycle.limits` (an account's usage limit, an endpoint's 429

@@ -1,4 +1,4 @@
-"""Retention (SPEC §6.3): trim big trails, keep at most `max_kept` subagents.
+"""Retention (docs/explanation/rules.md#retention): trim big trails, keep at most `max_kept` subagents.
 
 Imports `zapcli.lifecycle.observe`, `zapcli.lifecycle.session`,
 `zapcli.lifecycle.removed` (a note of each removed one's end), `zapcli.trail`,

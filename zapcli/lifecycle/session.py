@@ -1,4 +1,4 @@
-"""The current session (SPEC §1) and its on-disk membership index.
+"""The current session (docs/explanation/rules.md#ids-and-sessions) and its on-disk membership index.
 
 Imports `zapcli.paths`, `zapcli.supervisor.launch` (the session leader's start time). A session is `ZAPCLI_SESSION`, else the caller's
 terminal session: `os.getsid(0)` plus that leader's start time, so a reused

@@ -1,4 +1,4 @@
-"""Status derivation (SPEC §6.2) as a pure function, and the `View` every
+"""Status derivation (docs/explanation/rules.md#status) as a pure function, and the `View` every
 command reports.
 
 Imports `zapcli.trail` only. `derive(summary, facts)` reads nothing and
@@ -64,7 +64,7 @@ class View:
     stderr_written: int | None = None
     after: tuple[str, ...] = ()
     ended: str | None = None
-    # SPEC §16: the tree receipt (path, branch, base, ...; `ready`: made, or
+    # docs/explanation/rules.md#parallel-coding: the tree receipt (path, branch, base, ...; `ready`: made, or
     # `error`: git's message), and the links `zapcli continue` made.
     worktree: dict[str, Any] | None = None
     continue_of: str | None = None

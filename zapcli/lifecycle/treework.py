@@ -1,5 +1,5 @@
 """A subagent's work in its tree, as one commit: what `diff`, `merge`,
-`attempts` and the stale-base note of `poll` look at (SPEC §16, #23).
+`attempts` and the stale-base note of `poll` look at (docs/explanation/rules.md#parallel-coding, #23).
 
 Imports `zapcli.worktrees`, `zapcli.lifecycle.observe`, `zapcli.trail`.
 The work is the tree's snapshot (committed and uncommitted work alike) when

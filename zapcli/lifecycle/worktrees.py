@@ -1,5 +1,5 @@
 """Subagents' trees seen from the lifecycle: who uses each one, what it
-holds, and what `worktree rm` and `gc` may do with it (SPEC §16).
+holds, and what `worktree rm` and `gc` may do with it (docs/explanation/rules.md#parallel-coding).
 
 Imports `zapcli.worktrees`, `zapcli.lifecycle.observe`, `zapcli.lifecycle.session`.
 A tree is in use while any subagent that is not terminal (queued included)

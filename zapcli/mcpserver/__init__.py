@@ -1,4 +1,4 @@
-"""`zapcli mcp serve`: zapcli's tools over MCP (SPEC §14), the official `mcp` SDK.
+"""`zapcli mcp serve`: zapcli's tools over MCP (docs/explanation/rules.md#tool-surfaces), the official `mcp` SDK.
 
 `tools` turns the declaration (`zapcli.toolapi.spec`) into MCP tools and call
 results; `server` builds the low-level SDK server (one session per

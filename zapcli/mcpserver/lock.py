@@ -1,4 +1,4 @@
-"""The lock on `zapcli mcp serve --http` (SPEC §18): every request carries
+"""The lock on `zapcli mcp serve --http` (docs/explanation/rules.md#sandbox): every request carries
 the server's secret (`Authorization: Bearer TOKEN`, compared in constant
 time) or gets 401 before anything of zapcli runs; or the server listens on
 a unix socket only its user may open (mode 0600).

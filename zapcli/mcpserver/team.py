@@ -1,5 +1,5 @@
 """zapcli's team MCP server: the `board` and `message` tools for ONE agent-CLI
-subagent (SPEC §20), put into its private MCP config when its definition
+subagent (docs/explanation/rules.md#fleets-traces-teams), put into its private MCP config when its definition
 declares `team: true` (`zapcli.backends.cli_request`). Run by the CLI as
 `python -m zapcli.mcpserver.team --id ID`.
 

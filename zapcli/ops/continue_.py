@@ -1,4 +1,4 @@
-"""`zapcli continue ID TEXT` (SPEC §16): a finished subagent goes on as a new
+"""`zapcli continue ID TEXT` (docs/explanation/rules.md#parallel-coding): a finished subagent goes on as a new
 subagent that has its whole conversation, then TEXT.
 
 Imports `zapcli.ops.spawn`, `zapcli.lifecycle.observe`, `zapcli.trail`;
@@ -16,7 +16,7 @@ tree).
 What continuing means per backend: `zapcli`: its runner rebuilds the
 conversation from the old trail (`zapcli.backends.history`); `sh` is refused
 (a shell command has no conversation: spawn a new one); an agent CLI resumes
-its own session (SPEC §13) in a copy of the old config home, once
+its own session (docs/explanation/rules.md#agent-clis) in a copy of the old config home, once
 `zapcli.backends.resume` has checked there is a session to resume.
 """
 

@@ -3,7 +3,7 @@ base — committed and uncommitted work alike, untracked files included.
 
 Imports `zapcli.lifecycle.treework`, `zapcli.worktrees`. Read-only: the
 uncommitted work is read through a copy of the tree's index, so neither the
-tree nor its branch changes (SPEC §16, #23).
+tree nor its branch changes (docs/explanation/rules.md#parallel-coding, #23).
 """
 
 from __future__ import annotations

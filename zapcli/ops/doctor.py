@@ -269,7 +269,7 @@ def _backend_lines(settings: Settings) -> list[tuple[str, bool]]:
 
 
 def _backends(settings: Settings) -> Check:
-    """Each agent CLI backend (SPEC §13) with its version against the range it
+    """Each agent CLI backend (docs/explanation/rules.md#agent-clis) with its version against the range it
     was tested with, or what to install; plugins that cannot be used."""
     from zapcli.backends import registry
 
@@ -287,7 +287,7 @@ def _backends(settings: Settings) -> Check:
 
 
 def _executors() -> Check:
-    """The executors (SPEC §15, §17): built-in and plugins; a plugin that
+    """The executors (docs/explanation/rules.md#remote-execution, docs/explanation/rules.md#plugins): built-in and plugins; a plugin that
     cannot be used is a warning."""
     from zapcli import executors
 

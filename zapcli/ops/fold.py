@@ -1,4 +1,4 @@
-"""Folding captured output for poll (SPEC §3 poll): first 2 KB, a line saying
+"""Folding captured output for poll (docs/explanation/rules.md#commands poll): first 2 KB, a line saying
 how much was folded, last 2 KB — cut on UTF-8 character boundaries; and
 finding the marker line of an output capped past 1 MB (`marker_at`).
 

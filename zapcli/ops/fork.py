@@ -1,4 +1,4 @@
-"""Fork (SPEC §20): a subagent that starts from a `zapcli run`'s conversation
+"""Fork (docs/explanation/rules.md#fleets-traces-teams): a subagent that starts from a `zapcli run`'s conversation
 so far — the same system prompt and messages, then its own task — so its
 first request begins with exactly what the run last sent (a provider's
 prompt cache applies).

@@ -1,4 +1,4 @@
-"""`zapcli gc`: retention on demand (SPEC §6.3).
+"""`zapcli gc`: retention on demand (docs/explanation/rules.md#retention).
 
 Imports `zapcli.lifecycle.retention`, which holds the rules (the runner and
 `spawn` apply them opportunistically too), and `zapcli.lifecycle.worktrees`:

@@ -136,7 +136,7 @@ def kill(ids: list[str], settings: Settings, *, grace_s: float | None = None,
 def _start_queued(entries: list[KillEntry], settings: Settings) -> None:
     """Killing freed slots. The killed supervisor drains its queue as it exits,
     unless it needed SIGKILL: then nobody would until the next observer, so the
-    killer does it (§6.4: whoever observes a free slot)."""
+    killer does it (docs/explanation/rules.md#queue: whoever observes a free slot)."""
     from zapcli.lifecycle import queue
 
     for session in {e.session for e in entries if e.session and e.stopped}:

@@ -1,5 +1,5 @@
 """`zapcli merge ID [--squash | --rebase]`: a finished subagent's work into
-the current branch of the checkout it was spawned from (SPEC §16, #23).
+the current branch of the checkout it was spawned from (docs/explanation/rules.md#parallel-coding, #23).
 
 Imports `zapcli.lifecycle.treework`, `zapcli.lifecycle.observe`,
 `zapcli.worktrees`, `zapcli.trail`. Under the repository's worktree lock:

@@ -57,7 +57,7 @@ def chunks(sid: str, *, stderr: bool = False, follow: bool = False,
                 os.close(fd)
         view = observe(sid) if follow else None
         if view is not None and view.status == Status.QUEUED:
-            _kick(view.session, settings)  # an observer seeing a queued one uses a free slot (§6.4)
+            _kick(view.session, settings)  # an observer seeing a queued one uses a free slot (docs/explanation/rules.md#queue)
         if view is None or view.terminal:
             if follow and fd >= 0:
                 written = view.stderr_written if stderr else view.stdout_written  # type: ignore[union-attr]

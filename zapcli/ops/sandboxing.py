@@ -1,4 +1,4 @@
-"""Whether a subagent's commands run in zapcli's OS sandbox (SPEC §18): the
+"""Whether a subagent's commands run in zapcli's OS sandbox (docs/explanation/rules.md#sandbox): the
 spawn record's `sandbox` field, decided at spawn from what was asked and
 the backend's `sandbox_default` fact.
 

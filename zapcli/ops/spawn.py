@@ -4,7 +4,7 @@ Imports `zapcli.lifecycle.queue`, `zapcli.lifecycle.session`, `zapcli.trail`, `z
 `zapcli.tracecontext`; `zapcli.backends.registry` (the chosen backend's `prepare`);
 `zapcli.executors` only for a subagent that does not run on this machine.
 Every check runs before anything is created: a refused spawn leaves no trail,
-no marker, no process (SPEC §3 spawn).
+no marker, no process (docs/explanation/rules.md#commands spawn).
 The workspace's own files count as far as its trust goes (`zapcli.trust`):
 one decision per spawn, said in a line, recorded for what the subagent spawns.
 """
@@ -51,7 +51,7 @@ class SpawnRequest:
     after: tuple[str, ...] = ()
     max_tokens: int | None = None
     unattended: bool = False
-    worktree: bool = False  # work in a new git worktree on branch zapcli/<id> (SPEC §16)
+    worktree: bool = False  # work in a new git worktree on branch zapcli/<id> (docs/explanation/rules.md#parallel-coding)
     on_finish: str | None = None  # a shell command run once when it ends; "" = none
     # `--on-event EVENT=CMD`: event -> command run once per occurrence ("" = none),
     # over config `hooks:` event by event (`zapcli.trail.events`); None: config's
@@ -65,21 +65,21 @@ class SpawnRequest:
     # `zapcli run` with a terminal: {pid, create_time, host} of the run that asks
     # a person about this subagent's approvals; the gate denies once it is gone
     relay: dict[str, Any] | None = None
-    # where it sits in a trace (SPEC §20): the W3C traceparent it is the child
+    # where it sits in a trace (docs/explanation/rules.md#fleets-traces-teams): the W3C traceparent it is the child
     # of (None: the environment's TRACEPARENT, for work spawned from inside a
     # subagent); the subagent or run it was started from is `parent`, below
     traceparent: str | None = None
     # `spawn --attempts N`: {"ids": every sibling's id, "index": 1..N} (`zapcli.ops.attempts`)
     attempt: dict[str, Any] | None = None
     max_cost: float | None = None  # dollars (input + output, cache included)
-    # its tree (SPEC §19, `zapcli.ops.tree`): whose work spawns it (None: the
+    # its tree (docs/explanation/rules.md#budgets, `zapcli.ops.tree`): whose work spawns it (None: the
     # subagent marker in our environment), the run it must not outlive
     # ({id, pid, create_time}), how many spawns share one model message
     parent: str | None = None
     run: dict[str, Any] | None = None
     siblings: int = 1
     batch: str | None = None  # names that message: its spawns share evenly
-    # Its commands in the OS sandbox (SPEC §18): None = the backend's default
+    # Its commands in the OS sandbox (docs/explanation/rules.md#sandbox): None = the backend's default
     # (the built-in agent: "auto", where this machine can; sh: "off"), "on" = must
     sandbox: str | None = None
     fork: dict[str, Any] | None = None  # the run's conversation it starts from (`ops.fork`)
@@ -105,7 +105,7 @@ class SpawnResult:
     created: str
     warnings: tuple[str, ...] = ()
     agent: str | None = None  # the definition, for the zapcli backend
-    budget: dict[str, Any] | None = None  # its allotment of its tree's budget (SPEC §19)
+    budget: dict[str, Any] | None = None  # its allotment of its tree's budget (docs/explanation/rules.md#budgets)
 
 
 def backend_for(name: str, settings: Settings) -> Any:
@@ -202,7 +202,7 @@ def _backend_fields(req: SpawnRequest, workspace: Path, settings: Settings,
 
 
 def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[str, Any]:
-    """The SPEC §16 fields: tree receipt, on-finish command, output schema;
+    """The docs/explanation/rules.md#parallel-coding fields: tree receipt, on-finish command, output schema;
     where its calls go (`provider`, `account`: the queue's holds) and
     whether a usage limit resumes it. Raises UsageError (before anything is
     created)."""
@@ -263,7 +263,7 @@ def _least(*values: Any) -> Any:
 
 
 def _maybe_collect(settings: Settings) -> None:
-    """Retention, opportunistically (SPEC §6.3): only when the folder holds more
+    """Retention, opportunistically (docs/explanation/rules.md#retention): only when the folder holds more
     subagents than `max_kept`, counted by one directory listing, so a normal
     spawn pays nothing. The run itself is skipped while any subagent runs."""
     if not settings.max_kept:

@@ -4,7 +4,7 @@ Imports `zapcli.lifecycle`, `zapcli.trail`, `zapcli.team.messages` (a
 message, to whom and how it arrives); `zapcli.executors` for a remote
 runner. Each appends one record; the child reads its trail before each model
 call (steer) and every 100 ms while waiting for a decision (approvals), so no
-extra channel is needed. A runner on another machine (SPEC §15) reads its
+extra channel is needed. A runner on another machine (docs/explanation/rules.md#remote-execution) reads its
 own trail there: its executor `deliver`s the record to it.
 """
 

@@ -1,5 +1,5 @@
 """A task and other user text as zapcli records them: UTF-8, at most 1 MB
-for a task (SPEC §3 spawn), without a NUL byte. Imports `zapcli.errors`."""
+for a task (docs/explanation/rules.md#commands spawn), without a NUL byte. Imports `zapcli.errors`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What a spawn takes from the tree it is spawned in (SPEC §19): its parent
+"""What a spawn takes from the tree it is spawned in (docs/explanation/rules.md#budgets): its parent
 (the run, or the subagent whose work runs `zapcli spawn`), the run it
 belongs to (so it never outlives it), its allotment of the parent's budget,
 its place under the run's `--max-subagents`, and its price.

@@ -1,4 +1,4 @@
-"""`zapcli usage` and settlement (SPEC §9, §19).
+"""`zapcli usage` and settlement (docs/explanation/rules.md#tokens, docs/explanation/rules.md#budgets).
 
 Imports `zapcli.ledger`, `zapcli.lifecycle`, `zapcli.lifecycle.session`. Collecting a
 terminal subagent (poll, wait, usage, the parent's subagent tool, its own

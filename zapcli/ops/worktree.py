@@ -1,4 +1,4 @@
-"""`zapcli worktree list` and `zapcli worktree rm ID [--force]` (SPEC §16).
+"""`zapcli worktree list` and `zapcli worktree rm ID [--force]` (docs/explanation/rules.md#parallel-coding).
 
 Imports `zapcli.lifecycle.worktrees`, `zapcli.lifecycle.treeremove` (teardown,
 removal, the trail's record), `zapcli.worktrees`. `rm` refuses a tree

@@ -1,4 +1,4 @@
-"""Which model, endpoint and key variable a run uses (SPEC §7.1); cheap enough for `spawn` to call.
+"""Which model, endpoint and key variable a run uses (docs/explanation/rules.md#models); cheap enough for `spawn` to call.
 Imports `zapcli.agent.types`; `zapcli.providers.openai_chat` only inside `build_client`.
 
 A model is written `MODEL` (served by OPENAI_BASE_URL with OPENAI_API_KEY)

@@ -1,7 +1,7 @@
 """Assembles one assistant Turn from Chat Completions SSE lines, tolerating real-server deviations.
 Imports only `zapcli.agent.types`; works on plain dicts, so it never depends on SDK models.
 
-Tolerated (SPEC §7.1): tool-call deltas without `index` or `id`, or one index
+Tolerated (docs/explanation/rules.md#models): tool-call deltas without `index` or `id`, or one index
 for several calls; any finish_reason while calls are present; arguments as an
 object, empty, double-encoded or invalid JSON (→ ToolCall.error); reasoning as
 `reasoning_content`, `reasoning` or `<think>` tags; missing usage; SSE

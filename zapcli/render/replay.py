@@ -32,7 +32,7 @@ def _record_line(rec: dict[str, Any]) -> tuple[str, str]:
                               f"timeout={rec.get('timeout_s')}s task: "
                               f"{one_line(display(str(rec.get('task', ''))), 200)}")
     if t in ("process", "start"):
-        if rec.get("pid") is None and rec.get("address"):  # a runner on a cluster (SPEC §15)
+        if rec.get("pid") is None and rec.get("address"):  # a runner on a cluster (docs/explanation/rules.md#remote-execution)
             return "dim", pre + f"{t:<6} {rec.get('executor')} pool {rec.get('pool')} at {rec.get('address')}"
         return "dim", pre + f"{t:<6} pid {rec.get('pid')}" + (" on its node" if "node_seq" in rec else "")
     if t == "collected":
@@ -64,7 +64,7 @@ def _record_line(rec: dict[str, Any]) -> tuple[str, str]:
             "input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens")},
             cost_usd=rec["cost_usd"] if isinstance(rec.get("cost_usd"), (int, float)) else None)
         return "dim", pre + f"usage {rec.get('model')}: {tokens_text(figures)}"
-    if t == "session":  # an agent CLI's own session (SPEC §13)
+    if t == "session":  # an agent CLI's own session (docs/explanation/rules.md#agent-clis)
         return "dim", pre + (f"session {rec.get('cli')} {rec.get('version') or '(version unknown)'} "
                              f"id {rec.get('session_id')} model {rec.get('model') or '-'}")
     if t == "notice":  # what the loop told the model (its subagents' ends, a rejected answer)

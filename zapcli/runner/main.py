@@ -170,7 +170,7 @@ def main(sid: str) -> int:
     """Run subagent `sid` to its end. Returns the process exit code."""
     started_mono = time.monotonic()
     # The keys our launcher handed over outside our environment block, and
-    # no dump: tools run as the same user (SPEC §18)
+    # no dump: tools run as the same user (docs/explanation/rules.md#sandbox)
     from zapcli import keyguard
 
     keyguard.guard()
@@ -293,7 +293,7 @@ def _pending(sid: str, spawn: SpawnRecord, writer: TrailWriter) -> dict[str, lis
 
 
 def _follow(sid: str) -> Live | None:
-    """Send this subagent's spans live as its trail makes them (SPEC §20)."""
+    """Send this subagent's spans live as its trail makes them (docs/explanation/rules.md#fleets-traces-teams)."""
     from zapcli.telemetry.live import start
 
     return start(store.path_for(sid), sid)

@@ -1,5 +1,5 @@
 """A run's subagents never outlive it (C26), and every subagent's figures
-reach the ledger when it ends (SPEC §19).
+reach the ledger when it ends (docs/explanation/rules.md#budgets).
 
 Imports `zapcli.trail`, `zapcli.supervisor`, `zapcli.lifecycle.observe`,
 `zapcli.ledger` (at exit, and only with something to settle). A subagent

@@ -1,4 +1,4 @@
-"""The OS sandbox for the commands an agent runs (SPEC §18): bubblewrap with
+"""The OS sandbox for the commands an agent runs (docs/explanation/rules.md#sandbox): bubblewrap with
 its own pid, ipc and uts namespaces, a read-only file system but the
 writable roots and the subagent's scratch folder (a capped tmpfs), zapcli's
 own folders hidden, the network on or off as the definition says (and

@@ -1,4 +1,4 @@
-"""What one sandbox may write and reach (SPEC §18): `Policy`, and `resolve`,
+"""What one sandbox may write and reach (docs/explanation/rules.md#sandbox): `Policy`, and `resolve`,
 which turns an approval mode, the workspace, `writable_roots` and a
 definition's `sandbox: {network, writable}` into it.
 

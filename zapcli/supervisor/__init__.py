@@ -1,4 +1,4 @@
-"""Processes (SPEC §5, §6.2, kill in §3): launching detached children, liveness
+"""Processes (docs/explanation/rules.md#output-capture, docs/explanation/rules.md#status, kill in docs/explanation/rules.md#commands): launching detached children, liveness
 by pid + create time, killing whole trees, capped output pumps.
 Imports psutil, `zapcli.redact`; never the trail.
 """

@@ -1,4 +1,4 @@
-"""Is a recorded process still ours and alive? (SPEC §6.2 step 2.)
+"""Is a recorded process still ours and alive? (docs/explanation/rules.md#status step 2.)
 
 Imports `zapcli.supervisor.procfs`; psutil only in `find` (for kill). Identity is pid + create time: a reused pid is not our process.
 A zombie is dead, so a child whose parent does not reap it reads as gone at the

@@ -1,4 +1,4 @@
-"""Agents that work together (SPEC §20): a task board per session and
+"""Agents that work together (docs/explanation/rules.md#fleets-traces-teams): a task board per session and
 messages between the subagents of one session.
 
 The room: `board` (the durable board in `<state>/zapcli.db`, atomic claims),

@@ -1,4 +1,4 @@
-"""The `board` and `message` tools as the built-in agent's tools (SPEC §20):
+"""The `board` and `message` tools as the built-in agent's tools (docs/explanation/rules.md#fleets-traces-teams):
 `zapcli.team.tools` behind the agent's tool interface.
 
 Imports `zapcli.agent.types`, `zapcli.team.tools`. Built for one caller (the

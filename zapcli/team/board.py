@@ -1,4 +1,4 @@
-"""The task board of a session (SPEC §20): tasks in `<state>/zapcli.db`
+"""The task board of a session (docs/explanation/rules.md#fleets-traces-teams): tasks in `<state>/zapcli.db`
 (stdlib sqlite3, WAL), so a board survives restarts and every process of the
 session sees one board.
 

@@ -1,4 +1,4 @@
-"""Messages to a subagent (SPEC §7.2, §20): `zapcli send`, and a subagent's
+"""Messages to a subagent (docs/explanation/rules.md#the-agent-loop, docs/explanation/rules.md#fleets-traces-teams): `zapcli send`, and a subagent's
 message to a sibling of its session, by id or name.
 
 Imports `zapcli.trail`, `zapcli.lifecycle` (observe, the session's members),

@@ -1,4 +1,4 @@
-"""The `board` and `message` tools (SPEC §20): one schema and one handler
+"""The `board` and `message` tools (docs/explanation/rules.md#fleets-traces-teams): one schema and one handler
 each, for every agent — the built-in agent (`agent_tools`) and an agent CLI
 through zapcli's team MCP server (`zapcli.mcpserver.team`).
 

@@ -1,4 +1,4 @@
-"""Whose call it is, for the board and messages (SPEC §20): the session the
+"""Whose call it is, for the board and messages (docs/explanation/rules.md#fleets-traces-teams): the session the
 board belongs to and the holder a claim is made for.
 
 Imports `zapcli.trail` (a subagent's frozen spawn record), `zapcli.lifecycle.session`,

@@ -1,4 +1,4 @@
-"""The board's verbs for one caller (SPEC §20): add, list, claim (waiting
+"""The board's verbs for one caller (docs/explanation/rules.md#fleets-traces-teams): add, list, claim (waiting
 if asked), done, release, show — what `zapcli board`, the built-in agent's
 `board` tool and the team MCP server all call.
 

@@ -1,5 +1,5 @@
 """zapcli as a tool for a model: ONE declaration of the actions, their
-parameters and what answers them (SPEC §14).
+parameters and what answers them (docs/explanation/rules.md#tool-surfaces).
 
 `spec` declares every action and parameter; `schema` generates the JSON
 schemas (the `subagent` tool of `zapcli tool-schema` and `zapcli run`, one

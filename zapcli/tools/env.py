@@ -1,4 +1,4 @@
-"""The scrubbed environment given to commands the model runs (SPEC §7.3).
+"""The scrubbed environment given to commands the model runs (docs/explanation/rules.md#built-in-tools).
 Imports: stdlib only.
 
 An allowlist, not a denylist: PATH, HOME, LANG, LC_*, TERM, TMPDIR (TMP, TEMP:

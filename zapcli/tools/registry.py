@@ -1,4 +1,4 @@
-"""The grantable set of built-in tools (SPEC §7.3, §8.4): names, refusals, construction.
+"""The grantable set of built-in tools (docs/explanation/rules.md#built-in-tools, docs/explanation/rules.md#undeclared-means-unreachable): names, refusals, construction.
 Imports: stdlib, zapcli.agent.types; the tool modules only inside `Toolset` (cheap import).
 
 `build_tools` makes fresh instances per loop: the todo list and the background

@@ -1,4 +1,4 @@
-"""The trail (SPEC §4): one append-only JSONL file per subagent.
+"""The trail (docs/explanation/rules.md#the-trail): one append-only JSONL file per subagent.
 
 Owns record encoding, the batched writer, the tolerant reader and retention.
 Imports `zapcli.paths`, `zapcli.redact`, `zapcli.errors`; never the supervisor.

@@ -1,4 +1,4 @@
-"""The one way anyone but the runner ends a subagent (SPEC §4: the first
+"""The one way anyone but the runner ends a subagent (docs/explanation/rules.md#the-trail: the first
 terminal status is final); the runner's own is `TrailWriter.end`.
 
 Imports `zapcli.trail.store`, `zapcli.trail.reader`, `zapcli.trail.model`.
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def end(path: Path, outcome: Outcome, *, by: str | None = None, retries: float = 0.0,
         deny_pending: str | None = None, **extra: Any) -> tuple[FinalStatus | None, bool]:
     """End a subagent: append its terminal `status` unless one is already
-    recorded (the first terminal status is final, SPEC §4), under the trail's
+    recorded (the first terminal status is final, docs/explanation/rules.md#the-trail), under the trail's
     lock. Returns (the final status record, whether this call wrote it); the
     record is None when nothing could be written (a full or read-only disk).
     `deny_pending`: the reason its pending approval request, if any, is

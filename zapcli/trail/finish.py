@@ -1,4 +1,4 @@
-"""The on-finish command (`--on-finish CMD`, config `on_finish`; SPEC §16):
+"""The on-finish command (`--on-finish CMD`, config `on_finish`; docs/explanation/rules.md#parallel-coding):
 run exactly once when a subagent reaches a terminal status.
 
 Imports `zapcli.trail.store`, `zapcli.trail.reader`, `zapcli.paths`. Whoever

@@ -1,4 +1,4 @@
-"""Which subagent a short id names (SPEC §1): the 8-hex tail of an id, or —
+"""Which subagent a short id names (docs/explanation/rules.md#ids-and-sessions): the 8-hex tail of an id, or —
 as git and docker take a unique start of a hash — 4 to 7 of its first hex
 digits, when exactly one subagent's id has it; and, when none or several do,
 why, in words that say how ids are written.
@@ -33,7 +33,7 @@ def _ids_with_tail(part: object) -> list[str]:
 
 def resolve(value: str) -> str:
     """The full id for `value`: itself, or the one id whose 8-hex tail it is
-    or starts with (SPEC §1: the tail is accepted wherever an id is, when
+    or starts with (docs/explanation/rules.md#ids-and-sessions: the tail is accepted wherever an id is, when
     exactly one subagent has it; like git and docker, a unique start of it
     of 4 or more digits too). Anything else comes back unchanged, to be
     refused."""

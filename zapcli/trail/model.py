@@ -1,7 +1,7 @@
 """The trail's typed model: statuses, the records status is derived from
 (`spawn`, `process`, `start`, the final `status`), outcomes, corrupt lines.
 
-Imports only `zapcli.plain`. The file format is SPEC §4's; these types
+Imports only `zapcli.plain`. The file format is docs/explanation/rules.md#the-trail's; these types
 are how code reads it. Each record's `from_record` is the one place that
 knows its defaults, and it never raises: a damaged field falls back to its
 default, so a bad trail affects only its own answer. Whether a status is
@@ -146,7 +146,7 @@ class SpawnRecord:
     definition: dict[str, Any] | None = None
     grant: dict[str, Any] | None = None
     diagnostics: tuple[dict[str, Any], ...] = ()
-    backend: dict[str, Any] | None = None  # an agent CLI: {name, command, format} (SPEC §13)
+    backend: dict[str, Any] | None = None  # an agent CLI: {name, command, format} (docs/explanation/rules.md#agent-clis)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -178,7 +178,7 @@ class SpawnRecord:
             raw=rec,
         )
 
-    # SPEC §16 fields, read from the record as written (absent on older trails)
+    # docs/explanation/rules.md#parallel-coding fields, read from the record as written (absent on older trails)
     @property
     def worktree(self) -> dict[str, Any] | None:
         """The tree receipt of a `--worktree` subagent (repo, common_dir, path,
@@ -281,7 +281,7 @@ class StartRecord(RunnerRecord):
 
 @frozen
 class FinalStatus:
-    """The final `status` record: the first terminal one (SPEC §4), how the
+    """The final `status` record: the first terminal one (docs/explanation/rules.md#the-trail), how the
     subagent ended. `raw` is the record itself (what a remote runner is
     handed, and fields only its writer knows)."""
 

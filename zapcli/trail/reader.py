@@ -4,7 +4,7 @@ Imports `zapcli.trail.model`, `zapcli.trail.store`, `zapcli.trail.jsonl`,
 `zapcli.errors`. Reads on demand only. A torn last line (a crash mid-write)
 is skipped and reported; a corrupt line in the middle is kept as a `Corrupt`
 entry and reading goes on. The FIRST terminal `status` record is final
-(SPEC §4), so a killer and a dying child cannot disagree. `load` is every
+(docs/explanation/rules.md#the-trail), so a killer and a dying child cannot disagree. `load` is every
 command's way from an id to its summary.
 """
 
@@ -149,7 +149,7 @@ class Summary:
     finish_claimed: bool = False  # its on-finish command was claimed (run once)
     finish: dict[str, dict[str, Any]] = field(default_factory=dict)  # on_finish state -> its record
     worktree: dict[str, Any] | None = None  # the runner's `worktree` record: the tree is made
-    collected: dict[str, Any] | None = None  # a remote runner's files are all home (SPEC §15)
+    collected: dict[str, Any] | None = None  # a remote runner's files are all home (docs/explanation/rules.md#remote-execution)
     merged: dict[str, Any] | None = None  # the last `merged` record: `zapcli merge` took its work
     tree_removed: dict[str, Any] | None = None  # the last `worktree_removed` record: its tree went
     last_ts: str | None = None  # the last record's time before the end: its last sign of life

@@ -1,6 +1,6 @@
 """Record encoding: envelope, timestamps, folding to the size caps, secret masking.
 
-Imports `zapcli.redact`, `zapcli.trail.jsonl` (orjson for a batch of more than a few). Caps from SPEC §4: no record over 64 KB (the `spawn`
+Imports `zapcli.redact`, `zapcli.trail.jsonl` (orjson for a batch of more than a few). Caps from docs/explanation/rules.md#the-trail: no record over 64 KB (the `spawn`
 record, which carries the task of up to 1 MB, is the one exception),
 `tool_result.content` folded over 16 KB.
 """

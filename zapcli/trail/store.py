@@ -39,7 +39,7 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 ENV = ".env"  # its spawner's environment, kept until it starts (`lifecycle.queue.keep_env`)
 SUFFIXES = (".jsonl", ".out", ".err", ".end", ENV)  # every file of one subagent
-HOME = ".home"  # and the folder of one: an agent CLI's private config home (SPEC §13)
+HOME = ".home"  # and the folder of one: an agent CLI's private config home (docs/explanation/rules.md#agent-clis)
 TMP = ".tmp"  # and its private scratch folder, the TMPDIR of its work (C23)
 FOLDERS = (HOME, TMP)  # the folders of one subagent, removed with it
 

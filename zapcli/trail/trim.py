@@ -1,4 +1,4 @@
-"""Trail trimming (SPEC §6.3): a trail over 5 MB becomes about 1 MB — at exit
+"""Trail trimming (docs/explanation/rules.md#retention): a trail over 5 MB becomes about 1 MB — at exit
 by retention, and while it runs by its own writer (`TrailWriter`), so a
 runaway subagent's trail stays bounded.
 

@@ -1,4 +1,4 @@
-"""The child's batched trail writer (SPEC §4 write discipline).
+"""The child's batched trail writer (docs/explanation/rules.md#the-trail write discipline).
 
 Imports `zapcli.trail.records`, `zapcli.trail.store`. `append` only queues a
 tuple (no I/O, no formatting) and returns; a background thread encodes and

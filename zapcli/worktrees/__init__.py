@@ -1,4 +1,4 @@
-"""Git worktrees for `--worktree` subagents (SPEC §16): the git side only.
+"""Git worktrees for `--worktree` subagents (docs/explanation/rules.md#parallel-coding): the git side only.
 
 Imports `zapcli.paths`, `zapcli.locks`, `zapcli.errors`; never the trail,
 processes or the CLI. `git.py` is the one git runner (it runs nothing a tree

@@ -1,4 +1,4 @@
-"""Other agent CLIs as backends (SPEC §13): claude, codex, gemini, opencode, qwen, pi.
+"""Other agent CLIs as backends (docs/explanation/rules.md#agent-clis): claude, codex, gemini, opencode, qwen, pi.
 
 One module per CLI holds its `CliBackend` subclass (its facts and how it is
 started) and its event parser (how its output becomes trail records);

@@ -1,6 +1,6 @@
 """zapcli's approval hook for Claude Code: a stdio MCP server (official `mcp`
-SDK) whose tool `approve` is claude's `--permission-prompt-tool` (SPEC §10,
-§13). Run by claude as `python -m zapcli.backends.clis.approval_server --id ID`.
+SDK) whose tool `approve` is claude's `--permission-prompt-tool` (docs/explanation/rules.md#approvals,
+docs/explanation/rules.md#agent-clis). Run by claude as `python -m zapcli.backends.clis.approval_server --id ID`.
 
 Imports `mcp` (2.x `MCPServer`, 1.x `FastMCP`), `zapcli.trail`,
 `zapcli.backends.gate` (the waiting). Each call — Claude Code sends

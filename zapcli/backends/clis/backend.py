@@ -1,5 +1,5 @@
-"""`CliBackend`: the class each agent CLI's module derives from (SPEC §13,
-§17) — `Cli` (its facts and parts) with the two halves of its work wired in:
+"""`CliBackend`: the class each agent CLI's module derives from (docs/explanation/rules.md#agent-clis,
+docs/explanation/rules.md#plugins) — `Cli` (its facts and parts) with the two halves of its work wired in:
 `prepare` is `zapcli.backends.cli_resolve`, `run` is `zapcli.backends.external`,
 each imported when used (they know `Cli`, never this class), and its doctor
 line.

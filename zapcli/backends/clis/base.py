@@ -1,4 +1,4 @@
-"""The shapes every agent-CLI backend shares (SPEC §13), and `Cli`: an agent
+"""The shapes every agent-CLI backend shares (docs/explanation/rules.md#agent-clis), and `Cli`: an agent
 CLI's facts, how its program is found and started, and its parser — what
 both halves of its work use. `CliBackend`, the class each CLI's module
 derives from, is `zapcli.backends.clis.backend`.
@@ -9,7 +9,7 @@ a `CliRequest` (what the subagent must do, under which definition and
 approval mode) into a `CliLaunch` (argv, environment, stdin bytes, files for
 its private config home), and gives an `EventParser` that turns each JSON
 event the CLI prints into trail records `(type, fields)` with the fields of
-SPEC §4, and knows the outcome once the stream ended. The runner does the
+docs/explanation/rules.md#the-trail, and knows the outcome once the stream ended. The runner does the
 rest: pumping, the trail, the deadline, kill, the ledger.
 """
 
@@ -36,7 +36,7 @@ class McpServer:
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
     allow: tuple[str, ...] = ()  # tools approved without asking (mcp.json `allow`)
-    # zapcli's own team server (SPEC §20): its tools (the session's board and messages)
+    # zapcli's own team server (docs/explanation/rules.md#fleets-traces-teams): its tools (the session's board and messages)
     # run without asking in every approval mode, like a todo list
     trusted: bool = False
 
@@ -66,7 +66,7 @@ class CliRequest:
     # tool `approve` decides a permission request through zapcli's approvals
     approval_server: McpServer | None = None
     own_tree: bool = False  # the work runs in a tree zapcli created (--worktree): trust it (C25)
-    # the definition's `sandbox:` ({network, writable}, SPEC §18); None: not declared
+    # the definition's `sandbox:` ({network, writable}, docs/explanation/rules.md#sandbox); None: not declared
     sandbox: Mapping[str, Any] | None = None
     # the whole CLI runs inside zapcli's sandbox (`zapcli.backends.cli_sandbox`): a CLI
     # whose own sandbox cannot nest in it says so and uses the form that can (codex)
@@ -168,7 +168,7 @@ def in_tested(version: str | None, tested: tuple[str, str] | None) -> bool | Non
 
 
 class Cli(Backend):
-    """An agent CLI (SPEC §13): its facts, how its program is found and
+    """An agent CLI (docs/explanation/rules.md#agent-clis): its facts, how its program is found and
     started, what config.yaml may say about it, and the parser of its events:
     what both halves (`zapcli.backends.cli_resolve`, `.external`) use. Each
     CLI's module derives from `zapcli.backends.clis.backend.CliBackend`."""
@@ -237,7 +237,7 @@ class Cli(Backend):
         return [*command, "--version"]
 
     def sandbox_diagnostics(self, req: CliRequest) -> list[dict[str, Any]]:
-        """What of zapcli's sandbox policy (SPEC §18) is not enforced for this
+        """What of zapcli's sandbox policy (docs/explanation/rules.md#sandbox) is not enforced for this
         CLI's commands — said at every start, never a silent downgrade. A CLI
         with a sandbox of its own that zapcli maps onto says what it enforces.
         Nothing when the whole CLI runs in zapcli's sandbox (`req.boxed`:

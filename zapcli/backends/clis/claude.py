@@ -2,7 +2,7 @@
 Imports only the standard library and `zapcli.backends.clis.base` /
 `.claude_events` (the event parser).
 
-Launch (SPEC §13): `claude -p --output-format stream-json --verbose
+Launch (docs/explanation/rules.md#agent-clis): `claude -p --output-format stream-json --verbose
 --setting-sources user`, the task always on stdin (never on argv), the
 private config home in CLAUDE_CONFIG_DIR (so `user` settings are zapcli's own
 and the workspace's project/local settings, hooks and agents stay out), MCP
@@ -48,7 +48,7 @@ TOOL_MAP: dict[str, tuple[str, ...]] = {
     "webfetch": ("WebFetch",), "websearch": ("WebSearch",), "use_skill": ("Skill",),
     "todo": ("TodoWrite",),
 }
-# never offered: they need a person at a screen (SPEC §8.4)
+# never offered: they need a person at a screen (docs/explanation/rules.md#undeclared-means-unreachable)
 ALWAYS_DENIED = ("AskUserQuestion",)
 MODES = {"full": "bypassPermissions", "workspace": "acceptEdits", "auto-edit": "acceptEdits",
          "confirm": "default"}

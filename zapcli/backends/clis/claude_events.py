@@ -1,5 +1,5 @@
 """Claude Code's `--output-format stream-json --verbose` events → trail
-records (SPEC §13). Imports only the standard library and
+records (docs/explanation/rules.md#agent-clis). Imports only the standard library and
 `zapcli.backends.clis.base`.
 
 Events (2.1.328): `system/init` (session_id, model, claude_code_version,

@@ -1,5 +1,5 @@
 """The Codex CLI (0.169) as a backend: how `codex exec --json` is started
-(SPEC §13). Imports only the standard library, `zapcli.backends.clis.base`
+(docs/explanation/rules.md#agent-clis). Imports only the standard library, `zapcli.backends.clis.base`
 and, for the events, `zapcli.backends.clis.codex_events`.
 
 Launch. `codex exec --json --skip-git-repo-check [--trust] [--model M]
@@ -49,7 +49,7 @@ subagent's scratch folder, beside the home, so only a home under /tmp
 without one), codex gets `TMPDIR=<home>/tmp` instead (`_own_tmp`), private
 as well.
 
-Sandbox (SPEC §18). zapcli's own sandbox does not wrap an agent CLI; codex
+Sandbox (docs/explanation/rules.md#sandbox). zapcli's own sandbox does not wrap an agent CLI; codex
 has one of its own, so a definition's `sandbox:` maps onto it in
 workspace-write (`network_access`, extra `writable_roots`, /tmp no longer
 writable: only its own temp folder, the subagent's scratch); what it does not
@@ -105,7 +105,7 @@ def sandbox_mode(req: CliRequest) -> str:
 
 
 def sandbox_keys(req: CliRequest, mode: str) -> dict[str, Any]:
-    """The definition's `sandbox:` (SPEC §18) in codex's own sandbox: in
+    """The definition's `sandbox:` (docs/explanation/rules.md#sandbox) in codex's own sandbox: in
     workspace-write, `network_access` and extra `writable_roots` (relative
     to the workspace); read-only and danger-full-access take neither."""
     spec = req.sandbox

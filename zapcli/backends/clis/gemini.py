@@ -1,5 +1,5 @@
 """The Gemini CLI (0.61) as a subagent backend: how it is started and how its
-`--output-format stream-json` events become trail records (SPEC §13).
+`--output-format stream-json` events become trail records (docs/explanation/rules.md#agent-clis).
 Imports only the standard library and `zapcli.backends.clis.base`.
 
 Launch (measured against the real CLI, see tests/backends/test_gemini_adapter.py):
@@ -34,7 +34,7 @@ Headless Gemini never asks: whatever needs a confirmation in that mode
 tools of untrusted servers) is removed from the model's tools and a call to it
 fails with `tool_not_registered`, which the parser turns into a diagnostic.
 `--unattended` therefore changes nothing here. Declared MCP servers are
-trusted only in full (SPEC §10: MCP calls ask in the other modes); zapcli's
+trusted only in full (docs/explanation/rules.md#approvals: MCP calls ask in the other modes); zapcli's
 team server (the board and messages) is trusted in every mode.
 `tools.core` is an allowlist that also auto-approves what it lists, so it
 only ever lists tools the approval mode allows anyway.

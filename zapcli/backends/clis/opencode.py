@@ -1,4 +1,4 @@
-"""The opencode backend (SPEC §13): `opencode run --format json`, its private
+"""The opencode backend (docs/explanation/rules.md#agent-clis): `opencode run --format json`, its private
 config home, and the parser of its JSON events.
 
 Imports only the standard library and `zapcli.backends.clis.base`.

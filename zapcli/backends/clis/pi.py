@@ -1,6 +1,6 @@
 """pi (`@mariozechner/pi-coding-agent` 0.73), the minimal coding agent, as a
 subagent backend: how it is started and how its `--mode json` events become
-trail records (SPEC §13). Imports only the standard library,
+trail records (docs/explanation/rules.md#agent-clis). Imports only the standard library,
 `zapcli.backends.clis.base` and its sibling `backend`.
 
 Launch (measured against the real CLI, tests/backends/test_cli_backends.py):

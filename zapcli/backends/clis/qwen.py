@@ -1,6 +1,6 @@
 """Qwen Code (`@qwen-code/qwen-code` 0.24) as a subagent backend: how it is
 started and how its `--output-format stream-json` events become trail
-records (SPEC §13). Imports only the standard library,
+records (docs/explanation/rules.md#agent-clis). Imports only the standard library,
 `zapcli.backends.clis.base` and its siblings `backend`, `claude_events`,
 `gemini` (qwen is a fork of the Gemini CLI: the same settings shapes).
 
@@ -26,7 +26,7 @@ Headless qwen never asks: a call that needs a confirmation in its mode
 (shell in auto-edit; shell and edits in default; MCP tools of untrusted
 servers) fails with "Qwen Code requires permission", which the model is
 told and the parser turns into a diagnostic. Declared MCP servers are
-trusted only in full (SPEC §10: MCP calls ask in the other modes).
+trusted only in full (docs/explanation/rules.md#approvals: MCP calls ask in the other modes).
 
 Events: qwen prints Claude Code's stream-json shapes (system/init with
 `qwen_code_version`, assistant, user, result), so its parser is Claude's,

@@ -1,4 +1,4 @@
-"""`zapcli gc`: retention on demand. A watching command (SPEC §2): an invalid
+"""`zapcli gc`: retention on demand. A watching command (docs/explanation/rules.md#where-things-live): an invalid
 config file is warned about once and skipped; retention then deletes nothing
 by `max_kept` (it would be a guess) but still trims and removes clean worktrees."""
 
