@@ -325,16 +325,9 @@ def run(sid: str, token: str) -> int:
         return 0  # taken over, or not ours: the helper of the latest claim runs it
     recs, s, mine = got
     event = str(mine.get("event"))
-    started = time.monotonic()
-    code, why, tail = finish.run_command(s.spawn.hooks.get(event, "exit 0"), s.spawn.cwd,
-                                         environment(sid, path, recs, s, mine))
-    store.append(path, "event", {"event": event, "key": mine.get("key"), "state": "done",
-                                 "exit_code": code,
-                                 "duration_ms": int((time.monotonic() - started) * 1000)})
-    if why:
-        store.append(path, "diagnostic", {"dimension": "hooks", "name": "failed",
-                                          "message": f"the {event} hook {why}"
-                                                     + (f": {tail}" if tail else "")})
+    finish.run_recorded(path, s.spawn.hooks.get(event, "exit 0"), s.spawn.cwd,
+                        environment(sid, path, recs, s, mine),
+                        ("event", {"event": event, "key": mine.get("key")}), f"the {event} hook")
     return 0
 
 

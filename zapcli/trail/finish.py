@@ -212,15 +212,25 @@ def run(sid: str, token: str | None = None) -> int:
     ended = final.get("exit_code")
     env = base_env(sid, path, str(final.get("status")), ended if isinstance(ended, int) else None,
                    spawn, "finished")
-    started = time.monotonic()
-    code, why, tail = run_command(str(spawn["on_finish"]), str(spawn.get("cwd") or "/"), env)
-    store.append(path, "on_finish", {"state": "done", "exit_code": code,
-                                     "duration_ms": int((time.monotonic() - started) * 1000)})
-    if why:
-        store.append(path, "diagnostic", {"dimension": "on_finish", "name": "failed",
-                                          "message": f"the on-finish command {why}"
-                                                     + (f": {tail}" if tail else "")})
+    run_recorded(path, str(spawn["on_finish"]), str(spawn.get("cwd") or "/"), env,
+                 ("on_finish", {}), "the on-finish command")
     return 0
+
+
+def run_recorded(path: Path, command: str, cwd: str, env: dict[str, str],
+                 record: tuple[str, dict], what: str) -> None:
+    """Run a claimed command (an on-finish command or an event hook) and record
+    its end: the `record` kind with its fields plus state done, exit code and
+    duration; a diagnostic naming `what` when it failed."""
+    kind, fields = record
+    started = time.monotonic()
+    code, why, tail = run_command(command, cwd, env)
+    store.append(path, kind, {**fields, "state": "done", "exit_code": code,
+                              "duration_ms": int((time.monotonic() - started) * 1000)})
+    if why:
+        store.append(path, "diagnostic", {"dimension": "hooks" if kind == "event" else kind,
+                                          "name": "failed",
+                                          "message": f"{what} {why}" + (f": {tail}" if tail else "")})
 
 
 if __name__ == "__main__":
