@@ -186,7 +186,8 @@ ACTIONS: tuple[Action, ...] = (
            "tokens, cost, whether each still merges cleanly, and a check command's result.", (
                Param("id", "string", "The id of any one of the attempts.", required=True),
                Param("check", "string", "A shell command run in each finished attempt's tree "
-                     "(e.g. make test); asks for approval like bash."),
+                     "(e.g. make test); asks for approval like bash, and runs as a model's "
+                     "shell does: sandboxed in that tree, no network, no API keys."),
            ), "attempts", read_only=False),
     Action("merge", "Merge a finished worktree subagent's work (uncommitted work committed on "
            "its branch first) into the current branch of the checkout it was spawned from; "
