@@ -52,8 +52,9 @@ def test_real_gemini_tool_turn_with_full_approval(tmp_path):
     assert run.outcome.report == "The command printed hi. DONE"
     [usage] = run.of("usage")
     assert usage["model"] == "gemini-2.5-flash"
-    assert (usage["input_tokens"], usage["output_tokens"], usage["cached_tokens"]) == (220, 17, 40)
-    assert usage["total_tokens"] == 242  # thoughts (5) count in the total only
+    # thoughts (5) are billed as output: 17 candidates + 5 (the stats say them only in the total)
+    assert (usage["input_tokens"], usage["output_tokens"], usage["cached_tokens"]) == (220, 22, 40)
+    assert usage["total_tokens"] == 242 and usage.get("reasoning_tokens") == 5
     reqs = main_requests(srv)
     assert len(reqs) == 2
     assert "DEFINITION-PROMPT-MARKER" in reqs[0]["systemInstruction"]["parts"][0]["text"]

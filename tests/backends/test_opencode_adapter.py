@@ -285,7 +285,10 @@ def test_parser_edge_cases():
                                                                             {"delta": "partial"})]
     usage = parser.feed({"type": "step_finish", "part": {"reason": "tool-calls", "tokens": {
         "input": 10, "output": 2, "reasoning": 3, "cache": {"read": 5, "write": 1}}, "cost": 0.5}})
+    # input counts the cache read and write once (16 = 10 + 5 + 1), output the reasoning (5 = 2 + 3);
+    # the parts are kept beside them, each counted once by the meter
     assert usage == [("usage", {"input_tokens": 16, "output_tokens": 5, "cached_tokens": 5,
+                                "cache_write_tokens": 1, "reasoning_tokens": 3,
                                 "model": "m1", "cost": 0.5})]
     assert not parser.terminal
     out = parser.finish(0, "some\nlast line\n")

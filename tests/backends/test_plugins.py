@@ -22,9 +22,10 @@ from pathlib import Path
 import pytest
 
 from tests.backends import clitest as ct
-from tests.conftest import REPO, wait_until
+from tests.conftest import PLUGIN_DIR, REPO, wait_until
 
-BIN = Path(sys.executable).parent  # the venv's: zapcli, echo-agent
+BIN = Path(sys.executable).parent  # the venv's: zapcli
+PLUGIN_BIN = PLUGIN_DIR / "bin"  # echo-agent: the plugin lives beside the venv (make test-plugin)
 
 
 @pytest.fixture
@@ -34,9 +35,9 @@ def echo(zap):
     from importlib.metadata import entry_points
 
     if "echo" not in {ep.name for ep in entry_points(group="zapcli.backends")}:
-        pytest.fail("the tests' plugin package is not installed: `make install` installs "
-                    "tests/plugin into .venv")
-    zap.env["PATH"] = f"{BIN}:{zap.env.get('PATH', '/usr/bin:/bin')}"
+        pytest.fail("the tests' plugin package is not installed: `make test-plugin` installs "
+                    "tests/plugin into .venv/test-plugin")
+    zap.env["PATH"] = f"{BIN}:{PLUGIN_BIN}:{zap.env.get('PATH', '/usr/bin:/bin')}"
     return zap
 
 
@@ -197,7 +198,7 @@ def test_the_hot_commands_never_scan_for_plugins(echo, argv):
     config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
     config.mkdir(parents=True, exist_ok=True)
     (config / "config.yaml").write_text(
-        f"backends:\n  mycli:\n    command: {BIN / 'echo-agent'}\n    format: claude-stream-json\n")
+        f"backends:\n  mycli:\n    command: {PLUGIN_BIN / 'echo-agent'}\n    format: claude-stream-json\n")
     proc = subprocess.run([sys.executable, "-c", PROBE, *argv], env={**zap.env, "ANTHROPIC_API_KEY": "k"},
                           cwd=zap.cwd, capture_output=True, text=True, timeout=60)
     assert "SCANNED False" in proc.stderr, proc.stderr

@@ -29,8 +29,27 @@ said = Said()
 
 
 def _run(zap, setup: str, *argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", RUN.format(setup=setup), str(REPO), *argv],
+    """The command run by a program file named `zapcli`, as the installed
+    script is (main() called from other code never leaves at once)."""
+    program = zap.cwd / "bin" / "zapcli"
+    program.parent.mkdir(exist_ok=True)
+    program.write_text(RUN.format(setup=setup), encoding="utf-8")
+    return subprocess.run([sys.executable, str(program), str(REPO), *argv],
                           env=zap.env, cwd=zap.cwd, capture_output=True, text=True, timeout=60)
+
+
+def test_main_called_by_other_code_returns(zap):
+    """main() called from other Python code (a test, an embedding) goes on
+    after the command: what follows it still runs."""
+    sid = zap.spawn_sh("true")
+    assert zap.wait_status(sid) == "completed"
+    code = (f"import sys; sys.path.insert(0, {str(REPO)!r})\n"
+            "from zapcli.cli.entry import main\n"
+            f"sys.argv = ['zapcli', 'poll', '--no-wait', {sid!r}]\n"
+            "try: main()\nexcept SystemExit: pass\nprint('WENT ON')\n")
+    res = subprocess.run([sys.executable, "-c", code], env=zap.env, cwd=zap.cwd,
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and "WENT ON" in res.stdout, res.stderr
 
 
 def test_a_hot_command_leaves_at_once_with_its_output_and_exit_code(zap):

@@ -34,7 +34,7 @@ def test_negative_usage_counts_as_nothing(zap):
 
 
 def test_a_budget_meter_never_counts_negative_spend(zap):
-    from zapcli.ops.budget import UsageTail
+    from zapcli.budget.tree import UsageTail
 
     sid = _damaged(zap)
     tokens, cost = UsageTail(sid).read()

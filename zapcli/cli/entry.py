@@ -140,6 +140,18 @@ def _leaves_at_once(args: list[str]) -> bool:
     return bool(args) and (args[0] in LEAVE_AT_ONCE or args[:2] == ["run", "--subagent"])
 
 
+def _the_program() -> bool:
+    """True when zapcli is this process's program: `python -m zapcli` or the
+    installed `zapcli` script — not `main()` called from other Python code."""
+    import os
+
+    here = sys.modules.get("__main__")
+    spec = getattr(here, "__spec__", None)
+    if spec is not None and str(getattr(spec, "name", "")).startswith("zapcli"):
+        return True
+    return os.path.basename(str(getattr(here, "__file__", "") or "")) == "zapcli"
+
+
 def _leave(code: int) -> None:
     """End this process now with `code`, skipping the interpreter's tear-down,
     when nothing is left for it to do: stdout and stderr flushed, no `atexit`
@@ -151,6 +163,8 @@ def _leave(code: int) -> None:
     import os
 
     if atexit._ncallbacks() or sys.getprofile() is not None or sys.gettrace() is not None:
+        return
+    if not _the_program():  # main() called by other code (a test, an embedding): it goes on
         return
     threading = sys.modules.get("threading")
     if threading is not None:
