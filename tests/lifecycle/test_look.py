@@ -35,7 +35,12 @@ def fleet(zap, tmp_path):
     on-finish-nobody-started subagent, each as a person would meet them."""
     log = tmp_path / "hooks.log"
     running = zap.spawn_sh(f"sleep {sleep_marker(2901)}")
-    dead = zap.spawn_sh(f"sleep {sleep_marker(2902)}")
+    # in a session of its own: no drain of the others' session (an on-finish helper ending
+    # late, a runner's end) observes it and records `lost` before the look is taken
+    proc = zap("spawn", "--cli", "sh", "--", f"sleep {sleep_marker(2902)}",
+               env={"ZAPCLI_SESSION": zap.env["ZAPCLI_SESSION"] + "-dead"})
+    assert proc.returncode == 0, proc.err
+    dead = proc.out.strip()
     stalled = zap.spawn_sh(f"sleep {sleep_marker(2903)}", "--on-event",
                            f"stalled=echo stalled >> {log}")
     queued = zap.spawn_sh("true", "--after", running)
