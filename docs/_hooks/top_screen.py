@@ -109,12 +109,9 @@ def _capture(env: dict[str, str], work: Path) -> str:
     tmux("new-session", "-d", "-s", "top", "-x", str(SIZE[0]), "-y", str(SIZE[1]),
          f"'{sys.executable}' -m zapcli top; sleep 30")
     try:
-        def ready() -> bool:  # the request on screen, and the quick ones shown ended
-            screen = tmux("capture-pane", "-p", "-t", "top")
-            return "refs/heads/fix/login-timeout" in screen and "loading" not in screen \
-                and "ENDED" in screen
-
-        _wait(ready, 90, "top showing the pending request and the ended subagents")
+        _wait(lambda: "refs/heads/fix/login-timeout" in tmux("capture-pane", "-p", "-t", "top")
+              and "loading" not in tmux("capture-pane", "-p", "-t", "top"), 60,
+              "top showing the pending request")
         time.sleep(1.5)  # a tick more: elapsed times and the explorer's tokens
         return tmux("capture-pane", "-e", "-p", "-t", "top")
     finally:
