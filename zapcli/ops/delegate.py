@@ -60,7 +60,7 @@ def within_spawner(given: dict[str, Any] | None, ask: Callable[[str], tuple[bool
     if not more:
         return
     what = f"{theirs.label} would hold more than {mine.label}, which starts it: {'; '.join(more)}"
-    ok, why = ask(what) if ask is not None else (False, "nobody here can approve it")
+    ok, why = _asked(ask, what)
     if not ok:
         raise ZapcliError(f"not started: {what}. A subagent holds at most what its spawner holds; "
                           f"a person must approve more, and did not ({why}). Start one within "
@@ -99,7 +99,7 @@ def save_within_spawner(args: dict[str, Any], given: dict[str, Any] | None,
     if not more:
         return
     what = f"the definition would hold more than the subagent saving it: {'; '.join(more)}"
-    ok, why = ask(what) if ask is not None else (False, "nobody here can approve it")
+    ok, why = _asked(ask, what)
     if not ok:
         raise ZapcliError(f"not saved: {what}; a person must approve that, and did not ({why}). "
                           "Save one within what you hold, or say in your report what a person "
@@ -132,10 +132,16 @@ def within_the_user(settings: Any, approval: str | None, cwd: str | None, here: 
     if not more:
         return
     what = f"a spawn asked for more than your settings allow: {'; '.join(more)}"
-    ok, why = ask(what) if ask is not None else (False, "nobody here can approve it")
+    ok, why = _asked(ask, what)
     if not ok:
         raise ZapcliError(f"not started: {what}. A model's spawn is held to your approval mode "
                           "and workspace; a person must approve more, and did not "
                           f"({why}). Leave `approval` and `cwd` out, or raise your own "
                           "setting (approval: in your config.yaml, ZAPCLI_APPROVAL, or "
                           "writable_roots)", code="widens")
+
+
+def _asked(ask: Callable[[str], tuple[bool, str]] | None, what: str) -> tuple[bool, str]:
+    """The person's answer to a widening (`ask`: whoever can approve here),
+    or no when nobody can be asked."""
+    return ask(what) if ask is not None else (False, "nobody here can approve it")
