@@ -49,7 +49,12 @@ def claude_env(srv: ScriptedServer, token: str = OAUTH) -> dict[str, str]:
 
 
 def hhmm(epoch: float, zone: ZoneInfo = WARSAW) -> str:
-    return datetime.fromtimestamp(epoch, zone).strftime("%H:%M")
+    """The reset as a person reads it now: `00:31` on today's date in `zone`,
+    `Dec 6 00:31` on another day (a reset hours ahead is tomorrow in the
+    evening). Read when asserting: the day is the one of the look."""
+    at = datetime.fromtimestamp(epoch, zone)
+    today = datetime.now(zone).date()
+    return at.strftime("%H:%M") if at.date() == today else f"{at:%b} {at.day} {at:%H:%M}"
 
 
 def view(zap, sid: str) -> dict:
@@ -58,7 +63,6 @@ def view(zap, sid: str) -> dict:
 
 def test_claude_session_limit_ends_with_the_reset_and_holds_the_next_spawns(zap):
     reset = int(time.time()) + 3 * 3600
-    shown = hhmm(reset)
     script = [{"match": "first over the limit", "turns": [claude_limit(reset)]},
               {"match": "other account", "turns": [{"text": "the other account works"}]}]
     with ScriptedServer(script, protocol="anthropic") as srv:
@@ -71,15 +75,14 @@ def test_claude_session_limit_ends_with_the_reset_and_holds_the_next_spawns(zap)
         assert limit["cli"] == "claude" and limit["resets_at"] == reset, doc
         assert limit["zone"] == "Europe/Warsaw"
         assert "You've hit your 5-hour limit" in limit["message"]  # claude's own words
-        said = f"usage limit, resets {shown} Europe/Warsaw"
-        assert doc["reason"].startswith(said), doc["reason"]
-        assert said in zap("poll", "--no-wait", sid).out
-        assert said in zap("list").out
+        assert doc["reason"].startswith(f"usage limit, resets {hhmm(reset)} Europe/Warsaw"), doc["reason"]
+        assert f"usage limit, resets {hhmm(reset)} Europe/Warsaw" in zap("poll", "--no-wait", sid).out
+        assert f"usage limit, resets {hhmm(reset)} Europe/Warsaw" in zap("list").out
         # the next spawn for that CLI and account waits for the reset, saying so
         held = ct.spawn(zap, "claude", "second, same account", env)
-        wait_until(lambda: f"queued (claude usage limit, resets {shown})"
+        wait_until(lambda: f"queued (claude usage limit, resets {hhmm(reset)})"
                    in zap("poll", "--no-wait", held).out, timeout=20)
-        assert f"queued (claude usage limit, resets {shown})" in zap("list").out
+        assert f"queued (claude usage limit, resets {hhmm(reset)})" in zap("list").out
         time.sleep(2)
         assert view(zap, held)["status"] == "queued" and not ct.records(zap, held, "process")
         # the trail's shapes the event hooks derive `usage_limited` from: the end carries

@@ -31,6 +31,9 @@ environment (ZAPCLI_ID, ZAPCLI_STATUS, ZAPCLI_EXIT_CODE, ZAPCLI_TRAIL,
 ZAPCLI_WORKTREE) plus ZAPCLI_EVENT, ZAPCLI_DETAIL (one line saying what
 happened), ZAPCLI_TASK (its first line) and, for `needs_input`,
 ZAPCLI_REQUEST: the pending request's whole text (as `approve` shows it).
+ZAPCLI_STATUS is the status when the helper starts, which a quick subagent
+may already have moved past (a `started` hook can read `completed`); the
+event and its detail say what happened.
 Event records are bookkeeping, not a sign of life: the reader leaves them
 out of `last_ts`, so claiming a stall does not end it.
 """
