@@ -129,19 +129,22 @@ def test_observers_racing_run_a_needs_input_nobody_fired_once(zap, tmp_path):
 def test_started_runs_once_when_it_starts_not_while_it_waits(zap, tmp_path):
     log = tmp_path / "events.log"
     hook = f"started={LINE.format(log=log)}"
-    first = zap.spawn_sh("sleep 2", "--on-event", hook)
+    go = zap.cwd / "go"  # the first runs until the test has looked, however slow the machine
+    first = zap.spawn_sh(f"until [ -e {go} ]; do sleep 0.1; done", "--on-event", hook)
     second = zap.spawn_sh("true", "--on-event", hook, "--after", first)
-    wait_until(lambda: _lines(log, "started"), 20, 0.1)
-    time.sleep(0.5)
+    wait_until(lambda: _lines(log, "started"), 30, 0.1)
+    _settled(zap, first, "started")
     assert [r[1] for r in _lines(log, "started")] == [first]  # the second waits for the first
-    assert zap("wait", first, second, "--timeout", "30").returncode == 0
+    assert zap.status(second) == "queued"
+    go.touch()
+    assert zap("wait", first, second, "--timeout", "60", timeout=90).returncode == 0
     _settled(zap, second, "started")
-    rows = _lines(log, "started")
-    assert sorted(r[1] for r in rows) == sorted([first, second])
-    # ZAPCLI_STATUS is its status when the command runs, read by the hook's own
-    # helper: `true` (or, on a slow machine, `sleep 2`) may have ended by then;
-    # never `queued`, as the second was while it waited
-    assert {r[2] for r in rows} <= {"running", "completed"}, rows
+    rows = {r[1]: r for r in _lines(log, "started")}
+    assert sorted(rows) == sorted([first, second]) and len(_lines(log, "started")) == 2
+    assert rows[first][2] == "running"  # it ran on until the test had seen its hook end
+    # ZAPCLI_STATUS is its status when the hook's helper starts: `true` may have
+    # ended by then; never `queued`, as it was while it waited
+    assert rows[second][2] in ("running", "completed"), rows
     assert _states(zap, first, "started") == ["claimed", "running", "done"]
 
 

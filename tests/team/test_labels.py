@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import wait_until
+from tests.conftest import trail_records, wait_until
 from zapcli.definitions import parse_definition
 
 REVIEWER = """name: reviewer
@@ -57,6 +57,17 @@ def _tool_answers(srv, marker: str) -> list[str]:
     return [m["content"] for m in last["messages"] if m["role"] == "tool"]
 
 
+def _why(zap, sid: str) -> str:
+    """How `sid` ended, for an assertion's message: its reason, what it said,
+    its stderr and the last records of its trail."""
+    doc = zap.json("poll", "--no-wait", sid)["subagents"][0]
+    err = zap.home / "subagents" / f"{sid}.err"
+    tail = [r for r in trail_records(zap.trail(sid)) if r["type"] not in ("text", "thinking")][-12:]
+    return (f"{sid} {doc['status']}: {doc.get('reason')}\noutput: {zap('output', sid).out!r}\n"
+            f"stderr: {err.read_text(errors='replace')[-2000:] if err.exists() else ''}\n"
+            + "\n".join(json.dumps(r)[:400] for r in tail))
+
+
 def test_a_claim_hands_each_task_only_to_a_claimer_that_serves_it(zap, model):
     _define(zap, "reviewer", REVIEWER)
     _define(zap, "coder", CODER)
@@ -85,8 +96,8 @@ def test_a_claim_hands_each_task_only_to_a_claimer_that_serves_it(zap, model):
                    check=True).out.strip()
     wait_until(lambda: _board(zap)["t4"]["state"] == "done", 60, 0.2)
     coder = zap("spawn", "--agent", "coder", "--", "CODER work the board", check=True).out.strip()
-    assert zap.wait_status(coder, 120) == "completed", zap("output", coder).out
-    assert zap.wait_status(reviewer, 120) == "completed", zap("output", reviewer).out
+    assert zap.wait_status(coder, 120) == "completed", _why(zap, coder)
+    assert zap.wait_status(reviewer, 120) == "completed", _why(zap, reviewer)
 
     board = _board(zap)
     assert {tid: t["done_by"].split()[0] for tid, t in board.items()} == {
