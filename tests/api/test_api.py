@@ -84,12 +84,12 @@ def test_errors_are_one_family_spelled_for_python(zap):
 KEY = "sk-api-test-0123456789"
 
 
-def test_send_approve_and_deny_an_agent(zap, model):
+def test_send_approve_and_deny_an_agent(zap, model, monkeypatch):
     ask = [{"tool_calls": [{"name": "bash", "arguments": {"command": "true"}}]}, {"text": "done"}]
     model([{"match": "ask alpha", "turns": ask}, {"match": "ask beta", "turns": ask}])
-    import os
-
-    os.environ.update({k: v for k, v in zap.env.items() if k.startswith(("OPENAI_", "ZAPCLI_MODEL"))})
+    for k, v in zap.env.items():  # the API reads the model's address from this process's environment
+        if k.startswith(("OPENAI_", "ZAPCLI_MODEL")):
+            monkeypatch.setenv(k, v)
     alpha, beta = (zapcli.spawn(f"ask {w}").id for w in ("alpha", "beta"))
     for sid in (alpha, beta):
         wait_until(lambda sid=sid: zapcli.poll(sid, no_wait=True).subagents[0].pending_approval, 60)
