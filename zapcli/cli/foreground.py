@@ -24,6 +24,7 @@ from zapcli.cli.definition_tools import SHOWN
 from zapcli.cli.output import escape_controls, is_tty
 from zapcli.cli.runend import (
     SIGNALS,
+    Halt,
     HungUp,
     Terminated,
     close,
@@ -48,12 +49,19 @@ class TerminalApprover(Policy):
 
         super().__init__(mode, workspace, cwd, roots, unattended, control_roots(), control_files())
         self.input_ended = False
-        self.halted = False  # the run was interrupted: nothing more is approved
+        self.stopped: Halt | None = None  # the run's signals, seen from the moment they are sent
+        self._halted = False
         self.bound: dict[str, Any] | None = None  # the run's own fields: what it may hand on
+
+    @property
+    def halted(self) -> bool:
+        """The run was interrupted: nothing more is approved (asked as an
+        answer arrives, so an answer typed after the signal is not taken)."""
+        return self._halted or (self.stopped is not None and self.stopped.is_set())
 
     def halt(self) -> None:
         """The run was interrupted: every question, asked or not, is denied."""
-        self.halted = True
+        self._halted = True
 
     def check(self, tool: str, args: dict[str, Any], *, allowlisted: bool | None = None) -> Any:
         """The policy's verdict; and a definition saved with more than this
@@ -371,7 +379,8 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
     # subagents' approval requests are asked here, at once, whatever the model is doing
     watcher = ApprovalWatcher(lambda: sub.started, sub.notify, gate, _ASKING,
                               denied=sub.denied if gate.unattended else None)
-    halted = threading.Event()  # Ctrl-C, SIGTERM, SIGHUP: set before anything else happens
+    halted = Halt()  # Ctrl-C, SIGTERM, SIGHUP: seen from the moment one is sent
+    gate.stopped = sub.stopped = halted
 
     def stop_reason() -> tuple[str, str] | None:
         if halted.is_set():
@@ -388,8 +397,9 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
 
     worker = threading.Thread(target=loop, name="agent-loop", daemon=True)
     # a signal its starter ignores (`nohup`, a shell's background job) stays ignored
-    previous = {sig: signal.signal(sig, on_signal(halted)) for sig in SIGNALS
-                if signal.getsignal(sig) is not signal.SIG_IGN}
+    ours = tuple(sig for sig in SIGNALS if signal.getsignal(sig) is not signal.SIG_IGN)
+    halted.arm(ours)
+    previous = {sig: signal.signal(sig, on_signal(halted)) for sig in ours}
     run_id = sink.run_id
     watching = threading.Event()
     if budget is not None:
@@ -398,6 +408,8 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         watcher.start()
         worker.start()
         worker.join(timeout=max(limit, 0) + 1.0)
+        if halted.is_set() and halted.claim():  # its loop saw the signal before the handler ran
+            raise halted.exception()
     except (KeyboardInterrupt, Terminated, HungUp) as exc:
         halt(halted, watcher, gate, sub)
         watching.set()
@@ -408,6 +420,7 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         watcher.catch_up()  # a denial made since its last look is in the report too
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        halted.disarm()
     if not box:
         closed = close(tree, sub, run_id)
         why = (f"timed out after {limit:g}s (waiting for the model); raise --timeout or check "
