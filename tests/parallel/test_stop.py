@@ -194,6 +194,42 @@ def test_an_answer_that_lands_with_the_signal_runs_nothing(zap, model, signum, c
 
 
 @pytest.mark.timeout(180)
+def test_a_subagents_question_answered_with_the_signal_is_denied(zap):
+    """The same instant for a question of the run's subagent, asked at the
+    run's terminal: frozen while it is asked, Ctrl-C, `y`, go on — the
+    child's command never runs and its request is denied."""
+    import os
+    import time
+
+    from tests.cli.test_run_approvals_pty import _parent_script, _run
+    from zapcli.testing import ScriptedServer
+
+    with ScriptedServer(_parent_script("frozenchild", 1)) as srv:
+        term = _run(zap, srv, "frozenchild")
+        try:
+            term.expect(b"allow")
+            term.expect(b"(n):")
+            [sid] = [s["id"] for s in zap.json("list", "--all")["subagents"]]
+            time.sleep(0.2)  # it reads the terminal now
+            os.kill(term.proc.pid, signal.SIGSTOP)
+            wait_until(lambda: psutil.Process(term.proc.pid).status() == psutil.STATUS_STOPPED, 10)
+            os.kill(term.proc.pid, signal.SIGINT)
+            term.send(b"y\r")
+            os.kill(term.proc.pid, signal.SIGCONT)
+            code = term.proc.wait(60)
+            said = term.expect(b"zapcli: interrupted", 5).decode(errors="replace")
+        finally:
+            if term.proc.poll() is None:
+                term.proc.kill()
+            os.close(term.master)
+    wait_until(lambda: _runners_gone(zap), timeout=30)
+    assert code == 130 and "Traceback" not in said, said
+    assert not (zap.cwd / "out.txt").exists(), said
+    decisions = [r for r in zap.json("replay", sid)["records"] if r["type"] == "approval_decision"]
+    assert [d["decision"] for d in decisions] == ["deny"], decisions
+
+
+@pytest.mark.timeout(180)
 def test_a_run_started_with_nohup_outlives_its_terminal(zap, model):
     """`nohup zapcli run ...`: SIGHUP is ignored by whoever started it, so the
     closed terminal does not end the run; it waits for its result and ends
