@@ -11,7 +11,6 @@ subagents' approval requests are asked there too, at once (`zapcli.cli.watch`).
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import threading
 import time
@@ -23,7 +22,6 @@ from zapcli.approvals import Decision, Policy
 from zapcli.cli.definition_tools import SHOWN
 from zapcli.cli.output import escape_controls, is_tty
 from zapcli.cli.runend import (
-    SIGNALS,
     Halt,
     HungUp,
     Terminated,
@@ -31,7 +29,6 @@ from zapcli.cli.runend import (
     emit_run,
     halt,
     interrupted,
-    on_signal,
     say,
 )
 from zapcli.cli.watch import INTERRUPTED
@@ -55,8 +52,7 @@ class TerminalApprover(Policy):
 
     @property
     def halted(self) -> bool:
-        """The run was interrupted: nothing more is approved (asked as an
-        answer arrives, so an answer typed after the signal is not taken)."""
+        """Interrupted: nothing more is approved (asked again as an answer arrives)."""
         return self._halted or (self.stopped is not None and self.stopped.is_set())
 
     def halt(self) -> None:
@@ -396,10 +392,7 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
                             budget=tree.check))
 
     worker = threading.Thread(target=loop, name="agent-loop", daemon=True)
-    # a signal its starter ignores (`nohup`, a shell's background job) stays ignored
-    ours = tuple(sig for sig in SIGNALS if signal.getsignal(sig) is not signal.SIG_IGN)
-    halted.arm(ours)
-    previous = {sig: signal.signal(sig, on_signal(halted)) for sig in ours}
+    previous = halted.catch()
     run_id = sink.run_id
     watching = threading.Event()
     if budget is not None:
@@ -418,9 +411,7 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         watching.set()
         watcher.stop.set()
         watcher.catch_up()  # a denial made since its last look is in the report too
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        halted.disarm()
+        halted.release(previous)
     if not box:
         closed = close(tree, sub, run_id)
         why = (f"timed out after {limit:g}s (waiting for the model); raise --timeout or check "

@@ -44,6 +44,19 @@ class Halt:
         self._pipe = (read, write)
         self._previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
 
+    def catch(self) -> dict[int, Any]:
+        """Watch and handle the run's signals (main thread); a signal its
+        starter ignores (`nohup`, a shell's background job) stays ignored.
+        The handlers it replaced, for `release`."""
+        ours = tuple(sig for sig in SIGNALS if signal.getsignal(sig) is not signal.SIG_IGN)
+        self.arm(ours)
+        return {sig: signal.signal(sig, on_signal(self)) for sig in ours}
+
+    def release(self, previous: dict[int, Any]) -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        self.disarm()
+
     def disarm(self) -> None:
         if self._pipe is None:
             return
