@@ -100,3 +100,21 @@ def test_the_run_ends_on_it_once_and_by_the_signal_it_was() -> None:
 def test_disarm_gives_the_wakeup_fd_back(armed: Halt) -> None:
     armed.disarm()
     assert signal.set_wakeup_fd(-1) == -1
+
+
+def test_confirmed_asks_the_main_thread_and_never_hangs(armed: Halt) -> None:
+    """`confirmed` waits for the main thread (serving in `wait`) to run once;
+    with nobody serving it answers at once."""
+    seen: list[bool] = []
+
+    def body() -> None:
+        seen.append(armed.confirmed())
+        signal.pthread_kill(threading.get_ident(), signal.SIGUSR1)
+        seen.append(armed.confirmed())
+
+    worker = threading.Thread(target=armed.poking(body))
+    worker.start()
+    armed.wait(worker, 10)
+    worker.join(10)
+    assert seen == [False, True]
+    assert _in_thread(lambda: Halt().confirmed(wait_s=30)) is False  # nobody serves: no wait

@@ -92,7 +92,7 @@ class TerminalApprover(Policy):
         return self._answered(ok)
 
     def _answered(self, ok: bool) -> tuple[bool, str]:
-        if self.halted:  # answered after the run was interrupted: not acted on
+        if self.halted or (self.stopped and self.stopped.confirmed()):  # answered after the signal
             return False, INTERRUPTED
         return ok, "approved at the terminal" if ok else "denied at the terminal"
 
@@ -379,7 +379,7 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
     gate.stopped = sub.stopped = halted
 
     def stop_reason() -> tuple[str, str] | None:
-        if halted.is_set():
+        if halted.confirmed():
             return ("cancelled", "interrupted")
         if time.monotonic() >= deadline:
             return ("timeout", f"--timeout {limit:g}s reached")
@@ -391,7 +391,7 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         box.append(host.run(task, tree.meter.sink(sink), hooks=hooks, should_stop=stop_reason,
                             budget=tree.check))
 
-    worker = threading.Thread(target=loop, name="agent-loop", daemon=True)
+    worker = threading.Thread(target=halted.poking(loop), name="agent-loop", daemon=True)
     previous = halted.catch()
     run_id = sink.run_id
     watching = threading.Event()
@@ -400,7 +400,7 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
     try:
         watcher.start()
         worker.start()
-        worker.join(timeout=max(limit, 0) + 1.0)
+        halted.wait(worker, max(limit, 0) + 1.0)  # answering `confirmed` meanwhile
         if halted.is_set() and halted.claim():  # its loop saw the signal before the handler ran
             raise halted.exception()
     except (KeyboardInterrupt, Terminated, HungUp) as exc:

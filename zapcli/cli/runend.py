@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +26,10 @@ class Halt:
     read a person's answer): still pending in the kernel, or already caught
     by the interpreter's C handler (a byte on the wakeup pipe), or handled
     (`set`). So an answer typed after Ctrl-C is never taken for one before.
-    `arm` (main thread) starts watching `watched`; `disarm` ends it."""
+    `arm` (main thread) starts watching `watched`; `disarm` ends it.
+    `confirmed` closes the last gap (the main thread took the signal from
+    the kernel and was preempted before its C handler ran) by waiting for
+    the main thread to run once: it runs that handler before anything else."""
 
     def __init__(self) -> None:
         self._event = threading.Event()
@@ -35,6 +39,10 @@ class Halt:
         self._previous = -1
         self.signum: int | None = None  # the first of ours seen
         self._claimed = False
+        self._asked = threading.Event()  # a `confirmed` waits, or the loop ended
+        self._acks = threading.Condition()
+        self._asks = self._acked = 0
+        self._serving = False
 
     def arm(self, watched: tuple[int, ...]) -> None:
         self._watched = frozenset(int(s) for s in watched)
@@ -90,6 +98,51 @@ class Halt:
         if self._pending() or self._caught():
             self._event.set()
         return self._event.is_set()
+
+    def confirmed(self, wait_s: float = 2.0) -> bool:
+        """`is_set` once the main thread has run since this call: for the
+        decision after a person's answer, and before a model call or a tool."""
+        if self.is_set():
+            return True
+        if threading.current_thread() is threading.main_thread():
+            return False
+        with self._acks:
+            if not self._serving:
+                return self.is_set()
+            self._asks += 1
+            mine = self._asks
+            self._asked.set()
+            self._acks.wait_for(lambda: self._acked >= mine or not self._serving, timeout=wait_s)
+        return self.is_set()
+
+    def poking(self, body: Callable[[], None]) -> Callable[[], None]:
+        """`body`, waking the main thread's `wait` as it ends."""
+        def run() -> None:
+            try:
+                body()
+            finally:
+                self._asked.set()
+
+        return run
+
+    def wait(self, worker: threading.Thread, timeout: float) -> None:
+        """The main thread waits for `worker` (run through `poking`) up to
+        `timeout`, answering each `confirmed` meanwhile; a signal's handler
+        raises out of it."""
+        end = time.monotonic() + timeout
+        with self._acks:
+            self._serving = True
+        try:
+            while worker.is_alive() and time.monotonic() < end:
+                if self._asked.wait(max(end - time.monotonic(), 0)):
+                    self._asked.clear()
+                    with self._acks:
+                        self._acked = self._asks
+                        self._acks.notify_all()
+        finally:
+            with self._acks:
+                self._serving = False
+                self._acks.notify_all()
 
     def _pending(self) -> bool:
         """One of ours is sent and not yet taken by any thread (this thread

@@ -150,7 +150,9 @@ class ApprovalWatcher(threading.Thread):
 
     def _halted(self) -> bool:
         """Interrupted (the run's approver sees a signal from the moment it is sent)."""
-        return self.stop.is_set() or bool(getattr(self.gate, "halted", False))
+        stopped = getattr(self.gate, "stopped", None)  # runend.Halt
+        return (self.stop.is_set() or bool(getattr(self.gate, "halted", False))
+                or bool(stopped is not None and stopped.confirmed()))
 
     def _decide(self, sid: str, req_id: str, req: dict[str, Any], approve: bool, reason: str) -> None:
         from zapcli.ops.steer import decide
