@@ -152,6 +152,84 @@ def test_a_question_open_at_the_signal_is_denied_even_if_answered_after_it(zap, 
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.parametrize(("signum", "code"), [(s, c) for s, c, _ in SIGNALS],
+                         ids=["SIGINT", "SIGTERM", "SIGHUP"])
+def test_an_answer_that_lands_with_the_signal_runs_nothing(zap, model, signum, code):
+    """The race CI lost, made certain: the run is frozen (SIGSTOP) while its
+    question is open, the signal is sent, then `y` is typed, then it goes on
+    (SIGCONT): the signal and the answer are there in the same instant, and
+    whichever of its threads runs first, the answer came after the signal
+    and the command never runs (it ran when the run only learnt of the
+    signal once its main thread's handler had run)."""
+    import os
+    import time
+
+    from tests.cli.test_run_approvals_pty import Terminal
+
+    marker = zap.cwd / "ran-after-the-signal"
+    srv = model([{"match": "frozen question", "turns": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": f"touch {marker}"}}]},
+        {"text": "never asked"}]}])
+    term = Terminal([sys.executable, "-m", "zapcli", "run", "--approval", "confirm", "--",
+                     "frozen question"], dict(zap.env, TERM="dumb"), str(zap.cwd))
+    try:
+        term.expect(b"touch")
+        term.expect(b"(n):")  # the question waits for its answer
+        time.sleep(0.2)  # it reads the terminal now
+        os.kill(term.proc.pid, signal.SIGSTOP)
+        wait_until(lambda: psutil.Process(term.proc.pid).status() == psutil.STATUS_STOPPED, 10)
+        os.kill(term.proc.pid, signum)
+        term.send(b"y\r")
+        os.kill(term.proc.pid, signal.SIGCONT)
+        got = term.proc.wait(60)
+        said = term.expect(b"zapcli: interrupted", 5).decode(errors="replace")
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+        os.close(term.master)
+    assert got == code, said
+    assert not marker.exists(), said
+    assert said.count("zapcli: interrupted") == 1 and "Traceback" not in said, said
+    assert len(srv.requests) == 1, said
+
+
+@pytest.mark.timeout(180)
+def test_a_subagents_question_answered_with_the_signal_is_denied(zap):
+    """The same instant for a question of the run's subagent, asked at the
+    run's terminal: frozen while it is asked, Ctrl-C, `y`, go on — the
+    child's command never runs and its request is denied."""
+    import os
+    import time
+
+    from tests.cli.test_run_approvals_pty import _parent_script, _run
+    from zapcli.testing import ScriptedServer
+
+    with ScriptedServer(_parent_script("frozenchild", 1)) as srv:
+        term = _run(zap, srv, "frozenchild")
+        try:
+            term.expect(b"allow")
+            term.expect(b"(n):")
+            [sid] = [s["id"] for s in zap.json("list", "--all")["subagents"]]
+            time.sleep(0.2)  # it reads the terminal now
+            os.kill(term.proc.pid, signal.SIGSTOP)
+            wait_until(lambda: psutil.Process(term.proc.pid).status() == psutil.STATUS_STOPPED, 10)
+            os.kill(term.proc.pid, signal.SIGINT)
+            term.send(b"y\r")
+            os.kill(term.proc.pid, signal.SIGCONT)
+            code = term.proc.wait(60)
+            said = term.expect(b"zapcli: interrupted", 5).decode(errors="replace")
+        finally:
+            if term.proc.poll() is None:
+                term.proc.kill()
+            os.close(term.master)
+    wait_until(lambda: _runners_gone(zap), timeout=30)
+    assert code == 130 and "Traceback" not in said, said
+    assert not (zap.cwd / "out.txt").exists(), said
+    decisions = [r for r in zap.json("replay", sid)["records"] if r["type"] == "approval_decision"]
+    assert [d["decision"] for d in decisions] == ["deny"], decisions
+
+
+@pytest.mark.timeout(180)
 def test_a_run_started_with_nohup_outlives_its_terminal(zap, model):
     """`nohup zapcli run ...`: SIGHUP is ignored by whoever started it, so the
     closed terminal does not end the run; it waits for its result and ends

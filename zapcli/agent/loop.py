@@ -342,7 +342,7 @@ def _check_and_run(call: ToolCall, tool: Tool | None, granted: dict[str, Tool],
     waited.append(time.monotonic() - asked)
     if refusal is not None:
         return refusal
-    stopped = stop() if waited[-1] > 0.05 else None  # a stop while the person was asked
+    stopped = stop()  # asked again at the point of running: a stop while the person was asked
     if stopped is not None:
         return ToolResult(False, f"not run: {stopped[1]}")
     result = tool.run(args, replace(ctx, call_id=call.call_id))

@@ -11,7 +11,6 @@ subagents' approval requests are asked there too, at once (`zapcli.cli.watch`).
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import threading
 import time
@@ -23,14 +22,13 @@ from zapcli.approvals import Decision, Policy
 from zapcli.cli.definition_tools import SHOWN
 from zapcli.cli.output import escape_controls, is_tty
 from zapcli.cli.runend import (
-    SIGNALS,
+    Halt,
     HungUp,
     Terminated,
     close,
     emit_run,
     halt,
     interrupted,
-    on_signal,
     say,
 )
 from zapcli.cli.watch import INTERRUPTED
@@ -48,12 +46,18 @@ class TerminalApprover(Policy):
 
         super().__init__(mode, workspace, cwd, roots, unattended, control_roots(), control_files())
         self.input_ended = False
-        self.halted = False  # the run was interrupted: nothing more is approved
+        self.stopped: Halt | None = None  # the run's signals, seen from the moment they are sent
+        self._halted = False
         self.bound: dict[str, Any] | None = None  # the run's own fields: what it may hand on
+
+    @property
+    def halted(self) -> bool:
+        """Interrupted: nothing more is approved (asked again as an answer arrives)."""
+        return self._halted or (self.stopped is not None and self.stopped.is_set())
 
     def halt(self) -> None:
         """The run was interrupted: every question, asked or not, is denied."""
-        self.halted = True
+        self._halted = True
 
     def check(self, tool: str, args: dict[str, Any], *, allowlisted: bool | None = None) -> Any:
         """The policy's verdict; and a definition saved with more than this
@@ -88,7 +92,7 @@ class TerminalApprover(Policy):
         return self._answered(ok)
 
     def _answered(self, ok: bool) -> tuple[bool, str]:
-        if self.halted:  # answered after the run was interrupted: not acted on
+        if self.halted or (self.stopped and self.stopped.confirmed()):  # answered after the signal
             return False, INTERRUPTED
         return ok, "approved at the terminal" if ok else "denied at the terminal"
 
@@ -371,10 +375,11 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
     # subagents' approval requests are asked here, at once, whatever the model is doing
     watcher = ApprovalWatcher(lambda: sub.started, sub.notify, gate, _ASKING,
                               denied=sub.denied if gate.unattended else None)
-    halted = threading.Event()  # Ctrl-C, SIGTERM, SIGHUP: set before anything else happens
+    halted = Halt()  # Ctrl-C, SIGTERM, SIGHUP: seen from the moment one is sent
+    gate.stopped = sub.stopped = halted
 
     def stop_reason() -> tuple[str, str] | None:
-        if halted.is_set():
+        if halted.confirmed():
             return ("cancelled", "interrupted")
         if time.monotonic() >= deadline:
             return ("timeout", f"--timeout {limit:g}s reached")
@@ -386,10 +391,8 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         box.append(host.run(task, tree.meter.sink(sink), hooks=hooks, should_stop=stop_reason,
                             budget=tree.check))
 
-    worker = threading.Thread(target=loop, name="agent-loop", daemon=True)
-    # a signal its starter ignores (`nohup`, a shell's background job) stays ignored
-    previous = {sig: signal.signal(sig, on_signal(halted)) for sig in SIGNALS
-                if signal.getsignal(sig) is not signal.SIG_IGN}
+    worker = threading.Thread(target=halted.poking(loop), name="agent-loop", daemon=True)
+    previous = halted.catch()
     run_id = sink.run_id
     watching = threading.Event()
     if budget is not None:
@@ -397,7 +400,9 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
     try:
         watcher.start()
         worker.start()
-        worker.join(timeout=max(limit, 0) + 1.0)
+        halted.wait(worker, max(limit, 0) + 1.0)  # answering `confirmed` meanwhile
+        if halted.is_set() and halted.claim():  # its loop saw the signal before the handler ran
+            raise halted.exception()
     except (KeyboardInterrupt, Terminated, HungUp) as exc:
         halt(halted, watcher, gate, sub)
         watching.set()
@@ -406,8 +411,7 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         watching.set()
         watcher.stop.set()
         watcher.catch_up()  # a denial made since its last look is in the report too
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        halted.release(previous)
     if not box:
         closed = close(tree, sub, run_id)
         why = (f"timed out after {limit:g}s (waiting for the model); raise --timeout or check "

@@ -58,7 +58,12 @@ class SubagentTool:
         # it runs, so the run's end waits for a spawn under way to be registered, never misses it
         self._busy = 0
         self._gate = threading.Condition()
-        self.halted = False
+        self._halted = False
+        self.stopped: Any = None  # the run's signals, seen from the moment one is sent (runend.Halt)
+
+    @property
+    def halted(self) -> bool:
+        return self._halted or (self.stopped is not None and self.stopped.is_set())
 
     @property
     def started(self) -> list[str]:
@@ -89,7 +94,7 @@ class SubagentTool:
         """Nothing more runs; returns once the actions under way that change
         things (a spawn being registered) have ended, or after `wait_s`."""
         with self._gate:
-            self.halted = True
+            self._halted = True
             self._gate.wait_for(lambda: self._busy <= 0, timeout=wait_s)
 
     def _adopt(self, sid: str, pending: tuple[str, ...]) -> str:

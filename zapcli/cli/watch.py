@@ -125,7 +125,7 @@ class ApprovalWatcher(threading.Thread):
                     pass
 
     def _ask(self, sid: str, req_id: str, task: str, req: dict[str, Any]) -> tuple[bool, str]:
-        if self.stop.is_set() or getattr(self.gate, "halted", False):
+        if self._halted():
             return False, INTERRUPTED
         if self.gate.unattended:
             return False, INPUT_ENDED if getattr(self.gate, "input_ended", False) else NO_TERMINAL
@@ -144,12 +144,21 @@ class ApprovalWatcher(threading.Thread):
                 self.gate.input_ended = True
                 sys.stderr.write("\n")
                 return False, INPUT_ENDED
-        if self.stop.is_set() and ok:  # answered after the run was interrupted
+        if ok and self._halted():  # answered after the run was interrupted
             return False, INTERRUPTED
         return ok, "approved at the terminal" if ok else "denied at the terminal"
 
+    def _halted(self) -> bool:
+        """Interrupted (the run's approver sees a signal from the moment it is sent)."""
+        stopped = getattr(self.gate, "stopped", None)  # runend.Halt
+        return (self.stop.is_set() or bool(getattr(self.gate, "halted", False))
+                or bool(stopped is not None and stopped.confirmed()))
+
     def _decide(self, sid: str, req_id: str, req: dict[str, Any], approve: bool, reason: str) -> None:
         from zapcli.ops.steer import decide
+
+        if approve and self._halted():  # at the point of deciding, once more
+            approve, reason = False, INTERRUPTED
 
         summary = " ".join(str(req.get("summary") or req.get("tool")).split())[:100]
         try:
