@@ -376,12 +376,14 @@ class Pool:
         return busy
 
     def remove_pg(self, sub: Sub) -> None:
-        """Its group goes, once no bundle of it can be being prepared
-        (`place.Doomed`; whatever its state: one found by its name may be
-        one a cancel left pending a moment ago)."""
-        pg, sub.pg = sub.pg or place.existing(sub.sid), None
+        """Its group goes: at once when Ray placed it (it was dispatched to a
+        node), else once no bundle of it can be being prepared
+        (`place.Doomed`: one found by its name may be one a cancel left
+        pending a moment ago)."""
+        known, sub.pg = sub.pg, None
+        pg = known or place.existing(sub.sid)
         if pg is not None:
-            self.doomed.add(pg)
+            self.doomed.add(pg, placed=known is not None and sub.node is not None)
 
 
 def main(argv: list[str]) -> int:

@@ -101,8 +101,13 @@ class Doomed:
     def __len__(self) -> int:
         return len(self.groups)
 
-    def add(self, pg: Any) -> None:
-        self.groups.setdefault(pg.id, [pg, False, time.monotonic()])
+    def add(self, pg: Any, placed: bool = False) -> None:
+        """`placed`: the caller knows Ray placed it (its runner was started
+        on its node): removed now, else once its ready ref says so."""
+        if pg.id not in self.groups:
+            self.groups[pg.id] = [pg, False, time.monotonic()]
+            if placed:
+                self._remove(pg.id)
 
     def tick(self) -> None:
         import ray
