@@ -1,6 +1,6 @@
 """The cluster fixtures: one real two-node Ray cluster per test run.
 
-Imports `tests.ray.cluster`, `zapcli.locks`. The tests skip, saying why, when Ray
+Imports `tests.ray.cluster`, `tests.ray.leftovers`, `zapcli.locks`. The tests skip, saying why, when Ray
 is not installed (`pip install -e '.[dev,ray]'`, which `make test` does).
 
 Under pytest-xdist the workers SHARE one cluster instead of each starting
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ray import cluster
+from tests.ray import cluster, leftovers
 from zapcli.locks import exclusive
 
 
@@ -122,10 +122,24 @@ def ray_shared(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iter
 
 
 @pytest.fixture
-def shared_cluster(ray_shared: Shared) -> Iterator[cluster.ClusterInfo]:
-    """The cluster, shared with concurrent tests."""
+def shared_cluster(ray_shared: Shared, request: pytest.FixtureRequest) -> Iterator[cluster.ClusterInfo]:
+    """The cluster, shared with concurrent tests. After the test, what it
+    left reserved there (`leftovers.check`: an open `zapcli-*` placement
+    group, a held bundle) fails its teardown, saying what, and is removed;
+    a cluster that stays dirty is stopped (by pid) for the next test to
+    start a clean one."""
     with ray_shared.use(exclusive=False):
-        yield ray_shared.ensure()
+        info = ray_shared.ensure()
+        before = set(leftovers.open_groups(info))
+        yield info
+        zap = request.getfixturevalue("zap") if "zap" in request.fixturenames else None
+        try:
+            left = leftovers.check(info, before, zap)
+        except leftovers.Dirty as exc:
+            left = str(exc)
+            ray_shared.gone(info)
+    if left:
+        pytest.fail(f"this test left a reservation on the Ray cluster: {left}", pytrace=False)
 
 
 @pytest.fixture

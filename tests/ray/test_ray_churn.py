@@ -20,9 +20,11 @@ from tests.ray.conftest import OOM_RESOURCE
 from tests.ray.helpers import (
     actors,
     held_bundles,
+    kv_has,
     node_of,
     placement_groups,
     poll,
+    pool_of,
     ray_status,
     remote,
 )
@@ -91,6 +93,45 @@ def test_one_waiting_for_its_placement_is_queued_saying_so(zap: Zap, shared_clus
         go.touch()
     assert zap("wait", hog, waiting, "--timeout", "120", timeout=150).returncode == 0
     assert zap("output", waiting).out == "placed\n"
+
+
+def test_a_cancel_while_ray_places_it_removes_its_group_only_once_placed(zap: Zap, shared_cluster) -> None:
+    """The interleaving of the CI cascade, forced: the kill lands after its
+    placement group was made and before Ray placed it (a hog holds all of
+    the worker, so Ray is about to place it whenever room frees). Its group
+    is not removed while Ray may be preparing it — that can leave its bundle
+    reserved for good and stop Ray from placing any later group (Ray issue
+    64693) — not even once the caller has all of it home and the pool forgets
+    it; once room frees, Ray places it, the pool removes it, nothing stays
+    reserved, its task never ran, and later ones run."""
+    zap = remote(zap, shared_cluster, ray={"resources": {cluster.WORKER_RESOURCE: 4}})  # all of the worker
+    go, ran = zap.cwd / "go", zap.cwd / "ran"
+    hog = zap.spawn_sh(f"until [ -e {go} ]; do sleep 0.1; done")
+    assert wait_until(lambda: placement_groups(shared_cluster, [hog]).get(f"zapcli-{hog}") == ["CREATED"], 90, 0.3)
+    doomed = zap.spawn_sh(f"echo ran > {ran}")
+    try:
+        assert wait_until(lambda: placement_groups(shared_cluster, [doomed]).get(f"zapcli-{doomed}") == ["PENDING"]
+                          and poll(zap, doomed)["status"] == "queued", 60, 0.3)
+        assert zap("kill", "--grace", "1", doomed).returncode == 0
+        assert poll(zap, doomed)["status"] == "cancelled"
+        # All of it comes home (so the pool is told to forget it), and longer than a
+        # pool tick: its group is still there, pending, not removed under Ray's feet.
+        sub_key = f"zapcli_{pool_of(zap)['key']}_sub_{doomed}.json"
+        assert wait_until(lambda: poll(zap, doomed) and not kv_has(shared_cluster, sub_key), 30, 0.3)
+        time.sleep(5)  # pool ticks: the old code removed it within 2 s, pending or not
+        assert placement_groups(shared_cluster, [doomed]).get(f"zapcli-{doomed}") == ["PENDING"]
+    finally:
+        go.touch()
+    assert zap("wait", hog, "--timeout", "120", timeout=150).returncode == 0
+    assert wait_until(lambda: placement_groups(shared_cluster, [hog, doomed]) in (
+        {}, {f"zapcli-{hog}": ["REMOVED"], f"zapcli-{doomed}": ["REMOVED"]}), 60, 0.5), \
+        placement_groups(shared_cluster, [hog, doomed])
+    assert wait_until(lambda: not held_bundles(shared_cluster), 30, 0.5), held_bundles(shared_cluster)
+    later = zap.spawn_sh("echo later")
+    assert zap("wait", later, "--timeout", "120", timeout=150).returncode == 0
+    assert zap("output", later).out == "later\n"
+    assert poll(zap, doomed)["status"] == "cancelled"
+    assert not ran.exists(), "the cancelled one's task ran"
 
 
 def _node_trail_types(home: str, sid: str) -> list[str]:

@@ -117,13 +117,17 @@ def test_queue_after_and_caps_count_remote_subagents(zap: Zap, shared_cluster) -
     """max_concurrent 1 counts the remote one: the local one waits for it; a
     remote one --after a local one starts only after it completed."""
     zap = remote(zap, shared_cluster, max_concurrent=1)
-    first = zap.spawn_sh("sleep 2; echo remote-first")
+    go = zap.cwd / "go"  # the remote one runs until the test has looked (a fixed sleep ran out under load)
+    first = zap.spawn_sh(f"until [ -e {go} ]; do sleep 0.1; done; echo remote-first")
     second = zap("spawn", "--executor", "local", "--cli", "sh", "--", "echo local-second")
     assert second.returncode == 0, second.err
     local = second.out.strip()
-    assert poll(zap, local)["status"] == "queued"
-    third = zap.spawn_sh("echo remote-third", "--after", local)
-    assert poll(zap, third)["status"] == "queued"
+    try:
+        assert poll(zap, local)["status"] == "queued"
+        third = zap.spawn_sh("echo remote-third", "--after", local)
+        assert poll(zap, third)["status"] == "queued"
+    finally:
+        go.touch()
     assert zap("wait", first, local, third, "--timeout", "90").returncode == 0
     ends = {sid: trail_records(zap.trail(sid)) for sid in (first, local, third)}
 

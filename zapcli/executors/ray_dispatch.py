@@ -16,10 +16,12 @@ mismatch ends it at once, saying both), then every tick (100 ms):
 - asks each node's agent what its runners wrote and appends it as frames;
   records for a runner (`send`, approvals, a cancel) go to its agent;
 - on a node's death its subagents are `lost` with Ray's reason; an ended
-  one's placement group is removed at once (one cancelled while Ray places
-  it: once placed, `ray_place.Doomed`); an acknowledged one (all of it came
-  home) loses every Ray-side trace: keys, group, frames file;
-- writes a status line on every change; ends once nothing was open for IDLE_S.
+  one's placement group is removed, always through `ray_place.Doomed`, which
+  never removes one Ray may be preparing (one cancelled while Ray places it
+  waits until it is placed); an acknowledged one (all of it came home)
+  loses every Ray-side trace: keys, group, frames file;
+- writes a status line on every change; ends once nothing was open, and no
+  group was left to remove, for IDLE_S.
 
 Exactly once, whatever Ray retries: Ray retries nothing of the pool's (its
 agents have `ray_agents.NO_RETRIES`; a job is never resubmitted by Ray),
@@ -84,7 +86,7 @@ class Pool:
         self.status = StatusFile(self.dir / "status")
         self.subs: dict[str, Sub] = {}
         self.agents = Agents(caller)
-        self.doomed = place.Doomed()  # cancelled ones' groups, removed once placed
+        self.doomed = place.Doomed()  # groups to remove, each once no bundle of it is being prepared
         self.reports: dict[str, tuple[Any, list[str]]] = {}  # node -> (ref, sids)
         self.last_busy = time.monotonic()
         self.dirty = True
@@ -94,7 +96,7 @@ class Pool:
         while True:
             busy = self.tick()
             now = time.monotonic()
-            if busy or any(s.state.open for s in self.subs.values()):
+            if busy or self.doomed or any(s.state.open for s in self.subs.values()):
                 self.last_busy = now
             elif now - self.last_busy > self.idle_s:
                 self.write_status(closed=True)
@@ -354,9 +356,7 @@ class Pool:
                         rec.get("type") == "status" and is_terminal(rec.get("status")):
                     sub.frames.add({}, wire.EndHow.UNSTARTED)
                     sub.state, sub.reason, self.dirty = wire.PoolState.ENDED, "cancelled before it started", True
-                    if sub.pg is not None:  # removed once Ray has placed it (place.Doomed)
-                        self.doomed.add(sub.pg)
-                        sub.pg = None
+                    self.remove_pg(sub)  # once Ray has placed it (place.Doomed)
                 if sub.state != wire.PoolState.RUNNING and sub.state.open:
                     break  # it takes them when it starts
                 if sub.state == wire.PoolState.RUNNING and self.agents.paused(sub.node or ""):
@@ -376,9 +376,14 @@ class Pool:
         return busy
 
     def remove_pg(self, sub: Sub) -> None:
-        pg, sub.pg = sub.pg or place.existing(sub.sid), None
+        """Its group goes: at once when Ray placed it (it was dispatched to a
+        node), else once no bundle of it can be being prepared
+        (`place.Doomed`: one found by its name may be one a cancel left
+        pending a moment ago)."""
+        known, sub.pg = sub.pg, None
+        pg = known or place.existing(sub.sid)
         if pg is not None:
-            place.remove(pg)
+            self.doomed.add(pg, placed=known is not None and sub.node is not None)
 
 
 def main(argv: list[str]) -> int:
