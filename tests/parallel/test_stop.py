@@ -151,6 +151,24 @@ def test_a_question_open_at_the_signal_is_denied_even_if_answered_after_it(zap, 
     assert len(srv.requests) == 2
 
 
+def _answer_with_the_signal(term, signum: int) -> tuple[int, str]:
+    """With `term`'s run asking its question: freeze the run (SIGSTOP), send
+    `signum`, type `y`, let it go on (SIGCONT) — the signal and the answer
+    there in the same instant. Its exit code and what it said."""
+    import os
+    import time
+
+    term.expect(b"(n):")  # the question waits for its answer
+    time.sleep(0.2)  # it reads the terminal now
+    os.kill(term.proc.pid, signal.SIGSTOP)
+    wait_until(lambda: psutil.Process(term.proc.pid).status() == psutil.STATUS_STOPPED, 10)
+    os.kill(term.proc.pid, signum)
+    term.send(b"y\r")
+    os.kill(term.proc.pid, signal.SIGCONT)
+    code = term.proc.wait(60)
+    return code, term.expect(b"zapcli: interrupted", 5).decode(errors="replace")
+
+
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize(("signum", "code"), [(s, c) for s, c, _ in SIGNALS],
                          ids=["SIGINT", "SIGTERM", "SIGHUP"])
@@ -162,7 +180,6 @@ def test_an_answer_that_lands_with_the_signal_runs_nothing(zap, model, signum, c
     and the command never runs (it ran when the run only learnt of the
     signal once its main thread's handler had run)."""
     import os
-    import time
 
     from tests.cli.test_run_approvals_pty import Terminal
 
@@ -174,15 +191,7 @@ def test_an_answer_that_lands_with_the_signal_runs_nothing(zap, model, signum, c
                      "frozen question"], dict(zap.env, TERM="dumb"), str(zap.cwd))
     try:
         term.expect(b"touch")
-        term.expect(b"(n):")  # the question waits for its answer
-        time.sleep(0.2)  # it reads the terminal now
-        os.kill(term.proc.pid, signal.SIGSTOP)
-        wait_until(lambda: psutil.Process(term.proc.pid).status() == psutil.STATUS_STOPPED, 10)
-        os.kill(term.proc.pid, signum)
-        term.send(b"y\r")
-        os.kill(term.proc.pid, signal.SIGCONT)
-        got = term.proc.wait(60)
-        said = term.expect(b"zapcli: interrupted", 5).decode(errors="replace")
+        got, said = _answer_with_the_signal(term, signum)
     finally:
         if term.proc.poll() is None:
             term.proc.kill()
@@ -199,7 +208,6 @@ def test_a_subagents_question_answered_with_the_signal_is_denied(zap):
     run's terminal: frozen while it is asked, Ctrl-C, `y`, go on — the
     child's command never runs and its request is denied."""
     import os
-    import time
 
     from tests.cli.test_run_approvals_pty import _parent_script, _run
     from zapcli.testing import ScriptedServer
@@ -208,16 +216,8 @@ def test_a_subagents_question_answered_with_the_signal_is_denied(zap):
         term = _run(zap, srv, "frozenchild")
         try:
             term.expect(b"allow")
-            term.expect(b"(n):")
             [sid] = [s["id"] for s in zap.json("list", "--all")["subagents"]]
-            time.sleep(0.2)  # it reads the terminal now
-            os.kill(term.proc.pid, signal.SIGSTOP)
-            wait_until(lambda: psutil.Process(term.proc.pid).status() == psutil.STATUS_STOPPED, 10)
-            os.kill(term.proc.pid, signal.SIGINT)
-            term.send(b"y\r")
-            os.kill(term.proc.pid, signal.SIGCONT)
-            code = term.proc.wait(60)
-            said = term.expect(b"zapcli: interrupted", 5).decode(errors="replace")
+            code, said = _answer_with_the_signal(term, signal.SIGINT)
         finally:
             if term.proc.poll() is None:
                 term.proc.kill()
