@@ -26,6 +26,18 @@ def _imported(err: str) -> set[str]:
     return {m.group(1).strip() for m in re.finditer(r"^import time:\s+\d+ \|\s+\d+ \|(.*)$", err, re.M)}
 
 
+def _brought_in(err: str, loaded: list[str]) -> str:
+    """The import report from the first unwanted module up to the top-level
+    import that brought it in (Python prints a module's imports before it)."""
+    lines = [ln for ln in err.splitlines() if ln.startswith("import time:")]
+    named = [i for i, ln in enumerate(lines) if ln.rsplit("|", 1)[-1].strip() in loaded]
+    if not named:
+        return ""
+    end = next((i for i in range(named[0], len(lines))
+                if not lines[i].rsplit("|", 1)[-1].startswith("  ")), len(lines) - 1)
+    return "\n".join(lines[named[0]:end + 1])
+
+
 def test_an_unsandboxed_sh_runner_imports_no_sandbox_definitions_or_sdk(zap):
     proc = zap("spawn", "--cli", "sh", "--", "echo done", env={"PYTHONPROFILEIMPORTTIME": "1"})
     sid = proc.out.strip()
@@ -35,5 +47,7 @@ def test_an_unsandboxed_sh_runner_imports_no_sandbox_definitions_or_sdk(zap):
     modules = _imported(err)
     assert "zapcli.runner.main" in modules, err[-2000:]  # the report is the runner's
     loaded = sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in NEVER_FOR_SH))
-    assert not loaded, f"an unsandboxed sh runner imported {loaded}"
+    # Python's report lists a module's imports before it, deepest first: the
+    # lines up to the first unwanted one say which import brought it in.
+    assert not loaded, f"an unsandboxed sh runner imported {loaded}:\n" + _brought_in(err, loaded)
     assert (zap.home / "subagents" / f"{sid}.out").read_text() == "done\n"

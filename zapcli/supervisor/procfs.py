@@ -98,6 +98,25 @@ def with_environ_entry(entry: bytes) -> list[int] | None:
 
 
 
+def _children(pid: int, tries: int = 3) -> set[int] | None:
+    """The children of every thread of `pid`, or None when they cannot be
+    read. A thread that ends between the listing and the read (the output
+    pumps do, as a command ends) hands its children to another thread, so
+    the whole listing is read again rather than giving up."""
+    for _ in range(tries):
+        kids: set[int] = set()
+        try:
+            for task in os.listdir(f"{_PROC}/{int(pid)}/task"):
+                with open(f"{_PROC}/{int(pid)}/task/{task}/children", "rb") as f:
+                    kids.update(int(k) for k in f.read().split())
+            return kids
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a thread ended meanwhile
+        except (OSError, ValueError):
+            return None
+    return None
+
+
 def others_in_tree(pid: int) -> bool | None:
     """Whether any live process other than `pid` is in its process group or
     is its child: what `kill.kill_tree(pid, include_root=False)` would find
@@ -106,13 +125,12 @@ def others_in_tree(pid: int) -> bool | None:
     system call a pid, no file read): well under psutil's walk, which took
     ~50 ms on a busy machine at every shell subagent's end. Zombies are gone
     already. None where that cannot be told (callers sweep anyway)."""
+    kids = _children(pid)
     try:
-        kids: set[int] = set()
-        for task in os.listdir(f"{_PROC}/{int(pid)}/task"):
-            with open(f"{_PROC}/{int(pid)}/task/{task}/children", "rb") as f:
-                kids.update(int(k) for k in f.read().split())
         names = os.listdir(_PROC)
-    except (OSError, ValueError):
+    except OSError:
+        return None
+    if kids is None:
         return None
     for name in names:
         if not name.isdigit() or int(name) == pid:
