@@ -9,6 +9,7 @@ moment that left ~600 files half-merged before."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -176,7 +177,8 @@ def test_a_merge_is_not_reported_interrupted_once_the_checkout_moved(zap, repo):
                     seen.set()
                 elif seen.is_set():  # git let go of it: the checkout has moved
                     time.sleep(delay)
-                    os.killpg(proc.pid, signal.SIGINT)
+                    with contextlib.suppress(ProcessLookupError):  # it may have ended meanwhile
+                        os.killpg(proc.pid, signal.SIGINT)
                     return
                 time.sleep(0.0005)
 
