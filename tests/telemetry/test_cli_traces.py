@@ -59,7 +59,13 @@ def test_an_agent_clis_own_spans_join_its_subagents_trace(zap: Zap, phoenix, cli
     except AssertionError:
         pass  # said below, with what hangs elsewhere
     hanging = tops()
-    assert hanging and {s["parent_id"] for s in hanging} == {trace["span_id"]}, \
+    # The CLI's tree hangs under the subagent's span. A span the CLI never
+    # exported (codex, loaded, once lost an open parent of its
+    # `persist_rollout_items` spans) leaves its children looking like tops:
+    # they still carry the subagent's trace and a parent — never a root of
+    # their own, which would be a trace the CLI started itself.
+    under = [s for s in hanging if s["parent_id"] == trace["span_id"]]
+    assert under and all(s["parent_id"] for s in hanging), \
         sorted((s["name"], s["parent_id"]) for s in hanging)
     said = [r["message"] for r in records(zap, sid, "diagnostic") if r.get("dimension") == "telemetry"]
     assert not secret_leaks(zap, sid, HEADER_SECRET), said
