@@ -156,10 +156,12 @@ def _waiting(sid: str, meter: Any, should_stop: Any) -> Any:
     fails only when the call cannot fit with every share returned."""
     def check(upcoming: int) -> tuple[str, str] | None:
         verdict = meter.check(upcoming)
-        while verdict is not None and meter.held is not None and should_stop() is None \
-                and _holding(sid):
+        while verdict is not None and meter.held is not None and should_stop() is None:
+            running = _holding(sid)
+            verdict = meter.check(upcoming)  # again: what `_holding` settled has returned
+            if verdict is None or not running:
+                break
             time.sleep(RETURN_POLL_S)
-            verdict = meter.check(upcoming)
         return verdict
     return check
 
@@ -188,7 +190,7 @@ def _holding(sid: str) -> bool:
             ledger.settle(view.id, view.session, view.status, ledger.of(view),
                           tree_parent=view.parent)
         except StateError:
-            continue
+            running = True  # the ledger was busy: its share returns at the next look
     return running
 
 
