@@ -14,6 +14,7 @@ def cfg(tmp_path, monkeypatch):
     home = tmp_path / "cfg"
     home.mkdir()
     monkeypatch.setenv("ZAPCLI_CONFIG_HOME", str(home))
+    monkeypatch.setenv("ZAPCLI_HOME", str(tmp_path / "state"))  # parsed files are kept there
     for var in ("ZAPCLI_TIMEOUT_S", "ZAPCLI_MAX_CONCURRENT", "ZAPCLI_MODEL", "ZAPCLI_APPROVAL"):
         monkeypatch.delenv(var, raising=False)
     return home / "config.yaml"

@@ -1,5 +1,5 @@
 """Settings (docs/explanation/rules.md#where-things-live): defaults < user config.yaml < workspace .zapcli/config.yaml
-< environment (`ZAPCLI_<KEY>`) < flags. Imports `zapcli.paths`, `zapcli.errors`, `zapcli.boundedread` (when a file is read),
+< environment (`ZAPCLI_<KEY>`) < flags. Imports `zapcli.paths`, `zapcli.errors`, `zapcli.boundedread` and `zapcli.configfile` (when a file is read),
 `zapcli.trust` (when a workspace has a config file).
 
 The workspace file has no effect until the person trusted it (`zapcli.trust`).
@@ -11,7 +11,8 @@ registries, `zapcli.backends.sections.OWNERS`), which checks it — `backends`,
 unknown. A workspace file never sets an owned key (it would choose the
 programs that run, or where the work and its keys go).
 
-YAML is imported only when a config file exists, so the common path stays fast.
+YAML is imported only when a config file exists and its text has not been
+parsed before (`zapcli.configfile`), so the common path stays fast.
 An invalid file raises ConfigError naming file, line and key for every
 problem in it; nothing of it is applied (never half-applied). Commands that
 only watch or stop subagents load leniently: an invalid layer is skipped and
@@ -256,25 +257,12 @@ def _load_file(path: Path, owners: Owners = NOBODY, *, workspace: bool = False,
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: cannot read config: {exc}") from None
-    import yaml
+    from zapcli.configfile import TOO_DEEP, Failed, parse
 
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except RecursionError:
-        raise ConfigError(f"{path}: nested too deeply to be a config file") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        raise ConfigError(f"{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
-    if node is None:
-        return {}
-    if not isinstance(node, yaml.MappingNode):
-        raise ConfigError(f"{path}:{node.start_mark.line + 1}: the config must be a mapping of keys")
+    parsed = parse(path, text)
     out: dict[str, Any] = {"where": {}}
     problems: list[str] = []
-    for key_node, value_node in node.value:
-        key = key_node.value
-        line = key_node.start_mark.line + 1
+    for key, line, value in parsed:
         own = key in KEYS
         if not own and (not isinstance(key, str) or not owners.owns(key)):
             problems.append(f"{path}:{line}: unknown key '{key}'{_unknown(key, owners)}")
@@ -283,11 +271,11 @@ def _load_file(path: Path, owners: Owners = NOBODY, *, workspace: bool = False,
         if slot in out:
             problems.append(f"{path}:{line}: key '{key}' is given twice")
             continue
-        try:
-            value = yaml.SafeLoader(yaml.serialize(value_node)).get_single_data()
-        except RecursionError:
+        if value is TOO_DEEP:
             problems.append(f"{path}:{line}: key '{key}': nested too deeply")
             continue
+        if isinstance(value, Failed):
+            raise value.exc
         try:
             out[slot] = _check_value(key, value) if own else \
                 value if workspace else owners.check(key, value)

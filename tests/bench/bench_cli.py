@@ -13,7 +13,10 @@ the bench waits (untimed) until that subagent's supervisor has exited, so its
 start-up never competes with the next measurement.
 
 Prints one figure per line: the median in ms and the ratio to the
-`python -I -c pass` median of the same run.
+`python -I -c pass` median of the same run. `--against REF` also times the
+hot commands (spawn, poll, list) as the repository's commit REF has them,
+interleaved in the same rounds over the same subagents (an A/B in one run;
+each line of those is marked `@REF`).
 """
 
 from __future__ import annotations
@@ -34,16 +37,22 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--subagents", type=int, default=1000)
+    ap.add_argument("--against", default="", metavar="REF",
+                    help="also time spawn, poll and list as this commit has them (e.g. main)")
     opts = ap.parse_args()
 
     inst = _install.build()
+    before = _install.build("zapcli-bench-before-", ref=opts.against) if opts.against else None
     try:
-        return _bench(inst, opts.runs, opts.subagents)
+        return _bench(inst, opts.runs, opts.subagents, before, opts.against)
     finally:
         inst.cleanup()
+        if before is not None:
+            before.cleanup()
 
 
-def _bench(inst: _install.Install, runs: int, n_sub: int) -> int:
+def _bench(inst: _install.Install, runs: int, n_sub: int,
+           before: _install.Install | None = None, ref_name: str = "") -> int:
     import _fixtures
 
     # --- fixture: n finished subagents in the session, built via the store API
@@ -72,6 +81,9 @@ def _bench(inst: _install.Install, runs: int, n_sub: int) -> int:
         raise RuntimeError(f"list --json shows {count} subagents, expected {n_sub}")
 
     spawn_cmd = inst.zapcli("spawn", "--cli", "sh", "--", "true")
+    spawn_before_home = Path(str(big) + "-spawn-before")  # the same start, for REF's spawns
+    if before is not None:
+        shutil.copytree(big, spawn_before_home)
 
     def ref_pass() -> float:
         return inst.timed(inst.ref_pass, env_plain)[0]
@@ -82,8 +94,8 @@ def _bench(inst: _install.Install, runs: int, n_sub: int) -> int:
     def ref_import() -> float:
         return inst.timed(inst.ref_import, env_plain)[0]
 
-    def spawn_in(home: Path, env: dict[str, str]) -> float:
-        t, proc = inst.timed(spawn_cmd, env)
+    def spawn_in(home: Path, env: dict[str, str], argv: list[str] = spawn_cmd) -> float:
+        t, proc = inst.timed(argv, env)
         sid = proc.stdout.decode().strip()
         status = _fixtures.wait_done(home, sid)
         if status != "completed":
@@ -103,7 +115,7 @@ def _bench(inst: _install.Install, runs: int, n_sub: int) -> int:
     def cmd(argv: list[str], env: dict[str, str]):
         return lambda: inst.timed(argv, env)[0]
 
-    samples = _install.interleaved(runs, {
+    runners = {
         "python_pass": ref_pass,
         "python_pass_repo_venv": ref_pass_repo,
         "import_entry": ref_import,
@@ -114,11 +126,33 @@ def _bench(inst: _install.Install, runs: int, n_sub: int) -> int:
         "list_1000": cmd(inst.zapcli("list"), env_big),
         "list_all_1000": cmd(inst.zapcli("list", "--all"), env_big),
         "session": cmd(inst.zapcli("session"), env_nosession),
-    })
+    }
+    if before is not None:  # REF's commands, run from the same interpreter setup and state
+        b = before
+
+        def b_env(home: Path) -> dict[str, str]:
+            return {**b.env(home, session=SESSION), "ZAPCLI_CONFIG_HOME": str(inst.root / "config")}
+
+        def b_spawn_fresh() -> float:
+            home = inst.new_home("fresh-before")
+            try:
+                return spawn_in(home, b_env(home), b.zapcli("spawn", "--cli", "sh", "--", "true"))
+            finally:
+                shutil.rmtree(home, ignore_errors=True)
+
+        runners.update({
+            f"spawn@{ref_name}": b_spawn_fresh,
+            f"spawn_1000_on_disk@{ref_name}": lambda: spawn_in(
+                spawn_before_home, b_env(spawn_before_home), b.zapcli("spawn", "--cli", "sh", "--", "true")),
+            f"poll_no_wait@{ref_name}": cmd(b.zapcli("poll", "--no-wait", poll_id), b_env(big)),
+            f"list_1000@{ref_name}": cmd(b.zapcli("list"), b_env(big)),
+            f"list_all_1000@{ref_name}": cmd(b.zapcli("list", "--all"), b_env(big)),
+        })
+    samples = _install.interleaved(runs, runners)
 
     ref = _install.median_ms(samples["python_pass"])
     goals = {"spawn": "goal <= 3x", "spawn_1000_on_disk": "goal <= 3x", "poll_no_wait": "goal <= 3x",
-             "list_1000": "goal <= 4x"}
+             "list_1000": "goal <= 4x", "list_all_1000": "goal <= 3x"}
     labels = {"list_1000": f"list_{n_sub}", "list_all_1000": f"list_all_{n_sub}",
               "spawn_1000_on_disk": f"spawn_{n_sub}_on_disk"}
     print(f"python_pass_median_ms {ref:.1f}  (reference: bench venv python -I -c pass, {runs} runs)")
@@ -135,8 +169,9 @@ def _bench(inst: _install.Install, runs: int, n_sub: int) -> int:
                   "  (info: no ZAPCLI_HOME/ZAPCLI_CONFIG_HOME, so platformdirs finds the folders,"
                   " as for a user with neither set)")
             continue
-        goal = f" ({goals[name]})" if name in goals else ""
-        print(f"{labels.get(name, name)}_median_ms {med:.1f}  ratio_vs_python_pass "
+        base, at, ref_label = name.partition("@")
+        goal = f" ({goals[base]})" if base in goals else ""
+        print(f"{labels.get(base, base)}{at}{ref_label}_median_ms {med:.1f}  ratio_vs_python_pass "
               f"{_install.fmt_ratio(med, ref)}{goal}")
     return 0
 

@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 import sysconfig
+from pathlib import Path
 
 import pytest
 
@@ -60,6 +61,39 @@ def test_hot_commands_stay_within_their_import_budget(zap, name, argv):
     telemetry = [m for m in modules if m.startswith("zapcli.telemetry")]
     assert not telemetry, f"{name} imports {telemetry}: traces are made from trails, elsewhere"
     assert len(modules) <= BUDGET[name], f"{name} imports {len(modules)} modules: {modules}"
+
+
+def _probe(zap, argv: list[str]) -> tuple[list[str], str]:
+    """(the modules the command imported, what it printed)."""
+    site = sysconfig.get_paths()["purelib"]
+    res = subprocess.run([sys.executable, "-S", "-c", PROBE, str(REPO), site, *argv],
+                         env=zap.env, cwd=zap.cwd, capture_output=True, text=True, timeout=60)
+    line = next((x for x in res.stderr.splitlines() if x.startswith("MODULES ")), None)
+    assert line, res.stderr
+    return json.loads(line[len("MODULES "):]), res.stdout
+
+
+def test_spawn_with_a_users_config_and_over_max_kept_stays_within_its_budget(zap):
+    """#32: a user's config.yaml read before is not parsed again (no YAML),
+    and a spawn over `max_kept` whose subagent runs leaves retention to that
+    subagent's runner (retention runs only when none runs): no retention
+    module, no listing of every trail."""
+    config = Path(zap.env["ZAPCLI_CONFIG_HOME"]) / "config.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("max_kept: 1\ntimeout_s: 120\nhooks:\n  needs_input: 'true'\n")
+    done = [zap.spawn_sh("true") for _ in range(2)]
+    for sid in done:
+        zap.wait_status(sid)
+    argv = ["spawn", "--cli", "sh", "--", "sleep 30"]
+    _, first = _probe(zap, argv)  # the config's first read since it was written parses it
+    modules, second = _probe(zap, argv)
+    for sid in (first.strip(), second.strip()):
+        assert sid.startswith("sa_"), (first, second)
+        zap("kill", sid)
+    assert not {m.split(".")[0] for m in modules} & HEAVY, modules  # yaml among them
+    assert "zapcli.lifecycle.retention" not in modules
+    # + zapcli.configfile, and zapcli.trail.events and .finish that its hooks bring
+    assert len(modules) <= BUDGET["spawn"] + 3, modules
 
 
 def test_mcp_serve_on_stdio_imports_no_http_or_client_half_of_the_sdk(zap):

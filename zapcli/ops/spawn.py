@@ -262,11 +262,16 @@ def _least(*values: Any) -> Any:
     return min(given) if given else None
 
 
-def _maybe_collect(settings: Settings) -> None:
+def _maybe_collect(p: Prepared, status: str) -> None:
     """Retention, opportunistically (docs/explanation/rules.md#retention): only when the folder holds more
     subagents than `max_kept`, counted by one directory listing, so a normal
-    spawn pays nothing. The run itself is skipped while any subagent runs."""
-    if not settings.max_kept:
+    spawn pays nothing. Retention runs only while no subagent runs, so not
+    for one that runs (or waits its turn) on this machine: its runner
+    collects when it ends, over this folder (a remote one's, over its node's)."""
+    from zapcli.trail.model import is_terminal
+
+    settings = p.settings
+    if not settings.max_kept or (p.fields.get("executor", "local") == "local" and not is_terminal(status)):
         return
     try:
         count = sum(1 for n in os.listdir(subagents_dir()) if n.endswith(".jsonl"))
@@ -439,5 +444,5 @@ def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
     created when it does."""
     prepared = prepare(req, settings)
     res = create(prepared)
-    _maybe_collect(prepared.settings)
+    _maybe_collect(prepared, res.status)
     return res
