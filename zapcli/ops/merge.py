@@ -147,9 +147,8 @@ def _message(work: treework.Work, how: str, co: gm.Checkout, source: str) -> str
     return f"{subject}\n\nSquashed from branch {r.branch} (subagent {work.sid}):\n{log}"
 
 
-def _ready(sid: str, work: treework.Work) -> gm.Checkout:
+def _checkout(sid: str, r: g.Receipt) -> gm.Checkout:
     """The checkout to merge into, or a refusal saying why not now."""
-    r = work.receipt
     try:
         co = gm.checkout(r.checkout())
     except g.GitError as exc:
@@ -161,11 +160,15 @@ def _ready(sid: str, work: treework.Work) -> gm.Checkout:
     if co.busy:
         raise ZapcliError(f"{sid} not merged: the checkout {r.repo} is in the middle of {co.busy}; "
                           "finish or abort it first", code="busy")
+    return co
+
+
+def _on_branch(sid: str, work: treework.Work) -> None:
+    r = work.receipt
     if work.snap is not None and not work.snap.on_branch:
         raise ZapcliError(f"{sid} not merged: its tree {r.path} is not on its branch {r.branch} "
                           f"(something checked out another); check out {r.branch} there, or "
                           "merge by hand", code="off_branch")
-    return co
 
 
 def merge(sid: str, *, squash: bool = False, rebase: bool = False,
@@ -194,7 +197,8 @@ def merge(sid: str, *, squash: bool = False, rebase: bool = False,
                           f"{', '.join(f'{i} ({st})' for i, st, _o in users)}; wait for it first",
                           code="in_use")
     with _locked(r):
-        return _merge_locked(sid, how, early.result() if early is not None else None,
+        co = _checkout(sid, r)  # while `early` reads the tree
+        return _merge_locked(sid, how, early.result() if early is not None else None, co,
                              allow_control)
 
 
@@ -237,11 +241,11 @@ def _work(sid: str, r: g.Receipt) -> treework.Work:
     return treework.of(sid, refresh=True)
 
 
-def _merge_locked(sid: str, how: str, work: treework.Work | None,
+def _merge_locked(sid: str, how: str, work: treework.Work | None, co: gm.Checkout,
                   allow_control: Allow = False) -> MergeResult:
     work = work or _work(sid, treework.receipt(sid)[2])
     r = work.receipt
-    co = _ready(sid, work)
+    _on_branch(sid, work)
     source = work.commit
     assert source is not None
     if how == "rebase" and not work.tree_exists:
@@ -259,12 +263,14 @@ def _merge_locked(sid: str, how: str, work: treework.Work | None,
         raise ZapcliError(f"{sid} not merged: an earlier merge into {r.repo} was stopped "
                           f"halfway, and putting it right failed: {exc.message}") from None
     if recovered:
-        co = _ready(sid, work)
+        co = _checkout(sid, r)
     return _move(sid, how, work, co, recovered, allow_control)
 
 
 def _move(sid: str, how: str, work: treework.Work, co: gm.Checkout, recovered: str | None,
           allow_control: Allow) -> MergeResult:
+    from zapcli.worktrees import move
+
     r = work.receipt
     source = work.commit
     assert source is not None
@@ -278,7 +284,7 @@ def _move(sid: str, how: str, work: treework.Work, co: gm.Checkout, recovered: s
             note.update(merges_cleanly=merged[0] is not None, conflicts=merged[1])
         plan = gm.plan(co, source, how, _message(work, how, co, source), moved=moved, merged=merged)
         result = str(merged[0]) if how == "rebase" and merged else plan.commit
-        files = gm.touched(at, co.head, result)
+        files, diff = move.changes(at, co.head, result)
         controlled = control_changes(files)
         if controlled and not (allow_control if isinstance(allow_control, bool)
                                else allow_control(controlled)):
@@ -293,7 +299,7 @@ def _move(sid: str, how: str, work: treework.Work, co: gm.Checkout, recovered: s
         raise ZapcliError(f"{sid} not merged: {exc.message}") from None
     with _Held() as held:  # from here on the merge is finished whole, then recorded
         try:
-            gm.fast_forward(co, plan.commit)  # git refuses, changing nothing, if a change is in the way
+            gm.fast_forward(co, plan.commit, diff if result == plan.commit else None)  # git refuses, changing nothing, if a change is in the way
         except gm.Refused as exc:
             raise _refused(sid, exc, recovered) from None
         except g.GitError as exc:
