@@ -15,6 +15,13 @@ commit on the subagent's branch (so the branch holds everything that was
 merged) and the checkout move forward to the result. A `merged` record in
 the trail says what was merged, so `worktree rm` and `gc` know a squashed
 branch was taken.
+
+Reading the tree (a `git status` of all its files) takes as long as git's
+own merge in a big repository, so it runs in a thread while the rest is
+checked, and the merge of the branch's tip — what the work is when nothing
+is uncommitted — is worked out meanwhile (`_guess`); it stands only when
+the work turns out to be that very commit, else the merge is worked out
+again for the work. Nothing is written for a clean tree but loose objects.
 """
 
 from __future__ import annotations
