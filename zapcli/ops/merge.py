@@ -307,8 +307,11 @@ def _guess(sid: str, s: reader.Summary, r: g.Receipt, how: str, co: gm.Checkout)
     (its objects are verified first: `_work`) nor a rebase (it works in the tree)."""
     if how == "rebase" or co.place is None or co.place.objects:
         return None
-    tip = g.git(["rev-parse", "--verify", "-q", f"refs/heads/{r.branch}^{{commit}}"], co.place,
-                check=False).stdout.strip()
+    try:
+        tip = g.git(["rev-parse", "--verify", "-q", f"refs/heads/{r.branch}^{{commit}}"],
+                    co.place, check=False).stdout.strip()
+    except g.GitError:
+        return None  # worked out after, the one way
     if not tip:
         return None
     try:
