@@ -303,15 +303,14 @@ def _decide(sid: str, s: reader.Summary, r: g.Receipt, how: str, co: gm.Checkout
 def _guess(sid: str, s: reader.Summary, r: g.Receipt, how: str, co: gm.Checkout) -> Guess | None:
     """The merge decided for the tip of the tree's branch — what the work is
     when nothing is uncommitted — while the tree's status is read; used only
-    if the work turns out to be that very commit. Not for a sandboxed tree
+    if the work turns out to be that very commit (the tip is read from its
+    ref file: git's answer is the status's). Not for a sandboxed tree
     (its objects are verified first: `_work`) nor a rebase (it works in the tree)."""
+    from zapcli.worktrees.place import loose_ref
+
     if how == "rebase" or co.place is None or co.place.objects:
         return None
-    try:
-        tip = g.git(["rev-parse", "--verify", "-q", f"refs/heads/{r.branch}^{{commit}}"],
-                    co.place, check=False).stdout.strip()
-    except g.GitError:
-        return None  # worked out after, the one way
+    tip = loose_ref(co.place.common_dir, f"refs/heads/{r.branch}")  # no git process: a guess
     if not tip:
         return None
     try:
