@@ -21,6 +21,10 @@ after each. Also the fast-forward case (the branch has not moved). And the
 same `zapcli merge` by the package as `--against REF` has it (default
 `main`, built with `git archive`), in the same rounds: the before/after
 ratio of a change (issue 27's safe git runner: goal ≤ 1.0×, never worse).
+Beside each it prints the floor — `zapcli session` (zapcli's start-up, no
+work) plus git's own merge — and its ratio: when start-up alone is over
+1.2× git's time, the goal is 1.5× (issue 32); what zapcli spends beyond
+the floor is its own work. The load averages are printed first.
 
 `--sandbox`: every subagent sandboxed, so its tree's git is fenced (its
 objects in a folder of its own, brought into the repository verified when
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -172,6 +177,7 @@ def _merge(inst: _install.Install, repo: Path, env: dict[str, str], runs: int,
     """`zapcli merge ID` vs `git merge` of the same branch, from the same start
     (and vs `zapcli merge` as `ref` has it, with `before`)."""
     old_env = before.env(home) if before is not None else {}
+    print("# load averages: " + " ".join(f"{x:.2f}" for x in os.getloadavg()), file=sys.stderr)
     sid = _zap(inst, repo, env, *SPAWN, "--", WORK)
     _zap(inst, repo, env, "wait", sid)
     branch = f"zapcli/{sid}"
@@ -223,8 +229,16 @@ def _merge(inst: _install.Install, repo: Path, env: dict[str, str], runs: int,
             old = _install.median_ms(got["before"])
             print(f"  zapcli merge, this tree vs {ref}: {mine:.0f} ms vs {old:.0f} ms "
                   f"({mine / old:.2f}x; goal <= 1.0x, never worse)")
-        print(f"  of which zapcli's start-up (zapcli session): {_install.median_ms(got['start']):.0f} ms; "
-              "the rest is reading the tree (its uncommitted work), git merge --ff-only and the checks")
+        up = _install.median_ms(got["start"])
+        floor = up + base  # zapcli's start-up, then git's own merge: nothing else
+        goal = 1.2 if floor <= 1.2 * base else 1.5
+        print(f"  the floor: zapcli's start-up (zapcli session, {up:.0f} ms) + git merge ({base:.0f} "
+              f"ms) = {floor:.0f} ms ({_install.fmt_ratio(floor, base)}): start-up alone "
+              + ("leaves room for 1.2x" if goal == 1.2 else
+                 f"forbids 1.2x; the goal is 1.5x ({1.5 * base:.0f} ms)"
+                 + ("" if floor <= 1.5 * base else ", which start-up alone forbids too")))
+        print(f"  zapcli's own work beyond the floor: {mine - floor:.0f} ms (reading its tree for "
+              "uncommitted work, the checks, git merge-tree/commit-tree, the journal)")
         if moved:
             _git(repo, "reset", "-q", "--hard", "HEAD~1")
 

@@ -143,3 +143,33 @@ def test_a_running_subagent_or_a_detached_checkout_is_refused(zap, repo):
     res = zap("merge", running)
     assert res.returncode == 1 and "detached HEAD" in res.err
     assert not (repo / "x.txt").exists()
+
+
+def test_work_left_in_the_tree_after_the_run_is_merged_and_a_clean_tree_makes_no_commit(zap, repo):
+    """The merge of the branch's tip is worked out while the tree is read
+    (issue 32); it stands only when the tree holds nothing uncommitted. An
+    edit made in the tree after the subagent ended, on top of its commit, is
+    merged too — on a fast-forward and on a merge commit alike; a clean
+    tree's branch gets no commit of zapcli's."""
+    clean = _done(zap, f"echo a > a.txt && git add a.txt && {COMMIT} a")
+    tip = git(repo, "rev-parse", f"zapcli/{clean}")
+    doc = zap.json("merge", clean)
+    assert doc["how"] == "fast-forward" and not doc["committed_work"] and doc["commit"] == tip
+    assert git(repo, "rev-parse", f"zapcli/{clean}") == tip  # no snapshot commit was made
+
+    for moved in (False, True):
+        sid = _done(zap, f"echo b > b{moved}.txt && git add b{moved}.txt && {COMMIT} b")
+        tree = _tree(zap, sid)
+        (tree / "README").write_text(f"edited after the run ({moved})\n")
+        (tree / f"late{moved}.txt").write_text("late\n")
+        if moved:
+            (repo / "other.txt").write_text("main moved\n")
+            git(repo, "add", "other.txt")
+            git(repo, "commit", "-qm", "main moved")
+        doc = zap.json("merge", sid)
+        assert doc["how"] == ("merge" if moved else "fast-forward"), doc
+        assert doc["committed_work"] and sorted(doc["files"]) == ["README", f"b{moved}.txt",
+                                                                  f"late{moved}.txt"]
+        assert (repo / "README").read_text() == f"edited after the run ({moved})\n"
+        assert (repo / f"late{moved}.txt").read_text() == "late\n"
+        assert git(repo, "status", "--porcelain") == "" and git(tree, "status", "--porcelain") == ""

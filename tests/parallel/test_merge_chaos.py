@@ -191,3 +191,27 @@ def test_a_merge_is_not_reported_interrupted_once_the_checkout_moved(zap, repo):
         assert state == "merged", state
         assert proc.returncode == 0, (delay, err.decode())
         _reset(repo, base)
+
+
+def test_git_run_alone_gives_its_output_and_code_and_a_timeout_leaves_it_running(tmp_path):
+    """The runner of the move (`zapcli.worktrees.git._alone`): waited on
+    through a pidfd since issue 32, its output read from files with no name;
+    git's output and exit code come back whole, and past the timeout git is
+    left running (it must not be stopped halfway) and named."""
+    from zapcli.worktrees import git as g
+
+    env = {**os.environ, "LC_ALL": "C"}
+    done = g._alone(["version"], str(tmp_path), env, 30, ())
+    assert done.returncode == 0 and done.stdout.startswith("git version") and done.stderr == ""
+    failed = g._alone(["no-such-command"], str(tmp_path), env, 30, ())
+    assert failed.returncode == 1 and "is not a git command" in failed.stderr
+    marker = tmp_path / "finished"
+    slow = ["-c", f"alias.slow=!sleep 2 && touch {marker}", "slow"]
+    try:
+        g._alone(slow, str(tmp_path), env, 0.3, ())
+        raise AssertionError("no timeout")
+    except g.GitError as exc:
+        assert "did not finish in 0s; it goes on (pid " in exc.message
+        pid = int(exc.message.rsplit("pid ", 1)[1].rstrip(")"))
+    assert psutil.pid_exists(pid)
+    wait_until(marker.exists, 30, 0.1)  # it went on to its end

@@ -15,6 +15,13 @@ commit on the subagent's branch (so the branch holds everything that was
 merged) and the checkout move forward to the result. A `merged` record in
 the trail says what was merged, so `worktree rm` and `gc` know a squashed
 branch was taken.
+
+Reading the tree (a `git status` of all its files) takes as long as git's
+own merge in a big repository, so it runs in a thread while the rest is
+checked, and the merge of the branch's tip — what the work is when nothing
+is uncommitted — is worked out meanwhile (`_guess`); it stands only when
+the work turns out to be that very commit, else the merge is worked out
+again for the work. Nothing is written for a clean tree but loose objects.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from zapcli.errors import UsageError, ZapcliError, param
 from zapcli.lifecycle import treework
 from zapcli.lifecycle.observe import observe
 from zapcli.plain import field, plain
-from zapcli.trail import store
+from zapcli.trail import reader, store
 from zapcli.worktrees import git as g
 from zapcli.worktrees import merge as gm
 from zapcli.worktrees import stale
@@ -136,20 +143,19 @@ class _Held:
             signal.pthread_sigmask(signal.SIG_SETMASK, self.previous)
 
 
-def _message(work: treework.Work, how: str, co: gm.Checkout, source: str) -> str:
-    subject = treework.subject(work.summary)
-    r = work.receipt
+def _message(sid: str, s: reader.Summary, r: g.Receipt, how: str, co: gm.Checkout,
+             source: str) -> str:
+    subject = treework.subject(s)
     if how != "squash":
-        return f"Merge branch '{r.branch}'\n\n{subject} (subagent {work.sid})"
+        return f"Merge branch '{r.branch}'\n\n{subject} (subagent {sid})"
     assert co.place is not None
     log = g.git(["log", "--format=%h %s", f"-{SQUASH_LOG_MAX}", f"{r.base}..{source}"], co.place,
                 check=False).stdout.strip()
-    return f"{subject}\n\nSquashed from branch {r.branch} (subagent {work.sid}):\n{log}"
+    return f"{subject}\n\nSquashed from branch {r.branch} (subagent {sid}):\n{log}"
 
 
-def _ready(sid: str, work: treework.Work) -> gm.Checkout:
+def _checkout(sid: str, r: g.Receipt) -> gm.Checkout:
     """The checkout to merge into, or a refusal saying why not now."""
-    r = work.receipt
     try:
         co = gm.checkout(r.checkout())
     except g.GitError as exc:
@@ -161,11 +167,15 @@ def _ready(sid: str, work: treework.Work) -> gm.Checkout:
     if co.busy:
         raise ZapcliError(f"{sid} not merged: the checkout {r.repo} is in the middle of {co.busy}; "
                           "finish or abort it first", code="busy")
+    return co
+
+
+def _on_branch(sid: str, work: treework.Work) -> None:
+    r = work.receipt
     if work.snap is not None and not work.snap.on_branch:
         raise ZapcliError(f"{sid} not merged: its tree {r.path} is not on its branch {r.branch} "
                           f"(something checked out another); check out {r.branch} there, or "
                           "merge by hand", code="off_branch")
-    return co
 
 
 def merge(sid: str, *, squash: bool = False, rebase: bool = False,
@@ -193,9 +203,11 @@ def merge(sid: str, *, squash: bool = False, rebase: bool = False,
         raise ZapcliError(f"{sid} not merged: its tree is in use by "
                           f"{', '.join(f'{i} ({st})' for i, st, _o in users)}; wait for it first",
                           code="in_use")
-    with _locked(r):
-        return _merge_locked(sid, how, early.result() if early is not None else None,
-                             allow_control)
+    with _locked(r):  # while `early` reads the tree: the checkout, and the merge of its branch
+        co, recovered = _recover(sid, r, _checkout(sid, r))
+        guess = _guess(sid, s, r, how, co) if early is not None else None
+        work = early.result() if early is not None else _work(sid, r)
+        return _merge_locked(sid, how, work, co, recovered, guess, allow_control)
 
 
 class _Early(threading.Thread):
@@ -237,54 +249,108 @@ def _work(sid: str, r: g.Receipt) -> treework.Work:
     return treework.of(sid, refresh=True)
 
 
-def _merge_locked(sid: str, how: str, work: treework.Work | None,
-                  allow_control: Allow = False) -> MergeResult:
-    work = work or _work(sid, treework.receipt(sid)[2])
-    r = work.receipt
-    co = _ready(sid, work)
-    source = work.commit
-    assert source is not None
-    if how == "rebase" and not work.tree_exists:
-        raise ZapcliError(f"{sid} not merged: --rebase replays its branch in its tree, and its "
-                          f"tree {r.path} is gone; merge or squash instead", code="no_tree")
-    at = co.place
-    assert at is not None
+def _recover(sid: str, r: g.Receipt, co: gm.Checkout) -> tuple[gm.Checkout, str | None]:
+    """Put right an earlier merge into the checkout that was stopped halfway
+    (`zapcli.worktrees.move`): the checkout as it is after, and what was done."""
     from zapcli.worktrees import move
 
+    assert co.place is not None
     try:
-        recovered = move.recover(at)
+        recovered = move.recover(co.place)
     except move.Busy as exc:
         raise ZapcliError(f"{sid} not merged: {exc}", code="busy") from None
     except g.GitError as exc:
         raise ZapcliError(f"{sid} not merged: an earlier merge into {r.repo} was stopped "
                           f"halfway, and putting it right failed: {exc.message}") from None
-    if recovered:
-        co = _ready(sid, work)
-    return _move(sid, how, work, co, recovered, allow_control)
+    return (_checkout(sid, r) if recovered else co), recovered
+
+
+@plain
+class _Decided:
+    """A merge of `source` worked out in the object store, nothing moved yet."""
+
+    source: str
+    plan: gm.Plan
+    result: str  # what the checkout's files will be: the plan's commit (rebase: the merged tree)
+    files: list[str]  # the paths that change in the checkout
+    diff: dict[str, list[str]]  # the same, by kind (the journal's)
+    note: dict[str, Any]
+
+
+Guess = tuple[str, "_Decided | gm.Refused | g.GitError"]
+
+
+def _decide(sid: str, s: reader.Summary, r: g.Receipt, how: str, co: gm.Checkout,
+            source: str) -> _Decided:
+    """The merge of `source` (the work's commit), decided. Raises gm.Refused
+    (a conflict, nothing to merge) or GitError."""
+    from zapcli.worktrees import move
+
+    at = co.place
+    assert at is not None
+    moved = co.head != r.base
+    note = stale.note(r, None, co)
+    merged = gm.merge_tree(at, co.head, source) if moved else None
+    if merged is not None:
+        note.update(merges_cleanly=merged[0] is not None, conflicts=merged[1])
+    plan = gm.plan(co, source, how, _message(sid, s, r, how, co, source), moved=moved,
+                   merged=merged)
+    result = str(merged[0]) if how == "rebase" and merged else plan.commit
+    files, diff = move.changes(at, co.head, result)
+    return _Decided(source, plan, result, files, diff, note)
+
+
+def _guess(sid: str, s: reader.Summary, r: g.Receipt, how: str, co: gm.Checkout) -> Guess | None:
+    """The merge decided for the tip of the tree's branch — what the work is
+    when nothing is uncommitted — while the tree's status is read; used only
+    if the work turns out to be that very commit (the tip is read from its
+    ref file: git's answer is the status's). Not for a sandboxed tree
+    (its objects are verified first: `_work`) nor a rebase (it works in the tree)."""
+    from zapcli.worktrees.place import loose_ref
+
+    if how == "rebase" or co.place is None or co.place.objects:
+        return None
+    tip = loose_ref(co.place.common_dir, f"refs/heads/{r.branch}")  # no git process: a guess
+    if not tip:
+        return None
+    try:
+        return tip, _decide(sid, s, r, how, co, tip)
+    except (gm.Refused, g.GitError) as exc:
+        return tip, exc
+
+
+def _merge_locked(sid: str, how: str, work: treework.Work, co: gm.Checkout,
+                  recovered: str | None, guess: Guess | None,
+                  allow_control: Allow = False) -> MergeResult:
+    r = work.receipt
+    _on_branch(sid, work)
+    source = work.commit
+    assert source is not None
+    if how == "rebase" and not work.tree_exists:
+        raise ZapcliError(f"{sid} not merged: --rebase replays its branch in its tree, and its "
+                          f"tree {r.path} is gone; merge or squash instead", code="no_tree")
+    return _move(sid, how, work, co, recovered, allow_control,
+                 guess[1] if guess is not None and guess[0] == source else None)
 
 
 def _move(sid: str, how: str, work: treework.Work, co: gm.Checkout, recovered: str | None,
-          allow_control: Allow) -> MergeResult:
+          allow_control: Allow, decided: _Decided | gm.Refused | g.GitError | None) -> MergeResult:
     r = work.receipt
     source = work.commit
     assert source is not None
-    moved = co.head != r.base
-    note = stale.note(r, None, co)
-    at = co.place
-    assert at is not None
     try:
-        merged = gm.merge_tree(at, co.head, source) if moved else None
-        if merged is not None:
-            note.update(merges_cleanly=merged[0] is not None, conflicts=merged[1])
-        plan = gm.plan(co, source, how, _message(work, how, co, source), moved=moved, merged=merged)
-        result = str(merged[0]) if how == "rebase" and merged else plan.commit
-        files = gm.touched(at, co.head, result)
+        if decided is None:
+            decided = _decide(sid, work.summary, r, how, co, source)
+        if not isinstance(decided, _Decided):
+            raise decided  # the same refusal as deciding now would give
+        d = decided
+        plan, files = d.plan, d.files
         controlled = control_changes(files)
         if controlled and not (allow_control if isinstance(allow_control, bool)
                                else allow_control(controlled)):
             raise _refuse_control(sid, controlled, asked=not isinstance(allow_control, bool))
         if how == "rebase":
-            gm.in_the_way(co, str(merged[0]) if merged else source)
+            gm.in_the_way(co, d.result)
             _keep(work)
             plan.commit = gm.rebase_in_tree(r.tree(), co.head)
     except gm.Refused as exc:
@@ -292,13 +358,13 @@ def _move(sid: str, how: str, work: treework.Work, co: gm.Checkout, recovered: s
     except g.GitError as exc:
         raise ZapcliError(f"{sid} not merged: {exc.message}") from None
     with _Held() as held:  # from here on the merge is finished whole, then recorded
-        try:
-            gm.fast_forward(co, plan.commit)  # git refuses, changing nothing, if a change is in the way
+        try:  # git refuses, changing nothing, if a change is in the way
+            gm.fast_forward(co, plan.commit, d.diff if d.result == plan.commit else None)
         except gm.Refused as exc:
             raise _refused(sid, exc, recovered) from None
         except g.GitError as exc:
             raise ZapcliError(f"{sid} not merged: {exc.message}") from None
-        res = _record(sid, work, co, plan, files, note, controlled, recovered)
+        res = _record(sid, work, co, plan, files, d.note, controlled, recovered)
         held.take()
     res.interrupted = held.came
     return res

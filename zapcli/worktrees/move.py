@@ -46,27 +46,35 @@ def journal_path(place: g.Place) -> Path:
     return Path(place.git_dir, JOURNAL)
 
 
-def _changes(place: g.Place, old: str, new: str) -> dict[str, list[str]]:
+def changes(place: g.Place, old: str, new: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The paths that differ between commits (or trees) `old` and `new`, in
+    git's order, and the same paths by kind (added, deleted, changed): one
+    `git diff-tree`, for the merge's checks and for the journal alike."""
     out = g.git(["diff-tree", "-r", "--no-renames", "-z", "--name-status", old, new],
                 place).stdout.split("\0")
+    paths: list[str] = []
     added: list[str] = []
     deleted: list[str] = []
     changed: list[str] = []
     for status, path in zip(out[0::2], out[1::2], strict=False):
+        if not path:
+            continue
+        paths.append(path)
         (added if status == "A" else deleted if status == "D" else changed).append(path)
-    return {"added": added, "deleted": deleted, "changed": changed}
+    return paths, {"added": added, "deleted": deleted, "changed": changed}
 
 
-def forward(place: g.Place, ref: str, old: str,
-            new: str) -> subprocess.CompletedProcess[str] | None:
+def forward(place: g.Place, ref: str, old: str, new: str,
+            diff: dict[str, list[str]] | None = None) -> subprocess.CompletedProcess[str] | None:
     """Move the checkout (its branch `ref`, index and files) from `old` to
     `new` with git's fast-forward, which refuses — changing nothing — when an
     uncommitted change is in the way: then git's answer, else
-    None. Raises GitError when git cannot run, Busy when another merge holds
+    None. `diff`: `changes(place, old, new)[1]` when the caller has it.
+    Raises GitError when git cannot run, Busy when another merge holds
     the journal."""
     path = journal_path(place)
     record = {"pid": os.getpid(), "started": time.time(), "ref": ref, "from": old, "to": new,
-              **_changes(place, old, new)}
+              **(diff if diff is not None else changes(place, old, new)[1])}
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         try:

@@ -28,7 +28,6 @@ byte for byte): never by copying files.
 from __future__ import annotations
 
 import os
-import tempfile
 
 from zapcli import plain
 from zapcli.worktrees import git as g
@@ -110,6 +109,8 @@ def bring_in(r: g.Receipt) -> int:
                    env=own).stdout.split()
     if not listed:
         return 0
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="zapcli-objects-") as tmp:
         pack = os.path.join(tmp, "in.pack")
         g.git(["pack-objects", "--stdout", "-q"], co, env=own, input="\n".join(listed) + "\n",

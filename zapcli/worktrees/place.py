@@ -43,6 +43,15 @@ def _read(path: str) -> str | None:
         os.close(fd)
 
 
+def loose_ref(common: str, ref: str) -> str:
+    """The object id a loose ref file of the repository names (`refs/heads/B`
+    in the common git dir), read without git; '' when it is not one there
+    (packed, a reftable, a symbolic ref, a link). Only ever a guess that a
+    caller checks against git's own answer."""
+    text = _read(os.path.join(common, *ref.split("/"))) or ""
+    return text if len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text) else ""
+
+
 def _points(base: str, text: str | None, prefix: str = "") -> str | None:
     """The real path a git link file names (`text`, relative to `base`)."""
     if text is None or not text.startswith(prefix):
