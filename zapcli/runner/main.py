@@ -157,9 +157,11 @@ def _prefetch(sid: str) -> None:
     def work() -> None:
         from importlib import import_module
 
+        from zapcli.providers import sdk
+
         for name in names:
             try:
-                import_module(name)
+                sdk.load() if name == "openai" else import_module(name)  # as the client imports it
             except Exception:  # noqa: BLE001 - see above
                 return
 
