@@ -1,6 +1,6 @@
 """What a built-in agent's runner imports (#32: a runner waiting on the model
 holds every module it loaded): the `openai` SDK, but none of the SDK's
-optional transports zapcli never uses. Counted through Python's own import
+optional transports zapcli never uses, and not the definitions' YAML side. Counted through Python's own import
 report (PYTHONPROFILEIMPORTTIME, written to the runner's stderr, the
 subagent's `.err` file), never time or memory; the megabytes each cost are in
 tests/bench/bench_fanout.py (`rss_agent_runner_median_mb`)."""
@@ -16,10 +16,14 @@ from tests.runner.test_runner_imports import _brought_in, _imported
 # its dependencies. The report names `aiohttp` itself for the refused attempt (a
 # failed import is reported too), so what is checked is that nothing of it loaded.
 NEVER_FOR_AGENT = {"aiohttp.client", "aiohttp.connector", "yarl", "multidict", "aiohappyeyeballs",
-                   "aiosignal", "frozenlist"}
+                   "aiosignal", "frozenlist",
+                   # its definition is frozen in its spawn record: read back by
+                   # zapcli.definitions.model, never the YAML layers, loader or switches' store
+                   "yaml", "zapcli.definitions.layers", "zapcli.definitions.schema",
+                   "zapcli.definitions.store", "zapcli.definitions.yamlload"}
 
 
-def test_a_built_in_agent_runner_loads_the_sdk_without_its_unused_transport(zap, model):
+def test_a_built_in_agent_runner_loads_the_sdk_but_nothing_it_never_uses(zap, model):
     srv = model([{"turns": [{"text": "done."}]}])
     proc = zap("spawn", "say done", env={"PYTHONPROFILEIMPORTTIME": "1"})
     sid = proc.out.strip()
