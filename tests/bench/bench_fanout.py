@@ -16,7 +16,11 @@ state in temp folders, against `python -I -c pass` measured in the same run
 - RSS: a running `sh` subagent's zapcli processes (the runner and any zapcli
   process under it), summed, while its `sleep` runs (goal <= 12 MB); a
   built-in agent's runner while the model (a scripted server on 127.0.0.1
-  holding its answer) has not answered (goal <= 40 MB).
+  holding its answer) has not answered (goal <= 40 MB): at its first call,
+  and at its second, after a first answer (a call of a tool that does not
+  exist, with usage: priced, which loads the price library). Beside each RSS,
+  its anonymous memory (/proc/PID/smaps_rollup): what each more runner costs,
+  the rest being pages of the shared libraries every runner maps alike.
 
 Prints one figure per line: the median and its ratio or goal. Also prints the
 load average (`os.getloadavg`) at the start and the end: the machine is shared.
@@ -163,17 +167,26 @@ def _runner_pid(fx: Any, home: Path, sid: str, timeout: float = 30.0) -> int:
     raise RuntimeError(f"{sid} did not start")
 
 
+def _anon_mb(pid: int) -> float:
+    """Anonymous memory of `pid` (its own heap; not the shared libraries' pages), MB."""
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Anonymous:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def _memory(inst: _install.Install, fx: Any, rounds: int) -> None:
     from zapcli.testing import ScriptedServer
 
     home = inst.new_home("rss")
     hold = 4.0
-    with ScriptedServer([{"turns": [{"text": "done.", "delay_s": hold}]}]) as srv:
+    nowhere = {"tool_calls": [{"name": "no_such_tool", "arguments": {}}], "delay_s": hold}
+    with ScriptedServer([{"turns": [nowhere, {"text": "done.", "delay_s": hold}]}]) as srv:
         env = inst.env(home, session=SESSION)
         agent_env = inst.env(home, session=SESSION, extra={
             "OPENAI_BASE_URL": srv.base_url, "ZAPCLI_MODEL": "scripted", "OPENAI_API_KEY": "x"})
         sh_rss: list[float] = []
-        agent_rss: list[float] = []
+        agent: dict[str, list[float]] = {"rss": [], "anon": [], "rss2": [], "anon2": []}
         for r in range(rounds):
             sid = inst.run(inst.zapcli("spawn", "--cli", "sh", "--", "sleep 1.5"), env).stdout.decode().strip()
             pid = _runner_pid(fx, home, sid)
@@ -183,18 +196,24 @@ def _memory(inst: _install.Install, fx: Any, rounds: int) -> None:
             seen = len(srv.requests)
             sid = inst.run(inst.zapcli("spawn", f"rss probe {r}"), agent_env).stdout.decode().strip()
             pid = _runner_pid(fx, home, sid)
-            end = time.monotonic() + 30
-            while len(srv.requests) <= seen and time.monotonic() < end:
-                time.sleep(0.01)
-            time.sleep(hold / 2)  # the request is in; the model holds its answer
-            agent_rss.append(_zapcli_rss(pid)[0] / 2**20)
+            for call in ("", "2"):
+                end = time.monotonic() + 30
+                seen += 1
+                while len(srv.requests) < seen and time.monotonic() < end:
+                    time.sleep(0.01)
+                time.sleep(hold / 2)  # the request is in; the model holds its answer
+                agent["rss" + call].append(_zapcli_rss(pid)[0] / 2**20)
+                agent["anon" + call].append(_anon_mb(pid))
             if fx.wait_done(home, sid, timeout=60) != "completed":
                 raise RuntimeError(f"{sid} did not complete")
     print(f"rss_sh_subagent_median_mb {statistics.median(sh_rss):.1f}  (goal <= 12 MB; zapcli processes "
           f"of a running sh subagent, {rounds} samples, max {max(sh_rss):.1f})")
-    print(f"rss_agent_runner_median_mb {statistics.median(agent_rss):.1f}  (goal <= 40 MB; built-in agent "
-          f"runner waiting on the model, {rounds} samples, max {max(agent_rss):.1f})")
-
+    med = {k: statistics.median(v) for k, v in agent.items()}
+    print(f"rss_agent_runner_median_mb {med['rss']:.1f}  (goal <= 40 MB; built-in agent "
+          f"runner waiting on the model, {rounds} samples, max {max(agent['rss']):.1f}; "
+          f"anonymous {med['anon']:.1f})")
+    print(f"rss_agent_runner_second_call_median_mb {med['rss2']:.1f}  (the same runner waiting on its "
+          f"second call, its first priced; anonymous {med['anon2']:.1f})")
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent))
