@@ -10,7 +10,8 @@ loads it and its dependencies, ~8-11 MB of every built-in agent's runner, held
 while it waits on the model. The SDK is written for its absence (its own
 `except ImportError` fallback, as on an install without the extra), and the
 refusal lasts only for the import: anything imported later in the process
-that wants aiohttp gets it.
+that wants aiohttp gets it. (A first import of aiohttp by another thread in
+those moments would be refused too; no zapcli process makes one.)
 """
 
 from __future__ import annotations
