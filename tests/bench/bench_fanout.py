@@ -1,6 +1,7 @@
 """What a subagent costs end to end: a fan-out, memory per runner, start-up.
 
 Usage: .venv/bin/python tests/bench/bench_fanout.py [--rounds 5] [--fanout 50] [--runs 20]
+       .venv/bin/python tests/bench/bench_fanout.py --memory-only [--against main] [--rounds 6]
 
 All from a compiled, non-editable copy of the package (`_install.build()`),
 state in temp folders, against `python -I -c pass` measured in the same run
@@ -48,20 +49,30 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5, help="fan-outs and RSS samples")
     ap.add_argument("--fanout", type=int, default=50)
     ap.add_argument("--runs", type=int, default=20, help="runs of each single command")
+    ap.add_argument("--memory-only", action="store_true", help="only the RSS figures")
+    ap.add_argument("--against", metavar="REF", help="with --memory-only: also git REF's zapcli "
+                    "(e.g. main), round by round with this tree's: an A/B in one run")
     opts = ap.parse_args()
     inst = _install.build()
+    other = _install.build(prefix="zapcli-bench-ref-", ref=opts.against) if opts.against else None
     try:
         inst.use_in_process()
         import _fixtures
 
         print(f"load_average_start {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        _commands(inst, _fixtures, opts.runs)
-        _fanout(inst, _fixtures, opts.rounds, opts.fanout)
-        _memory(inst, _fixtures, opts.rounds)
+        if not opts.memory_only:
+            _commands(inst, _fixtures, opts.runs)
+            _fanout(inst, _fixtures, opts.rounds, opts.fanout)
+        if other is None:
+            _print_memory("", _memory(inst, _fixtures, opts.rounds), opts.rounds)
+        else:
+            _memory_ab({"": inst, f"{opts.against}_": other}, _fixtures, opts.rounds)
         print(f"load_average_end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         return 0
     finally:
         inst.cleanup()
+        if other is not None:
+            other.cleanup()
 
 
 def _ref(inst: _install.Install, env: dict[str, str]) -> float:
@@ -175,7 +186,8 @@ def _anon_mb(pid: int) -> float:
     return 0.0
 
 
-def _memory(inst: _install.Install, fx: Any, rounds: int) -> None:
+def _memory(inst: _install.Install, fx: Any, rounds: int) -> dict[str, list[float]]:
+    """`rounds` samples of each memory figure: "sh", "rss", "anon", "rss2", "anon2" (MB)."""
     from zapcli.testing import ScriptedServer
 
     home = inst.new_home("rss")
@@ -206,14 +218,33 @@ def _memory(inst: _install.Install, fx: Any, rounds: int) -> None:
                 agent["anon" + call].append(_anon_mb(pid))
             if fx.wait_done(home, sid, timeout=60) != "completed":
                 raise RuntimeError(f"{sid} did not complete")
-    print(f"rss_sh_subagent_median_mb {statistics.median(sh_rss):.1f}  (goal <= 12 MB; zapcli processes "
+    return {"sh": sh_rss, **agent}
+
+
+def _memory_ab(installs: dict[str, _install.Install], fx: Any, rounds: int) -> None:
+    """Each install's memory figures, one round of each in turn (swapping
+    which goes first), each line prefixed with its install's label."""
+    samples: dict[str, dict[str, list[float]]] = {label: {} for label in installs}
+    order = list(installs.items())
+    for r in range(rounds):
+        for label, inst in order if r % 2 == 0 else order[::-1]:
+            for key, vals in _memory(inst, fx, 1).items():
+                samples[label].setdefault(key, []).extend(vals)
+    for label, got in samples.items():
+        _print_memory(label, got, rounds)
+
+
+def _print_memory(label: str, got: dict[str, list[float]], rounds: int) -> None:
+    sh_rss = got["sh"]
+    med = {k: statistics.median(v) for k, v in got.items()}
+    print(f"{label}rss_sh_subagent_median_mb {med['sh']:.1f}  (goal <= 12 MB; zapcli processes "
           f"of a running sh subagent, {rounds} samples, max {max(sh_rss):.1f})")
-    med = {k: statistics.median(v) for k, v in agent.items()}
-    print(f"rss_agent_runner_median_mb {med['rss']:.1f}  (goal <= 40 MB; built-in agent "
-          f"runner waiting on the model, {rounds} samples, max {max(agent['rss']):.1f}; "
+    print(f"{label}rss_agent_runner_median_mb {med['rss']:.1f}  (goal <= 40 MB; built-in agent "
+          f"runner waiting on the model, {rounds} samples, max {max(got['rss']):.1f}; "
           f"anonymous {med['anon']:.1f})")
-    print(f"rss_agent_runner_second_call_median_mb {med['rss2']:.1f}  (the same runner waiting on its "
-          f"second call, its first priced; anonymous {med['anon2']:.1f})")
+    print(f"{label}rss_agent_runner_second_call_median_mb {med['rss2']:.1f}  (the same runner waiting "
+          f"on its second call, its first priced; anonymous {med['anon2']:.1f})")
+
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent))
