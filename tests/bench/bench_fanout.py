@@ -1,6 +1,7 @@
 """What a subagent costs end to end: a fan-out, memory per runner, start-up.
 
 Usage: .venv/bin/python tests/bench/bench_fanout.py [--rounds 5] [--fanout 50] [--runs 20]
+       .venv/bin/python tests/bench/bench_fanout.py --memory-only [--against main] [--rounds 6]
 
 All from a compiled, non-editable copy of the package (`_install.build()`),
 state in temp folders, against `python -I -c pass` measured in the same run
@@ -16,7 +17,11 @@ state in temp folders, against `python -I -c pass` measured in the same run
 - RSS: a running `sh` subagent's zapcli processes (the runner and any zapcli
   process under it), summed, while its `sleep` runs (goal <= 12 MB); a
   built-in agent's runner while the model (a scripted server on 127.0.0.1
-  holding its answer) has not answered (goal <= 40 MB).
+  holding its answer) has not answered (goal <= 40 MB): at its first call,
+  and at its second, after a first answer (a call of a tool that does not
+  exist, with usage: priced, which loads the price library). Beside each RSS,
+  its anonymous memory (/proc/PID/smaps_rollup): what each more runner costs,
+  the rest being pages of the shared libraries every runner maps alike.
 
 Prints one figure per line: the median and its ratio or goal. Also prints the
 load average (`os.getloadavg`) at the start and the end: the machine is shared.
@@ -44,20 +49,30 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5, help="fan-outs and RSS samples")
     ap.add_argument("--fanout", type=int, default=50)
     ap.add_argument("--runs", type=int, default=20, help="runs of each single command")
+    ap.add_argument("--memory-only", action="store_true", help="only the RSS figures")
+    ap.add_argument("--against", metavar="REF", help="with --memory-only: also git REF's zapcli "
+                    "(e.g. main), round by round with this tree's: an A/B in one run")
     opts = ap.parse_args()
     inst = _install.build()
+    other = _install.build(prefix="zapcli-bench-ref-", ref=opts.against) if opts.against else None
     try:
         inst.use_in_process()
         import _fixtures
 
         print(f"load_average_start {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        _commands(inst, _fixtures, opts.runs)
-        _fanout(inst, _fixtures, opts.rounds, opts.fanout)
-        _memory(inst, _fixtures, opts.rounds)
+        if not opts.memory_only:
+            _commands(inst, _fixtures, opts.runs)
+            _fanout(inst, _fixtures, opts.rounds, opts.fanout)
+        if other is None:
+            _print_memory("", _memory(inst, _fixtures, opts.rounds), opts.rounds)
+        else:
+            _memory_ab({"": inst, f"{opts.against}_": other}, _fixtures, opts.rounds)
         print(f"load_average_end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         return 0
     finally:
         inst.cleanup()
+        if other is not None:
+            other.cleanup()
 
 
 def _ref(inst: _install.Install, env: dict[str, str]) -> float:
@@ -163,17 +178,27 @@ def _runner_pid(fx: Any, home: Path, sid: str, timeout: float = 30.0) -> int:
     raise RuntimeError(f"{sid} did not start")
 
 
-def _memory(inst: _install.Install, fx: Any, rounds: int) -> None:
+def _anon_mb(pid: int) -> float:
+    """Anonymous memory of `pid` (its own heap; not the shared libraries' pages), MB."""
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Anonymous:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _memory(inst: _install.Install, fx: Any, rounds: int) -> dict[str, list[float]]:
+    """`rounds` samples of each memory figure: "sh", "rss", "anon", "rss2", "anon2" (MB)."""
     from zapcli.testing import ScriptedServer
 
     home = inst.new_home("rss")
     hold = 4.0
-    with ScriptedServer([{"turns": [{"text": "done.", "delay_s": hold}]}]) as srv:
+    nowhere = {"tool_calls": [{"name": "no_such_tool", "arguments": {}}], "delay_s": hold}
+    with ScriptedServer([{"turns": [nowhere, {"text": "done.", "delay_s": hold}]}]) as srv:
         env = inst.env(home, session=SESSION)
         agent_env = inst.env(home, session=SESSION, extra={
             "OPENAI_BASE_URL": srv.base_url, "ZAPCLI_MODEL": "scripted", "OPENAI_API_KEY": "x"})
         sh_rss: list[float] = []
-        agent_rss: list[float] = []
+        agent: dict[str, list[float]] = {"rss": [], "anon": [], "rss2": [], "anon2": []}
         for r in range(rounds):
             sid = inst.run(inst.zapcli("spawn", "--cli", "sh", "--", "sleep 1.5"), env).stdout.decode().strip()
             pid = _runner_pid(fx, home, sid)
@@ -183,17 +208,42 @@ def _memory(inst: _install.Install, fx: Any, rounds: int) -> None:
             seen = len(srv.requests)
             sid = inst.run(inst.zapcli("spawn", f"rss probe {r}"), agent_env).stdout.decode().strip()
             pid = _runner_pid(fx, home, sid)
-            end = time.monotonic() + 30
-            while len(srv.requests) <= seen and time.monotonic() < end:
-                time.sleep(0.01)
-            time.sleep(hold / 2)  # the request is in; the model holds its answer
-            agent_rss.append(_zapcli_rss(pid)[0] / 2**20)
+            for call in ("", "2"):
+                end = time.monotonic() + 30
+                seen += 1
+                while len(srv.requests) < seen and time.monotonic() < end:
+                    time.sleep(0.01)
+                time.sleep(hold / 2)  # the request is in; the model holds its answer
+                agent["rss" + call].append(_zapcli_rss(pid)[0] / 2**20)
+                agent["anon" + call].append(_anon_mb(pid))
             if fx.wait_done(home, sid, timeout=60) != "completed":
                 raise RuntimeError(f"{sid} did not complete")
-    print(f"rss_sh_subagent_median_mb {statistics.median(sh_rss):.1f}  (goal <= 12 MB; zapcli processes "
+    return {"sh": sh_rss, **agent}
+
+
+def _memory_ab(installs: dict[str, _install.Install], fx: Any, rounds: int) -> None:
+    """Each install's memory figures, one round of each in turn (swapping
+    which goes first), each line prefixed with its install's label."""
+    samples: dict[str, dict[str, list[float]]] = {label: {} for label in installs}
+    order = list(installs.items())
+    for r in range(rounds):
+        for label, inst in order if r % 2 == 0 else order[::-1]:
+            for key, vals in _memory(inst, fx, 1).items():
+                samples[label].setdefault(key, []).extend(vals)
+    for label, got in samples.items():
+        _print_memory(label, got, rounds)
+
+
+def _print_memory(label: str, got: dict[str, list[float]], rounds: int) -> None:
+    sh_rss = got["sh"]
+    med = {k: statistics.median(v) for k, v in got.items()}
+    print(f"{label}rss_sh_subagent_median_mb {med['sh']:.1f}  (goal <= 12 MB; zapcli processes "
           f"of a running sh subagent, {rounds} samples, max {max(sh_rss):.1f})")
-    print(f"rss_agent_runner_median_mb {statistics.median(agent_rss):.1f}  (goal <= 40 MB; built-in agent "
-          f"runner waiting on the model, {rounds} samples, max {max(agent_rss):.1f})")
+    print(f"{label}rss_agent_runner_median_mb {med['rss']:.1f}  (goal <= 40 MB; built-in agent "
+          f"runner waiting on the model, {rounds} samples, max {max(got['rss']):.1f}; "
+          f"anonymous {med['anon']:.1f})")
+    print(f"{label}rss_agent_runner_second_call_median_mb {med['rss2']:.1f}  (the same runner waiting "
+          f"on its second call, its first priced; anonymous {med['anon2']:.1f})")
 
 
 if __name__ == "__main__":

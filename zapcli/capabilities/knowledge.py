@@ -1,5 +1,5 @@
 """Knowledge sources (docs/explanation/rules.md#undeclared-means-unreachable): which files a workspace-relative glob covers.
-Imports zapcli.definitions (model, schema); the kb_search tool lives in captools.
+Imports zapcli.definitions.model; the kb_search tool lives in captools.
 
 Never preloaded: the prompt lists one line per source and `kb_search(query)`
 scans the matching files on demand within the budgets of textsearch. Absolute
@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zapcli.definitions.model import KnowledgeSource
-from zapcli.definitions.schema import knowledge_path_problem
+from zapcli.definitions.model import KnowledgeSource, knowledge_path_problem
 
 MAX_FILES = 10_000  # files per source considered by one search
 

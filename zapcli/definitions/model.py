@@ -8,12 +8,27 @@ A Definition is always valid (the loader never builds one from a broken file);
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 MEMORY_MODES = ("none", "private", "shared")
 DEFAULT_MAX_TURNS = 40
 LAYERS = ("builtin", "plugin", "system", "workspace")
+
+
+def knowledge_path_problem(path: str) -> str | None:
+    """Why a knowledge glob is refused (absolute, escaping, empty), or None.
+    Here, with the values, so the grant checks it without the YAML loader."""
+    if not path.strip():
+        return "it is empty"
+    if path.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", path):
+        return "it is an absolute path"
+    if "\\" in path:
+        return "it uses '\\' (use '/' separators)"
+    if ".." in path.split("/"):
+        return "it escapes the workspace ('..')"
+    return None
 
 
 @dataclass(frozen=True)

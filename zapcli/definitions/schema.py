@@ -21,6 +21,7 @@ from zapcli.definitions.model import (
     Definition,
     Diagnostic,
     KnowledgeSource,
+    knowledge_path_problem,
 )
 from zapcli.definitions.yamlload import compose_text
 
@@ -89,19 +90,6 @@ def _knowledge(c: Checker, node: yaml.Node) -> tuple[KnowledgeSource, ...]:
         else:
             out.append(KnowledgeSource(name, path))
     return tuple(out)
-
-
-def knowledge_path_problem(path: str) -> str | None:
-    """Why a knowledge glob is refused (absolute, escaping, empty), or None."""
-    if not path.strip():
-        return "it is empty"
-    if path.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", path):
-        return "it is an absolute path"
-    if "\\" in path:
-        return "it uses '\\' (use '/' separators)"
-    if ".." in path.split("/"):
-        return "it escapes the workspace ('..')"
-    return None
 
 
 def _memory(c: Checker, node: yaml.Node) -> str | None:

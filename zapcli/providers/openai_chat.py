@@ -1,5 +1,6 @@
 """The Chat Completions model client (ModelClient) over the official `openai` SDK.
-Imports `zapcli.agent.types`, `zapcli.providers.stream`; `openai` only inside methods (start-up cost).
+Imports `zapcli.agent.types`, `zapcli.providers.stream`; `openai` only inside methods (start-up
+cost), through `zapcli.providers.sdk`.
 
 The SDK sends the request, authenticates and retries 408/409/429/5xx and
 connection errors with backoff (`max_retries`); the body is read as raw SSE
@@ -15,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from zapcli.agent.types import ModelError, Turn
+from zapcli.providers import sdk
 from zapcli.providers.stream import TurnAssembler
 
 NO_KEY = "sk-no-key-required"  # local servers need none, but the SDK wants one
@@ -92,7 +94,7 @@ class ChatClient:
 
     def _client(self) -> Any:
         if self._sdk is None:
-            import openai
+            openai = sdk.load()
 
             key = self._api_key or os.environ.get(self.api_key_env)
             if not key:
@@ -131,7 +133,7 @@ class ChatClient:
         """Stream one assistant turn; `on_delta(kind, piece)` with kind "text" or
         "thinking". `tools` are OpenAI tool objects (omitted when empty).
         Raises ModelError (after the SDK's retries) with an actionable reason."""
-        import openai
+        openai = sdk.load()
 
         params: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True,
                                   "stream_options": {"include_usage": True}}
@@ -189,7 +191,7 @@ class ChatClient:
 
     def explain(self, e: Exception) -> ModelError:
         """Map an SDK exception (openai.OpenAIError) to a ModelError saying what to do."""
-        import openai
+        openai = sdk.load()
 
         where, env, model = self.endpoint, self.api_key_env, self.model
         if isinstance(e, openai.APITimeoutError):

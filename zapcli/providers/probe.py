@@ -20,7 +20,9 @@ def probe(model: str | None, providers: Mapping[str, Any] | None) -> tuple[bool,
         client = build_client(None, model, providers, os.environ, timeout_s=10, max_retries=0)
     except ModelError as exc:
         return False, exc.reason
-    import openai
+    from zapcli.providers.sdk import load
+
+    openai = load()
 
     where = client.base_url or "https://api.openai.com/v1"
     try:

@@ -136,8 +136,9 @@ def _signals(terminated: threading.Event) -> None:
 
 def _prefetch(sid: str) -> None:
     """The built-in agent's heavy imports on a thread, started first thing:
-    `openai` (~0.5 s, most of the time to the first model request) and, when
-    the grant has MCP servers, `mcp` before it. Meanwhile this thread claims
+    `openai` (~0.5 s, most of the time to the first model request), the price
+    library for the cost of its first call unless its spawn froze a price from
+    config.yaml, and, when the grant has MCP servers, `mcp` before them. Meanwhile this thread claims
     the subagent, writes `start`, reserves the end, builds the grant and
     starts the MCP servers (waiting on processes and fsyncs): the first
     request waits only for what is left of the imports. Both threads import
@@ -152,14 +153,18 @@ def _prefetch(sid: str) -> None:
         return
     mcp = (spawn.grant or {}).get("mcp")
     names = (["mcp", "mcp.client.stdio"] if isinstance(mcp, dict) and mcp.get("servers") else []) + \
-        ["openai", "genai_prices"]  # the price library, for the cost of its first call
+        ["openai"]
+    if not isinstance(spawn.raw.get("price"), dict):  # priced by config.yaml: the library loads
+        names.append("genai_prices")  # (its database ~4 MB, for good) only if a call names another model
 
     def work() -> None:
         from importlib import import_module
 
+        from zapcli.providers import sdk
+
         for name in names:
             try:
-                import_module(name)
+                sdk.load() if name == "openai" else import_module(name)  # as the client imports it
             except Exception:  # noqa: BLE001 - see above
                 return
 
