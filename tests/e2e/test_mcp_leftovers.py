@@ -55,7 +55,7 @@ def pinger(zap, tmp_path):
     srv = ScriptedServer([{"match": "ping-job", "turns": [
         {"tool_calls": [{"name": "mcp_call", "arguments": {"server": "stubborn", "tool": "ping",
                                                              "arguments": {}}}]},
-        {"text": "pinged", "delay_s": 6}]}])
+        {"text": "pinged", "hold": "answer"}]}])  # running until the test lets it end
     srv.start()
     zap.env.update(OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted", OPENAI_API_KEY="k" * 12)
     zap.env["ZAPCLI_KILL_GRACE_S"] = "1"
@@ -63,11 +63,13 @@ def pinger(zap, tmp_path):
     def leftovers():
         return pgrep(str(script)) + pgrep(f"sleep {marker}")
 
-    def spawn():
+    def spawn(answer: bool = False):
         proc = zap("spawn", "--agent", "pinger", "--approval", "full", "--", "ping-job")
         assert proc.returncode == 0, proc.err
         sid = proc.out.strip()
         wait_until(lambda: pgrep(f"sleep {marker}"), 20)  # the server and its helper run
+        if answer:  # then its last answer comes and it completes
+            srv.release("answer")
         return sid
 
     yield spawn, leftovers
@@ -78,7 +80,7 @@ def pinger(zap, tmp_path):
 
 def test_after_completion(zap, pinger):
     spawn, leftovers = pinger
-    sid = spawn()
+    sid = spawn(answer=True)
     assert zap("wait", sid, "--timeout", "30").returncode == 0
     wait_until(lambda: not leftovers(), 5)
 

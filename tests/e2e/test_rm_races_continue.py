@@ -17,22 +17,31 @@ ROUNDS = 8
 def test_rm_and_continue_at_once_never_both_succeed(zap, model):
     model([{"match": "", "turns": [{"text": "done."}] * (2 * ROUNDS + 4)}])
     both, outcomes = 0, []
-    for _ in range(ROUNDS):
-        sid = zap("spawn", "--", "say done").out.strip()
-        assert zap("wait", "--timeout", "60", sid).returncode == 0
-        go = ("import os, sys, time, runpy\n"
-              "t = float(sys.argv[1])\n"
-              "while time.time() < t: pass\n"
-              "sys.argv = ['zapcli', *sys.argv[2:]]\n"
+    # the finished subagents the rounds race over, made together up front
+    sids = [zap("spawn", "--", "say done").out.strip() for _ in range(ROUNDS)]
+    assert zap("wait", "--timeout", "90", *sids).returncode == 0
+    for sid in sids:
+        # Both start Python, say so, and block on their stdin; both are let go
+        # by one write each, back to back: they start together (a barrier, not
+        # a guessed head start).
+        go = ("import os, sys, runpy\n"
+              "print('ready', flush=True)\n"
+              "sys.stdin.buffer.read(1)\n"
+              "null = os.open(os.devnull, os.O_RDONLY)\n"
+              "os.dup2(null, 0)\n"
+              "sys.argv = ['zapcli', *sys.argv[1:]]\n"
               "runpy.run_module('zapcli', run_name='__main__')\n")
-        import time
-
-        at = str(time.time() + 1.5)  # both imported and waiting: they start together
-        rm = subprocess.Popen([sys.executable, "-c", go, at, "rm", sid], env=zap.env,
-                              cwd=zap.cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        cont = subprocess.Popen([sys.executable, "-c", go, at, "continue", sid, "again"],
-                                env=zap.env, cwd=zap.cwd, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
+        rm = subprocess.Popen([sys.executable, "-c", go, "rm", sid], env=zap.env,
+                              cwd=zap.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+        cont = subprocess.Popen([sys.executable, "-c", go, "continue", sid, "again"],
+                                env=zap.env, cwd=zap.cwd, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for p in (rm, cont):
+            assert p.stdout.readline() == b"ready\n", p.communicate(timeout=60)
+        for p in (rm, cont):
+            p.stdin.write(b"g")
+            p.stdin.flush()
         rm_out, rm_err = rm.communicate(timeout=60)
         c_out, c_err = cont.communicate(timeout=60)
         outcomes.append((rm.returncode, cont.returncode))

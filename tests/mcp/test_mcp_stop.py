@@ -165,10 +165,11 @@ def test_a_run_leaves_no_zombie_runners(zap, model):
     collected as they end, while the run goes on."""
     spawns = [{"name": "subagent", "arguments": {"action": "spawn", "task": f"child {n} reports"}}
               for n in range(6)]
-    model([{"match": "fan out", "turns": [
+    srv = model([{"match": "fan out", "turns": [
         {"tool_calls": spawns},
         {"tool_calls": [{"name": "subagent", "arguments": {"action": "wait", "timeout": 60}}]},
-        {"text": "all six are done", "delay_s": 15}]},  # the run lives on: its last call is slow
+        # the run lives on: its last call is answered once the test has looked
+        {"text": "all six are done", "hold": "last answer"}]},
         {"match": "reports", "loop": True, "turns": [{"text": "reported"}]}])
     proc = subprocess.Popen([sys.executable, "-m", "zapcli", "run", "--", "fan out"], cwd=zap.cwd,
                             env=zap.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -187,5 +188,6 @@ def test_a_run_leaves_no_zombie_runners(zap, model):
         assert not _children(proc.pid), "a runner of the run still runs after its trail ended"
         assert proc.poll() is None, proc.communicate()[1].decode()[-3000:]
     finally:
+        srv.release("last answer")
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err.decode()

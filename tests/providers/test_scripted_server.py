@@ -112,10 +112,40 @@ def test_unknown_path_is_404():
     ([{"turns": [{"text": "cut", "close": True}]}], "goes with `raw`"),
     ([{"turns": [{"raw": ["data: {}\n\n"], "close": "never"}]}], "close is"),
     ([{"turns": [{"raw": "data: [DONE]"}]}], "raw is a list"),
+    ([{"turns": [{"text": "x", "hold": ""}]}], "hold is a name"),
 ])
 def test_malformed_scripts_are_refused(bad, needle):
     with pytest.raises(ScriptError, match=needle):
         ScriptedServer(bad)
+
+
+def test_a_held_turn_answers_once_released_and_when_the_server_stops():
+    """`hold`: the call stays open until the test lets it go; stopping the
+    server lets every held call go (no thread left waiting)."""
+    import threading
+
+    script = [{"match": "first", "turns": [{"text": "let go", "hold": "a"}]},
+              {"match": "second", "turns": [{"text": "stopped", "hold": "b"}]}]
+    srv = ScriptedServer(script).start()
+    got: dict[str, str] = {}
+
+    def call(user: str) -> None:
+        try:
+            got[user] = ask(sdk(srv), user)
+        except openai.APIError as exc:  # the stopped server may cut it off
+            got[user] = type(exc).__name__
+
+    calls = [threading.Thread(target=call, args=(u,)) for u in ("first", "second")]
+    for t in calls:
+        t.start()
+    calls[0].join(1.0)
+    assert calls[0].is_alive() and not got  # held: no answer yet
+    srv.release("a")
+    calls[0].join(30)
+    assert got == {"first": "let go"} and calls[1].is_alive()
+    srv.stop()
+    calls[1].join(30)
+    assert not calls[1].is_alive()
 
 
 def test_yaml_script_file(tmp_path):

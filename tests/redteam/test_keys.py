@@ -360,17 +360,28 @@ def test_blocking_commands_are_sealed_as_another_user_sees_them(other_user):
         _unclaimable_board(zap_as)
         failures = []
         url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
-        for name, argv, env in _blocked_forms(running, stubborn, url):
-            proc = subprocess.Popen(user.argv(*argv), env={**user.env, **env}, cwd=user.work,
-                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL)
-            try:
-                time.sleep(2.0)  # it has started and is waiting (it never ends on its own)
+        # All the forms at once, each looked at once it has sealed itself (a
+        # slow start is not what this measures) and again at least 2 s after
+        # its start, while it still waits (it never ends on its own).
+        procs = []
+        try:
+            for name, argv, env in _blocked_forms(running, stubborn, url):
+                procs.append((name, time.monotonic(), subprocess.Popen(
+                    user.argv(*argv), env={**user.env, **env}, cwd=user.work,
+                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
+            for _, _, proc in procs:  # sealed (or ended): the look below says which
+                end = time.monotonic() + 60
+                while (proc.poll() is None and time.monotonic() < end and
+                       _looked_at_from_outside(proc.pid, user.uid, keys.token) != (False, False)):
+                    time.sleep(0.2)
+            for name, started, proc in procs:
+                time.sleep(max(0.0, started + 2.0 - time.monotonic()))
                 assert proc.poll() is None, f"{name} ended instead of waiting"
                 readable, shows_key = _looked_at_from_outside(proc.pid, user.uid, keys.token)
                 if readable or shows_key:
                     failures.append((name, "readable" if readable else "", "key" if shows_key else ""))
-            finally:
+        finally:
+            for _, _, proc in procs:
                 proc.kill()
                 proc.wait()
         silent.close()

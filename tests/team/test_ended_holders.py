@@ -134,8 +134,9 @@ def test_claude_whose_runner_was_sigkilled_is_refused_its_next_claim(zap, tmp_pa
     board = {"name": "mcp__zapcli_team__board"}
     script = [{"match": "B44-CLAUDE", "turns": [
         {"tool_calls": [{**board, "arguments": {"action": "claim", "task": "t1"}}]},
-        # its runner is SIGKILLed during this pause; Claude Code keeps running
-        {"delay_s": 12, "tool_calls": [{**board, "arguments": {"action": "claim", "task": "t2"}}]},
+        # held until its runner is SIGKILLed; Claude Code keeps running
+        {"hold": "runner gone",
+         "tool_calls": [{**board, "arguments": {"action": "claim", "task": "t2"}}]},
         {"text": "never reached: refused and ended"}]}]
     ct.configure(zap, "claude")
     folder = zap.cwd / ".zapcli" / "subagents"
@@ -155,6 +156,7 @@ def test_claude_whose_runner_was_sigkilled_is_refused_its_next_claim(zap, tmp_pa
         os.kill(runner, signal.SIGKILL)  # the runner only: its CLI goes on (B44)
         wait_until(lambda: _gone(runner), 10, 0.05)
         assert ct.marked(sid), "Claude Code should outlive its runner here"
+        srv.release("runner gone")
         wait_until(lambda: len(srv.requests) >= 2, 60, 0.1)  # it was handed the second claim
         wait_until(lambda: not ct.marked(sid), 90, 0.2)  # refused, and what is left is ended
     t2 = _show(zap, "t2")

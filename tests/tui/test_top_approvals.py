@@ -124,8 +124,9 @@ def test_the_request_on_screen_is_never_swapped_for_another_and_n_goes_to_the_ne
     """An older subagent asking later sorts first; it must not take the
     selection from the request the person is reading — nor, after `a`, slip
     under a second `a`: `n` goes to it."""
-    model([{"match": "TOP-LATE", "turns": [
-               {"tool_calls": [{"name": "read", "arguments": {"path": "README.md"}}], "delay_s": 8},
+    srv = model([{"match": "TOP-LATE", "turns": [  # its first answer: once the early one is read
+               {"tool_calls": [{"name": "read", "arguments": {"path": "README.md"}}],
+                "hold": "late asks"},
                {"tool_calls": [{"name": "bash", "arguments": {"command": "echo late-asker"}}]},
                {"text": "late done"}]},
            *_asking("TOP-EARLY", "echo early-asker")])
@@ -137,6 +138,7 @@ def test_the_request_on_screen_is_never_swapped_for_another_and_n_goes_to_the_ne
     async def scenario(top: Top) -> None:
         await top.until(lambda: top.screen.table.selected == early and "early-asker" in
                         top.ask_text(), 10, "the early request selected")
+        srv.release("late asks")
         await top.until(lambda: top.status(late) == "awaiting_approval", 60, "the late one asks")
         lines = [line.sid for line in top.screen.table.lines if line.sid]
         assert lines.index(late) < lines.index(early)  # it sorts first...

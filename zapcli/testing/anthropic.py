@@ -39,7 +39,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import time
 from typing import Any
 
 from zapcli.testing.script import estimate_tokens, pieces
@@ -208,7 +207,7 @@ class AnthropicProtocol(Protocol):
             srv.count_side_request()
             turn = {"text": SIDE_TEXT, "_id": "side"}
         turn = srv.fill(turn)
-        time.sleep(float(turn.get("delay_s") or 0))
+        srv.conversations.pause(turn)
         self._answer(h, turn, body)
 
     def _answer(self, h: Handler, turn: dict[str, Any], body: dict[str, Any]) -> None:

@@ -69,7 +69,7 @@ def openai_turn(srv: Any, h: Handler, body: dict[str, Any], key: tuple[str, ...]
         openai_error(h, 400, why, "no_matching_rule")
         return None
     turn = srv.fill(turn)
-    time.sleep(float(turn.get("delay_s") or 0))
+    srv.conversations.pause(turn)
     return turn  # type: ignore[no-any-return]
 
 

@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -211,7 +210,7 @@ class GeminiProtocol(Protocol):
                 return h.send_json(400, google_error(400, why))
             turn = found or {"text": NO_RULE_TEXT, "_id": "side"}
         turn = self.server.fill(turn)
-        time.sleep(float(turn.get("delay_s") or 0))
+        self.server.conversations.pause(turn)
         if err := turn.get("http_error"):
             code = int(err.get("status", 500))
             if err.get("body") is not None:  # the provider's own body, verbatim

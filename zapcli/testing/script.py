@@ -39,6 +39,10 @@ Turn keys (all optional; each protocol renders them in its own wire format):
                                `data: <json>\\n\\n`
   close: "clean" | "abort"   how a raw stream ends ("abort": cut it short)
   delay_s: float             sleep before answering
+  hold: str                  answer only once the test calls
+                               `srv.release(<that name>)` (or the server
+                               stops): a call that stays open exactly as long
+                               as the test needs it, not a guessed delay_s
   generate_s: float          a streamed answer's first event at once, the rest
                                this many seconds later (a model generating;
                                anthropic: message_start says the call began)
@@ -58,7 +62,7 @@ from typing import Any
 _RULE_KEYS = {"match", "match_any", "turns", "loop"}
 TURN_KEYS = {"text", "reasoning", "reasoning_field", "tool_calls", "usage", "finish_reason",
              "http_error", "error_200", "raw", "close", "delay_s",
-             "generate_s"}
+             "generate_s", "hold"}
 EXHAUSTED_TEXT = "[scripted server: this conversation has no more turns]"
 
 
@@ -109,6 +113,9 @@ def _validate_turn(turn: Any, where: str) -> None:
         raise ScriptError(f"{where}: close is \"clean\" or \"abort\" and goes with `raw` (got "
                           f"{turn['close']!r}); to cut a stream short, give `raw` lines without "
                           "a final chunk and close: \"abort\"")
+    if "hold" in turn and not (isinstance(turn["hold"], str) and turn["hold"]):
+        raise ScriptError(f"{where}: hold is a name (the test's `srv.release(name)` answers it), "
+                          f"got {turn['hold']!r}")
     raw = turn.get("raw")
     if raw is not None and not (isinstance(raw, list) and all(isinstance(x, (str, dict)) for x in raw)):
         raise ScriptError(f"{where}: raw is a list of SSE strings (sent verbatim, each ending in "
@@ -143,6 +150,33 @@ class Conversations:
         self.variables: dict[str, str] = dict(variables or {})
         self._lock = threading.Lock()
         self._convs: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self._holds: dict[str, threading.Event] = {}
+        self._stopped = False
+
+    def _hold(self, name: str) -> threading.Event:
+        with self._lock:
+            event = self._holds.setdefault(name, threading.Event())
+            if self._stopped:
+                event.set()
+            return event
+
+    def release(self, name: str | None = None) -> None:
+        """Let the turns held under `name` answer (every hold, and any later
+        one, when `name` is None: the server is stopping)."""
+        if name is not None:
+            self._hold(name).set()
+            return
+        with self._lock:
+            self._stopped = True
+            holds = list(self._holds.values())
+        for event in holds:
+            event.set()
+
+    def pause(self, turn: dict[str, Any]) -> None:
+        """Before a turn is answered: its hold, then its delay_s."""
+        if name := turn.get("hold"):
+            self._hold(name).wait()
+        time.sleep(float(turn.get("delay_s") or 0))
 
     def fill(self, value: Any) -> Any:
         """Replace `{name}` placeholders in every string inside `value`."""

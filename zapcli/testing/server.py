@@ -116,7 +116,9 @@ class ScriptedServer:
         return self
 
     def stop(self) -> None:
-        """Stop serving and close the socket; requests in flight are abandoned."""
+        """Stop serving and close the socket; requests in flight are abandoned
+        (a held turn is let go, so its thread ends)."""
+        self.conversations.release()
         if self._thread is not None:
             self._httpd.shutdown()
             self._thread = None
@@ -130,6 +132,10 @@ class ScriptedServer:
 
     def fill(self, value: Any) -> Any:
         return self.conversations.fill(value)
+
+    def release(self, name: str) -> None:
+        """Answer the turns that wait on `hold: name` (now and from now on)."""
+        self.conversations.release(name)
 
     def count_side_request(self) -> None:
         with self._lock:
