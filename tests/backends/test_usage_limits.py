@@ -135,7 +135,8 @@ def test_continue_after_the_reset_and_resume_after_limit(zap):
             assert view(zap, sid)["usage_limit"]["resets_at"] == reset
         # the one that asked: its continuation is queued until the reset
         later = wait_until(lambda: view(zap, auto).get("continued_by"), timeout=30)
-        assert "claude usage limit" in zap("poll", "--no-wait", later).out
+        # the queue says the hold at its first look after the continuation is queued
+        wait_until(lambda: "claude usage limit" in zap("poll", "--no-wait", later).out, timeout=15)
         # the other is not resumed by itself; the person continues it, which waits too
         proc = zap("continue", plain, "go on", env=env)
         assert proc.returncode == 0, proc.err
