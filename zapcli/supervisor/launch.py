@@ -50,7 +50,7 @@ def launch_detached(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | P
             actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
                        (os.POSIX_SPAWN_DUP2, err_fd, 2)]
-            actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited(set(pass_fds))]
+            actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in inherited_fds(set(pass_fds))]
             pid = os.posix_spawn("/bin/sh", ["/bin/sh", "-c", _IN_CWD, str(cwd), *argv], public,
                                  file_actions=actions, setsid=True,
                                  setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
@@ -102,7 +102,7 @@ def _reap() -> None:
                 return
 
 
-def _inherited(keep: set[int]) -> list[int]:
+def inherited_fds(keep: set[int]) -> list[int]:
     """Our inheritable descriptors above stderr (a caller's, passed down to
     us), except `keep`: the runner must hold none of them."""
     try:
