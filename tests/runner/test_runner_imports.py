@@ -22,7 +22,9 @@ NEVER_FOR_SH = {"yaml", "typer", "click", "rich", "openai", "mcp", "jsonschema",
                 "orjson", "dataclasses", "inspect", "traceback", "socket", "typing",
                 # its shell starts with posix_spawn: subprocess brought locale, selectors,
                 # math (~1 MB of a runner's 13)
-                "subprocess", "locale", "selectors"}
+                "subprocess", "locale", "selectors",
+                # the dump flag goes off through _ctypes alone (ctypes' package: ~250 KB)
+                "ctypes"}
 
 
 def _imported(err: str) -> set[str]:
