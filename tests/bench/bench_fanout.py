@@ -61,7 +61,8 @@ def main() -> int:
         if opts.runs:
             _commands(inst, _fixtures, opts.runs)
         insts = {"": inst, **({f"{opts.against}: ": before} if before else {})}
-        _fanout(insts, _fixtures, opts.rounds, opts.fanout)
+        if opts.fanout:
+            _fanout(insts, _fixtures, opts.rounds, opts.fanout)
         _memory(insts, _fixtures, opts.rounds)
         print(f"load_average_end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         return 0
@@ -203,7 +204,7 @@ def _memory(insts: dict[str, _install.Install], fx: Any, rounds: int) -> None:
                 sh_rss[label].append(_zapcli_rss(pid)[0] / 2**20)
                 fx.wait_done(home, sid)
                 seen = len(srv.requests)
-                sid = inst.run(inst.zapcli("spawn", f"rss probe {r}"), agent_env).stdout.decode().strip()
+                sid = inst.run(inst.zapcli("spawn", f"rss probe {r} {label}"), agent_env).stdout.decode().strip()
                 pid = _runner_pid(fx, home, sid)
                 end = time.monotonic() + 30
                 while len(srv.requests) <= seen and time.monotonic() < end:
