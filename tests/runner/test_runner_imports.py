@@ -24,7 +24,9 @@ NEVER_FOR_SH = {"yaml", "typer", "click", "rich", "openai", "mcp", "jsonschema",
                 # math (~1 MB of a runner's 13)
                 "subprocess", "locale", "selectors",
                 # the dump flag goes off through _ctypes alone (ctypes' package: ~250 KB)
-                "ctypes"}
+                "ctypes",
+                # a `started` hook's machinery, for a subagent without one
+                "zapcli.trail.events"}
 
 
 def _imported(err: str) -> set[str]:
