@@ -39,9 +39,9 @@ def non_dumpable() -> None:
             _restype_ = None  # the result is not needed: a failure leaves it dumpable, as before
 
         class Libc:  # the process's own symbols, as CDLL(None)
-            _handle = _ctypes.dlopen(None, 0)
+            _handle = _ctypes.dlopen(None, 0)  # type: ignore[arg-type]  # None: ourselves
 
-        Prctl(("prctl", Libc))(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        Prctl(("prctl", Libc))(PR_SET_DUMPABLE, 0, 0, 0, 0)  # type: ignore[arg-type]
         return
     except (ImportError, OSError, AttributeError, TypeError):
         pass

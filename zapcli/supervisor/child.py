@@ -38,8 +38,8 @@ class Child:
         if self.returncode is None:
             try:
                 pid, status = os.waitpid(self.pid, os.WNOHANG)
-            except ChildProcessError:  # reaped elsewhere: the code is lost
-                pid, status = self.pid, 255 << 8
+            except ChildProcessError:  # reaped elsewhere: its code is lost (0, as Popen says)
+                pid, status = self.pid, 0
             if pid == self.pid:
                 self._ended(status)
         return self.returncode
@@ -52,7 +52,7 @@ class Child:
             try:
                 self._ended(os.waitpid(self.pid, 0)[1])
             except ChildProcessError:
-                self._ended(255 << 8)
+                self._ended(0)
             return self.returncode
         if self._pidfd >= 0:
             import select
@@ -85,8 +85,9 @@ def start(argv: Sequence[str], *, stdin: int, stdout: int, stderr: int,
     caller closes its copies of those ends. Raises OSError when it cannot."""
     import signal
 
-    actions = [(os.POSIX_SPAWN_DUP2, stdin, 0), (os.POSIX_SPAWN_DUP2, stdout, 1),
-               (os.POSIX_SPAWN_DUP2, stderr, 2)]
+    actions: list[tuple[int, ...]] = [(os.POSIX_SPAWN_DUP2, stdin, 0),
+                                      (os.POSIX_SPAWN_DUP2, stdout, 1),
+                                      (os.POSIX_SPAWN_DUP2, stderr, 2)]
     actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in inherited_fds(set())]
     # a bare program name is looked up on PATH (the sandbox's `bwrap` is a full path)
     how = os.posix_spawn if "/" in argv[0] else os.posix_spawnp
