@@ -20,10 +20,6 @@ state in temp folders, against `python -I -c pass` measured in the same run
 
 Prints one figure per line: the median and its ratio or goal. Also prints the
 load average (`os.getloadavg`) at the start and the end: the machine is shared.
-
-`--against REF` also measures the fan-out and the RSS figures with the
-package as commit REF has it (`git archive`), round by round in the same run
-(each round runs both, so load hits both alike): lines prefixed `REF:`.
 """
 
 from __future__ import annotations
@@ -48,28 +44,20 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5, help="fan-outs and RSS samples")
     ap.add_argument("--fanout", type=int, default=50)
     ap.add_argument("--runs", type=int, default=20, help="runs of each single command")
-    ap.add_argument("--against", default="", metavar="REF",
-                    help="also measure fan-out and RSS as this commit has it, in the same rounds")
     opts = ap.parse_args()
     inst = _install.build()
-    before = _install.build("zapcli-bench-before-", ref=opts.against) if opts.against else None
     try:
         inst.use_in_process()
         import _fixtures
 
         print(f"load_average_start {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        if opts.runs:
-            _commands(inst, _fixtures, opts.runs)
-        insts = {"": inst, **({f"{opts.against}: ": before} if before else {})}
-        if opts.fanout:
-            _fanout(insts, _fixtures, opts.rounds, opts.fanout)
-        _memory(insts, _fixtures, opts.rounds)
+        _commands(inst, _fixtures, opts.runs)
+        _fanout(inst, _fixtures, opts.rounds, opts.fanout)
+        _memory(inst, _fixtures, opts.rounds)
         print(f"load_average_end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         return 0
     finally:
         inst.cleanup()
-        if before is not None:
-            before.cleanup()
 
 
 def _ref(inst: _install.Install, env: dict[str, str]) -> float:
@@ -119,43 +107,33 @@ def _commands(inst: _install.Install, fx: Any, runs: int) -> None:
     print(f"spawn_wait_sleep2_median_ms {ms:.1f}  over_2s_ms {ms - 2000:.1f}  (goal: over <= 200 ms)")
 
 
-def _fanout(insts: dict[str, _install.Install], fx: Any, rounds: int, n: int) -> None:
-    per: dict[str, list[float]] = {k: [] for k in insts}
-    refs: dict[str, list[float]] = {k: [] for k in insts}
-    for r in range(rounds + 1):
-        for label, inst in insts.items():  # each round runs every version: load hits all alike
-            took, ref = _fanout_round(inst, fx, n, r)
-            refs[label] += ref
-            if r:  # the first round warms the caches
-                per[label].append(took / n)
-    for label in insts:
-        ref = _install.median_ms(refs[label])
-        ms = statistics.median(per[label]) * 1000
-        print(label, end="")
-        _line(f"fanout{n}_per_subagent", ms, ref,
-              f"goal <= 4x; {n} x spawn --cli sh -- true then wait, {rounds} rounds, "
-              f"python_pass {ref:.1f} ms in the same rounds")
-
-
-def _fanout_round(inst: _install.Install, fx: Any, n: int, r: int) -> tuple[float, list[float]]:
-    """One fan-out: (its wall seconds, the references taken before and after)."""
+def _fanout(inst: _install.Install, fx: Any, rounds: int, n: int) -> None:
     spawn_cmd = inst.zapcli("spawn", "--cli", "sh", "--", "true")
-    home = inst.new_home("fan")
-    env = inst.env(home, session=f"{SESSION}-{r}")
-    refs = [_ref(inst, env) for _ in range(5)]
-    t0 = time.perf_counter()
-    ids = [inst.run(spawn_cmd, env).stdout.decode().strip() for _ in range(n)]
-    inst.run(inst.zapcli("wait", *ids), env, timeout=600)
-    took = time.perf_counter() - t0
-    refs += [_ref(inst, env) for _ in range(5)]  # before and after: drift hits both
-    for sid in ids:
-        fx.wait_done(home, sid)  # every runner gone before the next round
-        status = next((rec.get("status") for rec in fx.trail_records(home, sid)
-                       if rec.get("type") == "status"), None)
-        if status != "completed":
-            raise RuntimeError(f"{sid} ended {status}")
-    shutil.rmtree(home, ignore_errors=True)
-    return took, refs
+    per: list[float] = []
+    refs: list[float] = []
+    for r in range(rounds + 1):
+        home = inst.new_home("fan")
+        env = inst.env(home, session=f"{SESSION}-{r}")
+        refs += [_ref(inst, env) for _ in range(5)]
+        t0 = time.perf_counter()
+        ids = [inst.run(spawn_cmd, env).stdout.decode().strip() for _ in range(n)]
+        inst.run(inst.zapcli("wait", *ids), env, timeout=600)
+        took = time.perf_counter() - t0
+        refs += [_ref(inst, env) for _ in range(5)]  # before and after: drift hits both
+        for sid in ids:
+            fx.wait_done(home, sid)  # every runner gone before the next round
+            status = next((rec.get("status") for rec in fx.trail_records(home, sid)
+                           if rec.get("type") == "status"), None)
+            if status != "completed":
+                raise RuntimeError(f"{sid} ended {status}")
+        if r:  # the first round warms the caches
+            per.append(took / n)
+        shutil.rmtree(home, ignore_errors=True)
+    ref = _install.median_ms(refs)
+    ms = statistics.median(per) * 1000
+    _line(f"fanout{n}_per_subagent", ms, ref,
+          f"goal <= 4x; {n} x spawn --cli sh -- true then wait, {rounds} rounds, "
+          f"python_pass {ref:.1f} ms in the same rounds")
 
 
 def _zapcli_rss(pid: int) -> tuple[int, int]:
@@ -185,40 +163,37 @@ def _runner_pid(fx: Any, home: Path, sid: str, timeout: float = 30.0) -> int:
     raise RuntimeError(f"{sid} did not start")
 
 
-def _memory(insts: dict[str, _install.Install], fx: Any, rounds: int) -> None:
+def _memory(inst: _install.Install, fx: Any, rounds: int) -> None:
     from zapcli.testing import ScriptedServer
 
+    home = inst.new_home("rss")
     hold = 4.0
-    sh_rss: dict[str, list[float]] = {k: [] for k in insts}
-    agent_rss: dict[str, list[float]] = {k: [] for k in insts}
     with ScriptedServer([{"turns": [{"text": "done.", "delay_s": hold}]}]) as srv:
+        env = inst.env(home, session=SESSION)
+        agent_env = inst.env(home, session=SESSION, extra={
+            "OPENAI_BASE_URL": srv.base_url, "ZAPCLI_MODEL": "scripted", "OPENAI_API_KEY": "x"})
+        sh_rss: list[float] = []
+        agent_rss: list[float] = []
         for r in range(rounds):
-            for label, inst in insts.items():
-                home = inst.new_home("rss")
-                env = inst.env(home, session=SESSION)
-                agent_env = inst.env(home, session=SESSION, extra={
-                    "OPENAI_BASE_URL": srv.base_url, "ZAPCLI_MODEL": "scripted", "OPENAI_API_KEY": "x"})
-                sid = inst.run(inst.zapcli("spawn", "--cli", "sh", "--", "sleep 1.5"), env).stdout.decode().strip()
-                pid = _runner_pid(fx, home, sid)
-                time.sleep(0.8)  # its sleep runs; the runner only pumps
-                sh_rss[label].append(_zapcli_rss(pid)[0] / 2**20)
-                fx.wait_done(home, sid)
-                seen = len(srv.requests)
-                sid = inst.run(inst.zapcli("spawn", f"rss probe {r} {label}"), agent_env).stdout.decode().strip()
-                pid = _runner_pid(fx, home, sid)
-                end = time.monotonic() + 30
-                while len(srv.requests) <= seen and time.monotonic() < end:
-                    time.sleep(0.01)
-                time.sleep(hold / 2)  # the request is in; the model holds its answer
-                agent_rss[label].append(_zapcli_rss(pid)[0] / 2**20)
-                if fx.wait_done(home, sid, timeout=60) != "completed":
-                    raise RuntimeError(f"{sid} did not complete")
-    for label in insts:
-        sh, agent = sh_rss[label], agent_rss[label]
-        print(f"{label}rss_sh_subagent_median_mb {statistics.median(sh):.1f}  (goal <= 12 MB; zapcli "
-              f"processes of a running sh subagent, {rounds} samples, max {max(sh):.1f})")
-        print(f"{label}rss_agent_runner_median_mb {statistics.median(agent):.1f}  (goal <= 40 MB; "
-              f"built-in agent runner waiting on the model, {rounds} samples, max {max(agent):.1f})")
+            sid = inst.run(inst.zapcli("spawn", "--cli", "sh", "--", "sleep 1.5"), env).stdout.decode().strip()
+            pid = _runner_pid(fx, home, sid)
+            time.sleep(0.8)  # its sleep runs; the runner only pumps
+            sh_rss.append(_zapcli_rss(pid)[0] / 2**20)
+            fx.wait_done(home, sid)
+            seen = len(srv.requests)
+            sid = inst.run(inst.zapcli("spawn", f"rss probe {r}"), agent_env).stdout.decode().strip()
+            pid = _runner_pid(fx, home, sid)
+            end = time.monotonic() + 30
+            while len(srv.requests) <= seen and time.monotonic() < end:
+                time.sleep(0.01)
+            time.sleep(hold / 2)  # the request is in; the model holds its answer
+            agent_rss.append(_zapcli_rss(pid)[0] / 2**20)
+            if fx.wait_done(home, sid, timeout=60) != "completed":
+                raise RuntimeError(f"{sid} did not complete")
+    print(f"rss_sh_subagent_median_mb {statistics.median(sh_rss):.1f}  (goal <= 12 MB; zapcli processes "
+          f"of a running sh subagent, {rounds} samples, max {max(sh_rss):.1f})")
+    print(f"rss_agent_runner_median_mb {statistics.median(agent_rss):.1f}  (goal <= 40 MB; built-in agent "
+          f"runner waiting on the model, {rounds} samples, max {max(agent_rss):.1f})")
 
 
 if __name__ == "__main__":
