@@ -407,3 +407,46 @@ def test_board_claim_wait_is_sealed_as_the_same_user_sees_it(zap: Zap):
     finally:
         proc.kill()
         proc.wait()
+
+
+@as_root
+@needs_setpriv
+@pytest.mark.timeout(120)
+def test_a_shell_runner_is_non_dumpable_as_another_user_sees_it(other_user):
+    """A `--cli sh` subagent's runner, started by another local user with a
+    key in its environment, while its command runs: a process of that same
+    user cannot read the runner's /proc environ or mem (the dump flag is off,
+    now set through `_ctypes` alone), yet it can read its command's (a
+    dumpable process of its own: the look itself works)."""
+    keys = Keys()
+    user = other_user(keys, "http://127.0.0.1:9/v1")
+    sid = subprocess.run(user.argv("spawn", "--cli", "sh", "--timeout", "60", "--", "sleep 30"),
+                         env=user.env, cwd=user.work, capture_output=True, text=True,
+                         timeout=60).stdout.strip()
+    assert sid.startswith("sa_"), sid
+    trail = Path(user.env["ZAPCLI_HOME"]) / "subagents" / f"{sid}.jsonl"
+    deadline = time.monotonic() + 30
+    runner = None
+    while runner is None and time.monotonic() < deadline:
+        records = [json.loads(line) for line in trail.read_text().splitlines() if line.strip()]
+        runner = next((r["pid"] for r in records if r.get("type") == "start"), None)
+        time.sleep(0.05)
+    assert runner is not None, "its runner never started"
+    import psutil
+
+    def sleeping() -> psutil.Process | None:
+        return next((p for p in psutil.Process(runner).children(recursive=True)
+                     if p.name() == "sleep"), None)
+    while sleeping() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    work = sleeping()
+    assert work is not None, "its command is not running"
+    for name in ("environ", "mem"):
+        look = subprocess.run([*_as(user.uid), "head", "-c", "1", f"/proc/{runner}/{name}"],
+                              capture_output=True, timeout=10)
+        assert look.returncode != 0, f"the runner's /proc {name} was readable by its own user"
+    mine = subprocess.run([*_as(user.uid), "head", "-c", "1", f"/proc/{work.pid}/environ"],
+                          capture_output=True, timeout=10)
+    assert mine.returncode == 0, mine.stderr
+    subprocess.run(user.argv("kill", sid), env=user.env, cwd=user.work, capture_output=True,
+                   timeout=60)

@@ -19,7 +19,14 @@ NEVER_FOR_SH = {"yaml", "typer", "click", "rich", "openai", "mcp", "jsonschema",
                 # orjson brings dataclasses, inspect, uuid, datetime (~8 ms): a shell runner
                 # writes a few records; traceback only with one to print; socket only for
                 # a `zapcli run`'s subagent; typing for annotations only
-                "orjson", "dataclasses", "inspect", "traceback", "socket", "typing"}
+                "orjson", "dataclasses", "inspect", "traceback", "socket", "typing",
+                # its shell starts with posix_spawn: subprocess brought locale, selectors,
+                # math (~1 MB of a runner's 13)
+                "subprocess", "locale", "selectors",
+                # the dump flag goes off through _ctypes alone (ctypes' package: ~250 KB)
+                "ctypes",
+                # a `started` hook's machinery, for a subagent without one
+                "zapcli.trail.events"}
 
 
 def _imported(err: str) -> set[str]:

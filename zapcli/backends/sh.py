@@ -2,9 +2,11 @@
 with `/bin/sh`, its output pumped into the capped files, its deadline kept on
 a monotonic clock.
 
-Imports `zapcli.supervisor`, `zapcli.tracecontext`. The task never travels in argv (no 128 KB argv
-limit, nothing in `ps`): the shell reads it from a pipe and evaluates it with
-stdin `/dev/null`. The command shares the supervisor's process group,
+Imports `zapcli.supervisor` (`child`: the shell is started with
+`posix_spawn`, never `subprocess`), `zapcli.tracecontext`. The task never
+travels in argv (no 128 KB argv limit, nothing in `ps`): the shell reads it
+from a pipe and evaluates it with stdin `/dev/null`. It starts in its
+working directory: the runner moves there first (one `chdir`, no wrapper). The command shares the supervisor's process group,
 so `kill` reaches it through the group; at the deadline the supervisor kills
 its own tree (TERM+CONT, grace, KILL), sparing only itself.
 """
@@ -13,12 +15,12 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping
 
 from zapcli import tracecontext
+from zapcli.supervisor import child
 from zapcli.supervisor.capture import CappedFile, feed, pump
 from zapcli.supervisor.launch import process_create_time
 from zapcli.supervisor.procfs import others_in_tree
@@ -63,21 +65,21 @@ def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono:
     `stop_grace()`, read when the SIGTERM came, may give another (a `kill --grace`).
     `env`: its environment (None: the runner's, the spawner's own command's).
     """
-    task_r, task_w = os.pipe()
+    os.chdir(cwd)  # where its command runs (the runner's own place; a tree's, when it has one)
+    fds = [*os.pipe(), *os.pipe(), *os.pipe()]  # task, stdout, stderr: (read, write) each
+    task_r, task_w, out_r, out_w, err_r, err_w = fds
     try:
-        proc = subprocess.Popen([*prefix, "/bin/sh", "-c", BOOTSTRAP], stdin=task_r,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                                close_fds=True, env=tracecontext.for_work(os.environ if env is None else env, "sh"))
+        proc = child.start([*prefix, "/bin/sh", "-c", BOOTSTRAP], stdin=task_r, stdout=out_w,
+                           stderr=err_w,
+                           env=tracecontext.for_work(os.environ if env is None else env, "sh"))
     except BaseException:
-        os.close(task_w)
+        for fd in fds:
+            os.close(fd)
         raise
-    finally:
-        os.close(task_r)
+    for fd in (task_r, out_w, err_w):  # the child's ends
+        os.close(fd)
     feed(task_w, task.encode("utf-8"), "task-feed")
-    assert proc.stdout is not None and proc.stderr is not None
-    threads = [pump(os.dup(proc.stdout.fileno()), out), pump(os.dup(proc.stderr.fileno()), err)]
-    proc.stdout.close()
-    proc.stderr.close()
+    threads = [pump(out_r, out), pump(err_r, err)]
     me, my_ctime = os.getpid(), process_create_time(os.getpid())
     outcome: Outcome | None = None
     while True:
@@ -90,18 +92,15 @@ def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono:
         if terminated.is_set():
             # Give the command the same grace the `kill` gives it, then end the tree.
             grace = stop_grace() if stop_grace else grace_s
-            try:
-                proc.wait(timeout=min(grace, max(remaining, 0)))
-            except subprocess.TimeoutExpired:
+            if proc.wait(timeout=min(grace, max(remaining, 0))) is None:
                 kill_tree(me, my_ctime, grace, include_root=False)
                 proc.wait()
             outcome = Outcome(Status.CANCELLED, proc.returncode,
                               f"{SIGTERM_REASON}; the command "
                               + ("then exited" if (proc.returncode or 0) >= 0 else "was ended"))
             break
-        try:
-            code = proc.wait(timeout=min(remaining, 0.2))
-        except subprocess.TimeoutExpired:
+        code = proc.wait(timeout=min(remaining, 0.2))
+        if code is None:
             continue
         outcome = Outcome(Status.COMPLETED, 0, None) if code == 0 else Outcome(Status.FAILED, code, _describe(code))
         break

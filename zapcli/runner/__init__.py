@@ -3,5 +3,10 @@ for one subagent. It claims the subagent, writes `start`, runs its backend,
 guards the deadline, and ends it through the trail whatever happens.
 
 Imports `zapcli.trail`, `zapcli.supervisor`, `zapcli.lifecycle` (queue drain
-and retention at exit) and `zapcli.backends`; never `zapcli.ops` or `zapcli.cli`.
+and retention at exit) and `zapcli.backends`; never `zapcli.ops` or `zapcli.cli`. Importing it
+first imports pathlib as a runner needs it (`zapcli.runner.lean`).
 """
+
+from zapcli.runner import lean
+
+lean.pathlib_alone()  # before the runner's modules import pathlib (`zapcli.runner.lean`)

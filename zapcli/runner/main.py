@@ -98,9 +98,10 @@ def _start(sid: str, spawn: SpawnRecord, writer: TrailWriter, started_mono: floa
                                     "mono": started_mono, "deadline_mono": deadline,
                                     "definition": spawn.definition, "tools": spawn.granted_tools,
                                     "diagnostics": len(spawn.diagnostics)})
-    from zapcli.trail import events
+    if "started" in spawn.hooks:  # its hook's machinery only for a subagent that has one
+        from zapcli.trail import events
 
-    events.emit(store.path_for(sid), "started")  # costs a read of its first line without a hook
+        events.emit(store.path_for(sid), "started")
     return True
 
 

@@ -19,7 +19,9 @@ from pathlib import Path
 from zapcli.paths import SUBAGENT_MARKER as MARKER  # a launch drops it: see paths
 
 # `posix_spawn` has no working-directory action before Python 3.13's: a shell
-# that changes into it and execs the runner (same pid, same create time).
+# that changes into it and execs the runner (same pid, same create time), when
+# the runner is to start elsewhere than where we are (a queue drained from
+# another folder); a spawn in its own folder starts it directly (~1 ms less).
 _IN_CWD = 'cd -- "$0" && exec "$@"'
 
 
@@ -50,10 +52,16 @@ def launch_detached(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | P
             actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
                        (os.POSIX_SPAWN_DUP2, err_fd, 2)]
-            actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited(set(pass_fds))]
-            pid = os.posix_spawn("/bin/sh", ["/bin/sh", "-c", _IN_CWD, str(cwd), *argv], public,
-                                 file_actions=actions, setsid=True,
-                                 setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
+            actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in inherited_fds(set(pass_fds))]
+            if _here(cwd):  # where we are already (a spawn in its own folder): no shell
+                public.update(_moved_env(str(cwd)))
+                how = os.posix_spawn if "/" in argv[0] else os.posix_spawnp
+                pid = how(argv[0], list(argv), public, file_actions=actions, setsid=True,
+                          setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
+            else:
+                pid = os.posix_spawn("/bin/sh", ["/bin/sh", "-c", _IN_CWD, str(cwd), *argv],
+                                     public, file_actions=actions, setsid=True,
+                                     setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
         finally:
             os.close(err_fd)
     finally:
@@ -61,6 +69,25 @@ def launch_detached(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | P
     created = process_create_time(pid)
     reap_when_done(pid)
     return pid, created
+
+
+def _here(cwd: str | Path) -> bool:
+    """Whether `cwd` (an absolute path) is the directory we are in."""
+    try:
+        return os.path.isabs(cwd) and os.path.samestat(os.stat(cwd), os.stat("."))
+    except OSError:
+        return False
+
+
+def _moved_env(cwd: str) -> dict[str, str]:
+    """PWD and OLDPWD as the `_IN_CWD` shell's `cd` leaves them (its child
+    gets the same environment whether or not that shell runs): OLDPWD the
+    directory it started in (our PWD when that names it, else its real
+    path), PWD the one it changed into, as given."""
+    old = os.environ.get("PWD", "")
+    if not (os.path.isabs(old) and _here(old)):
+        old = os.getcwd()
+    return {"OLDPWD": old, "PWD": os.path.normpath(cwd)}
 
 
 REAP_TICK_S = 0.5
@@ -102,7 +129,7 @@ def _reap() -> None:
                 return
 
 
-def _inherited(keep: set[int]) -> list[int]:
+def inherited_fds(keep: set[int]) -> list[int]:
     """Our inheritable descriptors above stderr (a caller's, passed down to
     us), except `keep`: the runner must hold none of them."""
     try:
