@@ -37,6 +37,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from zapcli.selfexec import python_m
+
 REPO = Path(__file__).resolve().parents[1]
 
 JOBS = {
@@ -104,8 +106,10 @@ SCRIPT = [
 
 def shown(argv: list[str]) -> str:
     """A command as a user would type it: `zapcli …`, not this Python's path."""
-    if argv[:3] == [sys.executable, "-m", "zapcli"]:
-        argv = ["zapcli", *argv[3:]]
+    from zapcli.selfexec import is_zapcli
+
+    if n := is_zapcli(argv):
+        argv = ["zapcli", *argv[n:]]
     return " ".join(shlex.quote(a) for a in argv)
 
 
@@ -140,8 +144,8 @@ def part_agent(zap: list[str], env: dict[str, str], home: str) -> str | None:
     print("\n# 2. the built-in agent, offline: a scripted OpenAI-compatible server on 127.0.0.1")
     script = Path(home) / "demo-script.json"
     script.write_text(json.dumps(SCRIPT), encoding="utf-8")
-    server = subprocess.Popen([sys.executable, "-m", "zapcli.testing.scripted_server", "--script",
-                               str(script)], stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(python_m("zapcli.testing.scripted_server", "--script", str(script)),
+                              stdout=subprocess.PIPE, text=True)
     try:
         assert server.stdout is not None
         url = server.stdout.readline().split()[-1]
@@ -214,8 +218,8 @@ def part_backend(zap: list[str], env: dict[str, str], home: str) -> None:
         return
     script = Path(home) / "claude-script.json"
     script.write_text(json.dumps(CLAUDE_SCRIPT), encoding="utf-8")
-    server = subprocess.Popen([sys.executable, "-m", "zapcli.testing.scripted_server",
-                               "--protocol", "anthropic", "--script", str(script)],
+    server = subprocess.Popen(python_m("zapcli.testing.scripted_server", "--protocol", "anthropic",
+                                       "--script", str(script)),
                               stdout=subprocess.PIPE, text=True)
     try:
         assert server.stdout is not None
@@ -351,7 +355,7 @@ def main() -> int:
     for key in ("ZAPCLI_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL",
                 "ANTHROPIC_API_KEY"):
         env.pop(key, None)
-    zap = [sys.executable, "-m", "zapcli"]
+    zap = python_m("zapcli")
     print(f"# zapcli demo — state in {home} (ZAPCLI_HOME), session 'demo'")
     try:
         print("\n# 0. trust this checkout's own zapcli files (its doc-reviewer definition), as you "

@@ -16,7 +16,6 @@ a copy of the old config home.
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +23,7 @@ from zapcli.backends import cli_home
 from zapcli.backends.base import RunContext
 from zapcli.backends.clis.base import Cli, CliRequest, McpServer
 from zapcli.backends.resume import CannotResume, point
+from zapcli.selfexec import python_m
 from zapcli.supervisor.launch import MARKER
 
 __all__ = ["CannotResume", "Plan", "build", "APPROVAL_SERVER", "TEAM_SERVER"]
@@ -68,15 +68,15 @@ def _own_env() -> dict[str, str]:
 def approval_server(sid: str) -> McpServer:
     """zapcli's stdio MCP server whose `approve` tool turns claude's permission
     requests into this subagent's approval requests."""
-    return McpServer(name=APPROVAL_SERVER, command=sys.executable,
-                     args=("-m", "zapcli.backends.clis.approval_server", "--id", sid), env=_own_env())
+    exe, *args = python_m("zapcli.backends.clis.approval_server", "--id", sid)
+    return McpServer(name=APPROVAL_SERVER, command=exe, args=tuple(args), env=_own_env())
 
 
 def team_server(sid: str) -> McpServer:
     """zapcli's team MCP server of subagent `sid`: the board and message tools
     of its own session (docs/explanation/rules.md#fleets-traces-teams), approved in every mode."""
-    return McpServer(name=TEAM_SERVER, command=sys.executable,
-                     args=("-m", "zapcli.mcpserver.team", "--id", sid), env=_own_env(), trusted=True)
+    exe, *args = python_m("zapcli.mcpserver.team", "--id", sid)
+    return McpServer(name=TEAM_SERVER, command=exe, args=tuple(args), env=_own_env(), trusted=True)
 
 
 def build(ctx: RunContext, backend: Cli) -> Plan:

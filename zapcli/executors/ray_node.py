@@ -42,6 +42,7 @@ from typing import Any
 import orjson
 
 from zapcli.executors import ray_wire as wire
+from zapcli.selfexec import python_c, python_m
 
 CHUNK = 256 * 1024  # bytes per stream per report: a busy runner ships over several ticks
 STREAMS = {"t": ".jsonl", "o": ".out", "e": ".err"}
@@ -105,8 +106,8 @@ def _launch(sid: str, cwd: str, forwarded: dict[str, str]) -> int:
                          | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:
             tramp = subprocess.run(
-                [sys.executable, "-S", "-c", TRAMPOLINE, sys.executable, "-m", "zapcli", "run",
-                 "--subagent", "--id", sid], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                python_c(TRAMPOLINE, *python_m("zapcli", "run", "--subagent", "--id", sid),
+                         flags=("-S",)), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=err_fd, cwd=cwd if os.path.isdir(cwd) else "/", env=env, close_fds=True,
                 pass_fds=pass_fds, timeout=60, check=False)
         finally:

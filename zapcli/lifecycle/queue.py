@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,8 +43,11 @@ def session_lock(session: str) -> Iterator[None]:
 
 
 def child_argv(sid: str) -> list[str]:
-    """How a subagent's supervisor is started: the same interpreter, `-m zapcli`."""
-    return [sys.executable, "-m", "zapcli", "run", "--subagent", "--id", sid]
+    """How a subagent's supervisor is started: the same interpreter, `-m
+    zapcli`, its folder's files never on its module path (`zapcli.selfexec`)."""
+    from zapcli.selfexec import python_m
+
+    return python_m("zapcli", "run", "--subagent", "--id", sid)
 
 
 ENV_SUFFIX = store.ENV  # the spawner's environment, until the subagent starts

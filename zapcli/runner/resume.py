@@ -21,6 +21,7 @@ from typing import Any
 
 from zapcli.paths import child_env
 from zapcli.redact import is_secret_name
+from zapcli.selfexec import python_c, python_m
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def after_the_reset(sid: str, spawn: SpawnRecord, limit: dict[str, Any]) -> str 
     if isinstance(parent, str) and parent.startswith("sa_"):
         env["ZAPCLI_SUBAGENT_ID"] = parent  # its tree: the allotment comes from its parent's
     try:
-        proc = subprocess.run([sys.executable, "-m", "zapcli", "continue", sid, TEXT],
+        proc = subprocess.run(python_m("zapcli", "continue", sid, TEXT),
                               env=env, cwd=spawn.cwd or "/", capture_output=True, text=True,
                               stdin=subprocess.DEVNULL, timeout=CONTINUE_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -63,10 +64,10 @@ def _look_at(sid: str, when: float, env: dict[str, str]) -> None:
     quiet = {k: v for k, v in env.items() if not is_secret_name(k)}
     wait = max(when - time.time(), 0.0) + SETTLE_S
     script = ("import subprocess, sys, time; time.sleep(float(sys.argv[1])); "
-              "subprocess.run([sys.executable, '-m', 'zapcli', 'poll', '--no-wait', sys.argv[2]], "
+              "subprocess.run(sys.argv[3:] + ['poll', '--no-wait', sys.argv[2]], "
               "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)")
     try:
-        subprocess.Popen([sys.executable, "-c", script, f"{wait:.1f}", sid], env=quiet,
+        subprocess.Popen(python_c(script, f"{wait:.1f}", sid, *python_m("zapcli")), env=quiet,
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
     except OSError:

@@ -129,8 +129,9 @@ def start_helper(module: str, *args: str) -> None:
 
     from zapcli.paths import child_env
     from zapcli.redact import close_handoff, handoff
+    from zapcli.selfexec import python_m
 
-    argv = " ".join(_quote(a) for a in (sys.executable, "-m", module, *args))
+    argv = " ".join(_quote(a) for a in python_m(module, *args))
     env, fds = handoff(child_env(dict(os.environ)))  # the helper lives a while: no key in its block
     try:
         subprocess.run(["/bin/sh", "-c", f"{argv} </dev/null >/dev/null 2>&1 &"], env=env,
