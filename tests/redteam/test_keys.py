@@ -285,6 +285,8 @@ def test_every_module_a_program_starts_seals_itself_or_says_why_not():
 
     exempt = {"zapcli/cli/gen.py": "a developer's generator, run by make",
               "zapcli/demo.py": "the demo, started by a person",
+              "zapcli/selfexec.py": "not a program: the argv that starts the others (its "
+                                    "`__main__` is runpy's run name for them)",
               "zapcli/testing/scripted_server.py": "a test model server",
               "zapcli/sandbox/inner.py": "the sandbox helper, inside the sandbox's own pid namespace",
               "zapcli/sandbox/relay.py": "an agent CLI's relay, inside its sandbox with only the "
