@@ -122,22 +122,12 @@ def zap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Zap:
 
 
 def _pids_with_env(entry: str) -> list[int]:
-    """Pids whose environment holds exactly `entry` (`NAME=value`), read from
-    /proc/<pid>/environ as it is: every test's teardown looks at every
-    process, and psutil's parsed environ dicts cost ~20-70 ms a look here."""
-    needle = b"\0" + os.fsencode(entry) + b"\0"
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as fh:
-                block = fh.read()
-        except OSError:
-            continue
-        if needle in b"\0" + block + b"\0":
-            found.append(int(name))
-    return found
+    """Pids whose environment holds exactly `entry` (`NAME=value`): every
+    test's teardown looks at every process, and psutil's parsed environ
+    dicts cost ~20-70 ms a look here; the raw /proc read is zapcli's own."""
+    from zapcli.supervisor.procfs import with_environ_entry
+
+    return with_environ_entry(os.fsencode(entry)) or []
 
 
 @pytest.fixture(autouse=True)
