@@ -147,9 +147,17 @@ def test_a_start_the_memory_monitor_killed_is_never_run_and_says_so(zap: Zap, oo
     actor there is dead with no restart) and nothing of it stays reserved."""
     info, home = oom_node
     zap = remote(zap, info, ray={"resources": {OOM_RESOURCE: 1}})
-    marker = zap.cwd / "ran"
-    sid = zap.spawn_sh(f"echo ran >> {marker}")
-    view = wait_until(lambda: (v := poll(zap, sid))["status"] not in ("queued", "running") and v, 150, 0.5)
+    # Ray's monitor looks every 100 ms: an agent that starts its runner before
+    # the next look has done nothing wrong (that subagent runs and completes).
+    # The case under test is the kill that comes first; it is tried again, with
+    # a task of its own, until it happens (almost always the first time).
+    for attempt in range(5):
+        marker = zap.cwd / f"ran-{attempt}"
+        sid = zap.spawn_sh(f"echo ran >> {marker}")
+        view = wait_until(lambda sid=sid: (v := poll(zap, sid))["status"] not in ("queued", "running")
+                          and v, 150, 0.5)
+        if view["status"] != "completed":  # type: ignore[index]
+            break
     assert view["status"] == "failed", view  # type: ignore[index]
     reason = view["reason"]  # type: ignore[index]
     assert reason.startswith("Ray's memory monitor killed zapcli's agent on Ray node "), reason
