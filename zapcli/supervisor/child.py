@@ -6,8 +6,8 @@ and process group, its stdin, stdout and stderr the pipes the caller gives,
 none of our other descriptors kept (as Popen's close_fds) and SIGPIPE /
 SIGXFSZ back to their defaults (as Popen's restore_signals). `Child.wait`
 is Popen's `wait`: the exit code, or minus the signal that ended it; with a
-timeout, None while it runs. It waits on a pidfd (Linux 5.3+), so an exit
-is seen the moment it happens; elsewhere it polls `waitpid`. `subprocess`
+timeout, None while it runs. It waits on a pidfd (`zapcli.pidwait`), so an
+exit is seen the moment it happens; elsewhere it polls `waitpid`. `subprocess`
 (with locale, selectors, math: ~1 MB and ~4 ms) was most of what a shell
 runner imported beyond the trail.
 """
@@ -18,6 +18,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 
+from zapcli.pidwait import ended_within
 from zapcli.supervisor.launch import inherited_fds
 
 
@@ -27,11 +28,6 @@ class Child:
     def __init__(self, pid: int):
         self.pid = pid
         self.returncode: int | None = None
-        self._pidfd = -1
-        try:
-            self._pidfd = os.pidfd_open(pid)
-        except (AttributeError, OSError):  # not Linux, or a kernel before 5.3
-            self._pidfd = -1
 
     def poll(self) -> int | None:
         """Its exit code if it has ended (reaped now), else None."""
@@ -54,12 +50,7 @@ class Child:
             except ChildProcessError:
                 self._ended(0)
             return self.returncode
-        if self._pidfd >= 0:
-            import select
-
-            poller = select.poll()
-            poller.register(self._pidfd, select.POLLIN)
-            poller.poll(max(timeout, 0.0) * 1000)  # readable when it has ended
+        if ended_within(self.pid, timeout) is not None:
             return self.poll()
         end = time.monotonic() + timeout
         delay = 0.0005  # as Popen.wait: from half a millisecond up to 50 ms
@@ -73,9 +64,6 @@ class Child:
 
     def _ended(self, status: int) -> None:
         self.returncode = os.waitstatus_to_exitcode(status)
-        if self._pidfd >= 0:
-            os.close(self._pidfd)
-            self._pidfd = -1
 
 
 def start(argv: Sequence[str], *, stdin: int, stdout: int, stderr: int,

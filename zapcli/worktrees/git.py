@@ -195,18 +195,14 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int:
     """`proc.wait(timeout)`, woken the moment the process ends: Python's own
     wait with a timeout polls, sleeping up to 50 ms between looks (half a
     merge's time in a big repository). A pidfd where the kernel has one
-    (Linux 5.3+), else Python's wait. Raises subprocess.TimeoutExpired."""
-    try:
-        fd = os.pidfd_open(proc.pid)
-    except (AttributeError, OSError):  # no pidfd here, or the process is reaped already
-        return proc.wait(timeout=timeout)
-    try:
-        import select
+    (`zapcli.pidwait`), else Python's wait. Raises subprocess.TimeoutExpired."""
+    from zapcli.pidwait import ended_within
 
-        if not select.select([fd], [], [], timeout)[0]:
-            raise subprocess.TimeoutExpired(proc.args, timeout)
-    finally:
-        os.close(fd)
+    ended = ended_within(proc.pid, timeout)
+    if ended is None:
+        return proc.wait(timeout=timeout)
+    if not ended:
+        raise subprocess.TimeoutExpired(proc.args, timeout)
     return proc.wait()
 
 
