@@ -55,13 +55,12 @@ def launch_detached(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | P
             actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in inherited_fds(set(pass_fds))]
             if _here(cwd):  # where we are already (a spawn in its own folder): no shell
                 public.update(_moved_env(str(cwd)))
-                how = os.posix_spawn if "/" in argv[0] else os.posix_spawnp
-                pid = how(argv[0], list(argv), public, file_actions=actions, setsid=True,
-                          setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
+                program, args = argv[0], list(argv)
             else:
-                pid = os.posix_spawn("/bin/sh", ["/bin/sh", "-c", _IN_CWD, str(cwd), *argv],
-                                     public, file_actions=actions, setsid=True,
-                                     setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
+                program, args = "/bin/sh", ["/bin/sh", "-c", _IN_CWD, str(cwd), *argv]
+            how = os.posix_spawn if "/" in program else os.posix_spawnp
+            pid = how(program, args, public, file_actions=actions, setsid=True,
+                      setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
         finally:
             os.close(err_fd)
     finally:
