@@ -147,6 +147,8 @@ class _TerminalSink:
         self.mid_line = False
         self.calls: dict[str, str] = {}  # call_id -> "name {arguments}", to label results
         self.last_call = ""
+        self.batch = 0  # calls made together (before their results): more than one, each result is labelled
+        self.answering = False  # results are being shown; the next call starts a new batch
         self.on_notice: Any = None  # the announcements were sent to the model (SubagentTool.delivered)
 
     def __call__(self, rtype: str, rec: dict[str, Any]) -> None:
@@ -172,12 +174,15 @@ class _TerminalSink:
             self.mid_line = False
         call = f"{rec.get('name')} {_args_text(rec.get('arguments'))}"
         self.calls[str(rec.get("call_id"))] = call
+        self.batch = 1 if self.answering else self.batch + 1
+        self.answering = False
         self.last_call = str(rec.get("call_id"))
         sys.stderr.write(f"· {call[:200]}\n")
 
     def _tool_result(self, rec: dict[str, Any]) -> None:
         call_id = str(rec.get("call_id"))
-        if call_id != self.last_call:  # several calls ran at once: say whose result this is
+        self.answering = True
+        if call_id != self.last_call or self.batch > 1:  # several calls ran at once: say whose result this is
             sys.stderr.write(f"  ↳ {self.calls.get(call_id, '?')[:120]}\n")
         self.last_call = call_id
         compact = SHOWN.get(self.calls.get(call_id, "").split(" ", 1)[0]) if rec.get("ok") else None
