@@ -37,6 +37,14 @@ class Top:
     async def type(self, text: str) -> None:
         await self.press(*[{" ": "space", "/": "slash"}.get(c, c) for c in text])
 
+    async def click(self, selector: str, **kw: Any) -> None:
+        """Click `selector` once it is on screen and laid out (a widget just shown has no region
+        until the next layout: a click then lands elsewhere); the click must land on it."""
+        await self.until(lambda: self.app.screen.query_one(selector).region.area > 0, 10,
+                         f"{selector} drawn")
+        await self.pilot.pause()
+        assert await self.pilot.click(selector, **kw), f"the click missed {selector}"
+
     async def until(self, cond: Callable[[], object], timeout: float = 30.0, what: str = "") -> Any:
         end = time.monotonic() + timeout
         while True:

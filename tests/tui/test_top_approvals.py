@@ -97,7 +97,7 @@ def test_a_click_approves_and_marked_requests_are_approved_together_each_shown_w
     async def scenario(top: Top) -> None:
         await top.until(lambda: all(top.status(s) == "awaiting_approval" for s in ids.values()), 20)
         await top.until(lambda: top.screen.table.selected == ids["ONE"] and top.ask_text(), 10)
-        await top.pilot.click("#approve")  # the mouse, on the button in the peek
+        await top.click("#approve")  # the mouse, on the button in the peek
         await top.until(lambda: top.status(ids["ONE"]) in ("running", "completed"), 30)
         for m in ("TWO", "THREE"):
             assert top.screen.table.select(ids[m])
@@ -109,7 +109,7 @@ def test_a_click_approves_and_marked_requests_are_approved_together_each_shown_w
         for m in ("TWO", "THREE"):
             assert "".join(commands[m].split()) in flat, body
         assert "ONE-ran" not in body
-        await top.pilot.click("#yes")
+        await top.click("#yes")
         await top.until(lambda: all(top.status(s) == "completed" for s in ids.values()), 90,
                         "all three go on and complete")
 
