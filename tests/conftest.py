@@ -253,6 +253,15 @@ def supervisor_pid(zap: Zap, sid: str) -> int:
     return int(wait_until(lambda: record_of(zap, sid, "process"), 10)["pid"])  # type: ignore[index]
 
 
+def runner_gone(zap: Zap, sid: str, timeout: float = 30) -> None:
+    """Wait until `sid`'s runner has exited: a runner lives on a moment after its trail's end
+    (`wait` returns then), to collect — trimming a trail over the limit among other things."""
+    from zapcli.supervisor.liveness import is_alive
+
+    start = wait_until(lambda: record_of(zap, sid, "start"), 10)
+    wait_until(lambda: not is_alive(start["pid"], start.get("create_time")), timeout)  # type: ignore[index]
+
+
 def start_decoy(flag: Path, env: dict[str, str]) -> subprocess.Popen:
     """A live process that records (in `flag`) every TERM/INT/HUP/CONT it gets:
     point a record at it to prove zapcli never signals a stranger."""

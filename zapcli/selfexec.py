@@ -31,6 +31,17 @@ def python_m(module: str, *args: str, python: str | None = None) -> list[str]:
     return [exe, "-c", _OFF + _RUN, module, *args]
 
 
+def python_m_any(module: str, *args: str, python: str) -> list[str]:
+    """argv of `python -m module args…` for an interpreter of unknown version
+    (another machine's): its first line takes the working folder off the path."""
+    return python_c_any(_RUN, module, *args, python=python)
+
+
+def python_c_any(code: str, *args: str, python: str) -> list[str]:
+    """argv of `python -c code args…` for an interpreter of unknown version."""
+    return [python, "-c", _OFF + code, *args]
+
+
 def python_c(code: str, *args: str, python: str | None = None,
              flags: tuple[str, ...] = ()) -> list[str]:
     """argv of `python [flags] -c code args…`, the working folder never on its path."""

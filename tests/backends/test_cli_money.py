@@ -119,6 +119,6 @@ def test_children_that_cannot_be_funded_end_failed_and_the_parent_is_told(zap, m
     assert len(unfunded) == 2, [(v["task"], v["status"], v["reason"]) for v in views]
     for v in unfunded:
         assert v["reason"].startswith("budget"), json.dumps(v)
-        assert not ct.records(zap, v["id"], "process")  # never started
+        assert not ct.records(zap, v["id"], "process"), json.dumps(v)  # never started
     told = json.dumps(parent.requests[1]["messages"])
     assert "2 subagents could not be funded" in told, told[-3000:]

@@ -61,3 +61,17 @@ def test_a_folders_python_files_never_run_in_zapclis_own_processes(zap, model, o
     for sid in ids:
         ends = [r.get("status") for r in trail_records(zap.trail(sid)) if r.get("type") == "status"]
         assert ends[-1:] == ["completed"], (sid, ends, zap("replay", sid).out[-2000:])
+
+
+@pytest.mark.timeout(60)
+def test_the_ray_pool_jobs_command_never_imports_its_working_folders_python(tmp_path, outside):
+    """The pool job's command (its probe for a Python that has zapcli and ray, then the
+    dispatcher) runs in the job's working folder on a node whose Python may predate `-P`."""
+    from zapcli.executors import ray_wire
+
+    job = tmp_path / "job"
+    _plant(job, outside)
+    cmd = ray_wire.entrypoint(sys.executable, ["not", "a", "pool"])
+    res = subprocess.run(["sh", "-c", cmd], cwd=job, capture_output=True, text=True, timeout=50)
+    assert "nopython" not in res.stdout, res.stdout  # the probe found this Python and ran it
+    assert sorted(p.name for p in outside.iterdir()) == []

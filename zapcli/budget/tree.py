@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from zapcli.config import Settings
-from zapcli.errors import NotFound
+from zapcli.errors import NotFound, StateError
 from zapcli.lifecycle import session as sessions
 from zapcli.trail import store
 from zapcli.trail.model import Outcome, Status
@@ -170,11 +170,14 @@ class TreeBudget:
         if self.enforce() is not None:
             return self.stop_reason()
         verdict = self.meter.check(upcoming)
-        while verdict is not None and self._returns_pending():
-            time.sleep(0.25)
+        while verdict is not None:
+            running = self._returns_pending()
             if self.enforce() is not None:
                 return self.stop_reason()
-            verdict = self.meter.check(upcoming)
+            verdict = self.meter.check(upcoming)  # again: what that look settled has returned
+            if verdict is None or not running:
+                break
+            time.sleep(0.25)
         return verdict
 
     def _returns_pending(self) -> bool:
@@ -189,10 +192,13 @@ class TreeBudget:
                 view = observe(sid, kill_grace_s=self.settings.kill_grace_s)
             except NotFound:
                 continue
-            if view.terminal:
-                self._settle(view)
-            else:
+            if not view.terminal:
                 running = True
+                continue
+            try:
+                self._settle(view, strict=True)
+            except StateError:
+                running = True  # the ledger was busy: its allotment returns at the next look
         return running
 
     def stop_reason(self) -> tuple[str, str]:

@@ -21,16 +21,7 @@ from zapcli.agent.types import Verdict
 from zapcli.approvals import Decision, Policy
 from zapcli.cli.definition_tools import SHOWN
 from zapcli.cli.output import escape_controls, is_tty
-from zapcli.cli.runend import (
-    Halt,
-    HungUp,
-    Terminated,
-    close,
-    emit_run,
-    halt,
-    interrupted,
-    say,
-)
+from zapcli.cli.runend import Halt, HungUp, Terminated, close, emit_run, halt, interrupted, say
 from zapcli.cli.watch import INTERRUPTED
 from zapcli.errors import UsageError, ZapcliError
 from zapcli.paths import control_roots

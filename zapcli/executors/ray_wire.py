@@ -36,6 +36,8 @@ import shlex
 import sys
 from enum import Enum
 
+from zapcli.selfexec import python_c_any, python_m_any
+
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
     from typing import Any
@@ -239,14 +241,18 @@ def bundle(resources: dict[str, float] | None) -> dict[str, float]:
 def entrypoint(python: str | None, args: list[str]) -> str:
     """The pool job's command: the first of the candidate Pythons that
     imports zapcli and ray runs the dispatcher; if none does, each one's
-    complaint goes to the job's log (`no_python` reads it)."""
+    complaint goes to the job's log (`no_python` reads it). Neither the probe
+    nor the dispatcher has the job's working folder on its module path
+    (docs/explanation/security.md): the nodes' Pythons may predate `-P`."""
     cands = [python] if python else [sys.executable, "python3", "python"]
     quoted = " ".join(shlex.quote(c) for c in cands)
     tail = " ".join(shlex.quote(a) for a in args)
-    return (f"for p in {quoted}; do if \"$p\" -c 'import zapcli, ray' >/dev/null 2>&1; then "
-            f"exec \"$p\" -m zapcli.executors.ray_dispatch {tail}; fi; done; "
-            f"for p in {quoted}; do echo \"ZAPCLI1 nopython $p: $(\"$p\" -c 'import zapcli, ray' "
-            f"2>&1 | tail -n 1)\"; done; exit 3")
+    probe = " ".join(['"$p"', *map(shlex.quote, python_c_any("import zapcli, ray", python="")[1:])])
+    run = " ".join(['"$p"', *map(shlex.quote, python_m_any("zapcli.executors.ray_dispatch",
+                                                             python="")[1:])])
+    return (f"for p in {quoted}; do if {probe} >/dev/null 2>&1; then exec {run} {tail}; fi; done; "
+            f"for p in {quoted}; do echo \"ZAPCLI1 nopython $p: $({probe} 2>&1 | tail -n 1)\"; "
+            f"done; exit 3")
 
 
 def hello_of(log: str) -> dict[str, Any] | None:

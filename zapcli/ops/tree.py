@@ -140,21 +140,25 @@ def record_unfunded(p: Any) -> Any:
     """Create the subagent `p` (an `ops.spawn.Prepared`) as ended `failed`
     (budget): its trail, in its session, never started. The SpawnResult."""
     from zapcli.lifecycle import session as sessions
+    from zapcli.lifecycle.queue import session_lock
     from zapcli.ops.spawn import SpawnResult
     from zapcli.redact import display, mark, secret_values
     from zapcli.trail import ending, records, store
     from zapcli.trail.model import Outcome, Status
 
     reason = f"budget: not funded — {p.placed.unfunded}"
-    sessions.add(p.session, p.sid)
-    try:
-        store.create_trail(p.sid, p.fields, secret_values(), sync=False)
-        ending.end(store.path_for(p.sid), Outcome(Status.FAILED, None, reason), by="budget")
-    except Exception:
-        store.path_for(p.sid).unlink(missing_ok=True)
-        sessions.forget(p.session, p.sid)
-        raise
-    sessions.deactivate(p.session, p.sid)
+    # under the session's queue lock: a trail with no process record yet reads as queued, and a
+    # sibling's `drain` (a child ending, another spawn) would start it between its two records
+    with session_lock(p.session):
+        sessions.add(p.session, p.sid)
+        try:
+            store.create_trail(p.sid, p.fields, secret_values(), sync=False)
+            ending.end(store.path_for(p.sid), Outcome(Status.FAILED, None, reason), by="budget")
+        except Exception:
+            store.path_for(p.sid).unlink(missing_ok=True)
+            sessions.forget(p.session, p.sid)
+            raise
+        sessions.deactivate(p.session, p.sid)
     return SpawnResult(id=p.sid, status=Status.FAILED, cli=p.cli, task=display(mark(p.task)),
                        created=records.iso_utc(p.now), agent=p.fields.get("agent"),
                        warnings=(*p.warnings, f"{p.sid} was not funded by its tree's budget and "
