@@ -15,6 +15,7 @@ from typing import Any
 MEMORY_MODES = ("none", "private", "shared")
 DEFAULT_MAX_TURNS = 40
 LAYERS = ("builtin", "plugin", "system", "workspace")
+MAX_FILE_BYTES = 256 * 1024  # a definition file larger than this is refused
 
 
 def knowledge_path_problem(path: str) -> str | None:
