@@ -14,12 +14,13 @@ memory for the four CLIs) is a diagnostic.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from zapcli.errors import ZapcliError
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
+    from typing import Any
+
     from zapcli.backends.base import SpawnInput
     from zapcli.backends.clis.base import Cli, Found
 
