@@ -64,7 +64,7 @@ def _endpoint(model: str, settings: Settings) -> str | None:
     rate-limiting several of them (docs/explanation/rules.md#budgets)."""
     import os
 
-    from zapcli.agent.types import ModelError
+    from zapcli.agent.modelerror import ModelError
     from zapcli.providers.resolve import resolve_model
 
     try:
