@@ -12,9 +12,7 @@ diagnostic `{dimension, name, message}`, never a silent drop.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from zapcli.capabilities import knowledge as kb
 from zapcli.capabilities import memory as mem
@@ -22,8 +20,12 @@ from zapcli.capabilities import skills as sk
 from zapcli.capabilities.mcpconfig import ServerConfig, load_servers, missing_message
 from zapcli.definitions.model import MEMORY_MODES, Definition, KnowledgeSource
 from zapcli.definitions.toolnames import GRANTABLE, canonical_tool, never_grantable_reason
+from zapcli.plain import field, plain
 
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
+    from typing import Any
+
     from zapcli.agent.types import Approver
 
 SKILL_TOOLS = ("use_skill",)
@@ -37,7 +39,7 @@ def _diag(dimension: str, name: str, message: str) -> dict[str, str]:
     return {"dimension": dimension, "name": name, "message": message}
 
 
-@dataclass
+@plain
 class Grant:
     """What one subagent is granted. `tools` are built-in tool names (canonical, in
     declared order, never `use_skill`); the capability tools follow from the rest."""
@@ -178,7 +180,7 @@ def build_grant(definition: Definition, workspace: Path, *,
         mcp_configs=configs, diagnostics=diags, team=definition.team)
 
 
-@dataclass
+@plain
 class CapabilityTools:
     """The capability tools of a grant (in `grant.tool_names()` order after the
     built-ins), diagnostics found while opening them, and `close()`."""

@@ -19,9 +19,7 @@ import difflib
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from zapcli import trust
 from zapcli.boundedread import read_at_most
@@ -29,9 +27,13 @@ from zapcli.definitions.kept import Kept
 from zapcli.definitions.model import LAYERS, MAX_FILE_BYTES, Definition, Diagnostic
 from zapcli.errors import ZapcliError
 from zapcli.paths import config_dir
+from zapcli.plain import field, plain
 from zapcli.trust import DEFINITIONS
 
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
+    from typing import Any
+
     from zapcli.definitions.store import Switches
 
 DEFAULT_AGENT = "general"
@@ -40,7 +42,7 @@ SUFFIXES = (".yml", ".yaml")
 _NAME_LINE = re.compile(r"^name:\s*['\"]?([a-z0-9][a-z0-9-]*)['\"]?\s*(?:#.*)?$", re.M)
 
 
-@dataclass
+@plain
 class Entry:
     """One definition file as found: valid (`definition` set) or broken (`diagnostics`)."""
 
@@ -106,7 +108,7 @@ def load_entry(raw: bytes, file: str, layer: str, *, prefix: str = "",
 
 
 def _renamed(definition: Definition, name: str) -> Definition:
-    from dataclasses import replace
+    from zapcli.plain import replace
 
     return replace(definition, name=name)
 

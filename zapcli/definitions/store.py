@@ -13,12 +13,12 @@ import sqlite3
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from zapcli import statedb
 from zapcli.definitions.model import Definition
 from zapcli.errors import StateError
+from zapcli.plain import frozen
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS definition_switches (
@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS definition_saved (
 """
 
 
-@dataclass(frozen=True)
+@frozen
 class Switch:
     """One definition's local switch: `enabled`, and `model` (None = no override)."""
 
