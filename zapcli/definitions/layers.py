@@ -15,7 +15,6 @@ definition of the same name, so a broken override is never replaced silently.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from collections.abc import Iterable
@@ -310,7 +309,9 @@ def unknown_error(name: str, catalog: Catalog, disabled: set[str] | None = None)
     """"no subagent definition named …" with a did-you-mean and the names that
     would run (`disabled` ones left out)."""
     names = [n for n in catalog.names() if n not in (disabled or set())]
-    near = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    from difflib import get_close_matches  # only to say what was meant
+
+    near = get_close_matches(name, names, n=1, cutoff=0.6)
     near += [n for n in names if n.split(":")[-1] == name and n not in near][:1]
     message = f"no subagent definition named '{name}'"
     if near:
