@@ -1,6 +1,7 @@
 """Machine-local definition facts in `<state>/zapcli.db` (docs/explanation/rules.md#where-things-live, docs/explanation/rules.md#managing-definitions): switches,
-model overrides, where saved files came from. Imports sqlite3, zapcli.paths, zapcli.statedb
-(what to say when the database cannot be used).
+model overrides, where saved files came from. Imports zapcli.paths, zapcli.statedb
+(what to say when the database cannot be used); sqlite3 only when the database is
+there to read, or is written.
 
 Never written into definition files. Tables are prefixed `definition_`; the
 database is shared with other rooms (token ledger), opened in WAL mode. Reads
@@ -9,7 +10,6 @@ never create the database: a machine where nothing was switched has no rows.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -19,6 +19,10 @@ from zapcli import statedb
 from zapcli.definitions.model import Definition
 from zapcli.errors import StateError
 from zapcli.plain import frozen
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sqlite3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS definition_switches (
@@ -55,6 +59,8 @@ class Switches:
         if not write and not self.db_path.exists():
             yield None
             return
+        import sqlite3
+
         try:
             conn = statedb.connect(_SCHEMA, self.db_path, timeout=10)
         except sqlite3.Error as exc:
