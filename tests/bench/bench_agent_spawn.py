@@ -15,7 +15,8 @@ scratch folder) holding no definitions.
 Rounds interleave, in turn: the reference `python -I -c pass`; `spawn --cli
 sh -- true` (the shell's spawn, for scale); `spawn TASK` into a home used by
 every round (a user's next spawn: the state folder's caches as the previous
-spawn left them); `spawn TASK` into a fresh home (a machine's first spawn).
+spawn left them); `spawn TASK` into a fresh home (a machine's first spawn);
+with `--against`, each right after its own.
 After each spawn the bench waits (untimed) until that subagent has ended and
 its supervisor has exited, so its child never competes with the next
 measurement. `--against REF` also times the same spawns as the repository's
@@ -103,19 +104,23 @@ def _bench(inst: _install.Install, srv: Any, runs: int, before: _install.Install
     def sh_argv(install: _install.Install) -> Callable[[], list[str]]:
         return lambda: install.zapcli("spawn", "--cli", "sh", "--", "true")
 
-    runners: dict[str, Callable[[], float]] = {
-        "python_pass": lambda: inst.timed(inst.ref_pass, env_ref)[0],
+    mine = {
         "spawn_sh": spawner(inst, "sh", fresh=False, argv=sh_argv(inst)),
         "agent_spawn": spawner(inst, "agent", fresh=False, argv=agent_argv(inst)),
         "agent_spawn_fresh_home": spawner(inst, "agent", fresh=True, argv=agent_argv(inst)),
     }
-    if before is not None:
-        runners.update({
-            f"spawn_sh@{ref_name}": spawner(before, "sh", fresh=False, argv=sh_argv(before)),
-            f"agent_spawn@{ref_name}": spawner(before, "agent", fresh=False, argv=agent_argv(before)),
-            f"agent_spawn_fresh_home@{ref_name}": spawner(before, "agent", fresh=True,
-                                                          argv=agent_argv(before)),
-        })
+    theirs = {} if before is None else {
+        "spawn_sh": spawner(before, "sh", fresh=False, argv=sh_argv(before)),
+        "agent_spawn": spawner(before, "agent", fresh=False, argv=agent_argv(before)),
+        "agent_spawn_fresh_home": spawner(before, "agent", fresh=True, argv=agent_argv(before)),
+    }
+    # Each figure beside REF's, one after the other, so drift and the order in
+    # the round weigh on both alike.
+    runners: dict[str, Callable[[], float]] = {"python_pass": lambda: inst.timed(inst.ref_pass, env_ref)[0]}
+    for name, fn in mine.items():
+        runners[name] = fn
+        if name in theirs:
+            runners[f"{name}@{ref_name}"] = theirs[name]
     load = os.getloadavg()
     samples = _install.interleaved(runs, runners)
     load_after = os.getloadavg()
