@@ -62,10 +62,11 @@ def _definition(backend: Cli, spawn: SpawnInput
                 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, str]]]:
     """(fields, frozen MCP configs, diagnostics) for `--agent` on a CLI."""
     from zapcli.capabilities.mcpconfig import load_servers, missing_message
-    from zapcli.definitions import Switches, discover, effective_model, resolve
+    from zapcli.definitions import discover, effective_model, resolve
+    from zapcli.definitions.store import ReadOnce
 
     catalog = spawn.catalog or discover(spawn.workspace)
-    switches = Switches()
+    switches = ReadOnce()
     d = resolve(spawn.agent, spawn.workspace, catalog=catalog, switches=switches)
     chosen = effective_model(spawn.model, d, switches.model_overrides(), None)
     diags = []

@@ -132,6 +132,18 @@ class Switches:
                          "VALUES (?, ?, ?)", (str(scope_dir), str(source), name))
 
 
+class ReadOnce(Switches):
+    """The switches as one read found them, for one resolution that asks
+    twice (enabled, then the model override): one connection, not two."""
+
+    def __init__(self, db_path: Path | None = None):
+        super().__init__(db_path)
+        self._table = super().all()
+
+    def all(self) -> dict[str, Switch]:
+        return dict(self._table)
+
+
 def model_origin(flag: str | None, definition: Definition | None,
                  overrides: Mapping[str, str], session_default: str | None
                  ) -> tuple[str | None, str]:
