@@ -43,11 +43,16 @@ Choices made where the spec is silent:
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any, Literal
 
 from zapcli import control as control_list
 from zapcli.approvaltext import describe
+from zapcli.plain import frozen, plain
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Action = Literal["allow", "ask", "deny"]
 
 MODES = ("confirm", "workspace", "auto-edit", "full")
 READ_ONLY = frozenset({
@@ -61,10 +66,7 @@ MCP = frozenset({"mcp_call"})
 CONFIG = frozenset({"subagents_save", "subagents_delete",  # the parent's definition tools
                     "merge", "pick"})  # the `subagent` tool's merge and pick: they change the checkout
 
-Action = Literal["allow", "ask", "deny"]
-
-
-@dataclass(frozen=True)
+@frozen
 class Decision:
     action: Action
     summary: str  # the whole call for a person (`zapcli.approvaltext`): "bash: rm -rf build"
@@ -268,7 +270,7 @@ def _names(value: Any) -> list[str]:
     return [n.strip() for item in items if isinstance(item, str) for n in item.split(",")]
 
 
-@dataclass
+@plain
 class Policy:
     """`decide` bound to one run's settings: the `check` half of the approver
     interface both approvers share (the child's trail-backed Gate and the

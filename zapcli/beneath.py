@@ -26,10 +26,10 @@ link, `..` or rename reaches them; beneath any other root nothing can.
 
 from __future__ import annotations
 
+import _thread  # threading's lock itself: threading is not otherwise loaded by a spawn
 import errno
 import os
 import stat
-import threading
 
 from zapcli.boundedread import regular
 
@@ -56,7 +56,7 @@ class Refused(OSError):
 # ------------------------------------------------------------- openat2
 
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 _openat2: list = []  # [the call] once probed, [None] where the kernel has none
 
 
@@ -204,7 +204,7 @@ class View:
         # path there is checked before it is opened, as one outside every root
         self._mixed = {r for r in self.roots if any(_under(h, r) for h in self.hidden)}
         self._fds: dict[str, int] = {}  # each root's descriptor, opened once
-        self._fds_lock = threading.Lock()
+        self._fds_lock = _thread.allocate_lock()
 
     def _root_fd(self, root: str) -> int:
         fd = self._fds.get(root)

@@ -1,6 +1,6 @@
 """Contracts shared by the agent loop, model clients, tools and approvals.
 
-Imports nothing of zapcli. Record types and their fields are docs/explanation/rules.md#the-trail's; the
+Imports nothing of zapcli but `zapcli.agent.modelerror` (ModelError, named here too). Record types and their fields are docs/explanation/rules.md#the-trail's; the
 loop emits them through a `Sink` and never learns where they go (the child
 writes them to its trail, `zapcli run` streams them to the terminal too).
 """
@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+# its own module: spawn checks a model's configuration without this one's imports
+from zapcli.agent.modelerror import ModelError as ModelError
 
 # (record type, fields) -> None. Types: thinking, text, tool_call, tool_result,
 # usage, diagnostic, approval_request, approval_decision, steer, report.
@@ -94,20 +97,6 @@ class Turn:
     usage: Usage | None = None
     finish_reason: str | None = None
     model: str = ""
-
-
-class ModelError(Exception):
-    """The model call failed for good (after the SDK's retries); `reason` is
-    one line a user can act on, e.g. "model endpoint returned 401: check
-    OPENAI_API_KEY". `retry_after` (seconds, 0 when the server named no
-    time) marks a rate limit or an overloaded server: the loop parks and
-    tries again instead of failing; `status` is the HTTP status."""
-
-    def __init__(self, reason: str, *, retry_after: float | None = None, status: int | None = None):
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
-        self.status = status
 
 
 class ModelClient(Protocol):

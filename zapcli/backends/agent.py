@@ -31,11 +31,12 @@ def resolve_agent(agent: str | None, model_flag: str | None, workspace: Path,
     """(spawn-record fields, warnings). Raises ZapcliError for an unknown,
     invalid or disabled definition (nothing is created)."""
     from zapcli.capabilities.grant import build_grant
-    from zapcli.definitions import Switches, discover, effective_model, resolve
+    from zapcli.definitions import discover, effective_model, resolve
+    from zapcli.definitions.store import ReadOnce
     from zapcli.tools.registry import available_tools, search_provider
 
     catalog = catalog or discover(workspace)
-    switches = Switches()
+    switches = ReadOnce()
     definition = resolve(agent, workspace, catalog=catalog, switches=switches)
     model = effective_model(model_flag, definition, switches.model_overrides(), settings.model)
     grant = build_grant(definition, workspace,
@@ -64,7 +65,7 @@ def _endpoint(model: str, settings: Settings) -> str | None:
     rate-limiting several of them (docs/explanation/rules.md#budgets)."""
     import os
 
-    from zapcli.agent.types import ModelError
+    from zapcli.agent.modelerror import ModelError
     from zapcli.providers.resolve import resolve_model
 
     try:

@@ -14,12 +14,13 @@ memory for the four CLIs) is a diagnostic.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from zapcli.errors import ZapcliError
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
+    from typing import Any
+
     from zapcli.backends.base import SpawnInput
     from zapcli.backends.clis.base import Cli, Found
 
@@ -61,10 +62,11 @@ def _definition(backend: Cli, spawn: SpawnInput
                 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, str]]]:
     """(fields, frozen MCP configs, diagnostics) for `--agent` on a CLI."""
     from zapcli.capabilities.mcpconfig import load_servers, missing_message
-    from zapcli.definitions import Switches, discover, effective_model, resolve
+    from zapcli.definitions import discover, effective_model, resolve
+    from zapcli.definitions.store import ReadOnce
 
     catalog = spawn.catalog or discover(spawn.workspace)
-    switches = Switches()
+    switches = ReadOnce()
     d = resolve(spawn.agent, spawn.workspace, catalog=catalog, switches=switches)
     chosen = effective_model(spawn.model, d, switches.model_overrides(), None)
     diags = []

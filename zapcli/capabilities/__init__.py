@@ -4,9 +4,29 @@ May import zapcli.definitions, zapcli.paths; zapcli.agent.types and `mcp` only i
 Public API: `build_grant(definition, workspace, available_tools=None) -> Grant`,
 `Grant.to_dict()/from_dict()`, `open_tools(grant, approver=None) -> CapabilityTools`,
 `assemble_prompt(definition, grant) -> str`.
+
+The names load on first use (PEP 562): a spawn that builds a grant
+(`zapcli.capabilities.grant`) does not load the prompt's assembly.
 """
 
-from zapcli.capabilities.grant import CapabilityTools, Grant, build_grant, open_tools
-from zapcli.capabilities.prompt import FRAMEWORK, assemble_prompt
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zapcli.capabilities.grant import CapabilityTools, Grant, build_grant, open_tools
+    from zapcli.capabilities.prompt import FRAMEWORK, assemble_prompt
+
+_WHERE = {"CapabilityTools": "grant", "Grant": "grant", "build_grant": "grant", "open_tools": "grant",
+          "FRAMEWORK": "prompt", "assemble_prompt": "prompt"}
 
 __all__ = ["FRAMEWORK", "CapabilityTools", "Grant", "assemble_prompt", "build_grant", "open_tools"]
+
+
+def __getattr__(name: str) -> object:
+    """The public names, each imported from its module on first use."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'zapcli.capabilities' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"zapcli.capabilities.{module}"), name)
+    globals()[name] = value
+    return value

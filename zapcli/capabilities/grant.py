@@ -1,5 +1,6 @@
 """Definition → Grant (docs/explanation/rules.md#undeclared-means-unreachable): what a subagent may reach, and the tools that reach it.
-Imports zapcli.definitions and this room; captools/mcp_gateway (zapcli.agent, mcp) lazily.
+Imports zapcli.definitions and this room: skills, knowledge, memory and the MCP configs only
+for what a definition declares; captools/mcp_gateway (zapcli.agent, mcp) lazily.
 
 `build_grant` runs in the parent at spawn (no processes started, `mcp` not
 imported) and is frozen into the spawn record with `to_dict`; the child reads
@@ -12,19 +13,19 @@ diagnostic `{dimension, name, message}`, never a silent drop.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from zapcli.capabilities import knowledge as kb
-from zapcli.capabilities import memory as mem
-from zapcli.capabilities import skills as sk
-from zapcli.capabilities.mcpconfig import ServerConfig, load_servers, missing_message
 from zapcli.definitions.model import MEMORY_MODES, Definition, KnowledgeSource
 from zapcli.definitions.toolnames import GRANTABLE, canonical_tool, never_grantable_reason
+from zapcli.plain import field, plain
 
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
+    from typing import Any
+
     from zapcli.agent.types import Approver
+    from zapcli.capabilities import skills as sk
+    from zapcli.capabilities.mcpconfig import ServerConfig
 
 SKILL_TOOLS = ("use_skill",)
 KNOWLEDGE_TOOLS = ("kb_search",)
@@ -37,7 +38,7 @@ def _diag(dimension: str, name: str, message: str) -> dict[str, str]:
     return {"dimension": dimension, "name": name, "message": message}
 
 
-@dataclass
+@plain
 class Grant:
     """What one subagent is granted. `tools` are built-in tool names (canonical, in
     declared order, never `use_skill`); the capability tools follow from the rest."""
@@ -82,13 +83,22 @@ class Grant:
         """Rebuild from `to_dict()`. Raises ValueError on a malformed record."""
         try:
             mcp = data.get("mcp") or {}
-            configs = [ServerConfig.thaw(c) for c in mcp.get("configs") or ()]
+            configs: list[ServerConfig] = []
+            if mcp.get("configs"):
+                from zapcli.capabilities.mcpconfig import ServerConfig
+
+                configs = [ServerConfig.thaw(c) for c in mcp["configs"]]
+            skills: tuple[sk.Skill, ...] = ()
+            if data.get("skills"):
+                from zapcli.capabilities import skills as sk
+
+                skills = tuple(sk.Skill(**s) for s in data["skills"])
             memory = data.get("memory") or "none"
             if memory not in MEMORY_MODES:
                 raise ValueError(f"memory mode {memory!r}")
             return cls(
                 name=data["name"], workspace=data["workspace"], tools=tuple(data.get("tools") or ()),
-                skills=tuple(sk.Skill(**s) for s in data.get("skills") or ()),
+                skills=skills,
                 knowledge=tuple(KnowledgeSource(k["name"], k["path"])
                                 for k in data.get("knowledge") or ()),
                 memory=memory, memory_dir=data.get("memory_dir"),
@@ -124,6 +134,8 @@ def _grant_tools(definition: Definition, available: set[str]
 
 def _grant_knowledge(definition: Definition, workspace: Path, tools: tuple[str, ...]
                      ) -> tuple[tuple[KnowledgeSource, ...], list[dict[str, str]]]:
+    from zapcli.capabilities import knowledge as kb  # each module only for what is declared
+
     granted: list[KnowledgeSource] = []
     diags: list[dict[str, str]] = []
     for source in definition.knowledge:
@@ -157,12 +169,18 @@ def build_grant(definition: Definition, workspace: Path, *,
     tools, diags = _grant_tools(definition, available)
     skills: list[sk.Skill] = []
     if definition.skills:
+        from zapcli.capabilities import skills as sk
+
         skills, found_diags = sk.find_skills(definition.skills, workspace)
         diags += found_diags
-    knowledge, k_diags = _grant_knowledge(definition, workspace, tools)
-    diags += k_diags
+    knowledge: tuple[KnowledgeSource, ...] = ()
+    if definition.knowledge:
+        knowledge, k_diags = _grant_knowledge(definition, workspace, tools)
+        diags += k_diags
     configs: dict[str, ServerConfig] = {}
     if definition.mcp_servers:
+        from zapcli.capabilities.mcpconfig import load_servers, missing_message
+
         all_configs, config_diags = load_servers(workspace)
         diags += config_diags
         for server in definition.mcp_servers:
@@ -170,7 +188,11 @@ def build_grant(definition: Definition, workspace: Path, *,
                 configs[server] = all_configs[server]
             else:
                 diags.append(_diag("mcp", server, missing_message(server, workspace)))
-    folder = mem.memory_dir(workspace, definition.memory, definition.name)
+    folder = None
+    if definition.memory != "none":
+        from zapcli.capabilities import memory as mem
+
+        folder = mem.memory_dir(workspace, definition.memory, definition.name)
     return Grant(
         name=definition.name, workspace=str(workspace), tools=tools, skills=tuple(skills),
         knowledge=knowledge, memory=definition.memory,
@@ -178,7 +200,7 @@ def build_grant(definition: Definition, workspace: Path, *,
         mcp_configs=configs, diagnostics=diags, team=definition.team)
 
 
-@dataclass
+@plain
 class CapabilityTools:
     """The capability tools of a grant (in `grant.tool_names()` order after the
     built-ins), diagnostics found while opening them, and `close()`."""

@@ -12,13 +12,17 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from zapcli import trust
 from zapcli.boundedread import larger_than, read_at_most
 from zapcli.paths import config_dir
+from zapcli.plain import field
+from zapcli.plain import frozen as _frozen  # `frozen` is a method's name here
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_FILE_BYTES = 256 * 1024  # mcp.json: a few servers, never more
 
@@ -27,7 +31,7 @@ _REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SERVER_KEYS = ("command", "args", "env", "allow", "cwd")
 
 
-@dataclass(frozen=True)
+@_frozen
 class ServerConfig:
     """One stdio server. `source` is the mcp.json it came from."""
 

@@ -1,5 +1,7 @@
 """Discovery in layers (docs/explanation/rules.md#definition-layers) and resolution by name. Imports the definitions room,
-zapcli.paths, zapcli.errors, zapcli.boundedread, zapcli.trust; importlib.metadata only when plugins are scanned.
+zapcli.paths, zapcli.errors, zapcli.boundedread, zapcli.trust; importlib.metadata only when an
+installed distribution names the plugin group; the YAML loader and schema only for a file whose
+bytes are not kept (`zapcli.definitions.kept`); the switches' SQLite store only to resolve.
 
 Load order: built-in → plugin (`zapcli.subagents` entry points, `plugin-id:name`)
 → system (`<config>/subagents`) → workspace (`<workspace>/.zapcli/subagents`).
@@ -13,22 +15,25 @@ definition of the same name, so a broken override is never replaced silently.
 
 from __future__ import annotations
 
-import difflib
+import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from zapcli import trust
 from zapcli.boundedread import read_at_most
-from zapcli.definitions.model import LAYERS, Definition, Diagnostic
-from zapcli.definitions.schema import NAME_RE, parse_definition
-from zapcli.definitions.store import Switches
-from zapcli.definitions.yamlload import MAX_FILE_BYTES, read_text
+from zapcli.definitions.kept import Kept
+from zapcli.definitions.model import LAYERS, MAX_FILE_BYTES, Definition, Diagnostic
 from zapcli.errors import ZapcliError
 from zapcli.paths import config_dir
+from zapcli.plain import field, plain
 from zapcli.trust import DEFINITIONS
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
+
+    from zapcli.definitions.store import Switches
 
 DEFAULT_AGENT = "general"
 PLUGIN_GROUP = "zapcli.subagents"
@@ -36,7 +41,7 @@ SUFFIXES = (".yml", ".yaml")
 _NAME_LINE = re.compile(r"^name:\s*['\"]?([a-z0-9][a-z0-9-]*)['\"]?\s*(?:#.*)?$", re.M)
 
 
-@dataclass
+@plain
 class Entry:
     """One definition file as found: valid (`definition` set) or broken (`diagnostics`)."""
 
@@ -55,7 +60,7 @@ def workspace_dir(workspace: Path) -> Path:
     return workspace / DEFINITIONS
 
 
-def _workspace_entries(workspace: Path) -> tuple[list[Entry], list[Path]]:
+def _workspace_entries(workspace: Path, kept: Kept | None = None) -> tuple[list[Entry], list[Path]]:
     """The workspace layer: (entries of the files its trust covers, made from
     the very bytes whose hash was checked; the files it does not cover)."""
     files = _folder_files(workspace_dir(workspace))
@@ -68,7 +73,7 @@ def _workspace_entries(workspace: Path) -> tuple[list[Entry], list[Path]]:
         if raw is None:
             untrusted.append(path)
         else:
-            entries.append(load_entry(raw[:MAX_FILE_BYTES + 1], str(path), "workspace"))
+            entries.append(load_entry(raw[:MAX_FILE_BYTES + 1], str(path), "workspace", kept=kept))
     return entries, untrusted
 
 
@@ -79,12 +84,22 @@ def guess_name(text: str | None, file: str) -> str:
 
 
 def load_entry(raw: bytes, file: str, layer: str, *, prefix: str = "",
-               source: str | None = None) -> Entry:
-    """Parse one file's bytes into an Entry (never raises for bad content)."""
-    text, diags = read_text(raw, file)
-    definition = None
-    if text is not None:
-        definition, diags = parse_definition(text, file, layer=layer, source=source)
+               source: str | None = None, kept: Kept | None = None) -> Entry:
+    """Parse one file's bytes into an Entry (never raises for bad content).
+    `kept`: valid definitions kept by their bytes, looked up first (and
+    given what is parsed)."""
+    definition = kept.found(raw, file, layer, source) if kept is not None else None
+    diags: list[Diagnostic] = []
+    text: str | None = None
+    if definition is None:
+        from zapcli.definitions.schema import parse_definition
+        from zapcli.definitions.yamlload import read_text
+
+        text, diags = read_text(raw, file)
+        if text is not None:
+            definition, diags = parse_definition(text, file, layer=layer, source=source)
+        if kept is not None and definition is not None and not diags:
+            kept.keep(raw, file, layer, source, definition)
     if definition is not None and prefix:
         definition = _renamed(definition, f"{prefix}:{definition.name}")
     name = definition.name if definition else (prefix + ":" if prefix else "") + guess_name(text, file)
@@ -92,7 +107,7 @@ def load_entry(raw: bytes, file: str, layer: str, *, prefix: str = "",
 
 
 def _renamed(definition: Definition, name: str) -> Definition:
-    from dataclasses import replace
+    from zapcli.plain import replace
 
     return replace(definition, name=name)
 
@@ -106,7 +121,8 @@ def _folder_files(folder: Path) -> list[Path]:
         return []
 
 
-def _file_entries(files: Iterable[Path], layer: str, prefix: str = "") -> list[Entry]:
+def _file_entries(files: Iterable[Path], layer: str, prefix: str = "",
+                  kept: Kept | None = None) -> list[Entry]:
     out = []
     for path in files:
         try:
@@ -115,11 +131,11 @@ def _file_entries(files: Iterable[Path], layer: str, prefix: str = "") -> list[E
             out.append(Entry(guess_name(None, str(path)), layer, str(path), None,
                              [Diagnostic(str(path), 0, 0, f"cannot read: {exc.strerror or exc}")]))
             continue
-        out.append(load_entry(raw, str(path), layer, prefix=prefix))
+        out.append(load_entry(raw, str(path), layer, prefix=prefix, kept=kept))
     return out
 
 
-def _builtin_entries() -> list[Entry]:
+def _builtin_entries(kept: Kept | None = None) -> list[Entry]:
     folder: Any = Path(__file__).with_name("builtin")
     if not folder.is_dir():  # installed as a zip: importlib.resources costs ~10 ms, so only then
         from importlib import resources
@@ -129,14 +145,18 @@ def _builtin_entries() -> list[Entry]:
     for item in sorted(folder.iterdir(), key=lambda p: p.name):
         if item.name.endswith(SUFFIXES):
             label = f"builtin:{item.name}"
-            out.append(load_entry(item.read_bytes(), label, "builtin", source=label))
+            out.append(load_entry(item.read_bytes(), label, "builtin", source=label, kept=kept))
     return out
 
 
-def _plugin_entries() -> list[Entry]:
+def _plugin_entries(kept: Kept | None = None) -> list[Entry]:
     """Entry point `id = pkg.mod:attr`; attr is a folder, or a callable returning a
     folder or a list of YAML file paths. Names become `id:name`."""
+    if not _may_declare(PLUGIN_GROUP):
+        return []
     from importlib.metadata import entry_points
+
+    from zapcli.definitions.schema import NAME_RE
 
     out: list[Entry] = []
     for ep in sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: e.name):
@@ -157,8 +177,45 @@ def _plugin_entries() -> list[Entry]:
             out.append(Entry(ep.name, "plugin", label, None, [Diagnostic(
                 label, 0, 0, f"plugin {ep.name!r} failed to load: {exc}")]))
             continue
-        out.extend(_file_entries(files, "plugin", prefix=ep.name))
+        out.extend(_file_entries(files, "plugin", prefix=ep.name, kept=kept))
     return out
+
+
+def _may_declare(group: str) -> bool:
+    """Whether an installed distribution may declare entry points of `group`:
+    False only when every `entry_points.txt` that importlib.metadata would
+    read is read here and none names it. Importing importlib.metadata (email,
+    zipfile, csv...) and its scan cost a spawn more than everything else it
+    resolves, for a group almost nobody declares. What this cannot see as
+    importlib.metadata does (an archive on sys.path, a finder of distributions
+    of its own) answers True, and importlib.metadata decides."""
+    import sys
+    from importlib.machinery import PathFinder
+
+    if any(hasattr(f, "find_distributions") and f is not PathFinder for f in sys.meta_path):
+        return True
+    needle = group.encode()  # its section header, however spaced
+    for entry in sys.path:
+        root = entry or "."
+        try:
+            children = os.listdir(root)
+        except OSError:
+            if os.path.exists(root):  # a zip archive: importlib.metadata reads inside it
+                return True
+            continue
+        egg = os.path.basename(root).lower().endswith(".egg")
+        for child in children:
+            low = child.lower()
+            if low.endswith((".dist-info", ".egg-info")) or (egg and low == "egg-info"):
+                try:
+                    with open(os.path.join(root, child, "entry_points.txt"), "rb") as fh:
+                        if needle in fh.read():
+                            return True
+                except (FileNotFoundError, NotADirectoryError):
+                    continue
+                except OSError:  # there but unreadable here: let importlib.metadata say
+                    return True
+    return False
 
 
 class Catalog:
@@ -232,11 +289,13 @@ def _named_after(entry: Entry) -> bool:
 
 def discover(workspace: Path, *, plugins: bool = True) -> Catalog:
     """Load every layer for `workspace`. Never raises for bad files (see `.diagnostics`)."""
-    entries = _builtin_entries()
+    kept = Kept()
+    entries = _builtin_entries(kept)
     if plugins:
-        entries += _plugin_entries()
-    entries += _file_entries(_folder_files(system_dir()), "system")
-    own, untrusted = _workspace_entries(workspace)
+        entries += _plugin_entries(kept)
+    entries += _file_entries(_folder_files(system_dir()), "system", kept=kept)
+    own, untrusted = _workspace_entries(workspace, kept)
+    kept.save()
     return Catalog(entries + own, untrusted)
 
 
@@ -250,7 +309,9 @@ def unknown_error(name: str, catalog: Catalog, disabled: set[str] | None = None)
     """"no subagent definition named …" with a did-you-mean and the names that
     would run (`disabled` ones left out)."""
     names = [n for n in catalog.names() if n not in (disabled or set())]
-    near = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    from difflib import get_close_matches  # only to say what was meant
+
+    near = get_close_matches(name, names, n=1, cutoff=0.6)
     near += [n for n in names if n.split(":")[-1] == name and n not in near][:1]
     message = f"no subagent definition named '{name}'"
     if near:
@@ -280,7 +341,10 @@ def resolve(name: str | None, workspace: Path, *, catalog: Catalog | None = None
     name = name or DEFAULT_AGENT
     catalog = catalog or discover(workspace)
     entry = catalog.entry(name)
-    switches = switches or Switches()
+    if switches is None:
+        from zapcli.definitions.store import Switches
+
+        switches = Switches()
     if entry is None:
         raise unknown_error(name, catalog, {n for n in catalog.names() if not switches.get(n).enabled})
     if entry.definition is None:

@@ -11,7 +11,7 @@ the save (`zapcli.trust_store.approve`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -34,6 +34,7 @@ from zapcli.definitions.store import Switch, Switches, model_origin
 from zapcli.definitions.yamlload import MAX_FILE_BYTES, read_text
 from zapcli.errors import UsageError, ZapcliError
 from zapcli.paths import write_private
+from zapcli.plain import replace
 
 SCOPES = ("system", "workspace")
 

@@ -1,5 +1,6 @@
 """Value types of the definitions room: Diagnostic, KnowledgeSource, Definition.
-Imports only the standard library.
+Imports only the standard library and `zapcli.plain` (`dataclasses` costs a
+spawn ~10 ms of imports).
 
 A Definition is always valid (the loader never builds one from a broken file);
 `to_dict()` is the frozen form written into the spawn record (docs/explanation/rules.md#the-trail) and
@@ -9,12 +10,17 @@ A Definition is always valid (the loader never builds one from a broken file);
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any
+
+from zapcli.plain import field, frozen
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
 
 MEMORY_MODES = ("none", "private", "shared")
 DEFAULT_MAX_TURNS = 40
 LAYERS = ("builtin", "plugin", "system", "workspace")
+MAX_FILE_BYTES = 256 * 1024  # a definition file larger than this is refused
 
 
 def knowledge_path_problem(path: str) -> str | None:
@@ -31,7 +37,7 @@ def knowledge_path_problem(path: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@frozen
 class Diagnostic:
     """One problem in one definition file. `line`/`column` are 1-based (0 = unknown)."""
 
@@ -61,7 +67,7 @@ class Diagnostic:
                 "message": self.message, "hint": self.hint}
 
 
-@dataclass(frozen=True)
+@frozen
 class KnowledgeSource:
     """`{name, path}`: `path` is a workspace-relative glob (already checked not to escape)."""
 
@@ -69,7 +75,7 @@ class KnowledgeSource:
     path: str
 
 
-@dataclass(frozen=True)
+@frozen
 class SandboxSpec:
     """`sandbox: {network, writable, sockets, scratch_size}` (docs/explanation/rules.md#sandbox): the
     network on or off (default off: undeclared means unreachable), the
@@ -106,7 +112,7 @@ class SandboxSpec:
                    and size >= 0 else None)
 
 
-@dataclass(frozen=True)
+@frozen
 class Definition:
     """A valid subagent definition plus its provenance.
 

@@ -1,6 +1,7 @@
 """Machine-local definition facts in `<state>/zapcli.db` (docs/explanation/rules.md#where-things-live, docs/explanation/rules.md#managing-definitions): switches,
-model overrides, where saved files came from. Imports sqlite3, zapcli.paths, zapcli.statedb
-(what to say when the database cannot be used).
+model overrides, where saved files came from. Imports zapcli.paths, zapcli.statedb
+(what to say when the database cannot be used); sqlite3 only when the database is
+there to read, or is written.
 
 Never written into definition files. Tables are prefixed `definition_`; the
 database is shared with other rooms (token ledger), opened in WAL mode. Reads
@@ -9,16 +10,19 @@ never create the database: a machine where nothing was switched has no rows.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from zapcli import statedb
 from zapcli.definitions.model import Definition
 from zapcli.errors import StateError
+from zapcli.plain import frozen
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sqlite3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS definition_switches (
@@ -36,7 +40,7 @@ CREATE TABLE IF NOT EXISTS definition_saved (
 """
 
 
-@dataclass(frozen=True)
+@frozen
 class Switch:
     """One definition's local switch: `enabled`, and `model` (None = no override)."""
 
@@ -55,6 +59,8 @@ class Switches:
         if not write and not self.db_path.exists():
             yield None
             return
+        import sqlite3
+
         try:
             conn = statedb.connect(_SCHEMA, self.db_path, timeout=10)
         except sqlite3.Error as exc:
@@ -124,6 +130,18 @@ class Switches:
             assert conn is not None
             conn.execute("INSERT OR REPLACE INTO definition_saved (scope_dir, source, name) "
                          "VALUES (?, ?, ?)", (str(scope_dir), str(source), name))
+
+
+class ReadOnce(Switches):
+    """The switches as one read found them, for one resolution that asks
+    twice (enabled, then the model override): one connection, not two."""
+
+    def __init__(self, db_path: Path | None = None):
+        super().__init__(db_path)
+        self._table = super().all()
+
+    def all(self) -> dict[str, Switch]:
+        return dict(self._table)
 
 
 def model_origin(flag: str | None, definition: Definition | None,

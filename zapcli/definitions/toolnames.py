@@ -7,8 +7,6 @@ are stored in the canonical spelling below. docs/explanation/rules.md#undeclared
 
 from __future__ import annotations
 
-import difflib
-
 # The grantable set and the refusal list live in the tools room's registry (one
 # place for both rooms); this module adds only suggestions and a few prefixes.
 from zapcli.tools.registry import GRANTABLE, canonical_name
@@ -53,11 +51,13 @@ def suggest_tool(name: str) -> str | None:
     difflib over the canonical names and well-known synonyms, case-insensitive;
     a synonym match suggests the tool it stands for.
     """
+    from difflib import SequenceMatcher  # only for a name that is not a tool
+
     low = name.strip().lower()
     candidates = list(_CANONICAL) + list(_SYNONYMS)
     best, best_ratio = None, 0.0
     for cand in candidates:
-        ratio = difflib.SequenceMatcher(None, low, cand).ratio()
+        ratio = SequenceMatcher(None, low, cand).ratio()
         if ratio > best_ratio:
             best, best_ratio = cand, ratio
     if best is None or best_ratio < 0.6:

@@ -13,9 +13,8 @@ import re
 
 import yaml
 
-from zapcli.definitions.model import Diagnostic
+from zapcli.definitions.model import MAX_FILE_BYTES, Diagnostic
 
-MAX_FILE_BYTES = 256 * 1024
 MAX_ALIASES = 32  # alias references per file
 MAX_EXPANDED_NODES = 10_000  # nodes after expanding every alias
 

@@ -42,8 +42,12 @@ def _usage_path(cli: str, account: str) -> Path:
     return state_dir() / "limits" / f"usage-{_key(cli, account)}.json"
 
 
+def _throttles_in(session: str) -> Path:
+    return state_dir() / "sessions" / sessions.key(session)
+
+
 def _throttle_path(session: str, endpoint: str) -> Path:
-    return state_dir() / "sessions" / sessions.key(session) / f"throttle-{_key(endpoint)}.json"
+    return _throttles_in(session) / f"throttle-{_key(endpoint)}.json"
 
 
 def _read(path: Path) -> dict[str, Any] | None:
@@ -125,6 +129,11 @@ def running_on(session: str, endpoint: str) -> int:
 
 def throttle(session: str, endpoint: str) -> dict[str, Any] | None:
     """The session's throttle on `endpoint`, while it holds."""
+    try:  # none in the session (nearly always): no key to hash, hashlib stays unloaded
+        if not any(n.startswith("throttle-") for n in os.listdir(_throttles_in(session))):
+            return None
+    except OSError:
+        return None
     return _read(_throttle_path(session, endpoint))
 
 

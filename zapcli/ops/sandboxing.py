@@ -2,7 +2,7 @@
 spawn record's `sandbox` field, decided at spawn from what was asked and
 the backend's `sandbox_default` fact.
 
-Imports `zapcli.errors`, `zapcli.paths`; `zapcli.sandbox.bwrap` only to ask
+Imports `zapcli.errors`, `zapcli.paths`; `zapcli.sandbox.probe` only to ask
 this machine whether it can.
 """
 
@@ -38,7 +38,7 @@ def choose(asked: str | None, backend: Any, network: bool = False) -> tuple[str,
     if choice == "off":
         return "off", ()
     from zapcli.paths import state_dir
-    from zapcli.sandbox import bwrap
+    from zapcli.sandbox import probe as bwrap  # the kept answer: no command line built here
 
     found = bwrap.cached(state_dir())
     if found.ok and not network and not found.network:

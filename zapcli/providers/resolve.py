@@ -1,5 +1,5 @@
 """Which model, endpoint and key variable a run uses (docs/explanation/rules.md#models); cheap enough for `spawn` to call.
-Imports `zapcli.agent.types`; `zapcli.providers.openai_chat` only inside `build_client`.
+Imports `zapcli.agent.modelerror`; `zapcli.providers.openai_chat` only inside `build_client`.
 
 A model is written `MODEL` (served by OPENAI_BASE_URL with OPENAI_API_KEY)
 or `PROVIDER/MODEL` where PROVIDER is a key of config `providers:
@@ -11,11 +11,13 @@ API keys are read from the environment by name, never passed on a command line.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
 
-from zapcli.agent.types import ModelError
+from zapcli.agent.modelerror import ModelError
 
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
+    from typing import Any
+
     from zapcli.providers.openai_chat import ChatClient
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"

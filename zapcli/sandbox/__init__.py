@@ -16,6 +16,20 @@ command, so a call costs a fork, not a new set of namespaces.
 
 from __future__ import annotations
 
-from zapcli.sandbox.policy import Policy, resolve
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zapcli.sandbox.policy import Policy, resolve
 
 __all__ = ["Policy", "resolve"]
+
+
+def __getattr__(name: str) -> object:
+    """`Policy` and `resolve`, imported from `policy` on first use (PEP 562): a
+    spawn that only reads the probe's kept answer loads no policy."""
+    if name not in __all__:
+        raise AttributeError(f"module 'zapcli.sandbox' has no attribute {name!r}")
+    from zapcli.sandbox import policy
+
+    value = getattr(policy, name)
+    globals()[name] = value
+    return value

@@ -17,39 +17,32 @@ the trail and doctor say so, `--sandbox` refuses), or a bwrap too old to
 size a tmpfs. `--die-with-parent`: the sandbox
 never outlives the process that started it.
 
-`ZAPCLI_BWRAP` names the program (default `bwrap` on PATH), for a build in
-another place and for tests that need it missing.
+`probe` and its kept answer live in `zapcli.sandbox.probe` (named here too);
+`_run_probe` here is what asks the kernel.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import subprocess
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
 
 from zapcli.sandbox import caches, sockets
 from zapcli.sandbox.policy import Policy
+
+# The answer and its lines, named here too (callers ask `bwrap.cached`, `bwrap.NET_HINT`...)
+from zapcli.sandbox.probe import INSTALL_HINT, USERNS_HINT, Probe
+from zapcli.sandbox.probe import NET_HINT as NET_HINT
+from zapcli.sandbox.probe import PROBE_CACHE as PROBE_CACHE
+from zapcli.sandbox.probe import cached as cached
+from zapcli.sandbox.probe import network_open as network_open
+from zapcli.sandbox.probe import probe as probe
+from zapcli.sandbox.probe import program as program
+from zapcli.sandbox.probe import unavailable as unavailable
 from zapcli.sandbox.sockets import Plan
 
-INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
-USERNS_HINT = ("allow unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1 "
-               "(Debian), user.max_user_namespaces > 0, or on Ubuntu 24.04+ "
-               "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap")
-NET_HINT = ("allow network namespaces (user.max_net_namespaces > 0; in a container, one "
-            "that may create them)")
 PROBE_TIMEOUT_S = 10.0
-PROBE_CACHE = "sandbox-probe.json"  # in the state folder
 
-
-def program() -> str | None:
-    """The bwrap executable, or None when it is not installed."""
-    name = os.environ.get("ZAPCLI_BWRAP") or "bwrap"
-    found = shutil.which(name)
-    return os.path.realpath(found) if found else None
 
 
 def _order(policy: Policy, hiding: Plan) -> list[tuple[str, str, str]]:
@@ -123,46 +116,6 @@ def environment(policy: Policy, given: Mapping[str, str]) -> dict[str, str]:
             **caches.env(scratch, given, policy.writable)}
 
 
-@dataclass(frozen=True)
-class Probe:
-    """Whether commands can be sandboxed here; when not, `missing` says what
-    is missing and `fix` what to do about it. A sandbox that works may still
-    lack two things: `network` False when bwrap cannot make a network
-    namespace here (`network_missing` says why; then a definition's
-    `network: false` cannot be kept), `size` False for a bwrap too old to
-    cap a tmpfs (before 0.6: the scratch folder's cap is the kernel's
-    default, half the memory)."""
-
-    ok: bool
-    missing: str = ""
-    fix: str = ""
-    program: str = ""
-    network: bool = True
-    network_missing: str = ""
-    size: bool = True
-
-    def sentence(self) -> str:
-        return "available" if self.ok else f"{self.missing}; {self.fix}"
-
-    def to_dict(self) -> dict[str, object]:
-        return {"ok": self.ok, "missing": self.missing, "fix": self.fix,
-                "network": self.network, "network_missing": self.network_missing,
-                "size": self.size}
-
-
-def _key(bwrap: str) -> str:
-    """What a cached answer depends on: the program, this user, this boot."""
-    try:
-        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    except OSError:
-        boot = ""
-    try:
-        mtime = os.stat(bwrap).st_mtime_ns
-    except OSError:
-        mtime = 0
-    return f"{bwrap}:{mtime}:{os.geteuid()}:{boot}"
-
-
 def _try(bwrap: str, *, network: bool, size: bool) -> str | None:
     """Start a sandbox as the tools would, with nothing to do: None when it
     ran, else what bwrap said."""
@@ -199,64 +152,3 @@ def _run_probe(bwrap: str) -> Probe:
     return Probe(False, f"bwrap failed ({said})", INSTALL_HINT, bwrap)
 
 
-def probe(cache: Path | None = None, *, fresh: bool = False) -> Probe:
-    """Can this machine sandbox commands? The answer is cached in `cache`
-    (a file) per program, user and boot; `fresh` asks the kernel again."""
-    bwrap = program()
-    if bwrap is None:
-        name = os.environ.get("ZAPCLI_BWRAP") or "bwrap"
-        return Probe(False, f"{name} (bubblewrap) is not installed", INSTALL_HINT)
-    key = _key(bwrap)
-    if cache is not None and not fresh:
-        try:
-            saved = json.loads(cache.read_text(encoding="utf-8"))
-            if saved.get("key") == key:
-                return Probe(bool(saved["ok"]), str(saved.get("missing", "")),
-                             str(saved.get("fix", "")), bwrap,
-                             network=saved.get("network") is not False,
-                             network_missing=str(saved.get("network_missing", "")),
-                             size=saved.get("size") is not False)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            pass
-    found = _run_probe(bwrap)
-    if cache is not None:
-        _keep(cache, json.dumps({"key": key, **found.to_dict()}).encode())
-    return found
-
-
-def _keep(cache: Path, data: bytes) -> None:
-    """Write the probe's answer: 0600 whatever the umask (it tells what this
-    kernel allows), atomically; on a full disk no copy is left behind, and the
-    answer stands without its file."""
-    tmp = cache.with_name(f".{cache.name}.{os.getpid()}.{os.urandom(4).hex()}")
-    try:
-        cache.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o600)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, cache)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-    except OSError:
-        pass
-
-
-def cached(state: Path, *, fresh: bool = False) -> Probe:
-    """`probe`, its answer kept in the state folder `state`."""
-    return probe(state / PROBE_CACHE, fresh=fresh)
-
-
-def unavailable(found: Probe) -> str:
-    """The one line spawn and the trail give when commands run unsandboxed."""
-    return (f"commands run WITHOUT a sandbox: {found.missing}; {found.fix} "
-            "(zapcli doctor checks it; --no-sandbox says you meant it)")
-
-
-def network_open(found: Probe) -> str:
-    """The one line spawn and the trail give when a definition's `network:
-    false` cannot be kept: the rest of the sandbox holds, the network not."""
-    return (f"commands run in the sandbox but WITH the network: {found.network_missing}; "
-            f"{NET_HINT} (zapcli doctor checks it; --sandbox refuses to run so)")

@@ -1,5 +1,5 @@
 """The grantable set of built-in tools (docs/explanation/rules.md#built-in-tools, docs/explanation/rules.md#undeclared-means-unreachable): names, refusals, construction.
-Imports: stdlib, zapcli.agent.types; the tool modules only inside `Toolset` (cheap import).
+Imports: stdlib (zapcli.agent.types for annotations only); the tool modules only inside `Toolset` (cheap import).
 
 `build_tools` makes fresh instances per loop: the todo list and the background
 jobs of one loop are never another's. `use_skill` is in the grantable set but
@@ -9,12 +9,11 @@ is built by the capabilities layer (it needs the resolved skills), so
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
-
-from zapcli.agent.types import Tool
-
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from zapcli.agent.types import Tool
     from zapcli.tools.procs import JobRegistry
     from zapcli.tools.web import SearchProvider  # (query, n) -> [{title, url, snippet}]
 
