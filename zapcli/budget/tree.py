@@ -95,10 +95,11 @@ class TreeBudget:
     `budget.meter.Meter` with `allot.Held` for what its subagents hold),
     `deadline` (monotonic) bounds a wait for returns; `stop(sid, outcome,
     settings, by=, answered=)` ends a running subagent (True when it did),
-    `settle(view)` settles an ended one."""
+    `settle(view, strict=True)` settles an ended one (StateError when the
+    ledger cannot be written now)."""
 
     def __init__(self, run_id: str, limits: Any, meter: Any, settings: Settings,
-                 deadline: float | None = None, *, stop: Stop, settle: Callable[[Any], Any]):
+                 deadline: float | None = None, *, stop: Stop, settle: Callable[..., Any]):
         self.run_id, self.limits, self.meter, self.settings = run_id, limits, meter, settings
         self.deadline = deadline
         self._stop, self._settle = stop, settle
