@@ -20,9 +20,9 @@ next parse.
 
 from __future__ import annotations
 
-import json
 import os
 
+from zapcli import stdjson
 from zapcli.errors import ConfigError
 from zapcli.paths import state_dir, write_private
 
@@ -100,7 +100,7 @@ def _read() -> dict[str, Any]:
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > MAX_BYTES:
             return {}
         with os.fdopen(os.dup(fd), "rb") as fh:
-            doc = json.loads(fh.read(MAX_BYTES + 1))
+            doc = stdjson.loads(fh.read(MAX_BYTES + 1).decode("utf-8", "surrogatepass"))
     except (OSError, ValueError):
         return {}
     finally:
@@ -135,7 +135,7 @@ def keep(path: Path, text: str, parsed: list[tuple[str, int, Any]]) -> None:
     for old in list(files)[:-KEEP]:
         del files[old]
     try:
-        write_private(_where(), json.dumps({"v": VERSION, "files": files}).encode(), sync=False)
+        write_private(_where(), stdjson.dumps({"v": VERSION, "files": files}).encode(), sync=False)
     except (OSError, ValueError):
         pass  # a read-only or hidden state folder: the next command parses again
 

@@ -17,7 +17,6 @@ its plugins.
 
 from __future__ import annotations
 
-import re
 import sys
 
 from zapcli.errors import ZapcliError
@@ -26,7 +25,17 @@ TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need
 if TYPE_CHECKING:
     from typing import Any
 
-NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+_LATER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def valid_name(name: str) -> bool:
+    """A plugin's or backend's name: a lower-case letter, then up to 31
+    lower-case letters, digits, - and _ (checked without `re`: a spawn reads
+    the backend table, and `re` would be its one user on that path)."""
+    return (0 < len(name) <= 32 and "a" <= name[0] <= "z" and name.isascii()
+            and _LATER_CHARS.issuperset(name[1:]))
+
+
 _scanned: dict[str, dict[str, Any]] = {}  # group -> name -> entry point
 _loaded: dict[tuple[str, str], Any] = {}  # (group, name) -> instance, or the reason it is unusable
 _warned: set[tuple[str, str]] = set()
@@ -60,7 +69,7 @@ def _origin(ep: Any) -> str:
 def _make(ep: Any, base: type, reserved: tuple[str, ...]) -> Any:
     """A fresh instance of entry point `ep`. Raises Unusable saying why."""
     what = f"{ep.group} plugin '{ep.name}' ({_origin(ep)})"
-    if not NAME.match(ep.name):
+    if not valid_name(ep.name):
         raise Unusable(f"{what}: its name is not valid (lower-case letters, digits, - and _)")
     if ep.name in reserved:
         raise Unusable(f"{what} is not used: a built-in has that name")

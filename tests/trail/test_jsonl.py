@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from zapcli import stdjson
 from zapcli.trail import jsonl
 
 LINES = [b'{"v":1,"seq":3,"ts":"2026-12-01T09:00:00.000001Z","type":"text","delta":"h\\u00e9\\n"}',
@@ -75,3 +76,72 @@ def test_a_command_that_reads_and_writes_a_few_records_never_imports_orjson(tmp_
              "print('orjson' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+STD_DECODER = __import__("json").JSONDecoder(parse_int=jsonl._int, parse_float=jsonl._float,
+                                             parse_constant=jsonl._constant)
+STD_ENCODER = __import__("json").JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"),
+                                             default=jsonl._refuse)
+
+
+def _same(fn, arg):
+    """(value, or the exception's type and text) of one call."""
+    try:
+        value = fn(arg)
+    except Exception as exc:  # noqa: BLE001 - the exception itself is what is compared
+        return type(exc), str(exc)
+    return ("nan",) if isinstance(value, float) and math.isnan(value) else (type(value), repr(value))
+
+
+TEXTS = [line.decode("utf-8", "replace") for line in LINES] + [
+    " ", "\t\n", "  1  ", "1 2", "{} {}", "[1] x", "\n{\"a\": [1, {\"b\": null}]}\r\n", "\f1", "1\f",
+    "\u00a01", "\"\\x\"", "{\"a\"}", "[", "\"abc", "1.", "-", "01", "{\"a\":1,}"]
+
+
+@pytest.mark.parametrize("text", TEXTS, ids=range(len(TEXTS)))
+def test_the_c_scanner_reads_as_the_standard_decoder_reads(text):
+    """The trail reads with json's C half alone: the same values, the same errors (type and
+    text) as `json.JSONDecoder.decode` with the same options."""
+    assert _same(jsonl._decode, text) == _same(STD_DECODER.decode, text)
+
+
+@pytest.mark.parametrize("value", VALUES + [{"a": {"b": [1, {"c": "d"}]}}, {1: 2, None: 3, 1.5: 4, True: 5},
+                                            {(1, 2): 3}, [1, [2, [3]]], 2**70, "\u2028", {"x": b"y"}],
+                         ids=range(len(VALUES) + 7))
+def test_the_c_encoder_writes_as_the_standard_encoder_writes(value):
+    assert _same(jsonl._encode, value) == _same(STD_ENCODER.encode, value)
+
+
+def test_a_circular_value_is_refused_as_the_standard_encoder_refuses_it():
+    loop: list[object] = []
+    loop.append(loop)
+    assert _same(jsonl._encode, loop) == _same(STD_ENCODER.encode, loop)
+
+
+def test_a_hot_command_imports_neither_json_nor_re(tmp_path):
+    """Reading and writing records takes json's C half only: the `json` package imports `re`."""
+    probe = ("import sys; from zapcli import lean; lean.pathlib_alone();"  # as the CLI's entry does
+             "from zapcli.trail import jsonl, records, reader;"
+             "line = records.encode(records.make('spawn', 0, {'task': 't', 'mono': 1.5}), []);"
+             "assert reader.parse(line * 3).records[2]['mono'] == 1.5;"
+             "print(sorted(m for m in ('json', 're', 'orjson') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(Path(__file__).resolve().parents[2])}).stdout
+    assert out.strip() == "[]"
+
+
+STD_TEXTS = TEXTS + ["{\"K\": \"\\udcff\\u00e9\", \"P\": \"/a b\"}", "NaN", "[Infinity, -Infinity]", "1e5", "12"]
+
+
+@pytest.mark.parametrize("text", STD_TEXTS, ids=range(len(STD_TEXTS)))
+def test_the_standard_read_is_json_loads(text):
+    """What `keep_env` wrote reads back as `json.loads` reads it (a spawner's environment)."""
+    assert _same(stdjson.loads, text) == _same(__import__("json").loads, text)
+
+
+@pytest.mark.parametrize("value", VALUES + [{"K": "\udcff\u00e9", "P": "/a b"}, {"x": b"y"}, "\udcff"],
+                         ids=range(len(VALUES) + 3))
+def test_the_standard_write_is_json_dumps(value):
+    """An environment with undecodable bytes (lone surrogates) is kept as `json.dumps` keeps it."""
+    want = _same(lambda v: __import__("json").dumps(v).encode(), value)
+    assert _same(lambda v: stdjson.dumps(v).encode(), value) == want

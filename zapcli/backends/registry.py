@@ -191,7 +191,7 @@ def section(value: Any) -> dict[str, dict[str, Any]]:
         raise ValueError("expected a mapping of backend name to {command, format}")
     out: dict[str, dict[str, Any]] = {}
     for name, spec in value.items():
-        if not isinstance(name, str) or not plugins.NAME.match(name):
+        if not isinstance(name, str) or not plugins.valid_name(name):
             raise ValueError(f"backend name {name!r}: use lower-case letters, digits, - and _")
         fmt = spec.get("format") if isinstance(spec, dict) else None
         try:

@@ -1,6 +1,6 @@
 """The console-script entry point: fast path first, typer for the rest.
 
-Imports `zapcli.cli.lifespan` (whether this command seals its process),
+Imports `zapcli.lean` (first: pathlib as a hot command needs it), `zapcli.cli.lifespan` (whether this command seals its process),
 `zapcli.cli.fastpath`, `zapcli.cli.output`, `zapcli.errors`, `zapcli.cli.helptext`
 (`--help` to a pipe); typer only when the fast path declines. The one
 catch-all that turns a ZapcliError into a clear stderr line and its exit code
@@ -50,7 +50,15 @@ def _answered(args: list[str]) -> bool:
     return False
 
 
+def _lean() -> None:
+    """pathlib without what it binds for later (`zapcli.lean`), before anything imports it."""
+    from zapcli import lean
+
+    lean.pathlib_alone()
+
+
 def main(argv: list[str] | None = None) -> int:
+    _lean()
     args = after_the_command(sys.argv[1:] if argv is None else argv)
     if _answered(args):
         return 0

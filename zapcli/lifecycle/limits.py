@@ -16,7 +16,6 @@ holds nothing.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -51,6 +50,8 @@ def _throttle_path(session: str, endpoint: str) -> Path:
 
 
 def _read(path: Path) -> dict[str, Any] | None:
+    import json  # only where a limit is kept or asked about: `json` brings `re`, spawn stays light
+
     try:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
@@ -60,6 +61,8 @@ def _read(path: Path) -> dict[str, Any] | None:
 
 
 def _write(path: Path, doc: dict[str, Any]) -> None:
+    import json
+
     ensure_dir(path.parent)
     write_private(path, json.dumps(doc).encode(), sync=False)
 

@@ -59,11 +59,11 @@ def keep_env(sid: str) -> None:
     `wait` in another shell, a finishing sibling) starts it with the keys and
     endpoints its caller had, as pueue keeps a task's environment. Written
     before its trail, so no observer can start it without; a failure to write
-    it is the spawn's (it says why)."""
-    import json
+    it is the spawn's (it says why). `json.dumps`'s text, without the json package (it brings `re`)."""
+    from zapcli import stdjson
 
     # not fsynced: like the trail it comes with, until a runner starts or it is left queued
-    write_private(store.path_for(sid, ENV_SUFFIX), json.dumps(dict(os.environ)).encode(), sync=False)
+    write_private(store.path_for(sid, ENV_SUFFIX), stdjson.dumps(dict(os.environ)).encode(), sync=False)
 
 
 def drop_env(sid: str) -> None:
@@ -75,11 +75,11 @@ def drop_env(sid: str) -> None:
 def _spawner_env(sid: str) -> dict[str, str]:
     """What `keep_env` kept for `sid`; this process's environment when there is
     none (a subagent spawned before it existed) or it cannot be read."""
-    import json
+    from zapcli import stdjson
 
     try:
         with open(store.path_for(sid, ENV_SUFFIX), encoding="utf-8") as fh:
-            kept = json.load(fh)
+            kept = stdjson.loads(fh.read())
         if isinstance(kept, dict) and all(isinstance(v, str) for v in kept.values()):
             return kept
     except (OSError, ValueError):

@@ -4,9 +4,9 @@ guards the deadline, and ends it through the trail whatever happens.
 
 Imports `zapcli.trail`, `zapcli.supervisor`, `zapcli.lifecycle` (queue drain
 and retention at exit) and `zapcli.backends`; never `zapcli.ops` or `zapcli.cli`. Importing it
-first imports pathlib as a runner needs it (`zapcli.runner.lean`).
+first imports pathlib as a runner needs it (`zapcli.lean`).
 """
 
-from zapcli.runner import lean
+from zapcli import lean
 
-lean.pathlib_alone()  # before the runner's modules import pathlib (`zapcli.runner.lean`)
+lean.pathlib_alone()  # before the runner's modules import pathlib (`zapcli.lean`)

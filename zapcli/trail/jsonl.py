@@ -1,7 +1,8 @@
 """JSON for trail lines: the standard library's `json` where a command reads or
 writes a few records, orjson where there are many (the batched writer, long trails).
 
-Imports `json`; orjson only on demand — its import pulls in dataclasses,
+Imports `zapcli.stdjson` (json's C half, without the `json` package and the
+`re` it brings); orjson only on demand — its import pulls in dataclasses,
 inspect, uuid, datetime and json itself (~10 ms, as much as a whole `poll`).
 Where orjson is loaded anyway (the runner) it is used. Both paths give the same answers: what the standard parser would read
 differently from orjson (NaN and infinities, integers past 64 bits, escaped
@@ -12,8 +13,9 @@ orjson. Numbers may be spelt differently (`1e-07` and `1e-7`); they read the sam
 
 from __future__ import annotations
 
-import json
 import sys
+
+from zapcli import stdjson
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -48,7 +50,15 @@ def _constant(_text: str) -> Any:
     raise _Orjson  # NaN, Infinity: not JSON; orjson refuses them
 
 
-_decoder = json.JSONDecoder(parse_int=_int, parse_float=_float, parse_constant=_constant)
+class _Options:
+    """What `_json`'s scanner reads off a `json.JSONDecoder`: these options."""
+
+    strict = True
+    object_hook = object_pairs_hook = None
+    parse_int, parse_float, parse_constant = staticmethod(_int), staticmethod(_float), staticmethod(_constant)
+
+
+_decode = stdjson.decoder(_Options())
 
 
 def loads(line: bytes) -> Any:
@@ -62,7 +72,7 @@ def std_loads(line: bytes) -> Any:
     if b"\\ud" in line or b"\\uD" in line:  # surrogate escapes: orjson's rules decide
         return _orjson_loads(line)
     try:
-        return _decoder.decode(line.decode("utf-8"))
+        return _decode(line.decode("utf-8"))
     except (_Orjson, RecursionError):
         return _orjson_loads(line)
 
@@ -86,7 +96,7 @@ def _refuse(_value: object) -> Any:
     raise _Orjson
 
 
-_encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_refuse)
+_encode = stdjson.encoder(_refuse, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def dumps(value: Any) -> bytes:
@@ -98,7 +108,7 @@ def dumps(value: Any) -> bytes:
 def std_dumps(value: Any) -> bytes:
     """`dumps` with the standard library's json."""
     try:
-        return _encoder.encode(value).encode("utf-8")
+        return _encode(value).encode("utf-8")
     except (_Orjson, ValueError, RecursionError):  # other types, NaN, lone surrogates
         import orjson
 
