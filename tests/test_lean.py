@@ -12,15 +12,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 LATER = ("urllib.parse", "ipaddress", "re", "fnmatch", "ntpath")
 
-PROBE = """
+PROBE = f"""
 import sys
+LATER = {LATER!r}
 import zapcli.runner, pathlib
-before = sorted(m for m in %r if m in sys.modules)
+before = sorted(m for m in LATER if m in sys.modules)
 uri = pathlib.Path("/a b/c").as_uri()
 import urllib, urllib.parse
 print(before, uri, urllib.parse.quote("x y"), urllib.parse.urlsplit("http://h:1/p").port,
       urllib.parse is sys.modules["urllib.parse"], urllib.parse.quote_from_bytes.__module__)
-""" % (LATER,)
+"""
 
 
 def _run(code: str) -> list[str]:

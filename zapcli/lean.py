@@ -20,6 +20,10 @@ from __future__ import annotations
 
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 _LATER = ("re", "fnmatch", "ntpath")  # bound by pathlib as modules, used only inside its methods
 
 
@@ -27,11 +31,12 @@ class _Later(type(sys)):  # type: ignore[misc]
     """A module that is the real one from its first attribute use on."""
 
     def __getattr__(self, attr: str) -> object:
-        if attr.startswith("__") or sys.modules.get(self.__name__) is self:
+        name = str(self.__name__)
+        if attr.startswith("__") or sys.modules.get(name) is self:
             raise AttributeError(attr)  # what the import system asks while pathlib is imported
         import importlib
 
-        return getattr(importlib.import_module(self.__name__), attr)
+        return getattr(importlib.import_module(name), attr)
 
 
 def _quote_from_bytes(*args: object, **kwargs: object) -> str:
@@ -45,14 +50,13 @@ def pathlib_alone() -> None:
     """Import pathlib without what it binds for later (see the module's docstring)."""
     if "pathlib" in sys.modules:
         return
-    stand_ins = {name: _Later(name) for name in _LATER if name not in sys.modules}
+    stand_ins: dict[str, Any] = {name: _Later(name) for name in _LATER if name not in sys.modules}
     parse = "urllib.parse"
-    urllib = None
     if parse not in sys.modules:
-        import urllib  # the real package: only its submodule stands in
+        import urllib  # noqa: F401 - the real package: only its submodule stands in
 
         stand_ins[parse] = type(sys)(parse)
-        stand_ins[parse].quote_from_bytes = _quote_from_bytes  # type: ignore[attr-defined]
+        stand_ins[parse].quote_from_bytes = _quote_from_bytes
     sys.modules.update(stand_ins)
     try:
         import pathlib  # noqa: F401 - bound now, to the stand-ins
@@ -60,5 +64,6 @@ def pathlib_alone() -> None:
         for name, stand_in in stand_ins.items():
             if sys.modules.get(name) is stand_in:
                 del sys.modules[name]
-        if urllib is not None and getattr(urllib, "parse", None) is stand_ins[parse]:
-            del urllib.parse
+        package = sys.modules.get("urllib")
+        if parse in stand_ins and getattr(package, "parse", None) is stand_ins[parse]:
+            del package.parse  # type: ignore[union-attr]

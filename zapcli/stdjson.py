@@ -41,7 +41,7 @@ def decoder(options: object) -> Callable[[str], Any]:
 
         return json.JSONDecoder(**{k: getattr(options, k) for k in ("parse_int", "parse_float",
                                                                     "parse_constant")}).decode
-    scan = make_scanner(options)
+    scan = make_scanner(options)  # type: ignore[arg-type]  # any object with the decoder's options
 
     def decode(text: str) -> Any:
         start = len(text) - len(text.lstrip(SPACE))

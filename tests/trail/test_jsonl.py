@@ -105,7 +105,7 @@ def test_the_c_scanner_reads_as_the_standard_decoder_reads(text):
     assert _same(jsonl._decode, text) == _same(STD_DECODER.decode, text)
 
 
-@pytest.mark.parametrize("value", VALUES + [{"a": {"b": [1, {"c": "d"}]}}, {1: 2, None: 3, 1.5: 4, True: 5},
+@pytest.mark.parametrize("value", VALUES + [{"a": {"b": [1, {"c": "d"}]}}, {1: 2, None: 3, 1.5: 4, False: 5},
                                             {(1, 2): 3}, [1, [2, [3]]], 2**70, "\u2028", {"x": b"y"}],
                          ids=range(len(VALUES) + 7))
 def test_the_c_encoder_writes_as_the_standard_encoder_writes(value):
