@@ -34,3 +34,22 @@ def test_validation_is_the_full_match_of_the_id_pattern():
         cands.append("".join(chars)[: rng.choice([20, 20, 19, 21])])
     for value in cands:
         assert ids.is_valid(value) == (isinstance(value, str) and pattern.fullmatch(value) is not None), value
+
+
+def test_a_folders_names_are_checked_together_as_one_by_one():
+    """valid_among (a listing's thousand names at once) keeps exactly what is_valid keeps,
+    wherever a bad name sits among good ones."""
+    import random
+
+    rng = random.Random(11)
+    good = [ids.new_id() for _ in range(300)]
+    assert ids.valid_among(good) == good
+    assert ids.valid_among([]) == []
+    for _ in range(400):
+        chars = list(rng.choice(good))
+        chars[rng.randrange(20)] = rng.choice("0a_Zs١²\n-f9A")
+        bad = "".join(chars)[: rng.choice([20, 20, 19, 21])]
+        names = list(good)
+        names.insert(rng.randrange(len(names) + 1), bad)
+        assert ids.valid_among(names) == [n for n in names if ids.is_valid(n)], bad
+    assert ids.valid_among([good[0], 5, good[1]]) == [good[0], good[1]]  # type: ignore[list-item]

@@ -41,7 +41,7 @@ def _all_ids() -> list[str]:
         names = os.listdir(subagents_dir())
     except FileNotFoundError:
         return []
-    return [n[:-6] for n in names if n.endswith(".jsonl") and idmod.is_valid(n[:-6])]
+    return idmod.valid_among([n[:-6] for n in names if n.endswith(".jsonl")])
 
 
 @plain
