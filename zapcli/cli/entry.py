@@ -58,10 +58,10 @@ def _lean() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    _lean()
     args = after_the_command(sys.argv[1:] if argv is None else argv)
     if _answered(args):
         return 0
+    _lean()
     if argv is None:  # a process of its own: one that may wait keeps its keys out of reach
         from zapcli.cli.lifespan import seals
 
