@@ -89,10 +89,12 @@ def place(sid: str, session: str, cli: str, model: str | None, *, max_tokens: in
     """Decide the tree fields of a new subagent `sid` and reserve its
     allotment (`zapcli.budget.allot`: raises its BudgetSpent, or UsageError for
     a dollar budget on an unpriced model; nothing is created then)."""
-    from zapcli import prices
-
     parent = parent_of(parent)
-    price = prices.configured(model, settings.prices)
+    price = None
+    if model and settings.prices:  # else none is configured for it (a shell has no model)
+        from zapcli import prices
+
+        price = prices.configured(model, settings.prices)
     fields: dict[str, Any] = {}
     if price is not None:
         fields["price"] = price
