@@ -26,7 +26,10 @@ NEVER_FOR_SH = {"yaml", "typer", "click", "rich", "openai", "mcp", "jsonschema",
                 # the dump flag goes off through _ctypes alone (ctypes' package: ~250 KB)
                 "ctypes",
                 # a `started` hook's machinery, for a subagent without one
-                "zapcli.trail.events"}
+                "zapcli.trail.events",
+                # `run --subagent --id ID` goes straight to the runner: the table of every
+                # command's options is for the other command lines
+                "zapcli.cli.argspec", "zapcli.cli.fastpath"}
 
 
 def _imported(err: str) -> set[str]:
