@@ -51,6 +51,10 @@ def decoder(options: object) -> Callable[[str], Any]:
             from json import JSONDecodeError
 
             raise JSONDecodeError("Expecting value", text, err.value) from None
+        except SystemError:  # the C scanner raises its other errors through `json.decoder`,
+            import json  # which it finds only when loaded (else it fails without an exception)
+
+            return json.loads(text)  # its own JSONDecodeError, with the scanner's message
         if end != len(text) and text[end:].strip(SPACE):
             from json import JSONDecodeError
 

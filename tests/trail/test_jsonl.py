@@ -145,3 +145,27 @@ def test_the_standard_write_is_json_dumps(value):
     """An environment with undecodable bytes (lone surrogates) is kept as `json.dumps` keeps it."""
     want = _same(lambda v: __import__("json").dumps(v).encode(), value)
     assert _same(lambda v: stdjson.dumps(v).encode(), value) == want
+
+
+def test_a_damaged_line_is_refused_as_json_refuses_it_in_a_process_without_json(tmp_path):
+    """The C scanner raises its errors (an unterminated string, a bad escape, a missing
+    delimiter) through `json.decoder`, which it finds only when something loaded it: in a
+    hot command that never did, a torn trail's last line crashed `poll` with a SystemError."""
+    damaged = ['{"type": "text", "text": "torn', '{"a": "bad \\q"}', '{"a": "ctl \x01"}',
+               '{"a" 1}', '{"a": 1,}', '[1 2]', '{"a":', '', '"\\ud800"x']
+    code = ("import json as _j, sys\nsys.modules.pop('json.decoder', None)\n"
+            "sys.modules.pop('json', None)\nsys.modules.pop('json.scanner', None)\n"
+            "from zapcli import stdjson\nfor t in _j.loads(sys.stdin.read()):\n"
+            "    try:\n        stdjson.loads(t)\n        print('none')\n"
+            "    except ValueError as e:\n        print(type(e).__name__, e)\n")
+    import json
+
+    probe = subprocess.run([sys.executable, "-c", code], input=json.dumps(damaged), text=True,
+                           capture_output=True, timeout=60)
+    assert probe.returncode == 0, probe.stderr
+    said = probe.stdout.splitlines()
+    for text, line in zip(damaged, said, strict=True):
+        try:
+            json.loads(text)
+        except ValueError as exc:
+            assert line == f"JSONDecodeError {exc}", (text, line)

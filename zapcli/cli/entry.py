@@ -77,11 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             from zapcli.cli.completion import answer
 
             return answer(args[1])
-        code = _runner(args)
-        if code is None:
-            from zapcli.cli import fastpath
-
-            code = fastpath.run(args)
+        code = _fast(args)
         if code is not None:
             if argv is None and _leaves_at_once(args):
                 _leave(code)
@@ -140,14 +136,16 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def _runner(args: list[str]) -> int | None:
+def _fast(args: list[str]) -> int | None:
     """A subagent's runner, as `spawn` and the queue start it (`run --subagent
     --id ID`, nothing else), without the command-line table: it holds every
     command's options, and a runner keeps what it imports for its whole run.
-    None for any other command line (the fast path or typer parses it)."""
+    Any other command line: the fast path's answer, None when typer parses it."""
     if len(args) != 4 or args[:3] != ["run", "--subagent", "--id"] or not args[3] \
             or args[3].startswith("-"):
-        return None
+        from zapcli.cli import fastpath
+
+        return fastpath.run(args)
     from zapcli.runner.main import main
 
     return main(args[3])
