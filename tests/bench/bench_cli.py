@@ -162,7 +162,7 @@ def _bench(inst: _install.Install, runs: int, n_sub: int,
         med = _install.median_ms(vals)
         if name == "python_pass_repo_venv":
             print(f"{name}_median_ms {med:.1f}  ratio_vs_python_pass {_install.fmt_ratio(med, ref)}"
-                  "  (info: .venv/bin/python -I -c pass, pays the editable-install .pth hook)")
+                  "  (info: .venv/bin/python -I -c pass, with the .pth files of the repository's venv)")
             continue
         if name == "poll_no_wait_default_folders":
             print(f"{name}_median_ms {med:.1f}  ratio_vs_python_pass {_install.fmt_ratio(med, ref)}"
