@@ -20,11 +20,9 @@ next parse.
 
 from __future__ import annotations
 
-import os
-
 from zapcli import stdjson
 from zapcli.errors import ConfigError
-from zapcli.paths import state_dir, write_private
+from zapcli.paths import read_private, state_dir, write_private
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -89,22 +87,11 @@ def _where() -> Path:
 
 
 def _read() -> dict[str, Any]:
+    raw = read_private(_where(), MAX_BYTES)
     try:
-        fd = os.open(_where(), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-    except (OSError, ValueError):
+        doc = stdjson.loads(raw.decode("utf-8", "surrogatepass")) if raw is not None else None
+    except ValueError:
         return {}
-    try:
-        st = os.fstat(fd)
-        import stat
-
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > MAX_BYTES:
-            return {}
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            doc = stdjson.loads(fh.read(MAX_BYTES + 1).decode("utf-8", "surrogatepass"))
-    except (OSError, ValueError):
-        return {}
-    finally:
-        os.close(fd)
     if not isinstance(doc, dict) or doc.get("v") != VERSION or not isinstance(doc.get("files"), dict):
         return {}
     return doc["files"]

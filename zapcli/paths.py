@@ -85,6 +85,28 @@ def write_private(path: Path, data: bytes, *, sync: bool = True) -> None:
         raise
 
 
+def read_private(path: Path, max_bytes: int) -> bytes | None:
+    """What `write_private` wrote, as this user's copy: None when `path` is
+    missing, a symlink, not a regular file, another user's, larger than
+    `max_bytes` or unreadable (a cache read this way is then a miss)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+        import stat
+
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > max_bytes:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read(max_bytes + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def create_private(path: Path) -> None:
     """Create `path` empty with mode 0600 if it does not exist (before a
     library such as sqlite3 opens it with its own default, 0644)."""

@@ -9,6 +9,8 @@ The names load on first use (PEP 562): a spawn that builds a grant
 (`zapcli.capabilities.grant`) does not load the prompt's assembly.
 """
 
+from zapcli import lazy
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zapcli.capabilities.grant import CapabilityTools, Grant, build_grant, open_tools
@@ -20,13 +22,4 @@ _WHERE = {"CapabilityTools": "grant", "Grant": "grant", "build_grant": "grant", 
 __all__ = ["FRAMEWORK", "CapabilityTools", "Grant", "assemble_prompt", "build_grant", "open_tools"]
 
 
-def __getattr__(name: str) -> object:
-    """The public names, each imported from its module on first use."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'zapcli.capabilities' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f"zapcli.capabilities.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.names(__name__, _WHERE, globals())  # each public name from its module on first use

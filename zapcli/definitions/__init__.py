@@ -10,6 +10,8 @@ definition back (a built-in agent's runner: `zapcli.definitions.model`) never
 loads the YAML loader, the layers or the switches' SQLite store.
 """
 
+from zapcli import lazy
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zapcli.definitions.layers import DEFAULT_AGENT, Catalog, Entry, discover, resolve
@@ -34,16 +36,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """The public names, each imported from its module on first use."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'zapcli.definitions' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f"zapcli.definitions.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.names(__name__, _WHERE, globals())  # each public name from its module on first use
 
 
 def __dir__() -> list[str]:

@@ -27,7 +27,7 @@ import os
 from pathlib import Path
 
 from zapcli.definitions.model import Definition
-from zapcli.paths import state_dir, write_private
+from zapcli.paths import read_private, state_dir, write_private
 
 VERSION = 1
 KEEP = 64  # files kept (the built-ins, a user's own, the workspaces most recently used)
@@ -72,22 +72,11 @@ class Kept:
         self.added = False
 
     def _read(self) -> dict:
+        raw = read_private(_where(), MAX_BYTES)
         try:
-            fd = os.open(_where(), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-        except (OSError, ValueError):
+            doc = json.loads(raw) if raw is not None else None
+        except ValueError:
             return {}
-        try:
-            st = os.fstat(fd)
-            import stat
-
-            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > MAX_BYTES:
-                return {}
-            with os.fdopen(os.dup(fd), "rb") as fh:
-                doc = json.loads(fh.read(MAX_BYTES + 1))
-        except (OSError, ValueError):
-            return {}
-        finally:
-            os.close(fd)
         if (not isinstance(doc, dict) or doc.get("v") != VERSION or doc.get("code") != self.stamp
                 or not isinstance(doc.get("files"), dict)):
             return {}
