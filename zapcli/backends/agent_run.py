@@ -146,23 +146,16 @@ def _meter(sid: str, spawn: SpawnRecord, host: Any) -> Any:
                  max_tokens=spawn.max_tokens, max_cost=max_cost, held=held)
 
 
-RETURN_POLL_S = 0.25  # how often a budgeted agent looks whether its subagents returned
-
-
 def _waiting(sid: str, meter: Any, should_stop: Any) -> Any:
     """The budget check before each model call of a budgeted agent: a call
     that does not fit while its own subagents still hold their shares waits
     for them to return (a share becomes what was spent), as a run does; it
     fails only when the call cannot fit with every share returned."""
+    from zapcli.budget.meter import until_returned
+
     def check(upcoming: int) -> tuple[str, str] | None:
-        verdict = meter.check(upcoming)
-        while verdict is not None and meter.held is not None and should_stop() is None:
-            running = _holding(sid)
-            verdict = meter.check(upcoming)  # again: what `_holding` settled has returned
-            if verdict is None or not running:
-                break
-            time.sleep(RETURN_POLL_S)
-        return verdict
+        return until_returned(lambda: meter.check(upcoming), lambda: _holding(sid),
+                              lambda: meter.held is not None and should_stop() is None)
     return check
 
 

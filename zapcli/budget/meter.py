@@ -21,6 +21,27 @@ from zapcli import prices
 
 Sink = Callable[[str, dict[str, Any]], None]
 REASON = "token budget"
+RETURN_POLL_S = 0.25  # how often a wait for subagents' returning shares looks again
+
+
+def until_returned(verdict: Callable[[], tuple[str, str] | None], look: Callable[[], bool],
+                   go_on: Callable[[], bool]) -> tuple[str, str] | None:
+    """The budget's verdict before a model call (None: it fits), waiting while
+    it does not fit and subagents still hold their shares: `look` settles the
+    ended ones (their shares return) and says whether some still hold one;
+    the verdict is asked again after every look, since that look may have
+    returned the share that lets the call fit. `go_on` False ends the wait
+    with the verdict as it is (a stop, a spent tree)."""
+    found = verdict()
+    while found is not None and go_on():
+        holding = look()
+        found = verdict()
+        if found is None or not holding or not go_on():
+            break
+        import time
+
+        time.sleep(RETURN_POLL_S)
+    return found
 
 
 class Meter:

@@ -168,18 +168,11 @@ class TreeBudget:
         """The run's check before a model call of about `upcoming` tokens (the
         loop's `budget` hook): stop when spent; wait while the call does not
         fit but subagents still hold allotments; stop when it cannot fit."""
-        if self.enforce() is not None:
-            return self.stop_reason()
-        verdict = self.meter.check(upcoming)
-        while verdict is not None:
-            running = self._returns_pending()
-            if self.enforce() is not None:
-                return self.stop_reason()
-            verdict = self.meter.check(upcoming)  # again: what that look settled has returned
-            if verdict is None or not running:
-                break
-            time.sleep(0.25)
-        return verdict
+        from zapcli.budget.meter import until_returned
+
+        def verdict() -> tuple[str, str] | None:
+            return self.stop_reason() if self.enforce() is not None else self.meter.check(upcoming)
+        return until_returned(verdict, self._returns_pending, lambda: not self.spent_out.is_set())
 
     def _returns_pending(self) -> bool:
         """Settle what ended (its allotment returns); True while some still run."""
