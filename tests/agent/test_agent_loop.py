@@ -12,7 +12,7 @@ import pytest
 
 from zapcli.agent.loop import LoopResult as Outcome
 from zapcli.agent.loop import run_loop
-from zapcli.agent.types import Hooks, Limits, ToolContext, ToolResult, ToolSpec
+from zapcli.agent.types import Hooks, Limits, Muster, ToolContext, ToolResult, ToolSpec
 from zapcli.providers.openai_chat import ChatClient
 from zapcli.testing import ScriptedServer
 
@@ -348,6 +348,58 @@ def test_several_subagent_calls_run_concurrently(tmp_path):
     assert [r["ok"] for r in sink.of("tool_result")] == [True, True, True]
     assert tool_messages(requests[1]) == ["spawned a", "spawned b", "spawned c"]
     assert sink.kinds()[1:4] == ["tool_call"] * 3
+
+
+class Reserving:
+    """Spawns as `zapcli.ops.spawn` does: reserve a share, then `ready`, then start."""
+
+    spec = ToolSpec("subagent", "Delegate.", {"type": "object", "properties": {}})
+
+    def __init__(self, slow: str = "") -> None:
+        self.slow, self.steps, self.lock = slow, [], threading.Lock()
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        task = args["task"]
+        if task == self.slow:
+            threading.Event().wait(0.3)  # a sibling whose reservation comes late
+        with self.lock:
+            self.steps.append(("reserve", task))
+        assert ctx.party is not None
+        ctx.party.ready()
+        with self.lock:
+            self.steps.append(("start", task))
+        return ToolResult(True, f"spawned {task}")
+
+
+def test_the_spawns_of_one_message_all_reserve_before_any_starts(tmp_path, monkeypatch):
+    """C41: a child that starts before a later sibling has reserved could spend
+    that sibling's share; every share is carved before any child starts."""
+    monkeypatch.setattr(Muster, "WAIT_S", 120.0)  # a muster that never formed would hang the test
+    calls = [{"name": "subagent", "arguments": {"task": t}} for t in "abcd"]
+    tool = Reserving(slow="d")
+    outcome, _, _ = run([{"turns": [{"tool_calls": calls}, {"text": "ok"}]}], tmp_path, [tool])
+    assert outcome.status == "completed"
+    kinds = [k for k, _ in tool.steps]
+    assert kinds == ["reserve"] * 4 + ["start"] * 4, tool.steps
+
+
+def test_a_call_that_never_reaches_the_tool_does_not_hold_its_siblings(tmp_path, monkeypatch):
+    """A sibling denied by the person (or refused, or stopped) counts as
+    arrived: the others start (the test's timeout is the check: WAIT_S is
+    longer than it)."""
+    monkeypatch.setattr(Muster, "WAIT_S", 600.0)
+
+    class DenyB(Asks):
+        def ask(self, tool: str, verdict: Any, args: dict[str, Any]) -> tuple[bool, str]:
+            return args["task"] != "b", "not b"
+
+    calls = [{"name": "subagent", "arguments": {"task": t}} for t in "abc"]
+    tool = Reserving()
+    _, sink, _ = run([{"turns": [{"tool_calls": calls}, {"text": "ok"}]}], tmp_path, [tool],
+                     approver=DenyB(lambda name, args: f"spawn {args['task']}"))
+    assert sorted(t for k, t in tool.steps if k == "start") == ["a", "c"]
+    results = sorted(sink.of("tool_result"), key=lambda r: r["call_id"])
+    assert [r["ok"] for r in results] == [True, False, True], results
 
 
 def test_subagent_mixed_with_other_tools_runs_in_order(tmp_path):

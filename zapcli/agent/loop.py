@@ -22,6 +22,7 @@ from zapcli.agent.types import (
     Limits,
     ModelClient,
     ModelError,
+    Muster,
     Sink,
     Tool,
     ToolCall,
@@ -282,8 +283,10 @@ def _run_calls(calls: list[ToolCall], granted: dict[str, Tool], sink: Sink, ctx:
             announce(call)
         results: dict[int, ToolResult] = {}
         together = replace(ctx, siblings=len(calls), batch=turn)  # spawns share a budget evenly
+        muster = Muster(len(calls))  # and reserve their shares before any of them starts
         with ThreadPoolExecutor(max_workers=len(calls), thread_name_prefix="subagent") as pool:
-            futures = {pool.submit(_execute, c, granted, together, approver, stop_reason): i
+            futures = {pool.submit(_mustered, c, granted, replace(together, party=muster.party()),
+                                   approver, stop_reason): i
                        for i, c in enumerate(calls)}
             for fut in as_completed(futures):
                 i = futures[fut]
@@ -298,6 +301,17 @@ def _run_calls(calls: list[ToolCall], granted: dict[str, Tool], sink: Sink, ctx:
 
 
 Stop = Callable[[], "tuple[str, str] | None"]
+
+
+def _mustered(call: ToolCall, granted: dict[str, Tool], ctx: ToolContext,
+              approver: Approver | None, stop: Stop) -> tuple[ToolResult, int, int]:
+    """`_execute` for a call of a Muster: it has arrived once it is done,
+    whether or not the tool got to it."""
+    try:
+        return _execute(call, granted, ctx, approver, stop)
+    finally:
+        if ctx.party is not None:
+            ctx.party.arrive()
 
 
 def _execute(call: ToolCall, granted: dict[str, Tool], ctx: ToolContext,

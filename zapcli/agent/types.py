@@ -59,6 +59,55 @@ class ToolContext:
     # What the file tools may open: a `zapcli.beneath.View` (None: one made
     # from `workspace` and `writable_roots`, zapcli's own folders hidden).
     view: Any = None
+    # This call's place in a Muster of calls made together (None: made alone)
+    party: Party | None = None
+
+
+class Muster:
+    """The calls of one model message to the subagent tool: each spawn among
+    them reserves its allotment, then waits (`Party.ready`) until every call
+    of the message has done so or will not (C41: children spawned in one
+    message reserve before any of them starts, so a child that spends at once
+    cannot leave a later sibling nothing). Every party arrives exactly once:
+    a spawn after its reservation, any other call as it starts, and the loop
+    for a call that never reached the tool (denied, failed, stopped)."""
+
+    WAIT_S = 20.0  # a sibling slower than this (a person asked) no longer holds the rest
+
+    def __init__(self, parties: int):
+        import threading
+
+        self._left = parties
+        self._cond = threading.Condition()
+
+    def party(self) -> Party:
+        return Party(self)
+
+    def arrive(self) -> None:
+        with self._cond:
+            self._left -= 1
+            self._cond.notify_all()
+
+    def wait(self, timeout: float) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: self._left <= 0, timeout=timeout)
+
+
+class Party:
+    """One call's place in a Muster; arriving twice counts once."""
+
+    def __init__(self, muster: Muster):
+        self._muster, self._arrived = muster, False
+
+    def arrive(self) -> None:
+        if not self._arrived:
+            self._arrived = True
+            self._muster.arrive()
+
+    def ready(self) -> None:
+        """Arrive, then wait for the rest of the message's calls."""
+        self.arrive()
+        self._muster.wait(Muster.WAIT_S)
 
 
 class Tool(Protocol):

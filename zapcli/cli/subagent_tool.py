@@ -80,8 +80,11 @@ class SubagentTool:
             self.env.cwd = ctx.cwd
             # what it spawns is a child span of this call's `execute_tool` span
             here = tracecontext.child_env(ctx.env, tracecontext.tool_key(ctx.call_id)).get("TRACEPARENT")
+            party = getattr(ctx, "party", None)
+            if party is not None and args.get("action") != "spawn":
+                party.arrive()  # only a spawn reserves: the message's spawns need not wait for it
             env = self.env.copy(siblings=max(getattr(ctx, "siblings", 1), 1),
-                                batch=getattr(ctx, "batch", 0),
+                                batch=getattr(ctx, "batch", 0), party=party,
                                 **({"traceparent": here} if here else {}))
             reply = call_document(args, env)
         finally:

@@ -218,10 +218,8 @@ def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[
         from zapcli import outputschema
 
         out["output_schema"] = outputschema.given(req.output_schema)
-    if req.attempt is not None:
-        out["attempts"] = req.attempt
-    if req.resume_after_limit:
-        out["resume_after_limit"] = True
+    out.update({"attempts": req.attempt} if req.attempt is not None else {},
+               **({"resume_after_limit": True} if req.resume_after_limit else {}))
     return {**backend_for(req.cli or "zapcli", settings).account(os.environ), **out}
 
 
@@ -256,18 +254,14 @@ def _executor_fields(req: SpawnRequest, settings: Settings) -> dict:
     return fields
 
 
-def _least(*values: Any) -> Any:
-    """The smallest of the values given (None: not given)."""
-    given = [v for v in values if v is not None]
-    return min(given) if given else None
+def _least(*values: Any) -> Any:  # the smallest of the values given (None: not given)
+    return min((v for v in values if v is not None), default=None)
 
 
 def _maybe_collect(p: Prepared, status: str) -> None:
-    """Retention, opportunistically (docs/explanation/rules.md#retention): only when the folder holds more
-    subagents than `max_kept`, counted by one directory listing, so a normal
-    spawn pays nothing. Retention runs only while no subagent runs, so not
-    for one that runs (or waits its turn) on this machine: its runner
-    collects when it ends, over this folder (a remote one's, over its node's)."""
+    """Retention, opportunistically (docs/explanation/rules.md#retention): only when the folder holds
+    more subagents than `max_kept` (one directory listing: a normal spawn pays nothing), and not
+    for one that runs or waits on this machine: its runner collects when it ends."""
     from zapcli.trail.model import is_terminal
 
     settings = p.settings
@@ -439,10 +433,17 @@ def create(p: Prepared) -> SpawnResult:
                        budget=p.fields.get("budget"))
 
 
-def spawn(req: SpawnRequest, settings: Settings | None = None) -> SpawnResult:
+def spawn(req: SpawnRequest, settings: Settings | None = None, *,
+          ready: Callable[[], None] | None = None) -> SpawnResult:
     """Create and start (or queue) one subagent. Raises ZapcliError; nothing is
-    created when it does."""
+    created when it does. `ready()`: between its reservation and its creation
+    (where the spawns of one model message meet: `zapcli.agent.types.Muster`)."""
     prepared = prepare(req, settings)
+    try:
+        ready and ready()
+    except BaseException:
+        abandon(prepared)
+        raise
     res = create(prepared)
     _maybe_collect(prepared, res.status)
     return res

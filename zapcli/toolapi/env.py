@@ -55,6 +55,9 @@ class Env:
         self.parent: str | None = None
         self.run: dict[str, Any] | None = None
         self.siblings, self.batch = 1, 0  # spawns in one model message (and its number)
+        # this call's place among them (`zapcli.agent.types.Party`): a spawn waits, once its
+        # share is reserved, until its siblings have reserved theirs (None: made alone)
+        self.party: Any = None
         self.relay: dict[str, Any] | None = None  # `zapcli run` that relays approvals (ops.spawn)
         self.traceparent: str | None = None  # the tool call a spawn is made from (ops.spawn)
         # asks the caller's user to approve `what` (a merge): (approved, why); None: nobody to ask

@@ -77,8 +77,10 @@ def spawn(a: dict[str, Any], env: Env) -> Reply:
     if a.get("fork"):
         req = _keeps_its_definition(req, a["agent"], env)
     if a["attempts"] is not None or a["attempt_cli"] or a["attempt_model"]:
+        if env.party is not None:
+            env.party.arrive()  # each attempt is its own tree: nothing of the message's to share
         return _attempts(req, a, env)
-    res = do_spawn(req)
+    res = do_spawn(req, ready=None if env.party is None else env.party.ready)
     env.started_one(res.id)
     return _reply(render.tool_lines(res), render.doc(res), env)
 
