@@ -13,9 +13,10 @@ import pytest
 
 from zapcli.definitions import discover, resolve
 from zapcli.definitions import kept as kept_mod
-from zapcli.definitions.layers import PLUGIN_GROUP, _may_declare
+from zapcli.definitions.layers import PLUGIN_GROUP
 from zapcli.errors import ZapcliError
 from zapcli.paths import state_dir
+from zapcli.plugins import may_declare as _may_declare
 
 
 def agent(name: str, tools: str = "read") -> str:

@@ -15,7 +15,6 @@ definition of the same name, so a broken override is never replaced silently.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -27,6 +26,7 @@ from zapcli.definitions.model import LAYERS, MAX_FILE_BYTES, Definition, Diagnos
 from zapcli.errors import ZapcliError
 from zapcli.paths import config_dir
 from zapcli.plain import field, plain
+from zapcli.plugins import may_declare
 from zapcli.trust import DEFINITIONS
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -152,7 +152,7 @@ def _builtin_entries(kept: Kept | None = None) -> list[Entry]:
 def _plugin_entries(kept: Kept | None = None) -> list[Entry]:
     """Entry point `id = pkg.mod:attr`; attr is a folder, or a callable returning a
     folder or a list of YAML file paths. Names become `id:name`."""
-    if not _may_declare(PLUGIN_GROUP):
+    if not may_declare(PLUGIN_GROUP):
         return []
     from importlib.metadata import entry_points
 
@@ -179,43 +179,6 @@ def _plugin_entries(kept: Kept | None = None) -> list[Entry]:
             continue
         out.extend(_file_entries(files, "plugin", prefix=ep.name, kept=kept))
     return out
-
-
-def _may_declare(group: str) -> bool:
-    """Whether an installed distribution may declare entry points of `group`:
-    False only when every `entry_points.txt` that importlib.metadata would
-    read is read here and none names it. Importing importlib.metadata (email,
-    zipfile, csv...) and its scan cost a spawn more than everything else it
-    resolves, for a group almost nobody declares. What this cannot see as
-    importlib.metadata does (an archive on sys.path, a finder of distributions
-    of its own) answers True, and importlib.metadata decides."""
-    import sys
-    from importlib.machinery import PathFinder
-
-    if any(hasattr(f, "find_distributions") and f is not PathFinder for f in sys.meta_path):
-        return True
-    needle = group.encode()  # its section header, however spaced
-    for entry in sys.path:
-        root = entry or "."
-        try:
-            children = os.listdir(root)
-        except OSError:
-            if os.path.exists(root):  # a zip archive: importlib.metadata reads inside it
-                return True
-            continue
-        egg = os.path.basename(root).lower().endswith(".egg")
-        for child in children:
-            low = child.lower()
-            if low.endswith((".dist-info", ".egg-info")) or (egg and low == "egg-info"):
-                try:
-                    with open(os.path.join(root, child, "entry_points.txt"), "rb") as fh:
-                        if needle in fh.read():
-                            return True
-                except (FileNotFoundError, NotADirectoryError):
-                    continue
-                except OSError:  # there but unreadable here: let importlib.metadata say
-                    return True
-    return False
 
 
 class Catalog:
