@@ -1,0 +1,77 @@
+"""The `openai` SDK imported with its catalogue packages deferred
+(`zapcli.providers.sdk`, `zapcli.providers.deferred`): the Chat Completions
+client works as with the SDK imported whole, the packages left waiting say
+what they say when imported whole, and a deferral that would break the SDK
+falls back to importing it as it is written. Each check runs in a fresh
+interpreter (the SDK is imported once per process)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from zapcli.testing import ScriptedServer
+
+CHAT = """
+import json, sys
+from zapcli.providers import sdk
+from zapcli.providers.openai_chat import ChatClient
+from zapcli.agent.types import ToolSpec
+{before}
+client = ChatClient("scripted", base_url=sys.argv[1], api_key="k", max_retries=0)
+turns = [client.complete([{{"role": "user", "content": "hi"}}],
+                         [ToolSpec("read", "Read.", {{"type": "object", "properties": {{}}}}).to_openai()],
+                         lambda kind, fields: None) for _ in range(2)]
+print(json.dumps({{"turns": [[t.text, [c.name for c in t.tool_calls]] for t in turns],
+                   "graders": "openai.types.graders" in sys.modules,
+                   "modules": sum(1 for n in sys.modules if n.startswith("openai"))}}))
+"""
+
+
+def _chat(srv: ScriptedServer, before: str = "") -> dict:
+    proc = subprocess.run([sys.executable, "-c", CHAT.format(before=before), srv.base_url],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _script() -> list:
+    return [{"turns": [{"text": "first"}, {"tool_calls": [{"name": "read", "arguments": {}}]}]}]
+
+
+def test_the_chat_client_answers_alike_with_the_catalogue_deferred_or_whole():
+    with ScriptedServer(_script()) as srv:
+        deferred = _chat(srv)
+    with ScriptedServer(_script()) as srv:
+        whole = _chat(srv, before="import openai  # whole, as the SDK is written")
+    assert deferred["turns"] == whole["turns"] == [["first", []], ["", ["read"]]]
+    assert not deferred["graders"] and whole["graders"]  # the loop never needed the catalogue
+    assert deferred["modules"] < whole["modules"] * 0.75, (deferred, whole)
+
+
+def test_a_deferred_package_says_what_it_says_imported_whole():
+    probe = """
+import json, sys
+{load}
+import openai.types as t, openai.types.responses as r
+from openai.types import ChatModel, Completion
+print(json.dumps({{"types": sorted(dir(t)), "responses": sorted(dir(r)),
+                   "names": [repr(ChatModel), Completion.__module__],
+                   "response": r.Response.__module__}}))
+"""
+    seen = []
+    for load in ("from zapcli.providers import sdk; sdk.load()", "import openai"):
+        proc = subprocess.run([sys.executable, "-c", probe.format(load=load)],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        seen.append(json.loads(proc.stdout))
+    assert seen[0] == seen[1]
+    assert "Completion" in seen[0]["types"] and "Response" in seen[0]["responses"]
+
+
+def test_a_deferral_that_would_leave_the_sdk_broken_falls_back_to_the_whole_sdk():
+    with ScriptedServer(_script()) as srv:
+        # the top package itself deferred: `import openai` returns a module without OpenAI
+        out = _chat(srv, before="sdk.DEFERRED = frozenset({'openai', 'openai.types'})")
+    assert out["turns"] == [["first", []], ["", ["read"]]] and out["graders"]
