@@ -143,9 +143,12 @@ demo: install
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" ZAPCLI_DEMO_KEEP="$(KEEP)" $(PY) -m zapcli.demo
 
 # Not -q: with -q pytest-xdist says "bringing up nodes..." twice when stdout is
-# not a terminal; at the default verbosity it says "created: 2/2 workers" and
-# "2 workers [N items]" once each (--no-header drops the platform lines).
-PYTEST_OPTS = --no-header -n 2 --dist loadgroup --durations=20
+# not a terminal; at the default verbosity it says "created: 3/3 workers" and
+# "3 workers [N items]" once each (--no-header drops the platform lines).
+# Three workers on two cores: the suite waits on its processes (servers, agent
+# CLIs, Ray) as much as it computes; with two, a fifth of the CPU stood idle
+# (whole suite on 2 cores: 22:09 with -n 2, 17:40 with -n 3, 17:53 with -n 4).
+PYTEST_OPTS = --no-header -n 3 --dist loadgroup --durations=20
 
 # The bytecode first: where PYTHONDONTWRITEBYTECODE is set (as on this project's
 # machines) no process writes it, and each of the suite's thousands of zapcli

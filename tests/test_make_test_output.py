@@ -37,7 +37,8 @@ def test_make_tests_pytest_options_say_each_thing_once(tmp_path):
     assert res.returncode == 1, res.stdout + res.stderr
     assert not any(lines.count(x) > 1 for x in lines if x.strip() and not set(x) <= set("=-_ ")), lines
     assert "bringing up nodes..." not in lines
-    assert "2 workers [2 items]" in lines
+    workers = _make_opts()[_make_opts().index("-n") + 1]
+    assert f"{workers} workers [2 items]" in lines
     assert "arithmetic broke" in res.stdout and "FAILED test_small.py::test_fails" in res.stdout
     assert "1 failed, 1 passed" in res.stdout
 

@@ -15,6 +15,7 @@ import os
 
 import pytest
 
+from tests.conftest import runner_gone
 from zapcli.config import load_settings
 from zapcli.lifecycle import retention
 from zapcli.trail import trim
@@ -25,6 +26,10 @@ def finished(zap, monkeypatch):
     sids = [zap.spawn_sh(f"echo {i}") for i in range(6)]
     for sid in sids:
         assert zap.wait_status(sid) == "completed"
+        runner_gone(zap, sid)  # its trail is written no more
+    # the oldest by their trails' last write (what retention goes by): under load the runners
+    # of subagents spawned one after another can end in another order
+    sids.sort(key=lambda sid: os.stat(zap.trail(sid)).st_mtime_ns)
     for k, v in zap.env.items():
         if k.startswith("ZAPCLI_"):
             monkeypatch.setenv(k, v)
