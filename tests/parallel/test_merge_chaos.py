@@ -21,7 +21,7 @@ from pathlib import Path
 
 import psutil
 
-from tests.conftest import wait_until
+from tests.conftest import trail_records, wait_until
 from tests.parallel.conftest import git
 
 FILES = 600
@@ -215,3 +215,34 @@ def test_git_run_alone_gives_its_output_and_code_and_a_timeout_leaves_it_running
         pid = int(exc.message.rsplit("pid ", 1)[1].rstrip(")"))
     assert psutil.pid_exists(pid)
     wait_until(marker.exists, 30, 0.1)  # it went on to its end
+
+
+def test_a_merge_killed_after_git_moved_the_branch_is_recorded_by_the_retry(zap, repo):
+    """zapcli killed in the moment after its git had moved the branch and
+    before the merge was recorded (full run 21 caught it: the retry said
+    "nothing to merge" and failed): the retry finishes that merge — the
+    checkout whole, the merge recorded — and says what happened. The state
+    is made as the kill leaves it: the move's journal (written before git
+    starts), git's fast-forward done, no `merged` record."""
+    import json
+
+    from zapcli.worktrees import move
+
+    sid, base, work = _setup(zap, repo)
+    changed = [f"f{i:03}.txt" for i in range(FILES)]
+    journal = repo / ".git" / move.JOURNAL
+    journal.write_text(json.dumps({
+        "pid": 1, "started": time.time(), "ref": "refs/heads/main", "from": base, "to": work,
+        "added": [], "deleted": [], "changed": changed,
+        "owner": {"sid": sid, "how": "fast-forward"}}))
+    git(repo, "merge", "--ff-only", "-q", work)
+    assert not any(r.get("type") == "merged" for r in trail_records(zap.trail(sid)))
+    again = zap("merge", sid)
+    assert again.returncode == 0, again.err
+    assert _state(repo, base, work) == "merged"
+    assert "was stopped while git moved" in again.out + again.err, again.out
+    merged = [r for r in trail_records(zap.trail(sid)) if r.get("type") == "merged"]
+    assert len(merged) == 1 and merged[0]["commit"] == work and merged[0]["previous"] == base
+    assert not journal.exists()
+    other = zap("merge", sid)  # and from then on it is merged, as any merged subagent
+    assert other.returncode != 0 and "nothing to merge" in other.err

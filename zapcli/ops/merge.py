@@ -33,7 +33,7 @@ from zapcli import control
 from zapcli.errors import UsageError, ZapcliError, param
 from zapcli.lifecycle import treework
 from zapcli.lifecycle.observe import observe
-from zapcli.plain import field, plain
+from zapcli.plain import field, plain, replace
 from zapcli.trail import reader, store
 from zapcli.worktrees import git as g
 from zapcli.worktrees import merge as gm
@@ -207,7 +207,24 @@ def merge(sid: str, *, squash: bool = False, rebase: bool = False,
         co, recovered = _recover(sid, r, _checkout(sid, r))
         guess = _guess(sid, s, r, how, co) if early is not None else None
         work = early.result() if early is not None else _work(sid, r)
-        return _merge_locked(sid, how, work, co, recovered, guess, allow_control)
+        finished = recovered.finished if recovered is not None else None
+        if finished is not None and finished[0].get("sid") == sid and finished[2] == co.head:
+            return _finish_earlier(sid, work, co, finished, recovered.said)
+        return _merge_locked(sid, how, work, co, recovered and recovered.said, guess,
+                             allow_control)
+
+
+def _finish_earlier(sid: str, work: treework.Work, co: gm.Checkout,
+                    finished: tuple[dict[str, str], str, str], said: str) -> MergeResult:
+    """This very merge, stopped once git had moved the branch (before it was
+    recorded): it is merged — recorded now, as it would have been then."""
+    from zapcli.worktrees import move
+
+    owner, old, new = finished
+    assert co.place is not None
+    files = move.changes(co.place, old, new)[0]
+    plan = gm.Plan(owner.get("how") or "merge", new)
+    return _record(sid, work, replace(co, head=old), plan, files, {}, [], said)
 
 
 class _Early(threading.Thread):
@@ -249,9 +266,10 @@ def _work(sid: str, r: g.Receipt) -> treework.Work:
     return treework.of(sid, refresh=True)
 
 
-def _recover(sid: str, r: g.Receipt, co: gm.Checkout) -> tuple[gm.Checkout, str | None]:
+def _recover(sid: str, r: g.Receipt, co: gm.Checkout) -> tuple[gm.Checkout, Any]:
     """Put right an earlier merge into the checkout that was stopped halfway
-    (`zapcli.worktrees.move`): the checkout as it is after, and what was done."""
+    (`zapcli.worktrees.move`): the checkout as it is after, and what was
+    done (a `move.Recovered`, or None)."""
     from zapcli.worktrees import move
 
     assert co.place is not None
@@ -359,7 +377,8 @@ def _move(sid: str, how: str, work: treework.Work, co: gm.Checkout, recovered: s
         raise ZapcliError(f"{sid} not merged: {exc.message}") from None
     with _Held() as held:  # from here on the merge is finished whole, then recorded
         try:  # git refuses, changing nothing, if a change is in the way
-            gm.fast_forward(co, plan.commit, d.diff if d.result == plan.commit else None)
+            gm.fast_forward(co, plan.commit, d.diff if d.result == plan.commit else None,
+                            {"sid": sid, "how": plan.how})
         except gm.Refused as exc:
             raise _refused(sid, exc, recovered) from None
         except g.GitError as exc:

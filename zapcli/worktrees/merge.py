@@ -193,18 +193,20 @@ def _identity(where: g.Place) -> dict[str, str]:
     return {} if known else IDENTITY
 
 
-def fast_forward(co: Checkout, commit: str, diff: dict[str, list[str]] | None = None) -> None:
+def fast_forward(co: Checkout, commit: str, diff: dict[str, list[str]] | None = None,
+                 owner: dict[str, str] | None = None) -> None:
     """Move the checkout's branch, index and files to `commit`, whole or not
     at all (`zapcli.worktrees.move`). git refuses, changing nothing, when an
     uncommitted change (or an untracked file) is in the way of a path it
     changes: Refused, naming the files. `diff`: the paths from HEAD to
-    `commit` by kind (`move.changes`), when the caller has them."""
+    `commit` by kind (`move.changes`), when the caller has them; `owner`:
+    whose merge it is (`move.forward`)."""
     from zapcli.worktrees import move
 
     where = _at(co)
     repo = where.work_tree
     try:
-        proc = move.forward(where, f"refs/heads/{co.branch}", co.head, commit, diff)
+        proc = move.forward(where, f"refs/heads/{co.branch}", co.head, commit, diff, owner)
     except move.Busy as exc:
         raise Refused(str(exc), code="busy") from None
     if proc is None:

@@ -65,16 +65,19 @@ def changes(place: g.Place, old: str, new: str) -> tuple[list[str], dict[str, li
 
 
 def forward(place: g.Place, ref: str, old: str, new: str,
-            diff: dict[str, list[str]] | None = None) -> subprocess.CompletedProcess[str] | None:
+            diff: dict[str, list[str]] | None = None,
+            owner: dict[str, str] | None = None) -> subprocess.CompletedProcess[str] | None:
     """Move the checkout (its branch `ref`, index and files) from `old` to
     `new` with git's fast-forward, which refuses — changing nothing — when an
     uncommitted change is in the way: then git's answer, else
-    None. `diff`: `changes(place, old, new)[1]` when the caller has it.
+    None. `diff`: `changes(place, old, new)[1]` when the caller has it;
+    `owner`: whose move it is (kept in the journal, for `recover`).
     Raises GitError when git cannot run, Busy when another merge holds
     the journal."""
     path = journal_path(place)
     record = {"pid": os.getpid(), "started": time.time(), "ref": ref, "from": old, "to": new,
-              **(diff if diff is not None else changes(place, old, new)[1])}
+              **(diff if diff is not None else changes(place, old, new)[1]),
+              **({"owner": owner} if owner else {})}
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         try:
@@ -94,10 +97,19 @@ def forward(place: g.Place, ref: str, old: str, new: str,
         os.close(fd)
 
 
-def recover(place: g.Place) -> str | None:
-    """Put right a move of this checkout that a killed git left halfway; what
-    was done, in words, or None when there was nothing to do. Raises Busy
-    when a merge is moving it now, GitError when git cannot."""
+class Recovered:
+    """A move put right: what was done, in words; and when the branch had
+    reached the move's commit (the move was finished), whose move it was
+    (`forward`'s owner) and the commits it went from and to."""
+
+    def __init__(self, said: str, finished: tuple[dict[str, str], str, str] | None = None):
+        self.said, self.finished = said, finished
+
+
+def recover(place: g.Place) -> Recovered | None:
+    """Put right a move of this checkout that a killed git left halfway
+    (None when there was nothing to do). Raises Busy when a merge is moving
+    it now, GitError when git cannot."""
     path = journal_path(place)
     try:
         fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -118,9 +130,12 @@ def recover(place: g.Place) -> str | None:
             return None
         _stale_lock(place, float(record.get("started") or 0))
         now = g.git(["rev-parse", "--verify", "-q", ref], place, check=False).stdout.strip()
+        owner = record.get("owner") if isinstance(record.get("owner"), dict) else None
+        finished = None
         if now == new:
             _put(place, new, lists, gone=lists["deleted"])
             said = "it had moved the branch, so its move of the files was finished"
+            finished = ({str(k): str(v) for k, v in owner.items()}, old, new) if owner else None
         elif now == old:
             _put(place, old, lists, gone=lists["added"])
             said = "the checkout was put back exactly as it was"
@@ -128,8 +143,8 @@ def recover(place: g.Place) -> str | None:
             said = (f"the branch {ref} has moved since ({now[:12] or 'gone'}): look at "
                     "`git status` there")
         path.unlink(missing_ok=True)
-        return (f"an earlier zapcli merge into {place.work_tree} was stopped while git moved "
-                f"the checkout ({old[:12]} to {new[:12]}); {said}")
+        return Recovered(f"an earlier zapcli merge into {place.work_tree} was stopped while git "
+                         f"moved the checkout ({old[:12]} to {new[:12]}); {said}", finished)
     finally:
         os.close(fd)
 
