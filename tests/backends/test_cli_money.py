@@ -67,7 +67,7 @@ def test_eight_claude_children_in_one_message_hold_the_tree_within_one_call_each
     spawns = [{"name": "subagent", "arguments": {
         "action": "spawn", "agent": "payer", "timeout": 60, "task": f"paying child {n}"}}
         for n in range(8)]
-    model([{"match": "fan out", "turns": [
+    parent = model([{"match": "fan out", "turns": [
         {"tool_calls": spawns, "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
         {"tool_calls": [{"name": "subagent", "arguments": {"action": "wait", "timeout": 120}}],
          "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
@@ -79,7 +79,9 @@ def test_eight_claude_children_in_one_message_hold_the_tree_within_one_call_each
                    "--", "fan out", env=ct.cli_env("claude", srv), timeout=200)
         doc = json.loads(proc.stdout)
     children = doc["subagents"]
-    assert len(children) == 8, (json.dumps(doc), proc.stderr[-3000:])
+    told = [m.get("content") for m in parent.requests[1]["messages"] if m.get("role") == "tool"] \
+        if len(parent.requests) > 1 else []
+    assert len(children) == 8, (json.dumps(doc), proc.stderr[-3000:], told)  # what each spawn said
     tree = doc["tree_tokens"]["cost_usd"]
     assert tree <= 0.50 + 8 * ONE_CALL, (tree, doc)
     # what the provider bills: every call that reached it, counted or not (a call cut short
