@@ -169,3 +169,18 @@ def test_a_damaged_line_is_refused_as_json_refuses_it_in_a_process_without_json(
             json.loads(text)
         except ValueError as exc:
             assert line == f"JSONDecodeError {exc}", (text, line)
+
+
+def test_orjson_half_imported_by_another_thread_is_not_used(monkeypatch):
+    """While another thread imports orjson, its module is in `sys.modules`
+    already, without its functions yet (Python puts it there first): the
+    spawns of one model message, writing their trails at once, failed with
+    "partially initialized module 'orjson' has no attribute 'dumps'". A read
+    and a write then go through the standard library, with the same result."""
+    import types
+
+    value = {"type": "spawn", "task": "caf\u00e9 \U0001f600", "n": [1, 2.5, None, True]}
+    whole = jsonl.dumps(value)
+    monkeypatch.setitem(sys.modules, "orjson", types.ModuleType("orjson"))  # as mid-import
+    assert jsonl.dumps(value) == whole
+    assert jsonl.loads(whole) == value

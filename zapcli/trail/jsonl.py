@@ -61,10 +61,18 @@ class _Options:
 _decode = stdjson.decoder(_Options())
 
 
+def _whole(name: str) -> Any:
+    """orjson's function `name` when orjson is loaded, else None. Its module is
+    in `sys.modules` from the moment another thread starts importing it, half
+    made until that import ends (`spawn`s of one model message write their
+    trails at once): a name it does not have yet is as if it were not loaded."""
+    return getattr(sys.modules.get("orjson"), name, None)
+
+
 def loads(line: bytes) -> Any:
     """One JSON document from UTF-8 bytes. Raises ValueError for anything orjson refuses."""
-    fast = sys.modules.get("orjson")  # loaded anyway (the runner): the faster one
-    return fast.loads(line) if fast is not None else std_loads(line)
+    fast = _whole("loads")  # loaded anyway (the runner): the faster one
+    return fast(line) if fast is not None else std_loads(line)
 
 
 def std_loads(line: bytes) -> Any:
@@ -101,8 +109,8 @@ _encode = stdjson.encoder(_refuse, ensure_ascii=False, allow_nan=False, separato
 
 def dumps(value: Any) -> bytes:
     """Compact JSON bytes, as `orjson.dumps(value, default=str)` writes them."""
-    fast = sys.modules.get("orjson")  # loaded anyway (the runner): the faster one
-    return fast.dumps(value, default=str) if fast is not None else std_dumps(value)  # type: ignore[no-any-return]
+    fast = _whole("dumps")  # loaded anyway (the runner): the faster one
+    return fast(value, default=str) if fast is not None else std_dumps(value)  # type: ignore[no-any-return]
 
 
 def std_dumps(value: Any) -> bytes:
