@@ -45,6 +45,8 @@ TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need
 if TYPE_CHECKING:
     from typing import Any
 
+    from zapcli.worktrees.move import Recovered
+
 SQUASH_LOG_MAX = 50  # commits listed in a squash commit's message
 
 
@@ -207,11 +209,10 @@ def merge(sid: str, *, squash: bool = False, rebase: bool = False,
         co, recovered = _recover(sid, r, _checkout(sid, r))
         guess = _guess(sid, s, r, how, co) if early is not None else None
         work = early.result() if early is not None else _work(sid, r)
-        finished = recovered.finished if recovered is not None else None
+        said, finished = (recovered.said, recovered.finished) if recovered else (None, None)
         if finished is not None and finished[0].get("sid") == sid and finished[2] == co.head:
-            return _finish_earlier(sid, work, co, finished, recovered.said)
-        return _merge_locked(sid, how, work, co, recovered and recovered.said, guess,
-                             allow_control)
+            return _finish_earlier(sid, work, co, finished, str(said))
+        return _merge_locked(sid, how, work, co, said, guess, allow_control)
 
 
 def _finish_earlier(sid: str, work: treework.Work, co: gm.Checkout,
@@ -266,10 +267,9 @@ def _work(sid: str, r: g.Receipt) -> treework.Work:
     return treework.of(sid, refresh=True)
 
 
-def _recover(sid: str, r: g.Receipt, co: gm.Checkout) -> tuple[gm.Checkout, Any]:
+def _recover(sid: str, r: g.Receipt, co: gm.Checkout) -> tuple[gm.Checkout, Recovered | None]:
     """Put right an earlier merge into the checkout that was stopped halfway
-    (`zapcli.worktrees.move`): the checkout as it is after, and what was
-    done (a `move.Recovered`, or None)."""
+    (`zapcli.worktrees.move`): the checkout as it is after, and what was done."""
     from zapcli.worktrees import move
 
     assert co.place is not None

@@ -218,8 +218,9 @@ def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[
         from zapcli import outputschema
 
         out["output_schema"] = outputschema.given(req.output_schema)
-    out.update({"attempts": req.attempt} if req.attempt is not None else {},
-               **({"resume_after_limit": True} if req.resume_after_limit else {}))
+    if req.attempt is not None:
+        out["attempts"] = req.attempt
+    out.update({"resume_after_limit": True} if req.resume_after_limit else {})
     return {**backend_for(req.cli or "zapcli", settings).account(os.environ), **out}
 
 
