@@ -84,3 +84,40 @@ def test_the_second_sandbox_starts_and_writes_no_control_file(tmp_path, names):
         second.release()
     mine = [] if ".vscode/tasks.json" in names else [".vscode"]  # `top`: no control name, the command's
     assert os.listdir(ws) == mine
+
+
+HOLDER = r"""
+import sys
+from zapcli.sandbox import placeholders
+from zapcli.sandbox.policy import resolve
+ws, scratch, records, times = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+for _ in range(times):
+    policy = resolve("workspace", workspace=ws, scratch=scratch,
+                     control=(".git", ".zapcli", ".envrc", "opencode.json", "opencode.jsonc"))[0]
+    placeholders.hold(policy, records).release()
+"""
+
+
+def test_sandboxes_starting_and_ending_at_once_in_other_folders_leave_nothing(tmp_path):
+    """Sandboxes of one user in several folders at once (the `attempts
+    --check` of each tree, runners of a fleet): each start sweeps what
+    killed runners left, while another start is between recording its
+    placeholders and making them. Seen in a full run: `pick` refused the
+    attempt it was given, "it changes control files: opencode.json,
+    opencode.jsonc" — the check's placeholders had stayed in the tree,
+    their record dropped by the sweep of the other attempt's check that
+    had seen them missing a moment before they were made."""
+    import sys
+
+    records = tmp_path / "records"
+    folders = []
+    for k in range(6):
+        (tmp_path / f"ws{k}").mkdir()
+        (tmp_path / f"scratch{k}").mkdir()
+        folders.append(tmp_path / f"ws{k}")
+    procs = [subprocess.Popen([sys.executable, "-c", HOLDER, str(ws), str(tmp_path / f"scratch{k}"),
+                               str(records), "40"]) for k, ws in enumerate(folders)]
+    assert [p.wait(timeout=120) for p in procs] == [0] * len(procs)
+    left = {ws.name: sorted(os.listdir(ws)) for ws in folders if os.listdir(ws)}
+    assert left == {}, f"placeholders left in the folders once every sandbox ended: {left}"
+    assert not records.exists() or os.listdir(records) == []

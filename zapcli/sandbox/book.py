@@ -8,6 +8,16 @@ One JSON file per start that made placeholders, `{"paths": [...], "stamps":
 before they are made (a crash right after leaves them sweepable) and again
 once they are. A `Book` reads them whole (a few small files), settles path
 by path under each one's exclusive lock, and writes them back once.
+
+A record written before its placeholders are made says `"making": true`
+until the start rewrites it: another sandbox's `Book` (a sweep at its own
+start, its release) may find those paths still missing and settle them,
+but never writes such a record back — had it, a start that made its
+placeholders meanwhile would have lost their record, and with it their
+removal (seen: `opencode.json` left in the tree an `attempts --check` ran
+in, while the other attempt's check started). A making record whose writer
+is gone (its pid, in the file's name, no longer runs) or that is older
+than `MAKING_S` is an ordinary one.
 """
 
 from __future__ import annotations
@@ -15,8 +25,11 @@ from __future__ import annotations
 import json
 import os
 import stat
+import time
 
 from zapcli.sandbox.neutral import unchanged
+
+MAKING_S = 600.0  # a start takes milliseconds (its locks wait at most seconds): older is stale
 
 
 def same(st: os.stat_result, other: os.stat_result) -> bool:
@@ -27,10 +40,11 @@ class Book:
     """The records in the folder `records`, read whole; `settled` paths
     are dropped from them by `save`."""
 
-    def __init__(self, records: str):
+    def __init__(self, records: str, own: str = ""):
         self.records = records
         self.files: dict[str, list[str]] = {}
         self.stamps: dict[str, dict[str, list[int]]] = {}
+        self.making: set[str] = set()  # records another start is still making: never written back
         try:
             names = os.listdir(records)
         except OSError:
@@ -41,6 +55,9 @@ class Book:
                     with open(os.path.join(records, name), encoding="utf-8") as fh:
                         data = json.load(fh)
                     paths, stamps = data.get("paths"), data.get("stamps") or {}
+                    if data.get("making") is True and os.path.join(records, name) != own \
+                            and _making(records, name):
+                        self.making.add(name)
                 except (OSError, ValueError, AttributeError):
                     continue
                 if isinstance(paths, list):
@@ -89,6 +106,8 @@ class Book:
 
     def save(self) -> None:
         for name, paths in self.files.items():
+            if name in self.making:
+                continue  # its start rewrites it once its placeholders are made
             left = [p for p in paths if p not in self.settled]
             if left == paths:
                 continue
@@ -103,10 +122,27 @@ class Book:
                 continue
 
 
-def write(target: str, paths: list[str], stamps: dict[str, list[int]] | None = None) -> None:
-    tmp = f"{target}.{os.getpid()}.tmp"
+def _making(records: str, name: str) -> bool:
+    """Whether the start that wrote the making record `name` may still be
+    making its placeholders: its process runs and the record is recent."""
+    try:
+        pid = int(name.split(".", 1)[0])
+        if time.time() - os.stat(os.path.join(records, name)).st_mtime > MAKING_S:
+            return False
+        os.kill(pid, 0)
+    except (ProcessLookupError, ValueError):
+        return False  # its process is gone, or it is no record a start wrote
+    except OSError:
+        return True  # another user's process (EPERM), or the record went meanwhile
+    return True
+
+
+def write(target: str, paths: list[str], stamps: dict[str, list[int]] | None = None,
+          making: bool = False) -> None:
+    tmp = f"{target}.{os.getpid()}.{os.urandom(3).hex()}.tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump({"paths": paths, **({"stamps": stamps} if stamps else {})}, fh)
+        json.dump({"paths": paths, **({"stamps": stamps} if stamps else {}),
+                   **({"making": True} if making else {})}, fh)
     os.replace(tmp, target)
 
 
@@ -119,7 +155,7 @@ def start(records: str, paths: list[str]) -> str:
     target = os.path.join(records, f"{os.getpid()}.{os.urandom(6).hex()}.json")
     try:
         os.makedirs(records, mode=0o700, exist_ok=True)
-        write(target, paths)
+        write(target, paths, making=True)
     except OSError:
         return ""
     return target

@@ -66,6 +66,7 @@ class Held:
 
     policy: Policy
     records: str = ""
+    record: str = ""  # this start's record (`zapcli.sandbox.book`), if it made any
     notes: list[str] = field(default_factory=list)
     _locks: list[tuple[str, int]] = field(default_factory=list)
     _covers: list[str] = field(default_factory=list)
@@ -81,7 +82,7 @@ class Held:
                 os.unlink(cover)
             except OSError:
                 pass
-        book = Book(self.records) if locks and self.records else None
+        book = Book(self.records, own=self.record) if locks and self.records else None
         for path, fd in reversed(locks):
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -308,7 +309,7 @@ def _hold(policy: Policy, records: str) -> Held:
     made: list[str] = []
     stamps: dict[str, list[int]] = {}
     intent = [p for p in policy.placeholders if not os.path.lexists(p)]
-    record = start(records, intent)
+    record = held.record = start(records, intent)
 
     def lock(path: str, make: bool) -> None:
         for folder in _between(path, policy.writable):  # another's placeholder it lies in
@@ -353,7 +354,7 @@ def _hold(policy: Policy, records: str) -> Held:
             raise _Moved() from None
         except OSError:
             continue
-    if record and (made != intent or stamps):  # only what was made here is this start's to remove
+    if record:  # only what was made here is this start's to remove; no longer `making`
         try:
             write(record, made, stamps) if made else os.unlink(record)
         except OSError:
