@@ -71,6 +71,7 @@ class Decision:
     action: Action
     summary: str  # the whole call for a person (`zapcli.approvaltext`): "bash: rm -rf build"
     reason: str  # why; for a deny, written for the model
+    unasked: bool = False  # a deny only because nobody can be asked (unattended): a person could allow it
 
 
 def _resolve(path: str, cwd: str) -> str:
@@ -163,7 +164,7 @@ def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: s
 
     def verdict(action: Action, reason: str) -> Decision:
         if action == "ask" and unattended:
-            return Decision("deny", summary, _deny_unattended(summary, reason))
+            return Decision("deny", summary, _deny_unattended(summary, reason), unasked=True)
         return Decision(action, summary, reason)
 
     if key in READ_ONLY:

@@ -45,3 +45,32 @@ def test_a_run_without_a_terminal_says_when_it_denied_a_childs_approval(zap, mod
     else:
         assert f"1 approval request(s) of this run's subagents denied without asking ({sid})" \
             in proc.stderr
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("json_doc", [False, True])
+def test_a_run_without_a_terminal_says_when_it_denied_its_own_call(zap, model, json_doc):
+    """The run's own call that would ask (a `cli: sh` spawn is a shell
+    command): denied at once, and listed at the end as its children's are —
+    before, `denied_approvals` was empty and the run `completed` as if
+    nothing had been refused (found by a new user's script)."""
+    marker = f"owndeny{int(json_doc)}"
+    model([{"match": f"PARENT-{marker}", "turns": [
+        {"tool_calls": [{"name": "subagent", "arguments": {
+            "action": "spawn", "cli": "sh", "task": f"echo {marker} > out.txt"}}]},
+        {"text": "parent done"}]}])
+    proc = subprocess.run([sys.executable, "-m", "zapcli", "run",
+                           *(["--json"] if json_doc else []), f"PARENT-{marker}: delegate"],
+                          env=zap.env, cwd=zap.cwd, capture_output=True, text=True, timeout=100,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    assert not (zap.cwd / "out.txt").exists()
+    assert zap.json("list", "--all")["subagents"] == []
+    if json_doc:
+        doc = json.loads(proc.stdout)
+        [denied] = doc["denied_approvals"]
+        assert (denied["id"], denied["tool"]) == (doc["run_id"], "subagent"), denied
+        assert f"echo {marker}" in denied["summary"] and "approval" in denied["reason"], denied
+    else:
+        assert "1 of this run's own tool calls (subagent) needed a person's approval and were " \
+               "denied without asking" in proc.stderr, proc.stderr

@@ -352,7 +352,8 @@ class McpCallTool:
             if verdict.action != "allow":
                 summary = f"MCP {tool.server}/{tool.name} {json.dumps(arguments)[:200]}"
                 approved, reason = self.approver.ask(
-                    "mcp_call", Decision(verdict.action, summary, verdict.reason),  # type: ignore[arg-type]
+                    "mcp_call", Decision(verdict.action, summary, verdict.reason,  # type: ignore[arg-type]
+                                         getattr(verdict, "unasked", False)),
                     {**call, "allowlisted": allowlisted})
                 if not approved:
                     return ToolResult(False, f"denied: {reason}" if reason else "denied")

@@ -4,8 +4,9 @@ Imports `zapcli.agent`, `zapcli.providers`, `zapcli.tools`, `zapcli.capabilities
 lazily (only this command pays for them). Text streams to stdout, tool
 activity to stderr. Everything it starts belongs to its own run id
 (ZAPCLI_SESSION), whose ledger collects its own tokens and its subagents'.
-Approvals ask on a terminal; without one they are denied with a reason. The
-subagents' approval requests are asked there too, at once (`zapcli.cli.watch`).
+Approvals ask on a terminal (`zapcli.cli.approver`); without one they are
+denied with a reason. The subagents' approval requests are asked there too,
+at once (`zapcli.cli.watch`).
 """
 
 from __future__ import annotations
@@ -17,103 +18,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from zapcli.agent.types import Verdict
-from zapcli.approvals import Decision, Policy
+from zapcli.cli.approver import _ASKING, TerminalApprover
 from zapcli.cli.definition_tools import SHOWN
 from zapcli.cli.output import escape_controls, is_tty
 from zapcli.cli.runend import Halt, HungUp, Terminated, close, emit_run, halt, interrupted, say
-from zapcli.cli.watch import INTERRUPTED
 from zapcli.errors import UsageError, ZapcliError
-from zapcli.paths import control_roots
 from zapcli.trail.model import Status
-
-
-class TerminalApprover(Policy):
-    """Asks y/N on the terminal; denies when there is none (never blocks a script)."""
-
-    def __init__(self, mode: str, workspace: str, cwd: str, roots: tuple[str, ...], unattended: bool):
-        unattended = unattended or not (sys.stdin.isatty() and sys.stderr.isatty())
-        from zapcli.backends.registry import control_files
-
-        super().__init__(mode, workspace, cwd, roots, unattended, control_roots(), control_files())
-        self.input_ended = False
-        self.stopped: Halt | None = None  # the run's signals, seen from the moment they are sent
-        self._halted = False
-        self.bound: dict[str, Any] | None = None  # the run's own fields: what it may hand on
-
-    @property
-    def halted(self) -> bool:
-        """Interrupted: nothing more is approved (asked again as an answer arrives)."""
-        return self._halted or (self.stopped is not None and self.stopped.is_set())
-
-    def halt(self) -> None:
-        """The run was interrupted: every question, asked or not, is denied."""
-        self._halted = True
-
-    def check(self, tool: str, args: dict[str, Any], *, allowlisted: bool | None = None) -> Any:
-        """The policy's verdict; and a definition saved with more than this
-        run holds asks in every mode (`full` too), as spawning it would."""
-        verdict = super().check(tool, args, allowlisted=allowlisted)
-        from zapcli.ops.delegate import saved_widens
-
-        more = saved_widens(args, self.bound) if tool == "subagents_save" and self.bound else []
-        if not more or verdict.action == "deny":
-            return verdict
-        why = f"the definition would hold more than this run: {'; '.join(more)}"
-        return Decision("deny", verdict.summary, f"not saved: {why}, and nobody can approve it "
-                        "here. Save one within what this run holds, or say in your report what "
-                        "a person should save") if self.unattended else Decision(
-            "ask", f"{verdict.summary}\n{why}", why)
-
-    def ask_widening(self, what: str) -> tuple[bool, str]:
-        """The person approves a child that would hold more than this run
-        (`zapcli.ops.delegate`); nobody at the terminal: denied."""
-        if self.halted:
-            return False, INTERRUPTED
-        if self.unattended:
-            return False, "nobody is at the terminal to approve it: the run is unattended"
-        from zapcli.cli.output import ask_approval
-
-        with _ASKING:
-            try:
-                ok = ask_approval(f"subagent: {what}")
-            except EOFError:
-                self.unattended = self.input_ended = True
-                return False, "no answer at the terminal (its input ended); denied"
-        return self._answered(ok)
-
-    def _answered(self, ok: bool) -> tuple[bool, str]:
-        if self.halted or (self.stopped and self.stopped.confirmed()):  # answered after the signal
-            return False, INTERRUPTED
-        return ok, "approved at the terminal" if ok else "denied at the terminal"
-
-    def ask(self, tool: str, verdict: Verdict, args: dict[str, Any]) -> tuple[bool, str]:
-        if verdict.action == "allow":
-            return True, ""
-        if verdict.action == "deny":
-            return False, verdict.reason or "denied by policy"
-        if self.halted:
-            return False, INTERRUPTED
-        if self.unattended:
-            return False, "no terminal to ask for approval (run with --approval full to allow)"
-        from zapcli.cli.output import ask_approval
-
-        # One question at a time: concurrent `subagent` calls may ask together.
-        with _ASKING:
-            if tool == "subagents_save":  # a configuration change: show what it saves
-                from zapcli.cli.definition_tools import save_preview
-
-                sys.stderr.write(escape_controls(save_preview(args, self.workspace)) + "\n")
-            try:
-                ok = ask_approval(verdict.summary)
-            except EOFError:  # the terminal's input ended: nobody can answer any more
-                self.unattended = self.input_ended = True
-                sys.stderr.write("\n")
-                return False, "no answer at the terminal (its input ended); denied"
-        return self._answered(ok)
-
-
-_ASKING = threading.Lock()
 
 
 def _args_text(arguments: Any) -> str:
@@ -289,8 +199,7 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
                             settings.writable_roots, unattended)
     sub = SubagentTool(approval=gate.mode, unattended=gate.unattended,
                        shell_allowed="bash" in (fields["grant"] or {}).get("tools", []))
-    if not gate.unattended:  # its children's questions come here while this process lives
-        sub.env.relay = runenv.relay()
+    sub.env.relay = None if gate.unattended else runenv.relay()  # children's questions come here
     sub.env.sandbox = sandbox
     sub.env.shell_env = tuple((fields.get("definition") or {}).get("env") or ())
     # what it holds bounds what it starts (and is what a fork keeps)
@@ -298,6 +207,7 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
         **fields, "cli": "zapcli", "approval": gate.mode, "workspace": str(workspace),
         "writable_roots": list(settings.writable_roots), "sandbox": sandbox}
     sub.env.ask_widening = gate.ask_widening
+    gate.keep_denials(run_id, sub.denied)
     sink = _TerminalSink(run_id, json)
     sink.trail = trail = runtrail.open_run(run_id, task, fields, cwd=cwd, workspace=str(workspace),
                                            approval=gate.mode)
@@ -421,11 +331,18 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
 
 def _finish(result: Any, run_id: str, sink: _TerminalSink, sub: Any, tree: Any, json: bool) -> int:
     closed = close(tree, sub, run_id)
-    if sub.denied and not json:  # each was said as it happened; the end says it once more
-        ids = " ".join(dict.fromkeys(d["id"] for d in sub.denied))
-        say(f"zapcli: note: {len(sub.denied)} approval request(s) of this run's subagents "
+    own = [d for d in sub.denied if d["id"] == run_id]
+    kids = [d for d in sub.denied if d["id"] != run_id]
+    if kids and not json:  # each was said as it happened; the end says it once more
+        ids = " ".join(dict.fromkeys(d["id"] for d in kids))
+        say(f"zapcli: note: {len(kids)} approval request(s) of this run's subagents "
             f"denied without asking ({ids}): at a terminal you are asked; --approval full "
             "allows them\n")
+    if own and not json:
+        tools = ", ".join(dict.fromkeys(str(d["tool"]) for d in own))
+        say(f"zapcli: note: {len(own)} of this run's own tool calls ({tools}) needed a person's "
+            "approval and were denied without asking: at a terminal you are asked; "
+            "--approval full allows them\n")
     reason = result.reason
     if reason and reason.startswith("token budget") and tree.budget is not None:
         figures = closed[1]  # the tree has ended: its figures are final, as usage shows them

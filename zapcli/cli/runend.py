@@ -230,7 +230,8 @@ def emit_run(run_id: str, status: str, reason: str | None, report: str | None, s
     `tree_tokens` the run's and every subagent's (what `usage` shows);
     `late_results`: results the run waited for after its model had answered,
     each handed to it; `undelivered`: results its model never saw;
-    `denied_approvals`: its children's requests denied without asking;
+    `denied_approvals`: its children's requests and its own calls denied
+    without asking (nobody could be asked);
     `extra` keys (`running`, `error`) when the run did not complete."""
     from zapcli.cli.output import emit_json
 
