@@ -118,3 +118,7 @@ def test_worktree_list_calls_a_fast_forwarded_tree_merged_as_a_squashed_one(zap)
     states = {t["id"]: t["state"]["state"] for t in zap.json("worktree", "list")["worktrees"]}
     assert states == {ff: "merged", squash: "merged"}, states
     assert f"{ff}: merged" in zap("worktree", "list").out
+    for sid in (ff, squash):  # `poll` agrees: before, "still merges cleanly (zapcli merge ID)"
+        said = zap("poll", sid).out
+        assert "nothing left to merge" in said and f"zapcli merge {sid}" not in said, said
+    assert "Worktree state: merged" in zap("poll", squash).out  # not "1 unpushed commit"

@@ -117,7 +117,7 @@ def _chain(sid: str) -> tuple[list[str], list[str], g.Receipt | None, dict | Non
     return chain, statuses, receipt, merged
 
 
-def _squashed(st: TreeState, merged: dict | None) -> bool:
+def squashed(st: TreeState, merged: dict | None) -> bool:
     """`zapcli merge --squash` took the branch at the commit it still has."""
     return bool(merged and merged.get("how") == "squash" and st.tip and merged.get("tip") == st.tip
                 and (not st.exists or st.head == st.tip))
@@ -161,7 +161,7 @@ def find(sid: str | None = None, *, inspect: bool = True) -> list[Tree]:
         tree.users = live_users(str(path), alive)
         if inspect:
             tree.state = state(tree.receipt)
-            tree.state.squashed = _squashed(tree.state, merged)
+            tree.state.squashed = squashed(tree.state, merged)
         trees.append(tree)
     return trees
 

@@ -208,6 +208,8 @@ def _tree_now(sid: str, receipt: dict[str, Any]) -> dict[str, Any] | None:
     base, and then whether the work still merges cleanly into it (a result
     built on an old base may need a merge or rebase)."""
     from zapcli.lifecycle import treework
+    from zapcli.lifecycle.worktrees import squashed
+    from zapcli.trail.reader import load
     from zapcli.worktrees import git as g
     from zapcli.worktrees.inspect import state
     from zapcli.worktrees.stale import note
@@ -215,11 +217,17 @@ def _tree_now(sid: str, receipt: dict[str, Any]) -> dict[str, Any] | None:
     r = g.Receipt.from_dict(receipt)
     if r is None:
         return None
+
     def work() -> str | None:
         found = treework.safe_of(sid)
         return found.commit if found else None
 
-    return {**state(r).to_dict(), **note(r, work)}
+    st = state(r)
+    try:  # `merge --squash` took it: its commits are on the checkout's branch, squashed
+        st.squashed = squashed(st, load(sid).merged)
+    except NotFound:
+        pass
+    return {**st.to_dict(), **note(r, work)}
 
 
 @plain

@@ -88,6 +88,8 @@ def stale_line(note: dict[str, Any] | None, sid: str) -> tuple[str, str] | None:
     moved = f"{count} commit{'s' if count != 1 else ''}" if count else "elsewhere"
     head = (f"Note: the checkout's HEAD moved since the base ({branch}: {moved}, now "
             f"{str(note.get('workspace_head'))[:12]})")
+    if note.get("already_merged"):
+        return "dim", f"{head}; it holds this work already (merged): nothing left to merge"
     if note.get("merges_cleanly") is True:
         return "yellow", f"{head}; the work still merges cleanly ({alt('zapcli merge ' + sid, 'action merge')})"
     if note.get("merges_cleanly") is False:

@@ -22,12 +22,16 @@ if TYPE_CHECKING:
 def note(r: g.Receipt, work: str | None | Callable[[], str | None],
          co: Checkout | None = None) -> dict[str, Any]:
     """{checkout_branch, workspace_head, base_moved, commits_since_base,
-    merges_cleanly, conflicts}: `merges_cleanly` is asked only when the
-    branch moved (from the base itself a merge is a fast-forward) and there
-    is work to merge (`work`: its commit, or what finds it, called only
-    then); None when it was not asked or git could not tell."""
+    merges_cleanly, conflicts, already_merged}: `merges_cleanly` is asked
+    only when the branch moved (from the base itself a merge is a
+    fast-forward) and there is work to merge (`work`: its commit, or what
+    finds it, called only then); None when it was not asked or git could
+    not tell. `already_merged`: the checkout's HEAD holds all of the work
+    (merged by `zapcli merge`, squashed or not, or by hand): the merge would
+    change nothing."""
     out: dict[str, Any] = {"checkout_branch": None, "workspace_head": None, "base_moved": False,
-                           "commits_since_base": 0, "merges_cleanly": None, "conflicts": []}
+                           "commits_since_base": 0, "merges_cleanly": None, "conflicts": [],
+                           "already_merged": False}
     try:
         co = co or checkout(r.checkout())
     except g.GitError:
@@ -44,6 +48,10 @@ def note(r: g.Receipt, work: str | None | Callable[[], str | None],
         if commit:
             tree, conflicts = merge_tree(co.place, co.head, commit)
             out.update(merges_cleanly=tree is not None, conflicts=conflicts)
+            if tree is not None:
+                held = g.git(["rev-parse", f"{co.head}^{{tree}}"], co.place, check=False,
+                             timeout=20)
+                out["already_merged"] = held.returncode == 0 and held.stdout.strip() == tree
     except (g.GitError, ValueError):
         pass
     return out
