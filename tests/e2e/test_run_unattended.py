@@ -71,6 +71,7 @@ def test_a_run_without_a_terminal_says_when_it_denied_its_own_call(zap, model, j
         [denied] = doc["denied_approvals"]
         assert (denied["id"], denied["tool"]) == (doc["run_id"], "subagent"), denied
         assert f"echo {marker}" in denied["summary"] and "approval" in denied["reason"], denied
+        assert "↳ ?" not in proc.stderr and "↳ subagent " in proc.stderr, proc.stderr  # whose error
     else:
         assert "1 of this run's own tool calls (subagent) needed a person's approval and were " \
                "denied without asking" in proc.stderr, proc.stderr

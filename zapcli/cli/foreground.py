@@ -26,6 +26,11 @@ from zapcli.errors import UsageError, ZapcliError
 from zapcli.trail.model import Status
 
 
+def _call_text(rec: dict[str, Any]) -> str:
+    """A tool call in one line: its name and arguments."""
+    return f"{rec.get('name')} {_args_text(rec.get('arguments'))}"
+
+
 def _args_text(arguments: Any) -> str:
     """Tool-call arguments as compact JSON (as `replay` shows them), escaped."""
     if isinstance(arguments, str):
@@ -56,6 +61,8 @@ class _TerminalSink:
         if self.trail is not None:
             self.trail.append(rtype, rec)
         if self.json and rtype in ("text", "tool_call", "tool_result"):
+            if rtype == "tool_call":  # not said, but a failed result names it
+                self.calls[str(rec.get("call_id"))] = _call_text(rec)
             if not (rtype == "tool_result" and not rec.get("ok")):
                 return  # --json: one document at the end, nothing streamed
         handler = getattr(self, f"_{rtype}", None)
@@ -73,8 +80,7 @@ class _TerminalSink:
             sys.stdout.write("\n")
             sys.stdout.flush()
             self.mid_line = False
-        call = f"{rec.get('name')} {_args_text(rec.get('arguments'))}"
-        self.calls[str(rec.get("call_id"))] = call
+        call = self.calls[str(rec.get("call_id"))] = _call_text(rec)
         self.batch = 1 if self.answering else self.batch + 1
         self.answering = False
         self.last_call = str(rec.get("call_id"))
