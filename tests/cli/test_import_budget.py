@@ -198,7 +198,8 @@ def test_a_runner_of_a_user_with_no_zapcli_folders_set_is_told_them(zap, tmp_pat
     shell), `spawn` works the platform's folders out once and names them in
     its runner's environment: the runner does not import `platformdirs`
     again (~1.5 MB of a `sh` runner's RSS, ~16 ms), and its work — the
-    command and a zapcli it runs — sees the same folders."""
+    command and a zapcli it runs — sees the same folders. A `sh` runner
+    imports no `json` (nor the `re` it brings) either."""
     home = tmp_path / "user"
     home.mkdir()
     env = {k: v for k, v in zap.env.items() if k not in ("ZAPCLI_HOME", "ZAPCLI_CONFIG_HOME")}
@@ -212,4 +213,6 @@ def test_a_runner_of_a_user_with_no_zapcli_folders_set_is_told_them(zap, tmp_pat
     assert f"HOME={home / 'state' / 'zapcli'} CONFIG={home / 'cfg' / 'zapcli'}" in said, said
     imported = (home / "state" / "zapcli" / "subagents" / f"{sid}.err").read_text()
     assert "zapcli.runner.main" in imported  # the runner's own -X importtime lines
-    assert "platformdirs" not in imported, [x for x in imported.splitlines() if "platformdirs" in x]
+    modules = {x.rsplit("|", 1)[1].strip() for x in imported.splitlines() if x.startswith("import time:")}
+    # nor json and re: its trail's last line, empty, was parsed — and the failed parse imported json
+    assert not modules & {"platformdirs", "json", "re"}, sorted(modules & {"platformdirs", "json", "re"})

@@ -118,6 +118,8 @@ class TrailWriter:
         self._torn = store.ends_torn(self._fd)
         tail = os.pread(self._fd, min(size, 65536), max(size - 65536, 0))
         for line in tail.split(b"\n")[1:] if size > 65536 else tail.split(b"\n"):
+            if not line:  # after the last newline: nothing to parse (a failed parse imports json)
+                continue
             try:
                 seq = jsonl.loads(line).get("seq")
             except (ValueError, AttributeError):
