@@ -86,3 +86,25 @@ def test_every_action_a_result_points_to_exists():
     assert spell(text, "cli") == "zapcli approve X r1"
     assert spell(text, "tool") == "action approve or deny"
     assert "approve" not in spell(text, "run")
+
+
+def test_mcp_serve_help_names_the_tools_the_server_lists():
+    """A new user's finding: the help named 14 tools, the server lists 18."""
+    from zapcli.cli.groups import mcp_serve
+
+    said = (mcp_serve.__doc__ or "").split("The tools: ", 1)[1].split(". ", 1)[0]
+    assert said.split(", ") == list(_mcp_tools())
+
+
+def test_a_timed_out_wait_through_call_says_how_long_it_waited(zap):
+    """A new user's finding: "wait timed out after 1.0s" then "1/1 still
+    running (waited 0.0s)" — the look after the wait said its own time."""
+    spawned = zap("call", json.dumps({"action": "spawn", "task": "sleep 30", "cli": "sh"}), check=True).out
+    sid = re.findall(r"sa_\d{8}_[0-9a-f]{8}", spawned)[0]
+    try:
+        done = zap("call", json.dumps({"action": "wait", "ids": [sid], "timeout": 1}))
+        assert done.returncode == 4, done.out
+        waited = re.search(r"still running \(waited (\S+?)s\)", done.out)
+        assert waited and float(waited.group(1)) >= 1.0, done.out
+    finally:
+        zap("kill", sid)

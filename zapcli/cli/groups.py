@@ -125,16 +125,9 @@ def mcp_serve(
 ) -> None:
     """Serve zapcli's tools over MCP (stdio, streamable HTTP with --http, or a unix socket with --socket).
 
-    The tools: spawn, poll, wait, list, kill, output, replay, send, approve, deny,
-    agents, usage, agents_save, agents_delete. Each connection is its own session
-    unless ZAPCLI_SESSION is set. Over HTTP every request carries the token made at
-    start (or ZAPCLI_MCP_TOKEN), as `Authorization: Bearer TOKEN`. It speaks MCP
-    2026-07-28 (server/discover, the version in each request) and the handshake
-    revisions 2024-11-05 to 2025-11-25 (initialize), on one connection too.
+    The tools: spawn, poll, wait, list, kill, output, replay, send, diff, attempts, merge, pick, approve, deny, agents, usage, agents_save, agents_delete. Each connection is its own session unless ZAPCLI_SESSION is set. Over HTTP every request carries the token made at start (or ZAPCLI_MCP_TOKEN), as `Authorization: Bearer TOKEN`. It speaks MCP 2026-07-28 (server/discover, the version in each request) and the handshake revisions 2024-11-05 to 2025-11-25 (initialize), on one connection too.
 
-    A shell command a client's model spawns (cli sh) runs in the sandbox, network off,
-    with no key in its environment; `model_shell_sandbox: off` in your config.yaml turns
-    the sandbox off (doctor says which)."""
+    A shell command a client's model spawns (cli sh) runs in the sandbox, network off, with no key in its environment; `model_shell_sandbox: off` in your config.yaml turns the sandbox off (doctor says which)."""
     from zapcli.cli.commands import mcp
 
     raise typer.Exit(mcp.serve(http=http, socket_path=socket, no_token=no_token))

@@ -184,6 +184,8 @@ def wait(a: dict[str, Any], env: Env) -> Reply:
     if res is not None and not res.views:  # nothing to wait for
         return _reply(render.lines(res), render.doc(res), env)
     final = do_poll(ids, env.settings(), no_wait=True)
+    if res is not None:  # the look after the wait: "waited" is the wait's time, not the look's
+        final.waited_s = res.waited_s
     if res is not None and res.removed:  # gone since: the end the wait counted it by
         ended = {v.id: v for v in res.views}
         for e in final.entries:
