@@ -126,3 +126,22 @@ def test_a_child_whose_final_answer_arrived_is_completed_when_the_budget_stops_i
     stopped = record_of(zap, working, "status")
     assert stopped["status"] == "failed" and stopped["reason"].startswith("token budget"), stopped
     assert zap.json("poll", "--no-wait", answered)["subagents"][0]["report"] == "the answer"
+
+
+def test_usage_shows_a_spawned_subagents_own_budget_beside_it(zap, model):
+    """The Budgets page's example (a new user's finding: `usage` showed no
+    budget for `spawn --max-tokens`): the subagent's row says its own tree's
+    budget, with what it and its subagents used — also when its work spawned
+    nothing (no tree was recorded: its spawn record holds the budget)."""
+    model([{"match": "split the checks", "turns": [
+        {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*"}}], "usage": _u(900, 100)},
+        {"text": "split done", "usage": _u(1800, 200)}]}])
+    sid = zap("spawn", "--max-tokens", "50000", "--agent", "general", "--",
+              "split the checks across subagents", check=True).out.strip()
+    assert zap.wait_status(sid) == "completed"
+    zap("wait", sid)
+    doc = zap.json("usage")["sessions"][0]
+    row = next(s for s in doc["subagents"] if s["id"] == sid)
+    assert (row["budget"], row["max_cost"]) == (50000, None), row
+    said = [x for x in zap("usage").out.splitlines() if f"{sid}:" in x]
+    assert said and "budget: 3000 of 50000 tokens (6%) with its subagents" in said[0], said

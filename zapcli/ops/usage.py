@@ -103,6 +103,7 @@ class ParentTotals:
     running: ledger.Tokens = ledger.Tokens()  # subagents not finished yet, as their trails say now
     tree_parents: dict[str, str] = field(default_factory=dict)  # id -> whose work spawned it
     live: list[tuple[str, str, ledger.Tokens]] = field(default_factory=list)  # the running ones
+    budgets: dict[str, Budget] = field(default_factory=dict)  # a subagent's own tree budget, by id
 
     @property
     def total(self) -> ledger.Tokens:
@@ -130,10 +131,12 @@ def totals(parent: str | None = None) -> list[ParentTotals]:
         run_where, run_args = ("WHERE run_id = ?", (parent,)) if parent else ("", ())
         runs = {r[0]: ledger.Tokens(*r[1:]) for r in conn.execute(
             f"SELECT run_id, {ledger.COLUMNS} FROM ledger_run {run_where}", run_args)}
-        tree_where = "WHERE owner = ?" if parent else "WHERE owner LIKE 'run_%'"
-        budgets = {r[0]: Budget(*r[1:]) for r in conn.execute(
-            f"SELECT owner, max_tokens, max_cost, max_subagents, started FROM ledger_tree "
-            f"{tree_where}", run_args)}
+        # every tree's limits: a session's (a run's), and a subagent's own (--max-tokens on
+        # spawn, or the share its parent's tree allotted it), shown beside its row
+        trees = {r[0]: Budget(*r[1:]) for r in conn.execute(
+            "SELECT owner, max_tokens, max_cost, max_subagents, started FROM ledger_tree")}
+        budgets = {o: b for o, b in trees.items()
+                   if (o == parent if parent else o.startswith("run_"))}
     out: dict[str, ParentTotals] = {}
 
     def one(p: str) -> ParentTotals:
@@ -150,7 +153,30 @@ def totals(parent: str | None = None) -> list[ParentTotals]:
     for p, budget in budgets.items():
         if budget.limited or p in out:
             one(p).budget = budget
+    for p in out.values():
+        p.budgets = {sid: b for sid, _, _ in p.subagents if (b := _own_budget(sid, trees)) is not None}
     return list(out.values())
+
+
+def _own_budget(sid: str, trees: dict[str, Budget]) -> Budget | None:
+    """The budget of `sid`'s own tree: recorded once its work spawned, else
+    what its spawn record asked for (`spawn --max-tokens`, or the share its
+    parent's tree allotted it; its trail's first line alone is read)."""
+    known = trees.get(sid)
+    if known is not None and known.limited:
+        return known
+    from zapcli.trail import store
+    from zapcli.trail.reader import spawn_of
+
+    try:
+        spawn = spawn_of(store.path_for(sid))
+    except OSError:
+        return None  # its trail went (rm, retention): its settled row stays
+    cost = spawn.raw.get("max_cost") if spawn is not None else None
+    cost = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
+    if spawn is None or (spawn.max_tokens is None and cost is None):
+        return None
+    return Budget(spawn.max_tokens, cost)
 
 
 def with_figures(p: ParentTotals, sid: str, status: str, figures: ledger.Tokens) -> None:

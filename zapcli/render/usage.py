@@ -43,15 +43,35 @@ def _rows(p: Any) -> Lines:
         kids.setdefault(up if up in known else None, []).append(row)
     out: Lines = []
 
+    def spent(sid: str, t: Any, depth: int = 0) -> tuple[int, float]:
+        """Tokens and dollars of `sid` and every subagent under it."""
+        tokens, cost = t.total, t.cost or 0.0
+        for kid, _st, kt, _d in kids.get(sid, []) if depth < 16 else []:
+            more = spent(kid, kt, depth + 1)
+            tokens, cost = tokens + more[0], cost + more[1]
+        return tokens, cost
+
     def walk(parent: str | None, depth: int) -> None:
         for sid, status, t, done in kids.get(parent, []):
             so_far = "" if done else " (so far)"
-            out.append(("", f"  {'  ' * depth}{sid}: {status}, {_figures(t)}{so_far}"))
+            b = p.budgets.get(sid)
+            of = f"; {_own_budget(b, *spent(sid, t))}" if b is not None else ""
+            out.append(("", f"  {'  ' * depth}{sid}: {status}, {_figures(t)}{so_far}{of}"))
             if depth < 16:
                 walk(sid, depth + 1)
 
     walk(None, 0)
     return out
+
+
+def _own_budget(b: Any, tokens: int, cost: float) -> str:
+    """A subagent's own tree budget beside what it and its subagents used."""
+    parts = []
+    if b.max_tokens:
+        parts.append(f"{tokens} of {b.max_tokens} tokens ({100 * tokens / b.max_tokens:.0f}%)")
+    if b.max_cost:
+        parts.append(f"${cost:.4f} of ${b.max_cost:.4f} ({100 * cost / b.max_cost:.0f}%)")
+    return f"budget: {', '.join(parts)} with its subagents"
 
 
 def lines(parents: list[Any]) -> Lines:
@@ -60,7 +80,8 @@ def lines(parents: list[Any]) -> Lines:
         t = p.tree
         if not (t.total or t.calls) and t.cost_usd is None:
             out.append(("bold", f"[SubAgent] session {p.parent}: no model calls (nothing it ran "
-                                "used tokens, e.g. sh subagents)"))
+                                "used tokens, e.g. sh subagents; a `zapcli run` counts in a "
+                                "session of its own, run_…: zapcli usage --all)"))
         else:
             own = f"its own calls {_figures(p.own)}" if p.own.calls or p.own.total else \
                 "no model calls of its own"
@@ -77,8 +98,9 @@ def lines(parents: list[Any]) -> Lines:
 
 def doc(parents: list[Any]) -> dict[str, Any]:
     def row(sid: str, st: str, t: Any, p: Any, done: bool) -> dict[str, Any]:
+        b = p.budgets.get(sid)  # its own tree's limits (spawn --max-tokens, or its allotment)
         return {"id": sid, "status": st, "parent": p.tree_parents.get(sid), "finished": done,
-                **t.doc()}
+                **t.doc(), "budget": b.max_tokens if b else None, "max_cost": b.max_cost if b else None}
 
     return stamp("usage", {"sessions": [{
         "session": p.parent, "own": p.own.doc(), "total": p.total.doc(),

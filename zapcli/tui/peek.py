@@ -49,7 +49,7 @@ def head_lines(row: Row) -> list[tuple[str, str]]:
     if v.parent:
         lines.append(("dim", f"spawned by {v.parent}"))
     if v.input_tokens or v.output_tokens:
-        lines.append(("dim", f"tokens {tokens_text(v)}" + (f" in {v.calls} model calls" if v.calls else "")))
+        lines.append(("dim", f"tokens {tokens_text(v)}" + (f" in {v.calls} model call{'s' if v.calls != 1 else ''}" if v.calls else "")))
     lines.append(("", "task: " + shown(" ".join(v.task.split()))))
     return lines
 
