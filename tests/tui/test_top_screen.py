@@ -108,3 +108,17 @@ def test_looking_writes_nothing_a_dead_runner_shows_lost_until_an_acting_command
     assert not any(r.get("type") == "status" for r in trail_records(zap.trail(sid)))
     assert zap.status(sid) == "lost"  # poll acts: now it is recorded
     assert any(r.get("type") == "status" for r in trail_records(zap.trail(sid)))
+
+
+def test_last_says_output_while_a_command_writes_it(zap: Zap):
+    """A new user's finding: a `sh` subagent printing a line every second
+    kept `LAST: started 14s` — no record said its output."""
+    sid = zap.spawn_sh("sleep 1; while :; do echo tick; sleep 0.5; done")
+    try:
+        async def scenario(top: Top) -> None:
+            await top.until(lambda: (r := top.row(sid)) is not None and r.last == "output", 30,
+                            "LAST says output")
+
+        run_top(scenario)
+    finally:
+        zap("kill", sid)

@@ -89,6 +89,10 @@ class Source:
         else:
             self._remote.pop(sid, None)
         last, when = self._last_of(sid, changed)
+        if not seen.view.terminal:  # a command's output is activity too (no record says it)
+            wrote = _written_at(sid)
+            if wrote is not None and (when is None or wrote > when):
+                last, when = "output", wrote
         return Row(seen.view, seen.executor, last, when, _created(seen.summary))
 
     def _last_of(self, sid: str, changed: bool) -> tuple[str, float | None]:
@@ -181,6 +185,15 @@ def _last(recs: list[dict[str, Any]]) -> tuple[str, float | None]:
         except ValueError:
             return text, None
     return "", None
+
+
+def _written_at(sid: str) -> float | None:
+    """When the subagent last wrote to its captured stdout (None: never)."""
+    try:
+        st = os.stat(store.path_for(sid, ".out"), follow_symlinks=False)
+    except OSError:
+        return None
+    return st.st_mtime if st.st_size else None
 
 
 def _tail_bytes(path: Path, max_bytes: int) -> tuple[bytes, int]:
