@@ -71,6 +71,8 @@ def usage(*, all_sessions: bool = False) -> list[ParentTotals]:
         elif view.calls or view.input_tokens or view.output_tokens:
             p.running = p.running + ledger.of(view)
             p.live.append((view.id, str(view.status), ledger.of(view)))
+    for p in out.values():  # each subagent's own budget, shown beside its row
+        p.budgets = own_budgets([sid for sid, _, _ in (*p.subagents, *p.live)])
     return list(out.values())
 
 
@@ -131,12 +133,10 @@ def totals(parent: str | None = None) -> list[ParentTotals]:
         run_where, run_args = ("WHERE run_id = ?", (parent,)) if parent else ("", ())
         runs = {r[0]: ledger.Tokens(*r[1:]) for r in conn.execute(
             f"SELECT run_id, {ledger.COLUMNS} FROM ledger_run {run_where}", run_args)}
-        # every tree's limits: a session's (a run's), and a subagent's own (--max-tokens on
-        # spawn, or the share its parent's tree allotted it), shown beside its row
-        trees = {r[0]: Budget(*r[1:]) for r in conn.execute(
-            "SELECT owner, max_tokens, max_cost, max_subagents, started FROM ledger_tree")}
-        budgets = {o: b for o, b in trees.items()
-                   if (o == parent if parent else o.startswith("run_"))}
+        tree_where = "WHERE owner = ?" if parent else "WHERE owner LIKE 'run_%'"
+        budgets = {r[0]: Budget(*r[1:]) for r in conn.execute(
+            f"SELECT owner, max_tokens, max_cost, max_subagents, started FROM ledger_tree "
+            f"{tree_where}", run_args)}
     out: dict[str, ParentTotals] = {}
 
     def one(p: str) -> ParentTotals:
@@ -153,18 +153,29 @@ def totals(parent: str | None = None) -> list[ParentTotals]:
     for p, budget in budgets.items():
         if budget.limited or p in out:
             one(p).budget = budget
-    for p in out.values():
-        p.budgets = {sid: b for sid, _, _ in p.subagents if (b := _own_budget(sid, trees)) is not None}
     return list(out.values())
 
 
-def _own_budget(sid: str, trees: dict[str, Budget]) -> Budget | None:
-    """The budget of `sid`'s own tree: recorded once its work spawned, else
-    what its spawn record asked for (`spawn --max-tokens`, or the share its
-    parent's tree allotted it; its trail's first line alone is read)."""
-    known = trees.get(sid)
-    if known is not None and known.limited:
-        return known
+def own_budgets(ids: list[str]) -> dict[str, Budget]:
+    """The budget of each subagent's own tree that has one (`spawn
+    --max-tokens`/`--max-cost`, or the share its parent's tree allotted
+    it): recorded once its work spawned, else as its spawn record asked
+    (its trail's first line alone is read)."""
+    if not ids:
+        return {}
+    with ledger.db() as conn:  # one row per budgeted tree that spawned: a small table
+        trees = {r[0]: Budget(*r[1:]) for r in conn.execute(
+            "SELECT owner, max_tokens, max_cost, max_subagents, started FROM ledger_tree")}
+    out = {}
+    for sid in ids:
+        known = trees.get(sid)
+        found = known if known is not None and known.limited else _asked(sid)
+        if found is not None:
+            out[sid] = found
+    return out
+
+
+def _asked(sid: str) -> Budget | None:
     from zapcli.trail import store
     from zapcli.trail.reader import spawn_of
 
