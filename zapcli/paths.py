@@ -2,7 +2,8 @@
 
 State (trails, captured output, database) lives under `ZAPCLI_HOME` or
 `platformdirs.user_state_dir("zapcli")`; config under `ZAPCLI_CONFIG_HOME` or
-`platformdirs.user_config_dir("zapcli")`. Directories are created 0700 and
+`platformdirs.user_config_dir("zapcli")` — on Linux worked out as the library
+would without importing it where the answer is plain (`_xdg`). Directories are created 0700 and
 files zapcli writes for the user (definitions, memory, the database) 0600.
 """
 
@@ -24,7 +25,10 @@ def state_dir() -> Path:
     env = os.environ.get("ZAPCLI_HOME")
     if env:
         return Path(os.path.abspath(os.path.expanduser(env)))
-    import platformdirs  # only when the override is absent
+    plain = _xdg("XDG_STATE_HOME", ".local/state")
+    if plain is not None:
+        return Path(plain)
+    import platformdirs  # only where the plain answer below is not sure
 
     return Path(platformdirs.user_state_dir("zapcli"))
 
@@ -35,9 +39,31 @@ def config_dir() -> Path:
     env = os.environ.get("ZAPCLI_CONFIG_HOME")
     if env:
         return Path(os.path.abspath(os.path.expanduser(env)))
+    plain = _xdg("XDG_CONFIG_HOME", ".config")
+    if plain is not None:
+        return Path(plain)
     import platformdirs
 
     return Path(platformdirs.user_config_dir("zapcli"))
+
+
+def _xdg(variable: str, under_home: str) -> str | None:
+    """`platformdirs`' answer on Linux in the common case, without importing
+    it (~16 ms, a third of a `poll`): `$variable/zapcli` when that is an
+    absolute path, else `$HOME/<under_home>/zapcli` when HOME is absolute.
+    None elsewhere (another platform, no usable HOME): the library decides.
+    `tests/test_paths_xdg.py` holds it to the library's answers."""
+    import sys
+
+    if sys.platform != "linux":
+        return None
+    base = os.environ.get(variable, "")
+    if base.startswith("/"):
+        return os.path.join(base, "zapcli")
+    home = os.environ.get("HOME", "")
+    if not home.startswith("/"):
+        return None
+    return os.path.join(home.rstrip("/") or "/", under_home, "zapcli")
 
 
 def subagents_dir() -> Path:
