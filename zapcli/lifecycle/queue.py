@@ -43,11 +43,12 @@ def session_lock(session: str) -> Iterator[None]:
 
 
 def child_argv(sid: str) -> list[str]:
-    """How a subagent's supervisor is started: the same interpreter, `-m
-    zapcli`, its folder's files never on its module path (`zapcli.selfexec`)."""
-    from zapcli.selfexec import python_m
+    """How a subagent's supervisor is started: the same interpreter, zapcli's
+    entry point (`selfexec.zapcli_argv`, as `-m zapcli` without runpy), its
+    folder's files never on its module path (`zapcli.selfexec`)."""
+    from zapcli.selfexec import zapcli_argv
 
-    return python_m("zapcli", "run", "--subagent", "--id", sid)
+    return zapcli_argv("run", "--subagent", "--id", sid)
 
 
 ENV_SUFFIX = store.ENV  # the spawner's environment, until the subagent starts
