@@ -199,7 +199,39 @@ def child_env(environ: dict[str, str]) -> dict[str, str]:
     env.pop(SUBAGENT_MARKER, None)
     env["ZAPCLI_HOME"] = str(state_dir())
     env["ZAPCLI_CONFIG_HOME"] = str(config_dir())
+    given = env.get("PYTHONPATH")
+    kept = own_module_path(given)
+    if given is not None and kept != given:  # its work gets the caller's back (`restore_module_path`)
+        env.setdefault(USER_PYTHONPATH, given)
+        if kept:
+            env["PYTHONPATH"] = kept
+        else:
+            env.pop("PYTHONPATH")
     return env
+
+
+USER_PYTHONPATH = "ZAPCLI_USER_PYTHONPATH"  # the caller's PYTHONPATH, while zapcli's own runs without
+
+
+def own_module_path(value: str | None) -> str | None:
+    """PYTHONPATH for a Python process of zapcli's own started in another
+    folder — a runner in its subagent's folder, an MCP server in an agent
+    CLI's workspace: only its absolute entries. An empty entry (what
+    `export PYTHONPATH=$PYTHONPATH:/x` makes of an unset one) means that
+    folder, and a relative one lies in it; `-P` keeps neither off the module
+    path, so a `sitecustomize.py` or `zapcli/` a subagent or a cloned
+    repository wrote there would run as zapcli, outside the sandbox, with
+    the user's keys."""
+    if value is None:
+        return None
+    return os.pathsep.join(p for p in value.split(os.pathsep) if os.path.isabs(p))
+
+
+def restore_module_path() -> None:
+    """In a runner: the caller's own PYTHONPATH back, for the work it starts."""
+    given = os.environ.pop(USER_PYTHONPATH, None)
+    if given is not None:
+        os.environ["PYTHONPATH"] = given
 
 
 def placeholders_dir() -> Path:

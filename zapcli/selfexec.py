@@ -10,7 +10,9 @@ zapcli, outside the sandbox, with the user's keys, before any trust check.
 So every such process is started without the working folder on its path:
 `-P` (Python 3.11+), else a first line that takes it off before anything
 is imported. The module path is otherwise the interpreter's own
-(`PYTHONPATH` included): plugins installed for it are found as before.
+(`PYTHONPATH`'s absolute entries included: `paths.own_module_path` drops
+the empty and relative ones, which name the working folder): plugins
+installed for it are found as before.
 """
 
 from __future__ import annotations

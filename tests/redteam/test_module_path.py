@@ -75,3 +75,40 @@ def test_the_ray_pool_jobs_command_never_imports_its_working_folders_python(tmp_
     res = subprocess.run(["sh", "-c", cmd], cwd=job, capture_output=True, text=True, timeout=50)
     assert "nopython" not in res.stdout, res.stdout  # the probe found this Python and ran it
     assert sorted(p.name for p in outside.iterdir()) == []
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("pythonpath", ["{lib}:", ":{lib}", "{lib}:repo-src"],
+                         ids=["trailing-colon", "leading-colon", "relative"])
+def test_an_empty_or_relative_pythonpath_entry_brings_no_folders_python_in(zap, model, outside,
+                                                                          pythonpath):
+    """`export PYTHONPATH=$PYTHONPATH:/x` of an unset one leaves an empty entry,
+    which Python reads as the working folder — `-P` does not take it off. A
+    runner starts in its subagent's folder, where a sandboxed agent may have
+    written a `sitecustomize.py` or a `zapcli/` (found by an adversary's review):
+    none runs in zapcli's processes, and the work still gets the caller's
+    PYTHONPATH as it was."""
+    repo = zap.cwd / "repo"
+    _plant(repo, outside)
+    (repo / "sitecustomize.py").write_text(f"open({str(outside / 'sitecustomize')!r}, 'w').write('x')\n")
+    (repo / "repo-src").mkdir()
+    (repo / "repo-src" / "sitecustomize.py").write_text(
+        f"open({str(outside / 'relative-sitecustomize')!r}, 'w').write('x')\n")
+    lib = zap.cwd / "lib"
+    lib.mkdir()
+    value = pythonpath.format(lib=lib)
+    model([{"match": "say hi", "loop": True, "turns": [{"text": "hi from the agent"}]}])
+    env = {**zap.env, "PYTHONPATH": value}
+    ids = []
+    for args in (("--cli", "sh", "--cwd", str(repo), "--", 'printf "%s" "$PYTHONPATH"'),
+                 ("--cwd", str(repo), "--", "say hi")):
+        proc = subprocess.run([sys.executable, "-m", "zapcli", "spawn", *args], cwd=zap.cwd, env=env,
+                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert proc.returncode == 0, proc.stderr
+        ids.append(proc.stdout.strip())
+    done = zap("wait", "--timeout", "60", *ids)
+    assert sorted(p.name for p in outside.iterdir()) == [], done.out + done.err
+    assert zap("output", ids[0]).out == value  # the work's own PYTHONPATH is the caller's
+    for sid in ids:
+        ends = [r.get("status") for r in trail_records(zap.trail(sid)) if r.get("type") == "status"]
+        assert ends[-1:] == ["completed"], (sid, ends, zap("replay", sid).out[-2000:])

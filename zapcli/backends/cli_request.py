@@ -57,11 +57,12 @@ def _servers(backend: dict[str, Any]) -> tuple[McpServer, ...]:
 def _own_env() -> dict[str, str]:
     """What zapcli's own servers need whatever the CLI passes them (codex
     passes its MCP servers few variables): the state folder, the import path."""
-    from zapcli.paths import state_dir
+    from zapcli.paths import own_module_path, state_dir
 
     env = {"ZAPCLI_HOME": str(state_dir())}
-    if os.environ.get("PYTHONPATH"):
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    kept = own_module_path(os.environ.get("PYTHONPATH"))  # absolute entries only: it starts in the workspace
+    if kept:
+        env["PYTHONPATH"] = kept
     return env
 
 

@@ -146,6 +146,9 @@ def _fast(args: list[str]) -> int | None:
         from zapcli.cli import fastpath
 
         return fastpath.run(args)
+    from zapcli.paths import restore_module_path
+
+    restore_module_path()  # started without the caller's relative PYTHONPATH: its work gets it back
     from zapcli.runner.main import main
 
     return main(args[3])
