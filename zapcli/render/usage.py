@@ -14,13 +14,19 @@ def _figures(t: Any) -> str:
     return tokens_text(t) + calls
 
 
-def _budget_lines(p: Any) -> Lines:
-    b, tree = p.budget, p.tree
+def _spent_of(b: Any, tokens: int, cost: float) -> list[str]:
+    """What a tree used against each of its limits: "3000 of 50000 tokens (6%)"."""
     parts = []
     if b.max_tokens:
-        parts.append(f"{tree.total} of {b.max_tokens} tokens ({100 * tree.total / b.max_tokens:.0f}%)")
+        parts.append(f"{tokens} of {b.max_tokens} tokens ({100 * tokens / b.max_tokens:.0f}%)")
     if b.max_cost:
-        parts.append(f"${tree.cost:.4f} of ${b.max_cost:.4f} ({100 * tree.cost / b.max_cost:.0f}%)")
+        parts.append(f"${cost:.4f} of ${b.max_cost:.4f} ({100 * cost / b.max_cost:.0f}%)")
+    return parts
+
+
+def _budget_lines(p: Any) -> Lines:
+    b, tree = p.budget, p.tree
+    parts = _spent_of(b, tree.total, tree.cost)
     out: Lines = []
     if parts:
         pct = max(tree.total / b.max_tokens if b.max_tokens else 0,
@@ -66,12 +72,7 @@ def _rows(p: Any) -> Lines:
 
 def _own_budget(b: Any, tokens: int, cost: float) -> str:
     """A subagent's own tree budget beside what it and its subagents used."""
-    parts = []
-    if b.max_tokens:
-        parts.append(f"{tokens} of {b.max_tokens} tokens ({100 * tokens / b.max_tokens:.0f}%)")
-    if b.max_cost:
-        parts.append(f"${cost:.4f} of ${b.max_cost:.4f} ({100 * cost / b.max_cost:.0f}%)")
-    return f"budget: {', '.join(parts)} with its subagents"
+    return f"budget: {', '.join(_spent_of(b, tokens, cost))} with its subagents"
 
 
 def lines(parents: list[Any]) -> Lines:
