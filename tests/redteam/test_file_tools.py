@@ -118,10 +118,13 @@ import ctypes, os, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 AT_FDCWD, RENAME_EXCHANGE = -100, 2
 end = time.monotonic() + 90
-print("swapping", flush=True)
+for _ in range(2000):
+    libc.renameat2(AT_FDCWD, b"d", AT_FDCWD, b"l", RENAME_EXCHANGE)
+open("swapping", "w").close()  # the writes wait for this: on a loaded machine the start is slow
 while time.monotonic() < end:
     libc.renameat2(AT_FDCWD, b"d", AT_FDCWD, b"l", RENAME_EXCHANGE)
 """
+UNTIL_SWAPPING = "for i in $(seq 900); do [ -e swapping ] && exit 0; sleep 0.1; done; exit 1"
 
 
 def test_a_swapped_link_never_takes_a_write_outside(attacker):
@@ -134,7 +137,7 @@ def test_a_swapped_link_never_takes_a_write_outside(attacker):
         {"tool_calls": [{"name": "write", "arguments": {"path": "swap.py", "content": SWAP}}]},
         {"tool_calls": [{"name": "bash", "arguments": {
             "command": "{PYTHON} swap.py", "background": True}}]},
-        {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 1"}}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": UNTIL_SWAPPING}}]},
         *({"tool_calls": [w]} for w in writes),
         {"text": "raced"}]}]
     with ScriptedServer(script) as srv:
