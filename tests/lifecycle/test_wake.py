@@ -102,3 +102,22 @@ def test_an_event_loop_waits_on_the_wakers_descriptor(zap):
         store.append(path, "status", {"status": "completed"})
         assert select.select([fd], [], [], 5)[0] == [fd]
         assert waker.woken() is True
+
+
+def test_a_waiter_on_a_remote_subagent_looks_for_its_end(zap):
+    """A Ray runner's end is in no trail here until an observer collects it:
+    nothing can wake the waiter, so it sleeps no longer than the executor's
+    look interval (before: the 500 ms fallback, whatever it was asked)."""
+    from zapcli.executors.ray import RayExecutor
+    from zapcli.lifecycle.wake import Waker
+
+    here, there = "sa_20260101_0000aaaa", "sa_20260101_0000bbbb"
+    for sid, executor in ((here, "local"), (there, "ray")):
+        path = store.path_for(sid)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(records.encode(records.make("spawn", 0, {"task": "t", "executor": executor}), []))
+    with Waker([here], (b'"type":"status"',)) as waker:
+        assert waker.look_s is None  # a local end wakes it
+    with Waker([here, there], (b'"type":"status"',)) as waker:
+        assert waker.look_s == RayExecutor.look_every_s == 0.25
+        waker.sleep(600)  # returns to look (the test's own timeout is far shorter)

@@ -52,6 +52,7 @@ async def _in_thread(fn: Any, *args: Any, **kwargs: Any) -> Any:
 async def _sleep(waker: Any, seconds: float) -> None:
     """Until `seconds` pass or the waker's inotify descriptor brings an
     event that wakes it (an awaited end); the loop runs meanwhile."""
+    seconds = waker.nap(seconds)
     fd = waker.fileno()
     if fd is None:  # no inotify here: the interval alone
         await asyncio.sleep(seconds)

@@ -77,6 +77,10 @@ class Executor:
     name: str = ""
     summary: str = ""  # one line: where it runs
     remote: bool = False  # the runner keeps its files elsewhere: collect before deriving
+    # a remote runner's end reaches this machine's trail only when an observer
+    # looks (collects): a waiter on one looks at least this often (None: the
+    # trail itself wakes it)
+    look_every_s: float | None = None
     config_keys: tuple[str, ...] = ()  # the keys of its config.yaml section, named after it
 
     def check_config(self, value: Any) -> dict[str, Any]:

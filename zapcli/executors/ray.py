@@ -38,7 +38,7 @@ from zapcli.executors import ray_api as api
 from zapcli.executors import ray_wire as wire
 from zapcli.executors.base import Collected, Executor, ExecutorError, Launched, Liveness, Signalled
 from zapcli.executors.ray_pool import HELLO_WAIT_S as HELLO_S
-from zapcli.executors.ray_pool import Pool
+from zapcli.executors.ray_pool import STATUS_TTL_S, Pool
 from zapcli.trail import jsonl, reader, store
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -66,6 +66,7 @@ class RayExecutor(Executor):
     summary = "a Ray cluster: RAY_ADDRESS or ray.address"
     remote = True
     config_keys = RAY_KEYS
+    look_every_s = STATUS_TTL_S  # as fresh as the pool's status line a command keeps
 
     def check_config(self, value: Any) -> dict[str, Any]:
         """The `ray:` section: address (the dashboard's), resources (Ray's

@@ -185,7 +185,7 @@ def wait_for_next(due: Callable[[], list[str]], stopping: Callable[[], bool]) ->
         last, look = 0.0, True
         while not stopping():
             now = time.monotonic()
-            if look or until is not None or now - last >= LOOK_S:
+            if look or until is not None or now - last >= waker.nap(LOOK_S):
                 last, ids = now, due()
                 if not set(ids) <= watched:  # taken over since: watch those too
                     waker.close()

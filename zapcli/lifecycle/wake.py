@@ -10,7 +10,9 @@ that can end the wait (a terminal `status`, an approval request for
 observation. The interval stays for what writes nothing: a runner that dies
 without a word, a slot that frees for a queued one. Without inotify
 (another system, the watch limit reached) a waiter simply sleeps the
-interval.
+interval. A remote runner's end is in no trail here until an observer
+collects it: a waiter on one sleeps at most its executor's
+`look_every_s` (Ray: 0.25 s) between looks.
 """
 
 from __future__ import annotations
@@ -46,7 +48,13 @@ class Waker:
         self._read_to: dict[str, int] = {}
         self._inos: dict[str, int] = {}
         self._feed: Feed | None = None
+        self.look_s = _look_every(self._ids)  # None: every awaited end wakes it
         self._watch()
+
+    def nap(self, seconds: float) -> float:
+        """`seconds`, or less when an awaited runner is remote (its end
+        wakes nobody: it is looked for)."""
+        return seconds if self.look_s is None else min(seconds, self.look_s)
 
     def _watch(self) -> None:
         if self._folder is None:
@@ -63,7 +71,8 @@ class Waker:
 
     def sleep(self, seconds: float) -> None:
         """Return after `seconds`, or as soon as an awaited trail gains a
-        waking record (or is removed or replaced)."""
+        waking record (or is removed or replaced); at most `nap(seconds)`."""
+        seconds = self.nap(seconds)
         if self._feed is None or not self._feed.watching:
             time.sleep(max(seconds, 0.0))
             return
@@ -128,6 +137,29 @@ class Waker:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+def _look_every(ids: Iterable[str]) -> float | None:
+    """The shortest `look_every_s` of the awaited subagents' executors (each
+    one's spawn line, read once); None when all run on this machine."""
+    from zapcli import executors
+    from zapcli.trail.reader import spawn_of
+
+    every: set[float] = set()
+    for sid in ids:
+        try:
+            spawn = spawn_of(store.path_for(sid))
+        except (OSError, ValueError):
+            continue
+        if spawn is None or spawn.executor == "local":
+            continue
+        try:
+            seconds = executors.get(spawn.executor).look_every_s
+        except (KeyError, executors.Unusable):  # gone or unusable: its observer says so
+            continue
+        if seconds:
+            every.add(seconds)
+    return min(every) if every else None
 
 
 def _size(path: Any) -> tuple[int, int]:
