@@ -199,9 +199,16 @@ def child_env(environ: dict[str, str]) -> dict[str, str]:
     env.pop(SUBAGENT_MARKER, None)
     env["ZAPCLI_HOME"] = str(state_dir())
     env["ZAPCLI_CONFIG_HOME"] = str(config_dir())
+    return own_python_env(env)
+
+
+def own_python_env(env: dict[str, str]) -> dict[str, str]:
+    """`env` (changed in place) for a Python process of zapcli's own started
+    in another folder: PYTHONPATH cut to `own_module_path`, the caller's
+    kept beside it for the work that process starts (`restore_module_path`)."""
     given = env.get("PYTHONPATH")
     kept = own_module_path(given)
-    if given is not None and kept != given:  # its work gets the caller's back (`restore_module_path`)
+    if given is not None and kept != given:
         env.setdefault(USER_PYTHONPATH, given)
         if kept:
             env["PYTHONPATH"] = kept

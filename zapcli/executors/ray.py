@@ -54,6 +54,16 @@ def _spawn_line(sid: str) -> tuple[bytes, dict[str, Any]]:
     return line, rec if isinstance(rec, dict) else {}
 
 
+def _forwarded(env: Mapping[str, str], names: Sequence[Any]) -> dict[str, str]:
+    """The values of the variables `ray.env` names, as the caller has them:
+    its PYTHONPATH as it set it, not as zapcli's own runner here was started
+    (`paths.child_env`); the node's agent does the same for its runner."""
+    from zapcli.paths import USER_PYTHONPATH
+
+    given = {**env, **({"PYTHONPATH": env[USER_PYTHONPATH]} if USER_PYTHONPATH in env else {})}
+    return {n: given[n] for n in names if isinstance(n, str) and n in given}
+
+
 def _pool(process: Mapping[str, Any]) -> Pool:
     return Pool(str(process.get("address")), {"pool": process.get("pool")})
 
@@ -118,7 +128,7 @@ class RayExecutor(Executor):
             raise ExecutorError("its spawn record names no Ray cluster")
         pool = Pool(addr, conf)
         early = [r for r in reader.read(store.path_for(sid)).records if r.get("type") == "steer"]
-        forwarded = {n: env[n] for n in conf.get("env") or () if isinstance(n, str) and n in env}
+        forwarded = _forwarded(env, conf.get("env") or ())
         doc = {"sid": sid, "spawn": base64.b64encode(line).decode(), "early": early, "env": forwarded,
                "resources": conf.get("resources") or {}}
         try:  # a queued one: its pool may have ended since the spawn
