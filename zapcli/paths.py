@@ -199,25 +199,49 @@ def child_env(environ: dict[str, str]) -> dict[str, str]:
     env.pop(SUBAGENT_MARKER, None)
     env["ZAPCLI_HOME"] = str(state_dir())
     env["ZAPCLI_CONFIG_HOME"] = str(config_dir())
-    return own_python_env(env)
+    return own_process_env(env)
 
 
-def own_python_env(env: dict[str, str]) -> dict[str, str]:
-    """`env` (changed in place) for a Python process of zapcli's own started
-    in another folder: PYTHONPATH cut to `own_module_path`, the caller's
-    kept beside it for the work that process starts (`restore_module_path`)."""
-    given = env.get("PYTHONPATH")
-    kept = own_module_path(given)
-    if given is not None and kept != given:
-        env.setdefault(USER_PYTHONPATH, given)
-        if kept:
-            env["PYTHONPATH"] = kept
-        else:
-            env.pop("PYTHONPATH")
+def own_process_env(env: dict[str, str]) -> dict[str, str]:
+    """`env` (changed in place) for a process of zapcli's own started in
+    another folder, and for the programs it looks up and starts there
+    itself (git, bwrap, an agent CLI, a hook): PYTHONPATH cut to
+    `own_module_path`, PATH to `own_exec_path`, a relative
+    PYTHONPYCACHEPREFIX or PYTHONUSERBASE (read from that folder: a planted
+    `.pyc` or `.pth` would run) left out. The caller's values are kept
+    beside them, for the work that process starts (`restore_module_path`,
+    `work_env`)."""
+    for name, cut in _CUT.items():
+        given = env.get(name)
+        kept = cut(given)
+        if given is not None and kept != given:
+            env.setdefault(USER_VARS[name], given)
+            if kept:
+                env[name] = kept
+            else:
+                env.pop(name)
     return env
 
 
+def _relative_dropped(value: str | None) -> str | None:
+    return value if value is None or os.path.isabs(value) else ""
+
+
+def own_exec_path(value: str | None) -> str | None:
+    """PATH for the programs zapcli looks up itself: its absolute entries
+    (the system's default when none is left). An empty entry (what `export
+    PATH=$X:$PATH` makes of an unset X) or a relative one (`./node_modules/.bin`)
+    names whatever folder the lookup runs in — a subagent's, where a
+    sandboxed agent may have written a `git` or `bwrap` that zapcli would
+    then run unsandboxed, with the user's keys."""
+    kept = own_module_path(value)
+    return kept if value is None or kept else os.defpath
+
+
 USER_PYTHONPATH = "ZAPCLI_USER_PYTHONPATH"  # the caller's PYTHONPATH, while zapcli's own runs without
+USER_VARS = {"PYTHONPATH": USER_PYTHONPATH, "PATH": "ZAPCLI_USER_PATH",
+         "PYTHONPYCACHEPREFIX": "ZAPCLI_USER_PYTHONPYCACHEPREFIX",
+         "PYTHONUSERBASE": "ZAPCLI_USER_PYTHONUSERBASE"}
 
 
 def own_module_path(value: str | None) -> str | None:
@@ -232,6 +256,31 @@ def own_module_path(value: str | None) -> str | None:
     if value is None:
         return None
     return os.pathsep.join(p for p in value.split(os.pathsep) if os.path.isabs(p))
+
+
+_CUT = {"PYTHONPATH": own_module_path, "PATH": own_exec_path,
+        "PYTHONPYCACHEPREFIX": _relative_dropped, "PYTHONUSERBASE": _relative_dropped}
+
+
+def work_env(env: dict[str, str]) -> dict[str, str]:
+    """`env` (changed in place) for the work a runner starts: the caller's
+    own PATH, PYTHONPYCACHEPREFIX and PYTHONUSERBASE back, as it set them
+    (`own_process_env` kept them aside for zapcli's own lookups)."""
+    for name, user in USER_VARS.items():
+        if name != "PYTHONPATH" and user in env:
+            env[name] = env.pop(user)
+    return env
+
+
+def own_lookups() -> None:
+    """In every zapcli process: PATH cut to `own_exec_path` for the programs
+    it looks up itself, wherever it runs them (`zapcli diff` runs git in a
+    subagent's tree), the caller's kept for the work (`work_env`)."""
+    given = os.environ.get("PATH")
+    kept = own_exec_path(given)
+    if given is not None and kept != given:
+        os.environ.setdefault(USER_VARS["PATH"], given)
+        os.environ["PATH"] = kept  # type: ignore[assignment]
 
 
 def restore_module_path() -> None:

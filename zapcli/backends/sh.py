@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from zapcli import tracecontext
+from zapcli.paths import work_env
 from zapcli.supervisor import child
 from zapcli.supervisor.capture import CappedFile, feed, pump
 from zapcli.supervisor.launch import process_create_time
@@ -71,7 +72,7 @@ def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono:
     try:
         proc = child.start([*prefix, "/bin/sh", "-c", BOOTSTRAP], stdin=task_r, stdout=out_w,
                            stderr=err_w,
-                           env=tracecontext.for_work(os.environ if env is None else env, "sh"))
+                           env=tracecontext.for_work(work_env(dict(os.environ if env is None else env)), "sh"))
     except BaseException:
         for fd in fds:
             os.close(fd)

@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
 
             keyguard.seal()
     _standard_streams()
+    from zapcli.paths import own_lookups
+
+    own_lookups()  # no program of its own is found in a folder a subagent wrote
     from zapcli.errors import ZapcliError
 
     try:

@@ -58,9 +58,9 @@ def _forwarded(env: Mapping[str, str], names: Sequence[Any]) -> dict[str, str]:
     """The values of the variables `ray.env` names, as the caller has them:
     its PYTHONPATH as it set it, not as zapcli's own runner here was started
     (`paths.child_env`); the node's agent does the same for its runner."""
-    from zapcli.paths import USER_PYTHONPATH
+    from zapcli.paths import USER_VARS
 
-    given = {**env, **({"PYTHONPATH": env[USER_PYTHONPATH]} if USER_PYTHONPATH in env else {})}
+    given = {**env, **{name: env[user] for name, user in USER_VARS.items() if user in env}}
     return {n: given[n] for n in names if isinstance(n, str) and n in given}
 
 

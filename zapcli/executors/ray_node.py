@@ -94,13 +94,13 @@ def _spawn_line(sid: str, raw: bytes) -> tuple[bytes, str | None]:
 
 def _launch(sid: str, cwd: str, forwarded: dict[str, str]) -> int:
     """Start the runner through the trampoline; its pid. Raises OSError."""
-    from zapcli.paths import SUBAGENT_MARKER, own_python_env
+    from zapcli.paths import SUBAGENT_MARKER, own_process_env
     from zapcli.supervisor.launch import close_fds, secret_env
     from zapcli.trail import store
 
     env = {k: v for k, v in os.environ.items() if k != SUBAGENT_MARKER}
     env.update(forwarded)
-    own_python_env(env)  # a forwarded PYTHONPATH's empty or relative entry names the runner's folder
+    own_process_env(env)  # empty or relative PATH and PYTHONPATH entries name the runner's folder
     env, pass_fds = secret_env(env)  # the forwarded keys: not in /proc/<pid>/environ
     try:
         err_fd = os.open(store.path_for(sid, ".err"), os.O_WRONLY | os.O_APPEND | os.O_CREAT

@@ -48,7 +48,7 @@ def _which(name: str) -> str | None:
             path = os.defpath
     seen = set()
     for folder in path.split(os.pathsep):
-        if not folder or folder in seen:
+        if not os.path.isabs(folder) or folder in seen:  # "" or "./bin": the folder it runs in
             continue
         seen.add(folder)
         candidate = os.path.join(folder, name)

@@ -14,6 +14,7 @@ from typing import Any
 
 from zapcli import tracecontext
 from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
+from zapcli.paths import work_env
 from zapcli.tools._base import BaseTool, ToolError, capped_timeout, fail, ok, remaining_s, schema
 from zapcli.tools.env import NEVER_PASSED, scrubbed_env
 from zapcli.tools.procs import Job, JobRegistry, run_foreground
@@ -33,6 +34,7 @@ def command_env(ctx: ToolContext) -> dict[str, str]:
         env.pop(name, None)
     for name, value in NON_INTERACTIVE.items():
         env.setdefault(name, value)
+    work_env(env)  # the caller's own PATH, as it set it: the command runs sandboxed
     return tracecontext.for_work(env, tracecontext.tool_key(ctx.call_id)) if ctx.call_id else env
 
 
