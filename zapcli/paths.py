@@ -14,6 +14,10 @@ from pathlib import Path
 
 from zapcli.errors import StateError
 
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from collections.abc import MutableMapping
+
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 
@@ -211,16 +215,21 @@ def own_process_env(env: dict[str, str]) -> dict[str, str]:
     `.pyc` or `.pth` would run) left out. The caller's values are kept
     beside them, for the work that process starts (`restore_module_path`,
     `work_env`)."""
-    for name, cut in _CUT.items():
-        given = env.get(name)
-        kept = cut(given)
-        if given is not None and kept != given:
-            env.setdefault(USER_VARS[name], given)
-            if kept:
-                env[name] = kept
-            else:
-                env.pop(name)
+    for name in _CUT:
+        _keep_aside(env, name)
     return env
+
+
+def _keep_aside(env: MutableMapping[str, str], name: str) -> None:
+    """`env[name]` cut (`_CUT`), the caller's value kept under `USER_VARS[name]`."""
+    given = env.get(name)
+    kept = _CUT[name](given)
+    if given is not None and kept != given:
+        env.setdefault(USER_VARS[name], given)
+        if kept:
+            env[name] = kept
+        else:
+            env.pop(name)
 
 
 def _relative_dropped(value: str | None) -> str | None:
@@ -240,8 +249,8 @@ def own_exec_path(value: str | None) -> str | None:
 
 USER_PYTHONPATH = "ZAPCLI_USER_PYTHONPATH"  # the caller's PYTHONPATH, while zapcli's own runs without
 USER_VARS = {"PYTHONPATH": USER_PYTHONPATH, "PATH": "ZAPCLI_USER_PATH",
-         "PYTHONPYCACHEPREFIX": "ZAPCLI_USER_PYTHONPYCACHEPREFIX",
-         "PYTHONUSERBASE": "ZAPCLI_USER_PYTHONUSERBASE"}
+             "PYTHONPYCACHEPREFIX": "ZAPCLI_USER_PYTHONPYCACHEPREFIX",
+             "PYTHONUSERBASE": "ZAPCLI_USER_PYTHONUSERBASE"}
 
 
 def own_module_path(value: str | None) -> str | None:
@@ -276,11 +285,7 @@ def own_lookups() -> None:
     """In every zapcli process: PATH cut to `own_exec_path` for the programs
     it looks up itself, wherever it runs them (`zapcli diff` runs git in a
     subagent's tree), the caller's kept for the work (`work_env`)."""
-    given = os.environ.get("PATH")
-    kept = own_exec_path(given)
-    if given is not None and kept != given:
-        os.environ.setdefault(USER_VARS["PATH"], given)
-        os.environ["PATH"] = kept  # type: ignore[assignment]
+    _keep_aside(os.environ, "PATH")
 
 
 def restore_module_path() -> None:
