@@ -170,15 +170,25 @@ def oom_node(ray_shared: Shared) -> Iterator[tuple[cluster.ClusterInfo, str]]:
     machine's memory, checked every 100 ms), as on a node that is out of
     memory; only work asking for `zapcli_oom` lands there. Yields the cluster
 and that node's ZAPCLI_HOME; the node is stopped after, by pid."""
+    with extra_node(ray_shared, "oom", OOM_RESOURCE, {
+            "RAY_memory_usage_threshold": "0.01", "RAY_memory_monitor_refresh_ms": "100"}) as got:
+        yield got
+
+
+@contextmanager
+def extra_node(ray_shared: Shared, name: str, resource: str,
+               env: dict[str, str]) -> Iterator[tuple[cluster.ClusterInfo, str]]:
+    """The cluster, alone, with a third node `name` (`env` for its raylet)
+    where only work asking for `resource` lands: the cluster and that node's
+    ZAPCLI_HOME; the node is stopped after, by pid, and its end awaited."""
     with ray_shared.use(exclusive=True):
         info = ray_shared.ensure()
-        home = cluster.start_node(info, "oom", {OOM_RESOURCE: 4}, {
-            "RAY_memory_usage_threshold": "0.01", "RAY_memory_monitor_refresh_ms": "100"})
+        home = cluster.start_node(info, name, {resource: 4}, env)
         try:
             yield info, home
         finally:
             cluster.stop_node(info, home)
-            cluster._wait(lambda: not any(OOM_RESOURCE in n.get("resources_total", {})
+            cluster._wait(lambda: not any(resource in n.get("resources_total", {})
                                           for n in cluster._alive_nodes(info.dashboard)),
-                          60, "the oom node's end", [])
+                          60, f"the {name} node's end", [])
 

@@ -22,6 +22,7 @@ import pytest
 
 from tests.conftest import Zap, trail_records
 from tests.ray import cluster
+from tests.ray.conftest import extra_node
 from tests.ray.helpers import remote
 
 pytest.importorskip("ray", reason="Ray is not installed: pip install -e '.[dev,ray]'")
@@ -38,16 +39,8 @@ def odd_node(ray_shared, tmp_path: Path) -> Iterator[tuple[cluster.ClusterInfo, 
     Yields the cluster and `lib`; the node is stopped after, by pid."""
     lib = tmp_path / "lib"
     lib.mkdir()
-    with ray_shared.use(exclusive=True):
-        info = ray_shared.ensure()
-        home = cluster.start_node(info, "pythonpath", {NODE_RESOURCE: 4}, {"PYTHONPATH": f"{lib}:"})
-        try:
-            yield info, lib
-        finally:
-            cluster.stop_node(info, home)
-            cluster._wait(lambda: not any(NODE_RESOURCE in n.get("resources_total", {})
-                                          for n in cluster._alive_nodes(info.dashboard)),
-                          60, "the node's end", [])
+    with extra_node(ray_shared, "pythonpath", NODE_RESOURCE, {"PYTHONPATH": f"{lib}:"}) as (info, _home):
+        yield info, lib
 
 
 def test_an_empty_pythonpath_entry_brings_no_folders_python_into_the_node_runner(
