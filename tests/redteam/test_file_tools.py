@@ -6,7 +6,7 @@ C33, C35), tested as an attacker would through the real tools:
   nothing of zapcli's state folder (the MCP server's token, another
   session's queued `.env`) or config folder, by name or through a link.
 - C35: an approved background command swaps a folder and a link to a folder
-  outside with renameat2(RENAME_EXCHANGE) while the model writes 24 files
+  outside with renameat2(RENAME_EXCHANGE) while the model writes 96 files
   into the folder; `memory_write` into a memory folder the repository ships
   as a link. Nothing may land outside.
 
@@ -127,12 +127,15 @@ while time.monotonic() < end:
 UNTIL_SWAPPING = "for i in $(seq 900); do [ -e swapping ] && exit 0; sleep 0.1; done; exit 1"
 
 
+WRITES = 96  # a write meets the link at its decision only now and then: 24 missed it in 1 run of ~6
+
+
 def test_a_swapped_link_never_takes_a_write_outside(attacker):
-    """C35: 24 writes into `d/` while an approved background command swaps
+    """C35: WRITES writes into `d/` while an approved background command swaps
     `d` with a link to OUT; the person says no to every write that asks."""
     keys = Keys()
     writes = [{"name": "write", "arguments": {"path": f"d/f{i:02}.txt", "content": f"{i}\n"}}
-              for i in range(24)]
+              for i in range(WRITES)]
     script = [{"match": "race", "turns": [
         {"tool_calls": [{"name": "write", "arguments": {"path": "swap.py", "content": SWAP}}]},
         {"tool_calls": [{"name": "bash", "arguments": {
@@ -156,7 +159,7 @@ def test_a_swapped_link_never_takes_a_write_outside(attacker):
         asked = [r for r in trail_records(actor.trail(sid))
                  if r.get("type") == "approval_request" and r.get("tool") == "write"]
     landed = sorted(os.listdir(out))
-    assert not landed, f"{actor.name}: {len(landed)} of 24 writes landed outside: {landed}"
+    assert not landed, f"{actor.name}: {len(landed)} of {WRITES} writes landed outside: {landed}"
     assert asked, "the swap never showed the link to a write decision: the race did not run"
 
 

@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -229,6 +230,11 @@ def sockets():
     yield listeners, {"XDG_RUNTIME_DIR": str(runtime)}
     for lst in listeners.values():
         lst.close()
+    # Another test's sandbox may have listed these sockets a moment ago and be
+    # about to mask them: a socket whose folder goes in that moment fails that
+    # sandbox's start (a product race, in the closing note). Closed, they are
+    # no longer listed; their folders go a little later.
+    time.sleep(1.0)
     for d in made:
         shutil.rmtree(d, ignore_errors=True)
     if fresh:
