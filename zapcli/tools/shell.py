@@ -34,7 +34,7 @@ def command_env(ctx: ToolContext) -> dict[str, str]:
         env.pop(name, None)
     for name, value in NON_INTERACTIVE.items():
         env.setdefault(name, value)
-    work_env(env)  # the caller's own PATH, as it set it: the command runs sandboxed
+    work_env(env)  # the caller's own PATH, as set: this is the work, not a lookup of zapcli's
     return tracecontext.for_work(env, tracecontext.tool_key(ctx.call_id)) if ctx.call_id else env
 
 
