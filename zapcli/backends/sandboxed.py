@@ -56,16 +56,16 @@ def agent_sandbox(sid: str, spawn: SpawnRecord, writer: TrailWriter) -> Any:
     return open_sandbox(prepared, on_start=lambda pid: children.started(pid, "sandbox"))
 
 
-def shell_prefix(ctx: Any) -> Any:
-    """`--cli sh --sandbox`: (the bwrap command line the shell goes after,
-    the held placeholders to release once it ended) — ((), None): no
-    sandbox — or the `failed` Outcome. It may write where `workspace` mode
+def shell_box(ctx: Any) -> Any:
+    """`--cli sh --sandbox`: (the sandbox's starts — `bwrap.Starts`: the
+    command lines the shell goes after —, the held placeholders to release
+    once it ended) — (None, None): no sandbox — or the `failed` Outcome. It may write where `workspace` mode
     lets edits run; the network is off; control files stay read-only."""
     prepared = _prepared(ctx.sid, ctx.spawn, ctx.writer, mode="workspace", spec=None)
     if isinstance(prepared, Outcome):
         return prepared
     if prepared.policy is None:
-        return (), None
+        return None, None
     from zapcli.host.sandbox import records
     from zapcli.sandbox import bwrap, placeholders
 
@@ -77,7 +77,7 @@ def shell_prefix(ctx: Any) -> Any:
     for note in held.notes:
         ctx.writer.append("diagnostic", {"dimension": "sandbox", "name": "placeholder",
                                          "message": note})
-    return tuple(bwrap.argv(held.policy, prepared.bwrap)), held
+    return bwrap.Starts(lambda: bwrap.argv(held.policy, prepared.bwrap)), held
 
 
 def after_it(spawn: SpawnRecord, choice: str, scratch: Any) -> Any:
@@ -86,9 +86,9 @@ def after_it(spawn: SpawnRecord, choice: str, scratch: Any) -> Any:
     writes only where `workspace` mode lets them (its tree), the network
     off, control files read-only. `choice` "auto" | "on" | "off" (as a
     spawn record's `sandbox`); `scratch` its scratch folder (made here).
-    Returns (the bwrap command line the shell goes after, the held
-    placeholders to release once it ended, notes): ((), None, notes) when it
-    runs unsandboxed; or the refusal (a str) when one asked for cannot be had."""
+    Returns (the sandbox's starts — `bwrap.Starts`: the command lines the
+    shell goes after —, the held placeholders to release once it ended,
+    notes): (None, None, notes) when it runs unsandboxed; or the refusal (a str) when one asked for cannot be had."""
     from zapcli.backends.registry import control_files
     from zapcli.host.sandbox import prepare, records
     from zapcli.sandbox import bwrap, placeholders
@@ -100,13 +100,15 @@ def after_it(spawn: SpawnRecord, choice: str, scratch: Any) -> Any:
         return prepared.refused
     notes = [d["message"] for d in prepared.diagnostics]
     if prepared.policy is None:
-        return (), None, notes
+        return None, None, notes
     try:
         held = placeholders.hold(prepared.policy, records())
     except OSError as exc:
         return f"the sandbox could not hold the control files read-only: {exc}"
-    *box, _end = bwrap.argv(held.policy, prepared.bwrap)  # it starts in its folder, not $HOME
-    return (*box, "--chdir", spawn.cwd, _end), held, [*notes, *held.notes]
+    def line() -> list[str]:
+        *box, end = bwrap.argv(held.policy, prepared.bwrap)  # it starts in its folder, not $HOME
+        return [*box, "--chdir", spawn.cwd, end]
+    return bwrap.Starts(line), held, [*notes, *held.notes]
 
 
 def cli_policy(ctx: Any) -> Any:

@@ -27,9 +27,23 @@ from zapcli.supervisor.launch import process_create_time
 from zapcli.supervisor.procfs import others_in_tree
 from zapcli.trail.model import SIGTERM_REASON, Outcome, Status
 
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from zapcli.sandbox.bwrap import Starts
+
 PUMP_JOIN_S = 2.0
 # Read the whole task from the pipe on stdin, then run it with stdin /dev/null.
 BOOTSTRAP = 'eval "$(cat)" </dev/null'
+# In a sandbox, first a byte on descriptor 3 (closed then): bwrap has set it up.
+SET_UP = "printf . >&3; exec 3>&-; "
+
+
+def _drain(fd: int) -> bytes:
+    """What is left to read on a pipe whose writers have all ended."""
+    chunks = []
+    while chunk := os.read(fd, 65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def kill_tree(pid: int, create_time: float, grace_s: float, *, include_root: bool) -> None:
@@ -58,27 +72,44 @@ def _describe(code: int) -> str:
 
 def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono: float,
         grace_s: float, terminated: threading.Event,
-        stop_grace: Callable[[], float] | None = None, prefix: tuple[str, ...] = (),
+        stop_grace: Callable[[], float] | None = None, box: Starts | None = None,
         env: Mapping[str, str] | None = None) -> Outcome:
     """Run `task` to its end, its deadline, or a SIGTERM of the supervisor.
 
     `grace_s` (seconds) is how long the command may take to end after SIGTERM;
     `stop_grace()`, read when the SIGTERM came, may give another (a `kill --grace`).
-    `env`: its environment (None: the runner's, the spawner's own command's).
+    `box`: the sandbox's starts (`zapcli.sandbox.bwrap.Starts`), the shell
+    after its command line; `env`: its environment (None: the runner's, the
+    spawner's own command's).
     """
     os.chdir(cwd)  # where its command runs (the runner's own place; a tree's, when it has one)
-    fds = [*os.pipe(), *os.pipe(), *os.pipe()]  # task, stdout, stderr: (read, write) each
-    task_r, task_w, out_r, out_w, err_r, err_w = fds
-    try:
-        proc = child.start([*prefix, "/bin/sh", "-c", BOOTSTRAP], stdin=task_r, stdout=out_w,
-                           stderr=err_w,
-                           env=tracecontext.for_work(work_env(dict(os.environ if env is None else env)), "sh"))
-    except BaseException:
-        for fd in fds:
+    work = tracecontext.for_work(work_env(dict(os.environ if env is None else env)), "sh")
+    while True:
+        fds = [*os.pipe(), *os.pipe(), *os.pipe()]  # task, stdout, stderr: (read, write) each
+        task_r, task_w, out_r, out_w, err_r, err_w = fds
+        up_r, up_w = os.pipe() if box is not None else (-1, -1)  # the sandbox says it is set up
+        try:
+            line = box() if box is not None else []
+            proc = child.start([*line, "/bin/sh", "-c", (SET_UP if box else "") + BOOTSTRAP],
+                               stdin=task_r, stdout=out_w, stderr=err_w, env=work,
+                               fd3=up_w if box else None)
+        except BaseException:
+            for fd in (*fds, up_r, up_w):
+                if fd >= 0:
+                    os.close(fd)
+            raise
+        for fd in (task_r, out_w, err_w, up_w):  # the child's ends
+            if fd >= 0:
+                os.close(fd)
+        if box is None or box.up(up_r):
+            break
+        proc.wait()
+        said = _drain(err_r)  # bwrap's own words: nothing inside ran
+        if not box.again(said.decode("utf-8", "replace")):
+            err.write(said)
+            break
+        for fd in (task_w, out_r, err_r):
             os.close(fd)
-        raise
-    for fd in (task_r, out_w, err_w):  # the child's ends
-        os.close(fd)
     feed(task_w, task.encode("utf-8"), "task-feed")
     threads = [pump(out_r, out), pump(err_r, err)]
     me, my_ctime = os.getpid(), process_create_time(os.getpid())

@@ -41,22 +41,21 @@ class ShBackend(Backend):
     def run(self, ctx: RunContext) -> Outcome:
         from zapcli.backends.sh import run
 
-        prefix: tuple[str, ...] = ()
-        held = None
+        box = held = None
         if ctx.spawn.raw.get("sandbox") in SANDBOXED:  # `spawn --sandbox`
             # only then the sandbox's machinery (policy, definitions, YAML):
             # an unsandboxed shell's runner starts without it, faster and smaller
-            from zapcli.backends.sandboxed import shell_prefix
+            from zapcli.backends.sandboxed import shell_box
             from zapcli.trail.model import Outcome
 
-            got = shell_prefix(ctx)
+            got = shell_box(ctx)
             if isinstance(got, Outcome):
                 return got
-            prefix, held = got
+            box, held = got
         try:
             return run(ctx.task, cwd=ctx.spawn.cwd or "/", out=ctx.out, err=ctx.err,
                        deadline_mono=ctx.deadline_mono, grace_s=ctx.spawn.kill_grace_s,
-                       terminated=ctx.terminated, stop_grace=ctx.stop_grace, prefix=prefix,
+                       terminated=ctx.terminated, stop_grace=ctx.stop_grace, box=box,
                        env=model_shell_env(ctx.spawn.raw.get("model_shell")))
         finally:
             if held is not None:

@@ -165,18 +165,18 @@ def _check(a: Attempt, check: Check) -> None:
         if isinstance(box, str):
             a.check = {"not_run": f"{box}; nothing was run"}
             return
-        prefix, held, notes = box
+        starts, held, notes = box
         env = {**(model_shell_env({"env": list(check.keep)}) or {}), "ZAPCLI_ID": a.id,
                "ZAPCLI_WORKTREE": r.path}
         try:
-            ran = hooks.run(check.command, where, env, CHECK_TIMEOUT_S, prefix=prefix)
+            ran = hooks.run(check.command, where, env, CHECK_TIMEOUT_S, box=starts)
         finally:
             if held is not None:
                 held.release()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     a.check = {**ran.to_dict(), "summary": "passed" if ran.ok else ran.failure(),
-               "sandboxed": bool(prefix), "notes": notes}
+               "sandboxed": starts is not None, "notes": notes}
 
 
 def compare(sid: str, *, check: str | Check | None = None) -> AttemptsResult:

@@ -19,13 +19,19 @@ never outlives the process that started it.
 
 `probe` and its kept answer live in `zapcli.sandbox.probe` (named here too);
 `_run_probe` here is what asks the kernel.
+
+`Starts`: the command lines of one sandbox's starts. The sockets it covers
+are those listening a moment before bwrap mounts over them; one closed in
+that moment (its server exited, its folder removed) is a path bwrap cannot
+mount over on the read-only root, and the sandbox never starts. Such a
+start is made again, with a fresh look, while that is why it failed.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from zapcli.sandbox import caches, sockets
 from zapcli.sandbox.policy import Policy
@@ -42,6 +48,9 @@ from zapcli.sandbox.probe import unavailable as unavailable
 from zapcli.sandbox.sockets import Plan
 
 PROBE_TIMEOUT_S = 10.0
+STARTS = 12  # of one sandbox, while each failed on a socket that went away meanwhile
+SET_UP_S = 10.0  # a start not set up by then is waited for as a running one
+MASK = ("--ro-bind", "/dev/null")  # then the path of a socket it covers
 
 
 
@@ -97,13 +106,61 @@ def argv(policy: Policy, bwrap: str, *, root: bool | None = None, keep: Iterable
                 "bind": ["--bind", source, path],
                 "scratch": [*_size(policy), "--tmpfs", path],
                 "ro": ["--ro-bind", path, path], "cover": ["--ro-bind", source, path],
-                "mask": ["--ro-bind", "/dev/null", path]}[how]
+                "mask": [*MASK, path]}[how]
     for path in (*policy.hidden, *hiding.hide):
         out += ["--remount-ro", os.path.realpath(path)]
     out += ["--setenv", "ZAPCLI_SANDBOXED", "1"]  # a zapcli inside says why it cannot write
     for name, value in environment(policy, {}).items():
         out += ["--setenv", name, value]
     return [*out, "--"]
+
+
+def covered(line: Sequence[str]) -> list[str]:
+    """The sockets a bwrap command line covers."""
+    end = line.index("--") if "--" in line else len(line)
+    return [line[i + 2] for i in range(end - 2) if (line[i], line[i + 1]) == MASK]
+
+
+class Starts:
+    """One sandbox's starts: each command line is `make()`'s (a fresh look at
+    this host's sockets); `again(said)`, after a start whose set-up failed
+    (nothing inside ran) and bwrap `said` why: whether to start it once
+    more — when the path it could not mount over is a socket that start was
+    to cover (gone since the look), up to `STARTS` in all."""
+
+    def __init__(self, make: Callable[[], Sequence[str]]):
+        self.make = make
+        self.made = 0
+        self.line: list[str] = []
+
+    def __call__(self) -> list[str]:
+        self.made += 1
+        self.line = list(self.make())
+        return self.line
+
+    @staticmethod
+    def up(fd: int) -> bool:
+        """Whether the first command inside said the sandbox is set up (a
+        byte on the pipe `fd` reads, closed then), or said nothing in
+        SET_UP_S (a start no longer waited for); False: bwrap ended first,
+        its set-up failed and nothing inside ran."""
+        import select
+
+        try:
+            if not select.select([fd], [], [], SET_UP_S)[0]:
+                return True
+            return os.read(fd, 1) != b""
+        finally:
+            os.close(fd)
+
+    def again(self, said: str) -> bool:
+        return self.made < STARTS and on_a_gone_socket(self.line, said)
+
+
+def on_a_gone_socket(line: Sequence[str], said: str) -> bool:
+    """Whether bwrap's set-up failure `said` names a socket its command line
+    covers: one gone since the look (bwrap could not mount over its path)."""
+    return any(f" {path}: " in said for path in covered(line))
 
 
 def environment(policy: Policy, given: Mapping[str, str]) -> dict[str, str]:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from zapcli.sandbox import placeholders
+from zapcli.sandbox.bwrap import STARTS, on_a_gone_socket
 from zapcli.sandbox.bwrap import argv as bwrap_argv
 from zapcli.sandbox.bwrap import environment as sandbox_environment
 from zapcli.sandbox.policy import Policy
@@ -124,6 +125,7 @@ class Sandbox:
         self._next = 0
         self._closed = False
         self.starts = 0
+        self._line: list[str] = []  # the last start's bwrap command line
 
     def argv(self, fd: int) -> list[str]:
         """bwrap's command line with the helper as the sandbox's pid 1: no
@@ -131,7 +133,7 @@ class Sandbox:
         everything in its namespace (so a dead helper never leaves a command
         running unwatched)."""
         policy = self._held.policy if self._held is not None else self.policy
-        cmd = bwrap_argv(policy, self.bwrap, keep=_interpreter(self.python))
+        cmd = self._line = bwrap_argv(policy, self.bwrap, keep=_interpreter(self.python))
         return [cmd[0], "--as-pid-1", *cmd[1:], self.python, "-I", "-S", INNER, str(fd)]
 
     def _start(self) -> _Generation:
@@ -142,10 +144,17 @@ class Sandbox:
             if gen is not None and not gen.dead and gen.proc.poll() is None:
                 return gen
             self._stop(gen)
-            try:  # a socket that went away between the look and the mount: look again
-                return self._launch()
-            except _SetupFailed:
-                return self._launch(last=True)
+            made = 0
+            while True:
+                made += 1
+                try:
+                    return self._launch()
+                except _SetupFailed as exc:
+                    # a socket that went away between the look and the mount: look again
+                    if made < STARTS and on_a_gone_socket(self._line, str(exc)):
+                        continue
+                    raise SandboxError(f"the sandbox could not be set up ({exc}); nothing was "
+                                       "run. zapcli doctor checks the sandbox") from None
 
     def _stop(self, gen: _Generation | None) -> None:
         """Forget a sandbox that ended (or whose helper died): its commands
@@ -175,7 +184,7 @@ class Sandbox:
         if held is not None:
             held.release()
 
-    def _launch(self, last: bool = False) -> _Generation:
+    def _launch(self) -> _Generation:
         self._hold()
         host, inner = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
@@ -200,10 +209,7 @@ class Sandbox:
         said = self._why_gone(gen)
         self._stop(gen)
         self._gen = None
-        if not last:
-            raise _SetupFailed(said)
-        raise SandboxError(f"the sandbox could not be set up ({said}); nothing was run. "
-                           "zapcli doctor checks the sandbox")
+        raise _SetupFailed(said)
 
     def _reset(self) -> None:
         """Forget a sandbox that ended: its commands count as killed."""

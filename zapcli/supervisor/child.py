@@ -67,16 +67,19 @@ class Child:
 
 
 def start(argv: Sequence[str], *, stdin: int, stdout: int, stderr: int,
-          env: Mapping[str, str]) -> Child:
+          env: Mapping[str, str], fd3: int | None = None) -> Child:
     """Start `argv` (its program an absolute path) in our working directory
-    with `stdin`, `stdout` and `stderr` as its descriptors 0, 1 and 2. The
-    caller closes its copies of those ends. Raises OSError when it cannot."""
+    with `stdin`, `stdout` and `stderr` as its descriptors 0, 1 and 2 (and
+    `fd3`, if given, as its 3). The caller closes its copies of those ends.
+    Raises OSError when it cannot."""
     import signal
 
     actions: list[tuple[int, ...]] = [(os.POSIX_SPAWN_DUP2, stdin, 0),
                                       (os.POSIX_SPAWN_DUP2, stdout, 1),
                                       (os.POSIX_SPAWN_DUP2, stderr, 2)]
     actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in inherited_fds(set())]
+    if fd3 is not None:
+        actions.append((os.POSIX_SPAWN_DUP2, fd3, 3))
     # a bare program name is looked up on PATH (the sandbox's `bwrap` is a full path)
     how = os.posix_spawn if "/" in argv[0] else os.posix_spawnp
     pid = how(argv[0], list(argv), dict(env), file_actions=actions,

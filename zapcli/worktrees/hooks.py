@@ -1,10 +1,11 @@
 """A shell command run in a tree, its output kept (the tail, bounded):
 `worktree.setup` and `worktree.teardown` (the user's config.yaml only), and
-the `attempts` check (in the sandbox its caller's prefix builds, with the
+the `attempts` check (in the sandbox its caller's starts build, with the
 environment its caller gives: `zapcli.ops.attempts`).
 
 Imports only the standard library. The command runs in a session of its
-own, stdin `/dev/null`, stdout and stderr into one temporary file (any
+own, stdin `/dev/null` (in a sandbox, first its shell's word that bwrap set
+it up: a start whose set-up failed on a socket gone meanwhile is made again), stdout and stderr into one temporary file (any
 amount of output, never a full pipe); at its time limit, or when `stop()`
 says so, its whole group is killed.
 """
@@ -16,10 +17,24 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 
 from zapcli.plain import plain
 
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class Starts(Protocol):
+        """A sandbox's starts (`zapcli.sandbox.bwrap.Starts`; this room does
+        not import the sandbox's)."""
+
+        def __call__(self) -> list[str]: ...
+        def up(self, fd: int) -> bool: ...
+        def again(self, said: str) -> bool: ...
+
+# In a sandbox: first a byte on stdin (bwrap has set it up), then the command, stdin /dev/null.
+SET_UP = 'printf . >&0; exec /bin/sh -c "$1" </dev/null'
 OUTPUT_KEPT = 8 * 1024  # bytes of its output kept (the end)
 TEARDOWN_TIMEOUT_S = 120.0
 
@@ -51,14 +66,37 @@ class HookRun:
 
 
 def run(command: str, cwd: str, env: Mapping[str, str], timeout_s: float,
-        stop: Callable[[], bool] = lambda: False, prefix: Sequence[str] = ()) -> HookRun:
+        stop: Callable[[], bool] = lambda: False, box: Starts | None = None) -> HookRun:
     """Run `command` with `/bin/sh -c` in `cwd` to its end, its time limit or
-    `stop()`; after `prefix` (a sandbox's command line, ending in `--`) if given."""
+    `stop()`; in a sandbox if `box` (its starts, `zapcli.sandbox.bwrap.Starts`:
+    the command goes after each one's command line)."""
     started = time.monotonic()
     with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen([*prefix, "/bin/sh", "-c", command], cwd=cwd, env=dict(env), stdout=out,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, close_fds=True)
+        while True:
+            up_r, up_w = os.pipe() if box is not None else (-1, -1)  # it says it is set up
+            line = box() if box is not None else []
+            shell = [*line, "/bin/sh", "-c", SET_UP, "sh", command] if box else ["/bin/sh", "-c", command]
+            try:
+                proc = subprocess.Popen(shell, cwd=cwd, env=dict(env), stdout=out,
+                                        stderr=subprocess.STDOUT,
+                                        stdin=up_w if box else subprocess.DEVNULL,
+                                        start_new_session=True, close_fds=True)
+            except BaseException:
+                if box is not None:
+                    os.close(up_r)
+                raise
+            finally:
+                if box is not None:
+                    os.close(up_w)
+            if box is None or box.up(up_r):
+                break
+            proc.wait()
+            out.seek(0)
+            said = out.read().decode("utf-8", "replace")  # bwrap's own words: nothing ran
+            if not box.again(said):
+                break
+            out.seek(0)
+            out.truncate()
         why = ""
         while proc.poll() is None:
             if time.monotonic() - started > timeout_s or stop():
