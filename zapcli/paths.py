@@ -247,10 +247,37 @@ def own_exec_path(value: str | None) -> str | None:
     return kept if value is None or kept else os.defpath
 
 
+def own_library_path(value: str | None) -> str | None:
+    """LD_LIBRARY_PATH (and GCONV_PATH, LD_AUDIT) for the programs zapcli
+    starts itself: only its absolute entries. The dynamic loader reads an
+    empty entry (what `export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/x` makes of
+    an unset one) or a relative one as the folder the program starts in — a
+    subagent's tree for the git of `diff` and `merge`, the subagent's folder
+    for bwrap — where a `libz.so.1` a sandboxed agent wrote would be loaded
+    by them, unsandboxed, with the user's keys."""
+    return own_module_path(value)
+
+
+def own_preload(value: str | None) -> str | None:
+    """LD_PRELOAD for the programs zapcli starts itself: an entry with a
+    slash only if absolute (a relative one is read from the folder the
+    program starts in); a bare name is looked up as any library."""
+    if value is None:
+        return None
+    entries = value.replace(" ", ":").split(":")
+    return ":".join(e for e in entries if e and ("/" not in e or os.path.isabs(e)))
+
+
 USER_PYTHONPATH = "ZAPCLI_USER_PYTHONPATH"  # the caller's PYTHONPATH, while zapcli's own runs without
 USER_VARS = {"PYTHONPATH": USER_PYTHONPATH, "PATH": "ZAPCLI_USER_PATH",
              "PYTHONPYCACHEPREFIX": "ZAPCLI_USER_PYTHONPYCACHEPREFIX",
-             "PYTHONUSERBASE": "ZAPCLI_USER_PYTHONUSERBASE"}
+             "PYTHONUSERBASE": "ZAPCLI_USER_PYTHONUSERBASE",
+             "LD_LIBRARY_PATH": "ZAPCLI_USER_LD_LIBRARY_PATH",
+             "LD_PRELOAD": "ZAPCLI_USER_LD_PRELOAD", "LD_AUDIT": "ZAPCLI_USER_LD_AUDIT",
+             "GCONV_PATH": "ZAPCLI_USER_GCONV_PATH"}
+# what every zapcli process cuts in its own environment at once, for the
+# programs it looks up and starts itself wherever it runs them (git in a tree)
+LOOKUPS = ("PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "GCONV_PATH")
 
 
 def own_module_path(value: str | None) -> str | None:
@@ -268,24 +295,30 @@ def own_module_path(value: str | None) -> str | None:
 
 
 _CUT = {"PYTHONPATH": own_module_path, "PATH": own_exec_path,
-        "PYTHONPYCACHEPREFIX": _relative_dropped, "PYTHONUSERBASE": _relative_dropped}
+        "PYTHONPYCACHEPREFIX": _relative_dropped, "PYTHONUSERBASE": _relative_dropped,
+        "LD_LIBRARY_PATH": own_library_path, "LD_PRELOAD": own_preload,
+        "LD_AUDIT": own_library_path, "GCONV_PATH": own_library_path}
 
 
 def work_env(env: dict[str, str]) -> dict[str, str]:
     """`env` (changed in place) for the work a runner starts: the caller's
-    own PATH, PYTHONPYCACHEPREFIX and PYTHONUSERBASE back, as it set them
-    (`own_process_env` kept them aside for zapcli's own lookups)."""
+    own PATH, PYTHONPYCACHEPREFIX, PYTHONUSERBASE and the loader's variables
+    back, as it set them (`own_process_env` kept them aside for zapcli's own
+    lookups)."""
     for name, user in USER_VARS.items():
         if name != "PYTHONPATH" and user in env:
             env[name] = env.pop(user)
     return env
 
 
-def own_lookups() -> None:
-    """In every zapcli process: PATH cut to `own_exec_path` for the programs
-    it looks up itself, wherever it runs them (`zapcli diff` runs git in a
-    subagent's tree), the caller's kept for the work (`work_env`)."""
-    _keep_aside(os.environ, "PATH")
+def own_lookups(env: MutableMapping[str, str] | None = None) -> None:
+    """In every zapcli process: PATH cut to `own_exec_path`, and the
+    loader's variables to their absolute entries, for the programs it looks
+    up and starts itself, wherever it runs them (`zapcli diff` runs git in a
+    subagent's tree), the caller's kept for the work (`work_env`). `env`:
+    another environment than this process's, changed in place."""
+    for name in LOOKUPS:
+        _keep_aside(os.environ if env is None else env, name)
 
 
 def restore_module_path() -> None:

@@ -83,15 +83,21 @@ def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono:
     spawner's own command's).
     """
     os.chdir(cwd)  # where its command runs (the runner's own place; a tree's, when it has one)
-    work = tracecontext.for_work(work_env(dict(os.environ if env is None else env)), "sh")
+    given = dict(os.environ if env is None else env)
+    work = tracecontext.for_work(work_env(dict(given)), "sh")
+    # bwrap is zapcli's own program, started here: the caller's PATH and loader
+    # variables, handed back to the work, are set inside it, not on bwrap
+    own = tracecontext.for_work(given, "sh") if box is not None else work
+    inside = [*(a for k, v in work.items() if own.get(k) != v for a in ("--setenv", k, v)),
+              *(a for k in own if k not in work for a in ("--unsetenv", k))]
     while True:
         fds = [*os.pipe(), *os.pipe(), *os.pipe()]  # task, stdout, stderr: (read, write) each
         task_r, task_w, out_r, out_w, err_r, err_w = fds
         up_r, up_w = os.pipe() if box is not None else (-1, -1)  # the sandbox says it is set up
         try:
-            line = box() if box is not None else []
+            line = [*box()[:-1], *inside, "--"] if box is not None else []
             proc = child.start([*line, "/bin/sh", "-c", (SET_UP if box else "") + BOOTSTRAP],
-                               stdin=task_r, stdout=out_w, stderr=err_w, env=work,
+                               stdin=task_r, stdout=out_w, stderr=err_w, env=own,
                                fd3=up_w if box else None)
         except BaseException:
             for fd in (*fds, up_r, up_w):

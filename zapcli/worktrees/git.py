@@ -28,7 +28,7 @@ import subprocess
 from pathlib import Path
 
 from zapcli.errors import UsageError, param
-from zapcli.paths import own_exec_path
+from zapcli.paths import own_lookups
 from zapcli.plain import asdict, frozen
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -119,7 +119,7 @@ def _drivers(where: Place | Path, base: dict[str, str]) -> tuple[tuple[str, str]
 
 def _base_env(where: Place | Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in DROPPED}
-    env["PATH"] = own_exec_path(env.get("PATH")) or os.defpath  # git is never found in the tree it runs in
+    own_lookups(env)  # git is never found, nor its libraries, in the tree it runs in
     env.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_EDITOR=":", GIT_SEQUENCE_EDITOR=":",
                GIT_OPTIONAL_LOCKS="0")  # `status` must not take index.lock behind anyone's back
     if isinstance(where, Place):
