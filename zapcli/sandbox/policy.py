@@ -159,6 +159,19 @@ def _guard(root: str, names: tuple[str, ...], roots: list[str]
     return readonly, missing, notes
 
 
+def _code_in(code: Iterable[str], roots: list[str]) -> list[tuple[str, str]]:
+    """(folder, the writable root it lies in) for each of `code` in one."""
+    out = []
+    for raw in dict.fromkeys(code):
+        if not raw or not os.path.isabs(raw):
+            continue
+        place = os.path.realpath(raw)
+        root = next((r for r in roots if _under(place, r)), None)
+        if root is not None and (place, root) not in out:
+            out.append((place, root))
+    return out
+
+
 @dataclass(frozen=True)
 class GitAccess:
     """What a commit on its own branch writes of the git of the tree at `root`
@@ -185,14 +198,18 @@ def linked_git(root: str, access: Iterable[GitAccess]) -> GitAccess | None:
 def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
             network: bool = False, writable: Iterable[str] | None = None, scratch: str,
             hidden: Iterable[str] = (), control: Iterable[str] | None = None,
-            git: Iterable[GitAccess] = ()) -> tuple[Policy, list[str]]:
+            git: Iterable[GitAccess] = (), code: Iterable[str] = ()) -> tuple[Policy, list[str]]:
     """(the policy, one note per declared path that was left out and why).
 
     `writable` None (not declared) means the workspace and `writable_roots`;
     relative paths are taken from the workspace. `control`: the one list of
     control files (`zapcli.backends.registry.control_files`; None: the
     names no backend owns). `git`: what a `--worktree` tree's commits need,
-    for the root it names. Raises ValueError for an unknown mode."""
+    for the root it names. `code`: folders zapcli's own processes, or the
+    programs they run, take code from (`zapcli.host.sandbox.own_code`): one
+    in a writable root stays read-only (a missing one is held by a
+    placeholder), as the control files are (not in `full` mode). Raises
+    ValueError for an unknown mode."""
     roots = tuple(writable_roots)
     names = control_names() if control is None else tuple(control)
     ceiling, protect = write_ceiling(mode, workspace, roots)
@@ -236,6 +253,16 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
         readonly += [p for p in held if p not in readonly]
         missing += [p for p in absent if p not in missing]
         notes += said
+    for place, root in _code_in(code, declared) if protect else ():
+        held, absent, said = ([root], [], []) if place == root else _guard(
+            root, (os.path.relpath(place, root),), declared)
+        readonly += [p for p in held if p not in readonly]
+        missing += [p for p in absent if p not in missing]
+        notes += [*said, f"{place} is where zapcli, or a program you run, takes code from "
+                  "(its Python environment, module path, PATH or LD_LIBRARY_PATH): it stays "
+                  "read-only, so nothing run here can plant what runs next outside the sandbox; "
+                  "install zapcli in an environment of its own (pipx) and keep the workspace "
+                  "off those paths to let commands write there"]
     return Policy(network=network, writable=tuple(out),
                   readonly=tuple(readonly + [p for p in links if p not in readonly]),
                   hidden=tuple(dict.fromkeys(shut)), scratch=scratch,
