@@ -122,3 +122,17 @@ def test_worktree_list_calls_a_fast_forwarded_tree_merged_as_a_squashed_one(zap)
         said = zap("poll", sid).out
         assert "nothing left to merge" in said and f"zapcli merge {sid}" not in said, said
     assert "Worktree state: merged" in zap("poll", squash).out  # not "1 unpushed commit"
+
+
+def test_help_is_a_command_and_completion_takes_the_shell_first(zap):
+    """`zapcli help` and `zapcli completion bash`, as git and gh take them,
+    failed with "No such command" for a new user."""
+    whole = zap("help")
+    assert whole.returncode == 0 and whole.out == zap("--help").out
+    one = zap("help", "worktree", "list")
+    assert one.returncode == 0 and "zapcli worktree list" in one.out, one.err
+    wrong = zap("help", "bogus")
+    assert wrong.returncode == 2 and "No such command 'bogus'" in wrong.err and not wrong.out
+    for shell in ("bash", "zsh", "fish"):
+        got = zap("completion", shell)
+        assert got.returncode == 0 and got.out == zap("completion", "show", shell).out, got.err

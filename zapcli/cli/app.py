@@ -377,6 +377,17 @@ def man(
     _run("man", locals())
 
 
+@app.command("help")
+def help_(
+    command: Optional[list[str]] = typer.Argument(None, help="The command, and its sub-command, to show help for.", metavar="COMMAND"),
+) -> None:
+    """Show the help of zapcli or of one of its commands (as `--help` does).
+
+    Example: zapcli help worktree list
+    """
+    _run("help", locals())
+
+
 # `trust` and `untrust`, and the command groups (worktree, agents, mcp, trace, completion),
 # live beside this module.
 import zapcli.cli.tree_commands  # noqa: E402, F401

@@ -163,6 +163,19 @@ def completion_show(
     raise typer.Exit(completion.show(shell=shell))
 
 
+def _show_for(shell: str) -> None:
+    def show() -> None:
+        from zapcli.cli.commands import completion
+
+        raise typer.Exit(completion.show(shell=shell))
+    show.__doc__ = f"Print the {shell} completion script (as `zapcli completion show {shell}`)."
+    completion_app.command(shell)(show)
+
+
+for _shell in ("bash", "zsh", "fish"):  # `zapcli completion bash`, as gh and kubectl take it
+    _show_for(_shell)
+
+
 @completion_app.command("install")
 def completion_install(
     shell: Optional[str] = typer.Argument(None, help="bash, zsh or fish (default: the one $SHELL names).", metavar="SHELL"),

@@ -3,7 +3,7 @@ _zapcli() {
     local cur cmd opts arg first=2 i n=0
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=( $(compgen -W "spawn poll wait list top kill rm clean output replay run continue gc session send approve deny usage doctor call tool-schema export timeline man diff merge attempts pick trust untrust worktree agents mcp trace completion board --help -h --version" -- "$cur") )
+        COMPREPLY=( $(compgen -W "spawn poll wait list top kill rm clean output replay run continue gc session send approve deny usage doctor call tool-schema export timeline man help diff merge attempts pick trust untrust worktree agents mcp trace completion board --help -h --version" -- "$cur") )
         return
     fi
     cmd="${COMP_WORDS[1]}"
@@ -32,6 +32,7 @@ _zapcli() {
         export) opts="--format --help --json --output -o"; arg=ids ;;
         timeline) opts="--format --help --html --json --output --session -o"; arg=ids ;;
         man) opts="--help --install --json --path"; arg=none ;;
+        help) opts="--help"; arg=none ;;
         diff) opts="--help --json --name-only --stat"; arg=ids ;;
         merge) opts="--allow-control-files --help --json --rebase --squash"; arg=ids ;;
         attempts) opts="--check --help --json"; arg=ids ;;
@@ -66,10 +67,13 @@ _zapcli() {
            case "${COMP_WORDS[2]}" in
                export) opts="--help --json --session"; arg=ids ;;
            esac ;;
-        completion) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "show install" -- "$cur") ); return; fi
+        completion) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "show bash zsh fish install" -- "$cur") ); return; fi
            first=3
            case "${COMP_WORDS[2]}" in
                show) opts="--help"; arg=none ;;
+               bash) opts="--help"; arg=none ;;
+               zsh) opts="--help"; arg=none ;;
+               fish) opts="--help"; arg=none ;;
                install) opts="--help --json --no-rc"; arg=none ;;
            esac ;;
         board) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "add list claim done release show" -- "$cur") ); return; fi
