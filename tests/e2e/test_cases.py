@@ -600,17 +600,17 @@ def test_c15_ids_are_not_paths(zap, tmp_path):
         bad = BAD_IDS + [str(outside), link]
 
         res = zap("poll", "--no-wait", valid, *bad)
-        assert res.returncode == 1 and "does not exist" not in res.err, res.err  # once, in place
+        assert res.returncode == 1 and "does not exist" not in res.out, res.out  # once, on stderr
         assert f"{valid}: completed" in res.out and "valid-output" in res.out
-        assert res.out.count("does not exist") == len(bad)
+        assert res.err.count("does not exist") == len(bad)
         doc = zap.json("poll", "--no-wait", valid, *bad)["subagents"]
         assert doc[0]["status"] == "completed"
         assert all("does not exist" in d["error"]["message"] for d in doc[1:])
 
         res = zap("kill", *bad, valid)
-        assert res.returncode == 1 and "does not exist" not in res.err, res.err
+        assert res.returncode == 1 and "does not exist" not in res.out, res.out
         assert "already completed" in res.out
-        assert res.out.count("does not exist") == len(bad)
+        assert res.err.count("does not exist") == len(bad)
 
         for cmd in ("replay", "output"):
             for ident in bad:

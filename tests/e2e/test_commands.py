@@ -294,9 +294,9 @@ def test_poll_bad_ids_answer_for_themselves(zap):
     unknown, malformed = "sa_20260101_0badc0de", "not-an-id"
     res = zap("poll", unknown, sid, malformed)
     assert res.returncode == 1  # any unknown id fails the command; the others still answer
-    assert "does not exist" not in res.err and "Traceback" not in res.err  # said once (#12.18)
-    assert f"{unknown} does not exist" in res.out
-    assert f"{malformed} does not exist" in res.out
+    assert "does not exist" not in res.out and "Traceback" not in res.err  # said once (#12.18)
+    assert f"zapcli: error: {unknown} does not exist" in res.err  # on stderr, as every command
+    assert f"zapcli: error: {malformed} does not exist" in res.err
     assert f"{sid}: completed" in res.out and "fine" in res.out
     doc = zap.json("poll", unknown, sid, malformed)["subagents"]
     assert [d["id"] for d in doc] == [unknown, sid, malformed]
@@ -863,8 +863,8 @@ def test_user_mistakes(zap):
     assert "more than 1,048,576 bytes" in _one_error_line(res, 2)
     res = zap("spawn", "--cli", "sh", "-", input=b"echo \xff\xfe")
     assert "UTF-8" in _one_error_line(res, 2)
-    res = zap("poll", "nope")  # poll answers per id, on stdout
-    assert res.returncode == 1 and "nope does not exist" in res.out and "Traceback" not in res.err
+    res = zap("poll", "nope")  # poll answers per id; an unknown one on stderr, as every command
+    assert res.returncode == 1 and "nope does not exist" in _one_error_line(res, 1)
     _nothing_created(zap)
 
 
@@ -959,7 +959,7 @@ def test_odd_ids_and_homes_are_named_plainly(zap, tmp_path):
     sid = zap.spawn_sh("echo x")
     assert zap.wait_status(sid) == "completed"
     res = zap("poll", "--no-wait", f" {sid}")
-    assert res.returncode == 1 and f"' {sid}' (spaces around the id) does not exist" in res.out
+    assert res.returncode == 1 and f"' {sid}' (spaces around the id) does not exist" in res.err
     zap.trail(sid).write_bytes(b"")
     res = zap("replay", sid)
     assert "its trail is empty" in _one_error_line(res, 1)

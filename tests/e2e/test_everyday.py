@@ -21,7 +21,7 @@ def test_the_8_hex_tail_works_wherever_an_id_does(zap):
     dep = zap("spawn", "--cli", "sh", "--after", tail, "--", "true")
     assert dep.returncode == 0, dep.err
     res = zap("poll", "--no-wait", "0badc0de")
-    assert res.returncode == 1 and "0badc0de does not exist" in res.out
+    assert res.returncode == 1 and "0badc0de does not exist" in res.err and not res.out
 
 
 @pytest.mark.timeout(60)
@@ -29,7 +29,7 @@ def test_errors_said_once_and_shaped_alike_numbers_without_noise(zap):
     sid = zap.spawn_sh("seq 1 3000")
     assert zap("wait", sid).returncode == 0
     res = zap("poll", "sa_20260101_0badc0de", sid)
-    assert res.out.count("does not exist") == 1 and "does not exist" not in res.err
+    assert res.err.count("does not exist") == 1 and "does not exist" not in res.out
     assert f"zapcli output {sid} shows everything" in res.out  # the real id in the fold note
     doc = zap.json("poll", "sa_20260101_0badc0de", sid)["subagents"]
     assert doc[0]["error"] == {"code": "not_found", "message": "sa_20260101_0badc0de does not exist"}

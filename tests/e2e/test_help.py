@@ -31,3 +31,13 @@ def test_spawn_hints_point_the_right_way(zap):
     assert "put options (like --json) before --" in err
     err = zap("spawn", "--cli", "sh", "ls", "-la").err
     assert "No such option: -l" in err and "end the options with --" in err
+
+
+def test_an_unknown_option_is_offered_only_options_that_look_like_it(zap):
+    """User trials: `list --bogus` was offered `--long` — every option starts
+    with `--`, and click's guess counted the dashes. Judged on the names:"""
+    err = zap("list", "--bogus").err
+    assert err == "zapcli: error: No such option: --bogus (see zapcli list --help)\n", err
+    assert "(Possible options: --all)" in zap("list", "--al").err  # not --help, --long
+    assert "(Possible options: --status)" in zap("list", "--stat").err  # not --watch
+    assert "(Possible options: --json)" in zap("list", "--jsn").err

@@ -49,6 +49,8 @@ def test_call_spawns_attempts_with_an_inline_schema_and_merges_only_when_allowed
     picked = _call(zap, {"action": "pick", "id": second}, ZAPCLI_APPROVAL="full")
     assert picked.returncode == 0, picked.stdout
     assert (repo / "who.txt").read_text() == f"{second}\n" and f"removed the tree of {first}" in picked.stdout
+    again = _call(zap, {"action": "pick", "id": second}, ZAPCLI_APPROVAL="full")  # up to date
+    assert again.returncode == 0 and "nothing to merge, main already has all of it" in again.stdout
     bad = _call(zap, {"action": "spawn", "cli": "sh", "task": "true", "output_schema": "{not json"})
     assert bad.returncode == 2 and "the inline schema is not JSON" in bad.stdout
 

@@ -143,5 +143,8 @@ def test_usage_shows_a_spawned_subagents_own_budget_beside_it(zap, model):
     doc = zap.json("usage")["sessions"][0]
     row = next(s for s in doc["subagents"] if s["id"] == sid)
     assert (row["budget"], row["max_cost"]) == (50000, None), row
-    said = [x for x in zap("usage").out.splitlines() if f"{sid}:" in x]
-    assert said and "budget: 3000 of 50000 tokens (6%) with its subagents" in said[0], said
+    text = zap("usage").out  # figures with thousands separators, as run's and poll's
+    said = [x for x in text.splitlines() if f"{sid}:" in x]
+    assert said and ("2,700 in, 300 out in 2 model calls; budget: 3,000 of 50,000 tokens (6%) "
+                     "with its subagents") in said[0], said
+    assert ": 2,700 in, 300 out in 2 model calls" in text.splitlines()[0], text

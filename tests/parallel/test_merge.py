@@ -173,3 +173,24 @@ def test_work_left_in_the_tree_after_the_run_is_merged_and_a_clean_tree_makes_no
         assert (repo / "README").read_text() == f"edited after the run ({moved})\n"
         assert (repo / f"late{moved}.txt").read_text() == "late\n"
         assert git(repo, "status", "--porcelain") == "" and git(tree, "status", "--porcelain") == ""
+
+
+def test_a_merge_of_work_already_on_the_branch_is_up_to_date_and_exits_0(zap, repo):
+    """As `git merge` says "Already up to date." and exits 0, a re-run merge
+    (a script that merges again, or work merged by hand) is not a failure:
+    exit 0, a line saying so, nothing changed; `--json` says `merged: false`,
+    `outcome: up_to_date`."""
+    sid = _done(zap, f"echo a > a.txt && git add a.txt && {COMMIT} a")
+    assert zap("merge", sid).returncode == 0
+    head = git(repo, "rev-parse", "HEAD")
+    again = zap("merge", sid)
+    assert again.returncode == 0, (again.returncode, again.err)
+    assert f"{sid}: nothing to merge, main already has all of it" in again.out, again.out
+    assert again.err == ""
+    doc = zap.json("merge", "--squash", sid)
+    assert doc["merged"] is False and doc["outcome"] == "up_to_date", doc
+    assert doc["commit"] == doc["previous"] == head and doc["files"] == []
+    assert git(repo, "rev-parse", "HEAD") == head and git(repo, "status", "--porcelain") == ""
+    merged = [r for r in map(__import__("json").loads, zap.trail(sid).read_text().splitlines())
+              if r["type"] == "merged"]
+    assert len(merged) == 1  # an up-to-date merge records nothing

@@ -236,11 +236,26 @@ def _did_you_mean(message: str, ctx: object) -> str:
     return f"; did you mean {hint}?" if hint else ""
 
 
+def _closer_options(exc: Exception) -> None:
+    """Keep of an unknown option's suggestions (click's `possibilities`) only
+    those whose names look like it: click compares them dashes and all, and
+    every long option starts with `--` (`list --bogus` was offered --long)."""
+    import difflib
+
+    offered, typed = getattr(exc, "possibilities", None), getattr(exc, "option_name", None)
+    if not offered or not isinstance(typed, str):
+        return
+    name = typed.split("=", 1)[0].lstrip("-").lower()
+    exc.possibilities = [p for p in offered  # type: ignore[attr-defined]
+                         if difflib.get_close_matches(name, [p.lstrip("-").lower()], 1, 0.6)]
+
+
 def _usage_error(exc: Exception, args: list[str]) -> Exception:
     """The parser's complaint as a UsageError (exit 2): one line with where to
     look, and with `--json` a document too, like every other error."""
     from zapcli.errors import UsageError
 
+    _closer_options(exc)
     message = _message(exc)
     ctx = getattr(exc, "ctx", None)
     path = getattr(ctx, "command_path", None) or "zapcli"

@@ -363,6 +363,6 @@ def _finish(result: Any, run_id: str, sink: _TerminalSink, sub: Any, tree: Any, 
     if Status.parse(result.status) != Status.COMPLETED:
         raise ZapcliError(f"run {run_id} ended {result.status}: {reason}")
     if is_tty(sys.stderr):
-        sys.stderr.write(f"[run {run_id}: {sink.tokens[0]} in / {sink.tokens[1]} out tokens; "
+        sys.stderr.write(f"[run {run_id}: {sink.tokens[0]:,} in / {sink.tokens[1]:,} out tokens; "
                          f"`ZAPCLI_SESSION={run_id} zapcli usage` for details]\n")
     return 0

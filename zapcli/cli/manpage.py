@@ -43,7 +43,8 @@ TAIL = [
     ".SH EXIT STATUS",
     ".TP", "0", "Done.", ".TP", "1", "The operation failed; stderr says why and what to do. "
     "\\fBpoll\\fR, \\fBkill\\fR and \\fBrm\\fR: also when any id given does not exist (the others are "
-    "still answered; the error stands in its place on stdout, and with \\fB--json\\fR also on stderr). "
+    "still answered on stdout; an unknown id is said on stderr, as by every command, and with "
+    "\\fB--json\\fR also in its place in the document). "
     "\\fBrun\\fR: also when its deadline or budget ended it (the results its model never saw are "
     "listed as undelivered).",
     ".TP", "2", "Usage error (bad option, empty task, out-of-range value).",

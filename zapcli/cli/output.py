@@ -168,15 +168,22 @@ def warn(message: str) -> None:
     sys.stderr.flush()
 
 
-def missing_ids_exit(errors: list[str], json: bool = False) -> int:
-    """The exit code of a command that answered each id on its own: 1 when any
-    id did not exist (the others were still answered); else 0. The text
-    answer already says it in place, once; with --json (whose document holds
-    it) one stderr line each tells a script's log too."""
+def emit_each(json: bool, doc: Any, lines: Any, result: Any, shown: Any,
+              missing: list[str]) -> int:
+    """The answer of a command that answers each id on its own (poll, kill,
+    rm), and its exit code: 1 when any id did not exist, else 0. An id that
+    does not exist is said as every command says one — a `zapcli: error:`
+    line on stderr (`missing`: one message each) — and said once: the human
+    text is `lines(shown)`, the result without those ids (nothing on stdout
+    when no id existed); the --json document (`doc(result)`) keeps each in
+    its place. A tool call's text keeps it in place too (it has no stderr)."""
     if json:
-        for message in errors:
-            error(message)
-    return 1 if errors else 0
+        emit_json(doc(result))
+    elif shown is not None:
+        emit_lines(lines(shown))
+    for message in missing:
+        error(message)
+    return 1 if missing else 0
 
 
 def note(message: str) -> None:

@@ -39,6 +39,8 @@ def merge(
     checkout (the files are named). A change to a control file (a file another
     program reads as configuration that runs commands) is asked about at a
     terminal, and refused elsewhere (--json, scripts) unless --allow-control-files.
+    Work the branch already has (merged before) is no error: as git merge, it
+    says so (up to date) and exits 0.
     """
     _run("merge", locals())
 

@@ -14,7 +14,8 @@ person with the files named. Only then does the uncommitted work become a
 commit on the subagent's branch (so the branch holds everything that was
 merged) and the checkout move forward to the result. A `merged` record in
 the trail says what was merged, so `worktree rm` and `gc` know a squashed
-branch was taken.
+branch was taken. Work the branch already has is no refusal: the result
+says `up_to_date` and nothing moves (`_up_to_date`).
 
 Reading the tree (a `git status` of all its files) takes as long as git's
 own merge in a big repository, so it runs in a thread while the rest is
@@ -66,6 +67,7 @@ class MergeResult:
     control_files: list[str] = field(default_factory=list)  # changed control files, allowed
     recovered: str | None = None  # an earlier merge stopped halfway, and what was done about it
     interrupted: bool = False  # a Ctrl-C/SIGTERM/SIGHUP came while the checkout moved: finished
+    outcome: str = "merged"  # merged | up_to_date (the branch already had all of it: nothing done)
 
 
 Allow = bool | Callable[[list[str]], bool]  # True, or a question put to the person
@@ -102,9 +104,20 @@ def _refuse_control(sid: str, files: list[str], *, asked: bool = False) -> Zapcl
 
 
 def _refused(sid: str, exc: gm.Refused, recovered: str | None = None) -> ZapcliError:
-    said = "" if exc.code == "up_to_date" else "; the checkout is unchanged"
     first = f"{recovered[0].upper()}{recovered[1:]}. " if recovered else ""
-    return ZapcliError(f"{first}{sid} not merged: {exc.message}{said}", code=exc.code)
+    return ZapcliError(f"{first}{sid} not merged: {exc.message}; the checkout is unchanged",
+                       code=exc.code)
+
+
+def _up_to_date(sid: str, how: str, work: treework.Work, co: gm.Checkout,
+                recovered: str | None) -> MergeResult:
+    """The checkout's branch already has all of the work (merged before, by
+    zapcli or by hand): not a failure, as `git merge` says "Already up to
+    date." and exits 0 — a script that merges again goes on. Nothing is
+    changed, nothing recorded."""
+    r = work.receipt
+    return MergeResult(sid, how, r.repo, str(co.branch), co.head, co.head, r.branch,
+                       recovered=recovered, outcome="up_to_date")
 
 
 INTERRUPTS = ("SIGINT", "SIGTERM", "SIGHUP")
@@ -182,8 +195,9 @@ def _on_branch(sid: str, work: treework.Work) -> None:
 
 def merge(sid: str, *, squash: bool = False, rebase: bool = False,
           allow_control: Allow = False) -> MergeResult:
-    """Merge the work of finished subagent `sid`. Raises ZapcliError (nothing
-    changed) when it cannot, or when it changes control files that
+    """Merge the work of finished subagent `sid` (outcome `up_to_date`,
+    nothing changed, when the branch already has it). Raises ZapcliError
+    (nothing changed) when it cannot, or when it changes control files that
     `allow_control` does not allow."""
     if squash and rebase:
         raise UsageError(f"{param('squash')} and {param('rebase')} are two ways; choose one")
@@ -372,6 +386,8 @@ def _move(sid: str, how: str, work: treework.Work, co: gm.Checkout, recovered: s
             _keep(work)
             plan.commit = gm.rebase_in_tree(r.tree(), co.head)
     except gm.Refused as exc:
+        if exc.code == "up_to_date":
+            return _up_to_date(sid, how, work, co, recovered)
         raise _refused(sid, exc, recovered) from None
     except g.GitError as exc:
         raise ZapcliError(f"{sid} not merged: {exc.message}") from None

@@ -3,10 +3,12 @@ its work (`zapcli.ops.merge`), then remove its siblings' trees.
 
 Imports `zapcli.ops.merge`, `zapcli.ops.attempts`, `zapcli.ops.kill`,
 `zapcli.lifecycle`, `zapcli.worktrees`. Nothing happens unless the merge
-does. A sibling still running is stopped first. Nothing of a sibling is
-lost: its uncommitted work becomes a commit on its branch before its tree
-goes, and a branch holding commits is kept (a branch with nothing beyond
-its base goes with its tree); its trail stays.
+does, or finds its work already on the branch (`up_to_date`: a pick run
+again, or an attempt merged by hand, still retires its siblings). A
+sibling still running is stopped first. Nothing of a sibling is lost: its
+uncommitted work becomes a commit on its branch before its tree goes, and
+a branch holding commits is kept (a branch with nothing beyond its base
+goes with its tree); its trail stays.
 """
 
 from __future__ import annotations

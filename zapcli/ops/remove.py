@@ -32,6 +32,7 @@ class RemoveResult:
     removed: list[str] = field(default_factory=list)
     refused: dict[str, str] = field(default_factory=dict)  # id -> why not
     kept: dict[str, str] = field(default_factory=dict)  # clean: id -> why not this time
+    missing: list[str] = field(default_factory=list)  # the refused ids that name no subagent
 
 
 def _remove_one(sid: str, settings: Settings, res: RemoveResult, *, later: bool = False) -> None:
@@ -45,6 +46,7 @@ def _remove_one(sid: str, settings: Settings, res: RemoveResult, *, later: bool 
         return
     except NotFound as exc:
         res.refused[sid] = exc.message
+        res.missing.append(sid)
         return
     if not view.terminal:
         res.refused[sid] = f"{sid} is {view.status}; only finished subagents are removed (zapcli kill {sid} first)"

@@ -161,12 +161,13 @@ def held_reason(v: View) -> str | None:
 
 
 def tokens_text(t: Any) -> str:
-    """`1200 in (300 cache-read, 100 cache-write), 400 out, $0.0123` for anything
-    with the ledger's figures (a view, `ledger.Tokens`)."""
-    cache = [f"{n} {what}" for n, what in ((t.cached_tokens, "cache-read"),
-                                           (getattr(t, "cache_write_tokens", 0), "cache-write")) if n]
-    text = f"{t.input_tokens} in" + (f" ({', '.join(cache)})" if cache else "")
-    text += f", {t.output_tokens} out"
+    """`1,200 in (300 cache-read, 100 cache-write), 400 out, $0.0123` for anything
+    with the ledger's figures (a view, `ledger.Tokens`); thousands separated,
+    as every count of tokens a person reads."""
+    cache = [f"{n:,} {what}" for n, what in ((t.cached_tokens, "cache-read"),
+                                             (getattr(t, "cache_write_tokens", 0), "cache-write")) if n]
+    text = f"{t.input_tokens:,} in" + (f" ({', '.join(cache)})" if cache else "")
+    text += f", {t.output_tokens:,} out"
     if getattr(t, "cost_usd", None) is not None:
         text += f", ${t.cost_usd:.4f}"
     return text

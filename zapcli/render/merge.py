@@ -15,6 +15,8 @@ HOW_WORDS = {"fast-forward": "fast-forwarded", "merge": "merged (a merge commit)
 
 
 def lines(res: Any) -> Lines:
+    if getattr(res, "outcome", "merged") == "up_to_date":
+        return _up_to_date(res)
     n = len(res.files)
     out: Lines = [("green", f"[SubAgent] {res.id} merged into {res.into} of {res.repo}: "
                             f"{HOW_WORDS.get(res.how, res.how)}, {n} file{'s' if n != 1 else ''} "
@@ -45,9 +47,20 @@ def lines(res: Any) -> Lines:
     return out
 
 
+def _up_to_date(res: Any) -> Lines:
+    out: Lines = []
+    if getattr(res, "recovered", None):
+        out.append(("yellow", f"Note: {res.recovered}"))
+    out.append(("green", f"[SubAgent] {res.id}: nothing to merge, {res.into} already has all of "
+                         f"it (up to date)"))
+    out.append(("dim", f"  {res.into} of {res.repo} stays at {res.commit[:12]}"))
+    return out
+
+
 def doc(res: Any) -> dict[str, Any]:
+    outcome = getattr(res, "outcome", "merged")
     return stamp("merge", {
-        "id": res.id, "merged": True, "how": res.how, "repo": res.repo, "into": res.into,
+        "id": res.id, "merged": outcome == "merged", "outcome": outcome, "how": res.how, "repo": res.repo, "into": res.into,
         "commit": res.commit, "previous": res.previous, "branch": res.branch,
         "files": list(res.files), "committed_work": res.committed_work, "stale": res.stale,
         "warning": res.warning, "recovered": getattr(res, "recovered", None),

@@ -15,10 +15,10 @@ def _figures(t: Any) -> str:
 
 
 def _spent_of(b: Any, tokens: int, cost: float) -> list[str]:
-    """What a tree used against each of its limits: "3000 of 50000 tokens (6%)"."""
+    """What a tree used against each of its limits: "3,000 of 50,000 tokens (6%)"."""
     parts = []
     if b.max_tokens:
-        parts.append(f"{tokens} of {b.max_tokens} tokens ({100 * tokens / b.max_tokens:.0f}%)")
+        parts.append(f"{tokens:,} of {b.max_tokens:,} tokens ({100 * tokens / b.max_tokens:.0f}%)")
     if b.max_cost:
         parts.append(f"${cost:.4f} of ${b.max_cost:.4f} ({100 * cost / b.max_cost:.0f}%)")
     return parts
@@ -34,7 +34,7 @@ def _budget_lines(p: Any) -> Lines:
         style = "red" if pct >= 1 else "yellow" if pct >= 0.8 else "dim"
         out.append((style, f"  budget: {', '.join(parts)}, the run and every subagent it started"))
     if b.max_subagents:
-        out.append(("dim", f"  subagents started: {b.started} of {b.max_subagents} (--max-subagents)"))
+        out.append(("dim", f"  subagents started: {b.started:,} of {b.max_subagents:,} (--max-subagents)"))
     return out
 
 

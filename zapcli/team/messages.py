@@ -66,7 +66,10 @@ def _looks_like_id(value: str) -> bool:
 
 
 def _spawn(sid: str) -> SpawnRecord:
-    found = reader.spawn_of(store.path_for(sid))
+    try:
+        found = reader.spawn_of(store.path_for(sid))
+    except (FileNotFoundError, NotADirectoryError):  # as every command says an unknown id
+        raise NotFound(f"{sid} does not exist") from None
     if found is None:
         raise NotFound(f"{sid} does not exist")
     return found

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from zapcli.cli.output import emit, error, missing_ids_exit
+from zapcli.cli.output import emit_each, error
 from zapcli.cli.settings import for_observers
 from zapcli.ops.kill import kill
 from zapcli.render import kill as render
+
+GONE = "does not exist"
 
 
 def execute(ids: list[str] | None = None, grace: float | None = None, all: bool = False,
             json: bool = False) -> int:
     entries = kill(list(ids or []), for_observers(), grace_s=grace, all_=all)
-    emit(json, render.doc, render.lines, entries)
+    found = [e for e in entries if e.outcome != GONE]
+    code = emit_each(json, render.doc, render.lines, entries, found if found or not entries else None,
+                     [e.error or f"{e.id} {GONE}" for e in entries if e.outcome == GONE])
     if all and not entries:
         from zapcli.cli.hints import other_sessions
         from zapcli.lifecycle import session
@@ -19,8 +23,7 @@ def execute(ids: list[str] | None = None, grace: float | None = None, all: bool 
 
         current = session.current()
         other_sessions(current, active_elsewhere(current))
-    for e in entries:  # a failure to stop or record is an error of its own, on stderr
-        if e.failed and e.outcome != "does not exist" and not json:
+    for e in found:  # a failure to stop or record is an error of its own, on stderr
+        if e.failed:
             error(e.error or f"{e.id}: {e.outcome}")
-    return missing_ids_exit([e.error or f"{e.id} does not exist" for e in entries
-                             if e.failed], json)
+    return 1 if any(e.failed for e in entries) else code
