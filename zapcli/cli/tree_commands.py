@@ -46,7 +46,7 @@ def merge(
 @app.command()
 def attempts(
     id: str = typer.Argument(..., help="The id of any one of the attempts.", metavar="ID"),
-    check: Optional[str] = typer.Option(None, "--check", help="A shell command run in each finished attempt's tree (e.g. 'make test'); its result is shown. It runs the tree's code, which an agent wrote, so it runs as a model's shell does: in the sandbox (writes only in that tree, no network) with no API keys in its environment.", metavar="CMD"),
+    check: Optional[str] = typer.Option(None, "--check", help="A shell command run in each finished attempt's tree (e.g. 'make test'); its result is shown. It runs the tree's code, which an agent wrote, so it runs as a model's shell does: in the sandbox (writes only in that tree, no network) with no API keys in its environment. What it writes in the tree is removed once it has run: it judges the attempt, it is not part of it.", metavar="CMD"),
     json: bool = JSON,
 ) -> None:
     """Compare the attempts of spawn --attempts: status, diff stat, tokens, cost, check result.

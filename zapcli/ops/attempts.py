@@ -2,7 +2,9 @@
 in its own tree (varied by `--attempt-cli` / `--attempt-model`);
 `zapcli attempts ID` compares them — status, diff stat, tokens, cost, the
 stale-base note, and the result of `--check CMD` run in each finished tree
-(as a model's shell runs: sandboxed, keyless — `Check`).
+(as a model's shell runs: sandboxed, keyless — `Check`), which leaves
+nothing in the tree: it is an evaluation, not part of the attempt
+(`zapcli.worktrees.untouched`).
 
 Imports `zapcli.ops.spawn`, `zapcli.ops.diff`, `zapcli.lifecycle`,
 `zapcli.worktrees`. The siblings' ids are chosen first and every one is
@@ -157,6 +159,10 @@ def _check(a: Attempt, check: Check) -> None:
     if r is None or not where or not os.path.isdir(where):
         a.check = {"not_run": "its tree is gone"}
         return
+    kept = _hold(r)
+    if isinstance(kept, str):
+        a.check = {"not_run": kept}
+        return
     scratch = store.path_for(a.id, store.TMP)
     try:
         # as the runner points its work at the tree (`zapcli.runner.tree.enter`): the tree is the
@@ -175,8 +181,35 @@ def _check(a: Attempt, check: Check) -> None:
                 held.release()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+        left = _put_back(kept)
     a.check = {**ran.to_dict(), "summary": "passed" if ran.ok else ran.failure(),
-               "sandboxed": bool(prefix), "notes": notes}
+               "sandboxed": bool(prefix), "notes": notes + left}
+
+
+def _hold(r: Any) -> Any:
+    """Before a check: the tree of receipt `r` noted and its work stored, so
+    that nothing the check writes stays (`zapcli.worktrees.untouched`); or
+    why the check cannot run (a str)."""
+    from zapcli.worktrees import git as g
+    from zapcli.worktrees.untouched import hold
+
+    try:
+        return hold(r.tree())
+    except g.GitError as exc:
+        return f"its tree could not be read, to put it back after the check: {exc.message}"
+
+
+def _put_back(kept: Any) -> list[str]:
+    """After a check: the tree as `_hold` found it. Returns notes on what could
+    not be put back."""
+    from zapcli.worktrees import git as g
+    from zapcli.worktrees.untouched import put_back
+
+    try:
+        left = put_back(kept)
+    except (g.GitError, OSError) as exc:
+        left = [str(getattr(exc, "message", exc))]
+    return [f"after the check: {note}" for note in left]
 
 
 def compare(sid: str, *, check: str | Check | None = None) -> AttemptsResult:

@@ -181,7 +181,7 @@ complete -c zapcli -n '__zapcli_is merge' -l rebase -d 'Replay its commits on th
 complete -c zapcli -n '__zapcli_is merge' -l squash -d 'One commit on the checkout\'s branch instead of a merge.'
 complete -c zapcli -n '__zapcli_is merge' -a '(__zapcli_ids)'
 complete -c zapcli -n __zapcli_none -a attempts -d 'Compare the attempts of spawn --attempts: status, diff stat, tokens, cost, check result.'
-complete -c zapcli -n '__zapcli_is attempts' -l check -x -d 'A shell command run in each finished attempt\'s tree (e.g. \'make test\'); its result is shown. It runs the tree\'s code, which an agent wrote, so it runs as a model\'s shell does: in the sandbox (writes only in that tree, no network) with no API keys in its environment.'
+complete -c zapcli -n '__zapcli_is attempts' -l check -x -d 'A shell command run in each finished attempt\'s tree (e.g. \'make test\'); its result is shown. It runs the tree\'s code, which an agent wrote, so it runs as a model\'s shell does: in the sandbox (writes only in that tree, no network) with no API keys in its environment. What it writes in the tree is removed once it has run: it judges the attempt, it is not part of it.'
 complete -c zapcli -n '__zapcli_is attempts' -l json -d 'Print one JSON document (stable snake_case keys).'
 complete -c zapcli -n '__zapcli_is attempts' -a '(__zapcli_ids)'
 complete -c zapcli -n __zapcli_none -a pick -d 'Keep one attempt: merge it (as zapcli merge), then remove the other attempts\' trees.'
