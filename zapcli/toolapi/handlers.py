@@ -407,7 +407,7 @@ def pick(a: dict[str, Any], env: Env) -> Reply:
     _approved(f"pick {sid}: merge it into the checkout it was spawned from and remove the other "
               "attempts' trees", env)
     res = do_pick(sid, env.settings(), squash=bool(a["squash"]), rebase=bool(a["rebase"]),
-                  allow_control=_control_question(sid, env))
+                  allow_control=_control_question(sid, env), force=bool(a["force"]))
     return _reply(render.pick_lines(res), render.pick_doc(res), env)
 
 

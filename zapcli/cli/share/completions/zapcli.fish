@@ -186,6 +186,7 @@ complete -c zapcli -n '__zapcli_is attempts' -l json -d 'Print one JSON document
 complete -c zapcli -n '__zapcli_is attempts' -a '(__zapcli_ids)'
 complete -c zapcli -n __zapcli_none -a pick -d 'Keep one attempt: merge it (as zapcli merge), then remove the other attempts\' trees.'
 complete -c zapcli -n '__zapcli_is pick' -l allow-control-files -d 'Merge changes to control files (.zapcli/, .envrc, agent CLI settings...) without asking.'
+complete -c zapcli -n '__zapcli_is pick' -l force -d 'Pick it even though it did not complete (failed, timeout, cancelled, lost).'
 complete -c zapcli -n '__zapcli_is pick' -l json -d 'Print one JSON document (stable snake_case keys).'
 complete -c zapcli -n '__zapcli_is pick' -l rebase -d 'Replay its commits on the checkout\'s branch.'
 complete -c zapcli -n '__zapcli_is pick' -l squash -d 'Merge it as one commit.'
