@@ -213,6 +213,8 @@ def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[
 
         out["worktree"] = {**plan(cwd, worktrees.path_for(sid), worktrees.branch_for(sid)).to_dict(),
                            **settings.worktree}  # setup, teardown: frozen (the user's config only)
+        if settings.worktree and settings.where.get("worktree"):  # file:line, for their failures
+            out["worktree"]["hooks_from"] = settings.where["worktree"]
     out.update(spawnhooks.frozen(req.on_finish, req.on_event, settings))
     if req.output_schema is not None:
         from zapcli import outputschema
