@@ -64,6 +64,7 @@ def spawn(a: dict[str, Any], env: Env) -> Reply:
         schema = inline_schema(a["output_schema"])
     req = SpawnRequest(  # a tree's budget allots its share (`ops.tree`)
         task=a["task"] or "", cli=cli, agent=a["agent"], model=a["model"], timeout_s=a["timeout"],
+        default_model=env.default_model if env.surface == "run" else None,
         approval=approval, cwd=a["cwd"] or env.cwd, after=tuple(a["after"] or ()),
         max_tokens=max_tokens, unattended=unattended, worktree=bool(a["worktree"]),
         output_schema=schema, relay=None if shell or unattended else env.relay,
