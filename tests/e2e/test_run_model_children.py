@@ -1,7 +1,7 @@
 """`zapcli run --model M`: the subagents its model spawns without naming a
-model get M — the run's model is the session default of its tree (SPEC
-§8.3's precedence: a spawn's own `model` > local override > the
-definition's > the session default). Before: with no ZAPCLI_MODEL and no
+model get M — the run's model is the session default of its tree
+(docs/explanation/rules.md#managing-definitions: a spawn's own `model` >
+local override > the definition's > the session default). Before: with no ZAPCLI_MODEL and no
 `model:` in config.yaml (docs/how-to/budgets.md's `zapcli run --model
 my-model … "review src/ in parallel"`), every child was refused: `no model
 configured`."""

@@ -45,7 +45,7 @@ class SpawnRequest:
     cli: str | None = None  # None: the definition's `cli:`, else zapcli
     agent: str | None = None
     model: str | None = None
-    default_model: str | None = None  # a run's --model: its tree's session default (SPEC §8.3)
+    default_model: str | None = None  # a run's --model: its tree's session default (docs/how-to/models.md)
     timeout_s: float | None = None
     approval: str | None = None
     cwd: str | None = None
