@@ -159,10 +159,6 @@ def _check(a: Attempt, check: Check) -> None:
     if r is None or not where or not os.path.isdir(where):
         a.check = {"not_run": "its tree is gone"}
         return
-    kept = _hold(r)
-    if isinstance(kept, str):
-        a.check = {"not_run": kept}
-        return
     scratch = store.path_for(a.id, store.TMP)
     try:
         # as the runner points its work at the tree (`zapcli.runner.tree.enter`): the tree is the
@@ -181,35 +177,40 @@ def _check(a: Attempt, check: Check) -> None:
                 held.release()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-        left = _put_back(kept)
     a.check = {**ran.to_dict(), "summary": "passed" if ran.ok else ran.failure(),
-               "sandboxed": bool(prefix), "notes": notes + left}
+               "sandboxed": bool(prefix), "notes": notes}
 
 
-def _hold(r: Any) -> Any:
-    """Before a check: the tree of receipt `r` noted and its work stored, so
-    that nothing the check writes stays (`zapcli.worktrees.untouched`); or
-    why the check cannot run (a str)."""
+def _check_leaving_nothing(a: Attempt, check: Check) -> None:
+    """`_check`, with the tree noted and its work stored before, and put back
+    after: nothing the check writes stays (`zapcli.worktrees.untouched`). A
+    tree that cannot be read so is not checked."""
     from zapcli.worktrees import git as g
-    from zapcli.worktrees.untouched import hold
+    from zapcli.worktrees.untouched import hold, put_back
 
     try:
-        return hold(r.tree())
+        r = (g.Receipt.from_dict(load(a.id).spawn.worktree)
+             if a.view is not None and a.view.terminal else None)
+    except NotFound:
+        r = None
+    if r is None or not os.path.isdir(r.path):
+        _check(a, check)  # it says why nothing runs
+        return
+    try:
+        kept = hold(r.tree())
     except g.GitError as exc:
-        return f"its tree could not be read, to put it back after the check: {exc.message}"
-
-
-def _put_back(kept: Any) -> list[str]:
-    """After a check: the tree as `_hold` found it. Returns notes on what could
-    not be put back."""
-    from zapcli.worktrees import git as g
-    from zapcli.worktrees.untouched import put_back
-
+        a.check = {"not_run": f"its tree could not be read, to put it back after the check: "
+                              f"{exc.message}"}
+        return
     try:
-        left = put_back(kept)
-    except (g.GitError, OSError) as exc:
-        left = [str(getattr(exc, "message", exc))]
-    return [f"after the check: {note}" for note in left]
+        _check(a, check)
+    finally:
+        try:
+            left = put_back(kept)
+        except (g.GitError, OSError) as exc:
+            left = [str(getattr(exc, "message", exc))]
+    if a.check is not None and left:
+        a.check["notes"] = [*a.check.get("notes", ()), *(f"after the check: {n}" for n in left)]
 
 
 def compare(sid: str, *, check: str | Check | None = None) -> AttemptsResult:
@@ -225,6 +226,6 @@ def compare(sid: str, *, check: str | Check | None = None) -> AttemptsResult:
     with ThreadPoolExecutor(max_workers=min(len(siblings), 4)) as pool:
         res.attempts = list(pool.map(lambda p: _one(p[1], p[0] + 1), enumerate(siblings)))
         if how is not None:
-            list(pool.map(lambda a: _check(a, how), res.attempts))
+            list(pool.map(lambda a: _check_leaving_nothing(a, how), res.attempts))
     res.task = next((a.view.task for a in res.attempts if a.view is not None), "")
     return res
