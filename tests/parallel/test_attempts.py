@@ -86,3 +86,26 @@ def test_pick_stops_a_running_sibling_and_keeps_its_work(zap, repo, tmp_path):
     assert zap.status(slow) == "cancelled"
     assert (repo / "done.txt").exists() and not _tree(zap, slow).exists()
     assert git(repo, "show", f"zapcli/{slow}:partial.txt") == f"partial of {slow}"
+
+
+def test_pick_refuses_an_attempt_that_did_not_complete_unless_forced(zap, repo):
+    """A failed attempt (here: its work exited 3) is not merged by mistake:
+    pick says which status it ended with and how to take it anyway; nothing
+    is merged and no sibling is touched. --force takes it."""
+    ids = subprocess.run([sys.executable, "-m", "zapcli", "spawn", "--cli", "sh", "--attempts", "2",
+                          "--", "echo half > half.txt; exit 3"], cwd=zap.cwd, env=zap.env,
+                         capture_output=True, text=True, check=True).stdout.split()
+    zap("wait", "--timeout", "60", *ids)
+    first, second = ids
+    assert zap.status(first) == "failed"
+    res = zap("pick", first)
+    assert res.returncode == 1, (res.returncode, res.out, res.err)
+    assert "failed" in res.err and "failed (exit code 3)" in res.err and "--force" in res.err, res.err
+    assert "Traceback" not in res.err
+    assert not (repo / "half.txt").exists() and _tree(zap, second).exists()
+    doc = zap.json("pick", first)
+    assert doc["error"]["code"] == "not_completed", doc
+
+    forced = zap.json("pick", first, "--force")
+    assert forced["merged"] and forced["picked"] == first, forced
+    assert (repo / "half.txt").read_text() == "half\n" and not _tree(zap, second).exists()

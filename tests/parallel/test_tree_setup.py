@@ -54,7 +54,9 @@ def test_setup_runs_first_and_a_failing_one_runs_nothing_of_the_task(zap, repo, 
     sid = zap.spawn_sh(f"touch {marker}", "--worktree")
     assert zap.wait_status(sid) == "failed"
     doc = _doc(zap, sid)
-    assert doc["reason"] == "worktree setup exited with code 3: npm ERR! no lockfile", doc["reason"]
+    config = Path(zap.env["ZAPCLI_CONFIG_HOME"]) / "config.yaml"
+    assert doc["reason"] == (f"worktree.setup from {config}:1 exited with code 3: "
+                             "npm ERR! no lockfile"), doc["reason"]
     assert not marker.exists()
     assert "installing" in zap("output", "--stderr", sid).out
     assert "npm ERR! no lockfile" in zap("poll", sid).out  # its output, where a failure shows
@@ -86,3 +88,24 @@ def test_teardown_runs_in_the_tree_before_worktree_rm_and_gc(zap, repo, tmp_path
     assert log.read_text().splitlines() == [f"{by_rm} README", f"{by_gc} README"]
     removed = record_of(zap, by_gc, "worktree_removed")
     assert removed["by"] == "gc" and removed["teardown"]["ok"] and removed["branch_deleted"]
+
+
+def test_the_guides_setup_runs_in_a_repository_with_or_without_a_env(zap, repo):
+    """The `worktree.setup` the guide gives (docs/how-to/worktrees.md, "Set up
+    each new tree") fails no spawn in a repository that has no `.env`. Before:
+    `test -f .env && ...` exited 1 there, and every --worktree spawn failed."""
+    guide = (Path(__file__).parents[2] / "docs" / "how-to" / "worktrees.md").read_text()
+    block = guide.split('```yaml title="~/.config/zapcli/config.yaml"\n', 1)[1].split("```", 1)[0]
+    assert "setup:" in block
+    _config(zap, block)
+    sid = zap.spawn_sh("true", "--worktree")
+    assert zap.wait_status(sid) == "completed", _doc(zap, sid)["reason"]
+    assert not (Path(_doc(zap, sid)["worktree"]["path"]) / ".setup.log").exists()
+    (repo / ".gitignore").write_text(".env\n.setup.log\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "ignore .env")
+    (repo / ".env").write_text("API_URL=http://localhost\n")
+    (repo / ".worktreeinclude").write_text(".env\n")
+    sid = zap.spawn_sh("cat .setup.log", "--worktree")
+    assert zap.wait_status(sid) == "completed", _doc(zap, sid)["reason"]
+    assert zap("output", sid).out == f"set up {sid}\n"

@@ -206,7 +206,7 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     sub = SubagentTool(approval=gate.mode, unattended=gate.unattended,
                        shell_allowed="bash" in (fields["grant"] or {}).get("tools", []))
     sub.env.relay = None if gate.unattended else runenv.relay()  # children's questions come here
-    sub.env.sandbox = sandbox
+    sub.env.sandbox, sub.env.default_model = sandbox, model  # children's default model: the run's
     sub.env.shell_env = tuple((fields.get("definition") or {}).get("env") or ())
     # what it holds bounds what it starts (and is what a fork keeps)
     gate.bound = sub.env.spawner = {

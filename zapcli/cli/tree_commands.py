@@ -48,7 +48,7 @@ def merge(
 @app.command()
 def attempts(
     id: str = typer.Argument(..., help="The id of any one of the attempts.", metavar="ID"),
-    check: Optional[str] = typer.Option(None, "--check", help="A shell command run in each finished attempt's tree (e.g. 'make test'); its result is shown. It runs the tree's code, which an agent wrote, so it runs as a model's shell does: in the sandbox (writes only in that tree, no network) with no API keys in its environment.", metavar="CMD"),
+    check: Optional[str] = typer.Option(None, "--check", help="A shell command run in each finished attempt's tree (e.g. 'make test'); its result is shown. It runs the tree's code, which an agent wrote, so it runs as a model's shell does: in the sandbox (writes only in that tree, no network) with no API keys in its environment. What it writes in the tree is removed once it has run: it judges the attempt, it is not part of it.", metavar="CMD"),
     json: bool = JSON,
 ) -> None:
     """Compare the attempts of spawn --attempts: status, diff stat, tokens, cost, check result.
@@ -68,11 +68,14 @@ def pick(
     squash: bool = typer.Option(False, "--squash", help="Merge it as one commit.", metavar=""),
     rebase: bool = typer.Option(False, "--rebase", help="Replay its commits on the checkout's branch.", metavar=""),
     allow_control_files: bool = typer.Option(False, "--allow-control-files", help="Merge changes to control files (.zapcli/, .envrc, agent CLI settings...) without asking.", metavar=""),
+    force: bool = typer.Option(False, "--force", help="Pick it even though it did not complete (failed, timeout, cancelled, lost).", metavar=""),
     json: bool = JSON,
 ) -> None:
     """Keep one attempt: merge it (as zapcli merge), then remove the other attempts' trees.
 
-    A sibling still running is stopped; a sibling's work is committed on its
+    Only an attempt that completed is picked, unless --force: one that
+    failed, timed out or was stopped may hold half its work, or none. A
+    sibling still running is stopped; a sibling's work is committed on its
     branch before its tree goes, and that branch is kept. Changes to control
     files are asked about as zapcli merge asks.
     """

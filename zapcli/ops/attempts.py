@@ -2,7 +2,9 @@
 in its own tree (varied by `--attempt-cli` / `--attempt-model`);
 `zapcli attempts ID` compares them — status, diff stat, tokens, cost, the
 stale-base note, and the result of `--check CMD` run in each finished tree
-(as a model's shell runs: sandboxed, keyless — `Check`).
+(as a model's shell runs: sandboxed, keyless — `Check`), which leaves
+nothing in the tree: it is an evaluation, not part of the attempt
+(`zapcli.worktrees.untouched`).
 
 Imports `zapcli.ops.spawn`, `zapcli.ops.diff`, `zapcli.lifecycle`,
 `zapcli.worktrees`. The siblings' ids are chosen first and every one is
@@ -179,6 +181,38 @@ def _check(a: Attempt, check: Check) -> None:
                "sandboxed": starts is not None, "notes": notes}
 
 
+def _check_leaving_nothing(a: Attempt, check: Check) -> None:
+    """`_check`, with the tree noted and its work stored before, and put back
+    after: nothing the check writes stays (`zapcli.worktrees.untouched`). A
+    tree that cannot be read so is not checked."""
+    from zapcli.worktrees import git as g
+    from zapcli.worktrees.untouched import hold, put_back
+
+    try:
+        r = (g.Receipt.from_dict(load(a.id).spawn.worktree)
+             if a.view is not None and a.view.terminal else None)
+    except NotFound:
+        r = None
+    if r is None or not os.path.isdir(r.path):
+        _check(a, check)  # it says why nothing runs
+        return
+    try:
+        kept = hold(r.tree())
+    except g.GitError as exc:
+        a.check = {"not_run": f"its tree could not be read, to put it back after the check: "
+                              f"{exc.message}"}
+        return
+    try:
+        _check(a, check)
+    finally:
+        try:
+            left = put_back(kept)
+        except (g.GitError, OSError) as exc:
+            left = [str(getattr(exc, "message", exc))]
+    if a.check is not None and left:
+        a.check["notes"] = [*a.check.get("notes", ()), *(f"after the check: {n}" for n in left)]
+
+
 def compare(sid: str, *, check: str | Check | None = None) -> AttemptsResult:
     """The siblings of `sid` side by side; with `check`, that command's result
     in each finished tree (run at once, a few at a time; as `Check` says, a
@@ -192,6 +226,6 @@ def compare(sid: str, *, check: str | Check | None = None) -> AttemptsResult:
     with ThreadPoolExecutor(max_workers=min(len(siblings), 4)) as pool:
         res.attempts = list(pool.map(lambda p: _one(p[1], p[0] + 1), enumerate(siblings)))
         if how is not None:
-            list(pool.map(lambda a: _check(a, how), res.attempts))
+            list(pool.map(lambda a: _check_leaving_nothing(a, how), res.attempts))
     res.task = next((a.view.task for a in res.attempts if a.view is not None), "")
     return res

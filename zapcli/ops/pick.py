@@ -1,5 +1,7 @@
-"""`zapcli pick ID [--squash | --rebase]`: keep one attempt (#23) — merge
-its work (`zapcli.ops.merge`), then remove its siblings' trees.
+"""`zapcli pick ID [--squash | --rebase] [--force]`: keep one attempt (#23) —
+merge its work (`zapcli.ops.merge`), then remove its siblings' trees. Only
+an attempt that completed, unless forced: one that failed, timed out or was
+stopped may hold half its work, or none (its tree's setup failed).
 
 Imports `zapcli.ops.merge`, `zapcli.ops.attempts`, `zapcli.ops.kill`,
 `zapcli.lifecycle`, `zapcli.worktrees`. Nothing happens unless the merge
@@ -14,7 +16,7 @@ goes with its tree); its trail stays.
 from __future__ import annotations
 
 from zapcli.config import Settings
-from zapcli.errors import NotFound, UsageError, ZapcliError
+from zapcli.errors import NotFound, UsageError, ZapcliError, param
 from zapcli.lifecycle import treework
 from zapcli.lifecycle import worktrees as lw
 from zapcli.ops.attempts import siblings_of
@@ -34,14 +36,17 @@ class PickResult:
 
 
 def pick(sid: str, settings: Settings, *, squash: bool = False, rebase: bool = False,
-         allow_control: Allow = False) -> PickResult:
+         allow_control: Allow = False, force: bool = False) -> PickResult:
     """Merge attempt `sid`, then remove the other attempts' trees. Raises
-    ZapcliError (nothing changed) when the merge cannot be made, or would
-    change control files `allow_control` does not allow (`zapcli.ops.merge`)."""
+    ZapcliError (nothing changed) when it ended other than completed (unless
+    `force`), when the merge cannot be made, or would change control files
+    `allow_control` does not allow (`zapcli.ops.merge`)."""
     sid = store.resolve(sid)
     siblings = siblings_of(sid)
     if sid not in siblings:
         raise UsageError(f"{sid} is not one of its own attempts")  # a damaged record
+    if not force:
+        _completed(sid)
     res = PickResult(merge(sid, squash=squash, rebase=rebase, allow_control=allow_control),
                      siblings)
     others = [s for s in siblings if s != sid]
@@ -49,6 +54,24 @@ def pick(sid: str, settings: Settings, *, squash: bool = False, rebase: bool = F
     for other in others:
         _retire(other, res)
     return res
+
+
+def _completed(sid: str) -> None:
+    """Refuse an attempt that ended without completing (failed, timeout,
+    cancelled, lost, interrupted — its work may be half done, or its task
+    never ran): picking it is a choice to make on purpose. One still running
+    is left to `merge`, which refuses it. Raises ZapcliError."""
+    from zapcli.lifecycle.observe import observe
+    from zapcli.trail.model import Status
+
+    view = observe(sid)
+    if not view.terminal or view.status == Status.COMPLETED:
+        return
+    why = f" ({view.reason})" if view.reason else ""
+    raise ZapcliError(f"{sid} not picked: it ended {view.status}{why}. pick keeps an attempt that "
+                      f"completed; compare them with zapcli attempts {sid}, or give "
+                      f"{param('force')} to merge its work all the same",
+                      code="not_completed")
 
 
 def _stop_running(others: list[str], settings: Settings) -> list[str]:

@@ -26,7 +26,7 @@ from zapcli.ops import spawnhooks
 from zapcli.ops.delegate import within_spawner
 from zapcli.ops.tasktext import MAX_TASK_BYTES, argv_text, refuse_nul, require_utf8
 from zapcli.paths import subagents_dir, workspace_of
-from zapcli.plain import plain
+from zapcli.plain import plain, replace
 from zapcli.redact import display, mark, marked, secret_values
 from zapcli.trail import records, store
 
@@ -45,6 +45,7 @@ class SpawnRequest:
     cli: str | None = None  # None: the definition's `cli:`, else zapcli
     agent: str | None = None
     model: str | None = None
+    default_model: str | None = None  # a run's --model: its tree's session default (docs/how-to/models.md)
     timeout_s: float | None = None
     approval: str | None = None
     cwd: str | None = None
@@ -180,7 +181,6 @@ def _choose_backend(req: SpawnRequest, workspace: Path, catalog: Any) -> SpawnRe
     if req.cli:
         return req
     from zapcli.backends.cli_resolve import definition_cli
-    from zapcli.plain import replace
 
     return replace(req, cli=definition_cli(req.agent, workspace, catalog) or "zapcli")
 
@@ -212,7 +212,8 @@ def _extras(req: SpawnRequest, settings: Settings, cwd: Path, sid: str) -> dict[
         from zapcli.worktrees.git import plan
 
         out["worktree"] = {**plan(cwd, worktrees.path_for(sid), worktrees.branch_for(sid)).to_dict(),
-                           **settings.worktree}  # setup, teardown: frozen (the user's config only)
+                           **settings.worktree,  # setup, teardown: frozen (the user's config only)
+                           "hooks_from": settings.where.get("worktree")}  # file:line, said on failure
     out.update(spawnhooks.frozen(req.on_finish, req.on_event, settings))
     if req.output_schema is not None:
         from zapcli import outputschema
@@ -319,12 +320,11 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
 def _prepare(req: SpawnRequest, settings: Settings | None, sid: str | None, cwd: Path,
              workspace: Path, verdict: trust.Verdict) -> Prepared:
     settings = settings or load_settings(workspace, owners=OWNERS)
+    settings = replace(settings, model=req.default_model) if req.default_model else settings
     catalog = _catalog(req, workspace)
     req = _choose_backend(req, workspace, catalog)
     forked = _fork(req)
     if forked and req.model is None:  # the run's model: its prompt cache
-        from zapcli.plain import replace
-
         req = replace(req, model=forked["model"])
     task, timeout = _validate(req, settings)
     warnings: tuple[str, ...] = ()

@@ -138,4 +138,7 @@ def _setup(spawn: SpawnRecord, r: Any, command: str, writer: TrailWriter, err: A
         return Outcome(Status.CANCELLED, None, "cancelled during the worktree setup")
     if done.why == "timeout":
         return Outcome(Status.TIMEOUT, None, "deadline reached during the worktree setup")
-    return Outcome(Status.FAILED, done.exit_code, f"worktree setup {done.failure()}")
+    where = (spawn.worktree or {}).get("hooks_from")
+    named = f"worktree.setup from {where}" if isinstance(where, str) and where else \
+        "worktree.setup of your config.yaml"
+    return Outcome(Status.FAILED, done.exit_code, f"{named} {done.failure()}")

@@ -63,6 +63,9 @@ class Env:
         # asks the caller's user to approve `what` (a merge): (approved, why); None: nobody to ask
         self.confirm: Callable[[str], tuple[bool, str]] | None = None
         self.sandbox: str | None = None  # `zapcli run`'s: its shell spawns run in one too
+        # `zapcli run --model`'s model: its tree's session default, what a child gets when
+        # nothing names one (`SpawnRequest.default_model`)
+        self.default_model: str | None = None
         # the variables a shell the model starts keeps (`zapcli run`: its definition's `env`)
         self.shell_env: tuple[str, ...] = ()
         # delegation never widens: `zapcli run`'s own spawn-record fields (its definition and

@@ -64,6 +64,7 @@ def spawn(a: dict[str, Any], env: Env) -> Reply:
         schema = inline_schema(a["output_schema"])
     req = SpawnRequest(  # a tree's budget allots its share (`ops.tree`)
         task=a["task"] or "", cli=cli, agent=a["agent"], model=a["model"], timeout_s=a["timeout"],
+        default_model=env.default_model if env.surface == "run" else None,
         approval=approval, cwd=a["cwd"] or env.cwd, after=tuple(a["after"] or ()),
         max_tokens=max_tokens, unattended=unattended, worktree=bool(a["worktree"]),
         output_schema=schema, relay=None if shell or unattended else env.relay,
@@ -407,7 +408,7 @@ def pick(a: dict[str, Any], env: Env) -> Reply:
     _approved(f"pick {sid}: merge it into the checkout it was spawned from and remove the other "
               "attempts' trees", env)
     res = do_pick(sid, env.settings(), squash=bool(a["squash"]), rebase=bool(a["rebase"]),
-                  allow_control=_control_question(sid, env))
+                  allow_control=_control_question(sid, env), force=bool(a["force"]))
     return _reply(render.pick_lines(res), render.pick_doc(res), env)
 
 

@@ -196,7 +196,10 @@ ACTIONS: tuple[Action, ...] = (
                _id("merge"), *_HOW), "merge", read_only=False),
     Action("pick", "Keep one attempt: merge it (as merge does, with the same approval), stop "
            "the other attempts and remove their trees (their work stays on their branches).", (
-               _id("keep"), *_HOW), "pick", read_only=False, destructive=True),
+               _id("keep"), *_HOW,
+               Param("force", "boolean", "Pick it even though it did not complete (failed, "
+                     "timeout, cancelled, lost): refused otherwise.")),
+           "pick", read_only=False, destructive=True),
     Action("approve", "Approve a subagent's pending approval request; it resumes within 500 ms.", (
         _id("approve"),
         Param("req", "string", "The request id (default: the pending one)."),

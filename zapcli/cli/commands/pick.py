@@ -10,8 +10,8 @@ from zapcli.render import attempts as render
 
 
 def execute(id: str, squash: bool = False, rebase: bool = False,
-            allow_control_files: bool = False, json: bool = False) -> int:
+            allow_control_files: bool = False, force: bool = False, json: bool = False) -> int:
     emit(json, render.pick_doc, render.pick_lines,
          pick(id, for_observers(), squash=squash, rebase=rebase,
-              allow_control=allowing(id, allow_control_files, json)))
+              allow_control=allowing(id, allow_control_files, json), force=force))
     return 0

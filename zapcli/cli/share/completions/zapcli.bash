@@ -36,7 +36,7 @@ _zapcli() {
         diff) opts="--help --json --name-only --stat"; arg=ids ;;
         merge) opts="--allow-control-files --help --json --rebase --squash"; arg=ids ;;
         attempts) opts="--check --help --json"; arg=ids ;;
-        pick) opts="--allow-control-files --help --json --rebase --squash"; arg=ids ;;
+        pick) opts="--allow-control-files --force --help --json --rebase --squash"; arg=ids ;;
         trust) opts="--help --json --list --revoke --show"; arg=dirs ;;
         untrust) opts="--help --json"; arg=dirs ;;
         worktree) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "list rm" -- "$cur") ); return; fi
