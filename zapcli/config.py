@@ -147,7 +147,8 @@ def _check_value(key: str, value: Any) -> Any:
 
 def _check_trusted(value: Any) -> tuple[str, ...]:
     """`trusted:` a list of absolute folders (`~` allowed): their own zapcli
-    files, and those of every folder under them, are trusted as they are."""
+    files, and those of every workspace under them, are trusted as they are
+    (not a repository inside another: `zapcli.trust.nested_in`)."""
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise ValueError("expected a list of folder paths, e.g. [~/src/work, /ci/checkout]")
     relative = [v for v in value if not os.path.isabs(os.path.expanduser(v))]

@@ -10,6 +10,7 @@ files zapcli writes for the user (definitions, memory, the database) 0600.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from zapcli.errors import StateError
@@ -176,14 +177,41 @@ def workspace_of(cwd: Path) -> Path:
     """The git top-level containing `cwd`, or `cwd` itself outside a repository.
 
     Found by walking up for a `.git` entry (file or folder, so worktrees count)
-    instead of running git, which would cost a process per command.
+    instead of running git, which would cost a process per command. A `.git`
+    that is no repository — an empty folder, a file naming nothing (`gitdir:
+    /nowhere`, which anything that writes below the top can plant) — is passed
+    over, as git's own discovery would fail there.
     """
     cwd = cwd.resolve()
     for candidate in (cwd, *cwd.parents):
-        git = candidate / ".git"
-        if git.is_file() or (git / "HEAD").exists():  # a stray empty `.git` folder is no repository
+        if git_dir_at(candidate) is not None:
             return candidate
     return cwd
+
+
+def git_dir_at(folder: Path) -> Path | None:
+    """The git folder `folder/.git` is, or names (a `gitdir:` file: a linked
+    worktree's, a submodule's), resolved; None when there is none, or what it
+    is or names holds no `HEAD`. Reads one small file, never through a FIFO."""
+    dotgit = folder / ".git"
+    if dotgit.is_dir():
+        return dotgit.resolve() if (dotgit / "HEAD").exists() else None
+    try:
+        fd = os.open(dotgit, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        text = os.read(fd, 4096).decode("utf-8", "replace").split("\n")[0].strip()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if not text.startswith("gitdir:") or not text[len("gitdir:"):].strip():
+        return None
+    named = Path(os.path.realpath(folder / text[len("gitdir:"):].strip()))
+    return named if (named / "HEAD").exists() else None
 
 
 # In a runner's environment, and so in everything its work starts however

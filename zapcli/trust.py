@@ -20,7 +20,12 @@ Where the decision comes from (`decide`), the first that applies:
    later child. Inside a subagent's work with nothing to inherit, nothing is
    trusted.
 2. the user's own config.yaml `trusted:` folders (for scripts and CI):
-   everything in and under them, as it is when the command starts.
+   every workspace in and under them, as it is when the command starts —
+   except a repository inside another repository in or under that folder
+   (`nested_in`): anything that may write in the outer one (a subagent's
+   work, which may write anything below its workspace's top) can make one,
+   so it is trusted by name (3.), unless git itself manages it as a
+   submodule of the outer one.
 3. the record `zapcli trust` writes in the user's config folder
    (`<config>/trust/`): each file's sha256. A file whose content is not the
    recorded one, or that is new, is ignored until trusted again.
@@ -37,7 +42,7 @@ import os
 from pathlib import Path
 
 from zapcli.boundedread import read_at_most
-from zapcli.paths import SUBAGENT_MARKER, config_dir
+from zapcli.paths import SUBAGENT_MARKER, config_dir, git_dir_at
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -122,11 +127,15 @@ class Verdict:
     """The decision for one workspace. `trusted`: unit -> the hash trusted
     (None: everything, as it is now: `trusted:` in the user's config).
     `how`: "trusted" (the record), "config", "inherited", "subagent" (inside
-    a subagent's work, nothing inherited), "none" (never trusted)."""
+    a subagent's work, nothing inherited), "none" (never trusted).
+    `nested_in`: (the `trusted:` folder, the repository) when a `trusted:`
+    folder would cover the workspace but it is a repository inside that
+    repository (`nested_in`), so only the record decides."""
 
     def __init__(self, workspace: Path, trusted: dict[str, str] | None, how: str,
-                 at: str | None = None):
+                 at: str | None = None, nested_in: tuple[Path, Path] | None = None):
         self.workspace, self.trusted, self.how, self.at = workspace, trusted, how, at
+        self.nested_in = nested_in
         self._seen: dict[str, tuple[bytes, str] | None] = {}  # unit -> (content, its hash)
         self._unread: dict[str, str] = {}  # why a unit could not be read
         self._units: list[str] | None = None
@@ -211,6 +220,12 @@ class Verdict:
         if self.how == "trusted":
             return (f"ignored {shown}: this folder is trusted as it was, not as it is now; "
                     f"to use {them}: {command}")
+        if self.nested_in:
+            prefix, outer = self.nested_in
+            return (f"this folder is a repository inside the repository {outer}: `trusted:` "
+                    f"({prefix}) does not cover such a folder (work in the outer one can make "
+                    f"one), so its own zapcli files were ignored: {shown}; if you made it, to use "
+                    f"{them}: {command}")
         return (f"this folder is not trusted, so its own zapcli files were ignored: {shown}; "
                 f"to use {them}: {command}")
 
@@ -256,14 +271,77 @@ def decide(workspace: Path | str) -> Verdict:
         return Verdict(ws, {}, "subagent")
     if not any(os.path.isdir(folder) for folder in (ws / ".zapcli", *skill_roots(ws))):
         return Verdict(ws, {}, "none")  # nothing to trust: no record, no config read
-    if any(ws == f or f in ws.parents for f in trusted_folders()):
-        return Verdict(ws, None, "config")
+    nested = None
+    for folder in trusted_folders():
+        if ws == folder or folder in ws.parents:
+            outer = nested_in(ws, folder)
+            if outer is None:
+                return Verdict(ws, None, "config")
+            nested = nested or (folder, outer)
     from zapcli.trust_store import read
 
     rec = read(ws)
     if rec is None:
-        return Verdict(ws, {}, "none")
-    return Verdict(ws, rec["files"], "trusted", rec.get("trusted_at"))
+        return Verdict(ws, {}, "none", nested_in=nested)
+    return Verdict(ws, rec["files"], "trusted", rec.get("trusted_at"), nested_in=nested)
+
+
+def nested_in(ws: Path, prefix: Path) -> Path | None:
+    """The repository in or under the `trusted:` folder `prefix` that the
+    workspace `ws` lies inside, so that `prefix` does not cover it; None when
+    it does: no folder from `ws`'s parent up to `prefix` is a repository, or
+    each that is manages the one below it as a submodule (`_submodule_of`).
+    A stat per folder in between; a submodule's config read."""
+    inner = ws
+    for folder in ws.parents:
+        if folder != prefix and prefix not in folder.parents:
+            return None
+        if git_dir_at(folder) is None:
+            continue
+        if not _submodule_of(inner, folder):
+            return folder
+        inner = folder
+    return None
+
+
+def _submodule_of(inner: Path, outer: Path) -> bool:
+    """Whether git manages the repository `inner` as a submodule of `outer`:
+    its git folder lies in `outer`'s `modules/` (in its common git folder,
+    which nothing writing in `outer`'s tree can change) and its config's
+    `core.worktree` names `inner` back — as `git submodule` makes them. A
+    `.git` file an agent wrote pointing at another submodule's git folder
+    fails the second test."""
+    own, theirs = git_dir_at(inner), git_dir_at(outer)
+    if own is None or theirs is None:
+        return False
+    try:
+        named = read_at_most(theirs / "commondir", 4096).decode("utf-8", "replace").strip()
+    except OSError:
+        named = ""
+    common = Path(os.path.realpath(theirs / named)) if named else theirs
+    if common / "modules" not in own.parents:
+        return False
+    try:
+        config = read_at_most(own / "config", 64 * 1024).decode("utf-8", "replace")
+    except OSError:
+        return False
+    worktree = _core_worktree(config)
+    return worktree is not None and os.path.realpath(own / worktree) == str(inner)
+
+
+def _core_worktree(config: str) -> str | None:
+    """`core.worktree` of a git config file's text as git writes it (the last
+    one wins); None when it has none. Anything unusual reads as none."""
+    section, found = "", None
+    for line in config.splitlines():
+        text = line.strip()
+        if text.startswith("["):
+            section = text[1:text.find("]")].strip().lower() if "]" in text else ""
+        elif section == "core" and "=" in text:
+            key, value = text.split("=", 1)
+            if key.strip().lower() == "worktree":
+                found = value.strip().strip('"') or None
+    return found
 
 
 def trusted_folders() -> tuple[Path, ...]:

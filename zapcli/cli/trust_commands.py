@@ -30,7 +30,9 @@ def trust(
     sha256 is recorded in your config folder; a changed or new file is
     ignored until you trust the folder again. Memory (.zapcli/agent-memory/)
     is data, not covered. Scripts and CI: --trust on spawn, run and doctor,
-    or `trusted:` folders in your own config.yaml.
+    or `trusted:` folders in your own config.yaml (they do not cover a
+    repository inside another repository under them, unless it is a
+    submodule git manages: trust it by name; --show says so).
     """
     _run("trust", locals())
 

@@ -40,6 +40,9 @@ class TrustResult:
     trusted_at: str | None = None
     given: str | None = None  # PATH, when its workspace is another folder
     shared: list[str] = field(default_factory=list)  # files someone else may change
+    # a `trusted:` folder would cover it, but it is a repository inside this one
+    nested_in: str | None = None
+    trusted_folder: str | None = None  # that `trusted:` folder
 
 
 @dataclass
@@ -97,8 +100,10 @@ def show(path: str | None) -> TrustResult:
     ws, given = _folder(path)
     verdict = trust.decide(ws)
     files = _states(verdict)
+    prefix, outer = verdict.nested_in or (None, None)
     return TrustResult(str(ws), "shown", files, all(f.state == "trusted" for f in files),
-                       verdict.how, verdict.at, given, _shared(ws, [f.path for f in files]))
+                       verdict.how, verdict.at, given, _shared(ws, [f.path for f in files]),
+                       str(outer) if outer else None, str(prefix) if prefix else None)
 
 
 def revoke(path: str | None) -> TrustResult:

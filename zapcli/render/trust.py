@@ -46,6 +46,10 @@ def _head(res: Any) -> str:
              "trusted": f"trusted since {res.trusted_at}" + (
                  f", but {differ} of its files changed or are new since" if differ else "")
              }.get(res.how, "not trusted")
+    if res.nested_in:
+        state += (f" (`trusted:` {escape_controls(res.trusted_folder or '')} does not cover a "
+                  f"repository inside another, here {escape_controls(res.nested_in)}: only "
+                  "`zapcli trust` does)")
     return f"{ws}{given}: {state}; {count}"
 
 

@@ -5,8 +5,11 @@ git zapcli runs goes through `git()`, the one runner, which makes git run no
 program that configuration or a tree could choose (issue 27, C31):
 
 - the repository is named outright (`Place`: GIT_DIR, GIT_COMMON_DIR,
-  GIT_WORK_TREE from what zapcli recorded), never discovered from a tree's
-  `.git` file or an admin folder's `commondir`, which an agent can write;
+  GIT_WORK_TREE from what zapcli recorded, or at spawn found by zapcli:
+  `around`), never discovered from a tree's `.git` file or an admin
+  folder's `commondir`, which an agent can write, nor its work tree from
+  the configuration (`core.worktree`: `_settled` refuses one naming
+  another folder);
 - configuration that runs a program is overridden for the command (`NEUTRAL`,
   through GIT_CONFIG_COUNT): hooks, `core.fsmonitor`, editors, pagers,
   signing programs, every transport (ssh, proxies, helpers), maintenance; the
@@ -102,7 +105,7 @@ class Place:
                 **({"GIT_ALTERNATE_OBJECT_DIRECTORIES": self.objects} if self.objects else {})}
 
 
-def _drivers(where: Place | Path, base: dict[str, str]) -> tuple[tuple[str, str], ...]:
+def _drivers(where: Place, base: dict[str, str]) -> tuple[tuple[str, str], ...]:
     """The overrides that turn off every content filter and merge driver the
     configuration of `where` defines (`zapcli.worktrees.drivers`: asked of git
     itself, includes and all, and kept while its config files stay as they are)."""
@@ -110,20 +113,17 @@ def _drivers(where: Place | Path, base: dict[str, str]) -> tuple[tuple[str, str]
         return _run(["config", "--list", "-z", "--show-origin"], where, base,
                     timeout=GIT_TIMEOUT_S, input=None).stdout
 
-    from zapcli.worktrees.drivers import _parse, overrides
+    from zapcli.worktrees.drivers import overrides
 
-    if isinstance(where, Place):
-        return overrides(where.git_dir, where.common_dir, base, ask)
-    return _parse(ask())[0]
+    return overrides(where.git_dir, where.common_dir, base, ask)
 
 
-def _base_env(where: Place | Path) -> dict[str, str]:
+def _base_env(where: Place) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in DROPPED}
     own_lookups(env)  # git is never found, nor its libraries, in the tree it runs in
     env.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_EDITOR=":", GIT_SEQUENCE_EDITOR=":",
                GIT_OPTIONAL_LOCKS="0")  # `status` must not take index.lock behind anyone's back
-    if isinstance(where, Place):
-        env.update(where.env())
+    env.update(where.env())
     return _configured(env, NEUTRAL)
 
 
@@ -135,11 +135,11 @@ def _configured(env: dict[str, str], pairs: tuple[tuple[str, str], ...]) -> dict
     return env
 
 
-def _run(args: list[str], where: Place | Path, env: dict[str, str], *, timeout: float,
+def _run(args: list[str], where: Place, env: dict[str, str], *, timeout: float,
          input: str | None, cwd: str | Path | None = None,  # noqa: A002
          alone: bool = False, keep_fds: tuple[int, ...] = (),
          stdin_path: str = "", stdout_path: str = "") -> subprocess.CompletedProcess[str]:
-    folder = cwd or (where.work_tree if isinstance(where, Place) else where)
+    folder = cwd or where.work_tree
     if alone:
         return _alone(args, str(folder), env, timeout, keep_fds)
     with open(stdin_path or os.devnull, "rb") as fin, open(stdout_path or os.devnull, "wb") as fout:
@@ -208,14 +208,14 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int:
     return proc.wait()
 
 
-def git(args: list[str], where: Place | Path, *, check: bool = True,
+def git(args: list[str], where: Place, *, check: bool = True,
         timeout: float = GIT_TIMEOUT_S, env: dict[str, str] | None = None,
         input: str | None = None, cwd: str | Path | None = None,  # noqa: A002 - subprocess's name
         alone: bool = False, keep_fds: tuple[int, ...] = (),
         stdin_path: str = "", stdout_path: str = "") -> subprocess.CompletedProcess[str]:
-    """Run `git args` on the repository `where` names: a `Place` (always, for a
-    subagent's tree and the checkout it came from), or a folder git finds
-    the repository of (only `plan`, at spawn, in the caller's own folder).
+    """Run `git args` on the repository `where` names (a subagent's tree, the
+    checkout it came from, the checkout `around` a spawn's folder): git
+    discovers no repository, and no configuration moves its work tree.
     `env`: variables to add; `input`: its stdin; `cwd`: where in the tree;
     `alone`: in a session of its own, so no signal to ours stops it halfway
     (`keep_fds`: descriptors it inherits, e.g. a lock held while it lives);
@@ -296,30 +296,84 @@ class Receipt:
 
 
 def plan(cwd: Path, path: Path, branch: str) -> Receipt:
-    """The receipt for a new tree of the repository around `cwd`, based on its
-    current HEAD (one git call, at spawn time). Raises UsageError when `cwd`
-    is not in a repository with at least one commit."""
+    """The receipt for a new tree of the checkout around `cwd` (`around`),
+    based on its current HEAD (two git calls, at spawn time). Raises
+    UsageError when `cwd` is not in a checkout with at least one commit, or
+    in one whose configuration moves its work tree elsewhere (`_settled`)."""
+    place = around(cwd)
+    _settled(place, cwd)
     try:
-        proc = git(["rev-parse", "--show-toplevel", "--path-format=absolute", "--git-common-dir",
-                    "--absolute-git-dir", "--show-prefix", "HEAD"], cwd, check=False)
+        proc = git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], place, check=False)
     except GitError as exc:  # git missing or not runnable
         raise UsageError(f"{param('worktree')}: {exc.message}") from None
-    lines = proc.stdout.split("\n")
-    if proc.returncode != 0 or len(lines) < 5:
-        stderr = (proc.stderr or "").strip()
-        # git names the missing HEAD first, then prints a usage hint: look at all of it
-        if lines[0].strip() and ("unknown revision" in stderr or "ambiguous argument 'HEAD'" in stderr):
-            raise UsageError(f"{param('worktree')}: the repository at {lines[0].strip()} has no "
-                             "commit yet, and a tree starts from a commit; make the first one "
-                             "(e.g. git add -A && git commit -m 'first commit'), then spawn again")
-        why = stderr.split("\n")[0]
-        raise UsageError(f"{param('worktree')} needs a git repository, and {cwd} is not in one "
-                         f"({why or 'git rev-parse failed'})")
-    top, common, own, prefix, head = lines[:5]
-    r = Receipt(repo=top, common_dir=os.path.realpath(common), path=str(path), branch=branch,
-                base=head.strip(), subdir=prefix.strip().rstrip("/"), git_dir=os.path.realpath(own))
+    head = proc.stdout.strip()
+    if proc.returncode != 0 or not head:
+        raise UsageError(f"{param('worktree')}: the repository at {place.work_tree} has no "
+                         "commit yet, and a tree starts from a commit; make the first one "
+                         "(e.g. git add -A && git commit -m 'first commit'), then spawn again")
+    prefix = os.path.relpath(cwd.resolve(), place.work_tree)
+    r = Receipt(repo=place.work_tree, common_dir=place.common_dir, path=str(path), branch=branch,
+                base=head, subdir="" if prefix == "." else prefix, git_dir=place.git_dir)
     _trusted(r, cwd)
     return r
+
+
+def around(cwd: Path) -> Place:
+    """The checkout around `cwd`, found by zapcli and named to git outright:
+    the nearest folder upward whose `.git` is a git folder or names one
+    (`paths.git_dir_at`, as the workspace is found), that git folder, and its
+    common one (named by its `commondir` in a linked tree). Never git's own
+    discovery, which takes the work tree from the repository's configuration
+    (`core.worktree`). Raises UsageError."""
+    from zapcli.paths import git_dir_at
+
+    here = cwd.resolve()
+    for top in (here, *here.parents):
+        own = git_dir_at(top)
+        if own is not None:
+            break
+    else:
+        raise UsageError(f"{param('worktree')} needs a git repository, and {cwd} is not in one "
+                         "(no .git in it or above it)")
+    from zapcli.worktrees.place import _read
+
+    named = _read(str(own / "commondir"))
+    common = os.path.realpath(own / named) if named else str(own)
+    return Place(work_tree=str(top), git_dir=str(own), common_dir=common)
+
+
+TRUE = ("true", "yes", "on", "1", "")  # git's spellings of a true boolean ("": a bare key)
+
+
+def _settled(place: Place, cwd: Path) -> None:
+    """Raises UsageError when the repository's configuration puts its work
+    tree somewhere else than the folder its `.git` is in: `core.worktree`
+    naming another folder (git would check out, commit and merge there), or
+    `core.bare`. zapcli names the work tree to git itself whatever they say;
+    such a repository is refused rather than worked on in two places. A
+    submodule's `core.worktree`, naming its own folder back, is fine."""
+    try:
+        proc = git(["config", "-z", "--get-regexp", r"^core\.(worktree|bare)$"], place,
+                   check=False)
+    except GitError as exc:
+        raise UsageError(f"{param('worktree')}: {exc.message}") from None
+    why = fix = ""
+    for entry in filter(None, proc.stdout.split("\0")):
+        key, _, value = entry.partition("\n")
+        if key == "core.bare" and value.strip().lower() in TRUE:
+            why, fix = ("says it is bare (core.bare = true): it has no work tree",
+                        "if it is a checkout: git config core.bare false")
+        elif key == "core.worktree" and \
+                os.path.realpath(os.path.join(place.git_dir, value)) != place.work_tree:
+            why, fix = (f"sets core.worktree = {value}: git would check out, commit and merge "
+                        f"in that folder, not in {place.work_tree}",
+                        "if you set it: git config --unset core.worktree")
+    if why:
+        raise UsageError(f"{param('worktree')}: the repository of {cwd} ({place.git_dir}) {why}. "
+                         "zapcli makes trees only of a checkout whose files are where its .git "
+                         f"is. {fix.capitalize()} (in {place.work_tree}); if you did not, "
+                         "something that wrote in this folder did (a subagent's work can make a "
+                         f"repository below its workspace): look at {place.git_dir}/config")
 
 
 def _trusted(r: Receipt, cwd: Path) -> None:

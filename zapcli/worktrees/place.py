@@ -135,4 +135,25 @@ def checkout(r: Receipt) -> Place:
             return _own(linked(r.repo, common), r)
     if not os.path.isdir(own) or not _is_git_dir(common):
         raise GitError(f"the git dir {own} of the checkout {r.repo} is not there any more")
+    _keeps(r.repo, os.path.realpath(own), r)
     return _own(Place(work_tree=r.repo, git_dir=os.path.realpath(own), common_dir=common), r)
+
+
+def _keeps(repo: str, own: str, r: Receipt) -> None:
+    """Raises GitError unless `repo` is where the git dir `own` keeps its
+    files: its `.git` is that folder, or names it. A receipt recorded from a
+    repository whose `core.worktree` named another folder (before `plan`
+    refused one) names that folder as the checkout: git would merge into it."""
+    from pathlib import Path
+
+    from zapcli.paths import git_dir_at
+
+    found = git_dir_at(Path(repo))
+    if found is None or str(found) != own:
+        what = f"names {found}" if found else "is no repository"
+        raise GitError(f"the checkout {repo} recorded for it is not where its git dir {own} "
+                       f"keeps its files ({repo}/.git {what}); "
+                       "zapcli runs no git with that folder as the work tree. Its work is on "
+                       f"branch {r.branch}: merge it by hand in the repository's own checkout "
+                       f"(git merge {r.branch}); git --git-dir={r.common_dir} worktree remove "
+                       f"--force {r.path} removes the tree")
