@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.backends import clitest as ct
+from zapcli.money import dollars
 from zapcli.testing.server import ScriptedServer
 
 TASK = "ATTEMPT-CLI write answer.txt"
@@ -48,7 +49,7 @@ def test_claude_and_the_built_in_agent_attempt_one_task(zap, repo, model, claude
         assert (tree / "tmp.txt").read_text().strip() == str(zap.home / "subagents" / f"{sid}.tmp")
         assert doc[sid]["tokens"]["input_tokens"] > 0 and doc[sid]["diff"]["files"] == 2
     assert doc[claude_id]["cli"] == "claude" and isinstance(doc[claude_id]["cost_usd"], float)
-    assert f"${doc[claude_id]['cost_usd']:.4f}" in zap("attempts", agent_id).out
+    assert dollars(doc[claude_id]['cost_usd']) in zap("attempts", agent_id).out
 
     picked = zap.json("pick", claude_id)
     assert picked["merged"] and (repo / "answer.txt").read_text() == "from-claude\n"

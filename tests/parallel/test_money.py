@@ -9,6 +9,8 @@ import json
 
 import pytest
 
+from zapcli.money import dollars
+
 
 def _prices(zap, text: str) -> None:
     cfg = zap.home.parent / "config"
@@ -54,7 +56,7 @@ def test_run_max_cost_holds_and_usage_shows_cost_per_subagent_tree_and_session(z
         row = next(s for s in session["subagents"] if s["id"] == sid)
         assert row["cost_usd"] == pytest.approx(child["cost_usd"]) and child["cost_usd"] > 0
     text = zap("usage", env=env).out
-    assert f"${tree:.4f}" in text and "of $0.0200" in text, text
+    assert f"{dollars(tree)} of $0.02 (" in text, text
 
 
 def test_the_price_library_prices_a_known_model(zap, model):

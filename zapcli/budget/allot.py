@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from zapcli import ledger, statedb
 from zapcli.errors import StateError, UsageError, ZapcliError, param
+from zapcli.money import dollars
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ def _reserve(conn: sqlite3.Connection, owner: str, child: str, own: ledger.Token
     free_c = None if row[1] is None else round(row[1] - own.cost - held_c, 8)
     for free, limit, what in ((free_t, row[0], "tokens"), (free_c, row[1], "dollars")):
         if free is not None and free <= 0:
-            shown = f"{limit:,}" if what == "tokens" else f"${limit:.4f}"
+            shown = f"{limit:,}" if what == "tokens" else dollars(limit)
             raise BudgetSpent(f"the token budget of {owner} is spent or reserved ({shown} {what}: "
                               "its own calls and what its subagents hold or spent): no new "
                               "subagent starts. Wait for the running ones: what they do not use "

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from zapcli import prices
+from zapcli.money import dollars
 
 Sink = Callable[[str, dict[str, Any]], None]
 REASON = "token budget"
@@ -116,8 +117,8 @@ class Meter:
             return (f"{REASON}: {self.tokens + more_t + held_t:,} tokens used{sub}, past "
                     f"{self.who} {self.max_tokens:,}; stopped at the call that passed it")
         if self.max_cost is not None and self.cost + more_c + held_c > self.max_cost:
-            return (f"{REASON}: ${self.cost + more_c + held_c:.4f} spent{sub}, past "
-                    f"{self.who} ${self.max_cost:.4f}; stopped at the call that passed it")
+            return (f"{REASON}: {dollars(self.cost + more_c + held_c)} spent{sub}, past "
+                    f"{self.who} {dollars(self.max_cost)}; stopped at the call that passed it")
         return None
 
     def _next_cost(self, upcoming: int) -> float:
@@ -139,6 +140,6 @@ class Meter:
             spent = self.cost + held_c
             nxt = self._next_cost(upcoming)
             if spent + nxt > self.max_cost:
-                return ("failed", f"{REASON}: ${spent:.4f} of {self.who} ${self.max_cost:.4f} spent, "
-                                  f"and the next model call (about ${nxt:.4f}) would pass it")
+                return ("failed", f"{REASON}: {dollars(spent)} of {self.who} {dollars(self.max_cost)} spent, "
+                                  f"and the next model call (about {dollars(nxt)}) would pass it")
         return None

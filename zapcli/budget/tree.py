@@ -30,6 +30,7 @@ from typing import Any
 from zapcli.config import Settings
 from zapcli.errors import NotFound, StateError
 from zapcli.lifecycle import session as sessions
+from zapcli.money import dollars
 from zapcli.trail import store
 from zapcli.trail.model import Outcome, Status
 
@@ -131,7 +132,7 @@ class TreeBudget:
     def said(self, tokens: int, cost: float) -> str:
         b = self.limits
         parts = ([f"{tokens:,} of {b.max_tokens:,} tokens"] if b.max_tokens else []) + \
-            ([f"${cost:.4f} of ${b.max_cost:.4f}"] if b.max_cost else [])
+            ([f"{dollars(cost)} of {dollars(b.max_cost)}"] if b.max_cost else [])
         return ", ".join(parts)
 
     def notices(self) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from zapcli.money import dollars
 from zapcli.render import merge as render_merge
 from zapcli.render import spawn as render_spawn
 from zapcli.render.common import STATUS_STYLE, Lines, one_line, reason_line, status_phrase
@@ -35,7 +36,7 @@ def spawned_doc(results: list[Any]) -> dict[str, Any]:
 def _tokens(v: Any) -> str:
     text = f"{v.input_tokens:,} in / {v.output_tokens:,} out tokens" if (
         v.input_tokens or v.output_tokens) else "no tokens"
-    return text + (f", ${v.cost_usd:.4f}" if v.cost_usd is not None else "")
+    return text + (f", {dollars(v.cost_usd)}" if v.cost_usd is not None else "")
 
 
 def _attempt_lines(a: Any) -> Lines:

@@ -10,6 +10,7 @@ dicts with snake_case keys.
 from __future__ import annotations
 
 from zapcli.lifecycle.status import View
+from zapcli.money import dollars
 from zapcli.plain import asdict
 from zapcli.render.text import alt, escape_controls, spell
 from zapcli.results import CAP_BYTES, KEPT_WORDS, Folded
@@ -169,7 +170,7 @@ def tokens_text(t: Any) -> str:
     text = f"{t.input_tokens:,} in" + (f" ({', '.join(cache)})" if cache else "")
     text += f", {t.output_tokens:,} out"
     if getattr(t, "cost_usd", None) is not None:
-        text += f", ${t.cost_usd:.4f}"
+        text += f", {dollars(t.cost_usd)}"
     return text
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from zapcli.money import dollars
 from zapcli.render.common import STATUS_STYLE, Lines, one_line
 from zapcli.render.docschema import stamp
 
@@ -16,7 +17,7 @@ def lines(res: Any) -> Lines:
     given = getattr(res, "budget", None)
     if given:
         parts = ([f"{given['max_tokens']:,} tokens"] if given.get("max_tokens") else []) + \
-            ([f"${given['max_cost']:.4f}"] if given.get("max_cost") else [])
+            ([dollars(given["max_cost"])] if given.get("max_cost") else [])
         if parts:
             out.append(("", f"Budget: {' and '.join(parts)} allotted from its parent's budget "
                             "(what it does not use returns when it ends)"))

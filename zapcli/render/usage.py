@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from zapcli.money import dollars
 from zapcli.render.common import Lines, tokens_text
 from zapcli.render.docschema import stamp
 
@@ -20,7 +21,7 @@ def _spent_of(b: Any, tokens: int, cost: float) -> list[str]:
     if b.max_tokens:
         parts.append(f"{tokens:,} of {b.max_tokens:,} tokens ({100 * tokens / b.max_tokens:.0f}%)")
     if b.max_cost:
-        parts.append(f"${cost:.4f} of ${b.max_cost:.4f} ({100 * cost / b.max_cost:.0f}%)")
+        parts.append(f"{dollars(cost)} of {dollars(b.max_cost)} ({100 * cost / b.max_cost:.0f}%)")
     return parts
 
 

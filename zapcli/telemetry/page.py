@@ -14,6 +14,8 @@ import html
 import json
 from typing import Any
 
+from zapcli.money import dollars
+
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
 STYLE = """
@@ -122,7 +124,7 @@ document.body.dataset.rendered = String(D.rows.length);
 def _summary(data: dict[str, Any]) -> str:
     rows = data["rows"]
     calls = sum(len(r["calls"]) for r in rows)
-    cost = f", ${data['cost_usd']:.4f}" if data.get("cost_usd") is not None else ""
+    cost = f", {dollars(data['cost_usd'])}" if data.get("cost_usd") is not None else ""
     seconds = data["end"] - data["start"]
     return (f"{len(rows)} subagent{'s' if len(rows) != 1 else ''}, {calls} calls, "
             f"{data['tokens']['input']:,} tokens in / {data['tokens']['output']:,} out{cost}, "

@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from zapcli.lifecycle.status import View
+from zapcli.money import dollars
 from zapcli.plain import plain
 from zapcli.render.common import duration, one_line
 from zapcli.trail.model import Status
@@ -140,7 +141,7 @@ def tokens_text(v: View) -> str:
 def cost_text(v: View) -> str:
     if v.cost_usd is None:
         return "-"
-    return f"${v.cost_usd:.2f}" if v.cost_usd >= 1 else f"${v.cost_usd:.3f}"
+    return dollars(v.cost_usd)
 
 
 def ago(epoch: float | None, now: float | None = None) -> str:
