@@ -124,9 +124,11 @@ def _deny_unattended(summary: str, why: str) -> str:
 
 
 def _control_target(args: dict[str, Any], cwd: str, roots: list[str],
-                    control_roots: tuple[str, ...], names: tuple[str, ...]) -> str | None:
+                    control_roots: tuple[str, ...], names: tuple[str, ...],
+                    code: tuple[str, ...] = ()) -> str | None:
     """Why a write would change what agents may do, or None: zapcli's own state
-    (trails, where approvals are recorded) and config folders, and a control
+    (trails, where approvals are recorded) and config folders, a folder
+    zapcli or the person's programs take code from (`code`), and a control
     file inside a writable root (hooks, definitions, mcp.json, .envrc)."""
     path = args.get("path")
     if not isinstance(path, str) or not path.strip() or "\x00" in path:
@@ -135,6 +137,11 @@ def _control_target(args: dict[str, Any], cwd: str, roots: list[str],
     for control in control_roots:
         if control and _under(real, os.path.realpath(control)):
             return f"{real} is inside zapcli's own folder {control}, which only a person may change"
+    for place in code:
+        if place and _under(real, os.path.realpath(place)):
+            return (f"{real} is in {place}, where zapcli or a program you run takes code from "
+                    "(its Python environment, module path, PATH or LD_LIBRARY_PATH); only a "
+                    "person may change it")
     # outside the writable roots (auto-edit writes anywhere): ~/.bashrc, ~/.gitconfig, ~/.ssh,
     # ~/.config are read as configuration by programs outside the sandbox
     for home in () if any(_under(real, r) for r in roots) else homes():
@@ -148,14 +155,16 @@ def _control_target(args: dict[str, Any], cwd: str, roots: list[str],
 def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: str,
            writable_roots: tuple[str, ...], unattended: bool,
            mcp_allowlisted: bool = False, control_roots: tuple[str, ...] = (),
-           control: tuple[str, ...] | None = None) -> Decision:
+           control: tuple[str, ...] | None = None, code: tuple[str, ...] = ()) -> Decision:
     """Whether `tool(args)` runs now ("allow"), waits for a person ("ask") or not
     at all ("deny"). Raises ValueError for a mode not in MODES (config checks it).
 
     `control_roots` are zapcli's own state and config folders: an edit there
     (or in a control file of a root: `control`, the one list, None for the
     names no backend owns) asks in every mode but `full`, auto-edit
-    included, since it could forge an approval or widen a grant."""
+    included, since it could forge an approval or widen a grant; so does one
+    in `code`, the folders zapcli's own processes and the person's programs
+    take code from (`zapcli.paths.own_code`): it would run outside the sandbox."""
     if mode not in MODES:
         raise ValueError(f"unknown approval mode {mode!r}; use one of {', '.join(MODES)}")
     args = args if isinstance(args, dict) else {}
@@ -176,7 +185,7 @@ def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: s
             return verdict("ask", "confirm mode asks before every edit")
         roots = [os.path.realpath(r) for r in (workspace, *writable_roots) if r]
         names = control_list.names() if control is None else control
-        why = _control_target(args, cwd, roots, control_roots, names)
+        why = _control_target(args, cwd, roots, control_roots, names, code)
         if why:
             return verdict("ask", why)
         if mode == "auto-edit":
@@ -284,6 +293,7 @@ class Policy:
     unattended: bool
     control_roots: tuple[str, ...] = ()  # zapcli's state and config folders (see decide)
     control: tuple[str, ...] | None = None  # the one list of control files (see decide)
+    code: tuple[str, ...] = ()  # where zapcli's own code comes from (see decide)
 
     def check(self, tool: str, args: dict[str, Any], *,
               allowlisted: bool | None = None) -> Decision:
@@ -305,4 +315,4 @@ class Policy:
                             f"{tool} is decided when it runs")
         return decide(self.mode, tool, args, workspace=self.workspace, cwd=self.cwd,
                       writable_roots=self.writable_roots, unattended=self.unattended,
-                      control_roots=self.control_roots, control=self.control)
+                      control_roots=self.control_roots, control=self.control, code=self.code)

@@ -363,6 +363,28 @@ def placeholders_dir() -> Path:
     return state_dir() / "placeholders"
 
 
+def own_code() -> list[str]:
+    """The folders zapcli's own processes — this one, its runners, the git
+    and bwrap they start, the next `zapcli` the person types — and the
+    programs the person runs take code from: this Python's environment
+    (`sys.prefix`: a virtualenv, its `.pth` files), each folder on its module
+    path (an editable install's `src/`), and the absolute folders of PATH,
+    LD_LIBRARY_PATH and PYTHONPATH, as zapcli runs with them and as the
+    caller set them. A sandbox keeps those in its writable roots read-only
+    (`zapcli.sandbox.policy.resolve`), and an edit of a file tool there
+    asks a person (`zapcli.approvals`)."""
+    import sys
+
+    # the first entry of a `python -m zapcli` is the folder it was typed in (the
+    # person's own choice, as docs/explanation/security.md says), not where zapcli's code lies
+    typed = not getattr(sys.flags, "safe_path", False) and sys.path[:1] in ([""], [os.getcwd()])
+    places = [sys.prefix, sys.exec_prefix, *sys.path[1 if typed else 0:]]
+    for name in ("PATH", "LD_LIBRARY_PATH", "PYTHONPATH"):
+        for value in (os.environ.get(name), os.environ.get(USER_VARS[name])):
+            places += (value or "").split(os.pathsep)
+    return [p for p in dict.fromkeys(places) if p and os.path.isabs(p)]
+
+
 def control_roots() -> tuple[str, ...]:
     """zapcli's own folders, which no agent may edit without a person (the
     state folder holds the trails where approvals are recorded; the config

@@ -84,3 +84,40 @@ def test_a_path_folder_in_the_workspace_gets_no_planted_bwrap(zap: Zap, outside:
     sid = _spawn_and_wait(zap, sys.executable, "echo second", env=path)
     assert sorted(p.name for p in outside.iterdir()) == []
     assert _run(zap, sys.executable, "output", sid, env=path).stdout == "second\n"
+
+
+def test_python_m_zapcli_typed_in_the_workspace_leaves_it_writable(zap: Zap, model):
+    """`python -m` puts the folder it is typed in first on the module path:
+    the person's own choice (docs/explanation/security.md), not where
+    zapcli's code lies — a foreground `run` there builds its sandbox in that
+    process, and must still let its commands write the workspace."""
+    target = zap.cwd / "made.txt"
+    model([{"match": "make it", "turns": [
+        {"tool_calls": [{"name": "write", "arguments": {"path": str(target), "content": "made"}}]},
+        {"text": "done"}]}])
+    ran = zap("run", "--approval", "auto-edit", "make it", timeout=120)
+    assert ran.returncode == 0, ran.err
+    assert target.exists(), ran.out + ran.err
+
+
+def test_an_agents_file_tools_write_no_code_zapcli_runs(zap: Zap, outside: Path, model):
+    """The file tools write from the agent's runner, outside the sandbox:
+    an edit in one of those folders asks a person (here: nobody; denied)."""
+    src = zap.cwd / "src"
+    src.mkdir()
+    env = {"PYTHONPATH": f"{src}{os.pathsep}{zap.env['PYTHONPATH']}"}
+    plant = f"open({str(outside / 'sitecustomize')!r}, 'w')\n"
+    model([{"match": "plant it", "turns": [
+        {"tool_calls": [{"name": "write", "arguments": {"path": str(src / "sitecustomize.py"),
+                                                        "content": plant}}]},
+        {"text": "done"}]}])
+    res = _run(zap, sys.executable, "spawn", "--approval", "auto-edit", "--unattended", "plant it",
+               env=env)
+    assert res.returncode == 0, res.stderr
+    agent = res.stdout.strip()
+    _run(zap, sys.executable, "wait", "--timeout", "60", agent, env=env)
+    said = _run(zap, sys.executable, "replay", agent, env=env).stdout
+    assert "write" in said, said  # it asked for the write
+    _spawn_and_wait(zap, sys.executable, "true", env=env)  # a runner, with that module path
+    assert sorted(p.name for p in outside.iterdir()) == []
+    assert not (src / "sitecustomize.py").exists(), said

@@ -16,7 +16,7 @@ from zapcli.agent.types import Verdict
 from zapcli.approvals import Decision, Policy
 from zapcli.cli.output import escape_controls
 from zapcli.cli.watch import INTERRUPTED
-from zapcli.paths import control_roots
+from zapcli.paths import control_roots, own_code
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,7 +30,8 @@ class TerminalApprover(Policy):
         unattended = unattended or not (sys.stdin.isatty() and sys.stderr.isatty())
         from zapcli.backends.registry import control_files
 
-        super().__init__(mode, workspace, cwd, roots, unattended, control_roots(), control_files())
+        super().__init__(mode, workspace, cwd, roots, unattended, control_roots(), control_files(),
+                         tuple(own_code()))
         self.input_ended = False
         self.stopped: Halt | None = None  # the run's signals, seen from the moment they are sent
         self._halted = False

@@ -55,25 +55,6 @@ def records() -> str:
     return str(placeholders_dir())
 
 
-def own_code() -> list[str]:
-    """The folders zapcli's own processes — this one, its runners, the git
-    and bwrap they start, the next `zapcli` the person types — and the
-    programs the person runs take code from: this Python's environment
-    (`sys.prefix`: a virtualenv, its `.pth` files), each folder on its module
-    path (an editable install's `src/`), and the absolute folders of PATH,
-    LD_LIBRARY_PATH and PYTHONPATH, as zapcli runs with them and as the
-    caller set them. A sandbox keeps those in its writable roots read-only."""
-    import sys
-
-    from zapcli.paths import USER_VARS
-
-    places = [sys.prefix, sys.exec_prefix, *sys.path]
-    for name in ("PATH", "LD_LIBRARY_PATH", "PYTHONPATH"):
-        for value in (os.environ.get(name), os.environ.get(USER_VARS[name])):
-            places += (value or "").split(os.pathsep)
-    return [p for p in dict.fromkeys(places) if p and os.path.isabs(p)]
-
-
 def full_mode_note(mode: str, control: Iterable[str]) -> list[dict[str, str]]:
     """`full` mode lifts the control files' protection: said, never silent."""
     if mode != "full":
@@ -112,7 +93,7 @@ def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[
                                     f"{found.network_missing}; {bwrap.NET_HINT}")
         diagnostics.append(_diag("network", bwrap.network_open(found)))
         network = True
-    from zapcli.paths import control_roots, make_dirs
+    from zapcli.paths import control_roots, make_dirs, own_code
 
     make_dirs(scratch)
     git, refused = _fenced(tree)
