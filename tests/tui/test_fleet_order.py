@@ -83,3 +83,27 @@ def test_the_tree_nests_children_under_their_parent_and_a_run():
     assert drawn[4] == ("zapcli run run_20260101_0000abcd (2)", "")
     assert drawn[5:7] == [("5", "├─ "), ("6", "└─ ")]
     assert drawn[7] == ("7", "")
+
+
+def test_the_worktree_column_says_what_became_of_each_tree(zap):
+    """A new user's `top` said `sa_20261206_4…` in WORKTREE for every row
+    (the id's branch, cut) and kept saying it for trees gc had removed."""
+    from tests.parallel.conftest import git
+    from zapcli.lifecycle.observe import observe
+
+    git(zap.cwd, "init", "-q", "-b", "main")
+    (zap.cwd / "README").write_text("base\n")
+    git(zap.cwd, "add", "README")
+    git(zap.cwd, "commit", "-q", "-m", "base")
+    kept = zap.spawn_sh("echo kept > kept.txt", "--worktree")
+    taken = zap.spawn_sh("echo taken > taken.txt", "--worktree")
+    assert zap("wait", kept, taken).returncode == 0
+    assert zap("merge", "--squash", taken).returncode == 0
+    assert fleet.worktree_text(observe(kept)) == "ready"
+    assert fleet.worktree_text(observe(taken)) == "merged"
+    assert fleet.worktree_text(observe(taken), full=True) == "merged (squash)"
+    assert zap("worktree", "rm", taken).returncode == 0
+    assert fleet.worktree_text(observe(taken), full=True) == "merged (squash), removed"
+    assert fleet.worktree_text(observe(taken)) == "removed"
+    plain = zap.spawn_sh("true")
+    assert fleet.worktree_text(observe(plain)) == "-"

@@ -182,6 +182,8 @@ def _receipt(s: reader.Summary) -> dict[str, Any] | None:
     out["ready"] = bool(made and made.get("ok"))
     if made and not made.get("ok"):
         out["error"] = made.get("error")
+    out["merged"] = s.merged.get("how") if s.merged else None  # how `zapcli merge` took it
+    out["removed"] = s.tree_removed is not None  # `worktree rm` or `gc` removed it
     return out
 
 

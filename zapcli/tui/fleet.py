@@ -162,12 +162,22 @@ def backend_text(v: View) -> str:
     return v.cli + (f"/{v.agent}" if v.agent else "")
 
 
-def worktree_text(v: View) -> str:
+def worktree_text(v: View, full: bool = False) -> str:
+    """WORKTREE: what became of its tree (its branch is the id's: the ID
+    column names it) — `making`, `ready`, `merged`, `removed`, `error`; `-`
+    without one. `full`: how it was merged too (`merged (squash), removed`)."""
     tree = v.worktree
     if not tree:
         return "-"
-    branch = tree.get("branch") or tree.get("path") or "?"
-    return str(branch).rsplit("/", 1)[-1] if not tree.get("error") else "error"
+    if tree.get("error"):
+        return "error"
+    how = tree.get("merged")
+    said = [(f"merged ({how})" if full else "merged") if how else "",
+            "removed" if tree.get("removed") else ""]
+    said = [w for w in said if w]
+    if not said:
+        return "ready" if tree.get("ready") else "making"
+    return ", ".join(said) if full else said[-1]
 
 
 def elapsed_text(v: View) -> str:

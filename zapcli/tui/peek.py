@@ -43,7 +43,7 @@ def head_lines(row: Row) -> list[tuple[str, str]]:
     reason = reason_line(v)
     if reason:
         lines.append(reason)
-    tree = fleet.worktree_text(v)
+    tree = fleet.worktree_text(v, full=True)
     lines.append(("dim", f"backend {fleet.backend_text(v)} · executor {row.executor} · session "
                          f"{escape_controls(v.session)}" + (f" · worktree {tree}" if tree != "-" else "")))
     if v.parent:
