@@ -105,14 +105,20 @@ def _put_back(held: Held, root: str) -> list[str]:
     unsaved = [p for p in changed if p in before and before[p][0] != "d" and p not in held.stored]
     notes = _remove(root, [p for p in changed if p in now and p not in unsaved
                            and not (before.get(p, ("",))[0] == now[p][0] == "d")], now)
+    if notes:  # a link it left could lead what follows outside the tree: nothing more is done
+        return [*notes, "nothing else of the tree was put back (what it made is still there)"]
     folders = [p for p in changed if p in before and before[p][0] == "d"]
     for path in folders:
+        if not _beneath(root, path, last=False):
+            return [f"{path} lies past a link: nothing else of the tree was put back"]
         os.makedirs(os.path.join(root, path), exist_ok=True)
     files = [p for p in changed if p in before and before[p][0] != "d" and p not in unsaved]
     if files:
         notes += _write_back(held, root, files)
     for path in reversed(folders):  # a folder's mode once its files are in it
         try:
+            if not _beneath(root, path):
+                raise OSError(0, "it lies past a link")
             os.chmod(os.path.join(root, path), stat.S_IMODE(before[path][1]))
         except OSError as exc:
             notes.append(f"could not put back the mode of {path}: {exc.strerror}")
@@ -122,8 +128,30 @@ def _put_back(held: Held, root: str) -> list[str]:
     return notes
 
 
+def _beneath(root: str, path: str, last: bool = True) -> bool:
+    """Whether every folder on the way to `path` in the tree is a folder, no
+    link (and `path` itself no link, with `last`; it may be missing): what
+    is done to it stays in the tree. Nothing else runs in the tree by now
+    (the check's sandbox, and every process in it, has ended)."""
+    parts = path.split("/")
+    for i in range(1, len(parts) + 1):
+        try:
+            st = os.lstat(os.path.join(root, *parts[:i]))
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
+        if i < len(parts) and not stat.S_ISDIR(st.st_mode):
+            return False
+        if i == len(parts) and last and stat.S_ISLNK(st.st_mode):
+            return False
+    return True
+
+
 def _remove(root: str, paths: list[str], now: dict[str, Mark]) -> list[str]:
-    """Remove `paths` (sorted: a folder before what is in it, which goes with it)."""
+    """Remove `paths` (sorted: a folder before what is in it, which goes with
+    it); the folder holding one opened for writing if it was shut (a check
+    may leave a read-only folder)."""
     notes: list[str] = []
     removed: set[str] = set()
     for path in paths:
@@ -132,16 +160,28 @@ def _remove(root: str, paths: list[str], now: dict[str, Mark]) -> list[str]:
             continue
         full = os.path.join(root, path)
         try:
+            if not _beneath(root, path, last=False):
+                raise OSError(0, "it lies past a link")
+            try:
+                _unlink(full, now[path][0])
+            except PermissionError:
+                holder = os.path.dirname(full)
+                os.chmod(holder, stat.S_IMODE(os.lstat(holder).st_mode) | stat.S_IRWXU)
+                _unlink(full, now[path][0])
             if now[path][0] == "d":
-                shutil.rmtree(full, onerror=_writable)
                 removed.add(path)
-            else:
-                os.unlink(full)
         except FileNotFoundError:
             continue
         except OSError as exc:
             notes.append(f"could not remove {path}: {exc.strerror}")
     return notes
+
+
+def _unlink(full: str, kind: str) -> None:
+    if kind == "d":
+        shutil.rmtree(full, onerror=_writable)
+    else:
+        os.unlink(full)
 
 
 def _writable(func: object, path: str, _exc: object) -> None:
@@ -164,6 +204,8 @@ def _write_back(held: Held, root: str, paths: list[str]) -> list[str]:
     for path in paths:
         full, mark = os.path.join(root, path), held.marks[path]
         try:
+            if not _beneath(root, path, last=mark[0] != "l"):
+                raise OSError(0, "it lies past a link")
             if mark[0] != "l":
                 os.chmod(full, stat.S_IMODE(mark[1]))
             os.utime(full, ns=(mark[3], mark[3]), follow_symlinks=False)
