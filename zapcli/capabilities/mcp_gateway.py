@@ -126,15 +126,35 @@ class McpGateway:
                     f"server '{name}' did not start: {reason}; check `command`/`args` for "
                     f"'{name}' in {self.configs[name].source}")})
 
+    def _placed(self, config: ServerConfig) -> tuple[str, str]:
+        """(the server's program, the folder it starts in). Not the workspace
+        unless its `cwd` says so: a sandboxed agent writes there, and a
+        program looks for its code in the folder it starts in (`python -m`
+        a module, `npx` its `node_modules/.bin`) — it would run the agent's
+        in place of the person's, outside the sandbox. So an empty folder of
+        zapcli's own; a relative `cwd` (and a relative program) is taken from
+        the workspace; Python never puts the folder it starts in on its
+        module path (PYTHONSAFEPATH)."""
+        from zapcli.paths import make_dirs, state_dir
+
+        command = config.command
+        if "/" in command and not os.path.isabs(command):
+            command = str(self.workspace / command)
+        if config.cwd:
+            return command, str(self.workspace / os.path.expanduser(config.cwd))
+        return command, str(make_dirs(state_dir() / "mcp" / "cwd"))
+
     async def _serve(self, config: ServerConfig, ready: asyncio.Future[Any]) -> None:
         from mcp import ClientSession, StdioServerParameters
         from mcp.client.stdio import stdio_client
 
         errlog = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
         try:
+            command, cwd = self._placed(config)
             params = StdioServerParameters(
-                command=config.command, args=list(config.args),
-                env=config.expanded_env() or None, cwd=config.cwd or str(self.workspace))
+                command=command, args=list(config.args),
+                # the SDK adds its default variables (HOME, PATH, ...) to these
+                env={"PYTHONSAFEPATH": "1", **config.expanded_env()}, cwd=cwd)
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as session:
                     await session.initialize()
