@@ -8,8 +8,7 @@ for `server.py` there first, and `npx server` for
 `node_modules/.bin/server` — so a module or program the agent wrote there
 ran, unsandboxed, in place of the server the person configured (an
 adversary's review). They now start in an empty folder of zapcli's own
-(a `cwd` the person gives is taken from the workspace, and said), with
-Python's module path never holding the folder they start in. The outside
+(a `cwd` the person gives is taken from the workspace). The outside
 effect: a file the planted code writes when it runs.
 """
 

@@ -133,8 +133,7 @@ class McpGateway:
         a module, `npx` its `node_modules/.bin`) — it would run the agent's
         in place of the person's, outside the sandbox. So an empty folder of
         zapcli's own; a relative `cwd` (and a relative program) is taken from
-        the workspace; Python never puts the folder it starts in on its
-        module path (PYTHONSAFEPATH)."""
+        the workspace."""
         from zapcli.paths import make_dirs, state_dir
 
         command = config.command
@@ -153,8 +152,7 @@ class McpGateway:
             command, cwd = self._placed(config)
             params = StdioServerParameters(
                 command=command, args=list(config.args),
-                # the SDK adds its default variables (HOME, PATH, ...) to these
-                env={"PYTHONSAFEPATH": "1", **config.expanded_env()}, cwd=cwd)
+                env=config.expanded_env() or None, cwd=cwd)
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as session:
                     await session.initialize()
