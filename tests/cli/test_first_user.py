@@ -7,6 +7,7 @@ workspace's definitions nor say Ray is missing, a fast-forwarded tree that
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -136,3 +137,11 @@ def test_help_is_a_command_and_completion_takes_the_shell_first(zap):
     for shell in ("bash", "zsh", "fish"):
         got = zap("completion", shell)
         assert got.returncode == 0 and got.out == zap("completion", "show", shell).out, got.err
+
+
+@pytest.mark.skipif(shutil.which("man") is None, reason="no man program here (then it prints the page's path, and says so)")
+def test_man_into_a_pipe_gives_the_page_not_its_path(zap):
+    """`zapcli man | grep kill` found nothing: into a pipe it printed the path."""
+    page = zap("man")
+    assert page.returncode == 0 and "zapcli kill" in page.out.replace("\u2010", "-"), page.out[:300]
+    assert zap("man", "--path").out.strip().endswith("zapcli.1")

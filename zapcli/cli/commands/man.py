@@ -9,7 +9,7 @@ import shutil
 import sys
 
 from zapcli.cli import install as where
-from zapcli.cli.output import emit_json, emit_text, is_tty, note
+from zapcli.cli.output import emit_json, emit_text, note
 
 
 def execute(path: bool = False, install: bool = False, json: bool = False) -> int:
@@ -26,10 +26,11 @@ def execute(path: bool = False, install: bool = False, json: bool = False) -> in
         emit_json({"path": str(page)})
         return 0
     viewer = shutil.which("man")
-    if path or not is_tty() or viewer is None:
+    if path or viewer is None:
         emit_text(f"{page}\n")
-        if not path and viewer is None:
+        if not path:
             note(f"no `man` program here: read it with `groff -man -Tutf8 {page} | less`")
         return 0
     sys.stdout.flush()
-    os.execv(viewer, [viewer, "-l", str(page)])  # man's pager takes the terminal over
+    # at a terminal man's pager takes it over; into a pipe (`zapcli man | grep`) it writes the text
+    os.execv(viewer, [viewer, "-l", str(page)])
