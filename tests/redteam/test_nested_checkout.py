@@ -18,29 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.parallel.conftest import git
+from tests.redteam.repos import COMMIT, agent, ended, make_repo
 from tests.sandbox.conftest import needs_bwrap
 
 pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
 
-COMMIT = "git -c user.email=a@a -c user.name=a commit -qm"
-
-
-def _repo(work: Path) -> Path:
-    git(work, "init", "-q", "-b", "main")
-    (work / "README").write_text("base\n")
-    git(work, "add", "README")
-    git(work, "commit", "-q", "-m", "base")
-    return work
-
-
-def _ended(zap, sid: str) -> None:
-    assert zap("wait", "--timeout", "90", sid, timeout=120).returncode in (0, 3)
-
-
-def _agent(zap, script: str) -> None:
-    """A sandboxed subagent in the user's repository runs `script` (the injection)."""
-    _ended(zap, zap.spawn_sh(f"set -e\n{script}\necho planted", "--sandbox", timeout=90))
 
 
 # ---------------------------------------------------------------------- F4
@@ -61,15 +43,15 @@ MOVE_THE_WORK_TREE = {
 
 @pytest.mark.parametrize("how", list(MOVE_THE_WORK_TREE))
 def test_f4_merge_never_writes_into_the_folder_a_planted_core_worktree_names(zap, outside, how):
-    _repo(zap.cwd)
+    make_repo(zap.cwd)
     (outside / "rc").write_text("original\n")
-    _agent(zap, MOVE_THE_WORK_TREE[how].replace("{outside}", str(outside)))
+    agent(zap, MOVE_THE_WORK_TREE[how].replace("{outside}", str(outside)))
     zap.cwd = zap.cwd / "sub"  # later, the user starts a worktree subagent from sub/
     spawned = zap("spawn", "--worktree", "--cli", "sh", "--sandbox", "--",
                   "echo 'written by the agent' > planted.txt")
     if spawned.returncode == 0:
         sid = spawned.out.strip()
-        _ended(zap, sid)
+        ended(zap, sid)
         for argv in (["diff", sid], ["merge", sid], ["merge", "--squash", sid],
                      ["merge", "--rebase", sid], ["worktree", "rm", sid]):
             zap(*argv, timeout=120)
@@ -82,9 +64,9 @@ def test_f4_a_receipt_naming_another_folder_as_the_checkout_is_refused(zap, outs
     the folder a planted core.worktree named (here written into its record):
     `diff`, `merge` and `worktree rm` run no git with that folder as the
     work tree."""
-    repo = _repo(zap.cwd)
+    repo = make_repo(zap.cwd)
     sid = zap.spawn_sh("echo 'written by the agent' > planted.txt", "--worktree")
-    _ended(zap, sid)
+    ended(zap, sid)
     trail = Path(zap.env["ZAPCLI_HOME"]) / "subagents" / f"{sid}.jsonl"
     was = f'"repo":{json.dumps(str(repo))}'
     assert was in trail.read_text()

@@ -21,29 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.parallel.conftest import git
+from tests.redteam.repos import COMMIT, agent, make_repo
 from tests.sandbox.conftest import needs_bwrap
 
 pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
 
-COMMIT = "git -c user.email=a@a -c user.name=a commit -qm"
-
-
-def _repo(work: Path) -> Path:
-    git(work, "init", "-q", "-b", "main")
-    (work / "README").write_text("base\n")
-    git(work, "add", "README")
-    git(work, "commit", "-q", "-m", "base")
-    return work
-
-
-def _ended(zap, sid: str) -> None:
-    assert zap("wait", "--timeout", "90", sid, timeout=120).returncode in (0, 3)
-
-
-def _agent(zap, script: str) -> None:
-    """A sandboxed subagent in the user's repository runs `script` (the injection)."""
-    _ended(zap, zap.spawn_sh(f"set -e\n{script}\necho planted", "--sandbox", timeout=90))
 
 
 # ---------------------------------------------------------------------- F3
@@ -67,7 +49,7 @@ MAKE_REPOSITORY = {
 
 def _plant_nested_zapcli(zap, outside: Path, how: str) -> Path:
     body = _mcp(outside, "PWNED")
-    _agent(zap, f"mkdir -p sub/.zapcli/subagents\n{MAKE_REPOSITORY[how]}\n"
+    agent(zap, f"mkdir -p sub/.zapcli/subagents\n{MAKE_REPOSITORY[how]}\n"
                 f"cat > sub/.zapcli/mcp.json <<'EOF'\n{body}\nEOF\n"
                 f"cat > sub/.zapcli/subagents/general.yml <<'EOF'\n{GENERAL}EOF")
     sub = zap.cwd / "sub"
@@ -93,7 +75,7 @@ ROUTES = {
 def test_f3_a_trusted_folder_does_not_cover_a_repository_an_agent_made_inside(
         zap, model, outside, how, route, prefix):
     model([{"match": "hello", "turns": [{"text": "hi"}]}])
-    repo = _repo(zap.cwd)
+    repo = make_repo(zap.cwd)
     _trusted(zap, repo if prefix == "the repository" else repo.parent)
     sub = _plant_nested_zapcli(zap, outside, how)
     zap.cwd = sub  # later, the user works in sub/
@@ -105,7 +87,7 @@ def test_f3_the_person_can_still_trust_the_inner_repository_by_name(zap, outside
     """The same plant with a real repository: once the person trusts `sub/`
     by name (seeing its files), its server starts — the test sees the effect
     when there is one."""
-    repo = _repo(zap.cwd)
+    repo = make_repo(zap.cwd)
     _trusted(zap, repo)
     sub = _plant_nested_zapcli(zap, outside, "git init")
     zap.cwd = sub
