@@ -122,7 +122,11 @@ def _base_env(where: Place) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in DROPPED}
     own_lookups(env)  # git is never found, nor its libraries, in the tree it runs in
     env.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_EDITOR=":", GIT_SEQUENCE_EDITOR=":",
-               GIT_OPTIONAL_LOCKS="0")  # `status` must not take index.lock behind anyone's back
+               GIT_OPTIONAL_LOCKS="0",  # `status` must not take index.lock behind anyone's back
+               # no transport at all, whatever a repository's config says: its per-protocol
+               # `protocol.ext.allow=always` beats `protocol.allow=never`, this list beats both
+               # (a partial clone's lazy fetch of a missing object ran an ext:: command)
+               GIT_ALLOW_PROTOCOL="none", GIT_NO_LAZY_FETCH="1")
     env.update(where.env())
     return _configured(env, NEUTRAL)
 
