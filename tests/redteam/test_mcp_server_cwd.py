@@ -43,3 +43,19 @@ def test_a_servers_module_or_program_planted_in_the_workspace_never_runs(zap, ou
     doctor = zap("doctor", timeout=120)
     assert sorted(p.name for p in outside.iterdir()) == [], doctor.out + doctor.err
     assert "time" in doctor.out + doctor.err  # it looked at the servers
+
+
+def test_an_on_finish_command_never_runs_a_module_planted_where_it_was_spawned(zap, outside):
+    """The person's `--on-finish` (and every event hook) ran in the folder the
+    subagent was spawned from: `python -m notify` took the agent's
+    `notify.py` there, with the keys."""
+    done = outside.parent / "hook-ran"
+    hook = f'{sys.executable} -m notify_planted 2>/dev/null; echo "$ZAPCLI_CWD" > {done}'
+    plant = f"echo \"open('{outside}/on_finish', 'w')\" > notify_planted.py"
+    sid = zap.spawn_sh(plant, "--sandbox", "--on-finish", hook)
+    zap("wait", "--timeout", "60", sid)
+    from tests.conftest import wait_until
+
+    wait_until(done.exists, 30)
+    assert sorted(p.name for p in outside.iterdir()) == []
+    assert done.read_text().strip() == str(zap.cwd)  # it is told where it was spawned from

@@ -9,7 +9,9 @@ calls it too (the ender died in between). `fire` appends an `on_finish`
 claim record under the trail's lock only if there is none yet — so however
 many race, one claims — and starts a detached helper (`python -m
 zapcli.trail.finish ID TOKEN`) that runs the command with ZAPCLI_ID,
-ZAPCLI_STATUS, ZAPCLI_EXIT_CODE and ZAPCLI_TRAIL set, records its exit, and
+ZAPCLI_STATUS, ZAPCLI_EXIT_CODE, ZAPCLI_TRAIL and ZAPCLI_CWD (the folder it
+was spawned from) set, in an empty folder of zapcli's own (`hook_folder`),
+records its exit, and
 writes a `diagnostic` when it fails. The command's own failure never
 changes the subagent's status. The helper is started through a shell that
 exits at once, so it is nobody's descendant: ending the subagent's process
@@ -152,7 +154,8 @@ def base_env(sid: str, path: Path, status: str, exit_code: int | None,
              spawn: dict[str, Any], event: str) -> dict[str, str]:
     """The environment every hook command gets: this process's, with
     ZAPCLI_ID, ZAPCLI_EVENT, ZAPCLI_STATUS, ZAPCLI_EXIT_CODE (empty unless
-    ended), ZAPCLI_TRAIL and, for a subagent in a tree, ZAPCLI_WORKTREE."""
+    ended), ZAPCLI_TRAIL and, for a subagent in a tree, ZAPCLI_WORKTREE
+    (`run_command` adds ZAPCLI_CWD)."""
     env = dict(os.environ)
     env.update(ZAPCLI_ID=sid, ZAPCLI_EVENT=event, ZAPCLI_STATUS=status, ZAPCLI_TRAIL=str(path),
                ZAPCLI_EXIT_CODE="" if exit_code is None else str(exit_code))
@@ -162,13 +165,27 @@ def base_env(sid: str, path: Path, status: str, exit_code: int | None,
     return env
 
 
+def hook_folder() -> str:
+    """Where a hook's command runs: an empty folder of zapcli's own. Not the
+    folder the subagent was spawned from (ZAPCLI_CWD names it): an agent may
+    have written there, and a program looks for its code in the folder it
+    starts in — `python -m x` an `x.py`, `npx x` a `node_modules/.bin/x` —
+    so the agent's would run, outside the sandbox and with the keys, in
+    place of the one the person named."""
+    from zapcli.paths import make_dirs, state_dir
+
+    return str(make_dirs(state_dir() / "hooks" / "cwd"))
+
+
 def run_command(command: str, cwd: str, env: dict[str, str]) -> tuple[int | None, str | None, str]:
-    """Run a hook's shell command in `cwd` (or / when that is gone), stopped
-    after TIMEOUT_S: (exit code, why it failed or None, the end of its output)."""
+    """Run a hook's shell command in zapcli's own folder (`hook_folder`),
+    with ZAPCLI_CWD `cwd`, stopped after TIMEOUT_S: (exit code, why it
+    failed or None, the end of its output)."""
     import subprocess
 
+    env = {**env, "ZAPCLI_CWD": cwd}
     try:
-        proc = subprocess.run(["/bin/sh", "-c", command], cwd=cwd if os.path.isdir(cwd) else "/",
+        proc = subprocess.run(["/bin/sh", "-c", command], cwd=hook_folder(),
                               env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, timeout=TIMEOUT_S, start_new_session=True)
     except subprocess.TimeoutExpired:
