@@ -89,3 +89,33 @@ def test_a_fifo_in_place_of_the_database_is_refused_not_waited_on(zap, model):
     os.unlink(db)
     os.mkfifo(db + "-wal")
     assert "zapcli.db-wal is a FIFO" in zap("usage", timeout=20).err
+
+
+FIRST_OPEN = r'''
+import sys, time
+from pathlib import Path
+from zapcli import statedb
+from zapcli.team import board
+start = float(sys.argv[2])
+while time.time() < start:
+    pass
+statedb.connect(board.SCHEMA, Path(sys.argv[1]), timeout=60, isolation_level=None).close()
+'''
+
+
+def test_processes_opening_a_new_database_at_once_all_get_it(tmp_path):
+    """Six processes opening a new database at the same moment (a fleet's
+    first board writes, a full suite's stress test): SQLite answered
+    "database is locked" at once to one of them in about a quarter of the
+    rounds, without waiting — it failed that writer."""
+    import subprocess
+    import sys
+    import time
+
+    for n in range(15):
+        db, start = tmp_path / f"r{n}" / "zapcli.db", time.time() + 0.4
+        db.parent.mkdir()
+        procs = [subprocess.Popen([sys.executable, "-c", FIRST_OPEN, str(db), str(start)],
+                                  stderr=subprocess.PIPE, text=True) for _ in range(6)]
+        failed = [err for p in procs if (err := p.communicate(timeout=60)[1]) and p.returncode]
+        assert not failed, f"round {n}: {failed[0][-300:]}"
