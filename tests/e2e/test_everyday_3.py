@@ -47,7 +47,7 @@ def test_a_unique_start_of_an_ids_tail_works_as_git_and_docker_take_one(zap):
     assert "prefix-works" in zap("output", tail[:5]).out
     assert f"{sid}: completed" in zap("poll", tail[:6]).out
     short = zap("poll", tail[:3])
-    assert short.returncode == 1 and "too short: give at least 4 of an id's last 8 hex" in short.out
+    assert short.returncode == 1 and "too short: give at least 4 of an id's last 8 hex" in short.err
     odd = zap("poll", "nope")
     assert odd.returncode == 1 and "ids look like sa_20260101_0badc0de" in odd.out
     assert "their last 8 hex digits (or a unique start of them, 4 or more)" in odd.out
