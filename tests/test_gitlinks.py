@@ -54,3 +54,16 @@ def test_a_git_file_naming_another_folders_worktree_or_submodule_is_no_repositor
     for named in (repo / ".git" / "worktrees" / "tree", repo / ".git" / "modules" / "lib"):
         (sub / ".git").write_text(f"gitdir: {named}\n")
         assert git_dir_at(sub) is None
+
+
+def test_a_git_symbolic_link_counts_only_inside_its_folder(tmp_path):
+    other = _repo(tmp_path / "other")
+    sub = _repo(tmp_path / "work") / "sub"
+    sub.mkdir()
+    (sub / ".git").symlink_to(other / ".git")
+    assert git_dir_at(sub) is None
+    (sub / ".git").unlink()
+    git(sub, "init", "-q", "--separate-git-dir", str(sub / "real"))
+    (sub / ".git").unlink()
+    (sub / ".git").symlink_to("real")
+    assert git_dir_at(sub) == (sub / "real").resolve()

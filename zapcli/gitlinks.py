@@ -27,18 +27,29 @@ def git_dir_at(folder: Path) -> Path | None:
     repository it can read. It counts only when the git dir it names links
     back to this very folder, as git makes them (`links_back`): a linked
     worktree's admin folder, a submodule's. A plain repository's git dir
-    named from elsewhere is none. Reads a few small files, never through a FIFO."""
+    named from elsewhere is none. A symbolic link `.git` is such a link too:
+    it counts when it leads to a folder inside `folder`, or links back.
+    Reads a few small files, never through a FIFO."""
     dotgit = folder / ".git"
-    if dotgit.is_dir():
+    if dotgit.is_dir() and not dotgit.is_symlink():
         return dotgit.resolve() if (dotgit / "HEAD").exists() else None
     named = gitfile_target(folder)
-    return named if named is not None and not links_back(named, folder) else None
+    if named is None:
+        return None
+    if dotgit.is_symlink() and Path(os.path.realpath(folder)) in named.parents:
+        return named
+    return None if links_back(named, folder) else named
 
 
 def gitfile_target(folder: Path) -> Path | None:
-    """The git dir a `folder/.git` FILE names (resolved), when it holds a
-    `HEAD`; None for no such file. Whether to believe it is `links_back`'s."""
-    text = _small_text(folder / ".git", follow=True).split("\n")[0].strip()
+    """The git dir a `folder/.git` FILE names, or a symbolic link `.git`
+    leads to (resolved), when it holds a `HEAD`; None for neither. Whether to
+    believe it is `git_dir_at`'s (`links_back`)."""
+    dotgit = folder / ".git"
+    if dotgit.is_dir():  # a symbolic link to a folder
+        named = Path(os.path.realpath(dotgit))
+        return named if (named / "HEAD").exists() else None
+    text = _small_text(dotgit, follow=True).split("\n")[0].strip()
     if not text.startswith("gitdir:") or not text[len("gitdir:"):].strip():
         return None
     named = Path(os.path.realpath(folder / text[len("gitdir:"):].strip()))

@@ -3,7 +3,7 @@ on another repository of the user's (an adversary's review, F3 of the third
 round).
 
 The sandbox holds `.git` read-only at the workspace's top only; below it the
-agent may write a `sub/.git` FILE. It wrote `gitdir: <another repository's git
+agent may write a `sub/.git` FILE (or a symbolic link). It wrote `gitdir: <another repository's git
 dir>` — any repository it can read, a project of the user's outside the
 workspace — and copied that repository's tracked files into `sub/`. The user's
 `zapcli spawn --worktree` from `sub/` took `sub/` as that repository's
@@ -76,16 +76,19 @@ def _bare(other: Path) -> tuple[Path, Path | None]:
 
 
 VICTIMS = {"another repository's .git": _checkout, "a bare repository": _bare}
+PLANTS = {"a .git file": "printf 'gitdir: {git_dir}\\n' > sub/.git",
+          "a .git symbolic link": "ln -s {git_dir} sub/.git"}
 
 
+@pytest.mark.parametrize("plant", list(PLANTS))
 @pytest.mark.parametrize("victim", list(VICTIMS))
-def test_a_git_file_naming_another_repository_moves_nothing_there(zap, other, victim):
+def test_a_git_file_naming_another_repository_moves_nothing_there(zap, other, victim, plant):
     make_repo(zap.cwd)
     git_dir, work = VICTIMS[victim](other)
     before = _state(git_dir, work)
     agent(zap, f"mkdir sub && printf '{MAKEFILE}' > sub/Makefile && "
-               f"printf 'gitdir: {git_dir}\\n' > sub/.git")
-    assert (zap.cwd / "sub" / ".git").is_file()  # the plant worked
+               + PLANTS[plant].replace("{git_dir}", str(git_dir)))
+    assert (zap.cwd / "sub" / ".git").is_symlink() or (zap.cwd / "sub" / ".git").is_file()
     zap.cwd = zap.cwd / "sub"  # later, the user starts a worktree subagent from sub/
     spawned = zap("spawn", "--worktree", "--cli", "sh", "--sandbox", "--",
                   "printf 'all:\\n\\tid > PWNED\\n' > Makefile && "

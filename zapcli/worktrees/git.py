@@ -337,9 +337,10 @@ def around(cwd: Path) -> Place:
         link = gitfile_target(top)
         if link is not None:
             raise UsageError(
-                f"{param('worktree')}: {top}/.git is a file naming the git dir {link}, which "
+                f"{param('worktree')}: {top}/.git is a link (a file or a symbolic link) to "
+                f"the git dir {link}, which "
                 f"does not name {top} back: {links_back(link, top)}. zapcli takes a .git "
-                "file only for a linked worktree (git worktree add) or a submodule (git "
+                "link only for a linked worktree (git worktree add) or a submodule (git "
                 "submodule add), whose git dir names the folder back; merging into it would "
                 f"change the repository of {link}. If you did not write that file, something "
                 "that wrote in this folder did (a subagent's work can write below its "
