@@ -1,4 +1,5 @@
-"""Where things live (docs/explanation/rules.md#where-things-live); imports only `zapcli.errors`.
+"""Where things live (docs/explanation/rules.md#where-things-live); imports only `zapcli.errors`
+and `zapcli.gitlinks`.
 
 State (trails, captured output, database) lives under `ZAPCLI_HOME` or
 `platformdirs.user_state_dir("zapcli")`; config under `ZAPCLI_CONFIG_HOME` or
@@ -10,10 +11,10 @@ files zapcli writes for the user (definitions, memory, the database) 0600.
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 from zapcli.errors import StateError
+from zapcli.gitlinks import git_dir_at
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -179,39 +180,15 @@ def workspace_of(cwd: Path) -> Path:
     Found by walking up for a `.git` entry (file or folder, so worktrees count)
     instead of running git, which would cost a process per command. A `.git`
     that is no repository — an empty folder, a file naming nothing (`gitdir:
-    /nowhere`, which anything that writes below the top can plant) — is passed
-    over, as git's own discovery would fail there.
+    /nowhere`, which anything that writes below the top can plant), a file
+    naming a git dir that does not name this folder back (`git_dir_at`) — is
+    passed over.
     """
     cwd = cwd.resolve()
     for candidate in (cwd, *cwd.parents):
         if git_dir_at(candidate) is not None:
             return candidate
     return cwd
-
-
-def git_dir_at(folder: Path) -> Path | None:
-    """The git folder `folder/.git` is, or names (a `gitdir:` file: a linked
-    worktree's, a submodule's), resolved; None when there is none, or what it
-    is or names holds no `HEAD`. Reads one small file, never through a FIFO."""
-    dotgit = folder / ".git"
-    if dotgit.is_dir():
-        return dotgit.resolve() if (dotgit / "HEAD").exists() else None
-    try:
-        fd = os.open(dotgit, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        text = os.read(fd, 4096).decode("utf-8", "replace").split("\n")[0].strip()
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if not text.startswith("gitdir:") or not text[len("gitdir:"):].strip():
-        return None
-    named = Path(os.path.realpath(folder / text[len("gitdir:"):].strip()))
-    return named if (named / "HEAD").exists() else None
 
 
 # In a runner's environment, and so in everything its work starts however

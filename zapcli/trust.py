@@ -42,7 +42,8 @@ import os
 from pathlib import Path
 
 from zapcli.boundedread import read_at_most
-from zapcli.paths import SUBAGENT_MARKER, config_dir, git_dir_at
+from zapcli.gitlinks import core_worktree, git_dir_at
+from zapcli.paths import SUBAGENT_MARKER, config_dir
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -325,23 +326,8 @@ def _submodule_of(inner: Path, outer: Path) -> bool:
         config = read_at_most(own / "config", 64 * 1024).decode("utf-8", "replace")
     except OSError:
         return False
-    worktree = _core_worktree(config)
+    worktree = core_worktree(config)
     return worktree is not None and os.path.realpath(own / worktree) == str(inner)
-
-
-def _core_worktree(config: str) -> str | None:
-    """`core.worktree` of a git config file's text as git writes it (the last
-    one wins); None when it has none. Anything unusual reads as none."""
-    section, found = "", None
-    for line in config.splitlines():
-        text = line.strip()
-        if text.startswith("["):
-            section = text[1:text.find("]")].strip().lower() if "]" in text else ""
-        elif section == "core" and "=" in text:
-            key, value = text.split("=", 1)
-            if key.strip().lower() == "worktree":
-                found = value.strip().strip('"') or None
-    return found
 
 
 def trusted_folders() -> tuple[Path, ...]:

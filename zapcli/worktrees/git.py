@@ -328,14 +328,28 @@ def around(cwd: Path) -> Place:
     (`paths.git_dir_at`, as the workspace is found), that git folder, and its
     common one (named by its `commondir` in a linked tree). Never git's own
     discovery, which takes the work tree from the repository's configuration
-    (`core.worktree`). Raises UsageError."""
-    from zapcli.paths import git_dir_at
+    (`core.worktree`). A `.git` file naming a git dir that does not name its
+    folder back (`paths.links_back`) is refused, not passed over: the folder
+    looks like that repository's checkout. Raises UsageError."""
+    from zapcli.gitlinks import git_dir_at, gitfile_target, links_back
 
     here = cwd.resolve()
     for top in (here, *here.parents):
         own = git_dir_at(top)
         if own is not None:
             break
+        link = gitfile_target(top)
+        if link is not None:
+            raise UsageError(
+                f"{param('worktree')}: {top}/.git is a link (a file or a symbolic link) to "
+                f"the git dir {link}, which "
+                f"does not name {top} back: {links_back(link, top)}. zapcli takes a .git "
+                "link only for a linked worktree (git worktree add) or a submodule (git "
+                "submodule add), whose git dir names the folder back; merging into it would "
+                f"change the repository of {link}. If you did not write that file, something "
+                "that wrote in this folder did (a subagent's work can write below its "
+                f"workspace): look at it, remove {top}/.git, and spawn from that repository's "
+                "own checkout")
     else:
         raise UsageError(f"{param('worktree')} needs a git repository, and {cwd} is not in one "
                          "(no .git in it or above it)")

@@ -141,16 +141,21 @@ def checkout(r: Receipt) -> Place:
 
 def _keeps(repo: str, own: str, r: Receipt) -> None:
     """Raises GitError unless `repo` is where the git dir `own` keeps its
-    files: its `.git` is that folder, or names it. A receipt recorded from a
+    files: its `.git` is that folder, or names it and is named back
+    (`paths.git_dir_at`: a `.git` file naming a repository's own git dir is
+    refused). A receipt recorded from a
     repository whose `core.worktree` named another folder (before `plan`
     refused one) names that folder as the checkout: git would merge into it."""
     from pathlib import Path
 
-    from zapcli.paths import git_dir_at
+    from zapcli.gitlinks import git_dir_at, gitfile_target, links_back
 
     found = git_dir_at(Path(repo))
     if found is None or str(found) != own:
-        what = f"names {found}" if found else "is no repository"
+        named = gitfile_target(Path(repo)) if found is None else None
+        what = (f"names {found}" if found else
+                f"names {named}, which does not name it back: {links_back(named, Path(repo))}"
+                if named else "is no repository")
         raise GitError(f"the checkout {repo} recorded for it is not where its git dir {own} "
                        f"keeps its files ({repo}/.git {what}); "
                        "zapcli runs no git with that folder as the work tree. Its work is on "
