@@ -28,6 +28,11 @@ def test_the_agent_gets_its_errors_back_and_fixes_its_answer(zap, model):
     sid = proc.out.strip()
     assert zap("wait", "--timeout", "30", sid).returncode == 0, zap("replay", sid).out
     assert _doc(zap, sid)["structured"] == {"answer": 42}
+    # wait gives it too, and so the Python API's wait (a new user found it None there)
+    assert zap.json("wait", sid)["subagents"][0]["structured"] == {"answer": 42}
+    import zapcli
+
+    assert zapcli.wait([sid]).subagents[0].structured == {"answer": 42}
     system = srv.requests[0]["messages"][0]["content"]
     assert '"answer"' in system and "JSON Schema" in system  # the agent is told the schema
     retry = srv.requests[1]["messages"][-1]

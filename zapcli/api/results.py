@@ -70,7 +70,7 @@ class Subagent:
     worktree: dict[str, Any] | None
     output: Output | None  # poll only: its stdout so far, folded
     stderr_tail: str | None  # poll only: the end of stderr of one that did not complete
-    structured: Any  # poll only: the parsed report of a spawn with an output schema
+    structured: Any  # poll and wait: the parsed report of a spawn with an output schema
     record: dict[str, Any] = field(repr=False, compare=False)
 
     @property

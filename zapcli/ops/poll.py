@@ -237,6 +237,13 @@ class WaitResult:
     waited_s: float
     removed: tuple[str, ...] = ()  # ids whose files went meanwhile: counted by the end they had
 
+    def structured(self, view: View) -> Any:
+        """The parsed final report of one that completed with an output
+        schema (None otherwise), as poll gives it."""
+        if view.id in self.removed:
+            return None
+        return _structured(view)
+
     @property
     def exit_code(self) -> int:
         """0 every awaited one completed, 3 one ended otherwise, 4 the wait timed out."""

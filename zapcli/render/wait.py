@@ -44,4 +44,5 @@ def doc(res: Any) -> dict[str, Any]:
     removed = set(getattr(res, "removed", ()))
     return stamp("wait", {"timed_out": res.timed_out, "waited_s": round(res.waited_s, 3),
                           "exit_code": res.exit_code,
-                          "subagents": [{**view_json(v), "removed": v.id in removed} for v in res.views]})
+                          "subagents": [{**view_json(v), "removed": v.id in removed,
+                                         "structured": res.structured(v)} for v in res.views]})
