@@ -41,3 +41,17 @@ def test_an_unknown_option_is_offered_only_options_that_look_like_it(zap):
     assert "(Possible options: --all)" in zap("list", "--al").err  # not --help, --long
     assert "(Possible options: --status)" in zap("list", "--stat").err  # not --watch
     assert "(Possible options: --json)" in zap("list", "--jsn").err
+
+
+def test_the_man_page_names_every_command_without_json():
+    """The man page said every command accepts --json; `top`, `help`, `mcp
+    serve` and the completion scripts do not (a new user's trial). The fast
+    path's table lists the top-level commands and the board's; the man
+    page's sentence names each of them that has no --json."""
+    from zapcli.cli import gen
+    from zapcli.cli.argspec import SPEC
+
+    page = gen.MAN_PAGE.read_text()
+    without = [name for name, spec in SPEC.items() if "--json" not in spec.get("options", {})]
+    assert without and all(f"\\fB{name}\\fR" in page for name in without), without
+    assert "Every command accepts" not in page

@@ -104,7 +104,9 @@ def render(spec: dict[str, Any]) -> str:
            "zapcli starts subagents as ordinary background processes. \\fBspawn\\fR returns an id at "
            "once; \\fBpoll\\fR, \\fBwait\\fR, \\fBlist\\fR, \\fBkill\\fR, \\fBoutput\\fR and \\fBreplay\\fR "
            "work on it from any later command, even after a restart, because everything lives in "
-           "per-subagent JSONL trails on disk. Every command accepts \\fB\\-\\-json\\fR.",
+           "per-subagent JSONL trails on disk. Every command that answers with data accepts "
+           "\\fB\\-\\-json\\fR (all but \\fBtop\\fR, \\fBhelp\\fR, \\fBmcp serve\\fR and the "
+           "completion scripts' \\fBcompletion show\\fR, \\fBbash\\fR, \\fBzsh\\fR, \\fBfish\\fR).",
            ".SH OPTIONS",
            ".TP", "\\fB\\-\\-version\\fR", "Print the version and exit.",
            ".TP", "\\fB\\-h\\fR, \\fB\\-\\-help\\fR", "Show help (also after any command) and exit.",
