@@ -116,3 +116,20 @@ def test_import_zapcli_loads_no_api_until_used():
     assert res.stdout.strip() == "ok", res.stderr
     with pytest.raises(AttributeError):
         zapcli.no_such_name  # noqa: B018
+
+
+def test_arguments_of_the_wrong_type_are_a_usage_error_naming_them(zap):
+    """A new user's zapcli.spawn(None, cli="sh") raised AttributeError, and
+    timeout="abc" a TypeError from deep inside; nothing may be created."""
+    import pytest
+
+    import zapcli
+
+    for call, said in ((lambda: zapcli.spawn(None, cli="sh"), "`task` must be a string"),
+                       (lambda: zapcli.spawn("x", cli="sh", timeout="abc"), "`timeout` must be a number"),
+                       (lambda: zapcli.spawn("x", cli="sh", max_tokens=1.5), "`max_tokens` must be a whole"),
+                       (lambda: zapcli.spawn("x", cli=3), "`cli` must be a string"),
+                       (lambda: zapcli.spawn("x", cli="sh", timeout=True), "`timeout` must be a number")):
+        with pytest.raises(zapcli.UsageError, match=said):
+            call()
+    assert zap.json("list", "--all")["subagents"] == []

@@ -28,7 +28,7 @@ from zapcli.api.results import (
     WaitResult,
 )
 from zapcli.config import Settings
-from zapcli.errors import NotFound, ZapcliError
+from zapcli.errors import NotFound, UsageError, ZapcliError
 
 F = TypeVar("F", bound=Callable[..., Any])
 Ids = str | Iterable[str]
@@ -80,6 +80,14 @@ def id_list(ids: Ids | None) -> list[str]:
     return [ids] if isinstance(ids, str) else [str(i) for i in ids]
 
 
+def _typed(name: str, value: Any, kinds: tuple[type, ...], what: str) -> None:
+    """A UsageError naming `name` when `value` is none of `kinds` (a bool is
+    no number here)."""
+    number = any(k in (int, float) for k in kinds)
+    if not isinstance(value, kinds) or (number and isinstance(value, bool) and bool not in kinds):
+        raise UsageError(f"`{name}` must be {what}, got {type(value).__name__} {value!r:.60}")
+
+
 def _request(task: str, *, cli: str | None, agent: str | None, model: str | None,
              timeout: float | None, approval: str | None, cwd: str | PathLike[str] | None,
              after: Ids | None, max_tokens: int | None, max_cost: float | None,
@@ -88,6 +96,23 @@ def _request(task: str, *, cli: str | None, agent: str | None, model: str | None
              sandbox: bool | None) -> Any:
     from zapcli.ops.spawn import SpawnRequest
 
+    text, number, none = (str,), (int, float), (type(None),)
+    checks: list[tuple[str, Any, tuple[type, ...], str]] = [
+        ("task", task, text, "a string (the task, or the shell command with cli='sh')"),
+        *((n, v, text + none, "a string or None") for n, v in (
+            ("cli", cli), ("agent", agent), ("model", model), ("approval", approval),
+            ("on_finish", on_finish), ("executor", executor))),
+        ("timeout", timeout, number + none, "a number or None"),
+        ("max_cost", max_cost, number + none, "a number or None"),
+        ("max_tokens", max_tokens, (int, type(None)), "a whole number or None"),
+        ("cwd", cwd, (str, PathLike, type(None)), "a path or None"),
+        ("output_schema", output_schema, (str, dict, type(None)),
+         "a JSON Schema (a dict, its JSON text or a file's path) or None"),
+        ("unattended", unattended, (bool,), "True or False"),
+        ("worktree", worktree, (bool,), "True or False"),
+        ("sandbox", sandbox, (bool, type(None)), "True, False or None")]
+    for name, value, kinds, what in checks:
+        _typed(name, value, kinds, what)
     return SpawnRequest(
         task=task, cli=cli, agent=agent, model=model, timeout_s=timeout, approval=approval,
         cwd=None if cwd is None else str(cwd), after=tuple(id_list(after)), max_tokens=max_tokens,
