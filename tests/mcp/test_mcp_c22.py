@@ -8,6 +8,8 @@ client."""
 
 from __future__ import annotations
 
+import re
+
 import anyio
 import pytest
 from mcp import Client
@@ -63,6 +65,9 @@ def test_wait_and_poll_answer_still_running_at_the_cap_and_a_cancel_spares_the_w
     assert waited.structured_content["still_running"] is True
     assert waited.structured_content["subagents"][0]["status"] == "running"
     assert f"still running after {CAP_S}s" in text(waited) and "wait again with timeout" in text(waited)
+    # and says the time it waited, not 0.0s (a new user's trial)
+    said = re.search(r"still running \(waited ([0-9.]+)s\)", text(waited))
+    assert said and float(said.group(1)) >= CAP_S - 0.5, text(waited)
     assert heard >= 1 and "still running" in notes[0]  # progress while it blocked
     assert not polled.is_error and polled.structured_content["subagents"][0]["status"] == "running"
     # the cancelled wait left the subagent alone, and the server kept serving

@@ -164,6 +164,8 @@ def poll(a: dict[str, Any], env: Env) -> Reply:
 def wait(a: dict[str, Any], env: Env) -> Reply:
     """The wait, then every awaited subagent as `poll` shows it (output
     included), so the model needs no second call."""
+    import time
+
     from zapcli.ops.poll import poll as do_poll
     from zapcli.ops.poll import wait as do_wait
     from zapcli.render import poll as render_poll
@@ -171,6 +173,7 @@ def wait(a: dict[str, Any], env: Env) -> Reply:
 
     ids = env.ids(a["ids"]) if a["ids"] else env.outstanding()
     stopped: dict[str, Any] = {}  # why it stopped before they ended, for its document
+    began = time.monotonic()
     try:
         res = do_wait(ids, env.settings(), timeout_s=a["timeout"], any_=bool(a["any"]),
                       on_tick=_ticker(env))
@@ -185,8 +188,9 @@ def wait(a: dict[str, Any], env: Env) -> Reply:
     if res is not None and not res.views:  # nothing to wait for
         return _reply(render.lines(res), render.doc(res), env)
     final = do_poll(ids, env.settings(), no_wait=True)
-    if res is not None:  # the look after the wait: "waited" is the wait's time, not the look's
-        final.waited_s = res.waited_s
+    # the look after the wait: "waited" is the wait's time (to its cap or a
+    # decision too), not the look's
+    final.waited_s = res.waited_s if res is not None else time.monotonic() - began
     if res is not None and res.removed:  # gone since: the end the wait counted it by
         ended = {v.id: v for v in res.views}
         for e in final.entries:
@@ -197,7 +201,8 @@ def wait(a: dict[str, Any], env: Env) -> Reply:
     if res is None:
         from zapcli.render.docschema import stamp
 
-        doc = stamp("wait", {"timed_out": False, **stopped, "exit_code": EXIT_WAIT_TIMEOUT,
+        doc = stamp("wait", {"timed_out": False, **stopped, "waited_s": round(final.waited_s, 3),
+                             "exit_code": EXIT_WAIT_TIMEOUT,
                              "subagents": subagents})  # stopped before they ended
         return _reply(head + [("", "")] + render_poll.lines(final), doc, env, EXIT_WAIT_TIMEOUT)
     doc = {**render.doc(res), "subagents": subagents}
