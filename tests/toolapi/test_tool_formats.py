@@ -110,3 +110,10 @@ def test_a_model_calls_it_through_the_real_sdk_and_zapcli_call_runs_it(zap, fmt,
     assert sent == tool  # the SDK sent it as printed
     Draft202012Validator(params).validate(got)
     assert _run_call(zap, got) == "from-the-model\n"
+
+
+def test_a_call_without_an_action_says_it_is_missing(zap):
+    """`zapcli call '{}'` said "unknown action None" (a new user's trial)."""
+    res = zap("call", "{}")
+    assert res.returncode == 2 and "`action` is missing; give one of: spawn" in res.out + res.err
+    assert "None" not in res.out + res.err

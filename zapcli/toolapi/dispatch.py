@@ -91,6 +91,8 @@ def check(name: Any, args: Any) -> tuple[Action, dict[str, Any]]:
     """The action and its arguments (every parameter present; absent = None).
     Null values are absent: a strict-mode model sends every parameter."""
     action = BY_NAME.get(name) if isinstance(name, str) else None
+    if action is None and name is None:
+        raise UsageError(f"`action` is missing; give one of: {', '.join(BY_NAME)}")
     if action is None:
         raise UsageError(f"unknown action {name!r}; use one of: {', '.join(BY_NAME)}")
     if args is None:
