@@ -49,14 +49,14 @@ def test_a_unique_start_of_an_ids_tail_works_as_git_and_docker_take_one(zap):
     short = zap("poll", tail[:3])
     assert short.returncode == 1 and "too short: give at least 4 of an id's last 8 hex" in short.err
     odd = zap("poll", "nope")
-    assert odd.returncode == 1 and "ids look like sa_20260101_0badc0de" in odd.out
-    assert "their last 8 hex digits (or a unique start of them, 4 or more)" in odd.out
+    assert odd.returncode == 1 and "ids look like sa_20260101_0badc0de" in odd.err
+    assert "their last 8 hex digits (or a unique start of them, 4 or more)" in odd.err
     # two subagents whose tails start alike: the start names neither
     subagents = zap.home / "subagents"
     for name in ("sa_20260101_abcd0001", "sa_20260101_abcd0002"):
         (subagents / f"{name}.jsonl").write_text("")
     both = zap("poll", "abcd")
-    assert both.returncode == 1 and "2 subagents' ids end in abcd…: give more of it" in both.out
+    assert both.returncode == 1 and "2 subagents' ids end in abcd…: give more of it" in both.err
 
 
 @pytest.mark.timeout(60)
