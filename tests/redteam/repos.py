@@ -27,3 +27,17 @@ def ended(zap, sid: str) -> None:
 def agent(zap, script: str) -> None:
     """A sandboxed subagent in the user's repository runs `script` (the injection)."""
     ended(zap, zap.spawn_sh(f"set -e\n{script}\necho planted", "--sandbox", timeout=90))
+
+
+def spawn_and_merge(zap, task: str):
+    """A `--worktree` subagent started from `zap.cwd` runs `task`; if it
+    started, every way of taking its work follows (`diff`, the three merges,
+    `worktree rm`). Returns the spawn's answer."""
+    spawned = zap("spawn", "--worktree", "--cli", "sh", "--sandbox", "--", task)
+    if spawned.returncode == 0:
+        sid = spawned.out.strip()
+        ended(zap, sid)
+        for argv in (["diff", sid], ["merge", sid], ["merge", "--squash", sid],
+                     ["merge", "--rebase", sid], ["worktree", "rm", sid]):
+            zap(*argv, timeout=120)
+    return spawned

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.parallel.conftest import git
-from tests.redteam.repos import agent, ended, make_repo
+from tests.redteam.repos import agent, make_repo, spawn_and_merge
 from tests.sandbox.conftest import needs_bwrap
 
 pytestmark = [needs_bwrap, pytest.mark.timeout(300)]
@@ -90,13 +90,6 @@ def test_a_git_file_naming_another_repository_moves_nothing_there(zap, other, vi
                + PLANTS[plant].replace("{git_dir}", str(git_dir)))
     assert (zap.cwd / "sub" / ".git").is_symlink() or (zap.cwd / "sub" / ".git").is_file()
     zap.cwd = zap.cwd / "sub"  # later, the user starts a worktree subagent from sub/
-    spawned = zap("spawn", "--worktree", "--cli", "sh", "--sandbox", "--",
-                  "printf 'all:\\n\\tid > PWNED\\n' > Makefile && "
-                  "git -c user.email=a@a -c user.name=a commit -qam 'tidy Makefile'")
-    if spawned.returncode == 0:
-        sid = spawned.out.strip()
-        ended(zap, sid)
-        for argv in (["diff", sid], ["merge", sid], ["merge", "--squash", sid],
-                     ["merge", "--rebase", sid], ["worktree", "rm", sid]):
-            zap(*argv, timeout=120)
+    spawned = spawn_and_merge(zap, "printf 'all:\\n\\tid > PWNED\\n' > Makefile && "
+                                   "git -c user.email=a@a -c user.name=a commit -qam 'tidy Makefile'")
     assert _state(git_dir, work) == before, spawned.err

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.redteam.repos import COMMIT, agent, ended, make_repo
+from tests.redteam.repos import COMMIT, agent, ended, make_repo, spawn_and_merge
 from tests.sandbox.conftest import needs_bwrap
 
 pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
@@ -47,14 +47,7 @@ def test_f4_merge_never_writes_into_the_folder_a_planted_core_worktree_names(zap
     (outside / "rc").write_text("original\n")
     agent(zap, MOVE_THE_WORK_TREE[how].replace("{outside}", str(outside)))
     zap.cwd = zap.cwd / "sub"  # later, the user starts a worktree subagent from sub/
-    spawned = zap("spawn", "--worktree", "--cli", "sh", "--sandbox", "--",
-                  "echo 'written by the agent' > planted.txt")
-    if spawned.returncode == 0:
-        sid = spawned.out.strip()
-        ended(zap, sid)
-        for argv in (["diff", sid], ["merge", sid], ["merge", "--squash", sid],
-                     ["merge", "--rebase", sid], ["worktree", "rm", sid]):
-            zap(*argv, timeout=120)
+    spawned = spawn_and_merge(zap, "echo 'written by the agent' > planted.txt")
     assert sorted(p.name for p in outside.iterdir()) == ["rc"], spawned.err
     assert (outside / "rc").read_text() == "original\n"
 
