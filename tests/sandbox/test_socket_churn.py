@@ -135,3 +135,15 @@ def test_the_agents_sandbox_starts_while_sockets_come_and_go(box, churn):
         res = BashTool(b.jobs).run({"command": f"echo ran-{i}"}, b.ctx)
         assert res.content.startswith(f"ran-{i}"), res.content
         b.close()
+
+
+def test_a_start_made_again_is_still_one_start(box, churn):
+    """`Sandbox.starts` counts sandboxes that came up: the starts made again
+    after a set-up that failed on a gone socket are not restarts of the
+    helper (a full run's test_a_command_cannot_kill_its_helper saw 3, from
+    this file's sockets on another worker)."""
+    for _ in range(6):
+        b = box()
+        assert BashTool(b.jobs).run({"command": "echo up"}, b.ctx).content.startswith("up")
+        assert b.sandbox.starts == 1
+        b.close()

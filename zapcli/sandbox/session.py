@@ -124,7 +124,7 @@ class Sandbox:
         self._early: dict[int, int] = {}  # exits read before their run's reply was taken
         self._next = 0
         self._closed = False
-        self.starts = 0
+        self.starts = 0  # the sandboxes started (their helper said it was ready)
         self._line: list[str] = []  # the last start's bwrap command line
 
     def argv(self, fd: int) -> list[str]:
@@ -198,13 +198,13 @@ class Sandbox:
             raise SandboxError(f"the sandbox could not start: {exc}") from None
         finally:
             inner.close()
-        self.starts += 1
         if self.on_start is not None:
             self.on_start(proc.pid)
         gen = self._gen = _Generation(host, proc)
         threading.Thread(target=self._read, args=(gen,), daemon=True,
                          name="zapcli-sandbox").start()
         if gen.ready.wait(REPLY_TIMEOUT_S) and not gen.dead:
+            self.starts += 1  # one that came up (a set-up that failed is made again, uncounted)
             return gen
         said = self._why_gone(gen)
         self._stop(gen)
