@@ -29,7 +29,9 @@ from tests.conftest import Zap
 from tests.sandbox.conftest import needs_bwrap
 from zapcli.tools.shell import BashTool
 
-pytestmark = needs_bwrap
+# alone: its sockets come and go under every sandbox on the machine, and a
+# test that runs bwrap itself (without zapcli's starts) would fail beside it
+pytestmark = [needs_bwrap, pytest.mark.alone]
 CHURNERS, PAUSE = "2", "0.02"  # two folders each, a socket open ~3 ms every ~25 ms
 IDS = re.compile(r"\bsa_\d{8}_[0-9a-f]{8}\b")
 
