@@ -1,7 +1,8 @@
 """Workspace trust: a folder's own zapcli files take effect only once the
 person trusted them, by content (docs: the security model, workspace trust).
 Imports the standard library, `zapcli.paths`, `zapcli.boundedread`;
-`zapcli.trust_store` when a record is read, hashlib only when there is
+`zapcli.trust_store` when a record is read, `zapcli.agentroots` under a
+`trusted:` folder, hashlib only when there is
 something to hash, yaml only to read `trusted:` from a user's config.yaml
 that names it. Trusting (writing records) is `zapcli.trust_store`'s.
 
@@ -25,7 +26,8 @@ Where the decision comes from (`decide`), the first that applies:
    (`nested_in`): anything that may write in the outer one (a subagent's
    work, which may write anything below its workspace's top) can make one,
    so it is trusted by name (3.), unless git itself manages it as a
-   submodule of the outer one.
+   submodule of the outer one; nor one below a folder agent work was given
+   to write in whose zapcli files changed since (`worked_above`).
 3. the record `zapcli trust` writes in the user's config folder
    (`<config>/trust/`): each file's sha256. A file whose content is not the
    recorded one, or that is new, is ignored until trusted again.
@@ -129,14 +131,17 @@ class Verdict:
     (None: everything, as it is now: `trusted:` in the user's config).
     `how`: "trusted" (the record), "config", "inherited", "subagent" (inside
     a subagent's work, nothing inherited), "none" (never trusted).
-    `nested_in`: (the `trusted:` folder, the repository) when a `trusted:`
+    `nested_in`: (the `trusted:` folder, the outer folder) when a `trusted:`
     folder would cover the workspace but it is a repository inside that
-    repository (`nested_in`), so only the record decides."""
+    repository (`nested_in`) or, `worked`, its zapcli files changed after
+    agent work was given that folder to write in (`worked_above`), so only
+    the record decides."""
 
     def __init__(self, workspace: Path, trusted: dict[str, str] | None, how: str,
-                 at: str | None = None, nested_in: tuple[Path, Path] | None = None):
+                 at: str | None = None, nested_in: tuple[Path, Path] | None = None,
+                 worked: bool = False):
         self.workspace, self.trusted, self.how, self.at = workspace, trusted, how, at
-        self.nested_in = nested_in
+        self.nested_in, self.worked = nested_in, worked
         self._seen: dict[str, tuple[bytes, str] | None] = {}  # unit -> (content, its hash)
         self._unread: dict[str, str] = {}  # why a unit could not be read
         self._units: list[str] | None = None
@@ -221,6 +226,12 @@ class Verdict:
         if self.how == "trusted":
             return (f"ignored {shown}: this folder is trusted as it was, not as it is now; "
                     f"to use {them}: {command}")
+        if self.nested_in and self.worked:
+            prefix, outer = self.nested_in
+            return (f"this folder lies inside {outer}, where agent work was given to write, and "
+                    f"its zapcli files changed since: `trusted:` ({prefix}) does not cover it "
+                    f"(that work could have made them), so its own zapcli files were ignored: "
+                    f"{shown}; if you made {them}, to use {them}: {command}")
         if self.nested_in:
             prefix, outer = self.nested_in
             return (f"this folder is a repository inside the repository {outer}: `trusted:` "
@@ -276,15 +287,19 @@ def decide(workspace: Path | str) -> Verdict:
     for folder in trusted_folders():
         if ws == folder or folder in ws.parents:
             outer = nested_in(ws, folder)
+            worked = outer is None and (outer := worked_above(ws)) is not None
             if outer is None:
                 return Verdict(ws, None, "config")
-            nested = nested or (folder, outer)
+            nested = nested or (folder, outer, worked)
     from zapcli.trust_store import read
 
     rec = read(ws)
+    where = (nested[0], nested[1]) if nested else None
+    worked = bool(nested and nested[2])
     if rec is None:
-        return Verdict(ws, {}, "none", nested_in=nested)
-    return Verdict(ws, rec["files"], "trusted", rec.get("trusted_at"), nested_in=nested)
+        return Verdict(ws, {}, "none", nested_in=where, worked=worked)
+    return Verdict(ws, rec["files"], "trusted", rec.get("trusted_at"), nested_in=where,
+                   worked=worked)
 
 
 def nested_in(ws: Path, prefix: Path) -> Path | None:
@@ -303,6 +318,16 @@ def nested_in(ws: Path, prefix: Path) -> Path | None:
             return folder
         inner = folder
     return None
+
+
+def worked_above(ws: Path) -> Path | None:
+    """A folder above `ws` agent work was given to write in before `ws`'s
+    zapcli files last changed (`zapcli.agentroots`), else None."""
+    from zapcli.agentroots import worked_above as noted
+
+    files = [ws / ".zapcli", *skill_roots(ws)]
+    return noted(ws, files + [p for rel in units(ws) for p in (path_of(ws, rel),
+                                                               path_of(ws, rel).parent)])
 
 
 def _submodule_of(inner: Path, outer: Path) -> bool:

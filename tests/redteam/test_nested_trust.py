@@ -96,3 +96,61 @@ def test_f3_the_person_can_still_trust_the_inner_repository_by_name(zap, outside
     assert zap("trust").returncode == 0
     zap("doctor", timeout=120)
     assert [p.name for p in outside.iterdir()], zap("trust", "--show").out
+
+
+# ------------------------------------------- a plain folder: nothing marks it
+
+
+def _plant_below_plain(zap, outside: Path, how: str) -> Path:
+    body = _mcp(outside, "PWNED")
+    agent(zap, f"mkdir -p sub/.zapcli/subagents\n{'git init -q sub' if how == 'git init' else ''}\n"
+                f"cat > sub/.zapcli/mcp.json <<'EOF'\n{body}\nEOF\n"
+                f"cat > sub/.zapcli/subagents/general.yml <<'EOF'\n{GENERAL}EOF")
+    sub = zap.cwd / "sub"
+    assert (sub / ".zapcli" / "mcp.json").is_file()  # the plant worked
+    return sub
+
+
+@pytest.mark.parametrize("route", list(ROUTES))
+@pytest.mark.parametrize("how", ["a plain subfolder", "git init"])
+@pytest.mark.parametrize("prefix", ["the folder", "a folder above it"])
+def test_a_trusted_folder_does_not_cover_what_an_agent_planted_below_a_plain_workspace(
+        zap, model, outside, how, route, prefix):
+    """A workspace that is no repository (notes, a folder of downloads): the
+    sandbox holds its own `.zapcli` read-only, not `sub/.zapcli` below it,
+    and nothing on disk says an agent worked there. Before: `sub/`, a
+    workspace of its own, was covered by the `trusted:` prefix and the
+    planted server ran at the person's next command there."""
+    model([{"match": "hello", "turns": [{"text": "hi"}]}])
+    plain = zap.cwd / "notes"
+    plain.mkdir()
+    _trusted(zap, plain if prefix == "the folder" else zap.cwd)
+    zap.cwd = plain
+    sub = _plant_below_plain(zap, outside, how)
+    zap.cwd = sub  # later, the user works in sub/
+    ROUTES[route](zap)
+    assert sorted(p.name for p in outside.iterdir()) == [], zap("trust", "--show").out
+
+
+def test_what_the_person_made_before_any_agent_worked_there_stays_covered(zap, outside):
+    """The rule is no blanket: a `sub/.zapcli/` older than the first work in
+    the folder above it is the person's, and `trusted:` covers it still;
+    changed after that work began, only `zapcli trust` does."""
+    plain = zap.cwd / "notes"
+    sub = plain / "sub"
+    (sub / ".zapcli").mkdir(parents=True)
+    (sub / ".zapcli" / "mcp.json").write_text(_mcp(outside, "OWN"))
+    _trusted(zap, plain)
+    zap.cwd = plain
+    agent(zap, "echo some work > result.txt")
+    zap.cwd = sub
+    zap("doctor", timeout=120)
+    assert [p.name for p in outside.iterdir()], zap("trust", "--show").out  # its own server ran
+    for p in outside.iterdir():
+        p.unlink()
+    (sub / ".zapcli" / "mcp.json").write_text(_mcp(outside, "CHANGED"))  # changed since
+    shown = zap("doctor", timeout=120)
+    assert sorted(p.name for p in outside.iterdir()) == [], shown.out
+    assert zap("trust").returncode == 0
+    zap("doctor", timeout=120)
+    assert [p.name for p in outside.iterdir()], zap("trust", "--show").out

@@ -182,7 +182,7 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
                    approval: str | None, unattended: bool, json: bool, timeout: float | None = None,
                    max_cost: float | None = None, max_subagents: int | None = None,
                    sandbox: str = "auto", trust: bool = False) -> int:
-    from zapcli import ids
+    from zapcli import agentroots, ids
     from zapcli.agent.types import ModelError
     from zapcli.backends.agent import resolve_agent
     from zapcli.backends.sections import OWNERS
@@ -193,8 +193,7 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     from zapcli.host.agent import build_host
     from zapcli.paths import workspace_of
 
-    cwd = str(Path.cwd())
-    workspace = workspace_of(Path(cwd))
+    workspace = workspace_of(Path(cwd := str(Path.cwd())))
     _hold_trust(workspace, trust)
     settings = load_settings(workspace, owners=OWNERS)
     task, limit = _checked(task, approval, timeout, settings, workspace)
@@ -203,6 +202,7 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     fields, _warnings = resolve_agent(agent, model, workspace, settings)
     gate = TerminalApprover(approval or settings.approval, str(workspace), cwd,
                             settings.writable_roots, unattended)
+    agentroots.note(str(workspace), settings.writable_roots)  # before its tools write
     sub = SubagentTool(approval=gate.mode, unattended=gate.unattended,
                        shell_allowed="bash" in (fields["grant"] or {}).get("tools", []))
     sub.env.relay = None if gate.unattended else runenv.relay()  # children's questions come here

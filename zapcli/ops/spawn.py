@@ -16,7 +16,7 @@ import os
 import time
 from pathlib import Path
 
-from zapcli import ids, tracecontext, trust
+from zapcli import agentroots, ids, tracecontext, trust
 from zapcli.backends.sections import OWNERS
 from zapcli.config import APPROVAL_MODES, MAX_INT, Settings, load_settings
 from zapcli.errors import UsageError, ZapcliError, either, param
@@ -34,7 +34,6 @@ TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
-
 
 
 @plain
@@ -406,6 +405,7 @@ def create(p: Prepared) -> SpawnResult:
     # never leaves a half-made subagent. The session marker comes first, so
     # even a SIGKILL in between leaves one that its session sees, lists, can
     # kill, and whose queue starts it.
+    agentroots.note(p.fields["workspace"], p.fields.get("writable_roots") or ())  # before work
     held = {_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP}
     previous = _signal.pthread_sigmask(_signal.SIG_BLOCK, held)
     try:

@@ -48,8 +48,9 @@ def _head(res: Any) -> str:
              }.get(res.how, "not trusted")
     if res.nested_in:
         state += (f" (`trusted:` {escape_controls(res.trusted_folder or '')} does not cover a "
-                  f"repository inside another, here {escape_controls(res.nested_in)}: only "
-                  "`zapcli trust` does)")
+                  f"folder inside {escape_controls(res.nested_in)}, where agent work could have "
+                  "made its zapcli files (a repository inside another, or files changed since a "
+                  "subagent worked there): only `zapcli trust` does)")
     return f"{ws}{given}: {state}; {count}"
 
 
