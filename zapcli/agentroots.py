@@ -80,8 +80,10 @@ def note(workspace: str, writable_roots: Iterable[str] = ()) -> None:
 
 def worked_above(ws: Path, files: Iterable[Path]) -> Path | None:
     """The nearest folder above `ws` noted before any of `files` (a
-    workspace's zapcli files, the links to them, their folders) last
-    changed; None when there is none."""
+    workspace's zapcli files, or the links to them) last changed; None when
+    there is none. A file's own change time is enough: writing, linking or
+    renaming it sets it (its folder's would change with the memory an agent
+    keeps there too)."""
     above = [(Path(path), since) for path, since in roots().items() if Path(path) in ws.parents]
     if not above:
         return None

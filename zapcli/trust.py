@@ -325,9 +325,7 @@ def worked_above(ws: Path) -> Path | None:
     zapcli files last changed (`zapcli.agentroots`), else None."""
     from zapcli.agentroots import worked_above as noted
 
-    files = [ws / ".zapcli", *skill_roots(ws)]
-    return noted(ws, files + [p for rel in units(ws) for p in (path_of(ws, rel),
-                                                               path_of(ws, rel).parent)])
+    return noted(ws, [path_of(ws, rel) for rel in units(ws)])
 
 
 def _submodule_of(inner: Path, outer: Path) -> bool:
