@@ -127,7 +127,7 @@ def _bench(inst: _install.Install, runs: int, files: int, merge_only: bool = Fal
     home = inst.new_home("wt")
     env = inst.env(home)
     if merge_only:
-        _merge(inst, repo, env, runs, before, ref_name, home)
+        _merge(inst, repo, env, runs, before, ref_name, home, files)
         return 0
     refs = inst.root / "ref-trees"
     n = [0]
@@ -163,7 +163,7 @@ def _bench(inst: _install.Install, runs: int, files: int, merge_only: bool = Fal
     print(f"  of which zapcli's own part (spawn, runner start-up, lock; the rest is its git "
           f"worktree add): {sorted(overhead)[len(overhead) // 2]:.0f} ms")
     _eight(inst, repo, env, home, ref)
-    _merge(inst, repo, env, runs, before, ref_name, home)
+    _merge(inst, repo, env, runs, before, ref_name, home, files)
     return 0
 
 
@@ -173,7 +173,8 @@ WORK = ("for d in 001 002 003 004 005 006 007 008 009 010; do echo changed >> pk
 
 
 def _merge(inst: _install.Install, repo: Path, env: dict[str, str], runs: int,
-           before: _install.Install | None = None, ref: str = "", home: Path | None = None) -> None:
+           before: _install.Install | None = None, ref: str = "", home: Path | None = None,
+           files: int = 10000) -> None:
     """`zapcli merge ID` vs `git merge` of the same branch, from the same start
     (and vs `zapcli merge` as `ref` has it, with `before`)."""
     old_env = before.env(home) if before is not None else {}
@@ -181,6 +182,10 @@ def _merge(inst: _install.Install, repo: Path, env: dict[str, str], runs: int,
     sid = _zap(inst, repo, env, *SPAWN, "--", WORK)
     _zap(inst, repo, env, "wait", sid)
     branch = f"zapcli/{sid}"
+    listed = subprocess.run([*GIT, "worktree", "list", "--porcelain"], cwd=repo, check=True,
+                            capture_output=True, text=True).stdout
+    tree = next(line.split(" ", 1)[1] for line in listed.splitlines()
+                if line.startswith("worktree ") and line.endswith(sid))
     for moved in (True, False):
         start = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
                                text=True, check=True).stdout.strip()
@@ -217,7 +222,14 @@ def _merge(inst: _install.Install, repo: Path, env: dict[str, str], runs: int,
             _zap(inst, repo, env, "session")
             return time.perf_counter() - t
 
-        runners = {"git": git_merge, "zapcli": zap_merge, "start": start_up}
+        def tree_status() -> float:  # what finding uncommitted work in its tree costs git
+            t = time.perf_counter()
+            subprocess.run(["git", "status", "--porcelain=v2", "--branch", "-z",
+                            "--untracked-files=normal", "--ignore-submodules=all"],
+                           cwd=tree, capture_output=True, check=True)
+            return time.perf_counter() - t
+
+        runners = {"git": git_merge, "zapcli": zap_merge, "start": start_up, "status": tree_status}
         if before is not None:
             runners["before"] = old_merge
         got = _install.interleaved(runs, runners, warmup=1)
@@ -237,8 +249,12 @@ def _merge(inst: _install.Install, repo: Path, env: dict[str, str], runs: int,
               + ("leaves room for 1.2x" if goal == 1.2 else
                  f"forbids 1.2x; the goal is 1.5x ({1.5 * base:.0f} ms)"
                  + ("" if floor <= 1.5 * base else ", which start-up alone forbids too")))
+        status = _install.median_ms(got["status"])
         print(f"  zapcli's own work beyond the floor: {mine - floor:.0f} ms (reading its tree for "
               "uncommitted work, the checks, git merge-tree/commit-tree, the journal)")
+        print(f"  of which git's status of the subagent's tree ({files} files; no merge may skip "
+              f"it: work left uncommitted there is the merge's too): {status:.0f} ms; the floor "
+              f"with it: {floor + status:.0f} ms ({_install.fmt_ratio(floor + status, base)})")
         if moved:
             _git(repo, "reset", "-q", "--hard", "HEAD~1")
 
