@@ -13,8 +13,8 @@ program that configuration or a tree could choose (issue 27, C31):
 - configuration that runs a program is overridden for the command (`NEUTRAL`,
   through GIT_CONFIG_COUNT): hooks, `core.fsmonitor`, editors, pagers,
   signing programs, every transport (ssh, proxies, helpers), maintenance; the
-  content filters and merge drivers the configuration defines are turned off
-  by name (`_drivers`); diffs are made with `--no-ext-diff --no-textconv`;
+  content filters, merge drivers and configured hooks (`hook.<name>.command`,
+  git 2.54) the configuration defines are turned off by name (`_drivers`); diffs are made with `--no-ext-diff --no-textconv`;
   submodules are never entered;
 - the environment a caller (a git hook) set for another repository, and the
   variables that name programs, are dropped.
