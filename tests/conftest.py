@@ -341,4 +341,4 @@ def unshare_works() -> bool:
 
 # The attack fixtures (`listener`, `outside`, `other_user`), for every folder:
 # the red-team suite in tests/redteam/ and the older attacks in tests/e2e/.
-from tests.redteam.harness import listener, other_user, outside  # noqa: E402, F401
+from tests.redteam.harness import listener, other, other_user, outside  # noqa: E402, F401

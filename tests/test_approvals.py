@@ -185,7 +185,8 @@ def test_summaries_are_the_whole_call(tree):
 
 
 @pytest.mark.parametrize("path", [".envrc", ".vscode/tasks.json", "sub/.envrc", ".claude/settings.json",
-                                  "opencode.json", "pkg/.git/config", ".mise.toml"])
+                                  "opencode.json", "pkg/.git/config", ".mise.toml", ".npmrc",
+                                  "sub/.cargo/config.toml", "rust-toolchain.toml"])
 @pytest.mark.parametrize("mode", ["workspace", "auto-edit"])
 def test_every_control_file_asks_the_backends_too(tree, mode, path):
     """The one list (`zapcli.control` and each backend's `control_files`): a

@@ -67,3 +67,30 @@ def test_a_git_symbolic_link_counts_only_inside_its_folder(tmp_path):
     (sub / ".git").unlink()
     (sub / ".git").symlink_to("real")
     assert git_dir_at(sub) == (sub / "real").resolve()
+
+
+def test_link_out_finds_a_link_leading_out_of_the_git_dir(tmp_path):
+    """`link_out`: git writes through a symbolic link in its git dir (the
+    attack: tests/redteam/test_forged_git_dir.py); one that stays inside, or
+    the hooks folder (git writes nothing there), is fine."""
+    from zapcli.gitlinks import link_out
+
+    repo = _repo(tmp_path / "repo")
+    other = _repo(tmp_path / "other")
+    dot = repo / ".git"
+    assert link_out(dot) is None
+    (dot / "refs" / "heads" / "kept").mkdir()
+    (dot / "refs" / "heads" / "kept" / "b").symlink_to(dot / "refs" / "heads" / "main")
+    (dot / "hooks").rename(tmp_path / "hooks")
+    (dot / "hooks").symlink_to(tmp_path / "hooks")
+    assert link_out(dot) is None
+    for entry in ("index", "refs/heads", "objects/pack", "logs", "worktrees", "config"):
+        made = dot / entry
+        if not made.exists():
+            made.mkdir(parents=True)
+        made.rename(tmp_path / "aside")
+        made.symlink_to(other / ".git" / entry)
+        assert link_out(dot) == (str(made), str((other / ".git" / entry).resolve())), entry
+        made.unlink()
+        (tmp_path / "aside").rename(made)
+    assert link_out(dot) is None

@@ -4,7 +4,9 @@ Imports: stdlib only (a kernel module).
 
 One list. `BASE` names what no single backend owns: git's admin folder (of a
 folder that is not yet a repository too), zapcli's own folder, direnv, editor
-task and launch files, dev containers, pre-commit and mise. Each backend adds
+task and launch files, dev containers, hook managers, mise and asdf, the
+package managers' and rustup's and cargo's project settings — each read by
+the person's next ordinary command in the folder. Each backend adds
 its own project settings as a class fact (`Backend.control_files`: `.claude`,
 `.gemini`, ...) and plugins do the same through their backend classes; the
 caller that knows the backends passes them in as `extra`.
@@ -45,6 +47,24 @@ BASE: tuple[str, ...] = (
     ".idea",                     # JetBrains run configurations and external tools
     "mise.toml",                 # mise's tasks, hooks and env on cd
     ".mise.toml",
+    "mise.local.toml",           # mise's other project files: the same keys
+    ".mise.local.toml",
+    ".mise",                     # .mise/config.toml, config.local.toml, conf.d/
+    "mise/config.toml",
+    "mise/config.local.toml",
+    ".config/mise.toml",
+    ".config/mise.local.toml",
+    ".config/mise",              # .config/mise/config.toml, conf.d/*.toml
+    ".tool-versions",            # a `path:` version: mise's and asdf's shims run a binary there
+    ".npmrc",                    # node-options, script-shell: every npm (pnpm, yarn 1) script
+    ".yarnrc",                   # yarn 1's yarn-path: the next `yarn` runs that file
+    ".yarnrc.yml",               # yarn's yarnPath and plugins: the same
+    ".pnpmfile.cjs",             # pnpm's hooks, run at every install
+    ".pnpmfile.mjs",
+    "bunfig.toml",               # bun's preload scripts, run before every bun run/test
+    ".cargo",                    # config(.toml): build.rustc-wrapper, target runner at cargo build/run
+    "rust-toolchain.toml",       # its `path`: rustup's proxies (cargo, rustc) run that toolchain
+    "rust-toolchain",
 )
 
 

@@ -9,6 +9,12 @@ names that folder back, as git makes them: a linked worktree's admin folder
 (`git worktree add`), a submodule's git folder (`git submodule add`). Only
 writing in that git dir makes it name another folder, which an agent cannot
 do to a repository outside its workspace. Reads a few small files; no git.
+
+A git dir's own entries are links of the same kind: `refs`, `objects`,
+`index`, `logs`, ... made symbolic links into another repository's git dir
+(a `sub/.git` FOLDER anything writing in `sub/` can make, or the common dir
+a forged linked worktree's admin folder names) make git write that
+repository's branches and index. `link_out` finds the first such link.
 """
 
 from __future__ import annotations
@@ -39,6 +45,62 @@ def git_dir_at(folder: Path) -> Path | None:
     if dotgit.is_symlink() and Path(os.path.realpath(folder)) in named.parents:
         return named
     return None if links_back(named, folder) else named
+
+
+NOT_WALKED = ("hooks",)  # git never writes there, zapcli's git runs no hook: a shared one is common
+ENTRIES_ONLY = ("objects", "modules")  # their entries are checked, not what lies below
+OBJECTS_WALKED = ("pack", "info")  # below `objects`: where git writes files by name
+
+
+def link_out(git_dir: Path | str) -> tuple[str, str] | None:
+    """(a symbolic link in the git dir `git_dir`, where it leads) for the first
+    one that leads outside `git_dir`, else None. Git writes through such a
+    link — a branch moved, an object or an index written in whatever git dir
+    it leads to — and git itself makes none (a link that stays inside, as a
+    symbolic-link HEAD or zapcli's fenced branch, is fine). Walks every entry
+    but `hooks`, and below `refs`, `logs`, `worktrees` and the rest; of
+    `objects` only its entries, `pack` and `info`. Never follows a link."""
+    base = os.path.realpath(git_dir)
+
+    def walk(folder: str, limit: tuple[str, ...] | None) -> tuple[str, str] | None:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            return None
+        for entry in entries:
+            if folder == base and entry.name in NOT_WALKED:
+                continue
+            if entry.is_symlink():
+                target = os.path.realpath(entry.path)
+                if target != base and not target.startswith(base + os.sep):
+                    return entry.path, target
+                continue
+            if not entry.is_dir(follow_symlinks=False) or (limit is not None
+                                                           and entry.name not in limit):
+                continue
+            below: tuple[str, ...] | None = None
+            if folder == base and entry.name in ENTRIES_ONLY:
+                below = OBJECTS_WALKED if entry.name == "objects" else ()
+            elif limit is not None:
+                below = ()
+            found = walk(entry.path, below)
+            if found:
+                return found
+        return None
+
+    return walk(base, None)
+
+
+def link_out_says(git_dir: str, found: tuple[str, str]) -> str:
+    """What `link_out`'s find means and what to do, for a refusal."""
+    link, target = found
+    return (f"{link} is a symbolic link to {target}, outside the git dir {git_dir}: git would "
+            "write through it (move branches, write objects or the index of whatever that "
+            "is) when zapcli makes, merges or removes a tree. git makes no such link "
+            "(git-new-workdir and some checkout tools do: make a linked tree with git "
+            "worktree add instead); if you did not make it, something that wrote in this "
+            "folder did (a subagent's work can make a repository below its workspace): look "
+            f"at {git_dir}, and spawn from the repository's own checkout")
 
 
 def gitfile_target(folder: Path) -> Path | None:

@@ -231,3 +231,15 @@ def outside(tmp_path: Path) -> Path:
     out = tmp_path / "OUT"
     out.mkdir()
     return out
+
+
+@pytest.fixture
+def other():
+    """A folder for another repository of the user's, outside the workspace and
+    readable inside the sandbox (/tmp is hidden there): /var/tmp, a name of its own."""
+    root = Path("/var/tmp") / f"zapcli-test-other-{uuid.uuid4().hex[:12]}"
+    root.mkdir()
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -1,6 +1,8 @@
 """A repository of the user's and a sandboxed subagent that plants in it:
 the set-up the attacks on nested repositories share (`test_nested_trust`,
-`test_nested_checkout`)."""
+`test_nested_checkout`, `test_gitfile_link`, `test_forged_git_dir`); another
+repository of the user's elsewhere (`project`) and what the user would see
+of it (`state`)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from pathlib import Path
 from tests.parallel.conftest import git
 
 COMMIT = "git -c user.email=a@a -c user.name=a commit -qm"
+MAKEFILE = "all:\n\techo build\n"
 
 
 def make_repo(work: Path) -> Path:
@@ -41,3 +44,24 @@ def spawn_and_merge(zap, task: str):
                      ["merge", "--rebase", sid], ["worktree", "rm", sid]):
             zap(*argv, timeout=120)
     return spawned
+
+
+def project(folder: Path) -> Path:
+    """Another repository of the user's at `folder`: a Makefile on `main`."""
+    folder.mkdir()
+    git(folder, "init", "-q", "-b", "main")
+    (folder / "Makefile").write_text(MAKEFILE)
+    git(folder, "add", "Makefile")
+    git(folder, "-c", "user.email=u@u", "-c", "user.name=u", "commit", "-q", "-m", "other-base")
+    return folder
+
+
+def state(git_dir: Path, work: Path | None) -> tuple:
+    """What the user would see in the other repository: every branch's
+    commit, the index's bytes, and its work tree's files."""
+    refs = git(git_dir, "--git-dir", str(git_dir), "for-each-ref",
+               "--format=%(refname) %(objectname)")
+    index = (git_dir / "index").read_bytes() if (git_dir / "index").exists() else b""
+    files = sorted((str(p.relative_to(work)), p.read_bytes()) for p in work.rglob("*")
+                   if p.is_file() and ".git" not in p.relative_to(work).parts) if work else []
+    return refs, index, files

@@ -196,7 +196,9 @@ def test_write_and_edit_ask_before_every_control_file(attacker):
     (every question denied) writes none of them, existing or not."""
     keys = Keys()
     targets = [".envrc", ".claude/settings.json", ".vscode/tasks.json", "opencode.json",
-               ".gemini/settings.json", ".zapcli/mcp.json", "sub/.git/config", ".mcp.json"]
+               ".gemini/settings.json", ".zapcli/mcp.json", "sub/.git/config", ".mcp.json",
+               ".npmrc", "sub/.npmrc", ".yarnrc.yml", ".cargo/config.toml", "rust-toolchain.toml",
+               ".mise/config.toml", "mise.local.toml", ".tool-versions", "bunfig.toml"]
     calls = [{"name": "write", "arguments": {"path": t, "content": "{}\n"}} for t in targets]
     script = [{"match": "configure", "turns": [{"tool_calls": calls}, {"text": "configured"}]}]
     with ScriptedServer(script) as srv:

@@ -417,3 +417,45 @@ def test_no_filter_or_merge_driver_runs_from_any_config_file(zap, outside):
                  ["merge", "--squash", second], ["gc"]):
         zap(*argv)
     assert sorted(p.name for p in outside.iterdir()) == []
+
+
+def _git_version() -> tuple[int, ...]:
+    said = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.split()
+    return tuple(int(p) for p in (said[2] if len(said) > 2 else "0").split(".")[:2] if p.isdigit())
+
+
+CONFIGURED = [f"[hook \"h{i}\"]\n\tevent = {h}\n\tcommand = id >> {{out}}/PWNED-{h}\n"
+              for i, h in enumerate(HOOKS)]
+
+
+def test_a_configured_hook_is_turned_off_by_name(zap, outside):
+    """git 2.54 runs `hook.<name>.command` for `hook.<name>.event` whatever
+    `core.hooksPath` says: zapcli's git turns each one off by name, from
+    every config file (an included one too), as it does filters."""
+    from zapcli.worktrees.git import Place, _base_env, _drivers
+
+    repo = _repo(zap.cwd)
+    (repo / ".git" / "extra.cfg").write_text("".join(CONFIGURED).replace("{out}", str(outside)))
+    git(repo, "config", "include.path", "extra.cfg")
+    git(repo, "config", "hook.My.Hook.event", "post-merge")
+    place = Place(work_tree=str(repo), git_dir=str(repo / ".git"), common_dir=str(repo / ".git"))
+    pairs = dict(_drivers(place, _base_env(place)))
+    assert {k for k, v in pairs.items() if k.startswith("hook.") and v == "false"} == \
+        {f"hook.h{i}.enabled" for i in range(len(HOOKS))} | {"hook.My.Hook.enabled"}
+
+
+@pytest.mark.skipif(_git_version() < (2, 54), reason="configured hooks came with git 2.54")
+def test_no_configured_hook_runs_from_a_nested_repository(zap, outside):
+    """A sandboxed agent makes `sub/` a repository (only the top's `.git` is
+    held) whose own config names a hook for every event zapcli's git meets;
+    the user's `spawn --worktree` and merges from `sub/` run none of them."""
+    from tests.redteam.repos import agent, make_repo, spawn_and_merge
+
+    make_repo(zap.cwd)
+    config = "".join(CONFIGURED).replace("{out}", str(outside))
+    agent(zap, f"mkdir sub && cd sub && git init -q -b main && echo a > a && git add a && "
+               f"{COMMIT} base && cat >> .git/config <<'EOF'\n{config}EOF")
+    zap.cwd = zap.cwd / "sub"
+    spawned = spawn_and_merge(zap, f"echo b > b && git add b && {COMMIT} b")
+    assert spawned.returncode == 0, spawned.err
+    assert sorted(p.name for p in outside.iterdir()) == []

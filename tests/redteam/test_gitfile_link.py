@@ -17,60 +17,23 @@ and files as they were.
 
 from __future__ import annotations
 
-import shutil
-import uuid
 from pathlib import Path
 
 import pytest
 
 from tests.parallel.conftest import git
-from tests.redteam.repos import agent, make_repo, spawn_and_merge
+from tests.redteam.repos import MAKEFILE, agent, make_repo, project, spawn_and_merge, state
 from tests.sandbox.conftest import needs_bwrap
 
 pytestmark = [needs_bwrap, pytest.mark.timeout(300)]
 
-MAKEFILE = "all:\n\techo build\n"
-
-
-@pytest.fixture
-def other():
-    """Another repository of the user's, outside the workspace and readable
-    inside the sandbox (/tmp is hidden there): /var/tmp, a name of its own."""
-    root = Path("/var/tmp") / f"zapcli-test-other-{uuid.uuid4().hex[:12]}"
-    root.mkdir()
-    try:
-        yield root
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def _project(folder: Path) -> Path:
-    folder.mkdir()
-    git(folder, "init", "-q", "-b", "main")
-    (folder / "Makefile").write_text(MAKEFILE)
-    git(folder, "add", "Makefile")
-    git(folder, "-c", "user.email=u@u", "-c", "user.name=u", "commit", "-q", "-m", "other-base")
-    return folder
-
-
-def _state(git_dir: Path, work: Path | None) -> tuple:
-    """What the user would see in the other repository: every branch's
-    commit, the index's bytes, and its work tree's files."""
-    refs = git(git_dir, "--git-dir", str(git_dir), "for-each-ref",
-               "--format=%(refname) %(objectname)")
-    index = (git_dir / "index").read_bytes() if (git_dir / "index").exists() else b""
-    files = sorted((str(p.relative_to(work)), p.read_bytes()) for p in work.rglob("*")
-                   if p.is_file() and ".git" not in p.relative_to(work).parts) if work else []
-    return refs, index, files
-
-
 def _checkout(other: Path) -> tuple[Path, Path | None]:
-    repo = _project(other / "project")
+    repo = project(other / "project")
     return repo / ".git", repo
 
 
 def _bare(other: Path) -> tuple[Path, Path | None]:
-    _project(other / "src")
+    project(other / "src")
     git(other, "clone", "-q", "--bare", str(other / "src"), str(other / "bare.git"))
     return other / "bare.git", None
 
@@ -85,11 +48,11 @@ PLANTS = {"a .git file": "printf 'gitdir: {git_dir}\\n' > sub/.git",
 def test_a_git_file_naming_another_repository_moves_nothing_there(zap, other, victim, plant):
     make_repo(zap.cwd)
     git_dir, work = VICTIMS[victim](other)
-    before = _state(git_dir, work)
+    before = state(git_dir, work)
     agent(zap, f"mkdir sub && printf '{MAKEFILE}' > sub/Makefile && "
                + PLANTS[plant].replace("{git_dir}", str(git_dir)))
     assert (zap.cwd / "sub" / ".git").is_symlink() or (zap.cwd / "sub" / ".git").is_file()
     zap.cwd = zap.cwd / "sub"  # later, the user starts a worktree subagent from sub/
     spawned = spawn_and_merge(zap, "printf 'all:\\n\\tid > PWNED\\n' > Makefile && "
                                    "git -c user.email=a@a -c user.name=a commit -qam 'tidy Makefile'")
-    assert _state(git_dir, work) == before, spawned.err
+    assert state(git_dir, work) == before, spawned.err

@@ -152,7 +152,8 @@ def test_an_approved_write_to_a_held_name_says_why_and_works_after(tmp_path, mon
 # ---------------------------------------------------------------- file-kind names
 
 FILES = ("opencode.json", "opencode.jsonc", ".mcp.json", ".envrc", ".env.local", "mise.toml",
-         ".pre-commit-config.yaml", ".vscode/tasks.json", ".vscode/settings.json")
+         ".pre-commit-config.yaml", ".vscode/tasks.json", ".vscode/settings.json",
+         ".npmrc", ".yarnrc", ".tool-versions", "bunfig.toml", ".pnpmfile.cjs")
 
 
 def _files(tmp: Path, names: tuple[str, ...] = (".git", *FILES)):
@@ -181,7 +182,8 @@ READ = textwrap.dedent("""\
 """)
 NEUTRAL = {"opencode.json": {}, "opencode.jsonc": {}, ".mcp.json": {}, ".envrc": "",
            ".env.local": "", "mise.toml": {}, ".pre-commit-config.yaml": {"repos": []},
-           ".vscode/tasks.json": {"version": "2.0.0", "tasks": []}, ".vscode/settings.json": {}}
+           ".vscode/tasks.json": {"version": "2.0.0", "tasks": []}, ".vscode/settings.json": {},
+           ".npmrc": "", ".yarnrc": "", ".tool-versions": "", "bunfig.toml": {}, ".pnpmfile.cjs": ""}
 
 
 def _read(cwd: Path, prefix: tuple[str, ...] | list[str] = ()) -> subprocess.CompletedProcess[str]:
@@ -336,7 +338,8 @@ def test_git_inside_neither_lists_nor_commits_a_held_file(tmp_path):
         common / "worktrees" / "tree", common / "objects", common / "refs" / "heads",
         common / "logs" / "refs" / "heads")))
     policy = resolve("workspace", workspace=str(tree), scratch=str(tmp_path / "scratch"),
-                     control=(".git", *FILES[:-2]), git=[access])[0]
+                     control=(".git", *(n for n in FILES if not n.startswith(".vscode/"))),
+                     git=[access])[0]
     held = placeholders.hold(policy, str(tmp_path / "records"))
     try:
         box = argv(held.policy, FOUND.program)
@@ -364,7 +367,8 @@ def test_every_control_name_is_held_as_the_kind_its_programs_read():
 
     folders = {n for n in control_files() if content("/ws/" + n) is None}
     assert folders == {".git", ".zapcli", ".devcontainer", ".husky", ".idea", ".cursor", ".claude",
-                       ".codex", ".gemini", ".qwen", ".pi", ".opencode"}, folders
+                       ".codex", ".gemini", ".qwen", ".pi", ".opencode", ".mise", ".config/mise",
+                       ".cargo", "rust-toolchain.toml", "rust-toolchain"}, folders
     assert content("/ws/.vscode") is None  # the missing folder of `.vscode/tasks.json`
 
 

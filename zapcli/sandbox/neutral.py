@@ -6,27 +6,38 @@ Imports only the standard library.
 By the name's last parts first, then by its suffix; a name known to neither
 is held by an empty folder (`.git`, `.zapcli`, `.claude`, ...). `{}` for
 JSON and YAML (an empty YAML document is null, which most readers refuse),
-nothing for TOML, INI, dotenv files and `.envrc` (valid, and sets nothing),
-`repos: []` for pre-commit (which refuses `{}` and runs nothing on this),
-an empty task or launch list for VS Code. A control name of another format
-that a program reads as a file gets its line in `BY_NAME` or `BY_SUFFIX`.
+nothing for TOML, INI, dotenv files, `.envrc`, `.npmrc` and JavaScript
+(valid, and sets nothing), `repos: []` for pre-commit (which refuses `{}`
+and runs nothing on this), an empty task or launch list for VS Code; a name
+whose program refuses every neutral file but passes over a folder
+(rustup's `rust-toolchain.toml`) is held by an empty folder (None). A
+control name of another format that a program reads as a file gets its
+line in `BY_NAME` or `BY_SUFFIX`.
 """
 
 from __future__ import annotations
 
 import os
 
-BY_NAME: tuple[tuple[str, bytes], ...] = (
+BY_NAME: tuple[tuple[str, bytes | None], ...] = (
     (".vscode/tasks.json", b'{"version": "2.0.0", "tasks": []}\n'),
     (".vscode/launch.json", b'{"version": "0.2.0", "configurations": []}\n'),
     (".pre-commit-config.yaml", b"repos: []\n"),
     (".envrc", b""),
     (".env", b""),
+    (".npmrc", b""),             # INI
+    (".yarnrc", b""),            # yarn 1's own format
+    (".tool-versions", b""),
+    # rustup refuses an empty toolchain file (or one without a toolchain),
+    # and passes over a folder: held by an empty folder, outside as inside
+    ("rust-toolchain.toml", None),
+    ("rust-toolchain", None),
 )
 BY_SUFFIX: dict[str, bytes] = {
     ".json": b"{}\n", ".jsonc": b"{}\n", ".json5": b"{}\n",
     ".yaml": b"{}\n", ".yml": b"{}\n",
     ".toml": b"", ".ini": b"", ".cfg": b"", ".conf": b"",
+    ".js": b"", ".cjs": b"", ".mjs": b"",  # a module that exports nothing (`.pnpmfile.cjs`)
 }
 
 

@@ -1,5 +1,7 @@
-"""The content filters and merge drivers a repository's configuration defines,
-so zapcli's git can turn each one off by name (`zapcli.worktrees.git`).
+"""The content filters, merge drivers and configured hooks (git 2.54's
+`hook.<name>.command`, which `core.hooksPath` does not reach) a repository's
+configuration defines, so zapcli's git can turn each one off by name
+(`zapcli.worktrees.git`).
 
 Imports `zapcli.paths` and the standard library. git itself is asked (`git
 config --list --show-origin`: includes followed, as git reads them) — one
@@ -20,7 +22,7 @@ import json
 import os
 from collections.abc import Callable
 
-CACHE = "git-drivers.json"  # in the state folder
+CACHE = "git-drivers-2.json"  # in the state folder (-2: configured hooks too)
 ENV = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM")
 Pairs = tuple[tuple[str, str], ...]
 _mine: dict[tuple[str, str], tuple[list[str], list[object], Pairs]] = {}  # files, stamp, pairs
@@ -72,6 +74,10 @@ def _parse(out: str) -> tuple[Pairs, list[str], bool]:
                       (f"filter.{driver}.process", ""), (f"filter.{driver}.required", "false")]
         elif section.lower() == "merge" and driver and leaf.lower() == "driver":
             pairs.append((f"merge.{driver}.driver", ""))  # git then refuses the merge: nothing runs
+        elif section.lower() == "hook" and driver:
+            # git 2.54's configured hooks (hook.<name>.command, .event) run whatever
+            # core.hooksPath says; one turned off by name runs nothing (older gits ignore it)
+            pairs.append((f"hook.{driver}.enabled", "false"))
     return tuple(dict.fromkeys(pairs)), files, conditional
 
 

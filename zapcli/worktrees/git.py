@@ -13,8 +13,8 @@ program that configuration or a tree could choose (issue 27, C31):
 - configuration that runs a program is overridden for the command (`NEUTRAL`,
   through GIT_CONFIG_COUNT): hooks, `core.fsmonitor`, editors, pagers,
   signing programs, every transport (ssh, proxies, helpers), maintenance; the
-  content filters and merge drivers the configuration defines are turned off
-  by name (`_drivers`); diffs are made with `--no-ext-diff --no-textconv`;
+  content filters, merge drivers and configured hooks (`hook.<name>.command`,
+  git 2.54) the configuration defines are turned off by name (`_drivers`); diffs are made with `--no-ext-diff --no-textconv`;
   submodules are never entered;
 - the environment a caller (a git hook) set for another repository, and the
   variables that name programs, are dropped.
@@ -330,7 +330,9 @@ def around(cwd: Path) -> Place:
     discovery, which takes the work tree from the repository's configuration
     (`core.worktree`). A `.git` file naming a git dir that does not name its
     folder back (`paths.links_back`) is refused, not passed over: the folder
-    looks like that repository's checkout. Raises UsageError."""
+    looks like that repository's checkout; so is a git dir (or common dir)
+    with a symbolic link leading out of it (`gitlinks.link_out`), through
+    which git would write another repository's. Raises UsageError."""
     from zapcli.gitlinks import git_dir_at, gitfile_target, links_back
 
     here = cwd.resolve()
@@ -353,10 +355,15 @@ def around(cwd: Path) -> Place:
     else:
         raise UsageError(f"{param('worktree')} needs a git repository, and {cwd} is not in one "
                          "(no .git in it or above it)")
+    from zapcli.gitlinks import link_out, link_out_says
     from zapcli.worktrees.place import _read
 
     named = _read(str(own / "commondir"))
     common = os.path.realpath(own / named) if named else str(own)
+    for git_dir in dict.fromkeys((str(own), common)):
+        found = link_out(git_dir)
+        if found:
+            raise UsageError(f"{param('worktree')}: {link_out_says(git_dir, found)}")
     return Place(work_tree=str(top), git_dir=str(own), common_dir=common)
 
 

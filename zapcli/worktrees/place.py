@@ -112,9 +112,18 @@ def tree(r: Receipt) -> Place:
 
 
 def _own(place: Place, r: Receipt) -> Place:
-    """`place` reading the objects the tree of `r` wrote in its sandbox too."""
+    """`place` reading the objects the tree of `r` wrote in its sandbox too.
+    Raises GitError when its git dir or common dir holds a symbolic link
+    leading out of it (`gitlinks.link_out`): made since the spawn, by
+    anything writing in the checkout, git would write through it."""
     from zapcli import plain
+    from zapcli.gitlinks import link_out, link_out_says
     from zapcli.worktrees.objects import existing
+
+    for git_dir in dict.fromkeys((place.git_dir, place.common_dir)):
+        found = link_out(git_dir)
+        if found:
+            raise GitError(f"{link_out_says(git_dir, found)}; zapcli runs no git there")
 
     own = existing(place.common_dir, r.branch)
     return plain.replace(place, objects=own) if own else place
