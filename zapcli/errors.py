@@ -17,6 +17,17 @@ EXIT_WAIT_TIMEOUT = 4  # `wait`: the wait itself timed out
 
 _MARK = "\x1f"  # around a parameter name inside a message (see `param`)
 FLAG_NAMES = {"all_": "all", "any_": "any", "as_": "as", "timeout_s": "timeout", "grace_s": "grace"}
+# The CLI flags a tool call takes as a parameter of the same name (`--max-tokens`
+# is `max_tokens`): a message worded for the CLI names them as parameters when a
+# tool reads it (`for_tool`). tests/toolapi/test_agreement.py holds it to the
+# declaration (zapcli.toolapi.spec); a flag not here (`--no-sandbox`) is a
+# person's, and a command line (`zapcli worktree rm --force`, `git ...`) stays as written.
+TOOL_FLAGS = frozenset((
+    "after", "agent", "all", "any", "approval", "attempt-cli", "attempt-model", "attempts",
+    "check", "cli", "cwd", "force", "grace", "max-cost", "max-tokens", "model", "name-only",
+    "no-wait", "output-schema", "rebase", "reason", "since", "squash", "stat", "status",
+    "scope", "stderr", "timeout", "unattended", "wait-secs", "worktree"))
+_FLAG_VALUES = ("full", "auto-edit", "workspace", "confirm", "sh")  # said with their flag
 
 
 def param(name: str) -> str:
@@ -34,7 +45,33 @@ def either(cli: str, tool: str) -> str:
     return f"{_ALT}{cli}{_OR}{tool}{_ALT}"
 
 
+def _as_params(text: str) -> str:
+    """`text` with each CLI flag of `TOOL_FLAGS` as the tool's parameter:
+    `--worktree` -> `worktree`, `--approval full` -> `approval: "full"`;
+    except in a command line a person runs (`zapcli ...` or `git ...` in the same clause)."""
+    if "--" not in text:
+        return text
+    import re
+
+    def one(m: re.Match[str]) -> str:
+        flag, value = m.group(1), m.group(2)
+        clause = re.split(r"[(),;:`]|\. ", text[:m.start()])[-1]
+        if flag not in TOOL_FLAGS or re.search(r"\b(zapcli|git) ", clause):
+            return m.group(0)
+        name = flag.replace("-", "_")
+        return f'`{name}: "{value}"`' if value else f"`{name}`"
+
+    values = "|".join(_FLAG_VALUES)
+    return re.sub(rf"(?<![\w`-])--([a-z][a-z0-9-]*)(?: ({values})(?![\w-]))?", one, text)
+
+
 def _spell(template: str, style: str) -> str:
+    if style != "flag":
+        return _as_params(_spelled(template, style))
+    return _spelled(template, style)
+
+
+def _spelled(template: str, style: str) -> str:
     if _ALT in template:
         parts = template.split(_ALT)
         for i in range(1, len(parts), 2):

@@ -106,8 +106,10 @@ class Zsh:
         self.close()
 
 
-def fish_complete(script: Path, lines: list[str], env: dict[str, str], cwd: Path) -> list[list[str]]:
-    """What fish offers for each of `lines` (candidates without their descriptions)."""
+def fish_complete(script: Path, lines: list[str], env: dict[str, str], cwd: Path,
+                  described: bool = False) -> list[list[str]]:
+    """What fish offers for each of `lines` (candidates without their
+    descriptions; `described`: each as fish shows it, "candidate<TAB>description")."""
     import shlex
 
     body = [f"source {shlex.quote(str(script))}"]
@@ -121,5 +123,5 @@ def fish_complete(script: Path, lines: list[str], env: dict[str, str], cwd: Path
         if row.startswith("@@done-"):
             out.append([])
         else:
-            out[-1].append(row.split("\t")[0])
+            out[-1].append(row if described else row.split("\t")[0])
     return out[:-1]

@@ -75,3 +75,21 @@ def test_cli_values_come_from_the_zapcli_being_completed(ws: Path) -> None:
                                     _env(ws, path), ws / "ws")
     assert BUILTIN_CLIS | {"mycli"} <= set(clis), clis
     assert {"local", "ray"} <= set(executors)
+
+
+def test_descriptions_are_short_beside_options_values_and_commands(ws: Path) -> None:
+    """A new user's trial: `zapcli spawn --cli <Tab>` printed the option's whole
+    help beside each value. Every description fish shows is one short phrase
+    (`DESCRIBED_MAX` characters at most), cut where a person sees it was cut."""
+    from zapcli.cli.completion import DESCRIBED_MAX
+
+    lines = ["zapcli ", "zapcli spawn --", "zapcli spawn --cli ", "zapcli run --",
+             "zapcli agents ", "zapcli spawn --approval "]
+    answers = fish_complete(SCRIPT, lines, _env(ws), ws / "ws", described=True)
+    long = [(line, row) for line, rows in zip(lines, answers, strict=True) for row in rows
+            if len(row.partition("\t")[2]) > DESCRIBED_MAX]
+    assert not long, long
+    cli = dict(row.split("\t") for row in answers[2])
+    assert set(cli) == BUILTIN_CLIS and cli["sh"].startswith("Backend"), cli
+    spawn = dict(row.split("\t") for row in answers[1])
+    assert spawn["--attempts"] == "Start N attempts at the task, each in its own worktree", spawn

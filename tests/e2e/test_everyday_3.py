@@ -39,6 +39,38 @@ def test_wait_without_ids_waits_for_this_sessions_unfinished_ones_on_cli_and_cal
     zap("kill", other)
 
 
+@pytest.mark.timeout(90)
+def test_call_wait_without_ids_shows_a_fast_subagents_end_once_across_processes(zap):
+    """`zapcli call` is one process a call: what its spawns' ends were already
+    shown is kept for the session, so `wait` without ids right after a spawn
+    whose subagent already ended shows that end (its output), then no more."""
+    def call(doc: dict) -> subprocess.CompletedProcess:
+        return zap("call", json.dumps(doc))
+
+    def spawn(task: str) -> str:
+        return call({"action": "spawn", "task": task, "cli": "sh"}).out.split()[1].rstrip(":")
+
+    sid = spawn("echo fast-out")
+    assert zap.wait_status(sid) == "completed"  # ended before the wait began
+    shown = call({"action": "wait", "timeout": 20})
+    assert shown.returncode == 0 and f"{sid}: completed" in shown.out, (shown.out, shown.err)
+    assert "fast-out" in shown.out
+    again = call({"action": "wait", "timeout": 20})  # reported once: nothing left
+    assert again.returncode == 0 and "nothing to wait for" in again.out, again.out
+    # `any` returns the ended one at once, beside one still running
+    slow, quick = spawn("sleep 30"), spawn("echo quick-out")
+    assert zap.wait_status(quick) == "completed"
+    first = call({"action": "wait", "any": True, "timeout": 20})
+    assert first.returncode == 0 and "quick-out" in first.out, (first.out, first.err)
+    # a poll that showed an end reports it too
+    polled = spawn("echo polled")
+    assert zap.wait_status(polled) == "completed"
+    assert "polled" in call({"action": "poll", "ids": [polled]}).out
+    rest = call({"action": "wait", "any": True, "timeout": 1})
+    assert rest.returncode == 4 and polled not in rest.out, rest.out  # only `slow` is left
+    zap("kill", slow)
+
+
 @pytest.mark.timeout(60)
 def test_a_unique_start_of_an_ids_tail_works_as_git_and_docker_take_one(zap):
     sid = zap.spawn_sh("echo prefix-works")

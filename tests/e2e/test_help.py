@@ -26,6 +26,22 @@ def test_unknown_commands_get_a_did_you_mean(zap):
     assert zap("lst").err.count("Did you mean") + zap("lst").err.count("did you mean") == 1
 
 
+def test_help_with_words_past_a_command_says_so_instead_of_ignoring_them(zap):
+    """A new user's trial: `zapcli help spawn extra` showed spawn's help and
+    said nothing of `extra`. Words that name no subcommand are an error
+    (exit 2, no traceback) that says which help exists; a real path works."""
+    for words, said in ((("spawn", "extra"), "`spawn` has no subcommands"),
+                        (("agents", "nope"), "`agents` has no subcommand `nope`"),
+                        (("agents", "save", "x"), "`agents save` has no subcommands")):
+        res = zap("help", *words)
+        assert res.returncode == 2 and said in res.err, (words, res.returncode, res.err)
+        assert "Traceback" not in res.err and "Usage" not in res.out, res.out
+    assert "zapcli help spawn shows its help" in zap("help", "spawn", "extra").err
+    for words in (("spawn",), ("agents", "save"), ()):
+        res = zap("help", *words)
+        assert res.returncode == 0 and "Usage: zapcli" in res.out, (words, res.err)
+
+
 def test_spawn_hints_point_the_right_way(zap):
     err = zap("spawn", "--cli", "sh", "--", "echo hi", "--json").err
     assert "put options (like --json) before --" in err

@@ -114,3 +114,40 @@ def test_the_run_subagent_tool_asks_for_a_merge_like_a_configuration_change(tmp_
     unattended = Policy(mode, str(tmp_path), str(tmp_path), (), True)
     assert unattended.check("subagent", {"action": "merge", "id": "x"}).action == (
         "allow" if mode == "full" else "deny")
+
+
+def test_a_merge_that_would_be_refused_says_why_before_anyone_is_asked(zap, repo):
+    """A new user's trial: merging a subagent that has no worktree asked for
+    approval first, then said there was nothing to merge. What a merge or a
+    pick refuses without looking at the work (no worktree, not an attempt,
+    still running) is said first, and nobody is asked: not `call`, not the
+    MCP client's user, not the person at `zapcli run`'s terminal."""
+    import mcp_types as types
+
+    from zapcli.cli.approver import TerminalApprover
+
+    plain = zap.spawn_sh("echo no tree")
+    running = zap.spawn_sh("sleep 30", "--worktree")
+    assert zap.wait_status(plain) == "completed"
+    asked: list[str] = []
+
+    async def answer(context, params):
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={})
+
+    async def go():
+        async with Client(server_params(zap), elicitation_callback=answer) as c:
+            return [await c.call_tool(action, {"id": sid}) for action, sid in
+                    (("merge", plain), ("pick", plain), ("merge", running))]
+
+    said = ["has no worktree", "not spawned with `attempts`", "is running; only a finished"]
+    for (action, sid), why, mcp in zip((("merge", plain), ("pick", plain), ("merge", running)),
+                                       said, run(go), strict=True):
+        called = _call(zap, {"action": action, "id": sid})
+        for text_ in (called.stdout, text(mcp)):
+            assert why in text_ and "approve" not in text_, (action, text_)
+    assert asked == []
+    approver = TerminalApprover("workspace", str(repo), str(repo), (), unattended=True)
+    for action, sid in (("merge", plain), ("pick", plain), ("merge", running)):
+        assert approver.check("subagent", {"action": action, "id": sid}).action == "allow"
+    zap("kill", running)

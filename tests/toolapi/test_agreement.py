@@ -108,3 +108,49 @@ def test_a_timed_out_wait_through_call_says_how_long_it_waited(zap):
         assert waited and float(waited.group(1)) >= 1.0, done.out
     finally:
         zap("kill", sid)
+
+
+def test_call_and_mcp_errors_name_the_tools_parameters_never_cli_flags_or_python_reprs(zap):
+    """A new user's trial: errors worded for the CLI (`--approval`, `--cli
+    sh`, `--worktree`) and Python's words (`str '3'`) reached a model that
+    has no such flags or types. Through `zapcli call` and the MCP server
+    alike they name the parameters and say JSON's types; the CLI keeps its flags."""
+    from mcp import Client
+
+    from tests.mcp.conftest import run, server_params, text
+
+    sh = zap.spawn_sh("true")
+    zap.wait_status(sh)
+    calls = [({"action": "spawn", "task": "true", "cli": "sh", "approval": "full", "model": "m"},
+              ["`approval`", "`model`", '`cli: "sh"`']),
+             ({"action": "diff", "id": sh}, ["spawned with `worktree` or `attempts`"]),
+             ({"action": "attempts", "id": sh}, ["not spawned with `attempts`"]),
+             ({"action": "poll", "ids": [sh], "wait_secs": "3"},
+              ['`wait_secs` of poll must be an integer, got the string "3"'])]
+
+    async def over_mcp():
+        async with Client(server_params(zap)) as c:
+            return [text(await c.call_tool(doc["action"], {k: v for k, v in doc.items()
+                                                            if k != "action"}))
+                    for doc, _ in calls]
+
+    for (doc, words), mcp in zip(calls, run(over_mcp), strict=True):
+        called = zap("call", json.dumps(doc))
+        assert called.returncode != 0, called.out
+        for said in (called.out, mcp):
+            assert all(w in said for w in words), (said, words)
+            assert not re.search(r"(?<![\w-])--[a-z]", said), said
+            assert " str " not in said and "'3'" not in said, said
+    cli = zap("spawn", "--cli", "sh", "--approval", "full", "--", "true")
+    assert "--approval" in cli.err and "--cli sh" in cli.err, cli.err  # the CLI's own words
+
+
+def test_the_flags_a_tool_reads_as_parameters_are_the_declarations_options():
+    """`errors.TOOL_FLAGS` (how a message worded for the CLI names a parameter
+    to a tool caller) is every option of the declaration, nothing else."""
+    from zapcli.errors import TOOL_FLAGS
+
+    positional = {"id", "ids", "name", "req", "task", "text"}  # arguments, not flags, on the CLI
+    options = {p.name.replace("_", "-") for a in ACTIONS for p in a.params
+               if p.cli is None and p.name not in positional}
+    assert options == TOOL_FLAGS

@@ -46,7 +46,7 @@ def test_an_unknown_parameter_and_a_wrong_type_are_named_as_the_caller_spelled_t
     assert "`wait` is not a parameter of poll (its parameters: ids, wait_secs, no_wait)" in exc.value.message
     with pytest.raises(UsageError) as exc:
         dispatch.check("poll", {"ids": ["a"], "wait_secs": True})
-    assert "`wait_secs` of poll must be an integer, got bool True" in exc.value.message
+    assert "`wait_secs` of poll must be an integer, got the boolean true" in exc.value.message
     with pytest.raises(UsageError) as exc:
         dispatch.check("list", {"status": "asleep"})
     assert "`status` of list must be one of queued, running" in exc.value.message

@@ -41,3 +41,23 @@ def test_b_shows_the_board_its_holders_and_what_waits_on_what(zap: Zap):
 
     run_top(scenario)
     zap("kill", holder, waiting)
+
+
+@pytest.mark.timeout(120)
+def test_top_all_shows_every_sessions_board_not_only_its_own(zap: Zap):
+    """A new user's trial: `top --all` showed top's own session's board. With
+    every session shown, the pane shows the board of each session that has
+    tasks (this one has none here)."""
+    other = {"ZAPCLI_SESSION": "another-team"}
+    assert zap("board", "add", "their task", env=other).returncode == 0
+    theirs = zap("spawn", "--cli", "sh", "--", "sleep 30", env=other).out.strip()
+
+    async def scenario(top: Top) -> None:
+        await top.until(lambda: top.row(theirs) is not None)
+        await top.press("b")
+        pane = top.screen.query_one("#board-text")
+        await top.until(lambda: "their task" in str(pane.content), 10, "their board")
+        assert "board of another-team" in str(pane.content)
+
+    run_top(scenario, all_sessions=True)
+    zap("kill", theirs)

@@ -214,3 +214,35 @@ def test_attach_follows_the_output_and_a_message_reaches_the_next_model_call(zap
     assert len(srv.requests) == 2
     assert note not in json.dumps(srv.requests[0])
     assert note in json.dumps(srv.requests[1]), "the message reached the next model call"
+
+
+@pytest.mark.timeout(120)
+def test_enter_on_a_subagent_that_takes_no_messages_follows_its_output_without_a_message_box(
+        zap: Zap, model):
+    """A new user's trial: Enter on an `sh` subagent opened a message box that
+    could not send. Its output is followed as for any other, but no box is
+    offered: the title and a notification say why (a shell command reads no
+    messages; one that ended reads none either)."""
+    sid = zap.spawn_sh("echo shell-out; sleep 30")
+    model([{"match": "ENDED-AGENT", "turns": [{"text": "agent done-out"}]}])
+    ended = zap("spawn", "--", "ENDED-AGENT: say it").out.strip()
+    assert zap.wait_status(ended) == "completed"
+
+    async def scenario(top: Top) -> None:
+        for one, why in ((sid, "a shell command takes no messages"),
+                         (ended, "it ended (completed): nothing reads a message now")):
+            await top.until(lambda: top.row(one) is not None)  # noqa: B023
+            assert top.screen.table.select(one)
+            await top.press("enter")
+            await top.until(lambda: type(top.app.screen).__name__ == "Attach", 5)
+            screen = top.app.screen
+            log = screen.query_one("#attach-log")
+            await top.until(lambda: any("-out" in line for line in log.lines), 20)  # noqa: B023
+            assert not screen.query("#attach-input"), "a message box that cannot send"
+            assert why in str(screen.query_one("#attach-title").content)
+            assert any(why in n.message for n in top.app._notifications)
+            await top.press("escape")
+            assert type(top.app.screen).__name__ == "FleetScreen"
+
+    run_top(scenario)
+    zap("kill", sid)

@@ -23,6 +23,27 @@ if TYPE_CHECKING:
     from zapcli.cli.runend import Halt
 
 
+def _refused_anyway(args: dict[str, Any]) -> bool:
+    """A merge or pick the op refuses before looking at the work (no
+    worktree, not finished, not an attempt: `ops.merge.ready`): the tool call
+    runs and says so, and nobody is asked about it."""
+    action, sid = args.get("action"), args.get("id")
+    if action not in ("merge", "pick") or not isinstance(sid, str):
+        return False
+    from zapcli.errors import ZapcliError
+    from zapcli.ops import merge, pick
+
+    flags = {k: bool(args.get(k)) for k in ("squash", "rebase")}
+    try:
+        if action == "pick":
+            pick.ready(sid, force=bool(args.get("force")), **flags)
+        else:
+            merge.ready(sid, **flags)
+    except ZapcliError:
+        return True
+    return False
+
+
 class TerminalApprover(Policy):
     """Asks y/N on the terminal; denies when there is none (never blocks a script)."""
 
@@ -51,9 +72,13 @@ class TerminalApprover(Policy):
         self._halted = True
 
     def check(self, tool: str, args: dict[str, Any], *, allowlisted: bool | None = None) -> Any:
-        """The policy's verdict; and a definition saved with more than this
+        """The policy's verdict; a merge or pick that would be refused anyway
+        asks nothing; and a definition saved with more than this
         run holds asks in every mode (`full` too), as spawning it would."""
         verdict = super().check(tool, args, allowlisted=allowlisted)
+        if tool == "subagent" and verdict.action != "allow" and _refused_anyway(args):
+            return Decision("allow", verdict.summary, "refused before it changes anything: "
+                            "nothing to approve")
         from zapcli.ops.delegate import saved_widens
 
         more = saved_widens(args, self.bound) if tool == "subagents_save" and self.bound else []

@@ -89,9 +89,28 @@ def render(shell: str, spec: dict[str, Any]) -> str:
     return {"bash": _bash, "zsh": _zsh, "fish": _fish}[shell](spec)
 
 
+DESCRIBED_MAX = 60  # characters of a description fish shows beside a candidate
+
+
 def _text(text: str) -> str:
     """One line of help, without rich markup."""
     return (text or "").split("\n")[0].replace("[bold]", "").replace("[/]", "").strip()
+
+
+def _short(text: str, limit: int = DESCRIBED_MAX) -> str:
+    """A description to show beside a candidate: the help's first sentence,
+    without its asides (parentheses, then what follows a `;`) when that is
+    too long, and cut at a word with `…` if it still is."""
+    import re
+
+    text = re.split(r"(?<!e\.g)(?<!i\.e)\.(?:\s|$)", _text(text), maxsplit=1)[0].strip()
+    if len(text) > limit:
+        text = re.sub(r"\s*\([^()]*\)", "", text)
+    if len(text) > limit:
+        text = text.split("; ")[0]
+    if len(text) > limit:
+        text = text[:limit].rsplit(" ", 1)[0].rstrip(",:;") + "…"
+    return text
 
 
 def _first(v: dict[str, Any]) -> str:
@@ -318,7 +337,7 @@ _FISH_ARGS = {"ids": "(__zapcli_ids)", "names": "(__zapcli_names)", "files": "(_
 
 def _fish_opt(cond: str, opt: str, v: dict[str, Any]) -> str:
     _dest, kind, _multiple = v["options"][opt]
-    help_ = _fq(_text(v.get("option_help", {}).get(opt, "")))
+    help_ = _fq(_short(v.get("option_help", {}).get(opt, "")))
     flag = f"-l {opt[2:]}" if opt.startswith("--") else f"-s {opt[1:]}"
     head = f"complete -c zapcli -n '{cond}' {flag}"
     if kind == "flag":
@@ -381,14 +400,14 @@ def _fish(spec: dict[str, Any]) -> str:
              "complete -c zapcli -n __zapcli_none -l version -d 'Print the version'",
              "complete -c zapcli -s h -l help -d 'Show help'"]
     for cmd, v in top.items():
-        lines.append(f"complete -c zapcli -n __zapcli_none -a {cmd} -d '{_fq(_first(v))}'")
+        lines.append(f"complete -c zapcli -n __zapcli_none -a {cmd} -d '{_fq(_short(_first(v)))}'")
         cond = f"__zapcli_is {cmd}"
         lines += [_fish_opt(cond, o, v) for o in sorted(v["options"])]
         lines += _fish_positional(cond, v)
     for g, subs in groups.items():
-        lines.append(f"complete -c zapcli -n __zapcli_none -a {g} -d '{_fq(_GROUP_HELP.get(g, g))}'")
+        lines.append(f"complete -c zapcli -n __zapcli_none -a {g} -d '{_fq(_short(_GROUP_HELP.get(g, g)))}'")
         for sub, v in subs.items():
-            lines.append(f"complete -c zapcli -n '__zapcli_only {g}' -a {sub} -d '{_fq(_first(v))}'")
+            lines.append(f"complete -c zapcli -n '__zapcli_only {g}' -a {sub} -d '{_fq(_short(_first(v)))}'")
             cond = f"__zapcli_is {g} {sub}"
             lines += [_fish_opt(cond, o, v) for o in sorted(v["options"])]
             lines += _fish_positional(cond, v)

@@ -7,19 +7,23 @@ sid is a new session. When the leader lies outside this PID namespace
 visible ancestor stands in for it: `tty-0-<its start time>`. Membership markers under `<state>/sessions/<key>/`
 (`all/` and `active/`) let `list` and the queue read only this session's
 trails; they are hints, always checked against the trail, never status.
+`unreported/` holds what a tool caller of one process a call (`zapcli call`)
+started and no tool result has yet shown ended: what its `wait` without ids
+still owes it, across its processes.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
 from zapcli.paths import ensure_dir, state_dir
 
+KINDS = ("all", "active", "unreported")  # the marker folders of a session
 _OVERRIDE: ContextVar[str | None] = ContextVar("zapcli_session", default=None)
 
 
@@ -165,14 +169,36 @@ def deactivate(session: str, sid: str) -> None:
         path.unlink(missing_ok=True)
 
 
+def add_unreported(session: str, sid: str) -> None:
+    """`sid` was started by a tool call of `session`: its end is owed to it."""
+    folder = ensure_dir(_dir(session, "unreported"))
+    (folder / f"{time.time_ns():020d}_{sid}").touch(mode=0o600)
+
+
+def unreported(session: str) -> list[str]:
+    """Ids started by `session`'s tool calls whose end no result showed yet, oldest first."""
+    return [sid for sid, _ in _names(session, "unreported")[1]]
+
+
+def reported(session: str, sids: Iterable[str]) -> None:
+    """A tool result showed these ended: nothing more is owed."""
+    done = set(sids)
+    if not done:
+        return
+    folder, named = _names(session, "unreported")
+    for member, name in named:
+        if member in done:
+            (folder / name).unlink(missing_ok=True)
+
+
 def forget(session: str, sid: str) -> None:
     """Drop every marker of `sid` (retention deleted it)."""
-    for kind in ("all", "active"):
+    for kind in KINDS:
         for path in _members(session, kind, sid):
             path.unlink(missing_ok=True)
 
 
-def forget_everywhere(sid: str, kinds: tuple[str, ...] = ("all", "active")) -> None:
+def forget_everywhere(sid: str, kinds: tuple[str, ...] = KINDS) -> None:
     """Drop the markers of `sid` (of `kinds`) in every session: for a trail
     that lost its spawn record, which named its session."""
     root = state_dir() / "sessions"

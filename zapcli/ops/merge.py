@@ -1,7 +1,7 @@
 """`zapcli merge ID [--squash | --rebase]`: a finished subagent's work into
 the current branch of the checkout it was spawned from (docs/explanation/rules.md#parallel-coding, #23).
 
-Imports `zapcli.lifecycle.treework`, `zapcli.lifecycle.observe`,
+Imports `zapcli.lifecycle.treework`, `zapcli.ops.mergecheck` (what refuses it first),
 `zapcli.worktrees`, `zapcli.trail`. Under the repository's worktree lock:
 the work (its tree's snapshot: uncommitted work included) is merged in the
 object store first; a conflict, uncommitted changes of the checkout in the
@@ -31,9 +31,10 @@ import threading
 from collections.abc import Callable
 
 from zapcli import control
-from zapcli.errors import UsageError, ZapcliError, param
+from zapcli.errors import ZapcliError
 from zapcli.lifecycle import treework
-from zapcli.lifecycle.observe import observe
+from zapcli.ops.mergecheck import how_of, mergeable
+from zapcli.ops.mergecheck import ready as ready
 from zapcli.plain import field, plain, replace
 from zapcli.trail import reader, store
 from zapcli.worktrees import git as g
@@ -199,26 +200,11 @@ def merge(sid: str, *, squash: bool = False, rebase: bool = False,
     nothing changed, when the branch already has it). Raises ZapcliError
     (nothing changed) when it cannot, or when it changes control files that
     `allow_control` does not allow."""
-    if squash and rebase:
-        raise UsageError(f"{param('squash')} and {param('rebase')} are two ways; choose one")
-    how = "squash" if squash else "rebase" if rebase else "merge"
+    how = how_of(squash, rebase)
     sid, s, r = treework.receipt(sid)
     early = (_Early(lambda: _work(sid, r))  # finished: its tree is ours to refresh
              if s.final is not None and not s.continued_by else None)
-    view = observe(sid)
-    if not view.terminal:
-        raise ZapcliError(f"{sid} is {view.status}; only a finished subagent's work is merged "
-                          f"(zapcli wait {sid}, or zapcli kill {sid})", code="not_finished")
-    if r.repo_gone:
-        raise ZapcliError(f"{sid} not merged: its repository {r.repo} no longer exists",
-                          code="repo_gone")
-    from zapcli.lifecycle.worktrees import live_users
-
-    users = live_users(r.path)
-    if users:  # a continuation (or another subagent) works in its tree now
-        raise ZapcliError(f"{sid} not merged: its tree is in use by "
-                          f"{', '.join(f'{i} ({st})' for i, st, _o in users)}; wait for it first",
-                          code="in_use")
+    mergeable(sid, r)
     with _locked(r):  # while `early` reads the tree: the checkout, and the merge of its branch
         co, recovered = _recover(sid, r, _checkout(sid, r))
         guess = _guess(sid, s, r, how, co) if early is not None else None

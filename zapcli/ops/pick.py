@@ -21,6 +21,7 @@ from zapcli.lifecycle import treework
 from zapcli.lifecycle import worktrees as lw
 from zapcli.ops.attempts import siblings_of
 from zapcli.ops.merge import Allow, MergeResult, merge
+from zapcli.ops.merge import ready as merge_ready
 from zapcli.plain import field, plain
 from zapcli.trail import store
 from zapcli.worktrees import git as g
@@ -41,12 +42,7 @@ def pick(sid: str, settings: Settings, *, squash: bool = False, rebase: bool = F
     ZapcliError (nothing changed) when it ended other than completed (unless
     `force`), when the merge cannot be made, or would change control files
     `allow_control` does not allow (`zapcli.ops.merge`)."""
-    sid = store.resolve(sid)
-    siblings = siblings_of(sid)
-    if sid not in siblings:
-        raise UsageError(f"{sid} is not one of its own attempts")  # a damaged record
-    if not force:
-        _completed(sid)
+    sid, siblings = _pickable(sid, force)
     res = PickResult(merge(sid, squash=squash, rebase=rebase, allow_control=allow_control),
                      siblings)
     others = [s for s in siblings if s != sid]
@@ -54,6 +50,25 @@ def pick(sid: str, settings: Settings, *, squash: bool = False, rebase: bool = F
     for other in others:
         _retire(other, res)
     return res
+
+
+def _pickable(sid: str, force: bool) -> tuple[str, list[str]]:
+    """(full id, its attempts); raises when it is not an attempt, or (without
+    `force`) one that ended other than completed."""
+    sid = store.resolve(sid)
+    siblings = siblings_of(sid)
+    if sid not in siblings:
+        raise UsageError(f"{sid} is not one of its own attempts")  # a damaged record
+    if not force:
+        _completed(sid)
+    return sid, siblings
+
+
+def ready(sid: str, *, squash: bool = False, rebase: bool = False, force: bool = False) -> str:
+    """The full id when a pick of `sid` is worth asking a person about;
+    raises what `pick` would refuse before looking at the work (`merge.ready`)."""
+    sid, _siblings = _pickable(sid, force)
+    return merge_ready(sid, squash=squash, rebase=rebase)
 
 
 def _completed(sid: str) -> None:

@@ -51,6 +51,24 @@ def inbox_of(spawn: SpawnRecord) -> str | None:
     return MODEL_CALL if spawn.cli == "zapcli" else None
 
 
+def why_none(sid: str) -> str | None:
+    """Why nothing can hand `sid` a message now, in a few words for a person
+    about to type one (`top`'s attach); None when `send` would deliver it."""
+    from zapcli.lifecycle.observe import observe
+
+    try:
+        spawn = _spawn(sid)
+        view = observe(sid)
+    except (ZapcliError, OSError):
+        return None  # `send` says what is wrong
+    if inbox_of(spawn) is None:
+        return ("a shell command takes no messages" if spawn.cli == "sh" else
+                f"the `{spawn.cli}` backend takes no messages (no team tools)")
+    if view.terminal:
+        return f"it ended ({view.status}): nothing reads a message now"
+    return None
+
+
 def check_text(text: str) -> None:
     if not text or not text.strip():
         raise UsageError("the message is empty; give the text to send")

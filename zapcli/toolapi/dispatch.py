@@ -80,11 +80,24 @@ def _message(action: Action, err: Any, args: dict[str, Any]) -> str:
         kind = next(k for k in ([err.validator_value] if isinstance(err.validator_value, str)
                                 else err.validator_value) if k != "object")
         return (f"`{name}` of {action.name} must be {'an' if kind[0] in 'aei' else 'a'} {kind}, "
-                f"got {type(value).__name__} {value!r:.60}")
+                f"got {_said(value)}")
     if err.validator == "enum":
         return (f"`{name}` of {action.name} must be one of {', '.join(err.validator_value)}, "
-                f"got {value!r:.60}")
+                f"got {_said(value)}")
     return f"`{name}` of {action.name}: {err.message[:300]}"
+
+
+_JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
+               (list, "array"), (dict, "object"))
+
+
+def _said(value: Any) -> str:
+    """A value a caller sent, in JSON's words (never Python's `str '3'`)."""
+    import orjson
+
+    kind = next((k for t, k in _JSON_TYPES if isinstance(value, t)), "null")
+    text = orjson.dumps(value, default=str).decode()
+    return f"the {kind} {text if len(text) <= 60 else text[:59] + '…'}"
 
 
 def check(name: Any, args: Any) -> tuple[Action, dict[str, Any]]:
@@ -94,7 +107,7 @@ def check(name: Any, args: Any) -> tuple[Action, dict[str, Any]]:
     if action is None and name is None:
         raise UsageError(f"`action` is missing; give one of: {', '.join(BY_NAME)}")
     if action is None:
-        raise UsageError(f"unknown action {name!r}; use one of: {', '.join(BY_NAME)}")
+        raise UsageError(f"unknown action {_said(name)}; use one of: {', '.join(BY_NAME)}")
     if args is None:
         args = {}
     if not isinstance(args, dict):

@@ -39,13 +39,17 @@ class Env:
     makes them return as soon as a subagent asks for approval (the caller
     decides; inside `zapcli run` the person at the terminal does). `cap_s`:
     the longest a poll/wait call blocks before it answers "still running"
-    (MCP: clients give up on a call after about a minute; None: no cap)."""
+    (MCP: clients give up on a call after about a minute; None: no cap).
+    `durable`: the caller lives one process a call (`zapcli call`), so what it
+    started and what its results showed ended is kept in its session's
+    markers (`lifecycle.session.unreported`), not in this object alone."""
 
-    def __init__(self, surface: str = "tool", *, cwd: str | None = None,
+    def __init__(self, surface: str = "tool", *, durable: bool = False, cwd: str | None = None,
                  approval: str | None = None, unattended: bool = False,
                  shell_allowed: bool = True, stop_on_approval: bool = True,
                  on_tick: Callable[[list[Any], float], None] | None = None):
         self.surface, self.cwd, self.approval, self.unattended = surface, cwd, approval, unattended
+        self.durable = durable
         self.shell_allowed, self.stop_on_approval, self.on_tick = shell_allowed, stop_on_approval, on_tick
         self.cap_s: float | None = None
         self.started: list[str] = []
@@ -104,11 +108,20 @@ class Env:
     def started_one(self, sid: str) -> None:
         with self.lock:
             self.started.append(sid)
+        if self.durable:
+            from zapcli.lifecycle import session
+
+            session.add_unreported(session.current(), sid)
 
     def seen(self, ids: Iterable[str]) -> None:
         """These ended and the model saw it: no announcement needed."""
+        ids = list(ids)
         with self.lock:
             self.announced.update(ids)
+        if self.durable:
+            from zapcli.lifecycle import session
+
+            session.reported(session.current(), ids)
 
     def tick(self, views: list[Any], elapsed: float) -> None:
         if self.on_tick is not None:
@@ -119,11 +132,18 @@ class Env:
         this session that has not ended (`ops.poll.outstanding`); and the ones
         this caller started that ended unseen (no result has shown their end
         yet), so a wait right after they finished still shows their output.
+        `durable`: the ones this session's earlier calls started, likewise.
         Inside `zapcli run` only its own."""
         from zapcli.ops.poll import outstanding
 
         with self.lock:
             mine, seen = list(self.started), set(self.announced)
+        if self.durable:
+            from zapcli.lifecycle import session
+            from zapcli.trail import store
+
+            mine += [s for s in session.unreported(session.current())
+                     if store.path_for(s).exists()]
         ids = list(dict.fromkeys([*outstanding(), *(s for s in mine if s not in seen)]))
         return [s for s in ids if s in mine] if self.surface == "run" else ids
 

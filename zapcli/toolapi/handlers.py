@@ -352,7 +352,8 @@ def attempts(a: dict[str, Any], env: Env) -> Reply:
 
 def _approved(what: str, env: Env) -> None:
     """A merge changes the person's checkout: it is approved like a
-    configuration change, in every mode but `full`. Inside `zapcli run` the
+    configuration change (once what would refuse it anyway was said: the
+    ops' `ready`), in every mode but `full`. Inside `zapcli run` the
     run's approver asked already (`zapcli.approvals`, kind merge); elsewhere
     the caller's client asks its user (`env.confirm`: an MCP elicitation),
     or, with nobody to ask, the call is refused saying how to allow it."""
@@ -393,9 +394,10 @@ def _control_question(sid: str, env: Env) -> Any:
 
 def merge(a: dict[str, Any], env: Env) -> Reply:
     from zapcli.ops.merge import merge as do_merge
+    from zapcli.ops.merge import ready
     from zapcli.render import merge as render
 
-    sid = env.one(a["id"])
+    sid = ready(env.one(a["id"]), squash=bool(a["squash"]), rebase=bool(a["rebase"]))
     _approved(f"merge {sid} into the checkout it was spawned from"
               + (" (squash)" if a["squash"] else " (rebase)" if a["rebase"] else ""), env)
     res = do_merge(sid, squash=bool(a["squash"]), rebase=bool(a["rebase"]),
@@ -406,10 +408,12 @@ def merge(a: dict[str, Any], env: Env) -> Reply:
 def pick(a: dict[str, Any], env: Env) -> Reply:
     from zapcli.ops.attempts import siblings_of
     from zapcli.ops.pick import pick as do_pick
+    from zapcli.ops.pick import ready
     from zapcli.render import attempts as render
 
     sid = env.one(a["id"])
     env.ids(siblings_of(sid))
+    sid = ready(sid, squash=bool(a["squash"]), rebase=bool(a["rebase"]), force=bool(a["force"]))
     _approved(f"pick {sid}: merge it into the checkout it was spawned from and remove the other "
               "attempts' trees", env)
     res = do_pick(sid, env.settings(), squash=bool(a["squash"]), rebase=bool(a["rebase"]),

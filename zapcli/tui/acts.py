@@ -3,7 +3,7 @@
 (`ops.steer.send`) — so a local and a Ray subagent are acted on exactly as
 `zapcli approve`, `kill`, `rm` and `send` act on them.
 
-Imports `zapcli.ops`, `zapcli.errors`. Each returns the words to tell the
+Imports `zapcli.ops`, `zapcli.errors`, `zapcli.team.messages` (who takes a message). Each returns the words to tell the
 person (and whether all went well); a refusal (it ended meanwhile, the
 request was decided elsewhere) is said, never raised.
 """
@@ -74,6 +74,14 @@ def remove(ids: list[str], settings: Settings) -> Done:
     if refused:
         message += " — " + "; ".join(refused[:3]) + (f"; {len(refused) - 3} more" if len(refused) > 3 else "")
     return Done(not refused, message)
+
+
+def why_no_messages(sid: str) -> str | None:
+    """Why a message box for `sid` could not send (None: it can): a shell
+    command, a backend without the team tools, one that ended."""
+    from zapcli.team.messages import why_none
+
+    return why_none(sid)
 
 
 def send(sid: str, text: str) -> Done:

@@ -275,7 +275,7 @@ class FleetScreen(FleetKeys, Screen[None]):
     def _board_tick(self) -> None:
         board = self.query_one("#board", BoardPane)
         if board.has_class("on"):
-            board.show(self.source.session, list(self.rows.values()))
+            board.show(self.source.session, list(self.rows.values()), self.source.all_sessions)
 
     # --- a terminal too small -----------------------------------------------
     def on_resize(self, event: events.Resize) -> None:

@@ -1,5 +1,6 @@
 """The board pane: the session's task board (each task, who holds it, what
-it waits for) and the queued subagents with what each waits on.
+it waits for) — with every session shown (`top --all`), each one's that has
+tasks — and the queued subagents with what each waits on.
 
 Imports Textual and rich, `zapcli.team.board` (the board's reader: it
 reads the tasks and gives back nothing — `top` never reaps a claim, the
@@ -22,15 +23,42 @@ from zapcli.tui.fleet import Row
 STYLE = {"done": "green", "claimed": "cyan", "open": ""}
 
 
-def board_text(session: str, rows: list[Row]) -> Text:
+def board_text(session: str, rows: list[Row], all_sessions: bool = False) -> Text:
+    """The board of `session`; `all_sessions` (`top --all`): the board of each
+    session shown that has tasks, this one first. Then the queued subagents
+    among `rows`."""
+    out = Text()
+    if not all_sessions:
+        _one_board(out, session)
+    else:
+        others = sorted({r.view.session for r in rows if r.view.session} - {session})
+        shown = [s for s in (session, *others) if _one_board(out, s, quiet=True)]
+        if not shown:
+            out.append(f"no tasks on any board of the {len(others) + 1} session(s) shown "
+                       "(zapcli board add TEXT puts one there)\n", style="dim")
+    queued = [r for r in rows if r.view.status == Status.QUEUED]
+    out.append(f"\nqueued subagents: {len(queued)}\n", style="bold")
+    for r in queued:
+        after = ", ".join(a[-8:] for a in r.view.after)
+        held = (r.view.held or {}).get("reason")
+        why = f"after {after}" if after else (str(held) if held else "a free slot")
+        out.append(f"{r.id[-8:]} waits on {why}\n", style="yellow")
+    return out
+
+
+def _one_board(out: Text, session: str, quiet: bool = False) -> bool:
+    """Append `session`'s board to `out`; whether it has tasks. `quiet`: a
+    board without tasks (or unreadable) adds nothing."""
     from zapcli.team import board
 
-    out = Text()
     try:
         tasks = board.tasks(session)
     except ZapcliError as exc:
-        out.append(f"the board cannot be read: {exc.message}\n", style="red")
-        tasks = []
+        if not quiet:
+            out.append(f"the board cannot be read: {exc.message}\n", style="red")
+        return False
+    if quiet and not tasks:
+        return False
     c = counts(tasks)
     out.append(f"board of {session}: {len(tasks)} task(s), {c['done']} done, {c['claimed']} "
                f"claimed, {c['open']} open\n", style="bold")
@@ -42,14 +70,7 @@ def board_text(session: str, rows: list[Row]) -> Text:
             out.append(f"   waits on {', '.join(waits)}\n", style="yellow")
     if not tasks:
         out.append("no tasks (zapcli board add TEXT puts one there)\n", style="dim")
-    queued = [r for r in rows if r.view.status == Status.QUEUED]
-    out.append(f"\nqueued subagents: {len(queued)}\n", style="bold")
-    for r in queued:
-        after = ", ".join(a[-8:] for a in r.view.after)
-        held = (r.view.held or {}).get("reason")
-        why = f"after {after}" if after else (str(held) if held else "a free slot")
-        out.append(f"{r.id[-8:]} waits on {why}\n", style="yellow")
-    return out
+    return bool(tasks)
 
 
 class BoardPane(VerticalScroll):
@@ -61,5 +82,5 @@ class BoardPane(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static(id="board-text")
 
-    def show(self, session: str, rows: list[Row]) -> None:
-        self.query_one("#board-text", Static).update(board_text(session, rows))
+    def show(self, session: str, rows: list[Row], all_sessions: bool = False) -> None:
+        self.query_one("#board-text", Static).update(board_text(session, rows, all_sessions))

@@ -164,7 +164,8 @@ class FleetKeys:
         if row is None:
             return
         self.app.push_screen(Attach(row.id, f"{row.id} ({fleet.backend_text(row.view)}): "
-                                            f"{fleet.task_text(row.view, 60)}"))
+                                            f"{fleet.task_text(row.view, 60)}",
+                                    acts.why_no_messages(row.id)))
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)

@@ -89,7 +89,8 @@ class Reason(ModalScreen["str | None"]):
 
 class Attach(Screen[None]):
     """Follow `sid`'s output full screen; Enter in the line below sends what
-    was typed (`zapcli send`); Esc detaches back to the table."""
+    was typed (`zapcli send`) — no line when nothing can reach it (`deaf`:
+    why, in the title and a notification); Esc detaches back to the table."""
 
     BINDINGS = [Binding("escape", "detach", "Detach"),
                 Binding("ctrl+l", "clear", "Clear", show=False)]
@@ -99,23 +100,30 @@ class Attach(Screen[None]):
     Attach Input { dock: bottom; margin-bottom: 1; }
     """
 
-    def __init__(self, sid: str, title: str) -> None:
+    def __init__(self, sid: str, title: str, deaf: str | None = None) -> None:
         super().__init__()
         self.sid, self.title_text = sid, title
+        self.deaf = deaf  # why no message can reach it: no box is offered then
         self.read_to = 0
         self._partial = b""
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(f" attached to {self.title_text} — Esc detaches"), id="attach-title")
+        why = f" — {self.deaf}, so there is no message line" if self.deaf else ""
+        yield Static(Text(f" attached to {self.title_text}{why} — Esc detaches"),
+                     id="attach-title")
         yield Log(max_lines=ATTACH_LINES, auto_scroll=True, id="attach-log")
-        yield Input(placeholder="message for its model (zapcli send): Enter sends it before "
-                                "its next model call", id="attach-input")
+        if not self.deaf:
+            yield Input(placeholder="message for its model (zapcli send): Enter sends it before "
+                                    "its next model call", id="attach-input")
         yield Footer()
 
     def on_mount(self) -> None:
         self.pull()
         self.set_interval(FOLLOW_S, self.pull)
-        self.query_one("#attach-input", Input).focus()
+        if self.deaf:
+            self.app.notify(f"{self.sid[-8:]}: {self.deaf}; following its output only")
+        else:
+            self.query_one("#attach-input", Input).focus()
 
     def pull(self) -> None:
         """Show what its output gained since the last look."""

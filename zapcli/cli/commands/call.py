@@ -4,6 +4,8 @@ Imports `zapcli.toolapi` (no typer, rich or mcp: it is on the fast path). The
 call is `{"action": ..., <parameters>}` from argv or stdin; stdout is exactly
 the tool result's text (`--json`: its JSON document); the exit code is the
 matching command's (an error's: 1 or 2, with its message on stderr too).
+Each call is a process of its own: what its spawns' ends were already shown
+is kept in the session (`Env.durable`), so `wait` without ids shows each end once.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def execute(document: str | None = None, json: bool = False) -> int:
 
         reply = Reply(message, error_doc("usage", message, 2), 2, error=True, code="usage")
     else:
-        reply = call_document(parsed, Env(surface="tool"))
+        reply = call_document(parsed, Env(surface="tool", durable=True))
     if json:
         emit_json(reply.doc)
     else:
