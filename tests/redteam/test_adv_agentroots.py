@@ -110,3 +110,28 @@ def test_control_the_plant_below_q_is_caught_without_the_forgery(zap, outside):
     zap.cwd = q / "sub"
     zap("doctor", timeout=120)
     assert sorted(p.name for p in outside.iterdir()) == []
+
+
+@pytest.mark.parametrize("how", ["mv conf .zapcli", "ln -s conf .zapcli"])
+def test_one_work_makes_an_old_folder_the_zapcli_folder(zap, outside, how):
+    """SUCCEEDS on main, with a single agent work. trusted: [src]; src/dl
+    holds a download from before any agent worked there (a hostile package:
+    a harmless `pkg/conf/mcp.json`, in no `.zapcli`). The injected work in
+    src/dl renames that folder to `pkg/.zapcli` (or links it there): the
+    rename changes the folder's change time, not its files', and a link's
+    target is what `os.lstat`/`os.stat` of `pkg/.zapcli/mcp.json` look at.
+    The mcp.json looks older than the work, so `trusted:` covers src/dl/pkg
+    and the server runs at the person's doctor there."""
+    src = zap.cwd / "src"
+    conf = src / "dl" / "pkg" / "conf"
+    conf.mkdir(parents=True)
+    (conf / "mcp.json").write_text(_mcp(outside, "PWNED"))  # downloaded, before any work
+    _trusted(zap, src)
+    time.sleep(0.05)
+    zap.cwd = src / "dl"
+    agent(zap, f"cd pkg && {how}")
+    assert (src / "dl" / "pkg" / ".zapcli" / "mcp.json").is_file()  # the plant worked
+    zap.cwd = src / "dl" / "pkg"
+    shown = zap("doctor", timeout=120)
+    ran = sorted(p.name for p in outside.iterdir())
+    assert ran == [], (ran, _agent_roots(zap), shown.err[-1500:])
