@@ -135,3 +135,37 @@ def test_one_work_makes_an_old_folder_the_zapcli_folder(zap, outside, how):
     shown = zap("doctor", timeout=120)
     ran = sorted(p.name for p in outside.iterdir())
     assert ran == [], (ran, _agent_roots(zap), shown.err[-1500:])
+
+
+def test_a_running_work_races_the_change_time_check(zap, outside):
+    """SUCCEEDS on main (a race, won within a few tries). `decide` looks at
+    the change times of the units that exist as it starts (none: nothing
+    changed, `changed` stays 0), returns "trusted whatever it holds", and
+    the loaders read mcp.json afterwards. A work still running in src/notes
+    flips sub/.zapcli/mcp.json in and out of place with `mv`; a person's
+    doctor in src/notes/sub that checks while it is out and reads while it
+    is in runs the server."""
+    src = zap.cwd / "src"
+    notes = src / "notes"
+    notes.mkdir(parents=True)
+    _trusted(zap, src)
+    zap.cwd = notes
+    body = _mcp(outside, "PWNED")
+    flip = (f"mkdir -p sub/.zapcli && cat > sub/.zapcli/m <<'EOF'\n{body}\nEOF\n"
+            "end=$(( $(date +%s) + 60 )); while [ $(date +%s) -lt $end ]; do "
+            "mv sub/.zapcli/m sub/.zapcli/mcp.json; mv sub/.zapcli/mcp.json sub/.zapcli/m; done")
+    sid = zap.spawn_sh(flip, "--sandbox", timeout=90)
+    try:
+        deadline = time.monotonic() + 50
+        while not (notes / "sub" / ".zapcli").is_dir() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        zap.cwd = notes / "sub"  # meanwhile, the person works in sub/
+        tries = 0
+        while tries < 15 and not list(outside.iterdir()) and time.monotonic() < deadline:
+            zap("doctor", timeout=60)
+            tries += 1
+        ran = sorted(p.name for p in outside.iterdir())
+    finally:
+        zap.cwd = notes
+        zap("kill", sid, timeout=60)
+    assert ran == [], (ran, tries)
