@@ -1,0 +1,49 @@
+"""`.worktreeinclude` lets agent work choose the files the person's own
+`worktree.setup` command runs on, unsandboxed (adversary round, focus 2).
+
+`worktree.setup` is the person's command (their config.yaml only) and runs
+unsandboxed in each new tree; a new tree should hold what git checks out and
+the person's ignored files. But `.worktreeinclude` and `.gitignore` at the
+checkout's top are on no control list: a sandboxed subagent in the checkout
+(no `--worktree`) writes both and an ignored `GNUmakefile` (which `make`
+reads before `Makefile`), all ignored so `git status` stays clean. The next
+`--worktree` spawn copies it in, and `make setup` runs it as the person.
+
+The same for any setup: `python -m pip ...` (a copied `pip/`), `npm ci`
+(`.npmrc`), `uv sync` (`uv.toml`), ...
+
+Status against main at 1aeb7cf: SUCCEEDS.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.parallel.conftest import git
+from tests.redteam.repos import agent, ended, make_repo
+from tests.sandbox.conftest import needs_bwrap
+
+pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
+
+
+def test_worktreeinclude_copies_an_agents_file_into_the_persons_setup(zap, outside):
+    repo = make_repo(zap.cwd)
+    (repo / "Makefile").write_text("setup:\n\t@echo set up\n")
+    git(repo, "add", "Makefile")
+    git(repo, "commit", "-q", "-m", "setup target")
+    config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.yaml").write_text("worktree:\n  setup: make -s setup\n")
+    agent(zap, "printf 'GNUmakefile\\n.gitignore\\n.worktreeinclude\\n' > .gitignore\n"
+               "echo GNUmakefile > .worktreeinclude\n"
+               f"printf 'setup:\\n\\t@id > {outside}/PWNED-setup\\n' > GNUmakefile\n"
+               "git status --porcelain > status.txt")
+    assert (repo / "status.txt").read_text() == "?? status.txt\n"  # nothing shows but its own
+    (repo / "status.txt").unlink()
+    # later: the person starts a --worktree subagent
+    sid = zap.spawn_sh("true", "--worktree", "--sandbox", timeout=90)
+    ended(zap, sid)
+    ran = sorted(p.name for p in outside.iterdir())
+    assert ran == [], ran
