@@ -21,6 +21,10 @@ from tests.redteam.repos import agent
 from tests.sandbox.conftest import needs_bwrap
 
 pytestmark = [needs_bwrap, pytest.mark.timeout(300)]
+# The attack succeeds on main at 1aeb7cf (the adversary's report): the test
+# fails until the hole is closed; remove the mark with the fix.
+OPEN = pytest.mark.xfail(strict=True, reason="OPEN HOLE on main 1aeb7cf")
+OPEN_RACE = pytest.mark.xfail(strict=False, reason="OPEN HOLE on main 1aeb7cf (a race)")
 
 
 def _mcp(outside: Path, tag: str) -> str:
@@ -44,6 +48,7 @@ def _agent_roots(zap) -> str:
     return path.read_text(errors="replace") if path.exists() else "(none)"
 
 
+@OPEN
 def test_a_folder_renamed_into_place_keeps_its_files_change_time(zap, outside):
     """SUCCEEDS on main. trusted: [src]. Work 1 in src/a plants
     src/a/x/.zapcli/mcp.json (caught there: src/a is noted). Later work 2 in
@@ -66,6 +71,7 @@ def test_a_folder_renamed_into_place_keeps_its_files_change_time(zap, outside):
     assert ran == [], (ran, _agent_roots(zap), shown.err[-1500:])
 
 
+@OPEN
 def test_a_carriage_return_in_a_spawn_folder_forges_an_agent_roots_line(zap, outside):
     """SUCCEEDS on main. `note` refuses a path with "\\n" but `roots` splits
     lines with `str.splitlines`, which also splits at "\\r" (and \\x0b, \\x1c,
@@ -112,6 +118,7 @@ def test_control_the_plant_below_q_is_caught_without_the_forgery(zap, outside):
     assert sorted(p.name for p in outside.iterdir()) == []
 
 
+@OPEN
 @pytest.mark.parametrize("how", ["mv conf .zapcli", "ln -s conf .zapcli"])
 def test_one_work_makes_an_old_folder_the_zapcli_folder(zap, outside, how):
     """SUCCEEDS on main, with a single agent work. trusted: [src]; src/dl
@@ -137,6 +144,7 @@ def test_one_work_makes_an_old_folder_the_zapcli_folder(zap, outside, how):
     assert ran == [], (ran, _agent_roots(zap), shown.err[-1500:])
 
 
+@OPEN_RACE
 def test_a_running_work_races_the_change_time_check(zap, outside):
     """SUCCEEDS on main (a race, won within a few tries). `decide` looks at
     the change times of the units that exist as it starts (none: nothing

@@ -29,6 +29,9 @@ from tests.redteam.repos import make_repo
 from tests.sandbox.conftest import needs_bwrap
 
 pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
+# The attack succeeds on main at 1aeb7cf (the adversary's report): the test
+# fails until the hole is closed; remove the mark with the fix.
+OPEN = pytest.mark.xfail(strict=True, reason="OPEN HOLE on main 1aeb7cf")
 KEY = "sk-zaptest-adv-0123456789"
 
 
@@ -51,6 +54,7 @@ def _spawn(zap, *args: str) -> None:
     zap("wait", "--timeout", "90", sid, timeout=120)
 
 
+@OPEN
 def test_auto_edit_write_to_a_sibling_zapcli_under_a_trusted_folder(zap, model, outside):
     """trusted: [~/src]; the agent works in ~/src/notes (plain), auto-edit,
     unattended; it writes ~/src/other/.zapcli/mcp.json with its `write` tool."""
@@ -72,6 +76,7 @@ def test_auto_edit_write_to_a_sibling_zapcli_under_a_trusted_folder(zap, model, 
     assert ran == [], (ran, shown.err[-2000:])
 
 
+@OPEN
 def test_auto_edit_write_to_a_sibling_repositorys_git_config(zap, model, outside, tmp_path):
     """The agent works in ~/src/notes, auto-edit, unattended; it writes
     ~/src/other/.git/config (core.fsmonitor) with its `write` tool; the

@@ -26,8 +26,12 @@ from tests.redteam.repos import agent, ended, make_repo
 from tests.sandbox.conftest import needs_bwrap
 
 pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
+# The attack succeeds on main at 1aeb7cf (the adversary's report): the test
+# fails until the hole is closed; remove the mark with the fix.
+OPEN = pytest.mark.xfail(strict=True, reason="OPEN HOLE on main 1aeb7cf")
 
 
+@OPEN
 def test_worktreeinclude_copies_an_agents_file_into_the_persons_setup(zap, outside):
     repo = make_repo(zap.cwd)
     (repo / "Makefile").write_text("setup:\n\t@echo set up\n")
