@@ -51,3 +51,27 @@ def test_worktreeinclude_copies_an_agents_file_into_the_persons_setup(zap, outsi
     ended(zap, sid)
     ran = sorted(p.name for p in outside.iterdir())
     assert ran == [], ran
+
+
+@pytest.mark.xfail(strict=True, reason="DOCUMENTED RISK on main 1aeb7cf: worktree.teardown runs "
+                   "unsandboxed on the agent's files (security.md); succeeds")
+def test_teardown_runs_the_trees_makefile_unsandboxed(zap, outside):
+    """A `--worktree` subagent edits its tree's Makefile (no control file);
+    the person's `worktree.teardown: make -s clean` runs it, unsandboxed,
+    when the person removes the tree (`worktree rm`; also `pick`, `gc`).
+    security.md says a tree's files are the agent's by teardown — this test
+    shows what that means for a build-tool teardown."""
+    repo = make_repo(zap.cwd)
+    (repo / "Makefile").write_text("clean:\n\t@echo clean\n")
+    git(repo, "add", "Makefile")
+    git(repo, "commit", "-q", "-m", "clean target")
+    config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.yaml").write_text("worktree:\n  teardown: make -s clean\n")
+    sid = zap.spawn_sh(f"printf 'clean:\\n\\t@id > {outside}/PWNED-teardown\\n' > Makefile",
+                       "--worktree", "--sandbox", timeout=90)
+    ended(zap, sid)
+    assert not list(outside.iterdir())  # the sandbox held it while it ran
+    zap("worktree", "rm", "--force", sid, timeout=120)
+    ran = sorted(p.name for p in outside.iterdir())
+    assert ran == [], ran
