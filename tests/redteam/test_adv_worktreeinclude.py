@@ -1,0 +1,77 @@
+"""`.worktreeinclude` lets agent work choose the files the person's own
+`worktree.setup` command runs on, unsandboxed (adversary round, focus 2).
+
+`worktree.setup` is the person's command (their config.yaml only) and runs
+unsandboxed in each new tree; a new tree should hold what git checks out and
+the person's ignored files. But `.worktreeinclude` and `.gitignore` at the
+checkout's top are on no control list: a sandboxed subagent in the checkout
+(no `--worktree`) writes both and an ignored `GNUmakefile` (which `make`
+reads before `Makefile`), all ignored so `git status` stays clean. The next
+`--worktree` spawn copies it in, and `make setup` runs it as the person.
+
+The same for any setup: `python -m pip ...` (a copied `pip/`), `npm ci`
+(`.npmrc`), `uv sync` (`uv.toml`), ...
+
+Status against main at 1aeb7cf: SUCCEEDS.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.parallel.conftest import git
+from tests.redteam.repos import agent, ended, make_repo
+from tests.sandbox.conftest import needs_bwrap
+
+pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
+# The attack succeeds on main at 1aeb7cf (the adversary's report): the test
+# fails until the hole is closed; remove the mark with the fix.
+OPEN = pytest.mark.xfail(strict=True, reason="OPEN HOLE on main 1aeb7cf")
+
+
+@OPEN
+def test_worktreeinclude_copies_an_agents_file_into_the_persons_setup(zap, outside):
+    repo = make_repo(zap.cwd)
+    (repo / "Makefile").write_text("setup:\n\t@echo set up\n")
+    git(repo, "add", "Makefile")
+    git(repo, "commit", "-q", "-m", "setup target")
+    config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.yaml").write_text("worktree:\n  setup: make -s setup\n")
+    agent(zap, "printf 'GNUmakefile\\n.gitignore\\n.worktreeinclude\\n' > .gitignore\n"
+               "echo GNUmakefile > .worktreeinclude\n"
+               f"printf 'setup:\\n\\t@id > {outside}/PWNED-setup\\n' > GNUmakefile\n"
+               "git status --porcelain > status.txt")
+    assert (repo / "status.txt").read_text() == "?? status.txt\n"  # nothing shows but its own
+    (repo / "status.txt").unlink()
+    # later: the person starts a --worktree subagent
+    sid = zap.spawn_sh("true", "--worktree", "--sandbox", timeout=90)
+    ended(zap, sid)
+    ran = sorted(p.name for p in outside.iterdir())
+    assert ran == [], ran
+
+
+@pytest.mark.xfail(strict=True, reason="DOCUMENTED RISK on main 1aeb7cf: worktree.teardown runs "
+                   "unsandboxed on the agent's files (security.md); succeeds")
+def test_teardown_runs_the_trees_makefile_unsandboxed(zap, outside):
+    """A `--worktree` subagent edits its tree's Makefile (no control file);
+    the person's `worktree.teardown: make -s clean` runs it, unsandboxed,
+    when the person removes the tree (`worktree rm`; also `pick`, `gc`).
+    security.md says a tree's files are the agent's by teardown — this test
+    shows what that means for a build-tool teardown."""
+    repo = make_repo(zap.cwd)
+    (repo / "Makefile").write_text("clean:\n\t@echo clean\n")
+    git(repo, "add", "Makefile")
+    git(repo, "commit", "-q", "-m", "clean target")
+    config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.yaml").write_text("worktree:\n  teardown: make -s clean\n")
+    sid = zap.spawn_sh(f"printf 'clean:\\n\\t@id > {outside}/PWNED-teardown\\n' > Makefile",
+                       "--worktree", "--sandbox", timeout=90)
+    ended(zap, sid)
+    assert not list(outside.iterdir())  # the sandbox held it while it ran
+    zap("worktree", "rm", "--force", sid, timeout=120)
+    ran = sorted(p.name for p in outside.iterdir())
+    assert ran == [], ran
