@@ -33,7 +33,8 @@ Choices made where the spec is silent:
   forged approval in a trail or loosen the config for every run. So do the
   dotfiles and dot-folders of the person's home outside the roots
   (`~/.bashrc`, `~/.gitconfig`, `~/.ssh/`, `~/.config/`): programs outside
-  the sandbox run what they say. A root that is or contains the home is
+  the sandbox run what they say; and a control file of any other folder
+  outside the roots (another repository's `.git/config`, its `.zapcli/`). A root that is or contains the home is
   refused at spawn (`home_refusal`).
 - A write or edit without a usable string `path` is denied (nothing to check).
 - `unattended=True` turns every ask into a deny whose reason tells the model
@@ -144,11 +145,18 @@ def _control_target(args: dict[str, Any], cwd: str, roots: list[str],
                     "person may change it")
     # outside the writable roots (auto-edit writes anywhere): ~/.bashrc, ~/.gitconfig, ~/.ssh,
     # ~/.config are read as configuration by programs outside the sandbox
-    for home in () if any(_under(real, r) for r in roots) else homes():
+    outside = not any(_under(real, r) for r in roots)
+    for home in homes() if outside else ():
         first = os.path.relpath(real, home).split(os.sep)[0] if _under(real, home) else ""
         if first.startswith(".") and first != "..":
             return (f"{real} is your home's {first}, which programs outside the sandbox read "
                     "as configuration; only a person may change it")
+    # and any other folder's control files: another repository's .git/config, a .zapcli/
+    # that a `trusted:` folder covers
+    guarded = control_list.match(real.lstrip(os.sep), names, anywhere=True) if outside else None
+    if guarded:
+        return (f"{real} is the control file {guarded} of the folder it lies in (another "
+                "program runs what it says), which only a person may change")
     return _guarded(real, roots, names)
 
 

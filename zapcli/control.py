@@ -25,6 +25,7 @@ from collections.abc import Iterable
 BASE: tuple[str, ...] = (
     ".git",                      # hooks, config (core.fsmonitor, filters), a planted repository
     ".zapcli",                   # zapcli's own workspace config, MCP servers, definitions, skills
+    ".agents/skills",            # skills zapcli (and other agents) load: what the next agent is told
     ".mcp.json",                 # project MCP servers (Claude Code and others start them)
     ".envrc",                    # direnv runs it on cd
     ".env.local",                # loaded by direnv's dotenv_if_exists and mise
@@ -36,6 +37,7 @@ BASE: tuple[str, ...] = (
     ".devcontainer.json",        # the same at the top (initializeCommand runs on the host)
     ".cursor",                   # Cursor's rules and mcp.json (servers it starts)
     ".pre-commit-config.yaml",   # hooks pre-commit runs at the next commit
+    ".worktreeinclude",          # the ignored files zapcli copies into a new tree, where worktree.setup runs
     ".husky",                    # hooks git runs where core.hooksPath points there (husky sets it)
     "lefthook.yml",              # lefthook's hooks (git's hooks read it at every commit)
     ".lefthook.yml",

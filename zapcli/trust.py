@@ -1,9 +1,8 @@
 """Workspace trust: a folder's own zapcli files take effect only once the
 person trusted them, by content (docs: the security model, workspace trust).
-Imports the standard library, `zapcli.paths`, `zapcli.boundedread`;
-`zapcli.trust_store` when a record is read, `zapcli.agentroots` under a
-`trusted:` folder, hashlib only when there is
-something to hash, yaml only to read `trusted:` from a user's config.yaml
+Imports the standard library, `zapcli.paths`, `zapcli.boundedread`,
+`zapcli.agentroots`; `zapcli.trust_store` when a record is read, hashlib
+only when there is something to hash, yaml only to read `trusted:` from a user's config.yaml
 that names it. Trusting (writing records) is `zapcli.trust_store`'s.
 
 What needs trust (`units`): `.zapcli/config.yaml`, `.zapcli/mcp.json`, each
@@ -27,7 +26,7 @@ Where the decision comes from (`decide`), the first that applies:
    work, which may write anything below its workspace's top) can make one,
    so it is trusted by name (3.), unless git itself manages it as a
    submodule of the outer one; nor one below a folder agent work was given
-   to write in whose zapcli files changed since (`worked_above`).
+   to write in (`zapcli.agentroots`: nothing on disk marks a plain folder).
 3. the record `zapcli trust` writes in the user's config folder
    (`<config>/trust/`): each file's sha256. A file whose content is not the
    recorded one, or that is new, is ignored until trusted again.
@@ -43,6 +42,7 @@ import _thread
 import os
 from pathlib import Path
 
+from zapcli import agentroots
 from zapcli.boundedread import read_at_most
 from zapcli.gitlinks import core_worktree, git_dir_at
 from zapcli.paths import SUBAGENT_MARKER, config_dir
@@ -133,9 +133,8 @@ class Verdict:
     a subagent's work, nothing inherited), "none" (never trusted).
     `nested_in`: (the `trusted:` folder, the outer folder) when a `trusted:`
     folder would cover the workspace but it is a repository inside that
-    repository (`nested_in`) or, `worked`, its zapcli files changed after
-    agent work was given that folder to write in (`worked_above`), so only
-    the record decides."""
+    repository (`nested_in`) or, `worked`, below a folder agent work was
+    given to write in (`zapcli.agentroots`), so only the record decides."""
 
     def __init__(self, workspace: Path, trusted: dict[str, str] | None, how: str,
                  at: str | None = None, nested_in: tuple[Path, Path] | None = None,
@@ -228,10 +227,10 @@ class Verdict:
                     f"to use {them}: {command}")
         if self.nested_in and self.worked:
             prefix, outer = self.nested_in
-            return (f"this folder lies inside {outer}, where agent work was given to write, and "
-                    f"its zapcli files changed since: `trusted:` ({prefix}) does not cover it "
-                    f"(that work could have made them), so its own zapcli files were ignored: "
-                    f"{shown}; if you made {them}, to use {them}: {command}")
+            return (f"this folder lies inside {outer}, where agent work was given to write: "
+                    f"`trusted:` ({prefix}) does not cover it (that work could have made its "
+                    f"files), so its own zapcli files were ignored: {shown}; if you made {them}, "
+                    f"to use {them}: {command}")
         if self.nested_in:
             prefix, outer = self.nested_in
             return (f"this folder is a repository inside the repository {outer}: `trusted:` "
@@ -287,7 +286,7 @@ def decide(workspace: Path | str) -> Verdict:
     for folder in trusted_folders():
         if ws == folder or folder in ws.parents:
             outer = nested_in(ws, folder)
-            worked = outer is None and (outer := worked_above(ws)) is not None
+            worked = outer is None and (outer := agentroots.worked_above(ws)) is not None
             if outer is None:
                 return Verdict(ws, None, "config")
             nested = nested or (folder, outer, worked)
@@ -318,14 +317,6 @@ def nested_in(ws: Path, prefix: Path) -> Path | None:
             return folder
         inner = folder
     return None
-
-
-def worked_above(ws: Path) -> Path | None:
-    """A folder above `ws` agent work was given to write in before `ws`'s
-    zapcli files last changed (`zapcli.agentroots`), else None."""
-    from zapcli.agentroots import worked_above as noted
-
-    return noted(ws, [path_of(ws, rel) for rel in units(ws)])
 
 
 def _submodule_of(inner: Path, outer: Path) -> bool:

@@ -1,8 +1,9 @@
 """Around the agent-roots rule (`zapcli.agentroots.worked_above`): a
 `trusted:` folder no longer covers a workspace below a folder agent work was
-given to write in, once its zapcli files changed after that work began.
-Adversary round: ways for planted zapcli files to look older than the work,
-or for the noted folders to be forged.
+given to write in. Adversary round: ways for planted zapcli files to look
+older than the work (when the rule still let files older than the work
+through: each SUCCEEDED on 1aeb7cf; the rule now asks no file's time), or
+for the noted folders to be forged.
 
 Every assertion is the outside effect: a file in `outside` written by a
 planted MCP server that ran unsandboxed at the person's `zapcli doctor`.
@@ -21,10 +22,6 @@ from tests.redteam.repos import agent
 from tests.sandbox.conftest import needs_bwrap
 
 pytestmark = [needs_bwrap, pytest.mark.timeout(300)]
-# The attack succeeds on main at 1aeb7cf (the adversary's report): the test
-# fails until the hole is closed; remove the mark with the fix.
-OPEN = pytest.mark.xfail(strict=True, reason="OPEN HOLE on main 1aeb7cf")
-OPEN_RACE = pytest.mark.xfail(strict=False, reason="OPEN HOLE on main 1aeb7cf (a race)")
 
 
 def _mcp(outside: Path, tag: str) -> str:
@@ -48,9 +45,8 @@ def _agent_roots(zap) -> str:
     return path.read_text(errors="replace") if path.exists() else "(none)"
 
 
-@OPEN
 def test_a_folder_renamed_into_place_keeps_its_files_change_time(zap, outside):
-    """SUCCEEDS on main. trusted: [src]. Work 1 in src/a plants
+    """SUCCEEDED on 1aeb7cf. trusted: [src]. Work 1 in src/a plants
     src/a/x/.zapcli/mcp.json (caught there: src/a is noted). Later work 2 in
     src itself (noted only now, the first time) moves the folder: `mv a/x x`.
     A rename changes the moved folder's change time, not its files': the
@@ -71,9 +67,8 @@ def test_a_folder_renamed_into_place_keeps_its_files_change_time(zap, outside):
     assert ran == [], (ran, _agent_roots(zap), shown.err[-1500:])
 
 
-@OPEN
 def test_a_carriage_return_in_a_spawn_folder_forges_an_agent_roots_line(zap, outside):
-    """SUCCEEDS on main. `note` refuses a path with "\\n" but `roots` splits
+    """SUCCEEDED on 1aeb7cf. `note` refuses a path with "\\n" but `roots` splits
     lines with `str.splitlines`, which also splits at "\\r" (and \\x0b, \\x1c,
     \\x85, ...). Work 1 in src/notes makes the folder
     `a\\r<src/q>\\t99999999999\\r`; a model driving zapcli (`zapcli call`, as
@@ -118,10 +113,9 @@ def test_control_the_plant_below_q_is_caught_without_the_forgery(zap, outside):
     assert sorted(p.name for p in outside.iterdir()) == []
 
 
-@OPEN
 @pytest.mark.parametrize("how", ["mv conf .zapcli", "ln -s conf .zapcli"])
 def test_one_work_makes_an_old_folder_the_zapcli_folder(zap, outside, how):
-    """SUCCEEDS on main, with a single agent work. trusted: [src]; src/dl
+    """SUCCEEDED on 1aeb7cf, with a single agent work. trusted: [src]; src/dl
     holds a download from before any agent worked there (a hostile package:
     a harmless `pkg/conf/mcp.json`, in no `.zapcli`). The injected work in
     src/dl renames that folder to `pkg/.zapcli` (or links it there): the
@@ -144,9 +138,8 @@ def test_one_work_makes_an_old_folder_the_zapcli_folder(zap, outside, how):
     assert ran == [], (ran, _agent_roots(zap), shown.err[-1500:])
 
 
-@OPEN_RACE
 def test_a_running_work_races_the_change_time_check(zap, outside):
-    """SUCCEEDS on main (a race, won within a few tries). `decide` looks at
+    """SUCCEEDED on 1aeb7cf (a race, won within a few tries). `decide` looks at
     the change times of the units that exist as it starts (none: nothing
     changed, `changed` stays 0), returns "trusted whatever it holds", and
     the loaders read mcp.json afterwards. A work still running in src/notes

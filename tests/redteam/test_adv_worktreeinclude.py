@@ -12,7 +12,8 @@ reads before `Makefile`), all ignored so `git status` stays clean. The next
 The same for any setup: `python -m pip ...` (a copied `pip/`), `npm ci`
 (`.npmrc`), `uv sync` (`uv.toml`), ...
 
-Status against main at 1aeb7cf: SUCCEEDS.
+Status against main at 1aeb7cf: SUCCEEDED. Now `.worktreeinclude` is a control
+file (held read-only at the top): the agent cannot choose what is copied.
 """
 
 from __future__ import annotations
@@ -26,12 +27,8 @@ from tests.redteam.repos import agent, ended, make_repo
 from tests.sandbox.conftest import needs_bwrap
 
 pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
-# The attack succeeds on main at 1aeb7cf (the adversary's report): the test
-# fails until the hole is closed; remove the mark with the fix.
-OPEN = pytest.mark.xfail(strict=True, reason="OPEN HOLE on main 1aeb7cf")
 
 
-@OPEN
 def test_worktreeinclude_copies_an_agents_file_into_the_persons_setup(zap, outside):
     repo = make_repo(zap.cwd)
     (repo / "Makefile").write_text("setup:\n\t@echo set up\n")
@@ -41,11 +38,8 @@ def test_worktreeinclude_copies_an_agents_file_into_the_persons_setup(zap, outsi
     config.mkdir(parents=True, exist_ok=True)
     (config / "config.yaml").write_text("worktree:\n  setup: make -s setup\n")
     agent(zap, "printf 'GNUmakefile\\n.gitignore\\n.worktreeinclude\\n' > .gitignore\n"
-               "echo GNUmakefile > .worktreeinclude\n"
-               f"printf 'setup:\\n\\t@id > {outside}/PWNED-setup\\n' > GNUmakefile\n"
-               "git status --porcelain > status.txt")
-    assert (repo / "status.txt").read_text() == "?? status.txt\n"  # nothing shows but its own
-    (repo / "status.txt").unlink()
+               "echo GNUmakefile > .worktreeinclude || true\n"
+               f"printf 'setup:\\n\\t@id > {outside}/PWNED-setup\\n' > GNUmakefile")
     # later: the person starts a --worktree subagent
     sid = zap.spawn_sh("true", "--worktree", "--sandbox", timeout=90)
     ended(zap, sid)

@@ -132,25 +132,27 @@ def test_a_trusted_folder_does_not_cover_what_an_agent_planted_below_a_plain_wor
     assert sorted(p.name for p in outside.iterdir()) == [], zap("trust", "--show").out
 
 
-def test_what_the_person_made_before_any_agent_worked_there_stays_covered(zap, outside):
-    """The rule is no blanket: a `sub/.zapcli/` older than the first work in
-    the folder above it is the person's, and `trusted:` covers it still;
-    changed after that work began, only `zapcli trust` does."""
+def test_what_the_person_made_below_a_worked_folder_is_trusted_by_name(zap, outside):
+    """No file's time decides (a folder moved or linked into place keeps
+    its files' times: tests/redteam/test_adv_agentroots.py): once work ran
+    in the folder above, even the person's own `sub/.zapcli/` is not
+    covered by `trusted:`; the warning says why and `zapcli trust` takes it."""
     plain = zap.cwd / "notes"
     sub = plain / "sub"
     (sub / ".zapcli").mkdir(parents=True)
     (sub / ".zapcli" / "mcp.json").write_text(_mcp(outside, "OWN"))
     _trusted(zap, plain)
+    zap.cwd = sub
+    zap("doctor", timeout=120)
+    assert [p.name for p in outside.iterdir()], zap("trust", "--show").out  # covered: no work yet
+    for p in outside.iterdir():
+        p.unlink()
     zap.cwd = plain
     agent(zap, "echo some work > result.txt")
     zap.cwd = sub
-    zap("doctor", timeout=120)
-    assert [p.name for p in outside.iterdir()], zap("trust", "--show").out  # its own server ran
-    for p in outside.iterdir():
-        p.unlink()
-    (sub / ".zapcli" / "mcp.json").write_text(_mcp(outside, "CHANGED"))  # changed since
     shown = zap("doctor", timeout=120)
     assert sorted(p.name for p in outside.iterdir()) == [], shown.out
+    assert "where agent work was given to write" in shown.err + shown.out
     assert zap("trust").returncode == 0
     zap("doctor", timeout=120)
     assert [p.name for p in outside.iterdir()], zap("trust", "--show").out

@@ -368,7 +368,7 @@ def test_every_control_name_is_held_as_the_kind_its_programs_read():
     folders = {n for n in control_files() if content("/ws/" + n) is None}
     assert folders == {".git", ".zapcli", ".devcontainer", ".husky", ".idea", ".cursor", ".claude",
                        ".codex", ".gemini", ".qwen", ".pi", ".opencode", ".mise", ".config/mise",
-                       ".cargo", "rust-toolchain.toml", "rust-toolchain"}, folders
+                       ".cargo", "rust-toolchain.toml", "rust-toolchain", ".agents/skills"}, folders
     assert content("/ws/.vscode") is None  # the missing folder of `.vscode/tasks.json`
 
 

@@ -32,8 +32,8 @@ def trust(
     is data, not covered. Scripts and CI: --trust on spawn, run and doctor,
     or `trusted:` folders in your own config.yaml (they do not cover a
     repository inside another repository under them, unless it is a
-    submodule git manages, nor a folder below one a subagent worked in
-    whose files changed since: trust it by name; --show says so).
+    submodule git manages, nor a folder below one agent work was given to
+    write in: trust it by name; --show says so).
     """
     _run("trust", locals())
 

@@ -405,7 +405,7 @@ def create(p: Prepared) -> SpawnResult:
     # never leaves a half-made subagent. The session marker comes first, so
     # even a SIGKILL in between leaves one that its session sees, lists, can
     # kill, and whose queue starts it.
-    agentroots.note(p.fields["workspace"], p.fields.get("writable_roots") or ())  # before work
+    agentroots.note_spawn(p.fields)  # before its work runs
     held = {_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP}
     previous = _signal.pthread_sigmask(_signal.SIG_BLOCK, held)
     try:

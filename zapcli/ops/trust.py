@@ -43,6 +43,8 @@ class TrustResult:
     # a `trusted:` folder would cover it, but it is a repository inside this one
     nested_in: str | None = None
     trusted_folder: str | None = None  # that `trusted:` folder
+    # why it does not: "repository" (one inside another), "worked" (agent work wrote there)
+    nested_why: str | None = None
 
 
 @dataclass
@@ -103,7 +105,8 @@ def show(path: str | None) -> TrustResult:
     prefix, outer = verdict.nested_in or (None, None)
     return TrustResult(str(ws), "shown", files, all(f.state == "trusted" for f in files),
                        verdict.how, verdict.at, given, _shared(ws, [f.path for f in files]),
-                       str(outer) if outer else None, str(prefix) if prefix else None)
+                       str(outer) if outer else None, str(prefix) if prefix else None,
+                       ("worked" if verdict.worked else "repository") if outer else None)
 
 
 def revoke(path: str | None) -> TrustResult:

@@ -47,10 +47,11 @@ def _head(res: Any) -> str:
                  f", but {differ} of its files changed or are new since" if differ else "")
              }.get(res.how, "not trusted")
     if res.nested_in:
+        why = ("a folder agent work was given to write in" if res.nested_why == "worked"
+               else "a repository")
         state += (f" (`trusted:` {escape_controls(res.trusted_folder or '')} does not cover a "
-                  f"folder inside {escape_controls(res.nested_in)}, where agent work could have "
-                  "made its zapcli files (a repository inside another, or files changed since a "
-                  "subagent worked there): only `zapcli trust` does)")
+                  f"folder inside {why}, here {escape_controls(res.nested_in)}, where that work "
+                  "could have made its zapcli files: only `zapcli trust` does)")
     return f"{ws}{given}: {state}; {count}"
 
 

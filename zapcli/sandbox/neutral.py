@@ -28,6 +28,7 @@ BY_NAME: tuple[tuple[str, bytes | None], ...] = (
     (".npmrc", b""),             # INI
     (".yarnrc", b""),            # yarn 1's own format
     (".tool-versions", b""),
+    (".worktreeinclude", b""),   # gitignore patterns: none
     # rustup refuses an empty toolchain file (or one without a toolchain),
     # and passes over a folder: held by an empty folder, outside as inside
     ("rust-toolchain.toml", None),
