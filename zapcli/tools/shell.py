@@ -57,7 +57,10 @@ class BashTool(BaseTool):
             "120). For servers, watchers or anything long, set `background: true`: you get "
             "a job id at once; read its output with task_output, end it with task_stop. "
             "Prefer the read, grep, glob, write and edit tools over cat, grep, find, sed "
-            "or echo > for files."),
+            "or echo > for files. In a sandbox, other tools' settings that do not exist yet "
+            "(.npmrc, mise.toml, .envrc, .claude/, ...) show as empty read-only files and "
+            "folders at the workspace's top: the sandbox holds them, they are not the "
+            "project's, and they are gone when you are."),
         parameters=schema({
             "command": {"type": "string", "description": "The shell command line to run."},
             "timeout_s": {"type": "number", "minimum": 1,
