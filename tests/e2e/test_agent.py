@@ -168,6 +168,21 @@ def test_racing_approve_and_deny_record_exactly_one_decision(zap, model):
     ran = (zap.cwd / "out.txt").exists()
     assert ran == (decisions[0]["decision"] == "approve") == (winners[0]["decision"] == "approve")
 
+def test_a_deadline_reached_while_awaiting_approval_says_so(zap, model):
+    """A new user's `spawn --agent fixer; wait` (README) sat 5 minutes on an
+    approval nobody gave, then ended "timeout (deadline reached)": the end
+    now names the unanswered request and how to answer one."""
+    model([{"match": "nobody-answers", "turns": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo x > out.txt"}}]},
+        {"text": "finished"}]}])
+    sid = _spawn(zap, "nobody-answers", "--timeout", "3")
+    assert zap("wait", sid, "--timeout", "30").returncode == 3
+    view = zap.json("poll", "--no-wait", sid)["subagents"][0]
+    assert view["status"] == "timeout", view
+    assert "awaiting approval r1" in view["reason"] and "zapcli approve" in view["reason"], view
+    assert not (zap.cwd / "out.txt").exists()
+
+
 def test_unattended_denies_at_once(zap, model):
     model([{"match": "unattended", "turns": [
         {"tool_calls": [{"name": "bash", "arguments": {"command": "echo x > out.txt"}}]}, {"text": "ok"}]}])

@@ -90,6 +90,9 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
         if terminated.is_set():
             return ("cancelled", SIGTERM_REASON)
         if time.monotonic() >= deadline_mono:
+            if gate.unanswered:  # what a person reading `wait`'s last line must know
+                return ("timeout", f"deadline reached while awaiting approval {gate.unanswered} "
+                                   "(nobody approved or denied it: zapcli approve ID, zapcli top)")
             return ("timeout", "deadline reached")
         return None
 

@@ -44,6 +44,8 @@ class Gate(Policy):
                          control_files(), tuple(own_code()))
         self.sid, self.writer, self.relay = sid, writer, relay
         self.deadline, self.terminated = deadline_mono, terminated
+        self.waiting: str | None = None  # the approval request it waits on now
+        self.unanswered: str | None = None  # the last one the deadline ended, unanswered
         self._ids = itertools.count(1)
 
     def ask(self, tool: str, verdict: Verdict, args: dict[str, Any]) -> tuple[bool, str]:
@@ -64,10 +66,15 @@ class Gate(Policy):
         return self._wait(req_id)
 
     def _wait(self, req_id: str) -> tuple[bool, str]:
-        return wait_decision(store.path_for(self.sid), req_id, deadline_mono=self.deadline,
-                             stopped=self.terminated.is_set,
-                             record=lambda f: self.writer.write_sync("approval_decision", f),
-                             relay=self.relay)
+        self.waiting = req_id  # what the deadline finds it doing (`agent_run`'s end reason)
+        try:
+            return wait_decision(store.path_for(self.sid), req_id, deadline_mono=self.deadline,
+                                 stopped=self.terminated.is_set,
+                                 record=lambda f: self.writer.write_sync("approval_decision", f),
+                                 relay=self.relay)
+        finally:
+            self.unanswered = req_id if time.monotonic() >= self.deadline else None
+            self.waiting = None
 
 
 def relay_gone(relay: dict[str, Any] | None) -> str | None:
