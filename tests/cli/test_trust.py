@@ -67,6 +67,19 @@ def test_show_changes_nothing_and_names_each_files_state(zap, repo):
                       ".zapcli/subagents/new.yml": "new", ".claude/skills/lint": "trusted"}
 
 
+def test_a_folder_trusted_without_zapcli_files_shows_as_trusted(zap, tmp_path):
+    """A new user: `trust` said "trusted ... nothing to trust", then
+    `trust --show` said "not trusted" and `--list` "(as trusted)"."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    zap.cwd = empty
+    zap("trust", check=True)
+    doc = zap.json("trust", "--show", check=True)
+    assert doc["how"] == "trusted" and doc["trusted"], doc
+    assert "trusted since" in zap("trust", "--show").out
+    assert "(unchanged since)" in zap("trust", "--list").out
+
+
 def test_a_subfolder_trusts_its_workspace_and_says_so(zap, repo):
     (repo / "src" / "pkg").mkdir(parents=True)
     doc = zap.json("trust", "src/pkg", check=True)

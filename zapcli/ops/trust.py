@@ -101,6 +101,10 @@ def show(path: str | None) -> TrustResult:
     """What trusting PATH's workspace covers, and each file's state; changes nothing."""
     ws, given = _folder(path)
     verdict = trust.decide(ws)
+    if verdict.how == "none" and (rec := trust_store.read(ws)):
+        # a record of a folder without zapcli files now: trusted, as `trust` said
+        verdict = trust.Verdict(ws, rec["files"], "trusted", rec.get("trusted_at"),
+                                verdict.nested_in, verdict.worked)
     files = _states(verdict)
     prefix, outer = verdict.nested_in or (None, None)
     return TrustResult(str(ws), "shown", files, all(f.state == "trusted" for f in files),

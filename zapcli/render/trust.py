@@ -84,7 +84,7 @@ def list_lines(res: Any) -> Lines:
     out: Lines = []
     for f in res.folders:
         state = "folder gone" if not f["exists"] else \
-            f"{len(f['differs'])} file(s) differ since" if f["differs"] else "as trusted"
+            f"{len(f['differs'])} file(s) differ since" if f["differs"] else "unchanged since"
         out.append(("yellow" if f["differs"] or not f["exists"] else "",
                     f"{escape_controls(f['workspace'])}  {f['files']} file(s)  trusted "
                     f"{f['trusted_at'] or '?'}  ({state})"))
