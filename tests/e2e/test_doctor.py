@@ -117,3 +117,15 @@ def test_a_deeply_nested_mcp_json_is_one_clear_problem(zap):
     assert "Traceback" not in proc.err and proc.out, proc.err[-800:]
     mcp = {c["name"]: c for c in json.loads(proc.out)["checks"]}["mcp servers"]
     assert not mcp["ok"] and any("nested too deeply" in p for p in mcp["problems"]), mcp
+
+
+def test_a_server_that_writes_no_json_rpc_is_one_row_without_a_traceback(zap):
+    """A new user's trusted server `sh -c 'echo hi'`: doctor's row said why,
+    and the MCP SDK printed a whole pydantic traceback on stderr beside it."""
+    (zap.cwd / ".zapcli").mkdir(exist_ok=True)
+    (zap.cwd / ".zapcli" / "mcp.json").write_text(
+        '{"mcpServers": {"lint": {"command": "sh", "args": ["-c", "echo hi; sleep 1"]}}}')
+    zap("trust", check=True)
+    shown = zap("doctor", timeout=120)
+    assert "Traceback" not in shown.err and "ValidationError" not in shown.err, shown.err
+    assert "did not start" in shown.out and "JSONRPC" in shown.out, shown.out

@@ -53,6 +53,31 @@ def _own_children() -> set[int]:
         return set()
 
 
+_SDK_SAID: list[str] = []  # the SDK's last log lines, for a server's failure reason
+
+
+def _hush_sdk() -> None:
+    """The SDK logs what a server did wrong (a line on stdout that is not
+    JSON-RPC) with a whole traceback on stderr — a person's terminal at
+    `doctor`, a subagent's own stderr in a runner. Its words go into the
+    server's failure reason instead (`_said`); nothing is printed."""
+    import logging
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            _SDK_SAID.append(record.getMessage().strip()[:200])
+            del _SDK_SAID[:-3]
+
+    log = logging.getLogger("mcp")
+    if not any(type(h).__name__ == "Keep" for h in log.handlers):
+        log.addHandler(Keep(logging.WARNING))
+        log.propagate = False
+
+
+def _said() -> str:
+    return f" (the MCP SDK: {_SDK_SAID[-1]})" if _SDK_SAID else ""
+
+
 def _leaf(exc: BaseException) -> BaseException:
     while getattr(exc, "exceptions", None):
         exc = exc.exceptions[0]  # type: ignore[attr-defined]
@@ -147,6 +172,7 @@ class McpGateway:
         from mcp import ClientSession, StdioServerParameters
         from mcp.client.stdio import stdio_client
 
+        _hush_sdk()
         errlog = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
         try:
             command, cwd = self._placed(config)
@@ -174,6 +200,7 @@ class McpGateway:
                 tail = tail.strip()
                 leaf = _leaf(exc)
                 reason = f"{type(leaf).__name__}: {leaf}" + (f" (stderr: {tail})" if tail else "")
+                reason += _said()
                 ready.set_exception(RuntimeError(reason))
             if isinstance(exc, asyncio.CancelledError):
                 raise
