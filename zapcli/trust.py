@@ -207,10 +207,11 @@ class Verdict:
         return {"workspace": str(self.workspace),
                 "files": {rel: self.digest(rel) for rel in self.units() if self.allows(rel)}}
 
-    def notice(self) -> str | None:
+    def notice(self, skills: bool = True) -> str | None:
         """One line: what was ignored and the command that trusts it; None
-        when nothing was."""
-        ignored = self.ignored()
+        when nothing was. `skills` False: not the skills (a shell command or
+        an agent CLI uses none of zapcli's; `.claude/skills` is Claude's own)."""
+        ignored = [(rel, st) for rel, st in self.ignored() if skills or not is_skill(rel)]
         if not ignored:
             return None
         names = [rel if state == "new" else f"{rel} ({self.why(rel)})" for rel, state in ignored]

@@ -171,6 +171,19 @@ def test_the_commands_that_read_a_workspace_say_in_one_line_what_they_ignored(za
     assert shown["agent"]["layer"] == "workspace" and shown["untrusted"] is None
 
 
+def test_a_shell_or_cli_spawn_is_not_told_of_skills_it_never_uses(zap):
+    """A new user with Claude Code's `.claude/skills/` saw zapcli's trust
+    warning at every spawn, `--cli sh -- true` included: zapcli's skills go
+    to its own agent only (Claude reads its own folder itself)."""
+    skill = zap.cwd / ".claude" / "skills" / "deploy"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: deploy\ndescription: deploy it\n---\nship\n")
+    quiet = zap("spawn", "--cli", "sh", "--", "true")
+    assert quiet.returncode == 0 and "zapcli trust" not in quiet.err, quiet.err
+    told = zap("spawn", "--no-sandbox", "--model", "none-needed", "--", "hello")
+    assert ".claude/skills/deploy" in told.err, (told.returncode, told.err)
+
+
 def test_spawn_trust_records_the_folder_first(zap, repo):
     proc = zap("spawn", "--trust", "--cli", "sh", "--", "true")
     assert proc.returncode == 0 and "zapcli trust" not in proc.err

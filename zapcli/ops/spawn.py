@@ -341,7 +341,7 @@ def _prepare(req: SpawnRequest, settings: Settings | None, sid: str | None, cwd:
         more = for_spawn(backend, req.cli, req.sandbox, req.model_shell, settings,
                          backend_for(req.cli or "zapcli", settings), network=wants)
         warnings = tuple(warnings) + more
-    notice = verdict.notice()
+    notice = verdict.notice(skills=req.cli in (None, "zapcli"))
     warnings = (*((notice,) if notice else ()), *settings.notes, *warnings)
     session = sessions.current()
     sid = sid or ids.new_id()
