@@ -117,3 +117,12 @@ def test_a_call_without_an_action_says_it_is_missing(zap):
     res = zap("call", "{}")
     assert res.returncode == 2 and "`action` is missing; give one of: spawn" in res.out + res.err
     assert "None" not in res.out + res.err
+
+
+def test_an_unknown_action_is_named_as_sent(zap):
+    """It said `unknown action the string "bogus"` (a new user's trial)."""
+    res = zap("call", '{"action": "bogus"}')
+    said = res.out + res.err
+    assert res.returncode == 2 and 'unknown action "bogus"; use one of: spawn' in said, said
+    res = zap("call", '{"action": 3}')
+    assert "unknown action (the integer 3)" in res.out + res.err

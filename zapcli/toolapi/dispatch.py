@@ -107,7 +107,8 @@ def check(name: Any, args: Any) -> tuple[Action, dict[str, Any]]:
     if action is None and name is None:
         raise UsageError(f"`action` is missing; give one of: {', '.join(BY_NAME)}")
     if action is None:
-        raise UsageError(f"unknown action {_said(name)}; use one of: {', '.join(BY_NAME)}")
+        what = _said(name).split(" ", 2)[2] if isinstance(name, str) else f"({_said(name)})"
+        raise UsageError(f"unknown action {what}; use one of: {', '.join(BY_NAME)}")
     if args is None:
         args = {}
     if not isinstance(args, dict):
