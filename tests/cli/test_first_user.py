@@ -7,6 +7,7 @@ workspace's definitions nor say Ray is missing, a fast-forwarded tree that
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -145,3 +146,12 @@ def test_man_into_a_pipe_gives_the_page_not_its_path(zap):
     page = zap("man")
     assert page.returncode == 0 and "zapcli kill" in page.out.replace("\u2010", "-"), page.out[:300]
     assert zap("man", "--path").out.strip().endswith("zapcli.1")
+
+
+@pytest.mark.skipif(shutil.which("man") is None, reason="no man program here (then it prints the page's path, and says so)")
+def test_man_into_a_pipe_closed_early_says_nothing(zap):
+    """`zapcli man | head` printed col's and grotty's "write failed: Broken
+    pipe" (man inherited Python's ignored SIGPIPE); `man ls | head` does not."""
+    done = subprocess.run(f"{shlex.quote(sys.executable)} -m zapcli man | head -1", shell=True, env=zap.env,
+                          cwd=zap.cwd, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() and done.stderr == "", done.stderr

@@ -32,5 +32,10 @@ def execute(path: bool = False, install: bool = False, json: bool = False) -> in
             note(f"no `man` program here: read it with `groff -man -Tutf8 {page} | less`")
         return 0
     sys.stdout.flush()
+    import signal
+
+    # Python ignores SIGPIPE, and an ignored signal stays ignored across exec: man's
+    # col and grotty then said "write failed: Broken pipe" at `zapcli man | head`
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     # at a terminal man's pager takes it over; into a pipe (`zapcli man | grep`) it writes the text
     os.execv(viewer, [viewer, "-l", str(page)])
