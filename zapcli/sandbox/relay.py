@@ -171,6 +171,10 @@ def run(argv: list[str]) -> int:
         print(f"zapcli relay: {said.decode('utf-8', 'replace') or 'the relay did not start'}",
               file=sys.stderr)
         return 1
+    import signal
+
+    for name in ("SIGPIPE", "SIGXFSZ"):  # Python ignores them, and exec keeps what is ignored
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
     os.execvp(cmd[0], cmd)
     return 127  # unreachable
 
