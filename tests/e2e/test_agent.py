@@ -244,7 +244,7 @@ def test_tokens_settle_into_the_parent_exactly_once(zap, model):
     assert session["total"]["input_tokens"] == 123 and session["total"]["output_tokens"] == 7
     assert [s["id"] for s in session["subagents"]] == [sid]
     text = zap("usage").out  # a shell parent: its own share is said in words, not "0 in / 0 out"
-    assert "123 in, 7 out" in text and "no model calls of its own" in text, text
+    assert "123 in, 7 out" in text and "— all by its subagents" in text, text
 
 
 @pytest.mark.timeout(60)

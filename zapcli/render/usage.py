@@ -86,7 +86,7 @@ def lines(parents: list[Any]) -> Lines:
                                 "session of its own, run_…: zapcli usage --all)"))
         else:
             own = f"its own calls {_figures(p.own)}" if p.own.calls or p.own.total else \
-                "no model calls of its own"
+                "all by its subagents"
             out.append(("bold", f"[SubAgent] session {p.parent}: {_figures(t)} — {own}"))
         if p.running.total:
             out.append(("", f"  still running: {_figures(p.running)} so far"))
