@@ -11,8 +11,9 @@ of its path's bytes on a line of its own — no byte of a path (a `\\r`, a
 tab) can make or change another line. `worked_above` is the check: a
 workspace below a noted folder is one work there could have made, whatever
 its files' times say (a folder moved or linked into place keeps them).
-Best effort to write (a config folder that cannot be written notes nothing;
-inside a subagent's work, where it is hidden, its spawner noted them); a
+Where the config folder cannot be written (a read-only one, managed
+elsewhere), the state folder's `agent-roots` takes the note; both are read.
+Inside a subagent's work, where both are hidden, its spawner noted them. A
 damaged line is passed over.
 """
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from zapcli.paths import config_dir
+from zapcli.paths import config_dir, state_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,17 +32,20 @@ if TYPE_CHECKING:
 NAME = "agent-roots"
 
 
-def _file() -> Path:
-    return config_dir() / "trust" / NAME
+def _files() -> tuple[Path, Path]:
+    """Where notes go: the config folder's, else (read-only) the state folder's."""
+    return config_dir() / "trust" / NAME, state_dir() / NAME
 
 
 def roots() -> list[str]:
     """Each folder agent work was given to write in (resolved paths)."""
-    try:
-        with open(_file(), "rb") as f:
-            raw = f.read()
-    except OSError:
-        return []
+    raw = b""
+    for path in _files():
+        try:
+            with open(path, "rb") as f:
+                raw += f.read() + b"\n"
+        except OSError:
+            pass
     out: list[str] = []
     for line in raw.split(b"\n"):
         try:
@@ -59,23 +63,25 @@ def note(workspace: str, writable_roots: Iterable[str] = ()) -> None:
     more = [os.path.expanduser(str(r)) for r in writable_roots if r]
     wanted = [os.path.realpath(p if os.path.isabs(p) else os.path.join(workspace, p))
               for p in (workspace, *more) if p]
-    try:
-        known = set(roots())
-        new = [p for p in dict.fromkeys(wanted) if p not in known]
-        if not new:
-            return
-        from zapcli.paths import make_dirs
+    known = set(roots())
+    new = [p for p in dict.fromkeys(wanted) if p not in known]
+    if not new:
+        return
+    from zapcli.paths import make_dirs
 
-        make_dirs(_file().parent)
-        text = "".join(p.encode("utf-8", "surrogateescape").hex() + "\n" for p in new)
-        fd = os.open(_file(), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o600)
+    text = "".join(p.encode("utf-8", "surrogateescape").hex() + "\n" for p in new)
+    for path in _files():
         try:
-            os.write(fd, text.encode("ascii"))
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
+            make_dirs(path.parent)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         0o600)
+            try:
+                os.write(fd, text.encode("ascii"))
+            finally:
+                os.close(fd)
+            return
+        except OSError:
+            continue
 
 
 def note_spawn(fields: dict[str, Any]) -> None:

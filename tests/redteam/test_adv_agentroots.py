@@ -170,3 +170,19 @@ def test_a_running_work_races_the_change_time_check(zap, outside):
         zap.cwd = notes
         zap("kill", sid, timeout=60)
     assert ran == [], (ran, tries)
+
+
+def test_a_config_folder_that_takes_no_note_still_notes_the_work(zap, outside):
+    """The note went to the config folder only, best effort: where it
+    cannot be written there (a read-only config folder, managed dotfiles;
+    here a folder in the note's place, which stops root too) nothing was
+    noted and `trusted:` covered what the work planted below its folder."""
+    src = zap.cwd / "src"
+    src.mkdir()
+    _trusted(zap, src)
+    (Path(zap.env["ZAPCLI_CONFIG_HOME"]) / "trust" / "agent-roots").mkdir(parents=True)
+    zap.cwd = src
+    _plant(zap, outside, "q")
+    zap.cwd = src / "q"
+    shown = zap("doctor", timeout=120)
+    assert sorted(p.name for p in outside.iterdir()) == [], shown.err[-1500:]
