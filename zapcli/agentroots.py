@@ -40,9 +40,9 @@ def _files() -> tuple[Path, Path]:
 def roots() -> list[str]:
     """Each folder agent work was given to write in (resolved paths)."""
     raw = b""
-    for path in _files():
+    for file in _files():
         try:
-            with open(path, "rb") as f:
+            with open(file, "rb") as f:
                 raw += f.read() + b"\n"
         except OSError:
             pass
