@@ -30,6 +30,16 @@ if PLUGIN_DIR.is_dir() and str(PLUGIN_DIR) not in sys.path:
 sys.dont_write_bytecode = False
 
 
+ALONE_SEEN = pytest.StashKey[set]()
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """The files of the tests marked `alone`, seen before `-m` deselects them
+    (tests/test_make_test_output.py: make test's second run collects only those)."""
+    if item.get_closest_marker("alone"):
+        item.config.stash.setdefault(ALONE_SEEN, set()).add(str(item.path.relative_to(REPO)))
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Honour `xdist_group` under pytest 9: xdist (3.8) tags a grouped test by
