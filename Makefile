@@ -149,8 +149,11 @@ demo: install
 # CLIs, Ray) as much as it computes; with two, a fifth of the CPU stood idle
 # (whole suite on 2 cores: 22:09 with -n 2, 17:40 with -n 3, 17:53 with -n 4).
 # Tests marked `alone` disturb every sandbox on the machine (sockets that come
-# and go under all of them): they run after the rest, on their own.
+# and go under all of them): they run after the rest, on their own. That run
+# collects only the files that mark them (ALONE_FILES), not the whole suite
+# again (tests/test_make_test_output.py checks it finds every such test).
 PYTEST_OPTS = --no-header -n 3 --dist loadgroup --durations=20 -m "not alone"
+ALONE_FILES = $(shell grep -rlE --include='*.py' 'mark\.alone\b' tests)
 
 # The bytecode first: where PYTHONDONTWRITEBYTECODE is set (as on this project's
 # machines) no process writes it, and each of the suite's thousands of zapcli
@@ -159,7 +162,7 @@ PYTEST_OPTS = --no-header -n 3 --dist loadgroup --durations=20 -m "not alone"
 test: test-plugin agent-clis mcp-conformance bubblewrap tmux shells test-tools
 	@$(PY) -m compileall -q -j 0 zapcli tests $(PLUGIN_DIR) > /dev/null
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(PYTEST_OPTS) tests
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest --no-header -m alone tests
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest --no-header -m alone $(ALONE_FILES)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check zapcli tests

@@ -21,6 +21,23 @@ REPO = Path(__file__).resolve().parents[1]
 PLUGIN_DIR = Path(sys.prefix) / "test-plugin"
 if PLUGIN_DIR.is_dir() and str(PLUGIN_DIR) not in sys.path:
     sys.path.append(str(PLUGIN_DIR))
+# pytest keeps each test module's assertion-rewritten bytecode beside it
+# (`__pycache__/*-pytest-*.pyc`), but not where PYTHONDONTWRITEBYTECODE is set
+# (as on this project's machines): every xdist worker, and the `alone` run
+# after them, parsed and rewrote all test modules again (collection 9 s, 4.5 s
+# with the files there). This process writes them; the processes the tests
+# start keep the variable.
+sys.dont_write_bytecode = False
+
+
+ALONE_SEEN = pytest.StashKey[set]()
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """The files of the tests marked `alone`, seen before `-m` deselects them
+    (tests/test_make_test_output.py: make test's second run collects only those)."""
+    if item.get_closest_marker("alone"):
+        item.config.stash.setdefault(ALONE_SEEN, set()).add(str(item.path.relative_to(REPO)))
 
 
 @pytest.hookimpl(trylast=True)

@@ -64,3 +64,20 @@ def test_make_tests_xdist_groups_keep_a_group_on_one_worker(tmp_path):
     workers = set(re.findall(r"\[(gw\d)\].*PASSED", res.stdout))
     assert len(re.findall(r"PASSED", res.stdout)) == 8, res.stdout
     assert len(workers) == 1, res.stdout
+
+
+def test_the_alone_run_collects_every_file_that_holds_an_alone_test(request):
+    """`make test`'s second run collects only ALONE_FILES (the Makefile's grep
+    for the mark), not the whole suite again: every test marked `alone` that
+    this session collected (in make test's first run: all of them, deselected
+    there) is in a file it lists."""
+    from tests.conftest import ALONE_SEEN
+
+    text = (REPO / "Makefile").read_text(encoding="utf-8")
+    found = re.search(r"^ALONE_FILES\s*=\s*\$\(shell (.*)\)$", text, re.M)
+    assert found, "the Makefile names the alone tests' files in ALONE_FILES"
+    assert "-m alone $(ALONE_FILES)" in text
+    listed = subprocess.run(["sh", "-c", found.group(1)], cwd=REPO, capture_output=True, text=True,
+                            check=False).stdout.split()
+    seen = request.config.stash.get(ALONE_SEEN, set())
+    assert seen <= set(listed), (seen, listed)

@@ -12,23 +12,22 @@ import pytest
 from tests.backends.clitest import PROTOCOL, cli_env, configure, records, secret_leaks, spawn
 from tests.conftest import Zap, trail_records, wait_until
 from tests.telemetry import receivers
+from tests.telemetry.conftest import GROUP
 from zapcli.testing.server import ScriptedServer
 
-pytestmark = [pytest.mark.xdist_group("telemetry-clis"), pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.xdist_group(GROUP), pytest.mark.timeout(600)]
 
 HEADER_SECRET = "otel-hdr-secret-0123456789"
 ZAPCLIS_OWN = ("invoke_agent ", "chat ", "execute_tool ")
 
 
-@pytest.fixture(scope="module")
-def phoenix(tmp_path_factory: pytest.TempPathFactory):
-    if not receivers.PHOENIX.exists():
+@pytest.fixture
+def phoenix(phoenix_server: receivers.Phoenix | None) -> receivers.Phoenix:
+    """The session's Phoenix (tests/telemetry/conftest.py), shared with test_fleet:
+    each CLI's spans are found by their trace id."""
+    if phoenix_server is None:
         pytest.skip("Arize Phoenix is not installed: make test-tools")
-    p = receivers.Phoenix(tmp_path_factory.mktemp("phoenix-clis")).ready()
-    try:
-        yield p
-    finally:
-        p.stop()
+    return phoenix_server
 
 
 @pytest.mark.parametrize("cli", ["claude", "codex", "gemini", "qwen"])

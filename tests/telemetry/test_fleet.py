@@ -26,10 +26,11 @@ import pytest
 
 from tests.conftest import REPO, trail_records, wait_until
 from tests.telemetry import receivers
+from tests.telemetry.conftest import GROUP
 from zapcli import tracecontext
 from zapcli.testing import ScriptedServer
 
-pytestmark = [pytest.mark.xdist_group("telemetry-fleet"), pytest.mark.timeout(420)]
+pytestmark = [pytest.mark.xdist_group(GROUP), pytest.mark.timeout(420)]
 
 
 def _u(p: int, c: int) -> dict:
@@ -82,15 +83,14 @@ class Fleet:
 # session-scoped although only this module uses it: a worker that runs another
 # module's tests between two of these would tear a module fixture down and run
 # the whole fleet again. The module's xdist_group keeps it on one worker
-# (tests/conftest.py carries xdist's group tag over to pytest 9's node ids).
+# (tests/conftest.py carries xdist's group tag over to pytest 9's node ids),
+# with the session's Phoenix (its spans under a project of the fleet's own).
 @pytest.fixture(scope="session")
-def fleet(tmp_path_factory):
+def fleet(tmp_path_factory, phoenix_server):
     root = tmp_path_factory.mktemp("fleet")
     f = Fleet(root)
-    phoenix = None
-    if receivers.PHOENIX.exists():
-        (root / "phoenix").mkdir()
-        phoenix = receivers.Phoenix(root / "phoenix").ready()
+    phoenix = phoenix_server
+    if phoenix is not None:
         f.env.update(OTEL_EXPORTER_OTLP_ENDPOINT=phoenix.url, OTEL_BSP_SCHEDULE_DELAY="200",
                      OTEL_RESOURCE_ATTRIBUTES=f"openinference.project.name={f.project}")
     srv = ScriptedServer(SCRIPT)
@@ -114,8 +114,6 @@ def fleet(tmp_path_factory):
         yield f
     finally:
         srv.stop()
-        if phoenix is not None:
-            phoenix.stop()
 
 
 def _by_task(fleet: Fleet) -> dict[str, str]:
