@@ -9,8 +9,12 @@ queued `--after` another is whenever that one ends. Work in the workspace
 meanwhile: the later subagent's commands write that folder, which nothing
 noted, so `trusted:` still covers a workspace planted below it.
 
-The assertion is the outside effect: a file in `outside` written by a
-planted MCP server at the person's `zapcli doctor`.
+The same gap lets the queued subagent's sandbox bind the person's home
+read-write (the home refusal, too, looked only at create time), and the
+workspace itself can be swapped the same way. Each assertion is the outside
+effect: a file in `outside` written by a planted MCP server at the person's
+`zapcli doctor`, or by the person's next interactive shell. All three
+SUCCEED on fc58192.
 """
 
 from __future__ import annotations
@@ -76,3 +80,31 @@ def test_a_relative_writable_root_swapped_for_a_link_to_the_home(zap, outside, t
                    stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
     ran = sorted(p.name for p in outside.iterdir())
     assert ran == [], (ran, zap("output", second).out, zap("output", second).err)
+
+
+@pytest.mark.xfail(strict=True, reason="OPEN HOLE")
+def test_a_queued_subagents_workspace_swapped_for_a_link_to_the_home(zap, outside, tmp_path):
+    """No config at all: the person queues a subagent in `sub/` after another
+    that works in the folder above. That one (sandboxed, in its workspace)
+    replaces `sub` with a link to the home. The queued one's sandbox binds
+    where `sub` leads when it starts — the home, read-write — though the
+    home refusal and the note looked at `sub` when it was created."""
+    import subprocess
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text("alias ll='ls -l'\n")
+    zap.env["HOME"] = str(home)
+    sub = zap.cwd / "sub"
+    sub.mkdir()
+    first = zap.spawn_sh(f"sleep 2; rmdir sub && ln -s {home} sub", "--sandbox")
+    zap.cwd = sub
+    second = zap.spawn_sh(f"echo 'id > {outside}/PWNED-bashrc' >> .bashrc", "--sandbox",
+                          "--after", first)
+    zap.cwd = sub.parent
+    ended(zap, first)
+    ended(zap, second)
+    subprocess.run(["bash", "-i", "-c", "true"], env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+                   stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    ran = sorted(p.name for p in outside.iterdir())
+    assert ran == [], ran
