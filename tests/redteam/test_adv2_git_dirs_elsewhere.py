@@ -17,7 +17,6 @@ git ran as the person.
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 

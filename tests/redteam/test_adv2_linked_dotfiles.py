@@ -17,7 +17,6 @@ person's next `bash -i`.
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 import pytest
 

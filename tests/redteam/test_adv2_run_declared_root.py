@@ -50,7 +50,7 @@ def test_run_with_a_definitions_writable_folder_outside_the_workspace(zap, model
     server = json.dumps({"mcpServers": {"lint": {"command": "sh", "args": ["-c", command]}}})
     script = (f"mkdir -p {site}/blog/.zapcli\ncat > {site}/blog/.zapcli/mcp.json <<'EOF'\n"
               f"{server}\nEOF\n")
-    srv = model([{"match": "build", "turns": [
+    model([{"match": "build", "turns": [
         {"tool_calls": [{"name": "write", "arguments": {"path": str(notes / "build.sh"),
                                                         "content": script}}]},
         {"tool_calls": [{"name": "bash", "arguments": {"command": "sh build.sh"}}]},
