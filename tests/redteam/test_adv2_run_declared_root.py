@@ -29,7 +29,6 @@ pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
 KEY = "sk-zaptest-adv2-0123456789"
 
 
-@pytest.mark.xfail(strict=True, reason="OPEN HOLE")
 def test_run_with_a_definitions_writable_folder_outside_the_workspace(zap, model, outside):
     """trusted: [src]. The person's own definition `publisher` lets its
     commands write src/site (`sandbox.writable`). `zapcli run --agent

@@ -30,7 +30,6 @@ from tests.sandbox.conftest import needs_bwrap
 pytestmark = [needs_bwrap, pytest.mark.timeout(300)]
 
 
-@pytest.mark.xfail(strict=True, reason="OPEN HOLE")
 def test_a_relative_writable_root_swapped_for_a_link_while_queued(zap, outside):
     src = zap.cwd / "src"
     notes, other = src / "notes", src / "other"
@@ -55,7 +54,6 @@ def test_a_relative_writable_root_swapped_for_a_link_while_queued(zap, outside):
     assert ran == [], (planted, ran, shown.err[-2000:])
 
 
-@pytest.mark.xfail(strict=True, reason="OPEN HOLE")
 def test_a_relative_writable_root_swapped_for_a_link_to_the_home(zap, outside, tmp_path):
     """The same swap, to the person's home: the home refusal (`approvals.
     home_refusal`) looked at `build` when the subagent was created; its
@@ -82,7 +80,6 @@ def test_a_relative_writable_root_swapped_for_a_link_to_the_home(zap, outside, t
     assert ran == [], (ran, zap("output", second).out, zap("output", second).err)
 
 
-@pytest.mark.xfail(strict=True, reason="OPEN HOLE")
 def test_a_queued_subagents_workspace_swapped_for_a_link_to_the_home(zap, outside, tmp_path):
     """No config at all: the person queues a subagent in `sub/` after another
     that works in the folder above. That one (sandboxed, in its workspace)

@@ -149,3 +149,6 @@ def test_a_start_made_again_is_still_one_start(box, churn):
         assert BashTool(b.jobs).run({"command": "echo up"}, b.ctx).content.startswith("up")
         assert b.sandbox.starts == 1
         b.close()
+        # its helper ended at its end of file, not by the SIGKILL after the grace: the
+        # socket's close alone neither woke the reader thread nor gave the helper its end
+        assert b.sandbox.ended == 0, b.sandbox.ended

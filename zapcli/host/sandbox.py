@@ -106,6 +106,9 @@ def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[
     linked = _links(mode, workspace, writable_roots, policy, names)
     if linked:
         return Prepared(refused=linked[0])
+    moved = _as_bound(mode, workspace, policy)
+    if moved:
+        return Prepared(refused=moved)
     given = [s for s in (spec.scratch_size if spec else None, scratch_size) if s is not None]
     size = given[0] if given else policy.scratch_size
     if size and not found.size:
@@ -129,6 +132,31 @@ def _links(mode: str, workspace: str, writable_roots: Iterable[str], policy: Pol
 
     _ceiling, protect = write_ceiling(mode, workspace, tuple(writable_roots))
     return problems(policy.writable, names) if protect else []
+
+
+def _as_bound(mode: str, workspace: str, policy: Policy) -> str | None:
+    """What spawn checked, checked again against the folders the sandbox is
+    about to bind: between a spawn and its start (queued, `--after` another)
+    earlier work may have replaced its workspace, or a folder on the way to
+    a relative writable root, with a link — to the home folder, to another
+    project. The workspace (real when spawned) must still be itself; no
+    bound folder may be or hold the home folder; the bound folders are
+    noted as given to agent work (`zapcli.agentroots`). None: all holds."""
+    real = os.path.realpath(workspace)
+    if real != os.path.normpath(workspace):
+        return (f"the workspace {workspace} now leads to {real}: a folder on its path was "
+                "replaced by a link since the spawn (by earlier work?), so nothing ran; look at "
+                "the folder, and spawn again from the one you mean")
+    from zapcli import agentroots
+    from zapcli.approvals import home_refusal
+    from zapcli.paths import state_dir
+
+    why = home_refusal(mode, "", policy.writable)
+    if why:
+        return f"{why}. Nothing ran"
+    own = os.path.realpath(state_dir())
+    agentroots.note(real, [w for w in policy.writable if not (w + "/").startswith(own + "/")])
+    return None
 
 
 def _sockets(spec: SandboxSpec | None) -> tuple[str, ...]:

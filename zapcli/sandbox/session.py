@@ -125,6 +125,7 @@ class Sandbox:
         self._next = 0
         self._closed = False
         self.starts = 0  # the sandboxes started (their helper said it was ready)
+        self.ended: int | None = None  # how the last one ended at `close` (bwrap's exit code)
         self._line: list[str] = []  # the last start's bwrap command line
 
     def argv(self, fd: int) -> list[str]:
@@ -216,6 +217,10 @@ class Sandbox:
         gen = self._gen
         if gen is not None:
             gen.dead = True
+            try:  # the helper's end of file, and `_read`'s recv woken: close alone does neither
+                gen.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             gen.sock.close()
         with self._cond:
             for proc in self._running.values():
@@ -361,6 +366,7 @@ class Sandbox:
             except OSError:
                 pass
             proc.wait()
+        self.ended = proc.returncode  # 0: the helper ended at its end of file; -9: killed
         if proc.stderr is not None:
             proc.stderr.close()
         with self._start_lock:
