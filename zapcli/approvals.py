@@ -152,12 +152,55 @@ def _control_target(args: dict[str, Any], cwd: str, roots: list[str],
             return (f"{real} is your home's {first}, which programs outside the sandbox read "
                     "as configuration; only a person may change it")
     # and any other folder's control files: another repository's .git/config, a .zapcli/
-    # that a `trusted:` folder covers
+    # that a `trusted:` folder covers; a git folder by what it is (a bare repository, a
+    # --separate-git-dir one); what the home's dotfiles lead to (stow's ~/dotfiles/bashrc)
     guarded = control_list.match(real.lstrip(os.sep), names, anywhere=True) if outside else None
     if guarded:
         return (f"{real} is the control file {guarded} of the folder it lies in (another "
                 "program runs what it says), which only a person may change")
+    git_dir = _git_dir_above(real) if outside else None
+    if git_dir:
+        return (f"{real} is inside the git folder {git_dir} (git runs what its config and hooks "
+                "say), which only a person may change")
+    for link, target in _dotfile_targets() if outside else ():
+        if _under(real, target):
+            return (f"{real} is where your {link} leads, which programs outside the sandbox "
+                    "read as configuration; only a person may change it")
     return _guarded(real, roots, names)
+
+
+def _git_dir_above(path: str) -> str | None:
+    """The git folder `path` lies in, known by what it holds (`HEAD`,
+    `objects/`, `refs/`) whatever its name: a bare repository, a
+    `--separate-git-dir` one."""
+    folder = os.path.dirname(path)
+    while True:
+        if os.path.isfile(os.path.join(folder, "HEAD")) and \
+                os.path.isdir(os.path.join(folder, "objects")) and \
+                os.path.isdir(os.path.join(folder, "refs")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _dotfile_targets() -> list[tuple[str, str]]:
+    """(the link, where it leads) for each dotfile of the home and each entry
+    of its `~/.config` that is a symbolic link (GNU stow, chezmoi's symlink
+    mode, a dotfiles repository): writing the target is writing the dotfile."""
+    out = []
+    for home in homes():
+        for folder, dot in ((home, True), (os.path.join(home, ".config"), False)):
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                if (entry.name.startswith(".") or not dot) and entry.is_symlink():
+                    shown = os.path.join("~" if dot else "~/.config", entry.name)
+                    out.append((shown, os.path.realpath(entry.path)))
+    return out
 
 
 def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: str,

@@ -42,7 +42,6 @@ def _spawn(zap, *args: str) -> None:
     zap("wait", "--timeout", "90", sid, timeout=120)
 
 
-@pytest.mark.xfail(strict=True, reason="OPEN HOLE")
 def test_auto_edit_write_to_a_separate_git_dir(zap, model, outside):
     """~/src/other's `.git` is a FILE naming ~/src/gitdirs/other.git (git
     init --separate-git-dir). The agent (in ~/src/notes, auto-edit,
@@ -68,7 +67,6 @@ def test_auto_edit_write_to_a_separate_git_dir(zap, model, outside):
     assert ran == [], ran
 
 
-@pytest.mark.xfail(strict=True, reason="OPEN HOLE")
 def test_auto_edit_write_to_a_bare_repositorys_hook(zap, model, outside, tmp_path):
     """A bare repository of the person's (~/git/site.git, what they push
     to). The agent writes its `config` with `core.hooksPath` naming a folder

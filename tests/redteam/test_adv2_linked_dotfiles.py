@@ -26,7 +26,6 @@ pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
 KEY = "sk-zaptest-adv2-0123456789"
 
 
-@pytest.mark.xfail(strict=True, reason="OPEN HOLE")
 def test_auto_edit_write_to_a_stowed_bashrc(zap, model, outside, tmp_path):
     home = tmp_path / "home"
     dotfiles = home / "dotfiles"
