@@ -86,9 +86,21 @@ def note(workspace: str, writable_roots: Iterable[str] = ()) -> None:
 
 def note_spawn(fields: dict[str, Any]) -> None:
     """`note` for a spawn record's fields: its workspace, the config's
-    `writable_roots` and its definition's `sandbox.writable`."""
+    `writable_roots` and its definition's `sandbox.writable`; and the real
+    path each of those roots has now, kept in the record (`roots_real`) for
+    its sandbox's start to hold them to (`zapcli.host.sandbox`: a folder on
+    the way swapped for a link meanwhile binds another folder)."""
     declared = ((fields.get("definition") or {}).get("sandbox") or {}).get("writable") or ()
-    note(str(fields["workspace"]), [*(fields.get("writable_roots") or ()), *declared])
+    given = [str(r) for r in (*(fields.get("writable_roots") or ()), *declared) if r]
+    workspace = str(fields["workspace"])
+    fields["roots_real"] = {r: real_root(r, workspace) for r in given}
+    note(workspace, given)
+
+
+def real_root(root: str, workspace: str) -> str:
+    """Where a writable root as written (`~`, relative to the workspace) leads now."""
+    path = os.path.expanduser(root)
+    return os.path.realpath(path if os.path.isabs(path) else os.path.join(workspace, path))
 
 
 def worked_above(ws: Path) -> Path | None:

@@ -105,3 +105,26 @@ def test_a_queued_subagents_workspace_swapped_for_a_link_to_the_home(zap, outsid
                    stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
     ran = sorted(p.name for p in outside.iterdir())
     assert ran == [], ran
+
+
+def test_a_relative_writable_root_swapped_for_a_link_to_a_sibling_binds_nothing_of_it(zap):
+    """The same swap to a sibling project (no home, nothing trusted): the
+    queued subagent's sandbox bound the sibling writable and its work
+    rewrote the sibling's files. Each root is held to the real path spawn
+    saw (`roots_real`): the start is refused and the sibling is untouched."""
+    src = zap.cwd / "src"
+    notes, other = src / "notes", src / "other"
+    notes.mkdir(parents=True)
+    other.mkdir()
+    (other / "Makefile").write_text("all:\n\t@echo the person's own\n")
+    config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.yaml").write_text("writable_roots: [build]\n")
+    zap.cwd = notes
+    first = zap.spawn_sh(f"sleep 2; ln -s {other} build", "--sandbox")
+    second = zap.spawn_sh("printf 'all:\\n\\t@id\\n' > build/Makefile", "--sandbox", "--after", first)
+    ended(zap, first)
+    ended(zap, second)
+    assert (notes / "build").is_symlink()  # the swap happened
+    assert (other / "Makefile").read_text() == "all:\n\t@echo the person's own\n"
+    assert "now leads to" in zap.json("poll", "--no-wait", second)["subagents"][0]["reason"]

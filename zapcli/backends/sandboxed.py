@@ -30,7 +30,8 @@ def _prepared(sid: str, spawn: SpawnRecord, writer: TrailWriter, *, mode: str,
                        workspace=spawn.workspace, writable_roots=spawn.writable_roots,
                        spec=spec, scratch=store.path_for(sid, store.TMP),  # made by the runner (C23)
                        scratch_size=_size(spawn.raw.get("scratch_size")),
-                       control=control_files(), tree=spawn.worktree)
+                       control=control_files(), tree=spawn.worktree,
+                       pinned=spawn.raw.get("roots_real") or None)
     if prepared.refused:
         return Outcome(Status.FAILED, None, prepared.refused)
     for diag in prepared.diagnostics:

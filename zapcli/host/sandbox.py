@@ -67,13 +67,16 @@ def full_mode_note(mode: str, control: Iterable[str]) -> list[dict[str, str]]:
 
 def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[str],
             spec: SandboxSpec | None, scratch: Path, scratch_size: int | None = None,
-            control: tuple[str, ...] | None = None, tree: Any = None) -> Prepared:
+            control: tuple[str, ...] | None = None, tree: Any = None,
+            pinned: dict[str, str] | None = None) -> Prepared:
     """The policy for `choice`, or why there is none. Creates `scratch` (0700).
     `scratch_size`: the config's cap (the definition's wins; None: 1 GiB).
     `control`: the one list of control files (None: the names no backend owns).
     `tree`: the spawn record's worktree receipt: its git is fenced (what a
     commit on its own branch writes, no more) before the sandbox starts;
-    refused when its git files no longer agree with the receipt."""
+    refused when its git files no longer agree with the receipt. `pinned`:
+    each writable root as written -> the real path spawn saw (`roots_real`);
+    refused when one leads elsewhere now."""
     from zapcli import control as control_list
 
     names = control_list.names() if control is None else control
@@ -106,7 +109,7 @@ def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[
     linked = _links(mode, workspace, writable_roots, policy, names)
     if linked:
         return Prepared(refused=linked[0])
-    moved = _as_bound(mode, workspace, policy)
+    moved = _as_bound(mode, workspace, policy, pinned or {})
     if moved:
         return Prepared(refused=moved)
     given = [s for s in (spec.scratch_size if spec else None, scratch_size) if s is not None]
@@ -134,7 +137,7 @@ def _links(mode: str, workspace: str, writable_roots: Iterable[str], policy: Pol
     return problems(policy.writable, names) if protect else []
 
 
-def _as_bound(mode: str, workspace: str, policy: Policy) -> str | None:
+def _as_bound(mode: str, workspace: str, policy: Policy, pinned: dict[str, str]) -> str | None:
     """What spawn checked, checked again against the folders the sandbox is
     about to bind: between a spawn and its start (queued, `--after` another)
     earlier work may have replaced its workspace, or a folder on the way to
@@ -151,6 +154,12 @@ def _as_bound(mode: str, workspace: str, policy: Policy) -> str | None:
     from zapcli.approvals import home_refusal
     from zapcli.paths import state_dir
 
+    for given, seen in pinned.items():
+        now = agentroots.real_root(given, workspace)
+        if now != seen:
+            return (f"the writable root {given} now leads to {now}, not {seen} as at the spawn: "
+                    "a folder on its way was replaced by a link since (by earlier work?), so "
+                    "nothing ran; look at it, and spawn again")
     why = home_refusal(mode, "", policy.writable)
     if why:
         return f"{why}. Nothing ran"
