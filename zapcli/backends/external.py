@@ -37,7 +37,9 @@ from zapcli.trail.model import SIGTERM_REASON, Outcome, Status
 
 DEFAULT_EXIT_GRACE_S = 3.0
 PUMP_JOIN_S = 30.0  # parsing what is left after the exit (a big last burst)
-VERSION_JOIN_S = 10.0  # how long the end waits for a `--version` still running (uncached)
+# how long the end waits for a `--version` still running (uncached): as long as the probe
+# may take — a full run saw gemini's first `--version` on a loaded machine outlast 10 s
+VERSION_JOIN_S = 20.0
 TICK_S = 0.05
 
 
