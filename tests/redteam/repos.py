@@ -65,3 +65,25 @@ def state(git_dir: Path, work: Path | None) -> tuple:
     files = sorted((str(p.relative_to(work)), p.read_bytes()) for p in work.rglob("*")
                    if p.is_file() and ".git" not in p.relative_to(work).parts) if work else []
     return refs, index, files
+
+
+def trusted(zap, folder: Path) -> None:
+    """The person's own config names `folder` in `trusted:`."""
+    config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.yaml").write_text(f"trusted: [{folder}]\n")
+
+
+def writes(path: Path, content: str) -> list[dict]:
+    """A scripted model's turns: its `write` tool writes `content` to `path`, then it is done."""
+    return [{"tool_calls": [{"name": "write", "arguments": {"path": str(path),
+                                                           "content": content}}]},
+            {"text": "done"}]
+
+
+def spawn_agent(zap, *args: str) -> None:
+    """A built-in agent spawned with `args`, waited for."""
+    done = zap("spawn", *args, timeout=90)
+    assert done.returncode == 0, done.err
+    sid = done.out.strip().splitlines()[-1]
+    zap("wait", "--timeout", "90", sid, timeout=120)

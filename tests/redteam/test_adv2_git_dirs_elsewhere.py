@@ -22,24 +22,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.redteam.repos import make_repo
+from tests.redteam.repos import make_repo, spawn_agent, writes
 from tests.sandbox.conftest import needs_bwrap
 
 pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
 KEY = "sk-zaptest-adv2-0123456789"
 
 
-def _write(path: Path, content: str) -> list[dict]:
-    return [{"tool_calls": [{"name": "write", "arguments": {"path": str(path),
-                                                           "content": content}}]},
-            {"text": "done"}]
 
 
-def _spawn(zap, *args: str) -> None:
-    done = zap("spawn", *args, timeout=90)
-    assert done.returncode == 0, done.err
-    sid = done.out.strip().splitlines()[-1]
-    zap("wait", "--timeout", "90", sid, timeout=120)
+def _agent_writes(zap, model, notes: Path, path: Path, content: str) -> None:
+    """An auto-edit, unattended agent in `notes` calls `write` on `path`."""
+    srv = model([{"match": "tidy", "turns": writes(path, content)}])
+    zap.cwd = notes
+    spawn_agent(zap, "--approval", "auto-edit", "--unattended", "--sandbox", "--", "tidy my notes")
+    assert len(srv.requests) >= 2, "the write was never called"
 
 
 def test_auto_edit_write_to_a_separate_git_dir(zap, model, outside):
@@ -58,10 +55,7 @@ def test_auto_edit_write_to_a_separate_git_dir(zap, model, outside):
     assert (other / ".git").is_file()
     config = (gitdir / "config").read_text()
     evil = config + f"[core]\n\tfsmonitor = id > {outside}/PWNED-fsmonitor; false\n"
-    srv = model([{"match": "tidy", "turns": _write(gitdir / "config", evil)}])
-    zap.cwd = notes
-    _spawn(zap, "--approval", "auto-edit", "--unattended", "--sandbox", "--", "tidy my notes")
-    assert len(srv.requests) >= 2, "the write was never called"
+    _agent_writes(zap, model, notes, gitdir / "config", evil)
     subprocess.run(["git", "status"], cwd=other, capture_output=True, timeout=60)
     ran = sorted(p.name for p in outside.iterdir())
     assert ran == [], ran
@@ -88,10 +82,7 @@ def test_auto_edit_write_to_a_bare_repositorys_hook(zap, model, outside, tmp_pat
     hook.chmod(0o755)  # what a sandboxed `chmod +x` in the workspace makes (the workspace is its)
     config = (bare / "config").read_text()
     evil = config + f"[core]\n\thooksPath = {hooks}\n"
-    srv = model([{"match": "tidy", "turns": _write(bare / "config", evil)}])
-    zap.cwd = notes
-    _spawn(zap, "--approval", "auto-edit", "--unattended", "--sandbox", "--", "tidy my notes")
-    assert len(srv.requests) >= 2, "the write was never called"
+    _agent_writes(zap, model, notes, bare / "config", evil)
     subprocess.run(["git", "-C", str(clone), "push", "-q", "origin", "main"],
                    capture_output=True, timeout=60)
     ran = sorted(p.name for p in outside.iterdir())

@@ -29,14 +29,20 @@ from tests.sandbox.conftest import needs_bwrap
 pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
 
 
-def test_worktreeinclude_copies_an_agents_file_into_the_persons_setup(zap, outside):
+def _repo_with(zap, step: str) -> None:
+    """A repository whose Makefile has a target the person's `worktree.<step>` runs."""
+    target = {"setup": "setup", "teardown": "clean"}[step]
     repo = make_repo(zap.cwd)
-    (repo / "Makefile").write_text("setup:\n\t@echo set up\n")
+    (repo / "Makefile").write_text(f"{target}:\n\t@echo {target}\n")
     git(repo, "add", "Makefile")
-    git(repo, "commit", "-q", "-m", "setup target")
+    git(repo, "commit", "-q", "-m", f"{target} target")
     config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
     config.mkdir(parents=True, exist_ok=True)
-    (config / "config.yaml").write_text("worktree:\n  setup: make -s setup\n")
+    (config / "config.yaml").write_text(f"worktree:\n  {step}: make -s {target}\n")
+
+
+def test_worktreeinclude_copies_an_agents_file_into_the_persons_setup(zap, outside):
+    _repo_with(zap, "setup")
     agent(zap, "printf 'GNUmakefile\\n.gitignore\\n.worktreeinclude\\n' > .gitignore\n"
                "echo GNUmakefile > .worktreeinclude || true\n"
                f"printf 'setup:\\n\\t@id > {outside}/PWNED-setup\\n' > GNUmakefile")
@@ -55,13 +61,7 @@ def test_teardown_runs_the_trees_makefile_unsandboxed(zap, outside):
     when the person removes the tree (`worktree rm`; also `pick`, `gc`).
     security.md says a tree's files are the agent's by teardown — this test
     shows what that means for a build-tool teardown."""
-    repo = make_repo(zap.cwd)
-    (repo / "Makefile").write_text("clean:\n\t@echo clean\n")
-    git(repo, "add", "Makefile")
-    git(repo, "commit", "-q", "-m", "clean target")
-    config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
-    config.mkdir(parents=True, exist_ok=True)
-    (config / "config.yaml").write_text("worktree:\n  teardown: make -s clean\n")
+    _repo_with(zap, "teardown")
     sid = zap.spawn_sh(f"printf 'clean:\\n\\t@id > {outside}/PWNED-teardown\\n' > Makefile",
                        "--worktree", "--sandbox", timeout=90)
     ended(zap, sid)

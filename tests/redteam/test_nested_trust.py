@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.redteam.repos import COMMIT, agent, make_repo
+from tests.redteam.repos import COMMIT, agent, make_repo, trusted
 from tests.sandbox.conftest import needs_bwrap
 
 pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
@@ -48,19 +48,17 @@ MAKE_REPOSITORY = {
 
 
 def _plant_nested_zapcli(zap, outside: Path, how: str) -> Path:
+    """A sandboxed subagent writes `sub/.zapcli/` (an MCP server, a built-in's
+    name), making `sub` a repository as `how` says (MAKE_REPOSITORY; a key
+    not there: a plain subfolder)."""
     body = _mcp(outside, "PWNED")
-    agent(zap, f"mkdir -p sub/.zapcli/subagents\n{MAKE_REPOSITORY[how]}\n"
+    agent(zap, f"mkdir -p sub/.zapcli/subagents\n{MAKE_REPOSITORY.get(how, '')}\n"
                 f"cat > sub/.zapcli/mcp.json <<'EOF'\n{body}\nEOF\n"
                 f"cat > sub/.zapcli/subagents/general.yml <<'EOF'\n{GENERAL}EOF")
     sub = zap.cwd / "sub"
-    assert (sub / ".zapcli" / "mcp.json").is_file() and (sub / ".git").exists()  # the plant worked
+    assert (sub / ".zapcli" / "mcp.json").is_file()  # the plant worked
+    assert how not in MAKE_REPOSITORY or (sub / ".git").exists()
     return sub
-
-
-def _trusted(zap, folder: Path) -> None:
-    config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
-    config.mkdir(parents=True, exist_ok=True)
-    (config / "config.yaml").write_text(f"trusted: [{folder}]\n")
 
 
 ROUTES = {
@@ -76,7 +74,7 @@ def test_f3_a_trusted_folder_does_not_cover_a_repository_an_agent_made_inside(
         zap, model, outside, how, route, prefix):
     model([{"match": "hello", "turns": [{"text": "hi"}]}])
     repo = make_repo(zap.cwd)
-    _trusted(zap, repo if prefix == "the repository" else repo.parent)
+    trusted(zap, repo if prefix == "the repository" else repo.parent)
     sub = _plant_nested_zapcli(zap, outside, how)
     zap.cwd = sub  # later, the user works in sub/
     ROUTES[route](zap)
@@ -88,7 +86,7 @@ def test_f3_the_person_can_still_trust_the_inner_repository_by_name(zap, outside
     by name (seeing its files), its server starts — the test sees the effect
     when there is one."""
     repo = make_repo(zap.cwd)
-    _trusted(zap, repo)
+    trusted(zap, repo)
     sub = _plant_nested_zapcli(zap, outside, "git init")
     zap.cwd = sub
     zap("doctor", timeout=120)
@@ -99,16 +97,6 @@ def test_f3_the_person_can_still_trust_the_inner_repository_by_name(zap, outside
 
 
 # ------------------------------------------- a plain folder: nothing marks it
-
-
-def _plant_below_plain(zap, outside: Path, how: str) -> Path:
-    body = _mcp(outside, "PWNED")
-    agent(zap, f"mkdir -p sub/.zapcli/subagents\n{'git init -q sub' if how == 'git init' else ''}\n"
-                f"cat > sub/.zapcli/mcp.json <<'EOF'\n{body}\nEOF\n"
-                f"cat > sub/.zapcli/subagents/general.yml <<'EOF'\n{GENERAL}EOF")
-    sub = zap.cwd / "sub"
-    assert (sub / ".zapcli" / "mcp.json").is_file()  # the plant worked
-    return sub
 
 
 @pytest.mark.parametrize("route", list(ROUTES))
@@ -124,9 +112,9 @@ def test_a_trusted_folder_does_not_cover_what_an_agent_planted_below_a_plain_wor
     model([{"match": "hello", "turns": [{"text": "hi"}]}])
     plain = zap.cwd / "notes"
     plain.mkdir()
-    _trusted(zap, plain if prefix == "the folder" else zap.cwd)
+    trusted(zap, plain if prefix == "the folder" else zap.cwd)
     zap.cwd = plain
-    sub = _plant_below_plain(zap, outside, how)
+    sub = _plant_nested_zapcli(zap, outside, how)
     zap.cwd = sub  # later, the user works in sub/
     ROUTES[route](zap)
     assert sorted(p.name for p in outside.iterdir()) == [], zap("trust", "--show").out
@@ -141,7 +129,7 @@ def test_what_the_person_made_below_a_worked_folder_is_trusted_by_name(zap, outs
     sub = plain / "sub"
     (sub / ".zapcli").mkdir(parents=True)
     (sub / ".zapcli" / "mcp.json").write_text(_mcp(outside, "OWN"))
-    _trusted(zap, plain)
+    trusted(zap, plain)
     zap.cwd = sub
     zap("doctor", timeout=120)
     assert [p.name for p in outside.iterdir()], zap("trust", "--show").out  # covered: no work yet
