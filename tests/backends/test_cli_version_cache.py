@@ -42,3 +42,25 @@ def test_concurrent_version_checks_leave_a_whole_private_cache(tmp_path, monkeyp
     assert all(isinstance(v, str) and v.startswith("cli") for v in data.values())
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert [p.name for p in path.parent.iterdir() if p.name.startswith(".cli-versions")] == []
+
+
+def test_a_version_that_cannot_be_asked_comes_from_its_npm_package(tmp_path, monkeypatch):
+    """A full run's gemini subagent recorded no version: its `--version`
+    probe failed on a loaded machine. An npm-installed CLI's package says it."""
+    monkeypatch.setenv("ZAPCLI_HOME", str(tmp_path / "state"))
+    from zapcli.backends import cli_home
+
+    package = tmp_path / "node_modules" / "@acme" / "acme-cli"
+    (package / "bundle").mkdir(parents=True)
+    (package / "package.json").write_text(json.dumps({"name": "@acme/acme-cli", "version": "3.2.1"}))
+    script = package / "bundle" / "acme.js"
+    script.write_text(f"#!{sys.executable}\nraise SystemExit(1)\n")  # its --version fails
+    script.chmod(0o755)
+    (tmp_path / "node_modules" / ".bin").mkdir()
+    link = tmp_path / "node_modules" / ".bin" / "acme"
+    link.symlink_to(script)
+    assert cli_home.version([str(link), "--version"], [str(link)]) == "3.2.1 (@acme/acme-cli)"
+    lonely = tmp_path / "lonely"  # no package above it: still unknown, never a stranger's
+    lonely.write_text(f"#!{sys.executable}\nraise SystemExit(1)\n")
+    lonely.chmod(0o755)
+    assert cli_home.version([str(lonely), "--version"], [str(lonely)]) is None

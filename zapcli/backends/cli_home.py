@@ -119,9 +119,10 @@ def version(argv: list[str], command: list[str],
             proc = subprocess.run(argv, capture_output=True, timeout=VERSION_TIMEOUT_S, env=env,
                                   stdin=subprocess.DEVNULL, cwd=scratch)
     except (OSError, subprocess.TimeoutExpired):
-        return None
-    text = (proc.stdout or proc.stderr).decode("utf-8", "replace").strip()
-    found = text.splitlines()[0][:120] if proc.returncode == 0 and text else None
+        proc = None
+    text = (proc.stdout or proc.stderr).decode("utf-8", "replace").strip() if proc else ""
+    found = text.splitlines()[0][:120] if proc and proc.returncode == 0 and text else None
+    found = found or package_version(command[0])
     key = _key(command)
     if found and key:
         try:
@@ -129,6 +130,31 @@ def version(argv: list[str], command: list[str],
         except (OSError, ZapcliError):  # a cache: a read-only or full state folder never stops anyone
             pass
     return found
+
+
+def package_version(program: str) -> str | None:
+    """The version an npm package's `package.json` gives for a CLI installed
+    from it (`node_modules/.bin/gemini` -> `@google/gemini-cli`'s): where its
+    `--version` could not run (a loaded machine, a first start that failed)."""
+    try:
+        folder = os.path.dirname(os.path.realpath(shutil.which(program) or program))
+    except (OSError, ValueError):
+        return None
+    if "node_modules" not in folder.split(os.sep):  # an npm package's, never a project's
+        return None
+    for _ in range(6):  # from its script up to its package's folder
+        try:
+            with open(os.path.join(folder, "package.json"), encoding="utf-8") as f:
+                data = json.loads(f.read(1 << 20))
+        except (OSError, ValueError):
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("version"), str) and data.get("name"):
+            return f"{data['version'][:40]} ({str(data['name'])[:80]})"
+        parent = os.path.dirname(folder)
+        if parent == folder or os.path.basename(folder) == "node_modules":
+            return None
+        folder = parent
+    return None
 
 
 def _remember(key: str, found: str) -> None:
