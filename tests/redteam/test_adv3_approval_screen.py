@@ -1,0 +1,72 @@
+"""What the person sees when asked is not what they approve (adversary round
+3, on `zapcli.render.text.shown`).
+
+An approval shows the whole command, wrapped, above `allow the above?`;
+padding that would push part of it out of sight is made visible — a run of
+24 spaces becomes `⟨N spaces⟩`, more than three EMPTY lines `⟨N empty
+lines⟩`. Lines that only LOOK empty are kept as they are: a line holding one
+space (or a zero-width space, an ideographic space) is a line of its own on
+the screen. A model puts the command it wants first and a harmless one last:
+
+    curl -s http://…/x
+     (x 80 lines of one space)
+    pytest -q tests/unit
+
+and the terminal scrolls the `curl` out of the window: what the person reads
+above `allow the above?` is blank lines and `pytest -q tests/unit`.
+
+The outside effect: the screen the person sees (the last ROWS lines on a
+real pty sized ROWS x COLS) holds no part of the command that then reaches
+the listener when they answer `y` to what they saw.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import struct
+import sys
+import termios
+
+import pytest
+
+from tests.cli.test_run_approvals_pty import Terminal
+from tests.conftest import Zap
+from zapcli.testing import ScriptedServer
+
+ROWS, COLS = 40, 100
+
+
+def _screen(raw: bytes, rows: int = ROWS) -> str:
+    """The last `rows` lines the terminal shows up to the question (no
+    cursor movement reaches it: every control is escaped)."""
+    text = raw.decode(errors="replace").replace("\r\n", "\n")
+    return "\n".join(text.split("\n")[-rows:])
+
+
+def _env(zap: Zap, srv: ScriptedServer) -> dict[str, str]:
+    return dict(zap.env, OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted",
+                OPENAI_API_KEY="sk-test-adv3-screen-0123456789", TERM="dumb")
+
+
+@pytest.mark.xfail(strict=True, reason="OPEN HOLE: lines that only look empty (one space, a "
+                   "zero-width space) are not collapsed by render.text.shown, so they scroll "
+                   "the start of an approved command out of the terminal's window")
+@pytest.mark.parametrize("blank", [" ", "\u200b", "\u3000"], ids=["space", "zwsp", "ideographic"])
+@pytest.mark.timeout(120)
+def test_blank_looking_lines_scroll_the_real_command_out_of_sight(zap: Zap, listener, blank: str):
+    marker = f"adv3-screen-{ord(blank):x}"
+    head = f"curl -s {listener.url}/{marker}"
+    command = head + "\n" + f"{blank}\n" * (ROWS * 2) + "pytest -q tests/unit"
+    script = [{"match": f"RUN-{marker}", "turns": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
+        {"text": "parent done"}]}]
+    with ScriptedServer(script) as srv:
+        term = Terminal([sys.executable, "-m", "zapcli", "run", f"RUN-{marker}"], _env(zap, srv),
+                        str(zap.cwd))
+        fcntl.ioctl(term.master, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+        raw = term.expect(b"[y/n]")
+        screen = _screen(raw)
+        term.send(b"y\r")  # the person allows what the screen shows them
+        term.finish()
+    assert head in screen or not listener.saw(marker), (
+        f"approved unseen: the screen was\n{screen}")
