@@ -18,7 +18,10 @@ over lines already shown (the approval question above it), `ESC ] 0 ;` sets
 the title.
 
 The outside effect asserted: the bytes that reach a real pty (the person's
-terminal) hold the ESC sequence.
+terminal) hold the ESC sequence. Both failed on the code before; every
+human line is escaped at its sink now (`cli.output.emit_lines`, the run's
+stderr writer `cli.foreground._say`, `render.replay.record_line`, top's
+LAST column).
 """
 
 from __future__ import annotations
@@ -48,8 +51,6 @@ def _script(marker: str) -> list[dict]:
         {"text": "parent done"}]}]
 
 
-@pytest.mark.xfail(strict=True, reason="OPEN HOLE: a model's tool-call name reaches the terminal "
-                   "of `zapcli run` unescaped (cli.foreground._call_text)")
 @pytest.mark.timeout(120)
 def test_a_tool_name_writes_the_clipboard_at_zapcli_run(zap: Zap):
     marker = "ADV3-RUN-OSC52"
@@ -60,8 +61,6 @@ def test_a_tool_name_writes_the_clipboard_at_zapcli_run(zap: Zap):
     assert b"\x1b]52;c;" not in seen, "OSC 52 (clipboard write) reached the person's terminal"
 
 
-@pytest.mark.xfail(strict=True, reason="OPEN HOLE: a model's tool-call name reaches the terminal "
-                   "of `zapcli replay` unescaped (render.replay._record_line)")
 @pytest.mark.timeout(120)
 def test_a_tool_name_writes_the_clipboard_at_replay(zap: Zap):
     marker = "ADV3-REPLAY-OSC52"

@@ -27,8 +27,15 @@ from zapcli.trail.model import Status
 
 
 def _call_text(rec: dict[str, Any]) -> str:
-    """A tool call in one line: its name and arguments."""
-    return f"{rec.get('name')} {_args_text(rec.get('arguments'))}"
+    """A tool call in one line: its name (as the model sent it: escaped too)
+    and arguments."""
+    return f"{escape_controls(str(rec.get('name')))} {_args_text(rec.get('arguments'))}"
+
+
+def _say(text: str) -> None:
+    """A line of the run's tool activity on stderr, every control character
+    escaped, whatever the caller did: what it shows came from the model."""
+    sys.stderr.write(escape_controls(text))
 
 
 def _args_text(arguments: Any) -> str:
@@ -84,13 +91,13 @@ class _TerminalSink:
         self.batch = 1 if self.answering else self.batch + 1
         self.answering = False
         self.last_call = str(rec.get("call_id"))
-        sys.stderr.write(f"· {call[:200]}\n")
+        _say(f"· {call[:200]}\n")
 
     def _tool_result(self, rec: dict[str, Any]) -> None:
         call_id = str(rec.get("call_id"))
         self.answering = True
         if call_id != self.last_call or self.batch > 1:  # several calls ran at once: say whose result this is
-            sys.stderr.write(f"  ↳ {self.calls.get(call_id, '?')[:120]}\n")
+            _say(f"  ↳ {self.calls.get(call_id, '?')[:120]}\n")
         self.last_call = call_id
         compact = SHOWN.get(self.calls.get(call_id, "").split(" ", 1)[0]) if rec.get("ok") else None
         content = str(rec.get("content", ""))
@@ -98,7 +105,7 @@ class _TerminalSink:
                                                or content.split("\n"))]
         shown = "\n".join("  │ " + x for x in lines[:40])
         more = f"\n  │ … {len(lines) - 40} more lines" if len(lines) > 40 else ""
-        sys.stderr.write(("" if rec.get("ok") else "  ! error:\n") + shown + more + "\n")
+        _say(("" if rec.get("ok") else "  ! error:\n") + shown + more + "\n")
 
     def _usage(self, rec: dict[str, Any]) -> None:
         from zapcli import ledger
@@ -112,10 +119,10 @@ class _TerminalSink:
         try:
             ledger.add_run_usage(self.run_id, call)
         except ZapcliError as exc:
-            sys.stderr.write(f"zapcli: warning: tokens not recorded: {exc.message}\n")
+            _say(f"zapcli: warning: tokens not recorded: {exc.message}\n")
 
     def _rate_limit(self, rec: dict[str, Any]) -> None:
-        sys.stderr.write(f"zapcli: note: rate-limited ({escape_controls(str(rec.get('message')))}); "
+        _say(f"zapcli: note: rate-limited ({escape_controls(str(rec.get('message')))}); "
                          f"retrying in {float(rec.get('retry_in_s') or 0):.0f}s\n")
 
     def _notice(self, rec: dict[str, Any]) -> None:
@@ -130,10 +137,10 @@ class _TerminalSink:
             sys.stdout.flush()
             self.mid_line = False
         for line in str(rec.get("text", "")).split("\n"):
-            sys.stderr.write(f"⇠ {escape_controls(line)[:300]}\n")
+            _say(f"⇠ {escape_controls(line)[:300]}\n")
 
     def _diagnostic(self, rec: dict[str, Any]) -> None:
-        sys.stderr.write(f"zapcli: note: {escape_controls(str(rec.get('message')))}\n")
+        _say(f"zapcli: note: {escape_controls(str(rec.get('message')))}\n")
 
 
 def _checked(task: str | None, approval: str | None, timeout: float | None,

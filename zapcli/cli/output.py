@@ -75,16 +75,18 @@ def emit(json: bool, doc: Any, lines: Any, result: Any) -> None:
 
 def emit_lines(lines: list[tuple[str, str]]) -> None:
     """Print human lines. Each item is (style, text); style is a rich style
-    name or "" — used only on a colour terminal."""
+    name or "" — used only on a colour terminal. Control characters are
+    escaped here, whatever the renderer did: a line may hold text a model
+    or an agent CLI chose, and nothing of it may drive the terminal."""
     if color_allowed():
         from rich.console import Console
         from rich.text import Text
 
         console = Console(highlight=False, soft_wrap=True)
         for style, text in lines:
-            console.print(Text(spell(text, "cli"), style=style or ""))
+            console.print(Text(escape_controls(spell(text, "cli")), style=style or ""))
         return
-    emit_text(spell("".join(text + "\n" for _style, text in lines), "cli"))
+    emit_text(escape_controls(spell("".join(text + "\n" for _style, text in lines), "cli")))
 
 
 def error(message: str) -> None:
@@ -145,22 +147,36 @@ def ask_approval(summary: str) -> bool:
     (`zapcli.approvaltext`), shown whole: one line when it fits
     (`allow bash: make test?`), else every line of it wrapped to the
     terminal above `allow the above?` — never cut. Controls, bidi overrides
-    and reference markers are escaped (`render.text.shown`). EOFError as
-    `confirm`."""
+    and reference markers are escaped (`render.text.shown`). When that is
+    taller than the terminal, a warning above the question says so and
+    repeats the lines it starts with (a start scrolled out of sight is not
+    approved unseen). EOFError as `confirm`."""
     from rich.markup import escape
 
     from zapcli.render.text import shown, wrapped
 
     try:
-        width = os.get_terminal_size(sys.stderr.fileno()).columns or 80
+        size = os.get_terminal_size(sys.stderr.fileno())
+        width, rows = size.columns or 80, size.lines or 24
     except (OSError, ValueError):
-        width = 80
+        width, rows = 80, 24
     flat = shown(summary)
     if "\n" not in flat and len(flat) + 10 <= width:
         return confirm(f"[magenta]allow[/] {escape(flat)}?")
-    sys.stderr.write("\n".join(wrapped(summary, width)) + "\n")
+    lines = wrapped(summary, width)
+    sys.stderr.write("\n".join(lines) + "\n")
+    if len(lines) + 1 > rows - TALL_MARGIN:
+        # taller than the window: its start has scrolled out of sight; say so
+        # where the person reads, with the lines it starts with
+        sys.stderr.write(f"  ⚠ the above is {len(lines)} lines, more than this terminal shows "
+                         f"({rows}): scroll up to read it all. It starts:\n"
+                         + "\n".join(lines[:TALL_HEAD]) + "\n")
     sys.stderr.flush()
     return confirm("[magenta]allow the above?[/]")
+
+
+TALL_MARGIN = 2  # rows kept for the question and a line of context
+TALL_HEAD = 3  # lines of a tall approval's start repeated next to its question
 
 
 def warn(message: str) -> None:

@@ -20,8 +20,11 @@ def _indented(text: str, width: int) -> str:
 
 
 def record_line(rec: dict[str, Any]) -> tuple[str, str]:
+    """One record as (style, text), every control character escaped: any
+    field may hold what a model or an agent CLI sent (a tool's name, a
+    session id)."""
     style, text = _record_line(rec)
-    return style, _indented(text.rstrip("\n"), 5)
+    return style, _indented(escape_controls(text.rstrip("\n")), 5)
 
 
 def _record_line(rec: dict[str, Any]) -> tuple[str, str]:

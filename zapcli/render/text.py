@@ -27,20 +27,38 @@ _SHOWN = {**_CONTROL, **{c: f"\\u{c:04x}" for c in (0x061C, 0x200E, 0x200F, 0xE0
 PADDING = 24  # a run of this many spaces (or 3 empty lines) is shown by its length
 
 
+def _unseen(text: str) -> str:
+    """`text` with every character that takes no visible place escaped as
+    `\\uXXXX`: the invisible format characters (zero-width spaces and
+    joiners, word joiners, soft hyphens: Unicode's Cf) and every space or
+    separator but the ASCII space (U+3000, U+00A0, U+2028, ...: Zs, Zl, Zp)."""
+    if text.isascii():
+        return text
+    import unicodedata
+
+    return "".join(f"\\u{ord(c):04x}" if c != " " and unicodedata.category(c) in _UNSEEN else c
+                   for c in text)
+
+
+_UNSEEN = frozenset({"Cf", "Zs", "Zl", "Zp"})
+
+
 def shown(text: str) -> str:
     """`text` as an approval shows it: whole, every line kept; controls,
-    bidi overrides and marks, and reference markers escaped; a long run of
-    spaces or of empty lines (padding that pushes a tail out of sight) shown
-    as `⟨N spaces⟩` / `⟨N empty lines⟩`."""
-    text = text.translate(_SHOWN)
+    bidi overrides and marks, reference markers and characters that take no
+    visible place escaped; a long run of spaces or of lines that show
+    nothing (empty, or spaces and tabs only: padding that pushes a tail out
+    of sight) shown as `⟨N spaces⟩` / `⟨N empty lines⟩`."""
+    text = _unseen(text.translate(_SHOWN))
     if " " * PADDING in text:
         import re
 
         text = re.sub(f" {{{PADDING},}}", lambda m: f" ⟨{len(m.group())} spaces⟩ ", text)
-    if "\n\n\n\n" in text:
+    if text.count("\n") > 3:
         import re
 
-        text = re.sub(r"\n\n{3,}", lambda m: f"\n⟨{len(m.group()) - 1} empty lines⟩\n", text)
+        text = re.sub(r"\n(?:[ \t]*\n){3,}",
+                      lambda m: f"\n⟨{m.group().count(chr(10)) - 1} empty lines⟩\n", text)
     return text
 
 

@@ -17,6 +17,7 @@ from zapcli.lifecycle.status import View
 from zapcli.money import dollars
 from zapcli.plain import plain
 from zapcli.render.common import duration, one_line
+from zapcli.render.text import escape_controls
 from zapcli.trail.model import Status
 
 NEEDS, RUNNING, QUEUED, ENDED = 0, 1, 2, 3
@@ -155,7 +156,8 @@ def last_text(row: Row, now: float | None = None) -> str:
     if not row.last:
         return "-"
     when = ago(row.last_epoch, now)
-    return f"{row.last} {when}" if when else row.last
+    last = escape_controls(row.last)  # a tool's name as the model sent it
+    return f"{last} {when}" if when else last
 
 
 def backend_text(v: View) -> str:
