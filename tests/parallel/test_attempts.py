@@ -109,3 +109,22 @@ def test_pick_refuses_an_attempt_that_did_not_complete_unless_forced(zap, repo):
     forced = zap.json("pick", first, "--force")
     assert forced["merged"] and forced["picked"] == first, forced
     assert (repo / "half.txt").read_text() == "half\n" and not _tree(zap, second).exists()
+
+
+def _attempts(zap, n: int, task: str) -> list[str]:
+    ids = subprocess.run([sys.executable, "-m", "zapcli", "spawn", "--cli", "sh", "--attempts", str(n),
+                          "--", task], cwd=zap.cwd, env=zap.env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert zap("wait", "--timeout", "60", *ids).returncode == 0
+    return ids
+
+
+def test_attempts_show_the_task_as_given(zap, repo):
+    """A new user's trial: the header folded the task's spaces — `"a    b"`
+    read `"a b"`, and two lines read as one command. It shows the task as
+    given: its spaces kept, a line break marked, on one line."""
+    ids = _attempts(zap, 2, 'printf "a    b\\n" > spaced.txt\n\necho   second')
+    head = zap("attempts", ids[0]).out.splitlines()[0]
+    assert head == '[SubAgent] 2 attempts at: printf "a    b\\n" > spaced.txt ↵ echo   second', head
+    assert 'printf "a    b\\n" > spaced.txt ↵ echo   second' in zap("list").out
+

@@ -51,6 +51,23 @@ def one_line(text: str, limit: int | None = None) -> str:
     return escape_controls(flat)
 
 
+NEWLINE_MARK = " ↵ "
+
+
+def task_line(text: str, limit: int | None = None) -> str:
+    """A task on one line as it was given: its spaces kept (a shell command's
+    `"a    b"` is not `"a b"`), each line break shown as ` ↵ ` (two commands do
+    not read as one), blank lines and the ends' whitespace dropped, tabs as
+    one space; cut to `limit` characters as `one_line` cuts, with `…`."""
+    lines = [line.replace("\t", " ").rstrip() for line in text.strip().splitlines()]
+    flat = NEWLINE_MARK.join(line for line in lines if line.strip())
+    if limit and len(flat) > limit:
+        cut = flat[: limit - 1]
+        space = cut.rfind(" ")
+        flat = (cut[:space] if space > limit * 0.6 else cut).rstrip(" ,;:↵") + "…"
+    return escape_controls(flat)
+
+
 def last_line(f: Folded | None) -> str | None:
     """The last non-empty line a subagent wrote so far (from its folded output)."""
     if f is None or f.missing:
@@ -204,7 +221,7 @@ def view_header(v: View) -> list[tuple[str, str]]:
     if reason:
         lines.append(reason)
     lines += [("dim", f"  CLI: {v.cli}" + (f" (agent {v.agent})" if v.agent else "")),
-              ("", f"  Task: {one_line(v.task, 100)}")]
+              ("", f"  Task: {task_line(v.task, 100)}")]
     if v.pending_approval:
         req = v.pending_approval
         lines += approval_lines(req)

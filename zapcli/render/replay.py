@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 
 from zapcli.redact import display
-from zapcli.render.common import Lines, one_line
+from zapcli.render.common import Lines, task_line
 from zapcli.render.docschema import stamp
 from zapcli.render.text import escape_controls
 
@@ -30,7 +30,7 @@ def _record_line(rec: dict[str, Any]) -> tuple[str, str]:
     if t == "spawn":
         return "bold", pre + (f"spawn  cli={rec.get('cli')} agent={rec.get('agent') or '-'} "
                               f"timeout={rec.get('timeout_s')}s task: "
-                              f"{one_line(display(str(rec.get('task', ''))), 200)}")
+                              f"{task_line(display(str(rec.get('task', ''))), 200)}")
     if t in ("process", "start"):
         if rec.get("pid") is None and rec.get("address"):  # a runner on a cluster (docs/explanation/rules.md#remote-execution)
             return "dim", pre + f"{t:<6} {rec.get('executor')} pool {rec.get('pool')} at {rec.get('address')}"
