@@ -128,3 +128,16 @@ def test_attempts_show_the_task_as_given(zap, repo):
     assert head == '[SubAgent] 2 attempts at: printf "a    b\\n" > spaced.txt ↵ echo   second', head
     assert 'printf "a    b\\n" > spaced.txt ↵ echo   second' in zap("list").out
 
+
+def test_pick_removes_a_sibling_branch_that_holds_the_same_work(zap, repo):
+    """A new user's trial: pick kept a losing attempt's branch whose work was
+    exactly the picked one's. Its tree is the picked work's (same tree id):
+    nothing is lost, so it goes like a branch with nothing beyond its base.
+    A sibling with other work keeps its branch (the first test)."""
+    winner, twin = _attempts(zap, 2, "echo same > same.txt")
+    picked = zap.json("pick", winner)
+    assert picked["merged"] and list(picked["removed"]) == [twin], picked
+    assert (repo / "same.txt").read_text() == "same\n"
+    assert f"refs/heads/zapcli/{twin}" not in branches(repo), branches(repo)
+    assert "same work as" in picked["removed"][twin], picked["removed"]
+    assert not _tree(zap, twin).exists()
