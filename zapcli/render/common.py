@@ -256,9 +256,11 @@ def cut_note(written: int | None, kept: int, ends_kept: bool = False) -> str | N
             "failed, e.g. a full disk)")
 
 
-def folded_lines(f: Folded, *, so_far: bool = False, sid: str = "ID") -> list[tuple[str, str]]:
+def folded_lines(f: Folded, *, so_far: bool = False, sid: str = "ID",
+                 stream: str = "Output") -> list[tuple[str, str]]:
     """The folded output block; `so_far` for a subagent still running; `sid`
-    names the subagent in the hint that shows the rest."""
+    names the subagent in the hint that shows the rest; `stream` the block's
+    title ("Stderr": the rest is `zapcli output --stderr`)."""
     lines: list[tuple[str, str]] = []
     note = cut_note(f.written, f.kept, f.ends_kept) if f.truncated else None
     if note:
@@ -274,12 +276,13 @@ def folded_lines(f: Folded, *, so_far: bool = False, sid: str = "ID") -> list[tu
     if not f.head:
         lines.append(("dim", "  (no output yet)" if so_far else "  (no output)"))
         return lines
-    lines.append(("dim", "  Output so far:" if so_far else "  Output:"))
+    lines.append(("dim", f"  {stream} so far:" if so_far else f"  {stream}:"))
     lines.extend(("", "    " + escape_controls(x)) for x in f.head.rstrip("\n").split("\n"))
     if f.folded_bytes:
         shows = ("its first and last 512 KB" if f.ends_kept else "the 1 MB kept" if f.truncated
                  else "everything")
-        how = alt(f"zapcli output {sid}", "action output")
+        how = (alt(f"zapcli output {sid} --stderr", "action output with stderr true") if stream == "Stderr"
+               else alt(f"zapcli output {sid}", "action output"))
         lines.append(("yellow", f"    … {f.folded_bytes} bytes folded ({how} shows {shows}) …"))
         lines.extend(("", "    " + escape_controls(x)) for x in f.tail.rstrip("\n").split("\n"))
     return lines
