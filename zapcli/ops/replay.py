@@ -61,7 +61,7 @@ def _fold_output(res: ReplayResult, records: list[dict[str, Any]]) -> None:
     end recorded say what was written (a file removed since is said so)."""
     from zapcli.ops.fold import fold_file
 
-    ended = next((r for r in reversed(records) if r.get("type") == "status"), {})
+    ended: dict[str, Any] = next((r for r in reversed(records) if r.get("type") == "status"), {})
     written = {k: ended[k] for k in ("stdout_bytes", "stderr_bytes") if isinstance(ended.get(k), int)}
     res.output = fold_file(store.path_for(res.id, ".out"), written.get("stdout_bytes"))
     err = fold_file(store.path_for(res.id, ".err"), written.get("stderr_bytes"))
