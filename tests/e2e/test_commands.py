@@ -448,6 +448,7 @@ def test_replay_and_raw(zap):
     assert res.returncode == 0
     assert res.out.startswith(f"[SubAgent] replay of {sid}")
     assert "spawn  cli=sh" in res.out and "status completed" in res.out
+    assert res.out.endswith("status completed (exit_code 0)\n  Output:\n    replayed\n"), res.out
     raw = zap("replay", "--raw", sid)
     assert raw.returncode == 0
     recs = [json.loads(line) for line in raw.out.splitlines()]

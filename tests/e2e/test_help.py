@@ -71,3 +71,21 @@ def test_the_man_page_names_every_command_without_json():
     without = [name for name, spec in SPEC.items() if "--json" not in spec.get("options", {})]
     assert without and all(f"\\fB{name}\\fR" in page for name in without), without
     assert "Every command accepts" not in page
+
+
+def test_help_writes_each_usage_line_as_the_docs_and_man_page_do(zap):
+    """A new user's trial: `--help` wrote `zapcli spawn [OPTIONS] {TASK}` where
+    the docs and man page write `TASK` (typer braces a required argument). The
+    usage line each command's `--help` prints is the one in
+    docs/reference/commands.md, word for word: required, optional, variadic,
+    two arguments and a group's command."""
+    import re
+
+    from zapcli.cli import gen
+
+    docs = gen.REFERENCE.read_text()
+    for cmd in (("spawn",), ("run",), ("poll",), ("wait",), ("continue",), ("agents", "show")):
+        out = zap(*cmd, "--help", env={"COLUMNS": "120"}).out
+        said = re.search(r"Usage: (zapcli .*?)\s*$", out, re.M)
+        assert said and "{" not in said.group(1), (cmd, out)
+        assert f"\n{said.group(1)}\n" in docs, (cmd, said.group(1))

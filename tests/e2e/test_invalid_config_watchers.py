@@ -87,7 +87,9 @@ def test_gc_with_an_invalid_config_trims_and_keeps_the_rest(zap):
     res = zap("gc", env=keep_one)
     assert res.returncode == 0, res.err
     _warned_once(zap, res.err, "gc")
-    assert "gc: deleted 0, kept 4" in res.out
+    # A new user's trial: "deleted 0, kept 33" stood above lines saying trees were
+    # removed. The summary counts what it did: trails trimmed, the tree removed.
+    assert "gc: deleted 0 subagents, kept 4; trimmed 1 trail; removed 1 worktree\n" in res.out
     assert "kept the rest: a config file is invalid" in res.out
     assert f"{ids[0]}: trimmed" in res.out and zap.trail(ids[0]).stat().st_size < 2 * 2**20
     removed = next(x for x in res.out.splitlines() if x.startswith("  worktree ") and tree in x)

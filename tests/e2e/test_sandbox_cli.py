@@ -31,6 +31,13 @@ def test_sh_with_sandbox_writes_only_its_workspace(zap, tmp_path):
     plain = zap.spawn_sh(f"touch {outside}/plain")  # without --sandbox: the user's own command
     zap("wait", plain, "--timeout", "60")
     assert (outside / "plain").exists()
+    # A new user's trial: replay showed neither its output nor that it ran
+    # sandboxed. It shows the sandbox it ran in and its output, as output has them.
+    replayed = zap("replay", sid).out
+    assert " sandbox=on task: touch " in replayed, replayed
+    assert f"  Output:\n    {out.splitlines()[0]}\n    tmp={zap.home}" in replayed, replayed
+    assert "  Stderr:\n" in replayed and "/etc/zapcli-probe': Read-only file system" in replayed
+    assert " sandbox=off task: touch " in zap("replay", plain).out
 
 
 def test_without_bwrap_spawn_says_so_and_sandbox_is_refused(zap, model):

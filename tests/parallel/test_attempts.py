@@ -109,3 +109,35 @@ def test_pick_refuses_an_attempt_that_did_not_complete_unless_forced(zap, repo):
     forced = zap.json("pick", first, "--force")
     assert forced["merged"] and forced["picked"] == first, forced
     assert (repo / "half.txt").read_text() == "half\n" and not _tree(zap, second).exists()
+
+
+def _attempts(zap, n: int, task: str) -> list[str]:
+    ids = subprocess.run([sys.executable, "-m", "zapcli", "spawn", "--cli", "sh", "--attempts", str(n),
+                          "--", task], cwd=zap.cwd, env=zap.env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert zap("wait", "--timeout", "60", *ids).returncode == 0
+    return ids
+
+
+def test_attempts_show_the_task_as_given(zap, repo):
+    """A new user's trial: the header folded the task's spaces — `"a    b"`
+    read `"a b"`, and two lines read as one command. It shows the task as
+    given: its spaces kept, a line break marked, on one line."""
+    ids = _attempts(zap, 2, 'printf "a    b\\n" > spaced.txt\n\necho   second')
+    head = zap("attempts", ids[0]).out.splitlines()[0]
+    assert head == '[SubAgent] 2 attempts at: printf "a    b\\n" > spaced.txt ↵ echo   second', head
+    assert 'printf "a    b\\n" > spaced.txt ↵ echo   second' in zap("list").out
+
+
+def test_pick_removes_a_sibling_branch_that_holds_the_same_work(zap, repo):
+    """A new user's trial: pick kept a losing attempt's branch whose work was
+    exactly the picked one's. Its tree is the picked work's (same tree id):
+    nothing is lost, so it goes like a branch with nothing beyond its base.
+    A sibling with other work keeps its branch (the first test)."""
+    winner, twin = _attempts(zap, 2, "echo same > same.txt")
+    picked = zap.json("pick", winner)
+    assert picked["merged"] and list(picked["removed"]) == [twin], picked
+    assert (repo / "same.txt").read_text() == "same\n"
+    assert f"refs/heads/zapcli/{twin}" not in branches(repo), branches(repo)
+    assert "same work as" in picked["removed"][twin], picked["removed"]
+    assert not _tree(zap, twin).exists()

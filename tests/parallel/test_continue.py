@@ -108,7 +108,17 @@ def test_what_cannot_be_continued(zap, model):
     sh = zap.spawn_sh("true")
     assert zap("wait", sh).returncode == 0
     refused = zap("continue", sh, "more")
-    assert refused.returncode == 2 and "no conversation to continue" in refused.err
+    assert refused.returncode == 1 and "no conversation to continue" in refused.err
+    # A new user's trial: `send` to it exited 1 where `continue` exited 2 for
+    # the same refusal. What the subagent cannot take fails (1), as diff of
+    # one without a worktree does; 2 is for what was typed wrong.
+    for args in (("send", sh, "more"), ("continue", sh, "more"), ("diff", sh)):
+        res = zap(*args)
+        assert res.returncode == 1 and "Traceback" not in res.err, (args, res.returncode, res.err)
+    for args in (("send", sh, "more"), ("continue", sh, "more")):
+        doc = json.loads(zap(*args, "--json").out)["error"]
+        assert (doc["code"], doc["exit_code"]) == ("wrong_backend", 1), (args, doc)
+    assert zap("send", sh, "   ").returncode == 2  # an empty message is still a usage error
     assert zap("continue", "sa_20000101_00000000", "more").returncode == 1
 
 

@@ -193,7 +193,12 @@ def replay(
     since: Optional[int] = typer.Option(None, "--since", help="Only records after this seq.", metavar="SEQ"),
     json: bool = JSON,
 ) -> None:
-    """Show everything a subagent did, from its trail."""
+    """Show everything a subagent did, from its trail.
+
+    Each record on one line; a shell command (--cli sh), whose work no record
+    holds, ends with its output and stderr folded as poll folds them, and its
+    spawn line says the sandbox it ran in (sandbox=on|auto|off).
+    """
     _run("replay", locals())
 
 

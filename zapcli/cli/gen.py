@@ -69,7 +69,7 @@ def usages() -> dict[str, str]:
     out: dict[str, str] = {}
 
     def usage(cmd: Any, ctx: Any, path: list[str]) -> str:
-        return " ".join(["zapcli", *path, *cmd.collect_usage_pieces(ctx)]).replace("{", "").replace("}", "")
+        return " ".join(["zapcli", *path, *cmd.collect_usage_pieces(ctx)])
 
     for name, cmd in root.commands.items():
         ctx = context(cmd, info_name=name, parent=top)

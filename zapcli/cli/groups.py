@@ -53,7 +53,7 @@ def agents_list(json: bool = JSON) -> None:
 
 
 @agents_app.command("show")
-def agents_show(name: str = typer.Argument(..., help="Definition name."), json: bool = JSON) -> None:
+def agents_show(name: str = typer.Argument(..., help="Definition name.", metavar="NAME"), json: bool = JSON) -> None:
     """One definition in full, with its diagnostics."""
     _agents("show", name=name, json=json)
 
@@ -79,13 +79,13 @@ def agents_delete(
 
 
 @agents_app.command("enable")
-def agents_enable(name: str = typer.Argument(..., help="Definition name."), json: bool = JSON) -> None:
+def agents_enable(name: str = typer.Argument(..., help="Definition name.", metavar="NAME"), json: bool = JSON) -> None:
     """Enable a definition on this machine."""
     _agents("switch", name=name, enable=True, json=json)
 
 
 @agents_app.command("disable")
-def agents_disable(name: str = typer.Argument(..., help="Definition name."), json: bool = JSON) -> None:
+def agents_disable(name: str = typer.Argument(..., help="Definition name.", metavar="NAME"), json: bool = JSON) -> None:
     """Disable a definition on this machine (spawn --agent NAME is then refused)."""
     _agents("switch", name=name, enable=False, json=json)
 

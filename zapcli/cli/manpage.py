@@ -41,13 +41,16 @@ TEAMS = [
 # what every page ends with: exit codes, environment, files
 TAIL = [
     ".SH EXIT STATUS",
-    ".TP", "0", "Done.", ".TP", "1", "The operation failed; stderr says why and what to do. "
+    ".TP", "0", "Done.", ".TP", "1", "The operation failed; stderr says why and what to do. Also "
+    "when the subagent named cannot take it (\\fBsend\\fR to or \\fBcontinue\\fR a shell command, "
+    "\\fBdiff\\fR of one without a worktree). "
     "\\fBpoll\\fR, \\fBkill\\fR and \\fBrm\\fR: also when any id given does not exist (the others are "
     "still answered on stdout; an unknown id is said on stderr, as by every command, and with "
     "\\fB--json\\fR also in its place in the document). "
     "\\fBrun\\fR: also when its deadline or budget ended it (the results its model never saw are "
     "listed as undelivered).",
-    ".TP", "2", "Usage error (bad option, empty task, out-of-range value).",
+    ".TP", "2", "Usage error, in what was typed (bad option, empty task or message, "
+    "out-of-range value).",
     ".TP", "3", "\\fBwait\\fR: an awaited subagent ended other than completed.",
     ".TP", "4", "\\fBwait\\fR: the wait itself timed out.",
     ".TP", "129", "\\fBrun\\fR: its terminal closed (SIGHUP); it stopped as for Ctrl-C.",

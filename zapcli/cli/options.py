@@ -34,8 +34,16 @@ def executors_help() -> str:
 
 def hide_type_labels() -> None:
     """Help shows each parameter's metavar (TASK, IDS, N), never typer's type
-    labels (`<str>`, `<bool>`, `<list[str]>`) beside it."""
+    labels (`<str>`, `<bool>`, `<list[str]>`) beside it; its usage line writes
+    an argument as it is typed and as the docs and man page write it (TASK,
+    [TASK], IDS...), not typer's `{TASK}` for a required one."""
     import typer.core as tc
+
+    def usage_name(self: tc.TyperArgument) -> str:
+        name = self.display_name_raw if self.required else f"[{self.display_name_raw}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    tc.TyperArgument._usage_display_name = usage_name  # type: ignore[method-assign]
 
     option_type = tc.TyperOption.display_type_rich
     tc.TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]

@@ -76,7 +76,8 @@ def pick(
     Only an attempt that completed is picked, unless --force: one that
     failed, timed out or was stopped may hold half its work, or none. A
     sibling still running is stopped; a sibling's work is committed on its
-    branch before its tree goes, and that branch is kept. Changes to control
-    files are asked about as zapcli merge asks.
+    branch before its tree goes, and that branch is kept (unless its work is
+    exactly the picked one's: then it goes too). Changes to control files
+    are asked about as zapcli merge asks.
     """
     _run("pick", locals())

@@ -50,16 +50,18 @@ def teardown_of(ids: list[str]) -> str | None:
     return None
 
 
-def remove_tree(tree: Any, st: TreeState, *, force: bool = False, by: str) -> Removal:
-    """Tear down and remove `tree` (a `lifecycle.worktrees.Tree`). Raises
-    GitError when git refuses or fails (the teardown has run by then)."""
+def remove_tree(tree: Any, st: TreeState, *, force: bool = False, by: str,
+                same_as: dict[str, str] | None = None) -> Removal:
+    """Tear down and remove `tree` (a `lifecycle.worktrees.Tree`); `same_as`
+    as `worktrees.remove.remove` takes it. Raises GitError when git refuses
+    or fails (the teardown has run by then)."""
     r = tree.receipt
     ran = None
     command = teardown_of(tree.ids)
     if command and Path(r.path).is_dir() and not r.repo_gone:
         env = {**os.environ, "ZAPCLI_ID": tree.id, "ZAPCLI_WORKTREE": r.path, "ZAPCLI_REPO": r.repo}
         ran = hooks.run(command, r.path, env, hooks.TEARDOWN_TIMEOUT_S)
-    done = remove(r, st, force=force)
+    done = remove(r, st, force=force, same_as=same_as)
     fields = {"path": r.path, "branch": r.branch, "tip": st.tip or st.head,
               "branch_deleted": done.branch, "by": by,
               **({"teardown": ran.to_dict()} if ran is not None else {})}

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zapcli.errors import UsageError, ZapcliError
+from zapcli.errors import ZapcliError
 from zapcli.lifecycle.observe import observe
 from zapcli.ops.spawn import SpawnRequest, SpawnResult, spawn
 from zapcli.trail import store
@@ -39,8 +39,10 @@ CARRIED = ("agent", "model", "definition", "grant", "backend", "diagnostics", "o
 
 def _refuse_backend(sid: str, cli: str) -> None:
     if cli == "sh":
-        raise UsageError(f"{sid} ran a shell command (--cli sh), which has no conversation to "
-                         "continue; spawn a new subagent instead")
+        # what the subagent is, not how the command was typed: exit 1, as `send`
+        # to it and `diff` of one without a worktree (docs/reference/exit-codes.md)
+        raise ZapcliError(f"{sid} ran a shell command (--cli sh), which has no conversation to "
+                          "continue; spawn a new subagent instead", code="wrong_backend")
 
 
 def continue_(sid: str, text: str, *, model: str | None = None, timeout_s: float | None = None,

@@ -10,7 +10,8 @@ again, or an attempt merged by hand, still retires its siblings). A
 sibling still running is stopped first. Nothing of a sibling is lost: its
 uncommitted work becomes a commit on its branch before its tree goes, and
 a branch holding commits is kept (a branch with nothing beyond its base
-goes with its tree); its trail stays.
+goes with its tree, and so does one whose work is the picked work's —
+the same tree id, so every file of it is there); its trail stays.
 """
 
 from __future__ import annotations
@@ -47,9 +48,24 @@ def pick(sid: str, settings: Settings, *, squash: bool = False, rebase: bool = F
                      siblings)
     others = [s for s in siblings if s != sid]
     res.stopped = _stop_running(others, settings)
+    same_as = _picked_work(sid, res.merge)
     for other in others:
-        _retire(other, res)
+        _retire(other, res, same_as)
     return res
+
+
+def _picked_work(sid: str, merged: MergeResult) -> dict[str, str]:
+    """{tree id: whose}: the picked work as its branch holds it and as the
+    checkout now has it. A sibling whose branch ends in one of them holds
+    nothing that is not kept: its branch goes with its tree."""
+    try:
+        co = lw.tree_of(sid).receipt.checkout()
+        proc = g.git(["rev-parse", f"refs/heads/{merged.branch}^{{tree}}", f"{merged.commit}^{{tree}}"],
+                     co, check=False)
+    except (NotFound, ZapcliError, g.GitError):
+        return {}  # no tree of its own to compare with: siblings with commits are kept
+    trees = proc.stdout.split() if proc.returncode == 0 else []
+    return {t: f"the picked {sid}" for t in trees}
 
 
 def _pickable(sid: str, force: bool) -> tuple[str, list[str]]:
@@ -105,7 +121,7 @@ def _stop_running(others: list[str], settings: Settings) -> list[str]:
     return [e.id for e in kill(running, settings) if e.stopped]
 
 
-def _retire(other: str, res: PickResult) -> None:
+def _retire(other: str, res: PickResult, same_as: dict[str, str]) -> None:
     """Commit what the tree of `other` holds to its branch, then remove the tree."""
     from zapcli.lifecycle.treeremove import remove_tree
     from zapcli.worktrees.inspect import state
@@ -127,7 +143,7 @@ def _retire(other: str, res: PickResult) -> None:
         if st.modified or st.untracked or st.error:
             res.kept[other] = "holds work that could not be committed: " + ", ".join(st.reasons())
             return
-        removal = remove_tree(tree, st, by="pick")
+        removal = remove_tree(tree, st, by="pick", same_as=same_as)
     except g.GitError as exc:
         res.kept[other] = f"git: {exc.message}"
         return

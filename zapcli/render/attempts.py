@@ -7,7 +7,7 @@ from typing import Any
 from zapcli.money import dollars
 from zapcli.render import merge as render_merge
 from zapcli.render import spawn as render_spawn
-from zapcli.render.common import STATUS_STYLE, Lines, one_line, reason_line, status_phrase
+from zapcli.render.common import STATUS_STYLE, Lines, reason_line, status_phrase, task_line
 from zapcli.render.diff import stale_line, stat_words
 from zapcli.render.docschema import stamp
 from zapcli.render.text import alt, escape_controls
@@ -18,7 +18,7 @@ def spawned_lines(results: list[Any]) -> Lines:
     for res in results:
         out.append((STATUS_STYLE.get(res.status, ""), f"  {res.id}: {res.status} "
                     f"({res.cli}{', agent ' + res.agent if res.agent else ''})"))
-    out.append(("", f"Task: {one_line(results[0].task, 200)}" if results else ""))
+    out.append(("", f"Task: {task_line(results[0].task, 200)}" if results else ""))
     out.append(("dim", f"Compare: {alt('zapcli attempts ' + results[0].id, 'action attempts')}"
                        if results else ""))
     return out
@@ -71,7 +71,7 @@ def _attempt_lines(a: Any) -> Lines:
 
 def lines(res: Any) -> Lines:
     n = len(res.attempts)
-    out: Lines = [("bold", f"[SubAgent] {n} attempts at: {one_line(res.task, 120)}")]
+    out: Lines = [("bold", f"[SubAgent] {n} attempts at: {task_line(res.task, 120)}")]
     if res.check:
         out.append(("dim", f"  check: {escape_controls(res.check)}"))
     for a in res.attempts:

@@ -51,6 +51,23 @@ def one_line(text: str, limit: int | None = None) -> str:
     return escape_controls(flat)
 
 
+NEWLINE_MARK = " ↵ "
+
+
+def task_line(text: str, limit: int | None = None) -> str:
+    """A task on one line as it was given: its spaces kept (a shell command's
+    `"a    b"` is not `"a b"`), each line break shown as ` ↵ ` (two commands do
+    not read as one), blank lines and the ends' whitespace dropped, tabs as
+    one space; cut to `limit` characters as `one_line` cuts, with `…`."""
+    lines = [line.replace("\t", " ").rstrip() for line in text.strip().splitlines()]
+    flat = NEWLINE_MARK.join(line for line in lines if line.strip())
+    if limit and len(flat) > limit:
+        cut = flat[: limit - 1]
+        space = cut.rfind(" ")
+        flat = (cut[:space] if space > limit * 0.6 else cut).rstrip(" ,;:↵") + "…"
+    return escape_controls(flat)
+
+
 def last_line(f: Folded | None) -> str | None:
     """The last non-empty line a subagent wrote so far (from its folded output)."""
     if f is None or f.missing:
@@ -204,7 +221,7 @@ def view_header(v: View) -> list[tuple[str, str]]:
     if reason:
         lines.append(reason)
     lines += [("dim", f"  CLI: {v.cli}" + (f" (agent {v.agent})" if v.agent else "")),
-              ("", f"  Task: {one_line(v.task, 100)}")]
+              ("", f"  Task: {task_line(v.task, 100)}")]
     if v.pending_approval:
         req = v.pending_approval
         lines += approval_lines(req)
@@ -239,9 +256,11 @@ def cut_note(written: int | None, kept: int, ends_kept: bool = False) -> str | N
             "failed, e.g. a full disk)")
 
 
-def folded_lines(f: Folded, *, so_far: bool = False, sid: str = "ID") -> list[tuple[str, str]]:
+def folded_lines(f: Folded, *, so_far: bool = False, sid: str = "ID",
+                 stream: str = "Output") -> list[tuple[str, str]]:
     """The folded output block; `so_far` for a subagent still running; `sid`
-    names the subagent in the hint that shows the rest."""
+    names the subagent in the hint that shows the rest; `stream` the block's
+    title ("Stderr": the rest is `zapcli output --stderr`)."""
     lines: list[tuple[str, str]] = []
     note = cut_note(f.written, f.kept, f.ends_kept) if f.truncated else None
     if note:
@@ -257,12 +276,13 @@ def folded_lines(f: Folded, *, so_far: bool = False, sid: str = "ID") -> list[tu
     if not f.head:
         lines.append(("dim", "  (no output yet)" if so_far else "  (no output)"))
         return lines
-    lines.append(("dim", "  Output so far:" if so_far else "  Output:"))
+    lines.append(("dim", f"  {stream} so far:" if so_far else f"  {stream}:"))
     lines.extend(("", "    " + escape_controls(x)) for x in f.head.rstrip("\n").split("\n"))
     if f.folded_bytes:
         shows = ("its first and last 512 KB" if f.ends_kept else "the 1 MB kept" if f.truncated
                  else "everything")
-        how = alt(f"zapcli output {sid}", "action output")
+        how = (alt(f"zapcli output {sid} --stderr", "action output with stderr true") if stream == "Stderr"
+               else alt(f"zapcli output {sid}", "action output"))
         lines.append(("yellow", f"    … {f.folded_bytes} bytes folded ({how} shows {shows}) …"))
         lines.extend(("", "    " + escape_controls(x)) for x in f.tail.rstrip("\n").split("\n"))
     return lines

@@ -8,9 +8,29 @@ from zapcli.render.common import Lines
 from zapcli.render.docschema import stamp
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def summary(res: Any) -> str:
+    """One line that counts all it did: subagents deleted and kept, then
+    trails trimmed, worktrees and placeholders removed (each when any)."""
+    dry = res.dry_run
+    said = [f"{'would delete' if dry else 'deleted'} {_count(len(res.deleted), 'subagent')}, "
+            f"{'would keep' if dry else 'kept'} {res.kept}"]
+    if res.trimmed:
+        said.append(f"{'would trim' if dry else 'trimmed'} {_count(len(res.trimmed), 'trail')}")
+    trees = sum(1 for d in res.worktrees if d.action == "remove")
+    places = len(getattr(res, "placeholders", ()))
+    removed = [_count(n, noun) for n, noun in ((trees, "worktree"), (places, "placeholder")) if n]
+    if removed:
+        said.append(f"{'would remove' if dry else 'removed'} {' and '.join(removed)}")
+    return "[SubAgent] gc: " + "; ".join(said)
+
+
 def lines(res: Any) -> Lines:
     verb = "would delete" if res.dry_run else "deleted"
-    out: Lines = [("bold", f"[SubAgent] gc: {verb} {len(res.deleted)}, kept {res.kept}")]
+    out: Lines = [("bold", summary(res))]
     if res.skipped_reason:
         out.append(("yellow", f"  skipped: {res.skipped_reason}"))
     if res.kept_reason:

@@ -11,6 +11,7 @@ from zapcli.render.common import (
     Lines,
     duration,
     one_line,
+    task_line,
     view_header,
     view_json,
 )
@@ -83,7 +84,7 @@ def table(views: list[Any], width: int | None = None, *, sessions: bool = False,
     out: Lines = [("dim", row("ID", "STATUS", "SESSION", "CLI") + "TASK")]
     for tail, status, session, cli, v in rows:
         out.append((STATUS_STYLE.get(v.status, ""),
-                    row(tail, status, session, cli) + one_line(v.task, task_room)))
+                    row(tail, status, session, cli) + task_line(v.task, task_room)))
         if v.pending_approval:
             req = v.pending_approval
             asks = one_line(str(req.get("summary", "")), task_room)

@@ -12,6 +12,7 @@ from zapcli.render.common import (
     last_line,
     one_line,
     status_phrase,
+    task_line,
     view_header,
     view_json,
 )
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 def _all_running(res: Any) -> Lines:
     n = len(res.entries)
-    tasks = " / ".join(one_line(e.view.task, TASK_PREVIEW) for e in res.entries if e.view)
+    tasks = " / ".join(task_line(e.view.task, TASK_PREVIEW) for e in res.entries if e.view)
     # a hang must stay visible in the summary too (docs/explanation/rules.md#status stall)
     # and so must a subagent parked on a rate limit, or held back in the queue for one,
     # or one its cluster has no room for yet

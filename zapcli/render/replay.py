@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 
 from zapcli.redact import display
-from zapcli.render.common import Lines, one_line
+from zapcli.render.common import Lines, task_line
 from zapcli.render.docschema import stamp
 from zapcli.render.text import escape_controls
 
@@ -31,9 +31,10 @@ def _record_line(rec: dict[str, Any]) -> tuple[str, str]:
     t = rec.get("type")
     pre = f"{rec.get('seq', '?'):>4} {str(rec.get('ts', ''))[11:23]} "
     if t == "spawn":
+        sandbox = f"sandbox={rec['sandbox']} " if isinstance(rec.get("sandbox"), str) else ""
         return "bold", pre + (f"spawn  cli={rec.get('cli')} agent={rec.get('agent') or '-'} "
-                              f"timeout={rec.get('timeout_s')}s task: "
-                              f"{one_line(display(str(rec.get('task', ''))), 200)}")
+                              f"timeout={rec.get('timeout_s')}s {sandbox}task: "
+                              f"{task_line(display(str(rec.get('task', ''))), 200)}")
     if t in ("process", "start"):
         if rec.get("pid") is None and rec.get("address"):  # a runner on a cluster (docs/explanation/rules.md#remote-execution)
             return "dim", pre + f"{t:<6} {rec.get('executor')} pool {rec.get('pool')} at {rec.get('address')}"
@@ -90,6 +91,12 @@ def lines(res: Any) -> Lines:
             text = escape_controls(e.text)
             out.append(("red", f"   ? {text}" if e.line == 0 else  # the unread middle of a giant
                         f"   ? corrupt line {e.line} skipped: {text[:120]}"))
+    if res.output is not None:  # a shell command: its work is its output, which no record holds
+        from zapcli.render.common import folded_lines
+
+        out += folded_lines(res.output, sid=res.id)
+        if res.stderr is not None:
+            out += folded_lines(res.stderr, sid=res.id, stream="Stderr")
     if res.tokens:
         from types import SimpleNamespace
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from zapcli.money import dollars
-from zapcli.render.common import STATUS_STYLE, Lines, one_line
+from zapcli.render.common import STATUS_STYLE, Lines, task_line
 from zapcli.render.docschema import stamp
 
 
 def lines(res: Any) -> Lines:
     out = [(STATUS_STYLE.get(res.status, ""), f"[SubAgent] {res.id}: {res.status}"),
            ("", f"CLI: {res.cli}" + (f" (agent {res.agent})" if res.agent else "")),
-           ("", f"Task: {one_line(res.task, 200)}"),
+           ("", f"Task: {task_line(res.task, 200)}"),
            ("dim", f"Created: {res.created}")]
     given = getattr(res, "budget", None)
     if given:

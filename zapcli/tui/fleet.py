@@ -16,7 +16,7 @@ from typing import Any
 from zapcli.lifecycle.status import View
 from zapcli.money import dollars
 from zapcli.plain import plain
-from zapcli.render.common import duration, one_line
+from zapcli.render.common import duration, task_line
 from zapcli.render.text import escape_controls
 from zapcli.trail.model import Status
 
@@ -187,7 +187,7 @@ def elapsed_text(v: View) -> str:
 
 
 def task_text(v: View, limit: int | None = None) -> str:
-    return one_line(v.task, limit)
+    return task_line(v.task, limit)
 
 
 # --- the `/` filter -------------------------------------------------------

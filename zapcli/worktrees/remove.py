@@ -12,8 +12,9 @@ tree with changes or untracked files — a second guard behind the caller's
 checks. The branch goes too when every commit of it is on another branch or
 remote (merged, or nothing beyond its base), or `zapcli merge --squash`
 took it as it is (its commits then stay reachable from
-`refs/zapcli/squashed/<branch>`, C28); otherwise it is kept and the caller
-says so.
+`refs/zapcli/squashed/<branch>`, C28), or its tip's tree is one the caller
+names as already kept (`same_as`: `pick`'s picked work — the content is all
+there, so nothing is lost); otherwise it is kept and the caller says so.
 """
 
 from __future__ import annotations
@@ -36,9 +37,13 @@ class Removed:
     note: str = ""  # why the branch was deleted or kept, or what git said
 
 
-def remove(r: g.Receipt, st: TreeState, *, force: bool = False) -> Removed:
-    """Remove the tree of `r` (whose state is `st`). Raises GitError with git's
-    message when git refuses or fails; nothing else is tried then."""
+def remove(r: g.Receipt, st: TreeState, *, force: bool = False,
+           same_as: dict[str, str] | None = None) -> Removed:
+    """Remove the tree of `r` (whose state is `st`). `same_as`: tree ids whose
+    content is kept elsewhere -> whose it is; a branch whose tip has one of
+    them goes even with commits of its own (checked under the lock). Raises
+    GitError with git's message when git refuses or fails; nothing else is
+    tried then."""
     if r.repo_gone:
         if not force:
             raise g.GitError(f"its repository {r.repo} no longer exists, so git cannot remove "
@@ -68,7 +73,8 @@ def remove(r: g.Receipt, st: TreeState, *, force: bool = False) -> Removed:
         objects.remove(r.common_dir, r.branch)
         if not g.branch_exists(co, r.branch):
             return Removed(True, False)
-        if st.kept_commits or st.error:  # a merged branch goes: its commits are on another
+        twin = _same_work(co, r.branch, same_as) if st.kept_commits and not st.error else ""
+        if (st.kept_commits or st.error) and not twin:  # a merged branch goes: its commits are on another
             why = (f"{st.kept_commits} commit(s) on no other branch" if st.kept_commits
                    else "its commits could not be checked")
             return Removed(True, False, f"branch {r.branch} kept: {why}")
@@ -79,6 +85,17 @@ def remove(r: g.Receipt, st: TreeState, *, force: bool = False) -> Removed:
         proc = g.git(["branch", "-D", r.branch], co, check=False)
         if proc.returncode != 0:
             return Removed(True, False, f"branch {r.branch} kept: {g._message(proc)}")
-    why = (f"squash-merged by zapcli merge; its own commits stay at {keep}" if st.squashed else
+    why = (twin if twin else
+           f"squash-merged by zapcli merge; its own commits stay at {keep}" if st.squashed else
            "merged: its commits are on another branch" if st.beyond_base else "nothing beyond its base")
     return Removed(True, True, why)
+
+
+def _same_work(co: g.Place, branch: str, same_as: dict[str, str] | None) -> str:
+    """Why `branch` may go though it has commits of its own — its tip's tree
+    is one of `same_as` (the same files, byte for byte) — or ""."""
+    if not same_as:
+        return ""
+    proc = g.git(["rev-parse", "--verify", "--quiet", f"refs/heads/{branch}^{{tree}}"], co, check=False)
+    tree = proc.stdout.strip() if proc.returncode == 0 else ""
+    return f"the same work as {same_as[tree]}, tree {tree[:12]}" if tree in same_as else ""
