@@ -5,8 +5,10 @@ Imports: stdlib only (a kernel module).
 One list. `BASE` names what no single backend owns: git's admin folder (of a
 folder that is not yet a repository too), zapcli's own folder, direnv, editor
 task and launch files, dev containers, hook managers, mise and asdf, the
-package managers' and rustup's and cargo's project settings — each read by
-the person's next ordinary command in the folder. Each backend adds
+package managers' and rustup's and cargo's project settings, Maven's and
+Gradle's, pdb's and uv's — each read by the person's next ordinary command
+in the folder. `PRESENT` names are held only where they exist (a placeholder
+would change what the person's tool does meanwhile). Each backend adds
 its own project settings as a class fact (`Backend.control_files`: `.claude`,
 `.gemini`, ...) and plugins do the same through their backend classes; the
 caller that knows the backends passes them in as `extra`.
@@ -14,12 +16,15 @@ caller that knows the backends passes them in as `extra`.
 A name is a path relative to a writable root, `/`-separated: a folder name
 protects everything inside it, a file name that file. A root adds names of
 its own (`of_root`): the folder its repository's `core.hooksPath` names
-(`.githooks/`, ...), whose hooks git runs at the person's next commit.
+(`.githooks/`, ...), whose hooks git runs at the person's next commit; the
+file its `.yarnrc.yml`'s `yarnPath` names, which every `yarn` runs; mise's
+per-environment files that exist there.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 
 BASE: tuple[str, ...] = (
@@ -28,7 +33,9 @@ BASE: tuple[str, ...] = (
     ".agents/skills",            # skills zapcli (and other agents) load: what the next agent is told
     ".mcp.json",                 # project MCP servers (Claude Code and others start them)
     ".envrc",                    # direnv runs it on cd
+    ".env",                      # direnv's dotenv, mise's _.file, docker compose, python-dotenv
     ".env.local",                # loaded by direnv's dotenv_if_exists and mise
+    ".pdbrc",                    # pdb runs its lines (Python too) at `python -m pdb`, breakpoint()
     ".vscode/tasks.json",        # editor tasks (run on folder open with runOn: folderOpen)
     ".vscode/launch.json",       # debug launch commands
     ".vscode/settings.json",     # interpreter paths, terminal env, formatter commands
@@ -67,12 +74,22 @@ BASE: tuple[str, ...] = (
     ".cargo",                    # config(.toml): build.rustc-wrapper, target runner at cargo build/run
     "rust-toolchain.toml",       # its `path`: rustup's proxies (cargo, rustc) run that toolchain
     "rust-toolchain",
+    ".mvn",                      # jvm.config (java's command line at every mvn), maven.config, extensions.xml
+    "gradle.properties",         # org.gradle.jvmargs: the daemon's java command line
+    ".python-version",           # uv takes an interpreter path or folder there (pyenv: names only)
+)
+
+# Held only where they exist: a placeholder would change what the person's
+# own tool does while a run lasts (a `pnpm-workspace.yaml` makes the folder
+# a pnpm workspace root). The file tools ask before each, existing or not.
+PRESENT: tuple[str, ...] = (
+    "pnpm-workspace.yaml",       # pnpm 10's settings (scriptShell, pnpmfile, ...)
 )
 
 
 def names(extra: Iterable[str] = ()) -> tuple[str, ...]:
-    """The whole list: `BASE` and the names backends and plugins declare."""
-    out = list(BASE)
+    """The whole list: `BASE`, `PRESENT` and the names backends and plugins declare."""
+    out = [*BASE, *PRESENT]
     for name in extra:
         name = str(name).strip().strip("/")
         if name and name not in out:
@@ -96,13 +113,83 @@ def match(rel: str, listed: Iterable[str] | None = None, *, anywhere: bool = Fal
 
 
 def of_root(root: str, listed: Iterable[str]) -> tuple[str, ...]:
-    """`listed` and the names `root` adds: the folder its repository's own
-    config (`.git/config`, a linked worktree's common one) names as
-    `core.hooksPath`, when that lies inside `root`. The config is read, never
-    run; `.git` itself is a control name, so agent work cannot change it."""
-    hooks = _hooks_path(root)
-    out = tuple(listed)
-    return out if hooks is None or hooks in out else (*out, hooks)
+    """`listed` and the names `root` adds, each when it lies inside `root`:
+    the folder its repository's own config (`.git/config`, a linked
+    worktree's common one) names as `core.hooksPath`; the file its
+    `.yarnrc.yml` names as `yarnPath` (`.yarnrc`: `yarn-path`), which every
+    `yarn` in the folder runs; and mise's per-environment files that exist
+    (`mise.production.toml`: read where `MISE_ENV` names that environment).
+    Those files are read, never run; each is itself a control name, so agent
+    work cannot change what they name."""
+    out = list(listed)
+    for name in (_hooks_path(root), *_yarn_paths(root), *_mise_env_files(root)):
+        if name is not None and name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def _inside(root: str, value: str) -> str | None:
+    """`value` (relative to `root`, or absolute) as a name below `root`, `/`-separated;
+    None when it is `root` itself or lies outside it. Links are not followed:
+    a link on the way is the sandbox's to note, as for any name."""
+    path = os.path.normpath(os.path.join(root, os.path.expanduser(value)))
+    for base in dict.fromkeys((os.path.normpath(root), os.path.realpath(root))):
+        rel = os.path.relpath(path, base)
+        if rel != "." and not rel.startswith(".."):
+            return rel.replace(os.sep, "/")
+    return None
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(1 << 20)
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _unquote(value: str) -> str:
+    value = value.strip()
+    if value[:1] in ("'", '"'):
+        end = value.find(value[0], 1)
+        return value[1:end] if end > 0 else ""
+    return value.split(" #")[0].strip()
+
+
+def _yarn_paths(root: str) -> list[str | None]:
+    """The files a `.yarnrc.yml` (a top-level `yarnPath:`) and a `.yarnrc`
+    (`yarn-path`, yarn 1's format) at `root` name."""
+    out: list[str | None] = []
+    for line in _read(os.path.join(root, ".yarnrc.yml")).splitlines():
+        if line.startswith("yarnPath:"):
+            value = _unquote(line[len("yarnPath:"):])
+            out.append(_inside(root, value) if value else None)
+    for line in _read(os.path.join(root, ".yarnrc")).splitlines():
+        line = line.strip()
+        for key in ("yarn-path", '"yarn-path"'):
+            if line.startswith(key) and line[len(key):][:1] in (" ", "\t"):
+                value = _unquote(line[len(key):])
+                out.append(_inside(root, value) if value else None)
+    return out
+
+
+# mise's project files with an environment's name in them, by folder:
+# `mise.{env}.toml` (`.mise.`, `.local.toml`), `.config/mise.{env}.toml`,
+# `mise/config.{env}.toml` (`.mise/` and `.config/mise/` are held whole).
+_MISE_ENV = ((".", re.compile(r"\.?mise\..+\.toml")), (".config", re.compile(r"mise\..+\.toml")),
+             ("mise", re.compile(r"config\..+\.toml")))
+
+
+def _mise_env_files(root: str) -> list[str | None]:
+    out: list[str | None] = []
+    for folder, pattern in _MISE_ENV:
+        try:
+            entries = sorted(os.listdir(os.path.join(root, folder)))
+        except OSError:
+            continue
+        out += [entry if folder == "." else f"{folder}/{entry}"
+                for entry in entries if pattern.fullmatch(entry)]
+    return out
 
 
 def _git_config(root: str) -> str | None:

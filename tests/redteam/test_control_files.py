@@ -198,7 +198,9 @@ def test_write_and_edit_ask_before_every_control_file(attacker):
     targets = [".envrc", ".claude/settings.json", ".vscode/tasks.json", "opencode.json",
                ".gemini/settings.json", ".zapcli/mcp.json", "sub/.git/config", ".mcp.json",
                ".npmrc", "sub/.npmrc", ".yarnrc.yml", ".cargo/config.toml", "rust-toolchain.toml",
-               ".mise/config.toml", "mise.local.toml", ".tool-versions", "bunfig.toml"]
+               ".mise/config.toml", "mise.local.toml", ".tool-versions", "bunfig.toml", ".env",
+               ".pdbrc", ".mvn/jvm.config", "gradle.properties", ".python-version",
+               "pnpm-workspace.yaml"]
     calls = [{"name": "write", "arguments": {"path": t, "content": "{}\n"}} for t in targets]
     script = [{"match": "configure", "turns": [{"tool_calls": calls}, {"text": "configured"}]}]
     with ScriptedServer(script) as srv:

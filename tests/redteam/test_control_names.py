@@ -101,7 +101,9 @@ TOOLCHAINS = [".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", ".pnpmfile.mj
               ".cargo/config.toml", ".cargo/config", "rust-toolchain.toml", "rust-toolchain",
               "mise.local.toml", ".mise.local.toml", ".mise/config.toml", "mise/config.toml",
               ".config/mise.toml", ".config/mise.local.toml", ".config/mise/config.toml",
-              ".config/mise/conf.d/x.toml", ".tool-versions"]
+              ".config/mise/conf.d/x.toml", ".tool-versions", ".env", ".pdbrc", ".mvn/jvm.config",
+              ".mvn/maven.config", ".mvn/extensions.xml", ".mvn/wrapper/maven-wrapper.properties",
+              "gradle.properties", ".python-version"]
 
 
 @pytest.mark.parametrize("name", ["lefthook.yml", ".lefthook.yml", ".devcontainer.json",

@@ -153,7 +153,8 @@ def test_an_approved_write_to_a_held_name_says_why_and_works_after(tmp_path, mon
 
 FILES = ("opencode.json", "opencode.jsonc", ".mcp.json", ".envrc", ".env.local", "mise.toml",
          ".pre-commit-config.yaml", ".vscode/tasks.json", ".vscode/settings.json",
-         ".npmrc", ".yarnrc", ".tool-versions", "bunfig.toml", ".pnpmfile.cjs")
+         ".npmrc", ".yarnrc", ".tool-versions", "bunfig.toml", ".pnpmfile.cjs", ".env", ".pdbrc",
+         "gradle.properties")
 
 
 def _files(tmp: Path, names: tuple[str, ...] = (".git", *FILES)):
@@ -183,7 +184,8 @@ READ = textwrap.dedent("""\
 NEUTRAL = {"opencode.json": {}, "opencode.jsonc": {}, ".mcp.json": {}, ".envrc": "",
            ".env.local": "", "mise.toml": {}, ".pre-commit-config.yaml": {"repos": []},
            ".vscode/tasks.json": {"version": "2.0.0", "tasks": []}, ".vscode/settings.json": {},
-           ".npmrc": "", ".yarnrc": "", ".tool-versions": "", "bunfig.toml": {}, ".pnpmfile.cjs": ""}
+           ".npmrc": "", ".yarnrc": "", ".tool-versions": "", "bunfig.toml": {}, ".pnpmfile.cjs": "",
+           ".env": "", ".pdbrc": "", "gradle.properties": ""}
 
 
 def _read(cwd: Path, prefix: tuple[str, ...] | list[str] = ()) -> subprocess.CompletedProcess[str]:
@@ -368,7 +370,8 @@ def test_every_control_name_is_held_as_the_kind_its_programs_read():
     folders = {n for n in control_files() if content("/ws/" + n) is None}
     assert folders == {".git", ".zapcli", ".devcontainer", ".husky", ".idea", ".cursor", ".claude",
                        ".codex", ".gemini", ".qwen", ".pi", ".opencode", ".mise", ".config/mise",
-                       ".cargo", "rust-toolchain.toml", "rust-toolchain", ".agents/skills"}, folders
+                       ".cargo", "rust-toolchain.toml", "rust-toolchain", ".agents/skills", ".mvn",
+                       ".python-version"}, folders
     assert content("/ws/.vscode") is None  # the missing folder of `.vscode/tasks.json`
 
 
@@ -401,3 +404,23 @@ def test_a_repository_without_an_exclude_file_is_said(tmp_path):
     finally:
         held.release()
     assert sorted(os.listdir(repo)) == [".git"]
+
+
+def test_a_name_held_only_where_it_exists_gets_no_placeholder(tmp_path):
+    """`pnpm-workspace.yaml` (`zapcli.control.PRESENT`): a placeholder would make
+    the folder a pnpm workspace root for the person's pnpm during the run. One
+    that exists is held; one removed between the policy and the hold is not
+    made again."""
+    name = ("pnpm-workspace.yaml",)
+    ws, policy = _files(tmp_path, name)
+    assert policy.placeholders == () and policy.readonly == ()
+    (ws / name[0]).write_text("packages: []\n")
+    ws, policy = _files(tmp_path, name)
+    assert policy.readonly == (str(ws / name[0]),)
+    (ws / name[0]).unlink()
+    held = placeholders.hold(policy, str(tmp_path / "records"))
+    try:
+        assert not (ws / name[0]).exists()
+        assert held.policy.readonly == () and held.policy.placeholders == ()
+    finally:
+        held.release()

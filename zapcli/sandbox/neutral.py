@@ -9,8 +9,10 @@ JSON and YAML (an empty YAML document is null, which most readers refuse),
 nothing for TOML, INI, dotenv files, `.envrc`, `.npmrc` and JavaScript
 (valid, and sets nothing), `repos: []` for pre-commit (which refuses `{}`
 and runs nothing on this), an empty task or launch list for VS Code; a name
-whose program refuses every neutral file but passes over a folder
-(rustup's `rust-toolchain.toml`) is held by an empty folder (None). A
+whose program refuses every neutral file, or reads one as something set,
+but passes over a folder (rustup's `rust-toolchain.toml`, pyenv's
+`.python-version`) is held by an empty folder (None); so is a folder name
+(`.mvn`: Maven's launcher passes over an empty one). A
 control name of another format that a program reads as a file gets its
 line in `BY_NAME` or `BY_SUFFIX`.
 """
@@ -29,6 +31,11 @@ BY_NAME: tuple[tuple[str, bytes | None], ...] = (
     (".yarnrc", b""),            # yarn 1's own format
     (".tool-versions", b""),
     (".worktreeinclude", b""),   # gitignore patterns: none
+    (".pdbrc", b""),             # pdb's commands: none
+    ("gradle.properties", b""),  # Java properties: none
+    # pyenv reads an empty `.python-version` as `system` (another python
+    # meanwhile) and passes over a folder, as uv does: an empty folder
+    (".python-version", None),
     # rustup refuses an empty toolchain file (or one without a toolchain),
     # and passes over a folder: held by an empty folder, outside as inside
     ("rust-toolchain.toml", None),

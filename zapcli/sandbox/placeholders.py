@@ -2,7 +2,7 @@
 (a folder's `.zapcli/`, `.envrc`, `opencode.json`, the `.git` of a folder
 that is no repository), so the sandbox can hold that name read-only — a
 mount needs something to mount on — and removes again once no sandbox uses
-it. Imports the standard library and this room.
+it. Imports the standard library, this room and `zapcli.control`.
 
 What is made. A name a program reads as a file is held by a regular file
 whose content that program reads as "nothing configured" (`{}` in
@@ -48,6 +48,7 @@ import os
 import stat
 from dataclasses import dataclass, field, replace
 
+from zapcli.control import PRESENT
 from zapcli.sandbox import git_exclude
 from zapcli.sandbox.book import Book, same, start, write
 from zapcli.sandbox.neutral import content
@@ -270,7 +271,8 @@ def hold(policy: Policy, records: str = "") -> Held:
 def _as_now(policy: Policy) -> Policy:
     """`policy` with each control path in a writable root that is gone now
     replaced by a placeholder at the first part of it that is missing (a
-    missing `.vscode` holds `.vscode/tasks.json`), and each placeholder
+    missing `.vscode` holds `.vscode/tasks.json`; one held only where it
+    exists, `zapcli.control.PRESENT`, is left out), and each placeholder
     whose folder went replaced by that folder's own."""
     readonly: list[str] = []
     missing: list[str] = []
@@ -279,6 +281,8 @@ def _as_now(policy: Policy) -> Policy:
         gone = _first_missing(os.path.dirname(path) if own else path, root) if root else None
         if gone is None and not own:
             readonly.append(path)
+        elif not own and root and os.path.relpath(path, root).replace(os.sep, "/") in PRESENT:
+            continue
         elif (gone or path) not in missing:
             missing.append(gone or path)
     missing = [p for p in missing if not any(p.startswith(q + "/") for q in missing)]

@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from zapcli.approvals import write_ceiling
+from zapcli.control import PRESENT, of_root
 from zapcli.control import match as control_match
 from zapcli.control import names as control_names
-from zapcli.control import of_root
 
 SCRATCH_SIZE = 1 << 30  # the scratch folder's cap when nothing says otherwise: 1 GiB
 
@@ -129,7 +129,8 @@ def _guard(root: str, names: tuple[str, ...], roots: list[str]
     """(what exists and is bound read-only, the placeholders to make, notes)
     for the control names of one writable root. Each name is walked part by
     part: the first part that is missing is the placeholder (nothing inside
-    it can be made then); a file where a folder is named is held as it is
+    it can be made then), except for a name held only where it exists
+    (`zapcli.control.PRESENT`); a file where a folder is named is held as it is
     (else it could be removed and the folder made); a link is noted, and its
     target held when it lies in a writable root."""
     readonly: list[str] = []
@@ -143,7 +144,8 @@ def _guard(root: str, names: tuple[str, ...], roots: list[str]
             try:
                 st = os.lstat(path)
             except OSError:
-                missing.append(path)
+                if name not in PRESENT:
+                    missing.append(path)
                 break
             if stat.S_ISLNK(st.st_mode):
                 target = os.path.realpath(path)
