@@ -46,7 +46,7 @@ class HookRun:
     output: str  # the last OUTPUT_KEPT bytes, decoded
     output_bytes: int
     ms: int
-    why: str = ""  # "timeout" | "stopped" when killed
+    why: str = ""  # "timeout" | "stopped" when killed; "refused": not run (`output` says why)
 
     @property
     def ok(self) -> bool:
@@ -54,10 +54,17 @@ class HookRun:
 
     def failure(self) -> str:
         """What went wrong, in words, with its last line of output."""
+        if self.why == "refused":
+            return f"was not run: {self.output}"
         what = {"timeout": "was killed at its time limit", "stopped": "was stopped"}.get(
             self.why, f"exited with code {self.exit_code}")
         last = next((x for x in reversed(self.output.splitlines()) if x.strip()), "")
         return what + (f": {last.strip()[:300]}" if last else " (no output)")
+
+    @classmethod
+    def refused(cls, command: str, why: str) -> HookRun:
+        """A command that must not run, and why."""
+        return cls(command, None, why, 0, 0, "refused")
 
     def to_dict(self) -> dict[str, object]:
         return {"command": self.command, "exit_code": self.exit_code, "ok": self.ok,
