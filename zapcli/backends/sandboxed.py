@@ -31,12 +31,22 @@ def _prepared(sid: str, spawn: SpawnRecord, writer: TrailWriter, *, mode: str,
                        spec=spec, scratch=store.path_for(sid, store.TMP),  # made by the runner (C23)
                        scratch_size=_size(spawn.raw.get("scratch_size")),
                        control=control_files(), tree=spawn.worktree,
-                       pinned=spawn.raw.get("roots_real") or None)
+                       pinned=spawn.raw.get("roots_real") or None,
+                       ways=ways_out(spawn.cli, bool(spawn.worktree)))
     if prepared.refused:
         return Outcome(Status.FAILED, None, prepared.refused)
     for diag in prepared.diagnostics:
         writer.append("diagnostic", diag)
     return prepared
+
+
+def ways_out(cli: str | None, worktree: bool) -> dict[str, bool]:
+    """Which ways out of a control file that is a link fit a subagent
+    (`zapcli.sandbox.links.ways_out`): `--approval full` not for `--cli sh`
+    (its commands run in `workspace` mode whatever the approval),
+    `--worktree` not when it has one. (`zapcli.ops.sandboxing.linked` says
+    the same at spawn.)"""
+    return {"full": cli != "sh", "worktree": not worktree}
 
 
 def _size(value: Any) -> int | None:
@@ -102,7 +112,8 @@ def _box(choice: str, workspace: str, roots: Any, spec: Any, scratch: Any, cwd: 
     from zapcli.sandbox import bwrap, placeholders
 
     prepared = prepare(choice, mode="workspace", workspace=workspace, writable_roots=roots,
-                       spec=spec, scratch=scratch, control=control_files())
+                       spec=spec, scratch=scratch, control=control_files(),
+                       ways={"full": False, "worktree": False, "unsandboxed": False})
     if prepared.refused:
         return prepared.refused
     notes = [d["message"] for d in prepared.diagnostics]
