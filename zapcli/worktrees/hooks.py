@@ -1,7 +1,9 @@
 """A shell command run in a tree, its output kept (the tail, bounded):
 `worktree.setup` and `worktree.teardown` (the user's config.yaml only), and
-the `attempts` check (in the sandbox its caller's starts build, with the
-environment its caller gives: `zapcli.ops.attempts`).
+the `attempts` check — each in the sandbox its caller's starts build when it
+runs on agent work's files (the check: `zapcli.ops.attempts`; a teardown, a
+continued tree's setup: `zapcli.backends.sandboxed.tree_box`), with the
+environment its caller gives.
 
 Imports only the standard library. The command runs in a session of its
 own, stdin `/dev/null` (in a sandbox, first its shell's word that bwrap set
