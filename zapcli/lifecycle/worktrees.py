@@ -26,6 +26,10 @@ from zapcli.trail.reader import load
 from zapcli.worktrees import git as g
 from zapcli.worktrees.inspect import TreeState, state
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zapcli.lifecycle.treeremove import Boxes
+
 
 def receipt_of(spawn: SpawnRecord) -> g.Receipt | None:
     """The tree receipt a `spawn` record carries, if any."""
@@ -211,10 +215,11 @@ def decide(tree: Tree) -> Decision:
     return Decision(tree, "remove", f"clean, and its subagent finished ({done or 'trail gone'})")
 
 
-def collect(*, dry_run: bool = False) -> list[Decision]:
+def collect(*, boxes: Boxes, dry_run: bool = False) -> list[Decision]:
     """`gc` for trees: remove every tree `decide` allows, never with --force;
     a failing `git worktree remove` is reported as such and nothing else is
-    tried (no rm -rf)."""
+    tried (no rm -rf). `boxes`: how a tree's teardown is sandboxed
+    (`zapcli.lifecycle.treeremove.remove_tree`'s)."""
     from zapcli.lifecycle.treeremove import remove_tree
 
     decisions = [decide(t) for t in find()]
@@ -227,7 +232,8 @@ def collect(*, dry_run: bool = False) -> list[Decision]:
             d.action, d.reason = "keep", "in use by a subagent that started meanwhile"
             continue
         try:
-            removal = remove_tree(d.tree, d.tree.state or state(d.tree.receipt), by="gc")
+            removal = remove_tree(d.tree, d.tree.state or state(d.tree.receipt), by="gc",
+                                  boxes=boxes)
         except g.GitError as exc:
             d.action, d.reason = "failed", f"git worktree remove failed: {exc.message}"
             continue

@@ -4,7 +4,8 @@ an attempt that completed, unless forced: one that failed, timed out or was
 stopped may hold half its work, or none (its tree's setup failed).
 
 Imports `zapcli.ops.merge`, `zapcli.ops.attempts`, `zapcli.ops.kill`,
-`zapcli.lifecycle`, `zapcli.worktrees`. Nothing happens unless the merge
+`zapcli.lifecycle`, `zapcli.worktrees`, `zapcli.backends.sandboxed` (the
+sandbox a sibling's `worktree.teardown` runs in). Nothing happens unless the merge
 does, or finds its work already on the branch (`up_to_date`: a pick run
 again, or an attempt merged by hand, still retires its siblings). A
 sibling still running is stopped first. Nothing of a sibling is lost: its
@@ -123,6 +124,7 @@ def _stop_running(others: list[str], settings: Settings) -> list[str]:
 
 def _retire(other: str, res: PickResult, same_as: dict[str, str]) -> None:
     """Commit what the tree of `other` holds to its branch, then remove the tree."""
+    from zapcli.backends.sandboxed import tree_box
     from zapcli.lifecycle.treeremove import remove_tree
     from zapcli.worktrees.inspect import state
     from zapcli.worktrees.snapshot import keep
@@ -143,7 +145,7 @@ def _retire(other: str, res: PickResult, same_as: dict[str, str]) -> None:
         if st.modified or st.untracked or st.error:
             res.kept[other] = "holds work that could not be committed: " + ", ".join(st.reasons())
             return
-        removal = remove_tree(tree, st, by="pick", same_as=same_as)
+        removal = remove_tree(tree, st, by="pick", same_as=same_as, boxes=tree_box)
     except g.GitError as exc:
         res.kept[other] = f"git: {exc.message}"
         return

@@ -3,7 +3,9 @@ spawn record's `sandbox` field, decided at spawn from what was asked and
 the backend's `sandbox_default` fact.
 
 Imports `zapcli.errors`, `zapcli.paths`; `zapcli.sandbox.probe` only to ask
-this machine whether it can.
+this machine whether it can; `zapcli.sandbox.links`, `zapcli.approvals` and
+the one list of control files (`zapcli.backends.registry`, kept in the state
+folder) for what the sandbox's start would refuse (`linked`), said at spawn.
 """
 
 from __future__ import annotations
@@ -70,3 +72,63 @@ def for_spawn(fields: dict[str, Any], cli: str | None, asked: str | None,
     if chosen:
         fields["model_shell"] = {"env": list(model_shell or ())}
     return warnings
+
+
+def refused(fields: dict[str, Any], cli: str | None, mode: str, workspace: str,
+            writable_roots: Any, worktree: bool) -> str | None:
+    """Why spawn must make nothing of a subagent whose work runs under a
+    write policy: its workspace or a writable root is (or holds) the home
+    folder (`zapcli.approvals.home_refusal`; a tree is its work's own
+    root), or its sandbox could not start (`linked`). None: neither."""
+    from zapcli.approvals import home_refusal
+
+    return (home_refusal(mode, "" if worktree else workspace, writable_roots)
+            or linked(fields, cli, mode=mode, workspace=workspace, writable_roots=writable_roots,
+                      worktree=worktree))
+
+
+def linked(fields: dict[str, Any], cli: str | None, *, mode: str, workspace: str,
+           writable_roots: Any, worktree: bool) -> str | None:
+    """Why the sandbox of the subagent spawn is about to make could not
+    start, known now — a control file that is a symbolic link in a folder
+    it may write (`zapcli.host.sandbox.prepare` refuses it at the start) —
+    with the ways out that fit it (`zapcli.sandbox.links.ways_out`); None
+    when none is, or it is not sandboxed (`fields["sandbox"]` "off", `auto`
+    where this machine has no sandbox). The folders are those `prepare`
+    binds writable: the workspace and `writable_roots`, or what the
+    definition's `sandbox.writable` names of them (`--cli sh`: `workspace`
+    mode, whatever the approval). A `--worktree` spawn's tree is not made
+    yet: its start checks it. Light (no policy built): spawn stays fast."""
+    if fields.get("sandbox") not in ("auto", "on") or worktree:
+        return None
+    import os
+
+    from zapcli.approvals import write_ceiling
+
+    shell = cli == "sh"
+    roots = tuple(writable_roots)
+    ceiling, protect = write_ceiling("workspace" if shell else mode, workspace, roots)
+    if not protect:
+        return None
+    from zapcli.paths import state_dir
+    from zapcli.sandbox import probe as bwrap
+
+    if not bwrap.cached(state_dir()).ok:
+        return None
+    declared = None if shell else ((fields.get("definition") or {}).get("sandbox") or {}).get(
+        "writable")
+    wanted = declared if isinstance(declared, list) else [workspace, *roots]
+    limits = [os.path.realpath(c) for c in ceiling] if ceiling is not None else None
+    real = [os.path.realpath(os.path.join(workspace, os.path.expanduser(w)))
+            for w in wanted if isinstance(w, str) and w]
+    real = [r for r in real if os.path.isdir(r) and (limits is None or any(
+        r == c or r.startswith(c.rstrip("/") + "/") for c in limits))]
+    from zapcli.backends.registry import control_files
+    from zapcli.sandbox import links
+
+    found = links.linked(real, control_files())
+    if not found:
+        return None
+    link, target = found[0]
+    return (f"{links.said(link, target)}. To run it, "
+            f"{links.ways_out(link, full=not shell, worktree=True)}")

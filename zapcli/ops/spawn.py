@@ -350,10 +350,10 @@ def _prepare(req: SpawnRequest, settings: Settings | None, sid: str | None, cwd:
         "cli": req.cli, **backend, "approval": req.approval or settings.approval,
         "workspace": str(workspace), "writable_roots": list(settings.writable_roots)})
     if req.cli != "sh" or backend.get("sandbox") in ("auto", "on"):  # work under a write policy
-        from zapcli.approvals import home_refusal
+        from zapcli.ops.sandboxing import refused
 
-        why = home_refusal(req.approval or settings.approval, "" if req.worktree else str(workspace),
-                           settings.writable_roots)  # a tree is its work's own root
+        why = refused(backend, req.cli, req.approval or settings.approval, str(workspace),
+                      settings.writable_roots, bool(req.worktree))
         if why:
             raise UsageError(f"{why}. Nothing was created")
     from zapcli.ops import tree

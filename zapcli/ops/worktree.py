@@ -1,7 +1,8 @@
 """`zapcli worktree list` and `zapcli worktree rm ID [--force]` (docs/explanation/rules.md#parallel-coding).
 
 Imports `zapcli.lifecycle.worktrees`, `zapcli.lifecycle.treeremove` (teardown,
-removal, the trail's record), `zapcli.worktrees`. `rm` refuses a tree
+removal, the trail's record), `zapcli.worktrees`, `zapcli.backends.sandboxed`
+(the sandbox the teardown runs in). `rm` refuses a tree
 that holds work (changes, untracked files, commits on no other branch) or
 that a live subagent works in, unless `--force`; it never removes the tree
 of a subagent that has not finished, even with `--force`.
@@ -44,6 +45,7 @@ class RmResult:
 
 def remove(sid: str, *, force: bool = False) -> RmResult:
     """Remove the tree of `sid`. Raises ZapcliError saying why not."""
+    from zapcli.backends.sandboxed import tree_box
     from zapcli.trail.store import resolve
 
     sid = resolve(sid)
@@ -69,7 +71,7 @@ def remove(sid: str, *, force: bool = False) -> RmResult:
                           f"{', '.join(st.reasons())}; commit or push it, or remove it anyway "
                           f"with {param('force')}", code="holds_work")
     try:
-        removal = remove_tree(tree, st, force=force, by="worktree rm")
+        removal = remove_tree(tree, st, force=force, by="worktree rm", boxes=tree_box)
     except g.GitError as exc:
         raise ZapcliError(f"git worktree remove failed: {exc.message}") from None
     return RmResult(tree, removal.done.branch, removal.done.note, removal.teardown_note)

@@ -2,7 +2,7 @@
 take over) the subagent's tree before its work starts, prepare it, and
 point the work at it.
 
-Imports `zapcli.worktrees`, `zapcli.trail`. The tree is made here, in the
+Imports `zapcli.worktrees`, `zapcli.trail`, `zapcli.backends.sandboxed`. The tree is made here, in the
 runner, not in `spawn`: `spawn` stays a ~50 ms command that prints the id at
 once (a checkout of a large repository takes far longer), a queued or
 `--after` subagent holds no tree while it waits, and a failure ends the
@@ -13,7 +13,9 @@ the caller saw, however long the subagent was queued.
 A tree made (or made again) is prepared before the task: the files
 `.worktreeinclude` names are copied in, then `worktree.setup` (frozen from
 the user's config.yaml at spawn) runs in it, under the subagent's deadline,
-its output into the subagent's stderr; a setup that fails ends the subagent
+its output into the subagent's stderr — in a tree made again from a
+continued subagent's branch (agent work's files) in the sandbox that work
+had (`zapcli.backends.sandboxed.tree_box`); a setup that fails ends the subagent
 `failed` with that output, and nothing of the task runs. A tree taken over
 as it is (`reused`) was prepared already.
 """
@@ -72,7 +74,7 @@ def enter(spawn: SpawnRecord, writer: TrailWriter, err: Any = None, deadline: fl
         return spawn, Outcome(Status.FAILED, None, f"worktree: {problem}")
     setup = (spawn.worktree or {}).get("setup")
     if how != "reused" and isinstance(setup, str) and setup.strip():
-        failed = _setup(spawn, r, setup, writer, err, deadline, stop)
+        failed = _setup(spawn, r, setup, writer, err, deadline, stop, carried=how != "created")
         if failed is not None:
             return spawn, failed
     cwd = r.cwd if os.path.isdir(r.cwd) else r.path  # a folder the base commit does not have
@@ -120,15 +122,31 @@ def _include(r: Any) -> tuple[list[str], str | None]:
 
 
 def _setup(spawn: SpawnRecord, r: Any, command: str, writer: TrailWriter, err: Any,
-           deadline: float, stop: threading.Event | None) -> Outcome | None:
-    """Run `worktree.setup` in the new tree; a `failed` outcome when it fails."""
+           deadline: float, stop: threading.Event | None, carried: bool) -> Outcome | None:
+    """Run `worktree.setup` in the new tree; a `failed` outcome when it fails.
+    `carried`: the tree was made again from a continued subagent's branch,
+    whose files agent work wrote (`zapcli.backends.sandboxed.tree_box`)."""
     from zapcli.worktrees import hooks
 
-    env = {**os.environ, "ZAPCLI_ID": writer.path.stem, "ZAPCLI_WORKTREE": r.path,
-           "ZAPCLI_REPO": r.repo}
+    box: Any = (None, None, [], None)
+    if carried:  # its branch holds agent work: in the sandbox that work had
+        from zapcli.backends.sandboxed import tree_box
+        from zapcli.trail import store
+
+        box = tree_box([spawn], r.path, store.path_for(writer.path.stem, store.TMP))
+        if isinstance(box, str):
+            return Outcome(Status.FAILED, None, f"worktree.setup was not run: {box}; its "
+                           "tree holds agent work, which runs only in the sandbox that work had")
+    starts, held, _notes, own = box
+    env = {**(os.environ if own is None else own), "ZAPCLI_ID": writer.path.stem,
+           "ZAPCLI_WORKTREE": r.path, "ZAPCLI_REPO": r.repo}
     left = (deadline - time.monotonic()) if deadline else spawn.timeout_s
-    done = hooks.run(command, r.path, env, max(left, 0.0),
-                     stop=(stop.is_set if stop is not None else lambda: False))
+    try:
+        done = hooks.run(command, r.path, env, max(left, 0.0),
+                         stop=(stop.is_set if stop is not None else lambda: False), box=starts)
+    finally:
+        if held is not None:
+            held.release()
     if err is not None and done.output:
         err.write(f"[worktree setup: {command}]\n{done.output}".encode("utf-8", "replace"))
     writer.write_sync("worktree_setup", done.to_dict())

@@ -34,19 +34,44 @@ def _linked(root: str, name: str) -> tuple[str, str] | None:
     return None
 
 
-def problems(roots: Iterable[str], names: Iterable[str]) -> list[str]:
-    """One sentence per protected name under a writable root that is (or
-    passes through) a symbolic link."""
+def linked(roots: Iterable[str], names: Iterable[str]) -> list[tuple[str, str]]:
+    """(the link, its target) for each protected name under a writable root
+    that is (or passes through) a symbolic link."""
     out = []
     listed = tuple(names)
     for root in roots:
         for name in listed:
             found = _linked(root, name)
-            if found is None:
-                continue
-            link, target = found
-            out.append(f"the sandbox cannot keep {link} read-only: it is a symbolic link (to "
-                       f"{target}) in a writable folder, and a command could put a folder of its "
-                       "own in its place. Replace the link with what it points to, or run with "
-                       "--approval full (nothing is kept read-only) or --no-sandbox")
+            if found is not None:
+                out.append(found)
     return out
+
+
+def said(link: str, target: str) -> str:
+    """What is wrong with one link `linked` found, and why nothing runs."""
+    return (f"the sandbox cannot keep {link} read-only: it is a symbolic link (to {target}) in "
+            "a writable folder, and a command could put a folder of its own in its place")
+
+
+def problems(roots: Iterable[str], names: Iterable[str]) -> list[str]:
+    """`said` of each link `linked` finds."""
+    return [said(link, target) for link, target in linked(roots, names)]
+
+
+def ways_out(link: str, *, full: bool, worktree: bool, unsandboxed: bool = True) -> str:
+    """What to do about a linked control file, only what would work: `full`,
+    `--approval full` changes what its sandbox holds (not for `--cli sh`,
+    whose commands run in `workspace` mode whatever the approval);
+    `worktree`, a `--worktree` would move it off the link (it is not in a
+    tree already: a tree has what git checks out, so a link git does not
+    track is not there); `unsandboxed`, `--no-sandbox` is its to choose."""
+    ways = [f"replace the link with a copy of what it points to (cp --remove-destination "
+            f"\"$(readlink -f {link})\" {link})"]
+    if worktree:
+        ways.append("spawn with --worktree (a tree has only what git checks out: a link git "
+                    "does not track is not in it)")
+    if full:
+        ways.append("spawn with --approval full (nothing is kept read-only)")
+    if unsandboxed:
+        ways.append("spawn with --no-sandbox (its commands run unsandboxed, as you)")
+    return ways[0] if len(ways) == 1 else "; ".join(ways[:-1]) + "; or " + ways[-1]

@@ -1,7 +1,9 @@
 """A shell command run in a tree, its output kept (the tail, bounded):
 `worktree.setup` and `worktree.teardown` (the user's config.yaml only), and
-the `attempts` check (in the sandbox its caller's starts build, with the
-environment its caller gives: `zapcli.ops.attempts`).
+the `attempts` check — each in the sandbox its caller's starts build when it
+runs on agent work's files (the check: `zapcli.ops.attempts`; a teardown, a
+continued tree's setup: `zapcli.backends.sandboxed.tree_box`), with the
+environment its caller gives.
 
 Imports only the standard library. The command runs in a session of its
 own, stdin `/dev/null` (in a sandbox, first its shell's word that bwrap set
@@ -46,7 +48,7 @@ class HookRun:
     output: str  # the last OUTPUT_KEPT bytes, decoded
     output_bytes: int
     ms: int
-    why: str = ""  # "timeout" | "stopped" when killed
+    why: str = ""  # "timeout" | "stopped" when killed; "refused": not run (`output` says why)
 
     @property
     def ok(self) -> bool:
@@ -54,10 +56,17 @@ class HookRun:
 
     def failure(self) -> str:
         """What went wrong, in words, with its last line of output."""
+        if self.why == "refused":
+            return f"was not run: {self.output}"
         what = {"timeout": "was killed at its time limit", "stopped": "was stopped"}.get(
             self.why, f"exited with code {self.exit_code}")
         last = next((x for x in reversed(self.output.splitlines()) if x.strip()), "")
         return what + (f": {last.strip()[:300]}" if last else " (no output)")
+
+    @classmethod
+    def refused(cls, command: str, why: str) -> HookRun:
+        """A command that must not run, and why."""
+        return cls(command, None, why, 0, 0, "refused")
 
     def to_dict(self) -> dict[str, object]:
         return {"command": self.command, "exit_code": self.exit_code, "ok": self.ok,
