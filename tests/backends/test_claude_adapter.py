@@ -80,6 +80,17 @@ def test_approval_modes_map_to_permission_flags(tmp_path: Path, approval: str, u
         assert tool in (_value(argv, "--disallowedTools") or "")
 
 
+@pytest.mark.parametrize(("approval", "unasked"), [
+    ("workspace", "mcp__db__query,mcp__my_srv__list"), ("auto-edit", "mcp__db__query,mcp__my_srv__list"),
+    ("confirm", None)])
+def test_allowlisted_mcp_tools_run_unasked_where_zapcli_s_decision_says(
+        tmp_path: Path, approval: str, unasked: str | None) -> None:
+    servers = (McpServer("db", "x", allow=("query",)), McpServer("my.srv", "y", allow=("list",)))
+    argv = ClaudeBackend().launch(_req(tmp_path, approval=approval, mcp_servers=servers),
+                                  ["claude"]).argv
+    assert _value(argv, "--allowedTools") == unasked
+
+
 def test_tools_map_to_builtins_and_unknown_ones_are_diagnostics(tmp_path: Path) -> None:
     launch = ClaudeBackend().launch(_req(tmp_path, tools=("read", "bash", "edit", "grep",
                                                           "task_output", "teleport")), ["claude"])

@@ -19,6 +19,12 @@ write in their home).
 
 The outside effect: the file the MCP tool writes in `outside`, with no
 approval asked for that tool.
+
+Closed by the broker's gate (`zapcli.backends.cli_mcpgate`): every
+`tools/call` crossing the socket is decided outside by zapcli's approvals,
+and a call to be asked passes only on the person's approval of that exact
+call through the CLI's own prompt, once. The second test shows the real
+CLI's calls still work: the allowlisted one unasked, the other asked once.
 """
 
 from __future__ import annotations
@@ -108,9 +114,6 @@ mcp: {servers: [deploy]}
 
 
 @needs_bwrap
-@pytest.mark.xfail(strict=True, reason="OPEN HOLE: any process in an agent CLI's sandbox can "
-                   "connect to its MCP relay socket and call any tool of the server, which runs "
-                   "outside; approval is decided only inside the CLI")
 @pytest.mark.timeout(240)
 def test_an_approved_command_calls_an_mcp_tool_nobody_approved(zap: Zap, tmp_path: Path,
                                                                outside: Path) -> None:
@@ -164,3 +167,100 @@ def test_an_approved_command_calls_an_mcp_tool_nobody_approved(zap: Zap, tmp_pat
     assert not any("deploy" in a for a in asked), asked  # nobody was asked about deploy
     assert not (outside / "deployed.txt").exists(), (
         f"the MCP tool ran outside the sandbox unapproved; asked: {asked}")
+
+
+@needs_bwrap
+@pytest.mark.timeout(240)
+def test_the_cli_s_own_mcp_calls_are_asked_once_and_allowlisted_ones_not_at_all(
+        zap: Zap, tmp_path: Path, outside: Path) -> None:
+    """The gate on the socket costs the real CLI nothing: the allowlisted
+    `status` runs unasked, and `deploy`, approved once through claude's own
+    permission prompt, runs with that one approval (the gate spends it, never
+    asks again)."""
+    ct.configure(zap, "claude")
+    server = tmp_path / "deploy_server.py"
+    server.write_text(SERVER)
+    folder = zap.cwd / ".zapcli" / "subagents"
+    folder.mkdir(parents=True)
+    (folder / "deployer.yaml").write_text(DEFINITION)
+    (zap.cwd / ".zapcli" / "mcp.json").write_text(json.dumps({"mcpServers": {"deploy": {
+        "command": sys.executable, "args": [str(server), str(outside)], "allow": ["status"]}}}))
+    zap("trust", check=True)
+    asked: list[str] = []
+    stop = threading.Event()
+
+    def person(sid: str) -> None:
+        """Approves whatever it is asked, counting the questions."""
+        while not stop.wait(0.3):
+            try:
+                doc = zap.json("poll", "--no-wait", sid)["subagents"][0]
+            except Exception:  # noqa: BLE001 - not there yet
+                continue
+            req = doc.get("pending_approval") or {}
+            if req:
+                asked.append(str(req.get("summary") or req.get("tool")))
+                zap("approve", sid)
+
+    turns = [{"text": "Checking.", "tool_calls": [
+                 {"name": "mcp__deploy__status", "arguments": {}}]},
+             {"text": "Deploying.", "tool_calls": [
+                 {"name": "mcp__deploy__deploy", "arguments": {"target": "prod-7"}}]},
+             {"text": "Deployed."}]
+    with ScriptedServer([{"match": "ADV3-OWN", "turns": turns}], protocol=ct.PROTOCOL["claude"]) as srv:
+        env = {**ct.cli_env("claude", srv), "HOME": str(tmp_path / "user-home")}
+        (tmp_path / "user-home").mkdir()
+        proc = zap("spawn", "--agent", "deployer", "--approval", "workspace", "--",
+                   "ADV3-OWN check and deploy", env=env)
+        assert proc.returncode == 0, proc.err
+        sid = proc.out.strip()
+        helper = threading.Thread(target=person, args=(sid,), daemon=True)
+        helper.start()
+        zap("wait", sid, "--timeout", "180")
+        stop.set()
+        helper.join()
+        bodies = json.dumps(srv.requests)
+    assert "green" in bodies, ct.dump(zap, sid)  # the allowlisted tool ran, its answer reached the model
+    assert (outside / "deployed.txt").read_text() == "prod-7", ct.dump(zap, sid)
+    assert len(asked) == 1 and "deploy" in asked[0], asked  # asked once, and only about deploy
+
+
+@needs_bwrap
+@pytest.mark.timeout(240)
+def test_codex_in_workspace_mode_runs_the_command_unasked_and_the_gate_still_refuses(
+        zap: Zap, tmp_path: Path, outside: Path) -> None:
+    """codex in `workspace` runs commands with approval_policy=never: nothing
+    inside asks before `tools/check.py` reaches the socket (its own sandbox
+    lets a command connect once the definition turns the network on). The gate refuses
+    its `deploy`; codex's own call of the allowlisted `status` still runs."""
+    ct.configure(zap, "codex")
+    server = tmp_path / "deploy_server.py"
+    server.write_text(SERVER)
+    (zap.cwd / "tools").mkdir()
+    (zap.cwd / "tools" / "check.py").write_text(CHECK)
+    folder = zap.cwd / ".zapcli" / "subagents"
+    folder.mkdir(parents=True)
+    # write granted and the network on: codex's own sandbox (workspace-write) then lets
+    # commands open sockets (read-only, or with the network off, its seccomp refuses: EPERM)
+    (folder / "deployer.yaml").write_text(
+        DEFINITION.replace("cli: claude", "cli: codex").replace("[bash, read]", "[bash, read, write]")
+        + "sandbox: {network: true}\n")
+    (zap.cwd / ".zapcli" / "mcp.json").write_text(json.dumps({"mcpServers": {"deploy": {
+        "command": sys.executable, "args": [str(server), str(outside)], "allow": ["status"]}}}))
+    zap("trust", check=True)
+    turns = [{"tool_calls": [{"name": "exec_command", "id": "c1", "arguments": {
+                 "cmd": "/usr/bin/python3 tools/check.py"}}]},
+             {"tool_calls": [{"name": "status", "namespace": "mcp__deploy", "arguments": {},
+                              "id": "c2"}]},
+             {"text": "Summary: a demo project."}]
+    with ScriptedServer([{"match": "ADV3-CODEX", "turns": turns}], protocol=ct.PROTOCOL["codex"]) as srv:
+        env = {**ct.cli_env("codex", srv), "HOME": str(tmp_path / "user-home")}
+        (tmp_path / "user-home").mkdir()
+        proc = zap("spawn", "--agent", "deployer", "--model", "gpt-5.5", "--approval",
+                   "workspace", "--", "ADV3-CODEX summarize", env=env)
+        assert proc.returncode == 0, proc.err
+        sid = proc.out.strip()
+        zap("wait", sid, "--timeout", "180")
+        bodies = json.dumps(srv.requests)
+    assert "CHECK-RAN" in bodies and "CALLED" in bodies, ct.dump(zap, sid)  # it reached the socket
+    assert "green" in bodies, ct.dump(zap, sid)  # codex's own allowlisted call went through
+    assert not (outside / "deployed.txt").exists(), "the MCP tool ran outside, unapproved"

@@ -2,10 +2,12 @@
 item 10): `Broker` listens on unix sockets bound into the sandbox and
 answers each connection outside it — an MCP server session, or a TCP
 connection to the model's endpoint. The inside half is
-`zapcli.sandbox.relay`.
+`zapcli.sandbox.relay`. Every MCP session goes through its `McpGate`
+(`zapcli.backends.cli_mcpgate`): whatever process in the sandbox
+connects, a tool runs outside only as zapcli's approvals allow.
 
-Imports the standard library, `zapcli.backends.clis.base` (McpServer) and
-`zapcli.sandbox.relay` (its byte pump).
+Imports the standard library, `zapcli.backends.clis.base` (McpServer),
+`cli_mcpgate` and `zapcli.sandbox.relay` (its byte pump).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from zapcli.backends.cli_mcpgate import McpGate
 from zapcli.backends.clis.base import McpServer
 from zapcli.sandbox import relay
 
@@ -53,19 +56,22 @@ class Broker:
             threading.Thread(target=serve, args=(conn,), daemon=True,
                              name="zapcli-broker").start()
 
-    def mcp(self, name: str, server: McpServer, env: dict[str, str], cwd: str) -> str:
-        """A socket whose every connection starts `server` outside; its path.
-        Files are named by number (a server's name is any text); its log
-        (the server's stderr) says which server it is."""
+    def mcp(self, name: str, server: McpServer, env: dict[str, str], cwd: str,
+            gate: McpGate) -> str:
+        """A socket whose every connection starts `server` outside, its
+        session carried through `gate`; its path. Files are named by number
+        (a server's name is any text); its log (the server's stderr) says
+        which server it is."""
         slot = f"mcp-{len(self._procs)}"
         self._procs[slot] = []
         sock, path = self._bind(f"{slot}.sock")
         threading.Thread(target=self._accept, daemon=True, name="zapcli-broker", args=(
-            sock, lambda conn: self._start(slot, conn, server, env, cwd))).start()
+            sock, lambda conn: self._start(slot, conn, server, env, cwd, gate))).start()
         return path
 
     def _start(self, name: str, conn: socket.socket, server: McpServer, env: dict[str, str],
-               cwd: str) -> None:
+               cwd: str, gate: McpGate) -> None:
+        proc = None
         with self._lock:
             live = [p for p in self._procs.get(name, []) if p.poll() is None]
             if len(live) >= MAX_SESSIONS:
@@ -75,16 +81,19 @@ class Broker:
             log = os.open(f"{name}.log", flags, 0o600, dir_fd=self._fd)
             os.write(log, f"zapcli: MCP server {server.name!r} started\n".encode())
             try:
-                proc = subprocess.Popen([server.command, *server.args], stdin=conn.fileno(),
-                                        stdout=conn.fileno(), stderr=log, env=env,
-                                        cwd=server.cwd or cwd, close_fds=True)
+                proc = subprocess.Popen([server.command, *server.args], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=log, env=env,
+                                        cwd=server.cwd or cwd, close_fds=True, bufsize=0)
                 live.append(proc)
             except OSError as exc:
                 os.write(log, f"zapcli could not start {server.command}: {exc}\n".encode())
             finally:
                 os.close(log)
-                conn.close()
             self._procs[name] = live
+        if proc is None:
+            conn.close()
+            return
+        gate.session(conn, proc, server)
 
     def tcp(self, host: str, port: int) -> str:
         """A socket whose every connection is carried to host:port; its path."""

@@ -5,7 +5,8 @@ launch into ones that run under bubblewrap; its `Broker`
 through the wall.
 
 Imports `zapcli.backends.sandboxed` (the policy for the approval mode and the
-definition), `zapcli.sandbox` (`whole`, `bwrap`, the relay), `cli_broker`,
+definition), `zapcli.approvals` (its MCP gate's policy), `zapcli.sandbox`
+(`whole`, `bwrap`, the relay), `cli_broker`, `cli_mcpgate`,
 `cli_home`, `cli_request` (zapcli's own servers' names),
 `zapcli.backends.clis.base`, `zapcli.redact`, `zapcli.supervisor.launch`.
 
@@ -27,7 +28,9 @@ the CLI's config names the relay (`python -I -S relay.py mcp SOCKET`), and
 the runner answers each connection to SOCKET (in a folder of the private
 home that is read-only inside) by starting the server with the connection as
 its stdin and stdout. So no trail, token or kept environment of another
-subagent comes inside, and a server's keys stay with it.
+subagent comes inside, and a server's keys stay with it. Every session goes
+through the run's `McpGate` (`zapcli.backends.cli_mcpgate`), which holds
+each `tools/call` to zapcli's approvals whoever in the sandbox connected.
 """
 
 from __future__ import annotations
@@ -43,8 +46,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from zapcli.approvals import Policy as Approvals
 from zapcli.backends.cli_broker import Broker
 from zapcli.backends.cli_home import write_files
+from zapcli.backends.cli_mcpgate import McpGate
 from zapcli.backends.cli_request import APPROVAL_SERVER, TEAM_SERVER
 from zapcli.backends.clis.base import Cli, CliLaunch, CliRequest, McpServer
 from zapcli.redact import is_secret_name
@@ -180,6 +185,7 @@ class Confined:
     policy: Policy
     bwrap: str
     sid: str
+    approvals: Approvals  # the run's approval mode and folders: what its MCP gate decides by
     endpoint: Endpoint | None = None
     python: str = field(default_factory=lambda: os.path.realpath(sys.executable))
     broker: Broker | None = None
@@ -202,9 +208,12 @@ class Confined:
         own = {k: os.environ[k] for k in ("ZAPCLI_HOME", "ZAPCLI_CONFIG_HOME", "ZAPCLI_SESSION",
                                           "PYTHONPATH") if os.environ.get(k)}
 
+        gate = McpGate(self.sid, self.approvals, own=(req.approval_server,))
+
         def through(server: McpServer) -> McpServer:
             assert self.broker is not None
-            path = self.broker.mcp(server.name, server, self._server_env(server, own), req.cwd)
+            path = self.broker.mcp(server.name, server, self._server_env(server, own), req.cwd,
+                                   gate)
             return McpServer(name=server.name, command=self.python,
                              args=("-I", "-S", RELAY, "mcp", path), allow=server.allow,
                              trusted=server.trusted)
@@ -329,7 +338,9 @@ def confine(ctx: Any, backend: Cli) -> Confined | Outcome | None:
     prepared = cli_policy(ctx)
     if isinstance(prepared, Outcome) or prepared.policy is None:
         return prepared if isinstance(prepared, Outcome) else None
-    box = Confined(backend, prepared.policy, prepared.bwrap, ctx.sid)
+    spawn = ctx.spawn
+    box = Confined(backend, prepared.policy, prepared.bwrap, ctx.sid, Approvals(
+        spawn.approval, spawn.workspace, spawn.cwd, tuple(spawn.writable_roots), spawn.unattended))
     if not prepared.policy.network:
         found = endpoint(backend, os.environ)
         if isinstance(found, str):

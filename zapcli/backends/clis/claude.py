@@ -1,13 +1,15 @@
 """Claude Code (`claude`, measured on 2.1.328) as a backend: how it is started.
-Imports only the standard library and `zapcli.backends.clis.base` /
-`.claude_events` (the event parser).
+Imports the standard library, `zapcli.backends.clis.base` /
+`.claude_events` (the event parser) and `zapcli.approvals` (which
+allowlisted MCP tools run unasked).
 
 Launch (docs/explanation/rules.md#agent-clis): `claude -p --output-format stream-json --verbose
 --setting-sources user`, the task always on stdin (never on argv), the
 private config home in CLAUDE_CONFIG_DIR (so `user` settings are zapcli's own
 and the workspace's project/local settings, hooks and agents stay out), MCP
 servers in `<config_home>/mcp.json` via `--mcp-config` + `--strict-mcp-config`
-(a trusted one, zapcli's team server, also in `--allowedTools`: never asked about),
+(a trusted one, zapcli's team server, also in `--allowedTools`: never asked about;
+so are a server's allowlisted tools where zapcli's decision lets them run unasked),
 the definition's prompt via `--append-system-prompt-file`, its tools via `--tools`
 (the built-in set made available; MCP tools are not affected by it).
 
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -65,10 +68,18 @@ AUTH_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKE
             "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
 # set when Claude Code itself started zapcli: they bind to the outer session
 _DROPPED_ENV = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def _diag(name: str, message: str) -> dict[str, Any]:
     return {"dimension": "backend", "name": name, "message": message}
+
+
+def mcp_tool_name(server: str, tool: str) -> str:
+    """The name Claude Code gives an MCP server's tool (in --allowedTools, and
+    in what it asks its permission prompt about): mcp__<server>__<tool>, each
+    with what is not a letter, digit, _ or - made _ (as Claude Code does)."""
+    return f"mcp__{_UNSAFE.sub('_', server)}__{_UNSAFE.sub('_', tool)}"
 
 
 def prompt_tool_name(server: McpServer) -> str:
@@ -123,6 +134,19 @@ def _permission_args(req: CliRequest, env: dict[str, str],
     if mode == "default":
         mode = "dontAsk"  # nobody can answer: the most restrictive mode that never blocks
     return ["--permission-mode", mode, "--permission-prompts", "none"]
+
+
+def _unasked_mcp(req: CliRequest) -> list[str]:
+    """The allowlisted MCP tools (mcp.json `allow`) that zapcli's decision lets
+    run without asking in this approval mode (`zapcli.approvals.decide`: not
+    in `confirm`), for --allowedTools; the relay's gate decides the same."""
+    from zapcli.approvals import MODES, decide
+
+    if req.approval not in MODES or decide(
+            req.approval, "mcp_call", {}, workspace=req.workspace, cwd=req.cwd,
+            writable_roots=(), unattended=req.unattended, mcp_allowlisted=True).action != "allow":
+        return []
+    return [mcp_tool_name(s.name, t) for s in req.mcp_servers if not s.trusted for t in s.allow]
 
 
 def _environment(req: CliRequest) -> dict[str, str]:
@@ -192,6 +216,7 @@ class ClaudeBackend(CliBackend):
                                      indent=2)
         argv += ["--mcp-config", str(req.config_home / MCP_FILE), "--strict-mcp-config"]
         trusted = [f"mcp__{s.name}" for s in servers if s.trusted]  # every tool of the server
+        trusted += _unasked_mcp(req)
         if trusted:
             argv += ["--allowedTools", ",".join(trusted)]
         argv += ["--disallowedTools", ",".join(denied)]

@@ -1,0 +1,194 @@
+"""The gate on an agent CLI's MCP relay sockets (`zapcli.backends.cli_mcpgate`),
+as a process inside the sandbox meets it: a raw MCP client on the real
+broker's socket, the real MCP SDK server behind it (tests/redteam's `deploy`
+server, whose `deploy` writes a file outside), approvals recorded by the
+real approval server and given with `zapcli approve`. Each test asserts
+what the server did outside: the file `deploy` writes, or its absence."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Zap, wait_until
+from tests.redteam.test_adv3_mcp_socket import SERVER
+from zapcli.approvals import Policy
+from zapcli.backends import cli_mcpgate
+from zapcli.backends.cli_broker import Broker
+from zapcli.backends.cli_mcpgate import McpGate
+from zapcli.backends.clis import approval_server
+from zapcli.backends.clis.base import McpServer
+from zapcli.sandbox import relay
+
+
+class Client:
+    """A raw MCP client on the socket, as `tools/check.py` in the sandbox is."""
+
+    def __init__(self, path: str):
+        self.sock = relay.connect(path)
+        self.sock.settimeout(30)
+        self.file = self.sock.makefile("rb")
+        self.ids = iter(range(1, 1000))
+
+    def send(self, raw: bytes) -> None:
+        self.sock.sendall(raw)
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        n = next(self.ids)
+        self.send(json.dumps({"jsonrpc": "2.0", "id": n, "method": method,
+                              "params": params}).encode() + b"\n")
+        while True:
+            line = self.file.readline()
+            assert line, "the session ended"
+            msg = json.loads(line)
+            if msg.get("id") == n:
+                return msg  # type: ignore[no-any-return]
+
+    def start(self) -> None:
+        assert "result" in self.request("initialize", {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}})
+        self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+
+    def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        return self.request("tools/call", {"name": tool, "arguments": arguments})
+
+    def closed(self) -> bool:
+        """True once the gate ended the session (end of file, whatever came before)."""
+        while True:
+            try:
+                if not self.file.readline():
+                    return True
+            except (TimeoutError, OSError):
+                return False
+
+
+@pytest.fixture
+def served(zap: Zap, tmp_path: Path):
+    """(a socket factory for an approval mode, the live subagent, the folder
+    `deploy` writes in)."""
+    out = tmp_path / "OUT"
+    out.mkdir()
+    script = tmp_path / "deploy_server.py"
+    script.write_text(SERVER)
+    sid = zap.spawn_sh("sleep 60")  # a live subagent: its trail is where approvals are
+    folder = tmp_path / "sockets"
+    folder.mkdir(mode=0o700)
+    broker = Broker(folder)
+    server = McpServer("deploy", sys.executable, (str(script), str(out)), allow=("status",))
+
+    def socket_for(mode: str, unattended: bool = False) -> str:
+        gate = McpGate(sid, Policy(mode, str(zap.cwd), str(zap.cwd), (), unattended))
+        return broker.mcp("deploy", server, dict(os.environ), str(tmp_path), gate)
+
+    yield socket_for, sid, out
+    broker.close()
+    zap("kill", sid)
+
+
+def approve_through_the_prompt(zap: Zap, sid: str, tool: str, args: dict[str, Any]) -> None:
+    """What claude's permission prompt does: the approval server records the
+    request and waits; the person approves it."""
+    got: list[tuple[bool, str]] = []
+    asking = threading.Thread(target=lambda: got.append(
+        approval_server.request(sid, tool, args, "toolu_1")))
+    asking.start()
+    wait_until(lambda: zap.json("poll", "--no-wait", sid)["subagents"][0].get("pending_approval"), 20)
+    zap("approve", sid, check=True)
+    asking.join(20)
+    assert got and got[0][0], got
+
+
+def test_a_raw_client_gets_the_allowlisted_tool_and_a_refusal_for_the_rest(served, zap: Zap):
+    socket_for, sid, out = served
+    client = Client(socket_for("workspace"))
+    client.start()
+    tools = client.request("tools/list", {})["result"]["tools"]
+    assert {t["name"] for t in tools} == {"status", "deploy"}  # listing passes
+    assert "green" in json.dumps(client.call("status"))  # allowlisted: runs unasked
+    refused = client.call("deploy", target="raw")
+    assert refused["error"]["code"] == cli_mcpgate.REFUSED, refused
+    assert not (out / "deployed.txt").exists()
+    assert "green" in json.dumps(client.call("status"))  # the session goes on
+    assert zap.json("poll", "--no-wait", sid)["subagents"][0].get("pending_approval") is None
+
+
+def test_an_approval_through_the_prompt_lets_that_call_through_once(served, zap: Zap):
+    socket_for, sid, out = served
+    client = Client(socket_for("workspace"))
+    client.start()
+    approve_through_the_prompt(zap, sid, "mcp__deploy__deploy", {"target": "prod-1"})
+    other = client.call("deploy", target="prod-2")  # not what the person approved
+    assert "error" in other and not (out / "deployed.txt").exists()
+    assert "deployed prod-1" in json.dumps(client.call("deploy", target="prod-1"))
+    assert (out / "deployed.txt").read_text() == "prod-1"
+    (out / "deployed.txt").unlink()
+    again = client.call("deploy", target="prod-1")  # one approval, one call
+    assert "error" in again and not (out / "deployed.txt").exists()
+
+
+def test_confirm_mode_holds_the_allowlist_too_and_unattended_refuses(served):
+    socket_for, _sid, out = served
+    for mode, unattended in (("confirm", False), ("workspace", True)):
+        client = Client(socket_for(mode, unattended))
+        client.start()
+        assert "error" in client.call("status" if mode == "confirm" else "deploy", target="x")
+    assert not (out / "deployed.txt").exists()
+    client = Client(socket_for("full"))
+    client.start()
+    assert "deployed x" in json.dumps(client.call("deploy", target="x"))  # full: nothing asks
+
+
+@pytest.mark.parametrize("bad", [
+    b"not json\n",
+    b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"deploy"}} trailing\n',
+    b"[1, 2]\n",
+    b'{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":NaN}}\n',
+    b'{"jsonrpc":"2.0","id":9,"method":"ping","params":' + b"[" * 200_000 + b"]" * 200_000 + b"}",
+    b"x" * (cli_mcpgate.MAX_LINE + 2),  # no end of line in sight
+], ids=["text", "trailing", "not-objects", "nan", "deep", "too-long"])
+def test_a_malformed_line_ends_the_session_and_nothing_after_it_runs(served, bad: bytes):
+    socket_for, _sid, out = served
+    client = Client(socket_for("full"))  # full: a call that got through would run
+    client.start()
+    call = json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                       "params": {"name": "deploy", "arguments": {"target": "after"}}}).encode()
+    try:
+        client.send(bad + b"\n" + call + b"\n")
+    except OSError:
+        pass  # already closed by the gate
+    assert client.closed()
+    assert not (out / "deployed.txt").exists()
+
+
+def test_a_batch_is_decided_element_by_element(served):
+    """MCP 2025-03-26's batches: the refused element is answered by the gate,
+    the other goes on (this server answers a batch as its SDK does)."""
+    socket_for, _sid, out = served
+    client = Client(socket_for("workspace"))
+    client.start()
+    client.send(json.dumps([
+        {"jsonrpc": "2.0", "id": 41, "method": "tools/call",
+         "params": {"name": "deploy", "arguments": {"target": "batched"}}},
+        {"jsonrpc": "2.0", "id": 42, "method": "ping"}]).encode() + b"\n")
+    seen = json.loads(client.file.readline())
+    refusals = seen if isinstance(seen, list) else [seen]
+    assert any(m.get("id") == 41 and "error" in m for m in refusals), seen
+    assert not (out / "deployed.txt").exists()
+
+
+def test_only_zapcli_s_own_approval_server_is_waved_through_not_its_name(served, zap: Zap):
+    """A workspace's mcp.json may name a server `zapcli_approval`: the gate
+    knows zapcli's own by the object the runner made, not by its name."""
+    _socket_for, sid, _out = served
+    own = McpServer("zapcli_approval", sys.executable, ("-m", "zapcli.backends.clis.approval_server"))
+    named = McpServer("zapcli_approval", sys.executable, ("/tmp/theirs.py",))
+    gate = McpGate(sid, Policy("workspace", str(zap.cwd), str(zap.cwd), (), False), own=(own,))
+    assert gate.refusal(own, "approve", {"tool_name": "x", "input": {}}) is None
+    assert gate.refusal(named, "approve", {"tool_name": "x", "input": {}}) is not None

@@ -1,0 +1,265 @@
+"""The gate on an agent CLI's MCP sessions, outside its sandbox: what a
+connection to a relay socket (`zapcli.backends.cli_broker`) may make the
+real server do. The CLI's own permission prompt decides inside the
+sandbox, but any process there (a command the person approved) can reach
+the socket too; so every `tools/call` that crosses is decided again here,
+by zapcli's one decision (`zapcli.approvals`, `mcp_call` with the server's
+`allow` list), before the server sees it.
+
+Imports the standard library, `zapcli.approvals`, `zapcli.trail` (where
+the approval server records what the person approved) and
+`zapcli.backends.clis` (McpServer, claude's MCP tool names).
+
+- allowed (an allowlisted tool outside `confirm`, every tool in `full`,
+  zapcli's own servers): passes;
+- to be asked: passes only on an approval the person gave for this exact
+  call (server, tool, arguments) through the CLI's own prompt — claude's
+  `--permission-prompt-tool`, an `approval_request` of the approval server
+  approved at most `FRESH_S` ago — used once. Otherwise it is refused: the
+  CLI asks before such a call, so one it never asked about is not the CLI's
+  decision, and a second question from the broker would let any sandboxed
+  process put words before the person;
+- denied (`--unattended`): refused.
+
+A refusal is a JSON-RPC error answering the call's id, and a diagnostic in
+the subagent's trail. The client→server direction is parsed: newline-
+delimited JSON-RPC (a batch array, which MCP 2025-03-26 allowed, element by
+element), at most `MAX_LINE` bytes a line; each message is forwarded as
+re-encoded from what was checked, never as received. A line that is not a
+JSON object or array of objects ends the session. The server→client
+direction is a byte pump; a refusal goes in between two of its lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import threading
+import time
+from typing import Any
+
+from zapcli.approvals import Policy
+from zapcli.backends.clis.base import McpServer
+from zapcli.backends.clis.claude import mcp_tool_name
+from zapcli.trail import reader, store
+from zapcli.trail.records import parse_iso
+
+MAX_LINE = 8 << 20  # one JSON-RPC message from the client: a file's content fits, a flood does not
+CHUNK = 1 << 16
+FRESH_S = 60.0  # how long the person's approval of a call waits for the call
+REFUSED = -32001  # JSON-RPC: a server-defined error
+
+
+class Malformed(ValueError):
+    """A client line that is not JSON-RPC: the session ends."""
+
+
+def _constant(name: str) -> Any:
+    raise Malformed(f"{name} is not JSON")
+
+
+class McpGate:
+    """zapcli's decision on each `tools/call` of subagent `sid`'s MCP
+    sessions: `policy` is its approval mode and folders."""
+
+    def __init__(self, sid: str, policy: Policy, own: tuple[McpServer | None, ...] = ()):
+        self.sid, self.policy = sid, policy
+        self.own = tuple(s for s in own if s is not None)  # zapcli's approval server: by identity
+        self._used: set[str] = set()  # approvals already spent on a call
+        self._lock = threading.Lock()
+
+    def refusal(self, server: McpServer, tool: str, arguments: dict[str, Any]) -> str | None:
+        """Why `tool(arguments)` on `server` may not run (None: it runs)."""
+        if server.trusted or any(server is s for s in self.own):
+            return None  # zapcli's own: the team board, the approval server (which only asks)
+        call = {"server": server.name, "tool": tool, "arguments": arguments}
+        verdict = self.policy.check("mcp_call", call, allowlisted=tool in server.allow)
+        if verdict.action == "allow":
+            return None
+        if verdict.action == "ask" and self._spend(mcp_tool_name(server.name, tool), arguments):
+            return None
+        why = verdict.reason if verdict.action == "deny" else (
+            f"{verdict.reason}, and no approval of this exact call came through the agent "
+            "CLI's permission prompt")
+        self._note(f"refused a call of MCP tool {tool!r} on server {server.name!r} that reached "
+                   f"its socket: {why}")
+        return f"zapcli refused this call: {why}"
+
+    def _spend(self, name: str, arguments: dict[str, Any]) -> bool:
+        """Use the person's approval of `name(arguments)`, given through the
+        CLI's prompt at most FRESH_S ago and not used yet."""
+        try:
+            records = reader.read(store.path_for(self.sid)).records
+        except (OSError, ValueError):
+            return False
+        asked = {r.get("req_id") for r in records if r.get("type") == "approval_request"
+                 and r.get("by") == "claude" and r.get("tool") == name
+                 and r.get("arguments") == arguments}
+        decided: set[Any] = set()
+        now = time.time()
+        with self._lock:
+            for rec in records:
+                req_id = rec.get("req_id")
+                if rec.get("type") != "approval_decision" or req_id not in asked or req_id in decided:
+                    continue
+                decided.add(req_id)  # the first decision on a request is the one that counts
+                if rec.get("decision") != "approve" or str(req_id) in self._used:
+                    continue
+                try:
+                    fresh = now - parse_iso(str(rec.get("ts"))) <= FRESH_S
+                except ValueError:
+                    continue
+                if fresh:
+                    self._used.add(str(req_id))
+                    return True
+        return False
+
+    def _note(self, message: str) -> None:
+        try:
+            store.append(store.path_for(self.sid), "diagnostic",
+                         {"dimension": "mcp", "name": "gate", "message": message})
+        except (OSError, ValueError):
+            pass
+
+    def session(self, conn: socket.socket, proc: subprocess.Popen[bytes],
+                server: McpServer) -> None:
+        """Carry one MCP session between the client on `conn` and the server
+        `proc` (its stdin and stdout pipes) until either side ends."""
+        assert proc.stdin is not None and proc.stdout is not None
+        out = _Out(conn)
+        back = threading.Thread(target=out.pump, args=(proc.stdout,), daemon=True,
+                                name="zapcli-broker")
+        back.start()
+        bad = False
+        try:
+            for line in _lines(conn):
+                if not line.strip():
+                    continue  # carries nothing: dropped
+                for message in self._pass(_parse(line), server, out):
+                    proc.stdin.write(message)
+                    proc.stdin.flush()
+        except Malformed:
+            bad = True
+        except (OSError, ValueError):
+            pass
+        finally:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+            if bad:  # the session ends now, whatever the server would still say
+                proc.terminate()
+            try:
+                conn.shutdown(socket.SHUT_RD)
+            except OSError:
+                pass
+            back.join()
+            conn.close()
+
+    def _pass(self, message: dict[str, Any] | list[Any], server: McpServer,
+              out: _Out) -> list[bytes]:
+        """What of `message` goes on to the server, re-encoded; refused calls
+        are answered on `out`."""
+        batch = message if isinstance(message, list) else [message]
+        kept, refused = [], []
+        for item in batch:
+            why = self._check(item, server)
+            if why is None:
+                kept.append(item)
+            elif item.get("id") is not None:  # a notification gets no answer
+                refused.append({"jsonrpc": "2.0", "id": item["id"],
+                                "error": {"code": REFUSED, "message": why}})
+        if refused:
+            out.inject(_encode(refused if isinstance(message, list) else refused[0]))
+        if not kept:
+            return []
+        return [_encode(kept if isinstance(message, list) else kept[0])]
+
+    def _check(self, item: dict[str, Any], server: McpServer) -> str | None:
+        if item.get("method") != "tools/call":
+            return None
+        params = item.get("params")
+        params = params if isinstance(params, dict) else {}
+        tool, arguments = params.get("name"), params.get("arguments", {})
+        if not isinstance(tool, str) or not isinstance(arguments, dict):
+            return "zapcli refused this call: tools/call needs a string name and object arguments"
+        return self.refusal(server, tool, arguments)
+
+
+def _lines(conn: socket.socket) -> Any:
+    """The client's lines (without the newline), each at most MAX_LINE
+    bytes: a longer one is Malformed."""
+    buf = bytearray()
+    while True:
+        data = conn.recv(CHUNK)
+        if not data:
+            if buf.strip():
+                raise Malformed("the last line has no end")
+            return
+        buf += data
+        while True:
+            end = buf.find(b"\n")
+            if end < 0:
+                break
+            if end > MAX_LINE:
+                raise Malformed("line too long")
+            line = bytes(buf[:end])
+            del buf[:end + 1]
+            yield line
+        if len(buf) > MAX_LINE:
+            raise Malformed("line too long")
+
+
+def _parse(line: bytes) -> dict[str, Any] | list[Any]:
+    try:
+        message = json.loads(line.decode("utf-8"), parse_constant=_constant)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise Malformed(str(exc) or "nested too deep") from None
+    items = message if isinstance(message, list) else [message]
+    if not items or not all(isinstance(i, dict) for i in items):
+        raise Malformed("not a JSON-RPC message")
+    return message  # type: ignore[no-any-return]
+
+
+def _encode(message: Any) -> bytes:
+    return json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode() + b"\n"
+
+
+class _Out:
+    """The server→client direction: its bytes as they come, and a refusal
+    put in only where a server's line has ended."""
+
+    def __init__(self, conn: socket.socket):
+        self.conn = conn
+        self._lock = threading.Lock()
+        self._boundary = True
+        self._waiting: list[bytes] = []
+
+    def pump(self, stdout: Any) -> None:
+        fd = stdout.fileno()
+        try:
+            while True:
+                data = os.read(fd, CHUNK)
+                if not data:
+                    break
+                with self._lock:
+                    self.conn.sendall(data)
+                    self._boundary = data.endswith(b"\n")
+                    if self._boundary and self._waiting:
+                        self.conn.sendall(b"".join(self._waiting))
+                        self._waiting.clear()
+        except OSError:
+            pass
+        try:
+            self.conn.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def inject(self, line: bytes) -> None:
+        with self._lock:
+            if self._boundary:
+                self.conn.sendall(line)
+            else:
+                self._waiting.append(line)
