@@ -28,7 +28,7 @@ def test_a_429_burst_at_fan_out_requeues_and_halves_the_endpoint(zap):
     script = [{"match": f"burst child {n}", "turns": [
         {"http_error": {"status": 429, "times": 2, "message": "Number of concurrent connections "
                         "has exceeded your rate limit", "retry_after_ms": 10}},
-        {"delay_s": 4, "text": f"child {n} done"}]} for n in range(CHILDREN)]
+        {"delay_s": 1, "text": f"child {n} done"}]} for n in range(CHILDREN)]
     with ScriptedServer(script, protocol="anthropic") as srv:
         _config(zap, "claude", CHILDREN)
         env = {**ct.cli_env("claude", srv), "CLAUDE_CODE_MAX_RETRIES": "1"}

@@ -119,17 +119,34 @@ def test_the_parent_is_told_the_reset(zap, model):
     assert f"usage limit, resets {hhmm(reset)} Europe/Warsaw" in told, told[-2000:]
 
 
+def held_limit() -> dict:
+    """`claude_limit` answered once the test says when it resets: held (`limit`), its
+    reset header the `{reset}` variable, its `until` set on the rule meanwhile."""
+    turn = claude_limit(0)
+    turn["http_error"].update(until=None, headers={
+        **turn["http_error"]["headers"], "anthropic-ratelimit-unified-reset": "{reset}"})
+    return {**turn, "hold": "limit"}
+
+
 def test_continue_after_the_reset_and_resume_after_limit(zap):
-    reset = int(time.time()) + 30
-    script = [{"match": "asked to go on", "turns": [claude_limit(reset),
+    script = [{"match": "asked to go on", "turns": [held_limit(),
                                                    {"text": "went on after the reset"}]},
-              {"match": "resumes by itself", "turns": [claude_limit(reset),
+              {"match": "resumes by itself", "turns": [held_limit(),
                                                       {"text": "resumed after the reset"}]}]
     with ScriptedServer(script, protocol="anthropic") as srv:
         ct.configure(zap, "claude")
         env = claude_env(srv)
         plain = ct.spawn(zap, "claude", "asked to go on", env)
         auto = ct.spawn(zap, "claude", "resumes by itself", env, "--resume-after-limit")
+        # the reset is 15 s after both have asked (their start-up, slow on a loaded
+        # machine, is not what this test waits for): time for the holds to be seen
+        wait_until(lambda: all(any(task in json.dumps(r["messages"]) for r in srv.requests)
+                               for task in ("asked to go on", "resumes by itself")), timeout=90)
+        reset = int(time.time()) + 15
+        srv.variables["reset"] = str(reset)
+        for rule in srv.rules:
+            rule["turns"][0]["http_error"]["until"] = reset
+        srv.release("limit")
         for sid in (plain, auto):
             assert zap.wait_status(sid, timeout=90) == "failed", ct.dump(zap, sid)
             assert view(zap, sid)["usage_limit"]["resets_at"] == reset

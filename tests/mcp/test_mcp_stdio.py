@@ -192,7 +192,7 @@ def test_a_late_answer_in_the_2026_era_does_not_restart_the_wait(zap, model):
 
     async def late(context, params):
         asked.append(params.message)
-        await anyio.sleep(5)  # the user answers after the wait's timeout
+        await anyio.sleep(3.5)  # the user answers after the wait's 3 s timeout
         return types.ElicitResult(action="accept", content={})
 
     async def go():

@@ -206,8 +206,8 @@ class AnthropicProtocol(Protocol):
         if turn is None:
             srv.count_side_request()
             turn = {"text": SIDE_TEXT, "_id": "side"}
-        turn = srv.fill(turn)
         srv.conversations.pause(turn)
+        turn = srv.fill(turn)  # after its hold: a variable the test set meanwhile is in
         self._answer(h, turn, body)
 
     def _answer(self, h: Handler, turn: dict[str, Any], body: dict[str, Any]) -> None:

@@ -209,8 +209,8 @@ class GeminiProtocol(Protocol):
             if found is None and stream:
                 return h.send_json(400, google_error(400, why))
             turn = found or {"text": NO_RULE_TEXT, "_id": "side"}
-        turn = self.server.fill(turn)
         self.server.conversations.pause(turn)
+        turn = self.server.fill(turn)  # after its hold: a variable set meanwhile is in
         if err := turn.get("http_error"):
             code = int(err.get("status", 500))
             if err.get("body") is not None:  # the provider's own body, verbatim

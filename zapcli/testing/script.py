@@ -47,7 +47,8 @@ Turn keys (all optional; each protocol renders them in its own wire format):
                                this many seconds later (a model generating;
                                anthropic: message_start says the call began)
 
-Strings may hold placeholders `{name}` filled from `variables`.
+Strings may hold placeholders `{name}` filled from `variables` when the turn is
+answered (after its hold: a test can set one while the call waits).
 """
 
 from __future__ import annotations
