@@ -13,8 +13,12 @@ and the person's next `git status` in the checkout runs it — as the person,
 outside every sandbox. (zapcli's own git follows includes and turns such
 settings off: `zapcli.worktrees.drivers`; the person's git does not.)
 
-The outside effect: the file the planted `core.fsmonitor` writes in
-`outside` at the person's `git status`.
+The same for `core.hooksPath` set relative in the person's global config
+(`.githooks`: git resolves it in each work tree), which `_hooks_path` does
+not read either: `.githooks/pre-commit` runs at their next commit.
+
+The outside effect: the file the planted `core.fsmonitor` (hook) writes in
+`outside` at the person's `git status` (`git commit`).
 """
 
 from __future__ import annotations
@@ -46,5 +50,28 @@ def test_an_included_git_config_cannot_be_made_to_run_code(zap, outside, include
     assert not list(outside.iterdir())  # nothing ran inside
     # the person's next git status in their checkout
     subprocess.run(["git", "status", "--short"], cwd=repo, capture_output=True, timeout=30)
+    ran = sorted(p.name for p in outside.iterdir())
+    assert ran == [], ran
+
+
+@pytest.mark.xfail(strict=True, reason="OPEN HOLE: of_root reads core.hooksPath from the repository's "
+                   "own config file only: a relative one in the person's global config (resolved "
+                   "in each work tree) leaves that folder writable to sandboxed work")
+def test_a_relative_global_hookspath_folder_is_held(zap, outside, tmp_path):
+    """The person's `git config --global core.hooksPath .githooks` (a team's
+    convention, set once for every checkout): git resolves it in each work
+    tree, so `.githooks/pre-commit` of this checkout runs at their next
+    commit. `_hooks_path` parses `.git/config` alone."""
+    glob = tmp_path / "gitconfig-global"
+    glob.write_text("[core]\n\thooksPath = .githooks\n[user]\n\tname = u\n\temail = u@u\n")
+    zap.env["GIT_CONFIG_GLOBAL"] = str(glob)
+    repo = make_repo(zap.cwd)
+    agent(zap, f"mkdir -p .githooks && printf '#!/bin/sh\\nid > {outside}/PWNED-hook\\n' "
+               "> .githooks/pre-commit && chmod +x .githooks/pre-commit")
+    assert not list(outside.iterdir())
+    (repo / "x.txt").write_text("x\n")
+    env = {**zap.env, "GIT_CONFIG_GLOBAL": str(glob)}
+    subprocess.run(["git", "add", "x.txt"], cwd=repo, env=env, capture_output=True, timeout=30)
+    subprocess.run(["git", "commit", "-qm", "x"], cwd=repo, env=env, capture_output=True, timeout=30)
     ran = sorted(p.name for p in outside.iterdir())
     assert ran == [], ran
