@@ -1,0 +1,77 @@
+"""A git config file the repository's config includes from its work tree
+(adversary round 4, on `zapcli.control` / `zapcli.control._hooks_path`).
+
+`.git` is held, so agent work never edits `.git/config`. But a repository's
+config may include another file — `git config include.path ../.gitconfig`
+is how many projects share aliases, diff drivers and `core.hooksPath`
+through a tracked file at the top. git reads that file as its own config:
+`core.fsmonitor`, `core.pager`, `core.sshCommand`, `alias.*` with `!`,
+`diff.external`, `core.hooksPath`, ... all run commands. It is not held
+(no control name; `of_root` reads `.git/config` for `core.hooksPath` but not
+what it includes), so a sandboxed subagent appends `core.fsmonitor` there
+and the person's next `git status` in the checkout runs it — as the person,
+outside every sandbox. (zapcli's own git follows includes and turns such
+settings off: `zapcli.worktrees.drivers`; the person's git does not.)
+
+The same for `core.hooksPath` set relative in the person's global config
+(`.githooks`: git resolves it in each work tree), which `_hooks_path` does
+not read either: `.githooks/pre-commit` runs at their next commit.
+
+The outside effect: the file the planted `core.fsmonitor` (hook) writes in
+`outside` at the person's `git status` (`git commit`).
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.parallel.conftest import git
+from tests.redteam.repos import agent, make_repo
+from tests.sandbox.conftest import needs_bwrap
+
+pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
+
+
+@pytest.mark.xfail(strict=True, reason="OPEN HOLE: a config file .git/config includes from the work "
+                   "tree (include.path ../.gitconfig) is git config, not held: sandboxed work "
+                   "adds core.fsmonitor and the person's next git status runs it")
+@pytest.mark.parametrize("included", [".gitconfig", "tools/git/config"])
+def test_an_included_git_config_cannot_be_made_to_run_code(zap, outside, included):
+    repo = make_repo(zap.cwd)
+    (repo / included).parent.mkdir(parents=True, exist_ok=True)
+    (repo / included).write_text("[alias]\n\tst = status -sb\n")
+    git(repo, "add", included)
+    git(repo, "commit", "-q", "-m", "shared git config")
+    git(repo, "config", "include.path", f"../{included}")
+    agent(zap, f"printf '[core]\\n\\tfsmonitor = \"id > {outside}/PWNED-include; false\"\\n' "
+               f">> {included}")
+    assert not list(outside.iterdir())  # nothing ran inside
+    # the person's next git status in their checkout
+    subprocess.run(["git", "status", "--short"], cwd=repo, capture_output=True, timeout=30)
+    ran = sorted(p.name for p in outside.iterdir())
+    assert ran == [], ran
+
+
+@pytest.mark.xfail(strict=True, reason="OPEN HOLE: of_root reads core.hooksPath from the repository's "
+                   "own config file only: a relative one in the person's global config (resolved "
+                   "in each work tree) leaves that folder writable to sandboxed work")
+def test_a_relative_global_hookspath_folder_is_held(zap, outside, tmp_path):
+    """The person's `git config --global core.hooksPath .githooks` (a team's
+    convention, set once for every checkout): git resolves it in each work
+    tree, so `.githooks/pre-commit` of this checkout runs at their next
+    commit. `_hooks_path` parses `.git/config` alone."""
+    glob = tmp_path / "gitconfig-global"
+    glob.write_text("[core]\n\thooksPath = .githooks\n[user]\n\tname = u\n\temail = u@u\n")
+    zap.env["GIT_CONFIG_GLOBAL"] = str(glob)
+    repo = make_repo(zap.cwd)
+    agent(zap, f"mkdir -p .githooks && printf '#!/bin/sh\\nid > {outside}/PWNED-hook\\n' "
+               "> .githooks/pre-commit && chmod +x .githooks/pre-commit")
+    assert not list(outside.iterdir())
+    (repo / "x.txt").write_text("x\n")
+    env = {**zap.env, "GIT_CONFIG_GLOBAL": str(glob)}
+    subprocess.run(["git", "add", "x.txt"], cwd=repo, env=env, capture_output=True, timeout=30)
+    subprocess.run(["git", "commit", "-qm", "x"], cwd=repo, env=env, capture_output=True, timeout=30)
+    ran = sorted(p.name for p in outside.iterdir())
+    assert ran == [], ran

@@ -1,0 +1,56 @@
+"""`worktree.setup` runs as the person on a tree made from a repository an
+agent made (adversary round 4, on `zapcli.runner.tree._setup` /
+`zapcli.backends.sandboxed.tree_box`).
+
+Today's fix runs a tree's teardown, and the setup of a tree made again from
+a continued subagent's branch, in the sandbox that work had: their files
+are agent work. A NEW tree's setup still runs unsandboxed, as the person,
+with the person's environment — "before any agent work". But a new tree
+holds the HEAD of whatever repository git finds around the spawn's folder,
+and a sandboxed subagent may make one below its workspace (only the top's
+`.git` is held): `sub/` made a repository whose one commit is a Makefile.
+
+The person's next `zapcli spawn --worktree` from `sub/` (or a `zapcli run`
+there whose model asks for `worktree: true`) makes a tree from that commit
+and runs their `worktree.setup: make -s setup` on the agent's Makefile,
+unsandboxed. The same for `npm ci` (package.json's scripts), `uv sync`
+(a build backend), ...
+
+The outside effect: the file the agent's `setup` target writes in `outside`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.parallel.conftest import git
+from tests.redteam.repos import COMMIT, agent, ended, make_repo
+from tests.sandbox.conftest import needs_bwrap
+
+pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
+
+
+@pytest.mark.xfail(strict=True, reason="OPEN HOLE: a new tree's worktree.setup runs unsandboxed on "
+                   "the HEAD of the repository around the spawn's folder, which a sandboxed "
+                   "subagent can make below its workspace (sub/.git): agent work, as the person")
+def test_setup_runs_unsandboxed_on_a_repository_an_agent_made(zap, outside):
+    repo = make_repo(zap.cwd)
+    (repo / "Makefile").write_text("setup:\n\t@echo setup\n")
+    git(repo, "add", "Makefile")
+    git(repo, "commit", "-q", "-m", "setup target")
+    config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.yaml").write_text("worktree:\n  setup: make -s setup\n")
+    # the injection: a sandboxed subagent in the person's checkout
+    agent(zap, "mkdir -p sub && cd sub && git init -q && "
+               f"printf 'setup:\\n\\t@id > {outside}/PWNED-setup\\n' > Makefile && "
+               f"git add Makefile && {COMMIT} base")
+    assert not list(outside.iterdir())  # the sandbox held it while it ran
+    # later: the person starts a --worktree subagent from sub/
+    zap.cwd = repo / "sub"
+    sid = zap.spawn_sh("true", "--worktree", "--sandbox", timeout=90)
+    ended(zap, sid)
+    ran = sorted(p.name for p in outside.iterdir())
+    assert ran == [], ran
