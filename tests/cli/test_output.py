@@ -42,3 +42,23 @@ def test_an_approval_is_shown_whole_escaped_and_wrapped_without_losing_a_charact
     for raw in ("\r", "\x1b", "\u202e", "\u200f", "\ue000", "\ue001"):
         assert raw not in out
     assert "⟨200 spaces⟩" in out and "⟨49 empty lines⟩" in out and tail in out
+
+
+def test_an_approval_is_wrapped_by_terminal_cells_and_shows_what_draws_nothing():
+    """A wide character takes two cells: `wrapped` breaks by cells, so its
+    line count is the rows the terminal shows (adversary round 4). Lines of
+    spaces collapse like empty ones; what takes no visible place — a
+    zero-width space, an odd space, a Hangul filler, a third combining mark
+    on one letter — is shown by its code (adversary rounds 3 and 4)."""
+    from zapcli.render.text import cells, shown, wrapped
+
+    wide = ": " + "\uff21" * 90
+    lines = wrapped(wide, 100)
+    assert [cells(line) <= 100 for line in lines] == [True, True]
+    assert "".join(line.strip() for line in lines).replace(" ", "") == wide.replace(" ", "")
+    assert cells("e\u0301") == 1 and cells("\u3164") == 2 and cells("abc") == 3
+    out = shown("a\n \n\t\n  \n \nb\u200bc\u3000d\u3164e\u0301\u0301\u0301")
+    assert out.startswith("a\n⟨4 empty lines⟩\nb")
+    for code in ("\\u200b", "\\u3000", "\\u3164", "\\u0301"):
+        assert code in out
+    assert out.count("\u0301") == 2  # two marks kept as they are, the third escaped

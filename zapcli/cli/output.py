@@ -153,7 +153,7 @@ def ask_approval(summary: str) -> bool:
     approved unseen). EOFError as `confirm`."""
     from rich.markup import escape
 
-    from zapcli.render.text import shown, wrapped
+    from zapcli.render.text import cells, shown, wrapped
 
     try:
         size = os.get_terminal_size(sys.stderr.fileno())
@@ -161,7 +161,7 @@ def ask_approval(summary: str) -> bool:
     except (OSError, ValueError):
         width, rows = 80, 24
     flat = shown(summary)
-    if "\n" not in flat and len(flat) + 10 <= width:
+    if "\n" not in flat and cells(flat) + 10 <= width:
         return confirm(f"[magenta]allow[/] {escape(flat)}?")
     lines = wrapped(summary, width)
     sys.stderr.write("\n".join(lines) + "\n")

@@ -30,17 +30,31 @@ PADDING = 24  # a run of this many spaces (or 3 empty lines) is shown by its len
 def _unseen(text: str) -> str:
     """`text` with every character that takes no visible place escaped as
     `\\uXXXX`: the invisible format characters (zero-width spaces and
-    joiners, word joiners, soft hyphens: Unicode's Cf) and every space or
-    separator but the ASCII space (U+3000, U+00A0, U+2028, ...: Zs, Zl, Zp)."""
+    joiners, word joiners, soft hyphens: Unicode's Cf), every space or
+    separator but the ASCII space (U+3000, U+00A0, U+2028, ...: Zs, Zl, Zp),
+    the letters fonts draw blank (the Hangul fillers, the blank Braille
+    pattern), and a combining mark past the second on one character (marks
+    stacked to draw over the lines around)."""
     if text.isascii():
         return text
     import unicodedata
 
-    return "".join(f"\\u{ord(c):04x}" if c != " " and unicodedata.category(c) in _UNSEEN else c
-                   for c in text)
+    out: list[str] = []
+    marks = 0
+    for c in text:
+        if unicodedata.combining(c):
+            marks += 1
+            out.append(c if marks <= MARKS else f"\\u{ord(c):04x}")
+            continue
+        marks = 0
+        out.append(f"\\u{ord(c):04x}" if c != " " and (
+            c in _BLANK or unicodedata.category(c) in _UNSEEN) else c)
+    return "".join(out)
 
 
 _UNSEEN = frozenset({"Cf", "Zs", "Zl", "Zp"})
+_BLANK = frozenset("\u115f\u1160\u3164\uffa0\u2800")  # letters and a symbol drawn as nothing
+MARKS = 2  # combining marks shown on one character; more are escaped
 
 
 def shown(text: str) -> str:
@@ -62,21 +76,46 @@ def shown(text: str) -> str:
     return text
 
 
+def cells(text: str) -> int:
+    """How many terminal cells `text` takes: a wide character (CJK,
+    fullwidth forms) two, a combining mark none, any other one."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+               for c in text)
+
+
+def _fits(line: str, room: int) -> int:
+    """How many characters of `line` fit in `room` cells (at least one)."""
+    if line.isascii():
+        return max(min(len(line), room), 1)
+    used = 0
+    for i, c in enumerate(line):
+        used += cells(c)
+        if used > room:
+            return max(i, 1)
+    return len(line)
+
+
 def wrapped(text: str, width: int, indent: str = "  ") -> list[str]:
-    """`shown(text)` as lines of at most `width` characters, each starting
-    with `indent` (a continuation with one more), broken at a space where one
-    is near: nothing is cut, however long."""
+    """`shown(text)` as lines of at most `width` terminal cells (a wide
+    character takes two), each starting with `indent` (a continuation with
+    one more), broken at a space where one is near: nothing is cut, however
+    long. So the count of lines is the count of rows the terminal shows."""
     room = max(width - len(indent) - 2, 20)
     out: list[str] = []
     for line in shown(text).split("\n"):
         first = True
         while True:
             lead = indent if first else indent + "  "
-            if len(line) <= room:
+            if cells(line) <= room:
                 out.append(lead + line)
                 break
-            cut = line.rfind(" ", room // 2, room)
-            cut = cut + 1 if cut > 0 else room
+            fit = _fits(line, room)
+            cut = line.rfind(" ", fit // 2, fit)
+            cut = cut + 1 if cut > 0 else fit
             out.append(lead + line[:cut])
             line, first = line[cut:], False
     return out
