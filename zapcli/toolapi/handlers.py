@@ -171,6 +171,10 @@ def wait(a: dict[str, Any], env: Env) -> Reply:
     from zapcli.render import poll as render_poll
     from zapcli.render import wait as render
 
+    if a["ids"] == []:  # given, and empty: nothing, as in the Python API (left out: the session's)
+        from zapcli.ops.poll import WaitResult
+
+        return _reply([("dim", render.EMPTY)], render.doc(WaitResult([], False, 0.0)), env)
     ids = env.ids(a["ids"]) if a["ids"] else env.outstanding()
     stopped: dict[str, Any] = {}  # why it stopped before they ended, for its document
     began = time.monotonic()
