@@ -81,7 +81,8 @@ def spawn(a: dict[str, Any], env: Env) -> Reply:
         if env.party is not None:
             env.party.arrive()  # each attempt is its own tree: nothing of the message's to share
         return _attempts(req, a, env)
-    res = do_spawn(req, ready=None if env.party is None else env.party.ready)
+    res = do_spawn(req, ready=None if env.party is None else env.party.ready,
+                   turn=None if env.party is None else env.party.turn)
     env.started_one(res.id)
     return _reply(render.tool_lines(res), render.doc(res), env)
 
