@@ -35,7 +35,9 @@ class RunTree:
             raise UsageError(f"{param('max_subagents')} must be 0 (no limit) or more, got {cap}")
         price = prices.configured(model, settings.prices)
         if max_cost is not None and not prices.known(model, price):
-            raise UsageError(prices.unknown_message(model))
+            from zapcli.paths import config_dir
+
+            raise UsageError(prices.unknown_message(model, str(config_dir() / "config.yaml")))
         self.run_id, self.settings = run_id, settings
         self.limits = allot.Budget(max_tokens, max_cost, cap or None)
         limited = self.limits.limited
