@@ -26,7 +26,7 @@ def export_doc(res: Any) -> dict[str, Any]:
 def written_lines(res: Any) -> Lines:
     what = {"atif": "ATIF trajectory", "perfetto": "Perfetto trace", "html": "timeline"}[res.format]
     kids = f"{res.subagents} subagent{'s' if res.subagents != 1 else ''}"
-    runs = getattr(res, "runs", ())
+    runs: tuple[str, ...] = getattr(res, "runs", ())
     if len(runs) == 1:
         kids = f"run {runs[0]} and its {kids}"
     elif runs:
