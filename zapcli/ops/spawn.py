@@ -293,12 +293,9 @@ class Prepared:
     placed: Any = None  # its place in its tree (`ops.tree.Placement`): given back if not created
 
 
-def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | None = None,
-            turn: Callable[[], None] | None = None) -> Prepared:
-    """Check and resolve one spawn; nothing is created. Raises ZapcliError.
-    `sid`: the id to give it (attempts choose their siblings' ids first);
-    `turn()`: just before its place in its tree is reserved (the spawns of
-    one model message reserve in the order given: `zapcli.agent.types.Muster`)."""
+def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | None = None, turn: Callable[[], None] | None = None) -> Prepared:
+    """Check and resolve one spawn; nothing is created. Raises ZapcliError. `sid`: the
+    id to give it (attempts choose their siblings' ids first); `turn`: as `spawn`'s."""
     if req.cwd is not None and not Path(req.cwd or "\0").is_dir():
         raise UsageError(f"{param('cwd')} {req.cwd!r} is not a directory")
     try:
@@ -320,8 +317,7 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
 
 
 def _prepare(req: SpawnRequest, settings: Settings | None, sid: str | None, cwd: Path,
-             workspace: Path, verdict: trust.Verdict,
-             turn: Callable[[], None] | None = None) -> Prepared:
+             workspace: Path, verdict: trust.Verdict, turn: Callable[[], None] | None) -> Prepared:
     settings = settings or load_settings(workspace, owners=OWNERS)
     settings = replace(settings, model=req.default_model) if req.default_model else settings
     catalog = _catalog(req, workspace)
@@ -362,7 +358,7 @@ def _prepare(req: SpawnRequest, settings: Settings | None, sid: str | None, cwd:
             raise UsageError(f"{why}. Nothing was created")
     from zapcli.ops import tree
 
-    turn and turn()
+    turn and turn()  # the spawns of one model message reserve in the order given
     placed = tree.place_or_unfunded(sid, session, str(req.cli), backend.get("model"),
                                     max_tokens=req.max_tokens, max_cost=req.max_cost,
                                     settings=settings, parent=req.parent, run=req.run,
@@ -440,12 +436,9 @@ def create(p: Prepared) -> SpawnResult:
 
 
 def spawn(req: SpawnRequest, settings: Settings | None = None, *,
-          ready: Callable[[], None] | None = None,
-          turn: Callable[[], None] | None = None) -> SpawnResult:
-    """Create and start (or queue) one subagent. Raises ZapcliError; nothing is
-    created when it does. `turn()`: just before its reservation; `ready()`:
-    between its reservation and its creation (where the spawns of one model
-    message meet, in the order given: `zapcli.agent.types.Muster`)."""
+          ready: Callable[[], None] | None = None, turn: Callable[[], None] | None = None) -> SpawnResult:
+    """Create and start (or queue) one subagent. Raises ZapcliError; nothing is created when it does. `turn()`
+    just before its reservation, `ready()` after it: one model message's spawns reserve in order, then meet (`agent.types.Muster`)."""
     prepared = prepare(req, settings, turn=turn)
     try:
         ready and ready()
