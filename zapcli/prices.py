@@ -94,10 +94,11 @@ def cost(model: str, input_tokens: int, output_tokens: int, cached_tokens: int =
     return None
 
 
-def unknown_message(model: str | None) -> str:
-    """What to do when `--max-cost` meets a model with no known price."""
+def unknown_message(model: str | None, config_file: str = "config.yaml") -> str:
+    """What to do when `--max-cost` meets a model with no known price;
+    `config_file`: where the person's config.yaml is (or would be)."""
     name = model or "MODEL"
     return (f"no price is known for model `{name}`, so --max-cost cannot be held: add its price "
-            f"to config.yaml (prices: {{{name}: {{input: 3.0, output: 15.0}}}}, USD per "
+            f"to {config_file} (prices: {{{name}: {{input: 3.0, output: 15.0}}}}, USD per "
             "million tokens; cache_read and cache_write too if it caches), pick a model the "
             "genai-prices library knows, or use --max-tokens instead")

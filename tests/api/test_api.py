@@ -58,8 +58,8 @@ def test_wait_times_out_and_kill_stops_the_tree(zap):
     killed = zapcli.kill([sid], grace=1)
     assert killed.subagents[0].stopped and killed.subagents[0].outcome == "cancelled"
     assert zapcli.poll([sid], no_wait=True).subagents[0].status is Status.CANCELLED
-    gone = zapcli.kill(["sa_20260101_0badc0de"])
-    assert gone.subagents[0].outcome == "does not exist" and not gone.subagents[0].stopped
+    with pytest.raises(zapcli.NotFound):  # as poll, output, wait and send
+        zapcli.kill(["sa_20260101_0badc0de"])
 
 
 def test_errors_are_one_family_spelled_for_python(zap):
@@ -133,3 +133,58 @@ def test_arguments_of_the_wrong_type_are_a_usage_error_naming_them(zap):
         with pytest.raises(zapcli.UsageError, match=said):
             call()
     assert zap.json("list", "--all")["subagents"] == []
+
+
+def test_an_empty_list_of_ids_is_nothing_to_wait_for(zap):
+    """A script whose list of ids happened to be empty: `zapcli.wait([])`
+    waited for every running subagent of the session (work it never
+    started). Only None (the default) means the session's; an empty list or
+    tuple is nothing — answered at once, empty — by wait, poll and kill, and
+    in the event loop too."""
+    import asyncio
+    import time
+
+    from zapcli.api import aio
+
+    other = zapcli.spawn("sleep 60", cli="sh").id  # the session's, not the script's
+    try:
+        for empty in ([], (), iter(())):
+            began = time.monotonic()
+            done = zapcli.wait(empty, timeout=5)
+            assert done.subagents == () and not done.timed_out and done.exit_code == 0, empty
+            assert time.monotonic() - began < 2
+            assert zapcli.poll(empty).subagents == ()
+            assert zapcli.kill(empty).subagents == ()
+        assert asyncio.run(aio.wait([], timeout=5)).subagents == ()
+        assert asyncio.run(aio.poll([])).subagents == ()
+        assert zapcli.poll(other, no_wait=True).subagents[0].status is Status.RUNNING
+        assert zapcli.wait(timeout=0).subagents[0].id == other  # None: the session's
+        with pytest.raises(zapcli.UsageError):
+            zapcli.kill()  # no ids and not all: nothing says what to stop
+    finally:
+        zapcli.kill([other], grace=1)
+
+
+def test_unknown_ids_and_names_raise_the_documented_errors(zap):
+    """`kill` of an id that does not exist raises NotFound as poll, output,
+    wait and send do (it answered `Killed(outcome='does not exist')`), and
+    stops nothing of the ids given with it; an unknown agent definition is
+    NotFound too (it was the bare ZapcliError), its code kept."""
+    alive = zapcli.spawn("sleep 60", cli="sh").id
+    try:
+        for call in (lambda: zapcli.kill(["sa_20260101_0badc0de"]),
+                     lambda: zapcli.kill([alive, "sa_20260101_0badc0de"]),
+                     lambda: zapcli.kill("deadbeef"),
+                     lambda: zapcli.output("sa_20260101_0badc0de"),
+                     lambda: zapcli.send("sa_20260101_0badc0de", "hi")):
+            with pytest.raises(zapcli.NotFound) as info:
+                call()
+            assert info.value.code == "not_found" and "does not exist" in str(info.value)
+        assert zapcli.poll(alive, no_wait=True).subagents[0].status is Status.RUNNING
+        with pytest.raises(zapcli.NotFound) as unknown:
+            zapcli.spawn("look around", agent="no-such-agent")
+        assert unknown.value.code == "definition_unknown" and unknown.value.exit_code == 1
+        assert "no subagent definition named 'no-such-agent'" in str(unknown.value)
+    finally:
+        zapcli.kill([alive], grace=1)
+    assert zap("spawn", "--agent", "no-such-agent", "x").returncode == 1

@@ -48,3 +48,39 @@ def test_poll_kill_and_rm_answer_the_others_on_stdout_and_the_unknown_on_stderr(
     assert doc[1]["status"] == "completed"
     res = zap("call", json.dumps({"action": "poll", "ids": [unknown, sid]}))
     assert res.returncode == 1 and f"{unknown} does not exist" in res.out  # a tool: in place
+
+
+@pytest.mark.timeout(180)
+def test_a_run_id_is_said_as_a_run_and_replay_and_usage_take_it(zap, model):
+    """After a `zapcli run` ended, every verb given its id said "run_… does
+    not exist (not a subagent id: ids look like sa_…)" though its record
+    exists: now each says what it is and what shows it; `replay` shows the
+    run's own conversation and `usage RUN` its figures (it was "Got
+    unexpected extra argument(s)"). An unknown run id still does not exist."""
+    model([{"match": "hello run", "turns": [{"text": "run says hi",
+                                              "usage": {"prompt_tokens": 70, "completion_tokens": 5}}]}])
+    doc = json.loads(zap("run", "--json", "--", "hello run", timeout=120).stdout)
+    run_id = doc["run_id"]
+    said = (f"zapcli: error: {run_id} is a `zapcli run`, not a subagent: `zapcli replay {run_id}` "
+            f"and `zapcli export {run_id}` show it; its subagents are in session {run_id} "
+            f"(ZAPCLI_SESSION={run_id} zapcli list)\n")
+    for cmd in COMMANDS:
+        if cmd[0] == "replay":
+            continue
+        args = [a.format(id=run_id) for a in cmd] if "{id}" in cmd else [*cmd, run_id]
+        res = zap(*args)
+        assert (res.returncode, res.out, res.err) == (1, "", said), args
+    shown = zap("replay", run_id)
+    assert shown.returncode == 0 and "run says hi" in shown.out and "hello run" in shown.out, shown
+    records = zap.json("replay", run_id)["records"]
+    assert records[0]["type"] == "spawn" and records[0]["run"] is True
+    assert records[-1]["type"] == "status" and records[-1]["status"] == "completed"
+    usage = zap.json("usage", run_id)["sessions"]
+    assert [s["session"] for s in usage] == [run_id] and usage[0]["own"]["input_tokens"] == 70, usage
+    assert zap.json("usage", run_id) == zap.json("usage", env={"ZAPCLI_SESSION": run_id})
+    bad = zap("usage", "sa_20260101_deadbeef")
+    assert bad.returncode == 2 and "zapcli poll" in bad.err, bad.err
+    gone = "run_20260101_0badc0de"
+    for args in (("replay", gone), ("usage", gone), ("poll", gone)):
+        res = zap(*args)
+        assert res.returncode == 1 and f"{gone} does not exist" in res.err, (args, res.err)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -32,6 +33,16 @@ def test_wait_without_ids_waits_for_this_sessions_unfinished_ones_on_cli_and_cal
     again = zap("call", json.dumps({"action": "wait", "ids": []}))
     assert again.returncode == 0 and "nothing to wait for" in again.out
     assert "action list shows" in again.out
+    # `ids: []` given is nothing to wait for, as in the Python API — never the session's
+    # work (it waited for every running one); leaving `ids` out is the session's
+    running = zap.spawn_sh("sleep 30")
+    began = time.monotonic()
+    empty = zap("call", json.dumps({"action": "wait", "ids": [], "timeout": 20}))
+    assert empty.returncode == 0 and time.monotonic() - began < 10, empty.out
+    assert "`ids` is empty: nothing to wait for" in empty.out and running not in empty.out
+    assert json.loads(zap("call", "--json", json.dumps(
+        {"action": "wait", "ids": [], "timeout": 20})).out)["subagents"] == []
+    zap("kill", running)
     # another session's subagents are not this session's work
     other = zap.spawn_sh("sleep 30")
     mine = zap("wait", "--timeout", "0", env={"ZAPCLI_SESSION": "someone-else"})

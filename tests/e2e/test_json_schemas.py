@@ -192,7 +192,10 @@ def test_steering_approvals_definitions_and_run(zap, agent, tmp_path):
     run_json(zap, "agent-change", "agents", "model", "checker", "other-model")
     run_json(zap, "agent-change", "agents", "copy", "checker", "--as", "checker-two")
     run_json(zap, "agent-change", "agents", "delete", "checker")
-    run_json(zap, "run", "run", "--approval", "full", "--no-sandbox", "--", "lead", timeout=120)
+    run_id = run_json(zap, "run", "run", "--approval", "full", "--no-sandbox", "--", "lead",
+                      timeout=120)["run_id"]
+    run_json(zap, "replay", "replay", run_id)  # a run's own trail, as a subagent's
+    run_json(zap, "usage", "usage", run_id)
 
 
 def test_the_board(zap):

@@ -25,6 +25,8 @@ def test_a_dollar_budget_on_an_unpriced_model_is_refused_at_spawn(zap, model):
         proc = zap(*args)
         assert proc.returncode in (1, 2), (args, proc.out, proc.err)
         assert "no price is known for model `scripted`" in proc.err and "prices:" in proc.err
+        # where that config.yaml is (ZAPCLI_CONFIG_HOME here), not only its name
+        assert f"{zap.home.parent / 'config' / 'config.yaml'}" in proc.err, proc.err
     folder = zap.home / "subagents"
     assert not folder.exists() or not list(folder.glob("*.jsonl"))  # nothing was created
 
@@ -52,11 +54,24 @@ def test_run_max_cost_holds_and_usage_shows_cost_per_subagent_tree_and_session(z
     assert session["tree"]["cost_usd"] == pytest.approx(tree) and session["max_cost"] == 0.02
     for sid in doc["subagents"]:
         child = zap.json("poll", "--no-wait", sid, env=env)["subagents"][0]
-        assert child["reason"].startswith("token budget: $"), child
+        assert child["reason"].startswith("cost budget: $"), child  # dollars: not "token budget"
         row = next(s for s in session["subagents"] if s["id"] == sid)
         assert row["cost_usd"] == pytest.approx(child["cost_usd"]) and child["cost_usd"] > 0
     text = zap("usage", env=env).out
     assert f"{dollars(tree)} of $0.02 (" in text, text
+
+
+def test_a_run_stopped_by_its_dollar_budget_says_cost_budget(zap, model):
+    """A run whose next call would pass its --max-cost ends saying "cost
+    budget: $… of $…" (it said "token budget: $0.0165 of $0.03")."""
+    _prices(zap, "prices:\n  scripted: {input: 1.0, output: 2.0}\n")
+    model([{"match": "spend alone", "loop": True, "turns": [
+        {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*"}}],
+         "usage": {"prompt_tokens": 9000, "completion_tokens": 1000}}]}])
+    proc = zap("run", "--max-cost", "0.02", "--json", "--", "spend alone", timeout=120)
+    doc = json.loads(proc.stdout)
+    assert doc["status"] == "failed" and doc["reason"].startswith("cost budget: $"), doc
+    assert "token" not in doc["reason"].split(":")[0] and "of $0.02" in doc["reason"], doc
 
 
 def test_the_price_library_prices_a_known_model(zap, model):

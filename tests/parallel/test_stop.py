@@ -230,6 +230,36 @@ def test_a_subagents_question_answered_with_the_signal_is_denied(zap):
 
 
 @pytest.mark.timeout(180)
+def test_a_question_left_open_at_ctrl_c_is_denied_as_a_question(zap):
+    """Ctrl-C while the run's subagent's question waits at its terminal, no
+    answer typed: the request is denied saying the run was stopped before
+    anyone answered — it said "its run … ended first (the result never
+    reached the run)", words for a result."""
+    import os
+
+    from tests.cli.test_run_approvals_pty import _parent_script, _run
+    from zapcli.testing import ScriptedServer
+
+    with ScriptedServer(_parent_script("openquestion", 1)) as srv:
+        term = _run(zap, srv, "openquestion")
+        try:
+            term.expect(b"(n):")
+            [sid] = [s["id"] for s in zap.json("list", "--all")["subagents"]]
+            term.proc.send_signal(signal.SIGINT)
+            code = term.proc.wait(60)
+        finally:
+            if term.proc.poll() is None:
+                term.proc.kill()
+            os.close(term.master)
+    wait_until(lambda: _runners_gone(zap), timeout=30)
+    assert code == 130
+    decisions = [r for r in zap.json("replay", sid)["records"] if r["type"] == "approval_decision"]
+    assert [d["decision"] for d in decisions] == ["deny"], decisions
+    assert decisions[0]["reason"].endswith("was stopped before anyone answered"), decisions
+    assert not (zap.cwd / "out.txt").exists()
+
+
+@pytest.mark.timeout(180)
 def test_a_run_started_with_nohup_outlives_its_terminal(zap, model):
     """`nohup zapcli run ...`: SIGHUP is ignored by whoever started it, so the
     closed terminal does not end the run; it waits for its result and ends

@@ -50,3 +50,27 @@ def test_rows_name_their_task_show_tokens_whole_and_follow_start_time(zap, model
     for r in rows:
         assert r["tok"].startswith("123.5k in / 7.9k out"), r
         assert r["tokWhole"], r
+
+
+def test_a_runs_timeline_counts_its_subagents_as_list_does(zap, model, tmp_path):
+    """`zapcli timeline` of a run's session said "3 subagents" where `list`
+    says 2: the run itself is the run, not a subagent — on the command's line,
+    the page's summary, and `export`'s."""
+    model([{"match": "lead", "turns": [
+        {"tool_calls": [{"name": "subagent", "arguments": {"action": "spawn", "task": f"kid {n}"}}
+                        for n in (1, 2)]},
+        {"tool_calls": [{"name": "subagent", "arguments": {"action": "wait", "timeout": 60}}]},
+        {"text": "both done"}]},
+        {"match": "kid", "loop": True, "turns": [{"text": "kid report"}]}])
+    doc = json.loads(zap("run", "--json", "--", "lead two kids", timeout=120).stdout)
+    run_id = doc["run_id"]
+    listed = zap.json("list", env={"ZAPCLI_SESSION": run_id})["subagents"]
+    assert len(listed) == 2
+    page = tmp_path / "run.html"
+    proc = zap("timeline", "--session", run_id, "--html", str(page))
+    assert proc.returncode == 0, proc.err
+    assert f"of run {run_id} and its 2 subagents" in proc.out, proc.out
+    assert "1 run, 2 subagents," in page.read_text()
+    assert zap.json("timeline", "--session", run_id, "--html", str(page))["subagents"] == 2
+    exported = zap("export", run_id, "-o", str(tmp_path / "run.json"))
+    assert f"of run {run_id} and its 2 subagents" in exported.out, exported.out

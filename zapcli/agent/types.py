@@ -68,9 +68,12 @@ class Muster:
     them reserves its allotment, then waits (`Party.ready`) until every call
     of the message has done so or will not (C41: children spawned in one
     message reserve before any of them starts, so a child that spends at once
-    cannot leave a later sibling nothing). Every party arrives exactly once:
-    a spawn after its reservation, any other call as it starts, and the loop
-    for a call that never reached the tool (denied, failed, stopped)."""
+    cannot leave a later sibling nothing). They reserve in the order the
+    model gave them (`Party.turn`): a limit (--max-subagents, the budget)
+    refuses the ones past it, never whichever thread came last. Every party
+    arrives exactly once: a spawn after its reservation, any other call as it
+    starts, and the loop for a call that never reached the tool (denied,
+    failed, stopped)."""
 
     WAIT_S = 20.0  # a sibling slower than this (a person asked) no longer holds the rest
 
@@ -78,31 +81,48 @@ class Muster:
         import threading
 
         self._left = parties
+        self._arrived = [False] * parties
+        self._made = 0
         self._cond = threading.Condition()
 
     def party(self) -> Party:
-        return Party(self)
+        with self._cond:
+            index, self._made = self._made, self._made + 1
+        return Party(self, index)
 
-    def arrive(self) -> None:
+    def arrive(self, index: int | None = None) -> None:
         with self._cond:
             self._left -= 1
+            if index is not None and index < len(self._arrived):
+                self._arrived[index] = True
             self._cond.notify_all()
 
     def wait(self, timeout: float) -> None:
         with self._cond:
             self._cond.wait_for(lambda: self._left <= 0, timeout=timeout)
 
+    def wait_before(self, index: int, timeout: float) -> None:
+        """Until every call given before `index` has arrived (or `timeout`)."""
+        with self._cond:
+            self._cond.wait_for(lambda: all(self._arrived[:index]), timeout=timeout)
+
 
 class Party:
-    """One call's place in a Muster; arriving twice counts once."""
+    """One call's place in a Muster (`index`: its place in the message);
+    arriving twice counts once."""
 
-    def __init__(self, muster: Muster):
-        self._muster, self._arrived = muster, False
+    def __init__(self, muster: Muster, index: int = 0):
+        self._muster, self._arrived, self.index = muster, False, index
 
     def arrive(self) -> None:
         if not self._arrived:
             self._arrived = True
-            self._muster.arrive()
+            self._muster.arrive(self.index)
+
+    def turn(self) -> None:
+        """Wait until the calls given before this one have reserved (or will
+        not): a spawn reserves in the model's order."""
+        self._muster.wait_before(self.index, Muster.WAIT_S)
 
     def ready(self) -> None:
         """Arrive, then wait for the rest of the message's calls."""

@@ -95,6 +95,8 @@ async def poll(ids: verbs.Ids, *, wait_secs: int | None = None, no_wait: bool = 
     from zapcli.ops import poll as ops
 
     try:
+        if ids is not None and not verbs.id_list(ids):  # an empty list: none, at once
+            return await _in_thread(verbs.poll, [], wait_secs=wait_secs, no_wait=no_wait)  # type: ignore[no-any-return]
         asked, budget = ops.poll_plan(verbs.id_list(ids), wait_secs=wait_secs, no_wait=no_wait)
         settings = await _in_thread(verbs.settings)
         start = time.monotonic()
@@ -122,7 +124,9 @@ async def wait(ids: verbs.Ids | None = None, *, timeout: float | None = None,
     from zapcli.ops import poll as ops
 
     try:
-        given = verbs.id_list(ids) or await _in_thread(ops.outstanding)
+        given = verbs.given_ids(ids)  # None: the session's; an empty list: nothing
+        if given is None:
+            given = await _in_thread(ops.outstanding)
         asked = ops.wait_plan(given, timeout)
         if not asked:
             return verbs.wait_result(ops.WaitResult([], False, 0.0))

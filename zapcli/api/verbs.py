@@ -80,6 +80,35 @@ def id_list(ids: Ids | None) -> list[str]:
     return [ids] if isinstance(ids, str) else [str(i) for i in ids]
 
 
+def given_ids(ids: Ids | None) -> list[str] | None:
+    """The ids a caller gave: None when it gave none (the verb's default, e.g.
+    the session's for `wait`); an empty list or tuple is an empty list —
+    nothing to look at, never "all of them" (a script whose list happened to
+    be empty must not wait on work it never started)."""
+    return None if ids is None else id_list(ids)
+
+
+def existing(ids: list[str]) -> list[str]:
+    """`ids`, each resolved; NotFound naming each one that names no subagent
+    (before anything is done to the others)."""
+    from zapcli.trail import store
+
+    found, missing = [], []
+    for value in ids:
+        try:
+            path = store.path_for(value)
+        except NotFound as exc:
+            missing.append(exc.message)
+            continue
+        if path.exists() or path.is_symlink():  # a damaged or planted one is kill's to say
+            found.append(path.name[:-len(".jsonl")])
+        else:
+            missing.append(f"{path.name[:-len('.jsonl')]} does not exist")
+    if missing:
+        raise NotFound("; ".join(missing))
+    return found
+
+
 def _typed(name: str, value: Any, kinds: tuple[type, ...], what: str) -> None:
     """A UsageError naming `name` when `value` is none of `kinds` (a bool is
     no number here)."""
@@ -195,10 +224,17 @@ def poll_result(res: Any) -> PollResult:
 def poll(ids: Ids, *, wait_secs: int | None = None, no_wait: bool = False) -> PollResult:
     """Status and output so far of each subagent (as `zapcli poll`): waits
     up to 5 s + `wait_secs` (0-30) for them to end or ask for approval;
-    `no_wait` looks once. Raises NotFound for an id that does not exist."""
+    `no_wait` looks once; an empty list: none, at once. Raises NotFound for
+    an id that does not exist."""
     from zapcli.ops.poll import poll as do_poll
+    from zapcli.ops.poll import poll_plan
+    from zapcli.ops.poll import poll_result as empty
 
-    return poll_result(do_poll(id_list(ids), settings(), wait_secs=wait_secs, no_wait=no_wait))
+    asked = id_list(ids)
+    if ids is not None and not asked:
+        poll_plan(["-"], wait_secs=wait_secs, no_wait=no_wait)  # its options checked all the same
+        return poll_result(empty([], 0.0))
+    return poll_result(do_poll(asked, settings(), wait_secs=wait_secs, no_wait=no_wait))
 
 
 def wait_result(res: Any) -> WaitResult:
@@ -213,14 +249,16 @@ def wait_result(res: Any) -> WaitResult:
 def wait(ids: Ids | None = None, *, timeout: float | None = None,
          any: bool = False) -> WaitResult:  # noqa: A002 - the CLI's --any
     """Block until every subagent in `ids` has ended (`any`: one of them),
-    or `timeout` seconds pass (0: look once); no ids: every subagent of this
-    session that has not ended. Woken by an end at once (inotify), not by
-    polling. Raises NotFound for an id that does not exist."""
+    or `timeout` seconds pass (0: look once); `ids` None: every subagent of
+    this session that has not ended; an empty list: nothing to wait for, at
+    once. Woken by an end at once (inotify), not by polling. Raises NotFound
+    for an id that does not exist."""
     from zapcli.ops.poll import outstanding
     from zapcli.ops.poll import wait as do_wait
 
-    return wait_result(do_wait(id_list(ids) or outstanding(), settings(), timeout_s=timeout,
-                               any_=any))
+    asked = given_ids(ids)
+    return wait_result(do_wait(outstanding() if asked is None else asked, settings(),
+                               timeout_s=timeout, any_=any))
 
 
 @spelled
@@ -242,12 +280,18 @@ def list_(*, all: bool = False, status: str | None = None,  # noqa: A002 - the C
 def kill(ids: Ids | None = None, *, all: bool = False,  # noqa: A002 - the CLI's --all
          grace: float | None = None) -> KillResult:
     """Stop subagents and their whole process trees (SIGTERM, SIGKILL after
-    `grace` seconds); `all`: every running and queued one of this session.
-    Each id answers on its own (`Killed.outcome`, "does not exist" too)."""
+    `grace` seconds); `all`: every running and queued one of this session;
+    an empty list: none. Each id answers on its own (`Killed.outcome`:
+    "cancelled", "already completed", ...). Raises NotFound, stopping none,
+    when an id does not exist."""
     from zapcli.ops.kill import kill as do_kill
     from zapcli.render import kill as render
 
-    doc = as_printed(render.doc(do_kill(id_list(ids), settings(), grace_s=grace, all_=all)))
+    asked = given_ids(ids)
+    if asked is not None and not asked and not all:
+        return KillResult((), as_printed(render.doc([])))
+    doc = as_printed(render.doc(do_kill(existing(asked or []), settings(), grace_s=grace,
+                                        all_=all)))
     return KillResult(tuple(Killed(e["id"], e["outcome"], e["pid"], e["signals"], e["error"])
                             for e in doc["subagents"]), doc)
 

@@ -167,7 +167,9 @@ def check_money(max_cost: float | None, cli: str, model: str | None,
     from zapcli import prices
 
     if not prices.known(model, price):
-        raise UsageError(prices.unknown_message(model))
+        from zapcli.paths import config_dir
+
+        raise UsageError(prices.unknown_message(model, str(config_dir() / "config.yaml")))
 
 
 def fund(owner: str, sid: str, cli: str, model: str | None, price: dict[str, float] | None, *,

@@ -22,6 +22,7 @@ from zapcli.money import dollars
 
 Sink = Callable[[str, dict[str, Any]], None]
 REASON = "token budget"
+COST_REASON = "cost budget"  # a --max-cost reached: said in dollars, and named so
 RETURN_POLL_S = 0.25  # how often a wait for subagents' returning shares looks again
 
 
@@ -117,7 +118,7 @@ class Meter:
             return (f"{REASON}: {self.tokens + more_t + held_t:,} tokens used{sub}, past "
                     f"{self.who} {self.max_tokens:,}; stopped at the call that passed it")
         if self.max_cost is not None and self.cost + more_c + held_c > self.max_cost:
-            return (f"{REASON}: {dollars(self.cost + more_c + held_c)} spent{sub}, past "
+            return (f"{COST_REASON}: {dollars(self.cost + more_c + held_c)} spent{sub}, past "
                     f"{self.who} {dollars(self.max_cost)}; stopped at the call that passed it")
         return None
 
@@ -140,6 +141,6 @@ class Meter:
             spent = self.cost + held_c
             nxt = self._next_cost(upcoming)
             if spent + nxt > self.max_cost:
-                return ("failed", f"{REASON}: {dollars(spent)} of {self.who} {dollars(self.max_cost)} spent, "
+                return ("failed", f"{COST_REASON}: {dollars(spent)} of {self.who} {dollars(self.max_cost)} spent, "
                                   f"and the next model call (about {dollars(nxt)}) would pass it")
         return None

@@ -129,6 +129,14 @@ class TreeBudget:
         return max(tokens / b.max_tokens if b.max_tokens else 0.0,
                    cost / b.max_cost if b.max_cost else 0.0)
 
+    def name(self, tokens: int, cost: float) -> str:
+        """"cost budget" when dollars are the nearer limit (or the only one),
+        else "token budget": what a reason calls the budget it reached."""
+        b = self.limits
+        by_cost = cost / b.max_cost if b.max_cost else -1.0
+        by_tokens = tokens / b.max_tokens if b.max_tokens else -1.0
+        return "cost budget" if b.max_cost and by_cost >= by_tokens else REASON
+
     def said(self, tokens: int, cost: float) -> str:
         b = self.limits
         parts = ([f"{tokens:,} of {b.max_tokens:,} tokens"] if b.max_tokens else []) + \
@@ -142,7 +150,7 @@ class TreeBudget:
         if self.told or share < NOTICE_AT or share >= 1:
             return []
         self.told = True
-        return [f"[token budget] {self.said(tokens, cost)} used by this run and its subagents "
+        return [f"[{self.name(tokens, cost)}] {self.said(tokens, cost)} used by this run and its subagents "
                 f"({100 * share:.0f}%). At 100% no new subagent starts and the running ones are "
                 "stopped: finish with what you have."]
 
@@ -153,7 +161,8 @@ class TreeBudget:
             if self.share(tokens, cost) < 1:
                 return None
             self.spent_out.set()
-            why = f"{REASON}: the run {self.run_id} spent its budget ({self.said(tokens, cost)})"
+            why = (f"{self.name(tokens, cost)}: the run {self.run_id} spent its budget "
+                   f"({self.said(tokens, cost)})")
             answered = Outcome(Status.COMPLETED, 0, "its final answer had arrived when the run's "
                                                     "budget was spent")
             for sid in sessions.members(self.run_id):
@@ -198,7 +207,7 @@ class TreeBudget:
 
     def stop_reason(self) -> tuple[str, str]:
         tokens, cost = self.spent()
-        return ("failed", f"{REASON} exceeded ({self.said(tokens, cost)}, this run and its "
+        return ("failed", f"{self.name(tokens, cost)} exceeded ({self.said(tokens, cost)}, this run and its "
                           "subagents)")
 
     def watch(self, stop: threading.Event, every_s: float = 0.5) -> threading.Thread:

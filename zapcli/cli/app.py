@@ -188,12 +188,12 @@ def output(
 
 @app.command()
 def replay(
-    id: str = typer.Argument(..., help="Subagent id.", metavar="ID"),
+    id: str = typer.Argument(..., help="Subagent id, or a `zapcli run`'s (run_…): its own conversation.", metavar="ID"),
     raw: bool = typer.Option(False, "--raw", help="Print the JSONL records themselves.", metavar=""),
     since: Optional[int] = typer.Option(None, "--since", help="Only records after this seq.", metavar="SEQ"),
     json: bool = JSON,
 ) -> None:
-    """Show everything a subagent did, from its trail.
+    """Show everything a subagent (or a `zapcli run`) did, from its trail.
 
     Each record on one line; a shell command (--cli sh), whose work no record
     holds, ends with its output and stderr folded as poll folds them, and its
@@ -299,6 +299,7 @@ def deny(
 
 @app.command()
 def usage(
+    run: Optional[str] = typer.Argument(None, help="A `zapcli run`'s id: its figures and its subagents' (its session's). Default: this session.", metavar="RUN"),
     all: bool = typer.Option(False, "--all", help="Every session, not just this one.", metavar=""),
     json: bool = JSON,
 ) -> None:

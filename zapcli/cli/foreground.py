@@ -357,11 +357,12 @@ def _finish(result: Any, run_id: str, sink: _TerminalSink, sub: Any, tree: Any, 
             "approval and were denied without asking: at a terminal you are asked; "
             "--approval full allows them\n")
     reason = result.reason
-    if reason and reason.startswith("token budget") and tree.budget is not None:
+    if reason and reason.startswith(("token budget", "cost budget")) and tree.budget is not None:
         figures = closed[1]  # the tree has ended: its figures are final, as usage shows them
-        reason = (f"token budget exceeded ({tree.budget.said(figures.total, figures.cost)}, "
+        kind = tree.budget.name(figures.total, figures.cost)  # dollars: "cost budget"
+        reason = (f"{kind} exceeded ({tree.budget.said(figures.total, figures.cost)}, "
                   "this run and its subagents)") if tree.budget.share(figures.total, figures.cost) >= 1 \
-            else (f"token budget: {tree.budget.said(figures.total, figures.cost)} used by this run "
+            else (f"{kind}: {tree.budget.said(figures.total, figures.cost)} used by this run "
                   "and its subagents, and its next model call would not fit")
     if json:
         emit_run(run_id, result.status, reason, result.report, sub, tree.own(), closed)

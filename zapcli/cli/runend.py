@@ -260,7 +260,7 @@ def left_running(sub: Any) -> list[str]:
     return running
 
 
-def close(tree: Any, sub: Any, run_id: str) -> Any:
+def close(tree: Any, sub: Any, run_id: str, stopped: bool = False) -> Any:
     """End the run's tree (nothing outlives the run) and say what never
     reached it. A child's pending approval request is denied with that reason
     as it is stopped (`lifecycle.ending`)."""
@@ -270,7 +270,7 @@ def close(tree: Any, sub: Any, run_id: str) -> Any:
     if running:
         say(f"zapcli: note: stopping {len(running)} subagent(s) of this run still "
             f"running ({' '.join(running)}): a run's subagents never outlive it\n")
-    closed = tree.close(sub)
+    closed = tree.close(sub, stopped)
     try:
         say_undelivered(closed[0], run_id)
     except (OSError, ValueError):  # stderr was a terminal that has closed
@@ -297,7 +297,7 @@ def interrupted(exc: BaseException, run_id: str, sub: Any, tree: Any, json: bool
             "interrupted (Ctrl-C); its subagents were stopped"
         said = f"run {run_id} stops (Ctrl-C), and its subagents with it"
     say(f"zapcli: interrupted: {said}\n")
-    closed = close(tree, sub, run_id)
+    closed = close(tree, sub, run_id, stopped=True)
     if json:
         emit_run(run_id, status, why, None, sub, tree.own(), closed, running=running,
                  error={"code": "interrupted", "message": why, "exit_code": code})

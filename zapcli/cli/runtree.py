@@ -35,7 +35,9 @@ class RunTree:
             raise UsageError(f"{param('max_subagents')} must be 0 (no limit) or more, got {cap}")
         price = prices.configured(model, settings.prices)
         if max_cost is not None and not prices.known(model, price):
-            raise UsageError(prices.unknown_message(model))
+            from zapcli.paths import config_dir
+
+            raise UsageError(prices.unknown_message(model, str(config_dir() / "config.yaml")))
         self.run_id, self.settings = run_id, settings
         self.limits = allot.Budget(max_tokens, max_cost, cap or None)
         limited = self.limits.limited
@@ -64,9 +66,10 @@ class RunTree:
     def check(self, upcoming: int) -> tuple[str, str] | None:
         return self.budget.check(upcoming) if self.budget else self.meter.check(upcoming)
 
-    def close(self, sub: Any) -> tuple[list[dict[str, Any]], Any]:
-        """The run ends: stop every subagent of its tree still running (`completed`
-        when its final answer had arrived), settle them all; return the results
+    def close(self, sub: Any, stopped: bool = False) -> tuple[list[dict[str, Any]], Any]:
+        """The run ends (`stopped`: by a signal): stop every subagent of its tree still
+        running (`completed` when its final answer had arrived), its pending questions
+        denied, settle them all; return the results
         that reached nobody — its own (and those it took over) its model never
         saw, and descendants stopped now — and the tree's final figures."""
         from zapcli.lifecycle import session as sessions
@@ -75,16 +78,19 @@ class RunTree:
         from zapcli.trail.model import Outcome, Status
 
         why = f"its run {self.run_id} ended first (the result never reached the run)"
-        stopped = set(stop_all(sessions.members(self.run_id), Outcome(Status.CANCELLED, None, why),
-                               self.settings, answered=Outcome(
-                                   Status.COMPLETED, 0, "its final answer had arrived when its "
-                                   "run ended")))
+        unasked = (f"its run {self.run_id} {'was stopped' if stopped else 'ended'} before "
+                   "anyone answered")  # a question's end, not a result's
+        stopped_ids = set(stop_all(sessions.members(self.run_id),
+                                   Outcome(Status.CANCELLED, None, why), self.settings,
+                                   answered=Outcome(Status.COMPLETED, 0, "its final answer had "
+                                                    "arrived when its run ended"),
+                                   unasked=unasked))
         figures, views = tree_figures(self.run_id, self.own())
         seen, ours = set(sub.env.announced), set(sub.started)
         undelivered = []
         for v in views:
             # a descendant that ended while its own parent lived reached that parent
-            if v.id in seen or (v.id not in ours and v.id not in stopped):
+            if v.id in seen or (v.id not in ours and v.id not in stopped_ids):
                 continue
             first = (v.report or v.reason or "").strip().split("\n")[0][:200]
             undelivered.append({"id": v.id, "status": str(v.status), "parent": v.parent,

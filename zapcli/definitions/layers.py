@@ -23,7 +23,7 @@ from zapcli import trust
 from zapcli.boundedread import read_at_most
 from zapcli.definitions.kept import Kept
 from zapcli.definitions.model import LAYERS, MAX_FILE_BYTES, Definition, Diagnostic
-from zapcli.errors import ZapcliError
+from zapcli.errors import NotFound, ZapcliError
 from zapcli.paths import config_dir
 from zapcli.plain import field, plain
 from zapcli.plugins import may_declare
@@ -268,9 +268,10 @@ def invalid_error(name: str, entry: Entry) -> ZapcliError:
     return ZapcliError("\n".join(lines), code="definition_invalid")
 
 
-def unknown_error(name: str, catalog: Catalog, disabled: set[str] | None = None) -> ZapcliError:
+def unknown_error(name: str, catalog: Catalog, disabled: set[str] | None = None) -> NotFound:
     """"no subagent definition named …" with a did-you-mean and the names that
-    would run (`disabled` ones left out)."""
+    would run (`disabled` ones left out): a NotFound (exit 1, as an id that
+    names nothing), its code `definition_unknown`."""
     names = [n for n in catalog.names() if n not in (disabled or set())]
     from difflib import get_close_matches  # only to say what was meant
 
@@ -290,7 +291,7 @@ def unknown_error(name: str, catalog: Catalog, disabled: set[str] | None = None)
             str(d) for d in broken[0].diagnostics)
     else:
         message += f"; available: {', '.join(names)}" if names else ""
-    return ZapcliError(message, code="definition_unknown")
+    return NotFound(message, code="definition_unknown")
 
 
 def resolve(name: str | None, workspace: Path, *, catalog: Catalog | None = None,
@@ -299,7 +300,7 @@ def resolve(name: str | None, workspace: Path, *, catalog: Catalog | None = None
 
     Raises ZapcliError (exit 1): code `definition_invalid` with every
     `file:line:col: message` and hint when the named file is broken;
-    `definition_unknown` with a did-you-mean; `definition_disabled`.
+    `definition_unknown` (a NotFound) with a did-you-mean; `definition_disabled`.
     """
     name = name or DEFAULT_AGENT
     catalog = catalog or discover(workspace)

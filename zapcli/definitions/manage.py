@@ -32,7 +32,7 @@ from zapcli.definitions.model import Definition, Diagnostic
 from zapcli.definitions.schema import NAME_RE, parse_definition
 from zapcli.definitions.store import Switch, Switches, model_origin
 from zapcli.definitions.yamlload import MAX_FILE_BYTES, read_text
-from zapcli.errors import UsageError, ZapcliError
+from zapcli.errors import NotFound, UsageError, ZapcliError
 from zapcli.paths import write_private
 from zapcli.plain import replace
 
@@ -271,7 +271,7 @@ def delete_agent(name: str, workspace: Path, *, scope: str | None = None,
         scope_dir(scope, workspace)
         found = [e for e in catalog.entries if e.name == name and e.layer == scope]
         if not found:
-            raise ZapcliError(f"'{name}' has no {scope} definition file", code="definition_unknown")
+            raise NotFound(f"'{name}' has no {scope} definition file", code="definition_unknown")
         entry = found[-1]
     if entry.layer not in SCOPES:
         raise ZapcliError(f"'{name}' is a {entry.layer} definition and read-only; "

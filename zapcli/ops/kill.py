@@ -147,13 +147,15 @@ def _start_queued(entries: list[KillEntry], settings: Settings) -> None:
 
 
 def end_and_stop(sid: str, outcome: Outcome, settings: Settings, *, by: str,
-                 answered: Outcome | None = None) -> bool:
+                 answered: Outcome | None = None, unasked: str | None = None) -> bool:
     """Record `outcome` as the end of `sid` (the first terminal status wins),
     then end its process tree as `kill` does — for a stop that is not the
     user's cancel (a run's token budget, the run's end); a pending approval
 request is settled as denied with the same reason. `answered`: the end
     instead when its final answer (`report`) had already arrived, decided
-    under the trail's lock. True when this call ended it."""
+    under the trail's lock. `unasked`: the reason a pending request is
+    denied, when the end's own (said of a result) does not fit a question.
+    True when this call ended it."""
     path = store.path_for(sid)
     if load(sid).final is not None:  # NotFound for a trail that is gone
         return False
@@ -164,7 +166,8 @@ request is settled as denied with the same reason. `answered`: the end
         if answered is not None and s.report is not None:
             outcome = answered
         # nobody will answer its pending request once it has ended: denied, saying why
-        final, ours = ending.end(path, outcome, by=by, deny_pending=outcome.reason or f"stopped by {by}")
+        final, ours = ending.end(path, outcome, by=by,
+                                 deny_pending=unasked or outcome.reason or f"stopped by {by}")
     if not ours:
         return False
     stop_after_end(sid, load(sid), final, settings.kill_grace_s)  # its start may have landed since
@@ -172,12 +175,13 @@ request is settled as denied with the same reason. `answered`: the end
 
 
 def stop_all(ids: list[str], outcome: Outcome, settings: Settings, *,
-             answered: Outcome | None = None) -> list[str]:
+             answered: Outcome | None = None, unasked: str | None = None) -> list[str]:
     """`end_and_stop` for each of `ids` at once (their grace periods overlap);
     the ids this call ended."""
     def one(sid: str) -> bool:
         try:
-            return end_and_stop(sid, outcome, settings, by="run", answered=answered)
+            return end_and_stop(sid, outcome, settings, by="run", answered=answered,
+                                unasked=unasked)
         except NotFound:
             return False
 

@@ -67,8 +67,8 @@ def _observe_all(ids: list[str], settings: Settings) -> list[Entry]:
             entries.append(Entry(sid, observe(sid, stall_s=settings.stall_s,
                                               kill_grace_s=settings.kill_grace_s)))
         except NotFound as exc:
-            entries.append(Entry(sid, error=exc.message if "does not exist" in exc.message
-                                 else f"{sid} does not exist"))
+            entries.append(Entry(sid, error=f"{sid} does not exist" if isinstance(exc, Damaged)
+                                 else exc.message))  # a run's id: said as what it is
     _kick_queue(entries, settings)
     return entries
 

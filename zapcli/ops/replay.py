@@ -35,9 +35,17 @@ FIGURES = ("input_tokens", "output_tokens", "cached_tokens", "cost_usd", "cache_
 
 
 def replay(sid: str, *, since: int | None = None) -> ReplayResult:
-    sid = store.resolve(sid)
-    """Read the whole trail of `sid`. Raises NotFound for an unknown id."""
-    path = store.path_for(sid)
+    """Read the whole trail of `sid` — a subagent's, or a `zapcli run`'s own
+    (`zapcli.trail.runs`: the same format). Raises NotFound for an unknown id."""
+    from zapcli.trail import runs
+
+    if runs.is_run_id(sid):
+        if not runs.exists(sid):
+            raise NotFound(runs.not_a_subagent(sid))
+        path = runs.path_for(sid)
+    else:
+        sid = store.resolve(sid)
+        path = store.path_for(sid)
     try:
         trail = reader.read(path)
     except OSError:

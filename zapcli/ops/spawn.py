@@ -293,9 +293,9 @@ class Prepared:
     placed: Any = None  # its place in its tree (`ops.tree.Placement`): given back if not created
 
 
-def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | None = None) -> Prepared:
-    """Check and resolve one spawn; nothing is created. Raises ZapcliError.
-    `sid`: the id to give it (attempts choose their siblings' ids first)."""
+def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | None = None, turn: Callable[[], None] | None = None) -> Prepared:
+    """Check and resolve one spawn; nothing is created. Raises ZapcliError. `sid`: the
+    id to give it (attempts choose their siblings' ids first); `turn`: as `spawn`'s."""
     if req.cwd is not None and not Path(req.cwd or "\0").is_dir():
         raise UsageError(f"{param('cwd')} {req.cwd!r} is not a directory")
     try:
@@ -313,11 +313,11 @@ def prepare(req: SpawnRequest, settings: Settings | None = None, *, sid: str | N
         from zapcli.ops.trust import first
         first(workspace, req.trust)
     with trust.Scope(workspace) as verdict:
-        return _prepare(req, settings, sid, cwd, workspace, verdict)
+        return _prepare(req, settings, sid, cwd, workspace, verdict, turn)
 
 
 def _prepare(req: SpawnRequest, settings: Settings | None, sid: str | None, cwd: Path,
-             workspace: Path, verdict: trust.Verdict) -> Prepared:
+             workspace: Path, verdict: trust.Verdict, turn: Callable[[], None] | None) -> Prepared:
     settings = settings or load_settings(workspace, owners=OWNERS)
     settings = replace(settings, model=req.default_model) if req.default_model else settings
     catalog = _catalog(req, workspace)
@@ -358,6 +358,7 @@ def _prepare(req: SpawnRequest, settings: Settings | None, sid: str | None, cwd:
             raise UsageError(f"{why}. Nothing was created")
     from zapcli.ops import tree
 
+    turn and turn()  # the spawns of one model message reserve in the order given
     placed = tree.place_or_unfunded(sid, session, str(req.cli), backend.get("model"),
                                     max_tokens=req.max_tokens, max_cost=req.max_cost,
                                     settings=settings, parent=req.parent, run=req.run,
@@ -435,11 +436,10 @@ def create(p: Prepared) -> SpawnResult:
 
 
 def spawn(req: SpawnRequest, settings: Settings | None = None, *,
-          ready: Callable[[], None] | None = None) -> SpawnResult:
-    """Create and start (or queue) one subagent. Raises ZapcliError; nothing is
-    created when it does. `ready()`: between its reservation and its creation
-    (where the spawns of one model message meet: `zapcli.agent.types.Muster`)."""
-    prepared = prepare(req, settings)
+          ready: Callable[[], None] | None = None, turn: Callable[[], None] | None = None) -> SpawnResult:
+    """Create and start (or queue) one subagent. Raises ZapcliError; nothing is created when it does. `turn()`
+    just before its reservation, `ready()` after it: one model message's spawns reserve in order, then meet (`agent.types.Muster`)."""
+    prepared = prepare(req, settings, turn=turn)
     try:
         ready and ready()
     except BaseException:

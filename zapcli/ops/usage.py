@@ -39,11 +39,12 @@ def settle(view: View, *, strict: bool = False) -> bool:
         return False
 
 
-def usage(*, all_sessions: bool = False) -> list[ParentTotals]:
-    """Per-session figures; this session only unless `all_sessions`. Every
+def usage(*, all_sessions: bool = False, session: str | None = None) -> list[ParentTotals]:
+    """Per-session figures; this session (or `session`: a run's id is its
+    session) only unless `all_sessions`. Every
     subagent whose trail is still there is read from it (settling the
     finished ones), so these are the figures poll and replay show."""
-    session = sessions.current()
+    session = session or sessions.current()
     if all_sessions:
         from zapcli.ops.listing import _all_ids
 

@@ -25,8 +25,13 @@ def export_doc(res: Any) -> dict[str, Any]:
 
 def written_lines(res: Any) -> Lines:
     what = {"atif": "ATIF trajectory", "perfetto": "Perfetto trace", "html": "timeline"}[res.format]
-    out: Lines = [("bold", f"[SubAgent] wrote the {what} of {res.subagents} subagent"
-                           f"{'s' if res.subagents != 1 else ''}: {res.path}")]
+    kids = f"{res.subagents} subagent{'s' if res.subagents != 1 else ''}"
+    runs: tuple[str, ...] = getattr(res, "runs", ())
+    if len(runs) == 1:
+        kids = f"run {runs[0]} and its {kids}"
+    elif runs:
+        kids = f"{len(runs)} runs and their {kids}"
+    out: Lines = [("bold", f"[SubAgent] wrote the {what} of {kids}: {res.path}")]
     if res.format == "html":
         out.append(("dim", f"  open it in a browser: file://{res.path}"))
     elif res.format == "perfetto":

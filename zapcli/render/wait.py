@@ -11,6 +11,9 @@ from zapcli.render.text import alt
 NOTHING = ("[SubAgent] nothing to wait for: no subagent of "
            + alt("this session", "this session", "yours") + " is running or queued ("
            + alt("zapcli list", "action list", "action list") + " shows the finished ones)")
+EMPTY = ("[SubAgent] `ids` is empty: nothing to wait for (leave `ids` out to wait for every "
+         "subagent of " + alt("this session", "this session", "yours") + " that has not ended; "
+         "action list shows them all)")
 
 
 def capped(cap_s: float, timeout: float | None) -> str:

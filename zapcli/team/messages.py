@@ -21,7 +21,7 @@ import os
 from zapcli.errors import NotFound, UsageError, ZapcliError
 from zapcli.plain import plain
 from zapcli.team.who import Caller
-from zapcli.trail import reader, store
+from zapcli.trail import reader, runs, store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -131,6 +131,8 @@ def target(caller: Caller | None, to: str) -> str:
         raise UsageError("say whom to send it to: a subagent's id or name")
     if _looks_like_id(to):
         sid = store.resolve(to)
+    elif runs.is_run_id(to):  # a run's id: said as what it is (`store.path_for`)
+        sid = store.path_for(to).stem
     elif caller is None:
         raise NotFound(f"{to} does not exist")
     else:

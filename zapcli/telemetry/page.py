@@ -126,7 +126,11 @@ def _summary(data: dict[str, Any]) -> str:
     calls = sum(len(r["calls"]) for r in rows)
     cost = f", {dollars(data['cost_usd'])}" if data.get("cost_usd") is not None else ""
     seconds = data["end"] - data["start"]
-    return (f"{len(rows)} subagent{'s' if len(rows) != 1 else ''}, {calls} calls, "
+    runs = sum(1 for r in rows if r.get("is_run"))
+    kids = len(rows) - runs  # as `list` counts them: a run is the run
+    said = (f"{runs} run{'s' if runs != 1 else ''}, " if runs else "") + \
+        f"{kids} subagent{'s' if kids != 1 else ''}"
+    return (f"{said}, {calls} calls, "
             f"{data['tokens']['input']:,} tokens in / {data['tokens']['output']:,} out{cost}, "
             f"{seconds:.1f} s")
 

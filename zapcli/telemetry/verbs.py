@@ -67,8 +67,9 @@ def trace_export(any_id: str | None, session: str | list[str] | None) -> Exporte
 class Written:
     path: str  # "-" for stdout
     format: str
-    subagents: int
+    subagents: int  # as `list` counts them: a run written with them is not one (`runs`)
     document: Any = None  # what was written, for stdout
+    runs: tuple[str, ...] = ()  # the `zapcli run`s written, each the root of its tree
 
 
 def export(any_id: str, fmt: str, out: str | None) -> Written:
@@ -78,7 +79,9 @@ def export(any_id: str, fmt: str, out: str | None) -> Written:
 
     node = trees.tree(any_id)
     doc = atif.trajectory(node)
-    return _write(doc, out, "atif", len(node.walk()))
+    nodes = node.walk()
+    runs = tuple(n.id for n in nodes if n.spawn.get("run") is True)
+    return _write(doc, out, "atif", len(nodes) - len(runs), runs)
 
 
 def timeline(any_id: str | None, session: str | list[str] | None, html: str | None, fmt: str | None,
@@ -94,26 +97,28 @@ def timeline(any_id: str | None, session: str | list[str] | None, html: str | No
         raise UsageError("--html names the page's file; leave -o out")
     roots, title = roots_for(any_id, session)
     data = tl.collect(roots, title)
+    runs = tuple(r["id"] for r in data["rows"] if r["is_run"])
+    count = len(data["rows"]) - len(runs)  # as `list` counts: the run is the run
     if fmt == "perfetto":
-        return _write(tl.perfetto(data), out or html, "perfetto", len(data["rows"]))
+        return _write(tl.perfetto(data), out or html, "perfetto", count, runs)
     from zapcli.telemetry import page
 
     target = html or out
     if not target:
         raise UsageError("--html needs a file name, e.g. --html timeline.html")
     _save(Path(target), page.render(data).encode("utf-8"))
-    return Written(str(Path(target).resolve()), "html", len(data["rows"]))
+    return Written(str(Path(target).resolve()), "html", count, runs=runs)
 
 
-def _write(doc: Any, out: str | None, fmt: str, count: int) -> Written:
+def _write(doc: Any, out: str | None, fmt: str, count: int, runs: tuple[str, ...] = ()) -> Written:
     if out is None or out == "-":
-        return Written("-", fmt, count, doc)
+        return Written("-", fmt, count, doc, runs)
     import orjson
 
     from zapcli.jsontext import escape_json
 
     _save(Path(out), escape_json(orjson.dumps(doc, option=orjson.OPT_INDENT_2)) + b"\n")
-    return Written(str(Path(out).resolve()), fmt, count)
+    return Written(str(Path(out).resolve()), fmt, count, runs=runs)
 
 
 def _save(path: Path, data: bytes) -> None:

@@ -81,7 +81,8 @@ def spawn(a: dict[str, Any], env: Env) -> Reply:
         if env.party is not None:
             env.party.arrive()  # each attempt is its own tree: nothing of the message's to share
         return _attempts(req, a, env)
-    res = do_spawn(req, ready=None if env.party is None else env.party.ready)
+    res = do_spawn(req, ready=None if env.party is None else env.party.ready,
+                   turn=None if env.party is None else env.party.turn)
     env.started_one(res.id)
     return _reply(render.tool_lines(res), render.doc(res), env)
 
@@ -171,6 +172,10 @@ def wait(a: dict[str, Any], env: Env) -> Reply:
     from zapcli.render import poll as render_poll
     from zapcli.render import wait as render
 
+    if a["ids"] == []:  # given, and empty: nothing, as in the Python API (left out: the session's)
+        from zapcli.ops.poll import WaitResult
+
+        return _reply([("dim", render.EMPTY)], render.doc(WaitResult([], False, 0.0)), env)
     ids = env.ids(a["ids"]) if a["ids"] else env.outstanding()
     stopped: dict[str, Any] = {}  # why it stopped before they ended, for its document
     began = time.monotonic()

@@ -144,10 +144,10 @@ ACTIONS: tuple[Action, ...] = (
            "status and folded output.", (
                Param("ids", "array", "Subagent ids to wait for; omit them to wait for every "
                      "subagent of this session that has not ended (and any you started whose end "
-                     "you have not been shown).",
+                     "you have not been shown); an empty list is nothing to wait for.",
                      run_description="Subagent ids to wait for; omit them to wait for every "
                      "subagent you started that has not ended or whose end you have not been "
-                     "shown."),
+                     "shown; an empty list is nothing to wait for."),
                Param("timeout", "number", "Give up after this many seconds (0: check once)."),
                Param("any", "boolean", "Return when any one has ended."),
            ), "wait"),

@@ -44,6 +44,16 @@ def exists(run_id: str) -> bool:
         return False
 
 
+def not_a_subagent(run_id: str) -> str:
+    """What a subagent's verb says of a run id: what it is and what shows it
+    (or that no such run exists)."""
+    if not exists(run_id):
+        return f"{run_id} does not exist (no `zapcli run` of that id in {runs_dir()})"
+    return (f"{run_id} is a `zapcli run`, not a subagent: `zapcli replay {run_id}` and "
+            f"`zapcli export {run_id}` show it; its subagents are in session {run_id} "
+            f"(ZAPCLI_SESSION={run_id} zapcli list)")
+
+
 def create(run_id: str, fields: dict[str, Any], secrets: list[bytes]) -> Path:
     """Create the run's trail holding its fsynced `spawn` record. Raises StateError."""
     ensure_dir(runs_dir())

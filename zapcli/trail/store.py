@@ -51,6 +51,10 @@ def path_for(sid: str, suffix: str = ".jsonl") -> Path:
     if not ids.is_valid(sid):
         sid = resolve(sid)
     if not ids.is_valid(sid):
+        from zapcli.trail import runs
+
+        if runs.is_run_id(sid):  # a `zapcli run`'s: said as what it is, where it is
+            raise NotFound(runs.not_a_subagent(sid))
         raise NotFound(f"{_show(sid)} does not exist ({why_not(sid)})")
     return subagents_dir() / f"{sid}{suffix}"
 
