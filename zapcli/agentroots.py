@@ -1,6 +1,7 @@
 """The folders agent work was given to write in: what tells a `trusted:`
 folder's workspace the person made from one a subagent's work may have made
-below such a folder (`zapcli.trust.decide`). Imports only the standard
+below such a folder (`zapcli.trust.decide`), and a repository of the
+person's from one such work may have made (`repo_worked`). Imports only the standard
 library and `zapcli.paths` (a spawn's hot path: no json, no re).
 
 `note` runs as a subagent is created (its workspace, the extra writable
@@ -10,7 +11,9 @@ roots of the config and of its definition's `sandbox.writable`) and as a
 of its path's bytes on a line of its own — no byte of a path (a `\\r`, a
 tab) can make or change another line. `worked_above` is the check: a
 workspace below a noted folder is one work there could have made, whatever
-its files' times say (a folder moved or linked into place keeps them).
+its files' times say (a folder moved or linked into place keeps them);
+`repo_worked` the same for a repository a new tree is made from (whose
+`worktree.setup` then runs sandboxed, `zapcli.runner.tree`).
 Where the config folder cannot be written (a read-only one, managed
 elsewhere), the state folder's `agent-roots` takes the note; both are read.
 Inside a subagent's work, where both are hidden, its spawner noted them. A
@@ -107,3 +110,25 @@ def worked_above(ws: Path) -> Path | None:
     """The nearest noted folder strictly above `ws`, or None."""
     above = [Path(path) for path in roots() if Path(path) in ws.parents]
     return max(above, key=lambda f: len(f.parts)) if above else None
+
+
+def repo_worked(top: str, common_dir: str) -> Path | None:
+    """The noted folder whose work could have made, or written the commits
+    of, the repository at `top` (its common git dir `common_dir`), or None:
+    its top lies below a noted folder (`sub/.git` of a workspace: only the
+    top's `.git` is held), or its common git dir does, other than as a
+    noted folder's own `.git` (held read-only to every sandboxed work there,
+    `zapcli.control`). A repository whose top is a noted folder itself —
+    the person's checkout an agent worked in — holds only the person's
+    commits. Both paths are taken as they lead now (`realpath`)."""
+    real_top = Path(os.path.realpath(top))
+    found = worked_above(real_top)
+    if found is not None:
+        return found
+    common = Path(os.path.realpath(common_dir))
+    for path in roots():
+        folder = Path(path)
+        held = folder / ".git"
+        if folder in common.parents and common != held and held not in common.parents:
+            return folder
+    return None

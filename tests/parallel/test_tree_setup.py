@@ -136,3 +136,71 @@ def test_the_guides_setup_runs_in_a_repository_with_or_without_a_env(zap, repo):
     sid = zap.spawn_sh("cat .setup.log", "--worktree")
     assert zap.wait_status(sid) == "completed", _doc(zap, sid)["reason"]
     assert zap("output", sid).out == f"set up {sid}\n"
+
+
+def _agent_made_sub(zap, repo: Path, target: str) -> Path:
+    """A sandboxed subagent in `repo` made `sub/` a repository of its own
+    whose Makefile's `setup` target runs `target` (adversary round 4)."""
+    from tests.redteam.repos import COMMIT, agent
+
+    agent(zap, "mkdir -p sub && cd sub && git init -q && "
+               f"printf 'setup:\\n\\t@{target}\\n' > Makefile && git add Makefile && {COMMIT} base")
+    return repo / "sub"
+
+
+@needs_bwrap
+def test_a_sandboxed_setup_still_prepares_a_tree_of_a_repository_agent_work_made(zap, repo):
+    """In a repository agent work may have made, `worktree.setup` runs in the
+    sandbox and still does its job: what it writes in the tree is there for
+    the task; no key reaches it."""
+    _config(zap, "worktree:\n  setup: 'make -s setup && test -z \"$OPENAI_API_KEY\" && echo keyless'\n")
+    zap.cwd = _agent_made_sub(zap, repo, "echo prepared > made.txt")
+    spawned = zap("spawn", "--cli", "sh", "--worktree", "--sandbox", "--", "cat made.txt > saw.txt",
+                  env={"OPENAI_API_KEY": "sk-not-for-it"}, check=True)
+    sid = spawned.out.strip()
+    assert zap.wait_status(sid) == "completed", _doc(zap, sid)["reason"]
+    tree = Path(_doc(zap, sid)["worktree"]["path"])
+    assert (tree / "saw.txt").read_text() == "prepared\n"
+    ran = record_of(zap, sid, "worktree_setup")
+    assert ran["ok"] and ran["output"] == "keyless\n", ran
+
+
+def test_no_sandbox_no_setup_of_a_repository_agent_work_made(zap, repo, tmp_path):
+    """Where no sandbox can be had, such a setup does not run, nor the task;
+    the subagent fails saying why."""
+    setup_ran, task_ran = tmp_path / "setup-ran", tmp_path / "task-ran"
+    _config(zap, "worktree:\n  setup: make -s setup\n")
+    (repo / "sub").mkdir()  # made by agent work: a workspace's folder noted, then `sub/.git`
+    zap.cwd = repo
+    zap.spawn_sh("true", "--no-sandbox")  # notes the folder it is given to write in
+    zap.cwd = repo / "sub"
+    git(zap.cwd, "init", "-q")
+    (zap.cwd / "Makefile").write_text(f"setup:\n\t@touch {setup_ran}\n")
+    git(zap.cwd, "add", "Makefile")
+    git(zap.cwd, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "base")
+    missing = {"ZAPCLI_BWRAP": "/nonexistent/bwrap"}
+    sid = zap("spawn", "--cli", "sh", "--worktree", "--", f"touch {task_ran}", env=missing,
+              check=True).out.strip()
+    assert zap("wait", "--timeout", "60", sid, env=missing).returncode != 0
+    doc = _doc(zap, sid)
+    assert doc["status"] == "failed", doc
+    assert doc["reason"].startswith("worktree.setup was not run: "), doc["reason"]
+    assert f"lies below {repo}, a folder agent work was given to write in" in doc["reason"]
+    assert not setup_ran.exists() and not task_ran.exists()
+
+
+@needs_bwrap
+def test_the_persons_checkout_still_sets_up_as_the_person_after_agent_work_in_it(zap, repo,
+                                                                                  tmp_path):
+    """A checkout agent work was given (its top `.git` held) holds the
+    person's commits: its setup runs as the person, as before — it writes
+    outside the tree, which no sandbox would let it."""
+    from tests.redteam.repos import agent
+
+    agent(zap, "echo draft > notes.txt")  # sandboxed work in the checkout itself
+    (repo / "src").mkdir()
+    zap.cwd = repo / "src"
+    _config(zap, f"worktree:\n  setup: 'touch {tmp_path}/as-person'\n")
+    sid = zap.spawn_sh("true", "--worktree", "--sandbox")
+    assert zap.wait_status(sid) == "completed", _doc(zap, sid)["reason"]
+    assert (tmp_path / "as-person").exists()

@@ -17,6 +17,12 @@ unsandboxed. The same for `npm ci` (package.json's scripts), `uv sync`
 (a build backend), ...
 
 The outside effect: the file the agent's `setup` target writes in `outside`.
+
+Status against main at 67476c1: SUCCEEDED (`PWNED-setup` written). Now a
+new tree's setup runs sandboxed (the tree writable, keyless, control files
+held) when its repository lies below a folder agent work was given to write
+in (`zapcli.agentroots.repo_worked`), and not at all where no sandbox can be
+had; the person's own checkout's setup runs as the person, as before.
 """
 
 from __future__ import annotations
@@ -32,10 +38,7 @@ from tests.sandbox.conftest import needs_bwrap
 pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
 
 
-@pytest.mark.xfail(strict=True, reason="OPEN HOLE: a new tree's worktree.setup runs unsandboxed on "
-                   "the HEAD of the repository around the spawn's folder, which a sandboxed "
-                   "subagent can make below its workspace (sub/.git): agent work, as the person")
-def test_setup_runs_unsandboxed_on_a_repository_an_agent_made(zap, outside):
+def test_setup_runs_sandboxed_on_a_repository_an_agent_made(zap, outside):
     repo = make_repo(zap.cwd)
     (repo / "Makefile").write_text("setup:\n\t@echo setup\n")
     git(repo, "add", "Makefile")

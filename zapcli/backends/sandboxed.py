@@ -153,12 +153,30 @@ def tree_box(spawns: list[SpawnRecord], tree: str, scratch: Any) -> Any:
     choice = next((c for c in STRICTEST if c in choices), "off")
     if choice == "off":
         return None, None, [], None
+    boxed = [s for s in spawns if s.raw.get("sandbox") in ("on", "auto")]
+    return _tree(choice, all(_network(s) for s in boxed), tree, scratch)
+
+
+def made_box(spawn: SpawnRecord, tree: str, scratch: Any) -> Any:
+    """`worktree.setup` in a NEW tree of a repository agent work may have
+    made (`zapcli.agentroots.repo_worked`: `sub/.git` below a workspace,
+    whose commits are that work's): `tree_box`'s sandbox, always — asked
+    for whatever `spawn`'s own choice, so one that cannot be had now is the
+    refusal, and the setup does not run. The network is the one `spawn`'s
+    own work will have in the tree (on when it runs unsandboxed): a setup
+    installs dependencies (`npm ci`, `uv sync`) for that work, and gets no
+    way out that work does not get. Returns `tree_box`'s."""
+    network = spawn.raw.get("sandbox") not in ("on", "auto") or _network(spawn)
+    return _tree("on", network, tree, scratch)
+
+
+def _tree(choice: str, network: bool, tree: str, scratch: Any) -> Any:
+    """The one sandbox of a person's command on a tree's files: writable the
+    tree alone, the network as said, control files held, keyless."""
     from zapcli.backends.shell import model_shell_env
     from zapcli.definitions.model import SandboxSpec
 
-    boxed = [s for s in spawns if s.raw.get("sandbox") in ("on", "auto")]
-    spec = SandboxSpec(network=all(_network(s) for s in boxed))
-    box = _box(choice, tree, (), spec, scratch, tree)
+    box = _box(choice, tree, (), SandboxSpec(network=network), scratch, tree)
     if isinstance(box, str):
         return box
     return (*box, model_shell_env({"env": []}) if box[0] is not None else None)

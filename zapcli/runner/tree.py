@@ -2,8 +2,8 @@
 take over) the subagent's tree before its work starts, prepare it, and
 point the work at it.
 
-Imports `zapcli.worktrees`, `zapcli.trail`, `zapcli.backends.sandboxed`. The tree is made here, in the
-runner, not in `spawn`: `spawn` stays a ~50 ms command that prints the id at
+Imports `zapcli.worktrees`, `zapcli.trail`, `zapcli.backends.sandboxed`,
+`zapcli.agentroots`. The tree is made here, in the runner, not in `spawn`: `spawn` stays a ~50 ms command that prints the id at
 once (a checkout of a large repository takes far longer), a queued or
 `--after` subagent holds no tree while it waits, and a failure ends the
 subagent `failed` with git's message like any other failure of its work.
@@ -15,7 +15,12 @@ A tree made (or made again) is prepared before the task: the files
 the user's config.yaml at spawn) runs in it, under the subagent's deadline,
 its output into the subagent's stderr — in a tree made again from a
 continued subagent's branch (agent work's files) in the sandbox that work
-had (`zapcli.backends.sandboxed.tree_box`); a setup that fails ends the subagent
+had (`zapcli.backends.sandboxed.tree_box`), and in a new tree of a
+repository that lies below a folder agent work was given to write in
+(`zapcli.agentroots.repo_worked`: `sub/.git` a sandboxed subagent made, its
+commits that work's) always sandboxed (`made_box`), or not at all where no
+sandbox can be had; as the person only in the person's own checkout. A
+setup that fails ends the subagent
 `failed` with that output, and nothing of the task runs. A tree taken over
 as it is (`reused`) was prepared already.
 """
@@ -121,6 +126,17 @@ def _include(r: Any) -> tuple[list[str], str | None]:
         return [], f"{FILE}: a file could not be copied into the tree: {exc}"
 
 
+def _worked(r: Any) -> str | None:
+    """The folder agent work was given to write in that the tree's repository
+    lies below (`zapcli.agentroots.repo_worked`), or None: the person's own
+    checkout. Asked as the tree is made, not at spawn: notes only grow, and
+    work started while this one was queued is among them."""
+    from zapcli import agentroots
+
+    found = agentroots.repo_worked(r.repo, r.common_dir)
+    return str(found) if found is not None else None
+
+
 def _setup(spawn: SpawnRecord, r: Any, command: str, writer: TrailWriter, err: Any,
            deadline: float, stop: threading.Event | None, carried: bool) -> Outcome | None:
     """Run `worktree.setup` in the new tree; a `failed` outcome when it fails.
@@ -129,6 +145,7 @@ def _setup(spawn: SpawnRecord, r: Any, command: str, writer: TrailWriter, err: A
     from zapcli.worktrees import hooks
 
     box: Any = (None, None, [], None)
+    made = None if carried else _worked(r)
     if carried:  # its branch holds agent work: in the sandbox that work had
         from zapcli.backends.sandboxed import tree_box
         from zapcli.trail import store
@@ -137,6 +154,17 @@ def _setup(spawn: SpawnRecord, r: Any, command: str, writer: TrailWriter, err: A
         if isinstance(box, str):
             return Outcome(Status.FAILED, None, f"worktree.setup was not run: {box}; its "
                            "tree holds agent work, which runs only in the sandbox that work had")
+    elif made is not None:  # the repository may be agent work's: its commits too
+        from zapcli.backends.sandboxed import made_box
+        from zapcli.trail import store
+
+        box = made_box(spawn, r.path, store.path_for(writer.path.stem, store.TMP))
+        if isinstance(box, str):
+            return Outcome(Status.FAILED, None, f"worktree.setup was not run: {box}; the "
+                           f"repository {r.repo} lies below {made}, a folder agent work was given "
+                           "to write in, so its commits may be that work's, which runs only "
+                           "sandboxed (nothing of the task ran; spawn without --worktree, or "
+                           "where the sandbox can be had)")
     starts, held, _notes, own = box
     env = {**(os.environ if own is None else own), "ZAPCLI_ID": writer.path.stem,
            "ZAPCLI_WORKTREE": r.path, "ZAPCLI_REPO": r.repo}
