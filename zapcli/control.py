@@ -1,6 +1,8 @@
 """Control files: every path that another program reads as configuration that
 runs commands, so agent work may never write it (docs: the security model).
-Imports: stdlib only (a kernel module).
+Imports: the standard library (a kernel module); `zapcli.gitenv` to ask git
+(`git config`: never a hook or a filter) where a root is in a repository;
+PyYAML only to read a `.yarnrc.yml` that exists.
 
 One list. `BASE` names what no single backend owns: git's admin folder (of a
 folder that is not yet a repository too), zapcli's own folder, direnv, editor
@@ -15,10 +17,12 @@ caller that knows the backends passes them in as `extra`.
 
 A name is a path relative to a writable root, `/`-separated: a folder name
 protects everything inside it, a file name that file. A root adds names of
-its own (`of_root`): the folder its repository's `core.hooksPath` names
-(`.githooks/`, ...), whose hooks git runs at the person's next commit; the
-file its `.yarnrc.yml`'s `yarnPath` names, which every `yarn` runs; mise's
-per-environment files that exist there.
+its own (`of_root`): every file git reads as its repository's configuration
+(git is asked: includes, `includeIf`, the person's own files), and the
+folder `core.hooksPath` names (`.githooks/`, ...), whose hooks git runs at
+the person's next commit; the file its `.yarnrc.yml`'s `yarnPath` names,
+which every `yarn` runs (read with PyYAML, imported only when that file
+exists); mise's per-environment files that exist there.
 """
 
 from __future__ import annotations
@@ -113,17 +117,22 @@ def match(rel: str, listed: Iterable[str] | None = None, *, anywhere: bool = Fal
 
 
 def of_root(root: str, listed: Iterable[str]) -> tuple[str, ...]:
-    """`listed` and the names `root` adds, each when it lies inside `root`:
-    the folder its repository's own config (`.git/config`, a linked
-    worktree's common one) names as `core.hooksPath`; the file its
-    `.yarnrc.yml` names as `yarnPath` (`.yarnrc`: `yarn-path`), which every
-    `yarn` in the folder runs; and mise's per-environment files that exist
-    (`mise.production.toml`: read where `MISE_ENV` names that environment).
-    Those files are read, never run; each is itself a control name, so agent
-    work cannot change what they name."""
+    """`listed` and the names `root` adds, each when it lies inside `root`
+    and no listed name holds it already: every file git reads as the
+    configuration of the repository `root` is in, as git says (the
+    repository's, the person's, the system's, and each file they include,
+    `includeIf` too: `../.gitconfig`, `tools/git/config`), and the folder
+    git's answer names as `core.hooksPath`; the file `.yarnrc.yml` names as
+    `yarnPath` (`.yarnrc`: `yarn-path`), which every `yarn` in the folder
+    runs, or the whole `.yarn` where that file does not parse; and mise's
+    per-environment files that exist (`mise.production.toml`: read where
+    `MISE_ENV` names that environment). Those files are read, never run;
+    each is itself a control name, so agent work cannot change what they
+    name. Asks git once where `root` is in a repository (~5 ms), never
+    elsewhere."""
     out = list(listed)
-    for name in (_hooks_path(root), *_yarn_paths(root), *_mise_env_files(root)):
-        if name is not None and name not in out:
+    for name in (*_git_files(root), *_yarn_paths(root), *_mise_env_files(root)):
+        if name is not None and not match(name, out):
             out.append(name)
     return tuple(out)
 
@@ -140,37 +149,105 @@ def _inside(root: str, value: str) -> str | None:
     return None
 
 
-def _read(path: str) -> str:
+_LIMIT = 1 << 20  # a settings file longer than this is not read: what it names is not known
+
+
+def _read(path: str) -> str | None:
+    """The file's text ("" where there is none), None when too long to read.
+    Bytes that are not UTF-8 read as node reads them (replaced), not as no file."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read(1 << 20)
-    except (OSError, UnicodeDecodeError):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read(_LIMIT + 1)
+    except OSError:
         return ""
+    return None if len(text) > _LIMIT else text
 
 
-def _unquote(value: str) -> str:
-    value = value.strip()
-    if value[:1] in ("'", '"'):
-        end = value.find(value[0], 1)
-        return value[1:end] if end > 0 else ""
-    return value.split(" #")[0].strip()
+# yarn 2+ reads a `.yarnrc.yml` that starts as a yarn 1 lockfile (`# yarn lockfile v1`,
+# after comments only) in yarn 1's format, not as YAML (@yarnpkg/parsers, LEGACY_REGEXP);
+# matched loosely (unicode case folding and spaces): such a file is read both ways
+_YARN1_HEADER = re.compile(r"(#[^\r\n\u2028\u2029]*\r?\n)*?#[\s\ufeff]+yarn[\s\ufeff]+lockfile"
+                           r"[\s\ufeff]+v1\r?\n", re.IGNORECASE)
+_YARN1_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[:,]|[^\s:,]+')
+_YARN_HOME = ".yarn"  # held whole where what a `.yarnrc.yml` names cannot be known
 
 
 def _yarn_paths(root: str) -> list[str | None]:
-    """The files a `.yarnrc.yml` (a top-level `yarnPath:`) and a `.yarnrc`
-    (`yarn-path`, yarn 1's format) at `root` name."""
+    """The files a `.yarnrc.yml` (its top-level `yarnPath`, read as yarn reads
+    YAML) and a `.yarnrc` (`yarn-path`, yarn 1's format) at `root` name; the
+    whole `.yarn` folder where a `.yarnrc.yml` does not parse."""
     out: list[str | None] = []
-    for line in _read(os.path.join(root, ".yarnrc.yml")).splitlines():
-        if line.startswith("yarnPath:"):
-            value = _unquote(line[len("yarnPath:"):])
-            out.append(_inside(root, value) if value else None)
-    for line in _read(os.path.join(root, ".yarnrc")).splitlines():
-        line = line.strip()
-        for key in ("yarn-path", '"yarn-path"'):
-            if line.startswith(key) and line[len(key):][:1] in (" ", "\t"):
-                value = _unquote(line[len(key):])
-                out.append(_inside(root, value) if value else None)
+    text = _read(os.path.join(root, ".yarnrc.yml"))
+    if text is None:
+        out.append(_YARN_HOME)
+    elif text.strip():
+        legacy = _yarn1_values(text, "yarnPath") if _YARN1_HEADER.match(text) else []
+        out += [_yarn_file(root, v) for v in [*legacy, *_yaml_values(text, "yarnPath")]]
+    text = _read(os.path.join(root, ".yarnrc"))
+    out += [_yarn_file(root, v) for v in _yarn1_values(text or "", "yarn-path")]
     return out
+
+
+def _yaml_values(text: str, key: str) -> list[str]:
+    """The scalar values of `key` in the top-level mapping of `text`, as
+    written (yarn reads its settings with js-yaml's failsafe schema: every
+    scalar a string); `_YARN_HOME` when the text is not YAML. PyYAML only
+    here, and only for a file that exists."""
+    import yaml
+
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return [_YARN_HOME]
+    if not isinstance(node, yaml.MappingNode):
+        return []  # yarn refuses a file that is not a mapping
+    return [v.value for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key
+            and isinstance(v, yaml.ScalarNode)]
+
+
+def _yarn1_values(text: str, key: str) -> list[str]:
+    """The values of `key` in yarn 1's lockfile format, line by line: `key value`,
+    `key: value`, either maybe quoted, or after other keys (`a, key value`);
+    at any depth (holding one more file costs nothing)."""
+    out = []
+    for line in text.lstrip("\ufeff").splitlines():
+        tokens: list[tuple[str, str]] = []  # (":" or "," or "s" for a string, the string)
+        for found in _YARN1_TOKEN.finditer(line):
+            tok = found.group()
+            if tok.startswith("#"):
+                break  # a comment
+            tokens.append((tok, "") if tok in (":", ",") else ("s", _yarn1_string(tok)))
+        keys, i = [], 0
+        while i < len(tokens) and tokens[i][0] == "s":
+            keys.append(tokens[i][1])
+            i += 1
+            if i >= len(tokens) or tokens[i][0] != ",":
+                break
+            i += 1
+        i += i < len(tokens) and tokens[i][0] == ":"
+        if key in keys and i < len(tokens) and tokens[i][0] == "s":
+            out.append(tokens[i][1])
+    return out
+
+
+def _yarn1_string(tok: str) -> str:
+    if not tok.startswith('"'):
+        return tok
+    import json
+
+    try:
+        return str(json.loads(tok))
+    except ValueError:
+        return tok.strip('"')
+
+
+def _yarn_file(root: str, value: str) -> str | None:
+    """The name a yarn path setting gives below `root`. yarn puts the
+    environment's variables in (`${NAME}`, `${NAME:-default}`): the folder
+    before the first one is held."""
+    if "${" in value:
+        value = os.path.dirname(value[:value.index("${")])
+    return _inside(root, value) if value.strip() else None
 
 
 # mise's project files with an environment's name in them, by folder:
@@ -192,49 +269,59 @@ def _mise_env_files(root: str) -> list[str | None]:
     return out
 
 
-def _git_config(root: str) -> str | None:
-    dot = os.path.join(root, ".git")
-    if os.path.isdir(dot):
-        return os.path.join(dot, "config")
-    try:
-        with open(dot, encoding="utf-8") as f:
-            line = f.read(4096).strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if not line.startswith("gitdir:"):
-        return None
-    admin = os.path.join(root, line[len("gitdir:"):].strip())
-    try:
-        with open(os.path.join(admin, "commondir"), encoding="utf-8") as f:
-            common = os.path.join(admin, f.read(4096).strip())
-    except (OSError, UnicodeDecodeError):
-        common = admin
-    return os.path.join(common, "config")
+_GIT_FAILED = re.compile(r"(?: in file |unable to access ')(.+?)(?:'| at line \d+)?:?$", re.MULTILINE)
 
 
-def _hooks_path(root: str) -> str | None:
-    """`core.hooksPath` of the repository at `root`, relative to it, if inside it."""
-    config = _git_config(root)
-    try:
-        with open(config or "", encoding="utf-8") as f:
-            text = f.read(1 << 20)
-    except (OSError, UnicodeDecodeError):
-        return None
-    section, value = "", None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.startswith("["):
-            section = line[1:line.find("]")].strip().lower() if "]" in line else ""
-        elif section == "core" and "=" in line:
-            key, _, rest = line.partition("=")
-            if key.strip().lower() == "hookspath":
-                value = rest.split(" #")[0].split(" ;")[0].strip().strip('"')
-    if not value:
-        return None
-    path = os.path.expanduser(value)
-    real = os.path.realpath(path if os.path.isabs(path) else os.path.join(root, path))
-    base = os.path.realpath(root)
-    rel = os.path.relpath(real, base)
-    if rel == "." or rel.startswith(".."):
-        return None  # outside this root (or the root itself: all of it is listed already)
-    return rel.replace(os.sep, "/")
+def _repository(root: str) -> str | None:
+    """The folder git finds a repository at from `root`, looking up as git
+    does: the nearest of it and its parents with a `.git`, or that is a bare
+    repository; None when there is none (and git is not asked)."""
+    path = os.path.abspath(root)
+    while True:
+        if os.path.lexists(os.path.join(path, ".git")) or (
+                os.path.isfile(os.path.join(path, "HEAD"))
+                and os.path.isdir(os.path.join(path, "objects"))
+                and os.path.isdir(os.path.join(path, "refs"))):
+            return path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+
+
+def _git_files(root: str) -> list[str | None]:
+    """What git reads as configuration for the repository at `root`, as git
+    itself says (`git config --list --show-origin`, run with the person's
+    environment in the repository's top, to which git's names are relative:
+    it reads the system's, the person's and the repository's files and
+    every include, and runs nothing): each file that
+    gave a setting; each file an `include.path` or `includeIf.*.path` names,
+    there or not, whatever its condition; a file git could not read; and the
+    folder `core.hooksPath` names (relative: from the repository's top, where
+    git runs hooks). Nothing where git is not there."""
+    top = _repository(root)
+    if top is None:
+        return []
+    from zapcli.gitenv import config_origins
+
+    answer = config_origins(top)
+    if answer is None:
+        return []  # no git here: nothing reads these files
+    items = [os.fsdecode(b) for b in answer[0].split(b"\0")]
+    files = [os.path.join(top, found.group(1))
+             for found in _GIT_FAILED.finditer(os.fsdecode(answer[1]))]
+    hooks = ""
+    for origin, entry in zip(items[0::2], items[1::2], strict=False):
+        key, _, value = entry.partition("\n")
+        key = key.lower()
+        where = os.path.join(top, origin[len("file:"):]) if origin.startswith("file:") else ""
+        files.append(where)
+        if value and (key == "include.path" or key.startswith("includeif.") and key.endswith(".path")):
+            target = os.path.expanduser(value)
+            files.append(target if os.path.isabs(target) or not where
+                         else os.path.join(os.path.dirname(where), target))
+        elif key == "core.hookspath":
+            hooks = value  # the last one counts
+    if hooks:
+        files.append(os.path.join(top, os.path.expanduser(hooks)))
+    return [_inside(root, f) for f in dict.fromkeys(files) if f]

@@ -1,5 +1,7 @@
 """A git config file the repository's config includes from its work tree
-(adversary round 4, on `zapcli.control` / `zapcli.control._hooks_path`).
+(adversary round 4, on `zapcli.control` / `zapcli.control._hooks_path`;
+closed: `zapcli.control.of_root` now asks git for every file it reads as the
+repository's configuration, and for `core.hooksPath`).
 
 `.git` is held, so agent work never edits `.git/config`. But a repository's
 config may include another file — `git config include.path ../.gitconfig`
@@ -34,9 +36,6 @@ from tests.sandbox.conftest import needs_bwrap
 pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
 
 
-@pytest.mark.xfail(strict=True, reason="OPEN HOLE: a config file .git/config includes from the work "
-                   "tree (include.path ../.gitconfig) is git config, not held: sandboxed work "
-                   "adds core.fsmonitor and the person's next git status runs it")
 @pytest.mark.parametrize("included", [".gitconfig", "tools/git/config"])
 def test_an_included_git_config_cannot_be_made_to_run_code(zap, outside, included):
     repo = make_repo(zap.cwd)
@@ -54,14 +53,11 @@ def test_an_included_git_config_cannot_be_made_to_run_code(zap, outside, include
     assert ran == [], ran
 
 
-@pytest.mark.xfail(strict=True, reason="OPEN HOLE: of_root reads core.hooksPath from the repository's "
-                   "own config file only: a relative one in the person's global config (resolved "
-                   "in each work tree) leaves that folder writable to sandboxed work")
 def test_a_relative_global_hookspath_folder_is_held(zap, outside, tmp_path):
     """The person's `git config --global core.hooksPath .githooks` (a team's
     convention, set once for every checkout): git resolves it in each work
     tree, so `.githooks/pre-commit` of this checkout runs at their next
-    commit. `_hooks_path` parses `.git/config` alone."""
+    commit. `_hooks_path` parsed `.git/config` alone."""
     glob = tmp_path / "gitconfig-global"
     glob.write_text("[core]\n\thooksPath = .githooks\n[user]\n\tname = u\n\temail = u@u\n")
     zap.env["GIT_CONFIG_GLOBAL"] = str(glob)

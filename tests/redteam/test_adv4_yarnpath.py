@@ -1,5 +1,6 @@
 """The file `.yarnrc.yml`'s `yarnPath` names, read as YAML is read
-(adversary round 4, on `zapcli.control._yarn_paths`).
+(adversary round 4, on `zapcli.control._yarn_paths`; closed: the file is
+read with a YAML parser now).
 
 `of_root` holds the file a workspace's `.yarnrc.yml` names as `yarnPath`,
 since every `yarn` in the folder runs it with node. It finds the key by
@@ -45,12 +46,7 @@ RCS = {
 }
 
 
-OPEN = pytest.mark.xfail(strict=True, reason="OPEN HOLE: control._yarn_paths matches `yarnPath:` at "
-                         "a line's start; YAML spellings yarn reads alike (BOM, `yarnPath :`, a quoted "
-                         "key, a flow mapping) leave the file yarn runs writable to sandboxed work")
-
-
-@pytest.mark.parametrize("rc", [pytest.param(k, id=k, marks=() if k == "plain" else OPEN) for k in RCS])
+@pytest.mark.parametrize("rc", list(RCS))
 def test_the_yarn_a_yarnrc_names_in_other_yaml_cannot_be_rewritten(zap, outside, rc):
     actor = Actor.root(zap)
     w = actor.work

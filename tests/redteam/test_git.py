@@ -348,11 +348,13 @@ def test_a_tree_whose_admin_files_moved_is_refused_with_what_moved(zap):
 
 def test_no_git_runs_but_through_the_one_runner():
     """Every git zapcli starts goes through `zapcli.worktrees.git.git` (the
-    demo's own checkout aside): no list starting with "git" anywhere else."""
+    demo's own checkout aside, and `zapcli.gitenv.config_origins`, which reads
+    the configuration as the person's git finds it, with the same lookups and
+    dropped variables): no list starting with "git" anywhere else."""
     import ast
 
     pkg = Path(__file__).resolve().parents[2] / "zapcli"
-    allowed = {"worktrees/git.py", "demo.py"}
+    allowed = {"worktrees/git.py", "demo.py", "gitenv.py"}
     found = []
     for path in pkg.rglob("*.py"):
         rel = path.relative_to(pkg).as_posix()

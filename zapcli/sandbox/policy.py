@@ -116,12 +116,16 @@ def _expand(path: str, workspace: str) -> str:
     return os.path.realpath(path if os.path.isabs(path) else os.path.join(workspace, path))
 
 
-def _in_protected(path: str, roots: list[str], names: tuple[str, ...]) -> str | None:
+def _in_protected(path: str, roots: list[str], names: tuple[str, ...],
+                  own: dict[str, tuple[str, ...]]) -> str | None:
     """The control name `path` is or lies in below the root it lies in (a
-    root's own name does not count: a workspace may live anywhere)."""
+    root's own name does not count: a workspace may live anywhere). `own`:
+    each root's names (`of_root`), kept for the one `resolve` (it may ask git)."""
     base = next((r for r in roots if _under(path, r)), None)
     rel = os.path.relpath(path, base) if base else path
-    return control_match(rel, of_root(base, names) if base else names, anywhere=True)
+    if base and base not in own:
+        own[base] = of_root(base, names)
+    return control_match(rel, own[base] if base else names, anywhere=True)
 
 
 def _guard(root: str, names: tuple[str, ...], roots: list[str]
@@ -220,6 +224,7 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
     wanted = [workspace, *roots] if writable is None else list(writable)
     notes: list[str] = []
     out: list[str] = []
+    own: dict[str, tuple[str, ...]] = {}
     for raw in wanted:
         real = _expand(raw, workspace)
         why = None
@@ -228,7 +233,7 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
         elif limits is not None and not any(_under(real, c) for c in limits):
             why = f"{mode} mode lets commands write only in the workspace and writable_roots"
         elif protect and (inside := _in_protected(real, limits or [os.path.realpath(workspace)],
-                                                  names)):
+                                                  names, own)):
             why = f"it is inside {inside}, a control file only a person may change"
         elif any(_under(real, h) for h in shut):
             why = "it is inside zapcli's own folders, which only a person may change"
@@ -251,7 +256,8 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
     readonly: list[str] = []
     missing: list[str] = []
     for root in declared if protect else ():
-        held, absent, said = _guard(root, of_root(root, names), declared)
+        held, absent, said = _guard(root, own[root] if root in own else of_root(root, names),
+                                    declared)
         readonly += [p for p in held if p not in readonly]
         missing += [p for p in absent if p not in missing]
         notes += said

@@ -1,6 +1,7 @@
 """Running git, and what a worktree receipt is made of.
 
-Imports only the standard library, `zapcli.errors` and `zapcli.plain`. Every
+Imports only the standard library, `zapcli.errors`, `zapcli.gitenv` (the
+variables never passed on: `DROPPED`) and `zapcli.plain`. Every
 git zapcli runs goes through `git()`, the one runner, which makes git run no
 program that configuration or a tree could choose (issue 27, C31):
 
@@ -31,6 +32,7 @@ import subprocess
 from pathlib import Path
 
 from zapcli.errors import UsageError, param
+from zapcli.gitenv import DROPPED
 from zapcli.paths import own_lookups
 from zapcli.plain import asdict, frozen
 
@@ -62,18 +64,6 @@ NEUTRAL: tuple[tuple[str, str], ...] = (
 # and .textconv), for the commands that make a diff.
 DIFF_COMMANDS = frozenset({"diff", "diff-tree", "diff-index", "diff-files", "log", "show"})
 NO_DIFF_PROGRAMS = ("--no-ext-diff", "--no-textconv")
-# Variables that point git at another repository (git's own "local repository"
-# list: a hook's environment) or name a program; never passed on.
-DROPPED = frozenset({
-    "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE",
-    "GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_PREFIX", "GIT_SHALLOW_FILE",
-    "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM",
-    "GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_ATTR_SOURCE",
-    "GIT_INTERNAL_SUPER_PREFIX", "GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_SSH",
-    "GIT_SSH_COMMAND", "GIT_PROXY_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_EDITOR",
-    "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "PAGER", "EDITOR", "VISUAL", "GIT_EXEC_PATH",
-    "GIT_TEMPLATE_DIR", "GIT_ALLOW_PROTOCOL", "GIT_PROTOCOL_FROM_USER"})
 
 
 class GitError(Exception):
