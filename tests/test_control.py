@@ -175,3 +175,25 @@ def test_git_is_asked_only_where_a_root_is_in_a_repository(tmp_path, monkeypatch
     assert (tmp_path / "asked").read_text() == f"{repo}\n"
     fake.unlink()
     assert control.of_root(str(repo), (".git",)) == (".git",)
+
+
+@pytest.mark.parametrize("key,value,added", [
+    ("core.fsmonitor", "tools/fsmonitor.sh", "tools/fsmonitor.sh"),
+    ("core.fsmonitor", "./tools/fsmonitor.sh --watch", "tools/fsmonitor.sh"),
+    ("alias.st", "!tools/st.sh -sb", "tools/st.sh"),
+    ("diff.lock.textconv", "'scripts/lock diff'", "scripts/lock diff"),
+    ("filter.lfs.clean", "bin/clean %f", "bin/clean"),
+    ("core.sshCommand", "{root}/bin/ssh-wrap", "bin/ssh-wrap"),
+    ("alias.st", "status -sb", None),                # a git command
+    ("core.pager", "less -R", None),                 # a program on PATH
+    ("core.fsmonitor", "true", None),                # a boolean
+    ("core.editor", "/usr/bin/vi", None),            # outside the root
+])
+def test_a_program_a_setting_runs_by_a_path_in_the_root_is_added(tmp_path, key, value, added):
+    """git runs these settings' values as commands from the work tree's top:
+    the program one names by a path inside the root is held, as the file
+    naming it is."""
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "config", key, value.format(root=tmp_path))
+    got = control.of_root(str(tmp_path), (".git",))
+    assert got == ((".git", added) if added else (".git",))

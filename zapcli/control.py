@@ -298,7 +298,8 @@ def _git_files(root: str) -> list[str | None]:
     gave a setting; each file an `include.path` or `includeIf.*.path` names,
     there or not, whatever its condition; a file git could not read; and the
     folder `core.hooksPath` names (relative: from the repository's top, where
-    git runs hooks). Nothing where git is not there."""
+    git runs hooks); and the program a setting that runs one names by a
+    path (`_program`). Nothing where git is not there."""
     top = _repository(root)
     if top is None:
         return []
@@ -322,6 +323,42 @@ def _git_files(root: str) -> list[str | None]:
                          else os.path.join(os.path.dirname(where), target))
         elif key == "core.hookspath":
             hooks = value  # the last one counts
+        else:
+            files.append(_program(key, value, top) or "")
     if hooks:
         files.append(os.path.join(top, os.path.expanduser(hooks)))
     return [_inside(root, f) for f in dict.fromkeys(files) if f]
+
+
+# Settings whose value git runs as a command (`*` any middle part): the
+# program a path there names runs at the person's next `git status`, `git
+# log`, `git st`, ... from the work tree's top.
+_RUNS = ("core.fsmonitor", "core.sshcommand", "core.pager", "core.editor", "core.askpass",
+         "sequence.editor", "diff.external", "gpg.program", "gpg.*.program", "credential.helper",
+         "credential.*.helper", "alias.*", "pager.*", "interactive.difffilter", "diff.*.textconv",
+         "diff.*.command", "filter.*.clean", "filter.*.smudge", "filter.*.process", "merge.*.driver",
+         "hook.*.command", "uploadpack.packobjectshook", "receive.procreceive", "core.gitproxy")
+
+
+def _program(key: str, value: str, top: str) -> str | None:
+    """The file a command-running setting (`_RUNS`) names by a path — its
+    first word, an alias's after its `!` — as git would find it from `top`;
+    None when it names no path (a program on PATH, `true`, a boolean)."""
+    first, _, rest = key.partition(".")
+    middle, _, last = rest.rpartition(".")
+    if key not in _RUNS and f"{first}.*.{last}" not in _RUNS and f"{first}.*" not in _RUNS:
+        return None
+    if first == "alias":
+        if not value.startswith("!"):
+            return None  # a git command, not a program
+        value = value[1:]
+    import shlex
+
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        words = value.split()
+    if not words or "/" not in words[0]:
+        return None
+    program = os.path.expanduser(words[0])
+    return program if os.path.isabs(program) else os.path.join(top, program)

@@ -71,3 +71,32 @@ def test_a_relative_global_hookspath_folder_is_held(zap, outside, tmp_path):
     subprocess.run(["git", "commit", "-qm", "x"], cwd=repo, env=env, capture_output=True, timeout=30)
     ran = sorted(p.name for p in outside.iterdir())
     assert ran == [], ran
+
+
+@pytest.mark.parametrize("key,value,run", [
+    ("core.fsmonitor", "tools/fsmonitor.sh", ["status", "--short"]),
+    ("core.fsmonitor", "./tools/fsmonitor.sh", ["status", "--short"]),
+    ("alias.st", "!tools/fsmonitor.sh", ["st"]),
+    ("core.pager", "tools/fsmonitor.sh --color", ["-c", "pager.log=true", "log", "-1"]),
+])
+def test_a_script_the_persons_git_config_names_in_the_work_tree_is_held(zap, outside, key, value, run):
+    """The person's own config names a program in the work tree — a
+    committed fsmonitor script (`core.fsmonitor = tools/fsmonitor.sh`), an
+    alias `!tools/x.sh`, a pager: git runs it from the work tree's top at
+    their next `git status`, `git st`, `git log`. The config file is held;
+    the script it names was not, so sandboxed work rewrote it."""
+    repo = make_repo(zap.cwd)
+    script = repo / "tools" / "fsmonitor.sh"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text("#!/bin/sh\ncat\n" if "pager" in key else "#!/bin/sh\nexit 1\n")
+    script.chmod(0o755)
+    git(repo, "add", "tools/fsmonitor.sh")
+    git(repo, "commit", "-q", "-m", "the team's script")
+    git(repo, "config", key, value)
+    agent(zap, f"printf '#!/bin/sh\\nid > {outside}/PWNED-script\\ncat\\n' > tools/fsmonitor.sh || true")
+    assert not list(outside.iterdir())  # nothing ran inside
+    env = {k: v for k, v in zap.env.items() if k != "GIT_PAGER"}
+    subprocess.run(["git", *run], cwd=repo, env={**env, "PAGER": "cat"}, capture_output=True,
+                   timeout=30, stdin=subprocess.DEVNULL)
+    ran = sorted(p.name for p in outside.iterdir())
+    assert ran == [], ran
