@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from zapcli import ids
 from zapcli.config import Settings
 from zapcli.errors import NotFound, StateError
 from zapcli.lifecycle import limits
@@ -23,7 +24,7 @@ from zapcli.lifecycle.look import look_at
 from zapcli.lifecycle.observe import act, observe, view_of
 from zapcli.lifecycle.status import View
 from zapcli.locks import LockTimeout, exclusive
-from zapcli.paths import child_env, ensure_dir, locks_dir, write_private
+from zapcli.paths import child_env, ensure_dir, locks_dir, subagents_dir, write_private
 from zapcli.trail import ending, store
 from zapcli.trail.model import Outcome, SpawnRecord, Status
 from zapcli.trail.reader import Summary, load
@@ -147,36 +148,44 @@ def _dependency_block(view: View, settings: Settings) -> tuple[bool, str | None]
 
 
 # session -> sid -> (what its trail's stat said, its summary then): what the
-# last scan of that session read, so the next reads again only the trails
-# that changed (a trail only grows by appends under its lock; retention's
-# rewrite is a new file). Private to the queue: no one else sees a summary
-# from it. A new process starts empty.
+# last drain of that session in this process read, so the next reads again
+# only the trails that changed (a trail only grows by appends under its lock;
+# retention's rewrite is a new file). Private to the queue: no one else sees
+# a summary from it. A new process starts empty.
 _SEEN: dict[str, dict[str, tuple[tuple[int, ...], Summary]]] = {}
 
 
-def _summaries(session: str) -> Callable[[str], Summary]:
-    """`load` for one scan of `session`, from what the last scan read where
+class _Reads:
+    """`load` for one drain of `session`, from what the last one read where
     the trail is the same file of the same size and times (`_SEEN`); what it
     reads is kept for the next, what it does not ask for is forgotten."""
-    last = _SEEN.get(session, {})
-    now: dict[str, tuple[tuple[int, ...], Summary]] = {}
-    _SEEN[session] = now
 
-    def summary(sid: str) -> Summary:
+    def __init__(self, session: str) -> None:
+        self._last = _SEEN.get(session, {})
+        self._now: dict[str, tuple[tuple[int, ...], Summary]] = {}
+        _SEEN[session] = self._now
+        self._folder = str(subagents_dir())
+
+    def __call__(self, sid: str) -> Summary:
+        if not ids.is_valid(sid):
+            return load(sid)  # says why it is no subagent's (NotFound)
         try:
-            st = os.lstat(store.path_for(sid))
-            key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            st = os.lstat(f"{self._folder}/{sid}.jsonl")
         except OSError:
             return load(sid)  # says why it is not there (NotFound)
-        hit = now.get(sid) or last.get(sid)
+        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        hit = self._now.get(sid) or self._last.get(sid)
         if hit is None or hit[0] != key:
             # stat first, read after: bytes appended in between are read under
             # the older key, which the next stat no longer matches
             hit = (key, load(sid))
-        now[sid] = hit
+        self._now[sid] = hit
         return hit[1]
 
-    return summary
+    def spawn(self, sid: str) -> SpawnRecord:
+        """Its `spawn` record (a trail's first, never rewritten), as this drain read it."""
+        hit = self._now.get(sid)
+        return hit[1].spawn if hit is not None else load(sid).spawn
 
 
 def _scan(session: str, settings: Settings, *, look: bool,
@@ -222,8 +231,8 @@ def drain(session: str, settings: Settings) -> list[str]:
     """
     started: list[str] = []
     with session_lock(session):
-        summary = _summaries(session)
-        running, on, waiting, running_views = _scan(session, settings, look=True, summary=summary)
+        reads = _Reads(session)
+        running, on, waiting, running_views = _scan(session, settings, look=True, summary=reads)
         looked_only = True
         parked = _parked(session, running_views)
         for view in waiting:
@@ -236,12 +245,12 @@ def drain(session: str, settings: Settings) -> list[str]:
                 continue
             # The cap it was spawned under, not the observer's: a `poll` run with
             # other settings must not start it early.
-            spawn = summary(view.id).spawn
+            spawn = reads.spawn(view.id)
             cap = settings.max_concurrent if spawn.max_concurrent is None else spawn.max_concurrent
             pool = _pool(view.id, spawn.raw)
             if cap and running.get(pool, 0) >= cap and looked_only:  # full by the trails: any ended?
                 running, on, _, running_views = _scan(session, settings, look=False,
-                                                      summary=summary)
+                                                      summary=reads)
                 looked_only = False
                 parked = _parked(session, running_views)
             if cap and running.get(pool, 0) >= cap:
