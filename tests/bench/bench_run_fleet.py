@@ -25,6 +25,12 @@ rounds (before and after each). Prints, per round and as medians:
   it exits; the runners are detached, not its children), and per subagent.
 `--against REF`: also git REF's zapcli (e.g. main), round by round with this
 tree's, alternating which goes first: an A/B in one run.
+
+`--queued N` (default 1000; 0 skips it): the queue's drain alone, with N
+queued subagents and the cap's 8 running ones (real `sleep` processes) in a
+session: `spawn --cli sh -- true` there (a new process: its drain reads
+every active trail cold; the new one queues), and, in one process, a first
+drain (cold) and the next ones (warm, nothing changed), `--runs` times each.
 Also prints the load average at the start and the end: the machine is shared.
 """
 
@@ -53,6 +59,10 @@ def main() -> int:
     ap.add_argument("--batch", type=int, default=50, help="spawn calls per model turn")
     ap.add_argument("--rounds", type=int, default=1, help="runs of the whole fleet")
     ap.add_argument("--against", metavar="REF", help="also git REF's zapcli, round by round")
+    ap.add_argument("--queued", type=int, default=1000, help="queued subagents for the drain "
+                    "figures (0: none)")
+    ap.add_argument("--runs", type=int, default=10, help="runs of each drain figure")
+    ap.add_argument("--no-fleet", action="store_true", help="only the drain figures")
     opts = ap.parse_args()
     if opts.count < 1 or opts.batch < 1 or opts.rounds < 1:
         ap.error("--count, --batch and --rounds are at least 1")
@@ -68,7 +78,9 @@ def main() -> int:
         refs: list[float] = []
         order = list(installs.items())
         lost = 0
-        for r in range(opts.rounds):
+        if opts.queued:
+            _drains(installs, opts.queued, opts.runs)
+        for r in range(0 if opts.no_fleet else opts.rounds):
             for label, inst in order if r % 2 == 0 else order[::-1]:
                 env = inst.env(None, session=SESSION)
                 refs += [inst.timed(inst.ref_pass, env)[0] for _ in range(5)]
@@ -78,6 +90,9 @@ def main() -> int:
                 lost += int(fig["lost"])
                 print(f"round {r} {label or 'this tree'}: wall {fig['wall']:.1f} s, "
                       f"lost {int(fig['lost'])}, run cpu {fig['cpu']:.1f} s", flush=True)
+        if opts.no_fleet:
+            print(f"load_average_end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            return 0
         ref = _install.median_ms(refs)
         print(f"python_pass_median_ms {ref:.1f}  (reference: bench venv python -I -c pass, "
               f"{len(refs)} runs around the fleets)")
@@ -158,6 +173,77 @@ def _fleet(inst: _install.Install, fx: Any, count: int, batch: int, tag: str) ->
               f"{len(doc.get('undelivered', []))}", flush=True)
     shutil.rmtree(home, ignore_errors=True)
     return {"wall": wall, "lost": float(lost), "cpu": cpu, "requests": float(len(srv.requests))}
+
+
+_DRAIN = """
+import os, sys, time
+from zapcli.config import load_settings
+from zapcli.lifecycle import queue
+settings = load_settings(lenient=True)
+out = []
+for i in range(int(sys.argv[1]) + 1):
+    t0 = time.perf_counter()
+    started = queue.drain(os.environ["ZAPCLI_SESSION"], settings)
+    out.append(time.perf_counter() - t0)
+    assert started == [], started
+print(" ".join(str(x) for x in out))
+"""
+
+
+def _drains(installs: dict[str, _install.Install], n: int, runs: int) -> None:
+    """The drain figures (see the module's docstring) of each install, interleaved."""
+    import psutil
+
+    from zapcli import ids
+    from zapcli.lifecycle import session as sessions
+    from zapcli.trail import store
+
+    inst0 = installs[""]
+    home = inst0.new_home("drain")
+    os.environ["ZAPCLI_HOME"] = str(home)
+    session = f"{SESSION}-drain"
+    sleepers = [subprocess.Popen(["sleep", "600"]) for _ in range(8)]
+    try:
+        def trail(task: str) -> str:
+            sid = ids.new_id()
+            sessions.add(session, sid)
+            store.create_trail(sid, {"session": session, "cli": "sh", "task": task,
+                                     "cwd": str(inst0.scratch), "workspace": str(inst0.scratch),
+                                     "timeout_s": 600.0, "after": [], "executor": "local"}, [])
+            return sid
+
+        for p in sleepers:
+            sid = trail("sleep 600")
+            store.append(store.path_for(sid), "process", {
+                "pid": p.pid, "create_time": psutil.Process(p.pid).create_time()}, sync=False)
+        for i in range(n):
+            trail(f"true {i}")
+        samples = {f"{label}{what}": [] for label in installs
+                   for what in ("spawn_cli", "drain_cold", "drain_warm")}
+        for _ in range(runs):
+            for label, inst in installs.items():
+                env = inst.env(home, session=session)
+                t, proc = inst.timed(inst.zapcli("spawn", "--cli", "sh", "--", "true"), env)
+                samples[f"{label}spawn_cli"].append(t)
+                proc = inst.run([inst.python, "-c", _DRAIN, "5"], env)
+                took = [float(x) for x in proc.stdout.decode().split()]
+                samples[f"{label}drain_cold"].append(took[0])
+                samples[f"{label}drain_warm"] += took[1:]
+        refs = [inst0.timed(inst0.ref_pass, inst0.env(home))[0] for _ in range(10)]
+        ref = _install.median_ms(refs)
+        print(f"drain_python_pass_median_ms {ref:.1f}")
+        for key, vals in samples.items():
+            ms = _install.median_ms(vals)
+            note = {"spawn_cli": f"a `spawn` queued behind {n}+ (cap full): a new process, cold",
+                    "drain_cold": "a process's first drain", "drain_warm": "its next ones, "
+                    "nothing changed"}["_".join(key.split("_")[-2:])]
+            print(f"{key}_q{n}_median_ms {ms:.1f}  ratio_vs_python_pass "
+                  f"{_install.fmt_ratio(ms, ref)}  ({note}; {len(vals)} samples)", flush=True)
+    finally:
+        for p in sleepers:
+            p.kill()
+            p.wait()
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def _print(label: str, figs: list[dict[str, float]], ref: float, opts: argparse.Namespace) -> None:
