@@ -12,20 +12,22 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from zapcli import ids
 from zapcli.config import Settings
 from zapcli.errors import NotFound, StateError
 from zapcli.lifecycle import limits
 from zapcli.lifecycle import session as sessions
-from zapcli.lifecycle.observe import observe, view_of
+from zapcli.lifecycle.look import look_at
+from zapcli.lifecycle.observe import act, observe, view_of
 from zapcli.lifecycle.status import View
 from zapcli.locks import LockTimeout, exclusive
-from zapcli.paths import child_env, ensure_dir, locks_dir, write_private
+from zapcli.paths import child_env, ensure_dir, locks_dir, subagents_dir, write_private
 from zapcli.trail import ending, store
 from zapcli.trail.model import Outcome, SpawnRecord, Status
-from zapcli.trail.reader import load
+from zapcli.trail.reader import Summary, load
 from zapcli.trail.records import iso_utc
 
 LOCK_TIMEOUT_S = 60.0
@@ -145,21 +147,64 @@ def _dependency_block(view: View, settings: Settings) -> tuple[bool, str | None]
     return True, None
 
 
-def _scan(session: str, settings: Settings, *,
-          look: bool) -> tuple[dict[str, int], dict[str, int], list[View], list[View]]:
+# session -> sid -> (what its trail's stat said, its summary then): what the
+# last drain of that session in this process read, so the next reads again
+# only the trails that changed (a trail only grows by appends under its lock;
+# retention's rewrite is a new file). Private to the queue: no one else sees
+# a summary from it. A new process starts empty.
+_SEEN: dict[str, dict[str, tuple[tuple[int, ...], Summary]]] = {}
+
+
+class _Reads:
+    """`load` for one drain of `session`, from what the last one read where
+    the trail is the same file of the same size and times (`_SEEN`); what it
+    reads is kept for the next, what it does not ask for is forgotten."""
+
+    def __init__(self, session: str) -> None:
+        self._last = _SEEN.get(session, {})
+        self._now: dict[str, tuple[tuple[int, ...], Summary]] = {}
+        _SEEN[session] = self._now
+        self._folder = str(subagents_dir())
+
+    def __call__(self, sid: str) -> Summary:
+        if not ids.is_valid(sid):
+            return load(sid)  # says why it is no subagent's (NotFound)
+        try:
+            st = os.lstat(f"{self._folder}/{sid}.jsonl")
+        except OSError:
+            return load(sid)  # says why it is not there (NotFound)
+        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        hit = self._now.get(sid) or self._last.get(sid)
+        if hit is None or hit[0] != key:
+            # stat first, read after: bytes appended in between are read under
+            # the older key, which the next stat no longer matches
+            hit = (key, load(sid))
+        self._now[sid] = hit
+        return hit[1]
+
+    def spawn(self, sid: str) -> SpawnRecord:
+        """Its `spawn` record (a trail's first, never rewritten), as this drain read it."""
+        hit = self._now.get(sid)
+        return hit[1].spawn if hit is not None else load(sid).spawn
+
+
+def _scan(session: str, settings: Settings, *, look: bool,
+          summary: Callable[[str], Summary] = load,
+          ) -> tuple[dict[str, int], dict[str, int], list[View], list[View]]:
     """(running per pool, running per model endpoint, the queued ones in
     creation order, the running views) of `session`. `look`: from the trails
     alone (nothing is asked of an executor: a remote runner costs no round
     trip to its cluster), where one not ended in its trail counts as
-    running; else every one observed."""
+    running; else every one observed. `summary`: how a trail is read."""
     running: dict[str, int] = {}  # per pool: the session's, or an executor's own cap
     on: dict[str, int] = {}  # per endpoint (a held back one waits for a slot there)
     waiting: list[View] = []
     running_views: list[View] = []
     for sid in sessions.active(session):
         try:
-            summary = load(sid)
-            view = view_of(sid, summary) if look else observe(sid, kill_grace_s=settings.kill_grace_s)
+            s = summary(sid)
+            view = view_of(sid, s) if look else act(look_at(sid, summary=s),
+                                                    kill_grace_s=settings.kill_grace_s)
         except NotFound:  # maybe a spawn in progress: its trail comes right after
             sessions.drop_if_abandoned(session, sid)
             continue
@@ -168,7 +213,7 @@ def _scan(session: str, settings: Settings, *,
         elif view.status == Status.QUEUED and view.queued_out_there is None:
             waiting.append(view)
         else:
-            raw = summary.spawn.raw
+            raw = s.spawn.raw
             pool = _pool(view.id, raw)
             running[pool] = running.get(pool, 0) + 1
             _count(on, raw.get("provider"))
@@ -186,7 +231,8 @@ def drain(session: str, settings: Settings) -> list[str]:
     """
     started: list[str] = []
     with session_lock(session):
-        running, on, waiting, running_views = _scan(session, settings, look=True)
+        reads = _Reads(session)
+        running, on, waiting, running_views = _scan(session, settings, look=True, summary=reads)
         looked_only = True
         parked = _parked(session, running_views)
         for view in waiting:
@@ -199,11 +245,12 @@ def drain(session: str, settings: Settings) -> list[str]:
                 continue
             # The cap it was spawned under, not the observer's: a `poll` run with
             # other settings must not start it early.
-            spawn = load(view.id).spawn
+            spawn = reads.spawn(view.id)
             cap = settings.max_concurrent if spawn.max_concurrent is None else spawn.max_concurrent
             pool = _pool(view.id, spawn.raw)
             if cap and running.get(pool, 0) >= cap and looked_only:  # full by the trails: any ended?
-                running, on, _, running_views = _scan(session, settings, look=False)
+                running, on, _, running_views = _scan(session, settings, look=False,
+                                                      summary=reads)
                 looked_only = False
                 parked = _parked(session, running_views)
             if cap and running.get(pool, 0) >= cap:
