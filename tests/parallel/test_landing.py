@@ -84,6 +84,10 @@ def test_every_note_starts_on_a_line_of_its_own_after_text_left_open(zap, model)
     notes = [x for x in lines if "zapcli: note:" in x or "⇠" in x or "· subagent" in x]
     assert any("waiting for 1 subagent result" in x for x in notes), seen
     assert all(x.startswith(("zapcli: note:", "⇠", "· subagent")) for x in notes), seen
+    import re  # a spawn's time as people read the others: to the second, local, not ISO microseconds
+
+    assert re.search(r"Created: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\b", seen), seen
+    assert not re.search(r"Created: .*\.\d{6}Z", seen), seen
 
 
 def test_the_deadline_ends_the_wait_and_lists_what_never_arrived(zap, model):

@@ -102,6 +102,9 @@ def lines(res: Any) -> Lines:
     where = "across all sessions" if res.all_sessions else "in this session"
     total = len(res.views) + res.more
     noun = "subagent" if total == 1 else "subagents"
+    status = getattr(res, "status", None)  # `--status`: only those were counted
+    if status:
+        where += f" with status {status}"
     out: Lines = [("bold", f"[SubAgent] {total} {noun} {where}"
                            + (f", newest {len(res.views)} shown" if res.more else ""))]
     if res.long:
