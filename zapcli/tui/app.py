@@ -63,8 +63,8 @@ class KeysFooter(Footer):
             if getattr(widget, "action", None) not in drop:  # a FooterKey's
                 yield widget
 
-    def on_resize(self) -> None:
-        self.recompose()
+    async def on_resize(self) -> None:
+        await self.recompose()
 
 
 class FleetScreen(FleetKeys, Screen[None]):
