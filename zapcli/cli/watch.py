@@ -2,8 +2,9 @@
 thread watches the trails of the subagents it started and asks the person at
 the terminal about each approval request the moment it is made — id, task,
 tool, one-line summary — one question at a time (the same lock as the run's
-own questions). The answer decides it (`ops.steer.decide`); Ctrl-D denies
-this and every later question; without a terminal each request is denied at
+own questions). The answer decides it (`ops.steer.decide`); a question
+decided elsewhere meanwhile (`zapcli approve`, top) or whose subagent ended
+ends its line saying so; Ctrl-D denies this and every later question; without a terminal each request is denied at
 once, the reason told to the child. The parent model never decides: it is
 told the outcome in a notice before its next model call. A run that cannot
 ask anyone (no terminal, `--unattended`) says each denial of its children's
