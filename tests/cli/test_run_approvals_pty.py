@@ -149,3 +149,27 @@ def test_sighup_ends_the_run_like_ctrl_c_and_its_childs_request_is_denied(zap):
         f"its run {doc['run_id']} was stopped before anyone answered"  # type: ignore[index]
     assert zap.status(sid) == "cancelled"
     assert not (zap.cwd / "out.txt").exists()
+
+
+@pytest.mark.timeout(120)
+def test_a_question_answered_from_another_terminal_says_so_on_its_line(zap):
+    """`zapcli approve ID` from another terminal while the run asks: the run's
+    question does not stay open above what follows — its line ends with what
+    happened, the request is not asked again, the work goes on, and the
+    parent model is told the decision."""
+    import re
+
+    with ScriptedServer(_parent_script("ptyelse", 1)) as srv:
+        term = _run(zap, srv, "ptyelse")
+        term.expect(b"(n):")
+        [sid] = [s["id"] for s in zap.json("list", "--all")["subagents"]]
+        assert zap("approve", sid).returncode == 0
+        term.expect(b"approved elsewhere")
+        assert term.finish() == 0
+        notices = _notices(srv)
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", term.seen.decode(errors="replace"))
+    question = next(x for x in shown.splitlines() if "(n):" in x)
+    assert question.rstrip().endswith("(n): approved elsewhere (zapcli approve or top)"), shown
+    assert shown.count("(n):") == 1, shown
+    assert (zap.cwd / "out.txt").read_text() == "ptyelse0\n"
+    assert f"{sid} asked to run" in notices and "approved — approved by the user" in notices

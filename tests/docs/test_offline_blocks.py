@@ -27,3 +27,23 @@ def test_an_example_with_its_own_model_server_names_the_model(page):
                and "ZAPCLI_MODEL=" not in b.text and "--model" not in b.text]
     assert not unnamed, (f"these start the scripted server but name no model, so they fail for a "
                          f"reader with none configured (set ZAPCLI_MODEL=scripted): {unnamed}")
+
+
+@pytest.mark.timeout(60)
+def test_the_tutorials_start_up_loop_ends_and_shows_why_when_the_server_fails(tmp_path):
+    """A reader's `fleet.json` with a mistake: the server ends at once with a
+    clear error in `.server.log`, and `until [ -s .port ]` waited forever.
+    The tutorial's block, run as written against a broken script, ends and
+    shows that error."""
+    import os
+    import subprocess
+    import sys
+
+    page = ROOT / "docs" / "tutorial" / "first-fleet.md"
+    [start] = [b for b in blocks(page) if b.lang in SHELLS and STARTS_SERVER in b.text]
+    (tmp_path / "fleet.json").write_text('[{"match": "x", "turns": [{"txet": "typo"}]}]')
+    head = start.text.split("export OPENAI_BASE_URL")[0]  # the start and its loop, not zapcli
+    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-c", head], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=30)
+    assert "txet" in done.stdout, (done.stdout, done.stderr)  # the server's own error, shown

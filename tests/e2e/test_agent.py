@@ -495,15 +495,25 @@ def test_deadline_holds_while_a_tool_holds_the_interpreter(zap, model):
 
 
 def test_a_message_that_arrives_too_late_is_reported_undelivered(zap, model):
-    """Tryout: `send` said "queued" and nothing but `replay` ever said it was lost."""
-    srv = model([{"match": "last word", "turns": [{"text": "the final answer", "delay_s": 3}]}])
+    """Tryout: `send` said "queued" and nothing but `replay` ever said it was
+    lost. `send` says it arrives only if the work makes another model call,
+    and wait, poll and list say it never arrived, with `continue` to go on."""
+    srv = model([{"match": "last word", "turns": [{"text": "the final answer", "hold": "last"}]}])
     sid = _spawn(zap, "last word")
     wait_until(lambda: srv.requests, timeout=30, interval=0.1)  # inside its one and last call
-    assert zap("send", sid, "one more thing").returncode == 0
-    assert zap("wait", sid, "--timeout", "30").returncode == 0
+    sent = zap("send", sid, "one more thing")
+    assert sent.returncode == 0
+    assert "before its next model call, if it makes one" in sent.out, sent.out
+    assert f"zapcli continue {sid} TEXT otherwise" in sent.out, sent.out
+    srv.release("last")
+    waited = zap("wait", sid, "--timeout", "30")
+    assert waited.returncode == 0
     view = zap.json("poll", sid)["subagents"][0]
     assert view["undelivered_messages"] == 1
-    assert "Not delivered: 1 message(s)" in zap("poll", sid).out
+    for said in (waited.out, zap("poll", sid).out):
+        assert "Not delivered: 1 message(s)" in said and f"zapcli continue {sid} TEXT" in said, said
+    listed = zap("list").out
+    assert f"not delivered: 1 message(s), it ended first (zapcli continue {sid[-8:]} TEXT" in listed
 
 
 def test_a_subagent_cannot_loosen_the_config_or_forge_approvals(zap, model):

@@ -7,6 +7,7 @@ import os
 import pty
 import re
 import signal
+import subprocess
 import sys
 import time
 
@@ -75,3 +76,34 @@ def test_watch_draws_a_live_table_until_ctrl_c(zap):
     assert "2 subagents in this session" in text and "task number 1" in text
     assert os.WEXITSTATUS(status) == 0
     assert zap("list", "--watch").returncode == 2  # not a terminal: refused, not a hang
+
+
+def test_a_status_filter_is_said_with_the_count(zap):
+    """`list --all --status running` said `0 subagents across all sessions`,
+    as if there were none at all."""
+    _finished(zap, 2)
+    said = zap("list", "--all", "--status", "running").out
+    assert said.splitlines()[0] == "[SubAgent] 0 subagents across all sessions with status running"
+    said = zap("list", "--status", "completed").out
+    assert said.splitlines()[0] == "[SubAgent] 2 subagents in this session with status completed"
+
+
+def test_ctrl_c_on_wait_says_the_subagents_keep_running_and_how_to_stop_them(zap):
+    """Ctrl-C on `wait` printed only `zapcli: interrupted`: it stops the
+    waiting, not the work — said, with the ids and how to stop them; the
+    subagent is indeed still running after."""
+    from tests.conftest import sleep_marker, wait_until
+
+    sid = zap.spawn_sh(f"sleep {sleep_marker(3501)}")
+    proc = subprocess.Popen([sys.executable, "-m", "zapcli", "wait", sid], cwd=zap.cwd, env=zap.env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_until(lambda: zap.status(sid) == "running", 20)
+    time.sleep(1.0)  # inside its wait
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    said = err.decode(errors="replace")
+    assert proc.returncode == 130, said
+    assert f"1 subagent(s) keep running ({sid})" in said, said
+    assert "zapcli kill ID" in said and "Traceback" not in said, said
+    assert zap.status(sid) == "running"  # the outside effect: the work goes on
+    zap("kill", sid)

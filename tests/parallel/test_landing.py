@@ -64,6 +64,32 @@ def test_the_stream_shows_each_late_result(zap, model):
     assert "got it" in proc.out
 
 
+def test_every_note_starts_on_a_line_of_its_own_after_text_left_open(zap, model):
+    """stdout and stderr are one terminal: the model's text without a trailing
+    newline, then the run's note that it waits (and the late result's
+    announcement) — each note begins its own line, never glued to the text."""
+    import subprocess
+
+    model([{"match": "glued", "turns": [
+        {"text": "Starting one.", "tool_calls": [_sh("sleep 1; echo late-result")]},
+        {"text": "I started it and will wait for its result."},
+        {"text": "All in."}]}])
+    proc = subprocess.run([sys.executable, "-m", "zapcli", "run", "--approval", "full", "--",
+                           "glued"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          stdin=subprocess.DEVNULL, cwd=zap.cwd, env=zap.env, timeout=120)
+    seen = proc.stdout.decode(errors="replace")
+    assert proc.returncode == 0, seen
+    lines = seen.splitlines()
+    assert "I started it and will wait for its result." in lines, seen
+    notes = [x for x in lines if "zapcli: note:" in x or "⇠" in x or "· subagent" in x]
+    assert any("waiting for 1 subagent result" in x for x in notes), seen
+    assert all(x.startswith(("zapcli: note:", "⇠", "· subagent")) for x in notes), seen
+    import re  # a spawn's time as people read the others: to the second, local, not ISO microseconds
+
+    assert re.search(r"Created: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\b", seen), seen
+    assert not re.search(r"Created: .*\.\d{6}Z", seen), seen
+
+
 def test_the_deadline_ends_the_wait_and_lists_what_never_arrived(zap, model):
     m = sleep_marker(3401)
     model([{"match": "walk away", "turns": [

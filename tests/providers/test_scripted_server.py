@@ -67,10 +67,27 @@ def test_rules_match_user_or_system_and_conversations_advance_separately():
         assert ask(c, "task alpha") == "a1"
         assert ask(c, "other alpha task") == "a1"  # a new conversation starts at turn 0
         assert ask(c, "task alpha") == "a2"
-        assert ask(c, "task alpha") == EXHAUSTED_TEXT
+        going_on = [{"role": "user", "content": "task alpha"}, {"role": "assistant", "content": "a2"},
+                    {"role": "user", "content": "and then?"}]
+        out = c.chat.completions.create(model="m", messages=going_on)  # type: ignore[arg-type]
+        assert out.choices[0].message.content == EXHAUSTED_TEXT  # past its turns: a closing text
         assert ask(c, "anything", system="You are REVIEWER") == "r1"
         assert ask(c, "zzz") == ask(c, "zzz") == "fallback"  # loop: true repeats
         assert len(srv.requests) == 7
+
+
+def test_the_same_task_again_after_its_turns_were_played_is_an_error_not_a_completed_answer():
+    """A tutorial reader re-ran a step against the same server: the run got
+    `[scripted server: this conversation has no more turns]` and exited 0, as
+    if it had worked. A request that opens a conversation (nothing the model
+    said in it) whose turns were all played is a 409 saying what to do."""
+    with ScriptedServer([{"match": "summarise", "turns": [{"text": "done"}]}]) as srv:
+        c = sdk(srv)
+        assert ask(c, "summarise the notes") == "done"
+        with pytest.raises(openai.APIStatusError) as exc:
+            ask(c, "summarise the notes")
+    assert exc.value.status_code == 409
+    assert "already played all 1 turn(s)" in str(exc.value) and "restart the server" in str(exc.value)
 
 
 def test_no_matching_rule_is_a_400_naming_the_message():

@@ -246,3 +246,39 @@ def test_enter_on_a_subagent_that_takes_no_messages_follows_its_output_without_a
 
     run_top(scenario)
     zap("kill", sid)
+
+
+@pytest.mark.timeout(180)
+def test_a_message_the_work_ended_before_reading_is_said_in_attach_row_and_peek(zap: Zap, model):
+    """A new user's trial: sent from attach ("it reaches the work before its
+    next model call"), the subagent ended without another call and nothing
+    said the message was lost. The send says `if it makes one`; the attach
+    log says it ended with it unread; the row and the peek say so after."""
+    srv = model([{"match": "TOP-LATE", "turns": [{"text": "TOP-LATE answer", "hold": "late"}]}])
+    sid = zap("spawn", "--", "TOP-LATE: answer").out.strip()
+    wait_until(lambda: srv.requests, 30, 0.1)  # inside its one and last model call
+
+    async def scenario(top: Top) -> None:
+        await top.until(lambda: top.row(sid) is not None)
+        assert top.screen.table.select(sid)
+        await top.press("enter")
+        await top.until(lambda: type(top.app.screen).__name__ == "Attach", 5)
+        log = top.app.screen.query_one("#attach-log")
+        await top.type("one more thing")
+        await top.press("enter")
+        await top.until(lambda: any("sent:" in line for line in log.lines), 20, "sent")
+        assert any("if it makes one" in line for line in log.lines), log.lines
+        srv.release("late")  # its one and last model call answers: it ends without reading it
+        await top.until(lambda: any("Not delivered: 1 message(s)" in line for line in log.lines),
+                        30, "the attach log says the message was never read")
+        await top.press("escape")
+        await top.until(lambda: top.status(sid) == "completed", 30)
+        row = next(line for line in top.table_text().splitlines() if sid[-8:] in line)
+        assert "completed 1 unread" in row, row
+        assert top.screen.table.select(sid)
+        await top.until(lambda: "Not delivered: 1 message(s)" in top.peek_text(), 10,
+                        "the peek says it")
+        assert f"zapcli continue {sid} TEXT" in top.peek_text()
+
+    run_top(scenario)
+    assert len(srv.requests) == 1

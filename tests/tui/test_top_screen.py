@@ -61,7 +61,8 @@ def test_no_color_and_the_footer_lists_the_keys(zap: Zap, monkeypatch):
         assert {"a", "d", "x", "r", "space", "enter", "slash", "t", "b", "s", "q"} <= keys
         footer = top.screen.query_one("Footer")
         shown = " ".join(str(k.render()) for k in footer.query("FooterKey"))
-        for word in ("Approve", "Deny", "Kill", "Filter", "Tree", "Attach", "Quit"):
+        for word in ("Approve", "Deny", "Kill", "Rm", "Mark", "Filter", "Tree", "Board", "All", "Next",
+                     "Attach", "Quit"):  # every one at 160 columns
             assert word in shown, shown
 
     run_top(scenario)
@@ -122,3 +123,23 @@ def test_last_says_output_while_a_command_writes_it(zap: Zap):
         run_top(scenario)
     finally:
         zap("kill", sid)
+
+
+def test_every_key_of_the_footer_fits_an_80_column_terminal(zap: Zap):
+    """A new user's trial at 80x24: the footer was cut at `b Boar`, so `s`,
+    `n` and `q Quit` were out of sight. Every key shown lies on the screen."""
+
+    async def scenario(top: Top) -> None:
+        await top.pilot.pause()
+        footer = top.screen.query_one("Footer")
+        keys = list(footer.query("FooterKey"))
+        width = top.app.size.width
+        cut = [str(k.render()) for k in keys if k.region.right > width or k.region.width == 0]
+        assert not cut, f"cut or out of sight at {width} columns: {cut}"
+        words = " ".join(str(k.render()) for k in keys)
+        for word in ("Approve", "Deny", "Kill", "Attach", "Filter", "Tree", "Board", "All", "Next",
+                     "Quit"):
+            assert word in words, words
+        assert "Rm" not in words and "Mark" not in words, words  # these two give way at 80
+
+    run_top(scenario, size=(80, 24))

@@ -272,7 +272,12 @@ def send(
     text: str = typer.Argument(..., help="Message for the model, delivered before its next call.", metavar="TEXT"),
     json: bool = JSON,
 ) -> None:
-    """Steer a running subagent: TEXT reaches its model before the next model call."""
+    """Steer a running subagent: TEXT reaches its model before its next call, if it makes one.
+
+    A subagent that ends without another model call never reads it: wait,
+    poll and list then say it was not delivered, and zapcli continue ID TEXT
+    carries its work on.
+    """
     _run("send", locals())
 
 

@@ -47,6 +47,35 @@ def _args_text(arguments: Any) -> str:
     return escape_controls(jsonlib.dumps(arguments, ensure_ascii=False, separators=(", ", ": ")))
 
 
+class _OpenLine:
+    """The run's stderr while it runs: whatever writes there — a note of the
+    sink, the approval watcher, the run's end — starts on a line of its own
+    when the model's streamed text left stdout's line open (both are the
+    terminal). The one place that ends that line; everything else passes
+    through to the stream it wraps."""
+
+    def __init__(self, stream: Any, sink: _TerminalSink):
+        self._stream, self._sink = stream, sink
+
+    def write(self, text: str) -> int:
+        if text:
+            self.end()
+        return int(self._stream.write(text))
+
+    def end(self) -> None:
+        """End stdout's line if the model's text left it open."""
+        if self._sink.mid_line:
+            self._sink.mid_line = False
+            try:
+                sys.stdout.write("\n")
+                sys.stdout.flush()
+            except (OSError, ValueError):
+                pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 class _TerminalSink:
     """Where the foreground run's records go: text to stdout, tool activity to
     stderr, tokens to the ledger after each model call (a SIGKILLed run keeps
@@ -83,10 +112,6 @@ class _TerminalSink:
         self.mid_line = bool(delta) and not delta.endswith("\n") or (self.mid_line and not delta)
 
     def _tool_call(self, rec: dict[str, Any]) -> None:
-        if self.mid_line:
-            sys.stdout.write("\n")
-            sys.stdout.flush()
-            self.mid_line = False
         call = self.calls[str(rec.get("call_id"))] = _call_text(rec)
         self.batch = 1 if self.answering else self.batch + 1
         self.answering = False
@@ -132,10 +157,6 @@ class _TerminalSink:
             return
         if self.on_notice is not None:
             self.on_notice()
-        if self.mid_line:
-            sys.stdout.write("\n")
-            sys.stdout.flush()
-            self.mid_line = False
         for line in str(rec.get("text", "")).split("\n"):
             _say(f"⇠ {escape_controls(line)[:300]}\n")
 
@@ -190,14 +211,11 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
                    max_cost: float | None = None, max_subagents: int | None = None,
                    sandbox: str = "auto", trust: bool = False) -> int:
     from zapcli import agentroots, ids
-    from zapcli.agent.types import ModelError
     from zapcli.backends.agent import resolve_agent
     from zapcli.backends.sections import OWNERS
-    from zapcli.cli import runenv, runtrail
-    from zapcli.cli.definition_tools import definition_tools
+    from zapcli.cli import runenv
     from zapcli.cli.subagent_tool import SubagentTool
     from zapcli.config import load_settings
-    from zapcli.host.agent import build_host
     from zapcli.paths import workspace_of
 
     workspace = workspace_of(Path(cwd := str(Path.cwd())))
@@ -222,6 +240,28 @@ def run_foreground(task: str | None, agent: str | None, model: str | None, max_t
     sub.env.ask_widening = gate.ask_widening
     gate.keep_denials(run_id, sub.denied)
     sink = _TerminalSink(run_id, json)
+    stderr = sys.stderr
+    sys.stderr = keeper = _OpenLine(stderr, sink)  # type: ignore[assignment]
+    try:
+        return _run(task, fields, cwd, workspace, settings, gate, sub, sink, limit, max_tokens,
+                    max_cost, max_subagents, sandbox, json)
+    except BaseException:
+        keeper.end()  # what is said of it (`zapcli: error: …`) starts on a line of its own
+        raise
+    finally:
+        sys.stderr = stderr
+
+
+def _run(task: str, fields: dict[str, Any], cwd: str, workspace: Path, settings: Any,
+         gate: TerminalApprover, sub: Any, sink: _TerminalSink, limit: float,
+         max_tokens: int | None, max_cost: float | None, max_subagents: int | None,
+         sandbox: str, json: bool) -> int:
+    from zapcli.agent.types import ModelError
+    from zapcli.cli import runenv, runtrail
+    from zapcli.cli.definition_tools import definition_tools
+    from zapcli.host.agent import build_host
+
+    run_id = sink.run_id
     sink.trail = trail = runtrail.open_run(run_id, task, fields, cwd=cwd, workspace=str(workspace),
                                            approval=gate.mode)
     deadline = time.monotonic() + limit
@@ -368,6 +408,7 @@ def _finish(result: Any, run_id: str, sink: _TerminalSink, sub: Any, tree: Any, 
         emit_run(run_id, result.status, reason, result.report, sub, tree.own(), closed)
         return 0 if Status.parse(result.status) == Status.COMPLETED else 1
     sys.stdout.write("\n")
+    sink.mid_line = False
     if Status.parse(result.status) != Status.COMPLETED:
         raise ZapcliError(f"run {run_id} ended {result.status}: {reason}")
     if is_tty(sys.stderr):

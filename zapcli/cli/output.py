@@ -103,18 +103,32 @@ def error(message: str) -> None:
         sys.stderr.flush()
 
 
+class Settled(Exception):  # noqa: N818 - not an error: the question was answered elsewhere
+    """A question on the terminal that was decided elsewhere while it waited
+    (`zapcli approve` from another terminal, top): what became of it."""
+
+    def __init__(self, said: str):
+        super().__init__(said)
+        self.said = said
+
+
 class _Answers:
     """The terminal's answers, read through a reader of our own on a copy of
     stdin's descriptor: a question left open on a thread when `zapcli run`
     ends (Ctrl-C, SIGTERM, SIGHUP) then holds this reader's lock, not
     sys.stdin's, which the interpreter takes at exit (a fatal error, exit -6,
-    if a thread holds it). End of input is EOFError, as for input()."""
+    if a thread holds it). End of input is EOFError, as for input(). While
+    a question waits, `settled()` is asked every quarter second whether it
+    was decided elsewhere: then `Settled` (what was typed but not sent is
+    dropped, so it answers no later question)."""
 
     _one: _Answers | None = None
+    POLL_S = 0.25
 
     def __init__(self) -> None:
-        self.file = open(os.dup(sys.stdin.fileno()), encoding="utf-8",  # noqa: SIM115
-                         errors="replace", closefd=True)
+        self.fd = os.dup(sys.stdin.fileno())
+        self.held = b""
+        self.settled: Any = None  # () -> str | None, while a question waits
 
     @classmethod
     def get(cls) -> _Answers:
@@ -123,26 +137,56 @@ class _Answers:
         return cls._one
 
     def readline(self) -> str:
-        line = self.file.readline()
-        if not line:
-            raise EOFError
-        return line
+        import select
+
+        while b"\n" not in self.held:
+            if self.settled is not None:
+                ready, _, _ = select.select([self.fd], [], [], self.POLL_S)
+                said = None if ready else self.settled()
+                if said:
+                    self._drop_typed()
+                    raise Settled(said)
+                if not ready:
+                    continue
+            chunk = os.read(self.fd, 4096)
+            if not chunk:
+                if self.held:
+                    break
+                raise EOFError
+            self.held += chunk
+        line, sep, self.held = self.held.partition(b"\n")
+        return (line + sep).decode("utf-8", "replace")
+
+    def _drop_typed(self) -> None:
+        self.held = b""
+        try:
+            import termios
+
+            termios.tcflush(self.fd, termios.TCIFLUSH)
+        except (ImportError, OSError):
+            pass
 
 
-def confirm(question: str) -> bool:
+def confirm(question: str, settled: Any = None) -> bool:
     """Ask y/N at the terminal (rich markup in `question`), on stderr: stdout
     stays the command's (`zapcli run --json` prints one document there).
-    EOFError when the terminal's input ended (Ctrl-D). The callers ask one
+    EOFError when the terminal's input ended (Ctrl-D); `Settled` when
+    `settled()` says it was decided elsewhere meanwhile. The callers ask one
     question at a time (under one lock)."""
     from rich.console import Console
     from rich.prompt import Confirm
 
     console = Console(stderr=True, emoji=False, highlight=False)  # `:x:` stays text
-    return bool(Confirm.ask(question, default=False, console=console,
-                            stream=_Answers.get()))  # type: ignore[call-overload]
+    answers = _Answers.get()
+    answers.settled = settled
+    try:
+        return bool(Confirm.ask(question, default=False, console=console,
+                                stream=answers))  # type: ignore[call-overload]
+    finally:
+        answers.settled = None
 
 
-def ask_approval(summary: str) -> bool:
+def ask_approval(summary: str, settled: Any = None) -> bool:
     """Ask the person at the terminal to approve what `summary` describes
     (`zapcli.approvaltext`), shown whole: one line when it fits
     (`allow bash: make test?`), else every line of it wrapped to the
@@ -150,7 +194,7 @@ def ask_approval(summary: str) -> bool:
     and reference markers are escaped (`render.text.shown`). When that is
     taller than the terminal, a warning above the question says so and
     repeats the lines it starts with (a start scrolled out of sight is not
-    approved unseen). EOFError as `confirm`."""
+    approved unseen). EOFError and `Settled` (`settled`) as `confirm`."""
     from rich.markup import escape
 
     from zapcli.render.text import cells, shown, wrapped
@@ -162,7 +206,7 @@ def ask_approval(summary: str) -> bool:
         width, rows = 80, 24
     flat = shown(summary)
     if "\n" not in flat and cells(flat) + 10 <= width:
-        return confirm(f"[magenta]allow[/] {escape(flat)}?")
+        return confirm(f"[magenta]allow[/] {escape(flat)}?", settled)
     lines = wrapped(summary, width)
     sys.stderr.write("\n".join(lines) + "\n")
     if len(lines) + 1 > rows - TALL_MARGIN:
@@ -172,7 +216,7 @@ def ask_approval(summary: str) -> bool:
                          f"({rows}): scroll up to read it all. It starts:\n"
                          + "\n".join(lines[:TALL_HEAD]) + "\n")
     sys.stderr.flush()
-    return confirm("[magenta]allow the above?[/]")
+    return confirm("[magenta]allow the above?[/]", settled)
 
 
 TALL_MARGIN = 2  # rows kept for the question and a line of context

@@ -2,8 +2,9 @@
 thread watches the trails of the subagents it started and asks the person at
 the terminal about each approval request the moment it is made — id, task,
 tool, one-line summary — one question at a time (the same lock as the run's
-own questions). The answer decides it (`ops.steer.decide`); Ctrl-D denies
-this and every later question; without a terminal each request is denied at
+own questions). The answer decides it (`ops.steer.decide`); a question
+decided elsewhere meanwhile (`zapcli approve`, top) or whose subagent ended
+ends its line saying so; Ctrl-D denies this and every later question; without a terminal each request is denied at
 once, the reason told to the child. The parent model never decides: it is
 told the outcome in a notice before its next model call. A run that cannot
 ask anyone (no terminal, `--unattended`) says each denial of its children's
@@ -100,8 +101,10 @@ class ApprovalWatcher(threading.Thread):
             from zapcli.redact import display
 
             task = display(state.spawn.task)
-            approve, reason = self._ask(sid, key[1], task, req)
-            self._decide(sid, key[1], req, approve, reason)
+            asked = self._ask(sid, key[1], task, req)
+            if asked is None:  # decided elsewhere while it was asked: said, and told
+                continue
+            self._decide(sid, key[1], req, *asked)
 
     def _tell_denials(self, sid: str, records: list[dict[str, Any]]) -> None:
         """Say each denied request of `sid` once, on stderr, and keep it."""
@@ -124,12 +127,17 @@ class ApprovalWatcher(threading.Thread):
                 except OSError:
                     pass
 
-    def _ask(self, sid: str, req_id: str, task: str, req: dict[str, Any]) -> tuple[bool, str]:
+    def _ask(self, sid: str, req_id: str, task: str,
+             req: dict[str, Any]) -> tuple[bool, str] | None:
+        """The person's answer, or None when the request was decided
+        elsewhere (`zapcli approve`, top) or its subagent ended while the
+        question waited: the question's line then says so, and the parent
+        model is told a decision as if made here."""
         if self._halted():
             return False, INTERRUPTED
         if self.gate.unattended:
             return False, INPUT_ENDED if getattr(self.gate, "input_ended", False) else NO_TERMINAL
-        from zapcli.cli.output import ask_approval
+        from zapcli.cli.output import Settled, ask_approval
 
         with self.lock:
             if self.gate.unattended:  # the input ended while this one waited its turn
@@ -137,8 +145,17 @@ class ApprovalWatcher(threading.Thread):
             flat = escape_controls(" ".join(task.split()))
             sys.stderr.write(f"\n[subagent {sid} asks ({req_id})] task: {flat[:80]}"
                              f"{'…' if len(flat) > 80 else ''}\n")
+            seen: dict[str, Any] = {}
             try:
-                ok = ask_approval(str(req.get("summary") or req.get("tool")))
+                ok = ask_approval(str(req.get("summary") or req.get("tool")),
+                                  lambda: self._settled(sid, req_id, seen))
+            except Settled as done:
+                sys.stderr.write(f"{done.said}\n")
+                sys.stderr.flush()
+                if seen.get("decision"):
+                    self._told(sid, req_id, req, seen["decision"] == "approve",
+                               str(seen.get("reason") or ""))
+                return None
             except EOFError:  # Ctrl-D: nobody answers any more; this and later ones are denied
                 self.gate.unattended = True
                 self.gate.input_ended = True
@@ -147,6 +164,35 @@ class ApprovalWatcher(threading.Thread):
         if ok and self._halted():  # answered after the run was interrupted
             return False, INTERRUPTED
         return ok, "approved at the terminal" if ok else "denied at the terminal"
+
+    @staticmethod
+    def _settled(sid: str, req_id: str, seen: dict[str, Any]) -> str | None:
+        """What ended the question about `sid`'s `req_id` while it waited, as
+        its answer reads on the question's line; None while it is pending.
+        The decision found is kept in `seen`."""
+        from zapcli.errors import NotFound
+        from zapcli.trail import store
+        from zapcli.trail.reader import read, summarize
+
+        try:
+            trail = read(store.path_for(sid))
+        except (NotFound, OSError):
+            return None
+        for rec in trail.records:
+            if rec.get("type") == "approval_decision" and str(rec.get("req_id")) == req_id:
+                seen.update(rec)
+                approved = rec.get("decision") == "approve"
+                verb = "approved" if approved else "denied"
+                why = escape_controls(" ".join(str(rec.get("reason") or "").split())[:200])
+                if rec.get("by") != "user":  # its own deadline, the policy, its end
+                    return f"{verb}: {why}" if why else verb
+                default = why in ("", "approved by the user", "denied by the user")
+                return (f"{verb} elsewhere (zapcli {'approve' if approved else 'deny'} or top)"
+                        + ("" if default else f": {why}"))
+        state = summarize(trail)
+        if state is not None and state.final is not None:
+            return f"no longer asked: {sid} ended ({state.final.status})"
+        return None
 
     def _halted(self) -> bool:
         """Interrupted (the run's approver sees a signal from the moment it is sent)."""
@@ -160,12 +206,16 @@ class ApprovalWatcher(threading.Thread):
         if approve and self._halted():  # at the point of deciding, once more
             approve, reason = False, INTERRUPTED
 
-        summary = " ".join(str(req.get("summary") or req.get("tool")).split())[:100]
         try:
             decide(sid, req_id, approve, reason)
         except ZapcliError as exc:  # decided elsewhere meanwhile, or it ended
             sys.stderr.write(f"zapcli: note: {sid} {req_id}: {exc.message}\n")
             return
+        self._told(sid, req_id, req, approve, reason)
+
+    def _told(self, sid: str, req_id: str, req: dict[str, Any], approve: bool, reason: str) -> None:
+        """Tell the parent model what became of `sid`'s request."""
+        summary = " ".join(str(req.get("summary") or req.get("tool")).split())[:100]
         verb = "approved" if approve else "denied"
         self.notify(f"[SubAgent] {sid} asked to run {summary} ({req_id}): {verb} — {reason}. "
                     "Approvals are decided by the person running zapcli, not by you.")

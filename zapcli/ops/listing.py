@@ -61,6 +61,7 @@ class ListResult:
     long: bool = False
     damaged: dict[str, str] | None = None  # id -> why it cannot be read (no spawn record)
     waiting: dict[str, str] | None = None  # a queued one's id -> what it waits for
+    status: str | None = None  # `--status`: only the ones of this status were counted
 
 
 def _newest_first(all_sessions: bool, session: str) -> list[str]:
@@ -130,7 +131,7 @@ def _list(settings: Settings, session: str, ids: list[str], all_sessions: bool,
     if (kick is None or kick()) and _kick_queue(views, settings):  # it started some: show them as they are now
         views = [_again(v, see) for v in views]
     res = ListResult(session, views, all_sessions, more=more, limit=limit, long=long,
-                     damaged=damaged, waiting=_waiting(views, settings, spawn))
+                     damaged=damaged, waiting=_waiting(views, settings, spawn), status=status)
     if not all_sessions and not views:
         res.in_other_sessions = in_other_sessions(session)
         res.active_elsewhere = active_elsewhere(session) if res.in_other_sessions else 0

@@ -215,6 +215,14 @@ def elicited(sid: str, req: dict[str, Any], task: str) -> str:
             f"Task: {shown(' '.join(task.split())[:200])}\nAccept to allow it, decline to deny it.")
 
 
+def undelivered_line(v: View, indent: str = "  ") -> tuple[str, str]:
+    """The messages sent to `v` that it ended before reading, and how its
+    work goes on with them (a line of poll, wait, list)."""
+    return ("yellow", f"{indent}Not delivered: {v.undelivered_messages} message(s) sent with "
+                      + alt("zapcli send", "send") + " (it ended before reading them); "
+                      + alt(f"zapcli continue {v.id} TEXT", "action continue") + " carries on")
+
+
 def view_header(v: View) -> list[tuple[str, str]]:
     lines = [(STATUS_STYLE.get(v.status, ""), f"{v.id}: {status_phrase(v)}")]
     reason = reason_line(v)
@@ -230,8 +238,7 @@ def view_header(v: View) -> list[tuple[str, str]]:
                                  f"  Decide: action approve or deny with id {v.id} and req {rid}",
                                  "  The person running zapcli is asked; you are told the outcome")))
     if v.undelivered_messages:
-        lines.append(("yellow", f"  Not delivered: {v.undelivered_messages} message(s) sent with "
-                                + alt("zapcli send", "send") + " (it ended before its next model call)"))
+        lines.append(undelivered_line(v))
     if v.pending:
         lines.append(("yellow", f"  Ended with {len(v.pending)} subagent(s) of its own still "
                                 f"running: {', '.join(v.pending)}"))

@@ -91,6 +91,10 @@ def table(views: list[Any], width: int | None = None, *, sessions: bool = False,
             decide = (f"zapcli approve {tail} | zapcli deny {tail}" if not asks.endswith("…") else
                       f"cut here: zapcli poll {tail} shows it whole before you approve")
             out.append(("magenta", f"{'':8}  ↳ asks: {asks} ({decide})"))
+        if v.undelivered_messages:
+            out.append(("yellow", f"{'':8}  ↳ not delivered: {v.undelivered_messages} message(s), "
+                                  f"it ended first (" + alt(f"zapcli continue {tail} TEXT",
+                                                            "action continue") + " carries on)"))
     return out
 
 
@@ -98,6 +102,9 @@ def lines(res: Any) -> Lines:
     where = "across all sessions" if res.all_sessions else "in this session"
     total = len(res.views) + res.more
     noun = "subagent" if total == 1 else "subagents"
+    status = getattr(res, "status", None)  # `--status`: only those were counted
+    if status:
+        where += f" with status {status}"
     out: Lines = [("bold", f"[SubAgent] {total} {noun} {where}"
                            + (f", newest {len(res.views)} shown" if res.more else ""))]
     if res.long:

@@ -13,7 +13,7 @@ def lines(res: Any) -> Lines:
     out = [(STATUS_STYLE.get(res.status, ""), f"[SubAgent] {res.id}: {res.status}"),
            ("", f"CLI: {res.cli}" + (f" (agent {res.agent})" if res.agent else "")),
            ("", f"Task: {task_line(res.task, 200)}"),
-           ("dim", f"Created: {res.created}")]
+           ("dim", f"Created: {local_time(res.created)}")]
     given = getattr(res, "budget", None)
     if given:
         parts = ([f"{given['max_tokens']:,} tokens"] if given.get("max_tokens") else []) + \
@@ -22,6 +22,21 @@ def lines(res: Any) -> Lines:
             out.append(("", f"Budget: {' and '.join(parts)} allotted from its parent's budget "
                             "(what it does not use returns when it ends)"))
     return out
+
+
+def local_time(stamp: Any) -> str:
+    """An ISO timestamp (`…T21:15:05.157585Z`) as people read the others:
+    local time to the second, with its zone (`2026-12-06 22:15:05 CET`);
+    the JSON document keeps it whole. Unparseable: as it is."""
+    from datetime import datetime
+
+    try:
+        when = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+    except ValueError:
+        return str(stamp)
+    if when.tzinfo is None:
+        return when.strftime("%Y-%m-%d %H:%M:%S")
+    return when.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z").rstrip()
 
 
 def tool_lines(res: Any) -> Lines:

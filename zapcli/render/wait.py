@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zapcli.render.common import Lines, duration, view_header, view_json
+from zapcli.render.common import Lines, duration, undelivered_line, view_header, view_json
 from zapcli.render.docschema import stamp
 from zapcli.render.text import alt
 
@@ -37,6 +37,8 @@ def lines(res: Any) -> Lines:
         out.append((head[0][0], "[SubAgent] " + head[0][1] + gone))
         if head[1][1].startswith("  Reason: "):  # a long reason, whole
             out.append(head[1])
+        if v.undelivered_messages:  # a message it ended before reading: not lost silently
+            out.append(undelivered_line(v))
     return out
 
 

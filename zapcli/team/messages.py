@@ -65,7 +65,10 @@ def why_none(sid: str) -> str | None:
         return ("a shell command takes no messages" if spawn.cli == "sh" else
                 f"the `{spawn.cli}` backend takes no messages (no team tools)")
     if view.terminal:
-        return f"it ended ({view.status}): nothing reads a message now"
+        lost = (f" before reading {view.undelivered_messages} message(s) sent to it"
+                if view.undelivered_messages else "")
+        return (f"it ended ({view.status}){lost}: nothing reads a message now "
+                f"(zapcli continue {view.id} TEXT carries on)")
     return None
 
 

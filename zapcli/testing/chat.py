@@ -48,7 +48,8 @@ def scripted_http_error(h: Handler, err: dict[str, Any]) -> None:
 
 
 def openai_turn(srv: Any, h: Handler, body: dict[str, Any], key: tuple[str, ...],
-                problem: str | None = None, users: tuple[str, ...] = ()) -> dict[str, Any] | None:
+                problem: str | None = None, users: tuple[str, ...] = (),
+                opening: bool = False) -> dict[str, Any] | None:
     """What OpenAI's endpoints check before answering (the body recorded, a
     malformed request refused, the bearer key, a known model), then the
     conversation's next turn, filled and delayed. None when an error was sent."""
@@ -64,7 +65,7 @@ def openai_turn(srv: Any, h: Handler, body: dict[str, Any], key: tuple[str, ...]
         openai_error(h, 404, f"The model `{model}` does not exist or you do not have "
                             "access to it.", "model_not_found")
         return None
-    turn, why = srv.conversations.next_turn(*key, users=users)
+    turn, why = srv.conversations.next_turn(*key, users=users, opening=opening)
     if turn is None:
         openai_error(h, 400, why, "no_matching_rule")
         return None
@@ -76,6 +77,12 @@ def openai_turn(srv: Any, h: Handler, body: dict[str, Any], key: tuple[str, ...]
 def _users(body: dict[str, Any]) -> tuple[str, ...]:
     return tuple(text_of(m.get("content")) for m in body.get("messages") or []
                  if isinstance(m, dict) and m.get("role") == "user")
+
+
+def _opening(body: dict[str, Any]) -> bool:
+    """The request opens its conversation: no message of the model's in it."""
+    return not any(isinstance(m, dict) and m.get("role") in ("assistant", "tool")
+                   for m in body.get("messages") or [])
 
 
 def conversation_key(body: dict[str, Any]) -> tuple[str, str]:
@@ -165,7 +172,8 @@ class ChatProtocol(Protocol):
         if body.get("_invalid"):
             return _error(h, 400, "We could not parse the JSON body of your request.")
         turn = openai_turn(self.server, h, body, conversation_key(body),
-                           malformed_history(body.get("messages")), users=_users(body))
+                           malformed_history(body.get("messages")), users=_users(body),
+                           opening=_opening(body))
         if turn is not None:
             self._answer(h, turn, body)
 

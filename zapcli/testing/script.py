@@ -4,7 +4,8 @@ the per-conversation cursor. Imports only the standard library (PyYAML lazily).
 A script is a list of rules. Each rule has an optional `match` (a substring of
 the conversation's first user message or of its system prompt; no `match`
 matches everything), a list of `turns`, and optional `loop: true` (start over
-when the turns run out; otherwise the conversation gets a closing text turn).
+when the turns run out; otherwise the conversation gets a closing text turn,
+and a request opening it again — the same task run again — an HTTP 409).
 A conversation is identified by its system prompt and first user message; it
 takes the first rule that matches and advances one turn per request. A rule
 with `match_any` instead (Chat Completions) takes any request one of whose
@@ -192,14 +193,19 @@ class Conversations:
         return value
 
     def next_turn(self, system: str, user: str, thread: str = "",
-                  users: Iterable[str] = ()) -> tuple[dict[str, Any] | None, str]:
+                  users: Iterable[str] = (), opening: bool = False) -> tuple[dict[str, Any] | None, str]:
         """The turn to serve for this conversation, or (None, why) when no rule matches.
 
         `thread`: an id the client gives its conversation, where its protocol
         has one (it keeps two conversations with the same opening apart; it
         never takes part in `match`). A served turn carries `_id` (unique per
         conversation and turn), for ids of calls and messages. `users`: every
-        user message of the request, for `match_any` rules."""
+        user message of the request, for `match_any` rules. `opening`: the
+        request holds nothing the model said yet (its protocol knows): one
+        that opens a conversation whose turns were all played — the same
+        task run again — is answered with an HTTP 409 error turn saying so
+        (a run must not look completed on a script that was not played),
+        where one that goes on past its turns gets the closing text."""
         users = list(users)
         forked = next((i for i, r in enumerate(self.rules) if r.get("match_any")
                        and any(r["match_any"] in u for u in users)), None)
@@ -218,7 +224,20 @@ class Conversations:
                 else:
                     return None, f"scripted server: no rule matches the user message {user[:80]!r}"
                 self._convs[(system, user, thread)] = conv
+            elif opening and self._played(conv):
+                return self._replayed(conv), ""
             return self._advance(conv), ""
+
+    def _played(self, conv: dict[str, Any]) -> bool:
+        rule = self.rules[conv["rule"]]
+        return bool(rule["turns"]) and not rule.get("loop") and conv["turn"] >= len(rule["turns"])
+
+    def _replayed(self, conv: dict[str, Any]) -> dict[str, Any]:
+        n = len(self.rules[conv["rule"]]["turns"])
+        return {"http_error": {"status": 409, "code": "script_played", "message": (
+            f"scripted server: this conversation already played all {n} turn(s) of rule "
+            f"{conv['rule'] + 1} (the same task run again): restart the server to play the "
+            'script again, or give the rule "loop": true')}, "_id": f"{conv['n']}_replayed"}
 
     def _advance(self, conv: dict[str, Any]) -> dict[str, Any]:
         turns = self.rules[conv["rule"]]["turns"]

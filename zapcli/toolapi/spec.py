@@ -172,7 +172,7 @@ ACTIONS: tuple[Action, ...] = (
                Param("since", "integer", "Only records after this sequence number."),
            ), "replay"),
     Action("send", "Steer a running zapcli subagent: the text reaches its model before its next "
-           "model call.", (
+           "model call, if it makes one (poll says when it ended first).", (
                _id("steer"),
                Param("text", "string", "The message (up to 32 KB).", required=True),
            ), "send", read_only=False),

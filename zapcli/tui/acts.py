@@ -93,7 +93,8 @@ def send(sid: str, text: str) -> Done:
         return Done(False, exc.message)
     except OSError as exc:  # the state folder: full, read-only, gone
         return Done(False, f"could not: {exc.strerror or exc}")
-    return Done(True, f"sent to {sent.id[-8:]}: it reaches the work {sent.inbox}")
+    return Done(True, f"sent to {sent.id[-8:]}: it reaches the work {sent.inbox}, if it makes "
+                      "one (zapcli continue otherwise)")
 
 
 def _summed(results: list[Done], word: str, total: int) -> Done:

@@ -39,6 +39,34 @@ CHUNK = 250
 MIN_SIZE = (60, 12)
 
 
+class KeysFooter(Footer):
+    """The fleet's footer: every key when they fit the terminal's width; on
+    a narrower one (80 columns) the keys of `SPARE` give way, in that order,
+    so that the rest — `q Quit` last — is never cut off. The keys left out
+    are in `zapcli top`'s docs."""
+
+    SPARE = ("mark", "remove")  # space, r
+
+    def compose(self) -> ComposeResult:
+        shown = [b for _node, b, _on, _tip in self.screen.active_bindings.values() if b.show]
+        room = self.app.size.width
+        need = sum(len(self.app.get_key_display(b)) + 1 + len(b.description) + 1 for b in shown) - 1
+        drop: set[str] = set()
+        for action in self.SPARE:
+            if need <= room:
+                break
+            for b in shown:
+                if b.action == action:
+                    drop.add(action)
+                    need -= len(self.app.get_key_display(b)) + 2 + len(b.description)
+        for widget in super().compose():
+            if getattr(widget, "action", None) not in drop:  # a FooterKey's
+                yield widget
+
+    async def on_resize(self) -> None:
+        await self.recompose()
+
+
 class FleetScreen(FleetKeys, Screen[None]):
     """The table of the fleet with its peek; every key of the fleet."""
 
@@ -52,8 +80,8 @@ class FleetScreen(FleetKeys, Screen[None]):
         Binding("slash", "filter", "Filter"),
         Binding("t", "tree", "Tree"),
         Binding("b", "board", "Board"),
-        Binding("s", "sessions", "Sessions"),
-        Binding("n", "next_need", "Next need"),
+        Binding("s", "sessions", "All"),  # this session / every session
+        Binding("n", "next_need", "Next"),  # the next row that needs you
         Binding("u", "unmark", "Unmark all", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("q", "app.quit", "Quit"),
@@ -98,7 +126,7 @@ class FleetScreen(FleetKeys, Screen[None]):
         yield Input(placeholder="filter: s:running a:explorer c:claude e:ray or words of the "
                                 "task; Enter keeps it, Esc clears it", id="filter")
         yield Static(id="too-small")
-        yield Footer()
+        yield KeysFooter(compact=True)
 
     def on_mount(self) -> None:
         self.table.empty_text = "looking at the subagents…"

@@ -111,7 +111,8 @@ def _group(v: View, kind: str | None) -> int:
 
 def state_text(row: Row) -> str:
     """The STATE column: `awaiting approval`, `stalled 2m05s`, `rate-limited`,
-    `running`, `queued`, `failed exit 2`, ..."""
+    `running`, `queued`, `failed exit 2`, `completed 1 unread` (a message
+    sent to it that it ended before reading), ..."""
     v = row.view
     kind = need(row)
     if kind == "approval":
@@ -125,6 +126,8 @@ def state_text(row: Row) -> str:
     text = str(v.status)
     if v.terminal and v.exit_code not in (None, 0):
         text += f" exit {v.exit_code}"
+    if v.terminal and v.undelivered_messages:  # sent to it, never read: the peek says more
+        text += f" {v.undelivered_messages} unread"
     return text
 
 

@@ -17,7 +17,13 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Static
 
-from zapcli.render.common import approval_lines, reason_line, status_phrase, tokens_text
+from zapcli.render.common import (
+    approval_lines,
+    reason_line,
+    status_phrase,
+    tokens_text,
+    undelivered_line,
+)
 from zapcli.render.replay import record_line
 from zapcli.render.text import escape_controls, shown
 from zapcli.tui import fleet
@@ -43,6 +49,8 @@ def head_lines(row: Row) -> list[tuple[str, str]]:
     reason = reason_line(v)
     if reason:
         lines.append(reason)
+    if v.undelivered_messages:
+        lines.append(undelivered_line(v, ""))
     tree = fleet.worktree_text(v, full=True)
     lines.append(("dim", f"backend {fleet.backend_text(v)} · executor {row.executor} · session "
                          f"{escape_controls(v.session)}" + (f" · worktree {tree}" if tree != "-" else "")))

@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Footer, Input, Log, Static
 
+from zapcli.errors import ZapcliError
 from zapcli.render.text import escape_controls
 from zapcli.trail import store
 from zapcli.tui import acts
@@ -106,6 +107,8 @@ class Attach(Screen[None]):
         self.deaf = deaf  # why no message can reach it: no box is offered then
         self.read_to = 0
         self._partial = b""
+        self.sent = False  # a message went from here: its fate is watched
+        self._looked = 0.0
 
     def compose(self) -> ComposeResult:
         why = f" — {self.deaf}, so there is no message line" if self.deaf else ""
@@ -114,7 +117,7 @@ class Attach(Screen[None]):
         yield Log(max_lines=ATTACH_LINES, auto_scroll=True, id="attach-log")
         if not self.deaf:
             yield Input(placeholder="message for its model (zapcli send): Enter sends it before "
-                                    "its next model call", id="attach-input")
+                                    "its next model call, if it makes one", id="attach-input")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -126,7 +129,10 @@ class Attach(Screen[None]):
             self.query_one("#attach-input", Input).focus()
 
     def pull(self) -> None:
-        """Show what its output gained since the last look."""
+        """Show what its output gained since the last look (and, once a
+        message went from here, whether the work ended without reading it)."""
+        if self.sent:
+            self._fate()
         path = store.path_for(self.sid, ".out")
         try:
             fd = store.open_read(path)
@@ -157,8 +163,34 @@ class Attach(Screen[None]):
         log = self.query_one("#attach-log", Log)
         self.app.run_worker(lambda: self._send(text, log), thread=True, group="send")
 
+    def _fate(self) -> None:
+        """Once a second: the work ended with a message sent from here unread?
+        Said in the log once (as poll says it), never silently lost."""
+        import time
+
+        if time.monotonic() - self._looked < 1.0:
+            return
+        self._looked = time.monotonic()
+        from zapcli.lifecycle.observe import observe
+
+        try:
+            view = observe(self.sid)
+        except (ZapcliError, OSError):
+            return
+        if not view.terminal:
+            return
+        self.sent = False
+        if view.undelivered_messages:
+            from zapcli.render.common import undelivered_line
+
+            said = f"→ it ended ({view.status}). {undelivered_line(view, '')[1]}"
+            self.query_one("#attach-log", Log).write_line(escape_controls(said))
+            self.app.notify(said, severity="warning")
+
     def _send(self, text: str, log: Log) -> None:
         done = acts.send(self.sid, text)
+        if done.ok:
+            self.sent = True
         line = (f"→ sent: {escape_controls(text)} ({done.message})" if done.ok
                 else f"→ not sent: {done.message}")
         self.app.call_from_thread(log.write_line, line)

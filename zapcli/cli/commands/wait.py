@@ -29,12 +29,35 @@ def _asked(told: set[tuple[str, str]], views: list) -> None:
 
 def execute(ids: list[str] | None = None, timeout: float | None = None, any: bool = False, json: bool = False) -> int:
     told: set[tuple[str, str]] = set()
+    waiting: list[str] = list(ids or ()) or outstanding()
 
     def tick(views: list, elapsed: float) -> None:
         _asked(told, views)
-        spin.update(f"waiting for {sum(not v.terminal for v in views)} subagent(s) ({duration(elapsed)})")
+        waiting[:] = [v.id for v in views if not v.terminal]
+        spin.update(f"waiting for {len(waiting)} subagent(s) ({duration(elapsed)})")
 
-    with Spinner(enabled=is_tty() and not json) as spin:
-        res = wait(list(ids or ()) or outstanding(), for_observers(), timeout_s=timeout, any_=any, on_tick=tick)
+    try:
+        with Spinner(enabled=is_tty() and not json) as spin:
+            res = wait(list(waiting), for_observers(), timeout_s=timeout, any_=any, on_tick=tick)
+    except KeyboardInterrupt:
+        return _interrupted(waiting, json)
     emit(json, render.doc, render.lines, res)
     return res.exit_code
+
+
+def _interrupted(waiting: list[str], json: bool) -> int:
+    """Ctrl-C stops the waiting, not the work: say so, and how to stop it."""
+    from zapcli.render.docschema import error_doc
+
+    if waiting:
+        ids = " ".join(waiting) if len(waiting) <= 4 else " ".join(waiting[:4]) + " …"
+        said = (f"interrupted: stopped waiting; {len(waiting)} subagent(s) keep running "
+                f"({ids}) — `zapcli kill ID` stops one, `zapcli wait` waits again")
+    else:
+        said = "interrupted: stopped waiting"
+    sys.stderr.write(f"zapcli: {said}\n")
+    if json:  # a reader of stdout still gets one document, as for every interruption
+        from zapcli.cli.output import emit_json
+
+        emit_json(error_doc("interrupted", said, 130))
+    return 130

@@ -129,7 +129,7 @@ complete -c zapcli -n '__zapcli_is gc' -l dry-run -d 'Say what would be removed;
 complete -c zapcli -n '__zapcli_is gc' -l json -d 'Print one JSON document (stable snake_case keys)'
 complete -c zapcli -n __zapcli_none -a session -d 'Print the current session'
 complete -c zapcli -n '__zapcli_is session' -l json -d 'Print one JSON document (stable snake_case keys)'
-complete -c zapcli -n __zapcli_none -a send -d 'Steer a running subagent: TEXT reaches its model before the…'
+complete -c zapcli -n __zapcli_none -a send -d 'Steer a running subagent: TEXT reaches its model before its…'
 complete -c zapcli -n '__zapcli_is send' -l json -d 'Print one JSON document (stable snake_case keys)'
 complete -c zapcli -n '__zapcli_is send' -a '(__zapcli_ids)'
 complete -c zapcli -n __zapcli_none -a approve -d 'Approve a subagent\'s pending request'
