@@ -17,7 +17,11 @@ write in (the person's `writable_roots`), not the checkout's top.
 
 The outside effect: the file the planted `make` rule writes in `outside`.
 
-Status against main at e92e5ae: SUCCEEDED (both).
+Status against main at e92e5ae: SUCCEEDED (both). Now a `--worktree` spawn
+notes its tree, not the checkout it was spawned from (`agentroots.note_spawn`),
+and a new tree's setup runs sandboxed when the include step copied a file
+that lies in a folder agent work was given to write in (`agentroots.written`):
+the planted rule runs where it cannot write outside the tree.
 """
 
 from __future__ import annotations
@@ -30,8 +34,7 @@ from tests.parallel.conftest import git
 from tests.redteam.repos import agent, ended, make_repo
 from tests.sandbox.conftest import needs_bwrap
 
-pytestmark = [needs_bwrap, pytest.mark.timeout(240),
-              pytest.mark.xfail(strict=True, reason="setup runs as the person on the copied file")]
+pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
 
 LOCAL = "config/local.mk"
 
@@ -86,5 +89,29 @@ def test_work_given_a_folder_of_the_checkout_writes_a_file_the_include_copies(za
     zap.cwd = repo
     sid = zap.spawn_sh("true", "--worktree", "--sandbox", timeout=90)
     ended(zap, sid)
+    ran = sorted(p.name for p in outside.iterdir())
+    assert ran == [], ran
+
+
+def test_a_continued_unsandboxed_trees_setup_runs_sandboxed_on_an_agents_file(zap, outside,
+                                                                                model):
+    """A tree made again for a continued subagent that ran unsandboxed sets
+    up as the person (that work could write anything the person can) — but
+    its copied files are not that work's: a sandboxed subagent in the
+    checkout planted one meanwhile."""
+    _persons_repo(zap)
+    model([{"match": "draft", "turns": [{"text": "done"}]},
+           {"match": "carry on", "turns": [{"text": "done"}]}])
+    spawned = zap("spawn", "--agent", "fixer", "--worktree", "--no-sandbox", "--", "draft",
+                  timeout=90)
+    assert spawned.returncode == 0, spawned.err
+    sid = spawned.out.strip()
+    ended(zap, sid)
+    zap("worktree", "rm", "--force", sid, timeout=120, check=True)
+    agent(zap, _plant(outside, "PWNED-continued"))  # sandboxed, in the checkout itself
+    assert not list(outside.iterdir())
+    again = zap("continue", sid, "carry on", timeout=90)
+    assert again.returncode == 0, again.err
+    ended(zap, again.out.strip())
     ran = sorted(p.name for p in outside.iterdir())
     assert ran == [], ran
