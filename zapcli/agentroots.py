@@ -4,15 +4,18 @@ below such a folder (`zapcli.trust.decide`), and a repository of the
 person's from one such work may have made (`repo_worked`). Imports only the standard
 library and `zapcli.paths` (a spawn's hot path: no json, no re).
 
-`note` runs as a subagent is created (its workspace, the extra writable
-roots of the config and of its definition's `sandbox.writable`) and as a
-`zapcli run` starts (its workspace), before any of its work runs.
+`note` runs as a subagent is created (its workspace — for a `--worktree`
+one its tree, not the checkout it was spawned from —, the extra writable roots of
+the config and of its definition's `sandbox.writable`), as its sandbox
+starts (the folders bound writable), and as a `zapcli run` starts (its
+workspace), before any of its work runs.
 `<config>/trust/agent-roots` keeps each folder once, appended, as the hex
 of its path's bytes on a line of its own — no byte of a path (a `\\r`, a
 tab) can make or change another line. `worked_above` is the check: a
 workspace below a noted folder is one work there could have made, whatever
 its files' times say (a folder moved or linked into place keeps them);
-`repo_worked` the same for a repository a new tree is made from (whose
+`repo_worked` the same for a repository a new tree is made from, and
+`written` for the files `.worktreeinclude` copied into it (either way its
 `worktree.setup` then runs sandboxed, `zapcli.runner.tree`).
 Where the config folder cannot be written (a read-only one, managed
 elsewhere), the state folder's `agent-roots` takes the note; both are read.
@@ -92,10 +95,15 @@ def note_spawn(fields: dict[str, Any]) -> None:
     `writable_roots` and its definition's `sandbox.writable`; and the real
     path each of those roots has now, kept in the record (`roots_real`) for
     its sandbox's start to hold them to (`zapcli.host.sandbox`: a folder on
-    the way swapped for a link meanwhile binds another folder)."""
+    the way swapped for a link meanwhile binds another folder). A
+    `--worktree` spawn's workspace is the checkout it was spawned from,
+    where its work never runs: its tree is noted instead (and its relative
+    roots are the tree's, as its sandbox reads them), so a noted checkout
+    is one agent work was given itself (`written`)."""
     declared = ((fields.get("definition") or {}).get("sandbox") or {}).get("writable") or ()
     given = [str(r) for r in (*(fields.get("writable_roots") or ()), *declared) if r]
-    workspace = str(fields["workspace"])
+    tree = (fields.get("worktree") or {}).get("path")
+    workspace = str(tree or fields["workspace"])
     fields["roots_real"] = {r: real_root(r, workspace) for r in given}
     note(workspace, given)
 
@@ -120,7 +128,8 @@ def repo_worked(top: str, common_dir: str) -> Path | None:
     noted folder's own `.git` (held read-only to every sandboxed work there,
     `zapcli.control`). A repository whose top is a noted folder itself —
     the person's checkout an agent worked in — holds only the person's
-    commits. Both paths are taken as they lead now (`realpath`)."""
+    commits (its ignored files are another matter: `written`). Both paths
+    are taken as they lead now (`realpath`)."""
     real_top = Path(os.path.realpath(top))
     found = worked_above(real_top)
     if found is not None:
@@ -131,4 +140,20 @@ def repo_worked(top: str, common_dir: str) -> Path | None:
         held = folder / ".git"
         if folder in common.parents and common != held and held not in common.parents:
             return folder
+    return None
+
+
+def written(files: Iterable[str]) -> tuple[str, Path] | None:
+    """(a file, the noted folder it lies in) of `files` (absolute paths in a
+    checkout), or None: one agent work given that folder could have
+    written — the checkout's top itself, or a writable root within it. Each
+    is taken where it lies (its folder as it leads now) and where it leads
+    (a link's target)."""
+    noted = [Path(path) for path in roots()]
+    for path in files:
+        for place in (Path(os.path.realpath(os.path.dirname(path)), os.path.basename(path)),
+                      Path(os.path.realpath(path))):
+            found = next((f for f in noted if f == place or f in place.parents), None)
+            if found is not None:
+                return path, found
     return None

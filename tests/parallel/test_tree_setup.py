@@ -204,3 +204,54 @@ def test_the_persons_checkout_still_sets_up_as_the_person_after_agent_work_in_it
     sid = zap.spawn_sh("true", "--worktree", "--sandbox")
     assert zap.wait_status(sid) == "completed", _doc(zap, sid)["reason"]
     assert (tmp_path / "as-person").exists()
+
+
+def _included_env(repo: Path) -> None:
+    """The person's `.env`, ignored, which their `.worktreeinclude` copies into each tree."""
+    (repo / ".gitignore").write_text(".env\n")
+    (repo / ".worktreeinclude").write_text(".env\n")
+    git(repo, "add", ".gitignore", ".worktreeinclude")
+    git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "local env")
+    (repo / ".env").write_text("MODE=dev\n")
+
+
+@needs_bwrap
+def test_included_files_of_a_checkout_only_worktree_work_came_from_set_up_as_the_person(
+        zap, repo, tmp_path):
+    """`--worktree` subagents spawned from the checkout note their trees,
+    not the checkout (their work never runs there): a later tree's setup,
+    with the person's `.env` copied in, still runs as the person."""
+    _included_env(repo)
+    for n in (1, 2):
+        _config(zap, f"worktree:\n  setup: 'touch {tmp_path}/as-person-{n}'\n")
+        sid = zap.spawn_sh("true", "--worktree", "--sandbox")
+        assert zap.wait_status(sid) == "completed", _doc(zap, sid)["reason"]
+        assert record_of(zap, sid, "worktree")["included_paths"] == [".env"]
+        assert (tmp_path / f"as-person-{n}").exists()
+
+
+@needs_bwrap
+def test_included_files_of_a_checkout_agent_work_was_given_set_up_sandboxed(zap, repo, tmp_path):
+    """Once a subagent worked in the checkout itself, an included file may
+    be its work: the setup runs sandboxed — it still prepares the tree, and
+    cannot write outside it."""
+    from tests.redteam.repos import agent
+
+    _included_env(repo)
+    agent(zap, "echo draft > notes.txt")  # sandboxed work in the checkout itself
+    _config(zap, f"worktree:\n  setup: 'cp .env prepared.env; touch {tmp_path}/as-person || true'\n")
+    sid = zap.spawn_sh("cat prepared.env", "--worktree", "--sandbox")
+    assert zap.wait_status(sid) == "completed", _doc(zap, sid)["reason"]
+    assert zap("output", sid).out == "MODE=dev\n"
+    assert not (tmp_path / "as-person").exists()
+
+
+@needs_bwrap
+def test_a_worktree_spawns_relative_writable_root_is_its_trees(zap, repo):
+    """A relative `writable_roots` entry is the workspace's; for a
+    `--worktree` subagent, its tree's (before: pinned as the checkout's at
+    spawn, so its sandbox refused to start, saying it "now leads" elsewhere)."""
+    _config(zap, "writable_roots: [out]\n")
+    sid = zap.spawn_sh("mkdir -p out && echo hi > out/x && echo ok", "--worktree", "--sandbox")
+    assert zap.wait_status(sid) == "completed", _doc(zap, sid)["reason"]
+    assert (Path(_doc(zap, sid)["worktree"]["path"]) / "out" / "x").read_text() == "hi\n"

@@ -158,9 +158,10 @@ def tree_box(spawns: list[SpawnRecord], tree: str, scratch: Any) -> Any:
 
 
 def made_box(spawn: SpawnRecord, tree: str, scratch: Any) -> Any:
-    """`worktree.setup` in a NEW tree of a repository agent work may have
-    made (`zapcli.agentroots.repo_worked`: `sub/.git` below a workspace,
-    whose commits are that work's): `tree_box`'s sandbox, always — asked
+    """`worktree.setup` in a NEW tree that may hold agent work's files
+    (`zapcli.agentroots.repo_worked`: `sub/.git` below a workspace, whose
+    commits are that work's; `written`: an ignored file `.worktreeinclude`
+    copied in from a folder agent work was given): `tree_box`'s sandbox, always — asked
     for whatever `spawn`'s own choice, so one that cannot be had now is the
     refusal, and the setup does not run. The network is the one `spawn`'s
     own work will have in the tree (on when it runs unsandboxed): a setup

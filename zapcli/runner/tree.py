@@ -18,8 +18,11 @@ continued subagent's branch (agent work's files) in the sandbox that work
 had (`zapcli.backends.sandboxed.tree_box`), and in a new tree of a
 repository that lies below a folder agent work was given to write in
 (`zapcli.agentroots.repo_worked`: `sub/.git` a sandboxed subagent made, its
-commits that work's) always sandboxed (`made_box`), or not at all where no
-sandbox can be had; as the person only in the person's own checkout. A
+commits that work's) or that `.worktreeinclude` copied a file into from
+such a folder (`written`: the checkout given to a subagent without
+`--worktree`; the ignored files it names are no control file) always
+sandboxed (`made_box`), or not at all where no sandbox can be had; as the
+person only in the person's own checkout with nothing agent work wrote. A
 setup that fails ends the subagent
 `failed` with that output, and nothing of the task runs. A tree taken over
 as it is (`reused`) was prepared already.
@@ -68,18 +71,19 @@ def enter(spawn: SpawnRecord, writer: TrailWriter, err: Any = None, deadline: fl
     except g.GitError as exc:
         writer.write_sync("worktree", {**r.to_dict(), "ok": False, "error": exc.message})
         return spawn, Outcome(Status.FAILED, None, f"worktree: git worktree add failed: {exc.message}")
-    included, problem = _include(r) if how != "reused" else ([], None)
+    included, problem = _include(r) if how != "reused" else ([], None)  # (source, path in tree)
     writer.write_sync("worktree", {**r.to_dict(), "ok": True, "how": how,
                                    "ms": int((time.monotonic() - started) * 1000),
                                    "lock_wait_ms": int(waited * 1000),
                                    **({"included": len(included),
-                                       "included_paths": included[:INCLUDED_LISTED]}
+                                       "included_paths": [p for _, p in included[:INCLUDED_LISTED]]}
                                       if included else {})})
     if problem:
         return spawn, Outcome(Status.FAILED, None, f"worktree: {problem}")
     setup = (spawn.worktree or {}).get("setup")
     if how != "reused" and isinstance(setup, str) and setup.strip():
-        failed = _setup(spawn, r, setup, writer, err, deadline, stop, carried=how != "created")
+        failed = _setup(spawn, r, setup, writer, err, deadline, stop, carried=how != "created",
+                        included=included)
         if failed is not None:
             return spawn, failed
     cwd = r.cwd if os.path.isdir(r.cwd) else r.path  # a folder the base commit does not have
@@ -113,58 +117,71 @@ def leave(spawn: SpawnRecord) -> None:
         pass  # a locked ref: the link stays, and git reads through it
 
 
-def _include(r: Any) -> tuple[list[str], str | None]:
-    """Copy what `.worktreeinclude` names; (the paths copied, a problem or None)."""
+def _include(r: Any) -> tuple[list[tuple[str, str]], str | None]:
+    """Copy what `.worktreeinclude` names; ((each file copied in the checkout,
+    its path in the tree), a problem or None)."""
     from zapcli.worktrees import git as g
     from zapcli.worktrees.include import FILE, copy
 
     try:
-        return copy(r.checkout(), r.path), None
+        where = r.checkout()
+        return [(os.path.join(where.work_tree, p), p) for p in copy(where, r.path)], None
     except g.GitError as exc:
         return [], f"{FILE}: git could not list the files to copy: {exc.message}"
     except OSError as exc:
         return [], f"{FILE}: a file could not be copied into the tree: {exc}"
 
 
-def _worked(r: Any) -> str | None:
-    """The folder agent work was given to write in that the tree's repository
-    lies below (`zapcli.agentroots.repo_worked`), or None: the person's own
-    checkout. Asked as the tree is made, not at spawn: notes only grow, and
-    work started while this one was queued is among them."""
+def _worked(r: Any, included: list[tuple[str, str]]) -> str | None:
+    """Why the new tree may hold agent work's files, or None: the person's
+    own. Its repository lies below a folder agent work was given to write in
+    (`zapcli.agentroots.repo_worked`: its commits may be that work's), or a
+    file `.worktreeinclude` copied in lies in one (`written`: the
+    checkout's top itself, given to a subagent spawned there without
+    `--worktree`, or a writable root within it — the ignored files it names
+    are no control file). Asked as the tree is made, not at spawn: notes
+    only grow, and work started while this one was queued is among them."""
     from zapcli import agentroots
 
     found = agentroots.repo_worked(r.repo, r.common_dir)
-    return str(found) if found is not None else None
+    if found is not None:
+        return (f"the repository {r.repo} lies below {found}, a folder agent work was given "
+                "to write in, so its commits may be that work's")
+    copied = agentroots.written(source for source, _ in included) if included else None
+    if copied is not None:
+        return (f"{copied[0]}, which .worktreeinclude copied into the tree, lies in {copied[1]}, "
+                "a folder agent work was given to write in, so it may be that work's")
+    return None
 
 
 def _setup(spawn: SpawnRecord, r: Any, command: str, writer: TrailWriter, err: Any,
-           deadline: float, stop: threading.Event | None, carried: bool) -> Outcome | None:
+           deadline: float, stop: threading.Event | None, carried: bool,
+           included: list[tuple[str, str]]) -> Outcome | None:
     """Run `worktree.setup` in the new tree; a `failed` outcome when it fails.
     `carried`: the tree was made again from a continued subagent's branch,
-    whose files agent work wrote (`zapcli.backends.sandboxed.tree_box`)."""
+    whose files agent work wrote (`zapcli.backends.sandboxed.tree_box`; an
+    unsandboxed one's as the person, unless `_worked` says other work's
+    files may be in it too). `included`: the files `.worktreeinclude` copied in."""
+    from zapcli.trail import store
     from zapcli.worktrees import hooks
 
     box: Any = (None, None, [], None)
-    made = None if carried else _worked(r)
+    made = _worked(r, included)
     if carried:  # its branch holds agent work: in the sandbox that work had
         from zapcli.backends.sandboxed import tree_box
-        from zapcli.trail import store
 
         box = tree_box([spawn], r.path, store.path_for(writer.path.stem, store.TMP))
         if isinstance(box, str):
             return Outcome(Status.FAILED, None, f"worktree.setup was not run: {box}; its "
                            "tree holds agent work, which runs only in the sandbox that work had")
-    elif made is not None:  # the repository may be agent work's: its commits too
+    if made is not None and box[0] is None:  # its commits or copied files may be agent work's
         from zapcli.backends.sandboxed import made_box
-        from zapcli.trail import store
 
         box = made_box(spawn, r.path, store.path_for(writer.path.stem, store.TMP))
         if isinstance(box, str):
-            return Outcome(Status.FAILED, None, f"worktree.setup was not run: {box}; the "
-                           f"repository {r.repo} lies below {made}, a folder agent work was given "
-                           "to write in, so its commits may be that work's, which runs only "
-                           "sandboxed (nothing of the task ran; spawn without --worktree, or "
-                           "where the sandbox can be had)")
+            return Outcome(Status.FAILED, None, f"worktree.setup was not run: {box}; {made}, "
+                           "which runs only sandboxed (nothing of the task ran; spawn without "
+                           "--worktree, or where the sandbox can be had)")
     starts, held, _notes, own = box
     env = {**(os.environ if own is None else own), "ZAPCLI_ID": writer.path.stem,
            "ZAPCLI_WORKTREE": r.path, "ZAPCLI_REPO": r.repo}
