@@ -16,7 +16,9 @@ HEAD: the commit the sandboxed subagent made there.
 The outside effect: the file the agent's `setup` target writes in `outside`.
 
 Status against main at e92e5ae: SUCCEEDED (`PWNED-setup` written, by the
-person's `make -s setup` run unsandboxed on the subagent's commit).
+person's `make -s setup` run unsandboxed on the subagent's commit). Closed:
+a tree made from inside a subagent's tree sets up in the sandbox
+(`zapcli.runner.tree._worked`).
 Class fix: decide by where the commits come from, not by where the top is:
 a top that is a noted folder is the person's checkout only if it is the
 common dir's own work tree (not a linked tree of it), or note zapcli's
@@ -36,8 +38,6 @@ from tests.sandbox.conftest import needs_bwrap
 pytestmark = [needs_bwrap, pytest.mark.timeout(300)]
 
 
-@pytest.mark.xfail(strict=True, reason="OPEN HOLE: a new tree made from a subagent's own "
-                   "--worktree tree runs worktree.setup unsandboxed on that subagent's commit")
 def test_setup_of_a_tree_made_from_a_subagent_s_tree_runs_sandboxed(zap, outside):
     repo = make_repo(zap.cwd)
     (repo / "Makefile").write_text("setup:\n\t@echo setup\n")

@@ -134,7 +134,8 @@ def _include(r: Any) -> tuple[list[tuple[str, str]], str | None]:
 
 def _worked(r: Any, included: list[tuple[str, str]]) -> str | None:
     """Why the new tree may hold agent work's files, or None: the person's
-    own. Its repository lies below a folder agent work was given to write in
+    own. It is made from a subagent's tree (spawned from inside one: its
+    HEAD is that work's commit); its repository lies below a folder agent work was given to write in
     (`zapcli.agentroots.repo_worked`: its commits may be that work's), or a
     file `.worktreeinclude` copied in lies in one (`written`: the
     checkout's top itself, given to a subagent spawned there without
@@ -142,7 +143,12 @@ def _worked(r: Any, included: list[tuple[str, str]]) -> str | None:
     are no control file). Asked as the tree is made, not at spawn: notes
     only grow, and work started while this one was queued is among them."""
     from zapcli import agentroots
+    from zapcli.worktrees import root as trees
 
+    top, held = os.path.realpath(r.repo), os.path.realpath(trees())
+    if top == held or top.startswith(held.rstrip("/") + "/"):
+        return (f"the new tree is made from {r.repo}, a subagent's tree: its commits are "
+                "that work's")
     found = agentroots.repo_worked(r.repo, r.common_dir)
     if found is not None:
         return (f"the repository {r.repo} lies below {found}, a folder agent work was given "
