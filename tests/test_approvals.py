@@ -129,6 +129,27 @@ def test_zapcli_own_folders_ask_in_every_mode_but_full(tree, tmp_path, mode):
                control_roots=(state, config)).action == "allow"
 
 
+@pytest.mark.parametrize("mode", ["workspace", "auto-edit"])
+def test_another_subagent_s_tree_is_zapcli_s_own_but_the_own_tree_is_not(tmp_path, mode):
+    """The trees folder is one of zapcli's own (adversary round 5): a
+    subagent whose workspace is its tree edits there; one in the folder that
+    holds the trees (the state folder in the workspace) asks to edit another's."""
+    ws, trees = tmp_path / "work", tmp_path / "work/.state-worktrees"
+    mine, theirs = trees / "sa_1", trees / "sa_2"
+    for d in (mine, theirs):
+        d.mkdir(parents=True)
+    roots = (str(ws / ".state"), str(tmp_path / "config"), str(trees))
+    own = decide(mode, "write", {"path": "calc.py", "content": ""}, workspace=str(mine),
+                 cwd=str(mine), writable_roots=(), unattended=True, control_roots=roots,
+                 shown=(str(mine),))
+    assert own.action == "allow", own
+    for workspace, shown in ((ws, ()), (mine, (str(mine),))):
+        other = decide(mode, "write", {"path": str(theirs / "calc.py"), "content": ""},
+                       workspace=str(workspace), cwd=str(workspace), writable_roots=(),
+                       unattended=True, control_roots=roots, shown=shown)
+        assert other.action == "deny" and "zapcli's own folder" in other.reason, other
+
+
 @pytest.mark.parametrize("path", ["src/x.py", "src_alias/x.py", "./src/../src/x.py",
                                   "new_dir/deeper/file.txt"])
 def test_workspace_mode_allows_inside(tree, path):

@@ -28,7 +28,8 @@ Choices made where the spec is silent:
   settings, `.envrc`, … (`zapcli.control`, in a subfolder too) — as outside:
   a hook or an `mcp.json` written there would run code or widen grants later.
   The write tools then open exactly the path decided on (`zapcli.beneath`).
-- zapcli's own state and config folders (`control_roots`), and control files
+- zapcli's own state, config and trees folders (`control_roots`; not the
+  subagent's own tree its workspace lies in), and control files
   inside a root, ask in `auto-edit` mode too: an edit there could record a
   forged approval in a trail or loosen the config for every run. So do the
   dotfiles and dot-folders of the person's home outside the roots
@@ -126,16 +127,18 @@ def _deny_unattended(summary: str, why: str) -> str:
 
 def _control_target(args: dict[str, Any], cwd: str, roots: list[str],
                     control_roots: tuple[str, ...], names: tuple[str, ...],
-                    code: tuple[str, ...] = ()) -> str | None:
+                    code: tuple[str, ...] = (), shown: tuple[str, ...] = ()) -> str | None:
     """Why a write would change what agents may do, or None: zapcli's own state
-    (trails, where approvals are recorded) and config folders, a folder
+    (trails, where approvals are recorded), config and trees folders (but
+    `shown`: the run's own tree, see `decide`), a folder
     zapcli or the person's programs take code from (`code`), and a control
     file inside a writable root (hooks, definitions, mcp.json, .envrc)."""
     path = args.get("path")
     if not isinstance(path, str) or not path.strip() or "\x00" in path:
         return None
     real = _resolve(path, cwd)
-    for control in control_roots:
+    mine = any(s and _under(real, os.path.realpath(s)) for s in shown)
+    for control in control_roots if not mine else ():
         if control and _under(real, os.path.realpath(control)):
             return f"{real} is inside zapcli's own folder {control}, which only a person may change"
     for place in code:
@@ -206,11 +209,16 @@ def _dotfile_targets() -> list[tuple[str, str]]:
 def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: str,
            writable_roots: tuple[str, ...], unattended: bool,
            mcp_allowlisted: bool = False, control_roots: tuple[str, ...] = (),
-           control: tuple[str, ...] | None = None, code: tuple[str, ...] = ()) -> Decision:
+           control: tuple[str, ...] | None = None, code: tuple[str, ...] = (),
+           shown: tuple[str, ...] = ()) -> Decision:
     """Whether `tool(args)` runs now ("allow"), waits for a person ("ask") or not
     at all ("deny"). Raises ValueError for a mode not in MODES (config checks it).
 
-    `control_roots` are zapcli's own state and config folders: an edit there
+    `control_roots` are zapcli's own state, config and trees folders (but
+    `shown`, the subagent's tree its workspace lies in,
+    `zapcli.paths.own_tree`: another subagent's tree is not this one's to
+    write, and `zapcli merge` would take what it wrote there as that one's
+    work): an edit there
     (or in a control file of a root: `control`, the one list, None for the
     names no backend owns) asks in every mode but `full`, auto-edit
     included, since it could forge an approval or widen a grant; so does one
@@ -236,7 +244,7 @@ def decide(mode: str, tool: str, args: dict[str, Any], *, workspace: str, cwd: s
             return verdict("ask", "confirm mode asks before every edit")
         roots = [os.path.realpath(r) for r in (workspace, *writable_roots) if r]
         names = control_list.names() if control is None else control
-        why = _control_target(args, cwd, roots, control_roots, names, code)
+        why = _control_target(args, cwd, roots, control_roots, names, code, shown)
         if why:
             return verdict("ask", why)
         if mode == "auto-edit":
@@ -342,9 +350,10 @@ class Policy:
     cwd: str
     writable_roots: tuple[str, ...]
     unattended: bool
-    control_roots: tuple[str, ...] = ()  # zapcli's state and config folders (see decide)
+    control_roots: tuple[str, ...] = ()  # zapcli's state, config, trees folders (see decide)
     control: tuple[str, ...] | None = None  # the one list of control files (see decide)
     code: tuple[str, ...] = ()  # where zapcli's own code comes from (see decide)
+    shown: tuple[str, ...] = ()  # the run's own tree among zapcli's (see decide)
 
     def check(self, tool: str, args: dict[str, Any], *,
               allowlisted: bool | None = None) -> Decision:
@@ -366,4 +375,5 @@ class Policy:
                             f"{tool} is decided when it runs")
         return decide(self.mode, tool, args, workspace=self.workspace, cwd=self.cwd,
                       writable_roots=self.writable_roots, unattended=self.unattended,
-                      control_roots=self.control_roots, control=self.control, code=self.code)
+                      control_roots=self.control_roots, control=self.control, code=self.code,
+                      shown=self.shown)

@@ -362,8 +362,32 @@ def own_code() -> list[str]:
     return [p for p in dict.fromkeys(places) if p and os.path.isabs(p)]
 
 
+def trees_dir() -> Path:
+    """Where `--worktree` subagents' trees live (not created):
+    `<state>-worktrees/` beside the state folder
+    (`~/.local/state/zapcli-worktrees`; `zapcli.worktrees.root`)."""
+    state = state_dir()
+    return state.parent / f"{state.name}-worktrees"
+
+
 def control_roots() -> tuple[str, ...]:
     """zapcli's own folders, which no agent may edit without a person (the
     state folder holds the trails where approvals are recorded; the config
-    folder holds config.yaml, mcp.json and the system definitions)."""
-    return (str(state_dir()), str(config_dir()))
+    folder holds config.yaml, mcp.json and the system definitions; the
+    trees folder holds every subagent's tree, whose work `zapcli merge`
+    takes as that subagent's). Agent work sees none of them, but the tree it
+    works in (`own_tree`)."""
+    return (str(state_dir()), str(config_dir()), str(trees_dir()))
+
+
+def own_tree(workspace: str) -> str | None:
+    """The subagent's tree (`<trees>/<id>`) `workspace` lies in, if any: the
+    one folder of zapcli's own that agent work there still sees (whole:
+    read-only but where it may write), while the other trees stay hidden
+    from it. Only the workspace counts (the person's folder, the tree a
+    `--worktree` spawn made, a child's inherited one), not a writable root."""
+    top = os.path.realpath(trees_dir())
+    real = os.path.realpath(workspace) if workspace else ""
+    if not real.startswith(top + os.sep):
+        return None
+    return os.path.join(top, os.path.relpath(real, top).split(os.sep)[0])

@@ -20,10 +20,10 @@ subagent puts it on the person's branch.
 
 Status against main at e92e5ae: SUCCEEDED (the honest subagent's
 `calc.py` ends with the attacker's `os.system(...)`, and `zapcli merge`
-put it on `main`). Class fix: the trees'
-root is one of zapcli's own folders (hidden, or read-only, from every
-sandbox but the tree's own), or placed where no workspace can hold it
-(refuse a state folder inside a writable root).
+put it on `main`). FIXED: the trees' root is one of zapcli's own folders
+(`zapcli.paths.control_roots`), hidden from every sandbox and the file
+tools as the state folder is, but the tree a subagent works in
+(`zapcli.paths.own_tree`), which stays its own to write and merges as before.
 """
 
 from __future__ import annotations
@@ -33,33 +33,82 @@ from pathlib import Path
 import pytest
 
 from tests.parallel.conftest import git
-from tests.redteam.repos import ended, make_repo
+from tests.redteam.repos import ended, make_repo, spawn_agent
 from tests.sandbox.conftest import needs_bwrap
 
 pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
 
 
-@pytest.mark.xfail(strict=True, reason="OPEN HOLE: <state>-worktrees is not one of zapcli's own "
-                   "folders: with the state folder in a workspace, its sandboxed work rewrites "
-                   "other subagents' trees")
-def test_one_subagent_cannot_rewrite_another_s_tree(zap, outside):
-    zap.env["ZAPCLI_HOME"] = str(zap.cwd / ".state")  # as the tutorial sets it
+KEY = "sk-zaptest-adv5-trees-0123456789"
+
+
+def _tutorial(zap) -> Path:
+    """The person's repository with zapcli's state folder in it, as the tutorial sets it."""
+    zap.env["ZAPCLI_HOME"] = str(zap.cwd / ".state")
     repo = make_repo(zap.cwd)
     (repo / ".gitignore").write_text(".state/\n.state-worktrees/\n.config/\n")
     git(repo, "add", ".gitignore")
     git(repo, "commit", "-q", "-m", "ignore zapcli's folders")
+    return repo
+
+
+def _on_main(repo: Path, name: str) -> str:
+    return git(repo, "show", f"main:{name}") if name in git(repo, "ls-tree", "--name-only",
+                                                            "main") else ""
+
+
+def test_one_subagent_cannot_rewrite_another_s_tree(zap, outside):
+    repo = _tutorial(zap)
     honest = zap.spawn_sh("echo 'def add(a, b): return a + b' > calc.py", "--worktree",
                           "--sandbox", timeout=90)
     ended(zap, honest)
     tree = Path(zap.json("poll", "--no-wait", honest)["subagents"][0]["worktree"]["path"])
     assert tree.parent == zap.cwd / ".state-worktrees", tree
     # the injection: a sandboxed subagent in the person's folder, no --worktree
+    dot_git = (tree / ".git").read_text()
     attacker = zap.spawn_sh(
-        f"echo 'import os; os.system(\"id > {outside}/PWNED\")' >> .state-worktrees/{honest}/calc.py",
+        f"echo 'import os; os.system(\"id > {outside}/PWNED\")' >> .state-worktrees/{honest}/calc.py;"
+        f" rm -f .state-worktrees/{honest}/.git; echo 'gitdir: {outside}' > .state-worktrees/{honest}/.git",
         "--sandbox", timeout=90)
     ended(zap, attacker)
     written = (tree / "calc.py").read_text()
+    assert (tree / ".git").read_text() == dot_git  # the person's own git in the tree obeys it
     zap("merge", honest, timeout=120)
-    merged = git(repo, "show", "main:calc.py") if "calc.py" in git(repo, "ls-tree", "--name-only",
-                                                                     "main") else ""
+    merged = _on_main(repo, "calc.py")
     assert "PWNED" not in written and "PWNED" not in merged, (written, merged)
+    # and the honest subagent's own work, in its own tree, is what merge took
+    assert "def add" in written and "def add" in merged, (written, merged)
+
+
+@pytest.mark.parametrize("mode", ["workspace", "auto-edit"])
+def test_file_tools_write_their_own_tree_not_another_s(zap, model, outside, mode):
+    """The built-in agent's `write` runs in its runner, outside the sandbox:
+    a `--worktree` one writes its own tree (and merge takes it), one in the
+    person's folder cannot write another subagent's tree unasked."""
+    repo = _tutorial(zap)
+    evil = f"import os; os.system('id > {outside}/PWNED')\n"
+    srv = model([{"match": "add", "turns": [
+        {"tool_calls": [{"name": "write", "arguments": {"path": "calc.py",
+                                                        "content": "def add(a, b): return a + b\n"}}]},
+        {"text": "done"}]}])
+    done = zap("spawn", "--worktree", "--approval", mode, "--unattended", "--sandbox", "--",
+               "add an add function", timeout=90)
+    assert done.returncode == 0, done.err
+    honest = done.out.strip().splitlines()[-1]
+    ended(zap, honest)
+    tree = Path(zap.json("poll", "--no-wait", honest)["subagents"][0]["worktree"]["path"])
+    dot_git = (tree / ".git").read_text()
+    srv = model([{"match": "tidy", "turns": [
+        {"tool_calls": [{"name": "write", "arguments": {
+            "path": f".state-worktrees/{honest}/calc.py", "content": evil}}]},
+        {"tool_calls": [{"name": "write", "arguments": {
+            "path": str(tree / ".git"), "content": f"gitdir: {outside}\n"}}]},
+        {"text": "done"}]}])
+    spawn_agent(zap, "--approval", mode, "--unattended", "--sandbox", "--", "tidy the folder")
+    assert len(srv.requests) >= 3, "the writes were never called"
+    written = (tree / "calc.py").read_text()
+    assert (tree / ".git").read_text() == dot_git
+    zap("merge", honest, timeout=120)
+    merged = _on_main(repo, "calc.py")
+    assert "PWNED" not in written and "PWNED" not in merged, (written, merged)
+    assert "def add" in written and "def add" in merged, (written, merged)

@@ -101,3 +101,26 @@ def test_a_file_where_a_control_folder_is_named_is_held_and_a_link_is_named(tree
                              control=(".vscode/tasks.json", ".claude"))
     assert str(ws / ".vscode") in policy.readonly and not policy.placeholders
     assert len(notes) == 1 and ".claude is a symbolic link" in notes[0]
+
+
+def test_the_trees_folder_is_hidden_but_the_subagent_s_own_tree(tmp_path):
+    """The trees folder beside the state folder is one of zapcli's own: a
+    subagent's tree is writable to it (the rest of its tree in view when it
+    works in a subfolder), no other tree is (adversary round 5)."""
+    trees = tmp_path / "ws/.state-worktrees"
+    for d in ("ws/.state", "ws/.state-worktrees/sa_1/sub", "ws/.state-worktrees/sa_2"):
+        (tmp_path / d).mkdir(parents=True)
+    mine, other = trees / "sa_1", trees / "sa_2"
+    hidden = (str(tmp_path / "ws/.state"), str(trees))
+
+    def policy(workspace, **kw):
+        return resolve("workspace", workspace=str(workspace), scratch="", hidden=hidden,
+                       shown=(str(mine),), **kw)
+
+    whole, _ = policy(mine)
+    assert whole.writable == (str(mine),) and str(trees) in whole.hidden
+    assert str(mine) not in whole.readonly
+    part, _ = policy(mine / "sub")
+    assert part.writable == (str(mine / "sub"),) and str(mine) in part.readonly
+    around, notes = policy(tmp_path / "ws", writable=[".", str(other)])
+    assert around.writable == (str(tmp_path / "ws"),) and "zapcli's own folders" in notes[0]

@@ -22,7 +22,7 @@ from typing import Any
 
 from zapcli.agent.types import Verdict
 from zapcli.approvals import Policy
-from zapcli.paths import control_roots, own_code
+from zapcli.paths import control_roots, own_code, own_tree
 from zapcli.trail import events, reader, store
 from zapcli.trail.model import is_terminal
 from zapcli.trail.writer import TrailWriter
@@ -41,7 +41,7 @@ class Gate(Policy):
         from zapcli.backends.registry import control_files
 
         super().__init__(mode, workspace, cwd, writable_roots, unattended, control_roots(),
-                         control_files(), tuple(own_code()))
+                         control_files(), tuple(own_code()), tuple(filter(None, [own_tree(workspace)])))
         self.sid, self.writer, self.relay = sid, writer, relay
         self.deadline, self.terminated = deadline_mono, terminated
         self.waiting: str | None = None  # the approval request it waits on now

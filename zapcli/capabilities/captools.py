@@ -28,9 +28,10 @@ from zapcli.definitions.model import KnowledgeSource
 def _view(ctx: ToolContext, workspace: str) -> View:
     view = getattr(ctx, "view", None)
     if view is None:
-        from zapcli.paths import control_roots
+        from zapcli.paths import control_roots, own_tree
 
-        view = View((workspace or ctx.workspace,), control_roots())
+        view = View((workspace or ctx.workspace,), control_roots(),
+                    (own_tree(workspace or ctx.workspace) or "",))
     return view  # type: ignore[no-any-return]
 
 

@@ -16,7 +16,7 @@ from zapcli.agent.types import Verdict
 from zapcli.approvals import Decision, Policy
 from zapcli.cli.output import escape_controls
 from zapcli.cli.watch import INTERRUPTED
-from zapcli.paths import control_roots, own_code
+from zapcli.paths import control_roots, own_code, own_tree
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class TerminalApprover(Policy):
         from zapcli.backends.registry import control_files
 
         super().__init__(mode, workspace, cwd, roots, unattended, control_roots(), control_files(),
-                         tuple(own_code()))
+                         tuple(own_code()), tuple(filter(None, [own_tree(workspace)])))
         self.input_ended = False
         self.stopped: Halt | None = None  # the run's signals, seen from the moment they are sent
         self._halted = False

@@ -60,9 +60,10 @@ class AgentHost:
 def file_view(workspace: str, writable_roots: tuple[str, ...], sandbox: Any = None) -> Any:
     """What the file tools may open: the roots agent work writes (the
     workspace, `writable_roots`, the scratch folder), zapcli's own folders
-    hidden as the sandbox hides them from commands (`zapcli.beneath`)."""
+    hidden as the sandbox hides them from commands (`zapcli.beneath`) — but
+    the subagent's own tree among its trees (`zapcli.paths.own_tree`)."""
     from zapcli.beneath import View
-    from zapcli.paths import control_roots
+    from zapcli.paths import control_roots, own_tree
 
     policy = getattr(sandbox, "policy", None)
     scratch = getattr(policy, "scratch", "") or os.environ.get("TMPDIR", "")
@@ -70,7 +71,7 @@ def file_view(workspace: str, writable_roots: tuple[str, ...], sandbox: Any = No
     if not any(os.path.commonpath([os.path.realpath(scratch), os.path.realpath(h)]) ==
                os.path.realpath(h) for h in hidden if scratch):
         scratch = ""  # not zapcli's scratch folder (a plain /tmp): no root of the agent's
-    return View((workspace, *writable_roots, scratch), hidden, (scratch,))
+    return View((workspace, *writable_roots, scratch), hidden, (scratch, own_tree(workspace) or ""))
 
 
 def build_host(fields: Mapping[str, Any], *, workspace: str, cwd: str,

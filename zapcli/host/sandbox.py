@@ -99,16 +99,21 @@ def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[
                                     f"{found.network_missing}; {bwrap.NET_HINT}")
         diagnostics.append(_diag("network", bwrap.network_open(found)))
         network = True
-    from zapcli.paths import control_roots, make_dirs, own_code
+    from zapcli.paths import control_roots, make_dirs, own_code, own_tree, trees_dir
 
     make_dirs(scratch)
+    try:  # the trees folder exists before any work does: one it made would not be hidden
+        make_dirs(trees_dir())
+    except OSError:
+        pass
     git, refused = _fenced(tree)
     if refused:
         return Prepared(refused=refused)
     policy, notes = resolve(mode, workspace=workspace, writable_roots=writable_roots,
                             network=network,
                             writable=spec.writable if spec else None, scratch=str(scratch),
-                            hidden=control_roots(), control=names, git=git, code=own_code())
+                            hidden=control_roots(), shown=(own_tree(workspace) or "",),
+                            control=names, git=git, code=own_code())
     linked = _links(mode, workspace, writable_roots, policy, names)
     if linked:
         link, target = linked[0]

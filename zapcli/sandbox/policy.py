@@ -201,9 +201,18 @@ def linked_git(root: str, access: Iterable[GitAccess]) -> GitAccess | None:
     return next((a for a in access if os.path.realpath(a.root) == root), None)
 
 
+def _kept(shown: Iterable[str], shut: list[str]) -> list[str]:
+    """The `shown` folders (real) inside a hidden one: a subagent's own tree
+    among zapcli's trees (`zapcli.paths.own_tree`), in view read-only and
+    writable where the work may write, while the other trees stay hidden."""
+    return [os.path.realpath(k) for k in shown if k and os.path.isdir(k)
+            and any(_under(os.path.realpath(k), h) for h in shut)]
+
+
 def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
             network: bool = False, writable: Iterable[str] | None = None, scratch: str,
-            hidden: Iterable[str] = (), control: Iterable[str] | None = None,
+            hidden: Iterable[str] = (), shown: Iterable[str] = (),
+            control: Iterable[str] | None = None,
             git: Iterable[GitAccess] = (), code: Iterable[str] = ()) -> tuple[Policy, list[str]]:
     """(the policy, one note per declared path that was left out and why).
 
@@ -214,13 +223,15 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
     for the root it names. `code`: folders zapcli's own processes, or the
     programs they run, take code from (`zapcli.host.sandbox.own_code`): one
     in a writable root stays read-only (a missing one is held by a
-    placeholder), as the control files are (not in `full` mode). Raises
-    ValueError for an unknown mode."""
+    placeholder), as the control files are (not in `full` mode). `hidden`:
+    zapcli's own folders, empty inside; `shown`: one inside them that is the
+    work's all the same (its tree: `_kept`). Raises ValueError for an unknown mode."""
     roots = tuple(writable_roots)
     names = control_names() if control is None else tuple(control)
     ceiling, protect = write_ceiling(mode, workspace, roots)
     limits = [os.path.realpath(c) for c in ceiling] if ceiling is not None else None
     shut = [os.path.realpath(h) for h in hidden if h and os.path.isdir(h)]
+    kept = _kept(shown, shut)
     wanted = [workspace, *roots] if writable is None else list(writable)
     notes: list[str] = []
     out: list[str] = []
@@ -235,7 +246,7 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
         elif protect and (inside := _in_protected(real, limits or [os.path.realpath(workspace)],
                                                   names, own)):
             why = f"it is inside {inside}, a control file only a person may change"
-        elif any(_under(real, h) for h in shut):
+        elif any(_under(real, h) for h in shut) and not any(_under(real, k) for k in kept):
             why = "it is inside zapcli's own folders, which only a person may change"
         if why:
             notes.append(f"sandbox.writable {raw}: {why}; it stays read-only")
@@ -253,7 +264,9 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
             links += [p for p in given.readonly if p not in links]
             binds += given.binds
             covers += given.covers
-    readonly: list[str] = []
+    # a shown folder no writable one covers comes back in view, read-only (the
+    # tree of a subagent spawned in its subfolder: git there reads the tree's .git)
+    readonly: list[str] = [k for k in kept if not any(_under(k, w) for w in out)]
     missing: list[str] = []
     for root in declared if protect else ():
         held, absent, said = _guard(root, own[root] if root in own else of_root(root, names),

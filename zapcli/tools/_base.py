@@ -69,12 +69,12 @@ def resolve_path(ctx: ToolContext, path: str) -> str:
 def view_of(ctx: ToolContext) -> View:
     """The context's view, or (a context built without one) the workspace and
     writable roots as roots, zapcli's own folders hidden but the scratch
-    folder (TMPDIR) in them."""
+    folder (TMPDIR) and the workspace's own tree in them."""
     if ctx.view is None:
-        from zapcli.paths import control_roots
+        from zapcli.paths import control_roots, own_tree
 
         ctx.view = View((ctx.workspace, *ctx.writable_roots), control_roots(),
-                        (os.environ.get("TMPDIR", ""),))
+                        (os.environ.get("TMPDIR", ""), own_tree(ctx.workspace) or ""))
     return ctx.view  # type: ignore[no-any-return]
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zapcli.paths import state_dir
+from zapcli.paths import trees_dir
 
 BRANCH_PREFIX = "zapcli/"
 
@@ -30,9 +30,10 @@ def root() -> Path:
     """Where the trees live: `<state>-worktrees/` beside the state folder (`~/.local/state/zapcli-worktrees`). Outside every
     repository, so a tree never shows up as untracked files of its own
     repository; and outside the state folder, whose files only a person may
-    edit (approvals are recorded there), so an agent may edit its tree."""
-    state = state_dir()
-    return state.parent / f"{state.name}-worktrees"
+    edit (approvals are recorded there), so an agent may edit its tree. Like
+    the state folder, it is one of zapcli's own (`zapcli.paths.control_roots`):
+    hidden from agent work, but the tree it works in."""
+    return trees_dir()
 
 
 def path_for(sid: str) -> Path:
