@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -192,3 +193,74 @@ def test_only_zapcli_s_own_approval_server_is_waved_through_not_its_name(served,
     gate = McpGate(sid, Policy("workspace", str(zap.cwd), str(zap.cwd), (), False), own=(own,))
     assert gate.refusal(own, "approve", {"tool_name": "x", "input": {}}) is None
     assert gate.refusal(named, "approve", {"tool_name": "x", "input": {}}) is not None
+
+
+def test_the_same_call_is_the_same_canonical_text_types_and_all(served, zap: Zap):
+    """What the person approved is the call's canonical text, the summary
+    they were shown: `1`, `1.0` and `true` are three calls; key order is
+    not a difference."""
+    _socket_for, sid, _out = served
+    server = McpServer("deploy", sys.executable, ())
+    gate = McpGate(sid, Policy("workspace", str(zap.cwd), str(zap.cwd), (), False))
+    approve_through_the_prompt(zap, sid, "mcp__deploy__deploy",
+                               {"target": "prod-1", "replicas": 1, "notes": {"a": 1, "b": [1]}})
+    for other in ({"replicas": 1.0}, {"replicas": True}, {"notes": {"a": 1.0, "b": [1]}},
+                  {"notes": {"a": 1, "b": [True]}}):
+        call = {"target": "prod-1", "replicas": 1, "notes": {"a": 1, "b": [1]}, **other}
+        assert gate.refusal(server, "deploy", call) is not None, call
+    shown = zap.json("poll", "--no-wait", sid)["subagents"][0]
+    assert gate.refusal(server, "deploy", {"notes": {"b": [1], "a": 1}, "replicas": 1,
+                                           "target": "prod-1"}) is None, shown
+
+
+def test_an_approval_shows_every_argument_of_an_mcp_call():
+    """Only Bash's `description` (claude's words, which nothing runs) is
+    left out; the same name on an MCP tool, or on another built-in, is shown."""
+    summary = approval_server.summary
+    assert summary("mcp__deploy__deploy", {"target": "p", "description": "SECRET"}) == \
+        'mcp__deploy__deploy: {"description": "SECRET", "target": "p"}'
+    assert summary("mcp__fs__read", {"path": "/x", "mode": 1.0}) == \
+        'mcp__fs__read: {"mode": 1.0, "path": "/x"}'  # no argument promoted to a head
+    assert summary("Bash", {"command": "ls", "description": "list"}) == "Bash: ls"
+    assert "SECRET" in summary("Agent", {"prompt": "go", "description": "SECRET"})
+    assert summary("mcp__x__y", {}) == "mcp__x__y"
+
+
+def test_the_approval_server_answers_the_cli_s_first_session_only(zap: Zap, tmp_path: Path):
+    """The approval server's socket is reachable from anywhere in the sandbox:
+    its first session is the CLI's (opened at its launch); a later
+    connection is closed before it can raise a question as the CLI's."""
+    sid = zap.spawn_sh("sleep 60")
+    folder = tmp_path / "sockets"
+    folder.mkdir(mode=0o700)
+    broker = Broker(folder)
+    own = McpServer("zapcli_approval", sys.executable,
+                    ("-m", "zapcli.backends.clis.approval_server", "--id", sid))
+    gate = McpGate(sid, Policy("workspace", str(zap.cwd), str(zap.cwd), (), False), own=(own,))
+    try:
+        path = broker.mcp(own.name, own, {**os.environ, **zap.env}, str(tmp_path), gate)
+        cli = Client(path)
+        cli.start()
+        assert {t["name"] for t in cli.request("tools/list", {})["result"]["tools"]} == {"approve"}
+        ended: list[str] = []
+
+        def intrude() -> None:  # a command in the sandbox, on the same socket
+            try:
+                intruder = Client(path)
+                intruder.start()
+                intruder.call("approve", tool_name="mcp__deploy__deploy",
+                              input={"target": "prod-1"})
+                ended.append("answered")
+            except (AssertionError, OSError, ValueError) as exc:
+                ended.append(type(exc).__name__)
+
+        threading.Thread(target=intrude, daemon=True).start()
+        wait_until(lambda: ended or zap.json("poll", "--no-wait", sid)["subagents"][0]
+                   .get("pending_approval"), 20)
+        time.sleep(2)  # a request would be recorded by now
+        assert zap.json("poll", "--no-wait", sid)["subagents"][0].get("pending_approval") is None
+        assert ended and ended[0] != "answered", ended
+        assert {t["name"] for t in cli.request("tools/list", {})["result"]["tools"]} == {"approve"}
+    finally:
+        broker.close()
+        zap("kill", sid)

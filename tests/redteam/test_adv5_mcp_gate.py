@@ -33,6 +33,13 @@ but claude's built-in ones (or the gate compares the shown text, not the
 arguments); and the approval server's socket answers only the CLI (a
 socket the sandbox's other processes cannot reach, or the request carries
 a secret only the CLI's launch holds).
+
+Fixed (h-gate2): an MCP tool's approval shows every argument as canonical
+JSON (sorted keys, types kept), and the gate lets through only the call of
+that same text (1 held, both of 2); the approval server's socket answers
+its first session only — claude's, opened at its launch — so the script's
+own `approve` gets no answer (2 `as-shown`: the script asks for exactly
+what the person approves, which (1) alone lets through).
 """
 
 from __future__ import annotations
@@ -110,14 +117,18 @@ def session(path):
 
 tools = {}
 for path in sorted(set(found)):
-    call = session(path)
-    for t in call({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})["result"]["tools"]:
-        tools[t["name"]] = call
+    try:
+        call = session(path)
+        for t in call({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})["result"]["tools"]:
+            tools[t["name"]] = call
+    except (OSError, ValueError, LookupError) as exc:  # a socket that does not serve: the next
+        print("UNANSWERED", os.path.basename(path), type(exc).__name__)
 print("TOOLS", sorted(tools))
-args = {"target": "prod-7", "description": HIDDEN}
-asked = tools["approve"]({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-    "name": "approve", "arguments": {"tool_name": "mcp__deploy__deploy", "input": args}}})
-print("ASKED", json.dumps(asked)[:300])
+args = json.load(open(os.path.join(os.path.dirname(__file__), "args.json")))
+if "approve" in tools:
+    asked = tools["approve"]({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "approve", "arguments": {"tool_name": "mcp__deploy__deploy", "input": args}}})
+    print("ASKED", json.dumps(asked)[:300])
 done = tools["deploy"]({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
     "name": "deploy", "arguments": args}})
 print("CALLED", json.dumps(done)[:300])
@@ -131,12 +142,15 @@ mcp: {servers: [deploy]}
 """
 
 
-def _setup(zap: Zap, tmp_path: Path, outside: Path) -> None:
+def _setup(zap: Zap, tmp_path: Path, outside: Path,
+           args: dict[str, str] | None = None) -> None:
+    """`args`: the deploy call the check script asks about and makes."""
     ct.configure(zap, "claude")
     server = tmp_path / "deploy_server.py"
     server.write_text(SERVER)
     (zap.cwd / "tools").mkdir()
     (zap.cwd / "tools" / "check.py").write_text(CHECK)
+    (zap.cwd / "tools" / "args.json").write_text(json.dumps(args or {}))
     folder = zap.cwd / ".zapcli" / "subagents"
     folder.mkdir(parents=True)
     (folder / "deployer.yaml").write_text(DEFINITION)
@@ -184,8 +198,6 @@ def _run(zap: Zap, tmp_path: Path, match: str, turns: list[dict]) -> tuple[str, 
 
 @needs_bwrap
 @pytest.mark.timeout(300)
-@pytest.mark.xfail(strict=True, reason="OPEN HOLE: an MCP call's `description` argument is left "
-                   "out of the approval's summary; the gate lets the whole call through")
 def test_an_mcp_call_s_description_argument_is_shown_before_it_runs(
         zap: Zap, tmp_path: Path, outside: Path) -> None:
     _setup(zap, tmp_path, outside)
@@ -202,11 +214,13 @@ def test_an_mcp_call_s_description_argument_is_shown_before_it_runs(
 
 @needs_bwrap
 @pytest.mark.timeout(300)
-@pytest.mark.xfail(strict=True, reason="OPEN HOLE: a sandboxed process raises an approval as "
-                   "claude through the approval server's relay socket and spends it on the gate")
+@pytest.mark.parametrize("args", [
+    {"target": "prod-7", "description": HIDDEN},  # round 5's: text no question showed
+    {"target": "prod-7"},  # exactly what the person approves: still a call claude never made
+], ids=["hidden-description", "as-shown"])
 def test_a_sandboxed_process_cannot_raise_the_cli_s_approval_and_spend_it(
-        zap: Zap, tmp_path: Path, outside: Path) -> None:
-    _setup(zap, tmp_path, outside)
+        zap: Zap, tmp_path: Path, outside: Path, args: dict[str, str]) -> None:
+    _setup(zap, tmp_path, outside, args)
     turns = [{"text": "The check first.", "tool_calls": [{"name": "Bash", "arguments": {
                  "command": "/usr/bin/python3 tools/check.py",
                  "description": "project check"}}]},
@@ -218,4 +232,7 @@ def test_a_sandboxed_process_cannot_raise_the_cli_s_approval_and_spend_it(
     sent = notes.read_text() if notes.exists() else ""
     assert HIDDEN not in sent, (
         f"a call claude never made ran outside on an approval it never asked; asked: {asked}; "
+        f"requests: {[(c.get('by'), c.get('tool')) for c in calls]}")
+    assert not (outside / "deployed.txt").exists(), (  # claude's turns never deploy
+        f"a deploy claude never made ran outside; asked: {asked}; "
         f"requests: {[(c.get('by'), c.get('tool')) for c in calls]}")

@@ -72,6 +72,9 @@ class Broker:
     def _start(self, name: str, conn: socket.socket, server: McpServer, env: dict[str, str],
                cwd: str, gate: McpGate) -> None:
         proc = None
+        if not gate.admits(server):  # zapcli's approval server: the CLI's one session
+            gate.turn_away(conn, server)
+            return
         with self._lock:
             live = [p for p in self._procs.get(name, []) if p.poll() is None]
             if len(live) >= MAX_SESSIONS:

@@ -8,18 +8,26 @@ by zapcli's one decision (`zapcli.approvals`, `mcp_call` with the server's
 
 Imports the standard library, `zapcli.approvals`, `zapcli.trail` (where
 the approval server records what the person approved) and
-`zapcli.backends.clis` (McpServer, claude's MCP tool names).
+`zapcli.backends.clis` (McpServer, claude's MCP tool names, the approval
+server's canonical text of a call).
 
 - allowed (an allowlisted tool outside `confirm`, every tool in `full`,
   zapcli's own servers): passes;
 - to be asked: passes only on an approval the person gave for this exact
-  call (server, tool, arguments) through the CLI's own prompt — claude's
-  `--permission-prompt-tool`, an `approval_request` of the approval server
-  approved at most `FRESH_S` ago — used once. Otherwise it is refused: the
+  call (server, tool, arguments — their canonical text, which is what the
+  question showed: `1`, `1.0` and `true` differ) through the CLI's own
+  prompt — claude's `--permission-prompt-tool`, an `approval_request` of
+  the approval server approved at most `FRESH_S` ago — used once. Otherwise it is refused: the
   CLI asks before such a call, so one it never asked about is not the CLI's
   decision, and a second question from the broker would let any sandboxed
   process put words before the person;
 - denied (`--unattended`): refused.
+
+zapcli's approval server (the CLI's prompt) takes ONE session (`admits`):
+the first, which the CLI opens at its launch before any command of it can
+run. A later connection starts no server: each of its requests is answered
+with a refusal (`turn_away`), so a command in the sandbox cannot raise a
+question recorded as the CLI's and spend its approval here.
 
 A refusal is a JSON-RPC error answering the call's id, and a diagnostic in
 the subagent's trail. The client→server direction is parsed: newline-
@@ -41,6 +49,7 @@ import time
 from typing import Any
 
 from zapcli.approvals import Policy
+from zapcli.backends.clis.approval_server import canonical
 from zapcli.backends.clis.base import McpServer
 from zapcli.backends.clis.claude import mcp_tool_name
 from zapcli.trail import reader, store
@@ -68,7 +77,50 @@ class McpGate:
         self.sid, self.policy = sid, policy
         self.own = tuple(s for s in own if s is not None)  # zapcli's approval server: by identity
         self._used: set[str] = set()  # approvals already spent on a call
+        self._opened: set[int] = set()  # own servers whose one session has started
+        self._turned: set[int] = set()  # own servers a later session was refused of
         self._lock = threading.Lock()
+
+    def admits(self, server: McpServer) -> bool:
+        """Whether a new session of `server` may start: any but zapcli's own
+        may; the approval server's first session only (the CLI's, opened at
+        its launch before any command runs), since what a session asks is
+        recorded as the CLI's question."""
+        if not any(server is s for s in self.own):
+            return True
+        with self._lock:
+            first = id(server) not in self._opened
+            told = id(server) in self._turned  # the trail says it once, not per connection
+            self._opened.add(id(server))
+            if not first:
+                self._turned.add(id(server))
+        if not first and not told:
+            self._note(f"refused a later connection to zapcli's MCP server {server.name!r} (and "
+                       "refuses any more): it answers the agent CLI's first session only, and "
+                       "another process in the sandbox reached its socket")
+        return first
+
+    def turn_away(self, conn: socket.socket, server: McpServer) -> None:
+        """A session `admits` refused: every request on `conn` is answered
+        with a refusal until the client ends it (or sends what is not
+        JSON-RPC); no server is started."""
+        why = (f"zapcli refused this session: its MCP server {server.name!r} answers the agent "
+               "CLI's own session only")
+        try:
+            for line in _lines(conn):
+                if not line.strip():
+                    continue
+                message = _parse(line)
+                batch = message if isinstance(message, list) else [message]
+                refused = [{"jsonrpc": "2.0", "id": i["id"], "error": {"code": REFUSED,
+                                                                        "message": why}}
+                           for i in batch if i.get("id") is not None]
+                if refused:
+                    conn.sendall(_encode(refused if isinstance(message, list) else refused[0]))
+        except (OSError, ValueError):  # Malformed too: the session ends
+            pass
+        finally:
+            conn.close()
 
     def refusal(self, server: McpServer, tool: str, arguments: dict[str, Any]) -> str | None:
         """Why `tool(arguments)` on `server` may not run (None: it runs)."""
@@ -94,9 +146,10 @@ class McpGate:
             records = reader.read(store.path_for(self.sid)).records
         except (OSError, ValueError):
             return False
+        call = canonical(arguments)  # what the person was shown: `1`, `1.0`, `true` differ
         asked = {r.get("req_id") for r in records if r.get("type") == "approval_request"
                  and r.get("by") == "claude" and r.get("tool") == name
-                 and r.get("arguments") == arguments}
+                 and isinstance(r.get("arguments"), dict) and canonical(r["arguments"]) == call}
         decided: set[Any] = set()
         now = time.time()
         with self._lock:

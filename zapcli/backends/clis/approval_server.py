@@ -22,15 +22,30 @@ from typing import Any
 from zapcli.trail import events, reader, store
 
 _KEYS = ("command", "file_path", "path", "url", "pattern", "notebook_path")
-_SAID = ("description",)  # claude's own words about the call: not what it does
+# claude's own words about a built-in call, which what runs does not read: Bash's `description`
+# (shown in claude's own screen only). Any other tool's argument of that name is the call's.
+_SAID = {"Bash": ("description",)}
+
+
+def canonical(args: dict[str, Any]) -> str:
+    """`args` as one text: keys sorted, types kept (`1`, `1.0` and `true`
+    differ). Two calls are the same call when their texts are equal."""
+    return json.dumps(args, ensure_ascii=False, sort_keys=True)
 
 
 def summary(tool: str, args: dict[str, Any]) -> str:
     """The whole call, as the person approves it (never cut: poll, the run's
-    question and the MCP elicitation show it wrapped and escaped): what it
-    acts on first, e.g. `Bash: rm -rf build`, then every other argument."""
+    question and the MCP elicitation show it wrapped and escaped).
+
+    An MCP tool's (`mcp__<server>__<tool>`, which the relay's gate lets run
+    on this approval when the call's canonical text is the same):
+    `tool: <canonical(args)>`, every argument. A claude built-in's (a schema
+    of its own): what it acts on first, e.g. `Bash: rm -rf build`, then
+    every other argument but claude's own words about it (`_SAID`)."""
+    if tool.startswith("mcp__"):  # any schema: the argument a head would show is not named
+        return f"{tool}: {canonical(args)}" if args else tool
     key = next((k for k in _KEYS if isinstance(args.get(k), str) and args[k].strip()), None)
-    rest = {k: v for k, v in args.items() if k != key and k not in _SAID}
+    rest = {k: v for k, v in args.items() if k != key and k not in _SAID.get(tool, ())}
     head = f"{tool}: {args[key]}" if key else tool
     if not rest:
         return head
