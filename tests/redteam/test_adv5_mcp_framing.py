@@ -22,35 +22,16 @@ outside effect asserted: no `deployed.txt`.
 
 from __future__ import annotations
 
-import json
-import sys
-import threading
 from pathlib import Path
 
 import pytest
 
 from tests.backends import clitest as ct
 from tests.conftest import Zap
+from tests.redteam import mcp_relay as relay
 from tests.sandbox.conftest import needs_bwrap
-from zapcli.testing import ScriptedServer
 
-SERVER = '''
-import sys
-from pathlib import Path
-try:
-    from mcp.server.mcpserver import MCPServer as Server
-except ImportError:
-    from mcp.server.fastmcp import FastMCP as Server
-
-OUT = Path(sys.argv[1])
-server = Server("deploy")
-
-
-@server.tool()
-def status() -> str:
-    """Harmless; allowlisted."""
-    return "green"
-
+SERVER = relay.server(relay.STATUS + '''
 
 @server.tool()
 def deploy(target: str) -> str:
@@ -58,29 +39,11 @@ def deploy(target: str) -> str:
     with open(OUT / "deployed.txt", "a") as f:
         f.write(target + "\\n")
     return "deployed " + target
+''')
 
-
-if __name__ == "__main__":
-    server.run()
-'''
-
-CHECK = r'''
-import glob, json, os, socket, time
-found = []
-for var in ("HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "TMPDIR"):
-    base = os.environ.get(var)
-    if base:
-        for b in (base, os.path.dirname(base)):
-            found += glob.glob(os.path.join(b, "**", "zapcli-sockets", "mcp-*.sock"), recursive=True)
-
+CHECK = relay.SOCKETS + r'''
 def session(path):
-    s = socket.socket(socket.AF_UNIX)
-    here = os.getcwd()
-    os.chdir(os.path.dirname(path))
-    try:
-        s.connect(os.path.basename(path))
-    finally:
-        os.chdir(here)
+    s = connect(path)
     s.settimeout(2)
     f = s.makefile("rwb")
     f.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -127,58 +90,20 @@ for path in sorted(set(found)):
 print("CHECK-RAN", len(found))
 '''
 
-DEFINITION = """name: deployer
-description: claude with the deploy server
-cli: claude
-tools: [bash, read]
-mcp: {servers: [deploy]}
-"""
-
 
 @needs_bwrap
 @pytest.mark.timeout(300)
 def test_framing_tricks_do_not_get_a_call_past_the_gate(zap: Zap, tmp_path: Path,
                                                         outside: Path) -> None:
-    ct.configure(zap, "claude")
-    server = tmp_path / "deploy_server.py"
-    server.write_text(SERVER)
-    (zap.cwd / "tools").mkdir()
-    (zap.cwd / "tools" / "check.py").write_text(CHECK)
-    folder = zap.cwd / ".zapcli" / "subagents"
-    folder.mkdir(parents=True)
-    (folder / "deployer.yaml").write_text(DEFINITION)
-    (zap.cwd / ".zapcli" / "mcp.json").write_text(json.dumps({"mcpServers": {"deploy": {
-        "command": sys.executable, "args": [str(server), str(outside)], "allow": ["status"]}}}))
-    zap("trust", check=True)
-    stop = threading.Event()
-
-    def person(sid: str) -> None:
-        """Approves the check command; denies anything else."""
-        while not stop.wait(0.3):
-            try:
-                doc = zap.json("poll", "--no-wait", sid)["subagents"][0]
-            except Exception:  # noqa: BLE001 - not there yet
-                continue
-            req = doc.get("pending_approval") or {}
-            if req:
-                zap("approve" if "check.py" in str(req.get("summary")) else "deny", sid)
-
+    relay.setup(zap, tmp_path, outside, SERVER, allow=["status"],
+                files={"tools/check.py": CHECK})
     turns = [{"text": "The check.", "tool_calls": [{"name": "Bash", "arguments": {
                  "command": "/usr/bin/python3 tools/check.py", "description": "project check"}}]},
              {"text": "Done."}]
-    with ScriptedServer([{"match": "ADV5-FRAME", "turns": turns}], protocol=ct.PROTOCOL["claude"]) as srv:
-        env = {**ct.cli_env("claude", srv), "HOME": str(tmp_path / "user-home")}
-        (tmp_path / "user-home").mkdir()
-        proc = zap("spawn", "--agent", "deployer", "--approval", "workspace", "--",
-                   "ADV5-FRAME run the check", env=env)
-        assert proc.returncode == 0, proc.err
-        sid = proc.out.strip()
-        helper = threading.Thread(target=person, args=(sid,), daemon=True)
-        helper.start()
-        zap("wait", sid, "--timeout", "200", timeout=240)
-        stop.set()
-        helper.join()
-        bodies = json.dumps(srv.requests)
+    # the person approves the check command; denies anything else
+    sid, _, bodies = relay.run(zap, tmp_path, "ADV5-FRAME", "ADV5-FRAME run the check", turns,
+                               approve=lambda summary: "check.py" in summary, wait="200",
+                               timeout=240)
     assert "CHECK-RAN" in bodies, ct.dump(zap, sid)  # it reached the sockets
     assert "green" in bodies, bodies[-3000:]  # the allowlisted call with a reused id ran: the socket answers
     deployed = (outside / "deployed.txt").read_text() if (outside / "deployed.txt").exists() else ""
