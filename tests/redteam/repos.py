@@ -1,6 +1,9 @@
 """A repository of the user's and a sandboxed subagent that plants in it:
 the set-up the attacks on nested repositories share (`test_nested_trust`,
-`test_nested_checkout`, `test_gitfile_link`, `test_forged_git_dir`); another
+`test_nested_checkout`, `test_gitfile_link`, `test_forged_git_dir`); the
+person's `worktree.setup` and their next `--worktree` spawn (the attacks on
+a new tree's setup: `test_adv4_nested_setup`, `test_adv5_tree_setup`,
+`test_adv_include_written`); another
 repository of the user's elsewhere (`project`) and what the user would see
 of it (`state`)."""
 
@@ -21,6 +24,31 @@ def make_repo(work: Path) -> Path:
     git(work, "add", "README")
     git(work, "commit", "-q", "-m", "base")
     return work
+
+
+def setup_config(zap, extra: str = "") -> None:
+    """The person's config: `worktree.setup: make -s setup`, then `extra`."""
+    config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.yaml").write_text(f"worktree:\n  setup: make -s setup\n{extra}")
+
+
+def repo_with_setup(zap) -> Path:
+    """`zap.cwd` made the person's repository (`make_repo`) with a Makefile
+    `setup` target committed, and their `worktree.setup` running it."""
+    repo = make_repo(zap.cwd)
+    (repo / "Makefile").write_text("setup:\n\t@echo setup\n")
+    git(repo, "add", "Makefile")
+    git(repo, "commit", "-q", "-m", "setup target")
+    setup_config(zap)
+    return repo
+
+
+def new_tree(zap, outside: Path) -> list[str]:
+    """The person's next `--worktree` (sandboxed) spawn from `zap.cwd`,
+    waited for: the names of the files in `outside` after it."""
+    ended(zap, zap.spawn_sh("true", "--worktree", "--sandbox", timeout=90))
+    return sorted(p.name for p in outside.iterdir())
 
 
 def ended(zap, sid: str) -> None:

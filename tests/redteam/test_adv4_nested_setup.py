@@ -27,25 +27,16 @@ had; the person's own checkout's setup runs as the person, as before.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.parallel.conftest import git
-from tests.redteam.repos import COMMIT, agent, ended, make_repo
+from tests.redteam.repos import COMMIT, agent, new_tree, repo_with_setup
 from tests.sandbox.conftest import needs_bwrap
 
 pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
 
 
 def test_setup_runs_sandboxed_on_a_repository_an_agent_made(zap, outside):
-    repo = make_repo(zap.cwd)
-    (repo / "Makefile").write_text("setup:\n\t@echo setup\n")
-    git(repo, "add", "Makefile")
-    git(repo, "commit", "-q", "-m", "setup target")
-    config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
-    config.mkdir(parents=True, exist_ok=True)
-    (config / "config.yaml").write_text("worktree:\n  setup: make -s setup\n")
+    repo = repo_with_setup(zap)
     # the injection: a sandboxed subagent in the person's checkout
     agent(zap, "mkdir -p sub && cd sub && git init -q && "
                f"printf 'setup:\\n\\t@id > {outside}/PWNED-setup\\n' > Makefile && "
@@ -53,7 +44,5 @@ def test_setup_runs_sandboxed_on_a_repository_an_agent_made(zap, outside):
     assert not list(outside.iterdir())  # the sandbox held it while it ran
     # later: the person starts a --worktree subagent from sub/
     zap.cwd = repo / "sub"
-    sid = zap.spawn_sh("true", "--worktree", "--sandbox", timeout=90)
-    ended(zap, sid)
-    ran = sorted(p.name for p in outside.iterdir())
+    ran = new_tree(zap, outside)
     assert ran == [], ran

@@ -31,21 +31,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.parallel.conftest import git
-from tests.redteam.repos import COMMIT, ended, make_repo
+from tests.redteam.repos import COMMIT, ended, new_tree, repo_with_setup
 from tests.sandbox.conftest import needs_bwrap
 
 pytestmark = [needs_bwrap, pytest.mark.timeout(300)]
 
 
 def test_setup_of_a_tree_made_from_a_subagent_s_tree_runs_sandboxed(zap, outside):
-    repo = make_repo(zap.cwd)
-    (repo / "Makefile").write_text("setup:\n\t@echo setup\n")
-    git(repo, "add", "Makefile")
-    git(repo, "commit", "-q", "-m", "setup target")
-    config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
-    config.mkdir(parents=True, exist_ok=True)
-    (config / "config.yaml").write_text("worktree:\n  setup: make -s setup\n")
+    repo_with_setup(zap)
     # the injection: a sandboxed --worktree subagent commits a Makefile in its own tree
     sid = zap.spawn_sh(
         "set -e; pwd; "
@@ -59,7 +52,5 @@ def test_setup_of_a_tree_made_from_a_subagent_s_tree_runs_sandboxed(zap, outside
     assert (tree / "Makefile").read_text().count("PWNED"), out
     # later: a spawn from the subagent's tree (the person looking at it, or a delegating run)
     zap.cwd = tree
-    nested = zap.spawn_sh("true", "--worktree", "--sandbox", timeout=90)
-    ended(zap, nested)
-    ran = sorted(p.name for p in outside.iterdir())
+    ran = new_tree(zap, outside)
     assert ran == [], ran

@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from tests.parallel.conftest import git
-from tests.redteam.repos import agent, ended, make_repo
+from tests.redteam.repos import agent, ended, make_repo, new_tree, setup_config
 from tests.sandbox.conftest import needs_bwrap
 
 pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
@@ -49,9 +49,7 @@ def _persons_repo(zap, extra_config: str = "") -> Path:
     (repo / ".worktreeinclude").write_text(f"{LOCAL}\n")
     git(repo, "add", "Makefile", ".gitignore", ".worktreeinclude")
     git(repo, "commit", "-q", "-m", "local config")
-    config = Path(zap.env["ZAPCLI_CONFIG_HOME"])
-    config.mkdir(parents=True, exist_ok=True)
-    (config / "config.yaml").write_text(f"worktree:\n  setup: make -s setup\n{extra_config}")
+    setup_config(zap, extra_config)
     return repo
 
 
@@ -67,9 +65,7 @@ def test_an_agent_in_the_checkout_writes_a_file_the_include_copies(zap, outside)
     assert (repo / LOCAL).is_file() and not list(outside.iterdir())
     assert git(repo, "status", "--porcelain") == ""  # nothing for the person to see
     # later: the person starts a --worktree subagent
-    sid = zap.spawn_sh("true", "--worktree", "--sandbox", timeout=90)
-    ended(zap, sid)
-    ran = sorted(p.name for p in outside.iterdir())
+    ran = new_tree(zap, outside)
     assert ran == [], ran
 
 
@@ -87,9 +83,7 @@ def test_work_given_a_folder_of_the_checkout_writes_a_file_the_include_copies(za
           .replace("mkdir -p config", "true"))
     assert (repo / LOCAL).is_file() and not list(outside.iterdir())
     zap.cwd = repo
-    sid = zap.spawn_sh("true", "--worktree", "--sandbox", timeout=90)
-    ended(zap, sid)
-    ran = sorted(p.name for p in outside.iterdir())
+    ran = new_tree(zap, outside)
     assert ran == [], ran
 
 
