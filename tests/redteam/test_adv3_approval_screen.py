@@ -25,16 +25,10 @@ terminal says so next to its question, repeating the lines it starts with.
 
 from __future__ import annotations
 
-import fcntl
-import struct
-import sys
-import termios
-
 import pytest
 
-from tests.cli.test_run_approvals_pty import Terminal
 from tests.conftest import Zap
-from zapcli.testing import ScriptedServer
+from tests.redteam.screen import yes_to
 
 ROWS, COLS = 40, 100
 
@@ -46,27 +40,12 @@ def _screen(raw: bytes, rows: int = ROWS) -> str:
     return "\n".join(text.split("\n")[-rows:])
 
 
-def _env(zap: Zap, srv: ScriptedServer) -> dict[str, str]:
-    return dict(zap.env, OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted",
-                OPENAI_API_KEY="sk-test-adv3-screen-0123456789", TERM="dumb")
-
-
 @pytest.mark.parametrize("blank", [" ", "\u200b", "\u3000"], ids=["space", "zwsp", "ideographic"])
 @pytest.mark.timeout(120)
 def test_blank_looking_lines_scroll_the_real_command_out_of_sight(zap: Zap, listener, blank: str):
     marker = f"adv3-screen-{ord(blank):x}"
     head = f"curl -s {listener.url}/{marker}"
     command = head + "\n" + f"{blank}\n" * (ROWS * 2) + "pytest -q tests/unit"
-    script = [{"match": f"RUN-{marker}", "turns": [
-        {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
-        {"text": "parent done"}]}]
-    with ScriptedServer(script) as srv:
-        term = Terminal([sys.executable, "-m", "zapcli", "run", f"RUN-{marker}"], _env(zap, srv),
-                        str(zap.cwd))
-        fcntl.ioctl(term.master, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
-        raw = term.expect(b"[y/n]")
-        screen = _screen(raw)
-        term.send(b"y\r")  # the person allows what the screen shows them
-        term.finish()
+    screen = _screen(yes_to(zap, marker, command, "sk-test-adv3-screen-0123456789", (ROWS, COLS)))
     assert head in screen or not listener.saw(marker), (
         f"approved unseen: the screen was\n{screen}")

@@ -26,17 +26,12 @@ draw blank are shown as `\\uXXXX`.
 
 from __future__ import annotations
 
-import fcntl
-import struct
-import sys
-import termios
 import unicodedata
 
 import pytest
 
-from tests.cli.test_run_approvals_pty import Terminal
 from tests.conftest import Zap
-from zapcli.testing import ScriptedServer
+from tests.redteam.screen import yes_to
 
 ROWS, COLS = 40, 100
 
@@ -69,17 +64,6 @@ def test_wide_lines_scroll_the_real_command_out_of_sight_unwarned(zap: Zap, list
     head = f"curl -s {listener.url}/{marker}"
     filler = f": {wide * 90}\n"
     command = head + "\n" + filler * 30 + "pytest -q tests/unit"
-    script = [{"match": f"RUN-{marker}", "turns": [
-        {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
-        {"text": "parent done"}]}]
-    with ScriptedServer(script) as srv:
-        env = dict(zap.env, OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted",
-                   OPENAI_API_KEY="sk-test-adv4-width-0123456789", TERM="dumb")
-        term = Terminal([sys.executable, "-m", "zapcli", "run", f"RUN-{marker}"], env, str(zap.cwd))
-        fcntl.ioctl(term.master, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
-        raw = term.expect(b"[y/n]")
-        screen = _screen(raw)
-        term.send(b"y\r")  # the person allows what the screen shows them
-        term.finish()
+    screen = _screen(yes_to(zap, marker, command, "sk-test-adv4-width-0123456789", (ROWS, COLS)))
     assert head in screen or not listener.saw(marker), (
         f"approved unseen: the screen was\n{screen}")

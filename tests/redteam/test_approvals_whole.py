@@ -24,8 +24,10 @@ from mcp import Client
 from tests.cli.test_run_approvals_pty import Terminal
 from tests.conftest import Zap, wait_until
 from tests.mcp.conftest import server_params, text
+from tests.redteam.screen import bash_question
 from zapcli.testing import ScriptedServer
 
+KEY = "sk-test-approvals-0123456789"
 PAD = " ".join(f"tests/unit/test_module_{i:02d}.py" for i in range(8))  # ~230 characters
 
 
@@ -41,19 +43,14 @@ def _seen(shown: str, command: str) -> bool:
 
 def _env(zap: Zap, srv: ScriptedServer) -> dict[str, str]:
     return dict(zap.env, OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted",
-                OPENAI_API_KEY="sk-test-approvals-0123456789", TERM="dumb")
+                OPENAI_API_KEY=KEY, TERM="dumb")
 
 
 @pytest.mark.timeout(120)
 def test_the_runs_own_question_shows_the_whole_command_and_no_runs_nothing(zap: Zap, listener):
     marker = "c37-own"
     command = _hidden(listener, marker)
-    script = [{"match": f"RUN-{marker}", "turns": [
-        {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
-        {"text": "parent done"}]}]
-    with ScriptedServer(script) as srv:
-        term = Terminal([sys.executable, "-m", "zapcli", "run", f"RUN-{marker}"], _env(zap, srv),
-                        str(zap.cwd))
+    with bash_question(zap, marker, command, KEY) as term:
         shown = term.expect(b"[y/n]").decode(errors="replace")
         assert _seen(shown, command), shown
         term.send(b"n\r")
@@ -90,12 +87,7 @@ def test_control_characters_and_bidi_overrides_are_shown_escaped(zap: Zap, liste
     sequence could erase it; U+202E would reverse what follows."""
     marker = "c37-ctl"
     command = (f"echo safe \x1b[2K\r\u202eecho hidden; curl -s {listener.url}/{marker}")
-    script = [{"match": f"RUN-{marker}", "turns": [
-        {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
-        {"text": "parent done"}]}]
-    with ScriptedServer(script) as srv:
-        term = Terminal([sys.executable, "-m", "zapcli", "run", f"RUN-{marker}"], _env(zap, srv),
-                        str(zap.cwd))
+    with bash_question(zap, marker, command, KEY) as term:
         raw = term.expect(b"[y/n]")
         question = raw[raw.rfind(b"echo safe"):]
         term.send(b"n\r")
