@@ -44,7 +44,7 @@ def deploy(target: str) -> str:
 CHECK = relay.SOCKETS + r'''
 def session(path):
     s = connect(path)
-    s.settimeout(2)
+    s.settimeout(15)  # a fresh MCP server per session: its start-up on a loaded machine
     f = s.makefile("rwb")
     f.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
