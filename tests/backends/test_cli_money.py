@@ -49,7 +49,8 @@ def test_a_claude_child_is_stopped_mid_turn_at_its_budget(zap, flag, limit):
                        "--approval", "full", flag, limit, "--timeout", "60")
         assert zap.wait_status(sid, timeout=90) == "failed", ct.dump(zap, sid)
         doc = zap.json("poll", "--no-wait", sid)["subagents"][0]
-    assert doc["reason"].startswith("token budget"), doc["reason"]
+    want = "cost budget" if flag == "--max-cost" else "token budget"  # the limit it reached
+    assert doc["reason"].startswith(want), doc["reason"]
     calls = len(srv.requests)
     if flag == "--max-cost":
         assert _cost(zap, sid) <= 0.25 + ONE_CALL + 1e-9 and calls <= 4, (calls, _cost(zap, sid))
@@ -90,7 +91,7 @@ def test_eight_claude_children_in_one_message_hold_the_tree_within_one_call_each
     env = {"ZAPCLI_SESSION": doc["run_id"]}
     for sid in children:
         view = zap.json("poll", "--no-wait", sid, env=env)["subagents"][0]
-        assert view["status"] == "failed" and view["reason"].startswith("token budget"), view
+        assert view["status"] == "failed" and view["reason"].startswith("cost budget"), view
         assert view["cost_usd"] == pytest.approx(_cost(zap, sid)) and _cost(zap, sid) > 0
     session = zap.json("usage", env=env)["sessions"][0]
     assert session["tree"]["cost_usd"] == pytest.approx(tree)

@@ -4,8 +4,8 @@ the backend's `sandbox_default` fact.
 
 Imports `zapcli.errors`, `zapcli.paths`; `zapcli.sandbox.probe` only to ask
 this machine whether it can; `zapcli.sandbox.links`, `zapcli.approvals` and
-the one list of control files (`zapcli.backends.registry`, kept in the state
-folder) for what the sandbox's start would refuse (`linked`), said at spawn.
+`zapcli.control` (the names no backend owns) for what the sandbox's start
+would refuse (`linked`), said at spawn.
 """
 
 from __future__ import annotations
@@ -123,10 +123,12 @@ def linked(fields: dict[str, Any], cli: str | None, *, mode: str, workspace: str
             for w in wanted if isinstance(w, str) and w]
     real = [r for r in real if os.path.isdir(r) and (limits is None or any(
         r == c or r.startswith(c.rstrip("/") + "/") for c in limits))]
-    from zapcli.backends.registry import control_files
+    from zapcli import control
     from zapcli.sandbox import links
 
-    found = links.linked(real, control_files())
+    # the names no backend owns (a backend's or a plugin's own names would mean
+    # scanning for plugins on spawn's hot path): the sandbox's start checks them all
+    found = links.linked(real, control.names())
     if not found:
         return None
     link, target = found[0]

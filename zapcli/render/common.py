@@ -220,7 +220,8 @@ def undelivered_line(v: View, indent: str = "  ") -> tuple[str, str]:
     work goes on with them (a line of poll, wait, list)."""
     return ("yellow", f"{indent}Not delivered: {v.undelivered_messages} message(s) sent with "
                       + alt("zapcli send", "send") + " (it ended before reading them); "
-                      + alt(f"zapcli continue {v.id} TEXT", "action continue") + " carries on")
+                      + alt(f"zapcli continue {v.id} TEXT carries on",
+                            "action spawn with them starts anew"))
 
 
 def view_header(v: View) -> list[tuple[str, str]]:

@@ -93,8 +93,8 @@ def table(views: list[Any], width: int | None = None, *, sessions: bool = False,
             out.append(("magenta", f"{'':8}  ↳ asks: {asks} ({decide})"))
         if v.undelivered_messages:
             out.append(("yellow", f"{'':8}  ↳ not delivered: {v.undelivered_messages} message(s), "
-                                  f"it ended first (" + alt(f"zapcli continue {tail} TEXT",
-                                                            "action continue") + " carries on)"))
+                                  f"it ended first (" + alt(f"zapcli continue {tail} TEXT carries on",
+                                                            "action spawn with them starts anew") + ")"))
     return out
 
 

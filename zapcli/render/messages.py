@@ -13,8 +13,9 @@ def sent_lines(res: Any) -> Lines:
     to = f" ({res.name})" if getattr(res, "name", None) else ""
     inbox = getattr(res, "inbox", None) or "before its next model call"
     return [("", f"[SubAgent] {res.id}{to}: message queued; delivered {inbox}, if it makes one "
-                 "(" + alt(f"zapcli continue {res.id} TEXT", "action continue") + " otherwise; "
-                 + alt(f"zapcli poll {res.id}", "action poll") + " says if it was not)")]
+                 "(" + alt(f"zapcli continue {res.id} TEXT otherwise; zapcli poll {res.id} says if "
+                           "it was not", "action poll says if it was not; action replay shows when")
+                 + ")")]
 
 
 def sent_doc(res: Any) -> dict[str, Any]:
