@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import pytest
 
@@ -181,6 +182,14 @@ def test_s_switches_between_this_session_and_every_session(zap: Zap):
     zap("kill", theirs)
 
 
+async def _attach(top: Top, sid: str) -> Any:
+    """Select `sid` in the fleet, Enter, and the attach screen's log."""
+    await top.until(lambda: top.row(sid) is not None)
+    assert top.screen.table.select(sid)
+    await top.press("enter")
+    await top.until(lambda: type(top.app.screen).__name__ == "Attach", 5)
+    return top.app.screen.query_one("#attach-log")
+
 @pytest.mark.timeout(180)
 def test_attach_follows_the_output_and_a_message_reaches_the_next_model_call(zap: Zap, model):
     marker = "TOP-ATTACH"
@@ -194,11 +203,7 @@ def test_attach_follows_the_output_and_a_message_reaches_the_next_model_call(zap
     wait_until(lambda: _running(zap, sid), 30)
 
     async def scenario(top: Top) -> None:
-        await top.until(lambda: top.row(sid) is not None)
-        assert top.screen.table.select(sid)
-        await top.press("enter")
-        await top.until(lambda: type(top.app.screen).__name__ == "Attach", 5)
-        log = top.app.screen.query_one("#attach-log")
+        log = await _attach(top, sid)
         await top.until(lambda: any("looking at the repository" in line for line in log.lines),
                         30, "its output followed")
         await top.type(note)
@@ -259,11 +264,7 @@ def test_a_message_the_work_ended_before_reading_is_said_in_attach_row_and_peek(
     wait_until(lambda: srv.requests, 30, 0.1)  # inside its one and last model call
 
     async def scenario(top: Top) -> None:
-        await top.until(lambda: top.row(sid) is not None)
-        assert top.screen.table.select(sid)
-        await top.press("enter")
-        await top.until(lambda: type(top.app.screen).__name__ == "Attach", 5)
-        log = top.app.screen.query_one("#attach-log")
+        log = await _attach(top, sid)
         await top.type("one more thing")
         await top.press("enter")
         await top.until(lambda: any("sent:" in line for line in log.lines), 20, "sent")
