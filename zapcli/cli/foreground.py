@@ -59,6 +59,9 @@ class _OpenLine:
 
     def write(self, text: str) -> int:
         if text:
+            from zapcli.cli.output import settling
+
+            settling()  # a question decided elsewhere ends its own line first
             self.end()
         return int(self._stream.write(text))
 
@@ -147,8 +150,8 @@ class _TerminalSink:
             _say(f"zapcli: warning: tokens not recorded: {exc.message}\n")
 
     def _rate_limit(self, rec: dict[str, Any]) -> None:
-        _say(f"zapcli: note: rate-limited ({escape_controls(str(rec.get('message')))}); "
-                         f"retrying in {float(rec.get('retry_in_s') or 0):.0f}s\n")
+        _say(f"zapcli: note: rate-limited ({rec.get('message')}); "
+             f"retrying in {float(rec.get('retry_in_s') or 0):.0f}s\n")
 
     def _notice(self, rec: dict[str, Any]) -> None:
         """What the run told its model before a call: its subagents' ends (a
@@ -161,7 +164,7 @@ class _TerminalSink:
             _say(f"⇠ {escape_controls(line)[:300]}\n")
 
     def _diagnostic(self, rec: dict[str, Any]) -> None:
-        _say(f"zapcli: note: {escape_controls(str(rec.get('message')))}\n")
+        _say(f"zapcli: note: {rec.get('message')}\n")
 
 
 def _checked(task: str | None, approval: str | None, timeout: float | None,

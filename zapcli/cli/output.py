@@ -129,6 +129,7 @@ class _Answers:
         self.fd = os.dup(sys.stdin.fileno())
         self.held = b""
         self.settled: Any = None  # () -> str | None, while a question waits
+        self.asker = 0  # the thread asking it
 
     @classmethod
     def get(cls) -> _Answers:
@@ -167,6 +168,25 @@ class _Answers:
             pass
 
 
+def settling(wait_s: float = 1.0) -> None:
+    """Before another thread writes to the terminal: if the question waiting
+    there was decided elsewhere already, give its reader (which looks every
+    `POLL_S`) the moment it takes to end the question's line with that, so
+    what follows never lands on the question's line."""
+    one = _Answers._one
+    check = one.settled if one is not None else None
+    if check is None or one is None:
+        return
+    import threading
+    import time
+
+    if one.asker == threading.get_ident() or not check():
+        return
+    end = time.monotonic() + wait_s
+    while one.settled is check and time.monotonic() < end:
+        time.sleep(0.02)
+
+
 def confirm(question: str, settled: Any = None) -> bool:
     """Ask y/N at the terminal (rich markup in `question`), on stderr: stdout
     stays the command's (`zapcli run --json` prints one document there).
@@ -177,8 +197,10 @@ def confirm(question: str, settled: Any = None) -> bool:
     from rich.prompt import Confirm
 
     console = Console(stderr=True, emoji=False, highlight=False)  # `:x:` stays text
+    import threading
+
     answers = _Answers.get()
-    answers.settled = settled
+    answers.settled, answers.asker = settled, threading.get_ident()
     try:
         return bool(Confirm.ask(question, default=False, console=console,
                                 stream=answers))  # type: ignore[call-overload]
