@@ -161,6 +161,39 @@ def test_a_merge_whose_git_is_sigkilled_is_undone_by_the_next_merge(zap, repo):
         _reset(repo, base)
 
 
+def test_a_merge_whose_git_alone_is_killed_puts_the_checkout_right_itself(zap, repo):
+    """Only git is killed (the OOM killer's choice), zapcli lives on: it
+    finds git killed — not an answer — and puts the checkout right before it
+    ends (as it was, or finished when git had moved the branch), saying so;
+    nothing is left for the next merge to repair. Before, it took the killed
+    git for a refusal, dropped its journal and left a half-moved checkout
+    and git's `index.lock` behind."""
+    sid, base, work = _setup(zap, repo)
+    random.seed(3210)
+    for _ in range(max(TRIALS // 2, 4)):
+        proc = _start(zap, sid)
+
+        def kill_git(proc: subprocess.Popen = proc) -> None:
+            for p in psutil.Process(proc.pid).children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    if p.name() == "git":
+                        p.kill()
+
+        seen = _when_locked(repo, proc, kill_git)
+        _out, err = proc.communicate(timeout=60)
+        _settle(repo)
+        state = _state(repo, base, work)
+        said = err.decode(errors="replace")
+        assert state in ("merged", "unchanged"), (seen, state, said)
+        assert (state == "merged") == (proc.returncode == 0), (state, proc.returncode, said)
+        if state == "unchanged":
+            assert "git was killed" in said and "put back exactly as it was" in said, said
+        again = zap("merge", sid)
+        assert again.returncode == 0 and _state(repo, base, work) == "merged", again.err
+        assert "was stopped while git moved" not in again.out + again.err, again.err
+        _reset(repo, base)
+
+
 def test_a_merge_is_not_reported_interrupted_once_the_checkout_moved(zap, repo):
     """A Ctrl-C that lands just after git moved the checkout: the merge is
     reported done (exit 0), never "interrupted"."""

@@ -14,8 +14,9 @@ things make it whole:
 - that git runs in a session of its own, its output to files: a Ctrl-C or
   a SIGKILL to zapcli's process group, or zapcli's death, does not stop it
   halfway (the caller holds its own interrupts until git is done);
-- `recover()`, run before the next merge into that checkout: a journal no
-  one holds means a git killed halfway (the OOM killer, a kill -9 of that
+- `recover()`, run by the merge itself when it finds its git killed (a
+  signal is not an answer), else before the next merge into that checkout:
+  a journal no one holds means a git killed halfway (the OOM killer, a kill -9 of that
   pid). If the branch still points where it was, the paths the move touched
   are put back (index and files) as they were; if it points at the new
   commit, they are put where the commit has them. A stale `index.lock` the
@@ -40,6 +41,15 @@ JOURNAL = "zapcli-merge.json"
 
 class Busy(Exception):
     """Another zapcli merge is moving this checkout now."""
+
+
+class Killed(Exception):
+    """git was killed while it moved the checkout, which was then put right
+    (`said`: how, in `recover`'s words)."""
+
+    def __init__(self, said: str, signum: int):
+        super().__init__(said)
+        self.said, self.signum = said, signum
 
 
 def journal_path(place: g.Place) -> Path:
@@ -91,19 +101,30 @@ def forward(place: g.Place, ref: str, old: str, new: str,
         # git keeps the journal's lock while it lives, in a session of its own
         proc = g.git(["merge", "--ff-only", "-q", "--no-stat", new], place, check=False,
                      alone=True, keep_fds=(fd,))
-        path.unlink(missing_ok=True)  # done, or refused having changed nothing
-        return None if proc.returncode == 0 else proc
+        if proc.returncode >= 0:
+            path.unlink(missing_ok=True)  # done, or refused having changed nothing
+            return None if proc.returncode == 0 else proc
     finally:
         os.close(fd)
+    # git was killed (a signal, not an answer): it may have stopped halfway.
+    # The journal stays until the move is put right — here, or by the next
+    # merge if this process dies first.
+    fixed = recover(place)
+    if fixed is not None and fixed.state == "finished":
+        return None
+    raise Killed(fixed.how if fixed is not None else "look at `git status` there",
+                 -proc.returncode)
 
 
 class Recovered:
-    """A move put right: what was done, in words; and when the branch had
-    reached the move's commit (the move was finished), whose move it was
-    (`forward`'s owner) and the commits it went from and to."""
+    """A move put right: what was done, in words; `state` "finished" (the
+    branch had reached the move's commit), "back" (put back as it was) or
+    "moved" (the branch moved since: left alone); and when finished, whose
+    move it was (`forward`'s owner) and the commits it went from and to."""
 
-    def __init__(self, said: str, finished: tuple[dict[str, str], str, str] | None = None):
-        self.said, self.finished = said, finished
+    def __init__(self, said: str, how: str, state: str,
+                 finished: tuple[dict[str, str], str, str] | None = None):
+        self.said, self.how, self.state, self.finished = said, how, state, finished
 
 
 def recover(place: g.Place) -> Recovered | None:
@@ -134,17 +155,18 @@ def recover(place: g.Place) -> Recovered | None:
         finished = None
         if now == new:
             _put(place, new, lists, gone=lists["deleted"])
-            said = "it had moved the branch, so its move of the files was finished"
+            said, state = "it had moved the branch, so its move of the files was finished", "finished"
             finished = ({str(k): str(v) for k, v in owner.items()}, old, new) if owner else None
         elif now == old:
             _put(place, old, lists, gone=lists["added"])
-            said = "the checkout was put back exactly as it was"
+            said, state = "the checkout was put back exactly as it was", "back"
         else:
+            state = "moved"
             said = (f"the branch {ref} has moved since ({now[:12] or 'gone'}): look at "
                     "`git status` there")
         path.unlink(missing_ok=True)
         return Recovered(f"an earlier zapcli merge into {place.work_tree} was stopped while git "
-                         f"moved the checkout ({old[:12]} to {new[:12]}); {said}", finished)
+                         f"moved the checkout ({old[:12]} to {new[:12]}); {said}", said, state, finished)
     finally:
         os.close(fd)
 
