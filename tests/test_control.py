@@ -184,6 +184,12 @@ def test_git_is_asked_only_where_a_root_is_in_a_repository(tmp_path, monkeypatch
     ("diff.lock.textconv", "'scripts/lock diff'", "scripts/lock diff"),
     ("filter.lfs.clean", "bin/clean %f", "bin/clean"),
     ("core.sshCommand", "{root}/bin/ssh-wrap", "bin/ssh-wrap"),
+    ("core.fsmonitor", "sh tools/fsmonitor.sh", "tools/fsmonitor.sh"),   # there: an existing script
+    ("core.fsmonitor", "sh -c 'cd . && tools/w.sh'", "tools/w.sh"),      # a program: there or not
+    ("alias.x", "!f() {{ ./bin/x \"$@\"; }}; f", "bin/x"),
+    ("filter.x.clean", "sed -e s/a/b/", None),        # a word with a / that is no file
+    ("filter.x.smudge", "tool --conf=./conf/x.ini", "conf/x.ini"),  # written as a path: held, there or not
+    ("filter.x.smudge", "tool --conf=conf/y.ini", None),  # a bare word, not there: no file
     ("alias.st", "status -sb", None),                # a git command
     ("core.pager", "less -R", None),                 # a program on PATH
     ("core.fsmonitor", "true", None),                # a boolean
@@ -192,8 +198,10 @@ def test_git_is_asked_only_where_a_root_is_in_a_repository(tmp_path, monkeypatch
 def test_a_program_a_setting_runs_by_a_path_in_the_root_is_added(tmp_path, key, value, added):
     """git runs these settings' values as commands from the work tree's top:
     the program one names by a path inside the root is held, as the file
-    naming it is."""
+    naming it is (`tools/fsmonitor.sh` exists: the team's committed script)."""
     _git(tmp_path, "init", "-q")
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "fsmonitor.sh").write_text("#!/bin/sh\n")
     _git(tmp_path, "config", key, value.format(root=tmp_path))
     got = control.of_root(str(tmp_path), (".git",))
     assert got == ((".git", added) if added else (".git",))

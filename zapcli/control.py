@@ -299,7 +299,7 @@ def _git_files(root: str) -> list[str | None]:
     there or not, whatever its condition; a file git could not read; and the
     folder `core.hooksPath` names (relative: from the repository's top, where
     git runs hooks); and the program a setting that runs one names by a
-    path (`_program`). Nothing where git is not there."""
+    path (`_programs`). Nothing where git is not there."""
     top = _repository(root)
     if top is None:
         return []
@@ -324,7 +324,7 @@ def _git_files(root: str) -> list[str | None]:
         elif key == "core.hookspath":
             hooks = value  # the last one counts
         else:
-            files.append(_program(key, value, top) or "")
+            files += _programs(key, value, top)
     if hooks:
         files.append(os.path.join(top, os.path.expanduser(hooks)))
     return [_inside(root, f) for f in dict.fromkeys(files) if f]
@@ -340,25 +340,66 @@ _RUNS = ("core.fsmonitor", "core.sshcommand", "core.pager", "core.editor", "core
          "hook.*.command", "uploadpack.packobjectshook", "receive.procreceive", "core.gitproxy")
 
 
-def _program(key: str, value: str, top: str) -> str | None:
-    """The file a command-running setting (`_RUNS`) names by a path — its
-    first word, an alias's after its `!` — as git would find it from `top`;
-    None when it names no path (a program on PATH, `true`, a boolean)."""
+def _programs(key: str, value: str, top: str) -> list[str]:
+    """The files a command-running setting (`_RUNS`) names by a path, as git
+    would find them from `top` (it runs the value with the shell there): the
+    program — the first word, an alias's after its `!` — and every other word
+    that is a path: an interpreter's script (`sh tools/x.sh`), a shell's `-c`
+    command and each command in it (`f() { tools/x.sh; }; f`), an option's
+    value after `=`. A program, or a word written as a path (`./x`, `../x`,
+    `~/x`, `/x`), is held there or not (made later, it would run); another
+    word only where that file exists (a `sed s/a/b/` is no file). Nothing
+    for a program on PATH, `true`, a boolean."""
     first, _, rest = key.partition(".")
     middle, _, last = rest.rpartition(".")
     if key not in _RUNS and f"{first}.*.{last}" not in _RUNS and f"{first}.*" not in _RUNS:
-        return None
+        return []
     if first == "alias":
         if not value.startswith("!"):
-            return None  # a git command, not a program
+            return []  # a git command, not a program
         value = value[1:]
+    out: list[str] = []
+    for word, program in _words(value):
+        if not word or "://" in word or word in (".", ".."):
+            continue
+        path = os.path.expanduser(word)
+        path = path if os.path.isabs(path) else os.path.join(top, path)
+        named = word.startswith(("./", "../", "~/", "/"))
+        if (program or named) and "/" in word or os.path.isfile(path):
+            out.append(path)
+    return out
+
+
+_SHELL_WORDS = {"&&", "||", ";", ";;", "&", "|", "(", ")", "{", "}", "!", "do", "then", "else",
+                "elif", "exec", "command", "env", "nohup", "time", "if", "while", "until"}
+
+
+def _words(command: str, depth: int = 0) -> list[tuple[str, bool]]:
+    """Each word of a shell command with whether it stands where a program
+    does (a command's first word); an argument that is itself a command (a
+    shell's `-c` argument, a quoted string) is split again — a program's
+    name is one word, spaces and all; a `name=value` word gives its value too."""
     import shlex
 
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>")
+    lexer.whitespace_split = True
     try:
-        words = shlex.split(value)
+        tokens = list(lexer)
     except ValueError:
-        words = value.split()
-    if not words or "/" not in words[0]:
-        return None
-    program = os.path.expanduser(words[0])
-    return program if os.path.isabs(program) else os.path.join(top, program)
+        tokens = command.split()
+    out: list[tuple[str, bool]] = []
+    starts = True
+    for token in tokens:
+        if token in _SHELL_WORDS or all(c in ";&|()<>" for c in token):
+            starts = True
+            continue
+        if token.endswith("()"):  # a function's name
+            starts = True
+            continue
+        out.append((token, starts))
+        if "=" in token:
+            out.append((token.partition("=")[2], False))
+        if depth < 3 and not starts and any(c.isspace() or c in ";&|" for c in token):
+            out += _words(token, depth + 1)
+        starts = False
+    return out

@@ -78,6 +78,11 @@ def test_a_relative_global_hookspath_folder_is_held(zap, outside, tmp_path):
     ("core.fsmonitor", "./tools/fsmonitor.sh", ["status", "--short"]),
     ("alias.st", "!tools/fsmonitor.sh", ["st"]),
     ("core.pager", "tools/fsmonitor.sh --color", ["-c", "pager.log=true", "log", "-1"]),
+    # the program not the first word: an interpreter, a shell's -c, an alias's function
+    ("core.fsmonitor", "sh tools/fsmonitor.sh", ["status", "--short"]),
+    ("core.fsmonitor", "sh -c 'exec tools/fsmonitor.sh'", ["status", "--short"]),
+    ("alias.st", "!f() { tools/fsmonitor.sh; }; f", ["st"]),
+    ("alias.st", "!cd . && ./tools/fsmonitor.sh", ["st"]),
 ])
 def test_a_script_the_persons_git_config_names_in_the_work_tree_is_held(zap, outside, key, value, run):
     """The person's own config names a program in the work tree — a
