@@ -106,8 +106,8 @@ def _refuse_control(sid: str, files: list[str], *, asked: bool = False) -> Zapcl
 
 def _refused(sid: str, exc: gm.Refused, recovered: str | None = None) -> ZapcliError:
     first = f"{recovered[0].upper()}{recovered[1:]}. " if recovered else ""
-    return ZapcliError(f"{first}{sid} not merged: {exc.message}; the checkout is unchanged",
-                       code=exc.code)
+    after = "" if exc.code == "killed" else "; the checkout is unchanged"  # it says what it is
+    return ZapcliError(f"{first}{sid} not merged: {exc.message}{after}", code=exc.code)
 
 
 def _up_to_date(sid: str, how: str, work: treework.Work, co: gm.Checkout,

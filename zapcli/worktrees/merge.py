@@ -211,7 +211,7 @@ def fast_forward(co: Checkout, commit: str, diff: dict[str, list[str]] | None = 
         raise Refused(str(exc), code="busy") from None
     except move.Killed as exc:
         raise Refused(f"git was killed (signal {exc.signum}) while it moved the checkout "
-                      f"{repo}; {exc.said}: run the merge again", code="killed") from None
+                      f"{repo}; {exc.said}; run the merge again", code="killed") from None
     if proc is None:
         return
     text = proc.stderr or proc.stdout or ""
