@@ -82,6 +82,16 @@ def _when_locked(repo: Path, proc: subprocess.Popen, act) -> bool:
     return False
 
 
+def _gits(pid: int) -> list[psutil.Process]:
+    """The git processes below `pid` (the merge's own session or its git's)."""
+    out = []
+    for p in psutil.Process(pid).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if p.name() == "git":
+                out.append(p)
+    return out
+
+
 def _settle(repo: Path) -> None:
     """Whatever git outlived the signal has finished (at most 20 s)."""
     def quiet() -> bool:
@@ -145,10 +155,11 @@ def test_a_merge_whose_git_is_sigkilled_is_undone_by_the_next_merge(zap, repo):
         proc = _start(zap, sid)
 
         def kill_all(proc: subprocess.Popen = proc) -> None:
-            for p in psutil.Process(proc.pid).children(recursive=True):
-                if p.name() == "git":
-                    p.kill()
+            gits = _gits(proc.pid)  # zapcli first: it must not see its git die
             os.killpg(proc.pid, signal.SIGKILL)
+            for p in gits:
+                with contextlib.suppress(psutil.Error):
+                    p.kill()
 
         seen = _when_locked(repo, proc, kill_all)
         proc.communicate(timeout=60)
@@ -174,10 +185,9 @@ def test_a_merge_whose_git_alone_is_killed_puts_the_checkout_right_itself(zap, r
         proc = _start(zap, sid)
 
         def kill_git(proc: subprocess.Popen = proc) -> None:
-            for p in psutil.Process(proc.pid).children(recursive=True):
+            for p in _gits(proc.pid):
                 with contextlib.suppress(psutil.Error):
-                    if p.name() == "git":
-                        p.kill()
+                    p.kill()
 
         seen = _when_locked(repo, proc, kill_git)
         _out, err = proc.communicate(timeout=60)
