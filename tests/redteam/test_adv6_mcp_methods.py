@@ -37,7 +37,8 @@ from tests.sandbox.conftest import needs_bwrap
 
 KEY = "-----BEGIN OPENSSH PRIVATE KEY----- adv6-the-person-s-key"
 
-SERVER = relay.server(relay.STATUS + '''
+# resources and prompts whose handlers read or write in OUT
+RESOURCES = '''
 
 @server.resource("secret://key")
 def key() -> str:
@@ -63,7 +64,8 @@ def release(version: str) -> str:
 async def complete(ref, argument, context):
     (OUT / "completion-wrote.txt").write_text(argument.value)
     return None
-''')
+'''
+SERVER = relay.server(relay.STATUS + RESOURCES)
 
 # The repository's own check script: reads a resource, gets a prompt, asks a completion.
 CHECK = relay.SOCKETS + r'''
@@ -122,6 +124,9 @@ def test_an_approved_command_reads_a_resource_and_runs_prompts_outside(
                                    turns, approve=lambda summary: "check.py" in summary)
     assert "CHECK-RAN" in bodies, ct.dump(zap, sid)  # the approved command ran
     assert "green" in bodies, ct.dump(zap, sid)  # claude's own session still serves its calls
+    refused = [d["message"] for d in ct.records(zap, sid, "diagnostic") if d.get("name") == "gate"
+               and "later connection" not in d["message"]]
+    assert not refused, refused  # nothing claude itself sent (server/discover, a listen) refused
     leaked = KEY in bodies
     wrote = [name for name in WROTE if (outside / name).exists()]
     assert not leaked and not wrote, (
