@@ -350,3 +350,21 @@ def test_a_framing_trick_on_the_cli_s_own_session_runs_nothing_unapproved(served
         pass  # the gate ended the session
     time.sleep(0.5)
     assert not (out / "deployed.txt").exists()
+
+
+def test_an_approval_of_a_name_two_servers_tools_share_is_spent_on_neither(served, zap: Zap):
+    """claude names server `a`'s `b__c` and server `a__b`'s `c` alike,
+    `mcp__a__b__c` (and `a.b`'s tools as `a_b`'s): the person's approval of
+    that name is not one of either call; a name no other server shares is."""
+    _socket_for, sid, _out = served
+    a, ab, dotted, under, deploy = (McpServer(n, sys.executable, ())
+                                    for n in ("a", "a__b", "a.b", "a_b", "deploy"))
+    gate = McpGate(sid, Policy("workspace", str(zap.cwd), str(zap.cwd), (), False),
+                   servers=(a, ab, dotted, under, deploy))
+    approve_through_the_prompt(zap, sid, "mcp__a__b__c", {"x": 1})
+    assert "rename one of the servers" in str(gate.refusal(ab, "c", {"x": 1}))
+    assert gate.refusal(a, "b__c", {"x": 1}) is not None
+    approve_through_the_prompt(zap, sid, "mcp__a_b__run", {"x": 1})
+    assert gate.refusal(dotted, "run", {"x": 1}) is not None
+    approve_through_the_prompt(zap, sid, "mcp__deploy__run", {"x": 1})
+    assert gate.refusal(deploy, "run", {"x": 1}) is None  # no other server's name: spent

@@ -39,7 +39,9 @@ A `tools/call`, by zapcli's decision:
   zapcli's own servers): passes;
 - to be asked: passes only on an approval the person gave for this exact
   call (server, tool, arguments — their canonical text, which is what the
-  question showed: `1`, `1.0` and `true` differ) through the CLI's own
+  question showed: `1`, `1.0` and `true` differ; and a name claude gives no
+  other server's tool: `deploy.prod` and `deploy_prod` share
+  `mcp__deploy_prod__run`) through the CLI's own
   prompt — claude's `--permission-prompt-tool`, an `approval_request` of
   the approval server approved at most `FRESH_S` ago — used once. Otherwise it is refused: the
   CLI asks before such a call, so one it never asked about is not the CLI's
@@ -104,9 +106,11 @@ class McpGate:
     """zapcli's decision on each `tools/call` of subagent `sid`'s MCP
     sessions: `policy` is its approval mode and folders."""
 
-    def __init__(self, sid: str, policy: Policy, own: tuple[McpServer | None, ...] = ()):
+    def __init__(self, sid: str, policy: Policy, own: tuple[McpServer | None, ...] = (),
+                 servers: tuple[McpServer, ...] = ()):
         self.sid, self.policy = sid, policy
         self.own = tuple(s for s in own if s is not None)  # zapcli's approval server: by identity
+        self.servers = (*servers, *self.own)  # every server of the run: whose names claude's may be
         self._used: set[str] = set()  # approvals already spent on a call
         self._opened: set[int] = set()  # servers whose one session has started
         self._turned: set[int] = set()  # servers a later session was refused of
@@ -159,9 +163,15 @@ class McpGate:
         verdict = self.policy.check("mcp_call", call, allowlisted=tool in server.allow)
         if verdict.action == "allow":
             return None
-        if verdict.action == "ask" and self._spend(mcp_tool_name(server.name, tool), arguments):
+        name = mcp_tool_name(server.name, tool)
+        shared = self._sharing(server, name)
+        if verdict.action == "ask" and not shared and self._spend(name, arguments):
             return None
         why = verdict.reason if verdict.action == "deny" else (
+            f"{verdict.reason}, and claude names it {name}, a name a tool of server {shared!r} "
+            "may have as well (claude makes what is not a letter, digit, _ or - a _): an "
+            "approval of that name is not one of this call; rename one of the servers in "
+            "mcp.json" if shared else
             f"{verdict.reason}, and no approval of this exact call came through the agent "
             "CLI's permission prompt")
         self._note(f"refused a call of MCP tool {tool!r} on server {server.name!r} that reached "
@@ -190,6 +200,14 @@ class McpGate:
             "the agent CLI asks no question about it; only the approval mode `full` lets it pass")
         self._note(f"refused {what[:200]!r} on MCP server {server.name!r}: {why}")
         return f"zapcli refused this request: {why}"
+
+    def _sharing(self, server: McpServer, name: str) -> str | None:
+        """Another server of the run whose tool claude could name `name` too
+        (`a.b` and `a_b`; `a` with `b__c` and `a__b` with `c`), or None."""
+        for other in self.servers:
+            if other is not server and name.startswith(mcp_tool_name(other.name, "")):
+                return other.name
+        return None
 
     def _spend(self, name: str, arguments: dict[str, Any]) -> bool:
         """Use the person's approval of `name(arguments)`, given through the

@@ -209,7 +209,8 @@ class Confined:
         own = {k: os.environ[k] for k in ("ZAPCLI_HOME", "ZAPCLI_CONFIG_HOME", "ZAPCLI_SESSION",
                                           "PYTHONPATH") if os.environ.get(k)}
 
-        gate = McpGate(self.sid, self.approvals, own=(req.approval_server,))
+        gate = McpGate(self.sid, self.approvals, own=(req.approval_server,),
+                       servers=req.mcp_servers)
 
         def through(server: McpServer) -> McpServer:
             assert self.broker is not None
