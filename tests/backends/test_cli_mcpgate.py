@@ -18,7 +18,10 @@ from typing import Any
 import pytest
 
 from tests.conftest import Zap, wait_until
-from tests.redteam.test_adv3_mcp_socket import SERVER
+from tests.redteam import mcp_relay
+from tests.redteam.test_adv3_mcp_socket import DEPLOY
+from tests.redteam.test_adv5_mcp_framing import TRICKS
+from tests.redteam.test_adv6_mcp_methods import KEY, RESOURCES
 from zapcli.approvals import Policy
 from zapcli.backends import cli_mcpgate
 from zapcli.backends.cli_broker import Broker
@@ -77,7 +80,8 @@ def served(zap: Zap, tmp_path: Path):
     out = tmp_path / "OUT"
     out.mkdir()
     script = tmp_path / "deploy_server.py"
-    script.write_text(SERVER)
+    script.write_text(mcp_relay.server(mcp_relay.STATUS + DEPLOY + RESOURCES))
+    (out / "id_ed25519").write_text(KEY)  # what its `secret://key` resource reads
     sid = zap.spawn_sh("sleep 60")  # a live subagent: its trail is where approvals are
     folder = tmp_path / "sockets"
     folder.mkdir(mode=0o700)
@@ -264,3 +268,103 @@ def test_the_approval_server_answers_the_cli_s_first_session_only(zap: Zap, tmp_
     finally:
         broker.close()
         zap("kill", sid)
+
+
+OTHER = {  # a request other than tools/call, and the file its handler writes (None: it reads the key)
+    "resources/read": ({"uri": "secret://key"}, None),
+    "resources/read ": ({"uri": "notes://raw"}, "resource-wrote.txt"),
+    "prompts/get": ({"name": "release", "arguments": {"version": "raw"}}, "prompt-wrote.txt"),
+    "completion/complete": ({"ref": {"type": "ref/prompt", "name": "release"},
+                             "argument": {"name": "version", "value": "raw"}},
+                            "completion-wrote.txt"),
+}
+
+
+def test_on_the_cli_s_own_session_listing_passes_and_what_runs_the_server_s_code_is_decided(
+        served):
+    """Listing (what a CLI does at launch) passes; a resource read, a prompt,
+    a completion or any method the gate does not know would run the server's
+    code outside, as the person, and no CLI asks about it: refused but in
+    `full`."""
+    socket_for, _sid, out = served
+    client = Client(socket_for("workspace"))
+    client.start()
+    assert "secret://key" in json.dumps(client.request("resources/list", {}))
+    assert "notes://" in json.dumps(client.request("resources/templates/list", {}))
+    assert "release" in json.dumps(client.request("prompts/list", {}))
+    assert "result" in client.request("ping", {})
+    for method, (params, _wrote) in OTHER.items():
+        got = client.request(method.strip(), params)
+        assert got.get("error", {}).get("code") == cli_mcpgate.REFUSED, (method, got)
+        assert KEY not in json.dumps(got), got
+    assert client.request("resources/subscribe", {"uri": "secret://key"})["error"]["code"] == \
+        cli_mcpgate.REFUSED
+    assert client.request("x/unknown", {})["error"]["code"] == cli_mcpgate.REFUSED
+    listen = {"jsonrpc": "2.0", "method": "subscriptions/listen", "params": {
+        "notifications": {"toolsListChanged": True, "resourceSubscriptions": ["secret://key"]}}}
+    assert "zapcli refused" in json.dumps(client.request(listen["method"], listen["params"]))
+    assert not [p.name for p in out.iterdir() if p.name != "id_ed25519"]
+    assert "green" in json.dumps(client.call("status"))  # the session goes on
+    full = Client(socket_for("full"))
+    full.start()
+    assert KEY in json.dumps(full.request("resources/read", {"uri": "secret://key"}))
+    assert "Release raw" in json.dumps(full.request("prompts/get", OTHER["prompts/get"][0]))
+    assert (out / "prompt-wrote.txt").read_text() == "raw"  # full: nothing asks
+
+
+def test_a_later_session_of_any_server_is_turned_away(served):
+    """The first session of a relay socket is the agent CLI's, opened at its
+    launch; a later one is another process in the sandbox: nothing it asks
+    reaches the server — not an allowlisted tool, not a listing, not a
+    resource."""
+    socket_for, _sid, out = served
+    path = socket_for("workspace")
+    cli = Client(path)
+    cli.start()
+    intruder = Client(path)
+    answer = intruder.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                             "clientInfo": {"name": "raw", "version": "1"}})
+    assert answer["error"]["code"] == cli_mcpgate.REFUSED, answer
+    for method, (params, _wrote) in OTHER.items():
+        got = intruder.request(method.strip(), params)
+        assert "error" in got and KEY not in json.dumps(got), got
+    assert "green" not in json.dumps(intruder.call("status"))
+    assert not [p.name for p in out.iterdir() if p.name != "id_ed25519"]
+    assert "green" in json.dumps(cli.call("status"))  # the CLI's own session goes on
+
+
+@pytest.mark.parametrize("trick", TRICKS, ids=[str(i) for i in range(len(TRICKS))])
+def test_a_framing_trick_on_the_cli_s_own_session_runs_nothing_unapproved(served, trick: bytes):
+    """tests/redteam/test_adv5_mcp_framing's tricks, on the session the gate
+    decides message by message (the first), not the turned-away later one."""
+    socket_for, _sid, out = served
+    client = Client(socket_for("workspace"))
+    client.start()
+    try:
+        client.send(trick + b"\n" + b'{"jsonrpc":"2.0","id":99,"method":"ping"}\n')
+        while line := client.file.readline():  # the answers to the trick, then the ping's
+            msg = json.loads(line)
+            if any(m.get("id") == 99 for m in (msg if isinstance(msg, list) else [msg])):
+                break
+    except (OSError, ValueError):
+        pass  # the gate ended the session
+    time.sleep(0.5)
+    assert not (out / "deployed.txt").exists()
+
+
+def test_an_approval_of_a_name_two_servers_tools_share_is_spent_on_neither(served, zap: Zap):
+    """claude names server `a`'s `b__c` and server `a__b`'s `c` alike,
+    `mcp__a__b__c` (and `a.b`'s tools as `a_b`'s): the person's approval of
+    that name is not one of either call; a name no other server shares is."""
+    _socket_for, sid, _out = served
+    a, ab, dotted, under, deploy = (McpServer(n, sys.executable, ())
+                                    for n in ("a", "a__b", "a.b", "a_b", "deploy"))
+    gate = McpGate(sid, Policy("workspace", str(zap.cwd), str(zap.cwd), (), False),
+                   servers=(a, ab, dotted, under, deploy))
+    approve_through_the_prompt(zap, sid, "mcp__a__b__c", {"x": 1})
+    assert "rename one of the servers" in str(gate.refusal(ab, "c", {"x": 1}))
+    assert gate.refusal(a, "b__c", {"x": 1}) is not None
+    approve_through_the_prompt(zap, sid, "mcp__a_b__run", {"x": 1})
+    assert gate.refusal(dotted, "run", {"x": 1}) is not None
+    approve_through_the_prompt(zap, sid, "mcp__deploy__run", {"x": 1})
+    assert gate.refusal(deploy, "run", {"x": 1}) is None  # no other server's name: spent

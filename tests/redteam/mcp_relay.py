@@ -80,11 +80,13 @@ if __name__ == "__main__":
 
 def setup(zap: Zap, tmp_path: Path, outside: Path, server_src: str, *, cli: str = "claude",
           files: dict[str, str] | None = None, definition: str = DEFINITION,
-          allow: list[str] | None = None) -> None:
+          allow: list[str] | None = None,
+          more: dict[str, tuple[str, list[str] | None]] | None = None) -> None:
     """`cli` configured; the server `server_src` (run with `outside`) in
     `.zapcli/mcp.json` as `deploy`, `allow` its allowlist (no key when
-    None); the `deployer` subagent `definition`; `files` (a path in the
-    workspace: its text) written; then the folder trusted."""
+    None), and `more` servers (name: their source and allowlist) beside it;
+    the `deployer` subagent `definition`; `files` (a path in the workspace:
+    its text) written; then the folder trusted."""
     ct.configure(zap, cli)
     script = tmp_path / "deploy_server.py"
     script.write_text(server_src)
@@ -94,10 +96,16 @@ def setup(zap: Zap, tmp_path: Path, outside: Path, server_src: str, *, cli: str 
     folder = zap.cwd / ".zapcli" / "subagents"
     folder.mkdir(parents=True)
     (folder / "deployer.yaml").write_text(definition)
-    entry: dict = {"command": sys.executable, "args": [str(script), str(outside)]}
-    if allow is not None:
-        entry["allow"] = allow
-    (zap.cwd / ".zapcli" / "mcp.json").write_text(json.dumps({"mcpServers": {"deploy": entry}}))
+    servers = {}
+    for n, (name, (src, allowed)) in enumerate({"deploy": (server_src, allow),
+                                                **(more or {})}.items()):
+        if n:
+            script = tmp_path / f"server_{n}.py"
+            script.write_text(src)
+        servers[name] = {"command": sys.executable, "args": [str(script), str(outside)]}
+        if allowed is not None:
+            servers[name]["allow"] = allowed
+    (zap.cwd / ".zapcli" / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
     zap("trust", check=True)
 
 

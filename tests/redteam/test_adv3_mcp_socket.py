@@ -38,14 +38,15 @@ from tests.conftest import Zap
 from tests.redteam import mcp_relay as relay
 from tests.sandbox.conftest import needs_bwrap
 
-SERVER = relay.server(relay.STATUS + '''
+DEPLOY = '''
 
 @server.tool()
 def deploy(target: str) -> str:
     """Deploy to production as the person (never allowlisted: asks)."""
     (OUT / "deployed.txt").write_text(target)
     return "deployed " + target
-''')
+'''
+SERVER = relay.server(relay.STATUS + DEPLOY)
 
 # The repository's own check script: it finds the socket and calls `deploy`.
 CHECK = relay.SOCKETS + r'''

@@ -18,10 +18,16 @@ that is not one JSON value, and a spelling it passes unchecked is no method
 the server knows (`Tools/call`: "Method not found"); a line the gate cannot
 parse (NaN, `\r`, two values, a BOM) ends the session unanswered. The
 outside effect asserted: no `deployed.txt`.
+
+Since h-gate a socket serves the CLI's own session only (the first): the
+check's sessions are turned away whatever they send, so here the tricks
+meet that refusal; tests/backends/test_cli_mcpgate.py sends each on the
+first session of a real broker's socket, where the message gate decides.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -41,21 +47,12 @@ def deploy(target: str) -> str:
     return "deployed " + target
 ''')
 
-CHECK = relay.SOCKETS + r'''
-def session(path):
-    s = connect(path)
-    s.settimeout(15)  # a fresh MCP server per session: its start-up on a loaded machine
-    f = s.makefile("rwb")
-    f.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "check", "version": "1"}}}).encode() + b"\n")
-    f.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'); f.flush()
-    f.readline()
-    return s, f
+def call(name: str = "deploy", target: str = "x") -> str:
+    return json.dumps({"name": name, "arguments": {"target": target}}, separators=(",", ":"))
 
-def call(name="deploy", target="x"):
-    return ('{"name":"%s","arguments":{"target":"%s"}}' % (name, target))
 
+# Each trick: a line sent after `initialize` on a session of its own
+# (tests/backends/test_cli_mcpgate.py sends them on the CLI's own session too).
 TRICKS = [
     b'{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"status","name":"deploy","arguments":{"target":"dup-last"}}}',
     b'{"jsonrpc":"2.0","id":11,"method":"tools/call","method":"ping","params":' + call(target="dup-method").encode() + b'}',
@@ -74,6 +71,21 @@ TRICKS = [
     b'{"jsonrpc":"2.0","id":23,"method":"ping"}{"jsonrpc":"2.0","id":24,"method":"tools/call","params":' + call(target="two").encode() + b'}',
     b'\xef\xbb\xbf{"jsonrpc":"2.0","id":25,"method":"tools/call","params":' + call(target="bom").encode() + b'}',
 ]
+
+CHECK = relay.SOCKETS + r'''
+def session(path):
+    s = connect(path)
+    s.settimeout(15)  # a fresh MCP server per session: its start-up on a loaded machine
+    f = s.makefile("rwb")
+    f.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "check", "version": "1"}}}).encode() + b"\n")
+    f.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'); f.flush()
+    f.readline()
+    return s, f
+
+TRICKS = [t.encode("latin-1") for t in json.load(open(os.path.join(
+    os.path.dirname(__file__), "tricks.json")))]
 for path in sorted(set(found)):
     for trick in TRICKS:
         try:
@@ -95,8 +107,9 @@ print("CHECK-RAN", len(found))
 @pytest.mark.timeout(300)
 def test_framing_tricks_do_not_get_a_call_past_the_gate(zap: Zap, tmp_path: Path,
                                                         outside: Path) -> None:
-    relay.setup(zap, tmp_path, outside, SERVER, allow=["status"],
-                files={"tools/check.py": CHECK})
+    relay.setup(zap, tmp_path, outside, SERVER, allow=["status"], files={
+        "tools/check.py": CHECK,
+        "tools/tricks.json": json.dumps([t.decode("latin-1") for t in TRICKS])})
     turns = [{"text": "The check.", "tool_calls": [{"name": "Bash", "arguments": {
                  "command": "/usr/bin/python3 tools/check.py", "description": "project check"}}]},
              {"text": "Done."}]
@@ -105,6 +118,8 @@ def test_framing_tricks_do_not_get_a_call_past_the_gate(zap: Zap, tmp_path: Path
                                approve=lambda summary: "check.py" in summary, wait="200",
                                timeout=240)
     assert "CHECK-RAN" in bodies, ct.dump(zap, sid)  # it reached the sockets
-    assert "green" in bodies, bodies[-3000:]  # the allowlisted call with a reused id ran: the socket answers
+    # the socket answers, but not for the CLI: each session the check opens is turned away
+    assert "zapcli refused this session" in bodies, bodies[-3000:]
+    assert "green" not in bodies, bodies[-3000:]  # not even the allowlisted call runs for it
     deployed = (outside / "deployed.txt").read_text() if (outside / "deployed.txt").exists() else ""
     assert deployed == "", deployed

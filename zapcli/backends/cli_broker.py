@@ -2,9 +2,10 @@
 item 10): `Broker` listens on unix sockets bound into the sandbox and
 answers each connection outside it — an MCP server session, or a TCP
 connection to the model's endpoint. The inside half is
-`zapcli.sandbox.relay`. Every MCP session goes through its `McpGate`
-(`zapcli.backends.cli_mcpgate`): whatever process in the sandbox
-connects, a tool runs outside only as zapcli's approvals allow.
+`zapcli.sandbox.relay`. Every MCP connection goes through its `McpGate`
+(`zapcli.backends.cli_mcpgate`): a socket starts its server for the CLI's
+one session (the first), and on it the server's code runs only as
+zapcli's approvals allow; a later connection starts nothing.
 
 Imports the standard library, `zapcli.backends.clis.base` (McpServer),
 `cli_mcpgate` and `zapcli.sandbox.relay` (its byte pump).
@@ -23,14 +24,13 @@ from zapcli.backends.cli_mcpgate import McpGate
 from zapcli.backends.clis.base import McpServer
 from zapcli.sandbox import relay
 
-MAX_SESSIONS = 8  # live sessions of one MCP server: more is a loop, not a CLI
-
 
 class Broker:
-    """The sockets bound into the sandbox, answered outside: each connection
-    is one session of an MCP server (a child of the runner, in its process
-    group and carrying the subagent's marker, so kill and the leftover sweep
-    reach it) or one TCP connection to the model's endpoint."""
+    """The sockets bound into the sandbox, answered outside: an MCP socket's
+    admitted connection is one session of its server (a child of the runner,
+    in its process group and carrying the subagent's marker, so kill and the
+    leftover sweep reach it); a TCP socket's every connection is one to the
+    model's endpoint."""
 
     def __init__(self, folder: Path):
         self.folder = folder
@@ -58,8 +58,8 @@ class Broker:
 
     def mcp(self, name: str, server: McpServer, env: dict[str, str], cwd: str,
             gate: McpGate) -> str:
-        """A socket whose every connection starts `server` outside, its
-        session carried through `gate`; its path. Files are named by number
+        """A socket whose connection `gate` admits (the CLI's, the first)
+        starts `server` outside, its session carried through `gate`; its path. Files are named by number
         (a server's name is any text); its log (the server's stderr) says
         which server it is."""
         slot = f"mcp-{len(self._procs)}"
@@ -72,14 +72,11 @@ class Broker:
     def _start(self, name: str, conn: socket.socket, server: McpServer, env: dict[str, str],
                cwd: str, gate: McpGate) -> None:
         proc = None
-        if not gate.admits(server):  # zapcli's approval server: the CLI's one session
+        if not gate.admits(server):  # the CLI's one session, opened at its launch
             gate.turn_away(conn, server)
             return
         with self._lock:
             live = [p for p in self._procs.get(name, []) if p.poll() is None]
-            if len(live) >= MAX_SESSIONS:
-                conn.close()
-                return
             flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
             log = os.open(f"{name}.log", flags, 0o600, dir_fd=self._fd)
             os.write(log, f"zapcli: MCP server {server.name!r} started\n".encode())

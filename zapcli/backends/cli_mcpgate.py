@@ -2,32 +2,52 @@
 connection to a relay socket (`zapcli.backends.cli_broker`) may make the
 real server do. The CLI's own permission prompt decides inside the
 sandbox, but any process there (a command the person approved) can reach
-the socket too; so every `tools/call` that crosses is decided again here,
-by zapcli's one decision (`zapcli.approvals`, `mcp_call` with the server's
+the socket too. So a socket answers ONE session (`admits`), and on it
+every request that would run the server's code is decided again here, by
+zapcli's one decision (`zapcli.approvals`, `mcp_call` with the server's
 `allow` list), before the server sees it.
 
-Imports the standard library, `zapcli.approvals`, `zapcli.trail` (where
-the approval server records what the person approved) and
-`zapcli.backends.clis` (McpServer, claude's MCP tool names, the approval
-server's canonical text of a call).
+One session: the first, which the CLI opens at its launch (its relay
+connects as it starts, before any command of it can run; claude and codex
+open each server once). A later connection starts no server: each of its
+requests is answered with a refusal (`turn_away`). So neither a server's
+tools nor its resources or prompts answer a process that is not the CLI,
+and a command cannot raise a question on zapcli's approval server recorded
+as the CLI's and spend its approval here.
 
+What passes on that session, by method (default deny, `UNASKED`):
+- lifecycle and listing — `initialize`, `server/discover` (MCP 2026's
+  handshake; claude 2.1.328 sends it first), `ping`, a notification,
+  `tools/list`, `resources/list`, `resources/templates/list`,
+  `prompts/list`, `logging/setLevel`, a `subscriptions/listen` for lists'
+  changes only (claude sends one) — the `tasks/*` of a session's own
+  tool calls (each decided as it was made), and the client's answers to
+  the server's own requests: unasked (what a CLI does at launch; they run
+  no tool and read nothing the listing does not show);
+- `tools/call`: decided as below, call by call;
+- any other request — `resources/read`, `resources/subscribe` (or a
+  `subscriptions/listen` naming resources), `prompts/get`,
+  `completion/complete`, one the gate does not know: it runs
+  the server's code outside, as the person (a filesystem server's
+  `file:///…/.ssh/id_ed25519`), and no CLI asks about it (claude's resource
+  tools are not among those it is given, and never ask), so it is decided
+  like a call of a tool no `allow` list names that nobody approved: it
+  passes in `full`, or on zapcli's own servers; otherwise refused.
+
+A `tools/call`, by zapcli's decision:
 - allowed (an allowlisted tool outside `confirm`, every tool in `full`,
   zapcli's own servers): passes;
 - to be asked: passes only on an approval the person gave for this exact
   call (server, tool, arguments — their canonical text, which is what the
-  question showed: `1`, `1.0` and `true` differ) through the CLI's own
+  question showed: `1`, `1.0` and `true` differ; and a name claude gives no
+  other server's tool: `deploy.prod` and `deploy_prod` share
+  `mcp__deploy_prod__run`) through the CLI's own
   prompt — claude's `--permission-prompt-tool`, an `approval_request` of
   the approval server approved at most `FRESH_S` ago — used once. Otherwise it is refused: the
   CLI asks before such a call, so one it never asked about is not the CLI's
   decision, and a second question from the broker would let any sandboxed
   process put words before the person;
 - denied (`--unattended`): refused.
-
-zapcli's approval server (the CLI's prompt) takes ONE session (`admits`):
-the first, which the CLI opens at its launch before any command of it can
-run. A later connection starts no server: each of its requests is answered
-with a refusal (`turn_away`), so a command in the sandbox cannot raise a
-question recorded as the CLI's and spend its approval here.
 
 A refusal is a JSON-RPC error answering the call's id, and a diagnostic in
 the subagent's trail. The client→server direction is parsed: newline-
@@ -36,6 +56,11 @@ element), at most `MAX_LINE` bytes a line; each message is forwarded as
 re-encoded from what was checked, never as received. A line that is not a
 JSON object or array of objects ends the session. The server→client
 direction is a byte pump; a refusal goes in between two of its lines.
+
+Imports the standard library, `zapcli.approvals`, `zapcli.trail` (where
+the approval server records what the person approved) and
+`zapcli.backends.clis` (McpServer, claude's MCP tool names, the approval
+server's canonical text of a call).
 """
 
 from __future__ import annotations
@@ -59,6 +84,14 @@ MAX_LINE = 8 << 20  # one JSON-RPC message from the client: a file's content fit
 CHUNK = 1 << 16
 FRESH_S = 60.0  # how long the person's approval of a call waits for the call
 REFUSED = -32001  # JSON-RPC: a server-defined error
+# requests that pass unasked: a session's lifecycle and listings, and the state of its own
+# tool calls (tasks/*: a call made a task, which the gate decided); notifications pass too
+UNASKED = frozenset({"initialize", "server/discover", "ping", "tools/list", "resources/list",
+                     "resources/templates/list", "prompts/list", "logging/setLevel",
+                     "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
+# MCP 2026's stream of notifications passes unasked for these (a list changed), not for a
+# resource's updates (`resourceSubscriptions`, the former resources/subscribe)
+LISTS_CHANGED = frozenset({"toolsListChanged", "promptsListChanged", "resourcesListChanged"})
 
 
 class Malformed(ValueError):
@@ -73,21 +106,21 @@ class McpGate:
     """zapcli's decision on each `tools/call` of subagent `sid`'s MCP
     sessions: `policy` is its approval mode and folders."""
 
-    def __init__(self, sid: str, policy: Policy, own: tuple[McpServer | None, ...] = ()):
+    def __init__(self, sid: str, policy: Policy, own: tuple[McpServer | None, ...] = (),
+                 servers: tuple[McpServer, ...] = ()):
         self.sid, self.policy = sid, policy
         self.own = tuple(s for s in own if s is not None)  # zapcli's approval server: by identity
+        self.servers = (*servers, *self.own)  # every server of the run: whose names claude's may be
         self._used: set[str] = set()  # approvals already spent on a call
-        self._opened: set[int] = set()  # own servers whose one session has started
-        self._turned: set[int] = set()  # own servers a later session was refused of
+        self._opened: set[int] = set()  # servers whose one session has started
+        self._turned: set[int] = set()  # servers a later session was refused of
         self._lock = threading.Lock()
 
     def admits(self, server: McpServer) -> bool:
-        """Whether a new session of `server` may start: any but zapcli's own
-        may; the approval server's first session only (the CLI's, opened at
-        its launch before any command runs), since what a session asks is
-        recorded as the CLI's question."""
-        if not any(server is s for s in self.own):
-            return True
+        """Whether a new session of `server` may start: its first only (the
+        CLI's, opened at its launch before any command runs); a later one is
+        another process in the sandbox. `server` by identity: one object per
+        socket."""
         with self._lock:
             first = id(server) not in self._opened
             told = id(server) in self._turned  # the trail says it once, not per connection
@@ -95,16 +128,16 @@ class McpGate:
             if not first:
                 self._turned.add(id(server))
         if not first and not told:
-            self._note(f"refused a later connection to zapcli's MCP server {server.name!r} (and "
-                       "refuses any more): it answers the agent CLI's first session only, and "
-                       "another process in the sandbox reached its socket")
+            self._note(f"refused a later connection to MCP server {server.name!r} (and refuses "
+                       "any more): its socket answers the agent CLI's first session only, and "
+                       "another process in the sandbox reached it")
         return first
 
     def turn_away(self, conn: socket.socket, server: McpServer) -> None:
         """A session `admits` refused: every request on `conn` is answered
         with a refusal until the client ends it (or sends what is not
         JSON-RPC); no server is started."""
-        why = (f"zapcli refused this session: its MCP server {server.name!r} answers the agent "
+        why = (f"zapcli refused this session: MCP server {server.name!r} answers the agent "
                "CLI's own session only")
         try:
             for line in _lines(conn):
@@ -124,20 +157,57 @@ class McpGate:
 
     def refusal(self, server: McpServer, tool: str, arguments: dict[str, Any]) -> str | None:
         """Why `tool(arguments)` on `server` may not run (None: it runs)."""
-        if server.trusted or any(server is s for s in self.own):
+        if self._own(server):
             return None  # zapcli's own: the team board, the approval server (which only asks)
         call = {"server": server.name, "tool": tool, "arguments": arguments}
         verdict = self.policy.check("mcp_call", call, allowlisted=tool in server.allow)
         if verdict.action == "allow":
             return None
-        if verdict.action == "ask" and self._spend(mcp_tool_name(server.name, tool), arguments):
+        name = mcp_tool_name(server.name, tool)
+        shared = self._sharing(server, name)
+        if verdict.action == "ask" and not shared and self._spend(name, arguments):
             return None
         why = verdict.reason if verdict.action == "deny" else (
+            f"{verdict.reason}, and claude names it {name}, a name a tool of server {shared!r} "
+            "may have as well (claude makes what is not a letter, digit, _ or - a _): an "
+            "approval of that name is not one of this call; rename one of the servers in "
+            "mcp.json" if shared else
             f"{verdict.reason}, and no approval of this exact call came through the agent "
             "CLI's permission prompt")
         self._note(f"refused a call of MCP tool {tool!r} on server {server.name!r} that reached "
                    f"its socket: {why}")
         return f"zapcli refused this call: {why}"
+
+    def _own(self, server: McpServer) -> bool:
+        return server.trusted or any(server is s for s in self.own)
+
+    def other(self, server: McpServer, method: Any, params: Any) -> str | None:
+        """Why request `method` (not `tools/call`, not one of `UNASKED`) may
+        not reach `server` (None: it does). It runs the server's code as the
+        person and no CLI asks a question about it: decided as a call of a
+        tool no `allow` list names, that nobody approved."""
+        if self._own(server):
+            return None
+        shown = method if isinstance(method, str) else json.dumps(method)
+        uri = params.get("uri") if isinstance(params, dict) else None
+        what = f"{shown} {uri}" if isinstance(uri, str) else shown
+        call = {"server": server.name, "tool": shown, "arguments": params}
+        verdict = self.policy.check("mcp_call", call, allowlisted=False)
+        if verdict.action == "allow":
+            return None
+        why = verdict.reason if verdict.action == "deny" else (
+            f"{shown} is not a tool call: it runs the MCP server's code outside the sandbox and "
+            "the agent CLI asks no question about it; only the approval mode `full` lets it pass")
+        self._note(f"refused {what[:200]!r} on MCP server {server.name!r}: {why}")
+        return f"zapcli refused this request: {why}"
+
+    def _sharing(self, server: McpServer, name: str) -> str | None:
+        """Another server of the run whose tool claude could name `name` too
+        (`a.b` and `a_b`; `a` with `b__c` and `a__b` with `c`), or None."""
+        for other in self.servers:
+            if other is not server and name.startswith(mcp_tool_name(other.name, "")):
+                return other.name
+        return None
 
     def _spend(self, name: str, arguments: dict[str, Any]) -> bool:
         """Use the person's approval of `name(arguments)`, given through the
@@ -231,14 +301,30 @@ class McpGate:
         return [_encode(kept if isinstance(message, list) else kept[0])]
 
     def _check(self, item: dict[str, Any], server: McpServer) -> str | None:
-        if item.get("method") != "tools/call":
+        if "method" not in item:
+            return None  # the client's answer to a request of the server's
+        method = item["method"]
+        if isinstance(method, str) and (method in UNASKED or (
+                method.startswith("notifications/") and "id" not in item)):
             return None
+        if method == "subscriptions/listen" and _lists_only(item.get("params")):
+            return None
+        if method != "tools/call":
+            return self.other(server, method, item.get("params"))
         params = item.get("params")
         params = params if isinstance(params, dict) else {}
         tool, arguments = params.get("name"), params.get("arguments", {})
         if not isinstance(tool, str) or not isinstance(arguments, dict):
             return "zapcli refused this call: tools/call needs a string name and object arguments"
         return self.refusal(server, tool, arguments)
+
+
+def _lists_only(params: Any) -> bool:
+    """Whether a `subscriptions/listen` asks for nothing but lists' changes."""
+    if not isinstance(params, dict) or not set(params) <= {"_meta", "notifications"}:
+        return False
+    wanted = params.get("notifications")
+    return isinstance(wanted, dict) and set(wanted) <= LISTS_CHANGED
 
 
 def _lines(conn: socket.socket) -> Any:

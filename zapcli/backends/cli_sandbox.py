@@ -28,9 +28,10 @@ the CLI's config names the relay (`python -I -S relay.py mcp SOCKET`), and
 the runner answers each connection to SOCKET (in a folder of the private
 home that is read-only inside) by starting the server with the connection as
 its stdin and stdout. So no trail, token or kept environment of another
-subagent comes inside, and a server's keys stay with it. Every session goes
-through the run's `McpGate` (`zapcli.backends.cli_mcpgate`), which holds
-each `tools/call` to zapcli's approvals whoever in the sandbox connected.
+subagent comes inside, and a server's keys stay with it. Every connection
+goes through the run's `McpGate` (`zapcli.backends.cli_mcpgate`): a socket
+serves the CLI's own session only (the first), and on it each request that
+runs the server's code is held to zapcli's approvals.
 """
 
 from __future__ import annotations
@@ -208,7 +209,8 @@ class Confined:
         own = {k: os.environ[k] for k in ("ZAPCLI_HOME", "ZAPCLI_CONFIG_HOME", "ZAPCLI_SESSION",
                                           "PYTHONPATH") if os.environ.get(k)}
 
-        gate = McpGate(self.sid, self.approvals, own=(req.approval_server,))
+        gate = McpGate(self.sid, self.approvals, own=(req.approval_server,),
+                       servers=req.mcp_servers)
 
         def through(server: McpServer) -> McpServer:
             assert self.broker is not None
