@@ -159,8 +159,11 @@ class Starts:
 
 def on_a_gone_socket(line: Sequence[str], said: str) -> bool:
     """Whether bwrap's set-up failure `said` names a socket its command line
-    covers: one gone since the look (bwrap could not mount over its path)."""
-    return any(f" {path}: " in said for path in covered(line))
+    covers: one gone since the look (bwrap could not mount over its path).
+    bubblewrap names it as given (`Can't create file at PATH: …`) or inside
+    its new root (`… on /newroot/PATH: …`, `"/newroot/PATH"`)."""
+    return any(form.format(path) in said for path in covered(line)
+               for form in (" {}:", "/newroot{}:", '"/newroot{}"'))
 
 
 def environment(policy: Policy, given: Mapping[str, str]) -> dict[str, str]:
