@@ -307,12 +307,13 @@ def _decide(sid: str, s: reader.Summary, r: g.Receipt, how: str, co: gm.Checkout
     at = co.place
     assert at is not None
     moved = co.head != r.base
-    note = stale.note(r, None, co)
+    known = gm.ancestry(at, r.base, co.head, source) if moved else None
+    note = stale.note(r, None, co, known.since_base if known else None)
     merged = gm.merge_tree(at, co.head, source) if moved else None
     if merged is not None:
         note.update(merges_cleanly=merged[0] is not None, conflicts=merged[1])
     plan = gm.plan(co, source, how, _message(sid, s, r, how, co, source), moved=moved,
-                   merged=merged)
+                   merged=merged, known=known)
     result = str(merged[0]) if how == "rebase" and merged else plan.commit
     files, diff = move.changes(at, co.head, result)
     return _Decided(source, plan, result, files, diff, note)
