@@ -1,7 +1,7 @@
 """Waiting for a child process to end the moment it ends: a pidfd (Linux
 5.3+) polled with a timeout, where Python's own `wait(timeout)` sleeps up to
 50 ms between looks. Imports only the standard library. Used by the shell
-runner's command (`supervisor.child`) and git's moves (`worktrees.git`).
+runner's command (`supervisor.child`) and every git zapcli runs (`worktrees.git`).
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ import shutil
 import stat
 from pathlib import Path
 
+import pytest
+
 from tests.parallel.conftest import git
 
 COMMIT = "git -c user.email=s@s -c user.name=s commit -qm"
@@ -117,3 +119,62 @@ def test_a_branch_put_back_before_the_base_is_a_fast_forward(zap, repo):
     doc = zap.json("merge", sid)
     assert doc["how"] == "fast-forward" and doc["stale"]["commits_since_base"] == 0, doc
     assert (repo / "later.txt").exists() and (repo / "w.txt").exists()
+
+
+def _git_that(tmp_path: Path, script: str, monkeypatch) -> None:
+    """A `git` first on PATH that runs `script` (sh) instead of git."""
+    folder = tmp_path / "fake-bin"
+    folder.mkdir(exist_ok=True)
+    fake = folder / "git"
+    fake.write_text(f"#!/bin/sh\n{script}\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_the_runner_gives_gits_answer_and_still_ends_a_git_past_its_timeout(
+        tmp_path, monkeypatch):
+    """git's runner waits for git's end through a pidfd, not Python's polling
+    sleeps: git's output, its error and its exit code come back as before,
+    a git that outlives its output is waited for, and one past its timeout
+    is ended (the process is gone) with an error saying so."""
+    import time
+
+    import psutil
+
+    from zapcli.worktrees import git as g
+
+    place = g.Place(str(tmp_path), str(tmp_path / ".git"), str(tmp_path / ".git"))
+    _git_that(tmp_path, 'echo "out $*"; echo err >&2; exec >&- 2>&-; sleep 0.3; exit 3',
+              monkeypatch)
+    started = time.monotonic()
+    proc = g.git(["version"], place, check=False)
+    assert time.monotonic() - started >= 0.3
+    assert (proc.returncode, proc.stdout, proc.stderr) == (3, "out --no-pager version\n", "err\n")
+    pids = tmp_path / "pids"
+    _git_that(tmp_path, f"echo $$ > '{pids}'; exec sleep 30", monkeypatch)
+    started = time.monotonic()
+    with pytest.raises(g.GitError, match="could not run"):
+        g.git(["version"], place, timeout=0.5)
+    assert time.monotonic() - started < 10
+    assert not psutil.pid_exists(int(pids.read_text())) or \
+        psutil.Process(int(pids.read_text())).status() == psutil.STATUS_ZOMBIE
+
+
+def test_the_runner_sees_a_git_end_the_moment_it_ends(tmp_path, monkeypatch):
+    """A git that ends a while after closing its output (as a status does,
+    writing the index) is seen ended at once: Python's own wait with a
+    timeout looks again only after sleeping 0.5 ms, then twice as long each
+    time (up to 50 ms), so a git ending 64 ms after its output was seen
+    ~50 ms late."""
+    import time
+
+    from zapcli.worktrees import git as g
+
+    place = g.Place(str(tmp_path), str(tmp_path / ".git"), str(tmp_path / ".git"))
+    stamp = tmp_path / "ended"
+    _git_that(tmp_path, f"exec >&- 2>&-; sleep 0.064; date +%s.%N > '{stamp}'", monkeypatch)
+    lags = []
+    for _ in range(3):
+        g.git(["version"], place)
+        lags.append(time.time() - float(stamp.read_text()))
+    assert min(lags) < 0.025, lags
