@@ -82,6 +82,12 @@ def test_a_merge_leaves_at_once_once_it_said_the_result(zap):
     assert "TORN DOWN" not in res.stderr
     assert (zap.cwd / "work.txt").read_text() == "work\n"
     assert git(zap.cwd, "show", "HEAD:work.txt") == "work"
+    left = zap.spawn_sh("echo left > left.txt", "--worktree")  # its work made a commit by zapcli
+    assert zap.wait_status(left) == "completed"
+    res = _run(zap, TEAR_DOWN, "merge", left)
+    assert res.returncode == 0 and "merged" in res.stdout, res.stderr
+    assert "TORN DOWN" not in res.stderr
+    assert git(zap.cwd, "show", "HEAD:left.txt") == "left"
 
 
 def test_an_atexit_callback_a_thread_or_a_profiler_keeps_the_ordinary_ending(zap):
