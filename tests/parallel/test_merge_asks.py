@@ -178,3 +178,40 @@ def test_the_runner_sees_a_git_end_the_moment_it_ends(tmp_path, monkeypatch):
         g.git(["version"], place)
         lags.append(time.time() - float(stamp.read_text()))
     assert min(lags) < 0.025, lags
+
+
+def test_ancestry_answers_as_git_does_and_tells_nothing_past_its_listing(tmp_path, monkeypatch):
+    """The walk's answers are git's own (`rev-list --count`, `merge-base
+    --is-ancestor`), for a branch that moved and work that took part of it;
+    past `LISTED` commits it tells nothing (the callers ask git)."""
+    from zapcli.worktrees import git as g
+    from zapcli.worktrees import merge as gm
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    _main_moves(repo, "base.txt")
+    base = git(repo, "rev-parse", "HEAD")
+    for name in ("one.txt", "two.txt"):
+        _main_moves(repo, name)
+    git(repo, "checkout", "-q", "-b", "work", base)
+    _main_moves(repo, "w.txt")
+    git(repo, "merge", "-q", "--no-edit", "main~1")  # the work took main's first commit
+    git(repo, "checkout", "-q", "main")
+    _main_moves(repo, "three.txt")
+    head, work = git(repo, "rev-parse", "main"), git(repo, "rev-parse", "work")
+    place = g.Place(str(repo), str(repo / ".git"), str(repo / ".git"))
+
+    def is_ancestor(a: str, b: str) -> bool:
+        return gm.is_ancestor(place, a, b)
+
+    known = gm.ancestry(place, base, head, work)
+    assert known.since_base == int(git(repo, "rev-list", "--count", f"{base}..{head}")) == 3
+    assert (known.descends, known.contains) == (is_ancestor(head, work), is_ancestor(work, head))
+    known = gm.ancestry(place, base, work, work)  # a branch that is the work itself
+    assert known.since_base == int(git(repo, "rev-list", "--count", f"{base}..{work}")) == 3
+    assert (known.descends, known.contains) == (True, True)
+    known = gm.ancestry(place, base, base, work)  # one put back to the base: git is asked
+    assert (known.since_base, known.descends, known.contains) == (0, None, False)
+    monkeypatch.setattr(gm, "LISTED", 2)
+    assert gm.ancestry(place, base, head, work) == gm.Ancestry()

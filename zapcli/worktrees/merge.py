@@ -90,15 +90,19 @@ def is_ancestor(where: g.Place, older: str, newer: str) -> bool:
     return g.git(["merge-base", "--is-ancestor", older, newer], where, check=False).returncode == 0
 
 
+LISTED = 2000  # commits `ancestry` walks at most
+
+
 @plain
 class Ancestry:
     """How the checkout's HEAD and the work stand to each other and to the
     tree's base (`ancestry`): `since_base`, the commits on HEAD since the base
     (`git rev-list --count BASE..HEAD`); `descends`, HEAD is an ancestor of the
     work (the merge is a fast-forward); `contains`, the work is an ancestor of
-    HEAD. None: the listing cannot tell (git is asked, `is_ancestor`)."""
+    HEAD. None: the listing cannot tell (git is asked: `is_ancestor`, and
+    `zapcli.worktrees.stale.note` counts)."""
 
-    since_base: int = 0
+    since_base: int | None = None
     descends: bool | None = None
     contains: bool | None = None
 
@@ -111,16 +115,14 @@ def ancestry(where: g.Place, base: str, head: str, work: str) -> Ancestry:
     from another only through commits the base does not have either, so the
     walk inside the listing answers for HEAD and the work when they are in
     it; one the base has (HEAD put back before the base) is not: None, and
-    git is asked. git failing (a base gone): None too, and no count."""
-    proc = g.git(["rev-list", "--parents", head, work, "--not", base], where, check=False,
-                 timeout=20)
-    if proc.returncode != 0:
+    git is asked. git failing (a base gone), or more than `LISTED` commits
+    (a base far behind: git counts faster than this walk), tells nothing."""
+    proc = g.git(["rev-list", "--parents", f"--max-count={LISTED}", head, work, "--not", base],
+                 where, check=False, timeout=20)
+    lines = [line.split() for line in proc.stdout.split("\n") if line.strip()]
+    if proc.returncode != 0 or len(lines) >= LISTED:
         return Ancestry()
-    parents: dict[str, list[str]] = {}
-    for line in proc.stdout.split("\n"):
-        ids = line.split()
-        if ids:
-            parents[ids[0]] = ids[1:]
+    parents = {ids[0]: ids[1:] for ids in lines}
 
     def reach(start: str) -> set[str]:
         seen: set[str] = set()
