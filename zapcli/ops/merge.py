@@ -204,7 +204,7 @@ def merge(sid: str, *, squash: bool = False, rebase: bool = False,
     sid, s, r = treework.receipt(sid)
     early = (_Early(lambda: _work(sid, r, s))  # finished: its tree is ours to refresh
              if s.final is not None and not s.continued_by else None)
-    mergeable(sid, r)
+    mergeable(sid, r, s)
     with _locked(r):  # while `early` reads the tree: the checkout, and the merge of its branch
         co, recovered = _recover(sid, r, _checkout(sid, r))
         guess = _guess(sid, s, r, how, co) if early is not None else None
