@@ -28,8 +28,11 @@ exists); mise's per-environment files that exist there.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
 
 BASE: tuple[str, ...] = (
     ".git",                      # hooks, config (core.fsmonitor, filters), a planted repository
@@ -163,12 +166,21 @@ def _read(path: str) -> str | None:
     return None if len(text) > _LIMIT else text
 
 
+def _compiled(pattern: str) -> Any:
+    """`re.compile(pattern)` (re keeps what it compiled), imported at first use:
+    the patterns below read a root's files, and `zapcli merge`, which only
+    matches paths against the list (`match`), never pays for `re`."""
+    import re
+
+    return re.compile(pattern)
+
+
 # yarn 2+ reads a `.yarnrc.yml` that starts as a yarn 1 lockfile (`# yarn lockfile v1`,
 # after comments only) in yarn 1's format, not as YAML (@yarnpkg/parsers, LEGACY_REGEXP);
 # matched loosely (unicode case folding and spaces): such a file is read both ways
-_YARN1_HEADER = re.compile(r"(#[^\r\n\u2028\u2029]*\r?\n)*?#[\s\ufeff]+yarn[\s\ufeff]+lockfile"
-                           r"[\s\ufeff]+v1\r?\n", re.IGNORECASE)
-_YARN1_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[:,]|[^\s:,]+')
+_YARN1_HEADER = (r"(?i)(#[^\r\n\u2028\u2029]*\r?\n)*?#[\s\ufeff]+yarn[\s\ufeff]+lockfile"
+                 r"[\s\ufeff]+v1\r?\n")
+_YARN1_TOKEN = r'"(?:[^"\\]|\\.)*"?|[:,]|[^\s:,]+'
 _YARN_HOME = ".yarn"  # held whole where what a `.yarnrc.yml` names cannot be known
 
 
@@ -181,7 +193,7 @@ def _yarn_paths(root: str) -> list[str | None]:
     if text is None:
         out.append(_YARN_HOME)
     elif text.strip():
-        legacy = _yarn1_values(text, "yarnPath") if _YARN1_HEADER.match(text) else []
+        legacy = _yarn1_values(text, "yarnPath") if _compiled(_YARN1_HEADER).match(text) else []
         out += [_yarn_file(root, v) for v in [*legacy, *_yaml_values(text, "yarnPath")]]
     text = _read(os.path.join(root, ".yarnrc"))
     out += [_yarn_file(root, v) for v in _yarn1_values(text or "", "yarn-path")]
@@ -210,9 +222,10 @@ def _yarn1_values(text: str, key: str) -> list[str]:
     `key: value`, either maybe quoted, or after other keys (`a, key value`);
     at any depth (holding one more file costs nothing)."""
     out = []
+    token = _compiled(_YARN1_TOKEN)
     for line in text.lstrip("\ufeff").splitlines():
         tokens: list[tuple[str, str]] = []  # (":" or "," or "s" for a string, the string)
-        for found in _YARN1_TOKEN.finditer(line):
+        for found in token.finditer(line):
             tok = found.group()
             if tok.startswith("#"):
                 break  # a comment
@@ -253,8 +266,7 @@ def _yarn_file(root: str, value: str) -> str | None:
 # mise's project files with an environment's name in them, by folder:
 # `mise.{env}.toml` (`.mise.`, `.local.toml`), `.config/mise.{env}.toml`,
 # `mise/config.{env}.toml` (`.mise/` and `.config/mise/` are held whole).
-_MISE_ENV = ((".", re.compile(r"\.?mise\..+\.toml")), (".config", re.compile(r"mise\..+\.toml")),
-             ("mise", re.compile(r"config\..+\.toml")))
+_MISE_ENV = ((".", r"\.?mise\..+\.toml"), (".config", r"mise\..+\.toml"), ("mise", r"config\..+\.toml"))
 
 
 def _mise_env_files(root: str) -> list[str | None]:
@@ -265,11 +277,11 @@ def _mise_env_files(root: str) -> list[str | None]:
         except OSError:
             continue
         out += [entry if folder == "." else f"{folder}/{entry}"
-                for entry in entries if pattern.fullmatch(entry)]
+                for entry in entries if _compiled(pattern).fullmatch(entry)]
     return out
 
 
-_GIT_FAILED = re.compile(r"(?: in file |unable to access ')(.+?)(?:'| at line \d+)?:?$", re.MULTILINE)
+_GIT_FAILED = r"(?m)(?: in file |unable to access ')(.+?)(?:'| at line \d+)?:?$"
 
 
 def _repository(root: str) -> str | None:
@@ -310,7 +322,7 @@ def _git_files(root: str) -> list[str | None]:
         return []  # no git here: nothing reads these files
     items = [os.fsdecode(b) for b in answer[0].split(b"\0")]
     files = [os.path.join(top, found.group(1))
-             for found in _GIT_FAILED.finditer(os.fsdecode(answer[1]))]
+             for found in _compiled(_GIT_FAILED).finditer(os.fsdecode(answer[1]))]
     hooks = ""
     for origin, entry in zip(items[0::2], items[1::2], strict=False):
         key, _, value = entry.partition("\n")

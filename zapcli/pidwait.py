@@ -1,7 +1,8 @@
 """Waiting for a child process to end the moment it ends: a pidfd (Linux
-5.3+) polled with a timeout, where Python's own `wait(timeout)` sleeps up to
-50 ms between looks. Imports only the standard library. Used by the shell
-runner's command (`supervisor.child`) and git's moves (`worktrees.git`).
+5.3+) polled with a timeout, where Python's own `wait(timeout)` sleeps
+between looks — 0.5 ms, then twice as long each time, up to 50 ms. Imports
+only the standard library. Used by the shell runner's command
+(`supervisor.child`) and every git zapcli runs (`worktrees.git`).
 """
 
 from __future__ import annotations

@@ -65,6 +65,31 @@ def test_a_hot_command_leaves_at_once_with_its_output_and_exit_code(zap):
     assert "TORN DOWN" not in listed.stderr
 
 
+def test_a_merge_leaves_at_once_once_it_said_the_result(zap):
+    """`merge` (issue 32: held to git's own merge time) is one of them: its
+    result said, the work in the checkout, no tear-down."""
+    from tests.parallel.conftest import git
+
+    git(zap.cwd, "init", "-q", "-b", "main")
+    (zap.cwd / "README").write_text("base\n")
+    git(zap.cwd, "add", "README")
+    git(zap.cwd, "commit", "-q", "-m", "base")
+    sid = zap.spawn_sh("echo work > work.txt && git add work.txt && "
+                       "git -c user.email=s@s -c user.name=s commit -qm work", "--worktree")
+    assert zap.wait_status(sid) == "completed"
+    res = _run(zap, TEAR_DOWN, "merge", sid)
+    assert res.returncode == 0 and "merged" in res.stdout, res.stderr
+    assert "TORN DOWN" not in res.stderr
+    assert (zap.cwd / "work.txt").read_text() == "work\n"
+    assert git(zap.cwd, "show", "HEAD:work.txt") == "work"
+    left = zap.spawn_sh("echo left > left.txt", "--worktree")  # its work made a commit by zapcli
+    assert zap.wait_status(left) == "completed"
+    res = _run(zap, TEAR_DOWN, "merge", left)
+    assert res.returncode == 0 and "merged" in res.stdout, res.stderr
+    assert "TORN DOWN" not in res.stderr
+    assert git(zap.cwd, "show", "HEAD:left.txt") == "left"
+
+
 def test_an_atexit_callback_a_thread_or_a_profiler_keeps_the_ordinary_ending(zap):
     sid = zap.spawn_sh("true")
     assert zap.wait_status(sid) == "completed"

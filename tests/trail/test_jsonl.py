@@ -78,6 +78,19 @@ def test_a_command_that_reads_and_writes_a_few_records_never_imports_orjson(tmp_
     assert out.strip() == "False"
 
 
+def test_a_trail_of_a_few_hundred_kilobytes_is_read_without_orjson(tmp_path):
+    """orjson pays for its import (~11 ms: dataclasses, inspect, uuid, json...)
+    only from about a megabyte of trail (json's C scanner ~16 ms a MB, orjson
+    ~4): a 200 KB trail — an agent's run of some length, read by every merge,
+    poll or output of it — is read with json's C half."""
+    probe = ("import sys; from zapcli.trail import jsonl, records, reader;"
+             "line = records.encode(records.make('event', 0, {'text': 'x' * 1000}), []);"
+             "assert len(reader.parse(line * 200).records) == 200;"
+             "print('orjson' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
 STD_DECODER = __import__("json").JSONDecoder(parse_int=jsonl._int, parse_float=jsonl._float,
                                              parse_constant=jsonl._constant)
 STD_ENCODER = __import__("json").JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"),

@@ -69,13 +69,12 @@ def control_files() -> tuple[str, ...]:
     runner that builds a sandbox or an approver, never for a hot command."""
     if _control:
         return _control[0]
-    import json
-
+    from zapcli import stdjson
     from zapcli.paths import state_dir, write_private
 
     key, cache = _fingerprint(), state_dir() / CONTROL_CACHE
     try:
-        saved = json.loads(cache.read_text(encoding="utf-8"))
+        saved = stdjson.loads(cache.read_text(encoding="utf-8"))
         if saved.get("key") == key and isinstance(saved.get("names"), list):
             _control.append(tuple(str(n) for n in saved["names"]))
             return _control[0]
@@ -85,7 +84,7 @@ def control_files() -> tuple[str, ...]:
 
     names = control.names(name for backend in every().values() for name in backend.control_files)
     try:
-        write_private(cache, json.dumps({"key": key, "names": list(names)}).encode(), sync=False)
+        write_private(cache, stdjson.dumps({"key": key, "names": list(names)}).encode(), sync=False)
     except OSError:
         pass  # a read-only state folder: made again next time
     _control.append(names)

@@ -157,10 +157,11 @@ def _fast(args: list[str]) -> int | None:
     return main(args[3])
 
 
-# The hot commands (and a subagent's runner) a fleet pays once per subagent:
-# their process ends without the interpreter's tear-down (freeing every
-# module's objects one by one costs about a sixth of `spawn`'s time).
-LEAVE_AT_ONCE = frozenset({"spawn", "poll", "list", "wait", "kill"})
+# The hot commands (and a subagent's runner) a fleet pays once per subagent,
+# and `merge` (issue 32: held to git's own merge time): their process ends
+# without the interpreter's tear-down (freeing every module's objects one by
+# one costs about a sixth of `spawn`'s time).
+LEAVE_AT_ONCE = frozenset({"spawn", "poll", "list", "wait", "kill", "merge"})
 
 
 def _leaves_at_once(args: list[str]) -> bool:

@@ -92,10 +92,13 @@ def needs_collect(s: reader.Summary) -> bool:
     return s.spawn.executor != "local" and s.process is not None and s.collected is None
 
 
-def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> View:
+def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0,
+            summary: reader.Summary | None = None) -> View:
     """Derive the current status of `sid` (docs/explanation/rules.md#status), acting where required:
-    `act` on a fresh look. Raises NotFound for an invalid or unknown id."""
-    return act(look_at(sid, stall_s=stall_s), stall_s=stall_s, kill_grace_s=kill_grace_s)
+    `act` on a fresh look (`summary`: its trail, read just before by the caller).
+    Raises NotFound for an invalid or unknown id."""
+    return act(look_at(sid, stall_s=stall_s, summary=summary), stall_s=stall_s,
+               kill_grace_s=kill_grace_s)
 
 
 def act(seen: Look, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> View:

@@ -52,11 +52,13 @@ def receipt(sid: str) -> tuple[str, reader.Summary, g.Receipt]:
     return sid, s, r
 
 
-def of(sid: str, *, need: bool = True, refresh: bool = False) -> Work:
+def of(sid: str, *, need: bool = True, refresh: bool = False,
+       known: tuple[reader.Summary, g.Receipt] | None = None) -> Work:
     """The work of `sid`. With `need`, raises ZapcliError when there is none
     (the tree was never made, or it and its branch are gone). `refresh`: the
-    subagent has finished, so looking may refresh its tree's index."""
-    sid, s, r = receipt(sid)
+    subagent has finished, so looking may refresh its tree's index. `known`:
+    its summary and receipt (`receipt`'s), when the caller has read them."""
+    sid, s, r = (sid, *known) if known is not None else receipt(sid)
     work = Work(sid, s, r)
     if r.repo_gone:
         work.missing = f"its repository {r.repo} no longer exists"

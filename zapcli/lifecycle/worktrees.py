@@ -54,7 +54,7 @@ def live() -> Live:
     for _key, sid in sessions.all_active():
         try:
             s = load(sid)
-            view = observe(sid)
+            view = observe(sid, summary=s)
         except NotFound:
             continue
         if not view.terminal:

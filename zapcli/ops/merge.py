@@ -202,13 +202,13 @@ def merge(sid: str, *, squash: bool = False, rebase: bool = False,
     `allow_control` does not allow."""
     how = how_of(squash, rebase)
     sid, s, r = treework.receipt(sid)
-    early = (_Early(lambda: _work(sid, r))  # finished: its tree is ours to refresh
+    early = (_Early(lambda: _work(sid, r, s))  # finished: its tree is ours to refresh
              if s.final is not None and not s.continued_by else None)
-    mergeable(sid, r)
+    mergeable(sid, r, s)
     with _locked(r):  # while `early` reads the tree: the checkout, and the merge of its branch
         co, recovered = _recover(sid, r, _checkout(sid, r))
         guess = _guess(sid, s, r, how, co) if early is not None else None
-        work = early.result() if early is not None else _work(sid, r)
+        work = early.result() if early is not None else _work(sid, r, s)
         said, finished = (recovered.said, recovered.finished) if recovered else (None, None)
         if finished is not None and finished[0].get("sid") == sid and finished[2] == co.head:
             return _finish_earlier(sid, work, co, finished, str(said))
@@ -253,7 +253,7 @@ class _Early(threading.Thread):
         return self.value
 
 
-def _work(sid: str, r: g.Receipt) -> treework.Work:
+def _work(sid: str, r: g.Receipt, s: reader.Summary) -> treework.Work:
     """The work of `sid`, once the objects its sandbox wrote are in the
     repository, verified (`zapcli.worktrees.objects`): nothing of the tree's
     enters the checkout through an object only its own folder held."""
@@ -264,7 +264,7 @@ def _work(sid: str, r: g.Receipt) -> treework.Work:
     except (g.GitError, OSError) as exc:
         raise ZapcliError(f"{sid} not merged: the objects its sandbox wrote could not be brought "
                           f"into the repository: {getattr(exc, 'message', exc)}") from None
-    return treework.of(sid, refresh=True)
+    return treework.of(sid, refresh=True, known=(s, r))
 
 
 def _recover(sid: str, r: g.Receipt, co: gm.Checkout) -> tuple[gm.Checkout, Recovered | None]:
@@ -293,6 +293,7 @@ class _Decided:
     files: list[str]  # the paths that change in the checkout
     diff: dict[str, list[str]]  # the same, by kind (the journal's)
     note: dict[str, Any]
+    controlled: list[str]  # those that are control files (`control_changes`)
 
 
 Guess = tuple[str, "_Decided | gm.Refused | g.GitError"]
@@ -307,20 +308,22 @@ def _decide(sid: str, s: reader.Summary, r: g.Receipt, how: str, co: gm.Checkout
     at = co.place
     assert at is not None
     moved = co.head != r.base
-    note = stale.note(r, None, co)
+    known = gm.ancestry(at, r.base, co.head, source) if moved else None
+    note = stale.note(r, None, co, known.since_base if known else None)
     merged = gm.merge_tree(at, co.head, source) if moved else None
     if merged is not None:
         note.update(merges_cleanly=merged[0] is not None, conflicts=merged[1])
     plan = gm.plan(co, source, how, _message(sid, s, r, how, co, source), moved=moved,
-                   merged=merged)
+                   merged=merged, known=known)
     result = str(merged[0]) if how == "rebase" and merged else plan.commit
     files, diff = move.changes(at, co.head, result)
-    return _Decided(source, plan, result, files, diff, note)
+    return _Decided(source, plan, result, files, diff, note, control_changes(files))
 
 
 def _guess(sid: str, s: reader.Summary, r: g.Receipt, how: str, co: gm.Checkout) -> Guess | None:
     """The merge decided for the tip of the tree's branch — what the work is
-    when nothing is uncommitted — while the tree's status is read; used only
+    when nothing is uncommitted — while the tree's status is read (the
+    control files it changes found meanwhile too); used only
     if the work turns out to be that very commit (the tip is read from its
     ref file: git's answer is the status's). Not for a sandboxed tree
     (its objects are verified first: `_work`) nor a rebase (it works in the tree)."""
@@ -362,8 +365,7 @@ def _move(sid: str, how: str, work: treework.Work, co: gm.Checkout, recovered: s
         if not isinstance(decided, _Decided):
             raise decided  # the same refusal as deciding now would give
         d = decided
-        plan, files = d.plan, d.files
-        controlled = control_changes(files)
+        plan, files, controlled = d.plan, d.files, d.controlled
         if controlled and not (allow_control if isinstance(allow_control, bool)
                                else allow_control(controlled)):
             raise _refuse_control(sid, controlled, asked=not isinstance(allow_control, bool))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from zapcli.errors import UsageError, ZapcliError, param
 from zapcli.lifecycle import treework
 from zapcli.lifecycle.observe import observe
+from zapcli.trail import reader
 from zapcli.worktrees import git as g
 
 
@@ -19,10 +20,11 @@ def how_of(squash: bool, rebase: bool) -> str:
     return "squash" if squash else "rebase" if rebase else "merge"
 
 
-def mergeable(sid: str, r: g.Receipt) -> None:
+def mergeable(sid: str, r: g.Receipt, s: reader.Summary | None = None) -> None:
     """Raises what refuses a merge of `sid` before its work is looked at:
-    not finished, its repository gone, its tree in use."""
-    view = observe(sid)
+    not finished, its repository gone, its tree in use (`s`: its summary,
+    read just before)."""
+    view = observe(sid, summary=s)
     if not view.terminal:
         raise ZapcliError(f"{sid} is {view.status}; only a finished subagent's work is merged "
                           f"(zapcli wait {sid}, or zapcli kill {sid})", code="not_finished")

@@ -3,7 +3,7 @@
 configuration defines, so zapcli's git can turn each one off by name
 (`zapcli.worktrees.git`).
 
-Imports `zapcli.paths` and the standard library. git itself is asked (`git
+Imports `zapcli.paths`, `zapcli.stdjson` and the standard library. git itself is asked (`git
 config --list --show-origin`: includes followed, as git reads them) — one
 process, which every command that may run a driver would otherwise pay. The
 answer is kept, in this process and in the state folder, with the files it
@@ -18,9 +18,10 @@ the process.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
+
+from zapcli import stdjson
 
 CACHE = "git-drivers-2.json"  # in the state folder (-2: configured hooks too)
 ENV = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM")
@@ -94,7 +95,7 @@ def overrides(git_dir: str, common_dir: str, env: dict[str, str],
         return held[2]
     path = state_dir() / CACHE
     try:
-        saved = json.loads(path.read_text(encoding="utf-8")).get("|".join(key))
+        saved = stdjson.loads(path.read_text(encoding="utf-8")).get("|".join(key))
     except (OSError, ValueError, AttributeError):
         saved = None
     if isinstance(saved, dict) and isinstance(saved.get("stamp"), list):
@@ -120,13 +121,13 @@ def _save(path: object, key: str, stamp: list[object], pairs: Pairs) -> None:
 
     assert isinstance(path, Path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = stdjson.loads(path.read_text(encoding="utf-8"))
         if not isinstance(data, dict) or len(data) > 200:
             data = {}
     except (OSError, ValueError):
         data = {}
     data[key] = {"stamp": stamp, "pairs": [list(p) for p in pairs]}
     try:
-        write_private(path, json.dumps(data).encode(), sync=False)
+        write_private(path, stdjson.dumps(data).encode(), sync=False)
     except OSError:
         pass  # asked again next time

@@ -138,15 +138,42 @@ def _run(args: list[str], where: Place, env: dict[str, str], *, timeout: float,
         return _alone(args, str(folder), env, timeout, keep_fds)
     with open(stdin_path or os.devnull, "rb") as fin, open(stdout_path or os.devnull, "wb") as fout:
         try:
-            return subprocess.run(["git", "--no-pager", *args], cwd=str(folder), env=env,
-                                  stdout=fout if stdout_path else subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True, encoding="utf-8",
-                                  errors="replace", input=input,
-                                  stdin=None if input is not None else fin, timeout=timeout)
+            with Popen(["git", "--no-pager", *args], cwd=str(folder), env=env,
+                       stdout=fout if stdout_path else subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, encoding="utf-8", errors="replace",
+                       stdin=subprocess.PIPE if input is not None else fin) as proc:
+                try:  # what subprocess.run does, woken the moment git ends (`Popen`)
+                    out, err = proc.communicate(input, timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+                    raise
+                except BaseException:
+                    proc.kill()  # its __exit__ waits
+                    raise
+                return subprocess.CompletedProcess(proc.args, proc.wait(), out, err)
         except FileNotFoundError:
             raise GitError("git is not installed (not on PATH)") from None
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise GitError(f"git {args[0]} could not run: {exc}") from None
+
+
+class Popen(subprocess.Popen):  # type: ignore[type-arg]
+    """A git whose wait with a timeout (the last step of `communicate` too)
+    returns the moment it ends (`zapcli.pidwait`): Python's own sleeps
+    between looks cost about a millisecond of every git a merge runs, up to
+    5 ms for a tree's status, on its critical path."""
+
+    def wait(self, timeout: float | None = None) -> int:
+        if timeout is not None and self.returncode is None:
+            from zapcli.pidwait import ended_within
+
+            ended = ended_within(self.pid, timeout)
+            if ended is False:
+                raise subprocess.TimeoutExpired(self.args, timeout)
+            if ended:
+                return super().wait()
+        return super().wait(timeout)
 
 
 def _alone(args: list[str], folder: str, env: dict[str, str], timeout: float,
@@ -156,15 +183,15 @@ def _alone(args: list[str], folder: str, env: dict[str, str], timeout: float,
     does not stop it halfway."""
     with _scratch() as out, _scratch() as err:
         try:
-            proc = subprocess.Popen(["git", "--no-pager", *args], cwd=folder, env=env,
-                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    start_new_session=True, pass_fds=keep_fds)
+            proc = Popen(["git", "--no-pager", *args], cwd=folder, env=env,
+                         stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                         start_new_session=True, pass_fds=keep_fds)
         except FileNotFoundError:
             raise GitError("git is not installed (not on PATH)") from None
         except OSError as exc:
             raise GitError(f"git {args[0]} could not run: {exc}") from None
         try:
-            code = _wait(proc, timeout)
+            code = proc.wait(timeout)
         except subprocess.TimeoutExpired:
             raise GitError(f"git {args[0]} did not finish in {timeout:.0f}s; it goes on "
                            f"(pid {proc.pid})") from None
@@ -185,21 +212,6 @@ def _scratch() -> Any:
         import tempfile
 
         return tempfile.TemporaryFile()
-
-
-def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int:
-    """`proc.wait(timeout)`, woken the moment the process ends: Python's own
-    wait with a timeout polls, sleeping up to 50 ms between looks (half a
-    merge's time in a big repository). A pidfd where the kernel has one
-    (`zapcli.pidwait`), else Python's wait. Raises subprocess.TimeoutExpired."""
-    from zapcli.pidwait import ended_within
-
-    ended = ended_within(proc.pid, timeout)
-    if ended is None:
-        return proc.wait(timeout=timeout)
-    if not ended:
-        raise subprocess.TimeoutExpired(proc.args, timeout)
-    return proc.wait()
 
 
 def git(args: list[str], where: Place, *, check: bool = True,

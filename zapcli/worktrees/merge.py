@@ -90,6 +90,55 @@ def is_ancestor(where: g.Place, older: str, newer: str) -> bool:
     return g.git(["merge-base", "--is-ancestor", older, newer], where, check=False).returncode == 0
 
 
+LISTED = 2000  # commits `ancestry` walks at most
+
+
+@plain
+class Ancestry:
+    """How the checkout's HEAD and the work stand to each other and to the
+    tree's base (`ancestry`): `since_base`, the commits on HEAD since the base
+    (`git rev-list --count BASE..HEAD`); `descends`, HEAD is an ancestor of the
+    work (the merge is a fast-forward); `contains`, the work is an ancestor of
+    HEAD. None: the listing cannot tell (git is asked: `is_ancestor`, and
+    `zapcli.worktrees.stale.note` counts)."""
+
+    since_base: int | None = None
+    descends: bool | None = None
+    contains: bool | None = None
+
+
+def ancestry(where: g.Place, base: str, head: str, work: str) -> Ancestry:
+    """`Ancestry` from one `git rev-list --parents HEAD WORK --not BASE` (what
+    a count of HEAD's commits since the base and `merge-base --is-ancestor`
+    asked in two): the commits either has that the base has not, each with
+    its parents, walked here. A commit the base does not have is reachable
+    from another only through commits the base does not have either, so the
+    walk inside the listing answers for HEAD and the work when they are in
+    it; one the base has (HEAD put back before the base) is not: None, and
+    git is asked. git failing (a base gone), or more than `LISTED` commits
+    (a base far behind: git counts faster than this walk), tells nothing."""
+    proc = g.git(["rev-list", "--parents", f"--max-count={LISTED}", head, work, "--not", base],
+                 where, check=False, timeout=20)
+    lines = [line.split() for line in proc.stdout.split("\n") if line.strip()]
+    if proc.returncode != 0 or len(lines) >= LISTED:
+        return Ancestry()
+    parents = {ids[0]: ids[1:] for ids in lines}
+
+    def reach(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [start] if start in parents else []
+        while todo:
+            commit = todo.pop()
+            if commit not in seen:
+                seen.add(commit)
+                todo.extend(p for p in parents[commit] if p in parents)
+        return seen
+
+    from_head = reach(head)
+    return Ancestry(len(from_head), head in reach(work) if head in parents else None,
+                    work in from_head if work in parents else None)
+
+
 def touched(where: g.Place, head: str, tree: str) -> list[str]:
     """The paths the checkout's files change in when it moves from `head` to `tree`."""
     out = g.git(["diff-tree", "-r", "--name-only", "--no-renames", "-z", head, tree], where).stdout
@@ -130,12 +179,13 @@ class Plan:
 
 
 def plan(co: Checkout, source: str, how: str, message: str, *, moved: bool = True,
-         merged: tuple[str | None, list[str]] | None = None) -> Plan:
+         merged: tuple[str | None, list[str]] | None = None,
+         known: Ancestry | None = None) -> Plan:
     """The commit the checkout will move to, or Refused (a conflict, nothing to
     merge). `moved`: the checkout's branch is no longer the tree's base (if it
     is, the work descends from it: a fast-forward); `merged`: merge_tree's
-    answer when the caller has it already. For `rebase` the commit is the
-    work's; `rebase_in_tree` makes the real one."""
+    answer when the caller has it already; `known`: `ancestry`'s. For
+    `rebase` the commit is the work's; `rebase_in_tree` makes the real one."""
     if not moved:  # the work descends from the checkout's HEAD: nothing to work out
         if source == co.head:
             raise Refused(f"nothing to merge: {co.branch or 'HEAD'} already has all of it",
@@ -147,14 +197,16 @@ def plan(co: Checkout, source: str, how: str, message: str, *, moved: bool = Tru
     if tree is None:
         raise Refused(f"merging would conflict in {len(conflicts)} file(s): "
                       f"{', '.join(conflicts[:20])}", conflicts, code="conflict")
-    if tree == co.tree and (how == "squash" or is_ancestor(_at(co), source, co.head)):
+    known = known or Ancestry()
+    if tree == co.tree and (how == "squash" or (is_ancestor(_at(co), source, co.head)
+                                                if known.contains is None else known.contains)):
         raise Refused(f"nothing to merge: {co.branch or 'HEAD'} already has all of it",
                       code="up_to_date")
     if how == "squash":
         return Plan("squash", commit_tree(_at(co), tree, [co.head], message))
     if how == "rebase":
         return Plan("rebase", source)
-    if is_ancestor(_at(co), co.head, source):
+    if is_ancestor(_at(co), co.head, source) if known.descends is None else known.descends:
         return Plan("fast-forward", source)
     return Plan("merge", commit_tree(_at(co), tree, [co.head, source], message))
 

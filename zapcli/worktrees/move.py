@@ -1,7 +1,7 @@
 """Moving a checkout to a merge's commit whole or not at all, and putting
 right a move that was stopped halfway.
 
-Imports `zapcli.worktrees.git`, `zapcli.beneath`. The commit is decided in
+Imports `zapcli.worktrees.git`, `zapcli.beneath`, `zapcli.stdjson`. The commit is decided in
 git's object store before (`zapcli.worktrees.merge`); what is left is git's
 own fast-forward of the checkout (files, index, then the branch). Three
 things make it whole:
@@ -28,12 +28,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import json
 import os
 import subprocess
 import time
 from pathlib import Path
 
+from zapcli import stdjson
 from zapcli.worktrees import git as g
 
 JOURNAL = "zapcli-merge.json"
@@ -96,7 +96,7 @@ def forward(place: g.Place, ref: str, old: str, new: str,
             raise Busy(f"another zapcli merge is moving the checkout {place.work_tree} now; "
                        "try again when it is done") from None
         os.ftruncate(fd, 0)
-        os.write(fd, json.dumps(record).encode())
+        os.write(fd, stdjson.dumps(record).encode())
         os.fsync(fd)
         # git keeps the journal's lock while it lives, in a session of its own
         proc = g.git(["merge", "--ff-only", "-q", "--no-stat", new], place, check=False,
@@ -143,7 +143,7 @@ def recover(place: g.Place) -> Recovered | None:
             raise Busy(f"another zapcli merge is moving the checkout {place.work_tree} now; "
                        "try again when it is done") from None
         try:
-            record = json.loads(os.read(fd, 1 << 24) or b"{}")
+            record = stdjson.loads((os.read(fd, 1 << 24) or b"{}").decode())
             ref, old, new = str(record["ref"]), str(record["from"]), str(record["to"])
             lists = {k: [str(p) for p in record.get(k) or []] for k in ("added", "deleted", "changed")}
         except (ValueError, KeyError, TypeError):

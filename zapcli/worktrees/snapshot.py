@@ -64,14 +64,18 @@ def take(where: g.Place, branch: str, message: str, *, refresh: bool = False) ->
     on_branch = ref == branch
     if not dirty:
         return Snapshot(head, head, False, on_branch)
+    import shutil
     import tempfile
 
-    with tempfile.TemporaryDirectory(prefix="zapcli-snapshot-") as tmp:
+    tmp = tempfile.mkdtemp(prefix="zapcli-snapshot-")  # no TemporaryDirectory: its finalizer
+    try:  # is an atexit callback, and `zapcli merge` would not leave at once (`cli.entry`)
         copy = str(Path(tmp) / "index")
         _copy_index(os.path.join(where.git_dir, "index"), copy)
         env = {"GIT_INDEX_FILE": copy}
         g.git(["add", "-A", "--", "."], where, env=env)
         tree = g.git(["write-tree"], where, env=env).stdout.strip()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     if tree == g.git(["rev-parse", "HEAD^{tree}"], where).stdout.strip():
         return Snapshot(head, head, False, on_branch)  # only a mode or a stat changed
     return Snapshot(commit_tree(where, tree, [head], message), head, True, on_branch)

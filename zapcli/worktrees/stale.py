@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def note(r: g.Receipt, work: str | None | Callable[[], str | None],
-         co: Checkout | None = None) -> dict[str, Any]:
+         co: Checkout | None = None, since_base: int | None = None) -> dict[str, Any]:
     """{checkout_branch, workspace_head, base_moved, commits_since_base,
     merges_cleanly, conflicts, already_merged}: `merges_cleanly` is asked
     only when the branch moved (from the base itself a merge is a
@@ -28,7 +28,8 @@ def note(r: g.Receipt, work: str | None | Callable[[], str | None],
     finds it, called only then); None when it was not asked or git could
     not tell. `already_merged`: the checkout's HEAD holds all of the work
     (merged by `zapcli merge`, squashed or not, or by hand): the merge would
-    change nothing."""
+    change nothing. `since_base`: the commits since the base, when the caller
+    has counted them (`zapcli.worktrees.merge.ancestry`)."""
     out: dict[str, Any] = {"checkout_branch": None, "workspace_head": None, "base_moved": False,
                            "commits_since_base": 0, "merges_cleanly": None, "conflicts": [],
                            "already_merged": False}
@@ -41,9 +42,11 @@ def note(r: g.Receipt, work: str | None | Callable[[], str | None],
         return out
     try:
         assert co.place is not None
-        count = g.git(["rev-list", "--count", f"{r.base}..{co.head}"], co.place, check=False,
-                      timeout=20)
-        out["commits_since_base"] = int(count.stdout.strip() or 0) if count.returncode == 0 else 0
+        if since_base is None:
+            count = g.git(["rev-list", "--count", f"{r.base}..{co.head}"], co.place, check=False,
+                          timeout=20)
+            since_base = int(count.stdout.strip() or 0) if count.returncode == 0 else 0
+        out["commits_since_base"] = since_base
         commit = work() if callable(work) else work
         if commit:
             tree, conflicts = merge_tree(co.place, co.head, commit)
