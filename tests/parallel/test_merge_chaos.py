@@ -289,3 +289,28 @@ def test_a_merge_killed_after_git_moved_the_branch_is_recorded_by_the_retry(zap,
     assert not journal.exists()
     other = zap("merge", sid)  # and from then on it is merged, as any merged subagent
     assert other.returncode == 0 and "nothing to merge" in other.out  # up to date, as git says
+
+
+def test_a_merge_killed_before_its_git_started_leaves_the_persons_later_edits(zap, repo):
+    """zapcli killed between writing its journal and starting git (or git
+    killed before it took the index): nothing was moved. The person then
+    edits a file the merge would have changed; the next merge must not
+    "put back" that file (it rewrote it from the commit, the edit lost): git
+    had written nothing — no `index.lock` left, the index as the old commit
+    has it — so the files are the person's. The merge then meets the edit
+    as any uncommitted change in its way. The state is made as the kill
+    leaves it: the journal, nothing else."""
+    import json
+
+    from zapcli.worktrees import move
+
+    sid, base, work = _setup(zap, repo)
+    (repo / ".git" / move.JOURNAL).write_text(json.dumps({
+        "pid": 1, "started": time.time(), "ref": "refs/heads/main", "from": base, "to": work,
+        "added": [], "deleted": [], "changed": [f"f{i:03}.txt" for i in range(FILES)],
+        "owner": {"sid": sid, "how": "fast-forward"}}))
+    (repo / "f007.txt").write_text("the person's edit\n")
+    again = zap("merge", sid)
+    assert (repo / "f007.txt").read_text() == "the person's edit\n", again.err
+    assert git(repo, "rev-parse", "HEAD") == base
+    assert again.returncode == 1 and "f007.txt" in again.err, again.err

@@ -149,7 +149,7 @@ def recover(place: g.Place) -> Recovered | None:
         except (ValueError, KeyError, TypeError):
             path.unlink(missing_ok=True)  # written in part: git had not started
             return None
-        _stale_lock(place, float(record.get("started") or 0))
+        locked = _stale_lock(place, float(record.get("started") or 0))
         now = g.git(["rev-parse", "--verify", "-q", ref], place, check=False).stdout.strip()
         owner = record.get("owner") if isinstance(record.get("owner"), dict) else None
         finished = None
@@ -157,6 +157,10 @@ def recover(place: g.Place) -> Recovered | None:
             _put(place, new, lists, gone=lists["deleted"])
             said, state = "it had moved the branch, so its move of the files was finished", "finished"
             finished = ({str(k): str(v) for k, v in owner.items()}, old, new) if owner else None
+        elif now == old and not locked and not _indexed(place, old, lists):
+            # git never wrote a file: it writes them holding index.lock, then the
+            # index; neither is there. Files changed since are the person's: left be.
+            said, state = "git had not changed it yet: the checkout is as it was", "back"
         elif now == old:
             _put(place, old, lists, gone=lists["added"])
             said, state = "the checkout was put back exactly as it was", "back"
@@ -171,13 +175,24 @@ def recover(place: g.Place) -> Recovered | None:
         os.close(fd)
 
 
-def _stale_lock(place: g.Place, started: float) -> None:
-    """The `index.lock` the killed git left (made after the journal, and no
-    git of that merge lives: its lock was free)."""
+def _stale_lock(place: g.Place, started: float) -> bool:
+    """Remove the `index.lock` the killed git left (made after the journal,
+    and no git of that merge lives: its lock was free); whether there was one."""
     lock = Path(place.git_dir, "index.lock")
     with contextlib.suppress(FileNotFoundError):
         if lock.stat().st_mtime >= started - 1:
             lock.unlink()
+            return True
+    return False
+
+
+def _indexed(place: g.Place, old: str, lists: dict[str, list[str]]) -> bool:
+    """Whether the index has any path of the move other than as commit `old`
+    has it (git wrote its new index: the move had reached the files)."""
+    differ = g.git(["diff-index", "--cached", "-z", "--name-only", "--no-renames", old],
+                   place).stdout.split("\0")
+    touched = {p for k in ("added", "deleted", "changed") for p in lists[k]}
+    return any(p in touched for p in differ if p)
 
 
 def _put(place: g.Place, commit: str, lists: dict[str, list[str]], *, gone: list[str]) -> None:
