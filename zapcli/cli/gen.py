@@ -125,7 +125,7 @@ def argspec(with_groups: bool = False) -> dict[str, Any]:
 
 
 # groups whose subcommands the fast path parses too ("board claim" is a worker's hot loop)
-FAST_GROUPS = ("board",)
+FAST_GROUPS = ("board", "worktree")
 
 
 def render_argspec() -> str:
