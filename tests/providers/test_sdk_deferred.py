@@ -1,7 +1,9 @@
 """The `openai` SDK imported with its catalogue packages deferred
 (`zapcli.providers.sdk`, `zapcli.providers.deferred`): the Chat Completions
 client works as with the SDK imported whole, the packages left waiting say
-what they say when imported whole, and a deferral that would break the SDK
+what they say when imported whole, a name a package's `__init__` only
+re-exports imports its one module (any other `__init__` runs whole at its
+first name), and a deferral that would break the SDK
 falls back to importing it as it is written. Each check runs in a fresh
 interpreter (the SDK is imported once per process)."""
 
@@ -10,7 +12,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-
 from pathlib import Path
 
 from zapcli.testing import ScriptedServer
