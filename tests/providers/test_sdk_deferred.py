@@ -59,13 +59,15 @@ def test_a_deferred_package_says_what_it_says_imported_whole():
     probe = """
 import json, sys
 {load}
-import openai.types as t, openai.types.responses as r, openai.types.chat as c
+import openai.types as t, openai.types.responses as r, openai.types.chat as c, openai.lib as lib
 from openai.types import ChatModel, Completion
 from openai.types.chat import ChatCompletionChunk, ChatCompletionToolParam
+from openai.lib import type_to_response_format_param as to_format
 chunk, param = ChatCompletionChunk, ChatCompletionToolParam  # asked before the whole __init__ ran
 print(json.dumps({{"types": sorted(dir(t)), "responses": sorted(dir(r)), "chat": sorted(dir(c)),
+                   "lib": sorted(dir(lib)),
                    "names": [repr(ChatModel), Completion.__module__, chunk.__module__,
-                             param.__module__, c.ChatCompletionChunk is chunk],
+                             param.__module__, to_format.__module__, c.ChatCompletionChunk is chunk],
                    "response": r.Response.__module__}}))
 """
     seen = []
@@ -77,6 +79,7 @@ print(json.dumps({{"types": sorted(dir(t)), "responses": sorted(dir(r)), "chat":
     assert seen[0] == seen[1]
     assert "Completion" in seen[0]["types"] and "Response" in seen[0]["responses"]
     assert "ChatCompletionChunk" in seen[0]["chat"] and seen[0]["names"][-1] is True
+    assert "type_to_response_format_param" in seen[0]["lib"]
 
 
 PACKAGE = {"a.py": "A = 'a'\n", "b.py": "B = 'b'\n", "c.py": "C = 'c'\n"}

@@ -15,15 +15,16 @@ those moments would be refused too; no zapcli process makes one.)
 
 The SDK's catalogue packages (DEFERRED: `openai.types`, whose `__init__`
 imports every type of every API, `openai.types.responses`, the Responses
-API's, and the chat and shared catalogues) are imported with their
-`__init__` deferred: a module the SDK or zapcli imports from them
-(`openai.types.chat.…`) is imported as always, a name their `__init__` only
-re-exports imports the one module it comes from, and any other name asked
-of the package runs its real `__init__` then, in full. The Chat Completions
-loop never asks one: a built-in agent's runner imports ~425 modules of the
-SDK and its dependencies instead of ~840 (~0.2 s of CPU and ~9.5 MB less).
-Should the SDK's import fail with the deferral, it is imported again
-without it.
+API's, the chat and shared catalogues, and `openai.lib`, whose `__init__`
+imports the structured-output parsing helpers and their chat types) are
+imported with their `__init__` deferred: a module the SDK or zapcli imports
+from them (`openai.types.chat.…`) is imported as always, a name their
+`__init__` only re-exports imports the one module it comes from, and any
+other name asked of the package runs its real `__init__` then, in full. The
+Chat Completions loop never asks one: a built-in agent's runner imports
+~380 modules of the SDK and its dependencies instead of ~840 (~0.2 s of CPU
+and ~10 MB less). Should the SDK's import fail with the deferral, it is
+imported again without it.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
 UNUSED = ("aiohttp",)  # optional transports of the SDK zapcli never uses
 DEFERRED = frozenset({"openai.types", "openai.types.responses", "openai.types.chat",
-                      "openai.types.shared", "openai.types.shared_params"})  # packages whose __init__ waits
+                      "openai.types.shared", "openai.types.shared_params", "openai.lib"})  # packages whose __init__ waits
 _lock = threading.Lock()
 
 
