@@ -7,7 +7,10 @@ the packages named: each is made as the path finder finds it (same file,
 same search path, so its modules import as always and become its
 attributes), but its `__init__` runs only when a name is asked of it that
 is neither set yet nor one of its modules — then in full, under a lock,
-once, and from then on it is the package as it is written.
+once, and from then on it is the package as it is written. An `__init__`
+that does nothing but re-export its modules' names (`from .mod import Name
+as Name` lines: the SDK's type catalogues) is read, not run, for a name it
+lists: the one module that name comes from is imported, not the ~60 others.
 """
 
 from __future__ import annotations
@@ -76,6 +79,12 @@ class _Deferred(Loader):
                 if any(os.path.exists(os.path.join(f, attr + ".py"))
                        or os.path.isfile(os.path.join(f, attr, "__init__.py")) for f in folders):
                     return importlib.import_module(f"{name}.{attr}")
+                if not done[0]:
+                    where = _names(real).get(attr)
+                    if where is not None:  # `from .where import attr` is all its __init__ does for it
+                        value = getattr(importlib.import_module(f"{name}.{where}"), attr)
+                        module.__dict__.setdefault(attr, value)
+                        return module.__dict__[attr]
                 whole()
                 if attr in module.__dict__:
                     return module.__dict__[attr]
@@ -88,3 +97,35 @@ class _Deferred(Loader):
         module.__getattr__ = __getattr__  # type: ignore[method-assign]
         module.__dir__ = __dir__  # type: ignore[method-assign]
 
+
+_NAMES: dict[str, dict[str, str]] = {}
+
+
+def _names(real: ModuleSpec) -> dict[str, str]:
+    """{name: submodule} of a package whose `__init__` only re-exports names
+    of its own modules (`from .mod import Name as Name` lines, a docstring,
+    `from __future__`); empty for any other `__init__` (it runs whole)."""
+    if real.name in _NAMES:
+        return _NAMES[real.name]
+    import ast
+
+    found: dict[str, str] = {}
+    try:
+        with open(real.origin or "", "rb") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        tree = ast.Module(body=[], type_ignores=[])
+    for node in tree.body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # the docstring
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            continue
+        if (isinstance(node, ast.ImportFrom) and node.level == 1 and node.module
+                and "." not in node.module and all(a.name != "*" for a in node.names)):
+            for a in node.names:
+                found[a.asname or a.name] = node.module
+            continue
+        found = {}  # anything else: what it does is known only by running it
+        break
+    _NAMES[real.name] = found
+    return found

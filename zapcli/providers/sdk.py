@@ -14,14 +14,17 @@ that wants aiohttp gets it. (A first import of aiohttp by another thread in
 those moments would be refused too; no zapcli process makes one.)
 
 The SDK's catalogue packages (DEFERRED: `openai.types`, whose `__init__`
-imports every type of every API, and `openai.types.responses`, the Responses
-API's) are imported with their `__init__` deferred: a module the SDK or
-zapcli imports from them (`openai.types.chat.…`) is imported as always, and
-the first name asked of the package itself that is not such a module runs
-its real `__init__` then, in full. The Chat Completions loop never asks one:
-a built-in agent's runner imports ~470 modules of the SDK and its
-dependencies instead of ~840 (~0.2 s of CPU and ~9 MB less). Should the
-SDK's import fail with the deferral, it is imported again without it.
+imports every type of every API, `openai.types.responses`, the Responses
+API's, the chat and shared catalogues, and `openai.lib`, whose `__init__`
+imports the structured-output parsing helpers and their chat types) are
+imported with their `__init__` deferred: a module the SDK or zapcli imports
+from them (`openai.types.chat.…`) is imported as always, a name their
+`__init__` only re-exports imports the one module it comes from, and any
+other name asked of the package runs its real `__init__` then, in full. The
+Chat Completions loop never asks one: a built-in agent's runner imports
+~380 modules of the SDK and its dependencies instead of ~840 (~0.2 s of CPU
+and ~10 MB less). Should the SDK's import fail with the deferral, it is
+imported again without it.
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ if TYPE_CHECKING:
     from types import ModuleType
 
 UNUSED = ("aiohttp",)  # optional transports of the SDK zapcli never uses
-DEFERRED = frozenset({"openai.types", "openai.types.responses"})  # packages whose __init__ waits
+DEFERRED = frozenset({"openai.types", "openai.types.responses", "openai.types.chat",
+                      "openai.types.shared", "openai.types.shared_params", "openai.lib"})  # packages whose __init__ waits
 _lock = threading.Lock()
 
 
