@@ -346,10 +346,16 @@ def _programs(key: str, value: str, top: str) -> list[str]:
     program — the first word, an alias's after its `!` — and every other word
     that is a path: an interpreter's script (`sh tools/x.sh`), a shell's `-c`
     command and each command in it (`f() { tools/x.sh; }; f`), an option's
-    value after `=`. A program, or a word written as a path (`./x`, `../x`,
-    `~/x`, `/x`), is held there or not (made later, it would run); another
-    word only where that file exists (a `sed s/a/b/` is no file). Nothing
-    for a program on PATH, `true`, a boolean."""
+    value after `=`, a Python module (`-m tools.x`: its files and its
+    packages' `__init__.py`). A program, or a word written as a path (`./x`,
+    `../x`, `~/x`, `/x`), is held there or not (made later, it would run);
+    another word only where that file exists (a `sed s/a/b/` is no file).
+    A word is read from the top and from every folder of the tree the
+    command names (`cd tools && ./x.sh` runs tools/x.sh), and with its
+    expansions left out (`"$(git rev-parse --show-toplevel)"/tools/x.sh`,
+    `${GIT_PREFIX:-.}/x`: what follows the expansion, and an absolute
+    word, from the top too, where that file exists).
+    Nothing for a program on PATH, `true`, a boolean."""
     first, _, rest = key.partition(".")
     middle, _, last = rest.rpartition(".")
     if key not in _RUNS and f"{first}.*.{last}" not in _RUNS and f"{first}.*" not in _RUNS:
@@ -358,16 +364,40 @@ def _programs(key: str, value: str, top: str) -> list[str]:
         if not value.startswith("!"):
             return []  # a git command, not a program
         value = value[1:]
-    out: list[str] = []
+    words: list[tuple[str, bool]] = []
+    module = False
     for word, program in _words(value):
+        if module or word.startswith("-m") and len(word) > 2:  # python -m pkg.mod, -mpkg.mod
+            name = word if module else word[2:]
+            parts = [p for p in name.split(".") if p]
+            words += [("/".join(parts[:n]) + "/__init__.py", False) for n in range(1, len(parts))]
+            words += [("/".join(parts) + ".py", False), ("/".join(parts) + "/__main__.py", False),
+                      ("/".join(parts) + "/__init__.py", False)]
+        module = word == "-m"
+        words.append((word, program))
+        bare = _EXPANSION.sub("", word)
+        if bare != word or word.startswith("/"):  # what follows an expansion (`$(...)/x` is
+            words.append((bare.lstrip("/"), False))  # split in two unquoted): from the top too
+    bases = [top]
+    for word, _ in words:
+        folder = os.path.normpath(os.path.join(top, os.path.expanduser(word))) if word else top
+        if folder not in bases and os.path.isdir(folder) and _inside(top, folder):
+            bases.append(folder)  # cd tools, git -C tools, make -C tools
+    out: list[str] = []
+    for word, program in words:
         if not word or "://" in word or word in (".", ".."):
             continue
-        path = os.path.expanduser(word)
-        path = path if os.path.isabs(path) else os.path.join(top, path)
         named = word.startswith(("./", "../", "~/", "/"))
-        if (program or named) and "/" in word or os.path.isfile(path):
-            out.append(path)
+        for base in bases:
+            path = os.path.expanduser(word)
+            path = path if os.path.isabs(path) else os.path.join(base, path)
+            if (program or named) and "/" in word or os.path.isfile(path):
+                out.append(path)
     return out
+
+
+# a shell expansion in a word: its value is not known here
+_EXPANSION = re.compile(r"\$\([^()]*\)|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?$!-]|`[^`]*`")
 
 
 _SHELL_WORDS = {"&&", "||", ";", ";;", "&", "|", "(", ")", "{", "}", "!", "do", "then", "else",
