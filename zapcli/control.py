@@ -116,7 +116,7 @@ def match(rel: str, listed: Iterable[str] | None = None, *, anywhere: bool = Fal
     return None
 
 
-def of_root(root: str, listed: Iterable[str]) -> tuple[str, ...]:
+def of_root(root: str, listed: Iterable[str], others: Iterable[str] = ()) -> tuple[str, ...]:
     """`listed` and the names `root` adds, each when it lies inside `root`
     and no listed name holds it already: every file git reads as the
     configuration of the repository `root` is in, as git says (the
@@ -128,10 +128,16 @@ def of_root(root: str, listed: Iterable[str]) -> tuple[str, ...]:
     per-environment files that exist (`mise.production.toml`: read where
     `MISE_ENV` names that environment). Those files are read, never run;
     each is itself a control name, so agent work cannot change what they
-    name. Asks git once where `root` is in a repository (~5 ms), never
+    name. `others`: the other writable roots of the same work — what the
+    repository each is in reads (its git's files, hooks, programs) is held
+    where it lies in `root` too (a project's `core.hooksPath =
+    ../tooling/hooks`, the tooling checkout given to write in as well).
+    Asks git once where a root is in a repository (~5 ms), never
     elsewhere."""
     out = list(listed)
-    for name in (*_git_files(root), *_yarn_paths(root), *_mise_env_files(root)):
+    tops = dict.fromkeys(t for t in (_repository(r) for r in (root, *others)) if t is not None)
+    found = [_inside(root, f) for top in tops for f in _git_files(top)]
+    for name in (*found, *_yarn_paths(root), *_mise_env_files(root)):
         if name is not None and not match(name, out):
             out.append(name)
     return tuple(out)
@@ -289,8 +295,8 @@ def _repository(root: str) -> str | None:
         path = parent
 
 
-def _git_files(root: str) -> list[str | None]:
-    """What git reads as configuration for the repository at `root`, as git
+def _git_files(top: str) -> list[str]:
+    """What git reads as configuration for the repository at `top`, as git
     itself says (`git config --list --show-origin`, run with the person's
     environment in the repository's top, to which git's names are relative:
     it reads the system's, the person's and the repository's files and
@@ -299,10 +305,7 @@ def _git_files(root: str) -> list[str | None]:
     there or not, whatever its condition; a file git could not read; and the
     folder `core.hooksPath` names (relative: from the repository's top, where
     git runs hooks); and the program a setting that runs one names by a
-    path (`_programs`). Nothing where git is not there."""
-    top = _repository(root)
-    if top is None:
-        return []
+    path (`_programs`). Absolute paths; nothing where git is not there."""
     from zapcli.gitenv import config_origins
 
     answer = config_origins(top)
@@ -327,7 +330,7 @@ def _git_files(root: str) -> list[str | None]:
             files += _programs(key, value, top)
     if hooks:
         files.append(os.path.join(top, os.path.expanduser(hooks)))
-    return [_inside(root, f) for f in dict.fromkeys(files) if f]
+    return [f for f in dict.fromkeys(files) if f]
 
 
 # Settings whose value git runs as a command (`*` any middle part): the
