@@ -335,12 +335,17 @@ def _git_files(top: str) -> list[str]:
 
 # Settings whose value git runs as a command (`*` any middle part): the
 # program a path there names runs at the person's next `git status`, `git
-# log`, `git st`, ... from the work tree's top.
+# log`, `git st`, `git difftool`, `git mergetool`, ... from the work tree's top.
 _RUNS = ("core.fsmonitor", "core.sshcommand", "core.pager", "core.editor", "core.askpass",
          "sequence.editor", "diff.external", "gpg.program", "gpg.*.program", "credential.helper",
          "credential.*.helper", "alias.*", "pager.*", "interactive.difffilter", "diff.*.textconv",
          "diff.*.command", "filter.*.clean", "filter.*.smudge", "filter.*.process", "merge.*.driver",
-         "hook.*.command", "uploadpack.packobjectshook", "receive.procreceive", "core.gitproxy")
+         "hook.*.command", "uploadpack.packobjectshook", "receive.procreceive", "core.gitproxy",
+         "difftool.*.cmd", "difftool.*.path", "mergetool.*.cmd", "mergetool.*.path",
+         "submodule.*.update", "gpg.ssh.defaultkeycommand", "sendemail.sendmailcmd",
+         "sendemail.smtpserver", "core.alternaterefscommand", "trailer.*.command",
+         "trailer.*.cmd", "browser.*.cmd", "browser.*.path", "man.*.cmd", "man.*.path",
+         "tar.*.command", "remote.*.uploadpack", "remote.*.receivepack")
 
 
 def _programs(key: str, value: str, top: str) -> list[str]:
@@ -363,10 +368,9 @@ def _programs(key: str, value: str, top: str) -> list[str]:
     middle, _, last = rest.rpartition(".")
     if key not in _RUNS and f"{first}.*.{last}" not in _RUNS and f"{first}.*" not in _RUNS:
         return []
-    if first == "alias":
-        if not value.startswith("!"):
-            return []  # a git command, not a program
-        value = value[1:]
+    if first == "alias" and not value.startswith("!"):
+        return []  # a git command, not a program
+    value = value[1:] if value.startswith("!") else value  # an alias's, a submodule's update
     words: list[tuple[str, bool]] = []
     module = False
     for word, program in _words(value):

@@ -12,16 +12,22 @@ cwd on the path). And a named script runs what it imports or sources: the
 fix holds `tools/fsmonitor.py`, not the `tools/watch.py` beside it that the
 script imports (Python puts the script's folder first on its path).
 
+And settings that run a command were missing from `_RUNS` altogether:
+`difftool.<tool>.cmd` and `mergetool.<tool>.cmd` (the person's next `git
+difftool` / `git mergetool`), `submodule.<name>.update = !cmd`,
+`gpg.ssh.defaultKeyCommand`, `sendemail.sendmailCmd`, `trailer.*.command`, ...
+
 Each time sandboxed work rewrites the file git will run, and the person's
 next `git status` / `git st` runs it — as the person, outside every sandbox.
 
 The outside effect: the file the rewritten program writes in `outside` at
 the person's git command.
 
-Status against 3d3f288: SUCCEEDED for all four. Fixed (h-adv): `_programs`
+Status against 3d3f288: SUCCEEDED for all six. Fixed (h-adv): `_programs`
 reads each word from the top and from every folder of the tree the command
-names, with its expansions left out, and a `-m` module's files. Open: the
-imported sibling (xfail, strict).
+names, with its expansions left out, and a `-m` module's files; `_RUNS`
+names the difftool/mergetool commands and the other settings git runs.
+Open: the imported sibling (xfail, strict).
 """
 
 from __future__ import annotations
@@ -50,6 +56,11 @@ ROUTES = {
     "python-module": ("core.fsmonitor", "python3 -m tools.fsmonitor",
                       {"tools/__init__.py": "", "tools/fsmonitor.py": PY},
                       "tools/fsmonitor.py", ["status", "--short"]),
+    # a setting `_RUNS` did not name: git difftool runs the tool's command from the top
+    "difftool-cmd": ("difftool.mine.cmd", 'tools/st.sh "$LOCAL" "$REMOTE"', {"tools/st.sh": SH},
+                     "tools/st.sh", ["-c", "diff.tool=mine", "difftool", "-y"]),
+    "mergetool-cmd": ("mergetool.mine.cmd", "tools/st.sh \"$MERGED\"", {"tools/st.sh": SH},
+                       "tools/st.sh", None),
     "imported-sibling": ("core.fsmonitor", "python3 tools/fsmonitor.py",
                          {"tools/fsmonitor.py": "import watch\nwatch.main()\n",
                           "tools/watch.py": "import sys\ndef main():\n    sys.exit(1)\n"},
@@ -76,7 +87,22 @@ def test_a_program_the_persons_git_config_runs_cannot_be_rewritten(zap, outside,
     agent(zap, f"printf '{evil}' > {target} || true")
     assert not list(outside.iterdir())  # nothing ran inside
     env = {k: v for k, v in zap.env.items() if k != "GIT_PAGER"}
+    if run is None:  # git mergetool: a conflict first
+        _conflict(repo, env)
+        run = ["-c", "merge.tool=mine", "mergetool", "--no-prompt"]
     subprocess.run(["git", *run], cwd=repo, env={**env, "PAGER": "cat"}, capture_output=True,
                    timeout=30, stdin=subprocess.DEVNULL)
     ran = sorted(p.name for p in outside.iterdir())
     assert ran == [], ran
+
+
+def _conflict(repo, env) -> None:
+    """A merge conflict in README in the person's checkout (their next `git mergetool`)."""
+    git(repo, "checkout", "-q", "-b", "other")
+    (repo / "README").write_text("theirs\n")
+    git(repo, "commit", "-qm", "theirs", "README")
+    git(repo, "checkout", "-q", "main")
+    (repo / "README").write_text("ours\n")
+    git(repo, "commit", "-qm", "ours", "README")
+    subprocess.run(["git", "merge", "-q", "other"], cwd=repo, env=env, capture_output=True,
+                   timeout=30, stdin=subprocess.DEVNULL)
