@@ -96,6 +96,33 @@ def test_a_program_the_persons_git_config_runs_cannot_be_rewritten(zap, outside,
     assert ran == [], ran
 
 
+
+@pytest.mark.parametrize("route", ["hooks-folder-link", "program-link", "folder-link-on-the-way"])
+def test_a_program_named_through_a_link_holds_where_the_link_leads(zap, outside, route):
+    """Held (coverage): the hooks folder, or the program, is a committed link
+    into `scripts/hooks`; the sandbox holds the link's target."""
+    repo = make_repo(zap.cwd)
+    (repo / "scripts" / "hooks").mkdir(parents=True)
+    hook = repo / "scripts" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    hook.chmod(0o755)
+    link, target, key, value = {
+        "hooks-folder-link": (".githooks", "scripts/hooks", "core.hooksPath", ".githooks"),
+        "program-link": ("fsmon", "scripts/hooks/pre-commit", "core.fsmonitor", "./fsmon"),
+        "folder-link-on-the-way": ("tools", "scripts/hooks", "core.fsmonitor", "tools/pre-commit"),
+    }[route]
+    (repo / link).symlink_to(target)
+    git(repo, "config", key, value)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "hooks")
+    agent(zap, f"printf '#!/bin/sh\\nid > {outside}/PWNED\\n' > scripts/hooks/pre-commit || true")
+    (repo / "x").write_text("x")
+    for argv in (["status"], ["add", "x"], ["commit", "-qm", "x"]):
+        subprocess.run(["git", *argv], cwd=repo, capture_output=True, timeout=30,
+                       stdin=subprocess.DEVNULL)
+    assert sorted(p.name for p in outside.iterdir()) == []
+
+
 def _conflict(repo, env) -> None:
     """A merge conflict in README in the person's checkout (their next `git mergetool`)."""
     git(repo, "checkout", "-q", "-b", "other")
