@@ -338,15 +338,11 @@ _MEMBERS = frozenset({"jsonrpc", "id", "method", "params", "result", "error", "n
 
 
 def _twofold(message: dict[str, Any]) -> str | None:
-    """Why `message` may be read otherwise by the server than by the gate,
-    or None: a key of the message or of its params that is a JSON-RPC or
-    MCP member (`method`, `name`, `arguments`, ...) but for its case, or two
-    keys of one object anywhere in it that differ in case alone — Go's
-    encoding/json (mcp-go, the go-sdk before its StrictUnmarshal) matches
-    keys case-insensitively, the last match winning, so `{"Method":
-    "tools/call"}` is a call there and an answer here, and `{"name":
-    "status", "Name": "deploy"}` runs deploy. (A tool's own arguments may
-    be named `Name`.)"""
+    """Why the server may read `message` otherwise than the gate (None: it
+    may not): a key of it or of its params that is a member but for its
+    case, or two keys of one object that differ in case alone (Go's
+    encoding/json: the last case-insensitive match wins). A tool's own
+    arguments may be named `Name`."""
     params = message.get("params")
     for obj in (message, params if isinstance(params, dict) else {}):
         for key in obj:
