@@ -152,6 +152,20 @@ def test_a_config_file_git_cannot_read_is_added(tmp_path):
     assert control.of_root(str(tmp_path), (".git",)) == (".git", ".gitconfig")
 
 
+def test_what_another_roots_repository_reads_is_held_where_it_lies(tmp_path):
+    """A project's `core.hooksPath` and include in a tooling folder beside
+    it, both given to write in: the tooling root holds them (its own
+    repository, if any, does not read them)."""
+    project, tooling = tmp_path / "project", tmp_path / "tooling"
+    _git(project, "init", "-q")
+    _git(project, "config", "core.hooksPath", "../tooling/hooks")
+    _git(project, "config", "include.path", str(tooling / "gitconfig"))
+    tooling.mkdir()
+    assert control.of_root(str(tooling), ("x",)) == ("x",)
+    got = control.of_root(str(tooling), ("x",), [str(project), str(tooling)])
+    assert set(got) == {"x", "hooks", "gitconfig"}
+
+
 def test_a_bare_repository_root_adds_its_config(tmp_path):
     _git(tmp_path, "init", "-q", "--bare")
     assert "config" in control.of_root(str(tmp_path), ())

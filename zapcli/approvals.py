@@ -98,7 +98,8 @@ def _guarded(real: str, roots: list[str], names: tuple[str, ...]) -> str | None:
     for root in roots:
         if _under(real, root):
             guarded = control_list.match(os.path.relpath(real, root),
-                                         control_list.of_root(root, names), anywhere=True)
+                                         control_list.of_root(root, names, roots),
+                                         anywhere=True)
             if guarded:
                 return (f"{real} is the control file {guarded} (another program runs what it "
                         "says), which only a person may change")

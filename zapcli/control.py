@@ -119,7 +119,7 @@ def match(rel: str, listed: Iterable[str] | None = None, *, anywhere: bool = Fal
     return None
 
 
-def of_root(root: str, listed: Iterable[str]) -> tuple[str, ...]:
+def of_root(root: str, listed: Iterable[str], others: Iterable[str] = ()) -> tuple[str, ...]:
     """`listed` and the names `root` adds, each when it lies inside `root`
     and no listed name holds it already: every file git reads as the
     configuration of the repository `root` is in, as git says (the
@@ -131,10 +131,16 @@ def of_root(root: str, listed: Iterable[str]) -> tuple[str, ...]:
     per-environment files that exist (`mise.production.toml`: read where
     `MISE_ENV` names that environment). Those files are read, never run;
     each is itself a control name, so agent work cannot change what they
-    name. Asks git once where `root` is in a repository (~5 ms), never
+    name. `others`: the other writable roots of the same work — what the
+    repository each is in reads (its git's files, hooks, programs) is held
+    where it lies in `root` too (a project's `core.hooksPath =
+    ../tooling/hooks`, the tooling checkout given to write in as well).
+    Asks git once where a root is in a repository (~5 ms), never
     elsewhere."""
     out = list(listed)
-    for name in (*_git_files(root), *_yarn_paths(root), *_mise_env_files(root)):
+    tops = dict.fromkeys(t for t in (_repository(r) for r in (root, *others)) if t is not None)
+    found = [_inside(root, f) for top in tops for f in _git_files(top)]
+    for name in (*found, *_yarn_paths(root), *_mise_env_files(root)):
         if name is not None and not match(name, out):
             out.append(name)
     return tuple(out)
@@ -301,8 +307,8 @@ def _repository(root: str) -> str | None:
         path = parent
 
 
-def _git_files(root: str) -> list[str | None]:
-    """What git reads as configuration for the repository at `root`, as git
+def _git_files(top: str) -> list[str]:
+    """What git reads as configuration for the repository at `top`, as git
     itself says (`git config --list --show-origin`, run with the person's
     environment in the repository's top, to which git's names are relative:
     it reads the system's, the person's and the repository's files and
@@ -311,10 +317,7 @@ def _git_files(root: str) -> list[str | None]:
     there or not, whatever its condition; a file git could not read; and the
     folder `core.hooksPath` names (relative: from the repository's top, where
     git runs hooks); and the program a setting that runs one names by a
-    path (`_programs`). Nothing where git is not there."""
-    top = _repository(root)
-    if top is None:
-        return []
+    path (`_programs`). Absolute paths; nothing where git is not there."""
     from zapcli.gitenv import config_origins
 
     answer = config_origins(top)
@@ -339,17 +342,22 @@ def _git_files(root: str) -> list[str | None]:
             files += _programs(key, value, top)
     if hooks:
         files.append(os.path.join(top, os.path.expanduser(hooks)))
-    return [_inside(root, f) for f in dict.fromkeys(files) if f]
+    return [f for f in dict.fromkeys(files) if f]
 
 
 # Settings whose value git runs as a command (`*` any middle part): the
 # program a path there names runs at the person's next `git status`, `git
-# log`, `git st`, ... from the work tree's top.
+# log`, `git st`, `git difftool`, `git mergetool`, ... from the work tree's top.
 _RUNS = ("core.fsmonitor", "core.sshcommand", "core.pager", "core.editor", "core.askpass",
          "sequence.editor", "diff.external", "gpg.program", "gpg.*.program", "credential.helper",
          "credential.*.helper", "alias.*", "pager.*", "interactive.difffilter", "diff.*.textconv",
          "diff.*.command", "filter.*.clean", "filter.*.smudge", "filter.*.process", "merge.*.driver",
-         "hook.*.command", "uploadpack.packobjectshook", "receive.procreceive", "core.gitproxy")
+         "hook.*.command", "uploadpack.packobjectshook", "receive.procreceive", "core.gitproxy",
+         "difftool.*.cmd", "difftool.*.path", "mergetool.*.cmd", "mergetool.*.path",
+         "submodule.*.update", "gpg.ssh.defaultkeycommand", "sendemail.sendmailcmd",
+         "sendemail.smtpserver", "core.alternaterefscommand", "trailer.*.command",
+         "trailer.*.cmd", "browser.*.cmd", "browser.*.path", "man.*.cmd", "man.*.path",
+         "tar.*.command", "remote.*.uploadpack", "remote.*.receivepack")
 
 
 def _programs(key: str, value: str, top: str) -> list[str]:
@@ -358,28 +366,57 @@ def _programs(key: str, value: str, top: str) -> list[str]:
     program — the first word, an alias's after its `!` — and every other word
     that is a path: an interpreter's script (`sh tools/x.sh`), a shell's `-c`
     command and each command in it (`f() { tools/x.sh; }; f`), an option's
-    value after `=`. A program, or a word written as a path (`./x`, `../x`,
-    `~/x`, `/x`), is held there or not (made later, it would run); another
-    word only where that file exists (a `sed s/a/b/` is no file). Nothing
-    for a program on PATH, `true`, a boolean."""
+    value after `=`, a Python module (`-m tools.x`: its files and its
+    packages' `__init__.py`). A program, or a word written as a path (`./x`,
+    `../x`, `~/x`, `/x`), is held there or not (made later, it would run);
+    another word only where that file exists (a `sed s/a/b/` is no file).
+    A word is read from the top and from every folder of the tree the
+    command names (`cd tools && ./x.sh` runs tools/x.sh), and with its
+    expansions left out (`"$(git rev-parse --show-toplevel)"/tools/x.sh`,
+    `${GIT_PREFIX:-.}/x`: what follows the expansion, and an absolute
+    word, from the top too, where that file exists).
+    Nothing for a program on PATH, `true`, a boolean."""
     first, _, rest = key.partition(".")
     middle, _, last = rest.rpartition(".")
     if key not in _RUNS and f"{first}.*.{last}" not in _RUNS and f"{first}.*" not in _RUNS:
         return []
-    if first == "alias":
-        if not value.startswith("!"):
-            return []  # a git command, not a program
-        value = value[1:]
-    out: list[str] = []
+    if first == "alias" and not value.startswith("!"):
+        return []  # a git command, not a program
+    value = value[1:] if value.startswith("!") else value  # an alias's, a submodule's update
+    words: list[tuple[str, bool]] = []
+    module = False
     for word, program in _words(value):
+        if module or word.startswith("-m") and len(word) > 2:  # python -m pkg.mod, -mpkg.mod
+            name = word if module else word[2:]
+            parts = [p for p in name.split(".") if p]
+            words += [("/".join(parts[:n]) + "/__init__.py", False) for n in range(1, len(parts))]
+            words += [("/".join(parts) + ".py", False), ("/".join(parts) + "/__main__.py", False),
+                      ("/".join(parts) + "/__init__.py", False)]
+        module = word == "-m"
+        words.append((word, program))
+        bare = _EXPANSION.sub("", word)
+        if bare != word or word.startswith("/"):  # what follows an expansion (`$(...)/x` is
+            words.append((bare.lstrip("/"), False))  # split in two unquoted): from the top too
+    bases = [top]
+    for word, _ in words:
+        folder = os.path.normpath(os.path.join(top, os.path.expanduser(word))) if word else top
+        if folder not in bases and os.path.isdir(folder) and _inside(top, folder):
+            bases.append(folder)  # cd tools, git -C tools, make -C tools
+    out: list[str] = []
+    for word, program in words:
         if not word or "://" in word or word in (".", ".."):
             continue
-        path = os.path.expanduser(word)
-        path = path if os.path.isabs(path) else os.path.join(top, path)
         named = word.startswith(("./", "../", "~/", "/"))
-        if (program or named) and "/" in word or os.path.isfile(path):
-            out.append(path)
+        for base in bases:
+            path = os.path.expanduser(word)
+            path = path if os.path.isabs(path) else os.path.join(base, path)
+            if (program or named) and "/" in word or os.path.isfile(path):
+                out.append(path)
     return out
+
+
+# a shell expansion in a word: its value is not known here
+_EXPANSION = re.compile(r"\$\([^()]*\)|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?$!-]|`[^`]*`")
 
 
 _SHELL_WORDS = {"&&", "||", ";", ";;", "&", "|", "(", ")", "{", "}", "!", "do", "then", "else",

@@ -368,3 +368,24 @@ def test_an_approval_of_a_name_two_servers_tools_share_is_spent_on_neither(serve
     assert gate.refusal(dotted, "run", {"x": 1}) is not None
     approve_through_the_prompt(zap, sid, "mcp__deploy__run", {"x": 1})
     assert gate.refusal(deploy, "run", {"x": 1}) is None  # no other server's name: spent
+
+
+@pytest.mark.parametrize("message,refused", [
+    ({"jsonrpc": "2.0", "id": 1, "Method": "tools/call", "params": {"name": "deploy"}}, True),
+    ({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "Params": {"name": "deploy"}}, True),
+    ({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+      "params": {"name": "status", "Name": "deploy", "arguments": {}}}, True),
+    ({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+      "params": {"name": "status", "ARGUMENTS": {"env": "prod"}}}, True),
+    ({"jsonrpc": "2.0", "id": 1, "method": "tools/call",   # the Kelvin sign folds to k
+      "params": {"name": "deploy", "arguments": {"k": 1, "\u212a": 2}}}, True),
+    # a tool's own arguments may be named as members are, in any case
+    ({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+      "params": {"name": "status", "arguments": {"Name": "x", "Id": 2, "Method": "GET"}}}, False),
+])
+def test_a_message_a_server_may_read_otherwise_is_refused(message, refused):
+    """Go's encoding/json matches keys case-insensitively (the last match
+    wins): a key that is a member but for its case, or two keys that differ
+    in case alone, would be read otherwise by such a server than here
+    (tests/redteam/test_adv7_mcp_smuggle.py)."""
+    assert bool(cli_mcpgate._twofold(message)) is refused

@@ -49,6 +49,14 @@ A `tools/call`, by zapcli's decision:
   process put words before the person;
 - denied (`--unattended`): refused.
 
+A message a server could read otherwise than the gate does is refused
+whatever its method (`_twofold`): a key that is a JSON-RPC or MCP member but
+for its case (`"Method"`), or two keys of one object that differ in case
+alone — servers in Go match keys case-insensitively, so `"Method":
+"tools/call"` would pass here as an answer and run there as a call (the
+CLI's session is reachable from its commands: a command can take a copy of
+its relay's socket, `pidfd_getfd`).
+
 A refusal is a JSON-RPC error answering the call's id, and a diagnostic in
 the subagent's trail. The client→server direction is parsed: newline-
 delimited JSON-RPC (a batch array, which MCP 2025-03-26 allowed, element by
@@ -301,6 +309,10 @@ class McpGate:
         return [_encode(kept if isinstance(message, list) else kept[0])]
 
     def _check(self, item: dict[str, Any], server: McpServer) -> str | None:
+        twofold = _twofold(item)
+        if twofold:
+            self._note(f"refused a message to MCP server {server.name!r}: {twofold}")
+            return f"zapcli refused this message: {twofold}"
         if "method" not in item:
             return None  # the client's answer to a request of the server's
         method = item["method"]
@@ -317,6 +329,38 @@ class McpGate:
         if not isinstance(tool, str) or not isinstance(arguments, dict):
             return "zapcli refused this call: tools/call needs a string name and object arguments"
         return self.refusal(server, tool, arguments)
+
+
+# what a JSON-RPC message and a tools/call's params are made of: a key that is one of
+# these but for its case is read as it by a server that matches keys case-insensitively
+_MEMBERS = frozenset({"jsonrpc", "id", "method", "params", "result", "error", "name",
+                      "arguments", "_meta", "task", "uri"})
+
+
+def _twofold(message: dict[str, Any]) -> str | None:
+    """Why the server may read `message` otherwise than the gate (None: it
+    may not): a key of it or of its params that is a member but for its
+    case, or two keys of one object that differ in case alone (Go's
+    encoding/json: the last case-insensitive match wins). A tool's own
+    arguments may be named `Name`."""
+    params = message.get("params")
+    for obj in (message, params if isinstance(params, dict) else {}):
+        for key in obj:
+            if key.casefold() in _MEMBERS and key != key.casefold():
+                return f"its key {key!r} is {key.casefold()!r} but for its case"
+    stack: list[Any] = [message]
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, list):
+            stack += obj
+        elif isinstance(obj, dict):
+            seen: dict[str, str] = {}
+            for key, value in obj.items():
+                if key.casefold() in seen:
+                    return f"its keys {seen[key.casefold()]!r} and {key!r} differ in case alone"
+                seen[key.casefold()] = key
+                stack.append(value)
+    return None
 
 
 def _lists_only(params: Any) -> bool:

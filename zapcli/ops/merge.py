@@ -8,7 +8,9 @@ object store first; a conflict, uncommitted changes of the checkout in the
 paths it would change, a detached HEAD or a merge in progress refuse it with
 the files named and nothing changed on either side. So does a change to a
 control file (`zapcli.control`: `.zapcli/`, `.envrc`, an agent CLI's project
-settings, at any depth) unless the person allows it: the caller passes
+settings, at any depth, and what the checkout's repository adds — its
+hooks folder, included config, the programs its git settings run) unless
+the person allows it: the caller passes
 `allow_control` — True (`--allow-control-files`), or a question put to the
 person with the files named. Only then does the uncommitted work become a
 commit on the subagent's branch (so the branch holds everything that was
@@ -317,7 +319,10 @@ def _decide(sid: str, s: reader.Summary, r: g.Receipt, how: str, co: gm.Checkout
                    merged=merged, known=known)
     result = str(merged[0]) if how == "rebase" and merged else plan.commit
     files, diff = move.changes(at, co.head, result)
-    return _Decided(source, plan, result, files, diff, note, control_changes(files))
+    # the names the checkout's own repository adds too (its hooks folder, included config,
+    # the programs its git settings run): held in the tree, committed through the index
+    return _Decided(source, plan, result, files, diff, note,
+                    control_changes(files, control.of_root(co.repo, control_names())))
 
 
 def _guess(sid: str, s: reader.Summary, r: g.Receipt, how: str, co: gm.Checkout) -> Guess | None:

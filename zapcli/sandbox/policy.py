@@ -124,7 +124,7 @@ def _in_protected(path: str, roots: list[str], names: tuple[str, ...],
     base = next((r for r in roots if _under(path, r)), None)
     rel = os.path.relpath(path, base) if base else path
     if base and base not in own:
-        own[base] = of_root(base, names)
+        own[base] = of_root(base, names, roots)
     return control_match(rel, own[base] if base else names, anywhere=True)
 
 
@@ -269,8 +269,7 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
     readonly: list[str] = [k for k in kept if not any(_under(k, w) for w in out)]
     missing: list[str] = []
     for root in declared if protect else ():
-        held, absent, said = _guard(root, own[root] if root in own else of_root(root, names),
-                                    declared)
+        held, absent, said = _guard(root, of_root(root, names, declared), declared)
         readonly += [p for p in held if p not in readonly]
         missing += [p for p in absent if p not in missing]
         notes += said

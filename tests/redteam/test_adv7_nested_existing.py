@@ -1,0 +1,67 @@
+"""The person's EXISTING repository below a workspace's top: its `.git` is
+writable to sandboxed commands (adversary round 7, on
+`zapcli.sandbox.policy._guard`).
+
+The sandbox binds a writable root's control names read-only relative to
+the root alone (`.git`, `.envrc`, `.vscode/tasks.json` at its top); the
+file tools and the merge check match them at any depth. The security model
+says commands "can still create them deeper (`sub/.envrc`)"; but what
+already exists deeper is not held either: a workspace that holds another
+of the person's repositories — a plain folder of checkouts (`~/src`, work
+across repos), or a repository with an ignored clone inside
+(`third_party/lib`) — leaves that repository's `.git/hooks` and
+`.git/config` writable, and the person's next `git commit` there runs what
+the work planted, as the person, outside every sandbox. The same for any
+control file that exists in a subfolder (`a/.vscode/tasks.json`).
+
+The outside effect: the file the planted hook or `core.fsmonitor` writes in
+`outside` at the person's commit in the nested repository; the existing
+`a/.vscode/tasks.json` changed.
+
+Status against ba8dc3b: SUCCEEDED (all six). Not fixed here (xfail, strict):
+the sandbox would hold each control name that exists below the top too — a
+walk of the root at the sandbox's start (pruned at held names, links and
+bulky folders such as `node_modules`), at least for nested repositories'
+git dirs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.redteam.repos import agent, make_repo
+from tests.sandbox.conftest import needs_bwrap
+
+pytestmark = [needs_bwrap, pytest.mark.timeout(240),
+              pytest.mark.xfail(strict=True, reason="open: control files that exist below a "
+                                "writable root's top are not held (only the top's names)")]
+
+
+@pytest.mark.parametrize("outer", ["plain-folder", "repository"])
+@pytest.mark.parametrize("plant", ["hook", "config", "vscode"])
+def test_an_existing_nested_repository_and_control_file_are_held(zap, outside, plant, outer):
+    if outer == "repository":
+        make_repo(zap.cwd)
+        (zap.cwd / ".gitignore").write_text("a/\n")
+    inner = zap.cwd / "a"  # the person's other repository, inside the workspace
+    inner.mkdir()
+    make_repo(inner)
+    (inner / ".vscode").mkdir()
+    (inner / ".vscode" / "tasks.json").write_text("{}\n")
+    script = {
+        "hook": (f"mkdir -p a/.git/hooks && printf '#!/bin/sh\\nid > {outside}/PWNED\\n' "
+                 "> a/.git/hooks/pre-commit && chmod +x a/.git/hooks/pre-commit"),
+        "config": (f"printf '[core]\\n\\tfsmonitor = \"id > {outside}/PWNED; false\"\\n' "
+                   ">> a/.git/config"),
+        "vscode": ("printf '{\"tasks\": [{\"label\": \"x\", \"command\": \"id\", "
+                   "\"runOptions\": {\"runOn\": \"folderOpen\"}}]}' > a/.vscode/tasks.json"),
+    }[plant]
+    agent(zap, f"{script} || true")
+    (inner / "x").write_text("x")
+    for argv in (["status"], ["add", "x"], ["commit", "-qm", "x"]):  # the person, in `a`
+        subprocess.run(["git", *argv], cwd=inner, capture_output=True, timeout=30,
+                       stdin=subprocess.DEVNULL)
+    assert sorted(p.name for p in outside.iterdir()) == []
+    assert (inner / ".vscode" / "tasks.json").read_text() == "{}\n"
