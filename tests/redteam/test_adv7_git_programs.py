@@ -1,5 +1,5 @@
 """A program the person's git config runs from the work tree, named in a way
-`zapcli.control._programs` does not read (adversary round 7, on 3d3f288).
+`zapcli.gitruns.programs` (then `zapcli.control._programs`) did not read (adversary round 7, on 3d3f288).
 
 Round 6's fix holds every path the words of a command-running setting name
 (`core.fsmonitor`, `alias.*` with `!`, filters, the pager, ...), each word
@@ -23,7 +23,7 @@ next `git status` / `git st` runs it — as the person, outside every sandbox.
 The outside effect: the file the rewritten program writes in `outside` at
 the person's git command.
 
-Status against 3d3f288: SUCCEEDED for all six. Fixed (h-adv): `_programs`
+Status against 3d3f288: SUCCEEDED for all six. Fixed (h-adv): `programs`
 reads each word from the top and from every folder of the tree the command
 names, with its expansions left out, and a `-m` module's files; `_RUNS`
 names the difftool/mergetool commands and the other settings git runs.

@@ -1,0 +1,136 @@
+"""The programs git runs from its configuration: which settings git runs as a
+command (`RUNS`), and the files such a setting's words name by a path
+(`programs`) — the script a person's `core.fsmonitor`, alias or filter runs
+at their next `git status`, which `zapcli.control` then holds read-only to
+agent work. Imports only the standard library (a kernel module); it reads
+the words, never runs them.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def _within(top: str, folder: str) -> bool:
+    """Whether `folder` lies below `top` (not `top` itself)."""
+    rel = os.path.relpath(folder, top)
+    return rel != "." and not rel.startswith("..")
+
+
+def _expansion() -> Any:
+    import re  # at first use: `zapcli merge` reads no config words
+
+    return re.compile(_EXPANSION)
+
+
+# Settings whose value git runs as a command (`*` any middle part): the
+# program a path there names runs at the person's next `git status`, `git
+# log`, `git st`, `git difftool`, `git mergetool`, ... from the work tree's top.
+RUNS = ("core.fsmonitor", "core.sshcommand", "core.pager", "core.editor", "core.askpass",
+        "sequence.editor", "diff.external", "gpg.program", "gpg.*.program", "credential.helper",
+        "credential.*.helper", "alias.*", "pager.*", "interactive.difffilter", "diff.*.textconv",
+        "diff.*.command", "filter.*.clean", "filter.*.smudge", "filter.*.process", "merge.*.driver",
+        "hook.*.command", "uploadpack.packobjectshook", "receive.procreceive", "core.gitproxy",
+        "difftool.*.cmd", "difftool.*.path", "mergetool.*.cmd", "mergetool.*.path",
+        "submodule.*.update", "gpg.ssh.defaultkeycommand", "sendemail.sendmailcmd",
+        "sendemail.smtpserver", "core.alternaterefscommand", "trailer.*.command",
+        "trailer.*.cmd", "browser.*.cmd", "browser.*.path", "man.*.cmd", "man.*.path",
+        "tar.*.command", "remote.*.uploadpack", "remote.*.receivepack")
+
+
+def programs(key: str, value: str, top: str) -> list[str]:
+    """The files a command-running setting (`RUNS`) names by a path, as git
+    would find them from `top` (it runs the value with the shell there): the
+    program — the first word, an alias's after its `!` — and every other word
+    that is a path: an interpreter's script (`sh tools/x.sh`), a shell's `-c`
+    command and each command in it (`f() { tools/x.sh; }; f`), an option's
+    value after `=`, a Python module (`-m tools.x`: its files and its
+    packages' `__init__.py`). A program, or a word written as a path (`./x`,
+    `../x`, `~/x`, `/x`), is held there or not (made later, it would run);
+    another word only where that file exists (a `sed s/a/b/` is no file).
+    A word is read from the top and from every folder of the tree the
+    command names (`cd tools && ./x.sh` runs tools/x.sh), and with its
+    expansions left out (`"$(git rev-parse --show-toplevel)"/tools/x.sh`,
+    `${GIT_PREFIX:-.}/x`: what follows the expansion, and an absolute
+    word, from the top too, where that file exists).
+    Nothing for a program on PATH, `true`, a boolean."""
+    first, _, rest = key.partition(".")
+    middle, _, last = rest.rpartition(".")
+    if key not in RUNS and f"{first}.*.{last}" not in RUNS and f"{first}.*" not in RUNS:
+        return []
+    if first == "alias" and not value.startswith("!"):
+        return []  # a git command, not a program
+    value = value[1:] if value.startswith("!") else value  # an alias's, a submodule's update
+    said: list[tuple[str, bool]] = []
+    module = False
+    for word, program in words(value):
+        if module or word.startswith("-m") and len(word) > 2:  # python -m pkg.mod, -mpkg.mod
+            name = word if module else word[2:]
+            parts = [p for p in name.split(".") if p]
+            said += [("/".join(parts[:n]) + "/__init__.py", False) for n in range(1, len(parts))]
+            said += [("/".join(parts) + ".py", False), ("/".join(parts) + "/__main__.py", False),
+                      ("/".join(parts) + "/__init__.py", False)]
+        module = word == "-m"
+        said.append((word, program))
+        bare = _expansion().sub("", word)
+        if bare != word or word.startswith("/"):  # what follows an expansion (`$(...)/x` is
+            said.append((bare.lstrip("/"), False))  # split in two unquoted): from the top too
+    bases = [top]
+    for word, _ in said:
+        folder = os.path.normpath(os.path.join(top, os.path.expanduser(word))) if word else top
+        if folder not in bases and os.path.isdir(folder) and _within(top, folder):
+            bases.append(folder)  # cd tools, git -C tools, make -C tools
+    out: list[str] = []
+    for word, program in said:
+        if not word or "://" in word or word in (".", ".."):
+            continue
+        named = word.startswith(("./", "../", "~/", "/"))
+        for base in bases:
+            path = os.path.expanduser(word)
+            path = path if os.path.isabs(path) else os.path.join(base, path)
+            if (program or named) and "/" in word or os.path.isfile(path):
+                out.append(path)
+    return out
+
+
+# a shell expansion in a word: its value is not known here
+_EXPANSION = (r"\$\([^()]*\)|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?$!-]|`[^`]*`")
+
+
+_SHELL_WORDS = {"&&", "||", ";", ";;", "&", "|", "(", ")", "{", "}", "!", "do", "then", "else",
+                "elif", "exec", "command", "env", "nohup", "time", "if", "while", "until"}
+
+
+def words(command: str, depth: int = 0) -> list[tuple[str, bool]]:
+    """Each word of a shell command with whether it stands where a program
+    does (a command's first word); an argument that is itself a command (a
+    shell's `-c` argument, a quoted string) is split again — a program's
+    name is one word, spaces and all; a `name=value` word gives its value too."""
+    import shlex
+
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>")
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        tokens = command.split()
+    out: list[tuple[str, bool]] = []
+    starts = True
+    for token in tokens:
+        if token in _SHELL_WORDS or all(c in ";&|()<>" for c in token):
+            starts = True
+            continue
+        if token.endswith("()"):  # a function's name
+            starts = True
+            continue
+        out.append((token, starts))
+        if "=" in token:
+            out.append((token.partition("=")[2], False))
+        if depth < 3 and not starts and any(c.isspace() or c in ";&|" for c in token):
+            out += words(token, depth + 1)
+        starts = False
+    return out
