@@ -55,15 +55,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def wait_until(cond: Callable[[], object], timeout: float = 10.0, interval: float = 0.05) -> object:
-    """Return cond()'s first truthy value; fail the test after `timeout` seconds."""
+    """Return cond()'s first truthy value; fail the test after `timeout` seconds.
+
+    Between two looks it sleeps `interval`, or as long as the look took when
+    that is longer: a look that runs a zapcli command (a whole Python start)
+    then takes at most half a core, not all of it, while what it waits for
+    needs the CPU. `interval=0` is a tight loop on purpose (a race's repro)."""
     end = time.monotonic() + timeout
     while True:
+        start = time.monotonic()
         value = cond()
         if value:
             return value
-        if time.monotonic() > end:
+        now = time.monotonic()
+        if now > end:
             raise AssertionError(f"condition not met within {timeout}s: {cond}")
-        time.sleep(interval)
+        if interval > 0:
+            time.sleep(max(interval, now - start))
 
 
 class Zap:
@@ -106,10 +114,15 @@ class Zap:
         return self.json("poll", "--no-wait", sid)["subagents"][0]["status"]
 
     def wait_status(self, sid: str, timeout: float = 20) -> str:
-        def done():
-            st = self.status(sid)
-            return st if st not in ("queued", "running", "awaiting_approval") else None
-        return wait_until(done, timeout, 0.2)  # type: ignore[return-value]
+        """Its first status past queued, running and awaiting_approval (the
+        end), within `timeout` seconds. `zapcli wait` blocks in one process
+        (woken by the end) where a `poll` every 0.2 s starts a Python each
+        time: ~0.17 s of CPU per second waited, 0.01 s with `wait`."""
+        self("wait", "--timeout", str(timeout), sid, timeout=timeout + 60)
+        st = self.status(sid)
+        if st in ("queued", "running", "awaiting_approval"):
+            raise AssertionError(f"{sid} still {st} after {timeout}s")
+        return st
 
     def trail(self, sid: str) -> Path:
         return self.home / "subagents" / f"{sid}.jsonl"

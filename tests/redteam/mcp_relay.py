@@ -123,14 +123,21 @@ def run(zap: Zap, tmp_path: Path, match: str, task: str, turns: list[dict], *,
     stop = threading.Event()
 
     def person(sid: str, approves: Callable[[str], bool]) -> None:
-        while not stop.wait(0.3):
+        # `poll` (not --no-wait) blocks up to 5 s and is woken at once by a
+        # question or the end: one Python start per question, not one every 0.3 s
+        answered = None
+        while not stop.is_set():
             try:
-                doc = zap.json("poll", "--no-wait", sid)["subagents"][0]
+                doc = zap.json("poll", sid)["subagents"][0]
             except Exception:  # noqa: BLE001 - not there yet
+                stop.wait(0.3)
                 continue
             req = doc.get("pending_approval") or {}
-            if not req:
+            if not req or (req.get("req_id") is not None and req.get("req_id") == answered):
+                if doc.get("status") not in ("queued", "running"):  # ended, or the answer not read yet
+                    stop.wait(0.3)
                 continue
+            answered = req.get("req_id")
             summary = str(req.get("summary") or req.get("tool"))
             asked.append(summary)
             zap("approve" if approves(summary) else "deny", sid)

@@ -138,10 +138,10 @@ def test_c31_zapcli_git_runs_nothing_the_tree_chose(zap, outside, variant, where
     tree = _tree_of(zap, sid)
     if where != "sandboxed agent":
         subprocess.run(["sh", "-ec", script], cwd=tree, check=True, capture_output=True)
-    else:
-        print(zap("output", sid).out, zap("output", "--stderr", sid).out)
     ran = _every_command(zap, sid)
-    assert sorted(p.name for p in outside.iterdir()) == [], ran
+    pwned = sorted(p.name for p in outside.iterdir())
+    # what the planting agent printed, read only for the report of a failure
+    assert pwned == [], (ran, zap("output", sid).out, zap("output", "--stderr", sid).out)
 
 
 def test_c31_a_scripted_model_through_the_real_tools(zap, model, outside):

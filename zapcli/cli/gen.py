@@ -124,7 +124,8 @@ def argspec(with_groups: bool = False) -> dict[str, Any]:
     return spec
 
 
-# groups whose subcommands the fast path parses too ("board claim" is a worker's hot loop)
+# groups whose subcommands the fast path parses too ("board claim" is a worker's hot loop;
+# `worktree list` and `worktree rm` are what a person runs after every --worktree subagent)
 FAST_GROUPS = ("board", "worktree")
 
 
