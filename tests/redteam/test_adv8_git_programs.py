@@ -1,0 +1,79 @@
+"""A program the person's git config runs from the work tree, named in a way
+round 7's fix (`zapcli.gitruns.programs`, `zapcli.control._git_files`) does
+not read (adversary round 8, on 779ac4c).
+
+Round 7 reads each word of a command-running setting from the top and from
+every folder the command names, with expansions left out. The shell finds
+a program in other ways still:
+
+- through a `PATH` the command sets itself (`PATH=tools:$PATH fsmon`: the
+  program word is not the first word, and no word names `tools/fsmon`);
+- by pathname expansion (`tool?/st.sh`, `t*/st.sh`: the glob is read as a
+  literal name, which is no file);
+- by a name built from an expansion and a literal (`d=to; ${d}ols/st.sh`:
+  what is left once the expansion is stripped, `ols/st.sh`, is no file).
+
+And a config file git includes only under a condition (`includeIf
+"onbranch:release/**"`, `hasconfig:remote.*.url:`) is held, but what it
+says is not read while the condition is false (git does not list it): the
+program its `core.fsmonitor` names stays writable, and runs once the person
+checks out a release branch.
+
+Each time sandboxed work rewrites the file git will run, and the person's
+next `git status` runs it — as the person, outside every sandbox.
+
+The outside effect: the file the rewritten program writes in `outside`.
+
+Status against 779ac4c: SUCCEEDED for all four (see the report).
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.parallel.conftest import git
+from tests.redteam.repos import agent, make_repo
+from tests.sandbox.conftest import needs_bwrap
+
+pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
+
+SH = "#!/bin/sh\nexit 1\n"
+EVIL = "#!/bin/sh\\nid > {out}/PWNED\\nexit 1\\n"
+STATUS = [["status", "--short"]]
+
+ROUTES = {
+    # (config entries, the person's committed files, the file the agent rewrites, git commands)
+    "path-set-by-the-command": ({"core.fsmonitor": "PATH=tools:$PATH fsmon"},
+                                {"tools/fsmon": SH}, "tools/fsmon", STATUS),
+    "glob": ({"core.fsmonitor": "tool?/st.sh"}, {"tools/st.sh": SH}, "tools/st.sh", STATUS),
+    "name-built-from-an-expansion": ({"core.fsmonitor": "d=to; ${d}ols/st.sh"},
+                                     {"tools/st.sh": SH}, "tools/st.sh", STATUS),
+    "include-on-a-branch": ({"includeIf.onbranch:release/**.path": "../tools/git.cfg"},
+                            {"tools/st.sh": SH,
+                             "tools/git.cfg": "[core]\n\tfsmonitor = tools/st.sh\n"},
+                            "tools/st.sh", [["checkout", "-qb", "release/1"], *STATUS]),
+}
+
+
+@pytest.mark.parametrize("route", list(ROUTES))
+def test_a_program_the_persons_git_config_runs_cannot_be_rewritten(zap, outside, route):
+    config, files, target, runs = ROUTES[route]
+    repo = make_repo(zap.cwd)
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+        (repo / rel).chmod(0o755)
+    git(repo, "add", *files)
+    git(repo, "commit", "-q", "-m", "the team's scripts")
+    for key, value in config.items():
+        git(repo, "config", key, value)
+    agent(zap, f"printf '{EVIL.format(out=outside)}' > {target} || true")
+    assert not list(outside.iterdir())  # nothing ran inside
+    env = {k: v for k, v in zap.env.items() if k != "GIT_PAGER"}
+    for run in runs:
+        subprocess.run(["git", *run], cwd=repo, env={**env, "PAGER": "cat"},
+                       capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+    ran = sorted(p.name for p in outside.iterdir())
+    assert ran == [], ran
