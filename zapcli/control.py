@@ -315,34 +315,49 @@ def _git_files(top: str) -> list[str]:
     it reads the system's, the person's and the repository's files and
     every include, and runs nothing): each file that
     gave a setting; each file an `include.path` or `includeIf.*.path` names,
-    there or not, whatever its condition; a file git could not read; and the
-    folder `core.hooksPath` names (relative: from the repository's top, where
-    git runs hooks); and the program a setting that runs one names by a
+    there or not, whatever its condition — and what such a file says where
+    git did not read it (its condition false now: `onbranch:release/**`
+    holds once the person checks out a release branch); a file git could
+    not read; and each folder a `core.hooksPath` names (relative: from the
+    repository's top, where git runs hooks); and the program a setting that runs one names by a
     path (`zapcli.gitruns`). Absolute paths; nothing where git is not there."""
     from zapcli.gitenv import config_origins
 
     answer = config_origins(top)
     if answer is None:
         return []  # no git here: nothing reads these files
-    items = [os.fsdecode(b) for b in answer[0].split(b"\0")]
     files = [os.path.join(top, found.group(1))
              for found in _compiled(_GIT_FAILED).finditer(os.fsdecode(answer[1]))]
-    hooks = ""
-    for origin, entry in zip(items[0::2], items[1::2], strict=False):
-        key, _, value = entry.partition("\n")
-        key = key.lower()
-        where = os.path.join(top, origin[len("file:"):]) if origin.startswith("file:") else ""
-        files.append(where)
-        if value and (key == "include.path" or key.startswith("includeif.") and key.endswith(".path")):
-            target = os.path.expanduser(value)
-            files.append(target if os.path.isabs(target) or not where
-                         else os.path.join(os.path.dirname(where), target))
-        elif key == "core.hookspath":
-            hooks = value  # the last one counts
-        else:
-            from zapcli import gitruns
+    hooks: list[str] = []
+    read: set[str] = set()
+    included: list[str] = []
+    read_alone = False
+    while True:
+        items = [os.fsdecode(b) for b in answer[0].split(b"\0")]
+        for origin, entry in zip(items[0::2], items[1::2], strict=False):
+            key, _, value = entry.partition("\n")
+            key = key.lower()
+            where = os.path.join(top, origin[len("file:"):]) if origin.startswith("file:") else ""
+            files.append(where)
+            read.add(os.path.normpath(where))
+            if value and (key == "include.path" or key.startswith("includeif.") and key.endswith(".path")):
+                target = os.path.expanduser(value)
+                included.append(target if os.path.isabs(target) or not where
+                                else os.path.join(os.path.dirname(where), target))
+            elif key == "core.hookspath":  # the last one counts; a file unread, each
+                hooks = [*hooks, value] if read_alone else [value]
+            else:
+                from zapcli import gitruns
 
-            files += gitruns.programs(key, value, top)
-    if hooks:
-        files.append(os.path.join(top, os.path.expanduser(hooks)))
+                files += gitruns.programs(key, value, top)
+        # a file included under a condition false now (`onbranch:release/**`) is read
+        # as well: what it names runs once the condition holds
+        unread = [f for f in included if os.path.normpath(f) not in read and os.path.isfile(f)]
+        if not unread or len(read) > 64:
+            break
+        read.add(os.path.normpath(unread[0]))
+        read_alone = True
+        answer = config_origins(top, file=unread[0]) or (b"", b"")
+    files += included
+    files += [os.path.join(top, os.path.expanduser(h)) for h in hooks if h]
     return [f for f in dict.fromkeys(files) if f]

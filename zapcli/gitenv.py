@@ -36,9 +36,10 @@ DROPPED = frozenset({
 _NOT_THE_PERSONS = frozenset({"GIT_CONFIG_NOSYSTEM", "LANGUAGE", "LC_ALL", "LC_MESSAGES"})
 
 
-def config_origins(top: str, timeout: float = 30.0) -> tuple[bytes, bytes] | None:
+def config_origins(top: str, timeout: float = 30.0, file: str = "") -> tuple[bytes, bytes] | None:
     """(stdout, stderr) of `git config --list --show-origin -z` run in `top`
     (names in it are relative to `top` when git found the repository there);
+    `file`: that file alone, its includes not followed (git's default there);
     None when git cannot be run."""
     import subprocess
 
@@ -48,7 +49,8 @@ def config_origins(top: str, timeout: float = 30.0) -> tuple[bytes, bytes] | Non
     own_lookups(env)
     env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0")
     try:
-        done = subprocess.run(["git", "--no-pager", "config", "--list", "--show-origin", "-z"],
+        only = ["--file", file] if file else []
+        done = subprocess.run(["git", "--no-pager", "config", *only, "--list", "--show-origin", "-z"],
                               cwd=top, env=env, stdin=subprocess.DEVNULL, capture_output=True,
                               timeout=timeout, check=False)
     except (OSError, subprocess.SubprocessError):

@@ -66,6 +66,7 @@ def programs(key: str, value: str, top: str) -> list[str]:
         return []  # a git command, not a program
     value = value[1:] if value.startswith("!") else value  # an alias's, a submodule's update
     said: list[tuple[str, bool]] = []
+    globbed: list[str] = []
     module = False
     for word, program in words(value):
         if module or word.startswith("-m") and len(word) > 2:  # python -m pkg.mod, -mpkg.mod
@@ -79,12 +80,18 @@ def programs(key: str, value: str, top: str) -> list[str]:
         bare = _expansion().sub("", word)
         if bare != word or word.startswith("/"):  # what follows an expansion (`$(...)/x` is
             said.append((bare.lstrip("/"), False))  # split in two unquoted): from the top too
+        wild = _expansion().sub("*", word)  # `${d}ols/x`, `tool?/x`: what the shell may make
+        if any(c in wild for c in "*?[") and wild.strip("*/."):  # not a bare `$LOCAL`
+            globbed.append(wild)
     bases = [top]
     for word, _ in said:
         folder = os.path.normpath(os.path.join(top, os.path.expanduser(word))) if word else top
         if folder not in bases and os.path.isdir(folder) and _within(top, folder):
             bases.append(folder)  # cd tools, git -C tools, make -C tools
     out: list[str] = []
+    for pattern in globbed:  # each file the pattern matches from the top and each folder
+        for base in bases:
+            out += [p for p in _glob(os.path.join(base, pattern.lstrip("/"))) if os.path.isfile(p)]
     for word, program in said:
         if not word or "://" in word or word in (".", ".."):
             continue
@@ -95,6 +102,26 @@ def programs(key: str, value: str, top: str) -> list[str]:
             if (program or named) and "/" in word or os.path.isfile(path):
                 out.append(path)
     return out
+
+
+def _glob(pattern: str) -> list[str]:
+    """The paths `pattern` (absolute) matches, a `*` within one folder, hidden names too."""
+    from fnmatch import fnmatchcase
+
+    found = ["/"]
+    for part in [p for p in pattern.split("/") if p][:32]:
+        if not any(c in part for c in "*?["):
+            found = [os.path.join(f, part) for f in found if os.path.lexists(os.path.join(f, part))]
+            continue
+        matched = []
+        for folder in found[:256]:
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                continue
+            matched += [os.path.join(folder, n) for n in names if fnmatchcase(n, part)]
+        found = matched
+    return found
 
 
 # a shell expansion in a word: its value is not known here
@@ -128,9 +155,13 @@ def words(command: str, depth: int = 0) -> list[tuple[str, bool]]:
             starts = True
             continue
         out.append((token, starts))
+        assigned = starts and "=" in token and token.partition("=")[0].isidentifier()
         if "=" in token:
-            out.append((token.partition("=")[2], False))
+            value = token.partition("=")[2]
+            out.append((value, False))
+            if ":" in value:  # `PATH=tools:$PATH fsmon`: each folder a program is looked up in
+                out += [(part, False) for part in value.split(":") if part]
         if depth < 3 and not starts and any(c.isspace() or c in ";&|" for c in token):
             out += words(token, depth + 1)
-        starts = False
+        starts = assigned  # `NAME=value cmd`: cmd is still the program
     return out

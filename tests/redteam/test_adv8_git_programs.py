@@ -24,7 +24,13 @@ next `git status` runs it — as the person, outside every sandbox.
 
 The outside effect: the file the rewritten program writes in `outside`.
 
-Status against 779ac4c: SUCCEEDED for all four (see the report).
+Status against 779ac4c: SUCCEEDED for all four. Fixed (h-adv8): `words`
+keeps the word after a `NAME=value` a program and gives a `PATH`-like
+value's folders; `programs` matches a word with a glob, or with an
+expansion read as `*`, against the tree (a folder's worth; an expansion
+that stands for several folders, `${d}/st.sh` with d=a/b, is still not
+read); `control._git_files` reads an included file git did not read (its
+condition false now) with `git config --file`.
 """
 
 from __future__ import annotations
