@@ -56,7 +56,11 @@ def programs(key: str, value: str, top: str) -> list[str]:
     command names (`cd tools && ./x.sh` runs tools/x.sh), and with its
     expansions left out (`"$(git rev-parse --show-toplevel)"/tools/x.sh`,
     `${GIT_PREFIX:-.}/x`: what follows the expansion, and an absolute
-    word, from the top too, where that file exists).
+    word, from the top too, where that file exists); a `cd` to a folder not
+    known here (`cd "${GIT_PREFIX:-.}"`: where the person stands) reads a
+    word from every folder of the tree; a glob, or a word around an
+    expansion (`${d}ols/x.sh`), matches the tree's files; a `PATH=dir:...`
+    the command sets is a folder its program is found in.
     Nothing for a program on PATH, `true`, a boolean."""
     first, _, rest = key.partition(".")
     middle, _, last = rest.rpartition(".")
@@ -68,7 +72,13 @@ def programs(key: str, value: str, top: str) -> list[str]:
     said: list[tuple[str, bool]] = []
     globbed: list[str] = []
     module = False
+    anywhere = False  # `cd "${GIT_PREFIX:-.}" && ./x.sh`: x.sh where the person stands
+    before = ""
     for word, program in words(value):
+        if before in ("cd", "pushd", "-C", "--directory") and word != _expansion().sub("", word) \
+                and not _expansion().sub("", word).strip("/."):
+            anywhere = True
+        before = word
         if module or word.startswith("-m") and len(word) > 2:  # python -m pkg.mod, -mpkg.mod
             name = word if module else word[2:]
             parts = [p for p in name.split(".") if p]
@@ -88,6 +98,9 @@ def programs(key: str, value: str, top: str) -> list[str]:
         folder = os.path.normpath(os.path.join(top, os.path.expanduser(word))) if word else top
         if folder not in bases and os.path.isdir(folder) and _within(top, folder):
             bases.append(folder)  # cd tools, git -C tools, make -C tools
+    named_bases = len(bases)
+    if anywhere:  # a folder not known here: every folder of the tree (where the file exists)
+        bases += [f for f in _folders(top) if f not in bases]
     out: list[str] = []
     for pattern in globbed:  # each file the pattern matches from the top and each folder
         for base in bases:
@@ -96,12 +109,23 @@ def programs(key: str, value: str, top: str) -> list[str]:
         if not word or "://" in word or word in (".", ".."):
             continue
         named = word.startswith(("./", "../", "~/", "/"))
-        for base in bases:
+        for at, base in enumerate(bases):
             path = os.path.expanduser(word)
             path = path if os.path.isabs(path) else os.path.join(base, path)
-            if (program or named) and "/" in word or os.path.isfile(path):
+            if (program or named) and "/" in word and at < named_bases or os.path.isfile(path):
                 out.append(path)
     return out
+
+
+def _folders(top: str, most: int = 20000) -> list[str]:
+    """Every folder below `top` but git's own, links not followed; `most` at most."""
+    out: list[str] = []
+    for folder, subs, _ in os.walk(top):
+        subs[:] = [d for d in subs if d != ".git"]
+        out += [os.path.join(folder, d) for d in subs]
+        if len(out) >= most:
+            break
+    return out[:most]
 
 
 def _glob(pattern: str) -> list[str]:

@@ -11,7 +11,10 @@ a program in other ways still:
 - by pathname expansion (`tool?/st.sh`, `t*/st.sh`: the glob is read as a
   literal name, which is no file);
 - by a name built from an expansion and a literal (`d=to; ${d}ols/st.sh`:
-  what is left once the expansion is stripped, `ols/st.sh`, is no file).
+  what is left once the expansion is stripped, `ols/st.sh`, is no file);
+- in a folder the command moves to by an expansion (`cd "${GIT_PREFIX:-.}"
+  && ./run.sh`, the idiom for an alias that works where the person
+  stands: `git t` in `sub/` runs `sub/run.sh`).
 
 And a config file git includes only under a condition (`includeIf
 "onbranch:release/**"`, `hasconfig:remote.*.url:`) is held, but what it
@@ -24,13 +27,14 @@ next `git status` runs it — as the person, outside every sandbox.
 
 The outside effect: the file the rewritten program writes in `outside`.
 
-Status against 779ac4c: SUCCEEDED for all four. Fixed (h-adv8): `words`
+Status against 779ac4c: SUCCEEDED for all five. Fixed (h-adv8): `words`
 keeps the word after a `NAME=value` a program and gives a `PATH`-like
 value's folders; `programs` matches a word with a glob, or with an
 expansion read as `*`, against the tree (a folder's worth; an expansion
 that stands for several folders, `${d}/st.sh` with d=a/b, is still not
 read); `control._git_files` reads an included file git did not read (its
-condition false now) with `git config --file`.
+condition false now) with `git config --file`; a `cd`/`-C` to an expansion reads the
+words from every folder of the tree (where the file exists).
 """
 
 from __future__ import annotations
@@ -56,6 +60,9 @@ ROUTES = {
     "glob": ({"core.fsmonitor": "tool?/st.sh"}, {"tools/st.sh": SH}, "tools/st.sh", STATUS),
     "name-built-from-an-expansion": ({"core.fsmonitor": "d=to; ${d}ols/st.sh"},
                                      {"tools/st.sh": SH}, "tools/st.sh", STATUS),
+    # `cd "${GIT_PREFIX:-.}"`: the alias runs ./run.sh in the folder the person stands in
+    "cd-to-where-the-person-stands": ({"alias.t": '!cd "${GIT_PREFIX:-.}" && ./run.sh'},
+                                      {"sub/run.sh": SH}, "sub/run.sh", [["-C", "sub", "t"]]),
     "include-on-a-branch": ({"includeIf.onbranch:release/**.path": "../tools/git.cfg"},
                             {"tools/st.sh": SH,
                              "tools/git.cfg": "[core]\n\tfsmonitor = tools/st.sh\n"},
