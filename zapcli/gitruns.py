@@ -59,7 +59,9 @@ def programs(key: str, value: str, top: str) -> list[str]:
     word, from the top too, where that file exists); a `cd` to a folder not
     known here (`cd "${GIT_PREFIX:-.}"`: where the person stands) reads a
     word from every folder of the tree; a glob, or a word around an
-    expansion (`${d}ols/x.sh`), matches the tree's files; a `PATH=dir:...`
+    expansion (`${d}ols/x.sh`), matches the tree's files, and the folder a
+    glob lists is held whole (a file made there later matches it: not
+    where that folder is the top, `*/check.sh`); a `PATH=dir:...`
     the command sets is a folder its program is found in.
     Nothing for a program on PATH, `true`, a boolean."""
     first, _, rest = key.partition(".")
@@ -71,6 +73,7 @@ def programs(key: str, value: str, top: str) -> list[str]:
     value = value[1:] if value.startswith("!") else value  # an alias's, a submodule's update
     said: list[tuple[str, bool]] = []
     globbed: list[str] = []
+    folders: list[str] = []  # listed by a glob
     module = False
     anywhere = False  # `cd "${GIT_PREFIX:-.}" && ./x.sh`: x.sh where the person stands
     before = ""
@@ -93,6 +96,10 @@ def programs(key: str, value: str, top: str) -> list[str]:
         wild = _expansion().sub("*", word)  # `${d}ols/x`, `tool?/x`: what the shell may make
         if any(c in wild for c in "*?[") and wild.strip("*/."):  # not a bare `$LOCAL`
             globbed.append(wild)
+        parts = bare.split("/")  # a glob of its own: a file made later matches it too, so
+        at = next((n for n, p in enumerate(parts) if any(c in p for c in "*?[")), 0)
+        if at:  # the folder it lists is held whole (`tools/hooks.d/*`: tools/hooks.d)
+            folders.append("/".join(parts[:at]))
     bases = [top]
     for word, _ in said:
         folder = os.path.normpath(os.path.join(top, os.path.expanduser(word))) if word else top
@@ -102,6 +109,9 @@ def programs(key: str, value: str, top: str) -> list[str]:
     if anywhere:  # a folder not known here: every folder of the tree (where the file exists)
         bases += [f for f in _folders(top) if f not in bases]
     out: list[str] = []
+    for folder in folders:
+        out += [p for p in (os.path.normpath(os.path.join(b, folder)) for b in bases)
+                if os.path.isdir(p) and _within(top, p)]
     for pattern in globbed:  # each file the pattern matches from the top and each folder
         for base in bases:
             out += [p for p in _glob(os.path.join(base, pattern.lstrip("/"))) if os.path.isfile(p)]

@@ -63,6 +63,12 @@ ROUTES = {
     # `cd "${GIT_PREFIX:-.}"`: the alias runs ./run.sh in the folder the person stands in
     "cd-to-where-the-person-stands": ({"alias.t": '!cd "${GIT_PREFIX:-.}" && ./run.sh'},
                                       {"sub/run.sh": SH}, "sub/run.sh", [["-C", "sub", "t"]]),
+    # a glob over a folder: a file the agent adds there matches it too
+    "new-file-a-glob-matches": ({"core.fsmonitor": 'for f in tools/hooks.d/*; do "$f"; done; exit 1'},
+                                {"tools/hooks.d/a.sh": SH}, "tools/hooks.d/b.sh", STATUS),
+    # the same at the top: a new folder matches `*/check.sh` (the top cannot be held)
+    "new-folder-a-glob-matches": ({"core.fsmonitor": 'for f in */check.sh; do "$f"; done; exit 1'},
+                                  {"tools/check.sh": SH}, "evil/check.sh", STATUS),
     "include-on-a-branch": ({"includeIf.onbranch:release/**.path": "../tools/git.cfg"},
                             {"tools/st.sh": SH,
                              "tools/git.cfg": "[core]\n\tfsmonitor = tools/st.sh\n"},
@@ -70,7 +76,12 @@ ROUTES = {
 }
 
 
-@pytest.mark.parametrize("route", list(ROUTES))
+@pytest.mark.parametrize("route", [
+    pytest.param(r, marks=pytest.mark.xfail(strict=True, reason=(
+        "open: a glob whose first component is a wildcard lists the top, which cannot be "
+        "held; proposed: such a setting warned about at spawn (or the work refused a "
+        "sandboxed root there)"))) if r == "new-folder-a-glob-matches" else r
+    for r in ROUTES])
 def test_a_program_the_persons_git_config_runs_cannot_be_rewritten(zap, outside, route):
     config, files, target, runs = ROUTES[route]
     repo = make_repo(zap.cwd)
@@ -82,7 +93,8 @@ def test_a_program_the_persons_git_config_runs_cannot_be_rewritten(zap, outside,
     git(repo, "commit", "-q", "-m", "the team's scripts")
     for key, value in config.items():
         git(repo, "config", key, value)
-    agent(zap, f"printf '{EVIL.format(out=outside)}' > {target} || true")
+    agent(zap, f"mkdir -p $(dirname {target}); printf '{EVIL.format(out=outside)}' > {target} "
+               f"&& chmod +x {target} || true")
     assert not list(outside.iterdir())  # nothing ran inside
     env = {k: v for k, v in zap.env.items() if k != "GIT_PAGER"}
     for run in runs:
