@@ -108,13 +108,7 @@ def programs(key: str, value: str, top: str) -> list[str]:
     named_bases = len(bases)
     if anywhere:  # a folder not known here: every folder of the tree (where the file exists)
         bases += [f for f in _folders(top) if f not in bases]
-    out: list[str] = []
-    for folder in folders:
-        out += [p for p in (os.path.normpath(os.path.join(b, folder)) for b in bases)
-                if os.path.isdir(p) and _within(top, p)]
-    for pattern in globbed:  # each file the pattern matches from the top and each folder
-        for base in bases:
-            out += [p for p in _glob(os.path.join(base, pattern.lstrip("/"))) if os.path.isfile(p)]
+    out = _listed(top, bases, folders, globbed)
     for word, program in said:
         if not word or "://" in word or word in (".", ".."):
             continue
@@ -124,6 +118,17 @@ def programs(key: str, value: str, top: str) -> list[str]:
             path = path if os.path.isabs(path) else os.path.join(base, path)
             if (program or named) and "/" in word and at < named_bases or os.path.isfile(path):
                 out.append(path)
+    return out
+
+
+def _listed(top: str, bases: list[str], folders: list[str], globbed: list[str]) -> list[str]:
+    """The folders a glob lists (held whole: a file made there later matches it
+    too) and each file a pattern matches, from the top and each folder."""
+    out = [p for folder in folders for p in (os.path.normpath(os.path.join(b, folder))
+                                             for b in bases) if os.path.isdir(p) and _within(top, p)]
+    for pattern in globbed:
+        for base in bases:
+            out += [p for p in _glob(os.path.join(base, pattern.lstrip("/"))) if os.path.isfile(p)]
     return out
 
 
