@@ -159,6 +159,22 @@ def named(folder: str, *, repository: bool) -> list[str]:
     return out + [os.path.join(folder, r) for r in rel if r is not None]
 
 
+def named_above(path: str, root: str) -> str | None:
+    """What a repository between `root` (left out: `of_root` is its) and
+    `path` names in its config (`named`: its hooks folder, an included file,
+    a program), where `path` is it or lies in it; else None. The file tools
+    ask before such a write, as the sandbox holds it. Git is asked only
+    where a folder on the way has a `.git`."""
+    folder = os.path.dirname(path)
+    while folder != root and folder.startswith(root.rstrip(os.sep) + os.sep):
+        if os.path.lexists(os.path.join(folder, ".git")):
+            for place in map(os.path.normpath, named(folder, repository=True)):
+                if path == place or path.startswith(place.rstrip(os.sep) + os.sep):
+                    return place
+        folder = os.path.dirname(folder)
+    return None
+
+
 def _inside(root: str, value: str) -> str | None:
     """`value` (relative to `root`, or absolute) as a name below `root`, `/`-separated;
     None when it is `root` itself or lies outside it. Links are not followed:

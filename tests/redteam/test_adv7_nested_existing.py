@@ -105,3 +105,31 @@ def test_what_a_nested_repository_runs_is_held(zap, outside, how):
     _person_commits(zap.cwd / where)
     assert sorted(p.name for p in outside.iterdir()) == []
 
+
+@pytest.mark.parametrize("how", ["git file", "hooksPath"])
+def test_the_write_tool_cannot_plant_what_a_nested_repository_runs(zap, outside, how):
+    """The built-in agent's `write` (it writes from the runner, not through
+    the sandbox), unattended in workspace mode: every question denied."""
+    from tests.redteam.actors import Actor
+    from zapcli.testing import ScriptedServer
+
+    where, made, plant = NESTED[how]
+    actor = Actor.root(zap)
+    make_repo(actor.work)
+    (actor.work / ".gitignore").write_text("a/\nstore/\n")
+    (actor.work / where).mkdir(parents=True, exist_ok=True)
+    made(actor.work)
+    script = [{"match": "tidy", "turns": [
+        {"tool_calls": [{"name": "write", "arguments": {"path": plant, "content":
+                                                       f"#!/bin/sh\nid > {outside}/PWNED\n"}}]},
+        {"text": "tidied"}]}]
+    with ScriptedServer(script) as srv:
+        actor.env.update(OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted",
+                         OPENAI_API_KEY="sk-zaptest-x-0123456789")
+        sid = actor.spawn("--approval", "workspace", "--unattended", "tidy the repo")
+        assert actor.wait(sid) == "completed", actor("output", sid).out
+    hook = actor.work / plant
+    if hook.exists():  # git runs only an executable hook: make it one, as a person might
+        hook.chmod(0o755)
+    _person_commits(actor.work / where)
+    assert sorted(p.name for p in outside.iterdir()) == []
