@@ -103,6 +103,11 @@ def _guarded(real: str, roots: list[str], names: tuple[str, ...]) -> str | None:
             if guarded:
                 return (f"{real} is the control file {guarded} (another program runs what it "
                         "says), which only a person may change")
+            named = control_list.named_above(real, root)  # a nested repository's hooks folder
+            if named:
+                return (f"{real} is in {named}, which the config of the repository it lies in "
+                        "runs (its hooks folder, an included file, a program): only a person "
+                        "may change it")
     return None
 
 
@@ -162,7 +167,7 @@ def _control_target(args: dict[str, Any], cwd: str, roots: list[str],
     if guarded:
         return (f"{real} is the control file {guarded} of the folder it lies in (another "
                 "program runs what it says), which only a person may change")
-    git_dir = _git_dir_above(real) if outside else None
+    git_dir = _git_dir_above(real)  # in a writable root too: the one a `sub/.git` file names
     if git_dir:
         return (f"{real} is inside the git folder {git_dir} (git runs what its config and hooks "
                 "say), which only a person may change")

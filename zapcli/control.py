@@ -147,6 +147,34 @@ def of_root(root: str, listed: Iterable[str], others: Iterable[str] = ()) -> tup
     return tuple(out)
 
 
+def named(folder: str, *, repository: bool) -> list[str]:
+    """What `of_root` adds, for a folder below a writable root's top that the
+    sandbox's walk found control files in (`zapcli.sandbox.deeper`), as
+    absolute paths, there or not: where `repository` (`folder` is a
+    repository's top: a `.git` there), every file git reads as its
+    configuration and what those name (hooks folder, programs); the file
+    `.yarnrc.yml`'s `yarnPath` names; mise's per-environment files."""
+    out = _git_files(folder) if repository else []
+    rel = [*_yarn_paths(folder), *_mise_env_files(folder)]
+    return out + [os.path.join(folder, r) for r in rel if r is not None]
+
+
+def named_above(path: str, root: str) -> str | None:
+    """What a repository between `root` (left out: `of_root` is its) and
+    `path` names in its config (`named`: its hooks folder, an included file,
+    a program), where `path` is it or lies in it; else None. The file tools
+    ask before such a write, as the sandbox holds it. Git is asked only
+    where a folder on the way has a `.git`."""
+    folder = os.path.dirname(path)
+    while folder != root and folder.startswith(root.rstrip(os.sep) + os.sep):
+        if os.path.lexists(os.path.join(folder, ".git")):
+            for place in map(os.path.normpath, named(folder, repository=True)):
+                if path == place or path.startswith(place.rstrip(os.sep) + os.sep):
+                    return place
+        folder = os.path.dirname(folder)
+    return None
+
+
 def _inside(root: str, value: str) -> str | None:
     """`value` (relative to `root`, or absolute) as a name below `root`, `/`-separated;
     None when it is `root` itself or lies outside it. Links are not followed:

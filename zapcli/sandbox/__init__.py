@@ -8,7 +8,8 @@ Imports only the standard library: whoever calls it passes the paths in.
 `policy` turns an approval mode and a definition's `sandbox:` into the
 mounts; `bwrap` builds the command line and probes whether this machine
 can run it; `sockets` says what to hide with the network off; `caches`
-where package managers keep theirs; `links` finds protected names a mount
+where package managers keep theirs; `deeper` finds the control files that
+exist below a writable root's top; `links` finds protected names a mount
 cannot pin; `refusals` explains a write the sandbox refused; `session` is
 one long-lived sandbox whose helper (`inner`, its pid 1) starts each
 command, so a call costs a fork, not a new set of namespaces.

@@ -17,7 +17,11 @@ mode: one that exists is bound read-only; for one that does not, the first
 missing part of its path is a placeholder — an empty folder, or for a name
 a program reads as a file a file that reads as "nothing configured", that
 the caller makes before bwrap starts and removes after
-(`zapcli.sandbox.placeholders`), so nothing can be created there.
+(`zapcli.sandbox.placeholders`), so nothing can be created there. Below
+a root's top, the control files that exist are held where they are (a
+nested repository's `.git` and what its config names; no placeholders
+there): `zapcli.sandbox.deeper` walks each root, bounded, with a note
+past its bound.
 
 A `--worktree` tree's git (its admin folder, the shared objects, its own
 branch) comes in from the caller as `GitAccess`, worked out where git's
@@ -37,6 +41,7 @@ from zapcli.approvals import write_ceiling
 from zapcli.control import PRESENT, of_root
 from zapcli.control import match as control_match
 from zapcli.control import names as control_names
+from zapcli.sandbox.deeper import LIMIT, Walk
 
 SCRATCH_SIZE = 1 << 30  # the scratch folder's cap when nothing says otherwise: 1 GiB
 
@@ -209,11 +214,49 @@ def _kept(shown: Iterable[str], shut: list[str]) -> list[str]:
             and any(_under(os.path.realpath(k), h) for h in shut)]
 
 
+def _held(declared: list[str], names: tuple[str, ...], code: Iterable[str], shut: list[str],
+          readonly: list[str], walk: int) -> tuple[list[str], list[str], list[str]]:
+    """(what to bind read-only besides `readonly` (what is held or fenced
+    already), the placeholders, notes) in
+    the writable roots `declared`: each root's control names at its top
+    (`_guard`), the code folders in them, and the control files that exist
+    below the tops (`zapcli.sandbox.deeper`, at most `walk` entries looked at)."""
+    held: list[str] = []
+    missing: list[str] = []
+    notes: list[str] = []
+
+    def guard(root: str, rels: Iterable[str], placeholders: bool = True) -> list[str]:
+        found, absent, said = _guard(root, tuple(rels), declared)
+        held.extend(p for p in found if p not in held and p not in readonly)
+        missing.extend(p for p in absent if placeholders and p not in missing)
+        return said
+
+    for root in declared:
+        notes += guard(root, of_root(root, names, declared))
+    for place, root in _code_in(code, declared):
+        if place == root and root not in held:
+            held.append(root)
+        notes += [*(guard(root, (os.path.relpath(place, root),)) if place != root else []),
+                  f"{place} is where zapcli, or a program you run, takes code from "
+                  "(its Python environment, module path, PATH or LD_LIBRARY_PATH): it stays "
+                  "read-only, so nothing run here can plant what runs next outside the sandbox; "
+                  "install zapcli in an environment of its own (pipx) and keep the workspace "
+                  "off those paths to let commands write there"]
+    deeper = Walk(names, declared, [*readonly, *held, *missing], shut, limit=walk)
+    for root in declared:
+        deeper.root(root)
+    for path in deeper.found:  # each exists: held where it is, never a placeholder
+        root = next(r for r in declared if _under(path, r))
+        notes += guard(root, (os.path.relpath(path, root),), placeholders=False)
+    return held, missing, notes + deeper.said()
+
+
 def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
             network: bool = False, writable: Iterable[str] | None = None, scratch: str,
             hidden: Iterable[str] = (), shown: Iterable[str] = (),
             control: Iterable[str] | None = None,
-            git: Iterable[GitAccess] = (), code: Iterable[str] = ()) -> tuple[Policy, list[str]]:
+            git: Iterable[GitAccess] = (), code: Iterable[str] = (),
+            walk: int = LIMIT) -> tuple[Policy, list[str]]:
     """(the policy, one note per declared path that was left out and why).
 
     `writable` None (not declared) means the workspace and `writable_roots`;
@@ -225,7 +268,9 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
     in a writable root stays read-only (a missing one is held by a
     placeholder), as the control files are (not in `full` mode). `hidden`:
     zapcli's own folders, empty inside; `shown`: one inside them that is the
-    work's all the same (its tree: `_kept`). Raises ValueError for an unknown mode."""
+    work's all the same (its tree: `_kept`). `walk`: the most folder entries
+    looked at for control files that exist below the roots' tops
+    (`zapcli.sandbox.deeper`). Raises ValueError for an unknown mode."""
     roots = tuple(writable_roots)
     names = control_names() if control is None else tuple(control)
     ceiling, protect = write_ceiling(mode, workspace, roots)
@@ -268,21 +313,11 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
     # tree of a subagent spawned in its subfolder: git there reads the tree's .git)
     readonly: list[str] = [k for k in kept if not any(_under(k, w) for w in out)]
     missing: list[str] = []
-    for root in declared if protect else ():
-        held, absent, said = _guard(root, of_root(root, names, declared), declared)
-        readonly += [p for p in held if p not in readonly]
-        missing += [p for p in absent if p not in missing]
+    if protect:
+        given_git = [w for w in out if w not in declared]  # a tree's git: its own to fence
+        held, missing, said = _held(declared, names, code, shut, [*readonly, *given_git], walk)
+        readonly += held
         notes += said
-    for place, root in _code_in(code, declared) if protect else ():
-        held, absent, said = ([root], [], []) if place == root else _guard(
-            root, (os.path.relpath(place, root),), declared)
-        readonly += [p for p in held if p not in readonly]
-        missing += [p for p in absent if p not in missing]
-        notes += [*said, f"{place} is where zapcli, or a program you run, takes code from "
-                  "(its Python environment, module path, PATH or LD_LIBRARY_PATH): it stays "
-                  "read-only, so nothing run here can plant what runs next outside the sandbox; "
-                  "install zapcli in an environment of its own (pipx) and keep the workspace "
-                  "off those paths to let commands write there"]
     return Policy(network=network, writable=tuple(out),
                   readonly=tuple(readonly + [p for p in links if p not in readonly]),
                   hidden=tuple(dict.fromkeys(shut)), scratch=scratch,
