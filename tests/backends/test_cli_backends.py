@@ -375,4 +375,4 @@ def test_four_gemini_runs_with_a_big_task_at_once_all_keep_their_answer(zap, ser
     assert zap("wait", *ids, "--timeout", "180").returncode == 0, [ct.dump(zap, i) for i in ids]
     for sid in ids:
         assert ct.records(zap, sid, "report")[-1]["text"].strip() == "big task read"
-        assert not (ct.home(zap, sid) / "stdout.jsonl").exists()
+        assert not Path(f"{ct.home(zap, sid)}.stdout.jsonl").exists()

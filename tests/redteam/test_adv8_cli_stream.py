@@ -26,7 +26,10 @@ server's requests) past the budget.
 Status against 779ac4c: SUCCEEDED — 45 and 33 model calls in two runs
 (the same loop with a harmless command: stopped within 4). The command
 found the stream both ways (`/proc/<cli>/fd/1` and `$HOME/stdout.jsonl`).
-Open: xfail strict.
+Fixed since (the class, as proposed below): the stream lies beside the
+private home, out of view, opened `O_APPEND`; and the CLI runs from an
+execute-only copy, so it is not dumpable and no command reaches its fds
+(`zapcli.sandbox.execonly`); the MCP relays make themselves so.
 
 Proposed fix, the class (the channel zapcli reads the CLI's word from is
 one the CLI's commands can write): (1) the stream opened `O_APPEND` and
@@ -71,8 +74,8 @@ for pid in os.listdir("/proc"):
             pass
 targets += glob.glob(os.path.join(os.environ.get("HOME", "/nonexistent"), "stdout.jsonl"))
 for t in targets[:1]:
-    with open(t, "ab") as fh:
-        fh.write(b" " * (1 << 20) + b"\n")
+    with open(t, "ab") as fh:  # spaces the CLI's next bytes would overwrite (no O_APPEND), then
+        fh.write(b" " * (1 << 20) + b"\n" + b'{"swallowed": "')  # a line its next line ends
 print("PADDED", targets)
 '''
 
@@ -82,9 +85,7 @@ BASH = {"name": "Bash", "arguments": {"command": "python3 pad.py", "description"
 @needs_bwrap
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("pads", [
-    pytest.param(True, marks=pytest.mark.xfail(strict=True, reason=(
-        "open: a command the CLI runs writes into the CLI's stdout stream file (private home, "
-        "/proc/<cli>/fd/1) and zapcli's reader skips what the CLI says next: see the docstring"))),
+    True,
     False])  # the same loop, its command harmless: the budget holds
 def test_a_command_the_cli_runs_does_not_hide_its_usage_from_the_budget(zap, pads):
     (zap.cwd / "pad.py").write_text(PAD if pads else "print('PADDED', [])\n")
@@ -99,3 +100,26 @@ def test_a_command_the_cli_runs_does_not_hide_its_usage_from_the_budget(zap, pad
         calls = len(srv.requests)
         said = [m for m in json.dumps(srv.requests).split("\\n") if "PADDED" in m][:1]
     assert calls <= 4, (calls, said)
+    if pads:  # it found no way in through the CLI's own fd 1 (pid 2 here: not dumpable now)
+        assert said and "/proc/2/" not in said[0], said
+
+
+@needs_bwrap
+@pytest.mark.timeout(240)
+@pytest.mark.xfail(strict=True, reason=(
+    "open: bubblewrap's own pid 1 inside the sandbox (its reaper, a fork of bwrap: dumpable) "
+    "holds the CLI's stdout too, and /proc/1/fd/1 reopens it: a command can still append "
+    "forged lines (a `result`, a dangling string that swallows the CLI's next line). "
+    "Proposed: the CLI under `bwrap --as-pid-1` with zapcli's relay as that pid 1 — not "
+    "dumpable, holding none of the CLI's descriptors once it forked it, forwarding signals"))
+def test_no_command_the_cli_runs_reaches_the_stream_zapcli_reads(zap):
+    (zap.cwd / "pad.py").write_text(PAD)
+    call = {"tool_calls": [BASH], "usage": {"prompt_tokens": 10, "completion_tokens": 10}}
+    with ScriptedServer([{"match": "look once", "turns": [call, {"text": "done"}]}],
+                        protocol="anthropic") as srv:
+        ct.configure(zap, "claude")
+        sid = ct.spawn(zap, "claude", "look once", ct.cli_env("claude", srv), "--approval", "full",
+                       "--timeout", "60")
+        zap.wait_status(sid, timeout=90)
+        said = [m for m in json.dumps(srv.requests).split("\\n") if "PADDED" in m][:1]
+    assert said and "PADDED []" in said[0], said

@@ -154,8 +154,11 @@ class _Run:
         # own session may exit before a pipe's pending writes are flushed
         # (measured: gemini lost its answer 3 times in 8 under load), and a
         # file never makes it wait for a slow reader (C20).
-        stream = Path(self.req.config_home) / "stdout.jsonl"
-        write_fd = os.open(stream, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        # Beside its private home, not in it: out of view of what the CLI runs (which
+        # cannot reach the CLI's own fd either: zapcli.sandbox.execonly), and appended to.
+        stream = Path(f"{self.req.config_home}.stdout.jsonl")
+        write_fd = os.open(stream, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+                           | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
         try:
             proc = subprocess.Popen(
                 # PWD names where it runs: a CLI that reads it (opencode) would work in the

@@ -179,7 +179,22 @@ def run(argv: list[str]) -> int:
     return 127  # unreachable
 
 
+def unreachable() -> None:
+    """This process out of reach of the others in the sandbox (the commands
+    the CLI runs, same user): not dumpable, so no `/proc/<pid>/fd`,
+    `pidfd_getfd`, ptrace or `/proc/<pid>/mem` of its sockets and pipes
+    (they hold no capability to pass that check). Where libc has no prctl,
+    nothing changes."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except (OSError, AttributeError):
+        pass
+
+
 if __name__ == "__main__":
+    unreachable()  # an exec (run's CMD) makes the program dumpable again: see execonly
     if len(sys.argv) == 3 and sys.argv[1] == "mcp":
         sys.exit(mcp(sys.argv[2]))
     if len(sys.argv) > 2 and sys.argv[1] == "run" and "--" in sys.argv:
