@@ -26,6 +26,18 @@ def make_repo(work: Path) -> Path:
     return work
 
 
+def repo_with_scripts(work: Path, files: dict[str, str]) -> Path:
+    """A repository (`make_repo`) with the team's `files` committed, executable."""
+    repo = make_repo(work)
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+        (repo / rel).chmod(0o755)
+    git(repo, "add", *files)
+    git(repo, "commit", "-q", "-m", "the team's scripts")
+    return repo
+
+
 def setup_config(zap, extra: str = "") -> None:
     """The person's config: `worktree.setup: make -s setup`, then `extra`."""
     config = Path(zap.env["ZAPCLI_CONFIG_HOME"])

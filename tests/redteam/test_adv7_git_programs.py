@@ -37,7 +37,7 @@ import subprocess
 import pytest
 
 from tests.parallel.conftest import git
-from tests.redteam.repos import agent, make_repo
+from tests.redteam.repos import agent, make_repo, repo_with_scripts
 from tests.sandbox.conftest import needs_bwrap
 
 pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
@@ -75,13 +75,7 @@ ROUTES = {
     for r in ROUTES])
 def test_a_program_the_persons_git_config_runs_cannot_be_rewritten(zap, outside, route):
     key, value, files, target, run = ROUTES[route]
-    repo = make_repo(zap.cwd)
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-        (repo / rel).chmod(0o755)
-    git(repo, "add", *files)
-    git(repo, "commit", "-q", "-m", "the team's scripts")
+    repo = repo_with_scripts(zap.cwd, files)
     git(repo, "config", key, value)
     evil = (EVIL_PY if target.endswith(".py") else EVIL_SH).format(out=outside)
     agent(zap, f"printf '{evil}' > {target} || true")

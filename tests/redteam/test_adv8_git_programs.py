@@ -44,7 +44,7 @@ import subprocess
 import pytest
 
 from tests.parallel.conftest import git
-from tests.redteam.repos import agent, make_repo
+from tests.redteam.repos import agent, repo_with_scripts
 from tests.sandbox.conftest import needs_bwrap
 
 pytestmark = [needs_bwrap, pytest.mark.timeout(240)]
@@ -84,13 +84,7 @@ ROUTES = {
     for r in ROUTES])
 def test_a_program_the_persons_git_config_runs_cannot_be_rewritten(zap, outside, route):
     config, files, target, runs = ROUTES[route]
-    repo = make_repo(zap.cwd)
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-        (repo / rel).chmod(0o755)
-    git(repo, "add", *files)
-    git(repo, "commit", "-q", "-m", "the team's scripts")
+    repo = repo_with_scripts(zap.cwd, files)
     for key, value in config.items():
         git(repo, "config", key, value)
     agent(zap, f"mkdir -p $(dirname {target}); printf '{EVIL.format(out=outside)}' > {target} "
