@@ -14,7 +14,8 @@ runs the CLI from an execute-only copy (mode 0111) of its binary — the ELF
 itself (claude's, opencode's), or node for a script CLI (`#!/usr/bin/env
 node`): `argv`. The copies are kept per user in `/var/tmp/zapcli-<uid>/
 exec-only/`, one per program version (its device, inode, size and change
-time), made once and atomically; a folder there not the user's own, or a
+time), made once and atomically, another version removed a day after it
+was made; a folder there not the user's own, or a
 copy that cannot be made, leaves the CLI as it was and says why. A CLI
 whose real work runs in a child it starts from a readable binary (codex's
 launcher starts its native agent) keeps that child dumpable.
@@ -26,8 +27,10 @@ import contextlib
 import os
 import shutil
 import stat
+import time
 
 BASE = "/var/tmp"
+KEEP_S = 86400.0  # another version of a program is removed once it is this old
 
 
 def folder() -> str:
@@ -68,10 +71,13 @@ def copy(program: str) -> str:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(temp)
-    for old in os.listdir(where):  # the same program's earlier versions: a running one keeps its own
-        if old.startswith(f"{name}-") and old != os.path.basename(made):
+    stale = time.time() - KEEP_S  # the same program's other versions, once a day has passed: one
+    for old in os.listdir(where):  # a runner just chose is never taken from under it
+        path = os.path.join(where, old)
+        if old.startswith(f"{name}-") and path != made:
             with contextlib.suppress(OSError):
-                os.unlink(os.path.join(where, old))
+                if os.lstat(path).st_mtime < stale:
+                    os.unlink(path)
     return made
 
 
