@@ -86,6 +86,21 @@ class Actor:
         assert sid.startswith("sa_"), done.out
         return sid
 
+    def agent_writes(self, path: str, content: str) -> str:
+        """An unattended built-in agent (`workspace` mode) whose scripted model
+        writes `content` at `path` with its write tool; it completed: its id."""
+        from zapcli.testing import ScriptedServer
+
+        script = [{"match": "tidy", "turns": [
+            {"tool_calls": [{"name": "write", "arguments": {"path": path, "content": content}}]},
+            {"text": "tidied"}]}]
+        with ScriptedServer(script) as srv:
+            self.env.update(OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted",
+                            OPENAI_API_KEY="sk-zaptest-x-0123456789")
+            sid = self.spawn("--approval", "workspace", "--unattended", "tidy the repo")
+            assert self.wait(sid) == "completed", self("output", sid).out
+        return sid
+
     def trail(self, sid: str) -> Path:
         return self.home / "subagents" / f"{sid}.jsonl"
 

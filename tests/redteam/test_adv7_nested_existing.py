@@ -111,7 +111,6 @@ def test_the_write_tool_cannot_plant_what_a_nested_repository_runs(zap, outside,
     """The built-in agent's `write` (it writes from the runner, not through
     the sandbox), unattended in workspace mode: every question denied."""
     from tests.redteam.actors import Actor
-    from zapcli.testing import ScriptedServer
 
     where, made, plant = NESTED[how]
     actor = Actor.root(zap)
@@ -119,15 +118,7 @@ def test_the_write_tool_cannot_plant_what_a_nested_repository_runs(zap, outside,
     (actor.work / ".gitignore").write_text("a/\nstore/\n")
     (actor.work / where).mkdir(parents=True, exist_ok=True)
     made(actor.work)
-    script = [{"match": "tidy", "turns": [
-        {"tool_calls": [{"name": "write", "arguments": {"path": plant, "content":
-                                                       f"#!/bin/sh\nid > {outside}/PWNED\n"}}]},
-        {"text": "tidied"}]}]
-    with ScriptedServer(script) as srv:
-        actor.env.update(OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted",
-                         OPENAI_API_KEY="sk-zaptest-x-0123456789")
-        sid = actor.spawn("--approval", "workspace", "--unattended", "tidy the repo")
-        assert actor.wait(sid) == "completed", actor("output", sid).out
+    actor.agent_writes(plant, f"#!/bin/sh\nid > {outside}/PWNED\n")
     hook = actor.work / plant
     if hook.exists():  # git runs only an executable hook: make it one, as a person might
         hook.chmod(0o755)

@@ -34,7 +34,6 @@ import pytest
 from tests.conftest import wait_until
 from tests.redteam.actors import Actor
 from tests.sandbox.conftest import needs_bwrap
-from zapcli.testing import ScriptedServer
 
 pytestmark = needs_bwrap
 
@@ -81,15 +80,7 @@ def test_the_write_tool_cannot_plant_a_hook_in_the_hookspath_folder(zap, outside
     _git(w, "config", "core.hooksPath", ".githooks")
     _git(w, "add", "-A")
     _git(w, "commit", "-qm", "one")
-    script = [{"match": "tidy", "turns": [
-        {"tool_calls": [{"name": "write", "arguments": {"path": ".githooks/post-commit", "content":
-                                                       f"#!/bin/sh\nid > {outside}/HOOK\n"}}]},
-        {"text": "tidied"}]}]
-    with ScriptedServer(script) as srv:
-        actor.env.update(OPENAI_BASE_URL=srv.base_url, ZAPCLI_MODEL="scripted",
-                         OPENAI_API_KEY="sk-zaptest-x-0123456789")
-        sid = actor.spawn("--approval", "workspace", "--unattended", "tidy the repo")
-        assert actor.wait(sid) == "completed", actor("output", sid).out
+    actor.agent_writes(".githooks/post-commit", f"#!/bin/sh\nid > {outside}/HOOK\n")
     hook = w / ".githooks" / "post-commit"
     if hook.exists():  # git runs only an executable hook: make it one, as a person might
         hook.chmod(0o755)

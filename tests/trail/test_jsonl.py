@@ -69,13 +69,19 @@ def test_a_value_writes_as_orjson_writes_it(value):
     assert orjson.loads(jsonl.std_dumps(value)) == want
 
 
-def test_a_command_that_reads_and_writes_a_few_records_never_imports_orjson(tmp_path):
-    probe = ("import sys; from zapcli.trail import jsonl, records, reader;"
-             "line = records.encode(records.make('spawn', 0, {'task': 't', 'mono': 1.5}), []);"
-             "assert reader.parse(line * 3).records[2]['mono'] == 1.5;"
-             "print('orjson' in sys.modules)")
+def _orjson_imported(work: str) -> bool:
+    """Whether a fresh interpreter that makes records and runs `work` (with
+    `line`, `reader` and `records` at hand) imported orjson."""
+    probe = ("import sys; from zapcli.trail import jsonl, records, reader;" + work
+             + ";print('orjson' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "False"
+    return out.strip() == "True"
+
+
+def test_a_command_that_reads_and_writes_a_few_records_never_imports_orjson(tmp_path):
+    assert not _orjson_imported(
+        "line = records.encode(records.make('spawn', 0, {'task': 't', 'mono': 1.5}), []);"
+        "assert reader.parse(line * 3).records[2]['mono'] == 1.5")
 
 
 def test_a_trail_of_a_few_hundred_kilobytes_is_read_without_orjson(tmp_path):
@@ -83,12 +89,9 @@ def test_a_trail_of_a_few_hundred_kilobytes_is_read_without_orjson(tmp_path):
     only from about a megabyte of trail (json's C scanner ~16 ms a MB, orjson
     ~4): a 200 KB trail — an agent's run of some length, read by every merge,
     poll or output of it — is read with json's C half."""
-    probe = ("import sys; from zapcli.trail import jsonl, records, reader;"
-             "line = records.encode(records.make('event', 0, {'text': 'x' * 1000}), []);"
-             "assert len(reader.parse(line * 200).records) == 200;"
-             "print('orjson' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "False"
+    assert not _orjson_imported(
+        "line = records.encode(records.make('event', 0, {'text': 'x' * 1000}), []);"
+        "assert len(reader.parse(line * 200).records) == 200")
 
 
 STD_DECODER = __import__("json").JSONDecoder(parse_int=jsonl._int, parse_float=jsonl._float,
