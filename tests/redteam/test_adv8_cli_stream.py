@@ -106,13 +106,11 @@ def test_a_command_the_cli_runs_does_not_hide_its_usage_from_the_budget(zap, pad
 
 @needs_bwrap
 @pytest.mark.timeout(240)
-@pytest.mark.xfail(strict=True, reason=(
-    "open: bubblewrap's own pid 1 inside the sandbox (its reaper, a fork of bwrap: dumpable) "
-    "holds the CLI's stdout too, and /proc/1/fd/1 reopens it: a command can still append "
-    "forged lines (a `result`, a dangling string that swallows the CLI's next line). "
-    "Proposed: the CLI under `bwrap --as-pid-1` with zapcli's relay as that pid 1 — not "
-    "dumpable, holding none of the CLI's descriptors once it forked it, forwarding signals"))
 def test_no_command_the_cli_runs_reaches_the_stream_zapcli_reads(zap):
+    """Nor through the sandbox's pid 1: bubblewrap's reaper (a fork of bwrap,
+    dumpable) held the CLI's stdout and /proc/1/fd/1 reopened it — lines
+    could still be appended (failed before: `PADDED ['/proc/1/fd/1']`). The
+    relay is pid 1 now (`--as-pid-1`), not dumpable, holding none of it."""
     (zap.cwd / "pad.py").write_text(PAD)
     call = {"tool_calls": [BASH], "usage": {"prompt_tokens": 10, "completion_tokens": 10}}
     with ScriptedServer([{"match": "look once", "turns": [call, {"text": "done"}]}],

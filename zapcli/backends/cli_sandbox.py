@@ -274,6 +274,8 @@ class Confined:
             for var in PROXY_VARS:
                 env.pop(var, None)
             argv = [*self._relay(env), *argv]
+        else:  # the relay as the sandbox's pid 1 all the same: it listens for nothing
+            argv = [self.python, "-I", "-S", RELAY, "run", "--", *argv]
         from zapcli.host.sandbox import records
         from zapcli.sandbox import placeholders
 
@@ -281,6 +283,9 @@ class Confined:
         self.notes += self.held.notes
         outer = bwrap.argv(self.held.policy, self.bwrap,
                            root=False if self.backend.nests else None)
+        # no reaper of bwrap's as pid 1 (a fork of bwrap: dumpable, holding the CLI's stdout,
+        # the stream zapcli reads its usage from); the relay is, out of every command's reach
+        outer.insert(1, "--as-pid-1")
         if self.backend.nests:  # a user namespace of its own, where its sandbox makes others
             outer.remove("--disable-userns")
             if os.geteuid() == 0:  # root inside would make its bwrap take the privileged way

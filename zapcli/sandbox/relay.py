@@ -13,9 +13,13 @@ library: it runs by path (`python -I -S relay.py ...`) inside the sandbox.
   the one address that socket stands for (the model's endpoint), then exec
   CMD. `--tcp` relays bytes (an endpoint on this machine, at the same port
   inside); `--connect` is an HTTP proxy that answers only `CONNECT HOST:PORT`
-  (a remote endpoint, reached through HTTPS_PROXY). The listeners live in a
-  forked child; CMD keeps the pid bwrap gave, and when it ends the sandbox's
-  pid namespace, listeners and all, ends with it.
+  (a remote endpoint, reached through HTTPS_PROXY); with neither, it only
+  keeps CMD. The relay is the sandbox's pid 1 (bwrap `--as-pid-1`, in place
+  of bubblewrap's reaper, a dumpable fork of bwrap holding CMD's stdout): it
+  forks CMD, keeps none of CMD's files (its stdout is the stream zapcli reads
+  the CLI's word from), reaps what is orphaned inside, and ends with CMD's
+  status — the kernel then ends the rest of the namespace. It is not
+  dumpable, so no command inside reaches its files or memory.
 
 A socket path may be longer than a unix address holds: the relay connects
 from the socket's folder by its name.
@@ -23,10 +27,12 @@ from the socket's folder by its name.
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import sys
 import threading
+from collections.abc import Callable
 
 CHUNK = 1 << 16
 HEAD_LIMIT = 8192
@@ -119,64 +125,104 @@ def _proxy(client: socket.socket, target: str, path: str) -> None:
     _carry(client, path, rest.partition(b"\r\n\r\n")[2])
 
 
-def _listen(port: int, serve: object) -> None:
-    """Accept on 127.0.0.1:port, and on [::1]:port where the sandbox has IPv6
-    (a `localhost` endpoint may resolve to either)."""
+def _bind(port: int) -> list[socket.socket]:
+    """Listening sockets on 127.0.0.1:port, and on [::1]:port where the
+    sandbox has IPv6 (a `localhost` endpoint may resolve to either)."""
+    out = []
     for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
         srv = socket.socket(family, socket.SOCK_STREAM)
         srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             srv.bind((host, port))
         except OSError:
+            srv.close()
             if family == socket.AF_INET:
                 raise
-            srv.close()
             continue
         srv.listen(64)
+        out.append(srv)
+    return out
 
-        def loop(srv: socket.socket = srv) -> None:
-            while True:
-                client, _ = srv.accept()
-                threading.Thread(target=serve, args=(client,), daemon=True).start()  # type: ignore[arg-type]
 
-        threading.Thread(target=loop, daemon=True).start()
+def _serve(srv: socket.socket, serve: Callable[[socket.socket], None]) -> None:
+    def loop() -> None:
+        while True:
+            client, _ = srv.accept()
+            threading.Thread(target=serve, args=(client,), daemon=True).start()
+
+    threading.Thread(target=loop, daemon=True).start()
+
+
+def _listeners(opts: list[str]) -> list[tuple[socket.socket, Callable[[socket.socket], None]]]:
+    out: list[tuple[socket.socket, Callable[[socket.socket], None]]] = []
+    for flag, spec in zip(opts[::2], opts[1::2], strict=True):
+        if flag == "--tcp":
+            port, path = spec.split("=", 1)
+            serve = functools.partial(_carry, path=path)
+        elif flag == "--connect":
+            port, target, path = spec.split("=", 2)
+            serve = functools.partial(_proxy, target=target.lower(), path=path)
+        else:
+            raise OSError(f"unknown option {flag}")
+        out += [(srv, serve) for srv in _bind(int(port))]
+    return out
 
 
 def run(argv: list[str]) -> int:
     """`--tcp PORT=SOCKET` / `--connect PORT=HOST:PORT=SOCKET` ... `--` CMD."""
     cut = argv.index("--")
     opts, cmd = argv[:cut], argv[cut + 1:]
-    ready_r, ready_w = os.pipe()
-    if os.fork() == 0:  # the listeners; the parent becomes CMD
-        os.close(ready_r)
-        os.setsid()  # a signal to CMD's group leaves the relay up for its last words
-        try:
-            for flag, spec in zip(opts[::2], opts[1::2], strict=True):
-                if flag == "--tcp":
-                    port, path = spec.split("=", 1)
-                    _listen(int(port), lambda c, p=path: _carry(c, p))
-                elif flag == "--connect":
-                    port, target, path = spec.split("=", 2)
-                    _listen(int(port), lambda c, t=target.lower(), p=path: _proxy(c, t, p))
-        except OSError as exc:
-            os.write(ready_w, f"cannot listen: {exc}".encode())
-            os._exit(1)
-        os.write(ready_w, b"ok")
-        os.close(ready_w)
-        threading.Event().wait()
-    os.close(ready_w)
-    said = os.read(ready_r, 512)
-    os.close(ready_r)
-    if said != b"ok":
-        print(f"zapcli relay: {said.decode('utf-8', 'replace') or 'the relay did not start'}",
-              file=sys.stderr)
+    try:
+        listeners = _listeners(opts)  # listening before CMD starts: it connects at once
+    except (OSError, ValueError) as exc:
+        print(f"zapcli relay: cannot listen: {exc}", file=sys.stderr)
         return 1
     import signal
 
-    for name in ("SIGPIPE", "SIGXFSZ"):  # Python ignores them, and exec keeps what is ignored
-        signal.signal(getattr(signal, name), signal.SIG_DFL)
-    os.execvp(cmd[0], cmd)
-    return 127  # unreachable
+    child = os.fork()
+    if child == 0:
+        for srv, _ in listeners:
+            srv.close()
+        for name in ("SIGPIPE", "SIGXFSZ"):  # Python ignores them, and exec keeps what is ignored
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+        try:
+            os.execvp(cmd[0], cmd)
+        except OSError as exc:
+            print(f"zapcli relay: cannot run {cmd[0]}: {exc}", file=sys.stderr)
+        os._exit(127)
+    _let_go({srv.fileno() for srv, _ in listeners})
+    for srv, serve in listeners:
+        _serve(srv, serve)
+    return _reap(child)
+
+
+def _let_go(keep: set[int]) -> None:
+    """Hold none of CMD's files: its stdout (the stream zapcli reads its
+    word from) and whatever else it was given stay CMD's alone."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass  # the listing's own, closed already
+
+
+def _reap(child: int) -> int:
+    """As the sandbox's pid 1: reap whatever is orphaned inside; end with
+    CMD, with its exit status (128 + N for a signal, as bubblewrap says it)."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            return 1
+        if pid == child:
+            code = os.waitstatus_to_exitcode(status)
+            return code if code >= 0 else 128 - code
 
 
 def unreachable() -> None:
