@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 import threading
 import time
@@ -24,7 +25,7 @@ from tests.redteam.test_adv5_mcp_framing import TRICKS
 from tests.redteam.test_adv6_mcp_methods import KEY, RESOURCES
 from zapcli.approvals import Policy
 from zapcli.backends import cli_mcpgate
-from zapcli.backends.cli_broker import Broker
+from zapcli.backends.cli_broker import TCP_AT_ONCE, TURNED_AT_ONCE, Broker
 from zapcli.backends.cli_mcpgate import McpGate
 from zapcli.backends.clis import approval_server
 from zapcli.backends.clis.base import McpServer
@@ -389,3 +390,40 @@ def test_a_message_a_server_may_read_otherwise_is_refused(message, refused):
     in case alone, would be read otherwise by such a server than here
     (tests/redteam/test_adv7_mcp_smuggle.py)."""
     assert bool(cli_mcpgate._twofold(message)) is refused
+
+
+def _threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def test_connections_held_open_on_a_relay_socket_cost_the_runner_a_bounded_number_of_threads(
+        served, tmp_path: Path):
+    """A command in the sandbox opens connection after connection to a relay
+    socket and holds each open: every one was answered by a thread of the
+    runner (outside the sandbox) until its client ended — hundreds of
+    threads, then the runner's own could not start. A turned-away session is
+    answered by a few at a time, the rest closed at once; the model's
+    endpoint carries a bounded number at once."""
+    socket_for, _sid, _out = served
+    path = socket_for("workspace")
+    Client(path).start()  # the CLI's own session
+    broker = Broker(tmp_path / "sockets")
+    tcp = broker.tcp("127.0.0.1", 9)  # discard: nothing listens, each carry ends at once
+    listener = socket.create_server(("127.0.0.1", 0))
+    held_endpoint = broker.tcp("127.0.0.1", listener.getsockname()[1])
+    before = _threads()
+    held = []
+    try:
+        for target in (path, tcp, held_endpoint):
+            for _ in range(150):
+                conn = socket.socket(socket.AF_UNIX)
+                conn.connect(target)
+                held.append(conn)
+        time.sleep(1.0)  # every accept answered
+        grew = _threads() - before
+    finally:
+        for conn in held:
+            conn.close()
+        listener.close()
+        broker.close()
+    assert grew <= 2 * TCP_AT_ONCE + TURNED_AT_ONCE + 8, grew

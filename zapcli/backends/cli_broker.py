@@ -24,13 +24,19 @@ from zapcli.backends.cli_mcpgate import McpGate
 from zapcli.backends.clis.base import McpServer
 from zapcli.sandbox import relay
 
+TURNED_AT_ONCE = 4  # later sessions answered with a refusal at once; more are closed unanswered
+TCP_AT_ONCE = 64  # connections to the model's endpoint carried at once, per socket
+
 
 class Broker:
     """The sockets bound into the sandbox, answered outside: an MCP socket's
     admitted connection is one session of its server (a child of the runner,
     in its process group and carrying the subagent's marker, so kill and the
     leftover sweep reach it); a TCP socket's every connection is one to the
-    model's endpoint."""
+    model's endpoint. Each socket answers a bounded number of connections
+    at once (`TURNED_AT_ONCE` later sessions beside the CLI's, `TCP_AT_ONCE`
+    to the endpoint): a command holding connections open costs the runner
+    no more threads than that."""
 
     def __init__(self, folder: Path):
         self.folder = folder
@@ -47,13 +53,27 @@ class Broker:
         self._listeners.append(sock)
         return sock, str(self.folder / name)
 
-    def _accept(self, sock: socket.socket, serve: Any) -> None:
+    def _accept(self, sock: socket.socket, serve: Any, at_once: int) -> None:
+        """Each connection answered by a thread of its own, `at_once` at most:
+        past that (a command in the sandbox holding connections open), a
+        connection is closed as soon as it is accepted."""
+        slots = threading.BoundedSemaphore(at_once)
+
+        def answer(conn: socket.socket) -> None:
+            try:
+                serve(conn)
+            finally:
+                slots.release()
+
         while True:
             try:
                 conn, _ = sock.accept()
             except OSError:  # closed
                 return
-            threading.Thread(target=serve, args=(conn,), daemon=True,
+            if not slots.acquire(blocking=False):
+                conn.close()
+                continue
+            threading.Thread(target=answer, args=(conn,), daemon=True,
                              name="zapcli-broker").start()
 
     def mcp(self, name: str, server: McpServer, env: dict[str, str], cwd: str,
@@ -66,7 +86,8 @@ class Broker:
         self._procs[slot] = []
         sock, path = self._bind(f"{slot}.sock")
         threading.Thread(target=self._accept, daemon=True, name="zapcli-broker", args=(
-            sock, lambda conn: self._start(slot, conn, server, env, cwd, gate))).start()
+            sock, lambda conn: self._start(slot, conn, server, env, cwd, gate),
+            1 + TURNED_AT_ONCE)).start()
         return path
 
     def _start(self, name: str, conn: socket.socket, server: McpServer, env: dict[str, str],
@@ -113,7 +134,7 @@ class Broker:
             conn.close()
             upstream.close()
 
-        threading.Thread(target=self._accept, args=(sock, carry), daemon=True,
+        threading.Thread(target=self._accept, args=(sock, carry, TCP_AT_ONCE), daemon=True,
                          name="zapcli-broker").start()
         return path
 
