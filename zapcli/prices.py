@@ -1,15 +1,19 @@
 """What a model call costs, in US dollars (docs/explanation/rules.md#budgets), when its backend does
 not report it (claude does): a `prices:` entry in config.yaml, else the
 `genai-prices` library (pydantic's price database, shipped with the package:
-no network). Imports only the standard library; `genai_prices` (~0.2 s)
-only when a price is looked up there, so only a runner that prices its
-calls and a spawn with `--max-cost` pay for it.
+no network). Imports only the standard library and
+`zapcli.remembered_prices`; `genai_prices` (~0.2 s, ~3.5 MB) only when a
+price is looked up there that no earlier process remembered (a model with
+tiers or dated prices always), so in a fleet the first runner to price a
+model and a spawn with `--max-cost` pay for it.
 
 `prices:` maps a model name to USD per million tokens:
 `{my-model: {input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75}}`.
 """
 
 from __future__ import annotations
+
+from zapcli import remembered_prices as remembered
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -18,6 +22,7 @@ if TYPE_CHECKING:
 
 PRICE_KEYS = ("input", "output", "cache_read", "cache_write")
 _LIBRARY: dict[str, bool] = {}  # model -> the library knows it
+_PLAIN: dict[str, Mapping[str, float]] = {}  # model -> its price, remembered (no library)
 
 
 def check_prices(value: Any) -> dict[str, dict[str, float]]:
@@ -77,6 +82,16 @@ def cost(model: str, input_tokens: int, output_tokens: int, cached_tokens: int =
         return round(total / 1e6, 10)
     if _LIBRARY.get(model) is False:
         return None
+    if model not in _LIBRARY:  # not asked yet in this process: what an earlier one learnt
+        kept = remembered.look(model)
+        if kept is None:
+            _LIBRARY[model] = False
+            return None
+        if kept is not remembered.MISS:
+            _PLAIN[model] = kept
+    if model in _PLAIN:
+        return cost(model, input_tokens, output_tokens, cached_tokens, cache_write_tokens,
+                    price=_PLAIN[model])
     try:
         from genai_prices import Usage, calc_price
     except ImportError:  # not installed: only `prices:` entries are known
@@ -90,8 +105,11 @@ def cost(model: str, input_tokens: int, output_tokens: int, cached_tokens: int =
                 found = calc_price(usage, ref)
             except (LookupError, ValueError):
                 continue
+            if model not in _LIBRARY:
+                remembered.keep(model, ref)
             _LIBRARY[model] = True
             return round(float(found.total_price), 10)
+        remembered.keep(model, None)
         _LIBRARY[model] = False
         return None
     finally:
