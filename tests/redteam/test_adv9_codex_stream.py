@@ -1,5 +1,6 @@
-"""A command codex runs hides codex's usage from zapcli: round 8's route
-(tests/redteam/test_adv8_cli_stream.py) through codex's native agent.
+"""A command codex runs reaches codex's native agent: round 8's route
+(tests/redteam/test_adv8_cli_stream.py) through the process that holds the
+stream — and codex's API key.
 
 zapcli reads what an agent CLI says — its events, each turn's usage — from
 the file that is the CLI's stdout. The CLI runs from an execute-only copy
@@ -9,21 +10,25 @@ node: the copy) spawns the native agent of its platform package
 (`@openai/codex-linux-x64/vendor/<triple>/bin/codex`) with its stdio — a
 readable binary, so a dumpable process holding the stream as fd 1, and the
 one that talks to the model and runs the commands. A command it runs opens
-that fd and appends a dangling `{"swallowed": "`: codex's next line, the
-`turn.completed` holding the turn's usage, is lost to zapcli — the meter
-sees nothing, `--max-tokens` never stops it, the trail records none of it.
+that fd and appends to the stream: forged lines (a `turn.completed`, a
+final message), or a dangling `{"swallowed": "` that spoils codex's next
+line (here the command's own `item.completed`; a command left running
+could spoil the turn's `turn.completed`, its usage, as round 8 did
+claude's). It reads `/proc/<pid>/environ` too: OPENAI_API_KEY, which
+codex keeps out of its commands' environment.
 
 Here codex in `full` mode with `--max-tokens 50000`: one turn of two model
 calls of 33,000 tokens each, the first running the project's `pad.py`.
 
-The outside effect: what the command reports to the model (the scripted
-server's requests) it could reach — the list `pad.py` prints.
+The outside effect: what the command tells the model (the scripted
+server's requests) it could reach — the stream's fds it found and wrote
+to, the processes whose environment held the key.
 
-Status against 378722e: SUCCEEDED — `PADDED ['/proc/3/fd/1']` (the native
-codex, child of the node launcher), and the turn's 66,000 tokens never
-reached the meter. Fixed: the sandbox runs codex's native agent itself from
-an execute-only copy (`execonly.Launcher`, declared by the codex backend),
-beside links to what it finds next to its program.
+Status against 378722e: SUCCEEDED — `PADDED ['/proc/13/fd/1']` and
+`KEY-SEEN-IN ['13']` (the native codex, child of the node launcher; pid 2).
+Fixed: the sandbox runs codex's native agent itself, from an execute-only
+copy (`execonly.Launcher`, declared by the codex backend), beside links to
+what it finds next to its program.
 """
 
 from __future__ import annotations
