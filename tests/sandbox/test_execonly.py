@@ -61,6 +61,18 @@ LAUNCHER = execonly.Launcher(
     env={"ACME_ROOT": "{package}", "ACME_BY_NPM": "1"}, unset=("ACME_BY_BUN",))
 
 
+@pytest.fixture
+def made():
+    """Copies a test made of a program of its own, removed after it."""
+    paths: list[str] = []
+    yield paths
+    for path in paths:
+        if os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+
+
 def _package(top, native: bool = True):
     """node_modules as npm lays out a launcher and its platform package: the
     native program (a copy of `sleep`) beside the files it looks for."""
@@ -84,9 +96,10 @@ def _package(top, native: bool = True):
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
-def test_a_launcher_runs_as_its_native_program_copied_beside_what_it_finds(tmp_path):
+def test_a_launcher_runs_as_its_native_program_copied_beside_what_it_finds(tmp_path, made):
     own, vendor, cli = _package(tmp_path)
     out = execonly.argv([str(cli), "0"], os.environ.get("PATH"), LAUNCHER)
+    made.append(os.path.dirname(os.path.dirname(out.argv[0])))
     assert out.why is None and out.copied, out
     program = out.argv[0]
     assert out.argv[1:] == ["0"] and program.endswith(os.path.join("bin", "cli"))
@@ -111,13 +124,15 @@ def test_a_launcher_without_its_native_program_runs_as_a_node_script_and_says_so
     assert out.why and "within reach" in out.why, out
 
 
-def test_the_native_program_named_itself_is_copied_beside_what_it_finds(tmp_path):
+def test_the_native_program_named_itself_is_copied_beside_what_it_finds(tmp_path, made):
     _, vendor, _ = _package(tmp_path)
     out = execonly.argv([str(vendor / "bin" / "cli"), "0"], None, LAUNCHER)
+    made.append(os.path.dirname(os.path.dirname(out.argv[0])))
     assert out.why is None and out.sees == [str(vendor)]
     assert os.path.islink(os.path.join(os.path.dirname(out.argv[0]), "helper"))
     alone = tmp_path / "usr" / "bin" / "cli"  # a program of that name elsewhere: a copy alone,
     alone.parent.mkdir(parents=True)  # its folder's folder neither mirrored nor put in view
     shutil.copy(vendor / "bin" / "cli", alone)
     out = execonly.argv([str(alone)], None, LAUNCHER)
+    made.append(out.argv[0])
     assert out.why is None and out.sees == [] and os.path.dirname(out.argv[0]) == execonly.folder()
