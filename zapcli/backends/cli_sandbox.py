@@ -240,7 +240,12 @@ class Confined:
         program = launch.argv[0]
         from zapcli.sandbox import execonly
 
-        unreachable, dumpable = execonly.argv(list(launch.argv), env.get("PATH"))
+        out = execonly.argv(list(launch.argv), env.get("PATH"), self.backend.launcher)
+        for var, value in out.env.items():  # what its launcher gives the program it starts
+            if value is None:
+                env.pop(var, None)
+            else:
+                env[var] = value
         node = shutil.which("node", path=env.get("PATH"))
         # node: the folder of its binary (a version manager's holds node alone, and the links
         # of global packages); Python (for the relay): its standard library's prefix
@@ -249,7 +254,7 @@ class Confined:
         show = [install_root(program), *named,
                 *([os.path.dirname(os.path.realpath(node))] if node else []),
                 os.path.realpath(sys.base_prefix), self.python, os.path.dirname(RELAY), *roots,
-                *([] if dumpable else [execonly.folder()]),
+                *([execonly.folder()] if out.copied else []), *out.sees,
                 *filter(None, (git_common(r) for r in roots))]  # a --worktree tree's repository
         assert self.broker is not None
         policy, notes = whole(self.policy, home=str(req.config_home), hide=user_homes(env),
@@ -264,12 +269,12 @@ class Confined:
             value = env.get(var)
             if value and not in_view(policy, value):
                 env[var] = os.path.join(home, rel) if rel else home
-        argv = list(launch.argv) if dumpable else unreachable
-        if dumpable and not in_view(policy, os.path.dirname(os.path.abspath(program))):
+        argv = out.argv
+        if argv[0] == program and not in_view(policy, os.path.dirname(os.path.abspath(program))):
             argv[0] = os.path.realpath(program)
-        if dumpable:  # the commands it runs could reach into it (execonly)
+        if out.why:  # the commands it runs could reach into it (execonly)
             self.notes.append(f"{self.backend.name} runs as a program its commands can reach "
-                              f"into (its open files, its MCP sessions): {dumpable}")
+                              f"into (its open files, its MCP sessions): {out.why}")
         if not policy.network:
             for var in PROXY_VARS:
                 env.pop(var, None)

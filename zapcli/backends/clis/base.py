@@ -18,10 +18,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zapcli.backends.base import Backend
 from zapcli.trail.model import Outcome
+
+if TYPE_CHECKING:
+    from zapcli.sandbox.execonly import Launcher
 
 Record = tuple[str, dict[str, Any]]  # (record type, fields), e.g. ("text", {"delta": "hi"})
 
@@ -193,6 +196,9 @@ class Cli(Backend):
     # its own sandbox makes namespaces (bubblewrap) inside zapcli's, which then runs it in a
     # user namespace where it may make more (codex)
     nests: bool = False
+    # its script only starts a native program of its package, which holds what the CLI
+    # says: the sandbox runs that program itself, out of its commands' reach (execonly)
+    launcher: Launcher | None = None
 
     def account(self, env: Mapping[str, str]) -> dict[str, str]:
         """Its endpoint (`endpoint_env`, else the CLI's own) and which of its

@@ -1,6 +1,7 @@
 """The Codex CLI (0.169) as a backend: how `codex exec --json` is started
-(docs/explanation/rules.md#agent-clis). Imports only the standard library, `zapcli.backends.clis.base`
-and, for the events, `zapcli.backends.clis.codex_events`.
+(docs/explanation/rules.md#agent-clis). Imports only the standard library, `zapcli.backends.clis.base`,
+`zapcli.sandbox.execonly` (its launcher's declaration) and, for the events,
+`zapcli.backends.clis.codex_events`.
 
 Launch. `codex exec --json --skip-git-repo-check [--trust] [--model M]
 [--output-schema FILE] -` (or `codex exec resume ... THREAD_ID -`): the task
@@ -56,6 +57,16 @@ writable: only its own temp folder, the subagent's scratch); what it does not
 enforce (its pid namespace; everything under full) is a `sandbox`
 diagnostic at every start.
 
+Launcher. `codex` on PATH is the npm package's node script, which starts the
+native agent of the platform package (`@openai/codex-linux-x64/vendor/
+<triple>/bin/codex`) with its own stdio, `CODEX_MANAGED_PACKAGE_ROOT` and
+`CODEX_MANAGED_BY_NPM=1` (the launcher says bun, pnpm or vite+ when they own
+the install; codex uses it for its update hint). In zapcli's sandbox that
+agent — the process holding the stream zapcli reads, and the API key — runs
+itself, from an execute-only copy beside links to its `codex-resources/`,
+`codex-path/` and manifest (`launcher`, `zapcli.sandbox.execonly`): no
+command it runs can reopen its fds or read its environment.
+
 Tools. codex has no per-tool allow list. When the definition declares
 `tools`: no bash → `features.shell_tool = false`; neither write nor edit →
 sandbox read-only (apply_patch is still offered, and refused); no WebSearch →
@@ -74,6 +85,7 @@ from typing import Any
 from zapcli.backends.clis.backend import CliBackend
 from zapcli.backends.clis.base import CliLaunch, CliRequest, EventParser, McpServer
 from zapcli.redact import MARKERS, is_secret_name
+from zapcli.sandbox.execonly import Launcher
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 SCHEMA_FILE = "output-schema.json"
@@ -253,6 +265,15 @@ class CodexBackend(CliBackend):
     # its thread index stores each rollout's absolute path: a copy would resume
     # (and append to) the OLD home's rollout; without it codex finds the copy's
     resume_drop = ("state_*.sqlite*",)
+    # its npm launcher (node) starts the native agent with its own stdio: in zapcli's sandbox
+    # that agent runs itself, from an execute-only copy (zapcli.sandbox.execonly)
+    launcher = Launcher(
+        package="@openai/codex", script="bin/codex.js", entry="bin/codex",
+        beside=("codex-package.json", "codex-resources", "codex-path", "bin/codex-code-mode-host"),
+        platforms={"x86_64": ("@openai/codex-linux-x64", "x86_64-unknown-linux-musl"),
+                   "aarch64": ("@openai/codex-linux-arm64", "aarch64-unknown-linux-musl")},
+        env={"CODEX_MANAGED_PACKAGE_ROOT": "{package}", "CODEX_MANAGED_BY_NPM": "1"},
+        unset=("CODEX_MANAGED_BY_BUN", "CODEX_MANAGED_BY_PNPM", "CODEX_MANAGED_BY_VITE_PLUS"))
 
     def join_trace(self, req: CliRequest, launch: CliLaunch) -> list[str]:
         """It reads TRACEPARENT; its exporter is an `[otel]` section of config.toml."""
