@@ -249,7 +249,7 @@ class Confined:
         show = [install_root(program), *named,
                 *([os.path.dirname(os.path.realpath(node))] if node else []),
                 os.path.realpath(sys.base_prefix), self.python, os.path.dirname(RELAY), *roots,
-                *([] if dumpable else [execonly.folder()]),
+                *([] if dumpable else [os.path.dirname(unreachable[0])]),  # its copy's folder
                 *filter(None, (git_common(r) for r in roots))]  # a --worktree tree's repository
         assert self.broker is not None
         policy, notes = whole(self.policy, home=str(req.config_home), hide=user_homes(env),
