@@ -1,16 +1,18 @@
 """A command an agent CLI runs spends on the model's endpoint past the
 budget, unseen (adversary round 9, on 56fcc13).
 
-An agent CLI's sandbox has no network but one way out: the relay (its pid
-1) listens where the CLI's endpoint is (`127.0.0.1:PORT`, or an HTTPS
-proxy answering only `CONNECT endpoint`) and the broker, outside, carries
-each connection to that endpoint. The CLI's key is in its environment
-(docs/explanation/security.md says so), and so in every command's it runs.
-zapcli meters only what the CLI *says* on its stream (each call's usage,
-`backends/cli_stream.py`); the broker carries bytes and counts nothing. So
-one command (a prompt injection's `python3 spend.py`) calls the endpoint
-itself, as often as it likes, with the CLI's key through the CLI's relay:
-none of it reaches the meter, and `--max-cost` / `--max-tokens` never stop it.
+An agent CLI's sandbox reaches its model one way: the network (on unless
+a definition says `network: false`), or with it off the relay (its pid 1)
+listening where the CLI's endpoint is (`127.0.0.1:PORT`, or an HTTPS proxy
+answering only `CONNECT endpoint`), the broker carrying each connection on
+outside. The CLI's key is in its environment (docs/explanation/security.md
+says so), and so in every command's it runs. zapcli meters only what the
+CLI *says* on its stream (each call's usage, `backends/cli_stream.py`); the
+broker carries bytes and counts nothing. So one command (a prompt
+injection's `python3 spend.py`) calls the endpoint itself, as often as it
+likes, with the CLI's key, the way the CLI does: none of it reaches the
+meter, and `--max-cost` / `--max-tokens` never stop it (here the default,
+network on; the relay carries it the same).
 Round 8 closed the stream (what the CLI says); this is the other half: what
 is spent without the CLI saying it.
 
