@@ -77,7 +77,7 @@ USAGE = {"prompt_tokens": 33000, "completion_tokens": 10}
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("spends", [
     pytest.param(True, marks=pytest.mark.xfail(strict=True, reason=(
-        "a command calls the endpoint through the CLI's own relay with the CLI's key; the broker "
+        "a command calls the endpoint itself with the CLI's key, the way the CLI does; the broker "
         "meters nothing (proposed: the broker holds the key and meters each response)"))),
     False])  # the same loop, its command harmless: the budget holds
 def test_a_command_the_cli_runs_does_not_spend_past_the_budget(zap, spends):
