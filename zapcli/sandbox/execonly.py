@@ -15,8 +15,11 @@ itself (claude's, opencode's), or node for a script CLI (`#!/usr/bin/env
 node`): `argv`. The copies are kept per user in `/var/tmp/zapcli-<uid>/
 exec-only/`, one per program version (its device, inode, size and change
 time), made once and atomically, another version removed a day after it
-was made; a folder there not the user's own, or a
-copy that cannot be made, leaves the CLI as it was and says why.
+was made. `/var/tmp` is every local user's: where another user holds that
+name (made first, to turn the copies off), the copies go in a folder of the
+user's own made there under a name no one could hold first
+(`zapcli-<uid>-XXXXXXXX`, `mkdtemp`), found again by owner and mode. A copy
+that cannot be made all the same leaves the CLI as it was and says why.
 
 A CLI whose script only launches a native program of its package (codex's
 npm launcher spawns, or execs, `vendor/<triple>/bin/codex` of its platform
@@ -37,6 +40,7 @@ import os
 import platform
 import shutil
 import stat
+import tempfile
 import time
 from dataclasses import dataclass, field
 
@@ -45,13 +49,33 @@ KEEP_S = 86400.0  # another version of a program is removed once it is this old
 
 
 def folder() -> str:
-    return os.path.join(BASE, f"zapcli-{os.getuid()}", "exec-only")
+    """This user's folder of copies (made if missing). Raises OSError."""
+    where = os.path.join(_top(), "exec-only")
+    if not _own(where):
+        raise OSError(f"{where} is not a folder of yours alone")
+    return where
 
 
-def _own(path: str) -> bool:
+def _top() -> str:
+    """`/var/tmp/zapcli-<uid>` when it is this user's own; else the first of
+    this user's own `zapcli-<uid>-*` there, else one made now under a name
+    no one could hold first. Raises OSError."""
+    name = f"zapcli-{os.getuid()}"
+    first = os.path.join(BASE, name)
+    if _own(first):
+        return first
+    for other in sorted(os.listdir(BASE)):
+        path = os.path.join(BASE, other)
+        if other.startswith(f"{name}-") and _own(path, make=False):
+            return path
+    return tempfile.mkdtemp(prefix=f"{name}-", dir=BASE)  # mode 0700, a name of its own
+
+
+def _own(path: str, make: bool = True) -> bool:
     """A folder of this user's, written by no one else (made if missing)."""
     try:
-        os.makedirs(path, 0o700, exist_ok=True)
+        if make:
+            os.makedirs(path, 0o700, exist_ok=True)
         st = os.lstat(path)
     except OSError:
         return False
@@ -63,10 +87,7 @@ def copy(program: str, root: str | None = None, beside: tuple[str, ...] = ()) ->
     alone, or, given the folder `root` it lies in, at the same place in a
     folder of its own that holds links to what of `beside` (paths in
     `root`) there is. Raises OSError."""
-    top = os.path.join(BASE, f"zapcli-{os.getuid()}")
     where = folder()
-    if not (_own(top) and _own(where)):
-        raise OSError(f"{where} is not a folder of yours alone")
     st = os.stat(program)
     name = os.path.basename(program)
     key = f"{st.st_dev:x}-{st.st_ino:x}-{st.st_size:x}-{st.st_ctime_ns:x}"
