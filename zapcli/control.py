@@ -23,7 +23,9 @@ its own (`of_root`): every file git reads as its repository's configuration
 folder `core.hooksPath` names (`.githooks/`, ...), whose hooks git runs at
 the person's next commit; the file its `.yarnrc.yml`'s `yarnPath` names,
 which every `yarn` runs (read with PyYAML, imported only when that file
-exists); mise's per-environment files that exist there.
+exists); mise's per-environment files that exist there. What cannot be
+held (`unholdable`: a folder a program git runs lists, the top of a
+repository) the sandbox refuses to let agent work write in.
 """
 
 from __future__ import annotations
@@ -120,7 +122,8 @@ def match(rel: str, listed: Iterable[str] | None = None, *, anywhere: bool = Fal
     return None
 
 
-def of_root(root: str, listed: Iterable[str], others: Iterable[str] = ()) -> tuple[str, ...]:
+def of_root(root: str, listed: Iterable[str], others: Iterable[str] = (),
+            said: list[str] | None = None) -> tuple[str, ...]:
     """`listed` and the names `root` adds, each when it lies inside `root`
     and no listed name holds it already: every file git reads as the
     configuration of the repository `root` is in, as git says (the
@@ -137,14 +140,43 @@ def of_root(root: str, listed: Iterable[str], others: Iterable[str] = ()) -> tup
     where it lies in `root` too (a project's `core.hooksPath =
     ../tooling/hooks`, the tooling checkout given to write in as well).
     Asks git once where a root is in a repository (~5 ms), never
-    elsewhere."""
+    elsewhere. `said` gets a line for each folder held whole for a program
+    git runs (a script whose imports are computed)."""
     out = list(listed)
     tops = dict.fromkeys(t for t in (_repository(r) for r in (root, *others)) if t is not None)
-    found = [_inside(root, f) for top in tops for f in _git_files(top)]
+    runs: list[tuple[str, str, str, Any]] = []
+    found = [_inside(root, f) for top in tops for f in _git_files(top, runs)]
+    if said is not None:
+        said += [line for *_, got in runs for line in got.said if line not in said]
     for name in (*found, *_yarn_paths(root), *_mise_env_files(root)):
         if name is not None and not match(name, out):
             out.append(name)
     return tuple(out)
+
+
+def unholdable(roots: Iterable[str]) -> list[tuple[str, str, str, str, str]]:
+    """(the setting, its value, the config file it is in, what lists the
+    folder, the folder) for each folder a program git runs lists that
+    cannot be held, where it is, holds or lies in one of `roots` (real
+    paths): the top of a repository a root is in, listed by a glob
+    (`for f in */check.sh`: a folder made there runs at the person's next
+    `git status`) or by a script there whose imports are not known
+    (`zapcli.gitruns.Found.listed`). Asks git as `of_root` does."""
+    roots = [os.path.realpath(r) for r in roots]
+    out: list[tuple[str, str, str, str, str]] = []
+    for top in dict.fromkeys(t for t in map(_repository, roots) if t is not None):
+        runs: list[tuple[str, str, str, Any]] = []
+        _git_files(top, runs)
+        for key, value, where, got in runs:
+            for word, folder in got.listed:
+                real = os.path.realpath(folder)
+                if any(_overlap(real, r) for r in roots):
+                    out.append((key, value, where, word, folder))
+    return out
+
+
+def _overlap(one: str, other: str) -> bool:
+    return os.path.commonpath([one, other]) in (one, other)
 
 
 def named(folder: str, *, repository: bool) -> list[str]:
@@ -336,7 +368,7 @@ def _repository(root: str) -> str | None:
         path = parent
 
 
-def _git_files(top: str) -> list[str]:
+def _git_files(top: str, runs: list[tuple[str, str, str, Any]] | None = None) -> list[str]:
     """What git reads as configuration for the repository at `top`, as git
     itself says (`git config --list --show-origin`, run with the person's
     environment in the repository's top, to which git's names are relative:
@@ -348,7 +380,10 @@ def _git_files(top: str) -> list[str]:
     holds once the person checks out a release branch); a file git could
     not read; and each folder a `core.hooksPath` names (relative: from the
     repository's top, where git runs hooks); and the program a setting that runs one names by a
-    path (`zapcli.gitruns`). Absolute paths; nothing where git is not there."""
+    path, and what such a program imports or sources (`zapcli.gitruns`).
+    Absolute paths; nothing where git is not there. `runs` gets (the
+    setting, its value, the file it is in, `gitruns.Found`) of each setting
+    whose program cannot be held whole or is held by its folder."""
     from zapcli.gitenv import config_origins
 
     answer = config_origins(top)
@@ -377,7 +412,10 @@ def _git_files(top: str) -> list[str]:
             else:
                 from zapcli import gitruns
 
-                files += gitruns.programs(key, value, top)
+                got = gitruns.found(key, value, top)
+                files += got.paths
+                if runs is not None and (got.listed or got.said):
+                    runs.append((key, value, where, got))
         # a file included under a condition false now (`onbranch:release/**`) is read
         # as well: what it names runs once the condition holds
         unread = [f for f in included if os.path.normpath(f) not in read and os.path.isfile(f)]

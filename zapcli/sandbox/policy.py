@@ -232,7 +232,9 @@ def _held(declared: list[str], names: tuple[str, ...], code: Iterable[str], shut
         return said
 
     for root in declared:
-        notes += guard(root, of_root(root, names, declared))
+        said: list[str] = []
+        notes += guard(root, of_root(root, names, declared, said))
+        notes += [f"{line} (a program your git runs reads it)" for line in said]
     for place, root in _code_in(code, declared):
         if place == root and root not in held:
             held.append(root)
