@@ -36,13 +36,14 @@ def test_a_python_script_that_imports_only_builtins_holds_itself(tmp_path):
 
 
 def test_at_the_top_each_spelling_of_an_imported_name_is_held(tmp_path):
-    _tree(tmp_path, {"fsmon.py": "import watch\nfrom lib import x\n", "watch.py": "",
+    _tree(tmp_path, {"fsmon.py": "import os, sys, watch\nfrom lib import x\n", "watch.py": "",
                      "lib/__init__.py": "import sys\n", "lib/x.py": ""})
     held = _held(tmp_path, "python3 fsmon.py")
     for name in ("watch", "watch.py", "watch.pyc", "watch.so", "watch.abi3.so", "__pycache__",
                  "lib", "lib.py", "fsmon.py"):
         assert name in held, held
     assert "lib/x.py" not in held  # inside lib, held whole
+    assert "os.py" not in held and "sys" not in held  # imported before the top is on the path
 
 
 def test_a_module_run_with_dash_m_looks_names_up_at_the_top(tmp_path):
@@ -103,7 +104,7 @@ def test_a_node_script_holds_the_folder_it_requires_from(tmp_path):
                      "tools/lib.js": "module.exports = require('../shared/x.js')\n",
                      "shared/x.js": ""})
     held = _held(tmp_path, "node tools/fsmon.js")
-    assert "tools" in held and "shared/x.js" in held and "shared" in held, held
+    assert held == ["shared/x.js", "tools", "tools/fsmon.js"]  # `../shared/x.js`: that file
 
 
 def test_data_a_script_reads_is_not_held(tmp_path):
@@ -117,3 +118,17 @@ def test_a_script_never_read_past_the_bound(tmp_path):
     _tree(tmp_path, files)
     got = found("core.fsmonitor", "python3 tools/m0.py", str(tmp_path))
     assert str(tmp_path / "tools") in got.paths
+
+
+@pytest.mark.parametrize("line", ["require(name)", "import(`./${x}.js`)", "require( './' + x )"])
+def test_a_computed_require_holds_the_folder(tmp_path, line):
+    _tree(tmp_path, {"tools/fsmon.js": f"{line}\n"})
+    got = found("core.fsmonitor", "node tools/fsmon.js", str(tmp_path))
+    assert str(tmp_path / "tools") in got.paths and got.said, got.said
+
+
+def test_a_package_a_node_script_requires_is_held_in_each_node_modules(tmp_path):
+    _tree(tmp_path, {"a/b/fsmon.js": "const _ = require('lodash/fp');\nimport x from '@s/p';\n"})
+    held = _held(tmp_path, "node a/b/fsmon.js")
+    for name in ("a/b/node_modules", "a/node_modules", "node_modules/lodash", "node_modules/@s/p"):
+        assert name in held, held

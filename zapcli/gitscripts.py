@@ -38,13 +38,18 @@ MOST = 64  # files read, all scripts of a setting together
 _LIMIT = 1 << 20  # a longer file is not read: its folder is held whole
 
 _SHELLS = ("sh", "bash", "dash", "zsh", "ksh", "ash", "mksh")
+# imported at every CPython start before the script's folder is on the path: a
+# file of that name there is never looked up
+_PY_STARTED = {"os", "io", "abc", "codecs", "stat", "posixpath", "genericpath", "encodings",
+               "_collections_abc", "site", "_sitebuiltins"}
 # Python's calls that import what their arguments compute
 _PY_COMPUTED = {"import_module", "__import__", "run_path", "run_module", "spec_from_file_location",
                 "load_source", "SourceFileLoader", "addsitedir", "exec", "execfile", "load_module"}
-_JS_REQUIRE = re.compile(r"""\brequire\s*\(\s*(?:(['"`])([^'"`$]+)\1\s*\)|(?P<computed>[^)'"`]))"""
-                         r"""|\bimport\s*\(\s*(?:(['"`])([^'"`$]+)\4\s*\)|(?P<dynamic>[^)'"`]))"""
-                         r"""|\b(?:import|export)\s[^;'"`]*?\bfrom\s*(['"])([^'"]+)\7"""
-                         r"""|\bimport\s*(['"])([^'"]+)\9""")
+# a call that loads a module (`require(`, `import(`): its argument a literal or computed
+_JS_CALL = re.compile(r"""\b(?:require|import)\s*\(\s*(?:(['"])([^'"`$]*)\1\s*\))?""")
+_JS_STATIC = re.compile(r"""\b(?:import|export)\s[^;'"`]*?\bfrom\s*(['"])([^'"]+)\1"""
+                        r"""|\bimport\s*(['"])([^'"]+)\3""")
+_JS_EXACT = (".js", ".cjs", ".mjs", ".json")
 _JS_BUILTIN = {"assert", "buffer", "child_process", "cluster", "crypto", "dgram", "dns", "events",
                "fs", "fs/promises", "http", "https", "module", "net", "os", "path", "process",
                "querystring", "readline", "stream", "string_decoder", "timers", "tls", "tty",
@@ -217,7 +222,7 @@ def _lookup(parts: list[str], folder: str, top: str, out: Found,
     (a name it does not find there is found later on its path: a file made
     there first would run instead); each package on the way whole. The
     files found, to read on."""
-    if not parts or parts[0] in sys.builtin_module_names:
+    if not parts or parts[0] in sys.builtin_module_names or parts[0] in _PY_STARTED:
         return []
     first = first or folder
     _whole(folder, top, out)
@@ -278,24 +283,24 @@ def _node(path: str, text: str, first: str, top: str, out: Found) -> list[tuple[
     package in each `node_modules` from the script's folder up (held)."""
     folder = os.path.dirname(path)
     more: list[tuple[str, str, str]] = []
-    for m in _JS_REQUIRE.finditer(text):
-        spec = m.group(2) or m.group(5) or m.group(8) or m.group(10)
-        if m.group("computed") or m.group("dynamic"):
+    specs = [(m.group(2) or m.group(4), m.start()) for m in _JS_STATIC.finditer(text)]
+    for m in _JS_CALL.finditer(text):
+        if m.group(1) is None and not text.startswith(")", m.end()):  # require(name), import(`./${x}`)
             _whole(folder, top, out, f"{_shown(path, top)} requires what its code computes")
-            continue
+        specs.append((m.group(2), m.start()))
+    for spec, _ in sorted(specs, key=lambda s: s[1]):
         if not spec or spec.startswith("node:") or spec in _JS_BUILTIN:
             continue
         if spec.startswith(("./", "../")) or spec in (".", ".."):
             target = os.path.normpath(os.path.join(folder, spec))
             place = os.path.dirname(target)
-            exact = os.path.isfile(target) and os.path.splitext(target)[1] in (".js", ".cjs", ".mjs", ".json")
-            if exact:
-                out.paths.append(target)
-            _whole(place, top, out, "" if exact else f"{_shown(path, top)} requires {spec}")
+            if os.path.isfile(target) and os.path.splitext(target)[1] in _JS_EXACT:
+                out.paths.append(target)  # named in full: node takes that file
+            else:
+                _whole(place, top, out, f"{_shown(path, top)} requires {spec}")
             more += [(p, "js", "") for p in _js_files(target)]
             continue
         name = "/".join(spec.split("/")[:2 if spec.startswith("@") else 1])
-        _whole(folder, top, out)
         up = folder
         while os.path.normpath(up) != os.path.normpath(top) and up.startswith(top):
             _whole(os.path.join(up, "node_modules"), top, out)
@@ -306,7 +311,7 @@ def _node(path: str, text: str, first: str, top: str, out: Found) -> list[tuple[
 
 def _js_files(target: str) -> list[str]:
     """The file node takes `target` for (to read on), where it exists."""
-    for p in (target, *(target + s for s in (".js", ".cjs", ".mjs", ".json")),
+    for p in (target, *(target + s for s in _JS_EXACT),
               os.path.join(target, "index.js")):
         if os.path.isfile(p):
             return [p]
