@@ -131,7 +131,7 @@ def command(value: str, top: str, runs_only: bool = False) -> Found:
     if anywhere:  # a folder not known here: every folder of the tree (where the file exists)
         bases += [f for f in _folders(top) if f not in bases]
     out = Found()
-    out.paths, out.listed = _listed(top, bases, folders, globbed)
+    out.paths, out.listed = _listed(top, bases, folders, globbed, named_bases)
     for word, program in said:
         if not word or "://" in word or word in (".", "..") or _assigns(word):
             continue  # `NAME=value`: its value is a word of its own
@@ -292,20 +292,24 @@ def _raw_words(command: str) -> list[tuple[str, str]]:
 Glob = tuple[str, str, bool]
 
 
-def _listed(top: str, bases: list[str], folders: list[Glob], globbed: list[str]
+def _listed(top: str, bases: list[str], folders: list[Glob], globbed: list[str], named: int
             ) -> tuple[list[str], list[tuple[str, str]]]:
     """(the folders a glob lists — held whole: a file made there later matches
     it too — and each file a pattern matches, from the top and each folder;
     (the word, the folder) for each folder listed that is the top or lies
     outside it: not to be held). A glob after a `cd` lists from the
-    folders the command names, not the top, where there are such."""
+    folders the command names, not the top, where there are such. A folder
+    listed from the top or a folder the command names is held there or not
+    (made later, its files would match); from every folder, where it is."""
     out: list[str] = []
     listed: list[tuple[str, str]] = []
     for word, folder, moved in folders:
-        for base in bases[1:] if moved and len(bases) > 1 else bases:
+        for at, base in enumerate(bases):
+            if moved and at == 0 and len(bases) > 1:
+                continue
             path = os.path.normpath(os.path.join(base, folder))
             if _within(top, path):
-                out += [path] if os.path.isdir(path) else []
+                out += [path] if at < named or os.path.isdir(path) else []
             elif (f"its pattern {word} matches what is made in", path) not in listed:
                 listed.append((f"its pattern {word} matches what is made in", path))
     for pattern in globbed:

@@ -82,6 +82,10 @@ ROUTES = {
     "new-folder-after-a-cd": ({"core.fsmonitor": 'cd tools && for f in */check.sh; do "$f"; '
                                                  'done; exit 1'},
                               {"tools/a/check.sh": SH}, "tools/b/check.sh", STATUS),
+    # the folder a glob lists, not made yet: made by the agent, its files match
+    "new-folder-a-glob-lists": ({"core.fsmonitor": 'for f in tools/hooks.d/*; do "$f"; done; '
+                                                   'exit 1'},
+                                {"tools/st.sh": SH}, "tools/hooks.d/b.sh", STATUS),
     "include-on-a-branch": ({"includeIf.onbranch:release/**.path": "../tools/git.cfg"},
                             {"tools/st.sh": SH,
                              "tools/git.cfg": "[core]\n\tfsmonitor = tools/st.sh\n"},
