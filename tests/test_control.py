@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from zapcli import control
+from zapcli import control, gitconfigs
 
 
 @pytest.mark.parametrize("rc,text", [
@@ -237,7 +237,7 @@ def test_a_setting_that_lists_the_top_is_unholdable(tmp_path, value, listed):
     _git(tmp_path, "init", "-q")
     (tmp_path / "tools").mkdir()
     _git(tmp_path, "config", "core.fsmonitor", value)
-    got = control.unholdable([str(tmp_path)])
+    got = gitconfigs.unholdable([str(tmp_path)])
     if listed is None and "rev-parse" not in value:
         assert got == []
     else:
@@ -257,6 +257,22 @@ def test_a_listed_top_outside_every_root_is_not_unholdable(tmp_path):
     (tmp_path / "sub").mkdir()
     (tmp_path / "other").mkdir()
     _git(tmp_path, "config", "core.fsmonitor", "for f in */check.sh; do $f; done")
-    assert control.unholdable([str(tmp_path / "sub")])
+    assert gitconfigs.unholdable([str(tmp_path / "sub")])
     _git(tmp_path / "other", "init", "-q")
-    assert control.unholdable([str(tmp_path / "other")]) == []
+    assert gitconfigs.unholdable([str(tmp_path / "other")]) == []
+
+
+@pytest.mark.parametrize("hooks_path", ["", ".githooks"])
+def test_what_a_hook_runs_is_added(tmp_path, hooks_path):
+    """A hook (`.git/hooks`, or the folder `core.hooksPath` names) runs a
+    script of the tree: that script is held, as a setting's program is."""
+    _git(tmp_path, "init", "-q")
+    folder = tmp_path / (hooks_path or ".git/hooks")
+    folder.mkdir(exist_ok=True)
+    (folder / "pre-commit").write_text("#!/bin/sh\nexec tools/lint.sh \"$@\"\n")
+    (folder / "pre-push.sample").write_text("#!/bin/sh\nexec tools/sample.sh\n")
+    (tmp_path / "tools").mkdir()
+    if hooks_path:
+        _git(tmp_path, "config", "core.hooksPath", hooks_path)
+    got = control.of_root(str(tmp_path), (".git",))
+    assert "tools/lint.sh" in got and "tools/sample.sh" not in got, got

@@ -56,7 +56,7 @@ def test_a_module_run_with_dash_m_looks_names_up_at_the_top(tmp_path):
 
 @pytest.mark.parametrize("text", [
     "import importlib\nimportlib.import_module('wat' + 'ch')\n",
-    "import sys\nsys.path.insert(0, '../lib')\nimport x\n",
+    "import os, sys\nsys.path.insert(0, os.environ['LIB'])\nimport x\n",
     "__import__(name)\n",
 ])
 def test_a_computed_import_holds_the_folder_and_says_so(tmp_path, text):
@@ -132,3 +132,15 @@ def test_a_package_a_node_script_requires_is_held_in_each_node_modules(tmp_path)
     held = _held(tmp_path, "node a/b/fsmon.js")
     for name in ("a/b/node_modules", "a/node_modules", "node_modules/lodash", "node_modules/@s/p"):
         assert name in held, held
+
+
+@pytest.mark.parametrize("change", [
+    "sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'lib'))",
+    "sys.path.append(str(Path(__file__).resolve().parent.parent / 'lib'))",
+    "sys.path.insert(0, 'lib')",  # from the top, where git runs it
+])
+def test_a_folder_put_on_sys_path_by_a_known_path_is_looked_up(tmp_path, change):
+    _tree(tmp_path, {"tools/fsmon.py": f"import os, sys\n{change}\nimport lint\n",
+                     "lib/lint.py": "import helper\n", "lib/helper.py": ""})
+    got = found("core.fsmonitor", "python3 tools/fsmon.py", str(tmp_path))
+    assert str(tmp_path / "lib") in got.paths and got.said == [], got.said

@@ -170,10 +170,18 @@ def _python(path: str, text: str, first: str, top: str, out: Found) -> list[tupl
     except (SyntaxError, ValueError):
         return []  # python would not run it either
     more: list[tuple[str, str, str]] = []
+    roots, computed = [first], False
+    for node in ast.walk(tree):  # `sys.path.insert(0, "tools")`: looked up there too
+        added = _path_added(node, path, top)
+        computed = computed or added is None
+        roots += [a for a in added or () if a not in roots]
+    if computed:
+        _whole(os.path.dirname(path), top, out, f"{_shown(path, top)} imports what its code computes")
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                more += _lookup(alias.name.split("."), first, top, out)
+                for root in roots:
+                    more += _lookup(alias.name.split("."), root, top, out, first)
         elif isinstance(node, ast.ImportFrom) and node.level:
             package = os.path.dirname(path)
             for _ in range(node.level - 1):
@@ -184,7 +192,8 @@ def _python(path: str, text: str, first: str, top: str, out: Found) -> list[tupl
                 more += _lookup([n for n in name if n], package, top, out, first)
         elif isinstance(node, ast.ImportFrom) and node.module:
             for alias in node.names:
-                more += _lookup([*node.module.split("."), alias.name], first, top, out)
+                for root in roots:
+                    more += _lookup([*node.module.split("."), alias.name], root, top, out, first)
         elif _computes(node):
             _whole(os.path.dirname(path), top, out,
                    f"{_shown(path, top)} imports what its code computes")
@@ -198,14 +207,71 @@ def _computes(node: object) -> bool:
     if isinstance(node, ast.Call):
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if name in _PY_COMPUTED:
-            return True
-        return isinstance(func, ast.Attribute) and _is_sys_path(func.value)
+        return name in _PY_COMPUTED
     if isinstance(node, (ast.Assign, ast.AugAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         return any(_is_sys_path(t) or isinstance(t, ast.Subscript) and _is_sys_path(t.value)
                    for t in targets)
     return False
+
+
+def _path_added(node: object, script: str, top: str) -> list[str] | None:
+    """The folders a `sys.path.insert(i, x)`, `.append(x)` or `.extend([...])`
+    adds, where each is known here (a string, `__file__`, `os.path.join`,
+    `dirname`, `Path(...).parent / "x"`: `_static`); None for another change
+    of `sys.path` (not known here); [] where `node` is none."""
+    import ast
+
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and _is_sys_path(node.func.value):
+        args = node.args[1:] if node.func.attr == "insert" else node.args
+        if node.func.attr == "extend" and args and isinstance(args[0], (ast.List, ast.Tuple)):
+            args = args[0].elts
+        if node.func.attr not in ("insert", "append", "extend"):
+            return None
+        found = [_static(a, script, top) for a in args]
+        return None if not found or None in found else [
+            os.path.normpath(os.path.join(top, str(f))) for f in found]
+    if isinstance(node, (ast.Assign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if any(_is_sys_path(t) or isinstance(t, ast.Subscript) and _is_sys_path(t.value)
+               for t in targets):
+            return None
+    return []
+
+
+def _static(node: object, script: str, top: str) -> str | None:
+    """The path an expression names, where it is known without running it
+    (a relative one is taken from the top by the caller: git runs it there)."""
+    import ast
+
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name) and node.id == "__file__":
+        return script
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        inner = _static(node.value, script, top)
+        return os.path.dirname(inner) if inner else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        left, right = _static(node.left, script, top), _static(node.right, script, top)
+        return os.path.join(left, right) if left and right else None
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    args = [_static(a, script, top) for a in node.args]
+    if None in args or name not in _PATH_CALLS or (not args and name != "resolve"):
+        return None
+    if name == "resolve":
+        return _static(func.value, script, top) if isinstance(func, ast.Attribute) else None
+    if name == "join":
+        return os.path.join(*[a for a in args if a is not None])
+    return os.path.dirname(str(args[0])) if name == "dirname" else str(args[0])
+
+
+# calls whose value `_static` knows: dirname, join; the rest give their argument
+_PATH_CALLS = {"dirname", "join", "abspath", "realpath", "normpath", "Path", "PurePath", "str",
+               "fspath", "resolve", "expanduser"}
 
 
 def _is_sys_path(node: object) -> bool:

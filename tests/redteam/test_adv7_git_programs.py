@@ -157,6 +157,27 @@ def test_bytecode_cached_for_an_imported_module_cannot_be_forged(zap, outside):
     assert sorted(p.name for p in outside.iterdir()) == []
 
 
+@pytest.mark.parametrize("hook,files,target", [
+    ("#!/bin/sh\nexec tools/lint.sh\n", {"tools/lint.sh": SH}, "tools/lint.sh"),
+    ("#!/usr/bin/env python3\nimport sys\nsys.path.insert(0, 'tools')\nimport lint\n",
+     {"tools/lint.py": PY}, "tools/lint.py"),
+])
+def test_what_a_hook_runs_cannot_be_rewritten(zap, outside, hook, files, target):
+    """A hook in `.git/hooks` (held with `.git`) runs a script of the tree,
+    or imports one: that script is held too (h-git9)."""
+    repo = repo_with_scripts(zap.cwd, files)
+    (repo / ".git" / "hooks" / "pre-commit").write_text(hook)
+    (repo / ".git" / "hooks" / "pre-commit").chmod(0o755)
+    evil = (EVIL_PY if target.endswith(".py") else EVIL_SH).format(out=outside)
+    agent(zap, f"printf '{evil}' > {target} || true")
+    assert not list(outside.iterdir())
+    (repo / "x").write_text("x")
+    git(repo, "add", "x")
+    subprocess.run(["git", "commit", "-qm", "x"], cwd=repo, capture_output=True, timeout=30,
+                   stdin=subprocess.DEVNULL)
+    assert sorted(p.name for p in outside.iterdir()) == []
+
+
 @pytest.mark.parametrize("route", ["hooks-folder-link", "program-link", "folder-link-on-the-way"])
 def test_a_program_named_through_a_link_holds_where_the_link_leads(zap, outside, route):
     """Held (coverage): the hooks folder, or the program, is a committed link

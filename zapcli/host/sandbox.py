@@ -156,10 +156,10 @@ def _links(mode: str, workspace: str, writable_roots: Iterable[str], policy: Pol
 def _unholdable(mode: str, workspace: str, writable_roots: Iterable[str], policy: Policy,
                 git: list[GitAccess]) -> str:
     """What cannot be kept read-only of what the person's git runs, in a
-    writable root (`zapcli.control.unholdable`: a folder a program git runs
+    writable root (`zapcli.gitconfigs.unholdable`: a folder a program git runs
     lists, the top of a repository) — said; "" where nothing is."""
     from zapcli.approvals import write_ceiling
-    from zapcli.control import unholdable
+    from zapcli.gitconfigs import unholdable
 
     _ceiling, protect = write_ceiling(mode, workspace, tuple(writable_roots))
     given = {w for g in git for w in g.writable}
