@@ -144,3 +144,10 @@ def test_a_folder_put_on_sys_path_by_a_known_path_is_looked_up(tmp_path, change)
                      "lib/lint.py": "import helper\n", "lib/helper.py": ""})
     got = found("core.fsmonitor", "python3 tools/fsmon.py", str(tmp_path))
     assert str(tmp_path / "lib") in got.paths and got.said == [], got.said
+
+
+def test_a_module_a_shell_script_runs_is_read_from_the_top(tmp_path):
+    _tree(tmp_path, {"hooks/pre-commit": "#!/bin/sh\nexec python3 -m tools.check \"$@\"\n",
+                     "tools/__init__.py": "", "tools/check.py": "import rules\n", "rules.py": ""})
+    held = _held(tmp_path, "hooks/pre-commit")
+    assert "tools/check.py" in held and "rules.py" in held and "tools" in held, held

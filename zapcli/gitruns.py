@@ -86,7 +86,7 @@ def found(key: str, value: str, top: str) -> Found:
     from zapcli import gitscripts
 
     out.add(gitscripts.reads(out.paths, top, hint=gitscripts.hint(words(value)),
-                             modules=_modules(value, top)))
+                             modules=modules(value, top)))
     return out
 
 
@@ -196,6 +196,8 @@ def _ran(value: str) -> set[str]:
         if name in _RUNNERS or name.startswith(("python", "pypy")) or word.endswith(_SCRIPT):
             bare = _expansion().sub("", word)
             out |= {word, bare, bare.lstrip("/"), _expansion().sub("*", word)}
+        if before == "-m" or word.startswith("-m") and len(word) > 2:  # python -m tools.x
+            out.update(_module_files(word if before == "-m" else word[2:]))
         before = word
     return out
 
@@ -209,7 +211,7 @@ def _module_files(name: str) -> list[str]:
                   "/".join(parts) + "/__init__.py"]
 
 
-def _modules(value: str, top: str) -> list[str]:
+def modules(value: str, top: str) -> list[str]:
     """The files a `-m` module of the command is, that exist (Python runs
     them with the top first on its path)."""
     out: list[str] = []

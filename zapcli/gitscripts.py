@@ -122,7 +122,7 @@ def reads(paths: Iterable[str], top: str, *, hint: str = "", modules: Iterable[s
     from zapcli.gitruns import Found
 
     out = Found()
-    queue = [(m, "py", top) for m in modules]  # before the same file as a script
+    queue = [(m, "py", top) for m in _held_modules(modules, top, out)]  # before as a script
     queue += [(p, hint, os.path.dirname(p)) for p in paths if os.path.isfile(p)]
     seen: set[str] = set()
     while queue:
@@ -141,6 +141,25 @@ def reads(paths: Iterable[str], top: str, *, hint: str = "", modules: Iterable[s
         reader = {"py": _python, "sh": _shell, "js": _node}[language]
         queue += reader(path, text, first, top, out)
     return out
+
+
+def _held_modules(files: Iterable[str], top: str, out: Found) -> list[str]:
+    """`python -m` modules' files (the top first on the path), held with
+    the folder Python looked their last name up in: whole below the top
+    (`tools.check`: a `tools/check/` package made there would win), each
+    spelling at the top."""
+    files = list(files)
+    for path in files:
+        folder = os.path.dirname(path)
+        if os.path.basename(path) in ("__init__.py", "__main__.py"):
+            folder = os.path.dirname(folder)
+        out.paths += [] if path in out.paths else [path]
+        if os.path.normpath(folder) == os.path.normpath(top):
+            name = os.path.splitext(os.path.relpath(path, top).split(os.sep)[0])[0]
+            _lookup([name], top, top, out)
+        else:
+            _whole(folder, top, out)
+    return files
 
 
 def _shown(path: str, top: str) -> str:
@@ -316,7 +335,7 @@ def _shell(path: str, text: str, first: str, top: str, out: Found) -> list[tuple
     own folder put in for `$(dirname "$0")`, `${0%/*}` and a variable
     set to such a folder; a sourced file a variable not known here names
     holds the script's folder whole."""
-    from zapcli.gitruns import command
+    from zapcli.gitruns import command, modules
 
     folder = os.path.dirname(path)
     known: dict[str, str] = {}
@@ -339,6 +358,7 @@ def _shell(path: str, text: str, first: str, top: str, out: Found) -> list[tuple
             _whole(folder, top, out, f"{_shown(path, top)} sources a file its words compute")
         found = command(line, top, runs_only=True)
         out.add(found)
+        more += [(m, "py", top) for m in _held_modules(modules(line, top), top, out)]
         more += [(p, "", os.path.dirname(p)) for p in found.paths if os.path.isfile(p)]
     return more
 
