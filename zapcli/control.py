@@ -123,7 +123,7 @@ def match(rel: str, listed: Iterable[str] | None = None, *, anywhere: bool = Fal
 
 
 def of_root(root: str, listed: Iterable[str], others: Iterable[str] = (),
-            said: list[str] | None = None) -> tuple[str, ...]:
+            runs: list[Any] | None = None) -> tuple[str, ...]:
     """`listed` and the names `root` adds, each when it lies inside `root`
     and no listed name holds it already: every file git reads as the
     configuration of the repository `root` is in, as git says (the
@@ -140,16 +140,17 @@ def of_root(root: str, listed: Iterable[str], others: Iterable[str] = (),
     where it lies in `root` too (a project's `core.hooksPath =
     ../tooling/hooks`, the tooling checkout given to write in as well).
     Asks git once where a root is in a repository (~5 ms), never
-    elsewhere. `said` gets a line for each folder held whole for a program
-    git runs (a script whose imports are computed)."""
+    elsewhere. `runs` gets what `zapcli.gitconfigs.files` says of the
+    programs git runs there that are held by their folder or cannot be
+    held (`zapcli.gitconfigs.unholdable` reads it), each once."""
     out = list(listed)
     from zapcli import gitconfigs
 
     tops = dict.fromkeys(t for t in map(gitconfigs.repository, (root, *others)) if t is not None)
-    runs: list[gitconfigs.Run] = []
-    found = [_inside(root, f) for top in tops for f in gitconfigs.files(top, runs)]
-    if said is not None:
-        said += [line for *_, got in runs for line in got.said if line not in said]
+    found_runs: list[gitconfigs.Run] = []
+    found = [_inside(root, f) for top in tops for f in gitconfigs.files(top, found_runs)]
+    if runs is not None:
+        runs += [r for r in found_runs if r[:3] not in [o[:3] for o in runs]]
     for name in (*found, *_yarn_paths(root), *_mise_env_files(root)):
         if name is not None and not match(name, out):
             out.append(name)

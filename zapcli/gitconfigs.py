@@ -105,24 +105,28 @@ def files(top: str, runs: list[Run] | None = None) -> list[str]:
     return [f for f in dict.fromkeys(out) if f]
 
 
-def unholdable(roots: Iterable[str]) -> list[tuple[str, str, str, str, str]]:
+def unholdable(roots: Iterable[str], runs: list[Run] | None = None
+               ) -> list[tuple[str, str, str, str, str]]:
     """(the setting, its value, the config file it is in, what lists the
     folder, the folder) for each folder a program git runs lists that
     cannot be held, where it is, holds or lies in one of `roots` (real
     paths): the top of a repository a root is in, listed by a glob
     (`for f in */check.sh`: a folder made there runs at the person's next
     `git status`) or by a script there whose imports are not known
-    (`zapcli.gitruns.Found.listed`). Asks git as `files` does."""
+    (`zapcli.gitruns.Found.listed`). From `runs`, what `files` gathered
+    for the repositories the roots are in (`zapcli.control.of_root` does);
+    where None, git is asked here."""
     roots = [os.path.realpath(r) for r in roots]
+    if runs is None:
+        runs = []
+        for top in dict.fromkeys(t for t in map(repository, roots) if t is not None):
+            files(top, runs)
     out: list[tuple[str, str, str, str, str]] = []
-    for top in dict.fromkeys(t for t in map(repository, roots) if t is not None):
-        runs: list[Run] = []
-        files(top, runs)
-        for key, value, where, got in runs:
-            for word, folder in got.listed:
-                real = os.path.realpath(folder)
-                if any(_overlap(real, r) for r in roots):
-                    out.append((key, value, where, word, folder))
+    for key, value, where, got in runs:
+        for word, folder in got.listed:
+            real = os.path.realpath(folder)
+            if any(_overlap(real, r) for r in roots):
+                out.append((key, value, where, word, folder))
     return out
 
 

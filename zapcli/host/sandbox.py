@@ -110,18 +110,19 @@ def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[
     git, refused = _fenced(tree)
     if refused:
         return Prepared(refused=refused)
+    runs: list[Any] = []
     policy, notes = resolve(mode, workspace=workspace, writable_roots=writable_roots,
                             network=network,
                             writable=spec.writable if spec else None, scratch=str(scratch),
                             hidden=control_roots(), shown=(own_tree(workspace) or "",),
-                            control=names, git=git, code=own_code())
+                            control=names, git=git, code=own_code(), runs=runs)
     linked = _links(mode, workspace, writable_roots, policy, names)
     if linked:
         link, target = linked[0]
         fit = ways or {"full": True, "worktree": tree is None}
         return Prepared(refused=f"{links.said(link, target)}, so nothing ran. To run it, "
                                 f"{links.ways_out(link, **fit)}")
-    listed = _unholdable(mode, workspace, writable_roots, policy, git)
+    listed = _unholdable(mode, workspace, writable_roots, policy, git, runs)
     if listed:
         fit = ways or {"full": True}
         return Prepared(refused=f"{listed}, so nothing ran. To run it, "
@@ -154,17 +155,18 @@ def _links(mode: str, workspace: str, writable_roots: Iterable[str], policy: Pol
 
 
 def _unholdable(mode: str, workspace: str, writable_roots: Iterable[str], policy: Policy,
-                git: list[GitAccess]) -> str:
+                git: list[GitAccess], runs: list[Any]) -> str:
     """What cannot be kept read-only of what the person's git runs, in a
     writable root (`zapcli.gitconfigs.unholdable`: a folder a program git runs
-    lists, the top of a repository) — said; "" where nothing is."""
+    lists, the top of a repository; from `runs`, which `resolve` gathered)
+    — said; "" where nothing is."""
     from zapcli.approvals import write_ceiling
     from zapcli.gitconfigs import unholdable
 
     _ceiling, protect = write_ceiling(mode, workspace, tuple(writable_roots))
     given = {w for g in git for w in g.writable}
     roots = [w for w in policy.writable if w not in given]
-    found = unholdable(roots) if protect and roots else []
+    found = unholdable(roots, runs) if protect and roots else []
     if not found:
         return ""
     key, value, where, what, folder = found[0]
