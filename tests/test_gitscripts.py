@@ -151,3 +151,14 @@ def test_a_module_a_shell_script_runs_is_read_from_the_top(tmp_path):
                      "tools/__init__.py": "", "tools/check.py": "import rules\n", "rules.py": ""})
     held = _held(tmp_path, "hooks/pre-commit")
     assert "tools/check.py" in held and "rules.py" in held and "tools" in held, held
+
+
+@pytest.mark.timeout(10)
+def test_a_fifo_in_a_scripts_place_is_not_waited_on(tmp_path):
+    """What a script imports is read at every sandbox start: a FIFO put in
+    a module's place between the look and the read (by earlier work) never
+    blocks it."""
+    from zapcli.gitscripts import _read
+
+    os.mkfifo(tmp_path / "watch.py")
+    assert _read(str(tmp_path / "watch.py")) == ""

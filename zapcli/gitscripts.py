@@ -106,12 +106,23 @@ def _language(path: str, text: str, given: str) -> str:
 
 
 def _read(path: str) -> str | None:
+    """A regular file's text ("" for anything else: a FIFO put in a
+    script's place never blocks the sandbox's start), None past `_LIMIT`."""
+    import stat
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read(_LIMIT + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return ""
-    return None if len(text) > _LIMIT else text
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        data = os.read(fd, _LIMIT + 1)
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+    return None if len(data) > _LIMIT else data.decode("utf-8", errors="replace")
 
 
 def reads(paths: Iterable[str], top: str, *, hint: str = "", modules: Iterable[str] = ()) -> Found:
