@@ -33,7 +33,8 @@ or at the top, a `-m` module's package at the top, a computed import, a
 node `require`, forged cached bytecode): `zapcli.gitscripts` reads what a
 script imports or sources and holds it — the folder a name is looked up
 in, whole, below the top; each spelling of the name and `__pycache__` at
-the top.
+the top. A hook (`.git/hooks`, `core.hooksPath`) is read the same way: what it
+runs (`exec tools/lint.sh`) or imports (`sys.path.insert(0, 'tools')`).
 """
 
 from __future__ import annotations

@@ -38,8 +38,9 @@ words from every folder of the tree (where the file exists).
 
 h-git9: a glob that lists the top (`*/check.sh`, and `tool?/st.sh`, which a
 new `toola/` sorting first wins) cannot be held: the sandbox refuses the
-work's start in words (`zapcli.control.unholdable`); after a `cd tools` the
-glob lists tools, held whole.
+work's start in words (`zapcli.gitconfigs.unholdable`); after a `cd tools`
+the glob lists tools, held whole; a folder a glob lists that is not made
+yet (`tools/hooks.d/*`) is held there or not.
 """
 
 from __future__ import annotations
