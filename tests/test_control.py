@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from zapcli import control
+from zapcli import control, gitconfigs
 
 
 @pytest.mark.parametrize("rc,text", [
@@ -219,3 +219,60 @@ def test_a_program_a_setting_runs_by_a_path_in_the_root_is_added(tmp_path, key, 
     _git(tmp_path, "config", key, value.format(root=tmp_path))
     got = control.of_root(str(tmp_path), (".git",))
     assert got == ((".git", added) if added else (".git",))
+
+
+@pytest.mark.parametrize("value,listed", [
+    ('for f in */check.sh; do "$f"; done', "*/check.sh"),
+    ("tool?/st.sh", "tool?/st.sh"),                        # toola/st.sh sorts first
+    ("sh -c 'for f in *.sh; do sh $f; done'", "*.sh"),     # in a quoted command too
+    ('"$(git rev-parse --show-toplevel)"/*/x.sh', None),  # the top, named by git
+    ("git diff -- '*.c'", None),                           # quoted: git reads the pattern
+    ('cd tools && for f in */check.sh; do "$f"; done', None),  # lists tools: held whole
+    ("$HOME/bin/*", None),                                 # a folder not known here
+    ("[ -x tools/st.sh ] && tools/st.sh", None),           # `[` is the test command
+])
+def test_a_setting_that_lists_the_top_is_unholdable(tmp_path, value, listed):
+    """The top cannot be held: a pattern that lists it is said (the sandbox
+    refuses a writable root there); one listing a folder below it is not."""
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "tools").mkdir()
+    _git(tmp_path, "config", "core.fsmonitor", value)
+    got = gitconfigs.unholdable([str(tmp_path)])
+    if listed is None and "rev-parse" not in value:
+        assert got == []
+    else:
+        assert [(k, w) for k, _, _, w, _ in got] == [
+            ("core.fsmonitor", f"its pattern {listed or value.replace(chr(34), '')} "
+                               "matches what is made in")], got
+        assert got[0][2] == f"{tmp_path}/.git/config" and got[0][4] == str(tmp_path)
+    if "cd tools" in value:
+        assert "tools" in control.of_root(str(tmp_path), (".git",))
+
+
+def test_a_listed_top_outside_every_root_is_not_unholdable(tmp_path):
+    """A root below the top: a pattern over the top lists the root's own
+    folder too (`*/check.sh` matches root/check.sh), so it counts; another
+    repository's top does not."""
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "other").mkdir()
+    _git(tmp_path, "config", "core.fsmonitor", "for f in */check.sh; do $f; done")
+    assert gitconfigs.unholdable([str(tmp_path / "sub")])
+    _git(tmp_path / "other", "init", "-q")
+    assert gitconfigs.unholdable([str(tmp_path / "other")]) == []
+
+
+@pytest.mark.parametrize("hooks_path", ["", ".githooks"])
+def test_what_a_hook_runs_is_added(tmp_path, hooks_path):
+    """A hook (`.git/hooks`, or the folder `core.hooksPath` names) runs a
+    script of the tree: that script is held, as a setting's program is."""
+    _git(tmp_path, "init", "-q")
+    folder = tmp_path / (hooks_path or ".git/hooks")
+    folder.mkdir(exist_ok=True)
+    (folder / "pre-commit").write_text("#!/bin/sh\nexec tools/lint.sh \"$@\"\n")
+    (folder / "pre-push.sample").write_text("#!/bin/sh\nexec tools/sample.sh\n")
+    (tmp_path / "tools").mkdir()
+    if hooks_path:
+        _git(tmp_path, "config", "core.hooksPath", hooks_path)
+    got = control.of_root(str(tmp_path), (".git",))
+    assert "tools/lint.sh" in got and "tools/sample.sh" not in got, got

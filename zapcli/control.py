@@ -1,9 +1,9 @@
 """Control files: every path that another program reads as configuration that
 runs commands, so agent work may never write it (docs: the security model).
-Imports: the standard library (a kernel module); `zapcli.gitenv` to ask git
-(`git config`: never a hook or a filter) where a root is in a repository,
-and `zapcli.gitruns` for the programs its settings run;
-PyYAML only to read a `.yarnrc.yml` that exists.
+Imports: the standard library (a kernel module); `zapcli.gitconfigs` for
+what git reads as a repository's configuration and what that runs (git is
+asked: `git config`, never a hook or a filter); PyYAML only to read a
+`.yarnrc.yml` that exists.
 
 One list. `BASE` names what no single backend owns: git's admin folder (of a
 folder that is not yet a repository too), zapcli's own folder, direnv, editor
@@ -23,7 +23,9 @@ its own (`of_root`): every file git reads as its repository's configuration
 folder `core.hooksPath` names (`.githooks/`, ...), whose hooks git runs at
 the person's next commit; the file its `.yarnrc.yml`'s `yarnPath` names,
 which every `yarn` runs (read with PyYAML, imported only when that file
-exists); mise's per-environment files that exist there.
+exists); mise's per-environment files that exist there. What git reads is
+`zapcli.gitconfigs`'s to find (and what cannot be held, `unholdable`: the
+sandbox refuses to let agent work write there).
 """
 
 from __future__ import annotations
@@ -120,7 +122,8 @@ def match(rel: str, listed: Iterable[str] | None = None, *, anywhere: bool = Fal
     return None
 
 
-def of_root(root: str, listed: Iterable[str], others: Iterable[str] = ()) -> tuple[str, ...]:
+def of_root(root: str, listed: Iterable[str], others: Iterable[str] = (),
+            runs: list[Any] | None = None) -> tuple[str, ...]:
     """`listed` and the names `root` adds, each when it lies inside `root`
     and no listed name holds it already: every file git reads as the
     configuration of the repository `root` is in, as git says (the
@@ -137,10 +140,17 @@ def of_root(root: str, listed: Iterable[str], others: Iterable[str] = ()) -> tup
     where it lies in `root` too (a project's `core.hooksPath =
     ../tooling/hooks`, the tooling checkout given to write in as well).
     Asks git once where a root is in a repository (~5 ms), never
-    elsewhere."""
+    elsewhere. `runs` gets what `zapcli.gitconfigs.files` says of the
+    programs git runs there that are held by their folder or cannot be
+    held (`zapcli.gitconfigs.unholdable` reads it), each once."""
     out = list(listed)
-    tops = dict.fromkeys(t for t in (_repository(r) for r in (root, *others)) if t is not None)
-    found = [_inside(root, f) for top in tops for f in _git_files(top)]
+    from zapcli import gitconfigs
+
+    tops = dict.fromkeys(t for t in map(gitconfigs.repository, (root, *others)) if t is not None)
+    found_runs: list[gitconfigs.Run] = []
+    found = [_inside(root, f) for top in tops for f in gitconfigs.files(top, found_runs)]
+    if runs is not None:
+        runs += [r for r in found_runs if r[:3] not in [o[:3] for o in runs]]
     for name in (*found, *_yarn_paths(root), *_mise_env_files(root)):
         if name is not None and not match(name, out):
             out.append(name)
@@ -154,7 +164,9 @@ def named(folder: str, *, repository: bool) -> list[str]:
     repository's top: a `.git` there), every file git reads as its
     configuration and what those name (hooks folder, programs); the file
     `.yarnrc.yml`'s `yarnPath` names; mise's per-environment files."""
-    out = _git_files(folder) if repository else []
+    from zapcli import gitconfigs
+
+    out = gitconfigs.files(folder) if repository else []
     rel = [*_yarn_paths(folder), *_mise_env_files(folder)]
     return out + [os.path.join(folder, r) for r in rel if r is not None]
 
@@ -314,78 +326,3 @@ def _mise_env_files(root: str) -> list[str | None]:
         out += [entry if folder == "." else f"{folder}/{entry}"
                 for entry in entries if _compiled(pattern).fullmatch(entry)]
     return out
-
-
-_GIT_FAILED = r"(?m)(?: in file |unable to access ')(.+?)(?:'| at line \d+)?:?$"
-
-
-def _repository(root: str) -> str | None:
-    """The folder git finds a repository at from `root`, looking up as git
-    does: the nearest of it and its parents with a `.git`, or that is a bare
-    repository; None when there is none (and git is not asked)."""
-    path = os.path.abspath(root)
-    while True:
-        if os.path.lexists(os.path.join(path, ".git")) or (
-                os.path.isfile(os.path.join(path, "HEAD"))
-                and os.path.isdir(os.path.join(path, "objects"))
-                and os.path.isdir(os.path.join(path, "refs"))):
-            return path
-        parent = os.path.dirname(path)
-        if parent == path:
-            return None
-        path = parent
-
-
-def _git_files(top: str) -> list[str]:
-    """What git reads as configuration for the repository at `top`, as git
-    itself says (`git config --list --show-origin`, run with the person's
-    environment in the repository's top, to which git's names are relative:
-    it reads the system's, the person's and the repository's files and
-    every include, and runs nothing): each file that
-    gave a setting; each file an `include.path` or `includeIf.*.path` names,
-    there or not, whatever its condition — and what such a file says where
-    git did not read it (its condition false now: `onbranch:release/**`
-    holds once the person checks out a release branch); a file git could
-    not read; and each folder a `core.hooksPath` names (relative: from the
-    repository's top, where git runs hooks); and the program a setting that runs one names by a
-    path (`zapcli.gitruns`). Absolute paths; nothing where git is not there."""
-    from zapcli.gitenv import config_origins
-
-    answer = config_origins(top)
-    if answer is None:
-        return []  # no git here: nothing reads these files
-    files = [os.path.join(top, found.group(1))
-             for found in _compiled(_GIT_FAILED).finditer(os.fsdecode(answer[1]))]
-    hooks: list[str] = []
-    read: set[str] = set()
-    included: list[str] = []
-    read_alone = False
-    while True:
-        items = [os.fsdecode(b) for b in answer[0].split(b"\0")]
-        for origin, entry in zip(items[0::2], items[1::2], strict=False):
-            key, _, value = entry.partition("\n")
-            key = key.lower()
-            where = os.path.join(top, origin[len("file:"):]) if origin.startswith("file:") else ""
-            files.append(where)
-            read.add(os.path.normpath(where))
-            if value and (key == "include.path" or key.startswith("includeif.") and key.endswith(".path")):
-                target = os.path.expanduser(value)
-                included.append(target if os.path.isabs(target) or not where
-                                else os.path.join(os.path.dirname(where), target))
-            elif key == "core.hookspath":  # the last one counts; a file unread, each
-                hooks = [*hooks, value] if read_alone else [value]
-            else:
-                from zapcli import gitruns
-
-                files += gitruns.programs(key, value, top)
-        # a file included under a condition false now (`onbranch:release/**`) is read
-        # as well: what it names runs once the condition holds
-        unread = [f for f in included if os.path.normpath(f) not in read and os.path.isfile(f)]
-        if not unread or len(read) > 64:
-            break
-        read.add(os.path.normpath(unread[0]))
-        read_alone = True
-        answer = config_origins(top, file=unread[0]) or (b"", b"")
-    files += included
-    files += [os.path.join(top, os.path.expanduser(h)) for h in hooks if h]
-    return [f for f in dict.fromkeys(files) if f]

@@ -27,11 +27,19 @@ Status against 3d3f288: SUCCEEDED for all six. Fixed (h-adv): `programs`
 reads each word from the top and from every folder of the tree the command
 names, with its expansions left out, and a `-m` module's files; `_RUNS`
 names the difftool/mergetool commands and the other settings git runs.
-Open: the imported sibling (xfail, strict).
+The imported sibling fixed (h-git9), with routes of the same class (a file
+sourced by `$(dirname "$0")`, a standard module shadowed beside the script
+or at the top, a `-m` module's package at the top, a computed import, a
+node `require`, forged cached bytecode): `zapcli.gitscripts` reads what a
+script imports or sources and holds it — the folder a name is looked up
+in, whole, below the top; each spelling of the name and `__pycache__` at
+the top. A hook (`.git/hooks`, `core.hooksPath`) is read the same way: what it
+runs (`exec tools/lint.sh`) or imports (`sys.path.insert(0, 'tools')`).
 """
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 
 import pytest
@@ -46,6 +54,7 @@ SH = "#!/bin/sh\nexit 1\n"
 PY = "import sys\nsys.exit(1)\n"
 EVIL_SH = "#!/bin/sh\\nid > {out}/PWNED\\nexit 1\\n"
 EVIL_PY = "import os\\nos.system(\"id > {out}/PWNED\")\\n"
+EVIL_JS = "require(\"fs\").writeFileSync(\"{out}/PWNED\", \"x\")\\n"
 
 ROUTES = {
     # (setting, value, the person's committed files, the file the agent rewrites, git command)
@@ -65,19 +74,47 @@ ROUTES = {
                          {"tools/fsmonitor.py": "import watch\nwatch.main()\n",
                           "tools/watch.py": "import sys\ndef main():\n    sys.exit(1)\n"},
                          "tools/watch.py", ["status", "--short"]),
+    # the same class (h-git9): what a named script reads as code, other ways
+    "sourced-sibling": ("core.fsmonitor", "sh tools/fsmon.sh",
+                        {"tools/fsmon.sh": '. "$(dirname "$0")/lib.sh"\nmain\n',
+                         "tools/lib.sh": "main() { exit 1; }\n"}, "tools/lib.sh", ["status"]),
+    # a module the script imports from the standard library, shadowed beside it
+    # (Python puts the script's folder first): a new file
+    "shadowed-beside": ("core.fsmonitor", "python3 tools/fsmonitor.py",
+                        {"tools/fsmonitor.py": "import sys\nimport csv\nsys.exit(1)\n"},
+                        "tools/csv.py", ["status", "--short"]),
+    # the same at the top, which cannot be held whole: each name the script imports is held
+    "shadowed-at-the-top": ("core.fsmonitor", "python3 fsmon.py",
+                            {"fsmon.py": "import sys\nimport csv\nsys.exit(1)\n"},
+                            "csv.py", ["status", "--short"]),
+    # `python3 -m`: the top first on the path, a package there that the module imports
+    "module-imports-a-package": ("core.fsmonitor", "python3 -m tools.fsmonitor",
+                                 {"tools/__init__.py": "", "lib/__init__.py": "",
+                                  "tools/fsmonitor.py": "from lib import watch\nwatch.main()\n",
+                                  "lib/watch.py": "import sys\ndef main():\n    sys.exit(1)\n"},
+                                 "lib/watch.py", ["status", "--short"]),
+    # an import the words do not name: the script's folder, held whole
+    "computed-import": ("core.fsmonitor", "python3 tools/fsmonitor.py",
+                        {"tools/fsmonitor.py": "import importlib\n"
+                                               "importlib.import_module('wat' + 'ch').main()\n",
+                         "tools/watch.py": "import sys\ndef main():\n    sys.exit(1)\n"},
+                        "tools/watch.py", ["status", "--short"]),
+    "required-sibling": ("core.fsmonitor", "node tools/fsmon.js",
+                         {"tools/fsmon.js": "require('./lib').main()\n",
+                          "tools/lib.js": "exports.main = () => process.exit(1)\n"},
+                         "tools/lib.js", ["status", "--short"]),
 }
 
 
-@pytest.mark.parametrize("route", [
-    pytest.param(r, marks=pytest.mark.xfail(strict=True, reason=(
-        "open: what a named script imports or sources is not read; holding the named "
-        "script's folder would cover its siblings only"))) if r == "imported-sibling" else r
-    for r in ROUTES])
+@pytest.mark.parametrize("route", ROUTES)
 def test_a_program_the_persons_git_config_runs_cannot_be_rewritten(zap, outside, route):
     key, value, files, target, run = ROUTES[route]
     repo = repo_with_scripts(zap.cwd, files)
     git(repo, "config", key, value)
-    evil = (EVIL_PY if target.endswith(".py") else EVIL_SH).format(out=outside)
+    if target.endswith(".js") and not shutil.which("node"):
+        pytest.skip("no node here")
+    evil = (EVIL_PY if target.endswith(".py") else EVIL_JS if target.endswith(".js")
+            else EVIL_SH).format(out=outside)
     agent(zap, f"printf '{evil}' > {target} || true")
     assert not list(outside.iterdir())  # nothing ran inside
     env = {k: v for k, v in zap.env.items() if k != "GIT_PAGER"}
@@ -89,6 +126,57 @@ def test_a_program_the_persons_git_config_runs_cannot_be_rewritten(zap, outside,
     ran = sorted(p.name for p in outside.iterdir())
     assert ran == [], ran
 
+
+
+# the agent forges the bytecode Python caches for watch.py (its header: watch.py's
+# change time and size), which Python runs in watch.py's place
+FORGE = """python3 - <<'PY' || true
+import importlib.util, marshal, os, struct
+st = os.stat("watch.py")
+code = compile('import os\\nos.system("id > {out}/PWNED")\\ndef main():\\n    raise SystemExit(1)\\n',
+               "watch.py", "exec")
+path = importlib.util.cache_from_source("watch.py")
+os.makedirs(os.path.dirname(path), exist_ok=True)
+with open(path, "wb") as f:
+    f.write(importlib.util.MAGIC_NUMBER + struct.pack("<III", 0, int(st.st_mtime) & 0xFFFFFFFF,
+                                                      st.st_size & 0xFFFFFFFF) + marshal.dumps(code))
+PY"""
+
+
+def test_bytecode_cached_for_an_imported_module_cannot_be_forged(zap, outside):
+    """`python3 fsmon.py` at the top imports watch.py beside it: watch.py is
+    held, and so is the `__pycache__` Python reads it from."""
+    repo = repo_with_scripts(zap.cwd, {
+        "fsmon.py": "import watch\nwatch.main()\n",
+        "watch.py": "import sys\ndef main():\n    sys.exit(1)\n"})
+    git(repo, "config", "core.fsmonitor", "python3 fsmon.py")
+    agent(zap, FORGE.format(out=outside))
+    assert not list(outside.iterdir())  # nothing ran inside
+    env = {k: v for k, v in zap.env.items() if k != "GIT_PAGER"}
+    subprocess.run(["git", "status", "--short"], cwd=repo, env=env, capture_output=True,
+                   timeout=30, stdin=subprocess.DEVNULL)
+    assert sorted(p.name for p in outside.iterdir()) == []
+
+
+@pytest.mark.parametrize("hook,files,target", [
+    ("#!/bin/sh\nexec tools/lint.sh\n", {"tools/lint.sh": SH}, "tools/lint.sh"),
+    ("#!/usr/bin/env python3\nimport sys\nsys.path.insert(0, 'tools')\nimport lint\n",
+     {"tools/lint.py": PY}, "tools/lint.py"),
+])
+def test_what_a_hook_runs_cannot_be_rewritten(zap, outside, hook, files, target):
+    """A hook in `.git/hooks` (held with `.git`) runs a script of the tree,
+    or imports one: that script is held too (h-git9)."""
+    repo = repo_with_scripts(zap.cwd, files)
+    (repo / ".git" / "hooks" / "pre-commit").write_text(hook)
+    (repo / ".git" / "hooks" / "pre-commit").chmod(0o755)
+    evil = (EVIL_PY if target.endswith(".py") else EVIL_SH).format(out=outside)
+    agent(zap, f"printf '{evil}' > {target} || true")
+    assert not list(outside.iterdir())
+    (repo / "x").write_text("x")
+    git(repo, "add", "x")
+    subprocess.run(["git", "commit", "-qm", "x"], cwd=repo, capture_output=True, timeout=30,
+                   stdin=subprocess.DEVNULL)
+    assert sorted(p.name for p in outside.iterdir()) == []
 
 
 @pytest.mark.parametrize("route", ["hooks-folder-link", "program-link", "folder-link-on-the-way"])

@@ -35,6 +35,12 @@ that stands for several folders, `${d}/st.sh` with d=a/b, is still not
 read); `control._git_files` reads an included file git did not read (its
 condition false now) with `git config --file`; a `cd`/`-C` to an expansion reads the
 words from every folder of the tree (where the file exists).
+
+h-git9: a glob that lists the top (`*/check.sh`, and `tool?/st.sh`, which a
+new `toola/` sorting first wins) cannot be held: the sandbox refuses the
+work's start in words (`zapcli.gitconfigs.unholdable`); after a `cd tools`
+the glob lists tools, held whole; a folder a glob lists that is not made
+yet (`tools/hooks.d/*`) is held there or not.
 """
 
 from __future__ import annotations
@@ -69,6 +75,18 @@ ROUTES = {
     # the same at the top: a new folder matches `*/check.sh` (the top cannot be held)
     "new-folder-a-glob-matches": ({"core.fsmonitor": 'for f in */check.sh; do "$f"; done; exit 1'},
                                   {"tools/check.sh": SH}, "evil/check.sh", STATUS),
+    # the same class (h-git9): a new folder at the top that sorts before the one meant
+    # (`tool?/st.sh` runs toola/st.sh, tools/st.sh its argument)
+    "new-folder-sorting-first": ({"core.fsmonitor": "tool?/st.sh"}, {"tools/st.sh": SH},
+                                 "toola/st.sh", STATUS),
+    # a new folder in the folder a command moves to first: that folder is held whole
+    "new-folder-after-a-cd": ({"core.fsmonitor": 'cd tools && for f in */check.sh; do "$f"; '
+                                                 'done; exit 1'},
+                              {"tools/a/check.sh": SH}, "tools/b/check.sh", STATUS),
+    # the folder a glob lists, not made yet: made by the agent, its files match
+    "new-folder-a-glob-lists": ({"core.fsmonitor": 'for f in tools/hooks.d/*; do "$f"; done; '
+                                                   'exit 1'},
+                                {"tools/st.sh": SH}, "tools/hooks.d/b.sh", STATUS),
     "include-on-a-branch": ({"includeIf.onbranch:release/**.path": "../tools/git.cfg"},
                             {"tools/st.sh": SH,
                              "tools/git.cfg": "[core]\n\tfsmonitor = tools/st.sh\n"},
@@ -76,12 +94,7 @@ ROUTES = {
 }
 
 
-@pytest.mark.parametrize("route", [
-    pytest.param(r, marks=pytest.mark.xfail(strict=True, reason=(
-        "open: a glob whose first component is a wildcard lists the top, which cannot be "
-        "held; proposed: such a setting warned about at spawn (or the work refused a "
-        "sandboxed root there)"))) if r == "new-folder-a-glob-matches" else r
-    for r in ROUTES])
+@pytest.mark.parametrize("route", ROUTES)
 def test_a_program_the_persons_git_config_runs_cannot_be_rewritten(zap, outside, route):
     config, files, target, runs = ROUTES[route]
     repo = repo_with_scripts(zap.cwd, files)
@@ -96,3 +109,21 @@ def test_a_program_the_persons_git_config_runs_cannot_be_rewritten(zap, outside,
                        capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
     ran = sorted(p.name for p in outside.iterdir())
     assert ran == [], ran
+
+
+def test_a_root_whose_git_lists_its_top_is_refused_in_words(zap):
+    """The top cannot be held: the work's start is refused, and says which
+    setting, in which file, and what to do; nothing of the work runs. A
+    pattern the shell does not expand (quoted: git reads it) lists nothing."""
+    repo = repo_with_scripts(zap.cwd, {"tools/check.sh": SH})
+    git(repo, "config", "alias.checks", '!for f in */check.sh; do "$f"; done')
+    sid = zap.spawn_sh("touch ran", "--sandbox")
+    assert zap.wait_status(sid) == "failed"
+    reason = zap.json("poll", "--no-wait", sid)["subagents"][0]["reason"]
+    assert "alias.checks" in reason and f"{repo}/.git/config" in reason, reason
+    assert "*/check.sh" in reason and "--no-sandbox" in reason, reason
+    assert "--approval full" not in reason, reason  # not for --cli sh
+    assert not (repo / "ran").exists()
+    git(repo, "config", "alias.checks", "!git diff -- '*.c'")
+    assert zap.wait_status(zap.spawn_sh("touch ran", "--sandbox")) == "completed"
+    assert (repo / "ran").exists()

@@ -1,5 +1,6 @@
 """The sandbox of one agent run or shell subagent, from its frozen facts:
-`prepare` decides (on, off, or refused) and says why in diagnostics;
+`prepare` decides (on, off, or refused: a control file that is a link, a
+folder git's settings list that cannot be held) and says why in diagnostics;
 `open_sandbox` builds the long-lived one the tools use.
 
 Imports `zapcli.sandbox`, `zapcli.definitions.model`, `zapcli.paths`,
@@ -109,17 +110,23 @@ def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[
     git, refused = _fenced(tree)
     if refused:
         return Prepared(refused=refused)
+    runs: list[Any] = []
     policy, notes = resolve(mode, workspace=workspace, writable_roots=writable_roots,
                             network=network,
                             writable=spec.writable if spec else None, scratch=str(scratch),
                             hidden=control_roots(), shown=(own_tree(workspace) or "",),
-                            control=names, git=git, code=own_code())
+                            control=names, git=git, code=own_code(), runs=runs)
     linked = _links(mode, workspace, writable_roots, policy, names)
     if linked:
         link, target = linked[0]
         fit = ways or {"full": True, "worktree": tree is None}
         return Prepared(refused=f"{links.said(link, target)}, so nothing ran. To run it, "
                                 f"{links.ways_out(link, **fit)}")
+    listed = _unholdable(mode, workspace, writable_roots, policy, git, runs)
+    if listed:
+        fit = ways or {"full": True}
+        return Prepared(refused=f"{listed}, so nothing ran. To run it, "
+                                f"{_listed_ways(full=fit.get('full', True))}")
     moved = _as_bound(mode, workspace, policy, pinned or {})
     if moved:
         return Prepared(refused=moved)
@@ -145,6 +152,39 @@ def _links(mode: str, workspace: str, writable_roots: Iterable[str], policy: Pol
 
     _ceiling, protect = write_ceiling(mode, workspace, tuple(writable_roots))
     return links.linked(policy.writable, names) if protect else []
+
+
+def _unholdable(mode: str, workspace: str, writable_roots: Iterable[str], policy: Policy,
+                git: list[GitAccess], runs: list[Any]) -> str:
+    """What cannot be kept read-only of what the person's git runs, in a
+    writable root (`zapcli.gitconfigs.unholdable`: a folder a program git runs
+    lists, the top of a repository; from `runs`, which `resolve` gathered)
+    — said; "" where nothing is."""
+    from zapcli.approvals import write_ceiling
+    from zapcli.gitconfigs import unholdable
+
+    _ceiling, protect = write_ceiling(mode, workspace, tuple(writable_roots))
+    given = {w for g in git for w in g.writable}
+    roots = [w for w in policy.writable if w not in given]
+    found = unholdable(roots, runs) if protect and roots else []
+    if not found:
+        return ""
+    key, value, where, what, folder = found[0]
+    return (f"the sandbox cannot keep what your git runs out of its commands' reach: {key} "
+            f"(in {where or 'git config'}) runs {value!r}, and {what} {folder}, where commands "
+            "may write: a file or folder they made there would run at your next git command, "
+            "as you")
+
+
+def _listed_ways(*, full: bool) -> str:
+    """What to do about a setting `_unholdable` found, only what would work."""
+    ways = ["change the setting so that what it runs, and what that reads, lies in a folder "
+            "below the top (tools/*/check.sh, tools/fsmon.py: that folder is then kept read-only)",
+            "give the work a definition whose sandbox.writable leaves that folder out"]
+    if full:
+        ways.append("spawn with --approval full (nothing is kept read-only)")
+    ways.append("spawn with --no-sandbox (its commands run unsandboxed, as you)")
+    return "; or ".join(ways)
 
 
 def _as_bound(mode: str, workspace: str, policy: Policy, pinned: dict[str, str]) -> str | None:

@@ -215,7 +215,8 @@ def _kept(shown: Iterable[str], shut: list[str]) -> list[str]:
 
 
 def _held(declared: list[str], names: tuple[str, ...], code: Iterable[str], shut: list[str],
-          readonly: list[str], walk: int) -> tuple[list[str], list[str], list[str]]:
+          readonly: list[str], walk: int, runs: list[Any] | None = None
+          ) -> tuple[list[str], list[str], list[str]]:
     """(what to bind read-only besides `readonly` (what is held or fenced
     already), the placeholders, notes) in
     the writable roots `declared`: each root's control names at its top
@@ -231,8 +232,11 @@ def _held(declared: list[str], names: tuple[str, ...], code: Iterable[str], shut
         missing.extend(p for p in absent if placeholders and p not in missing)
         return said
 
+    runs = [] if runs is None else runs
     for root in declared:
-        notes += guard(root, of_root(root, names, declared))
+        notes += guard(root, of_root(root, names, declared, runs))
+    notes += list(dict.fromkeys(f"{line} (a program your git runs reads it)"
+                                for *_, got in runs for line in got.said))
     for place, root in _code_in(code, declared):
         if place == root and root not in held:
             held.append(root)
@@ -256,7 +260,7 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
             hidden: Iterable[str] = (), shown: Iterable[str] = (),
             control: Iterable[str] | None = None,
             git: Iterable[GitAccess] = (), code: Iterable[str] = (),
-            walk: int = LIMIT) -> tuple[Policy, list[str]]:
+            walk: int = LIMIT, runs: list[Any] | None = None) -> tuple[Policy, list[str]]:
     """(the policy, one note per declared path that was left out and why).
 
     `writable` None (not declared) means the workspace and `writable_roots`;
@@ -270,7 +274,10 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
     zapcli's own folders, empty inside; `shown`: one inside them that is the
     work's all the same (its tree: `_kept`). `walk`: the most folder entries
     looked at for control files that exist below the roots' tops
-    (`zapcli.sandbox.deeper`). Raises ValueError for an unknown mode."""
+    (`zapcli.sandbox.deeper`). `runs` gets what the roots' git runs that is
+    held by its folder or cannot be held (`zapcli.control.of_root`), for
+    the caller to refuse (`zapcli.gitconfigs.unholdable`). Raises
+    ValueError for an unknown mode."""
     roots = tuple(writable_roots)
     names = control_names() if control is None else tuple(control)
     ceiling, protect = write_ceiling(mode, workspace, roots)
@@ -315,7 +322,8 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
     missing: list[str] = []
     if protect:
         given_git = [w for w in out if w not in declared]  # a tree's git: its own to fence
-        held, missing, said = _held(declared, names, code, shut, [*readonly, *given_git], walk)
+        held, missing, said = _held(declared, names, code, shut, [*readonly, *given_git], walk,
+                                    runs)
         readonly += held
         notes += said
     return Policy(network=network, writable=tuple(out),
