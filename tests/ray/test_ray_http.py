@@ -77,6 +77,20 @@ def dashboard_route(h: BaseHTTPRequestHandler, body: bytes) -> None:
         answer(h, 200, {"stored": len(body)})
     elif h.path == "/api/drop":
         answer(h, 200, {"ok": True}, close=True)
+    elif h.path == "/api/chunked":  # as the dashboard streams a log file
+        h.send_response(200)
+        h.send_header("Content-Type", "text/plain")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        for part in (b"line 1\n", b"line 2\n" * 5000, b"last"):
+            h.wfile.write(b"%x;ext=1\r\n%s\r\n" % (len(part), part))
+        h.wfile.write(b"0\r\nX-Trailer: t\r\n\r\n")
+    elif h.path == "/api/short":  # says 100 bytes, sends 10, hangs up
+        h.send_response(200)
+        h.send_header("Content-Length", "100")
+        h.end_headers()
+        h.wfile.write(b"0123456789")
+        h.close_connection = True
     else:
         answer(h, 404, {"error": "no such route"})
 
@@ -154,6 +168,33 @@ def test_a_connection_the_dashboard_closed_meanwhile_is_replaced(dashboard: Serv
     assert ray_api.call(dashboard.url, "GET", "/api/drop") == {"ok": True}
     assert ray_api.version(dashboard.url)[0] == "2.60.0"  # the kept one was closed under it
     assert len(dashboard.connections) == 2
+
+
+def test_a_chunked_answer_is_read_whole_and_the_connection_kept(dashboard: Server) -> None:
+    assert ray_api.call(dashboard.url, "GET", "/api/chunked") == "line 1\n" + "line 2\n" * 5000 + "last"
+    assert ray_api.version(dashboard.url)[0] == "2.60.0"
+    assert len(dashboard.connections) == 1
+
+
+def test_an_answer_cut_short_is_an_error_and_not_sent_again(dashboard: Server) -> None:
+    with pytest.raises(ConnectionResetError, match="ended early"):
+        ray_api.call(dashboard.url, "GET", "/api/short")
+    assert [r["path"] for r in dashboard.seen] == ["/api/short"]
+
+
+def test_a_plain_dashboard_is_asked_without_importing_http_client(dashboard: Server) -> None:
+    """`http.client` brings `email` and `ssl`: more than the rest of a
+    command's start-up, for every command that looks at a Ray subagent."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from zapcli.executors import ray_api; ray_api.version(sys.argv[1]); "
+            "ray_api.put_package(sys.argv[1], 'zapcli_k_sub_x.json', b'{}'); "
+            "print(sorted(m for m in ('http.client', 'ssl', 'email.parser') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code, dashboard.url], capture_output=True, text=True,
+                         timeout=60, check=True).stdout.strip()
+    assert out == "[]"
+    assert len(dashboard.seen) == 2
 
 
 def test_http_proxy_is_used(dashboard: Server, proxy: Proxy, monkeypatch: pytest.MonkeyPatch) -> None:

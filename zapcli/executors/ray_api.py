@@ -18,10 +18,12 @@ exposes), through the routes Ray's own job SDK uses (Ray 2.60):
 
 So a command on the caller never pays Ray's import (0.7 s), and a cluster
 that is gone fails fast (connection refused at once, a black hole after
-HTTP_TIMEOUT_S). The exchanges go through `http.client`: HTTP/1.1 with
-keep-alive (one connection per address and thread, used again by the next
-request of the command), answers with a length or in chunks. A proxy is
-chosen as urllib chooses it (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`,
+HTTP_TIMEOUT_S). The exchanges are HTTP/1.1 with keep-alive (one
+connection per address and thread, used again by the next request of the
+command), answers with a length or in chunks: straight to an http://
+dashboard through `ray_http` (a socket; `http.client` would import `email`
+and `ssl`, as much as the rest of a command), through `http.client` to an
+https:// one or a proxy. A proxy is chosen as urllib chooses it (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`,
 `NO_PROXY`, upper or lower case; `urllib.request` is imported only when one
 of them is set): an http:// dashboard is asked through the proxy, an
 https:// one through a CONNECT tunnel. Redirects (301, 302, 303, 307, 308)
@@ -30,7 +32,8 @@ to another origin. Why not httpx (installed with the openai SDK): it does all
 of this but costs about 60 ms more than `http.client` at import (measured:
 `python -S -c 'import httpx2'` 80 ms, `import http.client` 30 ms, a bare
 interpreter under 10 ms), paid by every command that looks at a remote
-subagent. `ssl` is imported only for an https dashboard.
+subagent. `http.client` and `ssl` are imported only for an https
+dashboard or a proxy.
 `RAY_JOB_HEADERS` (JSON, as Ray's SDK reads it) adds headers, e.g. for a
 token-protected dashboard.
 """
@@ -154,10 +157,14 @@ def _connections() -> dict[tuple[str, str, int, str | None], Any]:
 
 def _open(url: urllib.parse.SplitResult, proxy: str | None, timeout: float) -> Any:
     """A new connection to `url`'s host, through `proxy` when given."""
-    import http.client
-
     tls = url.scheme == "https"
     host, port = url.hostname or "", url.port or (443 if tls else 80)
+    if proxy is None and not tls:
+        from zapcli.executors import ray_http
+
+        return ray_http.Connection(host, port, timeout)
+    import http.client
+
     context = None
     if tls:
         import ssl
@@ -194,8 +201,6 @@ def _exchange(url: urllib.parse.SplitResult, method: str, body: bytes | None,
     kept from an earlier request is used again; if it turns out closed by
     the dashboard meanwhile, an idempotent request (not POST: a job is
     submitted once) is sent once more on a new one."""
-    import http.client
-
     proxy = _proxy_for(url)
     key = (url.scheme, url.hostname or "", url.port or 0, proxy)
     conns = _connections()
@@ -222,14 +227,15 @@ def _exchange(url: urllib.parse.SplitResult, method: str, body: bytes | None,
             conn.request(method, target, body=body, headers=headers)
             resp = conn.getresponse()
             data = resp.read()
-        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
+        except Exception as exc:
             conn.close()
+            if _damaged(exc):  # as a dropped connection, but not sent again
+                raise ConnectionResetError(f"the dashboard's answer ended early ({exc!r})") from None
+            if not isinstance(exc, (BrokenPipeError, ConnectionResetError)):
+                raise
             if fresh:
                 raise ConnectionResetError(str(exc) or "the dashboard closed the connection") from None
             continue  # the kept one had been closed by the dashboard: a new one
-        except http.client.HTTPException as exc:  # a damaged answer: as a dropped connection
-            conn.close()
-            raise ConnectionResetError(f"the dashboard's answer ended early ({exc!r})") from None
         except BaseException:
             conn.close()
             raise
@@ -240,6 +246,17 @@ def _exchange(url: urllib.parse.SplitResult, method: str, body: bytes | None,
         fields = {k.lower(): v for k, v in resp.getheaders()}
         return resp.status, resp.reason, fields, data
     raise ConnectionResetError("no answer")  # not reached: the last try is a fresh connection
+
+
+def _damaged(exc: BaseException) -> bool:
+    """A damaged answer (not one that never began: that is a closed connection)."""
+    import sys
+
+    from zapcli.executors.ray_http import Damaged
+
+    client = sys.modules.get("http.client")  # imported only when it carried the exchange
+    return isinstance(exc, Damaged) or (client is not None and isinstance(exc, client.HTTPException)
+                                        and not isinstance(exc, ConnectionResetError))
 
 
 def _request(addr: str, method: str, path: str, body: bytes | None, headers: dict[str, str],
