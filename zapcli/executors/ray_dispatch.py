@@ -7,8 +7,8 @@ groups), `ray_files`, `ray_wire`. Started by the caller with
 `python -m zapcli.executors.ray_dispatch KEY GEN CALLER IDLE_S`; it says
 hello first (its zapcli version and trail format against the caller's: a
 mismatch ends it at once, saying both), then every tick (at most 100 ms
-apart; sooner when an answer it waits for comes: a start, a placement, a
-node's report, which its agent holds until it has something to say):
+apart; sooner when an answer it waits for comes: a start, or a node's
+report, which its agent holds until it has something to say):
 
 - reads the caller's keys (`ray_wire`): a new submission gets a placement
   group (`ray_place`), so Ray's scheduler decides the node;
@@ -111,13 +111,13 @@ class Pool:
 
     def pause(self, began: float, most: float) -> None:
         """Until the next tick: `most` seconds, or less once an answer the
-        tick takes is in (a start, a placement, a report); never under
-        MIN_TICK_S from the start of the last tick."""
+        tick takes is in (a start, a report); never under MIN_TICK_S from
+        the start of the last tick. Not a placement: a group placed for a
+        node whose agent is paused would wake every tick."""
         import ray
 
         refs = [ref for ref, _ in self.reports.values()]
         refs += [s.start_ref for s in self.subs.values() if s.state == wire.PoolState.STARTING and s.start_ref]
-        refs += place.pending([s for s in self.subs.values() if s.state == wire.PoolState.PLACING])
         if refs:
             ray.wait(refs, num_returns=1, timeout=most, fetch_local=False)
         else:

@@ -52,6 +52,7 @@ from zapcli.selfexec import python_c, python_m
 
 CHUNK = 256 * 1024  # bytes per stream per report: a busy runner ships over several ticks
 HOLD_LOOK_S = 0.1  # a held report looks at the runners' file sizes this often
+FRESH_START_S = 1.0  # a start answered this recently and not taken by the asker: a held report answers
 STREAMS = {"t": ".jsonl", "o": ".out", "e": ".err"}
 # Forks the runner into a session of its own and exits: the runner is then
 # nobody's child (init reaps it), so the agent's end never takes it along.
@@ -162,6 +163,7 @@ class NodeAgent:
         self.procs: dict[str, dict[str, Any]] = {}  # sid -> its process record
         self.lock = threading.Lock()
         self.starts = 0  # starts answered ok: a held report answers when the dispatcher has seen fewer
+        self.started_at = 0.0  # (monotonic) the last of them
 
     def hello(self) -> dict[str, Any]:
         from zapcli import __version__
@@ -224,7 +226,14 @@ class NodeAgent:
     def _count(self) -> int:
         with self.lock:
             self.starts += 1
+            self.started_at = time.monotonic()
             return self.starts
+
+    def _unseen_start(self, starts: int) -> bool:
+        """A start answered lately that the asker had not taken when it asked
+        (`starts`: its count then). Only lately: an answer the asker never
+        takes (the subagent ended meanwhile) must not keep every report short."""
+        return self.starts > starts and time.monotonic() - self.started_at < FRESH_START_S
 
     def _spawn(self, sid: str) -> dict[str, Any]:
         from zapcli.trail import reader, store
@@ -265,7 +274,7 @@ class NodeAgent:
     def _hold(self, wants: dict[str, list[int]], hold_s: float, starts: int) -> None:
         """Wait until a wanted runner has ended or is not here, one of its
         files is no longer the size asked from, or a start answered after
-        the asker's last (`starts`: it is not in `wants`); at most `hold_s`.
+        the asker's last lately (`starts`: it is not in `wants`); at most `hold_s`.
         An end is seen through the runner's pidfd the moment it happens;
         the rest is looked at every HOLD_LOOK_S."""
         import select
@@ -288,7 +297,7 @@ class NodeAgent:
                 if len(fds) < len(wants) and not all(self._running(sid) for sid in wants):
                     return  # a runner without a pidfd ended
                 left = give_up - time.monotonic()
-                if left <= 0 or self.starts > starts:
+                if left <= 0 or self._unseen_start(starts):
                     return
                 if poller.poll(min(left, HOLD_LOOK_S) * 1000):
                     return  # a runner ended

@@ -65,12 +65,6 @@ def placed(subs: list[Any], settle: bool) -> list[Any]:
 _ready: dict[Any, Any] = {}  # group id -> its ready ref, while it is being placed
 
 
-def pending(subs: list[Any]) -> list[Any]:
-    """The ready refs of `subs`' groups asked for and not taken yet (what a
-    pool may wait on between ticks)."""
-    return [ref for ref in (_ready.get(sub.pg.id) for sub in subs if sub.pg is not None) if ref is not None]
-
-
 def node_of(pg: Any) -> str:
     """The node Ray placed a ready group on."""
     from ray.util.placement_group import placement_group_table
