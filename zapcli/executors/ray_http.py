@@ -60,7 +60,8 @@ class Connection:
         self._method = "GET"
 
     def connect(self) -> None:
-        self.sock = socket.create_connection((self.host, self.port), self.timeout)
+        host: str | bytes = self.host.encode() if self.host.isascii() else self.host  # no `idna` codec
+        self.sock = socket.create_connection((host, self.port), self.timeout)  # type: ignore[arg-type]
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._file = self.sock.makefile("rb")
 

@@ -30,9 +30,7 @@ not what it needs (`mismatch`, `no_python`).
 from __future__ import annotations
 
 import base64
-import json
 import os
-import shlex
 import sys
 from enum import Enum
 
@@ -245,6 +243,8 @@ def entrypoint(python: str | None, args: list[str]) -> str:
     nor the dispatcher has the job's working folder on its module path
     (docs/explanation/security.md): the nodes' Pythons may predate `-P`."""
     cands = [python] if python else [sys.executable, "python3", "python"]
+    import shlex  # only where a pool is submitted: other commands are spared `re`
+
     quoted = " ".join(shlex.quote(c) for c in cands)
     tail = " ".join(shlex.quote(a) for a in args)
     probe = " ".join(['"$p"', *map(shlex.quote, python_c_any("import zapcli, ray", python="")[1:])])
@@ -256,6 +256,8 @@ def entrypoint(python: str | None, args: list[str]) -> str:
 
 
 def hello_of(log: str) -> dict[str, Any] | None:
+    import json
+
     for line in log.splitlines():
         if line.startswith(HELLO):
             try:
