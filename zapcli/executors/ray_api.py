@@ -147,9 +147,9 @@ def _proxy_for(url: urllib.parse.SplitResult) -> str | None:
 def _connections() -> dict[tuple[str, str, int, str | None], Any]:
     global _local
     if _local is None:
-        import threading
+        from _thread import _local as thread_local  # threading.local itself, without `threading`
 
-        _local = threading.local()
+        _local = thread_local()
     if not hasattr(_local, "conns"):
         _local.conns = {}
     return _local.conns  # type: ignore[no-any-return]

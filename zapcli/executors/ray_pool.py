@@ -16,7 +16,6 @@ job and status line, whatever number of subagents it looks at.
 
 from __future__ import annotations
 
-import base64
 import os
 import time
 from pathlib import Path
@@ -193,7 +192,7 @@ class Pool:
 
         caller = {"machine": wire.machine_id(), "state": os.path.realpath(state_dir()),
                   "zapcli": __version__, "format": SCHEMA_VERSION}
-        args = [self.key, str(gen), base64.b64encode(jsonl.dumps(caller)).decode(),
+        args = [self.key, str(gen), wire.b64encode(jsonl.dumps(caller)),
                 str(float(self.conf.get("pool_idle_s") or DEFAULT_IDLE_S))]
         job = wire.job_id(self.key, gen)
         body = {"entrypoint": wire.entrypoint(self.conf.get("python"), args),
