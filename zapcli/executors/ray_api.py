@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import os
 import time
-import urllib.parse
 from collections.abc import Mapping
 
 from zapcli.executors.base import ExecutorError
@@ -131,7 +130,7 @@ _REDIRECTS = (301, 302, 303, 307, 308)
 _local: Any = None  # per thread: {(scheme, host, port, proxy): HTTPConnection} kept alive
 
 
-def _proxy_for(url: urllib.parse.SplitResult) -> str | None:
+def _proxy_for(url: Any) -> str | None:
     """The proxy for `url` from the environment, as urllib picks it (None:
     go direct). Nothing is imported unless a *_proxy variable is set."""
     if not any(k.lower().endswith("_proxy") for k in os.environ):
@@ -155,7 +154,7 @@ def _connections() -> dict[tuple[str, str, int, str | None], Any]:
     return _local.conns  # type: ignore[no-any-return]
 
 
-def _open(url: urllib.parse.SplitResult, proxy: str | None, timeout: float) -> Any:
+def _open(url: Any, proxy: str | None, timeout: float) -> Any:
     """A new connection to `url`'s host, through `proxy` when given."""
     tls = url.scheme == "https"
     host, port = url.hostname or "", url.port or (443 if tls else 80)
@@ -164,6 +163,7 @@ def _open(url: urllib.parse.SplitResult, proxy: str | None, timeout: float) -> A
 
         return ray_http.Connection(host, port, timeout)
     import http.client
+    import urllib.parse
 
     context = None
     if tls:
@@ -185,17 +185,18 @@ def _open(url: urllib.parse.SplitResult, proxy: str | None, timeout: float) -> A
     return conn
 
 
-def _proxy_auth(p: urllib.parse.SplitResult) -> dict[str, str]:
+def _proxy_auth(p: Any) -> dict[str, str]:
     """`Proxy-Authorization` for a proxy URL with user:password in it."""
     if p.username is None:
         return {}
     import base64
+    import urllib.parse
 
     pair = f"{urllib.parse.unquote(p.username)}:{urllib.parse.unquote(p.password or '')}"
     return {"Proxy-Authorization": "Basic " + base64.b64encode(pair.encode()).decode("ascii")}
 
 
-def _exchange(url: urllib.parse.SplitResult, method: str, body: bytes | None,
+def _exchange(url: Any, method: str, body: bytes | None,
               headers: dict[str, str], timeout: float) -> tuple[int, str, dict[str, str], bytes]:
     """One request: (status, reason, headers lower-cased, body). A connection
     kept from an earlier request is used again; if it turns out closed by
@@ -207,6 +208,8 @@ def _exchange(url: urllib.parse.SplitResult, method: str, body: bytes | None,
     kept = conns.pop(key, None) if method != "POST" else None
     target = (url.path or "/") + (f"?{url.query}" if url.query else "")
     if proxy is not None and url.scheme == "http":
+        import urllib.parse
+
         target = urllib.parse.urlunsplit((url.scheme, url.netloc, url.path or "/", url.query, ""))
         headers = {**headers, **_proxy_auth(urllib.parse.urlsplit(
             proxy if "://" in proxy else "http://" + proxy))}
@@ -262,12 +265,16 @@ def _damaged(exc: BaseException) -> bool:
 def _request(addr: str, method: str, path: str, body: bytes | None, headers: dict[str, str],
              timeout: float) -> tuple[int, str, dict[str, str], bytes]:
     """`_exchange`, following redirects."""
-    base = urllib.parse.urlsplit(addr)
-    url = urllib.parse.urlsplit(addr + path)
+    from zapcli.executors.ray_http import split_url
+
+    base = split_url(addr)
+    url = split_url(addr + path)
     for _hop in range(MAX_REDIRECTS + 1):
         status, reason, fields, data = _exchange(url, method, body, headers, timeout)
         if status not in _REDIRECTS or not fields.get("location"):
             return status, reason, fields, data
+        import urllib.parse
+
         nxt = urllib.parse.urlsplit(urllib.parse.urljoin(url.geturl(), fields["location"]))
         if nxt.scheme not in ("http", "https"):
             raise HTTPError(status, f"{reason} to {nxt.scheme}:, not followed", data)
@@ -345,7 +352,9 @@ def job(addr: str, job_id: str) -> dict[str, Any] | None:
 def tail(addr: str, node_id: str, filename: str, lines: int, timeout: float = HTTP_TIMEOUT_S) -> str | None:
     """The last `lines` lines of a file in a node's Ray log folder; None
     when it does not exist. Raises OSError/ValueError."""
-    query = urllib.parse.urlencode({"node_id": node_id, "filename": filename, "lines": lines})
+    from zapcli.executors.ray_http import query as encode
+
+    query = encode({"node_id": node_id, "filename": filename, "lines": lines})
     try:
         text = call(addr, "GET", f"/api/v0/logs/file?{query}", timeout=timeout)
     except HTTPError as exc:

@@ -2,7 +2,10 @@
 talks to an http:// dashboard directly (no proxy): what `http.client`
 would do there, without its imports.
 
-Imports `socket` only. `http.client` imports `email` (to parse headers) and
+Imports `socket` only; `urllib.parse` for an address of another form
+than `http(s)://host[:port]/path?query` (`split_url`): it brings `re`,
+`ipaddress` and `warnings`, which a command's pathlib goes without
+(`zapcli.lean`). `http.client` imports `email` (to parse headers) and
 `ssl` (for a class it defines whatever the scheme): together more than
 zapcli's whole start-up, paid by every command that looks at a remote
 subagent (measured: `python -c 'import http.client'` about 25 ms on an idle
@@ -29,6 +32,50 @@ if TYPE_CHECKING:
 MAX_LINE = 65536  # bytes in a status or header line
 MAX_HEADERS = 100
 MAX_BODY = 1 << 30  # no dashboard answer zapcli asks for comes near this
+
+
+class Url:
+    """The parts of `urllib.parse.SplitResult` the client uses."""
+
+    __slots__ = ("scheme", "netloc", "path", "query", "hostname", "port")
+
+    def __init__(self, scheme: str, netloc: str, path: str, query: str, hostname: str, port: int | None):
+        self.scheme, self.netloc, self.path, self.query = scheme, netloc, path, query
+        self.hostname, self.port = hostname, port
+
+    def geturl(self) -> str:
+        return f"{self.scheme}://{self.netloc}{self.path}" + (f"?{self.query}" if self.query else "")
+
+
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_")
+_UNRESERVED = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-~")
+
+
+def split_url(url: str) -> Any:
+    """`urllib.parse.urlsplit(url)`: parsed here in the plain form
+    `http(s)://host[:port][/path][?query]` (a name or an IPv4 address, no
+    user, no fragment), through urllib.parse in any other."""
+    scheme, sep, rest = url.partition("://")
+    netloc, slash, tail = rest.partition("/")
+    host, colon, port = netloc.partition(":")
+    path, _, query = (slash + tail).partition("?")
+    plain = (sep and scheme.lower() in ("http", "https") and host and set(host) <= _HOST_CHARS
+             and (not colon or (port.isascii() and port.isdigit() and int(port) <= 65535))
+             and not any(c in path or c in query for c in "#\\ \t\r\n"))
+    if not plain:
+        import urllib.parse
+
+        return urllib.parse.urlsplit(url)
+    return Url(scheme.lower(), netloc, path, query, host.lower(), int(port) if colon else None)
+
+
+def query(params: dict[str, object]) -> str:
+    """`urllib.parse.urlencode(params)` (keys and values as `quote_plus` writes them)."""
+    def quote(text: str) -> str:
+        return "".join(chr(b) if b in _UNRESERVED else "+" if b == 32 else f"%{b:02X}"
+                       for b in text.encode())
+
+    return "&".join(f"{quote(str(k))}={quote(str(v))}" for k, v in params.items())
 
 
 class Dropped(ConnectionResetError):
