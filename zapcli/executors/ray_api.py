@@ -23,9 +23,10 @@ connection per address and thread, used again by the next request of the
 command), answers with a length or in chunks: straight to an http://
 dashboard through `ray_http` (a socket; `http.client` would import `email`
 and `ssl`, as much as the rest of a command), through `http.client` to an
-https:// one or a proxy. A proxy is chosen as urllib chooses it (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`,
-`NO_PROXY`, upper or lower case; `urllib.request` is imported only when one
-of them is set): an http:// dashboard is asked through the proxy, an
+https:// one or a proxy. A proxy is chosen as urllib chooses it
+(`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`, upper or lower
+case; `urllib.request` is imported only when one of them is set): an
+http:// dashboard is asked through the proxy, an
 https:// one through a CONNECT tunnel. Redirects (301, 302, 303, 307, 308)
 are followed up to MAX_REDIRECTS, dropping `RAY_JOB_HEADERS` when they lead
 to another origin. Why not httpx (installed with the openai SDK): it does all
@@ -33,7 +34,9 @@ of this but costs about 60 ms more than `http.client` at import (measured:
 `python -S -c 'import httpx2'` 80 ms, `import http.client` 30 ms, a bare
 interpreter under 10 ms), paid by every command that looks at a remote
 subagent. `http.client` and `ssl` are imported only for an https
-dashboard or a proxy.
+dashboard or a proxy; `urllib.parse` (which brings `re` and `ipaddress`,
+kept out of every command by `zapcli.lean`) only for a proxy, a redirect
+or an address of another form than `http(s)://host:port`.
 `RAY_JOB_HEADERS` (JSON, as Ray's SDK reads it) adds headers, e.g. for a
 token-protected dashboard.
 """
