@@ -139,6 +139,31 @@ def test_queue_after_and_caps_count_remote_subagents(zap: Zap, shared_cluster) -
     assert zap("output", third).out == "remote-third\n"
 
 
+def test_a_spawn_that_finds_the_cap_full_leaves_a_running_ones_progress_out_there(
+        zap: Zap, shared_cluster) -> None:
+    """The queue asks only which remote subagents ended (only an end frees a
+    slot): a spawn that finds the cap full fetches none of a running one's
+    records (a round trip to the cluster each, in every queued spawn); the
+    next look at it does."""
+    zap = remote(zap, shared_cluster, max_concurrent=1)
+    go = zap.cwd / "go"
+    first = zap.spawn_sh(f"echo begun; until [ -e {go} ]; do sleep 0.1; done")
+    try:
+        out = node_file(shared_cluster, first, ".out")
+        assert wait_until(lambda: out.exists() and b"begun" in out.read_bytes(), 60, 0.2)
+        time.sleep(1.5)  # shipped by the pool meanwhile
+        before = zap.trail(first).read_bytes()
+        second = zap.spawn_sh("echo second")
+        assert poll(zap, second)["status"] == "queued"
+        assert zap.trail(first).read_bytes() == before  # neither the spawn nor that look fetched it
+        assert poll(zap, first)["status"] == "running"
+        assert zap.trail(first).read_bytes() != before  # a look at it brings it home
+    finally:
+        go.touch()
+    assert zap("wait", first, second, "--timeout", "90").returncode == 0
+    assert zap("output", first).out == "begun\n"
+
+
 def test_the_cluster_can_have_a_cap_of_its_own(zap: Zap, shared_cluster) -> None:
     """ray.max_concurrent: remote subagents count against it, local ones do not."""
     zap = remote(zap, shared_cluster, max_concurrent=1, ray={"max_concurrent": 1})

@@ -77,6 +77,27 @@ def dashboard_route(h: BaseHTTPRequestHandler, body: bytes) -> None:
         answer(h, 200, {"stored": len(body)})
     elif h.path == "/api/drop":
         answer(h, 200, {"ok": True}, close=True)
+    elif h.path.startswith("/api/v0/logs/file?"):  # says what it was asked
+        data = h.path.split("?", 1)[1].encode()
+        h.send_response(200)
+        h.send_header("Content-Type", "text/plain")
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+    elif h.path == "/api/chunked":  # as the dashboard streams a log file
+        h.send_response(200)
+        h.send_header("Content-Type", "text/plain")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        for part in (b"line 1\n", b"line 2\n" * 5000, b"last"):
+            h.wfile.write(b"%x;ext=1\r\n%s\r\n" % (len(part), part))
+        h.wfile.write(b"0\r\nX-Trailer: t\r\n\r\n")
+    elif h.path == "/api/short":  # says 100 bytes, sends 10, hangs up
+        h.send_response(200)
+        h.send_header("Content-Length", "100")
+        h.end_headers()
+        h.wfile.write(b"0123456789")
+        h.close_connection = True
     else:
         answer(h, 404, {"error": "no such route"})
 
@@ -154,6 +175,53 @@ def test_a_connection_the_dashboard_closed_meanwhile_is_replaced(dashboard: Serv
     assert ray_api.call(dashboard.url, "GET", "/api/drop") == {"ok": True}
     assert ray_api.version(dashboard.url)[0] == "2.60.0"  # the kept one was closed under it
     assert len(dashboard.connections) == 2
+
+
+def test_a_chunked_answer_is_read_whole_and_the_connection_kept(dashboard: Server) -> None:
+    assert ray_api.call(dashboard.url, "GET", "/api/chunked") == "line 1\n" + "line 2\n" * 5000 + "last"
+    assert ray_api.version(dashboard.url)[0] == "2.60.0"
+    assert len(dashboard.connections) == 1
+
+
+def test_an_answer_cut_short_is_an_error_and_not_sent_again(dashboard: Server) -> None:
+    with pytest.raises(ConnectionResetError, match="ended early"):
+        ray_api.call(dashboard.url, "GET", "/api/short")
+    assert [r["path"] for r in dashboard.seen] == ["/api/short"]
+
+
+def test_a_plain_dashboard_is_asked_without_loading_what_a_command_goes_without(dashboard: Server) -> None:
+    """`http.client` brings `email` and `ssl`; `urllib.parse` brings `re` and
+    `ipaddress` (what `zapcli.lean` keeps out of every command); `hashlib`
+    OpenSSL's library: together more than the rest of a command's start-up,
+    for every command that asks a Ray cluster. Without `site`, as in
+    tests/test_lean.py (the editable install's hook imports pathlib)."""
+    import subprocess
+    import sys
+    import urllib.parse
+    from pathlib import Path
+
+    later = ("http.client", "ssl", "email.parser", "encodings.idna", "urllib.parse", "ipaddress", "re",
+             "hashlib", "base64", "threading", "json", "shlex")
+    code = ("import sys; from zapcli import lean; lean.pathlib_alone();"
+            "from zapcli.executors import ray, ray_api, ray_collect, ray_pool, ray_wire;"
+            "a = sys.argv[1]; ray_api.version(a); ray_api.put_package(a, 'zapcli_k_sub_x.json', b'{}');"
+            "asked = ray_api.tail(a, 'n1', 'zapcli/k x/st~at.us', 5);"
+            "key = ray_wire.pool_key('/tmp/s', a); frame = ray_wire.parse_frame(ray_wire.frame(1, 'o', 0, b'hi'));"
+            f"print(sorted(m for m in {later!r} if m in sys.modules)); print(asked); print(key, frame[3])")
+    repo = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-S", "-c", code, dashboard.url], env={"PYTHONPATH": str(repo)},
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    loaded, asked, key = out.stdout.splitlines()
+    assert loaded == "[]"
+    assert asked == urllib.parse.urlencode({"node_id": "n1", "filename": "zapcli/k x/st~at.us", "lines": 5})
+    import hashlib
+    import os
+
+    from zapcli.executors import ray_wire
+
+    raw = "\0".join((ray_wire.machine_id(), os.path.realpath("/tmp/s"), dashboard.url))
+    assert key == f"{hashlib.sha256(raw.encode()).hexdigest()[:12]} b'hi'"  # the same key as ever
 
 
 def test_http_proxy_is_used(dashboard: Server, proxy: Proxy, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -32,3 +32,13 @@ def test_an_end_frame_parses_to_its_typed_how():
         n, kind, got = wire.parse_frame(wire.end_frame(7, how.value))  # type: ignore[misc]
         assert (n, kind, got) == (7, "end", how) and got is how
     assert wire.parse_frame("7 end vanished\n") is None
+
+
+def test_a_frame_carries_any_bytes_and_a_damaged_one_is_none():
+    import os
+
+    for data in (b"", b"\x00\xff\n", os.urandom(1000)):
+        assert wire.parse_frame(wire.frame(7, "o", 12, data)) == (7, "o", 12, data)
+    good = wire.frame(1, "t", 0, b"abcd").rstrip("\n")
+    for bad in (good[:-1], good + "=", good.replace("YWJj", "YW$j"), good + "==="):
+        assert wire.parse_frame(bad) is None, bad

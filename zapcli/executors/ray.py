@@ -29,7 +29,6 @@ installed, only the dashboard's address. The cluster side is
 
 from __future__ import annotations
 
-import base64
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -129,7 +128,7 @@ class RayExecutor(Executor):
         pool = Pool(addr, conf)
         early = [r for r in reader.read(store.path_for(sid)).records if r.get("type") == "steer"]
         forwarded = _forwarded(env, conf.get("env") or ())
-        doc = {"sid": sid, "spawn": base64.b64encode(line).decode(), "early": early, "env": forwarded,
+        doc = {"sid": sid, "spawn": wire.b64encode(line), "early": early, "env": forwarded,
                "resources": conf.get("resources") or {}}
         try:  # a queued one: its pool may have ended since the spawn
             pool.ensure(wait=False)

@@ -18,19 +18,25 @@ exposes), through the routes Ray's own job SDK uses (Ray 2.60):
 
 So a command on the caller never pays Ray's import (0.7 s), and a cluster
 that is gone fails fast (connection refused at once, a black hole after
-HTTP_TIMEOUT_S). The exchanges go through `http.client`: HTTP/1.1 with
-keep-alive (one connection per address and thread, used again by the next
-request of the command), answers with a length or in chunks. A proxy is
-chosen as urllib chooses it (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`,
-`NO_PROXY`, upper or lower case; `urllib.request` is imported only when one
-of them is set): an http:// dashboard is asked through the proxy, an
+HTTP_TIMEOUT_S). The exchanges are HTTP/1.1 with keep-alive (one
+connection per address and thread, used again by the next request of the
+command), answers with a length or in chunks: straight to an http://
+dashboard through `ray_http` (a socket; `http.client` would import `email`
+and `ssl`, as much as the rest of a command), through `http.client` to an
+https:// one or a proxy. A proxy is chosen as urllib chooses it
+(`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`, upper or lower
+case; `urllib.request` is imported only when one of them is set): an
+http:// dashboard is asked through the proxy, an
 https:// one through a CONNECT tunnel. Redirects (301, 302, 303, 307, 308)
 are followed up to MAX_REDIRECTS, dropping `RAY_JOB_HEADERS` when they lead
 to another origin. Why not httpx (installed with the openai SDK): it does all
 of this but costs about 60 ms more than `http.client` at import (measured:
 `python -S -c 'import httpx2'` 80 ms, `import http.client` 30 ms, a bare
 interpreter under 10 ms), paid by every command that looks at a remote
-subagent. `ssl` is imported only for an https dashboard.
+subagent. `http.client` and `ssl` are imported only for an https
+dashboard or a proxy; `urllib.parse` (which brings `re` and `ipaddress`,
+kept out of every command by `zapcli.lean`) only for a proxy, a redirect
+or an address of another form than `http(s)://host:port`.
 `RAY_JOB_HEADERS` (JSON, as Ray's SDK reads it) adds headers, e.g. for a
 token-protected dashboard.
 """
@@ -39,7 +45,6 @@ from __future__ import annotations
 
 import os
 import time
-import urllib.parse
 from collections.abc import Mapping
 
 from zapcli.executors.base import ExecutorError
@@ -128,7 +133,7 @@ _REDIRECTS = (301, 302, 303, 307, 308)
 _local: Any = None  # per thread: {(scheme, host, port, proxy): HTTPConnection} kept alive
 
 
-def _proxy_for(url: urllib.parse.SplitResult) -> str | None:
+def _proxy_for(url: Any) -> str | None:
     """The proxy for `url` from the environment, as urllib picks it (None:
     go direct). Nothing is imported unless a *_proxy variable is set."""
     if not any(k.lower().endswith("_proxy") for k in os.environ):
@@ -144,20 +149,25 @@ def _proxy_for(url: urllib.parse.SplitResult) -> str | None:
 def _connections() -> dict[tuple[str, str, int, str | None], Any]:
     global _local
     if _local is None:
-        import threading
+        from _thread import _local as thread_local  # threading.local itself, without `threading`
 
-        _local = threading.local()
+        _local = thread_local()
     if not hasattr(_local, "conns"):
         _local.conns = {}
     return _local.conns  # type: ignore[no-any-return]
 
 
-def _open(url: urllib.parse.SplitResult, proxy: str | None, timeout: float) -> Any:
+def _open(url: Any, proxy: str | None, timeout: float) -> Any:
     """A new connection to `url`'s host, through `proxy` when given."""
-    import http.client
-
     tls = url.scheme == "https"
     host, port = url.hostname or "", url.port or (443 if tls else 80)
+    if proxy is None and not tls:
+        from zapcli.executors import ray_http
+
+        return ray_http.Connection(host, port, timeout)
+    import http.client
+    import urllib.parse
+
     context = None
     if tls:
         import ssl
@@ -178,30 +188,31 @@ def _open(url: urllib.parse.SplitResult, proxy: str | None, timeout: float) -> A
     return conn
 
 
-def _proxy_auth(p: urllib.parse.SplitResult) -> dict[str, str]:
+def _proxy_auth(p: Any) -> dict[str, str]:
     """`Proxy-Authorization` for a proxy URL with user:password in it."""
     if p.username is None:
         return {}
     import base64
+    import urllib.parse
 
     pair = f"{urllib.parse.unquote(p.username)}:{urllib.parse.unquote(p.password or '')}"
     return {"Proxy-Authorization": "Basic " + base64.b64encode(pair.encode()).decode("ascii")}
 
 
-def _exchange(url: urllib.parse.SplitResult, method: str, body: bytes | None,
+def _exchange(url: Any, method: str, body: bytes | None,
               headers: dict[str, str], timeout: float) -> tuple[int, str, dict[str, str], bytes]:
     """One request: (status, reason, headers lower-cased, body). A connection
     kept from an earlier request is used again; if it turns out closed by
     the dashboard meanwhile, an idempotent request (not POST: a job is
     submitted once) is sent once more on a new one."""
-    import http.client
-
     proxy = _proxy_for(url)
     key = (url.scheme, url.hostname or "", url.port or 0, proxy)
     conns = _connections()
     kept = conns.pop(key, None) if method != "POST" else None
     target = (url.path or "/") + (f"?{url.query}" if url.query else "")
     if proxy is not None and url.scheme == "http":
+        import urllib.parse
+
         target = urllib.parse.urlunsplit((url.scheme, url.netloc, url.path or "/", url.query, ""))
         headers = {**headers, **_proxy_auth(urllib.parse.urlsplit(
             proxy if "://" in proxy else "http://" + proxy))}
@@ -222,14 +233,15 @@ def _exchange(url: urllib.parse.SplitResult, method: str, body: bytes | None,
             conn.request(method, target, body=body, headers=headers)
             resp = conn.getresponse()
             data = resp.read()
-        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
+        except Exception as exc:
             conn.close()
+            if _damaged(exc):  # as a dropped connection, but not sent again
+                raise ConnectionResetError(f"the dashboard's answer ended early ({exc!r})") from None
+            if not isinstance(exc, (BrokenPipeError, ConnectionResetError)):
+                raise
             if fresh:
                 raise ConnectionResetError(str(exc) or "the dashboard closed the connection") from None
             continue  # the kept one had been closed by the dashboard: a new one
-        except http.client.HTTPException as exc:  # a damaged answer: as a dropped connection
-            conn.close()
-            raise ConnectionResetError(f"the dashboard's answer ended early ({exc!r})") from None
         except BaseException:
             conn.close()
             raise
@@ -242,15 +254,30 @@ def _exchange(url: urllib.parse.SplitResult, method: str, body: bytes | None,
     raise ConnectionResetError("no answer")  # not reached: the last try is a fresh connection
 
 
+def _damaged(exc: BaseException) -> bool:
+    """A damaged answer (not one that never began: that is a closed connection)."""
+    import sys
+
+    from zapcli.executors.ray_http import Damaged
+
+    client = sys.modules.get("http.client")  # imported only when it carried the exchange
+    return isinstance(exc, Damaged) or (client is not None and isinstance(exc, client.HTTPException)
+                                        and not isinstance(exc, ConnectionResetError))
+
+
 def _request(addr: str, method: str, path: str, body: bytes | None, headers: dict[str, str],
              timeout: float) -> tuple[int, str, dict[str, str], bytes]:
     """`_exchange`, following redirects."""
-    base = urllib.parse.urlsplit(addr)
-    url = urllib.parse.urlsplit(addr + path)
+    from zapcli.executors.ray_http import split_url
+
+    base = split_url(addr)
+    url = split_url(addr + path)
     for _hop in range(MAX_REDIRECTS + 1):
         status, reason, fields, data = _exchange(url, method, body, headers, timeout)
         if status not in _REDIRECTS or not fields.get("location"):
             return status, reason, fields, data
+        import urllib.parse
+
         nxt = urllib.parse.urlsplit(urllib.parse.urljoin(url.geturl(), fields["location"]))
         if nxt.scheme not in ("http", "https"):
             raise HTTPError(status, f"{reason} to {nxt.scheme}:, not followed", data)
@@ -328,7 +355,9 @@ def job(addr: str, job_id: str) -> dict[str, Any] | None:
 def tail(addr: str, node_id: str, filename: str, lines: int, timeout: float = HTTP_TIMEOUT_S) -> str | None:
     """The last `lines` lines of a file in a node's Ray log folder; None
     when it does not exist. Raises OSError/ValueError."""
-    query = urllib.parse.urlencode({"node_id": node_id, "filename": filename, "lines": lines})
+    from zapcli.executors.ray_http import query as encode
+
+    query = encode({"node_id": node_id, "filename": filename, "lines": lines})
     try:
         text = call(addr, "GET", f"/api/v0/logs/file?{query}", timeout=timeout)
     except HTTPError as exc:

@@ -6,7 +6,9 @@ place), `ray_agents` (the agent of each node), `ray_place` (placement
 groups), `ray_files`, `ray_wire`. Started by the caller with
 `python -m zapcli.executors.ray_dispatch KEY GEN CALLER IDLE_S`; it says
 hello first (its zapcli version and trail format against the caller's: a
-mismatch ends it at once, saying both), then every tick (100 ms):
+mismatch ends it at once, saying both), then every tick (at most 100 ms
+apart; sooner when an answer it waits for comes: a start, or a node's
+report, which its agent holds until it has something to say):
 
 - reads the caller's keys (`ray_wire`): a new submission gets a placement
   group (`ray_place`), so Ray's scheduler decides the node;
@@ -55,6 +57,8 @@ from zapcli.executors.ray_files import Frames, StatusFile
 
 TICK_S = 0.1
 QUIET_TICK_S, QUIET_AFTER_S = 0.5, 5.0  # nothing open for a while: look less often
+MIN_TICK_S = 0.01  # answers that come back to back are taken together
+HOLD_S = 0.5  # how long a node's agent holds a report with nothing to say (ray_node)
 CALL_TIMEOUT_S = 10.0
 
 
@@ -88,12 +92,14 @@ class Pool:
         self.agents = Agents(caller)
         self.doomed = place.Doomed()  # groups to remove, each once no bundle of it is being prepared
         self.reports: dict[str, tuple[Any, list[str]]] = {}  # node -> (ref, sids)
+        self.starts: dict[str, int] = {}  # node -> its agent's count of starts in the last answer taken
         self.last_busy = time.monotonic()
         self.dirty = True
 
     # -- the loop -----------------------------------------------------------
     def run(self) -> None:
         while True:
+            began = time.monotonic()
             busy = self.tick()
             now = time.monotonic()
             if busy or self.doomed or any(s.state.open for s in self.subs.values()):
@@ -101,7 +107,24 @@ class Pool:
             elif now - self.last_busy > self.idle_s:
                 self.write_status(closed=True)
                 return
-            time.sleep(TICK_S if now - self.last_busy < QUIET_AFTER_S else QUIET_TICK_S)
+            self.pause(began, TICK_S if now - self.last_busy < QUIET_AFTER_S else QUIET_TICK_S)
+
+    def pause(self, began: float, most: float) -> None:
+        """Until the next tick: `most` seconds, or less once an answer the
+        tick takes is in (a start, a report); never under MIN_TICK_S from
+        the start of the last tick. Not a placement: a group placed for a
+        node whose agent is paused would wake every tick."""
+        import ray
+
+        refs = [ref for ref, _ in self.reports.values()]
+        refs += [s.start_ref for s in self.subs.values() if s.state == wire.PoolState.STARTING and s.start_ref]
+        if refs:
+            ray.wait(refs, num_returns=1, timeout=most, fetch_local=False)
+        else:
+            time.sleep(most)
+        rest = began + MIN_TICK_S - time.monotonic()
+        if rest > 0:
+            time.sleep(rest)
 
     def tick(self) -> bool:
         busy = self.scan()
@@ -233,6 +256,8 @@ class Pool:
                     sub.state = wire.PoolState.RUNNING  # starts or adopts it
                 continue
             if got.get("ok"):
+                if sub.node:
+                    self.starts[sub.node] = max(self.starts.get(sub.node, 0), int(got.get("starts") or 0))
                 sub.state, self.dirty = wire.PoolState.RUNNING, True
                 for seq in sub.early:  # they went with the start
                     kv.kv_del(sub.inbox.pop(seq))
@@ -256,7 +281,8 @@ class Pool:
             if asks and sub.node and sub.node not in self.reports and not self.agents.paused(sub.node):
                 by_node.setdefault(sub.node, {})[sub.sid] = list(sub.frames.offs)
         for node, wants in by_node.items():
-            self.reports[node] = (self.agents.get(node).report.remote(wants), list(wants))
+            self.reports[node] = (self.agents.get(node).report.remote(wants, HOLD_S, self.starts.get(node, 0)),
+                                  list(wants))
 
     def check_reports(self) -> None:
         import ray
@@ -301,6 +327,7 @@ class Pool:
         lost, with Ray's reason) or only the agent did (a new one adopts)."""
         first = self.agents.drop(node)
         self.reports.pop(node, None)
+        self.starts.pop(node, None)  # a new agent counts from 0
         info = node_info(node)
         if info is not None and info.get("Alive"):
             killed = oom_words(exc, node)

@@ -22,7 +22,13 @@ Ray's clean-up of a dead worker's children does not reach it.
   (the trail is created exclusively, under a node-local lock).
 - `report`: for each runner, what its trail (whole records), stdout and
   stderr gained past the offsets the dispatcher asks from, and whether it
-  has ended (then everything was read).
+  has ended (then everything was read). Asked with `hold_s`, it answers
+  once there is something to say, at most that late: a runner's end wakes
+  it at once (a pidfd per runner, where Linux has them), new bytes within
+  HOLD_LOOK_S, and a start the dispatcher has not seen the answer of
+  (`start` answers with the agent's count of starts) at once: it asks
+  again, with that runner — so an end comes home in milliseconds, and a
+  quiet runner costs no call per tick.
 - `deliver`: a record from the caller, appended to the node trail once
   (`from_caller`); a terminal status also ends the runner's tree within
   the caller's grace.
@@ -45,6 +51,8 @@ from zapcli.executors import ray_wire as wire
 from zapcli.selfexec import python_c, python_m
 
 CHUNK = 256 * 1024  # bytes per stream per report: a busy runner ships over several ticks
+HOLD_LOOK_S = 0.1  # a held report looks at the runners' file sizes this often
+FRESH_START_S = 1.0  # a start answered this recently and not taken by the asker: a held report answers
 STREAMS = {"t": ".jsonl", "o": ".out", "e": ".err"}
 # Forks the runner into a session of its own and exits: the runner is then
 # nobody's child (init reaps it), so the agent's end never takes it along.
@@ -154,6 +162,8 @@ class NodeAgent:
                             f"{caller.get('format')}) on the caller: install the same zapcli version there")
         self.procs: dict[str, dict[str, Any]] = {}  # sid -> its process record
         self.lock = threading.Lock()
+        self.starts = 0  # starts answered ok: a held report answers when the dispatcher has seen fewer
+        self.started_at = 0.0  # (monotonic) the last of them
 
     def hello(self) -> dict[str, Any]:
         from zapcli import __version__
@@ -191,7 +201,7 @@ class NodeAgent:
         if path.exists():
             proc = self._process(sid)
             if proc is not None:  # started before (an earlier agent): adopt it
-                return {"ok": True, "pid": proc.get("pid"), "adopted": True}
+                return {"ok": True, "pid": proc.get("pid"), "adopted": True, "starts": self._count()}
             # created, but its launch was not recorded (the agent died in between):
             # a runner it launched waits for that record (its claim); else launch now
             line, note, orphan = None, None, _unrecorded_runner(sid)
@@ -211,7 +221,19 @@ class NodeAgent:
         store.append(path, "diagnostic", {"dimension": "executor", "name": "node", "message": f"running {where}"})
         if note:
             store.append(path, "diagnostic", {"dimension": "executor", "name": "cwd", "message": note})
-        return {"ok": True, "pid": pid}
+        return {"ok": True, "pid": pid, "starts": self._count()}
+
+    def _count(self) -> int:
+        with self.lock:
+            self.starts += 1
+            self.started_at = time.monotonic()
+            return self.starts
+
+    def _unseen_start(self, starts: int) -> bool:
+        """A start answered lately that the asker had not taken when it asked
+        (`starts`: its count then). Only lately: an answer the asker never
+        takes (the subagent ended meanwhile) must not keep every report short."""
+        return self.starts > starts and time.monotonic() - self.started_at < FRESH_START_S
 
     def _spawn(self, sid: str) -> dict[str, Any]:
         from zapcli.trail import reader, store
@@ -237,12 +259,70 @@ class NodeAgent:
         return proc
 
     # -- report -------------------------------------------------------------
-    def report(self, wants: dict[str, list[int]]) -> dict[str, dict[str, Any]]:
+    def report(self, wants: dict[str, list[int]], hold_s: float = 0.0,
+               starts: int = 0) -> dict[str, dict[str, Any]]:
         """For each sid: {"state": "unstarted"} (`wire.NodeState`) when nothing of it is here,
         else the bytes past `wants[sid]` (t, o, e offsets) per stream as
         [offset, data], "alive", and "end" (recorded / unrecorded) once it
-        has ended and everything was read."""
+        has ended and everything was read. `hold_s`: not before there is
+        something to say (`_hold`), at most that long; `starts`: the
+        agent's count of starts in the last start answer the asker took."""
+        if hold_s > 0:
+            self._hold(wants, hold_s, starts)
         return {sid: self._report_one(sid, offsets) for sid, offsets in wants.items()}
+
+    def _hold(self, wants: dict[str, list[int]], hold_s: float, starts: int) -> None:
+        """Wait until a wanted runner has ended or is not here, one of its
+        files is no longer the size asked from, or a start answered after
+        the asker's last lately (`starts`: it is not in `wants`); at most `hold_s`.
+        An end is seen through the runner's pidfd the moment it happens;
+        the rest is looked at every HOLD_LOOK_S."""
+        import select
+
+        give_up = time.monotonic() + hold_s
+        fds: list[int] = []
+        try:
+            poller = select.poll()
+            for sid in wants:
+                fd = _pidfd(self._process(sid))
+                if fd is None:
+                    if not self._running(sid):
+                        return
+                    continue
+                fds.append(fd)
+                poller.register(fd, select.POLLIN)
+            while True:
+                if any(self._moved(sid, offsets) for sid, offsets in wants.items()):
+                    return
+                if len(fds) < len(wants) and not all(self._running(sid) for sid in wants):
+                    return  # a runner without a pidfd ended
+                left = give_up - time.monotonic()
+                if left <= 0 or self._unseen_start(starts):
+                    return
+                if poller.poll(min(left, HOLD_LOOK_S) * 1000):
+                    return  # a runner ended
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def _running(self, sid: str) -> bool:
+        from zapcli.supervisor.liveness import is_alive
+
+        proc = self._process(sid)
+        return proc is not None and is_alive(proc.get("pid"), proc.get("create_time"))
+
+    def _moved(self, sid: str, offsets: list[int]) -> bool:
+        """One of its files is not the size the report is asked from."""
+        from zapcli.trail import store
+
+        for suffix, offset in zip(STREAMS.values(), offsets, strict=True):
+            try:
+                size = os.stat(store.path_for(sid, suffix), follow_symlinks=False).st_size
+            except OSError:
+                size = 0
+            if size != offset:
+                return True
+        return False
 
     def _report_one(self, sid: str, offsets: list[int]) -> dict[str, Any]:
         from zapcli.supervisor.liveness import is_alive
@@ -276,6 +356,25 @@ class NodeAgent:
             return False
         apply_from_caller(sid, rec, proc)
         return True
+
+
+def _pidfd(proc: dict[str, Any] | None) -> int | None:
+    """A pidfd of the recorded runner while it is still that process (it
+    becomes readable when it ends); None without one (not started here,
+    ended, no pidfds on this system)."""
+    from zapcli.supervisor.liveness import is_alive
+
+    if proc is None or not hasattr(os, "pidfd_open"):
+        return None
+    pid = proc.get("pid")
+    try:
+        fd = os.pidfd_open(pid)  # type: ignore[arg-type]
+    except (OSError, TypeError, ValueError):
+        return None
+    if is_alive(pid, proc.get("create_time")):  # after the open: the fd is of that process
+        return fd
+    os.close(fd)
+    return None
 
 
 def _read_from(path: Path, offset: int, whole_lines: bool) -> tuple[bytes, int, bool]:

@@ -6,8 +6,8 @@ Imports `zapcli.executors.ray_api`, `ray_wire`, `ray_files`, `zapcli.paths`,
 
 What this machine keeps, under `<state>/ray/`: `<K>.json` (the pool's job,
 generation, node and whether its hello was checked), `<K>.seen` (its time:
-when a command last saw the pool running, so a burst of spawns asks the
-cluster once) and, per subagent,
+when a command last saw the pool running, so a burst of commands asks the
+cluster for its job once every ENSURED_TTL_S) and, per subagent,
 `<K>/pending/<id>` (submitted, not yet seen in the pool's status: what to
 submit again if the answer was lost) and `<K>/cursor/<id>` (frames already
 home). A command asks the cluster at most every STATUS_TTL_S for the pool's
@@ -16,7 +16,6 @@ job and status line, whatever number of subagents it looks at.
 
 from __future__ import annotations
 
-import base64
 import os
 import time
 from pathlib import Path
@@ -193,7 +192,7 @@ class Pool:
 
         caller = {"machine": wire.machine_id(), "state": os.path.realpath(state_dir()),
                   "zapcli": __version__, "format": SCHEMA_VERSION}
-        args = [self.key, str(gen), base64.b64encode(jsonl.dumps(caller)).decode(),
+        args = [self.key, str(gen), wire.b64encode(jsonl.dumps(caller)),
                 str(float(self.conf.get("pool_idle_s") or DEFAULT_IDLE_S))]
         job = wire.job_id(self.key, gen)
         body = {"entrypoint": wire.entrypoint(self.conf.get("python"), args),
@@ -238,10 +237,13 @@ class Pool:
         view = PoolView()
         seen = _ensured.get(key)
         try:
-            if seen is not None and time.monotonic() - seen < ENSURED_TTL_S and doc.get("node"):
-                job: dict[str, Any] | None = {"status": "RUNNING"}  # this command saw it running just now
+            if doc.get("node") and (seen is not None and time.monotonic() - seen < ENSURED_TTL_S
+                                    or doc.get("hello") and self._seen_lately()):
+                job: dict[str, Any] | None = {"status": "RUNNING"}  # a command saw it running just now
             else:
                 job = api.job(self.addr, doc["job"]) if doc.get("job") else None
+                if job and job.get("status") == "RUNNING" and doc.get("hello"):
+                    self._saw()
             view.job = str(job.get("status")) if job else None
             view.message = str((job or {}).get("message") or "")
             node = doc.get("node") or (job or {}).get("driver_node_id")

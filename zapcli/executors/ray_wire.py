@@ -29,10 +29,8 @@ not what it needs (`mismatch`, `no_python`).
 
 from __future__ import annotations
 
-import base64
-import json
+import binascii
 import os
-import shlex
 import sys
 from enum import Enum
 
@@ -124,10 +122,38 @@ HELLO = "ZAPCLI1 hello "  # the pool's first line in its job log
 
 def pool_key(state_dir: str, address: str) -> str:
     """The caller's pool on this cluster: machine, state folder, address."""
-    import hashlib
-
     raw = "\0".join((machine_id(), os.path.realpath(state_dir), address.rstrip("/")))
-    return hashlib.sha256(raw.encode()).hexdigest()[:12]
+    return _sha256(raw.encode())[:12]
+
+
+def _sha256(data: bytes) -> str:
+    """hashlib.sha256(data).hexdigest() — through CPython's own sha256 where
+    it has one: `hashlib` loads OpenSSL's, in every command that asks a cluster."""
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found]  # 3.12 on
+    except ImportError:
+        try:
+            from _sha256 import sha256  # type: ignore[import-not-found,no-redef]  # 3.10, 3.11
+        except ImportError:
+            from hashlib import sha256  # type: ignore[assignment]
+    return str(sha256(data).hexdigest())
+
+
+_B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+
+def b64encode(data: bytes) -> str:
+    """base64.b64encode(data).decode(), without `base64` (it brings `re` and `struct`)."""
+    return binascii.b2a_base64(data, newline=False).decode()
+
+
+def b64decode(text: str) -> bytes:
+    """base64.b64decode(text, validate=True): ValueError for anything but
+    the alphabet with its padding."""
+    body = text.rstrip("=")
+    if len(text) - len(body) > 2 or not set(body) <= _B64:
+        raise ValueError("not base64")
+    return binascii.a2b_base64(text)
 
 
 def machine_id() -> str:
@@ -207,7 +233,7 @@ def frames_file(key: str, sid: str) -> str:
 
 
 def frame(n: int, stream: str, offset: int, data: bytes) -> str:
-    return f"{n} {stream} {offset} {base64.b64encode(data).decode()}\n"
+    return f"{n} {stream} {offset} {b64encode(data)}\n"
 
 
 def end_frame(n: int, how: str) -> str:
@@ -223,7 +249,7 @@ def parse_frame(line: str) -> tuple[int, str, int, bytes] | tuple[int, str, str]
     if len(parts) != 4 or not parts[0].isdigit() or parts[1] not in ("t", "o", "e") or not parts[2].isdigit():
         return None
     try:
-        data = base64.b64decode(parts[3], validate=True)
+        data = b64decode(parts[3])
     except ValueError:
         return None
     return int(parts[0]), parts[1], int(parts[2]), data
@@ -245,6 +271,8 @@ def entrypoint(python: str | None, args: list[str]) -> str:
     nor the dispatcher has the job's working folder on its module path
     (docs/explanation/security.md): the nodes' Pythons may predate `-P`."""
     cands = [python] if python else [sys.executable, "python3", "python"]
+    import shlex  # only where a pool is submitted: other commands are spared `re`
+
     quoted = " ".join(shlex.quote(c) for c in cands)
     tail = " ".join(shlex.quote(a) for a in args)
     probe = " ".join(['"$p"', *map(shlex.quote, python_c_any("import zapcli, ray", python="")[1:])])
@@ -256,6 +284,8 @@ def entrypoint(python: str | None, args: list[str]) -> str:
 
 
 def hello_of(log: str) -> dict[str, Any] | None:
+    import json
+
     for line in log.splitlines():
         if line.startswith(HELLO):
             try:

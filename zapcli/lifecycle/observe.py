@@ -101,15 +101,18 @@ def observe(sid: str, *, stall_s: float = 0.0, kill_grace_s: float = 3.0,
                kill_grace_s=kill_grace_s)
 
 
-def act(seen: Look, *, stall_s: float = 0.0, kill_grace_s: float = 3.0) -> View:
+def act(seen: Look, *, stall_s: float = 0.0, kill_grace_s: float = 3.0, progress: bool = True) -> View:
     """Do what a look found left to do (nothing, for most): bring a remote
     runner's files home, start an on-finish or event hook nobody started,
-    record a death or an overdue runner's timeout. The view as it stands after."""
+    record a death or an overdue runner's timeout. The view as it stands after.
+    `progress=False`: a remote runner still running out there is not
+    collected now (the queue asks only which ones ended: what a running one
+    wrote comes home with the next look that shows it, or with its end)."""
     if not seen.acts:
         return seen.view
     sid, s = seen.id, seen.summary
     if seen.remote:
-        view = _observe_remote(sid, s, stall_s=stall_s, kill_grace_s=kill_grace_s)
+        view = _observe_remote(sid, s, stall_s=stall_s, kill_grace_s=kill_grace_s, progress=progress)
         _fire_hooks(look_at(sid, stall_s=stall_s))  # what came home may hold events nobody fired
         return view
     if seen.orphaned_finish:
@@ -170,15 +173,18 @@ def _late(proc: RunnerRecord | None, now: float) -> bool:
     return deadline is not None and now > deadline + OBSERVER_DEADLINE_SLACK_S
 
 
-def _observe_remote(sid: str, s: reader.Summary, *, stall_s: float, kill_grace_s: float) -> View:
+def _observe_remote(sid: str, s: reader.Summary, *, stall_s: float, kill_grace_s: float,
+                    progress: bool = True) -> View:
     """Observe a runner on another machine (see the module docstring): its
     job's status FIRST, then collect (a job that has ended has shipped all it
-    could), then derive; `collected` once nothing more can come home."""
+    could; a running one's progress only with `progress`), then derive;
+    `collected` once nothing more can come home."""
     ex = _executor(s)
     proc = s.process
     raw: dict[str, Any] = proc.raw if proc is not None else {}
     live = ex.alive(raw)
-    got = ex.collect(sid, raw) if live.alive is not None else None
+    fetch = live.alive is False or (live.alive is True and progress)
+    got = ex.collect(sid, raw) if fetch else None
     if live.alive is False and got is None:  # it ended out there, but its files could not come home now
         from zapcli.executors.base import Liveness
 

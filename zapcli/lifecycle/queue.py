@@ -195,7 +195,9 @@ def _scan(session: str, settings: Settings, *, look: bool,
     creation order, the running views) of `session`. `look`: from the trails
     alone (nothing is asked of an executor: a remote runner costs no round
     trip to its cluster), where one not ended in its trail counts as
-    running; else every one observed. `summary`: how a trail is read."""
+    running; else every one observed (a remote one that still runs out
+    there is not collected: only its end frees a slot). `summary`: how a
+    trail is read."""
     running: dict[str, int] = {}  # per pool: the session's, or an executor's own cap
     on: dict[str, int] = {}  # per endpoint (a held back one waits for a slot there)
     waiting: list[View] = []
@@ -204,7 +206,7 @@ def _scan(session: str, settings: Settings, *, look: bool,
         try:
             s = summary(sid)
             view = view_of(sid, s) if look else act(look_at(sid, summary=s),
-                                                    kill_grace_s=settings.kill_grace_s)
+                                                    kill_grace_s=settings.kill_grace_s, progress=False)
         except NotFound:  # maybe a spawn in progress: its trail comes right after
             sessions.drop_if_abandoned(session, sid)
             continue
