@@ -62,9 +62,9 @@ from zapcli.testing.server import ScriptedServer
 
 SONNET = "claude-sonnet-4-5"  # $3 / $15 per million: a 33,000-token call costs about $0.10
 
-PAD = r'''
+FIND_STREAM = r'''
 import glob, os
-targets = []
+targets = []  # each process's fd 1 that is the stream zapcli reads the CLI's word from
 for pid in os.listdir("/proc"):
     if pid.isdigit():
         try:
@@ -72,6 +72,8 @@ for pid in os.listdir("/proc"):
                 targets.append(f"/proc/{pid}/fd/1")
         except OSError:
             pass
+'''
+PAD = FIND_STREAM + r'''
 targets += glob.glob(os.path.join(os.environ.get("HOME", "/nonexistent"), "stdout.jsonl"))
 for t in targets[:1]:
     with open(t, "ab") as fh:  # spaces the CLI's next bytes would overwrite (no O_APPEND), then
@@ -80,6 +82,15 @@ print("PADDED", targets)
 '''
 
 BASH = {"name": "Bash", "arguments": {"command": "python3 pad.py", "description": "check"}}
+
+
+def loop_and_pay(zap, srv: ScriptedServer) -> None:
+    """claude in `full` mode on `loop and pay` with `--max-cost 0.25` (a
+    call costs ~$0.10), waited for."""
+    ct.configure(zap, "claude", extra="prices:\n  scripted: {input: 0.01, output: 0.01}\n")
+    sid = ct.spawn(zap, "claude", "loop and pay", ct.cli_env("claude", srv), "--model", SONNET,
+                   "--approval", "full", "--max-cost", "0.25", "--timeout", "30")
+    zap.wait_status(sid, timeout=90)
 
 
 @needs_bwrap
@@ -93,10 +104,7 @@ def test_a_command_the_cli_runs_does_not_hide_its_usage_from_the_budget(zap, pad
             "generate_s": 0.3}
     with ScriptedServer([{"match": "loop and pay", "loop": True, "turns": [call]}],
                         protocol="anthropic") as srv:
-        ct.configure(zap, "claude", extra="prices:\n  scripted: {input: 0.01, output: 0.01}\n")
-        sid = ct.spawn(zap, "claude", "loop and pay", ct.cli_env("claude", srv), "--model", SONNET,
-                       "--approval", "full", "--max-cost", "0.25", "--timeout", "30")
-        zap.wait_status(sid, timeout=90)
+        loop_and_pay(zap, srv)
         calls = len(srv.requests)
         said = [m for m in json.dumps(srv.requests).split("\\n") if "PADDED" in m][:1]
     assert calls <= 4, (calls, said)

@@ -45,11 +45,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.backends import clitest as ct
+from tests.redteam.test_adv8_cli_stream import loop_and_pay
 from tests.sandbox.conftest import needs_bwrap
 from zapcli.testing.server import ScriptedServer
-
-SONNET = "claude-sonnet-4-5"  # $3 / $15 per million: a 33,000-token call costs about $0.10
 
 SPEND = r'''
 import json, os, urllib.request
@@ -87,9 +85,6 @@ def test_a_command_the_cli_runs_does_not_spend_past_the_budget(zap, spends):
     with ScriptedServer([{"match": "spend on the side", "loop": True, "turns": [side]},
                          {"match": "loop and pay", "loop": True, "turns": [call]}],
                         protocol="anthropic") as srv:
-        ct.configure(zap, "claude", extra="prices:\n  scripted: {input: 0.01, output: 0.01}\n")
-        sid = ct.spawn(zap, "claude", "loop and pay", ct.cli_env("claude", srv), "--model", SONNET,
-                       "--approval", "full", "--max-cost", "0.25", "--timeout", "30")
-        zap.wait_status(sid, timeout=90)
+        loop_and_pay(zap, srv)
         calls = len(srv.requests)
     assert calls <= 4, calls

@@ -45,7 +45,7 @@ import pytest
 
 from tests.conftest import agent_cli
 from tests.redteam.harness import Keys, as_root, needs_setpriv
-from tests.redteam.test_adv8_cli_stream import SONNET
+from tests.redteam.test_adv8_cli_stream import FIND_STREAM, SONNET
 from tests.sandbox.conftest import needs_bwrap
 from zapcli.testing.server import ScriptedServer
 
@@ -53,14 +53,7 @@ SWALLOW = r'''
 import os, sys, time
 if os.path.exists("swallow.started"):
     print("PADDED (already)"); sys.exit()
-targets = []
-for pid in os.listdir("/proc"):
-    if pid.isdigit():
-        try:
-            if os.readlink(f"/proc/{pid}/fd/1").endswith("stdout.jsonl"):
-                targets.append(f"/proc/{pid}/fd/1")
-        except OSError:
-            pass
+''' + FIND_STREAM + r'''
 print("PADDED", targets)
 if targets and os.fork() == 0:  # left running: each line the CLI says, the start of a string
     os.setsid()  # that its next line ends, so no line after it parses (each call's usage lost)
