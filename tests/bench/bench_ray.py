@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -236,6 +237,7 @@ def main() -> int:
     finally:
         cluster.stop(info)
         INSTALL.cleanup()
+        shutil.rmtree(root, ignore_errors=True)  # the subagents' state and work folders
     return 0
 
 
