@@ -71,7 +71,7 @@ def test_a_computed_import_holds_the_folder_and_says_so(tmp_path, text):
 def test_a_computed_import_at_the_top_is_listed(tmp_path):
     _tree(tmp_path, {"fsmon.py": "import importlib\nimportlib.import_module(x)\n"})
     got = found("alias.x", "!python3 fsmon.py", str(tmp_path))
-    assert got.listed == [("fsmon.py imports what its code computes, found in", str(tmp_path))]
+    assert got.listed == [("fsmon.py imports what its code computes, found in", str(tmp_path), "")]
 
 
 @pytest.mark.parametrize("line", [

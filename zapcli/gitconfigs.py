@@ -123,15 +123,31 @@ def unholdable(roots: Iterable[str], runs: list[Run] | None = None
             files(top, runs)
     out: list[tuple[str, str, str, str, str]] = []
     for key, value, where, got in runs:
-        for word, folder in got.listed:
+        for word, folder, pattern in got.listed:
             real = os.path.realpath(folder)
-            if any(_overlap(real, r) for r in roots):
+            if any(_reaches(real, pattern, r) for r in roots):
                 out.append((key, value, where, word, folder))
     return out
 
 
-def _overlap(one: str, other: str) -> bool:
-    return os.path.commonpath([one, other]) in (one, other)
+def _reaches(folder: str, pattern: str, root: str) -> bool:
+    """Whether what is made in `root` can be matched from `folder`: the root
+    is the folder or lies in it, and the glob `pattern` (its path from the
+    folder; "": any depth) has more parts than the root lies deep, the
+    first of them matching the root's way there (`*/check.sh` from the top
+    reaches a root at the top, not one at `src/lib`; `*/*/check.sh` does)."""
+    if os.path.commonpath([folder, root]) == root:
+        return True  # the root holds the folder
+    if os.path.commonpath([folder, root]) != folder:
+        return False
+    if not pattern:
+        return True
+    import fnmatch
+
+    way = [p for p in os.path.relpath(root, folder).split("/") if p not in ("", ".")]
+    parts = [p for p in pattern.split("/") if p not in ("", ".")]
+    return len(parts) > len(way) and all(fnmatch.fnmatchcase(w, p)
+                                         for w, p in zip(way, parts[:len(way)], strict=True))
 
 
 HOOKS_READ = 64  # hooks read in one folder

@@ -52,15 +52,16 @@ def programs(key: str, value: str, top: str) -> list[str]:
 
 class Found:
     """What a command-running setting runs from the work tree at `top`:
-    `paths` (absolute) to hold read-only; `listed`, (the word, the folder)
-    for each folder a glob lists that cannot be held — the top itself
-    (`*/check.sh`: a folder made there later matches it), or what a script
-    imports where its folder is the top (`zapcli.gitscripts`); `said`,
+    `paths` (absolute) to hold read-only; `listed`, (the word, the folder,
+    the pattern from it) for each folder a glob lists that cannot be held —
+    the top itself (`*/check.sh`: a folder made there later matches it;
+    pattern `*/check.sh`), or what a script imports where its folder is the
+    top (`zapcli.gitscripts`; pattern "": any depth); `said`,
     a line for the sandbox's notes per folder held whole and why."""
 
     def __init__(self) -> None:
         self.paths: list[str] = []
-        self.listed: list[tuple[str, str]] = []
+        self.listed: list[tuple[str, str, str]] = []
         self.said: list[str] = []
 
     def add(self, other: Found) -> None:
@@ -177,7 +178,8 @@ def _parse(value: str) -> tuple[list[tuple[str, bool]], list[str], list[Glob], b
         parts = bare.split("/")  # a glob of its own: a file made later matches it too, so
         at = next((n for n, p in enumerate(parts) if _wild(p)), -1)
         if at >= 0 and word in unquoted and _from_top(word):
-            folders.append((word, "/".join(parts[:at]), moved))  # held whole (`tools/hooks.d/*`)
+            folders.append((word, "/".join(parts[:at]), moved, "/".join(parts[at:])))  # held
+            # whole where it lies below the top (`tools/hooks.d/*`)
     return said, globbed, folders, anywhere
 
 
@@ -290,12 +292,13 @@ def _raw_words(command: str) -> list[tuple[str, str]]:
 
 
 # (the word, the folder its pattern lists from where the command stands,
-# whether a `cd` to a folder named in the command comes before it)
-Glob = tuple[str, str, bool]
+# whether a `cd` to a folder named in the command comes before it, the
+# pattern from that folder)
+Glob = tuple[str, str, bool, str]
 
 
 def _listed(top: str, bases: list[str], folders: list[Glob], globbed: list[str], named: int
-            ) -> tuple[list[str], list[tuple[str, str]]]:
+            ) -> tuple[list[str], list[tuple[str, str, str]]]:
     """(the folders a glob lists — held whole: a file made there later matches
     it too — and each file a pattern matches, from the top and each folder;
     (the word, the folder) for each folder listed that is the top or lies
@@ -304,16 +307,16 @@ def _listed(top: str, bases: list[str], folders: list[Glob], globbed: list[str],
     listed from the top or a folder the command names is held there or not
     (made later, its files would match); from every folder, where it is."""
     out: list[str] = []
-    listed: list[tuple[str, str]] = []
-    for word, folder, moved in folders:
+    listed: list[tuple[str, str, str]] = []
+    for word, folder, moved, rest in folders:
         for at, base in enumerate(bases):
             if moved and at == 0 and len(bases) > 1:
                 continue
             path = os.path.normpath(os.path.join(base, folder))
             if _within(top, path):
                 out += [path] if at < named or os.path.isdir(path) else []
-            elif (f"its pattern {word} matches what is made in", path) not in listed:
-                listed.append((f"its pattern {word} matches what is made in", path))
+            elif (f"its pattern {word} matches what is made in", path, rest) not in listed:
+                listed.append((f"its pattern {word} matches what is made in", path, rest))
     for pattern in globbed:
         for base in bases:
             out += [p for p in _glob(os.path.join(base, pattern.lstrip("/"))) if os.path.isfile(p)]

@@ -186,8 +186,8 @@ def _whole(folder: str, top: str, out: Found, why: str = "") -> None:
         out.paths += [] if folder in out.paths else [folder]
         note = f"{why}: {rel}/ is kept read-only whole"
         out.said += [note] if why and note not in out.said else []
-    elif rel == "." and why and (f"{why}, found in", folder) not in out.listed:
-        out.listed.append((f"{why}, found in", folder))
+    elif rel == "." and why and (f"{why}, found in", folder, "") not in out.listed:
+        out.listed.append((f"{why}, found in", folder, ""))  # any depth: a package's module
 
 
 def _python(path: str, text: str, first: str, top: str, out: Found) -> list[tuple[str, str, str]]:

@@ -46,6 +46,7 @@ yet (`tools/hooks.d/*`) is held there or not.
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -127,3 +128,42 @@ def test_a_root_whose_git_lists_its_top_is_refused_in_words(zap):
     git(repo, "config", "alias.checks", "!git diff -- '*.c'")
     assert zap.wait_status(zap.spawn_sh("touch ran", "--sandbox")) == "completed"
     assert (repo / "ran").exists()
+
+
+LOOKER = "name: looker\ndescription: looks\ntools: [read, glob, grep]\nprompt: look\n"
+LIBWRITER = ("name: libwriter\ndescription: writes the library\ntools: [write]\n"
+             "sandbox:\n  writable: [src/lib]\nprompt: write\n")
+
+
+def test_work_that_cannot_make_what_the_glob_matches_is_not_refused(zap, model):
+    """A new user's finding: in a repository whose git lists its top, a
+    read-only definition (read, glob, grep) was refused, and so was one
+    whose `sandbox.writable` leaves the top out — the way out the refusal
+    itself names. Neither can make a folder the glob matches: each runs. A
+    pattern deep enough to reach into that folder (`*/*/check.sh` matches
+    `src/lib/check.sh`) still refuses the writer."""
+    repo = repo_with_scripts(zap.cwd, {"tools/check.sh": SH, "src/lib/a.txt": "a\n"})
+    git(repo, "config", "alias.checks", '!for f in */check.sh; do "$f"; done')
+    folder = Path(zap.env["ZAPCLI_CONFIG_HOME"]) / "subagents"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "looker.yml").write_text(LOOKER)
+    (folder / "libwriter.yml").write_text(LIBWRITER)
+    made = str(repo / "src" / "lib" / "made.txt")
+    model([{"match": "look", "turns": [{"text": "looked"}]},
+           {"match": "write", "turns": [
+               {"tool_calls": [{"name": "write", "arguments": {"path": made, "content": "x"}}]},
+               {"text": "written"}]}])
+
+    def ran(name: str, task: str) -> tuple[str, str]:
+        spawned = zap("spawn", "--agent", name, "--sandbox", "--", task, timeout=90)
+        assert spawned.returncode == 0, spawned.err
+        sid = spawned.out.strip().splitlines()[-1]
+        status = zap.wait_status(sid)
+        return status, str(zap.json("poll", "--no-wait", sid)["subagents"][0].get("reason"))
+
+    assert ran("looker", "look around") == ("completed", "None")
+    assert ran("libwriter", "write the file")[0] == "completed"
+    assert (repo / "src" / "lib" / "made.txt").read_text() == "x"
+    git(repo, "config", "alias.checks", '!for f in */*/check.sh; do "$f"; done')
+    status, reason = ran("libwriter", "write the file")
+    assert status == "failed" and "alias.checks" in reason, reason

@@ -23,7 +23,7 @@ from zapcli.trail.writer import TrailWriter
 
 
 def _prepared(sid: str, spawn: SpawnRecord, writer: TrailWriter, *, mode: str,
-              spec: Any) -> Any:
+              spec: Any, writes: bool = True) -> Any:
     from zapcli.backends.registry import control_files
 
     prepared = prepare(str(spawn.raw.get("sandbox") or "off"), mode=mode,
@@ -32,7 +32,7 @@ def _prepared(sid: str, spawn: SpawnRecord, writer: TrailWriter, *, mode: str,
                        scratch_size=_size(spawn.raw.get("scratch_size")),
                        control=control_files(), tree=spawn.worktree,
                        pinned=spawn.raw.get("roots_real") or None,
-                       ways=ways_out(spawn.cli, bool(spawn.worktree)))
+                       ways=ways_out(spawn.cli, bool(spawn.worktree)), writes=writes)
     if prepared.refused:
         return Outcome(Status.FAILED, None, prepared.refused)
     for diag in prepared.diagnostics:
@@ -60,11 +60,23 @@ def agent_sandbox(sid: str, spawn: SpawnRecord, writer: TrailWriter) -> Any:
     from zapcli import children
     from zapcli.definitions.model import SandboxSpec
 
+    tools = (spawn.grant or {}).get("tools")  # what it was granted (`zapcli.host.agent`)
     prepared = _prepared(sid, spawn, writer, mode=spawn.approval,
-                         spec=SandboxSpec.from_dict((spawn.definition or {}).get("sandbox")))
+                         spec=SandboxSpec.from_dict((spawn.definition or {}).get("sandbox")),
+                         writes=_writes(tools))
     if isinstance(prepared, Outcome):
         return prepared
     return open_sandbox(prepared, on_start=lambda pid: children.started(pid, "sandbox"))
+
+
+def _writes(tools: Any) -> bool:
+    """Whether granted `tools` can write in the workspace or run a command
+    (no list: said as if they could)."""
+    if not isinstance(tools, list):
+        return True
+    from zapcli.capabilities.delegation import WRITERS
+
+    return any(str(t).lower() in WRITERS for t in tools)
 
 
 def shell_box(ctx: Any) -> Any:

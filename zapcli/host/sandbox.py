@@ -70,7 +70,7 @@ def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[
             spec: SandboxSpec | None, scratch: Path, scratch_size: int | None = None,
             control: tuple[str, ...] | None = None, tree: Any = None,
             pinned: dict[str, str] | None = None,
-            ways: dict[str, bool] | None = None) -> Prepared:
+            ways: dict[str, bool] | None = None, writes: bool = True) -> Prepared:
     """The policy for `choice`, or why there is none. Creates `scratch` (0700).
     `scratch_size`: the config's cap (the definition's wins; None: 1 GiB).
     `control`: the one list of control files (None: the names no backend owns).
@@ -80,7 +80,10 @@ def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[
     each writable root as written -> the real path spawn saw (`roots_real`);
     refused when one leads elsewhere now. `ways`: the ways out of a control
     file that is a link that fit its caller (`zapcli.sandbox.links.ways_out`'s
-    keywords; None: `--approval full`, and `--worktree` unless in a tree)."""
+    keywords; None: `--approval full`, and `--worktree` unless in a tree).
+    `writes` False: the work has no tool that writes or runs a command (a
+    read-only definition): a git setting whose folder cannot be held is no
+    reason to refuse it."""
     from zapcli import control as control_list
 
     names = control_list.names() if control is None else control
@@ -122,7 +125,7 @@ def prepare(choice: str, *, mode: str, workspace: str, writable_roots: Iterable[
         fit = ways or {"full": True, "worktree": tree is None}
         return Prepared(refused=f"{links.said(link, target)}, so nothing ran. To run it, "
                                 f"{links.ways_out(link, **fit)}")
-    listed = _unholdable(mode, workspace, writable_roots, policy, git, runs)
+    listed = _unholdable(mode, workspace, writable_roots, policy, git, runs) if writes else ""
     if listed:
         fit = ways or {"full": True}
         return Prepared(refused=f"{listed}, so nothing ran. To run it, "
@@ -180,7 +183,9 @@ def _listed_ways(*, full: bool) -> str:
     """What to do about a setting `_unholdable` found, only what would work."""
     ways = ["change the setting so that what it runs, and what that reads, lies in a folder "
             "below the top (tools/*/check.sh, tools/fsmon.py: that folder is then kept read-only)",
-            "give the work a definition whose sandbox.writable leaves that folder out"]
+            "give the work a definition whose sandbox.writable leaves that folder out (names "
+            "only folders below it that the pattern does not reach), or one whose tools neither "
+            "write nor run commands (read, glob, grep)"]
     if full:
         ways.append("spawn with --approval full (nothing is kept read-only)")
     ways.append("spawn with --no-sandbox (its commands run unsandboxed, as you)")
