@@ -135,7 +135,10 @@ class Sandbox:
         running unwatched)."""
         policy = self._held.policy if self._held is not None else self.policy
         cmd = self._line = bwrap_argv(policy, self.bwrap, keep=_interpreter(self.python))
-        return [cmd[0], "--as-pid-1", *cmd[1:], self.python, "-I", "-S", INNER, str(fd)]
+        # the interpreter's own file, kept in view, not a link to it that may lie in a folder the
+        # sandbox hides (a venv under /tmp): the helper needs the standard library alone (-I -S)
+        python = os.path.realpath(self.python)
+        return [cmd[0], "--as-pid-1", *cmd[1:], python, "-I", "-S", INNER, str(fd)]
 
     def _start(self) -> _Generation:
         with self._start_lock:
