@@ -91,3 +91,19 @@ def test_c26_no_descendant_outlives_a_run_killed_with_sigkill(zap, model):
         assert end["status"] == "cancelled" and end["reason"].startswith(f"its run {run_id} ended"), end
     spawned = record_of(zap, grandchild, "spawn")
     assert spawned["parent"] == child and spawned["run"]["id"] == run_id
+
+
+def test_a_run_that_times_out_in_a_wait_says_so_not_the_model(zap, model):
+    """A new user's finding: a run whose time ran out while its model's
+    `subagent` wait call waited on a slow child said it timed out "waiting
+    for the model" and sent the person to check a healthy endpoint."""
+    model([
+        {"match": "wait for it", "turns": [
+            {"tool_calls": [_spawn("slow child")]},
+            {"tool_calls": [{"name": "subagent", "arguments": {"action": "wait", "timeout": 60}}]},
+            {"text": "never"}]},
+        {"match": "slow child", "turns": [{"text": "too late", "delay_s": 60}]}])
+    proc = zap("run", "--timeout", "8", "--", "wait for it", timeout=120)
+    assert proc.returncode == 1, proc.err
+    assert "timed out after 8s (in its `subagent` call, not yet answered)" in proc.err, proc.err
+    assert "waiting for the model" not in proc.err and "zapcli doctor" not in proc.err, proc.err

@@ -95,10 +95,15 @@ class _TerminalSink:
         self.batch = 0  # calls made together (before their results): more than one, each result is labelled
         self.answering = False  # results are being shown; the next call starts a new batch
         self.on_notice: Any = None  # the announcements were sent to the model (SubagentTool.delivered)
+        self.running: dict[str, str] = {}  # call_id -> its tool's name, until its result
 
     def __call__(self, rtype: str, rec: dict[str, Any]) -> None:
         if self.trail is not None:
             self.trail.append(rtype, rec)
+        if rtype == "tool_call":
+            self.running[str(rec.get("call_id"))] = str(rec.get("name") or "?")
+        elif rtype == "tool_result":
+            self.running.pop(str(rec.get("call_id")), None)
         if self.json and rtype in ("text", "tool_call", "tool_result"):
             if rtype == "tool_call":  # not said, but a failed result names it
                 self.calls[str(rec.get("call_id"))] = _call_text(rec)
@@ -375,14 +380,26 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         watcher.catch_up()  # a denial made since its last look is in the report too
         halted.release(previous)
     if not box:
+        doing, running = _doing(sink)  # before closing answers its wait
         closed = close(tree, sub, run_id)
-        why = (f"timed out after {limit:g}s (waiting for the model); raise --timeout or check "
-               "the endpoint with `zapcli doctor`")
+        why = (f"timed out after {limit:g}s {doing}; raise --timeout"
+               + ("" if running else " or check the endpoint with `zapcli doctor`"))
         if json:  # --json promises the run document, also when the run does not complete
             emit_run(run_id, "timeout", why, None, sub, tree.own(), closed)
             raise SystemExit(1)
         raise ZapcliError(f"run {run_id} {why}")
     return box[0]
+
+
+def _doing(sink: _TerminalSink) -> tuple[str, bool]:
+    """What the run was doing when its time ran out — a tool call not yet
+    answered (its `subagent` call waiting on subagents), else the model —
+    and whether it was a tool call."""
+    names = sorted(set(sink.running.values()))
+    if not names:
+        return "(waiting for the model)", False
+    said = " and ".join(f"`{n}`" for n in names)
+    return f"(in its {said} call{'s' if len(sink.running) > 1 else ''}, not yet answered)", True
 
 
 def _finish(result: Any, run_id: str, sink: _TerminalSink, sub: Any, tree: Any, json: bool) -> int:
