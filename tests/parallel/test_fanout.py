@@ -107,3 +107,6 @@ def test_a_run_that_times_out_in_a_wait_says_so_not_the_model(zap, model):
     assert proc.returncode == 1, proc.err
     assert "timed out after 8s (in its `subagent` call, not yet answered)" in proc.err, proc.err
     assert "waiting for the model" not in proc.err and "zapcli doctor" not in proc.err, proc.err
+    run_id = proc.err.split()[1].rstrip(":")
+    shown = zap("replay", run_id).out  # its limit, as a subagent's replay shows one
+    assert "timeout=8s " in shown and "timeout=None" not in shown, shown[:500]

@@ -271,7 +271,7 @@ def _run(task: str, fields: dict[str, Any], cwd: str, workspace: Path, settings:
 
     run_id = sink.run_id
     sink.trail = trail = runtrail.open_run(run_id, task, fields, cwd=cwd, workspace=str(workspace),
-                                           approval=gate.mode)
+                                           approval=gate.mode, timeout_s=limit)
     deadline = time.monotonic() + limit
     try:
         box, scratch, notes = runenv.sandbox(sandbox, run_id, gate, fields, settings.scratch_size)

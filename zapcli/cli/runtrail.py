@@ -48,14 +48,14 @@ class RunTrail:
 
 
 def open_run(run_id: str, task: str, fields: dict[str, Any], *, cwd: str, workspace: str,
-             approval: str) -> RunTrail:
+             approval: str, timeout_s: float | None = None) -> RunTrail:
     """Create the run's trail (a warning, never a failure, when it cannot be)."""
     trace = tracecontext.new()
     os.environ.update(tracecontext.work_env(trace))
     record = {"session": run_id, "cli": "zapcli", "task": mark(task), "cwd": cwd,
               "workspace": workspace, "approval": approval, "agent": fields.get("agent"),
               "model": fields.get("model"), "definition": fields.get("definition"), "trace": trace,
-              "genai_provider": fields.get("genai_provider")}
+              "genai_provider": fields.get("genai_provider"), "timeout_s": timeout_s}
     try:
         path = runs.create(run_id, record, secret_values())
         writer = TrailWriter(path, start_seq=0, secrets=secret_values())

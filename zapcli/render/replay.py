@@ -33,7 +33,9 @@ def _record_line(rec: dict[str, Any]) -> tuple[str, str]:
     if t == "spawn":
         sandbox = f"sandbox={rec['sandbox']} " if isinstance(rec.get("sandbox"), str) else ""
         return "bold", pre + (f"spawn  cli={rec.get('cli')} agent={rec.get('agent') or '-'} "
-                              f"timeout={rec.get('timeout_s')}s {sandbox}task: "
+                              + (f"timeout={rec['timeout_s']:g}s " if isinstance(
+                                  rec.get("timeout_s"), (int, float)) else "")
+                              + f"{sandbox}task: "
                               f"{task_line(display(str(rec.get('task', ''))), 200)}")
     if t in ("process", "start"):
         if rec.get("pid") is None and rec.get("address"):  # a runner on a cluster (docs/explanation/rules.md#remote-execution)
