@@ -86,3 +86,19 @@ def test_the_price_library_prices_a_known_model(zap, model):
     want = float(calc_price(Usage(input_tokens=1000, output_tokens=100, cache_read_tokens=400),
                             "gpt-4o-mini").total_price)
     assert got == pytest.approx(want) and got > 0
+
+
+def test_a_first_call_that_passes_the_budget_alone_is_said_as_passed(zap, model):
+    """A new user's finding: a first call larger than the whole --max-cost
+    ended "… $0.015 of its $0.01 spent, and the next model call (about
+    $0.0152) would pass it" — it had passed it already."""
+    _prices(zap, "prices:\n  scripted: {input: 1.0, output: 2.0}\n")
+    model([{"match": "spend big", "loop": True, "turns": [
+        {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*"}}],
+         "usage": {"prompt_tokens": 13000, "completion_tokens": 1000}}]}])
+    sid = zap("spawn", "--max-cost", "0.01", "--", "spend big").out.strip()
+    assert zap.wait_status(sid, timeout=60) == "failed"
+    reason = zap.json("poll", "--no-wait", sid)["subagents"][0]["reason"]
+    assert reason.startswith("cost budget: $0.015 of its $0.01 spent: the last model call "
+                             "passed it"), reason
+    assert "would pass it" not in reason, reason

@@ -23,6 +23,10 @@ from zapcli.money import dollars
 Sink = Callable[[str, dict[str, Any]], None]
 REASON = "token budget"
 COST_REASON = "cost budget"  # a --max-cost reached: said in dollars, and named so
+# a call's size is known only once it is answered: the first (or one larger than the
+# last) may pass the budget alone; said as it is, not as a call to come
+PASSED = (": the last model call passed it (a call's size is known only once it is answered; "
+          "the next is foreseen from the last)")
 RETURN_POLL_S = 0.25  # how often a wait for subagents' returning shares looks again
 
 
@@ -134,13 +138,16 @@ class Meter:
             used = self.tokens + held_t
             if used + upcoming > self.max_tokens:
                 sub = f" ({held_t:,} held or spent by {self.who} subagents)" if held_t else ""
+                then = (PASSED if used > self.max_tokens else
+                        f", and the next model call (about {upcoming:,}) would pass it")
                 return ("failed", f"{REASON}: {used:,} of {self.who} {self.max_tokens:,} tokens "
-                                  f"used{sub}, and the next model call (about {upcoming:,}) "
-                                  "would pass it")
+                                  f"used{sub}{then}")
         if self.max_cost is not None:
             spent = self.cost + held_c
             nxt = self._next_cost(upcoming)
             if spent + nxt > self.max_cost:
-                return ("failed", f"{COST_REASON}: {dollars(spent)} of {self.who} {dollars(self.max_cost)} spent, "
-                                  f"and the next model call (about {dollars(nxt)}) would pass it")
+                then = (PASSED if spent > self.max_cost else
+                        f", and the next model call (about {dollars(nxt)}) would pass it")
+                return ("failed", f"{COST_REASON}: {dollars(spent)} of {self.who} "
+                                  f"{dollars(self.max_cost)} spent{then}")
         return None
