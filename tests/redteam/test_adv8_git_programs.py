@@ -45,6 +45,7 @@ yet (`tools/hooks.d/*`) is held there or not.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -167,3 +168,17 @@ def test_work_that_cannot_make_what_the_glob_matches_is_not_refused(zap, model):
     git(repo, "config", "alias.checks", '!for f in */*/check.sh; do "$f"; done')
     status, reason = ran("libwriter", "write the file")
     assert status == "failed" and "alias.checks" in reason, reason
+
+
+def test_a_run_refused_before_it_starts_still_gives_its_run_document(zap, model):
+    """`run --json` promises the run document also when the run fails
+    (docs/how-to/delegate.md): a run whose sandbox refused to start gave
+    `zapcli/error@1` instead (a new user's `json.load(...)["status"]` then
+    failed)."""
+    repo = repo_with_scripts(zap.cwd, {"tools/check.sh": SH})
+    git(repo, "config", "alias.checks", '!for f in */check.sh; do "$f"; done')
+    model([{"match": "anything", "turns": [{"text": "never asked"}]}])
+    proc = zap("run", "--json", "--sandbox", "--", "anything", timeout=90)
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 1 and doc["schema"] == "zapcli/run@1", (proc.returncode, doc)
+    assert doc["status"] == "failed" and "alias.checks" in doc["reason"], doc

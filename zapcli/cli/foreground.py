@@ -21,7 +21,18 @@ from typing import Any
 from zapcli.cli.approver import _ASKING, TerminalApprover
 from zapcli.cli.definition_tools import SHOWN
 from zapcli.cli.output import escape_controls, is_tty
-from zapcli.cli.runend import Halt, HungUp, Terminated, close, emit_run, halt, interrupted, say
+from zapcli.cli.runend import (
+    Halt,
+    HungUp,
+    Terminated,
+    close,
+    doing,
+    emit_run,
+    halt,
+    interrupted,
+    not_started,
+    say,
+)
 from zapcli.errors import UsageError, ZapcliError
 from zapcli.trail.model import Status
 
@@ -277,6 +288,7 @@ def _run(task: str, fields: dict[str, Any], cwd: str, workspace: Path, settings:
         box, scratch, notes = runenv.sandbox(sandbox, run_id, gate, fields, settings.scratch_size)
     except ZapcliError as exc:
         trail.end("failed", exc.message)
+        not_started(exc, run_id, sub, json)
         raise
     try:
         host = build_host(fields, workspace=str(workspace), cwd=cwd,
@@ -286,6 +298,7 @@ def _run(task: str, fields: dict[str, Any], cwd: str, workspace: Path, settings:
     except ModelError as exc:
         trail.end("failed", exc.reason)
         runenv.drop(scratch)
+        not_started(ZapcliError(exc.reason), run_id, sub, json)
         raise ZapcliError(exc.reason) from None
     from zapcli.cli.runtree import RunTree
 
@@ -380,26 +393,15 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
         watcher.catch_up()  # a denial made since its last look is in the report too
         halted.release(previous)
     if not box:
-        doing, running = _doing(sink)  # before closing answers its wait
+        was, running = doing(sink)  # before closing answers its wait
         closed = close(tree, sub, run_id)
-        why = (f"timed out after {limit:g}s {doing}; raise --timeout"
+        why = (f"timed out after {limit:g}s {was}; raise --timeout"
                + ("" if running else " or check the endpoint with `zapcli doctor`"))
         if json:  # --json promises the run document, also when the run does not complete
             emit_run(run_id, "timeout", why, None, sub, tree.own(), closed)
             raise SystemExit(1)
         raise ZapcliError(f"run {run_id} {why}")
     return box[0]
-
-
-def _doing(sink: _TerminalSink) -> tuple[str, bool]:
-    """What the run was doing when its time ran out — a tool call not yet
-    answered (its `subagent` call waiting on subagents), else the model —
-    and whether it was a tool call."""
-    names = sorted(set(sink.running.values()))
-    if not names:
-        return "(waiting for the model)", False
-    said = " and ".join(f"`{n}`" for n in names)
-    return f"(in its {said} call{'s' if len(sink.running) > 1 else ''}, not yet answered)", True
 
 
 def _finish(result: Any, run_id: str, sink: _TerminalSink, sub: Any, tree: Any, json: bool) -> int:

@@ -302,3 +302,30 @@ def interrupted(exc: BaseException, run_id: str, sub: Any, tree: Any, json: bool
         emit_run(run_id, status, why, None, sub, tree.own(), closed, running=running,
                  error={"code": "interrupted", "message": why, "exit_code": code})
     raise SystemExit(code) from None
+
+
+def not_started(exc: Any, run_id: str, sub: Any, json: bool) -> None:
+    """A run that failed before its model's first call (its sandbox refused,
+    no model client): with --json its run document all the same — a
+    `failed` run, the reason, exit 1 (docs/how-to/delegate.md) — and the
+    reason on stderr too; a usage error stays one (exit 2)."""
+    from zapcli.errors import UsageError
+
+    if not json or isinstance(exc, UsageError):
+        return
+    from zapcli import ledger
+
+    sys.stderr.write(f"zapcli: error: run {run_id} failed: {exc.message}\n")
+    emit_run(run_id, "failed", exc.message, None, sub, ledger.run_tokens(run_id))
+    raise SystemExit(1)
+
+
+def doing(sink: Any) -> tuple[str, bool]:
+    """What the run was doing when its time ran out — a tool call not yet
+    answered (its `subagent` call waiting on subagents), else the model —
+    and whether it was a tool call."""
+    names = sorted(set(sink.running.values()))
+    if not names:
+        return "(waiting for the model)", False
+    said = " and ".join(f"`{n}`" for n in names)
+    return f"(in its {said} call{'s' if len(sink.running) > 1 else ''}, not yet answered)", True
