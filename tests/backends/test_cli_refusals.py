@@ -80,3 +80,10 @@ def test_a_gemini_env_file_below_the_repository_in_cwd_is_seen(zap, tmp_path):
     proc = zap("spawn", "--cli", "gemini", "--model", "gemini-2.5-flash", "--timeout", "5",
                "--cwd", str(repo), "--", "say hi")
     assert proc.returncode == 1 and "GEMINI_API_KEY is not set" in proc.err
+    # the first subagent's sandbox holds an empty .env at the repository's top while it runs
+    # (a placeholder): it names no key, and the spawn is refused all the same (a full run
+    # failed on that race)
+    (repo / ".env").write_text("")
+    proc = zap("spawn", "--cli", "gemini", "--model", "gemini-2.5-flash", "--timeout", "5",
+               "--cwd", str(repo), "--", "say hi")
+    assert proc.returncode == 1 and "GEMINI_API_KEY is not set" in proc.err

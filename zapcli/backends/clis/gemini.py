@@ -224,14 +224,26 @@ def distrusted(cwd: str, env: Mapping[str, str]) -> bool:
 
 
 def _env_file(cwd: str, env: Mapping[str, str]) -> bool:
-    """Whether the Gemini CLI would load a .env file (which may hold the key):
-    `.gemini/.env` or `.env` in `cwd` or a parent, or in the home folder."""
+    """Whether the .env file the Gemini CLI would load names its key: the
+    first of `.gemini/.env` or `.env` in `cwd` or a parent, or in the home
+    folder, as the CLI looks — it loads that one only. An empty one (a
+    sandbox's placeholder, held while another subagent of that folder runs)
+    names none."""
     folder = Path(cwd).resolve()
     home = Path(env.get("HOME") or Path.home())
     for place in (folder, *folder.parents, home):
-        if (place / ".gemini" / ".env").exists() or (place / ".env").exists():
-            return True
+        for found in (place / ".gemini" / ".env", place / ".env"):
+            if found.exists():
+                return _names_key(found)
     return False
+
+
+def _names_key(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return b"GEMINI_API_KEY" in fh.read(1 << 20)
+    except OSError:
+        return True  # unreadable here: the CLI may read it; it says so itself
 
 
 def _ts(event: dict[str, Any]) -> float | None:
