@@ -77,7 +77,7 @@ class RunTree:
         from zapcli.ops.usage import tree_figures
         from zapcli.trail.model import Outcome, Status
 
-        why = f"its run {self.run_id} ended first (the result never reached the run)"
+        why = f"its run {self.run_id} ended first: the result never reached the run"
         unasked = (f"its run {self.run_id} {'was stopped' if stopped else 'ended'} before "
                    "anyone answered")  # a question's end, not a result's
         stopped_ids = set(stop_all(sessions.members(self.run_id),
