@@ -58,6 +58,8 @@ def test_c26_results_that_never_reached_the_run_are_listed_and_stopped(zap, mode
     assert lost["id"] == child and lost["status"] == "cancelled", doc
     assert f"its run {doc['run_id']} ended first" in lost["summary"]
     assert "1 result(s) never reached the run" in proc.err
+    # its scratch folder went with it (a new user found one left per cancelled subagent)
+    wait_until(lambda: not (zap.home / "subagents" / f"{child}.tmp").exists(), 10)
 
 
 def test_c26_no_descendant_outlives_a_run_killed_with_sigkill(zap, model):

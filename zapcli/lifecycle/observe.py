@@ -296,11 +296,26 @@ def stop_after_end(sid: str, s: reader.Summary, final: FinalStatus | None, grace
     if not ex.remote:
         end_helpers(sid, s, grace_s)
         _end_marked(sid, grace_s)
+        _drop_scratch(sid)
     elif collect and proc is not None:
         observe(sid, kill_grace_s=grace_s)
     if final is not None:
         forget_active(sid, s)
     return report
+
+
+def _drop_scratch(sid: str) -> None:
+    """Its scratch folder, left empty by a runner stopped before it could
+    remove it (its end recorded by another: the run's end, `kill`): gone
+    with it. One that still holds files stays for `gc` (`rm`, retention)."""
+    import os
+
+    from zapcli.trail import store
+
+    try:
+        os.rmdir(store.path_for(sid, store.TMP))
+    except OSError:
+        pass
 
 
 def _end_marked(sid: str, grace_s: float) -> None:
