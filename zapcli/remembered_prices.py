@@ -52,22 +52,26 @@ def _file() -> Any:
     return Path(state_dir()) / "prices.json"
 
 
+def _read(key: str) -> dict[str, Any]:
+    """What the file remembers for database `key` ({} when it is missing,
+    spoilt, another user's or of another database)."""
+    from zapcli.paths import read_private
+
+    raw = read_private(_file(), MAX_BYTES)
+    try:
+        data = json.loads(raw) if raw else None
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and data.get("database") == key and isinstance(
+            data.get("models"), dict):
+        return data["models"]
+    return {}
+
+
 def _load() -> dict[str, Any]:
     if "models" not in _memo:
-        _memo["models"] = {}
         _memo["key"] = key = _database()
-        if key is None:
-            return _memo["models"]
-        from zapcli.paths import read_private
-
-        raw = read_private(_file(), MAX_BYTES)
-        try:
-            data = json.loads(raw) if raw else None
-        except ValueError:
-            data = None
-        if isinstance(data, dict) and data.get("database") == key and isinstance(
-                data.get("models"), dict):
-            _memo["models"] = data["models"]
+        _memo["models"] = _read(key) if key is not None else {}
     return _memo["models"]
 
 
@@ -119,16 +123,10 @@ def keep(model: str, ref: str | None) -> None:
     if ref is not None and value is None:
         return  # the library prices it each time
     models[model] = value
-    from zapcli.paths import read_private, write_private
+    from zapcli.paths import write_private
 
-    raw = read_private(_file(), MAX_BYTES)  # what other runners remembered meanwhile stays
-    try:
-        data = json.loads(raw) if raw else None
-    except ValueError:
-        data = None  # spoilt: made again
-    if isinstance(data, dict) and data.get("database") == key and isinstance(
-            data.get("models"), dict):
-        models.update({k: v for k, v in data["models"].items() if k not in models})
+    # what other runners remembered meanwhile stays (a spoilt file is made again)
+    models.update({k: v for k, v in _read(key).items() if k not in models})
     try:
         write_private(_file(), json.dumps({"database": key, "models": models}).encode(),
                       sync=False)

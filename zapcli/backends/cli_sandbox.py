@@ -278,9 +278,9 @@ class Confined:
         if not policy.network:
             for var in PROXY_VARS:
                 env.pop(var, None)
-            argv = [*self._relay(env), *argv]
-        else:  # the relay as the sandbox's pid 1 all the same: it listens for nothing
-            argv = [self.python, "-I", "-S", RELAY, "run", "--", *argv]
+        # the relay is the sandbox's pid 1 either way; with the network on it listens for nothing
+        argv = [self.python, "-I", "-S", RELAY, "run",
+                *(self._relay(env) if not policy.network else []), "--", *argv]
         from zapcli.host.sandbox import records
         from zapcli.sandbox import placeholders
 
@@ -299,7 +299,8 @@ class Confined:
         return replace(launch, argv=[*outer, *argv], env=env)
 
     def _relay(self, env: dict[str, str]) -> list[str]:
-        """The relay in front of the CLI: its model endpoint, and nothing else."""
+        """The relay's listeners in front of the CLI: its model endpoint, and
+        nothing else."""
         assert self.broker is not None and self.endpoint is not None
         ep = self.endpoint
         path = self.broker.tcp(ep.host, ep.port)
@@ -309,7 +310,7 @@ class Confined:
             opts = ["--connect", f"{PROXY_PORT}={ep.address}={path}"]
             proxy = f"http://127.0.0.1:{PROXY_PORT}"
             env.update(HTTPS_PROXY=proxy, https_proxy=proxy, HTTP_PROXY=proxy, http_proxy=proxy)
-        return [self.python, "-I", "-S", RELAY, "run", *opts, "--"]
+        return opts
 
     def diagnostics(self) -> list[dict[str, str]]:
         """What the sandbox does for this CLI, said at every start."""
