@@ -103,7 +103,10 @@ def test_sandboxed_shells_start_while_sockets_come_and_go(zap: Zap, churn):
     ran = {}
     for i, sid in enumerate(sids):
         out = zap("output", sid).out.strip()
-        ran[sid] = out if out == f"ran-{i}" else (out, zap("output", "--stderr", sid).out.strip())
+        if out != f"ran-{i}":
+            doc = zap.json("poll", "--no-wait", sid)["subagents"][0]
+            out = (out, zap("output", "--stderr", sid).out.strip(), doc["status"], doc.get("reason"))
+        ran[sid] = out
     failed = {sid: said for sid, said in ran.items() if not isinstance(said, str)}
     assert not failed, f"{len(failed)} of {len(sids)} sandboxes never ran their command: {failed}"
 
