@@ -155,14 +155,20 @@ demo: install
 PYTEST_OPTS = --no-header -n 3 --dist loadgroup --durations=20 -m "not alone"
 ALONE_FILES = $(shell grep -rlE --include='*.py' 'mark\.alone\b' tests)
 
+# A run that fails on at most three tests runs each of them again, alone
+# (tests/again.py): it passes only if they all pass then, and names them in a
+# FLAKY block — a lost race on a loaded machine is told from a break.
 # The bytecode first: where PYTHONDONTWRITEBYTECODE is set (as on this project's
 # machines) no process writes it, and each of the suite's thousands of zapcli
 # processes compiled every module it imports again (about half of a spawn's or
 # a runner's CPU). Python reads the files even so, and ignores a stale one.
 test: test-plugin agent-clis mcp-conformance bubblewrap tmux shells test-tools
 	@$(PY) -m compileall -q -j 0 zapcli tests $(PLUGIN_DIR) > /dev/null
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(PYTEST_OPTS) tests
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest --no-header -m alone $(ALONE_FILES)
+	@rm -f build/tests-failed.txt build/tests-failed-alone.txt
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" ZAPCLI_TESTS_FAILED=build/tests-failed.txt \
+	  $(PY) -m pytest $(PYTEST_OPTS) tests || PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) tests/again.py build/tests-failed.txt
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" ZAPCLI_TESTS_FAILED=build/tests-failed-alone.txt \
+	  $(PY) -m pytest --no-header -m alone $(ALONE_FILES) || PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) tests/again.py build/tests-failed-alone.txt
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check zapcli tests

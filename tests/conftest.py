@@ -54,6 +54,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item._id = NodeId.parse(tagged)  # type: ignore[attr-defined]
 
 
+_FAILED: list[str] = []  # node ids, in the order they failed
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """What failed, for `make test`'s second look (tests/again.py): kept by the
+    process that reports (xdist's controller, or a run without workers)."""
+    nodeid = report.nodeid.split("@", 1)[0]  # without the xdist group's tag
+    if report.failed and not os.environ.get("PYTEST_XDIST_WORKER") and nodeid not in _FAILED:
+        _FAILED.append(nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """With ZAPCLI_TESTS_FAILED set, write what failed there (one node id a
+    line; an empty file when nothing did), replaced whole."""
+    where = os.environ.get("ZAPCLI_TESTS_FAILED")
+    if not where or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    tmp = Path(f"{where}.{os.getpid()}.tmp")
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    tmp.write_text("".join(f"{n}\n" for n in _FAILED), encoding="utf-8")
+    os.replace(tmp, where)
+
+
 def wait_until(cond: Callable[[], object], timeout: float = 10.0, interval: float = 0.05) -> object:
     """Return cond()'s first truthy value; fail the test after `timeout` seconds.
 

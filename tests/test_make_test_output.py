@@ -81,3 +81,68 @@ def test_the_alone_run_collects_every_file_that_holds_an_alone_test(request):
                             check=False).stdout.split()
     seen = request.config.stash.get(ALONE_SEEN, set())
     assert seen <= set(listed), (seen, listed)
+
+
+FLAKY_TESTS = '''
+import os, pathlib, pytest
+
+def _count(name):
+    p = pathlib.Path(name)
+    n = int(p.read_text()) + 1 if p.exists() else 1
+    p.write_text(str(n))
+    return n
+
+def test_passes():
+    assert True
+
+def test_loses_a_race_once():
+    assert _count("race.count") > 1, "lost the race"
+
+@pytest.mark.parametrize("i", range(int(os.environ.get("BROKEN", "0"))))
+def test_broken(i):
+    _count(f"broken{i}.count")
+    assert False, "broken"
+'''
+
+
+def _make_tests_run(tmp_path: Path, broken: int) -> tuple[subprocess.CompletedProcess, str]:
+    """The suite's run as `make test` makes it, then tests/again.py on what failed."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "conftest.py").write_text(
+        "from tests.conftest import pytest_runtest_logreport, pytest_sessionfinish  # noqa: F401\n")
+    (tmp_path / "test_flaky.py").write_text(FLAKY_TESTS)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "XDIST"))}
+    env.update(PYTHONPATH=str(REPO), BROKEN=str(broken), ZAPCLI_TESTS_FAILED=str(tmp_path / "failed.txt"))
+    first = subprocess.run([sys.executable, "-m", "pytest", *_make_opts(), "-p", "no:cacheprovider",
+                            "test_flaky.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=110)
+    assert first.returncode == 1, first.stdout + first.stderr
+    again = subprocess.run([sys.executable, str(REPO / "tests" / "again.py"), str(tmp_path / "failed.txt"),
+                            "-p", "no:cacheprovider"], cwd=tmp_path, env=env, capture_output=True,
+                           text=True, stdin=subprocess.DEVNULL, timeout=110)
+    return again, (tmp_path / "failed.txt").read_text()
+
+
+@pytest.mark.timeout(240)
+def test_a_test_that_loses_a_race_once_runs_again_alone_and_is_named(tmp_path):
+    again, failed = _make_tests_run(tmp_path, broken=0)
+    assert failed == "test_flaky.py::test_loses_a_race_once\n"
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "FLAKY (failed, then passed alone): test_flaky.py::test_loses_a_race_once" in again.stdout
+    assert (tmp_path / "race.count").read_text() == "2"
+
+
+@pytest.mark.timeout(240)
+def test_a_test_that_fails_again_fails_make_test(tmp_path):
+    again, failed = _make_tests_run(tmp_path, broken=1)
+    assert sorted(failed.splitlines()) == ["test_flaky.py::test_broken[0]", "test_flaky.py::test_loses_a_race_once"]
+    assert again.returncode == 1 and "FLAKY" not in again.stdout
+    assert "failed again" in again.stdout and (tmp_path / "broken0.count").read_text() == "2"
+
+
+@pytest.mark.timeout(240)
+def test_more_failures_than_a_flake_are_not_run_again(tmp_path):
+    again, failed = _make_tests_run(tmp_path, broken=3)
+    assert len(failed.splitlines()) == 4
+    assert again.returncode == 1 and "not run again" in again.stdout
+    assert (tmp_path / "race.count").read_text() == "1"  # nothing ran a second time
