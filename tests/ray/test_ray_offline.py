@@ -208,9 +208,29 @@ def test_frames_merge_once_in_order_past_the_cursor(zap: Zap) -> None:
     rest, end = ray_collect.apply(sid, [wire.frame(4, "e", 0, b"err"), *lines], cursor)
     assert (rest.err_bytes, rest.out_bytes, rest.ended, end) == (3, 11, True, 7)
     local = trail_records(zap.trail(sid))
-    assert [(r["type"], r["seq"], r.get("node_seq")) for r in local[2:]] == [("start", 2, 2), ("text", 3, 3)]
+    assert [(r["type"], r["seq"], r.get("node_seq")) for r in local[2:]] == [
+        ("start", 2, 2), ("text", 3, 3), ("collected", 4, None)]  # said with the end, under the same lock
+    assert local[-1]["complete"] is True
     assert "mono" not in local[2] and local[2]["node_mono"] == 1.0
     assert (zap.home / "subagents" / f"{sid}.out").read_bytes() == b"helloafter a gap"
+
+
+def test_the_observer_that_brings_the_end_home_says_so_before_the_pool_forgets(zap: Zap) -> None:
+    """Two observers of one ended remote runner: the first brings its last
+    frames home and lets the pool forget it; the second, a moment later,
+    finds nothing left to fetch. The trail says everything came home, not
+    the second's "what could come home did" (a CI run saw the second win)."""
+    from zapcli.executors import ray_collect
+    from zapcli.executors import ray_wire as wire
+    from zapcli.lifecycle import observe
+
+    sid = _fake_remote(zap, "http://127.0.0.1:9", running=True)
+    lines = [wire.frame(0, "o", 0, b"done\n"), wire.end_frame(1, "recorded")]
+    got, _cursor = ray_collect.apply(sid, lines, 0)
+    assert got.ended
+    observe._mark_collected(sid, False, "its runner ended on its Ray node")  # the late one
+    collected = [r for r in trail_records(zap.trail(sid)) if r["type"] == "collected"]
+    assert [r["complete"] for r in collected] == [True]
 
 
 RETRY_KEYS = {"max_restarts": 0, "max_task_retries": 0, "max_retries": 0, "retry_exceptions": False}

@@ -130,4 +130,5 @@ def test_a_ray_nodes_trail_comes_home_whole_on_a_full_disk(small_disk, monkeypat
     got, cursor = ray_collect.apply(sid, frames, 0)
     assert (got.records, got.ended, cursor) == (38, True, 2)
     recs = _records(path)
-    assert [(r["seq"], r.get("node_seq")) for r in recs[1:]] == [(n - 1, n) for n in range(2, 40)]
+    assert [(r["seq"], r.get("node_seq")) for r in recs[1:-1]] == [(n - 1, n) for n in range(2, 40)]
+    assert recs[-1]["type"] == "collected" and recs[-1]["complete"] is True

@@ -29,6 +29,7 @@ from zapcli.executors.base import Collected
 from zapcli.trail import jsonl, reader, store
 
 SKIP_TYPES = frozenset({"spawn", "process"})
+ENDED_REASON = "its runner ended on its Ray node"
 NODE_CLOCK = {"mono": "node_mono", "deadline_mono": "node_deadline_mono"}
 
 
@@ -123,9 +124,15 @@ def apply(sid: str, lines: list[str], have: int) -> tuple[Collected, int]:
     add each byte once). Returns what came home and the new cursor; raises
     OSError when it cannot be written (the cursor stays)."""
     frames = Frames(lines, have)
-    with store.locked(store.path_for(sid)):
+    path = store.path_for(sid)
+    with store.locked(path):
         got = Collected(records=_import_trail(sid, frames.chunks["t"]),
                         out_bytes=_append_stream(sid, ".out", frames.chunks["o"]),
                         err_bytes=_append_stream(sid, ".err", frames.chunks["e"]),
                         ended=frames.ended)
+        if frames.ended and not any(r.get("type") == "collected" for r in reader.read(path).records):
+            # said with its last bytes, before the pool may forget it: an
+            # observer a moment later finds nothing left to fetch and must
+            # not be the one to say what came home
+            store.append(path, "collected", {"complete": True, "reason": ENDED_REASON})
     return got, frames.next
