@@ -119,6 +119,13 @@ def test_a_root_whose_git_lists_its_top_is_refused_in_words(zap):
     pattern the shell does not expand (quoted: git reads it) lists nothing."""
     repo = repo_with_scripts(zap.cwd, {"tools/check.sh": SH})
     git(repo, "config", "alias.checks", '!for f in */check.sh; do "$f"; done')
+    # doctor says so before any work is refused (a new user met it only at a start)
+    checks = {c["name"]: c for c in zap.json("doctor")["checks"]}
+    said = checks["git settings"]
+    assert said["ok"] and said["warning"] and "refused at its start" in said["detail"], said
+    assert said["problems"] == [f"alias.checks (in {repo}/.git/config) runs "
+                                f"'!for f in */check.sh; do \"$f\"; done', and its pattern */check.sh matches what is "
+                                f"made in {repo}"], said
     sid = zap.spawn_sh("touch ran", "--sandbox")
     assert zap.wait_status(sid) == "failed"
     reason = zap.json("poll", "--no-wait", sid)["subagents"][0]["reason"]
@@ -127,6 +134,7 @@ def test_a_root_whose_git_lists_its_top_is_refused_in_words(zap):
     assert "--approval full" not in reason, reason  # not for --cli sh
     assert not (repo / "ran").exists()
     git(repo, "config", "alias.checks", "!git diff -- '*.c'")
+    assert "git settings" not in {c["name"] for c in zap.json("doctor")["checks"]}
     assert zap.wait_status(zap.spawn_sh("touch ran", "--sandbox")) == "completed"
     assert (repo / "ran").exists()
 

@@ -163,6 +163,9 @@ def _checks(workspace: Path) -> tuple[list[Check], Settings]:
                         "without them)", missing, warning=bool(missing)))
     checks.append(_mcp(workspace))
     checks.append(_sandbox())
+    listed = _git_lists(workspace)
+    if listed is not None:
+        checks.append(listed)
     checks.append(_model_shells(settings))
     checks.append(_backends(settings))
     checks.append(_executors())
@@ -205,6 +208,29 @@ def _sandbox() -> Check:
                  f"scratch folder, {what}; an agent CLI runs there as a whole, its private home "
                  "writable, your home out of view, the network on unless its definition says "
                  "network: false (then its model's endpoint only)", lacks, warning=bool(lacks))
+
+
+def _git_lists(workspace: Path) -> Check | None:
+    """A setting of the person's git that lists a folder the sandbox cannot
+    hold (the top of this repository: `for f in */check.sh`): sandboxed work
+    here that writes or runs commands is refused at its start
+    (`zapcli.gitconfigs.unholdable`), so doctor says it first. None where
+    the workspace is in no repository, or nothing lists such a folder."""
+    from zapcli.gitconfigs import unholdable
+
+    try:
+        found = unholdable([str(workspace)])
+    except OSError:
+        return None
+    if not found:
+        return None
+    lines = [f"{key} (in {where or 'git config'}) runs {value!r}, and {what} {folder}"
+             for key, value, where, what, folder in found]
+    return Check("git settings", True, "a setting of your git lists a folder the sandbox cannot "
+                 "keep read-only: sandboxed work here that writes or runs commands is refused at "
+                 "its start (a folder it made there would run at your next git command). Change "
+                 "the setting to name a folder below the top, or give such work a definition "
+                 "whose sandbox.writable leaves that folder out", lines, warning=True)
 
 
 def _model_shells(settings: Settings) -> Check:
