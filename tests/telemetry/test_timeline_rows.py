@@ -74,3 +74,10 @@ def test_a_runs_timeline_counts_its_subagents_as_list_does(zap, model, tmp_path)
     assert zap.json("timeline", "--session", run_id, "--html", str(page))["subagents"] == 2
     exported = zap("export", run_id, "-o", str(tmp_path / "run.json"))
     assert f"of run {run_id} and its 2 subagents" in exported.out, exported.out
+    # with another session's subagent beside the run's: not counted as the run's
+    other = zap("spawn", "--", "kid elsewhere", env={"ZAPCLI_SESSION": "elsewhere"}).out.strip()
+    assert zap("wait", "--timeout", "60", other, env={"ZAPCLI_SESSION": "elsewhere"}).returncode == 0
+    both = zap("timeline", "--session", run_id, "--session", "elsewhere", "--html", str(page))
+    assert f"of run {run_id} and its 2 subagents, and 1 other subagent:" in both.out, both.out
+    assert zap.json("timeline", "--session", run_id, "--session", "elsewhere",
+                    "--html", str(page))["subagents"] == 3

@@ -7,7 +7,7 @@ Imports `zapcli.telemetry` (tree, spans, otlp, atif, timeline, page), `zapcli.pa
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +70,7 @@ class Written:
     subagents: int  # as `list` counts them: a run written with them is not one (`runs`)
     document: Any = None  # what was written, for stdout
     runs: tuple[str, ...] = ()  # the `zapcli run`s written, each the root of its tree
+    besides: int = 0  # of `subagents`, those in no written run's tree (another session's)
 
 
 def export(any_id: str, fmt: str, out: str | None) -> Written:
@@ -99,15 +100,17 @@ def timeline(any_id: str | None, session: str | list[str] | None, html: str | No
     data = tl.collect(roots, title)
     runs = tuple(r["id"] for r in data["rows"] if r["is_run"])
     count = len(data["rows"]) - len(runs)  # as `list` counts: the run is the run
+    in_runs = sum(len(root.walk()) - 1 for root in roots if root.id in runs)
+    besides = max(count - in_runs, 0) if runs else 0
     if fmt == "perfetto":
-        return _write(tl.perfetto(data), out or html, "perfetto", count, runs)
+        return replace(_write(tl.perfetto(data), out or html, "perfetto", count, runs), besides=besides)
     from zapcli.telemetry import page
 
     target = html or out
     if not target:
         raise UsageError("--html needs a file name, e.g. --html timeline.html")
     _save(Path(target), page.render(data).encode("utf-8"))
-    return Written(str(Path(target).resolve()), "html", count, runs=runs)
+    return Written(str(Path(target).resolve()), "html", count, runs=runs, besides=besides)
 
 
 def _write(doc: Any, out: str | None, fmt: str, count: int, runs: tuple[str, ...] = ()) -> Written:
