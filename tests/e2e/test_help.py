@@ -59,6 +59,20 @@ def test_an_unknown_option_is_offered_only_options_that_look_like_it(zap):
     assert "(Possible options: --json)" in zap("list", "--jsn").err
 
 
+def test_a_number_option_given_something_else_says_so_in_words(zap):
+    """A new user's trial: `--timeout abc` answered in the type checker's words
+    ("Input should be a valid number, unable to parse string as a number")."""
+    for args, said in ((("spawn", "--timeout", "abc", "--cli", "sh", "--", "true"),
+                        "--timeout wants a number of seconds, not 'abc' (see zapcli spawn --help)"),
+                       (("spawn", "--max-tokens=1.5", "--cli", "sh", "--", "true"),
+                        "--max-tokens wants a whole number, not '1.5' (see zapcli spawn --help)"),
+                       (("spawn", "--max-cost", "lots", "--cli", "sh", "--", "true"),
+                        "--max-cost wants a number, not 'lots' (see zapcli spawn --help)")):
+        res = zap(*args)
+        assert res.returncode == 2 and res.err == f"zapcli: error: {said}\n", (args, res.err)
+    assert zap.json("list")["subagents"] == []  # nothing was spawned
+
+
 def test_the_man_page_names_every_command_without_json():
     """The man page said every command accepts --json; `top`, `help`, `mcp
     serve` and the completion scripts do not (a new user's trial). The fast

@@ -257,13 +257,31 @@ def _usage_error(exc: Exception, args: list[str]) -> Exception:
     from zapcli.errors import UsageError
 
     _closer_options(exc)
-    message = _message(exc)
+    message = _not_a_number(exc, args) or _message(exc)
     ctx = getattr(exc, "ctx", None)
     path = getattr(ctx, "command_path", None) or "zapcli"
     message = message.rstrip(".") + _did_you_mean(message, ctx)
     if args[:1] in (["spawn"], ["run"]):
         message += _spawn_hint(message, args)
     return UsageError(f"{message.rstrip('.')} (see {path} --help)")
+
+
+def _not_a_number(exc: Exception, args: list[str]) -> str | None:
+    """A number option given something else, in words (typer's checker said
+    "Input should be a valid number, unable to parse string as a number")."""
+    param, said = getattr(exc, "param", None), _message(exc)
+    if param is None or not ("valid number" in said or "valid integer" in said):
+        return None
+    opts = [o for o in getattr(param, "opts", ()) if o.startswith("--")] or [str(param.name)]
+    typed = None
+    for i, arg in enumerate(args):
+        name, eq, value = arg.partition("=")
+        if name in opts:
+            typed = value if eq else (args[i + 1] if i + 1 < len(args) else None)
+    kind = "a whole number" if "valid integer" in said else "a number"
+    if getattr(param, "metavar", None) == "SECS":
+        kind += " of seconds"
+    return f"{opts[0]} wants {kind}" + (f", not {typed!r}" if typed is not None else "")
 
 
 def _spawn_hint(message: str, args: list[str]) -> str:
