@@ -115,6 +115,8 @@ def test_what_cannot_be_continued(zap, model):
     for args in (("send", sh, "more"), ("continue", sh, "more"), ("diff", sh)):
         res = zap(*args)
         assert res.returncode == 1 and "Traceback" not in res.err, (args, res.returncode, res.err)
+    said = zap("send", sh, "more").err  # a new user's trial: it spoke of team tools
+    assert "is a shell command: nothing reads a message it is sent" in said and "team tools" not in said
     for args in (("send", sh, "more"), ("continue", sh, "more")):
         doc = json.loads(zap(*args, "--json").out)["error"]
         assert (doc["code"], doc["exit_code"]) == ("wrong_backend", 1), (args, doc)

@@ -30,6 +30,7 @@ def test_c26_max_subagents_bounds_the_run_and_the_refusal_says_why(zap, model):
     results = [m["content"] for m in srv.requests[1]["messages"] if m["role"] == "tool"]
     refused = [r for r in results if "--max-subagents 2" in r]
     assert len(refused) == 1 and "started 2 subagents" in refused[0], results
+    assert "so it starts no more" in refused[0], refused  # was "no more start"
     # the ones past the cap in the order the model gave them: the third (its calls ran
     # together and raced for the two places, and the first often lost)
     assert "--max-subagents 2" in results[2], results

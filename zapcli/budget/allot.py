@@ -113,7 +113,7 @@ def _reserve(conn: sqlite3.Connection, owner: str, child: str, own: ledger.Token
             if row[0] and row[1] >= row[0]:
                 raise BudgetSpent(
                     f"this run has started {row[1]} subagents, its limit (--max-subagents "
-                    f"{row[0]}, config max_subagents): no more start. Work with the results "
+                    f"{row[0]}, config max_subagents), so it starts no more. Work with the results "
                     "you have, or wait for and reuse the subagents you started",
                     code="max_subagents")
             conn.execute("UPDATE ledger_tree SET started = started + 1 WHERE owner = ?", (root,))

@@ -164,7 +164,10 @@ def send(to: str, text: str, caller: Caller | None = None) -> Sent:
     spawn = _spawn(sid)
     inbox = inbox_of(spawn)
     if inbox is None:
-        raise ZapcliError(f"{sid} runs the `{spawn.cli}` backend without zapcli's team tools, so "
+        raise ZapcliError(f"{sid} is a shell command: nothing reads a message it is sent (only "
+                          "an agent reads messages: zapcli's own, or an agent CLI whose definition "
+                          "says `team: true`)" if spawn.cli == "sh" else
+                          f"{sid} runs the `{spawn.cli}` backend without zapcli's team tools, so "
                           "nothing can hand it a message (a definition with `team: true` gives "
                           "an agent CLI the board and message tools)", code="wrong_backend")
     view = observe(sid)
