@@ -202,7 +202,7 @@ lowest: $(STAMP)
 	$(VENV)/bin/uv pip install --quiet --python $(LOWEST)/bin/python --resolution lowest-direct -e .
 	$(VENV)/bin/uv pip install --quiet --python $(LOWEST)/bin/python pytest pytest-timeout
 	@$(VENV)/bin/uv pip list --python $(LOWEST)/bin/python 2>/dev/null | \
-	  grep -iE '^(typer|rich|pyyaml|psutil|orjson|filelock|platformdirs|openai|mcp|jsonschema|inotify.simple|genai-prices) '
+	  grep -iE '^(typer|rich|pyyaml|psutil|orjson|filelock|platformdirs|openai|mcp|jsonschema|inotify.simple|genai-prices|h11) '
 	PATH="$(CURDIR)/$(LOWEST)/bin:$$PATH" $(LOWEST)/bin/python -m pytest --no-header tests/lowest
 
 clean:

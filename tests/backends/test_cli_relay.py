@@ -77,7 +77,9 @@ def test_the_endpoint_network_false_lets_through() -> None:
     claude = get("claude")
     assert endpoint(claude, {}) == Endpoint("api.anthropic.com", 443, False)
     assert endpoint(claude, {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8123/x"}) == Endpoint(
-        "127.0.0.1", 8123, True)
+        "127.0.0.1", 8123, True, "/x")  # plain HTTP: its requests are read (cli_httpgate)
+    assert endpoint(claude, {"ANTHROPIC_BASE_URL": "https://127.0.0.1:8123/"}) == Endpoint(
+        "127.0.0.1", 8123, True, None)  # TLS: carried as bytes
     assert endpoint(get("qwen"), {"OPENAI_BASE_URL": "http://localhost:9000/v1"}).loopback  # type: ignore[union-attr]
     plain = endpoint(claude, {"ANTHROPIC_BASE_URL": "http://models.lan:8000"})
     assert isinstance(plain, str) and "https" in plain  # a remote one only through the proxy

@@ -131,9 +131,6 @@ BASH = {"name": "Bash", "arguments": {"command": "python3 pull.py", "description
 
 @needs_bwrap
 @pytest.mark.timeout(240)
-@pytest.mark.xfail(strict=True, reason=(
-    "the endpoint relay carries any request to the endpoint's server, whose own API (Ollama's "
-    "/api/pull) reaches other hosts (proposed: the broker carries only the model API's requests)"))
 def test_network_false_reaches_no_other_host_through_the_endpoints_api(
         zap: Zap, listener: Any) -> None:
     registry = listener.url.removeprefix("http://")

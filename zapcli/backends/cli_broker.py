@@ -8,7 +8,8 @@ one session (the first), and on it the server's code runs only as
 zapcli's approvals allow; a later connection starts nothing.
 
 Imports the standard library, `zapcli.backends.clis.base` (McpServer),
-`cli_mcpgate` and `zapcli.sandbox.relay` (its byte pump).
+`cli_mcpgate`, `cli_httpgate` (a plain-HTTP endpoint's requests) and
+`zapcli.sandbox.relay` (its byte pump).
 """
 
 from __future__ import annotations
@@ -116,8 +117,11 @@ class Broker:
             return
         gate.session(conn, proc, server)
 
-    def tcp(self, host: str, port: int) -> str:
-        """A socket whose every connection is carried to host:port; its path."""
+    def tcp(self, host: str, port: int, http_prefix: str | None = None) -> str:
+        """A socket whose every connection is carried to host:port; its path.
+        `http_prefix` (a plain-HTTP endpoint: the path its model API lives
+        under, "" for none): only the model API's requests are carried
+        (`zapcli.backends.cli_httpgate`); None: the bytes (TLS)."""
         sock, path = self._bind(f"net-{len(self._listeners)}.sock")
 
         def carry(conn: socket.socket) -> None:
@@ -126,6 +130,15 @@ class Broker:
                 upstream.settimeout(None)
             except OSError:
                 conn.close()
+                return
+            if http_prefix is not None:
+                from zapcli.backends import cli_httpgate
+
+                try:
+                    cli_httpgate.carry(conn, upstream, http_prefix)
+                finally:
+                    conn.close()
+                    upstream.close()
                 return
             back = threading.Thread(target=relay.pump, args=(upstream, conn), daemon=True)
             back.start()

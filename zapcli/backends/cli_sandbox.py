@@ -95,6 +95,7 @@ class Endpoint:
     host: str
     port: int
     loopback: bool
+    http_prefix: str | None = None  # plain HTTP: the model API's path ("" none); None: TLS
 
     @property
     def address(self) -> str:
@@ -128,7 +129,8 @@ def endpoint(backend: Cli, env: Any) -> Endpoint | str:
         return (f"{var} is {url}: with `network: false` zapcli relays a local endpoint at its "
                 "own port, which must be 1024 or above inside the sandbox; serve it on a higher "
                 "port or set network: true")
-    return Endpoint(host.lower(), port, loopback)
+    plain = parts.scheme == "http"
+    return Endpoint(host.lower(), port, loopback, parts.path.rstrip("/") if plain else None)
 
 
 def git_identity(env: dict[str, str], home: Path) -> str | None:
@@ -303,7 +305,7 @@ class Confined:
         nothing else."""
         assert self.broker is not None and self.endpoint is not None
         ep = self.endpoint
-        path = self.broker.tcp(ep.host, ep.port)
+        path = self.broker.tcp(ep.host, ep.port, ep.http_prefix)
         if ep.loopback:
             opts = ["--tcp", f"{ep.port}={path}"]
         else:

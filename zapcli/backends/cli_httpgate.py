@@ -1,0 +1,114 @@
+"""What of a plain-HTTP model endpoint `network: false` lets through (adversary
+round 9): the broker (`zapcli.backends.cli_broker`) carries a connection to
+a local endpoint request by request, reading each (HTTP/1.1, with h11's
+framing: every request of a kept-alive connection, bodies by length or
+chunks) and passing only the model API's — the base URL's path, or where it
+has none a versioned API's (`/v1/…`, `/v1beta/…`). A local endpoint is very
+often a model server with an API of its own (Ollama's `/api/pull` fetches
+from any host it is told, `/api/push` uploads): a command in the sandbox
+must not reach other hosts through it. A refused request gets 403 and the
+connection ends; so does an `Upgrade`, a `CONNECT`, a target not in origin
+form, or one whose path a server could read another way (dot segments,
+encoded slashes or dots, backslashes). An https endpoint is TLS end to end
+and is carried as bytes (the docs say what that leaves).
+
+Imports h11 (httpx's parser, which the openai SDK brings) and the standard
+library.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+from typing import Any
+from urllib.parse import unquote
+
+import h11
+
+READ = 65536
+VERSIONED = re.compile(r"v\d+(?:alpha|beta)?\d*")
+UNREADABLE = re.compile(r"%(?:2[eEfF]|5[cC]|00)|\\")  # encoded dot, slash, backslash, NUL; a backslash
+
+
+def allowed(target: bytes, prefix: str) -> bool:
+    """Whether a request to `target` is one of the model API's: origin form,
+    a path no server can read as another one, under `prefix` (or, where
+    the base URL names none, under a versioned API's first segment)."""
+    try:
+        text = target.decode("ascii")
+    except UnicodeDecodeError:
+        return False
+    path = text.split("?", 1)[0]
+    if not path.startswith("/") or UNREADABLE.search(path):
+        return False
+    segments = unquote(path).split("/")[1:]
+    if any(s in (".", "..") for s in segments) or "" in segments[:-1]:
+        return False
+    if prefix:
+        return path == prefix or path.startswith(prefix + "/")
+    return bool(segments) and VERSIONED.fullmatch(segments[0]) is not None
+
+
+def _refuse(cli: h11.Connection, conn: socket.socket, why: str) -> None:
+    body = (f"zapcli: {why}: with network: false only the model API's requests reach the "
+            "endpoint\n").encode()
+    try:
+        conn.sendall(cli.send(h11.Response(status_code=403, headers=[
+            ("content-type", "text/plain"), ("content-length", str(len(body))),
+            ("connection", "close")])) or b"")
+        conn.sendall(cli.send(h11.Data(data=body)) or b"")
+        conn.sendall(cli.send(h11.EndOfMessage()) or b"")
+    except (OSError, h11.LocalProtocolError):
+        pass
+
+
+def _next(peer: h11.Connection, sock: socket.socket) -> Any:
+    """The next event from `peer`, reading from `sock` as it needs."""
+    while True:
+        event = peer.next_event()
+        if event is not h11.NEED_DATA:
+            return event
+        peer.receive_data(sock.recv(READ))
+
+
+def carry(conn: socket.socket, upstream: socket.socket, prefix: str) -> None:
+    """Carry `conn`'s requests to `upstream` and the answers back, one
+    exchange at a time, until either side closes or a request is refused."""
+    cli = h11.Connection(h11.SERVER)  # the CLI's side: we answer it
+    up = h11.Connection(h11.CLIENT)  # the endpoint's side: we ask it
+    try:
+        while _exchange(cli, conn, up, upstream, prefix):
+            cli.start_next_cycle()
+            up.start_next_cycle()
+    except (OSError, h11.ProtocolError):
+        return
+
+
+def _exchange(cli: h11.Connection, conn: socket.socket, up: h11.Connection,
+              upstream: socket.socket, prefix: str) -> bool:
+    """One request and its answer; whether the connection goes on."""
+    request = _next(cli, conn)
+    if not isinstance(request, h11.Request):
+        return False  # closed (ConnectionClosed) or paused
+    names = {k.lower() for k, _ in request.headers}
+    if request.method == b"CONNECT" or b"upgrade" in names:
+        _refuse(cli, conn, "a protocol switch or tunnel is not carried")
+        return False
+    if not allowed(request.target, prefix):
+        _refuse(cli, conn, f"{request.method.decode('ascii', 'replace')} "
+                           f"{request.target.decode('ascii', 'replace')[:200]} is not the model API")
+        return False
+    upstream.sendall(up.send(request) or b"")
+    while True:  # the body, as it comes
+        event = _next(cli, conn)
+        upstream.sendall(up.send(event) or b"")
+        if isinstance(event, h11.EndOfMessage):
+            break
+    while True:  # the answer, as it comes (a stream of events included)
+        event = _next(up, upstream)
+        if isinstance(event, h11.ConnectionClosed):
+            return False
+        conn.sendall(cli.send(event) or b"")
+        if isinstance(event, h11.EndOfMessage):
+            break
+    return cli.our_state is h11.DONE and cli.their_state is h11.DONE and up.our_state is h11.DONE
