@@ -141,7 +141,8 @@ def test_model_calls_pass_on_a_kept_alive_connection_and_its_other_requests_do_n
 @pytest.mark.parametrize("target", [
     "/api/pull", "/v1/../api/pull", "/v1/%2e%2e/api/pull", "/v1/%2E%2E/api/pull", "/v1/.%2e/api/pull",
     "/v1%2f..%2fapi/pull", "/v1\\..\\api/pull", "/v1//api/pull", "/v1/./../api/pull",
-    "http://127.0.0.1/api/pull", "http://127.0.0.1/v1/messages", "*", "/v1/x%00"])
+    "http://127.0.0.1/api/pull", "http://127.0.0.1/v1/messages", "*", "/v1/x%00", "/v1/..;/api/pull",
+    "/v1;x/../api/pull", "/v1/%5c../api/pull", "/v1/x#/../../api/pull"])
 def test_no_spelling_of_another_path_reaches_the_endpoint(gate, target: str) -> None:
     model, paths = gate
     for where in paths.values():

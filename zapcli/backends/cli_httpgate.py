@@ -27,7 +27,9 @@ import h11
 
 READ = 65536
 VERSIONED = re.compile(r"v\d+(?:alpha|beta)?\d*")
-UNREADABLE = re.compile(r"%(?:2[eEfF]|5[cC]|00)|\\")  # encoded dot, slash, backslash, NUL; a backslash
+# an encoded dot, slash, backslash or NUL; a backslash; a `;` (a path parameter: `/v1/..;/api`
+# is `/api` to a server that strips them)
+UNREADABLE = re.compile(r"%(?:2[eEfF]|5[cC]|00)|[\\;]")
 
 
 def allowed(target: bytes, prefix: str) -> bool:
