@@ -143,3 +143,36 @@ def test_every_key_of_the_footer_fits_an_80_column_terminal(zap: Zap):
         assert "Rm" not in words and "Mark" not in words, words  # these two give way at 80
 
     run_top(scenario, size=(80, 24))
+
+
+def test_at_80_columns_a_tall_fleet_shows_its_columns_whole_and_every_session_says_whose(zap: Zap):
+    """A new user's trial: `top --all` at 80 columns cut ELAPSED (a fleet
+    taller than the screen has a scrollbar, which took two of the columns
+    the lines were laid out for), and nothing said which session a row is of."""
+    ids = [zap.spawn_sh(f"echo {n}") for n in range(24)]
+    other = zap("spawn", "--cli", "sh", "--", "echo other", env={"ZAPCLI_SESSION": "other-s"}).out.strip()
+    zap("wait", *ids)
+    zap("wait", other, env={"ZAPCLI_SESSION": "other-s"})
+
+    def drawn(top: Top) -> list[str]:
+        table = top.screen.table
+        seen = table.scrollable_content_region.width  # what a line has on screen
+        return [table.render_line(y).text[:seen].rstrip() for y in range(table.size.height)]
+
+    async def every_session(top: Top) -> None:
+        await top.until(lambda: len(top.screen.rows) == 25, 30, "all 25 rows")
+        await top.pilot.pause()
+        assert top.screen.table.scrollable_content_region.width < 80  # the scrollbar is there
+        lines = drawn(top)
+        assert lines[0].split()[-2:] == ["SESSION", "ELAPSED"], lines[0]
+        assert any("other-s" in line for line in lines), lines
+        mine = zap("session").out.strip().rsplit("-", 1)[0]
+        assert any(mine in line for line in lines), (mine, lines)
+
+    async def this_session(top: Top) -> None:
+        await top.until(lambda: len(top.screen.rows) == 24, 30, "24 rows")
+        await top.pilot.pause()
+        assert drawn(top)[0].split()[-2:] == ["BACKEND", "ELAPSED"], drawn(top)[0]
+
+    run_top(every_session, size=(80, 24), all_sessions=True)
+    run_top(this_session, size=(80, 24))

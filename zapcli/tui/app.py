@@ -263,7 +263,7 @@ class FleetScreen(FleetKeys, Screen[None]):
             self.table.empty_text = "no subagents" + (
                 "" if self._want_all else " in this session (s shows every session's)")
         lines = fleet.lines(shown, as_tree=self.as_tree)
-        self.table.show(lines, self.rows, self.marks)
+        self.table.show(lines, self.rows, self.marks, self.source.all_sessions)
         current = self.rows.get(self.table.selected or "")
         if not self.user_moved and (current is None or current.group != fleet.NEEDS):
             # until the person moves or acts, a row that needs them is selected; one on

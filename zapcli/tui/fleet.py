@@ -185,6 +185,18 @@ def worktree_text(v: View, full: bool = False) -> str:
     return ", ".join(said) if full else said[-1]
 
 
+def session_text(v: View) -> str:
+    """SESSION (with every session's shown), short enough for its column: a
+    run's by its id's tail (`run e54b5e48`), a terminal's by its process
+    session (`tty-27338`), any other name as it is."""
+    s = v.session or "-"
+    if s.startswith("run_") and len(s) > 12:
+        return "run " + s[-8:]
+    if s.startswith("tty-") and s.count("-") == 2:
+        return s.rsplit("-", 1)[0]
+    return s
+
+
 def elapsed_text(v: View) -> str:
     return duration(v.elapsed_s) if v.elapsed_s is not None else "-"
 

@@ -38,6 +38,9 @@ MARKED = Style(bold=True)
 COLUMNS = (("backend", "BACKEND", 16), ("elapsed", "ELAPSED", 8), ("tokens", "TOKENS", 7),
            ("cost", "COST", 8), ("last", "LAST", 20), ("exec", "EXEC", 6),
            ("worktree", "WORKTREE", 14))
+# with every session's subagents shown, which session each is of comes first
+SESSION = ("session", "SESSION", 12)
+ALL_SESSIONS = (SESSION, COLUMNS[1], COLUMNS[0], *COLUMNS[2:])
 MIN_TASK = 16
 LEAD = 2 + 8 + 2  # mark, id, gaps
 STATE_W = 18
@@ -83,6 +86,8 @@ class FleetTable(ScrollView, can_focus=True):
         self.empty_text = "no subagents"
         self._columns: list[tuple[str, str, int]] = []
         self._task_w = MIN_TASK
+        self._laid = (0, False)  # the width and the sessions shown it was laid out for
+        self.all_sessions = False
 
     # --- data -----------------------------------------------------------------
     @property
@@ -91,9 +96,11 @@ class FleetTable(ScrollView, can_focus=True):
             return self.lines[self.cursor].sid
         return None
 
-    def show(self, lines: list[Line], rows: dict[str, Row], marks: set[str]) -> None:
+    def show(self, lines: list[Line], rows: dict[str, Row], marks: set[str],
+             all_sessions: bool = False) -> None:
         before = self.selected
         self.lines, self.rows, self.marks = lines, rows, marks
+        self.all_sessions = all_sessions
         self._index = {line.sid: i for i, line in enumerate(lines) if line.sid is not None}
         index = self._index_of(before) if before else None
         if index is None:
@@ -105,7 +112,7 @@ class FleetTable(ScrollView, can_focus=True):
     def repaint(self, sids: set[str]) -> None:
         """Paint again the lines of `sids` that are on screen (nothing moved)."""
         top = int(self.scroll_y)
-        width = self.size.width
+        width = self.width
         for sid in sids:
             index = self._index.get(sid)
             if index is not None and top <= index < top + self.size.height - 1:
@@ -169,28 +176,37 @@ class FleetTable(ScrollView, can_focus=True):
             self._set_cursor(index, announce=True, by_user=True)
 
     # --- drawing -----------------------------------------------------------
+    @property
+    def width(self) -> int:
+        """The columns a line has on screen: the scrollbar (a fleet taller
+        than the screen) takes two of the widget's."""
+        return self.scrollable_content_region.width or self.size.width
+
     def on_resize(self) -> None:
-        self._layout(self.size.width)
+        self._layout(self.width)
         self.virtual_size = Size(self.size.width, len(self.lines) + 1)
 
     def _layout(self, width: int) -> None:
+        self._laid = (width, self.all_sessions)
         room = width - LEAD - STATE_W - 2
-        columns = list(COLUMNS)
+        columns = list(ALL_SESSIONS if self.all_sessions else COLUMNS)
         while columns and room - sum(w + 2 for _, _, w in columns) < MIN_TASK:
             columns.pop()
         self._columns = columns
         self._task_w = max(room - sum(w + 2 for _, _, w in columns), MIN_TASK)
 
     def header_text(self) -> str:
-        if not self._columns and self.size.width:
-            self._layout(self.size.width)
+        if self.width and self._laid != (self.width, self.all_sessions):
+            self._layout(self.width)  # the scrollbar came or went, or the sessions shown changed
         cells = ["  ", _cell("ID", 8), "  ", _cell("STATE", STATE_W), "  ", _cell("TASK", self._task_w)]
         for _key, title, w in self._columns:
             cells += ["  ", _cell(title, w)]
         return "".join(cells)
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        width = self.width
+        if width and self._laid != (width, self.all_sessions):
+            self._layout(width)
         if y == 0:
             return Strip([Segment(_cell(self.header_text(), width), HEADER)]).crop(0, width)
         index = y - 1 + int(self.scroll_y)
@@ -226,7 +242,7 @@ class FleetTable(ScrollView, can_focus=True):
         values = {"backend": fleet.backend_text(v), "elapsed": fleet.elapsed_text(v),
                   "tokens": fleet.tokens_text(v), "cost": fleet.cost_text(v),
                   "last": fleet.last_text(row, now), "exec": row.executor,
-                  "worktree": fleet.worktree_text(v)}
+                  "worktree": fleet.worktree_text(v), "session": fleet.session_text(v)}
         for key, _title, w in self._columns:
             cells += ["  ", _cell(values[key], w)]
         return "".join(cells)
