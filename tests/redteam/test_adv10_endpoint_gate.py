@@ -18,6 +18,14 @@ gate refuses a request that frames its body twice (the class: a framing
 the gate did not read is never passed on; RFC 9112 §6.1 lets a server
 reject such a request, and an intermediary must not pass both on).
 
+Route 2 (CL.0): a body on a GET. h11 reads and carries it; a server that
+reads no body for a GET — an http.server handler (KoboldCpp's), llama.cpp's
+cpp-httplib (`expect_content` is POST/PUT/PATCH/DELETE only) — answers the
+GET and reads its body as the next request on the connection. Status
+against 03aa721: SUCCEEDED by a length (chunks: the server reads the
+chunk-size line as a request line and gives up). Fixed: a body is carried
+with a POST only (the model APIs send none with anything else).
+
 The stand-in endpoint is adv9's (`Endpoint`: Python's http.server, model
 calls carried to the model, `/api/pull` fetching the registry as Ollama
 does); the broker is the real one; the requests are written by hand as a
@@ -44,6 +52,7 @@ KEY = "sk-ant-test-key-0123456789"
 def gated(tmp_path: Path, listener: Any):
     """(the broker's socket for the endpoint with no path, with /v1; the listener)."""
     model = Endpoint(listener.url)  # its model calls land at the listener too
+    model.server.RequestHandlerClass.do_GET = _models  # type: ignore[attr-defined]
     folder = tmp_path / "sockets"
     folder.mkdir()
     broker = Broker(folder)
@@ -55,9 +64,19 @@ def gated(tmp_path: Path, listener: Any):
         model.close()
 
 
+def _models(handler: Any) -> None:
+    """`GET /v1/models` answered as an http.server handler (or llama.cpp's
+    cpp-httplib) answers a GET: without reading a body it has no use for."""
+    out = b'{"data":[]}'
+    handler.send_response(200)
+    handler.send_header("content-length", str(len(out)))
+    handler.end_headers()
+    handler.wfile.write(out)
+
+
 def _exchange(path: str, data: bytes) -> bytes:
     s = socket.socket(socket.AF_UNIX)
-    s.settimeout(10)
+    s.settimeout(3)
     s.connect(path)
     s.sendall(data)
     got = b""
@@ -90,4 +109,23 @@ def test_a_body_framed_twice_smuggles_no_request(gated, listener: Any, prefix: s
     head = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
             b"content-length: %d\r\ntransfer-encoding: chunked\r\n\r\n" % len(size_line))
     said = _exchange(gated[prefix], head + size_line + smuggled + b"\r\n0\r\n\r\n")
+    assert not _keyed(listener), (said, listener.hits)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("prefix", ["", "/v1"])
+@pytest.mark.parametrize("framing", ["length", "chunks"])
+def test_a_body_on_a_get_smuggles_no_request(gated, listener: Any, prefix: str,
+                                             framing: str) -> None:
+    """CL.0: the gate carries a GET's body; a server that reads no body for
+    a GET (http.server handlers, llama.cpp's cpp-httplib) reads it as its
+    next request."""
+    smuggled = _pull(listener.url.removeprefix("http://"))
+    head = b"GET /v1/models HTTP/1.1\r\nHost: x\r\n"
+    if framing == "length":
+        data = head + b"content-length: %d\r\n\r\n" % len(smuggled) + smuggled
+    else:  # the server reads the chunk-size line as a request line: refused, but not by the gate
+        data = head + b"transfer-encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (
+            len(smuggled), smuggled)
+    said = _exchange(gated[prefix], data)
     assert not _keyed(listener), (said, listener.hits)

@@ -9,11 +9,14 @@ from any host it is told, `/api/push` uploads): a command in the sandbox
 must not reach other hosts through it. A refused request gets 403 and the
 connection ends; so does an `Upgrade`, a `CONNECT`, a target not in origin
 form, one whose path a server could read another way (dot segments,
-encoded slashes or dots, backslashes), or one whose body is framed both by
-a length and by chunks (a server framing by the length would read the
+encoded slashes or dots, backslashes), one whose body is framed both by a
+length and by chunks (a server framing by the length would read the
 chunks' data as a request of its own: what is carried is re-written in
-h11's framing, so a framing trick lives only in the headers passed on). An https endpoint is TLS end to end
-and is carried as bytes (the docs say what that leaves).
+h11's framing, so a framing trick lives only in the headers passed on), or
+a body on any method but POST (a server that reads none for a GET would
+read it as its next request; the model API sends bodies with POST only).
+An https endpoint is TLS end to end and is carried as bytes (the docs say
+what that leaves).
 
 Imports h11 (httpx's parser, which the openai SDK brings) and the standard
 library.
@@ -103,6 +106,12 @@ def _exchange(cli: h11.Connection, conn: socket.socket, up: h11.Connection,
         # h11 reads the chunks; a server that frames by the length reads the chunks' data
         # as a request of its own (RFC 9112 6.1: reject, or never pass the length on)
         _refuse(cli, conn, "a body framed both by its length and by chunks is not carried")
+        return False
+    if request.method != b"POST" and (b"transfer-encoding" in names or any(
+            k.lower() == b"content-length" and v != b"0" for k, v in request.headers)):
+        # a server that reads no body for a GET (http.server's handlers, cpp-httplib's) would
+        # read it as its next request; the model API sends one with a POST only
+        _refuse(cli, conn, f"a body with {request.method.decode('ascii', 'replace')} is not carried")
         return False
     if not allowed(request.target, prefix):
         _refuse(cli, conn, f"{request.method.decode('ascii', 'replace')} "
