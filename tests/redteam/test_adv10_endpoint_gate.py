@@ -26,6 +26,15 @@ against 03aa721: SUCCEEDED by a length (chunks: the server reads the
 chunk-size line as a request line and gives up). Fixed: a body is carried
 with a POST only (the model APIs send none with anything else).
 
+Route 3 (the class of 1 and 2): any body a server leaves unread on a
+kept-alive connection — here an endpoint that turns a call without its key
+away before reading the body (as a hand-written handler may) — is read as
+the next request, one the gate never looked at. Status against ecd4db9:
+SUCCEEDED. Fixed: each request carried goes on a connection of its own to
+the endpoint, with `Connection: close` (the CLI's connection to the relay
+is still kept alive): a server reads one request on it, the one the gate
+passed.
+
 The stand-in endpoint is adv9's (`Endpoint`: Python's http.server, model
 calls carried to the model, `/api/pull` fetching the registry as Ollama
 does); the broker is the real one; the requests are written by hand as a
@@ -50,7 +59,8 @@ KEY = "sk-ant-test-key-0123456789"
 
 @pytest.fixture
 def gated(tmp_path: Path, listener: Any):
-    """(the broker's socket for the endpoint with no path, with /v1; the listener)."""
+    """The broker's socket for the endpoint with no path ("") and with /v1;
+    "server": the endpoint's http.server."""
     model = Endpoint(listener.url)  # its model calls land at the listener too
     model.server.RequestHandlerClass.do_GET = _models  # type: ignore[attr-defined]
     folder = tmp_path / "sockets"
@@ -58,7 +68,7 @@ def gated(tmp_path: Path, listener: Any):
     broker = Broker(folder)
     port = int(model.url.rsplit(":", 1)[1])
     try:
-        yield {p: broker.tcp("127.0.0.1", port, p) for p in ("", "/v1")}
+        yield {"server": model.server, **{p: broker.tcp("127.0.0.1", port, p) for p in ("", "/v1")}}
     finally:
         broker.close()
         model.close()
@@ -128,4 +138,33 @@ def test_a_body_on_a_get_smuggles_no_request(gated, listener: Any, prefix: str,
         data = head + b"transfer-encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (
             len(smuggled), smuggled)
     said = _exchange(gated[prefix], data)
+    assert not _keyed(listener), (said, listener.hits)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("prefix", ["", "/v1"])
+def test_a_body_the_server_leaves_unread_smuggles_no_request(gated, listener: Any,
+                                                             prefix: str) -> None:
+    """An endpoint that turns a call without its key away before reading the
+    body (as a hand-written handler may), keeping the connection: the
+    body of a POST the gate carried is read as the next request — one the
+    gate never looked at, with the key the command holds."""
+    handler = gated["server"].RequestHandlerClass
+    answer = handler.do_POST
+
+    def keyed_only(self: Any) -> None:
+        if self.headers.get("x-api-key") != KEY:
+            self.send_response(401)
+            self.send_header("content-length", "0")
+            self.end_headers()
+            return
+        answer(self)
+
+    handler.do_POST = keyed_only
+    smuggled = _pull(listener.url.removeprefix("http://")).replace(
+        b"Host: x\r\n", b"Host: x\r\nx-api-key: %s\r\n" % KEY.encode())
+    data = (b"POST /v1/messages HTTP/1.1\r\nHost: x\r\ncontent-length: %d\r\n\r\n"
+            % len(smuggled) + smuggled)
+    said = _exchange(gated[prefix], data)
+    assert said.startswith(b"HTTP/1.1 401")  # the call itself was answered
     assert not _keyed(listener), (said, listener.hits)

@@ -124,21 +124,24 @@ class Broker:
         (`zapcli.backends.cli_httpgate`); None: the bytes (TLS)."""
         sock, path = self._bind(f"net-{len(self._listeners)}.sock")
 
+        def connect() -> socket.socket:
+            upstream = socket.create_connection((host, port), timeout=30)
+            upstream.settimeout(None)
+            return upstream
+
         def carry(conn: socket.socket) -> None:
-            try:
-                upstream = socket.create_connection((host, port), timeout=30)
-                upstream.settimeout(None)
-            except OSError:
-                conn.close()
-                return
-            if http_prefix is not None:
+            if http_prefix is not None:  # a connection to the endpoint for each request
                 from zapcli.backends import cli_httpgate
 
                 try:
-                    cli_httpgate.carry(conn, upstream, http_prefix)
+                    cli_httpgate.carry(conn, connect, http_prefix)
                 finally:
                     conn.close()
-                    upstream.close()
+                return
+            try:
+                upstream = connect()
+            except OSError:
+                conn.close()
                 return
             back = threading.Thread(target=relay.pump, args=(upstream, conn), daemon=True)
             back.start()

@@ -15,6 +15,9 @@ chunks' data as a request of its own: what is carried is re-written in
 h11's framing, so a framing trick lives only in the headers passed on), or
 a body on any method but POST (a server that reads none for a GET would
 read it as its next request; the model API sends bodies with POST only).
+And each request carried goes to the endpoint on a connection of its own,
+asking it to close after its answer: what a server leaves unread of a
+carried request (a body it turned away unread) is never its next request.
 An https endpoint is TLS end to end and is carried as bytes (the docs say
 what that leaves).
 
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import re
 import socket
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
@@ -79,21 +83,26 @@ def _next(peer: h11.Connection, sock: socket.socket) -> Any:
         peer.receive_data(sock.recv(READ))
 
 
-def carry(conn: socket.socket, upstream: socket.socket, prefix: str) -> None:
-    """Carry `conn`'s requests to `upstream` and the answers back, one
-    exchange at a time, until either side closes or a request is refused."""
+def carry(conn: socket.socket, connect: Callable[[], socket.socket], prefix: str) -> None:
+    """Carry `conn`'s requests to the endpoint and the answers back, one
+    exchange at a time, until either side closes or a request is refused.
+    Each request goes on a connection of its own (`connect()`), asking the
+    endpoint to close it after its answer: whatever of a carried request a
+    server leaves unread (a body it did not want, a length it reads another
+    way) is never read as a request of its own."""
     cli = h11.Connection(h11.SERVER)  # the CLI's side: we answer it
-    up = h11.Connection(h11.CLIENT)  # the endpoint's side: we ask it
     try:
-        while _exchange(cli, conn, up, upstream, prefix):
+        while _exchange(cli, conn, connect, prefix):
             cli.start_next_cycle()
-            up.start_next_cycle()
     except (OSError, h11.ProtocolError):
         return
 
 
-def _exchange(cli: h11.Connection, conn: socket.socket, up: h11.Connection,
-              upstream: socket.socket, prefix: str) -> bool:
+HOP = {b"connection", b"keep-alive", b"proxy-connection"}  # the endpoint's connection is ours
+
+
+def _exchange(cli: h11.Connection, conn: socket.socket, connect: Callable[[], socket.socket],
+              prefix: str) -> bool:
     """One request and its answer; whether the connection goes on."""
     request = _next(cli, conn)
     if not isinstance(request, h11.Request):
@@ -117,17 +126,29 @@ def _exchange(cli: h11.Connection, conn: socket.socket, up: h11.Connection,
         _refuse(cli, conn, f"{request.method.decode('ascii', 'replace')} "
                            f"{request.target.decode('ascii', 'replace')[:200]} is not the model API")
         return False
-    upstream.sendall(up.send(request) or b"")
-    while True:  # the body, as it comes
-        event = _next(cli, conn)
-        upstream.sendall(up.send(event) or b"")
-        if isinstance(event, h11.EndOfMessage):
-            break
-    while True:  # the answer, as it comes (a stream of events included)
-        event = _next(up, upstream)
-        if isinstance(event, h11.ConnectionClosed):
-            return False
-        conn.sendall(cli.send(event) or b"")
-        if isinstance(event, h11.EndOfMessage):
-            break
-    return cli.our_state is h11.DONE and cli.their_state is h11.DONE and up.our_state is h11.DONE
+    upstream = connect()
+    try:
+        up = h11.Connection(h11.CLIENT)  # the endpoint's side: we ask it
+        upstream.sendall(up.send(h11.Request(
+            method=request.method, target=request.target, http_version=request.http_version,
+            headers=[*((k, v) for k, v in request.headers if k.lower() not in HOP),
+                     (b"connection", b"close")])) or b"")
+        while True:  # the body, as it comes
+            event = _next(cli, conn)
+            upstream.sendall(up.send(event) or b"")
+            if isinstance(event, h11.EndOfMessage):
+                break
+        while True:  # the answer, as it comes (a stream of events included)
+            event = _next(up, upstream)
+            if isinstance(event, h11.ConnectionClosed):
+                return False
+            if isinstance(event, h11.Response):  # whether the CLI's connection goes on is h11's
+                event = h11.Response(status_code=event.status_code, reason=event.reason,
+                                     http_version=event.http_version, headers=[
+                                         (k, v) for k, v in event.headers if k.lower() not in HOP])
+            conn.sendall(cli.send(event) or b"")
+            if isinstance(event, h11.EndOfMessage):
+                break
+    finally:
+        upstream.close()
+    return cli.our_state is h11.DONE and cli.their_state is h11.DONE
