@@ -35,6 +35,12 @@ the endpoint, with `Connection: close` (the CLI's connection to the relay
 is still kept alive): a server reads one request on it, the one the gate
 passed.
 
+Route 4 (Host): the Host header was passed on as the command wrote it; an
+endpoint that is a local reverse proxy for several sites (Caddy, Traefik)
+chooses the site by it. Status against eda1c11: SUCCEEDED (a stand-in
+mapping `admin.localhost` to the model server's own API). Fixed: the Host
+the endpoint sees is the base URL's, as the CLI's own calls name it.
+
 The stand-in endpoint is adv9's (`Endpoint`: Python's http.server, model
 calls carried to the model, `/api/pull` fetching the registry as Ollama
 does); the broker is the real one; the requests are written by hand as a
@@ -167,4 +173,25 @@ def test_a_body_the_server_leaves_unread_smuggles_no_request(gated, listener: An
             % len(smuggled) + smuggled)
     said = _exchange(gated[prefix], data)
     assert said.startswith(b"HTTP/1.1 401")  # the call itself was answered
+    assert not _keyed(listener), (said, listener.hits)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("prefix", ["", "/v1"])
+def test_another_host_name_reaches_no_other_site(gated, listener: Any, prefix: str) -> None:
+    """An endpoint that is a local reverse proxy for more than one site,
+    chosen by the Host header (Caddy, Traefik): `admin.localhost` is the
+    model server's own API, its paths mapped `/v1/x` -> `/api/x`."""
+    handler = gated["server"].RequestHandlerClass
+    answer = handler.do_POST
+
+    def by_host(self: Any) -> None:
+        if self.headers.get("host", "").startswith("admin.localhost"):
+            self.path = "/api/" + self.path.split("/", 2)[2]
+        answer(self)
+
+    handler.do_POST = by_host
+    data = _pull(listener.url.removeprefix("http://")).replace(
+        b"/api/pull", b"/v1/pull").replace(b"Host: x", b"Host: admin.localhost")
+    said = _exchange(gated[prefix], data)
     assert not _keyed(listener), (said, listener.hits)

@@ -134,7 +134,8 @@ class Broker:
                 from zapcli.backends import cli_httpgate
 
                 try:
-                    cli_httpgate.carry(conn, connect, http_prefix)
+                    cli_httpgate.carry(conn, connect, http_prefix,
+                                       f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
                 finally:
                     conn.close()
                 return

@@ -17,7 +17,8 @@ a body on any method but POST (a server that reads none for a GET would
 read it as its next request; the model API sends bodies with POST only).
 And each request carried goes to the endpoint on a connection of its own,
 asking it to close after its answer: what a server leaves unread of a
-carried request (a body it turned away unread) is never its next request.
+carried request (a body it turned away unread) is never its next request;
+its Host is the base URL's (a server choosing a site by it sees the model's).
 An https endpoint is TLS end to end and is carried as bytes (the docs say
 what that leaves).
 
@@ -83,26 +84,30 @@ def _next(peer: h11.Connection, sock: socket.socket) -> Any:
         peer.receive_data(sock.recv(READ))
 
 
-def carry(conn: socket.socket, connect: Callable[[], socket.socket], prefix: str) -> None:
+def carry(conn: socket.socket, connect: Callable[[], socket.socket], prefix: str,
+          authority: str) -> None:
     """Carry `conn`'s requests to the endpoint and the answers back, one
     exchange at a time, until either side closes or a request is refused.
     Each request goes on a connection of its own (`connect()`), asking the
     endpoint to close it after its answer: whatever of a carried request a
     server leaves unread (a body it did not want, a length it reads another
-    way) is never read as a request of its own."""
+    way) is never read as a request of its own. Its Host is `authority`
+    (the base URL's, as the CLI names it): a server choosing a site by it
+    (a reverse proxy for several) sees the model's."""
     cli = h11.Connection(h11.SERVER)  # the CLI's side: we answer it
     try:
-        while _exchange(cli, conn, connect, prefix):
+        while _exchange(cli, conn, connect, prefix, authority.encode("ascii")):
             cli.start_next_cycle()
     except (OSError, h11.ProtocolError):
         return
 
 
 HOP = {b"connection", b"keep-alive", b"proxy-connection"}  # the endpoint's connection is ours
+OURS = HOP | {b"host"}
 
 
 def _exchange(cli: h11.Connection, conn: socket.socket, connect: Callable[[], socket.socket],
-              prefix: str) -> bool:
+              prefix: str, authority: bytes) -> bool:
     """One request and its answer; whether the connection goes on."""
     request = _next(cli, conn)
     if not isinstance(request, h11.Request):
@@ -131,7 +136,8 @@ def _exchange(cli: h11.Connection, conn: socket.socket, connect: Callable[[], so
         up = h11.Connection(h11.CLIENT)  # the endpoint's side: we ask it
         upstream.sendall(up.send(h11.Request(
             method=request.method, target=request.target, http_version=request.http_version,
-            headers=[*((k, v) for k, v in request.headers if k.lower() not in HOP),
+            headers=[(b"host", authority),
+                     *((k, v) for k, v in request.headers if k.lower() not in OURS),
                      (b"connection", b"close")])) or b"")
         while True:  # the body, as it comes
             event = _next(cli, conn)
