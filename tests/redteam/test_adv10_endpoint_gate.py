@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import json
 import socket
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -194,4 +195,48 @@ def test_another_host_name_reaches_no_other_site(gated, listener: Any, prefix: s
     data = _pull(listener.url.removeprefix("http://")).replace(
         b"/api/pull", b"/v1/pull").replace(b"Host: x", b"Host: admin.localhost")
     said = _exchange(gated[prefix], data)
+    assert not _keyed(listener), (said, listener.hits)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.xfail(strict=True, reason="open: the model API itself fetches a URL named in a "
+                   "message (vLLM, llama.cpp's server, LiteLLM); the gate does not read bodies")
+def test_the_model_api_fetches_no_url_a_command_names(gated, listener: Any) -> None:
+    """Route 5 (open): a model call whose message names an image by URL. vLLM
+    (`MediaConnector`, unless `--allowed-media-domains`), llama.cpp's server
+    (downloads an `image_url` over http) and LiteLLM (`convert_url_to_base64`,
+    unless `MAX_IMAGE_URL_DOWNLOAD_SIZE_MB=0`) fetch it; Ollama refuses an
+    image URL ("image URLs are not currently supported"). The stand-in does
+    as vLLM does. Proposed fix: a definition of what a CLI's model calls
+    are (its protocol's paths, not a prefix: that also shuts vLLM's
+    `/v1/load_lora_adapter` and LiteLLM's `/v1/files`) and, for those, a
+    body read as JSON where a URL-valued media part (`image_url`,
+    `input_image`, `audio_url`, `file_url`) is refused unless it is a
+    `data:` URL — the CLIs send media inline. Until then the docs say it."""
+    handler = gated["server"].RequestHandlerClass
+    answer = handler.do_POST
+
+    def fetches_media(self: Any) -> None:
+        if self.path != "/v1/chat/completions":
+            answer(self)
+            return
+        body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+        for message in body["messages"]:
+            for part in message["content"]:
+                if part.get("type") == "image_url":
+                    try:
+                        urllib.request.urlopen(part["image_url"]["url"], timeout=5).read()
+                    except OSError:
+                        pass
+        self.send_response(200)
+        self.send_header("content-length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    handler.do_POST = fetches_media
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": f"{listener.url}/{KEY}.png"}}]}]}).encode()
+    data = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
+            b"content-length: %d\r\n\r\n%s" % (len(body), body))
+    said = _exchange(gated["/v1"], data)
     assert not _keyed(listener), (said, listener.hits)
