@@ -7,14 +7,15 @@ has none a versioned API's (`/v1/…`, `/v1beta/…`). A local endpoint is very
 often a model server with an API of its own (Ollama's `/api/pull` fetches
 from any host it is told, `/api/push` uploads): a command in the sandbox
 must not reach other hosts through it. A refused request gets 403 and the
-connection ends; so does an `Upgrade`, a `CONNECT`, a target not in origin
+connection ends; so does a method but GET and POST (a gateway's `DELETE
+/v1/files/…` is not a model call), an `Upgrade`, a target not in origin
 form, one whose path a server could read another way (dot segments,
 encoded slashes or dots, backslashes), one whose body is framed both by a
 length and by chunks (a server framing by the length would read the
 chunks' data as a request of its own: what is carried is re-written in
 h11's framing, so a framing trick lives only in the headers passed on), or
-a body on any method but POST (a server that reads none for a GET would
-read it as its next request; the model API sends bodies with POST only).
+a body with a GET (a server that reads none for a GET would read it as
+its next request; the model API sends bodies with POST only).
 And each request carried goes to the endpoint on a connection of its own,
 asking it to close after its answer: what a server leaves unread of a
 carried request (a body it turned away unread) is never its next request;
@@ -116,16 +117,19 @@ def _exchange(cli: h11.Connection, conn: socket.socket, connect: Callable[[], so
     if request.method == b"CONNECT" or b"upgrade" in names:
         _refuse(cli, conn, "a protocol switch or tunnel is not carried")
         return False
+    if request.method not in (b"GET", b"POST"):  # the model calls': the models list, and calls
+        _refuse(cli, conn, f"{request.method.decode('ascii', 'replace')} is not a model call")
+        return False
     if b"transfer-encoding" in names and b"content-length" in names:
         # h11 reads the chunks; a server that frames by the length reads the chunks' data
         # as a request of its own (RFC 9112 6.1: reject, or never pass the length on)
         _refuse(cli, conn, "a body framed both by its length and by chunks is not carried")
         return False
-    if request.method != b"POST" and (b"transfer-encoding" in names or any(
+    if request.method == b"GET" and (b"transfer-encoding" in names or any(
             k.lower() == b"content-length" and v != b"0" for k, v in request.headers)):
         # a server that reads no body for a GET (http.server's handlers, cpp-httplib's) would
         # read it as its next request; the model API sends one with a POST only
-        _refuse(cli, conn, f"a body with {request.method.decode('ascii', 'replace')} is not carried")
+        _refuse(cli, conn, "a body with GET is not carried")
         return False
     if not allowed(request.target, prefix):
         _refuse(cli, conn, f"{request.method.decode('ascii', 'replace')} "
@@ -139,9 +143,14 @@ def _exchange(cli: h11.Connection, conn: socket.socket, connect: Callable[[], so
             headers=[(b"host", authority),
                      *((k, v) for k, v in request.headers if k.lower() not in OURS),
                      (b"connection", b"close")])) or b"")
+        sending = True
         while True:  # the body, as it comes
             event = _next(cli, conn)
-            upstream.sendall(up.send(event) or b"")
+            if sending:
+                try:
+                    upstream.sendall(up.send(event) or b"")
+                except OSError:  # it answered (and closed) before it read it all: the answer
+                    sending = False
             if isinstance(event, h11.EndOfMessage):
                 break
         while True:  # the answer, as it comes (a stream of events included)
