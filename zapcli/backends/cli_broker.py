@@ -34,10 +34,11 @@ class Broker:
     admitted connection is one session of its server (a child of the runner,
     in its process group and carrying the subagent's marker, so kill and the
     leftover sweep reach it); a TCP socket's every connection is one to the
-    model's endpoint. Each socket answers a bounded number of connections
-    at once (`TURNED_AT_ONCE` later sessions beside the CLI's, `TCP_AT_ONCE`
-    to the endpoint): a command holding connections open costs the runner
-    no more threads than that."""
+    model's endpoint (a plain-HTTP one's: one for each request it carries).
+    Each socket answers a bounded number of connections at once
+    (`TURNED_AT_ONCE` later sessions beside the CLI's, `TCP_AT_ONCE` to the
+    endpoint): a command holding connections open costs the runner no more
+    threads than that."""
 
     def __init__(self, folder: Path):
         self.folder = folder
