@@ -34,10 +34,11 @@ class Broker:
     admitted connection is one session of its server (a child of the runner,
     in its process group and carrying the subagent's marker, so kill and the
     leftover sweep reach it); a TCP socket's every connection is one to the
-    model's endpoint. Each socket answers a bounded number of connections
-    at once (`TURNED_AT_ONCE` later sessions beside the CLI's, `TCP_AT_ONCE`
-    to the endpoint): a command holding connections open costs the runner
-    no more threads than that."""
+    model's endpoint (a plain-HTTP one's: one for each request it carries).
+    Each socket answers a bounded number of connections at once
+    (`TURNED_AT_ONCE` later sessions beside the CLI's, `TCP_AT_ONCE` to the
+    endpoint): a command holding connections open costs the runner no more
+    threads than that."""
 
     def __init__(self, folder: Path):
         self.folder = folder
@@ -124,21 +125,25 @@ class Broker:
         (`zapcli.backends.cli_httpgate`); None: the bytes (TLS)."""
         sock, path = self._bind(f"net-{len(self._listeners)}.sock")
 
+        def connect() -> socket.socket:
+            upstream = socket.create_connection((host, port), timeout=30)
+            upstream.settimeout(None)
+            return upstream
+
         def carry(conn: socket.socket) -> None:
-            try:
-                upstream = socket.create_connection((host, port), timeout=30)
-                upstream.settimeout(None)
-            except OSError:
-                conn.close()
-                return
-            if http_prefix is not None:
+            if http_prefix is not None:  # a connection to the endpoint for each request
                 from zapcli.backends import cli_httpgate
 
                 try:
-                    cli_httpgate.carry(conn, upstream, http_prefix)
+                    cli_httpgate.carry(conn, connect, http_prefix,
+                                       f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
                 finally:
                     conn.close()
-                    upstream.close()
+                return
+            try:
+                upstream = connect()
+            except OSError:
+                conn.close()
                 return
             back = threading.Thread(target=relay.pump, args=(upstream, conn), daemon=True)
             back.start()

@@ -7,10 +7,21 @@ has none a versioned API's (`/v1/…`, `/v1beta/…`). A local endpoint is very
 often a model server with an API of its own (Ollama's `/api/pull` fetches
 from any host it is told, `/api/push` uploads): a command in the sandbox
 must not reach other hosts through it. A refused request gets 403 and the
-connection ends; so does an `Upgrade`, a `CONNECT`, a target not in origin
-form, or one whose path a server could read another way (dot segments,
-encoded slashes or dots, backslashes). An https endpoint is TLS end to end
-and is carried as bytes (the docs say what that leaves).
+connection ends; so does a method but GET and POST (a gateway's `DELETE
+/v1/files/…` is not a model call), an `Upgrade`, a target not in origin
+form, one whose path a server could read another way (dot segments,
+encoded slashes or dots, backslashes), one whose body is framed both by a
+length and by chunks (a server framing by the length would read the
+chunks' data as a request of its own: what is carried is re-written in
+h11's framing, so a framing trick lives only in the headers passed on), or
+a body with a GET (a server that reads none for a GET would read it as
+its next request; the model API sends bodies with POST only).
+And each request carried goes to the endpoint on a connection of its own,
+asking it to close after its answer: what a server leaves unread of a
+carried request (a body it turned away unread) is never its next request;
+its Host is the base URL's (a server choosing a site by it sees the model's).
+An https endpoint is TLS end to end and is carried as bytes (the docs say
+what that leaves).
 
 Imports h11 (httpx's parser, which the openai SDK brings) and the standard
 library.
@@ -20,6 +31,7 @@ from __future__ import annotations
 
 import re
 import socket
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
@@ -73,21 +85,30 @@ def _next(peer: h11.Connection, sock: socket.socket) -> Any:
         peer.receive_data(sock.recv(READ))
 
 
-def carry(conn: socket.socket, upstream: socket.socket, prefix: str) -> None:
-    """Carry `conn`'s requests to `upstream` and the answers back, one
-    exchange at a time, until either side closes or a request is refused."""
+def carry(conn: socket.socket, connect: Callable[[], socket.socket], prefix: str,
+          authority: str) -> None:
+    """Carry `conn`'s requests to the endpoint and the answers back, one
+    exchange at a time, until either side closes or a request is refused.
+    Each request goes on a connection of its own (`connect()`), asking the
+    endpoint to close it after its answer: whatever of a carried request a
+    server leaves unread (a body it did not want, a length it reads another
+    way) is never read as a request of its own. Its Host is `authority`
+    (the base URL's, as the CLI names it): a server choosing a site by it
+    (a reverse proxy for several) sees the model's."""
     cli = h11.Connection(h11.SERVER)  # the CLI's side: we answer it
-    up = h11.Connection(h11.CLIENT)  # the endpoint's side: we ask it
     try:
-        while _exchange(cli, conn, up, upstream, prefix):
+        while _exchange(cli, conn, connect, prefix, authority.encode("ascii")):
             cli.start_next_cycle()
-            up.start_next_cycle()
     except (OSError, h11.ProtocolError):
         return
 
 
-def _exchange(cli: h11.Connection, conn: socket.socket, up: h11.Connection,
-              upstream: socket.socket, prefix: str) -> bool:
+HOP = {b"connection", b"keep-alive", b"proxy-connection"}  # the endpoint's connection is ours
+OURS = HOP | {b"host"}
+
+
+def _exchange(cli: h11.Connection, conn: socket.socket, connect: Callable[[], socket.socket],
+              prefix: str, authority: bytes) -> bool:
     """One request and its answer; whether the connection goes on."""
     request = _next(cli, conn)
     if not isinstance(request, h11.Request):
@@ -96,21 +117,53 @@ def _exchange(cli: h11.Connection, conn: socket.socket, up: h11.Connection,
     if request.method == b"CONNECT" or b"upgrade" in names:
         _refuse(cli, conn, "a protocol switch or tunnel is not carried")
         return False
+    if request.method not in (b"GET", b"POST"):  # the model calls': the models list, and calls
+        _refuse(cli, conn, f"{request.method.decode('ascii', 'replace')} is not a model call")
+        return False
+    if b"transfer-encoding" in names and b"content-length" in names:
+        # h11 reads the chunks; a server that frames by the length reads the chunks' data
+        # as a request of its own (RFC 9112 6.1: reject, or never pass the length on)
+        _refuse(cli, conn, "a body framed both by its length and by chunks is not carried")
+        return False
+    if request.method == b"GET" and (b"transfer-encoding" in names or any(
+            k.lower() == b"content-length" and v != b"0" for k, v in request.headers)):
+        # a server that reads no body for a GET (http.server's handlers, cpp-httplib's) would
+        # read it as its next request; the model API sends one with a POST only
+        _refuse(cli, conn, "a body with GET is not carried")
+        return False
     if not allowed(request.target, prefix):
         _refuse(cli, conn, f"{request.method.decode('ascii', 'replace')} "
                            f"{request.target.decode('ascii', 'replace')[:200]} is not the model API")
         return False
-    upstream.sendall(up.send(request) or b"")
-    while True:  # the body, as it comes
-        event = _next(cli, conn)
-        upstream.sendall(up.send(event) or b"")
-        if isinstance(event, h11.EndOfMessage):
-            break
-    while True:  # the answer, as it comes (a stream of events included)
-        event = _next(up, upstream)
-        if isinstance(event, h11.ConnectionClosed):
-            return False
-        conn.sendall(cli.send(event) or b"")
-        if isinstance(event, h11.EndOfMessage):
-            break
-    return cli.our_state is h11.DONE and cli.their_state is h11.DONE and up.our_state is h11.DONE
+    upstream = connect()
+    try:
+        up = h11.Connection(h11.CLIENT)  # the endpoint's side: we ask it
+        upstream.sendall(up.send(h11.Request(
+            method=request.method, target=request.target, http_version=request.http_version,
+            headers=[(b"host", authority),
+                     *((k, v) for k, v in request.headers if k.lower() not in OURS),
+                     (b"connection", b"close")])) or b"")
+        sending = True
+        while True:  # the body, as it comes
+            event = _next(cli, conn)
+            if sending:
+                try:
+                    upstream.sendall(up.send(event) or b"")
+                except OSError:  # it answered (and closed) before it read it all: the answer
+                    sending = False
+            if isinstance(event, h11.EndOfMessage):
+                break
+        while True:  # the answer, as it comes (a stream of events included)
+            event = _next(up, upstream)
+            if isinstance(event, h11.ConnectionClosed):
+                return False
+            if isinstance(event, h11.Response):  # whether the CLI's connection goes on is h11's
+                event = h11.Response(status_code=event.status_code, reason=event.reason,
+                                     http_version=event.http_version, headers=[
+                                         (k, v) for k, v in event.headers if k.lower() not in HOP])
+            conn.sendall(cli.send(event) or b"")
+            if isinstance(event, h11.EndOfMessage):
+                break
+    finally:
+        upstream.close()
+    return cli.our_state is h11.DONE and cli.their_state is h11.DONE
