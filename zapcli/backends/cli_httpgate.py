@@ -16,6 +16,13 @@ chunks' data as a request of its own: what is carried is re-written in
 h11's framing, so a framing trick lives only in the headers passed on), or
 a body with a GET (a server that reads none for a GET would read it as
 its next request; the model API sends bodies with POST only).
+A model call's body is read whole first (`MAX_BODY`), as JSON, and refused
+where it names media or a server by URL (`media_url`: an `image_url` that
+is not a `data:` URL, Anthropic's `{"type": "url"}` source, a tool's
+`server_url`): vLLM, llama.cpp's server and LiteLLM fetch such a URL
+themselves, so a command would reach another host through the model API
+proper; the CLIs send media inline. A body that is not JSON, or is
+encoded (`Content-Encoding`), is refused too: it cannot be read.
 And each request carried goes to the endpoint on a connection of its own,
 asking it to close after its answer: what a server leaves unread of a
 carried request (a body it turned away unread) is never its next request;
@@ -38,6 +45,12 @@ from urllib.parse import unquote
 import h11
 
 READ = 65536
+MAX_BODY = 64 * 2**20  # a model call's body (a long conversation, images inline) read whole
+# where a model API takes a URL it fetches itself: media parts (OpenAI chat's `image_url`,
+# vLLM's `video_url` and `audio_url`, the Responses API's `input_image`/`file_url`, Gemini's
+# `fileUri`) and a remote MCP server of the Responses API (`server_url`)
+MEDIA_KEYS = frozenset({"image_url", "video_url", "audio_url", "file_url", "fileUri", "file_uri",
+                        "server_url"})
 VERSIONED = re.compile(r"v\d+(?:alpha|beta)?\d*")
 # an encoded dot, slash, backslash or NUL; a backslash; a `;` (a path parameter: `/v1/..;/api`
 # is `/api` to a server that strips them)
@@ -61,6 +74,64 @@ def allowed(target: bytes, prefix: str) -> bool:
     if prefix:
         return path == prefix or path.startswith(prefix + "/")
     return bool(segments) and VERSIONED.fullmatch(segments[0]) is not None
+
+
+def media_url(doc: Any) -> str | None:
+    """The first URL in `doc` (a model call's body) that the model API would
+    fetch itself — under a media key, or an Anthropic `{"type": "url"}`
+    source — and that is not a `data:` URL; None where there is none."""
+    stack = [doc]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+            continue
+        if not isinstance(item, dict):
+            continue
+        for key, value in item.items():
+            if key in MEDIA_KEYS:
+                url = value.get("url") if isinstance(value, dict) else value
+                if isinstance(url, str) and not url[:5].lower() == "data:":
+                    return url
+            stack.append(value)
+        if item.get("type") == "url" and isinstance(item.get("url"), str) \
+                and not item["url"][:5].lower() == "data:":
+            return str(item["url"])
+    return None
+
+
+def _body(cli: h11.Connection, conn: socket.socket) -> bytes | None:
+    """The request's whole body (None: past `MAX_BODY`)."""
+    out = bytearray()
+    while True:
+        event = _next(cli, conn)
+        if isinstance(event, h11.EndOfMessage):
+            return bytes(out)
+        if not isinstance(event, h11.Data):
+            raise h11.RemoteProtocolError("the request ended in its body")
+        out += event.data
+        if len(out) > MAX_BODY:
+            return None
+
+
+def _unreadable(request: Any, body: bytes) -> str | None:
+    """Why a model call's body cannot be carried: encoded, not JSON, or
+    naming a URL the model API would fetch; None when it can."""
+    import orjson
+
+    if not body:
+        return None
+    if any(k.lower() == b"content-encoding" and v.strip().lower() not in (b"", b"identity")
+           for k, v in request.headers):
+        return "an encoded body cannot be read"
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return "a body that is not JSON is not a model call"
+    url = media_url(doc)
+    if url is not None:
+        return f"the call names a URL the model API would fetch itself ({url[:100]})"
+    return None
 
 
 def _refuse(cli: h11.Connection, conn: socket.socket, why: str) -> None:
@@ -135,24 +206,24 @@ def _exchange(cli: h11.Connection, conn: socket.socket, connect: Callable[[], so
         _refuse(cli, conn, f"{request.method.decode('ascii', 'replace')} "
                            f"{request.target.decode('ascii', 'replace')[:200]} is not the model API")
         return False
+    body = _body(cli, conn)
+    why = "a body past 64 MB is not carried" if body is None else _unreadable(request, body)
+    if why is not None:
+        _refuse(cli, conn, why)
+        return False
     upstream = connect()
     try:
         up = h11.Connection(h11.CLIENT)  # the endpoint's side: we ask it
-        upstream.sendall(up.send(h11.Request(
+        head = up.send(h11.Request(
             method=request.method, target=request.target, http_version=request.http_version,
             headers=[(b"host", authority),
                      *((k, v) for k, v in request.headers if k.lower() not in OURS),
-                     (b"connection", b"close")])) or b"")
-        sending = True
-        while True:  # the body, as it comes
-            event = _next(cli, conn)
-            if sending:
-                try:
-                    upstream.sendall(up.send(event) or b"")
-                except OSError:  # it answered (and closed) before it read it all: the answer
-                    sending = False
-            if isinstance(event, h11.EndOfMessage):
-                break
+                     (b"connection", b"close")])) or b""
+        try:
+            upstream.sendall(head + (up.send(h11.Data(data=body)) or b"" if body else b"")
+                             + (up.send(h11.EndOfMessage()) or b""))
+        except OSError:  # it answered (and closed) before it read it all: the answer
+            pass
         while True:  # the answer, as it comes (a stream of events included)
             event = _next(up, upstream)
             if isinstance(event, h11.ConnectionClosed):
