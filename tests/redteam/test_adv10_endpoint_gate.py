@@ -15,7 +15,7 @@ reads the first bytes of the chunked body as the model call's body and the
 rest as a request of its own: `POST /api/pull`, which fetches from any host.
 Status against 15dbc58: SUCCEEDED (the listener got the key). Fixed: the
 gate refuses a request that frames its body twice (the class: a framing
-the gate did not read is never passed on; RFC 9112 §6.1 lets a server
+the gate did not read is never passed on; RFC 9112, section 6.1, lets a server
 reject such a request, and an intermediary must not pass both on).
 
 Route 2 (CL.0): a body on a GET. h11 reads and carries it; a server that
