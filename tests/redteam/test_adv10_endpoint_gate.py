@@ -66,13 +66,11 @@ from typing import Any
 
 import pytest
 
-from tests.backends import clitest as ct
 from tests.backends.test_cli_httpgate import Endpoint as Recorder
 from tests.conftest import Zap
-from tests.redteam.test_adv9_endpoint_api import BASH, NETLESS, Endpoint
+from tests.redteam.test_adv9_endpoint_api import Endpoint, run_netless_claude
 from tests.sandbox.conftest import needs_bwrap
 from zapcli.backends.cli_broker import Broker
-from zapcli.testing.server import ScriptedServer
 
 KEY = "sk-ant-test-key-0123456789"
 
@@ -305,21 +303,6 @@ def test_network_false_smuggles_no_request_past_the_gate(zap: Zap, listener: Any
     a command that writes the CL.TE request to the relay at the endpoint's
     address; the endpoint is adv9's stand-in (Python's http.server).
     Against 15dbc58: the listener got the key."""
-    (zap.cwd / "pull.py").write_text(SMUGGLE.replace("{registry}", listener.url.removeprefix("http://")))
-    folder = Path(zap.env["ZAPCLI_CONFIG_HOME"]) / "subagents"
-    folder.mkdir(parents=True)
-    (folder / "netless.yaml").write_text(NETLESS)
-    turns = [{"tool_calls": [BASH]}, {"text": "done"}]
-    with ScriptedServer([{"match": "pull once", "turns": turns}], protocol="anthropic") as srv:
-        model = Endpoint(srv.base_url.rstrip("/"))
-        try:
-            ct.configure(zap, "claude")
-            env = {**ct.cli_env("claude", srv), "ANTHROPIC_BASE_URL": model.url}
-            sid = ct.spawn(zap, "claude", "pull once", env, "--agent", "netless",
-                           "--approval", "full", "--timeout", "60")
-            zap.wait_status(sid, timeout=90)
-            said = [m for m in json.dumps(srv.requests).split("\\n") if "SMUGGLED" in m][:1]
-        finally:
-            model.close()
-    assert said, ct.dump(zap, sid)  # the command ran, its word came back through the endpoint
+    said = run_netless_claude(
+        zap, SMUGGLE.replace("{registry}", listener.url.removeprefix("http://")), "SMUGGLED")
     assert not _keyed(listener), (said, listener.hits)

@@ -129,12 +129,12 @@ class Endpoint:
 BASH = {"name": "Bash", "arguments": {"command": "python3 pull.py", "description": "check"}}
 
 
-@needs_bwrap
-@pytest.mark.timeout(240)
-def test_network_false_reaches_no_other_host_through_the_endpoints_api(
-        zap: Zap, listener: Any) -> None:
-    registry = listener.url.removeprefix("http://")
-    (zap.cwd / "pull.py").write_text(PULL.replace("{registry}", registry))
+def run_netless_claude(zap: Zap, script: str, word: str) -> list[str]:
+    """claude under a `network: false` definition, in `full` mode, runs
+    `python3 pull.py` (`script`) once against the stand-in endpoint; the
+    lines of what came back to the model that hold `word` (what the script
+    printed: it ran). Asserts that it did."""
+    (zap.cwd / "pull.py").write_text(script)
     folder = Path(zap.env["ZAPCLI_CONFIG_HOME"]) / "subagents"
     folder.mkdir(parents=True)
     (folder / "netless.yaml").write_text(NETLESS)
@@ -147,8 +147,16 @@ def test_network_false_reaches_no_other_host_through_the_endpoints_api(
             sid = ct.spawn(zap, "claude", "pull once", env, "--agent", "netless",
                            "--approval", "full", "--timeout", "60")
             zap.wait_status(sid, timeout=90)
-            said = [m for m in json.dumps(srv.requests).split("\\n") if "PULL" in m][:1]
+            said = [m for m in json.dumps(srv.requests).split("\\n") if word in m][:1]
         finally:
             model.close()
     assert said, ct.dump(zap, sid)  # the command ran, its word came back through the endpoint
+    return said
+
+
+@needs_bwrap
+@pytest.mark.timeout(240)
+def test_network_false_reaches_no_other_host_through_the_endpoints_api(
+        zap: Zap, listener: Any) -> None:
+    run_netless_claude(zap, PULL.replace("{registry}", listener.url.removeprefix("http://")), "PULL")
     assert not [h for h in listener.hits if "sk-ant-test-key" in h["path"]], listener.hits
