@@ -107,6 +107,8 @@ def _read(cli: str, path: str) -> dict[str, Any]:
 
 
 def _shell(cli: str, command: str) -> dict[str, Any]:
+    if cli == "codex":  # its shell tool takes `cmd`
+        return {"name": "exec_command", "arguments": {"cmd": command}}
     name, extra = SHELL[cli]
     return {"name": name, "arguments": {"command": command, **extra}}
 
@@ -231,7 +233,7 @@ sandbox:
 
 
 @needs_bwrap
-@pytest.mark.parametrize("cli", CLIS)
+@pytest.mark.parametrize("cli", (*CLIS, "codex"))  # codex too: its calls pass the endpoint's gate
 def test_network_false_leaves_an_agent_cli_its_model_and_nothing_else(
         zap: Zap, tmp_path: Path, listener: Any, cli: str) -> None:
     """A definition's `sandbox: {network: false}`: the CLI still reaches its
