@@ -30,8 +30,8 @@ its Host is the base URL's (a server choosing a site by it sees the model's).
 An https endpoint is TLS end to end and is carried as bytes (the docs say
 what that leaves).
 
-Imports h11 (httpx's parser, which the openai SDK brings) and the standard
-library.
+Imports h11 (httpx's parser, which the openai SDK brings), orjson and the
+standard library.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from typing import Any
 from urllib.parse import unquote
 
 import h11
+import orjson
 
 READ = 65536
 MAX_BODY = 64 * 2**20  # a model call's body (a long conversation, images inline) read whole
@@ -117,8 +118,6 @@ def _body(cli: h11.Connection, conn: socket.socket) -> bytes | None:
 def _unreadable(request: Any, body: bytes) -> str | None:
     """Why a model call's body cannot be carried: encoded, not JSON, or
     naming a URL the model API would fetch; None when it can."""
-    import orjson
-
     if not body:
         return None
     if any(k.lower() == b"content-encoding" and v.strip().lower() not in (b"", b"identity")

@@ -162,7 +162,7 @@ class RayExecutor(Executor):
             if state in (wire.PoolState.LOST, wire.PoolState.FAILED):  # failed: `collect` records it so
                 return Liveness(False, str(entry[2] or "its Ray node died"))
             if state == wire.PoolState.ENDED:
-                return Liveness(False, "its runner ended on its Ray node")
+                return Liveness(False, wire.RUNNER_ENDED)
         if view.dead or not view.current:  # its pool ended, or a new one has said nothing yet
             return self._replace(pool, view)
         if entry is not None:
@@ -205,7 +205,7 @@ class RayExecutor(Executor):
         if self.alive(process).alive is not True:
             return Signalled()
         if self._wait_ended(process, grace_s + SHIP_MARGIN_S):
-            return Signalled([sid], root_alive=True, how="its runner ended on its Ray node")
+            return Signalled([sid], root_alive=True, how=wire.RUNNER_ENDED)
         return Signalled(root_alive=True, how="stop sent to its Ray node; not ended yet")
 
     def collect(self, sid: str, process: Mapping[str, Any]) -> Collected | None:

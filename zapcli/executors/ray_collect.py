@@ -29,7 +29,6 @@ from zapcli.executors.base import Collected
 from zapcli.trail import jsonl, reader, store
 
 SKIP_TYPES = frozenset({"spawn", "process"})
-ENDED_REASON = "its runner ended on its Ray node"
 NODE_CLOCK = {"mono": "node_mono", "deadline_mono": "node_deadline_mono"}
 
 
@@ -134,5 +133,5 @@ def apply(sid: str, lines: list[str], have: int) -> tuple[Collected, int]:
             # said with its last bytes, before the pool may forget it: an
             # observer a moment later finds nothing left to fetch and must
             # not be the one to say what came home
-            store.append(path, "collected", {"complete": True, "reason": ENDED_REASON})
+            store.append(path, "collected", {"complete": True, "reason": wire.RUNNER_ENDED})
     return got, frames.next

@@ -96,6 +96,9 @@ class PoolState(_Word):
 _OPEN = frozenset({PoolState.SUBMITTED, PoolState.PLACING, PoolState.STARTING, PoolState.RUNNING})
 
 
+RUNNER_ENDED = "its runner ended on its Ray node"  # what an ended runner's status and collection say
+
+
 class EndHow(_Word):
     """How a frames file ends (`<n> end <how>`): the runner recorded its end,
     ended without recording it, or never started on the node."""

@@ -6,23 +6,20 @@ from typing import Any
 
 from zapcli.render.common import Lines
 from zapcli.render.docschema import stamp
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
+from zapcli.render.text import counted
 
 
 def summary(res: Any) -> str:
     """One line that counts all it did: subagents deleted and kept, then
     trails trimmed, worktrees and placeholders removed (each when any)."""
     dry = res.dry_run
-    said = [f"{'would delete' if dry else 'deleted'} {_count(len(res.deleted), 'subagent')}, "
+    said = [f"{'would delete' if dry else 'deleted'} {counted(len(res.deleted), 'subagent')}, "
             f"{'would keep' if dry else 'kept'} {res.kept}"]
     if res.trimmed:
-        said.append(f"{'would trim' if dry else 'trimmed'} {_count(len(res.trimmed), 'trail')}")
+        said.append(f"{'would trim' if dry else 'trimmed'} {counted(len(res.trimmed), 'trail')}")
     trees = sum(1 for d in res.worktrees if d.action == "remove")
     places = len(getattr(res, "placeholders", ()))
-    removed = [_count(n, noun) for n, noun in ((trees, "worktree"), (places, "placeholder")) if n]
+    removed = [counted(n, noun) for n, noun in ((trees, "worktree"), (places, "placeholder")) if n]
     if removed:
         said.append(f"{'would remove' if dry else 'removed'} {' and '.join(removed)}")
     return "[SubAgent] gc: " + "; ".join(said)

@@ -6,6 +6,7 @@ from typing import Any
 
 from zapcli.render.common import Lines
 from zapcli.render.docschema import stamp
+from zapcli.render.text import counted
 
 
 def export_lines(res: Any) -> Lines:
@@ -23,21 +24,18 @@ def export_doc(res: Any) -> dict[str, Any]:
             "spans": res.spans, "unfinished": res.unfinished})
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
 
 def written_lines(res: Any) -> Lines:
     what = {"atif": "ATIF trajectory", "perfetto": "Perfetto trace", "html": "timeline"}[res.format]
     runs: tuple[str, ...] = getattr(res, "runs", ())
     besides: int = getattr(res, "besides", 0)  # in no written run's tree (another session's)
-    kids = _count(res.subagents - besides if runs else res.subagents, "subagent")
+    kids = counted(res.subagents - besides if runs else res.subagents, "subagent")
     if len(runs) == 1:
         kids = f"run {runs[0]} and its {kids}"
     elif runs:
         kids = f"{len(runs)} runs and their {kids}"
     if runs and besides:
-        kids += f", and {_count(besides, 'other subagent')}"
+        kids += f", and {counted(besides, 'other subagent')}"
     out: Lines = [("bold", f"[SubAgent] wrote the {what} of {kids}: {res.path}")]
     if res.format == "html":
         out.append(("dim", f"  open it in a browser: file://{res.path}"))

@@ -143,3 +143,8 @@ def spell(text: str, surface: str) -> str:
         choices = parts[i].split(_SEP)
         parts[i] = choices[index] if index < len(choices) else choices[0]
     return "".join(parts)
+
+
+def counted(n: int, noun: str) -> str:
+    """`1 trail`, `2 trails`: a count and its noun, plural as English makes it with -s."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")

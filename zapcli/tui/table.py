@@ -195,18 +195,23 @@ class FleetTable(ScrollView, can_focus=True):
         self._columns = columns
         self._task_w = max(room - sum(w + 2 for _, _, w in columns), MIN_TASK)
 
+    def _fit(self) -> None:
+        """Lay the columns out again when the scrollbar came or went, or the
+        sessions shown changed, since the last layout."""
+        width = self.width
+        if width and self._laid != (width, self.all_sessions):
+            self._layout(width)
+
     def header_text(self) -> str:
-        if self.width and self._laid != (self.width, self.all_sessions):
-            self._layout(self.width)  # the scrollbar came or went, or the sessions shown changed
+        self._fit()
         cells = ["  ", _cell("ID", 8), "  ", _cell("STATE", STATE_W), "  ", _cell("TASK", self._task_w)]
         for _key, title, w in self._columns:
             cells += ["  ", _cell(title, w)]
         return "".join(cells)
 
     def render_line(self, y: int) -> Strip:
+        self._fit()
         width = self.width
-        if width and self._laid != (width, self.all_sessions):
-            self._layout(width)
         if y == 0:
             return Strip([Segment(_cell(self.header_text(), width), HEADER)]).crop(0, width)
         index = y - 1 + int(self.scroll_y)
