@@ -82,6 +82,10 @@ def test_merge_refuses_a_conflict_and_changes_in_the_way_then_merges(zap, repo):
     res = zap("merge", sid)
     assert res.returncode == 1 and "conflict in 1 file(s): README" in res.err, res.err
     assert "checkout is unchanged" in res.err
+    # new user (round 4): no word on how to go on, and `git merge` of the branch alone
+    # said "Already up to date" (the work was uncommitted in the tree)
+    assert f"commit its work in its tree (cd {tree} && git add -A && git commit)" in res.err
+    assert f"run git merge zapcli/{sid} in {repo}" in res.err
     assert _checkout(repo) == checkout and git(tree, "status", "--porcelain") == tree_before
     assert git(repo, "rev-parse", f"zapcli/{sid}") == git(repo, "rev-parse", "HEAD~1")
     poll = zap("poll", "--no-wait", sid).out
@@ -194,3 +198,16 @@ def test_a_merge_of_work_already_on_the_branch_is_up_to_date_and_exits_0(zap, re
     merged = [r for r in map(__import__("json").loads, zap.trail(sid).read_text().splitlines())
               if r["type"] == "merged"]
     assert len(merged) == 1  # an up-to-date merge records nothing
+
+
+def test_a_plain_merge_after_a_squash_is_up_to_date_not_an_empty_merge_commit(zap, repo):
+    """New user (round 4): `merge --squash ID` then `merge ID` made a merge commit
+    that changed no file ("merged (a merge commit), 0 files changed"). The
+    squash already landed every change: up to date, exit 0, nothing moves."""
+    sid = _done(zap, f"echo s > s.txt && git add s.txt && {COMMIT} s")
+    assert zap("merge", "--squash", sid).returncode == 0
+    head = git(repo, "rev-parse", "HEAD")
+    for how in ((), ("--rebase",)):
+        again = zap("merge", *how, sid)
+        assert again.returncode == 0 and "already has all of it" in again.out, (again.out, again.err)
+    assert git(repo, "rev-parse", "HEAD") == head

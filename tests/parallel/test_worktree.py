@@ -222,9 +222,35 @@ def test_a_tree_whose_repository_or_subagent_is_gone_can_still_be_removed(zap, r
     assert res.returncode == 0, res.err
     assert not tree_gone.exists()
 
-    assert zap("rm", kept).returncode == 0  # the subagent goes, its tree (untracked z.txt) stays
+    assert zap("rm", kept).returncode == 1  # its tree holds work (untracked z.txt): kept
+    zap.trail(kept).unlink()  # gone by hand (or removed by an earlier version): the tree stays
     assert tree_kept.is_dir()
     res = zap("worktree", "rm", kept)
     assert res.returncode == 1 and "holds work" in res.err
     assert zap("worktree", "rm", "--force", kept).returncode == 0
     assert not tree_kept.exists()
+
+
+def test_no_removal_loses_the_way_to_a_trees_unmerged_work(zap, repo):
+    """New user (round 4): `clean`, `gc` and a spawn's retention past
+    `max_kept` deleted a subagent whose tree held work it had not merged; the
+    tree stayed on disk but `merge`, `diff` and `poll` said "does not exist".
+    Each removal keeps it now, and `rm` says how to go on; once merged it goes."""
+    w = zap.spawn_sh("echo precious > precious.txt", "--worktree")
+    done = zap.spawn_sh("true")
+    assert zap("wait", "--timeout", "30", w, done).returncode == 0
+    tree = Path(_doc(zap, w)["worktree"]["path"])
+
+    zap("spawn", "--cli", "sh", "--", "true", env={"ZAPCLI_MAX_KEPT": "1"}, check=True)  # its retention
+    zap("wait", "--all", "--timeout", "30")
+    zap("gc", env={"ZAPCLI_MAX_KEPT": "1"})
+    zap("clean")
+    refused = zap("rm", w)
+    assert refused.returncode != 0 and "zapcli merge" in refused.out and "worktree rm --force" in refused.out
+    assert zap.trail(w).exists()
+    assert "precious" in zap("diff", w, check=True).out  # the work is still reachable
+
+    zap("merge", w, check=True)
+    assert (repo / "precious.txt").read_text() == "precious\n"
+    assert zap("rm", w).returncode == 0
+    assert not zap.trail(w).exists() and tree.is_dir()  # a clean tree is gc's to remove

@@ -5,8 +5,9 @@ Imports `zapcli.lifecycle.observe`, `zapcli.lifecycle.session`,
 `zapcli.supervisor.liveness` (is an on-finish helper alive). Runs only
 while no subagent is running, under a file lock; counts by scanning the
 directory; deletes the oldest finished subagents first; never touches a
-running one, nor one whose on-finish command is not done yet (kept until
-the next run); deletes nothing by `max_kept` while a config layer is invalid
+running one, nor one that must stay a moment (`held`: its on-finish
+command is not done, a continuation or `--after` successor has not started
+with it, its worktree holds work not merged); deletes nothing by `max_kept` while a config layer is invalid
 (leniently loaded settings carry `problems`): it still trims.
 """
 
@@ -107,6 +108,30 @@ def awaited() -> dict[str, str]:
 
 KEPT_FOR_AFTER = "kept: a queued subagent waits for it"
 KEPT_FOR_CONTINUE = "kept: a continuation has not read it yet"
+KEPT_FOR_TREE = "kept: its worktree holds work"
+
+
+def tree_work(s: Any) -> str | None:
+    """Why the tree holds work ("1 untracked file") when the ended subagent `s` (a
+    `reader.Summary`) has a worktree that still exists and holds work its
+    checkout does not have (changes, untracked files, commits on no other
+    branch): removing the subagent would leave that work where `merge`,
+    `diff` and `poll` can no longer reach it. A subagent continued by
+    another (which carries the tree on) is not asked."""
+    receipt = s.spawn.worktree
+    path = receipt.get("path") if isinstance(receipt, dict) else None
+    if not path or not os.path.isdir(path):
+        return None
+    if s.continued_by is not None and store.path_for(s.continued_by).exists():
+        return None
+    from zapcli.lifecycle.worktrees import receipt_of
+    from zapcli.worktrees.inspect import state
+
+    r = receipt_of(s.spawn)
+    if r is None:
+        return None
+    st = state(r)
+    return ", ".join(st.reasons()) if st.holds_work else None
 
 
 def unread_by(s: Any) -> str | None:
@@ -132,8 +157,9 @@ def held(sid: str, s: Any, after: Callable[[], dict[str, str]] = awaited) -> tup
     """(kept note, refusal) while an ended subagent (a `reader.Summary`) must
     stay a moment: its on-finish command has not finished, a continuation
     has not read it yet, or a queued subagent waits for it (`after()`: the
-    dependency map, asked only when the rest allow removal). rm refuses
-    then, clean and gc keep it this time: one rule for all three."""
+    dependency map, asked only when the rest allow removal), or its
+    worktree holds work not merged (`tree_work`). rm refuses then, clean
+    and gc keep it this time: one rule for all three."""
     waiting = finish_pending(s)
     if waiting is not None:
         return (f"{KEPT_FOR_FINISH} ({waiting})",
@@ -143,6 +169,11 @@ def held(sid: str, s: Any, after: Callable[[], dict[str, str]] = awaited) -> tup
         return (f"{KEPT_FOR_CONTINUE} ({reader}, continue)",
                 f"{reader} continues it and has not read it yet; it can be removed once "
                 f"{reader} has started")
+    why = tree_work(s)
+    if why is not None:
+        return (f"{KEPT_FOR_TREE} ({why}; zapcli merge {sid})",
+                f"its worktree holds work ({why}): merge it (zapcli merge {sid}) or discard "
+                f"it (zapcli worktree rm --force {sid}) first")
     successor = after().get(sid)
     if successor is not None:
         return (f"{KEPT_FOR_AFTER} ({successor}, --after)",

@@ -98,13 +98,11 @@ class Ancestry:
     """How the checkout's HEAD and the work stand to each other and to the
     tree's base (`ancestry`): `since_base`, the commits on HEAD since the base
     (`git rev-list --count BASE..HEAD`); `descends`, HEAD is an ancestor of the
-    work (the merge is a fast-forward); `contains`, the work is an ancestor of
-    HEAD. None: the listing cannot tell (git is asked: `is_ancestor`, and
+    work (the merge is a fast-forward). None: the listing cannot tell (git is asked: `is_ancestor`, and
     `zapcli.worktrees.stale.note` counts)."""
 
     since_base: int | None = None
     descends: bool | None = None
-    contains: bool | None = None
 
 
 def ancestry(where: g.Place, base: str, head: str, work: str) -> Ancestry:
@@ -135,8 +133,7 @@ def ancestry(where: g.Place, base: str, head: str, work: str) -> Ancestry:
         return seen
 
     from_head = reach(head)
-    return Ancestry(len(from_head), head in reach(work) if head in parents else None,
-                    work in from_head if work in parents else None)
+    return Ancestry(len(from_head), head in reach(work) if head in parents else None)
 
 
 def touched(where: g.Place, head: str, tree: str) -> list[str]:
@@ -197,11 +194,10 @@ def plan(co: Checkout, source: str, how: str, message: str, *, moved: bool = Tru
     if tree is None:
         raise Refused(f"merging would conflict in {len(conflicts)} file(s): "
                       f"{', '.join(conflicts[:20])}", conflicts, code="conflict")
-    known = known or Ancestry()
-    if tree == co.tree and (how == "squash" or (is_ancestor(_at(co), source, co.head)
-                                                if known.contains is None else known.contains)):
+    if tree == co.tree:  # merged, squashed earlier or made by hand: a merge would change no file
         raise Refused(f"nothing to merge: {co.branch or 'HEAD'} already has all of it",
                       code="up_to_date")
+    known = known or Ancestry()
     if how == "squash":
         return Plan("squash", commit_tree(_at(co), tree, [co.head], message))
     if how == "rebase":
