@@ -112,18 +112,6 @@ def _refused(sid: str, exc: gm.Refused, recovered: str | None = None, hint: str 
     return ZapcliError(f"{first}{sid} not merged: {exc.message}{after}{hint}", code=exc.code)
 
 
-def _by_hand(work: treework.Work) -> str:
-    """How to resolve a conflict by hand: git merges only what the branch
-    holds, so work left uncommitted in the tree is committed there first."""
-    import shlex
-
-    r = work.receipt
-    first = (f"commit its work in its tree (cd {shlex.quote(r.path)} && git add -A && git "
-             "commit), then " if work.snap is not None and work.snap.uncommitted else "")
-    return (f". To settle it by hand, {first}run git merge {r.branch} in {r.repo} and resolve "
-            "the conflicts there")
-
-
 def _up_to_date(sid: str, how: str, work: treework.Work, co: gm.Checkout,
                 recovered: str | None) -> MergeResult:
     """The checkout's branch already has all of the work (merged before, by
@@ -393,7 +381,9 @@ def _move(sid: str, how: str, work: treework.Work, co: gm.Checkout, recovered: s
     except gm.Refused as exc:
         if exc.code == "up_to_date":
             return _up_to_date(sid, how, work, co, recovered)
-        raise _refused(sid, exc, recovered, _by_hand(work) if exc.code == "conflict" else "") from None
+        hint = gm.by_hand(r, work.snap is not None and work.snap.uncommitted) \
+            if exc.code == "conflict" else ""
+        raise _refused(sid, exc, recovered, hint) from None
     except g.GitError as exc:
         raise ZapcliError(f"{sid} not merged: {exc.message}") from None
     with _Held() as held:  # from here on the merge is finished whole, then recorded

@@ -207,6 +207,17 @@ def plan(co: Checkout, source: str, how: str, message: str, *, moved: bool = Tru
     return Plan("merge", commit_tree(_at(co), tree, [co.head, source], message))
 
 
+def by_hand(r: g.Receipt, uncommitted: bool) -> str:
+    """How to settle a conflict by hand: git merges only what the branch
+    holds, so work left `uncommitted` in the tree is committed there first."""
+    import shlex
+
+    first = (f"commit its work in its tree (cd {shlex.quote(r.path)} && git add -A && git "
+             "commit), then " if uncommitted else "")
+    return (f". To settle it by hand, {first}run git merge {r.branch} in {r.repo} and resolve "
+            "the conflicts there")
+
+
 def in_the_way(co: Checkout, tree: str) -> None:
     """Refused when the checkout has uncommitted changes in the paths a move
     to `tree` would change (before a rebase rewrites the branch; otherwise
