@@ -86,7 +86,7 @@ def spawn(
 @app.command()
 def poll(
     ids: list[str] = typer.Argument(..., help="Subagent ids.", metavar="IDS"),
-    wait_secs: Optional[int] = typer.Option(None, "--wait-secs", help="Wait up to 5 s plus this many seconds (0-30, default 0).", metavar="N"),
+    wait_secs: Optional[int] = typer.Option(None, "--wait-secs", help="Wait up to 5 s plus this many seconds (0-30, default 0; not with --no-wait).", metavar="N"),
     no_wait: bool = typer.Option(False, "--no-wait", help="Check once and return.", metavar=""),
     json: bool = JSON,
 ) -> None:

@@ -118,6 +118,9 @@ def poll_plan(ids: list[str], *, wait_secs: int | None = None,
     Raises UsageError. (`poll` and the asyncio API's poll share it.)"""
     if not ids:
         raise UsageError("poll needs at least one subagent id")
+    if no_wait and wait_secs is not None:
+        raise UsageError(f"{param('no_wait')} and {param('wait_secs')} contradict each other "
+                         f"(check once, or wait up to 5 s plus {wait_secs}); choose one")
     ids = list(dict.fromkeys(store.resolve(i) for i in ids))  # the same id twice answers once
     if wait_secs is not None and not 0 <= wait_secs <= 30:
         raise UsageError(f"{param('wait_secs')} must be between 0 and 30, got {wait_secs}; "

@@ -59,7 +59,7 @@ complete -c zapcli -n '__zapcli_is spawn' -l worktree -d 'Work in a new git work
 complete -c zapcli -n __zapcli_none -a poll -d 'Wait briefly for subagents, then show their status and…'
 complete -c zapcli -n '__zapcli_is poll' -l json -d 'Print one JSON document (stable snake_case keys)'
 complete -c zapcli -n '__zapcli_is poll' -l no-wait -d 'Check once and return'
-complete -c zapcli -n '__zapcli_is poll' -l wait-secs -x -d 'Wait up to 5 s plus this many seconds (0-30, default 0)'
+complete -c zapcli -n '__zapcli_is poll' -l wait-secs -x -d 'Wait up to 5 s plus this many seconds'
 complete -c zapcli -n '__zapcli_is poll' -a '(__zapcli_ids)'
 complete -c zapcli -n __zapcli_none -a wait -d 'Block until subagents end'
 complete -c zapcli -n '__zapcli_is wait' -l any -d 'Return when any one has ended'
