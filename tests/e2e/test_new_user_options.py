@@ -1,6 +1,7 @@
 """A new user's reports (offline, `--cli sh`, from the README and docs):
 options that contradicted each other or were taken in part without a word.
-`poll --no-wait --wait-secs N` is refused naming both."""
+`poll --no-wait --wait-secs N` is refused naming both; `list --status`
+(and `clean --status`) given more than once takes any of them."""
 
 from __future__ import annotations
 
@@ -24,3 +25,27 @@ def test_poll_refuses_no_wait_with_wait_secs_naming_both(zap):
     assert tool.returncode == 2 and "`no_wait` and `wait_secs`" in tool.out, tool.out
     assert zap("poll", "--no-wait", sid).returncode == 0  # either alone still works
     assert zap("poll", "--wait-secs", "1", sid).returncode == 0
+
+
+@pytest.mark.timeout(90)
+def test_list_takes_every_status_given_and_the_text_and_json_agree(zap):
+    """`list --status failed --status timeout` listed only the timed-out one
+    (the last --status given won, without a word)."""
+    failed = zap.spawn_sh("exit 1")
+    timed_out = zap.spawn_sh("sleep 30", timeout=1)
+    done = zap.spawn_sh("true")
+    assert [zap.wait_status(s) for s in (failed, timed_out, done)] == ["failed", "timeout", "completed"]
+    args = ("list", "--status", "failed", "--status", "timeout")
+    doc = zap.json(*args)
+    assert {s["id"] for s in doc["subagents"]} == {failed, timed_out}, doc["subagents"]
+    text = zap(*args)
+    assert text.returncode == 0, text.err
+    assert "2 subagents in this session with status failed or timeout" in text.out, text.out
+    assert failed[-8:] in text.out and timed_out[-8:] in text.out and done[-8:] not in text.out
+    assert zap("list", "--status", "failed", "--status", "failed").out.count(failed[-8:]) == 1
+    bad = zap("list", "--status", "failed", "--status", "nope")
+    assert bad.returncode == 2 and "unknown --status 'nope'" in bad.err, bad.err
+    assert "repeat" in zap("list", "--help").out
+    cleaned = zap.json("clean", "--status", "failed", "--status", "timeout")  # clean's filter alike
+    assert set(cleaned["removed"]) == {failed, timed_out}, cleaned
+    assert [s["id"] for s in zap.json("list")["subagents"]] == [done]

@@ -114,7 +114,7 @@ def wait(
 @app.command("list")
 def list_(
     all: bool = typer.Option(False, "--all", help="Every session, not just this one.", metavar=""),
-    status: Optional[str] = typer.Option(None, "--status", help="Only this status (running, completed, ...).", metavar="STATUS"),
+    status: Optional[list[str]] = typer.Option(None, "--status", help="Only this status (running, completed, ...); repeat it for any of several (--status failed --status timeout).", metavar="STATUS"),
     limit: Optional[int] = typer.Option(None, "--limit", help="Show the newest N (default 20; 0: all).", metavar="N"),
     long: bool = typer.Option(False, "--long", "-l", help="Four lines per subagent instead of the table.", metavar=""),
     watch: bool = typer.Option(False, "--watch", "-w", help="A live table on the terminal until Ctrl-C.", metavar=""),
@@ -163,7 +163,7 @@ def rm(
 @app.command()
 def clean(
     all: bool = typer.Option(False, "--all", help="Every session, not just this one.", metavar=""),
-    status: Optional[str] = typer.Option(None, "--status", help="Only those that ended so (failed, cancelled, ...).", metavar="STATUS"),
+    status: Optional[list[str]] = typer.Option(None, "--status", help="Only those that ended so (failed, cancelled, ...); repeat it for any of several.", metavar="STATUS"),
     json: bool = JSON,
 ) -> None:
     """Remove every finished subagent of this session."""

@@ -104,7 +104,7 @@ def lines(res: Any) -> Lines:
     noun = "subagent" if total == 1 else "subagents"
     status = getattr(res, "status", None)  # `--status`: only those were counted
     if status:
-        where += f" with status {status}"
+        where += " with status " + (status if isinstance(status, str) else " or ".join(status))
     out: Lines = [("bold", f"[SubAgent] {total} {noun} {where}"
                            + (f", newest {len(res.views)} shown" if res.more else ""))]
     if res.long:
