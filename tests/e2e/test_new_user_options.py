@@ -1,7 +1,8 @@
 """A new user's reports (offline, `--cli sh`, from the README and docs):
 options that contradicted each other or were taken in part without a word.
 `poll --no-wait --wait-secs N` is refused naming both; `list --status`
-(and `clean --status`) given more than once takes any of them."""
+(and `clean --status`) given more than once takes any of them; kill_grace_s
+has one range (0-3600) as `kill --grace`, the variable and the file."""
 
 from __future__ import annotations
 
@@ -49,3 +50,23 @@ def test_list_takes_every_status_given_and_the_text_and_json_agree(zap):
     cleaned = zap.json("clean", "--status", "failed", "--status", "timeout")  # clean's filter alike
     assert set(cleaned["removed"]) == {failed, timed_out}, cleaned
     assert [s["id"] for s in zap.json("list")["subagents"]] == [done]
+
+
+@pytest.mark.timeout(60)
+def test_kill_grace_has_one_range_for_the_option_the_variable_and_the_file(zap):
+    """`ZAPCLI_KILL_GRACE_S=99999` was taken (a kill could wait 28 hours
+    between SIGTERM and SIGKILL) while `kill --grace 99999` was refused."""
+    refused = zap("spawn", "--cli", "sh", "--", "true", env={"ZAPCLI_KILL_GRACE_S": "99999"})
+    assert refused.returncode != 0 and refused.out == "", refused.out
+    assert "ZAPCLI_KILL_GRACE_S" in refused.err and "3600" in refused.err, refused.err
+    assert not list(zap.home.glob("subagents/*.jsonl"))  # nothing spawned
+    (zap.home.parent / "config").mkdir(exist_ok=True)
+    (zap.home.parent / "config" / "config.yaml").write_text("kill_grace_s: 99999\n")
+    in_file = zap("spawn", "--cli", "sh", "--", "true")
+    assert in_file.returncode != 0 and "kill_grace_s" in in_file.err and "3600" in in_file.err
+    (zap.home.parent / "config" / "config.yaml").unlink()
+    edge = zap("spawn", "--cli", "sh", "--", "true", env={"ZAPCLI_KILL_GRACE_S": "3600"})
+    assert edge.returncode == 0, edge.err  # the edge itself, as kill --grace 3600
+    assert zap("kill", "--grace", "3600", edge.out.strip()).returncode == 0
+    over = zap("kill", "--grace", "3601", edge.out.strip())
+    assert over.returncode == 2 and "between 0 and 3600" in over.err

@@ -143,7 +143,7 @@ def top(
 @app.command()
 def kill(
     ids: Optional[list[str]] = typer.Argument(None, help="Subagent ids.", metavar="IDS"),
-    grace: Optional[float] = typer.Option(None, "--grace", help="Seconds between SIGTERM and SIGKILL (default 3).", metavar="SECS"),
+    grace: Optional[float] = typer.Option(None, "--grace", help="Seconds between SIGTERM and SIGKILL, 0 to 3600 (default 3).", metavar="SECS"),
     all: bool = typer.Option(False, "--all", help="Every running and queued subagent of this session.", metavar=""),
     json: bool = JSON,
 ) -> None:

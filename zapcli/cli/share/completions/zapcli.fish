@@ -81,7 +81,7 @@ complete -c zapcli -n '__zapcli_is top' -l filter -x -d 'Start filtered, as / do
 complete -c zapcli -n '__zapcli_is top' -l tree -d 'Start in the tree: who spawned whom (t switches)'
 complete -c zapcli -n __zapcli_none -a kill -d 'Stop subagents: SIGTERM to the whole process tree, SIGKILL…'
 complete -c zapcli -n '__zapcli_is kill' -l all -d 'Every running and queued subagent of this session'
-complete -c zapcli -n '__zapcli_is kill' -l grace -x -d 'Seconds between SIGTERM and SIGKILL (default 3)'
+complete -c zapcli -n '__zapcli_is kill' -l grace -x -d 'Seconds between SIGTERM and SIGKILL, 0 to 3600 (default 3)'
 complete -c zapcli -n '__zapcli_is kill' -l json -d 'Print one JSON document (stable snake_case keys)'
 complete -c zapcli -n '__zapcli_is kill' -a '(__zapcli_ids)'
 complete -c zapcli -n __zapcli_none -a rm -d 'Remove finished subagents: their trails, output and markers'
