@@ -236,6 +236,11 @@ def test_worktrees_merge_and_attempts(zap, repo):
     run_json(zap, "worktrees", "worktree", "list")
     run_json(zap, "merge", "merge", sid)
     run_json(zap, "worktree-rm", "worktree", "rm", sid)
+    two = [zap.spawn_sh("true", "--worktree") for _ in range(2)]
+    assert zap("wait", "--timeout", "60", *two).returncode == 0
+    several = run_json(zap, "worktree-rm", "worktree", "rm", *two, "sa_20260101_deadbeef", code=1)
+    assert [w["id"] for w in several["worktrees"]] == two and not several["removed"]
+    assert several["refused"][0]["code"] == "not_found"
     spawned = run_json(zap, "spawn-attempts", "spawn", "--cli", "sh", "--attempts", "2", "--",
                        "echo $RANDOM > attempt.txt")
     first = spawned["ids"][0]
