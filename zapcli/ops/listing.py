@@ -63,6 +63,7 @@ class ListResult:
     damaged: dict[str, str] | None = None  # id -> why it cannot be read (no spawn record)
     waiting: dict[str, str] | None = None  # a queued one's id -> what it waits for
     status: tuple[str, ...] = ()  # `--status`: only the ones of these statuses were counted
+    named: bool = False  # the session was named (ZAPCLI_SESSION), not derived from a terminal
 
 
 def _newest_first(all_sessions: bool, session: str) -> list[str]:
@@ -148,6 +149,7 @@ def _list(settings: Settings, session: str, ids: list[str], all_sessions: bool,
     if not all_sessions and not views:
         res.in_other_sessions = in_other_sessions(session)
         res.active_elsewhere = active_elsewhere(session) if res.in_other_sessions else 0
+        res.named = sessions.named()
     return res
 
 

@@ -33,7 +33,8 @@ def _lines(res) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
     them (a new terminal is a session of its own)."""
     out = render.lines(res)
     if res.in_other_sessions:
-        out.append(("dim", spell(render.elsewhere(res.session, res.in_other_sessions), "cli")))
+        out.append(("dim", spell(render.elsewhere(res.session, res.in_other_sessions, res.named),
+                                 "cli")))
     return out
 
 
