@@ -72,6 +72,7 @@ class Settings:
 
 
 MAX_INT = 2**63 - 1  # what a record can hold (orjson: 64-bit integers)
+MAX_KILL_GRACE_S = 3600  # kill_grace_s, ZAPCLI_KILL_GRACE_S and `kill --grace` alike
 _NUMBER_KEYS = {"timeout_s": float, "stall_s": float, "kill_grace_s": float,
                 "max_concurrent": int, "max_kept": int, "max_subagents": int}
 KEYS = tuple(f.name for f in fields(Settings)
@@ -99,6 +100,9 @@ def _check_value(key: str, value: Any) -> Any:
             raise ValueError(f"expected a number of seconds above 0, got {value!r}")
         if value < 0:
             raise ValueError(f"expected 0 or more, got {value!r}")
+        if key == "kill_grace_s" and value > MAX_KILL_GRACE_S:
+            raise ValueError(f"expected 0 to {MAX_KILL_GRACE_S} seconds (as kill --grace), "
+                             f"got {value!r}")
         return kind(value)
     if key == "model":
         if value is not None and not isinstance(value, str):

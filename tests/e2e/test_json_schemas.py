@@ -236,6 +236,11 @@ def test_worktrees_merge_and_attempts(zap, repo):
     run_json(zap, "worktrees", "worktree", "list")
     run_json(zap, "merge", "merge", sid)
     run_json(zap, "worktree-rm", "worktree", "rm", sid)
+    two = [zap.spawn_sh("true", "--worktree") for _ in range(2)]
+    assert zap("wait", "--timeout", "60", *two).returncode == 0
+    several = run_json(zap, "worktree-rm", "worktree", "rm", *two, "sa_20260101_deadbeef", code=1)
+    assert [w["id"] for w in several["worktrees"]] == two and not several["removed"]
+    assert several["refused"][0]["code"] == "not_found"
     spawned = run_json(zap, "spawn-attempts", "spawn", "--cli", "sh", "--attempts", "2", "--",
                        "echo $RANDOM > attempt.txt")
     first = spawned["ids"][0]
@@ -243,6 +248,25 @@ def test_worktrees_merge_and_attempts(zap, repo):
     run_json(zap, "attempts", "attempts", first, "--check", "test -s attempt.txt")
     run_json(zap, "pick", "pick", first)
     run_json(zap, "gc", "gc", "--dry-run")
+
+
+def test_an_id_that_names_no_subagent_keeps_each_document_valid(zap):
+    """A new user's `poll --json nope` printed a poll document its own schema
+    refused (the entry's id, as asked, is no `sa_…` id): every command that
+    looks up ids keeps its document valid for a malformed, a partial or an
+    unknown id."""
+    for ident in ("nope", "x y", "sa_2026", "SA_20260101_DEADBEEF", "deadbeef",
+                  "sa_20260101_deadbeef"):
+        for name, *cmd in (("poll", "poll"), ("poll", "poll", "--no-wait"), ("kill", "kill"),
+                           ("remove", "rm"), ("error", "output"), ("error", "wait"),
+                           ("error", "replay")):
+            doc = run_json(zap, name, *cmd, ident, code=1)
+            if name == "poll":
+                assert doc["subagents"][0]["id"] == ident, doc  # said as asked
+                assert doc["subagents"][0]["error"]["code"] == "not_found", doc
+    doc = run_json(zap, "poll", "call", json.dumps({"action": "poll", "ids": ["nope"], "no_wait": True}),
+                   code=1)
+    assert doc["subagents"][0]["error"]["code"] == "not_found", doc
 
 
 def test_every_document_was_seen():

@@ -1,7 +1,8 @@
 """Small truths (issue 28 item 8): a `lost` subagent's "took" is how long it
 ran; a task holding a NUL byte is refused at spawn; global flags before the
 command work; `doctor` exits 0 for someone who only runs `sh`; a new
-terminal's empty `list` says what other sessions hold."""
+terminal's empty `list` says what other sessions hold (a named session's, by
+its name)."""
 
 from __future__ import annotations
 
@@ -73,6 +74,29 @@ def test_an_empty_list_in_a_new_terminal_says_what_other_sessions_hold(zap):
     assert res.returncode == 0
     assert "3 subagents in other sessions" in res.out, res.out
     assert "zapcli list --all" in res.out and "ZAPCLI_SESSION" in res.out, res.out
+
+
+def test_an_empty_named_session_is_said_by_its_name_not_as_a_terminal(zap):
+    """A new user: with ZAPCLI_SESSION set, an empty `list` still said "each
+    terminal is a session of its own" (untrue: every terminal with that name
+    shares it). A named session is said by its name; a terminal's own still
+    gets the terminal words."""
+    import subprocess
+    import sys
+
+    zap("spawn", "--cli", "sh", "--", "echo elsewhere", env={"ZAPCLI_SESSION": "another"}, check=True)
+    named = zap("list", env={"ZAPCLI_SESSION": "my build"})
+    assert named.returncode == 0, named.err
+    assert "this one is my build, named by ZAPCLI_SESSION" in named.out, named.out
+    assert "ZAPCLI_SESSION='my build' shares this one" in named.out, named.out
+    assert "each terminal is a session of its own" not in named.out, named.out
+    tool = zap("call", '{"action": "list"}', env={"ZAPCLI_SESSION": "my build"})
+    assert "ZAPCLI_SESSION names this session" in tool.out, tool.out
+    unnamed = {k: v for k, v in zap.env.items() if k != "ZAPCLI_SESSION"}
+    derived = subprocess.run([sys.executable, "-m", "zapcli", "list"], env=unnamed, cwd=zap.cwd,
+                             capture_output=True, text=True, timeout=60, start_new_session=True)
+    assert "(this one is tty-" in derived.stdout, derived.stdout  # a session of its own
+    assert "each terminal is a session of its own" in derived.stdout, derived.stdout
 
 
 def test_doctor_fails_when_the_model_asked_for_is_missing(zap):

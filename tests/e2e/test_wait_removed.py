@@ -61,7 +61,7 @@ def test_a_removed_failure_counts_as_the_failure_it_was(zap):
     out, err = waiter.communicate(timeout=60)
     assert waiter.returncode == 3, (out, err)  # not completed: as if it were still there
     text = out.decode()
-    assert f"{bad}: failed" in text and "removed since" in text, text
+    assert f"{bad}: failed" in text and "by rm, clean or gc)" in text, text
 
 
 @pytest.mark.timeout(120)
@@ -115,7 +115,42 @@ def test_wait_on_50_finished_after_clean_of_10_exits_0(zap):
     wait_until(lambda: all(_gone(zap, s) for s in cleaned), 10)
     res = zap("wait", "--timeout", "60", *kept, *cleaned)
     assert res.returncode == 0, (res.out, res.err)
-    assert res.out.count("removed since") == 10, res.out
+    assert res.out.count("by rm, clean or gc)") == 10, res.out
+
+
+# every command that looks up one id (as in tests/cli/test_unknown_ids.py)
+ONE_ID = [("poll",), ("poll", "--no-wait"), ("kill",), ("rm",), ("output",), ("replay",),
+          ("diff",), ("merge",), ("attempts",), ("pick",), ("approve",), ("deny",),
+          ("export",), ("worktree", "rm"), ("send", "{id}", "hello"), ("continue", "{id}", "hello")]
+
+
+@pytest.mark.timeout(180)
+def test_every_command_says_a_removed_id_was_removed_and_when(zap):
+    """A new user: `poll`, `output` and `replay` of an id `rm` removed said
+    only "does not exist" while `wait` said "removed since: rm, clean or
+    gc". Each says it the same way now, from the removal note: when, by
+    what, and how it had ended — by its whole id or its 8-hex tail."""
+    import re
+
+    sids = {how: zap.spawn_sh(f"echo {how}") for how in ("rm", "clean")}
+    assert zap("wait", *sids.values()).returncode == 0
+    assert zap("rm", sids["rm"]).returncode == 0
+    assert zap("clean").returncode == 0
+    assert all(_gone(zap, s) for s in sids.values())
+    for sid in sids.values():
+        waited = zap("wait", sid)
+        found = re.search(r"\((removed \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC by rm, clean or gc)\)",
+                          waited.out)
+        assert waited.returncode == 0 and found, waited.out
+        said = f"{found.group(1)}; it had ended: completed"
+        for ident in (sid, sid[-8:]):
+            for cmd in ONE_ID:
+                args = [a.format(id=ident) for a in cmd] if "{id}" in cmd else [*cmd, ident]
+                res = zap(*args)
+                assert res.returncode == 1 and said in res.err, (args, res.returncode, res.err)
+                assert res.out == "" and "Traceback" not in res.err, (args, res.out)
+        doc = zap.json("poll", sid)["subagents"][0]  # --json: the same words in its place
+        assert doc["error"]["message"] == f"{sid} does not exist: {said}", doc
 
 
 def test_an_id_that_never_existed_is_still_refused(zap):

@@ -193,6 +193,6 @@ def test_a_result_removed_before_it_landed_is_told_by_the_end_it_had(zap):
     line = landing.gone(bad)
     assert line.startswith(f"[SubAgent] {bad} finished: failed"), line
     assert "5" in line.split("—", 1)[1], line  # its reason: the exit code it had
-    assert "removed since" in line, line
+    assert " UTC by rm, clean or gc: its report and output are gone)" in line, line  # when, as every command says it
     never = "sa_20260101_00000000"
     assert "nothing of it is left to read" in landing.gone(never)

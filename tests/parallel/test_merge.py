@@ -7,6 +7,7 @@ work still merges cleanly."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from tests.conftest import sleep_marker, wait_until
@@ -64,12 +65,39 @@ def test_diff_shows_committed_and_uncommitted_work_and_changes_nothing(zap, repo
     assert "+changed" in text and "+new" in text and "+c" in text
     stat = zap("diff", "--stat", sid).out
     assert "3 files changed, 3 insertions(+), 0 deletions(-)" in stat and "untracked.txt" in stat
-    assert zap("diff", "--name-only", sid).out.split("\n")[1:4] == ["README", "committed.txt",
-                                                                    "untracked.txt"]
+    assert zap("diff", "--name-only", sid).out.split("\n")[:4] == ["README", "committed.txt",
+                                                                   "untracked.txt", ""]
     assert (git(tree, "status", "--porcelain"), git(tree, "rev-parse", f"zapcli/{sid}")) == before
     plain = zap("spawn", "--cli", "sh", "--", "true").out.strip()
     refused = zap("diff", plain)
     assert refused.returncode == 1 and "has no worktree" in refused.err
+
+
+def test_diff_stdout_holds_only_what_git_prints_and_its_header_goes_to_stderr(zap, repo):
+    """A new user's `zapcli diff ID --name-only | xargs` took the
+    `[SubAgent] … against its base` header for a first file name: stdout
+    holds only what git's own option prints (the names, the stat, the patch:
+    `git apply` takes it as it is); what was compared is said on stderr."""
+    sid = _done(zap, f"echo c > committed.txt && git add committed.txt && {COMMIT} c && "
+                     "echo changed >> README && echo new > 'with space.txt'")
+    doc = zap.json("diff", sid)
+    names = zap("diff", "--name-only", sid)
+    assert names.returncode == 0 and names.out == "".join(f"{f['path']}\n" for f in doc["files"])
+    assert f"[SubAgent] {sid}: zapcli/{sid} against its base" in names.err
+    stat = zap("diff", "--stat", sid)
+    assert stat.out.startswith(" README ") and stat.out.endswith(
+        " 3 files changed, 3 insertions(+), 0 deletions(-)\n"), stat.out
+    assert "[SubAgent]" in stat.err and "[SubAgent]" not in stat.out
+    patch = zap("diff", sid)
+    assert patch.out == doc["patch"] and "[SubAgent]" in patch.err
+    applied = subprocess.run(["git", "apply", "--check", "-"], input=patch.stdout, cwd=repo,
+                             capture_output=True)
+    assert applied.returncode == 0, applied.stderr
+    same = _done(zap, "true")  # no change: git's options print nothing
+    for mode in ((), ("--stat",), ("--name-only",)):
+        res = zap("diff", *mode, same)
+        assert (res.returncode, res.out) == (0, ""), (mode, res.out)
+        assert res.err.endswith("no changes\n"), (mode, res.err)
 
 
 def test_merge_refuses_a_conflict_and_changes_in_the_way_then_merges(zap, repo):

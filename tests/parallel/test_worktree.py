@@ -153,6 +153,28 @@ def test_worktree_rm_refuses_work_and_never_a_running_tree(zap, repo):
     assert Path(_doc(zap, running)["worktree"]["path"]).is_dir()
 
 
+def test_worktree_rm_takes_several_ids_each_answering_on_its_own(zap, repo):
+    """A new user: `kill` and `rm` take several ids, `worktree rm` took one
+    ("Got unexpected extra argument"). Each id answers on its own, as rm's:
+    the ones refused are said on stderr, the others still removed, exit 1."""
+    first = zap.spawn_sh("true", "--worktree")
+    dirty = zap.spawn_sh("echo draft > notes.txt", "--worktree")
+    last = zap.spawn_sh("true", "--worktree")
+    assert zap("wait", "--timeout", "30", first, dirty, last).returncode == 0
+    paths = {sid: Path(_doc(zap, sid)["worktree"]["path"]) for sid in (first, dirty, last)}
+    res = zap("worktree", "rm", first, dirty, "sa_20200101_deadbeef", last[-8:])
+    assert res.returncode == 1, (res.out, res.err)
+    assert not paths[first].exists() and not paths[last].exists() and paths[dirty].is_dir()
+    assert res.out.count("[SubAgent] removed the worktree") == 2, res.out
+    errors = res.err.splitlines()
+    assert len(errors) == 2 and all(e.startswith("zapcli: error: ") for e in errors), res.err
+    assert "holds work: 1 untracked file" in errors[0] and "deadbeef does not exist" in errors[1]
+    doc = zap.json("worktree", "rm", dirty, "--force")  # one id: its document, as before
+    assert doc["removed"] and doc["id"] == dirty and not paths[dirty].exists()
+    again = zap("worktree", "rm", first, last)  # all refused: nothing on stdout
+    assert again.returncode == 1 and again.out == "" and again.err.count("zapcli: error:") == 2
+
+
 def test_gc_reports_a_failing_remove_and_never_deletes_by_hand(zap, repo):
     sid = zap.spawn_sh("true", "--worktree")
     assert zap.wait_status(sid) == "completed"

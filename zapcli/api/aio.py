@@ -140,7 +140,7 @@ async def wait(ids: verbs.Ids | None = None, *, timeout: float | None = None,
                                                seen=seen, gone=gone)
                 elapsed = time.monotonic() - start
                 if over or (timeout is not None and elapsed >= timeout):
-                    removed = tuple(sid for sid in asked if sid in gone)
+                    removed = ops.removed_of(asked, gone)
                     return verbs.wait_result(ops.WaitResult(views, not over, elapsed, removed))
                 await _sleep(waker, ops.wait_interval(timeout, elapsed))
     except ZapcliError as exc:

@@ -11,7 +11,7 @@ as keyword arguments (`--wait-secs` is `wait_secs`); an error is a
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from os import PathLike
 from typing import Any, TypeVar
 
@@ -262,10 +262,11 @@ def wait(ids: Ids | None = None, *, timeout: float | None = None,
 
 
 @spelled
-def list_(*, all: bool = False, status: str | None = None,  # noqa: A002 - the CLI's --all
+def list_(*, all: bool = False, status: str | Sequence[str] | None = None,  # noqa: A002 - the CLI's --all
           limit: int | None = None) -> Listing:
     """This session's subagents, newest first (as `zapcli list`); `all`:
-    every session's; `status`: only those; `limit`: the newest that many
+    every session's; `status`: only those of this status (a list: of any
+    of those); `limit`: the newest that many
     (None: 20, as the CLI; 0: every one)."""
     from zapcli.ops.listing import list_subagents
     from zapcli.render import listing as render

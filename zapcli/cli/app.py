@@ -86,7 +86,7 @@ def spawn(
 @app.command()
 def poll(
     ids: list[str] = typer.Argument(..., help="Subagent ids.", metavar="IDS"),
-    wait_secs: Optional[int] = typer.Option(None, "--wait-secs", help="Wait up to 5 s plus this many seconds (0-30, default 0).", metavar="N"),
+    wait_secs: Optional[int] = typer.Option(None, "--wait-secs", help="Wait up to 5 s plus this many seconds (0-30, default 0; not with --no-wait).", metavar="N"),
     no_wait: bool = typer.Option(False, "--no-wait", help="Check once and return.", metavar=""),
     json: bool = JSON,
 ) -> None:
@@ -114,7 +114,7 @@ def wait(
 @app.command("list")
 def list_(
     all: bool = typer.Option(False, "--all", help="Every session, not just this one.", metavar=""),
-    status: Optional[str] = typer.Option(None, "--status", help="Only this status (running, completed, ...).", metavar="STATUS"),
+    status: Optional[list[str]] = typer.Option(None, "--status", help="Only this status (running, completed, ...); repeat it for any of several (--status failed --status timeout).", metavar="STATUS"),
     limit: Optional[int] = typer.Option(None, "--limit", help="Show the newest N (default 20; 0: all).", metavar="N"),
     long: bool = typer.Option(False, "--long", "-l", help="Four lines per subagent instead of the table.", metavar=""),
     watch: bool = typer.Option(False, "--watch", "-w", help="A live table on the terminal until Ctrl-C.", metavar=""),
@@ -143,7 +143,7 @@ def top(
 @app.command()
 def kill(
     ids: Optional[list[str]] = typer.Argument(None, help="Subagent ids.", metavar="IDS"),
-    grace: Optional[float] = typer.Option(None, "--grace", help="Seconds between SIGTERM and SIGKILL (default 3).", metavar="SECS"),
+    grace: Optional[float] = typer.Option(None, "--grace", help="Seconds between SIGTERM and SIGKILL, 0 to 3600 (default 3).", metavar="SECS"),
     all: bool = typer.Option(False, "--all", help="Every running and queued subagent of this session.", metavar=""),
     json: bool = JSON,
 ) -> None:
@@ -163,7 +163,7 @@ def rm(
 @app.command()
 def clean(
     all: bool = typer.Option(False, "--all", help="Every session, not just this one.", metavar=""),
-    status: Optional[str] = typer.Option(None, "--status", help="Only those that ended so (failed, cancelled, ...).", metavar="STATUS"),
+    status: Optional[list[str]] = typer.Option(None, "--status", help="Only those that ended so (failed, cancelled, ...); repeat it for any of several.", metavar="STATUS"),
     json: bool = JSON,
 ) -> None:
     """Remove every finished subagent of this session."""

@@ -26,14 +26,19 @@ def worktree_list(json: bool = JSON) -> None:
 
 @worktree_app.command("rm")
 def worktree_rm(
-    id: str = typer.Argument(..., help="Subagent id whose worktree to remove.", metavar="ID"),
+    ids: list[str] = typer.Argument(..., help="Subagent ids whose worktrees to remove.", metavar="IDS"),
     force: bool = typer.Option(False, "--force", help="Also when dirty, unpushed or in use (never while its subagent runs).", metavar=""),
     json: bool = JSON,
 ) -> None:
-    """Remove a subagent's worktree (and its branch when it has nothing beyond its base)."""
+    """Remove subagents' worktrees (and each branch that has nothing beyond its base).
+
+    Each id answers on its own, as with rm: one refused (it holds work, is
+    in use, has no worktree) is said on stderr and the others are still
+    removed; the exit code is 1 when any was refused.
+    """
     from zapcli.cli.commands import worktree
 
-    raise typer.Exit(worktree.rm(id=id, force=force, json=json))
+    raise typer.Exit(worktree.rm(ids=ids, force=force, json=json))
 
 
 agents_app = typer.Typer(help="Manage subagent definitions (YAML) and their machine-local switches.",

@@ -73,20 +73,28 @@ def emit(json: bool, doc: Any, lines: Any, result: Any) -> None:
         emit_lines(lines(result))
 
 
-def emit_lines(lines: list[tuple[str, str]]) -> None:
-    """Print human lines. Each item is (style, text); style is a rich style
-    name or "" — used only on a colour terminal. Control characters are
-    escaped here, whatever the renderer did: a line may hold text a model
-    or an agent CLI chose, and nothing of it may drive the terminal."""
-    if color_allowed():
+def emit_lines(lines: list[tuple[str, str]], *, stderr: bool = False) -> None:
+    """Print human lines (on stderr with `stderr`: what is said about an
+    answer whose stdout is for a program, as `diff --name-only`'s header).
+    Each item is (style, text); style is a rich style name or "" — used only
+    on a colour terminal. Control characters are escaped here, whatever the
+    renderer did: a line may hold text a model or an agent CLI chose, and
+    nothing of it may drive the terminal."""
+    stream = sys.stderr if stderr else sys.stdout
+    if is_tty(stream) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb":
         from rich.console import Console
         from rich.text import Text
 
-        console = Console(highlight=False, soft_wrap=True)
+        console = Console(highlight=False, soft_wrap=True, stderr=stderr)
         for style, text in lines:
             console.print(Text(escape_controls(spell(text, "cli")), style=style or ""))
         return
-    emit_text(escape_controls(spell("".join(text + "\n" for _style, text in lines), "cli")))
+    text = escape_controls(spell("".join(text + "\n" for _style, text in lines), "cli"))
+    if stderr:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    else:
+        emit_text(text)
 
 
 def error(message: str) -> None:

@@ -20,7 +20,12 @@ def diff(
     name_only: bool = typer.Option(False, "--name-only", help="Only the names of the changed files.", metavar=""),
     json: bool = JSON,
 ) -> None:
-    """Show a subagent's work against its base: committed and uncommitted (untracked files too)."""
+    """Show a subagent's work against its base: committed and uncommitted (untracked files too).
+
+    Stdout holds only what git diff's own option prints (the patch, the stat,
+    the file names), for a pipe; the line saying what was compared (and "no
+    changes") goes to stderr.
+    """
     _run("diff", locals())
 
 

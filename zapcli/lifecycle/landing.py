@@ -144,9 +144,12 @@ def gone(sid: str) -> str:
     end = removed.end_of(sid)
     if end is None:
         return f"[SubAgent] {sid} was removed before its result reached you; nothing of it is left to read"
+    from zapcli.trail import removals
+
     why = _first(end.reason)
+    said = removals.said(sid) or f"removed since, {removals.BY}"  # as every command says it
     return (f"[SubAgent] {sid} finished: {end.status}" + (f" — {why}" if why else "")
-            + " (removed since, by rm, clean or gc: its report and output are gone)")
+            + f" ({said}: its report and output are gone)")
 
 
 def ended(sid: str) -> bool:

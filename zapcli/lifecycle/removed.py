@@ -1,8 +1,9 @@
 """What became of removed subagents: one small note per subagent that `rm`,
 `clean` or `gc` removed (`<state>/removed/<id>.json`), holding the end it had.
 
-Imports `zapcli.lifecycle.status`, `zapcli.paths`, `zapcli.boundedread`,
-`zapcli.trail` (the JSON of trail lines, the status words). A `wait` given an
+Imports `zapcli.lifecycle.status`, `zapcli.paths`, `zapcli.trail` (the JSON
+of trail lines, the status words, the notes' reading: `trail.removals`, which
+also says such an id the one way every command says it). A `wait` given an
 id whose files are gone — removed while the wait ran in another terminal, or
 before the wait began — counts it by that end instead of failing with "does
 not exist" (`end_of`); one whose files went before it ended (a damaged trail
@@ -16,12 +17,10 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 
-from zapcli import ids
 from zapcli.lifecycle.status import View
-from zapcli.paths import state_dir, write_private
-from zapcli.trail import jsonl
+from zapcli.paths import write_private
+from zapcli.trail import jsonl, removals
 from zapcli.trail.model import Status
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -29,10 +28,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 KEPT_S = 7 * 86400.0
-NOTE_MAX_BYTES = 16 * 1024  # a note is a few hundred bytes; a bigger file is not ours
 TASK_BYTES = 1024  # of the task, enough to say which one it was
 UNFINISHED = "removed before it ended (its files were removed: rm of a damaged trail, or by hand)"
-SUFFIX = ".json"
 # the View fields a note keeps: how it ended, and enough to say which one it was
 _KEPT = ("status", "session", "cli", "agent", "task", "created", "reason", "exit_code",
          "elapsed_s", "ended", "input_tokens", "output_tokens", "cached_tokens", "cost_usd",
@@ -44,19 +41,14 @@ _TYPED: dict[str, Any] = {"reason": str, "exit_code": int, "elapsed_s": _NUMBER,
 TEMP_S = 60.0  # a note's temp file left by a process that died writing it
 
 
-def folder() -> Path:
-    return state_dir() / "removed"
-
-
-def _path(sid: str) -> Path | None:
-    return folder() / f"{sid}{SUFFIX}" if ids.is_valid(sid) else None
+folder = removals.folder
 
 
 def note(sid: str, view: View | None) -> None:
     """Note that `sid` is being removed, with the end `view` shows (None, or
     a view that has not ended: removed before its end was known). Best
     effort: a note that cannot be written never keeps the files."""
-    path = _path(sid)
+    path = removals.path(sid)
     if path is None:
         return
     doc: dict[str, Any] = {"id": sid, "removed": time.time()}
@@ -76,17 +68,8 @@ def end_of(sid: str) -> View | None:
     """The view of a removed subagent as it ended (`removed` views: an end
     that was never recorded is `unfinished`); None when no note says it was
     removed."""
-    from zapcli.boundedread import read_at_most
-
-    path = _path(sid)
-    if path is None:
-        return None
-    try:
-        data = read_at_most(path, NOTE_MAX_BYTES)
-        doc = jsonl.loads(data) if len(data) <= NOTE_MAX_BYTES else None
-    except (OSError, ValueError):
-        return None
-    if not isinstance(doc, dict) or doc.get("id") != sid:
+    doc = removals.read(sid)
+    if doc is None:
         return None
     status = Status.parse(doc.get("status"))
     view = View(id=sid, status=status or Status.LOST, session=_str(doc.get("session")),

@@ -71,6 +71,14 @@ def has_terminal() -> bool:
     return True
 
 
+def named() -> bool:
+    """True when the current session is one a person named (ZAPCLI_SESSION,
+    also as an MCP server's every connection's), not one derived from the
+    terminal or a connection."""
+    env = os.environ.get("ZAPCLI_SESSION")
+    return bool(env) and _OVERRIDE.get() in (None, env)
+
+
 def describe() -> tuple[str, str]:
     """(source, what the current session is derived from, in words) for `zapcli
     session`: "ZAPCLI_SESSION", "terminal", or "process session" when there is

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from zapcli.config import Settings
+from zapcli.config import MAX_KILL_GRACE_S, Settings
 from zapcli.errors import Damaged, NotFound, UsageError, param
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import observe, stop_after_end
@@ -117,8 +117,9 @@ def kill(ids: list[str], settings: Settings, *, grace_s: float | None = None,
     if not all_ and not ids:
         raise UsageError(f"kill needs subagent ids (or {param('all')} for this session's running ones)")
     grace = settings.kill_grace_s if grace_s is None else grace_s
-    if not grace >= 0 or grace > 3600:
-        raise UsageError(f"{param('grace')} must be between 0 and 3600 seconds, got {grace_s}")
+    if not grace >= 0 or grace > MAX_KILL_GRACE_S:
+        raise UsageError(f"{param('grace')} must be between 0 and {MAX_KILL_GRACE_S} seconds, "
+                         f"got {grace_s}")
     if all_:
         session = sessions.current()
         ids = [sid for sid in sessions.active(session)]

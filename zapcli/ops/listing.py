@@ -5,7 +5,8 @@ Imports `zapcli.lifecycle`.
 A trail without its spawn record is listed apart as damaged, with why.
 Creation order comes from the session markers (their names start with the
 creation time), so only the `limit` newest trails are read: a list over
-1,000 subagents observes 20 of them. `--status` has to observe every one.
+1,000 subagents observes 20 of them. `--status` has to observe every one
+(given more than once: any of those statuses).
 `Watch` is `list --watch`: the same list on a change feed, re-reading only
 the trails that changed.
 """
@@ -28,7 +29,7 @@ from zapcli.trail.model import Status
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from zapcli.trail.model import SpawnRecord
 
@@ -61,7 +62,8 @@ class ListResult:
     long: bool = False
     damaged: dict[str, str] | None = None  # id -> why it cannot be read (no spawn record)
     waiting: dict[str, str] | None = None  # a queued one's id -> what it waits for
-    status: str | None = None  # `--status`: only the ones of this status were counted
+    status: tuple[str, ...] = ()  # `--status`: only the ones of these statuses were counted
+    named: bool = False  # the session was named (ZAPCLI_SESSION), not derived from a terminal
 
 
 def _newest_first(all_sessions: bool, session: str) -> list[str]:
@@ -78,20 +80,32 @@ def _newest_first(all_sessions: bool, session: str) -> list[str]:
     return list(dict.fromkeys(order))
 
 
-def list_subagents(settings: Settings, *, all_sessions: bool = False, status: str | None = None,
+def list_subagents(settings: Settings, *, all_sessions: bool = False,
+                   status: str | Iterable[str] | None = None,
                    limit: int | None = DEFAULT_LIMIT, long: bool = False) -> ListResult:
-    """Raises UsageError for an unknown status or a negative limit."""
-    limit = _check(status, limit)
+    """`status`: one status or several (any of them). Raises UsageError for
+    an unknown status or a negative limit."""
+    statuses, limit = _check(status, limit)
     session = sessions.current()
-    return _list(settings, session, _newest_first(all_sessions, session), all_sessions, status,
+    return _list(settings, session, _newest_first(all_sessions, session), all_sessions, statuses,
                  limit, long, lambda sid: observe(sid, stall_s=settings.stall_s,
                                                   kill_grace_s=settings.kill_grace_s))
 
 
-def _check(status: str | None, limit: int | None) -> int:
-    """The limit to use. Raises UsageError (StateError: the state folder is a file)."""
-    if status is not None and status not in STATUSES:
-        raise UsageError(f"unknown {param('status')} '{status}'; choose one of: {', '.join(STATUSES)}")
+def statuses_of(status: str | Iterable[str] | None) -> tuple[str, ...]:
+    """The statuses asked for, each once, in the order given (none: every
+    status). Raises UsageError for one that is no status."""
+    asked = () if status is None else (status,) if isinstance(status, str) else tuple(status)
+    for s in asked:
+        if s not in STATUSES:
+            raise UsageError(f"unknown {param('status')} '{s}'; choose one of: {', '.join(STATUSES)}")
+    return tuple(dict.fromkeys(asked))
+
+
+def _check(status: str | Iterable[str] | None, limit: int | None) -> tuple[tuple[str, ...], int]:
+    """The statuses and the limit to use. Raises UsageError (StateError: the
+    state folder is a file)."""
+    statuses = statuses_of(status)
     limit = DEFAULT_LIMIT if limit is None else limit
     if limit < 0:
         raise UsageError(f"{param('limit')} must be 0 (all) or more, got {limit}")
@@ -99,11 +113,11 @@ def _check(status: str | None, limit: int | None) -> int:
     if home.exists() and not home.is_dir():  # else "0 subagents" would hide the mistake
         raise StateError(f"the state folder {home} is a file, not a folder; point ZAPCLI_HOME "
                          "elsewhere or move the file")
-    return limit
+    return statuses, limit
 
 
 def _list(settings: Settings, session: str, ids: list[str], all_sessions: bool,
-          status: str | None, limit: int, long: bool, see: Callable[[str], View], *,
+          status: tuple[str, ...], limit: int, long: bool, see: Callable[[str], View], *,
           kick: Callable[[], bool] | None = None,
           spawn: Callable[[str], SpawnRecord | None] | None = None) -> ListResult:
     """The list of `ids` (newest first), each seen through `see`; `kick`
@@ -113,18 +127,18 @@ def _list(settings: Settings, session: str, ids: list[str], all_sessions: bool,
     damaged: dict[str, str] = {}
     more = 0
     for n, sid in enumerate(ids):
-        if limit and len(views) >= limit and status is None:
+        if limit and len(views) >= limit and not status:
             more = len(ids) - n
             break
         try:
             view = see(sid)
         except Damaged as exc:  # named, not hidden: it has files, maybe a process
-            if status is None and not _being_spawned(sid):
+            if not status and not _being_spawned(sid):
                 damaged[sid] = exc.message
             continue
         except NotFound:
             continue
-        if status is None or view.status == status:
+        if not status or view.status in status:
             views.append(view)
     if limit and len(views) > limit:
         views, more = views[:limit], len(views) - limit
@@ -135,6 +149,7 @@ def _list(settings: Settings, session: str, ids: list[str], all_sessions: bool,
     if not all_sessions and not views:
         res.in_other_sessions = in_other_sessions(session)
         res.active_elsewhere = active_elsewhere(session) if res.in_other_sessions else 0
+        res.named = sessions.named()
     return res
 
 
@@ -146,12 +161,12 @@ class Watch:
     a thousand subagents where nothing happened reads no trail and writes
     nothing. The order is listed again only when an id comes or goes."""
 
-    def __init__(self, settings: Settings, *, all_sessions: bool = False, status: str | None = None,
-                 limit: int | None = DEFAULT_LIMIT):
+    def __init__(self, settings: Settings, *, all_sessions: bool = False,
+                 status: str | Iterable[str] | None = None, limit: int | None = DEFAULT_LIMIT):
         from zapcli.lifecycle.look import Looker
 
-        self.settings, self.all_sessions, self.status = settings, all_sessions, status
-        self.limit = _check(status, limit)
+        self.settings, self.all_sessions = settings, all_sessions
+        self.status, self.limit = _check(status, limit)
         self.session = sessions.current()
         self.looker = Looker(stall_s=settings.stall_s)
         self._order: list[str] | None = None

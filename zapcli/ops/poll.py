@@ -24,7 +24,7 @@ from zapcli.lifecycle.observe import observe
 from zapcli.lifecycle.status import View
 from zapcli.ops.fold import Folded, fold_file, tail_text
 from zapcli.plain import field, plain
-from zapcli.trail import store
+from zapcli.trail import removals, store
 from zapcli.trail.model import Status
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
@@ -118,6 +118,9 @@ def poll_plan(ids: list[str], *, wait_secs: int | None = None,
     Raises UsageError. (`poll` and the asyncio API's poll share it.)"""
     if not ids:
         raise UsageError("poll needs at least one subagent id")
+    if no_wait and wait_secs is not None:
+        raise UsageError(f"{param('no_wait')} and {param('wait_secs')} contradict each other "
+                         f"(check once, or wait up to 5 s plus {wait_secs}); choose one")
     ids = list(dict.fromkeys(store.resolve(i) for i in ids))  # the same id twice answers once
     if wait_secs is not None and not 0 <= wait_secs <= 30:
         raise UsageError(f"{param('wait_secs')} must be between 0 and 30, got {wait_secs}; "
@@ -235,7 +238,8 @@ class WaitResult:
     views: list[View]
     timed_out: bool
     waited_s: float
-    removed: tuple[str, ...] = ()  # ids whose files went meanwhile: counted by the end they had
+    # ids whose files went meanwhile (counted by the end they had) -> when and by what
+    removed: dict[str, str] = field(default_factory=dict)
 
     def structured(self, view: View) -> Any:
         """The parsed final report of one that completed with an output
@@ -311,7 +315,7 @@ def wait(ids: list[str], settings: Settings, *, timeout_s: float | None = None, 
         while True:
             views, over = wait_look(ids, settings, any_=any_, seen=seen, gone=gone)
             elapsed = time.monotonic() - start
-            removed = tuple(sid for sid in ids if sid in gone)
+            removed = removed_of(ids, gone)
             if over:
                 return WaitResult(views, False, elapsed, removed)
             if timeout_s is not None and elapsed >= timeout_s:
@@ -319,6 +323,12 @@ def wait(ids: list[str], settings: Settings, *, timeout_s: float | None = None, 
             if on_tick:
                 on_tick(views, elapsed)
             waker.sleep(wait_interval(timeout_s, elapsed))
+
+
+def removed_of(ids: list[str], gone: dict[str, View]) -> dict[str, str]:
+    """The awaited ids whose files went, each with the words every command
+    says of a removed one (`trail.removals`): when, and by what."""
+    return {sid: removals.said(sid) or f"removed since, {removals.BY}" for sid in ids if sid in gone}
 
 
 def wait_plan(ids: list[str], timeout_s: float | None) -> list[str]:

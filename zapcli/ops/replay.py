@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from zapcli.errors import NotFound
-from zapcli.trail import reader, store
+from zapcli.trail import reader, removals, store
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def replay(sid: str, *, since: int | None = None) -> ReplayResult:
     try:
         trail = reader.read(path)
     except OSError:
-        raise NotFound(f"{sid} does not exist") from None
+        raise NotFound(removals.missing(sid)) from None
     if not trail.entries and not trail.torn_tail:
         raise NotFound(f"{sid} does not exist (its trail is empty)")
     entries = trail.entries

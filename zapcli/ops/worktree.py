@@ -1,16 +1,17 @@
-"""`zapcli worktree list` and `zapcli worktree rm ID [--force]` (docs/explanation/rules.md#parallel-coding).
+"""`zapcli worktree list` and `zapcli worktree rm ID... [--force]` (docs/explanation/rules.md#parallel-coding).
 
 Imports `zapcli.lifecycle.worktrees`, `zapcli.lifecycle.treeremove` (teardown,
 removal, the trail's record), `zapcli.worktrees`, `zapcli.backends.sandboxed`
 (the sandbox the teardown runs in). `rm` refuses a tree
 that holds work (changes, untracked files, commits on no other branch) or
 that a live subagent works in, unless `--force`; it never removes the tree
-of a subagent that has not finished, even with `--force`.
+of a subagent that has not finished, even with `--force`. Given several
+ids, each answers on its own, as `rm`'s do (`remove_each`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from zapcli.errors import ZapcliError, param
 from zapcli.lifecycle import worktrees as lw
@@ -75,3 +76,30 @@ def remove(sid: str, *, force: bool = False) -> RmResult:
     except g.GitError as exc:
         raise ZapcliError(f"git worktree remove failed: {exc.message}") from None
     return RmResult(tree, removal.done.branch, removal.done.note, removal.teardown_note)
+
+
+@dataclass
+class RmEach:
+    """`worktree rm` of several ids: the trees removed, and each id refused
+    with why (id -> the error's code and message)."""
+
+    removed: list[RmResult] = field(default_factory=list)
+    refused: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+def remove_each(ids: list[str], *, force: bool = False) -> RmEach:
+    """Remove the tree of each id, each on its own: one refused (holds work,
+    in use, no tree, no such id) keeps none of the others from going. An id
+    whose tree went with an earlier one's (a `continue` carries a tree over)
+    is answered by it."""
+    from zapcli.trail.store import resolve
+
+    res = RmEach()
+    for sid in dict.fromkeys(resolve(i) for i in ids):
+        if any(sid in done.tree.ids for done in res.removed):
+            continue
+        try:
+            res.removed.append(remove(sid, force=force))
+        except ZapcliError as exc:
+            res.refused[sid] = (exc.code, exc.message)
+    return res

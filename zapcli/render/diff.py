@@ -60,16 +60,30 @@ def _patch_lines(patch: str) -> Lines:
     return out
 
 
-def lines(res: Any) -> Lines:
-    files = res.changes.files
+def head(res: Any) -> Lines:
+    """What is said about the answer: where it comes from, and that there
+    is no change (the command says it on stderr; git's own options print
+    nothing then)."""
     out: Lines = [("dim", _source(res))]
+    return out if res.changes.files else out + [("", "no changes")]
+
+
+def body(res: Any) -> Lines:
+    """Only what git's own option prints: the patch, the stat, or one file
+    name a line (the command's stdout, for `| xargs` or `| git apply`)."""
+    files = res.changes.files
     if not files:
-        return out + [("", "no changes")]
+        return []
     if res.mode == "name-only":
-        return out + [("", escape_controls(f.path)) for f in files]
+        return [("", escape_controls(f.path)) for f in files]
     if res.mode == "stat":
-        return out + _stat_lines(files) + [("", " " + stat_words(res.changes.stat()))]
-    return out + _patch_lines(res.changes.patch or "")
+        return _stat_lines(files) + [("", " " + stat_words(res.changes.stat()))]
+    return _patch_lines(res.changes.patch or "")
+
+
+def lines(res: Any) -> Lines:
+    """Both, in one text (a tool call's answer, which has no stderr)."""
+    return head(res) + body(res)
 
 
 def doc(res: Any) -> dict[str, Any]:

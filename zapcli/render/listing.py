@@ -104,7 +104,7 @@ def lines(res: Any) -> Lines:
     noun = "subagent" if total == 1 else "subagents"
     status = getattr(res, "status", None)  # `--status`: only those were counted
     if status:
-        where += f" with status {status}"
+        where += " with status " + (status if isinstance(status, str) else " or ".join(status))
     out: Lines = [("bold", f"[SubAgent] {total} {noun} {where}"
                            + (f", newest {len(res.views)} shown" if res.more else ""))]
     if res.long:
@@ -120,11 +120,22 @@ def lines(res: Any) -> Lines:
     return out
 
 
-def elsewhere(session: str, others: int) -> str:
+def elsewhere(session: str, others: int, named: bool = False) -> str:
     """What to say when this session shows nothing but others have
     subagents: a harness that starts each command in a new session, or an MCP
-    connection (each is its own session), is often not where the caller thinks."""
+    connection (each is its own session), is often not where the caller thinks.
+    A session named with ZAPCLI_SESSION (`named`) is said by its name: it is
+    no terminal's own."""
     noun = "subagent" if others == 1 else "subagents"
+    if named:
+        import shlex
+
+        return (f"{others} {noun} in other sessions (this one is {session}, named by "
+                "ZAPCLI_SESSION): " + alt(
+                    "zapcli list --all shows them; every terminal and script with "
+                    f"ZAPCLI_SESSION={shlex.quote(session)} shares this one",
+                    "action list with all: true shows them (ZAPCLI_SESSION names this "
+                    "session, for every connection of a server); ids work from any session"))
     return (f"{others} {noun} in other sessions (this one is {session}): "
             + alt("zapcli list --all shows them; each terminal is a session of its own — set "
                   "ZAPCLI_SESSION=NAME to share one between terminals and scripts",

@@ -30,10 +30,10 @@ def lines(res: Any) -> Lines:
     out: Lines = []
     if res.timed_out:
         out.append(("yellow", f"[SubAgent] wait timed out after {duration(res.waited_s)}"))
-    removed = set(getattr(res, "removed", ()))
+    removed = getattr(res, "removed", None) or {}  # id -> when and by what
     for v in res.views:
         head = view_header(v)
-        gone = f" ({REMOVED})" if v.id in removed else ""
+        gone = f" ({removed[v.id]})" if v.id in removed else ""
         out.append((head[0][0], "[SubAgent] " + head[0][1] + gone))
         if head[1][1].startswith("  Reason: "):  # a long reason, whole
             out.append(head[1])
@@ -41,8 +41,6 @@ def lines(res: Any) -> Lines:
             out.append(undelivered_line(v))
     return out
 
-
-REMOVED = "removed since: rm, clean or gc"
 
 
 def doc(res: Any) -> dict[str, Any]:

@@ -68,9 +68,28 @@ def rm_lines(res: Any) -> Lines:
     return out
 
 
+def _rm_entry(res: Any) -> dict[str, Any]:
+    return {"removed": True, **tree_doc(res.tree), "branch_deleted": res.branch_deleted,
+            "note": res.note or None, "teardown_error": res.teardown or None}
+
+
 def rm_doc(res: Any) -> dict[str, Any]:
-    return stamp("worktree-rm", {"removed": True, **tree_doc(res.tree), "branch_deleted": res.branch_deleted,
-            "note": res.note or None, "teardown_error": res.teardown or None})
+    return stamp("worktree-rm", _rm_entry(res))
+
+
+def rm_each_lines(res: Any) -> Lines:
+    """Several ids: each tree removed, as one id's (the refused ones are said
+    on stderr, as rm's ids that do not exist)."""
+    return [line for done in res.removed for line in rm_lines(done)]
+
+
+def rm_each_doc(res: Any) -> dict[str, Any]:
+    """Several ids: `removed` true when every tree went; each tree removed,
+    and each id refused with why."""
+    return stamp("worktree-rm", {"removed": not res.refused,
+                                 "worktrees": [_rm_entry(done) for done in res.removed],
+                                 "refused": [{"id": sid, "code": code, "message": message}
+                                             for sid, (code, message) in res.refused.items()]})
 
 
 def decision_lines(decisions: list[Any], dry_run: bool) -> Lines:

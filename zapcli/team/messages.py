@@ -21,7 +21,7 @@ import os
 from zapcli.errors import NotFound, UsageError, ZapcliError
 from zapcli.plain import plain
 from zapcli.team.who import Caller
-from zapcli.trail import reader, runs, store
+from zapcli.trail import reader, removals, runs, store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def _spawn(sid: str) -> SpawnRecord:
     try:
         found = reader.spawn_of(store.path_for(sid))
     except (FileNotFoundError, NotADirectoryError):  # as every command says an unknown id
-        raise NotFound(f"{sid} does not exist") from None
+        raise NotFound(removals.missing(sid)) from None
     if found is None:
         raise NotFound(f"{sid} does not exist")
     return found

@@ -19,7 +19,7 @@ import orjson
 from zapcli import ids
 from zapcli.errors import NotFound, UsageError
 from zapcli.paths import subagents_dir
-from zapcli.trail import reader, runs, store
+from zapcli.trail import reader, removals, runs, store
 
 HEAD_MAX_BYTES = 4 << 20  # a spawn record holds a task of up to 1 MB (more once escaped)
 
@@ -63,7 +63,7 @@ def path_of(any_id: str) -> tuple[str, Path]:
     sid = store.resolve(any_id) if not ids.is_valid(any_id) else any_id
     path = store.path_for(sid)
     if not path.is_file():
-        raise NotFound(f"{any_id} does not exist")
+        raise NotFound(removals.missing(sid))
     return sid, path
 
 

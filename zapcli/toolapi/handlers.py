@@ -222,7 +222,7 @@ def list_(a: dict[str, Any], env: Env) -> Reply:
     res = list_subagents(env.settings(), all_sessions=bool(a["all"]), status=a["status"])
     lines = render.lines(res)
     if res.in_other_sessions and env.surface != "run":  # a run reaches only its own
-        lines.append(("dim", render.elsewhere(res.session, res.in_other_sessions)))
+        lines.append(("dim", render.elsewhere(res.session, res.in_other_sessions, res.named)))
     return _reply(lines, render.doc(res), env)
 
 

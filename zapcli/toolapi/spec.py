@@ -138,7 +138,7 @@ ACTIONS: tuple[Action, ...] = (
            "to end, or until one asks for approval (no_wait: check once).", (
                _ids("check"),
                Param("wait_secs", "integer", "Extra seconds to wait, 0 to 30 (default 0)."),
-               Param("no_wait", "boolean", "Check once and return at once."),
+               Param("no_wait", "boolean", "Check once and return at once (not with wait_secs)."),
            ), "poll"),
     Action("wait", "Block until the subagents end (or one of them, with any), then show their "
            "status and folded output.", (

@@ -3,7 +3,8 @@ as git and docker take a unique start of a hash — 4 to 7 of its first hex
 digits, when exactly one subagent's id has it; and, when none or several do,
 why, in words that say how ids are written.
 
-Imports `zapcli.ids`, `zapcli.paths`. Reads only the subagents folder's names.
+Imports `zapcli.ids`, `zapcli.paths`, `zapcli.trail.removals`. Reads only the
+subagents folder's names (and, for a tail no subagent has, the removal notes').
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 
 from zapcli import ids
 from zapcli.paths import subagents_dir
+from zapcli.trail import removals
 
 __all__ = ["resolve", "why_not"]
 
@@ -29,6 +31,18 @@ def _ids_with_tail(part: object) -> list[str]:
                 if n.endswith(".jsonl") and n[-14:-6].startswith(part) and ids.is_valid(n[:-6])]
     except OSError:
         return []
+
+
+def removed_with_tail(part: str) -> list[str]:
+    """The removed ids (their removal notes, `trail.removals`) whose tail is
+    `part` or starts with it."""
+    try:
+        names = os.listdir(removals.folder())
+    except OSError:
+        return []
+    suffix = removals.SUFFIX
+    return [n[:-len(suffix)] for n in names if n.endswith(suffix)
+            and n[:-len(suffix)][-8:].startswith(part) and ids.is_valid(n[:-len(suffix)])]
 
 
 def resolve(value: str) -> str:
@@ -52,6 +66,10 @@ def why_not(part: object) -> str:
         if len(part) < MIN_PREFIX:
             return (f"too short: give at least {MIN_PREFIX} of an id's last 8 hex digits, or "
                     "the whole id")
+        removed = removed_with_tail(part)
+        words = removals.gone(removed[0]) if len(removed) == 1 else None
+        if words:  # its files went: said as every command says a removed id
+            return f"{removed[0]}: {words}"
         return f"no subagent's id ends in {part}" + ("…" if len(part) < 8 else "")
     return ("not a subagent id: ids look like sa_20260101_0badc0de, and their last 8 hex "
             f"digits (or a unique start of them, {MIN_PREFIX} or more) stand for them")

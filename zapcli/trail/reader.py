@@ -15,7 +15,7 @@ from pathlib import Path
 
 from zapcli.errors import Damaged, NotFound
 from zapcli.plain import field, plain
-from zapcli.trail import jsonl, store
+from zapcli.trail import jsonl, removals, store
 from zapcli.trail.model import (
     Corrupt,
     FinalStatus,
@@ -276,7 +276,7 @@ def load(sid: str) -> Summary:
     try:
         trail = read(path)
     except (FileNotFoundError, NotADirectoryError):
-        raise NotFound(f"{sid} does not exist") from None
+        raise NotFound(removals.missing(sid)) from None  # a removed one says when
     except OSError:  # a symlink or FIFO planted in place of a trail is not a trail
         raise NotFound(f"{sid} does not exist (what is in place of its trail is not a "
                        "regular file)") from None

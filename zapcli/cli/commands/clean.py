@@ -8,6 +8,6 @@ from zapcli.ops.remove import clean
 from zapcli.render import remove as render
 
 
-def execute(all: bool = False, status: str | None = None, json: bool = False) -> int:
+def execute(all: bool = False, status: list[str] | None = None, json: bool = False) -> int:
     emit(json, render.doc, render.lines, clean(for_observers(), all_sessions=all, status=status))
     return 0

@@ -15,7 +15,7 @@ WATCH_INTERVAL_S = 1.0
 MIN_FRAME_S = 0.25  # a chatty subagent redraws the table at most this often
 
 
-def execute(all: bool = False, status: str | None = None, limit: int | None = None,
+def execute(all: bool = False, status: list[str] | None = None, limit: int | None = None,
             long: bool = False, watch: bool = False, json: bool = False) -> int:
     settings = for_observers()
     if watch:
@@ -33,11 +33,12 @@ def _lines(res) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
     them (a new terminal is a session of its own)."""
     out = render.lines(res)
     if res.in_other_sessions:
-        out.append(("dim", spell(render.elsewhere(res.session, res.in_other_sessions), "cli")))
+        out.append(("dim", spell(render.elsewhere(res.session, res.in_other_sessions, res.named),
+                                 "cli")))
     return out
 
 
-def _watch(settings, all_sessions: bool, status: str | None, limit: int | None) -> int:  # type: ignore[no-untyped-def]
+def _watch(settings, all_sessions: bool, status: list[str] | None, limit: int | None) -> int:  # type: ignore[no-untyped-def]
     """A rich Live table until Ctrl-C (exit 0): redrawn as soon as a listed
     subagent's files change (the change feed), and every second besides for
     what changes no file (elapsed time, a runner that died)."""

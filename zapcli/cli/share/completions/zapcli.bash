@@ -43,7 +43,7 @@ _zapcli() {
            first=3
            case "${COMP_WORDS[2]}" in
                list) opts="--help --json"; arg=none ;;
-               rm) opts="--force --help --json"; arg=ids ;;
+               rm) opts="--force --help --json"; arg=idlist ;;
            esac ;;
         agents) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "list show save delete enable disable model copy" -- "$cur") ); return; fi
            first=3
