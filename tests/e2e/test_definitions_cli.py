@@ -146,6 +146,33 @@ def test_agents_save_refuses_builtin_names_and_invalid_files(zap, tmp_path):
     assert zap("agents", "show", "mine").returncode == 1
 
 
+def test_save_never_deletes_a_hand_written_file_of_the_same_name(zap, tmp_path):
+    """new user: `agents save mine-new.yml` deleted `mine2.yaml`, written by hand
+    with the same `name: mine`. The save is refused, naming that file and the
+    way out, and nothing is written; zapcli's own unchanged copies still go."""
+    theirs = _defs(zap) / "mine2.yaml"
+    theirs.write_text("name: mine\ndescription: by hand\ntools: [read]\n")
+    new = zap.cwd / "mine-new.yml"
+    new.write_text("name: mine\ndescription: new\ntools: [read, grep]\n")
+    proc = zap("agents", "save", str(new))
+    assert proc.returncode == 1 and "Traceback" not in proc.err
+    assert str(theirs) in proc.err and "Remove or rename it yourself" in proc.err
+    assert theirs.read_text() == "name: mine\ndescription: by hand\ntools: [read]\n"
+    assert sorted(p.name for p in _defs(zap).iterdir()) == ["mine2.yaml"]
+    # zapcli's own save, unchanged, is replaced on a rename; edited by hand, it is kept.
+    new.write_text("name: first\ndescription: new\ntools: [read]\n")
+    assert zap("agents", "save", str(new)).returncode == 0
+    new.write_text("name: second\ndescription: new\ntools: [read]\n")
+    assert "removed old file" in zap("agents", "save", str(new), check=True).out
+    assert sorted(p.name for p in _defs(zap).iterdir()) == ["mine2.yaml", "second.yml"]
+    with (_defs(zap) / "second.yml").open("a") as f:
+        f.write("# my note\n")
+    new.write_text("name: third\ndescription: new\ntools: [read]\n")
+    proc = zap("agents", "save", str(new))
+    assert proc.returncode == 1 and str(_defs(zap) / "second.yml") in proc.err
+    assert sorted(p.name for p in _defs(zap).iterdir()) == ["mine2.yaml", "second.yml"]
+
+
 def test_a_workspace_definition_replacing_a_builtin_is_announced(zap, server):
     (_defs(zap) / "explorer.yml").write_text("name: explorer\ndescription: mine\ntools: [read, bash]\n")
     proc = zap("spawn", "--agent", "explorer", "--", "x")
