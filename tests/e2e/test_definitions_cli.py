@@ -65,6 +65,26 @@ def test_c13_c14_bad_definitions_are_clear_diagnostics(zap, server, body, needle
     assert listed.returncode == 0 and "t.yaml" in listed.out  # shown, not hidden
 
 
+def test_did_you_mean_is_only_a_close_match_and_a_duplicate_name_says_where(zap):
+    """new user: the unknown tool `nope` got "did you mean 'read'?" (an anagram
+    of the synonym `open`), and a name defined twice was reported at line 0,
+    column 0. Now: a suggestion only for a close misspelling; each file's
+    `name:` line."""
+    d = _defs(zap)
+    (d / "t.yml").write_text("name: t\ndescription: d\ntools: [nope, grpe, Serch]\n")
+    (d / "one.yml").write_text("# first\ndescription: one\nname: dup\n")
+    (d / "two.yml").write_text("description: two\n\n\nname: dup\n")
+    diags = {(x["file"].rsplit("/", 1)[-1], x["message"]): (x["line"], x["column"])
+             for x in zap.json("agents", "list")["diagnostics"]}
+    messages = [m for _, m in diags]
+    assert "unknown tool 'nope'" in messages  # no did-you-mean
+    assert "unknown tool 'grpe' (did you mean 'grep'?)" in messages
+    assert "unknown tool 'Serch' (did you mean 'grep'?)" in messages
+    (dup,) = [(f, m) for f, m in diags if "also defined" in m]
+    assert dup[0] == "two.yml" and diags[dup] == (4, 1)
+    assert f"also defined in {d / 'one.yml'}:3:1," in dup[1]
+
+
 def test_declared_tools_are_exactly_what_the_model_receives(zap, server):
     (_defs(zap) / "narrow.yaml").write_text("name: narrow\ndescription: d\ntools: [read, GREP, Read]\n")
     _spawn_ok(zap, "--agent", "narrow", "--", "narrow job")
