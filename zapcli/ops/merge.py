@@ -174,14 +174,31 @@ class _Held:
 
 
 def _message(sid: str, s: reader.Summary, r: g.Receipt, how: str, co: gm.Checkout,
-             source: str) -> str:
+             source: str, snapshot: bool = False) -> str:
+    """The merge commit's message; a squash's as a person expects (what `git
+    merge --squash` prepares): the branch's one commit's own message, or the
+    task as the subject over the commits' subjects. `snapshot`: `source` is
+    zapcli's commit of the work left uncommitted in the tree."""
     subject = treework.subject(s)
     if how != "squash":
         return f"Merge branch '{r.branch}'\n\n{subject} (subagent {sid})"
     assert co.place is not None
-    log = g.git(["log", "--format=%h %s", f"-{SQUASH_LOG_MAX}", f"{r.base}..{source}"], co.place,
-                check=False).stdout.strip()
-    return f"{subject}\n\nSquashed from branch {r.branch} (subagent {sid}):\n{log}"
+    out = g.git(["log", "-z", "--format=%h %B", f"-{SQUASH_LOG_MAX + 2}", f"{r.base}..{source}"],
+                co.place, check=False).stdout
+    commits = [c.strip() for c in out.split("\0") if c.strip()]
+    left = commits[0].partition(" ")[2] if snapshot and commits else None
+    own = commits[1:] if snapshot else commits
+    if len(own) == 1 and left is None and own[0].partition(" ")[2]:
+        return own[0].partition(" ")[2] + "\n"  # its own message, as written
+    if not own and left is not None:
+        return left + "\n"  # only uncommitted work: the task, and that zapcli committed it
+    log = [f"* {c.split(chr(10), 1)[0]}" for c in own[:SQUASH_LOG_MAX]]
+    if len(own) > SQUASH_LOG_MAX:
+        log.append("* … and older commits")
+    if left is not None:
+        log.insert(0, "* (the work left uncommitted in its tree, committed by zapcli)")
+    listed = "\n".join(log)
+    return f"{subject}\n\nSquashed from branch {r.branch} (subagent {sid}):\n{listed}\n"
 
 
 def _checkout(sid: str, r: g.Receipt) -> gm.Checkout:
@@ -314,7 +331,7 @@ Guess = tuple[str, "_Decided | gm.Refused | g.GitError"]
 
 
 def _decide(sid: str, s: reader.Summary, r: g.Receipt, how: str, co: gm.Checkout,
-            source: str) -> _Decided:
+            source: str, snapshot: bool = False) -> _Decided:
     """The merge of `source` (the work's commit), decided. Raises gm.Refused
     (a conflict, nothing to merge) or GitError."""
     from zapcli.worktrees import move
@@ -327,7 +344,7 @@ def _decide(sid: str, s: reader.Summary, r: g.Receipt, how: str, co: gm.Checkout
     merged = gm.merge_tree(at, co.head, source) if moved else None
     if merged is not None:
         note.update(merges_cleanly=merged[0] is not None, conflicts=merged[1])
-    plan = gm.plan(co, source, how, _message(sid, s, r, how, co, source), moved=moved,
+    plan = gm.plan(co, source, how, _message(sid, s, r, how, co, source, snapshot), moved=moved,
                    merged=merged, known=known)
     result = str(merged[0]) if how == "rebase" and merged else plan.commit
     files, diff = move.changes(at, co.head, result)
@@ -378,7 +395,8 @@ def _move(sid: str, how: str, work: treework.Work, co: gm.Checkout, recovered: s
     assert source is not None
     try:
         if decided is None:
-            decided = _decide(sid, work.summary, r, how, co, source)
+            decided = _decide(sid, work.summary, r, how, co, source,
+                              bool(work.snap and work.snap.uncommitted))
         if not isinstance(decided, _Decided):
             raise decided  # the same refusal as deciding now would give
         d = decided
