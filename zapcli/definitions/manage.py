@@ -273,19 +273,22 @@ def _refuse_removing_theirs(stale: list[Path], raw: bytes, file: Path | None, ta
     or a file zapcli itself wrote and nobody changed since.
     Any other — a file written by hand that declares the same name — is refused,
     before anything is written, naming the file and the way out."""
-    replaced = {Path(e.file).resolve() for e in catalog.entries
-                if replaces and e.name == replaces and Path(e.file).parent.resolve() == target_dir.resolve()}
+    replaced = {Path(e.file).resolve() for e in catalog.entries  # the file the approval names
+                if replaces and e.name == replaces and Path(e.file).stem == replaces
+                and Path(e.file).parent.resolve() == target_dir.resolve()}
     theirs = [p for p in stale
               if not (file is not None and p.resolve() == file.resolve())
-              and p.resolve() not in replaced and not _holds(p, raw) and not switches.written_unchanged(p)]
+              and p.resolve() not in replaced and not _holds(p, raw)
+              and not switches.written_unchanged(p)]
     if theirs:
         listed = ", ".join(str(p) for p in theirs)
         one = len(theirs) == 1
         raise ZapcliError(
             f"not saved: saving '{name}' into {target_dir} would remove {listed}, which "
             f"zapcli did not write or which was changed since it did; zapcli does not delete "
-            f"{'it' if one else 'them'}. Remove or rename {'it' if one else 'them'} yourself, or give one of the definitions another `name:`, "
-            "then save again", code="definition_exists")
+            f"{'it' if one else 'them'}. Remove or rename {'it' if one else 'them'} yourself, or "
+            "give one of the definitions another `name:`, then save again",
+            code="definition_exists")
 
 
 def _holds(path: Path, raw: bytes) -> bool:
