@@ -51,8 +51,6 @@ if TYPE_CHECKING:
 
     from zapcli.worktrees.move import Recovered
 
-SQUASH_LOG_MAX = 50  # commits listed in a squash commit's message
-
 
 @plain
 class MergeResult:
@@ -175,30 +173,11 @@ class _Held:
 
 def _message(sid: str, s: reader.Summary, r: g.Receipt, how: str, co: gm.Checkout,
              source: str, snapshot: bool = False) -> str:
-    """The merge commit's message; a squash's as a person expects (what `git
-    merge --squash` prepares): the branch's one commit's own message, or the
-    task as the subject over the commits' subjects. `snapshot`: `source` is
-    zapcli's commit of the work left uncommitted in the tree."""
-    subject = treework.subject(s)
+    """The merge commit's message (a squash's: `treework.squash_message`)."""
     if how != "squash":
-        return f"Merge branch '{r.branch}'\n\n{subject} (subagent {sid})"
+        return f"Merge branch '{r.branch}'\n\n{treework.subject(s)} (subagent {sid})"
     assert co.place is not None
-    out = g.git(["log", "-z", "--format=%h %B", f"-{SQUASH_LOG_MAX + 2}", f"{r.base}..{source}"],
-                co.place, check=False).stdout
-    commits = [c.strip() for c in out.split("\0") if c.strip()]
-    left = commits[0].partition(" ")[2] if snapshot and commits else None
-    own = commits[1:] if snapshot else commits
-    if len(own) == 1 and left is None and own[0].partition(" ")[2]:
-        return own[0].partition(" ")[2] + "\n"  # its own message, as written
-    if not own and left is not None:
-        return left + "\n"  # only uncommitted work: the task, and that zapcli committed it
-    log = [f"* {c.split(chr(10), 1)[0]}" for c in own[:SQUASH_LOG_MAX]]
-    if len(own) > SQUASH_LOG_MAX:
-        log.append("* … and older commits")
-    if left is not None:
-        log.insert(0, "* (the work left uncommitted in its tree, committed by zapcli)")
-    listed = "\n".join(log)
-    return f"{subject}\n\nSquashed from branch {r.branch} (subagent {sid}):\n{listed}\n"
+    return treework.squash_message(sid, s, r, co.place, source, snapshot)
 
 
 def _checkout(sid: str, r: g.Receipt) -> gm.Checkout:
