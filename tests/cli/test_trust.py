@@ -54,6 +54,26 @@ def test_trust_records_each_file_and_its_hash_privately(zap, repo):
     assert _sha(repo / ".zapcli" / "config.yaml")[7:23] in text
 
 
+def test_trust_says_what_is_wrong_in_the_files_it_trusts(zap, repo):
+    """new user: a config.yaml with an invalid key was trusted without a word;
+    only the next spawn failed. Trust still records it (the person decides),
+    and says each problem with its file:line, as the commands that read it do."""
+    config = repo / ".zapcli" / "config.yaml"
+    config.write_text("timeout_s: 77\nmax_paralel: 3\n")
+    (repo / ".zapcli" / "subagents" / "typo.yml").write_text("name: typo\ndescription: x\ntool: [read]\n")
+    proc = zap("trust")
+    assert proc.returncode == 0 and f"{config}:2: unknown key 'max_paralel'" in proc.out
+    assert f"{repo / '.zapcli' / 'subagents' / 'typo.yml'}:3:1: unknown key 'tool'" in proc.out
+    doc = zap.json("trust", check=True)
+    assert doc["trusted"] and len(doc["problems"]) == 2
+    spawn = zap("spawn", "--cli", "sh", "--", "true")  # what trust said is what spawn says
+    assert spawn.returncode != 0 and f"{config}:2: unknown key 'max_paralel'" in spawn.err
+    config.write_text("timeout_s: 77\n")
+    (repo / ".zapcli" / "subagents" / "typo.yml").unlink()
+    assert zap.json("trust", check=True)["problems"] == []
+    assert "problems" not in zap("trust").out
+
+
 def test_show_changes_nothing_and_names_each_files_state(zap, repo):
     doc = zap.json("trust", "--show", check=True)
     assert not doc["trusted"] and {f["state"] for f in doc["files"]} == {"new"}

@@ -76,8 +76,8 @@ def test_same_name_twice_in_one_layer(ws: Path, write, files, winner, loser) -> 
     assert catalog.get("foo").description == f"from {winner}"
     assert catalog.shadowed("foo") == []  # not shadowing: `agents list` must not say so
     assert [e.file for e in catalog.ignored("foo")] == [str(sub / loser)]
-    assert any(d.file.endswith(loser) and f"{winner}, which is the one used" in d.message
-               for d in catalog.diagnostics)
+    assert any(d.file.endswith(loser) and (d.line, d.column) == (1, 1)  # each file's `name:`
+               and f"{winner}:1:1, which is the one used" in d.message for d in catalog.diagnostics)
 
 
 def test_unknown_name_suggests(ws: Path) -> None:

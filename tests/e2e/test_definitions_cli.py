@@ -65,6 +65,26 @@ def test_c13_c14_bad_definitions_are_clear_diagnostics(zap, server, body, needle
     assert listed.returncode == 0 and "t.yaml" in listed.out  # shown, not hidden
 
 
+def test_did_you_mean_is_only_a_close_match_and_a_duplicate_name_says_where(zap):
+    """new user: the unknown tool `nope` got "did you mean 'read'?" (an anagram
+    of the synonym `open`), and a name defined twice was reported at line 0,
+    column 0. Now: a suggestion only for a close misspelling; each file's
+    `name:` line."""
+    d = _defs(zap)
+    (d / "t.yml").write_text("name: t\ndescription: d\ntools: [nope, grpe, Serch]\n")
+    (d / "one.yml").write_text("# first\ndescription: one\nname: dup\n")
+    (d / "two.yml").write_text("description: two\n\n\nname: dup\n")
+    diags = {(x["file"].rsplit("/", 1)[-1], x["message"]): (x["line"], x["column"])
+             for x in zap.json("agents", "list")["diagnostics"]}
+    messages = [m for _, m in diags]
+    assert "unknown tool 'nope'" in messages  # no did-you-mean
+    assert "unknown tool 'grpe' (did you mean 'grep'?)" in messages
+    assert "unknown tool 'Serch' (did you mean 'grep'?)" in messages
+    (dup,) = [(f, m) for f, m in diags if "also defined" in m]
+    assert dup[0] == "two.yml" and diags[dup] == (4, 1)
+    assert f"also defined in {d / 'one.yml'}:3:1," in dup[1]
+
+
 def test_declared_tools_are_exactly_what_the_model_receives(zap, server):
     (_defs(zap) / "narrow.yaml").write_text("name: narrow\ndescription: d\ntools: [read, GREP, Read]\n")
     _spawn_ok(zap, "--agent", "narrow", "--", "narrow job")
@@ -144,6 +164,33 @@ def test_agents_save_refuses_builtin_names_and_invalid_files(zap, tmp_path):
     assert shown["definition"]["tools"] == ["read"]
     assert zap("agents", "delete", "mine").returncode == 0
     assert zap("agents", "show", "mine").returncode == 1
+
+
+def test_save_never_deletes_a_hand_written_file_of_the_same_name(zap, tmp_path):
+    """new user: `agents save mine-new.yml` deleted `mine2.yaml`, written by hand
+    with the same `name: mine`. The save is refused, naming that file and the
+    way out, and nothing is written; zapcli's own unchanged copies still go."""
+    theirs = _defs(zap) / "mine2.yaml"
+    theirs.write_text("name: mine\ndescription: by hand\ntools: [read]\n")
+    new = zap.cwd / "mine-new.yml"
+    new.write_text("name: mine\ndescription: new\ntools: [read, grep]\n")
+    proc = zap("agents", "save", str(new))
+    assert proc.returncode == 1 and "Traceback" not in proc.err
+    assert str(theirs) in proc.err and "Remove or rename it yourself" in proc.err
+    assert theirs.read_text() == "name: mine\ndescription: by hand\ntools: [read]\n"
+    assert sorted(p.name for p in _defs(zap).iterdir()) == ["mine2.yaml"]
+    # zapcli's own save, unchanged, is replaced on a rename; edited by hand, it is kept.
+    new.write_text("name: first\ndescription: new\ntools: [read]\n")
+    assert zap("agents", "save", str(new)).returncode == 0
+    new.write_text("name: second\ndescription: new\ntools: [read]\n")
+    assert "removed old file" in zap("agents", "save", str(new), check=True).out
+    assert sorted(p.name for p in _defs(zap).iterdir()) == ["mine2.yaml", "second.yml"]
+    with (_defs(zap) / "second.yml").open("a") as f:
+        f.write("# my note\n")
+    new.write_text("name: third\ndescription: new\ntools: [read]\n")
+    proc = zap("agents", "save", str(new))
+    assert proc.returncode == 1 and str(_defs(zap) / "second.yml") in proc.err
+    assert sorted(p.name for p in _defs(zap).iterdir()) == ["mine2.yaml", "second.yml"]
 
 
 def test_a_workspace_definition_replacing_a_builtin_is_announced(zap, server):

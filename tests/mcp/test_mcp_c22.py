@@ -63,6 +63,7 @@ def test_wait_and_poll_answer_still_running_at_the_cap_and_a_cancel_spares_the_w
             proc.wait(10)
     assert not waited.is_error, text(waited)
     assert waited.structured_content["still_running"] is True
+    assert waited.structured_content["exit_code"] == 4  # as docs/reference/exit-codes.md says
     assert waited.structured_content["subagents"][0]["status"] == "running"
     assert f"still running after {CAP_S}s" in text(waited) and "wait again with timeout" in text(waited)
     # and says the time it waited, not 0.0s (a new user's trial)

@@ -165,6 +165,31 @@ def test_squash_and_rebase(zap, repo):
     assert both.returncode == 2 and "choose one" in both.err
 
 
+def test_a_squash_commit_says_what_the_branch_did_not_the_task_line(zap, repo):
+    """new user: `merge --squash`'s message was the raw task line (a shell
+    command). One commit of its own: that commit's message; several: the task
+    as subject over their subjects; work only left uncommitted: the task, and
+    that zapcli committed it."""
+    def squashed(cmd: str) -> str:
+        sid = _done(zap, cmd)
+        assert zap("merge", "--squash", sid).returncode == 0
+        return git(repo, "log", "-1", "--format=%B")
+
+    one = squashed(f"echo changed-6 >> f6.txt; git add f6.txt; {COMMIT} 'change 6' -m 'why: the test'")
+    assert one == "change 6\n\nwhy: the test"
+    several = squashed(f"echo a > a.txt; git add a.txt; {COMMIT} 'add a'; echo b > b.txt; "
+                       f"git add b.txt; {COMMIT} 'add b'; echo left > left.txt")
+    subject, _, body = several.partition("\n\n")
+    assert subject.startswith("echo a > a.txt;")  # the task names it
+    assert body.startswith("Squashed from branch zapcli/sa_")
+    listed = [line.split(" ", 2) for line in body.splitlines()[1:]]  # `* <hash> <subject>`
+    assert body.splitlines()[1] == "* (the work left uncommitted in its tree, committed by zapcli)"
+    assert [x[2] for x in listed[1:]] == ["add b", "add a"]
+    assert git(repo, "log", "-1", "--format=%s", listed[1][1]) == "add b"  # kept (C28)
+    left = squashed("echo only > only.txt")
+    assert left.startswith("echo only > only.txt\n\nThe work subagent sa_") and "committed by zapcli" in left
+
+
 def test_a_running_subagent_or_a_detached_checkout_is_refused(zap, repo):
     running = zap.spawn_sh(f"echo x > x.txt; exec sleep {sleep_marker(3611)}", "--worktree")
     wait_until(lambda: (_tree(zap, running) / "x.txt").exists(), 30, 0.2)

@@ -256,7 +256,10 @@ def gc(
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would be removed; remove nothing.", metavar=""),
     json: bool = JSON,
 ) -> None:
-    """Apply retention now: trim big trails, keep at most max_kept subagents, remove clean finished worktrees."""
+    """Apply retention now: trim big trails, keep at most max_kept subagents, remove clean finished worktrees.
+
+    Retention runs only while no subagent is running or queued; with one, gc skips it and says so.
+    """
     _run("gc", locals())
 
 

@@ -52,7 +52,8 @@ TAIL = [
     ".TP", "2", "Usage error, in what was typed (bad option, empty task or message, "
     "out-of-range value).",
     ".TP", "3", "\\fBwait\\fR: an awaited subagent ended other than completed.",
-    ".TP", "4", "\\fBwait\\fR: the wait itself timed out.",
+    ".TP", "4", "\\fBwait\\fR: the wait itself stopped before they ended: its timeout; as a tool, "
+    "an approval request the caller must decide, or (MCP) its cap of 40 s a call.",
     ".TP", "129", "\\fBrun\\fR: its terminal closed (SIGHUP); it stopped as for Ctrl-C.",
     ".TP", "130", "Interrupted (Ctrl-C): spawned subagents keep running; \\fBrun\\fR says "
     "\\fBzapcli: interrupted\\fR once, makes no model call and starts no tool or subagent after "

@@ -1,20 +1,20 @@
 """Reading a definition's YAML node tree with diagnostics at line:col: the
 `Checker` every key's validation uses, how a YAML value reads in words, and
 the key a misspelt one most likely meant.
-Imports yaml only.
+Imports yaml, and the definitions room's toolnames (what is a close match).
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Any
 
 import yaml
 
 from zapcli.definitions.model import Diagnostic
+from zapcli.definitions.toolnames import closest
 
-# Keys other tools use, suggested when difflib alone would not find them.
+# Keys other tools use, suggested when a close match (`closest`) would not find them.
 _KEY_ALIASES = {
     "allowedtools": "tools", "allowed_tools": "tools", "allowed-tools": "tools",
     "tool": "tools", "max_turns": "maxTurns", "max-turns": "maxTurns",
@@ -34,9 +34,7 @@ def suggest_key(key: str, keys: tuple[str, ...]) -> str | None:
     low = key.lower()
     if low in _KEY_ALIASES and _KEY_ALIASES[low] in keys:
         return _KEY_ALIASES[low]
-    lowered = {k.lower(): k for k in keys}
-    near = difflib.get_close_matches(low, list(lowered), n=1, cutoff=0.6)
-    return lowered[near[0]] if near else None
+    return closest(key, list(keys))
 
 
 def describe(node: yaml.Node) -> str:

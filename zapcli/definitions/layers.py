@@ -83,6 +83,20 @@ def guess_name(text: str | None, file: str) -> str:
     return match.group(1) if match else Path(file).stem.lower()
 
 
+_NAME_KEY = re.compile(rb"^name[ \t]*:", re.M)
+
+
+def _name_position(file: str) -> tuple[int, int]:
+    """(line, column) of the `name:` key in `file` (1-based), for a diagnostic
+    about the name; (0, 0) when it cannot be found (a flow mapping, a file gone)."""
+    try:
+        raw = read_at_most(Path(file), MAX_FILE_BYTES)
+    except (OSError, ValueError):
+        return 0, 0
+    match = _NAME_KEY.search(raw)
+    return (raw.count(b"\n", 0, match.start()) + 1, 1) if match else (0, 0)
+
+
 def load_entry(raw: bytes, file: str, layer: str, *, prefix: str = "",
                source: str | None = None, kept: Kept | None = None) -> Entry:
     """Parse one file's bytes into an Entry (never raises for bad content).
@@ -199,8 +213,10 @@ class Catalog:
                     current, entry = entry, current
                     self._effective[entry.name] = current
                 self._ignored.append(entry)
-                self.extra.append(Diagnostic(entry.file, 0, 0, (
-                    f"name '{entry.name}' is also defined in {current.file}, which is the one "
+                line, column = _name_position(entry.file)
+                there = Diagnostic(current.file, *_name_position(current.file), "").location()
+                self.extra.append(Diagnostic(entry.file, line, column, (
+                    f"name '{entry.name}' is also defined in {there}, which is the one "
                     "used; this file is ignored"), "give each definition its own name"))
                 continue
             self._effective[entry.name] = entry

@@ -160,11 +160,13 @@ def _atomic_write(path: Path, data: bytes) -> None:
     write_private(path, data)  # 0600 in folders created 0700 (docs/explanation/rules.md#where-things-live), atomically
 
 
-def _install(target: Path, data: bytes, scope: str, workspace: Path) -> None:
+def _install(target: Path, data: bytes, scope: str, workspace: Path, switches: Switches) -> None:
     """Write a definition the person approved saving (`agents save`, `copy`,
     a run's `subagents_save`); into the workspace, that approval trusts these
-    bytes (`zapcli.trust_store.approve`), so it can be spawned at once."""
+    bytes (`zapcli.trust_store.approve`), so it can be spawned at once. The
+    bytes' hash is recorded: a later save may remove this file only unchanged."""
     _atomic_write(target, data)
+    switches.record_written(target, data)
     if scope == "workspace":
         trust_store.approve(workspace, f"{trust.DEFINITIONS}/{target.name}", data)
 
@@ -226,9 +228,15 @@ def _save(raw: bytes, source: str, file: Path | None, scope: str, workspace: Pat
     _check_saveable(definition, catalog)
     switches = switches or Switches()
     target = target_dir / f"{definition.name}.yml"
+    stale = _stale_files(file, target, target_dir, definition.name, catalog, switches, replaces)
+    _refuse_removing_theirs(stale, raw, file, target_dir, definition.name, catalog, switches,
+                            replaces)
     replaced = target.exists()
-    _install(target, raw, scope, workspace)
-    removed = _remove_old(file, target, target_dir, definition.name, catalog, switches, replaces)
+    _install(target, raw, scope, workspace, switches)
+    removed = []
+    for path in stale:
+        path.unlink(missing_ok=True)
+        removed.append(str(path))
     if file is not None:
         switches.record_saved(target_dir.resolve(), file.resolve(), definition.name)
     duplicates = tuple(f"{e.layer}:{e.file}" for e in catalog.entries
@@ -236,8 +244,8 @@ def _save(raw: bytes, source: str, file: Path | None, scope: str, workspace: Pat
     return SaveResult(definition.name, scope, str(target), replaced, tuple(removed), duplicates)
 
 
-def _remove_old(file: Path | None, target: Path, target_dir: Path, name: str, catalog: Catalog,
-                switches: Switches, replaces: str | None = None) -> list[str]:
+def _stale_files(file: Path | None, target: Path, target_dir: Path, name: str, catalog: Catalog,
+                 switches: Switches, replaces: str | None = None) -> list[Path]:
     """Files made stale by this save: other files of this name in the scope folder, the
     edited file itself when it was renamed in place, the previous save of this source
     (or the definition it `replaces`)."""
@@ -253,12 +261,41 @@ def _remove_old(file: Path | None, target: Path, target_dir: Path, name: str, ca
     if old_name and old_name != name:
         stale.update(p for p in (target_dir / f"{old_name}.yml", target_dir / f"{old_name}.yaml")
                      if p.exists())
-    removed = []
-    for path in sorted(stale):
-        if path.resolve() != target.resolve() and path.exists():
-            path.unlink()
-            removed.append(str(path))
-    return removed
+    return [p for p in sorted(stale) if p.resolve() != target.resolve() and p.exists()]
+
+
+def _refuse_removing_theirs(stale: list[Path], raw: bytes, file: Path | None, target_dir: Path,
+                            name: str, catalog: Catalog, switches: Switches,
+                            replaces: str | None) -> None:
+    """A save removes a stale file only with the person's say or when nothing is
+    lost: the file being saved, or one holding the very bytes saved (they move
+    to the new name), the definition a save `replaces` (the approval names it),
+    or a file zapcli itself wrote and nobody changed since.
+    Any other — a file written by hand that declares the same name — is refused,
+    before anything is written, naming the file and the way out."""
+    replaced = {Path(e.file).resolve() for e in catalog.entries  # the file the approval names
+                if replaces and e.name == replaces and Path(e.file).stem == replaces
+                and Path(e.file).parent.resolve() == target_dir.resolve()}
+    theirs = [p for p in stale
+              if not (file is not None and p.resolve() == file.resolve())
+              and p.resolve() not in replaced and not _holds(p, raw)
+              and not switches.written_unchanged(p)]
+    if theirs:
+        listed = ", ".join(str(p) for p in theirs)
+        one = len(theirs) == 1
+        raise ZapcliError(
+            f"not saved: saving '{name}' into {target_dir} would remove {listed}, which "
+            f"zapcli did not write or which was changed since it did; zapcli does not delete "
+            f"{'it' if one else 'them'}. Remove or rename {'it' if one else 'them'} yourself, or "
+            "give one of the definitions another `name:`, then save again",
+            code="definition_exists")
+
+
+def _holds(path: Path, raw: bytes) -> bool:
+    try:
+        return read_at_most(path, MAX_FILE_BYTES) == raw
+    except OSError:
+        return False
 
 
 def delete_agent(name: str, workspace: Path, *, scope: str | None = None,
@@ -357,5 +394,5 @@ def copy_agent(name: str, workspace: Path, *, to: str = "system", new_name: str 
     if target.exists() and not force:
         raise ZapcliError(f"{target} already exists; delete it first or copy with --force",
                           code="definition_exists")
-    _install(target, text.encode("utf-8"), to, workspace)
+    _install(target, text.encode("utf-8"), to, workspace, Switches())
     return CopyResult(target_name, entry.file, str(target))

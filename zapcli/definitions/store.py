@@ -1,5 +1,6 @@
 """Machine-local definition facts in `<state>/zapcli.db` (docs/explanation/rules.md#where-things-live, docs/explanation/rules.md#managing-definitions): switches,
-model overrides, where saved files came from. Imports zapcli.paths, zapcli.statedb
+model overrides, where saved files came from, which files zapcli wrote (and their bytes' hash:
+a later save removes only those, unchanged). Imports zapcli.paths, zapcli.statedb
 (what to say when the database cannot be used); sqlite3 only when the database is
 there to read, or is written.
 
@@ -36,6 +37,10 @@ CREATE TABLE IF NOT EXISTS definition_saved (
     source TEXT NOT NULL,
     name TEXT NOT NULL,
     PRIMARY KEY (scope_dir, source)
+);
+CREATE TABLE IF NOT EXISTS definition_written (
+    path TEXT PRIMARY KEY,
+    sha256 TEXT NOT NULL
 );
 """
 
@@ -130,6 +135,34 @@ class Switches:
             assert conn is not None
             conn.execute("INSERT OR REPLACE INTO definition_saved (scope_dir, source, name) "
                          "VALUES (?, ?, ?)", (str(scope_dir), str(source), name))
+
+    def record_written(self, path: Path, data: bytes) -> None:
+        """zapcli wrote `data` to `path` (a save or copy)."""
+        with self._connect(write=True) as conn:
+            assert conn is not None
+            conn.execute("INSERT OR REPLACE INTO definition_written (path, sha256) VALUES (?, ?)",
+                         (str(path.resolve()), _sha256(data)))
+
+    def written_unchanged(self, path: Path) -> bool:
+        """Whether zapcli wrote `path` and it still holds those bytes: only such a
+        file is zapcli's to remove; any other is the person's."""
+        with self._connect(write=False) as conn:
+            if conn is None:
+                return False
+            row = conn.execute("SELECT sha256 FROM definition_written WHERE path=?",
+                               (str(path.resolve()),)).fetchone()
+        if row is None:
+            return False
+        try:
+            return _sha256(path.read_bytes()) == row[0]
+        except OSError:
+            return False
+
+
+def _sha256(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
 
 
 class ReadOnce(Switches):

@@ -45,21 +45,42 @@ def never_grantable_reason(name: str) -> str | None:
     return None
 
 
-def suggest_tool(name: str) -> str | None:
-    """The closest grantable tool for a misspelt `name` (`Serch` → `grep`), or None.
+def edits(a: str, b: str) -> int:
+    """How many single edits (insert, delete, replace, swap two neighbours) turn a into b."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[-1]
 
-    difflib over the canonical names and well-known synonyms, case-insensitive;
-    a synonym match suggests the tool it stands for.
-    """
-    from difflib import SequenceMatcher  # only for a name that is not a tool
 
-    low = name.strip().lower()
-    candidates = list(_CANONICAL) + list(_SYNONYMS)
-    best, best_ratio = None, 0.0
+def closest(word: str, candidates: list[str]) -> str | None:
+    """The candidate `word` most likely misspells, or None when none is close: at
+    most one edit away for a word of up to 5 characters, two for a longer one
+    (case-insensitive). A did-you-mean far from what was typed (`nope` → `open`,
+    an anagram) misleads more than it helps."""
+    low = word.strip().lower()
+    allowed = 1 if len(low) <= 5 else 2
+    best, best_edits = None, allowed + 1
     for cand in candidates:
-        ratio = SequenceMatcher(None, low, cand).ratio()
-        if ratio > best_ratio:
-            best, best_ratio = cand, ratio
-    if best is None or best_ratio < 0.6:
+        n = edits(low, cand.lower())
+        if n < best_edits:
+            best, best_edits = cand, n
+    return best
+
+
+def suggest_tool(name: str) -> str | None:
+    """The grantable tool a misspelt `name` most likely means (`Serch` → `grep`), or None.
+
+    Close matches only (`closest`) over the canonical names and well-known
+    synonyms, case-insensitive; a synonym match suggests the tool it stands for.
+    """
+    best = closest(name, list(_CANONICAL) + list(_SYNONYMS))
+    if best is None:
         return None
     return _CANONICAL.get(best) or _SYNONYMS[best]

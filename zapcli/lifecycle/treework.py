@@ -1,5 +1,6 @@
 """A subagent's work in its tree, as one commit: what `diff`, `merge`,
-`attempts` and the stale-base note of `poll` look at (docs/explanation/rules.md#parallel-coding, #23).
+`attempts` and the stale-base note of `poll` look at (docs/explanation/rules.md#parallel-coding, #23);
+the message of a squash commit of it (`squash_message`).
 
 Imports `zapcli.worktrees`, `zapcli.lifecycle.observe`, `zapcli.trail`.
 The work is the tree's snapshot (committed and uncommitted work alike) when
@@ -18,6 +19,8 @@ from zapcli.redact import display
 from zapcli.trail import reader, store
 from zapcli.worktrees import git as g
 from zapcli.worktrees.snapshot import Snapshot, take
+
+SQUASH_LOG_MAX = 50  # commits listed in a squash commit's message
 
 
 @plain
@@ -38,6 +41,30 @@ def subject(summary: reader.Summary, limit: int = 72) -> str:
     """A commit subject from the subagent's task: its first line, cut."""
     first = display(summary.spawn.task).strip().split("\n")[0].strip() or "work of a subagent"
     return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
+def squash_message(sid: str, s: reader.Summary, r: g.Receipt, at: g.Place, source: str,
+                   snapshot: bool, most: int = SQUASH_LOG_MAX) -> str:
+    """A squash commit's message as a person expects (what `git merge --squash`
+    prepares): the branch's one commit's own message, or the task as the
+    subject over the commits' subjects (at most `most` of them). `snapshot`:
+    `source` is zapcli's commit of the work left uncommitted in the tree."""
+    out = g.git(["log", "-z", "--format=%h %B", f"-{most + 2}", f"{r.base}..{source}"], at,
+                check=False).stdout
+    commits = [c.strip() for c in out.split("\0") if c.strip()]
+    left = commits[0].partition(" ")[2] if snapshot and commits else None
+    own = commits[1:] if snapshot else commits
+    if len(own) == 1 and left is None and own[0].partition(" ")[2]:
+        return own[0].partition(" ")[2] + "\n"  # its own message, as written
+    if not own and left is not None:
+        return left + "\n"  # only uncommitted work: the task, and that zapcli committed it
+    log = [f"* {c.split(chr(10), 1)[0]}" for c in own[:most]]
+    if len(own) > most:
+        log.append("* … and older commits")
+    if left is not None:
+        log.insert(0, "* (the work left uncommitted in its tree, committed by zapcli)")
+    listed = "\n".join(log)
+    return f"{subject(s)}\n\nSquashed from branch {r.branch} (subagent {sid}):\n{listed}\n"
 
 
 def receipt(sid: str) -> tuple[str, reader.Summary, g.Receipt]:

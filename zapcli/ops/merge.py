@@ -51,8 +51,6 @@ if TYPE_CHECKING:
 
     from zapcli.worktrees.move import Recovered
 
-SQUASH_LOG_MAX = 50  # commits listed in a squash commit's message
-
 
 @plain
 class MergeResult:
@@ -162,14 +160,12 @@ class _Held:
 
 
 def _message(sid: str, s: reader.Summary, r: g.Receipt, how: str, co: gm.Checkout,
-             source: str) -> str:
-    subject = treework.subject(s)
+             source: str, snapshot: bool = False) -> str:
+    """The merge commit's message (a squash's: `treework.squash_message`)."""
     if how != "squash":
-        return f"Merge branch '{r.branch}'\n\n{subject} (subagent {sid})"
+        return f"Merge branch '{r.branch}'\n\n{treework.subject(s)} (subagent {sid})"
     assert co.place is not None
-    log = g.git(["log", "--format=%h %s", f"-{SQUASH_LOG_MAX}", f"{r.base}..{source}"], co.place,
-                check=False).stdout.strip()
-    return f"{subject}\n\nSquashed from branch {r.branch} (subagent {sid}):\n{log}"
+    return treework.squash_message(sid, s, r, co.place, source, snapshot)
 
 
 def _checkout(sid: str, r: g.Receipt) -> gm.Checkout:
@@ -302,7 +298,7 @@ Guess = tuple[str, "_Decided | gm.Refused | g.GitError"]
 
 
 def _decide(sid: str, s: reader.Summary, r: g.Receipt, how: str, co: gm.Checkout,
-            source: str) -> _Decided:
+            source: str, snapshot: bool = False) -> _Decided:
     """The merge of `source` (the work's commit), decided. Raises gm.Refused
     (a conflict, nothing to merge) or GitError."""
     from zapcli.worktrees import move
@@ -315,7 +311,7 @@ def _decide(sid: str, s: reader.Summary, r: g.Receipt, how: str, co: gm.Checkout
     merged = gm.merge_tree(at, co.head, source) if moved else None
     if merged is not None:
         note.update(merges_cleanly=merged[0] is not None, conflicts=merged[1])
-    plan = gm.plan(co, source, how, _message(sid, s, r, how, co, source), moved=moved,
+    plan = gm.plan(co, source, how, _message(sid, s, r, how, co, source, snapshot), moved=moved,
                    merged=merged, known=known)
     result = str(merged[0]) if how == "rebase" and merged else plan.commit
     files, diff = move.changes(at, co.head, result)
@@ -366,7 +362,8 @@ def _move(sid: str, how: str, work: treework.Work, co: gm.Checkout, recovered: s
     assert source is not None
     try:
         if decided is None:
-            decided = _decide(sid, work.summary, r, how, co, source)
+            decided = _decide(sid, work.summary, r, how, co, source,
+                              bool(work.snap and work.snap.uncommitted))
         if not isinstance(decided, _Decided):
             raise decided  # the same refusal as deciding now would give
         d = decided

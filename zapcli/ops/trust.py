@@ -45,6 +45,9 @@ class TrustResult:
     trusted_folder: str | None = None  # that `trusted:` folder
     # why it does not: "repository" (one inside another), "worked" (agent work wrote there)
     nested_why: str | None = None
+    # what is wrong in its files (`file:line: message`): a command that reads
+    # them refuses until they are fixed (and trusted again)
+    problems: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -84,6 +87,36 @@ def _shared(ws: Path, rels: list[str]) -> list[str]:
     return out
 
 
+def _problems(ws: Path, verdict: trust.Verdict) -> list[str]:
+    """What is wrong in the files a trust covers, as the commands that read them
+    would say it (`file:line: message`): the config file's keys and values, each
+    definition's diagnostics. The trust stands: the person decides."""
+    out: list[str] = []
+    raw = verdict.read(trust.CONFIG)
+    if raw is not None:
+        from zapcli.backends.sections import OWNERS
+        from zapcli.config import _load_file
+        from zapcli.errors import ConfigError
+
+        try:
+            _load_file(ws / trust.CONFIG, OWNERS, workspace=True, raw=raw)
+        except ConfigError as exc:
+            out += exc.message.splitlines()
+    definitions = [rel for rel in verdict.units() if rel.startswith(trust.DEFINITIONS + "/")]
+    if definitions:
+        from zapcli.definitions.schema import parse_definition
+        from zapcli.definitions.yamlload import read_text
+
+        for rel in definitions:
+            if (data := verdict.read(rel)) is None:
+                continue
+            text, diags = read_text(data, str(ws / rel))
+            if text is not None:
+                diags = parse_definition(text, str(ws / rel), layer="workspace")[1]
+            out += [d.one_line() for d in diags]
+    return out
+
+
 def trust_folder(path: str | None) -> TrustResult:
     """Trust PATH's workspace's own files as they are now. Raises ZapcliError."""
     ws, given = _folder(path)
@@ -94,7 +127,8 @@ def trust_folder(path: str | None) -> TrustResult:
                           f"{exc.strerror or exc}") from None
     files = _states(verdict)
     return TrustResult(str(ws), "trusted", files, all(f.state == "trusted" for f in files),
-                       "trusted", verdict.at, given, _shared(ws, [f.path for f in files]))
+                       "trusted", verdict.at, given, _shared(ws, [f.path for f in files]),
+                       problems=_problems(ws, verdict))
 
 
 def show(path: str | None) -> TrustResult:

@@ -69,6 +69,10 @@ def lines(res: Any) -> Lines:
     elif res.outcome == "trusted":
         out.append(("dim", "zapcli uses them as they are; a changed or new file is ignored until "
                            f"you run `{_command(res.workspace)}` again"))
+    if res.problems:
+        out.append(("yellow", "note: these files have problems; the commands that use them will "
+                              "say so until they are fixed (then trust again):"))
+        out += [("yellow", f"  ! {escape_controls(p)}") for p in res.problems]
     elif not res.trusted:
         out.append(("", f"to use them: {_command(res.workspace)}"))
     return out
