@@ -110,6 +110,9 @@ def _as(uid: int) -> list[str]:
     return [SETPRIV or "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
 
 
+_FOUND: list[tuple[str, str]] = []  # the Python another user may run, once found
+
+
 class User:
     """Another local user: its own uid (no account needed), home, state,
     config and workspace folders, and the environment its zapcli runs with."""
@@ -135,7 +138,10 @@ class User:
         """A Python this user may run that imports zapcli and its dependencies
         (and starts itself again, as spawn does): this one, or the system's
         of the same version with this one's packages (a venv built from an
-        interpreter under /root is not theirs to run)."""
+        interpreter under /root is not theirs to run). Asked once a test process:
+        every uid here is as foreign to /root as the next (~1.2 s of CPU a probe)."""
+        if _FOUND:
+            return _FOUND[0]
         site = sysconfig.get_paths()["purelib"]
         probe = ("import subprocess, sys, zapcli, openai, mcp; "
                  "subprocess.run([sys.executable, '-c', 'import zapcli'], check=True)")
@@ -145,6 +151,7 @@ class User:
             ok = subprocess.run([*_as(self.uid), python, "-c", probe], capture_output=True,
                                 env={"PYTHONPATH": path}, cwd=self.work, timeout=60)
             if ok.returncode == 0:
+                _FOUND.append((python, path))
                 return python, path
         shutil.rmtree(self.root, ignore_errors=True)
         pytest.skip(f"no Python here that uid {self.uid} may run with zapcli's packages")
