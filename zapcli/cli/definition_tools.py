@@ -147,7 +147,7 @@ def save_preview(args: dict[str, Any], workspace: str) -> str:
     diff when it replaces a file), bounded. Read-only; never raises."""
     import difflib
 
-    from zapcli.definitions.manage import scope_dir
+    from zapcli.definitions.manage import replaced_file, scope_dir
     from zapcli.definitions.schema import parse_definition
     from zapcli.ops.agents import fields_to_yaml
 
@@ -165,8 +165,9 @@ def save_preview(args: dict[str, Any], workspace: str) -> str:
     target = next((p for p in (folder / f"{name}.yml", folder / f"{name}.yaml") if p.exists()), None)
     lines = [f"  REPLACES {target}" if target else f"  new file {folder / f'{name}.yml'}"]
     old_name = args.get("replaces")
-    if isinstance(old_name, str) and old_name != name:
-        lines.append(f"  and removes {old_name!r} ({folder / f'{old_name}.yml'})")
+    gone = replaced_file(folder, name, old_name) if isinstance(old_name, str) else None
+    if gone is not None:
+        lines.append(f"  and removes {old_name!r} ({gone})")
     lines += ["  grants:", *_grant(definition)]
     if target is not None:
         try:

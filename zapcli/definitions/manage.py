@@ -273,9 +273,10 @@ def _refuse_removing_theirs(stale: list[Path], raw: bytes, file: Path | None, ta
     or a file zapcli itself wrote and nobody changed since.
     Any other — a file written by hand that declares the same name — is refused,
     before anything is written, naming the file and the way out."""
-    replaced = {Path(e.file).resolve() for e in catalog.entries  # the file the approval names
-                if replaces and e.name == replaces and Path(e.file).stem == replaces
-                and Path(e.file).parent.resolve() == target_dir.resolve()}
+    named = replaced_file(target_dir, name, replaces)  # the one file the approval names
+    replaced = {Path(e.file).resolve() for e in catalog.entries
+                if named is not None and e.name == replaces
+                and Path(e.file).resolve() == named.resolve()}
     theirs = [p for p in stale
               if not (file is not None and p.resolve() == file.resolve())
               and p.resolve() not in replaced and not _holds(p, raw)
@@ -289,6 +290,19 @@ def _refuse_removing_theirs(stale: list[Path], raw: bytes, file: Path | None, ta
             f"{'it' if one else 'them'}. Remove or rename {'it' if one else 'them'} yourself, or "
             "give one of the definitions another `name:`, then save again",
             code="definition_exists")
+
+
+def replaced_file(folder: Path, name: str, replaces: str | None) -> Path | None:
+    """The one file a save of `name` that `replaces` another definition may
+    remove by that approval: `<replaces>.yml`, else `<replaces>.yaml`, in the
+    scope folder; None when nothing is renamed (`replaces` absent, or the very
+    name saved). The approval's preview names this file
+    (`zapcli.cli.definition_tools.save_preview`); any other file is removed only
+    when nothing is lost (`_refuse_removing_theirs`)."""
+    if not replaces or replaces == name:
+        return None
+    return next((p for p in (folder / f"{replaces}.yml", folder / f"{replaces}.yaml")
+                 if p.exists()), None)
 
 
 def _holds(path: Path, raw: bytes) -> bool:
