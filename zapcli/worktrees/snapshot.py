@@ -30,11 +30,15 @@ class Snapshot:
 
 
 def commit_tree(where: g.Place, tree: str, parents: list[str], message: str) -> str:
-    """`git commit-tree`, as the user when git knows who that is, else as zapcli."""
-    args = ["commit-tree", tree, *[x for p in parents for x in ("-p", p)], "-m", message]
-    proc = g.git(args, where, check=False)
+    """`git commit-tree`, as the user when git knows who that is, else as zapcli.
+    The message goes on stdin, ended by a newline as `-m` ends it: a message of
+    any length (a squash carries the branch's messages, which its subagent
+    wrote; one argument of a command line holds at most 128 KiB)."""
+    args = ["commit-tree", tree, *[x for p in parents for x in ("-p", p)]]
+    text = message if message.endswith("\n") else message + "\n"
+    proc = g.git(args, where, check=False, input=text)
     if proc.returncode != 0 and "identity" in (proc.stderr or "") + (proc.stdout or ""):
-        proc = g.git(args, where, check=False, env=IDENTITY)
+        proc = g.git(args, where, check=False, env=IDENTITY, input=text)
     if proc.returncode != 0:
         raise g.GitError(g._message(proc), proc.returncode)
     return proc.stdout.strip()
