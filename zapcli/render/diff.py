@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from zapcli.render.common import Lines
 from zapcli.render.docschema import stamp
-from zapcli.render.text import alt, escape_controls
+from zapcli.render.text import alt, escape_controls, git_quoted
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
@@ -36,10 +36,11 @@ def _source(res: Any) -> str:
 
 def _stat_lines(files: list[Any]) -> Lines:
     widest = max((f.added or 0) + (f.deleted or 0) for f in files) or 1
-    name_width = min(max(len(f.path) for f in files), 60)
+    name_width = min(max(len(git_quoted(f.path)) for f in files), 60)
     out: Lines = []
-    for f in files:
-        name = escape_controls(f.path if f.old_path is None else f"{f.old_path} => {f.path}")
+    for f in files:  # names as git prints them: one name, one line
+        name = git_quoted(f.path) if f.old_path is None else \
+            f"{git_quoted(f.old_path)} => {git_quoted(f.path)}"
         if f.added is None:
             out.append(("", f" {name:<{name_width}} | Bin"))
             continue
@@ -70,12 +71,13 @@ def head(res: Any) -> Lines:
 
 def body(res: Any) -> Lines:
     """Only what git's own option prints: the patch, the stat, or one file
-    name a line (the command's stdout, for `| xargs` or `| git apply`)."""
+    name a line, quoted as git quotes an unusual one (the command's stdout,
+    for `| xargs` or `| git apply`)."""
     files = res.changes.files
     if not files:
         return []
     if res.mode == "name-only":
-        return [("", escape_controls(f.path)) for f in files]
+        return [("", git_quoted(f.path)) for f in files]  # as git prints them
     if res.mode == "stat":
         return _stat_lines(files) + [("", " " + stat_words(res.changes.stat()))]
     return _patch_lines(res.changes.patch or "")

@@ -14,6 +14,29 @@ _CONTROL = {c: (f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}")
             for c in range(first, last + 1)}
 
 
+_C_ESCAPES = {7: "a", 8: "b", 9: "t", 10: "n", 11: "v", 12: "f", 13: "r", 34: '"', 92: "\\"}
+
+
+def git_quoted(path: str) -> str:
+    """`path` as git prints a file name (`git diff --name-only`, `--stat`;
+    core.quotePath's default): as it is when plain, else in double quotes with
+    C escapes (`"a\\nb"`, octal for other controls and non-ASCII bytes). One
+    name is one line, whatever its bytes: a name a subagent chose with a newline
+    in it never reads as two names to `| xargs` or `| while read`."""
+    raw = path.encode("utf-8", "surrogateescape")
+    if not any(b < 0x20 or b >= 0x7F or b in (34, 92) for b in raw):
+        return path
+    out = []
+    for b in raw:
+        if b in _C_ESCAPES:
+            out.append("\\" + _C_ESCAPES[b])
+        elif b < 0x20 or b >= 0x7F:
+            out.append(f"\\{b:03o}")
+        else:
+            out.append(chr(b))
+    return '"' + "".join(out) + '"'
+
+
 def escape_controls(text: str) -> str:
     """Show control characters (ESC, BEL, NUL, C1, ...) as `\\xNN`; keep \\n and \\t."""
     return text.translate(_CONTROL)
