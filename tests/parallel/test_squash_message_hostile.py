@@ -5,7 +5,7 @@ must not keep its work from merging (nor make the merge say what did not happen)
 from __future__ import annotations
 
 from tests.parallel.conftest import git
-from tests.parallel.test_merge import COMMIT, _done
+from tests.parallel.test_merge import _done
 
 
 def test_a_huge_commit_message_still_squashes(zap, repo):
