@@ -319,3 +319,24 @@ def test_a_start_made_again_after_its_agent_died_runs_the_work_once(zap: Zap) ->
     assert marker.read_text().split() == ["ran"]
     assert [r["type"] for r in trail_records(zap.trail(sid))].count("start") == 1
     assert store.path_for(sid, ".err").read_text() == "", "a refused runner spoke in its stderr"
+
+
+def test_a_ray_that_is_found_but_does_not_import_is_said_as_the_probe_would(tmp_path: Path) -> None:
+    """The pool job's probe finds ray without importing it (~0.35 s a pool
+    start); a ray that is there but fails to import (adversary round 11: the
+    job then died on a traceback, where the old probe said why) is said by the
+    dispatcher in the probe's words, which `no_python` turns into the advice."""
+    import os
+
+    from zapcli.executors import ray_wire
+
+    broken = tmp_path / "site" / "ray"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('this ray is broken')\n")
+    cmd = ray_wire.entrypoint(sys.executable, ["key", "1", "e30=", "5"])
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path / 'site'}{os.pathsep}{Path(__file__).parents[2]}"}
+    res = subprocess.run(["sh", "-c", cmd], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 3, (res.stdout, res.stderr)
+    said = ray_wire.no_python("127.0.0.1:1", None, res.stdout, {"status": "FAILED"})
+    assert "cannot import zapcli and ray" in said and "this ray is broken" in said, said

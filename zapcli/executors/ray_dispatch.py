@@ -417,7 +417,11 @@ def main(argv: list[str]) -> int:
     if len(argv) != 4:
         sys.stderr.write("usage: python -m zapcli.executors.ray_dispatch KEY GEN CALLER IDLE_S\n")
         return 2
-    import ray
+    try:
+        import ray
+    except Exception as exc:  # noqa: BLE001 - found by the job's probe, yet it does not import
+        sys.stdout.write(f"{wire.NO_PYTHON} {sys.executable}: {type(exc).__name__}: {exc}\n")
+        return 3
 
     key, gen, caller = argv[0], int(argv[1]), orjson.loads(base64.b64decode(argv[2]))
     from zapcli.executors.ray_node import pool_hello

@@ -267,12 +267,16 @@ def bundle(resources: dict[str, float] | None) -> dict[str, float]:
     return {str(k): float(v) for k, v in resources.items() if float(v) > 0}
 
 
+NO_PYTHON = "ZAPCLI1 nopython"  # a candidate Python that cannot import zapcli and ray, in the job's log
+
+
 def entrypoint(python: str | None, args: list[str]) -> str:
     """The pool job's command: the first of the candidate Pythons that
     imports zapcli and finds ray runs the dispatcher (which imports ray: the
     probe does not, ~0.6 s of CPU a pool start saved); if none does, each
     one's complaint at importing both goes to the job's log (`no_python`
-    reads it). Neither the probes nor the dispatcher has the job's working
+    reads it; the dispatcher says the same of a ray found that does not
+    import). Neither the probes nor the dispatcher has the job's working
     folder on its module path (docs/explanation/security.md): the nodes'
     Pythons may predate `-P`."""
     cands = [python] if python else [sys.executable, "python3", "python"]
@@ -287,7 +291,7 @@ def entrypoint(python: str | None, args: list[str]) -> str:
     run = " ".join(['"$p"', *map(shlex.quote, python_m_any("zapcli.executors.ray_dispatch",
                                                              python="")[1:])])
     return (f"for p in {quoted}; do if {probe} >/dev/null 2>&1; then exec {run} {tail}; fi; done; "
-            f"for p in {quoted}; do echo \"ZAPCLI1 nopython $p: $({said} 2>&1 | tail -n 1)\"; "
+            f"for p in {quoted}; do echo \"{NO_PYTHON} $p: $({said} 2>&1 | tail -n 1)\"; "
             f"done; exit 3")
 
 
@@ -314,7 +318,7 @@ def mismatch(addr: str, hello: dict[str, Any]) -> str:
 
 
 def no_python(addr: str, python: str | None, log: str, job: dict[str, Any]) -> str:
-    said = [ln.split(" ", 2)[2] for ln in log.splitlines() if ln.startswith("ZAPCLI1 nopython ")]
+    said = [ln.split(" ", 2)[2] for ln in log.splitlines() if ln.startswith(NO_PYTHON + " ")]
     if python and len(said) == 1 and said[0].startswith(f"{python}: "):
         said = [said[0][len(python) + 2:]]
     if not said:
