@@ -86,15 +86,32 @@ class Keys:
 # --------------------------------------------------------------- other users
 
 
-def _free_uid() -> int:
-    """A uid with no account and no process on this machine."""
+UID_LOCKS = Path(tempfile.gettempdir()) / "zapcli-test-uids"  # one lock file per uid played
+
+
+def _free_uid() -> tuple[int, int]:
+    """A uid with no account and no process on this machine, and the fd of
+    its lock, held while it is played: two test processes (xdist workers,
+    or two runs on one machine) that looked at the same moment picked the
+    same uid, and the first to close killed the other's processes."""
+    import fcntl
+
+    UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
     busy = {p.uids().real for p in psutil.process_iter() if _alive(p)}
     for uid in range(61800, 61999):
         try:
             pwd.getpwuid(uid)
+            continue
         except KeyError:
-            if uid not in busy:
-                return uid
+            if uid in busy:
+                continue
+        fd = os.open(UID_LOCKS / str(uid), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # another test process plays it
+            os.close(fd)
+            continue
+        return uid, fd
     pytest.skip("no free uid in 61800-61999 to play another user")
     raise AssertionError  # unreachable
 
@@ -118,7 +135,7 @@ class User:
     config and workspace folders, and the environment its zapcli runs with."""
 
     def __init__(self, keys: Keys, base_url: str):
-        self.uid = _free_uid()
+        self.uid, self._lock = _free_uid()
         self.root = Path(tempfile.mkdtemp(prefix="zapcli-user-"))
         os.chmod(self.root, 0o755)
         self.home, self.work = self.root / "home", self.root / "work"
@@ -168,6 +185,7 @@ class User:
             except psutil.Error:
                 continue
         shutil.rmtree(self.root, ignore_errors=True)
+        os.close(self._lock)  # the uid is free for another test once its processes are gone
 
 
 @pytest.fixture
