@@ -70,3 +70,34 @@ def test_kill_grace_has_one_range_for_the_option_the_variable_and_the_file(zap):
     assert zap("kill", "--grace", "3600", edge.out.strip()).returncode == 0
     over = zap("kill", "--grace", "3601", edge.out.strip())
     assert over.returncode == 2 and "between 0 and 3600" in over.err
+
+
+def test_a_task_read_from_a_terminal_says_so_first_and_ends_at_ctrl_d(zap):
+    """New user (round 4): `spawn --cli sh -` at a terminal waited on stdin
+    with no word, as if hung. At a terminal it says it reads the task and how
+    to end it; from a pipe it says nothing (scripts' stderr stays clean)."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+    import time
+
+    main, tty = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "zapcli", "spawn", "--cli", "sh", "-"],
+                            stdin=tty, stderr=tty, stdout=subprocess.PIPE, cwd=zap.cwd, env=zap.env)
+    os.close(tty)
+    said, end = b"", time.monotonic() + 30
+    while b"Ctrl-D" not in said and time.monotonic() < end:
+        if select.select([main], [], [], 0.2)[0]:
+            said += os.read(main, 4096)
+    assert b"reading the task from standard input; end it with Ctrl-D" in said, said
+    os.write(main, b"echo from-the-terminal\n\x04")
+    out, _ = proc.communicate(timeout=60)
+    os.close(main)
+    sid = out.decode().strip()
+    assert proc.returncode == 0 and sid.startswith("sa_"), out
+    zap("wait", sid, "--timeout", "30", check=True)
+    assert zap("output", sid).out == "from-the-terminal\n"
+    piped = zap("spawn", "--cli", "sh", "-", input="echo piped")
+    assert piped.returncode == 0 and piped.err == ""

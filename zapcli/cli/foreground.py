@@ -201,9 +201,9 @@ def _checked(task: str | None, approval: str | None, timeout: float | None,
     if not 0 < limit <= 7 * 86400:
         raise UsageError(f"--timeout must be more than 0 and at most 604800 seconds, got {limit}")
     if task == "-":  # read up to one byte past the limit, never the whole of /dev/zero
-        from zapcli.ops.tasktext import MAX_TASK_BYTES, decode_task
+        from zapcli.cli.output import text_from_stdin
 
-        task = decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
+        task = text_from_stdin()
     return task, limit
 
 

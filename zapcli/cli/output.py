@@ -27,6 +27,19 @@ def is_tty(stream: Any = None) -> bool:
         return False
 
 
+def text_from_stdin(what: str = "the task") -> str:
+    """`-` given for a text: read it from standard input (at most 1 MB, UTF-8).
+    At a terminal a line on stderr says so first, as `cat` does not: a person
+    who typed `-` and sees nothing happen would think zapcli hung."""
+    from zapcli.ops.tasktext import MAX_TASK_BYTES, decode_task
+
+    if is_tty(sys.stdin):
+        sys.stderr.write(f"zapcli: reading {what} from standard input; end it with Ctrl-D "
+                         "(Ctrl-C to give up)\n")
+        sys.stderr.flush()
+    return decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
+
+
 def color_allowed() -> bool:
     return is_tty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 

@@ -9,8 +9,6 @@ is nothing to claim (the reason on stderr).
 
 from __future__ import annotations
 
-import sys
-
 from zapcli.cli.output import emit, emit_text, is_tty, note
 from zapcli.render import board as render
 from zapcli.team import who, work
@@ -20,9 +18,9 @@ EXIT_NOTHING = 3  # `claim`: nothing to claim now, or nothing left
 
 def _text(text: str) -> str:
     if text == "-":
-        from zapcli.ops.tasktext import MAX_TASK_BYTES, decode_task
+        from zapcli.cli.output import text_from_stdin
 
-        return decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
+        return text_from_stdin("the text")
     return text
 
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-
 from zapcli.cli.commands.spawn import print_spawned
+from zapcli.cli.output import text_from_stdin
 from zapcli.ops.continue_ import continue_
-from zapcli.ops.tasktext import MAX_TASK_BYTES, decode_task
 
 
 def execute(id: str, text: str, model: str | None = None, timeout: float | None = None,
             on_finish: str | None = None, json: bool = False) -> int:
     if text == "-":
-        text = decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
+        text = text_from_stdin("the follow-up")
     return print_spawned(continue_(id, text, model=model, timeout_s=timeout, on_finish=on_finish), json)

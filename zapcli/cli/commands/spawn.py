@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import sys
-
-from zapcli.cli.output import StdoutError, emit, emit_text, is_tty, warn
+from zapcli.cli.output import StdoutError, emit, emit_text, is_tty, text_from_stdin, warn
 from zapcli.ops.spawn import SpawnRequest, SpawnResult, spawn
-from zapcli.ops.tasktext import MAX_TASK_BYTES, decode_task
 
 
 def execute(task: str, cli: str | None = None, agent: str | None = None, model: str | None = None,
@@ -21,7 +18,7 @@ def execute(task: str, cli: str | None = None, agent: str | None = None, model: 
             json: bool = False) -> int:
     choice = sandbox_choice(sandbox, no_sandbox)
     if task == "-":
-        task = decode_task(sys.stdin.buffer.read(MAX_TASK_BYTES + 1))
+        task = text_from_stdin()
     req = SpawnRequest(task=task, cli=cli, agent=agent, model=model, timeout_s=timeout,
                        approval=approval, cwd=cwd, after=tuple(after or ()),
                        max_tokens=max_tokens, unattended=unattended, worktree=worktree,
