@@ -101,3 +101,16 @@ def test_a_task_read_from_a_terminal_says_so_first_and_ends_at_ctrl_d(zap):
     assert zap("output", sid).out == "from-the-terminal\n"
     piped = zap("spawn", "--cli", "sh", "-", input="echo piped")
     assert piped.returncode == 0 and piped.err == ""
+
+
+def test_a_workspace_setting_not_applied_is_a_warning_in_doctor_not_a_failure(zap):
+    """New user (round 4): a trusted workspace whose `approval: full` is not
+    applied (spawn goes on without it, and says so) made `doctor` FAIL and
+    exit 1 for good. It is a warning: named, exit 0."""
+    (zap.cwd / ".zapcli").mkdir()
+    (zap.cwd / ".zapcli" / "config.yaml").write_text("approval: full\n")
+    zap("trust", check=True)
+    res = zap("doctor")
+    line = next(ln for ln in res.out.splitlines() if ln.split()[1:2] == ["config:"])
+    assert line.startswith("WARN config: 1 workspace setting(s) not applied"), res.out
+    assert "`approval: full`" in res.out and res.returncode == 0, (res.returncode, res.out)

@@ -146,7 +146,9 @@ def _checks(workspace: Path) -> tuple[list[Check], Settings]:
               f"{len(invalid)} problem(s): spawn and run refuse to start until they are fixed "
               "(the other checks below ran without the invalid files)" if invalid else
               f"{len(problems)} workspace setting(s) not applied")
-    checks = [Check("config", not problems, detail, problems),
+    # A setting not applied is a warning: spawn and run go on without it (and say
+    # so); a cloned repository's would otherwise keep doctor failing for good.
+    checks = [Check("config", not invalid, detail, problems, warning=bool(problems) and not invalid),
               _database(_state())]
     from zapcli.definitions import discover
 
