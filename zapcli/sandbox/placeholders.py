@@ -55,6 +55,7 @@ from zapcli.sandbox.neutral import content
 from zapcli.sandbox.policy import Policy
 
 TRIES = 5  # a placeholder removed under us between its open and its lock: made again
+HOLD_TRIES = 60  # a whole hold started again: sandboxes ending in the same folder meanwhile
 LOCK_WAIT_S = 5.0
 
 
@@ -259,11 +260,15 @@ def hold(policy: Policy, records: str = "") -> Held:
     been missing then (`_as_now`), and a hold that sees one go while it
     holds starts again: the name is never left unheld, and bwrap never
     meets a missing mount point."""
-    for _ in range(TRIES):
+    import time
+
+    for attempt in range(HOLD_TRIES):
         try:
             return _hold(_as_now(policy), records)
-        except _Moved:
-            continue
+        except _Moved:  # out of step with the others a moment (1-10 ms, growing): their
+            # ends come in bursts (16 sandboxes of one folder ending; five tries, no pause,
+            # were all spent inside one burst under load)
+            time.sleep((1 + os.urandom(1)[0] % 10) * min(attempt + 1, 8) / 1000)
     raise OSError(errno.EBUSY, "its control files kept being removed while the sandbox started "
                   "(other sandboxes in the same folder ending meanwhile)")
 
