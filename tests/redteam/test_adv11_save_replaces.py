@@ -6,21 +6,11 @@ name that has both spellings (`old.yml` named, `old.yaml` the person's)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
+from tests.e2e.test_parent_definitions import call, run
+
 BY_HAND = "name: {name}\ndescription: written by hand, my notes\ntools: [read]\n"
-
-
-def call(tool, **arguments):
-    return {"tool_calls": [{"name": tool, "arguments": arguments}]}
-
-
-def run(zap, *args):
-    return subprocess.run([sys.executable, "-m", "zapcli", "run", *args], env=zap.env, cwd=zap.cwd,
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 
 @pytest.mark.parametrize("saved,replaces", [("helper", "helper"), ("fresh", "helper")])
