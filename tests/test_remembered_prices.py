@@ -65,3 +65,28 @@ def test_a_spoilt_or_foreign_file_is_a_miss_and_is_made_again(home):
     again = _run(home)
     assert again["library"]  # the file named another database: asked again, priced right
     assert again["costs"]["gpt-4o-mini"][0] < 0.01
+
+
+def _imported(err: str) -> set[str]:
+    """The modules a process imported, from what PYTHONPROFILEIMPORTTIME
+    made it print on stderr (a runner's: its `.err` file)."""
+    return {line.split("|")[2].strip() for line in err.splitlines()
+            if line.startswith("import time:") and line.count("|") == 2}
+
+
+def test_a_runner_whose_model_an_earlier_one_priced_never_imports_the_library(zap, model):
+    """The runner loads the price library ahead of its first call (its
+    prefetch) only for a model no earlier runner priced: the second of two
+    built-in agents of one model never imports `genai_prices` at all — its
+    own imports, as Python itself reports them."""
+    model([{"turns": [{"text": "done."}]}])
+    seen = []
+    for n in range(2):
+        sid = zap("spawn", f"price me {n}", env={"PYTHONPROFILEIMPORTTIME": "1"}, check=True).out.strip()
+        assert zap.wait_status(sid, timeout=60) == "completed"
+        seen.append(_imported((zap.home / "subagents" / f"{sid}.err").read_text()))
+    assert "openai" in seen[0] and "openai" in seen[1]  # the report holds the runner's imports
+    library = [{m for m in mods if m.split(".")[0] == "genai_prices"} for mods in seen]
+    assert "genai_prices.data" in library[0]  # the first runner asks the library: model unknown
+    assert json.loads((zap.home / "prices.json").read_text())["models"] == {"scripted": None}
+    assert not library[1]

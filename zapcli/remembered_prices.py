@@ -86,6 +86,18 @@ def look(model: str) -> Any:
     return MISS
 
 
+def answered(model: str | None) -> bool:
+    """Whether an earlier process remembered what the library says of
+    `model` (its price, or that it has none), as named or after a provider's
+    `prefix/`: a runner that will price its calls without the library need
+    not load it ahead of its first call. Never raises (False)."""
+    try:
+        return any(look(name) is not MISS for name in (model or "", (model or "").partition("/")[2])
+                   if name)
+    except Exception:  # noqa: BLE001 - a prefetch is best effort: load the library
+        return False
+
+
 def _plain(ref: str) -> dict[str, float] | None:
     """The library's price for `ref` when it is plain numbers; checked
     against the library's own total for a probe call."""

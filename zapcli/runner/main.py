@@ -139,13 +139,15 @@ def _prefetch(sid: str) -> None:
     """The built-in agent's heavy imports on a thread, started first thing:
     `openai` (~0.5 s, most of the time to the first model request), the price
     library for the cost of its first call unless its spawn froze a price from
-    config.yaml, and, when the grant has MCP servers, `mcp` before them. Meanwhile this thread claims
+    config.yaml or an earlier runner remembered the model's, and, when the grant has MCP servers, `mcp` before them. Meanwhile this thread claims
     the subagent, writes `start`, reserves the end, builds the grant and
     starts the MCP servers (waiting on processes and fsyncs): the first
     request waits only for what is left of the imports. Both threads import
     top-down through the same packages, and whoever imports a module second
     waits for it on Python's import lock. Best effort: a failure here is met
     again, and reported, where the module is really used."""
+    from zapcli.remembered_prices import answered
+
     try:
         spawn = spawn_of(store.path_for(sid))  # its first line: the claim reads the rest
     except Exception:  # noqa: BLE001 - the claim right after says what is wrong
@@ -155,8 +157,10 @@ def _prefetch(sid: str) -> None:
     mcp = (spawn.grant or {}).get("mcp")
     names = (["mcp", "mcp.client.stdio"] if isinstance(mcp, dict) and mcp.get("servers") else []) + \
         ["openai"]
-    if not isinstance(spawn.raw.get("price"), dict):  # priced by config.yaml: the library loads
-        names.append("genai_prices")  # (its database ~4 MB, for good) only if a call names another model
+    if not isinstance(spawn.raw.get("price"), dict) and not answered(spawn.model):
+        # priced by config.yaml, or remembered by an earlier runner: the library
+        # (its database ~4 MB, for good) loads only if a call names another model
+        names.append("genai_prices")
 
     def work() -> None:
         from importlib import import_module
