@@ -82,6 +82,40 @@ print(json.dumps({{"types": sorted(dir(t)), "responses": sorted(dir(r)), "chat":
     assert "type_to_response_format_param" in seen[0]["lib"]
 
 
+ASYNC = """
+import json, sys
+from zapcli.providers import sdk
+openai = sdk.load()
+waiting = "asyncio.base_events" not in sys.modules  # what the sync client never needed
+import asyncio
+
+
+async def ask():
+    client = openai.AsyncOpenAI(api_key="k", base_url=sys.argv[1], max_retries=0)
+    done = await client.chat.completions.create(
+        model="scripted", messages=[{"role": "user", "content": "hi"}])
+    await client.close()
+    return done.choices[0].message.content, await asyncio.to_thread(lambda: "thread")
+
+
+print(json.dumps([waiting, asyncio.run(ask()), asyncio.get_event_loop_policy().__class__.__name__]))
+"""
+
+
+def test_asyncio_deferred_by_the_sdk_import_is_whole_for_the_first_async_caller():
+    """`asyncio` waits through the SDK's import (its sync client never asks
+    it anything), then works in full: the SDK's own async client answers
+    inside `asyncio.run`, as with asyncio imported first."""
+    seen = []
+    for first in ("", "import asyncio  # imported before the SDK: as it is written\n"):
+        with ScriptedServer([{"turns": [{"text": "async answer"}]}]) as srv:
+            proc = subprocess.run([sys.executable, "-c", first + ASYNC, srv.base_url],
+                                  capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        seen.append(json.loads(proc.stdout))
+    assert seen[0][0] is True and seen[1][0] is False
+    assert seen[0][1:] == seen[1][1:] == [["async answer", "thread"], "_UnixDefaultEventLoopPolicy"]
+
 PACKAGE = {"a.py": "A = 'a'\n", "b.py": "B = 'b'\n", "c.py": "C = 'c'\n"}
 
 

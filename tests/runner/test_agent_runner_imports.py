@@ -17,6 +17,9 @@ from tests.runner.test_runner_imports import _brought_in, _imported
 # failed import is reported too), so what is checked is that nothing of it loaded.
 NEVER_FOR_AGENT = {"aiohttp.client", "aiohttp.connector", "yarl", "multidict", "aiohappyeyeballs",
                    "aiosignal", "frozenlist",
+                   # asyncio's event loop: the SDK imports asyncio for its async client only
+                   # (its __init__ deferred, zapcli.providers.sdk); the loop is synchronous
+                   "asyncio.base_events", "asyncio.events",
                    # its definition is frozen in its spawn record: read back by
                    # zapcli.definitions.model, never the YAML layers, loader or switches' store
                    "yaml", "zapcli.definitions.layers", "zapcli.definitions.schema",

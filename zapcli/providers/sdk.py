@@ -23,8 +23,11 @@ from them (`openai.types.chat.…`) is imported as always, a name their
 other name asked of the package runs its real `__init__` then, in full. The
 Chat Completions loop never asks one: a built-in agent's runner imports
 ~380 modules of the SDK and its dependencies instead of ~840 (~0.2 s of CPU
-and ~10 MB less). Should the SDK's import fail with the deferral, it is
-imported again without it.
+and ~10 MB less). `asyncio` is deferred alike when nothing imported it
+before: the SDK imports it at the top of modules that use it only in its
+async client, and its `__init__` imports ~30 modules (~2 MB a runner holds;
+the first name a later async caller asks of it runs it whole). Should the
+SDK's import fail with the deferral, it is imported again without it.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ if TYPE_CHECKING:
 
 UNUSED = ("aiohttp",)  # optional transports of the SDK zapcli never uses
 DEFERRED = frozenset({"openai.types", "openai.types.responses", "openai.types.chat",
-                      "openai.types.shared", "openai.types.shared_params", "openai.lib"})  # packages whose __init__ waits
+                      "openai.types.shared", "openai.types.shared_params", "openai.lib",
+                      "asyncio"})  # packages whose __init__ waits
 _lock = threading.Lock()
 
 
