@@ -27,6 +27,8 @@ NEVER_FOR_SH = {"yaml", "typer", "click", "rich", "openai", "mcp", "jsonschema",
                 "ctypes",
                 # a `started` hook's machinery, for a subagent without one
                 "zapcli.trail.events",
+                # what earlier runners learnt of model prices: a built-in agent's
+                "zapcli.remembered_prices",
                 # `run --subagent --id ID` goes straight to the runner: the table of every
                 # command's options is for the other command lines
                 "zapcli.cli.argspec", "zapcli.cli.fastpath"}

@@ -146,14 +146,14 @@ def _prefetch(sid: str) -> None:
     top-down through the same packages, and whoever imports a module second
     waits for it on Python's import lock. Best effort: a failure here is met
     again, and reported, where the module is really used."""
-    from zapcli.remembered_prices import answered
-
     try:
         spawn = spawn_of(store.path_for(sid))  # its first line: the claim reads the rest
     except Exception:  # noqa: BLE001 - the claim right after says what is wrong
         return
     if spawn is None or spawn.cli != "zapcli":
         return
+    from zapcli.remembered_prices import answered  # a built-in agent's runner only
+
     mcp = (spawn.grant or {}).get("mcp")
     names = (["mcp", "mcp.client.stdio"] if isinstance(mcp, dict) and mcp.get("servers") else []) + \
         ["openai"]
