@@ -14,6 +14,7 @@ import pytest
 
 from tests.cli.shells import fish_complete, needs_fish
 from zapcli.cli import gen
+from zapcli.cli.completion import public
 
 pytestmark = [needs_fish, pytest.mark.xdist_group("shells")]
 SCRIPT = gen.COMPLETIONS["fish"]
@@ -46,10 +47,11 @@ def test_every_command_completes_its_options(ws: Path) -> None:
     assert set(top) >= {*gen.commands(), *gen.groups()}, top
     for (group, subs), got in zip(gen.groups().items(), groups, strict=True):
         assert set(got) == set(subs), group
-    wrong = {n: sorted(set(got) ^ ({o for o in spec[n]["options"] if o.startswith("--")} | {"--help"}))
-             for n, got in zip(names, options, strict=True)
-             if set(got) != {o for o in spec[n]["options"] if o.startswith("--")} | {"--help"}}
+    want = {n: {o for o in public(spec[n])["options"] if o.startswith("--")} | {"--help"} for n in names}
+    wrong = {n: sorted(set(got) ^ want[n]) for n, got in zip(names, options, strict=True)
+             if set(got) != want[n]}
     assert not wrong, wrong
+    assert "--subagent" not in answers[1 + len(gen.groups()) + names.index("run")]  # hidden: internal
 
 
 def test_values_names_and_ids(ws: Path) -> None:

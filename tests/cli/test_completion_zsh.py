@@ -14,6 +14,7 @@ import pytest
 
 from tests.cli.shells import Zsh, needs_zsh
 from zapcli.cli import gen
+from zapcli.cli.completion import public
 
 pytestmark = [needs_zsh, pytest.mark.xdist_group("shells")]
 BUILTIN_CLIS = ["zapcli", "sh", "claude", "codex", "gemini", "opencode", "qwen", "pi"]
@@ -42,7 +43,8 @@ def ws(tmp_path: Path) -> Path:
 
 
 def _long_options(entry: dict) -> set[str]:
-    return {o for o in entry["options"] if o.startswith("--")} | {"--help"}
+    """What --help shows: not a hidden option (`run --subagent --id`, the child form)."""
+    return {o for o in public(entry)["options"] if o.startswith("--")} | {"--help"}
 
 
 def test_every_command_completes_its_options(ws: Path) -> None:

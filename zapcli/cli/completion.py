@@ -85,7 +85,15 @@ def _split(spec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, An
     return top, groups
 
 
+def public(entry: dict[str, Any]) -> dict[str, Any]:
+    """A command's entry without its hidden options (`run --subagent --id`, the
+    child form): what --help and the references show, the scripts offer."""
+    hidden = {entry["options"][o][0] for o in entry.get("option_hidden", ())}
+    return {**entry, "options": {o: v for o, v in entry["options"].items() if v[0] not in hidden}}
+
+
 def render(shell: str, spec: dict[str, Any]) -> str:
+    spec = {name: public(entry) for name, entry in spec.items()}
     return {"bash": _bash, "zsh": _zsh, "fish": _fish}[shell](spec)
 
 
