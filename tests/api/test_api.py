@@ -188,3 +188,16 @@ def test_unknown_ids_and_names_raise_the_documented_errors(zap):
     finally:
         zapcli.kill([alive], grace=1)
     assert zap("spawn", "--agent", "no-such-agent", "x").returncode == 1
+
+
+def test_kill_of_a_run_id_answers_for_that_run(zap, model):
+    """A `zapcli run`'s id is killed as `zapcli kill` kills it (that run, as
+    its Ctrl-C; tests/parallel/test_stop.py stops a live one): one that
+    ended says so. It raised NotFound, 'is a `zapcli run`, not a subagent'."""
+    model([{"match": "say hello", "turns": [{"text": "hello"}]}])
+    ran = zap("run", "--json", "--", "say hello")
+    run_id = json.loads(ran.out)["run_id"]
+    (entry,) = zapcli.kill(run_id).subagents
+    assert entry.id == run_id and entry.outcome == "already completed" and not entry.stopped
+    with pytest.raises(zapcli.NotFound):  # a run id that names no run is still not found
+        zapcli.kill("run_20260101_0badc0de")

@@ -88,13 +88,18 @@ def given_ids(ids: Ids | None) -> list[str] | None:
     return None if ids is None else id_list(ids)
 
 
-def existing(ids: list[str]) -> list[str]:
+def existing(ids: list[str], runs: bool = False) -> list[str]:
     """`ids`, each resolved; NotFound naming each one that names no subagent
-    (before anything is done to the others)."""
+    (before anything is done to the others). `runs`: a `zapcli run`'s id
+    that exists is kept too."""
+    from zapcli.trail import runs as run_trails
     from zapcli.trail import store
 
     found, missing = [], []
     for value in ids:
+        if runs and run_trails.exists(value):
+            found.append(value)
+            continue
         try:
             path = store.path_for(value)
         except NotFound as exc:
@@ -282,7 +287,8 @@ def kill(ids: Ids | None = None, *, all: bool = False,  # noqa: A002 - the CLI's
          grace: float | None = None) -> KillResult:
     """Stop subagents and their whole process trees (SIGTERM, SIGKILL after
     `grace` seconds); `all`: every running and queued one of this session;
-    an empty list: none. Each id answers on its own (`Killed.outcome`:
+    an empty list: none; a `zapcli run`'s id (run_…): that run, as its
+    Ctrl-C does. Each id answers on its own (`Killed.outcome`:
     "cancelled", "already completed", ...). Raises NotFound, stopping none,
     when an id does not exist."""
     from zapcli.ops.kill import kill as do_kill
@@ -291,8 +297,8 @@ def kill(ids: Ids | None = None, *, all: bool = False,  # noqa: A002 - the CLI's
     asked = given_ids(ids)
     if asked is not None and not asked and not all:
         return KillResult((), as_printed(render.doc([])))
-    doc = as_printed(render.doc(do_kill(existing(asked or []), settings(), grace_s=grace,
-                                        all_=all)))
+    doc = as_printed(render.doc(do_kill(existing(asked or [], runs=True), settings(), grace_s=grace,
+                                        all_=all, runs=True)))
     return KillResult(tuple(Killed(e["id"], e["outcome"], e["pid"], e["signals"], e["error"])
                             for e in doc["subagents"]), doc)
 
