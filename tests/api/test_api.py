@@ -129,7 +129,12 @@ def test_arguments_of_the_wrong_type_are_a_usage_error_naming_them(zap):
                        (lambda: zapcli.spawn("x", cli="sh", timeout="abc"), "`timeout` must be a number"),
                        (lambda: zapcli.spawn("x", cli="sh", max_tokens=1.5), "`max_tokens` must be a whole"),
                        (lambda: zapcli.spawn("x", cli=3), "`cli` must be a string"),
-                       (lambda: zapcli.spawn("x", cli="sh", timeout=True), "`timeout` must be a number")):
+                       (lambda: zapcli.spawn("x", cli="sh", timeout=True), "`timeout` must be a number"),
+                       # new user, round 5: poll(5) raised TypeError ('int' object is not iterable)
+                       (lambda: zapcli.poll(5), "`ids` must be a subagent id"),
+                       (lambda: zapcli.wait([5]), "`ids` must be a subagent id"),
+                       (lambda: zapcli.kill(b"sa_20260101_0badc0de"), "`ids` must be a subagent id"),
+                       (lambda: zapcli.spawn("x", cli="sh", after=7), "`after` must be a subagent id")):
         with pytest.raises(zapcli.UsageError, match=said):
             call()
     assert zap.json("list", "--all")["subagents"] == []

@@ -73,11 +73,21 @@ def as_printed(doc: dict[str, Any]) -> dict[str, Any]:
     return orjson.loads(orjson.dumps(doc, default=str))  # type: ignore[no-any-return]
 
 
-def id_list(ids: Ids | None) -> list[str]:
-    """One id or several, as a list."""
+def id_list(ids: Ids | None, name: str = "ids") -> list[str]:
+    """One id or several, as a list; a UsageError naming `name` for anything
+    else (an int, bytes, a list holding one: it was a TypeError, or each
+    byte taken for an id)."""
     if ids is None:
         return []
-    return [ids] if isinstance(ids, str) else [str(i) for i in ids]
+    if isinstance(ids, str):
+        return [ids]
+    what = "a subagent id (a string) or a list of them"
+    if isinstance(ids, (bytes, bytearray, dict)) or not hasattr(ids, "__iter__"):
+        _typed(name, ids, (), what)
+    found = list(ids)
+    for one in found:
+        _typed(name, one, (str,), what)
+    return found
 
 
 def given_ids(ids: Ids | None) -> list[str] | None:
@@ -149,7 +159,7 @@ def _request(task: str, *, cli: str | None, agent: str | None, model: str | None
         _typed(name, value, kinds, what)
     return SpawnRequest(
         task=task, cli=cli, agent=agent, model=model, timeout_s=timeout, approval=approval,
-        cwd=None if cwd is None else str(cwd), after=tuple(id_list(after)), max_tokens=max_tokens,
+        cwd=None if cwd is None else str(cwd), after=tuple(id_list(after, "after")), max_tokens=max_tokens,
         unattended=unattended, worktree=worktree, on_finish=on_finish,
         output_schema=output_schema, executor=executor, max_cost=max_cost,
         sandbox=None if sandbox is None else ("on" if sandbox else "off"))
