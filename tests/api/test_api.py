@@ -138,6 +138,27 @@ def test_arguments_of_the_wrong_type_are_a_usage_error_naming_them(zap):
         with pytest.raises(zapcli.UsageError, match=said):
             call()
     assert zap.json("list", "--all")["subagents"] == []
+    # the other verbs' options too (a string for a number was a TypeError: '>=' not supported …)
+    import asyncio
+
+    from zapcli.api import aio
+
+    sid = zapcli.spawn("sleep 60", cli="sh").id
+    try:
+        for call, said in ((lambda: zapcli.poll(sid, wait_secs="3"), "`wait_secs` must be a number"),
+                           (lambda: zapcli.wait(sid, timeout="3"), "`timeout` must be a number"),
+                           (lambda: zapcli.list(limit="3"), "`limit` must be a whole number"),
+                           (lambda: zapcli.kill(sid, grace="x"), "`grace` must be a number"),
+                           (lambda: zapcli.send(sid, 5), "`text` must be a string"),
+                           (lambda: zapcli.deny(sid, reason=5), "`reason` must be a string"),
+                           (lambda: zapcli.approve(sid, 1), "`req` must be a request id"),
+                           (lambda: asyncio.run(aio.wait(sid, timeout="3")), "`timeout` must be a number"),
+                           (lambda: asyncio.run(aio.poll(sid, wait_secs="3")), "`wait_secs` must be a number")):
+            with pytest.raises(zapcli.UsageError, match=said):
+                call()
+        assert zapcli.poll(sid, no_wait=True).subagents[0].status is Status.RUNNING  # nothing done to it
+    finally:
+        zapcli.kill([sid], grace=0)
 
 
 def test_an_empty_list_of_ids_is_nothing_to_wait_for(zap):

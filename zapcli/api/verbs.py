@@ -124,6 +124,24 @@ def existing(ids: list[str], runs: bool = False) -> list[str]:
     return found
 
 
+_SECONDS = ((int, float), "a number of seconds or None")
+_FLAG = ((bool,), "True or False")
+_OPTIONS: dict[str, tuple[tuple[type, ...], str]] = {
+    "wait_secs": _SECONDS, "timeout": _SECONDS, "grace": _SECONDS,
+    "limit": ((int,), "a whole number or None"), "no_wait": _FLAG, "any": _FLAG, "all": _FLAG,
+    "stderr": _FLAG, "text": ((str,), "a string"), "req": ((str,), "a request id (r1) or None"),
+    "reason": ((str,), "a string or None")}
+
+
+def checked(**given: Any) -> None:
+    """A verb's options of the wrong type are a UsageError naming them, as
+    spawn's are (a string for a number was a TypeError from deep inside;
+    None is each one's default, or says it is missing)."""
+    for name, value in given.items():
+        if value is not None:
+            _typed(name, value, *_OPTIONS[name])
+
+
 def _typed(name: str, value: Any, kinds: tuple[type, ...], what: str) -> None:
     """A UsageError naming `name` when `value` is none of `kinds` (a bool is
     no number here)."""
@@ -245,6 +263,7 @@ def poll(ids: Ids, *, wait_secs: int | None = None, no_wait: bool = False) -> Po
     from zapcli.ops.poll import poll_plan
     from zapcli.ops.poll import poll_result as empty
 
+    checked(wait_secs=wait_secs, no_wait=no_wait)
     asked = id_list(ids)
     if ids is not None and not asked:
         poll_plan(["-"], wait_secs=wait_secs, no_wait=no_wait)  # its options checked all the same
@@ -271,6 +290,7 @@ def wait(ids: Ids | None = None, *, timeout: float | None = None,
     from zapcli.ops.poll import outstanding
     from zapcli.ops.poll import wait as do_wait
 
+    checked(timeout=timeout, any=any)
     asked = given_ids(ids)
     return wait_result(do_wait(outstanding() if asked is None else asked, settings(),
                                timeout_s=timeout, any_=any))
@@ -286,6 +306,7 @@ def list_(*, all: bool = False, status: str | Sequence[str] | None = None,  # no
     from zapcli.ops.listing import list_subagents
     from zapcli.render import listing as render
 
+    checked(all=all, limit=limit)
     res = list_subagents(settings(), all_sessions=all, status=status, limit=limit)
     doc = as_printed(render.doc(res))
     return Listing(tuple(Subagent.from_record(r) for r in doc["subagents"]), doc["session"],
@@ -304,6 +325,7 @@ def kill(ids: Ids | None = None, *, all: bool = False,  # noqa: A002 - the CLI's
     from zapcli.ops.kill import kill as do_kill
     from zapcli.render import kill as render
 
+    checked(all=all, grace=grace)
     asked = given_ids(ids)
     if asked is not None and not asked and not all:
         return KillResult((), as_printed(render.doc([])))
@@ -322,6 +344,7 @@ def output(id: str, *, stderr: bool = False) -> CapturedOutput:  # noqa: A002 - 
     from zapcli.render import output as render
     from zapcli.trail.store import resolve
 
+    checked(stderr=stderr)
     sid = resolve(id)
     data = b"".join(chunks(sid, stderr=stderr, settings=settings))
     view = observe(sid)
@@ -338,6 +361,7 @@ def send(id: str, text: str) -> Sent:  # noqa: A002 - the CLI's ID
     from zapcli.ops.steer import send as do_send
     from zapcli.render import messages as render
 
+    checked(text=text)
     doc = as_printed(render.sent_doc(do_send(id, text)))
     return Sent(doc["id"], doc["steer_id"], str(doc["status"]), doc)
 
@@ -359,5 +383,6 @@ def _decide(sid: str, req: str | None, yes: bool, reason: str | None) -> Decisio
     from zapcli.ops.steer import decide
     from zapcli.render import messages as render
 
+    checked(req=req, reason=reason)
     doc = as_printed(render.decided_doc(decide(sid, req, yes, reason)))
     return Decision(doc["id"], doc["req_id"], doc["decision"], doc["tool"], doc["summary"], doc)
