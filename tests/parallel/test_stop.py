@@ -284,12 +284,15 @@ def test_a_run_started_with_nohup_outlives_its_terminal(zap, model):
 
 
 @pytest.mark.timeout(180)
-def test_zapcli_kill_of_a_run_id_stops_the_run_as_its_signal_does(zap, model):
+@pytest.mark.parametrize("stopped", [False, True], ids=["running", "ctrl-z"])
+def test_zapcli_kill_of_a_run_id_stops_the_run_as_its_signal_does(zap, model, stopped):
     """New user, round 5: `zapcli kill run_…` from another terminal answered
     that the id was a run's (`outcome: does not exist` in --json) and the
     run went on. The run's id now stops it as SIGTERM does: 143, both
     children stopped and undelivered, no further model call; a second kill
-    says it has already ended."""
+    says it has already ended. A run stopped with Ctrl-Z is continued to
+    act on it (it was SIGKILLed after the grace, its trail left without an
+    end)."""
     m = sleep_marker(3413)
     srv = model([{"match": "kill me by id", "turns": [
         {"tool_calls": [_sh(f"sleep {m}"), _sh(f"sleep {m}")]},
@@ -304,6 +307,8 @@ def test_zapcli_kill_of_a_run_id_stops_the_run_as_its_signal_does(zap, model):
             said += line
         wait_until(lambda: len(pgrep(f"sleep {m}")) == 2, timeout=60)
         run_id = said.split("[run ", 1)[1].split(":", 1)[0]
+        if stopped:
+            run.send_signal(signal.SIGSTOP)
         killed = zap.json("kill", run_id)
         out, rest = run.communicate(timeout=60)
     finally:

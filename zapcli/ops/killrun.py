@@ -51,6 +51,7 @@ def kill_run(run_id: str, grace_s: float, tree_grace_s: float) -> KillEntry:
     sent = "SIGTERM"
     try:
         os.kill(pid, signal.SIGTERM)
+        os.kill(pid, signal.SIGCONT)  # a run stopped (Ctrl-Z) must be able to act on TERM
     except ProcessLookupError:
         final = _final(run_id)
         return KillEntry(run_id, f"already {final.status if final is not None else 'ended'}")
