@@ -309,15 +309,19 @@ def test_zapcli_kill_of_a_run_id_stops_the_run_as_its_signal_does(zap, model, st
         run_id = said.split("[run ", 1)[1].split(":", 1)[0]
         if stopped:
             run.send_signal(signal.SIGSTOP)
-        killed = zap.json("kill", run_id)
+        killed = zap("kill", *(["--json"] if stopped else []), run_id).out
         out, rest = run.communicate(timeout=60)
     finally:
         run.kill()
     assert run.returncode == 143, said + rest
-    assert killed["subagents"][0]["outcome"] == "cancelled", killed
+    if stopped:
+        assert json.loads(killed)["subagents"][0]["outcome"] == "cancelled", killed
+    else:  # the text a person reads says a run, not a subagent
+        assert killed.startswith(f"[SubAgent] terminated 1 run:\n  {run_id}: cancelled (SIGTERM"), killed
     doc = json.loads(out)
     assert doc["status"] == "cancelled" and len(doc["undelivered"]) == 2, doc
     assert len(srv.requests) == 2
     wait_until(lambda: not pgrep(f"sleep {m}"), timeout=20)
     again = zap("kill", run_id)
     assert again.returncode == 0 and "already cancelled" in again.out, again.err
+    assert again.out.startswith("[SubAgent] terminated 0 subagents:"), again.out
