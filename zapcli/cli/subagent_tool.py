@@ -70,6 +70,21 @@ class SubagentTool:
         with self.env.lock:
             return list(self.env.started)
 
+    def refuse(self, args: dict[str, Any]) -> str | None:
+        """Why this call could never run, before the person is asked to
+        approve it (the agent loop asks this first): a shell command from a
+        run whose definition does not grant `bash` (the handler says the same)."""
+        if self.env.shell_allowed or args.get("action") != "spawn":
+            return None
+        clis = args.get("attempt_cli")
+        clis = [clis] if isinstance(clis, str) else clis if isinstance(clis, list) else []
+        if args.get("cli") == "sh" or "sh" in [n.strip() for c in clis if isinstance(c, str)
+                                              for n in c.split(",")]:
+            from zapcli.toolapi.handlers import NO_SHELL
+
+            return NO_SHELL
+        return None
+
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         acts = not BY_NAME[args["action"]].read_only if args.get("action") in BY_NAME else False
         with self._gate:
