@@ -406,6 +406,22 @@ def test_a_shell_spawn_its_definition_cannot_make_is_refused_before_anyone_is_as
     assert not target.exists()
 
 
+def test_a_spawn_past_the_runs_fan_out_cap_is_refused_before_anyone_is_asked(zap, model):
+    """New user, round 5: with --max-subagents 1 reached, a shell spawn
+    asked 'allow bash: …?' and, answered y, was refused by the cap."""
+    target = zap.cwd / "never.txt"
+    model([{"match": "capped parent", "turns": [
+        {"tool_calls": [{"name": "subagent", "arguments": {"action": "spawn", "task": "capped child"}}]},
+        {"tool_calls": [{"name": "subagent", "arguments": {
+            "action": "spawn", "cli": "sh", "task": f"touch {target}"}}]},
+        {"text": "tried"}, {"text": "done"}]},
+        {"match": "capped child", "turns": [{"text": "child done"}]}])
+    code, screen = _run_on_a_terminal(zap, "capped parent", b"y\r", options=("--max-subagents", "1"))
+    assert code == 0, screen
+    assert "allow" not in screen and "so it starts no more" in screen, screen
+    assert not target.exists()
+
+
 def test_foreground_run_holds_its_deadline_while_the_model_hangs(zap, model):
     model([{"match": "hang forever", "turns": [{"text": "late", "delay_s": 60}]}])
     proc = _run(zap, "--timeout", "2", "hang forever", timeout=40)

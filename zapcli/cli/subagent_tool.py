@@ -72,9 +72,18 @@ class SubagentTool:
 
     def refuse(self, args: dict[str, Any]) -> str | None:
         """Why this call could never run, before the person is asked to
-        approve it (the agent loop asks this first): a shell command from a
-        run whose definition does not grant `bash` (the handler says the same)."""
-        if self.env.shell_allowed or args.get("action") != "spawn":
+        approve it (the agent loop asks this first): a spawn once the run's
+        --max-subagents is reached, or a shell command from a run whose
+        definition does not grant `bash` (each as its handler says it)."""
+        if args.get("action") != "spawn":
+            return None
+        if self.env.parent is not None:
+            from zapcli.budget.allot import cap_reached
+
+            capped = cap_reached(self.env.parent)
+            if capped is not None:
+                return capped
+        if self.env.shell_allowed:
             return None
         clis = args.get("attempt_cli")
         clis = [clis] if isinstance(clis, str) else clis if isinstance(clis, list) else []
