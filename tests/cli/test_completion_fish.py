@@ -57,7 +57,8 @@ def test_every_command_completes_its_options(ws: Path) -> None:
 def test_values_names_and_ids(ws: Path) -> None:
     lines = ["zapcli spawn --cli ", "zapcli run --approval ", "zapcli spawn --agent ",
              "zapcli agents show d", "zapcli poll ", "zapcli rm sa_", "zapcli continue ",
-             "zapcli worktree rm ", "zapcli spawn --after ", "zapcli list --status aw"]
+             "zapcli worktree rm ", "zapcli spawn --after ", "zapcli list --status aw",
+             "zapcli completion install ", "zapcli completion show "]
     got = dict(zip(lines, fish_complete(SCRIPT, lines, _env(ws), ws / "ws"), strict=True))
     assert set(got["zapcli spawn --cli "]) == BUILTIN_CLIS  # zapcli not on PATH: the built-ins
     assert set(got["zapcli run --approval "]) == {"confirm", "workspace", "auto-edit", "full"}
@@ -67,6 +68,8 @@ def test_values_names_and_ids(ws: Path) -> None:
                  "zapcli spawn --after "):
         assert got[line] == ["sa_20261130_0123abcd"], line
     assert got["zapcli list --status aw"] == ["awaiting_approval"]
+    for line in ("zapcli completion install ", "zapcli completion show "):  # nothing, before
+        assert set(got[line]) == {"bash", "zsh", "fish"}, line
 
 
 def test_cli_values_come_from_the_zapcli_being_completed(ws: Path) -> None:

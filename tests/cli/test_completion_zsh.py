@@ -76,6 +76,8 @@ def test_values_names_and_ids(ws: Path) -> None:
             assert zsh.complete(line) == ["sa_20261130_0123abcd"], line
         assert zsh.complete("zapcli poll sa_20261130_0123abcd ") == ["sa_20261130_0123abcd"]
         assert zsh.complete("zapcli list --status aw") == ["awaiting_approval"]
+        for sub in ("install", "show"):  # new user, round 5: nothing completed here
+            assert zsh.complete(f"zapcli completion {sub} ") == ["bash", "zsh", "fish"], sub
 
 
 def test_cli_values_come_from_the_zapcli_being_completed(ws: Path) -> None:

@@ -70,11 +70,11 @@ _zapcli() {
         completion) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "show bash zsh fish install" -- "$cur") ); return; fi
            first=3
            case "${COMP_WORDS[2]}" in
-               show) opts="--help"; arg=none ;;
+               show) opts="--help"; arg=shells ;;
                bash) opts="--help"; arg=none ;;
                zsh) opts="--help"; arg=none ;;
                fish) opts="--help"; arg=none ;;
-               install) opts="--help --json --no-rc"; arg=none ;;
+               install) opts="--help --json --no-rc"; arg=shells ;;
            esac ;;
         board) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "add list claim done release show" -- "$cur") ); return; fi
            first=3
@@ -115,6 +115,7 @@ _zapcli() {
             names) COMPREPLY=( $(compgen -W "$(printf '%s\n' general explorer code-reviewer test-runner fixer; ls "${ZAPCLI_CONFIG_HOME:-${XDG_CONFIG_HOME:-$HOME/.config}/zapcli}/subagents" "$(git rev-parse --show-toplevel 2>/dev/null || pwd)/.zapcli/subagents" 2>/dev/null | sed -n "s/\.ya\{0,1\}ml$//p")" -- "$cur") ) ;;
             files) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
             dirs) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
+            shells) COMPREPLY=( $(compgen -W "bash zsh fish" -- "$cur") ) ;;
         esac
     fi
 }
