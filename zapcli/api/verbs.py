@@ -318,8 +318,8 @@ def kill(ids: Ids | None = None, *, all: bool = False,  # noqa: A002 - the CLI's
          grace: float | None = None) -> KillResult:
     """Stop subagents and their whole process trees (SIGTERM, SIGKILL after
     `grace` seconds); `all`: every running and queued one of this session;
-    an empty list: none; a `zapcli run`'s id (run_…): that run, as its
-    Ctrl-C does. Each id answers on its own (`Killed.outcome`:
+    an empty list: none; a `zapcli run`'s id (run_…): that run and its
+    subagents (SIGTERM, as `zapcli kill run_…`). Each id answers on its own (`Killed.outcome`:
     "cancelled", "already completed", ...). Raises NotFound, stopping none,
     when an id does not exist."""
     from zapcli.ops.kill import kill as do_kill
