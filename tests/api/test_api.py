@@ -129,10 +129,36 @@ def test_arguments_of_the_wrong_type_are_a_usage_error_naming_them(zap):
                        (lambda: zapcli.spawn("x", cli="sh", timeout="abc"), "`timeout` must be a number"),
                        (lambda: zapcli.spawn("x", cli="sh", max_tokens=1.5), "`max_tokens` must be a whole"),
                        (lambda: zapcli.spawn("x", cli=3), "`cli` must be a string"),
-                       (lambda: zapcli.spawn("x", cli="sh", timeout=True), "`timeout` must be a number")):
+                       (lambda: zapcli.spawn("x", cli="sh", timeout=True), "`timeout` must be a number"),
+                       # new user, round 5: poll(5) raised TypeError ('int' object is not iterable)
+                       (lambda: zapcli.poll(5), "`ids` must be a subagent id"),
+                       (lambda: zapcli.wait([5]), "`ids` must be a subagent id"),
+                       (lambda: zapcli.kill(b"sa_20260101_0badc0de"), "`ids` must be a subagent id"),
+                       (lambda: zapcli.spawn("x", cli="sh", after=7), "`after` must be a subagent id")):
         with pytest.raises(zapcli.UsageError, match=said):
             call()
     assert zap.json("list", "--all")["subagents"] == []
+    # the other verbs' options too (a string for a number was a TypeError: '>=' not supported …)
+    import asyncio
+
+    from zapcli.api import aio
+
+    sid = zapcli.spawn("sleep 60", cli="sh").id
+    try:
+        for call, said in ((lambda: zapcli.poll(sid, wait_secs="3"), "`wait_secs` must be a number"),
+                           (lambda: zapcli.wait(sid, timeout="3"), "`timeout` must be a number"),
+                           (lambda: zapcli.list(limit="3"), "`limit` must be a whole number"),
+                           (lambda: zapcli.kill(sid, grace="x"), "`grace` must be a number"),
+                           (lambda: zapcli.send(sid, 5), "`text` must be a string"),
+                           (lambda: zapcli.deny(sid, reason=5), "`reason` must be a string"),
+                           (lambda: zapcli.approve(sid, 1), "`req` must be a request id"),
+                           (lambda: asyncio.run(aio.wait(sid, timeout="3")), "`timeout` must be a number"),
+                           (lambda: asyncio.run(aio.poll(sid, wait_secs="3")), "`wait_secs` must be a number")):
+            with pytest.raises(zapcli.UsageError, match=said):
+                call()
+        assert zapcli.poll(sid, no_wait=True).subagents[0].status is Status.RUNNING  # nothing done to it
+    finally:
+        zapcli.kill([sid], grace=0)
 
 
 def test_an_empty_list_of_ids_is_nothing_to_wait_for(zap):
@@ -188,3 +214,16 @@ def test_unknown_ids_and_names_raise_the_documented_errors(zap):
     finally:
         zapcli.kill([alive], grace=1)
     assert zap("spawn", "--agent", "no-such-agent", "x").returncode == 1
+
+
+def test_kill_of_a_run_id_answers_for_that_run(zap, model):
+    """A `zapcli run`'s id is killed as `zapcli kill` kills it (that run, as
+    its Ctrl-C; tests/parallel/test_stop.py stops a live one): one that
+    ended says so. It raised NotFound, 'is a `zapcli run`, not a subagent'."""
+    model([{"match": "say hello", "turns": [{"text": "hello"}]}])
+    ran = zap("run", "--json", "--", "say hello")
+    run_id = json.loads(ran.out)["run_id"]
+    (entry,) = zapcli.kill(run_id).subagents
+    assert entry.id == run_id and entry.outcome == "already completed" and not entry.stopped
+    with pytest.raises(zapcli.NotFound):  # a run id that names no run is still not found
+        zapcli.kill("run_20260101_0badc0de")

@@ -58,6 +58,11 @@ def test_commands_values_names_and_ids(ws: Path) -> None:
         assert complete(words, ws) == ["sa_20261130_0123abcd"], words
     assert complete(["zapcli", "send", "sa_20261130_0123abcd", ""], ws) == []  # TEXT: free text
     assert "--help" in complete(["zapcli", "poll", "--h"], ws)
+    # what --help hides (the child form `run --subagent --id ID`) is not offered either
+    assert {"--json", "--max-tokens"} <= set(complete(["zapcli", "run", "--"], ws))
+    assert not {"--subagent", "--id"} & set(complete(["zapcli", "run", "--"], ws))
+    for sub in ("install", "show"):  # new user, round 5: nothing completed here
+        assert complete(["zapcli", "completion", sub, ""], ws) == ["bash", "zsh", "fish"], sub
 
 
 def test_cli_and_executor_values_come_from_zapcli_itself(ws: Path) -> None:

@@ -14,6 +14,7 @@ import pytest
 
 from tests.cli.shells import fish_complete, needs_fish
 from zapcli.cli import gen
+from zapcli.cli.completion import public
 
 pytestmark = [needs_fish, pytest.mark.xdist_group("shells")]
 SCRIPT = gen.COMPLETIONS["fish"]
@@ -46,16 +47,18 @@ def test_every_command_completes_its_options(ws: Path) -> None:
     assert set(top) >= {*gen.commands(), *gen.groups()}, top
     for (group, subs), got in zip(gen.groups().items(), groups, strict=True):
         assert set(got) == set(subs), group
-    wrong = {n: sorted(set(got) ^ ({o for o in spec[n]["options"] if o.startswith("--")} | {"--help"}))
-             for n, got in zip(names, options, strict=True)
-             if set(got) != {o for o in spec[n]["options"] if o.startswith("--")} | {"--help"}}
+    want = {n: {o for o in public(spec[n])["options"] if o.startswith("--")} | {"--help"} for n in names}
+    wrong = {n: sorted(set(got) ^ want[n]) for n, got in zip(names, options, strict=True)
+             if set(got) != want[n]}
     assert not wrong, wrong
+    assert "--subagent" not in answers[1 + len(gen.groups()) + names.index("run")]  # hidden: internal
 
 
 def test_values_names_and_ids(ws: Path) -> None:
     lines = ["zapcli spawn --cli ", "zapcli run --approval ", "zapcli spawn --agent ",
              "zapcli agents show d", "zapcli poll ", "zapcli rm sa_", "zapcli continue ",
-             "zapcli worktree rm ", "zapcli spawn --after ", "zapcli list --status aw"]
+             "zapcli worktree rm ", "zapcli spawn --after ", "zapcli list --status aw",
+             "zapcli completion install ", "zapcli completion show "]
     got = dict(zip(lines, fish_complete(SCRIPT, lines, _env(ws), ws / "ws"), strict=True))
     assert set(got["zapcli spawn --cli "]) == BUILTIN_CLIS  # zapcli not on PATH: the built-ins
     assert set(got["zapcli run --approval "]) == {"confirm", "workspace", "auto-edit", "full"}
@@ -65,6 +68,8 @@ def test_values_names_and_ids(ws: Path) -> None:
                  "zapcli spawn --after "):
         assert got[line] == ["sa_20261130_0123abcd"], line
     assert got["zapcli list --status aw"] == ["awaiting_approval"]
+    for line in ("zapcli completion install ", "zapcli completion show "):  # nothing, before
+        assert set(got[line]) == {"bash", "zsh", "fish"}, line
 
 
 def test_cli_values_come_from_the_zapcli_being_completed(ws: Path) -> None:

@@ -14,6 +14,7 @@ import pytest
 
 from tests.cli.shells import Zsh, needs_zsh
 from zapcli.cli import gen
+from zapcli.cli.completion import public
 
 pytestmark = [needs_zsh, pytest.mark.xdist_group("shells")]
 BUILTIN_CLIS = ["zapcli", "sh", "claude", "codex", "gemini", "opencode", "qwen", "pi"]
@@ -42,7 +43,8 @@ def ws(tmp_path: Path) -> Path:
 
 
 def _long_options(entry: dict) -> set[str]:
-    return {o for o in entry["options"] if o.startswith("--")} | {"--help"}
+    """What --help shows: not a hidden option (`run --subagent --id`, the child form)."""
+    return {o for o in public(entry)["options"] if o.startswith("--")} | {"--help"}
 
 
 def test_every_command_completes_its_options(ws: Path) -> None:
@@ -74,6 +76,8 @@ def test_values_names_and_ids(ws: Path) -> None:
             assert zsh.complete(line) == ["sa_20261130_0123abcd"], line
         assert zsh.complete("zapcli poll sa_20261130_0123abcd ") == ["sa_20261130_0123abcd"]
         assert zsh.complete("zapcli list --status aw") == ["awaiting_approval"]
+        for sub in ("install", "show"):  # new user, round 5: nothing completed here
+            assert zsh.complete(f"zapcli completion {sub} ") == ["bash", "zsh", "fish"], sub
 
 
 def test_cli_values_come_from_the_zapcli_being_completed(ws: Path) -> None:

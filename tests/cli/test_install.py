@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -42,6 +43,19 @@ def test_xdg_folders_shell_from_SHELL_and_no_rc(tmp_path: Path) -> None:
     assert 'fpath=("$HOME/data/zsh/site-functions" $fpath)' in res.stdout  # the lines to add
     man = _zapcli(tmp_path, "man", "--install", XDG_DATA_HOME=str(data))
     assert man.returncode == 0 and (data / "man" / "man1" / "zapcli.1").read_text() == gen.MAN_PAGE.read_text()
+    # new user, round 5: it said "`man zapcli` finds it when ~/.local/bin is on PATH" — that
+    # leads man to ~/.local/share/man, not to $XDG_DATA_HOME/man
+    assert "~/.local/bin" not in man.stderr and f"add {data / 'man'} to MANPATH" in man.stderr, man.stderr
+    if shutil.which("man"):  # what the note says is so: only MANPATH finds it
+        (tmp_path / ".local" / "bin").mkdir(parents=True)
+        path = f"{tmp_path / '.local' / 'bin'}:/usr/bin:/bin"
+        found = subprocess.run(["man", "-w", "zapcli"], capture_output=True, text=True,
+                               env={"HOME": str(tmp_path), "PATH": path}, timeout=60)
+        assert found.returncode != 0, found.stdout
+        found = subprocess.run(["man", "-w", "zapcli"], capture_output=True, text=True,
+                               env={"HOME": str(tmp_path), "PATH": path, "MANPATH": str(data / "man")},
+                               timeout=60)
+        assert found.stdout.strip() == str(data / "man" / "man1" / "zapcli.1"), found
 
 
 def test_an_existing_zshrc_is_kept_and_appended_to(tmp_path: Path) -> None:

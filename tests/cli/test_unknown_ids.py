@@ -65,11 +65,13 @@ def test_a_run_id_is_said_as_a_run_and_replay_and_usage_take_it(zap, model):
             f"and `zapcli export {run_id}` show it; its subagents are in session {run_id} "
             f"(ZAPCLI_SESSION={run_id} zapcli list)\n")
     for cmd in COMMANDS:
-        if cmd[0] == "replay":
+        if cmd[0] in ("replay", "kill"):
             continue
         args = [a.format(id=run_id) for a in cmd] if "{id}" in cmd else [*cmd, run_id]
         res = zap(*args)
         assert (res.returncode, res.out, res.err) == (1, "", said), args
+    ended = zap("kill", run_id)  # kill stops a run by its id (tests/parallel/test_stop.py); this one ended
+    assert ended.returncode == 0 and f"{run_id}: already completed" in ended.out, ended.err
     shown = zap("replay", run_id)
     assert shown.returncode == 0 and "run says hi" in shown.out and "hello run" in shown.out, shown
     records = zap.json("replay", run_id)["records"]
@@ -81,6 +83,6 @@ def test_a_run_id_is_said_as_a_run_and_replay_and_usage_take_it(zap, model):
     bad = zap("usage", "sa_20260101_deadbeef")
     assert bad.returncode == 2 and "zapcli poll" in bad.err, bad.err
     gone = "run_20260101_0badc0de"
-    for args in (("replay", gone), ("usage", gone), ("poll", gone)):
+    for args in (("replay", gone), ("usage", gone), ("poll", gone), ("kill", gone)):
         res = zap(*args)
         assert res.returncode == 1 and f"{gone} does not exist" in res.err, (args, res.err)

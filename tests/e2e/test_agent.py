@@ -387,14 +387,50 @@ def test_a_parent_without_bash_cannot_spawn_shell_commands(zap, model, tmp_path)
     assert not target.exists() and "does not grant `bash`" in proc.stderr
 
 
+def test_a_shell_spawn_its_definition_cannot_make_is_refused_before_anyone_is_asked(zap, model):
+    """New user, round 5: `run --agent reader` (no bash) asked the person
+    'allow bash: echo hi?' and, answered y, refused it anyway; unattended, the
+    model was told a person must approve (which could never help) and the
+    denial was listed among the approvals. Now the definition's refusal comes
+    first: nobody is asked, nothing is listed as denied."""
+    target = zap.cwd / "never.txt"
+    model([{"match": "reader parent", "loop": True, "turns": [
+        {"tool_calls": [{"name": "subagent", "arguments": {
+            "action": "spawn", "cli": "sh", "task": f"touch {target}"}}]},
+        {"text": "tried"}]}])
+    code, screen = _run_on_a_terminal(zap, "reader parent", b"y\r", options=("--agent", "explorer"))
+    assert code == 0, screen
+    assert "allow" not in screen and "does not grant `bash`" in screen, screen
+    doc = json.loads(_run(zap, "--json", "--agent", "explorer", "reader parent").stdout)
+    assert doc["status"] == "completed" and doc["denied_approvals"] == [], doc
+    assert not target.exists()
+
+
+def test_a_spawn_past_the_runs_fan_out_cap_is_refused_before_anyone_is_asked(zap, model):
+    """New user, round 5: with --max-subagents 1 reached, a shell spawn
+    asked 'allow bash: …?' and, answered y, was refused by the cap."""
+    target = zap.cwd / "never.txt"
+    model([{"match": "capped parent", "turns": [
+        {"tool_calls": [{"name": "subagent", "arguments": {"action": "spawn", "task": "capped child"}}]},
+        {"tool_calls": [{"name": "subagent", "arguments": {
+            "action": "spawn", "cli": "sh", "task": f"touch {target}"}}]},
+        {"text": "tried"}, {"text": "done"}]},
+        {"match": "capped child", "turns": [{"text": "child done"}]}])
+    code, screen = _run_on_a_terminal(zap, "capped parent", b"y\r", options=("--max-subagents", "1"))
+    assert code == 0, screen
+    assert "allow" not in screen and "so it starts no more" in screen, screen
+    assert not target.exists()
+
+
 def test_foreground_run_holds_its_deadline_while_the_model_hangs(zap, model):
     model([{"match": "hang forever", "turns": [{"text": "late", "delay_s": 60}]}])
     proc = _run(zap, "--timeout", "2", "hang forever", timeout=40)
     assert proc.returncode == 1 and "timed out after 2s" in proc.stderr
 
 
-def _run_on_a_terminal(zap, task: str, answers: bytes, timeout: float = 40) -> tuple[int, str]:
-    """`zapcli run TASK` with a real pseudo-terminal as stdin/stdout/stderr;
+def _run_on_a_terminal(zap, task: str, answers: bytes, timeout: float = 40,
+                       options: tuple[str, ...] = ()) -> tuple[int, str]:
+    """`zapcli run [OPTIONS] TASK` with a real pseudo-terminal as stdin/stdout/stderr;
     `answers` is typed once the approval question shows."""
     import os
     import pty
@@ -403,7 +439,7 @@ def _run_on_a_terminal(zap, task: str, answers: bytes, timeout: float = 40) -> t
     pid, fd = pty.fork()
     if pid == 0:  # the child: becomes `zapcli run` on the terminal
         os.chdir(zap.cwd)
-        os.execve(sys.executable, [sys.executable, "-m", "zapcli", "run", task], zap.env)
+        os.execve(sys.executable, [sys.executable, "-m", "zapcli", "run", *options, task], zap.env)
     seen, typed, give_up = b"", False, time.monotonic() + timeout
     while time.monotonic() < give_up:
         ready, _, _ = sel.select([fd], [], [], 0.2)

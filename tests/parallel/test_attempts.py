@@ -71,6 +71,19 @@ def test_attempts_are_refused_whole_before_anything_is_created(zap, repo):
     assert res.returncode == 1 and "not spawned with --attempts" in res.err
 
 
+def test_attempts_outside_a_repository_say_attempts_not_worktree(zap, tmp_path):
+    """New user, round 5: `spawn --attempts 2` outside git said '--worktree
+    needs a git repository' — a flag never given."""
+    away = tmp_path / "no-repo"
+    away.mkdir()
+    for args in (["--attempts", "2", "--cli", "sh"], ["--attempt-cli", "sh,sh"]):
+        proc = zap("spawn", *args, "--cwd", str(away), "--", "true")
+        assert proc.returncode == 2 and "--attempts (each attempt works in a git worktree of its own) " \
+            "needs a git repository" in proc.err, (args, proc.err)
+        assert "--worktree" not in proc.err, proc.err
+    assert not (zap.home / "subagents").exists() or not list((zap.home / "subagents").glob("*.jsonl"))
+
+
 def test_pick_stops_a_running_sibling_and_keeps_its_work(zap, repo, tmp_path):
     task = (f'echo "partial of $ZAPCLI_SUBAGENT_ID" > partial.txt; '
             f'until [ -e "{tmp_path}/$ZAPCLI_SUBAGENT_ID" ]; do sleep 0.1; done; echo done > done.txt')

@@ -196,3 +196,17 @@ def test_a_result_removed_before_it_landed_is_told_by_the_end_it_had(zap):
     assert " UTC by rm, clean or gc: its report and output are gone)" in line, line  # when, as every command says it
     never = "sa_20260101_00000000"
     assert "nothing of it is left to read" in landing.gone(never)
+
+
+def test_a_run_stopped_before_a_call_says_how_big_that_call_was_foreseen(zap, model):
+    """New user, round 5: `run --max-tokens 3000` failed at once with 'token
+    budget: 0 of 3,000 tokens used by this run and its subagents, and its
+    next model call would not fit' — no word of how big the call was (its
+    trail said 'about 4,999'), so nothing said what budget would do."""
+    srv = model([{"match": "too small a budget", "turns": [{"text": "never asked"}]}])
+    proc = zap("run", "--max-tokens", "1000", "--json", "--", "too small a budget", timeout=120)
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 1 and doc["status"] == "failed", (doc, proc.err)
+    about = doc["reason"].split("next model call (about ", 1)[1].split(")", 1)[0]
+    assert int(about.replace(",", "")) > 1000 and doc["reason"].endswith("would not fit"), doc
+    assert srv.requests == []  # stopped before the call

@@ -281,3 +281,47 @@ def test_a_run_started_with_nohup_outlives_its_terminal(zap, model):
     assert run.returncode == 0, err
     doc = json.loads(out)
     assert doc["status"] == "completed" and doc["undelivered"] == [] and doc["report"] == "got it"
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("stopped", [False, True], ids=["running", "ctrl-z"])
+def test_zapcli_kill_of_a_run_id_stops_the_run_as_its_signal_does(zap, model, stopped):
+    """New user, round 5: `zapcli kill run_…` from another terminal answered
+    that the id was a run's (`outcome: does not exist` in --json) and the
+    run went on. The run's id now stops it as SIGTERM does: 143, both
+    children stopped and undelivered, no further model call; a second kill
+    says it has already ended. A run stopped with Ctrl-Z is continued to
+    act on it (it was SIGKILLed after the grace, its trail left without an
+    end)."""
+    m = sleep_marker(3413)
+    srv = model([{"match": "kill me by id", "turns": [
+        {"tool_calls": [_sh(f"sleep {m}"), _sh(f"sleep {m}")]},
+        {"text": "started both"},
+        {"text": "never asked"}]}])
+    run = _start(zap, "kill me by id")
+    try:
+        said = ""
+        while "waiting for 2 subagent result(s)" not in said:
+            line = run.stderr.readline()  # type: ignore[union-attr]
+            assert line, f"the run ended instead of waiting:\n{said}"
+            said += line
+        wait_until(lambda: len(pgrep(f"sleep {m}")) == 2, timeout=60)
+        run_id = said.split("[run ", 1)[1].split(":", 1)[0]
+        if stopped:
+            run.send_signal(signal.SIGSTOP)
+        killed = zap("kill", *(["--json"] if stopped else []), run_id).out
+        out, rest = run.communicate(timeout=60)
+    finally:
+        run.kill()
+    assert run.returncode == 143, said + rest
+    if stopped:
+        assert json.loads(killed)["subagents"][0]["outcome"] == "cancelled", killed
+    else:  # the text a person reads says a run, not a subagent
+        assert killed.startswith(f"[SubAgent] terminated 1 run:\n  {run_id}: cancelled (SIGTERM"), killed
+    doc = json.loads(out)
+    assert doc["status"] == "cancelled" and len(doc["undelivered"]) == 2, doc
+    assert len(srv.requests) == 2
+    wait_until(lambda: not pgrep(f"sleep {m}"), timeout=20)
+    again = zap("kill", run_id)
+    assert again.returncode == 0 and "already cancelled" in again.out, again.err
+    assert again.out.startswith("[SubAgent] terminated 0 subagents:"), again.out

@@ -145,6 +145,24 @@ def test_every_key_of_the_footer_fits_an_80_column_terminal(zap: Zap):
     run_top(scenario, size=(80, 24))
 
 
+@pytest.mark.parametrize("width", [60, 66, 72])
+def test_q_quit_stays_in_sight_down_to_the_narrowest_terminal_top_draws(zap: Zap, width: int):
+    """New user, round 5: at 62 columns (top draws down to 60) the footer
+    was cut after `s All`: `n Next` and `q Quit` were out of sight. Keys give
+    way, the least needed first; approve, deny, kill and quit stay."""
+
+    async def scenario(top: Top) -> None:
+        await top.pilot.pause()
+        keys = list(top.screen.query_one("Footer").query("FooterKey"))
+        cut = [str(k.render()) for k in keys if k.region.right > width or k.region.width == 0]
+        assert not cut, f"cut or out of sight at {width} columns: {cut}"
+        words = " ".join(str(k.render()) for k in keys)
+        for word in ("Approve", "Deny", "Kill", "Quit"):
+            assert word in words, words
+
+    run_top(scenario, size=(width, 24))
+
+
 def test_at_80_columns_a_tall_fleet_shows_its_columns_whole_and_every_session_says_whose(zap: Zap):
     """A new user's trial: `top --all` at 80 columns cut ELAPSED (a fleet
     taller than the screen has a scrollbar, which took two of the columns

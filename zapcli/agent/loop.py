@@ -351,6 +351,10 @@ def _check_and_run(call: ToolCall, tool: Tool | None, granted: dict[str, Tool],
     except ArgumentError as e:
         return ToolResult(False, f"invalid call to `{name}`: {e}. Call it again with arguments "
                                  "that match its schema.")
+    refuse = getattr(tool, "refuse", None)  # a call that could never run: refused before anyone is asked
+    never = refuse(args) if refuse is not None else None
+    if never:
+        return ToolResult(False, never)
     asked = time.monotonic()
     refusal = _approval(name, args, approver)
     waited.append(time.monotonic() - asked)

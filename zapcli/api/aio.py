@@ -95,6 +95,7 @@ async def poll(ids: verbs.Ids, *, wait_secs: int | None = None, no_wait: bool = 
     from zapcli.ops import poll as ops
 
     try:
+        verbs.checked(wait_secs=wait_secs, no_wait=no_wait)
         if ids is not None and not verbs.id_list(ids):  # an empty list: none, at once
             return await _in_thread(verbs.poll, [], wait_secs=wait_secs, no_wait=no_wait)  # type: ignore[no-any-return]
         asked, budget = ops.poll_plan(verbs.id_list(ids), wait_secs=wait_secs, no_wait=no_wait)
@@ -124,6 +125,7 @@ async def wait(ids: verbs.Ids | None = None, *, timeout: float | None = None,
     from zapcli.ops import poll as ops
 
     try:
+        verbs.checked(timeout=timeout, any=any)
         given = verbs.given_ids(ids)  # None: the session's; an empty list: nothing
         if given is None:
             given = await _in_thread(ops.outstanding)

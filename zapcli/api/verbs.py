@@ -73,11 +73,21 @@ def as_printed(doc: dict[str, Any]) -> dict[str, Any]:
     return orjson.loads(orjson.dumps(doc, default=str))  # type: ignore[no-any-return]
 
 
-def id_list(ids: Ids | None) -> list[str]:
-    """One id or several, as a list."""
+def id_list(ids: Ids | None, name: str = "ids") -> list[str]:
+    """One id or several, as a list; a UsageError naming `name` for anything
+    else (an int, bytes, a list holding one: it was a TypeError, or each
+    byte taken for an id)."""
     if ids is None:
         return []
-    return [ids] if isinstance(ids, str) else [str(i) for i in ids]
+    if isinstance(ids, str):
+        return [ids]
+    what = "a subagent id (a string) or a list of them"
+    if isinstance(ids, (bytes, bytearray, dict)) or not hasattr(ids, "__iter__"):
+        _typed(name, ids, (), what)
+    found = list(ids)
+    for one in found:
+        _typed(name, one, (str,), what)
+    return found
 
 
 def given_ids(ids: Ids | None) -> list[str] | None:
@@ -88,13 +98,18 @@ def given_ids(ids: Ids | None) -> list[str] | None:
     return None if ids is None else id_list(ids)
 
 
-def existing(ids: list[str]) -> list[str]:
+def existing(ids: list[str], runs: bool = False) -> list[str]:
     """`ids`, each resolved; NotFound naming each one that names no subagent
-    (before anything is done to the others)."""
+    (before anything is done to the others). `runs`: a `zapcli run`'s id
+    that exists is kept too."""
+    from zapcli.trail import runs as run_trails
     from zapcli.trail import store
 
     found, missing = [], []
     for value in ids:
+        if runs and run_trails.exists(value):
+            found.append(value)
+            continue
         try:
             path = store.path_for(value)
         except NotFound as exc:
@@ -107,6 +122,24 @@ def existing(ids: list[str]) -> list[str]:
     if missing:
         raise NotFound("; ".join(missing))
     return found
+
+
+_SECONDS = ((int, float), "a number of seconds or None")
+_FLAG = ((bool,), "True or False")
+_OPTIONS: dict[str, tuple[tuple[type, ...], str]] = {
+    "wait_secs": _SECONDS, "timeout": _SECONDS, "grace": _SECONDS,
+    "limit": ((int,), "a whole number or None"), "no_wait": _FLAG, "any": _FLAG, "all": _FLAG,
+    "stderr": _FLAG, "text": ((str,), "a string"), "req": ((str,), "a request id (r1) or None"),
+    "reason": ((str,), "a string or None")}
+
+
+def checked(**given: Any) -> None:
+    """A verb's options of the wrong type are a UsageError naming them, as
+    spawn's are (a string for a number was a TypeError from deep inside;
+    None is each one's default, or says it is missing)."""
+    for name, value in given.items():
+        if value is not None:
+            _typed(name, value, *_OPTIONS[name])
 
 
 def _typed(name: str, value: Any, kinds: tuple[type, ...], what: str) -> None:
@@ -144,7 +177,7 @@ def _request(task: str, *, cli: str | None, agent: str | None, model: str | None
         _typed(name, value, kinds, what)
     return SpawnRequest(
         task=task, cli=cli, agent=agent, model=model, timeout_s=timeout, approval=approval,
-        cwd=None if cwd is None else str(cwd), after=tuple(id_list(after)), max_tokens=max_tokens,
+        cwd=None if cwd is None else str(cwd), after=tuple(id_list(after, "after")), max_tokens=max_tokens,
         unattended=unattended, worktree=worktree, on_finish=on_finish,
         output_schema=output_schema, executor=executor, max_cost=max_cost,
         sandbox=None if sandbox is None else ("on" if sandbox else "off"))
@@ -230,6 +263,7 @@ def poll(ids: Ids, *, wait_secs: int | None = None, no_wait: bool = False) -> Po
     from zapcli.ops.poll import poll_plan
     from zapcli.ops.poll import poll_result as empty
 
+    checked(wait_secs=wait_secs, no_wait=no_wait)
     asked = id_list(ids)
     if ids is not None and not asked:
         poll_plan(["-"], wait_secs=wait_secs, no_wait=no_wait)  # its options checked all the same
@@ -256,6 +290,7 @@ def wait(ids: Ids | None = None, *, timeout: float | None = None,
     from zapcli.ops.poll import outstanding
     from zapcli.ops.poll import wait as do_wait
 
+    checked(timeout=timeout, any=any)
     asked = given_ids(ids)
     return wait_result(do_wait(outstanding() if asked is None else asked, settings(),
                                timeout_s=timeout, any_=any))
@@ -271,6 +306,7 @@ def list_(*, all: bool = False, status: str | Sequence[str] | None = None,  # no
     from zapcli.ops.listing import list_subagents
     from zapcli.render import listing as render
 
+    checked(all=all, limit=limit)
     res = list_subagents(settings(), all_sessions=all, status=status, limit=limit)
     doc = as_printed(render.doc(res))
     return Listing(tuple(Subagent.from_record(r) for r in doc["subagents"]), doc["session"],
@@ -282,17 +318,19 @@ def kill(ids: Ids | None = None, *, all: bool = False,  # noqa: A002 - the CLI's
          grace: float | None = None) -> KillResult:
     """Stop subagents and their whole process trees (SIGTERM, SIGKILL after
     `grace` seconds); `all`: every running and queued one of this session;
-    an empty list: none. Each id answers on its own (`Killed.outcome`:
+    an empty list: none; a `zapcli run`'s id (run_…): that run and its
+    subagents (SIGTERM, as `zapcli kill run_…`). Each id answers on its own (`Killed.outcome`:
     "cancelled", "already completed", ...). Raises NotFound, stopping none,
     when an id does not exist."""
     from zapcli.ops.kill import kill as do_kill
     from zapcli.render import kill as render
 
+    checked(all=all, grace=grace)
     asked = given_ids(ids)
     if asked is not None and not asked and not all:
         return KillResult((), as_printed(render.doc([])))
-    doc = as_printed(render.doc(do_kill(existing(asked or []), settings(), grace_s=grace,
-                                        all_=all)))
+    doc = as_printed(render.doc(do_kill(existing(asked or [], runs=True), settings(), grace_s=grace,
+                                        all_=all, runs=True)))
     return KillResult(tuple(Killed(e["id"], e["outcome"], e["pid"], e["signals"], e["error"])
                             for e in doc["subagents"]), doc)
 
@@ -306,6 +344,7 @@ def output(id: str, *, stderr: bool = False) -> CapturedOutput:  # noqa: A002 - 
     from zapcli.render import output as render
     from zapcli.trail.store import resolve
 
+    checked(stderr=stderr)
     sid = resolve(id)
     data = b"".join(chunks(sid, stderr=stderr, settings=settings))
     view = observe(sid)
@@ -322,6 +361,7 @@ def send(id: str, text: str) -> Sent:  # noqa: A002 - the CLI's ID
     from zapcli.ops.steer import send as do_send
     from zapcli.render import messages as render
 
+    checked(text=text)
     doc = as_printed(render.sent_doc(do_send(id, text)))
     return Sent(doc["id"], doc["steer_id"], str(doc["status"]), doc)
 
@@ -343,5 +383,6 @@ def _decide(sid: str, req: str | None, yes: bool, reason: str | None) -> Decisio
     from zapcli.ops.steer import decide
     from zapcli.render import messages as render
 
+    checked(req=req, reason=reason)
     doc = as_printed(render.decided_doc(decide(sid, req, yes, reason)))
     return Decision(doc["id"], doc["req_id"], doc["decision"], doc["tool"], doc["summary"], doc)

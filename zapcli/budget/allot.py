@@ -111,11 +111,7 @@ def _reserve(conn: sqlite3.Connection, owner: str, child: str, own: ledger.Token
                            (root,)).fetchone()
         if row is not None:
             if row[0] and row[1] >= row[0]:
-                raise BudgetSpent(
-                    f"this run has started {row[1]} subagents, its limit (--max-subagents "
-                    f"{row[0]}, config max_subagents), so it starts no more. Work with the results "
-                    "you have, or wait for and reuse the subagents you started",
-                    code="max_subagents")
+                raise BudgetSpent(_capped(row[1], row[0]), code="max_subagents")
             conn.execute("UPDATE ledger_tree SET started = started + 1 WHERE owner = ?", (root,))
     row = conn.execute("SELECT max_tokens, max_cost FROM ledger_tree WHERE owner = ?",
                        (owner,)).fetchone()
@@ -141,6 +137,22 @@ def _reserve(conn: sqlite3.Connection, owner: str, child: str, own: ledger.Token
     conn.execute("INSERT OR REPLACE INTO ledger_allotment (child, owner, tokens, cost, at, batch) "
                  "VALUES (?, ?, ?, ?, ?, ?)", (child, owner, give_t, give_c, time.time(), batch))
     return Allotment(give_t, give_c, free_t, free_c)
+
+
+def _capped(started: int, limit: int) -> str:
+    return (f"this run has started {started} subagents, its limit (--max-subagents {limit}, "
+            "config max_subagents), so it starts no more. Work with the results you have, or "
+            "wait for and reuse the subagents you started")
+
+
+def cap_reached(root: str) -> str | None:
+    """What a spawn in `root`'s tree would be refused with when its
+    --max-subagents is reached already (a look, nothing reserved: so that
+    nobody is asked to approve a spawn that cannot start); else None."""
+    budget = budget_of(root)
+    if budget is None or not budget.max_subagents or budget.started < budget.max_subagents:
+        return None
+    return _capped(budget.started, budget.max_subagents)
 
 
 def unreserve(child: str, root: str | None = None) -> None:

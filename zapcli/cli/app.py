@@ -142,7 +142,7 @@ def top(
 
 @app.command()
 def kill(
-    ids: Optional[list[str]] = typer.Argument(None, help="Subagent ids.", metavar="IDS"),
+    ids: Optional[list[str]] = typer.Argument(None, help="Subagent ids; a `zapcli run`'s id (run_...) stops that run and its subagents (SIGTERM: it ends cancelled, exit 143).", metavar="IDS"),
     grace: Optional[float] = typer.Option(None, "--grace", help="Seconds between SIGTERM and SIGKILL, 0 to 3600 (default 3).", metavar="SECS"),
     all: bool = typer.Option(False, "--all", help="Every running and queued subagent of this session.", metavar=""),
     json: bool = JSON,

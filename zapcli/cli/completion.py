@@ -11,7 +11,7 @@ with `sh -c`, since `${VAR:-default}` is not fish).
 
 What completes where comes from the table alone: a positional argument
 named `id`/`ids` takes subagent ids, `name` definition names, `file` file
-names; an option whose metavar is ID takes ids, FILE or PATH files, DIR
+names, `shell` bash, zsh or fish; an option whose metavar is ID takes ids, FILE or PATH files, DIR
 folders; `_VALUES` and `_ASKED` give the fixed and the asked value lists.
 """
 
@@ -85,7 +85,15 @@ def _split(spec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, An
     return top, groups
 
 
+def public(entry: dict[str, Any]) -> dict[str, Any]:
+    """A command's entry without its hidden options (`run --subagent --id`, the
+    child form): what --help and the references show, the scripts offer."""
+    hidden = {entry["options"][o][0] for o in entry.get("option_hidden", ())}
+    return {**entry, "options": {o: v for o, v in entry["options"].items() if v[0] not in hidden}}
+
+
 def render(shell: str, spec: dict[str, Any]) -> str:
+    spec = {name: public(entry) for name, entry in spec.items()}
     return {"bash": _bash, "zsh": _zsh, "fish": _fish}[shell](spec)
 
 
@@ -123,8 +131,9 @@ def _opts(v: dict[str, Any]) -> list[str]:
 
 def _arg_kind(dest: str) -> str:
     """What a positional argument takes: ids, names, files, dirs (a PATH: `trust`'s
-    folder), or "" (free text)."""
-    return {"id": "ids", "ids": "ids", "name": "names", "file": "files", "path": "dirs"}.get(dest, "")
+    folder), shells (`completion install|show`), or "" (free text)."""
+    return {"id": "ids", "ids": "ids", "name": "names", "file": "files", "path": "dirs",
+            "shell": "shells"}.get(dest, "")
 
 
 def _value_kind(opt: str, v: dict[str, Any]) -> str:
@@ -153,7 +162,8 @@ def _bash_arg(v: dict[str, Any]) -> str:
 
 # -- bash ---------------------------------------------------------------------
 
-_BASH_WORDS = {"ids": f'$({_IDS_SH})', "names": f'$({_NAMES_SH})'}
+_SHELLS = "bash zsh fish"  # `completion install|show SHELL`
+_BASH_WORDS = {"ids": f'$({_IDS_SH})', "names": f'$({_NAMES_SH})', "shells": _SHELLS}
 
 
 def _bash_positional(kind: str, indent: str) -> str:
@@ -225,6 +235,7 @@ _zapcli() {{
 {_bash_positional("names", "            names) ")} ;;
 {_bash_positional("files", "            files) ")} ;;
 {_bash_positional("dirs", "            dirs) ")} ;;
+{_bash_positional("shells", "            shells) ")} ;;
         esac
     fi
 }}
@@ -235,7 +246,7 @@ complete -F _zapcli zapcli
 # -- zsh ----------------------------------------------------------------------
 
 _ZSH_ACTION = {"ids": "_zapcli_ids", "names": "_zapcli_names", "files": "_files",
-               "dirs": "_directories", "": " "}
+               "dirs": "_directories", "shells": f"({_SHELLS})", "": " "}
 
 
 def _zq(text: str) -> str:
@@ -332,7 +343,7 @@ def _fq(text: str) -> str:
 
 
 _FISH_ARGS = {"ids": "(__zapcli_ids)", "names": "(__zapcli_names)", "files": "(__fish_complete_path)",
-              "dirs": "(__fish_complete_directories)"}
+              "dirs": "(__fish_complete_directories)", "shells": _SHELLS}
 
 
 def _fish_opt(cond: str, opt: str, v: dict[str, Any]) -> str:

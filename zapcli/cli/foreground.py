@@ -404,6 +404,15 @@ def _run_in_foreground(host: Any, task: str, sink: _TerminalSink, gate: Terminal
     return box[0]
 
 
+def _about(reason: str) -> str:
+    """The size the stop foresaw for the next call (" (about 4,999)"), kept when
+    the reason is said anew for the tree: how much budget the call needed."""
+    import re
+
+    found = re.search(r" \(about [^()]*\)", reason)
+    return found.group(0) if found else ""
+
+
 def _finish(result: Any, run_id: str, sink: _TerminalSink, sub: Any, tree: Any, json: bool) -> int:
     closed = close(tree, sub, run_id)
     own = [d for d in sub.denied if d["id"] == run_id]
@@ -425,7 +434,7 @@ def _finish(result: Any, run_id: str, sink: _TerminalSink, sub: Any, tree: Any, 
         reason = (f"{kind} exceeded ({tree.budget.said(figures.total, figures.cost)}, "
                   "this run and its subagents)") if tree.budget.share(figures.total, figures.cost) >= 1 \
             else (f"{kind}: {tree.budget.said(figures.total, figures.cost)} used by this run "
-                  "and its subagents, and its next model call would not fit")
+                  f"and its subagents, and its next model call{_about(reason)} would not fit")
     if json:
         emit_run(run_id, result.status, reason, result.report, sub, tree.own(), closed)
         return 0 if Status.parse(result.status) == Status.COMPLETED else 1

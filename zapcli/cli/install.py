@@ -95,9 +95,12 @@ def install_man() -> Installed:
     data = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
     target = data / "man" / "man1" / "zapcli.1"
     changed = _put(target, man_page().read_text(encoding="utf-8"))
-    return Installed("man page", target, changed, note=(
-        "`man zapcli` finds it when ~/.local/bin is on PATH; elsewhere add "
-        f"{target.parent.parent} to MANPATH"))
+    if target.parent.parent == Path.home() / ".local" / "share" / "man":  # man-db: beside ~/.local/bin
+        note = ("`man zapcli` finds it when ~/.local/bin is on PATH; elsewhere add "
+                f"{target.parent.parent} to MANPATH")
+    else:  # no bin folder on PATH leads man to $XDG_DATA_HOME/man
+        note = f"add {target.parent.parent} to MANPATH for `man zapcli` to find it"
+    return Installed("man page", target, changed, note=note)
 
 
 def man_page() -> Path:

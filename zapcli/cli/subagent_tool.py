@@ -70,6 +70,30 @@ class SubagentTool:
         with self.env.lock:
             return list(self.env.started)
 
+    def refuse(self, args: dict[str, Any]) -> str | None:
+        """Why this call could never run, before the person is asked to
+        approve it (the agent loop asks this first): a spawn once the run's
+        --max-subagents is reached, or a shell command from a run whose
+        definition does not grant `bash` (each as its handler says it)."""
+        if args.get("action") != "spawn":
+            return None
+        if self.env.parent is not None:
+            from zapcli.budget.allot import cap_reached
+
+            capped = cap_reached(self.env.parent)
+            if capped is not None:
+                return capped
+        if self.env.shell_allowed:
+            return None
+        clis = args.get("attempt_cli")
+        clis = [clis] if isinstance(clis, str) else clis if isinstance(clis, list) else []
+        if args.get("cli") == "sh" or "sh" in [n.strip() for c in clis if isinstance(c, str)
+                                              for n in c.split(",")]:
+            from zapcli.toolapi.handlers import NO_SHELL
+
+            return NO_SHELL
+        return None
+
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         acts = not BY_NAME[args["action"]].read_only if args.get("action") in BY_NAME else False
         with self._gate:

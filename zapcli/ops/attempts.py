@@ -69,9 +69,14 @@ def spawn_attempts(req: SpawnRequest, n: int | None, clis: list[str] | None = No
                           model=model_list[i % len(model_list)] if model_list else req.model)
         try:
             prepared.append(prepare(variant, sid=sid))
-        except BaseException:  # a refusal creates none: the others' allotments go back
+        except BaseException as exc:  # a refusal creates none: the others' allotments go back
             for p in prepared:
                 abandon(p)
+            if isinstance(exc, UsageError) and exc.template.startswith(param("worktree")):
+                # said of what was asked: attempts, each in a worktree (not a --worktree never given)
+                raise UsageError(exc.template.replace(param("worktree"), f"{param('attempts')} (each "
+                                                      "attempt works in a git worktree of its own)", 1),
+                                 code=exc.code) from None
             raise
     return [create(p) for p in prepared]
 

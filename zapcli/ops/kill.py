@@ -108,10 +108,22 @@ def _kill_one(sid: str, grace_s: float, settings: Settings) -> KillEntry:
                      error=None if recorded else f"{sid}: {NOT_RECORDED}")
 
 
+def _kill_any(sid: str, grace_s: float, settings: Settings, runs: bool) -> KillEntry:
+    from zapcli.trail import runs as run_trails
+
+    if runs and run_trails.is_run_id(sid):
+        from zapcli.ops.killrun import kill_run
+
+        return kill_run(sid, grace_s, settings.kill_grace_s)
+    return _kill_one(sid, grace_s, settings)
+
+
 def kill(ids: list[str], settings: Settings, *, grace_s: float | None = None,
-         all_: bool = False) -> list[KillEntry]:
+         all_: bool = False, runs: bool = False) -> list[KillEntry]:
     """Kill the named subagents (or, with `all_`, every running and queued one
-    of this session). Each id answers on its own."""
+    of this session). Each id answers on its own. `runs`: a `zapcli run`'s id
+    stops that run, its subagents with it (`zapcli kill` and the Python API,
+    what a person types; a model's tool surfaces say what a run id is)."""
     if all_ and ids:
         raise UsageError(f"give subagent ids or {param('all')}, not both")
     if not all_ and not ids:
@@ -127,7 +139,7 @@ def kill(ids: list[str], settings: Settings, *, grace_s: float | None = None,
     if not ids:
         return []
     with ThreadPoolExecutor(max_workers=min(len(ids), 16)) as pool:
-        entries = list(pool.map(lambda sid: _kill_one(sid, grace, settings), ids))
+        entries = list(pool.map(lambda sid: _kill_any(sid, grace, settings, runs), ids))
     _start_queued(entries, settings)
     if all_:
         entries = [e for e in entries if e.stopped or e.outcome == "not cancelled"]

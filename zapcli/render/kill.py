@@ -10,8 +10,11 @@ from zapcli.render.docschema import stamp
 
 def lines(entries: list[Any]) -> Lines:
     killed = [e for e in entries if e.stopped]
-    noun = "subagent" if len(killed) == 1 else "subagents"
-    out: Lines = [("bold", f"[SubAgent] terminated {len(killed)} {noun}" + (":" if entries else ""))]
+    runs = sum(1 for e in killed if e.id.startswith("run_"))  # `zapcli kill run_…`: a run
+    subs = len(killed) - runs
+    said = [f"{n} {word}{'' if n == 1 else 's'}" for n, word in ((subs, "subagent"), (runs, "run"))
+            if n or (word == "subagent" and not runs)]
+    out: Lines = [("bold", f"[SubAgent] terminated {' and '.join(said)}" + (":" if entries else ""))]
     for e in entries:
         if e.stopped:
             how = (f" ({e.signals} -> PID {e.pid})" if e.pid and e.signals else "" if e.pid

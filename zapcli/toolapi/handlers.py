@@ -38,6 +38,10 @@ def bound(text: str, limit: int = TEXT_MAX, hint: str = "") -> str:
     return f"{head}\n… {folded} bytes folded{hint} …\n{tail}"
 
 
+NO_SHELL = ("cli `sh` runs a shell command, and this agent's definition does not grant `bash`; "
+            "spawn a `zapcli` subagent instead")
+
+
 def spawn(a: dict[str, Any], env: Env) -> Reply:
     from zapcli.ops.spawn import SpawnRequest
     from zapcli.ops.spawn import spawn as do_spawn
@@ -45,8 +49,7 @@ def spawn(a: dict[str, Any], env: Env) -> Reply:
 
     cli = a["cli"] or None  # None: the definition's `cli:`, else zapcli
     if cli == "sh" and not env.shell_allowed:
-        raise ZapcliError("cli `sh` runs a shell command, and this agent's definition does not "
-                          "grant `bash`; spawn a `zapcli` subagent instead")
+        raise ZapcliError(NO_SHELL)
     approval, unattended, max_tokens = a["approval"], bool(a["unattended"]), a["max_tokens"]
     shell = cli == "sh"  # the approval fields belong to the agent backend only
     if env.surface == "run":  # children inherit the parent's mode, never looser

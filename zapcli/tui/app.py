@@ -42,10 +42,12 @@ MIN_SIZE = (60, 12)
 class KeysFooter(Footer):
     """The fleet's footer: every key when they fit the terminal's width; on
     a narrower one (80 columns) the keys of `SPARE` give way, in that order,
-    so that the rest — `q Quit` last — is never cut off. The keys left out
-    are in `zapcli top`'s docs."""
+    so that the rest — `q Quit` last — is never cut off, down to the
+    narrowest terminal top draws on (`MIN_SIZE`): approve, deny, kill and
+    quit always stay. The keys left out are in `zapcli top`'s docs."""
 
-    SPARE = ("mark", "remove")  # space, r
+    SPARE = ("mark", "remove", "board", "tree", "sessions", "next_need", "filter",
+             "attach")  # space, r (at 80 columns); then b, t, s, n, /, enter
 
     def compose(self) -> ComposeResult:
         shown = [b for _node, b, _on, _tip in self.screen.active_bindings.values() if b.show]

@@ -331,7 +331,8 @@ class OpencodeParser(EventParser):
     def finish(self, exit_code: int | None, stderr_tail: str) -> Outcome:
         tail = _ANSI.sub("", stderr_tail).strip()
         if self.errors:
-            return Outcome(Status.FAILED, None, "; ".join(self.errors)[:2000], self._report)
+            return Outcome(Status.FAILED, None, "; ".join(dict.fromkeys(self.errors))[:2000],
+                           self._report)  # the same error said again: once
         if self.rejected and not self._report:
             return Outcome(Status.FAILED, None, "opencode rejected a permission request (it cannot ask "
                               f"headless) for: {', '.join(self.rejected)}; no final answer")

@@ -220,7 +220,8 @@ class PiParser(EventParser):
     def finish(self, exit_code: int | None, stderr_tail: str) -> Outcome:
         tail = stderr_tail.strip()[-1500:]
         if self.errors:
-            return Outcome(Status.FAILED, None, "; ".join(self.errors)[:2000])
+            # the same error said again (its own retries' last answer, the turn's end): once
+            return Outcome(Status.FAILED, None, "; ".join(dict.fromkeys(self.errors))[:2000])
         if not self.terminal:
             why = f"pi exited (exit code {exit_code}) without finishing its turn"
             return Outcome(Status.FAILED, None, f"{why}: {tail}" if tail else why)

@@ -12,7 +12,7 @@ GONE = "does not exist"
 
 def execute(ids: list[str] | None = None, grace: float | None = None, all: bool = False,
             json: bool = False) -> int:
-    entries = kill(list(ids or []), for_observers(), grace_s=grace, all_=all)
+    entries = kill(list(ids or []), for_observers(), grace_s=grace, all_=all, runs=True)
     found = [e for e in entries if e.outcome != GONE]
     code = emit_each(json, render.doc, render.lines, entries, found if found or not entries else None,
                      [e.error or f"{e.id} {GONE}" for e in entries if e.outcome == GONE])

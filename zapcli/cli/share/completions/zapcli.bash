@@ -18,7 +18,7 @@ _zapcli() {
         clean) opts="--all --help --json --status"; arg=none ;;
         output) opts="--follow --help --json --raw --stderr -f"; arg=ids ;;
         replay) opts="--help --json --raw --since"; arg=ids ;;
-        run) opts="--agent --approval --help --id --json --max-cost --max-subagents --max-tokens --model --no-sandbox --sandbox --subagent --timeout --trust --unattended"; arg=none ;;
+        run) opts="--agent --approval --help --json --max-cost --max-subagents --max-tokens --model --no-sandbox --sandbox --timeout --trust --unattended"; arg=none ;;
         continue) opts="--help --json --model --on-finish --timeout"; arg=ids ;;
         gc) opts="--dry-run --help --json"; arg=none ;;
         session) opts="--help --json"; arg=none ;;
@@ -28,7 +28,7 @@ _zapcli() {
         usage) opts="--all --help --json"; arg=none ;;
         doctor) opts="--help --json --model --trust"; arg=none ;;
         call) opts="--help --json"; arg=none ;;
-        tool-schema) opts="--format --help --json"; arg=none ;;
+        tool-schema) opts="--format --help"; arg=none ;;
         export) opts="--format --help --json --output -o"; arg=ids ;;
         timeline) opts="--format --help --html --json --output --session -o"; arg=ids ;;
         man) opts="--help --install --json --path"; arg=none ;;
@@ -70,11 +70,11 @@ _zapcli() {
         completion) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "show bash zsh fish install" -- "$cur") ); return; fi
            first=3
            case "${COMP_WORDS[2]}" in
-               show) opts="--help"; arg=none ;;
+               show) opts="--help"; arg=shells ;;
                bash) opts="--help"; arg=none ;;
                zsh) opts="--help"; arg=none ;;
                fish) opts="--help"; arg=none ;;
-               install) opts="--help --json --no-rc"; arg=none ;;
+               install) opts="--help --json --no-rc"; arg=shells ;;
            esac ;;
         board) if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "add list claim done release show" -- "$cur") ); return; fi
            first=3
@@ -97,7 +97,7 @@ _zapcli() {
         --attempt-cli) COMPREPLY=( $(compgen -W "$("${COMP_WORDS[0]}" __complete cli 2>/dev/null || echo zapcli sh claude codex gemini opencode qwen pi)" -- "$cur") ); return ;;
         --cwd) COMPREPLY=( $(compgen -d -- "$cur") ); return ;;
         --html|--output|--output-schema|--socket) COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
-        --after|--id) COMPREPLY=( $(compgen -W "$(ls "${ZAPCLI_HOME:-${XDG_STATE_HOME:-$HOME/.local/state}/zapcli}/subagents" 2>/dev/null | sed -n "s/\.jsonl$//p")" -- "$cur") ); return ;;
+        --after) COMPREPLY=( $(compgen -W "$(ls "${ZAPCLI_HOME:-${XDG_STATE_HOME:-$HOME/.local/state}/zapcli}/subagents" 2>/dev/null | sed -n "s/\.jsonl$//p")" -- "$cur") ); return ;;
         --agent) COMPREPLY=( $(compgen -W "$(printf '%s\n' general explorer code-reviewer test-runner fixer; ls "${ZAPCLI_CONFIG_HOME:-${XDG_CONFIG_HOME:-$HOME/.config}/zapcli}/subagents" "$(git rev-parse --show-toplevel 2>/dev/null || pwd)/.zapcli/subagents" 2>/dev/null | sed -n "s/\.ya\{0,1\}ml$//p")" -- "$cur") ); return ;;
         --as|--attempt-model|--attempts|--check|--fence|--filter|--format|--grace|--http|--label|--limit|--max-cost|--max-subagents|--max-tokens|--model|--needs|--on-event|--on-finish|--reason|--result|--session|--since|--timeout|--wait|--wait-secs|-o) return ;;
     esac
@@ -115,6 +115,7 @@ _zapcli() {
             names) COMPREPLY=( $(compgen -W "$(printf '%s\n' general explorer code-reviewer test-runner fixer; ls "${ZAPCLI_CONFIG_HOME:-${XDG_CONFIG_HOME:-$HOME/.config}/zapcli}/subagents" "$(git rev-parse --show-toplevel 2>/dev/null || pwd)/.zapcli/subagents" 2>/dev/null | sed -n "s/\.ya\{0,1\}ml$//p")" -- "$cur") ) ;;
             files) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
             dirs) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
+            shells) COMPREPLY=( $(compgen -W "bash zsh fish" -- "$cur") ) ;;
         esac
     fi
 }
