@@ -1,7 +1,7 @@
 """An agent CLI's end on its provider's limits, runner side: its account's
 usage limit (C42) and a 429 before any work was done (C43).
 
-Imports `zapcli.backends.limitwords` (what each CLI says), `zapcli.lifecycle`
+Imports `zapcli.limitwords` (what each CLI says), `zapcli.lifecycle`
 (`limits`: what the queue holds back), `zapcli.resettime`,
 `zapcli.trail`. A failure on the account's usage limit ends `failed` with a
 distinct reason — `usage limit, resets 15:00 Europe/Warsaw`, then the CLI's
@@ -18,7 +18,7 @@ import re
 import time
 from typing import Any
 
-from zapcli.backends import limitwords
+from zapcli import limitwords
 from zapcli.lifecycle import limits
 from zapcli.resettime import when_text
 from zapcli.trail.model import Outcome, Status
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from zapcli.backends.base import RunContext
     from zapcli.backends.clis.base import EventParser
+    from zapcli.trail.model import SpawnRecord
 
 # a provider refused for load: a rate limit or an overloaded server, as the CLIs say it
 _BUSY = re.compile(r"\b(429|529)\b|too many requests|rate[ _-]?limit|overloaded|"
@@ -49,7 +50,7 @@ def judge(ctx: RunContext, parser: EventParser, outcome: Outcome, stderr_tail: s
     found = getattr(parser, "usage_limit", None) or limitwords.read(
         outcome.reason, now=now, zone=env.get("TZ"), more=stderr_tail)
     if found is not None:
-        return _usage_limited(ctx, outcome, found, now)
+        return usage_limited(ctx.sid, ctx.spawn, outcome, found, now)
     if tokens or not _BUSY.search(outcome.reason):
         return outcome
     from zapcli.trail.reader import load
@@ -65,15 +66,18 @@ def judge(ctx: RunContext, parser: EventParser, outcome: Outcome, stderr_tail: s
                    f"done: {' '.join(outcome.reason.split())[:400]}")
 
 
-def _usage_limited(ctx: RunContext, outcome: Outcome, found: limitwords.UsageLimit,
-                   now: float) -> Outcome:
-    spawn = ctx.spawn
+def usage_limited(sid: str, spawn: SpawnRecord, outcome: Outcome, found: limitwords.UsageLimit,
+                  now: float) -> Outcome:
+    """`outcome` as the end on the account's usage limit `found`: its reason
+    says when it resets, its `usage_limit` field what `--resume-after-limit`
+    waits for, and the account's next subagents wait in the queue (when its
+    spawn knew the account). The built-in agent's too (`agent_run`)."""
     cli = str(spawn.cli)
     account = spawn.raw.get("account")
     said = when_text(found.resets_at, found.zone, now)
     if isinstance(account, str):
         limits.limited(cli, account, found.resets_at or now + limitwords.UNSAID_HOLD_S,
-                       found.zone, found.message, ctx.sid)
+                       found.zone, found.message, sid)
     extra = {"usage_limit": {"cli": cli, "account": account, "resets_at": found.resets_at,
                              "zone": found.zone, "message": found.message}}
     return Outcome(Status.FAILED, outcome.exit_code,

@@ -28,6 +28,7 @@ from zapcli.providers import sdk
 from zapcli.providers.stream import TurnAssembler
 
 NO_KEY = "sk-no-key-required"  # local servers need none, but the SDK wants one
+USAGE_LIMIT = "the model endpoint's usage limit (HTTP 429): "  # then the provider's words
 RAW = "X-Stainless-Raw-Response"  # the SDK's own: "stream" returns its APIResponse, body unread
 
 
@@ -48,6 +49,28 @@ def busy(response: Any) -> bool:
         return b"overloaded" in response.read()
     except Exception:  # noqa: BLE001 - a body that cannot be read says nothing
         return False
+
+
+def _spent(e: Any, msg: str, env: str) -> str | None:
+    """What a 429 says when it is not a rate limit but an allowance spent —
+    OpenAI's `insufficient_quota` (the key's credit or plan limit), or an
+    account's usage limit in a provider's words (a coding plan's "Usage limit
+    reached for 5 hour … reset at …", `zapcli.limitwords`): waiting seconds
+    helps nothing, so the subagent ends saying so (a usage limit with its
+    reset: `zapcli.backends.agent_run`) instead of parking to its deadline.
+    None for a plain rate limit."""
+    import time
+
+    from zapcli import limitwords
+
+    code = {str(getattr(e, "code", "") or ""), str(getattr(e, "type", "") or "")}
+    if "insufficient_quota" in code:
+        return (f"the model provider says the quota of the key in {env} is used up "
+                f"(insufficient_quota): {msg}; waiting does not help: add credit to its account "
+                "or raise its plan's limit, or use another key or model")
+    if limitwords.read(str(getattr(e, "message", "") or msg), now=time.time()) is not None:
+        return f"{USAGE_LIMIT}{msg}"
+    return None
 
 
 def retry_after(headers: Any) -> float:
@@ -233,6 +256,9 @@ class ChatClient:
                                   f"(--model, ZAPCLI_MODEL or `model:` in config.yaml) ({msg})")
             return ModelError(f"model endpoint returned 404 for {where}/chat/completions: check "
                               "OPENAI_BASE_URL (it usually ends in /v1)")
+        spent = _spent(e, msg, env) if status == 429 else None
+        if spent is not None:
+            return ModelError(spent)  # no retry_after: the loop ends at once, waiting helps nothing
         if busy(e.response):
             what = "rate-limiting" if status == 429 else "overloaded"
             return ModelError(f"model endpoint is {what} (HTTP {status}): {msg}",

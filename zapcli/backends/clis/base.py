@@ -109,7 +109,7 @@ class EventParser:
     # changed), and the runner ends the subagent failed. None: no such check.
     event_types: frozenset[str] | None = None
 
-    # the account's usage limit, as the stream said it (`zapcli.backends.limitwords`); None:
+    # the account's usage limit, as the stream said it (`zapcli.limitwords`); None:
     # not said there (the runner reads the CLI's error words for one)
     usage_limit: Any = None
 

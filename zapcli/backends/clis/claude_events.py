@@ -40,7 +40,7 @@ import json
 import re
 from typing import Any
 
-from zapcli.backends import limitwords
+from zapcli import limitwords
 from zapcli.backends.clis.base import EventParser, Record
 from zapcli.budget import usage
 from zapcli.trail.model import Outcome, Status

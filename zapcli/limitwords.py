@@ -1,7 +1,8 @@
 """What an agent CLI says when its account's usage limit stops it (C42), read
 into when the limit resets: each CLI's own words, as the pinned versions
 print them, and the words of the providers behind OpenAI-compatible
-endpoints that they pass on.
+endpoints that they pass on — which the built-in agent's model client
+reads in a 429 too (`zapcli.providers.openai_chat`): one reading for both.
 
 Imports `zapcli.resettime` and the standard library. A usage limit is an account's session,
 daily, weekly or plan allowance spent — not a rate limit (seconds), which
