@@ -48,6 +48,7 @@ only ever lists tools the approval mode allows anyway.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -252,10 +253,8 @@ def env_file_auth(cwd: str, env: Mapping[str, str]) -> dict[str, str]:
     for place in (folder, *folder.parents, home):
         for found in (place / ".gemini" / ".env", place / ".env"):
             if found.exists():
-                try:
-                    with open(found, "rb") as fh:
-                        text = fh.read(1 << 20).decode("utf-8", "replace")
-                except OSError:
+                text = _text_of(found)
+                if text is None:
                     return {}
                 out = {}
                 for line in text.splitlines():
@@ -264,6 +263,25 @@ def env_file_auth(cwd: str, env: Mapping[str, str]) -> dict[str, str]:
                         out[key.strip()] = re.sub(r"[^a-zA-Z0-9\-_./]", "", value.split(" #")[0])
                 return {k: v for k, v in out.items() if v}
     return {}
+
+
+def _text_of(path: Path) -> str | None:
+    """A regular file's first MB as text; None for anything else (a FIFO an
+    agent made in its place would block the read for good) or unreadable."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, 1 << 20).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _ts(event: dict[str, Any]) -> float | None:
