@@ -29,6 +29,7 @@ Outside effect: the listener hears the key; the command's file exists.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -160,3 +161,22 @@ def test_a_cloned_repositorys_codex_config_in_a_tree_hands_no_command_the_key(
         ct.dump(zap, sid)
     assert ct.KEYS["codex"] not in bodies, ct.dump(zap, sid)  # what the command printed
     assert [p for p in tmp_path.rglob("key.txt")] == [], ct.dump(zap, sid)
+
+
+@needs_bwrap
+def test_a_fifo_where_gemini_looks_for_its_env_file_holds_nothing_up(zap: Zap,
+                                                                     tmp_path: Path) -> None:
+    """Agent work may make a FIFO named `.env` below the workspace's top (only
+    the top's is held): gemini spawned there would block reading it until its
+    deadline; its sandbox shows it empty, as any other `.env`."""
+    ct.configure(zap, "gemini")
+    (zap.cwd / "sub").mkdir()
+    os.mkfifo(zap.cwd / "sub" / ".env")
+    rules = [{"match": "SUMMARIZE", "turns": [{"text": "Summary: a demo project."}]}]
+    with ScriptedServer(rules, protocol=ct.PROTOCOL["gemini"]) as srv:
+        env = ct.cli_env("gemini", srv, home=tmp_path / "user-home")
+        sid = ct.spawn(zap, "gemini", "SUMMARIZE the README", env, "--approval", "workspace",
+                       "--cwd", str(zap.cwd / "sub"), "--timeout", "40")
+        zap("wait", sid, "--timeout", "60", timeout=90)
+    assert ct.records(zap, sid, "report")[-1]["text"].strip() == "Summary: a demo project.", \
+        ct.dump(zap, sid)

@@ -173,8 +173,9 @@ def _folder_config(policy: Policy, names: tuple[str, ...], cwd: str, home: Path)
             break
         folder = os.path.dirname(folder)
     # a link's target: a mount covers what it leads to (not one in /proc, /dev or /sys,
-    # made anew inside: a repository writes nothing there)
-    found = [p for p in found if in_view(policy, p) and (os.path.isfile(p) or os.path.isdir(p))
+    # made anew inside: a repository writes nothing there); a FIFO, which would hold the
+    # CLI's read for good, is covered as a file
+    found = [p for p in found if in_view(policy, p)
              and not os.path.realpath(p).startswith(("/proc/", "/dev/", "/sys/"))]
     if not found:
         return policy
