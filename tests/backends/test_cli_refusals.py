@@ -87,3 +87,15 @@ def test_a_gemini_env_file_below_the_repository_in_cwd_is_seen(zap, tmp_path):
     proc = zap("spawn", "--cli", "gemini", "--model", "gemini-2.5-flash", "--timeout", "5",
                "--cwd", str(repo), "--", "say hi")
     assert proc.returncode == 1 and "GEMINI_API_KEY is not set" in proc.err
+
+
+def test_a_gemini_env_file_that_is_no_file_is_refused_without_a_wait(zap, tmp_path):
+    """The .env gemini would read is read by zapcli too (its key is passed
+    in; the sandbox shows the file empty): a FIFO agent work made in its
+    place (`--cwd` below the held top) is no key, and no read that never ends."""
+    _bare(zap, tmp_path)
+    ct.configure(zap, "gemini")
+    os.mkfifo(zap.cwd / ".env")
+    proc = zap("spawn", "--cli", "gemini", "--model", "gemini-2.5-flash", "--", "say hi",
+               timeout=30)
+    assert proc.returncode == 1 and "GEMINI_API_KEY is not set" in proc.err, proc.err

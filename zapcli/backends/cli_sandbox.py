@@ -61,6 +61,7 @@ from zapcli.supervisor.launch import MARKER
 from zapcli.trail.model import Outcome, Status
 
 SOCKETS = "zapcli-sockets"  # in the private home: the relay's sockets, read-only inside
+EMPTY = "zapcli-empty"  # in the private home: shown over a folder's own CLI settings
 RELAY = os.path.realpath(relay.__file__)
 PROXY_PORT = 3128  # the relay's HTTP proxy, on the sandbox's own loopback
 NESTED_ID = 1000  # the uid and gid root's codex has inside (outside, its files are root's)
@@ -159,10 +160,36 @@ def git_identity(env: dict[str, str], home: Path) -> str | None:
     return str(path)
 
 
-def _fresh_folder(home: Path) -> Path:
-    """The sockets folder, made anew (0700): whatever a copied home (or the
-    CLI, in an earlier run) left at that name, a link included, goes first."""
-    path = home / SOCKETS
+def _folder_config(policy: Policy, names: tuple[str, ...], cwd: str, home: Path) -> Policy:
+    """`policy` with each of `names` that exists in `cwd` or a folder above it
+    (and is in view) shown empty: /dev/null over a file, an empty read-only
+    folder of the private home over a folder. The CLI reads them as its own
+    settings and environment; a cloned repository ships them."""
+    found: list[str] = []
+    folder = os.path.realpath(cwd)
+    while names:
+        found += [os.path.join(folder, n) for n in names if os.path.exists(os.path.join(folder, n))]
+        if os.path.dirname(folder) == folder:
+            break
+        folder = os.path.dirname(folder)
+    # a link's target: a mount covers what it leads to (not one in /proc, /dev or /sys,
+    # made anew inside: a repository writes nothing there); a FIFO, which would hold the
+    # CLI's read for good, is covered as a file
+    found = [p for p in found if in_view(policy, p)
+             and not os.path.realpath(p).startswith(("/proc/", "/dev/", "/sys/"))]
+    if not found:
+        return policy
+    empty = _fresh_folder(home, EMPTY)  # what an earlier run of the CLI left there goes
+    covers = [(str(empty) if os.path.isdir(p) else os.devnull, os.path.realpath(p))
+              for p in found]
+    return replace(policy, readonly=(*policy.readonly, str(empty)),
+                   covers=(*policy.covers, *covers))
+
+
+def _fresh_folder(home: Path, name: str = SOCKETS) -> Path:
+    """The sockets folder (or `name`), made anew (0700): whatever a copied home
+    (or the CLI, in an earlier run) left at that name, a link included, goes first."""
+    path = home / name
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -262,6 +289,8 @@ class Confined:
         policy, notes = whole(self.policy, home=str(req.config_home), hide=user_homes(env),
                               show=show)
         policy = replace(policy, readonly=(*policy.readonly, str(self.broker.folder)))
+        policy = _folder_config(policy, self.backend.folder_config, req.cwd,
+                                Path(os.path.realpath(req.config_home)))
         self.policy, self.notes = policy, notes
         home = os.path.realpath(req.config_home)
         identity = git_identity(env, Path(home))  # from the user's own config, before HOME moves

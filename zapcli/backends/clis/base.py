@@ -193,6 +193,10 @@ class Cli(Backend):
     # endpoint with the endpoint it uses without one (what `network: false` lets through).
     key_env: tuple[str, ...] | None = None
     endpoint_env: tuple[str, str] | None = None
+    # names it reads as its own settings or environment in the folder it works in and in
+    # every folder above it (gemini's `.gemini/`, a `.env`): a repository's own would
+    # choose where its key goes and what runs unasked, so its sandbox shows them empty
+    folder_config: tuple[str, ...] = ()
     # its own sandbox makes namespaces (bubblewrap) inside zapcli's, which then runs it in a
     # user namespace where it may make more (codex)
     nests: bool = False

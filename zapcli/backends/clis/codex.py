@@ -9,7 +9,10 @@ always arrives on stdin (`-`; the runner closes the pipe after the last byte),
 never on argv. Without `--skip-git-repo-check` codex refuses a folder that is
 not a git repository. `--trust` (trust the project, recorded in the private
 home) only in a tree zapcli created (`--worktree`, C25); elsewhere the
-folder stays as trusted as the private home says: not at all.
+folder stays as trusted as the private home says: not at all. Trusted, it
+would read the tree's own `.codex/config.toml` (a repository commits one:
+its sandbox, approvals, commands' environment), which its sandbox shows
+empty (`folder_config`).
 
 Private config home. `CODEX_HOME` = the request's config home, holding the
 `config.toml` written here (codex also keeps its sessions, sqlite state and
@@ -262,6 +265,8 @@ class CodexBackend(CliBackend):
     endpoint_env = ("OPENAI_BASE_URL", "https://api.openai.com/v1")
     nests = True
     control_files = (".codex",)  # the project's config.toml: MCP servers, profiles, hooks
+    # a tree's (trusted: `--trust`) would set its sandbox, approvals and commands' environment
+    folder_config = (".codex",)
     # its thread index stores each rollout's absolute path: a copy would resume
     # (and append to) the OLD home's rollout; without it codex finds the copy's
     resume_drop = ("state_*.sqlite*",)

@@ -11,7 +11,12 @@ Launch (measured against the real CLI, see tests/backends/test_gemini_adapter.py
   spawn names, unless the user's own gemini marked that folder (or one above
   it) DO_NOT_TRUST in ~/.gemini/trustedFolders.json; GEMINI_RESTRICTED_MODE
   passes through. An exit 55 is then `failed` at once, naming folder trust
-  (`exit_reasons`), never the deadline.
+  (`exit_reasons`), never the deadline. Trusted, it reads the folder's
+  `.gemini/` and takes its environment from the first `.gemini/.env` or
+  `.env` there or above (a cloned repository's names its endpoint): its
+  sandbox shows them empty (`folder_config`), and zapcli passes what it
+  would take from a folder it does not trust, its auth variables
+  (`env_file_auth`).
   The task always goes to stdin (never argv, whatever its size): without a TTY
   the CLI reads stdin to EOF (8 MB cap) and puts it before the `-p` text, so
   `-p ""` only forces headless mode. It waits 500 ms for the first stdin byte,
@@ -43,6 +48,7 @@ only ever lists tools the approval mode allows anyway.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -142,6 +148,7 @@ class GeminiBackend(CliBackend):
     key_env = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
     endpoint_env = ("GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com")
     control_files = (".gemini",)  # settings.json: MCP servers, hooks, tool discovery commands
+    folder_config = (".gemini", ".env")  # its first `.gemini/.env` or `.env` sets its environment
     exit_reasons = {55: "the Gemini CLI refused a folder it does not trust (exit 55, folder "
                         "trust): your ~/.gemini/trustedFolders.json marks it DO_NOT_TRUST, or "
                         "GEMINI_RESTRICTED_MODE is set; trust the folder in gemini, or spawn "
@@ -167,6 +174,8 @@ class GeminiBackend(CliBackend):
                if k not in ("GEMINI_SYSTEM_MD", "GEMINI_WRITE_SYSTEM_MD")}
         env.update(GEMINI_CLI_HOME=str(home), GEMINI_CLI_NO_RELAUNCH="true",
                    TMPDIR=str(home / "tmp"))
+        # its sandbox shows a .env empty: the credentials it would take from one, given here
+        env.update({k: v for k, v in env_file_auth(req.cwd, req.env).items() if not env.get(k)})
         settings, diags = self.settings(req, mode)
         files = {".gemini/settings.json": json.dumps(settings, indent=2),
                  "tmp/.zapcli": "private TMPDIR of this subagent's gemini\n"}
@@ -200,7 +209,8 @@ class GeminiBackend(CliBackend):
     def refusal(self, model: str | None, env: Mapping[str, str], cwd: str,
                 own_program: bool) -> str | None:
         # settings.json selects API-key auth; the CLI also reads a .env file it finds
-        if own_program and not env.get("GEMINI_API_KEY") and not _env_file(cwd, env):
+        if own_program and not env.get("GEMINI_API_KEY") and "GEMINI_API_KEY" not in \
+                env_file_auth(cwd, env):
             return ("the Gemini CLI runs with API-key auth and GEMINI_API_KEY is not set: set "
                     "it (any value for a local server that checks none), then spawn again")
         return None
@@ -223,27 +233,55 @@ def distrusted(cwd: str, env: Mapping[str, str]) -> bool:
         for p, level in rules.items() if isinstance(p, str) and p)
 
 
-def _env_file(cwd: str, env: Mapping[str, str]) -> bool:
-    """Whether the .env file the Gemini CLI would load names its key: the
-    first of `.gemini/.env` or `.env` in `cwd` or a parent, or in the home
-    folder, as the CLI looks — it loads that one only. An empty one (a
+# what the CLI takes from a .env file in a folder it does not trust (its own list)
+AUTH_ENV = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION")
+
+
+def env_file_auth(cwd: str, env: Mapping[str, str]) -> dict[str, str]:
+    """The credentials in the .env file the Gemini CLI would load — the first
+    of `.gemini/.env` or `.env` in `cwd` or a parent, or in the home folder,
+    as the CLI looks — taken as the CLI takes them from a folder it does not
+    trust: its auth variables alone, each value cut to `[A-Za-z0-9._/-]`.
+    In its sandbox every such file reads empty (`folder_config`): the rest of
+    one a repository ships would set its endpoint, its proxy. An empty one (a
     sandbox's placeholder, held while another subagent of that folder runs)
     names none."""
+    import re
+
     folder = Path(cwd).resolve()
     home = Path(env.get("HOME") or Path.home())
     for place in (folder, *folder.parents, home):
         for found in (place / ".gemini" / ".env", place / ".env"):
             if found.exists():
-                return _names_key(found)
-    return False
+                text = _text_of(found)
+                if text is None:
+                    return {}
+                out = {}
+                for line in text.splitlines():
+                    key, sep, value = line.strip().removeprefix("export ").partition("=")
+                    if sep and key.strip() in AUTH_ENV:
+                        out[key.strip()] = re.sub(r"[^a-zA-Z0-9\-_./]", "", value.split(" #")[0])
+                return {k: v for k, v in out.items() if v}
+    return {}
 
 
-def _names_key(path: Path) -> bool:
+def _text_of(path: Path) -> str | None:
+    """A regular file's first MB as text; None for anything else (a FIFO an
+    agent made in its place would block the read for good) or unreadable."""
+    import stat
+
     try:
-        with open(path, "rb") as fh:
-            return b"GEMINI_API_KEY" in fh.read(1 << 20)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
-        return True  # unreadable here: the CLI may read it; it says so itself
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, 1 << 20).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _ts(event: dict[str, Any]) -> float | None:

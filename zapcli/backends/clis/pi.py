@@ -17,7 +17,9 @@ Launch (measured against the real CLI, tests/backends/test_cli_backends.py):
   Files: agent/models.json naming one provider, `zapcli`
   (openai-completions at OPENAI_BASE_URL), whose key is the name
   OPENAI_API_KEY (pi reads the value from the environment: never written in
-  clear); agent/prompt.md, the definition's prompt.
+  clear); agent/prompt.md, the definition's prompt. The folder's own `.pi/`
+  (settings.json: a `shellCommandPrefix` run before every command) its
+  sandbox shows empty (`folder_config`).
 
 Approval: pi has no permission prompts at all — every tool it has runs. So
 zapcli's modes are mapped by the tools it is given: full → what the
@@ -99,6 +101,7 @@ class PiBackend(CliBackend):
     key_env = ("OPENAI_API_KEY",)
     endpoint_env = ("OPENAI_BASE_URL", "https://api.openai.com/v1")
     control_files = (".pi",)  # settings.json and extensions, loaded as code
+    folder_config = (".pi",)  # its settings.json: a shellCommandPrefix runs before each command
     restricts: tuple[str, ...] = ("prompt", "model", "tools")  # no MCP client
 
     def launch(self, req: CliRequest, command: list[str]) -> CliLaunch:

@@ -14,7 +14,10 @@ Launch (measured against the real CLI, tests/backends/test_qwen_backend.py):
   of the user's would move its files or replace its system prompt), plus
   QWEN_HOME=<config_home>: settings, sessions, usage logs, temp files and
   its installation id all live there, so nothing lands under ~/.qwen (C24);
-  HOME stays the user's, for the agent's own commands.
+  HOME stays the user's, for the agent's own commands. It trusts every
+  folder: its sandbox shows the folder's `.qwen/` (settings.json could allow
+  its shell unasked) and every `.env` there or above (its endpoint) empty
+  (`folder_config`).
   Files: settings.json (telemetry, usage statistics, auto-update, IDE and
   its own after-task model calls — memory extraction, skills — off; the
   shell tool in a pipe, not a pty, so a command reading stdin gets EOF (C25);
@@ -101,6 +104,7 @@ class QwenBackend(CliBackend):
     key_env = ("OPENAI_API_KEY",)
     endpoint_env = ("OPENAI_BASE_URL", "https://api.openai.com/v1")
     control_files = (".qwen",)  # settings.json: MCP servers, hooks
+    folder_config = (".qwen", ".env")  # settings.json's permissions; its first `.env`
     exit_reasons = {55: "qwen stopped at one of its own run limits (exit 55)"}
 
     def join_trace(self, req: CliRequest, launch: CliLaunch) -> list[str]:
