@@ -29,6 +29,13 @@ def test_a_dollar_budget_on_an_unpriced_model_is_refused_at_spawn(zap, model):
         assert f"{zap.home.parent / 'config' / 'config.yaml'}" in proc.err, proc.err
     folder = zap.home / "subagents"
     assert not folder.exists() or not list(folder.glob("*.jsonl"))  # nothing was created
+    # nor a run: a usage error leaves no run ended `failed` behind (new user, round 5)
+    for args in (("--max-tokens", "0"), ("--max-subagents", "-1"), ("--max-cost", "0.5")):
+        proc = zap("run", *args, "--", "priced work")
+        assert proc.returncode == 2, (args, proc.out, proc.err)
+    runs = zap.home / "runs"
+    assert not runs.exists() or not list(runs.glob("*.jsonl")), sorted(runs.glob("*"))
+    assert "priced work" not in zap("list", "--all").out
 
 
 def test_run_max_cost_holds_and_usage_shows_cost_per_subagent_tree_and_session(zap, model):

@@ -276,11 +276,12 @@ def _run(task: str, fields: dict[str, Any], cwd: str, workspace: Path, settings:
          max_tokens: int | None, max_cost: float | None, max_subagents: int | None,
          sandbox: str, json: bool) -> int:
     from zapcli.agent.types import ModelError
-    from zapcli.cli import runenv, runtrail
+    from zapcli.cli import runenv, runtrail, runtree
     from zapcli.cli.definition_tools import definition_tools
     from zapcli.host.agent import build_host
 
     run_id = sink.run_id
+    runtree.check_for(fields, settings, max_tokens, max_cost, max_subagents)
     sink.trail = trail = runtrail.open_run(run_id, task, fields, cwd=cwd, workspace=str(workspace),
                                            approval=gate.mode, timeout_s=limit)
     deadline = time.monotonic() + limit

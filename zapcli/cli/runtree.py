@@ -17,6 +17,43 @@ from typing import Any
 from zapcli.errors import UsageError, ZapcliError, param
 
 
+def check(settings: Any, model: str | None, max_tokens: int | None, max_cost: float | None,
+          max_subagents: int | None) -> int:
+    """The run's budget flags, checked (a UsageError saying what is wrong:
+    before its trail exists, so a mistyped flag leaves no run behind); its
+    cap on subagents (0: none)."""
+    from zapcli import prices
+
+    for flag, value in (("max_tokens", max_tokens), ("max_cost", max_cost)):
+        if value is not None and not value > 0:
+            raise UsageError(f"{param(flag)} must be more than 0, got {value}")
+    cap = int(settings.max_subagents if max_subagents is None else max_subagents)
+    if cap < 0:
+        raise UsageError(f"{param('max_subagents')} must be 0 (no limit) or more, got {cap}")
+    if max_cost is not None and not prices.known(model, prices.configured(model, settings.prices)):
+        from zapcli.paths import config_dir
+
+        raise UsageError(prices.unknown_message(model, str(config_dir() / "config.yaml")))
+    return cap
+
+
+def check_for(fields: dict[str, Any], settings: Any, max_tokens: int | None,
+              max_cost: float | None, max_subagents: int | None) -> None:
+    """The budget flags checked before the run's trail is opened, for the model
+    it will call: a usage error leaves no run ended `failed` behind (a model
+    that cannot be resolved is said where the client is built)."""
+    from zapcli.agent.types import ModelError
+    from zapcli.providers.resolve import resolve_model
+
+    try:
+        model: str | None = resolve_model(fields.get("model"), None, settings.providers,
+                                          os.environ)[0]
+    except ModelError:
+        model = None
+    if model is not None or max_cost is None:
+        check(settings, model, max_tokens, max_cost, max_subagents)
+
+
 class RunTree:
     """`meter` counts and prices the run's own calls; `budget` (a TreeBudget,
     or None without --max-tokens/--max-cost) checks the tree before each of them."""
@@ -27,17 +64,8 @@ class RunTree:
         from zapcli.budget import allot
         from zapcli.budget.meter import Meter
 
-        for flag, value in (("max_tokens", max_tokens), ("max_cost", max_cost)):
-            if value is not None and not value > 0:
-                raise UsageError(f"{param(flag)} must be more than 0, got {value}")
-        cap = settings.max_subagents if max_subagents is None else max_subagents
-        if cap < 0:
-            raise UsageError(f"{param('max_subagents')} must be 0 (no limit) or more, got {cap}")
+        cap = check(settings, model, max_tokens, max_cost, max_subagents)
         price = prices.configured(model, settings.prices)
-        if max_cost is not None and not prices.known(model, price):
-            from zapcli.paths import config_dir
-
-            raise UsageError(prices.unknown_message(model, str(config_dir() / "config.yaml")))
         self.run_id, self.settings = run_id, settings
         self.limits = allot.Budget(max_tokens, max_cost, cap or None)
         limited = self.limits.limited

@@ -86,8 +86,9 @@ class FleetKeys:
             def answer(yes: bool | None) -> None:
                 if yes:
                     self._run(lambda: acts.decide_all(asks, True), self._unmark_all)
-            self.app.push_screen(Confirm(f"Approve these {len(asks)} requests, each as shown?",
-                                         body), answer)
+            what = "this request, as shown" if len(asks) == 1 else \
+                f"these {len(asks)} requests, each as shown"
+            self.app.push_screen(Confirm(f"Approve {what}?", body), answer)
             return
         asked = self.peek.asked
         if asked is None or asked[0] != self.table.selected:
