@@ -41,6 +41,13 @@ def test_xdg_folders_shell_from_SHELL_and_no_rc(tmp_path: Path) -> None:
     assert (data / "zsh" / "site-functions" / "_zapcli").is_file()
     assert not (tmp_path / ".zshrc").exists()
     assert 'fpath=("$HOME/data/zsh/site-functions" $fpath)' in res.stdout  # the lines to add
+    # once .zshrc holds them, --no-rc says so instead of asking for them again (new user, round 5)
+    (tmp_path / ".zshrc").write_text(res.stdout)
+    again = _zapcli(tmp_path, "completion", "install", "--no-rc", SHELL="/usr/bin/zsh",
+                    XDG_DATA_HOME=str(data))
+    assert again.returncode == 0 and "fpath=(" not in again.stdout, again.stdout
+    assert "add the lines above" not in again.stderr and "on fpath already" in again.stderr, again.stderr
+    assert (tmp_path / ".zshrc").read_text() == res.stdout  # untouched
     man = _zapcli(tmp_path, "man", "--install", XDG_DATA_HOME=str(data))
     assert man.returncode == 0 and (data / "man" / "man1" / "zapcli.1").read_text() == gen.MAN_PAGE.read_text()
     # new user, round 5: it said "`man zapcli` finds it when ~/.local/bin is on PATH" — that

@@ -83,6 +83,10 @@ def install_completion(shell: str, edit_rc: bool = True) -> Installed:
     rc = Path(os.environ.get("ZDOTDIR") or home) / ".zshrc"
     lines = [RC_MARK, f"fpath=({_zsh_word(target.parent)} $fpath)", "autoload -Uz compinit && compinit"]
     if not edit_rc:
+        if _on_fpath(rc, str(target.parent)):
+            return Installed("zsh completion", target, changed,
+                             note=f"{rc} puts {target.parent} on fpath already: new zsh shells "
+                                  "complete zapcli")
         return Installed("zsh completion", target, changed, add_lines=tuple(lines),
                          note="add the lines above to your .zshrc (after any compinit of your own)")
     edited = _add_block(rc, lines, str(target.parent))
@@ -145,15 +149,33 @@ def _put(target: Path, text: str) -> bool:
     return True
 
 
+def _read_rc(rc: Path) -> str:
+    try:
+        return rc.read_text(encoding="utf-8") if rc.exists() else ""
+    except OSError as exc:
+        raise ZapcliError(f"could not read {rc}: {exc.strerror or exc}") from None
+
+
+def _names(text: str, folder: str) -> bool:
+    """Whether a start-up file's `text` already names `folder` (our block, or
+    the user's own line, with the home folder as $HOME or spelt out)."""
+    home_form = folder.replace(str(Path.home()), "$HOME", 1)
+    return RC_MARK in text or folder in text or home_form in text
+
+
+def _on_fpath(rc: Path, folder: str) -> bool:
+    """Whether `rc` already puts `folder` on fpath (unreadable: not known, no)."""
+    try:
+        return _names(_read_rc(rc), folder)
+    except ZapcliError:
+        return False
+
+
 def _add_block(rc: Path, lines: list[str], folder: str) -> bool:
     """Append `lines` to the start-up file `rc` unless it already names
     `folder` (ours or the user's own line); True when it was edited."""
-    try:
-        old = rc.read_text(encoding="utf-8") if rc.exists() else ""
-    except OSError as exc:
-        raise ZapcliError(f"could not read {rc}: {exc.strerror or exc}") from None
-    home_form = folder.replace(str(Path.home()), "$HOME", 1)
-    if RC_MARK in old or folder in old or home_form in old:
+    old = _read_rc(rc)
+    if _names(old, folder):
         return False
     sep = "" if not old or old.endswith("\n") else "\n"
     try:
