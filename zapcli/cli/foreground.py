@@ -279,6 +279,7 @@ def _run(task: str, fields: dict[str, Any], cwd: str, workspace: Path, settings:
     from zapcli.cli import runenv, runtrail
     from zapcli.cli.definition_tools import definition_tools
     from zapcli.host.agent import build_host
+    from zapcli.team.agent_tools import for_run
 
     run_id = sink.run_id
     sink.trail = trail = runtrail.open_run(run_id, task, fields, cwd=cwd, workspace=str(workspace),
@@ -293,7 +294,7 @@ def _run(task: str, fields: dict[str, Any], cwd: str, workspace: Path, settings:
     try:
         host = build_host(fields, workspace=str(workspace), cwd=cwd,
                           writable_roots=settings.writable_roots, providers=settings.providers,
-                          approver=gate, extra_tools=(sub, *definition_tools()),
+                          approver=gate, extra_tools=(sub, *definition_tools(), *for_run(run_id, fields["grant"])),
                           deadline_mono=deadline, sandbox=box)
     except ModelError as exc:
         trail.end("failed", exc.reason)

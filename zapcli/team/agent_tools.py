@@ -14,7 +14,7 @@ from typing import Any
 
 from zapcli.agent.types import ToolContext, ToolResult, ToolSpec
 from zapcli.team import tools
-from zapcli.team.who import Caller
+from zapcli.team.who import Caller, of_run
 
 
 class TeamTool:
@@ -31,3 +31,9 @@ def team_tools(caller: Caller) -> list[TeamTool]:
     return [TeamTool(ToolSpec(tools.BOARD, tools.BOARD_DESCRIPTION, tools.BOARD_SCHEMA), caller),
             TeamTool(ToolSpec(tools.MESSAGE, tools.MESSAGE_DESCRIPTION, tools.MESSAGE_SCHEMA),
                      caller)]
+
+
+def for_run(run_id: str, grant: dict[str, Any] | None) -> list[TeamTool]:
+    """A `zapcli run`'s own board and message tools, when its definition declares
+    `team: true` (none otherwise): its session is its run id, its claims its own."""
+    return team_tools(of_run(run_id)) if (grant or {}).get("team") else []
