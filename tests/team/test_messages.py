@@ -105,3 +105,24 @@ def test_a_run_whose_definition_declares_team_works_its_sessions_board(zap, mode
     plain = json.loads(zap("run", "--json", "--agent", "plain", "--", "PLAIN plan", timeout=120).stdout)
     assert plain["status"] == "completed", plain
     assert not {"board", "message"} & _tools(srv.requests[-1])
+
+
+def test_read_says_a_message_is_waiting_when_one_is(zap, model):
+    """new user, round 6: a built-in team agent's `message read` answered "none
+    is waiting now" while a message sent to it was waiting (and was handed to
+    it right after, before its next model call)."""
+    _define(zap, "carol", TEAM.format(name="carol"))
+    srv = model([{"match": "CAROL", "turns": [
+        {"hold": "sent", "tool_calls": [{"name": "message", "arguments": {"action": "read"}}]},
+        {"tool_calls": [{"name": "message", "arguments": {"action": "read"}}]},
+        {"text": "carol: done"}]}])
+    carol = zap("spawn", "--agent", "carol", "--", "CAROL work", check=True).out.strip()
+    wait_until(lambda: len(srv.requests) >= 1, 30)
+    zap("send", carol, "the schema is v2", check=True)
+    srv.release("sent")
+    assert zap.wait_status(carol, 60) == "completed"
+    results = [r["content"] for r in trail_records(zap.trail(carol)) if r["type"] == "tool_result"]
+    assert results[0].endswith("1 sent to you will be with it."), results
+    assert results[1].endswith("none is waiting now."), results  # handed over meanwhile
+    told = [m["content"] for m in srv.requests[1]["messages"] if m["role"] == "user"]
+    assert any("the schema is v2" in t for t in told), told
