@@ -235,3 +235,15 @@ def test_invalid_definitions_are_named_as_invalid_everywhere(zap, tmp_path):
     (tmp_path / "b1.yml").write_text("name: realname\ndescription: y\nmemory: no\n")
     res = zap("agents", "save", "../b1.yml")
     assert res.returncode == 1 and "'realname' is invalid" in res.err and "'b1'" not in res.err, res.err
+
+
+def test_show_says_a_definition_works_the_board(zap):
+    """new user, round 6: docs/how-to/teams.md declares `team: true` then runs
+    `agents show worker` — which listed `tools: read, grep` and nothing of the
+    board and message tools the definition gets, nor the task labels it serves."""
+    (_defs(zap) / "worker.yml").write_text("name: worker\ndescription: d\ntools: [read, grep]\n"
+                                           "team: true\nboard: {labels: [review]}\n")
+    zap("trust", check=True)
+    shown = zap("agents", "show", "worker", check=True).out
+    assert "  team: board and message tools (team: true); serves task labels: review\n" in shown, shown
+    assert "team:" not in zap("agents", "show", "explorer", check=True).out

@@ -53,6 +53,10 @@ def test_subagent_tool_fork_starts_from_the_runs_conversation(zap, model):
     _assert_forked(srv, task)
     spawned = next(r for r in trail_records(zap.trail(child)) if r["type"] == "spawn")
     assert spawned["fork"]["system"] == srv.requests[0]["messages"][0]["content"]
+    # replay says where its first request began (new user, round 6: it showed a plain spawn)
+    head = zap("replay", child, check=True).out.splitlines()[1]
+    n = len(spawned["fork"]["messages"])
+    assert f" fork={doc['run_id']} ({n} messages of its conversation) task: {task}" in head, head
 
 
 def test_fork_outside_a_run_or_on_an_agent_cli_says_why_and_starts_nothing(zap, model):

@@ -12,6 +12,7 @@ processes inside `sh` subagents:
 
 from __future__ import annotations
 
+import json
 import sys
 
 from tests.conftest import trail_records, wait_until
@@ -80,3 +81,48 @@ def test_siblings_message_each_other_by_name_and_other_sessions_cannot(zap, mode
     (plain_req,) = [r for r in srv.requests if "PLAIN" in str(r["messages"][1])]
     assert not {"board", "message"} & _tools(plain_req), _tools(plain_req)
     assert zap.wait_status(plain, 60) == "completed"
+
+
+def test_a_run_whose_definition_declares_team_works_its_sessions_board(zap, model):
+    """new user, round 6: `zapcli run --agent lead` with `team: true` got no
+    board or message tool (the model was told "`board` is not available"),
+    though the run is a holder of its own session's board. A run whose
+    definition does not declare it still gets neither."""
+    _define(zap, "lead", TEAM.format(name="lead"))
+    _define(zap, "plain", PLAIN)
+    srv = model([
+        {"match": "LEAD", "turns": [
+            {"tool_calls": [{"name": "board", "arguments": {"action": "add", "text": "split the work"}}]},
+            {"tool_calls": [{"name": "board", "arguments": {"action": "claim"}}]},
+            {"tool_calls": [{"name": "board", "arguments": {"action": "done", "result": "split in 3"}}]},
+            {"text": "lead: done"}]},
+        {"match": "PLAIN", "turns": [{"text": "plain: done"}]}])
+    doc = json.loads(zap("run", "--json", "--agent", "lead", "--", "LEAD plan", timeout=120).stdout)
+    assert doc["status"] == "completed", doc
+    (task,) = zap.json("board", "list", env={"ZAPCLI_SESSION": doc["run_id"]})["tasks"]
+    assert (task["state"], task["holder"], task["result"]) == ("done", doc["run_id"], "split in 3")
+    assert {"board", "message"} <= _tools(srv.requests[0])
+    plain = json.loads(zap("run", "--json", "--agent", "plain", "--", "PLAIN plan", timeout=120).stdout)
+    assert plain["status"] == "completed", plain
+    assert not {"board", "message"} & _tools(srv.requests[-1])
+
+
+def test_read_says_a_message_is_waiting_when_one_is(zap, model):
+    """new user, round 6: a built-in team agent's `message read` answered "none
+    is waiting now" while a message sent to it was waiting (and was handed to
+    it right after, before its next model call)."""
+    _define(zap, "carol", TEAM.format(name="carol"))
+    srv = model([{"match": "CAROL", "turns": [
+        {"hold": "sent", "tool_calls": [{"name": "message", "arguments": {"action": "read"}}]},
+        {"tool_calls": [{"name": "message", "arguments": {"action": "read"}}]},
+        {"text": "carol: done"}]}])
+    carol = zap("spawn", "--agent", "carol", "--", "CAROL work", check=True).out.strip()
+    wait_until(lambda: len(srv.requests) >= 1, 30)
+    zap("send", carol, "the schema is v2", check=True)
+    srv.release("sent")
+    assert zap.wait_status(carol, 60) == "completed"
+    results = [r["content"] for r in trail_records(zap.trail(carol)) if r["type"] == "tool_result"]
+    assert results[0].endswith("1 sent to you will be with it."), results
+    assert results[1].endswith("none is waiting now."), results  # handed over meanwhile
+    told = [m["content"] for m in srv.requests[1]["messages"] if m["role"] == "user"]
+    assert any("the schema is v2" in t for t in told), told

@@ -63,11 +63,12 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
     box = agent_sandbox(sid, spawn, writer)
     if isinstance(box, Outcome):
         return box
+    inbox = SteerInbox(sid)
     try:
         settings = load_settings(Path(spawn.workspace), owners=OWNERS)
         host = build_host(spawn.raw, workspace=spawn.workspace, cwd=spawn.cwd, sandbox=box,
                           writable_roots=spawn.writable_roots, providers=settings.providers,
-                          approver=gate, deadline_mono=deadline_mono, extra_tools=_team(sid, spawn),
+                          approver=gate, deadline_mono=deadline_mono, extra_tools=_team(sid, spawn, inbox),
                           on_http_error=lambda status, message: writer.append("diagnostic", {
                               "dimension": "model", "name": f"http_{status}", "message": message}))
     except ConfigError as exc:  # edited after spawn: the providers table cannot be trusted
@@ -84,7 +85,6 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
         host.close()
         return failure
     check_report = _report_check(spawn, host)
-    inbox = SteerInbox(sid)
 
     def should_stop() -> tuple[str, str] | None:
         if terminated.is_set():
@@ -141,7 +141,7 @@ def _usage_limit(sid: str, spawn: SpawnRecord, outcome: Outcome) -> Outcome | No
     return usage_limited(sid, spawn, outcome, found, now) if found is not None else None
 
 
-def _team(sid: str, spawn: SpawnRecord) -> tuple[Any, ...]:
+def _team(sid: str, spawn: SpawnRecord, inbox: SteerInbox) -> tuple[Any, ...]:
     """The board and message tools, for a definition with `team: true`: this
     subagent's, on its own session's board (docs/explanation/rules.md#fleets-traces-teams)."""
     if not (spawn.grant or {}).get("team"):
@@ -149,7 +149,7 @@ def _team(sid: str, spawn: SpawnRecord) -> tuple[Any, ...]:
     from zapcli.team.agent_tools import team_tools
     from zapcli.team.who import of_spawn
 
-    return tuple(team_tools(of_spawn(sid, spawn)))
+    return tuple(team_tools(of_spawn(sid, spawn), waiting=lambda: len(inbox.pending())))
 
 
 def _meter(sid: str, spawn: SpawnRecord, host: Any) -> Any:

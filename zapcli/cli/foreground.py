@@ -279,6 +279,7 @@ def _run(task: str, fields: dict[str, Any], cwd: str, workspace: Path, settings:
     from zapcli.cli import runenv, runtrail, runtree
     from zapcli.cli.definition_tools import definition_tools
     from zapcli.host.agent import build_host
+    from zapcli.team.agent_tools import for_run
 
     run_id = sink.run_id
     runtree.check_for(fields, settings, max_tokens, max_cost, max_subagents)
@@ -294,7 +295,7 @@ def _run(task: str, fields: dict[str, Any], cwd: str, workspace: Path, settings:
     try:
         host = build_host(fields, workspace=str(workspace), cwd=cwd,
                           writable_roots=settings.writable_roots, providers=settings.providers,
-                          approver=gate, extra_tools=(sub, *definition_tools()),
+                          approver=gate, extra_tools=(sub, *definition_tools(), *for_run(run_id, fields["grant"])),
                           deadline_mono=deadline, sandbox=box)
     except ModelError as exc:
         trail.end("failed", exc.reason)

@@ -228,11 +228,10 @@ def _fork(req: SpawnRequest) -> dict[str, Any] | None:
     if req.fork is None:
         return None
     from zapcli.ops import fork
-
     return fork.fields(req.fork, str(req.cli))
 
 
-def _executor_fields(req: SpawnRequest, settings: Settings) -> dict:
+def _executor_fields(req: SpawnRequest, settings: Settings, team: bool) -> dict:
     """`executor` and its frozen settings for the spawn record; the executor
     checks it can launch now (a cluster that does not answer: one line, exit
     1, nothing created). A local subagent imports no executor."""
@@ -248,6 +247,9 @@ def _executor_fields(req: SpawnRequest, settings: Settings) -> dict:
                          f"{', '.join(executors.names())}") from None
     except executors.Unusable as exc:
         raise ZapcliError(str(exc), code="executor") from None
+    if team and executor.remote:  # a team's board and messages are on this machine, out of its reach
+        from zapcli.team.holders import team_away
+        raise UsageError(team_away(name))
     options = dict(settings.sections.get(name) or {})
     fields = {"executor": name, **executor.check(options)}
     if options.get("max_concurrent") is not None:  # a cap of its own, counted over its own pool
@@ -333,7 +335,7 @@ def _prepare(req: SpawnRequest, settings: Settings | None, sid: str | None, cwd:
         links = backend.pop("trace_links", None)  # spans of other traces it follows (continue)
     else:
         backend, warnings = _backend_fields(req, workspace, settings, cwd, catalog)
-    placement = _executor_fields(req, settings)
+    placement = _executor_fields(req, settings, bool(backend.get("team")))
     if "sandbox" not in backend:  # `continue` carries the old one's
         from zapcli.ops.sandboxing import for_spawn
 
@@ -379,8 +381,7 @@ def _prepare(req: SpawnRequest, settings: Settings | None, sid: str | None, cwd:
         **({"scratch_size": settings.scratch_size} if settings.scratch_size is not None else {}),
         "max_concurrent": settings.max_concurrent, "trust": verdict.frozen(),
         **backend, **placement, **({"relay": req.relay} if req.relay else {}),
-        "trace": tracecontext.new(traceparent=req.traceparent, parent_id=req.parent,
-                                  links=links),
+        "trace": tracecontext.new(traceparent=req.traceparent, parent_id=req.parent, links=links),
         **({"secret_refs": refs} if refs else {}),
     }
     return Prepared(sid, session, fields, settings, warnings, str(req.cli), task, now, placed)
@@ -389,7 +390,6 @@ def _prepare(req: SpawnRequest, settings: Settings | None, sid: str | None, cwd:
 def abandon(p: Prepared) -> None:
     """A prepared spawn that will not be created: its allotment goes back."""
     from zapcli.ops import tree
-
     tree.undo(p.sid, p.placed)
 
 

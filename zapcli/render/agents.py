@@ -53,6 +53,13 @@ def _state(row: Any) -> str:
     return "enabled" if row.enabled else f"disabled (zapcli agents enable {row.name})"
 
 
+def _team_line(d: Any) -> Lines:
+    """What it works with on its session's board: the team tools, the labels it serves."""
+    said = (["board and message tools (team: true)"] if d.team else []) + (
+        [f"serves task labels: {', '.join(d.board_labels)}"] if d.board_labels else [])
+    return [("", f"  team: {'; '.join(said)}")] if said else []
+
+
 def show_lines(res: Any) -> Lines:
     row, d = res.shown.row, res.shown.definition
     out: Lines = [("bold", f"[SubAgent] {row.name} [{row.layer}] {row.source}"),
@@ -61,6 +68,7 @@ def show_lines(res: Any) -> Lines:
     if d is not None:
         out += [("", f"  description: {escape_controls(d.description)}"),
                 ("", f"  tools: {', '.join(d.tools) or '(none)'}"),
+                *_team_line(d),
                 ("", f"  skills: {', '.join(d.skills) or '(none)'}   memory: {d.memory}   maxTurns: {d.max_turns}"),
                 ("", f"  mcp servers: {', '.join(d.mcp_servers) or '(none)'}   knowledge: "
                      f"{', '.join(k.name for k in d.knowledge) or '(none)'}"),

@@ -27,6 +27,16 @@ def record_line(rec: dict[str, Any]) -> tuple[str, str]:
     return style, _indented(escape_controls(text.rstrip("\n")), 5)
 
 
+def _forked(rec: dict[str, Any]) -> str:
+    """A fork's spawn: whose conversation its first request began with (`ops.fork`)."""
+    fork = rec.get("fork")
+    if not isinstance(fork, dict):
+        return ""
+    said = fork.get("messages")
+    size = f" ({len(said)} messages of its conversation)" if isinstance(said, list) else ""
+    return f"fork={rec.get('parent') or 'its run'}{size} "
+
+
 def _record_line(rec: dict[str, Any]) -> tuple[str, str]:
     t = rec.get("type")
     pre = f"{rec.get('seq', '?'):>4} {str(rec.get('ts', ''))[11:23]} "
@@ -35,7 +45,7 @@ def _record_line(rec: dict[str, Any]) -> tuple[str, str]:
         return "bold", pre + (f"spawn  cli={rec.get('cli')} agent={rec.get('agent') or '-'} "
                               + (f"timeout={rec['timeout_s']:g}s " if isinstance(
                                   rec.get("timeout_s"), (int, float)) else "")
-                              + f"{sandbox}task: "
+                              + f"{sandbox}{_forked(rec)}task: "
                               f"{task_line(display(str(rec.get('task', ''))), 200)}")
     if t in ("process", "start"):
         if rec.get("pid") is None and rec.get("address"):  # a runner on a cluster (docs/explanation/rules.md#remote-execution)

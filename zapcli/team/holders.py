@@ -20,12 +20,14 @@ lost — its team MCP server, its agent CLI or a process of its work left
 running after its runner died — is refused before anything is done for it.
 The check is a look (nothing recorded or stopped first, so the refusal and
 its note in the task's history are written before the observer ends what
-is left of it); then its claims are given back as above.
+is left of it); then its claims are given back as above. A subagent that
+runs on another machine (`Caller.away`: a remote executor's node) is
+refused every call, saying where its board is (`away_words`).
 """
 
 from __future__ import annotations
 
-from zapcli.errors import ZapcliError
+from zapcli.errors import ZapcliError, param
 from zapcli.team import board, claims
 from zapcli.team.board import CLAIMED, Task
 
@@ -104,13 +106,30 @@ def reap(session: str, tasks: list[Task] | None = None) -> list[Task]:
     return out
 
 
+def away_words(who: str, session: str, executor: str) -> str:
+    """Why a subagent on another machine (`executor`) gets no board or messages."""
+    return (f"{who} runs on another machine (the {executor} executor): the board and messages of "
+            f"its session {session} are on the machine that spawned it, out of its reach; nothing "
+            f"was done. A team works where its board is: spawn it with {param('executor')} local")
+
+
+def team_away(executor: str) -> str:
+    """Why a spawn of a `team: true` definition on a remote executor is refused."""
+    return (f"the {executor} executor runs a subagent on another machine, out of reach of this "
+            "session's board and messages, which a team: true definition works with; nothing was "
+            f"created. Spawn it with {param('executor')} local")
+
+
 def refuse_ended(caller: Caller, num: int | None = None) -> None:
     """Raise ZapcliError (`ended`) when `caller` is a subagent that is
     terminal or lost; a call about task `num` is noted in its history. Then
-    what the ended subagent held goes back to the board."""
+    what the ended subagent held goes back to the board. A subagent `away`
+    (on another machine) is refused every call (`executor`)."""
     sid = caller.subagent
     if sid is None:
         return
+    if caller.away:
+        raise ZapcliError(away_words(caller.label, caller.session, caller.away), code="executor")
     how = _subagent_end(sid, act=False)
     if how is None:
         return

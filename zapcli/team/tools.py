@@ -21,6 +21,7 @@ from zapcli.team.who import Caller
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 BOARD = "board"
@@ -114,7 +115,8 @@ def board_call(caller: Caller, args: dict[str, Any]) -> str:
                       code="usage")
 
 
-def message_call(caller: Caller, args: dict[str, Any], *, inbox: bool = False) -> str:
+def message_call(caller: Caller, args: dict[str, Any], *, inbox: bool = False,
+                 waiting: Callable[[], int] | None = None) -> str:
     """One `message` call's text. Raises ZapcliError."""
     from zapcli.render import messages as render
 
@@ -127,8 +129,9 @@ def message_call(caller: Caller, args: dict[str, Any], *, inbox: bool = False) -
     if action == "read":
         if inbox:
             return "No messages for you." if not messages.pending(caller.holder) else ""
-        return ("Messages reach you by themselves, before your next model call: none is "
-                "waiting now.")
+        count = waiting() if waiting else 0
+        return ("Messages reach you by themselves, before your next model call: "
+                + (f"{count} sent to you will be with it." if count else "none is waiting now."))
     if action == "list":
         return members(caller)
     raise ZapcliError(f"unknown message action {action!r}: use send, read or list", code="usage")
@@ -152,14 +155,15 @@ def members(caller: Caller) -> str:
 
 
 def answer(caller: Caller, name: str, args: dict[str, Any], *,
-           inbox: bool = False) -> tuple[bool, str]:
+           inbox: bool = False, waiting: Callable[[], int] | None = None) -> tuple[bool, str]:
     """(ok, text) for a call of tool `name`; with `inbox`, the messages
-    waiting for the caller follow the answer (and are handed over)."""
+    waiting for the caller follow the answer (and are handed over); else
+    `waiting()` counts those its agent will be handed before its next call."""
     try:
         if name == BOARD:
             ok, text = True, board_call(caller, args)
         elif name == MESSAGE:
-            ok, text = True, message_call(caller, args, inbox=inbox)
+            ok, text = True, message_call(caller, args, inbox=inbox, waiting=waiting)
         else:
             ok, text = False, f"unknown tool {name!r}"
     except ZapcliError as exc:
@@ -167,8 +171,8 @@ def answer(caller: Caller, name: str, args: dict[str, Any], *,
         if exc.code == "ended":
             return ok, text  # nothing is handed to a subagent that ended
     if inbox and caller.subagent is not None:
-        waiting = messages.take(caller.subagent, by="team tools")
-        if waiting:
+        handed = messages.take(caller.subagent, by="team tools")
+        if handed:
             text = (text + "\n\n" if text else "") + "Messages for you:\n" + "\n".join(
-                f"- {m}" for m in waiting)
+                f"- {m}" for m in handed)
     return ok, text

@@ -13,7 +13,11 @@ none served) and the tools it grants; without a definition (a shell, an
 agent CLI with its own tools) it has every tool and serves no label. A
 `zapcli run` (its own board tool) holds as its run id. Anyone else is the
 session's person (`you`), who serves every label and has every tool: their
-claims stay until `done` or `board release`.
+claims stay until `done` or `board release`. A subagent whose runner runs
+elsewhere (a remote executor: a Ray node) is `away`: its session's board and
+messages are in the state folder of the machine that spawned it, out of its
+reach, so its every call is refused, saying so (`holders.refuse_ended`) —
+never answered from the node's own, empty board.
 
 A `Caller` built once for a surface that lives (a team tool, the team MCP
 server) remembers the fencing number of each claim it made, so its `done`
@@ -41,6 +45,7 @@ class Caller:
     label: str  # how others read the holder: "sa_… (worker, claude)"
     subagent: str | None = None  # set when the caller is a subagent
     fit: Fit = EVERYONE  # the labels it serves, the tools it has
+    away: str = ""  # a remote executor's name: it runs where its session's board is not
     fences: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -60,7 +65,20 @@ def of_spawn(sid: str, spawn: SpawnRecord) -> Caller:
         labels = board.get("labels") if isinstance(board, dict) else None
         fit = Fit(labels=tuple(str(x) for x in labels or ()),
                   tools=tuple(str(t) for t in definition.get("tools") or ()), who=label)
-    return Caller(spawn.session, sid, label, sid, fit)
+    return Caller(spawn.session, sid, label, sid, fit, away=_away(spawn.executor))
+
+
+def _away(executor: str) -> str:
+    """`executor` when it runs a runner on another machine (unknown here: so
+    taken), else ""."""
+    if executor == "local":
+        return ""
+    from zapcli import executors
+
+    try:
+        return "" if not executors.get(executor).remote else executor
+    except (KeyError, executors.Unusable):
+        return executor
 
 
 def of_subagent(sid: str) -> Caller | None:
