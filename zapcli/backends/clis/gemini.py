@@ -245,7 +245,10 @@ def env_file_auth(cwd: str, env: Mapping[str, str]) -> dict[str, str]:
     In its sandbox every such file reads empty (`folder_config`): the rest of
     one a repository ships would set its endpoint, its proxy. An empty one (a
     sandbox's placeholder, held while another subagent of that folder runs)
-    names none."""
+    names none. One that is a link (or lies in a `.gemini` that is) leading
+    out of the folder it is found in is not read: in the sandbox the CLI
+    could not read where it leads (the person's home, say), and zapcli,
+    reading for it, would hand it a key from there."""
     import re
 
     folder = Path(cwd).resolve()
@@ -253,6 +256,9 @@ def env_file_auth(cwd: str, env: Mapping[str, str]) -> dict[str, str]:
     for place in (folder, *folder.parents, home):
         for found in (place / ".gemini" / ".env", place / ".env"):
             if found.exists():
+                real = os.path.realpath(found)
+                if place != home and os.path.commonpath((real, str(place))) != str(place):
+                    return {}
                 text = _text_of(found)
                 if text is None:
                     return {}

@@ -1,0 +1,64 @@
+"""A folder's agent-CLI settings shown empty in the CLI's sandbox, and what
+zapcli reads of them itself (adversary round 13, on 8462f26).
+
+gemini takes its environment from the first `.gemini/.env` or `.env` of the
+folder it works in or one above. In its sandbox those read empty, and zapcli
+reads the file itself, outside, to pass gemini what it would take from a
+folder it does not trust: its auth variables (`env_file_auth`). zapcli
+followed a link there wherever it led — so a cloned repository whose `.env`
+is a link into the person's home (out of the sandbox's view) had zapcli read
+that file and put its GOOGLE_API_KEY in the environment of the sandboxed CLI,
+where the first command the model ran printed it.
+
+Outside effect: the key of the person's other file in what reached the model.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.backends import clitest as ct
+from tests.conftest import Zap
+from tests.sandbox.conftest import needs_bwrap
+from zapcli.testing import ScriptedServer
+
+OTHER = "AIzaOtherProjectKey0123456789abcdefXYZ"
+
+
+@needs_bwrap
+def test_a_repositorys_env_link_into_the_home_hands_the_cli_no_key_from_there(
+        zap: Zap, tmp_path: Path) -> None:
+    ct.configure(zap, "gemini")
+    home = tmp_path / "user-home"
+    (home / "other-project").mkdir(parents=True)
+    (home / "other-project" / ".env").write_text(f"GOOGLE_API_KEY={OTHER}\n")
+    (zap.cwd / ".env").symlink_to(home / "other-project" / ".env")
+    shell = {"name": "run_shell_command", "arguments": {"command": "echo G=$GOOGLE_API_KEY",
+                                                       "is_background": False,
+                                                       "description": "look"}}
+    rules = [{"match": "SUMMARIZE", "turns": [{"text": "First a step.", "tool_calls": [shell]},
+                                              {"text": "Summary: a demo project."}]}]
+    with ScriptedServer(rules, protocol=ct.PROTOCOL["gemini"]) as srv:
+        env = ct.cli_env("gemini", srv, home=home)
+        sid = ct.spawn(zap, "gemini", "SUMMARIZE the README", env, "--approval", "full")
+        zap("wait", sid, "--timeout", "90", timeout=120)
+        seen = json.dumps(srv.requests)
+    assert "G=" in seen, ct.dump(zap, sid)  # the command ran and its output reached the model
+    assert OTHER not in seen, ct.dump(zap, sid)
+
+
+def test_a_env_link_inside_its_folder_is_still_read_one_leading_out_is_not(tmp_path: Path) -> None:
+    from zapcli.backends.clis.gemini import env_file_auth
+
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    (repo / "config").mkdir(parents=True)
+    home.mkdir()
+    (repo / "config" / "dev.env").write_text("GEMINI_API_KEY=in-the-repo\n")
+    (home / "elsewhere.env").write_text(f"GOOGLE_API_KEY={OTHER}\n")
+    (repo / ".env").symlink_to("config/dev.env")
+    assert env_file_auth(str(repo), {"HOME": str(home)}) == {"GEMINI_API_KEY": "in-the-repo"}
+    (repo / ".env").unlink()
+    (repo / ".gemini").symlink_to(home)  # the folder itself a link out: its .env too
+    (home / ".env").write_text(f"GOOGLE_API_KEY={OTHER}\n")
+    assert env_file_auth(str(repo), {"HOME": str(home)}) == {}
