@@ -16,7 +16,11 @@ Outside effect: the key of the person's other file in what reached the model.
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
+
+import pytest
 
 from tests.backends import clitest as ct
 from tests.conftest import Zap
@@ -62,3 +66,44 @@ def test_a_env_link_inside_its_folder_is_still_read_one_leading_out_is_not(tmp_p
     (repo / ".gemini").symlink_to(home)  # the folder itself a link out: its .env too
     (home / ".env").write_text(f"GOOGLE_API_KEY={OTHER}\n")
     assert env_file_auth(str(repo), {"HOME": str(home)}) == {}
+
+
+@needs_bwrap
+@pytest.mark.parametrize("target", ["/dev/zero", "/dev/urandom"])
+def test_a_env_link_into_the_kernels_files_holds_nothing_up(zap: Zap, tmp_path: Path,
+                                                            target: str) -> None:
+    """A repository's `.env` is a link to /dev/zero or /dev/urandom: read for
+    ever, growing until memory runs out. The sandbox makes /dev anew inside
+    and zapcli left a link there uncovered, so gemini, reading it as its
+    environment, hung to its deadline (and grew). Now the start is refused at
+    once, as is a link into /proc or /sys (`kernel_way`), which no mount of
+    zapcli's can show empty either. `--approval full`: a control file that
+    is a link is refused otherwise."""
+    ct.configure(zap, "gemini")
+    (zap.cwd / ".env").symlink_to(target)
+    rules = [{"match": "SUMMARIZE", "turns": [{"text": "Summary: a demo project."}]}]
+    with ScriptedServer(rules, protocol=ct.PROTOCOL["gemini"]) as srv:
+        env = ct.cli_env("gemini", srv, home=tmp_path / "user-home")
+        started = time.monotonic()
+        sid = ct.spawn(zap, "gemini", "SUMMARIZE the README", env, "--approval", "full",
+                       "--timeout", "60")
+        zap("wait", sid, "--timeout", "90", timeout=120)
+        took = time.monotonic() - started
+    doc = zap.json("poll", "--no-wait", sid)["subagents"][0]
+    assert doc["status"] == "failed" and took < 30, (took, ct.dump(zap, sid))
+    assert srv.requests == [], ct.dump(zap, sid)  # nothing ran
+    assert os.readlink(zap.cwd / ".env") == target  # the person's file, untouched
+
+
+def test_a_link_to_dev_null_or_within_the_folder_is_no_kernel_way(tmp_path: Path) -> None:
+    from zapcli.backends.cli_sandbox import kernel_way
+
+    (tmp_path / "a").symlink_to("/dev/null")
+    (tmp_path / "b").symlink_to("real.env")
+    (tmp_path / "c").symlink_to("/dev")  # a folder link: what lies in it is the kernel's
+    (tmp_path / "d").symlink_to("../" * 30 + "dev/urandom")
+    (tmp_path / "e").symlink_to("/proc/self/fd/1")  # inside: the CLI's own, not zapcli's
+    assert [kernel_way(str(tmp_path), n) for n in ("a", "b", "c/zero", "d", "e", "plain")] == \
+        [None, None, "/dev/zero", "/dev/urandom", "/proc", None]
+    # a workspace the sandbox mounts in /dev/shm: its own files are the host's
+    assert kernel_way("/dev/shm/work", ".env", ("/dev/shm/work",)) is None
