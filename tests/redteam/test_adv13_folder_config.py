@@ -25,7 +25,7 @@ import pytest
 
 from tests.backends import clitest as ct
 from tests.conftest import Zap
-from tests.redteam.harness import Listener
+from tests.redteam.harness import Listener, _free_uid, as_root
 from tests.sandbox.conftest import needs_bwrap
 from zapcli.testing import ScriptedServer
 
@@ -159,3 +159,35 @@ def test_a_env_file_made_after_the_look_sends_the_key_nowhere(zap: Zap, tmp_path
     assert planted.exists()  # the sibling wrote it in time
     assert not listener.saw(ct.KEYS["gemini"]), [h["path"] for h in listener.hits]
     assert listener.hits == [], [h["path"] for h in listener.hits]
+
+
+@needs_bwrap
+@as_root
+def test_another_users_env_above_the_workspace_hands_the_cli_no_key(zap: Zap,
+                                                                   tmp_path: Path) -> None:
+    """The workspace lies in a folder others may write in (/tmp, a team's
+    share): another local user leaves a `.env` there holding a key of their
+    own. zapcli read it for gemini (the first `.env` above the folder) and
+    put its GOOGLE_API_KEY in gemini's environment, which gemini prefers to
+    GEMINI_API_KEY: the person's conversation went out under the other
+    user's key (whose project's logs show it)."""
+    uid, lock = _free_uid()
+    try:
+        ct.configure(zap, "gemini")
+        theirs = tmp_path / ".env"
+        theirs.write_text(f"GOOGLE_API_KEY={OTHER}\n")
+        os.chown(theirs, uid, uid)
+        shell = {"name": "run_shell_command", "arguments": {"command": "echo G=$GOOGLE_API_KEY",
+                                                           "is_background": False,
+                                                           "description": "look"}}
+        rules = [{"match": "SUMMARIZE", "turns": [{"text": "First a step.", "tool_calls": [shell]},
+                                                  {"text": "Summary: a demo project."}]}]
+        with ScriptedServer(rules, protocol=ct.PROTOCOL["gemini"]) as srv:
+            env = ct.cli_env("gemini", srv, home=tmp_path / "user-home")
+            sid = ct.spawn(zap, "gemini", "SUMMARIZE the README", env, "--approval", "full")
+            zap("wait", sid, "--timeout", "90", timeout=120)
+            seen = json.dumps(srv.requests)
+        assert "G=" in seen, ct.dump(zap, sid)
+        assert OTHER not in seen, ct.dump(zap, sid)
+    finally:
+        os.close(lock)

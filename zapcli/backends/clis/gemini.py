@@ -272,8 +272,10 @@ def env_file_auth(cwd: str, env: Mapping[str, str]) -> dict[str, str]:
 
 
 def _text_of(path: Path) -> str | None:
-    """A regular file's first MB as text; None for anything else (a FIFO an
-    agent made in its place would block the read for good) or unreadable."""
+    """A regular file of this user's: its first MB as text; None for anything
+    else (a FIFO an agent made in its place would block the read for good;
+    another user's, left in a folder above that others write in, /tmp say,
+    would hand gemini their key, which it prefers) or unreadable."""
     import stat
 
     try:
@@ -281,7 +283,8 @@ def _text_of(path: Path) -> str | None:
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
             return None
         return os.read(fd, 1 << 20).decode("utf-8", "replace")
     except OSError:
