@@ -39,11 +39,13 @@ class LoopResult:
     """How a loop ended. `status`: "completed" | "failed" | "timeout" |
     "cancelled"; `reason` None when completed (e.g. "max turns", "token
     budget", a ModelError's reason); `report`: the final answer, or the last
-    text seen when not completed."""
+    text seen when not completed. `usage_limit`: the provider's words when a
+    model call ended it on the account's usage limit (`ModelError.usage_limit`)."""
 
     status: str
     reason: str | None
     report: str
+    usage_limit: str | None = None
 
 
 def run_loop(*, system_prompt: str, task: str, client: ModelClient, tools: list[Tool],
@@ -88,7 +90,7 @@ def run_loop(*, system_prompt: str, task: str, client: ModelClient, tools: list[
             turn = client.complete(messages, specs, lambda kind, d: sink(kind, {"delta": d}))
         except ModelError as e:
             if e.retry_after is None:
-                return LoopResult("failed", e.reason, state.last_text)
+                return LoopResult("failed", e.reason, state.last_text, e.usage_limit)
             parked = _park(e, client, sink, limits, state)  # a rate limit: wait, then again
             if parked is not None:
                 return LoopResult(parked[0], parked[1], state.last_text)

@@ -118,17 +118,17 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
         out.write(b"\n")
     status = Status(result.status)
     outcome = Outcome(status, 0 if status == Status.COMPLETED else None, result.reason)
-    return _usage_limit(sid, spawn, outcome) or outcome
+    return _usage_limit(sid, spawn, outcome, getattr(result, "usage_limit", None)) or outcome
 
 
-def _usage_limit(sid: str, spawn: SpawnRecord, outcome: Outcome) -> Outcome | None:
+def _usage_limit(sid: str, spawn: SpawnRecord, outcome: Outcome,
+                 words: str | None) -> Outcome | None:
     """The end on the account's usage limit, when its model endpoint said one
-    (a 429 in a provider's words, `zapcli.providers.openai_chat`), as an agent
-    CLI's is said and recorded (`cli_limits.usage_limited`: its reset, what
-    `--resume-after-limit` waits for); None for any other end."""
-    from zapcli.providers.openai_chat import USAGE_LIMIT
-
-    if outcome.status != Status.FAILED or USAGE_LIMIT not in (outcome.reason or ""):
+    (a 429 in a provider's words, `zapcli.providers.openai_chat`: `words`,
+    carried apart from the reason, which may quote what a model said), as an
+    agent CLI's is said and recorded (`cli_limits.usage_limited`: its reset,
+    what `--resume-after-limit` waits for); None for any other end."""
+    if outcome.status != Status.FAILED or not words:
         return None
     import time
 
@@ -136,7 +136,6 @@ def _usage_limit(sid: str, spawn: SpawnRecord, outcome: Outcome) -> Outcome | No
     from zapcli.backends.cli_limits import usage_limited
 
     now = time.time()
-    words = str(outcome.reason).split(USAGE_LIMIT, 1)[1]
     found = limitwords.read(words, now=now)
     return usage_limited(sid, spawn, outcome, found, now) if found is not None else None
 

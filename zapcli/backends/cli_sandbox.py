@@ -160,23 +160,73 @@ def git_identity(env: dict[str, str], home: Path) -> str | None:
     return str(path)
 
 
+class Unshowable(Exception):
+    """A folder's own settings for the CLI that its sandbox cannot show empty."""
+
+
+KERNEL = ("/proc", "/dev", "/sys")  # made anew inside the sandbox: no mount of ours holds them
+BLANK = ("/dev", "/dev/null")  # a link to /dev/null reads empty as it is
+
+
+def kernel_way(folder: str, name: str, bound: tuple[str, ...] = ()) -> str | None:
+    """The first place in /proc, /dev or /sys (but a folder of `bound`, a
+    host folder mounted there) that `name` in `folder` (a real path) passes
+    through, each link on the way followed as the CLI would follow it inside
+    (`/proc/self` is the CLI there, not zapcli), or None."""
+    rest, done, hops = [c for c in name.split("/") if c], folder, 0
+    while rest:
+        part = rest.pop(0)
+        if part in (".", ".."):
+            done = os.path.dirname(done) if part == ".." else done
+            continue
+        step = os.path.join(done, part)
+        if step not in BLANK and any(_under(step, k) for k in KERNEL) and \
+                not any(_under(step, b) for b in bound):
+            return step
+        try:
+            target = os.readlink(step)
+        except OSError:  # no link (or nothing there): on to the next part
+            done = step
+            continue
+        hops += 1
+        if hops > 40:  # a loop: nothing the CLI could read
+            return None
+        done = "/" if target.startswith("/") else done
+        rest = [c for c in target.split("/") if c] + rest
+    return None
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
 def _folder_config(policy: Policy, names: tuple[str, ...], cwd: str, home: Path) -> Policy:
     """`policy` with each of `names` that exists in `cwd` or a folder above it
     (and is in view) shown empty: /dev/null over a file, an empty read-only
     folder of the private home over a folder. The CLI reads them as its own
-    settings and environment; a cloned repository ships them."""
+    settings and environment; a cloned repository ships them. Raises
+    Unshowable for one that leads into /proc, /dev or /sys (but /dev/null):
+    made anew inside, no mount of ours holds it (/dev/zero would be read for
+    ever, /proc/self/fd/1 is the CLI's own output)."""
     found: list[str] = []
     folder = os.path.realpath(cwd)
+    bound = tuple(os.path.realpath(b) for b in (*policy.writable, *policy.readonly,
+                                                 policy.scratch) if b)
     while names:
-        found += [os.path.join(folder, n) for n in names if os.path.exists(os.path.join(folder, n))]
+        for name in names:
+            path = os.path.join(folder, name)
+            way = kernel_way(folder, name, bound) if os.path.lexists(path) else None
+            if way is not None:
+                raise Unshowable(f"{path} leads to {way}, which the CLI would read as its own "
+                                 "settings and its sandbox cannot show empty: remove that "
+                                 "link; nothing was run")
+            found += [path] if os.path.exists(path) else []
         if os.path.dirname(folder) == folder:
             break
         folder = os.path.dirname(folder)
-    # a link's target: a mount covers what it leads to (not one in /proc, /dev or /sys,
-    # made anew inside: a repository writes nothing there); a FIFO, which would hold the
+    # a link's target: a mount covers what it leads to; a FIFO, which would hold the
     # CLI's read for good, is covered as a file
-    found = [p for p in found if in_view(policy, p)
-             and not os.path.realpath(p).startswith(("/proc/", "/dev/", "/sys/"))]
+    found = [p for p in found if in_view(policy, p)]
     if not found:
         return policy
     empty = _fresh_folder(home, EMPTY)  # what an earlier run of the CLI left there goes

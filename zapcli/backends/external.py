@@ -80,6 +80,8 @@ def run_cli(backend: Cli, ctx: RunContext) -> Outcome:
         if box is not None:
             try:
                 launch = box.wrap(launch, req, command)
+            except cli_sandbox.Unshowable as exc:
+                return Outcome(Status.FAILED, None, str(exc))
             except OSError as exc:  # the control files' placeholders could not be made
                 return Outcome(Status.FAILED, None, "the sandbox could not hold the control "
                                                     f"files read-only: {exc}; nothing was run")

@@ -51,25 +51,26 @@ def busy(response: Any) -> bool:
         return False
 
 
-def _spent(e: Any, msg: str, env: str) -> str | None:
+def _spent(e: Any, msg: str, env: str) -> ModelError | None:
     """What a 429 says when it is not a rate limit but an allowance spent —
     OpenAI's `insufficient_quota` (the key's credit or plan limit), or an
     account's usage limit in a provider's words (a coding plan's "Usage limit
     reached for 5 hour … reset at …", `zapcli.limitwords`): waiting seconds
     helps nothing, so the subagent ends saying so (a usage limit with its
-    reset: `zapcli.backends.agent_run`) instead of parking to its deadline.
-    None for a plain rate limit."""
+    reset: `zapcli.backends.agent_run`, from the error's `usage_limit`)
+    instead of parking to its deadline. None for a plain rate limit."""
     import time
 
     from zapcli import limitwords
 
     code = {str(getattr(e, "code", "") or ""), str(getattr(e, "type", "") or "")}
     if "insufficient_quota" in code:
-        return (f"the model provider says the quota of the key in {env} is used up "
-                f"(insufficient_quota): {msg}; waiting does not help: add credit to its account "
-                "or raise its plan's limit, or use another key or model")
-    if limitwords.read(str(getattr(e, "message", "") or msg), now=time.time()) is not None:
-        return f"{USAGE_LIMIT}{msg}"
+        return ModelError(f"the model provider says the quota of the key in {env} is used up "
+                          f"(insufficient_quota): {msg}; waiting does not help: add credit to its "
+                          "account or raise its plan's limit, or use another key or model")
+    words = str(getattr(e, "message", "") or msg)
+    if limitwords.read(words, now=time.time()) is not None:
+        return ModelError(f"{USAGE_LIMIT}{msg}", usage_limit=words)
     return None
 
 
@@ -258,7 +259,7 @@ class ChatClient:
                               "OPENAI_BASE_URL (it usually ends in /v1)")
         spent = _spent(e, msg, env) if status == 429 else None
         if spent is not None:
-            return ModelError(spent)  # no retry_after: the loop ends at once, waiting helps nothing
+            return spent  # no retry_after: the loop ends at once, waiting helps nothing
         if busy(e.response):
             what = "rate-limiting" if status == 429 else "overloaded"
             return ModelError(f"model endpoint is {what} (HTTP {status}): {msg}",

@@ -245,7 +245,10 @@ def env_file_auth(cwd: str, env: Mapping[str, str]) -> dict[str, str]:
     In its sandbox every such file reads empty (`folder_config`): the rest of
     one a repository ships would set its endpoint, its proxy. An empty one (a
     sandbox's placeholder, held while another subagent of that folder runs)
-    names none."""
+    names none. One that is a link (or lies in a `.gemini` that is) leading
+    out of the folder it is found in is not read: in the sandbox the CLI
+    could not read where it leads (the person's home, say), and zapcli,
+    reading for it, would hand it a key from there."""
     import re
 
     folder = Path(cwd).resolve()
@@ -253,6 +256,9 @@ def env_file_auth(cwd: str, env: Mapping[str, str]) -> dict[str, str]:
     for place in (folder, *folder.parents, home):
         for found in (place / ".gemini" / ".env", place / ".env"):
             if found.exists():
+                real = os.path.realpath(found)
+                if place != home and os.path.commonpath((real, str(place))) != str(place):
+                    return {}
                 text = _text_of(found)
                 if text is None:
                     return {}
@@ -266,8 +272,10 @@ def env_file_auth(cwd: str, env: Mapping[str, str]) -> dict[str, str]:
 
 
 def _text_of(path: Path) -> str | None:
-    """A regular file's first MB as text; None for anything else (a FIFO an
-    agent made in its place would block the read for good) or unreadable."""
+    """A regular file of this user's: its first MB as text; None for anything
+    else (a FIFO an agent made in its place would block the read for good;
+    another user's, left in a folder above that others write in, /tmp say,
+    would hand gemini their key, which it prefers) or unreadable."""
     import stat
 
     try:
@@ -275,7 +283,8 @@ def _text_of(path: Path) -> str | None:
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
             return None
         return os.read(fd, 1 << 20).decode("utf-8", "replace")
     except OSError:
