@@ -37,6 +37,30 @@ def cli_env(cli: str, srv: ScriptedServer, home: Path | None = None) -> dict[str
     return env
 
 
+def one_step(call: dict[str, Any]) -> list[dict[str, Any]]:
+    """A scripted model's rules for a task saying SUMMARIZE: one step (the
+    tool call `call`), then the summary "Summary: a demo project."."""
+    return [{"match": "SUMMARIZE", "turns": [{"text": "First a step.", "tool_calls": [call]},
+                                             {"text": "Summary: a demo project."}]}]
+
+
+def shell_call(command: str, description: str = "look") -> dict[str, Any]:
+    """gemini's and qwen's shell tool called with `command`."""
+    return {"name": "run_shell_command", "arguments": {"command": command, "is_background": False,
+                                                      "description": description}}
+
+
+def one_step_run(zap: Zap, cli: str, call: dict[str, Any], home: Path,
+                 *extra: str) -> tuple[str, str]:
+    """`cli` spawned (with `extra` flags) on a task saying SUMMARIZE, its model
+    making the one tool call `call` then summing up (`one_step`); (its id,
+    every request its model got, as JSON text), once it ended."""
+    with ScriptedServer(one_step(call), protocol=PROTOCOL[cli]) as srv:
+        sid = spawn(zap, cli, "SUMMARIZE the README", cli_env(cli, srv, home=home), *extra)
+        zap("wait", sid, "--timeout", "90", timeout=120)
+        return sid, json.dumps(srv.requests)
+
+
 def configure(zap: Zap, *clis: str, extra: str = "") -> None:
     """config.yaml naming the pinned CLIs (skips the test when one is missing)."""
     lines = ["backends:"]

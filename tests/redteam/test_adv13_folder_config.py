@@ -15,7 +15,6 @@ Outside effect: the key of the person's other file in what reached the model.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -40,16 +39,8 @@ def test_a_repositorys_env_link_into_the_home_hands_the_cli_no_key_from_there(
     (home / "other-project").mkdir(parents=True)
     (home / "other-project" / ".env").write_text(f"GOOGLE_API_KEY={OTHER}\n")
     (zap.cwd / ".env").symlink_to(home / "other-project" / ".env")
-    shell = {"name": "run_shell_command", "arguments": {"command": "echo G=$GOOGLE_API_KEY",
-                                                       "is_background": False,
-                                                       "description": "look"}}
-    rules = [{"match": "SUMMARIZE", "turns": [{"text": "First a step.", "tool_calls": [shell]},
-                                              {"text": "Summary: a demo project."}]}]
-    with ScriptedServer(rules, protocol=ct.PROTOCOL["gemini"]) as srv:
-        env = ct.cli_env("gemini", srv, home=home)
-        sid = ct.spawn(zap, "gemini", "SUMMARIZE the README", env, "--approval", "full")
-        zap("wait", sid, "--timeout", "90", timeout=120)
-        seen = json.dumps(srv.requests)
+    sid, seen = ct.one_step_run(zap, "gemini", ct.shell_call("echo G=$GOOGLE_API_KEY"), home,
+                                "--approval", "full")
     assert "G=" in seen, ct.dump(zap, sid)  # the command ran and its output reached the model
     assert OTHER not in seen, ct.dump(zap, sid)
 
@@ -177,16 +168,8 @@ def test_another_users_env_above_the_workspace_hands_the_cli_no_key(zap: Zap,
         theirs = tmp_path / ".env"
         theirs.write_text(f"GOOGLE_API_KEY={OTHER}\n")
         os.chown(theirs, uid, uid)
-        shell = {"name": "run_shell_command", "arguments": {"command": "echo G=$GOOGLE_API_KEY",
-                                                           "is_background": False,
-                                                           "description": "look"}}
-        rules = [{"match": "SUMMARIZE", "turns": [{"text": "First a step.", "tool_calls": [shell]},
-                                                  {"text": "Summary: a demo project."}]}]
-        with ScriptedServer(rules, protocol=ct.PROTOCOL["gemini"]) as srv:
-            env = ct.cli_env("gemini", srv, home=tmp_path / "user-home")
-            sid = ct.spawn(zap, "gemini", "SUMMARIZE the README", env, "--approval", "full")
-            zap("wait", sid, "--timeout", "90", timeout=120)
-            seen = json.dumps(srv.requests)
+        sid, seen = ct.one_step_run(zap, "gemini", ct.shell_call("echo G=$GOOGLE_API_KEY"),
+                                    tmp_path / "user-home", "--approval", "full")
         assert "G=" in seen, ct.dump(zap, sid)
         assert OTHER not in seen, ct.dump(zap, sid)
     finally:
