@@ -273,24 +273,19 @@ def env_file_auth(cwd: str, env: Mapping[str, str]) -> dict[str, str]:
 
 def _text_of(path: Path) -> str | None:
     """A regular file of this user's: its first MB as text; None for anything
-    else (a FIFO an agent made in its place would block the read for good;
-    another user's, left in a folder above that others write in, /tmp say,
-    would hand gemini their key, which it prefers) or unreadable."""
-    import stat
+    else (a FIFO an agent made in its place would block the read for good:
+    `zapcli.boundedread` opens regular files only; another user's, left in a
+    folder above that others write in, /tmp say, would hand gemini their key,
+    which it prefers) or unreadable."""
+    from zapcli.boundedread import open_regular
 
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(open_regular(path), "rb") as fh:
+            if os.fstat(fh.fileno()).st_uid != os.getuid():
+                return None
+            return fh.read(1 << 20).decode("utf-8", "replace")
     except OSError:
         return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
-            return None
-        return os.read(fd, 1 << 20).decode("utf-8", "replace")
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _ts(event: dict[str, Any]) -> float | None:
