@@ -239,7 +239,7 @@ def _yarn_paths(root: str) -> list[str | None]:
     text = _read(os.path.join(root, ".yarnrc.yml"))
     if text is None:
         out.append(_YARN_HOME)
-    elif text.strip():
+    elif text.strip() not in ("", "{}"):  # `{}`, a placeholder's: an empty mapping, no YAML to load
         legacy = _yarn1_values(text, "yarnPath") if _compiled(_YARN1_HEADER).match(text) else []
         out += [_yarn_file(root, v) for v in [*legacy, *_yaml_values(text, "yarnPath")]]
     text = _read(os.path.join(root, ".yarnrc"))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from tests.sandbox.conftest import needs_bwrap
+
 NEVER_FOR_SH = {"yaml", "typer", "click", "rich", "openai", "mcp", "jsonschema", "httpx",
                 "zapcli.definitions", "zapcli.host", "zapcli.sandbox", "zapcli.agent",
                 "zapcli.providers", "zapcli.cli.app", "zapcli.backends.sandboxed",
@@ -62,4 +64,31 @@ def test_an_unsandboxed_sh_runner_imports_no_sandbox_definitions_or_sdk(zap):
     # Python's report lists a module's imports before it, deepest first: the
     # lines up to the first unwanted one say which import brought it in.
     assert not loaded, f"an unsandboxed sh runner imported {loaded}:\n" + _brought_in(err, loaded)
+    assert (zap.home / "subagents" / f"{sid}.out").read_text() == "done\n"
+
+
+NEVER_FOR_SANDBOXED_SH = {"yaml", "typer", "click", "rich", "openai", "mcp", "jsonschema", "httpx",
+                          "zapcli.agent", "zapcli.providers", "zapcli.cli.app",
+                          "zapcli.definitions.layers", "zapcli.definitions.yamlload"}
+
+
+@needs_bwrap
+def test_a_sandboxed_sh_runner_beside_a_yarnrc_placeholder_loads_no_yaml(zap):
+    """The subagents a model spawns run sandboxed, many at once in one folder:
+    each holds a `.yarnrc.yml` placeholder (`{}`) while it runs, and each
+    sibling's runner reads it for the `yarnPath` it names. An empty mapping
+    names none: no YAML parser for it (~25 ms of CPU a runner, PyYAML's
+    regular expressions)."""
+    (zap.cwd / ".yarnrc.yml").write_text("{}\n")  # as a running sibling's placeholder is
+    proc = zap("spawn", "--cli", "sh", "--sandbox", "--", "echo done",
+               env={"PYTHONPROFILEIMPORTTIME": "1"})
+    sid = proc.out.strip()
+    assert sid.startswith("sa_"), proc.err
+    assert zap.wait_status(sid) == "completed"
+    err = (zap.home / "subagents" / f"{sid}.err").read_text(errors="replace")
+    modules = _imported(err)
+    assert "zapcli.host.sandbox" in modules, err[-2000:]  # the report is a sandboxed runner's
+    loaded = sorted(m for m in modules
+                    if any(m == n or m.startswith(n + ".") for n in NEVER_FOR_SANDBOXED_SH))
+    assert not loaded, f"a sandboxed sh runner imported {loaded}:\n" + _brought_in(err, loaded)
     assert (zap.home / "subagents" / f"{sid}.out").read_text() == "done\n"
