@@ -11,7 +11,9 @@ in one message do), then calls `wait` for all of them and answers. The cap is
 the default one (`max_concurrent`, 8: the rest queue and start as slots free);
 `--max-subagents 0` lifts the run's own limit on how many it starts (default
 32), `--approval full --no-sandbox` so a shell spawn needs no person and no
-bubblewrap (what is measured is zapcli's own cost).
+bubblewrap (what is measured is zapcli's own cost); `--sandbox`: each in the
+sandbox, as a model's spawns run by default (the sandbox's preparation, its
+placeholders and bubblewrap in every runner).
 
 From a compiled, non-editable copy of the package (`_install.build()`), state
 in a temp folder per round, against `python -I -c pass` measured in the same
@@ -59,6 +61,8 @@ def main() -> int:
     ap.add_argument("--batch", type=int, default=50, help="spawn calls per model turn")
     ap.add_argument("--rounds", type=int, default=1, help="runs of the whole fleet")
     ap.add_argument("--against", metavar="REF", help="also git REF's zapcli, round by round")
+    ap.add_argument("--sandbox", action="store_true", help="the run's shells in the sandbox "
+                    "(bubblewrap), as a model's spawns run by default")
     ap.add_argument("--queued", type=int, default=1000, help="queued subagents for the drain "
                     "figures (0: none)")
     ap.add_argument("--runs", type=int, default=10, help="runs of each drain figure")
@@ -84,7 +88,7 @@ def main() -> int:
             for label, inst in order if r % 2 == 0 else order[::-1]:
                 env = inst.env(None, session=SESSION)
                 refs += [inst.timed(inst.ref_pass, env)[0] for _ in range(5)]
-                fig = _fleet(inst, _fixtures, opts.count, opts.batch, f"{label}{r}")
+                fig = _fleet(inst, _fixtures, opts.count, opts.batch, f"{label}{r}", opts.sandbox)
                 refs += [inst.timed(inst.ref_pass, env)[0] for _ in range(5)]
                 got[label].append(fig)
                 lost += int(fig["lost"])
@@ -119,7 +123,8 @@ def _script(count: int, batch: int) -> list[dict[str, Any]]:
     return [{"match": "FLEET", "turns": turns}]
 
 
-def _fleet(inst: _install.Install, fx: Any, count: int, batch: int, tag: str) -> dict[str, float]:
+def _fleet(inst: _install.Install, fx: Any, count: int, batch: int, tag: str,
+           sandbox: bool = False) -> dict[str, float]:
     """One run of the fleet in a fresh state folder: its figures."""
     import psutil
 
@@ -129,7 +134,8 @@ def _fleet(inst: _install.Install, fx: Any, count: int, batch: int, tag: str) ->
     with ScriptedServer(_script(count, batch)) as srv:
         env = inst.env(home, session=f"{SESSION}-{tag}", extra={
             "OPENAI_BASE_URL": srv.base_url, "ZAPCLI_MODEL": "scripted", "OPENAI_API_KEY": "x"})
-        argv = inst.zapcli("run", "--approval", "full", "--no-sandbox", "--max-subagents", "0",
+        argv = inst.zapcli("run", "--approval", "full", "--sandbox" if sandbox else "--no-sandbox",
+                           "--max-subagents", "0",
                            "--timeout", "3600", "--json", "--", f"FLEET of {count}")
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, env=env, cwd=inst.scratch, stdin=subprocess.DEVNULL,
