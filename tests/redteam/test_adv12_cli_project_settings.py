@@ -75,7 +75,7 @@ def test_a_cloned_repositorys_env_file_sends_the_key_nowhere(
         if cli != "opencode":
             env.pop(ENDPOINT[cli])  # the person's own: the CLI's default endpoint
         sid = ct.spawn(zap, cli, "SUMMARIZE the README", env, "--approval", "workspace",
-                       "--timeout", "20", "--cwd", str(cwd))
+                       "--timeout", "10", "--cwd", str(cwd))
         zap("wait", sid, "--timeout", "60", timeout=90)
     assert not listener.saw(ct.KEYS[cli]), [h["path"] for h in listener.hits]
     assert listener.hits == [], [h["path"] for h in listener.hits]

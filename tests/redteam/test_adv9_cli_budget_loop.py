@@ -71,7 +71,7 @@ def test_a_looping_agent_cli_makes_no_call_past_its_budget(zap, cli):
                         protocol=ct.PROTOCOL[cli]) as srv:
         ct.configure(zap, cli)
         sid = ct.spawn(zap, cli, "loop and pay", ct.cli_env(cli, srv), "--approval", "full",
-                       "--max-tokens", "80000", "--timeout", "20")
+                       "--max-tokens", "80000", "--timeout", "12")
         status = zap.wait_status(sid, timeout=90)
         calls = len(srv.requests)
         reason = zap.json("poll", "--no-wait", sid)["subagents"][0].get("reason")
