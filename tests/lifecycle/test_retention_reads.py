@@ -71,3 +71,50 @@ def test_over_max_kept_the_oldest_still_go(zap, finished, monkeypatch):
     assert sorted(res.deleted) == sorted(sids[:4])
     assert set(observed) >= set(sids)
     assert [s for s in sids if zap.trail(s).exists()] == sids[4:]
+
+
+def test_a_runners_end_in_a_long_queue_reads_one_trail_and_keeps_the_queues_keys(
+        tmp_path, monkeypatch):
+    """Every runner of a fleet collects at its end (`opportunistic`): with 40
+    queued behind a running one, it observed all 41 and read each queued
+    one's trail for its kept environment (~18 ms a runner at 190 queued, the
+    cost growing with the queue). Now: one observed (the first that has not
+    ended says it is busy), no queued trail read, the queued ones' kept
+    environments untouched (they start with them); a leftover of an ended
+    subagent (what an earlier version left) goes once none runs."""
+    from tests.conftest import isolate
+    from tests.lifecycle.test_queue_reads import SESSION, _running, _trail
+    from zapcli.lifecycle import queue
+    from zapcli.lifecycle import session as sessions
+    from zapcli.trail import store
+
+    isolate(tmp_path, monkeypatch)
+    cwd = str(tmp_path)
+    runs = _running(cwd)
+    queued = [_trail(f"true {i}", cwd) for i in range(40)]
+    for sid in queued:
+        queue.keep_env(sid)
+    left = _trail("ended long ago", cwd)
+    store.append(store.path_for(left), "status", {"status": "completed", "exit_code": 0})
+    sessions.deactivate(SESSION, left)
+    queue.keep_env(left)  # as an earlier version left it
+    observed: list[str] = []
+    real = retention.observe
+    monkeypatch.setattr(retention, "observe", lambda sid, *a, **kw: observed.append(sid) or real(sid, *a, **kw))
+    read: list[str] = []
+    load = retention.load
+    monkeypatch.setattr(retention, "load", lambda sid, *a, **kw: read.append(sid) or load(sid, *a, **kw))
+    settings = load_settings(lenient=True)
+
+    res = retention.collect(settings, opportunistic=True)
+    assert res.skipped_reason == "a subagent is running" and res.deleted == []
+    assert len(observed) == 1 and read == [], (observed, read)
+    assert all(store.path_for(sid, queue.ENV_SUFFIX).exists() for sid in queued)
+
+    for sid in [runs, *queued]:  # the fleet ends
+        store.append(store.path_for(sid), "status", {"status": "cancelled", "exit_code": None})
+        store.path_for(sid, queue.ENV_SUFFIX).unlink(missing_ok=True)  # its end drops its own
+    res = retention.collect(settings, opportunistic=True)
+    assert res.skipped_reason is None
+    assert not store.path_for(left, queue.ENV_SUFFIX).exists()  # the leftover's key is gone
+    # `gc` drops a leftover whatever runs (tests/redteam/test_keys.py)
