@@ -56,7 +56,7 @@ from zapcli.backends.clis.base import Cli, CliLaunch, CliRequest, McpServer
 from zapcli.redact import is_secret_name
 from zapcli.sandbox import bwrap, relay
 from zapcli.sandbox.policy import Policy
-from zapcli.sandbox.whole import git_common, in_view, install_root, whole
+from zapcli.sandbox.whole import git_common, in_view, install_root, under, whole
 from zapcli.supervisor.launch import MARKER
 from zapcli.trail.model import Outcome, Status
 
@@ -180,8 +180,8 @@ def kernel_way(folder: str, name: str, bound: tuple[str, ...] = ()) -> str | Non
             done = os.path.dirname(done) if part == ".." else done
             continue
         step = os.path.join(done, part)
-        if step not in BLANK and any(_under(step, k) for k in KERNEL) and \
-                not any(_under(step, b) for b in bound):
+        if step not in BLANK and any(under(step, k) for k in KERNEL) and \
+                not any(under(step, b) for b in bound):
             return step
         try:
             target = os.readlink(step)
@@ -194,10 +194,6 @@ def kernel_way(folder: str, name: str, bound: tuple[str, ...] = ()) -> str | Non
         done = "/" if target.startswith("/") else done
         rest = [c for c in target.split("/") if c] + rest
     return None
-
-
-def _under(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def _folder_config(policy: Policy, names: tuple[str, ...], cwd: str, home: Path) -> Policy:

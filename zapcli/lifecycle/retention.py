@@ -212,18 +212,16 @@ def collect(settings: Settings, *, dry_run: bool = False, opportunistic: bool = 
     path = ensure_dir(locks_dir()) / "retention.lock"
     try:
         with exclusive(path, 2 if opportunistic else 30):  # brief: a spawn may be checking
-            if not opportunistic:
-                _drop_kept_envs(result, dry_run)  # keys go whatever else runs
             if not dry_run:
                 removed.sweep()  # notes of removed subagents older than a week
             busy = _running(first=opportunistic)
+            if not (busy and opportunistic):
+                _drop_kept_envs(result, dry_run)  # at `gc`, keys go whatever else runs
             if busy:
-                result.skipped_reason = (f"{len(busy)} subagent(s) running; retention runs only when "
-                                         "none is" if not opportunistic else "a subagent is running")
+                result.skipped_reason = ("a subagent is running" if opportunistic else
+                                         f"{len(busy)} subagent(s) running; retention runs only when none is")
                 result.kept = len(_ids_on_disk())
                 return result
-            if opportunistic:
-                _drop_kept_envs(result, dry_run)
             _apply(settings, result, dry_run)
     except LockTimeout:
         result.skipped_reason = "another retention run holds the lock"

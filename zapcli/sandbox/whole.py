@@ -22,7 +22,8 @@ from dataclasses import replace
 from zapcli.sandbox.policy import Policy
 
 
-def _under(path: str, root: str) -> bool:
+def under(path: str, root: str) -> bool:
+    """Whether `path` is `root` or lies in it (both absolute, as written)."""
     try:
         return os.path.commonpath([path, root]) == root
     except ValueError:
@@ -34,12 +35,12 @@ def in_view(policy: Policy, path: str) -> bool:
     a writable, read-only or scratch folder bound inside that one."""
     real = os.path.realpath(path)
     covers = [*policy.hidden, *(["/tmp"] if policy.own_tmp else [])]
-    cover = [h for h in covers if _under(real, h)]
+    cover = [h for h in covers if under(real, h)]
     if not cover:
         return True
     depth = max(len(h) for h in cover)
     bound = [*policy.writable, *policy.readonly, *([policy.scratch] if policy.scratch else [])]
-    return any(_under(real, b) and len(b) > depth for b in bound)
+    return any(under(real, b) and len(b) > depth for b in bound)
 
 
 def install_root(program: str) -> str:
