@@ -201,6 +201,7 @@ def _drains(installs: dict[str, _install.Install], n: int, runs: int) -> None:
     import psutil
 
     from zapcli import ids
+    from zapcli.lifecycle import queue
     from zapcli.lifecycle import session as sessions
     from zapcli.trail import store
 
@@ -210,16 +211,18 @@ def _drains(installs: dict[str, _install.Install], n: int, runs: int) -> None:
     session = f"{SESSION}-drain"
     sleepers = [subprocess.Popen(["sleep", "600"]) for _ in range(8)]
     try:
-        def trail(task: str) -> str:
+        def trail(task: str, *, queued: bool = True) -> str:
+            """A subagent's trail and markers, as `spawn` leaves them (queued: not started yet)."""
             sid = ids.new_id()
-            sessions.add(session, sid)
-            store.create_trail(sid, {"session": session, "cli": "sh", "task": task,
-                                     "cwd": str(inst0.scratch), "workspace": str(inst0.scratch),
-                                     "timeout_s": 600.0, "after": [], "executor": "local"}, [])
+            fields = {"session": session, "cli": "sh", "task": task, "cwd": str(inst0.scratch),
+                      "workspace": str(inst0.scratch), "timeout_s": 600.0, "after": [],
+                      "executor": "local", "max_concurrent": 8}
+            sessions.add(session, sid, queued=queue.marker(fields) if queued else None)
+            store.create_trail(sid, fields, [])
             return sid
 
         for p in sleepers:
-            sid = trail("sleep 600")
+            sid = trail("sleep 600", queued=False)
             store.append(store.path_for(sid), "process", {
                 "pid": p.pid, "create_time": psutil.Process(p.pid).create_time()}, sync=False)
         for i in range(n):

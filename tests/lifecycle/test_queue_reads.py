@@ -116,3 +116,86 @@ def test_a_drain_sees_a_trail_that_changed_since_its_last(tmp_path, monkeypatch,
         assert (os.stat(path).st_size, os.stat(path).st_mtime_ns) == (st.st_size, st.st_mtime_ns)
     assert queue.drain(SESSION, settings) == [waiting]
     assert _ended(waiting) == "completed"
+
+
+def _queued(cwd: str, *, cap: int = 1, after: list[str] | None = None, pool: str | None = None) -> str:
+    """A subagent as `spawn` leaves one that waits: its `queued` marker says its cap."""
+    sid = ids.new_id()
+    fields = {"session": SESSION, "cli": "sh", "task": "true", "cwd": cwd, "workspace": cwd,
+              "timeout_s": 60.0, "after": after or [], "max_concurrent": cap,
+              **({"pool": pool} if pool else {})}
+    sessions.add(SESSION, sid, queued=queue.marker(fields))
+    store.create_trail(sid, fields, [])
+    return sid
+
+
+def test_a_cold_drain_behind_a_full_cap_reads_the_running_trails_not_the_queue(tmp_path, monkeypatch):
+    """A runner's end, or a spawn, is a new process: it read every queued
+    trail to find the cap full (O(queue) for each subagent of a fleet)."""
+    running = _running(str(tmp_path))
+    queued = [_queued(str(tmp_path)) for _ in range(30)]
+    reads = _reads(monkeypatch)
+    assert queue.drain(SESSION, Settings(max_concurrent=1)) == []
+    assert running in reads
+    assert set(reads) & set(queued) <= {queued[0]}  # the queue's head, to learn its cap is full
+    assert sessions.active(SESSION) == [running, *queued]  # all still queued, none dropped
+
+
+def test_one_that_may_start_is_still_found_behind_a_full_pool(tmp_path, monkeypatch):
+    """Passed over unread only where its own marker says its pool is full
+    for its cap: a later one with a larger cap, or another pool, starts;
+    one whose `--after` dependency failed is failed now, full cap or not."""
+    _running(str(tmp_path))  # the cap of 1 is full
+    failed = _trail("false", str(tmp_path))
+    store.append(store.path_for(failed), "status", {"status": "failed", "exit_code": 1})
+    head = [_queued(str(tmp_path)) for _ in range(3)]
+    dependent = _queued(str(tmp_path), after=[failed])
+    more = [_queued(str(tmp_path)) for _ in range(3)]
+    wider = _queued(str(tmp_path), cap=2)
+    elsewhere = _queued(str(tmp_path), pool="other")
+    reads = _reads(monkeypatch)
+    assert queue.drain(SESSION, Settings(max_concurrent=1)) == [wider, elsewhere]
+    assert not set(reads) & set([*head[1:], *more])
+    assert _ended(dependent) == "failed"
+    assert _ended(wider) == "completed" and _ended(elsewhere) == "completed"
+    assert dependent not in sessions.active(SESSION)
+    assert sessions.queued(SESSION).keys() == {*head, *more}
+
+
+def test_a_marker_whose_subagent_started_all_the_same_counts_it_running(tmp_path, monkeypatch):
+    """Its trail is what counts: a queued marker left beside a started runner
+    (written by hand, or a crash) never starts a second runner nor one more
+    than the cap."""
+    queued = [_queued(str(tmp_path), cap=2) for _ in range(3)]
+    me = os.getpid()
+    store.append(store.path_for(queued[0]), "process", {"pid": me, "create_time": process_create_time(me)})
+    assert queue.drain(SESSION, Settings()) == [queued[1]]  # one slot of two left
+    assert queued[0] not in sessions.queued(SESSION)
+    assert _ended(queued[1]) == "completed"  # (its end starts the third, in its slot)
+
+
+def test_a_runners_end_reads_no_trail_to_find_it_has_no_subagents(tmp_path, monkeypatch):
+    """C27 asks each ending runner for its own subagents still running: it
+    read the first line of every active trail of its session, a parent or
+    not; only one a spawn named as `parent` reads them now."""
+    from zapcli.runner.pending import still_running
+
+    me = _running(str(tmp_path))
+    queued = [_queued(str(tmp_path)) for _ in range(20)]
+    child = ids.new_id()
+    fields = {"session": SESSION, "cli": "sh", "task": "true", "cwd": str(tmp_path),
+              "workspace": str(tmp_path), "timeout_s": 60.0, "after": [], "parent": me}
+    opened: list[str] = []
+    open_read = store.open_read
+
+    def counting(path, *a, **kw):
+        opened.append(path.stem)
+        return open_read(path, *a, **kw)
+
+    monkeypatch.setattr(store, "open_read", counting)
+    assert still_running(me, SESSION) == []
+    assert opened == []
+    sessions.add(SESSION, child, parent=me)
+    store.create_trail(child, fields, [])
+    assert still_running(me, SESSION) == [child]  # queued, not ended: still its own
+    assert set(opened) >= {*queued, child}

@@ -90,6 +90,41 @@ def _spawner_env(sid: str) -> dict[str, str]:
     return dict(os.environ)
 
 
+def marker(fields: dict) -> str:
+    """What the session's `queued` marker of a new subagent says (its spawn
+    record's `fields`), so a drain passes it over unread while its pool is
+    full (`_passed_over`): its cap (`c8`), `a` when it waits for others
+    (`--after`: a failed one fails it, so it is always read), its own pool
+    (`p` and the name's UTF-8 in hex). Empty when that cannot be said: read."""
+    cap, pool = fields.get("max_concurrent"), fields.get("pool")
+    if not isinstance(cap, int) or isinstance(cap, bool) or cap < 0:
+        return ""
+    said = [f"c{cap}", *(["a"] if fields.get("after") else [])]
+    if isinstance(pool, str) and pool and pool != "session":
+        said.append("p" + pool.encode().hex())
+    text = ".".join(said)
+    return text if len(text) <= 160 else ""
+
+
+def _passed_over(said: str, blocked: set[tuple[str, int]]) -> bool:
+    """Whether a subagent whose `queued` marker says `said` cannot start in
+    this drain without reading its trail: its pool is full for its cap."""
+    cap, pool = None, "session"
+    for part in said.split(".") if said else ():
+        if part == "a" or not part:
+            return False  # waits for others: read (a failed one fails it now)
+        if part[0] == "c" and part[1:].isdigit():
+            cap = int(part[1:])
+        elif part[0] == "p":
+            try:
+                pool = bytes.fromhex(part[1:]).decode()
+            except ValueError:
+                return False
+        else:
+            return False  # a word this zapcli does not know: read
+    return cap is not None and (pool, cap) in blocked
+
+
 def launch(sid: str, settings: Settings, spawn: SpawnRecord | None = None) -> bool:
     """Start the runner of a queued subagent through its executor and append
     its `process` record. `spawn`: its spawn record, when the caller has read
@@ -108,6 +143,7 @@ def launch(sid: str, settings: Settings, spawn: SpawnRecord | None = None) -> bo
     env = child_env(_spawner_env(sid))
     env["ZAPCLI_SESSION"] = spawn.session
     env.pop("ZAPCLI_SUBAGENT_ID", None)
+    sessions.unqueue(spawn.session, sid)  # first: a marker never outlives the start it announces
     started_mono = time.monotonic()
     cwd = spawn.cwd or "/"
     try:
@@ -189,20 +225,25 @@ class _Reads:
 
 
 def _scan(session: str, settings: Settings, *, look: bool,
-          summary: Callable[[str], Summary] = load,
-          ) -> tuple[dict[str, int], dict[str, int], list[View], list[View]]:
+          summary: Callable[[str], Summary] = load, unread: dict[str, str] | None = None,
+          among: list[str] | None = None,
+          ) -> tuple[dict[str, int], dict[str, int], list[View | str], list[View]]:
     """(running per pool, running per model endpoint, the queued ones in
     creation order, the running views) of `session`. `look`: from the trails
     alone (nothing is asked of an executor: a remote runner costs no round
     trip to its cluster), where one not ended in its trail counts as
     running; else every one observed (a remote one that still runs out
     there is not collected: only its end frees a slot). `summary`: how a
-    trail is read."""
+    trail is read. `unread`: the ids a `queued` marker says never started:
+    among the queued as their id, unread. `among`: only these ids."""
     running: dict[str, int] = {}  # per pool: the session's, or an executor's own cap
     on: dict[str, int] = {}  # per endpoint (a held back one waits for a slot there)
-    waiting: list[View] = []
+    waiting: list[View | str] = []
     running_views: list[View] = []
-    for sid in sessions.active(session):
+    for sid in sessions.active(session) if among is None else among:
+        if unread and sid in unread:
+            waiting.append(sid)
+            continue
         try:
             s = summary(sid)
             view = view_of(sid, s) if look else act(look_at(sid, summary=s),
@@ -234,10 +275,26 @@ def drain(session: str, settings: Settings) -> list[str]:
     started: list[str] = []
     with session_lock(session):
         reads = _Reads(session)
-        running, on, waiting, running_views = _scan(session, settings, look=True, summary=reads)
+        unread = sessions.queued(session)
+        running, on, waiting, running_views = _scan(session, settings, look=True, summary=reads,
+                                                     unread=unread)
         looked_only = True
         parked = _parked(session, running_views)
-        for view in waiting:
+        blocked: set[tuple[str, int]] = set()  # (pool, cap) full: stays full in this drain
+        for item in waiting:
+            if isinstance(item, str):  # never started, by its marker: read when it may start
+                if _passed_over(unread[item], blocked):
+                    continue
+                found = _queued_view(session, item, reads)
+                if not isinstance(found, View):  # gone, ended, or started after all: counted
+                    if found is not None:
+                        running_views.append(found[0])
+                        running[found[1]] = running.get(found[1], 0) + 1
+                        _count(on, found[2])
+                    continue
+                view = found
+            else:
+                view = item
             ready, failure = _dependency_block(view, settings)
             if failure:
                 ending.end(store.path_for(view.id), Outcome(Status.FAILED, None, failure))
@@ -251,11 +308,14 @@ def drain(session: str, settings: Settings) -> list[str]:
             cap = settings.max_concurrent if spawn.max_concurrent is None else spawn.max_concurrent
             pool = _pool(view.id, spawn.raw)
             if cap and running.get(pool, 0) >= cap and looked_only:  # full by the trails: any ended?
-                running, on, _, running_views = _scan(session, settings, look=False,
-                                                      summary=reads)
+                # only the running ones are asked (those this drain started too): a queued
+                # one ends by a record in its trail
+                running, on, _, running_views = _scan(session, settings, look=False, summary=reads,
+                                                      among=[*(v.id for v in running_views), *started])
                 looked_only = False
                 parked = _parked(session, running_views)
             if cap and running.get(pool, 0) >= cap:
+                blocked.add((pool, cap))
                 continue
             if _held_for(view.id, spawn.raw.get("provider"), parked):
                 continue
@@ -270,6 +330,25 @@ def drain(session: str, settings: Settings) -> list[str]:
             running[pool] = running.get(pool, 0) + 1
             _count(on, spawn.raw.get("provider"))
     return started
+
+
+def _queued_view(session: str, sid: str, reads: _Reads) -> View | tuple[View, str, object] | None:
+    """The view of `sid`, queued by its marker, from its trail: None when it
+    is gone or ended (its markers dropped); (its view, pool, endpoint) when
+    its trail says it started all the same (it counts as running)."""
+    try:
+        s = reads(sid)
+    except NotFound:  # maybe a spawn in progress: its trail comes right after
+        sessions.drop_if_abandoned(session, sid)
+        return None
+    view = view_of(sid, s)
+    if view.terminal:
+        sessions.deactivate(session, sid)
+        return None
+    if view.status == Status.QUEUED and view.queued_out_there is None:
+        return view
+    sessions.unqueue(session, sid)
+    return view, _pool(sid, s.spawn.raw), s.spawn.raw.get("provider")
 
 
 def _count(on: dict[str, int], endpoint: object) -> None:

@@ -7,6 +7,11 @@ sid is a new session. When the leader lies outside this PID namespace
 visible ancestor stands in for it: `tty-0-<its start time>`. Membership markers under `<state>/sessions/<key>/`
 (`all/` and `active/`) let `list` and the queue read only this session's
 trails; they are hints, always checked against the trail, never status.
+`queued/` marks one never started (taken away, under the queue's lock, just
+before its runner starts) with what the queue needs to pass it over unread
+while its pool is full (`zapcli.lifecycle.queue.marker`); `parents/<id>`
+says a subagent was ever named as `parent`: one never named has no
+subagent of its own to wait for, and no trail is read to learn so.
 `unreported/` holds what a tool caller of one process a call (`zapcli call`)
 started and no tool result has yet shown ended: what its `wait` without ids
 still owes it, across its processes.
@@ -23,7 +28,7 @@ from pathlib import Path
 
 from zapcli.paths import ensure_dir, state_dir
 
-KINDS = ("all", "active", "unreported")  # the marker folders of a session
+KINDS = ("all", "active", "unreported", "queued")  # the marker folders of a session
 _OVERRIDE: ContextVar[str | None] = ContextVar("zapcli_session", default=None)
 
 
@@ -118,12 +123,41 @@ def _dir(session: str, kind: str) -> Path:
     return state_dir() / "sessions" / key(session) / kind
 
 
-def add(session: str, sid: str) -> None:
-    """Record `sid` as a member (and active) of `session`, in creation order."""
-    name = f"{time.time_ns():020d}_{sid}"
+def add(session: str, sid: str, *, queued: str | None = None, parent: str | None = None) -> None:
+    """Record `sid` as a member (and active) of `session`, in creation order;
+    `queued`: what the queue's marker of a subagent not started yet says
+    (only characters of `_FACTS`), None for none; `parent`: whose subagent it
+    is (`had_children`)."""
+    stamp = f"{time.time_ns():020d}"
+    if parent is not None and _plain(parent):
+        ensure_dir(_dir(session, "parents")).joinpath(parent).touch(mode=0o600)
     for kind in ("all", "active"):
         folder = ensure_dir(_dir(session, kind))
-        (folder / name).touch(mode=0o600)
+        (folder / f"{stamp}_{sid}").touch(mode=0o600)
+    if queued is not None and _FACTS.issuperset(queued):
+        ensure_dir(_dir(session, "queued")).joinpath(f"{stamp}.{queued}_{sid}").touch(mode=0o600)
+
+
+_FACTS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.")  # a queue marker's, between the stamp and "_"
+
+
+def queued(session: str) -> dict[str, str]:
+    """id -> what its queue marker says, for each subagent of `session` not
+    started yet by its marker (oldest first)."""
+    return {sid: name.partition("_")[0].partition(".")[2] for sid, name in _names(session, "queued")[1]}
+
+
+def unqueue(session: str, sid: str) -> None:
+    """Its runner is about to start: it is queued no more."""
+    for path in _members(session, "queued", sid):
+        path.unlink(missing_ok=True)
+
+
+def had_children(session: str, sid: str) -> bool:
+    """Whether a subagent of `session` was ever spawned naming `sid` as its
+    parent (by its marker: one spawned by a zapcli before these markers is
+    not known, nor one of another session)."""
+    return (_dir(session, "parents") / sid).exists()
 
 
 def _names(session: str, kind: str) -> tuple[Path, list[tuple[str, str]]]:
@@ -164,17 +198,18 @@ def drop_if_abandoned(session: str, sid: str, older_than_s: float = 60.0) -> Non
     since `spawn` writes the marker just before the trail (a fresh marker
     without a trail is a spawn in progress, not an abandoned one)."""
     cutoff = time.time_ns() - int(older_than_s * 1e9)
-    for kind in ("all", "active"):
+    for kind in ("all", "active", "queued"):
         for path in _members(session, kind, sid):
-            stamp = path.name.partition("_")[0]
+            stamp = path.name.partition("_")[0].partition(".")[0]
             if stamp.isdigit() and int(stamp) < cutoff:
                 path.unlink(missing_ok=True)
 
 
 def deactivate(session: str, sid: str) -> None:
-    """Drop `sid` from the active markers (it was seen terminal)."""
-    for path in _members(session, "active", sid):
-        path.unlink(missing_ok=True)
+    """Drop `sid` from the active markers (it was seen terminal), and from the queued."""
+    for kind in ("active", "queued"):
+        for path in _members(session, kind, sid):
+            path.unlink(missing_ok=True)
 
 
 def add_unreported(session: str, sid: str) -> None:
@@ -204,11 +239,20 @@ def forget(session: str, sid: str) -> None:
     for kind in KINDS:
         for path in _members(session, kind, sid):
             path.unlink(missing_ok=True)
+    if _plain(sid):
+        (_dir(session, "parents") / sid).unlink(missing_ok=True)
+
+
+def _plain(name: str) -> bool:
+    """A name a `parents/` marker may have."""
+    return bool(name) and _SAFE.issuperset(name) and name not in (".", "..")
 
 
 def forget_everywhere(sid: str, kinds: tuple[str, ...] = KINDS) -> None:
-    """Drop the markers of `sid` (of `kinds`) in every session: for a trail
-    that lost its spawn record, which named its session."""
+    """Drop the markers of `sid` (of `kinds`; with `active`, `queued` too) in
+    every session: for a trail that lost its spawn record, which named its session."""
+    if "active" in kinds:
+        kinds = tuple(dict.fromkeys((*kinds, "queued")))
     root = state_dir() / "sessions"
     try:
         keys = os.listdir(root)
@@ -223,6 +267,8 @@ def forget_everywhere(sid: str, kinds: tuple[str, ...] = KINDS) -> None:
             for n in names:
                 if n.partition("_")[2] == sid:
                     (root / k / kind / n).unlink(missing_ok=True)
+        if kinds == KINDS and _plain(sid):  # removed: whether it had subagents is nobody's question
+            (root / k / "parents" / sid).unlink(missing_ok=True)
 
 
 def all_active() -> list[tuple[str, str]]:

@@ -410,7 +410,7 @@ def create(p: Prepared) -> SpawnResult:
     held = {_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP}
     previous = _signal.pthread_sigmask(_signal.SIG_BLOCK, held)
     try:
-        sessions.add(session, sid)
+        sessions.add(session, sid, queued=queue.marker(p.fields), parent=p.fields.get("parent"))
         try:
             # Not fsynced here: a runner started now fsyncs the trail with its
             # `start` record a moment later; one left queued is fsynced below.

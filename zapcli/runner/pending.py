@@ -2,7 +2,8 @@
 
 Imports `zapcli.lifecycle` (the session's active members, observe) and
 `zapcli.trail`. Found among its session's members not yet seen ended (a
-directory listing), those whose spawn record names it as their `parent`:
+directory listing), those whose spawn record names it as their `parent`
+(none, by one file's absence, when no spawn ever named it):
 their ids go into its terminal status (`pending`), which poll shows and a
 `zapcli run` reads to take them over, so their results reach the next live
 ancestor. Their own descendants are theirs to name.
@@ -18,7 +19,9 @@ def still_running(sid: str, session: str) -> list[str]:
     from zapcli.lifecycle import session as sessions
     from zapcli.trail import reader, store
 
-    out = []
+    out: list[str] = []
+    if not sessions.had_children(session, sid):  # never named as a parent: no trail to read
+        return out
     for other in sessions.active(session):
         if other == sid:
             continue
