@@ -3,8 +3,9 @@ a Python script's imports, a shell script's sourced files and the
 programs it runs, a node script's requires — read on from each file found,
 at most `MOST` files. `zapcli.gitruns.found` asks, for the scripts a
 setting's words name; `zapcli.control` holds what it says read-only.
-Imports only the standard library and `zapcli.gitruns` (kernel modules);
-it reads files, never runs them.
+Imports only the standard library, `zapcli.gitruns` and `zapcli.lazy`
+(kernel modules; its patterns are compiled at their first use: most runs
+read no script); it reads files, never runs them.
 
 A name is looked up in a folder by listing it: Python finds `watch` as
 `watch.py`, a `watch/` package, `watch.pyc`, an extension module, or
@@ -28,6 +29,8 @@ import os
 import re
 import sys
 
+from zapcli.lazy import Pattern
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -46,8 +49,8 @@ _PY_STARTED = {"os", "io", "abc", "codecs", "stat", "posixpath", "genericpath", 
 _PY_COMPUTED = {"import_module", "__import__", "run_path", "run_module", "spec_from_file_location",
                 "load_source", "SourceFileLoader", "addsitedir", "exec", "execfile", "load_module"}
 # a call that loads a module (`require(`, `import(`): its argument a literal or computed
-_JS_CALL = re.compile(r"""\b(?:require|import)\s*\(\s*(?:(['"])([^'"`$]*)\1\s*\))?""")
-_JS_STATIC = re.compile(r"""\b(?:import|export)\s[^;'"`]*?\bfrom\s*(['"])([^'"]+)\1"""
+_JS_CALL = Pattern(r"""\b(?:require|import)\s*\(\s*(?:(['"])([^'"`$]*)\1\s*\))?""")
+_JS_STATIC = Pattern(r"""\b(?:import|export)\s[^;'"`]*?\bfrom\s*(['"])([^'"]+)\1"""
                         r"""|\bimport\s*(['"])([^'"]+)\3""")
 _JS_EXACT = (".js", ".cjs", ".mjs", ".json")
 _JS_BUILTIN = {"assert", "buffer", "child_process", "cluster", "crypto", "dgram", "dns", "events",
@@ -56,12 +59,12 @@ _JS_BUILTIN = {"assert", "buffer", "child_process", "cluster", "crypto", "dgram"
                "url", "util", "v8", "vm", "worker_threads", "zlib", "perf_hooks", "async_hooks"}
 # the shell's ways of naming the script's own folder (`$0`, `$BASH_SOURCE`)
 _SELF = r'"?\$(?:\{)?(?:0|BASH_SOURCE(?:\[0\])?)(?:\})?"?'
-_DIRNAME = re.compile(r"\$\(\s*dirname\s+(?:--\s+)?" + _SELF + r"\s*\)|\$\{(?:0|BASH_SOURCE(?:\[0\])?)%/\*\}")
-_REAL = re.compile(r"\$\(\s*(?:readlink\s+-[fe]|realpath)\s+(?:--\s+)?" + _SELF + r"\s*\)")
-_DIRNAME_OF = re.compile(r'\$\(\s*dirname\s+(?:--\s+)?"?(/[^"$()]*)"?\s*\)')
-_CD_PWD = re.compile(r'\$\(\s*cd\s+(?:--\s+)?"?(/[^"$()]*)"?\s*(?:&&|;)\s*pwd(?:\s+-P)?\s*\)')
-_ASSIGN = re.compile(r'^\s*(?:export\s+|readonly\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)=("?)(/[^"$`;&|\s]*)\2\s*$')
-_SOURCE = re.compile(r"^\s*(?:\.|source)\s+(\S+)")
+_DIRNAME = Pattern(r"\$\(\s*dirname\s+(?:--\s+)?" + _SELF + r"\s*\)|\$\{(?:0|BASH_SOURCE(?:\[0\])?)%/\*\}")
+_REAL = Pattern(r"\$\(\s*(?:readlink\s+-[fe]|realpath)\s+(?:--\s+)?" + _SELF + r"\s*\)")
+_DIRNAME_OF = Pattern(r'\$\(\s*dirname\s+(?:--\s+)?"?(/[^"$()]*)"?\s*\)')
+_CD_PWD = Pattern(r'\$\(\s*cd\s+(?:--\s+)?"?(/[^"$()]*)"?\s*(?:&&|;)\s*pwd(?:\s+-P)?\s*\)')
+_ASSIGN = Pattern(r'^\s*(?:export\s+|readonly\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)=("?)(/[^"$`;&|\s]*)\2\s*$')
+_SOURCE = Pattern(r"^\s*(?:\.|source)\s+(\S+)")
 
 
 def _ext() -> tuple[str, ...]:

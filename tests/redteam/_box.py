@@ -15,7 +15,6 @@ would. `check_exists`: whether that path exists the moment the call returned.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import signal
@@ -25,6 +24,7 @@ import time
 
 import psutil
 
+from zapcli import plain
 from zapcli.agent.types import ToolContext
 from zapcli.sandbox import bwrap
 from zapcli.sandbox.policy import Policy, resolve
@@ -63,10 +63,10 @@ def main() -> int:
     policy, _ = resolve(spec.get("mode", "workspace"), workspace=spec["ws"],
                         network=bool(spec.get("network")), scratch=spec["scratch"],
                         hidden=spec.get("hidden", ()))
-    known = {f.name for f in dataclasses.fields(Policy)}
+    known = {f.name for f in plain.fields(Policy)}
     extra = {k: (tuple(v) if isinstance(v, list) else v)
              for k, v in (spec.get("policy") or {}).items() if k in known}
-    policy = dataclasses.replace(policy, **extra)
+    policy = plain.replace(policy, **extra)
     started: list[int] = []
     box = Sandbox(policy, bwrap.probe().program, on_start=started.append)
     env = scrubbed_env(os.environ)

@@ -4,13 +4,13 @@ installs bubblewrap)."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from zapcli import plain
 from zapcli.agent.types import ToolContext
 from zapcli.sandbox import bwrap
 from zapcli.sandbox.policy import resolve
@@ -38,7 +38,7 @@ class Box:
         self.policy, self.notes = resolve(mode, workspace=str(self.ws), network=network,
                                           writable=writable, scratch=str(self.scratch),
                                           hidden=(str(self.state), str(tmp / "config")))
-        self.policy = dataclasses.replace(self.policy, **extra)  # scratch_size, sockets
+        self.policy = plain.replace(self.policy, **extra)  # scratch_size, sockets
         self.sandbox = Sandbox(self.policy, FOUND.program)
         self.jobs = JobRegistry()
         self.ctx = ToolContext(workspace=str(self.ws), cwd=str(self.ws),

@@ -14,11 +14,11 @@ import signal
 import subprocess
 import sys
 import textwrap
-from dataclasses import replace
 from pathlib import Path
 
 from tests.conftest import REPO, wait_until
 from tests.sandbox.conftest import FOUND, needs_bwrap
+from zapcli.plain import replace
 from zapcli.sandbox import placeholders
 from zapcli.sandbox.bwrap import argv
 from zapcli.sandbox.policy import GitAccess, resolve

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from zapcli import plain  # the sandbox's policy is one of the house's data classes
 from zapcli.approvals import Policy as Approvals
 from zapcli.backends.cli_broker import Broker
 from zapcli.backends.cli_home import write_files
@@ -228,8 +229,8 @@ def _folder_config(policy: Policy, names: tuple[str, ...], cwd: str, home: Path)
     empty = _fresh_folder(home, EMPTY)  # what an earlier run of the CLI left there goes
     covers = [(str(empty) if os.path.isdir(p) else os.devnull, os.path.realpath(p))
               for p in found]
-    return replace(policy, readonly=(*policy.readonly, str(empty)),
-                   covers=(*policy.covers, *covers))
+    return plain.replace(policy, readonly=(*policy.readonly, str(empty)),
+                         covers=(*policy.covers, *covers))
 
 
 def _fresh_folder(home: Path, name: str = SOCKETS) -> Path:
@@ -334,7 +335,7 @@ class Confined:
         assert self.broker is not None
         policy, notes = whole(self.policy, home=str(req.config_home), hide=user_homes(env),
                               show=show)
-        policy = replace(policy, readonly=(*policy.readonly, str(self.broker.folder)))
+        policy = plain.replace(policy, readonly=(*policy.readonly, str(self.broker.folder)))
         policy = _folder_config(policy, self.backend.folder_config, req.cwd,
                                 Path(os.path.realpath(req.config_home)))
         self.policy, self.notes = policy, notes

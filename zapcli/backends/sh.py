@@ -55,6 +55,25 @@ def kill_tree(pid: int, create_time: float, grace_s: float, *, include_root: boo
     sweep(pid, create_time, grace_s, include_root=include_root)
 
 
+SETTLE_S = (0.002, 0.005, 0.01)  # looks again after these pauses before a sweep
+
+
+def _left_over(me: int) -> bool:
+    """Whether a process of the command outlived it (a background job): a
+    sandbox's own is often still on its way out as bubblewrap ends (its
+    init, handed to PID 1 as the namespace closes: gone within a millisecond
+    here), so what is found is looked at again after short pauses before
+    the sweep is paid for (psutil's import and walk: ~25 ms of CPU, in a
+    third to a half of sandboxed runners). None (cannot tell): a sweep."""
+    for pause in (0.0, *SETTLE_S):
+        if pause:
+            time.sleep(pause)
+        found = others_in_tree(me)
+        if found is not True:
+            return found is None
+    return True
+
+
 def _describe(code: int) -> str:
     if code < 0:
         try:
@@ -143,7 +162,7 @@ def run(task: str, *, cwd: str, out: CappedFile, err: CappedFile, deadline_mono:
         outcome = Outcome(Status.COMPLETED, 0, None) if code == 0 else Outcome(Status.FAILED, code, _describe(code))
         break
     # Leftover background jobs of the command would hold the pipes open forever.
-    if others_in_tree(me) is not False:  # the usual end leaves none: no sweep to pay for
+    if _left_over(me):  # the usual end leaves none: no sweep to pay for
         kill_tree(me, my_ctime, min(grace_s, 1.0), include_root=False)
     for t in threads:
         t.join(timeout=PUMP_JOIN_S)

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from zapcli.definitions.model import SandboxSpec
+from zapcli.plain import field, plain, replace
 from zapcli.sandbox import bwrap, links
 from zapcli.sandbox.policy import GitAccess, Policy, resolve
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 CHOICES = ("auto", "on", "off")
 
 
-@dataclass
+@plain
 class Prepared:
     """`policy` None: commands run unsandboxed (`refused`: and must not run)."""
 

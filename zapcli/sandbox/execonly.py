@@ -42,7 +42,8 @@ import shutil
 import stat
 import tempfile
 import time
-from dataclasses import dataclass, field
+
+from zapcli.plain import field, frozen, plain
 
 BASE = "/var/tmp"
 KEEP_S = 86400.0  # another version of a program is removed once it is this old
@@ -162,7 +163,7 @@ def _interpreter(script: str) -> list[str] | None:
     return words or None
 
 
-@dataclass(frozen=True)
+@frozen
 class Launcher:
     """A node script that only starts a native program of its npm package
     (a backend's declaration): `package`'s `script` spawns (or execs)
@@ -228,7 +229,7 @@ class Launcher:
         return program, root, env
 
 
-@dataclass
+@plain
 class Unreachable:
     """How the sandbox starts a CLI out of its commands' reach: `argv`, the
     environment's changes (None: dropped), what it needs in view beside

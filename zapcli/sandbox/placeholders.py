@@ -46,9 +46,9 @@ import errno
 import fcntl
 import os
 import stat
-from dataclasses import dataclass, field, replace
 
 from zapcli.control import PRESENT
+from zapcli.plain import field, plain, replace
 from zapcli.sandbox import git_exclude
 from zapcli.sandbox.book import Book, same, start, write
 from zapcli.sandbox.neutral import content
@@ -59,7 +59,7 @@ HOLD_TRIES = 60  # a whole hold started again: sandboxes ending in the same fold
 LOCK_WAIT_S = 5.0
 
 
-@dataclass
+@plain
 class Held:
     """The policy as it can be mounted now (placeholders that could not be made
     left out: nothing else could make them either; git's exclude files

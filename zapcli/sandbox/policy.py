@@ -34,12 +34,12 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from zapcli.approvals import write_ceiling
 from zapcli.control import PRESENT, of_root
 from zapcli.control import match as control_match
 from zapcli.control import names as control_names
+from zapcli.plain import frozen
 from zapcli.sandbox.deeper import LIMIT, Walk
 
 TYPE_CHECKING = False  # `typing` costs a sandboxed runner ~3 ms: annotations only
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 SCRATCH_SIZE = 1 << 30  # the scratch folder's cap when nothing says otherwise: 1 GiB
 
 
-@dataclass(frozen=True)
+@frozen
 class Policy:
     """Real paths. `writable` are bound read-write over a read-only `/`;
     `readonly` (the control files of a writable root that exist, a tree's git
@@ -186,7 +186,7 @@ def _code_in(code: Iterable[str], roots: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-@dataclass(frozen=True)
+@frozen
 class GitAccess:
     """What a commit on its own branch writes of the git of the tree at `root`
     (a `--worktree` subagent's): `writable` folders and files (its admin

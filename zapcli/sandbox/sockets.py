@@ -19,14 +19,15 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+from zapcli.plain import frozen
 
 FOLDERS = ("/tmp", "/run/user")  # and $XDG_RUNTIME_DIR
 SKIP = ("/proc/", "/sys/", "/dev/")  # made anew by bwrap: nothing of the host's is there
 UNIX_TABLE = "/proc/net/unix"
 
 
-@dataclass(frozen=True)
+@frozen
 class Plan:
     """`hide`: folders to mount an empty read-only tmpfs on; `mask`: socket
     files to cover with /dev/null; `show`: paths inside a hidden folder to

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import replace
 
+from zapcli.plain import replace
 from zapcli.sandbox.policy import Policy
 
 
