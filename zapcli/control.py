@@ -123,7 +123,7 @@ def match(rel: str, listed: Iterable[str] | None = None, *, anywhere: bool = Fal
 
 
 def of_root(root: str, listed: Iterable[str], others: Iterable[str] = (),
-            runs: list[Any] | None = None) -> tuple[str, ...]:
+            runs: list[Any] | None = None, asked: dict[str, Any] | None = None) -> tuple[str, ...]:
     """`listed` and the names `root` adds, each when it lies inside `root`
     and no listed name holds it already: every file git reads as the
     configuration of the repository `root` is in, as git says (the
@@ -142,13 +142,14 @@ def of_root(root: str, listed: Iterable[str], others: Iterable[str] = (),
     Asks git once where a root is in a repository (~5 ms), never
     elsewhere. `runs` gets what `zapcli.gitconfigs.files` says of the
     programs git runs there that are held by their folder or cannot be
-    held (`zapcli.gitconfigs.unholdable` reads it), each once."""
+    held (`zapcli.gitconfigs.unholdable` reads it), each once. `asked`:
+    kept between the calls of one question (`zapcli.gitconfigs.files`)."""
     out = list(listed)
     from zapcli import gitconfigs
 
     tops = dict.fromkeys(t for t in map(gitconfigs.repository, (root, *others)) if t is not None)
     found_runs: list[gitconfigs.Run] = []
-    found = [_inside(root, f) for top in tops for f in gitconfigs.files(top, found_runs)]
+    found = [_inside(root, f) for top in tops for f in gitconfigs.files(top, found_runs, asked)]
     if runs is not None:
         runs += [r for r in found_runs if r[:3] not in [o[:3] for o in runs]]
     for name in (*found, *_yarn_paths(root), *_mise_env_files(root)):

@@ -40,7 +40,8 @@ def repository(root: str) -> str | None:
         path = parent
 
 
-def files(top: str, runs: list[Run] | None = None) -> list[str]:
+def files(top: str, runs: list[Run] | None = None,
+          asked: dict[str, tuple[list[str], list[Run]]] | None = None) -> list[str]:
     """What git reads as configuration for the repository at `top`, as git
     itself says (`git config --list --show-origin`, run with the person's
     environment in the repository's top, to which git's names are relative:
@@ -55,7 +56,21 @@ def files(top: str, runs: list[Run] | None = None) -> list[str]:
     path, and what such a program imports or sources (`zapcli.gitruns`).
     Absolute paths; nothing where git is not there. `runs` gets (the
     setting, its value, the file it is in, `gitruns.Found`) of each setting
-    whose program cannot be held whole or is held by its folder."""
+    whose program cannot be held whole or is held by its folder. `asked`:
+    what earlier calls of one caller's single question found, by `top`
+    (one sandbox's policy asks for its roots twice: git is run once)."""
+    if asked is not None:
+        hit = asked.get(top)
+        if hit is None:
+            found: list[Run] = []
+            hit = asked[top] = (_files(top, found), found)
+        if runs is not None:
+            runs += hit[1]
+        return list(hit[0])
+    return _files(top, runs)
+
+
+def _files(top: str, runs: list[Run] | None) -> list[str]:
     import re
 
     from zapcli.gitenv import config_origins

@@ -125,14 +125,14 @@ def _expand(path: str, workspace: str) -> str:
 
 
 def _in_protected(path: str, roots: list[str], names: tuple[str, ...],
-                  own: dict[str, tuple[str, ...]]) -> str | None:
+                  own: dict[str, tuple[str, ...]], asked: dict[str, Any]) -> str | None:
     """The control name `path` is or lies in below the root it lies in (a
     root's own name does not count: a workspace may live anywhere). `own`:
     each root's names (`of_root`), kept for the one `resolve` (it may ask git)."""
     base = next((r for r in roots if _under(path, r)), None)
     rel = os.path.relpath(path, base) if base else path
     if base and base not in own:
-        own[base] = of_root(base, names, roots)
+        own[base] = of_root(base, names, roots, asked=asked)
     return control_match(rel, own[base] if base else names, anywhere=True)
 
 
@@ -218,8 +218,8 @@ def _kept(shown: Iterable[str], shut: list[str]) -> list[str]:
 
 
 def _held(declared: list[str], names: tuple[str, ...], code: Iterable[str], shut: list[str],
-          readonly: list[str], walk: int, runs: list[Any] | None = None
-          ) -> tuple[list[str], list[str], list[str]]:
+          readonly: list[str], walk: int, runs: list[Any] | None = None,
+          asked: dict[str, Any] | None = None) -> tuple[list[str], list[str], list[str]]:
     """(what to bind read-only besides `readonly` (what is held or fenced
     already), the placeholders, notes) in
     the writable roots `declared`: each root's control names at its top
@@ -237,7 +237,7 @@ def _held(declared: list[str], names: tuple[str, ...], code: Iterable[str], shut
 
     runs = [] if runs is None else runs
     for root in declared:
-        notes += guard(root, of_root(root, names, declared, runs))
+        notes += guard(root, of_root(root, names, declared, runs, asked))
     notes += list(dict.fromkeys(f"{line} (a program your git runs reads it)"
                                 for *_, got in runs for line in got.said))
     for place, root in _code_in(code, declared):
@@ -291,6 +291,7 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
     notes: list[str] = []
     out: list[str] = []
     own: dict[str, tuple[str, ...]] = {}
+    asked: dict[str, Any] = {}  # what git said of each repository's configuration, asked once
     for raw in wanted:
         real = _expand(raw, workspace)
         why = None
@@ -299,7 +300,7 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
         elif limits is not None and not any(_under(real, c) for c in limits):
             why = f"{mode} mode lets commands write only in the workspace and writable_roots"
         elif protect and (inside := _in_protected(real, limits or [os.path.realpath(workspace)],
-                                                  names, own)):
+                                                  names, own, asked)):
             why = f"it is inside {inside}, a control file only a person may change"
         elif any(_under(real, h) for h in shut) and not any(_under(real, k) for k in kept):
             why = "it is inside zapcli's own folders, which only a person may change"
@@ -326,7 +327,7 @@ def resolve(mode: str, *, workspace: str, writable_roots: Iterable[str] = (),
     if protect:
         given_git = [w for w in out if w not in declared]  # a tree's git: its own to fence
         held, missing, said = _held(declared, names, code, shut, [*readonly, *given_git], walk,
-                                    runs)
+                                    runs, asked)
         readonly += held
         notes += said
     return Policy(network=network, writable=tuple(out),
