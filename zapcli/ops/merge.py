@@ -227,9 +227,10 @@ def _finish_earlier(sid: str, work: treework.Work, co: gm.Checkout,
 
 
 class _Early(threading.Thread):
-    """The work of a finished subagent (a full scan of its tree: as long as
-    git's own merge takes in a big repository), read while the rest is
-    checked, not after."""
+    """What is worked out in a thread of its own while the rest is checked,
+    not after: the work of a finished subagent (a full scan of its tree: as
+    long as git's own merge takes in a big repository), and what `_decide`
+    asks git besides the merge."""
 
     def __init__(self, make: Callable[[], Any]):
         super().__init__(name="merge-early", daemon=True)
@@ -306,19 +307,23 @@ def _decide(sid: str, s: reader.Summary, r: g.Receipt, how: str, co: gm.Checkout
     at = co.place
     assert at is not None
     moved = co.head != r.base
-    known = gm.ancestry(at, r.base, co.head, source) if moved else None
-    note = stale.note(r, None, co, known.since_base if known else None)
+    # asked of git meanwhile, each its own process: the names the checkout's own repository
+    # adds (its hooks folder, included config, the programs its git settings run), and how
+    # HEAD and the work descend from the base
+    names = _Early(lambda: control.of_root(co.repo, control_names()))
+    descent = _Early(lambda: gm.ancestry(at, r.base, co.head, source)) if moved else None
     merged = gm.merge_tree(at, co.head, source) if moved else None
+    known = descent.result() if descent is not None else None
+    note = stale.note(r, None, co, known.since_base if known else None)
     if merged is not None:
         note.update(merges_cleanly=merged[0] is not None, conflicts=merged[1])
     plan = gm.plan(co, source, how, _message(sid, s, r, how, co, source, snapshot), moved=moved,
                    merged=merged, known=known)
     result = str(merged[0]) if how == "rebase" and merged else plan.commit
     files, diff = move.changes(at, co.head, result)
-    # the names the checkout's own repository adds too (its hooks folder, included config,
-    # the programs its git settings run): held in the tree, committed through the index
-    return _Decided(source, plan, result, files, diff, note,
-                    control_changes(files, control.of_root(co.repo, control_names())))
+    # the names the checkout's own repository adds too: held in the tree, committed through
+    # the index
+    return _Decided(source, plan, result, files, diff, note, control_changes(files, names.result()))
 
 
 def _guess(sid: str, s: reader.Summary, r: g.Receipt, how: str, co: gm.Checkout) -> Guess | None:
