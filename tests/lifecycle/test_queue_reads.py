@@ -49,15 +49,16 @@ def _running(cwd: str) -> str:
     return sid
 
 
-def _reads(monkeypatch) -> list[str]:
+def _reads(monkeypatch, how: str = "read_bounded") -> list[str]:
+    """The trails `store.<how>` is asked for from now on (whole reads by default)."""
     seen: list[str] = []
-    read_bounded = store.read_bounded
+    real = getattr(store, how)
 
     def counting(path, *a, **kw):
         seen.append(path.stem)
-        return read_bounded(path, *a, **kw)
+        return real(path, *a, **kw)
 
-    monkeypatch.setattr(store, "read_bounded", counting)
+    monkeypatch.setattr(store, how, counting)
     return seen
 
 
@@ -185,14 +186,7 @@ def test_a_runners_end_reads_no_trail_to_find_it_has_no_subagents(tmp_path, monk
     child = ids.new_id()
     fields = {"session": SESSION, "cli": "sh", "task": "true", "cwd": str(tmp_path),
               "workspace": str(tmp_path), "timeout_s": 60.0, "after": [], "parent": me}
-    opened: list[str] = []
-    open_read = store.open_read
-
-    def counting(path, *a, **kw):
-        opened.append(path.stem)
-        return open_read(path, *a, **kw)
-
-    monkeypatch.setattr(store, "open_read", counting)
+    opened = _reads(monkeypatch, "open_read")  # a spawn record's read (its first line) too
     assert still_running(me, SESSION) == []
     assert opened == []
     sessions.add(SESSION, child, parent=me)
