@@ -16,7 +16,7 @@ import time
 import orjson
 import pytest
 
-from tests.conftest import isolate
+from tests.conftest import isolate, wait_until
 from zapcli import ids
 from zapcli.config import Settings
 from zapcli.lifecycle import queue
@@ -119,10 +119,11 @@ def test_a_drain_sees_a_trail_that_changed_since_its_last(tmp_path, monkeypatch,
     assert _ended(waiting) == "completed"
 
 
-def _queued(cwd: str, *, cap: int = 1, after: list[str] | None = None, pool: str | None = None) -> str:
+def _queued(cwd: str, *, cap: int = 1, after: list[str] | None = None, pool: str | None = None,
+            task: str = "true") -> str:
     """A subagent as `spawn` leaves one that waits: its `queued` marker says its cap."""
     sid = ids.new_id()
-    fields = {"session": SESSION, "cli": "sh", "task": "true", "cwd": cwd, "workspace": cwd,
+    fields = {"session": SESSION, "cli": "sh", "task": task, "cwd": cwd, "workspace": cwd,
               "timeout_s": 60.0, "after": after or [], "max_concurrent": cap,
               **({"pool": pool} if pool else {})}
     sessions.add(SESSION, sid, queued=queue.marker(fields))
@@ -165,8 +166,9 @@ def test_one_that_may_start_is_still_found_behind_a_full_pool(tmp_path, monkeypa
 
 def test_a_marker_whose_subagent_started_all_the_same_counts_it_running(tmp_path, monkeypatch):
     """Its trail is what counts: a queued marker left beside a started runner
-    (written by hand, or a crash) never starts a second runner nor one more
-    than the cap."""
+    (written by hand, or a start by a zapcli that left it) never starts a
+    second runner, and the runner counts once its turn comes (where a runner
+    starts, it takes its own marker away: `test_a_runner_takes_its_own_queued_marker_away`)."""
     queued = [_queued(str(tmp_path), cap=2) for _ in range(3)]
     me = os.getpid()
     store.append(store.path_for(queued[0]), "process", {"pid": me, "create_time": process_create_time(me)})
@@ -193,3 +195,47 @@ def test_a_runners_end_reads_no_trail_to_find_it_has_no_subagents(tmp_path, monk
     store.create_trail(child, fields, [])
     assert still_running(me, SESSION) == [child]  # queued, not ended: still its own
     assert set(opened) >= {*queued, child}
+
+
+def test_a_runner_takes_its_own_queued_marker_away(tmp_path, monkeypatch):
+    """A runner started by whoever left its marker (a zapcli of before the
+    markers, in a process that lived through an upgrade) must not stay
+    passed over as queued: uncounted, the queue would start one more than
+    the cap. The runner itself takes the marker away as it starts."""
+    sid = _queued(str(tmp_path), task="sleep 30")
+    with monkeypatch.context() as m:  # this process starts it as an older zapcli did
+        m.setattr(sessions, "unqueue", lambda session, sid: None)
+        assert queue.launch(sid, Settings())
+    # gone while it runs (it sleeps 30 s), not only once it ended
+    assert wait_until(lambda: sid not in sessions.queued(SESSION), 20)
+    assert _ended(sid, timeout=0.2) is None
+    from zapcli.ops.kill import kill
+
+    kill([sid], Settings(), grace_s=0.5)
+    assert _ended(sid) == "cancelled"
+
+
+def test_a_runners_end_asks_the_trails_where_a_member_predates_the_parent_markers(tmp_path):
+    """A child spawned by a zapcli of before the `parents/` markers (the
+    session's members older than its `@since`) is found by its trail."""
+    from zapcli.runner.pending import still_running
+
+    me = _running(str(tmp_path))
+    old = ids.new_id()
+    sessions.add(SESSION, old)  # the first marker-writing spawn: `@since` is now
+    since = tmp_path / "since"
+    folder = sessions._dir(SESSION, "parents")
+    since.write_text((folder / sessions.SINCE).read_text())
+    # the old child: its markers made before `@since`, no parent marker, as an older zapcli left it
+    stamp = int(since.read_text()) - 10**9
+    for kind in ("all", "active"):
+        (sessions._dir(SESSION, kind) / f"{stamp:020d}_{old}").touch()
+        for path in sessions._members(SESSION, kind, old):
+            if path.name.partition("_")[0] != f"{stamp:020d}":
+                path.unlink()
+    store.create_trail(old, {"session": SESSION, "cli": "sh", "task": "true", "cwd": str(tmp_path),
+                             "workspace": str(tmp_path), "timeout_s": 60.0, "after": [],
+                             "parent": me}, [])
+    assert still_running(me, SESSION) == [old]
+    sessions.deactivate(SESSION, old)
+    assert still_running(me, SESSION) == []  # none older left: no trail asked

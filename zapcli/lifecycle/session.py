@@ -8,10 +8,12 @@ visible ancestor stands in for it: `tty-0-<its start time>`. Membership markers 
 (`all/` and `active/`) let `list` and the queue read only this session's
 trails; they are hints, always checked against the trail, never status.
 `queued/` marks one never started (taken away, under the queue's lock, just
-before its runner starts) with what the queue needs to pass it over unread
-while its pool is full (`zapcli.lifecycle.queue.marker`); `parents/<id>`
-says a subagent was ever named as `parent`: one never named has no
-subagent of its own to wait for, and no trail is read to learn so.
+before its runner starts, and by the runner itself) with what the queue
+needs to pass it over unread while its pool is full
+(`zapcli.lifecycle.queue.marker`); `parents/<id>` says a subagent was ever
+named as `parent` (`parents/@since`: since when the session's spawns say
+so): one never named has no subagent of its own to wait for, and no trail
+is read to learn so.
 `unreported/` holds what a tool caller of one process a call (`zapcli call`)
 started and no tool result has yet shown ended: what its `wait` without ids
 still owes it, across its processes.
@@ -129,8 +131,11 @@ def add(session: str, sid: str, *, queued: str | None = None, parent: str | None
     (only characters of `_FACTS`), None for none; `parent`: whose subagent it
     is (`had_children`)."""
     stamp = f"{time.time_ns():020d}"
+    parents = ensure_dir(_dir(session, "parents"))
+    if not (parents / SINCE).exists():  # the first spawn that says its parent, from here on
+        _write_once(parents / SINCE, stamp)
     if parent is not None and _plain(parent):
-        ensure_dir(_dir(session, "parents")).joinpath(parent).touch(mode=0o600)
+        (parents / parent).touch(mode=0o600)
     for kind in ("all", "active"):
         folder = ensure_dir(_dir(session, kind))
         (folder / f"{stamp}_{sid}").touch(mode=0o600)
@@ -139,6 +144,18 @@ def add(session: str, sid: str, *, queued: str | None = None, parent: str | None
 
 
 _FACTS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.")  # a queue marker's, between the stamp and "_"
+SINCE = "@since"  # in `parents/`: the creation stamp from which every member's parent is marked
+
+
+def _write_once(path: Path, text: str) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError:  # made by another spawn meanwhile (an earlier stamp), or unwritable
+        return
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
 
 
 def queued(session: str) -> dict[str, str]:
@@ -154,10 +171,22 @@ def unqueue(session: str, sid: str) -> None:
 
 
 def had_children(session: str, sid: str) -> bool:
-    """Whether a subagent of `session` was ever spawned naming `sid` as its
-    parent (by its marker: one spawned by a zapcli before these markers is
-    not known, nor one of another session)."""
-    return (_dir(session, "parents") / sid).exists()
+    """Whether a subagent of `session` may name `sid` as its parent: one
+    was spawned naming it (its marker), or a member still active was
+    spawned before the session's spawns said their parent (by a zapcli
+    before these markers: only its trail can tell). One of another session
+    is not known (its trail never was read for this)."""
+    folder = _dir(session, "parents")
+    if (folder / sid).exists():
+        return True
+    try:
+        with open(folder / SINCE, encoding="ascii") as fh:
+            since = int(fh.read())
+    except (OSError, ValueError):
+        return True
+    _, named = _names(session, "active")
+    oldest = named[0][1].partition("_")[0] if named else ""
+    return oldest.isdigit() and int(oldest) < since
 
 
 def _names(session: str, kind: str) -> tuple[Path, list[tuple[str, str]]]:

@@ -98,6 +98,11 @@ def _start(sid: str, spawn: SpawnRecord, writer: TrailWriter, started_mono: floa
                                     "mono": started_mono, "deadline_mono": deadline,
                                     "definition": spawn.definition, "tools": spawn.granted_tools,
                                     "diagnostics": len(spawn.diagnostics)})
+    # queued no more, whoever started it (a start by a zapcli that left the marker must not
+    # leave it looking unstarted to the queue: it would not be counted against the cap)
+    from zapcli.lifecycle import session as sessions
+
+    sessions.unqueue(spawn.session, sid)
     if "started" in spawn.hooks:  # its hook's machinery only for a subagent that has one
         from zapcli.trail import events
 

@@ -20,7 +20,10 @@ def still_running(sid: str, session: str) -> list[str]:
     from zapcli.trail import reader, store
 
     out: list[str] = []
-    if not sessions.had_children(session, sid):  # never named as a parent: no trail to read
+    # never named as a parent: no trail to read (a process that loaded the session module
+    # before an upgrade put this one in place asks the trails)
+    had = getattr(sessions, "had_children", None)
+    if had is not None and not had(session, sid):
         return out
     for other in sessions.active(session):
         if other == sid:
