@@ -410,8 +410,8 @@ def create(p: Prepared) -> SpawnResult:
     held = {_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP}
     previous = _signal.pthread_sigmask(_signal.SIG_BLOCK, held)
     try:
+        sessions.add(session, sid, queued=queue.marker(p.fields), parent=p.fields.get("parent"))
         try:
-            sessions.add(session, sid, queued=queue.marker(p.fields), parent=p.fields.get("parent"))
             # Not fsynced here: a runner started now fsyncs the trail with its
             # `start` record a moment later; one left queued is fsynced below.
             queue.keep_env(sid)  # whoever starts it (now, or from the queue) starts it with ours
