@@ -114,7 +114,7 @@ _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 def key(session: str) -> str:
     """A filesystem-safe key for any session string: the name itself when it is
     short and plain (no hashlib import on the hot path, no `re` either), else a sha256 prefix."""
-    if 0 < len(session) <= 64 and _SAFE.issuperset(session) and session not in (".", ".."):
+    if len(session) <= 64 and _plain(session):
         return "s-" + session
     import hashlib
 
@@ -273,7 +273,7 @@ def forget(session: str, sid: str) -> None:
 
 
 def _plain(name: str) -> bool:
-    """A name a `parents/` marker may have."""
+    """A name that is a file's name as it is: a session's key, a `parents/` marker."""
     return bool(name) and _SAFE.issuperset(name) and name not in (".", "..")
 
 
