@@ -111,9 +111,11 @@ class Shared:
 
 
 @pytest.fixture(scope="session")
-def ray_shared(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[Shared]:
+def ray_shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
+    # an xdist worker's (its env says which): the workers share one cluster; alone (no workers,
+    # also `tests/again.py`'s second look, which runs without the xdist plugin) its own
     base = tmp_path_factory.getbasetemp()
-    shared = Shared(base.parent if worker_id != "master" else base)
+    shared = Shared(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)
     shared.join()
     try:
         yield shared
