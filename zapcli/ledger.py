@@ -17,14 +17,20 @@ is what an owner's children hold or spent.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
+from pathlib import Path
 
 from zapcli import statedb
 from zapcli.errors import StateError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS ledger_settlement (
@@ -72,27 +78,99 @@ _ADDED = {"ledger_settlement": ("cost_usd REAL", "cache_write_tokens INTEGER NOT
 
 @contextmanager
 def db() -> Iterator[sqlite3.Connection]:
-    """A connection for one operation, closed after it. Raises StateError (not a
-    raw sqlite3 error) when the database cannot be used, e.g. a full disk."""
+    """This thread's connection, for one operation (a transaction it leaves
+    open is rolled back). Raises StateError (not a raw sqlite3 error) when the
+    database cannot be used, e.g. a full disk; the connection is then closed
+    and the next operation opens the database again."""
     try:
-        conn = connect()
+        conn = _kept_connection()
         try:
             yield conn
+        except sqlite3.Error:
+            _drop()
+            raise
         finally:
-            conn.close()
+            if conn.in_transaction:
+                conn.rollback()
     except sqlite3.Error as exc:
         raise StateError(f"the token ledger: {statedb.problem(exc)}") from None
+
+
+# Each thread keeps its connection (opening one, with its WAL switch and schema
+# check, cost ~1 ms and SQLite's lock: a `zapcli run` settles every child it
+# spawned). Kept with the process's pid, the database's path and the identity
+# of its file: a fork, another ZAPCLI_HOME, or a file moved aside or replaced
+# opens it again. One left by a forked parent is never closed in the child (a
+# close could checkpoint the parent's WAL under it): it is only held.
+_kept: Any = None  # threading.local, made at the first use
+_inherited: list[sqlite3.Connection] = []
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _kept_connection() -> sqlite3.Connection:
+    global _kept
+    if _kept is None:
+        import threading
+
+        _kept = threading.local()
+    path = statedb.path()
+    held = getattr(_kept, "held", None)
+    if held is not None:
+        conn, pid, where, identity = held
+        if pid == os.getpid() and where == path and identity is not None \
+                and identity == _identity(path):
+            return conn
+        _drop()
+    conn = connect()
+    _kept.held = (conn, os.getpid(), path, _identity(path))
+    return conn
+
+
+def _drop() -> None:
+    """Close this thread's kept connection (hold it, if a forked parent opened it)."""
+    held = getattr(_kept, "held", None)
+    if held is None:
+        return
+    _kept.held = None
+    conn, pid = held[0], held[1]
+    if pid != os.getpid():
+        _inherited.append(conn)
+        return
+    try:
+        conn.close()
+    except sqlite3.Error:
+        pass
 
 
 def connect() -> sqlite3.Connection:
     """Open the database (created 0600 in a 0700 folder), WAL mode, schema ensured."""
     conn = statedb.connect(SCHEMA, timeout=30, isolation_level=None)
+    try:
+        if _missing(conn):  # added under the write lock: processes opening a new one race here
+            conn.execute("BEGIN IMMEDIATE")
+            for table, column in _missing(conn):
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+            conn.execute("COMMIT")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _missing(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """The columns added since the first ledger that this database lacks."""
+    missing = []
     for table, added in _ADDED.items():
         have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-        for column in added:
-            if column.split()[0] not in have:
-                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
-    return conn
+        missing += [(table, column) for column in added if column.split()[0] not in have]
+    return missing
 
 
 @dataclass(frozen=True)
