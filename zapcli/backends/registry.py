@@ -57,6 +57,23 @@ def names(configured: dict[str, Any] | None = None) -> tuple[str, ...]:
     return known + tuple(sorted(n for n in (configured or {}) if n not in known))
 
 
+
+def backend_for(name: str, settings: Settings) -> Any:
+    """The backend that does the work of `name` (built-in, plugin, or a
+    config.yaml wrapper), for a spawn. Raises UsageError for an unknown name
+    (listing the known ones), ZapcliError for a plugin that cannot be used."""
+    from zapcli.errors import UsageError, ZapcliError, param
+
+    wrappers = configured(settings)
+    try:
+        return resolve(name, wrappers)
+    except KeyError:
+        raise UsageError(f"unknown backend '{name}' for {param('cli')}; choose one of: "
+                         f"{', '.join(names(wrappers))} (or define it under "
+                         "`backends:` in config.yaml)") from None
+    except Unusable as exc:
+        raise ZapcliError(str(exc), code="backend_unusable") from None
+
 CONTROL_CACHE = "control-files.json"  # in the state folder: the list, and what it was made from
 _control: list[tuple[str, ...]] = []
 

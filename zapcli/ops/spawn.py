@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from zapcli import agentroots, ids, tracecontext, trust
+from zapcli.backends.registry import backend_for
 from zapcli.backends.sections import OWNERS
 from zapcli.config import APPROVAL_MODES, MAX_INT, Settings, load_settings
 from zapcli.errors import UsageError, ZapcliError, either, param
@@ -106,23 +107,6 @@ class SpawnResult:
     warnings: tuple[str, ...] = ()
     agent: str | None = None  # the definition, for the zapcli backend
     budget: dict[str, Any] | None = None  # its allotment of its tree's budget (docs/explanation/rules.md#budgets)
-
-
-def backend_for(name: str, settings: Settings) -> Any:
-    """The backend that does the work of `name` (built-in, plugin, or a
-    config.yaml wrapper). Raises UsageError for an unknown name (listing the
-    known ones), ZapcliError for a plugin that cannot be used."""
-    from zapcli.backends import registry
-
-    configured = registry.configured(settings)
-    try:
-        return registry.resolve(name, configured)
-    except KeyError:
-        raise UsageError(f"unknown backend '{name}' for {param('cli')}; choose one of: "
-                         f"{', '.join(registry.names(configured))} (or define it under "
-                         "`backends:` in config.yaml)") from None
-    except registry.Unusable as exc:
-        raise ZapcliError(str(exc), code="backend_unusable") from None
 
 
 def _validate(req: SpawnRequest, settings: Settings) -> tuple[str, float]:
@@ -410,7 +394,7 @@ def create(p: Prepared) -> SpawnResult:
     held = {_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP}
     previous = _signal.pthread_sigmask(_signal.SIG_BLOCK, held)
     try:
-        sessions.add(session, sid, queued=queue.marker(p.fields), parent=p.fields.get("parent"))
+        _add_to_session(p)
         try:
             # Not fsynced here: a runner started now fsyncs the trail with its
             # `start` record a moment later; one left queued is fsynced below.
@@ -433,6 +417,22 @@ def create(p: Prepared) -> SpawnResult:
     return SpawnResult(id=sid, status=view.status, cli=p.cli, task=display(mark(p.task)),
                        created=records.iso_utc(p.now), warnings=p.warnings, agent=view.agent,
                        budget=p.fields.get("budget"))
+
+
+def _add_to_session(p: Prepared) -> None:
+    """Its session's markers. When they cannot be made, any made are taken
+    away and its tree's place given back; the first error is the one raised
+    (the undo's own, in a folder that cannot be written, would hide it)."""
+    try:
+        sessions.add(p.session, p.sid, queued=queue.marker(p.fields), parent=p.fields.get("parent"))
+    except Exception:
+        from contextlib import suppress
+
+        with suppress(Exception):
+            sessions.forget(p.session, p.sid)
+        with suppress(Exception):
+            abandon(p)
+        raise
 
 
 def spawn(req: SpawnRequest, settings: Settings | None = None, *,
