@@ -6,16 +6,15 @@ address only (a remote endpoint); and the spawn-time facts `endpoint` reads."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 from tests.redteam.harness import Listener
-from tests.sandbox.conftest import FOUND, needs_bwrap
+from tests.sandbox.conftest import boxed, needs_bwrap
 from zapcli.backends.cli_broker import Broker
 from zapcli.backends.cli_sandbox import PROXY_PORT, RELAY, Endpoint, endpoint
 from zapcli.backends.registry import get
-from zapcli.sandbox import bwrap, placeholders
+from zapcli.sandbox import placeholders
 from zapcli.sandbox.policy import resolve
 from zapcli.sandbox.whole import whole
 
@@ -58,9 +57,9 @@ def test_network_off_reaches_the_model_endpoint_and_nothing_else(tmp_path: Path)
         path = broker.tcp("127.0.0.1", model.port)
         relay = [sys.executable, "-I", "-S", RELAY, "run", "--tcp", f"{model.port}={path}",
                  "--connect", f"{PROXY_PORT}=127.0.0.1:{model.port}={path}", "--"]
-        res = subprocess.run([*bwrap.argv(held.policy, FOUND.program), *relay, sys.executable,
-                              "-I", str(ws / "inside.py"), str(model.port), str(other.port),
-                              str(PROXY_PORT)], capture_output=True, text=True, timeout=60)
+        res = boxed(held.policy, [*relay, sys.executable, "-I", str(ws / "inside.py"),
+                                  str(model.port), str(other.port), str(PROXY_PORT)],
+                    capture_output=True, text=True, timeout=60)
     finally:
         held.release()
         broker.close()

@@ -5,6 +5,7 @@ installs bubblewrap)."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,22 @@ from zapcli.tools.env import scrubbed_env
 from zapcli.tools.procs import JobRegistry
 
 FOUND = bwrap.probe()
+
+
+def boxed(policy: Any, command: list[str], **kw: Any) -> subprocess.CompletedProcess:
+    """`command` run in bubblewrap under `policy` as zapcli's runners start
+    it (`bwrap.Starts`): each start takes a fresh look at this host's sockets,
+    and one whose set-up failed on a socket it was to cover, gone since that
+    look (another test's, in a shared temp folder), is started once more.
+    `kw` as `subprocess.run`'s; stderr is captured."""
+    starts = bwrap.Starts(lambda: bwrap.argv(policy, FOUND.program))
+    if not kw.get("capture_output"):
+        kw.setdefault("stderr", subprocess.PIPE)
+    while True:
+        done = subprocess.run([*starts(), *command], **kw)
+        said = done.stderr if isinstance(done.stderr, str) else done.stderr.decode(errors="replace")
+        if done.returncode == 0 or not starts.again(said):
+            return done
 needs_bwrap = pytest.mark.skipif(not FOUND.ok, reason=f"no sandbox here: {FOUND.sentence()}")
 
 

@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.sandbox.conftest import FOUND, needs_bwrap
+from tests.sandbox.conftest import boxed, needs_bwrap
 from zapcli.sandbox import placeholders
-from zapcli.sandbox.bwrap import argv
 from zapcli.sandbox.policy import resolve
 
 NAMES = (".git", ".zapcli", ".envrc", "opencode.json", ".vscode/tasks.json")
@@ -74,8 +73,8 @@ def test_the_second_sandbox_starts_and_writes_no_control_file(tmp_path, names):
     except OSError as exc:  # the code before: the hold gave up on the folder that went
         raise AssertionError(f"the second sandbox could not hold its control files: {exc}") from None
     try:
-        done = subprocess.run([*argv(second.policy, FOUND.program), "sh", "-c", WRITES], cwd=ws,
-                              capture_output=True, text=True, timeout=60)
+        done = boxed(second.policy, ["sh", "-c", WRITES], cwd=ws, capture_output=True, text=True,
+                     timeout=60)
         assert "Can't find source path" not in done.stderr, done.stderr  # bwrap started
         assert not (ws / ".zapcli" / "mcp.json").exists() and not (ws / ".git" / "HEAD").exists()
         assert (ws / "opencode.json").read_text() == "{}\n" and (ws / ".envrc").read_text() == ""

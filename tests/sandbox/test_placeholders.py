@@ -15,12 +15,12 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import REPO, wait_until
-from tests.sandbox.conftest import FOUND, needs_bwrap
+from tests.sandbox.conftest import boxed, needs_bwrap
 from zapcli.plain import replace
 from zapcli.sandbox import placeholders
-from zapcli.sandbox.bwrap import argv
 from zapcli.sandbox.policy import GitAccess, resolve
 
 NAMES = (".git", ".zapcli", ".envrc", ".vscode/tasks.json")
@@ -115,9 +115,9 @@ def test_bwrap_mounts_them_read_only_and_refuses_to_start_without_them(tmp_path)
     ws, policy = _policy(tmp_path)
     held = placeholders.hold(policy, str(tmp_path / "records"))
     try:
-        done = subprocess.run([*argv(held.policy, FOUND.program), "sh", "-c",
-                               "mkdir -p .zapcli/subagents; echo x > .envrc; git init -q .; "
-                               "touch made; ls -A"], cwd=ws, capture_output=True, text=True)
+        done = boxed(held.policy, ["sh", "-c", "mkdir -p .zapcli/subagents; echo x > .envrc; "
+                                   "git init -q .; touch made; ls -A"], cwd=ws, capture_output=True,
+                     text=True)
         assert "Read-only file system" in done.stderr and "made" in done.stdout, done
         assert sorted(os.listdir(ws)) == [".envrc", ".git", ".vscode", ".zapcli", "made"]
         assert all(os.listdir(ws / n) == [] for n in (".git", ".vscode", ".zapcli"))
@@ -125,7 +125,7 @@ def test_bwrap_mounts_them_read_only_and_refuses_to_start_without_them(tmp_path)
     finally:
         held.release()
     assert os.listdir(ws) == ["made"]
-    bare = subprocess.run([*argv(policy, FOUND.program), "true"], cwd=ws, capture_output=True)
+    bare = boxed(policy, ["true"], cwd=ws, capture_output=True)
     assert bare.returncode != 0  # never the names left writable
     wait_until(lambda: os.listdir(ws) == ["made"], 5)
 
@@ -188,9 +188,12 @@ NEUTRAL = {"opencode.json": {}, "opencode.jsonc": {}, ".mcp.json": {}, ".envrc":
            ".env": "", ".pdbrc": "", "gradle.properties": ""}
 
 
-def _read(cwd: Path, prefix: tuple[str, ...] | list[str] = ()) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*prefix, sys.executable, "-c", READ, *FILES], cwd=cwd,
-                          capture_output=True, text=True, timeout=60)
+def _read(cwd: Path, policy: Any = None) -> subprocess.CompletedProcess[str]:
+    """The held files as a program reads them: outside, or in a sandbox under `policy`."""
+    command = [sys.executable, "-c", READ, *FILES]
+    if policy is not None:
+        return boxed(policy, command, cwd=cwd, capture_output=True, text=True, timeout=60)
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=60)
 
 
 def test_a_file_name_is_held_by_a_file_its_program_reads_as_no_configuration(tmp_path):
@@ -216,14 +219,13 @@ def test_inside_the_sandbox_a_held_file_reads_as_no_configuration_and_stays_unwr
     ws, policy = _files(tmp_path)
     held = placeholders.hold(policy, str(tmp_path / "records"))
     try:
-        box = argv(held.policy, FOUND.program)
-        done = _read(ws, box)
+        done = _read(ws, held.policy)
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout) == NEUTRAL
-        tries = subprocess.run([*box, "sh", "-c", "for n in " + " ".join(FILES) + "; do "
-                                "echo '{\"mcp\": 1}' > $n; echo x >> $n; rm -f $n; mv $n moved; "
-                                "ln -sf /etc/passwd $n; mkdir -p $n/x; done; ls -A; true"],
-                               cwd=ws, capture_output=True, text=True, timeout=60)
+        tries = boxed(held.policy, ["sh", "-c", "for n in " + " ".join(FILES) + "; do "
+                                    "echo '{\"mcp\": 1}' > $n; echo x >> $n; rm -f $n; mv $n moved; "
+                                    "ln -sf /etc/passwd $n; mkdir -p $n/x; done; ls -A; true"],
+                      cwd=ws, capture_output=True, text=True, timeout=60)
         assert "Read-only file system" in tries.stderr, tries
         assert json.loads(_read(ws).stdout) == NEUTRAL  # nothing of it reached them
         assert not (ws / "moved").exists()
@@ -306,12 +308,15 @@ def test_an_approved_write_to_a_held_file_name_says_why_and_works_after(tmp_path
 
 # ---------------------------------------------------------------- git and the held files
 
-def _git(cwd: Path, *args: str, prefix: tuple[str, ...] | list[str] = ()
-         ) -> subprocess.CompletedProcess[str]:
+def _git(cwd: Path, *args: str, policy: Any = None) -> subprocess.CompletedProcess[str]:
+    """git, outside or in a sandbox under `policy`."""
     env = {"PATH": os.environ["PATH"], "HOME": str(cwd), "GIT_AUTHOR_NAME": "t",
            "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-    return subprocess.run([*prefix, "git", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=60)
+    if policy is not None:
+        return boxed(policy, ["git", *args], cwd=cwd, env=env, capture_output=True, text=True,
+                     timeout=60)
+    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=60)
 
 
 def _worktree(tmp: Path) -> tuple[Path, Path]:
@@ -344,12 +349,11 @@ def test_git_inside_neither_lists_nor_commits_a_held_file(tmp_path):
                      git=[access])[0]
     held = placeholders.hold(policy, str(tmp_path / "records"))
     try:
-        box = argv(held.policy, FOUND.program)
         (tree / "work.txt").write_text("done\n")
-        status = _git(tree, "status", "--porcelain", prefix=box)
+        status = _git(tree, "status", "--porcelain", policy=held.policy)
         assert status.stdout.split() == ["??", "work.txt"], status
-        _git(tree, "add", "-A", prefix=box)
-        done = _git(tree, "commit", "-qm", "work", prefix=box)
+        _git(tree, "add", "-A", policy=held.policy)
+        done = _git(tree, "commit", "-qm", "work", policy=held.policy)
         assert done.returncode == 0, done.stderr
         committed = _git(tree, "show", "--name-only", "--format=", "HEAD").stdout.split()
         assert committed == ["work.txt"], committed

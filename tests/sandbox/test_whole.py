@@ -7,8 +7,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.sandbox.conftest import FOUND, needs_bwrap
-from zapcli.sandbox import bwrap, placeholders
+from tests.sandbox.conftest import boxed, needs_bwrap
+from zapcli.sandbox import placeholders
 from zapcli.sandbox.policy import resolve
 from zapcli.sandbox.whole import in_view, install_root, whole
 
@@ -39,8 +39,8 @@ def _policy(p: dict[str, Path], mode: str = "workspace", **kw: object):
 def _run(policy, script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     held = placeholders.hold(policy)  # the control files that do not exist yet, held read-only
     try:
-        return subprocess.run([*bwrap.argv(held.policy, FOUND.program), "sh", "-c", script],
-                              cwd=cwd, capture_output=True, text=True, timeout=60)
+        return boxed(held.policy, ["sh", "-c", script], cwd=cwd, capture_output=True, text=True,
+                     timeout=60)
     finally:
         held.release()
 
