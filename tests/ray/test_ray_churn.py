@@ -153,7 +153,9 @@ def test_a_start_the_memory_monitor_killed_is_never_run_and_says_so(zap: Zap, oo
     # a task of its own, until it happens (almost always the first time).
     for attempt in range(5):
         marker = zap.cwd / f"ran-{attempt}"
-        sid = zap.spawn_sh(f"echo ran >> {marker}")
+        # its deadline as long as the wait: under a full suite's load Ray's answer
+        # about the dead agent came after a 60 s deadline (it said `timeout`)
+        sid = zap.spawn_sh(f"echo ran >> {marker}", timeout=150)
         view = wait_until(lambda sid=sid: (v := poll(zap, sid))["status"] not in ("queued", "running")
                           and v, 150, 0.5)
         if view["status"] != "completed":  # type: ignore[index]
