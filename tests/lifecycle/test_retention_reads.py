@@ -118,3 +118,78 @@ def test_a_runners_end_in_a_long_queue_reads_one_trail_and_keeps_the_queues_keys
     assert res.skipped_reason is None
     assert not store.path_for(left, queue.ENV_SUFFIX).exists()  # the leftover's key is gone
     # `gc` drops a leftover whatever runs (tests/redteam/test_keys.py)
+
+
+def _run_with_children(zap, model, n: int) -> tuple[str, list[str]]:
+    """A `zapcli run` whose model spawned `n` sh subagents and waited for them."""
+    model([{"turns": [
+        {"tool_calls": [{"name": "subagent", "arguments": {"action": "spawn", "task": f"echo {i}",
+                                                          "cli": "sh"}} for i in range(n)]},
+        {"tool_calls": [{"name": "subagent", "arguments": {"action": "wait", "timeout": 30}}]},
+        {"text": "done."}]}])
+    proc = zap("run", "--approval", "full", "--json", "--", "fan out", timeout=120)
+    doc = json.loads(proc.stdout)
+    assert doc["status"] == "completed" and len(doc["subagents"]) == n, doc
+    for sid in doc["subagents"]:
+        runner_gone(zap, sid)
+    return doc["run_id"], doc["subagents"]
+
+
+def _counting(monkeypatch) -> list[str]:
+    observed: list[str] = []
+    real = retention.observe
+    monkeypatch.setattr(retention, "observe", lambda sid, *a, **kw: observed.append(sid) or real(sid, *a, **kw))
+    return observed
+
+
+def test_an_ended_run_whose_subagents_are_kept_makes_no_trail_read(zap, model, monkeypatch):
+    """A run trail may go once none of its session's subagents is left: every
+    runner's end read every trail to learn it while any run trail was kept
+    (~190 ms a runner with 1,000 kept). The session's markers say it now; a
+    run whose subagents went (`rm`) still goes at the next collect, and one
+    whose subagents have no marker (an older zapcli's) is kept, by their trails."""
+    from zapcli.lifecycle import session as sessions
+    from zapcli.paths import state_dir
+    from zapcli.trail import runs
+
+    run_id, children = _run_with_children(zap, model, 2)
+    for k, v in zap.env.items():
+        if k.startswith("ZAPCLI_"):
+            monkeypatch.setenv(k, v)
+    observed = _counting(monkeypatch)
+    settings = _settings(monkeypatch, 100)
+    res = retention.collect(settings, opportunistic=True)
+    assert res.skipped_reason is None and res.deleted == [] and observed == [], (res, observed)
+    assert runs.path_for(run_id).exists()
+
+    markers = state_dir() / "sessions" / sessions.key(run_id) / "all"
+    kept = sorted(os.listdir(markers))
+    for name in kept:  # as an older zapcli left them: no marker, the trails say it
+        (markers / name).unlink()
+    res = retention.collect(settings, opportunistic=True)
+    assert runs.path_for(run_id).exists() and res.deleted == [], res
+    assert set(observed) >= set(children)
+    for name in kept:
+        (markers / name).touch()
+
+    for sid in children:
+        assert zap("rm", sid).returncode == 0
+    res = retention.collect(settings, opportunistic=True)
+    assert res.deleted == [run_id] and not runs.path_for(run_id).exists(), res
+
+
+def test_a_run_goes_in_the_pass_that_deletes_its_last_subagents(zap, model, monkeypatch):
+    from zapcli.trail import runs
+
+    run_id, children = _run_with_children(zap, model, 2)
+    later = [zap.spawn_sh(f"echo later {i}") for i in range(2)]
+    for sid in later:
+        assert zap.wait_status(sid) == "completed"
+        runner_gone(zap, sid)
+    for k, v in zap.env.items():
+        if k.startswith("ZAPCLI_"):
+            monkeypatch.setenv(k, v)
+    res = retention.collect(_settings(monkeypatch, 2))
+    assert sorted(res.deleted) == sorted([*children, run_id]), res
+    assert not runs.path_for(run_id).exists()
+    assert all(zap.trail(s).exists() for s in later)

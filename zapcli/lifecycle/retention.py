@@ -82,12 +82,14 @@ class GcResult:
     dropped_envs: list[str] = field(default_factory=list)  # ids whose kept environment went
 
 
-def _ids_on_disk() -> list[str]:
-    try:
-        names = os.listdir(subagents_dir())
-    except FileNotFoundError:
-        return []
-    return sorted(n[:-6] for n in names if n.endswith(".jsonl") and ids.is_valid(n[:-6]))
+def _ids_on_disk(names: list[str] | None = None) -> list[str]:
+    """The ids of the trails in the subagents folder (`names`: its listing, made already)."""
+    if names is None:
+        try:
+            names = os.listdir(subagents_dir())
+        except FileNotFoundError:
+            return []
+    return sorted(ids.valid_among([n[:-6] for n in names if n.endswith(".jsonl")]))
 
 
 def awaited() -> dict[str, str]:
@@ -293,18 +295,16 @@ def _drop_kept_envs(result: GcResult, dry_run: bool) -> None:
             path.unlink(missing_ok=True)
 
 
-def _orphan_captures() -> list[str]:
+def _orphan_captures(listing: list[str]) -> list[str]:
     """`<id>.out` / `.err` / `.end` / `.home` / `.tmp` whose trail is gone
-    (deleted by hand); a kept `.env` goes in `_drop_kept_envs`."""
-    try:
-        names = set(os.listdir(subagents_dir()))
-    except OSError:
-        return []
-    return sorted(n for n in names if n[-4:] in store.SUFFIXES[1:] and n[-4:] != store.ENV
-                  and ids.is_valid(n[:-4])
-                  and f"{n[:-4]}.jsonl" not in names) + sorted(
-        n for n in names for f in FOLDERS if n.endswith(f) and ids.is_valid(n[:-len(f)])
-        and f"{n[:-len(f)]}.jsonl" not in names)
+    (deleted by hand), of the subagents folder's `listing`; a kept `.env`
+    goes in `_drop_kept_envs`."""
+    names = set(listing)
+    files = [n for n in names if n[-4:] in store.SUFFIXES[1:] and n[-4:] != store.ENV
+             and f"{n[:-4]}.jsonl" not in names]
+    folders = [n for n in names for f in FOLDERS if n.endswith(f)
+               and f"{n[:-len(f)]}.jsonl" not in names and ids.is_valid(n[:-len(f)])]
+    return sorted(n for n in files if ids.is_valid(n[:-4])) + sorted(folders)
 
 
 def _trim(path: Any) -> int:
@@ -316,23 +316,33 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
     for copy in retention.stale(subagents_dir()):  # what a killed trim left
         if not dry_run:
             copy.unlink(missing_ok=True)
-    for name in _orphan_captures():
+    folder = subagents_dir()
+    try:
+        listing = os.listdir(folder)
+    except OSError:
+        listing = []
+    for name in _orphan_captures(listing):
         if not dry_run:
             if name.endswith(FOLDERS):
                 import shutil
 
-                shutil.rmtree(subagents_dir() / name, ignore_errors=True)
+                shutil.rmtree(folder / name, ignore_errors=True)
             else:
-                (subagents_dir() / name).unlink(missing_ok=True)
-    ids_ = _ids_on_disk()
+                (folder / name).unlink(missing_ok=True)
+    ids_ = _ids_on_disk(listing)
     finished: list[tuple[float, str, str]] = []  # (mtime, id, session)
     unreadable = 0  # no spawn record (damaged by hand): never deleted, and not counted
     # Every runner's end collects: only when some may be deleted (more than
-    # max_kept) or a run trail may go with its sessions is every trail read;
+    # max_kept) or a run trail may go with its session is every trail read;
     # else a trail is read only when its size asks for a trim (a stat each).
-    whole = bool(settings.max_kept) and len(ids_) > settings.max_kept or bool(runs.ids_on_disk())
+    # A run trail may go when its run ended (or is a week old) and its
+    # session's markers name no subagent on disk; the trails say whether
+    # one without a marker (an older zapcli's) is left.
+    may_go = _runs_that_may_go(set(ids_))
+    whole = bool(settings.max_kept) and len(ids_) > settings.max_kept or bool(may_go)
+    where = str(folder)
     for sid in ids_:
-        if not whole and not _over_trim(sid):
+        if not whole and not _over_trim(os.path.join(where, f"{sid}.jsonl")):
             continue
         try:
             view = observe(sid)
@@ -369,13 +379,16 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
         if why is not None:  # its turn comes at the next gc
             result.held[sid] = why[0]
     result.kept = len(ids_) - len(result.deleted)  # with --dry-run: what would be kept
-    left = {session for _m, sid, session in finished if sid not in result.deleted}
-    result.deleted += _prune_runs(left, dry_run)
+    if whole:  # and with the sessions' subagents this pass deleted, their runs' trails
+        left = {session for _m, sid, session in finished if sid not in result.deleted}
+        if result.deleted:
+            may_go = _runs_that_may_go(set(ids_).difference(result.deleted))
+        result.deleted += _prune_runs([r for r in may_go if r not in left], dry_run)
 
 
-def _over_trim(sid: str) -> bool:
+def _over_trim(path: str) -> bool:
     try:
-        return os.stat(store.path_for(sid), follow_symlinks=False).st_size > retention.TRIM_OVER_BYTES
+        return os.stat(path, follow_symlinks=False).st_size > retention.TRIM_OVER_BYTES
     except OSError:
         return False
 
@@ -383,12 +396,13 @@ def _over_trim(sid: str) -> bool:
 RUN_KEPT_S = 7 * 86400  # a run trail that never ended (its process was killed) goes after a week
 
 
-def _prune_runs(sessions_left: set[str], dry_run: bool) -> list[str]:
-    """The trail of a `zapcli run` goes with the last of its subagents: once
-    none of its session is left and it has ended (or is a week old)."""
-    gone = []
+def _runs_that_may_go(alive: set[str]) -> list[str]:
+    """The runs whose trail may go with their session (`_prune_runs`): ended
+    (or a week old), and no subagent of `alive` named by their session's
+    markers."""
+    out = []
     for run_id in runs.ids_on_disk():
-        if run_id in sessions_left:
+        if any(sid in alive for sid in sessions.members(run_id)):
             continue
         path = runs.path_for(run_id)
         try:
@@ -396,7 +410,14 @@ def _prune_runs(sessions_left: set[str], dry_run: bool) -> list[str]:
         except OSError:
             continue
         if old or reader.first_terminal(path) is not None:
-            gone.append(run_id)
-            if not dry_run:
-                path.unlink(missing_ok=True)
+            out.append(run_id)
+    return out
+
+
+def _prune_runs(gone: list[str], dry_run: bool) -> list[str]:
+    """The trail of a `zapcli run` goes with the last of its subagents: once
+    none of its session is left and it has ended (or is a week old)."""
+    if not dry_run:
+        for run_id in gone:
+            runs.path_for(run_id).unlink(missing_ok=True)
     return gone
