@@ -217,14 +217,15 @@ def collect(settings: Settings, *, dry_run: bool = False, opportunistic: bool = 
             if not dry_run:
                 removed.sweep()  # notes of removed subagents older than a week
             busy = _running(first=opportunistic)
-            if not (busy and opportunistic):
-                _drop_kept_envs(result, dry_run)  # at `gc`, keys go whatever else runs
+            listing = None if busy and opportunistic else _listing()
+            if listing is not None:
+                _drop_kept_envs(result, dry_run, listing)  # at `gc`, keys go whatever else runs
             if busy:
                 result.skipped_reason = ("a subagent is running" if opportunistic else
                                          f"{len(busy)} subagent(s) running; retention runs only when none is")
-                result.kept = len(_ids_on_disk())
+                result.kept = len(_ids_on_disk(listing))
                 return result
-            _apply(settings, result, dry_run)
+            _apply(settings, result, dry_run, listing or [])
     except LockTimeout:
         result.skipped_reason = "another retention run holds the lock"
     return result
@@ -264,16 +265,22 @@ def _ended(sid: str) -> Any:
 KEPT_ENV_ORPHAN_S = 60.0  # a spawn writes the kept environment a moment before its trail
 
 
-def _drop_kept_envs(result: GcResult, dry_run: bool) -> None:
+def _listing() -> list[str]:
+    """The names in the subagents folder (none when it cannot be listed)."""
+    try:
+        return os.listdir(subagents_dir())
+    except OSError:
+        return []
+
+
+def _drop_kept_envs(result: GcResult, dry_run: bool, listing: list[str]) -> None:
     """Remove every kept environment (`<id>.env`, a spawner's keys) whose
     subagent can no longer start: it has started or ended (an earlier
     version left those), or its trail is gone (after a minute: a spawn
-    writes it just before the trail). A queued one keeps its own."""
-    try:
-        names = set(os.listdir(subagents_dir()))
-    except OSError:
-        return
-    for name in sorted(n for n in names if n.endswith(store.ENV)):
+    writes it just before the trail). A queued one keeps its own. `listing`:
+    the subagents folder's names."""
+    names = set(listing)
+    for name in sorted(n for n in listing if n.endswith(store.ENV)):
         sid = name[:-len(store.ENV)]
         if not ids.is_valid(sid):
             continue
@@ -295,14 +302,16 @@ def _drop_kept_envs(result: GcResult, dry_run: bool) -> None:
             path.unlink(missing_ok=True)
 
 
+_CAPTURES = frozenset(store.SUFFIXES[1:]) - {store.ENV}
+
+
 def _orphan_captures(listing: list[str]) -> list[str]:
     """`<id>.out` / `.err` / `.end` / `.home` / `.tmp` whose trail is gone
     (deleted by hand), of the subagents folder's `listing`; a kept `.env`
     goes in `_drop_kept_envs`."""
     names = set(listing)
-    files = [n for n in names if n[-4:] in store.SUFFIXES[1:] and n[-4:] != store.ENV
-             and f"{n[:-4]}.jsonl" not in names]
-    folders = [n for n in names for f in FOLDERS if n.endswith(f)
+    files = [n for n in listing if n[-4:] in _CAPTURES and f"{n[:-4]}.jsonl" not in names]
+    folders = [n for n in listing if n.endswith(FOLDERS) for f in FOLDERS if n.endswith(f)
                and f"{n[:-len(f)]}.jsonl" not in names and ids.is_valid(n[:-len(f)])]
     return sorted(n for n in files if ids.is_valid(n[:-4])) + sorted(folders)
 
@@ -312,15 +321,12 @@ def _trim(path: Any) -> int:
         return retention.trim(path)
 
 
-def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
-    for copy in retention.stale(subagents_dir()):  # what a killed trim left
+def _apply(settings: Settings, result: GcResult, dry_run: bool, listing: list[str]) -> None:
+    """`listing`: the subagents folder's names."""
+    folder = subagents_dir()
+    for copy in retention.stale(folder, listing):  # what a killed trim left
         if not dry_run:
             copy.unlink(missing_ok=True)
-    folder = subagents_dir()
-    try:
-        listing = os.listdir(folder)
-    except OSError:
-        listing = []
     for name in _orphan_captures(listing):
         if not dry_run:
             if name.endswith(FOLDERS):
@@ -342,7 +348,7 @@ def _apply(settings: Settings, result: GcResult, dry_run: bool) -> None:
     whole = bool(settings.max_kept) and len(ids_) > settings.max_kept or bool(may_go)
     where = str(folder)
     for sid in ids_:
-        if not whole and not _over_trim(os.path.join(where, f"{sid}.jsonl")):
+        if not whole and not _over_trim(f"{where}/{sid}.jsonl"):
             continue
         try:
             view = observe(sid)

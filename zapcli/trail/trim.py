@@ -75,14 +75,16 @@ def copies(path: Path) -> list[Path]:
         return []
 
 
-def stale(folder: Path) -> list[Path]:
+def stale(folder: Path, names: list[str] | None = None) -> list[Path]:
     """Every trim copy in `folder` whose process is gone: left by a trim that
-    was killed (SIGKILL, a power cut) between making it and the rename."""
+    was killed (SIGKILL, a power cut) between making it and the rename.
+    `names`: the folder's listing, made already."""
     out = []
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return []
+    if names is None:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return []
     for name in names:
         head, sep, pid = name.rpartition(COPY)
         if not (sep and head.startswith(".") and head.endswith(".jsonl") and pid.isdigit()):
