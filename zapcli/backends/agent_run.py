@@ -109,8 +109,6 @@ def run(sid: str, spawn: SpawnRecord, task: str, *, writer: TrailWriter, out: Ca
                           budget=_waiting(sid, meter, should_stop))
     finally:
         host.close()
-        if meter.held is not None:
-            meter.held.close()  # type: ignore[attr-defined]
     for _key, text in inbox.pending():
         writer.append("diagnostic", {"dimension": "steer", "name": "undelivered",
                                      "message": f"not delivered (the subagent ended first): {text[:200]}"})

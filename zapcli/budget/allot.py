@@ -3,7 +3,7 @@ limits, the allotment carved for a child as it is spawned, and what an
 owner's children hold or spent — the figures every check adds to the
 owner's own.
 
-Imports `zapcli.ledger` (the tables), `zapcli.statedb`, `zapcli.errors`. A tree
+Imports `zapcli.ledger` (the tables), `zapcli.errors`. A tree
 budget (`run --max-tokens/--max-cost`, or `spawn --max-tokens/--max-cost` of
 a subagent whose work spawns) is recorded for its owner; each child it
 starts is allotted a share carved from what is not yet reserved, in one
@@ -19,8 +19,8 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
-from zapcli import ledger, statedb
-from zapcli.errors import StateError, UsageError, ZapcliError, param
+from zapcli import ledger
+from zapcli.errors import UsageError, ZapcliError, param
 from zapcli.money import dollars
 
 TYPE_CHECKING = False
@@ -211,22 +211,12 @@ def fund(owner: str, sid: str, cli: str, model: str | None, price: dict[str, flo
 
 class Held:
     """What `owner`'s children hold (running: their allotment, or more if they
-    passed it) or spent (returned), on one open connection: the check before
-    each model call."""
+    passed it) or spent (returned): the check before each model call, on the
+    calling thread's kept connection (`ledger.db`)."""
 
     def __init__(self, owner: str):
         self.owner = owner
-        self._conn: sqlite3.Connection | None = None
 
     def __call__(self) -> tuple[int, float]:
-        try:
-            if self._conn is None:
-                self._conn = ledger.connect()
-            return ledger.held(self._conn, self.owner)
-        except sqlite3.Error as exc:
-            raise StateError(f"the token ledger: {statedb.problem(exc)}") from None
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        with ledger.db() as conn:
+            return ledger.held(conn, self.owner)
