@@ -11,60 +11,76 @@ comparing strings elsewhere (tests/test_architecture.py).
 
 from __future__ import annotations
 
-from enum import Enum
-
 from zapcli.plain import field, frozen
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, ClassVar
 
 
-class Status(str, Enum):
-    """A subagent's status. Compares, hashes and formats as its string value,
-    so views, JSON documents and lookups keyed by plain strings all agree."""
+class Status(str):
+    """A subagent's status: one of a fixed set of strings (`Status.QUEUED` ...
+    `Status.INTERRUPTED`), each a single instance. It is a str, so it
+    compares, hashes, formats and serializes as its value, and views, JSON
+    documents and lookups keyed by plain strings all agree. `Status(text)`
+    gives the one of that value, and raises ValueError for any other text.
+    (Not an Enum: `enum` costs ~1 ms of every command's start.)"""
 
-    QUEUED = "queued"
-    RUNNING = "running"
-    AWAITING_APPROVAL = "awaiting_approval"
-    COMPLETED = "completed"
-    FAILED = "failed"
-    TIMEOUT = "timeout"
-    CANCELLED = "cancelled"
-    LOST = "lost"
-    INTERRUPTED = "interrupted"
+    __slots__ = ()
 
-    def __str__(self) -> str:
-        return self.value
+    QUEUED: ClassVar[Status]
+    RUNNING: ClassVar[Status]
+    AWAITING_APPROVAL: ClassVar[Status]
+    COMPLETED: ClassVar[Status]
+    FAILED: ClassVar[Status]
+    TIMEOUT: ClassVar[Status]
+    CANCELLED: ClassVar[Status]
+    LOST: ClassVar[Status]
+    INTERRUPTED: ClassVar[Status]
 
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
+    def __new__(cls, value: object) -> Status:
+        member = _MEMBERS.get(value) if isinstance(value, str) else None
+        if member is None:
+            raise ValueError(f"{value!r} is not a valid Status")
+        return member
 
-    def __hash__(self) -> int:
-        return hash(self.value)
+    def __repr__(self) -> str:
+        return f"<Status.{self.upper()}: {str.__repr__(self)}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Status, (str(self),)
+
+    @property
+    def value(self) -> str:
+        return str(self)
+
+    @property
+    def name(self) -> str:
+        return self.upper()
 
     @property
     def terminal(self) -> bool:
-        return self.value in TERMINAL
+        return self in TERMINAL
 
     @property
     def live(self) -> bool:
         """Its runner has started and not ended: running or awaiting approval."""
-        return self.value in LIVE
+        return self in LIVE
 
     @classmethod
     def parse(cls, value: object) -> Status | None:
         """The Status named `value`, or None for anything else."""
-        try:
-            return cls(value)
-        except ValueError:
-            return None
+        return _MEMBERS.get(value) if isinstance(value, str) else None
 
 
 TERMINAL = frozenset({"completed", "failed", "timeout", "cancelled", "lost", "interrupted"})
 NON_TERMINAL = ("queued", "running", "awaiting_approval")
 LIVE = frozenset({"running", "awaiting_approval"})
 ALL = NON_TERMINAL + ("completed", "failed", "timeout", "cancelled", "lost", "interrupted")
+_MEMBERS: dict[str, Status] = {value: str.__new__(Status, value) for value in ALL}
+for _value, _member in _MEMBERS.items():
+    setattr(Status, _value.upper(), _member)
+del _value, _member
 
 
 # an on-finish command's or event hook's claim whose helper has started (`running`) or ended
