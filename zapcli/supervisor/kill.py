@@ -157,7 +157,7 @@ def kill_orphans(pgid: int, not_before: float, grace_s: float,
     found: dict[int, psutil.Process] = {}
     for proc in psutil.process_iter():
         try:
-            if proc.pid != me and os.getpgid(proc.pid) == pgid and proc.create_time() >= not_before - 0.05:
+            if proc.pid != me and os.getpgid(proc.pid) == pgid and _created(proc) >= not_before - 0.05:
                 found[proc.pid] = proc
                 for child in proc.children(recursive=True):
                     found.setdefault(child.pid, child)
@@ -172,7 +172,16 @@ def kill_orphans(pgid: int, not_before: float, grace_s: float,
     return report
 
 
+def _created(proc: psutil.Process) -> float:
+    """Its create time as every zapcli process computes it (`procfs.boot_time`)."""
+    st = procfs.stat(proc.pid) if procfs.available() else None
+    return st[1] if st is not None else proc.create_time()
+
+
 def _held_by_another(pid: int, ctime: float) -> bool:
+    if procfs.available():
+        st = procfs.stat(pid)
+        return st is not None and abs(st[1] - ctime) > CREATE_TIME_TOLERANCE_S
     try:
         return abs(psutil.Process(pid).create_time() - ctime) > CREATE_TIME_TOLERANCE_S
     except psutil.NoSuchProcess:

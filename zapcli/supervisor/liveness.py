@@ -21,6 +21,13 @@ def find(pid: int, create_time: float):  # -> psutil.Process | None
 
     if not isinstance(pid, int) or pid <= 0:
         return None
+    if procfs.available():  # the create time every zapcli process computes (`procfs.boot_time`)
+        if not is_alive(pid, create_time):
+            return None
+        try:
+            return psutil.Process(pid)
+        except psutil.Error:
+            return None
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

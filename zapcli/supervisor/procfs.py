@@ -1,54 +1,31 @@
 """Process identity on the hot path, read from /proc the way psutil reads it.
 
-Imports nothing but the stdlib. `spawn`, `poll` and `list` need only two facts
+Imports the stdlib and `zapcli.boottime` (the create time of a pid, with the
+boot time every zapcli process of a boot shares). `spawn`, `poll` and `list`
+need only two facts
 about a recorded pid — its create time and whether it is a zombie — and
 importing psutil for them costs ~9 ms, more than the rest of a `spawn`
 (measured: tests/bench/bench_cli.py). On Linux these functions compute the
 values exactly as psutil does (`starttime / SC_CLK_TCK + btime`, the state
 letter of /proc/<pid>/stat), which tests/supervisor/test_procfs.py checks
 against psutil itself; elsewhere they return None and callers use psutil.
+But for the boot time itself: the kernel's moves with every step of the
+wall clock, and zapcli keeps the one it first read since the boot.
 """
 
 from __future__ import annotations
 
 import os
 
+from zapcli import boottime
+
 _PROC = "/proc"
-_boot: float | None = None
+boot_time = boottime.boot_time  # the one this boot's zapcli processes share (`zapcli.boottime`)
+stat = boottime.stat  # (state letter, create time) of a pid, or None
 
 
 def available() -> bool:
     return os.path.exists(f"{_PROC}/self/stat")
-
-
-def boot_time() -> float:
-    """Epoch seconds of boot: the `btime` line of /proc/stat (as psutil)."""
-    global _boot
-    if _boot is None:
-        with open(f"{_PROC}/stat", "rb") as f:
-            for line in f:
-                if line.startswith(b"btime"):
-                    _boot = float(line.split()[1])
-                    break
-            else:
-                raise RuntimeError("no btime line in /proc/stat")
-    return _boot
-
-
-def stat(pid: int) -> tuple[str, float] | None:
-    """(state letter, create time in epoch seconds) of `pid`, or None when it
-    does not exist (or /proc is unavailable)."""
-    try:
-        with open(f"{_PROC}/{int(pid)}/stat", "rb") as f:
-            data = f.read()
-    except (OSError, ValueError):
-        return None
-    fields = data[data.rfind(b")") + 2:].split()
-    try:
-        ticks = float(fields[19])
-        return fields[0].decode("ascii"), ticks / os.sysconf("SC_CLK_TCK") + boot_time()
-    except (IndexError, ValueError, RuntimeError):
-        return None
 
 
 def parent(pid: int) -> int | None:

@@ -97,9 +97,14 @@ def _claim(path: Path, stale: str | None = None) -> str | None:
 
 def me() -> tuple[int, float | None]:
     """This process's pid and create time (its identity, as a liveness check reads it)."""
-    import psutil
+    from zapcli import boottime
 
     me = os.getpid()
+    st = boottime.stat(me)
+    if st is not None:
+        return me, st[1]
+    import psutil  # no /proc here
+
     try:
         return me, psutil.Process(me).create_time()
     except psutil.Error:
