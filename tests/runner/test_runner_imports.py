@@ -33,7 +33,10 @@ NEVER_FOR_SH = {"yaml", "typer", "click", "rich", "openai", "mcp", "jsonschema",
                 "zapcli.remembered_prices",
                 # `run --subagent --id ID` goes straight to the runner: the table of every
                 # command's options is for the other command lines
-                "zapcli.cli.argspec", "zapcli.cli.fastpath"}
+                "zapcli.cli.argspec", "zapcli.cli.fastpath",
+                # `signal` builds its enums at import: `_signal` (its core) does what a runner
+                # asks; a subagent's status is no Enum either
+                "signal", "enum"}
 
 
 def _imported(err: str) -> set[str]:

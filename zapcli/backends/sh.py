@@ -14,7 +14,6 @@ its own tree (TERM+CONT, grace, KILL), sparing only itself.
 from __future__ import annotations
 
 import os
-import signal
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -75,6 +74,8 @@ def _left_over(me: int) -> bool:
 
 
 def _describe(code: int) -> str:
+    import signal  # only to name one: its enums cost every shell runner's start
+
     if code < 0:
         try:
             name = signal.Signals(-code).name

@@ -10,8 +10,8 @@ recorded (`zapcli.trust.inherit`) for its whole run.
 
 from __future__ import annotations
 
+import _signal  # signal's core: `signal` builds its enums at import (a runner's start)
 import os
-import signal
 import sys
 import threading
 import time
@@ -132,12 +132,12 @@ def _record_helpers(writer: TrailWriter) -> list[dict]:
 
 
 def _signals(terminated: threading.Event) -> None:
-    signal.signal(signal.SIGTERM, lambda *_: terminated.set())
-    signal.signal(signal.SIGINT, lambda *_: terminated.set())
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    _signal.signal(_signal.SIGTERM, lambda *_: terminated.set())
+    _signal.signal(_signal.SIGINT, lambda *_: terminated.set())
+    _signal.signal(_signal.SIGHUP, _signal.SIG_IGN)
     # `spawn` holds these signals while it launches us, and a signal mask is
     # inherited: let them in now (one that is pending reaches our handlers).
-    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    _signal.pthread_sigmask(_signal.SIG_SETMASK, set())
 
 
 def _prefetch(sid: str) -> None:

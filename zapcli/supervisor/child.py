@@ -72,7 +72,7 @@ def start(argv: Sequence[str], *, stdin: int, stdout: int, stderr: int,
     with `stdin`, `stdout` and `stderr` as its descriptors 0, 1 and 2 (and
     `fd3`, if given, as its 3). The caller closes its copies of those ends.
     Raises OSError when it cannot."""
-    import signal
+    import _signal  # signal's core: `signal` builds its enums at import (every runner)
 
     actions: list[tuple[int, ...]] = [(os.POSIX_SPAWN_DUP2, stdin, 0),
                                       (os.POSIX_SPAWN_DUP2, stdout, 1),
@@ -83,5 +83,5 @@ def start(argv: Sequence[str], *, stdin: int, stdout: int, stderr: int,
     # a bare program name is looked up on PATH (the sandbox's `bwrap` is a full path)
     how = os.posix_spawn if "/" in argv[0] else os.posix_spawnp
     pid = how(argv[0], list(argv), dict(env), file_actions=actions,
-              setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
+              setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ))
     return Child(pid)
