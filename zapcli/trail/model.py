@@ -15,10 +15,21 @@ from zapcli.plain import field, frozen
 
 TYPE_CHECKING = False  # `typing` costs ~5 ms of start-up; annotations only need it for mypy
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any, ClassVar
 
 
-class Status(str):
+class _Statuses(type):
+    """`Status`'s own type: its statuses in order (`list(Status)`, `len(Status)`), as an Enum's."""
+
+    def __iter__(cls) -> Iterator[Status]:
+        return iter(_MEMBERS.values())
+
+    def __len__(cls) -> int:
+        return len(_MEMBERS)
+
+
+class Status(str, metaclass=_Statuses):
     """A subagent's status: one of a fixed set of strings (`Status.QUEUED` ...
     `Status.INTERRUPTED`), each a single instance. It is a str, so it
     compares, hashes, formats and serializes as its value, and views, JSON
