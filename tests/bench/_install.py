@@ -27,6 +27,7 @@ Benchmarks are scripts (pytest never collects tests/bench) and never run in CI.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import statistics
@@ -34,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -169,6 +170,20 @@ def build(prefix: str = "zapcli-bench-", source: Path | None = None,
     inst = Install(root, python)
     inst.check_copy_is_used()
     return inst
+
+
+@contextlib.contextmanager
+def builds(against: str | None) -> Iterator[dict[str, Install]]:
+    """This tree's copy (label "") and, with `against`, commit REF's (label
+    "REF_"), for an A/B in one run; both removed after."""
+    installs = {"": build()}
+    try:
+        if against:
+            installs[f"{against}_"] = build(prefix="zapcli-bench-ref-", ref=against)
+        yield installs
+    finally:
+        for inst in installs.values():
+            inst.cleanup()
 
 
 def _clean_venv(path: Path) -> str:

@@ -39,14 +39,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--against", metavar="REF")
     opts = ap.parse_args()
-    installs = {"": _install.build()}
-    if opts.against:
-        installs[f"{opts.against}_"] = _install.build(prefix="zapcli-bench-ref-", ref=opts.against)
-    try:
+    with _install.builds(opts.against) as installs:
         return _bench(installs, opts)
-    finally:
-        for inst in installs.values():
-            inst.cleanup()
 
 
 def _seed(inst: _install.Install, kept: int) -> Path:

@@ -38,10 +38,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--against", metavar="REF")
     opts = ap.parse_args()
-    installs = {"": _install.build()}
-    if opts.against:
-        installs[f"{opts.against}_"] = _install.build(prefix="zapcli-bench-ref-", ref=opts.against)
-    try:
+    with _install.builds(opts.against) as installs:
         figures: dict[str, list[tuple[float, float]]] = {label: [] for label in installs}
         for _ in range(opts.rounds):
             for label, inst in installs.items():
@@ -49,15 +46,12 @@ def main() -> int:
                 out = inst.run([inst.python, "-c", SETTLE, str(opts.settles)], inst.env(home)).stdout
                 wall, cpu = map(float, out.split())
                 figures[label].append((wall, cpu))
-        for label, got in figures.items():
-            wall = statistics.median(w for w, _ in got)
-            cpu = statistics.median(c for _, c in got)
-            print(f"{label}settle_per_child_ms {wall:.3f}  cpu_ms {cpu:.3f}  "
-                  f"({opts.settles} settlements in one process, {opts.rounds} rounds)")
-        return 0
-    finally:
-        for inst in installs.values():
-            inst.cleanup()
+    for label, got in figures.items():
+        wall = statistics.median(w for w, _ in got)
+        cpu = statistics.median(c for _, c in got)
+        print(f"{label}settle_per_child_ms {wall:.3f}  cpu_ms {cpu:.3f}  "
+              f"({opts.settles} settlements in one process, {opts.rounds} rounds)")
+    return 0
 
 
 if __name__ == "__main__":

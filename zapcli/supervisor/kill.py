@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import psutil
 
 from zapcli.supervisor import procfs
-from zapcli.supervisor.launch import MARKER
+from zapcli.supervisor.launch import MARKER, process_create_time
 from zapcli.supervisor.liveness import CREATE_TIME_TOLERANCE_S, find
 
 
@@ -157,7 +157,8 @@ def kill_orphans(pgid: int, not_before: float, grace_s: float,
     found: dict[int, psutil.Process] = {}
     for proc in psutil.process_iter():
         try:
-            if proc.pid != me and os.getpgid(proc.pid) == pgid and _created(proc) >= not_before - 0.05:
+            if (proc.pid != me and os.getpgid(proc.pid) == pgid
+                    and process_create_time(proc.pid) >= not_before - 0.05):
                 found[proc.pid] = proc
                 for child in proc.children(recursive=True):
                     found.setdefault(child.pid, child)
@@ -170,12 +171,6 @@ def kill_orphans(pgid: int, not_before: float, grace_s: float,
     alive = _wait_gone(list(found.values()), grace_s)
     report.killed = _signal({p.pid: p for p in alive}, signal.SIGKILL)
     return report
-
-
-def _created(proc: psutil.Process) -> float:
-    """Its create time as every zapcli process computes it (`procfs.boot_time`)."""
-    st = procfs.stat(proc.pid) if procfs.available() else None
-    return st[1] if st is not None else proc.create_time()
 
 
 def _held_by_another(pid: int, ctime: float) -> bool:
