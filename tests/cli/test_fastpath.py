@@ -57,6 +57,37 @@ def test_fast_path_declines_unusual_lines(argv):
     assert fastpath.parse(argv) is None
 
 
+GROUP_LINES = [
+    ["agents", "list"], ["agents", "list", "--json"], ["agents", "show", "explorer", "--json"],
+    ["agents", "save", "a.yaml", "--scope", "system"], ["agents", "delete", "x", "--scope=workspace"],
+    ["agents", "enable", "x"], ["agents", "disable", "x", "--json"], ["agents", "model", "x", "m"],
+    ["agents", "model", "x", "--clear"],
+    ["agents", "copy", "explorer", "--to", "workspace", "--as", "mine", "--force"],
+    ["worktree", "list"], ["worktree", "rm", "a", "b", "--force"],
+    ["board", "claim", "--wait", "2.5"], ["board", "add", "t", "--needs", "a", "--needs", "b"],
+    ["board", "done", "t1", "--fence", "3"],
+]
+
+
+@pytest.mark.parametrize("argv", GROUP_LINES, ids=" ".join)
+def test_a_group_command_reaches_the_same_function_with_the_same_parameters(argv, monkeypatch):
+    """The fast path calls a group command's function (`list_` for `list`)
+    with what it parsed; typer's sub-app calls the same function: both must
+    arrive alike, or the fast path and `--help`'s line would differ."""
+    from importlib import import_module
+
+    parsed = fastpath.parse(argv)
+    assert parsed is not None, argv
+    module = import_module(f"zapcli.cli.commands.{argv[0]}")
+    name = argv[1] if hasattr(module, argv[1]) else argv[1] + "_"
+    calls: list[dict] = []
+    monkeypatch.setattr(module, name, lambda **kw: calls.append(kw) or 0)
+    assert fastpath.run(argv) == 0
+    app_module.app(args=argv, prog_name="zapcli", standalone_mode=False)
+    fast, slow = ({k: (list(v) if isinstance(v, tuple) else v) for k, v in c.items()} for c in calls)
+    assert fast == slow
+
+
 def test_generated_files_are_current():
     """argspec, completions and the man page are generated from the typer app."""
     assert gen.main(["check"]) == 0, "run `make completions man` (python -m zapcli.cli.gen all)"

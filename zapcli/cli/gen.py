@@ -125,8 +125,9 @@ def argspec(with_groups: bool = False) -> dict[str, Any]:
 
 
 # groups whose subcommands the fast path parses too ("board claim" is a worker's hot loop;
-# `worktree list` and `worktree rm` are what a person runs after every --worktree subagent)
-FAST_GROUPS = ("board", "worktree")
+# `worktree list` and `worktree rm` are what a person runs after every --worktree subagent;
+# `agents list` and `agents show` are what a person or a model runs before choosing one)
+FAST_GROUPS = ("board", "worktree", "agents")
 
 
 def render_argspec() -> str:

@@ -86,13 +86,13 @@ def agents_delete(
 @agents_app.command("enable")
 def agents_enable(name: str = typer.Argument(..., help="Definition name.", metavar="NAME"), json: bool = JSON) -> None:
     """Enable a definition on this machine."""
-    _agents("switch", name=name, enable=True, json=json)
+    _agents("enable", name=name, json=json)
 
 
 @agents_app.command("disable")
 def agents_disable(name: str = typer.Argument(..., help="Definition name.", metavar="NAME"), json: bool = JSON) -> None:
     """Disable a definition on this machine (spawn --agent NAME is then refused)."""
-    _agents("switch", name=name, enable=False, json=json)
+    _agents("disable", name=name, json=json)
 
 
 @agents_app.command("model")

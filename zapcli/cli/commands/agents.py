@@ -1,8 +1,9 @@
 """`zapcli agents ...`: list, show, save, delete, enable, disable, model, copy.
 
 Calls `zapcli.ops.agents` and `zapcli.definitions.manage` and renders with
-`zapcli.render.agents`; the typer sub-app in `zapcli.cli.app` maps each
-subcommand to a function here.
+`zapcli.render.agents`; each subcommand is the function of its name here
+(`list_` for `list`), which both the fast path and the typer sub-app in
+`zapcli.cli.groups` call.
 """
 
 from __future__ import annotations
@@ -58,11 +59,17 @@ def delete(name: str, scope: str | None = None, json: bool = False) -> int:
     return 0
 
 
-def switch(name: str, enable: bool, json: bool = False) -> int:
-    from zapcli.definitions.manage import disable_agent, enable_agent
+def enable(name: str, json: bool = False) -> int:
+    from zapcli.definitions.manage import enable_agent
 
-    emit(json, render.as_doc, render.switched_lines,
-         (enable_agent if enable else disable_agent)(name, _ws()))
+    emit(json, render.as_doc, render.switched_lines, enable_agent(name, _ws()))
+    return 0
+
+
+def disable(name: str, json: bool = False) -> int:
+    from zapcli.definitions.manage import disable_agent
+
+    emit(json, render.as_doc, render.switched_lines, disable_agent(name, _ws()))
     return 0
 
 
