@@ -104,3 +104,40 @@ print(out)
         res = subprocess.run([sys.executable, "-c", probe, f.name], capture_output=True, text=True,
                              timeout=60)
     assert res.stdout.strip() == "[False, True, False, True, True, False]", res.stderr
+
+
+def test_the_tree_a_kill_ends_is_psutils_walk_in_one_pass(tmp_path):
+    """`procfs.tree` (one reading of every /proc/<pid>/stat) finds what
+    psutil's walk finds (`kill._walked`): the root, its child and grandchild,
+    a descendant that left for a session of its own, a group member that is
+    nobody's descendant (its parent exited); not an unrelated process, nor
+    this one."""
+    from zapcli.supervisor import kill
+
+    pids, orphan = tmp_path / "pids", tmp_path / "orphan"
+    script = (f"sleep 60 & echo $! >> {pids}; "
+              f"sh -c 'sleep 60 & echo $! >> {pids}; wait' & echo $! >> {pids}; "
+              f"setsid sleep 60 & echo $! >> {pids}; "
+              f"sh -c 'sleep 60 >/dev/null 2>&1 & echo $! > {orphan}'; wait")
+    root = subprocess.Popen(["sh", "-c", script], start_new_session=True)
+    stranger = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        wait_until(lambda: pids.exists() and len(pids.read_text().split()) == 4
+                   and orphan.exists() and orphan.read_text().strip() != "", timeout=10)
+        member = int(orphan.read_text())
+        wait_until(lambda: psutil.Process(member).ppid() != root.pid, timeout=10)
+        want = {root.pid, member, *map(int, pids.read_text().split())}
+        found = procfs.tree([root.pid], root.pid)
+        assert found == want
+        assert set(kill._walked([psutil.Process(root.pid)], root.pid, os.getpid())) == want
+        assert stranger.pid not in found and os.getpid() not in found
+        assert set(kill._collect([psutil.Process(root.pid)], root.pid, root.pid)) == want - {root.pid}
+    finally:
+        for pid in procfs.tree([root.pid], root.pid) or ():
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+        stranger.kill()
+        root.wait()
+        stranger.wait()

@@ -1,8 +1,10 @@
 """Kill a whole process tree: TERM (+CONT) now, KILL after the grace period.
 
-Imports psutil, `zapcli.supervisor.liveness`. The tree is the root's process
-group plus every descendant found (including ones that left the group with
-setsid), re-collected before the SIGKILL so late forks are caught. A process
+Imports psutil, `zapcli.supervisor.liveness` and `.procfs`. The tree is the
+root's process group plus every descendant found (including ones that left
+the group with setsid), read in one pass over /proc (`procfs.tree`; psutil's
+walk where there is none), and again before the SIGKILL so late forks are
+caught. A process
 whose identity no longer matches the record is never signalled; a process
 that is already gone counts as success.
 """
@@ -30,14 +32,36 @@ class KillReport:
     root_alive: bool = False
 
 
-def _collect(root: psutil.Process | None, pgid: int, exclude: int) -> dict[int, psutil.Process]:
+def _collect(roots: list[psutil.Process], pgid: int, exclude: int) -> dict[int, psutil.Process]:
+    """`roots` (those still running), their descendants, and every member of
+    process group `pgid` with theirs; never `exclude` (the caller)."""
     found: dict[int, psutil.Process] = {}
-    if root is not None:
+    for root in roots:
         try:
             if root.is_running():
                 found[root.pid] = root
+        except psutil.Error:
+            pass
+    pids = procfs.tree(list(found), pgid)
+    if pids is None:
+        return _walked(list(found.values()), pgid, exclude)
+    for pid in pids:
+        if pid not in found and pid != exclude:
+            try:
+                found[pid] = psutil.Process(pid)  # its create time: a reused pid is never signalled
+            except psutil.Error:
+                continue
+    found.pop(exclude, None)
+    return found
+
+
+def _walked(roots: list[psutil.Process], pgid: int, exclude: int) -> dict[int, psutil.Process]:
+    """`_collect` through psutil alone, where /proc cannot be read."""
+    found: dict[int, psutil.Process] = {root.pid: root for root in roots}
+    for root in roots:
+        try:
             for child in root.children(recursive=True):
-                found[child.pid] = child
+                found.setdefault(child.pid, child)
         except psutil.Error:
             pass
     for proc in psutil.process_iter():
@@ -118,21 +142,16 @@ def kill_tree(pid: int, create_time: float, grace_s: float, *, include_root: boo
     if root is None:
         return report
     me = os.getpid()
-    procs = _collect(root, pid, me)
+    procs = _collect([root], pid, me)
     if not include_root:
         procs.pop(pid, None)
     report.termed = _signal(procs, signal.SIGTERM)
     _signal(procs, signal.SIGCONT)  # a stopped process must be able to act on TERM
     alive = _wait_gone(list(procs.values()), grace_s)
-    again = _collect(root if include_root else None, pid, me)
+    # again, for what forked meanwhile: under the root, in the group, under what was found
+    again = _collect([root, *procs.values()] if include_root else list(procs.values()), pid, me)
     if not include_root:
         again.pop(pid, None)
-        for proc in list(procs.values()):
-            try:
-                for child in proc.children(recursive=True):
-                    again.setdefault(child.pid, child)
-            except psutil.Error:
-                pass
     for proc in alive:
         again.setdefault(proc.pid, proc)
     again = {p.pid: p for p in again.values() if _running(p)}  # exited in time: not "killed"
