@@ -1,7 +1,7 @@
 """The create time of a process as every zapcli process counts it: its
 start (`/proc/<pid>/stat`, in clock ticks since boot) after this boot's time.
-Imports the stdlib; `zapcli.paths` once, at the first ask. A top-level
-module: the trail's own claims (`zapcli.trail.finish`) record their
+Imports the stdlib and `zapcli.paths` (at the first ask: where the state
+folder is). A top-level module: the trail's own claims (`zapcli.trail.finish`) record their
 process's identity as the supervisor checks it.
 
 The boot time is the kernel's (`btime` of /proc/stat, as psutil reads it)
@@ -10,7 +10,10 @@ folder beside the boot's id (`boot-time`): the kernel's moves with every step
 of the wall clock (NTP, a VM resumed, `date -s`), and a create time computed
 from a moved one names another process — every running subagent was read as
 dead and its trail ended `lost`. Where the file cannot be kept (a state
-folder not made yet, or not writable), the kernel's, as before.
+folder not made yet, or not writable), the kernel's — asked again at the
+next call, not kept in memory: a long-lived process (`zapcli top`, `mcp
+serve`) started before its state folder existed counts from the folder's
+file once there is one, as every other process of the folder does.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import contextlib
 import os
 
 _PROC = "/proc"
-_boot: float | None = None
+_boot: dict[str, float] = {}  # state folder -> the boot time kept there, as this process read it
 BOOT_FILE = "boot-time"  # in the state folder: "<the boot's id> <its btime>"
 
 
@@ -30,12 +33,38 @@ def boot_time() -> float:
     beside the boot's id. The kernel's btime moves with every step of the
     wall clock (NTP, a VM resumed, `date -s`), and a create time computed
     from a moved one names another process: each running subagent read as
-    dead and its trail was ended `lost`. Where the file cannot be kept (a
-    folder not writable), the kernel's value, as before."""
-    global _boot
-    if _boot is None:
-        _boot = _kept(_kernel_boot_time())
-    return _boot
+    dead and its trail was ended `lost`. Where the file cannot be kept (no
+    state folder yet, one not writable), the kernel's value — asked again
+    next time, so that a long-lived process started before its state folder
+    was made counts from then on as the folder's processes do. One process
+    working in several state folders (the Python API, a test worker) counts
+    each with its own."""
+    where = _folder()
+    got = _boot.get(where)
+    if got is None:
+        got, kept = _kept(_kernel_boot_time(), where)
+        if kept:
+            _boot[where] = got
+    return got
+
+
+_folders: dict[tuple[str | None, ...], str] = {}  # what names the state folder -> the folder
+
+
+def _folder() -> str:
+    """The state folder (`zapcli.paths.state_dir`), remembered for the
+    variables that name it: asked for every create time (a fleet view asks
+    for each running subagent at every refresh), it is a dictionary look."""
+    env = os.environ
+    key = (env.get("ZAPCLI_HOME"), env.get("XDG_STATE_HOME"), env.get("HOME"))
+    got = _folders.get(key)
+    if got is None:
+        from zapcli.paths import state_dir
+
+        got = str(state_dir())
+        if key[0] is None or os.path.isabs(key[0]):  # a relative one is the current folder's
+            _folders[key] = got
+    return got
 
 
 def _kernel_boot_time() -> float:
@@ -46,21 +75,20 @@ def _kernel_boot_time() -> float:
     raise RuntimeError("no btime line in /proc/stat")
 
 
-def _kept(kernel: float) -> float:
-    """The boot time kept for this boot, else `kernel`'s, kept from now on."""
+def _kept(kernel: float, folder: str) -> tuple[float, bool]:
+    """(the boot time kept in `folder` for this boot, True), else
+    (`kernel`'s, whether it is kept there from now on)."""
     try:
         with open(f"{_PROC}/sys/kernel/random/boot_id", "rb") as f:
             boot_id = f.read().strip().decode("ascii")
-        from zapcli.paths import state_dir
-
-        path = os.path.join(state_dir(), BOOT_FILE)
     except (OSError, ValueError):
-        return kernel
+        return kernel, False
+    path = os.path.join(folder, BOOT_FILE)
     try:
         with open(path, "rb") as f:
             said, _, value = f.read(200).decode("ascii").partition(" ")
         if said == boot_id:
-            return float(value)
+            return float(value), True
     except (OSError, ValueError):
         pass  # none yet, another boot's, or damaged: this one's is kept below
     tmp = f"{path}.{os.getpid()}"
@@ -74,7 +102,8 @@ def _kept(kernel: float) -> float:
     except OSError:  # a state folder not made yet, or not writable: the kernel's, as it is
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-    return kernel
+        return kernel, False
+    return kernel, True
 
 
 def stat(pid: int) -> tuple[str, float] | None:

@@ -29,6 +29,7 @@ from tests.conftest import (
     trail_records,
     wait_until,
 )
+from zapcli.supervisor.launch import process_create_time
 
 TERMINAL = {"completed", "failed", "timeout", "cancelled", "lost", "interrupted"}
 
@@ -580,7 +581,7 @@ def test_c15_ids_are_not_paths(zap, tmp_path):
     flag = tmp_path / "signalled"
     decoy = start_decoy(flag, zap.env)
     try:
-        ctime = psutil.Process(decoy.pid).create_time()
+        ctime = process_create_time(decoy.pid)  # its identity as zapcli records one
         valid = zap.spawn_sh("echo valid-output")
         assert zap.wait_status(valid) == "completed"
         spawn_rec = _record(zap, valid, "spawn")

@@ -32,6 +32,7 @@ from tests.conftest import (
     unshare_works,
     wait_until,
 )
+from zapcli.supervisor.launch import process_create_time
 
 ID_RE = re.compile(r"^sa_\d{8}_[0-9a-f]{8}$")
 
@@ -487,7 +488,7 @@ def test_session(zap):
                          cwd=zap.cwd, stdin=subprocess.DEVNULL, timeout=30)
     assert res.returncode == 0
     sid = os.getsid(0)
-    start = int(psutil.Process(sid or _outermost_ancestor()).create_time())
+    start = int(process_create_time(sid or _outermost_ancestor()))  # as zapcli counts it
     assert res.stdout == f"tty-{sid}-{start}\n"
     doc = json.loads(subprocess.run(_zap_cmd("session", "--json"), capture_output=True, env=env,
                                     cwd=zap.cwd, stdin=subprocess.DEVNULL, timeout=30).stdout)
@@ -617,7 +618,7 @@ def test_identity_is_pid_and_create_time(zap, tmp_path):
         m = f"sleep {sleep_marker(3312)}"
         sid = zap.spawn_sh(f"exec {m}")
         _crash(zap, sid)
-        real_ctime = psutil.Process(decoy.pid).create_time()
+        real_ctime = process_create_time(decoy.pid)
         # deadline long past: an observer that trusted the pid would kill it
         _rewrite(zap, sid, "process", pid=decoy.pid, create_time=real_ctime - 5.0, deadline_mono=0.0)
         _rewrite(zap, sid, "start", pid=decoy.pid, create_time=real_ctime - 5.0)

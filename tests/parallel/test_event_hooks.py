@@ -11,11 +11,11 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 import yaml
 
 from tests.conftest import trail_records, wait_until
 from tests.lifecycle.watching import list_watch
+from zapcli.supervisor.launch import process_create_time
 
 LINE = 'printf "%s|%s|%s|%s\\n" "$ZAPCLI_EVENT" "$ZAPCLI_ID" "$ZAPCLI_STATUS" "$ZAPCLI_DETAIL" >> {log}'
 
@@ -85,7 +85,7 @@ def _hand_made(zap, hooks: dict[str, str], *, approval: bool = True) -> tuple[st
     from zapcli.trail import records, store
 
     sleeper = subprocess.Popen(["sleep", "120"], start_new_session=True)
-    ctime = psutil.Process(sleeper.pid).create_time()
+    ctime = process_create_time(sleeper.pid)  # as a runner records it
     sid = ids.new_id()
     now, mono = time.time(), time.monotonic()
     store.create_trail(sid, {

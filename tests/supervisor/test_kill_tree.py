@@ -12,6 +12,7 @@ import time
 import psutil
 
 from zapcli.supervisor import kill
+from zapcli.supervisor.launch import process_create_time
 
 
 def test_a_zombie_counts_as_gone_at_once():
@@ -39,7 +40,7 @@ def test_kill_tree_of_processes_that_obey_sigterm_sends_no_sigkill():
     root = subprocess.Popen(["sh", "-c", "sleep 3311 & sleep 3312; wait"], start_new_session=True)
     try:
         time.sleep(0.3)
-        report = kill.kill_tree(root.pid, psutil.Process(root.pid).create_time(), grace_s=20)
+        report = kill.kill_tree(root.pid, process_create_time(root.pid), grace_s=20)
         assert report.termed and report.killed == []
     finally:
         root.kill()
