@@ -81,3 +81,21 @@ def test_a_runs_timeline_counts_its_subagents_as_list_does(zap, model, tmp_path)
     assert f"of run {run_id} and its 2 subagents, and 1 other subagent:" in both.out, both.out
     assert zap.json("timeline", "--session", run_id, "--session", "elsewhere",
                     "--html", str(page))["subagents"] == 3
+
+
+def test_a_timeline_asked_without_a_file_says_how_to_get_one(zap, tmp_path):
+    """`--format html` without a file, `--json` alone, and a format it does
+    not write each say what to type (a new user met all three), exit 2,
+    and write nothing."""
+    sid = zap.spawn_sh("echo drawn")
+    assert zap.wait_status(sid) == "completed"
+    for args, says in ((["--format", "html"], "--format html -o "),
+                       (["--json"], "--json says what was written"),
+                       (["--format", "json"], "choose: html (with -o FILE), perfetto")):
+        proc = zap("timeline", sid, *args)
+        assert proc.returncode == 2 and says in proc.err, (args, proc.err)
+        assert "Traceback" not in proc.err
+    page = tmp_path / "page.html"
+    assert zap("timeline", sid, "--format", "html", "-o", str(page)).returncode == 0
+    assert "drawn" in page.read_text() or sid[-8:] in page.read_text()
+    assert sorted(p.name for p in zap.cwd.iterdir()) == []

@@ -370,9 +370,9 @@ def timeline(
     id: Optional[str] = typer.Argument(None, help="Subagent (or run) id: it and every subagent started from it.", metavar="ID"),
     session: Optional[list[str]] = typer.Option(None, "--session", help="Every subagent of session S instead (repeatable).", metavar="S"),
     html: Optional[str] = typer.Option(None, "--html", help="Write a self-contained page to FILE.", metavar="FILE"),
-    format: Optional[str] = typer.Option(None, "--format", help="perfetto: Chrome trace-event JSON for ui.perfetto.dev.", metavar="FORMAT"),
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="File for --format perfetto (default: stdout).", metavar="FILE"),
-    json: bool = JSON,
+    format: Optional[str] = typer.Option(None, "--format", help="perfetto: Chrome trace-event JSON for ui.perfetto.dev; html: the page (with -o FILE), as --html.", metavar="FORMAT"),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="File for --format (perfetto: default stdout; html: needed).", metavar="FILE"),
+    json: bool = typer.Option(False, "--json", help="Say what was written (file, format, subagents) as one JSON document.", metavar=""),
 ) -> None:
     """Draw a tree's timeline: queued, running, awaiting approval, ended; model and tool calls as bars.
 

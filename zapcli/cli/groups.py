@@ -108,9 +108,9 @@ def agents_model(
 
 @agents_app.command("copy")
 def agents_copy(
-    name: str = typer.Argument(..., help="Definition to copy (e.g. a built-in).", metavar="NAME"),
-    to: str = typer.Option("system", "--to", help="Target scope: system or workspace.", metavar="SCOPE"),
-    as_: Optional[str] = typer.Option(None, "--as", help="New name for the copy.", metavar="NAME"),
+    name: str = typer.Argument(..., help="Definition to copy (a built-in's copy needs a name of its own: --as).", metavar="NAME"),
+    to: str = typer.Option("system", "--to", help="Target scope: system (default: yours, every folder) or workspace.", metavar="SCOPE"),
+    as_: Optional[str] = typer.Option(None, "--as", help="New name for the copy (needed for a built-in: no definition is named like one).", metavar="NAME"),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing file.", metavar=""),
     json: bool = JSON,
 ) -> None:

@@ -92,8 +92,10 @@ def timeline(any_id: str | None, session: str | list[str] | None, html: str | No
     fmt = fmt or ("html" if html else None)
     if fmt not in ("html", "perfetto"):
         raise UsageError("say what to write: --html FILE (a page to open in a browser) or "
-                         "--format perfetto [-o FILE] (trace-event JSON for ui.perfetto.dev)"
-                         if fmt is None else f"unknown --format '{fmt}'; choose: html, perfetto")
+                         "--format perfetto [-o FILE] (trace-event JSON for ui.perfetto.dev); "
+                         "--json says what was written, as JSON"
+                         if fmt is None else f"unknown --format '{fmt}'; choose: html (with -o "
+                         "FILE), perfetto")
     if fmt == "html" and html and out and html != out:
         raise UsageError("--html names the page's file; leave -o out")
     roots, title = roots_for(any_id, session)
@@ -108,7 +110,8 @@ def timeline(any_id: str | None, session: str | list[str] | None, html: str | No
 
     target = html or out
     if not target:
-        raise UsageError("--html needs a file name, e.g. --html timeline.html")
+        raise UsageError("a page needs a file: --format html -o timeline.html (or --html "
+                         "timeline.html)")
     _save(Path(target), page.render(data).encode("utf-8"))
     return Written(str(Path(target).resolve()), "html", count, runs=runs, besides=besides)
 
