@@ -4,7 +4,9 @@ Imports psutil, `zapcli.supervisor.liveness` and `.procfs`. The tree is the
 root's process group plus every descendant found (including ones that left
 the group with setsid), read in one pass over /proc (`procfs.tree`; psutil's
 walk where there is none), and again before the SIGKILL so late forks are
-caught. A process
+caught; a root that leads its own group (a runner) has what is left of its
+group killed as a group too, at one moment, so work that hops from pid to
+pid faster than it can be read does not outlive it. A process
 whose identity no longer matches the record is never signalled; a process
 that is already gone counts as success.
 """
@@ -142,6 +144,7 @@ def kill_tree(pid: int, create_time: float, grace_s: float, *, include_root: boo
     if root is None:
         return report
     me = os.getpid()
+    leads = include_root and _leads_its_group(pid)  # asked while the root is known to be ours
     procs = _collect([root], pid, me)
     if not include_root:
         procs.pop(pid, None)
@@ -156,8 +159,53 @@ def kill_tree(pid: int, create_time: float, grace_s: float, *, include_root: boo
         again.setdefault(proc.pid, proc)
     again = {p.pid: p for p in again.values() if _running(p)}  # exited in time: not "killed"
     report.killed = _signal(again, signal.SIGKILL)
+    if leads:
+        _end_group(pid)
     _wait_gone(list(again.values()), 1)
     return report
+
+
+def _leads_its_group(pid: int) -> bool:
+    """Whether `pid` leads its process group, and we are not in it."""
+    try:
+        return os.getpgid(pid) == pid and os.getpgid(0) != pid
+    except OSError:
+        return False
+
+
+def _live_members(pgid: int) -> bool:
+    """Whether a member of process group `pgid` is alive (not a zombie)."""
+    found = procfs.tree([], pgid)
+    if found is None:
+        return True  # cannot tell: the kill answers (ESRCH once none is left)
+    for pid in found:
+        try:
+            if os.getpgid(pid) == pgid and (procfs.stat(pid) or ("Z",))[0] != "Z":
+                return True
+        except OSError:
+            continue
+    return False
+
+
+GROUP_KILL_S = 1.0  # how long `_end_group` goes on while its group still has live members
+
+
+def _end_group(pgid: int) -> None:
+    """SIGKILL what is left of process group `pgid` at once, again until none
+    of it lives: a process that forks anew and exits faster than a tree can
+    be read and signalled pid by pid stays in its group, and a group's kill
+    reaches every member at one moment. Only after the grace, and only for a
+    group whose leader was our identity-checked root: the group is its own
+    (Linux gives out no pid of a group that still has members)."""
+    end = time.monotonic() + GROUP_KILL_S
+    while True:
+        try:  # first, then look: a look at a hopping process is stale at once
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:  # none of it left (ESRCH), or not ours to signal
+            return
+        time.sleep(0.01)
+        if not _live_members(pgid) or time.monotonic() >= end:
+            return  # gone, or zombies only (dead: their parents reap them)
 
 
 def kill_orphans(pgid: int, not_before: float, grace_s: float,
