@@ -175,6 +175,31 @@ def test_worktree_rm_takes_several_ids_each_answering_on_its_own(zap, repo):
     assert again.returncode == 1 and again.out == "" and again.err.count("zapcli: error:") == 2
 
 
+def test_rm_and_clean_take_a_removed_subagents_clean_worktree_with_it(zap, repo):
+    """A new user removed a merged subagent with `clean` and found its tree
+    and branch still there, then listed as `clean (base ?)`. A subagent
+    whose tree holds no unmerged work takes it along (as `worktree rm`: its
+    branch too, when merged); one that holds work keeps its subagent, as
+    before: nothing is lost by the way."""
+    merged = zap.spawn_sh("echo done > done.txt && git add done.txt && git -c user.name=z "
+                          "-c user.email=z@z commit -qm done", "--worktree")
+    idle = zap.spawn_sh("true", "--worktree")
+    dirty = zap.spawn_sh("echo draft > notes.txt", "--worktree")
+    plain = zap.spawn_sh("true")
+    assert zap("wait", "--timeout", "30", merged, idle, dirty, plain).returncode == 0
+    paths = {sid: Path(_doc(zap, sid)["worktree"]["path"]) for sid in (merged, idle, dirty)}
+    assert zap("merge", merged).returncode == 0
+    doc = zap.json("rm", merged, plain, dirty)
+    assert sorted(doc["removed"]) == sorted([merged, plain]), doc
+    assert doc["worktrees_removed"] == [{"id": merged, "path": str(paths[merged])}], doc
+    assert not paths[merged].exists() and f"zapcli/{merged}" not in branches(repo)
+    assert paths[dirty].is_dir() and [r["id"] for r in doc["refused"]] == [dirty]
+    out = zap("clean").out
+    assert f"{idle}: removed, with its worktree {paths[idle]}" in out, out
+    assert not paths[idle].exists() and paths[dirty].is_dir()
+    assert zap("worktree", "list", "--json").returncode == 0
+
+
 def test_gc_reports_a_failing_remove_and_never_deletes_by_hand(zap, repo):
     sid = zap.spawn_sh("true", "--worktree")
     assert zap.wait_status(sid) == "completed"
@@ -275,4 +300,4 @@ def test_no_removal_loses_the_way_to_a_trees_unmerged_work(zap, repo):
     zap("merge", w, check=True)
     assert (repo / "precious.txt").read_text() == "precious\n"
     assert zap("rm", w).returncode == 0
-    assert not zap.trail(w).exists() and tree.is_dir()  # a clean tree is gc's to remove
+    assert not zap.trail(w).exists() and not tree.exists()  # merged: its tree went with it

@@ -156,7 +156,7 @@ def rm(
     ids: list[str] = typer.Argument(..., help="Ids of finished subagents.", metavar="IDS"),
     json: bool = JSON,
 ) -> None:
-    """Remove finished subagents: their trails, output and markers (running ones are refused)."""
+    """Remove finished subagents: their trails, output and markers, and each one's worktree (running ones are refused; one whose worktree holds unmerged work too)."""
     _run("rm", locals())
 
 
@@ -166,7 +166,7 @@ def clean(
     status: Optional[list[str]] = typer.Option(None, "--status", help="Only those that ended so (failed, cancelled, ...); repeat it for any of several.", metavar="STATUS"),
     json: bool = JSON,
 ) -> None:
-    """Remove every finished subagent of this session."""
+    """Remove every finished subagent of this session, with its worktree (one whose worktree holds unmerged work is kept)."""
     _run("clean", locals())
 
 

@@ -8,21 +8,24 @@ command is not done, a continuation or an `--after` successor has not
 started with it yet; `clean` keeps it this time).
 `rm` also removes a damaged trail (no spawn record) whose process is not alive. Each
 removal happens under the trail's lock, after the status was checked there.
+A subagent's worktree goes with it, as `worktree rm` removes one (one that
+holds unmerged work keeps its subagent: `held`); one still in use stays, said.
 """
 
 from __future__ import annotations
 
 import errno
+import os
 from dataclasses import dataclass, field
 
 from zapcli.config import Settings
-from zapcli.errors import Damaged, NotFound, UsageError, param
+from zapcli.errors import Damaged, NotFound, UsageError, ZapcliError, param
 from zapcli.lifecycle import retention
 from zapcli.lifecycle import session as sessions
 from zapcli.lifecycle.observe import observe
 from zapcli.lifecycle.retention import delete_files
 from zapcli.ops.listing import _newest_first
-from zapcli.trail import store
+from zapcli.trail import reader, store
 from zapcli.trail.model import TERMINAL
 from zapcli.trail.reader import load
 
@@ -37,6 +40,8 @@ class RemoveResult:
     refused: dict[str, str] = field(default_factory=dict)  # id -> why not
     kept: dict[str, str] = field(default_factory=dict)  # clean: id -> why not this time
     missing: list[str] = field(default_factory=list)  # the refused ids that name no subagent
+    trees: dict[str, str] = field(default_factory=dict)  # removed id -> its worktree, removed too
+    trees_left: dict[str, str] = field(default_factory=dict)  # removed id -> why its tree stays
 
 
 def _remove_one(sid: str, settings: Settings, res: RemoveResult, *, later: bool = False) -> None:
@@ -68,6 +73,7 @@ def _remove_one(sid: str, settings: Settings, res: RemoveResult, *, later: bool 
                 else:
                     res.refused[sid] = f"{sid} has ended but {refusal}"
                 return
+            tree = _tree_left(summary)
             delete_files(sid, summary.spawn.session)
     except NotFound as exc:  # removed meanwhile by another rm, clean or gc
         res.refused[sid] = exc.message
@@ -82,6 +88,31 @@ def _remove_one(sid: str, settings: Settings, res: RemoveResult, *, later: bool 
         res.refused[sid] = f"{sid} could not be removed: {exc.strerror or exc}{where}"
         return
     res.removed.append(sid)
+    if tree is not None:
+        _remove_tree(sid, tree, res)
+
+
+def _tree_left(summary: reader.Summary) -> str | None:
+    """The worktree of a subagent being removed, when it is on disk."""
+    path = (summary.spawn.worktree or {}).get("path")
+    if not isinstance(path, str) or summary.tree_removed is not None or not os.path.isdir(path):
+        return None
+    return path
+
+
+def _remove_tree(sid: str, path: str, res: RemoveResult) -> None:
+    """A removed subagent's tree goes with it, as `worktree rm` removes one
+    (its teardown, its branch when merged): it held no unmerged work, or the
+    subagent would have been kept (`retention.held`). One still in use (a
+    continuation works in it) or that cannot go stays, said with why."""
+    from zapcli.ops.worktree import remove
+
+    try:
+        remove(sid)
+    except ZapcliError as exc:
+        res.trees_left[sid] = f"its worktree stays at {path}: {exc.message}"
+        return
+    res.trees[sid] = path
 
 
 def _remove_damaged(sid: str, why: str, res: RemoveResult) -> None:
