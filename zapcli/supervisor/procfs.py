@@ -31,11 +31,10 @@ def available() -> bool:
 def parent(pid: int) -> int | None:
     """The parent pid of `pid` (0 when its parent lies outside this PID
     namespace), or None when it does not exist or /proc is unavailable."""
+    fields = boottime.stat_fields(pid)
     try:
-        with open(f"{_PROC}/{int(pid)}/stat", "rb") as f:
-            data = f.read()
-        return int(data[data.rfind(b")") + 2:].split()[1])
-    except (OSError, ValueError, IndexError):
+        return None if fields is None else int(fields[1])
+    except (ValueError, IndexError):
         return None
 
 
@@ -94,16 +93,13 @@ def tree(roots: list[int], pgid: int) -> set[int] | None:
     for name in names:
         if not name.isdigit():
             continue
-        try:  # os.read, not open(): a pass over every process in half the time
-            fd = os.open(f"{_PROC}/{name}/stat", os.O_RDONLY)
-            try:
-                data = os.read(fd, 4096)  # a stat line is well under 1 KB
-            finally:
-                os.close(fd)
-            fields = data[data.rfind(b")") + 2:].split()
-            pid, ppid, group, ticks = int(name), int(fields[1]), int(fields[2]), int(fields[19])
-        except (OSError, ValueError, IndexError):
+        fields = boottime.stat_fields(name)
+        if fields is None:
             continue  # gone meanwhile
+        try:
+            pid, ppid, group, ticks = int(name), int(fields[1]), int(fields[2]), int(fields[19])
+        except (ValueError, IndexError):
+            continue
         parent_of[pid], started[pid] = ppid, ticks
         if group == pgid:
             todo.append(pid)
