@@ -73,7 +73,7 @@ def _remove_one(sid: str, settings: Settings, res: RemoveResult, *, later: bool 
                 else:
                     res.refused[sid] = f"{sid} has ended but {refusal}"
                 return
-            tree = _tree_left(summary)
+            tree = _tree_on_disk(summary)
             delete_files(sid, summary.spawn.session)
     except NotFound as exc:  # removed meanwhile by another rm, clean or gc
         res.refused[sid] = exc.message
@@ -92,7 +92,7 @@ def _remove_one(sid: str, settings: Settings, res: RemoveResult, *, later: bool 
         _remove_tree(sid, tree, res)
 
 
-def _tree_left(summary: reader.Summary) -> str | None:
+def _tree_on_disk(summary: reader.Summary) -> str | None:
     """The worktree of a subagent being removed, when it is on disk."""
     path = (summary.spawn.worktree or {}).get("path")
     if not isinstance(path, str) or summary.tree_removed is not None or not os.path.isdir(path):
